@@ -1,0 +1,25 @@
+# Both entry points bootstrap their own virtual environment: a fresh clone needs only python3 and git.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.carrytool-installed
+
+.PHONY: demo test bench clean lint
+
+$(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 10))' || { echo "carrytool needs Python >= 3.10"; exit 1; }
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
+	@touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/carrytool demo
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
+
+bench: $(STAMP)
+	$(BIN)/python -m bench $(BENCH_ARGS)
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache

@@ -1,0 +1,101 @@
+"""The errors carrytool raises; each class maps to one exit code of the contract (see cli.py)."""
+
+from __future__ import annotations
+
+EXIT_OK = 0
+EXIT_VERIFY = 1
+EXIT_INPUT = 2
+EXIT_CONFLICT = 3
+EXIT_ENV = 4
+
+
+class CarryError(Exception):
+    """Base of every error carrytool reports to a user.
+
+    `message` says what is wrong, `where` where (file:line, entry id, path) and `hint` the next command.
+    """
+
+    exit_code = EXIT_INPUT
+
+    def __init__(self, message: str, *, where: str | None = None, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.where = where
+        self.hint = hint
+
+    def __str__(self) -> str:
+        text = f"{self.where}: {self.message}" if self.where else self.message
+        if self.hint:
+            text += f"\n  hint: {self.hint}"
+        return text
+
+
+class InputError(CarryError):
+    """Bad input: a manifest, a lock, an entry or a command-line value (exit 2)."""
+
+    exit_code = EXIT_INPUT
+
+
+class ManifestError(InputError):
+    """The manifest is not valid v1 (exit 2)."""
+
+
+class LockMismatch(InputError):
+    """`--locked` was asked for, but the lock does not match the manifest (exit 2)."""
+
+
+class UnknownRef(InputError):
+    """A PR, commit or pinned head that cannot be found (exit 2)."""
+
+
+class PolicyViolation(InputError):
+    """An entry edits a path another entry owns, or a carry touches precompiled paths (exit 2)."""
+
+
+class VerificationFailed(CarryError):
+    """A check failed: an assert, a dropped or clobbered hunk, a union scope violation (exit 1)."""
+
+    exit_code = EXIT_VERIFY
+
+
+class ConflictError(CarryError):
+    """An entry conflicts under `on_conflict: fail` (exit 3)."""
+
+    exit_code = EXIT_CONFLICT
+
+
+class EnvironmentProblem(CarryError):
+    """The environment stops us: git missing or too old, network, locks, checked-out branch (exit 4)."""
+
+    exit_code = EXIT_ENV
+
+
+class GitError(EnvironmentProblem):
+    """A git command failed in a way the user's environment has to fix (exit 4)."""
+
+    def __init__(self, message: str, *, stderr: str = "", where: str | None = None, hint: str | None = None) -> None:
+        super().__init__(message, where=where, hint=hint)
+        self.stderr = stderr
+
+    def __str__(self) -> str:
+        text = super().__str__()
+        detail = self.stderr.strip()
+        if detail:
+            text += "\n  git said: " + "\n            ".join(detail.splitlines()[-6:])
+        return text
+
+
+class FetchError(GitError):
+    """A fetch from a remote failed (exit 4)."""
+
+
+class PushError(GitError):
+    """A push failed or lost its lease (exit 4)."""
+
+
+class LockHeld(EnvironmentProblem):
+    """Another carrytool process holds the repository's lock (exit 4)."""
+
+
+class RefMoved(EnvironmentProblem):
+    """A ref changed under us between reading and writing it (exit 4)."""

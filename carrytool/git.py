@@ -1,0 +1,578 @@
+"""The only module that talks to git: argv lists, plumbing, long-lived batch processes.
+
+Every call runs with a scrubbed environment (no inherited GIT_* that could change results), hooks
+disabled, and the merge/diff configuration pinned, so that the same inputs give the same objects on
+any machine whatever the caller's configuration.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import EnvironmentProblem, GitError
+
+MIN_GIT = (2, 38)
+ZERO = "0" * 40
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+_HEX40 = re.compile(r"^[0-9a-f]{40}$")
+
+# Variables a transport may legitimately need (credentials, proxies, ssh); every other GIT_* is dropped.
+_KEEP_ENV = re.compile(
+    r"^GIT_(SSH|SSH_COMMAND|SSH_VARIANT|ASKPASS|TERMINAL_PROMPT|SSL_NO_VERIFY|SSL_CAINFO|SSL_CAPATH|"
+    r"HTTP_PROXY_AUTHMETHOD|PROXY_COMMAND|PROXY_SSL_CERT|PROXY_SSL_KEY|PROXY_SSL_CAINFO|HTTP_USER_AGENT|"
+    r"CONFIG_GLOBAL|CONFIG_NOSYSTEM|EXEC_PATH)$"
+)
+
+# Configuration that changes merge results or runs code is pinned on every call.
+PINNED_CONFIG: tuple[str, ...] = (
+    "core.hooksPath=/dev/null",
+    "core.fsmonitor=false",
+    "core.autocrlf=false",
+    "core.safecrlf=false",
+    "core.attributesFile=/dev/null",
+    "core.quotePath=false",
+    "merge.renames=true",
+    "merge.directoryRenames=false",
+    "merge.renameLimit=7000",
+    "merge.renormalize=false",
+    "merge.conflictStyle=merge",
+    "merge.verbosity=2",
+    "diff.renames=true",
+    "diff.renameLimit=7000",
+    "diff.algorithm=myers",
+    "diff.noprefix=false",
+    "diff.mnemonicPrefix=false",
+    "diff.relative=false",
+    "diff.external=",
+    "rerere.enabled=false",
+    "commit.gpgSign=false",
+    "i18n.commitEncoding=UTF-8",
+    "gc.auto=0",
+    "maintenance.auto=false",
+    "fetch.recurseSubmodules=false",
+    "fetch.writeCommitGraph=false",
+    "protocol.ext.allow=never",
+    "transfer.fsckObjects=false",
+)
+
+
+def scrubbed_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    """Return the environment for a git child: the caller's, minus GIT_* that could change results."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_") or _KEEP_ENV.match(k)}
+    env["LC_ALL"] = "C"
+    env["LANG"] = "C"
+    env["GIT_TERMINAL_PROMPT"] = env.get("GIT_TERMINAL_PROMPT", "0")
+    env.pop("GIT_CONFIG_PARAMETERS", None)
+    if extra:
+        env.update(extra)
+    return env
+
+
+def git_argv(*args: str) -> list[str]:
+    argv = ["git", "--no-pager"]
+    for item in PINNED_CONFIG:
+        argv += ["-c", item]
+    return argv + list(args)
+
+
+def parse_version(text: str) -> tuple[int, int, int]:
+    """Return (major, minor, patch) from `git version 2.39.5` (vendor suffixes ignored)."""
+    match = re.search(r"(\d+)\.(\d+)(?:\.(\d+))?", text)
+    if not match:
+        raise EnvironmentProblem(f"cannot read the git version from {text.strip()!r}")
+    return int(match.group(1)), int(match.group(2)), int(match.group(3) or 0)
+
+
+_version_cache: dict[str, tuple[int, int, int]] = {}
+
+
+def git_version() -> tuple[int, int, int]:
+    """Return the installed git's version, or raise if git is missing or older than 2.38."""
+    exe = shutil.which("git")
+    if exe is None:
+        raise EnvironmentProblem("git is not installed (carrytool needs git >= 2.38)",
+                                 hint="install git 2.38 or newer and put it on PATH")
+    if exe not in _version_cache:
+        out = subprocess.run(["git", "--version"], capture_output=True, text=True, env=scrubbed_env())
+        _version_cache[exe] = parse_version(out.stdout)
+    version = _version_cache[exe]
+    if version[:2] < MIN_GIT:
+        raise EnvironmentProblem(
+            f"git {'.'.join(map(str, version))} is too old: carrytool needs git >= 2.38 "
+            "(for `git merge-tree --write-tree`)",
+            hint="upgrade git (e.g. from your distribution's backports or git-scm.com)")
+    return version
+
+
+def is_sha(text: str) -> bool:
+    return bool(_HEX40.match(text))
+
+
+def decode_path(raw: bytes) -> str:
+    """Decode a path from git as text; undecodable bytes survive as surrogates (os.fsdecode)."""
+    return raw.decode("utf-8", "surrogateescape")
+
+
+def encode_path(path: str) -> bytes:
+    return path.encode("utf-8", "surrogateescape")
+
+
+@dataclass(frozen=True)
+class Signature:
+    name: str
+    email: str
+    timestamp: int
+
+    def line(self) -> str:
+        return f"{self.name} <{self.email}> {self.timestamp} +0000"
+
+
+@dataclass(frozen=True)
+class Change:
+    """One path changed between two trees (`diff-tree --raw -z`)."""
+
+    status: str          # A, M, D, T, R (rename, with old_path)
+    path: str
+    old_path: str | None
+    old_mode: str
+    new_mode: str
+    old_oid: str
+    new_oid: str
+
+    @property
+    def paths(self) -> tuple[str, ...]:
+        return (self.old_path, self.path) if self.old_path else (self.path,)
+
+
+@dataclass(frozen=True)
+class ConflictStage:
+    mode: str
+    oid: str
+    stage: int
+    path: str
+
+
+@dataclass(frozen=True)
+class MergeResult:
+    clean: bool
+    tree: str
+    stages: tuple[ConflictStage, ...] = ()
+    messages: tuple[tuple[tuple[str, ...], str, str], ...] = ()   # (paths, type, text)
+
+    @property
+    def conflicted_paths(self) -> tuple[str, ...]:
+        seen: dict[str, None] = {}
+        for stage in self.stages:
+            seen.setdefault(stage.path, None)
+        for paths, kind, _text in self.messages:
+            if kind.startswith("CONFLICT"):
+                for path in paths:
+                    seen.setdefault(path, None)
+        return tuple(seen)
+
+
+class _Pipe:
+    """A long-lived git process spoken to line by line (cat-file, hash-object, mktree)."""
+
+    def __init__(self, git: Git, args: Sequence[str]) -> None:
+        self._proc = subprocess.Popen(
+            git_argv(*args), cwd=git.git_dir, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL, env=git.env())
+        self.lock = threading.Lock()
+
+    @property
+    def stdin(self):  # noqa: ANN201 - a binary file object
+        return self._proc.stdin
+
+    @property
+    def stdout(self):  # noqa: ANN201
+        return self._proc.stdout
+
+    def close(self) -> None:
+        if self._proc.poll() is None:
+            try:
+                self._proc.stdin.close()
+            except OSError:
+                pass
+            try:
+                self._proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+                self._proc.wait()
+        self._proc.stdout.close()
+
+
+class Git:
+    """A repository and the git commands carrytool runs in it."""
+
+    def __init__(self, repo: Path | str) -> None:
+        self.version = git_version()
+        repo = Path(repo)
+        if not repo.exists():
+            raise EnvironmentProblem(f"{repo} does not exist", hint="pass --repo DIR of a git repository")
+        proc = subprocess.run(["git", "rev-parse", "--absolute-git-dir", "--is-bare-repository"],
+                              cwd=repo, capture_output=True, env=scrubbed_env())
+        if proc.returncode != 0:
+            raise EnvironmentProblem(f"{repo} is not a git repository",
+                                     hint="run inside the fork's clone, or pass --repo DIR")
+        lines = proc.stdout.decode().splitlines()
+        self.git_dir = Path(lines[0])
+        self.bare = lines[1] == "true"
+        self.repo = repo.resolve()
+        self._pipes: dict[str, _Pipe] = {}
+        self._tmp: Path | None = None
+
+    # -- process plumbing -------------------------------------------------------------------------
+    def env(self, extra: dict[str, str] | None = None) -> dict[str, str]:
+        env = scrubbed_env(extra)
+        env["GIT_DIR"] = str(self.git_dir)
+        return env
+
+    def run(self, *args: str, input: bytes | None = None, check: bool = True,
+            env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
+        """Run `git ARGS` in the repository and return the completed process (bytes)."""
+        proc = subprocess.run(git_argv(*args), cwd=cwd or self.git_dir, input=input,
+                              capture_output=True, env=self.env(env))
+        if check and proc.returncode != 0:
+            raise GitError(f"`git {' '.join(args[:3])}` failed (exit {proc.returncode})",
+                           stderr=proc.stderr.decode("utf-8", "replace"))
+        return proc
+
+    def out(self, *args: str, input: bytes | None = None) -> str:
+        return self.run(*args, input=input).stdout.decode("utf-8", "surrogateescape").strip()
+
+    def _pipe(self, name: str, args: Sequence[str]) -> _Pipe:
+        pipe = self._pipes.get(name)
+        if pipe is None:
+            pipe = self._pipes[name] = _Pipe(self, args)
+        return pipe
+
+    def tmpdir(self) -> Path:
+        if self._tmp is None:
+            self._tmp = Path(tempfile.mkdtemp(prefix="carrytool-"))
+        return self._tmp
+
+    def close(self) -> None:
+        for pipe in self._pipes.values():
+            pipe.close()
+        self._pipes.clear()
+        if self._tmp is not None:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+            self._tmp = None
+
+    def __enter__(self) -> Git:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- reading objects ----------------------------------------------------------------------------
+    def read_object(self, name: str) -> tuple[str, bytes] | None:
+        """`cat-file --batch`: return (type, content) of an object, or None when it does not exist."""
+        pipe = self._pipe("cat-file", ["cat-file", "--batch"])
+        with pipe.lock:
+            pipe.stdin.write(name.encode() + b"\n")
+            pipe.stdin.flush()
+            header = pipe.stdout.readline()
+            if header.endswith(b" missing\n") or header.endswith(b" ambiguous\n") or not header:
+                return None
+            _oid, kind, size = header.split()
+            data = pipe.stdout.read(int(size))
+            pipe.stdout.read(1)
+        return kind.decode(), data
+
+    def read_blob(self, oid: str) -> bytes:
+        obj = self.read_object(oid)
+        if obj is None:
+            raise GitError(f"object {oid} is missing from the repository")
+        return obj[1]
+
+    def object_type(self, name: str) -> str | None:
+        obj = self.read_object(name)
+        return obj[0] if obj else None
+
+    def rev_parse(self, rev: str) -> str | None:
+        """`rev-parse --verify -q REV^{commit}`: the full SHA of a commit, or None."""
+        if rev.startswith("-"):
+            return None
+        proc = self.run("rev-parse", "--verify", "-q", "--end-of-options", f"{rev}^{{commit}}", check=False)
+        return proc.stdout.decode().strip() or None if proc.returncode == 0 else None
+
+    def ref_value(self, ref: str) -> str | None:
+        """The object a full ref name points at, or None when the ref does not exist."""
+        proc = self.run("rev-parse", "--verify", "-q", "--end-of-options", ref, check=False)
+        return proc.stdout.decode().strip() if proc.returncode == 0 else None
+
+    def commit_info(self, sha: str) -> dict[str, object]:
+        """Parse a commit object: tree, parents, author/committer timestamps, message."""
+        obj = self.read_object(sha)
+        if obj is None or obj[0] != "commit":
+            raise GitError(f"{sha} is not a commit in this repository")
+        head, _, message = obj[1].partition(b"\n\n")
+        info: dict[str, object] = {"parents": [], "message": message.decode("utf-8", "replace")}
+        for line in head.split(b"\n"):
+            key, _, value = line.partition(b" ")
+            if key == b"tree":
+                info["tree"] = value.decode()
+            elif key == b"parent":
+                info["parents"].append(value.decode())  # type: ignore[union-attr]
+            elif key in (b"author", b"committer"):
+                stamp = value.rsplit(b" ", 2)
+                info[key.decode() + "_time"] = int(stamp[1]) if len(stamp) == 3 and stamp[1].isdigit() else 0
+        return info
+
+    def is_ancestor(self, ancestor: str, descendant: str) -> bool:
+        """`merge-base --is-ancestor`."""
+        return self.run("merge-base", "--is-ancestor", ancestor, descendant, check=False).returncode == 0
+
+    def merge_base(self, a: str, b: str) -> str | None:
+        proc = self.run("merge-base", a, b, check=False)
+        return proc.stdout.decode().strip() or None if proc.returncode == 0 else None
+
+    # -- writing objects ----------------------------------------------------------------------------
+    def write_commit(self, tree: str, parents: Sequence[str], author: Signature, committer: Signature,
+                     message: str) -> str:
+        """Write a commit object with exactly these fields (`hash-object -w -t commit`); return its SHA."""
+        lines = [f"tree {tree}"] + [f"parent {p}" for p in parents]
+        lines += [f"author {author.line()}", f"committer {committer.line()}", "", message]
+        body = "\n".join(lines)
+        if not body.endswith("\n"):
+            body += "\n"
+        return self.write_object("commit", body.encode("utf-8", "surrogateescape"))
+
+    def write_object(self, kind: str, data: bytes) -> str:
+        """Write one object through a long-lived `hash-object -w --stdin-paths` and return its SHA."""
+        pipe = self._pipe(f"hash-{kind}", ["hash-object", "-w", "-t", kind, "--stdin-paths", "--no-filters"])
+        with pipe.lock:
+            path = self.tmpdir() / f"object.{kind}"
+            path.write_bytes(data)
+            pipe.stdin.write(str(path).encode() + b"\n")
+            pipe.stdin.flush()
+            sha = pipe.stdout.readline().decode().strip()
+        if not is_sha(sha):
+            raise GitError(f"git could not write a {kind} object")
+        return sha
+
+    def write_blob(self, data: bytes) -> str:
+        return self.write_object("blob", data)
+
+    def read_tree(self, tree: str) -> list[tuple[str, str, str, bytes]]:
+        """Entries of one tree object: (mode, type, oid, name) in git order."""
+        obj = self.read_object(tree)
+        if obj is None or obj[0] != "tree":
+            raise GitError(f"{tree} is not a tree")
+        data, entries, i = obj[1], [], 0
+        while i < len(data):
+            space = data.index(b" ", i)
+            nul = data.index(b"\0", space)
+            mode = data[i:space].decode()
+            oid = data[nul + 1:nul + 21].hex()
+            kind = "tree" if mode == "40000" else ("commit" if mode == "160000" else "blob")
+            entries.append((mode.rjust(6, "0"), kind, oid, data[space + 1:nul]))
+            i = nul + 21
+        return entries
+
+    def mktree(self, entries: Iterable[tuple[str, str, str, bytes]]) -> str:
+        """`mktree --batch -z`: write a tree from (mode, type, oid, name) entries; return its SHA."""
+        pipe = self._pipe("mktree", ["mktree", "--batch", "-z", "--missing"])
+        payload = b"".join(f"{m} {t} {o}\t".encode() + name + b"\0" for m, t, o, name in entries)
+        with pipe.lock:
+            pipe.stdin.write(payload + b"\0")
+            pipe.stdin.flush()
+            sha = pipe.stdout.readline().decode().strip()
+        if not is_sha(sha):
+            raise GitError("git could not write a tree object")
+        return sha
+
+    def edit_tree(self, tree: str, edits: dict[str, tuple[str, str] | None]) -> str:
+        """Return a tree like TREE with paths replaced by (mode, oid) or deleted (None)."""
+        return _TreeEditor(self).apply(tree, edits)
+
+    def blob_at(self, tree: str, path: str) -> tuple[str, str] | None:
+        """(mode, oid) of PATH in TREE, or None."""
+        parts = encode_path(path).split(b"/")
+        current = tree
+        for depth, part in enumerate(parts):
+            match = next((e for e in self.read_tree(current) if e[3] == part), None)
+            if match is None:
+                return None
+            if depth == len(parts) - 1:
+                return match[0], match[2]
+            if match[1] != "tree":
+                return None
+            current = match[2]
+        return None
+
+    # -- merging and diffing ------------------------------------------------------------------------
+    def merge_trees(self, pairs: Sequence[tuple[str, str]]) -> list[MergeResult]:
+        """`merge-tree --write-tree --stdin`: merge each (ours, theirs) commit pair; no work tree.
+
+        All pairs go to one process. git computes each merge base from history (git 2.39 has no
+        `--merge-base`), so callers shape history (see compose.py) to get the base they mean.
+        """
+        if not pairs:
+            return []
+        payload = "".join(f"{a} {b}\n" for a, b in pairs).encode()
+        proc = self.run("merge-tree", "--write-tree", "--stdin", input=payload, check=False)
+        if proc.returncode not in (0, 1):
+            raise GitError("`git merge-tree` failed", stderr=proc.stderr.decode("utf-8", "replace"))
+        results = list(_parse_merge_tree(proc.stdout))
+        if len(results) != len(pairs):
+            raise GitError("`git merge-tree --stdin` gave an unexpected answer",
+                           stderr=proc.stderr.decode("utf-8", "replace"))
+        return results
+
+    def diff_trees(self, pairs: Sequence[tuple[str, str]], *, renames: bool = True) -> list[list[Change]]:
+        """`diff-tree -r -z --raw --stdin`: changes from each old to new tree/commit, one process."""
+        if not pairs:
+            return []
+        args = ["diff-tree", "-r", "-z", "--raw", "--no-commit-id", "--stdin", "--no-ext-diff",
+                "--no-textconv", "--ignore-submodules=none"]
+        args.append("-M" if renames else "--no-renames")
+        payload = "".join(f"{new} {old}\n" for old, new in pairs).encode()
+        out = self.run(*args, input=payload).stdout
+        return _parse_diff_stdin(out, [new for _old, new in pairs])
+
+    def diff_patch(self, old: str, new: str, paths: Sequence[str] = (), *, context: int = 0,
+                   renames: bool = True) -> bytes:
+        """`diff-tree -p`: the unified diff from OLD to NEW (trees or commits), optionally for PATHS."""
+        args = ["diff-tree", "-r", "-p", f"-U{context}", "--no-color", "--no-ext-diff", "--no-textconv",
+                "--full-index", "-M" if renames else "--no-renames", old, new]
+        if paths:
+            args += ["--", *(":(literal)" + p for p in paths)]
+        return self.run(*args).stdout
+
+    # -- refs ---------------------------------------------------------------------------------------
+    def update_ref(self, ref: str, new: str, old: str | None, message: str) -> bool:
+        """`update-ref REF NEW OLD`: move REF only if it still holds OLD (None: must not exist)."""
+        proc = self.run("update-ref", "-m", message, "--no-deref", ref, new, old or ZERO, check=False)
+        return proc.returncode == 0
+
+    def delete_ref(self, ref: str) -> None:
+        self.run("update-ref", "-d", ref, check=False)
+
+    def refs(self, prefix: str) -> dict[str, str]:
+        """`for-each-ref`: ref name -> object under PREFIX."""
+        out = self.run("for-each-ref", "--format=%(refname) %(objectname)", prefix).stdout.decode()
+        pairs = (line.split(" ", 1) for line in out.splitlines() if line)
+        return {name: oid for name, oid in pairs}
+
+    def checked_out_branches(self) -> dict[str, str]:
+        """Branch ref -> work tree path for every work tree of the repository."""
+        out = self.run("worktree", "list", "--porcelain").stdout.decode("utf-8", "surrogateescape")
+        result, path = {}, ""
+        for line in out.splitlines():
+            if line.startswith("worktree "):
+                path = line[len("worktree "):]
+            elif line.startswith("branch "):
+                result[line[len("branch "):]] = path
+        return result
+
+
+def _parse_merge_tree(data: bytes) -> Iterator[MergeResult]:
+    tokens = data.split(b"\0")
+    i = 0
+    while i < len(tokens) and tokens[i] != b"":
+        clean = tokens[i] == b"1"
+        tree = tokens[i + 1].decode()
+        i += 2
+        stages: list[ConflictStage] = []
+        messages: list[tuple[tuple[str, ...], str, str]] = []
+        if not clean:
+            while tokens[i] != b"":
+                head, _, path = tokens[i].partition(b"\t")
+                mode, oid, stage = head.decode().split()
+                stages.append(ConflictStage(mode, oid, int(stage), decode_path(path)))
+                i += 1
+            i += 1  # the empty token before the messages
+            while tokens[i] != b"":
+                count = int(tokens[i])
+                paths = tuple(decode_path(p) for p in tokens[i + 1:i + 1 + count])
+                kind = tokens[i + 1 + count].decode("utf-8", "replace")
+                text = tokens[i + 2 + count].decode("utf-8", "replace").strip()
+                messages.append((paths, kind, text))
+                i += count + 3
+        i += 1  # the terminator of this merge
+        yield MergeResult(clean, tree, tuple(stages), tuple(messages))
+
+
+def _parse_diff_stdin(data: bytes, heads: Sequence[str]) -> list[list[Change]]:
+    """Split `diff-tree --stdin -z` output into one change list per input line."""
+    tokens = data.split(b"\0")
+    results: list[list[Change]] = []
+    current: list[Change] | None = None
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        if not tok:
+            i += 1
+            continue
+        if tok.startswith(b":"):
+            meta = tok[1:].decode().split()
+            old_mode, new_mode, old_oid, new_oid, status = meta[:5]
+            if status[0] in "RC":
+                old_path, path = decode_path(tokens[i + 1]), decode_path(tokens[i + 2])
+                i += 3
+            else:
+                old_path, path = None, decode_path(tokens[i + 1])
+                i += 2
+            assert current is not None
+            current.append(Change(status[0], path, old_path, old_mode, new_mode, old_oid, new_oid))
+            continue
+        # the echoed input line "<new> <old>\n" (possibly glued to the previous token)
+        current = []
+        results.append(current)
+        i += 1
+    if len(results) != len(heads):
+        raise GitError("`git diff-tree --stdin` gave an unexpected answer")
+    return results
+
+
+class _TreeEditor:
+    """Rewrite a tree at some paths, writing only the subtrees on the way (mktree --batch)."""
+
+    def __init__(self, git: Git) -> None:
+        self.git = git
+
+    def apply(self, tree: str, edits: dict[str, tuple[str, str] | None]) -> str:
+        nested: dict = {}
+        for path, value in edits.items():
+            node = nested
+            parts = encode_path(path).split(b"/")
+            for part in parts[:-1]:
+                node = node.setdefault(part, {})
+                if not isinstance(node, dict):
+                    raise GitError(f"cannot edit {path}: a parent is a file")
+            node[parts[-1]] = ("leaf", value)
+        return self._write(tree, nested) or EMPTY_TREE
+
+    def _write(self, tree: str | None, edits: dict) -> str | None:
+        entries = {e[3]: e for e in self.git.read_tree(tree)} if tree else {}
+        for name, edit in edits.items():
+            if isinstance(edit, dict):
+                current = entries.get(name)
+                sub = current[2] if current and current[1] == "tree" else None
+                new_sub = self._write(sub, edit)
+                if new_sub is None:
+                    entries.pop(name, None)
+                else:
+                    entries[name] = ("040000", "tree", new_sub, name)
+            else:
+                value = edit[1]
+                if value is None:
+                    entries.pop(name, None)
+                else:
+                    mode, oid = value
+                    kind = "tree" if mode in ("40000", "040000") else ("commit" if mode == "160000" else "blob")
+                    entries[name] = (mode, kind, oid, name)
+        if not entries:
+            return None
+        return self.git.mktree(entries.values())
