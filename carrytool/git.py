@@ -431,15 +431,28 @@ class Git:
         return results
 
     def diff_trees(self, pairs: Sequence[tuple[str, str]], *, renames: bool = True) -> list[list[Change]]:
-        """`diff-tree -r -z --raw --stdin`: changes from each old to new tree/commit, one process."""
+        """`diff-tree -r -z --raw --stdin`: changes from each old to new tree or commit, one process."""
         if not pairs:
             return []
-        args = ["diff-tree", "-r", "-z", "--raw", "--no-commit-id", "--stdin", "--no-ext-diff",
-                "--no-textconv", "--ignore-submodules=none"]
-        args.append("-M" if renames else "--no-renames")
-        payload = "".join(f"{new} {old}\n" for old, new in pairs).encode()
+        args = ["diff-tree", "-r", "-z", "--raw", "--stdin", "--no-ext-diff", "--no-textconv",
+                "--ignore-submodules=none", "-M" if renames else "--no-renames"]
+        trees = [(self.tree_of(old), self.tree_of(new)) for old, new in pairs]
+        payload = "".join(f"{old} {new}\n" for old, new in trees).encode()
         out = self.run(*args, input=payload).stdout
-        return _parse_diff_stdin(out, [new for _old, new in pairs])
+        return _parse_diff_stdin(out, len(trees))
+
+    def tree_of(self, name: str) -> str:
+        """The tree of a commit (or the tree itself)."""
+        if name == EMPTY_TREE:
+            return name
+        obj = self.read_object(name)
+        if obj is None:
+            raise GitError(f"object {name} is missing from the repository")
+        if obj[0] == "tree":
+            return name
+        if obj[0] != "commit":
+            raise GitError(f"{name} is a {obj[0]}, not a commit or tree")
+        return obj[1][5:45].decode()
 
     def diff_patch(self, old: str, new: str, paths: Sequence[str] = (), *, context: int = 0,
                    renames: bool = True) -> bytes:
@@ -504,34 +517,32 @@ def _parse_merge_tree(data: bytes) -> Iterator[MergeResult]:
         yield MergeResult(clean, tree, tuple(stages), tuple(messages))
 
 
-def _parse_diff_stdin(data: bytes, heads: Sequence[str]) -> list[list[Change]]:
-    """Split `diff-tree --stdin -z` output into one change list per input line."""
+def _parse_diff_stdin(data: bytes, expected: int) -> list[list[Change]]:
+    """Split `diff-tree --stdin -z` output (for tree pairs) into one change list per input line.
+
+    Each input line is echoed, newline-terminated, before its changes; the first change is glued to it.
+    """
     tokens = data.split(b"\0")
     results: list[list[Change]] = []
-    current: list[Change] | None = None
     i = 0
     while i < len(tokens):
         tok = tokens[i]
+        if b"\n" in tok and not tok.startswith(b":"):
+            results.append([])
+            tok = tok.split(b"\n", 1)[1]
         if not tok:
             i += 1
             continue
-        if tok.startswith(b":"):
-            meta = tok[1:].decode().split()
-            old_mode, new_mode, old_oid, new_oid, status = meta[:5]
-            if status[0] in "RC":
-                old_path, path = decode_path(tokens[i + 1]), decode_path(tokens[i + 2])
-                i += 3
-            else:
-                old_path, path = None, decode_path(tokens[i + 1])
-                i += 2
-            assert current is not None
-            current.append(Change(status[0], path, old_path, old_mode, new_mode, old_oid, new_oid))
-            continue
-        # the echoed input line "<new> <old>\n" (possibly glued to the previous token)
-        current = []
-        results.append(current)
-        i += 1
-    if len(results) != len(heads):
+        meta = tok[1:].decode().split()
+        old_mode, new_mode, old_oid, new_oid, status = meta[:5]
+        if status[0] in "RC":
+            old_path, path = decode_path(tokens[i + 1]), decode_path(tokens[i + 2])
+            i += 3
+        else:
+            old_path, path = None, decode_path(tokens[i + 1])
+            i += 2
+        results[-1].append(Change(status[0], path, old_path, old_mode, new_mode, old_oid, new_oid))
+    if len(results) != expected:
         raise GitError("`git diff-tree --stdin` gave an unexpected answer")
     return results
 

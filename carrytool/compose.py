@@ -1,0 +1,190 @@
+"""Execute a plan in memory: each entry's net change 3-way merged onto the result so far, one commit each.
+
+No work tree, no index, no branch is touched: merges are `git merge-tree --write-tree`, commits are
+written as objects with a fixed identity and dates derived from the inputs.
+
+Merge bases: git 2.39's merge-tree takes no `--merge-base`, so history is shaped to make git find the
+base we mean. A PR is merged as is: composed commits have the result so far as their only parent, so
+the base git finds is the PR's merge base with upstream. A carried commit (or a patch) is merged from
+a transient commit whose parents are (result so far, the carry's parent) and whose tree is the result
+so far: the carry's parent is then the best common ancestor.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from .git import ConflictStage, Git, MergeResult, Signature
+from .manifest import Manifest
+from .plan import APPLIED, CONFLICT, PENDING, Step, redundant_with
+
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass
+class Composition:
+    upstream: str
+    result: str                     # the composed tip (== upstream when nothing applied)
+    steps: list[Step]
+    failed_conflicts: list[Step] = field(default_factory=list)   # conflicts under on_conflict: fail
+    trees: dict[str, str] = field(default_factory=dict)          # composed commit -> tree
+
+    @property
+    def applied(self) -> list[Step]:
+        return [s for s in self.steps if s.status == APPLIED]
+
+
+class Composer:
+    def __init__(self, git: Git, manifest: Manifest, upstream: str, progress: Progress | None = None) -> None:
+        self.git = git
+        self.manifest = manifest
+        self.upstream = upstream
+        self.progress = progress
+        info = git.commit_info(upstream)
+        self.upstream_tree: str = info["tree"]  # type: ignore[assignment]
+        self.upstream_time: int = info["committer_time"]  # type: ignore[assignment]
+
+    # -- the whole run ------------------------------------------------------------------------------
+    def compose(self, steps: list[Step]) -> Composition:
+        """Settle every pending step (merged-upstream, redundant, conflict or applied) and build the chain."""
+        pending = [s for s in steps if s.status == PENDING]
+        self._mark_merged_upstream(pending)
+        comp = Composition(self.upstream, self.upstream, steps)
+        tip, tip_tree = self.upstream, self.upstream_tree
+        todo = [s for s in steps if s.status == PENDING]
+        for n, step in enumerate(todo, 1):
+            if self.progress:
+                self.progress("compose", n, len(todo))
+            tip, tip_tree = self._apply(step, tip, tip_tree, comp)
+        comp.result = tip
+        return comp
+
+    def _mark_merged_upstream(self, pending: Sequence[Step]) -> None:
+        """One merge-tree process merges every entry onto upstream: those that add nothing are upstream."""
+        for step in pending:
+            if step.head and not step.all_changes:
+                step.redundant_with = []
+                step.skip("redundant", "its diff is empty: there is nothing to apply")
+        candidates = [s for s in pending if s.head and s.status == PENDING]
+        pairs = [self._pair(s, self.upstream, self.upstream_tree) for s in candidates]
+        for step, result in zip(candidates, self.git.merge_trees(pairs)):
+            if result.clean and result.tree == self.upstream_tree:
+                step.skip("merged-upstream", "merging it onto upstream changes nothing: upstream already has it")
+
+    # -- one entry ----------------------------------------------------------------------------------
+    def _apply(self, step: Step, tip: str, tip_tree: str, comp: Composition) -> tuple[str, str]:
+        result = self.git.merge_trees([self._pair(step, tip, tip_tree)])[0]
+        tree = result.tree
+        if not result.clean:
+            mode = self.manifest.on_conflict(step.entry)
+            step.conflicts = self._describe_conflicts(result, comp.applied)
+            if mode != "theirs":
+                files = ", ".join(c["file"] for c in step.conflicts)  # type: ignore[misc]
+                step.skip("conflict", f"conflicts in {files}", status=CONFLICT)
+                if mode == "fail":
+                    comp.failed_conflicts.append(step)
+                return tip, tip_tree
+            tree = self._resolve_theirs(result)
+            step.resolution = "theirs"
+            step.resolved_paths = list(result.conflicted_paths)
+        if tree == tip_tree:
+            step.redundant_with = redundant_with(step, comp.applied)
+            names = ", ".join(step.redundant_with) or "earlier entries"
+            step.skip("redundant", f"nothing left to apply after {names}")
+            return tip, tip_tree
+        commit = self.git.write_commit(tree, [tip], *self._signatures(step), self._message(step))
+        step.status, step.reason, step.commit, step.parent = APPLIED, None, commit, tip
+        step.detail = ("conflicting hunks resolved in its favour (on_conflict: theirs)"
+                       if step.resolution else None)
+        comp.trees[commit] = tree
+        return commit, tree
+
+    def _pair(self, step: Step, tip: str, tip_tree: str) -> tuple[str, str]:
+        """The (ours, theirs) commits whose merge applies STEP's net change onto TIP."""
+        head = self._filtered_head(step)
+        if step.entry.kind == "pr":
+            return tip, head
+        sig = Signature(self.manifest.identity.name, self.manifest.identity.email, self.upstream_time)
+        parents = [tip] + ([step.base] if step.base else [])
+        shaped = self.git.write_commit(tip_tree, parents, sig, sig, f"carrytool: merge base for {step.id}\n")
+        return shaped, head
+
+    def _filtered_head(self, step: Step) -> str:
+        """The head with the paths a union provides reset to the base (a commit whose parent is the base)."""
+        assert step.head is not None
+        if not step.filtered:
+            return step.head
+        cache = getattr(step, "_filtered_commit", None)
+        if cache:
+            return cache
+        head_tree: str = self.git.commit_info(step.head)["tree"]  # type: ignore[assignment]
+        base_tree: str = self.git.commit_info(step.base)["tree"]  # type: ignore[arg-type,assignment]
+        edits = {path: self.git.blob_at(base_tree, path) for path in step.filtered}
+        tree = self.git.edit_tree(head_tree, edits)
+        sig = Signature(self.manifest.identity.name, self.manifest.identity.email, self.upstream_time)
+        commit = self.git.write_commit(tree, [step.base] if step.base else [], sig, sig,
+                                       f"carrytool: {step.id} without the paths its unions provide\n")
+        step._filtered_commit = commit  # type: ignore[attr-defined]
+        return commit
+
+    def _signatures(self, step: Step) -> tuple[Signature, Signature]:
+        """Identity from the manifest; date = the later of upstream's and the entry head's commit dates."""
+        when = self.upstream_time
+        if step.head:
+            when = max(when, self.git.commit_info(step.head)["committer_time"])  # type: ignore[type-var]
+        sig = Signature(self.manifest.identity.name, self.manifest.identity.email, when)
+        return sig, sig
+
+    def _message(self, step: Step) -> str:
+        title = step.entry.title or ""
+        lines = [f"carry: {step.id}" + (f" {title}" if title else ""), ""]
+        lines.append(f"Carry-Entry: {step.id}")
+        if step.head:
+            lines.append(f"Carry-Head: {step.head}")
+        if step.base:
+            lines.append(f"Carry-Base: {step.base}")
+        lines += [f"Carry-Filtered: {path} (from {step.provided_by.get(path, '?')})" for path in step.filtered]
+        if step.resolution:
+            lines.append(f"Carry-Resolution: {step.resolution} ({', '.join(step.resolved_paths)})")
+        return "\n".join(lines) + "\n"
+
+    # -- conflicts ----------------------------------------------------------------------------------
+    def _describe_conflicts(self, result: MergeResult, applied: Sequence[Step]) -> list[dict[str, object]]:
+        out = []
+        for path in result.conflicted_paths:
+            culprits = [s.id for s in applied if path in s.files]
+            out.append({"file": path, "with": culprits})
+        return out
+
+    def _resolve_theirs(self, result: MergeResult) -> str:
+        """Resolve each conflicted path in favour of the entry (`-X theirs` for content, theirs for the rest)."""
+        by_path: dict[str, dict[int, ConflictStage]] = {}
+        for stage in result.stages:
+            by_path.setdefault(stage.path, {})[stage.stage] = stage
+        edits: dict[str, tuple[str, str] | None] = {}
+        for path, stages in by_path.items():
+            ours, theirs, base = stages.get(2), stages.get(3), stages.get(1)
+            if theirs is None:
+                edits[path] = None                       # the entry deleted it
+            elif ours is None or theirs.mode in ("160000", "120000"):
+                edits[path] = (theirs.mode, theirs.oid)  # we deleted it, or a link/submodule: take theirs
+            else:
+                edits[path] = (theirs.mode, self._merge_file_theirs(base, ours, theirs))
+        return self.git.edit_tree(result.tree, edits)
+
+    def _merge_file_theirs(self, base: ConflictStage | None, ours: ConflictStage, theirs: ConflictStage) -> str:
+        blobs = [self.git.read_blob(s.oid) if s else b"" for s in (ours, base, theirs)]
+        if any(b"\0" in blob[:8000] for blob in blobs):
+            return theirs.oid                            # binary: theirs as a whole
+        tmp = self.git.tmpdir()
+        names = []
+        for label, blob in zip(("ours", "base", "theirs"), blobs):
+            path = tmp / f"merge.{label}"
+            path.write_bytes(blob)
+            names.append(str(path))
+        proc = self.git.run("merge-file", "-p", "--theirs", "-L", "ours", "-L", "base", "-L", "theirs",
+                            *names, check=False)
+        if proc.returncode < 0 or proc.returncode > 127:
+            return theirs.oid
+        return self.git.write_blob(proc.stdout)

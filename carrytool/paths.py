@@ -1,0 +1,103 @@
+"""Tree paths and path patterns as the manifest uses them (owns, excludes, supersedes paths, policy).
+
+A pattern is a '/'-separated path inside the tree. It matches a path when it names the path itself,
+a directory containing it (`vllm/worker` matches `vllm/worker/gpu_worker.py`), or matches it as a glob:
+`*` and `?` stay inside one component, `**` spans any number of components, `[abc]` is a class.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterable
+
+_GLOB_CHARS = set("*?[")
+
+
+def path_problem(path: str) -> str | None:
+    """Return why PATH cannot name something inside a tree, or None when it can."""
+    if not path:
+        return "an empty path"
+    if "\0" in path or "\n" in path:
+        return "a path with a NUL or newline"
+    if path.startswith("/") or re.match(r"^[A-Za-z]:[\\/]", path):
+        return f"an absolute path ({path})"
+    if "\\" in path:
+        return f"a path with a backslash ({path}); use '/'"
+    parts = path.rstrip("/").split("/")
+    if any(part == ".." for part in parts):
+        return f"a path that leaves the tree ({path})"
+    if any(part in ("", ".") for part in parts):
+        return f"a path with an empty or '.' component ({path})"
+    if parts[0] == ".git" or any(part.lower() == ".git" for part in parts):
+        return f"a path inside .git ({path})"
+    return None
+
+
+def normalize(path: str) -> str:
+    return path.rstrip("/")
+
+
+def is_glob(pattern: str) -> bool:
+    return any(ch in _GLOB_CHARS for ch in pattern)
+
+
+@functools.lru_cache(maxsize=4096)
+def _compile(pattern: str) -> re.Pattern[str]:
+    pattern = normalize(pattern)
+    out, i = [], 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif ch == "*":
+            out.append("[^/]*")
+            i += 1
+        elif ch == "?":
+            out.append("[^/]")
+            i += 1
+        elif ch == "[":
+            end = pattern.find("]", i + 2)
+            if end == -1:
+                out.append(re.escape(ch))
+                i += 1
+            else:
+                body = pattern[i + 1:end]
+                if body.startswith("!"):
+                    body = "^" + body[1:]
+                out.append("[" + body.replace("\\", "\\\\") + "]")
+                i = end + 1
+        else:
+            out.append(re.escape(ch))
+            i += 1
+    # a pattern also covers everything below what it names
+    return re.compile("".join(out) + "(?:/.*)?", re.DOTALL)
+
+
+def matches(pattern: str, path: str) -> bool:
+    """True when PATTERN names PATH, a directory above it, or matches it as a glob."""
+    return _compile(pattern).fullmatch(path) is not None
+
+
+def matches_any(patterns: Iterable[str], path: str) -> bool:
+    return any(matches(p, path) for p in patterns)
+
+
+def first_match(patterns: Iterable[str], path: str) -> str | None:
+    return next((p for p in patterns if matches(p, path)), None)
+
+
+def glob_problem(pattern: str) -> str | None:
+    """Why PATTERN is not a usable path pattern, or None."""
+    problem = path_problem(pattern)
+    if problem:
+        return problem
+    try:
+        _compile(pattern)
+    except re.error as exc:
+        return f"an invalid pattern ({pattern}: {exc})"
+    return None

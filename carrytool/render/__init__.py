@@ -1,0 +1,1 @@
+"""Renderers: the only place besides cli.py that imports rich."""

@@ -1,0 +1,154 @@
+"""Terminal output: rich on a terminal, plain and stable text in pipes (NO_COLOR honoured)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, TextIO
+
+from ..report import Report, entry_json
+
+_STATUS_STYLE = {"applied": "green", "skipped": "yellow", "conflict": "red"}
+
+
+def use_rich(stream: TextIO) -> bool:
+    return stream.isatty() and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
+
+
+def console(stream: TextIO):  # noqa: ANN201 - rich.console.Console, imported lazily
+    from rich.console import Console
+
+    return Console(file=stream, no_color=bool(os.environ.get("NO_COLOR")), highlight=False,
+                   soft_wrap=False, width=None if stream.isatty() else 120)
+
+
+def entry_rows(report: Report) -> list[tuple[str, str, str, str]]:
+    rows = []
+    for step in report.steps:
+        data = entry_json(step)
+        why = data.get("detail") or ""
+        if step.reason == "superseded" and step.superseded_by:
+            why = f"by {step.superseded_by}"
+        if step.filtered and step.status == "applied":
+            why = f"without {', '.join(step.filtered)} (from {', '.join(sorted(set(step.provided_by.values())))})"
+        landing = data.get("landing")
+        if landing and step.status == "applied":
+            why = (why + "; " if why and why != "applied" else "") + \
+                f"{landing['landed']}/{landing['hunks']} hunks landed"
+        files = ", ".join(data.get("files") or [])
+        rows.append((step.id, step.status + (f" ({step.reason})" if step.reason and step.status != "conflict"
+                                             else ""), why, files))
+    return rows
+
+
+def render_report(report: Report, stream: TextIO = sys.stdout, *, verbose: bool = False) -> None:
+    """Print a sync/verify report: entries table, checks, warnings, the outcome line."""
+    if use_rich(stream):
+        _render_rich(report, stream, verbose)
+    else:
+        _render_plain(report, stream, verbose)
+
+
+def _render_plain(report: Report, stream: TextIO, verbose: bool) -> None:
+    out = stream.write
+    if report.upstream:
+        out(f"upstream {report.upstream['branch']} at {report.upstream['sha'][:12]}\n")
+    rows = entry_rows(report)
+    if rows:
+        width = max(len(r[0]) for r in rows)
+        swidth = max(len(r[1]) for r in rows)
+        for ident, status, why, files in rows:
+            line = f"  {ident.ljust(width)}  {status.ljust(swidth)}  {why}"
+            if verbose and files:
+                line += f"  [{files}]"
+            out(line.rstrip() + "\n")
+    for line in detail_lines(report):
+        out(line + "\n")
+    out(outcome_line(report) + "\n")
+
+
+def _render_rich(report: Report, stream: TextIO, verbose: bool) -> None:
+    from rich.table import Table
+
+    con = console(stream)
+    if report.upstream:
+        con.print(f"upstream [bold]{report.upstream['branch']}[/] at {report.upstream['sha'][:12]}")
+    rows = entry_rows(report)
+    if rows:
+        table = Table(show_edge=False, pad_edge=False, box=None, header_style="bold")
+        for col in ("entry", "status", "why") + (("files",) if verbose else ()):
+            table.add_column(col, overflow="fold")
+        for step, (ident, status, why, files) in zip(report.steps, rows):
+            style = _STATUS_STYLE.get(step.status, "")
+            cells = [ident, f"[{style}]{status}[/]", why] + ([files] if verbose else [])
+            table.add_row(*cells)
+        con.print(table)
+    for line in detail_lines(report):
+        con.print(line, markup=False)
+    style = "green" if report.ok else "red"
+    con.print(f"[{style}]{outcome_line(report)}[/]")
+
+
+def detail_lines(report: Report) -> list[str]:
+    """Conflicts, violations, landing failures, failed asserts and warnings, one line each."""
+    lines: list[str] = []
+    for step in report.steps:
+        for conflict in step.conflicts:
+            culprits = ", ".join(conflict["with"]) or f"upstream {report.upstream['branch'] if report.upstream else ''}"  # type: ignore[arg-type]
+            lines.append(f"conflict: {step.id} in {conflict['file']} with {culprits}")
+    for violation in report.violations:
+        lines.append(f"violation: {violation.message}")
+    for drop in report.dropped:
+        lines.append(f"lost: {drop['message']}")
+    for outcome in report.asserts:
+        if not outcome.ok:
+            lines.append(f"assert failed: {outcome.name}: {outcome.message}" +
+                         (f" (why: {outcome.why})" if outcome.why else ""))
+    passed = sum(1 for a in report.asserts if a.ok)
+    if report.asserts:
+        lines.append(f"asserts: {passed}/{len(report.asserts)} hold")
+    for warning in report.warnings:
+        lines.append(f"warning: {warning.get('message') or warning}")
+    if report.error:
+        lines.append(f"error: {report.error['message']}")
+    return lines
+
+
+def outcome_line(report: Report) -> str:
+    result = report.result or {}
+    code = report.exit_code
+    sha = (result.get("sha") or "")[:12]
+    if code == 0:
+        if report.command == "verify":
+            return "ok: every assert holds"
+        if result.get("updated"):
+            prev = (result.get("previous") or "(new)")[:12]
+            return f"ok: {result.get('branch')} {prev} -> {sha}" + (" (pushed)" if result.get("pushed") else "")
+        if report.extra.get("dry_run"):
+            return f"ok (dry run): {result.get('branch')} would be {sha}; nothing written"
+        return f"ok: {result.get('branch')} already at {sha}"
+    verdict = {1: "verification failed", 2: "bad input", 3: "conflict", 4: "environment"}.get(code, "failed")
+    tail = f"; {result.get('branch')} left at {(result.get('previous') or '(absent)')[:12]}" if result else ""
+    return f"FAILED ({verdict}, exit {code}){tail}"
+
+
+@contextmanager
+def progress_reporter(stream: TextIO, enabled: bool) -> Iterator[Callable[[str, int, int], None] | None]:
+    """A rich progress bar on a terminal for fetch and compose; nothing elsewhere."""
+    if not enabled or not use_rich(stream):
+        yield None
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  console=console(stream), transient=True) as bar:
+        tasks: dict[str, Any] = {}
+
+        def update(stage: str, done: int, total: int) -> None:
+            if stage not in tasks:
+                tasks[stage] = bar.add_task(stage, total=total)
+            bar.update(tasks[stage], completed=done, total=total)
+
+        yield update

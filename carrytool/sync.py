@@ -1,0 +1,201 @@
+"""`carrytool sync`: fetch, plan, compose, check, and only then move the fork branch."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from . import facts
+from .asserts.spec import AssertOutcome
+from .compose import Composer, Composition
+from .errors import CarryError, EnvironmentProblem, InputError, PushError, RefMoved, UnknownRef
+from .git import Git
+from .lock import build_lock, locked_resolution, read_lock, write_lock
+from .manifest import Manifest
+from .plan import CONFLICT, Step, plan_paths, plan_static
+from .report import Report
+from .resolve import Resolved, _fetch, namespace, resolve
+from .urls import redact, resolve_local
+
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass(frozen=True)
+class SyncOptions:
+    offline: bool = False
+    locked: bool = False
+    push: bool = False
+    dry_run: bool = False
+    strict: bool = False
+    retry_delay: float = 1.0
+
+
+@dataclass
+class Planned:
+    """Everything up to a composed result: what explain and verify --rebuild need too."""
+
+    resolved: Resolved
+    steps: list[Step]
+    composition: Composition | None
+    report: Report
+
+
+def branch_ref(manifest: Manifest) -> str:
+    return f"refs/heads/{manifest.fork.branch}"
+
+
+def refuse_checked_out(git: Git, manifest: Manifest) -> None:
+    ref = branch_ref(manifest)
+    where = git.checked_out_branches().get(ref)
+    if where is not None:
+        raise EnvironmentProblem(f"{manifest.fork.branch} is checked out in the work tree {where}; carrytool "
+                                 "will not move a checked-out branch",
+                                 hint=f"switch that work tree to another branch (`git -C {where} switch "
+                                      "--detach`), or sync into a bare clone")
+
+
+def resolve_inputs(manifest: Manifest, git: Git, options: SyncOptions, progress: Progress | None) -> Resolved:
+    """The SHAs to compose: fetched and resolved, or exactly those of the lock with --locked."""
+    if not options.locked:
+        return resolve(manifest, git, offline=options.offline, progress=progress, retry_delay=options.retry_delay)
+    lock = read_lock(manifest)
+    upstream, heads, commits = locked_resolution(manifest, lock)
+    wanted = [upstream, *heads.values(), *(c for i, c in commits.items() if not manifest.entry(i).patch)]  # type: ignore[union-attr]
+    absent = [sha for sha in wanted if git.object_type(sha) is None]
+    if absent and not options.offline:
+        url = resolve_local(manifest.upstream.url, manifest.base_dir)
+        _fetch(git, url, {sha: f"{namespace(manifest)}/locked/{sha}" for sha in absent},
+               retry_delay=options.retry_delay)
+        absent = [sha for sha in absent if git.object_type(sha) is None]
+    if absent:
+        raise UnknownRef(f"the lock names commits this repository does not have: {', '.join(s[:12] for s in absent)}",
+                         hint="run without --offline so they can be fetched, or fetch them into the repo")
+    resolved = Resolved(upstream=upstream, heads=heads, commits=commits)
+    from .resolve import commit_patch
+    for entry in manifest.entries:
+        if entry.patch:
+            base, head = commit_patch(manifest, git, entry, upstream)
+            resolved.commits[entry.id], resolved.patch_bases[entry.id] = head, base
+    for entry in manifest.entries:
+        if entry.kind == "pr" and entry.number not in heads and entry.enabled:
+            resolved.missing[entry.number] = "the lock has no head for it"  # type: ignore[index]
+    return resolved
+
+
+def stale_folds(manifest: Manifest, resolved: Resolved) -> list[dict[str, object]]:
+    """Unions that folded a PR head that is no longer the PR's head."""
+    warnings = []
+    for entry in manifest.entries:
+        if not entry.enabled:
+            continue
+        for sup in entry.supersedes:
+            current = resolved.heads.get(sup.pr)
+            if sup.head and current and not current.startswith(sup.head):
+                warnings.append({"kind": "stale-fold", "entry": entry.id, "pr": sup.pr, "folded": sup.head,
+                                 "current": current,
+                                 "message": f"{entry.id} folded pr/{sup.pr} at {sup.head[:12]}, but its head is "
+                                            f"now {current[:12]}: refold the union (carrytool union compose "
+                                            f"{entry.name})"})
+    return warnings
+
+
+def plan_and_compose(manifest: Manifest, git: Git, options: SyncOptions, progress: Progress | None = None,
+                     *, command: str = "sync") -> Planned:
+    """Resolve, plan and compose in memory; nothing outside refs/carrytool is written."""
+    resolved = resolve_inputs(manifest, git, options, progress)
+    missing = {n: why for n, why in resolved.missing.items()
+               if any(e.kind == "pr" and e.number == n and manifest.on_missing(e) == "skip" for e in manifest.entries)}
+    for entry in manifest.entries:
+        if entry.kind == "pr" and entry.enabled and entry.number in resolved.missing and entry.number not in missing:
+            if not any(s.pr == entry.number and not s.paths for e in manifest.entries if e.enabled
+                       for s in e.supersedes):
+                raise UnknownRef(f"{entry.id}: {resolved.missing[entry.number]} (closed, or a wrong number?)",
+                                 where=f"{manifest.path}:{entry.line}",
+                                 hint="remove the entry, pin a `head:` that still exists, or set "
+                                      "`on_missing: skip`")
+    report = Report(command, upstream={"url": manifest.upstream.url, "branch": manifest.upstream.branch,
+                                       "sha": resolved.upstream})
+    report.warnings += stale_folds(manifest, resolved)
+    steps = plan_static(manifest, missing)
+    report.steps = steps
+    facts.gather(git, resolved, steps)
+    report.violations = plan_paths(manifest, steps)
+    composition = Composer(git, manifest, resolved.upstream, progress).compose(steps)
+    report.failed_conflicts = list(composition.failed_conflicts)
+    if options.strict:
+        report.failed_conflicts = [s for s in steps if s.status == CONFLICT]
+    return Planned(resolved, steps, composition, report)
+
+
+def evaluate_asserts(manifest: Manifest, git: Git, tree_of: str) -> list[AssertOutcome]:
+    """Run every assert of the manifest on the tree of commit TREE_OF."""
+    if not manifest.asserts:
+        return []
+    from .asserts import evaluate_all
+
+    tree: str = git.commit_info(tree_of)["tree"]  # type: ignore[assignment]
+
+    def read(path: str) -> bytes | None:
+        found = git.blob_at(tree, path)
+        if found is None or found[0] in ("040000", "160000"):
+            return None
+        return git.read_blob(found[1])
+
+    return evaluate_all(manifest.asserts, read)
+
+
+def run_sync(manifest: Manifest, git: Git, options: SyncOptions, progress: Progress | None = None,
+             notify: Callable[[str], None] | None = None) -> Report:
+    """The nightly job. Returns the report; its exit_code says whether the branch moved."""
+    refuse_checked_out(git, manifest)
+    if options.push and not manifest.fork.url:
+        raise InputError("--push needs fork.url in the manifest", where=str(manifest.path))
+    ref = branch_ref(manifest)
+    previous = git.ref_value(ref)
+    planned = plan_and_compose(manifest, git, options, progress)
+    report, comp = planned.report, planned.composition
+    assert comp is not None
+    try:
+        report.asserts = evaluate_asserts(manifest, git, comp.result)
+    except CarryError as exc:   # pragma: no cover - the engine never raises on content
+        report.error = {"exit_code": exc.exit_code, "message": str(exc)}
+    report.result = {"branch": manifest.fork.branch, "sha": comp.result, "previous": previous, "updated": False}
+    if report.exit_code != 0 or options.dry_run:
+        return report
+    if previous != comp.result:
+        if not git.update_ref(ref, comp.result, previous, f"carrytool sync: {len(comp.applied)} entries on "
+                                                          f"{manifest.upstream.branch}"):
+            raise RefMoved(f"{ref} changed while carrytool was composing; nothing was written",
+                           hint="run sync again")
+        report.result["updated"] = True
+    lock_doc = build_lock(manifest, planned.resolved, comp.result, ".".join(map(str, git.version)))
+    if not options.locked:
+        report.extra["lock_written"] = write_lock(manifest, lock_doc)
+    if options.push:
+        report.result["pushed"] = push(manifest, git, comp.result, planned.resolved, options)
+    return report
+
+
+def push(manifest: Manifest, git: Git, sha: str, resolved: Resolved, options: SyncOptions) -> bool:
+    """Push SHA to the fork branch with a lease on the value seen at fetch time; False when already there."""
+    url = resolve_local(manifest.fork.url, manifest.base_dir)  # type: ignore[arg-type]
+    expected = resolved.fork_remote
+    if expected == sha:
+        return False
+    dest = f"refs/heads/{manifest.fork.branch}"
+    lease = f"--force-with-lease={dest}:{expected or ''}"
+    attempts = 0
+    while True:
+        proc = git.run("push", "--porcelain", "--no-verify", lease, "--end-of-options", url, f"{sha}:{dest}",
+                       check=False)
+        if proc.returncode == 0:
+            return True
+        stderr = redact(proc.stderr.decode("utf-8", "replace") + proc.stdout.decode("utf-8", "replace"))
+        if "stale info" in stderr or "rejected" in stderr or "fetch first" in stderr:
+            raise PushError(f"the fork's {manifest.fork.branch} moved since it was fetched; nothing was "
+                            "overwritten", stderr=stderr, hint="run sync again")
+        attempts += 1
+        if attempts >= 3:
+            raise PushError(f"cannot push to {redact(manifest.fork.url or '')}", stderr=stderr)
+        import time
+        time.sleep(options.retry_delay * (2 ** (attempts - 1)))

@@ -1,0 +1,53 @@
+"""`carrytool verify`: the manifest's asserts on a commit's tree or on files on disk."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .asserts.spec import AssertOutcome
+from .errors import UnknownRef
+from .git import Git
+from .manifest import Manifest
+from .report import Report
+
+
+def _outcomes(manifest: Manifest, read) -> list[AssertOutcome]:  # noqa: ANN001
+    from .asserts import evaluate_all
+
+    return evaluate_all(manifest.asserts, read)
+
+
+def verify_rev(manifest: Manifest, git: Git, rev: str) -> Report:
+    """Evaluate every assert on the tree of REV in the repository."""
+    sha = git.rev_parse(rev)
+    if sha is None:
+        raise UnknownRef(f"no commit '{rev}' in {git.repo}", hint="pass a branch, tag or SHA that exists")
+    tree: str = git.commit_info(sha)["tree"]  # type: ignore[assignment]
+
+    def read(path: str) -> bytes | None:
+        found = git.blob_at(tree, path)
+        if found is None or found[0] in ("040000", "160000"):
+            return None
+        return git.read_blob(found[1])
+
+    report = Report("verify", asserts=_outcomes(manifest, read))
+    report.extra["target"] = {"rev": rev, "sha": sha}
+    return report
+
+
+def verify_path(manifest: Manifest, root: Path) -> Report:
+    """Evaluate every assert on the files under ROOT (a checkout); nothing outside ROOT is read."""
+    root = root.resolve()
+
+    def read(path: str) -> bytes | None:
+        target = (root / path).resolve()
+        if root != target and root not in target.parents:
+            return None
+        try:
+            return target.read_bytes() if target.is_file() else None
+        except OSError:
+            return None
+
+    report = Report("verify", asserts=_outcomes(manifest, read))
+    report.extra["target"] = {"path": str(root)}
+    return report

@@ -1,0 +1,101 @@
+"""Real git repositories for tests: fixed identities and dates, so tests can assert exact SHAs."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+from typing import Union
+
+import yaml
+
+Content = Union[str, bytes, None]   # None deletes the file
+
+BASE_TIME = 1_700_000_000
+
+
+def _env(when: int, extra: dict[str, str] | None = None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update({
+        "GIT_AUTHOR_NAME": "Test Author", "GIT_AUTHOR_EMAIL": "author@example.com",
+        "GIT_COMMITTER_NAME": "Test Committer", "GIT_COMMITTER_EMAIL": "committer@example.com",
+        "GIT_AUTHOR_DATE": f"{when} +0000", "GIT_COMMITTER_DATE": f"{when} +0000",
+        "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1", "LC_ALL": "C",
+    })
+    if extra:
+        env.update(extra)
+    return env
+
+
+class Repo:
+    """A repository built with plumbing (works bare or not), one fixed timestamp per commit."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self.clock = BASE_TIME
+
+    def git(self, *args: str, input: bytes | None = None, env: dict[str, str] | None = None,
+            check: bool = True) -> str:
+        proc = subprocess.run(["git", *args], cwd=self.path, input=input, capture_output=True,
+                              env=_env(self.clock, env))
+        if check and proc.returncode != 0:
+            raise AssertionError(f"git {' '.join(args)} failed: {proc.stderr.decode()}")
+        return proc.stdout.decode("utf-8", "surrogateescape").strip()
+
+    def rev(self, name: str) -> str:
+        return self.git("rev-parse", "--verify", name)
+
+    def tick(self) -> int:
+        self.clock += 60
+        return self.clock
+
+    def commit(self, files: dict[str, Content], message: str, *, parent: str | None = None,
+               parents: list[str] | None = None, ref: str | None = None, modes: dict[str, str] | None = None) -> str:
+        """Commit FILES on top of PARENT (a rev; None: a root commit) and point REF at it."""
+        self.tick()
+        index = self.path / ".." / f".idx-{os.getpid()}-{self.path.name}"
+        env = {"GIT_INDEX_FILE": str(index.resolve())}
+        try:
+            base = self.rev(parent) if parent else None
+            if base:
+                self.git("read-tree", base, env=env)
+            else:
+                self.git("read-tree", "--empty", env=env)
+            for name, content in files.items():
+                if content is None:
+                    self.git("update-index", "--force-remove", "--", name, env=env)
+                    continue
+                data = content.encode() if isinstance(content, str) else content
+                blob = self.git("hash-object", "-w", "--stdin", input=data)
+                mode = (modes or {}).get(name, "100644")
+                self.git("update-index", "--add", "--cacheinfo", f"{mode},{blob},{name}", env=env)
+            tree = self.git("write-tree", env=env)
+        finally:
+            index.resolve().unlink(missing_ok=True)
+        args = ["commit-tree", tree, "-m", message]
+        for p in (parents if parents is not None else ([base] if base else [])):
+            args += ["-p", self.rev(p) if p else p]
+        sha = self.git(*args)
+        if ref:
+            self.git("update-ref", ref, sha)
+        return sha
+
+    def show(self, rev: str, path: str) -> str:
+        return self.git("show", f"{rev}:{path}")
+
+    def ref(self, name: str) -> str | None:
+        out = self.git("rev-parse", "--verify", "-q", name, check=False)
+        return out or None
+
+
+def init_repo(path: Path, *, bare: bool = False) -> Repo:
+    path.mkdir(parents=True, exist_ok=True)
+    args = ["init", "-q", "-b", "main"] + (["--bare"] if bare else [])
+    subprocess.run(["git", *args, str(path)], check=True, env=_env(BASE_TIME))
+    return Repo(path)
+
+
+def write_manifest(path: Path, data: dict) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return path
