@@ -1,0 +1,106 @@
+"""`carrytool demo` / `make demo`: the seed's story on an embedded scenario, in a temporary directory."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from ..git import Git, scrubbed_env
+from ..manifest import load_manifest
+from . import sources
+from .scenario import Scenario, build
+
+WAKE_CHECKS = ("resume-once", "wake-handshake", "no-raw-allocator-wake")
+
+
+def _say(text: str = "") -> None:
+    print(text, flush=True)
+
+
+def naive_loop(sc: Scenario, order: list[int], where: Path) -> tuple[list[int], Path]:
+    """The status quo: a work-tree clone, `git cherry-pick -X theirs` per PR. Returns exit codes and the tree."""
+    env = scrubbed_env({"GIT_AUTHOR_NAME": "nightly", "GIT_AUTHOR_EMAIL": "nightly@localhost",
+                        "GIT_COMMITTER_NAME": "nightly", "GIT_COMMITTER_EMAIL": "nightly@localhost",
+                        "GIT_AUTHOR_DATE": "1781900000 +0000", "GIT_COMMITTER_DATE": "1781900000 +0000"})
+    quiet = {"capture_output": True, "env": env}
+    subprocess.run(["git", "-c", "core.hooksPath=/dev/null", "clone", "-q", str(sc.upstream), str(where)],
+                   check=True, **quiet)
+    codes = []
+    for number in order:
+        base = sc.base
+        proc = subprocess.run(["git", "-c", "core.hooksPath=/dev/null", "-c", "rerere.enabled=false",
+                               "cherry-pick", "-X", "theirs", "--allow-empty", f"{base}..{sc.head(number)}"],
+                              cwd=where, **quiet)
+        codes.append(proc.returncode)
+        if proc.returncode != 0:
+            subprocess.run(["git", "cherry-pick", "--abort"], cwd=where, **quiet)
+    return codes, where
+
+
+def _check_naive(manifest_path: Path, tree: Path) -> dict[str, object]:
+    from ..verify import verify_path
+
+    report = verify_path(load_manifest(manifest_path), tree)
+    return {a.name: a for a in report.asserts}
+
+
+def run_demo(keep: Path | None = None) -> int:
+    """Build the scenario, show the naive loop losing fixes, then sync; return sync's exit code."""
+    root = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="carrytool-demo-"))
+    if keep and root.exists() and any(root.iterdir()):
+        shutil.rmtree(root)
+    try:
+        return _story(root)
+    finally:
+        if not keep:
+            shutil.rmtree(root, ignore_errors=True)
+
+
+def _story(root: Path) -> int:
+    from ..render.text import render_report
+    from ..sync import SyncOptions, run_sync
+
+    sc = build(root)
+    _say("carrytool demo: a fork of a (pared-down) vLLM that carries open upstream PRs.")
+    _say(f"  upstream main {sc.upstream_head[:12]}; {len(sc.prs)} open PRs; the fork's union "
+         f"{sc.union[:12]}; manifest {sc.manifest.relative_to(root)}")
+    _say()
+    _say("1. The status quo: `git cherry-pick -X theirs` per open PR, in a work tree.")
+    _say("   #45398 (pluggable sleep backend) and #45612 (wake handshake) both rewrite Worker.wake_up.")
+    lost_any = False
+    for order in ([45398, 45612], [45612, 45398]):
+        codes, tree = naive_loop(sc, order, root / f"naive-{order[0]}-first")
+        checks = _check_naive(sc.manifest, tree)
+        label = " then ".join(f"#{n}" for n in order)
+        exits = ", ".join(str(c) for c in codes)
+        _say(f"   {label}: cherry-pick exit codes {exits} -> the nightly calls it a success")
+        for name in WAKE_CHECKS:
+            outcome = checks[name]
+            mark = "ok  " if outcome.ok else "LOST"
+            lost_any |= not outcome.ok
+            _say(f"      {mark} {name}: {outcome.message}")
+    _say("   Whichever PR goes second wins the overlap; the other fix is silently gone.")
+    _say()
+    _say("2. carrytool sync: the manifest declares a union that supersedes the overlapping PRs;")
+    _say("   sync composes upstream + entries in memory and moves the branch only when every check holds.")
+    _say(f"   $ carrytool sync -m {sc.manifest.relative_to(root)} --repo work.git")
+    manifest = load_manifest(sc.manifest)
+    with Git(sc.work) as git:
+        report = run_sync(manifest, git, SyncOptions(retry_delay=0.1))
+    render_report(report, sys.stdout)
+    _say()
+    with Git(sc.work) as git:
+        again = run_sync(manifest, git, SyncOptions(offline=True))
+    same = report.result and again.result and report.result["sha"] == again.result["sha"]
+    _say(f"3. Run it again (offline): same inputs, same SHA {again.result['sha'][:12] if again.result else '?'}"
+         f" -> {'no flapping' if same else 'DIFFERENT (bug!)'}.")
+    _say("   Next: `carrytool explain -m MANIFEST` for the overlap map, `carrytool verify` for the fork's CI.")
+    if not lost_any:
+        _say("   (unexpected: the naive loop lost nothing this time)")
+    return report.exit_code
+
+
+__all__ = ["run_demo", "naive_loop", "sources"]
