@@ -63,7 +63,9 @@ class Composer:
     def _mark_merged_upstream(self, pending: Sequence[Step]) -> None:
         """One merge-tree process merges every entry onto upstream: those that add nothing are upstream."""
         for step in pending:
-            if step.head and not step.all_changes:
+            if step.head and step.head == step.base:
+                step.skip("merged-upstream", "its head is already in upstream's history")
+            elif step.head and not step.all_changes:
                 step.redundant_with = []
                 step.skip("redundant", "its diff is empty: there is nothing to apply")
         candidates = [s for s in pending if s.head and s.status == PENDING]

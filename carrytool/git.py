@@ -527,9 +527,9 @@ def _parse_diff_stdin(data: bytes, expected: int) -> list[list[Change]]:
     i = 0
     while i < len(tokens):
         tok = tokens[i]
-        if b"\n" in tok and not tok.startswith(b":"):
-            results.append([])
-            tok = tok.split(b"\n", 1)[1]
+        if not tok.startswith(b":") and b"\n" in tok:
+            *headers, tok = tok.split(b"\n")
+            results.extend([] for _ in headers)   # an echoed input line each (empty diffs echo too)
         if not tok:
             i += 1
             continue

@@ -1,0 +1,107 @@
+"""Shared fixtures: real repositories in tmp_path, the demo scenario, a CLI runner."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from carrytool.cli import app
+from carrytool.demo.scenario import Scenario, build
+
+from .gitrepo import Repo, init_repo, write_manifest
+
+SCHEMA = Path(__file__).resolve().parents[2] / "shared" / "schemas" / "report.schema.json"
+LOCAL_SCHEMA = Path(__file__).resolve().parent / "data" / "report.schema.json"
+
+
+@pytest.fixture(autouse=True)
+def _isolated_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No user git config, no inherited manifest path: tests see only what they build."""
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", "/dev/null")
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.delenv("CARRYTOOL_MANIFEST", raising=False)
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    monkeypatch.setenv("NO_COLOR", "1")
+
+
+@pytest.fixture(scope="session")
+def _demo_template(tmp_path_factory: pytest.TempPathFactory) -> Scenario:
+    return build(tmp_path_factory.mktemp("demo-template"))
+
+
+@pytest.fixture
+def demo(_demo_template: Scenario, tmp_path: Path) -> Scenario:
+    """A private copy of the demo scenario (same SHAs every time)."""
+    root = tmp_path / "demo"
+    shutil.copytree(_demo_template.root, root, symlinks=True)
+    t = _demo_template
+    return Scenario(root, root / "upstream.git", root / "fork.git", root / "work.git",
+                    root / "carries" / "manifest.yaml", t.upstream_head, t.base, dict(t.prs), t.union)
+
+
+class Cli:
+    def __init__(self) -> None:
+        self.runner = CliRunner()
+
+    def __call__(self, *args: str, env: dict[str, str] | None = None):
+        result = self.runner.invoke(app, [str(a) for a in args], env=env, catch_exceptions=False)
+        return result
+
+    def json(self, *args: str, env: dict[str, str] | None = None) -> tuple[int, dict]:
+        result = self(*args, "--format", "json", env=env)
+        if not result.stdout.strip():
+            return result.exit_code, {"stderr": result.stderr}
+        return result.exit_code, json.loads(result.stdout)
+
+
+@pytest.fixture
+def cli() -> Cli:
+    return Cli()
+
+
+@pytest.fixture
+def report_schema() -> dict:
+    path = SCHEMA if SCHEMA.exists() else LOCAL_SCHEMA
+    return json.loads(path.read_text())
+
+
+@pytest.fixture
+def small(tmp_path: Path) -> "Small":
+    return Small(tmp_path)
+
+
+class Small:
+    """A small upstream with a few PRs and an empty bare repo to sync into."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.up = init_repo(root / "up")
+        self.base = self.up.commit({
+            "a.py": "def f():\n    return 1\n\n\ndef g():\n    return 2\n",
+            "b.py": "x = 1\ny = 2\nz = 3\n",
+            "docs/c.txt": "c\n",
+            "csrc/k.cu": "// kernel\n",
+        }, "base", ref="refs/heads/main")
+        self.work = init_repo(root / "work", bare=True)
+        self.manifest_path = root / "carries" / "manifest.yaml"
+
+    def pr(self, number: int, files: dict, *, parent: str | None = None, message: str | None = None) -> str:
+        return self.up.commit(files, message or f"pr {number}", parent=parent or self.base,
+                              ref=f"refs/pull/{number}/head")
+
+    def manifest(self, entries: list, **extra) -> Path:
+        data = {"version": 1, "upstream": {"url": "../up", "branch": "main"}, "fork": {"branch": "dev"},
+                "entries": entries}
+        data.update(extra)
+        return write_manifest(self.manifest_path, data)
+
+    def branch(self) -> str | None:
+        return self.work.ref("refs/heads/dev")
+
+
+__all__ = ["Repo", "init_repo", "write_manifest", "Small", "Cli"]
