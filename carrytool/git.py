@@ -441,6 +441,25 @@ class Git:
         out = self.run(*args, input=payload).stdout
         return _parse_diff_stdin(out, len(trees))
 
+    def diff_patches(self, pairs: Sequence[tuple[str, str]]) -> list[bytes]:
+        """`diff-tree -p -U0 --stdin`: the zero-context patch from each old to new tree, one process."""
+        if not pairs:
+            return []
+        trees = [(self.tree_of(old), self.tree_of(new)) for old, new in pairs]
+        payload = "".join(f"{old} {new}\n" for old, new in trees).encode()
+        out = self.run("diff-tree", "-r", "-p", "-U0", "--stdin", "-M", "--no-color", "--no-ext-diff",
+                       "--no-textconv", "--full-index", "--ignore-submodules=none", input=payload).stdout
+        echoes = {f"{old} {new}".encode() for old, new in trees}
+        chunks: list[list[bytes]] = []
+        for line in out.split(b"\n"):
+            if line in echoes and (not chunks or len(chunks) < len(trees)) and _is_echo(line):
+                chunks.append([])
+            elif chunks:
+                chunks[-1].append(line)
+        if len(chunks) != len(trees):
+            raise GitError("`git diff-tree -p --stdin` gave an unexpected answer")
+        return [b"\n".join(chunk) for chunk in chunks]
+
     def tree_of(self, name: str) -> str:
         """The tree of a commit (or the tree itself)."""
         if name == EMPTY_TREE:
@@ -515,6 +534,10 @@ def _parse_merge_tree(data: bytes) -> Iterator[MergeResult]:
                 i += count + 3
         i += 1  # the terminator of this merge
         yield MergeResult(clean, tree, tuple(stages), tuple(messages))
+
+
+def _is_echo(line: bytes) -> bool:
+    return len(line) == 81 and line[40:41] == b" "
 
 
 def _parse_diff_stdin(data: bytes, expected: int) -> list[list[Change]]:

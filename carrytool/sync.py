@@ -10,6 +10,7 @@ from .asserts.spec import AssertOutcome
 from .compose import Composer, Composition
 from .errors import CarryError, EnvironmentProblem, InputError, PushError, RefMoved, UnknownRef
 from .git import Git
+from .landing import account
 from .lock import build_lock, locked_resolution, read_lock, write_lock
 from .manifest import Manifest
 from .plan import CONFLICT, Step, plan_paths, plan_static
@@ -122,6 +123,9 @@ def plan_and_compose(manifest: Manifest, git: Git, options: SyncOptions, progres
     report.violations = plan_paths(manifest, steps)
     composition = Composer(git, manifest, resolved.upstream, progress).compose(steps)
     report.failed_conflicts = list(composition.failed_conflicts)
+    accounting = account(git, steps)
+    report.dropped = accounting.failures
+    report.warnings += accounting.warnings
     if options.strict:
         report.failed_conflicts = [s for s in steps if s.status == CONFLICT]
     return Planned(resolved, steps, composition, report)

@@ -175,15 +175,31 @@ def test_policy_skip_applies_to_every_entry(cli: Cli, small: Small) -> None:
     assert code == 0 and by_id(report)["pr/2"]["status"] == "conflict"
 
 
-def test_theirs_resolves_in_favour_of_the_entry(cli: Cli, small: Small) -> None:
+def test_theirs_over_upstream_applies_and_warns_of_upstream_loss(cli: Cli, small: Small) -> None:
+    small.up.commit({"a.py": "def f():\n    return 30\n\n\ndef g():\n    return 2\n"}, "upstream moved",
+                    parent="main", ref="refs/heads/main")
+    small.pr(1, {"a.py": "def f():\n    return 2\n\n\ndef g():\n    return 20\n"})
+    small.manifest([{"pr": 1, "on_conflict": "theirs"}])
+    code, report = sync(cli, small)
+    e = by_id(report)
+    assert code == 0 and e["pr/1"]["status"] == "applied"
+    assert e["pr/1"]["resolution"] == {"mode": "theirs", "files": ["a.py"]}
+    assert small.work.git("show", "dev:a.py") == "def f():\n    return 2\n\n\ndef g():\n    return 20"
+    [loss] = [w for w in report["warnings"] if w["kind"] == "upstream-loss"]
+    assert loss["entry"] == "pr/1" and loss["file"] == "a.py" and loss["lines"] == [2, 2]
+
+
+def test_theirs_over_another_carry_is_a_clobber_exit_1(cli: Cli, small: Small) -> None:
     small.pr(1, {"a.py": "def f():\n    return 2\n\n\ndef g():\n    return 20\n"})
     small.pr(2, A_THREE)
     small.manifest([{"pr": 1}, {"pr": 2, "on_conflict": "theirs"}])
     code, report = sync(cli, small)
-    e = by_id(report)
-    assert code == 0 and e["pr/2"]["status"] == "applied"
-    assert e["pr/2"]["resolution"] == {"mode": "theirs", "files": ["a.py"]}
-    assert small.work.git("show", "dev:a.py") == "def f():\n    return 3\n\n\ndef g():\n    return 20"
+    assert code == 1 and small.branch() is None
+    [lost] = report["entries"][0]["landing"]["clobbered"]
+    assert lost["file"] == "a.py" and lost["by"] == "pr/2" and lost["lines"] == [2, 2] and lost["scope"] == "f"
+    assert "pr/1's change to a.py (f) was clobbered: pr/2 removed line 2 (on_conflict: theirs)" in lost["message"]
+    landing = report["entries"][0]["landing"]
+    assert (landing["hunks"], landing["landed"], landing["survived"]) == (2, 2, 1)
 
 
 def test_owned_path_edited_by_another_entry_is_exit_2(cli: Cli, small: Small) -> None:
