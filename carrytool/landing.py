@@ -47,6 +47,7 @@ class _Accountant:
         self.steps = list(steps)
         self.applied = [s for s in self.steps if s.status == APPLIED]
         self.ledger: dict[str, dict[int, Owner]] = {}
+        self.renamed: dict[str, str] = {}                          # path -> where earlier steps moved it
         self.result = Accounting()
         self.entries: list[_Entry] = []
         self.landed_keys: dict[tuple, tuple[int, int]] = {}       # hunk key -> first owner that landed it
@@ -93,8 +94,13 @@ class _Accountant:
         step = self.applied[index]
         by_file: dict[str, list[Hunk]] = {}
         for hunk in diff:
-            if hunk.old_path and hunk.old_path in self.ledger:
-                self.ledger[hunk.path] = self.ledger.pop(hunk.old_path)
+            if hunk.old_path and hunk.old_path != hunk.path:
+                if hunk.old_path in self.ledger:
+                    self.ledger[hunk.path] = self.ledger.pop(hunk.old_path)
+                for source, target in list(self.renamed.items()):
+                    if target == hunk.old_path:
+                        self.renamed[source] = hunk.path
+                self.renamed[hunk.old_path] = hunk.path
             by_file.setdefault(hunk.path, []).append(hunk)
         intended_removed = self.intended_removed(index)
         for path, hunks in by_file.items():
@@ -172,7 +178,10 @@ class _Accountant:
         used: dict[int, int] = {}            # id(applied hunk) -> lines consumed from its start
         claimed: Counter = Counter()
         for hunk_index, hunk in enumerate(entry.own):
-            how = self.match(hunk, applied_by_file.get(hunk.path, []), used)
+            how = self.match(hunk, applied_by_file.get(self.renamed.get(hunk.path, hunk.path), []), used)
+            if how is None:   # the merge followed a rename (by upstream or an earlier entry)
+                others = [h for h in diff if h.path != self.renamed.get(hunk.path, hunk.path)]
+                how = self.match(hunk, others, used) if hunk.kind == "text" else None
             placed: tuple[int, int] | None = None
             if isinstance(how, tuple):
                 placed, how = how, "applied"
@@ -187,6 +196,8 @@ class _Accountant:
             if how is None:
                 placed = self.fallback(step, hunk, claimed)
                 how = "applied" if placed else None
+            if how is None and self.already_present(step, hunk):
+                how = "present"
             if how is None:
                 self.drop(index, entry, hunk)
                 continue
@@ -223,12 +234,25 @@ class _Accountant:
             return found is None
         return found is not None and found[1] == hunk.new_oid
 
+    def already_present(self, step: Step, hunk: Hunk) -> bool:
+        """The result already had this change before the step (upstream has it, e.g. a rewritten base)."""
+        path = self.renamed.get(hunk.path, hunk.path)
+        found = self.git.blob_at(self.git.tree_of(step.commit), path)  # type: ignore[arg-type]
+        if hunk.new_oid and found is not None and found[1] == hunk.new_oid:
+            return True
+        if hunk.kind != "text" or not hunk.added or all(_trivial(line) for line in hunk.added):
+            return False
+        before = self.lines_at(step.parent, path) or []  # type: ignore[arg-type]
+        after = self.lines_at(step.commit, path) or []   # type: ignore[arg-type]
+        return bool(find_block(before, hunk.added)) and bool(find_block(after, hunk.added))
+
     def fallback(self, step: Step, hunk: Hunk, claimed: Counter) -> tuple[int, int] | None:
         """Git aligned the change differently: the block must occur more often after the step than before."""
         if hunk.kind != "text":
             return None
-        before = self.lines_at(step.parent, hunk.path) or []  # type: ignore[arg-type]
-        after = self.lines_at(step.commit, hunk.path) or []   # type: ignore[arg-type]
+        path = self.renamed.get(hunk.path, hunk.path)
+        before = self.lines_at(step.parent, path) or []  # type: ignore[arg-type]
+        after = self.lines_at(step.commit, path) or []   # type: ignore[arg-type]
         block = hunk.added or hunk.removed
         gained = len(find_block(after, block)) - len(find_block(before, block))
         if hunk.added:
@@ -303,6 +327,11 @@ class _Accountant:
             data["identical"] = identical
         data["survived"] = max(0, len(entry.landed) - clobbered_hunks)
         return data
+
+
+def _trivial(line: bytes) -> bool:
+    """A line that says nothing on its own: blank, or only brackets and punctuation."""
+    return not line.strip(b" \t\r()[]{}:;,.#")
 
 
 def _in(hunk: Hunk, paths: set[str]) -> bool:

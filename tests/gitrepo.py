@@ -65,9 +65,12 @@ class Repo:
                 if content is None:
                     self.git("update-index", "--force-remove", "--", name, env=env)
                     continue
-                data = content.encode() if isinstance(content, str) else content
-                blob = self.git("hash-object", "-w", "--stdin", input=data)
                 mode = (modes or {}).get(name, "100644")
+                if mode == "160000":
+                    blob = str(content)            # a submodule pointer names a commit
+                else:
+                    data = content.encode("utf-8", "surrogateescape") if isinstance(content, str) else content
+                    blob = self.git("hash-object", "-w", "--stdin", input=data)
                 self.git("update-index", "--add", "--cacheinfo", f"{mode},{blob},{name}", env=env)
             tree = self.git("write-tree", env=env)
         finally:
