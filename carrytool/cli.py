@@ -121,18 +121,19 @@ def sync(
     """
     def body() -> int:
         from .render.text import progress_reporter
-        from .repolock import RepoLock
         from .sync import SyncOptions, run_sync
 
         _check_format(fmt, ("text", "json"))
         loaded = _load(manifest)
-        with _open_git(repo) as git, RepoLock(git.git_dir, wait=wait, notify=_diag), \
-                progress_reporter(sys.stderr, fmt == "text" and not _State.quiet) as progress:
-            options = SyncOptions(offline=offline, locked=locked, push=push, dry_run=dry_run, strict=strict)
+        with _open_git(repo) as git, progress_reporter(sys.stderr, fmt == "text" and not _State.quiet) as progress:
+            options = SyncOptions(offline=offline, locked=locked, push=push, dry_run=dry_run, strict=strict,
+                                  wait=wait)
             result = run_sync(loaded, git, options, progress, notify=_diag)
             if dry_run:
                 result.extra["dry_run"] = True
         _emit(result, fmt, report)
+        if result.error:
+            print(f"carrytool: error: {result.error['message']}", file=sys.stderr)
         return result.exit_code
 
     _run(body)

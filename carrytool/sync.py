@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -14,6 +16,7 @@ from .landing import account
 from .lock import build_lock, locked_resolution, read_lock, write_lock
 from .manifest import Manifest
 from .plan import CONFLICT, Step, plan_paths, plan_static
+from .repolock import RepoLock
 from .report import Report
 from .resolve import Resolved, _fetch, namespace, resolve
 from .urls import redact, resolve_local
@@ -28,7 +31,8 @@ class SyncOptions:
     push: bool = False
     dry_run: bool = False
     strict: bool = False
-    retry_delay: float = 1.0
+    retry_delay: float = float(os.environ.get("CARRYTOOL_RETRY_DELAY", "1.0"))
+    wait: float = 0.0
 
 
 @dataclass
@@ -150,22 +154,36 @@ def evaluate_asserts(manifest: Manifest, git: Git, tree_of: str) -> list[AssertO
 
 def run_sync(manifest: Manifest, git: Git, options: SyncOptions, progress: Progress | None = None,
              notify: Callable[[str], None] | None = None) -> Report:
-    """The nightly job. Returns the report; its exit_code says whether the branch moved."""
-    refuse_checked_out(git, manifest)
+    """The nightly job. Returns the report; its exit_code says whether the branch moved.
+
+    Holds the repository's lock throughout (one writer). Errors before planning are raised; after
+    planning began they are recorded in the report (so --report is written whatever the outcome).
+    """
     if options.push and not manifest.fork.url:
         raise InputError("--push needs fork.url in the manifest", where=str(manifest.path))
-    ref = branch_ref(manifest)
-    previous = git.ref_value(ref)
-    planned = plan_and_compose(manifest, git, options, progress)
-    report, comp = planned.report, planned.composition
-    assert comp is not None
-    try:
-        report.asserts = evaluate_asserts(manifest, git, comp.result)
-    except CarryError as exc:   # pragma: no cover - the engine never raises on content
-        report.error = {"exit_code": exc.exit_code, "message": str(exc)}
-    report.result = {"branch": manifest.fork.branch, "sha": comp.result, "previous": previous, "updated": False}
-    if report.exit_code != 0 or options.dry_run:
+    with RepoLock(git.git_dir, wait=options.wait, notify=notify):
+        clear_stale_ref_locks(git, namespace(manifest), notify)
+        refuse_checked_out(git, manifest)
+        previous = git.ref_value(branch_ref(manifest))
+        planned = plan_and_compose(manifest, git, options, progress)
+        report = planned.report
+        report.result = {"branch": manifest.fork.branch, "sha": planned.composition.result,  # type: ignore[union-attr]
+                         "previous": previous, "updated": False}
+        try:
+            _finish(manifest, git, options, planned, previous)
+        except CarryError as exc:
+            report.error = {"exit_code": exc.exit_code, "kind": type(exc).__name__, "message": str(exc)}
         return report
+
+
+def _finish(manifest: Manifest, git: Git, options: SyncOptions, planned: Planned, previous: str | None) -> None:
+    """Asserts, then (only if everything holds) the branch, the lock and the push."""
+    report, comp = planned.report, planned.composition
+    assert comp is not None and report.result is not None
+    report.asserts = evaluate_asserts(manifest, git, comp.result)
+    if report.exit_code != 0 or options.dry_run:
+        return
+    ref = branch_ref(manifest)
     if previous != comp.result:
         if not git.update_ref(ref, comp.result, previous, f"carrytool sync: {len(comp.applied)} entries on "
                                                           f"{manifest.upstream.branch}"):
@@ -177,7 +195,17 @@ def run_sync(manifest: Manifest, git: Git, options: SyncOptions, progress: Progr
         report.extra["lock_written"] = write_lock(manifest, lock_doc)
     if options.push:
         report.result["pushed"] = push(manifest, git, comp.result, planned.resolved, options)
-    return report
+
+
+def clear_stale_ref_locks(git: Git, ns: str, notify: Callable[[str], None] | None) -> None:
+    """Remove `*.lock` files a killed fetch left under our own namespace (we hold the repo lock)."""
+    root = git.git_dir / ns
+    if not root.is_dir():
+        return
+    for stale in root.rglob("*.lock"):
+        stale.unlink(missing_ok=True)
+        if notify:
+            notify(f"removed a stale ref lock {stale} (a previous run was interrupted)")
 
 
 def push(manifest: Manifest, git: Git, sha: str, resolved: Resolved, options: SyncOptions) -> bool:
@@ -201,5 +229,4 @@ def push(manifest: Manifest, git: Git, sha: str, resolved: Resolved, options: Sy
         attempts += 1
         if attempts >= 3:
             raise PushError(f"cannot push to {redact(manifest.fork.url or '')}", stderr=stderr)
-        import time
         time.sleep(options.retry_delay * (2 ** (attempts - 1)))
