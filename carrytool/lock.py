@@ -17,6 +17,7 @@ from . import __version__
 from .errors import LockMismatch
 from .manifest import Manifest
 from .resolve import Resolved
+from .urls import redact
 
 LOCK_VERSION = 1
 
@@ -52,7 +53,7 @@ def build_lock(manifest: Manifest, resolved: Resolved, result: str | None, git_v
         "lock": LOCK_VERSION,
         "carrytool": __version__,
         "git": git_version,
-        "upstream": {"url": manifest.upstream.url, "branch": manifest.upstream.branch, "sha": resolved.upstream},
+        "upstream": {"url": redact(manifest.upstream.url), "branch": manifest.upstream.branch, "sha": resolved.upstream},
         "fork": {"branch": manifest.fork.branch},
         "entries": entries,
     }
@@ -103,7 +104,7 @@ def read_lock(manifest: Manifest) -> Lock:
 def _check_matches(manifest: Manifest, doc: dict[str, Any], path: Path) -> None:
     hint = "run `carrytool sync` without --locked to re-resolve, and commit the new lock"
     up = doc.get("upstream") or {}
-    if up.get("url") != manifest.upstream.url or up.get("branch") != manifest.upstream.branch:
+    if up.get("url") != redact(manifest.upstream.url) or up.get("branch") != manifest.upstream.branch:
         raise LockMismatch(f"{path} was written for upstream {up.get('url')} {up.get('branch')}, the manifest "
                            f"says {manifest.upstream.url} {manifest.upstream.branch}", hint=hint)
     locked = [e.get("id") for e in doc.get("entries") or []]

@@ -29,8 +29,9 @@ class YList(list):
 
 def load_yaml(text: str, source: str) -> Any:
     """Parse one YAML document with the safe loader; return YMap/YList/scalars, or raise ManifestError."""
-    loader = yaml.SafeLoader(text)
+    loader = None
     try:
+        loader = yaml.SafeLoader(text)
         node = loader.get_single_node()
         if node is None:
             return None
@@ -42,8 +43,11 @@ def load_yaml(text: str, source: str) -> Any:
         raise ManifestError(f"not valid YAML: {exc.problem or exc.context}", where=where) from None
     except yaml.YAMLError as exc:
         raise ManifestError(f"not valid YAML: {exc}", where=source) from None
+    except RecursionError:
+        raise ManifestError("the document nests too deeply", where=source) from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
 
 
 class _Converter:

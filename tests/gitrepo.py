@@ -102,3 +102,34 @@ def write_manifest(path: Path, data: dict) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(yaml.safe_dump(data, sort_keys=False))
     return path
+
+
+def many_prs(repo: Repo, count: int, *, files: int = 50) -> str:
+    """An upstream `main` with FILES files and COUNT one-file PRs (refs/pull/N/head), via one fast-import."""
+    lines: list[str] = []
+    when = BASE_TIME
+
+    def blob(mark: int, text: str) -> None:
+        data = text.encode()
+        lines.extend([f"blob", f"mark :{mark}", f"data {len(data)}", text])
+
+    def commit(ref: str, mark: int, parent: str | None, message: str, changes: list[tuple[str, int]]) -> None:
+        nonlocal when
+        when += 60
+        lines.extend([f"commit {ref}", f"mark :{mark}", f"author Dev <dev@example.com> {when} +0000",
+                      f"committer Dev <dev@example.com> {when} +0000", f"data {len(message)}", message])
+        if parent:
+            lines.append(f"from {parent}")
+        lines.extend(f"M 100644 :{blob_mark} {path}" for path, blob_mark in changes)
+        lines.append("")
+
+    body = "".join(f"line {i}\n" for i in range(30))
+    for i in range(files):
+        blob(i + 1, f"# file {i}\n{body}")
+    commit("refs/heads/main", 100000, None, "base", [(f"src/f{i:04d}.py", i + 1) for i in range(files)])
+    for n in range(1, count + 1):
+        target = n % files
+        blob(200000 + n, f"# file {target} changed by PR {n}\n{body}".replace(f"line {n % 30}\n", f"line {n % 30} by pr {n}\n"))
+        commit(f"refs/pull/{n}/head", 300000 + n, ":100000", f"PR {n}", [(f"src/f{target:04d}.py", 200000 + n)])
+    repo.git("fast-import", "--quiet", input=("\n".join(lines) + "\n").encode())
+    return repo.rev("refs/heads/main")
