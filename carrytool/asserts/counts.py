@@ -32,7 +32,7 @@ class Count:
     low_why: Label | None
     high_why: Label | None
     paths: int
-    loop: tuple[int, int] | None  # (loop line, call line) when `high` is unbounded
+    loop: tuple[str, int, int] | None  # ("loop" or "comprehension", its line, a call's line) when unbounded
 
 
 class CountDomain:
@@ -68,7 +68,9 @@ class CountDomain:
             return entry
         head = self.join([(entry, skip), (back, None)])
         if back.high > entry.high and entry.high != UNBOUNDED:
-            where = back.loop if back.high == UNBOUNDED and back.loop else (loop.lineno, self._call_in(loop))
+            kind = "loop" if isinstance(loop, ast.stmt) else "comprehension"
+            line = getattr(loop, "lineno", 0)
+            where = back.loop if back.high == UNBOUNDED and back.loop else (kind, line, self._call_in(loop))
             head = replace(head, high=UNBOUNDED, high_why=None, loop=where)
         return head
 
@@ -78,7 +80,8 @@ class CountDomain:
         return state
 
     def _call_in(self, loop: ast.AST) -> int:
-        first, last = loop.lineno, getattr(loop, "end_lineno", None) or loop.lineno
+        first = getattr(loop, "lineno", 0)
+        last = getattr(loop, "end_lineno", None) or first
         lines = [call.lineno for call in self.calls if first <= call.lineno <= last]
         return min(lines, default=first)
 
@@ -88,10 +91,11 @@ def check_calls(src: SourceFile, scope: Scope, target: Dotted, shown: str,
     """Judge `calls: D` (with bounds when `low`/`high` are set) on the paths through `scope`."""
     domain = CountDomain(src, target)
     final = walk_scope(domain, src, scope)
-    if not domain.calls:
+    if not domain.calls and (low is None and high is None or low):
+        # Without bounds `calls` means "on at least one path"; with a minimum, no call at all is the story.
         return failed(f"{scope.prefix}{shown} is never called on any path through {scope.where}"
                       f"{absence_hint(src, scope, target)}", scope.line)
-    first = min(call.lineno for call in domain.calls)
+    first = min((call.lineno for call in domain.calls), default=scope.line)
     if low is None and high is None:
         return passed(f"{shown} is called on at least one path through {scope.where} (first at {src.at(first)})",
                       first)
@@ -102,7 +106,7 @@ def check_calls(src: SourceFile, scope: Scope, target: Dotted, shown: str,
 
 
 def _judge_bounds(src: SourceFile, scope: Scope, final: Count, shown: str,
-                  low: int | None, high: int | None, first: int) -> Verdict:
+                  low: int | None, high: int | None, first: int | None) -> Verdict:
     want = want_bounds(low, high)
     problems: list[tuple[str, int | None]] = []
     if low is not None and final.low < low:
@@ -110,8 +114,8 @@ def _judge_bounds(src: SourceFile, scope: Scope, final: Count, shown: str,
                          f"(want {want})", final.low_why.line if final.low_why else scope.line))
     if high is not None and final.high > high:
         if final.high == UNBOUNDED and final.loop:
-            loop_line, call_line = final.loop
-            problems.append((f"{shown} at {src.at(call_line)} is inside the loop at {src.at(loop_line)}, so it "
+            kind, loop_line, call_line = final.loop
+            problems.append((f"{shown} at {src.at(call_line)} is inside the {kind} at {src.at(loop_line)}, so it "
                              f"may be called any number of times (want {want})", call_line))
         else:
             count = int(final.high)

@@ -98,6 +98,8 @@ def spec_problem(spec: AssertSpec) -> str | None:
     check, target = spec.check, spec.target
     if check not in CHECKS:
         return f"unknown check `{check}` (known: {', '.join(CHECKS)})"
+    if spec.scope is not None and not isinstance(spec.scope, str):
+        return f"`in` needs a qualified name such as Worker.wake_up, got {spec.scope!r}"
     if check in TEXT_CHECKS:
         return None if isinstance(target, str) and target else f"`{check}` needs a non-empty text"
     if check == "order":

@@ -64,11 +64,11 @@ def check_guarded(src: SourceFile, scope: Scope, target: Dotted, shown: str,
         first = min((call.lineno for call in calls), default=scope.line)
         return passed(f"{shown} is guarded by {guard_shown} in {scope.where}: {which} in the true branch "
                       f"of an `if` that tests it", first)
-    first = loose[0]
+    worst = loose[0]
     more = len(loose) - 1
     others = f" (and {more} more unguarded call{'s' if more > 1 else ''})" if more else ""
-    return failed(f"{scope.prefix}{shown} at {src.at(first.call.lineno)} is not guarded by {guard_shown}: "
-                  f"{_reason(src, first, guard_shown)}{others}", first.call.lineno)
+    return failed(f"{scope.prefix}{shown} at {src.at(worst.call.lineno)} is not guarded by {guard_shown}: "
+                  f"{_reason(src, worst, guard_shown)}{others}", worst.call.lineno)
 
 
 def _reason(src: SourceFile, item: Unguarded, guard_shown: str) -> str:

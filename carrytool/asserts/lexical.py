@@ -124,7 +124,9 @@ def absence_hint(src: SourceFile, scope: Scope, target: Dotted) -> str:
         if is_call_of(src, call, target):
             why = "is unreachable" if runs else "is not run by the scope: it is in a nested def, lambda or class"
             return f" (the call at {src.at(call.lineno)} {why})"
-    forms = {render(callee(src, call)): call for call, _ in lexical_calls(src, scope) if callee(src, call)}
+    # Compare like with like: the callee's trailing components, as many as the target has.
+    forms = {render(callee(src, call)[-len(target):]): call
+             for call, _ in lexical_calls(src, scope) if callee(src, call)}
     close = difflib.get_close_matches(render(target), list(forms), n=1, cutoff=0.8)
     if close:
         return f" (did you mean `{close[0]}`, called at {src.at(forms[close[0]].lineno)}?)"

@@ -33,7 +33,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from carrytool.asserts.messages import short_code
 from carrytool.asserts.pyscope import Scope, run_body
@@ -109,10 +109,11 @@ def walk_scope(domain: Domain[S], src: SourceFile, scope: Scope) -> S | None:
     None means no path through the scope ends (it loops forever).
     """
     walker = Walker(domain, src)
-    finals: list[Alt[S]] = []
+    finals: list[tuple[S | None, Label | None]] = []
     for node in scope.nodes:
         exits = walker.block(run_body(node), domain.start())
-        end = Label(f"that reaches the end of {scope.where} at {{at}}", getattr(node, "end_lineno", 0) or 0)
+        end = Label(f"that reaches the end of {scope.where} at {{at}}",
+                    getattr(node, "end_lineno", None) or len(src.lines))
         final = walker.join([(exits.normal, end), *exits.jumps()])
         definition = Label("through the definition at {at}", getattr(node, "lineno", 0))
         finals.append((final, definition if len(scope.nodes) > 1 else None))
@@ -140,13 +141,13 @@ class Walker(Generic[S]):
     def block(self, stmts: Sequence[ast.stmt], state: S) -> Exits[S]:
         """Walk a statement list; statements after a jump are unreachable and not walked."""
         out: Exits[S] = Exits()
-        current: S | None = state
+        current = state
         for stmt in stmts:
             exits = self.stmt(stmt, current)
             out.absorb(exits)
+            if exits.normal is None:
+                return out
             current = exits.normal
-            if current is None:
-                break
         out.normal = current
         return out
 
@@ -181,7 +182,7 @@ class Walker(Generic[S]):
 
     def _if(self, node: ast.If, state: S) -> Exits[S]:
         # An elif chain is one multi-way fork; walking it flat also keeps long chains off the stack.
-        branches: list[tuple[Exits[S], Label]] = []
+        branches: list[tuple[Exits[S], Label | None]] = []
         current, keyword = node, "if"
         while True:
             state = self.expr(current.test, state)
@@ -248,7 +249,9 @@ class Walker(Generic[S]):
         branches: list[tuple[S | None, Label | None]] = []
         if node.handlers:
             caught = self.join([(body.normal, None), *body.jumps()])
-            for handler in node.handlers if caught is not None else []:
+            for handler in node.handlers:
+                if caught is None:
+                    break  # no path through the body ends, so no handler can run after it
                 exits = self.block(handler.body, self.exprs([handler.type], caught))
                 out.absorb(exits)
                 branches.append((exits.normal, self._handler_label(handler, node)))
@@ -306,7 +309,7 @@ class Walker(Generic[S]):
             return [(self.domain.rebase(state, head), label) for state, label in alts]
 
         out: Exits[S] = Exits(returns=rebased(once.returns), raises=rebased(once.raises))
-        ends: list[tuple[S | None, Label | None]] = rebased(once.breaks)
+        ends: list[tuple[S | None, Label | None]] = list(rebased(once.breaks))
         if not enters:
             done = Exits(normal=head)
             if node.orelse:  # break/continue in a loop's else belong to an enclosing loop
@@ -327,13 +330,13 @@ class Walker(Generic[S]):
 
     def expr(self, node: ast.AST, state: S) -> S:
         """Evaluate one expression."""
-        kind = type(node)
-        if kind is ast.Name or kind is ast.Constant:
-            return state
-        handler = _EXPRESSIONS.get(kind)
+        handler = _EXPRESSIONS.get(type(node))
         if handler is not None:
-            return handler(self, node, state)
-        return self.exprs(_evaluated_children(node), state)
+            result: S = handler(self, node, state)
+            return result
+        for part in _forks_and_calls(node):
+            state = _EXPRESSIONS[type(part)](self, part, state)
+        return state
 
     def _call(self, node: ast.Call, state: S) -> S:
         state = self.exprs([node.func, *node.args, *[k.value for k in node.keywords]], state)
@@ -424,6 +427,23 @@ def _evaluated_children(node: ast.AST) -> list[ast.AST]:
     return children
 
 
+def _forks_and_calls(node: ast.AST) -> list[ast.AST]:
+    """Return the calls and forking sub-expressions of `node` in evaluation order.
+
+    Everything else (operators, attributes, subscripts, displays) just evaluates its parts in order, so
+    it is flattened here without recursion: a 3,000-term `a + b + ...` must not exhaust the stack.
+    """
+    found: list[ast.AST] = []
+    stack: list[ast.AST] = [node]
+    while stack:
+        current = stack.pop()
+        if type(current) in _EXPRESSIONS:
+            found.append(current)
+        elif type(current) is not ast.Name and type(current) is not ast.Constant:
+            stack.extend(reversed(_evaluated_children(current)))
+    return found
+
+
 def _always_true(test: ast.expr) -> bool:
     return isinstance(test, ast.Constant) and bool(test.value)
 
@@ -456,7 +476,7 @@ _STATEMENTS: dict[type, Callable[..., Exits]] = {  # type: ignore[type-arg]
 if hasattr(ast, "TryStar"):  # Python 3.11+: `except*` behaves like `except` for paths
     _STATEMENTS[ast.TryStar] = Walker._try
 
-_EXPRESSIONS: dict[type, Callable[..., object]] = {
+_EXPRESSIONS: dict[type, Callable[..., Any]] = {
     ast.Call: Walker._call,
     ast.BoolOp: Walker._boolop,
     ast.Compare: Walker._compare,

@@ -105,14 +105,30 @@ def run_body(node: ast.AST) -> list[ast.stmt]:
 
 def first_line(node: ast.AST) -> int:
     """Return the first line of a definition, counting its decorators."""
-    lines = [node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])]  # type: ignore[attr-defined]
+    lines: list[int] = [getattr(node, "lineno", 1)]
+    lines += [decorator.lineno for decorator in getattr(node, "decorator_list", [])]
     return min(lines)
 
 
 def segment(src: SourceFile, node: ast.AST) -> tuple[int, str]:
-    """Return (first line, text) of a scope: whole lines, decorators included; the module is all text."""
+    """Return (first line, text) of a scope: whole lines, decorators included; the module is all text.
+
+    Comments indented under the definition after its last statement belong to it too (the AST ends
+    the definition at its last statement).
+    """
     if isinstance(node, ast.Module):
         return 1, src.text
     start = first_line(node)
-    end = getattr(node, "end_lineno", None) or start
+    end = last = getattr(node, "end_lineno", None) or start
+    indent = _indent(src.line_text(node.lineno))  # type: ignore[attr-defined]
+    while last < len(src.lines):
+        text = src.line_text(last + 1)
+        if text.strip() and not (text.lstrip().startswith("#") and _indent(text) > indent):
+            break
+        last += 1
+        end = last if text.strip() else end
     return start, "\n".join(src.lines[start - 1:end])
+
+
+def _indent(text: str) -> int:
+    return len(text) - len(text.lstrip())
