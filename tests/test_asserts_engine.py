@@ -451,3 +451,10 @@ MENTIONS = [
 def test_mentions(target: str, body: str, ok: bool, fragment: str) -> None:
     source = "def f(self, tags):\n" + textwrap.indent(body, "    ") + "\n"
     expect(run("mentions", target, source, "f"), ok, fragment)
+
+
+def test_annotations_are_not_evaluated() -> None:
+    source = "def f():\n    def k(x: Annotated[int, g()]) -> h():\n        pass\n    y: g() = 1\n"
+    expect(run("calls", "g", source, "f"), False, "(the call at mod.py:2 is not run by the scope: it is in a nested "
+                                                  "def, lambda, class or annotation)")
+    expect(run("not_calls", "h", source, "f"), False, "h is called at mod.py:2")

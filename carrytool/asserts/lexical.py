@@ -65,6 +65,8 @@ def _walk(root: ast.AST) -> Iterator[tuple[ast.AST, bool]]:
 
 
 def _child_runs(node: ast.AST, field: str, runs: bool, is_root: bool) -> bool:
+    if field in ("annotation", "returns"):
+        return False  # the path walk does not evaluate annotations
     if not isinstance(node, _NESTING):
         return runs
     if field == "body":
@@ -122,7 +124,8 @@ def absence_hint(src: SourceFile, scope: Scope, target: Dotted) -> str:
     """Say why a target that no path calls may still look present: an unrun call, a near name, text."""
     for call, runs in lexical_calls(src, scope):
         if is_call_of(src, call, target):
-            why = "is unreachable" if runs else "is not run by the scope: it is in a nested def, lambda or class"
+            why = ("is unreachable" if runs
+                   else "is not run by the scope: it is in a nested def, lambda, class or annotation")
             return f" (the call at {src.at(call.lineno)} {why})"
     # Compare like with like: the callee's trailing components, as many as the target has.
     forms = {render(callee(src, call)[-len(target):]): call
