@@ -44,6 +44,9 @@ class SourceFile:
 
     @cached_property
     def _parsed(self) -> tuple[ast.Module | None, str | None]:
+        undecodable = self._undecodable()
+        if undecodable:
+            return None, undecodable
         try:
             # Parsing the bytes (not our lenient decode) keeps Python's own rules for encodings.
             return ast.parse(self.data, filename=self.path), None
@@ -53,6 +56,19 @@ class SourceFile:
         except (ValueError, RecursionError, MemoryError) as exc:
             # Null bytes (ValueError before Python 3.12) and absurd nesting are not Python either.
             return None, f"{self.path}: cannot parse as Python: {exc}"
+
+    def _undecodable(self) -> str | None:
+        """Say where the bytes stop being text in the source's encoding (the same for every Python)."""
+        encoding = _encoding(self.data)
+        try:
+            self.data.decode(encoding)
+        except UnicodeDecodeError as exc:
+            line = self.data.count(b"\n", 0, exc.start) + 1
+            return (f"{self.path}:{line}: cannot parse as Python: byte {self.data[exc.start]:#04x} "
+                    f"is not valid {encoding}")
+        except LookupError:
+            pass  # an unknown coding cookie: ast.parse says so as a syntax error
+        return None
 
     @property
     def tree(self) -> ast.Module | None:
@@ -79,12 +95,16 @@ class SourceFile:
         return self._memo[key]  # type: ignore[return-value]
 
 
+def _encoding(data: bytes) -> str:
+    """Return the encoding Python reads `data` with: its coding cookie or BOM, else UTF-8."""
+    try:
+        return tokenize.detect_encoding(io.BytesIO(data).readline)[0]
+    except SyntaxError:
+        return "utf-8"  # a bogus coding cookie: fall back rather than refuse a text check
+
+
 def _decode(data: bytes) -> str:
     try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-    except SyntaxError:
-        encoding = "utf-8"  # a bogus coding cookie: fall back rather than refuse a text check
-    try:
-        return data.decode(encoding, errors="replace")
+        return data.decode(_encoding(data), errors="replace")
     except LookupError:
         return data.decode("utf-8", errors="replace")
