@@ -3,6 +3,13 @@
 Every check reads the file's bytes given to it, never the disk. A missing file, a file that does not
 parse, a missing scope or a malformed spec is a failed outcome whose message says which; nothing here
 raises for any file content.
+
+Where the contract is silent, the decisions live with the code they shape (and in docs/assertions.md):
+the callee's dotted form continues through call boundaries (`names`); same-named definitions such as a
+property's getter and setter are alternatives of one scope, `@overload` stubs aside (`pyscope`); the path
+model for loops, `while True`, `try` and nested definitions (`paths`); a bounded `calls` with no call at
+all judges only the bounds, so `max: 0` holds (`counts`); `guarded_by` looks at every lexical call,
+nested functions included (`guards`).
 """
 
 from __future__ import annotations
