@@ -11,10 +11,11 @@ import ast
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from carrytool.asserts.expressions import Alt, Label
 from carrytool.asserts.lexical import absence_hint, is_call_of
 from carrytool.asserts.messages import Verdict, failed, passed
 from carrytool.asserts.names import Dotted
-from carrytool.asserts.paths import Alt, Label, walk_scope
+from carrytool.asserts.paths import walk_scope
 from carrytool.asserts.pyscope import Scope
 from carrytool.asserts.source import SourceFile
 

@@ -33,52 +33,11 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Generic
 
-from carrytool.asserts.messages import short_code
+from carrytool.asserts.expressions import Alt, Domain, ExpressionWalker, Label, S, evaluated_children
 from carrytool.asserts.pyscope import Scope, run_body
 from carrytool.asserts.source import SourceFile
-
-S = TypeVar("S")
-
-
-@dataclass(frozen=True, slots=True)
-class Label:
-    """A branch decision a path takes, e.g. "through the `if x` branch at f.py:3"; rendered lazily."""
-
-    text: str          # with `{code}` and `{at}` placeholders
-    line: int
-    node: ast.AST | None = None
-    guard: ast.AST | None = None  # a `case` guard, shown after the pattern
-
-    def render(self, src: SourceFile) -> str:
-        """Return the path this decision describes: "the path through the `if x` branch at f.py:3"."""
-        code = short_code(self.node)
-        if self.guard is not None:
-            code += f" if {short_code(self.guard)}"
-        return "the path " + self.text.replace("{at}", src.at(self.line)).replace("{code}", code)
-
-
-Alt = tuple[S, "Label | None"]
-
-
-class Domain(Protocol[S]):
-    """What a walk computes: how states start, react to calls, join, and pass through loops."""
-
-    def start(self) -> S:
-        """Return the state at the entry of the scope."""
-
-    def on_call(self, state: S, call: ast.Call) -> S:
-        """Return the state after `call` was made (its callee and arguments already evaluated)."""
-
-    def join(self, alts: Sequence[Alt[S]]) -> S:
-        """Merge the states of two or more alternatives, each with the decision that leads to it."""
-
-    def widen(self, entry: S, back: S | None, loop: ast.AST, skip: Label | None) -> S:
-        """Return the state at a loop head from its entry and the state after one more iteration."""
-
-    def rebase(self, state: S, head: S) -> S:
-        """Return a state computed in the first iteration as it holds for any iteration."""
 
 
 @dataclass
@@ -120,23 +79,8 @@ def walk_scope(domain: Domain[S], src: SourceFile, scope: Scope) -> S | None:
     return walker.join(finals)
 
 
-class Walker(Generic[S]):
-    """Carries a domain's state through statements and expressions in evaluation order."""
-
-    def __init__(self, domain: Domain[S], src: SourceFile) -> None:
-        self.domain = domain
-        self.src = src
-
-    def join(self, alts: Sequence[tuple[S | None, Label | None]]) -> S | None:
-        """Join the reachable alternatives; None when none is reachable."""
-        live = [(state, label) for state, label in alts if state is not None]
-        if not live:
-            return None
-        if len(live) == 1:
-            return live[0][0]
-        return self.domain.join(live)
-
-    # ---- statements ----------------------------------------------------------------------------
+class Walker(ExpressionWalker[S]):
+    """Carries a domain's state through statements, joining the paths where they fork."""
 
     def block(self, stmts: Sequence[ast.stmt], state: S) -> Exits[S]:
         """Walk a statement list; statements after a jump are unreachable and not walked."""
@@ -156,7 +100,7 @@ class Walker(Generic[S]):
         handler = _STATEMENTS.get(type(node))
         if handler is not None:
             return handler(self, node, state)
-        return Exits(normal=self.exprs(_evaluated_children(node), state))
+        return Exits(normal=self.exprs(evaluated_children(node), state))
 
     def _return(self, node: ast.Return, state: S) -> Exits[S]:
         state = self.exprs([node.value], state)
@@ -319,130 +263,6 @@ class Walker(Generic[S]):
         out.normal = self.join(ends)
         return out
 
-    # ---- expressions ---------------------------------------------------------------------------
-
-    def exprs(self, nodes: Sequence[ast.AST | None], state: S) -> S:
-        """Evaluate expressions left to right (None entries are absent optional parts)."""
-        for node in nodes:
-            if node is not None:
-                state = self.expr(node, state)
-        return state
-
-    def expr(self, node: ast.AST, state: S) -> S:
-        """Evaluate one expression."""
-        handler = _EXPRESSIONS.get(type(node))
-        if handler is not None:
-            result: S = handler(self, node, state)
-            return result
-        for part in _forks_and_calls(node):
-            state = _EXPRESSIONS[type(part)](self, part, state)
-        return state
-
-    def _call(self, node: ast.Call, state: S) -> S:
-        state = self.exprs([node.func, *node.args, *[k.value for k in node.keywords]], state)
-        return self.domain.on_call(state, node)
-
-    def _boolop(self, node: ast.BoolOp, state: S) -> S:
-        op = "and" if isinstance(node.op, ast.And) else "or"
-        alts: list[tuple[S | None, Label | None]] = []
-        for index, value in enumerate(node.values):
-            state = self.expr(value, state)
-            if index < len(node.values) - 1:
-                alts.append((state, Label(f"that short-circuits the `{op}` at {{at}} after `{{code}}`",
-                                          value.lineno, value)))
-        alts.append((state, Label(f"that evaluates every operand of the `{op}` at {{at}}", node.lineno)))
-        return self.join(alts)  # type: ignore[return-value]
-
-    def _compare(self, node: ast.Compare, state: S) -> S:
-        state = self.exprs([node.left, node.comparators[0]], state)
-        alts: list[tuple[S | None, Label | None]] = []
-        for comparator in node.comparators[1:]:  # a chain stops at its first false link
-            alts.append((state, Label("that short-circuits the comparison at {at}", node.lineno)))
-            state = self.expr(comparator, state)
-        alts.append((state, None))
-        return self.join(alts)  # type: ignore[return-value]
-
-    def _ifexp(self, node: ast.IfExp, state: S) -> S:
-        state = self.expr(node.test, state)
-        return self.join([  # type: ignore[return-value]
-            (self.expr(node.body, state), Label("through the true arm of `{code}` at {at}", node.lineno, node)),
-            (self.expr(node.orelse, state), Label("through the false arm of `{code}` at {at}", node.lineno, node)),
-        ])
-
-    def _lambda(self, node: ast.Lambda, state: S) -> S:
-        return self._defaults(node.args, state)
-
-    def _defaults(self, args: ast.arguments, state: S) -> S:
-        return self.exprs([*args.defaults, *args.kw_defaults], state)
-
-    def _dict(self, node: ast.Dict, state: S) -> S:
-        for key, value in zip(node.keys, node.values):
-            state = self.exprs([key, value], state)
-        return state
-
-    def _comprehension(self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp,
-                       state: S) -> S:
-        # Only the first iterable is evaluated in the enclosing scope; the rest runs per element.
-        entry = self.expr(node.generators[0].iter, state)
-        return self._generator_loop(node, 0, entry)
-
-    def _generator_loop(self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp,
-                        index: int, entry: S) -> S:
-        back = self._generator_iteration(node, index, entry)
-        skip = Label("that skips the comprehension at {at}", node.lineno) if index == 0 else None
-        return self.domain.widen(entry, back, node, skip)
-
-    def _generator_iteration(self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp,
-                             index: int, state: S) -> S:
-        generator = node.generators[index]
-        state = self.expr(generator.target, state)
-        filtered: list[tuple[S | None, Label | None]] = []
-        for condition in generator.ifs:  # a false filter ends this element early
-            state = self.expr(condition, state)
-            filtered.append((state, None))
-        if index + 1 < len(node.generators):
-            inner = self.expr(node.generators[index + 1].iter, state)
-            state = self._generator_loop(node, index + 1, inner)
-        elif isinstance(node, ast.DictComp):
-            state = self.exprs([node.key, node.value], state)
-        else:
-            state = self.expr(node.elt, state)
-        return self.join([*filtered, (state, None)])  # type: ignore[return-value]
-
-
-def _evaluated_children(node: ast.AST) -> list[ast.AST]:
-    """Return the sub-expressions a simple statement or expression evaluates, in evaluation order."""
-    if isinstance(node, ast.Assign):
-        return [node.value, *node.targets]
-    if isinstance(node, ast.AnnAssign):  # the annotation is not evaluated in a function
-        return [node.value, node.target] if node.value is not None else []
-    if isinstance(node, ast.Assert):  # the message only runs when the assert fails, which ends nothing
-        return [node.test]
-    children: list[ast.AST] = []
-    for child in ast.iter_child_nodes(node):
-        if isinstance(child, ast.expr):
-            children.append(child)
-        elif isinstance(child, ast.keyword):
-            children.append(child.value)
-    return children
-
-
-def _forks_and_calls(node: ast.AST) -> list[ast.AST]:
-    """Return the calls and forking sub-expressions of `node` in evaluation order.
-
-    Everything else (operators, attributes, subscripts, displays) just evaluates its parts in order, so
-    it is flattened here without recursion: a 3,000-term `a + b + ...` must not exhaust the stack.
-    """
-    found: list[ast.AST] = []
-    stack: list[ast.AST] = [node]
-    while stack:
-        current = stack.pop()
-        if type(current) in _EXPRESSIONS:
-            found.append(current)
-        elif type(current) is not ast.Name and type(current) is not ast.Constant:
-            stack.extend(reversed(_evaluated_children(current)))
-    return found
-
 
 def _always_true(test: ast.expr) -> bool:
     return isinstance(test, ast.Constant) and bool(test.value)
@@ -475,16 +295,3 @@ _STATEMENTS: dict[type, Callable[..., Exits]] = {  # type: ignore[type-arg]
 }
 if hasattr(ast, "TryStar"):  # Python 3.11+: `except*` behaves like `except` for paths
     _STATEMENTS[ast.TryStar] = Walker._try
-
-_EXPRESSIONS: dict[type, Callable[..., Any]] = {
-    ast.Call: Walker._call,
-    ast.BoolOp: Walker._boolop,
-    ast.Compare: Walker._compare,
-    ast.IfExp: Walker._ifexp,
-    ast.Lambda: Walker._lambda,
-    ast.Dict: Walker._dict,
-    ast.ListComp: Walker._comprehension,
-    ast.SetComp: Walker._comprehension,
-    ast.GeneratorExp: Walker._comprehension,
-    ast.DictComp: Walker._comprehension,
-}
