@@ -75,6 +75,10 @@ class ExpressionWalker(Generic[S]):
             return live[0][0]
         return self.domain.join(live)
 
+    def merge(self, alts: Sequence[tuple[S, Label | None]]) -> S:
+        """Join alternatives that are all reachable (as the arms of an expression always are)."""
+        return alts[0][0] if len(alts) == 1 else self.domain.join(alts)
+
     def exprs(self, nodes: Sequence[ast.AST | None], state: S) -> S:
         """Evaluate expressions left to right (None entries are absent optional parts)."""
         for node in nodes:
@@ -98,27 +102,27 @@ class ExpressionWalker(Generic[S]):
 
     def _boolop(self, node: ast.BoolOp, state: S) -> S:
         op = "and" if isinstance(node.op, ast.And) else "or"
-        alts: list[tuple[S | None, Label | None]] = []
+        alts: list[tuple[S, Label | None]] = []
         for index, value in enumerate(node.values):
             state = self.expr(value, state)
             if index < len(node.values) - 1:
                 alts.append((state, Label(f"that short-circuits the `{op}` at {{at}} after `{{code}}`",
                                           value.lineno, value)))
         alts.append((state, Label(f"that evaluates every operand of the `{op}` at {{at}}", node.lineno)))
-        return self.join(alts)  # type: ignore[return-value]
+        return self.merge(alts)
 
     def _compare(self, node: ast.Compare, state: S) -> S:
         state = self.exprs([node.left, node.comparators[0]], state)
-        alts: list[tuple[S | None, Label | None]] = []
+        alts: list[tuple[S, Label | None]] = []
         for comparator in node.comparators[1:]:  # a chain stops at its first false link
             alts.append((state, Label("that short-circuits the comparison at {at}", node.lineno)))
             state = self.expr(comparator, state)
         alts.append((state, None))
-        return self.join(alts)  # type: ignore[return-value]
+        return self.merge(alts)
 
     def _ifexp(self, node: ast.IfExp, state: S) -> S:
         state = self.expr(node.test, state)
-        return self.join([  # type: ignore[return-value]
+        return self.merge([
             (self.expr(node.body, state), Label("through the true arm of `{code}` at {at}", node.lineno, node)),
             (self.expr(node.orelse, state), Label("through the false arm of `{code}` at {at}", node.lineno, node)),
         ])
@@ -150,7 +154,7 @@ class ExpressionWalker(Generic[S]):
                              index: int, state: S) -> S:
         generator = node.generators[index]
         state = self.expr(generator.target, state)
-        filtered: list[tuple[S | None, Label | None]] = []
+        filtered: list[tuple[S, Label | None]] = []
         for condition in generator.ifs:  # a false filter ends this element early
             state = self.expr(condition, state)
             filtered.append((state, None))
@@ -161,7 +165,7 @@ class ExpressionWalker(Generic[S]):
             state = self.exprs([node.key, node.value], state)
         else:
             state = self.expr(node.elt, state)
-        return self.join([*filtered, (state, None)])  # type: ignore[return-value]
+        return self.merge([*filtered, (state, None)])
 
 
 def evaluated_children(node: ast.AST) -> list[ast.AST]:

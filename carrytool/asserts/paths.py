@@ -33,7 +33,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Generic
+from typing import Any, Generic
 
 from carrytool.asserts.expressions import Alt, Domain, ExpressionWalker, Label, S, evaluated_children
 from carrytool.asserts.pyscope import Scope, run_body
@@ -132,8 +132,9 @@ class Walker(ExpressionWalker[S]):
             state = self.expr(current.test, state)
             taken = Label(f"through the `{keyword} {{code}}` branch at {{at}}", current.lineno, current.test)
             branches.append((self.block(current.body, state), taken))
-            if self._is_elif(current):
-                current, keyword = current.orelse[0], "elif"  # type: ignore[assignment]
+            elif_node = self._elif(current)
+            if elif_node is not None:
+                current, keyword = elif_node, "elif"
                 continue
             if current.orelse:
                 line = self._keyword_line("else", current.body[-1], current.orelse[0])
@@ -144,9 +145,12 @@ class Walker(ExpressionWalker[S]):
                 branches.append((Exits(normal=state), Label(text, node.lineno, node.test)))
             return self._merge(branches)
 
-    def _is_elif(self, node: ast.If) -> bool:
+    def _elif(self, node: ast.If) -> ast.If | None:
+        """Return the `elif` continuing an `if` (the AST spells it `else:` + `if`; the source tells)."""
         inner = node.orelse[0] if len(node.orelse) == 1 else None
-        return isinstance(inner, ast.If) and self.src.line_text(inner.lineno).lstrip().startswith("elif")
+        if isinstance(inner, ast.If) and self.src.line_text(inner.lineno).lstrip().startswith("elif"):
+            return inner
+        return None
 
     def _keyword_line(self, keyword: str, before: ast.stmt, after: ast.stmt) -> int:
         """Return the line of a block keyword (`else`, `finally`) between two statements."""
@@ -276,7 +280,7 @@ def _irrefutable(pattern: ast.pattern) -> bool:
     return False
 
 
-_STATEMENTS: dict[type, Callable[..., Exits]] = {  # type: ignore[type-arg]
+_STATEMENTS: dict[type, Callable[..., Exits[Any]]] = {
     ast.Return: Walker._return,
     ast.Raise: Walker._raise,
     ast.Break: Walker._break,

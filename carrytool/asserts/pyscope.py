@@ -120,7 +120,7 @@ def segment(src: SourceFile, node: ast.AST) -> tuple[int, str]:
         return 1, src.text
     start = first_line(node)
     end = last = getattr(node, "end_lineno", None) or start
-    indent = _indent(src.line_text(node.lineno))  # type: ignore[attr-defined]
+    indent = _indent(src.line_text(getattr(node, "lineno", start)))
     while last < len(src.lines):
         text = src.line_text(last + 1)
         if text.strip() and not (text.lstrip().startswith("#") and _indent(text) > indent):

@@ -9,7 +9,7 @@ import re
 import tokenize
 from collections.abc import Callable
 from functools import cached_property
-from typing import TypeVar
+from typing import TypeVar, cast
 
 T = TypeVar("T")
 
@@ -92,7 +92,7 @@ class SourceFile:
         """Return the value cached under `key`, building it on first use (keys hold node ids)."""
         if key not in self._memo:
             self._memo[key] = build()
-        return self._memo[key]  # type: ignore[return-value]
+        return cast(T, self._memo[key])
 
 
 def _encoding(data: bytes) -> str:
