@@ -1,0 +1,150 @@
+"""Evaluate hot-path assertions on source text: the entry points and the dispatch to each check.
+
+Every check reads the file's bytes given to it, never the disk. A missing file, a file that does not
+parse, a missing scope or a malformed spec is a failed outcome whose message says which; nothing here
+raises for any file content.
+
+Where the contract is silent, the decisions live with the code they shape (and in docs/assertions.md):
+the callee's dotted form continues through call boundaries (`names`); same-named definitions such as a
+property's getter and setter are alternatives of one scope, `@overload` stubs aside (`pyscope`); the path
+model for loops, `while True`, `try` and nested definitions (`paths`); a bounded `calls` with no call at
+all judges only the bounds, so `max: 0` holds (`counts`); `guarded_by` looks at every lexical call,
+nested functions included (`guards`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from carrytool.asserts.counts import check_calls
+from carrytool.asserts.guards import check_guarded
+from carrytool.asserts.lexical import check_defines, check_mentions, check_not_calls
+from carrytool.asserts.messages import Verdict, failed, passed
+from carrytool.asserts.names import parse_target
+from carrytool.asserts.order import check_order
+from carrytool.asserts.pyscope import Scope, resolve_scope
+from carrytool.asserts.source import SourceFile
+from carrytool.asserts.spec import CHECKS, TEXT_CHECKS, AssertOutcome, AssertSpec
+from carrytool.asserts.text import check_text
+
+_BOUNDS = ("times", "min", "max", "guarded_by")
+
+
+def evaluate(spec: AssertSpec, source: bytes | None) -> AssertOutcome:
+    """Evaluate one assertion on a file's content (`None` when the file does not exist in the tree)."""
+    return _evaluate(spec, SourceFile(spec.file, source) if source is not None else None)
+
+
+def evaluate_all(specs: Iterable[AssertSpec],
+                 read_file: Callable[[str], bytes | None]) -> list[AssertOutcome]:
+    """Evaluate assertions in order, reading each distinct file once and parsing each Python file once."""
+    files: dict[str, SourceFile | None] = {}
+    outcomes: list[AssertOutcome] = []
+    for spec in specs:
+        if spec.file not in files:
+            data = read_file(spec.file)
+            files[spec.file] = SourceFile(spec.file, data) if data is not None else None
+        outcomes.append(_evaluate(spec, files[spec.file]))
+    return outcomes
+
+
+def _evaluate(spec: AssertSpec, src: SourceFile | None) -> AssertOutcome:
+    try:
+        verdict = _judge(spec, src)
+    except RecursionError:
+        # The walks recurse along the nesting of the code; absurdly deep code is refused, not crashed on.
+        verdict = failed(f"{spec.file}: the code is nested too deeply to analyse")
+    return AssertOutcome(name=spec.name, file=spec.file, ok=verdict.ok, message=verdict.message,
+                         line=verdict.line, entry=spec.entry, why=spec.why)
+
+
+def _judge(spec: AssertSpec, src: SourceFile | None) -> Verdict:
+    if src is None:
+        return failed(f"{spec.file} does not exist in the composed tree")
+    problem = spec_problem(spec)
+    if problem:
+        return failed(problem)
+    if spec.check in TEXT_CHECKS and not spec.scope:
+        return check_text(src, None, spec.check, str(spec.target))
+    if src.parse_error:
+        return failed(src.parse_error)
+    scope = resolve_scope(src, spec.scope)
+    if isinstance(scope, str):
+        return failed(scope)
+    return _judge_python(spec, src, scope)
+
+
+def _judge_python(spec: AssertSpec, src: SourceFile, scope: Scope) -> Verdict:
+    check, target = spec.check, spec.target
+    if check in TEXT_CHECKS:
+        return check_text(src, scope, check, str(target))
+    if check == "defines":
+        return check_defines(src, scope, str(target).strip())
+    if check == "order":
+        names = [name.strip() for name in _names(target)]
+        return check_order(src, scope, [parse_target(name) or () for name in names], names)
+    shown = str(target).strip()
+    dotted = parse_target(shown) or ()
+    if check == "mentions":
+        return check_mentions(src, scope, dotted, shown)
+    if check == "not_calls":
+        return check_not_calls(src, scope, dotted, shown)
+    low, high = _bounds(spec)
+    counted = check_calls(src, scope, dotted, shown, low, high)
+    if not counted.ok or spec.guarded_by is None:
+        return counted
+    guard = spec.guarded_by.strip()
+    guarded = check_guarded(src, scope, dotted, shown, parse_target(guard) or (), guard)
+    if not guarded.ok or (low is None and high is None):
+        return guarded
+    return passed(f"{counted.message}; {guarded.message}", counted.line)
+
+
+def spec_problem(spec: AssertSpec) -> str | None:
+    """Return why a spec cannot be evaluated (unknown check, malformed target or bounds), or None."""
+    check, target = spec.check, spec.target
+    if check not in CHECKS:
+        return f"unknown check `{check}` (known: {', '.join(CHECKS)})"
+    if spec.scope is not None and not isinstance(spec.scope, str):
+        return f"`in` needs a qualified name such as Worker.wake_up, got {spec.scope!r}"
+    if check in TEXT_CHECKS:
+        return None if isinstance(target, str) and target else f"`{check}` needs a non-empty text"
+    if check == "order":
+        names = _names(target)
+        if not names or any(parse_target(name) is None for name in names):
+            return f"`order` needs a list of dotted names such as [torch.cuda.synchronize, unmap_and_release], " \
+                   f"got {target!r}"
+    elif parse_target(target) is None or (check == "defines" and "(" in str(target)):
+        return f"`{check}` needs a dotted name such as backend.resume, got {target!r}"
+    return _bounds_problem(spec)
+
+
+def _bounds_problem(spec: AssertSpec) -> str | None:
+    for key in _BOUNDS:
+        if getattr(spec, key) is not None and spec.check != "calls":
+            return f"`{key}` only applies to `calls`, not to `{spec.check}`"
+    for key in ("times", "min", "max"):
+        value = getattr(spec, key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+            return f"`{key}` needs a whole number >= 0, got {value!r}"
+    if spec.guarded_by is not None and parse_target(spec.guarded_by) is None:
+        return f"`guarded_by` needs a name such as coordinate_pp_cudagraph_mode, got {spec.guarded_by!r}"
+    low, high = _bounds(spec)
+    if low is not None and high is not None and low > high:
+        return f"the bounds can never hold: at least {low} and at most {high}"
+    return None
+
+
+def _bounds(spec: AssertSpec) -> tuple[int | None, int | None]:
+    """Return the (low, high) bounds on the count: `times` is both, `min`/`max` narrow it."""
+    lows = [value for value in (spec.times, spec.min) if value is not None]
+    highs = [value for value in (spec.times, spec.max) if value is not None]
+    return (max(lows) if lows else None), (min(highs) if highs else None)
+
+
+def _names(target: object) -> list[str]:
+    if isinstance(target, str):
+        return [target]
+    if isinstance(target, (tuple, list)) and all(isinstance(name, str) for name in target):
+        return list(target)
+    return []

@@ -1,0 +1,153 @@
+"""Lexical checks (`defines`, `mentions`, `not_calls`) and the per-scope indexes every check shares.
+
+Lexical means "anywhere inside the scope's text": nested functions, lambdas and classes included, and
+for a definition its decorators and parameters too. Comments and strings never count: the indexes are
+built from the AST, where a comment does not exist and a docstring is just a string constant.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from carrytool.asserts.messages import Verdict, failed, passed
+from carrytool.asserts.names import (Dotted, dotted_form, identifier_nodes, is_suffix, names_identifier,
+                                     render)
+from carrytool.asserts.pyscope import Scope, definitions, segment, suggest
+from carrytool.asserts.source import SourceFile
+
+_NESTING = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+
+
+@dataclass(frozen=True)
+class LexicalIndex:
+    """What a scope holds, in source order: its calls (and whether the scope runs them), its identifiers."""
+
+    calls: list[tuple[ast.Call, bool]]
+    identifiers: list[ast.AST]
+
+
+def lexical_index(src: SourceFile, scope: Scope) -> LexicalIndex:
+    """Return the scope's lexical index, built once per scope and file."""
+    def build() -> LexicalIndex:
+        calls: list[tuple[ast.Call, bool]] = []
+        nodes: list[ast.AST] = []
+        for root in scope.nodes:
+            for node, runs in _walk(root):
+                nodes.append(node)
+                if isinstance(node, ast.Call):
+                    calls.append((node, runs))
+        calls.sort(key=lambda item: _position(item[0]))
+        identifiers = sorted(identifier_nodes(nodes), key=_position)
+        return LexicalIndex(calls, identifiers)
+    return src.memo(("lexical", tuple(id(node) for node in scope.nodes)), build)
+
+
+def lexical_calls(src: SourceFile, scope: Scope) -> list[tuple[ast.Call, bool]]:
+    """Return every call inside the scope with whether the scope's own paths run it."""
+    return lexical_index(src, scope).calls
+
+
+def _walk(root: ast.AST) -> Iterator[tuple[ast.AST, bool]]:
+    """Yield every node under `root` (iteratively: deep code must not exhaust the stack)."""
+    stack: list[tuple[ast.AST, bool]] = [(root, True)]
+    while stack:
+        node, runs = stack.pop()
+        yield node, runs
+        for name, value in ast.iter_fields(node):
+            child_runs = _child_runs(node, name, runs, node is root)
+            for child in value if isinstance(value, list) else [value]:
+                if isinstance(child, ast.AST):
+                    stack.append((child, child_runs))
+
+
+def _child_runs(node: ast.AST, field: str, runs: bool, is_root: bool) -> bool:
+    if field in ("annotation", "returns"):
+        return False  # the path walk does not evaluate annotations
+    if not isinstance(node, _NESTING):
+        return runs
+    if field == "body":
+        return is_root  # the scope's own body runs; a nested definition's body does not
+    return runs and not is_root  # a scope's decorators and defaults run in the enclosing scope
+
+
+def _position(node: ast.AST) -> tuple[int, int]:
+    return getattr(node, "lineno", 0), getattr(node, "col_offset", 0)
+
+
+def callee(src: SourceFile, call: ast.Call) -> Dotted:
+    """Return the dotted form of a call's callee, computed once per call node."""
+    return src.memo(("callee", id(call)), lambda: dotted_form(call))
+
+
+def is_call_of(src: SourceFile, call: ast.Call, target: Dotted) -> bool:
+    """Tell whether `call` calls `target` (suffix match on whole components)."""
+    return is_suffix(target, callee(src, call))
+
+
+def check_defines(src: SourceFile, scope: Scope, target: str) -> Verdict:
+    """Judge `defines: Q`: Q (relative to the scope) is a function, async function or class there."""
+    prefix = f"{scope.name}." if scope.name else ""
+    found = definitions(src).get(prefix + target)
+    if found:
+        line = found[0].lineno
+        return passed(f"{prefix}{target} is defined at {src.at(line)}", line)
+    inside = [name[len(prefix):] for name in definitions(src) if name.startswith(prefix)]
+    return failed(f"{scope.prefix}{target} is not defined in {scope.where} {suggest(target, inside)}", scope.line)
+
+
+def check_mentions(src: SourceFile, scope: Scope, target: Dotted, shown: str) -> Verdict:
+    """Judge `mentions: NAME`: NAME is used as a name, attribute, argument or keyword in the scope."""
+    for node in lexical_index(src, scope).identifiers:
+        if names_identifier(node, target):
+            line = getattr(node, "lineno", None)
+            return passed(f"{shown} is mentioned in {scope.where} at {src.at(line)}", line)
+    return failed(f"{scope.prefix}{shown} is never mentioned in {scope.where} as a name, attribute, argument "
+                  f"or keyword{text_hint(src, scope, target[-1][0])}", scope.line)
+
+
+def check_not_calls(src: SourceFile, scope: Scope, target: Dotted, shown: str) -> Verdict:
+    """Judge `not_calls: D`: no call of D anywhere lexically inside the scope."""
+    found = [call for call, _ in lexical_calls(src, scope) if is_call_of(src, call, target)]
+    if not found:
+        return passed(f"{shown} is not called anywhere in {scope.where}", scope.line)
+    more = len(found) - 1
+    others = f" and {more} more place{'s' if more > 1 else ''}" if more else ""
+    return failed(f"{scope.prefix}{shown} is called at {src.at(found[0].lineno)}{others} (want no calls)",
+                  found[0].lineno)
+
+
+def absence_hint(src: SourceFile, scope: Scope, target: Dotted) -> str:
+    """Say why a target that no path calls may still look present: an unrun call, a near name, text."""
+    for call, runs in lexical_calls(src, scope):
+        if is_call_of(src, call, target):
+            why = ("is unreachable" if runs
+                   else "is not run by the scope: it is in a nested def, lambda, class or annotation")
+            return f" (the call at {src.at(call.lineno)} {why})"
+    # Compare like with like: the callee's trailing components, as many as the target has.
+    forms = {render(callee(src, call)[-len(target):]): call
+             for call, _ in lexical_calls(src, scope) if callee(src, call)}
+    close = difflib.get_close_matches(render(target), list(forms), n=1, cutoff=0.8)
+    if close:
+        return f" (did you mean `{close[0]}`, called at {src.at(forms[close[0]].lineno)}?)"
+    name = target[-1][0]
+    for node in lexical_index(src, scope).identifiers:
+        if names_identifier(node, ((name, False),)):
+            return f" (`{name}` is used at {src.at(getattr(node, 'lineno', None))}, but not called)"
+    return text_hint(src, scope, name)
+
+
+def text_hint(src: SourceFile, scope: Scope, word: str) -> str:
+    """Point at text holding `word` where the Python checks do not look (comments, strings, ...)."""
+    pattern = re.compile(rf"(?<![\w]){re.escape(word)}(?![\w])")
+    for node in scope.nodes:
+        start, text = segment(src, node)
+        found = pattern.search(text)
+        if found:
+            line = start + text.count("\n", 0, found.start())
+            return (f" (`{word}` appears at {src.at(line)}, but only in a comment, a string, an import "
+                    f"or a definition's name)")
+    return ""

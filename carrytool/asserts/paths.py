@@ -1,0 +1,301 @@
+"""Path-sensitive walks over a scope, without enumerating paths.
+
+A walk carries an abstract state (a `Domain`: call counts, "called before" sets) through the scope's
+statements in evaluation order. Where control flow forks (if/elif/else, match cases, try handlers,
+loops, `and`/`or`, conditional expressions) each alternative is walked once and the results are joined,
+so the cost is linear in the size of the scope, however many paths it has.
+
+The path model, as the contract fixes it and where it is silent:
+- `if`/`elif`/`else` and `match` cases are alternatives; an `if` without `else` and a `match` without an
+  irrefutable case also have the path that takes none of them. Tests are not evaluated (any branch may
+  be taken), except that `while True:` (any constant true test) always enters its body and leaves only
+  by `break`, `return` or `raise`.
+- A loop body (`for`, `async for`, `while`, comprehensions) runs zero or more times: a call in it has no
+  upper bound and does not count toward a minimum. A `for`'s iterable is evaluated once, a `while`'s test
+  before every iteration; `else:` of a loop runs when it ends without `break`.
+- `return` and `raise` end a path; `break`/`continue` end an iteration.
+- `try`: the path without exception runs the body, then `else:`. A handler path runs the body to any of
+  its exits (its end, a `return`, `raise`, `break` or `continue` in it: calls are assumed not to raise,
+  so the whole body counts as run) and then the handler. An explicit `raise` in a `try` that has handlers
+  is caught by them. `finally:` runs on every path leaving the `try`.
+- `with` bodies run once; the context expressions are evaluated first (`with lock():` calls `lock`).
+- Nested `def`, `async def`, `lambda` and `class` bodies are not run; their decorators, default values,
+  class bases and keywords are. Annotations are not evaluated. `assert` evaluates its test, never its
+  message, and never ends a path.
+- Calls evaluate the callee expression, then the arguments, then the call itself, so in `b(a())` the call
+  of `a` comes first. `await x()` is the call of `x`. The right operands of `and`/`or`, later links of a
+  comparison chain and the arms of a conditional expression may or may not run.
+- Several definitions with the same qualified name are alternatives (see `pyscope`).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Generic
+
+from carrytool.asserts.expressions import Alt, Domain, ExpressionWalker, Label, S, evaluated_children
+from carrytool.asserts.pyscope import Scope, run_body
+from carrytool.asserts.source import SourceFile
+
+
+@dataclass
+class Exits(Generic[S]):
+    """How a block can be left: falling through (`normal`) or by a jump, each with its decision."""
+
+    normal: S | None = None
+    returns: list[Alt[S]] = field(default_factory=list)
+    raises: list[Alt[S]] = field(default_factory=list)
+    breaks: list[Alt[S]] = field(default_factory=list)
+    continues: list[Alt[S]] = field(default_factory=list)
+
+    def absorb(self, other: Exits[S]) -> None:
+        """Add the jumps of `other` (not its fall-through) to this one's."""
+        self.returns += other.returns
+        self.raises += other.raises
+        self.breaks += other.breaks
+        self.continues += other.continues
+
+    def jumps(self) -> list[Alt[S]]:
+        """Return every jump out of the block."""
+        return self.returns + self.raises + self.breaks + self.continues
+
+
+def walk_scope(domain: Domain[S], src: SourceFile, scope: Scope) -> S | None:
+    """Walk every path through `scope`; return the joined state at the end of all of them.
+
+    None means no path through the scope ends (it loops forever).
+    """
+    walker = Walker(domain, src)
+    finals: list[tuple[S | None, Label | None]] = []
+    for node in scope.nodes:
+        exits = walker.block(run_body(node), domain.start())
+        end = Label(f"that reaches the end of {scope.where} at {{at}}",
+                    getattr(node, "end_lineno", None) or len(src.lines))
+        final = walker.join([(exits.normal, end), *exits.jumps()])
+        definition = Label("through the definition at {at}", getattr(node, "lineno", 0))
+        finals.append((final, definition if len(scope.nodes) > 1 else None))
+    return walker.join(finals)
+
+
+class Walker(ExpressionWalker[S]):
+    """Carries a domain's state through statements, joining the paths where they fork."""
+
+    def block(self, stmts: Sequence[ast.stmt], state: S) -> Exits[S]:
+        """Walk a statement list; statements after a jump are unreachable and not walked."""
+        out: Exits[S] = Exits()
+        current = state
+        for stmt in stmts:
+            exits = self.stmt(stmt, current)
+            out.absorb(exits)
+            if exits.normal is None:
+                return out
+            current = exits.normal
+        out.normal = current
+        return out
+
+    def stmt(self, node: ast.stmt, state: S) -> Exits[S]:
+        """Walk one statement."""
+        handler = _STATEMENTS.get(type(node))
+        if handler is not None:
+            return handler(self, node, state)
+        return Exits(normal=self.exprs(evaluated_children(node), state))
+
+    def _return(self, node: ast.Return, state: S) -> Exits[S]:
+        state = self.exprs([node.value], state)
+        return Exits(returns=[(state, Label("that returns at {at}", node.lineno))])
+
+    def _raise(self, node: ast.Raise, state: S) -> Exits[S]:
+        state = self.exprs([node.exc, node.cause], state)
+        return Exits(raises=[(state, Label("that raises at {at}", node.lineno))])
+
+    def _break(self, node: ast.Break, state: S) -> Exits[S]:
+        return Exits(breaks=[(state, Label("that breaks out of the loop at {at}", node.lineno))])
+
+    def _continue(self, node: ast.Continue, state: S) -> Exits[S]:
+        return Exits(continues=[(state, None)])
+
+    def _def(self, node: ast.FunctionDef | ast.AsyncFunctionDef, state: S) -> Exits[S]:
+        state = self.exprs(node.decorator_list, state)
+        return Exits(normal=self._defaults(node.args, state))
+
+    def _class(self, node: ast.ClassDef, state: S) -> Exits[S]:
+        state = self.exprs([*node.decorator_list, *node.bases], state)
+        return Exits(normal=self.exprs([k.value for k in node.keywords], state))
+
+    def _if(self, node: ast.If, state: S) -> Exits[S]:
+        # An elif chain is one multi-way fork; walking it flat also keeps long chains off the stack.
+        branches: list[tuple[Exits[S], Label | None]] = []
+        current, keyword = node, "if"
+        while True:
+            state = self.expr(current.test, state)
+            taken = Label(f"through the `{keyword} {{code}}` branch at {{at}}", current.lineno, current.test)
+            branches.append((self.block(current.body, state), taken))
+            elif_node = self._elif(current)
+            if elif_node is not None:
+                current, keyword = elif_node, "elif"
+                continue
+            if current.orelse:
+                line = self._keyword_line("else", current.body[-1], current.orelse[0])
+                branches.append((self.block(current.orelse, state), Label("through the `else` branch at {at}", line)))
+            else:
+                text = ("that skips the `if {code}` at {at}" if current is node
+                        else "that takes none of the branches of the `if {code}` at {at}")
+                branches.append((Exits(normal=state), Label(text, node.lineno, node.test)))
+            return self._merge(branches)
+
+    def _elif(self, node: ast.If) -> ast.If | None:
+        """Return the `elif` continuing an `if` (the AST spells it `else:` + `if`; the source tells)."""
+        inner = node.orelse[0] if len(node.orelse) == 1 else None
+        if isinstance(inner, ast.If) and self.src.line_text(inner.lineno).lstrip().startswith("elif"):
+            return inner
+        return None
+
+    def _keyword_line(self, keyword: str, before: ast.stmt, after: ast.stmt) -> int:
+        """Return the line of a block keyword (`else`, `finally`) between two statements."""
+        for line in range(getattr(before, "end_lineno", before.lineno) or before.lineno, after.lineno + 1):
+            text = self.src.line_text(line).lstrip()
+            if text.startswith(keyword) and text[len(keyword):len(keyword) + 1] in (":", " "):
+                return line
+        return after.lineno
+
+    def _merge(self, branches: list[tuple[Exits[S], Label | None]]) -> Exits[S]:
+        out: Exits[S] = Exits()
+        for exits, _ in branches:
+            out.absorb(exits)
+        out.normal = self.join([(exits.normal, label) for exits, label in branches])
+        return out
+
+    def _match(self, node: ast.Match, state: S) -> Exits[S]:
+        pending: S | None = self.expr(node.subject, state)  # the state when no earlier case was taken
+        branches: list[tuple[Exits[S], Label | None]] = []
+        for case in node.cases:
+            if pending is None:
+                break
+            matched = self.expr(case.guard, pending) if case.guard is not None else pending
+            label = Label("through the `case {code}` at {at}", case.pattern.lineno, case.pattern, case.guard)
+            branches.append((self.block(case.body, matched), label))
+            if case.guard is not None:
+                pending = self.join([(pending, None), (matched, None)])  # no match, or the guard failed
+            elif _irrefutable(case.pattern):
+                pending = None
+        if pending is not None:
+            branches.append((Exits(normal=pending),
+                             Label("that matches no case of the `match {code}` at {at}", node.lineno, node.subject)))
+        return self._merge(branches)
+
+    def _with(self, node: ast.With | ast.AsyncWith, state: S) -> Exits[S]:
+        for item in node.items:
+            state = self.exprs([item.context_expr, item.optional_vars], state)
+        return self.block(node.body, state)
+
+    def _try(self, node: ast.Try, state: S) -> Exits[S]:
+        body = self.block(node.body, state)
+        out: Exits[S] = Exits(returns=list(body.returns), breaks=list(body.breaks),
+                              continues=list(body.continues))
+        branches: list[tuple[S | None, Label | None]] = []
+        if node.handlers:
+            caught = self.join([(body.normal, None), *body.jumps()])
+            for handler in node.handlers:
+                if caught is None:
+                    break  # no path through the body ends, so no handler can run after it
+                exits = self.block(handler.body, self.exprs([handler.type], caught))
+                out.absorb(exits)
+                branches.append((exits.normal, self._handler_label(handler, node)))
+        else:
+            out.raises += body.raises
+        no_exception = body.normal
+        if node.orelse and no_exception is not None:
+            exits = self.block(node.orelse, no_exception)
+            out.absorb(exits)
+            no_exception = exits.normal
+        quiet = Label("that raises no exception in the `try` at {at}", node.lineno) if node.handlers else None
+        out.normal = self.join([(no_exception, quiet), *branches])
+        return self._finally(node.finalbody, out) if node.finalbody else out
+
+    def _handler_label(self, handler: ast.ExceptHandler, node: ast.Try) -> Label:
+        star = "*" if type(node).__name__ == "TryStar" else ""
+        if handler.type is None:
+            return Label(f"through the bare `except{star}` handler at {{at}}", handler.lineno)
+        return Label(f"through the `except{star} {{code}}` handler at {{at}}", handler.lineno, handler.type)
+
+    def _finally(self, final: list[ast.stmt], exits: Exits[S]) -> Exits[S]:
+        out: Exits[S] = Exits()
+        if exits.normal is not None:
+            ran = self.block(final, exits.normal)
+            out.absorb(ran)
+            out.normal = ran.normal
+        for kind in ("returns", "raises", "breaks", "continues"):
+            for state, label in getattr(exits, kind):
+                ran = self.block(final, state)
+                out.absorb(ran)
+                if ran.normal is not None:  # the jump resumes once `finally` is done
+                    getattr(out, kind).append((ran.normal, label))
+        return out
+
+    def _for(self, node: ast.For | ast.AsyncFor, state: S) -> Exits[S]:
+        entry = self.expr(node.iter, state)
+        return self._loop(node, entry, lambda s: self.block(node.body, self.expr(node.target, s)), None)
+
+    def _while(self, node: ast.While, state: S) -> Exits[S]:
+        entry = self.expr(node.test, state)
+        return self._loop(node, entry, lambda s: self.block(node.body, s), node.test)
+
+    def _loop(self, node: ast.For | ast.AsyncFor | ast.While, entry: S,
+              iterate: Callable[[S], Exits[S]], test: ast.expr | None) -> Exits[S]:
+        """Walk one iteration from the entry, then derive the loop head for any number of them."""
+        enters = test is not None and _always_true(test)
+        once = iterate(entry)
+        back = self.join([(once.normal, None), *[(state, None) for state, _ in once.continues]])
+        if back is not None and test is not None:
+            back = self.expr(test, back)
+        skip = None if enters else Label("that skips the loop at {at}", node.lineno)
+        head = self.domain.widen(entry, back, node, skip)
+
+        def rebased(alts: list[Alt[S]]) -> list[Alt[S]]:
+            return [(self.domain.rebase(state, head), label) for state, label in alts]
+
+        out: Exits[S] = Exits(returns=rebased(once.returns), raises=rebased(once.raises))
+        ends: list[tuple[S | None, Label | None]] = list(rebased(once.breaks))
+        if not enters:
+            done = Exits(normal=head)
+            if node.orelse:  # break/continue in a loop's else belong to an enclosing loop
+                done = self.block(node.orelse, head)
+                out.absorb(done)
+            ends.insert(0, (done.normal, skip))
+        out.normal = self.join(ends)
+        return out
+
+
+def _always_true(test: ast.expr) -> bool:
+    return isinstance(test, ast.Constant) and bool(test.value)
+
+
+def _irrefutable(pattern: ast.pattern) -> bool:
+    if isinstance(pattern, ast.MatchAs):
+        return pattern.pattern is None or _irrefutable(pattern.pattern)
+    if isinstance(pattern, ast.MatchOr):
+        return any(_irrefutable(p) for p in pattern.patterns)
+    return False
+
+
+_STATEMENTS: dict[type, Callable[..., Exits[Any]]] = {
+    ast.Return: Walker._return,
+    ast.Raise: Walker._raise,
+    ast.Break: Walker._break,
+    ast.Continue: Walker._continue,
+    ast.FunctionDef: Walker._def,
+    ast.AsyncFunctionDef: Walker._def,
+    ast.ClassDef: Walker._class,
+    ast.If: Walker._if,
+    ast.Match: Walker._match,
+    ast.With: Walker._with,
+    ast.AsyncWith: Walker._with,
+    ast.Try: Walker._try,
+    ast.For: Walker._for,
+    ast.AsyncFor: Walker._for,
+    ast.While: Walker._while,
+}
+if hasattr(ast, "TryStar"):  # Python 3.11+: `except*` behaves like `except` for paths
+    _STATEMENTS[ast.TryStar] = Walker._try

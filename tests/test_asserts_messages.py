@@ -1,0 +1,153 @@
+"""Exact messages: what a failing (and a holding) assert says, and where it points."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from carrytool.asserts import AssertOutcome, AssertSpec, evaluate
+
+
+def placed(source: str, marker: str, line: int) -> bytes:
+    """Return `source` shifted down with comment lines so that `marker` sits on line `line`."""
+    lines = textwrap.dedent(source).lstrip("\n").split("\n")
+    index = next(i for i, text in enumerate(lines) if marker in text)
+    assert index < line, "the marker cannot move up"
+    return ("# padding\n" * (line - 1 - index) + "\n".join(lines)).encode()
+
+
+def run(file: str, data: bytes | None, check: str, target: str | tuple[str, ...], scope: str | None = None,
+        **bounds: object) -> AssertOutcome:
+    spec = AssertSpec(name="m", file=file, check=check, target=target, scope=scope, **bounds)  # type: ignore[arg-type]
+    return evaluate(spec, data)
+
+
+WAKE = """
+class Worker:
+    def sleep(self, level=1):
+        self.backend.suspend(level)
+
+    def wake_up(self, tags=None):
+        if needs_wake_sync:
+            try:
+                self.backend.resume(tags)
+            except RuntimeError:
+                ok = 0
+            get_world_group().all_reduce(ok)
+            {extra}
+        else:
+            {other}
+"""
+
+
+@pytest.mark.parametrize("extra, other, marker, line, ok, message", [
+    ("pass", "self.backend.resume(tags)", "if needs_wake_sync", 141, True,
+     "backend.resume is called exactly 1 time on every path (3 paths) through Worker.wake_up"),
+    ("self.backend.resume(tags)", "self.backend.resume(tags)", "if needs_wake_sync", 141, False,
+     "Worker.wake_up: backend.resume is called 2 times on the path through the `if needs_wake_sync` branch at "
+     "gpu_worker.py:141 (want exactly 1)"),
+    ("pass", "pass", "else:", 150, False,
+     "Worker.wake_up: backend.resume is never called on the path through the `else` branch at gpu_worker.py:150 "
+     "(want exactly 1)"),
+])
+def test_count_messages(extra: str, other: str, marker: str, line: int, ok: bool, message: str) -> None:
+    data = placed(WAKE.format(extra=extra, other=other), marker, line)
+    outcome = run("vllm/v1/worker/gpu_worker.py", data, "calls", "backend.resume", "Worker.wake_up", times=1)
+    assert (outcome.ok, outcome.message) == (ok, message)
+    assert outcome.line == (line + 2 if ok else line)  # a holding count points at the first call
+
+
+def test_order_message() -> None:
+    source = """
+    class CuMemAllocator:
+        def sleep(self):
+            if x:
+                torch.cuda.synchronize()
+            for handle in handles:
+                unmap_and_release(handle)
+    """
+    outcome = run("vllm/device_allocator/cumem.py", placed(source, "unmap_and_release", 88), "order",
+                  ("torch.cuda.synchronize", "unmap_and_release"), "CuMemAllocator.sleep")
+    assert outcome.message == ("CuMemAllocator.sleep: unmap_and_release at cumem.py:88 is reachable without "
+                               "torch.cuda.synchronize (on the path that skips the `if x` at cumem.py:85)")
+    assert (outcome.ok, outcome.line) == (False, 88)
+
+
+def test_not_calls_message() -> None:
+    source = """
+    class GPUModelRunner:
+        def execute_model(self, scheduler_output):
+            get_pp_group().all_reduce(flag)
+    """
+    outcome = run("vllm/v1/worker/gpu_model_runner.py", placed(source, "all_reduce", 412), "not_calls", "all_reduce",
+                  "GPUModelRunner.execute_model")
+    assert outcome.message == ("GPUModelRunner.execute_model: all_reduce is called at gpu_model_runner.py:412 "
+                               "(want no calls)")
+    assert (outcome.ok, outcome.line) == (False, 412)
+
+
+@pytest.mark.parametrize("data, check, target, scope, message", [
+    (None, "calls", "g", None, "vllm/x.py does not exist in the composed tree"),
+    (None, "contains", "g", None, "vllm/x.py does not exist in the composed tree"),
+    (b"x = 1\n" * 11 + b"def f(:\n", "calls", "g", None, "vllm/x.py:12: syntax error: invalid syntax"),
+    (b"def f(:\n", "contains", "def", "f", "vllm/x.py:1: syntax error: invalid syntax"),
+    (b"class Worker:\n    def __init__(self): pass\n    def sleep(self): pass\n    def wake_up(self): pass\n",
+     "calls", "g", "Worker.wake_upp",
+     "no scope Worker.wake_upp in x.py (defined there: Worker.sleep, Worker.wake_up, ...)"),
+    (b"x = 1\n", "calls", "g", "f", "no scope f in x.py (nothing is defined there)"),
+])
+def test_missing_file_syntax_error_and_missing_scope(data: bytes | None, check: str, target: str,
+                                                     scope: str | None, message: str) -> None:
+    outcome = run("vllm/x.py", data, check, target, scope)
+    assert (outcome.ok, outcome.message) == (False, message)
+
+
+@pytest.mark.parametrize("bounds, message", [
+    ({"times": 1}, "g is called exactly 1 time on every path (1 path) through f"),
+    ({"min": 1, "max": 3}, "g is called 1 to 2 times on the paths (2 paths) through f (want between 1 and 3)"),
+    ({"min": 1}, "g is called 1 to any number of times on the paths (2 paths) through f (want at least 1)"),
+    ({}, "g is called on at least one path through f (first at mod.py:2)"),
+])
+def test_holding_messages_say_what_held(bounds: dict[str, int], message: str) -> None:
+    bodies = {
+        (("times", 1),): "def f():\n    g()\n",
+        (("max", 3), ("min", 1)): "def f(c):\n    g()\n    if c:\n        g()\n",
+        (("min", 1),): "def f(xs):\n    g()\n    for x in xs:\n        g()\n",
+        (): "def f():\n    g()\n",
+    }
+    source = bodies[tuple(sorted(bounds.items()))]
+    outcome = run("pkg/mod.py", source.encode(), "calls", "g", "f", **bounds)
+    assert (outcome.ok, outcome.message) == (True, message)
+
+
+def test_why_and_entry_are_fields_not_message() -> None:
+    spec = AssertSpec(name="resume-once", file="w.py", check="calls", target="g", scope="f", times=1,
+                      why="#45612 handshake must gate backend.resume", entry="pr/45612", line=7)
+    outcome = evaluate(spec, b"def f():\n    pass\n")
+    assert not outcome.ok
+    assert "45612" not in outcome.message
+    assert (outcome.name, outcome.file, outcome.why, outcome.entry) == (
+        "resume-once", "w.py", "#45612 handshake must gate backend.resume", "pr/45612")
+    assert outcome.to_json()["why"] == "#45612 handshake must gate backend.resume"
+
+
+@pytest.mark.parametrize("spec_fields, message", [
+    ({"check": "calls_twice", "target": "g"}, "unknown check `calls_twice`"),
+    ({"check": "calls", "target": "a..b"}, "`calls` needs a dotted name such as backend.resume, got 'a..b'"),
+    ({"check": "calls", "target": ("a", "b")}, "`calls` needs a dotted name"),
+    ({"check": "defines", "target": "f()"}, "`defines` needs a dotted name"),
+    ({"check": "order", "target": ("a", "b c")}, "`order` needs a list of dotted names"),
+    ({"check": "contains", "target": ""}, "`contains` needs a non-empty text"),
+    ({"check": "not_calls", "target": "g", "times": 1}, "`times` only applies to `calls`, not to `not_calls`"),
+    ({"check": "calls", "target": "g", "min": -1}, "`min` needs a whole number >= 0, got -1"),
+    ({"check": "calls", "target": "g", "min": True}, "`min` needs a whole number >= 0, got True"),
+    ({"check": "calls", "target": "g", "min": 3, "max": 1}, "the bounds can never hold: at least 3 and at most 1"),
+    ({"check": "calls", "target": "g", "guarded_by": "not a name"}, "`guarded_by` needs a name"),
+    ({"check": "matches", "target": "(unclosed"}, "invalid regex `(unclosed`: missing ), unterminated subpattern"),
+])
+def test_malformed_specs_fail_with_a_reason(spec_fields: dict[str, object], message: str) -> None:
+    spec = AssertSpec(name="bad", file="pkg/mod.py", **spec_fields)  # type: ignore[arg-type]
+    outcome = evaluate(spec, b"def f():\n    g()\n")
+    assert not outcome.ok
+    assert message in outcome.message, outcome.message
