@@ -40,6 +40,18 @@ def naive_loop(sc: Scenario, order: list[int], where: Path) -> tuple[list[int], 
     return codes, where
 
 
+def write_naive_manifest(sc: Scenario) -> Path:
+    """The naive loop as a manifest: #45398 then #45612 with on_conflict: theirs, no union."""
+    text = sc.manifest.read_text()
+    head, _, rest = text.partition("entries:\n")
+    _entries, _, asserts = rest.partition("asserts:\n")
+    entries = "  - pr: 45398\n  - pr: 45612\n    on_conflict: theirs\n"
+    asserts = "".join(line + "\n" for line in asserts.splitlines() if not line.startswith("    entry: "))
+    path = sc.manifest.with_name("naive.yaml")
+    path.write_text(head + "entries:\n" + entries + "asserts:\n" + asserts)
+    return path
+
+
 def _check_naive(manifest_path: Path, tree: Path) -> dict[str, object]:
     from ..verify import verify_path
 
@@ -84,7 +96,18 @@ def _story(root: Path) -> int:
             _say(f"      {mark} {name}: {outcome.message}")
     _say("   Whichever PR goes second wins the overlap; the other fix is silently gone.")
     _say()
-    _say("2. carrytool sync: the manifest declares a union that supersedes the overlapping PRs;")
+    _say("2. The same two PRs declared in a manifest, the second with `on_conflict: theirs`:")
+    naive = write_naive_manifest(sc)
+    with Git(sc.work) as git:
+        refused = run_sync(load_manifest(naive), git, SyncOptions(retry_delay=0.1, dry_run=True))
+    for failure in refused.dropped:
+        _say(f"   {failure['message']}")
+    for outcome in refused.asserts:
+        if outcome.name in WAKE_CHECKS and not outcome.ok:
+            _say(f"   assert {outcome.name}: {outcome.message}")
+    _say(f"   exit {refused.exit_code}: carrytool refuses to publish it (either order: the loss is found).")
+    _say()
+    _say("3. carrytool sync: the manifest declares a union that supersedes the overlapping PRs;")
     _say("   sync composes upstream + entries in memory and moves the branch only when every check holds.")
     _say(f"   $ carrytool sync -m {sc.manifest.relative_to(root)} --repo work.git")
     manifest = load_manifest(sc.manifest)
@@ -95,7 +118,7 @@ def _story(root: Path) -> int:
     with Git(sc.work) as git:
         again = run_sync(manifest, git, SyncOptions(offline=True))
     same = report.result and again.result and report.result["sha"] == again.result["sha"]
-    _say(f"3. Run it again (offline): same inputs, same SHA {again.result['sha'][:12] if again.result else '?'}"
+    _say(f"4. Run it again (offline): same inputs, same SHA {again.result['sha'][:12] if again.result else '?'}"
          f" -> {'no flapping' if same else 'DIFFERENT (bug!)'}.")
     _say("   Next: `carrytool explain -m MANIFEST` for the overlap map, `carrytool verify` for the fork's CI.")
     if not lost_any:
