@@ -164,19 +164,28 @@ def verify(
                                                                "(default: the work tree of --repo).")] = None,
     fmt: Annotated[str, typer.Option("--format", help="text, json or github (annotations).")] = "text",
     report: ReportOpt = None,
+    rebuild: Annotated[bool, typer.Option("--rebuild", help="Recompose from manifest + lock and fail unless "
+                                                            "--rev (default: the fork branch) is exactly it.")] = False,
+    offline: Annotated[bool, typer.Option("--offline", help="With --rebuild: do not fetch.")] = False,
 ) -> None:
     """Run the manifest's asserts on a tree, for the fork's own CI.
 
-    Example: carrytool verify --rev intarweb-dev --format github
+    Examples: carrytool verify --format github (the work tree);
+    carrytool verify --rev origin/intarweb-dev --rebuild (prove the published branch is the manifest's)
     """
     def body() -> int:
-        from .verify import verify_path, verify_rev
+        from .verify import verify_path, verify_rebuild, verify_rev
 
         _check_format(fmt, ("text", "json", "github"))
         if rev and path:
             raise _usage("use either --rev or --path, not both")
+        if rebuild and path:
+            raise _usage("--rebuild compares a commit: use --rev, not --path")
         loaded = _load(manifest)
-        if rev:
+        if rebuild:
+            with _open_git(repo) as git:
+                result = verify_rebuild(loaded, git, rev, offline=offline)
+        elif rev:
             with _open_git(repo) as git:
                 result = verify_rev(loaded, git, rev)
         else:
@@ -188,8 +197,10 @@ def verify(
                 from .report import write_report
                 write_report(result, report)
             emit_github(result, sys.stdout)
-            return result.exit_code
-        _emit(result, fmt, report)
+        else:
+            _emit(result, fmt, report)
+        if result.error:
+            print(f"carrytool: error: {result.error['message']}", file=sys.stderr)
         return result.exit_code
 
     _run(body)

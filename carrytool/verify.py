@@ -51,3 +51,30 @@ def verify_path(manifest: Manifest, root: Path) -> Report:
     report = Report("verify", asserts=_outcomes(manifest, read))
     report.extra["target"] = {"path": str(root)}
     return report
+
+
+def verify_rebuild(manifest: Manifest, git: Git, rev: str | None, *, offline: bool) -> Report:
+    """Recompose from manifest and lock in memory; fail unless REV (default: the fork branch) is that SHA."""
+    from .errors import VerificationFailed
+    from .sync import SyncOptions, plan_and_compose
+
+    target = rev or f"refs/heads/{manifest.fork.branch}"
+    actual = git.rev_parse(target)
+    if actual is None:
+        raise UnknownRef(f"no commit '{target}' in {git.repo}", hint="pass --rev with the published fork branch")
+    planned = plan_and_compose(manifest, git, SyncOptions(locked=True, dry_run=True, offline=offline),
+                               command="verify")
+    expected = planned.composition.result  # type: ignore[union-attr]
+    report = verify_rev(manifest, git, target)
+    report.steps = planned.steps
+    report.upstream = planned.report.upstream
+    report.warnings = planned.report.warnings
+    matches = expected == actual
+    report.extra["rebuild"] = {"rev": target, "expected": expected, "actual": actual, "ok": matches}
+    if not matches:
+        error = VerificationFailed(
+            f"{target} is {actual[:12]}, but manifest + lock compose {expected[:12]}: the published branch is "
+            "not what the manifest says", hint="run `carrytool sync --locked` to publish exactly the lock, "
+            "or inspect with `git range-diff`")
+        report.error = {"exit_code": error.exit_code, "kind": "VerificationFailed", "message": str(error)}
+    return report

@@ -25,7 +25,8 @@ def annotations(report: Report) -> list[str]:
         if outcome.line:
             props.append(f"line={outcome.line}")
         props.append(f"title={_escape('carrytool: ' + outcome.name, prop=True)}")
-        message = outcome.message + (f" (why: {outcome.why})" if outcome.why else "")
+        message = outcome.message + (f" (guards {outcome.entry})" if outcome.entry else "") + \
+            (f" (why: {outcome.why})" if outcome.why else "")
         lines.append(f"::error {','.join(props)}::{_escape(message)}")
     return lines
 
@@ -46,6 +47,8 @@ def emit_github(report: Report, stream: TextIO) -> None:
     """Print annotations; append the summary to $GITHUB_STEP_SUMMARY when it is set."""
     for line in annotations(report):
         stream.write(line + "\n")
+    if report.error:
+        stream.write(f"::error title=carrytool::{_escape(report.error['message'])}\n")
     held = sum(1 for a in report.asserts if a.ok)
     stream.write(f"carrytool verify: {held}/{len(report.asserts)} asserts hold\n")
     summary = os.environ.get("GITHUB_STEP_SUMMARY")

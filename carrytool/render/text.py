@@ -105,6 +105,7 @@ def detail_lines(report: Report) -> list[str]:
     for outcome in report.asserts:
         if not outcome.ok:
             lines.append(f"assert failed: {outcome.name}: {outcome.message}" +
+                         (f" (guards {outcome.entry})" if outcome.entry else "") +
                          (f" (why: {outcome.why})" if outcome.why else ""))
     passed = sum(1 for a in report.asserts if a.ok)
     if report.asserts:
@@ -122,7 +123,11 @@ def outcome_line(report: Report) -> str:
     sha = (result.get("sha") or "")[:12]
     if code == 0:
         if report.command == "verify":
-            return "ok: every assert holds"
+            rebuild = report.extra.get("rebuild")
+            if rebuild:
+                return f"ok: {rebuild['rev']} is exactly what manifest + lock compose ({rebuild['actual'][:12]}); " \
+                       f"{len(report.asserts)} asserts hold"
+            return f"ok: {len(report.asserts)} asserts hold"
         if result.get("updated"):
             prev = (result.get("previous") or "(new)")[:12]
             return f"ok: {result.get('branch')} {prev} -> {sha}" + (" (pushed)" if result.get("pushed") else "")
@@ -130,7 +135,8 @@ def outcome_line(report: Report) -> str:
             return f"ok (dry run): {result.get('branch')} would be {sha}; nothing written"
         return f"ok: {result.get('branch')} already at {sha}"
     verdict = {1: "verification failed", 2: "bad input", 3: "conflict", 4: "environment"}.get(code, "failed")
-    tail = f"; {result.get('branch')} left at {(result.get('previous') or '(absent)')[:12]}" if result else ""
+    tail = f"; {result.get('branch')} left at {(result.get('previous') or '(absent)')[:12]}" \
+        if result and report.command == "sync" else ""
     return f"FAILED ({verdict}, exit {code}){tail}"
 
 
