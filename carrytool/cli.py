@@ -38,6 +38,16 @@ class _State:
     verbose = False
 
 
+QuietOpt = Annotated[bool, typer.Option("-q", "--quiet", help="Only errors and the outcome line.")]
+VerboseOpt = Annotated[bool, typer.Option("-v", "--verbose", help="Show files and details.")]
+
+
+def _flags(quiet: bool, verbose: bool) -> None:
+    """-q/-v work before or after the command name."""
+    _State.quiet = _State.quiet or quiet
+    _State.verbose = _State.verbose or verbose
+
+
 def _version(value: bool) -> None:
     if value:
         typer.echo(f"carrytool {__version__}")
@@ -114,11 +124,15 @@ def sync(
                                         help="Wait this long for another sync's lock.")] = 0.0,
     report: ReportOpt = None,
     fmt: Annotated[str, typer.Option("--format", help="text or json (the report on stdout).")] = "text",
+    quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
 ) -> None:
     """Compose the fork branch: upstream head + every entry, in memory; move it only when all holds.
 
     Example: carrytool sync -m carries/manifest.yaml --repo ~/src/vllm --report sync.json
     """
+    _flags(quiet, verbose)
+
     def body() -> int:
         from .render.text import progress_reporter
         from .sync import SyncOptions, run_sync
@@ -140,13 +154,17 @@ def sync(
 
 
 @app.command()
-def check(manifest: ManifestOpt = None) -> None:
+def check(manifest: ManifestOpt = None, quiet: QuietOpt = False) -> None:
     """Validate the manifest (keys, types, ids, refs, paths, asserts) without touching git.
 
     Example: carrytool check -m carries/manifest.yaml
     """
+    _flags(quiet, False)
+
     def body() -> int:
         loaded = _load(manifest)
+        if _State.quiet:
+            return 0
         prs = sum(1 for e in loaded.entries if e.kind == "pr")
         print(f"{loaded.path}: ok ({len(loaded.entries)} entries: {prs} PRs, {len(loaded.entries) - prs} carries; "
               f"{len(loaded.asserts)} asserts)")
@@ -167,12 +185,16 @@ def verify(
     rebuild: Annotated[bool, typer.Option("--rebuild", help="Recompose from manifest + lock and fail unless "
                                                             "--rev (default: the fork branch) is exactly it.")] = False,
     offline: Annotated[bool, typer.Option("--offline", help="With --rebuild: do not fetch.")] = False,
+    quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
 ) -> None:
     """Run the manifest's asserts on a tree, for the fork's own CI.
 
     Examples: carrytool verify --format github (the work tree);
     carrytool verify --rev origin/intarweb-dev --rebuild (prove the published branch is the manifest's)
     """
+    _flags(quiet, verbose)
+
     def body() -> int:
         from .verify import verify_path, verify_rebuild, verify_rev
 
@@ -215,6 +237,98 @@ def demo(
         from .demo.run import run_demo
 
         return run_demo(keep)
+
+    _run(body)
+
+
+union_app = typer.Typer(help="Compose and refold union commits from the PRs they supersede.",
+                        no_args_is_help=True)
+app.add_typer(union_app, name="union")
+ScratchOpt = Annotated[Optional[Path], typer.Option("--scratch", help="Where to write a conflicted fold "
+                                                                      "(default: inside the git dir).")]
+
+
+def _union(manifest: Optional[Path], repo: Path, name: str, scratch: Optional[Path] = None):  # noqa: ANN202
+    from .union import Union
+
+    loaded = _load(manifest)
+    git = _open_git(repo)
+    return Union(loaded, git, name, notify=_diag, scratch=scratch.resolve() if scratch else None)
+
+
+def _union_result(union, outcome) -> int:  # noqa: ANN001
+    from .errors import EXIT_CONFLICT
+    from .render.union import render_outcome
+
+    render_outcome(outcome, sys.stdout, fork_url=union.manifest.fork.url)
+    union.git.close()
+    return 0 if outcome.done else EXIT_CONFLICT
+
+
+@union_app.command("compose")
+def union_compose(
+    name: Annotated[str, typer.Argument(help="The carry entry (NAME or carry/NAME).")],
+    manifest: ManifestOpt = None, repo: RepoOpt = Path("."), scratch: ScratchOpt = None,
+    offline: Annotated[bool, typer.Option("--offline", help="Do not fetch.")] = False,
+) -> None:
+    """Merge the current heads of the PRs NAME supersedes onto upstream; stop on a conflict the store cannot resolve.
+
+    Example: carrytool union compose wake-path-union
+    """
+    def body() -> int:
+        union = _union(manifest, repo, name, scratch)
+        return _union_result(union, union.compose(offline=offline))
+
+    _run(body)
+
+
+@union_app.command("continue")
+def union_continue(name: Annotated[str, typer.Argument(help="The carry entry.")],
+                   manifest: ManifestOpt = None, repo: RepoOpt = Path(".")) -> None:
+    """Record the resolutions made in the scratch tree and go on with the fold."""
+    def body() -> int:
+        union = _union(manifest, repo, name)
+        return _union_result(union, union.resume())
+
+    _run(body)
+
+
+@union_app.command("abort")
+def union_abort(name: Annotated[str, typer.Argument(help="The carry entry.")],
+                manifest: ManifestOpt = None, repo: RepoOpt = Path(".")) -> None:
+    """Drop a stopped fold and its scratch tree (recorded resolutions stay)."""
+    def body() -> int:
+        union = _union(manifest, repo, name)
+        scratch = union.abort()
+        print(f"aborted the fold of carry/{union.name}; removed {scratch}")
+        return 0
+
+    _run(body)
+
+
+@union_app.command("status")
+def union_status(name: Annotated[Optional[str], typer.Argument(help="The carry entry (default: every union).")] = None,
+                 manifest: ManifestOpt = None, repo: RepoOpt = Path("."),
+                 offline: Annotated[bool, typer.Option("--offline", help="Do not fetch.")] = False,
+                 fmt: Annotated[str, typer.Option("--format", help="text or json.")] = "text") -> None:
+    """Stale folds, upstream drift into owned files, PRs merged upstream, and what a refold would change."""
+    def body() -> int:
+        import json as _json
+
+        from .render.union import render_status
+        from .union import Union, status
+
+        _check_format(fmt, ("text", "json"))
+        loaded = _load(manifest)
+        names = [name] if name else [e.name for e in loaded.entries if e.kind == "carry" and e.supersedes]
+        with _open_git(repo) as git:
+            reports = [status(Union(loaded, git, n, notify=_diag), offline=offline) for n in names]
+        if fmt == "json":
+            print(_json.dumps(reports, indent=2))
+        else:
+            for item in reports:
+                render_status(item, sys.stdout)
+        return 0
 
     _run(body)
 

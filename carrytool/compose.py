@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from .git import ConflictStage, Git, MergeResult, Signature
+from .git import Change, ConflictStage, Git, MergeResult, Signature
 from .manifest import Manifest
 from .plan import APPLIED, CONFLICT, PENDING, Step, redundant_with
 
@@ -35,7 +35,32 @@ class Composition:
         return [s for s in self.steps if s.status == APPLIED]
 
 
+class _Touched:
+    """Paths applied entries changed, with their directories: to tell whether two changes can meet."""
+
+    def __init__(self) -> None:
+        self.files: set[str] = set()
+        self.dirs: set[str] = set()
+
+    def add(self, paths) -> None:  # noqa: ANN001 - any iterable of paths
+        for path in paths:
+            self.files.add(path)
+            parts = path.split("/")
+            self.dirs.update("/".join(parts[:i]) for i in range(1, len(parts)))
+
+    def overlaps(self, paths: set[str]) -> bool:
+        for path in paths:
+            if path in self.files or path in self.dirs:
+                return True
+            parts = path.split("/")
+            if any("/".join(parts[:i]) in self.files for i in range(1, len(parts))):
+                return True
+        return False
+
+
 class Composer:
+    fast_path = True      # tests turn it off to check the fast path gives the chained merge's trees
+
     def __init__(self, git: Git, manifest: Manifest, upstream: str, progress: Progress | None = None) -> None:
         self.git = git
         self.manifest = manifest
@@ -47,20 +72,37 @@ class Composer:
 
     # -- the whole run ------------------------------------------------------------------------------
     def compose(self, steps: list[Step]) -> Composition:
-        """Settle every pending step (merged-upstream, redundant, conflict or applied) and build the chain."""
+        """Settle every pending step (merged-upstream, redundant, conflict or applied) and build the chain.
+
+        Every entry is first merged onto upstream in one batched merge-tree process. An entry whose
+        paths no earlier applied entry touched (and that renames nothing) then composes by writing its
+        upstream delta into the tree: the same tree a chained merge would give, without a process.
+        Only entries that overlap earlier ones pay for a chained `merge-tree`.
+        """
         pending = [s for s in steps if s.status == PENDING]
-        self._mark_merged_upstream(pending)
+        onto = self._mark_merged_upstream(pending)
         comp = Composition(self.upstream, self.upstream, steps)
         tip, tip_tree = self.upstream, self.upstream_tree
         todo = [s for s in steps if s.status == PENDING]
+        deltas = self._deltas(todo, onto)
+        touched = _Touched()
         for n, step in enumerate(todo, 1):
             if self.progress:
                 self.progress("compose", n, len(todo))
-            tip, tip_tree = self._apply(step, tip, tip_tree, comp)
+            fast = self._fast_tree(step, onto.get(id(step)), deltas.get(id(step)), touched, tip_tree) \
+                if self.fast_path else None
+            if fast is not None:
+                tip, tip_tree = self._commit(step, fast, tip, comp)
+            else:
+                tip, tip_tree = self._apply(step, tip, tip_tree, comp)
+            if step.status == APPLIED:
+                touched.add(p for c in step.changes for p in c.paths)
+                touched.add(p for c in deltas.get(id(step), []) for p in c.paths)
+                touched.add(step.resolved_paths)
         comp.result = tip
         return comp
 
-    def _mark_merged_upstream(self, pending: Sequence[Step]) -> None:
+    def _mark_merged_upstream(self, pending: Sequence[Step]) -> dict[int, MergeResult]:
         """One merge-tree process merges every entry onto upstream: those that add nothing are upstream."""
         for step in pending:
             if step.head and step.head == step.base:
@@ -70,9 +112,37 @@ class Composer:
                 step.skip("redundant", "its diff is empty: there is nothing to apply")
         candidates = [s for s in pending if s.head and s.status == PENDING]
         pairs = [self._pair(s, self.upstream, self.upstream_tree) for s in candidates]
+        results: dict[int, MergeResult] = {}
         for step, result in zip(candidates, self.git.merge_trees(pairs)):
+            results[id(step)] = result
             if result.clean and result.tree == self.upstream_tree:
                 step.skip("merged-upstream", "merging it onto upstream changes nothing: upstream already has it")
+        return results
+
+    def _deltas(self, todo: Sequence[Step], onto: dict[int, MergeResult]) -> dict[int, list[Change]]:
+        """What each cleanly merging entry changes on upstream (one batched diff-tree)."""
+        clean = [s for s in todo if id(s) in onto and onto[id(s)].clean]
+        diffs = self.git.diff_trees([(self.upstream_tree, onto[id(s)].tree) for s in clean])
+        return {id(s): d for s, d in zip(clean, diffs)}
+
+    def _fast_tree(self, step: Step, onto: MergeResult | None, delta: list[Change] | None, touched: _Touched,
+                   tip_tree: str) -> str | None:
+        """The composed tree without a merge, when nothing the entry touches was touched before."""
+        if onto is None or not onto.clean or delta is None:
+            return None
+        if any(c.status == "R" for c in step.changes) or any(c.status == "R" for c in delta):
+            return None
+        paths = {p for c in step.changes for p in c.paths} | {p for c in delta for p in c.paths}
+        if touched.overlaps(paths):
+            return None
+        edits = {c.path: None if c.status == "D" else (c.new_mode, c.new_oid) for c in delta}
+        return self.git.edit_tree(tip_tree, edits)
+
+    def _commit(self, step: Step, tree: str, tip: str, comp: Composition) -> tuple[str, str]:
+        commit = self.git.write_commit(tree, [tip], *self._signatures(step), self._message(step))
+        step.status, step.reason, step.commit, step.parent = APPLIED, None, commit, tip
+        comp.trees[commit] = tree
+        return commit, tree
 
     # -- one entry ----------------------------------------------------------------------------------
     def _apply(self, step: Step, tip: str, tip_tree: str, comp: Composition) -> tuple[str, str]:
@@ -95,12 +165,9 @@ class Composer:
             names = ", ".join(step.redundant_with) or "earlier entries"
             step.skip("redundant", f"nothing left to apply after {names}")
             return tip, tip_tree
-        commit = self.git.write_commit(tree, [tip], *self._signatures(step), self._message(step))
-        step.status, step.reason, step.commit, step.parent = APPLIED, None, commit, tip
         step.detail = ("conflicting hunks resolved in its favour (on_conflict: theirs)"
                        if step.resolution else None)
-        comp.trees[commit] = tree
-        return commit, tree
+        return self._commit(step, tree, tip, comp)
 
     def _pair(self, step: Step, tip: str, tip_tree: str) -> tuple[str, str]:
         """The (ours, theirs) commits whose merge applies STEP's net change onto TIP."""

@@ -13,13 +13,16 @@ from .resolve import Resolved
 def gather(git: Git, resolved: Resolved, steps: Sequence[Step], *, everything: bool = False) -> None:
     """Fill head, base and all_changes of pending steps (of every step with EVERYTHING, for explain)."""
     todo = [s for s in steps if (s.status == PENDING or everything) and s.reason not in ("missing",)]
+    pr_heads = [resolved.heads[s.entry.number] for s in todo  # type: ignore[index]
+                if s.entry.kind == "pr" and s.entry.number in resolved.heads]
+    bases = git.merge_bases(resolved.upstream, pr_heads)
     for step in todo:
         entry = step.entry
         if entry.kind == "pr":
             step.head = resolved.heads.get(entry.number)  # type: ignore[arg-type]
             if step.head is None:
                 continue
-            step.base = git.merge_base(resolved.upstream, step.head)
+            step.base = bases.get(step.head)
             if step.base is None:
                 raise UnknownRef(f"{entry.id}: head {step.head[:12]} shares no history with upstream",
                                  hint="is upstream.pr_ref pointing at the right repository?")

@@ -229,6 +229,7 @@ class Git:
         self.repo = repo.resolve()
         self._pipes: dict[str, _Pipe] = {}
         self._tmp: Path | None = None
+        self._trees: dict[str, list[tuple[str, str, str, bytes]]] = {}
 
     # -- process plumbing -------------------------------------------------------------------------
     def env(self, extra: dict[str, str] | None = None) -> dict[str, str]:
@@ -333,6 +334,45 @@ class Git:
         """`merge-base --is-ancestor`."""
         return self.run("merge-base", "--is-ancestor", ancestor, descendant, check=False).returncode == 0
 
+    def merge_bases(self, upstream: str, heads: Sequence[str]) -> dict[str, str | None]:
+        """The merge base of each head with UPSTREAM, from one `rev-list --boundary --parents` walk.
+
+        A head whose walk reaches exactly one boundary commit has that as its base (the common case);
+        heads reachable from upstream are their own base; anything else asks `git merge-base`.
+        """
+        unique = list(dict.fromkeys(heads))
+        if not unique:
+            return {}
+        out = self.run("rev-list", "--boundary", "--parents", *unique, f"^{upstream}").stdout.decode()
+        parents: dict[str, list[str]] = {}
+        boundary: set[str] = set()
+        for line in out.splitlines():
+            fields = line.split()
+            if not fields:
+                continue
+            if fields[0].startswith("-"):
+                boundary.add(fields[0][1:])
+            else:
+                parents[fields[0]] = fields[1:]
+        result: dict[str, str | None] = {}
+        for head in unique:
+            if head not in parents:          # reachable from upstream: merged, its own base
+                result[head] = head
+                continue
+            reached, stack, seen = set(), [head], set()
+            while stack:
+                commit = stack.pop()
+                if commit in seen:
+                    continue
+                seen.add(commit)
+                for parent in parents.get(commit, []):
+                    if parent in parents:
+                        stack.append(parent)
+                    else:
+                        reached.add(parent)
+            result[head] = reached.pop() if len(reached) == 1 else self.merge_base(upstream, head)
+        return result
+
     def merge_base(self, a: str, b: str) -> str | None:
         proc = self.run("merge-base", a, b, check=False)
         return proc.stdout.decode().strip() or None if proc.returncode == 0 else None
@@ -365,7 +405,17 @@ class Git:
         return self.write_object("blob", data)
 
     def read_tree(self, tree: str) -> list[tuple[str, str, str, bytes]]:
-        """Entries of one tree object: (mode, type, oid, name) in git order."""
+        """Entries of one tree object: (mode, type, oid, name) in git order (cached: objects never change)."""
+        cached = self._trees.get(tree)
+        if cached is not None:
+            return cached
+        entries = self._read_tree(tree)
+        if len(self._trees) > 20000:
+            self._trees.clear()
+        self._trees[tree] = entries
+        return entries
+
+    def _read_tree(self, tree: str) -> list[tuple[str, str, str, bytes]]:
         obj = self.read_object(tree)
         if obj is None or obj[0] != "tree":
             raise GitError(f"{tree} is not a tree")

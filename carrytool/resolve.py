@@ -79,8 +79,9 @@ def resolve(manifest: Manifest, git: Git, *, offline: bool, progress: Progress |
         raise UnknownRef(f"no fetched upstream in {ns}/upstream",
                          hint="run once without --offline to fetch upstream")
     resolved = Resolved(upstream=upstream)
+    fetched = git.refs(f"{ns}/pr/")
     for number in prs:
-        head = git.ref_value(f"{ns}/pr/{number}")
+        head = fetched.get(f"{ns}/pr/{number}")
         if head:
             resolved.heads[number] = head
         elif number not in missing:

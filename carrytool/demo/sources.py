@@ -423,7 +423,6 @@ ZERO_BOTH = '''\
         torch.cuda.synchronize()
 '''
 ITER_KV = '''
-
     def _iter_kv_cache_tensors(self):
         """Every KV tensor, also inside nested containers (hybrid models keep lists of tuples)."""
         stack = list(self.kv_caches)
@@ -435,7 +434,6 @@ ITER_KV = '''
                 stack.extend(item)
 '''
 KV_SCALES = '''
-
     def _kv_scale_specs(self):
         """The calibrated FP8 KV scales to restore after wake (#45617)."""
         return [(layer.attn, layer.attn._k_scale_float, layer.attn._v_scale_float) for layer in self.layers]
