@@ -101,6 +101,11 @@ class Union:
             if absent:
                 raise UnknownRef(f"upstream has no {', '.join(s.lstrip('+') for s in sorted(absent))}",
                                  hint=f"drop the PR from {self.entry.id}'s supersedes, or pin it")
+        commit = self.entry.commit
+        if not offline and commit and len(commit) == 40 and self.git.object_type(commit) is None \
+                and self.manifest.fork.url:
+            fork = resolve_local(self.manifest.fork.url, self.manifest.base_dir)
+            _fetch(self.git, fork, {commit: f"{ns}/carry/{self.name}"}, retry_delay=1.0)
         upstream = self.git.ref_value(f"{ns}/upstream")
         if upstream is None:
             raise UnknownRef("no fetched upstream", hint="run without --offline")
