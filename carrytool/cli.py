@@ -154,20 +154,48 @@ def sync(
 
 
 @app.command()
-def check(manifest: ManifestOpt = None, quiet: QuietOpt = False) -> None:
-    """Validate the manifest (keys, types, ids, refs, paths, asserts) without touching git.
+def check(
+    files: Annotated[Optional[list[Path]], typer.Argument(help="Manifests to check (default: -m, "
+                                                               "$CARRYTOOL_MANIFEST or carries/manifest.yaml).",
+                                                          show_default=False)] = None,
+    manifest: ManifestOpt = None,
+    quiet: QuietOpt = False,
+) -> None:
+    """Validate manifests (keys, types, ids, refs, paths, asserts) without touching git.
 
-    Example: carrytool check -m carries/manifest.yaml
+    Examples: carrytool check -m carries/manifest.yaml; carrytool check carries/*.yaml (pre-commit)
     """
     _flags(quiet, False)
 
     def body() -> int:
-        loaded = _load(manifest)
-        if _State.quiet:
-            return 0
-        prs = sum(1 for e in loaded.entries if e.kind == "pr")
-        print(f"{loaded.path}: ok ({len(loaded.entries)} entries: {prs} PRs, {len(loaded.entries) - prs} carries; "
-              f"{len(loaded.asserts)} asserts)")
+        from .errors import CarryError as _Error
+        from .manifest import load_manifest, manifest_path
+
+        targets = list(files or []) or [manifest_path(manifest)]
+        worst = 0
+        for target in targets:
+            try:
+                loaded = load_manifest(target)
+            except _Error as exc:
+                print(f"carrytool: error: {exc}", file=sys.stderr)
+                worst = max(worst, exc.exit_code)
+                continue
+            if not _State.quiet:
+                prs = sum(1 for e in loaded.entries if e.kind == "pr")
+                print(f"{loaded.path}: ok ({len(loaded.entries)} entries: {prs} PRs, "
+                      f"{len(loaded.entries) - prs} carries; {len(loaded.asserts)} asserts)")
+        return worst
+
+    _run(body)
+
+
+@app.command()
+def schema() -> None:
+    """Print the manifest's JSON Schema (for editors: `# yaml-language-server: $schema=...`)."""
+    def body() -> int:
+        from .schema import render_schema
+
+        sys.stdout.write(render_schema())
         return 0
 
     _run(body)
