@@ -191,17 +191,20 @@ def clean_env() -> dict[str, str]:
 
 def fast_import(repo: Path, chunks: Iterator[bytes]) -> None:
     """Feed CHUNKS to one `git fast-import` process in REPO."""
+    import tempfile
+
     argv = ["git", "-c", "gc.auto=0", "fast-import", "--quiet", "--done", "--date-format=raw"]
-    proc = subprocess.Popen(argv, cwd=repo, stdin=subprocess.PIPE, stderr=subprocess.PIPE, env=clean_env())
-    assert proc.stdin is not None
-    try:
-        for chunk in chunks:
-            proc.stdin.write(chunk)
-    finally:
-        proc.stdin.close()
-    stderr = proc.stderr.read() if proc.stderr else b""
-    if proc.wait() != 0:
-        raise RuntimeError(f"git fast-import failed: {stderr.decode(errors='replace')}")
+    with tempfile.TemporaryFile() as errors:   # a file, not a pipe: a chatty git cannot block us
+        with subprocess.Popen(argv, cwd=repo, stdin=subprocess.PIPE, stderr=errors, env=clean_env()) as proc:
+            assert proc.stdin is not None
+            try:
+                for chunk in chunks:
+                    proc.stdin.write(chunk)
+            finally:
+                proc.stdin.close()
+        if proc.returncode != 0:
+            errors.seek(0)
+            raise RuntimeError(f"git fast-import failed: {errors.read().decode(errors='replace')}")
 
 
 def write_manifest(path: Path, upstream_url: str, prs: list[int], *, branch: str = "main") -> None:
