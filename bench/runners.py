@@ -56,11 +56,12 @@ class Measurement:
 Runner = Callable[[Inputs, Path], Measurement]
 
 
-def _git_in(repo: Path, *args: str, check: bool = True, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+def _git_in(repo: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+    """Run git in REPO with the pinned config and a clean, fixed-identity environment."""
     argv = ["git"]
     for item in NAIVE_CONFIG:
         argv += ["-c", item]
-    proc = subprocess.run(argv + list(args), cwd=repo, capture_output=True, env=env or clean_env())
+    proc = subprocess.run(argv + list(args), cwd=repo, capture_output=True, env=clean_env())
     if check and proc.returncode != 0:
         raise RuntimeError(f"git {' '.join(args[:3])} failed: {proc.stderr.decode(errors='replace')}")
     return proc
