@@ -39,23 +39,34 @@ def render_compare(summaries: Sequence[Summary], repeat: int) -> str:
         rows.append([_label(s), _s(naive), _s(chain), _s(tool), _s(s.median_extra("carrytool", "warm_seconds")),
                      _ratio(naive, tool), _ratio(tool, chain), _n(s.applied("naive")), _n(s.applied("chain")),
                      _n(s.applied("carrytool")), _s(s.peak_rss("carrytool"), 0)])
-    return f"median of {repeat} interleaved run(s); (warm) = a second sync with nothing to fetch\n\n" + \
-        table(rows, header)
+    cpu_header = ["workload", "naive CPU s", "chain CPU s", "carrytool CPU s", "(warm) CPU s",
+                  "naive/carrytool", "carrytool/chain"]
+    cpu_rows = []
+    for s in summaries:
+        naive, chain, tool = s.median_cpu("naive"), s.median_cpu("chain"), s.median_cpu("carrytool")
+        cpu_rows.append([_label(s), _s(naive), _s(chain), _s(tool), _s(s.median_extra("carrytool", "warm_cpu_seconds")),
+                         _ratio(naive, tool), _ratio(tool, chain)])
+    return (f"wall time, median of {repeat} interleaved run(s); (warm) = a second sync with nothing to fetch\n\n"
+            + table(rows, header)
+            + "\n\nCPU time (user + sys of every process; steadier than wall time on a busy machine)\n\n"
+            + table(cpu_rows, cpu_header))
 
 
 def render_scale(summaries: Sequence[Summary], repeat: int) -> str:
     """Time per entry as entries grow (should be flat: linear total) and as the tree grows (should be flat)."""
     header = ["sweep", "files", "entries", "chain s", "chain ms/entry", "carrytool s", "carrytool ms/entry",
-              "(warm) ms/entry", "carrytool/chain", "applied", "RSS MB"]
+              "(warm) ms/entry", "chain CPU ms/entry", "carrytool CPU ms/entry", "carrytool/chain", "applied",
+              "RSS MB"]
     rows = []
     for s in summaries:
         n = len(s.inputs.prs)
         chain, tool = s.median("chain"), s.median("carrytool")
         warm = s.median_extra("carrytool", "warm_seconds")
         rows.append([s.group, f"{s.inputs.files:,}" if s.inputs.files else "-", str(n), _s(chain),
-                     _per(chain, n), _s(tool), _per(tool, n), _per(warm, n), _ratio(tool, chain),
-                     _n(s.applied("carrytool")), _s(s.peak_rss("carrytool"), 0)])
-    return f"median of {repeat} interleaved run(s)\n\n" + table(rows, header)
+                     _per(chain, n), _s(tool), _per(tool, n), _per(warm, n), _per(s.median_cpu("chain"), n),
+                     _per(s.median_cpu("carrytool"), n), _ratio(tool, chain), _n(s.applied("carrytool")),
+                     _s(s.peak_rss("carrytool"), 0)])
+    return f"wall time, median of {repeat} interleaved run(s)\n\n" + table(rows, header)
 
 
 def _per(seconds: float | None, entries: int) -> str:
@@ -75,7 +86,9 @@ def to_json(summaries: Sequence[Summary]) -> dict[str, object]:
             "workload": s.inputs.name, "group": s.group, "files": s.inputs.files, "entries": len(s.inputs.prs),
             "runners": {name: {"median_seconds": s.median(name), "applied": s.applied(name),
                                "peak_rss_mb": s.peak_rss(name),
-                               "runs": [{"seconds": m.seconds, "applied": m.applied, "rss_mb": m.rss_mb, **m.extra}
+                               "median_cpu_seconds": s.median_cpu(name),
+                               "runs": [{"seconds": m.seconds, "applied": m.applied, "rss_mb": m.rss_mb,
+                                         "cpu_seconds": m.cpu_seconds, **m.extra}
                                         for m in runs]}
                         for name, runs in s.runs.items()},
         })

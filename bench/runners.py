@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -50,10 +51,32 @@ class Measurement:
     seconds: float
     applied: int                    # PRs applied (naive, carrytool) or merged clean (chain)
     rss_mb: float | None = None     # peak RSS of the largest process of the runner's tree
+    cpu_seconds: float | None = None  # user + sys of every process it ran: steadier than wall time
     extra: dict[str, float] = field(default_factory=dict)
 
 
 Runner = Callable[[Inputs, Path], Measurement]
+
+
+class Stopwatch:
+    """Wall time of a block, and the CPU time (user + sys) of the child processes it waited for."""
+
+    seconds: float = 0.0
+    cpu_seconds: float = 0.0
+
+    def __enter__(self) -> Stopwatch:
+        self._cpu = _children_cpu()
+        self._start = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.seconds = time.perf_counter() - self._start
+        self.cpu_seconds = _children_cpu() - self._cpu
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def _git_in(repo: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
@@ -75,17 +98,16 @@ def run_naive(inputs: Inputs, scratch: Path) -> Measurement:
     _git_in(work, "fetch", "-q", "--no-tags", "origin", *specs)
     main = f"refs/remotes/origin/{inputs.branch}"
     applied = 0
-    start = time.perf_counter()
-    for number in inputs.prs:
-        head = inputs.ref(number)
-        base = _git_in(work, "merge-base", main, head).stdout.decode().strip()
-        if _git_in(work, "cherry-pick", "-X", "theirs", f"{base}..{head}", check=False).returncode == 0:
-            applied += 1
-        else:
-            _git_in(work, "cherry-pick", "--abort", check=False)
-    seconds = time.perf_counter() - start
+    with Stopwatch() as watch:
+        for number in inputs.prs:
+            head = inputs.ref(number)
+            base = _git_in(work, "merge-base", main, head).stdout.decode().strip()
+            if _git_in(work, "cherry-pick", "-X", "theirs", f"{base}..{head}", check=False).returncode == 0:
+                applied += 1
+            else:
+                _git_in(work, "cherry-pick", "--abort", check=False)
     shutil.rmtree(work, ignore_errors=True)
-    return Measurement("naive", seconds, applied)
+    return Measurement("naive", watch.seconds, applied, cpu_seconds=watch.cpu_seconds)
 
 
 def run_chain(inputs: Inputs, scratch: Path) -> Measurement:
@@ -95,17 +117,16 @@ def run_chain(inputs: Inputs, scratch: Path) -> Measurement:
     tip = git("rev-parse", f"refs/heads/{inputs.branch}", cwd=repo)
     heads = [git("rev-parse", inputs.ref(n), cwd=repo) for n in inputs.prs]
     clean = 0
-    start = time.perf_counter()
-    for number, head in zip(inputs.prs, heads):
-        merge = _git_in(repo, "merge-tree", "--write-tree", tip, head, check=False)
-        if merge.returncode != 0:
-            continue
-        tree = merge.stdout.split(b"\n", 1)[0].decode()
-        tip = _git_in(repo, "commit-tree", tree, "-p", tip, "-m", f"carry pr/{number}").stdout.decode().strip()
-        clean += 1
-    seconds = time.perf_counter() - start
+    with Stopwatch() as watch:
+        for number, head in zip(inputs.prs, heads):
+            merge = _git_in(repo, "merge-tree", "--write-tree", tip, head, check=False)
+            if merge.returncode != 0:
+                continue
+            tree = merge.stdout.split(b"\n", 1)[0].decode()
+            tip = _git_in(repo, "commit-tree", tree, "-p", tip, "-m", f"carry pr/{number}").stdout.decode().strip()
+            clean += 1
     shutil.rmtree(repo, ignore_errors=True)
-    return Measurement("chain", seconds, clean)
+    return Measurement("chain", watch.seconds, clean, cpu_seconds=watch.cpu_seconds)
 
 
 def carrytool_argv() -> list[str]:
@@ -156,8 +177,8 @@ def run_carrytool(inputs: Inputs, scratch: Path) -> Measurement:
     cold, applied = sync_once(inputs, repo, scratch)
     warm, _ = sync_once(inputs, repo, scratch)
     shutil.rmtree(repo, ignore_errors=True)
-    return Measurement("carrytool", cold.seconds, applied, cold.rss_mb,
-                       {"warm_seconds": warm.seconds, "cpu_seconds": cold.cpu_seconds,
+    return Measurement("carrytool", cold.seconds, applied, cold.rss_mb, cold.cpu_seconds,
+                       {"warm_seconds": warm.seconds, "warm_cpu_seconds": warm.cpu_seconds,
                         "exit_code": float(cold.returncode)})
 
 

@@ -25,6 +25,10 @@ class Summary:
         runs = self.runs.get(runner)
         return statistics.median(m.seconds for m in runs) if runs else None
 
+    def median_cpu(self, runner: str) -> float | None:
+        values = [m.cpu_seconds for m in self.runs.get(runner, ()) if m.cpu_seconds is not None]
+        return statistics.median(values) if values else None
+
     def median_extra(self, runner: str, key: str) -> float | None:
         values = [m.extra[key] for m in self.runs.get(runner, ()) if key in m.extra]
         return statistics.median(values) if values else None
