@@ -66,7 +66,30 @@ def render_scale(summaries: Sequence[Summary], repeat: int) -> str:
                      _per(chain, n), _s(tool), _per(tool, n), _per(warm, n), _per(s.median_cpu("chain"), n),
                      _per(s.median_cpu("carrytool"), n), _ratio(tool, chain), _n(s.applied("carrytool")),
                      _s(s.peak_rss("carrytool"), 0)])
-    return f"wall time, median of {repeat} interleaved run(s)\n\n" + table(rows, header)
+    return f"wall time, median of {repeat} interleaved run(s)\n\n" + table(rows, header) + "\n\n" + \
+        render_fits([s for s in summaries if s.group == "entries"])
+
+
+def fit_line(points: Sequence[tuple[float, float]]) -> tuple[float, float] | None:
+    """Least-squares (intercept, slope) of y over x, or None with fewer than two distinct x."""
+    if len({x for x, _ in points}) < 2:
+        return None
+    n = len(points)
+    mx, my = sum(x for x, _ in points) / n, sum(y for _, y in points) / n
+    slope = sum((x - mx) * (y - my) for x, y in points) / sum((x - mx) ** 2 for x, _ in points)
+    return my - slope * mx, slope
+
+
+def render_fits(summaries: Sequence[Summary]) -> str:
+    """Time = fixed + per-entry cost, fitted over the entries sweep: the marginal cost of one more entry."""
+    lines = ["time ~ fixed + slope x entries (least squares over the entries sweep):"]
+    for runner in ("chain", "carrytool"):
+        for label, value in (("wall", Summary.median), ("CPU", Summary.median_cpu)):
+            points = [(len(s.inputs.prs), value(s, runner)) for s in summaries]
+            fit = fit_line([(x, y) for x, y in points if y is not None])
+            if fit:
+                lines.append(f"  {runner:<9} {label:<4}  fixed {fit[0]:6.2f} s  + {1000 * fit[1]:6.2f} ms/entry")
+    return "\n".join(lines)
 
 
 def _per(seconds: float | None, entries: int) -> str:
