@@ -22,6 +22,7 @@ DEFAULT_OUT = Path(__file__).resolve().parent / "out"
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    """Parse the command line; runner names are checked here, so a typo fails before any work."""
     p = argparse.ArgumentParser(prog="python -m bench", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     mode = p.add_mutually_exclusive_group()
@@ -73,12 +74,14 @@ def synthetic_inputs(w: Workload, args: argparse.Namespace) -> Inputs:
 
 
 def run_workload(args: argparse.Namespace) -> tuple[list[Summary], str]:
+    """The default mode: every runner on one synthetic workload, side by side."""
     inputs = synthetic_inputs(custom_workload(args), args)
     summary = measure(inputs, args.runner_names, args.repeat, args.out / "scratch", verbose=not args.quiet)
     return [summary], render_compare([summary], args.repeat)
 
 
 def run_scale(args: argparse.Namespace) -> tuple[list[Summary], str]:
+    """--scale: chain and carrytool (naive is too slow to sweep) over the entries and files sweeps."""
     runners = [r for r in args.runner_names if r != "naive"]
     summaries = []
     for group, w in scale_workloads():
@@ -89,6 +92,7 @@ def run_scale(args: argparse.Namespace) -> tuple[list[Summary], str]:
 
 
 def run_real(args: argparse.Namespace) -> tuple[list[Summary], str]:
+    """--real PATH: every runner on the newest PRs of a real bare repository."""
     repo: Path = args.real
     out = args.out / f"real-{repo.resolve().parent.name}-{repo.name}"
     inputs = real_inputs(repo, out, count=args.prs or 60, within=args.within)
@@ -102,6 +106,7 @@ Mode = Callable[[argparse.Namespace], "tuple[list[Summary], str]"]
 
 
 def pick_mode(args: argparse.Namespace) -> Mode:
+    """The mode the flags ask for (`--explain` and `--verify` will be chosen here too)."""
     if args.scale:
         return run_scale
     if args.real is not None:
@@ -110,6 +115,7 @@ def pick_mode(args: argparse.Namespace) -> Mode:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the chosen mode, print its table (stdout; progress goes to stderr), optionally write JSON."""
     args = parse_args(argv)
     summaries, text = pick_mode(args)(args)
     print(text)
