@@ -1,0 +1,123 @@
+"""Tables for people (markdown pipes, fine in a terminal) and JSON for machines."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+from .session import Summary
+
+
+def _s(value: float | None, digits: int = 2) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def _ratio(a: float | None, b: float | None) -> str:
+    return "-" if a is None or b is None or b == 0 else f"{a / b:.2f}x"
+
+
+def _n(value: int | None) -> str:
+    return "-" if value is None else str(value)
+
+
+def table(rows: Sequence[Sequence[str]], header: Sequence[str]) -> str:
+    """A markdown table with columns padded to their widest cell."""
+    widths = [max(len(str(c)) for c in col) for col in zip(header, *rows)]
+    line = lambda cells: "| " + " | ".join(str(c).ljust(w) for c, w in zip(cells, widths)) + " |"  # noqa: E731
+    sep = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
+    return "\n".join([line(header), sep, *(line(r) for r in rows)])
+
+
+def render_compare(summaries: Sequence[Summary], repeat: int) -> str:
+    """The side-by-side table: medians of REPEAT interleaved runs, ratios, counts and carrytool's RSS."""
+    header = ["workload", "naive s", "chain s", "carrytool s", "(warm) s", "naive/carrytool",
+              "carrytool/chain", "applied naive", "clean chain", "applied carrytool", "carrytool RSS MB"]
+    rows = []
+    for s in summaries:
+        naive, chain, tool = s.median("naive"), s.median("chain"), s.median("carrytool")
+        rows.append([_label(s), _s(naive), _s(chain), _s(tool), _s(s.median_extra("carrytool", "warm_seconds")),
+                     _ratio(naive, tool), _ratio(tool, chain), _n(s.applied("naive")), _n(s.applied("chain")),
+                     _n(s.applied("carrytool")), _s(s.peak_rss("carrytool"), 0)])
+    cpu_header = ["workload", "naive CPU s", "chain CPU s", "carrytool CPU s", "(warm) CPU s",
+                  "naive/carrytool", "carrytool/chain"]
+    cpu_rows = []
+    for s in summaries:
+        naive, chain, tool = s.median_cpu("naive"), s.median_cpu("chain"), s.median_cpu("carrytool")
+        cpu_rows.append([_label(s), _s(naive), _s(chain), _s(tool), _s(s.median_extra("carrytool", "warm_cpu_seconds")),
+                         _ratio(naive, tool), _ratio(tool, chain)])
+    return (f"wall time, median of {repeat} interleaved run(s); (warm) = a second sync with nothing to fetch\n\n"
+            + table(rows, header)
+            + "\n\nCPU time (user + sys of every process; steadier than wall time on a busy machine)\n\n"
+            + table(cpu_rows, cpu_header))
+
+
+def render_scale(summaries: Sequence[Summary], repeat: int) -> str:
+    """Time per entry as entries grow (should be flat: linear total) and as the tree grows (should be flat)."""
+    header = ["sweep", "files", "entries", "chain s", "chain ms/entry", "carrytool s", "carrytool ms/entry",
+              "(warm) ms/entry", "chain CPU ms/entry", "carrytool CPU ms/entry", "carrytool/chain", "applied",
+              "RSS MB"]
+    rows = []
+    for s in summaries:
+        n = len(s.inputs.prs)
+        chain, tool = s.median("chain"), s.median("carrytool")
+        warm = s.median_extra("carrytool", "warm_seconds")
+        rows.append([s.group, f"{s.inputs.files:,}" if s.inputs.files else "-", str(n), _s(chain),
+                     _per(chain, n), _s(tool), _per(tool, n), _per(warm, n), _per(s.median_cpu("chain"), n),
+                     _per(s.median_cpu("carrytool"), n), _ratio(tool, chain), _n(s.applied("carrytool")),
+                     _s(s.peak_rss("carrytool"), 0)])
+    return f"wall time, median of {repeat} interleaved run(s)\n\n" + table(rows, header) + "\n\n" + \
+        render_fits([s for s in summaries if s.group == "entries"])
+
+
+def fit_line(points: Sequence[tuple[float, float]]) -> tuple[float, float] | None:
+    """Least-squares (intercept, slope) of y over x, or None with fewer than two distinct x."""
+    if len({x for x, _ in points}) < 2:
+        return None
+    n = len(points)
+    mx, my = sum(x for x, _ in points) / n, sum(y for _, y in points) / n
+    slope = sum((x - mx) * (y - my) for x, y in points) / sum((x - mx) ** 2 for x, _ in points)
+    return my - slope * mx, slope
+
+
+def render_fits(summaries: Sequence[Summary]) -> str:
+    """Time = fixed + per-entry cost, fitted over the entries sweep: the marginal cost of one more entry."""
+    lines = ["time ~ fixed + slope x entries (least squares over the entries sweep):"]
+    for runner in ("chain", "carrytool"):
+        for label, value in (("wall", Summary.median), ("CPU", Summary.median_cpu)):
+            points = [(len(s.inputs.prs), value(s, runner)) for s in summaries]
+            fit = fit_line([(x, y) for x, y in points if y is not None])
+            if fit:
+                lines.append(f"  {runner:<9} {label:<4}  fixed {fit[0]:6.2f} s  + {1000 * fit[1]:6.2f} ms/entry")
+    return "\n".join(lines)
+
+
+def _per(seconds: float | None, entries: int) -> str:
+    return "-" if seconds is None or not entries else f"{1000 * seconds / entries:.2f}"
+
+
+def _label(s: Summary) -> str:
+    size = f" ({s.inputs.files:,} files, {len(s.inputs.prs)} PRs)" if s.inputs.files else f" ({len(s.inputs.prs)} PRs)"
+    return s.inputs.name + size
+
+
+def to_json(summaries: Sequence[Summary]) -> dict[str, object]:
+    """Every measurement, for tracking over time and for tests."""
+    out = []
+    for s in summaries:
+        out.append({
+            "workload": s.inputs.name, "group": s.group, "files": s.inputs.files, "entries": len(s.inputs.prs),
+            "runners": {name: {"median_seconds": s.median(name), "applied": s.applied(name),
+                               "peak_rss_mb": s.peak_rss(name),
+                               "median_cpu_seconds": s.median_cpu(name),
+                               "runs": [{"seconds": m.seconds, "applied": m.applied, "rss_mb": m.rss_mb,
+                                         "cpu_seconds": m.cpu_seconds, **m.extra}
+                                        for m in runs]}
+                        for name, runs in s.runs.items()},
+        })
+    return {"workloads": out}
+
+
+def write_json(summaries: Sequence[Summary], path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(to_json(summaries), indent=2) + "\n")

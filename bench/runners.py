@@ -1,0 +1,190 @@
+"""The runners: three ways to compose the same PRs onto the same upstream, each timed on its loop only.
+
+- naive: the status quo, a work tree and `git cherry-pick -X theirs base..head` per PR.
+- chain: the floor for one-process-per-step plumbing, `merge-tree --write-tree` + `commit-tree` per PR.
+- carrytool: the whole `carrytool sync` process, on a fresh bare repository (its fetch included).
+
+Set-up (clones, ref fetches) is never timed; every runner gets its own scratch copy.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .generate import clean_env, git
+
+# Configuration that keeps the status quo honest: no hooks, no rerere, no background maintenance.
+NAIVE_CONFIG = ("core.hooksPath=/dev/null", "rerere.enabled=false", "gc.auto=0", "maintenance.auto=false",
+                "commit.gpgSign=false", "advice.detachedHead=false")
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """What every runner composes: upstream's branch + these PRs, in this order."""
+
+    name: str
+    upstream: Path                  # a bare repository with the branch and the PR refs
+    manifest: Path                  # the carrytool manifest naming the same PRs
+    prs: tuple[int, ...]
+    branch: str = "main"
+    pr_ref: str = "refs/pull/{number}/head"
+    files: int | None = None        # tree size, for the tables
+
+    def ref(self, number: int) -> str:
+        return self.pr_ref.format(number=number)
+
+
+@dataclass
+class Measurement:
+    """One timed run of one runner."""
+
+    runner: str
+    seconds: float
+    applied: int                    # PRs applied (naive, carrytool) or merged clean (chain)
+    rss_mb: float | None = None     # peak RSS of the largest process of the runner's tree
+    cpu_seconds: float | None = None  # user + sys of every process it ran: steadier than wall time
+    extra: dict[str, float] = field(default_factory=dict)
+
+
+Runner = Callable[[Inputs, Path], Measurement]
+
+
+class Stopwatch:
+    """Wall time of a block, and the CPU time (user + sys) of the child processes it waited for."""
+
+    seconds: float = 0.0
+    cpu_seconds: float = 0.0
+
+    def __enter__(self) -> Stopwatch:
+        self._cpu = _children_cpu()
+        self._start = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.seconds = time.perf_counter() - self._start
+        self.cpu_seconds = _children_cpu() - self._cpu
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _git_in(repo: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+    """Run git in REPO with the pinned config and a clean, fixed-identity environment."""
+    argv = ["git"]
+    for item in NAIVE_CONFIG:
+        argv += ["-c", item]
+    proc = subprocess.run(argv + list(args), cwd=repo, capture_output=True, env=clean_env())
+    if check and proc.returncode != 0:
+        raise RuntimeError(f"git {' '.join(args[:3])} failed: {proc.stderr.decode(errors='replace')}")
+    return proc
+
+
+def run_naive(inputs: Inputs, scratch: Path) -> Measurement:
+    """Clone a work tree (untimed), then time the cherry-pick loop; count the PRs that went in."""
+    work = scratch / "naive"
+    git("clone", "-q", "--branch", inputs.branch, str(inputs.upstream), str(work), cwd=scratch)
+    specs = [f"+{inputs.ref(n)}:{inputs.ref(n)}" for n in inputs.prs]
+    _git_in(work, "fetch", "-q", "--no-tags", "origin", *specs)
+    main = f"refs/remotes/origin/{inputs.branch}"
+    applied = 0
+    with Stopwatch() as watch:
+        for number in inputs.prs:
+            head = inputs.ref(number)
+            base = _git_in(work, "merge-base", main, head).stdout.decode().strip()
+            if _git_in(work, "cherry-pick", "-X", "theirs", f"{base}..{head}", check=False).returncode == 0:
+                applied += 1
+            else:
+                _git_in(work, "cherry-pick", "--abort", check=False)
+    shutil.rmtree(work, ignore_errors=True)
+    return Measurement("naive", watch.seconds, applied, cpu_seconds=watch.cpu_seconds)
+
+
+def run_chain(inputs: Inputs, scratch: Path) -> Measurement:
+    """In a mirror (untimed), time `merge-tree --write-tree` + `commit-tree` per PR; count clean merges."""
+    repo = scratch / "chain.git"
+    git("clone", "-q", "--mirror", str(inputs.upstream), str(repo), cwd=scratch)
+    tip = git("rev-parse", f"refs/heads/{inputs.branch}", cwd=repo)
+    heads = [git("rev-parse", inputs.ref(n), cwd=repo) for n in inputs.prs]
+    clean = 0
+    with Stopwatch() as watch:
+        for number, head in zip(inputs.prs, heads):
+            merge = _git_in(repo, "merge-tree", "--write-tree", tip, head, check=False)
+            if merge.returncode != 0:
+                continue
+            tree = merge.stdout.split(b"\n", 1)[0].decode()
+            tip = _git_in(repo, "commit-tree", tree, "-p", tip, "-m", f"carry pr/{number}").stdout.decode().strip()
+            clean += 1
+    shutil.rmtree(repo, ignore_errors=True)
+    return Measurement("chain", watch.seconds, clean, cpu_seconds=watch.cpu_seconds)
+
+
+def carrytool_argv() -> list[str]:
+    """The installed console script beside this interpreter, else `python -m carrytool`."""
+    script = Path(sys.executable).parent / "carrytool"
+    return [str(script)] if script.exists() else [sys.executable, "-m", "carrytool"]
+
+
+@dataclass(frozen=True)
+class Timed:
+    seconds: float
+    rss_mb: float
+    cpu_seconds: float
+    returncode: int
+    stdout: bytes
+    stderr: bytes
+
+
+def time_process(argv: list[str], scratch: Path, env: dict[str, str] | None = None) -> Timed:
+    """Run ARGV to completion; wall time, and from `wait4` its tree's peak RSS and CPU time."""
+    out, err = scratch / "stdout", scratch / "stderr"
+    with out.open("wb") as stdout, err.open("wb") as stderr:
+        start = time.perf_counter()
+        proc = subprocess.Popen(argv, stdout=stdout, stderr=stderr, stdin=subprocess.DEVNULL, env=env)
+        _pid, status, usage = os.wait4(proc.pid, 0)
+        seconds = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here: keep Popen from waiting again
+    return Timed(seconds, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime, proc.returncode,
+                 out.read_bytes(), err.read_bytes())
+
+
+def sync_once(inputs: Inputs, repo: Path, scratch: Path) -> tuple[Timed, int]:
+    """Time one `carrytool sync --format json` into REPO; return it and the number of applied entries."""
+    argv = carrytool_argv() + ["sync", "-m", str(inputs.manifest), "--repo", str(repo), "--format", "json"]
+    timed = time_process(argv, scratch)
+    try:
+        report = json.loads(timed.stdout)
+    except ValueError:
+        raise RuntimeError(f"carrytool sync exited {timed.returncode} without a JSON report:\n"
+                           f"{timed.stderr.decode(errors='replace')}") from None
+    return timed, sum(1 for e in report.get("entries", ()) if e.get("status") == "applied")
+
+
+def run_carrytool(inputs: Inputs, scratch: Path) -> Measurement:
+    """Time `carrytool sync` on a fresh bare repo (fetch included), then again warm (nothing to fetch)."""
+    repo = scratch / "carrytool.git"
+    git("init", "-q", "--bare", str(repo), cwd=scratch)
+    cold, applied = sync_once(inputs, repo, scratch)
+    warm, _ = sync_once(inputs, repo, scratch)
+    shutil.rmtree(repo, ignore_errors=True)
+    return Measurement("carrytool", cold.seconds, applied, cold.rss_mb, cold.cpu_seconds,
+                       {"warm_seconds": warm.seconds, "warm_cpu_seconds": warm.cpu_seconds,
+                        "exit_code": float(cold.returncode)})
+
+
+RUNNERS: dict[str, Runner] = {
+    "naive": run_naive,
+    "chain": run_chain,
+    "carrytool": run_carrytool,
+    # The lead adds `carrytool explain` / `carrytool verify` runners here (same Runner signature).
+}
