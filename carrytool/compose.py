@@ -4,10 +4,10 @@ No work tree, no index, no branch is touched: merges are `git merge-tree --write
 written as objects with a fixed identity and dates derived from the inputs.
 
 Merge bases: git 2.39's merge-tree takes no `--merge-base`, so history is shaped to make git find the
-base we mean. A PR is merged as is: composed commits have the result so far as their only parent, so
-the base git finds is the PR's merge base with upstream. A carried commit (or a patch) is merged from
-a transient commit whose parents are (result so far, the carry's parent) and whose tree is the result
-so far: the carry's parent is then the best common ancestor.
+base we mean. The "ours" side of every merge is a stand-in commit with the result so far as its tree
+and upstream as its parent: for a PR git then finds the PR's merge base with upstream; for a carried
+commit (or a patch) the stand-in also has the carry's parent as a parent, which is then the best
+common ancestor. Stand-ins also keep git from walking the growing chain of composed commits.
 """
 
 from __future__ import annotations
@@ -69,6 +69,7 @@ class Composer:
         info = git.commit_info(upstream)
         self.upstream_tree: str = info["tree"]  # type: ignore[assignment]
         self.upstream_time: int = info["committer_time"]  # type: ignore[assignment]
+        self._stand_ins: dict[tuple[str, tuple[str, ...]], str] = {}
 
     # -- the whole run ------------------------------------------------------------------------------
     def compose(self, steps: list[Step]) -> Composition:
@@ -170,13 +171,22 @@ class Composer:
         return self._commit(step, tree, tip, comp)
 
     def _pair(self, step: Step, tip: str, tip_tree: str) -> tuple[str, str]:
-        """The (ours, theirs) commits whose merge applies STEP's net change onto TIP."""
+        """The (ours, theirs) commits whose merge applies STEP's net change onto TIP.
+
+        Ours is a stand-in with TIP's tree whose parents are upstream (and a carry's parent): git then
+        finds the base without walking the chain of composed commits (which only grows, and is loose),
+        and the base it finds is the same, since composed commits are never ancestors of an entry.
+        """
         head = self._filtered_head(step)
-        if step.entry.kind == "pr":
+        if step.entry.kind == "pr" and tip == self.upstream:
             return tip, head
-        sig = Signature(self.manifest.identity.name, self.manifest.identity.email, self.upstream_time)
-        parents = [tip] + ([step.base] if step.base else [])
-        shaped = self.git.write_commit(tip_tree, parents, sig, sig, f"carrytool: merge base for {step.id}\n")
+        parents = [self.upstream] + ([step.base] if step.entry.kind == "carry" and step.base else [])
+        key = (tip_tree, tuple(parents))
+        shaped = self._stand_ins.get(key)
+        if shaped is None:
+            sig = Signature(self.manifest.identity.name, self.manifest.identity.email, self.upstream_time)
+            shaped = self.git.write_commit(tip_tree, parents, sig, sig, "carrytool: stand-in for the result so far\n")
+            self._stand_ins[key] = shaped
         return shaped, head
 
     def _filtered_head(self, step: Step) -> str:
