@@ -7,6 +7,7 @@ any machine whatever the caller's configuration.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
@@ -218,14 +219,17 @@ class Git:
         repo = Path(repo)
         if not repo.exists():
             raise EnvironmentProblem(f"{repo} does not exist", hint="pass --repo DIR of a git repository")
-        proc = subprocess.run(["git", "rev-parse", "--absolute-git-dir", "--is-bare-repository"],
-                              cwd=repo, capture_output=True, env=scrubbed_env())
+        proc = subprocess.run(["git", "rev-parse", "--absolute-git-dir", "--is-bare-repository",
+                               "--show-object-format"], cwd=repo, capture_output=True, env=scrubbed_env())
         if proc.returncode != 0:
             raise EnvironmentProblem(f"{repo} is not a git repository",
                                      hint="run inside the fork's clone, or pass --repo DIR")
         lines = proc.stdout.decode().splitlines()
         self.git_dir = Path(lines[0])
         self.bare = lines[1] == "true"
+        # sha1 repositories get objects hashed here and written in batches; others one by one
+        self._stage_objects = len(lines) > 2 and lines[2] == "sha1"
+        self._pending: dict[str, tuple[str, bytes]] = {}
         self.repo = repo.resolve()
         self._pipes: dict[str, _Pipe] = {}
         self._tmp: Path | None = None
@@ -239,7 +243,11 @@ class Git:
 
     def run(self, *args: str, input: bytes | None = None, check: bool = True,
             env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
-        """Run `git ARGS` in the repository and return the completed process (bytes)."""
+        """Run `git ARGS` in the repository and return the completed process (bytes).
+
+        Objects still staged in memory are written first: every git process sees every object.
+        """
+        self.flush_objects()
         proc = subprocess.run(git_argv(*args), cwd=cwd or self.git_dir, input=input,
                               capture_output=True, env=self.env(env))
         if check and proc.returncode != 0:
@@ -262,6 +270,7 @@ class Git:
         return self._tmp
 
     def close(self) -> None:
+        self.flush_objects()
         for pipe in self._pipes.values():
             pipe.close()
         self._pipes.clear()
@@ -278,6 +287,9 @@ class Git:
     # -- reading objects ----------------------------------------------------------------------------
     def read_object(self, name: str) -> tuple[str, bytes] | None:
         """`cat-file --batch`: return (type, content) of an object, or None when it does not exist."""
+        staged = self._pending.get(name)
+        if staged is not None:
+            return staged
         pipe = self._pipe("cat-file", ["cat-file", "--batch"])
         with pipe.lock:
             pipe.stdin.write(name.encode() + b"\n")
@@ -389,17 +401,46 @@ class Git:
         return self.write_object("commit", body.encode("utf-8", "surrogateescape"))
 
     def write_object(self, kind: str, data: bytes) -> str:
-        """Write one object through a long-lived `hash-object -w --stdin-paths` and return its SHA."""
+        """Write one object and return its SHA: hashed here and staged (written in a batch before the next
+        git process needs it), or, outside sha1 repositories, through `hash-object -w --stdin-paths`."""
+        if self._stage_objects:
+            sha = hashlib.sha1(f"{kind} {len(data)}\0".encode() + data).hexdigest()
+            self._pending.setdefault(sha, (kind, data))
+            return sha
+        return self._hash_objects(kind, [data])[0]
+
+    def flush_objects(self) -> None:
+        """Write every staged object (one `hash-object --stdin-paths` batch per kind); check the SHAs."""
+        if not self._pending:
+            return
+        pending, self._pending = self._pending, {}
+        by_kind: dict[str, list[tuple[str, bytes]]] = {}
+        for sha, (kind, data) in pending.items():
+            by_kind.setdefault(kind, []).append((sha, data))
+        for kind, items in by_kind.items():
+            written = self._hash_objects(kind, [data for _sha, data in items])
+            if written != [sha for sha, _data in items]:
+                raise GitError(f"git wrote {kind} objects with other names than carrytool computed")
+
+    def _hash_objects(self, kind: str, blobs: list[bytes]) -> list[str]:
         pipe = self._pipe(f"hash-{kind}", ["hash-object", "-w", "-t", kind, "--stdin-paths", "--no-filters"])
-        with pipe.lock:
-            path = self.tmpdir() / f"object.{kind}"
+        folder = self.tmpdir() / "objects"
+        folder.mkdir(exist_ok=True)
+        paths = []
+        for n, data in enumerate(blobs):
+            path = folder / f"{kind}.{n}"
             path.write_bytes(data)
-            pipe.stdin.write(str(path).encode() + b"\n")
-            pipe.stdin.flush()
-            sha = pipe.stdout.readline().decode().strip()
-        if not is_sha(sha):
-            raise GitError(f"git could not write a {kind} object")
-        return sha
+            paths.append(str(path).encode() + b"\n")
+        out: list[str] = []
+        with pipe.lock:
+            for start in range(0, len(paths), 256):      # bounded batches: pipes have finite buffers
+                chunk = paths[start:start + 256]
+                pipe.stdin.write(b"".join(chunk))
+                pipe.stdin.flush()
+                out += [pipe.stdout.readline().decode().strip() for _ in chunk]
+        if not all(is_sha(sha) for sha in out):
+            raise GitError(f"git could not write {kind} objects")
+        return out
 
     def write_blob(self, data: bytes) -> str:
         return self.write_object("blob", data)
@@ -431,16 +472,13 @@ class Git:
         return entries
 
     def mktree(self, entries: Iterable[tuple[str, str, str, bytes]]) -> str:
-        """`mktree --batch -z`: write a tree from (mode, type, oid, name) entries; return its SHA."""
-        pipe = self._pipe("mktree", ["mktree", "--batch", "-z", "--missing"])
-        payload = b"".join(f"{m} {t} {o}\t".encode() + name + b"\0" for m, t, o, name in entries)
-        with pipe.lock:
-            pipe.stdin.write(payload + b"\0")
-            pipe.stdin.flush()
-            sha = pipe.stdout.readline().decode().strip()
-        if not is_sha(sha):
-            raise GitError("git could not write a tree object")
-        return sha
+        """Write a tree from (mode, type, oid, name) entries, in git's order; return its SHA."""
+        def order(entry: tuple[str, str, str, bytes]) -> bytes:
+            return entry[3] + (b"/" if entry[1] == "tree" else b"")
+
+        data = b"".join((b"40000" if kind == "tree" else mode.encode()) + b" " + name + b"\0" + bytes.fromhex(oid)
+                        for mode, kind, oid, name in sorted(entries, key=order))
+        return self.write_object("tree", data)
 
     def edit_tree(self, tree: str, edits: dict[str, tuple[str, str] | None]) -> str:
         """Return a tree like TREE with paths replaced by (mode, oid) or deleted (None)."""
