@@ -32,7 +32,7 @@ def table(rows: Sequence[Sequence[str]], header: Sequence[str]) -> str:
 def render_compare(summaries: Sequence[Summary], repeat: int) -> str:
     """The side-by-side table: medians of REPEAT interleaved runs, ratios, counts and carrytool's RSS."""
     header = ["workload", "naive s", "chain s", "carrytool s", "(warm) s", "naive/carrytool",
-              "carrytool/chain", "applied naive", "clean chain", "applied carrytool", "carrytool RSS MB"]
+              "carrytool/chain", "applied naive", "applied chain", "applied carrytool", "carrytool RSS MB"]
     rows = []
     for s in summaries:
         naive, chain, tool = s.median("naive"), s.median("chain"), s.median("carrytool")

@@ -111,11 +111,13 @@ def run_naive(inputs: Inputs, scratch: Path) -> Measurement:
 
 
 def run_chain(inputs: Inputs, scratch: Path) -> Measurement:
-    """In a mirror (untimed), time `merge-tree --write-tree` + `commit-tree` per PR; count clean merges."""
+    """In a mirror (untimed), time `merge-tree --write-tree` + `commit-tree` per PR; count the clean merges
+    that changed the tree (a PR already in upstream merges cleanly but applies nothing)."""
     repo = scratch / "chain.git"
     git("clone", "-q", "--mirror", str(inputs.upstream), str(repo), cwd=scratch)
     tip = git("rev-parse", f"refs/heads/{inputs.branch}", cwd=repo)
     heads = [git("rev-parse", inputs.ref(n), cwd=repo) for n in inputs.prs]
+    last_tree = git("rev-parse", f"{tip}^{{tree}}", cwd=repo)
     clean = 0
     with Stopwatch() as watch:
         for number, head in zip(inputs.prs, heads):
@@ -124,7 +126,9 @@ def run_chain(inputs: Inputs, scratch: Path) -> Measurement:
                 continue
             tree = merge.stdout.split(b"\n", 1)[0].decode()
             tip = _git_in(repo, "commit-tree", tree, "-p", tip, "-m", f"carry pr/{number}").stdout.decode().strip()
-            clean += 1
+            if tree != last_tree:          # a clean merge that changes nothing applied nothing
+                clean += 1
+            last_tree = tree
     shutil.rmtree(repo, ignore_errors=True)
     return Measurement("chain", watch.seconds, clean, cpu_seconds=watch.cpu_seconds)
 
@@ -171,9 +175,13 @@ def sync_once(inputs: Inputs, repo: Path, scratch: Path) -> tuple[Timed, int]:
 
 
 def run_carrytool(inputs: Inputs, scratch: Path) -> Measurement:
-    """Time `carrytool sync` on a fresh bare repo (fetch included), then again warm (nothing to fetch)."""
+    """Time `carrytool sync` in a clone that has upstream's objects, as the other runners' clones do
+    (its fetch of the local refs is timed), then again warm (nothing to fetch)."""
     repo = scratch / "carrytool.git"
     git("init", "-q", "--bare", str(repo), cwd=scratch)
+    git("fetch", "-q", str(inputs.upstream), f"refs/heads/{inputs.branch}:refs/heads/upstream-{inputs.branch}",
+        *(f"+{inputs.ref(n)}:refs/remotes/pull/{n}" for n in inputs.prs),
+        cwd=repo)   # the objects the other runners' clones have
     cold, applied = sync_once(inputs, repo, scratch)
     warm, _ = sync_once(inputs, repo, scratch)
     shutil.rmtree(repo, ignore_errors=True)

@@ -4,10 +4,10 @@ No work tree, no index, no branch is touched: merges are `git merge-tree --write
 written as objects with a fixed identity and dates derived from the inputs.
 
 Merge bases: git 2.39's merge-tree takes no `--merge-base`, so history is shaped to make git find the
-base we mean. The "ours" side of every merge is a stand-in commit with the result so far as its tree
-and upstream as its parent: for a PR git then finds the PR's merge base with upstream; for a carried
-commit (or a patch) the stand-in also has the carry's parent as a parent, which is then the best
-common ancestor. Stand-ins also keep git from walking the growing chain of composed commits.
+base we mean. The "ours" side of every merge is a stand-in commit whose tree is the result so far and
+whose only parent is the entry's base (a PR's merge base with upstream, a carried commit's parent, a
+patch's preimage): that base is then the merge base git finds, after a walk of only the entry's own
+commits, not of upstream's history nor of the growing chain of composed commits.
 """
 
 from __future__ import annotations
@@ -173,14 +173,12 @@ class Composer:
     def _pair(self, step: Step, tip: str, tip_tree: str) -> tuple[str, str]:
         """The (ours, theirs) commits whose merge applies STEP's net change onto TIP.
 
-        Ours is a stand-in with TIP's tree whose parents are upstream (and a carry's parent): git then
-        finds the base without walking the chain of composed commits (which only grows, and is loose),
-        and the base it finds is the same, since composed commits are never ancestors of an entry.
+        Ours is a stand-in commit with TIP's tree and the entry's base as its only parent: the merge base
+        git finds is then that base, found without walking upstream's history or the chain of composed
+        commits, and the merge is exactly base -> head applied onto the result so far.
         """
         head = self._filtered_head(step)
-        if step.entry.kind == "pr" and tip == self.upstream:
-            return tip, head
-        parents = [self.upstream] + ([step.base] if step.entry.kind == "carry" and step.base else [])
+        parents = [step.base] if step.base else [self.upstream]
         key = (tip_tree, tuple(parents))
         shaped = self._stand_ins.get(key)
         if shaped is None:
