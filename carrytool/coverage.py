@@ -126,7 +126,10 @@ def _scope_holds(scope: str | None, scopes: Sequence[str]) -> bool:
 
 
 def describe_assert(spec: AssertSpec) -> str:
-    """One line saying what an assert checks: `resume-once: gpu_worker.py Worker.wake_up calls backend.resume times 1`."""
+    """One line saying what an assert checks.
+
+    `resume-once: vllm/v1/worker/gpu_worker.py Worker.wake_up calls backend.resume times 1`
+    """
     target = " -> ".join(spec.target) if isinstance(spec.target, tuple) else spec.target
     bounds = "".join(f" {key} {value}" for key, value in (("times", spec.times), ("min", spec.min),
                                                             ("max", spec.max), ("guarded_by", spec.guarded_by))

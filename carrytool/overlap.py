@@ -109,7 +109,8 @@ class _PairMerger:
         self.upstream = upstream
         info = git.commit_info(upstream)
         self.upstream_tree: str = info["tree"]  # type: ignore[assignment]
-        self.sig = Signature(manifest.identity.name, manifest.identity.email, info["committer_time"])  # type: ignore[arg-type]
+        when: int = info["committer_time"]  # type: ignore[assignment]
+        self.sig = Signature(manifest.identity.name, manifest.identity.email, when)
         self.commits: dict[str, str] = {}          # entry id -> its change alone on upstream, as a commit
         self.alone_results: dict[str, MergeResult] = {}
 

@@ -81,16 +81,16 @@ def _summary(ex: Explanation, step: Step, story: dict[str, Any]) -> list[str]:
         lines.append("supersedes " + ", ".join(_supersede_text(item) for item in story["supersedes"]))
     for item in story["provided"]:
         lines.append(f"{item['by']} provides " + (", ".join(item["paths"]) if item["paths"] else "all of it"))
-    onto = story["onto"]
-    if onto and (step.status in ("applied", "conflict") or step.reason in ("redundant", "merged-upstream")):
-        after = next((s.id for s in ex.steps if s.commit == onto), None)
-        verb = "applied" if step.status == "applied" else "merged"
-        lines.append(f"{verb} onto {onto[:12]} ({'after ' + after if after else 'upstream'})")
     if step.filtered and step.status != "skipped" or step.reason == "redundant":
         left = ", ".join(step.files) or "nothing"
         lines.append(f"left to apply: {left}")
     if step.reason == "redundant":
         lines.append("redundant with " + (", ".join(step.redundant_with) or "nothing: its diff is empty"))
+    onto = story["onto"]
+    if onto and (step.status in ("applied", "conflict") or step.reason in ("redundant", "merged-upstream")):
+        after = next((s.id for s in ex.steps if s.commit == onto), None)
+        verb = "applied" if step.status == "applied" else "merged"
+        lines.append(f"{verb} onto {onto[:12]} ({'after ' + after if after else 'upstream'})")
     for cov in ex.coverage:
         if step.id in (cov.pr, cov.union):
             lines.append(_coverage_line(cov, step.id))

@@ -177,8 +177,8 @@ def test_text_is_plain_in_a_pipe(cli: Cli, demo: Scenario) -> None:
     result = cli("explain", "-m", demo.manifest, "--repo", demo.work, "45612")
     assert result.exit_code == 0 and "\x1b[" not in result.stdout
     out = result.stdout
-    assert re.search(r"conflict \(\+same-scope\)\s+pr/45398 x pr/45612\s+vllm/v1/worker/gpu_worker.py\s+"
-                     r"\[Worker.wake_up\]", out)
+    assert re.search(r"conflict \(\+same-scope\)\s+pr/45398 x pr/45612\s+vllm/v1/worker/gpu_worker.py "
+                     r"\[Worker.wake_up\]\n", out)
     assert "stale-fold: carry/wake-path-union folded pr/45610 at " + demo.prs[45610][1][:12] in out
     assert "story of pr/45612" in out and f"git merge-base " in out
     assert out.rstrip().endswith("sync would exit 0")
@@ -218,9 +218,8 @@ def test_report_file_and_exit_0_with_conflicts(cli: Cli, demo: Scenario, tmp_pat
     jsonschema.validate(report, report_schema)
     assert report["plan"]["sync_exit_code"] == 3
     assert any(e["status"] == "conflict" for e in report["entries"])
-    groups = [s for s in report["suggestions"] if s["kind"] == "union"]
-    assert any({"pr/45398", "pr/45612"} <= set(g["entries"]) for g in groups)
-    assert any(set(g["entries"]) == {"pr/44778", "pr/45617"} for g in groups)
+    groups = [(s["entries"], s["files"]) for s in report["suggestions"] if s["kind"] == "union"]
+    assert groups == [(["pr/45398", "pr/45612"], [sources.WORKER]), (["pr/44778", "pr/45617"], [sources.RUNNER])]
 
 
 def test_drafted_union_message(cli: Cli, demo: Scenario) -> None:
@@ -252,3 +251,45 @@ def test_draft_union_message_from_the_api(demo: Scenario) -> None:
         assert draft_union_message(manifest, ex.evidence, manifest.entry(UNION)) .startswith(full.split("\n")[0])
         from_plan = draft_union_message(manifest, ex.planned, UNION)
     assert from_plan.split("\n")[0] == full.split("\n")[0] and "Carry-Supersedes:" in from_plan
+
+
+class _Terminal:
+    """A stream that says it is a terminal, so the renderer chooses rich."""
+
+    def __init__(self) -> None:
+        import io
+
+        self.buffer = io.StringIO()
+
+    def write(self, text: str) -> int:
+        return self.buffer.write(text)
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return True
+
+
+def test_rich_tables_on_a_terminal(demo: Scenario, monkeypatch: pytest.MonkeyPatch) -> None:
+    from carrytool.render.explain_text import render_explain
+
+    monkeypatch.delenv("NO_COLOR")
+    monkeypatch.setenv("TERM", "xterm-256color")
+    manifest = load_manifest(demo.manifest)
+    with Git(demo.work) as git:
+        ex = explain(manifest, git, entries=find_entries(manifest, ["45612"]))
+    term = _Terminal()
+    render_explain(ex, term)  # type: ignore[arg-type]
+    out = term.buffer.getvalue()
+    assert "\x1b[" in out and "overlaps (23 pairs share a file; 6 conflict)" in out
+    assert "story of pr/45612" in out
+
+
+def test_environment_and_input_problems(cli: Cli, demo: Scenario, tmp_path: Path) -> None:
+    result = cli("explain", "-m", demo.manifest, "--repo", tmp_path)
+    assert result.exit_code == 4 and "not a git repository" in result.stderr
+    result = cli("explain", "-m", demo.manifest, "--repo", demo.work, "--offline")
+    assert result.exit_code == 2 and "no fetched upstream" in result.stderr
+    result = cli("explain", "-m", tmp_path / "absent.yaml", "--repo", demo.work)
+    assert result.exit_code == 2

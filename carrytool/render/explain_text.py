@@ -47,9 +47,9 @@ def overlap_title(ex: Explanation) -> str:
 
 def _overlap_cells(overlap: Any) -> tuple[str, ...]:
     also = [k for k in overlap.kinds[1:] if k != "same-file"]
-    scopes = f"[{shorten(overlap.scopes)}]" if overlap.scopes else ""
+    scopes = f" [{shorten(overlap.scopes)}]" if overlap.scopes else ""
     return (overlap.kind + (f" (+{', '.join(also)})" if also else ""), " x ".join(overlap.entries),
-            ", ".join(overlap.files), scopes)
+            ", ".join(overlap.files) + scopes)
 
 
 def body_lines(ex: Explanation) -> list[str]:
@@ -128,7 +128,7 @@ def _render_rich(ex: Explanation, stream: TextIO, verbose: bool) -> None:
         plan.add_row(ident, f"[{style}]{status}[/]", why, *([files] if verbose else []))
     con.print(plan)
     table = Table(title=overlap_title(ex), title_justify="left", show_edge=False, box=None, header_style="bold")
-    for col in ("kind", "entries", "files", "scopes"):
+    for col in ("kind", "entries", "files [scopes]"):
         table.add_column(col, overflow="fold")
     for overlap in ex.overlap_map.overlaps:
         cells = _overlap_cells(overlap)
