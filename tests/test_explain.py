@@ -201,6 +201,8 @@ def test_markdown_has_the_table_the_graph_and_details(cli: Cli, demo: Scenario) 
     assert "| `pr/45398` × `pr/45612` | **conflict** |" in md and "`Worker.wake_up`" in md
     assert "<details><summary>Story of <code>pr/45612</code></summary>" in md and "```sh" in md
     assert "<details><summary>Union coverage</summary>" in md
+    assert "<details><summary>Same-file overlaps (10)</summary>" in md
+    assert md.index("| `pr/45552` × `pr/45554` | same-file |") > md.index("Same-file overlaps")
 
 
 def test_report_file_and_exit_0_with_conflicts(cli: Cli, demo: Scenario, tmp_path: Path, report_schema: dict) -> None:

@@ -7,6 +7,7 @@ import re
 from typing import Any
 
 from ..explain import Explanation
+from ..overlap import Overlap
 from .explain_text import header_line, hunk_line, outcome_line
 from .text import detail_lines, entry_rows
 
@@ -40,9 +41,20 @@ def plan_table(ex: Explanation) -> str:
 
 
 def overlap_table(ex: Explanation) -> str:
+    """The overlaps stronger than same-file; the same-file ones follow in a collapsed block."""
     overlaps = ex.overlap_map.overlaps
     if not overlaps:
         return "No two entries change the same file."
+    strong = [o for o in overlaps if o.kind != "same-file"]
+    plain = [o for o in overlaps if o.kind == "same-file"]
+    parts = [_overlap_rows(strong)] if strong else ["No conflicts, identical hunks or shared scopes."]
+    if plain:
+        parts += ["", f"<details><summary>Same-file overlaps ({len(plain)})</summary>", "", _overlap_rows(plain),
+                  "", "</details>"]
+    return "\n".join(parts)
+
+
+def _overlap_rows(overlaps: list[Overlap]) -> str:
     rows = ["| entries | kind | also | files | scopes |", "|---|---|---|---|---|"]
     for o in overlaps:
         kind = f"**{o.kind}**" if o.kind == "conflict" else o.kind
