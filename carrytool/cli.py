@@ -257,6 +257,56 @@ def verify(
 
 
 @app.command()
+def explain(
+    entries: Annotated[Optional[list[str]], typer.Argument(
+        metavar="[ENTRY]...", help="Tell the story of these entries: pr/45612, 45612, carry/NAME or NAME.",
+        show_default=False)] = None,
+    manifest: ManifestOpt = None,
+    repo: RepoOpt = Path("."),
+    offline: Annotated[bool, typer.Option("--offline", help="Do not fetch; use what refs/carrytool holds.")] = False,
+    fmt: Annotated[str, typer.Option("--format", help="text, markdown, json, or commit-message "
+                                                      "(a union's drafted commit message).")] = "text",
+    report: ReportOpt = None,
+) -> None:
+    """Explain the plan for reviewers: every entry and why, the overlap map, union coverage, suggestions.
+
+    Writes no branch and no lock (only git objects). Exit 0 whenever it explains, even a plan
+    with conflicts. Example: carrytool explain pr/45612 --format markdown >> "$GITHUB_STEP_SUMMARY"
+    """
+    def body() -> int:
+        from contextlib import nullcontext
+
+        from .explain import draft_union_message, explain as run_explain, find_entries, write_explanation
+        from .render.explain_text import render_explain
+        from .render.markdown import render_markdown
+        from .render.text import progress_reporter
+        from .repolock import RepoLock
+
+        _check_format(fmt, ("text", "markdown", "json", "commit-message"))
+        loaded = _load(manifest)
+        wanted = find_entries(loaded, entries or [])
+        if fmt == "commit-message" and (len(wanted) != 1 or wanted[0].kind != "carry"):
+            raise _usage("--format commit-message needs exactly one carry ENTRY (e.g. carry/wake-path-union)")
+        with _open_git(repo) as git:
+            lock = RepoLock(git.git_dir, notify=_diag) if not offline else None   # fetching writes refs
+            with lock or nullcontext(), progress_reporter(sys.stderr, fmt == "text" and not _State.quiet) as progress:
+                result = run_explain(loaded, git, offline=offline, entries=wanted, progress=progress)
+            if report:
+                write_explanation(result, report)
+            if fmt == "json":
+                sys.stdout.write(result.dumps())
+            elif fmt == "markdown":
+                sys.stdout.write(render_markdown(result))
+            elif fmt == "commit-message":
+                sys.stdout.write(draft_union_message(loaded, result, wanted[0]))
+            else:
+                render_explain(result, sys.stdout, verbose=_State.verbose)
+        return 0
+
+    _run(body)
+
+
+@app.command()
 def demo(
     keep: Annotated[Optional[Path], typer.Option("--keep", help="Build the scenario in DIR and keep it.")] = None,
 ) -> None:

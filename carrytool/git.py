@@ -570,6 +570,21 @@ class Git:
             args += ["--", *(":(literal)" + p for p in paths)]
         return self.run(*args).stdout
 
+    def range_diff(self, old: tuple[str, str], new: tuple[str, str]) -> list[str]:
+        """`range-diff --no-color -s OLD_BASE..OLD_TIP NEW_BASE..NEW_TIP`: the commit pairing, one line each."""
+        proc = self.run("-c", "core.abbrev=12", "range-diff", "--no-color", "-s",
+                        f"{old[0]}..{old[1]}", f"{new[0]}..{new[1]}")
+        return [line.rstrip() for line in proc.stdout.decode("utf-8", "replace").splitlines() if line.strip()]
+
+    def log_paths(self, since: str, until: str, pathspecs: Sequence[str]) -> list[tuple[str, str]]:
+        """`log SINCE..UNTIL -- PATHSPECS`: (full SHA, subject) of each commit touching them, newest first."""
+        if not pathspecs:
+            return []
+        proc = self.run("log", "--no-color", "--format=%H %s", "--end-of-options", f"{since}..{until}",
+                        "--", *pathspecs)
+        out = proc.stdout.decode("utf-8", "replace").splitlines()
+        return [(line[:40], line[41:]) for line in out if len(line) >= 40]
+
     # -- refs ---------------------------------------------------------------------------------------
     def update_ref(self, ref: str, new: str, old: str | None, message: str) -> bool:
         """`update-ref REF NEW OLD`: move REF only if it still holds OLD (None: must not exist)."""

@@ -7,6 +7,17 @@ from collections.abc import Iterable
 from functools import lru_cache
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_BLOCKS = ("body", "handlers", "orelse", "finalbody", "cases")   # where statements nest, in source order
+
+
+def _statements(node: ast.AST) -> list[ast.AST]:
+    """The statements (and except/case clauses) directly inside NODE: a def or class is always one."""
+    out: list[ast.AST] = []
+    for name in _BLOCKS:
+        block = getattr(node, name, None)
+        if isinstance(block, list):
+            out += block
+    return out
 
 
 @lru_cache(maxsize=256)
@@ -19,7 +30,7 @@ def _spans(source: bytes) -> tuple[tuple[int, int, str], ...]:
     out: list[tuple[int, int, str]] = []
 
     def walk(node: ast.AST, prefix: str) -> None:
-        for child in ast.iter_child_nodes(node):
+        for child in _statements(node):
             if isinstance(child, _DEFS):
                 name = f"{prefix}{child.name}"
                 first = min([child.lineno] + [d.lineno for d in child.decorator_list])

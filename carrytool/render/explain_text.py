@@ -1,0 +1,139 @@
+"""explain on a terminal (rich tables) or in a pipe (plain, stable lines); NO_COLOR honoured."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, TextIO
+
+from ..explain import Explanation
+from ..story import shorten
+from .text import _STATUS_STYLE, console, detail_lines, entry_rows, use_rich
+
+_KIND_STYLE = {"conflict": "bold red", "identical-hunk": "magenta", "same-scope": "yellow", "same-file": "dim"}
+
+
+def render_explain(ex: Explanation, stream: TextIO, *, verbose: bool = False) -> None:
+    """Print the plan, the overlap map, suggestions, coverage and the stories asked for."""
+    if use_rich(stream):
+        _render_rich(ex, stream, verbose)
+        return
+    out = stream.write
+    out(header_line(ex) + "\n")
+    out("\nplan\n")
+    rows = entry_rows(ex.planned.report)
+    for line in _columns([(r[0], r[1], r[2]) + ((f"[{r[3]}]",) if verbose and r[3] else ()) for r in rows]):
+        out(f"  {line}\n")
+    out("\n" + overlap_title(ex) + "\n")
+    for line in _columns([_overlap_cells(o) for o in ex.overlap_map.overlaps]):
+        out(f"  {line}\n")
+    for line in body_lines(ex):
+        out(line + "\n")
+    out(outcome_line(ex) + "\n")
+
+
+def header_line(ex: Explanation) -> str:
+    up = ex.planned.report.upstream or {}
+    comp = ex.planned.composition
+    tip = comp.result[:12] if comp else "?"
+    return (f"upstream {up.get('branch')} at {str(up.get('sha'))[:12]}; the plan composes "
+            f"{ex.manifest.fork.branch} = {tip} (explain writes no branch and no lock)")
+
+
+def overlap_title(ex: Explanation) -> str:
+    overlaps = ex.overlap_map.overlaps
+    conflicts = sum(1 for o in overlaps if o.kind == "conflict")
+    return f"overlaps ({len(overlaps)} pairs share a file; {conflicts} conflict)"
+
+
+def _overlap_cells(overlap: Any) -> tuple[str, ...]:
+    also = [k for k in overlap.kinds[1:] if k != "same-file"]
+    scopes = f" [{shorten(overlap.scopes)}]" if overlap.scopes else ""
+    return (overlap.kind + (f" (+{', '.join(also)})" if also else ""), " x ".join(overlap.entries),
+            ", ".join(overlap.files) + scopes)
+
+
+def body_lines(ex: Explanation) -> list[str]:
+    """Everything after the two tables: suggestions, coverage, details, stories (plain lines)."""
+    lines: list[str] = []
+    if ex.overlap_map.upstream_conflicts:
+        lines.append("")
+        for entry, paths in ex.overlap_map.upstream_conflicts.items():
+            lines.append(f"  {entry} conflicts with upstream alone in {', '.join(paths)}")
+    if ex.suggestions:
+        lines += ["", "suggestions"]
+        for item in ex.suggestions:
+            lines.append(f"  {item['kind']}: {item['message']}")
+            lines += [f"      {row}" for row in item.get("range_diff", [])]
+            lines += [f"      {c['sha'][:12]} {c['subject']}" for c in item.get("commits", [])]
+    if ex.coverage:
+        lines += ["", "union coverage"]
+        for cov in ex.coverage:
+            lines.append(f"  {cov.union} carries {cov.pr}" + (f" ({', '.join(cov.paths)})" if cov.paths else "")
+                         + f": {cov.count('verbatim')} verbatim, {cov.count('re-expressed')} re-expressed, "
+                           f"{cov.count('absent')} absent")
+            for hunk in cov.hunks:
+                if hunk.status != "verbatim":
+                    lines.append(f"      {hunk_line(hunk)}")
+    details = detail_lines(ex.planned.report)
+    if details:
+        lines += ["", "details"] + [f"  {line}" for line in details]
+    if not ex.asserts_known:
+        lines.append("  asserts: not evaluated (the assertion engine is not installed)")
+    for story in ex.stories:
+        lines += ["", f"story of {story['id']}"] + story_lines(story)
+    return lines
+
+
+def hunk_line(hunk: Any) -> str:
+    scopes = f" ({', '.join(hunk.scopes)})" if hunk.scopes else ""
+    guard = ""
+    if hunk.status == "re-expressed":
+        guard = f"; guarded by {', '.join(hunk.asserts)}" if hunk.asserts else "; NOT guarded by any assert"
+    return f"{hunk.status}: {hunk.file}:{hunk.lines[0]}-{hunk.lines[1]}{scopes}{guard}"
+
+
+def story_lines(story: dict[str, Any]) -> list[str]:
+    lines = [f"  {line}" for line in story["summary"]]
+    if story["commands"]:
+        lines.append("  reproduce (in the repository explain ran in):")
+        for item in story["commands"]:
+            lines += [f"    # {item['purpose']}", f"    {item['command']}"]
+    return lines
+
+
+def outcome_line(ex: Explanation) -> str:
+    steps = ex.steps
+    counts = {s: sum(1 for x in steps if x.status == s) for s in ("applied", "skipped", "conflict")}
+    return (f"explained {len(steps)} entries: {counts['applied']} applied, {counts['skipped']} skipped, "
+            f"{counts['conflict']} conflict; sync would exit {ex.planned.report.exit_code}")
+
+
+def _columns(rows: Sequence[tuple[str, ...]]) -> list[str]:
+    if not rows:
+        return []
+    widths = [max(len(r[i]) if i < len(r) else 0 for r in rows) for i in range(max(len(r) for r in rows))]
+    return ["  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip() for row in rows]
+
+
+def _render_rich(ex: Explanation, stream: TextIO, verbose: bool) -> None:
+    from rich.table import Table
+
+    con = console(stream)
+    con.print(header_line(ex), markup=False)
+    plan = Table(title="plan", title_justify="left", show_edge=False, box=None, header_style="bold")
+    for col in ("entry", "status", "why") + (("files",) if verbose else ()):
+        plan.add_column(col, overflow="fold")
+    for step, (ident, status, why, files) in zip(ex.steps, entry_rows(ex.planned.report)):
+        style = _STATUS_STYLE.get(step.status, "")
+        plan.add_row(ident, f"[{style}]{status}[/]", why, *([files] if verbose else []))
+    con.print(plan)
+    table = Table(title=overlap_title(ex), title_justify="left", show_edge=False, box=None, header_style="bold")
+    for col in ("kind", "entries", "files [scopes]"):
+        table.add_column(col, overflow="fold")
+    for overlap in ex.overlap_map.overlaps:
+        cells = _overlap_cells(overlap)
+        table.add_row(f"[{_KIND_STYLE[overlap.kind]}]{cells[0]}[/]", *cells[1:])
+    con.print(table)
+    for line in body_lines(ex):
+        con.print(line, markup=False, highlight=False)
+    con.print(f"[bold]{outcome_line(ex)}[/]")

@@ -1,0 +1,152 @@
+"""explain as GitHub Markdown: a plan table, a Mermaid graph of overlaps and supersessions, and details
+in `<details>` blocks. Ready for a PR comment or `$GITHUB_STEP_SUMMARY`."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..explain import Explanation
+from ..overlap import Overlap
+from .explain_text import header_line, hunk_line, outcome_line
+from .text import detail_lines, entry_rows
+
+_STATUS_MARK = {"applied": "✅", "skipped": "⏭️", "conflict": "❌"}
+_EDGE = {"conflict": "===", "identical-hunk": "---", "same-scope": "---", "same-file": "---"}
+MAX_EDGES = 150      # past this, same-file edges leave the graph (they stay in the table)
+
+
+def render_markdown(ex: Explanation) -> str:
+    """The whole explanation as one Markdown document."""
+    parts = [f"## carrytool explain: `{ex.manifest.fork.branch}`", "", header_line(ex) + ".", "",
+             outcome_line(ex) + ".", "", "### Plan", "", plan_table(ex), "", "### Overlaps", "",
+             mermaid(ex), "", overlap_table(ex)]
+    for title, body in _detail_sections(ex):
+        parts += ["", f"<details><summary>{title}</summary>", "", body, "", "</details>"]
+    return "\n".join(parts).rstrip() + "\n"
+
+
+def cell(text: str) -> str:
+    """Text safe inside a table cell."""
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def plan_table(ex: Explanation) -> str:
+    rows = ["| entry | status | why | files |", "|---|---|---|---|"]
+    for step, (ident, status, why, files) in zip(ex.steps, entry_rows(ex.planned.report)):
+        title = f" {step.entry.title}" if step.entry.title else ""
+        mark = _STATUS_MARK.get(step.status, "")
+        rows.append(f"| `{ident}`{cell(title)} | {mark} {status} | {cell(why)} | {cell(files)} |")
+    return "\n".join(rows)
+
+
+def overlap_table(ex: Explanation) -> str:
+    """The overlaps stronger than same-file; the same-file ones follow in a collapsed block."""
+    overlaps = ex.overlap_map.overlaps
+    if not overlaps:
+        return "No two entries change the same file."
+    strong = [o for o in overlaps if o.kind != "same-file"]
+    plain = [o for o in overlaps if o.kind == "same-file"]
+    parts = [_overlap_rows(strong)] if strong else ["No conflicts, identical hunks or shared scopes."]
+    if plain:
+        parts += ["", f"<details><summary>Same-file overlaps ({len(plain)})</summary>", "", _overlap_rows(plain),
+                  "", "</details>"]
+    return "\n".join(parts)
+
+
+def _overlap_rows(overlaps: list[Overlap]) -> str:
+    rows = ["| entries | kind | also | files | scopes |", "|---|---|---|---|---|"]
+    for o in overlaps:
+        kind = f"**{o.kind}**" if o.kind == "conflict" else o.kind
+        files = ", ".join(f"`{f}`" for f in o.files)
+        scopes = ", ".join(f"`{s}`" for s in o.scopes)
+        pair = f"`{o.entries[0]}` × `{o.entries[1]}`"
+        rows.append(f"| {pair} | {kind} | {', '.join(o.kinds[1:])} | {files} | {scopes} |")
+    return "\n".join(rows)
+
+
+def node_id(entry_id: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_]", "_", entry_id)
+
+
+def mermaid(ex: Explanation) -> str:
+    """`graph LR`: overlap edges labelled by kind (conflicts thick and red), supersessions dotted."""
+    overlaps = ex.overlap_map.overlaps
+    edges = overlaps if len(overlaps) <= MAX_EDGES else [o for o in overlaps if o.kind != "same-file"]
+    lines = ["```mermaid", "graph LR"]
+    for step in ex.steps:
+        lines.append(f'  {node_id(step.id)}["{step.id}"]')
+    links: list[str] = []
+    red: list[int] = []
+    for o in edges:
+        if o.kind == "conflict":
+            red.append(len(links))
+        links.append(f"  {node_id(o.entries[0])} {_EDGE[o.kind]}|{o.kind}| {node_id(o.entries[1])}")
+    ids = {s.id for s in ex.steps}
+    for entry in ex.manifest.entries:
+        for sup in entry.supersedes:
+            if f"pr/{sup.pr}" in ids:
+                label = "supersedes paths" if sup.paths else "supersedes"
+                links.append(f"  {node_id(entry.id)} -.->|{label}| {node_id(f'pr/{sup.pr}')}")
+    lines += links
+    if red:
+        lines.append(f"  linkStyle {','.join(map(str, red))} stroke:#d73a49,stroke-width:3px")
+    lines += ["  classDef applied fill:#e6ffed,stroke:#28a745",
+              "  classDef skipped fill:#f6f8fa,stroke:#959da5,color:#586069",
+              "  classDef conflict fill:#ffeef0,stroke:#d73a49"]
+    for status in ("applied", "skipped", "conflict"):
+        members = [node_id(s.id) for s in ex.steps if s.status == status]
+        if members:
+            lines.append(f"  class {','.join(members)} {status}")
+    lines.append("```")
+    if len(edges) < len(overlaps):
+        lines.append(f"\n_{len(overlaps) - len(edges)} same-file edges are left out of the graph; "
+                     "the table lists them._")
+    return "\n".join(lines)
+
+
+def _detail_sections(ex: Explanation) -> list[tuple[str, str]]:
+    sections = []
+    if ex.suggestions:
+        sections.append((f"Suggestions ({len(ex.suggestions)})", _suggestions(ex.suggestions)))
+    if ex.coverage:
+        sections.append(("Union coverage", _coverage(ex)))
+    details = detail_lines(ex.planned.report)
+    if details or not ex.asserts_known:
+        if not ex.asserts_known:
+            details.append("asserts: not evaluated (the assertion engine is not installed)")
+        sections.append(("Warnings and checks", "\n".join(f"- {cell(line)}" for line in details)))
+    for story in ex.stories:
+        sections.append((f"Story of <code>{story['id']}</code>", _story(story)))
+    return sections
+
+
+def _suggestions(items: list[dict[str, Any]]) -> str:
+    out = []
+    for item in items:
+        out.append(f"- **{item['kind']}**: {item['message']}")
+        extra = item.get("range_diff") or [f"{c['sha'][:12]} {c['subject']}" for c in item.get("commits", [])]
+        if extra:
+            out += ["", "  ```", *(f"  {row}" for row in extra), "  ```"]
+    return "\n".join(out)
+
+
+def _coverage(ex: Explanation) -> str:
+    rows = ["| union | PR | paths | verbatim | re-expressed | absent |", "|---|---|---|---|---|---|"]
+    notes = []
+    for cov in ex.coverage:
+        paths = ", ".join(f"`{p}`" for p in cov.paths) or "all"
+        rows.append(f"| `{cov.union}` | `{cov.pr}` | {paths} | {cov.count('verbatim')} | "
+                    f"{cov.count('re-expressed')} | {cov.count('absent')} |")
+        notes += [f"- `{cov.pr}` {cell(hunk_line(h))}" for h in cov.hunks if h.status != "verbatim"]
+    return "\n".join(rows + ([""] + notes if notes else []))
+
+
+def _story(story: dict[str, Any]) -> str:
+    out = [f"- {cell(line)}" for line in story["summary"]]
+    if story["commands"]:
+        out += ["", "Reproduce (in the repository explain ran in):", "", "```sh"]
+        for item in story["commands"]:
+            out += [f"# {item['purpose']}", item["command"]]
+        out.append("```")
+    return "\n".join(out)
