@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import shutil
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -237,7 +237,7 @@ class Union:
         tree = self.git.tree_of(state["tip"])
         when = max(int(self.git.commit_info(sha)["committer_time"]) for sha in  # type: ignore[call-overload]
                    [state["upstream"], *(i.head for i in items)])
-        message = draft_message(self.manifest, self.entry, items)
+        message = self.message(state, items)
         commit = self.git.write_commit(tree, [state["upstream"]], self.signature(when), self.signature(when), message)
         outcome.done, outcome.commit = True, commit
         outcome.folded = {item.pr: item.head for item in items}
@@ -249,6 +249,22 @@ class Union:
         outcome.manifest_updated = self.update_manifest(commit, outcome.folded)
         self.cleanup()
         return outcome
+
+    def message(self, state: dict, items: list[FoldItem]) -> str:
+        """The drafted union message (explain's), describing this fold: the heads it just folded."""
+        from .evidence import EntryFacts
+        from .explain import draft_union_message
+
+        heads = {item.pr: item.head for item in items}
+        union = replace(self.entry, supersedes=tuple(replace(s, head=heads.get(s.pr, s.head))
+                                                     for s in self.entry.supersedes))
+        diffs = self.git.diff_trees([(i.base, i.head) for i in items] + [(state["upstream"], state["tip"])])
+        facts = {}
+        for item, changes in zip(items, diffs):
+            entry = self.manifest.entry(item.id) or Entry(kind="pr", number=item.pr)
+            facts[item.id] = EntryFacts(entry, None, item.head, item.base, changes)
+        facts[union.id] = EntryFacts(union, None, None, state["upstream"], diffs[-1])
+        return draft_union_message(self.manifest, facts, union)
 
     def update_manifest(self, commit: str, folded: dict[int, str]) -> bool:
         text = self.manifest.path.read_text(encoding="utf-8")
@@ -411,23 +427,3 @@ def _drift(git: Git, union_commit: str | None, upstream: str, owns: tuple[str, .
     out = git.run("log", "--format=%H %s", f"{parents[0]}..{upstream}", "--",  # type: ignore[index]
                   *(":(glob)" + p if pathmatch.is_glob(p) else ":(literal)" + p for p in owns)).stdout
     return [{"commit": line[:40], "subject": line[41:]} for line in out.decode("utf-8", "replace").splitlines()]
-
-
-def draft_message(manifest: Manifest, entry: Entry, items: list[FoldItem]) -> str:
-    """The union's commit message: what it composes, at which heads, what it leaves out, what guards it."""
-    files_note = ""
-    lines = [f"carry: {entry.name}: union of " + " ".join(f"#{i.pr}" for i in items), ""]
-    lines.append("Composed on upstream, in manifest order, by `carrytool union compose`:")
-    for item in items:
-        scope = f" (only {', '.join(item.paths)})" if item.paths else ""
-        lines.append(f"  #{item.pr} at {item.head[:12]}{scope}" + (f": {item.title}" if item.title else ""))
-    if entry.owns:
-        lines += ["", f"Owns: {', '.join(entry.owns)}"]
-    if entry.excludes:
-        lines += [f"Excludes: {', '.join(entry.excludes)} (carried by other entries; bundling them here would "
-                  "let this commit clobber them)"]
-    guards = [a.name for a in manifest.asserts if a.entry == entry.id]
-    if guards:
-        lines += ["", f"Guarded by asserts: {', '.join(guards)}"]
-    lines += ["", f"Carry-Union: {entry.id}"] + [f"Carry-Folded: pr/{i.pr} {i.head}" for i in items]
-    return "\n".join(lines) + files_note + "\n"

@@ -86,6 +86,12 @@ def test_compose_resolve_continue_then_sync_is_green(cli: Cli, demo: Scenario, r
     parents = subprocess.run(["git", "log", "-1", "--format=%P", commit], cwd=demo.work, capture_output=True,
                              text=True).stdout.split()
     assert parents == [demo.upstream_head]
+    message = subprocess.run(["git", "log", "-1", "--format=%B", commit], cwd=demo.work, capture_output=True,
+                             text=True).stdout
+    assert message.startswith("carry: wake-path-union: wake-path union\n")
+    assert f"  #45610 PP cudagraph consensus, hoisted before irecv_tensor_dict\n      head {demo.prs[45610][2]}\n" \
+        in message
+    assert "vllm/device_allocator/cumem.py: excluded by the manifest" in message and "Carry-Union: wake-path-union" in message
     assert not scratch(demo).exists()
     code, report = cli.json("sync", "-m", demo.manifest, "--repo", demo.work)
     assert code == 0 and all(a["ok"] for a in report["asserts"])
