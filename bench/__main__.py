@@ -1,11 +1,13 @@
 """`python -m bench`: generate (or reuse) workloads, run the runners side by side, print the tables.
 
-Modes (one per run): a named or custom workload (default), `--scale`, `--real PATH`.
+Modes (one per run): a named or custom workload (default), `--scale`, `--real PATH`, `--explain`
+(explain's overlap map for many entries), `--verify` (100 asserts on a large file).
 """
 
 from __future__ import annotations
 
 import argparse
+import subprocess
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -32,7 +34,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                       help="chain and carrytool as entries grow (fixed tree) and as the tree grows (fixed entries)")
     mode.add_argument("--real", type=Path, metavar="BARE_REPO",
                       help="a real bare repository with refs/pull/N/head: carry its newest --prs PRs")
-    # The lead adds `--explain` and `--verify` here: a flag in this group, a mode function below.
+    mode.add_argument("--explain", action="store_true",
+                      help="time explain's plan and overlap map for --prs entries (default 500)")
+    mode.add_argument("--verify", action="store_true", help="time verify with 100 asserts on a large file")
     g = p.add_argument_group("workload parameters (override the named workload)")
     g.add_argument("--files", type=int, help="files in upstream's tree")
     g.add_argument("--prs", type=int, help="PRs to carry (with --real: how many, default 60)")
@@ -102,11 +106,30 @@ def run_real(args: argparse.Namespace) -> tuple[list[Summary], str]:
     return [summary], render_compare([summary], args.repeat)
 
 
+def run_explain(args: argparse.Namespace) -> tuple[list[Summary], str]:
+    """--explain: the plan, evidence and sparse overlap map for many entries (bench/explain_overlaps.py)."""
+    script = Path(__file__).resolve().parent / "explain_overlaps.py"
+    proc = subprocess.run([sys.executable, str(script), "--entries", str(args.prs or 500)], capture_output=True,
+                          text=True)
+    return [], proc.stdout + proc.stderr
+
+
+def run_verify(args: argparse.Namespace) -> tuple[list[Summary], str]:
+    """--verify: 100 asserts on a ~6,000-line file, engine and whole process."""
+    from .verify_speed import run
+
+    return [], run()
+
+
 Mode = Callable[[argparse.Namespace], "tuple[list[Summary], str]"]
 
 
 def pick_mode(args: argparse.Namespace) -> Mode:
     """The mode the flags ask for (`--explain` and `--verify` will be chosen here too)."""
+    if args.explain:
+        return run_explain
+    if args.verify:
+        return run_verify
     if args.scale:
         return run_scale
     if args.real is not None:
