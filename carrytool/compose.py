@@ -70,6 +70,7 @@ class Composer:
         self.upstream_tree: str = info["tree"]  # type: ignore[assignment]
         self.upstream_time: int = info["committer_time"]  # type: ignore[assignment]
         self._stand_ins: dict[tuple[str, tuple[str, ...]], str] = {}
+        self._onto: dict[int, MergeResult] = {}
 
     # -- the whole run ------------------------------------------------------------------------------
     def compose(self, steps: list[Step]) -> Composition:
@@ -81,7 +82,7 @@ class Composer:
         Only entries that overlap earlier ones pay for a chained `merge-tree`.
         """
         pending = [s for s in steps if s.status == PENDING]
-        onto = self._mark_merged_upstream(pending)
+        onto = self._onto = self._mark_merged_upstream(pending)
         comp = Composition(self.upstream, self.upstream, steps)
         tip, tip_tree = self.upstream, self.upstream_tree
         todo = [s for s in steps if s.status == PENDING]
@@ -151,7 +152,7 @@ class Composer:
         tree = result.tree
         if not result.clean:
             mode = self.manifest.on_conflict(step.entry)
-            step.conflicts = self._describe_conflicts(result, comp.applied)
+            step.conflicts = self._describe_conflicts(step, result, comp.applied)
             if mode != "theirs":
                 files = ", ".join(c["file"] for c in step.conflicts)  # type: ignore[misc]
                 step.skip("conflict", f"conflicts in {files}", status=CONFLICT)
@@ -227,10 +228,23 @@ class Composer:
         return "\n".join(lines) + "\n"
 
     # -- conflicts ----------------------------------------------------------------------------------
-    def _describe_conflicts(self, result: MergeResult, applied: Sequence[Step]) -> list[dict[str, object]]:
+    def _describe_conflicts(self, step: Step, result: MergeResult, applied: Sequence[Step]) -> list[dict[str, object]]:
+        """Each conflicted file with the earlier entries whose own change to it collides with STEP's.
+
+        Every earlier entry that touched the file is tried alone against STEP on upstream (one batched
+        merge): those whose pairing conflicts there changed the lines in question. When no single one
+        does (the conflict needs several of them), all of them are named.
+        """
         out = []
         for path in result.conflicted_paths:
-            culprits = [s.id for s in applied if path in s.files]
+            touching = [s for s in applied if path in s.files and id(s) in self._onto and self._onto[id(s)].clean]
+            culprits = [s.id for s in touching]
+            if len(touching) > 1:
+                pairs = [self._pair(step, self.upstream, self._onto[id(s)].tree) for s in touching]
+                hits = [s.id for s, r in zip(touching, self.git.merge_trees(pairs)) if path in r.conflicted_paths]
+                culprits = hits or culprits
+            elif not touching:
+                culprits = [s.id for s in applied if path in s.files]
             out.append({"file": path, "with": culprits})
         return out
 

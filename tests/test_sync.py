@@ -412,3 +412,12 @@ def test_manifest_from_environment_variable(cli: Cli, small: Small, monkeypatch:
     result = cli("sync", "--repo", small.work.path, env={"CARRYTOOL_MANIFEST": str(small.manifest_path)})
     assert result.exit_code == 0
     assert os.environ.get("CARRYTOOL_MANIFEST") is None
+
+
+def test_conflict_names_only_the_entries_whose_lines_collide(cli: Cli, small: Small) -> None:
+    small.pr(1, {"a.py": "def f():\n    return 1\n\n\ndef g():\n    return 20\n"})      # edits g
+    small.pr(2, A_TWO)                                                                  # edits f
+    small.pr(3, A_THREE)                                                                # edits f too
+    small.manifest([{"pr": 1}, {"pr": 2}, {"pr": 3, "on_conflict": "skip"}])
+    code, report = sync(cli, small)
+    assert code == 0 and by_id(report)["pr/3"]["conflicts"] == [{"file": "a.py", "with": ["pr/2"]}]
