@@ -30,7 +30,7 @@ def big_module(classes: int = 60, methods: int = 8) -> str:
                     f"        backend = self._backend{m}()",
                     "        if flag and tags:",
                     "            try:",
-                    f"                backend.resume(tags)",
+                    "                backend.resume(tags)",
                     "            except RuntimeError:",
                     "                self.log('failed')",
                     "            self.handshake(1)",

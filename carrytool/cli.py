@@ -94,6 +94,12 @@ def _open_git(repo: Path):  # noqa: ANN202
     return Git(repo)
 
 
+def _error_line(report) -> None:  # noqa: ANN001
+    """An error recorded in a report (after planning began) also goes to stderr."""
+    if report.error:
+        print(f"carrytool: error: {report.error['message']}", file=sys.stderr)
+
+
 def _emit(report, fmt: str, report_file: Optional[Path]) -> None:  # noqa: ANN001
     from .render.text import render_report
     from .report import write_report
@@ -107,6 +113,7 @@ def _emit(report, fmt: str, report_file: Optional[Path]) -> None:  # noqa: ANN00
     else:
         from .render.text import outcome_line
         print(outcome_line(report))
+    _error_line(report)
 
 
 @app.command()
@@ -146,8 +153,6 @@ def sync(
             if dry_run:
                 result.extra["dry_run"] = True
         _emit(result, fmt, report)
-        if result.error:
-            print(f"carrytool: error: {result.error['message']}", file=sys.stderr)
         return result.exit_code
 
     _run(body)
@@ -247,10 +252,9 @@ def verify(
                 from .report import write_report
                 write_report(result, report)
             emit_github(result, sys.stdout)
+            _error_line(result)
         else:
             _emit(result, fmt, report)
-        if result.error:
-            print(f"carrytool: error: {result.error['message']}", file=sys.stderr)
         return result.exit_code
 
     _run(body)

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from . import facts
 from .errors import UnknownRef
-from .git import EMPTY_TREE, Change, Git
+from .git import EMPTY_TREE, Change, Git, paths_of
 from .hunks import Hunk, read_hunks
 from .manifest import Entry, Manifest
 from .plan import Step
@@ -57,11 +57,7 @@ class EntryFacts:
 
     @property
     def files(self) -> list[str]:
-        seen: dict[str, None] = {}
-        for change in self.changes:
-            for path in change.paths:
-                seen.setdefault(path, None)
-        return list(seen)
+        return paths_of(self.changes)
 
     def hunks_in(self, path: str) -> list[Hunk]:
         return [h for h in self.hunks if h.path == path or h.old_path == path]

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import difflib
 import json
-import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,7 +23,7 @@ from .git import Git
 from .manifest import Entry, Manifest
 from .overlap import OverlapMap, map_overlaps
 from .plan import APPLIED
-from .report import entry_json
+from .report import entry_json, write_atomic
 from .suggest import drift, stale_folds, union_groups
 from .sync import Planned, SyncOptions, branch_ref, evaluate_asserts, plan_and_compose
 from .urls import redact
@@ -88,10 +87,7 @@ class Explanation:
 
 def write_explanation(ex: Explanation, path: str | Path) -> None:
     """Write explain's JSON report to PATH atomically."""
-    path = Path(path)
-    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
-    tmp.write_text(ex.dumps(), encoding="utf-8")
-    os.replace(tmp, path)
+    write_atomic(path, ex.dumps())
 
 
 def explain(manifest: Manifest, git: Git, *, offline: bool = False, entries: Sequence[Entry] = (),

@@ -153,6 +153,15 @@ class Change:
         return (self.old_path, self.path) if self.old_path else (self.path,)
 
 
+def paths_of(changes: Iterable[Change]) -> list[str]:
+    """Every path CHANGES touch (a rename counts both), in order, once."""
+    seen: dict[str, None] = {}
+    for change in changes:
+        for path in change.paths:
+            seen.setdefault(path, None)
+    return list(seen)
+
+
 @dataclass(frozen=True)
 class ConflictStage:
     mode: str

@@ -420,7 +420,7 @@ class _Builder:
         kinds = [k for k in ("pr", "carry") if k in data]
         if len(kinds) != 1:
             raise self.fail(keypath, data.line, "an entry needs exactly one of 'pr: N' or 'carry: NAME'"
-                            + (f", got both" if len(kinds) == 2 else ""))
+                            + (", got both" if len(kinds) == 2 else ""))
         kind = kinds[0]
         values: dict[str, Any] = {"kind": kind, "line": data.line, "index": index}
         if kind == "pr":

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from . import paths
-from .git import Change
+from .git import Change, paths_of
 from .manifest import Entry, Manifest
 
 APPLIED, SKIPPED, CONFLICT = "applied", "skipped", "conflict"
@@ -46,11 +46,7 @@ class Step:
 
     @property
     def files(self) -> list[str]:
-        seen: dict[str, None] = {}
-        for change in self.changes:
-            for path in change.paths:
-                seen.setdefault(path, None)
-        return list(seen)
+        return paths_of(self.changes)
 
     def skip(self, reason: str, detail: str, status: str = SKIPPED) -> None:
         self.status, self.reason, self.detail = status, reason, detail

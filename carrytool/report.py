@@ -101,9 +101,14 @@ class Report:
         return json.dumps(self.to_json(), indent=2, ensure_ascii=True) + "\n"
 
 
-def write_report(report: Report, path: str | Path) -> None:
-    """Write the JSON report to PATH atomically."""
+def write_atomic(path: str | Path, text: str) -> None:
+    """Write TEXT to PATH through a temporary file and a rename: readers never see half a report."""
     path = Path(path)
     tmp = path.with_name(path.name + f".tmp{os.getpid()}")
-    tmp.write_text(report.dumps(), encoding="utf-8")
+    tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, path)
+
+
+def write_report(report: Report, path: str | Path) -> None:
+    """Write the JSON report to PATH atomically."""
+    write_atomic(path, report.dumps())

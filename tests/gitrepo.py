@@ -111,7 +111,7 @@ def many_prs(repo: Repo, count: int, *, files: int = 50) -> str:
 
     def blob(mark: int, text: str) -> None:
         data = text.encode()
-        lines.extend([f"blob", f"mark :{mark}", f"data {len(data)}", text])
+        lines.extend(["blob", f"mark :{mark}", f"data {len(data)}", text])
 
     def commit(ref: str, mark: int, parent: str | None, message: str, changes: list[tuple[str, int]]) -> None:
         nonlocal when

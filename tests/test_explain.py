@@ -180,7 +180,7 @@ def test_text_is_plain_in_a_pipe(cli: Cli, demo: Scenario) -> None:
     assert re.search(r"conflict \(\+same-scope\)\s+pr/45398 x pr/45612\s+vllm/v1/worker/gpu_worker.py "
                      r"\[Worker.wake_up\]\n", out)
     assert "stale-fold: carry/wake-path-union folded pr/45610 at " + demo.prs[45610][1][:12] in out
-    assert "story of pr/45612" in out and f"git merge-base " in out
+    assert "story of pr/45612" in out and "git merge-base " in out
     assert out.rstrip().endswith("sync would exit 0")
     again = cli("explain", "-m", demo.manifest, "--repo", demo.work, "--offline", "45612")
     assert again.stdout == out                                          # stable: same input, same text
