@@ -26,6 +26,8 @@ ON_MISSING = ("fail", "skip")
 _HEX = re.compile(r"^[0-9a-fA-F]{7,40}$")
 _NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]*$")
 _DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
+# a call target may say where a call sits in the chain: `get_pp_group().all_reduce`
+_CALL = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\(\))?(\.[A-Za-z_][A-Za-z0-9_]*(\(\))?)*$")
 
 
 @dataclass(frozen=True)
@@ -109,10 +111,10 @@ SCHEMA: dict[str, tuple[Key, ...]] = {
         Key("why", "str", "Shown on failure."),
         Key("defines", "dotted", "The qualified name is defined (function, async function or class)."),
         Key("mentions", "dotted", "The name is used as an identifier in the scope."),
-        Key("calls", "dotted", "The call target is called (on some path; with times/min/max on every path)."),
-        Key("not_calls", "dotted", "The call target is not called anywhere inside the scope."),
+        Key("calls", "call", "The call target is called (on some path; with times/min/max on every path)."),
+        Key("not_calls", "call", "The call target is not called anywhere inside the scope."),
         Key("order", "list", "Each call comes after every earlier one on every path (dominance).",
-            items="dotted"),
+            items="call"),
         Key("contains", "str", "Text check: the file (or scope) contains TEXT."),
         Key("absent", "str", "Text check: the file (or scope) does not contain TEXT."),
         Key("matches", "regex", "Text check: a regular expression finds a match (multiline)."),
@@ -302,7 +304,7 @@ class _Builder:
                 raise self.fail(keypath, line, f"must be a string, got {_show(value, raw)}")
             if key.type == "enum" and value not in key.choices:
                 raise self.fail(keypath, line, f"must be one of {', '.join(key.choices)}, got '{value}'")
-            if key.type in ("str", "name", "dotted") and not value.strip():
+            if key.type in ("str", "name", "dotted", "call") and not value.strip():
                 raise self.fail(keypath, line, "must not be empty")
 
     def text_value(self, data: YMap, key: str) -> str | None:
@@ -553,11 +555,14 @@ class _Builder:
             raise self.fail(f"{keypath}.file", data.key_lines["file"], f"refused: {file_problem}")
         target: str | tuple[str, ...] = data[check]
         if check == "order":
-            if len(target) < 2 or not all(isinstance(t, str) and _DOTTED.match(t) for t in target):
+            if len(target) < 2 or not all(isinstance(t, str) and _CALL.match(t) for t in target):
                 raise self.fail(f"{keypath}.order", line, "must list at least two call targets (dotted names)")
             target = tuple(target)
-        elif check in ("defines", "mentions", "calls", "not_calls") and not _DOTTED.match(target):
+        elif check in ("defines", "mentions") and not _DOTTED.match(target):
             raise self.fail(f"{keypath}.{check}", line, f"'{target}' is not a dotted Python name")
+        elif check in ("calls", "not_calls") and not _CALL.match(target):
+            raise self.fail(f"{keypath}.{check}", line, f"'{target}' is not a call target (a dotted name, "
+                            "optionally with () where the chain calls: get_pp_group().all_reduce)")
         elif check == "matches":
             try:
                 re.compile(target, re.MULTILINE)

@@ -184,6 +184,14 @@ asserts:""", 1)
     assert load_manifest(write(tmp_path, text)).entries[-1].supersedes[0].paths == ("vllm/device_allocator/cumem.py",)
 
 
+def test_call_targets_may_name_calls_in_the_chain(tmp_path: Path) -> None:
+    text = GOOD.replace("    calls: backend.resume\n", "    calls: get_pp_group().all_reduce\n")
+    assert load_manifest(write(tmp_path, text)).asserts[0].target == "get_pp_group().all_reduce"
+    with pytest.raises(ManifestError) as info:
+        load_manifest(write(tmp_path, GOOD.replace("    calls: backend.resume\n", "    calls: a(x).b\n")))
+    assert "not a call target" in str(info.value)
+
+
 def test_duplicate_derived_assert_names_are_numbered(tmp_path: Path) -> None:
     text = GOOD + "  - file: csrc/x.cu\n    matches: \"cuMem(Map|Create)\"\n"
     m = load_manifest(write(tmp_path, text))
