@@ -124,7 +124,9 @@ def test_make_demo_tells_the_story() -> None:
     assert out.count("cherry-pick exit codes 0, 0") == 2 and "LOST resume-once" in out and "LOST wake-handshake" in out
     assert "was clobbered: pr/45612" in out and "refuses to publish" in out
     assert "carry/wake-path-union  applied" in out and "asserts: 10/10 hold" in out
-    assert "no flapping" in out and "stale" not in out.lower() or "folded pr/45610" in out
+    assert "no flapping" in out and "folded pr/45610" in out
+    assert "pr/45398 x pr/45612: vllm/v1/worker/gpu_worker.py (Worker.wake_up)" in out
+    assert "no new union suggested" in out
 
 
 def test_demo_keep_leaves_a_scenario_to_explore(tmp_path: Path) -> None:

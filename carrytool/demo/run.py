@@ -52,6 +52,11 @@ def write_naive_manifest(sc: Scenario) -> Path:
     return path
 
 
+def keep_hint(root: Path) -> bool:
+    """True when ROOT survives the demo (--keep), so its paths are worth printing."""
+    return not root.name.startswith("carrytool-demo-")
+
+
 def _check_naive(manifest_path: Path, tree: Path) -> dict[str, object]:
     from ..verify import verify_path
 
@@ -120,7 +125,25 @@ def _story(root: Path) -> int:
     same = report.result and again.result and report.result["sha"] == again.result["sha"]
     _say(f"4. Run it again (offline): same inputs, same SHA {again.result['sha'][:12] if again.result else '?'}"
          f" -> {'no flapping' if same else 'DIFFERENT (bug!)'}.")
-    _say("   Next: `carrytool explain -m MANIFEST` for the overlap map, `carrytool verify` for the fork's CI.")
+    _say()
+    _say("5. carrytool explain: what a reviewer sees (no branch written); the overlap map's conflicts:")
+    from ..explain import explain
+
+    with Git(sc.work) as git:
+        ex = explain(manifest, git, offline=True)
+    for overlap in ex.overlap_map.overlaps:
+        if overlap.kind == "conflict" and not any(e.startswith("carry/") for e in overlap.entries):
+            scopes = f" ({', '.join(overlap.scopes)})" if overlap.scopes else ""
+            _say(f"   {overlap.entries[0]} x {overlap.entries[1]}: {', '.join(overlap.conflict_files)}{scopes}")
+    unions = [s for s in ex.suggestions if s.get("kind") == "union"]
+    for suggestion in unions:
+        _say(f"   suggestion: {suggestion.get('message')}")
+    if not unions:
+        _say("   each conflicting pair is provided by one union (carry/wake-path-union): no new union suggested.")
+    _say(f"   Try: cd {root} && carrytool explain pr/45612 -m carries/manifest.yaml --repo work.git --offline"
+         if keep_hint(root) else
+         "   Try: carrytool demo --keep DIR, then `carrytool explain pr/45612 -m DIR/carries/manifest.yaml "
+         "--repo DIR/work.git --offline`")
     if not lost_any:
         _say("   (unexpected: the naive loop lost nothing this time)")
     return report.exit_code
