@@ -139,6 +139,7 @@ def test_conflict_under_fail_is_exit_3_and_writes_nothing(cli: Cli, small: Small
     result = cli("sync", "-m", small.manifest_path, "--repo", small.work.path)
     assert result.exit_code == 3
     assert "conflict: pr/2 in a.py with pr/1" in result.stdout
+    assert "next: fold pr/1, pr/2 into a union" in result.stdout
     assert small.branch() is None and not small.manifest_path.with_name("manifest.yaml.lock").exists()
     code, report = sync(cli, small)
     jsonschema.validate(report, report_schema)
@@ -210,6 +211,7 @@ def test_owned_path_edited_by_another_entry_is_exit_2(cli: Cli, small: Small) ->
     result = cli("sync", "-m", small.manifest_path, "--repo", small.work.path)
     assert result.exit_code == 2
     assert "pr/3 changes a.py, which carry/union owns" in result.stdout
+    assert "next: let carry/union supersede pr/3 for a.py" in result.stdout
     assert small.branch() is None
 
 

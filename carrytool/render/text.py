@@ -97,7 +97,8 @@ def detail_lines(report: Report) -> list[str]:
     for step in report.steps:
         for conflict in step.conflicts:
             culprits = ", ".join(conflict["with"]) or f"upstream {report.upstream['branch'] if report.upstream else ''}"  # type: ignore[arg-type]
-            lines.append(f"conflict: {step.id} in {conflict['file']} with {culprits}")
+            label = f"resolved (on_conflict: {step.resolution})" if step.resolution else "conflict"
+            lines.append(f"{label}: {step.id} in {conflict['file']} with {culprits}")
     for violation in report.violations:
         lines.append(f"violation: {violation.message}")
     for drop in report.dropped:
@@ -114,7 +115,32 @@ def detail_lines(report: Report) -> list[str]:
         lines.append(f"warning: {warning.get('message') or warning}")
     if report.error:
         lines.append(f"error: {report.error['message']}")
-    return lines
+    return lines + next_steps(report)
+
+
+def next_steps(report: Report) -> list[str]:
+    """What to run or change next, for each kind of failure in REPORT."""
+    hints: list[str] = []
+    failed = [s for s in report.failed_conflicts]
+    if failed:
+        pairs = sorted({c for s in failed for conf in s.conflicts for c in conf["with"]} | {s.id for s in failed})
+        hints.append(f"next: fold {', '.join(pairs)} into a union (`carrytool explain` shows the overlap; "
+                     "`carrytool union compose NAME` composes it), or set `on_conflict: skip` on the entry")
+    if any(v.kind == "owned-path" for v in report.violations):
+        v = next(v for v in report.violations if v.kind == "owned-path")
+        hints.append(f"next: let {v.other} supersede {v.entry} for {v.path} (`supersedes: [{{pr: N, paths: "
+                     f"[{v.path}]}}]`), or drop {v.entry}")
+    if any(v.kind == "excludes" for v in report.violations):
+        hints.append("next: take the excluded paths out of the carry (or out of its `excludes`)")
+    if any(d.get("kind") == "clobbered" for d in report.dropped):
+        hints.append("next: `on_conflict: theirs` overwrote another entry's lines: compose both into a union "
+                     "instead (`carrytool union compose NAME`)")
+    if any(d.get("kind") == "dropped" for d in report.dropped):
+        hints.append("next: `carrytool explain ENTRY` shows the dropped hunk and the commands that reproduce it")
+    if any(not a.ok for a in report.asserts) and report.result and report.command == "sync":
+        hints.append(f"next: `carrytool verify --rev {report.result['sha']}` reproduces the failed asserts on "
+                     "the composed (unpublished) result")
+    return hints
 
 
 def outcome_line(report: Report) -> str:
