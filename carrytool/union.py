@@ -271,7 +271,9 @@ class Union:
         if self.entry.patch:
             patch = self.git.run("format-patch", "-1", "--stdout", "--zero-commit", "--no-signature",
                                  "--no-stat", commit).stdout
-            (self.manifest.base_dir / self.entry.patch).write_bytes(patch)
+            target = self.manifest.base_dir / self.entry.patch
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(patch)
             new_text = update_union(text, self.entry.index, commit=None, folded=folded)
         else:
             new_text = update_union(text, self.entry.index, commit=commit, folded=folded)

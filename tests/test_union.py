@@ -68,7 +68,7 @@ def compose_by_hand(cli: Cli, demo: Scenario) -> str:
     result = union(cli, demo, "continue", NAME)
     assert result.exit_code == 0, result.stdout + result.stderr
     assert "manifest updated in place" in result.stdout
-    return load_manifest(demo.manifest).entry(f"carry/{NAME}").commit  # type: ignore[union-attr,return-value]
+    return load_manifest(demo.manifest).entry(f"carry/{NAME}").commit or ""  # type: ignore[union-attr]
 
 
 def test_compose_resolve_continue_then_sync_is_green(cli: Cli, demo: Scenario, report_schema: dict) -> None:
@@ -166,3 +166,17 @@ def test_manifest_edits_keep_comments_and_layout() -> None:
                    f"    commit: {'f' * 40}\n    supersedes:\n      - {{pr: 1, head: {'a' * 40}}}\n"
                    f"      - {{pr: 2, paths: [a.py], head: {'b' * 40}}}\n      - pr: 3\n        head: {'c' * 40}\n"
                    f"        paths: [b.py]\n      - {{pr: 4, head: {'d' * 40}}}\n")
+
+
+def test_a_patch_union_is_written_as_a_patch_file(cli: Cli, demo: Scenario) -> None:
+    text = demo.manifest.read_text()
+    start = text.index("    commit: ", text.index("carry: wake-path-union"))
+    end = text.index("\n", start)
+    demo.manifest.write_text(text[:start] + "    patch: unions/wake-path-union.patch" + text[end:])
+    compose_by_hand(cli, demo)
+    patch = demo.manifest.parent / "unions" / "wake-path-union.patch"
+    assert patch.read_text().startswith("From 0000000000000000000000000000000000000000 ")
+    assert "patch: unions/wake-path-union.patch" in demo.manifest.read_text()
+    code, report = cli.json("sync", "-m", demo.manifest, "--repo", demo.work)
+    assert code == 0, report
+    assert next(e for e in report["entries"] if e["id"] == f"carry/{NAME}")["status"] == "applied"
