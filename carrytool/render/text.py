@@ -37,10 +37,16 @@ def entry_rows(report: Report) -> list[tuple[str, str, str, str]]:
         if landing and step.status == "applied":
             why = (why + "; " if why and why != "applied" else "") + \
                 f"{landing['landed']}/{landing['hunks']} hunks landed"
-        files = ", ".join(data.get("files") or [])
+        names = data.get("files") or []
+        files = ", ".join(names[:2]) + (f" (+{len(names) - 2})" if len(names) > 2 else "")
         rows.append((step.id, step.status + (f" ({step.reason})" if step.reason and step.status != "conflict"
                                              else ""), why, files))
     return rows
+
+
+def step_files_short(files: str) -> bool:
+    """Plain output shows an entry's files when they fit on the line."""
+    return len(files) <= 100
 
 
 def render_report(report: Report, stream: TextIO = sys.stdout, *, verbose: bool = False) -> None:
@@ -61,7 +67,7 @@ def _render_plain(report: Report, stream: TextIO, verbose: bool) -> None:
         swidth = max(len(r[1]) for r in rows)
         for ident, status, why, files in rows:
             line = f"  {ident.ljust(width)}  {status.ljust(swidth)}  {why}"
-            if verbose and files:
+            if files and (verbose or step_files_short(files)):
                 line += f"  [{files}]"
             out(line.rstrip() + "\n")
     for line in detail_lines(report):
@@ -78,11 +84,11 @@ def _render_rich(report: Report, stream: TextIO, verbose: bool) -> None:
     rows = entry_rows(report)
     if rows:
         table = Table(show_edge=False, pad_edge=False, box=None, header_style="bold")
-        for col in ("entry", "status", "why") + (("files",) if verbose else ()):
+        for col in ("entry", "status", "why", "files"):
             table.add_column(col, overflow="fold")
         for step, (ident, status, why, files) in zip(report.steps, rows):
             style = _STATUS_STYLE.get(step.status, "")
-            cells = [ident, f"[{style}]{status}[/]", why] + ([files] if verbose else [])
+            cells = [ident, f"[{style}]{status}[/]", why, files]
             table.add_row(*cells)
         con.print(table)
     for line in detail_lines(report):
