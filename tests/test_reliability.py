@@ -201,3 +201,21 @@ def test_cli_usage_errors_are_exit_2(cli: Cli, small: Small) -> None:
     assert cli("sync", "--bogus").exit_code == 2
     assert cli("sync", "-m", small.manifest_path, "--repo", small.work.path, "--format", "xml").exit_code == 2
     assert cli("verify", "-m", small.manifest_path, "--rev", "x", "--path", ".").exit_code == 2
+
+
+def test_a_transient_push_failure_is_retried(small: Small, tmp_path: Path) -> None:
+    fork = init_repo(tmp_path / "fork", bare=True)
+    small.pr(1, {"b.py": "x = 10\ny = 2\nz = 3\n"})
+    state = tmp_path / "push-failed-once"
+    fake_ssh = tmp_path / "fake-ssh"
+    fake_ssh.write_text("#!/bin/sh\n"
+                        'for last; do :; done\n'
+                        f'case "$last" in git-receive-pack*) if [ ! -f {state} ]; then touch {state}; '
+                        "echo 'ssh: connect to host example.invalid port 22: Connection timed out' >&2; exit 255; fi;; esac\n"
+                        'exec sh -c "$last"\n')
+    fake_ssh.chmod(0o755)
+    small.manifest([{"pr": 1}], fork={"branch": "dev", "url": f"ssh://git@example.invalid{fork.path}"})
+    env = {"GIT_SSH_COMMAND": str(fake_ssh), "CARRYTOOL_RETRY_DELAY": "0.05"}
+    result = run("sync", "-m", str(small.manifest_path), "--repo", str(small.work.path), "--push", env=env)
+    assert result.returncode == 0, result.stderr
+    assert state.exists() and fork.ref("refs/heads/dev") == small.branch()
