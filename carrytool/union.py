@@ -187,8 +187,8 @@ class Union:
             if resolved is None:
                 unresolved.append(path)
                 if records:
-                    self.notify(f"{path}: {len(missing)} conflict hunk(s) have no recorded resolution "
-                                "(the conflict changed since it was recorded, or is new)")
+                    self.notify(f"{path}: {len(missing)} conflict hunk(s) are not in the resolution store "
+                                "(new, or changed since recorded); nothing of this file was taken from it")
                 continue
             used += [p.key for p in parts if not isinstance(p, bytes)]
             edits[path] = (found[0], self.git.write_blob(resolved))  # type: ignore[index]

@@ -38,21 +38,6 @@ def resolve_worker(path: Path) -> None:
     path.write_bytes(b"\n".join(out))
 
 
-def resolve_runner(path: Path) -> None:
-    """Both KV fixes: zero through _iter_kv_cache_tensors, then restore the FP8 scales."""
-    out = []
-    for part in split_conflicts(path.read_bytes()):
-        if isinstance(part, ConflictHunk):
-            ours, theirs = part.ours.decode(), part.theirs.decode()
-            both = ours.replace("            tensor.zero_()\n", "            tensor.zero_()\n"
-                                "        scale_specs = self._kv_scale_specs()\n"
-                                "        self._restore_kv_scales(scale_specs)\n")
-            out.append((both + "\n" + theirs.split("        torch.cuda.synchronize()\n", 1)[1]).encode())
-        else:
-            out.append(part)
-    path.write_bytes(b"\n".join(out))
-
-
 def compose_by_hand(cli: Cli, demo: Scenario) -> str:
     result = union(cli, demo, "compose", NAME)
     assert result.exit_code == 3, result.stdout + result.stderr
@@ -62,13 +47,21 @@ def compose_by_hand(cli: Cli, demo: Scenario) -> str:
     assert b"<<<<<<< the union so far (pr/45398, pr/45619, pr/45620)" in worker.read_bytes()
     assert b">>>>>>> pr/45612" in worker.read_bytes()
     resolve_worker(worker)
-    result = union(cli, demo, "continue", NAME)
-    assert result.exit_code == 3 and "vllm/v1/worker/gpu_model_runner.py  pr/44778, pr/45617" in result.stdout
-    resolve_runner(scratch(demo) / sources.RUNNER)
-    result = union(cli, demo, "continue", NAME)
+    result = union(cli, demo, "continue", NAME)    # the runner adjacency: from the demo's resolution store
     assert result.exit_code == 0, result.stdout + result.stderr
+    assert "1 conflicted file(s) resolved from the store" in result.stdout
     assert "manifest updated in place" in result.stdout
     return load_manifest(demo.manifest).entry(f"carry/{NAME}").commit or ""  # type: ignore[union-attr]
+
+
+def test_without_the_store_the_adjacency_stops_the_fold_too(cli: Cli, demo: Scenario) -> None:
+    import shutil
+
+    shutil.rmtree(demo.manifest.parent / "resolutions")
+    assert union(cli, demo, "compose", NAME).exit_code == 3
+    resolve_worker(scratch(demo) / sources.WORKER)
+    result = union(cli, demo, "continue", NAME)
+    assert result.exit_code == 3 and "vllm/v1/worker/gpu_model_runner.py  pr/44778, pr/45617" in result.stdout
 
 
 def test_compose_resolve_continue_then_sync_is_green(cli: Cli, demo: Scenario, report_schema: dict) -> None:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..git import Git, Signature, scrubbed_env
+from ..resolutions import ConflictHunk, Store, split_conflicts
 from . import sources
 
 T0 = 1_781_000_000          # 2026-06-09, around when the seed's PRs were opened
@@ -88,6 +89,7 @@ def build(root: Path) -> Scenario:
             head = b.commit(head, changes, message)
         sc.upstream_head = head
         up.update_ref("refs/heads/main", head, None, "demo")
+        record_adjacency_resolution(up, sc, root / "carries" / "resolutions")
     with _init_bare(sc.fork) as fork:
         fork.run("fetch", "-q", str(sc.upstream), "refs/heads/main:refs/heads/main")
         fb = _Builder(fork)
@@ -99,6 +101,23 @@ def build(root: Path) -> Scenario:
     sc.manifest.parent.mkdir(parents=True, exist_ok=True)
     sc.manifest.write_text(manifest_text(sc))
     return sc
+
+
+def record_adjacency_resolution(git: Git, sc: Scenario, store_root: Path) -> None:
+    """The fork resolved the gpu_model_runner.py adjacency (#44778 x #45617) once, by an ordered 3-way
+    merge (the seed's words): ship that resolution in the store, so a fold of the union stops only on
+    the genuine gpu_worker.py overlap."""
+    onto = git.merge_trees([(sc.upstream_head, sc.head(44778))])[0]
+    sig = Signature("intarweb-fork", "intarweb-fork@users.noreply.example.com", T0)
+    first = git.write_commit(onto.tree, [sc.upstream_head], sig, sig, "carrytool demo: #44778 on upstream\n")
+    merged = git.merge_trees([(first, sc.head(45617))])[0]
+    found = git.blob_at(merged.tree, sources.RUNNER)
+    parts = split_conflicts(git.read_blob(found[1])) if found else None
+    store = Store(store_root, ".".join(map(str, git.version)))
+    for part in parts or []:
+        if isinstance(part, ConflictHunk):
+            store.record(UNION_NAME, sources.RUNNER, part.key, part, sources.resolve_kv_adjacency(part),
+                         ["pr/44778", "pr/45617"])
 
 
 def _union_message(sc: Scenario) -> str:

@@ -591,6 +591,16 @@ UNION_FILES_EDITS = {
 }
 
 
+def resolve_kv_adjacency(hunk) -> bytes:  # noqa: ANN001 - a resolutions.ConflictHunk
+    """Both KV fixes in one place: zero through _iter_kv_cache_tensors (#44778), then restore the
+    calibrated FP8 scales (#45617); both helper methods kept."""
+    ours, theirs = hunk.ours.decode(), hunk.theirs.decode()
+    both = ours.replace("            tensor.zero_()\n", "            tensor.zero_()\n"
+                        "        scale_specs = self._kv_scale_specs()\n"
+                        "        self._restore_kv_scales(scale_specs)\n")
+    return (both + "\n" + theirs.split("        torch.cuda.synchronize()\n", 1)[1]).encode()
+
+
 def apply_edits(text: str, edits: list[tuple[str, str]], where: str) -> str:
     """Apply (old, new) replacements; each old text must occur exactly once."""
     for old, new in edits:
