@@ -8,185 +8,22 @@ any machine whatever the caller's configuration.
 from __future__ import annotations
 
 import hashlib
-import os
-import re
 import shutil
 import subprocess
 import tempfile
 import threading
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from .errors import EnvironmentProblem, GitError
+from .gitenv import (EMPTY_TREE, MIN_GIT, PINNED_CONFIG, ZERO, decode_path, encode_path, git_argv, git_version,
+                     is_sha, parse_version, scrubbed_env)
+from .gitobjects import (Change, ConflictStage, MergeResult, Signature, _is_echo, _parse_diff_stdin,
+                         _parse_merge_tree, paths_of)
 
-MIN_GIT = (2, 38)
-ZERO = "0" * 40
-EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
-_HEX40 = re.compile(r"^[0-9a-f]{40}$")
-
-# Variables a transport may legitimately need (credentials, proxies, ssh); every other GIT_* is dropped.
-_KEEP_ENV = re.compile(
-    r"^GIT_(SSH|SSH_COMMAND|SSH_VARIANT|ASKPASS|TERMINAL_PROMPT|SSL_NO_VERIFY|SSL_CAINFO|SSL_CAPATH|"
-    r"HTTP_PROXY_AUTHMETHOD|PROXY_COMMAND|PROXY_SSL_CERT|PROXY_SSL_KEY|PROXY_SSL_CAINFO|HTTP_USER_AGENT|"
-    r"CONFIG_GLOBAL|CONFIG_NOSYSTEM|EXEC_PATH)$"
-)
-
-# Configuration that changes merge results or runs code is pinned on every call.
-PINNED_CONFIG: tuple[str, ...] = (
-    "core.hooksPath=/dev/null",
-    "core.fsmonitor=false",
-    "core.autocrlf=false",
-    "core.safecrlf=false",
-    "core.attributesFile=/dev/null",
-    "core.quotePath=false",
-    "merge.renames=true",
-    "merge.directoryRenames=false",
-    "merge.renameLimit=7000",
-    "merge.renormalize=false",
-    "merge.conflictStyle=merge",
-    "merge.verbosity=2",
-    "diff.renames=true",
-    "diff.renameLimit=7000",
-    "diff.algorithm=myers",
-    "diff.noprefix=false",
-    "diff.mnemonicPrefix=false",
-    "diff.relative=false",
-    "diff.external=",
-    "rerere.enabled=false",
-    "commit.gpgSign=false",
-    "i18n.commitEncoding=UTF-8",
-    "gc.auto=0",
-    "maintenance.auto=false",
-    "fetch.recurseSubmodules=false",
-    "fetch.writeCommitGraph=false",
-    "protocol.ext.allow=never",
-    "transfer.fsckObjects=false",
-)
-
-
-def scrubbed_env(extra: dict[str, str] | None = None) -> dict[str, str]:
-    """Return the environment for a git child: the caller's, minus GIT_* that could change results."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_") or _KEEP_ENV.match(k)}
-    env["LC_ALL"] = "C"
-    env["LANG"] = "C"
-    env["GIT_TERMINAL_PROMPT"] = env.get("GIT_TERMINAL_PROMPT", "0")
-    env.pop("GIT_CONFIG_PARAMETERS", None)
-    if extra:
-        env.update(extra)
-    return env
-
-
-def git_argv(*args: str) -> list[str]:
-    argv = ["git", "--no-pager"]
-    for item in PINNED_CONFIG:
-        argv += ["-c", item]
-    return argv + list(args)
-
-
-def parse_version(text: str) -> tuple[int, int, int]:
-    """Return (major, minor, patch) from `git version 2.39.5` (vendor suffixes ignored)."""
-    match = re.search(r"(\d+)\.(\d+)(?:\.(\d+))?", text)
-    if not match:
-        raise EnvironmentProblem(f"cannot read the git version from {text.strip()!r}")
-    return int(match.group(1)), int(match.group(2)), int(match.group(3) or 0)
-
-
-_version_cache: dict[str, tuple[int, int, int]] = {}
-
-
-def git_version() -> tuple[int, int, int]:
-    """Return the installed git's version, or raise if git is missing or older than 2.38."""
-    exe = shutil.which("git")
-    if exe is None:
-        raise EnvironmentProblem("git is not installed (carrytool needs git >= 2.38)",
-                                 hint="install git 2.38 or newer and put it on PATH")
-    if exe not in _version_cache:
-        out = subprocess.run(["git", "--version"], capture_output=True, text=True, env=scrubbed_env())
-        _version_cache[exe] = parse_version(out.stdout)
-    version = _version_cache[exe]
-    if version[:2] < MIN_GIT:
-        raise EnvironmentProblem(
-            f"git {'.'.join(map(str, version))} is too old: carrytool needs git >= 2.38 "
-            "(for `git merge-tree --write-tree`)",
-            hint="upgrade git (e.g. from your distribution's backports or git-scm.com)")
-    return version
-
-
-def is_sha(text: str) -> bool:
-    return bool(_HEX40.match(text))
-
-
-def decode_path(raw: bytes) -> str:
-    """Decode a path from git as text; undecodable bytes survive as surrogates (os.fsdecode)."""
-    return raw.decode("utf-8", "surrogateescape")
-
-
-def encode_path(path: str) -> bytes:
-    return path.encode("utf-8", "surrogateescape")
-
-
-@dataclass(frozen=True)
-class Signature:
-    name: str
-    email: str
-    timestamp: int
-
-    def line(self) -> str:
-        return f"{self.name} <{self.email}> {self.timestamp} +0000"
-
-
-@dataclass(frozen=True)
-class Change:
-    """One path changed between two trees (`diff-tree --raw -z`)."""
-
-    status: str          # A, M, D, T, R (rename, with old_path)
-    path: str
-    old_path: str | None
-    old_mode: str
-    new_mode: str
-    old_oid: str
-    new_oid: str
-
-    @property
-    def paths(self) -> tuple[str, ...]:
-        return (self.old_path, self.path) if self.old_path else (self.path,)
-
-
-def paths_of(changes: Iterable[Change]) -> list[str]:
-    """Every path CHANGES touch (a rename counts both), in order, once."""
-    seen: dict[str, None] = {}
-    for change in changes:
-        for path in change.paths:
-            seen.setdefault(path, None)
-    return list(seen)
-
-
-@dataclass(frozen=True)
-class ConflictStage:
-    mode: str
-    oid: str
-    stage: int
-    path: str
-
-
-@dataclass(frozen=True)
-class MergeResult:
-    clean: bool
-    tree: str
-    stages: tuple[ConflictStage, ...] = ()
-    messages: tuple[tuple[tuple[str, ...], str, str], ...] = ()   # (paths, type, text)
-
-    @property
-    def conflicted_paths(self) -> tuple[str, ...]:
-        seen: dict[str, None] = {}
-        for stage in self.stages:
-            seen.setdefault(stage.path, None)
-        for paths, kind, _text in self.messages:
-            if kind.startswith("CONFLICT"):
-                for path in paths:
-                    seen.setdefault(path, None)
-        return tuple(seen)
+__all__ = ["Git", "Change", "ConflictStage", "MergeResult", "Signature", "paths_of", "EMPTY_TREE", "MIN_GIT",
+           "PINNED_CONFIG", "ZERO", "decode_path", "encode_path", "git_argv", "git_version", "is_sha",
+           "parse_version", "scrubbed_env"]
 
 
 class _Pipe:
@@ -619,67 +456,6 @@ class Git:
             elif line.startswith("branch "):
                 result[line[len("branch "):]] = path
         return result
-
-
-def _parse_merge_tree(data: bytes) -> Iterator[MergeResult]:
-    tokens = data.split(b"\0")
-    i = 0
-    while i < len(tokens) and tokens[i] != b"":
-        clean = tokens[i] == b"1"
-        tree = tokens[i + 1].decode()
-        i += 2
-        stages: list[ConflictStage] = []
-        messages: list[tuple[tuple[str, ...], str, str]] = []
-        if not clean:
-            while tokens[i] != b"":
-                head, _, path = tokens[i].partition(b"\t")
-                mode, oid, stage = head.decode().split()
-                stages.append(ConflictStage(mode, oid, int(stage), decode_path(path)))
-                i += 1
-            i += 1  # the empty token before the messages
-            while tokens[i] != b"":
-                count = int(tokens[i])
-                paths = tuple(decode_path(p) for p in tokens[i + 1:i + 1 + count])
-                kind = tokens[i + 1 + count].decode("utf-8", "replace")
-                text = tokens[i + 2 + count].decode("utf-8", "replace").strip()
-                messages.append((paths, kind, text))
-                i += count + 3
-        i += 1  # the terminator of this merge
-        yield MergeResult(clean, tree, tuple(stages), tuple(messages))
-
-
-def _is_echo(line: bytes) -> bool:
-    return len(line) == 81 and line[40:41] == b" "
-
-
-def _parse_diff_stdin(data: bytes, expected: int) -> list[list[Change]]:
-    """Split `diff-tree --stdin -z` output (for tree pairs) into one change list per input line.
-
-    Each input line is echoed, newline-terminated, before its changes; the first change is glued to it.
-    """
-    tokens = data.split(b"\0")
-    results: list[list[Change]] = []
-    i = 0
-    while i < len(tokens):
-        tok = tokens[i]
-        if not tok.startswith(b":") and b"\n" in tok:
-            *headers, tok = tok.split(b"\n")
-            results.extend([] for _ in headers)   # an echoed input line each (empty diffs echo too)
-        if not tok:
-            i += 1
-            continue
-        meta = tok[1:].decode().split()
-        old_mode, new_mode, old_oid, new_oid, status = meta[:5]
-        if status[0] in "RC":
-            old_path, path = decode_path(tokens[i + 1]), decode_path(tokens[i + 2])
-            i += 3
-        else:
-            old_path, path = None, decode_path(tokens[i + 1])
-            i += 2
-        results[-1].append(Change(status[0], path, old_path, old_mode, new_mode, old_oid, new_oid))
-    if len(results) != expected:
-        raise GitError("`git diff-tree --stdin` gave an unexpected answer")
-    return results
 
 
 class _TreeEditor:

@@ -50,10 +50,10 @@ def wanted_prs(manifest: Manifest) -> list[int]:
 
 
 def resolve(manifest: Manifest, git: Git, *, offline: bool, progress: Progress | None = None,
-            all_prs: bool = False, retry_delay: float = 1.0) -> Resolved:
+            retry_delay: float = 1.0) -> Resolved:
     """Fetch (unless OFFLINE) and resolve upstream, PR heads and carried commits to full SHAs."""
     ns = namespace(manifest)
-    prs = wanted_prs(manifest) if not all_prs else wanted_prs(manifest)
+    prs = wanted_prs(manifest)
     upstream_url = resolve_local(manifest.upstream.url, manifest.base_dir)
     missing: dict[int, str] = {}
     if not offline:

@@ -22,7 +22,7 @@ from carrytool.plan import plan_static
 from carrytool.schema import SHIPPED
 
 from .conftest import Cli
-from .gitrepo import Repo, init_repo
+from .gitrepo import init_repo
 
 ROOT = Path(__file__).resolve().parents[1]
 MANIFEST = ROOT / "carries" / "vllm-intarweb.yaml"
