@@ -94,6 +94,17 @@ def _open_git(repo: Path):  # noqa: ANN202
     return Git(repo)
 
 
+def _failed_report(command: str, exc: CarryError, report_file: Optional[Path], fmt: str) -> None:
+    """A run that stopped before it had a plan still leaves a report (ok: false, the error) for CI."""
+    from .report import Report, write_report
+
+    failed = Report(command, error={"exit_code": exc.exit_code, "kind": type(exc).__name__, "message": str(exc)})
+    if report_file:
+        write_report(failed, report_file)
+    if fmt == "json":
+        sys.stdout.write(failed.dumps())
+
+
 def _error_line(report) -> None:  # noqa: ANN001
     """An error recorded in a report (after planning began) also goes to stderr."""
     if report.error:
@@ -149,7 +160,11 @@ def sync(
         with _open_git(repo) as git, progress_reporter(sys.stderr, fmt == "text" and not _State.quiet) as progress:
             options = SyncOptions(offline=offline, locked=locked, push=push, dry_run=dry_run, strict=strict,
                                   wait=wait)
-            result = run_sync(loaded, git, options, progress, notify=_diag)
+            try:
+                result = run_sync(loaded, git, options, progress, notify=_diag)
+            except CarryError as exc:
+                _failed_report("sync", exc, report, fmt)
+                raise
             if dry_run:
                 result.extra["dry_run"] = True
         _emit(result, fmt, report)

@@ -136,7 +136,9 @@ def test_a_persistent_network_failure_is_exit_4_and_hides_tokens(small: Small, t
                  env={"CARRYTOOL_RETRY_DELAY": "0"})
     assert result.returncode == 4 and "cannot fetch from https://***@github.invalid" in result.stderr
     assert secret not in result.stderr + result.stdout
-    assert not report.exists() or secret not in report.read_text()
+    written = json.loads(report.read_text())
+    assert written["ok"] is False and written["exit_code"] == 4 and written["error"]["kind"] == "FetchError"
+    assert secret not in report.read_text()
 
 
 def test_hooks_and_filters_never_run(small: Small, tmp_path: Path) -> None:
