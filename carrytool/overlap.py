@@ -15,6 +15,7 @@ from typing import Any
 
 from .evidence import EntryFacts, Sources
 from .git import Git, MergeResult, Signature
+from . import paths
 from .manifest import Manifest
 
 # strongest first: the order of `kinds`, and `kind` is the first of them
@@ -34,6 +35,7 @@ class Overlap:
     merged: bool = True        # False: both conflict with upstream alone, so no pair merge could decide
     order: tuple[str, str] = ("", "")            # which entry was applied first in the pair merge
     merge: tuple[str, str] | None = None         # the (ours, theirs) commits of the pair merge
+    provided_by: str | None = None               # one of the pair is a union that provides the other here
 
     @property
     def kind(self) -> str:
@@ -54,6 +56,8 @@ class Overlap:
             data["identical_hunks"] = list(self.identical)
         if not self.merged:
             data["merged"] = False
+        if self.provided_by:
+            data["provided_by"] = self.provided_by
         return data
 
 
@@ -84,7 +88,22 @@ def map_overlaps(git: Git, manifest: Manifest, upstream: str, evidence: Sequence
             overlap.order, overlap.merge = how
         overlaps.append(overlap)
     upstream_conflicts = {f.id: list(r.conflicted_paths) for f, r in zip(order, alone) if not r.clean}
+    _mark_provided(manifest, overlaps)
     return OverlapMap(overlaps, upstream_conflicts, len(pairs), dict(merger.commits))
+
+
+def _mark_provided(manifest: Manifest, overlaps: Sequence[Overlap]) -> None:
+    """A union overlapping a PR it supersedes (for every shared file) is expected, not news: say so."""
+    for overlap in overlaps:
+        for union_id, other in (overlap.entries, overlap.entries[::-1]):
+            union = manifest.entry(union_id)
+            if union is None or union.kind != "carry" or not other.startswith("pr/"):
+                continue
+            number = int(other[3:])
+            for sup in union.supersedes:
+                if sup.pr == number and (not sup.paths or all(paths.matches_any(sup.paths, f)
+                                                               for f in overlap.files)):
+                    overlap.provided_by = union_id
 
 
 def _sharing_pairs(order: Sequence[EntryFacts]) -> list[tuple[int, int]]:

@@ -64,6 +64,12 @@ def test_identical_hunk_outranks_same_scope_and_different_functions_are_same_fil
     assert apart["kind"] == "same-file" and apart["scopes"] == []
 
 
+def test_a_union_overlapping_the_prs_it_provides_is_marked(demo_json: dict) -> None:
+    assert pair(demo_json, "pr/45398", UNION)["provided_by"] == UNION
+    assert pair(demo_json, "pr/45612", UNION)["provided_by"] == UNION     # partial: only its union paths shared
+    assert "provided_by" not in pair(demo_json, "pr/45398", "pr/45612")
+
+
 def test_map_includes_superseded_entries_but_only_pairs_sharing_a_file(demo_json: dict) -> None:
     ids = {i for o in demo_json["overlaps"] for i in o["entries"]}
     assert {"pr/45398", "pr/44778", "pr/45610", UNION} <= ids        # superseded PRs are in the map

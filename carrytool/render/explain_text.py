@@ -48,7 +48,8 @@ def overlap_title(ex: Explanation) -> str:
 def _overlap_cells(overlap: Any) -> tuple[str, ...]:
     also = [k for k in overlap.kinds[1:] if k != "same-file"]
     scopes = f" [{shorten(overlap.scopes)}]" if overlap.scopes else ""
-    return (overlap.kind + (f" (+{', '.join(also)})" if also else ""), " x ".join(overlap.entries),
+    provided = " (the union provides it)" if getattr(overlap, "provided_by", None) else ""
+    return (overlap.kind + (f" (+{', '.join(also)})" if also else ""), " x ".join(overlap.entries) + provided,
             ", ".join(overlap.files) + scopes)
 
 
