@@ -156,17 +156,18 @@ def sync(
         from .sync import SyncOptions, run_sync
 
         _check_format(fmt, ("text", "json"))
-        loaded = _load(manifest)
-        with _open_git(repo) as git, progress_reporter(sys.stderr, fmt == "text" and not _State.quiet) as progress:
-            options = SyncOptions(offline=offline, locked=locked, push=push, dry_run=dry_run, strict=strict,
-                                  wait=wait)
-            try:
+        try:
+            loaded = _load(manifest)
+            with _open_git(repo) as git, \
+                    progress_reporter(sys.stderr, fmt == "text" and not _State.quiet) as progress:
+                options = SyncOptions(offline=offline, locked=locked, push=push, dry_run=dry_run, strict=strict,
+                                      wait=wait)
                 result = run_sync(loaded, git, options, progress, notify=_diag)
-            except CarryError as exc:
-                _failed_report("sync", exc, report, fmt)
-                raise
-            if dry_run:
-                result.extra["dry_run"] = True
+        except CarryError as exc:
+            _failed_report("sync", exc, report, fmt)
+            raise
+        if dry_run:
+            result.extra["dry_run"] = True
         _emit(result, fmt, report)
         return result.exit_code
 
