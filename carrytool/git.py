@@ -330,6 +330,13 @@ class Git:
         """Return a tree like TREE with paths replaced by (mode, oid) or deleted (None)."""
         return _TreeEditor(self).apply(tree, edits)
 
+    def file_at(self, tree_or_commit: str, path: str) -> bytes | None:
+        """The content of the file at PATH (a blob or symlink; not a directory or submodule), or None."""
+        found = self.blob_at(self.tree_of(tree_or_commit), path)
+        if found is None or found[0] in ("040000", "160000"):
+            return None
+        return self.read_blob(found[1])
+
     def blob_at(self, tree: str, path: str) -> tuple[str, str] | None:
         """(mode, oid) of PATH in TREE, or None."""
         parts = encode_path(path).split(b"/")

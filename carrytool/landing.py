@@ -57,8 +57,8 @@ class _Accountant:
     def lines_at(self, commit: str, path: str) -> list[bytes] | None:
         key = (commit, path)
         if key not in self._blobs:
-            found = self.git.blob_at(self.git.tree_of(commit), path)
-            self._blobs[key] = self.git.read_blob(found[1]).split(b"\n") if found and found[0] != "160000" else None
+            data = self.git.file_at(commit, path)
+            self._blobs[key] = data.split(b"\n") if data is not None else None
         return self._blobs[key]
 
     def source_of(self, oid: str | None) -> bytes | None:

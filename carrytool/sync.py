@@ -141,15 +141,7 @@ def evaluate_asserts(manifest: Manifest, git: Git, tree_of: str) -> list[AssertO
         return []
     from .asserts import evaluate_all
 
-    tree: str = git.commit_info(tree_of)["tree"]  # type: ignore[assignment]
-
-    def read(path: str) -> bytes | None:
-        found = git.blob_at(tree, path)
-        if found is None or found[0] in ("040000", "160000"):
-            return None
-        return git.read_blob(found[1])
-
-    return evaluate_all(manifest.asserts, read)
+    return evaluate_all(manifest.asserts, lambda path: git.file_at(tree_of, path))
 
 
 def run_sync(manifest: Manifest, git: Git, options: SyncOptions, progress: Progress | None = None,

@@ -22,15 +22,7 @@ def verify_rev(manifest: Manifest, git: Git, rev: str) -> Report:
     sha = git.rev_parse(rev)
     if sha is None:
         raise UnknownRef(f"no commit '{rev}' in {git.repo}", hint="pass a branch, tag or SHA that exists")
-    tree: str = git.commit_info(sha)["tree"]  # type: ignore[assignment]
-
-    def read(path: str) -> bytes | None:
-        found = git.blob_at(tree, path)
-        if found is None or found[0] in ("040000", "160000"):
-            return None
-        return git.read_blob(found[1])
-
-    report = Report("verify", asserts=_outcomes(manifest, read))
+    report = Report("verify", asserts=_outcomes(manifest, lambda path: git.file_at(sha, path)))
     report.extra["target"] = {"rev": rev, "sha": sha}
     return report
 
