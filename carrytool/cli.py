@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import traceback
 from collections.abc import Callable
@@ -13,8 +14,16 @@ import typer
 from . import __version__
 from .errors import CarryError
 
+# help is rich on a terminal, plain click text in pipes and under NO_COLOR (stable for scripts and docs)
+_HELP_MODE = "rich" if sys.stdout.isatty() and not os.environ.get("NO_COLOR") else None
+if _HELP_MODE is None:
+    import typer.core
+
+    typer.core.HAS_RICH = False     # else typer escapes "[default: ...]" for rich markup it will not render
+
 app = typer.Typer(
     name="carrytool",
+    rich_markup_mode=_HELP_MODE,
     help="Keep a fork building on top of upstream: carry PRs and fork fixes from a manifest, "
          "deterministically, and prove nothing was lost.\n\n"
          "Exit codes: 0 ok, 1 verification failed, 2 bad input, 3 conflict, 4 environment.",
@@ -340,7 +349,7 @@ def demo(
 
 
 union_app = typer.Typer(help="Compose and refold union commits from the PRs they supersede.",
-                        no_args_is_help=True)
+                        no_args_is_help=True, rich_markup_mode=_HELP_MODE)
 app.add_typer(union_app, name="union")
 ScratchOpt = Annotated[Optional[Path], typer.Option("--scratch", help="Where to write a conflicted fold "
                                                                       "(default: inside the git dir).")]

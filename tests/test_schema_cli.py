@@ -81,3 +81,8 @@ def test_pre_commit_hook_definition() -> None:
     hooks = yaml.safe_load((Path(__file__).resolve().parents[1] / ".pre-commit-hooks.yaml").read_text())
     hook = next(h for h in hooks if h["id"] == "carrytool-check")
     assert hook["entry"] == "carrytool check" and hook["pass_filenames"] is True
+
+
+def test_help_in_a_pipe_is_plain_click_text() -> None:
+    out = subprocess.run([sys.executable, "-m", "carrytool", "sync", "--help"], capture_output=True, text=True).stdout
+    assert "[default: .]" in out and "\\[" not in out and "╭" not in out and "\x1b[" not in out
