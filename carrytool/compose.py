@@ -96,7 +96,8 @@ class Composer:
             if fast is not None:
                 tip, tip_tree = self._commit(step, fast, tip, comp)
             else:
-                tip, tip_tree = self._apply(step, tip, tip_tree, comp)
+                known = self._known_conflict(step, onto.get(id(step)), touched) if self.fast_path else None
+                tip, tip_tree = self._apply(step, tip, tip_tree, comp, known)
             if step.status == APPLIED:
                 touched.add(p for c in step.changes for p in c.paths)
                 touched.add(p for c in deltas.get(id(step), []) for p in c.paths)
@@ -147,8 +148,19 @@ class Composer:
         return commit, tree
 
     # -- one entry ----------------------------------------------------------------------------------
-    def _apply(self, step: Step, tip: str, tip_tree: str, comp: Composition) -> tuple[str, str]:
-        result = self.git.merge_trees([self._pair(step, tip, tip_tree)])[0]
+    def _known_conflict(self, step: Step, onto: MergeResult | None, touched: _Touched) -> MergeResult | None:
+        """An entry that conflicts with upstream alone, on paths no earlier entry touched, conflicts the
+        same way on the result so far: its merge onto upstream already says how (no second merge)."""
+        if onto is None or onto.clean or self.manifest.on_conflict(step.entry) == "theirs":
+            return None
+        if any(c.status == "R" for c in step.changes):
+            return None
+        paths = {p for c in step.changes for p in c.paths} | set(onto.conflicted_paths)
+        return None if touched.overlaps(paths) else onto
+
+    def _apply(self, step: Step, tip: str, tip_tree: str, comp: Composition,
+               known: MergeResult | None = None) -> tuple[str, str]:
+        result = known or self.git.merge_trees([self._pair(step, tip, tip_tree)])[0]
         tree = result.tree
         if not result.clean:
             mode = self.manifest.on_conflict(step.entry)

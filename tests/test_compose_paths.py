@@ -35,7 +35,8 @@ def test_many_overlapping_prs_fast_equals_slow(cli: Cli, tmp_path: Path, monkeyp
         "policy": {"on_conflict": "skip"}, "entries": [{"pr": n} for n in range(1, 61)]})
     fast, slow = both_ways(cli, manifest, repo.path, monkeypatch)
     assert fast["result"]["sha"] == slow["result"]["sha"]
-    assert [e["status"] for e in fast["entries"]] == [e["status"] for e in slow["entries"]]
+    assert fast["entries"] == slow["entries"]          # statuses, conflicts and their culprits, landing
+    assert sum(e["status"] == "conflict" for e in fast["entries"]) >= 5
     assert sum(e["status"] == "applied" for e in fast["entries"]) >= 25
 
 
