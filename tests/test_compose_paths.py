@@ -49,3 +49,27 @@ def test_directory_and_file_changes_fast_equals_slow(cli: Cli, small: Small,
     small.manifest([{"pr": 1}, {"pr": 2}, {"pr": 3}, {"pr": 4}])
     fast, slow = both_ways(cli, small.manifest_path, small.work.path, monkeypatch)
     assert fast["result"]["sha"] == slow["result"]["sha"]
+
+
+def test_shared_files_merged_file_by_file_equal_the_chained_merge(cli: Cli, small: Small,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    body = "".join(f"def f{i}():\n    return {i}\n\n\n" for i in range(12))
+    small.base = small.up.commit({"lib/m.py": body, "lib/x.sh": "echo 1\necho 2\necho 3\necho 4\necho 5\n",
+                                  "attr/.gitattributes": "*.txt merge=union\n", "attr/u.txt": "a\nb\nc\n"},
+                                 "more", parent="main", ref="refs/heads/main")
+    for n, i in enumerate((1, 4, 7, 10), start=1):        # four PRs, one function each: clean merges
+        small.pr(n, {"lib/m.py": body.replace(f"return {i}\n", f"return {i} * 10\n"),
+                     f"docs/pr{n}.txt": f"pr {n}\n"})
+    small.pr(5, {"lib/m.py": body.replace("return 4\n", "return -4\n")})                  # conflicts with pr/2
+    small.pr(6, {"lib/x.sh": "echo 1\necho two\necho 3\necho 4\necho 5\n"})
+    small.up.commit({"lib/x.sh": "echo 1\necho 2\necho 3\necho 4\necho five\n"}, "pr 7: mode + edit",
+                    parent=small.base, ref="refs/pull/7/head", modes={"lib/x.sh": "100755"})
+    small.pr(8, {"attr/u.txt": "a\nb\nc\nd\n"})
+    small.pr(9, {"attr/u.txt": "a\nb\nc\ne\n"})          # attributes on the path: left to merge-tree
+    small.manifest([{"pr": n} for n in range(1, 10)], policy={"on_conflict": "skip"})
+    fast, slow = both_ways(cli, small.manifest_path, small.work.path, monkeypatch)
+    assert fast["result"]["sha"] == slow["result"]["sha"]
+    assert fast["entries"] == slow["entries"]
+    statuses = {e["id"]: e["status"] for e in fast["entries"]}
+    assert statuses["pr/5"] == "conflict" and statuses["pr/4"] == "applied" and statuses["pr/7"] == "applied"
+    assert [statuses[f"pr/{n}"] for n in (1, 2, 3, 4)] == ["applied"] * 4
