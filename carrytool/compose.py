@@ -91,14 +91,16 @@ class Composer:
         for n, step in enumerate(todo, 1):
             if self.progress:
                 self.progress("compose", n, len(todo))
-            fast = None
+            fast: str | MergeResult | None = None
             if self.fast_path:
                 fast = self._fast_tree(step, onto.get(id(step)), deltas.get(id(step)), touched, tip_tree) \
-                    or self._file_merge_tree(step, onto.get(id(step)), deltas.get(id(step)), touched, tip_tree)
-            if fast is not None:
+                    or self._file_merge(step, onto.get(id(step)), deltas.get(id(step)), touched, tip_tree)
+            if isinstance(fast, str):
                 tip, tip_tree = self._settle(step, fast, tip, tip_tree, comp)
             else:
                 known = self._known_conflict(step, onto.get(id(step)), touched) if self.fast_path else None
+                if isinstance(fast, MergeResult) and self.manifest.on_conflict(step.entry) != "theirs":
+                    known = fast
                 tip, tip_tree = self._apply(step, tip, tip_tree, comp, known)
             if step.status == APPLIED:
                 touched.add(p for c in step.changes for p in c.paths)
@@ -143,12 +145,16 @@ class Composer:
         edits = {c.path: None if c.status == "D" else (c.new_mode, c.new_oid) for c in delta}
         return self.git.edit_tree(tip_tree, edits)
 
-    def _file_merge_tree(self, step: Step, onto: MergeResult | None, delta: list[Change] | None,
-                         touched: _Touched, tip_tree: str) -> str | None:
+    def _file_merge(self, step: Step, onto: MergeResult | None, delta: list[Change] | None,
+                    touched: _Touched, tip_tree: str) -> str | MergeResult | None:
         """When the entry shares only regular text files with earlier entries, merge just those files
         (`git merge-file`, the same 3-way content merge merge-tree runs) and take the rest of its upstream
-        delta as is. Anything else (renames, modes, adds on both sides, attributes, a conflict) returns
-        None: the chained merge-tree decides."""
+        delta as is (merges never read .gitattributes: see gitenv.PINNED_CONFIG).
+
+        Returns the composed tree; or, when some shared files conflict, a MergeResult naming them (the
+        rest of the entry merged cleanly onto upstream, so nothing else can conflict); or None for
+        anything else (renames, modes, adds on both sides, binaries): the chained merge-tree decides.
+        """
         if onto is None or not onto.clean or delta is None or not step.base:
             return None
         if any(c.status == "R" for c in step.changes) or any(c.status == "R" for c in delta):
@@ -156,33 +162,34 @@ class Composer:
         shared = [c for c in delta if c.path in touched.files]
         if not shared or any(touched.overlaps({c.path}) and c.path not in touched.files for c in delta):
             return None
-        if self._has_attributes(tip_tree, [c.path for c in shared]):
-            return None
         head_tree = self.git.tree_of(self._filtered_head(step))
         base_tree = self.git.tree_of(step.base)
         edits: dict[str, tuple[str, str] | None] = {
             c.path: None if c.status == "D" else (c.new_mode, c.new_oid) for c in delta if c not in shared}
+        stages: list[ConflictStage] = []
         for change in shared:
             sides = [self.git.blob_at(tree, change.path) for tree in (tip_tree, base_tree, head_tree)]
             if any(side is None or side[0] not in ("100644", "100755") for side in sides) or \
                     len({side[0] for side in sides}) != 1:      # type: ignore[index]
                 return None
-            merged = self._merge_file([side[1] for side in sides])  # type: ignore[index]
+            clean, merged = self._merge_file([side[1] for side in sides])  # type: ignore[index]
             if merged is None:
                 return None
+            if not clean:
+                stages += [ConflictStage(side[0], side[1], stage, change.path)  # type: ignore[index]
+                           for stage, side in ((1, sides[1]), (2, sides[0]), (3, sides[2]))]
+                continue
             edits[change.path] = (sides[0][0], merged)            # type: ignore[index]
+        if stages:
+            return MergeResult(False, tip_tree, tuple(stages))
         return self.git.edit_tree(tip_tree, edits)
 
-    def _has_attributes(self, tree: str, paths: Sequence[str]) -> bool:
-        """A .gitattributes on the way to any of PATHS could name a merge driver: leave those to merge-tree."""
-        dirs = {""} | {"/".join(p.split("/")[:i]) for p in paths for i in range(1, p.count("/") + 1)}
-        return any(self.git.blob_at(tree, f"{d}/.gitattributes" if d else ".gitattributes") for d in dirs)
-
-    def _merge_file(self, oids: Sequence[str]) -> str | None:
-        """`git merge-file -p ours base theirs` on three blobs; the merged blob, or None on a conflict."""
+    def _merge_file(self, oids: Sequence[str]) -> tuple[bool, str | None]:
+        """`git merge-file -p ours base theirs` on three blobs: (clean, merged blob); (False, None) for a
+        binary or an error (the caller falls back to merge-tree)."""
         blobs = [self.git.read_blob(oid) for oid in oids]
         if any(b"\0" in blob[:8000] for blob in blobs):
-            return None
+            return False, None
         tmp = self.git.tmpdir()
         names = []
         for label, blob in zip(("ours", "base", "theirs"), blobs):
@@ -190,7 +197,9 @@ class Composer:
             path.write_bytes(blob)
             names.append(str(path))
         proc = self.git.run("merge-file", "-p", "--quiet", *names, check=False)
-        return self.git.write_blob(proc.stdout) if proc.returncode == 0 else None
+        if proc.returncode < 0 or proc.returncode > 127:
+            return False, None
+        return proc.returncode == 0, (self.git.write_blob(proc.stdout) if proc.returncode == 0 else "conflict")
 
     def _commit(self, step: Step, tree: str, tip: str, comp: Composition) -> tuple[str, str]:
         commit = self.git.write_commit(tree, [tip], *self._signatures(step), self._message(step))

@@ -28,6 +28,9 @@ PINNED_CONFIG: tuple[str, ...] = (
     "core.autocrlf=false",
     "core.safecrlf=false",
     "core.attributesFile=/dev/null",
+    # merges never read .gitattributes: git 2.39 looks only at a work tree (carrytool runs none), and newer
+    # git would read HEAD's tree in a bare repository unless attr.tree says otherwise (the empty tree)
+    "attr.tree=4b825dc642cb6eb9a060e54bf8d69288fbee4904",
     "core.quotePath=false",
     "merge.renames=true",
     "merge.directoryRenames=false",

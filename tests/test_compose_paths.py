@@ -65,7 +65,7 @@ def test_shared_files_merged_file_by_file_equal_the_chained_merge(cli: Cli, smal
     small.up.commit({"lib/x.sh": "echo 1\necho 2\necho 3\necho 4\necho five\n"}, "pr 7: mode + edit",
                     parent=small.base, ref="refs/pull/7/head", modes={"lib/x.sh": "100755"})
     small.pr(8, {"attr/u.txt": "a\nb\nc\nd\n"})
-    small.pr(9, {"attr/u.txt": "a\nb\nc\ne\n"})          # attributes on the path: left to merge-tree
+    small.pr(9, {"attr/u.txt": "a\nb\nc\ne\n"})          # merge=union is ignored: a conflict either way
     small.manifest([{"pr": n} for n in range(1, 10)], policy={"on_conflict": "skip"})
     fast, slow = both_ways(cli, small.manifest_path, small.work.path, monkeypatch)
     assert fast["result"]["sha"] == slow["result"]["sha"]
@@ -73,3 +73,4 @@ def test_shared_files_merged_file_by_file_equal_the_chained_merge(cli: Cli, smal
     statuses = {e["id"]: e["status"] for e in fast["entries"]}
     assert statuses["pr/5"] == "conflict" and statuses["pr/4"] == "applied" and statuses["pr/7"] == "applied"
     assert [statuses[f"pr/{n}"] for n in (1, 2, 3, 4)] == ["applied"] * 4
+    assert statuses["pr/9"] == "conflict"
