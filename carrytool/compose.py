@@ -172,34 +172,17 @@ class Composer:
             if any(side is None or side[0] not in ("100644", "100755") for side in sides) or \
                     len({side[0] for side in sides}) != 1:      # type: ignore[index]
                 return None
-            clean, merged = self._merge_file([side[1] for side in sides])  # type: ignore[index]
+            merged = self.git.merge_blobs(*(side[1] for side in sides))  # type: ignore[index]
             if merged is None:
                 return None
-            if not clean:
+            if not merged[0]:
                 stages += [ConflictStage(side[0], side[1], stage, change.path)  # type: ignore[index]
                            for stage, side in ((1, sides[1]), (2, sides[0]), (3, sides[2]))]
                 continue
-            edits[change.path] = (sides[0][0], merged)            # type: ignore[index]
+            edits[change.path] = (sides[0][0], self.git.write_blob(merged[1]))  # type: ignore[index]
         if stages:
             return MergeResult(False, tip_tree, tuple(stages))
         return self.git.edit_tree(tip_tree, edits)
-
-    def _merge_file(self, oids: Sequence[str]) -> tuple[bool, str | None]:
-        """`git merge-file -p ours base theirs` on three blobs: (clean, merged blob); (False, None) for a
-        binary or an error (the caller falls back to merge-tree)."""
-        blobs = [self.git.read_blob(oid) for oid in oids]
-        if any(b"\0" in blob[:8000] for blob in blobs):
-            return False, None
-        tmp = self.git.tmpdir()
-        names = []
-        for label, blob in zip(("ours", "base", "theirs"), blobs):
-            path = tmp / f"file-merge.{label}"
-            path.write_bytes(blob)
-            names.append(str(path))
-        proc = self.git.run("merge-file", "-p", "--quiet", *names, check=False)
-        if proc.returncode < 0 or proc.returncode > 127:
-            return False, None
-        return proc.returncode == 0, (self.git.write_blob(proc.stdout) if proc.returncode == 0 else "conflict")
 
     def _commit(self, step: Step, tree: str, tip: str, comp: Composition) -> tuple[str, str]:
         commit = self.git.write_commit(tree, [tip], *self._signatures(step), self._message(step))
@@ -341,17 +324,6 @@ class Composer:
         return self.git.edit_tree(result.tree, edits)
 
     def _merge_file_theirs(self, base: ConflictStage | None, ours: ConflictStage, theirs: ConflictStage) -> str:
-        blobs = [self.git.read_blob(s.oid) if s else b"" for s in (ours, base, theirs)]
-        if any(b"\0" in blob[:8000] for blob in blobs):
-            return theirs.oid                            # binary: theirs as a whole
-        tmp = self.git.tmpdir()
-        names = []
-        for label, blob in zip(("ours", "base", "theirs"), blobs):
-            path = tmp / f"merge.{label}"
-            path.write_bytes(blob)
-            names.append(str(path))
-        proc = self.git.run("merge-file", "-p", "--theirs", "-L", "ours", "-L", "base", "-L", "theirs",
-                            *names, check=False)
-        if proc.returncode < 0 or proc.returncode > 127:
-            return theirs.oid
-        return self.git.write_blob(proc.stdout)
+        """Theirs wins each conflicting hunk; a binary (or an error) takes theirs as a whole."""
+        merged = self.git.merge_blobs(ours.oid, base.oid if base else None, theirs.oid, favor_theirs=True)
+        return theirs.oid if merged is None else self.git.write_blob(merged[1])

@@ -337,6 +337,24 @@ class Git:
             return None
         return self.read_blob(found[1])
 
+    def merge_blobs(self, ours: str | None, base: str | None, theirs: str | None, *,
+                    favor_theirs: bool = False) -> tuple[bool, bytes] | None:
+        """`git merge-file -p` on three blobs (None: empty): (clean, merged content), or None for a
+        binary or an error. FAVOR_THEIRS resolves conflicting hunks in theirs' favour (`--theirs`)."""
+        blobs = [self.read_blob(oid) if oid else b"" for oid in (ours, base, theirs)]
+        if any(b"\0" in blob[:8000] for blob in blobs):
+            return None
+        names = []
+        for label, blob in zip(("ours", "base", "theirs"), blobs):
+            path = self.tmpdir() / f"merge-file.{label}"
+            path.write_bytes(blob)
+            names.append(str(path))
+        args = ["merge-file", "-p", "--quiet"] + (["--theirs"] if favor_theirs else [])
+        proc = self.run(*args, *names, check=False)
+        if proc.returncode < 0 or proc.returncode > 127:
+            return None
+        return proc.returncode == 0, proc.stdout
+
     def blob_at(self, tree: str, path: str) -> tuple[str, str] | None:
         """(mode, oid) of PATH in TREE, or None."""
         parts = encode_path(path).split(b"/")
