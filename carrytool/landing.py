@@ -125,7 +125,7 @@ class _Accountant:
 
     def intended_removed(self, index: int) -> dict[str, Counter]:
         out: dict[str, Counter] = {}
-        entry_hunks = self.entries[index].own if index < len(self.entries) else []
+        entry_hunks = self.entries[index].own        # run() registers the entry before follow()
         for hunk in entry_hunks:
             out.setdefault(hunk.path, Counter()).update(hunk.removed)
         return out

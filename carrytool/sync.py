@@ -18,7 +18,7 @@ from .manifest import Manifest
 from .plan import CONFLICT, Step, plan_paths, plan_static
 from .repolock import RepoLock
 from .report import Report
-from .resolve import Resolved, _fetch, namespace, resolve
+from .resolve import Resolved, _fetch, commit_patch, namespace, resolve
 from .urls import redact, resolve_local
 
 Progress = Callable[[str, int, int], None]
@@ -76,7 +76,6 @@ def resolve_inputs(manifest: Manifest, git: Git, options: SyncOptions, progress:
         raise UnknownRef(f"the lock names commits this repository does not have: {', '.join(s[:12] for s in absent)}",
                          hint="run without --offline so they can be fetched, or fetch them into the repo")
     resolved = Resolved(upstream=upstream, heads=heads, commits=commits)
-    from .resolve import commit_patch
     for entry in manifest.entries:
         if entry.patch:
             base, head = commit_patch(manifest, git, entry, upstream)

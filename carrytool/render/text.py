@@ -127,7 +127,7 @@ def detail_lines(report: Report) -> list[str]:
 def next_steps(report: Report) -> list[str]:
     """What to run or change next, for each kind of failure in REPORT."""
     hints: list[str] = []
-    failed = [s for s in report.failed_conflicts]
+    failed = report.failed_conflicts
     if failed:
         pairs = sorted({c for s in failed for conf in s.conflicts for c in conf["with"]} | {s.id for s in failed})
         hints.append(f"next: fold {', '.join(pairs)} into a union (`carrytool explain` shows the overlap; "
