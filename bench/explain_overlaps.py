@@ -23,11 +23,11 @@ from pathlib import Path
 
 import yaml
 
-from carrytool.evidence import Sources, gather_evidence
-from carrytool.git import Git
-from carrytool.manifest import load_manifest
-from carrytool.overlap import map_overlaps
-from carrytool.sync import SyncOptions, plan_and_compose
+from carrytool.gitlayer.git import Git
+from carrytool.manifest.load import load_manifest
+from carrytool.pipeline.sync import SyncOptions, plan_and_compose
+from carrytool.review.evidence import Sources, gather_evidence
+from carrytool.review.overlap import map_overlaps
 
 T0 = 1_700_000_000
 

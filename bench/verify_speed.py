@@ -83,7 +83,7 @@ def run() -> str:
         manifest.write_text(yaml.safe_dump({"version": 1, "upstream": {"url": "."}, "fork": {"branch": "b"},
                                             "asserts": asserts()}, sort_keys=False))
         from carrytool.asserts import evaluate_all
-        from carrytool.manifest import load_manifest
+        from carrytool.manifest.load import load_manifest
 
         loaded = load_manifest(manifest)
         data = source.encode()

@@ -11,8 +11,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from . import __version__
-from .errors import CarryError
+from carrytool import __version__
+from carrytool.errors import CarryError
 
 # help is rich on a terminal, plain click text in pipes and under NO_COLOR (stable for scripts and docs)
 _HELP_MODE = "rich" if sys.stdout.isatty() and not os.environ.get("NO_COLOR") else None
@@ -92,20 +92,20 @@ def _run(body: Callable[[], int]) -> None:
 
 
 def _load(manifest: Optional[Path]):  # noqa: ANN202
-    from .manifest import load_manifest, manifest_path
+    from carrytool.manifest.load import load_manifest, manifest_path
 
     return load_manifest(manifest_path(manifest))
 
 
 def _open_git(repo: Path):  # noqa: ANN202
-    from .git import Git
+    from carrytool.gitlayer.git import Git
 
     return Git(repo)
 
 
 def _failed_report(command: str, exc: CarryError, report_file: Optional[Path], fmt: str) -> None:
     """A run that stopped before it had a plan still leaves a report (ok: false, the error) for CI."""
-    from .report import Report, write_report
+    from carrytool.pipeline.report import Report, write_report
 
     failed = Report(command, error={"exit_code": exc.exit_code, "kind": type(exc).__name__, "message": str(exc)})
     if report_file:
@@ -121,8 +121,8 @@ def _error_line(report) -> None:  # noqa: ANN001
 
 
 def _emit(report, fmt: str, report_file: Optional[Path]) -> None:  # noqa: ANN001
-    from .render.text import render_report
-    from .report import write_report
+    from carrytool.pipeline.report import write_report
+    from carrytool.render.text import render_report
 
     if report_file:
         write_report(report, report_file)
@@ -131,7 +131,7 @@ def _emit(report, fmt: str, report_file: Optional[Path]) -> None:  # noqa: ANN00
     elif not _State.quiet:
         render_report(report, sys.stdout, verbose=_State.verbose)
     else:
-        from .render.text import outcome_line
+        from carrytool.render.text import outcome_line
         print(outcome_line(report))
     _error_line(report)
 
@@ -161,8 +161,8 @@ def sync(
     _flags(quiet, verbose)
 
     def body() -> int:
-        from .render.text import progress_reporter
-        from .sync import SyncOptions, run_sync
+        from carrytool.pipeline.sync import SyncOptions, run_sync
+        from carrytool.render.text import progress_reporter
 
         _check_format(fmt, ("text", "json"))
         try:
@@ -198,8 +198,8 @@ def check(
     _flags(quiet, False)
 
     def body() -> int:
-        from .errors import CarryError as _Error
-        from .manifest import load_manifest, manifest_path
+        from carrytool.errors import CarryError as _Error
+        from carrytool.manifest.load import load_manifest, manifest_path
 
         targets = list(files or []) or [manifest_path(manifest)]
         worst = 0
@@ -223,7 +223,7 @@ def check(
 def schema() -> None:
     """Print the manifest's JSON Schema (for editors: `# yaml-language-server: $schema=...`)."""
     def body() -> int:
-        from .schema import render_schema
+        from carrytool.manifest.schema import render_schema
 
         sys.stdout.write(render_schema())
         return 0
@@ -254,7 +254,7 @@ def verify(
     _flags(quiet, verbose)
 
     def body() -> int:
-        from .verify import verify_path, verify_rebuild, verify_rev
+        from carrytool.pipeline.verify import verify_path, verify_rebuild, verify_rev
 
         _check_format(fmt, ("text", "json", "github"))
         if rev and path:
@@ -271,10 +271,10 @@ def verify(
         else:
             result = verify_path(loaded, path or _work_tree(repo))
         if fmt == "github":
-            from .render.github import emit_github
+            from carrytool.render.github import emit_github
 
             if report:
-                from .report import write_report
+                from carrytool.pipeline.report import write_report
                 write_report(result, report)
             emit_github(result, sys.stdout)
             _error_line(result)
@@ -305,11 +305,13 @@ def explain(
     def body() -> int:
         from contextlib import nullcontext
 
-        from .explain import draft_union_message, explain as run_explain, find_entries, write_explanation
-        from .render.explain_text import render_explain
-        from .render.markdown import render_markdown
-        from .render.text import progress_reporter
-        from .repolock import RepoLock
+        from carrytool.gitlayer.repolock import RepoLock
+        from carrytool.render.explain_text import render_explain
+        from carrytool.render.markdown import render_markdown
+        from carrytool.render.text import progress_reporter
+        from carrytool.review.explain import draft_union_message, find_entries
+        from carrytool.review.explain import explain as run_explain
+        from carrytool.review.explanation import write_explanation
 
         _check_format(fmt, ("text", "markdown", "json", "commit-message"))
         loaded = _load(manifest)
@@ -341,7 +343,7 @@ def demo(
 ) -> None:
     """Tell the story on an embedded scenario: the naive cherry-pick loop loses fixes; sync does not."""
     def body() -> int:
-        from .demo.run import run_demo
+        from carrytool.demo.run import run_demo
 
         return run_demo(keep)
 
@@ -356,7 +358,7 @@ ScratchOpt = Annotated[Optional[Path], typer.Option("--scratch", help="Where to 
 
 
 def _union(manifest: Optional[Path], repo: Path, name: str, scratch: Optional[Path] = None):  # noqa: ANN202
-    from .union import Union
+    from carrytool.union.fold import Union
 
     loaded = _load(manifest)
     git = _open_git(repo)
@@ -364,8 +366,8 @@ def _union(manifest: Optional[Path], repo: Path, name: str, scratch: Optional[Pa
 
 
 def _union_result(union, outcome) -> int:  # noqa: ANN001
-    from .errors import EXIT_CONFLICT
-    from .render.union import render_outcome
+    from carrytool.errors import EXIT_CONFLICT
+    from carrytool.render.union import render_outcome
 
     render_outcome(outcome, sys.stdout, fork_url=union.manifest.fork.url)
     union.git.close()
@@ -422,8 +424,8 @@ def union_status(name: Annotated[Optional[str], typer.Argument(help="The carry e
     def body() -> int:
         import json as _json
 
-        from .render.union import render_status
-        from .union import Union, status
+        from carrytool.render.union import render_status
+        from carrytool.union.fold import Union, status
 
         _check_format(fmt, ("text", "json"))
         loaded = _load(manifest)
@@ -441,7 +443,7 @@ def union_status(name: Annotated[Optional[str], typer.Argument(help="The carry e
 
 
 def _work_tree(repo: Path) -> Path:
-    from .git import Git
+    from carrytool.gitlayer.git import Git
 
     git = Git(repo)
     if git.bare:
@@ -457,7 +459,7 @@ def _check_format(fmt: str, allowed: tuple[str, ...]) -> None:
 
 
 def _usage(message: str) -> CarryError:
-    from .errors import InputError
+    from carrytool.errors import InputError
 
     return InputError(message)
 

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from carrytool.cli import app
 from carrytool.demo.scenario import Scenario, build
 
-from .gitrepo import Repo, init_repo, write_manifest
+from tests.gitrepo import Repo, init_repo, write_manifest
 
 SCHEMA = Path(__file__).resolve().parents[2] / "shared" / "schemas" / "report.schema.json"
 LOCAL_SCHEMA = Path(__file__).resolve().parent / "data" / "report.schema.json"

@@ -13,7 +13,7 @@ import pytest
 from carrytool.demo.run import naive_loop, write_naive_manifest
 from carrytool.demo.scenario import Scenario, build
 
-from .conftest import Cli
+from tests.conftest import Cli
 
 EXPECTED = {
     "pr/45552": ("applied", None), "pr/45554": ("applied", None), "pr/45398": ("skipped", "superseded"),

@@ -13,12 +13,13 @@ import pytest
 import yaml
 
 from carrytool.errors import EXIT_CONFLICT, EXIT_ENV, EXIT_INPUT, EXIT_OK, EXIT_VERIFY
-from carrytool.manifest import SCHEMA, Key, load_manifest
-from carrytool.plan import plan_static
-from carrytool.schema import manifest_schema
+from carrytool.manifest.load import load_manifest
+from carrytool.manifest.model import SCHEMA, Key
+from carrytool.manifest.schema import manifest_schema
+from carrytool.pipeline.plan import plan_static
 
-from .conftest import Cli
-from .test_examples import ROOT_COMMAND, carrytool_commands, parse_command
+from tests.conftest import Cli
+from tests.test_examples import ROOT_COMMAND, carrytool_commands, parse_command
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"

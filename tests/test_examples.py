@@ -29,8 +29,8 @@ from typer.main import get_command
 from carrytool.cli import app
 from carrytool.demo.scenario import Scenario
 
-from .conftest import Cli
-from .gitrepo import Repo
+from tests.conftest import Cli
+from tests.gitrepo import Repo
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"

@@ -17,12 +17,12 @@ import jsonschema
 import pytest
 import yaml
 
-from carrytool.manifest import load_manifest
-from carrytool.plan import plan_static
-from carrytool.schema import SHIPPED
+from carrytool.manifest.load import load_manifest
+from carrytool.manifest.schema import SHIPPED
+from carrytool.pipeline.plan import plan_static
 
-from .conftest import Cli
-from .gitrepo import init_repo
+from tests.conftest import Cli
+from tests.gitrepo import init_repo
 
 ROOT = Path(__file__).resolve().parents[1]
 MANIFEST = ROOT / "carries" / "vllm-intarweb.yaml"
@@ -100,7 +100,7 @@ def test_the_union_supersedes_owns_and_excludes_what_the_seed_says() -> None:
 
 
 def _matches(pattern: str, path: str) -> bool:
-    from carrytool.paths import matches
+    from carrytool.manifest.paths import matches
 
     return matches(pattern, path)
 

@@ -15,7 +15,15 @@ from dataclasses import dataclass, replace
 
 from carrytool.asserts.expressions import Alt, Label
 from carrytool.asserts.lexical import absence_hint, is_call_of
-from carrytool.asserts.messages import Verdict, called, count_paths, failed, passed, times, want_bounds
+from carrytool.asserts.messages import (
+    Verdict,
+    called,
+    count_paths,
+    failed,
+    passed,
+    times,
+    want_bounds,
+)
 from carrytool.asserts.names import Dotted
 from carrytool.asserts.paths import walk_scope
 from carrytool.asserts.pyscope import Scope

@@ -14,8 +14,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from carrytool.asserts.messages import Verdict, failed, passed
-from carrytool.asserts.names import (Dotted, dotted_form, identifier_nodes, is_suffix, names_identifier,
-                                     render)
+from carrytool.asserts.names import (
+    Dotted,
+    dotted_form,
+    identifier_nodes,
+    is_suffix,
+    names_identifier,
+    render,
+)
 from carrytool.asserts.pyscope import Scope, definitions, segment, suggest
 from carrytool.asserts.source import SourceFile
 

@@ -35,7 +35,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic
 
-from carrytool.asserts.expressions import Alt, Domain, ExpressionWalker, Label, S, evaluated_children
+from carrytool.asserts.expressions import (
+    Alt,
+    Domain,
+    ExpressionWalker,
+    Label,
+    S,
+    evaluated_children,
+)
 from carrytool.asserts.pyscope import Scope, run_body
 from carrytool.asserts.source import SourceFile
 

@@ -8,10 +8,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ..git import Git, scrubbed_env
-from ..manifest import load_manifest
-from . import sources
-from .scenario import Scenario, build
+from carrytool.demo import sources
+from carrytool.demo.scenario import Scenario, build
+from carrytool.gitlayer.git import Git, scrubbed_env
+from carrytool.manifest.load import load_manifest
 
 WAKE_CHECKS = ("resume-once", "wake-handshake", "no-raw-allocator-wake")
 
@@ -58,7 +58,7 @@ def keep_hint(root: Path) -> bool:
 
 
 def _check_naive(manifest_path: Path, tree: Path) -> dict[str, object]:
-    from ..verify import verify_path
+    from carrytool.pipeline.verify import verify_path
 
     report = verify_path(load_manifest(manifest_path), tree)
     return {a.name: a for a in report.asserts}
@@ -77,8 +77,8 @@ def run_demo(keep: Path | None = None) -> int:
 
 
 def _story(root: Path) -> int:
-    from ..render.text import render_report
-    from ..sync import SyncOptions, run_sync
+    from carrytool.pipeline.sync import SyncOptions, run_sync
+    from carrytool.render.text import render_report
 
     sc = build(root)
     _say("carrytool demo: a fork of a (pared-down) vLLM that carries open upstream PRs.")
@@ -127,7 +127,7 @@ def _story(root: Path) -> int:
          f" -> {'no flapping' if same else 'DIFFERENT (bug!)'}.")
     _say()
     _say("5. carrytool explain: what a reviewer sees (no branch written); the overlap map's conflicts:")
-    from ..explain import explain
+    from carrytool.review.explain import explain
 
     with Git(sc.work) as git:
         ex = explain(manifest, git, offline=True)

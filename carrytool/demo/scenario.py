@@ -10,9 +10,9 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..git import Git, Signature, scrubbed_env
-from ..resolutions import ConflictHunk, Store, split_conflicts
-from . import sources
+from carrytool.demo import sources
+from carrytool.gitlayer.git import Git, Signature, scrubbed_env
+from carrytool.union.resolutions import ConflictHunk, Store, split_conflicts
 
 T0 = 1_781_000_000          # 2026-06-09, around when the seed's PRs were opened
 UNION_NAME = "wake-path-union"

@@ -5,9 +5,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-from ..explain import Explanation
-from ..story import shorten
-from .text import _STATUS_STYLE, console, detail_lines, entry_rows, use_rich
+from carrytool.render.text import (
+    _STATUS_STYLE,
+    console,
+    detail_lines,
+    entry_rows,
+    use_rich,
+)
+from carrytool.review.explanation import Explanation
+from carrytool.review.story import shorten
 
 _KIND_STYLE = {"conflict": "bold red", "identical-hunk": "magenta", "same-scope": "yellow", "same-file": "dim"}
 

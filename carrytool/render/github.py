@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from typing import TextIO
 
-from ..report import Report
+from carrytool.pipeline.report import Report
 
 
 def _escape(text: str, *, prop: bool = False) -> str:

@@ -6,10 +6,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..explain import Explanation
-from ..overlap import Overlap
-from .explain_text import header_line, hunk_line, outcome_line
-from .text import detail_lines, entry_rows
+from carrytool.render.explain_text import header_line, hunk_line, outcome_line
+from carrytool.render.text import detail_lines, entry_rows
+from carrytool.review.explanation import Explanation
+from carrytool.review.overlap import Overlap
 
 _STATUS_MARK = {"applied": "✅", "skipped": "⏭️", "conflict": "❌"}
 _EDGE = {"conflict": "===", "identical-hunk": "---", "same-scope": "---", "same-file": "---"}

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TextIO
 
-from ..report import Report, entry_json
+from carrytool.pipeline.report import Report, entry_json
 
 _STATUS_STYLE = {"applied": "green", "skipped": "yellow", "conflict": "red"}
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, TextIO
 
-from ..union import Outcome
+from carrytool.union.fold import Outcome
 
 
 def render_outcome(outcome: Outcome, stream: TextIO, *, fork_url: str | None) -> None:

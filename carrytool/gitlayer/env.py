@@ -1,0 +1,118 @@
+"""How carrytool runs git: the scrubbed environment, pinned configuration, version check, SHAs and paths."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+
+from carrytool.errors import EnvironmentProblem
+
+MIN_GIT = (2, 38)
+ZERO = "0" * 40
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+_HEX40 = re.compile(r"^[0-9a-f]{40}$")
+
+# Variables a transport may legitimately need (credentials, proxies, ssh); every other GIT_* is dropped.
+_KEEP_ENV = re.compile(
+    r"^GIT_(SSH|SSH_COMMAND|SSH_VARIANT|ASKPASS|TERMINAL_PROMPT|SSL_NO_VERIFY|SSL_CAINFO|SSL_CAPATH|"
+    r"HTTP_PROXY_AUTHMETHOD|PROXY_COMMAND|PROXY_SSL_CERT|PROXY_SSL_KEY|PROXY_SSL_CAINFO|HTTP_USER_AGENT|"
+    r"CONFIG_GLOBAL|CONFIG_NOSYSTEM|EXEC_PATH)$"
+)
+
+# Configuration that changes merge results or runs code is pinned on every call.
+PINNED_CONFIG: tuple[str, ...] = (
+    "core.hooksPath=/dev/null",
+    "core.fsmonitor=false",
+    "core.autocrlf=false",
+    "core.safecrlf=false",
+    "core.attributesFile=/dev/null",
+    # merges never read .gitattributes: git 2.39 looks only at a work tree (carrytool runs none), and newer
+    # git would read HEAD's tree in a bare repository unless attr.tree says otherwise (the empty tree)
+    "attr.tree=4b825dc642cb6eb9a060e54bf8d69288fbee4904",
+    "core.quotePath=false",
+    "merge.renames=true",
+    "merge.directoryRenames=false",
+    "merge.renameLimit=7000",
+    "merge.renormalize=false",
+    "merge.conflictStyle=merge",
+    "merge.verbosity=2",
+    "diff.renames=true",
+    "diff.renameLimit=7000",
+    "diff.algorithm=myers",
+    "diff.noprefix=false",
+    "diff.mnemonicPrefix=false",
+    "diff.relative=false",
+    "diff.external=",
+    "rerere.enabled=false",
+    "commit.gpgSign=false",
+    "i18n.commitEncoding=UTF-8",
+    "gc.auto=0",
+    "maintenance.auto=false",
+    "fetch.recurseSubmodules=false",
+    "fetch.writeCommitGraph=false",
+    "protocol.ext.allow=never",
+    "transfer.fsckObjects=false",
+)
+
+
+def scrubbed_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    """Return the environment for a git child: the caller's, minus GIT_* that could change results."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_") or _KEEP_ENV.match(k)}
+    env["LC_ALL"] = "C"
+    env["LANG"] = "C"
+    env["GIT_TERMINAL_PROMPT"] = env.get("GIT_TERMINAL_PROMPT", "0")
+    env.pop("GIT_CONFIG_PARAMETERS", None)
+    if extra:
+        env.update(extra)
+    return env
+
+
+def git_argv(*args: str) -> list[str]:
+    argv = ["git", "--no-pager"]
+    for item in PINNED_CONFIG:
+        argv += ["-c", item]
+    return argv + list(args)
+
+
+def parse_version(text: str) -> tuple[int, int, int]:
+    """Return (major, minor, patch) from `git version 2.39.5` (vendor suffixes ignored)."""
+    match = re.search(r"(\d+)\.(\d+)(?:\.(\d+))?", text)
+    if not match:
+        raise EnvironmentProblem(f"cannot read the git version from {text.strip()!r}")
+    return int(match.group(1)), int(match.group(2)), int(match.group(3) or 0)
+
+
+_version_cache: dict[str, tuple[int, int, int]] = {}
+
+
+def git_version() -> tuple[int, int, int]:
+    """Return the installed git's version, or raise if git is missing or older than 2.38."""
+    exe = shutil.which("git")
+    if exe is None:
+        raise EnvironmentProblem("git is not installed (carrytool needs git >= 2.38)",
+                                 hint="install git 2.38 or newer and put it on PATH")
+    if exe not in _version_cache:
+        out = subprocess.run(["git", "--version"], capture_output=True, text=True, env=scrubbed_env())
+        _version_cache[exe] = parse_version(out.stdout)
+    version = _version_cache[exe]
+    if version[:2] < MIN_GIT:
+        raise EnvironmentProblem(
+            f"git {'.'.join(map(str, version))} is too old: carrytool needs git >= 2.38 "
+            "(for `git merge-tree --write-tree`)",
+            hint="upgrade git (e.g. from your distribution's backports or git-scm.com)")
+    return version
+
+
+def is_sha(text: str) -> bool:
+    return bool(_HEX40.match(text))
+
+
+def decode_path(raw: bytes) -> str:
+    """Decode a path from git as text; undecodable bytes survive as surrogates (os.fsdecode)."""
+    return raw.decode("utf-8", "surrogateescape")
+
+
+def encode_path(path: str) -> bytes:
+    return path.encode("utf-8", "surrogateescape")

@@ -1,0 +1,544 @@
+"""The only module that talks to git: argv lists, plumbing, long-lived batch processes.
+
+Every call runs with a scrubbed environment (no inherited GIT_* that could change results), hooks
+disabled, and the merge/diff configuration pinned, so that the same inputs give the same objects on
+any machine whatever the caller's configuration.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import subprocess
+import tempfile
+import threading
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from carrytool.errors import EnvironmentProblem, GitError
+from carrytool.gitlayer.env import (
+    EMPTY_TREE,
+    MIN_GIT,
+    PINNED_CONFIG,
+    ZERO,
+    decode_path,
+    encode_path,
+    git_argv,
+    git_version,
+    is_sha,
+    parse_version,
+    scrubbed_env,
+)
+from carrytool.gitlayer.objects import (
+    Change,
+    ConflictStage,
+    MergeResult,
+    Signature,
+    _is_echo,
+    _parse_diff_stdin,
+    _parse_merge_tree,
+    paths_of,
+)
+
+__all__ = ["Git", "Change", "ConflictStage", "MergeResult", "Signature", "paths_of", "EMPTY_TREE", "MIN_GIT",
+           "PINNED_CONFIG", "ZERO", "decode_path", "encode_path", "git_argv", "git_version", "is_sha",
+           "parse_version", "scrubbed_env"]
+
+
+class _Pipe:
+    """A long-lived git process spoken to line by line (cat-file, hash-object, mktree)."""
+
+    def __init__(self, git: Git, args: Sequence[str]) -> None:
+        self._proc = subprocess.Popen(
+            git_argv(*args), cwd=git.git_dir, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL, env=git.env())
+        self.lock = threading.Lock()
+
+    @property
+    def stdin(self):  # noqa: ANN201 - a binary file object
+        return self._proc.stdin
+
+    @property
+    def stdout(self):  # noqa: ANN201
+        return self._proc.stdout
+
+    def close(self) -> None:
+        if self._proc.poll() is None:
+            try:
+                self._proc.stdin.close()
+            except OSError:
+                pass
+            try:
+                self._proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+                self._proc.wait()
+        self._proc.stdout.close()
+
+
+class Git:
+    """A repository and the git commands carrytool runs in it."""
+
+    def __init__(self, repo: Path | str) -> None:
+        self.version = git_version()
+        repo = Path(repo)
+        if not repo.exists():
+            raise EnvironmentProblem(f"{repo} does not exist", hint="pass --repo DIR of a git repository")
+        proc = subprocess.run(["git", "rev-parse", "--absolute-git-dir", "--is-bare-repository",
+                               "--show-object-format"], cwd=repo, capture_output=True, env=scrubbed_env())
+        if proc.returncode != 0:
+            raise EnvironmentProblem(f"{repo} is not a git repository",
+                                     hint="run inside the fork's clone, or pass --repo DIR")
+        lines = proc.stdout.decode().splitlines()
+        self.git_dir = Path(lines[0])
+        self.bare = lines[1] == "true"
+        # sha1 repositories get objects hashed here and written in batches; others one by one
+        self._stage_objects = len(lines) > 2 and lines[2] == "sha1"
+        self._pending: dict[str, tuple[str, bytes]] = {}
+        self.repo = repo.resolve()
+        self._pipes: dict[str, _Pipe] = {}
+        self._tmp: Path | None = None
+        self._trees: dict[str, list[tuple[str, str, str, bytes]]] = {}
+
+    # -- process plumbing -------------------------------------------------------------------------
+    def env(self, extra: dict[str, str] | None = None) -> dict[str, str]:
+        env = scrubbed_env(extra)
+        env["GIT_DIR"] = str(self.git_dir)
+        return env
+
+    def run(self, *args: str, input: bytes | None = None, check: bool = True,
+            env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
+        """Run `git ARGS` in the repository and return the completed process (bytes).
+
+        Objects still staged in memory are written first: every git process sees every object.
+        """
+        self.flush_objects()
+        proc = subprocess.run(git_argv(*args), cwd=cwd or self.git_dir, input=input,
+                              capture_output=True, env=self.env(env))
+        if check and proc.returncode != 0:
+            raise GitError(f"`git {' '.join(args[:3])}` failed (exit {proc.returncode})",
+                           stderr=proc.stderr.decode("utf-8", "replace"))
+        return proc
+
+    def out(self, *args: str, input: bytes | None = None) -> str:
+        return self.run(*args, input=input).stdout.decode("utf-8", "surrogateescape").strip()
+
+    def _pipe(self, name: str, args: Sequence[str]) -> _Pipe:
+        pipe = self._pipes.get(name)
+        if pipe is None:
+            pipe = self._pipes[name] = _Pipe(self, args)
+        return pipe
+
+    def tmpdir(self) -> Path:
+        if self._tmp is None:
+            self._tmp = Path(tempfile.mkdtemp(prefix="carrytool-"))
+        return self._tmp
+
+    def close(self) -> None:
+        self.flush_objects()
+        for pipe in self._pipes.values():
+            pipe.close()
+        self._pipes.clear()
+        if self._tmp is not None:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+            self._tmp = None
+
+    def __enter__(self) -> Git:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- reading objects ----------------------------------------------------------------------------
+    def read_object(self, name: str) -> tuple[str, bytes] | None:
+        """`cat-file --batch`: return (type, content) of an object, or None when it does not exist."""
+        staged = self._pending.get(name)
+        if staged is not None:
+            return staged
+        pipe = self._pipe("cat-file", ["cat-file", "--batch"])
+        with pipe.lock:
+            pipe.stdin.write(name.encode() + b"\n")
+            pipe.stdin.flush()
+            header = pipe.stdout.readline()
+            if header.endswith(b" missing\n") or header.endswith(b" ambiguous\n") or not header:
+                return None
+            _oid, kind, size = header.split()
+            data = pipe.stdout.read(int(size))
+            pipe.stdout.read(1)
+        return kind.decode(), data
+
+    def read_blob(self, oid: str) -> bytes:
+        obj = self.read_object(oid)
+        if obj is None:
+            raise GitError(f"object {oid} is missing from the repository")
+        return obj[1]
+
+    def object_type(self, name: str) -> str | None:
+        obj = self.read_object(name)
+        return obj[0] if obj else None
+
+    def rev_parse(self, rev: str) -> str | None:
+        """`rev-parse --verify -q REV^{commit}`: the full SHA of a commit, or None."""
+        if rev.startswith("-"):
+            return None
+        proc = self.run("rev-parse", "--verify", "-q", "--end-of-options", f"{rev}^{{commit}}", check=False)
+        return proc.stdout.decode().strip() or None if proc.returncode == 0 else None
+
+    def ref_value(self, ref: str) -> str | None:
+        """The object a full ref name points at, or None when the ref does not exist."""
+        proc = self.run("rev-parse", "--verify", "-q", "--end-of-options", ref, check=False)
+        return proc.stdout.decode().strip() if proc.returncode == 0 else None
+
+    def commit_info(self, sha: str) -> dict[str, object]:
+        """Parse a commit object: tree, parents, author/committer timestamps, message."""
+        obj = self.read_object(sha)
+        if obj is None or obj[0] != "commit":
+            raise GitError(f"{sha} is not a commit in this repository")
+        head, _, message = obj[1].partition(b"\n\n")
+        info: dict[str, object] = {"parents": [], "message": message.decode("utf-8", "replace")}
+        for line in head.split(b"\n"):
+            key, _, value = line.partition(b" ")
+            if key == b"tree":
+                info["tree"] = value.decode()
+            elif key == b"parent":
+                info["parents"].append(value.decode())  # type: ignore[union-attr]
+            elif key in (b"author", b"committer"):
+                stamp = value.rsplit(b" ", 2)
+                info[key.decode() + "_time"] = int(stamp[1]) if len(stamp) == 3 and stamp[1].isdigit() else 0
+        return info
+
+    def is_ancestor(self, ancestor: str, descendant: str) -> bool:
+        """`merge-base --is-ancestor`."""
+        return self.run("merge-base", "--is-ancestor", ancestor, descendant, check=False).returncode == 0
+
+    def merge_bases(self, upstream: str, heads: Sequence[str]) -> dict[str, str | None]:
+        """The merge base of each head with UPSTREAM, from one `rev-list --boundary --parents` walk.
+
+        A head whose walk reaches exactly one boundary commit has that as its base (the common case);
+        heads reachable from upstream are their own base; anything else asks `git merge-base`.
+        """
+        unique = list(dict.fromkeys(heads))
+        if not unique:
+            return {}
+        out = self.run("rev-list", "--boundary", "--parents", *unique, f"^{upstream}").stdout.decode()
+        parents: dict[str, list[str]] = {}
+        boundary: set[str] = set()
+        for line in out.splitlines():
+            fields = line.split()
+            if not fields:
+                continue
+            if fields[0].startswith("-"):
+                boundary.add(fields[0][1:])
+            else:
+                parents[fields[0]] = fields[1:]
+        result: dict[str, str | None] = {}
+        for head in unique:
+            if head not in parents:          # reachable from upstream: merged, its own base
+                result[head] = head
+                continue
+            reached, stack, seen = set(), [head], set()
+            while stack:
+                commit = stack.pop()
+                if commit in seen:
+                    continue
+                seen.add(commit)
+                for parent in parents.get(commit, []):
+                    if parent in parents:
+                        stack.append(parent)
+                    else:
+                        reached.add(parent)
+            result[head] = reached.pop() if len(reached) == 1 else self.merge_base(upstream, head)
+        return result
+
+    def merge_base(self, a: str, b: str) -> str | None:
+        proc = self.run("merge-base", a, b, check=False)
+        return proc.stdout.decode().strip() or None if proc.returncode == 0 else None
+
+    # -- writing objects ----------------------------------------------------------------------------
+    def write_commit(self, tree: str, parents: Sequence[str], author: Signature, committer: Signature,
+                     message: str) -> str:
+        """Write a commit object with exactly these fields (`hash-object -w -t commit`); return its SHA."""
+        lines = [f"tree {tree}"] + [f"parent {p}" for p in parents]
+        lines += [f"author {author.line()}", f"committer {committer.line()}", "", message]
+        body = "\n".join(lines)
+        if not body.endswith("\n"):
+            body += "\n"
+        return self.write_object("commit", body.encode("utf-8", "surrogateescape"))
+
+    def write_object(self, kind: str, data: bytes) -> str:
+        """Write one object and return its SHA: hashed here and staged (written in a batch before the next
+        git process needs it), or, outside sha1 repositories, through `hash-object -w --stdin-paths`."""
+        if self._stage_objects:
+            sha = hashlib.sha1(f"{kind} {len(data)}\0".encode() + data).hexdigest()
+            self._pending.setdefault(sha, (kind, data))
+            return sha
+        return self._hash_objects(kind, [data])[0]
+
+    def flush_objects(self) -> None:
+        """Write every staged object (one `hash-object --stdin-paths` batch per kind); check the SHAs."""
+        if not self._pending:
+            return
+        pending, self._pending = self._pending, {}
+        by_kind: dict[str, list[tuple[str, bytes]]] = {}
+        for sha, (kind, data) in pending.items():
+            by_kind.setdefault(kind, []).append((sha, data))
+        for kind, items in by_kind.items():
+            written = self._hash_objects(kind, [data for _sha, data in items])
+            if written != [sha for sha, _data in items]:
+                raise GitError(f"git wrote {kind} objects with other names than carrytool computed")
+
+    def _hash_objects(self, kind: str, blobs: list[bytes]) -> list[str]:
+        pipe = self._pipe(f"hash-{kind}", ["hash-object", "-w", "-t", kind, "--stdin-paths", "--no-filters"])
+        folder = self.tmpdir() / "objects"
+        folder.mkdir(exist_ok=True)
+        paths = []
+        for n, data in enumerate(blobs):
+            path = folder / f"{kind}.{n}"
+            path.write_bytes(data)
+            paths.append(str(path).encode() + b"\n")
+        out: list[str] = []
+        with pipe.lock:
+            for start in range(0, len(paths), 256):      # bounded batches: pipes have finite buffers
+                chunk = paths[start:start + 256]
+                pipe.stdin.write(b"".join(chunk))
+                pipe.stdin.flush()
+                out += [pipe.stdout.readline().decode().strip() for _ in chunk]
+        if not all(is_sha(sha) for sha in out):
+            raise GitError(f"git could not write {kind} objects")
+        return out
+
+    def write_blob(self, data: bytes) -> str:
+        return self.write_object("blob", data)
+
+    def read_tree(self, tree: str) -> list[tuple[str, str, str, bytes]]:
+        """Entries of one tree object: (mode, type, oid, name) in git order (cached: objects never change)."""
+        cached = self._trees.get(tree)
+        if cached is not None:
+            return cached
+        entries = self._read_tree(tree)
+        if len(self._trees) > 20000:
+            self._trees.clear()
+        self._trees[tree] = entries
+        return entries
+
+    def _read_tree(self, tree: str) -> list[tuple[str, str, str, bytes]]:
+        obj = self.read_object(tree)
+        if obj is None or obj[0] != "tree":
+            raise GitError(f"{tree} is not a tree")
+        data, entries, i = obj[1], [], 0
+        while i < len(data):
+            space = data.index(b" ", i)
+            nul = data.index(b"\0", space)
+            mode = data[i:space].decode()
+            oid = data[nul + 1:nul + 21].hex()
+            kind = "tree" if mode == "40000" else ("commit" if mode == "160000" else "blob")
+            entries.append((mode.rjust(6, "0"), kind, oid, data[space + 1:nul]))
+            i = nul + 21
+        return entries
+
+    def mktree(self, entries: Iterable[tuple[str, str, str, bytes]]) -> str:
+        """Write a tree from (mode, type, oid, name) entries, in git's order; return its SHA."""
+        def order(entry: tuple[str, str, str, bytes]) -> bytes:
+            return entry[3] + (b"/" if entry[1] == "tree" else b"")
+
+        data = b"".join((b"40000" if kind == "tree" else mode.encode()) + b" " + name + b"\0" + bytes.fromhex(oid)
+                        for mode, kind, oid, name in sorted(entries, key=order))
+        return self.write_object("tree", data)
+
+    def edit_tree(self, tree: str, edits: dict[str, tuple[str, str] | None]) -> str:
+        """Return a tree like TREE with paths replaced by (mode, oid) or deleted (None)."""
+        return _TreeEditor(self).apply(tree, edits)
+
+    def file_at(self, tree_or_commit: str, path: str) -> bytes | None:
+        """The content of the file at PATH (a blob or symlink; not a directory or submodule), or None."""
+        found = self.blob_at(self.tree_of(tree_or_commit), path)
+        if found is None or found[0] in ("040000", "160000"):
+            return None
+        return self.read_blob(found[1])
+
+    def merge_blobs(self, ours: str | None, base: str | None, theirs: str | None, *,
+                    favor_theirs: bool = False) -> tuple[bool, bytes] | None:
+        """`git merge-file -p` on three blobs (None: empty): (clean, merged content), or None for a
+        binary or an error. FAVOR_THEIRS resolves conflicting hunks in theirs' favour (`--theirs`)."""
+        blobs = [self.read_blob(oid) if oid else b"" for oid in (ours, base, theirs)]
+        if any(b"\0" in blob[:8000] for blob in blobs):
+            return None
+        names = []
+        for label, blob in zip(("ours", "base", "theirs"), blobs):
+            path = self.tmpdir() / f"merge-file.{label}"
+            path.write_bytes(blob)
+            names.append(str(path))
+        args = ["merge-file", "-p", "--quiet"] + (["--theirs"] if favor_theirs else [])
+        proc = self.run(*args, *names, check=False)
+        if proc.returncode < 0 or proc.returncode > 127:
+            return None
+        return proc.returncode == 0, proc.stdout
+
+    def blob_at(self, tree: str, path: str) -> tuple[str, str] | None:
+        """(mode, oid) of PATH in TREE, or None."""
+        parts = encode_path(path).split(b"/")
+        current = tree
+        for depth, part in enumerate(parts):
+            match = next((e for e in self.read_tree(current) if e[3] == part), None)
+            if match is None:
+                return None
+            if depth == len(parts) - 1:
+                return match[0], match[2]
+            if match[1] != "tree":
+                return None
+            current = match[2]
+        return None
+
+    # -- merging and diffing ------------------------------------------------------------------------
+    def merge_trees(self, pairs: Sequence[tuple[str, str]]) -> list[MergeResult]:
+        """`merge-tree --write-tree --stdin`: merge each (ours, theirs) commit pair; no work tree.
+
+        All pairs go to one process. git computes each merge base from history (git 2.39 has no
+        `--merge-base`), so callers shape history (see compose.py) to get the base they mean.
+        """
+        if not pairs:
+            return []
+        payload = "".join(f"{a} {b}\n" for a, b in pairs).encode()
+        proc = self.run("merge-tree", "--write-tree", "--stdin", input=payload, check=False)
+        if proc.returncode not in (0, 1):
+            raise GitError("`git merge-tree` failed", stderr=proc.stderr.decode("utf-8", "replace"))
+        results = list(_parse_merge_tree(proc.stdout))
+        if len(results) != len(pairs):
+            raise GitError("`git merge-tree --stdin` gave an unexpected answer",
+                           stderr=proc.stderr.decode("utf-8", "replace"))
+        return results
+
+    def diff_trees(self, pairs: Sequence[tuple[str, str]], *, renames: bool = True) -> list[list[Change]]:
+        """`diff-tree -r -z --raw --stdin`: changes from each old to new tree or commit, one process."""
+        if not pairs:
+            return []
+        args = ["diff-tree", "-r", "-z", "--raw", "--stdin", "--no-ext-diff", "--no-textconv",
+                "--ignore-submodules=none", "-M" if renames else "--no-renames"]
+        trees = [(self.tree_of(old), self.tree_of(new)) for old, new in pairs]
+        payload = "".join(f"{old} {new}\n" for old, new in trees).encode()
+        out = self.run(*args, input=payload).stdout
+        return _parse_diff_stdin(out, len(trees))
+
+    def diff_patches(self, pairs: Sequence[tuple[str, str]]) -> list[bytes]:
+        """`diff-tree -p -U0 --stdin`: the zero-context patch from each old to new tree, one process."""
+        if not pairs:
+            return []
+        trees = [(self.tree_of(old), self.tree_of(new)) for old, new in pairs]
+        payload = "".join(f"{old} {new}\n" for old, new in trees).encode()
+        out = self.run("diff-tree", "-r", "-p", "-U0", "--stdin", "-M", "--no-color", "--no-ext-diff",
+                       "--no-textconv", "--full-index", "--ignore-submodules=none", input=payload).stdout
+        echoes = {f"{old} {new}".encode() for old, new in trees}
+        chunks: list[list[bytes]] = []
+        for line in out.split(b"\n"):
+            if line in echoes and (not chunks or len(chunks) < len(trees)) and _is_echo(line):
+                chunks.append([])
+            elif chunks:
+                chunks[-1].append(line)
+        if len(chunks) != len(trees):
+            raise GitError("`git diff-tree -p --stdin` gave an unexpected answer")
+        return [b"\n".join(chunk) for chunk in chunks]
+
+    def tree_of(self, name: str) -> str:
+        """The tree of a commit (or the tree itself)."""
+        if name == EMPTY_TREE:
+            return name
+        obj = self.read_object(name)
+        if obj is None:
+            raise GitError(f"object {name} is missing from the repository")
+        if obj[0] == "tree":
+            return name
+        if obj[0] != "commit":
+            raise GitError(f"{name} is a {obj[0]}, not a commit or tree")
+        return obj[1][5:45].decode()
+
+    def diff_patch(self, old: str, new: str, paths: Sequence[str] = (), *, context: int = 0,
+                   renames: bool = True) -> bytes:
+        """`diff-tree -p`: the unified diff from OLD to NEW (trees or commits), optionally for PATHS."""
+        args = ["diff-tree", "-r", "-p", f"-U{context}", "--no-color", "--no-ext-diff", "--no-textconv",
+                "--full-index", "-M" if renames else "--no-renames", old, new]
+        if paths:
+            args += ["--", *(":(literal)" + p for p in paths)]
+        return self.run(*args).stdout
+
+    def range_diff(self, old: tuple[str, str], new: tuple[str, str]) -> list[str]:
+        """`range-diff --no-color -s OLD_BASE..OLD_TIP NEW_BASE..NEW_TIP`: the commit pairing, one line each."""
+        proc = self.run("-c", "core.abbrev=12", "range-diff", "--no-color", "-s",
+                        f"{old[0]}..{old[1]}", f"{new[0]}..{new[1]}")
+        return [line.rstrip() for line in proc.stdout.decode("utf-8", "replace").splitlines() if line.strip()]
+
+    def log_paths(self, since: str, until: str, pathspecs: Sequence[str]) -> list[tuple[str, str]]:
+        """`log SINCE..UNTIL -- PATHSPECS`: (full SHA, subject) of each commit touching them, newest first."""
+        if not pathspecs:
+            return []
+        proc = self.run("log", "--no-color", "--format=%H %s", "--end-of-options", f"{since}..{until}",
+                        "--", *pathspecs)
+        out = proc.stdout.decode("utf-8", "replace").splitlines()
+        return [(line[:40], line[41:]) for line in out if len(line) >= 40]
+
+    # -- refs ---------------------------------------------------------------------------------------
+    def update_ref(self, ref: str, new: str, old: str | None, message: str) -> bool:
+        """`update-ref REF NEW OLD`: move REF only if it still holds OLD (None: must not exist)."""
+        proc = self.run("update-ref", "-m", message, "--no-deref", ref, new, old or ZERO, check=False)
+        return proc.returncode == 0
+
+    def delete_ref(self, ref: str) -> None:
+        self.run("update-ref", "-d", ref, check=False)
+
+    def refs(self, prefix: str) -> dict[str, str]:
+        """`for-each-ref`: ref name -> object under PREFIX."""
+        out = self.run("for-each-ref", "--format=%(refname) %(objectname)", prefix).stdout.decode()
+        pairs = (line.split(" ", 1) for line in out.splitlines() if line)
+        return {name: oid for name, oid in pairs}
+
+    def checked_out_branches(self) -> dict[str, str]:
+        """Branch ref -> work tree path for every work tree of the repository."""
+        out = self.run("worktree", "list", "--porcelain").stdout.decode("utf-8", "surrogateescape")
+        result, path = {}, ""
+        for line in out.splitlines():
+            if line.startswith("worktree "):
+                path = line[len("worktree "):]
+            elif line.startswith("branch "):
+                result[line[len("branch "):]] = path
+        return result
+
+
+class _TreeEditor:
+    """Rewrite a tree at some paths, writing only the subtrees on the way (mktree --batch)."""
+
+    def __init__(self, git: Git) -> None:
+        self.git = git
+
+    def apply(self, tree: str, edits: dict[str, tuple[str, str] | None]) -> str:
+        nested: dict = {}
+        for path, value in edits.items():
+            node = nested
+            parts = encode_path(path).split(b"/")
+            for part in parts[:-1]:
+                node = node.setdefault(part, {})
+                if not isinstance(node, dict):
+                    raise GitError(f"cannot edit {path}: a parent is a file")
+            node[parts[-1]] = ("leaf", value)
+        return self._write(tree, nested) or EMPTY_TREE
+
+    def _write(self, tree: str | None, edits: dict) -> str | None:
+        entries = {e[3]: e for e in self.git.read_tree(tree)} if tree else {}
+        for name, edit in edits.items():
+            if isinstance(edit, dict):
+                current = entries.get(name)
+                sub = current[2] if current and current[1] == "tree" else None
+                new_sub = self._write(sub, edit)
+                if new_sub is None:
+                    entries.pop(name, None)
+                else:
+                    entries[name] = ("040000", "tree", new_sub, name)
+            else:
+                value = edit[1]
+                if value is None:
+                    entries.pop(name, None)
+                else:
+                    mode, oid = value
+                    kind = "tree" if mode in ("40000", "040000") else ("commit" if mode == "160000" else "blob")
+                    entries[name] = (mode, kind, oid, name)
+        if not entries:
+            return None
+        return self.git.mktree(entries.values())

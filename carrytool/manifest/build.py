@@ -1,0 +1,402 @@
+"""Validation of a manifest document, key by key: every error names its key path and line.
+
+The keys themselves are declared in manifest.SCHEMA; this module checks values against it and builds
+the frozen dataclasses of model.py.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from pathlib import Path
+from typing import Any
+
+from carrytool.asserts.spec import CHECKS, AssertSpec
+from carrytool.errors import ManifestError
+from carrytool.gitlayer.urls import refname_problem, url_problem
+from carrytool.manifest import paths as pathlib_
+from carrytool.manifest.model import (
+    _CALL,
+    _DOTTED,
+    _HEX,
+    _NAME,
+    SCHEMA,
+    Entry,
+    Fork,
+    Identity,
+    Key,
+    Manifest,
+    Policy,
+    Supersede,
+    Upstream,
+)
+from carrytool.manifest.yamlload import YList, YMap
+
+
+def build_manifest(data: Any, text: str, path: Path) -> Manifest:
+    """Validate the YAML DATA read from PATH and build the Manifest."""
+    return _Builder(path).build(data, text)
+
+
+class _Builder:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    # -- error helpers ---------------------------------------------------------------------------------
+    def fail(self, keypath: str, line: int | None, message: str, hint: str | None = None) -> ManifestError:
+        where = f"{self.path}:{line}" if line else str(self.path)
+        return ManifestError(f"{keypath}: {message}" if keypath else message, where=where, hint=hint)
+
+    def section(self, data: Any, name: str, keypath: str, line: int | None) -> YMap:
+        if not isinstance(data, YMap):
+            raise self.fail(keypath, getattr(data, "line", line), f"must be a mapping, got {_kind(data)}")
+        keys = {k.name: k for k in SCHEMA[name]}
+        for key in data:
+            if key not in keys:
+                close = difflib.get_close_matches(key, list(keys), n=1)
+                hint = f"did you mean '{close[0]}'?" if close else f"known keys: {', '.join(keys)}"
+                raise self.fail(_join(keypath, key), data.key_lines[key], f"unknown key '{key}'", hint)
+        for key in keys.values():
+            if key.required and key.name not in data:
+                raise self.fail(_join(keypath, key.name), data.line, f"is required (in {keypath or 'the manifest'})")
+        for key, value in data.items():
+            self.check_type(keys[key], value, _join(keypath, key), data.key_lines[key], data.raw.get(key))
+        return data
+
+    def check_type(self, key: Key, value: Any, keypath: str, line: int, raw: str | None) -> None:
+        expected = {"int": "an integer", "bool": "true or false", "map": "a mapping", "list": "a list"}
+        if key.type == "int":
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise self.fail(keypath, line, f"must be {expected['int']}, got {_show(value, raw)}")
+            if value < 0:
+                raise self.fail(keypath, line, f"must not be negative, got {value}")
+        elif key.type == "bool":
+            if not isinstance(value, bool):
+                raise self.fail(keypath, line, f"must be {expected['bool']}, got {_show(value, raw)}")
+        elif key.type == "map":
+            if not isinstance(value, YMap):
+                raise self.fail(keypath, line, f"must be {expected['map']}, got {_kind(value)}")
+        elif key.type == "list":
+            if not isinstance(value, YList):
+                raise self.fail(keypath, line, f"must be {expected['list']}, got {_kind(value)}")
+        elif key.type == "sha":
+            text = raw if raw is not None and not isinstance(value, str) else value
+            if not isinstance(text, (str, int)) or isinstance(text, bool) or not _HEX.match(str(text)):
+                raise self.fail(keypath, line, f"must be a commit SHA of 7 to 40 hex digits, got {_show(value, raw)}")
+        else:
+            if not isinstance(value, str):
+                raise self.fail(keypath, line, f"must be a string, got {_show(value, raw)}")
+            if key.type == "enum" and value not in key.choices:
+                raise self.fail(keypath, line, f"must be one of {', '.join(key.choices)}, got '{value}'")
+            if key.type in ("str", "name", "dotted", "call") and not value.strip():
+                raise self.fail(keypath, line, "must not be empty")
+
+    def text_value(self, data: YMap, key: str) -> str | None:
+        """A sha-like value as text, even when YAML read digits as a number."""
+        if key not in data:
+            return None
+        value = data[key]
+        return (value if isinstance(value, str) else data.raw.get(key, str(value))).lower()
+
+    # -- sections -------------------------------------------------------------------------------------
+    def build(self, data: Any, text: str) -> Manifest:
+        if data is None:
+            raise self.fail("", 1, "the manifest is empty", hint="start from docs/manifest.md")
+        top = self.section(data, "manifest", "", 1)
+        if top["version"] != 1:
+            raise self.fail("version", top.key_lines["version"], f"unsupported version {top['version']}; "
+                            "this carrytool reads version 1")
+        upstream = self.upstream(top["upstream"])
+        fork = self.fork(top["fork"])
+        identity = self.identity(top.get("identity"))
+        policy = self.policy(top.get("policy"))
+        entries = self.entries(top.get("entries", YList()), top)
+        asserts = self.asserts(top.get("asserts", YList()), top, entries)
+        return Manifest(self.path, upstream, fork, identity, policy, entries, asserts, 1, text)
+
+    def upstream(self, data: Any) -> Upstream:
+        data = self.section(data, "upstream", "upstream", None)
+        url = self.url(data, "upstream")
+        branch = self.branch(data, "upstream")
+        pr_ref = data.get("pr_ref", "refs/pull/{number}/head")
+        line = data.key_lines.get("pr_ref", data.line)
+        if pr_ref.count("{number}") != 1 or re.search(r"[{}]", pr_ref.replace("{number}", "")):
+            raise self.fail("upstream.pr_ref", line, f"must contain {{number}} exactly once, got '{pr_ref}'",
+                            hint="GitHub: refs/pull/{number}/head; GitLab: refs/merge-requests/{number}/head")
+        sample = pr_ref.replace("{number}", "1")
+        problem = refname_problem(sample)
+        if problem or not sample.startswith("refs/"):
+            raise self.fail("upstream.pr_ref", line, f"is not a valid ref under refs/: {problem or pr_ref}")
+        return Upstream(url, branch, pr_ref)
+
+    def fork(self, data: Any) -> Fork:
+        data = self.section(data, "fork", "fork", None)
+        url = self.url(data, "fork") if "url" in data else None
+        return Fork(self.branch(data, "fork"), url)
+
+    def url(self, data: YMap, keypath: str) -> str:
+        url = data["url"]
+        problem = url_problem(url)
+        if problem:
+            raise self.fail(f"{keypath}.url", data.key_lines["url"], f"refused: {problem}")
+        return url
+
+    def branch(self, data: YMap, keypath: str) -> str:
+        branch = data.get("branch", "main")
+        if branch.startswith("refs/"):
+            branch = branch[len("refs/heads/"):] if branch.startswith("refs/heads/") else branch
+        problem = refname_problem(branch, branch=True)
+        if problem:
+            raise self.fail(f"{keypath}.branch", data.key_lines.get("branch", data.line),
+                            f"is not a valid branch name: {problem}")
+        return branch
+
+    def identity(self, data: Any) -> Identity:
+        if data is None:
+            return Identity()
+        data = self.section(data, "identity", "identity", None)
+        values = {}
+        for key in ("name", "email"):
+            if key in data:
+                if re.search(r"[<>\n\r\0]", data[key]):
+                    raise self.fail(f"identity.{key}", data.key_lines[key], "must not contain <, > or newlines")
+                values[key] = data[key].strip()
+        return Identity(**values)
+
+    def policy(self, data: Any) -> Policy:
+        if data is None:
+            return Policy()
+        data = self.section(data, "policy", "policy", None)
+        precompiled: tuple[str, ...] = ()
+        if "precompiled" in data:
+            pre = self.section(data["precompiled"], "precompiled", "policy.precompiled", data.key_lines["precompiled"])
+            precompiled = self.patterns(pre["paths"], "policy.precompiled.paths")
+        return Policy(data.get("on_conflict", "fail"), data.get("on_missing", "fail"), precompiled)
+
+    def patterns(self, items: YList, keypath: str) -> tuple[str, ...]:
+        out = []
+        for i, item in enumerate(items):
+            line = items.item_lines[i]
+            if not isinstance(item, str):
+                raise self.fail(f"{keypath}[{i}]", line, f"must be a path, got {_kind(item)}")
+            problem = pathlib_.glob_problem(item)
+            if problem:
+                raise self.fail(f"{keypath}[{i}]", line, f"refused: {problem}")
+            out.append(pathlib_.normalize(item))
+        return tuple(out)
+
+    def entries(self, items: Any, top: YMap) -> tuple[Entry, ...]:
+        if items is None:
+            return ()
+        out: list[Entry] = []
+        seen: dict[str, int] = {}
+        for i, item in enumerate(items):
+            entry = self.entry(item, f"entries[{i}]", items.item_lines[i], i)
+            if entry.id in seen:
+                raise self.fail(f"entries[{i}]", entry.line, f"duplicate entry {entry.id} "
+                                f"(first at line {seen[entry.id]})")
+            seen[entry.id] = entry.line
+            out.append(entry)
+        self.check_supersessions(out)
+        self.check_owners(out)
+        return tuple(out)
+
+    def entry(self, data: Any, keypath: str, line: int, index: int) -> Entry:
+        data = self.section(data, "entry", keypath, line)
+        kinds = [k for k in ("pr", "carry") if k in data]
+        if len(kinds) != 1:
+            raise self.fail(keypath, data.line, "an entry needs exactly one of 'pr: N' or 'carry: NAME'"
+                            + (", got both" if len(kinds) == 2 else ""))
+        kind = kinds[0]
+        values: dict[str, Any] = {"kind": kind, "line": data.line, "index": index}
+        if kind == "pr":
+            values["number"] = data["pr"]
+            if data["pr"] < 1:
+                raise self.fail(f"{keypath}.pr", data.key_lines["pr"], f"must be a PR number above 0, got {data['pr']}")
+            for key in ("commit", "patch", "supersedes"):
+                if key in data:
+                    raise self.fail(f"{keypath}.{key}", data.key_lines[key], f"'{key}' belongs to a carry entry, "
+                                    "not a PR", hint="use 'carry: NAME' for fork-carried commits and unions")
+        else:
+            name = data["carry"]
+            if not _NAME.match(name):
+                raise self.fail(f"{keypath}.carry", data.key_lines["carry"], f"'{name}' is not a valid carry name "
+                                "(letters, digits, '.', '_', '-'; not starting with '.' or '-')")
+            values["name"] = name
+            sources = [k for k in ("commit", "patch") if k in data]
+            if len(sources) != 1:
+                raise self.fail(keypath, data.line, f"carry/{name} needs exactly one of 'commit' or 'patch'")
+            if "head" in data:
+                raise self.fail(f"{keypath}.head", data.key_lines["head"], "'head' pins a PR; a carry names its "
+                                "'commit'")
+            if "commit" in data:
+                values["commit"] = self.text_value(data, "commit")
+            else:
+                patch = data["patch"]
+                problem = pathlib_.path_problem(patch)
+                if problem:
+                    raise self.fail(f"{keypath}.patch", data.key_lines["patch"], f"refused: {problem}")
+                values["patch"] = patch
+            values["supersedes"] = self.supersedes(data.get("supersedes", YList()), f"{keypath}.supersedes")
+        for key in ("on_conflict", "on_missing", "enabled"):
+            if key in data:
+                values[key] = data[key]
+        if "title" in data:
+            values["title"] = " ".join(data["title"].split())
+        if "head" in data:
+            values["head"] = self.text_value(data, "head")
+        for key in ("owns", "excludes"):
+            if key in data:
+                values[key] = self.patterns(data[key], f"{keypath}.{key}")
+        entry = Entry(**values)
+        clash = [p for p in entry.owns if any(pathlib_.matches(x, p) or pathlib_.matches(p, x) for x in entry.excludes)]
+        if clash:
+            raise self.fail(f"{keypath}.excludes", data.key_lines.get("excludes", data.line),
+                            f"{entry.id} both owns and excludes {clash[0]}")
+        return entry
+
+    def supersedes(self, items: YList, keypath: str) -> tuple[Supersede, ...]:
+        out: list[Supersede] = []
+        for i, item in enumerate(items):
+            line = items.item_lines[i]
+            if isinstance(item, YMap):
+                self.section(item, "supersede", f"{keypath}[{i}]", line)
+                paths = self.patterns(item["paths"], f"{keypath}[{i}].paths") if "paths" in item else ()
+                if "paths" in item and not paths:
+                    raise self.fail(f"{keypath}[{i}].paths", line, "must list at least one path (omit it to "
+                                    "supersede the whole PR)")
+                sup = Supersede(item["pr"], self.text_value(item, "head"), paths, line)
+            elif isinstance(item, int) and not isinstance(item, bool) and item >= 0:
+                sup = Supersede(item, None, (), line)
+            else:
+                raise self.fail(f"{keypath}[{i}]", line, f"must be a PR number or {{pr, head, paths}}, got "
+                                f"{_show(item, items.raw[i])}")
+            if any(s.pr == sup.pr for s in out):
+                raise self.fail(f"{keypath}[{i}]", line, f"pr/{sup.pr} is listed twice")
+            out.append(sup)
+        return tuple(out)
+
+    def check_supersessions(self, entries: list[Entry]) -> None:
+        """A PR is provided whole by at most one carry, and no path of it by two."""
+        claims: dict[int, list[tuple[Entry, Supersede]]] = {}
+        for entry in entries:
+            for sup in entry.supersedes:
+                for other_entry, other in claims.get(sup.pr, []):
+                    overlap = (not sup.partial or not other.partial
+                               or any(pathlib_.matches(a, b) or pathlib_.matches(b, a)
+                                      for a in sup.paths for b in other.paths))
+                    if overlap and entry.enabled and other_entry.enabled:
+                        raise self.fail(f"entries[{entry.index}].supersedes", sup.line,
+                                        f"pr/{sup.pr} is superseded by both {other_entry.id} (line {other.line}) "
+                                        f"and {entry.id} for the same paths",
+                                        hint="give each union its own 'paths', or keep one union")
+                claims.setdefault(sup.pr, []).append((entry, sup))
+
+    def check_owners(self, entries: list[Entry]) -> None:
+        owners: list[tuple[str, Entry]] = []
+        for entry in entries:
+            if not entry.enabled:
+                continue
+            for pattern in entry.owns:
+                for other_pattern, other in owners:
+                    if pathlib_.matches(pattern, other_pattern) or pathlib_.matches(other_pattern, pattern):
+                        raise self.fail(f"entries[{entry.index}].owns", entry.line,
+                                        f"{entry.id} and {other.id} both own {pattern}")
+                owners.append((pattern, entry))
+
+    def asserts(self, items: Any, top: YMap, entries: tuple[Entry, ...]) -> tuple[AssertSpec, ...]:
+        out: list[AssertSpec] = []
+        names: dict[str, int] = {}
+        ids = {e.id for e in entries}
+        for i, item in enumerate(items or ()):
+            keypath = f"asserts[{i}]"
+            data = self.section(item, "assert", keypath, items.item_lines[i])
+            spec = self.assert_spec(data, keypath, ids)
+            name = spec.name
+            if name in names:
+                if "name" in data:
+                    raise self.fail(f"{keypath}.name", data.key_lines["name"],
+                                    f"duplicate assert name '{name}' (first at line {names[name]})")
+                n = 2
+                while f"{name}#{n}" in names:
+                    n += 1
+                name = f"{name}#{n}"
+                spec = AssertSpec(**{**spec.__dict__, "name": name})
+            names[name] = data.line
+            out.append(spec)
+        return tuple(out)
+
+    def assert_spec(self, data: YMap, keypath: str, ids: set[str]) -> AssertSpec:
+        checks = [k for k in CHECKS if k in data]
+        if len(checks) != 1:
+            found = ", ".join(checks) or "none"
+            raise self.fail(keypath, data.line, f"an assert needs exactly one check key ({', '.join(CHECKS)}); "
+                            f"found {found}")
+        check = checks[0]
+        line = data.key_lines[check]
+        file_problem = pathlib_.path_problem(data["file"])
+        if file_problem:
+            raise self.fail(f"{keypath}.file", data.key_lines["file"], f"refused: {file_problem}")
+        target: str | tuple[str, ...] = data[check]
+        if check == "order":
+            if len(target) < 2 or not all(isinstance(t, str) and _CALL.match(t) for t in target):
+                raise self.fail(f"{keypath}.order", line, "must list at least two call targets (dotted names)")
+            target = tuple(target)
+        elif check in ("defines", "mentions") and not _DOTTED.match(target):
+            raise self.fail(f"{keypath}.{check}", line, f"'{target}' is not a dotted Python name")
+        elif check in ("calls", "not_calls") and not _CALL.match(target):
+            raise self.fail(f"{keypath}.{check}", line, f"'{target}' is not a call target (a dotted name, "
+                            "optionally with () where the chain calls: get_pp_group().all_reduce)")
+        elif check == "matches":
+            try:
+                re.compile(target, re.MULTILINE)
+            except re.error as exc:
+                raise self.fail(f"{keypath}.matches", line, f"invalid regular expression: {exc}") from None
+        for key in ("in", "guarded_by"):
+            if key in data and not _DOTTED.match(data[key]):
+                raise self.fail(f"{keypath}.{key}", data.key_lines[key], f"'{data[key]}' is not a dotted Python name")
+        modifiers = [k for k in ("times", "min", "max", "guarded_by") if k in data]
+        if modifiers and check != "calls":
+            raise self.fail(f"{keypath}.{modifiers[0]}", data.key_lines[modifiers[0]],
+                            f"'{modifiers[0]}' only goes with 'calls'")
+        if "times" in data and ("min" in data or "max" in data):
+            raise self.fail(f"{keypath}.times", data.key_lines["times"], "use either 'times' or 'min'/'max'")
+        if "min" in data and "max" in data and data["min"] > data["max"]:
+            raise self.fail(f"{keypath}.min", data.key_lines["min"], f"min {data['min']} is above max {data['max']}")
+        entry = data.get("entry")
+        if entry is not None:
+            entry = entry if "/" in entry else (f"pr/{entry}" if entry.isdigit() else f"carry/{entry}")
+            if entry not in ids:
+                raise self.fail(f"{keypath}.entry", data.key_lines["entry"], f"no entry {entry} in this manifest")
+        name = data.get("name") or _default_name(check, target, data.get("in"), data["file"])
+        return AssertSpec(
+            name=name, file=pathlib_.normalize(data["file"]), check=check, target=target, scope=data.get("in"),
+            times=data.get("times"), min=data.get("min"), max=data.get("max"), guarded_by=data.get("guarded_by"),
+            why=data.get("why"), entry=entry, line=data.line)
+
+
+def _default_name(check: str, target: str | tuple[str, ...], scope: str | None, file: str) -> str:
+    shown = " < ".join(target) if isinstance(target, tuple) else target
+    if check in ("contains", "absent", "matches") and len(shown) > 40:
+        shown = shown[:37] + "..."
+    return f"{check} {shown} in {scope or file.rsplit('/', 1)[-1]}"
+
+
+def _join(keypath: str, key: str) -> str:
+    return f"{keypath}.{key}" if keypath else key
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, YMap) or isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, YList) or isinstance(value, list):
+        return "a list"
+    if value is None:
+        return "nothing (null)"
+    return f"{type(value).__name__} {value!r}"
+
+
+def _show(value: Any, raw: str | None) -> str:
+    if isinstance(value, (YMap, YList, dict, list)) or value is None:
+        return _kind(value)
+    return repr(raw if raw is not None else value)

@@ -1,0 +1,85 @@
+"""Edit a manifest in place, keeping its comments, order and layout: only the values that change move."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import yaml
+
+from carrytool.errors import ManifestError
+
+
+@dataclass(frozen=True)
+class _Edit:
+    start: int
+    end: int
+    text: str
+
+
+def _mapping_get(node: yaml.MappingNode, key: str) -> tuple[yaml.Node, yaml.Node] | None:
+    for key_node, value_node in node.value:
+        if isinstance(key_node, yaml.ScalarNode) and key_node.value == key:
+            return key_node, value_node
+    return None
+
+
+def _entry_node(root: yaml.Node, index: int) -> yaml.MappingNode:
+    entries = _mapping_get(root, "entries") if isinstance(root, yaml.MappingNode) else None
+    if entries is None or not isinstance(entries[1], yaml.SequenceNode) or index >= len(entries[1].value):
+        raise ManifestError(f"entries[{index}] is not where the manifest was read from (edited meanwhile?)")
+    node = entries[1].value[index]
+    if not isinstance(node, yaml.MappingNode):
+        raise ManifestError(f"entries[{index}] is not a mapping")
+    return node
+
+
+def update_union(text: str, index: int, *, commit: str | None, folded: dict[int, str]) -> str:
+    """Return TEXT with entries[INDEX].commit set to COMMIT and each superseded PR's folded head set."""
+    root = yaml.compose(text, Loader=yaml.SafeLoader)
+    entry = _entry_node(root, index)
+    edits: list[_Edit] = []
+    if commit is not None:
+        found = _mapping_get(entry, "commit")
+        if found is None:
+            raise ManifestError(f"entries[{index}] has no commit: to update")
+        value = found[1]
+        edits.append(_Edit(value.start_mark.index, value.end_mark.index, commit))
+    sup = _mapping_get(entry, "supersedes")
+    if folded and sup is not None and isinstance(sup[1], yaml.SequenceNode):
+        for item in sup[1].value:
+            edits += _fold_edits(text, item, folded)
+    for edit in sorted(edits, key=lambda e: e.start, reverse=True):
+        text = text[:edit.start] + edit.text + text[edit.end:]
+    return text
+
+
+def _fold_edits(text: str, item: yaml.Node, folded: dict[int, str]) -> list[_Edit]:
+    if isinstance(item, yaml.ScalarNode):
+        number = _int(item.value)
+        if number in folded:
+            return [_Edit(item.start_mark.index, item.end_mark.index, f"{{pr: {number}, head: {folded[number]}}}")]
+        return []
+    if not isinstance(item, yaml.MappingNode):
+        return []
+    pr = _mapping_get(item, "pr")
+    number = _int(pr[1].value) if pr and isinstance(pr[1], yaml.ScalarNode) else None
+    if number not in folded:
+        return []
+    head = _mapping_get(item, "head")
+    if head is not None:
+        return [_Edit(head[1].start_mark.index, head[1].end_mark.index, folded[number])]
+    if item.flow_style:
+        close = item.end_mark.index - 1
+        return [_Edit(close, close, f", head: {folded[number]}")]
+    key_node = pr[0]  # type: ignore[index]
+    line_end = text.find("\n", pr[1].end_mark.index)  # type: ignore[index]
+    line_end = len(text) if line_end < 0 else line_end
+    indent = " " * key_node.start_mark.column
+    return [_Edit(line_end, line_end, f"\n{indent}head: {folded[number]}")]
+
+
+def _int(text: str) -> int | None:
+    try:
+        return int(text)
+    except ValueError:
+        return None

@@ -1,0 +1,219 @@
+"""The v1 manifest: frozen dataclasses, loaded and validated once; every error names key path and line.
+
+The accepted keys are declared once, in `SCHEMA`; the validator (build.py) and `carrytool schema`
+(JSON Schema) both read it, so the two cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from carrytool.asserts.spec import AssertSpec
+
+DEFAULT_MANIFEST = "carries/manifest.yaml"
+ON_CONFLICT = ("fail", "skip")
+ON_CONFLICT_ENTRY = ("fail", "skip", "theirs")
+ON_MISSING = ("fail", "skip")
+_HEX = re.compile(r"^[0-9a-fA-F]{7,40}$")
+_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]*$")
+_DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
+# a call target may say where a call sits in the chain: `get_pp_group().all_reduce`
+_CALL = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\(\))?(\.[A-Za-z_][A-Za-z0-9_]*(\(\))?)*$")
+
+
+@dataclass(frozen=True)
+class Key:
+    """One accepted key of a manifest section: its type, whether it is required, and what it means."""
+
+    name: str
+    type: str            # str int bool sha url branch ref path pattern regex dotted name enum list map
+    doc: str
+    required: bool = False
+    choices: tuple[str, ...] = ()
+    items: str | None = None    # list item type, or the section a map/list-of-maps follows
+    default: Any = None
+
+
+SCHEMA: dict[str, tuple[Key, ...]] = {
+    "manifest": (
+        Key("version", "int", "Manifest format version; must be 1.", required=True, choices=("1",)),
+        Key("upstream", "map", "The repository being forked.", required=True, items="upstream"),
+        Key("fork", "map", "The fork: the branch sync writes and where commits come from.", required=True,
+            items="fork"),
+        Key("identity", "map", "Author/committer of composed commits.", items="identity"),
+        Key("policy", "map", "Defaults for conflicts, missing PRs and precompiled paths.", items="policy"),
+        Key("entries", "list", "What the fork carries, applied in this order.", items="entry", default=[]),
+        Key("asserts", "list", "Hot-path assertions that must hold on the composed tree.", items="assert",
+            default=[]),
+    ),
+    "upstream": (
+        Key("url", "url", "Any git URL, or a local path (relative to the manifest's directory).",
+            required=True),
+        Key("branch", "branch", "The upstream branch the fork builds on.", default="main"),
+        Key("pr_ref", "ref", "Where PR heads live; {number} is the PR number "
+            "(GitLab: refs/merge-requests/{number}/head).", default="refs/pull/{number}/head"),
+    ),
+    "fork": (
+        Key("url", "url", "Where `commit:` carries are fetched from and where --push goes."),
+        Key("branch", "branch", "The branch sync writes.", required=True),
+    ),
+    "identity": (
+        Key("name", "str", "Author and committer name of composed commits.", default="carrytool"),
+        Key("email", "str", "Author and committer email of composed commits.", default="carrytool@localhost"),
+    ),
+    "policy": (
+        Key("on_conflict", "enum", "What a conflicting entry does: fail (exit 3) or skip (reported).",
+            choices=ON_CONFLICT, default="fail"),
+        Key("on_missing", "enum", "What a PR whose ref vanished does: fail (exit 2) or skip (reason missing).",
+            choices=ON_MISSING, default="fail"),
+        Key("precompiled", "map", "Paths a precompiled build cannot take: PRs touching them are skipped.",
+            items="precompiled"),
+    ),
+    "precompiled": (
+        Key("paths", "list", "Path patterns (globs; `**` spans directories).", required=True, items="pattern"),
+    ),
+    "entry": (
+        Key("pr", "int", "An upstream pull request number (id pr/N)."),
+        Key("carry", "name", "A fork-carried commit or patch (id carry/NAME)."),
+        Key("title", "str", "For humans; used in the composed commit's message."),
+        Key("head", "sha", "Pin a PR to this head (7 to 40 hex digits)."),
+        Key("commit", "sha", "carry: the commit to carry (reachable from fork.url or already in the repo)."),
+        Key("patch", "path", "carry: a format-patch file, relative to the manifest, applied 3-way."),
+        Key("on_conflict", "enum", "Override: fail, skip, or theirs (resolve conflicting hunks for this entry).",
+            choices=ON_CONFLICT_ENTRY),
+        Key("on_missing", "enum", "Override of policy.on_missing for this PR.", choices=ON_MISSING),
+        Key("enabled", "bool", "false: skipped with reason disabled.", default=True),
+        Key("supersedes", "list", "carry: the PRs this entry provides (N, or {pr, head, paths}).",
+            items="supersede"),
+        Key("owns", "list", "No other applied entry may change these paths.", items="pattern"),
+        Key("excludes", "list", "This entry must not touch these paths.", items="pattern"),
+    ),
+    "supersede": (
+        Key("pr", "int", "The PR number provided by this carry.", required=True),
+        Key("head", "sha", "The PR head folded into the carry (enables the stale-fold warning)."),
+        Key("paths", "list", "Partial: only these paths come from the carry; the rest of the PR applies.",
+            items="pattern"),
+    ),
+    "assert": (
+        Key("name", "str", "Unique name; default derived from the check."),
+        Key("file", "path", "The file the assertion reads, in the composed tree.", required=True),
+        Key("in", "dotted", "Scope: Class.method, function, Outer.Inner.method (default: whole module)."),
+        Key("entry", "str", "The entry this assertion guards (pr/N or carry/NAME)."),
+        Key("why", "str", "Shown on failure."),
+        Key("defines", "dotted", "The qualified name is defined (function, async function or class)."),
+        Key("mentions", "dotted", "The name is used as an identifier in the scope."),
+        Key("calls", "call", "The call target is called (on some path; with times/min/max on every path)."),
+        Key("not_calls", "call", "The call target is not called anywhere inside the scope."),
+        Key("order", "list", "Each call comes after every earlier one on every path (dominance).",
+            items="call"),
+        Key("contains", "str", "Text check: the file (or scope) contains TEXT."),
+        Key("absent", "str", "Text check: the file (or scope) does not contain TEXT."),
+        Key("matches", "regex", "Text check: a regular expression finds a match (multiline)."),
+        Key("times", "int", "calls: exactly N on every path."),
+        Key("min", "int", "calls: at least N on every path."),
+        Key("max", "int", "calls: at most N on every path."),
+        Key("guarded_by", "dotted", "calls: every call sits in the true branch of an if mentioning NAME."),
+    ),
+}
+
+
+@dataclass(frozen=True)
+class Upstream:
+    url: str
+    branch: str = "main"
+    pr_ref: str = "refs/pull/{number}/head"
+
+    def pr_ref_for(self, number: int) -> str:
+        return self.pr_ref.replace("{number}", str(number))
+
+
+@dataclass(frozen=True)
+class Fork:
+    branch: str
+    url: str | None = None
+
+
+@dataclass(frozen=True)
+class Identity:
+    name: str = "carrytool"
+    email: str = "carrytool@localhost"
+
+
+@dataclass(frozen=True)
+class Policy:
+    on_conflict: str = "fail"
+    on_missing: str = "fail"
+    precompiled: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Supersede:
+    pr: int
+    head: str | None = None
+    paths: tuple[str, ...] = ()     # empty: the whole PR
+    line: int = 0
+
+    @property
+    def partial(self) -> bool:
+        return bool(self.paths)
+
+
+@dataclass(frozen=True)
+class Entry:
+    kind: str                       # "pr" | "carry"
+    number: int | None = None
+    name: str | None = None
+    title: str | None = None
+    head: str | None = None
+    commit: str | None = None
+    patch: str | None = None
+    on_conflict: str | None = None
+    on_missing: str | None = None
+    enabled: bool = True
+    supersedes: tuple[Supersede, ...] = ()
+    owns: tuple[str, ...] = ()
+    excludes: tuple[str, ...] = ()
+    line: int = 0
+    index: int = 0
+
+    @property
+    def id(self) -> str:
+        return f"pr/{self.number}" if self.kind == "pr" else f"carry/{self.name}"
+
+
+@dataclass(frozen=True)
+class Manifest:
+    path: Path
+    upstream: Upstream
+    fork: Fork
+    identity: Identity = Identity()
+    policy: Policy = Policy()
+    entries: tuple[Entry, ...] = ()
+    asserts: tuple[AssertSpec, ...] = ()
+    version: int = 1
+    text: str = field(default="", repr=False, compare=False)
+
+    @property
+    def base_dir(self) -> Path:
+        return self.path.parent
+
+    def entry(self, entry_id: str) -> Entry | None:
+        return next((e for e in self.entries if e.id == entry_id), None)
+
+    def find_entry(self, text: str) -> Entry | None:
+        """Look an entry up by id (`pr/45612`, `carry/NAME`), bare PR number or bare carry name."""
+        text = text.strip()
+        for candidate in (text, f"pr/{text}", f"carry/{text}"):
+            entry = self.entry(candidate)
+            if entry:
+                return entry
+        return None
+
+    def on_conflict(self, entry: Entry) -> str:
+        return entry.on_conflict or self.policy.on_conflict
+
+    def on_missing(self, entry: Entry) -> str:
+        return entry.on_missing or self.policy.on_missing

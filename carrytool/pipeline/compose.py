@@ -1,0 +1,329 @@
+"""Execute a plan in memory: each entry's net change 3-way merged onto the result so far, one commit each.
+
+No work tree, no index, no branch is touched: merges are `git merge-tree --write-tree`, commits are
+written as objects with a fixed identity and dates derived from the inputs.
+
+Merge bases: git 2.39's merge-tree takes no `--merge-base`, so history is shaped to make git find the
+base we mean. The "ours" side of every merge is a stand-in commit whose tree is the result so far and
+whose only parent is the entry's base (a PR's merge base with upstream, a carried commit's parent, a
+patch's preimage): that base is then the merge base git finds, after a walk of only the entry's own
+commits, not of upstream's history nor of the growing chain of composed commits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from carrytool.gitlayer.git import Change, ConflictStage, Git, MergeResult, Signature
+from carrytool.manifest.model import Manifest
+from carrytool.pipeline.plan import APPLIED, CONFLICT, PENDING, Step, redundant_with
+
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass
+class Composition:
+    upstream: str
+    result: str                     # the composed tip (== upstream when nothing applied)
+    steps: list[Step]
+    failed_conflicts: list[Step] = field(default_factory=list)   # conflicts under on_conflict: fail
+    trees: dict[str, str] = field(default_factory=dict)          # composed commit -> tree
+
+    @property
+    def applied(self) -> list[Step]:
+        return [s for s in self.steps if s.status == APPLIED]
+
+
+class _Touched:
+    """Paths applied entries changed, with their directories: to tell whether two changes can meet."""
+
+    def __init__(self) -> None:
+        self.files: set[str] = set()
+        self.dirs: set[str] = set()
+
+    def add(self, paths) -> None:  # noqa: ANN001 - any iterable of paths
+        for path in paths:
+            self.files.add(path)
+            parts = path.split("/")
+            self.dirs.update("/".join(parts[:i]) for i in range(1, len(parts)))
+
+    def overlaps(self, paths: set[str]) -> bool:
+        for path in paths:
+            if path in self.files or path in self.dirs:
+                return True
+            parts = path.split("/")
+            if any("/".join(parts[:i]) in self.files for i in range(1, len(parts))):
+                return True
+        return False
+
+
+class Composer:
+    fast_path = True      # tests turn it off to check the fast path gives the chained merge's trees
+
+    def __init__(self, git: Git, manifest: Manifest, upstream: str, progress: Progress | None = None) -> None:
+        self.git = git
+        self.manifest = manifest
+        self.upstream = upstream
+        self.progress = progress
+        info = git.commit_info(upstream)
+        self.upstream_tree: str = info["tree"]  # type: ignore[assignment]
+        self.upstream_time: int = info["committer_time"]  # type: ignore[assignment]
+        self._stand_ins: dict[tuple[str, tuple[str, ...]], str] = {}
+        self._onto: dict[int, MergeResult] = {}
+
+    # -- the whole run ------------------------------------------------------------------------------
+    def compose(self, steps: list[Step]) -> Composition:
+        """Settle every pending step (merged-upstream, redundant, conflict or applied) and build the chain.
+
+        Every entry is first merged onto upstream in one batched merge-tree process. An entry whose
+        paths no earlier applied entry touched (and that renames nothing) then composes by writing its
+        upstream delta into the tree: the same tree a chained merge would give, without a process.
+        Only entries that overlap earlier ones pay for a chained `merge-tree`.
+        """
+        pending = [s for s in steps if s.status == PENDING]
+        onto = self._onto = self._mark_merged_upstream(pending)
+        comp = Composition(self.upstream, self.upstream, steps)
+        tip, tip_tree = self.upstream, self.upstream_tree
+        todo = [s for s in steps if s.status == PENDING]
+        deltas = self._deltas(todo, onto)
+        touched = _Touched()
+        for n, step in enumerate(todo, 1):
+            if self.progress:
+                self.progress("compose", n, len(todo))
+            fast: str | MergeResult | None = None
+            if self.fast_path:
+                fast = self._fast_tree(step, onto.get(id(step)), deltas.get(id(step)), touched, tip_tree) \
+                    or self._file_merge(step, onto.get(id(step)), deltas.get(id(step)), touched, tip_tree)
+            if isinstance(fast, str):
+                tip, tip_tree = self._settle(step, fast, tip, tip_tree, comp)
+            else:
+                known = self._known_conflict(step, onto.get(id(step)), touched) if self.fast_path else None
+                if isinstance(fast, MergeResult) and self.manifest.on_conflict(step.entry) != "theirs":
+                    known = fast
+                tip, tip_tree = self._apply(step, tip, tip_tree, comp, known)
+            if step.status == APPLIED:
+                touched.add(p for c in step.changes for p in c.paths)
+                touched.add(p for c in deltas.get(id(step), []) for p in c.paths)
+                touched.add(step.resolved_paths)
+        comp.result = tip
+        return comp
+
+    def _mark_merged_upstream(self, pending: Sequence[Step]) -> dict[int, MergeResult]:
+        """One merge-tree process merges every entry onto upstream: those that add nothing are upstream."""
+        for step in pending:
+            if step.head and step.head == step.base:
+                step.skip("merged-upstream", "its head is already in upstream's history")
+            elif step.head and not step.all_changes:
+                step.redundant_with = []
+                step.skip("redundant", "its diff is empty: there is nothing to apply")
+        candidates = [s for s in pending if s.head and s.status == PENDING]
+        pairs = [self._pair(s, self.upstream, self.upstream_tree) for s in candidates]
+        results: dict[int, MergeResult] = {}
+        for step, result in zip(candidates, self.git.merge_trees(pairs)):
+            results[id(step)] = result
+            if result.clean and result.tree == self.upstream_tree:
+                step.skip("merged-upstream", "merging it onto upstream changes nothing: upstream already has it")
+        return results
+
+    def _deltas(self, todo: Sequence[Step], onto: dict[int, MergeResult]) -> dict[int, list[Change]]:
+        """What each cleanly merging entry changes on upstream (one batched diff-tree)."""
+        clean = [s for s in todo if id(s) in onto and onto[id(s)].clean]
+        diffs = self.git.diff_trees([(self.upstream_tree, onto[id(s)].tree) for s in clean])
+        return {id(s): d for s, d in zip(clean, diffs)}
+
+    def _fast_tree(self, step: Step, onto: MergeResult | None, delta: list[Change] | None, touched: _Touched,
+                   tip_tree: str) -> str | None:
+        """The composed tree without a merge, when nothing the entry touches was touched before."""
+        if onto is None or not onto.clean or delta is None:
+            return None
+        if any(c.status == "R" for c in step.changes) or any(c.status == "R" for c in delta):
+            return None
+        paths = {p for c in step.changes for p in c.paths} | {p for c in delta for p in c.paths}
+        if touched.overlaps(paths):
+            return None
+        edits = {c.path: None if c.status == "D" else (c.new_mode, c.new_oid) for c in delta}
+        return self.git.edit_tree(tip_tree, edits)
+
+    def _file_merge(self, step: Step, onto: MergeResult | None, delta: list[Change] | None,
+                    touched: _Touched, tip_tree: str) -> str | MergeResult | None:
+        """When the entry shares only regular text files with earlier entries, merge just those files
+        (`git merge-file`, the same 3-way content merge merge-tree runs) and take the rest of its upstream
+        delta as is (merges never read .gitattributes: see gitlayer.env.PINNED_CONFIG).
+
+        Returns the composed tree; or, when some shared files conflict, a MergeResult naming them (the
+        rest of the entry merged cleanly onto upstream, so nothing else can conflict); or None for
+        anything else (renames, modes, adds on both sides, binaries): the chained merge-tree decides.
+        """
+        if onto is None or not onto.clean or delta is None or not step.base:
+            return None
+        if any(c.status == "R" for c in step.changes) or any(c.status == "R" for c in delta):
+            return None
+        shared = [c for c in delta if c.path in touched.files]
+        if not shared or any(touched.overlaps({c.path}) and c.path not in touched.files for c in delta):
+            return None
+        head_tree = self.git.tree_of(self._filtered_head(step))
+        base_tree = self.git.tree_of(step.base)
+        edits: dict[str, tuple[str, str] | None] = {
+            c.path: None if c.status == "D" else (c.new_mode, c.new_oid) for c in delta if c not in shared}
+        stages: list[ConflictStage] = []
+        for change in shared:
+            sides = [self.git.blob_at(tree, change.path) for tree in (tip_tree, base_tree, head_tree)]
+            if any(side is None or side[0] not in ("100644", "100755") for side in sides) or \
+                    len({side[0] for side in sides}) != 1:      # type: ignore[index]
+                return None
+            merged = self.git.merge_blobs(*(side[1] for side in sides))  # type: ignore[index]
+            if merged is None:
+                return None
+            if not merged[0]:
+                stages += [ConflictStage(side[0], side[1], stage, change.path)  # type: ignore[index]
+                           for stage, side in ((1, sides[1]), (2, sides[0]), (3, sides[2]))]
+                continue
+            edits[change.path] = (sides[0][0], self.git.write_blob(merged[1]))  # type: ignore[index]
+        if stages:
+            return MergeResult(False, tip_tree, tuple(stages))
+        return self.git.edit_tree(tip_tree, edits)
+
+    def _commit(self, step: Step, tree: str, tip: str, comp: Composition) -> tuple[str, str]:
+        commit = self.git.write_commit(tree, [tip], *self._signatures(step), self._message(step))
+        step.status, step.reason, step.commit, step.parent = APPLIED, None, commit, tip
+        comp.trees[commit] = tree
+        return commit, tree
+
+    # -- one entry ----------------------------------------------------------------------------------
+    def _known_conflict(self, step: Step, onto: MergeResult | None, touched: _Touched) -> MergeResult | None:
+        """An entry that conflicts with upstream alone, on paths no earlier entry touched, conflicts the
+        same way on the result so far: its merge onto upstream already says how (no second merge)."""
+        if onto is None or onto.clean or self.manifest.on_conflict(step.entry) == "theirs":
+            return None
+        if any(c.status == "R" for c in step.changes):
+            return None
+        paths = {p for c in step.changes for p in c.paths} | set(onto.conflicted_paths)
+        return None if touched.overlaps(paths) else onto
+
+    def _apply(self, step: Step, tip: str, tip_tree: str, comp: Composition,
+               known: MergeResult | None = None) -> tuple[str, str]:
+        result = known or self.git.merge_trees([self._pair(step, tip, tip_tree)])[0]
+        tree = result.tree
+        if not result.clean:
+            mode = self.manifest.on_conflict(step.entry)
+            step.conflicts = self._describe_conflicts(step, result, comp.applied)
+            if mode != "theirs":
+                files = ", ".join(c["file"] for c in step.conflicts)  # type: ignore[misc]
+                step.skip("conflict", f"conflicts in {files}", status=CONFLICT)
+                if mode == "fail":
+                    comp.failed_conflicts.append(step)
+                return tip, tip_tree
+            tree = self._resolve_theirs(result)
+            step.resolution = "theirs"
+            step.resolved_paths = list(result.conflicted_paths)
+        step.detail = ("conflicting hunks resolved in its favour (on_conflict: theirs)"
+                       if step.resolution else None)
+        return self._settle(step, tree, tip, tip_tree, comp)
+
+    def _settle(self, step: Step, tree: str, tip: str, tip_tree: str, comp: Composition) -> tuple[str, str]:
+        """Commit STEP's tree, or mark it redundant when it changes nothing on the result so far."""
+        if tree == tip_tree:
+            step.redundant_with = redundant_with(step, comp.applied)
+            names = ", ".join(step.redundant_with) or "earlier entries"
+            step.skip("redundant", f"nothing left to apply after {names}")
+            return tip, tip_tree
+        return self._commit(step, tree, tip, comp)
+
+    def _pair(self, step: Step, tip: str, tip_tree: str) -> tuple[str, str]:
+        """The (ours, theirs) commits whose merge applies STEP's net change onto TIP.
+
+        Ours is a stand-in commit with TIP's tree and the entry's base as its only parent: the merge base
+        git finds is then that base, found without walking upstream's history or the chain of composed
+        commits, and the merge is exactly base -> head applied onto the result so far.
+        """
+        head = self._filtered_head(step)
+        parents = [step.base] if step.base else [self.upstream]
+        key = (tip_tree, tuple(parents))
+        shaped = self._stand_ins.get(key)
+        if shaped is None:
+            sig = Signature(self.manifest.identity.name, self.manifest.identity.email, self.upstream_time)
+            shaped = self.git.write_commit(tip_tree, parents, sig, sig, "carrytool: stand-in for the result so far\n")
+            self._stand_ins[key] = shaped
+        return shaped, head
+
+    def _filtered_head(self, step: Step) -> str:
+        """The head with the paths a union provides reset to the base (a commit whose parent is the base)."""
+        assert step.head is not None
+        if not step.filtered:
+            return step.head
+        cache = getattr(step, "_filtered_commit", None)
+        if cache:
+            return cache
+        head_tree: str = self.git.commit_info(step.head)["tree"]  # type: ignore[assignment]
+        base_tree: str = self.git.commit_info(step.base)["tree"]  # type: ignore[arg-type,assignment]
+        edits = {path: self.git.blob_at(base_tree, path) for path in step.filtered}
+        tree = self.git.edit_tree(head_tree, edits)
+        sig = Signature(self.manifest.identity.name, self.manifest.identity.email, self.upstream_time)
+        commit = self.git.write_commit(tree, [step.base] if step.base else [], sig, sig,
+                                       f"carrytool: {step.id} without the paths its unions provide\n")
+        step._filtered_commit = commit  # type: ignore[attr-defined]
+        return commit
+
+    def _signatures(self, step: Step) -> tuple[Signature, Signature]:
+        """Identity from the manifest; date = the later of upstream's and the entry head's commit dates."""
+        when = self.upstream_time
+        if step.head:
+            when = max(when, self.git.commit_info(step.head)["committer_time"])  # type: ignore[type-var]
+        sig = Signature(self.manifest.identity.name, self.manifest.identity.email, when)
+        return sig, sig
+
+    def _message(self, step: Step) -> str:
+        title = step.entry.title or ""
+        lines = [f"carry: {step.id}" + (f" {title}" if title else ""), ""]
+        lines.append(f"Carry-Entry: {step.id}")
+        if step.head:
+            lines.append(f"Carry-Head: {step.head}")
+        if step.base:
+            lines.append(f"Carry-Base: {step.base}")
+        lines += [f"Carry-Filtered: {path} (from {step.provided_by.get(path, '?')})" for path in step.filtered]
+        if step.resolution:
+            lines.append(f"Carry-Resolution: {step.resolution} ({', '.join(step.resolved_paths)})")
+        return "\n".join(lines) + "\n"
+
+    # -- conflicts ----------------------------------------------------------------------------------
+    def _describe_conflicts(self, step: Step, result: MergeResult, applied: Sequence[Step]) -> list[dict[str, object]]:
+        """Each conflicted file with the earlier entries whose own change to it collides with STEP's.
+
+        Every earlier entry that touched the file is tried alone against STEP on upstream (one batched
+        merge): those whose pairing conflicts there changed the lines in question. When no single one
+        does (the conflict needs several of them), all of them are named.
+        """
+        out = []
+        for path in result.conflicted_paths:
+            touching = [s for s in applied if path in s.files and id(s) in self._onto and self._onto[id(s)].clean]
+            culprits = [s.id for s in touching]
+            if len(touching) > 1:
+                pairs = [self._pair(step, self.upstream, self._onto[id(s)].tree) for s in touching]
+                hits = [s.id for s, r in zip(touching, self.git.merge_trees(pairs)) if path in r.conflicted_paths]
+                culprits = hits or culprits
+            elif not touching:
+                culprits = [s.id for s in applied if path in s.files]
+            out.append({"file": path, "with": culprits})
+        return out
+
+    def _resolve_theirs(self, result: MergeResult) -> str:
+        """Resolve each conflicted path in favour of the entry (`-X theirs` for content, theirs for the rest)."""
+        by_path: dict[str, dict[int, ConflictStage]] = {}
+        for stage in result.stages:
+            by_path.setdefault(stage.path, {})[stage.stage] = stage
+        edits: dict[str, tuple[str, str] | None] = {}
+        for path, stages in by_path.items():
+            ours, theirs, base = stages.get(2), stages.get(3), stages.get(1)
+            if theirs is None:
+                edits[path] = None                       # the entry deleted it
+            elif ours is None or theirs.mode in ("160000", "120000"):
+                edits[path] = (theirs.mode, theirs.oid)  # we deleted it, or a link/submodule: take theirs
+            else:
+                edits[path] = (theirs.mode, self._merge_file_theirs(base, ours, theirs))
+        return self.git.edit_tree(result.tree, edits)
+
+    def _merge_file_theirs(self, base: ConflictStage | None, ours: ConflictStage, theirs: ConflictStage) -> str:
+        """Theirs wins each conflicting hunk; a binary (or an error) takes theirs as a whole."""
+        merged = self.git.merge_blobs(ours.oid, base.oid if base else None, theirs.oid, favor_theirs=True)
+        return theirs.oid if merged is None else self.git.write_blob(merged[1])

@@ -1,0 +1,151 @@
+"""Diffs as hunks: what an entry's own diff adds and removes, file by file (from git's -U0 patches).
+
+Paths and statuses come from the raw diff (exact, `-z`); the patch text only supplies the hunks of each
+file, matched to its raw change by blob ids (`--full-index`). Files without text hunks (binary files,
+pure renames, mode changes, submodule pointers) count as one whole-file hunk each.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from carrytool.gitlayer.git import Change, Git
+
+_HEADER = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+_INDEX = re.compile(rb"^index ([0-9a-f]{40})\.\.([0-9a-f]{40})")
+ZERO = "0" * 40
+
+
+@dataclass(frozen=True)
+class Hunk:
+    """One change in one file. Line numbers are 1-based, as in `@@ -old_start,old_count +new_start,new_count @@`."""
+
+    path: str
+    old_start: int
+    old_count: int
+    new_start: int
+    new_count: int
+    removed: tuple[bytes, ...] = ()
+    added: tuple[bytes, ...] = ()
+    kind: str = "text"              # text | binary | rename | mode | submodule | file
+    old_path: str | None = None
+    new_oid: str | None = None
+
+    @property
+    def key(self) -> tuple[str, tuple[bytes, ...], tuple[bytes, ...], str]:
+        """Hunks with equal keys are byte-identical changes (the redundant patch-id case)."""
+        return (self.path, self.removed, self.added, "" if self.kind == "text" else f"{self.kind}:{self.new_oid}")
+
+    @property
+    def span(self) -> tuple[int, int]:
+        """The lines it occupies in the new file (or the line it deleted after)."""
+        if self.new_count:
+            return self.new_start, self.new_start + self.new_count - 1
+        return self.new_start, self.new_start
+
+    def describe(self) -> str:
+        if self.kind != "text":
+            return f"{self.path} ({self.kind} change)"
+        first, last = self.span
+        return f"{self.path}:{first}" + (f"-{last}" if last != first else "")
+
+
+def parse_patch(patch: bytes, changes: Sequence[Change]) -> list[Hunk]:
+    """The hunks of a `diff-tree -p -U0 --full-index` patch, with exact paths from CHANGES."""
+    by_oids: dict[tuple[str, str], list[Change]] = {}
+    for change in changes:
+        by_oids.setdefault((change.old_oid, change.new_oid), []).append(change)
+    hunks: list[Hunk] = []
+    seen: set[int] = set()
+    for section in _sections(patch):
+        index = next((m for m in map(_INDEX.match, section[:8]) if m), None)
+        if index is None:
+            continue
+        candidates = by_oids.get((index.group(1).decode(), index.group(2).decode()), [])
+        change = next((c for c in candidates if id(c) not in seen), None)
+        if change is None:
+            continue
+        seen.add(id(change))
+        text_hunks = list(_text_hunks(section, change))
+        if text_hunks:
+            hunks += text_hunks
+        else:
+            hunks.append(_whole_file(change, section))
+    for change in changes:
+        if id(change) not in seen:
+            hunks.append(_whole_file(change, []))
+    return hunks
+
+
+def _sections(patch: bytes) -> list[list[bytes]]:
+    sections: list[list[bytes]] = []
+    for line in patch.split(b"\n"):
+        if line.startswith(b"diff --git "):
+            sections.append([])
+        elif sections:
+            sections[-1].append(line)
+    return sections
+
+
+def _text_hunks(section: list[bytes], change: Change):  # noqa: ANN202 - a generator of Hunk
+    current: list | None = None
+    for line in section:
+        header = _HEADER.match(line)
+        if header:
+            if current:
+                yield _make(change, current)
+            a, b, c, d = header.groups()
+            current = [int(a), 1 if b is None else int(b), int(c), 1 if d is None else int(d), [], []]
+        elif current is not None and line[:1] == b"-":
+            current[4].append(line[1:])
+        elif current is not None and line[:1] == b"+":
+            current[5].append(line[1:])
+    if current:
+        yield _make(change, current)
+
+
+def _make(change: Change, parts: list) -> Hunk:
+    old_start, old_count, new_start, new_count, removed, added = parts
+    return Hunk(change.path, old_start, old_count, new_start, new_count, tuple(removed), tuple(added),
+                "text", change.old_path, change.new_oid)
+
+
+def _whole_file(change: Change, section: list[bytes]) -> Hunk:
+    if "160000" in (change.old_mode, change.new_mode):
+        kind = "submodule"
+    elif any(line.startswith(b"Binary files") or line.startswith(b"GIT binary patch") for line in section):
+        kind = "binary"
+    elif change.status == "R" and change.old_oid == change.new_oid:
+        kind = "rename"
+    elif change.old_oid == change.new_oid and change.old_mode != change.new_mode:
+        kind = "mode"
+    else:
+        kind = "file"
+    return Hunk(change.path, 0, 0, 0, 0, (), (), kind, change.old_path, change.new_oid)
+
+
+def read_hunks(git: Git, pairs: Sequence[tuple[str, str]], changes: Sequence[Sequence[Change]]) -> list[list[Hunk]]:
+    """Hunks of every (old, new) pair, from one batched patch process; CHANGES are the raw diffs of the pairs."""
+    patches = git.diff_patches(pairs)
+    return [parse_patch(patch, chg) for patch, chg in zip(patches, changes)]
+
+
+def find_block(lines: Sequence[bytes], block: Sequence[bytes], start: int = 0) -> list[int]:
+    """Every 0-based index at or after START where BLOCK occurs in LINES as consecutive lines."""
+    if not block:
+        return []
+    first, n, out = block[0], len(block), []
+    for i in range(start, len(lines) - n + 1):
+        if lines[i] == first and list(lines[i:i + n]) == list(block):
+            out.append(i)
+    return out
+
+
+def is_subsequence_block(block: Sequence[bytes], within: Sequence[bytes]) -> int:
+    """The 0-based offset where BLOCK occurs consecutively inside WITHIN, or -1."""
+    if not block:
+        return 0
+    found = find_block(within, block)
+    return found[0] if found else -1

@@ -1,0 +1,368 @@
+"""Account for every hunk: landed or dropped when its entry is applied, survived or clobbered at the end.
+
+Each applied entry's intended change is its own diff (base -> head) as hunks. When the entry is
+applied, the composed step's diff (parent -> commit) must contain each hunk: its added lines in order,
+its removed lines gone. Lines that landed are then followed, diff by diff, through every later step
+(a sparse line -> owner ledger per file): a later step that removes them clobbers them. A step resolved
+with `on_conflict: theirs` that removes upstream lines its own diff never removed loses upstream content.
+
+Both diffs are read in one batched `diff-tree -p` process each; blobs are read only in the rare cases
+where git's diff aligned a change differently (the fallback counts block occurrences instead).
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from carrytool.gitlayer.git import EMPTY_TREE, Git
+from carrytool.pipeline.hunks import Hunk, find_block, is_subsequence_block, read_hunks
+from carrytool.pipeline.plan import APPLIED, Step
+from carrytool.pipeline.scopes import scope_at, scope_names
+
+Owner = tuple[int, int]          # (index of the applied step, index of its hunk)
+
+
+@dataclass
+class Accounting:
+    failures: list[dict[str, object]] = field(default_factory=list)   # dropped / clobbered: exit 1
+    warnings: list[dict[str, object]] = field(default_factory=list)   # identical-hunk, upstream-loss
+
+
+@dataclass
+class _Entry:
+    step: Step
+    own: list[Hunk]                  # the hunks it must land
+    provided: list[Hunk]             # hunks in paths a union provides
+    landed: dict[int, str] = field(default_factory=dict)          # hunk index -> how (applied|identical|...)
+    dropped: list[dict[str, object]] = field(default_factory=list)
+    clobbered: list[dict[str, object]] = field(default_factory=list)
+
+
+class _Accountant:
+    def __init__(self, git: Git, steps: Sequence[Step]) -> None:
+        self.git = git
+        self.steps = list(steps)
+        self.applied = [s for s in self.steps if s.status == APPLIED]
+        self.ledger: dict[str, dict[int, Owner]] = {}
+        self.renamed: dict[str, str] = {}                          # path -> where earlier steps moved it
+        self.result = Accounting()
+        self.entries: list[_Entry] = []
+        self.landed_keys: dict[tuple, tuple[int, int]] = {}       # hunk key -> first owner that landed it
+        self._blobs: dict[tuple[str, str], list[bytes] | None] = {}
+
+    # -- reading -------------------------------------------------------------------------------------
+    def lines_at(self, commit: str, path: str) -> list[bytes] | None:
+        key = (commit, path)
+        if key not in self._blobs:
+            data = self.git.file_at(commit, path)
+            self._blobs[key] = data.split(b"\n") if data is not None else None
+        return self._blobs[key]
+
+    def source_of(self, oid: str | None) -> bytes | None:
+        if not oid or oid == "0" * 40:
+            return None
+        try:
+            return self.git.read_blob(oid)
+        except Exception:  # noqa: BLE001 - a missing blob only costs us a scope name
+            return None
+
+    # -- the run -------------------------------------------------------------------------------------
+    def run(self) -> Accounting:
+        intended_pairs = [(s.base or EMPTY_TREE, s.head) for s in self.applied]
+        applied_pairs = [(s.parent, s.commit) for s in self.applied]
+        applied_changes = self.git.diff_trees(applied_pairs)
+        everything = read_hunks(self.git, intended_pairs + applied_pairs,
+                                [s.all_changes for s in self.applied] + applied_changes)
+        intended, stepped = everything[:len(self.applied)], everything[len(self.applied):]
+        for index, (step, hunks, diff) in enumerate(zip(self.applied, intended, stepped)):
+            filtered = set(step.filtered)
+            entry = _Entry(step, [h for h in hunks if not _in(h, filtered)], [h for h in hunks if _in(h, filtered)])
+            self.entries.append(entry)
+            self.follow(index, diff)
+            self.land(index, entry, diff)
+        self.account_redundant()
+        for entry in self.entries:
+            entry.step.landing = self.summary(entry)
+        return self.result
+
+    # -- following lines through a step's diff --------------------------------------------------------
+    def follow(self, index: int, diff: list[Hunk]) -> None:
+        """Move every owned line through step INDEX's diff; lines it removes are clobbered (or lost)."""
+        step = self.applied[index]
+        by_file: dict[str, list[Hunk]] = {}
+        for hunk in diff:
+            if hunk.old_path and hunk.old_path != hunk.path:
+                if hunk.old_path in self.ledger:
+                    self.ledger[hunk.path] = self.ledger.pop(hunk.old_path)
+                for source, target in list(self.renamed.items()):
+                    if target == hunk.old_path:
+                        self.renamed[source] = hunk.path
+                self.renamed[hunk.old_path] = hunk.path
+            by_file.setdefault(hunk.path, []).append(hunk)
+        intended_removed = self.intended_removed(index)
+        for path, hunks in by_file.items():
+            text_hunks = sorted((h for h in hunks if h.kind == "text"), key=lambda h: h.old_start)
+            owned = self.ledger.get(path, {})
+            if any(h.kind != "text" for h in hunks) and owned:
+                whole = [h for h in hunks if h.kind != "text"][0]
+                self.clobber(index, path, sorted(owned.items()), whole)
+                self.ledger[path] = {}
+                continue
+            removed: list[tuple[int, Owner | None, bytes]] = []
+            for hunk in text_hunks:
+                for k in range(hunk.old_count if hunk.removed else 0):
+                    line = hunk.old_start + k
+                    removed.append((line, owned.pop(line, None), hunk.removed[k]))
+            self.ledger[path] = _shift(owned, text_hunks)
+            lost = [(line, owner) for line, owner, _text in removed if owner is not None and owner[0] != index]
+            if lost:
+                self.clobber(index, path, lost, None)
+            if step.resolution:
+                self.upstream_loss(index, path, removed, intended_removed.get(path, Counter()))
+
+    def intended_removed(self, index: int) -> dict[str, Counter]:
+        out: dict[str, Counter] = {}
+        entry_hunks = self.entries[index].own        # run() registers the entry before follow()
+        for hunk in entry_hunks:
+            out.setdefault(hunk.path, Counter()).update(hunk.removed)
+        return out
+
+    def clobber(self, index: int, path: str, lines: list[tuple[int, Owner]], whole: Hunk | None) -> None:
+        by = self.applied[index]
+        groups: dict[Owner, list[int]] = {}
+        for line, owner in lines:
+            groups.setdefault(owner, []).append(line)
+        prev_lines = self.lines_at(by.parent, path) if by.parent else None  # type: ignore[arg-type]
+        source = b"\n".join(prev_lines) if prev_lines is not None else None
+        for (step_index, hunk_index), numbers in sorted(groups.items()):
+            victim = self.entries[step_index]
+            first, last = min(numbers), max(numbers)
+            scope = scope_at(source, first) if source is not None and path.endswith(".py") else None
+            how = "replaced the whole file" if whole else f"removed lines {first}-{last}" if last != first \
+                else f"removed line {first}"
+            record = {"file": path, "by": by.id, "lines": [first, last], "scope": scope,
+                      "message": f"{victim.step.id}'s change to {path}{f' ({scope})' if scope else ''} was "
+                                 f"clobbered: {by.id} {how}" +
+                                 (f" (on_conflict: {by.resolution})" if by.resolution else "")}
+            victim.clobbered.append(record)
+            self.result.failures.append({"kind": "clobbered", "entry": victim.step.id, **record})
+
+    def upstream_loss(self, index: int, path: str, removed: list, intended: Counter) -> None:
+        budget = Counter(intended)
+        lost = []
+        for line, owner, text in removed:
+            if owner is not None:
+                continue
+            if budget[text] > 0:
+                budget[text] -= 1
+                continue
+            lost.append(line)
+        if lost:
+            step = self.applied[index]
+            self.result.warnings.append({
+                "kind": "upstream-loss", "entry": step.id, "file": path, "lines": [min(lost), max(lost)],
+                "message": f"{step.id} (on_conflict: {step.resolution}) overrode {len(lost)} upstream line(s) of "
+                           f"{path} at {min(lost)}-{max(lost)} that its own diff never changed: possible "
+                           "upstream content loss"})
+
+    # -- landing --------------------------------------------------------------------------------------
+    def land(self, index: int, entry: _Entry, diff: list[Hunk]) -> None:
+        step = entry.step
+        self._current = step
+        applied_by_file: dict[str, list[Hunk]] = {}
+        for hunk in diff:
+            applied_by_file.setdefault(hunk.path, []).append(hunk)
+        used: dict[int, int] = {}            # id(applied hunk) -> lines consumed from its start
+        claimed: Counter = Counter()
+        for hunk_index, hunk in enumerate(entry.own):
+            how = self.match(hunk, applied_by_file.get(self.renamed.get(hunk.path, hunk.path), []), used)
+            if how is None:   # the merge followed a rename (by upstream or an earlier entry)
+                others = [h for h in diff if h.path != self.renamed.get(hunk.path, hunk.path)]
+                how = self.match(hunk, others, used) if hunk.kind == "text" else None
+            placed: tuple[int, int] | None = None
+            if isinstance(how, tuple):
+                placed, how = how, "applied"
+            if how is None and hunk.key in self.landed_keys:
+                owner_step, _ = self.landed_keys[hunk.key]
+                how = "identical"
+                self.result.warnings.append({
+                    "kind": "identical-hunk", "entry": step.id, "other": self.applied[owner_step].id,
+                    "file": hunk.path, "lines": list(hunk.span),
+                    "message": f"{step.id} and {self.applied[owner_step].id} carry the same hunk in "
+                               f"{hunk.describe()}: it is applied once"})
+            if how is None:
+                placed = self.fallback(step, hunk, claimed)
+                how = "applied" if placed else None
+            if how is None and self.already_present(step, hunk):
+                how = "present"
+            if how is None:
+                self.drop(index, entry, hunk)
+                continue
+            entry.landed[hunk_index] = how
+            self.landed_keys.setdefault(hunk.key, (index, hunk_index))
+            if placed and hunk.added:
+                ledger = self.ledger.setdefault(hunk.path, {})
+                for line in range(placed[0], placed[0] + len(hunk.added)):
+                    ledger[line] = (index, hunk_index)
+
+    def match(self, hunk: Hunk, candidates: list[Hunk], used: dict[int, int]):  # noqa: ANN201
+        """Find HUNK inside this step's diff: (first new line, count), 'applied' (whole file), or None."""
+        if hunk.kind != "text":
+            return "applied" if self.whole_file_landed(hunk) else None
+        ordered = sorted(candidates, key=lambda c: abs(c.new_start - hunk.new_start))
+        for cand in ordered:
+            if cand.kind != "text":
+                continue
+            if hunk.added:
+                offset = _block_at(hunk.added, cand.added, used.get(id(cand), 0))
+                # the removed side may differ when upstream changed those lines since the entry's base
+                if offset >= 0:
+                    used[id(cand)] = offset + len(hunk.added)
+                    return (cand.new_start + offset, len(hunk.added))
+            elif is_subsequence_block(hunk.removed, cand.removed) >= 0:
+                return "applied"
+        return None
+
+    def whole_file_landed(self, hunk: Hunk) -> bool:
+        """A binary/rename/mode/submodule change landed when the step's tree has its blob at its path."""
+        step = self._current
+        found = self.git.blob_at(self.git.tree_of(step.commit), hunk.path)  # type: ignore[arg-type]
+        if hunk.new_oid in (None, "0" * 40):
+            return found is None
+        return found is not None and found[1] == hunk.new_oid
+
+    def already_present(self, step: Step, hunk: Hunk) -> bool:
+        """The result already had this change before the step (upstream has it, e.g. a rewritten base)."""
+        path = self.renamed.get(hunk.path, hunk.path)
+        found = self.git.blob_at(self.git.tree_of(step.commit), path)  # type: ignore[arg-type]
+        if hunk.new_oid and found is not None and found[1] == hunk.new_oid:
+            return True
+        if hunk.kind != "text" or not hunk.added or all(_trivial(line) for line in hunk.added):
+            return False
+        before = self.lines_at(step.parent, path) or []  # type: ignore[arg-type]
+        after = self.lines_at(step.commit, path) or []   # type: ignore[arg-type]
+        return bool(find_block(before, hunk.added)) and bool(find_block(after, hunk.added))
+
+    def fallback(self, step: Step, hunk: Hunk, claimed: Counter) -> tuple[int, int] | None:
+        """Git aligned the change differently: the block must occur more often after the step than before."""
+        if hunk.kind != "text":
+            return None
+        path = self.renamed.get(hunk.path, hunk.path)
+        before = self.lines_at(step.parent, path) or []  # type: ignore[arg-type]
+        after = self.lines_at(step.commit, path) or []   # type: ignore[arg-type]
+        block = hunk.added or hunk.removed
+        gained = len(find_block(after, block)) - len(find_block(before, block))
+        if hunk.added:
+            if gained - claimed[block] <= 0:
+                return None
+            claimed[block] += 1
+            spots = find_block(after, block)
+            best = min(spots, key=lambda i: abs(i + 1 - hunk.new_start))
+            return (best + 1, len(block))
+        if -gained - claimed[block] <= 0:
+            return None
+        claimed[block] += 1
+        return (hunk.new_start, 0)
+
+    def drop(self, index: int, entry: _Entry, hunk: Hunk) -> None:
+        step = entry.step
+        source = self.source_of(hunk.new_oid)
+        scopes = scope_names(hunk.path, source, [hunk.span]) if hunk.kind == "text" else []
+        near = sorted({self.applied[o[0]].id for o in self.ledger.get(hunk.path, {}).values()
+                       if o[0] != index})
+        where = f" ({', '.join(scopes)})" if scopes else ""
+        blame = f"; earlier entries own lines of {hunk.path}: {', '.join(near)}" if near else ""
+        record = {"file": hunk.path, "lines": list(hunk.span), "scope": scopes[0] if scopes else None,
+                  "near": near,
+                  "message": f"{step.id}'s hunk {hunk.describe()}{where} did not land: the composed result does "
+                             f"not contain it{blame}"}
+        entry.dropped.append(record)
+        self.result.failures.append({"kind": "dropped", "entry": step.id, **record})
+
+    # -- redundant entries ----------------------------------------------------------------------------
+    def account_redundant(self) -> None:
+        """Name what provides a redundant entry: the applied entries carrying the same hunks."""
+        redundant = [s for s in self.steps if s.reason == "redundant" and s.head and s.changes]
+        if not redundant:
+            return
+        pairs = [(s.base or EMPTY_TREE, s.head) for s in redundant]
+        for step, hunks in zip(redundant, read_hunks(self.git, pairs, [s.all_changes for s in redundant])):
+            filtered = set(step.filtered)
+            providers: dict[str, None] = {}
+            complete = True
+            for hunk in (h for h in hunks if not _in(h, filtered)):
+                owner = self.landed_keys.get(hunk.key)
+                if owner is None:
+                    complete = False
+                    continue
+                providers.setdefault(self.applied[owner[0]].id, None)
+                self.result.warnings.append({
+                    "kind": "identical-hunk", "entry": step.id, "other": self.applied[owner[0]].id,
+                    "file": hunk.path, "lines": list(hunk.span),
+                    "message": f"{step.id} and {self.applied[owner[0]].id} carry the same hunk in "
+                               f"{hunk.describe()}"})
+            if complete and providers:
+                step.redundant_with = list(providers)
+                step.detail = f"every hunk it carries is already applied by {', '.join(providers)}"
+
+    def summary(self, entry: _Entry) -> dict[str, object]:
+        clobbered_hunks = len({(c["file"], tuple(c["lines"])) for c in entry.clobbered})  # type: ignore[arg-type]
+        provided: dict[str, int] = {}
+        for hunk in entry.provided:
+            union = entry.step.provided_by.get(hunk.path) or entry.step.provided_by.get(hunk.old_path or "", "?")
+            provided[union] = provided.get(union, 0) + 1
+        data: dict[str, object] = {
+            "hunks": len(entry.own) + len(entry.provided),
+            "landed": len(entry.landed),
+            "dropped": entry.dropped,
+            "clobbered": entry.clobbered,
+        }
+        if provided:
+            data["provided"] = [{"by": by, "hunks": n} for by, n in provided.items()]
+        identical = sum(1 for how in entry.landed.values() if how == "identical")
+        if identical:
+            data["identical"] = identical
+        data["survived"] = max(0, len(entry.landed) - clobbered_hunks)
+        return data
+
+
+def _trivial(line: bytes) -> bool:
+    """A line that says nothing on its own: blank, or only brackets and punctuation."""
+    return not line.strip(b" \t\r()[]{}:;,.#")
+
+
+def _in(hunk: Hunk, paths: set[str]) -> bool:
+    return hunk.path in paths or (hunk.old_path is not None and hunk.old_path in paths)
+
+
+def _block_at(block: Sequence[bytes], within: Sequence[bytes], start: int) -> int:
+    found = find_block(within, block, start)
+    if found:
+        return found[0]
+    found = find_block(within, block)
+    return found[0] if found else -1
+
+
+def _shift(owned: dict[int, Owner], hunks: list[Hunk]) -> dict[int, Owner]:
+    """Renumber surviving lines after HUNKS (sorted by old_start) were applied."""
+    if not owned or not hunks:
+        return owned
+    thresholds, deltas, total = [], [], 0
+    for hunk in hunks:
+        last_old = hunk.old_start + hunk.old_count - 1 if hunk.old_count else hunk.old_start
+        total += hunk.new_count - hunk.old_count
+        thresholds.append(last_old)
+        deltas.append(total)
+    out = {}
+    for line, owner in owned.items():
+        k = bisect.bisect_left(thresholds, line) - 1
+        out[line + (deltas[k] if k >= 0 else 0)] = owner
+    return out
+
+
+def account(git: Git, steps: Sequence[Step]) -> Accounting:
+    """Set `landing` on every applied step; return dropped/clobbered failures and warnings."""
+    return _Accountant(git, steps).run()

@@ -1,0 +1,182 @@
+"""Pure planning: manifest + resolved facts in, one Step per entry (status, reason, paths) out.
+
+Nothing here talks to git. The composer later settles the steps that only a merge can decide
+(redundant, conflict); everything decidable from the manifest and the diffs is decided here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from carrytool.gitlayer.git import Change, paths_of
+from carrytool.manifest import paths
+from carrytool.manifest.model import Entry, Manifest
+
+APPLIED, SKIPPED, CONFLICT = "applied", "skipped", "conflict"
+PENDING = "pending"   # still to be merged by the composer
+
+
+@dataclass
+class Step:
+    """One entry's way through a sync: planned here, settled by the composer."""
+
+    entry: Entry
+    status: str = PENDING
+    reason: str | None = None
+    detail: str | None = None                 # a sentence for humans: why this status
+    superseded_by: str | None = None
+    provided_by: dict[str, str] = field(default_factory=dict)   # filtered path -> union id
+    head: str | None = None
+    base: str | None = None
+    changes: list[Change] = field(default_factory=list)        # base -> head, after filtering
+    all_changes: list[Change] = field(default_factory=list)    # base -> head, the PR's whole diff
+    filtered: list[str] = field(default_factory=list)
+    redundant_with: list[str] = field(default_factory=list)
+    conflicts: list[dict[str, object]] = field(default_factory=list)
+    commit: str | None = None                 # the composed commit that applies it
+    parent: str | None = None                 # the composed commit it was applied onto
+    resolution: str | None = None             # "theirs" when conflicting hunks were forced
+    resolved_paths: list[str] = field(default_factory=list)
+    landing: dict[str, object] | None = None
+
+    @property
+    def id(self) -> str:
+        return self.entry.id
+
+    @property
+    def files(self) -> list[str]:
+        return paths_of(self.changes)
+
+    def skip(self, reason: str, detail: str, status: str = SKIPPED) -> None:
+        self.status, self.reason, self.detail = status, reason, detail
+
+
+@dataclass(frozen=True)
+class Violation:
+    """A rule the manifest declares and an entry breaks. `code` is the exit code it maps to."""
+
+    kind: str          # owned-path | excludes | precompiled-carry
+    entry: str
+    path: str
+    message: str
+    code: int
+    other: str | None = None
+
+    def to_json(self) -> dict[str, object]:
+        data: dict[str, object] = {"kind": self.kind, "entry": self.entry, "path": self.path,
+                                   "message": self.message}
+        if self.other:
+            data["other"] = self.other
+        return data
+
+
+def supersessions(manifest: Manifest) -> dict[int, list[tuple[Entry, tuple[str, ...]]]]:
+    """PR number -> the enabled carries that provide it, each with its paths (empty: the whole PR)."""
+    out: dict[int, list[tuple[Entry, tuple[str, ...]]]] = {}
+    for entry in manifest.entries:
+        if not entry.enabled:
+            continue
+        for sup in entry.supersedes:
+            out.setdefault(sup.pr, []).append((entry, sup.paths))
+    return out
+
+
+def plan_static(manifest: Manifest, missing: dict[int, str]) -> list[Step]:
+    """Decide what needs no diff: disabled, wholly superseded, missing (under on_missing: skip)."""
+    provided = supersessions(manifest)
+    steps = []
+    for entry in manifest.entries:
+        step = Step(entry)
+        whole = next((carry for carry, sup_paths in provided.get(entry.number or -1, []) if not sup_paths), None)
+        if not entry.enabled:
+            step.skip("disabled", "enabled: false in the manifest")
+        elif entry.kind == "pr" and whole is not None:
+            step.superseded_by = whole.id
+            step.skip("superseded", f"provided whole by {whole.id}")
+        elif entry.kind == "pr" and entry.number in missing:
+            step.skip("missing", missing[entry.number])  # type: ignore[index]
+        steps.append(step)
+    return steps
+
+
+def plan_paths(manifest: Manifest, steps: list[Step]) -> list[Violation]:
+    """Filter partially superseded PRs, skip precompiled PRs, and collect path violations.
+
+    Needs each pending step's `all_changes`. Returns the violations (owned paths, excludes,
+    precompiled carries); the steps they concern stay pending so the report still shows them.
+    """
+    provided = supersessions(manifest)
+    for step in steps:
+        if step.status != PENDING:
+            continue
+        step.changes = list(step.all_changes)
+        if step.entry.kind == "pr":
+            _filter_partial(step, provided.get(step.entry.number or -1, []))
+    violations: list[Violation] = []
+    for step in steps:
+        if step.status == PENDING:
+            violations += _check_precompiled(manifest, step)
+    owners = [(pattern, step) for step in steps for pattern in step.entry.owns if step.entry.enabled]
+    for step in steps:
+        if step.status != PENDING:
+            continue
+        violations += _check_excludes(step)
+        violations += _check_owned(step, owners)
+    return violations
+
+
+def _filter_partial(step: Step, carriers: list[tuple[Entry, tuple[str, ...]]]) -> None:
+    kept: list[Change] = []
+    for change in step.changes:
+        union = next((carry for carry, patterns in carriers
+                      if patterns and any(paths.matches_any(patterns, p) for p in change.paths)), None)
+        if union is None:
+            kept.append(change)
+            continue
+        for path in change.paths:
+            step.filtered.append(path)
+            step.provided_by[path] = union.id
+    step.changes = kept
+    if step.filtered and not kept:
+        unions = sorted(set(step.provided_by.values()))
+        step.superseded_by = unions[0]
+        step.skip("superseded", f"every path it changes is provided by {', '.join(unions)}")
+
+
+def _check_precompiled(manifest: Manifest, step: Step) -> list[Violation]:
+    patterns = manifest.policy.precompiled
+    hits = [p for p in step.files if paths.matches_any(patterns, p)]
+    if not hits:
+        return []
+    pattern = paths.first_match(patterns, hits[0])
+    if step.entry.kind == "pr":
+        step.skip("precompiled", f"changes {hits[0]} (policy.precompiled: {pattern}); a precompiled build "
+                                 "cannot take it")
+        return []
+    return [Violation("precompiled-carry", step.id, hits[0], f"{step.id} changes {hits[0]}, which matches "
+                      f"policy.precompiled '{pattern}': a carry must not need a rebuild", 2)]
+
+
+def _check_excludes(step: Step) -> list[Violation]:
+    return [Violation("excludes", step.id, path, f"{step.id} changes {path}, which it declares in its own "
+                      f"excludes ({paths.first_match(step.entry.excludes, path)})", 1)
+            for path in step.files if paths.matches_any(step.entry.excludes, path)]
+
+
+def _check_owned(step: Step, owners: Iterable[tuple[str, Step]]) -> list[Violation]:
+    out = []
+    for path in step.files:
+        for pattern, owner in owners:
+            if owner is step or not paths.matches(pattern, path):
+                continue
+            out.append(Violation("owned-path", step.id, path,
+                                 f"{step.id} changes {path}, which {owner.id} owns, and {owner.id} does not "
+                                 f"supersede {step.id} for it", 2, other=owner.id))
+    return out
+
+
+def redundant_with(step: Step, applied: Iterable[Step]) -> list[str]:
+    """The earlier applied entries that touched the files of STEP (what already provides it)."""
+    files = set(step.files)
+    return [s.id for s in applied if files & set(s.files)]

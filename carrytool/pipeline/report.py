@@ -1,0 +1,114 @@
+"""The report: what a run decided and why, as the contract's JSON (schemas/report.schema.json)."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from carrytool import __version__
+from carrytool.asserts.spec import AssertOutcome
+from carrytool.errors import EXIT_CONFLICT, EXIT_INPUT, EXIT_OK, EXIT_VERIFY
+from carrytool.gitlayer.urls import redact
+from carrytool.pipeline.plan import Step, Violation
+
+
+def entry_json(step: Step) -> dict[str, Any]:
+    """One entry as the contract's report shows it (keys in a stable order, SHAs in full)."""
+    entry = step.entry
+    data: dict[str, Any] = {"id": step.id, "kind": entry.kind, "status": step.status}
+    if step.reason:
+        data["reason"] = step.reason
+    if entry.title:
+        data["title"] = entry.title
+    if step.detail:
+        data["detail"] = step.detail
+    if step.superseded_by:
+        data["superseded_by"] = step.superseded_by
+    if step.redundant_with or step.reason == "redundant":
+        data["redundant_with"] = list(step.redundant_with)
+    for key in ("head", "base", "commit"):
+        value = getattr(step, key)
+        if value:
+            data[key] = value
+    if step.head or step.changes:
+        data["files"] = step.files
+    data["filtered"] = list(step.filtered)
+    if step.provided_by:
+        data["provided_by"] = dict(step.provided_by)
+    if step.conflicts:
+        data["conflicts"] = step.conflicts
+    if step.resolution:
+        data["resolution"] = {"mode": step.resolution, "files": list(step.resolved_paths)}
+    if step.landing is not None:
+        data["landing"] = step.landing
+    return data
+
+
+@dataclass
+class Report:
+    """A run's outcome; `exit_code` follows the contract's table."""
+
+    command: str
+    upstream: dict[str, Any] | None = None
+    result: dict[str, Any] | None = None
+    steps: list[Step] = field(default_factory=list)
+    asserts: list[AssertOutcome] = field(default_factory=list)
+    warnings: list[dict[str, Any]] = field(default_factory=list)
+    violations: list[Violation] = field(default_factory=list)
+    dropped: list[dict[str, Any]] = field(default_factory=list)       # landing failures (exit 1)
+    failed_conflicts: list[Step] = field(default_factory=list)
+    error: dict[str, Any] | None = None                                # a CarryError after planning began
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def exit_code(self) -> int:
+        if self.error:
+            return int(self.error["exit_code"])
+        if any(v.code == EXIT_INPUT for v in self.violations):
+            return EXIT_INPUT
+        if self.failed_conflicts:
+            return EXIT_CONFLICT
+        if self.violations or self.dropped or any(not a.ok for a in self.asserts):
+            return EXIT_VERIFY
+        return EXIT_OK
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == EXIT_OK
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"carrytool": __version__, "command": self.command, "ok": self.ok,
+                                "exit_code": self.exit_code}
+        if self.upstream is not None:
+            data["upstream"] = {**self.upstream, "url": redact(self.upstream["url"])}
+        if self.result is not None:
+            data["result"] = self.result
+        if self.steps:
+            data["entries"] = [entry_json(s) for s in self.steps]
+        data["asserts"] = [a.to_json() for a in self.asserts]
+        data["warnings"] = self.warnings
+        if self.violations:
+            data["violations"] = [v.to_json() for v in self.violations]
+        if self.error:
+            data["error"] = self.error
+        data.update(self.extra)
+        return data
+
+    def dumps(self) -> str:
+        return json.dumps(self.to_json(), indent=2, ensure_ascii=True) + "\n"
+
+
+def write_atomic(path: str | Path, text: str) -> None:
+    """Write TEXT to PATH through a temporary file and a rename: readers never see half a report."""
+    path = Path(path)
+    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def write_report(report: Report, path: str | Path) -> None:
+    """Write the JSON report to PATH atomically."""
+    write_atomic(path, report.dumps())

@@ -1,0 +1,236 @@
+"""`carrytool sync`: fetch, plan, compose, check, and only then move the fork branch."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from carrytool.asserts.spec import AssertOutcome
+from carrytool.errors import (
+    CarryError,
+    EnvironmentProblem,
+    InputError,
+    PushError,
+    RefMoved,
+    UnknownRef,
+)
+from carrytool.gitlayer.git import Git
+from carrytool.gitlayer.repolock import RepoLock
+from carrytool.gitlayer.urls import redact, resolve_local
+from carrytool.manifest.model import Manifest
+from carrytool.pipeline import facts
+from carrytool.pipeline.compose import Composer, Composition
+from carrytool.pipeline.landing import account
+from carrytool.pipeline.lock import build_lock, locked_resolution, read_lock, write_lock
+from carrytool.pipeline.plan import CONFLICT, Step, plan_paths, plan_static
+from carrytool.pipeline.report import Report
+from carrytool.pipeline.resolve import (
+    Resolved,
+    _fetch,
+    commit_patch,
+    namespace,
+    resolve,
+)
+
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass(frozen=True)
+class SyncOptions:
+    offline: bool = False
+    locked: bool = False
+    push: bool = False
+    dry_run: bool = False
+    strict: bool = False
+    retry_delay: float = float(os.environ.get("CARRYTOOL_RETRY_DELAY", "1.0"))
+    wait: float = 0.0
+
+
+@dataclass
+class Planned:
+    """Everything up to a composed result: what explain and verify --rebuild need too."""
+
+    resolved: Resolved
+    steps: list[Step]
+    composition: Composition | None
+    report: Report
+
+
+def branch_ref(manifest: Manifest) -> str:
+    return f"refs/heads/{manifest.fork.branch}"
+
+
+def refuse_checked_out(git: Git, manifest: Manifest) -> None:
+    ref = branch_ref(manifest)
+    where = git.checked_out_branches().get(ref)
+    if where is not None:
+        raise EnvironmentProblem(f"{manifest.fork.branch} is checked out in the work tree {where}; carrytool "
+                                 "will not move a checked-out branch",
+                                 hint=f"switch that work tree to another branch (`git -C {where} switch "
+                                      "--detach`), or sync into a bare clone")
+
+
+def resolve_inputs(manifest: Manifest, git: Git, options: SyncOptions, progress: Progress | None) -> Resolved:
+    """The SHAs to compose: fetched and resolved, or exactly those of the lock with --locked."""
+    if not options.locked:
+        return resolve(manifest, git, offline=options.offline, progress=progress, retry_delay=options.retry_delay)
+    lock = read_lock(manifest)
+    upstream, heads, commits = locked_resolution(manifest, lock)
+    wanted = [upstream, *heads.values(), *(c for i, c in commits.items() if not manifest.entry(i).patch)]  # type: ignore[union-attr]
+    absent = [sha for sha in wanted if git.object_type(sha) is None]
+    if absent and not options.offline:
+        url = resolve_local(manifest.upstream.url, manifest.base_dir)
+        _fetch(git, url, {sha: f"{namespace(manifest)}/locked/{sha}" for sha in absent},
+               retry_delay=options.retry_delay)
+        absent = [sha for sha in absent if git.object_type(sha) is None]
+    if absent:
+        raise UnknownRef(f"the lock names commits this repository does not have: {', '.join(s[:12] for s in absent)}",
+                         hint="run without --offline so they can be fetched, or fetch them into the repo")
+    resolved = Resolved(upstream=upstream, heads=heads, commits=commits)
+    for entry in manifest.entries:
+        if entry.patch:
+            base, head = commit_patch(manifest, git, entry, upstream)
+            resolved.commits[entry.id], resolved.patch_bases[entry.id] = head, base
+    for entry in manifest.entries:
+        if entry.kind == "pr" and entry.number not in heads and entry.enabled:
+            resolved.missing[entry.number] = "the lock has no head for it"  # type: ignore[index]
+    return resolved
+
+
+def stale_folds(manifest: Manifest, resolved: Resolved) -> list[dict[str, object]]:
+    """Unions that folded a PR head that is no longer the PR's head."""
+    warnings = []
+    for entry in manifest.entries:
+        if not entry.enabled:
+            continue
+        for sup in entry.supersedes:
+            current = resolved.heads.get(sup.pr)
+            if sup.head and current and not current.startswith(sup.head):
+                warnings.append({"kind": "stale-fold", "entry": entry.id, "pr": sup.pr, "folded": sup.head,
+                                 "current": current,
+                                 "message": f"{entry.id} folded pr/{sup.pr} at {sup.head[:12]}, but its head is "
+                                            f"now {current[:12]}: refold the union (carrytool union compose "
+                                            f"{entry.name})"})
+    return warnings
+
+
+def plan_and_compose(manifest: Manifest, git: Git, options: SyncOptions, progress: Progress | None = None,
+                     *, command: str = "sync") -> Planned:
+    """Resolve, plan and compose in memory; nothing outside refs/carrytool is written."""
+    resolved = resolve_inputs(manifest, git, options, progress)
+    missing = {n: why for n, why in resolved.missing.items()
+               if any(e.kind == "pr" and e.number == n and manifest.on_missing(e) == "skip" for e in manifest.entries)}
+    for entry in manifest.entries:
+        if entry.kind == "pr" and entry.enabled and entry.number in resolved.missing and entry.number not in missing:
+            if not any(s.pr == entry.number and not s.paths for e in manifest.entries if e.enabled
+                       for s in e.supersedes):
+                raise UnknownRef(f"{entry.id}: {resolved.missing[entry.number]} (closed, or a wrong number?)",
+                                 where=f"{manifest.path}:{entry.line}",
+                                 hint="remove the entry, pin a `head:` that still exists, or set "
+                                      "`on_missing: skip`")
+    report = Report(command, upstream={"url": manifest.upstream.url, "branch": manifest.upstream.branch,
+                                       "sha": resolved.upstream})
+    report.warnings += stale_folds(manifest, resolved)
+    steps = plan_static(manifest, missing)
+    report.steps = steps
+    facts.gather(git, resolved, steps)
+    report.violations = plan_paths(manifest, steps)
+    composition = Composer(git, manifest, resolved.upstream, progress).compose(steps)
+    report.failed_conflicts = list(composition.failed_conflicts)
+    accounting = account(git, steps)
+    report.dropped = accounting.failures
+    report.warnings += accounting.warnings
+    if options.strict:
+        report.failed_conflicts = [s for s in steps if s.status == CONFLICT]
+    return Planned(resolved, steps, composition, report)
+
+
+def evaluate_asserts(manifest: Manifest, git: Git, tree_of: str) -> list[AssertOutcome]:
+    """Run every assert of the manifest on the tree of commit TREE_OF."""
+    if not manifest.asserts:
+        return []
+    from carrytool.asserts import evaluate_all
+
+    return evaluate_all(manifest.asserts, lambda path: git.file_at(tree_of, path))
+
+
+def run_sync(manifest: Manifest, git: Git, options: SyncOptions, progress: Progress | None = None,
+             notify: Callable[[str], None] | None = None) -> Report:
+    """The nightly job. Returns the report; its exit_code says whether the branch moved.
+
+    Holds the repository's lock throughout (one writer). Errors before planning are raised; after
+    planning began they are recorded in the report (so --report is written whatever the outcome).
+    """
+    if options.push and not manifest.fork.url:
+        raise InputError("--push needs fork.url in the manifest", where=str(manifest.path))
+    with RepoLock(git.git_dir, wait=options.wait, notify=notify):
+        clear_stale_ref_locks(git, namespace(manifest), notify)
+        refuse_checked_out(git, manifest)
+        previous = git.ref_value(branch_ref(manifest))
+        planned = plan_and_compose(manifest, git, options, progress)
+        report = planned.report
+        report.result = {"branch": manifest.fork.branch, "sha": planned.composition.result,  # type: ignore[union-attr]
+                         "previous": previous, "updated": False}
+        try:
+            _finish(manifest, git, options, planned, previous)
+        except CarryError as exc:
+            report.error = {"exit_code": exc.exit_code, "kind": type(exc).__name__, "message": str(exc)}
+        return report
+
+
+def _finish(manifest: Manifest, git: Git, options: SyncOptions, planned: Planned, previous: str | None) -> None:
+    """Asserts, then (only if everything holds) the branch, the lock and the push."""
+    report, comp = planned.report, planned.composition
+    assert comp is not None and report.result is not None
+    report.asserts = evaluate_asserts(manifest, git, comp.result)
+    if report.exit_code != 0 or options.dry_run:
+        return
+    ref = branch_ref(manifest)
+    if previous != comp.result:
+        if not git.update_ref(ref, comp.result, previous, f"carrytool sync: {len(comp.applied)} entries on "
+                                                          f"{manifest.upstream.branch}"):
+            raise RefMoved(f"{ref} changed while carrytool was composing; nothing was written",
+                           hint="run sync again")
+        report.result["updated"] = True
+    lock_doc = build_lock(manifest, planned.resolved, comp.result, ".".join(map(str, git.version)))
+    if not options.locked:
+        report.extra["lock_written"] = write_lock(manifest, lock_doc)
+    if options.push:
+        report.result["pushed"] = push(manifest, git, comp.result, planned.resolved, options)
+
+
+def clear_stale_ref_locks(git: Git, ns: str, notify: Callable[[str], None] | None) -> None:
+    """Remove `*.lock` files a killed fetch left under our own namespace (we hold the repo lock)."""
+    root = git.git_dir / ns
+    if not root.is_dir():
+        return
+    for stale in root.rglob("*.lock"):
+        stale.unlink(missing_ok=True)
+        if notify:
+            notify(f"removed a stale ref lock {stale} (a previous run was interrupted)")
+
+
+def push(manifest: Manifest, git: Git, sha: str, resolved: Resolved, options: SyncOptions) -> bool:
+    """Push SHA to the fork branch with a lease on the value seen at fetch time; False when already there."""
+    url = resolve_local(manifest.fork.url, manifest.base_dir)  # type: ignore[arg-type]
+    expected = resolved.fork_remote
+    if expected == sha:
+        return False
+    dest = f"refs/heads/{manifest.fork.branch}"
+    lease = f"--force-with-lease={dest}:{expected or ''}"
+    attempts = 0
+    while True:
+        proc = git.run("push", "--porcelain", "--no-verify", lease, "--end-of-options", url, f"{sha}:{dest}",
+                       check=False)
+        if proc.returncode == 0:
+            return True
+        stderr = redact(proc.stderr.decode("utf-8", "replace") + proc.stdout.decode("utf-8", "replace"))
+        if "stale info" in stderr or "rejected" in stderr or "fetch first" in stderr:
+            raise PushError(f"the fork's {manifest.fork.branch} moved since it was fetched; nothing was "
+                            "overwritten", stderr=stderr, hint="run sync again")
+        attempts += 1
+        if attempts >= 3:
+            raise PushError(f"cannot push to {redact(manifest.fork.url or '')}", stderr=stderr)
+        time.sleep(options.retry_delay * (2 ** (attempts - 1)))

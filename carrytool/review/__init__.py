@@ -1,0 +1,8 @@
+"""The reviewer's view: `carrytool explain`.
+
+Owns the facts gathered per entry (`evidence`), the overlap map between entries (`overlap`), what a
+union covers of the PRs it supersedes (`coverage`), suggestions (`suggest`: unions to create, stale
+folds, drift), one entry's story (`story`), the result as one value (`explanation`) and the command
+itself (`explain`). May import the pipeline (explain plans exactly as sync does), the manifest, the git
+layer, the asserts and errors; never the union or rendering.
+"""

@@ -1,0 +1,139 @@
+"""Union coverage: for each PR a union supersedes, which of its hunks the union carries verbatim.
+
+A PR hunk is `verbatim` when the union's own diff (its base -> its commit) has a hunk in the same
+file whose added lines contain the PR hunk's added lines as one consecutive block (for a pure
+deletion: whose removed lines contain its removed block; for a binary/rename/mode change: the union's
+head has the same blob there). Otherwise it is `re-expressed` when the union changes the same scope
+(or, outside Python, the same file) differently, and `absent` when the union does not touch it at all.
+Re-expressed hunks are where a reviewer has to read code: the asserts that guard them are listed
+(see `guarding_asserts`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from carrytool.asserts.spec import AssertSpec
+from carrytool.manifest import paths
+from carrytool.manifest.model import Entry, Manifest, Supersede
+from carrytool.pipeline.hunks import Hunk, find_block
+from carrytool.review.evidence import EntryFacts, Sources
+
+VERBATIM, RE_EXPRESSED, ABSENT = "verbatim", "re-expressed", "absent"
+
+
+@dataclass
+class HunkCoverage:
+    file: str
+    lines: tuple[int, int]
+    scopes: list[str]
+    status: str
+    asserts: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"file": self.file, "lines": list(self.lines), "scopes": self.scopes, "status": self.status,
+                "asserts": self.asserts}
+
+
+@dataclass
+class Coverage:
+    """How one union provides one superseded PR."""
+
+    union: str
+    pr: str
+    paths: list[str]                  # [] when the union provides the whole PR
+    head: str | None                  # the PR's head now
+    folded: str | None                # the head the manifest says the union folded
+    hunks: list[HunkCoverage] = field(default_factory=list)
+
+    def count(self, status: str) -> int:
+        return sum(1 for h in self.hunks if h.status == status)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"union": self.union, "pr": self.pr, "paths": self.paths, "head": self.head,
+                "folded": self.folded, "verbatim": self.count(VERBATIM),
+                "re_expressed": self.count(RE_EXPRESSED), "absent": self.count(ABSENT),
+                "hunks": [h.to_json() for h in self.hunks]}
+
+
+def union_coverage(manifest: Manifest, evidence: Mapping[str, EntryFacts], sources: Sources,
+                   heads: Mapping[str, str] | None = None) -> list[Coverage]:
+    """Coverage of every superseded PR (with a known head) by every enabled union, in manifest order."""
+    out = []
+    for union in manifest.entries:
+        facts = evidence.get(union.id)
+        if not union.enabled or not union.supersedes or facts is None:
+            continue
+        for sup in union.supersedes:
+            pr = evidence.get(f"pr/{sup.pr}")
+            if pr is not None:
+                out.append(_cover(manifest, union, sup, pr, facts, sources, heads or {}))
+    return out
+
+
+def _cover(manifest: Manifest, union: Entry, sup: Supersede, pr: EntryFacts, facts: EntryFacts,
+           sources: Sources, heads: Mapping[str, str]) -> Coverage:
+    folded = heads.get(sup.head, sup.head) if sup.head else None
+    cov = Coverage(union.id, pr.id, list(sup.paths), pr.head, folded)
+    for hunk in pr.hunks:
+        if sup.paths and not any(paths.matches_any(sup.paths, p) for p in (hunk.path, hunk.old_path) if p):
+            continue
+        scopes = pr.scopes_of(hunk, sources)
+        status = _status(hunk, scopes, facts, sources)
+        guards = guarding_asserts(manifest.asserts, hunk.path, scopes, pr.id)
+        cov.hunks.append(HunkCoverage(hunk.path, hunk.span, scopes, status, [a.name for a in guards]))
+    return cov
+
+
+def _status(hunk: Hunk, scopes: list[str], union: EntryFacts, sources: Sources) -> str:
+    theirs = union.hunks_in(hunk.path)
+    if hunk.kind != "text":
+        change = next((c for c in union.changes if c.path == hunk.path), None)
+        if change is not None and change.new_oid == hunk.new_oid:
+            return VERBATIM
+    elif any(_contains(cand, hunk) for cand in theirs if cand.kind == "text"):
+        return VERBATIM
+    if not theirs:
+        return ABSENT
+    if not scopes:
+        return RE_EXPRESSED
+    touched = union.scopes_in(hunk.path, sources)
+    return RE_EXPRESSED if touched & set(scopes) else ABSENT
+
+
+def _contains(cand: Hunk, hunk: Hunk) -> bool:
+    if hunk.added:
+        return bool(find_block(cand.added, hunk.added))
+    return bool(find_block(cand.removed, hunk.removed))
+
+
+def guarding_asserts(asserts: Sequence[AssertSpec], file: str, scopes: Sequence[str], entry: str
+                     ) -> list[AssertSpec]:
+    """Asserts that guard ENTRY's change to FILE in SCOPES: they read FILE and either hold one of SCOPES
+    (`in:` is the scope or an outer one; an assert without `in:` holds the whole module) or are declared
+    for ENTRY (`entry:`). An assert declared for a union guards what lies in its scope, like any other.
+    """
+    return [spec for spec in asserts
+            if spec.file == file and (spec.entry == entry or _scope_holds(spec.scope, scopes))]
+
+
+def _scope_holds(scope: str | None, scopes: Sequence[str]) -> bool:
+    if scope is None:
+        return True
+    return any(s == scope or s.startswith(scope + ".") for s in scopes)
+
+
+def describe_assert(spec: AssertSpec) -> str:
+    """One line saying what an assert checks.
+
+    `resume-once: vllm/v1/worker/gpu_worker.py Worker.wake_up calls backend.resume times 1`
+    """
+    target = " -> ".join(spec.target) if isinstance(spec.target, tuple) else spec.target
+    bounds = "".join(f" {key} {value}" for key, value in (("times", spec.times), ("min", spec.min),
+                                                            ("max", spec.max), ("guarded_by", spec.guarded_by))
+                     if value is not None)
+    where = spec.file + (f" {spec.scope}" if spec.scope else "")
+    return f"{spec.name}: {where} {spec.check.replace('_', ' ')} {target}{bounds}"
+

@@ -1,0 +1,137 @@
+"""What explain knows about every entry: head, base, whole diff, hunks, and the scopes each hunk touches.
+
+Sync only looks at the entries it still has to apply; explain looks at all of them (a superseded PR's
+own diff is what tells whether the union really provides it), and at superseded PRs that are not
+entries themselves when their folded head was fetched. The planned steps are never modified: the
+facts are gathered on fresh steps, so explain's `entries` stay exactly sync's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from carrytool.errors import UnknownRef
+from carrytool.gitlayer.git import EMPTY_TREE, Change, Git, paths_of
+from carrytool.manifest.model import Entry, Manifest
+from carrytool.pipeline import facts
+from carrytool.pipeline.hunks import Hunk, read_hunks
+from carrytool.pipeline.plan import Step
+from carrytool.pipeline.resolve import Resolved
+from carrytool.pipeline.scopes import is_python, scope_at
+
+ZERO = "0" * 40
+
+
+class Sources:
+    """Blob contents by object id, read once through git's long-lived `cat-file --batch`."""
+
+    def __init__(self, git: Git) -> None:
+        self.git = git
+        self._cache: dict[str, bytes | None] = {}
+
+    def read(self, oid: str | None) -> bytes | None:
+        if not oid or oid == ZERO:
+            return None
+        if oid not in self._cache:
+            obj = self.git.read_object(oid)
+            self._cache[oid] = obj[1] if obj and obj[0] == "blob" else None
+        return self._cache[oid]
+
+
+@dataclass
+class EntryFacts:
+    """One entry's own change: base -> head, unfiltered, as raw changes and as zero-context hunks."""
+
+    entry: Entry
+    step: Step | None                 # the planned step (None for a superseded PR that is no entry)
+    head: str | None = None
+    base: str | None = None
+    changes: list[Change] = field(default_factory=list)
+    hunks: list[Hunk] = field(default_factory=list)
+    _scopes: dict[int, list[str]] = field(default_factory=dict, repr=False)
+
+    @property
+    def id(self) -> str:
+        return self.entry.id
+
+    @property
+    def files(self) -> list[str]:
+        return paths_of(self.changes)
+
+    def hunks_in(self, path: str) -> list[Hunk]:
+        return [h for h in self.hunks if h.path == path or h.old_path == path]
+
+    def change_of(self, hunk: Hunk) -> Change | None:
+        return next((c for c in self.changes if c.path == hunk.path), None)
+
+    def scopes_of(self, hunk: Hunk, sources: Sources) -> list[str]:
+        """Qualified scopes of HUNK: its removed lines in the base file, its added lines in the head file."""
+        key = id(hunk)
+        if key not in self._scopes:
+            self._scopes[key] = _hunk_scopes(hunk, self.change_of(hunk), sources)
+        return self._scopes[key]
+
+    def scopes_in(self, path: str, sources: Sources) -> set[str]:
+        out: set[str] = set()
+        for hunk in self.hunks_in(path):
+            out.update(self.scopes_of(hunk, sources))
+        return out
+
+
+def _hunk_scopes(hunk: Hunk, change: Change | None, sources: Sources) -> list[str]:
+    if hunk.kind != "text" or change is None or not is_python(hunk.path):
+        return []
+    found: set[str] = set()
+    for oid, start, lines in ((change.old_oid, hunk.old_start, hunk.removed),
+                              (change.new_oid, hunk.new_start, hunk.added)):
+        source = sources.read(oid) if lines else None
+        if source is None:
+            continue
+        # blank lines between two methods belong to the class: they would make every edit "same-scope"
+        numbers = [start + k for k, text in enumerate(lines) if text.strip()] or \
+            [start + k for k in range(len(lines))]
+        found.update(s for s in (scope_at(source, n) for n in numbers) if s)
+    return sorted(found)
+
+
+def gather_evidence(git: Git, manifest: Manifest, resolved: Resolved, steps: Sequence[Step]) -> dict[str, EntryFacts]:
+    """Head, base, diff and hunks of every entry that has a head (and of superseded PRs with a known head).
+
+    Returns id -> facts in manifest order; entries without a head (missing PRs) are absent.
+    """
+    fresh = [Step(step.entry) for step in steps]
+    fresh += [Step(entry) for entry in _superseded_outsiders(manifest, resolved)]
+    _gather(git, resolved, fresh)
+    planned = {step.id: step for step in steps}
+    found = [EntryFacts(s.entry, planned.get(s.id), s.head, s.base, list(s.all_changes)) for s in fresh if s.head]
+    pairs = [(f.base or EMPTY_TREE, f.head) for f in found]
+    for item, hunks in zip(found, read_hunks(git, pairs, [f.changes for f in found])):  # type: ignore[arg-type]
+        item.hunks = hunks
+    return {f.id: f for f in found}
+
+
+def _gather(git: Git, resolved: Resolved, steps: list[Step]) -> None:
+    """facts.gather on every step; one without history shared with upstream is left without a head."""
+    try:
+        facts.gather(git, resolved, steps, everything=True)
+        return
+    except UnknownRef:
+        pass
+    for step in steps:
+        try:
+            facts.gather(git, resolved, [step], everything=True)
+        except UnknownRef:
+            step.head = step.base = None
+
+
+def _superseded_outsiders(manifest: Manifest, resolved: Resolved) -> Iterable[Entry]:
+    """Superseded PRs that are not entries of their own, but whose head sync fetched."""
+    ids = {e.id for e in manifest.entries}
+    seen: set[int] = set()
+    for entry in manifest.entries:
+        for sup in entry.supersedes:
+            if f"pr/{sup.pr}" in ids or sup.pr in seen or sup.pr not in resolved.heads:
+                continue
+            seen.add(sup.pr)
+            yield Entry("pr", number=sup.pr, title=None, line=entry.line, index=-1)

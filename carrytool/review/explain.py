@@ -1,0 +1,206 @@
+"""`carrytool explain`: the plan and why, for reviewers. Nothing is written but objects.
+
+The plan is sync's own (`plan_and_compose` with `dry_run`): no branch moves, no lock file is written.
+On top of it come the overlap map of every entry (superseded ones included), the coverage of each
+union, suggestions (unions to create, stale folds, drift), and, for the entries asked about, stories.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Mapping, Sequence
+from typing import Union
+
+from carrytool.asserts.spec import AssertOutcome
+from carrytool.errors import InputError
+from carrytool.gitlayer.git import Git
+from carrytool.manifest.model import Entry, Manifest
+from carrytool.pipeline.plan import APPLIED
+from carrytool.pipeline.sync import (
+    Planned,
+    SyncOptions,
+    branch_ref,
+    evaluate_asserts,
+    plan_and_compose,
+)
+from carrytool.review.coverage import describe_assert, union_coverage
+from carrytool.review.evidence import EntryFacts, Sources, gather_evidence
+from carrytool.review.explanation import Explanation
+from carrytool.review.overlap import map_overlaps
+from carrytool.review.story import tell
+from carrytool.review.suggest import drift, stale_folds, union_groups
+
+Progress = Callable[[str, int, int], None]
+
+
+def explain(manifest: Manifest, git: Git, *, offline: bool = False, entries: Sequence[Entry] = (),
+            progress: Progress | None = None) -> Explanation:
+    """Plan like sync (writing nothing but objects), then map overlaps, coverage and suggestions."""
+    planned = plan_and_compose(manifest, git, SyncOptions(dry_run=True, offline=offline), progress,
+                               command="explain")
+    resolved = planned.resolved
+    evidence = gather_evidence(git, manifest, resolved, planned.steps)
+    sources = Sources(git)
+    overlap_map = map_overlaps(git, manifest, resolved.upstream, list(evidence.values()), sources)
+    full_heads = _full_heads(git, manifest)
+    coverage = union_coverage(manifest, evidence, sources, full_heads)
+    suggestions = union_groups(manifest, overlap_map.overlaps, evidence)
+    suggestions += stale_folds(git, resolved.upstream, planned.report.warnings)
+    suggestions += drift(git, manifest, resolved.upstream, evidence, resolved.patch_bases)
+    ex = Explanation(manifest, planned, evidence, sources, overlap_map, coverage, suggestions,
+                     _onto(planned), full_heads, git.ref_value(branch_ref(manifest)))
+    ex.asserts = _evaluate(manifest, git, planned)
+    if ex.asserts:
+        planned.report.asserts = ex.asserts
+    ex.stories = [tell(git, ex, next(s for s in planned.steps if s.id == e.id)) for e in entries]
+    return ex
+
+
+def _onto(planned: Planned) -> dict[str, str]:
+    """Entry -> the composed commit it is (or would be) applied onto, in manifest order."""
+    tip, out = planned.resolved.upstream, {}
+    for step in planned.steps:
+        out[step.id] = tip
+        if step.status == APPLIED and step.commit:
+            tip = step.commit
+    return out
+
+
+def _full_heads(git: Git, manifest: Manifest) -> dict[str, str]:
+    out = {}
+    for entry in manifest.entries:
+        for sup in entry.supersedes:
+            if sup.head:
+                sha = git.rev_parse(sup.head)
+                if sha and sha.startswith(sup.head.lower()):
+                    out[sup.head] = sha
+    return out
+
+
+def _evaluate(manifest: Manifest, git: Git, planned: Planned) -> list[AssertOutcome] | None:
+    """The asserts on the composed tree, when the assertion engine is installed (None when it is not)."""
+    if planned.composition is None:
+        return None
+    try:
+        return evaluate_asserts(manifest, git, planned.composition.result)
+    except ImportError:
+        return None
+
+
+def find_entries(manifest: Manifest, names: Sequence[str]) -> list[Entry]:
+    """The entries named on the command line (`pr/45612`, `45612`, `#45612`, `carry/NAME`, `NAME`)."""
+    out = []
+    for name in names:
+        entry = manifest.find_entry(name.lstrip("#"))
+        if entry is None:
+            raise _unknown(manifest, name)
+        if entry not in out:
+            out.append(entry)
+    return out
+
+
+def _unknown(manifest: Manifest, name: str) -> InputError:
+    ids = [e.id for e in manifest.entries]
+    words = ids + [e.id.split("/", 1)[1] for e in manifest.entries]
+    close = difflib.get_close_matches(name.lstrip("#"), words, n=3, cutoff=0.5)
+    close_ids = list(dict.fromkeys(manifest.find_entry(c).id for c in close))  # type: ignore[union-attr]
+    hint = (f"did you mean {', '.join(close_ids)}?" if close_ids else
+            f"the manifest's entries are: {', '.join(ids[:12])}" + (" ..." if len(ids) > 12 else ""))
+    return InputError(f"no entry '{name}' in the manifest", where=str(manifest.path), hint=hint)
+
+
+# -- the drafted union commit message ------------------------------------------------------------------
+
+Source = Union[Explanation, Planned, Mapping[str, EntryFacts]]
+
+
+def draft_union_message(manifest: Manifest, planned_or_facts: Source, entry: Entry | str) -> str:
+    """The structured commit message of a union: subject, composed PRs at their heads, files, exclusions, asserts.
+
+    PLANNED_OR_FACTS is an Explanation (everything known), a Planned (heads only: files of wholly
+    superseded PRs are not known to it) or the evidence mapping (id -> EntryFacts). Deterministic.
+    """
+    union = manifest.find_entry(entry) if isinstance(entry, str) else entry
+    if union is None or union.kind != "carry":
+        raise InputError(f"{entry if isinstance(entry, str) else entry.id} is not a carry of the manifest")
+    facts, heads = _facts_and_heads(planned_or_facts)
+    mine = facts.get(union.id)
+    lines = [f"carry: {union.name}: {union.title or 'union of ' + ', '.join(f'#{s.pr}' for s in union.supersedes)}", ""]
+    onto = f" onto {mine.base}" if mine and mine.base else ""
+    lines.append(f"One fork carry composing {len(union.supersedes)} upstream PR(s){onto}:")
+    contributions: dict[str, list[str]] = {}
+    for sup in union.supersedes:
+        pr = facts.get(f"pr/{sup.pr}")
+        pr_entry = manifest.entry(f"pr/{sup.pr}")
+        title = (pr_entry.title if pr_entry and pr_entry.title else None) or _subject(planned_or_facts, pr)
+        head = _full(planned_or_facts, sup.head) or heads.get(sup.pr) or (pr.head if pr else None)
+        now = heads.get(sup.pr)
+        state = " (folded; the PR is now at " + now[:12] + ")" if sup.head and now and head and now != head else ""
+        lines.append(f"  #{sup.pr} {title or ''}".rstrip())
+        lines.append(f"      head {head or 'unknown'}{state}")
+        files = [f for f in (pr.files if pr else []) if not sup.paths or any(_match(p, f) for p in sup.paths)]
+        if sup.paths:
+            lines.append(f"      only {', '.join(sup.paths)}")
+        for path in files:
+            contributions.setdefault(path, []).append(f"#{sup.pr}")
+    lines += ["", "Files:"]
+    for path in (mine.files if mine else sorted(contributions)):
+        lines.append(f"  {path}: " + (" ".join(contributions.get(path, [])) or "fork-only"))
+    lines += _excluded(manifest, union, facts)
+    lines += _guards(manifest, union, mine)
+    trailer = " ".join(str(s.pr) + (":" + ",".join(s.paths) if s.paths else "") for s in union.supersedes)
+    lines += ["", f"Carry-Union: {union.name}", f"Carry-Supersedes: {trailer}"]
+    return "\n".join(lines) + "\n"
+
+
+def _facts_and_heads(source: Source) -> tuple[Mapping[str, EntryFacts], dict[int, str]]:
+    if isinstance(source, Explanation):
+        return source.evidence, dict(source.planned.resolved.heads)
+    if isinstance(source, Planned):
+        found = {s.id: EntryFacts(s.entry, s, s.head, s.base, list(s.all_changes)) for s in source.steps if s.head}
+        return found, dict(source.resolved.heads)
+    heads = {f.entry.number: f.head for f in source.values() if f.entry.kind == "pr" and f.head}
+    return source, heads  # type: ignore[return-value]
+
+
+def _full(source: Source, short: str | None) -> str | None:
+    if short and isinstance(source, Explanation):
+        return source.full_heads.get(short, short)
+    return short
+
+
+def _subject(source: Source, pr: EntryFacts | None) -> str | None:
+    if pr is None or pr.head is None or not isinstance(source, Explanation):
+        return None
+    return str(source.sources.git.commit_info(pr.head)["message"]).split("\n", 1)[0] or None
+
+
+def _match(pattern: str, path: str) -> bool:
+    from carrytool.manifest.paths import matches
+
+    return matches(pattern, path)
+
+
+def _excluded(manifest: Manifest, union: Entry, facts: Mapping[str, EntryFacts]) -> list[str]:
+    lines = [f"  {pattern}: excluded by the manifest (this carry must not touch it)" for pattern in union.excludes]
+    for sup in union.supersedes:
+        pr = facts.get(f"pr/{sup.pr}")
+        if not sup.paths or pr is None:
+            continue
+        outside = [f for f in pr.files if not any(_match(p, f) for p in sup.paths)]
+        own = manifest.entry(f"pr/{sup.pr}")
+        carried = f"pr/{sup.pr}'s own entry carries it" if own and own.enabled else "not carried"
+        lines += [f"  {path} of #{sup.pr}: stays outside the union ({carried})" for path in outside]
+    return (["", "Excluded:"] + lines) if lines else []
+
+
+def _guards(manifest: Manifest, union: Entry, mine: EntryFacts | None) -> list[str]:
+    related = {union.id, *(f"pr/{s.pr}" for s in union.supersedes)}
+    files = set(mine.files) if mine else set()
+    lines = []
+    for spec in manifest.asserts:
+        if spec.entry in related or spec.file in files:
+            lines.append(f"  {describe_assert(spec)}")
+            if spec.why:
+                lines.append(f"      why: {spec.why}")
+    return (["", "Guarded by:"] + lines) if lines else []

@@ -1,0 +1,212 @@
+"""The overlap map: which entries touch the same files, scopes and hunks, and which do not merge together.
+
+Sparse: only pairs of entries that share a file are compared (an index file -> entries). Conflicts
+are real 3-way merges in memory, in two batched `merge-tree --stdin` processes: first every entry
+alone onto upstream (each clean result written as a commit whose only parent is upstream), then,
+for every pair, the later entry merged onto the earlier one's commit. A pair conflicts when that
+second merge conflicts in a path where neither entry conflicts with upstream on its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from carrytool.gitlayer.git import Git, MergeResult, Signature
+from carrytool.manifest import paths
+from carrytool.manifest.model import Manifest
+from carrytool.review.evidence import EntryFacts, Sources
+
+# strongest first: the order of `kinds`, and `kind` is the first of them
+KINDS = ("conflict", "identical-hunk", "same-scope", "same-file")
+
+
+@dataclass
+class Overlap:
+    """Two entries that change at least one file in common."""
+
+    entries: tuple[str, str]
+    files: list[str]
+    kinds: list[str] = field(default_factory=list)
+    scopes: list[str] = field(default_factory=list)
+    conflict_files: list[str] = field(default_factory=list)
+    identical: list[dict[str, Any]] = field(default_factory=list)    # {"file", "lines"} in the first's head
+    merged: bool = True        # False: both conflict with upstream alone, so no pair merge could decide
+    order: tuple[str, str] = ("", "")            # which entry was applied first in the pair merge
+    merge: tuple[str, str] | None = None         # the (ours, theirs) commits of the pair merge
+    provided_by: str | None = None               # one of the pair is a union that provides the other here
+
+    @property
+    def kind(self) -> str:
+        return self.kinds[0]
+
+    def involves(self, entry_id: str) -> bool:
+        return entry_id in self.entries
+
+    def other(self, entry_id: str) -> str:
+        return self.entries[1] if self.entries[0] == entry_id else self.entries[0]
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"entries": list(self.entries), "kind": self.kind, "kinds": list(self.kinds),
+                                "files": list(self.files), "scopes": list(self.scopes)}
+        if self.conflict_files:
+            data["conflict_files"] = list(self.conflict_files)
+        if self.identical:
+            data["identical_hunks"] = list(self.identical)
+        if not self.merged:
+            data["merged"] = False
+        if self.provided_by:
+            data["provided_by"] = self.provided_by
+        return data
+
+
+@dataclass
+class OverlapMap:
+    overlaps: list[Overlap]
+    upstream_conflicts: dict[str, list[str]]      # entry -> paths where it alone conflicts with upstream
+    pairs_merged: int = 0
+    alone: dict[str, str] = field(default_factory=dict)   # entry -> its change alone on upstream (a commit)
+
+    def of(self, entry_id: str) -> list[Overlap]:
+        return [o for o in self.overlaps if o.involves(entry_id)]
+
+
+def map_overlaps(git: Git, manifest: Manifest, upstream: str, evidence: Sequence[EntryFacts],
+                 sources: Sources) -> OverlapMap:
+    """Every pair of entries (in manifest order) that shares a file, with the kinds of overlap it has."""
+    order = [f for f in evidence if f.step is not None and f.head]
+    pairs = _sharing_pairs(order)
+    merger = _PairMerger(git, manifest, upstream)
+    alone = merger.alone(order)
+    conflicts = merger.pairs([(order[i], order[j]) for i, j in pairs])
+    keys = [_hunk_keys(f) for f in order]
+    overlaps = []
+    for (i, j), (conflict, how) in zip(pairs, conflicts):
+        overlap = _classify(order[i], order[j], keys[i], keys[j], conflict, sources)
+        if how is not None:
+            overlap.order, overlap.merge = how
+        overlaps.append(overlap)
+    upstream_conflicts = {f.id: list(r.conflicted_paths) for f, r in zip(order, alone) if not r.clean}
+    _mark_provided(manifest, overlaps)
+    return OverlapMap(overlaps, upstream_conflicts, len(pairs), dict(merger.commits))
+
+
+def _mark_provided(manifest: Manifest, overlaps: Sequence[Overlap]) -> None:
+    """A union overlapping a PR it supersedes (for every shared file) is expected, not news: say so."""
+    for overlap in overlaps:
+        for union_id, other in (overlap.entries, overlap.entries[::-1]):
+            union = manifest.entry(union_id)
+            if union is None or union.kind != "carry" or not other.startswith("pr/"):
+                continue
+            number = int(other[3:])
+            for sup in union.supersedes:
+                if sup.pr == number and (not sup.paths or all(paths.matches_any(sup.paths, f)
+                                                               for f in overlap.files)):
+                    overlap.provided_by = union_id
+
+
+def _sharing_pairs(order: Sequence[EntryFacts]) -> list[tuple[int, int]]:
+    """Index pairs (i < j) of entries that change a common path; an index file -> entries, never n^2."""
+    by_file: dict[str, list[int]] = {}
+    for index, item in enumerate(order):
+        for path in item.files:
+            by_file.setdefault(path, []).append(index)
+    pairs: set[tuple[int, int]] = set()
+    for indexes in by_file.values():
+        for a in range(len(indexes)):
+            for b in range(a + 1, len(indexes)):
+                pairs.add((indexes[a], indexes[b]))
+    return sorted(pairs)
+
+
+class _PairMerger:
+    """Entries applied alone onto upstream, then pairwise: two batched merge-tree processes in all."""
+
+    def __init__(self, git: Git, manifest: Manifest, upstream: str) -> None:
+        self.git = git
+        self.upstream = upstream
+        info = git.commit_info(upstream)
+        self.upstream_tree: str = info["tree"]  # type: ignore[assignment]
+        when: int = info["committer_time"]  # type: ignore[assignment]
+        self.sig = Signature(manifest.identity.name, manifest.identity.email, when)
+        self.commits: dict[str, str] = {}          # entry id -> its change alone on upstream, as a commit
+        self.alone_results: dict[str, MergeResult] = {}
+
+    def theirs(self, item: EntryFacts, ours: str, ours_tree: str) -> tuple[str, str]:
+        """The (ours, theirs) commits whose merge applies ITEM's whole change onto OURS (see compose.py)."""
+        assert item.head is not None
+        if item.entry.kind == "pr":
+            return ours, item.head
+        parents = [ours] + ([item.base] if item.base else [])
+        shaped = self.git.write_commit(ours_tree, parents, self.sig, self.sig,
+                                       f"carrytool explain: merge base for {item.id}\n")
+        return shaped, item.head
+
+    def alone(self, order: Sequence[EntryFacts]) -> list[MergeResult]:
+        results = self.git.merge_trees([self.theirs(f, self.upstream, self.upstream_tree) for f in order])
+        for item, result in zip(order, results):
+            if result.clean:
+                self.commits[item.id] = self.git.write_commit(
+                    result.tree, [self.upstream], self.sig, self.sig,
+                    f"carrytool explain: {item.id} alone on upstream\n")
+        self.alone_results = {f.id: r for f, r in zip(order, results)}
+        return results
+
+    def pairs(self, pairs: Sequence[tuple[EntryFacts, EntryFacts]]) -> list[tuple[list[str] | None, Any]]:
+        """For each pair: the paths where it conflicts ([] when it merges; None when undecidable), and
+        ((first id, second id), (ours, theirs)) of the merge that decided it."""
+        jobs: list[tuple[str, str]] = []
+        plan: list[tuple[EntryFacts, EntryFacts] | None] = []
+        for a, b in pairs:
+            first, second = (a, b) if a.id in self.commits else (b, a)
+            if first.id not in self.commits:
+                plan.append(None)
+                continue
+            ours = self.commits[first.id]
+            jobs.append(self.theirs(second, ours, self.git.tree_of(ours)))
+            plan.append((first, second))
+        results = iter(self.git.merge_trees(jobs))
+        job_iter = iter(jobs)
+        out: list[tuple[list[str] | None, Any]] = []
+        for item in plan:
+            if item is None:
+                out.append((None, None))
+                continue
+            result, job = next(results), next(job_iter)
+            own = set(self.alone_results[item[1].id].conflicted_paths)
+            conflicted = [p for p in result.conflicted_paths if p not in own] if not result.clean else []
+            out.append((conflicted, ((item[0].id, item[1].id), job)))
+        return out
+
+
+def _hunk_keys(item: EntryFacts) -> dict[tuple, list[int]]:
+    """Hunk key -> its indexes; hunks of only blank lines are not evidence of anything."""
+    out: dict[tuple, list[int]] = {}
+    for index, hunk in enumerate(item.hunks):
+        if hunk.kind == "text" and not any(line.strip() for line in hunk.removed + hunk.added):
+            continue
+        out.setdefault(hunk.key, []).append(index)
+    return out
+
+
+def _classify(a: EntryFacts, b: EntryFacts, keys_a: dict, keys_b: dict, conflict: list[str] | None,
+              sources: Sources) -> Overlap:
+    shared = [p for p in a.files if p in set(b.files)]
+    overlap = Overlap((a.id, b.id), shared, merged=conflict is not None)
+    if conflict:
+        overlap.kinds.append("conflict")
+        overlap.conflict_files = conflict
+    for key in sorted(set(keys_a) & set(keys_b), key=lambda k: keys_a[k][0]):
+        hunk = a.hunks[keys_a[key][0]]
+        overlap.identical.append({"file": hunk.path, "lines": list(hunk.span)})
+    if overlap.identical:
+        overlap.kinds.append("identical-hunk")
+    scopes: set[str] = set()
+    for path in shared:
+        scopes |= a.scopes_in(path, sources) & b.scopes_in(path, sources)
+    overlap.scopes = sorted(scopes)
+    if scopes:
+        overlap.kinds.append("same-scope")
+    overlap.kinds.append("same-file")
+    return overlap

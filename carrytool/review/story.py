@@ -1,0 +1,199 @@
+"""One entry's story: what happens to it and why, the overlaps and asserts around it, and the git
+commands (with full SHAs) that reproduce each decision in the repository explain ran in."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from carrytool.gitlayer.git import Git, Signature
+from carrytool.pipeline.plan import Step
+from carrytool.pipeline.report import entry_json
+from carrytool.review.coverage import Coverage, describe_assert, guarding_asserts
+from carrytool.review.explanation import Explanation
+
+
+def tell(git: Git, ex: Explanation, step: Step) -> dict[str, Any]:
+    """The story of STEP's entry as data: the entry as planned plus the why, the what-else, the how-to-check."""
+    facts = ex.evidence.get(step.id)
+    story: dict[str, Any] = {"id": step.id, "entry": entry_json(step), "onto": ex.onto.get(step.id)}
+    story["head"], story["base"] = (facts.head, facts.base) if facts else (None, None)
+    story["files"] = facts.files if facts else []
+    story["applies"] = step.files
+    story["provided"] = _provided(ex, step)
+    story["overlaps"] = [o.to_json() for o in ex.overlap_map.of(step.id)]
+    story["coverage"] = [c.to_json() for c in ex.coverage if step.id in (c.pr, c.union)]
+    story["asserts"] = _asserts(ex, step)
+    story["suggestions"] = [s for s in ex.suggestions if step.id in s.get("entries", [s.get("entry")])]
+    if step.entry.supersedes:
+        story["supersedes"] = [_supersede(ex, sup) for sup in step.entry.supersedes]
+    story["summary"] = _summary(ex, step, story)
+    story["commands"] = _commands(git, ex, step)
+    return story
+
+
+def _provided(ex: Explanation, step: Step) -> list[dict[str, Any]]:
+    if step.reason == "superseded" and not step.filtered and step.superseded_by:
+        return [{"by": step.superseded_by, "paths": []}]
+    by: dict[str, list[str]] = {}
+    for path, union in step.provided_by.items():
+        by.setdefault(union, []).append(path)
+    return [{"by": union, "paths": sorted(found)} for union, found in by.items()]
+
+
+def _supersede(ex: Explanation, sup: Any) -> dict[str, Any]:
+    current = ex.planned.resolved.heads.get(sup.pr)
+    folded = ex.full_heads.get(sup.head, sup.head) if sup.head else None
+    return {"pr": f"pr/{sup.pr}", "paths": list(sup.paths), "folded": folded, "head": current,
+            "stale": bool(folded and current and folded != current)}
+
+
+def _asserts(ex: Explanation, step: Step) -> list[dict[str, Any]]:
+    """Asserts declared for the entry (or, for a union, for a PR it supersedes), or that read a file it
+    changes in a scope it changes."""
+    facts = ex.evidence.get(step.id)
+    declared = {step.id, *(f"pr/{s.pr}" for s in step.entry.supersedes)}
+    found: dict[str, str] = {}
+    for spec in ex.manifest.asserts:
+        if spec.entry in declared:
+            found.setdefault(spec.name, f"declared for {spec.entry}")
+    for hunk in facts.hunks if facts else []:
+        scopes = facts.scopes_of(hunk, ex.sources)  # type: ignore[union-attr]
+        for spec in guarding_asserts(ex.manifest.asserts, hunk.path, scopes, step.id):
+            where = f" in {spec.scope}" if spec.scope else ""
+            found.setdefault(spec.name, f"reads {spec.file}{where}, which it changes")
+    outcomes = {a.name: a for a in ex.asserts or []}
+    out = []
+    for spec in ex.manifest.asserts:
+        if spec.name in found:
+            outcome = outcomes.get(spec.name)
+            out.append({"name": spec.name, "file": spec.file, "in": spec.scope, "check": describe_assert(spec),
+                        "why": spec.why, "because": found[spec.name], "ok": outcome.ok if outcome else None})
+    return out
+
+
+def _summary(ex: Explanation, step: Step, story: dict[str, Any]) -> list[str]:
+    title = f" ({step.entry.title})" if step.entry.title else ""
+    lines = [f"{step.id}{title}: {step.status}" + (f" ({step.reason})" if step.reason else "")
+             + (f": {step.detail}" if step.detail else "")]
+    if step.entry.supersedes:
+        lines.append("supersedes " + ", ".join(_supersede_text(item) for item in story["supersedes"]))
+    for item in story["provided"]:
+        lines.append(f"{item['by']} provides " + (", ".join(item["paths"]) if item["paths"] else "all of it"))
+    if step.filtered and step.status != "skipped" or step.reason == "redundant":
+        left = ", ".join(step.files) or "nothing"
+        lines.append(f"left to apply: {left}")
+    if step.reason == "redundant":
+        lines.append("redundant with " + (", ".join(step.redundant_with) or "nothing: its diff is empty"))
+    onto = story["onto"]
+    if onto and (step.status in ("applied", "conflict") or step.reason in ("redundant", "merged-upstream")):
+        after = next((s.id for s in ex.steps if s.commit == onto), None)
+        verb = "applied" if step.status == "applied" else "merged"
+        lines.append(f"{verb} onto {onto[:12]} ({'after ' + after if after else 'upstream'})")
+    for cov in ex.coverage:
+        if step.id in (cov.pr, cov.union):
+            lines.append(_coverage_line(cov, step.id))
+    for item in story["overlaps"]:
+        other = item["entries"][1] if item["entries"][0] == step.id else item["entries"][0]
+        scopes = f" ({shorten(item['scopes'])})" if item["scopes"] else ""
+        lines.append(f"{item['kind']} with {other} in {', '.join(item['files'])}{scopes}")
+    for item in story["asserts"]:
+        state = "" if item["ok"] is None else (" [holds]" if item["ok"] else " [FAILS]")
+        lines.append(f"guarded by {item['check']}{state}")
+    lines += [s["message"] for s in story["suggestions"]]
+    return lines
+
+
+def shorten(names: list[str], most: int = 4) -> str:
+    """NAMES joined, the first MOST of them and how many more."""
+    shown = ", ".join(names[:most])
+    return shown + (f", ... (+{len(names) - most} more)" if len(names) > most else "")
+
+
+def _supersede_text(item: dict[str, Any]) -> str:
+    text = item["pr"]
+    if item["paths"]:
+        text += f" (only {', '.join(item['paths'])})"
+    if item["stale"]:
+        text += f" (folded {item['folded'][:12]}, now {item['head'][:12]}: stale)"
+    return text
+
+
+def _coverage_line(cov: Coverage, who: str) -> str:
+    subject = f"{cov.union} carries {cov.pr}" if who == cov.pr else f"carries {cov.pr}"
+    tail = []
+    for hunk in cov.hunks:
+        if hunk.status != "verbatim":
+            where = f"{hunk.file}:{hunk.lines[0]}" + (f" ({', '.join(hunk.scopes)})" if hunk.scopes else "")
+            guard = f", guarded by {', '.join(hunk.asserts)}" if hunk.asserts else ", NOT guarded by any assert"
+            tail.append(f"{hunk.status} {where}{guard if hunk.status == 're-expressed' else ''}")
+    counts = f"{cov.count('verbatim')} verbatim, {cov.count('re-expressed')} re-expressed, {cov.count('absent')} absent"
+    return f"{subject}: {counts}" + (f" [{'; '.join(tail)}]" if tail else "")
+
+
+def _commands(git: Git, ex: Explanation, step: Step) -> list[dict[str, str]]:
+    """Git commands, with full SHAs, that show each fact the decision rests on."""
+    facts = ex.evidence.get(step.id)
+    upstream = ex.planned.resolved.upstream
+    out: list[dict[str, str]] = []
+
+    def add(purpose: str, command: str) -> None:
+        out.append({"purpose": purpose, "command": command})
+
+    if facts is None or not facts.head:
+        return out
+    head, base = facts.head, facts.base
+    if step.entry.kind == "pr":
+        add(f"its base: prints {base}", f"git merge-base {upstream} {head}")
+    elif base:
+        add(f"its base (the carried commit's parent): prints {base}", f"git rev-parse {head}^")
+    add("its whole change", f"git diff {base} {head}")
+    for item in _provided(ex, step):
+        union = ex.evidence.get(item["by"])
+        if union and union.head:
+            spec = f" -- {' '.join(item['paths'])}" if item["paths"] else ""
+            add(f"what {item['by']} provides", f"git diff {union.base} {union.head}{spec}")
+    if step.filtered and step.files:
+        add("what is left once the unions' paths are taken out", f"git diff {base} {head} -- {' '.join(step.files)}")
+    onto = ex.onto.get(step.id, upstream)
+    merge = _merge_pair(git, ex, step, onto)
+    if step.reason == "redundant" and merge:
+        tree = git.tree_of(onto)
+        add(f"applying it changes nothing: prints {tree}, the tree it would apply onto",
+            f"git merge-tree --write-tree {merge[0]} {merge[1]}")
+        for other in step.redundant_with:
+            done = ex.evidence.get(other)
+            if done and done.head:
+                add(f"{other} already carries the same hunks",
+                    f"git diff {done.base} {done.head} -- {' '.join(step.files)}")
+    elif step.status == "applied" and merge and step.commit:
+        add(f"the merge that applies it: prints {git.tree_of(step.commit)}",
+            f"git merge-tree --write-tree {merge[0]} {merge[1]}")
+    elif step.status == "conflict" and merge:
+        add("the merge that conflicts: exits 1 and names the conflicts",
+            f"git merge-tree --write-tree {merge[0]} {merge[1]}")
+    elif step.reason == "merged-upstream":
+        add(f"upstream already has it: prints upstream's tree {git.tree_of(upstream)}",
+            f"git merge-tree --write-tree {upstream} {head}")
+    elif step.reason == "precompiled":
+        add("the files it changes (policy.precompiled matches one)", f"git diff --name-only {base} {head}")
+    for overlap in ex.overlap_map.of(step.id):
+        if overlap.kind == "conflict" and overlap.merge:
+            add(f"conflicts with {overlap.other(step.id)}: {overlap.order[1]} merged onto {overlap.order[0]} "
+                "alone on upstream (commits explain wrote; exits 1)",
+                f"git merge-tree --write-tree {overlap.merge[0]} {overlap.merge[1]}")
+    return out
+
+
+def _merge_pair(git: Git, ex: Explanation, step: Step, onto: str) -> tuple[str, str] | None:
+    """The (ours, theirs) commits sync merges for STEP (compose.py shapes a carry's merge base the same way)."""
+    head = getattr(step, "_filtered_commit", None) or step.head
+    if head is None:
+        return None
+    if step.entry.kind == "pr":
+        return onto, head
+    info = git.commit_info(ex.planned.resolved.upstream)
+    when: int = info["committer_time"]  # type: ignore[assignment]
+    sig = Signature(ex.manifest.identity.name, ex.manifest.identity.email, when)
+    parents = [onto] + ([step.base] if step.base else [])
+    shaped = git.write_commit(git.tree_of(onto), parents, sig, sig, f"carrytool: merge base for {step.id}\n")
+    return shaped, head

@@ -1,0 +1,72 @@
+"""Property tests: any manifest-shaped input is accepted or refused with exit 2 — never a traceback."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from carrytool.errors import ManifestError
+from carrytool.manifest.load import load_manifest
+
+from tests.conftest import Cli
+
+KEYS = ["version", "upstream", "fork", "identity", "policy", "entries", "asserts", "url", "branch", "pr_ref",
+        "pr", "carry", "commit", "patch", "head", "supersedes", "owns", "excludes", "paths", "on_conflict",
+        "enabled", "file", "in", "calls", "times", "min", "max", "order", "matches", "guarded_by", "name",
+        "precompiled", "entry", "why", "not_calls", "title", "on_missing", "x"]
+scalars = st.one_of(st.none(), st.booleans(), st.integers(-3, 10**12), st.floats(allow_nan=True),
+                    st.sampled_from(["main", "-x", "..", "a/../b", "/abs", "refs/pull/{number}/head", "{number}",
+                                     "abc1234", "ext::sh", "1a2b3c4d", "Worker.wake_up", "(", "**/*.cu", ""]),
+                    st.text(max_size=12))
+values = st.recursive(scalars, lambda inner: st.one_of(
+    st.lists(inner, max_size=4), st.dictionaries(st.sampled_from(KEYS), inner, max_size=5)), max_leaves=25)
+
+
+def base_document(draw_entries: list, draw_asserts: list, top: dict) -> dict:
+    doc = {"version": 1, "upstream": {"url": "../up"}, "fork": {"branch": "dev"},
+           "entries": draw_entries, "asserts": draw_asserts}
+    doc.update(top)
+    return doc
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(entries=st.lists(st.one_of(values, st.fixed_dictionaries({"pr": values}),
+                                  st.fixed_dictionaries({"carry": values, "commit": values})), max_size=4),
+       asserts=st.lists(st.one_of(values, st.fixed_dictionaries({"file": values, "calls": values})), max_size=3),
+       top=st.dictionaries(st.sampled_from(KEYS), values, max_size=3))
+def test_generated_manifests_load_or_fail_cleanly(entries: list, asserts: list, top: dict) -> None:
+    text = yaml.safe_dump(base_document(entries, asserts, top), allow_unicode=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "m.yaml"
+        path.write_text(text)
+        try:
+            load_manifest(path)
+        except ManifestError as exc:
+            assert exc.exit_code == 2 and str(exc)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=200))
+def test_arbitrary_bytes_fail_cleanly(data: bytes) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "m.yaml"
+        path.write_bytes(data)
+        try:
+            load_manifest(path)
+        except ManifestError as exc:
+            assert exc.exit_code == 2
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.dictionaries(st.sampled_from(KEYS), values, max_size=4))
+def test_check_command_never_shows_a_traceback(top: dict) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "m.yaml"
+        path.write_text(yaml.safe_dump(base_document([], [], top)))
+        result = Cli()("check", "-m", str(path))
+        assert result.exit_code in (0, 2)
+        assert "Traceback" not in result.stderr

@@ -1,0 +1,88 @@
+"""The manifest JSON Schema (generated from the loader's key table), `check` on many files, CLI conventions."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import yaml
+
+from carrytool.manifest.model import SCHEMA
+from carrytool.manifest.schema import SHIPPED, manifest_schema, render_schema
+
+from tests.conftest import Cli
+from tests.manifest.test_manifest import GOOD
+
+
+def test_shipped_schema_is_the_generated_one() -> None:
+    assert SHIPPED.read_text() == render_schema(), "run: carrytool schema > carrytool/schemas/manifest.schema.json"
+    jsonschema.Draft202012Validator.check_schema(manifest_schema())
+
+
+def test_schema_accepts_what_the_loader_accepts_and_names_every_key() -> None:
+    schema = manifest_schema()
+    jsonschema.validate(yaml.safe_load(GOOD), schema)
+    for section, keys in SCHEMA.items():
+        props = schema["properties"] if section == "manifest" else (
+            schema["$defs"][section].get("properties") or schema["$defs"][section]["oneOf"][1]["properties"])
+        assert set(props) == {k.name for k in keys}, section
+
+
+def test_schema_rejects_typos_two_checks_and_bad_entries() -> None:
+    schema = manifest_schema()
+    base = yaml.safe_load(GOOD)
+    for mutate in (lambda d: d["fork"].update(brnach="x"),
+                   lambda d: d["asserts"][0].update(not_calls="x"),
+                   lambda d: d["entries"][0].update(carry="x"),
+                   lambda d: d["entries"].append({"carry": "y"}),
+                   lambda d: d["policy"].update(on_conflict="theirs")):
+        doc = json.loads(json.dumps(base))
+        mutate(doc)
+        try:
+            jsonschema.validate(doc, schema)
+        except jsonschema.ValidationError:
+            continue
+        raise AssertionError(f"schema accepted {doc}")
+
+
+def test_check_many_files_reports_each(cli: Cli, tmp_path: Path) -> None:
+    good = tmp_path / "good.yaml"
+    good.write_text(GOOD)
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(GOOD.replace("branch: intarweb-dev", "branch: -x"))
+    result = cli("check", good, bad)
+    assert result.exit_code == 2
+    assert f"{good}: ok (4 entries: 3 PRs, 1 carries; 2 asserts)" in result.stdout
+    assert f"{bad}:7: fork.branch" in result.stderr
+
+
+def test_cli_conventions(tmp_path: Path) -> None:
+    env = {**os.environ, "NO_COLOR": "1"}
+    version = subprocess.run([sys.executable, "-m", "carrytool", "--version"], capture_output=True, text=True)
+    assert version.returncode == 0 and version.stdout.strip() == "carrytool 0.1.0"
+    helptext = subprocess.run([sys.executable, "-m", "carrytool", "sync", "--help"], capture_output=True,
+                              text=True, env=env)
+    assert "Example: carrytool sync" in helptext.stdout and "\x1b[" not in helptext.stdout
+    completion = subprocess.run([sys.executable, "-m", "carrytool", "--show-completion", "bash"],
+                                capture_output=True, text=True, env={**env, "SHELL": "/bin/bash"})
+    assert completion.returncode == 0 and "complete" in completion.stdout
+    manifest = tmp_path / "m.yaml"
+    manifest.write_text(GOOD)
+    quiet = subprocess.run([sys.executable, "-m", "carrytool", "-q", "check", "-m", str(manifest)],
+                           capture_output=True, text=True)
+    assert quiet.returncode == 0 and quiet.stdout == ""
+
+
+def test_pre_commit_hook_definition() -> None:
+    hooks = yaml.safe_load((Path(__file__).resolve().parents[2] / ".pre-commit-hooks.yaml").read_text())
+    hook = next(h for h in hooks if h["id"] == "carrytool-check")
+    assert hook["entry"] == "carrytool check" and hook["pass_filenames"] is True
+
+
+def test_help_in_a_pipe_is_plain_click_text() -> None:
+    out = subprocess.run([sys.executable, "-m", "carrytool", "sync", "--help"], capture_output=True, text=True).stdout
+    assert "[default: .]" in out and "\\[" not in out and "╭" not in out and "\x1b[" not in out

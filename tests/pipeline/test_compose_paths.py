@@ -1,0 +1,76 @@
+"""The compose fast path (writing an entry's upstream delta) gives exactly the chained merge's result."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from carrytool.demo.scenario import Scenario
+from carrytool.pipeline.compose import Composer
+
+from tests.conftest import Cli, Small
+from tests.gitrepo import init_repo, many_prs, write_manifest
+
+
+def both_ways(cli: Cli, manifest: Path, repo: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[dict, dict]:
+    _, fast = cli.json("sync", "-m", manifest, "--repo", repo, "--dry-run")
+    monkeypatch.setattr(Composer, "fast_path", False)
+    _, slow = cli.json("sync", "-m", manifest, "--repo", repo, "--dry-run")
+    return fast, slow
+
+
+def test_demo_fast_equals_slow(cli: Cli, demo: Scenario, monkeypatch: pytest.MonkeyPatch) -> None:
+    fast, slow = both_ways(cli, demo.manifest, demo.work, monkeypatch)
+    assert fast["result"]["sha"] == slow["result"]["sha"]
+    assert fast["entries"] == slow["entries"]
+
+
+def test_many_overlapping_prs_fast_equals_slow(cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    up = init_repo(tmp_path / "up", bare=True)
+    many_prs(up, 60, files=25)
+    repo = init_repo(tmp_path / "work", bare=True)
+    manifest = write_manifest(tmp_path / "m.yaml", {
+        "version": 1, "upstream": {"url": str(up.path)}, "fork": {"branch": "x"},
+        "policy": {"on_conflict": "skip"}, "entries": [{"pr": n} for n in range(1, 61)]})
+    fast, slow = both_ways(cli, manifest, repo.path, monkeypatch)
+    assert fast["result"]["sha"] == slow["result"]["sha"]
+    assert fast["entries"] == slow["entries"]          # statuses, conflicts and their culprits, landing
+    assert sum(e["status"] == "conflict" for e in fast["entries"]) >= 5
+    assert sum(e["status"] == "applied" for e in fast["entries"]) >= 25
+
+
+def test_directory_and_file_changes_fast_equals_slow(cli: Cli, small: Small,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    small.pr(1, {"docs/c.txt": None, "docs": None, "newdir/x.txt": "x\n"})
+    small.pr(2, {"newdir/y.txt": "y\n", "b.py": None})
+    small.pr(3, {"lib/old.py": None, "lib/new.py": "print(1)\n"})
+    small.pr(4, {"a.py": "def f():\n    return 5\n\n\ndef g():\n    return 2\n", "run.sh": "echo\n"})
+    small.manifest([{"pr": 1}, {"pr": 2}, {"pr": 3}, {"pr": 4}])
+    fast, slow = both_ways(cli, small.manifest_path, small.work.path, monkeypatch)
+    assert fast["result"]["sha"] == slow["result"]["sha"]
+
+
+def test_shared_files_merged_file_by_file_equal_the_chained_merge(cli: Cli, small: Small,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    body = "".join(f"def f{i}():\n    return {i}\n\n\n" for i in range(12))
+    small.base = small.up.commit({"lib/m.py": body, "lib/x.sh": "echo 1\necho 2\necho 3\necho 4\necho 5\n",
+                                  "attr/.gitattributes": "*.txt merge=union\n", "attr/u.txt": "a\nb\nc\n"},
+                                 "more", parent="main", ref="refs/heads/main")
+    for n, i in enumerate((1, 4, 7, 10), start=1):        # four PRs, one function each: clean merges
+        small.pr(n, {"lib/m.py": body.replace(f"return {i}\n", f"return {i} * 10\n"),
+                     f"docs/pr{n}.txt": f"pr {n}\n"})
+    small.pr(5, {"lib/m.py": body.replace("return 4\n", "return -4\n")})                  # conflicts with pr/2
+    small.pr(6, {"lib/x.sh": "echo 1\necho two\necho 3\necho 4\necho 5\n"})
+    small.up.commit({"lib/x.sh": "echo 1\necho 2\necho 3\necho 4\necho five\n"}, "pr 7: mode + edit",
+                    parent=small.base, ref="refs/pull/7/head", modes={"lib/x.sh": "100755"})
+    small.pr(8, {"attr/u.txt": "a\nb\nc\nd\n"})
+    small.pr(9, {"attr/u.txt": "a\nb\nc\ne\n"})          # merge=union is ignored: a conflict either way
+    small.manifest([{"pr": n} for n in range(1, 10)], policy={"on_conflict": "skip"})
+    fast, slow = both_ways(cli, small.manifest_path, small.work.path, monkeypatch)
+    assert fast["result"]["sha"] == slow["result"]["sha"]
+    assert fast["entries"] == slow["entries"]
+    statuses = {e["id"]: e["status"] for e in fast["entries"]}
+    assert statuses["pr/5"] == "conflict" and statuses["pr/4"] == "applied" and statuses["pr/7"] == "applied"
+    assert [statuses[f"pr/{n}"] for n in (1, 2, 3, 4)] == ["applied"] * 4
+    assert statuses["pr/9"] == "conflict"

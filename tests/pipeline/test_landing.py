@@ -1,0 +1,100 @@
+"""Every hunk accounted for: landed, dropped, clobbered, identical, provided by a union, upstream loss."""
+
+from __future__ import annotations
+
+import pytest
+
+from carrytool.gitlayer.git import Change
+from carrytool.pipeline.hunks import parse_patch
+
+from tests.conftest import Cli, Small
+from tests.pipeline.test_sync import by_id, sync
+
+BIG = "".join(f"line {i}\n" for i in range(1, 41))
+
+
+def landing(report: dict, entry: str) -> dict:
+    return by_id(report)[entry]["landing"]
+
+
+@pytest.mark.parametrize("files,hunks", [
+    ({"a.py": "def f():\n    return 1\n\n\ndef g():\n    return 2\n# added\n"}, 1),            # addition
+    ({"b.py": "x = 1\nz = 3\n"}, 1),                                                         # deletion
+    ({"b.py": "x = 1\ny = 2 \nz = 3\n"}, 1),                                                  # whitespace only
+    ({"new/file.py": "print('hi')\n"}, 1),                                                   # new file
+    ({"docs/c.txt": None}, 1),                                                               # deleted file
+    ({"data.bin": b"\x00\x01\x02binary\x00"}, 1),                                             # binary: counted
+    ({"b.py": "x = 1\ny = 2\nz = 3\n)\n\n"}, 1),                                              # trivially common lines
+    ({"big.txt": BIG.replace("line 5\n", "line five\n").replace("line 30\n", "line thirty\n")}, 2),
+])
+def test_a_clean_build_lands_every_hunk(cli: Cli, small: Small, files: dict, hunks: int) -> None:
+    small.base = small.up.commit({"big.txt": BIG}, "more", parent="main", ref="refs/heads/main")
+    small.pr(1, files)
+    small.pr(2, {"a.py": "def f():\n    return 9\n\n\ndef g():\n    return 2\n"})
+    small.manifest([{"pr": 2}, {"pr": 1}])
+    code, report = sync(cli, small)
+    assert code == 0, report
+    got = landing(report, "pr/1")
+    assert (got["hunks"], got["landed"], got["dropped"], got["clobbered"]) == (hunks, hunks, [], [])
+
+
+def test_pure_move_and_rename_with_changes(cli: Cli, small: Small) -> None:
+    small.base = small.up.commit({"big.txt": BIG}, "more", parent="main", ref="refs/heads/main")
+    small.pr(1, {"big.txt": None, "moved/big.txt": BIG})
+    small.pr(2, {"b.py": None, "lib/b.py": "x = 1\ny = 2\nz = 3\nw = 4\n"})
+    small.manifest([{"pr": 1}, {"pr": 2}])
+    code, report = sync(cli, small)
+    assert code == 0, report
+    assert landing(report, "pr/1") == {"hunks": 1, "landed": 1, "dropped": [], "clobbered": [], "survived": 1}
+    assert landing(report, "pr/2")["landed"] == landing(report, "pr/2")["hunks"] == 1
+    assert small.work.git("show", "dev:moved/big.txt").startswith("line 1")
+
+
+def test_clobber_is_found_whichever_entry_comes_second(cli: Cli, small: Small) -> None:
+    one = {"a.py": "def f():\n    return 2\n\n\ndef g():\n    return 2\n"}
+    two = {"a.py": "def f():\n    return 3\n\n\ndef g():\n    return 2\n"}
+    small.pr(1, one)
+    small.pr(2, two)
+    for first, second in ((1, 2), (2, 1)):
+        small.manifest([{"pr": first}, {"pr": second, "on_conflict": "theirs"}])
+        code, report = sync(cli, small)
+        assert code == 1 and report["ok"] is False and small.branch() is None
+        [lost] = landing(report, f"pr/{first}")["clobbered"]
+        assert (lost["by"], lost["file"], lost["scope"]) == (f"pr/{second}", "a.py", "f")
+        assert landing(report, f"pr/{second}")["clobbered"] == []
+
+
+def test_identical_hunks_are_applied_once_and_reported(cli: Cli, small: Small) -> None:
+    small.pr(1, {"b.py": "x = 10\ny = 2\nz = 3\n"})
+    small.pr(2, {"b.py": "x = 10\ny = 2\nz = 3\n", "docs/c.txt": "c2\n"})
+    small.manifest([{"pr": 1}, {"pr": 2}])
+    code, report = sync(cli, small)
+    assert code == 0
+    assert landing(report, "pr/2")["identical"] == 1 and landing(report, "pr/2")["landed"] == 2
+    [warning] = [w for w in report["warnings"] if w["kind"] == "identical-hunk"]
+    assert (warning["entry"], warning["other"], warning["file"]) == ("pr/2", "pr/1", "b.py")
+
+
+def test_partial_supersession_counts_filtered_hunks_as_provided(cli: Cli, small: Small) -> None:
+    union = small.up.commit({"b.py": "x = 10\ny = 2\nz = 3\n"}, "union", parent="main", ref="refs/heads/union")
+    small.pr(1, {"b.py": "x = 10\ny = 2\nz = 3\n", "docs/c.txt": "c2\n"})
+    small.work.git("fetch", "-q", str(small.up.path), "refs/heads/union:refs/heads/union")
+    small.manifest([{"pr": 1}, {"carry": "union", "commit": union, "supersedes": [{"pr": 1, "paths": ["b.py"]}]}])
+    code, report = sync(cli, small)
+    assert code == 0
+    got = landing(report, "pr/1")
+    assert (got["hunks"], got["landed"], got["provided"]) == (2, 1, [{"by": "carry/union", "hunks": 1}])
+
+
+def test_parse_patch_maps_hunks_to_exact_paths() -> None:
+    old, new = "a" * 40, "b" * 40
+    patch = (b'diff --git "a/dir x/q\\"uote" "b/dir x/q\\"uote"\nindex ' + old.encode() + b".." + new.encode() +
+             b' 100644\n--- "a/dir x/q\\"uote"\t\n+++ "b/dir x/q\\"uote"\t\n@@ -3,0 +4,2 @@ ctx\n+one\n+two\n'
+             b"@@ -10 +12 @@\n-gone\n+here\n")
+    change = Change("M", 'dir x/q"uote', None, "100644", "100644", old, new)
+    hunks = parse_patch(patch, [change])
+    assert [(h.path, h.old_start, h.old_count, h.new_start, h.new_count, h.removed, h.added) for h in hunks] == [
+        ('dir x/q"uote', 3, 0, 4, 2, (), (b"one", b"two")),
+        ('dir x/q"uote', 10, 1, 12, 1, (b"gone",), (b"here",)),
+    ]
+    assert hunks[0].describe() == 'dir x/q"uote:4-5'

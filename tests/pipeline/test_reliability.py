@@ -1,0 +1,223 @@
+"""Kill it, race it, feed it garbage: nothing of the user's changes, one writer, nothing executed."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import Cli, Small
+from tests.gitrepo import init_repo, many_prs, write_manifest
+
+CARRYTOOL = [sys.executable, "-m", "carrytool"]
+
+
+def run(*args: str, env: dict | None = None, **kw) -> subprocess.CompletedProcess:
+    full = {**os.environ, **(env or {})}
+    return subprocess.run([*CARRYTOOL, *args], capture_output=True, text=True, env=full, **kw)
+
+
+@pytest.fixture
+def long_sync(tmp_path: Path) -> tuple[Path, Path]:
+    """A user's non-bare repository with staged and unstaged work, and a manifest of 160 PRs."""
+    up = init_repo(tmp_path / "up", bare=True)
+    many_prs(up, 160)
+    user = init_repo(tmp_path / "user")
+    user.git("fetch", "-q", str(up.path), "main:refs/heads/work")
+    user.git("checkout", "-q", "work")
+    user.git("branch", "feature")
+    (user.path / "src" / "f0001.py").write_text("my unstaged edit\n")
+    (user.path / "staged.txt").write_text("staged\n")
+    user.git("add", "staged.txt")
+    manifest = write_manifest(tmp_path / "carries" / "manifest.yaml", {
+        "version": 1, "upstream": {"url": "../up"}, "fork": {"branch": "nightly"},
+        "policy": {"on_conflict": "skip"}, "entries": [{"pr": n} for n in range(1, 161)]})
+    return user.path, manifest
+
+
+def user_state(repo: Path) -> tuple:
+    git = lambda *a: subprocess.run(["git", *a], cwd=repo, capture_output=True, text=True).stdout  # noqa: E731
+    return (git("rev-parse", "HEAD"), git("status", "--porcelain"), git("ls-files", "-s"),
+            git("for-each-ref", "--format=%(refname) %(objectname)", "refs/heads/work", "refs/heads/feature"),
+            (repo / "src" / "f0001.py").read_text(), git("diff"), git("diff", "--cached"))
+
+
+def test_kill_9_at_any_moment_leaves_the_user_repo_as_it_was(long_sync: tuple[Path, Path]) -> None:
+    repo, manifest = long_sync
+    before = user_state(repo)
+    nightly = []
+    for delay in (0.15, 0.4, 0.8, 1.3, 2.0):
+        proc = subprocess.Popen([*CARRYTOOL, "sync", "-m", str(manifest), "--repo", str(repo), "-q"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(delay)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        assert user_state(repo) == before
+        fsck = subprocess.run(["git", "fsck", "--no-dangling"], cwd=repo, capture_output=True, text=True)
+        assert fsck.returncode == 0, fsck.stderr
+        value = subprocess.run(["git", "rev-parse", "-q", "--verify", "refs/heads/nightly"], cwd=repo,
+                               capture_output=True, text=True).stdout.strip()
+        nightly.append(value)
+    done = run("sync", "-m", str(manifest), "--repo", str(repo), "--format", "json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert user_state(repo) == before
+    assert all(v in ("", report["result"]["sha"]) for v in nightly)   # never a half-written branch
+    assert sum(e["status"] == "applied" for e in report["entries"]) >= 40
+
+
+def test_stale_lock_of_a_dead_process_is_cleared_with_a_message(small: Small) -> None:
+    small.pr(1, {"b.py": "x = 10\ny = 2\nz = 3\n"})
+    small.manifest([{"pr": 1}])
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    lock = small.work.path / "carrytool.lock"
+    lock.write_text(json.dumps({"pid": dead.pid, "host": os.uname().nodename, "since": "then"}))
+    result = run("sync", "-m", str(small.manifest_path), "--repo", str(small.work.path))
+    assert result.returncode == 0 and "stale lock" in result.stderr and not lock.exists()
+
+
+def test_a_live_lock_makes_the_second_run_exit_4_naming_the_holder(small: Small) -> None:
+    small.pr(1, {"b.py": "x = 10\ny = 2\nz = 3\n"})
+    small.manifest([{"pr": 1}])
+    lock = small.work.path / "carrytool.lock"
+    lock.write_text(json.dumps({"pid": os.getpid(), "host": os.uname().nodename, "since": "now"}))
+    result = run("sync", "-m", str(small.manifest_path), "--repo", str(small.work.path), "--wait", "0.3")
+    assert result.returncode == 4 and f"pid {os.getpid()}" in result.stderr
+    assert small.branch() is None
+    threading.Timer(0.5, lock.unlink).start()
+    result = run("sync", "-m", str(small.manifest_path), "--repo", str(small.work.path), "--wait", "10")
+    assert result.returncode == 0
+
+
+def test_two_syncs_at_once_one_writer_one_result(long_sync: tuple[Path, Path]) -> None:
+    repo, manifest = long_sync
+    procs = [subprocess.Popen([*CARRYTOOL, "sync", "-m", str(manifest), "--repo", str(repo), "--format", "json",
+                               *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for extra in ([], [])]
+    outs = [p.communicate() for p in procs]
+    codes = sorted(p.returncode for p in procs)
+    assert codes == [0, 4], outs
+    loser = next(err for p, (out, err) in zip(procs, outs) if p.returncode == 4)
+    assert "another carrytool run holds" in loser
+    winner = json.loads(next(out for p, (out, err) in zip(procs, outs) if p.returncode == 0))
+    again = run("sync", "-m", str(manifest), "--repo", str(repo), "--format", "json", "--offline")
+    assert json.loads(again.stdout)["result"]["sha"] == winner["result"]["sha"]
+
+
+def test_a_transient_fetch_failure_is_retried(small: Small, tmp_path: Path) -> None:
+    small.pr(1, {"b.py": "x = 10\ny = 2\nz = 3\n"})
+    state = tmp_path / "failed-once"
+    fake_ssh = tmp_path / "fake-ssh"
+    fake_ssh.write_text("#!/bin/sh\n"
+                        f"if [ ! -f {state} ]; then touch {state}; "
+                        "echo 'ssh: connect to host example.invalid port 22: Connection refused' >&2; exit 255; fi\n"
+                        'for last; do :; done\nexec sh -c "$last"\n')
+    fake_ssh.chmod(0o755)
+    small.manifest([{"pr": 1}], upstream={"url": f"ssh://git@example.invalid{small.up.path}"})
+    env = {"GIT_SSH_COMMAND": str(fake_ssh), "CARRYTOOL_RETRY_DELAY": "0.05"}
+    result = run("sync", "-m", str(small.manifest_path), "--repo", str(small.work.path), env=env)
+    assert result.returncode == 0, result.stderr
+    assert state.exists() and small.branch()
+
+
+def test_a_persistent_network_failure_is_exit_4_and_hides_tokens(small: Small, tmp_path: Path) -> None:
+    secret = "ghp_0123456789abcdefSECRET"
+    small.manifest([{"pr": 1}], upstream={"url": f"https://x-access-token:{secret}@github.invalid/o/r.git"})
+    report = tmp_path / "r.json"
+    result = run("sync", "-m", str(small.manifest_path), "--repo", str(small.work.path), "--report", str(report),
+                 env={"CARRYTOOL_RETRY_DELAY": "0"})
+    assert result.returncode == 4 and "cannot fetch from https://***@github.invalid" in result.stderr
+    assert secret not in result.stderr + result.stdout
+    written = json.loads(report.read_text())
+    assert written["ok"] is False and written["exit_code"] == 4 and written["error"]["kind"] == "FetchError"
+    assert secret not in report.read_text()
+
+
+def test_hooks_and_filters_never_run(small: Small, tmp_path: Path) -> None:
+    marker = tmp_path / "executed"
+    hooks = small.work.path / "hooks"
+    hooks.mkdir(exist_ok=True)
+    for name in ("reference-transaction", "post-update", "pre-push", "post-checkout", "post-merge"):
+        hook = hooks / name
+        hook.write_text(f"#!/bin/sh\ntouch {marker}\n")
+        hook.chmod(0o755)
+    small.work.git("config", "filter.evil.clean", f"touch {marker}")
+    small.work.git("config", "filter.evil.smudge", f"touch {marker}")
+    small.pr(1, {".gitattributes": "* filter=evil\n", "b.py": "x = 10\ny = 2\nz = 3\n"})
+    fork = init_repo(tmp_path / "fork", bare=True)
+    small.manifest([{"pr": 1}], fork={"branch": "dev", "url": "../fork"})
+    result = run("sync", "-m", str(small.manifest_path), "--repo", str(small.work.path), "--push")
+    assert result.returncode == 0, result.stderr
+    assert not marker.exists() and fork.ref("refs/heads/dev")
+
+
+HOSTILE = [
+    ("option injection in a branch name", {"fork": {"branch": "--upload-pack=touch${IFS}MARKER"}}, 2, "fork.branch"),
+    ("option injection in a URL", {"upstream": {"url": "--upload-pack=touch MARKER"}}, 2, "upstream.url"),
+    ("ext transport", {"upstream": {"url": "ext::sh -c touch% MARKER"}}, 2, "ext::"),
+    ("path traversal", {"entries": [{"carry": "x", "patch": "../../etc/passwd"}]}, 2, "leaves the tree"),
+    ("absolute owned path", {"entries": [{"pr": 1, "owns": ["/etc"]}]}, 2, "absolute"),
+    ("non-numeric PR", {"entries": [{"pr": "12; rm -rf /"}]}, 2, "must be an integer"),
+    ("duplicate entries", {"entries": [{"pr": 1}, {"pr": 1}]}, 2, "duplicate entry pr/1"),
+    ("unknown PR", {"entries": [{"pr": 4242}]}, 2, "pr/4242"),
+    ("unreachable upstream", {"upstream": {"url": "../no/such/repo"}, "entries": [{"pr": 1}]}, 4, "cannot fetch"),
+    ("a ref template that escapes refs/", {"upstream": {"url": "../up", "pr_ref": "HEAD{number}"}}, 2, "pr_ref"),
+]
+
+
+@pytest.mark.parametrize("name,change,code,words", HOSTILE, ids=[h[0] for h in HOSTILE])
+def test_hostile_manifests(small: Small, tmp_path: Path, name: str, change: dict, code: int, words: str) -> None:
+    marker = tmp_path / "executed"
+    change = json.loads(json.dumps(change).replace("MARKER", str(marker)))
+    small.pr(1, {"b.py": "x = 10\ny = 2\nz = 3\n"})
+    data = {"version": 1, "upstream": {"url": "../up"}, "fork": {"branch": "dev"}, "entries": []}
+    for key, value in change.items():
+        data[key] = {**data[key], **value} if isinstance(data.get(key), dict) else value
+    write_manifest(small.manifest_path, data)
+    result = run("sync", "-m", str(small.manifest_path), "--repo", str(small.work.path),
+                 env={"CARRYTOOL_RETRY_DELAY": "0"})
+    assert result.returncode == code, result.stderr
+    assert words in result.stderr and "Traceback" not in result.stderr
+    assert not marker.exists()
+
+
+def test_python_object_tag_never_constructs(small: Small, tmp_path: Path) -> None:
+    marker = tmp_path / "pwned"
+    small.manifest_path.parent.mkdir(parents=True, exist_ok=True)
+    small.manifest_path.write_text(f"version: 1\nupstream: !!python/object/apply:os.system ['touch {marker}']\n"
+                                   "fork: {branch: dev}\n")
+    result = run("check", "-m", str(small.manifest_path))
+    assert result.returncode == 2 and "not allowed" in result.stderr and not marker.exists()
+
+
+def test_cli_usage_errors_are_exit_2(cli: Cli, small: Small) -> None:
+    small.manifest([])
+    assert cli("sync", "--bogus").exit_code == 2
+    assert cli("sync", "-m", small.manifest_path, "--repo", small.work.path, "--format", "xml").exit_code == 2
+    assert cli("verify", "-m", small.manifest_path, "--rev", "x", "--path", ".").exit_code == 2
+
+
+def test_a_transient_push_failure_is_retried(small: Small, tmp_path: Path) -> None:
+    fork = init_repo(tmp_path / "fork", bare=True)
+    small.pr(1, {"b.py": "x = 10\ny = 2\nz = 3\n"})
+    state = tmp_path / "push-failed-once"
+    fake_ssh = tmp_path / "fake-ssh"
+    fake_ssh.write_text("#!/bin/sh\n"
+                        'for last; do :; done\n'
+                        f'case "$last" in git-receive-pack*) if [ ! -f {state} ]; then touch {state}; '
+                        "echo 'ssh: connect to host example.invalid port 22: Connection timed out' >&2; exit 255; fi;; esac\n"
+                        'exec sh -c "$last"\n')
+    fake_ssh.chmod(0o755)
+    small.manifest([{"pr": 1}], fork={"branch": "dev", "url": f"ssh://git@example.invalid{fork.path}"})
+    env = {"GIT_SSH_COMMAND": str(fake_ssh), "CARRYTOOL_RETRY_DELAY": "0.05"}
+    result = run("sync", "-m", str(small.manifest_path), "--repo", str(small.work.path), "--push", env=env)
+    assert result.returncode == 0, result.stderr
+    assert state.exists() and fork.ref("refs/heads/dev") == small.branch()

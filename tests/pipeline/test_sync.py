@@ -1,0 +1,425 @@
+"""`carrytool sync` on real repositories: every status, reason and exit code of the contract."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from tests.conftest import Cli, Small
+from tests.gitrepo import init_repo
+
+A_TWO = {"a.py": "def f():\n    return 2\n\n\ndef g():\n    return 2\n"}
+A_THREE = {"a.py": "def f():\n    return 3\n\n\ndef g():\n    return 2\n"}
+B_TEN = {"b.py": "x = 10\ny = 2\nz = 3\n"}
+
+
+def sync(cli: Cli, small: Small, *args: str, env: dict | None = None) -> tuple[int, dict]:
+    return cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, *args, env=env)
+
+
+def by_id(report: dict) -> dict[str, dict]:
+    return {e["id"]: e for e in report["entries"]}
+
+
+def test_applies_each_entry_as_one_commit(cli: Cli, small: Small, report_schema: dict) -> None:
+    small.pr(1, A_TWO)
+    small.pr(3, B_TEN)
+    small.manifest([{"pr": 1, "title": "f returns 2"}, {"pr": 3}])
+    code, report = sync(cli, small)
+    assert code == 0 and report["ok"] is True
+    jsonschema.validate(report, report_schema)
+    entries = by_id(report)
+    assert entries["pr/1"]["status"] == "applied" and entries["pr/1"]["files"] == ["a.py"]
+    assert entries["pr/1"]["base"] == small.base and entries["pr/1"]["head"] == small.up.rev("refs/pull/1/head")
+    tip = report["result"]["sha"]
+    assert report["result"] == {"branch": "dev", "sha": tip, "previous": None, "updated": True}
+    assert small.branch() == tip
+    log = small.work.git("log", "--format=%s", "dev").splitlines()
+    assert log == ["carry: pr/3", "carry: pr/1 f returns 2", "base"]
+    message = small.work.git("log", "-1", "--format=%B", entries["pr/1"]["commit"])
+    assert f"Carry-Entry: pr/1\nCarry-Head: {entries['pr/1']['head']}\nCarry-Base: {small.base}" in message
+    assert small.work.git("show", "dev:a.py").startswith("def f():\n    return 2")
+    assert small.work.git("show", "dev:b.py").startswith("x = 10")
+    # the exact SHA: fixed identity and dates derived from the inputs
+    assert small.work.git("log", "-1", "--format=%an <%ae> %at %cn %ct", "dev") == \
+        f"carrytool <carrytool@localhost> {small.up.clock} carrytool {small.up.clock}"
+
+
+def test_second_run_is_a_noop_with_the_same_sha(cli: Cli, small: Small) -> None:
+    small.pr(1, A_TWO)
+    small.manifest([{"pr": 1}])
+    _, first = sync(cli, small)
+    code, second = sync(cli, small)
+    assert code == 0 and second["result"]["sha"] == first["result"]["sha"]
+    assert second["result"]["updated"] is False and second["result"]["previous"] == first["result"]["sha"]
+
+
+def test_same_result_in_other_repos_time_zones_and_hostile_git_env(cli: Cli, small: Small, tmp_path: Path) -> None:
+    small.pr(1, A_TWO)
+    small.pr(2, B_TEN)
+    small.manifest([{"pr": 1}, {"pr": 2}], identity={"name": "bot", "email": "bot@example.com"})
+    _, first = sync(cli, small)
+    other = init_repo(tmp_path / "other", bare=False)
+    hostile = {"TZ": "Pacific/Chatham", "GIT_AUTHOR_NAME": "evil", "GIT_COMMITTER_EMAIL": "evil@x",
+               "GIT_AUTHOR_DATE": "2001-01-01T00:00:00", "GIT_COMMITTER_DATE": "2002-02-02T00:00:00",
+               "GIT_DIR": str(tmp_path / "nowhere"), "GIT_WORK_TREE": "/", "GIT_INDEX_FILE": "/tmp/idx",
+               "GIT_CONFIG_PARAMETERS": "'merge.conflictstyle'='diff3' 'diff.algorithm'='patience'",
+               "GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "commit.gpgsign", "GIT_CONFIG_VALUE_0": "true",
+               "GIT_OBJECT_DIRECTORY": str(tmp_path / "objs")}
+    code, second = cli.json("sync", "-m", small.manifest_path, "--repo", other.path, env=hostile)
+    assert code == 0
+    assert second["result"]["sha"] == first["result"]["sha"]
+    assert not (tmp_path / "objs").exists()
+
+
+def test_disabled_superseded_partial_precompiled_and_merged_upstream(cli: Cli, small: Small,
+                                                                    report_schema: dict) -> None:
+    small.pr(1, A_TWO)                                         # superseded by the union
+    small.pr(2, {"csrc/k.cu": "// faster kernel\n"})            # precompiled
+    small.pr(4, {"b.py": "x = 10\ny = 2\nz = 3\n", "docs/c.txt": "c2\n"})   # partial: b.py from the union
+    small.pr(5, {"docs/c.txt": "c\n"})                          # an empty PR
+    squash = small.pr(6, {"docs/new.txt": "new\n"})
+    small.pr(7, B_TEN)                                          # disabled
+    merged_tip = small.up.commit({"docs/new.txt": "new\n"}, "upstream squash-merged #6", parent="main",
+                                 ref="refs/heads/main")
+    union = small.up.commit({**A_TWO, **B_TEN}, "union", parent=merged_tip, ref="refs/heads/union")
+    small.manifest([
+        {"pr": 1}, {"pr": 2}, {"pr": 4}, {"pr": 5}, {"pr": 6}, {"pr": 7, "enabled": False},
+        {"carry": "union", "commit": union, "supersedes": [1, {"pr": 4, "paths": ["b.py"]}]},
+    ], policy={"precompiled": {"paths": ["csrc/**"]}})
+    small.work.git("fetch", "-q", str(small.up.path), "refs/heads/union:refs/heads/union")
+    code, report = sync(cli, small)
+    assert code == 0, report
+    jsonschema.validate(report, report_schema)
+    e = by_id(report)
+    assert (e["pr/1"]["status"], e["pr/1"]["reason"], e["pr/1"]["superseded_by"]) == \
+        ("skipped", "superseded", "carry/union")
+    assert (e["pr/2"]["status"], e["pr/2"]["reason"]) == ("skipped", "precompiled")
+    assert "csrc/k.cu" in e["pr/2"]["detail"]
+    assert e["pr/4"]["status"] == "applied" and e["pr/4"]["filtered"] == ["b.py"]
+    assert e["pr/4"]["files"] == ["docs/c.txt"] and e["pr/4"]["provided_by"] == {"b.py": "carry/union"}
+    assert (e["pr/5"]["status"], e["pr/5"]["reason"], e["pr/5"]["redundant_with"]) == ("skipped", "redundant", [])
+    assert (e["pr/6"]["status"], e["pr/6"]["reason"]) == ("skipped", "merged-upstream")
+    assert (e["pr/7"]["status"], e["pr/7"]["reason"]) == ("skipped", "disabled")
+    assert e["carry/union"]["status"] == "applied" and e["carry/union"]["head"] == union
+    assert squash != merged_tip
+    tip = report["result"]["sha"]
+    assert small.work.git("show", f"{tip}:docs/c.txt") == "c2"
+    assert small.work.git("show", f"{tip}:b.py").startswith("x = 10")
+    assert "Carry-Filtered: b.py (from carry/union)" in small.work.git("log", "-1", "--format=%B",
+                                                                       e["pr/4"]["commit"])
+
+
+def test_merged_upstream_by_ancestry(cli: Cli, small: Small) -> None:
+    head = small.pr(1, A_TWO)
+    small.up.git("update-ref", "refs/heads/main", head)
+    small.manifest([{"pr": 1}])
+    code, report = sync(cli, small)
+    assert code == 0 and by_id(report)["pr/1"]["reason"] == "merged-upstream"
+    assert report["result"]["sha"] == head
+
+
+def test_redundant_names_what_provides_it(cli: Cli, small: Small) -> None:
+    small.pr(1, A_TWO)
+    small.pr(2, A_TWO, message="same change again")
+    small.manifest([{"pr": 1}, {"pr": 2}])
+    code, report = sync(cli, small)
+    e = by_id(report)
+    assert code == 0 and (e["pr/2"]["reason"], e["pr/2"]["redundant_with"]) == ("redundant", ["pr/1"])
+
+
+def test_conflict_under_fail_is_exit_3_and_writes_nothing(cli: Cli, small: Small, report_schema: dict) -> None:
+    small.pr(1, A_TWO)
+    small.pr(2, A_THREE)
+    small.manifest([{"pr": 1}, {"pr": 2}])
+    result = cli("sync", "-m", small.manifest_path, "--repo", small.work.path)
+    assert result.exit_code == 3
+    assert "conflict: pr/2 in a.py with pr/1" in result.stdout
+    assert "next: fold pr/1, pr/2 into a union" in result.stdout
+    assert small.branch() is None and not small.manifest_path.with_name("manifest.yaml.lock").exists()
+    code, report = sync(cli, small)
+    jsonschema.validate(report, report_schema)
+    assert code == 3 and report["ok"] is False and report["result"]["updated"] is False
+    assert by_id(report)["pr/2"]["conflicts"] == [{"file": "a.py", "with": ["pr/1"]}]
+
+
+def test_conflict_with_upstream_itself_names_no_entry(cli: Cli, small: Small) -> None:
+    small.pr(1, A_TWO)
+    small.up.commit(A_THREE, "upstream moved", parent="main", ref="refs/heads/main")
+    small.manifest([{"pr": 1, "on_conflict": "skip"}])
+    code, report = sync(cli, small)
+    assert code == 0 and by_id(report)["pr/1"]["conflicts"] == [{"file": "a.py", "with": []}]
+
+
+def test_skip_goes_on_and_strict_fails(cli: Cli, small: Small) -> None:
+    small.pr(1, A_TWO)
+    small.pr(2, A_THREE)
+    small.pr(3, B_TEN)
+    small.manifest([{"pr": 1}, {"pr": 2, "on_conflict": "skip"}, {"pr": 3}])
+    code, report = sync(cli, small, "--strict", "--dry-run")
+    assert code == 3 and small.branch() is None
+    code, report = sync(cli, small)
+    e = by_id(report)
+    assert code == 0 and e["pr/2"]["status"] == "conflict" and e["pr/3"]["status"] == "applied"
+    assert small.branch() == report["result"]["sha"]
+
+
+def test_policy_skip_applies_to_every_entry(cli: Cli, small: Small) -> None:
+    small.pr(1, A_TWO)
+    small.pr(2, A_THREE)
+    small.manifest([{"pr": 1}, {"pr": 2}], policy={"on_conflict": "skip"})
+    code, report = sync(cli, small)
+    assert code == 0 and by_id(report)["pr/2"]["status"] == "conflict"
+
+
+def test_theirs_over_upstream_applies_and_warns_of_upstream_loss(cli: Cli, small: Small) -> None:
+    small.up.commit({"a.py": "def f():\n    return 30\n\n\ndef g():\n    return 2\n"}, "upstream moved",
+                    parent="main", ref="refs/heads/main")
+    small.pr(1, {"a.py": "def f():\n    return 2\n\n\ndef g():\n    return 20\n"})
+    small.manifest([{"pr": 1, "on_conflict": "theirs"}])
+    code, report = sync(cli, small)
+    e = by_id(report)
+    assert code == 0 and e["pr/1"]["status"] == "applied"
+    assert e["pr/1"]["resolution"] == {"mode": "theirs", "files": ["a.py"]}
+    assert small.work.git("show", "dev:a.py") == "def f():\n    return 2\n\n\ndef g():\n    return 20"
+    [loss] = [w for w in report["warnings"] if w["kind"] == "upstream-loss"]
+    assert loss["entry"] == "pr/1" and loss["file"] == "a.py" and loss["lines"] == [2, 2]
+
+
+def test_theirs_over_another_carry_is_a_clobber_exit_1(cli: Cli, small: Small) -> None:
+    small.pr(1, {"a.py": "def f():\n    return 2\n\n\ndef g():\n    return 20\n"})
+    small.pr(2, A_THREE)
+    small.manifest([{"pr": 1}, {"pr": 2, "on_conflict": "theirs"}])
+    code, report = sync(cli, small)
+    assert code == 1 and small.branch() is None
+    [lost] = report["entries"][0]["landing"]["clobbered"]
+    assert lost["file"] == "a.py" and lost["by"] == "pr/2" and lost["lines"] == [2, 2] and lost["scope"] == "f"
+    assert "pr/1's change to a.py (f) was clobbered: pr/2 removed line 2 (on_conflict: theirs)" in lost["message"]
+    landing = report["entries"][0]["landing"]
+    assert (landing["hunks"], landing["landed"], landing["survived"]) == (2, 2, 1)
+
+
+def test_owned_path_edited_by_another_entry_is_exit_2(cli: Cli, small: Small) -> None:
+    union = small.up.commit(A_TWO, "union", parent="main", ref="refs/heads/union")
+    small.pr(3, {"a.py": "def f():\n    return 1\n\n\ndef g():\n    return 7\n"})
+    small.work.git("fetch", "-q", str(small.up.path), "refs/heads/union:refs/heads/union")
+    small.manifest([{"carry": "union", "commit": union, "owns": ["a.py"]}, {"pr": 3}])
+    result = cli("sync", "-m", small.manifest_path, "--repo", small.work.path)
+    assert result.exit_code == 2
+    assert "pr/3 changes a.py, which carry/union owns" in result.stdout
+    assert "next: let carry/union supersede pr/3 for a.py" in result.stdout
+    assert small.branch() is None
+
+
+def test_carry_touching_its_excludes_is_exit_1(cli: Cli, small: Small) -> None:
+    union = small.up.commit({**A_TWO, **B_TEN}, "union", parent="main", ref="refs/heads/union")
+    small.work.git("fetch", "-q", str(small.up.path), "refs/heads/union:refs/heads/union")
+    small.manifest([{"carry": "union", "commit": union, "excludes": ["b.py"]}])
+    code, report = sync(cli, small)
+    assert code == 1 and report["violations"][0]["kind"] == "excludes"
+    assert "carry/union changes b.py" in report["violations"][0]["message"]
+    assert small.branch() is None
+
+
+def test_carry_touching_precompiled_paths_is_exit_2(cli: Cli, small: Small) -> None:
+    union = small.up.commit({"csrc/k.cu": "// mine\n"}, "kernel", parent="main", ref="refs/heads/k")
+    small.work.git("fetch", "-q", str(small.up.path), "refs/heads/k:refs/heads/k")
+    small.manifest([{"carry": "k", "commit": union}], policy={"precompiled": {"paths": ["**/*.cu"]}})
+    code, report = sync(cli, small)
+    assert code == 2 and report["violations"][0]["kind"] == "precompiled-carry"
+
+
+def test_stale_fold_warning_names_both_heads(cli: Cli, small: Small) -> None:
+    old = small.pr(1, A_TWO)
+    new = small.up.commit({"docs/c.txt": "c3\n"}, "pr 1 moved", parent=old, ref="refs/pull/1/head")
+    union = small.up.commit(A_TWO, "union", parent="main", ref="refs/heads/union")
+    small.work.git("fetch", "-q", str(small.up.path), "refs/heads/union:refs/heads/union")
+    small.manifest([{"pr": 1}, {"carry": "union", "commit": union, "supersedes": [{"pr": 1, "head": old[:9]}]}])
+    code, report = sync(cli, small)
+    assert code == 0
+    [warning] = report["warnings"]
+    assert warning["kind"] == "stale-fold" and warning["entry"] == "carry/union" and warning["pr"] == 1
+    assert warning["folded"] == old[:9] and warning["current"] == new
+
+
+def test_multi_commit_pr_and_pr_with_a_merge_commit(cli: Cli, small: Small) -> None:
+    c1 = small.up.commit(A_TWO, "one", parent=small.base)
+    c2 = small.up.commit({"docs/c.txt": "c2\n"}, "two", parent=c1, ref="refs/pull/1/head")
+    upstream = small.up.commit({"b.py": "x = 1\ny = 20\nz = 3\n"}, "upstream", parent="main", ref="refs/heads/main")
+    merged = small.up.commit({}, "merge main into the PR", parents=[c2, upstream], parent=c2)
+    small.up.git("update-ref", "refs/pull/2/head",
+                 small.up.commit({"b.py": "x = 10\ny = 20\nz = 3\n"}, "three", parent=merged))
+    small.manifest([{"pr": 2}])
+    code, report = sync(cli, small)
+    e = by_id(report)
+    assert code == 0 and e["pr/2"]["base"] == upstream
+    assert sorted(e["pr/2"]["files"]) == ["a.py", "b.py", "docs/c.txt"]
+    assert small.work.git("show", "dev:b.py") == "x = 10\ny = 20\nz = 3"
+
+
+def test_locked_reproduces_after_a_pr_moved(cli: Cli, small: Small) -> None:
+    head = small.pr(1, A_TWO)
+    small.manifest([{"pr": 1}])
+    _, first = sync(cli, small)
+    lock = json.loads(small.manifest_path.with_name("manifest.yaml.lock").read_text())
+    assert lock["upstream"]["sha"] == small.base and lock["entries"] == [{"id": "pr/1", "head": head}]
+    assert lock["result"] == first["result"]["sha"] and lock["git"]
+    small.up.commit(A_THREE, "pr moved", parent=head, ref="refs/pull/1/head")
+    small.up.commit({"docs/c.txt": "upstream moved\n"}, "up", parent="main", ref="refs/heads/main")
+    small.work.git("update-ref", "-d", "refs/heads/dev")
+    code, locked = sync(cli, small, "--locked")
+    assert code == 0 and locked["result"]["sha"] == first["result"]["sha"]
+    code, moved = sync(cli, small)
+    assert code == 0 and moved["result"]["sha"] != first["result"]["sha"]
+
+
+def test_lock_that_does_not_match_is_exit_2(cli: Cli, small: Small) -> None:
+    small.pr(1, A_TWO)
+    small.pr(2, B_TEN)
+    small.manifest([{"pr": 1}])
+    sync(cli, small)
+    small.manifest([{"pr": 1}, {"pr": 2}])
+    result = cli("sync", "-m", small.manifest_path, "--repo", small.work.path, "--locked")
+    assert result.exit_code == 2 and "added pr/2" in result.stderr
+
+
+def test_dry_run_writes_nothing(cli: Cli, small: Small) -> None:
+    small.pr(1, A_TWO)
+    small.manifest([{"pr": 1}])
+    code, report = sync(cli, small, "--dry-run")
+    assert code == 0 and report["result"]["updated"] is False and report["result"]["sha"]
+    assert small.branch() is None and not small.manifest_path.with_name("manifest.yaml.lock").exists()
+
+
+def test_refuses_a_checked_out_branch(cli: Cli, small: Small, tmp_path: Path) -> None:
+    small.pr(1, A_TWO)
+    small.manifest([{"pr": 1}])
+    clone = init_repo(tmp_path / "clone")
+    clone.commit({"x": "y"}, "init", ref="refs/heads/dev")
+    clone.git("symbolic-ref", "HEAD", "refs/heads/dev")
+    result = cli("sync", "-m", small.manifest_path, "--repo", clone.path)
+    assert result.exit_code == 4 and "checked out" in result.stderr
+
+
+def test_never_touches_head_index_or_work_tree(cli: Cli, small: Small, tmp_path: Path) -> None:
+    small.pr(1, A_TWO)
+    small.manifest([{"pr": 1}])
+    clone = init_repo(tmp_path / "clone")
+    clone.git("fetch", "-q", str(small.up.path), "main:refs/heads/work")
+    clone.git("checkout", "-q", "work")
+    (clone.path / "a.py").write_text("uncommitted\n")
+    (clone.path / "b.py").write_text("staged\n")
+    clone.git("add", "b.py")
+    before = (clone.git("rev-parse", "HEAD"), clone.git("status", "--porcelain"), clone.git("ls-files", "-s"))
+    result = cli("sync", "-m", small.manifest_path, "--repo", clone.path)
+    assert result.exit_code == 0
+    after = (clone.git("rev-parse", "HEAD"), clone.git("status", "--porcelain"), clone.git("ls-files", "-s"))
+    assert before == after and (clone.path / "a.py").read_text() == "uncommitted\n"
+    assert clone.git("for-each-ref", "--format=%(refname)", "refs/heads") == "refs/heads/dev\nrefs/heads/work"
+
+
+def test_unknown_pr_is_exit_2_and_on_missing_skip(cli: Cli, small: Small) -> None:
+    small.pr(1, A_TWO)
+    small.manifest([{"pr": 1}, {"pr": 999}])
+    result = cli("sync", "-m", small.manifest_path, "--repo", small.work.path)
+    assert result.exit_code == 2 and "pr/999" in result.stderr and "refs/pull/999/head" in result.stderr
+    small.manifest([{"pr": 1}, {"pr": 999, "on_missing": "skip"}])
+    code, report = sync(cli, small)
+    assert code == 0 and by_id(report)["pr/999"]["reason"] == "missing"
+
+
+def test_unreachable_upstream_is_exit_4(cli: Cli, small: Small) -> None:
+    small.manifest([], upstream={"url": "../does-not-exist"})
+    result = cli("sync", "-m", small.manifest_path, "--repo", small.work.path)
+    assert result.exit_code == 4 and "cannot fetch" in result.stderr
+
+
+def test_offline_uses_what_was_fetched(cli: Cli, small: Small) -> None:
+    small.pr(1, A_TWO)
+    small.manifest([{"pr": 1}])
+    result = cli("sync", "-m", small.manifest_path, "--repo", small.work.path, "--offline")
+    assert result.exit_code == 2 and "without --offline" in result.stderr
+    _, first = sync(cli, small, "--dry-run")
+    code, offline = sync(cli, small, "--offline")
+    assert code == 0 and offline["result"]["sha"] == first["result"]["sha"]
+
+
+def test_pinned_head_wins_over_the_pr_ref(cli: Cli, small: Small) -> None:
+    old = small.pr(1, A_TWO)
+    small.up.commit(A_THREE, "moved", parent=old, ref="refs/pull/1/head")
+    small.manifest([{"pr": 1, "head": old[:10]}])
+    code, report = sync(cli, small)
+    assert code == 0 and by_id(report)["pr/1"]["head"] == old
+
+
+def test_carried_commit_fetched_from_the_fork_and_pushed_with_a_lease(cli: Cli, small: Small, tmp_path: Path) -> None:
+    fork = init_repo(tmp_path / "fork", bare=True)
+    fork.git("fetch", "-q", str(small.up.path), "main:main")
+    carry = fork.commit(B_TEN, "fork-only fix", parent="main", ref="refs/heads/fixes")
+    small.pr(1, A_TWO)
+    small.manifest([{"pr": 1}, {"carry": "fix", "commit": carry}],
+                   fork={"branch": "dev", "url": "../fork"})
+    code, report = sync(cli, small, "--push")
+    assert code == 0, report
+    assert report["result"]["pushed"] is True and fork.ref("refs/heads/dev") == report["result"]["sha"]
+    assert by_id(report)["carry/fix"]["base"] == small.base
+    # someone else pushes to the fork after our last fetch: the lease refuses to overwrite it
+    other = fork.commit({"x": "y"}, "someone else", parent="dev", ref="refs/heads/dev")
+    small.manifest([{"pr": 1}, {"carry": "fix", "commit": carry}], identity={"name": "changed", "email": "c@x"},
+                   fork={"branch": "dev", "url": "../fork"})
+    result = cli("sync", "-m", small.manifest_path, "--repo", small.work.path, "--push", "--offline")
+    assert result.exit_code == 4 and "moved since it was fetched" in result.stderr
+    assert fork.ref("refs/heads/dev") == other
+
+
+def test_patch_carry_applies_3way(cli: Cli, small: Small) -> None:
+    small.up.commit(B_TEN, "patch source", parent="main", ref="refs/heads/p")
+    patch = small.up.git("format-patch", "--stdout", "-1", "refs/heads/p")
+    (small.manifest_path.parent).mkdir(parents=True, exist_ok=True)
+    (small.manifest_path.parent / "fix.patch").write_text(patch + "\n")
+    small.up.commit({"b.py": "x = 1\ny = 2\nz = 30\n"}, "upstream moved", parent="main", ref="refs/heads/main")
+    small.manifest([{"carry": "fix", "patch": "fix.patch"}])
+    code, report = sync(cli, small)
+    assert code == 0, report
+    assert small.work.git("show", "dev:b.py") == "x = 10\ny = 2\nz = 30"
+    _, again = sync(cli, small, "--locked")
+    assert again["result"]["sha"] == report["result"]["sha"]
+
+
+def test_report_file_is_written_even_on_failure(cli: Cli, small: Small, tmp_path: Path) -> None:
+    small.pr(1, A_TWO)
+    small.pr(2, A_THREE)
+    small.manifest([{"pr": 1}, {"pr": 2}])
+    out = tmp_path / "report.json"
+    result = cli("sync", "-m", small.manifest_path, "--repo", small.work.path, "--report", out)
+    assert result.exit_code == 3
+    assert json.loads(out.read_text())["ok"] is False
+
+
+def test_gitlab_merge_request_refs(cli: Cli, small: Small) -> None:
+    small.up.commit(A_TWO, "mr", parent=small.base, ref="refs/merge-requests/12/head")
+    small.manifest([{"pr": 12}], upstream={"url": "../up", "pr_ref": "refs/merge-requests/{number}/head"})
+    code, report = sync(cli, small)
+    assert code == 0 and by_id(report)["pr/12"]["status"] == "applied"
+    assert small.work.ref("refs/carrytool/dev/pr/12")
+
+
+def test_manifest_from_environment_variable(cli: Cli, small: Small, monkeypatch: pytest.MonkeyPatch) -> None:
+    small.pr(1, A_TWO)
+    small.manifest([{"pr": 1}])
+    result = cli("sync", "--repo", small.work.path, env={"CARRYTOOL_MANIFEST": str(small.manifest_path)})
+    assert result.exit_code == 0
+    assert os.environ.get("CARRYTOOL_MANIFEST") is None
+
+
+def test_conflict_names_only_the_entries_whose_lines_collide(cli: Cli, small: Small) -> None:
+    small.pr(1, {"a.py": "def f():\n    return 1\n\n\ndef g():\n    return 20\n"})      # edits g
+    small.pr(2, A_TWO)                                                                  # edits f
+    small.pr(3, A_THREE)                                                                # edits f too
+    small.manifest([{"pr": 1}, {"pr": 2}, {"pr": 3, "on_conflict": "skip"}])
+    code, report = sync(cli, small)
+    assert code == 0 and by_id(report)["pr/3"]["conflicts"] == [{"file": "a.py", "with": ["pr/2"]}]

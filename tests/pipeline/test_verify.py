@@ -1,0 +1,77 @@
+"""`carrytool verify`: asserts on a commit or a checkout, GitHub annotations, and --rebuild."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import jsonschema
+
+from carrytool.demo.scenario import Scenario
+
+from tests.conftest import Cli
+
+
+def synced(cli: Cli, demo: Scenario) -> str:
+    code, report = cli.json("sync", "-m", demo.manifest, "--repo", demo.work)
+    assert code == 0
+    return report["result"]["sha"]
+
+
+def test_verify_rev_holds_on_the_composed_branch(cli: Cli, demo: Scenario, report_schema: dict) -> None:
+    synced(cli, demo)
+    code, report = cli.json("verify", "-m", demo.manifest, "--repo", demo.work, "--rev", "intarweb-dev")
+    assert code == 0 and report["ok"] is True and len(report["asserts"]) == 10
+    jsonschema.validate(report, report_schema)
+    result = cli("verify", "-m", demo.manifest, "--repo", demo.work, "--rev", "intarweb-dev")
+    assert result.exit_code == 0 and "ok: 10 asserts hold" in result.stdout
+
+
+def test_verify_fails_on_upstream_alone_and_annotates_for_github(cli: Cli, demo: Scenario, tmp_path: Path) -> None:
+    summary = tmp_path / "summary.md"
+    result = cli("verify", "-m", demo.manifest, "--repo", demo.upstream, "--rev", "main", "--format", "github",
+                 env={"GITHUB_STEP_SUMMARY": str(summary)})
+    assert result.exit_code == 1
+    lines = [line for line in result.stdout.splitlines() if line.startswith("::error ")]
+    resume = next(line for line in lines if "carrytool%3A resume-once" in line)
+    assert resume.startswith("::error file=vllm/v1/worker/gpu_worker.py,line=")
+    assert "backend.resume is never called" in resume and "(guards carry/wake-path-union)" in resume
+    assert "| resume-once | `vllm/v1/worker/gpu_worker.py" in summary.read_text()
+
+
+def test_verify_path_reads_a_checkout(cli: Cli, demo: Scenario, tmp_path: Path) -> None:
+    synced(cli, demo)
+    checkout = tmp_path / "checkout"
+    subprocess.run(["git", "clone", "-q", "-b", "intarweb-dev", str(demo.work), str(checkout)], check=True)
+    code, report = cli.json("verify", "-m", demo.manifest, "--path", checkout)
+    assert code == 0 and all(a["ok"] for a in report["asserts"])
+    worker = checkout / "vllm/v1/worker/gpu_worker.py"
+    worker.write_text(worker.read_text().replace("try:\n                backend.resume(tags)", "try:\n                pass"))
+    code, report = cli.json("verify", "-m", demo.manifest, "--repo", checkout)   # default: the work tree
+    failed = [a for a in report["asserts"] if not a["ok"]]
+    assert code == 1 and [a["name"] for a in failed] == ["resume-once"]
+    assert failed[0]["message"] == ("Worker.wake_up: backend.resume is never called on the path through the "
+                                    "`if needs_wake_sync` branch at gpu_worker.py:47 (want exactly 1)")
+    (checkout / "vllm/v1/worker/gpu_model_runner.py").write_text("def broken(:\n")
+    code, report = cli.json("verify", "-m", demo.manifest, "--path", checkout)
+    kv = next(a for a in report["asserts"] if a["name"] == "kv-nested-zeroing")
+    assert code == 1 and "syntax error" in kv["message"]
+
+
+def test_verify_report_file_and_bad_rev(cli: Cli, demo: Scenario, tmp_path: Path) -> None:
+    out = tmp_path / "verify.json"
+    result = cli("verify", "-m", demo.manifest, "--repo", demo.upstream, "--rev", "main", "--report", out)
+    assert result.exit_code == 1 and json.loads(out.read_text())["ok"] is False
+    assert cli("verify", "-m", demo.manifest, "--repo", demo.upstream, "--rev", "nope").exit_code == 2
+
+
+def test_rebuild_proves_the_published_branch(cli: Cli, demo: Scenario) -> None:
+    tip = synced(cli, demo)
+    code, report = cli.json("verify", "-m", demo.manifest, "--repo", demo.work, "--rebuild", "--offline")
+    assert code == 0 and report["rebuild"] == {"rev": "refs/heads/intarweb-dev", "expected": tip, "actual": tip,
+                                               "ok": True}
+    # someone pushes a hand-made commit on top of the published branch
+    subprocess.run(["git", "update-ref", "refs/heads/intarweb-dev", demo.upstream_head], cwd=demo.work, check=True)
+    result = cli("verify", "-m", demo.manifest, "--repo", demo.work, "--rebuild", "--offline")
+    assert result.exit_code == 1 and "not what the manifest says" in result.stderr

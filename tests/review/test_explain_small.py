@@ -1,0 +1,138 @@
+"""explain on small real repositories: overlap kinds, sparse pairs, suggestions, drift, upstream conflicts."""
+
+from __future__ import annotations
+
+import jsonschema
+
+from tests.conftest import Cli, Small
+
+F5 = "def f():\n    a = 1\n    b = 2\n    c = 3\n    d = 4\n    return a\n\n\ndef g():\n    return 2\n"
+
+
+def explain(cli: Cli, small: Small, *args: str) -> tuple[int, dict]:
+    return cli.json("explain", "-m", small.manifest_path, "--repo", small.work.path, *args)
+
+
+def kinds(report: dict) -> dict[tuple[str, ...], list[str]]:
+    return {tuple(o["entries"]): o["kinds"] for o in report["overlaps"]}
+
+
+def with_f5(small: Small) -> None:
+    small.base = small.up.commit({"a.py": F5}, "f has five lines", parent="main", ref="refs/heads/main")
+
+
+def test_same_scope_clean_merge_and_conflict_in_one_function(cli: Cli, small: Small, report_schema: dict) -> None:
+    with_f5(small)
+    small.pr(1, {"a.py": F5.replace("a = 1", "a = 10")})
+    small.pr(2, {"a.py": F5.replace("d = 4", "d = 40")})           # two lines away: merges cleanly
+    small.pr(3, {"a.py": F5.replace("a = 1", "a = 11")})           # the same line as #1
+    small.pr(4, {"a.py": F5.replace("return 2", "return 20")})     # another function
+    small.manifest([{"pr": 1}, {"pr": 2}, {"pr": 3, "on_conflict": "skip"}, {"pr": 4}])
+    code, report = explain(cli, small)
+    assert code == 0
+    jsonschema.validate(report, report_schema)
+    found = kinds(report)
+    assert found[("pr/1", "pr/2")] == ["same-scope", "same-file"]
+    assert found[("pr/1", "pr/3")] == ["conflict", "same-scope", "same-file"]
+    assert found[("pr/1", "pr/4")] == ["same-file"]
+    [one_two] = [o for o in report["overlaps"] if o["entries"] == ["pr/1", "pr/2"]]
+    assert one_two["scopes"] == ["f"] and one_two["files"] == ["a.py"] and "conflict_files" not in one_two
+
+
+def test_identical_hunk_outranks_scope_but_not_conflict(cli: Cli, small: Small) -> None:
+    with_f5(small)
+    small.pr(1, {"a.py": F5.replace("a = 1", "a = 10")})
+    small.pr(2, {"a.py": F5.replace("a = 1", "a = 10").replace("d = 4", "d = 40")})
+    small.manifest([{"pr": 1}, {"pr": 2}])
+    code, report = explain(cli, small)
+    assert code == 0
+    [overlap] = report["overlaps"]
+    assert overlap["kinds"] == ["identical-hunk", "same-scope", "same-file"]
+    assert overlap["identical_hunks"] == [{"file": "a.py", "lines": [2, 2]}]
+
+
+def test_only_pairs_that_share_a_file_are_compared(cli: Cli, small: Small) -> None:
+    entries = []
+    for n in range(1, 13):
+        small.pr(n, {f"pkg/m{n}.py": f"x = {n}\n"})
+        entries.append({"pr": n})
+    small.pr(20, {"pkg/m1.py": "x = 100\n", "b.py": "x = 5\ny = 2\nz = 3\n"})
+    small.pr(21, {"b.py": "x = 1\ny = 2\nz = 30\n"})
+    small.manifest(entries + [{"pr": 20, "on_conflict": "skip"}, {"pr": 21}])
+    code, report = explain(cli, small)
+    assert code == 0
+    assert report["plan"]["pairs_merged"] == 2
+    assert kinds(report) == {("pr/1", "pr/20"): ["conflict", "same-file"], ("pr/20", "pr/21"): ["same-file"]}
+
+
+def test_conflicting_prs_without_a_union_get_a_suggestion(cli: Cli, small: Small) -> None:
+    with_f5(small)
+    for n in (1, 2, 3):
+        small.pr(n, {"a.py": F5.replace("a = 1", f"a = {n}0")})
+    small.pr(4, {"b.py": "x = 4\ny = 2\nz = 3\n"})
+    small.manifest([{"pr": 1}, {"pr": 2}, {"pr": 3}, {"pr": 4}], policy={"on_conflict": "skip"})
+    code, report = explain(cli, small)
+    assert code == 0
+    [group] = [s for s in report["suggestions"] if s["kind"] == "union"]
+    assert group["entries"] == ["pr/1", "pr/2", "pr/3"] and group["files"] == ["a.py"]
+    assert group["message"].startswith("consider a union of pr/1, pr/2, pr/3")
+
+
+def test_a_union_covers_its_prs_and_is_asked_to_fold_an_outsider(cli: Cli, small: Small) -> None:
+    with_f5(small)
+    for n in (1, 2, 3):
+        small.pr(n, {"a.py": F5.replace("a = 1", f"a = {n}0")})
+    union = small.up.commit({"a.py": F5.replace("a = 1", "a = 120")}, "union of 1 and 2", parent="main",
+                            ref="refs/heads/union")
+    small.work.git("fetch", "-q", str(small.up.path), "refs/heads/union:refs/heads/union")
+    small.manifest([{"pr": 1}, {"pr": 2}, {"pr": 3, "on_conflict": "skip"},
+                    {"carry": "u", "commit": union, "supersedes": [1, 2]}])
+    code, report = explain(cli, small)
+    assert code == 0
+    assert kinds(report)[("pr/1", "pr/2")][0] == "conflict"          # covered by carry/u: no suggestion for it
+    [group] = [s for s in report["suggestions"] if s["kind"] == "union"]
+    assert group["entries"] == ["pr/3", "carry/u"]
+    assert group["message"].startswith("consider folding pr/3 into carry/u")
+
+
+def test_disabled_and_precompiled_entries_are_mapped_but_not_suggested(cli: Cli, small: Small) -> None:
+    with_f5(small)
+    small.pr(1, {"a.py": F5.replace("a = 1", "a = 10")})
+    small.pr(2, {"a.py": F5.replace("a = 1", "a = 20")})
+    small.manifest([{"pr": 1}, {"pr": 2, "enabled": False}])
+    code, report = explain(cli, small)
+    assert code == 0 and kinds(report)[("pr/1", "pr/2")][0] == "conflict"
+    assert [s for s in report["suggestions"] if s["kind"] == "union"] == []
+
+
+def test_drift_lists_upstream_commits_on_owned_paths(cli: Cli, small: Small) -> None:
+    union = small.up.commit({"b.py": "x = 10\ny = 2\nz = 3\n"}, "union", parent="main", ref="refs/heads/union")
+    small.work.git("fetch", "-q", str(small.up.path), "refs/heads/union:refs/heads/union")
+    moved = small.up.commit({"b.py": "x = 1\ny = 2\nz = 30\n"}, "upstream edits b.py", parent="main",
+                            ref="refs/heads/main")
+    small.up.commit({"docs/c.txt": "c9\n"}, "upstream edits docs", parent=moved, ref="refs/heads/main")
+    small.pr(1, {"b.py": "x = 10\ny = 2\nz = 3\n"})
+    small.manifest([{"pr": 1}, {"carry": "u", "commit": union, "supersedes": [1], "owns": ["b.py"]}])
+    code, report = explain(cli, small, "carry/u")
+    assert code == 0
+    [drift] = [s for s in report["suggestions"] if s["kind"] == "drift"]
+    assert drift["entry"] == "carry/u" and drift["base"] == small.base and drift["paths"] == ["b.py"]
+    assert drift["commits"] == [{"sha": moved, "subject": "upstream edits b.py"}]
+    [story] = report["stories"]
+    assert any(line.startswith("upstream changed carry/u's owned paths in 1 commit(s)") for line in story["summary"])
+
+
+def test_an_entry_conflicting_with_upstream_alone(cli: Cli, small: Small) -> None:
+    small.pr(1, {"a.py": "def f():\n    return 2\n\n\ndef g():\n    return 2\n"})
+    small.pr(2, {"a.py": "def f():\n    return 1\n\n\ndef g():\n    return 3\n"})
+    small.up.commit({"a.py": "def f():\n    return 30\n\n\ndef g():\n    return 2\n"}, "upstream moved",
+                    parent="main", ref="refs/heads/main")
+    small.manifest([{"pr": 1, "on_conflict": "skip"}, {"pr": 2}])
+    code, report = explain(cli, small, "1")
+    assert code == 0
+    assert report["plan"]["upstream_conflicts"] == {"pr/1": ["a.py"]}
+    [overlap] = report["overlaps"]
+    assert overlap["kinds"] == ["same-file"]                   # decided by merging pr/1 onto pr/2's commit
+    [story] = report["stories"]
+    assert story["entry"]["status"] == "conflict"
+    assert any(c["purpose"].startswith("the merge that conflicts") for c in story["commands"])

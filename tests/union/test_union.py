@@ -1,0 +1,180 @@
+"""`carrytool union`: compose, conflict, resolve, continue, refold with recorded resolutions, abort, status."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+from carrytool.demo import sources
+from carrytool.demo.scenario import Scenario
+from carrytool.manifest.edit import update_union
+from carrytool.manifest.load import load_manifest
+from carrytool.union.resolutions import (
+    ConflictHunk,
+    apply_resolutions,
+    extract_resolutions,
+    split_conflicts,
+)
+
+from tests.conftest import Cli
+
+NAME = "wake-path-union"
+
+
+def union(cli: Cli, demo: Scenario, *args: str):
+    return cli("union", *args, "-m", demo.manifest, "--repo", demo.work)
+
+
+def scratch(demo: Scenario) -> Path:
+    return demo.work / "carrytool" / "union" / NAME / "tree"
+
+
+def resolve_worker(path: Path) -> None:
+    """The seed's resolution: the handshake re-expressed against backend.resume, and both helpers kept."""
+    parts = split_conflicts(path.read_bytes())
+    out, n = [], 0
+    for part in parts:
+        if isinstance(part, ConflictHunk):
+            n += 1
+            out.append(sources.UNION_WAKE.rstrip("\n").encode() if n == 1 else part.ours + b"\n\n" + part.theirs)
+        else:
+            out.append(part)
+    path.write_bytes(b"\n".join(out))
+
+
+def compose_by_hand(cli: Cli, demo: Scenario) -> str:
+    result = union(cli, demo, "compose", NAME)
+    assert result.exit_code == 3, result.stdout + result.stderr
+    assert "vllm/v1/worker/gpu_worker.py  pr/45398, pr/45612" in result.stdout
+    assert f"carrytool union continue {NAME}" in result.stdout and str(scratch(demo)) in result.stdout
+    worker = scratch(demo) / sources.WORKER
+    assert b"<<<<<<< the union so far (pr/45398, pr/45619, pr/45620)" in worker.read_bytes()
+    assert b">>>>>>> pr/45612" in worker.read_bytes()
+    resolve_worker(worker)
+    result = union(cli, demo, "continue", NAME)    # the runner adjacency: from the demo's resolution store
+    assert result.exit_code == 0, result.stdout + result.stderr
+    assert "1 conflicted file(s) resolved from the store" in result.stdout
+    assert "manifest updated in place" in result.stdout
+    return load_manifest(demo.manifest).entry(f"carry/{NAME}").commit or ""  # type: ignore[union-attr]
+
+
+def test_without_the_store_the_adjacency_stops_the_fold_too(cli: Cli, demo: Scenario) -> None:
+    import shutil
+
+    shutil.rmtree(demo.manifest.parent / "resolutions")
+    assert union(cli, demo, "compose", NAME).exit_code == 3
+    resolve_worker(scratch(demo) / sources.WORKER)
+    result = union(cli, demo, "continue", NAME)
+    assert result.exit_code == 3 and "vllm/v1/worker/gpu_model_runner.py  pr/44778, pr/45617" in result.stdout
+
+
+def test_compose_resolve_continue_then_sync_is_green(cli: Cli, demo: Scenario, report_schema: dict) -> None:
+    before = demo.manifest.read_text()
+    commit = compose_by_hand(cli, demo)
+    after = demo.manifest.read_text()
+    assert commit != demo.union and f"commit: {commit}" in after
+    assert "# carrytool demo manifest" in after and after.count("\n") == before.count("\n")
+    assert f"{{pr: 45610, head: {demo.prs[45610][2]}}}" in after
+    assert f"{{pr: 45398, head: {demo.prs[45398][0]}}}" in after
+    store = demo.manifest.parent / "resolutions"
+    meta = json.loads((store / "store.json").read_text())
+    assert meta["git"] and meta["store"] == 1
+    assert len(list((store / NAME).glob("*.json"))) == 3
+    parents = subprocess.run(["git", "log", "-1", "--format=%P", commit], cwd=demo.work, capture_output=True,
+                             text=True).stdout.split()
+    assert parents == [demo.upstream_head]
+    message = subprocess.run(["git", "log", "-1", "--format=%B", commit], cwd=demo.work, capture_output=True,
+                             text=True).stdout
+    assert message.startswith("carry: wake-path-union: wake-path union\n")
+    assert f"  #45610 PP cudagraph consensus, hoisted before irecv_tensor_dict\n      head {demo.prs[45610][2]}\n" \
+        in message
+    assert "vllm/device_allocator/cumem.py: excluded by the manifest" in message and "Carry-Union: wake-path-union" in message
+    assert not scratch(demo).exists()
+    code, report = cli.json("sync", "-m", demo.manifest, "--repo", demo.work)
+    assert code == 0 and all(a["ok"] for a in report["asserts"])
+    assert not [w for w in report["warnings"] if w["kind"] == "stale-fold"]
+
+
+def test_refold_after_a_pr_moved_needs_no_prompt(cli: Cli, demo: Scenario) -> None:
+    first = compose_by_hand(cli, demo)
+    # pr/45620 gets a new commit upstream (a comment); the recorded resolutions still apply
+    old = demo.prs[45620][-1]
+    subprocess.run(["git", "fetch", "-q", str(demo.upstream), f"{old}:refs/tmp"], cwd=demo.work, check=True)
+    tree = subprocess.run(["git", "rev-parse", f"{old}^{{tree}}"], cwd=demo.upstream, capture_output=True,
+                          text=True).stdout.strip()
+    moved = subprocess.run(["git", "commit-tree", tree, "-p", old, "-m", "review: no code change"],
+                           cwd=demo.upstream, capture_output=True, text=True,
+                           env={"GIT_AUTHOR_NAME": "x", "GIT_AUTHOR_EMAIL": "x@x", "GIT_COMMITTER_NAME": "x",
+                                "GIT_COMMITTER_EMAIL": "x@x", "GIT_AUTHOR_DATE": "1790000000 +0000",
+                                "GIT_COMMITTER_DATE": "1790000000 +0000", "PATH": "/usr/bin:/bin"}).stdout.strip()
+    subprocess.run(["git", "update-ref", "refs/pull/45620/head", moved], cwd=demo.upstream, check=True)
+    status = cli("union", "status", NAME, "-m", demo.manifest, "--repo", demo.work)
+    assert f"stale: pr/45620 folded at {old[:12]}, now {moved[:12]}" in status.stdout
+    result = union(cli, demo, "compose", NAME)
+    assert result.exit_code == 0, result.stdout + result.stderr
+    assert "2 conflicted file(s) resolved from the store" in result.stdout
+    second = load_manifest(demo.manifest).entry(f"carry/{NAME}").commit
+    assert second not in (first, demo.union)
+    assert f"{{pr: 45620, head: {moved}}}" in demo.manifest.read_text()
+    code, report = cli.json("sync", "-m", demo.manifest, "--repo", demo.work)
+    assert code == 0 and report["ok"]
+    status = cli("union", "status", NAME, "-m", demo.manifest, "--repo", demo.work)
+    assert "up to date" in status.stdout
+
+
+def test_markers_left_in_the_scratch_refuse_to_continue(cli: Cli, demo: Scenario) -> None:
+    assert union(cli, demo, "compose", NAME).exit_code == 3
+    result = union(cli, demo, "continue", NAME)
+    assert result.exit_code == 3 and "conflict markers remain in vllm/v1/worker/gpu_worker.py" in result.stderr
+    assert union(cli, demo, "compose", NAME).exit_code == 3     # a fold is already under way
+    result = union(cli, demo, "abort", NAME)
+    assert result.exit_code == 0 and not scratch(demo).exists()
+    assert union(cli, demo, "continue", NAME).exit_code == 2
+
+
+def test_status_reports_stale_folds_and_what_a_refold_needs(cli: Cli, demo: Scenario) -> None:
+    code = cli("union", "status", "-m", demo.manifest, "--repo", demo.work, "--format", "json")
+    [report] = json.loads(code.stdout)
+    assert report["entry"] == f"carry/{NAME}" and report["commit"] == demo.union
+    assert report["stale"] == [{"pr": 45610, "folded": demo.prs[45610][1], "current": demo.prs[45610][2]}]
+    assert [c["file"] for c in report["refold"]["needs_resolution"]] == [sources.WORKER]
+    assert report["merged_upstream"] == []
+
+
+def test_a_resolution_that_no_longer_applies_is_never_half_applied() -> None:
+    conflicted = b"a\n<<<<<<< x\none\n=======\ntwo\n>>>>>>> y\nb\n<<<<<<< x\nthree\n=======\nfour\n>>>>>>> y\nc"
+    resolved = b"a\nONE-TWO\nb\nTHREE-FOUR\nc"
+    records = extract_resolutions(conflicted, resolved)
+    assert records is not None and sorted(records.values()) == [b"ONE-TWO", b"THREE-FOUR"]
+    assert apply_resolutions(conflicted, records) == (resolved, [])
+    swapped = conflicted.replace(b"one\n=======\ntwo", b"two\n=======\none")     # sides swapped: same key
+    assert apply_resolutions(swapped, records)[0] == resolved
+    changed = conflicted.replace(b"four", b"FOUR!")
+    content, missing = apply_resolutions(changed, records)
+    assert content is None and len(missing) == 1
+
+
+def test_manifest_edits_keep_comments_and_layout() -> None:
+    text = ("# top comment\nversion: 1\nentries:\n  - pr: 1   # keep me\n  - carry: u\n    commit: abcdef0\n"
+            "    supersedes:\n      - 1\n      - {pr: 2, paths: [a.py]}\n      - pr: 3\n        paths: [b.py]\n"
+            "      - {pr: 4, head: 1234567}\n")
+    out = update_union(text, 1, commit="f" * 40, folded={1: "a" * 40, 2: "b" * 40, 3: "c" * 40, 4: "d" * 40})
+    assert out == ("# top comment\nversion: 1\nentries:\n  - pr: 1   # keep me\n  - carry: u\n"
+                   f"    commit: {'f' * 40}\n    supersedes:\n      - {{pr: 1, head: {'a' * 40}}}\n"
+                   f"      - {{pr: 2, paths: [a.py], head: {'b' * 40}}}\n      - pr: 3\n        head: {'c' * 40}\n"
+                   f"        paths: [b.py]\n      - {{pr: 4, head: {'d' * 40}}}\n")
+
+
+def test_a_patch_union_is_written_as_a_patch_file(cli: Cli, demo: Scenario) -> None:
+    text = demo.manifest.read_text()
+    start = text.index("    commit: ", text.index("carry: wake-path-union"))
+    end = text.index("\n", start)
+    demo.manifest.write_text(text[:start] + "    patch: unions/wake-path-union.patch" + text[end:])
+    compose_by_hand(cli, demo)
+    patch = demo.manifest.parent / "unions" / "wake-path-union.patch"
+    assert patch.read_text().startswith("From 0000000000000000000000000000000000000000 ")
+    assert "patch: unions/wake-path-union.patch" in demo.manifest.read_text()
+    code, report = cli.json("sync", "-m", demo.manifest, "--repo", demo.work)
+    assert code == 0, report
+    assert next(e for e in report["entries"] if e["id"] == f"carry/{NAME}")["status"] == "applied"
