@@ -1,0 +1,91 @@
+"""Regression corpus of issue 14 (pipeline items): each scenario was wrong or crashed on main.
+
+Real repositories in tmp_path; every test failed before its fix.
+"""
+
+from __future__ import annotations
+
+import jsonschema
+
+from tests.conftest import Cli, Small
+
+# nine lines: changes two lines apart merge cleanly, changes to the same line conflict
+NINE = "".join(f"v{i} = {i}\n" for i in range(1, 10))
+
+
+def nine(**lines: str) -> dict[str, str]:
+    text = NINE
+    for name, value in lines.items():
+        text = text.replace(f"{name} = {name[1:]}\n", f"{name} = {value}\n")
+    return {"n.py": text}
+
+
+def by_id(report: dict) -> dict[str, dict]:
+    return {e["id"]: e for e in report["entries"]}
+
+
+def _blame_repo(small: Small) -> None:
+    """Upstream moved v1 after the PRs' base; pr/2 edits v1 too (conflicts with upstream alone)."""
+    base = small.up.commit(nine(), "nine", parent="main", ref="refs/heads/main")
+    small.up.commit(nine(v1="'upstream'"), "upstream moves v1", parent=base, ref="refs/heads/main")
+    small.pr(5, nine(v4="'five'"), parent=base)                  # far from every conflicting line
+    small.pr(1, nine(v7="'one'"), parent=base)                   # meets pr/2's own change at v7
+    small.pr(2, nine(v1="'two'", v7="'two'"), parent=base)       # v1: upstream alone; v7: with pr/1
+    small.pr(3, nine(v1="'three'"), parent=base)                 # v1 only: upstream alone
+
+
+def test_conflict_with_upstream_alone_blames_upstream_not_an_earlier_entry(cli: Cli, small: Small,
+                                                                           report_schema: dict) -> None:
+    _blame_repo(small)
+    small.manifest([{"pr": 5}, {"pr": 1}, {"pr": 3, "on_conflict": "skip"}, {"pr": 2, "on_conflict": "skip"}])
+    code, report = cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path)
+    assert code == 0, report
+    jsonschema.validate(report, report_schema)
+    e = by_id(report)
+    assert e["pr/3"]["conflicts"] == [{"file": "n.py", "with": [], "upstream": True}]
+    assert e["pr/2"]["conflicts"] == [{"file": "n.py", "with": ["pr/1"], "upstream": True}]
+    result = cli("sync", "-m", small.manifest_path, "--repo", small.work.path)
+    assert "conflict: pr/3 in n.py with upstream main alone" in result.stdout
+    assert "conflict: pr/2 in n.py with upstream main and pr/1" in result.stdout
+    assert "with pr/5" not in result.stdout
+
+
+def test_under_fail_the_next_step_for_an_upstream_conflict_is_a_rebase(cli: Cli, small: Small) -> None:
+    _blame_repo(small)
+    small.manifest([{"pr": 5}, {"pr": 3}])
+    result = cli("sync", "-m", small.manifest_path, "--repo", small.work.path)
+    assert result.exit_code == 3
+    assert "conflict: pr/3 in n.py with upstream main alone" in result.stdout
+    assert "into a union" not in result.stdout and "rebase pr/3" in result.stdout
+
+
+def test_explain_agrees_with_sync_on_blame(cli: Cli, small: Small) -> None:
+    _blame_repo(small)
+    small.manifest([{"pr": 5}, {"pr": 1}, {"pr": 3, "on_conflict": "skip"}, {"pr": 2, "on_conflict": "skip"}])
+    _, synced = cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")
+    code, ex = cli.json("explain", "-m", small.manifest_path, "--repo", small.work.path, "pr/2", "pr/3")
+    assert code == 0, ex
+    assert [e.get("conflicts") for e in ex["entries"]] == [e.get("conflicts") for e in synced["entries"]]
+    conflicts = {tuple(o["entries"]): o.get("conflict_files") for o in ex["overlaps"] if o["kind"] == "conflict"}
+    assert conflicts == {("pr/1", "pr/2"): ["n.py"]}
+    assert ex["plan"]["upstream_conflicts"] == {"pr/3": ["n.py"], "pr/2": ["n.py"]}
+    stories = {s["id"]: s for s in ex["stories"]}
+    assert stories["pr/3"]["entry"]["conflicts"] == [{"file": "n.py", "with": [], "upstream": True}]
+    assert stories["pr/3"]["summary"][0] == "pr/3: conflict (conflict): conflicts in n.py (with upstream alone)"
+    assert stories["pr/2"]["summary"][0] == "pr/2: conflict (conflict): conflicts in n.py (with upstream and pr/1)"
+
+
+def test_union_suggestions_do_not_chain_through_an_upstream_conflict(cli: Cli, small: Small) -> None:
+    """pr/2 conflicts with upstream by itself (n.py), with pr/1 in a.py and with pr/4 in b.py: it needs a
+    rebase; pr/1 and pr/4 do not conflict, so no union of the three is suggested."""
+    _blame_repo(small)
+    base = small.up.rev("refs/pull/5/head^")
+    small.pr(1, {"a.py": "def f():\n    return 2\n\n\ndef g():\n    return 2\n"}, parent=base)
+    small.pr(4, {"b.py": "x = 11\ny = 2\nz = 3\n"}, parent=base)
+    small.pr(2, {**nine(v1="'two'"), "a.py": "def f():\n    return 3\n\n\ndef g():\n    return 2\n",
+                 "b.py": "x = 12\ny = 2\nz = 3\n"}, parent=base)
+    small.manifest([{"pr": 1}, {"pr": 4}, {"pr": 2, "on_conflict": "skip"}])
+    code, ex = cli.json("explain", "-m", small.manifest_path, "--repo", small.work.path)
+    assert code == 0, ex
+    assert ex["plan"]["upstream_conflicts"] == {"pr/2": ["n.py"]}
+    assert [s for s in ex["suggestions"] if s["kind"] == "union"] == []
