@@ -83,7 +83,7 @@ def resolve(manifest: Manifest, git: Git, *, offline: bool, progress: Progress |
     for number in prs:
         head = fetched.get(f"{ns}/pr/{number}")
         if head:
-            resolved.heads[number] = head
+            resolved.heads[number] = _peel_head(manifest, git, number, head)
         elif number not in missing:
             missing[number] = (f"no fetched head in {ns}/pr/{number}" if offline
                                else f"upstream has no {manifest.upstream.pr_ref_for(number)}")
@@ -91,6 +91,25 @@ def resolve(manifest: Manifest, git: Git, *, offline: bool, progress: Progress |
     resolved.missing = missing
     _resolve_carries(manifest, git, resolved, offline=offline, retry_delay=retry_delay)
     return resolved
+
+
+def _peel_head(manifest: Manifest, git: Git, number: int, sha: str) -> str:
+    """The commit a fetched PR ref names (an annotated tag peels to its commit); a ref that names a
+    tree, a blob or a tag of either is bad input naming the entry (exit 2), never an empty change."""
+    kind = git.object_type(sha)
+    commit = sha if kind == "commit" else git.rev_parse(sha) if kind == "tag" else None
+    if commit is not None:
+        return commit
+    entry = next((e for e in manifest.entries if e.kind == "pr" and e.number == number), None) or \
+        next((e for e in manifest.entries if any(s.pr == number for s in e.supersedes)), None)
+    if entry is not None and entry.kind == "pr" and entry.head:
+        return sha          # its pinned `head:` wins over the ref (_apply_pins)
+    who = f"pr/{number}" if entry is None or entry.kind == "pr" else f"pr/{number} (superseded by {entry.id})"
+    ref = manifest.upstream.pr_ref_for(number)
+    raise InputError(f"{who}: upstream's {ref} points at a {kind or 'missing object'} ({sha[:12]}), not a "
+                     "commit", where=f"{manifest.path}:{entry.line}" if entry else str(manifest.path),
+                     hint=f"check `git ls-remote {redact(manifest.upstream.url)} {ref}`; pin the PR's commit "
+                          "with `head:`, or remove the entry")
 
 
 def _apply_pins(manifest: Manifest, git: Git, resolved: Resolved, missing: dict[int, str], url: str,

@@ -6,6 +6,7 @@ Real repositories in tmp_path; every test failed before its fix.
 from __future__ import annotations
 
 import jsonschema
+import pytest
 
 from tests.conftest import Cli, Small
 
@@ -89,3 +90,44 @@ def test_union_suggestions_do_not_chain_through_an_upstream_conflict(cli: Cli, s
     assert code == 0, ex
     assert ex["plan"]["upstream_conflicts"] == {"pr/2": ["n.py"]}
     assert [s for s in ex["suggestions"] if s["kind"] == "union"] == []
+
+
+# -- 2. a PR ref that is not a commit --------------------------------------------------------------
+
+@pytest.mark.parametrize("kind", ["tree", "blob", "tag-of-tree"])
+def test_a_pr_ref_that_is_not_a_commit_is_bad_input_naming_the_entry(cli: Cli, small: Small, kind: str) -> None:
+    small.pr(1, {"b.py": "x = 10\ny = 2\nz = 3\n"})
+    head = small.pr(7, {"a.py": "changed\n"})
+    tree = small.up.rev(f"{head}^{{tree}}")
+    target = {"tree": tree, "blob": small.up.rev(f"{head}:a.py"),
+              "tag-of-tree": small.up.git("mktag", input=(f"object {tree}\ntype tree\ntag t\ntagger T <t@x> "
+                                                           "1700000000 +0000\n\nt\n").encode())}[kind]
+    small.up.git("update-ref", "refs/pull/7/head", target)
+    small.manifest([{"pr": 1}, {"pr": 7}])
+    result = cli("sync", "-m", small.manifest_path, "--repo", small.work.path)
+    assert result.exit_code == 2, result.output
+    assert "pr/7" in result.stderr and "not a commit" in result.stderr and "Traceback" not in result.output
+    assert small.branch() is None
+    result = cli("explain", "-m", small.manifest_path, "--repo", small.work.path)
+    assert result.exit_code == 2 and "pr/7" in result.stderr
+
+
+def test_an_annotated_tag_of_a_commit_is_its_commit(cli: Cli, small: Small) -> None:
+    head = small.pr(7, {"b.py": "x = 10\ny = 2\nz = 3\n"})
+    tag = small.up.git("mktag", input=(f"object {head}\ntype commit\ntag t\ntagger T <t@x> "
+                                       "1700000000 +0000\n\nt\n").encode())
+    small.up.git("update-ref", "refs/pull/7/head", tag)
+    small.manifest([{"pr": 7}])
+    code, report = cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path)
+    assert code == 0, report
+    assert by_id(report)["pr/7"]["status"] == "applied" and by_id(report)["pr/7"]["head"] == head
+
+
+def test_a_pinned_head_wins_over_a_pr_ref_that_is_not_a_commit(cli: Cli, small: Small) -> None:
+    head = small.pr(7, {"b.py": "x = 10\ny = 2\nz = 3\n"})
+    small.up.git("update-ref", "refs/pull/7/head", small.up.rev(f"{head}^{{tree}}"))
+    small.work.git("fetch", "-q", str(small.up.path), f"{head}:refs/heads/keep")
+    small.manifest([{"pr": 7, "head": head}])
+    code, report = cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path)
+    assert code == 0, report
+    assert by_id(report)["pr/7"]["head"] == head
