@@ -5,10 +5,16 @@ Real repositories in tmp_path; every test failed before its fix.
 
 from __future__ import annotations
 
+import json
+import os
+from pathlib import Path
+
 import jsonschema
 import pytest
 
 from tests.conftest import Cli, Small
+
+NEW_GIT = "/root/.cache/git-new/bin"    # a newer git (2.47), when this machine has it
 
 # nine lines: changes two lines apart merge cleanly, changes to the same line conflict
 NINE = "".join(f"v{i} = {i}\n" for i in range(1, 10))
@@ -131,3 +137,56 @@ def test_a_pinned_head_wins_over_a_pr_ref_that_is_not_a_commit(cli: Cli, small: 
     code, report = cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path)
     assert code == 0, report
     assert by_id(report)["pr/7"]["head"] == head
+
+
+# -- 6. a conflict on a submodule pointer ------------------------------------------------------------
+
+GITS = ["system"] + (["2.47"] if Path(NEW_GIT, "git").exists() else [])
+
+
+def _git_env(which: str) -> dict[str, str] | None:
+    return None if which == "system" else {"PATH": f"{NEW_GIT}:{os.environ['PATH']}"}
+
+
+def _submodule_repo(small: Small) -> None:
+    sub = {"modes": {"sub": "160000"}}
+    base = small.up.commit({"sub": "1" * 40}, "add a submodule", parent="main", ref="refs/heads/main", **sub)
+    small.up.commit({"sub": "2" * 40}, "upstream bumps it", parent=base, ref="refs/heads/main", **sub)
+    small.up.commit({"sub": "3" * 40}, "pr 1", parent=base, ref="refs/pull/1/head", **sub)
+    small.pr(2, {"b.py": "x = 10\ny = 2\nz = 3\n"}, parent=base)
+
+
+@pytest.mark.parametrize("git", GITS)
+def test_a_submodule_conflict_is_a_conflict_like_any_other(cli: Cli, small: Small, git: str, tmp_path: Path,
+                                                           report_schema: dict) -> None:
+    _submodule_repo(small)
+    env = _git_env(git)
+    small.manifest([{"pr": 1}, {"pr": 2}])
+    out = tmp_path / "report.json"
+    result = cli("sync", "-m", small.manifest_path, "--repo", small.work.path, "--report", out, env=env)
+    assert result.exit_code == 3, result.output
+    assert "conflict: pr/1 in sub with upstream main alone" in result.stdout
+    jsonschema.validate(json.loads(out.read_text()), report_schema)
+    small.manifest([{"pr": 1, "on_conflict": "skip"}, {"pr": 2}])
+    code, report = cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, env=env)
+    assert code == 0, report
+    assert by_id(report)["pr/1"]["conflicts"] == [{"file": "sub", "with": [], "upstream": True}]
+    assert by_id(report)["pr/2"]["status"] == "applied"
+    code, ex = cli.json("explain", "-m", small.manifest_path, "--repo", small.work.path, "pr/1", env=env)
+    assert code == 0, ex
+    assert ex["plan"]["upstream_conflicts"] == {"pr/1": ["sub"]}
+
+
+@pytest.mark.parametrize("git", GITS)
+def test_a_submodule_conflict_between_entries(cli: Cli, small: Small, git: str) -> None:
+    sub = {"modes": {"sub": "160000"}}
+    base = small.up.commit({"sub": "1" * 40}, "add a submodule", parent="main", ref="refs/heads/main", **sub)
+    small.up.commit({"sub": "2" * 40}, "pr 1", parent=base, ref="refs/pull/1/head", **sub)
+    small.up.commit({"sub": "3" * 40}, "pr 3", parent=base, ref="refs/pull/3/head", **sub)
+    small.manifest([{"pr": 1}, {"pr": 3, "on_conflict": "skip"}])
+    code, report = cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, env=_git_env(git))
+    assert code == 0, report
+    assert by_id(report)["pr/3"]["conflicts"] == [{"file": "sub", "with": ["pr/1"]}]
+    code, ex = cli.json("explain", "-m", small.manifest_path, "--repo", small.work.path, env=_git_env(git))
+    assert code == 0, ex
+    assert [o["kind"] for o in ex["overlaps"]] == ["conflict"]
