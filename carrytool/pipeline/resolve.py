@@ -178,6 +178,21 @@ def _resolve_carries(manifest: Manifest, git: Git, resolved: Resolved, *, offlin
                            "carrytool: keep carried commit")
 
 
+def see_fork_branch(manifest: Manifest, git: Git, resolved: Resolved, *, offline: bool, retry_delay: float) -> None:
+    """Record the fork branch as the fork has it now (fetched; with OFFLINE, as last fetched): the value
+    a push's lease expects. `sync --locked` resolves nothing else from the network."""
+    if not manifest.fork.url:
+        return
+    ns = namespace(manifest)
+    if not offline:
+        url = resolve_local(manifest.fork.url, manifest.base_dir)
+        src = f"+refs/heads/{manifest.fork.branch}"
+        if src in _fetch(git, url, {src: f"{ns}/fork"}, retry_delay=retry_delay):
+            git.delete_ref(f"{ns}/fork")
+        resolved.fork_remote_known = True
+    resolved.fork_remote = git.ref_value(f"{ns}/fork")
+
+
 def _fetch(git: Git, url: str, specs: dict[str, str], *, retry_delay: float) -> set[str]:
     """One `git fetch URL SRC:DST...` for all refs; return the sources the remote does not have.
 

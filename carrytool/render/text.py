@@ -184,6 +184,8 @@ def outcome_line(report: Report) -> str:
     verdict = {1: "verification failed", 2: "bad input", 3: "conflict", 4: "environment"}.get(code, "failed")
     tail = f"; {result.get('branch')} left at {(result.get('previous') or '(absent)')[:12]}" \
         if result and report.command == "sync" else ""
+    if tail and result.get("pushed") is False:
+        tail += ", nothing pushed"
     return f"FAILED ({verdict}, exit {code}){tail}"
 
 

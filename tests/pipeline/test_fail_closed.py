@@ -13,6 +13,7 @@ import jsonschema
 import pytest
 
 from tests.conftest import Cli, Small
+from tests.gitrepo import Repo, init_repo
 
 NEW_GIT = "/root/.cache/git-new/bin"    # a newer git (2.47), when this machine has it
 
@@ -190,3 +191,44 @@ def test_a_submodule_conflict_between_entries(cli: Cli, small: Small, git: str) 
     code, ex = cli.json("explain", "-m", small.manifest_path, "--repo", small.work.path, env=_git_env(git))
     assert code == 0, ex
     assert [o["kind"] for o in ex["overlaps"]] == ["conflict"]
+
+
+# -- 3. push: first with the lease, then the local branch and the lock ---------------------------------
+
+B_TEN = {"b.py": "x = 10\ny = 2\nz = 3\n"}
+
+
+def _pushed_fork(cli: Cli, small: Small, tmp_path: Path) -> tuple[Repo, dict]:
+    fork = init_repo(tmp_path / "fork", bare=True)
+    small.pr(1, B_TEN)
+    small.manifest([{"pr": 1}], fork={"branch": "dev", "url": "../fork"})
+    code, report = cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--push")
+    assert code == 0 and report["result"]["pushed"] is True, report
+    return fork, report
+
+
+def test_locked_push_republishes_the_lock_over_a_hand_pushed_branch(cli: Cli, small: Small, tmp_path: Path) -> None:
+    fork, first = _pushed_fork(cli, small, tmp_path)
+    by_hand = fork.commit({"x": "y"}, "pushed by hand", parent="dev", ref="refs/heads/dev")
+    code, report = cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--locked", "--push")
+    assert code == 0, report
+    assert report["result"]["pushed"] is True and report["result"]["sha"] == first["result"]["sha"]
+    assert fork.ref("refs/heads/dev") == first["result"]["sha"] != by_hand
+
+
+def test_a_rejected_push_moves_nothing_local_and_says_so(cli: Cli, small: Small, tmp_path: Path) -> None:
+    fork, first = _pushed_fork(cli, small, tmp_path)
+    lock = small.manifest_path.with_name("manifest.yaml.lock")
+    lock_before = lock.read_text()
+    other = fork.commit({"x": "y"}, "someone else", parent="dev", ref="refs/heads/dev")
+    small.manifest([{"pr": 1}], identity={"name": "changed", "email": "c@x"}, fork={"branch": "dev", "url": "../fork"})
+    out = tmp_path / "report.json"
+    result = cli("sync", "-m", small.manifest_path, "--repo", small.work.path, "--push", "--offline",
+                 "--report", out)
+    assert result.exit_code == 4 and "moved since it was fetched" in result.stderr
+    previous = first["result"]["sha"]
+    assert fork.ref("refs/heads/dev") == other
+    assert small.branch() == previous and lock.read_text() == lock_before
+    report = json.loads(out.read_text())
+    assert report["result"]["updated"] is False and report["result"]["pushed"] is False
+    assert f"dev left at {previous[:12]}, nothing pushed" in result.stdout
