@@ -234,7 +234,7 @@ def _permanent(stderr: str) -> bool:
     text = stderr.lower()
     return any(s in text for s in ("does not appear to be a git repository", "not found", "authentication failed",
                                    "permission denied", "could not read username", "repository not found",
-                                   "no such file or directory"))
+                                   "no such file or directory", "cannot lock ref"))
 
 
 def commit_patch(manifest: Manifest, git: Git, entry: Entry, upstream: str) -> tuple[str, str]:

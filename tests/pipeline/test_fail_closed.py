@@ -232,3 +232,61 @@ def test_a_rejected_push_moves_nothing_local_and_says_so(cli: Cli, small: Small,
     report = json.loads(out.read_text())
     assert report["result"]["updated"] is False and report["result"]["pushed"] is False
     assert f"dev left at {previous[:12]}, nothing pushed" in result.stdout
+
+
+# -- 5. URLs and refs ------------------------------------------------------------------------------------
+
+def test_a_branch_that_cannot_be_written_is_reported_with_its_cause(cli: Cli, small: Small) -> None:
+    """refs/heads/dev/x exists, so refs/heads/dev cannot: not "changed while composing"."""
+    small.pr(1, B_TEN)
+    small.work.git("fetch", "-q", str(small.up.path), "main:refs/heads/dev/x")
+    small.manifest([{"pr": 1}])
+    result = cli("sync", "-m", small.manifest_path, "--repo", small.work.path)
+    assert result.exit_code == 4, result.output
+    assert "changed while" not in result.stderr and "refs/heads/dev/x" in result.stderr
+    assert "cannot" in result.stderr and small.branch() is None
+
+
+def _fake_ssh(tmp_path: Path) -> tuple[dict[str, str], Path]:
+    """An ssh that logs the host it was asked for and runs the remote command locally."""
+    log = tmp_path / "ssh.log"
+    fake = tmp_path / "fake-ssh"
+    fake.write_text("#!/bin/sh\n"
+                    f'for arg; do last="$arg"; done\necho "$@" >> {log}\n'
+                    'exec sh -c "$last"\n')
+    fake.chmod(0o755)
+    return {"GIT_SSH_COMMAND": str(fake)}, log
+
+
+def test_an_scp_like_url_without_a_user_goes_to_ssh(cli: Cli, small: Small, tmp_path: Path) -> None:
+    env, log = _fake_ssh(tmp_path)
+    small.pr(1, B_TEN)
+    small.manifest([{"pr": 1}], upstream={"url": f"example.com:{small.up.path}", "branch": "main"})
+    code, report = cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, env=env)
+    assert code == 0, report
+    assert by_id(report)["pr/1"]["status"] == "applied"
+    assert "example.com git-upload-pack" in log.read_text()
+
+
+def test_local_paths_with_a_colon_after_a_slash_stay_local(cli: Cli, small: Small, tmp_path: Path) -> None:
+    env, log = _fake_ssh(tmp_path)
+    small.up.path.rename(tmp_path / "up:stream")
+    small.up.path = tmp_path / "up:stream"
+    small.pr(1, B_TEN)
+    small.manifest([{"pr": 1}], upstream={"url": "../up:stream", "branch": "main"})
+    code, report = cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, env=env)
+    assert code == 0, report
+    small.manifest([{"pr": 1}], upstream={"url": str(tmp_path / "up:stream"), "branch": "main"})
+    code, report = cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, env=env)
+    assert code == 0, report
+    assert not log.exists()
+
+
+def test_url_locality_follows_gits_rule() -> None:
+    from carrytool.gitlayer.urls import is_local
+
+    remote = ["example.com:org/repo.git", "host:/abs/path", "git@github.com:o/r.git", "h:r", "ssh://h/r",
+              "https://h/r.git", "file:///tmp/r"]
+    local = ["../up", "./a:b", "/abs/pa:th", "dir/with:colon", "repo", "~/r", "a/b:c/d"]
+    assert [u for u in remote if is_local(u)] == []
+    assert [u for u in local if not is_local(u)] == []
