@@ -170,7 +170,8 @@ def run_sync(manifest: Manifest, git: Git, options: SyncOptions, progress: Progr
         raise InputError("--push needs fork.url in the manifest", where=str(manifest.path))
     with RepoLock(git.git_dir, wait=options.wait, notify=notify):
         clear_stale_ref_locks(git, namespace(manifest), notify)
-        refuse_checked_out(git, manifest)
+        if not options.dry_run:        # a dry run moves no branch: a checked-out one is no obstacle
+            refuse_checked_out(git, manifest)
         previous = git.ref_value(branch_ref(manifest))
         planned = plan_and_compose(manifest, git, options, progress)
         report = planned.report

@@ -290,3 +290,20 @@ def test_url_locality_follows_gits_rule() -> None:
     local = ["../up", "./a:b", "/abs/pa:th", "dir/with:colon", "repo", "~/r", "a/b:c/d"]
     assert [u for u in remote if is_local(u)] == []
     assert [u for u in local if not is_local(u)] == []
+
+
+# -- 14. --dry-run writes nothing, so a checked-out fork branch does not stop it -----------------------
+
+def test_dry_run_runs_on_a_checked_out_fork_branch(cli: Cli, small: Small, tmp_path: Path) -> None:
+    work = init_repo(tmp_path / "checkout")
+    work.git("fetch", "-q", str(small.up.path), "main:dev")
+    work.git("symbolic-ref", "HEAD", "refs/heads/dev")
+    before = work.rev("refs/heads/dev")
+    small.pr(1, B_TEN)
+    small.manifest([{"pr": 1}])
+    code, report = cli.json("sync", "-m", small.manifest_path, "--repo", work.path, "--dry-run")
+    assert code == 0, report
+    assert report["result"]["updated"] is False and work.rev("refs/heads/dev") == before
+    assert not small.manifest_path.with_name("manifest.yaml.lock").exists()
+    result = cli("sync", "-m", small.manifest_path, "--repo", work.path)
+    assert result.exit_code == 4 and "checked out" in result.stderr
