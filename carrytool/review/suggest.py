@@ -26,9 +26,9 @@ def union_groups(manifest: Manifest, overlaps: Sequence[Overlap], evidence: Mapp
 
     A PR a union provides (for the conflicting files) stands for that union in the graph, so a conflict
     between two PRs of one union is covered, and one between a union's PR and an outsider is the
-    union's conflict with the outsider ("consider folding pr/C into carry/U"). An entry that conflicts
-    with upstream by itself (UPSTREAM_CONFLICTS) is left out: it needs a rebase, which no union gives,
-    and groups must not chain through it.
+    union's conflict with the outsider ("consider folding pr/C into carry/U"). An entry (or the union
+    standing for it) that conflicts with upstream by itself (UPSTREAM_CONFLICTS) is left out: it needs a
+    rebase, which no union gives, and groups must not chain through it.
     """
     alone = upstream_conflicts or {}
     order = {e.id: i for i, e in enumerate(manifest.entries)}
@@ -41,11 +41,11 @@ def union_groups(manifest: Manifest, overlaps: Sequence[Overlap], evidence: Mapp
         return x
 
     for o in overlaps:
-        if o.kind != "conflict" or not _in_play(evidence, o.entries) or any(i in alone for i in o.entries):
+        if o.kind != "conflict" or not _in_play(evidence, o.entries):
             continue
         conflicted = o.conflict_files or o.files
         a, b = (_representative(manifest, i, conflicted) for i in o.entries)
-        if a == b:
+        if a == b or a in alone or b in alone:
             continue
         key = (a, b) if order[a] < order[b] else (b, a)
         files.setdefault(key, []).extend(conflicted)
