@@ -123,11 +123,17 @@ def _apply_pins(manifest: Manifest, git: Git, resolved: Resolved, missing: dict[
             _fetch(git, url, {entry.head: f"{namespace(manifest)}/pin/{entry.number}"}, retry_delay=0)
             sha = _lookup_commit(git, entry.head)
         if sha is None:
-            raise UnknownRef(f"{entry.id}: pinned head {entry.head} is not in the repository",
+            raise UnknownRef(f"{entry.id}: pinned head {entry.head} {_not_a_commit(git, entry.head)}",
                              where=f"{manifest.path}:{entry.line}",
                              hint="pin a full 40-digit SHA that upstream still has, or fetch it into the repo")
         resolved.heads[entry.number] = sha  # type: ignore[index]
         missing.pop(entry.number, None)  # type: ignore[arg-type]
+
+
+def _not_a_commit(git: Git, name: str | None) -> str:
+    """Why NAME (a SHA or prefix that names no commit) cannot be composed: absent, or another object."""
+    kind = git.object_type(name) if name and not name.startswith("-") else None
+    return f"is a {kind}, not a commit" if kind else "is not in the repository"
 
 
 def _lookup_commit(git: Git, name: str) -> str | None:
@@ -170,7 +176,7 @@ def _resolve_carries(manifest: Manifest, git: Git, resolved: Resolved, *, offlin
                     "set fork.url to a remote that has it, or fetch it into the repository" if not manifest.fork.url
                     else "push it to the fork, or run without --offline" if offline else
                     "check that fork.url has this commit")
-            raise UnknownRef(f"{entry.id}: commit {entry.commit} is not in the repository", where=
+            raise UnknownRef(f"{entry.id}: commit {entry.commit} {_not_a_commit(git, entry.commit)}", where=
                              f"{manifest.path}:{entry.line}", hint=hint)
         resolved.commits[entry.id] = sha
         if git.ref_value(f"{ns}/carry/{entry.name}") != sha:

@@ -307,3 +307,15 @@ def test_dry_run_runs_on_a_checked_out_fork_branch(cli: Cli, small: Small, tmp_p
     assert not small.manifest_path.with_name("manifest.yaml.lock").exists()
     result = cli("sync", "-m", small.manifest_path, "--repo", work.path)
     assert result.exit_code == 4 and "checked out" in result.stderr
+
+
+def test_a_pin_or_carried_commit_naming_a_tree_says_so(cli: Cli, small: Small) -> None:
+    head = small.pr(1, B_TEN)
+    tree = small.up.rev(f"{head}^{{tree}}")
+    small.work.git("fetch", "-q", str(small.up.path), f"{head}:refs/heads/keep")
+    small.manifest([{"pr": 1, "head": tree}])
+    result = cli("sync", "-m", small.manifest_path, "--repo", small.work.path)
+    assert result.exit_code == 2 and "pr/1: pinned head" in result.stderr and "is a tree, not a commit" in result.stderr
+    small.manifest([{"carry": "fix", "commit": tree}])
+    result = cli("sync", "-m", small.manifest_path, "--repo", small.work.path)
+    assert result.exit_code == 2 and "carry/fix: commit" in result.stderr and "is a tree, not a commit" in result.stderr
