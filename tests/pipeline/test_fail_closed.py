@@ -12,8 +12,10 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from carrytool.pipeline.compose import Composer
+
 from tests.conftest import Cli, Small
-from tests.gitrepo import Repo, init_repo
+from tests.gitrepo import Repo, init_repo, many_prs, write_manifest
 
 NEW_GIT = "/root/.cache/git-new/bin"    # a newer git (2.47), when this machine has it
 
@@ -319,3 +321,25 @@ def test_a_pin_or_carried_commit_naming_a_tree_says_so(cli: Cli, small: Small) -
     small.manifest([{"carry": "fix", "commit": tree}])
     result = cli("sync", "-m", small.manifest_path, "--repo", small.work.path)
     assert result.exit_code == 2 and "carry/fix: commit" in result.stderr and "is a tree, not a commit" in result.stderr
+
+
+def test_blame_is_the_same_on_the_fast_path_and_the_chained_merge(cli: Cli, tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """60 PRs in reverse order; upstream then moved lines 7 and 9 of the files PRs 7 and 9 edit there."""
+    up = init_repo(tmp_path / "up", bare=True)
+    many_prs(up, 60, files=25)
+    moved = {f"src/f{n:04d}.py": (up.show("main", f"src/f{n:04d}.py") + "\n")   # show() strips the newline
+             .replace(f"line {n}\n", f"line {n} upstream\n") for n in (7, 9)}
+    up.commit(moved, "upstream moves two lines", parent="main", ref="refs/heads/main")
+    repo = init_repo(tmp_path / "work", bare=True)
+    manifest = write_manifest(tmp_path / "m.yaml", {
+        "version": 1, "upstream": {"url": str(up.path)}, "fork": {"branch": "x"},
+        "policy": {"on_conflict": "skip"}, "entries": [{"pr": n} for n in range(60, 0, -1)]})
+    _, fast = cli.json("sync", "-m", manifest, "--repo", repo.path, "--dry-run")
+    monkeypatch.setattr(Composer, "fast_path", False)
+    _, slow = cli.json("sync", "-m", manifest, "--repo", repo.path, "--dry-run")
+    assert fast["result"]["sha"] == slow["result"]["sha"] and fast["entries"] == slow["entries"]
+    e = by_id(fast)
+    assert e["pr/7"]["conflicts"] == [{"file": "src/f0007.py", "with": ["pr/57"], "upstream": True}]
+    assert e["pr/9"]["conflicts"] == [{"file": "src/f0009.py", "with": ["pr/59"], "upstream": True}]
+    assert e["pr/32"]["conflicts"] == [{"file": "src/f0007.py", "with": ["pr/57"]}]
