@@ -39,7 +39,11 @@ def meets_conflict(git: Git, path: str, *, base_tree: str, head_tree: str, upstr
     sides = [git.blob_at(tree, path) for tree in (base_tree, head_tree, upstream_tree, other_tree)]
     if any(side is None or side[0] not in _REGULAR for side in sides):
         return False
-    base, head, upstream, other = (side[1] for side in sides)  # type: ignore[index]
+    return regions_differ(git, *(side[1] for side in sides))  # type: ignore[index]
+
+
+def regions_differ(git: Git, base: str, head: str, upstream: str, other: str) -> bool:
+    """Whether merging blob HEAD (from BASE) onto OTHER gives other conflict regions than onto UPSTREAM."""
     if upstream == other:
         return False
     alone = conflict_regions(git, upstream, base, head)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from carrytool.gitlayer.git import Change, ConflictStage, Git, MergeResult, Signature
 from carrytool.manifest.model import Manifest
-from carrytool.pipeline.blame import meets_conflict
+from carrytool.pipeline.blame import meets_conflict, regions_differ
 from carrytool.pipeline.plan import APPLIED, CONFLICT, PENDING, Step, redundant_with
 
 Progress = Callable[[str, int, int], None]
@@ -302,7 +302,7 @@ class Composer:
         for path in result.conflicted_paths:
             touching = [s for s in applied if path in s.files and id(s) in self._onto and self._onto[id(s)].clean]
             if path in with_upstream:
-                out.append({"file": path, "with": self._meeting(step, path, touching), "upstream": True})
+                out.append({"file": path, "with": self._meeting(step, path, touching, result), "upstream": True})
                 continue
             culprits = [s.id for s in touching]
             if len(touching) > 1:
@@ -314,14 +314,23 @@ class Composer:
             out.append({"file": path, "with": culprits})
         return out
 
-    def _meeting(self, step: Step, path: str, touching: Sequence[Step]) -> list[str]:
-        """The earlier entries whose own change meets the lines where STEP conflicts with upstream in PATH."""
+    def _meeting(self, step: Step, path: str, touching: Sequence[Step], result: MergeResult) -> list[str]:
+        """The earlier entries whose own change meets the lines where STEP conflicts with upstream in PATH:
+        each one alone; when none does alone but the result so far (stage 2 of RESULT) does, all of them."""
         if not step.base or not touching:
             return []
         base_tree, head_tree = self.git.tree_of(step.base), self.git.tree_of(self._filtered_head(step))
-        return [s.id for s in touching
+        hits = [s.id for s in touching
                 if meets_conflict(self.git, path, base_tree=base_tree, head_tree=head_tree,
                                   upstream_tree=self.upstream_tree, other_tree=self._onto[id(s)].tree)]
+        ours = next((st for st in result.stages if st.path == path and st.stage == 2), None)
+        if hits or len(touching) < 2 or ours is None or ours.mode not in ("100644", "100755"):
+            return hits
+        sides = [self.git.blob_at(tree, path) for tree in (base_tree, head_tree, self.upstream_tree)]
+        if any(side is None or side[0] not in ("100644", "100755") for side in sides):
+            return hits
+        together = regions_differ(self.git, *(side[1] for side in sides), ours.oid)  # type: ignore[index]
+        return [s.id for s in touching] if together else hits
 
     def _resolve_theirs(self, result: MergeResult) -> str:
         """Resolve each conflicted path in favour of the entry (`-X theirs` for content, theirs for the rest)."""

@@ -343,3 +343,21 @@ def test_blame_is_the_same_on_the_fast_path_and_the_chained_merge(cli: Cli, tmp_
     assert e["pr/7"]["conflicts"] == [{"file": "src/f0007.py", "with": ["pr/57"], "upstream": True}]
     assert e["pr/9"]["conflicts"] == [{"file": "src/f0009.py", "with": ["pr/59"], "upstream": True}]
     assert e["pr/32"]["conflicts"] == [{"file": "src/f0007.py", "with": ["pr/57"]}]
+
+
+def test_an_upstream_conflict_that_two_earlier_entries_meet_only_together_names_both(cli: Cli, small: Small) -> None:
+    """Repeated lines (found by a search): pr/1 alone and pr/4 alone leave pr/2's conflict regions as on
+    upstream; both together change them, so both are named, besides upstream."""
+    def lines(text: str) -> dict[str, str]:
+        return {"r.txt": "".join(f"{word}\n" for word in text.split())}
+
+    base = small.up.commit(lines("b a b c c c c a"), "base", parent="main", ref="refs/heads/main")
+    small.up.commit(lines("z a b c c c c a"), "upstream", parent=base, ref="refs/heads/main")
+    small.pr(1, lines("b a c c c c a"), parent=base)
+    small.pr(4, lines("b a b c c c a"), parent=base)
+    small.pr(2, lines("y b a b c y c c a"), parent=base)
+    small.manifest([{"pr": 1}, {"pr": 4}, {"pr": 2, "on_conflict": "skip"}])
+    code, report = cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path)
+    assert code == 0, report
+    assert by_id(report)["pr/1"]["status"] == by_id(report)["pr/4"]["status"] == "applied"
+    assert by_id(report)["pr/2"]["conflicts"] == [{"file": "r.txt", "with": ["pr/1", "pr/4"], "upstream": True}]
