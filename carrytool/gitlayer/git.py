@@ -477,9 +477,19 @@ class Git:
 
     # -- refs ---------------------------------------------------------------------------------------
     def update_ref(self, ref: str, new: str, old: str | None, message: str) -> bool:
-        """`update-ref REF NEW OLD`: move REF only if it still holds OLD (None: must not exist)."""
+        """`update-ref REF NEW OLD`: move REF only if it still holds OLD (None: must not exist).
+
+        False when REF no longer holds OLD (someone moved it); any other failure (a read-only ref
+        store, a name that clashes with an existing ref, a full disk) raises GitError with git's reason.
+        """
         proc = self.run("update-ref", "-m", message, "--no-deref", ref, new, old or ZERO, check=False)
-        return proc.returncode == 0
+        if proc.returncode == 0:
+            return True
+        if self.ref_value(ref) != old:
+            return False
+        raise GitError(f"cannot write {ref}", stderr=proc.stderr.decode("utf-8", "replace"),
+                       hint="check that the repository and its refs are writable and that no other ref "
+                            f"clashes with {ref}")
 
     def delete_ref(self, ref: str) -> None:
         self.run("update-ref", "-d", ref, check=False)

@@ -89,6 +89,10 @@ def _parse_merge_tree(data: bytes) -> Iterator[MergeResult]:
                 i += 1
             i += 1  # the empty token before the messages
             while tokens[i] != b"":
+                if not tokens[i].isdigit():
+                    # older git (2.39) prints advice ("Recursive merging with submodules ...") on stdout after
+                    # a submodule conflict's messages, in place of the empty token that ends them
+                    break
                 count = int(tokens[i])
                 paths = tuple(decode_path(p) for p in tokens[i + 1:i + 1 + count])
                 kind = tokens[i + 1 + count].decode("utf-8", "replace")

@@ -31,7 +31,12 @@ def url_problem(url: str) -> str | None:
 
 
 def is_local(url: str) -> bool:
-    return not _SCHEME.match(url) and not _SCP.match(url)
+    """Whether git takes URL for a local path: no `scheme://` and no `host:path` (git's rule: a colon
+    before any slash makes it scp-like ssh, with or without a user part; `./a:b` and `/a:b` are paths)."""
+    if _SCHEME.match(url) or _SCP.match(url):
+        return False
+    colon, slash = url.find(":"), url.find("/")
+    return colon < 0 or (0 <= slash < colon)
 
 
 def resolve_local(url: str, base: Path) -> str:

@@ -1,9 +1,9 @@
 """The nightly pipeline: from a manifest to a composed, checked fork branch.
 
 In order: `resolve` (fetch into refs/carrytool/..., pin every input) -> `facts` (merge bases, diffs) ->
-`plan` (pure: what applies and why not) -> `compose` (in memory, one commit per entry) -> `hunks`,
-`landing` and `scopes` (every hunk landed, dropped or clobbered) -> `lock` and `report` -> `sync` (the
-whole job, moving the branch only when every check holds) and `verify` (the asserts on any tree). May
-import `carrytool.manifest`, `carrytool.gitlayer`, `carrytool.asserts` and `carrytool.errors`; never
-the review, the union or rendering, and it never prints.
+`plan` (pure: what applies and why not) -> `compose` (in memory, one commit per entry; `blame` says
+who a conflict is with) -> `hunks`, `landing` and `scopes` (every hunk landed, dropped or clobbered)
+-> `lock` and `report` -> `sync` (the whole job, moving the branch only when every check holds) and
+`verify` (the asserts on any tree). May import `carrytool.manifest`, `carrytool.gitlayer`,
+`carrytool.asserts` and `carrytool.errors`; never the review, the union or rendering, and it never prints.
 """

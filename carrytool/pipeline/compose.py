@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from carrytool.gitlayer.git import Change, ConflictStage, Git, MergeResult, Signature
 from carrytool.manifest.model import Manifest
+from carrytool.pipeline.blame import meets_conflict, regions_differ
 from carrytool.pipeline.plan import APPLIED, CONFLICT, PENDING, Step, redundant_with
 
 Progress = Callable[[str, int, int], None]
@@ -209,8 +210,7 @@ class Composer:
             mode = self.manifest.on_conflict(step.entry)
             step.conflicts = self._describe_conflicts(step, result, comp.applied)
             if mode != "theirs":
-                files = ", ".join(c["file"] for c in step.conflicts)  # type: ignore[misc]
-                step.skip("conflict", f"conflicts in {files}", status=CONFLICT)
+                step.skip("conflict", _conflict_detail(step.conflicts), status=CONFLICT)
                 if mode == "fail":
                     comp.failed_conflicts.append(step)
                 return tip, tip_tree
@@ -288,15 +288,22 @@ class Composer:
 
     # -- conflicts ----------------------------------------------------------------------------------
     def _describe_conflicts(self, step: Step, result: MergeResult, applied: Sequence[Step]) -> list[dict[str, object]]:
-        """Each conflicted file with the earlier entries whose own change to it collides with STEP's.
+        """Each conflicted file with the earlier entries whose own change collides with STEP's, and
+        `upstream: true` when STEP conflicts there with upstream alone.
 
-        Every earlier entry that touched the file is tried alone against STEP on upstream (one batched
-        merge): those whose pairing conflicts there changed the lines in question. When no single one
-        does (the conflict needs several of them), all of them are named.
+        Upstream alone: an earlier entry is named only when its change meets the conflicting lines (see
+        pipeline.blame). Otherwise every earlier entry that touched the file is tried alone against STEP
+        on upstream (one batched merge): those whose pairing conflicts there changed the lines in
+        question. When no single one does (the conflict needs several of them), all of them are named.
         """
-        out = []
+        alone = self._onto.get(id(step))
+        with_upstream = set(alone.conflicted_paths) if alone is not None and not alone.clean else set()
+        out: list[dict[str, object]] = []
         for path in result.conflicted_paths:
             touching = [s for s in applied if path in s.files and id(s) in self._onto and self._onto[id(s)].clean]
+            if path in with_upstream:
+                out.append({"file": path, "with": self._meeting(step, path, touching, result), "upstream": True})
+                continue
             culprits = [s.id for s in touching]
             if len(touching) > 1:
                 pairs = [self._pair(step, self.upstream, self._onto[id(s)].tree) for s in touching]
@@ -306,6 +313,24 @@ class Composer:
                 culprits = [s.id for s in applied if path in s.files]
             out.append({"file": path, "with": culprits})
         return out
+
+    def _meeting(self, step: Step, path: str, touching: Sequence[Step], result: MergeResult) -> list[str]:
+        """The earlier entries whose own change meets the lines where STEP conflicts with upstream in PATH:
+        each one alone; when none does alone but the result so far (stage 2 of RESULT) does, all of them."""
+        if not step.base or not touching:
+            return []
+        base_tree, head_tree = self.git.tree_of(step.base), self.git.tree_of(self._filtered_head(step))
+        hits = [s.id for s in touching
+                if meets_conflict(self.git, path, base_tree=base_tree, head_tree=head_tree,
+                                  upstream_tree=self.upstream_tree, other_tree=self._onto[id(s)].tree)]
+        ours = next((st for st in result.stages if st.path == path and st.stage == 2), None)
+        if hits or len(touching) < 2 or ours is None or ours.mode not in ("100644", "100755"):
+            return hits
+        sides = [self.git.blob_at(tree, path) for tree in (base_tree, head_tree, self.upstream_tree)]
+        if any(side is None or side[0] not in ("100644", "100755") for side in sides):
+            return hits
+        together = regions_differ(self.git, *(side[1] for side in sides), ours.oid)  # type: ignore[index]
+        return [s.id for s in touching] if together else hits
 
     def _resolve_theirs(self, result: MergeResult) -> str:
         """Resolve each conflicted path in favour of the entry (`-X theirs` for content, theirs for the rest)."""
@@ -327,3 +352,13 @@ class Composer:
         """Theirs wins each conflicting hunk; a binary (or an error) takes theirs as a whole."""
         merged = self.git.merge_blobs(ours.oid, base.oid if base else None, theirs.oid, favor_theirs=True)
         return theirs.oid if merged is None else self.git.write_blob(merged[1])
+
+
+def _conflict_detail(conflicts: Sequence[dict[str, object]]) -> str:
+    """`conflicts in a.py (with upstream alone), b.py (with pr/1)`: each file and who it conflicts with."""
+    parts = []
+    for conflict in conflicts:
+        entries = ", ".join(conflict["with"])  # type: ignore[arg-type]
+        who = ("upstream" + (f" and {entries}" if entries else " alone")) if conflict.get("upstream") else entries
+        parts.append(f"{conflict['file']}" + (f" (with {who})" if who else ""))
+    return "conflicts in " + ", ".join(parts)

@@ -83,7 +83,7 @@ def resolve(manifest: Manifest, git: Git, *, offline: bool, progress: Progress |
     for number in prs:
         head = fetched.get(f"{ns}/pr/{number}")
         if head:
-            resolved.heads[number] = head
+            resolved.heads[number] = _peel_head(manifest, git, number, head)
         elif number not in missing:
             missing[number] = (f"no fetched head in {ns}/pr/{number}" if offline
                                else f"upstream has no {manifest.upstream.pr_ref_for(number)}")
@@ -91,6 +91,25 @@ def resolve(manifest: Manifest, git: Git, *, offline: bool, progress: Progress |
     resolved.missing = missing
     _resolve_carries(manifest, git, resolved, offline=offline, retry_delay=retry_delay)
     return resolved
+
+
+def _peel_head(manifest: Manifest, git: Git, number: int, sha: str) -> str:
+    """The commit a fetched PR ref names (an annotated tag peels to its commit); a ref that names a
+    tree, a blob or a tag of either is bad input naming the entry (exit 2), never an empty change."""
+    kind = git.object_type(sha)
+    commit = sha if kind == "commit" else git.rev_parse(sha) if kind == "tag" else None
+    if commit is not None:
+        return commit
+    entry = next((e for e in manifest.entries if e.kind == "pr" and e.number == number), None) or \
+        next((e for e in manifest.entries if any(s.pr == number for s in e.supersedes)), None)
+    if entry is not None and entry.kind == "pr" and entry.head:
+        return sha          # its pinned `head:` wins over the ref (_apply_pins)
+    who = f"pr/{number}" if entry is None or entry.kind == "pr" else f"pr/{number} (superseded by {entry.id})"
+    ref = manifest.upstream.pr_ref_for(number)
+    raise InputError(f"{who}: upstream's {ref} points at a {kind or 'missing object'} ({sha[:12]}), not a "
+                     "commit", where=f"{manifest.path}:{entry.line}" if entry else str(manifest.path),
+                     hint=f"check `git ls-remote {redact(manifest.upstream.url)} {ref}`; pin the PR's commit "
+                          "with `head:`, or remove the entry")
 
 
 def _apply_pins(manifest: Manifest, git: Git, resolved: Resolved, missing: dict[int, str], url: str,
@@ -104,11 +123,17 @@ def _apply_pins(manifest: Manifest, git: Git, resolved: Resolved, missing: dict[
             _fetch(git, url, {entry.head: f"{namespace(manifest)}/pin/{entry.number}"}, retry_delay=0)
             sha = _lookup_commit(git, entry.head)
         if sha is None:
-            raise UnknownRef(f"{entry.id}: pinned head {entry.head} is not in the repository",
+            raise UnknownRef(f"{entry.id}: pinned head {entry.head} {_not_a_commit(git, entry.head)}",
                              where=f"{manifest.path}:{entry.line}",
                              hint="pin a full 40-digit SHA that upstream still has, or fetch it into the repo")
         resolved.heads[entry.number] = sha  # type: ignore[index]
         missing.pop(entry.number, None)  # type: ignore[arg-type]
+
+
+def _not_a_commit(git: Git, name: str | None) -> str:
+    """Why NAME (a SHA or prefix that names no commit) cannot be composed: absent, or another object."""
+    kind = git.object_type(name) if name and not name.startswith("-") else None
+    return f"is a {kind}, not a commit" if kind else "is not in the repository"
 
 
 def _lookup_commit(git: Git, name: str) -> str | None:
@@ -151,12 +176,27 @@ def _resolve_carries(manifest: Manifest, git: Git, resolved: Resolved, *, offlin
                     "set fork.url to a remote that has it, or fetch it into the repository" if not manifest.fork.url
                     else "push it to the fork, or run without --offline" if offline else
                     "check that fork.url has this commit")
-            raise UnknownRef(f"{entry.id}: commit {entry.commit} is not in the repository", where=
+            raise UnknownRef(f"{entry.id}: commit {entry.commit} {_not_a_commit(git, entry.commit)}", where=
                              f"{manifest.path}:{entry.line}", hint=hint)
         resolved.commits[entry.id] = sha
         if git.ref_value(f"{ns}/carry/{entry.name}") != sha:
             git.update_ref(f"{ns}/carry/{entry.name}", sha, git.ref_value(f"{ns}/carry/{entry.name}"),
                            "carrytool: keep carried commit")
+
+
+def see_fork_branch(manifest: Manifest, git: Git, resolved: Resolved, *, offline: bool, retry_delay: float) -> None:
+    """Record the fork branch as the fork has it now (fetched; with OFFLINE, as last fetched): the value
+    a push's lease expects. `sync --locked` resolves nothing else from the network."""
+    if not manifest.fork.url:
+        return
+    ns = namespace(manifest)
+    if not offline:
+        url = resolve_local(manifest.fork.url, manifest.base_dir)
+        src = f"+refs/heads/{manifest.fork.branch}"
+        if src in _fetch(git, url, {src: f"{ns}/fork"}, retry_delay=retry_delay):
+            git.delete_ref(f"{ns}/fork")
+        resolved.fork_remote_known = True
+    resolved.fork_remote = git.ref_value(f"{ns}/fork")
 
 
 def _fetch(git: Git, url: str, specs: dict[str, str], *, retry_delay: float) -> set[str]:
@@ -200,7 +240,7 @@ def _permanent(stderr: str) -> bool:
     text = stderr.lower()
     return any(s in text for s in ("does not appear to be a git repository", "not found", "authentication failed",
                                    "permission denied", "could not read username", "repository not found",
-                                   "no such file or directory"))
+                                   "no such file or directory", "cannot lock ref"))
 
 
 def commit_patch(manifest: Manifest, git: Git, entry: Entry, upstream: str) -> tuple[str, str]:

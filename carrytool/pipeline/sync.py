@@ -32,6 +32,7 @@ from carrytool.pipeline.resolve import (
     commit_patch,
     namespace,
     resolve,
+    see_fork_branch,
 )
 
 Progress = Callable[[str, int, int], None]
@@ -89,6 +90,8 @@ def resolve_inputs(manifest: Manifest, git: Git, options: SyncOptions, progress:
         raise UnknownRef(f"the lock names commits this repository does not have: {', '.join(s[:12] for s in absent)}",
                          hint="run without --offline so they can be fetched, or fetch them into the repo")
     resolved = Resolved(upstream=upstream, heads=heads, commits=commits)
+    if options.push:
+        see_fork_branch(manifest, git, resolved, offline=options.offline, retry_delay=options.retry_delay)
     for entry in manifest.entries:
         if entry.patch:
             base, head = commit_patch(manifest, git, entry, upstream)
@@ -167,7 +170,8 @@ def run_sync(manifest: Manifest, git: Git, options: SyncOptions, progress: Progr
         raise InputError("--push needs fork.url in the manifest", where=str(manifest.path))
     with RepoLock(git.git_dir, wait=options.wait, notify=notify):
         clear_stale_ref_locks(git, namespace(manifest), notify)
-        refuse_checked_out(git, manifest)
+        if not options.dry_run:        # a dry run moves no branch: a checked-out one is no obstacle
+            refuse_checked_out(git, manifest)
         previous = git.ref_value(branch_ref(manifest))
         planned = plan_and_compose(manifest, git, options, progress)
         report = planned.report
@@ -181,24 +185,33 @@ def run_sync(manifest: Manifest, git: Git, options: SyncOptions, progress: Progr
 
 
 def _finish(manifest: Manifest, git: Git, options: SyncOptions, planned: Planned, previous: str | None) -> None:
-    """Asserts, then (only if everything holds) the branch, the lock and the push."""
+    """Asserts; then, only if everything holds: the push (with its lease), the local branch, the lock.
+
+    The push goes first: when the lease refuses it (or the push fails), nothing local has moved and
+    no lock is written. The local branch then moves by compare-and-swap from the value read at the start.
+    """
     report, comp = planned.report, planned.composition
     assert comp is not None and report.result is not None
     report.asserts = evaluate_asserts(manifest, git, comp.result)
     if report.exit_code != 0 or options.dry_run:
         return
     ref = branch_ref(manifest)
+    if options.push:
+        if git.ref_value(ref) != previous:
+            raise RefMoved(f"{ref} changed while carrytool was composing; nothing was pushed or written",
+                           hint="run sync again")
+        report.result["pushed"] = False
+        report.result["pushed"] = push(manifest, git, comp.result, planned.resolved, options)
     if previous != comp.result:
         if not git.update_ref(ref, comp.result, previous, f"carrytool sync: {len(comp.applied)} entries on "
                                                           f"{manifest.upstream.branch}"):
-            raise RefMoved(f"{ref} changed while carrytool was composing; nothing was written",
-                           hint="run sync again")
+            pushed = " (the fork's branch was pushed; the lock was not written)" if report.result.get("pushed") \
+                else "; nothing was written"
+            raise RefMoved(f"{ref} changed while carrytool was composing{pushed}", hint="run sync again")
         report.result["updated"] = True
     lock_doc = build_lock(manifest, planned.resolved, comp.result, ".".join(map(str, git.version)))
     if not options.locked:
         report.extra["lock_written"] = write_lock(manifest, lock_doc)
-    if options.push:
-        report.result["pushed"] = push(manifest, git, comp.result, planned.resolved, options)
 
 
 def clear_stale_ref_locks(git: Git, ns: str, notify: Callable[[str], None] | None) -> None:

@@ -102,7 +102,7 @@ def detail_lines(report: Report) -> list[str]:
     lines: list[str] = []
     for step in report.steps:
         for conflict in step.conflicts:
-            culprits = ", ".join(conflict["with"]) or f"upstream {report.upstream['branch'] if report.upstream else ''}"  # type: ignore[arg-type]
+            culprits = conflict_culprits(report, conflict)
             label = f"resolved (on_conflict: {step.resolution})" if step.resolution else "conflict"
             lines.append(f"{label}: {step.id} in {conflict['file']} with {culprits}")
     for violation in report.violations:
@@ -124,12 +124,27 @@ def detail_lines(report: Report) -> list[str]:
     return lines + next_steps(report)
 
 
+def conflict_culprits(report: Report, conflict: dict) -> str:
+    """Who a conflict is with: `upstream main alone`, `upstream main and pr/1`, or `pr/1, pr/2`."""
+    upstream = f"upstream {report.upstream['branch'] if report.upstream else ''}".rstrip()
+    entries = ", ".join(conflict["with"])
+    if conflict.get("upstream"):
+        return f"{upstream} and {entries}" if entries else f"{upstream} alone"
+    return entries or upstream
+
+
 def next_steps(report: Report) -> list[str]:
     """What to run or change next, for each kind of failure in REPORT."""
     hints: list[str] = []
     failed = report.failed_conflicts
-    if failed:
-        pairs = sorted({c for s in failed for conf in s.conflicts for c in conf["with"]} | {s.id for s in failed})
+    rebase = [s for s in failed if any(conf.get("upstream") for conf in s.conflicts)]
+    if rebase:
+        branch = report.upstream["branch"] if report.upstream else "upstream"
+        hints.append(f"next: rebase {', '.join(s.id for s in rebase)} onto upstream {branch} (a conflict with "
+                     "upstream by itself: no union can solve it), or set `on_conflict: skip` on the entry")
+    between = [s for s in failed if any(conf["with"] for conf in s.conflicts)]
+    if between:
+        pairs = sorted({c for s in between for conf in s.conflicts for c in conf["with"]} | {s.id for s in between})
         hints.append(f"next: fold {', '.join(pairs)} into a union (`carrytool explain` shows the overlap; "
                      "`carrytool union compose NAME` composes it), or set `on_conflict: skip` on the entry")
     if any(v.kind == "owned-path" for v in report.violations):
@@ -169,6 +184,8 @@ def outcome_line(report: Report) -> str:
     verdict = {1: "verification failed", 2: "bad input", 3: "conflict", 4: "environment"}.get(code, "failed")
     tail = f"; {result.get('branch')} left at {(result.get('previous') or '(absent)')[:12]}" \
         if result and report.command == "sync" else ""
+    if tail and result.get("pushed") is False:
+        tail += ", nothing pushed"
     return f"FAILED ({verdict}, exit {code}){tail}"
 
 

@@ -4,7 +4,8 @@ Sparse: only pairs of entries that share a file are compared (an index file -> e
 are real 3-way merges in memory, in two batched `merge-tree --stdin` processes: first every entry
 alone onto upstream (each clean result written as a commit whose only parent is upstream), then,
 for every pair, the later entry merged onto the earlier one's commit. A pair conflicts when that
-second merge conflicts in a path where neither entry conflicts with upstream on its own.
+second merge conflicts in a path where the later entry does not conflict with upstream on its own, or
+where it does and the earlier entry's change meets the conflicting lines (sync's rule: pipeline.blame).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 from carrytool.gitlayer.git import Git, MergeResult, Signature
 from carrytool.manifest import paths
 from carrytool.manifest.model import Manifest
+from carrytool.pipeline.blame import meets_conflict
 from carrytool.review.evidence import EntryFacts, Sources
 
 # strongest first: the order of `kinds`, and `kind` is the first of them
@@ -175,9 +177,21 @@ class _PairMerger:
                 continue
             result, job = next(results), next(job_iter)
             own = set(self.alone_results[item[1].id].conflicted_paths)
-            conflicted = [p for p in result.conflicted_paths if p not in own] if not result.clean else []
+            conflicted = [p for p in result.conflicted_paths if p not in own or self._meets(item, p)] \
+                if not result.clean else []
             out.append((conflicted, ((item[0].id, item[1].id), job)))
         return out
+
+
+    def _meets(self, pair: tuple[EntryFacts, EntryFacts], path: str) -> bool:
+        """Whether the first's change meets the lines where the second conflicts with upstream alone in
+        PATH (the rule sync names entries by: pipeline.blame)."""
+        first, second = pair
+        if not second.base or not second.head:
+            return False
+        return meets_conflict(self.git, path, base_tree=self.git.tree_of(second.base),
+                              head_tree=self.git.tree_of(second.head), upstream_tree=self.upstream_tree,
+                              other_tree=self.git.tree_of(self.commits[first.id]))
 
 
 def _hunk_keys(item: EntryFacts) -> dict[tuple, list[int]]:

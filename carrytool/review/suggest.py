@@ -20,14 +20,17 @@ from carrytool.review.overlap import Overlap
 _OUT_OF_PLAY = ("disabled", "precompiled", "merged-upstream", "missing")
 
 
-def union_groups(manifest: Manifest, overlaps: Sequence[Overlap], evidence: Mapping[str, EntryFacts]
-                 ) -> list[dict[str, Any]]:
+def union_groups(manifest: Manifest, overlaps: Sequence[Overlap], evidence: Mapping[str, EntryFacts],
+                 upstream_conflicts: Mapping[str, Sequence[str]] | None = None) -> list[dict[str, Any]]:
     """Connected components of the uncovered conflict graph: "consider a union of pr/A, pr/B".
 
     A PR a union provides (for the conflicting files) stands for that union in the graph, so a conflict
     between two PRs of one union is covered, and one between a union's PR and an outsider is the
-    union's conflict with the outsider ("consider folding pr/C into carry/U").
+    union's conflict with the outsider ("consider folding pr/C into carry/U"). An entry (or the union
+    standing for it) that conflicts with upstream by itself (UPSTREAM_CONFLICTS) is left out: it needs a
+    rebase, which no union gives, and groups must not chain through it.
     """
+    alone = upstream_conflicts or {}
     order = {e.id: i for i, e in enumerate(manifest.entries)}
     parent: dict[str, str] = {}
     files: dict[tuple[str, str], list[str]] = {}
@@ -42,7 +45,7 @@ def union_groups(manifest: Manifest, overlaps: Sequence[Overlap], evidence: Mapp
             continue
         conflicted = o.conflict_files or o.files
         a, b = (_representative(manifest, i, conflicted) for i in o.entries)
-        if a == b:
+        if a == b or a in alone or b in alone:
             continue
         key = (a, b) if order[a] < order[b] else (b, a)
         files.setdefault(key, []).extend(conflicted)

@@ -152,7 +152,7 @@ def test_conflict_with_upstream_itself_names_no_entry(cli: Cli, small: Small) ->
     small.up.commit(A_THREE, "upstream moved", parent="main", ref="refs/heads/main")
     small.manifest([{"pr": 1, "on_conflict": "skip"}])
     code, report = sync(cli, small)
-    assert code == 0 and by_id(report)["pr/1"]["conflicts"] == [{"file": "a.py", "with": []}]
+    assert code == 0 and by_id(report)["pr/1"]["conflicts"] == [{"file": "a.py", "with": [], "upstream": True}]
 
 
 def test_skip_goes_on_and_strict_fails(cli: Cli, small: Small) -> None:

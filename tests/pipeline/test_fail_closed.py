@@ -1,0 +1,363 @@
+"""Regression corpus of issue 14 (pipeline items): each scenario was wrong or crashed on main.
+
+Real repositories in tmp_path; every test failed before its fix.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from carrytool.pipeline.compose import Composer
+
+from tests.conftest import Cli, Small
+from tests.gitrepo import Repo, init_repo, many_prs, write_manifest
+
+NEW_GIT = "/root/.cache/git-new/bin"    # a newer git (2.47), when this machine has it
+
+# nine lines: changes two lines apart merge cleanly, changes to the same line conflict
+NINE = "".join(f"v{i} = {i}\n" for i in range(1, 10))
+
+
+def nine(**lines: str) -> dict[str, str]:
+    text = NINE
+    for name, value in lines.items():
+        text = text.replace(f"{name} = {name[1:]}\n", f"{name} = {value}\n")
+    return {"n.py": text}
+
+
+def by_id(report: dict) -> dict[str, dict]:
+    return {e["id"]: e for e in report["entries"]}
+
+
+def _blame_repo(small: Small) -> None:
+    """Upstream moved v1 after the PRs' base; pr/2 edits v1 too (conflicts with upstream alone)."""
+    base = small.up.commit(nine(), "nine", parent="main", ref="refs/heads/main")
+    small.up.commit(nine(v1="'upstream'"), "upstream moves v1", parent=base, ref="refs/heads/main")
+    small.pr(5, nine(v4="'five'"), parent=base)                  # far from every conflicting line
+    small.pr(1, nine(v7="'one'"), parent=base)                   # meets pr/2's own change at v7
+    small.pr(2, nine(v1="'two'", v7="'two'"), parent=base)       # v1: upstream alone; v7: with pr/1
+    small.pr(3, nine(v1="'three'"), parent=base)                 # v1 only: upstream alone
+
+
+def test_conflict_with_upstream_alone_blames_upstream_not_an_earlier_entry(cli: Cli, small: Small,
+                                                                           report_schema: dict) -> None:
+    _blame_repo(small)
+    small.manifest([{"pr": 5}, {"pr": 1}, {"pr": 3, "on_conflict": "skip"}, {"pr": 2, "on_conflict": "skip"}])
+    code, report = cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path)
+    assert code == 0, report
+    jsonschema.validate(report, report_schema)
+    e = by_id(report)
+    assert e["pr/3"]["conflicts"] == [{"file": "n.py", "with": [], "upstream": True}]
+    assert e["pr/2"]["conflicts"] == [{"file": "n.py", "with": ["pr/1"], "upstream": True}]
+    result = cli("sync", "-m", small.manifest_path, "--repo", small.work.path)
+    assert "conflict: pr/3 in n.py with upstream main alone" in result.stdout
+    assert "conflict: pr/2 in n.py with upstream main and pr/1" in result.stdout
+    assert "with pr/5" not in result.stdout
+
+
+def test_under_fail_the_next_step_for_an_upstream_conflict_is_a_rebase(cli: Cli, small: Small) -> None:
+    _blame_repo(small)
+    small.manifest([{"pr": 5}, {"pr": 3}])
+    result = cli("sync", "-m", small.manifest_path, "--repo", small.work.path)
+    assert result.exit_code == 3
+    assert "conflict: pr/3 in n.py with upstream main alone" in result.stdout
+    assert "into a union" not in result.stdout and "rebase pr/3" in result.stdout
+
+
+def test_explain_agrees_with_sync_on_blame(cli: Cli, small: Small) -> None:
+    _blame_repo(small)
+    small.manifest([{"pr": 5}, {"pr": 1}, {"pr": 3, "on_conflict": "skip"}, {"pr": 2, "on_conflict": "skip"}])
+    _, synced = cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")
+    code, ex = cli.json("explain", "-m", small.manifest_path, "--repo", small.work.path, "pr/2", "pr/3")
+    assert code == 0, ex
+    assert [e.get("conflicts") for e in ex["entries"]] == [e.get("conflicts") for e in synced["entries"]]
+    conflicts = {tuple(o["entries"]): o.get("conflict_files") for o in ex["overlaps"] if o["kind"] == "conflict"}
+    assert conflicts == {("pr/1", "pr/2"): ["n.py"]}
+    assert ex["plan"]["upstream_conflicts"] == {"pr/3": ["n.py"], "pr/2": ["n.py"]}
+    stories = {s["id"]: s for s in ex["stories"]}
+    assert stories["pr/3"]["entry"]["conflicts"] == [{"file": "n.py", "with": [], "upstream": True}]
+    assert stories["pr/3"]["summary"][0] == "pr/3: conflict (conflict): conflicts in n.py (with upstream alone)"
+    assert stories["pr/2"]["summary"][0] == "pr/2: conflict (conflict): conflicts in n.py (with upstream and pr/1)"
+
+
+def test_union_suggestions_do_not_chain_through_an_upstream_conflict(cli: Cli, small: Small) -> None:
+    """pr/2 conflicts with upstream by itself (n.py), with pr/1 in a.py and with pr/4 in b.py: it needs a
+    rebase; pr/1 and pr/4 do not conflict, so no union of the three is suggested."""
+    _blame_repo(small)
+    base = small.up.rev("refs/pull/5/head^")
+    small.pr(1, {"a.py": "def f():\n    return 2\n\n\ndef g():\n    return 2\n"}, parent=base)
+    small.pr(4, {"b.py": "x = 11\ny = 2\nz = 3\n"}, parent=base)
+    small.pr(2, {**nine(v1="'two'"), "a.py": "def f():\n    return 3\n\n\ndef g():\n    return 2\n",
+                 "b.py": "x = 12\ny = 2\nz = 3\n"}, parent=base)
+    small.manifest([{"pr": 1}, {"pr": 4}, {"pr": 2, "on_conflict": "skip"}])
+    code, ex = cli.json("explain", "-m", small.manifest_path, "--repo", small.work.path)
+    assert code == 0, ex
+    assert ex["plan"]["upstream_conflicts"] == {"pr/2": ["n.py"]}
+    assert [s for s in ex["suggestions"] if s["kind"] == "union"] == []
+
+
+# -- 2. a PR ref that is not a commit --------------------------------------------------------------
+
+@pytest.mark.parametrize("kind", ["tree", "blob", "tag-of-tree"])
+def test_a_pr_ref_that_is_not_a_commit_is_bad_input_naming_the_entry(cli: Cli, small: Small, kind: str) -> None:
+    small.pr(1, {"b.py": "x = 10\ny = 2\nz = 3\n"})
+    head = small.pr(7, {"a.py": "changed\n"})
+    tree = small.up.rev(f"{head}^{{tree}}")
+    target = {"tree": tree, "blob": small.up.rev(f"{head}:a.py"),
+              "tag-of-tree": small.up.git("mktag", input=(f"object {tree}\ntype tree\ntag t\ntagger T <t@x> "
+                                                           "1700000000 +0000\n\nt\n").encode())}[kind]
+    small.up.git("update-ref", "refs/pull/7/head", target)
+    small.manifest([{"pr": 1}, {"pr": 7}])
+    result = cli("sync", "-m", small.manifest_path, "--repo", small.work.path)
+    assert result.exit_code == 2, result.output
+    assert "pr/7" in result.stderr and "not a commit" in result.stderr and "Traceback" not in result.output
+    assert small.branch() is None
+    result = cli("explain", "-m", small.manifest_path, "--repo", small.work.path)
+    assert result.exit_code == 2 and "pr/7" in result.stderr
+
+
+def test_an_annotated_tag_of_a_commit_is_its_commit(cli: Cli, small: Small) -> None:
+    head = small.pr(7, {"b.py": "x = 10\ny = 2\nz = 3\n"})
+    tag = small.up.git("mktag", input=(f"object {head}\ntype commit\ntag t\ntagger T <t@x> "
+                                       "1700000000 +0000\n\nt\n").encode())
+    small.up.git("update-ref", "refs/pull/7/head", tag)
+    small.manifest([{"pr": 7}])
+    code, report = cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path)
+    assert code == 0, report
+    assert by_id(report)["pr/7"]["status"] == "applied" and by_id(report)["pr/7"]["head"] == head
+
+
+def test_a_pinned_head_wins_over_a_pr_ref_that_is_not_a_commit(cli: Cli, small: Small) -> None:
+    head = small.pr(7, {"b.py": "x = 10\ny = 2\nz = 3\n"})
+    small.up.git("update-ref", "refs/pull/7/head", small.up.rev(f"{head}^{{tree}}"))
+    small.work.git("fetch", "-q", str(small.up.path), f"{head}:refs/heads/keep")
+    small.manifest([{"pr": 7, "head": head}])
+    code, report = cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path)
+    assert code == 0, report
+    assert by_id(report)["pr/7"]["head"] == head
+
+
+# -- 6. a conflict on a submodule pointer ------------------------------------------------------------
+
+GITS = ["system"] + (["2.47"] if Path(NEW_GIT, "git").exists() else [])
+
+
+def _git_env(which: str) -> dict[str, str] | None:
+    return None if which == "system" else {"PATH": f"{NEW_GIT}:{os.environ['PATH']}"}
+
+
+def _submodule_repo(small: Small) -> None:
+    sub = {"modes": {"sub": "160000"}}
+    base = small.up.commit({"sub": "1" * 40}, "add a submodule", parent="main", ref="refs/heads/main", **sub)
+    small.up.commit({"sub": "2" * 40}, "upstream bumps it", parent=base, ref="refs/heads/main", **sub)
+    small.up.commit({"sub": "3" * 40}, "pr 1", parent=base, ref="refs/pull/1/head", **sub)
+    small.pr(2, {"b.py": "x = 10\ny = 2\nz = 3\n"}, parent=base)
+
+
+@pytest.mark.parametrize("git", GITS)
+def test_a_submodule_conflict_is_a_conflict_like_any_other(cli: Cli, small: Small, git: str, tmp_path: Path,
+                                                           report_schema: dict) -> None:
+    _submodule_repo(small)
+    env = _git_env(git)
+    small.manifest([{"pr": 1}, {"pr": 2}])
+    out = tmp_path / "report.json"
+    result = cli("sync", "-m", small.manifest_path, "--repo", small.work.path, "--report", out, env=env)
+    assert result.exit_code == 3, result.output
+    assert "conflict: pr/1 in sub with upstream main alone" in result.stdout
+    jsonschema.validate(json.loads(out.read_text()), report_schema)
+    small.manifest([{"pr": 1, "on_conflict": "skip"}, {"pr": 2}])
+    code, report = cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, env=env)
+    assert code == 0, report
+    assert by_id(report)["pr/1"]["conflicts"] == [{"file": "sub", "with": [], "upstream": True}]
+    assert by_id(report)["pr/2"]["status"] == "applied"
+    code, ex = cli.json("explain", "-m", small.manifest_path, "--repo", small.work.path, "pr/1", env=env)
+    assert code == 0, ex
+    assert ex["plan"]["upstream_conflicts"] == {"pr/1": ["sub"]}
+
+
+@pytest.mark.parametrize("git", GITS)
+def test_a_submodule_conflict_between_entries(cli: Cli, small: Small, git: str) -> None:
+    sub = {"modes": {"sub": "160000"}}
+    base = small.up.commit({"sub": "1" * 40}, "add a submodule", parent="main", ref="refs/heads/main", **sub)
+    small.up.commit({"sub": "2" * 40}, "pr 1", parent=base, ref="refs/pull/1/head", **sub)
+    small.up.commit({"sub": "3" * 40}, "pr 3", parent=base, ref="refs/pull/3/head", **sub)
+    small.manifest([{"pr": 1}, {"pr": 3, "on_conflict": "skip"}])
+    code, report = cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, env=_git_env(git))
+    assert code == 0, report
+    assert by_id(report)["pr/3"]["conflicts"] == [{"file": "sub", "with": ["pr/1"]}]
+    code, ex = cli.json("explain", "-m", small.manifest_path, "--repo", small.work.path, env=_git_env(git))
+    assert code == 0, ex
+    assert [o["kind"] for o in ex["overlaps"]] == ["conflict"]
+
+
+# -- 3. push: first with the lease, then the local branch and the lock ---------------------------------
+
+B_TEN = {"b.py": "x = 10\ny = 2\nz = 3\n"}
+
+
+def _pushed_fork(cli: Cli, small: Small, tmp_path: Path) -> tuple[Repo, dict]:
+    fork = init_repo(tmp_path / "fork", bare=True)
+    small.pr(1, B_TEN)
+    small.manifest([{"pr": 1}], fork={"branch": "dev", "url": "../fork"})
+    code, report = cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--push")
+    assert code == 0 and report["result"]["pushed"] is True, report
+    return fork, report
+
+
+def test_locked_push_republishes_the_lock_over_a_hand_pushed_branch(cli: Cli, small: Small, tmp_path: Path) -> None:
+    fork, first = _pushed_fork(cli, small, tmp_path)
+    by_hand = fork.commit({"x": "y"}, "pushed by hand", parent="dev", ref="refs/heads/dev")
+    code, report = cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--locked", "--push")
+    assert code == 0, report
+    assert report["result"]["pushed"] is True and report["result"]["sha"] == first["result"]["sha"]
+    assert fork.ref("refs/heads/dev") == first["result"]["sha"] != by_hand
+
+
+def test_a_rejected_push_moves_nothing_local_and_says_so(cli: Cli, small: Small, tmp_path: Path) -> None:
+    fork, first = _pushed_fork(cli, small, tmp_path)
+    lock = small.manifest_path.with_name("manifest.yaml.lock")
+    lock_before = lock.read_text()
+    other = fork.commit({"x": "y"}, "someone else", parent="dev", ref="refs/heads/dev")
+    small.manifest([{"pr": 1}], identity={"name": "changed", "email": "c@x"}, fork={"branch": "dev", "url": "../fork"})
+    out = tmp_path / "report.json"
+    result = cli("sync", "-m", small.manifest_path, "--repo", small.work.path, "--push", "--offline",
+                 "--report", out)
+    assert result.exit_code == 4 and "moved since it was fetched" in result.stderr
+    previous = first["result"]["sha"]
+    assert fork.ref("refs/heads/dev") == other
+    assert small.branch() == previous and lock.read_text() == lock_before
+    report = json.loads(out.read_text())
+    assert report["result"]["updated"] is False and report["result"]["pushed"] is False
+    assert f"dev left at {previous[:12]}, nothing pushed" in result.stdout
+
+
+# -- 5. URLs and refs ------------------------------------------------------------------------------------
+
+def test_a_branch_that_cannot_be_written_is_reported_with_its_cause(cli: Cli, small: Small) -> None:
+    """refs/heads/dev/x exists, so refs/heads/dev cannot: not "changed while composing"."""
+    small.pr(1, B_TEN)
+    small.work.git("fetch", "-q", str(small.up.path), "main:refs/heads/dev/x")
+    small.manifest([{"pr": 1}])
+    result = cli("sync", "-m", small.manifest_path, "--repo", small.work.path)
+    assert result.exit_code == 4, result.output
+    assert "changed while" not in result.stderr and "refs/heads/dev/x" in result.stderr
+    assert "cannot" in result.stderr and small.branch() is None
+
+
+def _fake_ssh(tmp_path: Path) -> tuple[dict[str, str], Path]:
+    """An ssh that logs the host it was asked for and runs the remote command locally."""
+    log = tmp_path / "ssh.log"
+    fake = tmp_path / "fake-ssh"
+    fake.write_text("#!/bin/sh\n"
+                    f'for arg; do last="$arg"; done\necho "$@" >> {log}\n'
+                    'exec sh -c "$last"\n')
+    fake.chmod(0o755)
+    return {"GIT_SSH_COMMAND": str(fake)}, log
+
+
+def test_an_scp_like_url_without_a_user_goes_to_ssh(cli: Cli, small: Small, tmp_path: Path) -> None:
+    env, log = _fake_ssh(tmp_path)
+    small.pr(1, B_TEN)
+    small.manifest([{"pr": 1}], upstream={"url": f"example.com:{small.up.path}", "branch": "main"})
+    code, report = cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, env=env)
+    assert code == 0, report
+    assert by_id(report)["pr/1"]["status"] == "applied"
+    assert "example.com git-upload-pack" in log.read_text()
+
+
+def test_local_paths_with_a_colon_after_a_slash_stay_local(cli: Cli, small: Small, tmp_path: Path) -> None:
+    env, log = _fake_ssh(tmp_path)
+    small.up.path.rename(tmp_path / "up:stream")
+    small.up.path = tmp_path / "up:stream"
+    small.pr(1, B_TEN)
+    small.manifest([{"pr": 1}], upstream={"url": "../up:stream", "branch": "main"})
+    code, report = cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, env=env)
+    assert code == 0, report
+    small.manifest([{"pr": 1}], upstream={"url": str(tmp_path / "up:stream"), "branch": "main"})
+    code, report = cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, env=env)
+    assert code == 0, report
+    assert not log.exists()
+
+
+def test_url_locality_follows_gits_rule() -> None:
+    from carrytool.gitlayer.urls import is_local
+
+    remote = ["example.com:org/repo.git", "host:/abs/path", "git@github.com:o/r.git", "h:r", "ssh://h/r",
+              "https://h/r.git", "file:///tmp/r"]
+    local = ["../up", "./a:b", "/abs/pa:th", "dir/with:colon", "repo", "~/r", "a/b:c/d"]
+    assert [u for u in remote if is_local(u)] == []
+    assert [u for u in local if not is_local(u)] == []
+
+
+# -- 14. --dry-run writes nothing, so a checked-out fork branch does not stop it -----------------------
+
+def test_dry_run_runs_on_a_checked_out_fork_branch(cli: Cli, small: Small, tmp_path: Path) -> None:
+    work = init_repo(tmp_path / "checkout")
+    work.git("fetch", "-q", str(small.up.path), "main:dev")
+    work.git("symbolic-ref", "HEAD", "refs/heads/dev")
+    before = work.rev("refs/heads/dev")
+    small.pr(1, B_TEN)
+    small.manifest([{"pr": 1}])
+    code, report = cli.json("sync", "-m", small.manifest_path, "--repo", work.path, "--dry-run")
+    assert code == 0, report
+    assert report["result"]["updated"] is False and work.rev("refs/heads/dev") == before
+    assert not small.manifest_path.with_name("manifest.yaml.lock").exists()
+    result = cli("sync", "-m", small.manifest_path, "--repo", work.path)
+    assert result.exit_code == 4 and "checked out" in result.stderr
+
+
+def test_a_pin_or_carried_commit_naming_a_tree_says_so(cli: Cli, small: Small) -> None:
+    head = small.pr(1, B_TEN)
+    tree = small.up.rev(f"{head}^{{tree}}")
+    small.work.git("fetch", "-q", str(small.up.path), f"{head}:refs/heads/keep")
+    small.manifest([{"pr": 1, "head": tree}])
+    result = cli("sync", "-m", small.manifest_path, "--repo", small.work.path)
+    assert result.exit_code == 2 and "pr/1: pinned head" in result.stderr and "is a tree, not a commit" in result.stderr
+    small.manifest([{"carry": "fix", "commit": tree}])
+    result = cli("sync", "-m", small.manifest_path, "--repo", small.work.path)
+    assert result.exit_code == 2 and "carry/fix: commit" in result.stderr and "is a tree, not a commit" in result.stderr
+
+
+def test_blame_is_the_same_on_the_fast_path_and_the_chained_merge(cli: Cli, tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """60 PRs in reverse order; upstream then moved lines 7 and 9 of the files PRs 7 and 9 edit there."""
+    up = init_repo(tmp_path / "up", bare=True)
+    many_prs(up, 60, files=25)
+    moved = {f"src/f{n:04d}.py": (up.show("main", f"src/f{n:04d}.py") + "\n")   # show() strips the newline
+             .replace(f"line {n}\n", f"line {n} upstream\n") for n in (7, 9)}
+    up.commit(moved, "upstream moves two lines", parent="main", ref="refs/heads/main")
+    repo = init_repo(tmp_path / "work", bare=True)
+    manifest = write_manifest(tmp_path / "m.yaml", {
+        "version": 1, "upstream": {"url": str(up.path)}, "fork": {"branch": "x"},
+        "policy": {"on_conflict": "skip"}, "entries": [{"pr": n} for n in range(60, 0, -1)]})
+    _, fast = cli.json("sync", "-m", manifest, "--repo", repo.path, "--dry-run")
+    monkeypatch.setattr(Composer, "fast_path", False)
+    _, slow = cli.json("sync", "-m", manifest, "--repo", repo.path, "--dry-run")
+    assert fast["result"]["sha"] == slow["result"]["sha"] and fast["entries"] == slow["entries"]
+    e = by_id(fast)
+    assert e["pr/7"]["conflicts"] == [{"file": "src/f0007.py", "with": ["pr/57"], "upstream": True}]
+    assert e["pr/9"]["conflicts"] == [{"file": "src/f0009.py", "with": ["pr/59"], "upstream": True}]
+    assert e["pr/32"]["conflicts"] == [{"file": "src/f0007.py", "with": ["pr/57"]}]
+
+
+def test_an_upstream_conflict_that_two_earlier_entries_meet_only_together_names_both(cli: Cli, small: Small) -> None:
+    """Repeated lines (found by a search): pr/1 alone and pr/4 alone leave pr/2's conflict regions as on
+    upstream; both together change them, so both are named, besides upstream."""
+    def lines(text: str) -> dict[str, str]:
+        return {"r.txt": "".join(f"{word}\n" for word in text.split())}
+
+    base = small.up.commit(lines("b a b c c c c a"), "base", parent="main", ref="refs/heads/main")
+    small.up.commit(lines("z a b c c c c a"), "upstream", parent=base, ref="refs/heads/main")
+    small.pr(1, lines("b a c c c c a"), parent=base)
+    small.pr(4, lines("b a b c c c a"), parent=base)
+    small.pr(2, lines("y b a b c y c c a"), parent=base)
+    small.manifest([{"pr": 1}, {"pr": 4}, {"pr": 2, "on_conflict": "skip"}])
+    code, report = cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path)
+    assert code == 0, report
+    assert by_id(report)["pr/1"]["status"] == by_id(report)["pr/4"]["status"] == "applied"
+    assert by_id(report)["pr/2"]["conflicts"] == [{"file": "r.txt", "with": ["pr/1", "pr/4"], "upstream": True}]
