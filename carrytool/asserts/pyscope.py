@@ -52,14 +52,16 @@ def definitions(src: SourceFile) -> dict[str, list[DefNode]]:
 
 
 def _collect(stmts: list[ast.stmt], prefix: str, found: dict[str, list[DefNode]]) -> None:
-    for stmt in stmts:
+    # Iterative pre-order walk: a 1,500-branch `elif` chain nests 1,500 deep and must not exhaust the stack.
+    stack: list[tuple[ast.stmt, str]] = [(stmt, prefix) for stmt in reversed(stmts)]
+    while stack:
+        stmt, where = stack.pop()
         if isinstance(stmt, _DEFS):
-            qualname = prefix + stmt.name
+            qualname = where + stmt.name
             found.setdefault(qualname, []).append(stmt)
-            _collect(stmt.body, qualname + ".", found)
+            stack += [(child, qualname + ".") for child in reversed(stmt.body)]
             continue
-        for block in _blocks(stmt):
-            _collect(block, prefix, found)
+        stack += [(child, where) for block in reversed(_blocks(stmt)) for child in reversed(block)]
 
 
 def _blocks(stmt: ast.stmt) -> list[list[ast.stmt]]:
