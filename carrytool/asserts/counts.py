@@ -88,6 +88,18 @@ class CountDomain:
             return replace(state, high=UNBOUNDED, high_why=None, loop=head.loop)
         return state
 
+    def seed(self, joined: Count) -> Count:
+        # Counts add up along a path, so `finally:` is walked from zero and added to each way out.
+        return self.start()
+
+    def then(self, state: Count, seed: Count, final: Count) -> Count:
+        high = state.high + final.high
+        loop = state.loop if state.high == UNBOUNDED else final.loop if final.high == UNBOUNDED else None
+        return Count(low=state.low + final.low, high=high,
+                     low_why=state.low_why or final.low_why,
+                     high_why=None if high == UNBOUNDED else state.high_why or final.high_why,
+                     paths=state.paths * final.paths, loop=loop)
+
     def _call_in(self, loop: ast.AST) -> int:
         first = getattr(loop, "lineno", 0)
         last = getattr(loop, "end_lineno", None) or first

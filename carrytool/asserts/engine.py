@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from carrytool.asserts.counts import check_calls
+from carrytool.asserts.expressions import TooComplex
 from carrytool.asserts.guards import check_guarded
 from carrytool.asserts.lexical import check_defines, check_mentions, check_not_calls
 from carrytool.asserts.messages import Verdict, failed, passed
@@ -75,6 +76,15 @@ def _judge(spec: AssertSpec, src: SourceFile | None) -> Verdict:
 
 
 def _judge_python(spec: AssertSpec, src: SourceFile, scope: Scope) -> Verdict:
+    try:
+        return _judge_scope(spec, src, scope)
+    except TooComplex as error:
+        # Walks are linear in the size of the scope; only absurd code gets here, and it must not hang CI.
+        return failed(f"{scope.prefix}{scope.where} is too complex to analyse ({error}), so the assert "
+                      f"cannot be judged", scope.line)
+
+
+def _judge_scope(spec: AssertSpec, src: SourceFile, scope: Scope) -> Verdict:
     check, target = spec.check, spec.target
     if check in TEXT_CHECKS:
         return check_text(src, scope, check, str(target))
