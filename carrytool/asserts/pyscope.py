@@ -28,7 +28,7 @@ class Scope:
 
     name: str | None
     nodes: tuple[ast.AST, ...]
-    where: str  # how messages name it: the qualified name, or the file's basename for the module
+    where: str  # how messages name it: the qualified name, or the file's path for the module
 
     @property
     def prefix(self) -> str:
@@ -77,10 +77,10 @@ def resolve_scope(src: SourceFile, name: str | None) -> Scope | str:
     """Return the scope `name` designates in a parsed file, or a message saying it is not there."""
     assert src.tree is not None, "resolve_scope needs a parsed file"
     if not name:
-        return Scope(None, (src.tree,), src.basename)
+        return Scope(None, (src.tree,), src.path)
     found = definitions(src).get(name.strip())
     if not found:
-        return f"no scope {name} in {src.basename} {suggest(name, list(definitions(src)))}"
+        return f"no scope {name} in {src.path} {suggest(name, list(definitions(src)))}"
     real = [node for node in found if not _is_overload(node)]
     return Scope(name.strip(), tuple(real or found), name.strip())
 

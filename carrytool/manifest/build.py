@@ -379,7 +379,7 @@ def _default_name(check: str, target: str | tuple[str, ...], scope: str | None, 
     shown = " < ".join(target) if isinstance(target, tuple) else target
     if check in ("contains", "absent", "matches") and len(shown) > 40:
         shown = shown[:37] + "..."
-    return f"{check} {shown} in {scope or file.rsplit('/', 1)[-1]}"
+    return f"{check} {shown} in {scope or file}"
 
 
 def _join(keypath: str, key: str) -> str:

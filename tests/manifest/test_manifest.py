@@ -72,7 +72,7 @@ def test_good_manifest_loads_with_defaults(tmp_path: Path) -> None:
     assert m.on_conflict(m.entries[1]) == "theirs" and m.on_conflict(m.entries[0]) == "skip"
     assert not m.entries[2].enabled
     assert m.asserts[0].name == "resume-once" and m.asserts[0].times == 1 and m.asserts[0].scope == "Worker.wake_up"
-    assert m.asserts[1].name == "matches cuMem(Map|Create) in x.cu"
+    assert m.asserts[1].name == "matches cuMem(Map|Create) in csrc/x.cu"
     assert m.find_entry("45552").id == "pr/45552" and m.find_entry("wake-path-union").id == "carry/wake-path-union"
 
 
@@ -195,4 +195,4 @@ def test_call_targets_may_name_calls_in_the_chain(tmp_path: Path) -> None:
 def test_duplicate_derived_assert_names_are_numbered(tmp_path: Path) -> None:
     text = GOOD + "  - file: csrc/x.cu\n    matches: \"cuMem(Map|Create)\"\n"
     m = load_manifest(write(tmp_path, text))
-    assert [a.name for a in m.asserts][1:] == ["matches cuMem(Map|Create) in x.cu", "matches cuMem(Map|Create) in x.cu#2"]
+    assert [a.name for a in m.asserts][1:] == ["matches cuMem(Map|Create) in csrc/x.cu", "matches cuMem(Map|Create) in csrc/x.cu#2"]

@@ -52,7 +52,7 @@ def test_verify_path_reads_a_checkout(cli: Cli, demo: Scenario, tmp_path: Path) 
     failed = [a for a in report["asserts"] if not a["ok"]]
     assert code == 1 and [a["name"] for a in failed] == ["resume-once"]
     assert failed[0]["message"] == ("Worker.wake_up: backend.resume is never called on the path through the "
-                                    "`if needs_wake_sync` branch at gpu_worker.py:47 (want exactly 1)")
+                                    "`if needs_wake_sync` branch at vllm/v1/worker/gpu_worker.py:47 (want exactly 1)")
     (checkout / "vllm/v1/worker/gpu_model_runner.py").write_text("def broken(:\n")
     code, report = cli.json("verify", "-m", demo.manifest, "--path", checkout)
     kv = next(a for a in report["asserts"] if a["name"] == "kv-nested-zeroing")
