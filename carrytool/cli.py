@@ -38,6 +38,9 @@ ManifestOpt = Annotated[Optional[Path], typer.Option(
     show_default=False)]
 RepoOpt = Annotated[Path, typer.Option(
     "--repo", help="The repository to fetch into and write the fork branch of (bare works too).")]
+ReadRepoOpt = Annotated[Path, typer.Option(
+    "--repo", help="The repository to read (bare works too); fetches go into its refs/carrytool/ namespace, "
+                   "no branch is written.")]
 ReportOpt = Annotated[Optional[Path], typer.Option("--report", help="Also write the JSON report to FILE.",
                                                    metavar="FILE")]
 
@@ -234,7 +237,7 @@ def schema() -> None:
 @app.command()
 def verify(
     manifest: ManifestOpt = None,
-    repo: RepoOpt = Path("."),
+    repo: ReadRepoOpt = Path("."),
     rev: Annotated[Optional[str], typer.Option("--rev", help="Check the tree of this commit in --repo.")] = None,
     path: Annotated[Optional[Path], typer.Option("--path", help="Check files on disk under DIR "
                                                                "(default: the work tree of --repo).")] = None,
@@ -291,17 +294,21 @@ def explain(
         metavar="[ENTRY]...", help="Tell the story of these entries: pr/45612, 45612, carry/NAME or NAME.",
         show_default=False)] = None,
     manifest: ManifestOpt = None,
-    repo: RepoOpt = Path("."),
+    repo: ReadRepoOpt = Path("."),
     offline: Annotated[bool, typer.Option("--offline", help="Do not fetch; use what refs/carrytool holds.")] = False,
     fmt: Annotated[str, typer.Option("--format", help="text, markdown, json, or commit-message "
                                                       "(a union's drafted commit message).")] = "text",
     report: ReportOpt = None,
+    quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
 ) -> None:
     """Explain the plan for reviewers: every entry and why, the overlap map, union coverage, suggestions.
 
     Writes no branch and no lock (only git objects). Exit 0 whenever it explains, even a plan
     with conflicts. Example: carrytool explain pr/45612 --format markdown >> "$GITHUB_STEP_SUMMARY"
     """
+    _flags(quiet, verbose)
+
     def body() -> int:
         from contextlib import nullcontext
 

@@ -72,11 +72,13 @@ class Exits(Generic[S]):
         return self.returns + self.raises + self.breaks + self.continues
 
 
-def walk_scope(domain: Domain[S], src: SourceFile, scope: Scope, budget: Budget | None = None) -> S | None:
+def walk_scope(domain: Domain[S], src: SourceFile, scope: Scope, budget: Budget | None = None, *,
+               returning: bool = False) -> S | None:
     """Walk every path through `scope`; return the joined state at the end of all of them.
 
-    None means no path through the scope ends (it loops forever). Raises `TooComplex` when the walk
-    needs more steps than `budget` allows.
+    With `returning`, only the paths that end by `return` or by falling off the end are joined (not
+    those ending in `raise`). None means no such path ends (the scope loops forever, or always raises).
+    Raises `TooComplex` when the walk needs more steps than `budget` allows.
     """
     walker = Walker(domain, src, budget)
     finals: list[tuple[S | None, Label | None]] = []
@@ -84,7 +86,8 @@ def walk_scope(domain: Domain[S], src: SourceFile, scope: Scope, budget: Budget 
         exits = walker.block(run_body(node), domain.start())
         end = Label(f"that reaches the end of {scope.where} at {{at}}",
                     getattr(node, "end_lineno", None) or len(src.lines))
-        final = walker.join([(exits.normal, end), *exits.jumps()])
+        ends = [*exits.returns, *exits.breaks, *exits.continues] if returning else exits.jumps()
+        final = walker.join([(exits.normal, end), *ends])
         definition = Label("through the definition at {at}", getattr(node, "lineno", 0))
         finals.append((final, definition if len(scope.nodes) > 1 else None))
     return walker.join(finals)

@@ -355,10 +355,13 @@ class _Builder:
         for key in ("in", "guarded_by"):
             if key in data and not _DOTTED.match(data[key]):
                 raise self.fail(f"{keypath}.{key}", data.key_lines[key], f"'{data[key]}' is not a dotted Python name")
-        modifiers = [k for k in ("times", "min", "max", "guarded_by") if k in data]
+        modifiers = [k for k in ("times", "min", "max", "guarded_by", "paths") if k in data]
         if modifiers and check != "calls":
             raise self.fail(f"{keypath}.{modifiers[0]}", data.key_lines[modifiers[0]],
                             f"'{modifiers[0]}' only goes with 'calls'")
+        if data.get("paths", "all") != "all" and not any(k in data for k in ("times", "min", "max")):
+            raise self.fail(f"{keypath}.paths", data.key_lines["paths"],
+                            "'paths: returning' needs 'times', 'min' or 'max' (it says which paths they judge)")
         if "times" in data and ("min" in data or "max" in data):
             raise self.fail(f"{keypath}.times", data.key_lines["times"], "use either 'times' or 'min'/'max'")
         if "min" in data and "max" in data and data["min"] > data["max"]:
@@ -372,7 +375,7 @@ class _Builder:
         return AssertSpec(
             name=name, file=pathlib_.normalize(data["file"]), check=check, target=target, scope=data.get("in"),
             times=data.get("times"), min=data.get("min"), max=data.get("max"), guarded_by=data.get("guarded_by"),
-            why=data.get("why"), entry=entry, line=data.line)
+            paths=data.get("paths", "all"), why=data.get("why"), entry=entry, line=data.line)
 
 
 def _default_name(check: str, target: str | tuple[str, ...], scope: str | None, file: str) -> str:

@@ -70,7 +70,7 @@ def _render_plain(report: Report, stream: TextIO, verbose: bool) -> None:
             if files and (verbose or step_files_short(files)):
                 line += f"  [{files}]"
             out(line.rstrip() + "\n")
-    for line in detail_lines(report):
+    for line in detail_lines(report, verbose=verbose):
         out(line + "\n")
     out(outcome_line(report) + "\n")
 
@@ -91,14 +91,14 @@ def _render_rich(report: Report, stream: TextIO, verbose: bool) -> None:
             cells = [ident, f"[{style}]{status}[/]", why, files]
             table.add_row(*cells)
         con.print(table)
-    for line in detail_lines(report):
+    for line in detail_lines(report, verbose=verbose):
         con.print(line, markup=False)
     style = "green" if report.ok else "red"
     con.print(f"[{style}]{outcome_line(report)}[/]")
 
 
-def detail_lines(report: Report) -> list[str]:
-    """Conflicts, violations, landing failures, failed asserts and warnings, one line each."""
+def detail_lines(report: Report, *, verbose: bool = False) -> list[str]:
+    """Conflicts, violations, landing failures, failed asserts (with `verbose`, held ones too) and warnings."""
     lines: list[str] = []
     for step in report.steps:
         for conflict in step.conflicts:
@@ -114,6 +114,8 @@ def detail_lines(report: Report) -> list[str]:
             lines.append(f"assert failed: {outcome.name}: {outcome.message}" +
                          (f" (guards {outcome.entry})" if outcome.entry else "") +
                          (f" (why: {outcome.why})" if outcome.why else ""))
+    if verbose:
+        lines += [f"assert held: {outcome.name}: {outcome.message}" for outcome in report.asserts if outcome.ok]
     passed = sum(1 for a in report.asserts if a.ok)
     if report.asserts:
         lines.append(f"asserts: {passed}/{len(report.asserts)} hold")
