@@ -19,7 +19,12 @@ _KIND_STYLE = {"conflict": "bold red", "identical-hunk": "magenta", "same-scope"
 
 
 def render_explain(ex: Explanation, stream: TextIO, *, verbose: bool = False) -> None:
-    """Print the plan, the overlap map, suggestions, coverage and the stories asked for."""
+    """Print the plan, the overlap map, suggestions, coverage and details; or only the stories asked for."""
+    if ex.stories:
+        for number, story in enumerate(ex.stories):
+            lines = ([""] if number else []) + [f"story of {story['id']}"] + story_lines(story)
+            stream.write("\n".join(lines) + "\n")
+        return
     if use_rich(stream):
         _render_rich(ex, stream, verbose)
         return
@@ -86,8 +91,6 @@ def body_lines(ex: Explanation) -> list[str]:
         lines += ["", "details"] + [f"  {line}" for line in details]
     if not ex.asserts_known:
         lines.append("  asserts: not evaluated (the assertion engine is not installed)")
-    for story in ex.stories:
-        lines += ["", f"story of {story['id']}"] + story_lines(story)
     return lines
 
 

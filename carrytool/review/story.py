@@ -84,8 +84,11 @@ def _summary(ex: Explanation, step: Step, story: dict[str, Any]) -> list[str]:
         lines.append(f"left to apply: {left}")
     if step.reason == "redundant":
         lines.append("redundant with " + (", ".join(step.redundant_with) or "nothing: its diff is empty"))
+    alone = ex.overlap_map.upstream_conflicts.get(step.id)
+    if alone:
+        lines.append(f"conflicts with upstream alone in {', '.join(alone)}: rebase needed")
     onto = story["onto"]
-    if onto and (step.status in ("applied", "conflict") or step.reason in ("redundant", "merged-upstream")):
+    if onto and (step.status in ("applied", "conflict") or step.reason == "redundant"):
         after = next((s.id for s in ex.steps if s.commit == onto), None)
         verb = "applied" if step.status == "applied" else "merged"
         lines.append(f"{verb} onto {onto[:12]} ({'after ' + after if after else 'upstream'})")
