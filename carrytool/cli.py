@@ -86,7 +86,9 @@ def _main(
 
 def _diag(message: str) -> None:
     if not _State.quiet:
-        print(message, file=sys.stderr)
+        from carrytool.render.safe import printable
+
+        print(printable(message), file=sys.stderr)
 
 
 def _run(body: Callable[[], int]) -> None:
@@ -222,7 +224,9 @@ def check(
             try:
                 loaded = load_manifest(target)
             except _Error as exc:
-                print(f"carrytool: error: {exc}", file=sys.stderr)
+                from carrytool.render.safe import printable
+
+                print(f"carrytool: error: {printable(str(exc))}", file=sys.stderr)
                 worst = max(worst, exc.exit_code)
                 continue
             if not _State.quiet:

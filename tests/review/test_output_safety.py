@@ -131,3 +131,10 @@ def test_story_names_an_upstream_conflict_and_no_merge_for_merged_upstream(cli: 
     assert two.startswith("story of pr/2\n") and "pr/1" not in two.split("reproduce")[0].replace("after pr/1", "")
     three = run(cli, small, "explain", "3").stdout
     assert "skipped (merged-upstream)" in three and "merged onto" not in three and "pr/1" not in three
+
+
+def test_check_escapes_control_characters_of_the_manifest(cli: Cli, tmp_path: Path) -> None:
+    manifest = tmp_path / "m.yaml"
+    manifest.write_text('version: 1\nupstream: {url: ../up}\nfork: {branch: dev}\n"\\e[2Jkey": 1\n')
+    result = cli("check", "-m", manifest)
+    assert result.exit_code == 2 and "\x1b" not in result.stderr and "unknown key '\\x1b[2Jkey'" in result.stderr
