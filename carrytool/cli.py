@@ -38,6 +38,9 @@ ManifestOpt = Annotated[Optional[Path], typer.Option(
     show_default=False)]
 RepoOpt = Annotated[Path, typer.Option(
     "--repo", help="The repository to fetch into and write the fork branch of (bare works too).")]
+ReadRepoOpt = Annotated[Path, typer.Option(
+    "--repo", help="The repository to read (bare works too); fetches go into its refs/carrytool/ namespace, "
+                   "no branch is written.")]
 ReportOpt = Annotated[Optional[Path], typer.Option("--report", help="Also write the JSON report to FILE.",
                                                    metavar="FILE")]
 
@@ -45,6 +48,13 @@ ReportOpt = Annotated[Optional[Path], typer.Option("--report", help="Also write 
 class _State:
     quiet = False
     verbose = False
+    options: tuple[Optional[Path], Optional[Path]] = (None, None)   # -m and --repo, repeated in next steps
+
+
+def _invocation():  # noqa: ANN202 - render.commands.Invocation, imported lazily
+    from carrytool.render.commands import Invocation
+
+    return Invocation.of(*_State.options)
 
 
 QuietOpt = Annotated[bool, typer.Option("-q", "--quiet", help="Only errors and the outcome line.")]
@@ -71,11 +81,14 @@ def _main(
     verbose: Annotated[bool, typer.Option("-v", "--verbose", help="Show files and details.")] = False,
 ) -> None:
     _State.quiet, _State.verbose = quiet, verbose
+    _State.options = (None, None)
 
 
 def _diag(message: str) -> None:
     if not _State.quiet:
-        print(message, file=sys.stderr)
+        from carrytool.render.safe import printable
+
+        print(printable(message), file=sys.stderr)
 
 
 def _run(body: Callable[[], int]) -> None:
@@ -83,7 +96,9 @@ def _run(body: Callable[[], int]) -> None:
     try:
         code = body()
     except CarryError as exc:
-        print(f"carrytool: error: {exc}", file=sys.stderr)
+        from carrytool.render.safe import printable
+
+        print(f"carrytool: error: {printable(_invocation().rewrite(str(exc)))}", file=sys.stderr)
         raise typer.Exit(exc.exit_code) from None
     except KeyboardInterrupt:
         print("carrytool: interrupted; nothing was written", file=sys.stderr)
@@ -115,24 +130,25 @@ def _failed_report(command: str, exc: CarryError, report_file: Optional[Path], f
 
 
 def _error_line(report) -> None:  # noqa: ANN001
-    """An error recorded in a report (after planning began) also goes to stderr."""
+    """An error recorded in a report (after planning began) goes to stderr, once."""
     if report.error:
-        print(f"carrytool: error: {report.error['message']}", file=sys.stderr)
+        from carrytool.render.safe import printable
+
+        print(f"carrytool: error: {printable(_invocation().rewrite(report.error['message']))}", file=sys.stderr)
 
 
 def _emit(report, fmt: str, report_file: Optional[Path]) -> None:  # noqa: ANN001
     from carrytool.pipeline.report import write_report
-    from carrytool.render.text import render_report
+    from carrytool.render.text import render_quiet, render_report
 
     if report_file:
         write_report(report, report_file)
     if fmt == "json":
         sys.stdout.write(report.dumps())
     elif not _State.quiet:
-        render_report(report, sys.stdout, verbose=_State.verbose)
-    else:
-        from carrytool.render.text import outcome_line
-        print(outcome_line(report))
+        render_report(report, sys.stdout, verbose=_State.verbose, invocation=_invocation(), show_error=False)
+    else:  # quiet hides progress and detail, never the reasons for a failure
+        render_quiet(report, sys.stdout, invocation=_invocation())
     _error_line(report)
 
 
@@ -159,6 +175,7 @@ def sync(
     Example: carrytool sync -m carries/manifest.yaml --repo ~/src/vllm --report sync.json
     """
     _flags(quiet, verbose)
+    _State.options = (manifest, repo)
 
     def body() -> int:
         from carrytool.pipeline.sync import SyncOptions, run_sync
@@ -207,7 +224,9 @@ def check(
             try:
                 loaded = load_manifest(target)
             except _Error as exc:
-                print(f"carrytool: error: {exc}", file=sys.stderr)
+                from carrytool.render.safe import printable
+
+                print(f"carrytool: error: {printable(str(exc))}", file=sys.stderr)
                 worst = max(worst, exc.exit_code)
                 continue
             if not _State.quiet:
@@ -234,7 +253,7 @@ def schema() -> None:
 @app.command()
 def verify(
     manifest: ManifestOpt = None,
-    repo: RepoOpt = Path("."),
+    repo: ReadRepoOpt = Path("."),
     rev: Annotated[Optional[str], typer.Option("--rev", help="Check the tree of this commit in --repo.")] = None,
     path: Annotated[Optional[Path], typer.Option("--path", help="Check files on disk under DIR "
                                                                "(default: the work tree of --repo).")] = None,
@@ -252,6 +271,7 @@ def verify(
     carrytool verify --rev origin/intarweb-dev --rebuild (prove the published branch is the manifest's)
     """
     _flags(quiet, verbose)
+    _State.options = (manifest, repo)
 
     def body() -> int:
         from carrytool.pipeline.verify import verify_path, verify_rebuild, verify_rev
@@ -291,17 +311,22 @@ def explain(
         metavar="[ENTRY]...", help="Tell the story of these entries: pr/45612, 45612, carry/NAME or NAME.",
         show_default=False)] = None,
     manifest: ManifestOpt = None,
-    repo: RepoOpt = Path("."),
+    repo: ReadRepoOpt = Path("."),
     offline: Annotated[bool, typer.Option("--offline", help="Do not fetch; use what refs/carrytool holds.")] = False,
     fmt: Annotated[str, typer.Option("--format", help="text, markdown, json, or commit-message "
                                                       "(a union's drafted commit message).")] = "text",
     report: ReportOpt = None,
+    quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
 ) -> None:
     """Explain the plan for reviewers: every entry and why, the overlap map, union coverage, suggestions.
 
     Writes no branch and no lock (only git objects). Exit 0 whenever it explains, even a plan
     with conflicts. Example: carrytool explain pr/45612 --format markdown >> "$GITHUB_STEP_SUMMARY"
     """
+    _flags(quiet, verbose)
+    _State.options = (manifest, repo)
+
     def body() -> int:
         from contextlib import nullcontext
 
@@ -327,11 +352,11 @@ def explain(
             if fmt == "json":
                 sys.stdout.write(result.dumps())
             elif fmt == "markdown":
-                sys.stdout.write(render_markdown(result))
+                sys.stdout.write(render_markdown(result, invocation=_invocation()))
             elif fmt == "commit-message":
                 sys.stdout.write(draft_union_message(loaded, result, wanted[0]))
             else:
-                render_explain(result, sys.stdout, verbose=_State.verbose)
+                render_explain(result, sys.stdout, verbose=_State.verbose, invocation=_invocation())
         return 0
 
     _run(body)

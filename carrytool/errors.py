@@ -37,7 +37,35 @@ class InputError(CarryError):
 
 
 class ManifestError(InputError):
-    """The manifest is not valid v1 (exit 2)."""
+    """The manifest is not valid v1 (exit 2).
+
+    One error, or several found in one pass (`errors`, in manifest order): then the first one is this
+    error's own message and place, and `str()` lists up to `SHOWN` of them and counts the rest.
+    """
+
+    SHOWN = 50
+
+    def __init__(self, message: str, *, where: str | None = None, hint: str | None = None,
+                 errors: list[ManifestError] | None = None) -> None:
+        super().__init__(message, where=where, hint=hint)
+        self.errors: list[ManifestError] = errors or [self]
+
+    @classmethod
+    def of(cls, errors: list[ManifestError]) -> ManifestError:
+        """Return one error standing for ERRORS (flattened; the first gives message, place and hint)."""
+        flat = [one for error in errors for one in error.errors]
+        if len(flat) == 1:
+            return flat[0]
+        first = flat[0]
+        return cls(first.message, where=first.where, hint=first.hint, errors=flat)
+
+    def __str__(self) -> str:
+        if len(self.errors) == 1:
+            return super().__str__()
+        shown = [CarryError.__str__(error).replace("\n", "\n  ") for error in self.errors[:self.SHOWN]]
+        more = len(self.errors) - len(shown)
+        tail = [f"... and {more} more"] if more else []
+        return f"{len(self.errors)} errors in the manifest:\n  " + "\n  ".join(shown + tail)
 
 
 class LockMismatch(InputError):

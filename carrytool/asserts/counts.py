@@ -88,6 +88,18 @@ class CountDomain:
             return replace(state, high=UNBOUNDED, high_why=None, loop=head.loop)
         return state
 
+    def seed(self, joined: Count) -> Count:
+        # Counts add up along a path, so `finally:` is walked from zero and added to each way out.
+        return self.start()
+
+    def then(self, state: Count, seed: Count, final: Count) -> Count:
+        high = state.high + final.high
+        loop = state.loop if state.high == UNBOUNDED else final.loop if final.high == UNBOUNDED else None
+        return Count(low=state.low + final.low, high=high,
+                     low_why=state.low_why or final.low_why,
+                     high_why=None if high == UNBOUNDED else state.high_why or final.high_why,
+                     paths=state.paths * final.paths, loop=loop)
+
     def _call_in(self, loop: ast.AST) -> int:
         first = getattr(loop, "lineno", 0)
         last = getattr(loop, "end_lineno", None) or first
@@ -96,10 +108,13 @@ class CountDomain:
 
 
 def check_calls(src: SourceFile, scope: Scope, target: Dotted, shown: str,
-                low: int | None, high: int | None) -> Verdict:
-    """Judge `calls: D` (with bounds when `low`/`high` are set) on the paths through `scope`."""
+                low: int | None, high: int | None, *, returning: bool = False) -> Verdict:
+    """Judge `calls: D` (with bounds when `low`/`high` are set) on the paths through `scope`.
+
+    With `returning`, the bounds judge only the paths that end by `return` or by falling off the end.
+    """
     domain = CountDomain(src, target)
-    final = walk_scope(domain, src, scope)
+    final = walk_scope(domain, src, scope, returning=returning)
     if not domain.calls and (low is None and high is None or low):
         # Without bounds `calls` means "on at least one path"; with a minimum, no call at all is the story.
         return failed(f"{scope.prefix}{shown} is never called on any path through {scope.where}"
@@ -109,17 +124,18 @@ def check_calls(src: SourceFile, scope: Scope, target: Dotted, shown: str,
         return passed(f"{shown} is called on at least one path through {scope.where} (first at {src.at(first)})",
                       first)
     if final is None:
-        return failed(f"{scope.prefix}no path through {scope.where} ends, so the calls of {shown} cannot be "
+        ends = "returns" if returning else "ends"
+        return failed(f"{scope.prefix}no path through {scope.where} {ends}, so the calls of {shown} cannot be "
                       f"counted (want {want_bounds(low, high)})", scope.line)
-    return _judge_bounds(src, scope, final, shown, low, high, first)
+    return _judge_bounds(src, scope, final, shown, low, high, first, "returning " if returning else "")
 
 
 def _judge_bounds(src: SourceFile, scope: Scope, final: Count, shown: str,
-                  low: int | None, high: int | None, first: int | None) -> Verdict:
+                  low: int | None, high: int | None, first: int | None, kind: str) -> Verdict:
     want = want_bounds(low, high)
     problems: list[tuple[str, int | None]] = []
     if low is not None and final.low < low:
-        problems.append((f"{shown} is {called(final.low)} on {_path(src, scope, final, final.low_why)} "
+        problems.append((f"{shown} is {called(final.low)} on {_path(src, scope, final, final.low_why, kind)} "
                          f"(want {want})", final.low_why.line if final.low_why else scope.line))
     if high is not None and final.high > high:
         if final.high == UNBOUNDED and final.loop:
@@ -128,23 +144,27 @@ def _judge_bounds(src: SourceFile, scope: Scope, final: Count, shown: str,
                              f"may be called any number of times (want {want})", call_line))
         else:
             count = int(final.high)
-            problems.append((f"{shown} is {called(count)} on {_path(src, scope, final, final.high_why)} "
+            problems.append((f"{shown} is {called(count)} on {_path(src, scope, final, final.high_why, kind)} "
                              f"(want {want})", final.high_why.line if final.high_why else scope.line))
     if problems:
         return failed(scope.prefix + "; ".join(text for text, _ in problems), problems[0][1])
-    return passed(_holding(scope, final, shown, want), first)
+    return passed(_holding(scope, final, shown, want, kind), first)
 
 
-def _path(src: SourceFile, scope: Scope, final: Count, why: Label | None) -> str:
+def _path(src: SourceFile, scope: Scope, final: Count, why: Label | None, kind: str) -> str:
     if why is not None:
         return why.render(src)
-    return f"every path through {scope.where}" if final.low == final.high else f"a path through {scope.where}"
-
-
-def _holding(scope: Scope, final: Count, shown: str, want: str) -> str:
-    paths = count_paths(final.paths)
     if final.low == final.high:
-        return f"{shown} is called exactly {times(final.low)} on every path ({paths}) through {scope.where}"
+        return f"every {kind}path through {scope.where}"
+    return f"a {kind}path through {scope.where}"
+
+
+def _holding(scope: Scope, final: Count, shown: str, want: str, kind: str) -> str:
+    paths = count_paths(final.paths)
+    if kind:
+        paths = paths.replace("path", kind + "path")
+    if final.low == final.high:
+        return f"{shown} is called exactly {times(final.low)} on every {kind}path ({paths}) through {scope.where}"
     high = "any number of" if final.high == UNBOUNDED else str(int(final.high))
-    return (f"{shown} is called {final.low} to {high} times on the paths ({paths}) through {scope.where} "
+    return (f"{shown} is called {final.low} to {high} times on the {kind}paths ({paths}) through {scope.where} "
             f"(want {want})")

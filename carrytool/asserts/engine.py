@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from carrytool.asserts.counts import check_calls
+from carrytool.asserts.expressions import TooComplex
 from carrytool.asserts.guards import check_guarded
 from carrytool.asserts.lexical import check_defines, check_mentions, check_not_calls
 from carrytool.asserts.messages import Verdict, failed, passed
@@ -24,7 +25,7 @@ from carrytool.asserts.names import parse_target
 from carrytool.asserts.order import check_order
 from carrytool.asserts.pyscope import Scope, resolve_scope
 from carrytool.asserts.source import SourceFile
-from carrytool.asserts.spec import CHECKS, TEXT_CHECKS, AssertOutcome, AssertSpec
+from carrytool.asserts.spec import CHECKS, PATHS, TEXT_CHECKS, AssertOutcome, AssertSpec
 from carrytool.asserts.text import check_text
 
 _BOUNDS = ("times", "min", "max", "guarded_by")
@@ -75,6 +76,15 @@ def _judge(spec: AssertSpec, src: SourceFile | None) -> Verdict:
 
 
 def _judge_python(spec: AssertSpec, src: SourceFile, scope: Scope) -> Verdict:
+    try:
+        return _judge_scope(spec, src, scope)
+    except TooComplex as error:
+        # Walks are linear in the size of the scope; only absurd code gets here, and it must not hang CI.
+        return failed(f"{scope.prefix}{scope.where} is too complex to analyse ({error}), so the assert "
+                      f"cannot be judged", scope.line)
+
+
+def _judge_scope(spec: AssertSpec, src: SourceFile, scope: Scope) -> Verdict:
     check, target = spec.check, spec.target
     if check in TEXT_CHECKS:
         return check_text(src, scope, check, str(target))
@@ -90,7 +100,7 @@ def _judge_python(spec: AssertSpec, src: SourceFile, scope: Scope) -> Verdict:
     if check == "not_calls":
         return check_not_calls(src, scope, dotted, shown)
     low, high = _bounds(spec)
-    counted = check_calls(src, scope, dotted, shown, low, high)
+    counted = check_calls(src, scope, dotted, shown, low, high, returning=spec.paths == "returning")
     if not counted.ok or spec.guarded_by is None:
         return counted
     guard = spec.guarded_by.strip()
@@ -127,6 +137,10 @@ def _bounds_problem(spec: AssertSpec) -> str | None:
         value = getattr(spec, key)
         if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
             return f"`{key}` needs a whole number >= 0, got {value!r}"
+    if spec.paths not in PATHS:
+        return f"`paths` needs one of {', '.join(PATHS)}, got {spec.paths!r}"
+    if spec.paths != "all" and (spec.check != "calls" or _bounds(spec) == (None, None)):
+        return "`paths` only applies to `calls` with `times`, `min` or `max`"
     if spec.guarded_by is not None and parse_target(spec.guarded_by) is None:
         return f"`guarded_by` needs a name such as coordinate_pp_cudagraph_mode, got {spec.guarded_by!r}"
     low, high = _bounds(spec)

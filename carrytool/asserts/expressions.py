@@ -19,6 +19,32 @@ from carrytool.asserts.source import SourceFile
 
 S = TypeVar("S")
 
+# How many statements, expressions and joined alternatives one walk may visit. Walks are linear in the size of
+# a scope (see `paths`), so only absurd code comes near; it fails its assert instead of hanging a CI job.
+STEP_LIMIT = 2_000_000
+
+
+class TooComplex(Exception):
+    """A walk ran out of its step budget: the scope cannot be judged in reasonable time."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"more than {limit:,} analysis steps")
+        self.limit = limit
+
+
+class Budget:
+    """Counts the work of one walk and stops it past a limit (the default is `STEP_LIMIT`)."""
+
+    def __init__(self, limit: int | None = None) -> None:
+        self.limit = STEP_LIMIT if limit is None else limit
+        self.spent = 0
+
+    def spend(self, steps: int = 1) -> None:
+        """Count `steps` units of work; raise `TooComplex` once the limit is passed."""
+        self.spent += steps
+        if self.spent > self.limit:
+            raise TooComplex(self.limit)
+
 
 @dataclass(frozen=True, slots=True)
 class Label:
@@ -58,17 +84,25 @@ class Domain(Protocol[S]):
     def rebase(self, state: S, head: S) -> S:
         """Return a state computed in the first iteration as it holds for any iteration."""
 
+    def seed(self, joined: S) -> S:
+        """Return the state a `finally:` block is walked from, given the join of every way into it."""
+
+    def then(self, state: S, seed: S, final: S) -> S:
+        """Return `state` followed by a `finally:` walk that went from `seed` to `final`."""
+
 
 class ExpressionWalker(Generic[S]):
     """Carries a domain's state through expressions in evaluation order."""
 
-    def __init__(self, domain: Domain[S], src: SourceFile) -> None:
+    def __init__(self, domain: Domain[S], src: SourceFile, budget: Budget | None = None) -> None:
         self.domain = domain
         self.src = src
+        self.budget = budget or Budget()
 
     def join(self, alts: Sequence[tuple[S | None, Label | None]]) -> S | None:
         """Join the reachable alternatives; None when none is reachable."""
         live = [(state, label) for state, label in alts if state is not None]
+        self.budget.spend(len(live))
         if not live:
             return None
         if len(live) == 1:
@@ -88,6 +122,7 @@ class ExpressionWalker(Generic[S]):
 
     def expr(self, node: ast.AST, state: S) -> S:
         """Evaluate one expression."""
+        self.budget.spend()
         handler = _EXPRESSIONS.get(type(node))
         if handler is not None:
             result: S = handler(self, node, state)

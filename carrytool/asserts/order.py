@@ -81,6 +81,16 @@ class OrderDomain:
     def rebase(self, state: Called, head: Called) -> Called:
         return state
 
+    def seed(self, joined: Called) -> Called:
+        # A call in `finally:` is out of order when some way into it lacks an earlier name: the join (an
+        # intersection) lacks exactly those names.
+        return joined
+
+    def then(self, state: Called, seed: Called, final: Called) -> Called:
+        names = state.names | final.names
+        return Called(names, tuple(None if i in names else state.why[i] or final.why[i]
+                                   for i in range(len(self.targets))))
+
 
 def check_order(src: SourceFile, scope: Scope, targets: Sequence[Dotted], shown: Sequence[str]) -> Verdict:
     """Judge `order: [A, B, ...]` on the paths through `scope`."""

@@ -17,7 +17,9 @@ The path model, as the contract fixes it and where it is silent:
 - `try`: the path without exception runs the body, then `else:`. A handler path runs the body to any of
   its exits (its end, a `return`, `raise`, `break` or `continue` in it: calls are assumed not to raise,
   so the whole body counts as run) and then the handler. An explicit `raise` in a `try` that has handlers
-  is caught by them. `finally:` runs on every path leaving the `try`.
+  is caught by them. `finally:` runs on every path leaving the `try`: it is walked once, from the join of
+  every way into it (the domain's `seed`), and each pending exit is resumed after it (`then`), so nested
+  `try`/`finally` costs one walk per level, not one per pending exit (which doubled with every level).
 - `with` bodies run once; the context expressions are evaluated first (`with lock():` calls `lock`).
 - Nested `def`, `async def`, `lambda` and `class` bodies are not run; their decorators, default values,
   class bases and keywords are. Annotations are not evaluated. `assert` evaluates its test, never its
@@ -39,6 +41,7 @@ from carrytool.asserts.expressions import (
     Alt,
     Domain,
     ExpressionWalker,
+    Budget,
     Label,
     S,
     evaluated_children,
@@ -69,18 +72,22 @@ class Exits(Generic[S]):
         return self.returns + self.raises + self.breaks + self.continues
 
 
-def walk_scope(domain: Domain[S], src: SourceFile, scope: Scope) -> S | None:
+def walk_scope(domain: Domain[S], src: SourceFile, scope: Scope, budget: Budget | None = None, *,
+               returning: bool = False) -> S | None:
     """Walk every path through `scope`; return the joined state at the end of all of them.
 
-    None means no path through the scope ends (it loops forever).
+    With `returning`, only the paths that end by `return` or by falling off the end are joined (not
+    those ending in `raise`). None means no such path ends (the scope loops forever, or always raises).
+    Raises `TooComplex` when the walk needs more steps than `budget` allows.
     """
-    walker = Walker(domain, src)
+    walker = Walker(domain, src, budget)
     finals: list[tuple[S | None, Label | None]] = []
     for node in scope.nodes:
         exits = walker.block(run_body(node), domain.start())
         end = Label(f"that reaches the end of {scope.where} at {{at}}",
                     getattr(node, "end_lineno", None) or len(src.lines))
-        final = walker.join([(exits.normal, end), *exits.jumps()])
+        ends = [*exits.returns, *exits.breaks, *exits.continues] if returning else exits.jumps()
+        final = walker.join([(exits.normal, end), *ends])
         definition = Label("through the definition at {at}", getattr(node, "lineno", 0))
         finals.append((final, definition if len(scope.nodes) > 1 else None))
     return walker.join(finals)
@@ -104,6 +111,7 @@ class Walker(ExpressionWalker[S]):
 
     def stmt(self, node: ast.stmt, state: S) -> Exits[S]:
         """Walk one statement."""
+        self.budget.spend()
         handler = _STATEMENTS.get(type(node))
         if handler is not None:
             return handler(self, node, state)
@@ -228,17 +236,23 @@ class Walker(ExpressionWalker[S]):
         return Label(f"through the `except{star} {{code}}` handler at {{at}}", handler.lineno, handler.type)
 
     def _finally(self, final: list[ast.stmt], exits: Exits[S]) -> Exits[S]:
+        """Walk `finally:` once for every way into it, then resume each pending exit after it."""
+        joined = self.join([(exits.normal, None), *exits.jumps()])
+        if joined is None:
+            return Exits()
+        seed = self.domain.seed(joined)
+        ran = self.block(final, seed)
         out: Exits[S] = Exits()
+        for kind in _JUMPS:  # a jump out of `finally` itself replaces whatever exit was pending
+            getattr(out, kind).extend((self.domain.then(joined, seed, state), label)
+                                      for state, label in getattr(ran, kind))
+        if ran.normal is None:
+            return out
         if exits.normal is not None:
-            ran = self.block(final, exits.normal)
-            out.absorb(ran)
-            out.normal = ran.normal
-        for kind in ("returns", "raises", "breaks", "continues"):
-            for state, label in getattr(exits, kind):
-                ran = self.block(final, state)
-                out.absorb(ran)
-                if ran.normal is not None:  # the jump resumes once `finally` is done
-                    getattr(out, kind).append((ran.normal, label))
+            out.normal = self.domain.then(exits.normal, seed, ran.normal)
+        for kind in _JUMPS:  # a pending jump resumes once `finally` is done
+            getattr(out, kind).extend((self.domain.then(state, seed, ran.normal), label)
+                                      for state, label in getattr(exits, kind))
         return out
 
     def _for(self, node: ast.For | ast.AsyncFor, state: S) -> Exits[S]:
@@ -273,6 +287,9 @@ class Walker(ExpressionWalker[S]):
             ends.insert(0, (done.normal, skip))
         out.normal = self.join(ends)
         return out
+
+
+_JUMPS = ("returns", "raises", "breaks", "continues")
 
 
 def _always_true(test: ast.expr) -> bool:

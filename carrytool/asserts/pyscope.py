@@ -28,7 +28,7 @@ class Scope:
 
     name: str | None
     nodes: tuple[ast.AST, ...]
-    where: str  # how messages name it: the qualified name, or the file's basename for the module
+    where: str  # how messages name it: the qualified name, or the file's path for the module
 
     @property
     def prefix(self) -> str:
@@ -52,14 +52,16 @@ def definitions(src: SourceFile) -> dict[str, list[DefNode]]:
 
 
 def _collect(stmts: list[ast.stmt], prefix: str, found: dict[str, list[DefNode]]) -> None:
-    for stmt in stmts:
+    # Iterative pre-order walk: a 1,500-branch `elif` chain nests 1,500 deep and must not exhaust the stack.
+    stack: list[tuple[ast.stmt, str]] = [(stmt, prefix) for stmt in reversed(stmts)]
+    while stack:
+        stmt, where = stack.pop()
         if isinstance(stmt, _DEFS):
-            qualname = prefix + stmt.name
+            qualname = where + stmt.name
             found.setdefault(qualname, []).append(stmt)
-            _collect(stmt.body, qualname + ".", found)
+            stack += [(child, qualname + ".") for child in reversed(stmt.body)]
             continue
-        for block in _blocks(stmt):
-            _collect(block, prefix, found)
+        stack += [(child, where) for block in reversed(_blocks(stmt)) for child in reversed(block)]
 
 
 def _blocks(stmt: ast.stmt) -> list[list[ast.stmt]]:
@@ -75,10 +77,10 @@ def resolve_scope(src: SourceFile, name: str | None) -> Scope | str:
     """Return the scope `name` designates in a parsed file, or a message saying it is not there."""
     assert src.tree is not None, "resolve_scope needs a parsed file"
     if not name:
-        return Scope(None, (src.tree,), src.basename)
+        return Scope(None, (src.tree,), src.path)
     found = definitions(src).get(name.strip())
     if not found:
-        return f"no scope {name} in {src.basename} {suggest(name, list(definitions(src)))}"
+        return f"no scope {name} in {src.path} {suggest(name, list(definitions(src)))}"
     real = [node for node in found if not _is_overload(node)]
     return Scope(name.strip(), tuple(real or found), name.strip())
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import ast
 import io
-import posixpath
 import re
 import tokenize
 from collections.abc import Callable
@@ -26,7 +25,6 @@ class SourceFile:
     def __init__(self, path: str, data: bytes) -> None:
         self.path = path
         self.data = data
-        self.basename = posixpath.basename(path) or path
         self._memo: dict[object, object] = {}
 
     @cached_property
@@ -81,8 +79,9 @@ class SourceFile:
         return self._parsed[1]
 
     def at(self, line: int | None) -> str:
-        """Return `basename:line`, the way messages point into this file."""
-        return f"{self.basename}:{line}" if line else self.basename
+        """Return `path:line`, the way messages point into this file (by its path in the tree: `mypy/build.py`
+        and `mypyc/build.py` are different files)."""
+        return f"{self.path}:{line}" if line else self.path
 
     def line_text(self, line: int) -> str:
         """Return the text of line `line` (1-based), or "" past the end."""

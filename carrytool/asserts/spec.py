@@ -8,6 +8,8 @@ from dataclasses import dataclass
 PYTHON_CHECKS = ("defines", "mentions", "calls", "not_calls", "order")
 TEXT_CHECKS = ("contains", "absent", "matches")
 CHECKS = PYTHON_CHECKS + TEXT_CHECKS
+# Which paths `times`/`min`/`max` judge: every path, or only those ending by `return` or falling off the end.
+PATHS = ("all", "returning")
 
 
 @dataclass(frozen=True)
@@ -23,6 +25,7 @@ class AssertSpec:
     min: int | None = None                 # calls: at least N on every path
     max: int | None = None                 # calls: at most N on every path
     guarded_by: str | None = None          # calls: every call sits in the true branch of an `if` mentioning it
+    paths: str = "all"                     # calls with bounds: judge `all` paths or only `returning` ones
     why: str | None = None                 # shown on failure
     entry: str | None = None               # the entry id it guards (pr/N, carry/NAME)
     line: int | None = None                # where it is declared in the manifest

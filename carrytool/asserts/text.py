@@ -20,7 +20,7 @@ Finder = Callable[[str], "int | None"]
 def check_text(src: SourceFile, scope: Scope | None, check: str, target: str) -> Verdict:
     """Judge one text check; `scope` None (or the module scope) means the whole file."""
     prefix = scope.prefix if scope else ""
-    where = scope.where if scope and scope.name else src.basename
+    where = scope.where if scope and scope.name else src.path
     shown = quote_text(target)
     if check == "matches":
         try:

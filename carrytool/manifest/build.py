@@ -1,15 +1,18 @@
 """Validation of a manifest document, key by key: every error names its key path and line.
 
 The keys themselves are declared in manifest.SCHEMA; this module checks values against it and builds
-the frozen dataclasses of model.py.
+the frozen dataclasses of model.py. It reports every error in one pass: each section, entry and assert
+is validated on its own (the first error inside one stops only that one), and the errors are raised
+together as one ManifestError.
 """
 
 from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from carrytool.asserts.spec import CHECKS, AssertSpec
 from carrytool.errors import ManifestError
@@ -32,6 +35,8 @@ from carrytool.manifest.model import (
 )
 from carrytool.manifest.yamlload import YList, YMap
 
+T = TypeVar("T")
+
 
 def build_manifest(data: Any, text: str, path: Path) -> Manifest:
     """Validate the YAML DATA read from PATH and build the Manifest."""
@@ -41,6 +46,16 @@ def build_manifest(data: Any, text: str, path: Path) -> Manifest:
 class _Builder:
     def __init__(self, path: Path) -> None:
         self.path = path
+        self.errors: list[ManifestError] = []
+        self.failed_ids: set[str] = set()   # ids of entries that did not validate: asserts may still name them
+
+    def collect(self, build: Callable[[], T]) -> T | None:
+        """Validate one independent part; record its errors (None) and let the caller go on."""
+        try:
+            return build()
+        except ManifestError as exc:
+            self.errors += exc.errors
+            return None
 
     # -- error helpers ---------------------------------------------------------------------------------
     def fail(self, keypath: str, line: int | None, message: str, hint: str | None = None) -> ManifestError:
@@ -48,20 +63,35 @@ class _Builder:
         return ManifestError(f"{keypath}: {message}" if keypath else message, where=where, hint=hint)
 
     def section(self, data: Any, name: str, keypath: str, line: int | None) -> YMap:
+        problems = self.section_problems(data, name, keypath, line)
+        if problems:
+            raise ManifestError.of([error for _, error in problems])
+        return data
+
+    def section_problems(self, data: Any, name: str, keypath: str,
+                         line: int | None) -> list[tuple[str, ManifestError]]:
+        """Return every (key, error) of a mapping: unknown keys, missing required keys, wrong types."""
         if not isinstance(data, YMap):
-            raise self.fail(keypath, getattr(data, "line", line), f"must be a mapping, got {_kind(data)}")
+            return [("", self.fail(keypath, getattr(data, "line", line), f"must be a mapping, got {_kind(data)}"))]
         keys = {k.name: k for k in SCHEMA[name]}
+        problems: list[tuple[str, ManifestError]] = []
         for key in data:
             if key not in keys:
                 close = difflib.get_close_matches(key, list(keys), n=1)
                 hint = f"did you mean '{close[0]}'?" if close else f"known keys: {', '.join(keys)}"
-                raise self.fail(_join(keypath, key), data.key_lines[key], f"unknown key '{key}'", hint)
+                problems.append((key, self.fail(_join(keypath, key), data.key_lines[key], f"unknown key '{key}'",
+                                                hint)))
         for key in keys.values():
             if key.required and key.name not in data:
-                raise self.fail(_join(keypath, key.name), data.line, f"is required (in {keypath or 'the manifest'})")
+                problems.append((key.name, self.fail(_join(keypath, key.name), data.line,
+                                                     f"is required (in {keypath or 'the manifest'})")))
         for key, value in data.items():
-            self.check_type(keys[key], value, _join(keypath, key), data.key_lines[key], data.raw.get(key))
-        return data
+            if key in keys:
+                try:
+                    self.check_type(keys[key], value, _join(keypath, key), data.key_lines[key], data.raw.get(key))
+                except ManifestError as exc:
+                    problems.append((key, exc))
+        return problems
 
     def check_type(self, key: Key, value: Any, keypath: str, line: int, raw: str | None) -> None:
         expected = {"int": "an integer", "bool": "true or false", "map": "a mapping", "list": "a list"}
@@ -102,16 +132,30 @@ class _Builder:
     def build(self, data: Any, text: str) -> Manifest:
         if data is None:
             raise self.fail("", 1, "the manifest is empty", hint="start from docs/manifest.md")
-        top = self.section(data, "manifest", "", 1)
-        if top["version"] != 1:
-            raise self.fail("version", top.key_lines["version"], f"unsupported version {top['version']}; "
-                            "this carrytool reads version 1")
-        upstream = self.upstream(top["upstream"])
-        fork = self.fork(top["fork"])
-        identity = self.identity(top.get("identity"))
-        policy = self.policy(top.get("policy"))
-        entries = self.entries(top.get("entries", YList()), top)
-        asserts = self.asserts(top.get("asserts", YList()), top, entries)
+        if not isinstance(data, YMap):
+            self.section(data, "manifest", "", 1)
+        top: YMap = data
+        problems = self.section_problems(top, "manifest", "", 1)
+        self.errors += [error for _, error in problems]
+        bad = {key for key, _ in problems}
+
+        def part(key: str, build: Callable[[Any], T], default: Any = None) -> T | None:
+            if key in bad:
+                return None
+            return self.collect(lambda: build(top.get(key, default)))
+
+        if "version" not in bad and top["version"] != 1:
+            self.errors.append(self.fail("version", top.key_lines["version"], f"unsupported version "
+                                         f"{top['version']}; this carrytool reads version 1"))
+        upstream = part("upstream", self.upstream)
+        fork = part("fork", self.fork)
+        identity = part("identity", self.identity)
+        policy = part("policy", self.policy)
+        entries = part("entries", lambda items: self.entries(items, top), YList()) or ()
+        asserts = part("asserts", lambda items: self.asserts(items, top, entries), YList()) or ()
+        if self.errors:
+            raise ManifestError.of(self.errors)
+        assert upstream and fork and identity and policy  # each is built, or an error was recorded
         return Manifest(self.path, upstream, fork, identity, policy, entries, asserts, 1, text)
 
     def upstream(self, data: Any) -> Upstream:
@@ -191,10 +235,14 @@ class _Builder:
         out: list[Entry] = []
         seen: dict[str, int] = {}
         for i, item in enumerate(items):
-            entry = self.entry(item, f"entries[{i}]", items.item_lines[i], i)
+            entry = self.collect(lambda: self.entry(item, f"entries[{i}]", items.item_lines[i], i))
+            if entry is None:
+                self.failed_ids.add(_loose_id(item))
+                continue
             if entry.id in seen:
-                raise self.fail(f"entries[{i}]", entry.line, f"duplicate entry {entry.id} "
-                                f"(first at line {seen[entry.id]})")
+                self.errors.append(self.fail(f"entries[{i}]", entry.line, f"duplicate entry {entry.id} "
+                                             f"(first at line {seen[entry.id]})"))
+                continue
             seen[entry.id] = entry.line
             out.append(entry)
         self.check_supersessions(out)
@@ -286,37 +334,42 @@ class _Builder:
                                or any(pathlib_.matches(a, b) or pathlib_.matches(b, a)
                                       for a in sup.paths for b in other.paths))
                     if overlap and entry.enabled and other_entry.enabled:
-                        raise self.fail(f"entries[{entry.index}].supersedes", sup.line,
-                                        f"pr/{sup.pr} is superseded by both {other_entry.id} (line {other.line}) "
-                                        f"and {entry.id} for the same paths",
-                                        hint="give each union its own 'paths', or keep one union")
+                        self.errors.append(self.fail(
+                            f"entries[{entry.index}].supersedes", sup.line,
+                            f"pr/{sup.pr} is superseded by both {other_entry.id} (line {other.line}) and {entry.id} "
+                            "for the same paths", hint="give each union its own 'paths', or keep one union"))
+                        break
                 claims.setdefault(sup.pr, []).append((entry, sup))
 
     def check_owners(self, entries: list[Entry]) -> None:
-        owners: list[tuple[str, Entry]] = []
+        """No path is owned by two enabled entries (an index keeps this near linear in the patterns)."""
+        owners: pathlib_.PatternIndex[Entry] = pathlib_.PatternIndex()
         for entry in entries:
             if not entry.enabled:
                 continue
             for pattern in entry.owns:
-                for other_pattern, other in owners:
-                    if pathlib_.matches(pattern, other_pattern) or pathlib_.matches(other_pattern, pattern):
-                        raise self.fail(f"entries[{entry.index}].owns", entry.line,
-                                        f"{entry.id} and {other.id} both own {pattern}")
-                owners.append((pattern, entry))
+                found = owners.first_overlap(pattern)
+                if found is not None:
+                    self.errors.append(self.fail(f"entries[{entry.index}].owns", entry.line,
+                                                 f"{entry.id} and {found[1].id} both own {pattern}"))
+                owners.add(pattern, entry)
 
     def asserts(self, items: Any, top: YMap, entries: tuple[Entry, ...]) -> tuple[AssertSpec, ...]:
         out: list[AssertSpec] = []
         names: dict[str, int] = {}
-        ids = {e.id for e in entries}
+        ids = {e.id for e in entries} | self.failed_ids
         for i, item in enumerate(items or ()):
             keypath = f"asserts[{i}]"
-            data = self.section(item, "assert", keypath, items.item_lines[i])
-            spec = self.assert_spec(data, keypath, ids)
+            data = self.collect(lambda: self.section(item, "assert", keypath, items.item_lines[i]))
+            spec = self.collect(lambda: self.assert_spec(data, keypath, ids)) if data is not None else None
+            if data is None or spec is None:
+                continue
             name = spec.name
             if name in names:
                 if "name" in data:
-                    raise self.fail(f"{keypath}.name", data.key_lines["name"],
-                                    f"duplicate assert name '{name}' (first at line {names[name]})")
+                    self.errors.append(self.fail(f"{keypath}.name", data.key_lines["name"],
+                                                 f"duplicate assert name '{name}' (first at line {names[name]})"))
+                    continue
                 n = 2
                 while f"{name}#{n}" in names:
                     n += 1
@@ -355,10 +408,13 @@ class _Builder:
         for key in ("in", "guarded_by"):
             if key in data and not _DOTTED.match(data[key]):
                 raise self.fail(f"{keypath}.{key}", data.key_lines[key], f"'{data[key]}' is not a dotted Python name")
-        modifiers = [k for k in ("times", "min", "max", "guarded_by") if k in data]
+        modifiers = [k for k in ("times", "min", "max", "guarded_by", "paths") if k in data]
         if modifiers and check != "calls":
             raise self.fail(f"{keypath}.{modifiers[0]}", data.key_lines[modifiers[0]],
                             f"'{modifiers[0]}' only goes with 'calls'")
+        if data.get("paths", "all") != "all" and not any(k in data for k in ("times", "min", "max")):
+            raise self.fail(f"{keypath}.paths", data.key_lines["paths"],
+                            "'paths: returning' needs 'times', 'min' or 'max' (it says which paths they judge)")
         if "times" in data and ("min" in data or "max" in data):
             raise self.fail(f"{keypath}.times", data.key_lines["times"], "use either 'times' or 'min'/'max'")
         if "min" in data and "max" in data and data["min"] > data["max"]:
@@ -372,14 +428,23 @@ class _Builder:
         return AssertSpec(
             name=name, file=pathlib_.normalize(data["file"]), check=check, target=target, scope=data.get("in"),
             times=data.get("times"), min=data.get("min"), max=data.get("max"), guarded_by=data.get("guarded_by"),
-            why=data.get("why"), entry=entry, line=data.line)
+            paths=data.get("paths", "all"), why=data.get("why"), entry=entry, line=data.line)
 
 
 def _default_name(check: str, target: str | tuple[str, ...], scope: str | None, file: str) -> str:
     shown = " < ".join(target) if isinstance(target, tuple) else target
     if check in ("contains", "absent", "matches") and len(shown) > 40:
         shown = shown[:37] + "..."
-    return f"{check} {shown} in {scope or file.rsplit('/', 1)[-1]}"
+    return f"{check} {shown} in {scope or file}"
+
+
+def _loose_id(item: Any) -> str:
+    """Return the id an entry that did not validate was meant to have, when it says."""
+    if isinstance(item, YMap) and isinstance(item.get("pr"), int):
+        return f"pr/{item['pr']}"
+    if isinstance(item, YMap) and isinstance(item.get("carry"), str):
+        return f"carry/{item['carry']}"
+    return ""
 
 
 def _join(keypath: str, key: str) -> str:

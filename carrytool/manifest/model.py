@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from carrytool.asserts.spec import AssertSpec
+from carrytool.asserts.spec import PATHS, AssertSpec
 
 DEFAULT_MANIFEST = "carries/manifest.yaml"
 ON_CONFLICT = ("fail", "skip")
@@ -116,6 +116,8 @@ SCHEMA: dict[str, tuple[Key, ...]] = {
         Key("min", "int", "calls: at least N on every path."),
         Key("max", "int", "calls: at most N on every path."),
         Key("guarded_by", "dotted", "calls: every call sits in the true branch of an if mentioning NAME."),
+        Key("paths", "enum", "calls with times/min/max: judge all paths, or only the returning ones (ending by "
+            "return or falling off the end, not raise).", choices=PATHS, default="all"),
     ),
 }
 

@@ -10,6 +10,9 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterable
+from typing import Generic, TypeVar
+
+T = TypeVar("T")
 
 _GLOB_CHARS = set("*?[")
 
@@ -89,6 +92,68 @@ def matches_any(patterns: Iterable[str], path: str) -> bool:
 
 def first_match(patterns: Iterable[str], path: str) -> str | None:
     return next((p for p in patterns if matches(p, path)), None)
+
+
+def overlaps(a: str, b: str) -> bool:
+    """True when either pattern matches the other read as a path (they may name the same file)."""
+    return matches(a, b) or matches(b, a)
+
+
+def _prefixes(text: str) -> list[str]:
+    """Return the leading component paths of TEXT: `a`, `a/b`, `a/b/c` for `a/b/c`."""
+    parts = normalize(text).split("/")
+    return ["/".join(parts[:n]) for n in range(1, len(parts) + 1)]
+
+
+def _stem(pattern: str) -> str:
+    """Return the literal directory part of a pattern: the components before the first one with a glob."""
+    parts = normalize(pattern).split("/")
+    for n, part in enumerate(parts):
+        if is_glob(part):
+            return "/".join(parts[:n])
+    return "/".join(parts)
+
+
+class PatternIndex(Generic[T]):
+    """Patterns added one by one, each with a value; finds the first added one that overlaps a new pattern.
+
+    Comparing every pair is quadratic (3,000 carries owning two paths each: 18 million matches). A pattern
+    only matches paths that start with its stem (the literal components before the first glob), so the
+    index files each pattern under its stem and under every leading component path of its own text, and
+    compares a new pattern only with the patterns those keys hold (and with the stemless globs).
+    """
+
+    def __init__(self) -> None:
+        self._items: list[tuple[str, T]] = []
+        self._by_stem: dict[str, list[int]] = {}
+        self._by_prefix: dict[str, list[int]] = {}
+        self._stemless: list[int] = []
+
+    def add(self, pattern: str, value: T) -> None:
+        """Add PATTERN with VALUE."""
+        index = len(self._items)
+        self._items.append((pattern, value))
+        stem = _stem(pattern)
+        (self._by_stem.setdefault(stem, []) if stem else self._stemless).append(index)
+        for prefix in _prefixes(pattern):
+            self._by_prefix.setdefault(prefix, []).append(index)
+
+    def first_overlap(self, pattern: str) -> tuple[str, T] | None:
+        """Return the earliest added (pattern, value) overlapping PATTERN, or None."""
+        stem = _stem(pattern)
+        if not stem:
+            candidates: Iterable[int] = range(len(self._items))
+        else:
+            found = set(self._stemless)
+            for prefix in _prefixes(pattern):        # those that match PATTERN: their stem leads its text
+                found.update(self._by_stem.get(prefix, ()))
+            found.update(self._by_prefix.get(stem, ()))  # those PATTERN matches: their text starts with its stem
+            candidates = sorted(found)
+        for index in candidates:
+            other, value = self._items[index]
+            if overlaps(other, pattern):
+                return other, value
+        return None
 
 
 def glob_problem(pattern: str) -> str | None:

@@ -28,18 +28,17 @@ def _spans(source: bytes) -> tuple[tuple[int, int, str], ...]:
     except (SyntaxError, ValueError):
         return ()
     out: list[tuple[int, int, str]] = []
-
-    def walk(node: ast.AST, prefix: str) -> None:
-        for child in _statements(node):
-            if isinstance(child, _DEFS):
-                name = f"{prefix}{child.name}"
-                first = min([child.lineno] + [d.lineno for d in child.decorator_list])
-                out.append((first, child.end_lineno or child.lineno, name))
-                walk(child, name + ".")
-            else:
-                walk(child, prefix)
-
-    walk(tree, "")
+    # Iterative pre-order walk: a 1,500-branch `elif` chain nests 1,500 deep and must not exhaust the stack.
+    stack: list[tuple[ast.AST, str]] = [(child, "") for child in reversed(_statements(tree))]
+    while stack:
+        node, prefix = stack.pop()
+        inner = prefix
+        if isinstance(node, _DEFS):
+            inner = f"{prefix}{node.name}"
+            first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+            out.append((first, node.end_lineno or node.lineno, inner))
+            inner += "."
+        stack += [(child, inner) for child in reversed(_statements(node))]
     return tuple(out)
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, TextIO
 
+from carrytool.render.commands import Invocation
+from carrytool.render.safe import PrintableStream, printable
 from carrytool.render.text import (
     _STATUS_STYLE,
     console,
@@ -18,12 +20,19 @@ from carrytool.review.story import shorten
 _KIND_STYLE = {"conflict": "bold red", "identical-hunk": "magenta", "same-scope": "yellow", "same-file": "dim"}
 
 
-def render_explain(ex: Explanation, stream: TextIO, *, verbose: bool = False) -> None:
-    """Print the plan, the overlap map, suggestions, coverage and the stories asked for."""
-    if use_rich(stream):
-        _render_rich(ex, stream, verbose)
+def render_explain(ex: Explanation, stream: TextIO, *, verbose: bool = False,
+                   invocation: Invocation | None = None) -> None:
+    """Print the plan, the overlap map, suggestions, coverage and details; or only the stories asked for."""
+    if ex.stories:
+        safe = PrintableStream(stream)
+        for number, story in enumerate(ex.stories):
+            lines = ([""] if number else []) + [f"story of {story['id']}"] + story_lines(story)
+            safe.write("\n".join(lines) + "\n")
         return
-    out = stream.write
+    if use_rich(stream):
+        _render_rich(ex, stream, verbose, invocation)
+        return
+    out = PrintableStream(stream).write
     out(header_line(ex) + "\n")
     out("\nplan\n")
     rows = entry_rows(ex.planned.report)
@@ -32,7 +41,7 @@ def render_explain(ex: Explanation, stream: TextIO, *, verbose: bool = False) ->
     out("\n" + overlap_title(ex) + "\n")
     for line in _columns([_overlap_cells(o) for o in ex.overlap_map.overlaps]):
         out(f"  {line}\n")
-    for line in body_lines(ex):
+    for line in body_lines(ex, invocation):
         out(line + "\n")
     out(outcome_line(ex) + "\n")
 
@@ -59,7 +68,7 @@ def _overlap_cells(overlap: Any) -> tuple[str, ...]:
             ", ".join(overlap.files) + scopes)
 
 
-def body_lines(ex: Explanation) -> list[str]:
+def body_lines(ex: Explanation, invocation: Invocation | None = None) -> list[str]:
     """Everything after the two tables: suggestions, coverage, details, stories (plain lines)."""
     lines: list[str] = []
     if ex.overlap_map.upstream_conflicts:
@@ -81,13 +90,11 @@ def body_lines(ex: Explanation) -> list[str]:
             for hunk in cov.hunks:
                 if hunk.status != "verbatim":
                     lines.append(f"      {hunk_line(hunk)}")
-    details = detail_lines(ex.planned.report)
+    details = detail_lines(ex.planned.report, invocation=invocation)
     if details:
         lines += ["", "details"] + [f"  {line}" for line in details]
     if not ex.asserts_known:
         lines.append("  asserts: not evaluated (the assertion engine is not installed)")
-    for story in ex.stories:
-        lines += ["", f"story of {story['id']}"] + story_lines(story)
     return lines
 
 
@@ -122,8 +129,12 @@ def _columns(rows: Sequence[tuple[str, ...]]) -> list[str]:
     return ["  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip() for row in rows]
 
 
-def _render_rich(ex: Explanation, stream: TextIO, verbose: bool) -> None:
+def _render_rich(ex: Explanation, stream: TextIO, verbose: bool, invocation: Invocation | None) -> None:
+    from rich.markup import escape
     from rich.table import Table
+
+    def safe(text: str) -> str:
+        return escape(printable(text))
 
     con = console(stream)
     con.print(header_line(ex), markup=False)
@@ -132,15 +143,15 @@ def _render_rich(ex: Explanation, stream: TextIO, verbose: bool) -> None:
         plan.add_column(col, overflow="fold")
     for step, (ident, status, why, files) in zip(ex.steps, entry_rows(ex.planned.report)):
         style = _STATUS_STYLE.get(step.status, "")
-        plan.add_row(ident, f"[{style}]{status}[/]", why, *([files] if verbose else []))
+        plan.add_row(safe(ident), f"[{style}]{safe(status)}[/]", safe(why), *([safe(files)] if verbose else []))
     con.print(plan)
     table = Table(title=overlap_title(ex), title_justify="left", show_edge=False, box=None, header_style="bold")
     for col in ("kind", "entries", "files [scopes]"):
         table.add_column(col, overflow="fold")
     for overlap in ex.overlap_map.overlaps:
         cells = _overlap_cells(overlap)
-        table.add_row(f"[{_KIND_STYLE[overlap.kind]}]{cells[0]}[/]", *cells[1:])
+        table.add_row(f"[{_KIND_STYLE[overlap.kind]}]{safe(cells[0])}[/]", *map(safe, cells[1:]))
     con.print(table)
-    for line in body_lines(ex):
-        con.print(line, markup=False, highlight=False)
+    for line in body_lines(ex, invocation):
+        con.print(printable(line), markup=False, highlight=False)
     con.print(f"[bold]{outcome_line(ex)}[/]")

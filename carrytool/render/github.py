@@ -6,10 +6,11 @@ import os
 from typing import TextIO
 
 from carrytool.pipeline.report import Report
+from carrytool.render.safe import md_code, md_text, printable
 
 
 def _escape(text: str, *, prop: bool = False) -> str:
-    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    text = printable(text).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
     if prop:
         text = text.replace(":", "%3A").replace(",", "%2C")
     return text
@@ -38,8 +39,7 @@ def summary_markdown(report: Report) -> str:
     for outcome in report.asserts:
         mark = "✅" if outcome.ok else "❌"
         where = outcome.file + (f":{outcome.line}" if outcome.line else "")
-        message = outcome.message.replace("|", "\\|")
-        lines.append(f"| {outcome.name} | `{where}` | {mark} {message} |")
+        lines.append(f"| {md_text(outcome.name)} | {md_code(where)} | {mark} {md_text(outcome.message)} |")
     return "\n".join(lines) + "\n"
 
 

@@ -6,7 +6,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from carrytool.render.commands import Invocation
 from carrytool.render.explain_text import header_line, hunk_line, outcome_line
+from carrytool.render.safe import md_code, md_fence, md_text
 from carrytool.render.text import detail_lines, entry_rows
 from carrytool.review.explanation import Explanation
 from carrytool.review.overlap import Overlap
@@ -16,19 +18,19 @@ _EDGE = {"conflict": "===", "identical-hunk": "---", "same-scope": "---", "same-
 MAX_EDGES = 150      # past this, same-file edges leave the graph (they stay in the table)
 
 
-def render_markdown(ex: Explanation) -> str:
-    """The whole explanation as one Markdown document."""
-    parts = [f"## carrytool explain: `{ex.manifest.fork.branch}`", "", header_line(ex) + ".", "",
+def render_markdown(ex: Explanation, *, invocation: Invocation | None = None) -> str:
+    """The whole explanation as one Markdown document (untrusted names and titles escaped)."""
+    parts = [f"## carrytool explain: {md_code(ex.manifest.fork.branch)}", "", md_text(header_line(ex)) + ".", "",
              outcome_line(ex) + ".", "", "### Plan", "", plan_table(ex), "", "### Overlaps", "",
              mermaid(ex), "", overlap_table(ex)]
-    for title, body in _detail_sections(ex):
+    for title, body in _detail_sections(ex, invocation):
         parts += ["", f"<details><summary>{title}</summary>", "", body, "", "</details>"]
     return "\n".join(parts).rstrip() + "\n"
 
 
 def cell(text: str) -> str:
-    """Text safe inside a table cell."""
-    return text.replace("|", "\\|").replace("\n", " ")
+    """Text safe inside a table cell (or a list item): literal, on one line."""
+    return md_text(text)
 
 
 def plan_table(ex: Explanation) -> str:
@@ -36,7 +38,7 @@ def plan_table(ex: Explanation) -> str:
     for step, (ident, status, why, files) in zip(ex.steps, entry_rows(ex.planned.report)):
         title = f" {step.entry.title}" if step.entry.title else ""
         mark = _STATUS_MARK.get(step.status, "")
-        rows.append(f"| `{ident}`{cell(title)} | {mark} {status} | {cell(why)} | {cell(files)} |")
+        rows.append(f"| {md_code(ident)}{cell(title)} | {mark} {cell(status)} | {cell(why)} | {cell(files)} |")
     return "\n".join(rows)
 
 
@@ -58,9 +60,9 @@ def _overlap_rows(overlaps: list[Overlap]) -> str:
     rows = ["| entries | kind | also | files | scopes |", "|---|---|---|---|---|"]
     for o in overlaps:
         kind = f"**{o.kind}**" if o.kind == "conflict" else o.kind
-        files = ", ".join(f"`{f}`" for f in o.files)
-        scopes = ", ".join(f"`{s}`" for s in o.scopes)
-        pair = f"`{o.entries[0]}` × `{o.entries[1]}`"
+        files = ", ".join(md_code(f) for f in o.files)
+        scopes = ", ".join(md_code(s) for s in o.scopes)
+        pair = f"{md_code(o.entries[0])} × {md_code(o.entries[1])}"
         rows.append(f"| {pair} | {kind} | {', '.join(o.kinds[1:])} | {files} | {scopes} |")
     return "\n".join(rows)
 
@@ -105,13 +107,13 @@ def mermaid(ex: Explanation) -> str:
     return "\n".join(lines)
 
 
-def _detail_sections(ex: Explanation) -> list[tuple[str, str]]:
+def _detail_sections(ex: Explanation, invocation: Invocation | None) -> list[tuple[str, str]]:
     sections = []
     if ex.suggestions:
         sections.append((f"Suggestions ({len(ex.suggestions)})", _suggestions(ex.suggestions)))
     if ex.coverage:
         sections.append(("Union coverage", _coverage(ex)))
-    details = detail_lines(ex.planned.report)
+    details = detail_lines(ex.planned.report, invocation=invocation)
     if details or not ex.asserts_known:
         if not ex.asserts_known:
             details.append("asserts: not evaluated (the assertion engine is not installed)")
@@ -124,10 +126,10 @@ def _detail_sections(ex: Explanation) -> list[tuple[str, str]]:
 def _suggestions(items: list[dict[str, Any]]) -> str:
     out = []
     for item in items:
-        out.append(f"- **{item['kind']}**: {item['message']}")
+        out.append(f"- **{cell(item['kind'])}**: {cell(item['message'])}")
         extra = item.get("range_diff") or [f"{c['sha'][:12]} {c['subject']}" for c in item.get("commits", [])]
         if extra:
-            out += ["", "  ```", *(f"  {row}" for row in extra), "  ```"]
+            out += ["", *(f"  {row}" for row in md_fence(list(extra)))]
     return "\n".join(out)
 
 
@@ -135,18 +137,17 @@ def _coverage(ex: Explanation) -> str:
     rows = ["| union | PR | paths | verbatim | re-expressed | absent |", "|---|---|---|---|---|---|"]
     notes = []
     for cov in ex.coverage:
-        paths = ", ".join(f"`{p}`" for p in cov.paths) or "all"
-        rows.append(f"| `{cov.union}` | `{cov.pr}` | {paths} | {cov.count('verbatim')} | "
+        paths = ", ".join(md_code(p) for p in cov.paths) or "all"
+        rows.append(f"| {md_code(cov.union)} | {md_code(cov.pr)} | {paths} | {cov.count('verbatim')} | "
                     f"{cov.count('re-expressed')} | {cov.count('absent')} |")
-        notes += [f"- `{cov.pr}` {cell(hunk_line(h))}" for h in cov.hunks if h.status != "verbatim"]
+        notes += [f"- {md_code(cov.pr)} {cell(hunk_line(h))}" for h in cov.hunks if h.status != "verbatim"]
     return "\n".join(rows + ([""] + notes if notes else []))
 
 
 def _story(story: dict[str, Any]) -> str:
     out = [f"- {cell(line)}" for line in story["summary"]]
     if story["commands"]:
-        out += ["", "Reproduce (in the repository explain ran in):", "", "```sh"]
-        for item in story["commands"]:
-            out += [f"# {item['purpose']}", item["command"]]
-        out.append("```")
+        out += ["", "Reproduce (in the repository explain ran in):", ""]
+        out += md_fence([line for item in story["commands"] for line in (f"# {item['purpose']}", item["command"])],
+                        "sh")
     return "\n".join(out)

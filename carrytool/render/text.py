@@ -9,6 +9,8 @@ from contextlib import contextmanager
 from typing import Any, TextIO
 
 from carrytool.pipeline.report import Report, entry_json
+from carrytool.render.commands import Invocation
+from carrytool.render.safe import PrintableStream, printable
 
 _STATUS_STYLE = {"applied": "green", "skipped": "yellow", "conflict": "red"}
 
@@ -49,15 +51,27 @@ def step_files_short(files: str) -> bool:
     return len(files) <= 100
 
 
-def render_report(report: Report, stream: TextIO = sys.stdout, *, verbose: bool = False) -> None:
-    """Print a sync/verify report: entries table, checks, warnings, the outcome line."""
+def render_report(report: Report, stream: TextIO = sys.stdout, *, verbose: bool = False,
+                  invocation: Invocation | None = None, show_error: bool = True) -> None:
+    """Print a sync/verify report: entries table, checks, warnings, the outcome line.
+
+    `show_error` False leaves the run's error out (the caller prints it on stderr).
+    """
+    details = detail_lines(report, verbose=verbose, invocation=invocation, show_error=show_error)
     if use_rich(stream):
-        _render_rich(report, stream, verbose)
+        _render_rich(report, stream, verbose, details)
     else:
-        _render_plain(report, stream, verbose)
+        _render_plain(report, PrintableStream(stream), verbose, details)
 
 
-def _render_plain(report: Report, stream: TextIO, verbose: bool) -> None:
+def render_quiet(report: Report, stream: TextIO = sys.stdout, *, invocation: Invocation | None = None) -> None:
+    """Print why a run failed (conflicts, violations, lost hunks, failed asserts) and the outcome line."""
+    for line in failure_lines(report) + next_steps(report, invocation):
+        stream.write(printable(line) + "\n")
+    stream.write(outcome_line(report) + "\n")
+
+
+def _render_plain(report: Report, stream: PrintableStream, verbose: bool, details: list[str]) -> None:
     out = stream.write
     if report.upstream:
         out(f"upstream {report.upstream['branch']} at {report.upstream['sha'][:12]}\n")
@@ -70,12 +84,13 @@ def _render_plain(report: Report, stream: TextIO, verbose: bool) -> None:
             if files and (verbose or step_files_short(files)):
                 line += f"  [{files}]"
             out(line.rstrip() + "\n")
-    for line in detail_lines(report):
+    for line in details:
         out(line + "\n")
     out(outcome_line(report) + "\n")
 
 
-def _render_rich(report: Report, stream: TextIO, verbose: bool) -> None:
+def _render_rich(report: Report, stream: TextIO, verbose: bool, details: list[str]) -> None:
+    from rich.markup import escape
     from rich.table import Table
 
     con = console(stream)
@@ -88,17 +103,35 @@ def _render_rich(report: Report, stream: TextIO, verbose: bool) -> None:
             table.add_column(col, overflow="fold")
         for step, (ident, status, why, files) in zip(report.steps, rows):
             style = _STATUS_STYLE.get(step.status, "")
-            cells = [ident, f"[{style}]{status}[/]", why, files]
+            cells = [escape(printable(ident)), f"[{style}]{escape(status)}[/]", escape(printable(why)),
+                     escape(printable(files))]
             table.add_row(*cells)
         con.print(table)
-    for line in detail_lines(report):
-        con.print(line, markup=False)
+    for line in details:
+        con.print(printable(line), markup=False)
     style = "green" if report.ok else "red"
     con.print(f"[{style}]{outcome_line(report)}[/]")
 
 
-def detail_lines(report: Report) -> list[str]:
-    """Conflicts, violations, landing failures, failed asserts and warnings, one line each."""
+def detail_lines(report: Report, *, verbose: bool = False, invocation: Invocation | None = None,
+                 show_error: bool = True) -> list[str]:
+    """Conflicts, violations, landing failures, failed asserts (with `verbose`, held ones too), warnings,
+    the error (unless `show_error` is False) and the next steps."""
+    lines = failure_lines(report)
+    if verbose:
+        lines += [f"assert held: {outcome.name}: {outcome.message}" for outcome in report.asserts if outcome.ok]
+    passed = sum(1 for a in report.asserts if a.ok)
+    if report.asserts:
+        lines.append(f"asserts: {passed}/{len(report.asserts)} hold")
+    for warning in report.warnings:
+        lines.append(f"warning: {warning.get('message') or warning}")
+    if report.error and show_error:
+        lines.append(f"error: {report.error['message']}")
+    return lines + next_steps(report, invocation)
+
+
+def failure_lines(report: Report) -> list[str]:
+    """Why a run fails, one line each: conflicts, violations, lost hunks, failed asserts."""
     lines: list[str] = []
     for step in report.steps:
         for conflict in step.conflicts:
@@ -114,14 +147,7 @@ def detail_lines(report: Report) -> list[str]:
             lines.append(f"assert failed: {outcome.name}: {outcome.message}" +
                          (f" (guards {outcome.entry})" if outcome.entry else "") +
                          (f" (why: {outcome.why})" if outcome.why else ""))
-    passed = sum(1 for a in report.asserts if a.ok)
-    if report.asserts:
-        lines.append(f"asserts: {passed}/{len(report.asserts)} hold")
-    for warning in report.warnings:
-        lines.append(f"warning: {warning.get('message') or warning}")
-    if report.error:
-        lines.append(f"error: {report.error['message']}")
-    return lines + next_steps(report)
+    return lines
 
 
 def conflict_culprits(report: Report, conflict: dict) -> str:
@@ -133,8 +159,9 @@ def conflict_culprits(report: Report, conflict: dict) -> str:
     return entries or upstream
 
 
-def next_steps(report: Report) -> list[str]:
-    """What to run or change next, for each kind of failure in REPORT."""
+def next_steps(report: Report, invocation: Invocation | None = None) -> list[str]:
+    """What to run or change next, for each kind of failure in REPORT (commands as the user can paste them)."""
+    run = invocation or Invocation()
     hints: list[str] = []
     failed = report.failed_conflicts
     rebase = [s for s in failed if any(conf.get("upstream") for conf in s.conflicts)]
@@ -145,7 +172,7 @@ def next_steps(report: Report) -> list[str]:
     between = [s for s in failed if any(conf["with"] for conf in s.conflicts)]
     if between:
         pairs = sorted({c for s in between for conf in s.conflicts for c in conf["with"]} | {s.id for s in between})
-        hints.append(f"next: fold {', '.join(pairs)} into a union (`carrytool explain` shows the overlap; "
+        hints.append(f"next: fold {', '.join(pairs)} into a union (`{run.command('explain')}` shows the overlap; "
                      "`carrytool union compose NAME` composes it), or set `on_conflict: skip` on the entry")
     if any(v.kind == "owned-path" for v in report.violations):
         v = next(v for v in report.violations if v.kind == "owned-path")
@@ -156,11 +183,15 @@ def next_steps(report: Report) -> list[str]:
     if any(d.get("kind") == "clobbered" for d in report.dropped):
         hints.append("next: `on_conflict: theirs` overwrote another entry's lines: compose both into a union "
                      "instead (`carrytool union compose NAME`)")
-    if any(d.get("kind") == "dropped" for d in report.dropped):
-        hints.append("next: `carrytool explain ENTRY` shows the dropped hunk and the commands that reproduce it")
+    dropped = sorted({str(d.get("entry")) for d in report.dropped if d.get("kind") == "dropped" and d.get("entry")})
+    if dropped:
+        hints.append(f"next: `{run.command('explain', *dropped)}` shows the dropped hunk and the commands that "
+                     "reproduce it")
+    elif any(d.get("kind") == "dropped" for d in report.dropped):
+        hints.append(f"next: `{run.command('explain')}` shows the dropped hunk and the commands that reproduce it")
     if any(not a.ok for a in report.asserts) and report.result and report.command == "sync":
-        hints.append(f"next: `carrytool verify --rev {report.result['sha']}` reproduces the failed asserts on "
-                     "the composed (unpublished) result")
+        hints.append(f"next: `{run.command('verify', '--rev', str(report.result['sha']))}` reproduces the failed "
+                     "asserts on the composed (unpublished) result")
     return hints
 
 

@@ -1,8 +1,13 @@
 """One entry's story: what happens to it and why, the overlaps and asserts around it, and the git
-commands (with full SHAs) that reproduce each decision in the repository explain ran in."""
+commands (with full SHAs) that reproduce each decision in the repository explain ran in.
+
+Commands are shell-quoted here, where they are built: file names come from PR authors, and a pasted
+command must run exactly what it says (`git diff ... -- 'docs/$(touch PWNED).md'`).
+"""
 
 from __future__ import annotations
 
+import shlex
 from typing import Any
 
 from carrytool.gitlayer.git import Git, Signature
@@ -84,8 +89,11 @@ def _summary(ex: Explanation, step: Step, story: dict[str, Any]) -> list[str]:
         lines.append(f"left to apply: {left}")
     if step.reason == "redundant":
         lines.append("redundant with " + (", ".join(step.redundant_with) or "nothing: its diff is empty"))
+    alone = ex.overlap_map.upstream_conflicts.get(step.id)
+    if alone:
+        lines.append(f"conflicts with upstream alone in {', '.join(alone)}: rebase needed")
     onto = story["onto"]
-    if onto and (step.status in ("applied", "conflict") or step.reason in ("redundant", "merged-upstream")):
+    if onto and (step.status in ("applied", "conflict") or step.reason == "redundant"):
         after = next((s.id for s in ex.steps if s.commit == onto), None)
         verb = "applied" if step.status == "applied" else "merged"
         lines.append(f"{verb} onto {onto[:12]} ({'after ' + after if after else 'upstream'})")
@@ -136,51 +144,49 @@ def _commands(git: Git, ex: Explanation, step: Step) -> list[dict[str, str]]:
     upstream = ex.planned.resolved.upstream
     out: list[dict[str, str]] = []
 
-    def add(purpose: str, command: str) -> None:
-        out.append({"purpose": purpose, "command": command})
+    def add(purpose: str, argv: list[str]) -> None:
+        out.append({"purpose": purpose, "command": shlex.join(argv)})
 
     if facts is None or not facts.head:
         return out
     head, base = facts.head, facts.base
     if step.entry.kind == "pr":
-        add(f"its base: prints {base}", f"git merge-base {upstream} {head}")
+        add(f"its base: prints {base}", ["git", "merge-base", upstream, head])
     elif base:
-        add(f"its base (the carried commit's parent): prints {base}", f"git rev-parse {head}^")
-    add("its whole change", f"git diff {base} {head}")
+        add(f"its base (the carried commit's parent): prints {base}", ["git", "rev-parse", f"{head}^"])
+    add("its whole change", ["git", "diff", str(base), head])
     for item in _provided(ex, step):
         union = ex.evidence.get(item["by"])
         if union and union.head:
-            spec = f" -- {' '.join(item['paths'])}" if item["paths"] else ""
-            add(f"what {item['by']} provides", f"git diff {union.base} {union.head}{spec}")
+            spec = ["--", *item["paths"]] if item["paths"] else []
+            add(f"what {item['by']} provides", ["git", "diff", str(union.base), union.head, *spec])
     if step.filtered and step.files:
-        add("what is left once the unions' paths are taken out", f"git diff {base} {head} -- {' '.join(step.files)}")
+        add("what is left once the unions' paths are taken out", ["git", "diff", str(base), head, "--", *step.files])
     onto = ex.onto.get(step.id, upstream)
     merge = _merge_pair(git, ex, step, onto)
     if step.reason == "redundant" and merge:
         tree = git.tree_of(onto)
         add(f"applying it changes nothing: prints {tree}, the tree it would apply onto",
-            f"git merge-tree --write-tree {merge[0]} {merge[1]}")
+            ["git", "merge-tree", "--write-tree", *merge])
         for other in step.redundant_with:
             done = ex.evidence.get(other)
             if done and done.head:
                 add(f"{other} already carries the same hunks",
-                    f"git diff {done.base} {done.head} -- {' '.join(step.files)}")
+                    ["git", "diff", str(done.base), done.head, "--", *step.files])
     elif step.status == "applied" and merge and step.commit:
-        add(f"the merge that applies it: prints {git.tree_of(step.commit)}",
-            f"git merge-tree --write-tree {merge[0]} {merge[1]}")
+        add(f"the merge that applies it: prints {git.tree_of(step.commit)}", ["git", "merge-tree", "--write-tree", *merge])
     elif step.status == "conflict" and merge:
-        add("the merge that conflicts: exits 1 and names the conflicts",
-            f"git merge-tree --write-tree {merge[0]} {merge[1]}")
+        add("the merge that conflicts: exits 1 and names the conflicts", ["git", "merge-tree", "--write-tree", *merge])
     elif step.reason == "merged-upstream":
         add(f"upstream already has it: prints upstream's tree {git.tree_of(upstream)}",
-            f"git merge-tree --write-tree {upstream} {head}")
+            ["git", "merge-tree", "--write-tree", upstream, head])
     elif step.reason == "precompiled":
-        add("the files it changes (policy.precompiled matches one)", f"git diff --name-only {base} {head}")
+        add("the files it changes (policy.precompiled matches one)", ["git", "diff", "--name-only", str(base), head])
     for overlap in ex.overlap_map.of(step.id):
         if overlap.kind == "conflict" and overlap.merge:
             add(f"conflicts with {overlap.other(step.id)}: {overlap.order[1]} merged onto {overlap.order[0]} "
                 "alone on upstream (commits explain wrote; exits 1)",
-                f"git merge-tree --write-tree {overlap.merge[0]} {overlap.merge[1]}")
+                ["git", "merge-tree", "--write-tree", *overlap.merge])
     return out
 
 

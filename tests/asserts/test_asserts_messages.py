@@ -46,9 +46,9 @@ class Worker:
      "backend.resume is called exactly 1 time on every path (3 paths) through Worker.wake_up"),
     ("self.backend.resume(tags)", "self.backend.resume(tags)", "if needs_wake_sync", 141, False,
      "Worker.wake_up: backend.resume is called 2 times on the path through the `if needs_wake_sync` branch at "
-     "gpu_worker.py:141 (want exactly 1)"),
+     "vllm/v1/worker/gpu_worker.py:141 (want exactly 1)"),
     ("pass", "pass", "else:", 150, False,
-     "Worker.wake_up: backend.resume is never called on the path through the `else` branch at gpu_worker.py:150 "
+     "Worker.wake_up: backend.resume is never called on the path through the `else` branch at vllm/v1/worker/gpu_worker.py:150 "
      "(want exactly 1)"),
 ])
 def test_count_messages(extra: str, other: str, marker: str, line: int, ok: bool, message: str) -> None:
@@ -69,8 +69,8 @@ def test_order_message() -> None:
     """
     outcome = run("vllm/device_allocator/cumem.py", placed(source, "unmap_and_release", 88), "order",
                   ("torch.cuda.synchronize", "unmap_and_release"), "CuMemAllocator.sleep")
-    assert outcome.message == ("CuMemAllocator.sleep: unmap_and_release at cumem.py:88 is reachable without "
-                               "torch.cuda.synchronize (on the path that skips the `if x` at cumem.py:85)")
+    assert outcome.message == ("CuMemAllocator.sleep: unmap_and_release at vllm/device_allocator/cumem.py:88 is reachable without "
+                               "torch.cuda.synchronize (on the path that skips the `if x` at vllm/device_allocator/cumem.py:85)")
     assert (outcome.ok, outcome.line) == (False, 88)
 
 
@@ -82,7 +82,7 @@ def test_not_calls_message() -> None:
     """
     outcome = run("vllm/v1/worker/gpu_model_runner.py", placed(source, "all_reduce", 412), "not_calls", "all_reduce",
                   "GPUModelRunner.execute_model")
-    assert outcome.message == ("GPUModelRunner.execute_model: all_reduce is called at gpu_model_runner.py:412 "
+    assert outcome.message == ("GPUModelRunner.execute_model: all_reduce is called at vllm/v1/worker/gpu_model_runner.py:412 "
                                "(want no calls)")
     assert (outcome.ok, outcome.line) == (False, 412)
 
@@ -94,8 +94,8 @@ def test_not_calls_message() -> None:
     (b"def f(:\n", "contains", "def", "f", "vllm/x.py:1: syntax error: invalid syntax"),
     (b"class Worker:\n    def __init__(self): pass\n    def sleep(self): pass\n    def wake_up(self): pass\n",
      "calls", "g", "Worker.wake_upp",
-     "no scope Worker.wake_upp in x.py (defined there: Worker.sleep, Worker.wake_up, ...)"),
-    (b"x = 1\n", "calls", "g", "f", "no scope f in x.py (nothing is defined there)"),
+     "no scope Worker.wake_upp in vllm/x.py (defined there: Worker.sleep, Worker.wake_up, ...)"),
+    (b"x = 1\n", "calls", "g", "f", "no scope f in vllm/x.py (nothing is defined there)"),
 ])
 def test_missing_file_syntax_error_and_missing_scope(data: bytes | None, check: str, target: str,
                                                      scope: str | None, message: str) -> None:
@@ -107,7 +107,7 @@ def test_missing_file_syntax_error_and_missing_scope(data: bytes | None, check: 
     ({"times": 1}, "g is called exactly 1 time on every path (1 path) through f"),
     ({"min": 1, "max": 3}, "g is called 1 to 2 times on the paths (2 paths) through f (want between 1 and 3)"),
     ({"min": 1}, "g is called 1 to any number of times on the paths (2 paths) through f (want at least 1)"),
-    ({}, "g is called on at least one path through f (first at mod.py:2)"),
+    ({}, "g is called on at least one path through f (first at pkg/mod.py:2)"),
 ])
 def test_holding_messages_say_what_held(bounds: dict[str, int], message: str) -> None:
     bodies = {
@@ -151,3 +151,14 @@ def test_malformed_specs_fail_with_a_reason(spec_fields: dict[str, object], mess
     outcome = evaluate(spec, b"def f():\n    g()\n")
     assert not outcome.ok
     assert message in outcome.message, outcome.message
+
+
+def test_messages_name_files_by_their_path_in_the_tree() -> None:
+    # mypy/build.py and mypyc/build.py both exist: a basename would not say which one failed.
+    data = b"def f(c):\n    if c:\n        return\n    g()\n"
+    for file in ("mypy/build.py", "mypyc/build.py"):
+        assert run(file, data, "calls", "g", "f", times=1).message == (
+            f"f: g is never called on the path that returns at {file}:3 (want exactly 1)")
+        assert run(file, data, "calls", "g", "nope").message == f"no scope nope in {file} (defined there: f)"
+        assert run(file, data, "not_calls", "h").message == f"h is not called anywhere in {file}"
+        assert run(file, data, "contains", "g()").message == f"`g()` is present at {file}:4"

@@ -168,7 +168,7 @@ def test_clobbered_wake_up_calls_the_raw_allocator() -> None:
     outcome = run(WORKER, CLOBBERED, "not_calls", "allocator.wake_up", "Worker.wake_up")
     assert not outcome.ok
     line = line_of(CLOBBERED, "allocator.wake_up(tags)")
-    assert outcome.message == f"Worker.wake_up: allocator.wake_up is called at gpu_worker.py:{line} (want no calls)"
+    assert outcome.message == f"Worker.wake_up: allocator.wake_up is called at vllm/v1/worker/gpu_worker.py:{line} (want no calls)"
     assert outcome.line == line
     assert outcome.why == "see the fork story"
 
@@ -178,7 +178,7 @@ def test_double_resume_names_the_handshake_branch() -> None:
     assert not outcome.ok
     line = line_of(DOUBLE_RESUME, "if needs_wake_sync:")
     assert outcome.message == (f"Worker.wake_up: backend.resume is called 2 times on the path through the "
-                               f"`if needs_wake_sync` branch at gpu_worker.py:{line} (want exactly 1)")
+                               f"`if needs_wake_sync` branch at vllm/v1/worker/gpu_worker.py:{line} (want exactly 1)")
     assert outcome.line == line
 
 
@@ -199,8 +199,8 @@ def test_synchronize_before_unmap_in_sleep(source: str, ok: bool) -> None:
         unmap = line_of(source, "unmap_and_release(handle)")
         branch = line_of(source, "if self.async_scheduling:")
         assert outcome.message == (
-            f"CuMemAllocator.sleep: unmap_and_release at cumem.py:{unmap} is reachable without "
-            f"torch.cuda.synchronize (on the path that skips the `if self.async_scheduling` at cumem.py:{branch})")
+            f"CuMemAllocator.sleep: unmap_and_release at vllm/device_allocator/cumem.py:{unmap} is reachable without "
+            f"torch.cuda.synchronize (on the path that skips the `if self.async_scheduling` at vllm/device_allocator/cumem.py:{branch})")
         assert outcome.line == unmap
 
 
@@ -222,7 +222,7 @@ def test_runner_must_not_self_issue_the_consensus() -> None:
     outcome = run(RUNNER, RUNNER_PRE_HOIST, "not_calls", "all_reduce", "GPUModelRunner.execute_model")
     line = line_of(RUNNER_PRE_HOIST, "get_pp_group().all_reduce(agreed, op=ReduceOp.MIN)")
     assert not outcome.ok
-    assert outcome.message == (f"GPUModelRunner.execute_model: all_reduce is called at gpu_model_runner.py:{line} "
+    assert outcome.message == (f"GPUModelRunner.execute_model: all_reduce is called at vllm/v1/worker/gpu_model_runner.py:{line} "
                                f"(want no calls)")
 
 
@@ -235,7 +235,7 @@ def test_pp_all_reduce_only_under_coordinate_pp_cudagraph_mode() -> None:
               guarded_by="coordinate_pp_cudagraph_mode")
     assert not bad.ok
     line = line_of(RUNNER_PRE_HOIST, "get_pp_group().all_reduce(agreed, op=ReduceOp.MIN)", nth=1)
-    assert bad.message == (f"{scope}: get_pp_group().all_reduce at gpu_model_runner.py:{line} is not guarded by "
+    assert bad.message == (f"{scope}: get_pp_group().all_reduce at vllm/v1/worker/gpu_model_runner.py:{line} is not guarded by "
                            f"coordinate_pp_cudagraph_mode: no enclosing `if` tests coordinate_pp_cudagraph_mode")
 
 
@@ -248,7 +248,7 @@ def test_pp_all_reduce_is_never_run_by_the_module_top_level() -> None:
 
 @pytest.mark.parametrize("source, ok, fragment", [
     (EXECUTE, True, "coordinate_cudagraph_mode_across_pp is called before irecv_tensor_dict on every path"),
-    (EXECUTE_LATE_CONSENSUS, False, "irecv_tensor_dict at gpu_worker.py:9 is reachable without "
+    (EXECUTE_LATE_CONSENSUS, False, "irecv_tensor_dict at vllm/v1/worker/gpu_worker.py:9 is reachable without "
                                     "coordinate_cudagraph_mode_across_pp"),
 ])
 def test_consensus_before_irecv_in_execute_model(source: str, ok: bool, fragment: str) -> None:

@@ -72,7 +72,7 @@ def test_good_manifest_loads_with_defaults(tmp_path: Path) -> None:
     assert m.on_conflict(m.entries[1]) == "theirs" and m.on_conflict(m.entries[0]) == "skip"
     assert not m.entries[2].enabled
     assert m.asserts[0].name == "resume-once" and m.asserts[0].times == 1 and m.asserts[0].scope == "Worker.wake_up"
-    assert m.asserts[1].name == "matches cuMem(Map|Create) in x.cu"
+    assert m.asserts[1].name == "matches cuMem(Map|Create) in csrc/x.cu"
     assert m.find_entry("45552").id == "pr/45552" and m.find_entry("wake-path-union").id == "carry/wake-path-union"
 
 
@@ -122,6 +122,9 @@ BAD = [
     ("  - pr: 45398\n", "  - pr: 45398\n    patch: x.patch\n", ["entries[1].patch", "belongs to a carry"], 18),
     ("    in: Worker.wake_up", "    in: Worker wake_up", ["asserts[0].in", "not a dotted Python name"], 32),
     ("    owns: [vllm/v1/worker/gpu_worker.py]", "    owns: vllm/v1/worker/gpu_worker.py", ["entries[3].owns", "must be a list"], 27),
+    ("    times: 1\n", "    times: 1\n    paths: sometimes\n", ["asserts[0].paths", "all, returning", "'sometimes'"], 35),
+    ("    times: 1\n", "    paths: returning\n", ["asserts[0].paths", "needs 'times', 'min' or 'max'"], 34),
+    ("  - file: csrc/x.cu\n", "  - file: csrc/x.cu\n    paths: all\n", ["asserts[1].paths", "only goes with 'calls'"], 38),
 ]
 
 
@@ -195,4 +198,10 @@ def test_call_targets_may_name_calls_in_the_chain(tmp_path: Path) -> None:
 def test_duplicate_derived_assert_names_are_numbered(tmp_path: Path) -> None:
     text = GOOD + "  - file: csrc/x.cu\n    matches: \"cuMem(Map|Create)\"\n"
     m = load_manifest(write(tmp_path, text))
-    assert [a.name for a in m.asserts][1:] == ["matches cuMem(Map|Create) in x.cu", "matches cuMem(Map|Create) in x.cu#2"]
+    assert [a.name for a in m.asserts][1:] == ["matches cuMem(Map|Create) in csrc/x.cu", "matches cuMem(Map|Create) in csrc/x.cu#2"]
+
+
+def test_paths_returning_reaches_the_assert(tmp_path: Path) -> None:
+    m = load_manifest(write(tmp_path, GOOD.replace("    times: 1\n", "    times: 1\n    paths: returning\n")))
+    assert m.asserts[0].paths == "returning"
+    assert load_manifest(write(tmp_path, GOOD)).asserts[0].paths == "all"

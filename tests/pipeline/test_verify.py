@@ -52,7 +52,7 @@ def test_verify_path_reads_a_checkout(cli: Cli, demo: Scenario, tmp_path: Path) 
     failed = [a for a in report["asserts"] if not a["ok"]]
     assert code == 1 and [a["name"] for a in failed] == ["resume-once"]
     assert failed[0]["message"] == ("Worker.wake_up: backend.resume is never called on the path through the "
-                                    "`if needs_wake_sync` branch at gpu_worker.py:47 (want exactly 1)")
+                                    "`if needs_wake_sync` branch at vllm/v1/worker/gpu_worker.py:47 (want exactly 1)")
     (checkout / "vllm/v1/worker/gpu_model_runner.py").write_text("def broken(:\n")
     code, report = cli.json("verify", "-m", demo.manifest, "--path", checkout)
     kv = next(a for a in report["asserts"] if a["name"] == "kv-nested-zeroing")
@@ -75,3 +75,21 @@ def test_rebuild_proves_the_published_branch(cli: Cli, demo: Scenario) -> None:
     subprocess.run(["git", "update-ref", "refs/heads/intarweb-dev", demo.upstream_head], cwd=demo.work, check=True)
     result = cli("verify", "-m", demo.manifest, "--repo", demo.work, "--rebuild", "--offline")
     assert result.exit_code == 1 and "not what the manifest says" in result.stderr
+
+
+def test_verify_verbose_lists_the_asserts_that_held(cli: Cli, demo: Scenario) -> None:
+    synced(cli, demo)
+    plain = cli("verify", "-m", demo.manifest, "--repo", demo.work, "--rev", "intarweb-dev")
+    assert "held: resume-once" not in plain.stdout
+    result = cli("verify", "-v", "-m", demo.manifest, "--repo", demo.work, "--rev", "intarweb-dev")
+    assert result.exit_code == 0
+    held = [line for line in result.stdout.splitlines() if line.startswith("assert held: ")]
+    assert len(held) == 10
+    assert any(line.startswith("assert held: resume-once: backend.resume is called exactly 1 time") for line in held)
+
+
+def test_repo_help_of_verify_and_explain_does_not_promise_a_write(cli: Cli) -> None:
+    for command in ("verify", "explain"):
+        text = " ".join(cli(command, "--help").stdout.split())
+        assert "--repo" in text and "write the fork branch" not in text, command
+    assert "write the fork branch" in " ".join(cli("sync", "--help").stdout.split())

@@ -180,16 +180,27 @@ def test_entry_forms_and_unknown_entries(cli: Cli, demo: Scenario) -> None:
 
 
 def test_text_is_plain_in_a_pipe(cli: Cli, demo: Scenario) -> None:
-    result = cli("explain", "-m", demo.manifest, "--repo", demo.work, "45612")
+    result = cli("explain", "-m", demo.manifest, "--repo", demo.work)
     assert result.exit_code == 0 and "\x1b[" not in result.stdout
     out = result.stdout
     assert re.search(r"conflict \(\+same-scope\)\s+pr/45398 x pr/45612\s+vllm/v1/worker/gpu_worker.py "
                      r"\[Worker.wake_up\]\n", out)
     assert "stale-fold: carry/wake-path-union folded pr/45610 at " + demo.prs[45610][1][:12] in out
-    assert "story of pr/45612" in out and "git merge-base " in out
     assert out.rstrip().endswith("sync would exit 0")
-    again = cli("explain", "-m", demo.manifest, "--repo", demo.work, "--offline", "45612")
+    again = cli("explain", "-m", demo.manifest, "--repo", demo.work, "--offline")
     assert again.stdout == out                                          # stable: same input, same text
+
+
+def test_explain_entry_prints_only_its_story(cli: Cli, demo: Scenario) -> None:
+    # issue 14: the story of one entry, not the whole plan and every pair before it
+    result = cli("explain", "-m", demo.manifest, "--repo", demo.work, "45612")
+    out = result.stdout
+    assert result.exit_code == 0 and out.startswith("story of pr/45612\n  pr/45612 (symmetric gloo wake handshake):")
+    assert "git merge-base " in out and "conflict with pr/45398 in vllm/v1/worker/gpu_worker.py" in out
+    assert "overlaps (" not in out and "plan\n" not in out and "sync would exit" not in out
+    assert "pr/44778" not in out                                         # a pair it is not part of
+    again = cli("explain", "-m", demo.manifest, "--repo", demo.work, "--offline", "45612")
+    assert again.stdout == out
 
 
 def test_markdown_has_the_table_the_graph_and_details(cli: Cli, demo: Scenario) -> None:
@@ -286,12 +297,11 @@ def test_rich_tables_on_a_terminal(demo: Scenario, monkeypatch: pytest.MonkeyPat
     monkeypatch.setenv("TERM", "xterm-256color")
     manifest = load_manifest(demo.manifest)
     with Git(demo.work) as git:
-        ex = explain(manifest, git, entries=find_entries(manifest, ["45612"]))
+        ex = explain(manifest, git)
     term = _Terminal()
     render_explain(ex, term)  # type: ignore[arg-type]
     out = term.buffer.getvalue()
     assert "\x1b[" in out and "overlaps (23 pairs share a file; 6 conflict)" in out
-    assert "story of pr/45612" in out
 
 
 def test_environment_and_input_problems(cli: Cli, demo: Scenario, tmp_path: Path) -> None:

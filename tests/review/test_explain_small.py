@@ -136,3 +136,13 @@ def test_an_entry_conflicting_with_upstream_alone(cli: Cli, small: Small) -> Non
     [story] = report["stories"]
     assert story["entry"]["status"] == "conflict"
     assert any(c["purpose"].startswith("the merge that conflicts") for c in story["commands"])
+
+
+def test_explain_takes_quiet_and_verbose_like_the_other_commands(cli: Cli, small: Small) -> None:
+    small.pr(1, {"a.py": "def f():\n    return 10\n\n\ndef g():\n    return 2\n"})
+    small.manifest([{"pr": 1}])
+    base = ("explain", "-m", small.manifest_path, "--repo", small.work.path)
+    quiet, verbose = cli(*base, "-q"), cli(*base, "-v")
+    assert (quiet.exit_code, verbose.exit_code) == (0, 0), quiet.stderr + verbose.stderr
+    assert "pr/1" in quiet.stdout and "pr/1" in verbose.stdout
+    assert cli("-q", *base).exit_code == 0
