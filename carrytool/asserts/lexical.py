@@ -13,12 +13,12 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from carrytool.asserts.calltarget import matches_call
 from carrytool.asserts.messages import Verdict, failed, passed
 from carrytool.asserts.names import (
     Dotted,
     dotted_form,
     identifier_nodes,
-    is_suffix,
     names_identifier,
     render,
 )
@@ -90,8 +90,8 @@ def callee(src: SourceFile, call: ast.Call) -> Dotted:
 
 
 def is_call_of(src: SourceFile, call: ast.Call, target: Dotted) -> bool:
-    """Tell whether `call` calls `target` (suffix match on whole components)."""
-    return is_suffix(target, callee(src, call))
+    """Tell whether `call` calls `target` (suffix match on whole components; see `calltarget`)."""
+    return matches_call(call, callee(src, call), target)
 
 
 def check_defines(src: SourceFile, scope: Scope, target: str) -> Verdict:

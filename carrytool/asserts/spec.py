@@ -26,6 +26,10 @@ class AssertSpec:
     why: str | None = None                 # shown on failure
     entry: str | None = None               # the entry id it guards (pr/N, carry/NAME)
     line: int | None = None                # where it is declared in the manifest
+    through: str | None = None             # calls/not_calls/order: "local" follows same-file callees
+    args: tuple[tuple[str | int, str], ...] | None = None  # calls/not_calls: only calls with these arguments
+    after: tuple[str, ...] | None = None   # calls: no call of these can run once the target was called
+    in_try: bool | None = None             # calls: a call sits in a `try` body with an `except` handler
 
 
 @dataclass(frozen=True)
