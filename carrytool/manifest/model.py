@@ -21,7 +21,8 @@ _HEX = re.compile(r"^[0-9a-fA-F]{7,40}$")
 _NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]*$")
 _DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 # a call target may say where a call sits in the chain: `get_pp_group().all_reduce`
-_CALL = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\(\))?(\.[A-Za-z_][A-Za-z0-9_]*(\(\))?)*$")
+# and `*.suspend` matches a method called on any receiver (`self._get_sleep_mode_backend().suspend()`)
+_CALL = re.compile(r"^(\*\.)?[A-Za-z_][A-Za-z0-9_]*(\(\))?(\.[A-Za-z_][A-Za-z0-9_]*(\(\))?)*$")
 
 
 @dataclass(frozen=True)
@@ -116,6 +117,13 @@ SCHEMA: dict[str, tuple[Key, ...]] = {
         Key("min", "int", "calls: at least N on every path."),
         Key("max", "int", "calls: at most N on every path."),
         Key("guarded_by", "dotted", "calls: every call sits in the true branch of an if mentioning NAME."),
+        Key("through", "enum", "calls/not_calls/order: `local` also follows calls into functions and methods "
+            "defined in the same file (bounded depth, no dynamic dispatch).", choices=("local",)),
+        Key("args", "map", "calls/not_calls: only calls whose arguments (keyword names, or positions 0, 1, ...) "
+            "end with these dotted names count, e.g. {op: ReduceOp.MIN, group: cpu_group}.", items="args"),
+        Key("after", "list", "calls: no call of these targets can run once the target was called (it comes "
+            "after them, e.g. a synchronize after the re-map loop).", items="call"),
+        Key("in_try", "bool", "calls: some call of the target sits in the body of a try with an except handler."),
     ),
 }
 
