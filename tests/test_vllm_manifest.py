@@ -50,7 +50,7 @@ SLEEP_DOC = "docs/features/sleep_mode.md"   # a file of #45398 the union does no
 def test_manifest_passes_check(cli: Cli) -> None:
     result = cli("check", "-m", MANIFEST)
     assert result.exit_code == 0, result.stderr
-    assert result.stdout.strip() == f"{MANIFEST}: ok (13 entries: 12 PRs, 1 carries; 22 asserts)"
+    assert result.stdout.strip() == f"{MANIFEST}: ok (13 entries: 12 PRs, 1 carries; 23 asserts)"
 
 
 def test_manifest_validates_against_the_shipped_schema() -> None:
@@ -143,7 +143,7 @@ def test_every_assumption_is_marked() -> None:
     """What the seed does not say is marked "Assumed" next to the assert or entry that relies on it."""
     text = MANIFEST.read_text()
     for needle in ("_kv_scale_specs", "time.sleep", "assert freed_bytes", "`tags` parameter", "keeps the 4d20740 gate",
-                   "replaced by #45615", "does not state its PR"):
+                   "replaced by #45615", "does not state its PR", "it raises RuntimeError"):
         at = text.index(needle)
         block = text[text.rfind("\n  - ", 0, at):at]
         assert "ssumed" in block, needle
@@ -383,7 +383,8 @@ FINAL = {WORKER: WORKER_FINAL, RUNNER: RUNNER_FINAL, PP_UTILS: PP_UTILS_FINAL, C
 
 ALL_ASSERTS = ("sleep-through-backend", "sleep-no-raw-allocator", "sleep-no-crash-on-free-drop", "resume-once",
                "no-raw-allocator-wake", "kv-snapshot-before-resume", "kv-wake-gated-on-snapshot",
-               "wake-handshake-min", "wake-handshake-after-resume", "wake-local-wake-in-try",
+               "wake-handshake-min", "wake-handshake-after-resume", "wake-handshake-failure-raises",
+               "wake-local-wake-in-try",
                "level2-restore-gated-on-tags", "pp-consensus-before-irecv", "worker-passes-synced-mode",
                "runner-no-consensus", "runner-no-all-reduce", "dummy-run-no-all-reduce", "pp-all-reduce-gated",
                "pp-consensus-min-on-gloo", "kv-nested-zero-on-wake", "fp8-scale-restore-on-wake",
@@ -651,7 +652,12 @@ SLEEP_SYNC_DEMO = ("        # Drain in-flight kernels before any cuMemUnmap: an 
 MUTANTS = {
     # #45612: the handshake
     "handshake-dropped": ({WORKER: [("            self._wake_handshake(local_ok)\n", "")]},
-                          {"wake-handshake-min", "wake-handshake-after-resume"}),
+                          {"wake-handshake-min", "wake-handshake-after-resume", "wake-handshake-failure-raises"}),
+    "handshake-result-ignored": ({WORKER: [("        if int(flag.item()) == 0:\n            raise RuntimeError(", "        if False:\n            print(")]},
+                                 {"wake-handshake-failure-raises"}),
+    "handshake-result-checked-before-the-all-reduce": ({WORKER: [(HANDSHAKE_CALL, ""), ('refusing to continue")\n',
+                                                                                      'refusing to continue")\n' + HANDSHAKE_CALL)]},
+                                                       {"wake-handshake-failure-raises"}),
     "handshake-before-local-wake": ({WORKER: [("            self._wake_handshake(local_ok)\n", ""),
                                               ("            local_ok = 1\n",
                                                "            local_ok = 1\n            self._wake_handshake(local_ok)\n")]},
@@ -661,7 +667,7 @@ MUTANTS = {
     "handshake-sum-not-min": ({WORKER: [("op=dist.ReduceOp.MIN, group=get_world_group()",
                                          "op=dist.ReduceOp.SUM, group=get_world_group()")]}, {"wake-handshake-min"}),
     "bare-barrier-not-all-reduce": ({WORKER: [(HANDSHAKE_CALL, "        dist.barrier(group=get_world_group().cpu_group)\n")]},
-                                    {"wake-handshake-min", "wake-handshake-after-resume"}),
+                                    {"wake-handshake-min", "wake-handshake-after-resume", "wake-handshake-failure-raises"}),
     "local-wake-out-of-try": ({WORKER: [(LOCAL_WAKE_TRY, "            backend.resume(tags)\n")]},
                               {"wake-local-wake-in-try"}),
     # #45398: the backend, and the suspended_tags() snapshot that gates the KV wake
