@@ -226,6 +226,8 @@ class Editor:
                                 self._replace(stmt.lineno, _end(stmt), replacement))
 
     def duplicate(self, stmt: ast.stmt) -> Iterator[Mutant]:
+        if isinstance(stmt, (ast.Return, ast.Raise, ast.Break, ast.Continue)):
+            return  # the copy would never run
         lines = self._lines(stmt.lineno, _end(stmt))
         yield from self._mutant(stmt, "duplicate", f"`{_code(stmt)}` runs twice",
                                 self._replace(stmt.lineno, _end(stmt), lines + lines))
