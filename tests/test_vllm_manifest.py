@@ -50,7 +50,7 @@ SLEEP_DOC = "docs/features/sleep_mode.md"   # a file of #45398 the union does no
 def test_manifest_passes_check(cli: Cli) -> None:
     result = cli("check", "-m", MANIFEST)
     assert result.exit_code == 0, result.stderr
-    assert result.stdout.strip() == f"{MANIFEST}: ok (13 entries: 12 PRs, 1 carries; 23 asserts)"
+    assert result.stdout.strip() == f"{MANIFEST}: ok (13 entries: 12 PRs, 1 carries; 24 asserts)"
 
 
 def test_manifest_validates_against_the_shipped_schema() -> None:
@@ -386,6 +386,7 @@ ALL_ASSERTS = ("sleep-through-backend", "sleep-no-raw-allocator", "sleep-no-cras
                "wake-handshake-min", "wake-handshake-after-resume", "wake-handshake-failure-raises",
                "wake-local-wake-in-try",
                "level2-restore-gated-on-tags", "pp-consensus-before-irecv", "worker-passes-synced-mode",
+               "runner-consumes-synced-mode",
                "runner-no-consensus", "runner-no-all-reduce", "dummy-run-no-all-reduce", "pp-all-reduce-gated",
                "pp-consensus-min-on-gloo", "kv-nested-zero-on-wake", "fp8-scale-restore-on-wake",
                "wake-exit-synchronize", "sync-before-unmap")
@@ -424,7 +425,8 @@ CLOBBERS = {
                                      "        cudagraph_mode = self.cudagraph_mode_for(scheduler_output)\n"
                                      "        if coordinate_pp_cudagraph_mode and get_pp_group().world_size > 1:\n"
                                      "            get_pp_group().all_reduce(cudagraph_mode)\n")]},
-                          {"pp-consensus-before-irecv", "runner-no-all-reduce", "worker-passes-synced-mode"}),
+                          {"pp-consensus-before-irecv", "runner-no-all-reduce", "worker-passes-synced-mode",
+                           "runner-consumes-synced-mode"}),
     # The union before 4d20740: "the prior union carried the ungated version, which wedged TP2/PP2 at startup".
     "ungated-consensus": ({PP_UTILS: [("    if coordinate_pp_cudagraph_mode and get_pp_group().world_size > 1:\n",
                                        "    if get_pp_group().world_size > 1:\n")]},
@@ -697,6 +699,9 @@ MUTANTS = {
     "consensus-after-irecv": ({WORKER: [(CONSENSUS, ""), (IRECV, IRECV + CONSENSUS)]}, {"pp-consensus-before-irecv"}),
     "worker-drops-synced-mode": ({WORKER: [("            pp_synced_cudagraph_mode=pp_synced_cudagraph_mode)\n", ")\n")]},
                                  {"worker-passes-synced-mode"}),
+    "runner-ignores-synced-mode": ({RUNNER: [("        if pp_synced_cudagraph_mode is not None:\n"
+                                              "            cudagraph_mode = pp_synced_cudagraph_mode\n", "")]},
+                                   {"runner-consumes-synced-mode"}),
     "runner-calls-consensus-helper": ({RUNNER: [("        if pp_synced_cudagraph_mode is not None:\n",
                                                  "        cudagraph_mode = coordinate_cudagraph_mode_across_pp(cudagraph_mode)\n"
                                                  "        if pp_synced_cudagraph_mode is not None:\n")]},

@@ -20,7 +20,7 @@ from carrytool.asserts.after import check_after
 from carrytool.asserts.calltarget import args_problem, parse_call_target, render_target
 from carrytool.asserts.counts import check_calls
 from carrytool.asserts.guards import check_guarded
-from carrytool.asserts.lexical import check_defines, check_mentions, check_not_calls
+from carrytool.asserts.lexical import check_defines, check_mentions, check_not_calls, check_reads
 from carrytool.asserts.local import check_not_calls_through
 from carrytool.asserts.messages import Verdict, failed, passed
 from carrytool.asserts.names import parse_target
@@ -92,6 +92,8 @@ def _judge_python(spec: AssertSpec, src: SourceFile, scope: Scope) -> Verdict:
     shown = str(target).strip()
     if check == "mentions":
         return check_mentions(src, scope, parse_target(shown) or (), shown)
+    if check == "reads":
+        return check_reads(src, scope, parse_target(shown) or (), shown)
     args = dict(spec.args) if spec.args else None
     dotted = parse_call_target(shown, args) or ()
     shown = render_target(shown, args)

@@ -115,6 +115,23 @@ def check_mentions(src: SourceFile, scope: Scope, target: Dotted, shown: str) ->
                   f"or keyword{text_hint(src, scope, target[-1][0])}", scope.line)
 
 
+def check_reads(src: SourceFile, scope: Scope, target: Dotted, shown: str) -> Verdict:
+    """Judge `reads: NAME`: NAME's value is used in the scope (loaded), not only bound or declared.
+
+    A parameter, an assignment target, a keyword argument's name or an attribute being assigned do not
+    read it; `x = NAME`, `f(NAME)`, `if NAME is None` and `self.NAME.g()` do.
+    """
+    for node in lexical_index(src, scope).identifiers:
+        if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Load) \
+                and names_identifier(node, target):
+            line = getattr(node, "lineno", None)
+            return passed(f"{shown} is read in {scope.where} at {src.at(line)}", line)
+    declared = next((node for node in lexical_index(src, scope).identifiers if names_identifier(node, target)), None)
+    hint = (f" (it is only bound or declared, e.g. at {src.at(getattr(declared, 'lineno', None))})"
+            if declared is not None else text_hint(src, scope, target[-1][0]))
+    return failed(f"{scope.prefix}{shown} is never read in {scope.where}{hint}", scope.line)
+
+
 def check_not_calls(src: SourceFile, scope: Scope, target: Dotted, shown: str) -> Verdict:
     """Judge `not_calls: D`: no call of D anywhere lexically inside the scope."""
     found = [call for call, _ in lexical_calls(src, scope) if is_call_of(src, call, target)]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 # Every check key of the contract. Python checks parse the file with `ast`; text checks read it as text.
-PYTHON_CHECKS = ("defines", "mentions", "calls", "not_calls", "order")
+PYTHON_CHECKS = ("defines", "mentions", "calls", "not_calls", "order", "reads")
 TEXT_CHECKS = ("contains", "absent", "matches")
 CHECKS = PYTHON_CHECKS + TEXT_CHECKS
 

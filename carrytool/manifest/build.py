@@ -342,7 +342,7 @@ class _Builder:
             if len(target) < 2 or not all(isinstance(t, str) and _CALL.match(t) for t in target):
                 raise self.fail(f"{keypath}.order", line, "must list at least two call targets (dotted names)")
             target = tuple(target)
-        elif check in ("defines", "mentions") and not _DOTTED.match(target):
+        elif check in ("defines", "mentions", "reads") and not _DOTTED.match(target):
             raise self.fail(f"{keypath}.{check}", line, f"'{target}' is not a dotted Python name")
         elif check in ("calls", "not_calls") and not _CALL.match(target):
             raise self.fail(f"{keypath}.{check}", line, f"'{target}' is not a call target (a dotted name, "

@@ -106,6 +106,7 @@ SCHEMA: dict[str, tuple[Key, ...]] = {
         Key("why", "str", "Shown on failure."),
         Key("defines", "dotted", "The qualified name is defined (function, async function or class)."),
         Key("mentions", "dotted", "The name is used as an identifier in the scope."),
+        Key("reads", "dotted", "The name's value is read in the scope (not only a parameter or an assignment target)."),
         Key("calls", "call", "The call target is called (on some path; with times/min/max on every path)."),
         Key("not_calls", "call", "The call target is not called anywhere inside the scope."),
         Key("order", "list", "Each call comes after every earlier one on every path (dominance).",

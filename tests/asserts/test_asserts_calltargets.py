@@ -221,3 +221,17 @@ def test_in_try_wants_a_call_inside_a_handled_try() -> None:
     expect(run("calls", "*.resume", bare, "Worker.wake_up", in_try=True), False, "no call of *.resume sits")
     only_finally = "def f():\n    try:\n        g()\n    finally:\n        h()\n"
     expect(run("calls", "g", only_finally, "f", in_try=True), False, "with an `except` handler")
+
+
+# ---- `reads:` a value used, not a name declared ----------------------------------------------------------
+
+@pytest.mark.parametrize("body, ok, fragment", [
+    ("    mode = synced\n", True, "synced is read in f at mod.py:2"),
+    ("    if synced is not None:\n        pass\n", True, "is read"),
+    ("    g(mode=synced)\n", True, "is read"),
+    ("    pass\n", False, "synced is never read in f (it is only bound or declared, e.g. at mod.py:1)"),
+    ("    synced = 1\n", False, "never read"),
+    ("    g(synced=1)\n", False, "never read"),
+])
+def test_reads_wants_a_load_not_a_parameter(body: str, ok: bool, fragment: str) -> None:
+    expect(run("reads", "synced", f"def f(x, synced=None):\n{body}", "f"), ok, fragment)

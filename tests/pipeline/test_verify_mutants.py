@@ -47,7 +47,7 @@ def test_the_vllm_manifest_on_the_demo_composition(cli: Cli, demo: Scenario) -> 
     synced(cli, demo)
     code, data = cli.json("verify", "--mutants", "-m", MANIFEST, "--repo", demo.work, "--rev", "intarweb-dev")
     assert code == 0 and data["failing"] == []
-    assert data["score"] >= 0.6 and data["mutants"] >= 60
+    assert data["score"] >= 0.55 and data["mutants"] >= 60
     rows = {row["name"]: row for row in data["asserts"]}
     assert rows["runner-no-consensus"]["killed"] >= 1 and rows["wake-handshake-min"]["killed"] >= 3
 
