@@ -171,7 +171,7 @@ def _mutants_for(spec: AssertSpec, src: SourceFile, scope: Scope) -> Iterator[Mu
 
 def _guarded_calls(spec: AssertSpec, src: SourceFile, scope: Scope) -> list[ast.AST]:
     """Return the nodes an assert is about: the calls it names (or, for `mentions`, the uses of the name)."""
-    if spec.check == "mentions":
+    if spec.check in ("mentions", "reads"):
         target = parse_target(str(spec.target)) or ()
         nodes = [node for root in scope.nodes for node in identifier_nodes(ast.walk(root))
                  if names_identifier(node, target)]
