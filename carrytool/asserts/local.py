@@ -13,7 +13,8 @@ most `MAX_DEPTH` levels deep.
 For `not_calls` the followed functions are searched lexically, as the scope is. For `calls` (with its
 bounds) and `order`, a followed call is walked in place: the callee's body runs, path-sensitively, where
 the call is made (its `return`s join back at the call; a path that can only raise in the callee is
-treated as returning, as calls are assumed not to raise).
+treated as returning, as calls are assumed not to raise). A generator function is not walked there: its
+body runs when it is iterated, not when it is called.
 """
 
 from __future__ import annotations
@@ -151,8 +152,8 @@ class Following(Generic[S]):
             return state
         results: list[tuple[S | None, Label | None]] = []
         for node in found[1]:
-            if id(node) in self.stack:
-                continue  # recursion: the call itself was counted, its body is not walked again
+            if id(node) in self.stack or _is_generator(node):
+                continue  # recursion (the call itself was counted), or a body that runs when iterated
             walker = Walker(Following(self.inner, self.src, (*self.stack, id(node))), self.src)
             exits = walker.block(run_body(node), state)
             results += [(exits.normal, None), *exits.returns]
@@ -160,6 +161,18 @@ class Following(Generic[S]):
             return state
         joined = Walker(self.inner, self.src).join(results)
         return state if joined is None else joined
+
+
+def _is_generator(node: DefNode) -> bool:
+    """Tell whether a function's own body (not its nested definitions) yields."""
+    stack: list[ast.AST] = list(getattr(node, "body", []))
+    while stack:
+        current = stack.pop()
+        if isinstance(current, (ast.Yield, ast.YieldFrom)):
+            return True
+        if not isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            stack.extend(ast.iter_child_nodes(current))
+    return False
 
 
 def following(domain: Domain[S], src: SourceFile, through: str | None) -> Domain[S]:

@@ -177,6 +177,13 @@ def test_paths_through_local_walk_the_callee_in_place(check: str, target: object
     expect(run(check, target, WORKER, "Worker.wake_up", **fields), ok, fragment)
 
 
+def test_a_generator_is_not_walked_at_its_call() -> None:
+    source = ("class R:\n    def wake(self):\n        for t in self._tensors():\n            t.zero_()\n\n"
+              "    def _tensors(self):\n        sync()\n        yield from self.caches\n")
+    expect(run("calls", "sync", source, "R.wake", through="local"), False, "never called")
+    expect(run("not_calls", "sync", source, "R.wake", through="local"), False, "reached from R.wake")
+
+
 def test_order_through_local_sees_a_moved_handshake() -> None:
     moved = WORKER.replace("            ok = 1\n", "            ok = 1\n            self._handshake(ok)\n")
     expect(run("order", ("*.resume", "all_reduce"), moved, "Worker.wake_up", through="local"), False,
