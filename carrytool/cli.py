@@ -262,16 +262,23 @@ def verify(
     rebuild: Annotated[bool, typer.Option("--rebuild", help="Recompose from manifest + lock and fail unless "
                                                             "--rev (default: the fork branch) is exactly it.")] = False,
     offline: Annotated[bool, typer.Option("--offline", help="With --rebuild: do not fetch.")] = False,
+    mutants: Annotated[bool, typer.Option("--mutants", help="How strong are the asserts: break the code each "
+                                                            "one guards (in memory) and report which asserts "
+                                                            "catch which mutants, and the survivors.")] = False,
     quiet: QuietOpt = False,
     verbose: VerboseOpt = False,
 ) -> None:
     """Run the manifest's asserts on a tree, for the fork's own CI.
 
     Examples: carrytool verify --format github (the work tree);
-    carrytool verify --rev origin/intarweb-dev --rebuild (prove the published branch is the manifest's)
+    carrytool verify --rev origin/intarweb-dev --rebuild (prove the published branch is the manifest's);
+    carrytool verify --mutants --rev intarweb-dev (the mutation score of the asserts)
     """
     _flags(quiet, verbose)
     _State.options = (manifest, repo)
+    if mutants:
+        _run(lambda: _verify_mutants(manifest, repo, rev, path, fmt, report, rebuild))
+        return
 
     def body() -> int:
         from carrytool.pipeline.verify import verify_path, verify_rebuild, verify_rev
@@ -303,6 +310,32 @@ def verify(
         return result.exit_code
 
     _run(body)
+
+
+def _verify_mutants(manifest: Optional[Path], repo: Path, rev: Optional[str], path: Optional[Path], fmt: str,
+                    report_file: Optional[Path], rebuild: bool) -> int:
+    from carrytool.pipeline.verify import mutants_path, mutants_rev
+    from carrytool.render.mutants import render_mutants_json, render_mutants_text
+
+    _check_format(fmt, ("text", "json"))
+    if rev and path:
+        raise _usage("use either --rev or --path, not both")
+    if rebuild:
+        raise _usage("--mutants judges the asserts on one tree: drop --rebuild")
+    loaded = _load(manifest)
+    if rev:
+        with _open_git(repo) as git:
+            result = mutants_rev(loaded, git, rev)
+    else:
+        result = mutants_path(loaded, path or _work_tree(repo))
+    if report_file:
+        with open(report_file, "w", encoding="utf-8") as out:
+            render_mutants_json(result, out)
+    if fmt == "json":
+        render_mutants_json(result, sys.stdout)
+    else:
+        render_mutants_text(result, sys.stdout, verbose=_State.verbose)
+    return result.exit_code
 
 
 @app.command()

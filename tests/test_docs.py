@@ -258,10 +258,10 @@ def test_migration_names_the_seeds_vocabulary() -> None:
 
 def test_assertions_md_recipes_load(tmp_path: Path) -> None:
     """docs/assertions.md's vLLM recipes are a valid asserts list."""
-    block = next(b for b in code_blocks((DOCS / "assertions.md").read_text(), "yaml") if "kv-iter-defined" in b)
+    block = next(b for b in code_blocks((DOCS / "assertions.md").read_text(), "yaml") if "wake-handshake-min" in b)
     data = {"version": 1, "upstream": {"url": "../up"}, "fork": {"branch": "dev"},
             "entries": [{"pr": 44778}, {"pr": 45617}, {"pr": 45610}, {"pr": 45615}, {"pr": 45552},
                         {"carry": "wake-path-union", "patch": "u.patch"}], **yaml.safe_load(block)}
     path = tmp_path / "m.yaml"
     path.write_text(json.dumps(data))
-    assert len(load_manifest(path).asserts) == 8
+    assert len(load_manifest(path).asserts) == 10

@@ -28,7 +28,8 @@ ROOT = Path(__file__).resolve().parents[1]
 MANIFEST = ROOT / "carries" / "vllm-intarweb.yaml"
 SEED_PRS = {45398, 45552, 45554, 45565, 45610, 45611, 45612, 45615, 45617, 45619, 45620, 44778}
 SEED_ISSUES = {45519, 45094, 34303}          # issues and RFCs the seed names: not PRs to carry
-UNION_SUPERSEDES = {45398, 45619, 45620, 44778, 45617, 45610}
+UNION_SUPERSEDES = {44778, 45617, 45610}     # whole: "This commit is the SOLE provider"
+UNION_BY_PATH = {45398, 45619, 45620, 45612}  # "the last word on gpu_worker.py + the #45398 support files"
 
 WORKER = "vllm/v1/worker/gpu_worker.py"
 RUNNER = "vllm/v1/worker/gpu_model_runner.py"
@@ -39,6 +40,7 @@ CONFIG = "vllm/config/model.py"
 KERNEL = "csrc/cumem_allocator.cpp"
 BARRIER_TEST = "tests/v1/worker/test_gpu_worker_wake_barrier.py"
 CUMEM_TEST = "tests/device_allocator/test_cumem_wake_synchronize.py"
+SLEEP_DOC = "docs/features/sleep_mode.md"   # a file of #45398 the union does not carry: it applies from the loop
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -48,7 +50,7 @@ CUMEM_TEST = "tests/device_allocator/test_cumem_wake_synchronize.py"
 def test_manifest_passes_check(cli: Cli) -> None:
     result = cli("check", "-m", MANIFEST)
     assert result.exit_code == 0, result.stderr
-    assert result.stdout.strip() == f"{MANIFEST}: ok (13 entries: 12 PRs, 1 carries; 12 asserts)"
+    assert result.stdout.strip() == f"{MANIFEST}: ok (13 entries: 12 PRs, 1 carries; 24 asserts)"
 
 
 def test_manifest_validates_against_the_shipped_schema() -> None:
@@ -90,7 +92,9 @@ def test_the_union_supersedes_owns_and_excludes_what_the_seed_says() -> None:
     folded = {s.pr: s.head for s in union.supersedes if s.head}
     assert folded == {45610: "f24612b"}          # the hoist head, which replaced 4d20740
     partial = {s.pr: s.paths for s in union.supersedes if s.paths}
-    assert partial == {45612: (WORKER, BARRIER_TEST)}
+    assert set(partial) == UNION_BY_PATH and all(WORKER in paths for paths in partial.values())
+    assert partial[45612] == (WORKER, BARRIER_TEST)
+    assert set(partial[45398]) >= {BACKEND, CONFIG, "vllm/**/executor/abstract.py"}
     for path in (WORKER, RUNNER, PP_UTILS, BACKEND, CONFIG, "vllm/v1/worker/gpu/model_runner.py",
                  "vllm/v1/worker/gpu/dp_utils.py", "vllm/executor/ray_utils.py", "vllm/v1/executor/abstract.py"):
         assert any(_matches(p, path) for p in union.owns), path
@@ -106,14 +110,17 @@ def _matches(pattern: str, path: str) -> bool:
 
 
 def test_the_plan_before_any_diff() -> None:
-    """What is decided from the manifest alone: six PRs superseded, #45611 disabled, the rest to diff."""
+    """What is decided from the manifest alone: three PRs superseded whole, #45554 and #45611 disabled, the
+    gpu_worker.py PRs kept in the loop without what the union provides, the rest to diff."""
     steps = plan_static(load_manifest(MANIFEST), {})
     status = {s.entry.id: (s.status, s.reason, s.superseded_by) for s in steps}
     for number in UNION_SUPERSEDES:
         assert status[f"pr/{number}"] == ("skipped", "superseded", "carry/wake-path-union")
     assert status["pr/45611"][:2] == ("skipped", "disabled")
+    assert status["pr/45554"][:2] == ("skipped", "disabled")   # dropped from the final union's carry list
     assert [i for i, (st, _r, _s) in status.items() if st != "skipped"] == \
-        ["pr/45552", "pr/45554", "pr/45615", "pr/45612", "pr/45565", "carry/wake-path-union"]
+        ["pr/45552", "pr/45615", "pr/45398", "pr/45619", "pr/45620", "pr/45612", "pr/45565",
+         "carry/wake-path-union"]
 
 
 def test_every_assert_says_why_and_which_entry_it_guards() -> None:
@@ -124,9 +131,22 @@ def test_every_assert_says_why_and_which_entry_it_guards() -> None:
     checks = {(a.check, a.scope) for a in manifest.asserts}
     assert ("order", "Worker.execute_model") in checks and ("order", "CuMemAllocator.sleep") in checks
     assert ("not_calls", "GPUModelRunner.execute_model") in checks
-    gated = next(a for a in manifest.asserts if a.guarded_by)
+    gated = next(a for a in manifest.asserts if a.name == "pp-all-reduce-gated")
     assert (gated.file, gated.scope, gated.guarded_by) == (PP_UTILS, "coordinate_cudagraph_mode_across_pp",
                                                            "coordinate_pp_cudagraph_mode")
+    # "not mentions": a grep-style marker "passes on both" a good and a broken build
+    assert not [a.name for a in manifest.asserts if a.check in ("mentions", "defines")]
+    assert all(a.scope for a in manifest.asserts), "every assert is scoped to where its invariant must hold"
+
+
+def test_every_assumption_is_marked() -> None:
+    """What the seed does not say is marked "Assumed" next to the assert or entry that relies on it."""
+    text = MANIFEST.read_text()
+    for needle in ("_kv_scale_specs", "time.sleep", "assert freed_bytes", "`tags` parameter", "keeps the 4d20740 gate",
+                   "replaced by #45615", "does not state its PR", "it raises RuntimeError"):
+        at = text.index(needle)
+        block = text[text.rfind("\n  - ", 0, at):at]
+        assert "ssumed" in block, needle
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -357,13 +377,19 @@ def edit(text: str, *edits: tuple[str, str]) -> str:
     return text
 
 
-CUMEM_FINAL = edit(CUMEM_UPSTREAM, SLEEP_SYNC, WAKE_SYNC, USAGE_45554)
+CUMEM_FINAL = edit(CUMEM_UPSTREAM, SLEEP_SYNC, WAKE_SYNC)   # #45554 is not in the final carry list
 
 FINAL = {WORKER: WORKER_FINAL, RUNNER: RUNNER_FINAL, PP_UTILS: PP_UTILS_FINAL, CUMEM: CUMEM_FINAL}
 
-ALL_ASSERTS = ("kv-iter-kv-cache-tensors", "fp8-kv-scale-specs", "resume-once", "no-raw-allocator-wake",
-               "sleep-through-backend", "wake-handshake-min", "pp-consensus-before-irecv", "runner-no-all-reduce",
-               "runner-consumes-synced-mode", "pp-all-reduce-gated", "wake-exit-synchronize", "sync-before-unmap")
+ALL_ASSERTS = ("sleep-through-backend", "sleep-no-raw-allocator", "sleep-no-crash-on-free-drop", "resume-once",
+               "no-raw-allocator-wake", "kv-snapshot-before-resume", "kv-wake-gated-on-snapshot",
+               "wake-handshake-min", "wake-handshake-after-resume", "wake-handshake-failure-raises",
+               "wake-local-wake-in-try",
+               "level2-restore-gated-on-tags", "pp-consensus-before-irecv", "worker-passes-synced-mode",
+               "runner-consumes-synced-mode",
+               "runner-no-consensus", "runner-no-all-reduce", "dummy-run-no-all-reduce", "pp-all-reduce-gated",
+               "pp-consensus-min-on-gloo", "kv-nested-zero-on-wake", "fp8-scale-restore-on-wake",
+               "wake-exit-synchronize", "sync-before-unmap")
 
 # The seed's failures, replayed on the final tree: (what happened, edits per file, the asserts that fail).
 CLOBBERS = {
@@ -373,7 +399,8 @@ CLOBBERS = {
                                            "            except"),
                                           ("        else:\n            backend.resume(tags)\n",
                                            "        else:\n            allocator.wake_up(tags)\n")]},
-                                {"resume-once", "no-raw-allocator-wake"}),
+                                {"resume-once", "no-raw-allocator-wake", "kv-snapshot-before-resume",
+                                 "wake-handshake-after-resume", "wake-local-wake-in-try"}),
     # "NO raw allocator.wake_up Block B double-wake": the raw wake next to backend.resume.
     "block-b-double-wake": ({WORKER: [("        # #45619:", "        allocator.wake_up(tags)\n\n        # #45619:")]},
                             {"no-raw-allocator-wake"}),
@@ -383,7 +410,7 @@ CLOBBERS = {
                                         "        for layer, k_scale, v_scale in scale_specs:\n"
                                         "            layer._k_scale.fill_(k_scale)\n"
                                         "            layer._v_scale.fill_(v_scale)\n", "")]},
-                             {"kv-iter-kv-cache-tensors", "fp8-kv-scale-specs"}),
+                             {"kv-nested-zero-on-wake", "fp8-scale-restore-on-wake"}),
     # 4d20740, before the hoist: the runner self-issues the consensus, after the worker's irecv.
     "pre-hoist-4d20740": ({WORKER: [("        pp_synced_cudagraph_mode = coordinate_cudagraph_mode_across_pp(\n"
                                      "            self.model_runner.cudagraph_mode_for(scheduler_output), "
@@ -398,7 +425,8 @@ CLOBBERS = {
                                      "        cudagraph_mode = self.cudagraph_mode_for(scheduler_output)\n"
                                      "        if coordinate_pp_cudagraph_mode and get_pp_group().world_size > 1:\n"
                                      "            get_pp_group().all_reduce(cudagraph_mode)\n")]},
-                          {"pp-consensus-before-irecv", "runner-no-all-reduce", "runner-consumes-synced-mode"}),
+                          {"pp-consensus-before-irecv", "runner-no-all-reduce", "worker-passes-synced-mode",
+                           "runner-consumes-synced-mode"}),
     # The union before 4d20740: "the prior union carried the ungated version, which wedged TP2/PP2 at startup".
     "ungated-consensus": ({PP_UTILS: [("    if coordinate_pp_cudagraph_mode and get_pp_group().world_size > 1:\n",
                                        "    if get_pp_group().world_size > 1:\n")]},
@@ -413,7 +441,7 @@ CLOBBERS = {
                                             "        for layer, k_scale, v_scale in scale_specs:\n",
                                             "        # scale_specs restore: see #45617\n"
                                             "        for layer, k_scale, v_scale in self._kv_scale_specs():\n")]},
-                                 {"kv-iter-kv-cache-tensors", "fp8-kv-scale-specs"}),
+                                 {"kv-nested-zero-on-wake", "fp8-scale-restore-on-wake"}),
 }
 
 
@@ -449,7 +477,7 @@ def test_missing_files_fail_closed(cli: Cli, tmp_path: Path) -> None:
     """The assumed pp_utils.py helper: if the real union puts the all-reduce elsewhere, the assert says so."""
     files = {k: v for k, v in FINAL.items() if k != PP_UTILS}
     code, failed, report = failing(cli, write_tree(tmp_path, files))
-    assert code == 1 and failed == {"pp-all-reduce-gated"}
+    assert code == 1 and failed == {"pp-all-reduce-gated", "pp-consensus-min-on-gloo"}
     message = next(a["message"] for a in report["asserts"] if a["name"] == "pp-all-reduce-gated")
     assert "vllm/v1/worker/pp_utils.py does not exist" in message
 
@@ -500,7 +528,8 @@ PR_FILES = {
     45552: {CUMEM: edit(CUMEM_UPSTREAM, WAKE_SYNC)},
     45554: {CUMEM: edit(CUMEM_UPSTREAM, USAGE_45554)},
     45615: {CUMEM: edit(CUMEM_UPSTREAM, SLEEP_SYNC)},
-    45398: {WORKER: WORKER_UPSTREAM.replace("allocator.wake_up(tags)", "backend.resume(tags)"), BACKEND: UNION[BACKEND]},
+    45398: {WORKER: WORKER_UPSTREAM.replace("allocator.wake_up(tags)", "backend.resume(tags)"), BACKEND: UNION[BACKEND],
+            SLEEP_DOC: "# Sleep mode\n\n`--sleep-mode-backend=cumem_tag` (#45398)\n"},
     45619: {WORKER: WORKER_UPSTREAM + "\n# 45619\n"},
     45620: {WORKER: WORKER_UPSTREAM + "\n# 45620\n"},
     45612: {CUMEM: edit(CUMEM_UPSTREAM, WAKE_SYNC), CUMEM_TEST: "def test_wake_up_synchronizes_last():\n    pass\n",
@@ -535,10 +564,15 @@ def test_sync_composes_the_real_manifest(cli: Cli, tmp_path: Path, report_schema
     jsonschema.validate(report, report_schema)
     status = {e["id"]: (e["status"], e.get("reason")) for e in report["entries"]}
     assert status == {
-        "pr/45552": ("applied", None), "pr/45554": ("applied", None), "pr/45615": ("applied", None),
+        "pr/45552": ("applied", None), "pr/45554": ("skipped", "disabled"), "pr/45615": ("applied", None),
         **{f"pr/{n}": ("skipped", "superseded") for n in UNION_SUPERSEDES},
+        # by path: what the union does not carry still applies; a PR wholly covered is reported superseded
+        "pr/45398": ("applied", None), "pr/45619": ("skipped", "superseded"), "pr/45620": ("skipped", "superseded"),
         "pr/45612": ("applied", None), "pr/45565": ("skipped", "precompiled"), "pr/45611": ("skipped", "disabled"),
         "carry/wake-path-union": ("applied", None)}
+    backend = next(e for e in report["entries"] if e["id"] == "pr/45398")
+    assert backend["files"] == [SLEEP_DOC] and backend["filtered"] == [BACKEND, WORKER]
+    assert work.show("refs/heads/intarweb-dev", SLEEP_DOC) + "\n" == PR_FILES[45398][SLEEP_DOC]
     partial = next(e for e in report["entries"] if e["id"] == "pr/45612")
     # #45612 without what the union provides: its cumem.py hunk (the same as #45552's) and its cumem test
     assert partial["filtered"] == [BARRIER_TEST, WORKER] and partial["files"] == [CUMEM_TEST, CUMEM]
@@ -579,3 +613,176 @@ def test_the_union_patch_is_not_committed() -> None:
     assert not (ROOT / "carries" / "unions").exists()
     out = subprocess.run(["git", "-C", str(ROOT), "ls-files", "carries/unions"], capture_output=True, text=True)
     assert out.stdout == ""
+
+
+# --------------------------------------------------------------------------------------------------------
+# Mutants: the story's correct composition (the demo's union, the cumem.py carries beside it) broken one
+# stated invariant at a time. Each must fail exactly the asserts that guard that invariant (an invariant
+# whose call also takes part in an `order` fails that order too: a dropped call is "never called").
+
+
+def demo_composition() -> dict[str, str]:
+    """The files the demo's correct composition ends with: upstream + the union + #45552 + the sleep drain."""
+    from carrytool.demo import sources as s
+
+    files = dict(s.UPSTREAM_FILES)
+    for path, change in s.UNION_FILES_EDITS.items():
+        files[path] = change if isinstance(change, str) else s.apply_edits(files[path], change, path)
+    files[CUMEM] = s.apply_edits(files[CUMEM], [(s.CUMEM_WAKE_END_OLD, s.CUMEM_WAKE_END_NEW),
+                                                 (s.CUMEM_SLEEP_OLD, s.CUMEM_SLEEP_NEW)], CUMEM)
+    return files
+
+
+HANDSHAKE_CALL = "        dist.all_reduce(flag, op=dist.ReduceOp.MIN, group=get_world_group().cpu_group)\n"
+LOCAL_WAKE_TRY = ("            try:\n                backend.resume(tags)\n            except Exception:\n"
+                  "                local_ok = 0\n")
+SNAPSHOT = "        suspended_before_resume = backend.suspended_tags()\n"
+SCALES = "        scale_specs = self._kv_scale_specs()\n        self._restore_kv_scales(scale_specs)\n"
+CONSENSUS = ("        pp_synced_cudagraph_mode = coordinate_cudagraph_mode_across_pp(\n"
+             "            self.model_runner.cudagraph_mode_for(scheduler_output))\n")
+IRECV = ("        if not get_pp_group().is_first_rank:\n"
+         "            intermediate_tensors = get_pp_group().irecv_tensor_dict(all_gather_group=get_tp_group())\n")
+AGREE_HELPER = ("\n    def _agree_mode(self, mode):\n        return get_pp_group().all_reduce(mode)\n\n"
+                "    def _dummy_run(self, num_tokens: int) -> None:\n")
+WAKE_SYNC_DEMO = ("        # Drain this rank's re-map work before reporting the wake done (#45612 / #45552).\n"
+                  "        torch.cuda.synchronize()\n")
+WAKE_LOOP = "        for ptr, data in self.pointer_to_data.items():\n            if tags is None or data.tag in tags:\n"
+SLEEP_SYNC_DEMO = ("        # Drain in-flight kernels before any cuMemUnmap: an async step may still write (#45554).\n"
+                   "        torch.cuda.synchronize()\n")
+
+# invariant -> ({file: [(old, new), ...]}, the asserts that must fail)
+MUTANTS = {
+    # #45612: the handshake
+    "handshake-dropped": ({WORKER: [("            self._wake_handshake(local_ok)\n", "")]},
+                          {"wake-handshake-min", "wake-handshake-after-resume", "wake-handshake-failure-raises"}),
+    "handshake-result-ignored": ({WORKER: [("        if int(flag.item()) == 0:\n            raise RuntimeError(", "        if False:\n            print(")]},
+                                 {"wake-handshake-failure-raises"}),
+    "handshake-result-checked-before-the-all-reduce": ({WORKER: [(HANDSHAKE_CALL, ""), ('refusing to continue")\n',
+                                                                                      'refusing to continue")\n' + HANDSHAKE_CALL)]},
+                                                       {"wake-handshake-failure-raises"}),
+    "handshake-before-local-wake": ({WORKER: [("            self._wake_handshake(local_ok)\n", ""),
+                                              ("            local_ok = 1\n",
+                                               "            local_ok = 1\n            self._wake_handshake(local_ok)\n")]},
+                                    {"wake-handshake-after-resume"}),
+    "handshake-on-device-group": ({WORKER: [("get_world_group().cpu_group)", "get_world_group().device_group)")]},
+                                  {"wake-handshake-min"}),
+    "handshake-sum-not-min": ({WORKER: [("op=dist.ReduceOp.MIN, group=get_world_group()",
+                                         "op=dist.ReduceOp.SUM, group=get_world_group()")]}, {"wake-handshake-min"}),
+    "bare-barrier-not-all-reduce": ({WORKER: [(HANDSHAKE_CALL, "        dist.barrier(group=get_world_group().cpu_group)\n")]},
+                                    {"wake-handshake-min", "wake-handshake-after-resume", "wake-handshake-failure-raises"}),
+    "local-wake-out-of-try": ({WORKER: [(LOCAL_WAKE_TRY, "            backend.resume(tags)\n")]},
+                              {"wake-local-wake-in-try"}),
+    # #45398: the backend, and the suspended_tags() snapshot that gates the KV wake
+    "resume-twice": ({WORKER: [("        # Restore the buffers", "        backend.resume(tags)\n\n        # Restore the buffers")]},
+                     {"resume-once"}),
+    "raw-allocator-double-wake": ({WORKER: [("        # Restore the buffers",
+                                             "        CuMemAllocator.get_instance().wake_up(tags)\n\n"
+                                             "        # Restore the buffers")]}, {"no-raw-allocator-wake"}),
+    "snapshot-after-resume": ({WORKER: [(SNAPSHOT, ""), ("        # Restore the buffers", SNAPSHOT + "        # Restore the buffers")]},
+                              {"kv-snapshot-before-resume"}),
+    "kv-wake-ungated": ({WORKER: [('        if "kv_cache" in suspended_before_resume:\n',
+                                   '        if tags is None or "kv_cache" in tags:\n')]}, {"kv-wake-gated-on-snapshot"}),
+    "sleep-through-raw-allocator": ({WORKER: [("        self._get_sleep_mode_backend().suspend(offload_tags)\n",
+                                               "        CuMemAllocator.get_instance().sleep(offload_tags=offload_tags)\n")]},
+                                    {"sleep-through-backend", "sleep-no-raw-allocator"}),
+    "sleep-backend-and-raw-allocator": ({WORKER: [("        self._get_sleep_mode_backend().suspend(offload_tags)\n",
+                                                   "        self._get_sleep_mode_backend().suspend(offload_tags)\n"
+                                                   "        CuMemAllocator.get_instance().sleep(offload_tags=offload_tags)\n")]},
+                                        {"sleep-no-raw-allocator"}),
+    # #45619, #45620
+    "level2-restore-ungated": ({WORKER: [(' and (tags is None or "weights" in tags):\n', ":\n")]},
+                               {"level2-restore-gated-on-tags"}),
+    "sleep-asserts-on-free-drop": ({WORKER: [("        if freed_bytes < 0:\n",
+                                              '        assert freed_bytes >= 0, "Memory usage increased after sleeping."\n'
+                                              "        if freed_bytes < 0:\n")]}, {"sleep-no-crash-on-free-drop"}),
+    # #45610: the hoist
+    "consensus-after-irecv": ({WORKER: [(CONSENSUS, ""), (IRECV, IRECV + CONSENSUS)]}, {"pp-consensus-before-irecv"}),
+    "worker-drops-synced-mode": ({WORKER: [("            pp_synced_cudagraph_mode=pp_synced_cudagraph_mode)\n", ")\n")]},
+                                 {"worker-passes-synced-mode"}),
+    "runner-ignores-synced-mode": ({RUNNER: [("        if pp_synced_cudagraph_mode is not None:\n"
+                                              "            cudagraph_mode = pp_synced_cudagraph_mode\n", "")]},
+                                   {"runner-consumes-synced-mode"}),
+    "runner-calls-consensus-helper": ({RUNNER: [("        if pp_synced_cudagraph_mode is not None:\n",
+                                                 "        cudagraph_mode = coordinate_cudagraph_mode_across_pp(cudagraph_mode)\n"
+                                                 "        if pp_synced_cudagraph_mode is not None:\n")]},
+                                      {"runner-no-consensus"}),
+    "runner-all-reduce-through-a-local-helper": ({RUNNER: [("        if pp_synced_cudagraph_mode is not None:\n",
+                                                            "        cudagraph_mode = self._agree_mode(cudagraph_mode)\n"
+                                                            "        if pp_synced_cudagraph_mode is not None:\n"),
+                                                           ("\n    def _dummy_run(self, num_tokens: int) -> None:\n",
+                                                            AGREE_HELPER)]}, {"runner-no-all-reduce"}),
+    "dummy-run-calls-consensus": ({RUNNER: [("        with self.maybe_capture(self.cudagraph_mode):\n",
+                                             "        mode = coordinate_cudagraph_mode_across_pp(self.cudagraph_mode)\n"
+                                             "        with self.maybe_capture(mode):\n")]}, {"runner-no-consensus"}),
+    "dummy-run-all-reduce-through-a-local-helper": ({RUNNER: [("        with self.maybe_capture(self.cudagraph_mode):\n",
+                                                               "        with self.maybe_capture(self._agree_mode(self.cudagraph_mode)):\n"),
+                                                              ("\n    def _dummy_run(self, num_tokens: int) -> None:\n",
+                                                               AGREE_HELPER)]}, {"dummy-run-no-all-reduce"}),
+    "consensus-ungated": ({PP_UTILS: [("    if coordinate_pp_cudagraph_mode and get_pp_group().world_size > 1:\n",
+                                       "    if get_pp_group().world_size > 1:\n")]}, {"pp-all-reduce-gated"}),
+    "consensus-max-not-min": ({PP_UTILS: [("op=dist.ReduceOp.MIN", "op=dist.ReduceOp.MAX")]}, {"pp-consensus-min-on-gloo"}),
+    "consensus-on-device-group": ({PP_UTILS: [("group=get_pp_group().cpu_group", "group=get_pp_group().device_group")]},
+                                  {"pp-consensus-min-on-gloo"}),
+    # #44778, #45617: the KV wake path
+    "flat-kv-zeroing": ({RUNNER: [("for tensor in self._iter_kv_cache_tensors():", "for tensor in self.kv_caches:")]},
+                        {"kv-nested-zero-on-wake", "fp8-scale-restore-on-wake"}),
+    "fp8-scales-not-restored": ({RUNNER: [(SCALES, "")]}, {"fp8-scale-restore-on-wake"}),
+    "fp8-scales-before-zeroing": ({RUNNER: [(SCALES, ""), ("        for tensor in self._iter_kv_cache_tensors():\n",
+                                                           SCALES + "        for tensor in self._iter_kv_cache_tensors():\n")]},
+                                  {"fp8-scale-restore-on-wake"}),
+    "fp8-scales-after-the-drain": ({RUNNER: [(SCALES + "        torch.cuda.synchronize()\n",
+                                              "        torch.cuda.synchronize()\n" + SCALES)]}, {"fp8-scale-restore-on-wake"}),
+    # cumem.py: #45552 / #45612 wake-exit drain, the sleep-side drain
+    "wake-sync-dropped": ({CUMEM: [(WAKE_SYNC_DEMO, "")]}, {"wake-exit-synchronize"}),
+    "wake-sync-before-remap": ({CUMEM: [(WAKE_SYNC_DEMO, ""), (WAKE_LOOP, "        torch.cuda.synchronize()\n" + WAKE_LOOP)]},
+                               {"wake-exit-synchronize"}),
+    "wake-sync-inside-the-remap-loop": ({CUMEM: [(WAKE_SYNC_DEMO, ""), (WAKE_LOOP, WAKE_LOOP + "                torch.cuda.synchronize()\n")]},
+                                        {"wake-exit-synchronize"}),
+    "sleep-sync-dropped": ({CUMEM: [(SLEEP_SYNC_DEMO, "")]}, {"sync-before-unmap"}),
+    "sleep-sync-after-unmap": ({CUMEM: [(SLEEP_SYNC_DEMO, ""), ("    def _backup(self, data):\n",
+                                                                "        torch.cuda.synchronize()\n\n    def _backup(self, data):\n")]},
+                               {"sync-before-unmap"}),
+}
+
+
+def failing_in_memory(files: dict[str, str]) -> tuple[set[str], dict[str, str]]:
+    from carrytool.asserts import evaluate_all
+
+    outcomes = evaluate_all(load_manifest(MANIFEST).asserts,
+                            lambda path: files[path].encode() if path in files else None)
+    return {o.name for o in outcomes if not o.ok}, {o.name: o.message for o in outcomes}
+
+
+def test_the_demo_composition_passes_every_assert() -> None:
+    """No false failure on the forms the union itself uses: `self._get_sleep_mode_backend().suspend(...)`,
+    the handshake in a `_wake_handshake` helper, `CuMemTagBackend` behind the worker."""
+    failed, messages = failing_in_memory(demo_composition())
+    assert failed == set(), [messages[name] for name in failed]
+    assert "sleep-through-backend" in messages and "*.suspend is called exactly 1 time" in messages["sleep-through-backend"]
+
+
+@pytest.mark.parametrize("mutant", sorted(MUTANTS))
+def test_each_mutant_fails_exactly_the_asserts_guarding_its_invariant(mutant: str) -> None:
+    edits, expected = MUTANTS[mutant]
+    files = demo_composition()
+    for path, changes in edits.items():
+        files[path] = edit(files[path], *changes)
+    failed, messages = failing_in_memory(files)
+    assert failed == expected, {name: messages[name] for name in failed ^ expected}
+
+
+def test_every_assert_guards_an_invariant_a_mutant_breaks() -> None:
+    """A new invariant without a mutant is not done: every assert of the manifest is killed by one."""
+    guarded = set().union(*(expected for _edits, expected in MUTANTS.values()))
+    assert guarded == set(ALL_ASSERTS)
+
+
+def test_a_mutant_through_the_cli_names_the_assert_and_the_line(cli: Cli, tmp_path: Path) -> None:
+    edits, _ = MUTANTS["handshake-on-device-group"]
+    files = demo_composition()
+    files[WORKER] = edit(files[WORKER], *edits[WORKER])
+    code, failed, report = failing(cli, write_tree(tmp_path, files))
+    assert code == 1 and failed == {"wake-handshake-min"}
+    outcome = next(a for a in report["asserts"] if not a["ok"])
+    assert outcome["message"].startswith("Worker.wake_up: all_reduce(op=ReduceOp.MIN, group=cpu_group) is never "
+                                         "called on any path through Worker.wake_up")

@@ -2,7 +2,8 @@
 
 `evaluate` judges one `AssertSpec` on a file's bytes; `evaluate_all` judges many, reading and parsing
 each file once. See docs/assertions.md for what every check means. The engine is imported on first
-use, so reading a manifest (which needs only the spec types) stays cheap.
+use, so reading a manifest (which needs only the spec types) stays cheap. `mutants.judge_mutants`
+breaks the code the asserts guard, in memory, and says which asserts catch which break.
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 
 from carrytool.asserts.expressions import Alt, Label
 from carrytool.asserts.lexical import absence_hint, is_call_of
+from carrytool.asserts.local import following
 from carrytool.asserts.messages import (
     Verdict,
     called,
@@ -108,13 +109,14 @@ class CountDomain:
 
 
 def check_calls(src: SourceFile, scope: Scope, target: Dotted, shown: str,
-                low: int | None, high: int | None, *, returning: bool = False) -> Verdict:
+                low: int | None, high: int | None, *, returning: bool = False,
+                through: str | None = None) -> Verdict:
     """Judge `calls: D` (with bounds when `low`/`high` are set) on the paths through `scope`.
 
     With `returning`, the bounds judge only the paths that end by `return` or by falling off the end.
     """
     domain = CountDomain(src, target)
-    final = walk_scope(domain, src, scope, returning=returning)
+    final = walk_scope(following(domain, src, through), src, scope, returning=returning)
     if not domain.calls and (low is None and high is None or low):
         # Without bounds `calls` means "on at least one path"; with a minimum, no call at all is the story.
         return failed(f"{scope.prefix}{shown} is never called on any path through {scope.where}"

@@ -16,10 +16,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
+from carrytool.asserts.after import check_after
+from carrytool.asserts.calltarget import args_problem, parse_call_target, render_target
 from carrytool.asserts.counts import check_calls
 from carrytool.asserts.expressions import TooComplex
 from carrytool.asserts.guards import check_guarded
-from carrytool.asserts.lexical import check_defines, check_mentions, check_not_calls
+from carrytool.asserts.lexical import check_defines, check_mentions, check_not_calls, check_reads
+from carrytool.asserts.local import check_not_calls_through
 from carrytool.asserts.messages import Verdict, failed, passed
 from carrytool.asserts.names import parse_target
 from carrytool.asserts.order import check_order
@@ -27,8 +30,10 @@ from carrytool.asserts.pyscope import Scope, resolve_scope
 from carrytool.asserts.source import SourceFile
 from carrytool.asserts.spec import CHECKS, PATHS, TEXT_CHECKS, AssertOutcome, AssertSpec
 from carrytool.asserts.text import check_text
+from carrytool.asserts.trys import check_in_try
 
 _BOUNDS = ("times", "min", "max", "guarded_by")
+_CALL_CHECKS = ("calls", "not_calls", "order")
 
 
 def evaluate(spec: AssertSpec, source: bytes | None) -> AssertOutcome:
@@ -92,15 +97,25 @@ def _judge_scope(spec: AssertSpec, src: SourceFile, scope: Scope) -> Verdict:
         return check_defines(src, scope, str(target).strip())
     if check == "order":
         names = [name.strip() for name in _names(target)]
-        return check_order(src, scope, [parse_target(name) or () for name in names], names)
+        return check_order(src, scope, [parse_call_target(name) or () for name in names], names,
+                           through=spec.through)
     shown = str(target).strip()
-    dotted = parse_target(shown) or ()
     if check == "mentions":
-        return check_mentions(src, scope, dotted, shown)
+        return check_mentions(src, scope, parse_target(shown) or (), shown)
+    if check == "reads":
+        return check_reads(src, scope, parse_target(shown) or (), shown)
+    args = dict(spec.args) if spec.args else None
+    dotted = parse_call_target(shown, args) or ()
+    shown = render_target(shown, args)
     if check == "not_calls":
+        if spec.through:
+            return check_not_calls_through(src, scope, dotted, shown)
         return check_not_calls(src, scope, dotted, shown)
     low, high = _bounds(spec)
-    counted = check_calls(src, scope, dotted, shown, low, high, returning=spec.paths == "returning")
+    counted = check_calls(src, scope, dotted, shown, low, high, returning=spec.paths == "returning",
+                          through=spec.through)
+    if counted.ok and (spec.after or spec.in_try):
+        return _judge_placement(spec, src, scope, dotted, shown, counted)
     if not counted.ok or spec.guarded_by is None:
         return counted
     guard = spec.guarded_by.strip()
@@ -108,6 +123,25 @@ def _judge_scope(spec: AssertSpec, src: SourceFile, scope: Scope) -> Verdict:
     if not guarded.ok or (low is None and high is None):
         return guarded
     return passed(f"{counted.message}; {guarded.message}", counted.line)
+
+
+def _judge_placement(spec: AssertSpec, src: SourceFile, scope: Scope, dotted: tuple, shown: str,
+                     counted: Verdict) -> Verdict:
+    """Judge `after` / `in_try` once `calls` (with its bounds) holds; then `guarded_by`."""
+    verdicts = [counted]
+    if spec.after:
+        work = [name.strip() for name in spec.after]
+        verdicts.append(check_after(src, scope, dotted, shown, [parse_call_target(name) or () for name in work],
+                                    work, through=spec.through))
+    if spec.in_try:
+        verdicts.append(check_in_try(src, scope, dotted, shown))
+    if spec.guarded_by is not None:
+        guard = spec.guarded_by.strip()
+        verdicts.append(check_guarded(src, scope, dotted, shown, parse_target(guard) or (), guard))
+    bad = next((verdict for verdict in verdicts if not verdict.ok), None)
+    if bad is not None:
+        return bad
+    return passed("; ".join(verdict.message for verdict in verdicts), counted.line)
 
 
 def spec_problem(spec: AssertSpec) -> str | None:
@@ -121,12 +155,33 @@ def spec_problem(spec: AssertSpec) -> str | None:
         return None if isinstance(target, str) and target else f"`{check}` needs a non-empty text"
     if check == "order":
         names = _names(target)
-        if not names or any(parse_target(name) is None for name in names):
+        if not names or any(parse_call_target(name) is None for name in names):
             return f"`order` needs a list of dotted names such as [torch.cuda.synchronize, unmap_and_release], " \
                    f"got {target!r}"
-    elif parse_target(target) is None or (check == "defines" and "(" in str(target)):
+    elif check in _CALL_CHECKS and parse_call_target(target) is None:
         return f"`{check}` needs a dotted name such as backend.resume, got {target!r}"
-    return _bounds_problem(spec)
+    elif check not in _CALL_CHECKS and (parse_target(target) is None or (check == "defines" and "(" in str(target))):
+        return f"`{check}` needs a dotted name such as backend.resume, got {target!r}"
+    return _bounds_problem(spec) or _extra_problem(spec)
+
+
+def _extra_problem(spec: AssertSpec) -> str | None:
+    """Say why `through`, `args`, `after` or `in_try` cannot apply to this spec, or None."""
+    allowed = {"through": _CALL_CHECKS, "args": ("calls", "not_calls"), "after": ("calls",), "in_try": ("calls",)}
+    for key, checks in allowed.items():
+        if getattr(spec, key) is not None and spec.check not in checks:
+            return f"`{key}` only applies to {' or '.join(f'`{c}`' for c in checks)}, not to `{spec.check}`"
+    if spec.through is not None and spec.through != "local":
+        return f"`through` can only be `local` (follow calls into same-file functions), got {spec.through!r}"
+    if spec.args is not None:
+        problem = args_problem(dict(spec.args) if isinstance(spec.args, (tuple, list)) else spec.args)
+        if problem:
+            return problem
+    if spec.after is not None and (not _names(spec.after) or any(parse_call_target(n) is None for n in _names(spec.after))):
+        return f"`after` needs a list of call targets such as [create_and_map], got {spec.after!r}"
+    if spec.in_try is not None and not isinstance(spec.in_try, bool):
+        return f"`in_try` needs true or false, got {spec.in_try!r}"
+    return None
 
 
 def _bounds_problem(spec: AssertSpec) -> str | None:

@@ -13,12 +13,12 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from carrytool.asserts.calltarget import matches_call
 from carrytool.asserts.messages import Verdict, failed, passed
 from carrytool.asserts.names import (
     Dotted,
     dotted_form,
     identifier_nodes,
-    is_suffix,
     names_identifier,
     render,
 )
@@ -90,8 +90,8 @@ def callee(src: SourceFile, call: ast.Call) -> Dotted:
 
 
 def is_call_of(src: SourceFile, call: ast.Call, target: Dotted) -> bool:
-    """Tell whether `call` calls `target` (suffix match on whole components)."""
-    return is_suffix(target, callee(src, call))
+    """Tell whether `call` calls `target` (suffix match on whole components; see `calltarget`)."""
+    return matches_call(call, callee(src, call), target)
 
 
 def check_defines(src: SourceFile, scope: Scope, target: str) -> Verdict:
@@ -113,6 +113,23 @@ def check_mentions(src: SourceFile, scope: Scope, target: Dotted, shown: str) ->
             return passed(f"{shown} is mentioned in {scope.where} at {src.at(line)}", line)
     return failed(f"{scope.prefix}{shown} is never mentioned in {scope.where} as a name, attribute, argument "
                   f"or keyword{text_hint(src, scope, target[-1][0])}", scope.line)
+
+
+def check_reads(src: SourceFile, scope: Scope, target: Dotted, shown: str) -> Verdict:
+    """Judge `reads: NAME`: NAME's value is used in the scope (loaded), not only bound or declared.
+
+    A parameter, an assignment target, a keyword argument's name or an attribute being assigned do not
+    read it; `x = NAME`, `f(NAME)`, `if NAME is None` and `self.NAME.g()` do.
+    """
+    for node in lexical_index(src, scope).identifiers:
+        if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Load) \
+                and names_identifier(node, target):
+            line = getattr(node, "lineno", None)
+            return passed(f"{shown} is read in {scope.where} at {src.at(line)}", line)
+    declared = next((node for node in lexical_index(src, scope).identifiers if names_identifier(node, target)), None)
+    hint = (f" (it is only bound or declared, e.g. at {src.at(getattr(declared, 'lineno', None))})"
+            if declared is not None else text_hint(src, scope, target[-1][0]))
+    return failed(f"{scope.prefix}{shown} is never read in {scope.where}{hint}", scope.line)
 
 
 def check_not_calls(src: SourceFile, scope: Scope, target: Dotted, shown: str) -> Verdict:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from carrytool.asserts.expressions import Alt, Label
 from carrytool.asserts.lexical import absence_hint, is_call_of
+from carrytool.asserts.local import following
 from carrytool.asserts.messages import Verdict, failed, passed
 from carrytool.asserts.names import Dotted
 from carrytool.asserts.paths import walk_scope
@@ -92,10 +93,11 @@ class OrderDomain:
                                    for i in range(len(self.targets))))
 
 
-def check_order(src: SourceFile, scope: Scope, targets: Sequence[Dotted], shown: Sequence[str]) -> Verdict:
+def check_order(src: SourceFile, scope: Scope, targets: Sequence[Dotted], shown: Sequence[str], *,
+                through: str | None = None) -> Verdict:
     """Judge `order: [A, B, ...]` on the paths through `scope`."""
     domain = OrderDomain(src, targets)
-    walk_scope(domain, src, scope)
+    walk_scope(following(domain, src, through), src, scope)
     for index, name in enumerate(shown):
         if index not in domain.first:
             return failed(f"{scope.prefix}{name} is never called on any path through {scope.where}"

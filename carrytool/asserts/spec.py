@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 # Every check key of the contract. Python checks parse the file with `ast`; text checks read it as text.
-PYTHON_CHECKS = ("defines", "mentions", "calls", "not_calls", "order")
+PYTHON_CHECKS = ("defines", "mentions", "calls", "not_calls", "order", "reads")
 TEXT_CHECKS = ("contains", "absent", "matches")
 CHECKS = PYTHON_CHECKS + TEXT_CHECKS
 # Which paths `times`/`min`/`max` judge: every path, or only those ending by `return` or falling off the end.
@@ -29,6 +29,10 @@ class AssertSpec:
     why: str | None = None                 # shown on failure
     entry: str | None = None               # the entry id it guards (pr/N, carry/NAME)
     line: int | None = None                # where it is declared in the manifest
+    through: str | None = None             # calls/not_calls/order: "local" follows same-file callees
+    args: tuple[tuple[str | int, str], ...] | None = None  # calls/not_calls: only calls with these arguments
+    after: tuple[str, ...] | None = None   # calls: no call of these can run once the target was called
+    in_try: bool | None = None             # calls: a call sits in a `try` body with an `except` handler
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,12 @@ The upstream files are written out whole; each PR is a list of (old, new) replac
 overlaps are exact and easy to read: 45398 and 45612 both rewrite the line that wakes the allocator in
 `Worker.wake_up`; 44778 and 45617 rewrite adjacent lines of `post_kv_cache_wake_up`; 45552 and 45612
 add the same `torch.cuda.synchronize()` to `CuMemAllocator.wake_up`.
+
+The demo's sleep-side drain (a `torch.cuda.synchronize()` before the unmap loop of `CuMemAllocator.sleep`)
+is #45554: the fork's earlier unions name "the independently-carried #45552 / #45554 cumem.py hunks".
+The seed's final union names "#45615/#45552" instead, and carries/vllm-intarweb.yaml follows that last
+word (#45615 the sleep-side drain, #45554 disabled as dropped). The demo keeps the earlier number: it
+models the fork before that change, and renumbering would move every SHA the demo pins (docs/explain.md).
 """
 
 from __future__ import annotations

@@ -395,7 +395,7 @@ class _Builder:
             if len(target) < 2 or not all(isinstance(t, str) and _CALL.match(t) for t in target):
                 raise self.fail(f"{keypath}.order", line, "must list at least two call targets (dotted names)")
             target = tuple(target)
-        elif check in ("defines", "mentions") and not _DOTTED.match(target):
+        elif check in ("defines", "mentions", "reads") and not _DOTTED.match(target):
             raise self.fail(f"{keypath}.{check}", line, f"'{target}' is not a dotted Python name")
         elif check in ("calls", "not_calls") and not _CALL.match(target):
             raise self.fail(f"{keypath}.{check}", line, f"'{target}' is not a call target (a dotted name, "
@@ -408,6 +408,7 @@ class _Builder:
         for key in ("in", "guarded_by"):
             if key in data and not _DOTTED.match(data[key]):
                 raise self.fail(f"{keypath}.{key}", data.key_lines[key], f"'{data[key]}' is not a dotted Python name")
+        self.check_call_modifiers(data, keypath, check)
         modifiers = [k for k in ("times", "min", "max", "guarded_by", "paths") if k in data]
         if modifiers and check != "calls":
             raise self.fail(f"{keypath}.{modifiers[0]}", data.key_lines[modifiers[0]],
@@ -428,7 +429,30 @@ class _Builder:
         return AssertSpec(
             name=name, file=pathlib_.normalize(data["file"]), check=check, target=target, scope=data.get("in"),
             times=data.get("times"), min=data.get("min"), max=data.get("max"), guarded_by=data.get("guarded_by"),
-            paths=data.get("paths", "all"), why=data.get("why"), entry=entry, line=data.line)
+            paths=data.get("paths", "all"), why=data.get("why"), entry=entry, line=data.line,
+            through=data.get("through"), args=tuple(data["args"].items()) if "args" in data else None,
+            after=tuple(data["after"]) if "after" in data else None, in_try=data.get("in_try"))
+
+    def check_call_modifiers(self, data: YMap, keypath: str, check: str) -> None:
+        """`through`, `args`, `after`, `in_try`: where each may go, and the shape of their values."""
+        allowed = {"through": ("calls", "not_calls", "order"), "args": ("calls", "not_calls"),
+                   "after": ("calls",), "in_try": ("calls",)}
+        for key, checks in allowed.items():
+            if key in data and check not in checks:
+                raise self.fail(f"{keypath}.{key}", data.key_lines[key],
+                                f"'{key}' only goes with {' or '.join(repr(c) for c in checks)}")
+        if "after" in data and (not data["after"] or not all(isinstance(t, str) and _CALL.match(t)
+                                                                for t in data["after"])):
+            raise self.fail(f"{keypath}.after", data.key_lines["after"], "must list call targets (dotted names)")
+        for name, value in (data.get("args") or {}).items():
+            name_ok = (isinstance(name, int) and not isinstance(name, bool) and name >= 0) or (
+                isinstance(name, str) and (name.isidentifier() or name.isdigit()))
+            if not name_ok or not isinstance(value, str) or not _DOTTED.match(value):
+                raise self.fail(f"{keypath}.args.{name}", data.key_lines["args"],
+                                f"'{name}: {value}' must name an argument (a keyword, or a position 0, 1, ...) "
+                                "and a dotted name its value ends with, e.g. op: ReduceOp.MIN")
+        if "args" in data and not data["args"]:
+            raise self.fail(f"{keypath}.args", data.key_lines["args"], "must name at least one argument")
 
 
 def _default_name(check: str, target: str | tuple[str, ...], scope: str | None, file: str) -> str:

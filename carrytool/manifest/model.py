@@ -21,7 +21,8 @@ _HEX = re.compile(r"^[0-9a-fA-F]{7,40}$")
 _NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]*$")
 _DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 # a call target may say where a call sits in the chain: `get_pp_group().all_reduce`
-_CALL = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\(\))?(\.[A-Za-z_][A-Za-z0-9_]*(\(\))?)*$")
+# and `*.suspend` matches a method called on any receiver (`self._get_sleep_mode_backend().suspend()`)
+_CALL = re.compile(r"^(\*\.)?[A-Za-z_][A-Za-z0-9_]*(\(\))?(\.[A-Za-z_][A-Za-z0-9_]*(\(\))?)*$")
 
 
 @dataclass(frozen=True)
@@ -105,6 +106,7 @@ SCHEMA: dict[str, tuple[Key, ...]] = {
         Key("why", "str", "Shown on failure."),
         Key("defines", "dotted", "The qualified name is defined (function, async function or class)."),
         Key("mentions", "dotted", "The name is used as an identifier in the scope."),
+        Key("reads", "dotted", "The name's value is read in the scope (not only a parameter or an assignment target)."),
         Key("calls", "call", "The call target is called (on some path; with times/min/max on every path)."),
         Key("not_calls", "call", "The call target is not called anywhere inside the scope."),
         Key("order", "list", "Each call comes after every earlier one on every path (dominance).",
@@ -118,6 +120,13 @@ SCHEMA: dict[str, tuple[Key, ...]] = {
         Key("guarded_by", "dotted", "calls: every call sits in the true branch of an if mentioning NAME."),
         Key("paths", "enum", "calls with times/min/max: judge all paths, or only the returning ones (ending by "
             "return or falling off the end, not raise).", choices=PATHS, default="all"),
+        Key("through", "enum", "calls/not_calls/order: `local` also follows calls into functions and methods "
+            "defined in the same file (bounded depth, no dynamic dispatch).", choices=("local",)),
+        Key("args", "map", "calls/not_calls: only calls whose arguments (keyword names, or positions 0, 1, ...) "
+            "end with these dotted names count, e.g. {op: ReduceOp.MIN, group: cpu_group}.", items="args"),
+        Key("after", "list", "calls: no call of these targets can run once the target was called (it comes "
+            "after them, e.g. a synchronize after the re-map loop).", items="call"),
+        Key("in_try", "bool", "calls: some call of the target sits in the body of a try with an except handler."),
     ),
 }
 

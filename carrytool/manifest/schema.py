@@ -19,7 +19,7 @@ _PATTERNS = {
     "sha": "^[0-9a-fA-F]{7,40}$",
     "name": "^[A-Za-z0-9_][A-Za-z0-9._-]*$",
     "dotted": "^[A-Za-z_][A-Za-z0-9_]*(\\.[A-Za-z_][A-Za-z0-9_]*)*$",
-    "call": "^[A-Za-z_][A-Za-z0-9_]*(\\(\\))?(\\.[A-Za-z_][A-Za-z0-9_]*(\\(\\))?)*$",
+    "call": "^(\\*\\.)?[A-Za-z_][A-Za-z0-9_]*(\\(\\))?(\\.[A-Za-z_][A-Za-z0-9_]*(\\(\\))?)*$",
     "branch": "^[^-\\s~^:?*\\[\\\\][^\\s~^:?*\\[\\\\]*$",
     "url": "^[^-\\s]",
     "path": "^(?!/)(?!.*(^|/)\\.\\.(/|$)).+$",
@@ -42,6 +42,9 @@ def _key_schema(key: Key) -> dict[str, Any]:
         doc["type"] = "boolean"
     elif key.type == "enum":
         doc["enum"] = list(key.choices)
+    elif key.type == "map" and key.items == "args":
+        doc.update({"type": "object", "minProperties": 1, "propertyNames": {"pattern": "^([A-Za-z_][A-Za-z0-9_]*|[0-9]+)$"},
+                    "additionalProperties": {"type": "string", "pattern": _PATTERNS["dotted"]}})
     elif key.type == "map":
         doc = {"$ref": f"#/$defs/{key.items}", "description": key.doc}
     elif key.type == "list":

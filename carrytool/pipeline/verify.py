@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from carrytool.asserts.spec import AssertOutcome
 from carrytool.errors import UnknownRef
@@ -27,10 +30,8 @@ def verify_rev(manifest: Manifest, git: Git, rev: str) -> Report:
     return report
 
 
-def verify_path(manifest: Manifest, root: Path) -> Report:
-    """Evaluate every assert on the files under ROOT (a checkout); nothing outside ROOT is read."""
-    root = root.resolve()
-
+def _disk_reader(root: Path) -> Callable[[str], bytes | None]:
+    """Return a reader of the files under ROOT (resolved); nothing outside ROOT is read."""
     def read(path: str) -> bytes | None:
         target = (root / path).resolve()
         if root != target and root not in target.parents:
@@ -39,7 +40,13 @@ def verify_path(manifest: Manifest, root: Path) -> Report:
             return target.read_bytes() if target.is_file() else None
         except OSError:
             return None
+    return read
 
+
+def verify_path(manifest: Manifest, root: Path) -> Report:
+    """Evaluate every assert on the files under ROOT (a checkout); nothing outside ROOT is read."""
+    root = root.resolve()
+    read = _disk_reader(root)
     report = Report("verify", asserts=_outcomes(manifest, read))
     report.extra["target"] = {"path": str(root)}
     return report
@@ -70,3 +77,47 @@ def verify_rebuild(manifest: Manifest, git: Git, rev: str | None, *, offline: bo
             "or inspect with `git range-diff`")
         report.error = {"exit_code": error.exit_code, "kind": "VerificationFailed", "message": str(error)}
     return report
+
+
+@dataclass
+class MutantsReport:
+    """`verify --mutants`: how many broken variants of the tree's guarded code the asserts catch."""
+
+    manifest: str
+    target: dict[str, str]
+    judged: Any                      # asserts.mutants.Judged
+    failing: list[AssertOutcome] = field(default_factory=list)
+
+    @property
+    def exit_code(self) -> int:
+        """0 whatever the score (it is a report); 1 when an assert already fails on the unmutated tree."""
+        return 1 if self.failing else 0
+
+    def to_json(self) -> dict[str, object]:
+        data = self.judged.to_json()
+        data["failing"] = [outcome.to_json() for outcome in self.failing]
+        data["target"] = self.target
+        data["manifest"] = self.manifest
+        return data
+
+
+def mutants_rev(manifest: Manifest, git: Git, rev: str) -> MutantsReport:
+    """Judge the mutants of the asserts' guarded code in the tree of REV (built in memory, never written)."""
+    sha = git.rev_parse(rev)
+    if sha is None:
+        raise UnknownRef(f"no commit '{rev}' in {git.repo}", hint="pass a branch, tag or SHA that exists")
+    return _mutants(manifest, lambda path: git.file_at(sha, path), {"rev": rev, "sha": sha})
+
+
+def mutants_path(manifest: Manifest, root: Path) -> MutantsReport:
+    """Judge the mutants of the asserts' guarded code in the files under ROOT; the files are only read."""
+    root = root.resolve()
+    return _mutants(manifest, _disk_reader(root), {"path": str(root)})
+
+
+def _mutants(manifest: Manifest, read: Callable[[str], bytes | None], target: dict[str, str]) -> MutantsReport:
+    from carrytool.asserts.mutants import judge_mutants
+
+    judged = judge_mutants(manifest.asserts, read)
+    failing = [outcome for outcome in judged.baseline if not outcome.ok]
+    return MutantsReport(str(manifest.path), target, judged, failing)

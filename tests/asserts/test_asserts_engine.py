@@ -23,7 +23,7 @@ def expect(outcome: AssertOutcome, ok: bool, fragment: str) -> None:
 
 
 def test_public_api() -> None:
-    assert CHECKS == ("defines", "mentions", "calls", "not_calls", "order", "contains", "absent", "matches")
+    assert CHECKS == ("defines", "mentions", "calls", "not_calls", "order", "reads", "contains", "absent", "matches")
 
 
 # ---- comments, strings, docstrings -----------------------------------------------------------------

@@ -13,7 +13,7 @@ from carrytool.asserts.pyscope import definitions
 from carrytool.asserts.source import SourceFile
 
 TARGETS: dict[str, str | tuple[str, ...]] = {
-    "defines": "f", "mentions": "self", "calls": "append", "not_calls": "append",
+    "defines": "f", "mentions": "self", "reads": "self", "calls": "append", "not_calls": "append",
     "order": ("isinstance", "append"), "contains": "def", "absent": "lambda", "matches": r"^\s+return\b",
 }
 

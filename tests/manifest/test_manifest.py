@@ -125,7 +125,27 @@ BAD = [
     ("    times: 1\n", "    times: 1\n    paths: sometimes\n", ["asserts[0].paths", "all, returning", "'sometimes'"], 35),
     ("    times: 1\n", "    paths: returning\n", ["asserts[0].paths", "needs 'times', 'min' or 'max'"], 34),
     ("  - file: csrc/x.cu\n", "  - file: csrc/x.cu\n    paths: all\n", ["asserts[1].paths", "only goes with 'calls'"], 38),
+    ("    times: 1\n", "    times: 1\n    through: remote\n", ["asserts[0].through", "must be one of local"], 35),
+    ("    times: 1\n", "    times: 1\n    args: {op: 'Reduce Op'}\n", ["asserts[0].args.op", "a keyword, or a position"], 35),
+    ("    times: 1\n", "    times: 1\n    args: {}\n", ["asserts[0].args", "at least one argument"], 35),
+    ("    times: 1\n", "    times: 1\n    args: [op]\n", ["asserts[0].args", "must be a mapping"], 35),
+    ("    times: 1\n", "    times: 1\n    after: [a b]\n", ["asserts[0].after", "call targets"], 35),
+    ("    times: 1\n", "    times: 1\n    in_try: yes please\n", ["asserts[0].in_try", "true or false"], 35),
+    ("    calls: backend.resume\n", "    calls: '*.'\n", ["asserts[0].calls", "not a call target"], 33),
+    ("  - file: csrc/x.cu\n", "  - file: csrc/x.cu\n    through: local\n", ["asserts[1].through", "only goes with 'calls'"], 38),
+    ("  - file: csrc/x.cu\n", "  - file: csrc/x.cu\n    in_try: true\n", ["asserts[1].in_try", "only goes with 'calls'"], 38),
 ]
+
+
+def test_new_call_keys_load(tmp_path: Path) -> None:
+    text = GOOD.replace("    calls: backend.resume\n    times: 1\n",
+                        "    calls: '*.resume'\n    times: 1\n    through: local\n    args: {'0': tags, op: ReduceOp.MIN}\n"
+                        "    after: [create_and_map]\n    in_try: true\n")
+    spec = load_manifest(write(tmp_path, text)).asserts[0]
+    assert (spec.target, spec.through, spec.args, spec.after, spec.in_try) == \
+        ("*.resume", "local", (("0", "tags"), ("op", "ReduceOp.MIN")), ("create_and_map",), True)
+    plain = load_manifest(write(tmp_path, GOOD)).asserts[0]
+    assert (plain.through, plain.args, plain.after, plain.in_try) == (None, None, None, None)
 
 
 @pytest.mark.parametrize("old,new,words,line", BAD, ids=[b[2][0] for b in BAD])
