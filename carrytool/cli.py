@@ -165,6 +165,7 @@ def sync(
         from carrytool.render.text import progress_reporter
 
         _check_format(fmt, ("text", "json"))
+        _check_report(report)
         try:
             loaded = _load(manifest)
             with _open_git(repo) as git, \
@@ -257,6 +258,7 @@ def verify(
         from carrytool.pipeline.verify import verify_path, verify_rebuild, verify_rev
 
         _check_format(fmt, ("text", "json", "github"))
+        _check_report(report)
         if rev and path:
             raise _usage("use either --rev or --path, not both")
         if rebuild and path:
@@ -314,6 +316,7 @@ def explain(
         from carrytool.review.explanation import write_explanation
 
         _check_format(fmt, ("text", "markdown", "json", "commit-message"))
+        _check_report(report)
         loaded = _load(manifest)
         wanted = find_entries(loaded, entries or [])
         if fmt == "commit-message" and (len(wanted) != 1 or wanted[0].kind != "carry"):
@@ -451,6 +454,13 @@ def _work_tree(repo: Path) -> Path:
     top = git.run("rev-parse", "--show-toplevel", cwd=repo).stdout.decode().strip()
     git.close()
     return Path(top)
+
+
+def _check_report(path: Optional[Path]) -> None:
+    """A --report path that can never be written is refused before anything runs or moves."""
+    from carrytool.pipeline.report import check_report_path
+
+    check_report_path(path)
 
 
 def _check_format(fmt: str, allowed: tuple[str, ...]) -> None:
