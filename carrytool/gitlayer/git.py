@@ -78,11 +78,11 @@ class _Pipe:
         return self._proc.stdout
 
     def close(self) -> None:
+        try:
+            self._proc.stdin.close()      # also when git already exited (it could not write an object)
+        except OSError:
+            pass
         if self._proc.poll() is None:
-            try:
-                self._proc.stdin.close()
-            except OSError:
-                pass
             try:
                 self._proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
