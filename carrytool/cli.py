@@ -83,7 +83,9 @@ def _run(body: Callable[[], int]) -> None:
     try:
         code = body()
     except CarryError as exc:
-        print(f"carrytool: error: {exc}", file=sys.stderr)
+        from carrytool.gitlayer.urls import redact
+
+        print(f"carrytool: error: {redact(str(exc))}", file=sys.stderr)   # no credential of a URL, ever
         raise typer.Exit(exc.exit_code) from None
     except KeyboardInterrupt:
         print("carrytool: interrupted; nothing was written", file=sys.stderr)
@@ -117,7 +119,9 @@ def _failed_report(command: str, exc: CarryError, report_file: Optional[Path], f
 def _error_line(report) -> None:  # noqa: ANN001
     """An error recorded in a report (after planning began) also goes to stderr."""
     if report.error:
-        print(f"carrytool: error: {report.error['message']}", file=sys.stderr)
+        from carrytool.gitlayer.urls import redact
+
+        print(f"carrytool: error: {redact(str(report.error['message']))}", file=sys.stderr)
 
 
 def _emit(report, fmt: str, report_file: Optional[Path]) -> None:  # noqa: ANN001

@@ -94,7 +94,7 @@ class Report:
         if self.violations:
             data["violations"] = [v.to_json() for v in self.violations]
         if self.error:
-            data["error"] = self.error
+            data["error"] = {**self.error, "message": redact(str(self.error.get("message", "")))}
         data.update(self.extra)
         return data
 
