@@ -185,3 +185,23 @@ def test_fetch_still_honours_the_users_url_rewrites(cli: Cli, small: Small, tmp_
     small.manifest_path.write_text(text)
     code, sha, _ = outcome(cli, small, fresh(tmp_path, "w").path, {"GIT_CONFIG_GLOBAL": str(config)})
     assert code == 0 and sha
+
+
+def test_union_scratch_checkout_and_explain_run_no_filter_and_agree(cli: Cli, demo, tmp_path: Path,
+                                                                    marker: Path) -> None:
+    """The union's scratch tree is checked out, and explain merges pairs: no smudge filter, driver or
+    textconv of the user runs, and explain's plan is the one a clean configuration gives."""
+    clean_code, clean = cli.json("explain", "-m", demo.manifest, "--repo", demo.work)
+    attributes = tmp_path / "evil.attributes"
+    attributes.write_text(EVIL_ATTRIBUTES)
+    config = tmp_path / "evil.gitconfig"
+    config.write_text(hostile_config(marker, attributes))
+    (demo.work / "info").mkdir(exist_ok=True)
+    (demo.work / "info" / "attributes").write_text(EVIL_ATTRIBUTES + "*.py -diff\n")
+    env = {"GIT_CONFIG_GLOBAL": str(config)}
+    code, hostile = cli.json("explain", "-m", demo.manifest, "--repo", demo.work, env=env)
+    assert (code, hostile["entries"], hostile["overlaps"]) == (clean_code, clean["entries"], clean["overlaps"])
+    result = cli("union", "compose", "wake-path-union", "-m", demo.manifest, "--repo", demo.work, env=env)
+    assert result.exit_code == 3, result.stdout + result.stderr     # stops on the genuine overlap
+    assert (demo.work / "carrytool" / "union" / "wake-path-union" / "tree").is_dir()
+    assert not marker.exists(), "a filter, driver or textconv of the user ran"
