@@ -3,18 +3,15 @@ and a message naming the file and key, never a traceback, and never a half-writt
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import json
 import os
-import shutil
-import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import Cli, Small
+from tests.gitrepo import read_only
 
 A_TWO = {"a.py": "def f():\n    return 2\n\n\ndef g():\n    return 2\n"}
 B_TEN = {"b.py": "x = 10\ny = 2\nz = 3\n"}
@@ -122,28 +119,6 @@ def test_disk_full_while_writing_the_lock_moves_nothing_and_leaves_no_temp(
     assert "No space left on device" in result.stderr and "manifest.yaml.lock" in result.stderr
     assert small.branch() is None, "the branch moved although the lock could not be written"
     assert sorted(p.name for p in small.manifest_path.parent.iterdir()) == ["manifest.yaml"]
-
-
-@contextlib.contextmanager
-def read_only(path: Path) -> Iterator[None]:
-    """Make PATH unwritable, even for root (an immutable flag), and undo it afterwards."""
-    if os.geteuid() == 0:
-        if not shutil.which("chattr") or subprocess.run(["chattr", "-R", "+i", str(path)],
-                                                        capture_output=True).returncode != 0:
-            pytest.skip("running as root without chattr +i: cannot make a directory read-only")
-        try:
-            yield
-        finally:
-            subprocess.run(["chattr", "-R", "-i", str(path)], check=True)
-        return
-    modes = {p: p.stat().st_mode for p in [path, *path.rglob("*")]}
-    for p in modes:
-        p.chmod(modes[p] & ~0o222)
-    try:
-        yield
-    finally:
-        for p, mode in modes.items():
-            p.chmod(mode)
 
 
 def test_a_read_only_repository_is_exit_4_with_a_message(cli: Cli, small: Small) -> None:
