@@ -96,9 +96,11 @@ def _run(body: Callable[[], int]) -> None:
     try:
         code = body()
     except CarryError as exc:
+        from carrytool.gitlayer.urls import redact
         from carrytool.render.safe import printable
 
-        print(f"carrytool: error: {printable(_invocation().rewrite(str(exc)))}", file=sys.stderr)
+        # no credential of a URL, ever; control characters escaped; hints repeat the user's -m/--repo
+        print(f"carrytool: error: {printable(_invocation().rewrite(redact(str(exc))))}", file=sys.stderr)
         raise typer.Exit(exc.exit_code) from None
     except KeyboardInterrupt:
         print("carrytool: interrupted; nothing was written", file=sys.stderr)
@@ -132,9 +134,11 @@ def _failed_report(command: str, exc: CarryError, report_file: Optional[Path], f
 def _error_line(report) -> None:  # noqa: ANN001
     """An error recorded in a report (after planning began) goes to stderr, once."""
     if report.error:
+        from carrytool.gitlayer.urls import redact
         from carrytool.render.safe import printable
 
-        print(f"carrytool: error: {printable(_invocation().rewrite(report.error['message']))}", file=sys.stderr)
+        message = redact(str(report.error["message"]))
+        print(f"carrytool: error: {printable(_invocation().rewrite(message))}", file=sys.stderr)
 
 
 def _emit(report, fmt: str, report_file: Optional[Path]) -> None:  # noqa: ANN001
@@ -182,6 +186,7 @@ def sync(
         from carrytool.render.text import progress_reporter
 
         _check_format(fmt, ("text", "json"))
+        _check_report(report)
         try:
             loaded = _load(manifest)
             with _open_git(repo) as git, \
@@ -284,6 +289,7 @@ def verify(
         from carrytool.pipeline.verify import verify_path, verify_rebuild, verify_rev
 
         _check_format(fmt, ("text", "json", "github"))
+        _check_report(report)
         if rev and path:
             raise _usage("use either --rev or --path, not both")
         if rebuild and path:
@@ -372,6 +378,7 @@ def explain(
         from carrytool.review.explanation import write_explanation
 
         _check_format(fmt, ("text", "markdown", "json", "commit-message"))
+        _check_report(report)
         loaded = _load(manifest)
         wanted = find_entries(loaded, entries or [])
         if fmt == "commit-message" and (len(wanted) != 1 or wanted[0].kind != "carry"):
@@ -509,6 +516,13 @@ def _work_tree(repo: Path) -> Path:
     top = git.run("rev-parse", "--show-toplevel", cwd=repo).stdout.decode().strip()
     git.close()
     return Path(top)
+
+
+def _check_report(path: Optional[Path]) -> None:
+    """A --report path that can never be written is refused before anything runs or moves."""
+    from carrytool.pipeline.report import check_report_path
+
+    check_report_path(path)
 
 
 def _check_format(fmt: str, allowed: tuple[str, ...]) -> None:

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Union
 
+import pytest
 import yaml
 
 Content = Union[str, bytes, None]   # None deletes the file
@@ -133,3 +137,25 @@ def many_prs(repo: Repo, count: int, *, files: int = 50) -> str:
         commit(f"refs/pull/{n}/head", 300000 + n, ":100000", f"PR {n}", [(f"src/f{target:04d}.py", 200000 + n)])
     repo.git("fast-import", "--quiet", input=("\n".join(lines) + "\n").encode())
     return repo.rev("refs/heads/main")
+
+
+@contextlib.contextmanager
+def read_only(path: Path) -> Iterator[None]:
+    """Make PATH unwritable, even for root (an immutable flag), and undo it afterwards."""
+    if os.geteuid() == 0:
+        if not shutil.which("chattr") or subprocess.run(["chattr", "-R", "+i", str(path)],
+                                                        capture_output=True).returncode != 0:
+            pytest.skip("running as root without chattr +i: cannot make a directory read-only")
+        try:
+            yield
+        finally:
+            subprocess.run(["chattr", "-R", "-i", str(path)], check=True)
+        return
+    modes = {p: p.stat().st_mode for p in [path, *path.rglob("*")]}
+    for p in modes:
+        p.chmod(modes[p] & ~0o222)
+    try:
+        yield
+    finally:
+        for p, mode in modes.items():
+            p.chmod(mode)

@@ -18,11 +18,13 @@ _HEX40 = re.compile(r"^[0-9a-f]{40}$")
 _KEEP_ENV = re.compile(
     r"^GIT_(SSH|SSH_COMMAND|SSH_VARIANT|ASKPASS|TERMINAL_PROMPT|SSL_NO_VERIFY|SSL_CAINFO|SSL_CAPATH|"
     r"HTTP_PROXY_AUTHMETHOD|PROXY_COMMAND|PROXY_SSL_CERT|PROXY_SSL_KEY|PROXY_SSL_CAINFO|HTTP_USER_AGENT|"
-    r"CONFIG_GLOBAL|CONFIG_NOSYSTEM|EXEC_PATH)$"
+    r"CONFIG_GLOBAL|CONFIG_SYSTEM|CONFIG_NOSYSTEM|EXEC_PATH)$"
 )
 
-# Configuration that changes merge results or runs code is pinned on every call.
+# Configuration that changes merge results or runs code is pinned on every call. (Composing commands
+# also run in a private git dir that reads no configuration or attributes of the user: see isolated_env.)
 PINNED_CONFIG: tuple[str, ...] = (
+    "core.bigFileThreshold=512m",
     "core.hooksPath=/dev/null",
     "core.fsmonitor=false",
     "core.autocrlf=false",
@@ -64,6 +66,23 @@ def scrubbed_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     env["LANG"] = "C"
     env["GIT_TERMINAL_PROMPT"] = env.get("GIT_TERMINAL_PROMPT", "0")
     env.pop("GIT_CONFIG_PARAMETERS", None)
+    if extra:
+        env.update(extra)
+    return env
+
+
+def isolated_env(git_dir: str, object_dir: str, extra: dict[str, str] | None = None) -> dict[str, str]:
+    """Return the environment of a composing git child: a private GIT_DIR sharing the user's object store.
+
+    No system or global configuration, no system attributes and no replace refs are read, so neither the
+    user's configuration nor their attributes (`info/attributes` lives in the user's git dir, which this
+    child never sees) can change a merge or a diff, and none of their drivers, filters or textconvs runs.
+    The user's `objects/info/alternates` is still honoured: it lives in the shared object directory.
+    """
+    env = scrubbed_env()
+    env.update({"GIT_DIR": git_dir, "GIT_OBJECT_DIRECTORY": object_dir, "GIT_CONFIG_NOSYSTEM": "1",
+                "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_SYSTEM": os.devnull, "GIT_ATTR_NOSYSTEM": "1",
+                "GIT_NO_REPLACE_OBJECTS": "1"})
     if extra:
         env.update(extra)
     return env

@@ -1,13 +1,21 @@
 """The only module that talks to git: argv lists, plumbing, long-lived batch processes.
 
 Every call runs with a scrubbed environment (no inherited GIT_* that could change results), hooks
-disabled, and the merge/diff configuration pinned, so that the same inputs give the same objects on
-any machine whatever the caller's configuration.
+disabled, and the merge/diff configuration pinned. Two places to run:
+
+- the user's repository, for what reads or writes refs or talks to a remote (`IN_REPO`): fetch and
+  push honour the user's transport settings (insteadOf, credential helpers, proxies, http headers);
+- everything else (merging, diffing, reading and writing objects) in a private git dir made per `Git`,
+  which shares the user's object store but has no config, no `info/` and no refs of its own, and reads
+  no global or system config: the same inputs give the same objects on any machine, whatever the
+  user's configuration and attributes, and none of their drivers or filters runs.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -26,6 +34,7 @@ from carrytool.gitlayer.env import (
     git_argv,
     git_version,
     is_sha,
+    isolated_env,
     parse_version,
     scrubbed_env,
 )
@@ -42,7 +51,13 @@ from carrytool.gitlayer.objects import (
 
 __all__ = ["Git", "Change", "ConflictStage", "MergeResult", "Signature", "paths_of", "EMPTY_TREE", "MIN_GIT",
            "PINNED_CONFIG", "ZERO", "decode_path", "encode_path", "git_argv", "git_version", "is_sha",
-           "parse_version", "scrubbed_env"]
+           "parse_version", "scrubbed_env", "IN_REPO"]
+
+# Subcommands that read or write the user's refs or talk to a remote: they run in the user's repository
+# (with its configuration: their results do not depend on merge or diff settings). The rest runs isolated.
+IN_REPO = frozenset({"fetch", "push", "ls-remote", "rev-parse", "update-ref", "for-each-ref", "show-ref",
+                     "symbolic-ref", "worktree", "cat-file", "config", "remote"})
+_OID = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
 
 
 class _Pipe:
@@ -50,7 +65,7 @@ class _Pipe:
 
     def __init__(self, git: Git, args: Sequence[str]) -> None:
         self._proc = subprocess.Popen(
-            git_argv(*args), cwd=git.git_dir, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            git_argv(*args), cwd=git.private_dir(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL, env=git.env())
         self.lock = threading.Lock()
 
@@ -63,11 +78,11 @@ class _Pipe:
         return self._proc.stdout
 
     def close(self) -> None:
+        try:
+            self._proc.stdin.close()      # also when git already exited (it could not write an object)
+        except OSError:
+            pass
         if self._proc.poll() is None:
-            try:
-                self._proc.stdin.close()
-            except OSError:
-                pass
             try:
                 self._proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
@@ -85,15 +100,21 @@ class Git:
         if not repo.exists():
             raise EnvironmentProblem(f"{repo} does not exist", hint="pass --repo DIR of a git repository")
         proc = subprocess.run(["git", "rev-parse", "--absolute-git-dir", "--is-bare-repository",
-                               "--show-object-format"], cwd=repo, capture_output=True, env=scrubbed_env())
-        if proc.returncode != 0:
+                               "--show-object-format", "--git-common-dir", "--git-path", "objects"],
+                              cwd=repo, capture_output=True, env=scrubbed_env())
+        lines = proc.stdout.decode("utf-8", "surrogateescape").splitlines()
+        if proc.returncode != 0 or len(lines) != 5:
             raise EnvironmentProblem(f"{repo} is not a git repository",
                                      hint="run inside the fork's clone, or pass --repo DIR")
-        lines = proc.stdout.decode().splitlines()
         self.git_dir = Path(lines[0])
         self.bare = lines[1] == "true"
+        self.object_format = lines[2]
+        # a linked work tree has its own git dir; refs, objects and the repository lock live in the common dir
+        self.common_dir = (repo / lines[3]).resolve()
+        self.object_dir = (repo / lines[4]).resolve()
         # sha1 repositories get objects hashed here and written in batches; others one by one
-        self._stage_objects = len(lines) > 2 and lines[2] == "sha1"
+        self._stage_objects = self.object_format == "sha1"
+        self._private: Path | None = None
         self._pending: dict[str, tuple[str, bytes]] = {}
         self.repo = repo.resolve()
         self._pipes: dict[str, _Pipe] = {}
@@ -101,20 +122,53 @@ class Git:
         self._trees: dict[str, list[tuple[str, str, str, bytes]]] = {}
 
     # -- process plumbing -------------------------------------------------------------------------
-    def env(self, extra: dict[str, str] | None = None) -> dict[str, str]:
+    def env(self, extra: dict[str, str] | None = None, *, in_repo: bool = False) -> dict[str, str]:
+        """The environment of a git child: isolated in the private git dir, or IN_REPO the user's."""
+        if not in_repo:
+            return isolated_env(str(self.private_dir()), str(self.object_dir), extra)
         env = scrubbed_env(extra)
         env["GIT_DIR"] = str(self.git_dir)
+        env["GIT_NO_REPLACE_OBJECTS"] = "1"
         return env
+
+    def private_dir(self) -> Path:
+        """Create (once) the private git dir composing commands run in: HEAD, empty refs/, a config that
+        says only what the object store needs (format, shared permissions), the user's shallow list."""
+        if self._private is None:
+            private = self.tmpdir() / "git"
+            (private / "refs").mkdir(parents=True)
+            (private / "HEAD").write_text("ref: refs/heads/carrytool\n")
+            config = "[core]\n\tbare = true\n"
+            if self.object_format != "sha1":
+                config = ("[core]\n\trepositoryformatversion = 1\n\tbare = true\n"
+                          f"[extensions]\n\tobjectFormat = {self.object_format}\n")
+            shared = self._user_config("core.sharedRepository")
+            if shared:
+                config += f"[core]\n\tsharedRepository = {shared}\n"
+            (private / "config").write_text(config)
+            # a shallow clone's history ends where its shallow file says; a link follows later fetches
+            os.symlink(self.common_dir / "shallow", private / "shallow")
+            self._private = private
+        return self._private
+
+    def _user_config(self, key: str) -> str | None:
+        proc = subprocess.run(["git", "config", "--get", key], cwd=self.git_dir, capture_output=True,
+                              env=self.env(in_repo=True))
+        value = proc.stdout.decode("utf-8", "replace").strip()
+        return value if proc.returncode == 0 and re.fullmatch(r"[A-Za-z0-9]+", value) else None
 
     def run(self, *args: str, input: bytes | None = None, check: bool = True,
             env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
-        """Run `git ARGS` in the repository and return the completed process (bytes).
+        """Run `git ARGS` and return the completed process (bytes): in the user's repository when the
+        subcommand is one of IN_REPO, else isolated in the private git dir.
 
         Objects still staged in memory are written first: every git process sees every object.
         """
         self.flush_objects()
-        proc = subprocess.run(git_argv(*args), cwd=cwd or self.git_dir, input=input,
-                              capture_output=True, env=self.env(env))
+        in_repo = _subcommand(args) in IN_REPO
+        where = self.git_dir if in_repo else self.private_dir()
+        proc = subprocess.run(git_argv(*args), cwd=cwd or where, input=input,
+                              capture_output=True, env=self.env(env, in_repo=in_repo))
         if check and proc.returncode != 0:
             raise GitError(f"`git {' '.join(args[:3])}` failed (exit {proc.returncode})",
                            stderr=proc.stderr.decode("utf-8", "replace"))
@@ -142,6 +196,7 @@ class Git:
         if self._tmp is not None:
             shutil.rmtree(self._tmp, ignore_errors=True)
             self._tmp = None
+            self._private = None
 
     def __enter__(self) -> Git:
         return self
@@ -155,6 +210,12 @@ class Git:
         staged = self._pending.get(name)
         if staged is not None:
             return staged
+        if not _OID.match(name):
+            # a ref or an expression: the user's refs are resolved in the user's repository
+            resolved = self.ref_value(name) if name and not name.startswith("-") else None
+            if resolved is None:
+                return None
+            name = resolved
         pipe = self._pipe("cat-file", ["cat-file", "--batch"])
         with pipe.lock:
             pipe.stdin.write(name.encode() + b"\n")
@@ -510,6 +571,14 @@ class Git:
             elif line.startswith("branch "):
                 result[line[len("branch "):]] = path
         return result
+
+
+def _subcommand(args: Sequence[str]) -> str:
+    """The git subcommand of ARGS, past global options such as `-c KEY=VALUE`."""
+    i = 0
+    while i < len(args) and args[i].startswith("-"):
+        i += 2 if args[i] in ("-c", "-C") else 1
+    return args[i] if i < len(args) else ""
 
 
 class _TreeEditor:

@@ -1,7 +1,14 @@
-"""One writer per repository: an exclusive lock file in the git directory, stale locks recognised."""
+"""One writer per repository: `flock` on `<common-git-dir>/carrytool.lock`, released by the kernel on death.
+
+The kernel's lock is the truth: a lock file nobody holds is stale whatever PID it records (a killed run,
+a reused PID, even our own PID), and taking it over is as atomic as taking a fresh one. The file records
+its holder (pid, host, start time) only so that messages can name it.
+"""
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import json
 import os
 import socket
@@ -9,82 +16,117 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from carrytool.errors import LockHeld
+from carrytool.errors import EnvironmentProblem, LockHeld
 
 
-def _alive(pid: int) -> bool:
+def common_dir(git_dir: Path) -> Path:
+    """The directory shared by every work tree of a repository (a linked work tree names it in `commondir`)."""
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+        pointer = (git_dir / "commondir").read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return git_dir
+    return (git_dir / pointer).resolve() if pointer else git_dir
+
+
+def _start_time(pid: int) -> str | None:
+    """The process's start time in clock ticks since boot (`/proc/PID/stat` field 22), where there is /proc."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat.rpartition(")")[2].split()[19]
 
 
 class RepoLock:
-    """`<git-dir>/carrytool.lock`, created with O_EXCL; holds pid, host and start time."""
+    """An exclusive lock on the repository for one carrytool run (`with RepoLock(git_dir): ...`)."""
 
     def __init__(self, git_dir: Path, *, wait: float = 0.0, notify: Callable[[str], None] | None = None) -> None:
-        self.path = git_dir / "carrytool.lock"
+        self.path = common_dir(Path(git_dir)) / "carrytool.lock"
         self.wait = wait
         self.notify = notify
-        self.held = False
+        self._fd: int | None = None
+
+    @property
+    def held(self) -> bool:
+        return self._fd is not None
 
     def __enter__(self) -> RepoLock:
         deadline = time.monotonic() + self.wait
-        while True:
-            if self._try_acquire():
-                return self
-            holder = self._holder()
-            if holder is not None and self._stale(holder):
-                if self.notify:
-                    self.notify(f"removing a stale lock {self.path} left by pid {holder.get('pid')} "
-                                f"on {holder.get('host')} (no longer running)")
-                self.path.unlink(missing_ok=True)
-                continue
+        while not self._try_acquire():
             if time.monotonic() >= deadline:
+                holder = self._holder()
                 who = (f"pid {holder.get('pid')} on {holder.get('host')} since {holder.get('since')}"
                        if holder else "another process")
                 raise LockHeld(f"another carrytool run holds {self.path} ({who})",
-                               hint="wait for it, or pass --wait SECONDS; remove the file only if that "
-                                    "process is gone")
-            time.sleep(min(0.2, max(0.0, deadline - time.monotonic())))
+                               hint="wait for it, or pass --wait SECONDS (the lock is released when that "
+                                    "process ends, even if it is killed)")
+            time.sleep(min(0.1, max(0.0, deadline - time.monotonic())))
+        return self
 
     def __exit__(self, *exc: object) -> None:
-        if self.held:
+        if self._fd is None:
+            return
+        # unlink while still holding it: whoever opened this inode meanwhile sees it is gone and retries
+        try:
             self.path.unlink(missing_ok=True)
-            self.held = False
+        except OSError:
+            pass
+        os.close(self._fd)
+        self._fd = None
 
     def _try_acquire(self) -> bool:
+        """Open (or create) the lock file and take `flock` without blocking; True when we hold it."""
         try:
-            fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-        except FileExistsError:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        except OSError as exc:
+            raise EnvironmentProblem(f"cannot create {self.path}: {exc.strerror}",
+                                     hint="carrytool needs write access to the repository (--repo DIR)") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            os.close(fd)
+            if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
+                return False
+            raise EnvironmentProblem(f"cannot lock {self.path}: {exc.strerror}",
+                                     hint="put the repository on a file system that supports flock") from None
+        if not self._same_file(fd):      # released and unlinked between our open and our flock
+            os.close(fd)
             return False
-        info = {"pid": os.getpid(), "host": socket.gethostname(),
-                "since": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-        with os.fdopen(fd, "w") as handle:
-            json.dump(info, handle)
-        self.held = True
+        previous = self._read(fd)
+        self._record(fd)
+        self._fd = fd
+        if previous and self.notify:
+            self.notify(f"removing a stale lock {self.path} left by pid {previous.get('pid')} on "
+                        f"{previous.get('host')} (no longer running)")
         return True
 
-    def _holder(self) -> dict | None:
+    def _same_file(self, fd: int) -> bool:
         try:
-            data = json.loads(self.path.read_text())
-            return data if isinstance(data, dict) else {}
+            now = os.stat(self.path)
         except FileNotFoundError:
-            return None
+            return False
+        held = os.fstat(fd)
+        return (now.st_dev, now.st_ino) == (held.st_dev, held.st_ino)
+
+    @staticmethod
+    def _read(fd: int) -> dict:
+        try:
+            data = json.loads(os.pread(fd, 4096, 0) or b"{}")
         except (OSError, ValueError):
             return {}
+        return data if isinstance(data, dict) else {}
 
-    def _stale(self, holder: dict) -> bool:
-        if not holder:
-            # unreadable: a writer died between create and write, or is writing right now
-            try:
-                return time.time() - self.path.stat().st_mtime > 5
-            except FileNotFoundError:
-                return False
-        if holder.get("host") != socket.gethostname():
-            return False
-        pid = holder.get("pid")
-        return isinstance(pid, int) and not _alive(pid)
+    @staticmethod
+    def _record(fd: int) -> None:
+        pid = os.getpid()
+        info = {"pid": pid, "host": socket.gethostname(), "started": _start_time(pid),
+                "since": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, json.dumps(info).encode(), 0)
+
+    def _holder(self) -> dict:
+        try:
+            data = json.loads(self.path.read_bytes() or b"{}")
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}

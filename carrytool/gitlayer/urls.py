@@ -9,7 +9,10 @@ _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
 _TRANSPORT = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)::")
 _SCP = re.compile(r"^[^/@:\s]+@[^/:\s]+:")
 _USERINFO = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://)([^/@]*)@")
-_SECRET_PARAM = re.compile(r"((?:access_)?token|password|private_token|key)=[^&\s]+", re.IGNORECASE)
+_HTTP_USERINFO = re.compile(r"(https?://)[^/?#\s]*@", re.IGNORECASE)
+_PASSWORD_USERINFO = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://)[^/?#\s@:]*:[^/?#\s]*@")
+_SECRET_PARAM = re.compile(r"([?&;][^=&;#\s]*(?:token|passw|secret|key|auth|sig|cred)[^=&;#\s]*)=[^&;#\s]*",
+                           re.IGNORECASE)
 _ALLOWED_SCHEMES = {"https", "http", "ssh", "git", "file", "git+ssh", "ssh+git"}
 
 
@@ -50,9 +53,14 @@ def resolve_local(url: str, base: Path) -> str:
 
 
 def redact(text: str) -> str:
-    """Hide credentials in URLs anywhere in TEXT: `https://user:tok@host` -> `https://***@host`."""
-    text = re.sub(r"([A-Za-z][A-Za-z0-9+.-]*://)[^/@\s]*:[^/@\s]*@", r"\1***@", text)
-    text = re.sub(r"(https?://)[^/@\s:]{20,}@", r"\1***@", text)   # bare tokens used as user names
+    """Hide credentials in URLs anywhere in TEXT: `https://user:tok@host` -> `https://***@host`.
+
+    Over http(s) any user part goes (a bare `https://TOKEN@host` is how forges take tokens); over other
+    schemes a `user:password` does, while `ssh://git@host` and `git@host:path` keep their user name.
+    Query parameters that name a secret (`access_token`, `private_token`, `password`, `api_key`, ...) too.
+    """
+    text = _HTTP_USERINFO.sub(r"\1***@", text)
+    text = _PASSWORD_USERINFO.sub(r"\1***@", text)
     return _SECRET_PARAM.sub(lambda m: m.group(1) + "=***", text)
 
 

@@ -36,6 +36,7 @@ from carrytool.manifest.model import (
 from carrytool.manifest.yamlload import YList, YMap
 
 T = TypeVar("T")
+MAX_INT = 2**63 - 1     # PR numbers and counts: what every forge and git can hold
 
 
 def build_manifest(data: Any, text: str, path: Path) -> Manifest:
@@ -100,6 +101,8 @@ class _Builder:
                 raise self.fail(keypath, line, f"must be {expected['int']}, got {_show(value, raw)}")
             if value < 0:
                 raise self.fail(keypath, line, f"must not be negative, got {value}")
+            if value > MAX_INT:
+                raise self.fail(keypath, line, f"is too large ({len(str(value))} digits; at most {MAX_INT})")
         elif key.type == "bool":
             if not isinstance(value, bool):
                 raise self.fail(keypath, line, f"must be {expected['bool']}, got {_show(value, raw)}")
@@ -314,7 +317,7 @@ class _Builder:
                     raise self.fail(f"{keypath}[{i}].paths", line, "must list at least one path (omit it to "
                                     "supersede the whole PR)")
                 sup = Supersede(item["pr"], self.text_value(item, "head"), paths, line)
-            elif isinstance(item, int) and not isinstance(item, bool) and item >= 0:
+            elif isinstance(item, int) and not isinstance(item, bool) and 0 <= item <= MAX_INT:
                 sup = Supersede(item, None, (), line)
             else:
                 raise self.fail(f"{keypath}[{i}]", line, f"must be a PR number or {{pr, head, paths}}, got "
@@ -488,4 +491,5 @@ def _kind(value: Any) -> str:
 def _show(value: Any, raw: str | None) -> str:
     if isinstance(value, (YMap, YList, dict, list)) or value is None:
         return _kind(value)
-    return repr(raw if raw is not None else value)
+    text = repr(raw if raw is not None else value)
+    return text if len(text) <= 60 else text[:57] + "..."

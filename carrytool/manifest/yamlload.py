@@ -9,6 +9,7 @@ import yaml
 from carrytool.errors import ManifestError
 
 MAX_NODES = 200_000   # an alias bomb expands past this long before it hurts
+MAX_INT_CHARS = 1000  # Python refuses to read integers past 4,300 digits; a 40-digit SHA must still pass
 
 
 class YMap(dict):
@@ -89,7 +90,13 @@ class _Converter:
                 if key in out:
                     raise self.fail(key_node, f"duplicate key '{key}' (first at line {out.key_lines[key]})")
                 out.key_lines[key] = key_node.start_mark.line + 1
-                out[key] = self.convert(value_node, stack)
+                try:
+                    out[key] = self.convert(value_node, stack)
+                except ManifestError as exc:
+                    if isinstance(value_node, yaml.ScalarNode):
+                        exc.message = f"'{key}': {exc.message}"      # name the key of a bad scalar
+                        exc.args = (exc.message,)
+                    raise
                 if isinstance(value_node, yaml.ScalarNode):
                     out.raw[key] = value_node.value
             return out
@@ -104,6 +111,8 @@ class _Converter:
             raise self.fail(node, f"YAML tag {node.tag} is not allowed in a manifest")
         if node.tag.endswith(":timestamp"):
             return node.value   # a date-like title stays text
+        if node.tag.endswith(":int") and len(node.value) > MAX_INT_CHARS:
+            raise self.fail(node, f"a number of {len(node.value)} characters is too large")
         try:
             return self.loader.construct_object(node, deep=True)
         except yaml.constructor.ConstructorError as exc:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,6 +17,7 @@ from carrytool import __version__
 from carrytool.errors import LockMismatch
 from carrytool.gitlayer.urls import redact
 from carrytool.manifest.model import Manifest
+from carrytool.pipeline.atomic import publish, stage
 from carrytool.pipeline.resolve import Resolved
 
 LOCK_VERSION = 1
@@ -63,16 +64,46 @@ def build_lock(manifest: Manifest, resolved: Resolved, result: str | None, git_v
     return doc
 
 
-def write_lock(manifest: Manifest, doc: dict[str, Any]) -> bool:
-    """Write the lock atomically; return False when the file already says exactly this."""
+@dataclass
+class StagedLock:
+    """A lock written and synced beside its place, waiting for the rename that publishes it.
+
+    sync stages the lock before the branch moves: a full disk or a read-only directory stops the run
+    while nothing has moved, and what is left once the branch moved is a rename.
+    """
+
+    path: Path
+    tmp: Path | None          # None: the lock already says exactly this
+
+    def commit(self) -> bool:
+        """Publish the lock; return False when it was already up to date."""
+        if self.tmp is None:
+            return False
+        tmp, self.tmp = self.tmp, None
+        publish(tmp, self.path)
+        return True
+
+    def discard(self) -> None:
+        if self.tmp is not None:
+            self.tmp.unlink(missing_ok=True)
+            self.tmp = None
+
+
+def stage_lock(manifest: Manifest, doc: dict[str, Any]) -> StagedLock:
+    """Write DOC to a synced temporary file beside the lock (EnvironmentProblem, exit 4, when it cannot)."""
     path = lock_path(manifest)
     text = json.dumps(doc, indent=2) + "\n"
-    if path.exists() and path.read_text(encoding="utf-8") == text:
-        return False
-    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
-    return True
+    try:
+        if path.read_text(encoding="utf-8") == text:
+            return StagedLock(path, None)
+    except (OSError, UnicodeDecodeError):
+        pass
+    return StagedLock(path, stage(path, text.encode("utf-8")))
+
+
+def write_lock(manifest: Manifest, doc: dict[str, Any]) -> bool:
+    """Write the lock atomically; return False when the file already says exactly this."""
+    return stage_lock(manifest, doc).commit()
 
 
 @dataclass(frozen=True)
@@ -97,16 +128,99 @@ def read_lock(manifest: Manifest) -> Lock:
         raise LockMismatch(f"cannot read the lock {path}: {exc}") from None
     if not isinstance(doc, dict) or doc.get("lock") != LOCK_VERSION:
         raise LockMismatch(f"{path} is not a carrytool lock (version {LOCK_VERSION})")
+    _check_shape(doc, path)
     _check_matches(manifest, doc, path)
     return Lock(doc, path)
+
+
+_OID = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
+_TOP_KEYS = ("lock", "carrytool", "git", "upstream", "fork", "entries", "superseded_heads", "result")
+_ENTRY_KEYS = ("id", "head", "commit", "patch", "sha256")
+
+
+def _check_shape(doc: dict[str, Any], path: Path) -> None:
+    """Every key and type of a lock as sync writes it; a hand edit is an input error naming the key."""
+    def bad(key: str, what: str, value: Any = None, shown: bool = True) -> LockMismatch:
+        got = f", got {_show(value)}" if shown else ""
+        return LockMismatch(f"`{key}` {what}{got}", where=str(path),
+                            hint="the lock is written by `carrytool sync`: rerun it without --locked to rewrite "
+                                 "the lock rather than editing it by hand")
+
+    def keys(data: Any, allowed: tuple[str, ...], key: str) -> None:
+        if not isinstance(data, dict):
+            raise bad(key, "must be a mapping", data)
+        for name in data:
+            if name not in allowed:
+                raise bad(f"{key}.{_clip(name)}" if key else _clip(name),
+                          f"is not a lock key (known: {', '.join(allowed)})", shown=False)
+
+    def sha(data: dict, name: str, key: str, *, required: bool) -> None:
+        if name not in data:
+            if required:
+                raise bad(key, "is missing", shown=False)
+            return
+        value = data[name]
+        if not (value is None and not required) and not (isinstance(value, str) and _OID.match(value)):
+            raise bad(key, "must be a full commit SHA" + ("" if required else " or null"), value)
+
+    def text(data: dict, name: str, key: str, *, required: bool = False, nullable: bool = False) -> None:
+        if name not in data:
+            if required:
+                raise bad(key, "is missing", shown=False)
+            return
+        if not isinstance(data[name], str) and not (nullable and data[name] is None):
+            raise bad(key, "must be a string", data[name])
+
+    keys(doc, _TOP_KEYS, "")
+    text(doc, "carrytool", "carrytool")
+    text(doc, "git", "git")
+    if "upstream" not in doc:
+        raise bad("upstream", "is missing", shown=False)
+    keys(doc["upstream"], ("url", "branch", "sha"), "upstream")
+    text(doc["upstream"], "url", "upstream.url", required=True)
+    text(doc["upstream"], "branch", "upstream.branch", required=True)
+    sha(doc["upstream"], "sha", "upstream.sha", required=True)
+    if "fork" in doc:
+        keys(doc["fork"], ("branch",), "fork")
+        text(doc["fork"], "branch", "fork.branch")
+    entries = doc.get("entries")
+    if not isinstance(entries, list):
+        raise bad("entries", "must be a list", entries) if "entries" in doc else bad("entries", "is missing",
+                                                                                   shown=False)
+    for i, item in enumerate(entries):
+        keys(item, _ENTRY_KEYS, f"entries[{i}]")
+        text(item, "id", f"entries[{i}].id", required=True)
+        sha(item, "head", f"entries[{i}].head", required=False)
+        sha(item, "commit", f"entries[{i}].commit", required=False)
+        text(item, "patch", f"entries[{i}].patch")
+        text(item, "sha256", f"entries[{i}].sha256", nullable=True)
+    folded = doc.get("superseded_heads", {})
+    if not isinstance(folded, dict):
+        raise bad("superseded_heads", "must be a mapping of PR number to SHA", folded)
+    for number in folded:
+        key = f"superseded_heads.{_clip(number)}"
+        if not (number.isascii() and number.isdigit() and len(number) <= 18):
+            raise bad(key, "must be a PR number", shown=False)
+        sha(folded, number, key, required=True)
+    sha(doc, "result", "result", required=False)
+
+
+def _clip(text: str, size: int = 24) -> str:
+    return text if len(text) <= size else text[:size] + "..."
+
+
+def _show(value: Any) -> str:
+    text = json.dumps(value) if not isinstance(value, str) else repr(value)
+    return _clip(text, 60)
 
 
 def _check_matches(manifest: Manifest, doc: dict[str, Any], path: Path) -> None:
     hint = "run `carrytool sync` without --locked to re-resolve, and commit the new lock"
     up = doc.get("upstream") or {}
-    if up.get("url") != redact(manifest.upstream.url) or up.get("branch") != manifest.upstream.branch:
-        raise LockMismatch(f"{path} was written for upstream {up.get('url')} {up.get('branch')}, the manifest "
-                           f"says {manifest.upstream.url} {manifest.upstream.branch}", hint=hint)
+    # both sides redacted: a lock written by an older carrytool that kept a short https user name matches
+    if redact(up["url"]) != redact(manifest.upstream.url) or up.get("branch") != manifest.upstream.branch:
+        raise LockMismatch(f"{path} was written for upstream {redact(str(up.get('url')))} {up.get('branch')}, the "
+                           f"manifest says {redact(manifest.upstream.url)} {manifest.upstream.branch}", hint=hint)
     locked = [e.get("id") for e in doc.get("entries") or []]
     declared = [e.id for e in manifest.entries]
     if locked != declared:

@@ -10,8 +10,9 @@ from typing import Any
 
 from carrytool import __version__
 from carrytool.asserts.spec import AssertOutcome
-from carrytool.errors import EXIT_CONFLICT, EXIT_INPUT, EXIT_OK, EXIT_VERIFY
+from carrytool.errors import EXIT_CONFLICT, EXIT_INPUT, EXIT_OK, EXIT_VERIFY, EnvironmentProblem, InputError
 from carrytool.gitlayer.urls import redact
+from carrytool.pipeline.atomic import write_atomic
 from carrytool.pipeline.plan import Step, Violation
 
 
@@ -93,7 +94,7 @@ class Report:
         if self.violations:
             data["violations"] = [v.to_json() for v in self.violations]
         if self.error:
-            data["error"] = self.error
+            data["error"] = {**self.error, "message": redact(str(self.error.get("message", "")))}
         data.update(self.extra)
         return data
 
@@ -101,14 +102,24 @@ class Report:
         return json.dumps(self.to_json(), indent=2, ensure_ascii=True) + "\n"
 
 
-def write_atomic(path: str | Path, text: str) -> None:
-    """Write TEXT to PATH through a temporary file and a rename: readers never see half a report."""
+def check_report_path(path: str | Path | None) -> None:
+    """Refuse a `--report` path that could never be written, before anything runs (so nothing moves
+    for a report that then fails): an existing directory, or a path under a file. Missing directories
+    are fine: they are created when the report is written."""
+    if path is None:
+        return
     path = Path(path)
-    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    if path.is_dir():
+        raise InputError(f"--report {path} is a directory", hint=f"name a file, e.g. --report {path / 'report.json'}")
+    ancestor = path.parent
+    while not ancestor.exists() and ancestor != ancestor.parent:
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        raise InputError(f"--report {path}: {ancestor} is a file, not a directory")
+    if not os.access(ancestor, os.W_OK | os.X_OK):
+        raise EnvironmentProblem(f"--report {path}: cannot write into {ancestor}")
 
 
 def write_report(report: Report, path: str | Path) -> None:
-    """Write the JSON report to PATH atomically."""
+    """Write the JSON report to PATH atomically (missing directories are created)."""
     write_atomic(path, report.dumps())

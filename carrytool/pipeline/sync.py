@@ -23,7 +23,7 @@ from carrytool.manifest.model import Manifest
 from carrytool.pipeline import facts
 from carrytool.pipeline.compose import Composer, Composition
 from carrytool.pipeline.landing import account
-from carrytool.pipeline.lock import build_lock, locked_resolution, read_lock, write_lock
+from carrytool.pipeline.lock import StagedLock, build_lock, locked_resolution, read_lock, stage_lock
 from carrytool.pipeline.plan import CONFLICT, Step, plan_paths, plan_static
 from carrytool.pipeline.report import Report
 from carrytool.pipeline.resolve import (
@@ -196,27 +196,45 @@ def _finish(manifest: Manifest, git: Git, options: SyncOptions, planned: Planned
     if report.exit_code != 0 or options.dry_run:
         return
     ref = branch_ref(manifest)
-    if options.push:
-        if git.ref_value(ref) != previous:
-            raise RefMoved(f"{ref} changed while carrytool was composing; nothing was pushed or written",
-                           hint="run sync again")
-        report.result["pushed"] = False
-        report.result["pushed"] = push(manifest, git, comp.result, planned.resolved, options)
-    if previous != comp.result:
-        if not git.update_ref(ref, comp.result, previous, f"carrytool sync: {len(comp.applied)} entries on "
-                                                          f"{manifest.upstream.branch}"):
-            pushed = " (the fork's branch was pushed; the lock was not written)" if report.result.get("pushed") \
-                else "; nothing was written"
-            raise RefMoved(f"{ref} changed while carrytool was composing{pushed}", hint="run sync again")
-        report.result["updated"] = True
     lock_doc = build_lock(manifest, planned.resolved, comp.result, ".".join(map(str, git.version)))
-    if not options.locked:
-        report.extra["lock_written"] = write_lock(manifest, lock_doc)
+    # Order: stage the lock (written and synced beside its place: a full disk or a read-only directory stops
+    # the run with nothing moved), push with the lease, move the local branch, then rename the lock into
+    # place. A refused push moves nothing local; once the branch moved only the lock's rename is left.
+    staged = None if options.locked else stage_lock(manifest, lock_doc)
+    try:
+        if options.push:
+            if git.ref_value(ref) != previous:
+                raise RefMoved(f"{ref} changed while carrytool was composing; nothing was pushed or written",
+                               hint="run sync again")
+            report.result["pushed"] = False
+            report.result["pushed"] = push(manifest, git, comp.result, planned.resolved, options)
+        if previous != comp.result:
+            if not git.update_ref(ref, comp.result, previous, f"carrytool sync: {len(comp.applied)} entries "
+                                                              f"on {manifest.upstream.branch}"):
+                pushed = " (the fork's branch was pushed; the lock was not written)" \
+                    if report.result.get("pushed") else "; nothing was written"
+                raise RefMoved(f"{ref} changed while carrytool was composing{pushed}", hint="run sync again")
+            report.result["updated"] = True
+        if staged is not None:
+            report.extra["lock_written"] = _publish_lock(staged, report.result)
+    finally:
+        if staged is not None:
+            staged.discard()
+
+
+def _publish_lock(staged: StagedLock, result: dict) -> bool:
+    try:
+        return staged.commit()
+    except EnvironmentProblem as exc:
+        moved = (f"{result['branch']} moved to {result['sha']}" if result.get("updated")
+                 else f"{result['branch']} was already at {result['sha']}")
+        raise EnvironmentProblem(f"{exc.message}; {moved}, but the lock was not updated",
+                                 hint="fix the file system and run sync again: it rewrites the lock") from None
 
 
 def clear_stale_ref_locks(git: Git, ns: str, notify: Callable[[str], None] | None) -> None:
     """Remove `*.lock` files a killed fetch left under our own namespace (we hold the repo lock)."""
-    root = git.git_dir / ns
+    root = git.common_dir / ns      # refs live in the common dir (a linked work tree's git dir has none)
     if not root.is_dir():
         return
     for stale in root.rglob("*.lock"):

@@ -87,14 +87,23 @@ def test_stale_lock_of_a_dead_process_is_cleared_with_a_message(small: Small) ->
 def test_a_live_lock_makes_the_second_run_exit_4_naming_the_holder(small: Small) -> None:
     small.pr(1, {"b.py": "x = 10\ny = 2\nz = 3\n"})
     small.manifest([{"pr": 1}])
-    lock = small.work.path / "carrytool.lock"
-    lock.write_text(json.dumps({"pid": os.getpid(), "host": os.uname().nodename, "since": "now"}))
-    result = run("sync", "-m", str(small.manifest_path), "--repo", str(small.work.path), "--wait", "0.3")
-    assert result.returncode == 4 and f"pid {os.getpid()}" in result.stderr
-    assert small.branch() is None
-    threading.Timer(0.5, lock.unlink).start()
-    result = run("sync", "-m", str(small.manifest_path), "--repo", str(small.work.path), "--wait", "10")
-    assert result.returncode == 0
+    holder = subprocess.Popen(          # a live run: it holds the lock (flock), not just a file naming it
+        [sys.executable, "-c", "import sys; from pathlib import Path; "
+         "from carrytool.gitlayer.repolock import RepoLock\n"
+         "with RepoLock(Path(sys.argv[1])):\n    print('held', flush=True); sys.stdin.readline()",
+         str(small.work.path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        result = run("sync", "-m", str(small.manifest_path), "--repo", str(small.work.path), "--wait", "0.3")
+        assert result.returncode == 4 and f"pid {holder.pid}" in result.stderr
+        assert small.branch() is None
+        threading.Timer(0.5, holder.stdin.close).start()
+        result = run("sync", "-m", str(small.manifest_path), "--repo", str(small.work.path), "--wait", "10")
+        assert result.returncode == 0
+    finally:
+        holder.kill()
+        holder.wait()
+        holder.stdout.close()
 
 
 def test_two_syncs_at_once_one_writer_one_result(long_sync: tuple[Path, Path]) -> None:

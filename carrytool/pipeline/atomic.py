@@ -1,0 +1,60 @@
+"""Files that are either whole or absent: written beside their place, synced, then renamed over it."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from carrytool.errors import EnvironmentProblem
+
+
+def stage(path: Path, data: bytes) -> Path:
+    """Write DATA to a synced temporary file beside PATH (creating missing parent directories) and
+    return it; on any failure nothing is left behind and EnvironmentProblem (exit 4) says why."""
+    tmp: Path | None = None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        tmp = Path(name)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, 0o666 & ~_umask())
+    except OSError as exc:
+        if tmp is not None:
+            tmp.unlink(missing_ok=True)
+        raise EnvironmentProblem(f"cannot write {path}: {exc.strerror or exc}") from None
+    return tmp
+
+
+def publish(tmp: Path, path: Path) -> None:
+    """Rename the staged TMP over PATH and sync the directory (the rename itself survives a crash)."""
+    try:
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise EnvironmentProblem(f"cannot write {path}: {exc.strerror or exc}") from None
+    try:
+        fd = os.open(path.parent, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def write_atomic(path: str | Path, text: str) -> None:
+    """Write TEXT to PATH through a synced temporary file and a rename: readers never see half a file."""
+    path = Path(path)
+    publish(stage(path, text.encode("utf-8")), path)
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask

@@ -1,0 +1,143 @@
+"""The repository lock: one holder at a time, even when many processes take over a stale lock at once."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from carrytool.errors import EnvironmentProblem, LockHeld
+from carrytool.gitlayer.repolock import RepoLock
+
+from tests.gitrepo import init_repo, read_only
+
+PROCESSES = 8
+TRIALS = 30
+
+
+def dead_pid() -> int:
+    proc = subprocess.Popen(["true"])
+    proc.wait()
+    return proc.pid
+
+
+def plant_stale(path: Path, pid: int) -> None:
+    (path / "carrytool.lock").write_text(json.dumps({"pid": pid, "host": socket.gethostname(), "since": "then"}))
+
+
+def _contend(git_dir: str, log: str, barrier) -> None:  # noqa: ANN001 - a multiprocessing.Barrier
+    barrier.wait()
+    with RepoLock(Path(git_dir), wait=60):
+        with open(log, "a") as handle:
+            handle.write(f"enter {os.getpid()}\n")
+        time.sleep(0.002)
+        with open(log, "a") as handle:
+            handle.write(f"exit {os.getpid()}\n")
+
+
+def overlaps(lines: list[str]) -> int:
+    """How many times a process entered while another was inside."""
+    inside, bad = None, 0
+    for line in lines:
+        what, pid = line.split()
+        if what == "enter":
+            bad += inside is not None
+            inside = pid
+        else:
+            inside = None if inside == pid else inside
+    return bad
+
+
+def test_racing_takeover_of_a_stale_lock_never_has_two_holders(tmp_path: Path) -> None:
+    repo = init_repo(tmp_path / "repo", bare=True)
+    ctx = multiprocessing.get_context("fork")
+    stale = dead_pid()
+    bad_trials = []
+    for trial in range(TRIALS):
+        plant_stale(repo.path, stale)
+        log = tmp_path / f"log.{trial}"
+        log.touch()
+        barrier = ctx.Barrier(PROCESSES)
+        procs = [ctx.Process(target=_contend, args=(str(repo.path), str(log), barrier)) for _ in range(PROCESSES)]
+        for proc in procs:
+            proc.start()
+        for proc in procs:
+            proc.join(60)
+        assert all(proc.exitcode == 0 for proc in procs), [proc.exitcode for proc in procs]
+        lines = log.read_text().splitlines()
+        assert len(lines) == 2 * PROCESSES
+        if overlaps(lines):
+            bad_trials.append(trial)
+    assert not bad_trials, f"two holders at once in {len(bad_trials)} of {TRIALS} trials"
+    assert not (repo.path / "carrytool.lock").exists()
+
+
+def test_a_stale_lock_recording_our_own_pid_does_not_block(tmp_path: Path) -> None:
+    repo = init_repo(tmp_path / "repo", bare=True)
+    plant_stale(repo.path, os.getpid())
+    notes: list[str] = []
+    started = time.monotonic()
+    with RepoLock(repo.path, wait=5, notify=notes.append):
+        assert time.monotonic() - started < 2
+    assert notes and "stale lock" in notes[0]
+
+
+def test_a_lock_recording_a_live_unrelated_pid_is_stale_when_nobody_holds_it(tmp_path: Path) -> None:
+    """A PID alone proves nothing (it may have been reused): only a held lock blocks."""
+    repo = init_repo(tmp_path / "repo", bare=True)
+    plant_stale(repo.path, os.getppid())
+    with RepoLock(repo.path, wait=0):
+        pass
+
+
+def test_a_held_lock_blocks_names_its_holder_and_is_released_on_death(tmp_path: Path) -> None:
+    repo = init_repo(tmp_path / "repo", bare=True)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time; from pathlib import Path; "
+         "from carrytool.gitlayer.repolock import RepoLock\n"
+         "with RepoLock(Path(sys.argv[1])):\n    print('held', flush=True); time.sleep(60)", str(repo.path)],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with pytest.raises(LockHeld) as err:
+            with RepoLock(repo.path, wait=0.3):
+                pass
+        assert f"pid {holder.pid}" in str(err.value) and socket.gethostname() in str(err.value)
+        holder.kill()          # kill -9: no cleanup ran, the kernel released the lock
+        holder.wait()
+        notes: list[str] = []
+        with RepoLock(repo.path, wait=5, notify=notes.append):
+            pass
+        assert notes and f"pid {holder.pid}" in notes[0]
+    finally:
+        holder.kill()
+        holder.wait()
+        holder.stdout.close()
+
+
+def test_linked_work_trees_share_one_lock(tmp_path: Path) -> None:
+    main = init_repo(tmp_path / "main")
+    main.commit({"a": "a\n"}, "a", ref="refs/heads/main")
+    main.git("worktree", "add", "-q", str(tmp_path / "linked"), "-b", "side")
+    linked_git_dir = Path(main.git("-C", str(tmp_path / "linked"), "rev-parse", "--absolute-git-dir"))
+    assert linked_git_dir != main.path / ".git"
+    with RepoLock(main.path / ".git"):
+        with pytest.raises(LockHeld):
+            with RepoLock(linked_git_dir, wait=0):
+                pass
+
+
+def test_a_read_only_git_dir_is_an_environment_error(tmp_path: Path) -> None:
+    repo = init_repo(tmp_path / "repo", bare=True)
+    with read_only(repo.path):
+        with pytest.raises(EnvironmentProblem) as err:
+            with RepoLock(repo.path):
+                pass
+    assert "carrytool.lock" in str(err.value)
