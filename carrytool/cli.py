@@ -103,6 +103,14 @@ def _open_git(repo: Path):  # noqa: ANN202
     return Git(repo)
 
 
+def _invocation(manifest: Optional[Path], repo: Path) -> str:
+    """The -m/--repo the user gave, shell-quoted, for next-step commands (nothing for the defaults)."""
+    import shlex
+
+    out = f" -m {shlex.quote(str(manifest))}" if manifest is not None else ""
+    return out + (f" --repo {shlex.quote(str(repo))}" if repo != Path(".") else "")
+
+
 def _failed_report(command: str, exc: CarryError, report_file: Optional[Path], fmt: str) -> None:
     """A run that stopped before it had a plan still leaves a report (ok: false, the error) for CI."""
     from carrytool.pipeline.report import Report, write_report
@@ -120,7 +128,7 @@ def _error_line(report) -> None:  # noqa: ANN001
         print(f"carrytool: error: {report.error['message']}", file=sys.stderr)
 
 
-def _emit(report, fmt: str, report_file: Optional[Path]) -> None:  # noqa: ANN001
+def _emit(report, fmt: str, report_file: Optional[Path], invocation: str = "") -> None:  # noqa: ANN001
     from carrytool.pipeline.report import write_report
     from carrytool.render.text import render_report
 
@@ -129,7 +137,7 @@ def _emit(report, fmt: str, report_file: Optional[Path]) -> None:  # noqa: ANN00
     if fmt == "json":
         sys.stdout.write(report.dumps())
     elif not _State.quiet:
-        render_report(report, sys.stdout, verbose=_State.verbose)
+        render_report(report, sys.stdout, verbose=_State.verbose, invocation=invocation)
     else:
         from carrytool.render.text import outcome_line
         print(outcome_line(report))
@@ -177,7 +185,7 @@ def sync(
             raise
         if dry_run:
             result.extra["dry_run"] = True
-        _emit(result, fmt, report)
+        _emit(result, fmt, report, _invocation(manifest, repo))
         return result.exit_code
 
     _run(body)
@@ -279,7 +287,7 @@ def verify(
             emit_github(result, sys.stdout)
             _error_line(result)
         else:
-            _emit(result, fmt, report)
+            _emit(result, fmt, report, _invocation(manifest, repo))
         return result.exit_code
 
     _run(body)
@@ -359,14 +367,6 @@ ScratchOpt = Annotated[Optional[Path], typer.Option(
 WaitOpt = Annotated[float, typer.Option("--wait", metavar="SECONDS",
                                         help="Wait this long for another run's repository lock.")]
 UnionName = Annotated[str, typer.Argument(help="The carry entry (NAME or carry/NAME).")]
-
-
-def _invocation(manifest: Optional[Path], repo: Path) -> str:
-    """The -m/--repo the user gave, shell-quoted, for next-step commands (nothing for the defaults)."""
-    import shlex
-
-    out = f" -m {shlex.quote(str(manifest))}" if manifest is not None else ""
-    return out + (f" --repo {shlex.quote(str(repo))}" if repo != Path(".") else "")
 
 
 def _union_run(manifest: Optional[Path], repo: Path, name: str, scratch: Optional[Path], wait: float,

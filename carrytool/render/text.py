@@ -49,15 +49,16 @@ def step_files_short(files: str) -> bool:
     return len(files) <= 100
 
 
-def render_report(report: Report, stream: TextIO = sys.stdout, *, verbose: bool = False) -> None:
-    """Print a sync/verify report: entries table, checks, warnings, the outcome line."""
+def render_report(report: Report, stream: TextIO = sys.stdout, *, verbose: bool = False, invocation: str = "") -> None:
+    """Print a sync/verify report: entries table, checks, warnings, the outcome line. INVOCATION is the
+    user's -m/--repo (shell-quoted), repeated in the next-step commands."""
     if use_rich(stream):
-        _render_rich(report, stream, verbose)
+        _render_rich(report, stream, verbose, invocation)
     else:
-        _render_plain(report, stream, verbose)
+        _render_plain(report, stream, verbose, invocation)
 
 
-def _render_plain(report: Report, stream: TextIO, verbose: bool) -> None:
+def _render_plain(report: Report, stream: TextIO, verbose: bool, invocation: str = "") -> None:
     out = stream.write
     if report.upstream:
         out(f"upstream {report.upstream['branch']} at {report.upstream['sha'][:12]}\n")
@@ -70,12 +71,12 @@ def _render_plain(report: Report, stream: TextIO, verbose: bool) -> None:
             if files and (verbose or step_files_short(files)):
                 line += f"  [{files}]"
             out(line.rstrip() + "\n")
-    for line in detail_lines(report):
+    for line in detail_lines(report, invocation):
         out(line + "\n")
     out(outcome_line(report) + "\n")
 
 
-def _render_rich(report: Report, stream: TextIO, verbose: bool) -> None:
+def _render_rich(report: Report, stream: TextIO, verbose: bool, invocation: str = "") -> None:
     from rich.table import Table
 
     con = console(stream)
@@ -91,13 +92,13 @@ def _render_rich(report: Report, stream: TextIO, verbose: bool) -> None:
             cells = [ident, f"[{style}]{status}[/]", why, files]
             table.add_row(*cells)
         con.print(table)
-    for line in detail_lines(report):
+    for line in detail_lines(report, invocation):
         con.print(line, markup=False)
     style = "green" if report.ok else "red"
     con.print(f"[{style}]{outcome_line(report)}[/]")
 
 
-def detail_lines(report: Report) -> list[str]:
+def detail_lines(report: Report, invocation: str = "") -> list[str]:
     """Conflicts, violations, landing failures, failed asserts and warnings, one line each."""
     lines: list[str] = []
     for step in report.steps:
@@ -121,17 +122,19 @@ def detail_lines(report: Report) -> list[str]:
         lines.append(f"warning: {warning.get('message') or warning}")
     if report.error:
         lines.append(f"error: {report.error['message']}")
-    return lines + next_steps(report)
+    return lines + next_steps(report, invocation)
 
 
-def next_steps(report: Report) -> list[str]:
-    """What to run or change next, for each kind of failure in REPORT."""
+def next_steps(report: Report, invocation: str = "") -> list[str]:
+    """What to run or change next, for each kind of failure in REPORT (INVOCATION: the user's -m/--repo)."""
     hints: list[str] = []
     failed = report.failed_conflicts
     if failed:
         pairs = sorted({c for s in failed for conf in s.conflicts for c in conf["with"]} | {s.id for s in failed})
-        hints.append(f"next: fold {', '.join(pairs)} into a union (`carrytool explain` shows the overlap; "
-                     "`carrytool union compose NAME` composes it), or set `on_conflict: skip` on the entry")
+        numbers = " ".join(p.removeprefix("pr/") for p in pairs if p.startswith("pr/"))
+        hints.append(f"next: fold {', '.join(pairs)} into a union (`carrytool explain{invocation}` shows the "
+                     f"overlap; `carrytool union new NAME {numbers}{invocation}` starts it), or set "
+                     "`on_conflict: skip` on the entry")
     if any(v.kind == "owned-path" for v in report.violations):
         v = next(v for v in report.violations if v.kind == "owned-path")
         hints.append(f"next: let {v.other} supersede {v.entry} for {v.path} (`supersedes: [{{pr: N, paths: "
@@ -139,12 +142,16 @@ def next_steps(report: Report) -> list[str]:
     if any(v.kind == "excludes" for v in report.violations):
         hints.append("next: take the excluded paths out of the carry (or out of its `excludes`)")
     if any(d.get("kind") == "clobbered" for d in report.dropped):
+        hint = next(d for d in report.dropped if d.get("kind") == "clobbered")
+        both = " ".join(str(x).removeprefix("pr/") for x in (hint.get("entry"), hint.get("by"))
+                        if str(x).startswith("pr/"))
         hints.append("next: `on_conflict: theirs` overwrote another entry's lines: compose both into a union "
-                     "instead (`carrytool union compose NAME`)")
+                     f"instead (`carrytool union new NAME {both or 'PR PR'}{invocation}`)")
     if any(d.get("kind") == "dropped" for d in report.dropped):
-        hints.append("next: `carrytool explain ENTRY` shows the dropped hunk and the commands that reproduce it")
+        hints.append(f"next: `carrytool explain ENTRY{invocation}` shows the dropped hunk and the commands that "
+                     "reproduce it")
     if any(not a.ok for a in report.asserts) and report.result and report.command == "sync":
-        hints.append(f"next: `carrytool verify --rev {report.result['sha']}` reproduces the failed asserts on "
+        hints.append(f"next: `carrytool verify --rev {report.result['sha']}{invocation}` reproduces the failed asserts on "
                      "the composed (unpublished) result")
     return hints
 
