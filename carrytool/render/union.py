@@ -79,6 +79,8 @@ def render_status(report: dict[str, Any], stream: TextIO, *, invocation: str = "
     elif refold["changes"] is not None:
         changed = ", ".join(refold["changes"]) or "nothing"
         out(f"  a refold would ask nothing and change: {changed}\n")
+    else:
+        out("  a refold would ask nothing\n")
     clean = not (report["stale"] or report["drift"] or report["merged_upstream"] or refold["needs_resolution"]
                  or refold["changes"])
     out("  up to date\n" if clean else "")

@@ -300,6 +300,7 @@ class Union:
         self.git.flush_objects()
         scratch = self._scratch(Path(state["scratch"]))
         scratch.write(self.git, shown_tree)
+        _crash_point("stop:scratch")
         state["conflict"] = {"pr": item.pr, "tree": merged.tree, "pre": step.pre, "shown": shown_tree,
                              "files": conflicts}
         self.save(state)
@@ -501,6 +502,7 @@ class Union:
         """Remove what carrytool wrote: the scratch files its marker lists, the state files."""
         scratch = self._scratch(scratch_root)
         left = scratch.remove_files() if scratch.is_marked() else []
+        _crash_point("cleanup:scratch")
         for path in [self.state_path, self.state_dir / "index", *self.state_dir.glob(".state.json.*.tmp")]:
             if path.is_symlink() or path.is_file():
                 path.unlink()
