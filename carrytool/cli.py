@@ -418,7 +418,11 @@ def union_new(
         from carrytool.gitlayer.repolock import RepoLock
         from carrytool.union.fold import Union
 
+        from carrytool.union.scratch import Scratch
+
         loaded = _load(manifest)
+        if scratch:
+            Scratch(Path(os.path.abspath(scratch)), name).check_usable()     # refuse before the manifest changes
         with _open_git(repo) as git, RepoLock(git.git_dir, wait=wait, notify=_diag):
             updated = add_union_entry(loaded, name, prs, paths or [], patch=None if commit else
                                       (patch or f"unions/{name}.patch"), invocation=_invocation(manifest, repo))

@@ -14,7 +14,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from carrytool.errors import InputError
+from carrytool.errors import EnvironmentProblem, InputError
 from carrytool.gitlayer.env import decode_path, encode_path
 from carrytool.gitlayer.git import Git
 
@@ -66,7 +66,14 @@ class Scratch:
 
     # -- writing --------------------------------------------------------------------------------------
     def write(self, git: Git, tree: str) -> None:
-        """Check TREE out into the scratch root: exact bytes, modes and links, then the marker."""
+        """Check TREE out into the scratch root: exact bytes, modes and links (the marker first)."""
+        try:
+            self._write(git, tree)
+        except OSError as exc:
+            raise EnvironmentProblem(f"cannot write the scratch tree {self.root}: {exc}",
+                                     hint="free some space or fix the permissions, then run the command again") from None
+
+    def _write(self, git: Git, tree: str) -> None:
         self.check_usable()
         created = not self.root.exists()
         previous = self.listed()
@@ -108,7 +115,10 @@ class Scratch:
                              "is not the scratch tree carrytool wrote)",
                              hint=self.hint or None)
         out: Snapshot = {}
-        self._read_dir(encode_path(str(self.root)), b"", out)
+        try:
+            self._read_dir(encode_path(str(self.root)), b"", out)
+        except OSError as exc:
+            raise InputError(f"cannot read the scratch tree {self.root}: {exc}") from None
         return out
 
     def _read_dir(self, root: bytes, prefix: bytes, out: Snapshot) -> None:

@@ -240,3 +240,36 @@ def test_a_slow_fold_holder_is_waited_for(fold: Fold) -> None:
     lock.__exit__()
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 3, out + err
+
+
+@pytest.mark.parametrize("delay", [0.2, 0.45, 0.7, 1.0])
+def test_kill_9_at_a_moment_of_continue_loses_nothing(tmp_path: Path, delay: float) -> None:
+    fold = Fold(tmp_path)
+    assert fold.run("union", "compose", "u", *fold.args()).returncode == 3
+    resolved = resolve_both(fold.scratch / "a.py", outside=b"line 10 by hand\n")
+    (fold.scratch / "new.txt").write_text("new\n")
+    proc = subprocess.Popen([os.sys.executable, "-m", "carrytool", "union", "continue", "u", *fold.args()],  # type: ignore[attr-defined]
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    time.sleep(delay)
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate(timeout=60)
+    if proc.returncode != 0:                  # killed: the next run resumes, or says the fold had finished
+        again = fold.run("union", "continue", "u", *fold.args())
+        assert again.returncode == 0 or (again.returncode == 2 and "no fold of carry/u under way" in again.stderr), \
+            again.stdout + again.stderr
+    commit = fold.ref()
+    assert fold.show(commit, "a.py") == resolved and fold.show(commit, "new.txt") == b"new\n"
+    assert fold.show(commit, "b.py").endswith(b"b6 by one\n")
+    refold = fold.run("union", "compose", "u", *fold.args())
+    assert refold.returncode == 0 and fold.ref() == commit, refold.stdout + refold.stderr
+
+
+def test_union_new_refuses_a_scratch_with_files_before_touching_the_manifest(cli: Cli, tmp_path: Path) -> None:
+    fold = Fold(tmp_path, union="")
+    before = fold.manifest.read_text()
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "keep").write_text("keep\n")
+    result = cli("union", "new", "u", "1", "2", "--scratch", mine, *fold.args())
+    assert result.exit_code == 2 and fold.manifest.read_text() == before
+    assert (mine / "keep").read_text() == "keep\n"
