@@ -151,8 +151,8 @@ def next_steps(report: Report, invocation: str = "") -> list[str]:
         hints.append(f"next: `carrytool explain ENTRY{invocation}` shows the dropped hunk and the commands that "
                      "reproduce it")
     if any(not a.ok for a in report.asserts) and report.result and report.command == "sync":
-        hints.append(f"next: `carrytool verify --rev {report.result['sha']}{invocation}` reproduces the failed asserts on "
-                     "the composed (unpublished) result")
+        hints.append(f"next: `carrytool verify --rev {report.result['sha']}{invocation}` reproduces the failed "
+                     "asserts on the composed (unpublished) result")
     return hints
 
 

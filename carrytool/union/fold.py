@@ -31,19 +31,12 @@ from carrytool.manifest.load import parse_manifest
 from carrytool.manifest.model import Entry, Manifest
 from carrytool.manifest.safefile import refuse_symlink, write_atomic
 from carrytool.pipeline.resolve import _fetch, namespace
-from carrytool.union.resolutions import (
-    Fixup,
-    Store,
-    align_resolutions,
-    apply_resolutions,
-    has_markers,
-    split_conflicts,
-)
+from carrytool.union.resolutions import Fixup, Store, align_resolutions, apply_resolutions, has_markers, split_conflicts
+from carrytool.union.reuse import Content, Step, read_content, resolve_step
 from carrytool.union.scratch import Scratch, _walk
 from carrytool.union.state import load_state, save_state
 
 Notify = Callable[[str], None]
-Content = tuple[str, bytes]
 
 
 def _crash_point(name: str) -> None:
@@ -63,17 +56,6 @@ class FoldItem:
     @property
     def id(self) -> str:
         return f"pr/{self.pr}"
-
-
-@dataclass
-class Step:
-    """One PR merged onto the fold: PRE (recorded hunks applied), TREE (fixups too), what is left."""
-
-    pre: str
-    tree: str
-    unresolved: dict[str, str] = field(default_factory=dict)     # path -> content | other | fixup
-    reused: list[str] = field(default_factory=list)
-    used: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -207,7 +189,7 @@ class Union:
         while state["next"] < len(items):
             item = items[state["next"]]
             merged = self.git.merge_trees([(state["tip"], self.only_paths(item))])[0]
-            step = self.resolve_step(merged, item, records, [f for f in fixups if f.item == item.id])
+            step = resolve_step(self.git, merged, records, [f for f in fixups if f.item == item.id], self.notify)
             state["used_keys"] += step.used
             if step.unresolved:
                 return self.stop(state, item, merged, step, outcome, dry)
@@ -221,73 +203,12 @@ class Union:
         outcome.unused_records = len(set(records) - set(state["used_keys"]))
         return self.finish(state, items, outcome, dry)
 
-    def resolve_step(self, merged: MergeResult, item: FoldItem, records: dict[str, bytes],
-                     fixups: list[Fixup]) -> Step:
-        """Apply each recorded hunk on its own, then the fixups recorded for ITEM; say what is left."""
-        edits: dict[str, tuple[str, str] | None] = {}
-        unresolved, reused, used = {}, [], []
-        for path in merged.conflicted_paths:
-            found = self.content(merged.tree, path)
-            parts = split_conflicts(found[1]) if found and found[0] != "120000" and has_markers(found[1]) else None
-            if not found or parts is None:
-                unresolved[path] = "other"
-                continue
-            content, missing = apply_resolutions(found[1], records)
-            used += [p.key for p in parts if not isinstance(p, bytes) and p.key in records]
-            if content != found[1]:
-                edits[path] = (found[0], self.git.write_blob(content))  # type: ignore[arg-type]
-            if missing:
-                unresolved[path] = "content"
-                if len(missing) < len(parts) // 2:
-                    self.notify(f"{path}: {len(parts) // 2 - len(missing)} conflict hunk(s) resolved from the "
-                                f"store; {len(missing)} not in the resolution store (new, or changed since recorded)")
-            else:
-                reused.append(path)
-        pre = self.git.edit_tree(merged.tree, edits) if edits else merged.tree
-        fixed: dict[str, tuple[str, str] | None] = {}
-        for fixup in fixups:
-            current = self.content(pre, fixup.file)
-            if unresolved.get(fixup.file) == "content" and current != fixup.base:
-                self.notify(f"{fixup.file}: your recorded edit outside the conflict hunks waits for the new "
-                            "hunks to be resolved; redo it in the scratch tree if it is still needed")
-                continue
-            applied, clean = self.apply_fixup(fixup, current)
-            fixed[fixup.file] = None if applied is None else (applied[0], self.git.write_blob(applied[1]))
-            if clean:
-                unresolved.pop(fixup.file, None)
-                reused.append(fixup.file)
-            else:
-                unresolved[fixup.file] = "fixup"
-        tree = self.git.edit_tree(pre, fixed) if fixed else pre
-        return Step(pre, tree, unresolved, sorted(set(reused)), used)
-
-    def apply_fixup(self, fixup: Fixup, current: Content | None) -> tuple[Content | None, bool]:
-        """The file with FIXUP applied 3-way to CURRENT: (content, clean); unclean shows both versions."""
-        if current == fixup.base or current == fixup.result:
-            return fixup.result, True
-        theirs = f"your recorded edit ({fixup.item})"
-        if current and fixup.base and fixup.result and "120000" not in (current[0], fixup.base[0], fixup.result[0]):
-            merged = self.git.merge_texts(current[1], fixup.base[1], fixup.result[1],
-                                          ("the fold now", "the fold when you edited it", theirs))
-            if merged is not None:
-                return (fixup.result[0] if current[0] == fixup.base[0] else current[0], merged[1]), merged[0]
-        now = current[1] if current else b"(no such file now)"
-        mine = fixup.result[1] if fixup.result else b"(you deleted the file)"
-        shown = b"<<<<<<< the fold now\n" + now + b"\n=======\n" + mine + b"\n>>>>>>> " + theirs.encode() + b"\n"
-        return ("100644", shown), False
-
-    def content(self, tree: str, path: str) -> Content | None:
-        found = self.git.blob_at(tree, path)
-        if found is None or found[0] in ("040000", "160000"):
-            return None
-        return found[0], self.git.read_blob(found[1])
-
     def stop(self, state: dict, item: FoldItem, merged: MergeResult, step: Step, outcome: Outcome,
              dry: bool) -> Outcome:
         earlier = [FoldItem(**{**raw, "paths": tuple(raw["paths"])}) for raw in state["items"][:state["next"]]]
         conflicts = []
         for path, kind in sorted(step.unresolved.items()):
-            shown = self.content(step.tree, path)
+            shown = read_content(self.git, step.tree, path)
             parts = split_conflicts(shown[1]) if shown and kind == "content" else None
             conflicts.append({"file": path, "entries": self.collisions(path, item, earlier, state), "kind": kind,
                               "hunks": sum(1 for p in parts or [] if not isinstance(p, bytes))})
@@ -311,7 +232,7 @@ class Union:
         """Name the sides of each conflict hunk (git labels them with bare SHAs); return the shown tree."""
         edits: dict[str, tuple[str, str] | None] = {}
         for conflict in conflicts:
-            found = self.content(tree, conflict["file"])
+            found = read_content(self.git, tree, conflict["file"])
             if conflict["kind"] != "content" or found is None:
                 continue
             lines = found[1].split(b"\n")
@@ -450,7 +371,7 @@ class Union:
         for path in paths:
             result = snapshot.get(path)
             info = kinds.get(path)
-            shown = self.content(conflict["shown"], path)
+            shown = read_content(self.git, conflict["shown"], path)
             if info and info["kind"] == "content" and shown and result and result[0] != "120000":
                 found = align_resolutions(shown[1], result[1])
                 hunks = {p.key: p for p in split_conflicts(shown[1]) or [] if not isinstance(p, bytes)}
@@ -462,7 +383,7 @@ class Union:
             elif info and info["kind"] == "content" and shown:
                 base = shown
             else:
-                base = self.content(conflict["pre"], path)
+                base = read_content(self.git, conflict["pre"], path)
             if base == result and not (info and info["kind"] != "content"):
                 self.store.record_fixup(self.name, Fixup(item, path, base, base))   # drops an old one
             else:

@@ -19,7 +19,8 @@ def parse_paths(values: list[str], prs: list[int]) -> dict[int, list[str]]:
         if not sep or not number.strip().isdigit() or not glob:
             raise InputError(f"--paths {value!r}: expected PR=GLOB, e.g. --paths 45612='vllm/v1/worker/*'")
         if int(number) not in prs:
-            raise InputError(f"--paths {value!r}: pr/{number} is not one of the union's PRs ({', '.join(map(str, prs))})")
+            raise InputError(f"--paths {value!r}: pr/{number} is not one of the union's PRs "
+                             f"({', '.join(map(str, prs))})")
         out.setdefault(int(number), []).append(glob)
     return out
 

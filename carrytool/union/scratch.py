@@ -71,7 +71,8 @@ class Scratch:
             self._write(git, tree)
         except OSError as exc:
             raise EnvironmentProblem(f"cannot write the scratch tree {self.root}: {exc}",
-                                     hint="free some space or fix the permissions, then run the command again") from None
+                                     hint="free some space or fix the permissions, then run the command "
+                                          "again") from None
 
     def _write(self, git: Git, tree: str) -> None:
         self.check_usable()

@@ -55,6 +55,7 @@ def _problem(doc: Any) -> str | None:
             return "'conflict' is not {pr, tree, pre, shown, files}"
         for item in conflict["files"]:
             if not isinstance(item, dict) or not isinstance(item.get("file"), str) \
-                    or item.get("kind") not in ("content", "other", "fixup") or not isinstance(item.get("entries"), list):
+                    or item.get("kind") not in ("content", "other", "fixup") \
+                    or not isinstance(item.get("entries"), list):
                 return "a conflicted file is not {file, kind, entries}"
     return None

@@ -7,6 +7,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -102,7 +103,7 @@ def test_a_fixup_that_no_longer_applies_stops_on_that_file_with_both_versions(cl
 def test_two_folds_at_once_leave_one_writer(fold: Fold) -> None:
     args = ["union", "compose", "u", *fold.args()]
     env = {**os.environ}
-    procs = [subprocess.Popen([os.sys.executable, "-m", "carrytool", *args], stdout=subprocess.PIPE,  # type: ignore[attr-defined]
+    procs = [subprocess.Popen([sys.executable, "-m", "carrytool", *args], stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True, env=env) for _ in range(2)]
     outs = [(p.wait(timeout=120), *p.communicate()) for p in procs]
     codes = sorted(code for code, _out, _err in outs)
@@ -234,7 +235,7 @@ def test_a_slow_fold_holder_is_waited_for(fold: Fold) -> None:
 
     lock = RepoLock(fold.work)
     lock.__enter__()
-    proc = subprocess.Popen([os.sys.executable, "-m", "carrytool", "union", "compose", "u", "--wait", "30",  # type: ignore[attr-defined]
+    proc = subprocess.Popen([sys.executable, "-m", "carrytool", "union", "compose", "u", "--wait", "30",
                              *fold.args()], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     time.sleep(1.0)
     assert proc.poll() is None
@@ -249,7 +250,7 @@ def test_kill_9_at_a_moment_of_continue_loses_nothing(tmp_path: Path, delay: flo
     assert fold.run("union", "compose", "u", *fold.args()).returncode == 3
     resolved = resolve_both(fold.scratch / "a.py", outside=b"line 10 by hand\n")
     (fold.scratch / "new.txt").write_text("new\n")
-    proc = subprocess.Popen([os.sys.executable, "-m", "carrytool", "union", "continue", "u", *fold.args()],  # type: ignore[attr-defined]
+    proc = subprocess.Popen([sys.executable, "-m", "carrytool", "union", "continue", "u", *fold.args()],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     time.sleep(delay)
     proc.send_signal(signal.SIGKILL)
