@@ -155,7 +155,8 @@ class Scratch:
         root = self.root
         dirs: set[Path] = set()
         for rel in [*doc["files"], *also]:
-            if not isinstance(rel, str) or rel.startswith("/") or ".." in rel.split("/"):
+            if not isinstance(rel, str) or rel.startswith("/") or ".." in rel.split("/") \
+                    or not _real_dirs(root, rel):
                 continue
             path = root / rel
             try:
@@ -183,6 +184,19 @@ class Scratch:
             except OSError:
                 pass
         return left
+
+
+def _real_dirs(root: Path, rel: str) -> bool:
+    """Whether every directory on the way from ROOT to REL is a real directory (no symlink to elsewhere)."""
+    current = root
+    for part in rel.split("/")[:-1]:
+        current = current / part
+        try:
+            if not stat.S_ISDIR(os.lstat(current).st_mode):
+                return False
+        except FileNotFoundError:
+            return False
+    return True
 
 
 def _read_regular(path: bytes, where: str) -> bytes:

@@ -248,3 +248,15 @@ def test_kill_9_during_continue_loses_nothing(fold: Fold, tmp_path: Path, point:
     assert (fold.manifest.parent / "unions" / "u.patch").read_bytes().startswith(b"From 0000000")
     proc = fold.run("union", "compose", "u", *fold.args())         # every resolution was recorded
     assert proc.returncode == 0 and fold.ref() == commit, proc.stdout + proc.stderr
+
+
+def test_cleanup_never_deletes_through_a_symlinked_directory(cli: Cli, tmp_path: Path) -> None:
+    fold = Fold(tmp_path, extra={"pkg/mod.py": "x = 1\n"})
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "mod.py").write_text("mine\n")
+    stop(cli, fold)
+    shutil.rmtree(fold.scratch / "pkg")
+    os.symlink(outside, fold.scratch / "pkg")
+    assert union(cli, fold, "abort").exit_code == 0
+    assert (outside / "mod.py").read_text() == "mine\n"
