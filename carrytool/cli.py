@@ -474,7 +474,7 @@ def union_abort(name: UnionName, manifest: ManifestOpt = None, repo: RepoOpt = P
 def union_status(name: Annotated[Optional[str], typer.Argument(help="The carry entry (default: every union).")] = None,
                  manifest: ManifestOpt = None, repo: RepoOpt = Path("."),
                  offline: Annotated[bool, typer.Option("--offline", help="Do not fetch.")] = False,
-                 wait: WaitOpt = 0.0,
+                 scratch: ScratchOpt = None, wait: WaitOpt = 0.0,
                  fmt: Annotated[str, typer.Option("--format", help="text or json.")] = "text") -> None:
     """Stale folds, upstream drift into owned files, PRs merged upstream, and what a refold would reuse and ask."""
     def body() -> int:
@@ -493,8 +493,9 @@ def union_status(name: Annotated[Optional[str], typer.Argument(help="The carry e
         with _open_git(repo) as git:
             lock = RepoLock(git.git_dir, wait=wait, notify=_diag) if not offline else None   # fetching writes refs
             with lock or nullcontext():
-                reports = [status(Union(loaded, git, n, notify=_diag, invocation=invocation), offline=offline)
-                           for n in names]
+                reports = [status(Union(loaded, git, n, notify=_diag, invocation=invocation,
+                                        scratch=Path(os.path.abspath(scratch)) if scratch else None),
+                                  offline=offline) for n in names]
         if fmt == "json":
             print(_json.dumps(reports, indent=2))
         else:
