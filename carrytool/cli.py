@@ -120,6 +120,16 @@ def _open_git(repo: Path):  # noqa: ANN202
     return Git(repo)
 
 
+def _union_options(manifest: Optional[Path], repo: Path) -> str:
+    """The -m/--repo the user gave, as union next-step commands repeat them (nothing for the defaults)."""
+    import shlex
+
+    from carrytool.render.commands import Invocation
+
+    options = Invocation.of(manifest, repo).options()
+    return " " + shlex.join(options) if options else ""
+
+
 def _failed_report(command: str, exc: CarryError, report_file: Optional[Path], fmt: str) -> None:
     """A run that stopped before it had a plan still leaves a report (ok: false, the error) for CI."""
     from carrytool.pipeline.report import Report, write_report
@@ -415,19 +425,28 @@ def demo(
     _run(body)
 
 
-union_app = typer.Typer(help="Compose and refold union commits from the PRs they supersede.",
+union_app = typer.Typer(help="Start, compose and refold union commits from the PRs they supersede.",
                         no_args_is_help=True, rich_markup_mode=_HELP_MODE)
 app.add_typer(union_app, name="union")
-ScratchOpt = Annotated[Optional[Path], typer.Option("--scratch", help="Where to write a conflicted fold "
-                                                                      "(default: inside the git dir).")]
+ScratchOpt = Annotated[Optional[Path], typer.Option(
+    "--scratch", help="Where a stopped fold is resolved: a missing or empty directory, or one carrytool made "
+                      "(default: inside the git dir).", metavar="DIR")]
+WaitOpt = Annotated[float, typer.Option("--wait", metavar="SECONDS",
+                                        help="Wait this long for another run's repository lock.")]
+UnionName = Annotated[str, typer.Argument(help="The carry entry (NAME or carry/NAME).")]
 
 
-def _union(manifest: Optional[Path], repo: Path, name: str, scratch: Optional[Path] = None):  # noqa: ANN202
+def _union_run(manifest: Optional[Path], repo: Path, name: str, scratch: Optional[Path], wait: float,
+               action: Callable) -> int:  # noqa: ANN001
+    """Run ACTION(union) holding the repository lock; render the outcome it returns."""
+    from carrytool.gitlayer.repolock import RepoLock
     from carrytool.union.fold import Union
 
     loaded = _load(manifest)
-    git = _open_git(repo)
-    return Union(loaded, git, name, notify=_diag, scratch=scratch.resolve() if scratch else None)
+    with _open_git(repo) as git, RepoLock(git.git_dir, wait=wait, notify=_diag):
+        union = Union(loaded, git, name, notify=_diag, scratch=Path(os.path.abspath(scratch)) if scratch else None,
+                      invocation=_union_options(manifest, repo))
+        return action(union)
 
 
 def _union_result(union, outcome) -> int:  # noqa: ANN001
@@ -435,73 +454,120 @@ def _union_result(union, outcome) -> int:  # noqa: ANN001
     from carrytool.render.union import render_outcome
 
     render_outcome(outcome, sys.stdout, fork_url=union.manifest.fork.url)
-    union.git.close()
     return 0 if outcome.done else EXIT_CONFLICT
+
+
+@union_app.command("new")
+def union_new(
+    name: Annotated[str, typer.Argument(help="The new carry's name (letters, digits, '.', '_', '-').")],
+    prs: Annotated[list[int], typer.Argument(help="The PR numbers it supersedes, in fold order.",
+                                             metavar="PR...", show_default=False)],
+    manifest: ManifestOpt = None, repo: RepoOpt = Path("."), scratch: ScratchOpt = None, wait: WaitOpt = 0.0,
+    paths: Annotated[Optional[list[str]], typer.Option(
+        "--paths", metavar="PR=GLOB", help="Supersede PR only for the paths GLOB matches (repeatable).",
+        show_default=False)] = None,
+    patch: Annotated[Optional[str], typer.Option("--patch", metavar="FILE", help="The patch file the fold "
+                                                 "writes, relative to the manifest (default unions/NAME.patch).",
+                                                 show_default=False)] = None,
+    commit: Annotated[bool, typer.Option("--commit", help="Keep the union as a commit (under refs) "
+                                                          "instead of a patch file.")] = False,
+    offline: Annotated[bool, typer.Option("--offline", help="Do not fetch.")] = False,
+) -> None:
+    """Add `- carry: NAME` superseding PRs at the end of the manifest's entries, then fold it (exit 3 if it stops).
+
+    Example: carrytool union new wake-path-union 45398 45612 --paths 45612='vllm/v1/worker/*'
+    """
+    def body() -> int:
+        from carrytool.union.new import add_union_entry
+
+        if commit and patch:
+            raise _usage("use either --patch FILE or --commit, not both")
+        from carrytool.gitlayer.repolock import RepoLock
+        from carrytool.union.fold import Union
+
+        from carrytool.union.scratch import Scratch
+
+        loaded = _load(manifest)
+        if scratch:
+            Scratch(Path(os.path.abspath(scratch)), name).check_usable()     # refuse before the manifest changes
+        with _open_git(repo) as git, RepoLock(git.git_dir, wait=wait, notify=_diag):
+            updated = add_union_entry(loaded, name, prs, paths or [], patch=None if commit else
+                                      (patch or f"unions/{name}.patch"), invocation=_union_options(manifest, repo))
+            _diag(f"added carry/{name} to {updated.path}")
+            union = Union(updated, git, name, notify=_diag,
+                          scratch=Path(os.path.abspath(scratch)) if scratch else None,
+                          invocation=_union_options(manifest, repo))
+            return _union_result(union, union.compose(offline=offline))
+
+    _run(body)
 
 
 @union_app.command("compose")
 def union_compose(
-    name: Annotated[str, typer.Argument(help="The carry entry (NAME or carry/NAME).")],
-    manifest: ManifestOpt = None, repo: RepoOpt = Path("."), scratch: ScratchOpt = None,
-    offline: Annotated[bool, typer.Option("--offline", help="Do not fetch.")] = False,
+    name: UnionName, manifest: ManifestOpt = None, repo: RepoOpt = Path("."), scratch: ScratchOpt = None,
+    wait: WaitOpt = 0.0, offline: Annotated[bool, typer.Option("--offline", help="Do not fetch.")] = False,
 ) -> None:
     """Merge the current heads of the PRs NAME supersedes onto upstream; stop on a conflict the store cannot resolve.
 
     Example: carrytool union compose wake-path-union
     """
-    def body() -> int:
-        union = _union(manifest, repo, name, scratch)
-        return _union_result(union, union.compose(offline=offline))
-
-    _run(body)
+    _run(lambda: _union_run(manifest, repo, name, scratch, wait,
+                            lambda union: _union_result(union, union.compose(offline=offline))))
 
 
 @union_app.command("continue")
-def union_continue(name: Annotated[str, typer.Argument(help="The carry entry.")],
-                   manifest: ManifestOpt = None, repo: RepoOpt = Path(".")) -> None:
-    """Record the resolutions made in the scratch tree and go on with the fold."""
-    def body() -> int:
-        union = _union(manifest, repo, name)
-        return _union_result(union, union.resume())
-
-    _run(body)
+def union_continue(name: UnionName, manifest: ManifestOpt = None, repo: RepoOpt = Path("."),
+                   scratch: ScratchOpt = None, wait: WaitOpt = 0.0) -> None:
+    """Take every change made in the scratch tree (recorded for the next fold) and go on with the fold."""
+    _run(lambda: _union_run(manifest, repo, name, scratch, wait,
+                            lambda union: _union_result(union, union.resume())))
 
 
 @union_app.command("abort")
-def union_abort(name: Annotated[str, typer.Argument(help="The carry entry.")],
-                manifest: ManifestOpt = None, repo: RepoOpt = Path(".")) -> None:
-    """Drop a stopped fold and its scratch tree (recorded resolutions stay)."""
-    def body() -> int:
-        union = _union(manifest, repo, name)
-        scratch = union.abort()
-        print(f"aborted the fold of carry/{union.name}; removed {scratch}")
+def union_abort(name: UnionName, manifest: ManifestOpt = None, repo: RepoOpt = Path("."),
+                scratch: ScratchOpt = None, wait: WaitOpt = 0.0) -> None:
+    """Drop a stopped fold and the files carrytool wrote in its scratch tree (recorded resolutions stay)."""
+    def action(union) -> int:  # noqa: ANN001
+        root, left = union.abort()
+        print(f"aborted the fold of carry/{union.name}; removed the files carrytool wrote in {root}")
+        if left:
+            print(f"left in place (not carrytool's): {', '.join(left[:10])}" + (" ..." if len(left) > 10 else ""))
         return 0
 
-    _run(body)
+    _run(lambda: _union_run(manifest, repo, name, scratch, wait, action))
 
 
 @union_app.command("status")
 def union_status(name: Annotated[Optional[str], typer.Argument(help="The carry entry (default: every union).")] = None,
                  manifest: ManifestOpt = None, repo: RepoOpt = Path("."),
                  offline: Annotated[bool, typer.Option("--offline", help="Do not fetch.")] = False,
+                 scratch: ScratchOpt = None, wait: WaitOpt = 0.0,
                  fmt: Annotated[str, typer.Option("--format", help="text or json.")] = "text") -> None:
-    """Stale folds, upstream drift into owned files, PRs merged upstream, and what a refold would change."""
+    """Stale folds, upstream drift into owned files, PRs merged upstream, and what a refold would reuse and ask."""
     def body() -> int:
         import json as _json
+        from contextlib import nullcontext
 
+        from carrytool.gitlayer.repolock import RepoLock
         from carrytool.render.union import render_status
-        from carrytool.union.fold import Union, status
+        from carrytool.union.fold import Union
+        from carrytool.union.status import status
 
         _check_format(fmt, ("text", "json"))
         loaded = _load(manifest)
         names = [name] if name else [e.name for e in loaded.entries if e.kind == "carry" and e.supersedes]
+        invocation = _union_options(manifest, repo)
         with _open_git(repo) as git:
-            reports = [status(Union(loaded, git, n, notify=_diag), offline=offline) for n in names]
+            lock = RepoLock(git.git_dir, wait=wait, notify=_diag) if not offline else None   # fetching writes refs
+            with lock or nullcontext():
+                reports = [status(Union(loaded, git, n, notify=_diag, invocation=invocation,
+                                        scratch=Path(os.path.abspath(scratch)) if scratch else None),
+                                  offline=offline) for n in names]
         if fmt == "json":
             print(_json.dumps(reports, indent=2))
         else:
             for item in reports:
-                render_status(item, sys.stdout)
+                render_status(item, sys.stdout, invocation=invocation)
         return 0
 
     _run(body)

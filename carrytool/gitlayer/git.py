@@ -435,6 +435,22 @@ class Git:
             return None
         return proc.returncode == 0, proc.stdout
 
+    def merge_texts(self, ours: bytes, base: bytes, theirs: bytes, labels: tuple[str, str, str]) -> tuple[bool, bytes] | None:
+        """`git merge-file -p -L OURS -L BASE -L THEIRS` on three contents: (clean, merged), or None for a
+        binary or an error."""
+        if any(b"\0" in blob[:8000] for blob in (ours, base, theirs)):
+            return None
+        names = []
+        for label, blob in zip(("ours", "base", "theirs"), (ours, base, theirs)):
+            path = self.tmpdir() / f"merge-text.{label}"
+            path.write_bytes(blob)
+            names.append(str(path))
+        args = ["merge-file", "-p", "--quiet", "-L", labels[0], "-L", labels[1], "-L", labels[2]]
+        proc = self.run(*args, *names, check=False)
+        if proc.returncode < 0 or proc.returncode > 127:
+            return None
+        return proc.returncode == 0, proc.stdout
+
     def blob_at(self, tree: str, path: str) -> tuple[str, str] | None:
         """(mode, oid) of PATH in TREE, or None."""
         parts = encode_path(path).split(b"/")

@@ -83,3 +83,53 @@ def _int(text: str) -> int | None:
         return int(text)
     except ValueError:
         return None
+
+
+def add_union(text: str, name: str, prs: list[int], paths: dict[int, list[str]], *, patch: str | None) -> str:
+    """Return TEXT with `- carry: NAME` (supersedes PRS, PATHS per PR) appended to `entries`, as the last
+    entry, in the entries' own indentation; everything else (comments included) stays as it was.
+
+    PATCH names the patch file the fold writes; None keeps a commit (a placeholder until the first fold)."""
+    root = yaml.compose(text, Loader=yaml.SafeLoader)
+    found = _mapping_get(root, "entries") if isinstance(root, yaml.MappingNode) else None
+    if found is None or not isinstance(found[1], yaml.SequenceNode) or found[1].flow_style or not found[1].value:
+        raise ManifestError("`entries` is not a block list with at least one entry: add the union by hand",
+                            hint="see docs/manifest.md, 'entries'")
+    items = found[1].value
+    last = items[-1]
+    line_start = text.rfind("\n", 0, items[0].start_mark.index) + 1
+    dash_col = text[line_start:items[0].start_mark.index].find("-")
+    key_col = items[0].start_mark.column
+    if dash_col < 0:
+        raise ManifestError("cannot tell how `entries` is indented: add the union by hand")
+    insert = text.find("\n", _last_end(last))
+    insert = len(text) if insert < 0 else insert + 1
+    pad, keys = " " * dash_col, " " * key_col
+    lines = [f"{pad}-{' ' * (key_col - dash_col - 1)}carry: {name}",
+             f"{keys}{'patch: ' + _flow(patch) if patch else 'commit: 0000000   # carrytool union compose sets it'}"]
+    if paths:
+        lines.append(f"{keys}supersedes:")
+        for pr in prs:
+            extra = f", paths: [{', '.join(_flow(g) for g in paths[pr])}]" if pr in paths else ""
+            lines.append(f"{keys}  - {{pr: {pr}{extra}}}")
+    else:
+        lines.append(f"{keys}supersedes: [{', '.join(map(str, prs))}]")
+    head = text[:insert] if text[:insert].endswith("\n") or not text[:insert] else text[:insert] + "\n"
+    return head + "\n".join(lines) + "\n" + text[insert:]
+
+
+def _last_end(node: yaml.Node) -> int:
+    """Where the last scalar of NODE ends (a trailing comment or blank lines are not part of it)."""
+    if isinstance(node, yaml.MappingNode):
+        return max(_last_end(n) for pair in node.value for n in pair) if node.value else node.end_mark.index
+    if isinstance(node, yaml.SequenceNode):
+        return max((_last_end(n) for n in node.value), default=node.end_mark.index)
+    return node.end_mark.index
+
+
+def _flow(value: str) -> str:
+    """VALUE as a YAML flow scalar: plain when safe, else double-quoted."""
+    import json
+
+    plain = value and all(ch.isalnum() or ch in "/._-" for ch in value) and value[0] not in "-."
+    return value if plain else json.dumps(value)

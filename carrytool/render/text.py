@@ -172,8 +172,10 @@ def next_steps(report: Report, invocation: Invocation | None = None) -> list[str
     between = [s for s in failed if any(conf["with"] for conf in s.conflicts)]
     if between:
         pairs = sorted({c for s in between for conf in s.conflicts for c in conf["with"]} | {s.id for s in between})
+        numbers = [p.removeprefix("pr/") for p in pairs if p.startswith("pr/")]
         hints.append(f"next: fold {', '.join(pairs)} into a union (`{run.command('explain')}` shows the overlap; "
-                     "`carrytool union compose NAME` composes it), or set `on_conflict: skip` on the entry")
+                     f"`{run.command('union', 'new', 'NAME', *numbers)}` starts it), or set `on_conflict: skip` "
+                     "on the entry")
     if any(v.kind == "owned-path" for v in report.violations):
         v = next(v for v in report.violations if v.kind == "owned-path")
         hints.append(f"next: let {v.other} supersede {v.entry} for {v.path} (`supersedes: [{{pr: N, paths: "
@@ -181,8 +183,10 @@ def next_steps(report: Report, invocation: Invocation | None = None) -> list[str
     if any(v.kind == "excludes" for v in report.violations):
         hints.append("next: take the excluded paths out of the carry (or out of its `excludes`)")
     if any(d.get("kind") == "clobbered" for d in report.dropped):
+        hint = next(d for d in report.dropped if d.get("kind") == "clobbered")
+        both = [str(x).removeprefix("pr/") for x in (hint.get("entry"), hint.get("by")) if str(x).startswith("pr/")]
         hints.append("next: `on_conflict: theirs` overwrote another entry's lines: compose both into a union "
-                     "instead (`carrytool union compose NAME`)")
+                     f"instead (`{run.command('union', 'new', 'NAME', *(both or ['PR', 'PR']))}`)")
     dropped = sorted({str(d.get("entry")) for d in report.dropped if d.get("kind") == "dropped" and d.get("entry")})
     if dropped:
         hints.append(f"next: `{run.command('explain', *dropped)}` shows the dropped hunk and the commands that "

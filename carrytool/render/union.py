@@ -2,25 +2,28 @@
 
 from __future__ import annotations
 
+import shlex
 from typing import Any, TextIO
 
+from carrytool.gitlayer.urls import redact
 from carrytool.union.fold import Outcome
 
 
 def render_outcome(outcome: Outcome, stream: TextIO, *, fork_url: str | None) -> None:
     out = stream.write
-    name = outcome.name
+    name, args = outcome.name, outcome.invocation
     if not outcome.done:
         out(f"union carry/{name}: the fold stopped on a conflict the resolution store cannot resolve\n")
         width = max(len(c["file"]) for c in outcome.conflicts)
         for conflict in outcome.conflicts:
-            out(f"  {conflict['file'].ljust(width)}  {', '.join(conflict['entries'])}"
-                + ("" if conflict["kind"] == "content" else "  (not a content conflict: keep, edit or delete "
-                                                              "the file)") + "\n")
+            out(f"  {conflict['file'].ljust(width)}  {', '.join(conflict['entries'])}{_kind(conflict)}\n")
+        if outcome.reused:
+            out(f"reused from the store: {', '.join(outcome.reused)}\n")
         if outcome.scratch:
             out(f"resolve them in the scratch tree: {outcome.scratch}\n")
-            out(f"then:  carrytool union continue {name}\n")
-            out(f"or:    carrytool union abort {name}\n")
+            out("every change you make there is taken (other files, new files and deletions too) and recorded\n")
+            out(f"then:  carrytool union continue {shlex.quote(name)}{args}\n")
+            out(f"or:    carrytool union abort {shlex.quote(name)}{args}\n")
         return
     reused = f"; {len(outcome.reused)} conflicted file(s) resolved from the store" if outcome.reused else ""
     out(f"union carry/{name}: composed {outcome.commit} from {len(outcome.folded)} PRs{reused}\n")
@@ -29,14 +32,34 @@ def render_outcome(outcome: Outcome, stream: TextIO, *, fork_url: str | None) ->
     if outcome.unused_records:
         out(f"note: {outcome.unused_records} recorded resolution(s) were not needed by this fold\n")
     if outcome.manifest_updated:
-        out("manifest updated in place: the new commit and each PR's folded head\n")
-    where = fork_url or "<fork.url>"
-    out(f"next: push it where sync can fetch it: git push {where} {outcome.commit}:refs/heads/carry/{name}\n")
+        what = f"the patch {outcome.patch}" if outcome.patch else "the new commit"
+        out(f"manifest updated in place: {what} and each PR's folded head\n")
+    if outcome.patch:
+        out(f"next: commit the manifest folder (the manifest, {outcome.patch} and resolutions/); "
+            "sync applies the patch\n")
+        return
+    shown = redact(fork_url) if fork_url else "<fork.url>"
+    where = shlex.quote(shown) if fork_url and shown == fork_url else shown
+    hidden = " (credentials hidden: use your own)" if fork_url and shown != fork_url else ""
+    out(f"next: push it where sync can fetch it: git push {where} {outcome.commit}:refs/heads/carry/{name}{hidden}\n")
 
 
-def render_status(report: dict[str, Any], stream: TextIO) -> None:
+def _kind(conflict: dict[str, Any]) -> str:
+    if conflict["kind"] == "content":
+        hunks = conflict.get("hunks")
+        return f"  ({hunks} hunk(s) without a recorded resolution)" if hunks else ""
+    if conflict["kind"] == "fixup":
+        return "  (your recorded edit outside the hunks no longer applies: both versions are shown)"
+    return "  (not a content conflict: keep, edit or delete the file)"
+
+
+def render_status(report: dict[str, Any], stream: TextIO, *, invocation: str = "") -> None:
     out = stream.write
+    name = report["entry"].removeprefix("carry/")
     out(f"{report['entry']} at {(report['commit'] or '(unresolved)')[:12]} on upstream {report['upstream'][:12]}\n")
+    if report.get("under_way"):
+        out(f"  a fold is under way: carrytool union continue {shlex.quote(name)}{invocation} "
+            f"(or abort)\n")
     for stale in report["stale"]:
         out(f"  stale: pr/{stale['pr']} folded at {stale['folded'][:12]}, now {stale['current'][:12]}\n")
     for pr in report["unfolded"]:
@@ -46,12 +69,18 @@ def render_status(report: dict[str, Any], stream: TextIO) -> None:
     for pr in report["merged_upstream"]:
         out(f"  pr/{pr} is merged upstream: drop it from the union\n")
     refold = report["refold"]
+    if refold["reused"]:
+        out(f"  a refold would reuse recorded resolutions for: {', '.join(refold['reused'])}\n")
     if refold["needs_resolution"]:
-        files = ", ".join(c["file"] for c in refold["needs_resolution"])
-        out(f"  a refold would stop on a new conflict in {files}\n")
+        out("  a refold would stop and ask about:\n")
+        for conflict in refold["needs_resolution"]:
+            out(f"    {conflict['file']}  {', '.join(conflict['entries'])}{_kind(conflict)}\n")
+        out(f"  refold: carrytool union compose {shlex.quote(name)}{invocation}\n")
     elif refold["changes"] is not None:
         changed = ", ".join(refold["changes"]) or "nothing"
-        out(f"  a refold would change: {changed}\n")
+        out(f"  a refold would ask nothing and change: {changed}\n")
+    else:
+        out("  a refold would ask nothing\n")
     clean = not (report["stale"] or report["drift"] or report["merged_upstream"] or refold["needs_resolution"]
                  or refold["changes"])
     out("  up to date\n" if clean else "")

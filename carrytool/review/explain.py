@@ -126,13 +126,15 @@ def draft_union_message(manifest: Manifest, planned_or_facts: Source, entry: Ent
     facts, heads = _facts_and_heads(planned_or_facts)
     mine = facts.get(union.id)
     lines = [f"carry: {union.name}: {union.title or 'union of ' + ', '.join(f'#{s.pr}' for s in union.supersedes)}", ""]
-    onto = f" onto {mine.base}" if mine and mine.base else ""
+    base = _union_onto(planned_or_facts, union, mine)
+    onto = f" onto {base}" if base else ""
     lines.append(f"One fork carry composing {len(union.supersedes)} upstream PR(s){onto}:")
     contributions: dict[str, list[str]] = {}
     for sup in union.supersedes:
         pr = facts.get(f"pr/{sup.pr}")
         pr_entry = manifest.entry(f"pr/{sup.pr}")
-        title = (pr_entry.title if pr_entry and pr_entry.title else None) or _subject(planned_or_facts, pr)
+        title = (pr_entry.title if pr_entry and pr_entry.title else None) or (pr.entry.title if pr else None) \
+            or _subject(planned_or_facts, pr)
         head = _full(planned_or_facts, sup.head) or heads.get(sup.pr) or (pr.head if pr else None)
         now = heads.get(sup.pr)
         state = " (folded; the PR is now at " + now[:12] + ")" if sup.head and now and head and now != head else ""
@@ -161,6 +163,14 @@ def _facts_and_heads(source: Source) -> tuple[Mapping[str, EntryFacts], dict[int
         return found, dict(source.resolved.heads)
     heads = {f.entry.number: f.head for f in source.values() if f.entry.kind == "pr" and f.head}
     return source, heads  # type: ignore[return-value]
+
+
+def _union_onto(source: Source, union: Entry, mine: EntryFacts | None) -> str | None:
+    """The upstream the union is folded onto: a patch union's base is synthetic (the patch's preimage),
+    so for it the upstream being planned on is the answer, as `union compose` writes it."""
+    if union.patch and isinstance(source, (Explanation, Planned)):
+        return source.planned.resolved.upstream if isinstance(source, Explanation) else source.resolved.upstream
+    return mine.base if mine else None
 
 
 def _full(source: Source, short: str | None) -> str | None:

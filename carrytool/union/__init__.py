@@ -1,8 +1,9 @@
 """Unions: hand-composed commits that provide several overlapping PRs at once.
 
-Owns the folds of `carrytool union compose|continue|abort|status` (`fold`: the scratch tree, its state,
-the union commit and the manifest update) and the resolution store that records a maintainer's
-conflict resolutions so the next fold reuses them (`resolutions`). May import the review (the drafted
-commit message and the evidence), the pipeline (fetching), the manifest, the git layer and errors;
-never rendering.
+Owns the folds of `carrytool union new|compose|continue|abort|status`: `fold` (the fold, the union
+commit, the manifest update), `scratch` (the scratch tree: exact checkout, lstat reads, file-by-file
+cleanup), `state` (the fold's crash-safe state), `status`, `new` (adding the carry entry) and
+`resolutions` (the store of hunk resolutions and fixups a maintainer recorded, reused by the next
+fold). May import the review (the drafted commit message and the evidence), the pipeline (fetching),
+the manifest, the git layer and errors; never rendering.
 """

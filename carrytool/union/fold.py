@@ -1,17 +1,22 @@
 """`carrytool union`: compose and refold a union commit from the PRs it supersedes, reusing resolutions.
 
 A fold merges the current head of each superseded PR (only its superseded paths, in manifest order)
-onto the upstream head, in memory. A conflict first looks in the resolution store; what the store
-cannot resolve stops the fold: the merge result is written to a scratch work tree (never the user's:
-its own index, no HEAD), and `union continue` records the user's resolution and goes on. The finished
-union is one commit on upstream, kept reachable under refs/carrytool/, and the manifest is updated in
-place (the new `commit`, each PR's folded `head`).
+onto the upstream head, in memory. Each conflict hunk the resolution store has a record for is
+resolved on its own, then the recorded fixups (edits outside the hunks) are applied 3-way. What is
+left stops the fold: the result is written to a scratch tree (`scratch`; never the user's), and
+`union continue` takes every change made there (recorded as hunk resolutions and fixups) and goes on.
+The finished union is one commit on upstream, kept reachable under refs/carrytool/, and the manifest
+is updated in place (the new `commit` or patch file, each PR's folded `head`).
+
+Crash safety: the state is replaced atomically and advanced before the scratch is removed; records
+are written before the state moves; the manifest and patch are replaced by rename.
 """
 
 from __future__ import annotations
 
-import json
-import shutil
+import os
+import shlex
+import signal
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -22,18 +27,22 @@ from carrytool.gitlayer.git import Git, MergeResult, Signature
 from carrytool.gitlayer.urls import resolve_local
 from carrytool.manifest import paths as pathmatch
 from carrytool.manifest.edit import update_union
-from carrytool.manifest.load import load_manifest
+from carrytool.manifest.load import parse_manifest
 from carrytool.manifest.model import Entry, Manifest
+from carrytool.manifest.safefile import refuse_symlink, write_atomic
 from carrytool.pipeline.resolve import _fetch, namespace
-from carrytool.union.resolutions import (
-    Store,
-    apply_resolutions,
-    extract_resolutions,
-    has_markers,
-    split_conflicts,
-)
+from carrytool.union.resolutions import Fixup, Store, align_resolutions, apply_resolutions, has_markers, split_conflicts
+from carrytool.union.reuse import Content, Step, read_content, resolve_step
+from carrytool.union.scratch import Scratch, _walk
+from carrytool.union.state import load_state, save_state
 
 Notify = Callable[[str], None]
+
+
+def _crash_point(name: str) -> None:
+    """Tests kill the process here (CARRYTOOL_CRASH_AT=NAME) to prove every point is recoverable."""
+    if os.environ.get("CARRYTOOL_CRASH_AT") == name:
+        os.kill(os.getpid(), signal.SIGKILL)
 
 
 @dataclass
@@ -63,13 +72,17 @@ class Outcome:
     manifest_updated: bool = False
     folded: dict[int, str] = field(default_factory=dict)
     unused_records: int = 0
+    patch: str | None = None                               # the patch file a `patch:` union writes
+    invocation: str = ""                                   # the -m/--repo to repeat in next steps
 
 
-def union_entry(manifest: Manifest, name: str) -> Entry:
+def union_entry(manifest: Manifest, name: str, invocation: str = "") -> Entry:
     entry = manifest.find_entry(name if name.startswith("carry/") else f"carry/{name}")
     if entry is None or entry.kind != "carry":
         carries = ", ".join(e.name for e in manifest.entries if e.kind == "carry") or "none"
-        raise InputError(f"no carry entry '{name}' in {manifest.path} (carries: {carries})")
+        bare = name.removeprefix("carry/")
+        raise InputError(f"no carry entry '{name}' in {manifest.path} (carries: {carries})",
+                         hint=f"start it with: carrytool union new {shlex.quote(bare)} PR PR ...{invocation}")
     if not entry.supersedes:
         raise InputError(f"{entry.id} supersedes no PR: there is nothing to fold",
                          hint="list the PRs it provides under `supersedes:`")
@@ -79,22 +92,31 @@ def union_entry(manifest: Manifest, name: str) -> Entry:
 def fold_order(manifest: Manifest, entry: Entry) -> list[tuple[int, tuple[str, ...]]]:
     """The superseded PRs in manifest order (entries first, then the rest in supersedes order)."""
     position = {e.number: i for i, e in enumerate(manifest.entries) if e.kind == "pr"}
+    order = {s.pr: i for i, s in enumerate(entry.supersedes)}
     items = [(s.pr, s.paths) for s in entry.supersedes]
-    return sorted(items, key=lambda item: (position.get(item[0], len(position)), entry.supersedes.index(
-        next(s for s in entry.supersedes if s.pr == item[0]))))
+    return sorted(items, key=lambda item: (position.get(item[0], len(position)), order[item[0]]))
 
 
 class Union:
     def __init__(self, manifest: Manifest, git: Git, name: str, *, notify: Notify | None = None,
-                 scratch: Path | None = None) -> None:
+                 scratch: Path | None = None, invocation: str = "") -> None:
         self.manifest = manifest
         self.git = git
-        self.entry = union_entry(manifest, name)
+        self.invocation = invocation
+        self.entry = union_entry(manifest, name, invocation)
         self.name = self.entry.name or name
         self.notify = notify or (lambda _msg: None)
         self.state_dir = git.git_dir / "carrytool" / "union" / self.name
+        self.scratch_option = scratch
         self.scratch = scratch or self.state_dir / "tree"
         self.store = Store(manifest.base_dir / "resolutions", ".".join(map(str, git.version)))
+
+    def command(self, verb: str) -> str:
+        """A next-step command the user can paste: their -m/--repo repeated, quoted."""
+        return f"carrytool union {verb} {shlex.quote(self.name)}{self.invocation}"
+
+    def _scratch(self, root: Path) -> Scratch:
+        return Scratch(root, self.name, hint=f"{self.command('abort')}, then {self.command('compose')}")
 
     # -- inputs -------------------------------------------------------------------------------------
     def resolve(self, offline: bool) -> tuple[str, list[FoldItem]]:
@@ -148,79 +170,79 @@ class Union:
 
     # -- the fold -----------------------------------------------------------------------------------
     def compose(self, *, offline: bool = False) -> Outcome:
-        if self.state_path.exists():
-            raise ConflictError(f"a fold of {self.entry.id} is already under way in {self.scratch}",
-                                hint=f"carrytool union continue {self.name}  (or: carrytool union abort {self.name})")
+        if self.state_path.exists() or self.state_path.is_symlink():
+            state = self.load()
+            raise ConflictError(f"a fold of {self.entry.id} is already under way in {state['scratch']}",
+                                hint=f"{self.command('continue')}  (or: {self.command('abort')})")
+        self._scratch(self.scratch).check_usable()
         upstream, items = self.resolve(offline)
         state = {"name": self.name, "upstream": upstream, "items": [item.__dict__ for item in items],
-                 "next": 0, "tip": upstream, "touched": {}, "reused": [], "used_keys": []}
+                 "next": 0, "tip": upstream, "touched": {}, "reused": [], "used_keys": [],
+                 "scratch": str(self.scratch)}
         return self.advance(state)
 
     def advance(self, state: dict[str, Any], *, dry: bool = False) -> Outcome:
         items = [FoldItem(**{**raw, "paths": tuple(raw["paths"])}) for raw in state["items"]]
         records = self.store.load(self.name)
-        outcome = Outcome(self.name, done=False, reused=state["reused"])
+        fixups = self.store.load_fixups(self.name)
+        outcome = Outcome(self.name, done=False, reused=state["reused"], invocation=self.invocation)
         while state["next"] < len(items):
             item = items[state["next"]]
             merged = self.git.merge_trees([(state["tip"], self.only_paths(item))])[0]
-            tree = merged.tree
-            if not merged.clean:
-                tree, unresolved, reused, used = self.from_store(merged, records)
-                state["used_keys"] += used
-                if unresolved:
-                    return self.stop(state, item, merged, unresolved, outcome, dry)
-                state["reused"] += reused
-            for change in self.git.diff_trees([(state["tip"], tree)])[0]:
+            step = resolve_step(self.git, merged, records, [f for f in fixups if f.item == item.id], self.notify)
+            state["used_keys"] += step.used
+            if step.unresolved:
+                return self.stop(state, item, merged, step, outcome, dry)
+            state["reused"] += [p for p in step.reused if p not in state["reused"]]
+            for change in self.git.diff_trees([(state["tip"], step.tree)])[0]:
                 for path in change.paths:
                     state["touched"].setdefault(path, []).append(item.id)
             sig = self.signature(0)
-            state["tip"] = self.git.write_commit(tree, [state["tip"]], sig, sig, f"carrytool fold: {item.id}\n")
+            state["tip"] = self.git.write_commit(step.tree, [state["tip"]], sig, sig, f"carrytool fold: {item.id}\n")
             state["next"] += 1
         outcome.unused_records = len(set(records) - set(state["used_keys"]))
         return self.finish(state, items, outcome, dry)
 
-    def from_store(self, merged: MergeResult, records: dict[str, bytes]) -> tuple[str, list[str], list[str], list[str]]:
-        """Resolve what the store can, file by file, all or nothing; return (tree, unresolved, reused, keys)."""
-        edits: dict[str, tuple[str, str] | None] = {}
-        unresolved, reused, used = [], [], []
-        for path in merged.conflicted_paths:
-            found = self.git.blob_at(merged.tree, path)
-            data = self.git.read_blob(found[1]) if found else b""
-            parts = split_conflicts(data) if found and has_markers(data) else None
-            if parts is None:
-                unresolved.append(path)
-                continue
-            resolved, missing = apply_resolutions(data, records)
-            if resolved is None:
-                unresolved.append(path)
-                if records:
-                    self.notify(f"{path}: {len(missing)} conflict hunk(s) are not in the resolution store "
-                                "(new, or changed since recorded); nothing of this file was taken from it")
-                continue
-            used += [p.key for p in parts if not isinstance(p, bytes)]
-            edits[path] = (found[0], self.git.write_blob(resolved))  # type: ignore[index]
-            reused.append(path)
-        tree = self.git.edit_tree(merged.tree, edits) if edits and not unresolved else merged.tree
-        if unresolved:
-            reused = []
-        return tree, unresolved, reused, used
-
-    def stop(self, state: dict, item: FoldItem, merged: MergeResult, unresolved: list[str], outcome: Outcome,
+    def stop(self, state: dict, item: FoldItem, merged: MergeResult, step: Step, outcome: Outcome,
              dry: bool) -> Outcome:
         earlier = [FoldItem(**{**raw, "paths": tuple(raw["paths"])}) for raw in state["items"][:state["next"]]]
-        conflicts = [{"file": path, "entries": self.collisions(path, item, earlier, state),
-                      "kind": "content" if self._has_markers(merged.tree, path) else "other"}
-                     for path in unresolved]
+        conflicts = []
+        for path, kind in sorted(step.unresolved.items()):
+            shown = read_content(self.git, step.tree, path)
+            parts = split_conflicts(shown[1]) if shown and kind == "content" else None
+            conflicts.append({"file": path, "entries": self.collisions(path, item, earlier, state), "kind": kind,
+                              "hunks": sum(1 for p in parts or [] if not isinstance(p, bytes))})
         outcome.conflicts = conflicts
+        outcome.reused = sorted(set(outcome.reused) | set(step.reused))
         if dry:
             return outcome
-        state["conflict"] = {"pr": item.pr, "tree": merged.tree, "files": conflicts}
-        self.checkout(merged.tree)
-        self.relabel(conflicts, ours=f"the union so far ({', '.join(i.id for i in earlier) or 'upstream'})",
-                     theirs=item.id)
-        outcome.scratch = self.scratch
+        ours = f"the union so far ({', '.join(i.id for i in earlier) or 'upstream'})"
+        shown_tree = self.relabel(step.tree, conflicts, ours=ours, theirs=item.id)
+        self.git.flush_objects()
+        scratch = self._scratch(Path(state["scratch"]))
+        scratch.write(self.git, shown_tree)
+        _crash_point("stop:scratch")
+        state["conflict"] = {"pr": item.pr, "tree": merged.tree, "pre": step.pre, "shown": shown_tree,
+                             "files": conflicts}
         self.save(state)
+        outcome.scratch = scratch.root
         return outcome
+
+    def relabel(self, tree: str, conflicts: list[dict], *, ours: str, theirs: str) -> str:
+        """Name the sides of each conflict hunk (git labels them with bare SHAs); return the shown tree."""
+        edits: dict[str, tuple[str, str] | None] = {}
+        for conflict in conflicts:
+            found = read_content(self.git, tree, conflict["file"])
+            if conflict["kind"] != "content" or found is None:
+                continue
+            lines = found[1].split(b"\n")
+            for i, line in enumerate(lines):
+                if line.startswith(b"<<<<<<< "):
+                    lines[i] = b"<<<<<<< " + ours.encode()
+                elif line.startswith(b">>>>>>> "):
+                    lines[i] = b">>>>>>> " + theirs.encode()
+            edits[conflict["file"]] = (found[0], self.git.write_blob(b"\n".join(lines)))
+        return self.git.edit_tree(tree, edits) if edits else tree
 
     def collisions(self, path: str, item: FoldItem, earlier: list[FoldItem], state: dict) -> list[str]:
         """The earlier PRs whose own change to PATH conflicts with ITEM's (pairwise, on upstream)."""
@@ -236,10 +258,6 @@ class Union:
         hits = [e.id for e, r in zip(touching, pairs) if path in r.conflicted_paths]
         return (hits or [e.id for e in touching]) + [item.id]
 
-    def _has_markers(self, tree: str, path: str) -> bool:
-        found = self.git.blob_at(tree, path)
-        return bool(found) and has_markers(self.git.read_blob(found[1]))  # type: ignore[index]
-
     def finish(self, state: dict, items: list[FoldItem], outcome: Outcome, dry: bool) -> Outcome:
         tree = self.git.tree_of(state["tip"])
         when = max(int(self.git.commit_info(sha)["committer_time"]) for sha in  # type: ignore[call-overload]
@@ -248,13 +266,19 @@ class Union:
         commit = self.git.write_commit(tree, [state["upstream"]], self.signature(when), self.signature(when), message)
         outcome.done, outcome.commit = True, commit
         outcome.folded = {item.pr: item.head for item in items}
+        outcome.patch = self.entry.patch
         if dry:
             return outcome
+        if self.entry.patch:
+            refuse_symlink(self.manifest.base_dir / self.entry.patch)
+        refuse_symlink(self.manifest.path)
         ns = namespace(self.manifest)
         self.git.update_ref(f"{ns}/carry/{self.name}", commit, self.git.ref_value(f"{ns}/carry/{self.name}"),
                             "carrytool union")
+        _crash_point("finish:ref")
         outcome.manifest_updated = self.update_manifest(commit, outcome.folded)
-        self.cleanup()
+        _crash_point("finish:manifest")
+        self.cleanup(Path(state["scratch"]))
         return outcome
 
     def message(self, state: dict, items: list[FoldItem]) -> str:
@@ -269,89 +293,114 @@ class Union:
         facts = {}
         for item, changes in zip(items, diffs):
             entry = self.manifest.entry(item.id) or Entry(kind="pr", number=item.pr)
+            if not entry.title:
+                subject = str(self.git.commit_info(item.head)["message"]).split("\n", 1)[0]
+                entry = replace(entry, title=subject or None)
             facts[item.id] = EntryFacts(entry, None, item.head, item.base, changes)
         facts[union.id] = EntryFacts(union, None, None, state["upstream"], diffs[-1])
         return draft_union_message(self.manifest, facts, union)
 
     def update_manifest(self, commit: str, folded: dict[int, str]) -> bool:
+        """Write the patch file (a `patch:` union) and the manifest, each by rename; True if it changed."""
         text = self.manifest.path.read_text(encoding="utf-8")
         if self.entry.patch:
             patch = self.git.run("format-patch", "-1", "--stdout", "--zero-commit", "--no-signature",
                                  "--no-stat", commit).stdout
-            target = self.manifest.base_dir / self.entry.patch
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(patch)
+            write_atomic(self.manifest.base_dir / self.entry.patch, patch)
+            _crash_point("finish:patch")
             new_text = update_union(text, self.entry.index, commit=None, folded=folded)
         else:
             new_text = update_union(text, self.entry.index, commit=commit, folded=folded)
         if new_text == text:
             return False
-        load_check = self.manifest.path.with_name(self.manifest.path.name + ".new")
-        load_check.write_text(new_text, encoding="utf-8")
-        try:
-            load_manifest(load_check)
-        finally:
-            load_check.unlink(missing_ok=True)
-        self.manifest.path.write_text(new_text, encoding="utf-8")
+        parse_manifest(new_text, self.manifest.path)      # never write a manifest that does not load
+        write_atomic(self.manifest.path, new_text.encode("utf-8"))
         return True
 
     # -- continue / abort ---------------------------------------------------------------------------
     def resume(self) -> Outcome:
+        """Take every change made in the scratch tree, record it, and go on with the fold."""
         state = self.load()
         conflict = state.get("conflict")
-        if not conflict:
-            raise InputError(f"no stopped fold of {self.entry.id}", hint=f"carrytool union compose {self.name}")
-        scratch = Path(state.get("scratch", self.scratch))
-        edits: dict[str, tuple[str, str] | None] = {}
-        still = []
-        for item in conflict["files"]:
-            path = item["file"]
-            target = scratch / path
-            if not target.exists():
-                edits[path] = None
-                continue
-            data = target.read_bytes()
-            if has_markers(data):
-                still.append(path)
-                continue
-            mode = "100755" if target.stat().st_mode & 0o111 else "100644"
-            edits[path] = (mode, self.git.write_blob(data))
-            state["used_keys"] += self.record(conflict["tree"], path, data, item["entries"])
+        if self.scratch_option and Path(state["scratch"]) != self.scratch_option:
+            raise InputError(f"this fold's scratch tree is {state['scratch']}, not {self.scratch_option}",
+                             hint=f"{self.command('continue')} (without --scratch)")
+        if not conflict:        # interrupted after the last continue advanced the state: go on
+            return self.advance(state)
+        scratch = self._scratch(Path(state["scratch"]))
+        snapshot = scratch.read()
+        kinds = {c["file"]: c for c in conflict["files"]}
+        still = [p for p, c in kinds.items() if c["kind"] != "other" and p in snapshot
+                 and snapshot[p][0] != "120000" and has_markers(snapshot[p][1])]
         if still:
-            raise ConflictError(f"conflict markers remain in {', '.join(still)} (in {scratch})",
-                                hint=f"resolve them, then: carrytool union continue {self.name}")
-        tree = self.git.edit_tree(conflict["tree"], edits)
-        for path in edits:
-            state["touched"].setdefault(path, []).append(f"pr/{conflict['pr']}")
+            raise ConflictError(f"conflict markers remain in {', '.join(still)} (in {scratch.root})",
+                                hint=f"resolve them, then: {self.command('continue')}")
+        shown = {path.decode("utf-8", "surrogateescape"): (mode, oid)
+                 for mode, oid, path in _walk(self.git, conflict["shown"], b"")}
+        edits: dict[str, tuple[str, str] | None] = {}
+        for path, (mode, data) in snapshot.items():
+            oid = self.git.write_blob(data)
+            if shown.get(path) != (mode, oid):
+                edits[path] = (mode, oid)
+        edits.update({p: None for p, (mode, _oid) in shown.items() if mode != "160000" and p not in snapshot})
+        self.record(state, conflict, snapshot, sorted(set(edits) | set(kinds)))
+        _crash_point("continue:recorded")
+        item = f"pr/{conflict['pr']}"
+        tree = self.git.edit_tree(conflict["shown"], edits)
+        for change in self.git.diff_trees([(state["tip"], tree)])[0]:
+            for path in change.paths:
+                state["touched"].setdefault(path, []).append(item)
         sig = self.signature(0)
-        state["tip"] = self.git.write_commit(tree, [state["tip"]], sig, sig, f"carrytool fold: pr/{conflict['pr']}\n")
+        state["tip"] = self.git.write_commit(tree, [state["tip"]], sig, sig, f"carrytool fold: {item}\n")
         state["next"] += 1
         state.pop("conflict")
-        shutil.rmtree(scratch, ignore_errors=True)
+        self.git.flush_objects()
+        listed = scratch.listed()
+        scratch.write_marker([*listed.get("files", []), *snapshot], bool(listed.get("created_root")))
+        self.save(state)
+        _crash_point("continue:advanced")
+        scratch.remove_files()
         return self.advance(state)
 
-    def record(self, tree: str, path: str, resolved: bytes, entries: list[str]) -> list[str]:
-        """Store the resolution of each conflict hunk of PATH; return the keys recorded."""
-        found = self.git.blob_at(tree, path)
-        conflicted = self.git.read_blob(found[1]) if found else b""
-        parts = split_conflicts(conflicted)
-        hunks = {p.key: p for p in parts or [] if not isinstance(p, bytes)}
-        extracted = extract_resolutions(conflicted, resolved) if parts else None
-        if extracted is None:
-            self.notify(f"{path}: edits outside the conflict hunks cannot be recorded hunk by hunk; "
-                        "the resolution is used for this fold only")
-            return []
-        for key, text in extracted.items():
-            self.store.record(self.name, path, key, hunks.get(key), text, entries)
-        return list(extracted)
+    def record(self, state: dict, conflict: dict, snapshot: dict[str, Content], paths: list[str]) -> None:
+        """Record the resolution of each conflict hunk, and each other edit as a fixup of the folded PR."""
+        self.store.preflight()
+        records = self.store.load(self.name)
+        kinds = {c["file"]: c for c in conflict["files"]}
+        item = f"pr/{conflict['pr']}"
+        for path in paths:
+            result = snapshot.get(path)
+            info = kinds.get(path)
+            shown = read_content(self.git, conflict["shown"], path)
+            if info and info["kind"] == "content" and shown and result and result[0] != "120000":
+                found = align_resolutions(shown[1], result[1])
+                hunks = {p.key: p for p in split_conflicts(shown[1]) or [] if not isinstance(p, bytes)}
+                for key, text in found.items():
+                    self.store.record(self.name, path, key, hunks.get(key), text, info["entries"])
+                    state["used_keys"].append(key)
+                records.update(found)
+                base: Content | None = (shown[0], apply_resolutions(shown[1], records)[0] or b"")
+            elif info and info["kind"] == "content" and shown:
+                base = shown
+            else:
+                base = read_content(self.git, conflict["pre"], path)
+            if base == result and not (info and info["kind"] != "content"):
+                self.store.record_fixup(self.name, Fixup(item, path, base, base))   # drops an old one
+            else:
+                self.store.record_fixup(self.name, Fixup(item, path, base, result), keep_same=True)
 
-    def abort(self) -> Path:
-        if not self.state_path.exists():
-            raise InputError(f"no fold of {self.entry.id} to abort")
-        state = self.load()
-        scratch = Path(state.get("scratch", self.scratch))
-        self.cleanup(scratch)
-        return scratch
+    def abort(self) -> tuple[Path | None, list[str]]:
+        """Drop a stopped fold: its state and the files carrytool wrote in its scratch tree. Works on a
+        corrupt state too. Return the scratch and what was left in it (not carrytool's)."""
+        try:
+            state: dict | None = self.load()
+        except InputError:
+            state = None
+            if not (self.state_path.exists() or self.state_path.is_symlink()):
+                raise
+        root = Path(state["scratch"]) if state else self.scratch
+        left = self.cleanup(root)
+        return root, left
 
     # -- state --------------------------------------------------------------------------------------
     @property
@@ -359,80 +408,28 @@ class Union:
         return self.state_dir / "state.json"
 
     def save(self, state: dict) -> None:
-        state["scratch"] = str(self.scratch)
         self.state_dir.mkdir(parents=True, exist_ok=True)
-        self.state_path.write_text(json.dumps(state, indent=2) + "\n")
+        save_state(self.state_path, state)
 
     def load(self) -> dict:
+        hint = f"{self.command('abort')} drops the fold (recorded resolutions stay), then {self.command('compose')}"
         try:
-            return json.loads(self.state_path.read_text())
+            return load_state(self.state_path, hint=hint)
         except FileNotFoundError:
             raise InputError(f"no fold of {self.entry.id} under way",
-                             hint=f"carrytool union compose {self.name}") from None
+                             hint=self.command("compose")) from None
 
-    def cleanup(self, scratch: Path | None = None) -> None:
-        shutil.rmtree(scratch or self.scratch, ignore_errors=True)
-        shutil.rmtree(self.state_dir, ignore_errors=True)
-
-    def relabel(self, conflicts: list[dict], *, ours: str, theirs: str) -> None:
-        """Name the sides of each conflict in the scratch files (git labels them with bare SHAs)."""
-        for conflict in conflicts:
-            target = self.scratch / conflict["file"]
-            if conflict["kind"] != "content" or not target.is_file():
-                continue
-            lines = target.read_bytes().split(b"\n")
-            for i, line in enumerate(lines):
-                if line.startswith(b"<<<<<<< "):
-                    lines[i] = b"<<<<<<< " + ours.encode()
-                elif line.startswith(b">>>>>>> "):
-                    lines[i] = b">>>>>>> " + theirs.encode()
-            target.write_bytes(b"\n".join(lines))
-
-    def checkout(self, tree: str) -> None:
-        """Write TREE into the scratch directory with a private index (no HEAD, not the user's index)."""
-        shutil.rmtree(self.scratch, ignore_errors=True)
-        self.scratch.mkdir(parents=True)
-        index = self.state_dir / "index"
-        self.state_dir.mkdir(parents=True, exist_ok=True)
-        env = {"GIT_INDEX_FILE": str(index), "GIT_WORK_TREE": str(self.scratch)}
-        self.git.run("read-tree", tree, env=env)
-        self.git.run("checkout-index", "-a", "-f", env=env, cwd=self.scratch)
-        index.unlink(missing_ok=True)
-
-
-def status(union: Union, *, offline: bool) -> dict[str, Any]:
-    """Stale folds, upstream drift into owned files, PRs merged upstream since, and what a refold changes."""
-    git, entry = union.git, union.entry
-    upstream, items = union.resolve(offline)
-    current = git.rev_parse(entry.commit) if entry.commit else None
-    folded = {s.pr: s.head for s in entry.supersedes}
-    report: dict[str, Any] = {"entry": entry.id, "commit": current, "upstream": upstream}
-    report["stale"] = [{"pr": i.pr, "folded": folded[i.pr], "current": i.head} for i in items
-                       if folded.get(i.pr) and not i.head.startswith(folded[i.pr])]  # type: ignore[arg-type]
-    report["unfolded"] = [i.pr for i in items if not folded.get(i.pr)]
-    report["drift"] = _drift(git, current, upstream, entry.owns)
-    pairs = [(upstream, union.only_paths(i)) for i in items]
-    upstream_tree = git.tree_of(upstream)
-    report["merged_upstream"] = [i.pr for i, r in zip(items, git.merge_trees(pairs))
-                                 if r.clean and r.tree == upstream_tree]
-    state = {"name": union.name, "upstream": upstream, "items": [i.__dict__ for i in items], "next": 0,
-             "tip": upstream, "touched": {}, "reused": [], "used_keys": []}
-    refold = union.advance(state, dry=True)
-    if refold.done and current:
-        changes = git.diff_trees([(current, refold.commit)])[0]  # type: ignore[list-item]
-        report["refold"] = {"needs_resolution": [], "changes": sorted({p for c in changes for p in c.paths}),
-                            "reused": refold.reused}
-    else:
-        report["refold"] = {"needs_resolution": refold.conflicts, "changes": None, "reused": refold.reused}
-    return report
-
-
-def _drift(git: Git, union_commit: str | None, upstream: str, owns: tuple[str, ...]) -> list[dict[str, str]]:
-    if not union_commit or not owns:
-        return []
-    parents = git.commit_info(union_commit)["parents"]
-    if not parents or parents[0] == upstream or not git.is_ancestor(parents[0], upstream):  # type: ignore[index]
-        return []
-    out = git.run("log", "--format=%H %s", f"{parents[0]}..{upstream}", "--",  # type: ignore[index]
-                  *(":(glob)" + p if pathmatch.is_glob(p) else ":(literal)" + p for p in owns)).stdout
-    return [{"commit": line[:40], "subject": line[41:]} for line in out.decode("utf-8", "replace").splitlines()]
+    def cleanup(self, scratch_root: Path) -> list[str]:
+        """Remove what carrytool wrote: the scratch files its marker lists, the state files."""
+        scratch = self._scratch(scratch_root)
+        left = scratch.remove_files() if scratch.is_marked() else []
+        _crash_point("cleanup:scratch")
+        for path in [self.state_path, self.state_dir / "index", *self.state_dir.glob(".state.json.*.tmp")]:
+            if path.is_symlink() or path.is_file():
+                path.unlink()
+        for folder in (self.state_dir / "tree", self.state_dir):
+            try:
+                folder.rmdir()
+            except OSError:
+                pass
+        return left

@@ -2,65 +2,85 @@
 
 A conflicted file (as `git merge-tree` writes it, `merge` conflict style) is cut into conflict hunks.
 Each hunk is keyed by the SHA-256 of its two sides, sorted, without marker labels: the same conflict
-gets the same key on any machine, whatever the order of the sides or the user's configuration. The
-store is a directory of small JSON files next to the manifest (`carries/resolutions/<union>/`),
-committed with it. A file is resolved from the store only when every one of its conflict hunks has a
-record; otherwise it is left exactly as conflicted and the missing keys are reported.
+gets the same key on any machine, whatever the order of the sides or the user's configuration. Each
+recorded hunk resolves its own hunk: a file whose other hunks have no record keeps only those as
+conflicts. Edits a maintainer made outside the hunks (or in files without conflicts) are *fixups*: the
+file as the fold had it and as the maintainer left it, applied 3-way after the hunks (dim's drm-tip
+fixups). The store is a directory of small JSON files next to the manifest
+(`carries/resolutions/<union>/`, fixups under `fixups/`), committed with it.
 """
 
 from __future__ import annotations
 
+import base64
+import difflib
 import hashlib
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from carrytool import __version__
+from carrytool.errors import InputError
+from carrytool.manifest.safefile import refuse_symlink, write_atomic
 
 _START = re.compile(rb"^<{7}(?: .*)?$")
 _MID = re.compile(rb"^={7}$")
 _END = re.compile(rb"^>{7}(?: .*)?$")
+_KEY = re.compile(r"^[0-9a-f]{64}$")
 STORE_VERSION = 1
+FILE_MODES = ("100644", "100755", "120000")
 
 
 @dataclass(frozen=True)
 class ConflictHunk:
     ours: bytes
     theirs: bytes
+    lines: tuple[bytes, ...] = field(default=(), compare=False)   # as written, markers and labels included
 
     @property
     def key(self) -> str:
         sides = sorted([self.ours, self.theirs])
         return hashlib.sha256(sides[0] + b"\0" + sides[1]).hexdigest()
 
+    def text(self) -> bytes:
+        return b"\n".join(self.lines)
 
-def split_conflicts(data: bytes) -> list[bytes | ConflictHunk] | None:
-    """Cut a conflicted file into common text and conflict hunks; None when the markers are malformed."""
-    parts: list[bytes | ConflictHunk] = []
-    common: list[bytes] = []
-    lines = data.split(b"\n")
-    i = 0
+
+def _spans(lines: list[bytes]) -> list[tuple[int, int, int]] | None:
+    """(start, middle, end) line numbers of each conflict hunk; None when the markers are malformed."""
+    spans, i = [], 0
     while i < len(lines):
         if _START.match(lines[i]):
-            ours, theirs, j = [], [], i + 1
+            j = i + 1
             while j < len(lines) and not _MID.match(lines[j]):
-                ours.append(lines[j])
                 j += 1
             k = j + 1
             while k < len(lines) and not _END.match(lines[k]):
-                theirs.append(lines[k])
                 k += 1
             if j >= len(lines) or k >= len(lines):
                 return None
-            parts.append(b"\n".join(common))
-            common = []
-            parts.append(ConflictHunk(b"\n".join(ours), b"\n".join(theirs)))
+            spans.append((i, j, k))
             i = k + 1
             continue
-        common.append(lines[i])
         i += 1
-    parts.append(b"\n".join(common))
+    return spans
+
+
+def split_conflicts(data: bytes) -> list[bytes | ConflictHunk] | None:
+    """Cut a conflicted file into common text and conflict hunks; None when the markers are malformed."""
+    lines = data.split(b"\n")
+    spans = _spans(lines)
+    if spans is None:
+        return None
+    parts: list[bytes | ConflictHunk] = []
+    last = 0
+    for i, j, k in spans:
+        parts.append(b"\n".join(lines[last:i]))
+        parts.append(ConflictHunk(b"\n".join(lines[i + 1:j]), b"\n".join(lines[j + 1:k]), tuple(lines[i:k + 1])))
+        last = k + 1
+    parts.append(b"\n".join(lines[last:]))
     return parts
 
 
@@ -70,12 +90,11 @@ def has_markers(data: bytes) -> bool:
 
 def extract_resolutions(conflicted: bytes, resolved: bytes) -> dict[str, bytes] | None:
     """The resolution of each conflict hunk, found between the common text around it; None if the user
-    also changed text outside the conflicts (then only a whole-file record can hold the resolution)."""
+    also changed text outside the conflicts (see `align_resolutions` for that case)."""
     parts = split_conflicts(conflicted)
     if parts is None:
         return None
     out: dict[str, bytes] = {}
-    pos = 0
     text = resolved
     first = parts[0]
     assert isinstance(first, bytes)
@@ -85,8 +104,7 @@ def extract_resolutions(conflicted: bytes, resolved: bytes) -> dict[str, bytes] 
     for index in range(1, len(parts), 2):
         hunk, after = parts[index], parts[index + 1]
         assert isinstance(hunk, ConflictHunk) and isinstance(after, bytes)
-        last = index + 2 >= len(parts)
-        if last:
+        if index + 2 >= len(parts):
             if not text.endswith(after) or len(text) - len(after) < pos:
                 return None
             end = len(text) - len(after)
@@ -96,6 +114,33 @@ def extract_resolutions(conflicted: bytes, resolved: bytes) -> dict[str, bytes] 
                 return None
         out[hunk.key] = _strip_joins(text[pos:end])
         pos = end + len(after)
+    return out
+
+
+def align_resolutions(conflicted: bytes, resolved: bytes) -> dict[str, bytes]:
+    """The resolution of each hunk when text outside the hunks changed too: the resolved lines between
+    the common lines that survived unchanged around the hunk (what lies outside goes to a fixup)."""
+    exact = extract_resolutions(conflicted, resolved)
+    if exact is not None:
+        return exact
+    old, new = conflicted.split(b"\n"), resolved.split(b"\n")
+    spans = _spans(old) or []
+    common = [True] * len(old)
+    for i, _j, k in spans:
+        common[i:k + 1] = [False] * (k + 1 - i)
+    hunks = [(ConflictHunk(b"\n".join(old[i + 1:j]), b"\n".join(old[j + 1:k])), i, k + 1) for i, j, k in spans]
+    anchors: dict[int, int] = {}
+    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    for tag, i1, i2, j1, _j2 in matcher.get_opcodes():
+        if tag == "equal":
+            anchors.update({i: j1 + i - i1 for i in range(i1, i2) if common[i]})
+    out: dict[str, bytes] = {}
+    for hunk, start, end in hunks:
+        before = [anchors[i] for i in range(start) if i in anchors]
+        after = [anchors[i] for i in range(end, len(old)) if i in anchors]
+        lo = before[-1] + 1 if before else 0
+        hi = after[0] if after else len(new)
+        out[hunk.key] = b"\n".join(new[lo:max(lo, hi)])
     return out
 
 
@@ -109,21 +154,64 @@ def _strip_joins(chunk: bytes) -> bytes:
 
 
 def apply_resolutions(conflicted: bytes, records: dict[str, bytes]) -> tuple[bytes | None, list[str]]:
-    """Resolve every conflict hunk from RECORDS; (content, []) or (None, missing keys). All or nothing."""
+    """Resolve each conflict hunk that has a record, on its own: (content, keys still missing).
+
+    Hunks without a record stay in the content exactly as they were (markers and all). None as the
+    content only when the markers are malformed.
+    """
     parts = split_conflicts(conflicted)
     if parts is None:
         return None, ["malformed conflict markers"]
     missing = [p.key for p in parts if isinstance(p, ConflictHunk) and p.key not in records]
-    if missing:
-        return None, missing
-    pieces: list[bytes] = []
-    for part in parts:
-        pieces.append(records[part.key] if isinstance(part, ConflictHunk) else part)
-    return b"\n".join(pieces), []
+    pieces = [part if isinstance(part, bytes) else records.get(part.key, part.text()) for part in parts]
+    return b"\n".join(pieces), missing
+
+
+@dataclass(frozen=True)
+class Fixup:
+    """A maintainer's edit of FILE while folding ITEM: the file as the fold had it (BASE) and as left
+    (RESULT); (mode, content) or None when absent."""
+
+    item: str
+    file: str
+    base: tuple[str, bytes] | None
+    result: tuple[str, bytes] | None
+
+    @property
+    def key(self) -> str:
+        return hashlib.sha256(f"{self.item}\0{self.file}".encode("utf-8", "surrogateescape")).hexdigest()[:16]
+
+
+def _encode(value: tuple[str, bytes] | None) -> dict[str, str] | None:
+    if value is None:
+        return None
+    mode, data = value
+    try:
+        return {"mode": mode, "text": data.decode("utf-8")}
+    except UnicodeDecodeError:
+        return {"mode": mode, "base64": base64.b64encode(data).decode()}
+
+
+def _decode(value: Any) -> tuple[str, bytes] | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict) or value.get("mode") not in FILE_MODES:
+        raise ValueError("a side must be null or {mode, text|base64}")
+    if isinstance(value.get("text"), str):
+        return value["mode"], value["text"].encode("utf-8")
+    if isinstance(value.get("base64"), str):
+        return value["mode"], base64.b64decode(value["base64"], validate=True)
+    raise ValueError("a side needs 'text' or 'base64'")
+
+
+def _corrupt(path: Path, why: str) -> InputError:
+    return InputError(f"{path}: not a valid resolution record ({why})",
+                      hint=f"restore it from version control (git checkout -- {path}) or delete it; "
+                           "the fold will then ask for that resolution again")
 
 
 class Store:
-    """`<manifest dir>/resolutions/<union>/`: one JSON record per conflict hunk, plus store.json."""
+    """`<manifest dir>/resolutions/<union>/`: one JSON record per conflict hunk, fixups/, and store.json."""
 
     def __init__(self, root: Path, git_version: str) -> None:
         self.root = root
@@ -132,23 +220,49 @@ class Store:
     def _dir(self, union: str) -> Path:
         return self.root / union
 
+    def _read(self, path: Path) -> Any:
+        if path.is_symlink():
+            raise _corrupt(path, "a symlink")
+        try:
+            return json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise _corrupt(path, f"unreadable JSON: {exc}") from None
+
     def load(self, union: str) -> dict[str, bytes]:
+        """Every recorded hunk resolution of UNION; a malformed record is an InputError naming it."""
         records: dict[str, bytes] = {}
         folder = self._dir(union)
         if not folder.is_dir():
             return records
         for path in sorted(folder.glob("*.json")):
-            try:
-                doc = json.loads(path.read_text(encoding="utf-8"))
-                records[doc["key"]] = doc["resolution"].encode("utf-8", "surrogateescape")
-            except (OSError, ValueError, KeyError, AttributeError):
-                continue
+            doc = self._read(path)
+            if not isinstance(doc, dict) or not isinstance(doc.get("key"), str) or not _KEY.match(doc["key"]) \
+                    or not isinstance(doc.get("resolution"), str):
+                raise _corrupt(path, "needs a 64-hex 'key' and a 'resolution' string")
+            records[doc["key"]] = doc["resolution"].encode("utf-8", "surrogateescape")
         return records
+
+    def load_fixups(self, union: str) -> list[Fixup]:
+        """Every recorded fixup of UNION, in file order; a malformed one is an InputError naming it."""
+        folder = self._dir(union) / "fixups"
+        out = []
+        for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+            doc = self._read(path)
+            try:
+                if not isinstance(doc, dict) or not isinstance(doc.get("item"), str) \
+                        or not isinstance(doc.get("file"), str) or not doc["file"]:
+                    raise ValueError("needs 'item' and 'file' strings")
+                out.append(Fixup(doc["item"], doc["file"], _decode(doc.get("base")), _decode(doc.get("result"))))
+            except (ValueError, TypeError) as exc:
+                raise _corrupt(path, str(exc)) from None
+        return sorted(out, key=lambda f: (f.item, f.file))
+
+    def preflight(self) -> None:
+        """Refuse before writing anything when store.json is a symlink."""
+        refuse_symlink(self.root / "store.json")
 
     def record(self, union: str, path_in_tree: str, hunk_key: str, hunk: ConflictHunk | None,
                resolution: bytes, entries: list[str]) -> Path:
-        folder = self._dir(union)
-        folder.mkdir(parents=True, exist_ok=True)
         doc = {
             "key": hunk_key,
             "file": path_in_tree,
@@ -159,8 +273,23 @@ class Store:
             "git": self.git_version,
             "carrytool": __version__,
         }
-        target = folder / f"{hunk_key[:16]}.json"
-        target.write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        target = self._dir(union) / f"{hunk_key[:16]}.json"
+        text = json.dumps(doc, indent=2, ensure_ascii=True) + "\n"
+        write_atomic(target, text.encode())
+        self._write_meta()
+        return target
+
+    def record_fixup(self, union: str, fixup: Fixup, *, keep_same: bool = False) -> Path:
+        """Write FIXUP (replacing the one of the same item and file); one with no change removes it,
+        unless KEEP_SAME (a conflict kept as the fold showed it: the refold must not ask again)."""
+        target = self._dir(union) / "fixups" / f"{fixup.key}.json"
+        if fixup.base == fixup.result and not keep_same:
+            refuse_symlink(target)
+            target.unlink(missing_ok=True)
+            return target
+        doc = {"item": fixup.item, "file": fixup.file, "base": _encode(fixup.base),
+               "result": _encode(fixup.result), "git": self.git_version, "carrytool": __version__}
+        write_atomic(target, (json.dumps(doc, indent=2, ensure_ascii=True) + "\n").encode())
         self._write_meta()
         return target
 
@@ -170,5 +299,10 @@ class Store:
                "key": "sha256 of the two conflict sides, sorted, joined by NUL, without marker labels "
                       "(git merge-tree, conflict style 'merge')"}
         text = json.dumps(doc, indent=2) + "\n"
-        if not meta.exists() or meta.read_text(encoding="utf-8") != text:
-            meta.write_text(text, encoding="utf-8")
+        refuse_symlink(meta)
+        try:
+            current = meta.read_text(encoding="utf-8") if meta.exists() else None
+        except (OSError, ValueError):
+            current = None
+        if current != text:
+            write_atomic(meta, text.encode())

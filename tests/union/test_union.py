@@ -142,7 +142,7 @@ def test_status_reports_stale_folds_and_what_a_refold_needs(cli: Cli, demo: Scen
     assert report["merged_upstream"] == []
 
 
-def test_a_resolution_that_no_longer_applies_is_never_half_applied() -> None:
+def test_each_recorded_hunk_applies_on_its_own() -> None:
     conflicted = b"a\n<<<<<<< x\none\n=======\ntwo\n>>>>>>> y\nb\n<<<<<<< x\nthree\n=======\nfour\n>>>>>>> y\nc"
     resolved = b"a\nONE-TWO\nb\nTHREE-FOUR\nc"
     records = extract_resolutions(conflicted, resolved)
@@ -151,8 +151,8 @@ def test_a_resolution_that_no_longer_applies_is_never_half_applied() -> None:
     swapped = conflicted.replace(b"one\n=======\ntwo", b"two\n=======\none")     # sides swapped: same key
     assert apply_resolutions(swapped, records)[0] == resolved
     changed = conflicted.replace(b"four", b"FOUR!")
-    content, missing = apply_resolutions(changed, records)
-    assert content is None and len(missing) == 1
+    content, missing = apply_resolutions(changed, records)       # the other hunk is still resolved
+    assert content == b"a\nONE-TWO\nb\n<<<<<<< x\nthree\n=======\nFOUR!\n>>>>>>> y\nc" and len(missing) == 1
 
 
 def test_manifest_edits_keep_comments_and_layout() -> None:

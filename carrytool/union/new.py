@@ -1,0 +1,40 @@
+"""`carrytool union new`: add a union's carry entry at the end of the manifest, keeping its layout."""
+
+from __future__ import annotations
+
+import shlex
+
+from carrytool.errors import InputError
+from carrytool.manifest.edit import add_union
+from carrytool.manifest.load import parse_manifest
+from carrytool.manifest.model import Manifest
+from carrytool.manifest.safefile import write_atomic
+
+
+def parse_paths(values: list[str], prs: list[int]) -> dict[int, list[str]]:
+    """`--paths PR=GLOB` values -> {PR: [GLOB, ...]}; each PR must be one of PRS."""
+    out: dict[int, list[str]] = {}
+    for value in values:
+        number, sep, glob = value.partition("=")
+        if not sep or not number.strip().isdigit() or not glob:
+            raise InputError(f"--paths {value!r}: expected PR=GLOB, e.g. --paths 45612='vllm/v1/worker/*'")
+        if int(number) not in prs:
+            raise InputError(f"--paths {value!r}: pr/{number} is not one of the union's PRs "
+                             f"({', '.join(map(str, prs))})")
+        out.setdefault(int(number), []).append(glob)
+    return out
+
+
+def add_union_entry(manifest: Manifest, name: str, prs: list[int], paths: list[str], *, patch: str | None,
+                    invocation: str = "") -> Manifest:
+    """Append `- carry: NAME` superseding PRS to MANIFEST's file (validated, replaced by rename); return it."""
+    if manifest.find_entry(f"carry/{name}") is not None:
+        raise InputError(f"carry/{name} is already in {manifest.path}",
+                         hint=f"refold it: carrytool union compose {shlex.quote(name)}{invocation}")
+    if not prs or len(set(prs)) != len(prs) or any(pr < 1 for pr in prs):
+        raise InputError("union new needs distinct PR numbers above 0")
+    text = manifest.path.read_text(encoding="utf-8")
+    new_text = add_union(text, name, prs, parse_paths(paths, prs), patch=patch)
+    updated = parse_manifest(new_text, manifest.path)
+    write_atomic(manifest.path, new_text.encode("utf-8"))
+    return updated

@@ -1,0 +1,87 @@
+"""Reuse what the store recorded on one merge of a fold: each hunk resolution on its own, then the
+fixups recorded for that PR applied 3-way (a fixup that no longer applies shows both versions)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from carrytool.gitlayer.git import Git, MergeResult
+from carrytool.union.resolutions import Fixup, apply_resolutions, has_markers, split_conflicts
+
+Notify = Callable[[str], None]
+Content = tuple[str, bytes]
+
+
+@dataclass
+class Step:
+    """One PR merged onto the fold: PRE (recorded hunks applied), TREE (fixups too), what is left."""
+
+    pre: str
+    tree: str
+    unresolved: dict[str, str] = field(default_factory=dict)     # path -> content | other | fixup
+    reused: list[str] = field(default_factory=list)
+    used: list[str] = field(default_factory=list)
+
+
+def resolve_step(git: Git, merged: MergeResult, records: dict[str, bytes], fixups: list[Fixup],
+                 notify: Notify) -> Step:
+    """Apply each recorded hunk on its own, then FIXUPS (those recorded for this PR); say what is left."""
+    edits: dict[str, tuple[str, str] | None] = {}
+    unresolved, reused, used = {}, [], []
+    for path in merged.conflicted_paths:
+        found = read_content(git, merged.tree, path)
+        parts = split_conflicts(found[1]) if found and found[0] != "120000" and has_markers(found[1]) else None
+        if not found or parts is None:
+            unresolved[path] = "other"
+            continue
+        content, missing = apply_resolutions(found[1], records)
+        used += [p.key for p in parts if not isinstance(p, bytes) and p.key in records]
+        if content != found[1]:
+            edits[path] = (found[0], git.write_blob(content))  # type: ignore[arg-type]
+        if missing:
+            unresolved[path] = "content"
+            if len(missing) < len(parts) // 2:
+                notify(f"{path}: {len(parts) // 2 - len(missing)} conflict hunk(s) resolved from the "
+                            f"store; {len(missing)} not in the resolution store (new, or changed since recorded)")
+        else:
+            reused.append(path)
+    pre = git.edit_tree(merged.tree, edits) if edits else merged.tree
+    fixed: dict[str, tuple[str, str] | None] = {}
+    for fixup in fixups:
+        current = read_content(git, pre, fixup.file)
+        if unresolved.get(fixup.file) == "content" and current != fixup.base:
+            notify(f"{fixup.file}: your recorded edit outside the conflict hunks waits for the new "
+                        "hunks to be resolved; redo it in the scratch tree if it is still needed")
+            continue
+        applied, clean = apply_fixup(git, fixup, current)
+        fixed[fixup.file] = None if applied is None else (applied[0], git.write_blob(applied[1]))
+        if clean:
+            unresolved.pop(fixup.file, None)
+            reused.append(fixup.file)
+        else:
+            unresolved[fixup.file] = "fixup"
+    tree = git.edit_tree(pre, fixed) if fixed else pre
+    return Step(pre, tree, unresolved, sorted(set(reused)), used)
+
+def apply_fixup(git: Git, fixup: Fixup, current: Content | None) -> tuple[Content | None, bool]:
+    """The file with FIXUP applied 3-way to CURRENT: (content, clean); unclean shows both versions."""
+    if current == fixup.base or current == fixup.result:
+        return fixup.result, True
+    theirs = f"your recorded edit ({fixup.item})"
+    if current and fixup.base and fixup.result and "120000" not in (current[0], fixup.base[0], fixup.result[0]):
+        merged = git.merge_texts(current[1], fixup.base[1], fixup.result[1],
+                                      ("the fold now", "the fold when you edited it", theirs))
+        if merged is not None:
+            return (fixup.result[0] if current[0] == fixup.base[0] else current[0], merged[1]), merged[0]
+    now = current[1] if current else b"(no such file now)"
+    mine = fixup.result[1] if fixup.result else b"(you deleted the file)"
+    shown = b"<<<<<<< the fold now\n" + now + b"\n=======\n" + mine + b"\n>>>>>>> " + theirs.encode() + b"\n"
+    return ("100644", shown), False
+
+def read_content(git: Git, tree: str, path: str) -> Content | None:
+    found = git.blob_at(tree, path)
+    if found is None or found[0] in ("040000", "160000"):
+        return None
+    return found[0], git.read_blob(found[1])
+

@@ -1,0 +1,61 @@
+"""The state of a fold under way (`<git-dir>/carrytool/union/<name>/state.json`): written atomically,
+checked field by field when read, so a truncated or edited file is an error naming it, never a traceback."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from carrytool.errors import InputError
+from carrytool.manifest.safefile import write_atomic
+
+STATE_VERSION = 2
+
+
+def save_state(path: Path, state: dict[str, Any]) -> None:
+    """Replace PATH with STATE in one rename (a kill leaves the old state or the new one)."""
+    write_atomic(path, (json.dumps({**state, "version": STATE_VERSION}, indent=2) + "\n").encode())
+
+
+def load_state(path: Path, *, hint: str) -> dict[str, Any]:
+    """Read and check the state at PATH; InputError (naming PATH, HINT) when it is not a valid state."""
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise
+    except (OSError, ValueError) as exc:
+        raise InputError(f"{path}: the fold's state is unreadable ({exc})", hint=hint) from None
+    problem = _problem(doc)
+    if problem:
+        raise InputError(f"{path}: the fold's state is corrupt ({problem})", hint=hint)
+    return doc
+
+
+def _problem(doc: Any) -> str | None:
+    if not isinstance(doc, dict) or doc.get("version") != STATE_VERSION:
+        return f"not a version {STATE_VERSION} state"
+    checks = {"name": str, "upstream": str, "tip": str, "scratch": str, "next": int, "items": list,
+              "touched": dict, "reused": list, "used_keys": list}
+    for key, kind in checks.items():
+        if not isinstance(doc.get(key), kind):
+            return f"'{key}' is missing or not a {kind.__name__}"
+    for item in doc["items"]:
+        if not isinstance(item, dict) or not isinstance(item.get("pr"), int) \
+                or not all(isinstance(item.get(k), str) for k in ("head", "base")) \
+                or not isinstance(item.get("paths"), list) or not isinstance(item.get("title"), (str, type(None))):
+            return "an item is not {pr, head, base, paths, title}"
+    if not 0 <= doc["next"] <= len(doc["items"]):
+        return "'next' is out of range"
+    conflict = doc.get("conflict")
+    if conflict is not None:
+        if not isinstance(conflict, dict) or not isinstance(conflict.get("pr"), int) \
+                or not all(isinstance(conflict.get(k), str) for k in ("tree", "pre", "shown")) \
+                or not isinstance(conflict.get("files"), list):
+            return "'conflict' is not {pr, tree, pre, shown, files}"
+        for item in conflict["files"]:
+            if not isinstance(item, dict) or not isinstance(item.get("file"), str) \
+                    or item.get("kind") not in ("content", "other", "fixup") \
+                    or not isinstance(item.get("entries"), list):
+                return "a conflicted file is not {file, kind, entries}"
+    return None

@@ -1,0 +1,49 @@
+"""`carrytool union status`: stale folds, upstream drift into owned files, PRs merged upstream, and what
+a refold would reuse from the resolution store and what it would ask."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from carrytool.gitlayer.git import Git
+from carrytool.manifest import paths as pathmatch
+from carrytool.union.fold import Union
+
+
+def status(union: Union, *, offline: bool) -> dict[str, Any]:
+    """Stale folds, upstream drift into owned files, PRs merged upstream since, and what a refold changes."""
+    git, entry = union.git, union.entry
+    upstream, items = union.resolve(offline)
+    current = git.rev_parse(entry.commit) if entry.commit else None
+    folded = {s.pr: s.head for s in entry.supersedes}
+    report: dict[str, Any] = {"entry": entry.id, "commit": current, "upstream": upstream}
+    report["stale"] = [{"pr": i.pr, "folded": folded[i.pr], "current": i.head} for i in items
+                       if folded.get(i.pr) and not i.head.startswith(folded[i.pr])]  # type: ignore[arg-type]
+    report["unfolded"] = [i.pr for i in items if not folded.get(i.pr)]
+    report["drift"] = _drift(git, current, upstream, entry.owns)
+    pairs = [(upstream, union.only_paths(i)) for i in items]
+    upstream_tree = git.tree_of(upstream)
+    report["merged_upstream"] = [i.pr for i, r in zip(items, git.merge_trees(pairs))
+                                 if r.clean and r.tree == upstream_tree]
+    state = {"name": union.name, "upstream": upstream, "items": [i.__dict__ for i in items], "next": 0,
+             "tip": upstream, "touched": {}, "reused": [], "used_keys": [], "scratch": str(union.scratch)}
+    refold = union.advance(state, dry=True)
+    if refold.done and current:
+        changes = git.diff_trees([(current, refold.commit)])[0]  # type: ignore[list-item]
+        report["refold"] = {"needs_resolution": [], "changes": sorted({p for c in changes for p in c.paths}),
+                            "reused": refold.reused}
+    else:
+        report["refold"] = {"needs_resolution": refold.conflicts, "changes": None, "reused": refold.reused}
+    report["under_way"] = union.state_path.exists()
+    return report
+
+
+def _drift(git: Git, union_commit: str | None, upstream: str, owns: tuple[str, ...]) -> list[dict[str, str]]:
+    if not union_commit or not owns:
+        return []
+    parents = git.commit_info(union_commit)["parents"]
+    if not parents or parents[0] == upstream or not git.is_ancestor(parents[0], upstream):  # type: ignore[index]
+        return []
+    out = git.run("log", "--format=%H %s", f"{parents[0]}..{upstream}", "--",  # type: ignore[index]
+                  *(":(glob)" + p if pathmatch.is_glob(p) else ":(literal)" + p for p in owns)).stdout
+    return [{"commit": line[:40], "subject": line[41:]} for line in out.decode("utf-8", "replace").splitlines()]

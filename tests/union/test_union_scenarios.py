@@ -1,0 +1,277 @@
+"""Issue 13, as it will be judged: whole union workflows on real repositories, and `union new`."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import Cli
+from tests.gitrepo import init_repo
+from tests.union.fold_scenario import Fold, edited, resolve_both
+
+
+@pytest.fixture
+def fold(tmp_path: Path) -> Fold:
+    return Fold(tmp_path)
+
+
+def union(cli: Cli, fold: Fold, verb: str, *args: str):
+    return cli("union", verb, "u", *args, *fold.args())
+
+
+def by_hand(cli: Cli, fold: Fold) -> tuple[str, bytes]:
+    """Stop, resolve a.py (with an edit outside its hunks), edit non-conflicted b.py, continue."""
+    assert union(cli, fold, "compose").exit_code == 3
+    resolved = resolve_both(fold.scratch / "a.py", outside=b"line 10 edited by hand\n")
+    (fold.scratch / "b.py").write_text("b1\nb3\nb4\nb5\nb6 by one\n")
+    result = union(cli, fold, "continue")
+    assert result.exit_code == 0, result.stdout + result.stderr
+    return fold.ref(), resolved  # type: ignore[return-value]
+
+
+def test_resolved_by_hand_finishes_and_syncs_green(cli: Cli, fold: Fold) -> None:
+    commit, resolved = by_hand(cli, fold)
+    assert not fold.scratch.exists()
+    code, report = cli.json("sync", *fold.args())
+    assert code == 0 and report["ok"], report
+    assert next(e for e in report["entries"] if e["id"] == "carry/u")["status"] == "applied"
+    assert fold.show("refs/heads/dev", "a.py") == resolved
+    assert fold.show("refs/heads/dev", "b.py") == b"b1\nb3\nb4\nb5\nb6 by one\n"
+    assert fold.show("refs/heads/dev", "a.py") == fold.show(commit, "a.py")
+
+
+def test_a_pr_moves_and_the_refold_asks_nothing(cli: Cli, fold: Fold) -> None:
+    first, resolved = by_hand(cli, fold)
+    moved = fold.up.commit({"c.txt": "c by one\n"}, "one: also c", parent=fold.pr1, ref="refs/pull/1/head")
+    status = union(cli, fold, "status")
+    assert f"stale: pr/1 folded at {fold.pr1[:12]}, now {moved[:12]}" in status.stdout
+    assert "a refold would reuse recorded resolutions for: a.py, b.py" in status.stdout
+    assert "a refold would ask nothing" in status.stdout
+    result = union(cli, fold, "compose")
+    assert result.exit_code == 0, result.stdout + result.stderr
+    second = fold.ref()
+    assert second != first
+    assert fold.show(second, "a.py") == resolved and fold.show(second, "c.txt") == b"c by one\n"
+    assert fold.show(second, "b.py") == b"b1\nb3\nb4\nb5\nb6 by one\n"
+    assert f"{{pr: 1, head: {moved}}}" in fold.manifest.read_text()
+    assert "up to date" in union(cli, fold, "status").stdout
+    assert cli("sync", *fold.args()).exit_code == 0
+
+
+def test_a_second_clone_with_only_the_manifest_folder_folds_the_same_commit(cli: Cli, fold: Fold,
+                                                                            tmp_path: Path) -> None:
+    commit, _ = by_hand(cli, fold)
+    assert commit == "cd62b25d89a6420080d3418cad1f9e6207a3bf0b"     # the same with git 2.39 and 2.47
+    other = tmp_path / "elsewhere"
+    other.mkdir()
+    shutil.copytree(fold.manifest.parent, other / "carries")
+    os.symlink(fold.root / "up", other / "up")              # the same upstream, seen from another machine
+    work = init_repo(other / "work", bare=True).path
+    result = cli("union", "compose", "u", "-m", other / "carries" / "manifest.yaml", "--repo", work)
+    assert result.exit_code == 0, result.stdout + result.stderr
+    assert commit in result.stdout
+    assert (other / "carries" / "unions" / "u.patch").read_bytes() == \
+        (fold.manifest.parent / "unions" / "u.patch").read_bytes()
+
+
+def test_a_fixup_that_no_longer_applies_stops_on_that_file_with_both_versions(cli: Cli, fold: Fold) -> None:
+    by_hand(cli, fold)                                          # recorded: b2 deleted from b.py
+    fold.up.commit({"b.py": "b1\nb2 changed by one\nb3\nb4\nb5\nb6 by one\n"}, "one: b2",
+                   parent=fold.pr1, ref="refs/pull/1/head")
+    result = union(cli, fold, "compose")
+    assert result.exit_code == 3, result.stdout + result.stderr
+    assert "b.py  pr/1, pr/2  (your recorded edit outside the hunks no longer applies" in result.stdout
+    assert "a.py" not in result.stdout.split("\n")[1]
+    text = (fold.scratch / "b.py").read_text()
+    assert "<<<<<<< the fold now" in text and "b2 changed by one" in text
+    assert ">>>>>>> your recorded edit (pr/2)" in text
+    assert (fold.scratch / "a.py").read_bytes().count(b"<<<<<<<") == 0
+    (fold.scratch / "b.py").write_text("b1\nb2 changed by one\nb3\nb4\nb5\nb6 by one\nb7\n")
+    assert union(cli, fold, "continue").exit_code == 0
+    commit = fold.ref()
+    assert union(cli, fold, "compose").exit_code == 0 and fold.ref() == commit
+
+
+def test_two_folds_at_once_leave_one_writer(fold: Fold) -> None:
+    args = ["union", "compose", "u", *fold.args()]
+    env = {**os.environ}
+    procs = [subprocess.Popen([sys.executable, "-m", "carrytool", *args], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, env=env) for _ in range(2)]
+    outs = [(p.wait(timeout=120), *p.communicate()) for p in procs]
+    codes = sorted(code for code, _out, _err in outs)
+    assert codes in ([3, 3], [3, 4]), outs
+    stopped = [out for code, out, _err in outs if "the fold stopped on a conflict" in out]
+    assert len(stopped) == 1, outs
+    losers = [err for code, out, err in outs if "the fold stopped" not in out]
+    assert "already under way" in losers[0] or "carrytool.lock" in losers[0]
+    state = json.loads((fold.work / "carrytool" / "union" / "u" / "state.json").read_text())
+    assert state["conflict"]["pr"] == 2 and (fold.scratch / "a.py").exists()
+
+
+@pytest.mark.parametrize("point", ["stop:scratch", "cleanup:scratch"])
+def test_kill_9_during_compose_or_abort_is_recoverable(fold: Fold, point: str) -> None:
+    verb_env = {"CARRYTOOL_CRASH_AT": point}
+    if point == "stop:scratch":
+        proc = fold.run("union", "compose", "u", *fold.args(), env=verb_env)
+        assert proc.returncode == -signal.SIGKILL
+        proc = fold.run("union", "compose", "u", *fold.args())        # no state yet: the fold starts again
+        assert proc.returncode == 3, proc.stdout + proc.stderr
+    else:
+        assert fold.run("union", "compose", "u", *fold.args()).returncode == 3
+        proc = fold.run("union", "abort", "u", *fold.args(), env=verb_env)
+        assert proc.returncode == -signal.SIGKILL
+        proc = fold.run("union", "abort", "u", *fold.args())
+        assert proc.returncode == 0, proc.stderr
+        assert fold.run("union", "compose", "u", *fold.args()).returncode == 3
+    resolve_both(fold.scratch / "a.py")
+    assert fold.run("union", "continue", "u", *fold.args()).returncode == 0
+
+
+def test_a_failed_write_keeps_the_fold_and_a_retry_finishes(cli: Cli, fold: Fold) -> None:
+    (fold.manifest.parent / "unions").write_text("a file where the patch folder should be\n")
+    assert union(cli, fold, "compose").exit_code == 3
+    resolved = resolve_both(fold.scratch / "a.py")
+    result = union(cli, fold, "continue")
+    assert result.exit_code == 4 and "cannot write" in result.stderr, result.stdout + result.stderr
+    assert "Traceback" not in result.stderr
+    assert "patch: unions/u.patch" in fold.manifest.read_text() and "head:" not in fold.manifest.read_text()
+    (fold.manifest.parent / "unions").unlink()
+    result = union(cli, fold, "continue")
+    assert result.exit_code == 0, result.stdout + result.stderr
+    assert fold.show(fold.ref(), "a.py") == resolved
+
+
+def test_next_steps_repeat_the_users_options_quoted(cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fold = Fold(tmp_path / "my folder")
+    result = union(cli, fold, "compose")
+    assert result.exit_code == 3
+    quoted_m, quoted_repo = f"'{fold.manifest}'", f"'{fold.work}'"
+    assert f"then:  carrytool union continue u -m {quoted_m} --repo {quoted_repo}\n" in result.stdout
+    assert f"or:    carrytool union abort u -m {quoted_m} --repo {quoted_repo}\n" in result.stdout
+    assert union(cli, fold, "abort").exit_code == 0
+    monkeypatch.chdir(fold.work)                                  # the defaults: nothing to repeat
+    monkeypatch.setenv("CARRYTOOL_MANIFEST", str(fold.manifest))
+    result = cli("union", "compose", "u")
+    assert result.exit_code == 3 and "then:  carrytool union continue u\n" in result.stdout
+    result = cli("union", "compose", "nope")
+    assert result.exit_code == 2 and "carrytool union new nope PR PR ..." in result.stderr
+
+
+def test_union_status_text_shows_what_json_shows(cli: Cli, fold: Fold) -> None:
+    by_hand(cli, fold)
+    fold.up.commit({"a.py": edited({3: "line 3 by two\n", 15: "line 15 by two, v2\n"})}, "two: v2",
+                   parent=fold.pr2, ref="refs/pull/2/head")
+    [report] = json.loads(cli("union", "status", "u", *fold.args(), "--format", "json").stdout)
+    assert report["refold"]["reused"] == ["b.py"]
+    assert [(c["file"], c["hunks"]) for c in report["refold"]["needs_resolution"]] == [("a.py", 1)]
+    text = union(cli, fold, "status").stdout
+    assert "a refold would reuse recorded resolutions for: b.py" in text
+    assert "a refold would stop and ask about:\n    a.py  pr/1, pr/2  (1 hunk(s) without a recorded resolution)" \
+        in text
+    assert f"refold: carrytool union compose u -m {fold.manifest} --repo {fold.work}" in text
+
+
+def test_the_commit_message_is_the_one_explain_drafts(cli: Cli, fold: Fold) -> None:
+    commit, _ = by_hand(cli, fold)
+    raw = subprocess.run(["git", "cat-file", "commit", commit], cwd=fold.work, capture_output=True,
+                         text=True).stdout
+    message = raw.split("\n\n", 1)[1]
+    drafted = cli("explain", "carry/u", "--format", "commit-message", "--offline", *fold.args()).stdout
+    assert message == drafted
+    assert "  #1 one: fix f\n" in message and f"onto {fold.base}:" in message
+
+
+# -- union new ----------------------------------------------------------------------------------------
+def test_union_new_adds_the_entry_keeping_comments_and_folds(cli: Cli, tmp_path: Path) -> None:
+    fold = Fold(tmp_path, union="")
+    before = fold.manifest.read_text()
+    result = cli("union", "new", "u", "1", "2", *fold.args())
+    assert result.exit_code == 3, result.stdout + result.stderr
+    after = fold.manifest.read_text()
+    assert after == before + "  - carry: u\n    patch: unions/u.patch\n    supersedes: [1, 2]\n"
+    assert f"then:  carrytool union continue u -m {fold.manifest} --repo {fold.work}" in result.stdout
+    resolve_both(fold.scratch / "a.py")
+    assert union(cli, fold, "continue").exit_code == 0
+    text = fold.manifest.read_text()
+    assert text.startswith("# the fork's manifest (a comment to keep)\n") and "- pr: 1   # first fix\n" in text
+    assert f"{{pr: 2, head: {fold.pr2}}}" in text
+    assert cli("sync", *fold.args()).exit_code == 0
+    again = cli("union", "new", "u", "1", "2", *fold.args())
+    assert again.exit_code == 2 and "already in" in again.stderr
+
+
+def test_union_new_with_a_commit_and_partial_paths(cli: Cli, tmp_path: Path) -> None:
+    fold = Fold(tmp_path, union="")
+    result = cli("union", "new", "u", "1", "2", "--commit", "--paths", "1=b.py", *fold.args())
+    assert result.exit_code == 0, result.stdout + result.stderr   # only b.py of pr/1: no conflict
+    text = fold.manifest.read_text()
+    commit = fold.ref()
+    assert f"  - carry: u\n    commit: {commit}   # carrytool union compose sets it\n" in text
+    assert "      - {pr: 1, paths: [b.py], head: " in text
+    assert "git push <fork.url>" in result.stdout
+    bad = cli("union", "new", "v", "1", "--paths", "3=x", *fold.args())
+    assert bad.exit_code == 2 and "pr/3 is not one of the union's PRs" in bad.stderr
+
+
+def test_a_sync_conflict_hint_says_union_new(cli: Cli, tmp_path: Path) -> None:
+    fold = Fold(tmp_path, union="")
+    text = fold.manifest.read_text().replace("  - pr: 2\n", "  - pr: 2\n    on_conflict: fail\n")
+    fold.manifest.write_text(text)
+    result = cli("sync", *fold.args())
+    assert result.exit_code == 3, result.stdout + result.stderr
+    assert f"`carrytool union new NAME 1 2 -m {fold.manifest} --repo {fold.work}` starts it" in result.stdout
+
+
+def test_a_slow_fold_holder_is_waited_for(fold: Fold) -> None:
+    from carrytool.gitlayer.repolock import RepoLock
+
+    lock = RepoLock(fold.work)
+    lock.__enter__()
+    proc = subprocess.Popen([sys.executable, "-m", "carrytool", "union", "compose", "u", "--wait", "30",
+                             *fold.args()], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(1.0)
+    assert proc.poll() is None
+    lock.__exit__()
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 3, out + err
+
+
+@pytest.mark.parametrize("delay", [0.2, 0.45, 0.7, 1.0])
+def test_kill_9_at_a_moment_of_continue_loses_nothing(tmp_path: Path, delay: float) -> None:
+    fold = Fold(tmp_path)
+    assert fold.run("union", "compose", "u", *fold.args()).returncode == 3
+    resolved = resolve_both(fold.scratch / "a.py", outside=b"line 10 by hand\n")
+    (fold.scratch / "new.txt").write_text("new\n")
+    proc = subprocess.Popen([sys.executable, "-m", "carrytool", "union", "continue", "u", *fold.args()],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    time.sleep(delay)
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate(timeout=60)
+    if proc.returncode != 0:                  # killed: the next run resumes, or says the fold had finished
+        again = fold.run("union", "continue", "u", *fold.args())
+        assert again.returncode == 0 or (again.returncode == 2 and "no fold of carry/u under way" in again.stderr), \
+            again.stdout + again.stderr
+    commit = fold.ref()
+    assert fold.show(commit, "a.py") == resolved and fold.show(commit, "new.txt") == b"new\n"
+    assert fold.show(commit, "b.py").endswith(b"b6 by one\n")
+    refold = fold.run("union", "compose", "u", *fold.args())
+    assert refold.returncode == 0 and fold.ref() == commit, refold.stdout + refold.stderr
+
+
+def test_union_new_refuses_a_scratch_with_files_before_touching_the_manifest(cli: Cli, tmp_path: Path) -> None:
+    fold = Fold(tmp_path, union="")
+    before = fold.manifest.read_text()
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "keep").write_text("keep\n")
+    result = cli("union", "new", "u", "1", "2", "--scratch", mine, *fold.args())
+    assert result.exit_code == 2 and fold.manifest.read_text() == before
+    assert (mine / "keep").read_text() == "keep\n"
