@@ -55,7 +55,8 @@ class Judged:
 
     @property
     def score(self) -> float:
-        return self.killed / len(self.mutants) if self.mutants else 1.0
+        # no mutant proves nothing: a manifest whose asserts guard no call must not read as 100% strong
+        return self.killed / len(self.mutants) if self.mutants else 0.0
 
     def survivors(self) -> list[Mutant]:
         return [mutant for mutant, names in zip(self.mutants, self.killers) if not names]

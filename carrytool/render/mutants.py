@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import posixpath
 from typing import TextIO
 
 from carrytool.pipeline.verify import MutantsReport
@@ -44,13 +43,16 @@ def render_mutants_text(report: MutantsReport, stream: TextIO, *, verbose: bool 
     if report.failing:
         print(f"verify --mutants: {len(report.failing)} assert(s) already fail on the unmutated tree (exit 1)",
               file=stream)
+    elif not total:
+        print("verify --mutants: no mutant could be derived (these asserts guard no call: defines, mentions and "
+              "text checks are not mutated), so the score 0% says nothing is proven", file=stream)
     else:
         print(f"verify --mutants: score {_percent(judged.score)} ({judged.killed} of {total} killed, "
               f"{len(survivors)} survive)", file=stream)
 
 
 def _at(mutant) -> str:  # noqa: ANN001 - asserts.mutants.Mutant
-    return f"{posixpath.basename(mutant.file)}:{mutant.line}"
+    return f"{mutant.file}:{mutant.line}"
 
 
 def _percent(value: object) -> str:

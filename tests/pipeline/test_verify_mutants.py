@@ -93,3 +93,20 @@ def test_report_file_holds_the_json(cli: Cli, tmp_path: Path) -> None:
     assert result.exit_code == 0
     assert CONTRACT_KEYS <= set(json.loads(out.read_text()))
     assert result.stdout.startswith("Mutation score:")
+
+
+def test_no_mutant_is_no_score(tmp_path: Path, cli: Cli) -> None:
+    """Asserts that guard no call derive no mutant: the score is 0, never a vacuous 100%."""
+    from tests.gitrepo import init_repo, write_manifest
+
+    repo = init_repo(tmp_path / "repo")
+    repo.commit({"pkg/mod.py": "def f():\n    return 1\n"}, "base", ref="refs/heads/main")
+    manifest = write_manifest(tmp_path / "m.yaml", {
+        "version": 1, "upstream": {"url": str(repo.path)}, "fork": {"branch": "dev"}, "entries": [],
+        "asserts": [{"name": "d", "file": "pkg/mod.py", "defines": "f"}]})
+    result = cli("verify", "--mutants", "-m", manifest, "--repo", repo.path, "--rev", "HEAD", "--format", "json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert (data["mutants"], data["score"]) == (0, 0.0)
+    text = cli("verify", "--mutants", "-m", manifest, "--repo", repo.path, "--rev", "HEAD")
+    assert "no mutant could be derived" in text.stdout and "100%" not in text.stdout
