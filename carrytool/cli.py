@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 import sys
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -141,6 +142,16 @@ def _failed_report(command: str, exc: CarryError, report_file: Optional[Path], f
         sys.stdout.write(failed.dumps())
 
 
+@contextmanager
+def _report_failure(command: str, report_file: Optional[Path], fmt: str) -> Iterator[None]:
+    """A CarryError before the command has its result still leaves the report (`--report`, `--format json`)."""
+    try:
+        yield
+    except CarryError as exc:
+        _failed_report(command, exc, report_file, fmt)
+        raise
+
+
 def _error_line(report) -> None:  # noqa: ANN001
     """An error recorded in a report (after planning began) goes to stderr, once."""
     if report.error:
@@ -197,16 +208,13 @@ def sync(
 
         _check_format(fmt, ("text", "json"))
         _check_report(report)
-        try:
+        with _report_failure("sync", report, fmt):
             loaded = _load(manifest)
             with _open_git(repo) as git, \
                     progress_reporter(sys.stderr, fmt == "text" and not _State.quiet) as progress:
                 options = SyncOptions(offline=offline, locked=locked, push=push, dry_run=dry_run, strict=strict,
                                       wait=wait)
                 result = run_sync(loaded, git, options, progress, notify=_diag)
-        except CarryError as exc:
-            _failed_report("sync", exc, report, fmt)
-            raise
         if dry_run:
             result.extra["dry_run"] = True
         _emit(result, fmt, report)
@@ -304,15 +312,16 @@ def verify(
             raise _usage("use either --rev or --path, not both")
         if rebuild and path:
             raise _usage("--rebuild compares a commit: use --rev, not --path")
-        loaded = _load(manifest)
-        if rebuild:
-            with _open_git(repo) as git:
-                result = verify_rebuild(loaded, git, rev, offline=offline)
-        elif rev:
-            with _open_git(repo) as git:
-                result = verify_rev(loaded, git, rev)
-        else:
-            result = verify_path(loaded, path or _work_tree(repo))
+        with _report_failure("verify", report, fmt):
+            loaded = _load(manifest)
+            if rebuild:
+                with _open_git(repo) as git:
+                    result = verify_rebuild(loaded, git, rev, offline=offline)
+            elif rev:
+                with _open_git(repo) as git:
+                    result = verify_rev(loaded, git, rev)
+            else:
+                result = verify_path(loaded, path or _work_tree(repo))
         if fmt == "github":
             from carrytool.render.github import emit_github
 
@@ -389,11 +398,12 @@ def explain(
 
         _check_format(fmt, ("text", "markdown", "json", "commit-message"))
         _check_report(report)
-        loaded = _load(manifest)
-        wanted = find_entries(loaded, entries or [])
-        if fmt == "commit-message" and (len(wanted) != 1 or wanted[0].kind != "carry"):
-            raise _usage("--format commit-message needs exactly one carry ENTRY (e.g. carry/wake-path-union)")
-        with _open_git(repo) as git:
+        with _report_failure("explain", report, fmt), ExitStack() as stack:
+            loaded = _load(manifest)
+            wanted = find_entries(loaded, entries or [])
+            if fmt == "commit-message" and (len(wanted) != 1 or wanted[0].kind != "carry"):
+                raise _usage("--format commit-message needs exactly one carry ENTRY (e.g. carry/wake-path-union)")
+            git = stack.enter_context(_open_git(repo))
             lock = RepoLock(git.git_dir, notify=_diag) if not offline else None   # fetching writes refs
             with lock or nullcontext(), progress_reporter(sys.stderr, fmt == "text" and not _State.quiet) as progress:
                 result = run_explain(loaded, git, offline=offline, entries=wanted, progress=progress)
@@ -484,7 +494,6 @@ def union_new(
             raise _usage("use either --patch FILE or --commit, not both")
         from carrytool.gitlayer.repolock import RepoLock
         from carrytool.union.fold import Union
-
         from carrytool.union.scratch import Scratch
 
         loaded = _load(manifest)

@@ -137,3 +137,26 @@ def test_demo_keep_leaves_a_scenario_to_explore(tmp_path: Path) -> None:
     assert (keep / "carries" / "manifest.yaml").exists() and (keep / "work.git").is_dir()
     lock = json.loads((keep / "carries" / "manifest.yaml.lock").read_text())
     assert lock["result"]
+
+
+def test_demo_keep_refuses_a_directory_it_did_not_make(tmp_path: Path, cli: Cli) -> None:
+    """`--keep` on a non-empty folder of the user's is exit 2 and the folder survives; its own folder is reused."""
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("precious\n")
+    result = cli("demo", "--keep", mine)
+    assert result.exit_code == 2, result.output
+    assert "not made by `carrytool demo`" in result.stderr
+    assert sorted(p.name for p in mine.iterdir()) == ["notes.txt"] and (mine / "notes.txt").read_text() == "precious\n"
+    a_file = tmp_path / "a-file"
+    a_file.write_text("x")
+    assert cli("demo", "--keep", a_file).exit_code == 2 and a_file.read_text() == "x"
+
+
+def test_demo_keep_replaces_its_own_directory(tmp_path: Path) -> None:
+    keep = tmp_path / "kept"
+    for _ in range(2):
+        proc = subprocess.run([sys.executable, "-m", "carrytool", "demo", "--keep", str(keep)], capture_output=True,
+                              text=True, timeout=180)
+        assert proc.returncode == 0, proc.stderr
+    assert (keep / ".carrytool-demo").is_file() and (keep / "carries" / "manifest.yaml").exists()

@@ -10,10 +10,12 @@ from pathlib import Path
 
 from carrytool.demo import sources
 from carrytool.demo.scenario import Scenario, build
+from carrytool.errors import InputError
 from carrytool.gitlayer.git import Git, scrubbed_env
 from carrytool.manifest.load import load_manifest
 
 WAKE_CHECKS = ("resume-once", "wake-handshake", "no-raw-allocator-wake")
+KEEP_MARKER = ".carrytool-demo"     # in a --keep directory: the demo made it, a later --keep may replace it
 
 
 def _say(text: str = "") -> None:
@@ -67,13 +69,26 @@ def _check_naive(manifest_path: Path, tree: Path) -> dict[str, object]:
 def run_demo(keep: Path | None = None) -> int:
     """Build the scenario, show the naive loop losing fixes, then sync; return sync's exit code."""
     root = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="carrytool-demo-"))
-    if keep and root.exists() and any(root.iterdir()):
-        shutil.rmtree(root)
+    if keep:
+        _prepare_keep(root)
     try:
         return _story(root)
     finally:
         if not keep:
             shutil.rmtree(root, ignore_errors=True)
+
+
+def _prepare_keep(root: Path) -> None:
+    """Make ROOT the --keep directory: missing, empty, or made by an earlier demo; anything else is refused."""
+    if root.is_symlink() or (root.exists() and not root.is_dir()):
+        raise InputError(f"--keep {root} is not a directory", hint="pass a missing or empty directory")
+    if root.exists() and any(root.iterdir()):
+        if not (root / KEEP_MARKER).is_file():
+            raise InputError(f"--keep {root} is not empty and was not made by `carrytool demo`: nothing was "
+                             "touched", hint="pass a missing or empty directory")
+        shutil.rmtree(root)
+    root.mkdir(parents=True, exist_ok=True)
+    (root / KEEP_MARKER).write_text("made by `carrytool demo --keep`: a later --keep of this folder replaces it\n")
 
 
 def _story(root: Path) -> int:

@@ -34,8 +34,12 @@ def _patch_digest(manifest: Manifest, patch: str) -> str | None:
         return None
 
 
-def build_lock(manifest: Manifest, resolved: Resolved, result: str | None, git_version: str) -> dict[str, Any]:
-    """The lock document for RESOLVED (stable key order, nothing time- or machine-dependent)."""
+def build_lock(manifest: Manifest, resolved: Resolved, result: str | None) -> dict[str, Any]:
+    """The lock document for RESOLVED (stable key order, nothing time- or machine-dependent).
+
+    The git version is left out: the same inputs give the same SHAs on every supported git, so a runner
+    with another git must not rewrite the lock (locks of earlier versions that hold it still read).
+    """
     entries = []
     for entry in manifest.entries:
         item: dict[str, Any] = {"id": entry.id}
@@ -53,7 +57,6 @@ def build_lock(manifest: Manifest, resolved: Resolved, result: str | None, git_v
     doc: dict[str, Any] = {
         "lock": LOCK_VERSION,
         "carrytool": __version__,
-        "git": git_version,
         "upstream": {"url": redact(manifest.upstream.url), "branch": manifest.upstream.branch, "sha": resolved.upstream},
         "fork": {"branch": manifest.fork.branch},
         "entries": entries,

@@ -196,7 +196,7 @@ def _finish(manifest: Manifest, git: Git, options: SyncOptions, planned: Planned
     if report.exit_code != 0 or options.dry_run:
         return
     ref = branch_ref(manifest)
-    lock_doc = build_lock(manifest, planned.resolved, comp.result, ".".join(map(str, git.version)))
+    lock_doc = build_lock(manifest, planned.resolved, comp.result)
     # Order: stage the lock (written and synced beside its place: a full disk or a read-only directory stops
     # the run with nothing moved), push with the lease, move the local branch, then rename the lock into
     # place. A refused push moves nothing local; once the branch moved only the lock's rename is left.

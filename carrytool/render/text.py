@@ -215,7 +215,8 @@ def outcome_line(report: Report) -> str:
             return f"ok: {result.get('branch')} {prev} -> {sha}" + (" (pushed)" if result.get("pushed") else "")
         if report.extra.get("dry_run"):
             return f"ok (dry run): {result.get('branch')} would be {sha}; nothing written"
-        return f"ok: {result.get('branch')} already at {sha}"
+        pushed = ", pushed to the fork" if result.get("pushed") else ""
+        return f"ok: {result.get('branch')} already at {sha}{pushed}"
     verdict = {1: "verification failed", 2: "bad input", 3: "conflict", 4: "environment"}.get(code, "failed")
     tail = f"; {result.get('branch')} left at {(result.get('previous') or '(absent)')[:12]}" \
         if result and report.command == "sync" else ""

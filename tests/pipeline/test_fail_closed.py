@@ -218,6 +218,17 @@ def test_locked_push_republishes_the_lock_over_a_hand_pushed_branch(cli: Cli, sm
     assert fork.ref("refs/heads/dev") == first["result"]["sha"] != by_hand
 
 
+def test_a_push_of_a_branch_already_in_place_says_pushed(cli: Cli, small: Small, tmp_path: Path) -> None:
+    """The text agrees with the report: the local branch was already there, the fork got it (pushed)."""
+    fork, first = _pushed_fork(cli, small, tmp_path)
+    by_hand = fork.commit({"x": "y"}, "pushed by hand", parent="dev", ref="refs/heads/dev")
+    result = cli("sync", "-m", small.manifest_path, "--repo", small.work.path, "--locked", "--push")
+    assert result.exit_code == 0, result.output
+    sha = first["result"]["sha"]
+    assert fork.ref("refs/heads/dev") == sha != by_hand
+    assert f"ok: dev already at {sha[:12]}, pushed to the fork" in result.stdout
+
+
 def test_a_rejected_push_moves_nothing_local_and_says_so(cli: Cli, small: Small, tmp_path: Path) -> None:
     fork, first = _pushed_fork(cli, small, tmp_path)
     lock = small.manifest_path.with_name("manifest.yaml.lock")

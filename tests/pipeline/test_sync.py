@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 
 import jsonschema
@@ -267,7 +268,7 @@ def test_locked_reproduces_after_a_pr_moved(cli: Cli, small: Small) -> None:
     _, first = sync(cli, small)
     lock = json.loads(small.manifest_path.with_name("manifest.yaml.lock").read_text())
     assert lock["upstream"]["sha"] == small.base and lock["entries"] == [{"id": "pr/1", "head": head}]
-    assert lock["result"] == first["result"]["sha"] and lock["git"]
+    assert lock["result"] == first["result"]["sha"] and "git" not in lock   # no machine fact
     small.up.commit(A_THREE, "pr moved", parent=head, ref="refs/pull/1/head")
     small.up.commit({"docs/c.txt": "upstream moved\n"}, "up", parent="main", ref="refs/heads/main")
     small.work.git("update-ref", "-d", "refs/heads/dev")
@@ -275,6 +276,30 @@ def test_locked_reproduces_after_a_pr_moved(cli: Cli, small: Small) -> None:
     assert code == 0 and locked["result"]["sha"] == first["result"]["sha"]
     code, moved = sync(cli, small)
     assert code == 0 and moved["result"]["sha"] != first["result"]["sha"]
+
+
+def test_a_lock_is_not_rewritten_by_another_git(cli: Cli, small: Small, tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """Same inputs on a runner with another git: the same SHAs, so the lock is left as it is (no machine fact);
+    a lock of an earlier carrytool that recorded the git version still reads."""
+    small.pr(1, A_TWO)
+    small.manifest([{"pr": 1}])
+    sync(cli, small)
+    path = small.manifest_path.with_name("manifest.yaml.lock")
+    doc = json.loads(path.read_text())
+    other = tmp_path / "other-git"
+    other.mkdir()
+    real = shutil.which("git")
+    (other / "git").write_text(f'#!/bin/sh\n[ "$1" = --version ] && {{ echo "git version 2.99.1"; exit 0; }}\n'
+                               f'exec {real} "$@"\n')
+    (other / "git").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{other}:{os.environ['PATH']}")
+    code, again = sync(cli, small)
+    assert code == 0 and again["result"]["sha"] == doc["result"] and again["lock_written"] is False
+    assert json.loads(path.read_text()) == doc
+    path.write_text(json.dumps({**doc, "git": "2.39.5"}, indent=2) + "\n")
+    code, locked = sync(cli, small, "--locked")
+    assert code == 0 and locked["result"]["sha"] == doc["result"]
 
 
 def test_lock_that_does_not_match_is_exit_2(cli: Cli, small: Small) -> None:

@@ -7,6 +7,7 @@ import subprocess
 from pathlib import Path
 
 import jsonschema
+import pytest
 
 from carrytool.demo.scenario import Scenario
 
@@ -93,3 +94,16 @@ def test_repo_help_of_verify_and_explain_does_not_promise_a_write(cli: Cli) -> N
         text = " ".join(cli(command, "--help").stdout.split())
         assert "--repo" in text and "write the fork branch" not in text, command
     assert "write the fork branch" in " ".join(cli("sync", "--help").stdout.split())
+
+
+@pytest.mark.parametrize("command", ["sync", "verify", "explain"])
+def test_a_run_that_fails_before_its_result_still_writes_the_report(command: str, cli: Cli, tmp_path: Path) -> None:
+    """CI uploads the report as an artifact exactly when a run fails: an invalid manifest still leaves one."""
+    manifest = tmp_path / "bad.yaml"
+    manifest.write_text("version: 1\nupstream: {url: x}\nfork: {branch: dev}\nentries: [{pr: -3}]\n")
+    report = tmp_path / "out" / f"{command}.json"
+    result = cli(command, "-m", manifest, "--report", report)
+    assert result.exit_code == 2, result.output
+    written = json.loads(report.read_text())
+    assert written["ok"] is False and written["exit_code"] == 2 and written["command"] == command
+    assert "entries[0].pr" in written["error"]["message"]
