@@ -37,7 +37,7 @@ def render_bisect_text(result: BisectResult, stream: TextIO, invocation: Invocat
     if result.tip_good:
         say(f"The tip of the chain ({n} entries on upstream {result.chain.upstream[:12]}) passes every check: "
             "nothing to bisect.")
-    elif result.upstream_bad:
+    elif result.first_bad is None:
         say(f"Upstream {result.chain.upstream[:12]} itself fails: no entry of the chain broke it.")
     else:
         position = [link.id for link in result.chain.links].index(result.first_bad) + 1
@@ -45,7 +45,8 @@ def render_bisect_text(result: BisectResult, stream: TextIO, invocation: Invocat
         if result.alone_bad:
             say("  bad alone: composed by itself onto upstream it fails the same way")
         else:
-            say(f"  good alone on upstream; bad together with: {', '.join(result.interacts_with) or '?'}")
+            alone = "upstream fails without it too" if result.upstream_bad else "good alone on upstream"
+            say(f"  {alone}; it breaks the check together with: {', '.join(result.interacts_with) or '?'}")
     _render_checks(result, say)
     say(f"Probes: {result.probes} ({result.cached} from the cache)")
     command = next_command(result, invocation)

@@ -48,7 +48,7 @@ class BisectResult:
     interacts_with: list[str] = field(default_factory=list)
     verdict: Verdict | None = None       # the failing checks where the first bad entry came in
     tip_good: bool = False
-    upstream_bad: bool = False
+    upstream_bad: bool | None = None     # None: upstream was not probed
     probes: int = 0
     cached: int = 0
 
@@ -179,55 +179,68 @@ class Search:
         self.git = git
         self.chain = chain
         self.prober = prober
-        self._composed: dict[tuple[str, ...], str | None] = {}
+        self._composed: dict[tuple[str, ...], tuple[str, bool]] = {}
 
     def prefix_tree(self, k: int) -> str:
         """The tree after the first K entries of the chain (0: upstream)."""
         commit = self.chain.links[k - 1].commit if k else self.chain.upstream
         return self.git.tree_of(commit)
 
-    def subset_tree(self, links: Sequence[Link]) -> str | None:
-        """The tree of upstream + LINKS composed in chain order, in memory; None when the last does not apply."""
+    def subset_tree(self, links: Sequence[Link], *, last_applies: bool = True) -> str | None:
+        """The tree of upstream + LINKS composed in chain order, in memory; None when LAST_APPLIES and the
+        last of them does not apply there (it conflicts, or is redundant)."""
+        if not links:
+            return self.prefix_tree(0)
         key = tuple(link.id for link in links)
         if key not in self._composed:
             steps = [_fresh(link.step) for link in links]
             comp = Composer(self.git, self.manifest, self.chain.upstream).compose(steps)
-            self._composed[key] = self.git.tree_of(comp.result) if steps[-1].status == APPLIED else None
-        return self._composed[key]
+            self._composed[key] = (self.git.tree_of(comp.result), steps[-1].status == APPLIED)
+        tree, applied = self._composed[key]
+        return tree if applied or not last_applies else None
 
     def bad(self, tree: str | None) -> bool:
         return tree is not None and self.prober.judge(tree).bad
 
     def run(self) -> BisectResult:
+        """Binary search first (the tip is probed only when every probe before it was good), then the
+        culprit alone on upstream, then ddmin over the entries before it."""
         result = BisectResult(self.chain, self.prober.checks)
         n = len(self.chain.links)
-        tip = self.prober.judge(self.prefix_tree(n))
-        if not tip.bad:
-            result.tip_good = True
-            return self._counted(result)
-        lo, hi = 0, n             # the prefix of LO entries is taken as good (checked below), HI is bad
+        lo, hi = 0, n             # the prefix of LO entries is good (or upstream, checked when it matters)
         while hi - lo > 1:
             mid = (lo + hi) // 2
             if self.bad(self.prefix_tree(mid)):
                 hi = mid
             else:
                 lo = mid
-        if hi <= 1 and self.bad(self.prefix_tree(0)):
-            result.upstream_bad = True
+        if hi == n and not self.bad(self.prefix_tree(n)):
+            result.tip_good = True
+            return self._counted(result)
+        if hi == 0 or (hi == 1 and self.bad(self.prefix_tree(0))):
             result.verdict = self.prober.judge(self.prefix_tree(0))
             return self._counted(result)
         culprit = self.chain.links[hi - 1]
         result.first_bad = culprit.id
         result.verdict = self.prober.judge(self.prefix_tree(hi))
-        earlier = list(self.chain.links[:hi - 1])
-        result.alone_bad = hi == 1 or self.bad(self.subset_tree([culprit]))
+        # bad alone: upstream is good and upstream + the culprit is bad (when upstream is bad too, the
+        # culprit broke what earlier entries had made good: that is an interaction)
+        result.alone_bad = hi == 1 or (self.bad(self.subset_tree([culprit]))
+                                       and not self.bad(self.prefix_tree(0)))
         if not result.alone_bad:
-            minimal = ddmin(earlier, lambda subset: self.bad(self.subset_tree([*subset, culprit])))
+            minimal = ddmin(list(self.chain.links[:hi - 1]), lambda subset: self.breaks_with(subset, culprit))
             result.interacts_with = [link.id for link in minimal]
         return self._counted(result)
 
+    def breaks_with(self, subset: Sequence[Link], culprit: Link) -> bool:
+        """True when upstream + SUBSET is good and adding CULPRIT makes it bad."""
+        return self.bad(self.subset_tree([*subset, culprit])) and \
+            not self.bad(self.subset_tree(subset, last_applies=False))
+
     def _counted(self, result: BisectResult) -> BisectResult:
         result.probes, result.cached = self.prober.probes, self.prober.cached
+        upstream = self.prober.seen.get(self.prefix_tree(0))
+        result.upstream_bad = upstream.bad if upstream else None
         return result
 
 

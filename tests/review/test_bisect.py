@@ -65,7 +65,7 @@ def test_run_finds_the_entry_in_few_probes_and_a_rerun_is_cached(cli: Cli, small
     count = 12
     build(small, count, {9: {"broken": "yes\n"}})
     marker = tmp_path / "runs.log"
-    command = f"echo \"$PWD\" >> '{marker}'; test -f f1.txt && test ! -e broken"
+    command = f"echo \"$PWD\" >> '{marker}'; test -f a.py && test ! -e broken"
     code, out = bisect(cli, small, "--run", command)
     assert code == 0, out
     assert out["first_bad"] == "pr/9" and out["alone_bad"] is True
@@ -106,13 +106,28 @@ def test_a_good_tip_exits_1(cli: Cli, small: Small) -> None:
     build(small, 3, {}, [H_ONCE])
     code, out = bisect(cli, small)
     assert code == 1
-    assert out["first_bad"] is None and out["checks"] == [] and out["probes"] == 1
+    assert out["first_bad"] is None and out["checks"] == [] and out["probes"] == 3     # 1, 2, then the tip
 
 
 def test_upstream_already_bad_names_no_entry(cli: Cli, small: Small) -> None:
     build(small, 3, {}, [{"name": "g", "file": "a.py", "defines": "g"}])
     code, out = bisect(cli, small)
     assert code == 0 and out["first_bad"] is None and out["upstream"]["bad"] is True
+
+
+def test_a_later_entry_clobbering_what_an_earlier_one_fixed(cli: Cli, small: Small) -> None:
+    """Upstream fails the check, pr/2 makes it hold, pr/5 (on_conflict: theirs) takes it away again."""
+    clobber = {"a.py": F_BODY.replace("a = 1", "a = 10")}
+    build(small, 6, {2: {"a.py": H_EARLY}, 5: clobber}, [{"name": "h-called", "file": "a.py", "in": "f",
+                                                          "calls": "h"}])
+    text = small.manifest_path.read_text().replace("- pr: 5\n", "- pr: 5\n  on_conflict: theirs\n")
+    small.manifest_path.write_text(text)
+    code, out = bisect(cli, small)
+    assert code == 0, out
+    assert out["first_bad"] == "pr/5" and out["alone_bad"] is False and out["interacts_with"] == ["pr/2"]
+    assert out["upstream"]["bad"] is True
+    result = cli("bisect", "-m", small.manifest_path, "--repo", small.work.path)
+    assert "upstream fails without it too; it breaks the check together with: pr/2" in result.stdout
 
 
 @pytest.mark.parametrize("args, words", [
