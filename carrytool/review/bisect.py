@@ -246,7 +246,10 @@ class Search:
 
 def _fresh(step: Step) -> Step:
     """A pending copy of STEP with the facts gathered for it (head, base, diffs, filtered paths)."""
-    return Step(step.entry, head=step.head, base=step.base, changes=list(step.changes),
+    entry = step.entry
+    if entry.on_conflict == "fail":      # a chain read from --rev holds the manifest's own entries
+        entry = dataclasses.replace(entry, on_conflict="skip")
+    return Step(entry, head=step.head, base=step.base, changes=list(step.changes),
                 all_changes=list(step.all_changes), filtered=list(step.filtered),
                 provided_by=dict(step.provided_by))
 
