@@ -160,21 +160,30 @@ def run_in_tree(git: Git, tree: str, command: str, timeout: float) -> CommandVer
 def materialise(git: Git, tree: str, root: Path) -> None:
     """Write the files of TREE under ROOT: blobs as files (mode kept), symlinks as links, submodules as
     empty directories. Nothing of git runs but object reads: no hooks, filters or attributes apply."""
+    files: list[tuple[Path, str, str]] = []
+    _walk(git, tree, root, files)
+    contents = git.read_blobs([oid for _, _, oid in files])
+    for path, mode, oid in files:
+        if mode == "120000":
+            os.symlink(os.fsdecode(contents[oid]), path)
+        else:
+            path.write_bytes(contents[oid])
+            if mode == "100755":
+                path.chmod(0o755)
+
+
+def _walk(git: Git, tree: str, root: Path, files: list[tuple[Path, str, str]]) -> None:
+    """Make the directories of TREE under ROOT; collect (path, mode, blob) of its files."""
     for mode, kind, oid, name in git.read_tree(tree):
         if name in (b"", b".", b"..") or b"/" in name or name.lower() == b".git":
             continue        # never written by a checkout either: a path outside ROOT, or a repository's guts
         path = root / os.fsdecode(name)
-        if kind == "tree":
+        if kind in ("tree", "commit"):
             path.mkdir()
-            materialise(git, oid, path)
-        elif kind == "commit":
-            path.mkdir()
-        elif mode == "120000":
-            os.symlink(os.fsdecode(git.read_blob(oid)), path)
+            if kind == "tree":
+                _walk(git, oid, path, files)
         else:
-            path.write_bytes(git.read_blob(oid))
-            if mode == "100755":
-                path.chmod(0o755)
+            files.append((path, mode, oid))
 
 
 def _kill_group(proc: subprocess.Popen) -> None:

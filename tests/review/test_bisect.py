@@ -163,3 +163,24 @@ def test_ddmin_finds_a_one_minimal_subset(bad: set[int], expected: list[int]) ->
 
     items = list(range(10))
     assert ddmin(items, fails) == (expected or items)
+
+
+def test_the_probed_tree_is_written_whole_modes_and_links_kept_no_git_dir(small: Small, tmp_path: Path) -> None:
+    from carrytool.gitlayer.git import Git
+    from carrytool.review.probe import materialise
+
+    sha = small.up.commit({"bin/run.sh": "#!/bin/sh\necho ran\n", "link": "bin/run.sh", "d/e/f.txt": "f\n"},
+                          "tree", parent=small.base, modes={"bin/run.sh": "100755", "link": "120000"})
+    tree = small.up.git("rev-parse", f"{sha}^{{tree}}")
+    config = small.up.git("hash-object", "-w", "--stdin", input=b"[core]\n\tfsmonitor = touch /tmp/pwned\n")
+    git_dir = small.up.git("mktree", input=f"100644 blob {config}\tconfig\n".encode())
+    hostile = small.up.git("mktree", "--missing", input=(small.up.git("ls-tree", tree) +
+                                                         f"\n040000 tree {git_dir}\t.git\n").encode())
+    with Git(small.up.path) as git:
+        for name in (tree, hostile):
+            root = tmp_path / name[:8]
+            root.mkdir()
+            materialise(git, name, root)
+            assert (root / "bin/run.sh").stat().st_mode & 0o111 and (root / "link").is_symlink()
+            assert (root / "link").read_text() == "#!/bin/sh\necho ran\n" and (root / "d/e/f.txt").read_text() == "f\n"
+            assert not (root / ".git").exists()
