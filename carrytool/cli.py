@@ -458,7 +458,8 @@ def bisect(
             fetching = not rev and not offline
             lock = RepoLock(git.git_dir, notify=_diag) if fetching else None
             with lock or nullcontext(), progress_reporter(sys.stderr, fmt == "text" and not _State.quiet) as progress:
-                result = run_bisect(loaded, git, checks, rev=rev, offline=offline, locked=locked, progress=progress)
+                result = run_bisect(loaded, git, checks, rev=rev, offline=offline, locked=locked,
+                                    narrow=not asserts, progress=progress)
             if fmt == "json":
                 render_bisect_json(result, sys.stdout, _invocation())
             else:

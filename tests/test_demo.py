@@ -139,6 +139,12 @@ def test_bisect_finds_the_entry_behind_the_clobber(cli: Cli, demo: Scenario) -> 
     assert (out["first_bad"], out["alone_bad"], out["interacts_with"]) == ("pr/45612", False, ["pr/45398"])
     assert [c["name"] for c in out["checks"]] == ["resume-once", "no-raw-allocator-wake"]
     assert [c["id"] for c in out["chain"]] == ["pr/45398", "pr/45612"]
+    # no --assert: upstream fails every assert red at the tip; each is searched alone, the earliest wins
+    code, out = cli.json("bisect", "-m", naive, "--repo", demo.work, "--offline")
+    assert code == 0 and (out["first_bad"], out["interacts_with"]) == ("pr/45612", ["pr/45398"])
+    assert out["searched_with"] == ["resume-once"]
+    code, out = cli.json("bisect", "-m", demo.manifest, "--repo", demo.work)
+    assert code == 1 and out["first_bad"] is None      # the green night: nothing to find
 
 
 def test_demo_keep_leaves_a_scenario_to_explore(tmp_path: Path) -> None:

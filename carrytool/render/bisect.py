@@ -48,6 +48,9 @@ def render_bisect_text(result: BisectResult, stream: TextIO, invocation: Invocat
             alone = "upstream fails without it too" if result.upstream_bad else "good alone on upstream"
             say(f"  {alone}; it breaks the check together with: {', '.join(result.interacts_with) or '?'}")
     _render_checks(result, say)
+    names = [spec.name for spec in result.checks.asserts] + ([f"`{result.checks.command}`"]
+                                                             if result.checks.command else [])
+    say(f"Searched with: {', '.join(names)}")
     say(f"Probes: {result.probes} ({result.cached} from the cache)")
     command = next_command(result, invocation)
     if command:

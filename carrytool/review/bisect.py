@@ -60,7 +60,9 @@ class BisectResult:
         return {"first_bad": self.first_bad, "alone_bad": self.alone_bad, "interacts_with": self.interacts_with,
                 "checks": checks_json(self.verdict), "probes": self.probes, "cached": self.cached,
                 "chain": [{"id": link.id, "commit": link.commit} for link in self.chain.links],
-                "upstream": {"sha": self.chain.upstream, "bad": self.upstream_bad}}
+                "upstream": {"sha": self.chain.upstream, "bad": self.upstream_bad},
+                "searched_with": [spec.name for spec in self.checks.asserts] +
+                                 ([self.checks.command] if self.checks.command else [])}
 
 
 def checks_json(verdict: Verdict | None) -> list[dict[str, object]] | dict[str, object]:
@@ -203,10 +205,13 @@ class Search:
         return tree is not None and self.prober.judge(tree).bad
 
     def run(self) -> BisectResult:
-        """Binary search first (the tip is probed only when every probe before it was good), then the
-        culprit alone on upstream, then ddmin over the entries before it."""
+        """The tip first (good: nothing to find), a binary search, then the culprit alone on upstream
+        (and upstream itself when that is bad), then ddmin over the entries before it."""
         result = BisectResult(self.chain, self.prober.checks)
         n = len(self.chain.links)
+        if not self.bad(self.prefix_tree(n)):
+            result.tip_good = True
+            return self._counted(result)
         lo, hi = 0, n             # the prefix of LO entries is good (or upstream, checked when it matters)
         while hi - lo > 1:
             mid = (lo + hi) // 2
@@ -214,9 +219,6 @@ class Search:
                 hi = mid
             else:
                 lo = mid
-        if hi == n and not self.bad(self.prefix_tree(n)):
-            result.tip_good = True
-            return self._counted(result)
         if hi == 0 or (hi == 1 and self.bad(self.prefix_tree(0))):
             result.verdict = self.prober.judge(self.prefix_tree(0))
             return self._counted(result)
@@ -286,8 +288,46 @@ def _split(items: list, n: int) -> list[list]:
 
 
 def bisect(manifest: Manifest, git: Git, checks: Checks, *, rev: str | None = None, offline: bool = False,
-           locked: bool = False, progress: Progress | None = None) -> BisectResult:
-    """Find the first entry of the chain (composed, or of REV) that breaks CHECKS, and with whom."""
+           locked: bool = False, narrow: bool = False, progress: Progress | None = None) -> BisectResult:
+    """Find the first entry of the chain (composed, or of REV) that breaks CHECKS, and with whom.
+
+    NARROW (the manifest's asserts by default, none named): search with the asserts that fail at the tip,
+    and of those, the ones upstream passes when there are any (an entry broke them for sure).
+    """
     chain = chain_at(manifest, git, rev) if rev else composed_chain(manifest, git, offline=offline, locked=locked,
                                                                       progress=progress)
-    return Search(manifest, git, chain, Prober(git, checks)).run()
+    if narrow and checks.asserts:
+        checks = narrowed(git, chain, checks)
+    result = Search(manifest, git, chain, Prober(git, checks)).run()
+    if narrow and result.first_bad is None and not result.tip_good and len(checks.asserts) > 1:
+        result = _one_by_one(manifest, git, chain, checks, result)
+    return result
+
+
+def _one_by_one(manifest: Manifest, git: Git, chain: Chain, checks: Checks, whole: BisectResult) -> BisectResult:
+    """Upstream fails some of the asserts: search with each alone (in process, cheap) and keep the earliest
+    entry that broke one of them (an assert that fails everywhere was never broken by an entry)."""
+    order = {link.id: n for n, link in enumerate(chain.links)}
+    found = [Search(manifest, git, chain, Prober(git, Checks((spec,)))).run() for spec in checks.asserts]
+    named = [r for r in found if r.first_bad is not None]
+    best = min(named, key=lambda r: order[r.first_bad]) if named else whole   # type: ignore[index]
+    best.probes = whole.probes + sum(r.probes for r in found)
+    best.cached = whole.cached
+    return best
+
+
+def narrowed(git: Git, chain: Chain, checks: Checks) -> Checks:
+    """CHECKS with only the asserts failing at the chain's tip, preferring those upstream passes."""
+    from carrytool.asserts import evaluate_all
+
+    def failing(commit: str) -> list[bool]:
+        tree = git.tree_of(commit)
+        return [not o.ok for o in evaluate_all(checks.asserts, lambda path: git.file_at(tree, path))]
+
+    at_tip = failing(chain.links[-1].commit if chain.links else chain.upstream)
+    if not any(at_tip):
+        return dataclasses.replace(checks, asserts=() if checks.command else checks.asserts)
+    at_upstream = failing(chain.upstream)
+    red = [spec for spec, bad in zip(checks.asserts, at_tip) if bad]
+    broken = [spec for spec, bad, up in zip(checks.asserts, at_tip, at_upstream) if bad and not up]
+    return dataclasses.replace(checks, asserts=tuple(broken or red))

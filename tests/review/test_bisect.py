@@ -62,13 +62,13 @@ def test_an_assert_broken_only_with_an_earlier_entry(cli: Cli, small: Small) -> 
 
 
 def test_run_finds_the_entry_in_few_probes_and_a_rerun_is_cached(cli: Cli, small: Small, tmp_path: Path) -> None:
-    count = 12
-    build(small, count, {9: {"broken": "yes\n"}})
+    count = 16
+    build(small, count, {11: {"broken": "yes\n"}})
     marker = tmp_path / "runs.log"
     command = f"echo \"$PWD\" >> '{marker}'; test -f a.py && test ! -e broken"
     code, out = bisect(cli, small, "--run", command)
     assert code == 0, out
-    assert out["first_bad"] == "pr/9" and out["alone_bad"] is True
+    assert out["first_bad"] == "pr/11" and out["alone_bad"] is True
     assert out["checks"]["command"] == command and out["checks"]["exit_code"] == 1
     assert out["probes"] <= math.log2(count) + 3 and out["cached"] == 0
     runs = marker.read_text().splitlines()
@@ -76,7 +76,7 @@ def test_run_finds_the_entry_in_few_probes_and_a_rerun_is_cached(cli: Cli, small
     assert all(not run.startswith(str(small.work.path)) for run in runs)     # never in the user's repository
     assert json.loads((small.work.path / "carrytool" / "bisect-cache.json").read_text())["version"] == 1
     code, again = bisect(cli, small, "--run", command)
-    assert code == 0 and again["first_bad"] == "pr/9"
+    assert code == 0 and again["first_bad"] == "pr/11"
     assert again["cached"] == again["probes"] == out["probes"]
     assert len(marker.read_text().splitlines()) == len(runs)                 # nothing ran again
 
@@ -106,7 +106,7 @@ def test_a_good_tip_exits_1(cli: Cli, small: Small) -> None:
     build(small, 3, {}, [H_ONCE])
     code, out = bisect(cli, small)
     assert code == 1
-    assert out["first_bad"] is None and out["checks"] == [] and out["probes"] == 3     # 1, 2, then the tip
+    assert out["first_bad"] is None and out["checks"] == [] and out["probes"] == 1
 
 
 def test_upstream_already_bad_names_no_entry(cli: Cli, small: Small) -> None:
@@ -128,6 +128,17 @@ def test_a_later_entry_clobbering_what_an_earlier_one_fixed(cli: Cli, small: Sma
     assert out["upstream"]["bad"] is True
     result = cli("bisect", "-m", small.manifest_path, "--repo", small.work.path)
     assert "upstream fails without it too; it breaks the check together with: pr/2" in result.stdout
+
+
+def test_by_default_the_asserts_failing_at_the_tip_and_passing_on_upstream(cli: Cli, small: Small) -> None:
+    never = {"name": "never", "file": "a.py", "defines": "nowhere"}          # fails on every tree
+    build(small, 6, {4: {"a.py": "def g():\n    return 1\n"}}, [never, DEFINES_F, H_ONCE])
+    code, out = bisect(cli, small)
+    assert code == 0, out
+    assert out["first_bad"] == "pr/4" and out["alone_bad"] is True
+    assert out["searched_with"] == ["f-defined", "h-once"]     # h-once: pr/4 removed f, its scope
+    code, out = bisect(cli, small, "--assert", "never", "--assert", "f-defined")    # named: as given
+    assert code == 0 and out["first_bad"] is None and out["upstream"]["bad"] is True
 
 
 @pytest.mark.parametrize("args, words", [
