@@ -195,3 +195,14 @@ def test_the_probed_tree_is_written_whole_modes_and_links_kept_no_git_dir(small:
             assert (root / "bin/run.sh").stat().st_mode & 0o111 and (root / "link").is_symlink()
             assert (root / "link").read_text() == "#!/bin/sh\necho ran\n" and (root / "d/e/f.txt").read_text() == "f\n"
             assert not (root / ".git").exists()
+
+
+def test_a_command_running_past_the_timeout_is_bad_and_never_cached(cli: Cli, small: Small) -> None:
+    build(small, 2, {2: {"slow": "yes\n"}})
+    command = "if test -e slow; then exec sleep 30; fi"
+    code, out = bisect(cli, small, "--run", command, "--timeout", "0.5")
+    assert code == 0 and out["first_bad"] == "pr/2" and out["alone_bad"] is True
+    assert out["checks"]["timed_out"] is True and out["checks"]["exit_code"] is None
+    code, again = bisect(cli, small, "--run", command, "--timeout", "0.5")
+    assert again["first_bad"] == "pr/2" and again["probes"] == out["probes"] == 4
+    assert again["cached"] == 2                    # the good trees; the timed-out ones ran again
