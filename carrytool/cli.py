@@ -419,8 +419,8 @@ def bisect(
     rev: Annotated[Optional[str], typer.Option("--rev", help="Search the chain of this composed commit (e.g. a "
                                                              "night's result.sha) instead of composing.")] = None,
     asserts: Annotated[Optional[list[str]], typer.Option("--assert", metavar="NAME", help="Search with this "
-                                                         "assert of the manifest (repeatable; default: all of them "
-                                                         "unless --run is given).")] = None,
+                                                         "assert of the manifest (repeatable; default: those failing "
+                                                         "at the tip, none when --run is given).")] = None,
     run: Annotated[Optional[str], typer.Option("--run", metavar="CMD", help="Also a check: `sh -c CMD` in a "
                                                "temporary copy of each probed tree; non-zero exit is bad.")] = None,
     timeout: Annotated[float, typer.Option("--timeout", metavar="S", help="Seconds before --run's command is "
