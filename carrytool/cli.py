@@ -423,6 +423,63 @@ def explain(
 
 
 @app.command()
+def bisect(
+    manifest: ManifestOpt = None,
+    repo: ReadRepoOpt = Path("."),
+    rev: Annotated[Optional[str], typer.Option("--rev", help="Search the chain of this composed commit (e.g. a "
+                                                             "night's result.sha) instead of composing.")] = None,
+    asserts: Annotated[Optional[list[str]], typer.Option("--assert", metavar="NAME", help="Search with this "
+                                                         "assert of the manifest (repeatable; default: those failing "
+                                                         "at the tip, none when --run is given).")] = None,
+    run: Annotated[Optional[str], typer.Option("--run", metavar="CMD", help="Also a check: `sh -c CMD` in a "
+                                               "temporary copy of each probed tree; non-zero exit is bad.")] = None,
+    timeout: Annotated[float, typer.Option("--timeout", metavar="S", help="Seconds before --run's command is "
+                                           "killed (a timeout counts as bad).")] = 600.0,
+    offline: Annotated[bool, typer.Option("--offline", help="Do not fetch; use what refs/carrytool holds.")] = False,
+    locked: Annotated[bool, typer.Option("--locked", help="Compose exactly what the lock says.")] = False,
+    fmt: Annotated[str, typer.Option("--format", help="text or json.")] = "text",
+    quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
+) -> None:
+    """Find the first entry that breaks a check, whether it breaks alone, and the earlier entries it needs.
+
+    Writes no branch and no lock (only git objects, and the --run verdict cache under the git dir).
+    Exit 0 when the search finished, 1 when the tip passes every check (nothing to find).
+    Example: carrytool bisect --run "python -m pytest -x -q tests/unit" --format json
+    """
+    _flags(quiet, verbose)
+    _State.options = (manifest, repo)
+
+    def body() -> int:
+        from contextlib import nullcontext
+
+        from carrytool.gitlayer.repolock import RepoLock
+        from carrytool.render.bisect import render_bisect_json, render_bisect_text
+        from carrytool.render.text import progress_reporter
+        from carrytool.review.bisect import bisect as run_bisect
+        from carrytool.review.bisect import select_checks
+
+        _check_format(fmt, ("text", "json"))
+        if rev and (offline or locked):
+            raise _usage("--rev reads the chain of a composed commit: --offline and --locked do not apply")
+        loaded = _load(manifest)
+        checks = select_checks(loaded, asserts or [], run, timeout)
+        with _open_git(repo) as git:
+            fetching = not rev and not offline
+            lock = RepoLock(git.git_dir, notify=_diag) if fetching else None
+            with lock or nullcontext(), progress_reporter(sys.stderr, fmt == "text" and not _State.quiet) as progress:
+                result = run_bisect(loaded, git, checks, rev=rev, offline=offline, locked=locked,
+                                    narrow=not asserts, progress=progress)
+            if fmt == "json":
+                render_bisect_json(result, sys.stdout, _invocation())
+            else:
+                render_bisect_text(result, sys.stdout, _invocation())
+        return result.exit_code
+
+    _run(body)
+
+
+@app.command()
 def demo(
     keep: Annotated[Optional[Path], typer.Option("--keep", help="Build the scenario in DIR and keep it.")] = None,
 ) -> None:

@@ -123,10 +123,28 @@ def test_make_demo_tells_the_story() -> None:
     out = proc.stdout
     assert out.count("cherry-pick exit codes 0, 0") == 2 and "LOST resume-once" in out and "LOST wake-handshake" in out
     assert "was clobbered: pr/45612" in out and "refuses to publish" in out
+    assert "first bad: pr/45612, bad only after pr/45398 (4 probes); next: carrytool union new " \
+           "union-45398-45612 45398 45612" in out
     assert "carry/wake-path-union  applied" in out and "asserts: 10/10 hold" in out
     assert "no flapping" in out and "folded pr/45610" in out
     assert "pr/45398 x pr/45612: vllm/v1/worker/gpu_worker.py (Worker.wake_up)" in out
     assert "no new union suggested" in out
+
+
+def test_bisect_finds_the_entry_behind_the_clobber(cli: Cli, demo: Scenario) -> None:
+    naive = write_naive_manifest(demo)
+    code, out = cli.json("bisect", "-m", naive, "--repo", demo.work, "--assert", "resume-once",
+                         "--assert", "no-raw-allocator-wake")
+    assert code == 0, out
+    assert (out["first_bad"], out["alone_bad"], out["interacts_with"]) == ("pr/45612", False, ["pr/45398"])
+    assert [c["name"] for c in out["checks"]] == ["resume-once", "no-raw-allocator-wake"]
+    assert [c["id"] for c in out["chain"]] == ["pr/45398", "pr/45612"]
+    # no --assert: upstream fails every assert red at the tip; each is searched alone, the earliest wins
+    code, out = cli.json("bisect", "-m", naive, "--repo", demo.work, "--offline")
+    assert code == 0 and (out["first_bad"], out["interacts_with"]) == ("pr/45612", ["pr/45398"])
+    assert out["searched_with"] == ["resume-once"]
+    code, out = cli.json("bisect", "-m", demo.manifest, "--repo", demo.work)
+    assert code == 1 and out["first_bad"] is None      # the green night: nothing to find
 
 
 def test_demo_keep_leaves_a_scenario_to_explore(tmp_path: Path) -> None:

@@ -66,6 +66,22 @@ def _check_naive(manifest_path: Path, tree: Path) -> dict[str, object]:
     return {a.name: a for a in report.asserts}
 
 
+def _bisect_naive(naive: Path, sc: Scenario) -> None:
+    """`carrytool bisect` on that red night: which entry lost the fix, and with whom it must be folded."""
+    from carrytool.render.commands import Invocation
+    from carrytool.render.bisect import next_command
+    from carrytool.review.bisect import bisect, select_checks
+
+    manifest = load_manifest(naive)
+    checks = select_checks(manifest, ["resume-once"], None, 600.0)
+    with Git(sc.work) as git:
+        found = bisect(manifest, git, checks, offline=True)
+    partners = ", ".join(found.interacts_with) or "nothing earlier"
+    _say("   $ carrytool bisect -m carries/naive.yaml --repo work.git --offline --assert resume-once")
+    _say(f"   first bad: {found.first_bad}, {'bad alone' if found.alone_bad else f'bad only after {partners}'} "
+         f"({found.probes} probes); next: {next_command(found, Invocation())}")
+
+
 def run_demo(keep: Path | None = None) -> int:
     """Build the scenario, show the naive loop losing fixes, then sync; return sync's exit code."""
     root = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="carrytool-demo-"))
@@ -126,6 +142,7 @@ def _story(root: Path) -> int:
         if outcome.name in WAKE_CHECKS and not outcome.ok:
             _say(f"   assert {outcome.name}: {outcome.message}")
     _say(f"   exit {refused.exit_code}: carrytool refuses to publish it (either order: the loss is found).")
+    _bisect_naive(naive, sc)
     _say()
     _say("3. carrytool sync: the manifest declares a union that supersedes the overlapping PRs;")
     _say("   sync composes upstream + entries in memory and moves the branch only when every check holds.")

@@ -1,0 +1,71 @@
+"""`carrytool bisect` as text or JSON: the first bad entry, with whom, the failing checks, the next command."""
+
+from __future__ import annotations
+
+import json
+from typing import TextIO
+
+from carrytool.render.commands import Invocation
+from carrytool.render.safe import printable
+from carrytool.review.bisect import BisectResult
+
+
+def next_command(result: BisectResult, invocation: Invocation) -> str | None:
+    """`explain ENTRY` for an entry bad alone (or with carries); `union new` to fold PRs that break together."""
+    if result.first_bad is None:
+        return None
+    together = [*result.interacts_with, result.first_bad]
+    if result.interacts_with and all(i.startswith("pr/") for i in together):
+        numbers = sorted((i.removeprefix("pr/") for i in together), key=int)
+        return invocation.command("union", "new", f"union-{'-'.join(numbers)}", *numbers)
+    return invocation.command("explain", *together)
+
+
+def render_bisect_json(result: BisectResult, stream: TextIO, invocation: Invocation) -> None:
+    """Write the contract's JSON (plus `upstream` and `next`)."""
+    data = result.to_json()
+    data["next"] = next_command(result, invocation)
+    stream.write(json.dumps(data, indent=2) + "\n")
+
+
+def render_bisect_text(result: BisectResult, stream: TextIO, invocation: Invocation) -> None:
+    """Write what was found, the failing checks, the probe counts and the next command."""
+    def say(text: str = "") -> None:
+        print(printable(text), file=stream)
+
+    n = len(result.chain.links)
+    if result.tip_good:
+        say(f"The tip of the chain ({n} entries on upstream {result.chain.upstream[:12]}) passes every check: "
+            "nothing to bisect.")
+    elif result.first_bad is None:
+        say(f"Upstream {result.chain.upstream[:12]} itself fails: no entry of the chain broke it.")
+    else:
+        position = [link.id for link in result.chain.links].index(result.first_bad) + 1
+        say(f"First bad entry: {result.first_bad} ({position} of {n} in the chain)")
+        if result.alone_bad:
+            say("  bad alone: composed by itself onto upstream it fails the same way")
+        else:
+            alone = "upstream fails without it too" if result.upstream_bad else "good alone on upstream"
+            say(f"  {alone}; it breaks the check together with: {', '.join(result.interacts_with) or '?'}")
+    _render_checks(result, say)
+    names = [spec.name for spec in result.checks.asserts] + ([f"`{result.checks.command}`"]
+                                                             if result.checks.command else [])
+    say(f"Searched with: {', '.join(names)}")
+    say(f"Probes: {result.probes} ({result.cached} from the cache)")
+    command = next_command(result, invocation)
+    if command:
+        say(f"Next: {command}")
+
+
+def _render_checks(result: BisectResult, say) -> None:  # noqa: ANN001 - a print function
+    verdict = result.verdict
+    if verdict is None:
+        return
+    for outcome in verdict.failed:
+        say(f"  FAIL {outcome.name} ({outcome.file}{f':{outcome.line}' if outcome.line else ''}): {outcome.message}")
+    if verdict.command is not None and not verdict.failed:
+        cmd = verdict.command
+        status = "timed out" if cmd.timed_out else f"exit {cmd.exit_code}"
+        say(f"  FAIL `{cmd.command}`: {status}")
+        for line in cmd.output.splitlines()[-10:]:
+            say(f"    | {line}")

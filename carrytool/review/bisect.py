@@ -1,0 +1,333 @@
+"""`carrytool bisect`: the first entry of the composed chain that breaks a check, and with whom.
+
+The chain is one commit per applied entry: composed as sync would (in memory, on_conflict forced to
+skip so a red night can still be searched), or read back from a composed commit's `Carry-*` trailers.
+A binary search over the chain finds the first bad entry; then it is composed alone onto upstream, and
+when it is good there, delta debugging (ddmin) over the earlier entries finds a minimal set it breaks
+with. Every tree is judged once (review.probe), command verdicts are cached across runs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from carrytool.errors import InputError
+from carrytool.gitlayer.git import EMPTY_TREE, Git
+from carrytool.manifest.model import Entry, Manifest
+from carrytool.pipeline.compose import Composer
+from carrytool.pipeline.plan import APPLIED, Step
+from carrytool.pipeline.sync import SyncOptions, plan_and_compose
+from carrytool.review.probe import Checks, Prober, Verdict
+
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass(frozen=True)
+class Link:
+    """One applied entry of the chain: its composed commit and the facts to compose it again."""
+
+    id: str
+    commit: str
+    step: Step
+
+
+@dataclass(frozen=True)
+class Chain:
+    upstream: str
+    links: tuple[Link, ...]
+
+
+@dataclass
+class BisectResult:
+    chain: Chain
+    checks: Checks
+    first_bad: str | None = None
+    alone_bad: bool = False
+    interacts_with: list[str] = field(default_factory=list)
+    verdict: Verdict | None = None       # the failing checks where the first bad entry came in
+    tip_good: bool = False
+    upstream_bad: bool | None = None     # None: upstream was not probed
+    probes: int = 0
+    cached: int = 0
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.tip_good else 0
+
+    def to_json(self) -> dict[str, object]:
+        return {"first_bad": self.first_bad, "alone_bad": self.alone_bad, "interacts_with": self.interacts_with,
+                "checks": checks_json(self.verdict), "probes": self.probes, "cached": self.cached,
+                "chain": [{"id": link.id, "commit": link.commit} for link in self.chain.links],
+                "upstream": {"sha": self.chain.upstream, "bad": self.upstream_bad},
+                "searched_with": [spec.name for spec in self.checks.asserts] +
+                                 ([self.checks.command] if self.checks.command else [])}
+
+
+def checks_json(verdict: Verdict | None) -> list[dict[str, object]] | dict[str, object]:
+    """The contract's `checks`: the failing asserts, or the command's exit code (and last lines)."""
+    if verdict is None:
+        return []
+    if verdict.failed:
+        return [{"name": o.name, "ok": False, "message": o.message, "file": o.file, "line": o.line}
+                for o in verdict.failed]
+    return verdict.command.to_json() if verdict.command else []
+
+
+def select_checks(manifest: Manifest, names: Sequence[str], command: str | None, timeout: float) -> Checks:
+    """The checks to search with: the named asserts (all of them when neither names nor a command)."""
+    if names:
+        by_name = {spec.name: spec for spec in manifest.asserts}
+        unknown = [n for n in names if n not in by_name]
+        if unknown:
+            known = ", ".join(by_name) or "none"
+            raise InputError(f"no assert named {', '.join(unknown)} in the manifest (its asserts: {known})",
+                             where=str(manifest.path))
+        asserts = tuple(by_name[n] for n in dict.fromkeys(names))
+    else:
+        asserts = () if command is not None else manifest.asserts
+    if not asserts and command is None:
+        raise InputError("nothing to bisect with: the manifest has no asserts and no --run CMD was given",
+                         where=str(manifest.path), hint="add asserts to the manifest, or pass --run CMD")
+    if timeout <= 0:
+        raise InputError("--timeout must be a positive number of seconds")
+    return Checks(asserts, command, timeout)
+
+
+def searchable(manifest: Manifest) -> Manifest:
+    """MANIFEST with every `on_conflict: fail` turned into skip: a red night's chain can be searched."""
+    entries = tuple(dataclasses.replace(e, on_conflict="skip") if e.on_conflict == "fail" else e
+                    for e in manifest.entries)
+    policy = manifest.policy
+    if policy.on_conflict == "fail":
+        policy = dataclasses.replace(policy, on_conflict="skip")
+    return dataclasses.replace(manifest, entries=entries, policy=policy)
+
+
+def composed_chain(manifest: Manifest, git: Git, *, offline: bool = False, locked: bool = False,
+                   progress: Progress | None = None) -> Chain:
+    """Compose MANIFEST as sync would, in memory (only objects are written), conflicts skipped."""
+    options = SyncOptions(offline=offline, locked=locked, dry_run=True)
+    planned = plan_and_compose(searchable(manifest), git, options, progress, command="bisect")
+    links = tuple(Link(s.id, s.commit, s) for s in planned.steps if s.status == APPLIED and s.commit)
+    return Chain(planned.resolved.upstream, links)
+
+
+def chain_at(manifest: Manifest, git: Git, rev: str) -> Chain:
+    """Read the chain of composed commit REV from its `Carry-Entry/Head/Base/Filtered` trailers."""
+    sha = git.rev_parse(rev)
+    if sha is None:
+        raise InputError(f"--rev {rev}: no such commit in this repository")
+    found: list[tuple[str, Step]] = []
+    current = sha
+    while True:
+        info = git.commit_info(current)
+        trailers = _trailers(str(info["message"]))
+        parents = info["parents"]
+        if "Carry-Entry" not in trailers or not parents:
+            break
+        found.append((current, _step_of(manifest, trailers)))
+        current = parents[0]  # type: ignore[index]
+    if not found:
+        raise InputError(f"--rev {rev}: {sha[:12]} is not a commit carrytool composed (no Carry-Entry trailer)",
+                         hint="pass the result.sha of a sync report, or the fork branch")
+    found.reverse()
+    _fill_changes(git, [step for _, step in found])
+    return Chain(current, tuple(Link(step.id, commit, step) for commit, step in found))
+
+
+def _trailers(message: str) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for line in message.splitlines():
+        key, sep, value = line.partition(": ")
+        if sep and key.startswith("Carry-"):
+            out.setdefault(key, []).append(value.strip())
+    return out
+
+
+def _step_of(manifest: Manifest, trailers: dict[str, list[str]]) -> Step:
+    entry_id = trailers["Carry-Entry"][0]
+    entry = manifest.entry(entry_id)
+    if entry is None:       # an entry since removed from the manifest: still part of that night's chain
+        kind, _, rest = entry_id.partition("/")
+        entry = Entry("pr", number=int(rest)) if kind == "pr" and rest.isdigit() else Entry("carry", name=rest)
+    step = Step(entry, head=_one(trailers, "Carry-Head"), base=_one(trailers, "Carry-Base"))
+    for value in trailers.get("Carry-Filtered", []):
+        path, _, source = value.rpartition(" (from ")
+        step.filtered.append(path)
+        step.provided_by[path] = source.rstrip(")")
+    return step
+
+
+def _one(trailers: dict[str, list[str]], key: str) -> str | None:
+    values = trailers.get(key)
+    return values[0] if values else None
+
+
+def _fill_changes(git: Git, steps: Sequence[Step]) -> None:
+    todo = [s for s in steps if s.head]
+    for step, changes in zip(todo, git.diff_trees([(s.base or EMPTY_TREE, s.head) for s in todo])):  # type: ignore[misc]
+        step.all_changes = changes
+        filtered = set(step.filtered)
+        step.changes = [c for c in changes if not set(c.paths) <= filtered] if filtered else list(changes)
+
+
+class Search:
+    """Binary search over a chain, then alone-on-upstream, then ddmin over the earlier entries."""
+
+    def __init__(self, manifest: Manifest, git: Git, chain: Chain, prober: Prober) -> None:
+        self.manifest = searchable(manifest)
+        self.git = git
+        self.chain = chain
+        self.prober = prober
+        self._composed: dict[tuple[str, ...], tuple[str, bool]] = {}
+
+    def prefix_tree(self, k: int) -> str:
+        """The tree after the first K entries of the chain (0: upstream)."""
+        commit = self.chain.links[k - 1].commit if k else self.chain.upstream
+        return self.git.tree_of(commit)
+
+    def subset_tree(self, links: Sequence[Link], *, last_applies: bool = True) -> str | None:
+        """The tree of upstream + LINKS composed in chain order, in memory; None when LAST_APPLIES and the
+        last of them does not apply there (it conflicts, or is redundant)."""
+        if not links:
+            return self.prefix_tree(0)
+        key = tuple(link.id for link in links)
+        if key not in self._composed:
+            steps = [_fresh(link.step) for link in links]
+            comp = Composer(self.git, self.manifest, self.chain.upstream).compose(steps)
+            self._composed[key] = (self.git.tree_of(comp.result), steps[-1].status == APPLIED)
+        tree, applied = self._composed[key]
+        return tree if applied or not last_applies else None
+
+    def bad(self, tree: str | None) -> bool:
+        return tree is not None and self.prober.judge(tree).bad
+
+    def run(self) -> BisectResult:
+        """The tip first (good: nothing to find), a binary search, then the culprit alone on upstream
+        (and upstream itself when that is bad), then ddmin over the entries before it."""
+        result = BisectResult(self.chain, self.prober.checks)
+        n = len(self.chain.links)
+        if not self.bad(self.prefix_tree(n)):
+            result.tip_good = True
+            return self._counted(result)
+        lo, hi = 0, n             # the prefix of LO entries is good (or upstream, checked when it matters)
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if self.bad(self.prefix_tree(mid)):
+                hi = mid
+            else:
+                lo = mid
+        if hi == 0 or (hi == 1 and self.bad(self.prefix_tree(0))):
+            result.verdict = self.prober.judge(self.prefix_tree(0))
+            return self._counted(result)
+        culprit = self.chain.links[hi - 1]
+        result.first_bad = culprit.id
+        result.verdict = self.prober.judge(self.prefix_tree(hi))
+        # bad alone: upstream is good and upstream + the culprit is bad (when upstream is bad too, the
+        # culprit broke what earlier entries had made good: that is an interaction)
+        result.alone_bad = hi == 1 or (self.bad(self.subset_tree([culprit]))
+                                       and not self.bad(self.prefix_tree(0)))
+        if not result.alone_bad:
+            minimal = ddmin(list(self.chain.links[:hi - 1]), lambda subset: self.breaks_with(subset, culprit))
+            result.interacts_with = [link.id for link in minimal]
+        return self._counted(result)
+
+    def breaks_with(self, subset: Sequence[Link], culprit: Link) -> bool:
+        """True when upstream + SUBSET is good and adding CULPRIT makes it bad."""
+        return self.bad(self.subset_tree([*subset, culprit])) and \
+            not self.bad(self.subset_tree(subset, last_applies=False))
+
+    def _counted(self, result: BisectResult) -> BisectResult:
+        result.probes, result.cached = self.prober.probes, self.prober.cached
+        upstream = self.prober.seen.get(self.prefix_tree(0))
+        result.upstream_bad = upstream.bad if upstream else None
+        return result
+
+
+def _fresh(step: Step) -> Step:
+    """A pending copy of STEP with the facts gathered for it (head, base, diffs, filtered paths)."""
+    entry = step.entry
+    if entry.on_conflict == "fail":      # a chain read from --rev holds the manifest's own entries
+        entry = dataclasses.replace(entry, on_conflict="skip")
+    return Step(entry, head=step.head, base=step.base, changes=list(step.changes),
+                all_changes=list(step.all_changes), filtered=list(step.filtered),
+                provided_by=dict(step.provided_by))
+
+
+def ddmin(items: list, fails: Callable[[list], bool]) -> list:
+    """Zeller's delta debugging: a 1-minimal sublist of ITEMS (kept in order) for which FAILS holds,
+    given that it holds for ITEMS; the empty list when ITEMS is empty."""
+    n = 2
+    while len(items) >= 2:
+        chunks = _split(items, n)
+        smaller = next((c for c in chunks if fails(c)), None)
+        if smaller is not None:
+            items, n = smaller, 2
+            continue
+        if n > 2 or len(chunks) > 2:
+            rest = next((r for r in ([x for x in items if x not in c] for c in chunks) if fails(r)), None)
+            if rest is not None:
+                items, n = rest, max(n - 1, 2)
+                continue
+        if n >= len(items):
+            break
+        n = min(len(items), 2 * n)
+    return items
+
+
+def _split(items: list, n: int) -> list[list]:
+    size, extra = divmod(len(items), n)
+    out, start = [], 0
+    for i in range(n):
+        end = start + size + (1 if i < extra else 0)
+        out.append(items[start:end])
+        start = end
+    return [c for c in out if c]
+
+
+def bisect(manifest: Manifest, git: Git, checks: Checks, *, rev: str | None = None, offline: bool = False,
+           locked: bool = False, narrow: bool = False, progress: Progress | None = None) -> BisectResult:
+    """Find the first entry of the chain (composed, or of REV) that breaks CHECKS, and with whom.
+
+    NARROW (the manifest's asserts by default, none named): search with the asserts that fail at the tip,
+    and of those, the ones upstream passes when there are any (an entry broke them for sure).
+    """
+    chain = chain_at(manifest, git, rev) if rev else composed_chain(manifest, git, offline=offline, locked=locked,
+                                                                      progress=progress)
+    if narrow and checks.asserts:
+        checks = narrowed(git, chain, checks)
+    result = Search(manifest, git, chain, Prober(git, checks)).run()
+    if narrow and result.first_bad is None and not result.tip_good and len(checks.asserts) > 1:
+        result = _one_by_one(manifest, git, chain, checks, result)
+    return result
+
+
+def _one_by_one(manifest: Manifest, git: Git, chain: Chain, checks: Checks, whole: BisectResult) -> BisectResult:
+    """Upstream fails some of the asserts: search with each alone (in process, cheap) and keep the earliest
+    entry that broke one of them (an assert that fails everywhere was never broken by an entry)."""
+    order = {link.id: n for n, link in enumerate(chain.links)}
+    found = [Search(manifest, git, chain, Prober(git, Checks((spec,)))).run() for spec in checks.asserts]
+    named = [r for r in found if r.first_bad is not None]
+    best = min(named, key=lambda r: order[r.first_bad]) if named else whole   # type: ignore[index]
+    best.probes = whole.probes + sum(r.probes for r in found)
+    best.cached = whole.cached
+    return best
+
+
+def narrowed(git: Git, chain: Chain, checks: Checks) -> Checks:
+    """CHECKS with only the asserts failing at the chain's tip, preferring those upstream passes."""
+    from carrytool.asserts import evaluate_all
+
+    def failing(commit: str) -> list[bool]:
+        tree = git.tree_of(commit)
+        return [not o.ok for o in evaluate_all(checks.asserts, lambda path: git.file_at(tree, path))]
+
+    at_tip = failing(chain.links[-1].commit if chain.links else chain.upstream)
+    if not any(at_tip):
+        return dataclasses.replace(checks, asserts=() if checks.command else checks.asserts)
+    at_upstream = failing(chain.upstream)
+    red = [spec for spec, bad in zip(checks.asserts, at_tip) if bad]
+    broken = [spec for spec, bad, up in zip(checks.asserts, at_tip, at_upstream) if bad and not up]
+    return dataclasses.replace(checks, asserts=tuple(broken or red))

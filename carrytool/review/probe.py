@@ -1,0 +1,198 @@
+"""Bisect's probes: is one tree good or bad for the given checks?
+
+Cheapest first: the manifest's asserts run in process on the tree's files. Only when they hold does
+`--run CMD` run, in a temporary directory outside the user's work tree, filled by writing the tree's
+blobs directly (no checkout: no hooks, no filters, no attributes). Command verdicts are cached by
+(tree SHA, command) under the repository's git dir, so a rerun of the same search runs nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from carrytool.asserts.spec import AssertOutcome, AssertSpec
+from carrytool.gitlayer.git import Git
+from carrytool.pipeline.atomic import write_atomic
+
+CACHE_VERSION = 1
+TAIL_LINES = 20
+
+
+@dataclass(frozen=True)
+class CommandVerdict:
+    """What CMD did on one tree: its exit code (None when it timed out) and its last lines of output."""
+
+    command: str
+    exit_code: int | None
+    output: str = ""
+    timed_out: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0
+
+    def to_json(self) -> dict[str, object]:
+        return {"command": self.command, "exit_code": self.exit_code, "timed_out": self.timed_out,
+                "output": self.output}
+
+
+@dataclass
+class Verdict:
+    """One probe's answer: the failing asserts, or the command's verdict (run or cached)."""
+
+    tree: str
+    failed: list[AssertOutcome] = field(default_factory=list)
+    command: CommandVerdict | None = None
+    cached: bool = False
+
+    @property
+    def bad(self) -> bool:
+        return bool(self.failed) or (self.command is not None and not self.command.ok)
+
+
+@dataclass(frozen=True)
+class Checks:
+    """What makes a tree bad: any of ASSERTS failing, or COMMAND exiting non-zero (or timing out)."""
+
+    asserts: tuple[AssertSpec, ...] = ()
+    command: str | None = None
+    timeout: float = 600.0
+
+
+class Prober:
+    """Judge trees, each at most once per run; count the probes and those answered from the cache."""
+
+    def __init__(self, git: Git, checks: Checks) -> None:
+        self.git = git
+        self.checks = checks
+        self.cache = VerdictCache(git.common_dir / "carrytool" / "bisect-cache.json")
+        self.seen: dict[str, Verdict] = {}
+        self.probes = 0
+        self.cached = 0
+
+    def judge(self, tree: str) -> Verdict:
+        """Return the verdict on TREE (a tree SHA): asserts first, then the command (cached)."""
+        known = self.seen.get(tree)
+        if known is not None:
+            return known
+        verdict = Verdict(tree)
+        if self.checks.asserts:
+            from carrytool.asserts import evaluate_all
+
+            outcomes = evaluate_all(self.checks.asserts, lambda path: self.git.file_at(tree, path))
+            verdict.failed = [o for o in outcomes if not o.ok]
+        if not verdict.failed and self.checks.command is not None:
+            verdict.command = self.cache.get(tree, self.checks.command)
+            verdict.cached = verdict.command is not None
+            if verdict.command is None:
+                verdict.command = run_in_tree(self.git, tree, self.checks.command, self.checks.timeout)
+                if not verdict.command.timed_out:      # a timeout depends on --timeout: never cached
+                    self.cache.put(tree, verdict.command)
+        self.probes += 1
+        self.cached += verdict.cached
+        self.seen[tree] = verdict
+        return verdict
+
+
+class VerdictCache:
+    """Command verdicts by (tree SHA, command), in one JSON file written atomically."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._data: dict[str, dict[str, object]] | None = None
+
+    def _load(self) -> dict[str, dict[str, object]]:
+        if self._data is None:
+            try:
+                doc = json.loads(self.path.read_text("utf-8"))
+                ok = isinstance(doc, dict) and doc.get("version") == CACHE_VERSION
+                self._data = doc["verdicts"] if ok and isinstance(doc.get("verdicts"), dict) else {}
+            except (OSError, ValueError):
+                self._data = {}         # missing or damaged: a cache is only ever a shortcut
+        return self._data
+
+    @staticmethod
+    def key(tree: str, command: str) -> str:
+        return f"{tree} {hashlib.sha256(command.encode('utf-8', 'surrogateescape')).hexdigest()}"
+
+    def get(self, tree: str, command: str) -> CommandVerdict | None:
+        row = self._load().get(self.key(tree, command))
+        if not isinstance(row, dict) or row.get("command") != command or not isinstance(row.get("exit_code"), int):
+            return None
+        return CommandVerdict(command, row["exit_code"], str(row.get("output", "")))  # type: ignore[arg-type]
+
+    def put(self, tree: str, verdict: CommandVerdict) -> None:
+        """Record VERDICT for TREE and rewrite the cache file (temp file beside it, then rename)."""
+        data = self._load()
+        data[self.key(tree, verdict.command)] = {"command": verdict.command, "exit_code": verdict.exit_code,
+                                                 "output": verdict.output}
+        write_atomic(self.path, json.dumps({"version": CACHE_VERSION, "verdicts": data}, sort_keys=True) + "\n")
+
+
+def run_in_tree(git: Git, tree: str, command: str, timeout: float) -> CommandVerdict:
+    """Write TREE into a fresh temporary directory and run `sh -c COMMAND` there, killed after TIMEOUT."""
+    workdir = Path(tempfile.mkdtemp(prefix="carrytool-bisect-"))
+    try:
+        materialise(git, tree, workdir)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+        env["CARRYTOOL_BISECT_TREE"] = tree
+        proc = subprocess.Popen(["sh", "-c", command], cwd=workdir, env=env, stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            out, _ = proc.communicate(timeout=timeout)
+            return CommandVerdict(command, proc.returncode, _tail(out))
+        except subprocess.TimeoutExpired:
+            _kill_group(proc)
+            out, _ = proc.communicate()
+            return CommandVerdict(command, None, _tail(out), timed_out=True)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def materialise(git: Git, tree: str, root: Path) -> None:
+    """Write the files of TREE under ROOT: blobs as files (mode kept), symlinks as links, submodules as
+    empty directories. Nothing of git runs but object reads: no hooks, filters or attributes apply."""
+    files: list[tuple[Path, str, str]] = []
+    _walk(git, tree, root, files)
+    contents = git.read_blobs([oid for _, _, oid in files])
+    for path, mode, oid in files:
+        if mode == "120000":
+            os.symlink(os.fsdecode(contents[oid]), path)
+        else:
+            path.write_bytes(contents[oid])
+            if mode == "100755":
+                path.chmod(0o755)
+
+
+def _walk(git: Git, tree: str, root: Path, files: list[tuple[Path, str, str]]) -> None:
+    """Make the directories of TREE under ROOT; collect (path, mode, blob) of its files."""
+    for mode, kind, oid, name in git.read_tree(tree):
+        if name in (b"", b".", b"..") or b"/" in name or name.lower() == b".git":
+            continue        # never written by a checkout either: a path outside ROOT, or a repository's guts
+        path = root / os.fsdecode(name)
+        if kind in ("tree", "commit"):
+            path.mkdir()
+            if kind == "tree":
+                _walk(git, oid, path, files)
+        else:
+            files.append((path, mode, oid))
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def _tail(output: bytes) -> str:
+    lines = output.decode("utf-8", "replace").splitlines()
+    return "\n".join(lines[-TAIL_LINES:])

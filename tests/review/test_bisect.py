@@ -1,0 +1,208 @@
+"""`carrytool bisect` on real repositories: the first bad entry, alone or with whom, probes and the cache."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from carrytool.review.bisect import ddmin
+from tests.conftest import Cli, Small
+
+F_BODY = "def f():\n    a = 1\n    b = 2\n    c = 3\n    d = 4\n    return a\n"
+H_EARLY = "def f():\n    a = 1\n    h()\n    b = 2\n    c = 3\n    d = 4\n    return a\n"
+H_LATE = "def f():\n    a = 1\n    b = 2\n    c = 3\n    d = 4\n    h()\n    return a\n"
+H_ONCE = {"name": "h-once", "file": "a.py", "in": "f", "calls": "h", "max": 1}
+DEFINES_F = {"name": "f-defined", "file": "a.py", "defines": "f"}
+
+
+def build(small: Small, count: int, special: dict[int, dict], asserts: list[dict] | None = None,
+          **extra) -> Path:
+    """COUNT PRs on a base where a.py holds F_BODY: PR n adds n.txt, or changes what SPECIAL[n] says."""
+    base = small.up.commit({"a.py": F_BODY}, "base with f", parent=small.base, ref="refs/heads/main")
+    for n in range(1, count + 1):
+        small.up.commit(special.get(n, {f"f{n}.txt": f"{n}\n"}), f"pr {n}", parent=base,
+                        ref=f"refs/pull/{n}/head")
+    return small.manifest([{"pr": n} for n in range(1, count + 1)],
+                          **({"asserts": asserts} if asserts else {}), **extra)
+
+
+def bisect(cli: Cli, small: Small, *args: str) -> tuple[int, dict]:
+    return cli.json("bisect", "-m", small.manifest_path, "--repo", small.work.path, *args)
+
+
+def test_an_assert_broken_by_one_entry_alone(cli: Cli, small: Small) -> None:
+    build(small, 8, {5: {"a.py": "def g():\n    return 1\n"}}, [DEFINES_F, H_ONCE])
+    code, out = bisect(cli, small)
+    assert code == 0, out
+    assert out["first_bad"] == "pr/5" and out["alone_bad"] is True and out["interacts_with"] == []
+    assert [c["name"] for c in out["checks"]] == ["f-defined", "h-once"]
+    assert all(c["ok"] is False and c["message"] for c in out["checks"])
+    assert [c["id"] for c in out["chain"]] == [f"pr/{n}" for n in range(1, 9)]
+    assert out["probes"] <= math.log2(8) + 3 and out["cached"] == 0
+    assert out["next"].startswith("carrytool explain pr/5 -m ")
+    # --assert picks one: the other never fails, and the text names the failing assert and the next step
+    result = cli("bisect", "-m", small.manifest_path, "--repo", small.work.path, "--assert", "f-defined")
+    assert result.exit_code == 0
+    assert "First bad entry: pr/5 (5 of 8 in the chain)" in result.stdout
+    assert "FAIL f-defined" in result.stdout and "h-once" not in result.stdout
+    assert "Next: carrytool explain pr/5" in result.stdout
+
+
+def test_an_assert_broken_only_with_an_earlier_entry(cli: Cli, small: Small) -> None:
+    build(small, 9, {3: {"a.py": H_EARLY}, 7: {"a.py": H_LATE}}, [H_ONCE])
+    code, out = bisect(cli, small)
+    assert code == 0, out
+    assert out["first_bad"] == "pr/7" and out["alone_bad"] is False
+    assert out["interacts_with"] == ["pr/3"]
+    assert out["checks"][0]["name"] == "h-once" and "h" in out["checks"][0]["message"]
+    assert out["next"].startswith("carrytool union new union-3-7 3 7 -m ")
+
+
+def test_run_finds_the_entry_in_few_probes_and_a_rerun_is_cached(cli: Cli, small: Small, tmp_path: Path) -> None:
+    count = 16
+    build(small, count, {11: {"broken": "yes\n"}})
+    marker = tmp_path / "runs.log"
+    command = f"echo \"$PWD\" >> '{marker}'; test -f a.py && test ! -e broken"
+    code, out = bisect(cli, small, "--run", command)
+    assert code == 0, out
+    assert out["first_bad"] == "pr/11" and out["alone_bad"] is True
+    assert out["checks"]["command"] == command and out["checks"]["exit_code"] == 1
+    assert out["probes"] <= math.log2(count) + 3 and out["cached"] == 0
+    runs = marker.read_text().splitlines()
+    assert len(runs) == out["probes"]
+    assert all(not run.startswith(str(small.work.path)) for run in runs)     # never in the user's repository
+    assert json.loads((small.work.path / "carrytool" / "bisect-cache.json").read_text())["version"] == 1
+    code, again = bisect(cli, small, "--run", command)
+    assert code == 0 and again["first_bad"] == "pr/11"
+    assert again["cached"] == again["probes"] == out["probes"]
+    assert len(marker.read_text().splitlines()) == len(runs)                 # nothing ran again
+
+
+def test_run_reports_exit_code_and_last_lines_as_text(cli: Cli, small: Small) -> None:
+    build(small, 4, {2: {"broken": "yes\n"}})
+    result = cli("bisect", "-m", small.manifest_path, "--repo", small.work.path,
+                 "--run", "if test -e broken; then echo it broke; exit 7; fi")
+    assert result.exit_code == 0
+    assert "First bad entry: pr/2" in result.stdout and "exit 7" in result.stdout
+    assert "| it broke" in result.stdout and "Probes: " in result.stdout
+
+
+def test_rev_reads_the_chain_of_a_composed_commit(cli: Cli, small: Small) -> None:
+    build(small, 6, {2: {"a.py": H_EARLY}, 5: {"a.py": H_LATE}}, [H_ONCE])
+    code, report = cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path)
+    assert code == 1                           # the night is red: the assert fails
+    sha = report["result"]["sha"]
+    code, out = bisect(cli, small, "--rev", sha)
+    assert code == 0, out
+    assert out["first_bad"] == "pr/5" and out["interacts_with"] == ["pr/2"]
+    commits = {e["id"]: e["commit"] for e in report["entries"]}
+    assert out["chain"] == [{"id": f"pr/{n}", "commit": commits[f"pr/{n}"]} for n in range(1, 7)]
+
+
+def test_a_good_tip_exits_1(cli: Cli, small: Small) -> None:
+    build(small, 3, {}, [H_ONCE])
+    code, out = bisect(cli, small)
+    assert code == 1
+    assert out["first_bad"] is None and out["checks"] == [] and out["probes"] == 1
+
+
+def test_upstream_already_bad_names_no_entry(cli: Cli, small: Small) -> None:
+    build(small, 3, {}, [{"name": "g", "file": "a.py", "defines": "g"}])
+    code, out = bisect(cli, small)
+    assert code == 0 and out["first_bad"] is None and out["upstream"]["bad"] is True
+
+
+def test_a_later_entry_clobbering_what_an_earlier_one_fixed(cli: Cli, small: Small) -> None:
+    """Upstream fails the check, pr/2 makes it hold, pr/5 (on_conflict: theirs) takes it away again."""
+    clobber = {"a.py": F_BODY.replace("a = 1", "a = 10")}
+    build(small, 6, {2: {"a.py": H_EARLY}, 5: clobber}, [{"name": "h-called", "file": "a.py", "in": "f",
+                                                          "calls": "h"}])
+    text = small.manifest_path.read_text().replace("- pr: 5\n", "- pr: 5\n  on_conflict: theirs\n")
+    small.manifest_path.write_text(text)
+    code, out = bisect(cli, small)
+    assert code == 0, out
+    assert out["first_bad"] == "pr/5" and out["alone_bad"] is False and out["interacts_with"] == ["pr/2"]
+    assert out["upstream"]["bad"] is True
+    result = cli("bisect", "-m", small.manifest_path, "--repo", small.work.path)
+    assert "upstream fails without it too; it breaks the check together with: pr/2" in result.stdout
+
+
+def test_by_default_the_asserts_failing_at_the_tip_and_passing_on_upstream(cli: Cli, small: Small) -> None:
+    never = {"name": "never", "file": "a.py", "defines": "nowhere"}          # fails on every tree
+    build(small, 6, {4: {"a.py": "def g():\n    return 1\n"}}, [never, DEFINES_F, H_ONCE])
+    code, out = bisect(cli, small)
+    assert code == 0, out
+    assert out["first_bad"] == "pr/4" and out["alone_bad"] is True
+    assert out["searched_with"] == ["f-defined", "h-once"]     # h-once: pr/4 removed f, its scope
+    code, out = bisect(cli, small, "--assert", "never", "--assert", "f-defined")    # named: as given
+    assert code == 0 and out["first_bad"] is None and out["upstream"]["bad"] is True
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--assert", "nope"], "no assert named nope"),
+    (["--rev", "main"], "not a commit carrytool composed"),
+    (["--rev", "no-such-rev"], "no such commit"),
+    (["--format", "yaml"], "format"),
+    (["--timeout", "0", "--run", "true"], "--timeout"),
+])
+def test_bad_input_exits_2(cli: Cli, small: Small, args: list[str], words: str) -> None:
+    build(small, 2, {}, [H_ONCE])
+    small.work.git("fetch", "-q", str(small.up.path), "main:main")
+    result = cli("bisect", "-m", small.manifest_path, "--repo", small.work.path, *args)
+    assert result.exit_code == 2, result.stdout + result.stderr
+    assert words in result.stderr
+
+
+def test_no_check_at_all_is_bad_input(cli: Cli, small: Small) -> None:
+    build(small, 2, {})
+    result = cli("bisect", "-m", small.manifest_path, "--repo", small.work.path)
+    assert result.exit_code == 2 and "nothing to bisect with" in result.stderr
+
+
+@pytest.mark.parametrize("bad, expected", [
+    ({3}, [3]), ({2, 7}, [2, 7]), ({0, 5, 9}, [0, 5, 9]), (set(), []),
+])
+def test_ddmin_finds_a_one_minimal_subset(bad: set[int], expected: list[int]) -> None:
+    seen: list[list[int]] = []
+
+    def fails(subset: list[int]) -> bool:
+        seen.append(subset)
+        return bad <= set(subset) and bool(bad)
+
+    items = list(range(10))
+    assert ddmin(items, fails) == (expected or items)
+
+
+def test_the_probed_tree_is_written_whole_modes_and_links_kept_no_git_dir(small: Small, tmp_path: Path) -> None:
+    from carrytool.gitlayer.git import Git
+    from carrytool.review.probe import materialise
+
+    sha = small.up.commit({"bin/run.sh": "#!/bin/sh\necho ran\n", "link": "bin/run.sh", "d/e/f.txt": "f\n"},
+                          "tree", parent=small.base, modes={"bin/run.sh": "100755", "link": "120000"})
+    tree = small.up.git("rev-parse", f"{sha}^{{tree}}")
+    config = small.up.git("hash-object", "-w", "--stdin", input=b"[core]\n\tfsmonitor = touch /tmp/pwned\n")
+    git_dir = small.up.git("mktree", input=f"100644 blob {config}\tconfig\n".encode())
+    hostile = small.up.git("mktree", "--missing", input=(small.up.git("ls-tree", tree) +
+                                                         f"\n040000 tree {git_dir}\t.git\n").encode())
+    with Git(small.up.path) as git:
+        for name in (tree, hostile):
+            root = tmp_path / name[:8]
+            root.mkdir()
+            materialise(git, name, root)
+            assert (root / "bin/run.sh").stat().st_mode & 0o111 and (root / "link").is_symlink()
+            assert (root / "link").read_text() == "#!/bin/sh\necho ran\n" and (root / "d/e/f.txt").read_text() == "f\n"
+            assert not (root / ".git").exists()
+
+
+def test_a_command_running_past_the_timeout_is_bad_and_never_cached(cli: Cli, small: Small) -> None:
+    build(small, 2, {2: {"slow": "yes\n"}})
+    command = "if test -e slow; then exec sleep 30; fi"
+    code, out = bisect(cli, small, "--run", command, "--timeout", "0.5")
+    assert code == 0 and out["first_bad"] == "pr/2" and out["alone_bad"] is True
+    assert out["checks"]["timed_out"] is True and out["checks"]["exit_code"] is None
+    code, again = bisect(cli, small, "--run", command, "--timeout", "0.5")
+    assert again["first_bad"] == "pr/2" and again["probes"] == out["probes"] == 4
+    assert again["cached"] == 2                    # the good trees; the timed-out ones ran again
