@@ -40,8 +40,11 @@ class Repo:
 
     def git(self, *args: str, input: bytes | None = None, env: dict[str, str] | None = None,
             check: bool = True) -> str:
+        # git looks for the repository at self.path and nowhere above it: a test whose repository was
+        # removed (or a mutant that removes it) must never reach a repository that holds the tests
+        ceiling = {"GIT_CEILING_DIRECTORIES": str(self.path.resolve().parent)}
         proc = subprocess.run(["git", *args], cwd=self.path, input=input, capture_output=True,
-                              env=_env(self.clock, env))
+                              env=_env(self.clock, {**ceiling, **(env or {})}))
         if check and proc.returncode != 0:
             raise AssertionError(f"git {' '.join(args)} failed: {proc.stderr.decode()}")
         return proc.stdout.decode("utf-8", "surrogateescape").strip()
