@@ -413,6 +413,50 @@ def explain(
 
 
 @app.command()
+def diff(
+    old: Annotated[Optional[str], typer.Argument(
+        metavar="[OLD]", help="The older lock: a file or REV:PATH (default: the manifest's lock at HEAD~1).",
+        show_default=False)] = None,
+    new: Annotated[Optional[str], typer.Argument(
+        metavar="[NEW]", help="The newer lock: a file or REV:PATH (default: the lock file on disk).",
+        show_default=False)] = None,
+    manifest: ManifestOpt = None,
+    repo: Annotated[Path, typer.Option("--repo", help="The repository whose objects are read (nothing is "
+                                                      "fetched or written).")] = Path("."),
+    fmt: Annotated[str, typer.Option("--format", help="text, markdown or json.")] = "text",
+    quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
+) -> None:
+    """What changed between two nights: upstream, each entry (added, removed, moved with a range-diff,
+    status, refolded), asserts and resolutions.
+
+    Reads local objects only; a missing one is exit 4 naming the fetch that brings it.
+    Example: carrytool diff --format markdown >> "$GITHUB_STEP_SUMMARY"
+    """
+    _flags(quiet, verbose)
+    _State.options = (manifest, repo)
+
+    def body() -> int:
+        from carrytool.manifest.load import manifest_path
+        from carrytool.render.diff import render_diff_markdown, render_diff_text
+        from carrytool.review.diff import diff_nights, load_nights
+
+        _check_format(fmt, ("text", "markdown", "json"))
+        nights = load_nights(old, new, manifest=manifest_path(manifest), repo=repo)
+        with _open_git(repo) as git:
+            result = diff_nights(git, *nights)
+        if fmt == "json":
+            sys.stdout.write(result.dumps())
+        elif fmt == "markdown":
+            sys.stdout.write(render_diff_markdown(result))
+        else:
+            sys.stdout.write(render_diff_text(result, verbose=_State.verbose))
+        return 0
+
+    _run(body)
+
+
+@app.command()
 def demo(
     keep: Annotated[Optional[Path], typer.Option("--keep", help="Build the scenario in DIR and keep it.")] = None,
 ) -> None:
