@@ -457,6 +457,63 @@ def diff(
 
 
 @app.command()
+def status(
+    manifest: ManifestOpt = None,
+    repo: Annotated[Path, typer.Option("--repo", help="The repository whose objects tell whether a merged PR "
+                                                      "landed (nothing is fetched or written to it but the "
+                                                      "forge cache).")] = Path("."),
+    forge: Annotated[Optional[str], typer.Option("--forge", help="github or gitlab (default: guessed from "
+                                                                 "upstream.url).", show_default=False)] = None,
+    api_url: Annotated[Optional[str], typer.Option("--api-url", help="The forge's REST root (default: "
+                                                   "$CARRYTOOL_GITHUB_API / $CARRYTOOL_GITLAB_API, else the "
+                                                   "public API).", show_default=False)] = None,
+    offline: Annotated[bool, typer.Option("--offline", help="Answer from the cache; no request.")] = False,
+    write: Annotated[bool, typer.Option("--write", help="Apply the drops and title updates to the manifest "
+                                                        "(in place, keeping comments); nothing else.")] = False,
+    fmt: Annotated[str, typer.Option("--format", help="text or json.")] = "text",
+    quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
+) -> None:
+    """What upstream did with the PRs the fork carries: state, title, labels, head, merge commit, whether
+    a merged PR's every hunk landed, and what to do (keep, drop, refold, retitle, investigate).
+
+    Token from $GITHUB_TOKEN / $GITLAB_TOKEN (never printed). Exit 0 whatever it suggests; 4 when the
+    forge cannot answer. Example: carrytool status --format json
+    """
+    _flags(quiet, verbose)
+    _State.options = (manifest, repo)
+
+    def body() -> int:
+        from carrytool.pipeline.atomic import write_atomic
+        from carrytool.pipeline.lock import lock_path, parse_lock
+        from carrytool.render.status import render_status_text
+        from carrytool.review.forge import ForgeClient, guess_forge
+        from carrytool.review.status import apply_status, gather_status
+
+        _check_format(fmt, ("text", "json"))
+        if forge not in (None, "github", "gitlab"):
+            raise _usage(f"--forge must be github or gitlab, got '{forge}'")
+        loaded = _load(manifest)
+        path = lock_path(loaded)
+        lock = parse_lock(path.read_text(encoding="utf-8"), str(path)) if path.is_file() else None
+        with _open_git(repo) as git:
+            client = ForgeClient(forge or guess_forge(loaded.upstream.url), api_url,
+                                 git.common_dir / "carrytool" / "forge-cache.json", offline=offline)
+            result = gather_status(loaded, git, client, lock=lock)
+        if write:
+            text, result.written = apply_status(loaded, result)
+            if text != loaded.text:
+                write_atomic(loaded.path, text)
+        if fmt == "json":
+            sys.stdout.write(result.dumps())
+        else:
+            sys.stdout.write(render_status_text(result, invocation=_invocation(), verbose=_State.verbose))
+        return 0
+
+    _run(body)
+
+
+@app.command()
 def demo(
     keep: Annotated[Optional[Path], typer.Option("--keep", help="Build the scenario in DIR and keep it.")] = None,
 ) -> None:
