@@ -36,6 +36,7 @@ class Night:
     label: str
     lock: dict[str, Any]
     manifest: Manifest | None = None
+    statuses: dict[str, dict[str, str]] | None = None    # a sync report's own statuses (with reasons)
 
 
 @dataclass(frozen=True)
@@ -99,7 +100,7 @@ def load_night(spec: str, *, manifest: Path, repo: Path) -> Night:
                                                         "carries/manifest.yaml.lock)") from None
         except (OSError, UnicodeDecodeError) as exc:
             raise InputError(f"cannot read the lock {spec}: {exc}") from None
-        return Night(spec, parse_lock(text, spec), _manifest_beside(path))
+        return _night(spec, text, _manifest_beside(path))
     rev, _, inner = spec.partition(":")
     top = work_tree_top(manifest.resolve().parent) or repo
     with Git(top) as git:
@@ -109,8 +110,35 @@ def load_night(spec: str, *, manifest: Path, repo: Path) -> Night:
                              hint="REV:PATH takes PATH from the repository's top (e.g. HEAD~1:carries/"
                                   "manifest.yaml.lock)")
         side = git.blob_at_rev(rev, inner[: -len(".lock")]) if inner.endswith(".lock") else None
-    doc = parse_lock(data.decode("utf-8", "replace"), spec)
-    return Night(spec, doc, _parse_quietly(side, top / inner[: -len(".lock")]) if side is not None else None)
+    return _night(spec, data.decode("utf-8", "replace"),
+                  _parse_quietly(side, top / inner[: -len(".lock")]) if side is not None else None)
+
+
+def _night(label: str, text: str, manifest: Manifest | None) -> Night:
+    """A lock; or a sync report (`--report FILE`), which a red night leaves where no lock is written."""
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        doc = None
+    if isinstance(doc, dict) and "lock" not in doc and isinstance(doc.get("entries"), list) \
+            and isinstance(doc.get("upstream"), dict) and doc["upstream"].get("sha"):
+        return _report_night(label, doc, manifest)
+    return Night(label, parse_lock(text, label), manifest)
+
+
+def _report_night(label: str, report: dict[str, Any], manifest: Manifest | None) -> Night:
+    """A sync report read as a lock: its upstream, each entry's head (a carry's head is its commit), its result."""
+    entries, statuses = [], {}
+    for item in report["entries"]:
+        if not isinstance(item, dict) or not isinstance(item.get("id"), str):
+            raise InputError(f"{label} is neither a lock nor a carrytool report")
+        key = "head" if item["id"].startswith("pr/") else "commit"
+        entries.append({"id": item["id"], key: item.get("head")})
+        statuses[item["id"]] = {k: item[k] for k in ("status", "reason") if item.get(k)}
+    up = report["upstream"]
+    lock = {"upstream": {"url": up.get("url", ""), "branch": up.get("branch", ""), "sha": up["sha"]},
+            "entries": entries, "result": (report.get("result") or {}).get("sha")}
+    return Night(label, lock, manifest, statuses)
 
 
 def _manifest_beside(lock: Path) -> Manifest | None:
@@ -151,7 +179,7 @@ def diff_nights(git: Git, old: Night, new: Night) -> LockDiff:
     for entry_id, item in old_items.items():
         if entry_id not in new_items:
             result.entries.append({"id": entry_id, "change": "removed",
-                                   "from": _side(item, chains[0], old.manifest), "to": None, "range_diff": []})
+                                   "from": _side(item, chains[0], old), "to": None, "range_diff": []})
     result.asserts = _asserts(old.manifest, new.manifest)
     result.resolutions = _resolutions(chains)
     return result
@@ -159,10 +187,10 @@ def diff_nights(git: Git, old: Night, new: Night) -> LockDiff:
 
 def _entry_change(git: Git, entry_id: str, before: dict | None, after: dict, nights: tuple[Night, Night],
                   chains: tuple[dict[str, Link] | None, dict[str, Link] | None]) -> dict[str, Any]:
-    to = _side(after, chains[1], nights[1].manifest)
+    to = _side(after, chains[1], nights[1])
     if before is None:
         return {"id": entry_id, "change": "added", "from": None, "to": to, "range_diff": []}
-    frm = _side(before, chains[0], nights[0].manifest)
+    frm = _side(before, chains[0], nights[0])
     item = {"id": entry_id, "change": "unchanged", "from": frm, "to": to, "range_diff": []}
     if before.get("head") != after.get("head") and before.get("head") and after.get("head"):
         item["change"] = "moved"
@@ -181,11 +209,17 @@ def _entry_change(git: Git, entry_id: str, before: dict | None, after: dict, nig
     return item
 
 
-def _side(item: dict[str, Any], chain: dict[str, Link] | None, manifest: Manifest | None) -> dict[str, Any]:
-    """One night's view of an entry: its pinned input, and applied/skipped as its composed chain says."""
+def _side(item: dict[str, Any], chain: dict[str, Link] | None, night: Night) -> dict[str, Any]:
+    """One night's view of an entry: its pinned input, and applied/skipped as its report or chain says."""
     side = {key: item[key] for key in ("head", "commit", "patch") if item.get(key) is not None}
     link = chain.get(item["id"]) if chain is not None else None
-    if chain is None:
+    if night.statuses is not None:
+        side.update(night.statuses.get(item["id"], {"status": "unknown"}))
+        if link is not None:
+            side["commit_in_chain"] = link.commit
+            if link.resolution:
+                side["resolution"] = link.resolution
+    elif chain is None:
         side["status"] = "unknown"
     elif link is not None:
         side.update(status="applied", commit_in_chain=link.commit)
@@ -193,7 +227,7 @@ def _side(item: dict[str, Any], chain: dict[str, Link] | None, manifest: Manifes
             side["resolution"] = link.resolution
     else:
         side["status"] = "skipped"
-        reason = _skip_reason(item["id"], manifest)
+        reason = _skip_reason(item["id"], night.manifest)
         if reason:
             side["reason"] = reason
     return side

@@ -160,3 +160,18 @@ def test_refolded_carry(tmp_path: Path, cli: Cli) -> None:
     assert [p["change"] for p in item["range_diff"]] == ["!"]
 
 
+
+
+def test_a_sync_report_as_the_new_night(nights: Nights, tmp_path: Path) -> None:
+    """On a red night no lock is written: its report stands in, with each entry's status and reason."""
+    report = tmp_path / "sync-report.json"
+    nights.cli("sync", "-m", nights.manifest, "--repo", nights.work.path, "--dry-run", "--report", report)
+    _, default = _diff(nights)
+    code, out = _diff(nights, "HEAD~1:carries/manifest.yaml.lock", str(report))
+    assert code == 0, out
+    assert out["upstream"] == default["upstream"]
+    assert [(e["id"], e["change"]) for e in out["entries"]] == [(e["id"], e["change"]) for e in default["entries"]]
+    skipped = next(e for e in out["entries"] if e["id"] == "pr/3")
+    assert (skipped["to"]["status"], skipped["to"]["reason"]) == ("conflict", "conflict")
+    assert next(e for e in out["entries"] if e["id"] == "pr/1")["range_diff"] == \
+        next(e for e in default["entries"] if e["id"] == "pr/1")["range_diff"]
