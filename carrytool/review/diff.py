@@ -133,7 +133,7 @@ def _report_night(label: str, report: dict[str, Any], manifest: Manifest | None)
         if not isinstance(item, dict) or not isinstance(item.get("id"), str):
             raise InputError(f"{label} is neither a lock nor a carrytool report")
         key = "head" if item["id"].startswith("pr/") else "commit"
-        entries.append({"id": item["id"], key: item.get("head")})
+        entries.append({"id": item["id"], **({key: item["head"]} if item.get("head") else {})})
         statuses[item["id"]] = {k: item[k] for k in ("status", "reason") if item.get(k)}
     up = report["upstream"]
     lock = {"upstream": {"url": up.get("url", ""), "branch": up.get("branch", ""), "sha": up["sha"]},
@@ -197,7 +197,7 @@ def _entry_change(git: Git, entry_id: str, before: dict | None, after: dict, nig
         pair = ((_base(git, nights[0].lock, before["head"], chains[0], entry_id), before["head"]),
                 (_base(git, nights[1].lock, after["head"], chains[1], entry_id), after["head"]))
         item["range_diff"] = range_diff(git, *pair)
-    elif (before.get("commit"), before.get("sha256")) != (after.get("commit"), after.get("sha256")):
+    elif _differs(before, after, "commit") or _differs(before, after, "sha256"):
         item["change"] = "refolded"
         if before.get("commit") and after.get("commit"):
             pair = ((_parent(git, before["commit"]), before["commit"]), (_parent(git, after["commit"]), after["commit"]))
@@ -207,6 +207,11 @@ def _entry_change(git: Git, entry_id: str, before: dict | None, after: dict, nig
     elif frm.get("resolution") != to.get("resolution"):
         item["change"] = "refolded"
     return item
+
+
+def _differs(before: dict[str, Any], after: dict[str, Any], key: str) -> bool:
+    """Both nights know KEY and it changed (a report does not know a skipped carry's commit)."""
+    return before.get(key) is not None and after.get(key) is not None and before[key] != after[key]
 
 
 def _side(item: dict[str, Any], chain: dict[str, Link] | None, night: Night) -> dict[str, Any]:
