@@ -1,9 +1,10 @@
-"""The reviewer's view: `carrytool explain`.
+"""The reviewer's and the maintainer's view: `carrytool explain`, `diff` and `status`.
 
 Owns the facts gathered per entry (`evidence`), the overlap map between entries (`overlap`), what a
 union covers of the PRs it supersedes (`coverage`), suggestions (`suggest`: unions to create, stale
 folds, drift), one entry's story (`story`), the result as one value (`explanation`) and the command
 itself (`explain`); the morning commands: `diff` (two nights, from their locks) and `status` (what
-the forge did with the carried PRs, through `forge`, the one HTTP client, standard library only). May import the pipeline (explain plans exactly as sync does), the manifest, the git
-layer, the asserts and errors; never the union or rendering.
+the forge did with the carried PRs, through `forge`, the one HTTP client, standard library only).
+May import the pipeline (explain plans exactly as sync does), the manifest, the git layer, the
+asserts and errors; never the union or rendering.
 """

@@ -200,7 +200,8 @@ def _entry_change(git: Git, entry_id: str, before: dict | None, after: dict, nig
     elif _differs(before, after, "commit") or _differs(before, after, "sha256"):
         item["change"] = "refolded"
         if before.get("commit") and after.get("commit"):
-            pair = ((_parent(git, before["commit"]), before["commit"]), (_parent(git, after["commit"]), after["commit"]))
+            pair = ((_parent(git, before["commit"]), before["commit"]),
+                    (_parent(git, after["commit"]), after["commit"]))
             item["range_diff"] = range_diff(git, *pair)
     elif (frm.get("status"), frm.get("reason")) != (to.get("status"), to.get("reason")):
         item["change"] = "status"
