@@ -480,6 +480,107 @@ def bisect(
 
 
 @app.command()
+def diff(
+    old: Annotated[Optional[str], typer.Argument(
+        metavar="[OLD]", help="The older lock: a file or REV:PATH (default: the manifest's lock at HEAD~1).",
+        show_default=False)] = None,
+    new: Annotated[Optional[str], typer.Argument(
+        metavar="[NEW]", help="The newer lock: a file or REV:PATH (default: the lock file on disk).",
+        show_default=False)] = None,
+    manifest: ManifestOpt = None,
+    repo: Annotated[Path, typer.Option("--repo", help="The repository whose objects are read (nothing is "
+                                                      "fetched or written).")] = Path("."),
+    fmt: Annotated[str, typer.Option("--format", help="text, markdown or json.")] = "text",
+    quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
+) -> None:
+    """What changed between two nights: upstream, each entry (added, removed, moved with a range-diff,
+    status, refolded), asserts and resolutions.
+
+    Reads local objects only; a missing one is exit 4 naming the fetch that brings it.
+    Example: carrytool diff --format markdown >> "$GITHUB_STEP_SUMMARY"
+    """
+    _flags(quiet, verbose)
+    _State.options = (manifest, repo)
+
+    def body() -> int:
+        from carrytool.manifest.load import manifest_path
+        from carrytool.render.diff import render_diff_markdown, render_diff_text
+        from carrytool.review.diff import diff_nights, load_nights
+
+        _check_format(fmt, ("text", "markdown", "json"))
+        nights = load_nights(old, new, manifest=manifest_path(manifest), repo=repo)
+        with _open_git(repo) as git:
+            result = diff_nights(git, *nights)
+        if fmt == "json":
+            sys.stdout.write(result.dumps())
+        elif fmt == "markdown":
+            sys.stdout.write(render_diff_markdown(result))
+        else:
+            sys.stdout.write(render_diff_text(result, verbose=_State.verbose))
+        return 0
+
+    _run(body)
+
+
+@app.command()
+def status(
+    manifest: ManifestOpt = None,
+    repo: Annotated[Path, typer.Option("--repo", help="The repository whose objects tell whether a merged PR "
+                                                      "landed (nothing is fetched or written to it but the "
+                                                      "forge cache).")] = Path("."),
+    forge: Annotated[Optional[str], typer.Option("--forge", help="github or gitlab (default: guessed from "
+                                                                 "upstream.url).", show_default=False)] = None,
+    api_url: Annotated[Optional[str], typer.Option("--api-url", help="The forge's REST root (default: "
+                                                   "$CARRYTOOL_GITHUB_API / $CARRYTOOL_GITLAB_API, else the "
+                                                   "public API).", show_default=False)] = None,
+    offline: Annotated[bool, typer.Option("--offline", help="Answer from the cache; no request.")] = False,
+    write: Annotated[bool, typer.Option("--write", help="Apply the drops and title updates to the manifest "
+                                                        "(in place, keeping comments); nothing else.")] = False,
+    fmt: Annotated[str, typer.Option("--format", help="text or json.")] = "text",
+    quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
+) -> None:
+    """What upstream did with the PRs the fork carries: state, title, labels, head, merge commit, whether
+    a merged PR's every hunk landed, and what to do (keep, drop, refold, retitle, investigate).
+
+    Token from $GITHUB_TOKEN / $GITLAB_TOKEN (never printed). Exit 0 whatever it suggests; 4 when the
+    forge cannot answer. Example: carrytool status --format json
+    """
+    _flags(quiet, verbose)
+    _State.options = (manifest, repo)
+
+    def body() -> int:
+        from carrytool.pipeline.atomic import write_atomic
+        from carrytool.pipeline.lock import lock_path, parse_lock
+        from carrytool.render.status import render_status_text
+        from carrytool.review.forge import ForgeClient, guess_forge
+        from carrytool.review.status import apply_status, gather_status
+
+        _check_format(fmt, ("text", "json"))
+        if forge not in (None, "github", "gitlab"):
+            raise _usage(f"--forge must be github or gitlab, got '{forge}'")
+        loaded = _load(manifest)
+        path = lock_path(loaded)
+        lock = parse_lock(path.read_text(encoding="utf-8"), str(path)) if path.is_file() else None
+        with _open_git(repo) as git:
+            client = ForgeClient(forge or guess_forge(loaded.upstream.url), api_url,
+                                 git.common_dir / "carrytool" / "forge-cache.json", offline=offline)
+            result = gather_status(loaded, git, client, lock=lock)
+        if write:
+            text, result.written = apply_status(loaded, result)
+            if text != loaded.text:
+                write_atomic(loaded.path, text)
+        if fmt == "json":
+            sys.stdout.write(result.dumps())
+        else:
+            sys.stdout.write(render_status_text(result, invocation=_invocation(), verbose=_State.verbose))
+        return 0
+
+    _run(body)
+
+
+@app.command()
 def demo(
     keep: Annotated[Optional[Path], typer.Option("--keep", help="Build the scenario in DIR and keep it.")] = None,
 ) -> None:

@@ -46,7 +46,7 @@ FORK_BRANCH = "intarweb-dev"
 MANIFEST = "carries/vllm-intarweb.yaml"   # where the examples expect the manifest
 GITLAB_HOST = "gitlab.example"
 FORMATS = {"sync": {"text", "json"}, "verify": {"text", "json", "github"}, "explain": {"text", "markdown", "json"},
-           "union status": {"text", "json"}}
+           "union status": {"text", "json"}, "diff": {"text", "markdown", "json"}, "status": {"text", "json"}}
 ROOT_COMMAND = get_command(app)
 
 
@@ -538,6 +538,22 @@ def test_nightly_conflict_is_exit_3_and_annotates_the_partial_result(github: Pro
     assert [e["id"] for e in report["entries"] if e["status"] == "conflict"] == ["pr/45612", "pr/45617"]
     assert "carrytool%3A fp8-scale-restore" in result.step("Annotate what failed").stdout
     assert github.published() is None
+
+
+def test_red_night_after_a_green_one_puts_the_diff_in_the_summary(github: Project) -> None:
+    assert nightly(github).status == "success"
+    manifest = github.control(MANIFEST) or ""
+    github.update_manifest(manifest.replace('    title: "wake-path union"\n',
+                                            '    title: "wake-path union"\n    enabled: false\n'))
+    result = nightly(github)
+    assert result.status == "failure"
+    diff = result.step("What changed since the last good night")
+    assert diff.ran and diff.rc == 0, diff.stderr
+    assert f"## carrytool diff: `HEAD:{MANIFEST}.lock` → `sync-report.json`" in result.summary
+    # the union, disabled tonight, had superseded these PRs: now they are applied, or conflict
+    assert "| `pr/45398` | status | skipped → applied |" in result.summary
+    assert "| `pr/45612` | status | skipped → conflict (conflict) |" in result.summary
+    assert "| `carry/wake-path-union` | status | applied → skipped (disabled) |" in result.summary
 
 
 def test_nightly_summary_is_explain_markdown(github: Project) -> None:

@@ -51,7 +51,7 @@ from carrytool.gitlayer.objects import (
 
 __all__ = ["Git", "Change", "ConflictStage", "MergeResult", "Signature", "paths_of", "EMPTY_TREE", "MIN_GIT",
            "PINNED_CONFIG", "ZERO", "decode_path", "encode_path", "git_argv", "git_version", "is_sha",
-           "parse_version", "scrubbed_env", "IN_REPO"]
+           "parse_version", "scrubbed_env", "IN_REPO", "work_tree_top"]
 
 # Subcommands that read or write the user's refs or talk to a remote: they run in the user's repository
 # (with its configuration: their results do not depend on merge or diff settings). The rest runs isolated.
@@ -561,6 +561,23 @@ class Git:
                         f"{old[0]}..{old[1]}", f"{new[0]}..{new[1]}")
         return [line.rstrip() for line in proc.stdout.decode("utf-8", "replace").splitlines() if line.strip()]
 
+    def commits_between(self, base: str, tip: str) -> list[str]:
+        """`rev-list BASE..TIP`: the full SHAs of the commits in TIP not in BASE, newest first."""
+        out = self.run("rev-list", "--end-of-options", tip, f"^{base}").stdout.decode()
+        return out.split()
+
+    def count_commits(self, base: str, tip: str) -> int:
+        """`rev-list --count BASE..TIP`."""
+        return int(self.out("rev-list", "--count", "--end-of-options", tip, f"^{base}") or 0)
+
+    def blob_at_rev(self, rev: str, path: str) -> bytes | None:
+        """`rev-parse REV:PATH` in the user's repository, then the blob; None when either is missing."""
+        if rev.startswith("-"):
+            return None
+        oid = self.ref_value(f"{rev}:{path}")
+        obj = self.read_object(oid) if oid else None
+        return obj[1] if obj and obj[0] == "blob" else None
+
     def log_paths(self, since: str, until: str, pathspecs: Sequence[str]) -> list[tuple[str, str]]:
         """`log SINCE..UNTIL -- PATHSPECS`: (full SHA, subject) of each commit touching them, newest first."""
         if not pathspecs:
@@ -605,6 +622,13 @@ class Git:
             elif line.startswith("branch "):
                 result[line[len("branch "):]] = path
         return result
+
+
+def work_tree_top(path: Path) -> Path | None:
+    """`rev-parse --show-toplevel` run from PATH (a directory): the work tree holding it, or None."""
+    proc = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=path, capture_output=True, env=scrubbed_env())
+    top = proc.stdout.decode("utf-8", "surrogateescape").strip()
+    return Path(top) if proc.returncode == 0 and top else None
 
 
 def _subcommand(args: Sequence[str]) -> str:

@@ -133,3 +133,44 @@ def _flow(value: str) -> str:
 
     plain = value and all(ch.isalnum() or ch in "/._-" for ch in value) and value[0] not in "-."
     return value if plain else json.dumps(value)
+
+
+def remove_entries(text: str, indexes: list[int]) -> str:
+    """Return TEXT without entries[i] for each of INDEXES (whole lines, from the dash to the entry's last
+    value); comments on other lines stay where they are."""
+    root = yaml.compose(text, Loader=yaml.SafeLoader)
+    edits = []
+    for index in indexes:
+        node = _entry_node(root, index)
+        if _is_flow(root):
+            raise ManifestError("`entries` is a flow list: remove the entry by hand")
+        start = text.rfind("\n", 0, node.start_mark.index) + 1
+        end = text.find("\n", _last_end(node))
+        edits.append(_Edit(start, len(text) if end < 0 else end + 1, ""))
+    for edit in sorted(edits, key=lambda e: e.start, reverse=True):
+        text = text[:edit.start] + edit.text + text[edit.end:]
+    return text
+
+
+def set_title(text: str, index: int, title: str) -> str:
+    """Return TEXT with entries[INDEX].title set to TITLE (added after the entry's first key if absent)."""
+    root = yaml.compose(text, Loader=yaml.SafeLoader)
+    node = _entry_node(root, index)
+    value = _flow(title)
+    found = _mapping_get(node, "title")
+    if found is not None:
+        edit = _Edit(found[1].start_mark.index, found[1].end_mark.index, value)
+    elif node.flow_style:
+        close = node.end_mark.index - 1
+        edit = _Edit(close, close, f", title: {value}")
+    else:
+        key, first = node.value[0]
+        line_end = text.find("\n", first.end_mark.index)
+        line_end = len(text) if line_end < 0 else line_end
+        edit = _Edit(line_end, line_end, f"\n{' ' * key.start_mark.column}title: {value}")
+    return text[:edit.start] + edit.text + text[edit.end:]
+
+
+def _is_flow(root: yaml.Node) -> bool:
+    found = _mapping_get(root, "entries") if isinstance(root, yaml.MappingNode) else None
+    return bool(found and getattr(found[1], "flow_style", False))

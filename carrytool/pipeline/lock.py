@@ -136,6 +136,18 @@ def read_lock(manifest: Manifest) -> Lock:
     return Lock(doc, path)
 
 
+def parse_lock(text: str, where: str) -> dict[str, Any]:
+    """Parse and shape-check a lock's TEXT (read from WHERE) without comparing it to a manifest."""
+    try:
+        doc = json.loads(text)
+    except ValueError as exc:
+        raise LockMismatch(f"cannot read the lock {where}: {exc}") from None
+    if not isinstance(doc, dict) or doc.get("lock") != LOCK_VERSION:
+        raise LockMismatch(f"{where} is not a carrytool lock (version {LOCK_VERSION})")
+    _check_shape(doc, Path(where))
+    return doc
+
+
 _OID = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
 _TOP_KEYS = ("lock", "carrytool", "git", "upstream", "fork", "entries", "superseded_heads", "result")
 _ENTRY_KEYS = ("id", "head", "commit", "patch", "sha256")

@@ -1,10 +1,12 @@
-"""The reviewer's view: `carrytool explain`.
+"""The reviewer's and the maintainer's view: `carrytool explain`, `diff` and `status`.
 
 Owns the facts gathered per entry (`evidence`), the overlap map between entries (`overlap`), what a
 union covers of the PRs it supersedes (`coverage`), suggestions (`suggest`: unions to create, stale
 folds, drift), one entry's story (`story`), the result as one value (`explanation`) and the command
-itself (`explain`); and `carrytool bisect`: the search over the composed chain (`bisect`) and the
-probes that judge a tree (`probe`: asserts in process, `--run CMD` in a temporary tree, the verdict
-cache). May import the pipeline (explain plans exactly as sync does), the manifest, the git
-layer, the asserts and errors; never the union or rendering.
+itself (`explain`); and the morning commands: `carrytool bisect`, the search over the composed chain
+(`bisect`) and the probes that judge a tree (`probe`: asserts in process, `--run CMD` in a temporary
+tree, the verdict cache); `diff` (two nights, from their locks); `status` (what the forge did with the
+carried PRs, through `forge`, the one HTTP client, standard library only). May import the pipeline
+(explain plans exactly as sync does), the manifest, the git layer, the asserts and errors; never the
+union or rendering.
 """

@@ -1,0 +1,363 @@
+"""`carrytool diff`: what changed between two nights, read from two locks and local objects only.
+
+A lock pins upstream and every entry's input; its `result` is the composed chain, one commit per applied
+entry with `Carry-Entry`/`Carry-Head`/`Carry-Base`/`Carry-Resolution` trailers. Walking that chain says
+which entries were applied (and with which resolution) without composing anything again.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from carrytool.errors import CarryError, EnvironmentProblem, InputError
+from carrytool.gitlayer.git import Git, work_tree_top
+from carrytool.gitlayer.urls import redact
+from carrytool.manifest.load import parse_manifest
+from carrytool.manifest.model import Manifest
+from carrytool.pipeline.lock import parse_lock
+
+_TRAILER = re.compile(r"^Carry-(Entry|Head|Base|Resolution): (.*)$", re.M)
+_RANGE = re.compile(r"^\s*(?:\d+|-):\s+([0-9a-f]+|-+)\s+([=!<>])\s+(?:\d+|-):\s+([0-9a-f]+|-+)\s?(.*)$")
+
+
+class MissingObjects(EnvironmentProblem):
+    """An object a lock names is not in the repository (exit 4): the message names the fetch that brings it."""
+
+
+@dataclass(frozen=True)
+class Night:
+    """One side of the diff: a lock (as parsed), where it came from, and its manifest when one was found."""
+
+    label: str
+    lock: dict[str, Any]
+    manifest: Manifest | None = None
+    statuses: dict[str, dict[str, str]] | None = None    # a sync report's own statuses (with reasons)
+
+
+@dataclass(frozen=True)
+class Link:
+    """One commit of a composed chain, as its trailers describe it."""
+
+    commit: str
+    head: str | None = None
+    base: str | None = None
+    resolution: str | None = None
+
+
+@dataclass
+class LockDiff:
+    """The difference between two nights: the value `--format json` prints."""
+
+    old: Night
+    new: Night
+    upstream: dict[str, Any]
+    entries: list[dict[str, Any]] = field(default_factory=list)
+    asserts: dict[str, list[str]] = field(default_factory=lambda: {"added": [], "removed": []})
+    resolutions: dict[str, list[dict[str, str]]] = field(default_factory=lambda: {"added": [], "removed": []})
+
+    def to_json(self) -> dict[str, Any]:
+        return {"locks": {"old": self.old.label, "new": self.new.label}, "upstream": self.upstream,
+                "entries": self.entries, "asserts": self.asserts, "resolutions": self.resolutions}
+
+    def dumps(self) -> str:
+        return json.dumps(self.to_json(), indent=2) + "\n"
+
+    def counts(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for item in self.entries:
+            out[item["change"]] = out.get(item["change"], 0) + 1
+        return out
+
+
+# -- reading the two nights ---------------------------------------------------------------------------
+
+def load_nights(old: str | None, new: str | None, *, manifest: Path, repo: Path) -> tuple[Night, Night]:
+    """The two locks to compare: files or REV:PATH; by default the manifest's lock at HEAD~1 and on disk."""
+    lock_file = manifest.with_name(manifest.name + ".lock")
+    if old is None:
+        top = work_tree_top(manifest.resolve().parent)
+        if top is None:
+            raise InputError(f"{manifest} is not in a git work tree, so there is no HEAD~1 to compare with",
+                             hint="name both locks: `carrytool diff OLD.lock NEW.lock` (or REV:PATH)")
+        old = f"HEAD~1:{lock_file.resolve().relative_to(top.resolve()).as_posix()}"
+    return load_night(old, manifest=manifest, repo=repo), load_night(new or str(lock_file), manifest=manifest,
+                                                                    repo=repo)
+
+
+def load_night(spec: str, *, manifest: Path, repo: Path) -> Night:
+    """Read one lock: an existing file, else REV:PATH in the repository holding the manifest."""
+    path = Path(spec)
+    if path.is_file() or ":" not in spec:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise InputError(f"no lock at {spec}", hint="name a lock file or REV:PATH (e.g. HEAD~1:"
+                                                        "carries/manifest.yaml.lock)") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InputError(f"cannot read the lock {spec}: {exc}") from None
+        return _night(spec, text, _manifest_beside(path))
+    rev, _, inner = spec.partition(":")
+    top = work_tree_top(manifest.resolve().parent) or repo
+    with Git(top) as git:
+        data = git.blob_at_rev(rev, inner)
+        if data is None:
+            raise InputError(f"no lock at {spec}: `{rev}` or `{inner}` is not in {top}",
+                             hint="REV:PATH takes PATH from the repository's top (e.g. HEAD~1:carries/"
+                                  "manifest.yaml.lock)")
+        side = git.blob_at_rev(rev, inner[: -len(".lock")]) if inner.endswith(".lock") else None
+    return _night(spec, data.decode("utf-8", "replace"),
+                  _parse_quietly(side, top / inner[: -len(".lock")]) if side is not None else None)
+
+
+def _night(label: str, text: str, manifest: Manifest | None) -> Night:
+    """A lock; or a sync report (`--report FILE`), which a red night leaves where no lock is written."""
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        doc = None
+    if isinstance(doc, dict) and "lock" not in doc and isinstance(doc.get("entries"), list) \
+            and isinstance(doc.get("upstream"), dict) and doc["upstream"].get("sha"):
+        return _report_night(label, doc, manifest)
+    return Night(label, parse_lock(text, label), manifest)
+
+
+def _report_night(label: str, report: dict[str, Any], manifest: Manifest | None) -> Night:
+    """A sync report read as a lock: its upstream, each entry's head (a carry's head is its commit), its result."""
+    entries, statuses = [], {}
+    for item in report["entries"]:
+        if not isinstance(item, dict) or not isinstance(item.get("id"), str):
+            raise InputError(f"{label} is neither a lock nor a carrytool report")
+        key = "head" if item["id"].startswith("pr/") else "commit"
+        entries.append({"id": item["id"], **({key: item["head"]} if item.get("head") else {})})
+        statuses[item["id"]] = {k: item[k] for k in ("status", "reason") if item.get(k)}
+    up = report["upstream"]
+    lock = {"upstream": {"url": up.get("url", ""), "branch": up.get("branch", ""), "sha": up["sha"]},
+            "entries": entries, "result": (report.get("result") or {}).get("sha")}
+    return Night(label, lock, manifest, statuses)
+
+
+def _manifest_beside(lock: Path) -> Manifest | None:
+    if lock.suffix != ".lock":
+        return None
+    path = lock.with_suffix("")
+    try:
+        return _parse_quietly(path.read_bytes(), path)
+    except OSError:
+        return None
+
+
+def _parse_quietly(data: bytes, path: Path) -> Manifest | None:
+    """The manifest at that night, or None when it does not parse (an older format, a broken commit)."""
+    try:
+        return parse_manifest(data.decode("utf-8"), path)
+    except (CarryError, UnicodeDecodeError):
+        return None
+
+
+# -- the diff -------------------------------------------------------------------------------------------
+
+def diff_nights(git: Git, old: Night, new: Night) -> LockDiff:
+    """Compare two nights using only the objects already in GIT's repository."""
+    _require_objects(git, old, new)
+    up_old, up_new = old.lock["upstream"]["sha"], new.lock["upstream"]["sha"]
+    upstream = {"from": up_old, "to": up_new, "commits": git.count_commits(up_old, up_new)}
+    behind = git.count_commits(up_new, up_old)
+    if behind:
+        upstream["dropped"] = behind        # upstream was rewritten: commits of the old night no longer there
+    result = LockDiff(old, new, upstream)
+    chains = (_chain(git, old.lock), _chain(git, new.lock))
+    old_items = {item["id"]: item for item in old.lock["entries"]}
+    new_items = {item["id"]: item for item in new.lock["entries"]}
+    for entry_id, item in new_items.items():
+        before = old_items.get(entry_id)
+        result.entries.append(_entry_change(git, entry_id, before, item, (old, new), chains))
+    for entry_id, item in old_items.items():
+        if entry_id not in new_items:
+            result.entries.append({"id": entry_id, "change": "removed",
+                                   "from": _side(item, chains[0], old), "to": None, "range_diff": []})
+    result.asserts = _asserts(old.manifest, new.manifest)
+    result.resolutions = _resolutions(chains)
+    return result
+
+
+def _entry_change(git: Git, entry_id: str, before: dict | None, after: dict, nights: tuple[Night, Night],
+                  chains: tuple[dict[str, Link] | None, dict[str, Link] | None]) -> dict[str, Any]:
+    to = _side(after, chains[1], nights[1])
+    if before is None:
+        return {"id": entry_id, "change": "added", "from": None, "to": to, "range_diff": []}
+    frm = _side(before, chains[0], nights[0])
+    item = {"id": entry_id, "change": "unchanged", "from": frm, "to": to, "range_diff": []}
+    if before.get("head") != after.get("head") and before.get("head") and after.get("head"):
+        item["change"] = "moved"
+        pair = ((_base(git, nights[0].lock, before["head"], chains[0], entry_id), before["head"]),
+                (_base(git, nights[1].lock, after["head"], chains[1], entry_id), after["head"]))
+        item["range_diff"] = range_diff(git, *pair)
+    elif _differs(before, after, "commit") or _differs(before, after, "sha256"):
+        item["change"] = "refolded"
+        if before.get("commit") and after.get("commit"):
+            pair = ((_parent(git, before["commit"]), before["commit"]),
+                    (_parent(git, after["commit"]), after["commit"]))
+            item["range_diff"] = range_diff(git, *pair)
+    elif (frm.get("status"), frm.get("reason")) != (to.get("status"), to.get("reason")):
+        item["change"] = "status"
+    elif frm.get("resolution") != to.get("resolution"):
+        item["change"] = "refolded"
+    return item
+
+
+def _differs(before: dict[str, Any], after: dict[str, Any], key: str) -> bool:
+    """Both nights know KEY and it changed (a report does not know a skipped carry's commit)."""
+    return before.get(key) is not None and after.get(key) is not None and before[key] != after[key]
+
+
+def _side(item: dict[str, Any], chain: dict[str, Link] | None, night: Night) -> dict[str, Any]:
+    """One night's view of an entry: its pinned input, and applied/skipped as its report or chain says."""
+    side = {key: item[key] for key in ("head", "commit", "patch") if item.get(key) is not None}
+    link = chain.get(item["id"]) if chain is not None else None
+    if night.statuses is not None:
+        side.update(night.statuses.get(item["id"], {"status": "unknown"}))
+        if link is not None:
+            side["commit_in_chain"] = link.commit
+            if link.resolution:
+                side["resolution"] = link.resolution
+    elif chain is None:
+        side["status"] = "unknown"
+    elif link is not None:
+        side.update(status="applied", commit_in_chain=link.commit)
+        if link.resolution:
+            side["resolution"] = link.resolution
+    else:
+        side["status"] = "skipped"
+        reason = _skip_reason(item["id"], night.manifest)
+        if reason:
+            side["reason"] = reason
+    return side
+
+
+def _skip_reason(entry_id: str, manifest: Manifest | None) -> str | None:
+    """Why an entry was left out, when its manifest says so (the other reasons are only in that night's report)."""
+    entry = manifest.entry(entry_id) if manifest else None
+    if entry is None:
+        return None
+    if not entry.enabled:
+        return "disabled"
+    for other in manifest.entries:  # type: ignore[union-attr]
+        if other.enabled and any(f"pr/{s.pr}" == entry_id and not s.partial for s in other.supersedes):
+            return "superseded"
+    return None
+
+
+def _chain(git: Git, lock: dict[str, Any]) -> dict[str, Link] | None:
+    """Entry id -> its commit in the lock's composed result (first parents back to upstream); None: no result."""
+    result, upstream = lock.get("result"), lock["upstream"]["sha"]
+    if not result:
+        return None
+    links: dict[str, Link] = {}
+    commit = result
+    for _ in range(len(lock["entries"]) + 1):
+        if commit == upstream:
+            break
+        info = git.commit_info(commit)
+        trailers = dict((m.group(1), m.group(2).strip()) for m in _TRAILER.finditer(str(info["message"])))
+        if "Entry" not in trailers:
+            break
+        links[trailers["Entry"]] = Link(commit, trailers.get("Head"), trailers.get("Base"),
+                                        trailers.get("Resolution"))
+        parents = info["parents"]
+        if not parents:
+            break
+        commit = parents[0]  # type: ignore[index]
+    return links
+
+
+def _base(git: Git, lock: dict[str, Any], head: str, chain: dict[str, Link] | None, entry_id: str) -> str:
+    link = chain.get(entry_id) if chain else None
+    if link and link.base and link.head == head:
+        return link.base
+    return git.merge_base(lock["upstream"]["sha"], head) or head
+
+
+def _parent(git: Git, commit: str) -> str:
+    parents = git.commit_info(commit)["parents"]
+    return parents[0] if parents else commit  # type: ignore[index,return-value]
+
+
+def range_diff(git: Git, old: tuple[str, str], new: tuple[str, str]) -> list[dict[str, Any]]:
+    """`git range-diff` between OLD_BASE..OLD_HEAD and NEW_BASE..NEW_HEAD, one pair per commit, full SHAs."""
+    if old == new:
+        return []
+    olds, news = git.commits_between(*old), git.commits_between(*new)
+    pairs = []
+    for line in git.range_diff(old, new):
+        match = _RANGE.match(line)
+        if match is None:
+            continue                        # a diff-of-diffs line (range-diff without -s) or a header
+        left, change, right, subject = match.groups()
+        pairs.append({"old": _full(left, olds), "new": _full(right, news), "change": change, "subject": subject})
+    return pairs
+
+
+def _full(abbrev: str, candidates: list[str]) -> str | None:
+    if abbrev.startswith("-"):
+        return None
+    return next((sha for sha in candidates if sha.startswith(abbrev)), abbrev)
+
+
+def _asserts(old: Manifest | None, new: Manifest | None) -> dict[str, list[str]]:
+    if old is None or new is None:
+        return {"added": [], "removed": []}
+    before, after = [a.name for a in old.asserts], [a.name for a in new.asserts]
+    return {"added": [n for n in after if n not in before], "removed": [n for n in before if n not in after]}
+
+
+def _resolutions(chains: tuple[dict[str, Link] | None, dict[str, Link] | None]) -> dict[str, list[dict[str, str]]]:
+    def used(chain: dict[str, Link] | None) -> list[tuple[str, str]]:
+        return [(i, link.resolution) for i, link in (chain or {}).items() if link.resolution]
+
+    before, after = used(chains[0]), used(chains[1])
+    return {"added": [{"entry": i, "resolution": r} for i, r in after if (i, r) not in before],
+            "removed": [{"entry": i, "resolution": r} for i, r in before if (i, r) not in after]}
+
+
+# -- missing objects --------------------------------------------------------------------------------------
+
+def _require_objects(git: Git, old: Night, new: Night) -> None:
+    """Refuse (exit 4) when a SHA either lock names is not here, naming the fetch that would bring each."""
+    missing: list[str] = []
+    for night in (old, new):
+        for sha, fetch, what in _wanted(night):
+            if sha and git.object_type(sha) is None and not any(sha in line for line in missing):
+                missing.append(f"{sha} ({what} in {night.label}): {fetch}")
+    if missing:
+        raise MissingObjects("objects the locks name are not in this repository (diff reads local objects "
+                             "only):\n  " + "\n  ".join(missing),
+                             hint="run the fetches above in the repository (or `carrytool sync --dry-run`), "
+                                  "then rerun carrytool diff")
+
+
+def _wanted(night: Night) -> list[tuple[str | None, str, str]]:
+    lock, manifest = night.lock, night.manifest
+    url = redact(lock["upstream"]["url"])
+    branch = lock["upstream"]["branch"]
+    fork_url = redact(manifest.fork.url) if manifest and manifest.fork.url else "FORK_URL"
+    fork_branch = (lock.get("fork") or {}).get("branch") or (manifest.fork.branch if manifest else "BRANCH")
+
+    def pr_ref(number: int) -> str:
+        return manifest.upstream.pr_ref_for(number) if manifest else f"refs/pull/{number}/head"
+
+    def fetch(source: str, ref: str) -> str:
+        return shlex.join(["git", "fetch", source, ref])
+
+    wanted = [(lock["upstream"]["sha"], fetch(url, branch), f"upstream {branch}"),
+              (lock.get("result"), fetch(fork_url, fork_branch), f"the composed {fork_branch}")]
+    for item in lock["entries"]:
+        if item.get("head") and item["id"].startswith("pr/"):
+            wanted.append((item["head"], fetch(url, pr_ref(int(item["id"][3:]))), f"{item['id']} head"))
+        if item.get("commit"):
+            wanted.append((item["commit"], fetch(fork_url, item["commit"]), f"{item['id']} commit"))
+    return wanted

@@ -1,0 +1,210 @@
+"""`carrytool status`: what upstream did with the PRs the fork carries, and what to do about each.
+
+The forge says state, title, labels, head and merge commit; whether a merged PR really *landed* is
+checked here against upstream's tree with local objects only: every hunk of the PR's own diff (base..head,
+as the pipeline reads hunks) must be on upstream's branch, so a merge that upstream later partly reverted
+is a `keep`, naming the hunks upstream lacks.
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.parse
+from dataclasses import dataclass, field
+from typing import Any
+
+from carrytool.gitlayer.git import Git
+from carrytool.manifest.edit import remove_entries, set_title
+from carrytool.manifest.model import Manifest
+from carrytool.pipeline.hunks import ZERO, Hunk, find_block, read_hunks
+from carrytool.pipeline.resolve import namespace
+from carrytool.review.forge import ForgeClient, project_path
+
+
+@dataclass
+class StatusResult:
+    """Every PR's forge state and suggestion: the value `--format json` prints."""
+
+    entries: list[dict[str, Any]]
+    source: str
+    written: list[str] = field(default_factory=list)      # what --write changed, in words
+
+    def to_json(self) -> dict[str, Any]:
+        return {"entries": self.entries, "source": self.source}
+
+    def dumps(self) -> str:
+        return json.dumps(self.to_json(), indent=2) + "\n"
+
+
+# -- the forge's answer, normalised ------------------------------------------------------------------------
+
+def fetch_pr(client: ForgeClient, project: str, number: int) -> dict[str, Any]:
+    """State, title, labels, head, base and merge commit of PR NUMBER; `{"missing": HTTP status}` when the
+    forge has no such PR (404) or, offline, the cache does not know it (0)."""
+    if client.forge == "gitlab":
+        answer = client.get(f"projects/{urllib.parse.quote(project, safe='')}/merge_requests/{number}")
+        body = answer.body
+        if not isinstance(body, dict):
+            return {"missing": answer.status}
+        state = {"opened": "open", "locked": "open"}.get(body.get("state"), body.get("state"))
+        labels = [lab["name"] if isinstance(lab, dict) else str(lab) for lab in body.get("labels") or []]
+        merged_as = body.get("merge_commit_sha") or body.get("squash_commit_sha") if state == "merged" else None
+        return {"state": state if state in ("open", "closed", "merged") else "unknown", "title": body.get("title"),
+                "labels": labels, "head": body.get("sha"), "merged_as": merged_as,
+                "base": (body.get("diff_refs") or {}).get("base_sha")}
+    answer = client.get(f"repos/{project}/pulls/{number}")
+    body = answer.body
+    if not isinstance(body, dict):
+        return {"missing": answer.status}
+    merged = bool(body.get("merged") or body.get("merged_at"))
+    labels_answer = client.get_all(f"repos/{project}/issues/{number}/labels?per_page=100")
+    labels = [lab.get("name") for lab in labels_answer.body or [] if isinstance(lab, dict)]
+    return {"state": "merged" if merged else ("open" if body.get("state") == "open" else "closed"),
+            "title": body.get("title"), "labels": labels, "head": (body.get("head") or {}).get("sha"),
+            "merged_as": body.get("merge_commit_sha") if merged else None,
+            "base": (body.get("base") or {}).get("sha")}
+
+
+# -- did it land? ----------------------------------------------------------------------------------------
+
+def check_landed(git: Git, upstream: str, pr: dict[str, Any]) -> tuple[bool | None, str]:
+    """(every hunk of the PR is on UPSTREAM's tree, in words); None when a needed object is not here."""
+    head = pr.get("head")
+    if not head or git.object_type(head) is None:
+        return None, f"its head {str(head)[:12]} is not in the repository (run `carrytool sync` to fetch it)"
+    base = _pr_base(git, upstream, pr)
+    if base is None or base == head:
+        return None, "cannot tell the PR's base commit, so not which hunks are its own"
+    changes = git.diff_trees([(base, head)])[0]
+    hunks = read_hunks(git, [(base, head)], [changes])[0]
+    missing = [h for h in hunks if not _hunk_present(git, upstream, h)]
+    if not missing:
+        return True, f"all {len(hunks)} hunk(s) of its diff are on upstream"
+    shown = ", ".join(h.describe() for h in missing[:5]) + (", ..." if len(missing) > 5 else "")
+    return False, f"upstream lacks {len(missing)} of its {len(hunks)} hunk(s): {shown}"
+
+
+def _pr_base(git: Git, upstream: str, pr: dict[str, Any]) -> str | None:
+    """The forge's base if here; else where the head forked from upstream before the merge commit."""
+    if pr.get("base") and git.object_type(pr["base"]) == "commit":
+        return pr["base"]
+    merged = pr.get("merged_as")
+    if merged and git.object_type(merged) == "commit":
+        parents = git.commit_info(merged)["parents"]
+        if parents:
+            return git.merge_base(parents[0], pr["head"])  # type: ignore[index]
+    return git.merge_base(upstream, pr["head"])
+
+
+def _hunk_present(git: Git, upstream: str, hunk: Hunk) -> bool:
+    """The hunk's added lines are in upstream's file (a deletion: its removed lines are gone from it)."""
+    blob = git.blob_at(git.tree_of(upstream), hunk.path)
+    if hunk.kind != "text":
+        if blob is None:
+            return hunk.new_oid in (None, ZERO)
+        return blob[1] == hunk.new_oid
+    if blob is None:
+        return not hunk.added
+    lines = git.read_blob(blob[1]).split(b"\n")
+    if hunk.added:
+        return bool(find_block(lines, hunk.added))
+    return not find_block(lines, hunk.removed)
+
+
+# -- suggestions -----------------------------------------------------------------------------------------
+
+def gather_status(manifest: Manifest, git: Git, client: ForgeClient, *, lock: dict[str, Any] | None) -> StatusResult:
+    """Ask the forge about every carried and superseded PR and suggest keep/drop/refold/retitle/investigate."""
+    project = project_path(manifest.upstream.url)
+    upstream = _upstream(git, manifest, lock)
+    known = _known_heads(git, manifest, lock)
+    folded = {sup.pr: (entry, sup.head) for entry in manifest.entries for sup in entry.supersedes if sup.head}
+    numbers = [e.number for e in manifest.entries if e.kind == "pr"]
+    numbers += [n for e in manifest.entries for n in (s.pr for s in e.supersedes) if n not in numbers]
+    try:
+        items = [_pr_status(manifest, git, client, project, number, upstream, known.get(number), folded.get(number))
+                 for number in dict.fromkeys(numbers)]
+    finally:
+        client.save()       # what was learnt before a failure is reused next time (ETags)
+    return StatusResult(items, "cache" if client.offline else "api")
+
+
+def _pr_status(manifest: Manifest, git: Git, client: ForgeClient, project: str, number: int, upstream: str | None,
+               known: str | None, folded: tuple[Any, str] | None) -> dict[str, Any]:
+    """One PR: the forge's answer, whether it landed, and the suggestion."""
+    entry = manifest.entry(f"pr/{number}")
+    pr = fetch_pr(client, project, number)  # type: ignore[arg-type]
+    item = {"id": f"pr/{number}", "state": "unknown", "title": None, "labels": [], "head": None,
+            "merged_as": None, "landed": None}
+    if "missing" in pr:
+        item.update(suggestion="investigate",
+                    why="not in the cache: run without --offline" if pr["missing"] != 404
+                    else f"the forge has no PR {number} (404)")
+    else:
+        item.update({k: pr[k] for k in ("state", "title", "labels", "head", "merged_as")})
+        if pr["state"] == "merged":
+            item["landed"], landed_why = (check_landed(git, upstream, pr) if upstream
+                                          else (None, "upstream is not fetched here (run `carrytool sync`)"))
+        else:
+            landed_why = ""
+        item.update(_suggest(item, landed_why, entry.title if entry else None, known, folded))
+    if entry is None:
+        item["superseded_only"] = True
+    return item
+
+
+def _suggest(item: dict[str, Any], landed_why: str, title: str | None, known: str | None,
+             folded: tuple[Any, str] | None) -> dict[str, str]:
+    state, head = item["state"], item["head"] or ""
+    if state == "merged":
+        merged = f"merged upstream as {str(item['merged_as'])[:12]}"
+        if item["landed"] is True:
+            return {"suggestion": "drop", "why": f"{merged}; {landed_why}"}
+        if item["landed"] is False:
+            return {"suggestion": "keep", "why": f"{merged}, but {landed_why}"}
+        return {"suggestion": "investigate", "why": f"{merged}; {landed_why}"}
+    if state == "closed":
+        return {"suggestion": "investigate", "why": "closed upstream without merging: the fork now carries it alone"}
+    if folded and head and not head.startswith(folded[1]):
+        union = folded[0].name
+        return {"suggestion": "refold", "why": f"{folded[0].id} folded {folded[1][:12]}, its head is now {head[:12]}: "
+                                               f"run `carrytool union compose {union}`"}
+    if title is not None and item["title"] is not None and title != item["title"]:
+        return {"suggestion": "retitle", "why": f"the title upstream is now {item['title']!r} (manifest: {title!r})"}
+    if known and head and known != head:
+        return {"suggestion": "keep", "why": f"open; its head moved {known[:12]} -> {head[:12]} since the last sync "
+                                             "(`carrytool diff` after the next sync shows what changed)"}
+    return {"suggestion": "keep", "why": "open upstream"}
+
+
+def _upstream(git: Git, manifest: Manifest, lock: dict[str, Any] | None) -> str | None:
+    sha = git.ref_value(f"{namespace(manifest)}/upstream") or (lock or {}).get("upstream", {}).get("sha")
+    return sha if sha and git.object_type(sha) == "commit" else None
+
+
+def _known_heads(git: Git, manifest: Manifest, lock: dict[str, Any] | None) -> dict[int, str]:
+    """PR heads as the last sync saw them: the lock, else what refs/carrytool holds."""
+    heads = {int(n.split("/")[-1]): sha for n, sha in git.refs(f"{namespace(manifest)}/pr/").items()
+             if n.split("/")[-1].isdigit()}
+    for item in (lock or {}).get("entries", []):
+        if item.get("head") and item["id"].startswith("pr/"):
+            heads[int(item["id"][3:])] = item["head"]
+    return heads
+
+
+# -- --write ---------------------------------------------------------------------------------------------
+
+def apply_status(manifest: Manifest, result: StatusResult) -> tuple[str, list[str]]:
+    """The manifest's text with the drops and title updates of RESULT applied (nothing else), and what changed."""
+    text, done, drops = manifest.text, [], []
+    for item in result.entries:
+        entry = manifest.entry(item["id"])
+        if entry is None:
+            continue
+        if item["suggestion"] == "retitle":
+            text = set_title(text, entry.index, item["title"])
+            done.append(f"{item['id']}: title set to {item['title']!r}")
+        elif item["suggestion"] == "drop":
+            drops.append(entry.index)
+            done.append(f"{item['id']}: removed (merged upstream)")
+    return (remove_entries(text, drops) if drops else text), done

@@ -1,0 +1,177 @@
+"""carrytool diff: two real nights a day apart (entries added, removed, moved, skipped), read from locks."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import Cli
+from tests.gitrepo import init_repo, write_manifest
+
+GIT_NEW = "/root/.cache/git-new/bin"
+H = "def h():\n    a = 1\n    b = 2\n    c = {}\n    d = 4\n    e = 5\n    return a + b + c + d + e\n"
+
+
+class Nights:
+    """Upstream with PRs, a fork work tree holding the manifest and its lock (committed each night), and a
+    bare repository sync composes into."""
+
+    def __init__(self, root: Path, cli: Cli) -> None:
+        self.cli = cli
+        self.up = init_repo(root / "up")
+        self.fork = init_repo(root / "fork")
+        self.work = init_repo(root / "work", bare=True)
+        self.manifest = root / "fork" / "carries" / "manifest.yaml"
+        up = self.up
+        self.base = up.commit({"a.py": "def f():\n    return 1\n", "b.py": "x = 1\ny = 2\nz = 3\n",
+                               "c.txt": "c\n"}, "base", ref="refs/heads/main")
+        self.p1a = up.commit({"a.py": "def f():\n    return 10\n"}, "f returns 10", parent=self.base)
+        self.p1b = up.commit({"h.py": H.format(3)}, "add h", parent=self.p1a, ref="refs/pull/1/head")
+        self.p2 = up.commit({"c.txt": "c2\n"}, "pr 2", parent=self.base, ref="refs/pull/2/head")
+        self.p3 = up.commit({"b.py": "x = 1\ny = 2\nz = 30\n"}, "pr 3", parent=self.base, ref="refs/pull/3/head")
+        self.p4 = up.commit({"d.txt": "d\n"}, "pr 4", parent=self.base, ref="refs/pull/4/head")
+
+    def night(self, entries: list, asserts: list | None = None) -> dict:
+        data = {"version": 1, "upstream": {"url": "../../up", "branch": "main"}, "fork": {"branch": "dev"},
+                "policy": {"on_conflict": "skip"}, "entries": entries}
+        if asserts:
+            data["asserts"] = asserts
+        write_manifest(self.manifest, data)
+        result = self.cli("sync", "-m", self.manifest, "--repo", self.work.path)
+        assert result.exit_code == 0, result.output
+        files = {"carries/manifest.yaml": self.manifest.read_text(),
+                 "carries/manifest.yaml.lock": self.manifest.with_name("manifest.yaml.lock").read_text()}
+        parent = self.fork.ref("refs/heads/main")
+        self.fork.commit(files, "night", parent=parent, ref="refs/heads/main")
+        self.fork.git("reset", "-q", "--hard")
+        return json.loads(files["carries/manifest.yaml.lock"])
+
+    def second_day(self) -> None:
+        """Upstream moves (z = 33: PR 3 now conflicts); PR 1 is force-pushed: same first commit, the second
+        changed, a third added."""
+        self.up.commit({"b.py": "x = 1\ny = 2\nz = 33\n"}, "upstream z", parent="main", ref="refs/heads/main")
+        self.p1b2 = self.up.commit({"h.py": H.format(4)}, "add h", parent=self.p1a)
+        self.p1c = self.up.commit({"i.py": "i = 1\n"}, "add i", parent=self.p1b2, ref="refs/pull/1/head")
+
+
+@pytest.fixture
+def nights(tmp_path: Path, cli: Cli) -> Nights:
+    n = Nights(tmp_path, cli)
+    n.night([{"pr": 1}, {"pr": 2}, {"pr": 3}])
+    n.second_day()
+    n.night([{"pr": 1}, {"pr": 3}, {"pr": 4}], asserts=[{"name": "f-defined", "file": "a.py", "defines": "f"}])
+    return n
+
+
+def _diff(nights: Nights, *args: str) -> tuple[int, dict]:
+    return nights.cli.json("diff", *args, "-m", nights.manifest, "--repo", nights.work.path)
+
+
+def test_diff_between_two_nights(nights: Nights) -> None:
+    code, out = _diff(nights)
+    assert code == 0, out
+    old_lock = json.loads(nights.fork.show("HEAD~1", "carries/manifest.yaml.lock"))
+    new_lock = json.loads(nights.manifest.with_name("manifest.yaml.lock").read_text())
+    assert out["upstream"] == {"from": old_lock["upstream"]["sha"], "to": new_lock["upstream"]["sha"], "commits": 1}
+    changes = {e["id"]: e["change"] for e in out["entries"]}
+    assert changes == {"pr/1": "moved", "pr/3": "status", "pr/4": "added", "pr/2": "removed"}
+    moved = next(e for e in out["entries"] if e["id"] == "pr/1")
+    assert (moved["from"]["head"], moved["to"]["head"]) == (nights.p1b, nights.p1c)
+    assert [(p["old"], p["new"], p["change"], p["subject"]) for p in moved["range_diff"]] == [
+        (nights.p1a, nights.p1a, "=", "f returns 10"),
+        (nights.p1b, nights.p1b2, "!", "add h"),
+        (None, nights.p1c, ">", "add i")]
+    status = next(e for e in out["entries"] if e["id"] == "pr/3")
+    assert (status["from"]["status"], status["to"]["status"]) == ("applied", "skipped")
+    removed = next(e for e in out["entries"] if e["id"] == "pr/2")
+    assert removed["from"]["status"] == "applied" and removed["to"] is None
+    assert out["asserts"] == {"added": ["f-defined"], "removed": []}
+
+
+def test_diff_same_on_new_git(nights: Nights, monkeypatch: pytest.MonkeyPatch) -> None:
+    if not os.path.exists(GIT_NEW):
+        pytest.skip("no second git")
+    _, old_git = _diff(nights)
+    monkeypatch.setenv("PATH", GIT_NEW + os.pathsep + os.environ["PATH"])
+    _, new_git = _diff(nights)
+    assert new_git == old_git
+
+
+def test_rev_path_and_files(nights: Nights, tmp_path: Path) -> None:
+    _, default = _diff(nights)
+    _, named = _diff(nights, "HEAD~1:carries/manifest.yaml.lock", "HEAD:carries/manifest.yaml.lock")
+    assert named["entries"] == default["entries"] and named["locks"]["new"] == "HEAD:carries/manifest.yaml.lock"
+    old = tmp_path / "old.lock"
+    old.write_text(nights.fork.show("HEAD~1", "carries/manifest.yaml.lock"))
+    _, files = _diff(nights, str(old), str(nights.manifest.with_name("manifest.yaml.lock")))
+    assert files["entries"] == default["entries"]
+    assert files["asserts"] == {"added": [], "removed": []}     # no manifest beside old.lock: unknown
+    code, same = _diff(nights, "HEAD:carries/manifest.yaml.lock")
+    assert code == 0 and {e["change"] for e in same["entries"]} == {"unchanged"}
+    assert same["upstream"]["commits"] == 0
+
+
+def test_unknown_rev_path_is_input_error(nights: Nights) -> None:
+    result = nights.cli("diff", "HEAD~5:carries/manifest.yaml.lock", "-m", nights.manifest,
+                        "--repo", nights.work.path)
+    assert result.exit_code == 2 and "no lock at HEAD~5:carries/manifest.yaml.lock" in result.stderr
+
+
+def test_missing_object_names_the_fetch(nights: Nights, tmp_path: Path) -> None:
+    lock = json.loads(nights.manifest.with_name("manifest.yaml.lock").read_text())
+    lock["entries"][0]["head"] = "1" * 40
+    new = tmp_path / "new.lock"
+    new.write_text(json.dumps(lock))
+    result = nights.cli("diff", "HEAD~1:carries/manifest.yaml.lock", str(new), "-m", nights.manifest,
+                        "--repo", nights.work.path)
+    assert result.exit_code == 4, result.output
+    assert f"{'1' * 40} (pr/1 head in {new}): git fetch ../../up refs/pull/1/head" in result.stderr
+
+
+def test_markdown_and_text(nights: Nights) -> None:
+    args = ("-m", nights.manifest, "--repo", nights.work.path)
+    md = nights.cli("diff", *args, "--format", "markdown").stdout
+    assert f"| `pr/1` | moved | head {nights.p1b[:12]} → {nights.p1c[:12]} |" in md
+    assert "| `pr/3` | status | applied → skipped |" in md
+    assert "| `pr/4` | added | applied |" in md
+    assert "<details><summary>pr/1: range-diff</summary>" in md
+    assert f"| ! (changed) | `{nights.p1b[:12]}` | `{nights.p1b2[:12]}` | add h |" in md
+    assert "- asserts added: f-defined" in md
+    text = nights.cli("diff", *args).stdout
+    assert f"  pr/1: moved: head {nights.p1b[:12]} -> {nights.p1c[:12]}" in text
+    assert f"      > {'-' * 12} {nights.p1c[:12]} add i" in text
+    assert "pr/2: removed: was applied" in text
+
+
+def test_refolded_carry(tmp_path: Path, cli: Cli) -> None:
+    n = Nights(tmp_path, cli)
+    one = n.up.commit({"e.py": H.format(1)}, "union v1", parent=n.base)
+    n.work.git("fetch", "-q", str(n.up.path), f"{one}:refs/union/one")
+    n.night([{"carry": "u", "commit": one}])
+    two = n.up.commit({"e.py": H.format(2)}, "union v1", parent=n.base)
+    n.work.git("fetch", "-q", str(n.up.path), f"{two}:refs/union/two")
+    n.night([{"carry": "u", "commit": two}])
+    _, out = _diff(n)
+    [item] = out["entries"]
+    assert item["change"] == "refolded" and (item["from"]["commit"], item["to"]["commit"]) == (one, two)
+    assert [p["change"] for p in item["range_diff"]] == ["!"]
+
+
+
+
+def test_a_sync_report_as_the_new_night(nights: Nights, tmp_path: Path) -> None:
+    """On a red night no lock is written: its report stands in, with each entry's status and reason."""
+    report = tmp_path / "sync-report.json"
+    nights.cli("sync", "-m", nights.manifest, "--repo", nights.work.path, "--dry-run", "--report", report)
+    _, default = _diff(nights)
+    code, out = _diff(nights, "HEAD~1:carries/manifest.yaml.lock", str(report))
+    assert code == 0, out
+    assert out["upstream"] == default["upstream"]
+    assert [(e["id"], e["change"]) for e in out["entries"]] == [(e["id"], e["change"]) for e in default["entries"]]
+    skipped = next(e for e in out["entries"] if e["id"] == "pr/3")
+    assert (skipped["to"]["status"], skipped["to"]["reason"]) == ("conflict", "conflict")
+    assert next(e for e in out["entries"] if e["id"] == "pr/1")["range_diff"] == \
+        next(e for e in default["entries"] if e["id"] == "pr/1")["range_diff"]

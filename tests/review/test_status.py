@@ -1,0 +1,231 @@
+"""carrytool status against a fake forge on 127.0.0.1: merged (landed or partly reverted), closed, moved,
+refold, retitled, 404, 500, pagination, rate limits, ETag reuse, --offline, the token, --write."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import Cli
+from tests.fakeforge import FakeForge, Reply
+from tests.gitrepo import init_repo
+
+TOKEN = "ghp_SECRET0123456789abcdefABCDEF012345"
+B = "".join(f"b{i} = {i}\n" for i in range(20))
+C = "".join(f"c{i} = {i}\n" for i in range(20))
+
+MANIFEST = """\
+version: 1
+upstream:
+  url: {url}
+  branch: main
+fork:
+  branch: dev
+entries:
+  # landed upstream: status says drop
+  - pr: 1
+    title: "f returns ten"
+  - pr: 2            # merged, then partly reverted upstream
+  - pr: 3
+  - pr: 4
+  - carry: u
+    commit: 0123456789abcdef0123456789abcdef01234567
+    supersedes:
+      - {{pr: 5, head: {p5a}}}
+  - pr: 6
+    title: old title   # will be retitled
+  - pr: 7
+"""
+
+
+class Forge:
+    """Upstream's history (real commits), the fork's bare repository with what the last sync fetched, and
+    the forge's recorded answers for PRs 1-7."""
+
+    def __init__(self, root: Path) -> None:
+        up = self.up = init_repo(root / "up")
+        self.base = up.commit({"a.py": "def f():\n    return 1\n", "b.py": B, "c.py": C, "d.txt": "d\n"},
+                              "base", ref="refs/heads/main")
+        self.p1 = up.commit({"a.py": "def f():\n    return 10\n"}, "f returns ten", parent=self.base,
+                            ref="refs/pull/1/head")
+        self.m1 = up.commit({"a.py": "def f():\n    return 10\n"}, "Merge #1", parent="main",
+                            parents=["main", self.p1], ref="refs/heads/main")
+        self.p2 = up.commit({"b.py": B.replace("b3 = 3", "b3 = 33"), "c.py": C.replace("c7 = 7", "c7 = 77")},
+                            "pr 2", parent=self.base, ref="refs/pull/2/head")
+        self.m2 = up.commit({"b.py": B.replace("b3 = 3", "b3 = 33"), "c.py": C.replace("c7 = 7", "c7 = 77")},
+                            "Merge #2", parent="main", parents=["main", self.p2], ref="refs/heads/main")
+        up.commit({"c.py": C}, "Revert the c.py half of #2", parent="main", ref="refs/heads/main")
+        self.p3 = up.commit({"d.txt": "d3\n"}, "pr 3", parent=self.base, ref="refs/pull/3/head")
+        self.p4a = up.commit({"e.txt": "e\n"}, "pr 4", parent=self.base, ref="refs/keep/p4a")
+        self.p4b = up.commit({"e.txt": "e2\n"}, "pr 4 v2", parent=self.p4a, ref="refs/pull/4/head")
+        self.p5a = up.commit({"g.txt": "g\n"}, "pr 5", parent=self.base, ref="refs/keep/p5a")
+        self.p5b = up.commit({"g.txt": "g2\n"}, "pr 5 v2", parent=self.p5a, ref="refs/pull/5/head")
+        self.p6 = up.commit({"h.txt": "h\n"}, "pr 6", parent=self.base, ref="refs/pull/6/head")
+        self.work = init_repo(root / "work", bare=True)
+        self.work.git("fetch", "-q", str(up.path), "+refs/*:refs/up/*")
+        self.work.git("update-ref", "refs/carrytool/dev/upstream", "refs/up/heads/main")
+        self.work.git("update-ref", "refs/carrytool/dev/pr/4", self.p4a)
+        self.manifest = root / "carries" / "manifest.yaml"
+        self.manifest.parent.mkdir()
+
+    def write_manifest(self, url: str = "https://github.com/acme/widget.git") -> str:
+        text = MANIFEST.format(url=url, p5a=self.p5a)
+        self.manifest.write_text(text)
+        return text
+
+    def github(self, fake: FakeForge) -> None:
+        def pr(n: int, head: str, *, state: str = "open", merged: str | None = None, title: str = "") -> None:
+            body = {"number": n, "state": state, "title": title or f"pr {n}", "head": {"sha": head},
+                    "base": {"sha": self.base}, "merged": merged is not None, "merge_commit_sha": merged,
+                    "merged_at": "2026-11-29T03:00:00Z" if merged else None}
+            fake.route(f"/repos/acme/widget/pulls/{n}", Reply(body, etag=f'"pr{n}"'))
+            if n != 6:
+                fake.route(f"/repos/acme/widget/issues/{n}/labels?per_page=100", Reply([]))
+
+        pr(1, self.p1, state="closed", merged=self.m1, title="f returns ten")
+        pr(2, self.p2, state="closed", merged=self.m2)
+        pr(3, self.p3, state="closed")
+        pr(4, self.p4b)
+        pr(5, self.p5b)
+        pr(6, self.p6, title="new title")
+        fake.route("/repos/acme/widget/issues/6/labels?per_page=100",
+                   Reply([{"name": "bug"}], headers={"Link": '<{root}/repos/acme/widget/issues/6/labels?'
+                                                             'per_page=100&page=2>; rel="next"'}))
+        fake.route("/repos/acme/widget/issues/6/labels?per_page=100&page=2", Reply([{"name": "carried"}]))
+
+
+@pytest.fixture
+def forge(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Forge:
+    for name in ("GITHUB_TOKEN", "GITLAB_TOKEN", "CARRYTOOL_GITHUB_API", "CARRYTOOL_GITLAB_API"):
+        monkeypatch.delenv(name, raising=False)
+    f = Forge(tmp_path)
+    f.write_manifest()
+    return f
+
+
+def _status(cli: Cli, forge: Forge, url: str, *args: str, env: dict | None = None):
+    return cli("status", "-m", forge.manifest, "--repo", forge.work.path, "--api-url", url, *args, env=env)
+
+
+def test_status_suggestions(cli: Cli, forge: Forge) -> None:
+    with FakeForge() as fake:
+        forge.github(fake)
+        result = _status(cli, forge, fake.url, "--format", "json")
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    assert out["source"] == "api"
+    by_id = {e["id"]: e for e in out["entries"]}
+    assert {i: (e["state"], e["suggestion"], e["landed"]) for i, e in by_id.items()} == {
+        "pr/1": ("merged", "drop", True),
+        "pr/2": ("merged", "keep", False),
+        "pr/3": ("closed", "investigate", None),
+        "pr/4": ("open", "keep", None),
+        "pr/5": ("open", "refold", None),
+        "pr/6": ("open", "retitle", None),
+        "pr/7": ("unknown", "investigate", None)}
+    assert by_id["pr/1"]["merged_as"] == forge.m1 and by_id["pr/1"]["head"] == forge.p1
+    assert by_id["pr/2"]["why"] == (f"merged upstream as {forge.m2[:12]}, but upstream lacks 1 of its 2 hunk(s): "
+                                    "c.py:8")
+    assert f"head moved {forge.p4a[:12]} -> {forge.p4b[:12]}" in by_id["pr/4"]["why"]
+    assert "carrytool union compose u" in by_id["pr/5"]["why"]
+    assert by_id["pr/6"]["labels"] == ["bug", "carried"]                  # both pages
+    assert by_id["pr/6"]["title"] == "new title"
+    assert "404" in by_id["pr/7"]["why"]
+    assert by_id["pr/5"]["superseded_only"] is True
+
+
+def test_gitlab(cli: Cli, forge: Forge) -> None:
+    forge.write_manifest("https://gitlab.example.com/grp/sub/widget.git")
+    with FakeForge() as fake:
+        base = "/projects/grp%2Fsub%2Fwidget/merge_requests"
+        fake.route(f"{base}/1", Reply({"iid": 1, "state": "merged", "title": "f returns ten", "sha": forge.p1,
+                                       "merge_commit_sha": forge.m1, "labels": ["x"],
+                                       "diff_refs": {"base_sha": forge.base}}))
+        fake.route(f"{base}/3", Reply({"iid": 3, "state": "opened", "title": "pr 3", "sha": forge.p3,
+                                       "labels": []}))
+        result = _status(cli, forge, fake.url + "/api/v4".replace("/api/v4", ""), "--format", "json")
+    out = json.loads(result.stdout)
+    by_id = {e["id"]: e for e in out["entries"]}
+    assert (by_id["pr/1"]["suggestion"], by_id["pr/1"]["labels"], by_id["pr/1"]["landed"]) == ("drop", ["x"], True)
+    assert (by_id["pr/3"]["state"], by_id["pr/3"]["suggestion"]) == ("open", "keep")
+
+
+def test_etag_reuse_offline_and_cache_file(cli: Cli, forge: Forge) -> None:
+    with FakeForge() as fake:
+        forge.github(fake)
+        first = json.loads(_status(cli, forge, fake.url, "--format", "json").stdout)
+        fake.seen.clear()
+        second = json.loads(_status(cli, forge, fake.url, "--format", "json").stdout)
+        asked = {s.path: s for s in fake.seen}
+        url = fake.url
+    assert second == first
+    assert asked["/repos/acme/widget/pulls/1"].status == 304
+    assert asked["/repos/acme/widget/pulls/1"].headers["If-None-Match"] == '"pr1"'
+    cache = forge.work.path / "carrytool" / "forge-cache.json"
+    assert cache.is_file()
+    offline = json.loads(cli("status", "-m", forge.manifest, "--repo", forge.work.path, "--api-url", url,
+                             "--offline", "--format", "json").stdout)
+    assert offline["source"] == "cache"
+    assert offline["entries"] == first["entries"]
+
+
+def test_offline_without_cache(cli: Cli, forge: Forge) -> None:
+    out = json.loads(cli("status", "-m", forge.manifest, "--repo", forge.work.path, "--offline",
+                         "--format", "json").stdout)
+    assert {e["suggestion"] for e in out["entries"]} == {"investigate"}
+    assert out["entries"][0]["why"] == "not in the cache: run without --offline"
+
+
+def test_token_sent_never_printed(cli: Cli, forge: Forge) -> None:
+    with FakeForge() as fake:
+        forge.github(fake)
+        fake.route("/repos/acme/widget/pulls/3", Reply({"message": "boom"}, 500))
+        result = _status(cli, forge, fake.url, env={"GITHUB_TOKEN": TOKEN})
+        seen = list(fake.seen)
+    assert seen[0].headers["Authorization"] == f"Bearer {TOKEN}"
+    assert result.exit_code == 4
+    assert "pulls/3: HTTP 500" in result.stderr
+    assert TOKEN not in result.output
+    cache = forge.work.path / "carrytool" / "forge-cache.json"
+    assert TOKEN not in cache.read_text()
+    assert [s.path for s in seen].count("/repos/acme/widget/pulls/3") == 2      # one retry
+
+
+def test_rate_limit_retry_after_then_too_long(cli: Cli, forge: Forge) -> None:
+    with FakeForge() as fake:
+        forge.github(fake)
+        ok = fake.routes["/repos/acme/widget/pulls/1"][0]
+        fake.route("/repos/acme/widget/pulls/1", Reply({"message": "slow down"}, 429, {"Retry-After": "0"}), ok)
+        result = _status(cli, forge, fake.url, "--format", "json")
+        assert result.exit_code == 0, result.output
+        assert json.loads(result.stdout)["entries"][0]["suggestion"] == "drop"
+        assert fake.paths().count("/repos/acme/widget/pulls/1") == 2
+        fake.route("/repos/acme/widget/pulls/1",
+                   Reply({"message": "API rate limit exceeded"}, 403,
+                         {"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": "9999999999"}))
+        result = _status(cli, forge, fake.url)
+    assert result.exit_code == 4
+    assert "rate limit holds for" in result.stderr and "--offline" in result.stderr
+
+
+def test_write_drops_and_retitles_keeping_comments(cli: Cli, forge: Forge) -> None:
+    before = forge.manifest.read_text()
+    with FakeForge() as fake:
+        forge.github(fake)
+        result = _status(cli, forge, fake.url, "--write")
+    assert result.exit_code == 0, result.output
+    assert "wrote: pr/1: removed (merged upstream)" in result.stdout
+    expected = (before.replace('  - pr: 1\n    title: "f returns ten"\n', "")
+                .replace("title: old title   # will be retitled", 'title: "new title"   # will be retitled'))
+    assert forge.manifest.read_text() == expected
+    assert cli("check", "-m", forge.manifest).exit_code == 0
+
+
+def test_status_without_write_leaves_the_manifest(cli: Cli, forge: Forge) -> None:
+    before = forge.manifest.read_text()
+    with FakeForge() as fake:
+        forge.github(fake)
+        _status(cli, forge, fake.url)
+    assert forge.manifest.read_text() == before
