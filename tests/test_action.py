@@ -26,6 +26,7 @@ import yaml
 from carrytool.demo.scenario import Scenario
 
 from tests.gitrepo import Repo
+from tests.test_packaging import copy_source
 
 ROOT = Path(__file__).resolve().parents[1]
 ACTION = ROOT / "action.yml"
@@ -266,13 +267,7 @@ def test_action_and_example_workflows_validate(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_the_action_installs_its_own_checkout(demo: Scenario, tmp_path: Path) -> None:
-    source = tmp_path / "action-checkout"            # a copy: building must not write into this tree
-    export = subprocess.run(["git", "-C", str(ROOT), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-                            check=True, capture_output=True)
-    for name in export.stdout.decode().split("\0"):
-        if name and (ROOT / name).is_file():
-            (source / name).parent.mkdir(parents=True, exist_ok=True)
-            (source / name).write_bytes((ROOT / name).read_bytes())
+    source = copy_source(tmp_path / "action-checkout")   # a copy: building must not write into this tree
     run = run_action({"command": "sync", "manifest": "carries/manifest.yaml", "repo": "work.git",
                       "python-version": ""}, demo.root, tmp_path, action_path=source)
     assert run.rc == 0, run.stdout + run.stderr
