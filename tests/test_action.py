@@ -189,11 +189,13 @@ def test_args_are_split_like_a_shell_and_nothing_in_them_runs(demo: Scenario, tm
     ({"command": "frobnicate"}, "carrytool has no command 'frobnicate'"),
     ({"args": "--rev 'unbalanced"}, "args: cannot split"),
     ({"args": "--report x.json"}, "use the action's report input"),
+    ({"command": "sync\n::warning::injected"}, "'sync%0A::warning::injected' is not a carrytool command"),
 ])
 def test_bad_inputs_are_exit_2_with_an_annotation(demo: Scenario, tmp_path: Path, inputs: dict, message: str) -> None:
     run = run_action(sync_inputs(**inputs), demo.root, tmp_path)
     assert run.rc == 2 and run.outputs["exit-code"] == "2" and run.outputs["ok"] == "false"
     assert "::error title=carrytool::" in run.stdout and message in run.stdout, run.stdout
+    assert "\n::warning::" not in run.stdout
     assert not (demo.root / "pwned").exists()
 
 
