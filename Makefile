@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.carrytool-installed
 
-.PHONY: demo test bench clean lint
+.PHONY: demo test bench clean lint lint-ci
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 10))' || { echo "carrytool needs Python >= 3.10"; exit 1; }
@@ -21,5 +21,10 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m bench $(BENCH_ARGS)
 
+# action.yml and the example workflows against GitHub's schemas (also checked by tests/test_action.py)
+lint-ci: $(STAMP)
+	$(BIN)/check-jsonschema --builtin-schema vendor.github-actions action.yml
+	$(BIN)/check-jsonschema --builtin-schema vendor.github-workflows examples/github/*.yml
+
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache

@@ -19,7 +19,7 @@ from carrytool.manifest.schema import manifest_schema
 from carrytool.pipeline.plan import plan_static
 
 from tests.conftest import Cli
-from tests.test_examples import ROOT_COMMAND, carrytool_commands, parse_command
+from tests.test_examples import ROOT_COMMAND, action_commands, carrytool_commands, parse_command
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
@@ -210,9 +210,10 @@ def test_ci_md_describes_the_shipped_examples() -> None:
     for example in ("examples/github/nightly-sync.yml", "examples/github/verify.yml",
                     "examples/gitlab/.gitlab-ci.yml", "examples/pre-commit-config.yaml"):
         assert f"(../{example})" in text and (ROOT / example).exists()
-    nightly = (ROOT / "examples/github/nightly-sync.yml").read_text()
-    assert "carrytool sync --repo . --push --wait 600 --report sync-report.json" in nightly
+    nightly = [" ".join(argv) for argv in action_commands(ROOT / "examples/github/nightly-sync.yml")]
+    assert nightly[0] == "carrytool sync --repo . --report sync-report.json --push --wait 600"
     assert "carrytool sync --repo . --push --wait 600 --report sync-report.json" in text
+    assert "(../action.yml)" in text and "persist-credentials: false" in text
 
 
 # --------------------------------------------------------------------------------------------------------

@@ -4,8 +4,10 @@ A small local runner plays each GitHub Actions job / GitLab CI job step by step:
 go through bash exactly as written, with `${{ ... }}` and `$VAR` values pointing at a private copy of the
 demo (the demo's fork.git stands in for the fork repository: its default branch `carries` holds the
 manifest, and git's `insteadOf` sends the manifest's SSH fork URL there). `uses:` actions are emulated
-(checkout clones, upload-artifact collects). The only lines not run are the `pip install` of carrytool
-(the test's own environment has it) and, until it exists in this tree, `carrytool explain`.
+(checkout clones, upload-artifact collects); carrytool's own action (action.yml, `<owner>/carrytool@v1`)
+runs through tests/test_action.py's runner with `carrytool-version: installed`. The only lines not run
+are the `pip install` of carrytool (the test's own environment has it) and, until it exists in this
+tree, `carrytool explain`.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from carrytool.demo.scenario import Scenario
 
 from tests.conftest import Cli
 from tests.gitrepo import Repo
+from tests.test_action import load_action, run_action
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
@@ -108,9 +111,42 @@ def carrytool_commands(script: str) -> list[list[str]]:
     return found
 
 
+def is_carrytool_action(uses: str) -> bool:
+    return uses.split("@")[0].endswith("/carrytool")
+
+
+def action_argv(step_with: dict[str, Any]) -> list[str]:
+    """The command line carrytool's action runs for a step's `with:` (the format and report it adds too)."""
+    declared = load_action()["inputs"]
+    unknown = set(step_with) - set(declared)
+    assert not unknown, f"carrytool's action has no input {sorted(unknown)}"
+    command = step_with["command"]
+    args = shlex.split(re.sub(r"\$\{\{.*?\}\}", "EXPR", str(step_with.get("args", ""))))   # one word each
+    argv = ["carrytool", command]
+    if step_with.get("manifest"):
+        argv += ["--manifest", step_with["manifest"]]
+    if step_with.get("repo"):
+        argv += ["--repo", str(step_with["repo"])]
+    if not any(a.startswith("--format") for a in args):
+        if command == "verify" and "--mutants" not in args:
+            argv += ["--format", "github"]
+        elif command == "explain":
+            argv += ["--format", "markdown"]
+    if command in ("sync", "verify", "explain"):
+        argv += ["--report", str(step_with.get("report") or "$RUNNER_TEMP/carrytool.XXXXXX/report.json")]
+    return argv + args
+
+
+def action_commands(path: Path) -> list[list[str]]:
+    data = load(path)
+    return [action_argv(step.get("with") or {}) for job in data.get("jobs", {}).values()
+            for step in job["steps"] if is_carrytool_action(step.get("uses", ""))]
+
+
 def all_commands() -> list[tuple[str, list[str]]]:
     return [(f"{path.relative_to(ROOT)}: {' '.join(argv)}", argv)
-            for path in CI_FILES for script in scripts(path) for argv in carrytool_commands(script)]
+            for path in CI_FILES
+            for argv in [a for script in scripts(path) for a in carrytool_commands(script)] + action_commands(path)]
 
 
 def parse_command(argv: list[str]) -> Any:
@@ -226,6 +262,7 @@ class StepResult:
     stdout: str = ""
     stderr: str = ""
     skipped_lines: list[str] = field(default_factory=list)
+    outputs: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -277,6 +314,8 @@ def github_condition(expr: Any, status: str, steps: dict[str, StepResult]) -> bo
         return repr(value)
 
     text = re.sub(r"\bsteps\.([\w-]+)\.(outcome|conclusion)\b", step_value, text)
+    text = re.sub(r"\bsteps\.([\w-]+)\.outputs\.([\w-]+)",
+                  lambda m: repr(steps[m[1]].outputs.get(m[2], "")), text)
     text = (text.replace("always()", "True").replace("success()", repr(status == "success"))
             .replace("failure()", repr(status == "failure")).replace("cancelled()", "False")
             .replace("&&", " and ").replace("||", " or "))
@@ -330,13 +369,20 @@ class GitHubRunner:
             result.ran = True
             env = dict(base_env)
             env.update({k: expand_expressions(v, self.context) for k, v in (step.get("env") or {}).items()})
-            if "uses" in step:
-                ok = self.use(step["uses"], {k: expand_expressions(v, self.context)
+            context = {**self.context, **{f"steps.{sid}.outputs.{k}": v for sid, r in results.items()
+                                          for k, v in r.outputs.items()}}
+            if "uses" in step and is_carrytool_action(step["uses"]):
+                inputs = {k: expand_expressions(v, context) for k, v in (step.get("with") or {}).items()}
+                run = run_action({**inputs, "carrytool-version": "installed"}, ws,
+                                 self.project.root / f"gh-{job_name}-runner-{i}", env=env, summary=summary)
+                result.rc, result.stdout, result.stderr, result.outputs = run.rc, run.stdout, run.stderr, run.outputs
+                result.outcome = "success" if run.rc == 0 else "failure"
+            elif "uses" in step:
+                ok = self.use(step["uses"], {k: expand_expressions(v, context)
                                               for k, v in (step.get("with") or {}).items()}, ws, artifacts)
                 result.outcome = "success" if ok else "failure"
             else:
-                script, result.skipped_lines = neutralise(expand_expressions(step["run"], self.context),
-                                                          self.explain)
+                script, result.skipped_lines = neutralise(expand_expressions(step["run"], context), self.explain)
                 proc = bash(script, ws, env)
                 result.rc, result.stdout, result.stderr = proc.returncode, proc.stdout, proc.stderr
                 result.outcome = "success" if proc.returncode == 0 else "failure"
@@ -453,11 +499,12 @@ def test_the_command_parser_catches_rot() -> None:
 
 
 def test_the_examples_run_the_commands_the_issue_asks_for() -> None:
-    nightly = " ".join(" ".join(a) for s in scripts(NIGHTLY) for a in carrytool_commands(s))
-    assert "carrytool sync --repo . --push" in nightly and "--report sync-report.json" in nightly
+    nightly = " ".join(" ".join(a) for a in [*(a for s in scripts(NIGHTLY) for a in carrytool_commands(s)),
+                                             *action_commands(NIGHTLY)])
+    assert "carrytool sync --repo . --report sync-report.json --push --wait 600" in nightly
     assert "carrytool verify" in nightly and "--format github" in nightly
     assert "carrytool explain" in nightly and "--format markdown" in nightly
-    verify = [" ".join(a) for s in scripts(VERIFY) for a in carrytool_commands(s)]
+    verify = [" ".join(a) for a in action_commands(VERIFY)]
     assert verify[0] == "carrytool check" and any("--format github" in c for c in verify)
     assert any("--rebuild" in c for c in verify)
     gitlab = load(GITLAB)
@@ -466,6 +513,12 @@ def test_the_examples_run_the_commands_the_issue_asks_for() -> None:
     assert "schedule" in workflow["on"] and "workflow_dispatch" in workflow["on"]
     steps = workflow["jobs"]["sync"]["steps"]
     assert steps[0]["uses"].startswith("actions/checkout@") and steps[0]["with"]["fetch-depth"] == 0
+    # pushes go with the token set up for them, not with a persisted GITHUB_TOKEN (those trigger nothing)
+    assert steps[0]["with"]["persist-credentials"] is False
+    for path in (NIGHTLY, VERIFY):       # every carrytool call goes through the action: nothing to pip install
+        assert not any("pip install" in script for script in scripts(path)), path
+        assert all(is_carrytool_action(s["uses"]) for s in load(path)["jobs"][next(iter(load(path)["jobs"]))]["steps"]
+                   if "uses" in s and not s["uses"].startswith("actions/")), path
     upload = next(s for s in steps if s.get("uses", "").startswith("actions/upload-artifact@"))
     assert upload["if"] == "always()" and upload["with"]["path"] == "sync-report.json"
     assert load(VERIFY)["on"]["pull_request"]["branches"] == [FORK_BRANCH]
@@ -495,8 +548,10 @@ def test_nightly_pushes_reports_and_commits_the_lock(github: Project, report_sch
     # the lock of what was pushed is committed next to the manifest, on the manifest's branch
     lock = json.loads(github.control(MANIFEST + ".lock") or "{}")
     assert lock["result"] == report["result"]["sha"]
-    install = result.step("Install carrytool")
-    assert install.skipped_lines == ["python -m pip install carrytool==0.1.0"]
+    # the action's outputs: what later steps branch on
+    assert sync.outputs == {"exit-code": "0", "ok": "true", "report": "sync-report.json",
+                            "result-sha": report["result"]["sha"]}
+    assert "### carrytool sync: ✅ exit 0 (ok)" in result.summary
     assert SECRET not in result.output and SECRET not in json.dumps(report)
     # the next night: same inputs, same SHA, nothing to push or commit
     control_before = github.fork.ref(f"refs/heads/{CONTROL}")
