@@ -36,8 +36,9 @@ def resolve_file(git: Git, base: bytes, ours: bytes, theirs: bytes) -> Resolutio
     return resolve(base, ours, theirs, merged[1])
 
 
-def resolve_merge(git: Git, result: MergeResult, patterns: Sequence[str]) -> TreeResolution:
-    """Resolve every conflicted path of RESULT structurally, or refuse (the tree then stays RESULT's)."""
+def resolve_merge(git: Git, result: MergeResult, patterns: Sequence[str], *, partial: bool = False) -> TreeResolution:
+    """Resolve every conflicted path of RESULT structurally, or refuse (the tree then stays RESULT's).
+    PARTIAL: the tree holds the paths that did resolve even when others refused."""
     out = TreeResolution(None)
     content = all(kind == "CONFLICT (contents)" for _, kind, _ in result.messages if kind.startswith("CONFLICT"))
     by_path: dict[str, dict[int, ConflictStage]] = {}
@@ -60,6 +61,16 @@ def resolve_merge(git: Git, result: MergeResult, patterns: Sequence[str]) -> Tre
             continue
         out.hunks[path] = resolution.hunks
         edits[path] = (stages[2].mode, git.write_blob(resolution.text))  # type: ignore[arg-type]
-    if not out.refused and edits:
+    if (partial or not out.refused) and edits:
         out.tree = git.edit_tree(result.tree, edits)
     return out
+
+
+def without_resolved(result: MergeResult, resolution: TreeResolution) -> MergeResult:
+    """RESULT once the paths RESOLUTION resolved are no longer conflicts (its tree holds them)."""
+    if resolution.tree is None:
+        return result
+    stages = tuple(s for s in result.stages if s.path not in resolution.hunks)
+    messages = tuple(m for m in result.messages if not set(m[0]) <= set(resolution.hunks))
+    return MergeResult(not stages and not any(m[1].startswith("CONFLICT") for m in messages), resolution.tree,
+                       stages, messages)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 
 import pytest
 
@@ -11,11 +12,13 @@ from carrytool.pipeline.structured_tree import resolve_file
 
 
 @pytest.fixture(scope="module")
-def git(tmp_path_factory: pytest.TempPathFactory) -> Git:
+def git(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Git]:
     from tests.gitrepo import init_repo
 
     repo = init_repo(tmp_path_factory.mktemp("structured") / "r", bare=True)
-    return Git(repo.path)
+    git = Git(repo.path)
+    yield git
+    git.close()
 
 
 CLASS = "class A:\n    def x(self):\n        pass\n"
