@@ -44,6 +44,15 @@ def test_adjacent_methods_resolve_in_manifest_order_and_are_reported(cli, small:
     text = small.work.show("refs/heads/dev", "r.py")
     assert text + "\n" == BASE + "\n    def alpha(self):\n        return 'a'\n\n    def beta(self):\n        return 'b'\n"
     assert "Carry-Structured: r.py lines 7-12 (methods)" in small.work.git("log", "-1", "--format=%B", "dev")
+    manifest = small.manifest_path
+    text = cli("sync", "-m", manifest, "--repo", small.work.path).stdout
+    assert "ok: dev already at" in text and "(1 conflict hunk(s) resolved structurally: see the warnings)" in text
+    assert "pr/2: r.py lines 7-12 resolved structurally (methods)" in text
+    code, explained = cli.json("explain", "-m", manifest, "--repo", small.work.path, "--offline")
+    assert [(o["entries"], o["kind"], o.get("resolved")) for o in explained["overlaps"]] == \
+        [(["pr/1", "pr/2"], "conflict", "structurally")]
+    assert "pr/1 x pr/2 (resolved structurally)" in cli("explain", "-m", manifest, "--repo", small.work.path,
+                                                         "--offline").stdout
 
 
 def test_without_the_policy_it_is_the_conflict_it_always_was(cli, small: Small) -> None:
