@@ -141,9 +141,10 @@ def plan_and_compose(manifest: Manifest, git: Git, options: SyncOptions, progres
     if rejected:    # a structured resolution a check rejected goes back to being the conflict it was
         steps, violations, composition, accounting = _compose(manifest, git, resolved, missing, progress,
                                                               frozenset(rejected))
+        why = {"landing": "a hunk did not land", "asserts": "an assert failed on it"}
         for step in steps:
-            if step.id in rejected:
-                step.structured_refused = {path: [rejected[step.id]] for path in step.structured_refused}
+            if step.id in rejected and step.status == CONFLICT:
+                step.detail = f"{step.detail}; its structured resolution was rejected: {why[rejected[step.id]]}"
     report.steps = steps
     report.violations = violations
     report.failed_conflicts = list(composition.failed_conflicts)

@@ -71,6 +71,7 @@ def test_an_assert_the_structured_result_breaks_sends_it_back_to_a_conflict(cli,
     code, report = _sync(cli, small, small.manifest([{"pr": 1}, {"pr": 2}], policy=POLICY, asserts=asserts))
     assert code == 3, report
     assert report["entries"][1]["status"] == "conflict" and "structured" not in report["entries"][1]
+    assert report["entries"][1]["detail"].endswith("its structured resolution was rejected: an assert failed on it")
     assert not [w for w in report["warnings"] if w["kind"] == "structured-merge"]
 
 
