@@ -20,7 +20,6 @@ the same definitions. Anything else refuses the file: it stays the conflict git 
 from __future__ import annotations
 
 import ast
-import difflib
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -125,7 +124,7 @@ def resolve(base: bytes, ours: bytes, theirs: bytes, merged: bytes) -> Resolutio
         for conflict in conflicts:
             conflict.refused = conflict.refused or "syntax"
     else:
-        index = _Index(tree)
+        index = _Index(tree, [r for pair in blocks for r in pair])
         for conflict, (first, second) in zip(conflicts, blocks):
             if conflict.refused is None and conflict.parts:
                 _classify_statements(conflict, index, first, second, lines)
@@ -210,22 +209,37 @@ def _parse(text: bytes) -> ast.Module | None:
 
 
 class _Index:
-    """Every statement with its parent body, and every literal, of one parsed file."""
+    """The statements (each with its parent body) and literals of one parsed file that meet RANGES: only
+    the subtrees spanning a conflict are walked."""
 
-    def __init__(self, tree: ast.Module) -> None:
+    def __init__(self, tree: ast.Module, ranges: list[tuple[int, int]]) -> None:
         self.stmts: list[tuple[int, int, ast.stmt, tuple[int, str]]] = []
         self.literals: list[ast.expr] = []
         self.parents: dict[int, ast.AST] = {}
-        for node in ast.walk(tree):
-            for name, value in ast.iter_fields(node):
-                if isinstance(value, list):
-                    for child in value:
-                        if isinstance(child, ast.stmt):
-                            start = min([child.lineno, *(d.lineno for d in getattr(child, "decorator_list", []))])
-                            self.stmts.append((start, child.end_lineno or child.lineno, child, (id(node), name)))
-                            self.parents[id(child)] = node
-            if isinstance(node, (*_LITERALS, ast.ImportFrom)):
-                self.literals.append(node)
+        self.ranges = [r for r in ranges if r[0] <= r[1]]
+        self._visit(tree)
+
+    def _meets(self, node: ast.AST) -> bool:
+        first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])  # type: ignore[attr-defined]
+        last = node.end_lineno or node.lineno  # type: ignore[attr-defined]
+        return any(first <= b and a <= last for a, b in self.ranges)
+
+    def _visit(self, node: ast.AST) -> None:
+        if isinstance(node, (*_LITERALS, ast.ImportFrom)):
+            self.literals.append(node)  # type: ignore[arg-type]
+        for name, value in ast.iter_fields(node):
+            children = value if isinstance(value, list) else [value]
+            for child in children:
+                if not isinstance(child, ast.AST) or not hasattr(child, "lineno"):
+                    if isinstance(child, ast.AST) and not isinstance(child, (ast.expr_context, ast.operator)):
+                        self._visit(child)
+                    continue
+                if isinstance(child, ast.stmt) and isinstance(value, list):
+                    start = min([child.lineno, *(d.lineno for d in getattr(child, "decorator_list", []))])
+                    self.stmts.append((start, child.end_lineno or child.lineno, child, (id(node), name)))
+                    self.parents[id(child)] = node
+                if self._meets(child):
+                    self._visit(child)
 
 
 def _blank(line: bytes) -> bool:
@@ -325,6 +339,10 @@ def _import_of(lines: list[bytes]) -> tuple[ast.ImportFrom, bytes] | None:
     return tree.body[0], indent
 
 
+def _by_name(name: tuple[str, str | None]) -> tuple[str, str]:
+    return name[0], name[1] or ""
+
+
 def _merge_import(base: list[bytes], ours: list[bytes], theirs: list[bytes]) -> list[bytes] | None:
     parsed = [_import_of(side) for side in (base, ours, theirs)]
     if any(p is None for p in parsed):
@@ -336,8 +354,8 @@ def _merge_import(base: list[bytes], ours: list[bytes], theirs: list[bytes]) -> 
     if ("*", None) in names[1] or not set(names[0]) <= set(names[1]) or not set(names[0]) <= set(names[2]):
         return None
     union = names[1] + [n for n in names[2] if n not in names[1]]
-    if all(side == sorted(side) for side in names[1:]):
-        union.sort()
+    if all(side == sorted(side, key=_by_name) for side in names[1:]):
+        union.sort(key=_by_name)
     words = [f"{n} as {a}" if a else n for n, a in union]
     head = indent.decode() + "from " + "." * o.level + (o.module or "") + " import "
     newline = b"\r\n" if ours[-1].endswith(b"\r\n") else b"\n"
@@ -354,11 +372,12 @@ def _merge_import(base: list[bytes], ours: list[bytes], theirs: list[bytes]) -> 
 
 def _gates(base: bytes, ours: bytes, theirs: bytes, text: bytes, segments, tree: ast.Module) -> str | None:  # noqa: ANN001
     """The reason the resolved file is refused, or None: shadowing, a lost line, order dependence."""
-    sides = [_parse(side) for side in (ours, theirs)]
-    counts = [definitions(t) if t is not None else Counter() for t in sides]
     result = definitions(tree)
-    for key, n in result.items():
-        if n > 1 and n > max(c.get(key, 0) for c in counts):
+    twice = {key for key, n in result.items() if n > 1}
+    if twice:       # parse the sides only when the result binds some name twice somewhere
+        sides = [_parse(side) for side in (ours, theirs)]
+        counts = [definitions(t) if t is not None else Counter() for t in sides]
+        if any(result[key] > max(c.get(key, 0) for c in counts) for key in twice):
             return "shadows"
     rewritten = Counter(line for s in segments if isinstance(s, _Conflict) and s.merged_import is not None
                         for line in s.ours + s.theirs)
@@ -367,6 +386,8 @@ def _gates(base: bytes, ours: bytes, theirs: bytes, text: bytes, segments, tree:
         if _added(base, side) - have:
             return "lost-line"
     other, _ = _assemble(segments, theirs_first=True)
+    if other == split_lines(text):
+        return None
     other_tree = _parse(b"".join(other))
     if other_tree is None or definitions(other_tree) != result:
         return "order-dependent"
@@ -374,10 +395,8 @@ def _gates(base: bytes, ours: bytes, theirs: bytes, text: bytes, segments, tree:
 
 
 def _added(base: bytes, side: bytes) -> Counter[bytes]:
-    old, new = split_lines(base), split_lines(side)
-    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
-    return Counter(line for tag, _, _, j1, j2 in matcher.get_opcodes() if tag in ("insert", "replace")
-                   for line in new[j1:j2])
+    """The lines SIDE has more often than BASE (each extra copy counts): what it added."""
+    return Counter(split_lines(side)) - Counter(split_lines(base))
 
 
 def definitions(tree: ast.Module) -> Counter[tuple[str, str]]:
