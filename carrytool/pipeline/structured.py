@@ -80,7 +80,11 @@ def parse_diff3(merged: bytes, marker_size: int = MARKER_SIZE) -> list[list[byte
     out: list[list[bytes] | _Conflict] = []
     clean: list[bytes] = []
     state, parts = None, {"ours": [], "base": [], "theirs": []}   # type: ignore[var-annotated]
+    marks = (60, 124, 61, 62)      # < | = >
     for line in split_lines(merged):
+        if not line or line[0] not in marks:
+            (clean if state is None else parts[state]).append(line)
+            continue
         bare = line.rstrip(b"\r\n")
         head = bare[:marker_size]
         tail = bare[marker_size:marker_size + 1]
@@ -118,6 +122,9 @@ def resolve(base: bytes, ours: bytes, theirs: bytes, merged: bytes) -> Resolutio
     conflicts = [s for s in segments if isinstance(s, _Conflict)]
     for conflict in conflicts:
         _classify_lines(conflict)
+    early = [c.refused for c in conflicts if c.refused]
+    if early:           # the file stays conflicted whatever the rest: no need to parse it
+        return Resolution(None, refused=early)
     lines, blocks = _assemble(segments, theirs_first=False)
     tree = _parse(b"".join(lines))
     if tree is None:
@@ -132,7 +139,8 @@ def resolve(base: bytes, ours: bytes, theirs: bytes, merged: bytes) -> Resolutio
     if refused:
         return Resolution(None, refused=refused)
     text = b"".join(lines)
-    problem = _gates(base, ours, theirs, text, segments, tree)   # type: ignore[arg-type]
+    inserted = {line for pair in blocks for a, b in pair for line in range(a, b + 1)}
+    problem = _gates(base, ours, theirs, text, segments, tree, inserted)   # type: ignore[arg-type]
     if problem:
         return Resolution(None, refused=[problem] * len(conflicts))
     hunks = [Hunk((min(o[0], t[0]), max(o[1], t[1])), c.kind or "statements")  # type: ignore[arg-type]
@@ -370,11 +378,13 @@ def _merge_import(base: list[bytes], ours: list[bytes], theirs: list[bytes]) -> 
 
 # -- whole-file gates --------------------------------------------------------------------------------
 
-def _gates(base: bytes, ours: bytes, theirs: bytes, text: bytes, segments, tree: ast.Module) -> str | None:  # noqa: ANN001
+def _gates(base: bytes, ours: bytes, theirs: bytes, text: bytes, segments, tree: ast.Module,  # noqa: ANN001
+           inserted: set[int]) -> str | None:
     """The reason the resolved file is refused, or None: shadowing, a lost line, order dependence."""
-    result = definitions(tree)
-    twice = {key for key, n in result.items() if n > 1}
-    if twice:       # parse the sides only when the result binds some name twice somewhere
+    lines_of: dict[tuple[str, str], list[int]] = {}
+    result = definitions(tree, lines_of)
+    twice = {key for key, n in result.items() if n > 1 and inserted.intersection(lines_of[key])}
+    if twice:       # parse the sides only when a name bound twice is bound in a resolved hunk
         sides = [_parse(side) for side in (ours, theirs)]
         counts = [definitions(t) if t is not None else Counter() for t in sides]
         if any(result[key] > max(c.get(key, 0) for c in counts) for key in twice):
@@ -399,15 +409,18 @@ def _added(base: bytes, side: bytes) -> Counter[bytes]:
     return Counter(split_lines(side)) - Counter(split_lines(base))
 
 
-def definitions(tree: ast.Module) -> Counter[tuple[str, str]]:
+def definitions(tree: ast.Module, lines: dict[tuple[str, str], list[int]] | None = None) -> Counter[tuple[str, str]]:
     """(scope, name) -> how often the name is bound at the top of that scope (defs, classes, imports,
-    plain assignments); scopes are qualified by their enclosing defs (`Worker.wake_up`)."""
+    plain assignments); scopes are qualified by their enclosing defs (`Worker.wake_up`). LINES, when
+    given, receives the lines of each binding statement."""
     out: Counter[tuple[str, str]] = Counter()
 
     def visit(body: list[ast.stmt], scope: str) -> None:
         for node in body:
             for name in _bound(node):
                 out[(scope, name)] += 1
+                if lines is not None:
+                    lines.setdefault((scope, name), []).extend(range(node.lineno, (node.end_lineno or node.lineno) + 1))
             if isinstance(node, _DEFS):
                 visit(node.body, f"{scope}.{node.name}" if scope else node.name)
             else:
