@@ -43,9 +43,9 @@ class Tally:
         if merged is None or merged[0]:
             return None
         self.files += 1
-        start = time.perf_counter()
+        start = time.process_time()      # CPU time: the machine may be shared, wall time would say little
         resolution = resolve(base, ours, theirs, merged[1])     # the rule alone: git's merge already ran
-        self.seconds += time.perf_counter() - start
+        self.seconds += time.process_time() - start
         self.hunks += merged[1].count(b"\n" + b"<" * 23) + merged[1].startswith(b"<" * 23)
         if not resolution.ok:
             self.refused[resolution.refused[0]] += 1
@@ -111,7 +111,9 @@ def borrow(repo: Path, where: Path) -> Path:
     """A bare repository that borrows REPO's objects (alternates) and copies its refs: the merges' objects
     go there, never into REPO."""
     subprocess.run(["git", "init", "-q", "--bare", str(where)], check=True, env=clean_env())
-    (where / "objects" / "info" / "alternates").write_text(str(repo / "objects") + "\n")
+    objects = subprocess.run(["git", "rev-parse", "--git-path", "objects"], cwd=repo, capture_output=True,
+                             check=True, env=clean_env()).stdout.decode().strip()
+    (where / "objects" / "info" / "alternates").write_text(str((repo / objects).resolve()) + "\n")
     refs = subprocess.run(["git", "for-each-ref", "--format=create %(refname) %(objectname)", "refs/heads",
                            "refs/pull"], cwd=repo, capture_output=True, check=True, env=clean_env()).stdout
     subprocess.run(["git", "update-ref", "--stdin"], cwd=where, input=refs, check=True, env=clean_env())
@@ -124,7 +126,7 @@ def borrow(repo: Path, where: Path) -> Path:
 
 def render(name: str, pairs: Tally, chain: Tally, prs: int) -> str:
     rows = [f"| {name} ({prs} PRs) | conflicted `.py` files | resolved (hunks by kind) | refused (by reason) "
-            "| ms per conflicted hunk (the rule) |", "|---|---|---|---|---|"]
+            "| CPU ms per conflicted hunk (the rule) |", "|---|---|---|---|---|"]
     for label, t in (("pairs", pairs), ("chain", chain)):
         kinds = ", ".join(f"{k} {v}" for k, v in sorted(t.kinds.items(), key=lambda kv: (-kv[1], kv[0])))
         refused = ", ".join(f"{k} {v}" for k, v in sorted(t.refused.items(), key=lambda kv: (-kv[1], kv[0])))
