@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import jsonschema
+import pytest
 import yaml
 
 from carrytool.demo import sources
@@ -117,3 +118,27 @@ def test_the_demo_composes_to_the_same_sha_when_the_policy_selects_nothing(cli, 
     code2, after = cli.json("sync", "-m", other, "--repo", demo.work, "--dry-run")
     assert (code, before["result"]["sha"]) == (code2, after["result"]["sha"])
     assert [e.get("commit") for e in before["entries"]] == [e.get("commit") for e in after["entries"]]
+
+
+CASES = [
+    ("functions", "import os\n\n\ndef f():\n    return 1\n", "\n\ndef g():\n    return 2\n", "\n\ndef h():\n    return 3\n"),
+    ("imports", "import os\nimport sys\n", "import re\n", "import json\n"),
+    ("items", "NAMES = [\n    'a',\n]\n", "    'b',\n", "    'c',\n"),
+]
+
+
+@pytest.mark.parametrize(("kind", "base", "one", "two"), CASES, ids=[c[0] for c in CASES])
+def test_adjacent_insertions_are_green_with_both_in_manifest_order(cli, small: Small, kind: str, base: str,
+                                                                   one: str, two: str) -> None:
+    def insert(text: str) -> str:
+        at = base.index("import sys") if kind == "imports" else base.index("]") if kind == "items" else len(base)
+        return base[:at] + text + base[at:]
+
+    small.up.commit({"m.py": base}, "m", parent=small.base, ref="refs/heads/main")
+    main = small.up.rev("refs/heads/main")
+    small.pr(1, {"m.py": insert(one)}, parent=main)
+    small.pr(2, {"m.py": insert(two)}, parent=main)
+    code, report = _sync(cli, small, small.manifest([{"pr": 1}, {"pr": 2}], policy=POLICY))
+    assert code == 0, report
+    assert [h["kind"] for h in report["entries"][1]["structured"]] == [kind]
+    assert small.work.show("refs/heads/dev", "m.py") + "\n" == insert(one + two)
