@@ -53,3 +53,22 @@ def test_all_three_runners_report_a_time_and_a_count(tmp_path: Path, capsys: pyt
         assert 0 <= runner["applied"] <= 5
     assert workload["runners"]["carrytool"]["applied"] > 0
     assert workload["runners"]["carrytool"]["peak_rss_mb"] > 0
+
+
+def test_structured_bench_counts_resolved_and_refused_conflicts(small) -> None:  # noqa: ANN001
+    from bench.structured import borrow, measure, render
+
+    base = "class R:\n    def run(self):\n        return 1\n"
+    small.up.commit({"r.py": base, "s.py": "def f():\n    return 1\n"}, "runner", parent=small.base,
+                    ref="refs/heads/main")
+    main_sha = small.up.rev("refs/heads/main")
+    small.up.git("symbolic-ref", "HEAD", "refs/heads/main")
+    small.pr(1, {"r.py": base + "\n    def a(self):\n        pass\n", "s.py": "def f():\n    return 2\n"},
+             parent=main_sha)
+    small.pr(2, {"r.py": base + "\n    def b(self):\n        pass\n", "s.py": "def f():\n    return 3\n"},
+             parent=main_sha)
+    pairs, chain, prs = measure(borrow(small.up.path, small.root / "borrowed.git"), 10, 10)
+    assert prs == 2 and (pairs.files, pairs.resolved_files) == (2, 1)
+    assert pairs.kinds == {"methods": 1} and pairs.refused == {"edit-edit": 1}
+    assert (chain.files, chain.resolved_files) == (2, 1)     # s.py refuses, so pr/2 leaves the chain
+    assert "| pairs | 2 | 1 (methods 1) | 1 (edit-edit 1) |" in render("small", pairs, chain, prs)

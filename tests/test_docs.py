@@ -27,7 +27,8 @@ MINE = ("manifest.md", "ci.md", "migrating.md")
 
 # the heading of each SCHEMA section in docs/manifest.md
 HEADINGS = {"manifest": "Top level", "upstream": "`upstream`", "fork": "`fork`", "identity": "`identity`",
-            "policy": "`policy`", "precompiled": "`policy.precompiled`", "entry": "`entries[]`",
+            "policy": "`policy`", "precompiled": "`policy.precompiled`",
+            "structured_merge": "`policy.structured_merge`", "entry": "`entries[]`",
             "supersede": "`entries[].supersedes[]`", "assert": "`asserts[]`"}
 TYPE_WORDS = {"int": "integer", "str": "string", "bool": "boolean", "sha": "hex SHA", "url": "URL",
               "branch": "branch name", "ref": "ref pattern", "path": "path", "regex": "regular expression",

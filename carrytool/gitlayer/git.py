@@ -469,6 +469,23 @@ class Git:
             return None
         return proc.returncode == 0, proc.stdout
 
+    def merge_diff3(self, ours: bytes, base: bytes, theirs: bytes, marker_size: int) -> tuple[bool, bytes] | None:
+        """`git merge-file -p --diff3 --marker-size=N` on three contents: (clean, merged with the base part
+        of each conflict shown), or None for a binary or an error."""
+        if any(b"\0" in blob[:8000] for blob in (ours, base, theirs)):
+            return None
+        names = []
+        for label, blob in zip(("ours", "base", "theirs"), (ours, base, theirs)):
+            path = self.tmpdir() / f"merge-diff3.{label}"
+            path.write_bytes(blob)
+            names.append(str(path))
+        args = ["merge-file", "-p", "--quiet", "--diff3", f"--marker-size={marker_size}",
+                "-L", "ours", "-L", "base", "-L", "theirs"]
+        proc = self.run(*args, *names, check=False)
+        if proc.returncode < 0 or proc.returncode > 127:
+            return None
+        return proc.returncode == 0, proc.stdout
+
     def blob_at(self, tree: str, path: str) -> tuple[str, str] | None:
         """(mode, oid) of PATH in TREE, or None."""
         parts = encode_path(path).split(b"/")

@@ -218,7 +218,13 @@ class _Builder:
         if "precompiled" in data:
             pre = self.section(data["precompiled"], "precompiled", "policy.precompiled", data.key_lines["precompiled"])
             precompiled = self.patterns(pre["paths"], "policy.precompiled.paths")
-        return Policy(data.get("on_conflict", "fail"), data.get("on_missing", "fail"), precompiled)
+        structured = self.structured_merge(data, "policy") if "structured_merge" in data else ()
+        return Policy(data.get("on_conflict", "fail"), data.get("on_missing", "fail"), precompiled, structured)
+
+    def structured_merge(self, data: YMap, keypath: str) -> tuple[str, ...]:
+        section = self.section(data["structured_merge"], "structured_merge", f"{keypath}.structured_merge",
+                               data.key_lines["structured_merge"])
+        return self.patterns(section["paths"], f"{keypath}.structured_merge.paths")
 
     def patterns(self, items: YList, keypath: str) -> tuple[str, ...]:
         out = []
@@ -299,6 +305,8 @@ class _Builder:
         for key in ("owns", "excludes"):
             if key in data:
                 values[key] = self.patterns(data[key], f"{keypath}.{key}")
+        if "structured_merge" in data:
+            values["structured_merge"] = self.structured_merge(data, keypath)
         entry = Entry(**values)
         clash = [p for p in entry.owns if any(pathlib_.matches(x, p) or pathlib_.matches(p, x) for x in entry.excludes)]
         if clash:

@@ -72,6 +72,12 @@ SCHEMA: dict[str, tuple[Key, ...]] = {
             choices=ON_MISSING, default="fail"),
         Key("precompiled", "map", "Paths a precompiled build cannot take: PRs touching them are skipped.",
             items="precompiled"),
+        Key("structured_merge", "map", "Python files whose conflicts may resolve structurally (both sides only "
+            "inserted whole statements or items), verified before they are accepted.", items="structured_merge"),
+    ),
+    "structured_merge": (
+        Key("paths", "list", "Path patterns of Python files (globs; `**` spans directories), e.g. \"**/*.py\"; "
+            "per entry, [] turns it off.", required=True, items="pattern"),
     ),
     "precompiled": (
         Key("paths", "list", "Path patterns (globs; `**` spans directories).", required=True, items="pattern"),
@@ -91,6 +97,8 @@ SCHEMA: dict[str, tuple[Key, ...]] = {
             items="supersede"),
         Key("owns", "list", "No other applied entry may change these paths.", items="pattern"),
         Key("excludes", "list", "This entry must not touch these paths.", items="pattern"),
+        Key("structured_merge", "map", "Override of policy.structured_merge for this entry's conflicts.",
+            items="structured_merge"),
     ),
     "supersede": (
         Key("pr", "int", "The PR number provided by this carry.", required=True),
@@ -158,6 +166,7 @@ class Policy:
     on_conflict: str = "fail"
     on_missing: str = "fail"
     precompiled: tuple[str, ...] = ()
+    structured_merge: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -187,6 +196,7 @@ class Entry:
     supersedes: tuple[Supersede, ...] = ()
     owns: tuple[str, ...] = ()
     excludes: tuple[str, ...] = ()
+    structured_merge: tuple[str, ...] | None = None    # None: the policy's
     line: int = 0
     index: int = 0
 
@@ -225,6 +235,10 @@ class Manifest:
 
     def on_conflict(self, entry: Entry) -> str:
         return entry.on_conflict or self.policy.on_conflict
+
+    def structured_paths(self, entry: Entry) -> tuple[str, ...]:
+        """The path patterns whose conflicts ENTRY may resolve structurally (empty: none)."""
+        return self.policy.structured_merge if entry.structured_merge is None else entry.structured_merge
 
     def on_missing(self, entry: Entry) -> str:
         return entry.on_missing or self.policy.on_missing

@@ -27,7 +27,8 @@ _PATTERNS = {
     "ref": "^refs/.*\\{number\\}.*$",
 }
 _SECTION_TITLES = {"upstream": "Upstream", "fork": "Fork", "identity": "Identity", "policy": "Policy",
-                   "precompiled": "Precompiled", "entry": "Entry", "supersede": "Supersede", "assert": "Assert"}
+                   "precompiled": "Precompiled", "structured_merge": "StructuredMerge", "entry": "Entry",
+                   "supersede": "Supersede", "assert": "Assert"}
 
 
 def _key_schema(key: Key) -> dict[str, Any]:

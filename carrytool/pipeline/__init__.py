@@ -2,7 +2,8 @@
 
 In order: `resolve` (fetch into refs/carrytool/..., pin every input) -> `facts` (merge bases, diffs) ->
 `plan` (pure: what applies and why not) -> `compose` (in memory, one commit per entry; `blame` says
-who a conflict is with) -> `hunks`, `landing` and `scopes` (every hunk landed, dropped or clobbered)
+who a conflict is with; `structured` and `structured_tree` resolve Python adjacency conflicts when the
+manifest opts in) -> `hunks`, `landing` and `scopes` (every hunk landed, dropped or clobbered)
 -> `lock` and `report` -> `sync` (the whole job, moving the branch only when every check holds) and
 `verify` (the asserts on any tree). May import `carrytool.manifest`, `carrytool.gitlayer`,
 `carrytool.asserts` and `carrytool.errors`; never the review, the union or rendering, and it never prints.

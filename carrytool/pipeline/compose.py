@@ -19,6 +19,7 @@ from carrytool.gitlayer.git import Change, ConflictStage, Git, MergeResult, Sign
 from carrytool.manifest.model import Manifest
 from carrytool.pipeline.blame import meets_conflict, regions_differ
 from carrytool.pipeline.plan import APPLIED, CONFLICT, PENDING, Step, redundant_with
+from carrytool.pipeline.structured_tree import resolve_merge
 
 Progress = Callable[[str, int, int], None]
 
@@ -61,6 +62,7 @@ class _Touched:
 
 class Composer:
     fast_path = True      # tests turn it off to check the fast path gives the chained merge's trees
+    structured_off: frozenset[str] = frozenset()   # entries whose structured resolution a check rejected
 
     def __init__(self, git: Git, manifest: Manifest, upstream: str, progress: Progress | None = None) -> None:
         self.git = git
@@ -205,6 +207,8 @@ class Composer:
     def _apply(self, step: Step, tip: str, tip_tree: str, comp: Composition,
                known: MergeResult | None = None) -> tuple[str, str]:
         result = known or self.git.merge_trees([self._pair(step, tip, tip_tree)])[0]
+        if not result.clean:
+            result = self._merge_structurally(step, result, tip, tip_tree, known is not None)
         tree = result.tree
         if not result.clean:
             mode = self.manifest.on_conflict(step.entry)
@@ -219,7 +223,28 @@ class Composer:
             step.resolved_paths = list(result.conflicted_paths)
         step.detail = ("conflicting hunks resolved in its favour (on_conflict: theirs)"
                        if step.resolution else None)
+        if step.structured:
+            step.detail = (f"{len(step.structured)} conflicting hunk(s) resolved structurally (policy "
+                           "structured_merge): both sides kept, verified")
         return self._settle(step, tree, tip, tip_tree, comp)
+
+    def _merge_structurally(self, step: Step, result: MergeResult, tip: str, tip_tree: str,
+                            shortcut: bool) -> MergeResult:
+        """RESULT with every conflict resolved by the structured rule (pipeline.structured), when the
+        entry's `structured_merge` selects all its conflicted files and each resolves; else RESULT."""
+        patterns = self.manifest.structured_paths(step.entry)
+        if not patterns or step.id in self.structured_off:
+            return result
+        if shortcut:        # a shortcut named the conflicts; the resolved tree needs the chained merge's
+            result = self.git.merge_trees([self._pair(step, tip, tip_tree)])[0]
+            if result.clean:
+                return result
+        resolved = resolve_merge(self.git, result, patterns)
+        step.structured_refused = resolved.refused
+        if resolved.tree is None:
+            return result
+        step.structured = resolved.report()
+        return MergeResult(True, resolved.tree)
 
     def _settle(self, step: Step, tree: str, tip: str, tip_tree: str, comp: Composition) -> tuple[str, str]:
         """Commit STEP's tree, or mark it redundant when it changes nothing on the result so far."""
@@ -284,6 +309,8 @@ class Composer:
         lines += [f"Carry-Filtered: {path} (from {step.provided_by.get(path, '?')})" for path in step.filtered]
         if step.resolution:
             lines.append(f"Carry-Resolution: {step.resolution} ({', '.join(step.resolved_paths)})")
+        lines += [f"Carry-Structured: {h['file']} lines {h['lines'][0]}-{h['lines'][1]} ({h['kind']})"  # type: ignore[index]
+                  for h in step.structured]
         return "\n".join(lines) + "\n"
 
     # -- conflicts ----------------------------------------------------------------------------------

@@ -38,6 +38,8 @@ class Step:
     parent: str | None = None                 # the composed commit it was applied onto
     resolution: str | None = None             # "theirs" when conflicting hunks were forced
     resolved_paths: list[str] = field(default_factory=list)
+    structured: list[dict[str, object]] = field(default_factory=list)         # hunks resolved structurally
+    structured_refused: dict[str, list[str]] = field(default_factory=dict)   # path -> why not (per hunk)
     landing: dict[str, object] | None = None
 
     @property

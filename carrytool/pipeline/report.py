@@ -43,6 +43,8 @@ def entry_json(step: Step) -> dict[str, Any]:
         data["conflicts"] = step.conflicts
     if step.resolution:
         data["resolution"] = {"mode": step.resolution, "files": list(step.resolved_paths)}
+    if step.structured:
+        data["structured"] = list(step.structured)
     if step.landing is not None:
         data["landing"] = step.landing
     return data

@@ -22,7 +22,7 @@ from carrytool.gitlayer.urls import redact, resolve_local
 from carrytool.manifest.model import Manifest
 from carrytool.pipeline import facts
 from carrytool.pipeline.compose import Composer, Composition
-from carrytool.pipeline.landing import account
+from carrytool.pipeline.landing import Accounting, account
 from carrytool.pipeline.lock import StagedLock, build_lock, locked_resolution, read_lock, stage_lock
 from carrytool.pipeline.plan import CONFLICT, Step, plan_paths, plan_static
 from carrytool.pipeline.report import Report
@@ -136,18 +136,62 @@ def plan_and_compose(manifest: Manifest, git: Git, options: SyncOptions, progres
     report = Report(command, upstream={"url": manifest.upstream.url, "branch": manifest.upstream.branch,
                                        "sha": resolved.upstream})
     report.warnings += stale_folds(manifest, resolved)
-    steps = plan_static(manifest, missing)
+    steps, violations, composition, accounting = _compose(manifest, git, resolved, missing, progress, frozenset())
+    rejected = structured_rejections(manifest, git, steps, composition, accounting)
+    if rejected:    # a structured resolution a check rejected goes back to being the conflict it was
+        steps, violations, composition, accounting = _compose(manifest, git, resolved, missing, progress,
+                                                              frozenset(rejected))
+        why = {"landing": "a hunk did not land", "asserts": "an assert failed on it"}
+        for step in steps:
+            if step.id in rejected and step.status == CONFLICT:
+                step.detail = f"{step.detail}; its structured resolution was rejected: {why[rejected[step.id]]}"
     report.steps = steps
-    facts.gather(git, resolved, steps)
-    report.violations = plan_paths(manifest, steps)
-    composition = Composer(git, manifest, resolved.upstream, progress).compose(steps)
+    report.violations = violations
     report.failed_conflicts = list(composition.failed_conflicts)
-    accounting = account(git, steps)
+    report.warnings += structured_warnings(steps)
     report.dropped = accounting.failures
     report.warnings += accounting.warnings
     if options.strict:
         report.failed_conflicts = [s for s in steps if s.status == CONFLICT]
     return Planned(resolved, steps, composition, report)
+
+
+def _compose(manifest: Manifest, git: Git, resolved: Resolved, missing: dict[int, str], progress: Progress | None,
+             structured_off: frozenset[str]) -> tuple[list[Step], list, Composition, Accounting]:
+    """Plan and compose from scratch (the steps are fresh each time: composing settles them)."""
+    steps = plan_static(manifest, missing)
+    facts.gather(git, resolved, steps)
+    violations = plan_paths(manifest, steps)
+    composer = Composer(git, manifest, resolved.upstream, progress)
+    composer.structured_off = structured_off
+    composition = composer.compose(steps)
+    return steps, violations, composition, account(git, steps)
+
+
+def structured_rejections(manifest: Manifest, git: Git, steps: list[Step], composition: Composition,
+                          accounting: Accounting) -> dict[str, str]:
+    """Entries whose structured resolution the landing check or an assert rejects: id -> why."""
+    structured = {s.id: {h["file"] for h in s.structured} for s in steps if s.structured}
+    if not structured:
+        return {}
+    out = {}
+    for failure in accounting.failures:
+        for key in ("entry", "by"):
+            if failure.get(key) in structured:
+                out[str(failure[key])] = "landing"
+    failed = {o.file for o in evaluate_asserts(manifest, git, composition.result) if not o.ok}
+    for entry, files in structured.items():
+        if files & failed:
+            out.setdefault(entry, "asserts")
+    return out
+
+
+def structured_warnings(steps: list[Step]) -> list[dict[str, object]]:
+    """One `structured-merge` warning per hunk resolved structurally: a reviewer should see each."""
+    return [{"kind": "structured-merge", "entry": step.id, "file": h["file"], "lines": h["lines"], "rule": h["kind"],
+             "message": f"{step.id}: {h['file']} lines {h['lines'][0]}-{h['lines'][1]} resolved structurally "  # type: ignore[index]
+                        f"({h['kind']}): both sides kept; review it"}
+            for step in steps for h in step.structured]
 
 
 def evaluate_asserts(manifest: Manifest, git: Git, tree_of: str) -> list[AssertOutcome]:

@@ -64,6 +64,7 @@ def _overlap_cells(overlap: Any) -> tuple[str, ...]:
     also = [k for k in overlap.kinds[1:] if k != "same-file"]
     scopes = f" [{shorten(overlap.scopes)}]" if overlap.scopes else ""
     provided = " (the union provides it)" if getattr(overlap, "provided_by", None) else ""
+    provided += " (resolved structurally)" if getattr(overlap, "structurally", False) else ""
     return (overlap.kind + (f" (+{', '.join(also)})" if also else ""), " x ".join(overlap.entries) + provided,
             ", ".join(overlap.files) + scopes)
 

@@ -60,6 +60,7 @@ def _overlap_rows(overlaps: list[Overlap]) -> str:
     rows = ["| entries | kind | also | files | scopes |", "|---|---|---|---|---|"]
     for o in overlaps:
         kind = f"**{o.kind}**" if o.kind == "conflict" else o.kind
+        kind += " (resolved structurally)" if o.structurally else ""
         files = ", ".join(md_code(f) for f in o.files)
         scopes = ", ".join(md_code(s) for s in o.scopes)
         pair = f"{md_code(o.entries[0])} × {md_code(o.entries[1])}"

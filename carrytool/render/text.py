@@ -200,6 +200,12 @@ def next_steps(report: Report, invocation: Invocation | None = None) -> list[str
 
 
 def outcome_line(report: Report) -> str:
+    structured = sum(len(step.structured) for step in report.steps)
+    note = f" ({structured} conflict hunk(s) resolved structurally: see the warnings)" if structured else ""
+    return _outcome(report) + note
+
+
+def _outcome(report: Report) -> str:
     result = report.result or {}
     code = report.exit_code
     sha = (result.get("sha") or "")[:12]

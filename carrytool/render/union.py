@@ -19,6 +19,7 @@ def render_outcome(outcome: Outcome, stream: TextIO, *, fork_url: str | None) ->
             out(f"  {conflict['file'].ljust(width)}  {', '.join(conflict['entries'])}{_kind(conflict)}\n")
         if outcome.reused:
             out(f"reused from the store: {', '.join(outcome.reused)}\n")
+        _structured(outcome, out)
         if outcome.scratch:
             out(f"resolve them in the scratch tree: {outcome.scratch}\n")
             out("every change you make there is taken (other files, new files and deletions too) and recorded\n")
@@ -29,6 +30,7 @@ def render_outcome(outcome: Outcome, stream: TextIO, *, fork_url: str | None) ->
     out(f"union carry/{name}: composed {outcome.commit} from {len(outcome.folded)} PRs{reused}\n")
     for pr, head in outcome.folded.items():
         out(f"  pr/{pr} at {head[:12]}\n")
+    _structured(outcome, out)
     if outcome.unused_records:
         out(f"note: {outcome.unused_records} recorded resolution(s) were not needed by this fold\n")
     if outcome.manifest_updated:
@@ -84,3 +86,10 @@ def render_status(report: dict[str, Any], stream: TextIO, *, invocation: str = "
     clean = not (report["stale"] or report["drift"] or report["merged_upstream"] or refold["needs_resolution"]
                  or refold["changes"])
     out("  up to date\n" if clean else "")
+
+
+def _structured(outcome: Outcome, out) -> None:  # noqa: ANN001 - a stream's write
+    """The hunks the structured rule resolved (policy structured_merge): re-derived each fold, never recorded."""
+    for hunk in outcome.structured:
+        out(f"resolved structurally (not recorded): {hunk['file']} lines {hunk['lines'][0]}-{hunk['lines'][1]} "
+            f"({hunk['kind']}, {hunk['entry']})\n")

@@ -18,6 +18,7 @@ from carrytool.gitlayer.git import Git, MergeResult, Signature
 from carrytool.manifest import paths
 from carrytool.manifest.model import Manifest
 from carrytool.pipeline.blame import meets_conflict
+from carrytool.pipeline.structured_tree import resolve_merge
 from carrytool.review.evidence import EntryFacts, Sources
 
 # strongest first: the order of `kinds`, and `kind` is the first of them
@@ -38,6 +39,7 @@ class Overlap:
     order: tuple[str, str] = ("", "")            # which entry was applied first in the pair merge
     merge: tuple[str, str] | None = None         # the (ours, theirs) commits of the pair merge
     provided_by: str | None = None               # one of the pair is a union that provides the other here
+    structurally: bool = False   # the conflict resolves by the structured rule (policy structured_merge)
 
     @property
     def kind(self) -> str:
@@ -60,6 +62,8 @@ class Overlap:
             data["merged"] = False
         if self.provided_by:
             data["provided_by"] = self.provided_by
+        if self.structurally:
+            data["resolved"] = "structurally"
         return data
 
 
@@ -88,6 +92,7 @@ def map_overlaps(git: Git, manifest: Manifest, upstream: str, evidence: Sequence
         overlap = _classify(order[i], order[j], keys[i], keys[j], conflict, sources)
         if how is not None:
             overlap.order, overlap.merge = how
+            overlap.structurally = bool(conflict) and tuple(how[0]) in merger.structurally
         overlaps.append(overlap)
     upstream_conflicts = {f.id: list(r.conflicted_paths) for f, r in zip(order, alone) if not r.clean}
     _mark_provided(manifest, overlaps)
@@ -127,7 +132,9 @@ class _PairMerger:
 
     def __init__(self, git: Git, manifest: Manifest, upstream: str) -> None:
         self.git = git
+        self.manifest = manifest
         self.upstream = upstream
+        self.structurally: set[tuple[str, str]] = set()     # (first, second) pairs the structured rule resolves
         info = git.commit_info(upstream)
         self.upstream_tree: str = info["tree"]  # type: ignore[assignment]
         when: int = info["committer_time"]  # type: ignore[assignment]
@@ -179,6 +186,9 @@ class _PairMerger:
             own = set(self.alone_results[item[1].id].conflicted_paths)
             conflicted = [p for p in result.conflicted_paths if p not in own or self._meets(item, p)] \
                 if not result.clean else []
+            patterns = self.manifest.structured_paths(item[1].step.entry) if item[1].step else ()
+            if conflicted and patterns and resolve_merge(self.git, result, patterns).tree is not None:
+                self.structurally.add((item[0].id, item[1].id))
             out.append((conflicted, ((item[0].id, item[1].id), job)))
         return out
 

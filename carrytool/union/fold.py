@@ -31,6 +31,7 @@ from carrytool.manifest.load import parse_manifest
 from carrytool.manifest.model import Entry, Manifest
 from carrytool.manifest.safefile import refuse_symlink, write_atomic
 from carrytool.pipeline.resolve import _fetch, namespace
+from carrytool.pipeline.structured_tree import resolve_merge, without_resolved
 from carrytool.union.resolutions import Fixup, Store, align_resolutions, apply_resolutions, has_markers, split_conflicts
 from carrytool.union.reuse import Content, Step, read_content, resolve_step
 from carrytool.union.scratch import Scratch, _walk
@@ -68,6 +69,7 @@ class Outcome:
     scratch: Path | None = None
     conflicts: list[dict[str, Any]] = field(default_factory=list)
     reused: list[str] = field(default_factory=list)        # files resolved from the store
+    structured: list[dict[str, Any]] = field(default_factory=list)   # hunks resolved structurally (not recorded)
     unresolved_records: list[str] = field(default_factory=list)
     manifest_updated: bool = False
     folded: dict[int, str] = field(default_factory=dict)
@@ -185,10 +187,12 @@ class Union:
         items = [FoldItem(**{**raw, "paths": tuple(raw["paths"])}) for raw in state["items"]]
         records = self.store.load(self.name)
         fixups = self.store.load_fixups(self.name)
-        outcome = Outcome(self.name, done=False, reused=state["reused"], invocation=self.invocation)
+        outcome = Outcome(self.name, done=False, reused=state["reused"], invocation=self.invocation,
+                          structured=state.setdefault("structured", []))
         while state["next"] < len(items):
             item = items[state["next"]]
             merged = self.git.merge_trees([(state["tip"], self.only_paths(item))])[0]
+            merged = self.merge_structurally(merged, item, state)
             step = resolve_step(self.git, merged, records, [f for f in fixups if f.item == item.id], self.notify)
             state["used_keys"] += step.used
             if step.unresolved:
@@ -202,6 +206,17 @@ class Union:
             state["next"] += 1
         outcome.unused_records = len(set(records) - set(state["used_keys"]))
         return self.finish(state, items, outcome, dry)
+
+    def merge_structurally(self, merged: MergeResult, item: FoldItem, state: dict[str, Any]) -> MergeResult:
+        """MERGED with the files the structured rule resolves (policy structured_merge) no longer conflicted:
+        they are re-derived on every fold, so the store records nothing for them."""
+        patterns = self.manifest.structured_paths(self.entry)
+        if merged.clean or not patterns:
+            return merged
+        resolution = resolve_merge(self.git, merged, patterns, partial=True)
+        done = state.setdefault("structured", [])
+        done += [{"entry": item.id, **h} for h in resolution.report() if {"entry": item.id, **h} not in done]
+        return without_resolved(merged, resolution)
 
     def stop(self, state: dict, item: FoldItem, merged: MergeResult, step: Step, outcome: Outcome,
              dry: bool) -> Outcome:

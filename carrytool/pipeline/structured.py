@@ -1,0 +1,445 @@
+"""Structured merge for Python: resolve conflict hunks where both sides only inserted whole statements.
+
+Pure: the three sides of one file and git's diff3-style merge of them in, the resolved bytes and one
+kind per hunk out, or the reasons each refused hunk stays a conflict. Statement boundaries come from
+the standard library's `ast` (`lineno`/`end_lineno`); nothing here runs git.
+
+A hunk resolves when, after the lines all three sides share at its edges are set aside:
+- the base part is empty and each side inserted whole statements of the allowed kinds (definitions,
+  imports, assignments) into the same body, or whole items of the same list/dict/set/tuple literal:
+  the result holds ours' insertion, then theirs', each byte for byte (ours is the earlier entry);
+- or each part is one `from m import ...` of the same module and both sides only added names: the
+  union of the names, sorted when both sides kept them sorted, else ours' order then theirs' additions.
+- or one side rewrote whole statements and the other only inserted whole statements right before or
+  after them (the base lines kept): the rewrite with the insertion where it was anchored.
+The whole file is then accepted only when it parses, no name is defined twice in a scope where neither
+side defined it twice, every line either side added is there, and the other order (theirs first) gives
+the same definitions. Anything else refuses the file: it stays the conflict git reported.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+MARKER_SIZE = 23          # `git merge-file --marker-size`: long enough that source text never holds one
+_LINE = re.compile(rb"[^\n]*\n|[^\n]+\Z")
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_ALLOWED = (*_DEFS, ast.Import, ast.ImportFrom, ast.Assign, ast.AnnAssign)
+_LITERALS = (ast.List, ast.Tuple, ast.Set, ast.Dict)
+
+
+@dataclass(frozen=True)
+class Hunk:
+    """A resolved hunk: its lines in the resolved file (1-based, inclusive) and what both sides added."""
+
+    lines: tuple[int, int]
+    kind: str     # functions | methods | classes | imports | assignments | definitions | items | import-union
+                  # | adjacent-edit (one side rewrote statements, the other inserted next to them)
+
+
+@dataclass
+class Resolution:
+    """The outcome for one file: TEXT is None when any hunk (or a whole-file gate) refused."""
+
+    text: bytes | None
+    hunks: list[Hunk] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)   # one reason per refused hunk, or one per file gate
+
+    @property
+    def ok(self) -> bool:
+        return self.text is not None
+
+
+@dataclass
+class _Conflict:
+    ours: list[bytes]
+    base: list[bytes]
+    theirs: list[bytes]
+    prefix: list[bytes] = field(default_factory=list)   # lines all three share at the hunk's edges
+    suffix: list[bytes] = field(default_factory=list)
+    kind: str | None = None
+    refused: str | None = None
+    merged_import: list[bytes] | None = None
+    parts: list[list[bytes]] = field(default_factory=list)   # what the resolution holds, in order
+    swappable: bool = False          # two insertions at one place: "the other order" swaps them
+
+
+Segment = "list[bytes] | _Conflict"
+
+
+def split_lines(text: bytes) -> list[bytes]:
+    return _LINE.findall(text)
+
+
+def parse_diff3(merged: bytes, marker_size: int = MARKER_SIZE) -> list[list[bytes] | _Conflict] | None:
+    """Segments of `git merge-file --diff3` output: clean line lists and conflicts; None if malformed."""
+    start, mid, sep, end = (c * marker_size for c in (b"<", b"|", b"=", b">"))
+    out: list[list[bytes] | _Conflict] = []
+    clean: list[bytes] = []
+    state, parts = None, {"ours": [], "base": [], "theirs": []}   # type: ignore[var-annotated]
+    marks = (60, 124, 61, 62)      # < | = >
+    for line in split_lines(merged):
+        if not line or line[0] not in marks:
+            (clean if state is None else parts[state]).append(line)
+            continue
+        bare = line.rstrip(b"\r\n")
+        head = bare[:marker_size]
+        tail = bare[marker_size:marker_size + 1]
+        is_marker = head in (start, mid, sep, end) and tail in (b"", b" ") and bare[marker_size - 1:marker_size] == head[:1]
+        if is_marker and head == start and state is None:
+            out.append(clean)
+            clean, state, parts = [], "ours", {"ours": [], "base": [], "theirs": []}
+        elif is_marker and head == mid and state == "ours":
+            state = "base"
+        elif is_marker and head == sep and bare == sep and state == "base":
+            state = "theirs"
+        elif is_marker and head == end and state == "theirs":
+            out.append(_Conflict(parts["ours"], parts["base"], parts["theirs"]))
+            state = None
+        elif state is None:
+            clean.append(line)
+        else:
+            parts[state].append(line)
+    if state is not None:
+        return None
+    out.append(clean)
+    return [s for s in out if not (isinstance(s, list) and not s)]
+
+
+def resolve(base: bytes, ours: bytes, theirs: bytes, merged: bytes) -> Resolution:
+    """Resolve every conflict hunk of MERGED (diff3 markers of MARKER_SIZE) or say why not."""
+    segments = parse_diff3(merged)
+    if segments is None:
+        return Resolution(None, refused=["markers"])
+    try:
+        for text in (base, ours, theirs):
+            text.decode("utf-8")
+    except UnicodeDecodeError:
+        return Resolution(None, refused=["not-utf8"])
+    conflicts = [s for s in segments if isinstance(s, _Conflict)]
+    for conflict in conflicts:
+        _classify_lines(conflict)
+    early = [c.refused for c in conflicts if c.refused]
+    if early:           # the file stays conflicted whatever the rest: no need to parse it
+        return Resolution(None, refused=early)
+    lines, blocks = _assemble(segments, theirs_first=False)
+    tree = _parse(b"".join(lines))
+    if tree is None:
+        for conflict in conflicts:
+            conflict.refused = conflict.refused or "syntax"
+    else:
+        index = _Index(tree, [r for pair in blocks for r in pair])
+        for conflict, (first, second) in zip(conflicts, blocks):
+            if conflict.refused is None and conflict.parts:
+                _classify_statements(conflict, index, first, second, lines)
+    refused = [c.refused for c in conflicts if c.refused]
+    if refused:
+        return Resolution(None, refused=refused)
+    text = b"".join(lines)
+    inserted = {line for pair in blocks for a, b in pair for line in range(a, b + 1)}
+    problem = _gates(base, ours, theirs, text, segments, tree, inserted)   # type: ignore[arg-type]
+    if problem:
+        return Resolution(None, refused=[problem] * len(conflicts))
+    hunks = [Hunk((min(o[0], t[0]), max(o[1], t[1])), c.kind or "statements")  # type: ignore[arg-type]
+             for c, (o, t) in zip(conflicts, blocks)]
+    return Resolution(text, hunks)
+
+
+# -- hunks ------------------------------------------------------------------------------------------
+
+def _classify_lines(conflict: _Conflict) -> None:
+    """Set aside shared edge lines; refuse edits, or recognise a `from m import` both sides extended."""
+    ours, base, theirs = conflict.ours, conflict.base, conflict.theirs
+    while ours and base and theirs and ours[0] == base[0] == theirs[0]:
+        conflict.prefix.append(ours.pop(0))
+        base.pop(0)
+        theirs.pop(0)
+    while ours and base and theirs and ours[-1] == base[-1] == theirs[-1]:
+        conflict.suffix.insert(0, ours.pop())
+        base.pop()
+        theirs.pop()
+    if not base:
+        conflict.parts, conflict.swappable = [ours, theirs], True
+        return
+    merged = _merge_import(base, ours, theirs)
+    n = len(base)
+    if merged is not None:
+        conflict.merged_import, conflict.kind = merged, "import-union"
+    elif ours and ours != base and theirs[:n] == base and len(theirs) > n:   # theirs inserted after what ours edited
+        conflict.parts, conflict.kind = [ours, theirs[n:]], "adjacent-edit"
+    elif ours and ours != base and theirs[-n:] == base and len(theirs) > n:  # ... or before it
+        conflict.parts, conflict.kind = [theirs[:-n], ours], "adjacent-edit"
+    elif theirs and theirs != base and ours[:n] == base and len(ours) > n:
+        conflict.parts, conflict.kind = [theirs, ours[n:]], "adjacent-edit"
+    elif theirs and theirs != base and ours[-n:] == base and len(ours) > n:
+        conflict.parts, conflict.kind = [ours[:-n], theirs], "adjacent-edit"
+    elif not ours or not theirs:
+        conflict.refused = "delete-edit"
+    else:
+        conflict.refused = "edit-edit"
+
+
+def _assemble(segments, *, theirs_first: bool):  # noqa: ANN001, ANN202 - internal
+    """The file's lines with each conflict resolved (refused ones take ours, so the rest can be parsed),
+    and per conflict the (first, last) line ranges of ours' and theirs' insertions (1-based)."""
+    lines: list[bytes] = []
+    blocks: list[tuple[tuple[int, int], tuple[int, int]]] = []
+    for segment in segments:
+        if isinstance(segment, list):
+            lines += segment
+            continue
+        lines += segment.prefix
+        if segment.refused or not segment.parts:
+            start = len(lines) + 1
+            lines += segment.ours if segment.refused else segment.merged_import or []
+            blocks.append(((start, len(lines)), (len(lines) + 1, len(lines))))
+        else:
+            first, second = segment.parts
+            if theirs_first and segment.swappable:
+                first, second = second, first
+            start = len(lines) + 1
+            lines += first
+            middle = len(lines)
+            lines += second
+            blocks.append(((start, middle), (middle + 1, len(lines))))
+        lines += segment.suffix
+    return lines, blocks
+
+
+def _parse(text: bytes) -> ast.Module | None:
+    try:
+        return ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+
+
+class _Index:
+    """The statements (each with its parent body) and literals of one parsed file that meet RANGES: only
+    the subtrees spanning a conflict are walked."""
+
+    def __init__(self, tree: ast.Module, ranges: list[tuple[int, int]]) -> None:
+        self.stmts: list[tuple[int, int, ast.stmt, tuple[int, str]]] = []
+        self.literals: list[ast.expr] = []
+        self.parents: dict[int, ast.AST] = {}
+        self.ranges = [r for r in ranges if r[0] <= r[1]]
+        self._visit(tree)
+
+    def _meets(self, node: ast.AST) -> bool:
+        first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])  # type: ignore[attr-defined]
+        last = node.end_lineno or node.lineno  # type: ignore[attr-defined]
+        return any(first <= b and a <= last for a, b in self.ranges)
+
+    def _visit(self, node: ast.AST) -> None:
+        if isinstance(node, (*_LITERALS, ast.ImportFrom)):
+            self.literals.append(node)  # type: ignore[arg-type]
+        for name, value in ast.iter_fields(node):
+            children = value if isinstance(value, list) else [value]
+            for child in children:
+                if not isinstance(child, ast.AST) or not hasattr(child, "lineno"):
+                    if isinstance(child, ast.AST) and not isinstance(child, (ast.expr_context, ast.operator)):
+                        self._visit(child)
+                    continue
+                if isinstance(child, ast.stmt) and isinstance(value, list):
+                    start = min([child.lineno, *(d.lineno for d in getattr(child, "decorator_list", []))])
+                    self.stmts.append((start, child.end_lineno or child.lineno, child, (id(node), name)))
+                    self.parents[id(child)] = node
+                if self._meets(child):
+                    self._visit(child)
+
+
+def _blank(line: bytes) -> bool:
+    text = line.strip()
+    return not text or text.startswith(b"#")
+
+
+def _statement_kind(index: _Index, first: int, last: int, lines: list[bytes], *,
+                    any_statement: bool = False) -> tuple[str | None, object, str | None]:
+    """(kind, parent, refusal) for lines FIRST..LAST: whole sibling statements of one body, or whole items
+    of one literal. An empty range has no kind and no parent."""
+    if first > last:
+        return None, None, None
+    inside, straddle = [], False
+    for start, end, node, parent in index.stmts:
+        if first <= start and end <= last:
+            inside.append((start, end, node, parent))
+        elif start < first <= end < last or first < start <= last < end:
+            straddle = True
+    if straddle:
+        return None, None, "not-statements"
+    nested = {id(n) for _, _, n, _ in inside}
+    top = [(s, e, n, p) for s, e, n, p in inside if id(index.parents[id(n)]) not in nested]
+    code = [i for i in range(first, last + 1) if not _blank(lines[i - 1])]
+    covered = {i for s, e, _, _ in top for i in range(s, e + 1)}
+    if top and all(i in covered for i in code):
+        parents = {p for _, _, _, p in top}
+        if len(parents) != 1:
+            return None, None, "mixed-scopes"
+        nodes = [n for _, _, n, _ in top]
+        if not any_statement and not all(isinstance(n, _ALLOWED) for n in nodes):
+            return None, None, "other-statements"
+        return _kind_of(nodes, index.parents[id(nodes[0])]), parents.pop(), None
+    if top:
+        return None, None, "not-statements"
+    return _items_kind(index, first, last, code)
+
+
+def _items_kind(index: _Index, first: int, last: int, code: list[int]):  # noqa: ANN202 - internal
+    around = [n for n in index.literals if n.lineno < first and (n.end_lineno or 0) > last]
+    if not around:
+        return None, None, "not-statements"
+    literal = min(around, key=lambda n: (n.end_lineno or 0) - n.lineno)
+    elements = [*(k for k in getattr(literal, "keys", []) if k is not None), *getattr(literal, "values", []),
+                *getattr(literal, "elts", []), *getattr(literal, "names", [])]
+    covered: set[int] = set()
+    for element in elements:
+        start, end = element.lineno, element.end_lineno or element.lineno
+        if first <= start and end <= last:
+            covered.update(range(start, end + 1))
+        elif not (end < first or start > last):
+            return None, None, "not-items"
+    if not code or not all(i in covered for i in code):
+        return None, None, "not-items"
+    kind = "import-union" if isinstance(literal, ast.ImportFrom) else "items"
+    return kind, ("literal", literal.lineno, literal.col_offset), None
+
+
+def _kind_of(nodes: list[ast.stmt], parent: ast.AST) -> str:
+    if all(isinstance(n, (ast.Import, ast.ImportFrom)) for n in nodes):
+        return "imports"
+    if all(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) for n in nodes):
+        return "methods" if isinstance(parent, ast.ClassDef) else "functions"
+    if all(isinstance(n, ast.ClassDef) for n in nodes):
+        return "classes"
+    if all(isinstance(n, (ast.Assign, ast.AnnAssign)) for n in nodes):
+        return "assignments"
+    return "definitions"
+
+
+def _classify_statements(conflict: _Conflict, index: _Index, first: tuple[int, int], second: tuple[int, int],
+                         lines: list[bytes]) -> None:
+    """Both parts must be whole statements of one body (for two insertions: definitions, imports or
+    assignments, whose order does not matter), or whole items of one literal."""
+    kind_a, parent_a, why_a = _statement_kind(index, *first, lines, any_statement=not conflict.swappable)
+    kind_b, parent_b, why_b = _statement_kind(index, *second, lines, any_statement=not conflict.swappable)
+    if why_a or why_b:
+        conflict.refused = why_a or why_b
+    elif kind_a and kind_b and parent_a != parent_b:
+        conflict.refused = "mixed-scopes"
+    elif conflict.kind is None:
+        kinds = {k for k in (kind_a, kind_b) if k}
+        conflict.kind = kinds.pop() if len(kinds) == 1 else "definitions"
+
+
+# -- `from m import a, b` + `from m import a, c` -----------------------------------------------------
+
+def _import_of(lines: list[bytes]) -> tuple[ast.ImportFrom, bytes] | None:
+    text = b"".join(lines)
+    if not text.strip() or b"#" in text or b";" in text:
+        return None
+    indent = text[:len(text) - len(text.lstrip(b" \t"))]
+    tree = _parse(b"\n".join(line[len(indent):] if line.startswith(indent) else line for line in
+                             text.split(b"\n")))
+    if tree is None or len(tree.body) != 1 or not isinstance(tree.body[0], ast.ImportFrom):
+        return None
+    return tree.body[0], indent
+
+
+def _by_name(name: tuple[str, str | None]) -> tuple[str, str]:
+    return name[0], name[1] or ""
+
+
+def _merge_import(base: list[bytes], ours: list[bytes], theirs: list[bytes]) -> list[bytes] | None:
+    parsed = [_import_of(side) for side in (base, ours, theirs)]
+    if any(p is None for p in parsed):
+        return None
+    (b, _), (o, indent), (t, _) = parsed  # type: ignore[misc]
+    if len({(n.module, n.level) for n in (b, o, t)}) != 1:
+        return None
+    names = [[(a.name, a.asname) for a in n.names] for n in (b, o, t)]
+    if ("*", None) in names[1] or not set(names[0]) <= set(names[1]) or not set(names[0]) <= set(names[2]):
+        return None
+    union = names[1] + [n for n in names[2] if n not in names[1]]
+    if all(side == sorted(side, key=_by_name) for side in names[1:]):
+        union.sort(key=_by_name)
+    words = [f"{n} as {a}" if a else n for n, a in union]
+    head = indent.decode() + "from " + "." * o.level + (o.module or "") + " import "
+    newline = b"\r\n" if ours[-1].endswith(b"\r\n") else b"\n"
+    if len(ours) == 1:
+        return [(head + ", ".join(words)).encode() + newline]
+    item = re.match(rb"[ \t]*", ours[1]).group(0)   # type: ignore[union-attr]
+    closing = ours[-1] if ours[-1].strip() == b")" else None
+    if closing is None or not ours[0].rstrip().endswith(b"("):
+        return None
+    return [(head + "(").encode() + newline, *(item + w.encode() + b"," + newline for w in words), closing]
+
+
+# -- whole-file gates --------------------------------------------------------------------------------
+
+def _gates(base: bytes, ours: bytes, theirs: bytes, text: bytes, segments, tree: ast.Module,  # noqa: ANN001
+           inserted: set[int]) -> str | None:
+    """The reason the resolved file is refused, or None: shadowing, a lost line, order dependence."""
+    lines_of: dict[tuple[str, str], list[int]] = {}
+    result = definitions(tree, lines_of)
+    twice = {key for key, n in result.items() if n > 1 and inserted.intersection(lines_of[key])}
+    if twice:       # parse the sides only when a name bound twice is bound in a resolved hunk
+        sides = [_parse(side) for side in (ours, theirs)]
+        counts = [definitions(t) if t is not None else Counter() for t in sides]
+        if any(result[key] > max(c.get(key, 0) for c in counts) for key in twice):
+            return "shadows"
+    rewritten = Counter(line for s in segments if isinstance(s, _Conflict) and s.merged_import is not None
+                        for line in s.ours + s.theirs)
+    have = Counter(split_lines(text)) + rewritten
+    for side in (ours, theirs):
+        if _added(base, side) - have:
+            return "lost-line"
+    other, _ = _assemble(segments, theirs_first=True)
+    if other == split_lines(text):
+        return None
+    other_tree = _parse(b"".join(other))
+    if other_tree is None or definitions(other_tree) != result:
+        return "order-dependent"
+    return None
+
+
+def _added(base: bytes, side: bytes) -> Counter[bytes]:
+    """The lines SIDE has more often than BASE (each extra copy counts): what it added."""
+    return Counter(split_lines(side)) - Counter(split_lines(base))
+
+
+def definitions(tree: ast.Module, lines: dict[tuple[str, str], list[int]] | None = None) -> Counter[tuple[str, str]]:
+    """(scope, name) -> how often the name is bound at the top of that scope (defs, classes, imports,
+    plain assignments); scopes are qualified by their enclosing defs (`Worker.wake_up`). LINES, when
+    given, receives the lines of each binding statement."""
+    out: Counter[tuple[str, str]] = Counter()
+
+    def visit(body: list[ast.stmt], scope: str) -> None:
+        for node in body:
+            for name in _bound(node):
+                out[(scope, name)] += 1
+                if lines is not None:
+                    lines.setdefault((scope, name), []).extend(range(node.lineno, (node.end_lineno or node.lineno) + 1))
+            if isinstance(node, _DEFS):
+                visit(node.body, f"{scope}.{node.name}" if scope else node.name)
+            else:
+                for field_name in ("body", "orelse", "finalbody", "handlers", "cases"):
+                    for child in getattr(node, field_name, []) or []:
+                        visit(child.body if isinstance(child, (ast.ExceptHandler, ast.match_case)) else [child],
+                              scope)
+
+    visit(tree.body, "")
+    return out
+
+
+def _bound(node: ast.stmt) -> list[str]:
+    if isinstance(node, _DEFS):
+        return [node.name]
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return [a.asname or a.name.split(".")[0] for a in node.names if a.name != "*"]
+    if isinstance(node, ast.Assign):
+        return [t.id for t in node.targets if isinstance(t, ast.Name)]
+    if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+        return [node.target.id]
+    return []

@@ -1,0 +1,97 @@
+"""Structured merge for Python (issue 19): the pure resolver, table-driven, on real `git merge-file` output."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+import pytest
+
+from carrytool.gitlayer.git import Git
+from carrytool.pipeline.structured_tree import resolve_file
+
+
+@pytest.fixture(scope="module")
+def git(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Git]:
+    from tests.gitrepo import init_repo
+
+    repo = init_repo(tmp_path_factory.mktemp("structured") / "r", bare=True)
+    git = Git(repo.path)
+    yield git
+    git.close()
+
+
+CLASS = "class A:\n    def x(self):\n        pass\n"
+
+RESOLVED = [
+    ("methods",
+     CLASS,
+     CLASS + "\n    def a(self):\n        return 1\n",
+     CLASS + "\n    def b(self):\n        return 2\n",
+     CLASS + "\n    def a(self):\n        return 1\n\n    def b(self):\n        return 2\n"),
+    ("functions",
+     "import os\n\n\ndef f():\n    pass\n",
+     "import os\n\n\ndef f():\n    pass\n\n\ndef g():\n    pass\n",
+     "import os\n\n\ndef f():\n    pass\n\n\n@cache\ndef h():\n    pass\n",
+     "import os\n\n\ndef f():\n    pass\n\n\ndef g():\n    pass\n\n\n@cache\ndef h():\n    pass\n"),
+    ("imports",
+     "import os\nimport sys\n", "import os\nimport re\nimport sys\n", "import os\nimport json\nimport sys\n",
+     "import os\nimport re\nimport json\nimport sys\n"),
+    ("import-union",
+     "from m import a, b\n", "from m import a, b, c\n", "from m import a, b, d\n", "from m import a, b, c, d\n"),
+    ("import-union",
+     "from m import (\n    a,\n    b,\n)\n", "from m import (\n    a,\n    b,\n    c,\n)\n",
+     "from m import (\n    a,\n    b,\n    d,\n)\n", "from m import (\n    a,\n    b,\n    c,\n    d,\n)\n"),
+    ("items",
+     "X = [\n    1,\n    2,\n]\n", "X = [\n    1,\n    2,\n    3,\n]\n", "X = [\n    1,\n    2,\n    4,\n]\n",
+     "X = [\n    1,\n    2,\n    3,\n    4,\n]\n"),
+    ("items",
+     "R = {\n    'a': 1,\n}\n", "R = {\n    'a': 1,\n    'b': 2,\n}\n", "R = {\n    'a': 1,\n    'c': 3,\n}\n",
+     "R = {\n    'a': 1,\n    'b': 2,\n    'c': 3,\n}\n"),
+    ("assignments",
+     "A = 1\nZ = 9\n", "A = 1\nB = 2\nZ = 9\n", "A = 1\nC: int = 3\nZ = 9\n", "A = 1\nB = 2\nC: int = 3\nZ = 9\n"),
+    ("adjacent-edit",
+     "def f(x):\n    for a in x:\n        a.zero()\n    sync()\n",
+     "def f(x):\n    for t in it(x):\n        t.zero()\n    sync()\n",
+     "def f(x):\n    for a in x:\n        a.zero()\n    restore(x)\n    sync()\n",
+     "def f(x):\n    for t in it(x):\n        t.zero()\n    restore(x)\n    sync()\n"),
+]
+
+
+@pytest.mark.parametrize(("kind", "base", "ours", "theirs", "want"), RESOLVED, ids=[r[0] for r in RESOLVED])
+def test_resolves_insertions_with_both_present_ours_first(git: Git, kind: str, base: str, ours: str, theirs: str,
+                                                          want: str) -> None:
+    resolution = resolve_file(git, base.encode(), ours.encode(), theirs.encode())
+    assert resolution is not None and resolution.ok, resolution and resolution.refused
+    assert resolution.text == want.encode()
+    assert [h.kind for h in resolution.hunks] == [kind]
+    ast.parse(resolution.text)
+
+
+REFUSED = [
+    ("edit-edit", "def f():\n    return 1\n", "def f():\n    return 2\n", "def f():\n    return 3\n"),
+    ("delete-edit", "A = 1\nB = 2\nC = 3\n", "A = 1\nC = 3\n", "A = 1\nB = 5\nC = 3\n"),
+    ("shadows", "import os\n", "import os\ndef g(): pass\n", "import os\ndef g(): return 1\n"),
+    ("shadows", CLASS, CLASS + "    def y(self):\n        return 1\n", CLASS + "    def y(self):\n        return 2\n"),
+    ("other-statements", "def f():\n    x = 1\n", "def f():\n    x = 1\n    a()\n", "def f():\n    x = 1\n    b()\n"),
+    ("not-statements", "def f(\n    a,\n):\n    pass\n", "def f(\n    a,\n    b,\n):\n    pass\n",
+     "def f(\n    a,\n    c,\n):\n    pass\n"),
+    ("syntax", "X = [\n    1,\n]\n", "X = [\n    1,\n    2\n]\n", "X = [\n    1,\n    3\n]\n"),
+    ("mixed-scopes", "class A:\n    pass\n", "class A:\n    pass\n    def a(self):\n        pass\n",
+     "class A:\n    pass\ndef b():\n    pass\n"),
+]
+
+
+@pytest.mark.parametrize(("why", "base", "ours", "theirs"), REFUSED, ids=[r[0] for r in REFUSED])
+def test_refuses_everything_else(git: Git, why: str, base: str, ours: str, theirs: str) -> None:
+    resolution = resolve_file(git, base.encode(), ours.encode(), theirs.encode())
+    assert resolution is not None and not resolution.ok
+    assert why in resolution.refused
+
+
+def test_deterministic_and_clean_merges_are_not_its_business(git: Git) -> None:
+    base, ours, theirs = RESOLVED[0][1:4]
+    one = resolve_file(git, base.encode(), ours.encode(), theirs.encode())
+    two = resolve_file(git, base.encode(), ours.encode(), theirs.encode())
+    assert one is not None and two is not None and one.text == two.text and one.hunks == two.hunks
+    assert resolve_file(git, b"a = 1\n", b"a = 1\nb = 2\n", b"a = 1\n") is None

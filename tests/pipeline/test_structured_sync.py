@@ -1,0 +1,144 @@
+"""Structured merge in sync (issue 19): resolved adjacencies are green and reported, everything else stays a
+conflict, the asserts and landing gate them, and without the policy nothing changes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import jsonschema
+import pytest
+import yaml
+
+from carrytool.demo import sources
+from carrytool.gitlayer.git import Git
+
+from tests.conftest import Small
+
+BASE = "import os\n\n\nclass Runner:\n    def run(self):\n        return 1\n"
+WITH_A = BASE + "\n    def alpha(self):\n        return 'a'\n"
+WITH_B = BASE + "\n    def beta(self):\n        return 'b'\n"
+POLICY = {"structured_merge": {"paths": ["**/*.py"]}}
+
+
+def _sync(cli, small: Small, manifest: Path) -> tuple[int, dict]:
+    return cli.json("sync", "-m", manifest, "--repo", small.work.path)
+
+
+def _two_prs(small: Small, a: str, b: str) -> None:
+    small.up.commit({"r.py": BASE}, "runner", parent=small.base, ref="refs/heads/main")
+    main = small.up.rev("refs/heads/main")
+    small.pr(1, {"r.py": a}, parent=main)
+    small.pr(2, {"r.py": b}, parent=main)
+
+
+def test_adjacent_methods_resolve_in_manifest_order_and_are_reported(cli, small: Small, report_schema) -> None:
+    _two_prs(small, WITH_A, WITH_B)
+    code, report = _sync(cli, small, small.manifest([{"pr": 1}, {"pr": 2}], policy=POLICY))
+    assert code == 0, report
+    jsonschema.validate(report, report_schema)
+    second = report["entries"][1]
+    assert second["status"] == "applied"
+    assert second["structured"] == [{"file": "r.py", "lines": [7, 12], "kind": "methods"}]
+    assert [w for w in report["warnings"] if w["kind"] == "structured-merge"] == [
+        {"kind": "structured-merge", "entry": "pr/2", "file": "r.py", "lines": [7, 12], "rule": "methods",
+         "message": "pr/2: r.py lines 7-12 resolved structurally (methods): both sides kept; review it"}]
+    text = small.work.show("refs/heads/dev", "r.py")
+    assert text + "\n" == BASE + "\n    def alpha(self):\n        return 'a'\n\n    def beta(self):\n        return 'b'\n"
+    assert "Carry-Structured: r.py lines 7-12 (methods)" in small.work.git("log", "-1", "--format=%B", "dev")
+    manifest = small.manifest_path
+    text = cli("sync", "-m", manifest, "--repo", small.work.path).stdout
+    assert "ok: dev already at" in text and "(1 conflict hunk(s) resolved structurally: see the warnings)" in text
+    assert "pr/2: r.py lines 7-12 resolved structurally (methods)" in text
+    code, explained = cli.json("explain", "-m", manifest, "--repo", small.work.path, "--offline")
+    assert [(o["entries"], o["kind"], o.get("resolved")) for o in explained["overlaps"]] == \
+        [(["pr/1", "pr/2"], "conflict", "structurally")]
+    assert "pr/1 x pr/2 (resolved structurally)" in cli("explain", "-m", manifest, "--repo", small.work.path,
+                                                         "--offline").stdout
+
+
+def test_without_the_policy_it_is_the_conflict_it_always_was(cli, small: Small) -> None:
+    _two_prs(small, WITH_A, WITH_B)
+    code, report = _sync(cli, small, small.manifest([{"pr": 1}, {"pr": 2}]))
+    assert code == 3 and report["entries"][1]["status"] == "conflict"
+    assert "structured" not in report["entries"][1]
+    code, report = _sync(cli, small, small.manifest([{"pr": 1}, {"pr": 2, "structured_merge": {"paths": []}}],
+                                                    policy=POLICY))
+    assert code == 3 and report["entries"][1]["status"] == "conflict"
+
+
+def test_an_assert_the_structured_result_breaks_sends_it_back_to_a_conflict(cli, small: Small) -> None:
+    _two_prs(small, WITH_A, WITH_B)
+    asserts = [{"file": "r.py", "absent": "def beta"}]     # holds on either PR alone, not on both
+    code, report = _sync(cli, small, small.manifest([{"pr": 1}, {"pr": 2}], policy=POLICY, asserts=asserts))
+    assert code == 3, report
+    assert report["entries"][1]["status"] == "conflict" and "structured" not in report["entries"][1]
+    assert report["entries"][1]["detail"].endswith("its structured resolution was rejected: an assert failed on it")
+    assert not [w for w in report["warnings"] if w["kind"] == "structured-merge"]
+
+
+def test_a_shadowing_insertion_stays_a_conflict(cli, small: Small) -> None:
+    _two_prs(small, WITH_A, BASE + "\n    def alpha(self):\n        return 'b'\n")
+    code, report = _sync(cli, small, small.manifest([{"pr": 1}, {"pr": 2}], policy=POLICY))
+    assert code == 3 and report["entries"][1]["status"] == "conflict"
+
+
+def test_the_demo_runner_adjacency_composes_without_a_recorded_resolution(cli, demo) -> None:
+    data = yaml.safe_load(demo.manifest.read_text())
+    data["entries"] = [e for e in data["entries"] if e.get("pr") in (44778, 45617)]
+    data["asserts"] = [a for a in data["asserts"] if a.get("entry") in ("pr/44778", "pr/45617")]
+    plain = demo.manifest.with_name("adjacency.yaml")
+    plain.write_text(yaml.safe_dump(data))
+    code, report = cli.json("sync", "-m", plain, "--repo", demo.work, "--dry-run")
+    assert code == 3 and report["entries"][1]["status"] == "conflict"
+    data["policy"]["structured_merge"] = {"paths": ["**/*.py"]}
+    structured = demo.manifest.with_name("structured.yaml")
+    structured.write_text(yaml.safe_dump(data))
+    code, report = cli.json("sync", "-m", structured, "--repo", demo.work)
+    assert code == 0, report
+    assert [a["ok"] for a in report["asserts"]] == [True, True]
+    assert report["entries"][1]["structured"] == [
+        {"file": "vllm/v1/worker/gpu_model_runner.py", "lines": [33, 36], "kind": "adjacent-edit"},
+        {"file": "vllm/v1/worker/gpu_model_runner.py", "lines": [38, 56], "kind": "methods"}]
+    git = Git(demo.work)
+    try:
+        runner = git.file_at(report["result"]["sha"], "vllm/v1/worker/gpu_model_runner.py").decode()
+    finally:
+        git.close()
+    assert sources.ZERO_BOTH in runner                   # what the fork's recorded resolution says
+    assert runner.index("def _iter_kv_cache_tensors") < runner.index("def _kv_scale_specs")
+    assert report["result"]["sha"] == "c7c73fc54dc97c059f3c7e601f8861c679ec6db8"   # git 2.39 and 2.47
+
+
+def test_the_demo_composes_to_the_same_sha_when_the_policy_selects_nothing(cli, demo) -> None:
+    code, before = cli.json("sync", "-m", demo.manifest, "--repo", demo.work, "--dry-run")
+    data = yaml.safe_load(demo.manifest.read_text())
+    data["policy"]["structured_merge"] = {"paths": ["nothing/**"]}
+    other = demo.manifest.with_name("nothing.yaml")
+    other.write_text(yaml.safe_dump(data))
+    code2, after = cli.json("sync", "-m", other, "--repo", demo.work, "--dry-run")
+    assert (code, before["result"]["sha"]) == (code2, after["result"]["sha"])
+    assert [e.get("commit") for e in before["entries"]] == [e.get("commit") for e in after["entries"]]
+
+
+CASES = [
+    ("functions", "import os\n\n\ndef f():\n    return 1\n", "\n\ndef g():\n    return 2\n", "\n\ndef h():\n    return 3\n"),
+    ("imports", "import os\nimport sys\n", "import re\n", "import json\n"),
+    ("items", "NAMES = [\n    'a',\n]\n", "    'b',\n", "    'c',\n"),
+]
+
+
+@pytest.mark.parametrize(("kind", "base", "one", "two"), CASES, ids=[c[0] for c in CASES])
+def test_adjacent_insertions_are_green_with_both_in_manifest_order(cli, small: Small, kind: str, base: str,
+                                                                   one: str, two: str) -> None:
+    def insert(text: str) -> str:
+        at = base.index("import sys") if kind == "imports" else base.index("]") if kind == "items" else len(base)
+        return base[:at] + text + base[at:]
+
+    small.up.commit({"m.py": base}, "m", parent=small.base, ref="refs/heads/main")
+    main = small.up.rev("refs/heads/main")
+    small.pr(1, {"m.py": insert(one)}, parent=main)
+    small.pr(2, {"m.py": insert(two)}, parent=main)
+    code, report = _sync(cli, small, small.manifest([{"pr": 1}, {"pr": 2}], policy=POLICY))
+    assert code == 0, report
+    assert [h["kind"] for h in report["entries"][1]["structured"]] == [kind]
+    assert small.work.show("refs/heads/dev", "m.py") + "\n" == insert(one + two)
