@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.carrytool-installed
 
-.PHONY: demo test bench clean lint
+.PHONY: demo test bench clean lint mutation
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 10))' || { echo "carrytool needs Python >= 3.10"; exit 1; }
@@ -20,6 +20,12 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m bench $(BENCH_ARGS)
+
+# Mutation score (slow: not part of `make test`; run before a release or after a large change).
+# MUTATION_ARGS: module names of bench/mutation.py (default: all), --max-children N.
+mutation: $(STAMP)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[mutation]'
+	$(BIN)/python -m bench.mutation $(MUTATION_ARGS)
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache
