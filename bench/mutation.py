@@ -88,9 +88,10 @@ def show(work: Path, mutant: str) -> str:
                      and not line.startswith(("+++", "---")))
 
 
-def run_module(name: str, max_children: int, budget: float | None) -> dict:
+def run_module(name: str, max_children: int, budget: float | None, tests: list[str] | None = None) -> dict:
     """Mutate one module; past BUDGET minutes stop, and the mutants not yet run count as "not checked"."""
-    module, tests = MODULES[name]
+    module, default_tests = MODULES[name]
+    tests = tests or default_tests
     work = prepare(name, module, tests)
     start = time.monotonic()
     proc = subprocess.Popen([sys.executable, "-m", "mutmut", "run", "--max-children", str(max_children)], cwd=work,
@@ -142,6 +143,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-children", type=int, default=2)
     parser.add_argument("--budget", type=float, default=None, metavar="MINUTES",
                         help="stop each module after this long (its remaining mutants: not checked)")
+    parser.add_argument("--tests", nargs="+", default=None, metavar="PATH",
+                        help="test files to select instead of the module's own list (a quicker, partial run)")
     parser.add_argument("--report", type=Path, default=ROOT / "docs" / "mutation.md")
     args = parser.parse_args(argv)
     unknown = [m for m in args.modules if m not in MODULES]
@@ -150,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
     runs = []
     for name in args.modules or list(MODULES):
         print(f"mutation: {name} ...", file=sys.stderr, flush=True)
-        result = run_module(name, args.max_children, args.budget)
+        result = run_module(name, args.max_children, args.budget, args.tests)
         runs.append(result)
         print(f"mutation: {name}: {len(result['status'])} mutants, {len(result['survivors'])} survived, "
               f"{result['seconds'] / 60:.1f} min", file=sys.stderr, flush=True)

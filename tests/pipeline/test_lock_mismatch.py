@@ -83,6 +83,13 @@ def test_locked_keeps_the_folded_heads_of_the_lock(cli: Cli, locked: Locked) -> 
     assert code == 0 and [w["kind"] for w in plain["warnings"]] == ["stale-fold"]
     code, report = cli.json("sync", "--locked", "-m", small.manifest_path, "--repo", small.work.path)
     assert code == 0 and report["warnings"] == [], report["warnings"]
+    # a lock whose folded head is the moved one: --locked judges the fold against it, and warns
+    moved = small.up.ref("refs/pull/3/head")
+    doc = json.loads(locked.lock.read_text())
+    doc["superseded_heads"]["3"] = moved
+    locked.lock.write_text(json.dumps(doc, indent=2) + "\n")
+    code, report = cli.json("sync", "--locked", "--dry-run", "-m", small.manifest_path, "--repo", small.work.path)
+    assert code == 0 and [(w["kind"], w["current"]) for w in report["warnings"]] == [("stale-fold", moved)]
 
 
 def _swap(entries: list) -> list:
@@ -117,6 +124,9 @@ def test_locked_refuses_a_lock_that_does_not_match(cli: Cli, locked: Locked, nam
     result = cli("sync", "--locked", "-m", small.manifest_path, "--repo", small.work.path)
     assert result.exit_code == 2, (result.stdout, result.stderr)
     assert message in " ".join(result.stderr.split()), result.stderr
+    if name != "lock-version":
+        assert f"hint: run `carrytool sync -m {small.manifest_path} --repo {small.work.path}` without --locked to " \
+               "re-resolve, and commit the new lock" in " ".join(result.stderr.split()), result.stderr
     assert small.branch() == before and locked.lock.read_bytes() == lock_bytes
 
 
