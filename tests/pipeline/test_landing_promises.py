@@ -112,6 +112,7 @@ def test_a_pr_whose_every_path_a_union_provides_is_superseded(cli: Cli, small: S
     e = by_id(report)
     assert (e["pr/1"]["status"], e["pr/1"]["reason"]) == ("skipped", "superseded")
     assert "every path it changes is provided by carry/union" in e["pr/1"]["detail"]
+    assert e["pr/1"]["superseded_by"] == "carry/union"
     assert e["pr/2"]["status"] == "applied"
 
 
