@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.carrytool-installed
 
-.PHONY: demo test bench clean lint lint-ci
+.PHONY: demo test bench clean lint lint-ci mutation
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 10))' || { echo "carrytool needs Python >= 3.10"; exit 1; }
@@ -25,6 +25,12 @@ bench: $(STAMP)
 lint-ci: $(STAMP)
 	$(BIN)/check-jsonschema --builtin-schema vendor.github-actions action.yml
 	$(BIN)/check-jsonschema --builtin-schema vendor.github-workflows examples/github/*.yml
+
+# Mutation score (slow: not part of `make test`; run before a release or after a large change).
+# MUTATION_ARGS: module names of bench/mutation.py (default: all), --max-children N.
+mutation: $(STAMP)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[mutation]'
+	$(BIN)/python -m bench.mutation $(MUTATION_ARGS)
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache

@@ -14,8 +14,10 @@ from carrytool.demo.scenario import Scenario, build
 
 from tests.gitrepo import Repo, init_repo, write_manifest
 
-SCHEMA = Path(__file__).resolve().parents[2] / "shared" / "schemas" / "report.schema.json"
-LOCAL_SCHEMA = Path(__file__).resolve().parent / "data" / "report.schema.json"
+# the report schema as the repository has it (tests depend on nothing outside the repository); the shared
+# contract's copy, when it sits beside the clone, must be the same file (tests/test_report_schema.py)
+REPORT_SCHEMA = Path(__file__).resolve().parent / "data" / "report.schema.json"
+SHARED_REPORT_SCHEMA = Path(__file__).resolve().parents[2] / "shared" / "schemas" / "report.schema.json"
 
 
 @pytest.fixture(autouse=True)
@@ -65,8 +67,7 @@ def cli() -> Cli:
 
 @pytest.fixture
 def report_schema() -> dict:
-    path = SCHEMA if SCHEMA.exists() else LOCAL_SCHEMA
-    return json.loads(path.read_text())
+    return json.loads(REPORT_SCHEMA.read_text())
 
 
 @pytest.fixture

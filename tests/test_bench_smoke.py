@@ -50,8 +50,7 @@ def test_all_three_runners_report_a_time_and_a_count(tmp_path: Path, capsys: pyt
     for name in RUNNERS:
         runner = workload["runners"][name]
         assert runner["median_seconds"] > 0
-        assert 0 <= runner["applied"] <= 5
-    assert workload["runners"]["carrytool"]["applied"] > 0
+        assert runner["applied"] == 5, (name, runner)     # the small workload's 5 PRs all apply, whatever runs them
     assert workload["runners"]["carrytool"]["peak_rss_mb"] > 0
 
 

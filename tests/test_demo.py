@@ -105,6 +105,7 @@ def test_the_seed_invariants_fail_precisely_on_clobbered_compositions(cli: Cli, 
                                      "  - pr: 45612\n  - pr: 45398\n    on_conflict: theirs\n")
     naive.write_text(text)
     code, report = sync(cli, demo, naive)
+    assert code == 1 and report["ok"] is False and report["result"]["updated"] is False
     outcomes = {a["name"]: a for a in report["asserts"]}
     assert set(outcomes) == set(SEED_INVARIANTS)
     handshake = outcomes["wake-handshake"]

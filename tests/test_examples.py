@@ -484,8 +484,6 @@ class GitLabRunner:
 
 @pytest.mark.parametrize("where,argv", all_commands(), ids=[c[0] for c in all_commands()])
 def test_every_carrytool_command_in_the_examples_parses(where: str, argv: list[str]) -> None:
-    if argv[1:2] == ["explain"] and "explain" not in ROOT_COMMAND.commands:  # type: ignore[attr-defined]
-        pytest.skip(EXPLAIN_MISSING.replace(": its step was not run", ""))
     parse_command(argv)
 
 
@@ -612,8 +610,7 @@ def test_red_night_after_a_green_one_puts_the_diff_in_the_summary(github: Projec
 
 
 def test_nightly_summary_is_explain_markdown(github: Project) -> None:
-    if not explain_available():
-        pytest.skip(EXPLAIN_MISSING)
+    assert explain_available(), EXPLAIN_MISSING     # a missing command fails, never skips
     result = nightly(github)
     summary = result.step("Job summary (plan and overlaps)")
     assert summary.rc == 0 and not summary.skipped_lines
@@ -625,9 +622,8 @@ def test_nightly_explain_step_is_only_skipped_while_explain_is_missing(github: P
     """The one line the runner may leave out is explain's, and only while explain does not exist."""
     result = nightly(github)
     skipped = [line for step in result.steps for line in step.skipped_lines if "pip install" not in line]
-    expected = [] if explain_available() else \
-        ['carrytool explain --repo . --offline --format markdown >> "$GITHUB_STEP_SUMMARY"']
-    assert skipped == expected
+    assert explain_available(), EXPLAIN_MISSING
+    assert skipped == []
 
 
 def test_a_token_in_the_fork_url_is_never_printed(github: Project, tmp_path: Path) -> None:

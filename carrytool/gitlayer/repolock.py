@@ -52,6 +52,7 @@ class RepoLock:
 
     def __enter__(self) -> RepoLock:
         deadline = time.monotonic() + self.wait
+        waiting = False
         while not self._try_acquire():
             if time.monotonic() >= deadline:
                 holder = self._holder()
@@ -60,6 +61,10 @@ class RepoLock:
                 raise LockHeld(f"another carrytool run holds {self.path} ({who})",
                                hint="wait for it, or pass --wait SECONDS (the lock is released when that "
                                     "process ends, even if it is killed)")
+            if not waiting and self.notify:
+                holder = self._holder()
+                self.notify(f"waiting up to {self.wait:g}s for {self.path} (held by pid {holder.get('pid')})")
+            waiting = True
             time.sleep(min(0.1, max(0.0, deadline - time.monotonic())))
         return self
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import tempfile
 from pathlib import Path
 
@@ -58,3 +59,13 @@ def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+def crash_point(name: str) -> None:
+    """Die here, as `kill -9` would, when the environment says CARRYTOOL_CRASH_AT=NAME.
+
+    A test hook: the reliability tests stop a run at each named point of its writes (instead of at
+    timed moments that depend on the machine) and prove the repository and the lock are still sound.
+    """
+    if os.environ.get("CARRYTOOL_CRASH_AT") == name:
+        os.kill(os.getpid(), signal.SIGKILL)

@@ -21,6 +21,7 @@ from carrytool.gitlayer.repolock import RepoLock
 from carrytool.gitlayer.urls import redact, resolve_local
 from carrytool.manifest.model import Manifest
 from carrytool.pipeline import facts
+from carrytool.pipeline.atomic import crash_point
 from carrytool.pipeline.compose import Composer, Composition
 from carrytool.pipeline.landing import Accounting, account
 from carrytool.pipeline.lock import StagedLock, build_lock, locked_resolution, read_lock, stage_lock
@@ -218,6 +219,7 @@ def run_sync(manifest: Manifest, git: Git, options: SyncOptions, progress: Progr
             refuse_checked_out(git, manifest)
         previous = git.ref_value(branch_ref(manifest))
         planned = plan_and_compose(manifest, git, options, progress)
+        crash_point("sync:composed")
         report = planned.report
         report.result = {"branch": manifest.fork.branch, "sha": planned.composition.result,  # type: ignore[union-attr]
                          "previous": previous, "updated": False}
@@ -245,6 +247,7 @@ def _finish(manifest: Manifest, git: Git, options: SyncOptions, planned: Planned
     # the run with nothing moved), push with the lease, move the local branch, then rename the lock into
     # place. A refused push moves nothing local; once the branch moved only the lock's rename is left.
     staged = None if options.locked else stage_lock(manifest, lock_doc)
+    crash_point("sync:lock-staged")
     try:
         if options.push:
             if git.ref_value(ref) != previous:
@@ -252,6 +255,7 @@ def _finish(manifest: Manifest, git: Git, options: SyncOptions, planned: Planned
                                hint="run sync again")
             report.result["pushed"] = False
             report.result["pushed"] = push(manifest, git, comp.result, planned.resolved, options)
+            crash_point("sync:pushed")
         if previous != comp.result:
             if not git.update_ref(ref, comp.result, previous, f"carrytool sync: {len(comp.applied)} entries "
                                                               f"on {manifest.upstream.branch}"):
@@ -259,6 +263,7 @@ def _finish(manifest: Manifest, git: Git, options: SyncOptions, planned: Planned
                     if report.result.get("pushed") else "; nothing was written"
                 raise RefMoved(f"{ref} changed while carrytool was composing{pushed}", hint="run sync again")
             report.result["updated"] = True
+            crash_point("sync:branch-moved")
         if staged is not None:
             report.extra["lock_written"] = _publish_lock(staged, report.result)
     finally:

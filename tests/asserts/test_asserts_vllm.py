@@ -214,8 +214,11 @@ def test_synchronize_before_unmap_in_sleep(source: str, ok: bool) -> None:
 def test_runner_markers(check: str, target: str, scope: str | None) -> None:
     outcome = run(RUNNER, RUNNER_SOURCE, check, target, scope)
     assert outcome.ok, outcome.message
-    missing = RUNNER_SOURCE.replace("scale_specs", "scales").replace("_iter_kv_cache_tensors", "_kv_tensors")
-    assert not run(RUNNER, missing, check, target, scope).ok or check == "not_calls"
+    if check == "not_calls":     # the broken runner is the one that calls it
+        broken = RUNNER_PRE_HOIST
+    else:
+        broken = RUNNER_SOURCE.replace("scale_specs", "scales").replace("_iter_kv_cache_tensors", "_kv_tensors")
+    assert not run(RUNNER, broken, check, target, scope).ok
 
 
 def test_runner_must_not_self_issue_the_consensus() -> None:

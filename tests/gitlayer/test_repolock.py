@@ -141,3 +141,19 @@ def test_a_read_only_git_dir_is_an_environment_error(tmp_path: Path) -> None:
             with RepoLock(repo.path):
                 pass
     assert "carrytool.lock" in str(err.value)
+
+
+def test_a_lock_file_naming_another_host_is_taken_over_when_nobody_holds_it(tmp_path: Path) -> None:
+    """The lock is the flock, not the file's contents: a file left by a run on another machine (a shared
+    disk, a restored backup) whose process holds no flock here is stale, whatever pid it names."""
+    repo = init_repo(tmp_path / "r", bare=True)
+    (repo.path / "carrytool.lock").write_text(json.dumps({"pid": os.getpid(), "host": "elsewhere.example",
+                                                          "since": "then"}))
+    notes: list[str] = []
+    with RepoLock(repo.path, notify=notes.append) as lock:
+        assert lock.held
+        held = json.loads((repo.path / "carrytool.lock").read_text())
+        assert held["host"] == socket.gethostname() and held["pid"] == os.getpid()
+    assert notes == [f"removing a stale lock {repo.path / 'carrytool.lock'} left by pid {os.getpid()} on "
+                     "elsewhere.example (no longer running)"]
+    assert not (repo.path / "carrytool.lock").exists()

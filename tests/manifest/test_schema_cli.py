@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
 
 import jsonschema
+import pytest
 import yaml
 
 from carrytool.manifest.model import SCHEMA
@@ -67,14 +69,38 @@ def test_cli_conventions(tmp_path: Path) -> None:
     helptext = subprocess.run([sys.executable, "-m", "carrytool", "sync", "--help"], capture_output=True,
                               text=True, env=env)
     assert "Example: carrytool sync" in helptext.stdout and "\x1b[" not in helptext.stdout
-    completion = subprocess.run([sys.executable, "-m", "carrytool", "--show-completion", "bash"],
-                                capture_output=True, text=True, env={**env, "SHELL": "/bin/bash"})
-    assert completion.returncode == 0 and "complete" in completion.stdout
     manifest = tmp_path / "m.yaml"
     manifest.write_text(GOOD)
     quiet = subprocess.run([sys.executable, "-m", "carrytool", "-q", "check", "-m", str(manifest)],
                            capture_output=True, text=True)
     assert quiet.returncode == 0 and quiet.stdout == ""
+
+
+@pytest.mark.parametrize("launcher", ["none", "sh", "bash", "env-i"])
+def test_completion_does_not_depend_on_the_parent_shell(launcher: str) -> None:
+    """`--show-completion bash` prints the bash script from sh, bash, or no shell at all (typer alone
+    guesses from the parent process: "Shell sh not supported" under sh, a traceback with none)."""
+    argv = [sys.executable, "-m", "carrytool", "--show-completion", "bash"]
+    command = " ".join(shlex.quote(a) for a in argv)
+    root = str(Path(__file__).resolve().parents[2])
+    env = {"PATH": os.environ["PATH"], "PYTHONPATH": root}
+    run = {"none": argv, "sh": ["/bin/sh", "-c", command], "bash": ["/bin/bash", "-c", command],
+           "env-i": ["/usr/bin/env", "-i", f"PYTHONPATH={root}", *argv]}[launcher]
+    proc = subprocess.run(run, capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, proc.stderr
+    assert "complete -o default -F _carrytool_completion carrytool" in proc.stdout
+    assert "_CARRYTOOL_COMPLETE=complete_bash" in proc.stdout
+    # the shell named on the command line wins over the parent's, and an unknown one is an input error
+    zsh = subprocess.run([sys.executable, "-m", "carrytool", "--show-completion=zsh"], capture_output=True,
+                         text=True, env=env)
+    assert zsh.returncode == 0 and zsh.stdout.startswith("#compdef carrytool")
+    bad = subprocess.run([sys.executable, "-m", "carrytool", "--show-completion", "sh"], capture_output=True,
+                         text=True, env=env)
+    assert bad.returncode == 2 and "no completion for shell 'sh'" in bad.stderr
+    # no shell named: a supported parent shell, else $SHELL (here sh is the parent: not supported)
+    guessed = subprocess.run(["/bin/sh", "-c", " ".join(argv[:-1])], capture_output=True, text=True,
+                             env={**env, "SHELL": "/usr/bin/fish"})
+    assert guessed.returncode == 0 and "complete --command carrytool" in guessed.stdout
 
 
 def test_pre_commit_hook_definition() -> None:

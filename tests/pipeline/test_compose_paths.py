@@ -14,9 +14,13 @@ from tests.gitrepo import init_repo, many_prs, write_manifest
 
 
 def both_ways(cli: Cli, manifest: Path, repo: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[dict, dict]:
-    _, fast = cli.json("sync", "-m", manifest, "--repo", repo, "--dry-run")
+    """The dry-run reports of both ways; the README promises the same report, not only the same SHA."""
+    fast_code, fast = cli.json("sync", "-m", manifest, "--repo", repo, "--dry-run")
     monkeypatch.setattr(Composer, "fast_path", False)
-    _, slow = cli.json("sync", "-m", manifest, "--repo", repo, "--dry-run")
+    slow_code, slow = cli.json("sync", "-m", manifest, "--repo", repo, "--dry-run")
+    assert fast_code == slow_code
+    assert fast == slow, "the fast path's report differs from the chained merge's"
+    assert fast["result"]["sha"]
     return fast, slow
 
 

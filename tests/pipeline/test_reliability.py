@@ -7,8 +7,6 @@ import os
 import signal
 import subprocess
 import sys
-import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -49,27 +47,34 @@ def user_state(repo: Path) -> tuple:
             (repo / "src" / "f0001.py").read_text(), git("diff"), git("diff", "--cached"))
 
 
-def test_kill_9_at_any_moment_leaves_the_user_repo_as_it_was(long_sync: tuple[Path, Path]) -> None:
+CRASH_POINTS = ["sync:composed", "sync:lock-staged", "sync:branch-moved"]
+
+
+def test_kill_9_at_every_write_leaves_the_user_repo_as_it_was(long_sync: tuple[Path, Path]) -> None:
+    """Killed (SIGKILL, through the CARRYTOOL_CRASH_AT hook) at each named point of its writes: the user's
+    repository is untouched, the branch is absent or whole, no lock is half-written, and the next run
+    finishes the job."""
     repo, manifest = long_sync
     before = user_state(repo)
-    nightly = []
-    for delay in (0.15, 0.4, 0.8, 1.3, 2.0):
-        proc = subprocess.Popen([*CARRYTOOL, "sync", "-m", str(manifest), "--repo", str(repo), "-q"],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        time.sleep(delay)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
+    lock = manifest.with_name("manifest.yaml.lock")
+    seen = {}
+    for point in CRASH_POINTS:
+        proc = run("sync", "-m", str(manifest), "--repo", str(repo), "-q", env={"CARRYTOOL_CRASH_AT": point})
+        assert proc.returncode == -signal.SIGKILL, (point, proc.returncode, proc.stderr)
         assert user_state(repo) == before
         fsck = subprocess.run(["git", "fsck", "--no-dangling"], cwd=repo, capture_output=True, text=True)
         assert fsck.returncode == 0, fsck.stderr
-        value = subprocess.run(["git", "rev-parse", "-q", "--verify", "refs/heads/nightly"], cwd=repo,
-                               capture_output=True, text=True).stdout.strip()
-        nightly.append(value)
+        seen[point] = subprocess.run(["git", "rev-parse", "-q", "--verify", "refs/heads/nightly"], cwd=repo,
+                                     capture_output=True, text=True).stdout.strip()
+        assert not lock.exists(), f"the lock was published before the branch moved ({point})"
     done = run("sync", "-m", str(manifest), "--repo", str(repo), "--format", "json")
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     assert user_state(repo) == before
-    assert all(v in ("", report["result"]["sha"]) for v in nightly)   # never a half-written branch
+    sha = report["result"]["sha"]
+    assert seen == {"sync:composed": "", "sync:lock-staged": "", "sync:branch-moved": sha}
+    assert report["result"]["previous"] == sha and report["lock_written"] is True
+    assert json.loads(lock.read_text())["result"] == sha
     assert sum(e["status"] == "applied" for e in report["entries"]) >= 40
 
 
@@ -97,9 +102,16 @@ def test_a_live_lock_makes_the_second_run_exit_4_naming_the_holder(small: Small)
         result = run("sync", "-m", str(small.manifest_path), "--repo", str(small.work.path), "--wait", "0.3")
         assert result.returncode == 4 and f"pid {holder.pid}" in result.stderr
         assert small.branch() is None
-        threading.Timer(0.5, holder.stdin.close).start()
-        result = run("sync", "-m", str(small.manifest_path), "--repo", str(small.work.path), "--wait", "10")
-        assert result.returncode == 0
+        waiter = subprocess.Popen([*CARRYTOOL, "sync", "-m", str(small.manifest_path), "--repo",
+                                   str(small.work.path), "--wait", "120"], stderr=subprocess.PIPE, text=True,
+                                  stdout=subprocess.DEVNULL)
+        notice = waiter.stderr.readline()        # it says it waits once it found the lock held: release now
+        assert "waiting up to 120s" in notice and f"pid {holder.pid}" in notice, notice
+        assert small.branch() is None
+        holder.stdin.close()
+        _, err = waiter.communicate(timeout=120)
+        assert waiter.returncode == 0, err
+        assert small.branch() is not None
     finally:
         holder.kill()
         holder.wait()

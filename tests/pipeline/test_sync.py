@@ -436,9 +436,18 @@ def test_gitlab_merge_request_refs(cli: Cli, small: Small) -> None:
 def test_manifest_from_environment_variable(cli: Cli, small: Small, monkeypatch: pytest.MonkeyPatch) -> None:
     small.pr(1, A_TWO)
     small.manifest([{"pr": 1}])
-    result = cli("sync", "--repo", small.work.path, env={"CARRYTOOL_MANIFEST": str(small.manifest_path)})
-    assert result.exit_code == 0
-    assert os.environ.get("CARRYTOOL_MANIFEST") is None
+    elsewhere = small.manifest_path.with_name("nightly.yaml")       # not the default carries/manifest.yaml
+    small.manifest_path.rename(elsewhere)
+    monkeypatch.chdir(small.root)
+    without = cli("sync", "--repo", small.work.path)
+    assert without.exit_code == 2 and "carries/manifest.yaml" in without.stderr and small.branch() is None
+    result = cli("sync", "--repo", small.work.path, env={"CARRYTOOL_MANIFEST": str(elsewhere)})
+    assert result.exit_code == 0, result.stderr
+    assert small.work.git("show", "dev:a.py") == A_TWO["a.py"].rstrip("\n")
+    assert elsewhere.with_name("nightly.yaml.lock").exists()
+    # -m wins over the variable
+    bad = cli("sync", "--repo", small.work.path, "-m", small.root / "nope.yaml", env={"CARRYTOOL_MANIFEST": str(elsewhere)})
+    assert bad.exit_code == 2 and "nope.yaml" in bad.stderr
 
 
 def test_conflict_names_only_the_entries_whose_lines_collide(cli: Cli, small: Small) -> None:

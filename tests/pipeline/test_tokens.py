@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from carrytool.demo.scenario import Scenario
-from carrytool.gitlayer.urls import redact
+from carrytool.gitlayer.urls import redact, refname_problem
 
 from tests.conftest import Cli
 
@@ -89,3 +89,19 @@ def test_a_planted_token_appears_in_no_output_report_lock_markdown_or_commit(
 ])
 def test_redact_hides_every_credential_form(url: str, shown: str) -> None:
     assert redact(url) == shown
+
+
+@pytest.mark.parametrize("name, branch, problem", [
+    ("main", True, None),
+    ("HEAD", False, None),
+    ("HEAD", True, "'HEAD' is not a branch name"),
+    ("", True, "an empty name"),
+    ("-x", True, "'-x' starts with '-'"),
+    ("a@{1}", False, "'a@{1}' contains '@{' or is '@'"),
+    ("a b", False, "'a b' contains a space, a control character or one of ~ ^ : ? * [ \\"),
+    ("a..b", False, "'a..b' contains '..' or '//', or starts/ends with '/' or ends with '.'"),
+    ("a/.b", False, "'a/.b' has a component that starts with '.' or ends with '.lock'"),
+    ("x.lock/y", False, "'x.lock/y' has a component that starts with '.' or ends with '.lock'"),
+])
+def test_refname_problem_names_the_rule(name: str, branch: bool, problem: str | None) -> None:
+    assert refname_problem(name, branch=branch) == problem

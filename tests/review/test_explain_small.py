@@ -146,3 +146,19 @@ def test_explain_takes_quiet_and_verbose_like_the_other_commands(cli: Cli, small
     assert (quiet.exit_code, verbose.exit_code) == (0, 0), quiet.stderr + verbose.stderr
     assert "pr/1" in quiet.stdout and "pr/1" in verbose.stdout
     assert cli("-q", *base).exit_code == 0
+
+
+def test_hunks_of_only_blank_lines_are_no_identical_hunk_evidence(cli: Cli, small: Small) -> None:
+    """Two PRs that each add the same blank line (and change different functions) share no change."""
+    body = "".join(f"    x{i} = {i}\n" for i in range(8))
+    base = f"def f():\n{body}    return 1\n\n\ndef g():\n{body}    return 2\n"
+    small.base = small.up.commit({"a.py": base}, "longer", parent="main", ref="refs/heads/main")
+    blank = base.replace("    x7 = 7\n    return 1\n", "    x7 = 7\n\n    return 1\n")
+    small.pr(1, {"a.py": blank.replace("    x0 = 0\n", "    x0 = 100\n", 1)})
+    small.pr(2, {"a.py": blank.replace("    return 2\n", "    return 20\n")})
+    small.manifest([{"pr": 1, "on_conflict": "skip"}, {"pr": 2, "on_conflict": "skip"}])
+    code, report = explain(cli, small)
+    assert code == 0
+    [overlap] = report["overlaps"]
+    assert "identical-hunk" not in overlap["kinds"] and "identical_hunks" not in overlap, overlap
+    assert overlap["files"] == ["a.py"]

@@ -1,0 +1,144 @@
+"""`sync --locked` refuses (exit 2, naming what differs) every way the lock can stop matching the manifest,
+never rewrites the lock, and a plain sync writes exactly what it resolved (folded PR heads too)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import Cli, Small
+from tests.gitrepo import Repo, init_repo, write_manifest
+
+A_TWO = {"a.py": "def f():\n    return 2\n\n\ndef g():\n    return 2\n"}
+B_TEN = {"b.py": "x = 10\ny = 2\nz = 3\n"}
+DOCS = {"docs/c.txt": "c\nmore\n"}
+K_TWO = {"csrc/k.cu": "// kernel 2\n"}
+
+
+@dataclass
+class Locked:
+    small: Small
+    fork: Repo
+    union: str            # the carried commit
+    other: str            # another commit of the fork
+    folded: str           # pr/3's head, folded into the union
+    entries: list
+    lock: Path
+
+    def manifest(self, entries: list | None = None, **extra: object) -> Path:
+        data = {"version": 1, "upstream": {"url": "../up", "branch": "main"},
+                "fork": {"branch": "dev", "url": "../fork"}, "entries": entries or self.entries}
+        data.update(extra)
+        return write_manifest(self.small.manifest_path, data)
+
+
+@pytest.fixture
+def locked(cli: Cli, small: Small, tmp_path: Path) -> Locked:
+    fork = init_repo(tmp_path / "fork", bare=True)
+    fork.git("fetch", "-q", str(small.up.path), "main:main")
+    folded = small.pr(3, K_TWO)
+    union = fork.commit(K_TWO, "union of pr/3", parent="main", ref="refs/heads/union")
+    other = fork.commit({"csrc/k.cu": "// kernel 3\n"}, "another", parent="main", ref="refs/heads/other")
+    small.pr(1, A_TWO)
+    small.pr(2, DOCS)
+    small.up.commit(B_TEN, "patch source", parent="main", ref="refs/heads/p")
+    small.manifest_path.parent.mkdir(parents=True, exist_ok=True)
+    (small.manifest_path.parent / "fix.patch").write_text(small.up.git("format-patch", "--stdout", "-1", "refs/heads/p")
+                                                          + "\n")
+    entries = [{"pr": 1}, {"pr": 2}, {"carry": "union", "commit": union, "supersedes": [{"pr": 3, "head": folded}]},
+               {"carry": "fix", "patch": "fix.patch"}]
+    setup = Locked(small, fork, union, other, folded, entries, small.manifest_path.with_name("manifest.yaml.lock"))
+    setup.manifest()
+    code, report = cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path)
+    assert code == 0, report
+    assert report["lock_written"] is True
+    return setup
+
+
+def test_the_lock_records_every_resolved_input(cli: Cli, locked: Locked) -> None:
+    doc = json.loads(locked.lock.read_text())
+    small = locked.small
+    assert doc["lock"] == 1 and doc["upstream"] == {"url": "../up", "branch": "main", "sha": small.base}
+    assert doc["fork"] == {"branch": "dev"}
+    assert [e["id"] for e in doc["entries"]] == ["pr/1", "pr/2", "carry/union", "carry/fix"]
+    assert doc["entries"][0] == {"id": "pr/1", "head": small.up.ref("refs/pull/1/head")}
+    assert doc["entries"][2] == {"id": "carry/union", "commit": locked.union}
+    fix = doc["entries"][3]
+    assert fix["patch"] == "fix.patch" and len(fix["sha256"]) == 64 and len(fix["commit"]) == 40
+    assert doc["superseded_heads"] == {"3": locked.folded}, "a folded PR's head must be locked too"
+    assert doc["result"] == small.branch()
+    # nothing changed: the lock is not rewritten, and the report says so
+    code, again = cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path)
+    assert code == 0 and again["lock_written"] is False
+
+
+def test_locked_keeps_the_folded_heads_of_the_lock(cli: Cli, locked: Locked) -> None:
+    """pr/3 moves: with --locked the union's fold is judged against the locked head (no stale-fold)."""
+    small = locked.small
+    small.up.commit({"csrc/k.cu": "// kernel 4\n"}, "pr 3 moved", parent=locked.folded, ref="refs/pull/3/head")
+    code, plain = cli.json("sync", "--dry-run", "-m", small.manifest_path, "--repo", small.work.path)
+    assert code == 0 and [w["kind"] for w in plain["warnings"]] == ["stale-fold"]
+    code, report = cli.json("sync", "--locked", "-m", small.manifest_path, "--repo", small.work.path)
+    assert code == 0 and report["warnings"] == [], report["warnings"]
+    # a lock whose folded head is the moved one: --locked judges the fold against it, and warns
+    moved = small.up.ref("refs/pull/3/head")
+    doc = json.loads(locked.lock.read_text())
+    doc["superseded_heads"]["3"] = moved
+    locked.lock.write_text(json.dumps(doc, indent=2) + "\n")
+    code, report = cli.json("sync", "--locked", "--dry-run", "-m", small.manifest_path, "--repo", small.work.path)
+    assert code == 0 and [(w["kind"], w["current"]) for w in report["warnings"]] == [("stale-fold", moved)]
+
+
+def _swap(entries: list) -> list:
+    return [entries[1], entries[0], *entries[2:]]
+
+
+MANIFEST_EDITS = {
+    "reordered": (lambda s: s.manifest(_swap(s.entries)), "does not match the manifest's entries (reordered)"),
+    "removed": (lambda s: s.manifest(s.entries[:1] + s.entries[2:]), "(removed pr/2)"),
+    "added": (lambda s: s.manifest(s.entries + [{"pr": 3}]), "(added pr/3)"),
+    "upstream-url": (lambda s: s.manifest(upstream={"url": "../up/", "branch": "main"}),
+                     "was written for upstream ../up main, the manifest says ../up/ main"),
+    "upstream-branch": (lambda s: s.manifest(upstream={"url": "../up", "branch": "p"}),
+                        "was written for upstream ../up main, the manifest says ../up p"),
+    "pinned-head": (lambda s: s.manifest([{"pr": 1, "head": s.small.base[:10]}] + s.entries[1:]),
+                    "pr/1 is pinned to"),
+    "carry-commit": (lambda s: s.manifest(s.entries[:2] + [{**s.entries[2], "commit": s.other}] + s.entries[3:]),
+                     "carry/union names commit"),
+    "patch-changed": (lambda s: (s.small.manifest_path.parent / "fix.patch").write_text(
+        (s.small.manifest_path.parent / "fix.patch").read_text() + "\n"), "fix.patch changed since the lock"),
+    "lock-version": (lambda s: s.lock.write_text(s.lock.read_text().replace('"lock": 1,', '"lock": 2,')),
+                     "is not a carrytool lock (version 1)"),
+}
+
+
+@pytest.mark.parametrize("name", list(MANIFEST_EDITS))
+def test_locked_refuses_a_lock_that_does_not_match(cli: Cli, locked: Locked, name: str) -> None:
+    edit, message = MANIFEST_EDITS[name]
+    edit(locked)
+    small = locked.small
+    before, lock_bytes = small.branch(), locked.lock.read_bytes()
+    result = cli("sync", "--locked", "-m", small.manifest_path, "--repo", small.work.path)
+    assert result.exit_code == 2, (result.stdout, result.stderr)
+    assert message in " ".join(result.stderr.split()), result.stderr
+    if name != "lock-version":
+        assert f"hint: run `carrytool sync -m {small.manifest_path} --repo {small.work.path}` without --locked to " \
+               "re-resolve, and commit the new lock" in " ".join(result.stderr.split()), result.stderr
+    assert small.branch() == before and locked.lock.read_bytes() == lock_bytes
+
+
+def test_locked_never_rewrites_the_lock(cli: Cli, locked: Locked) -> None:
+    """A lock in another layout (and written by another git) is used as it is, byte for byte."""
+    small = locked.small
+    doc = json.loads(locked.lock.read_text())
+    doc["git"] = "2.0.0"
+    locked.lock.write_text(json.dumps(doc, indent=4))
+    text = locked.lock.read_bytes()
+    small.work.git("update-ref", "-d", "refs/heads/dev")
+    code, report = cli.json("sync", "--locked", "-m", small.manifest_path, "--repo", small.work.path)
+    assert code == 0 and report["result"]["sha"] == doc["result"]
+    assert locked.lock.read_bytes() == text
+    assert "lock_written" not in report
