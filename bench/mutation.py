@@ -17,8 +17,8 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import signal
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
