@@ -38,6 +38,7 @@ from carrytool.gitlayer.env import (
     parse_version,
     scrubbed_env,
 )
+from carrytool.gitlayer.mergepipe import MergePipe
 from carrytool.gitlayer.objects import (
     Change,
     ConflictStage,
@@ -120,6 +121,8 @@ class Git:
         self._pipes: dict[str, _Pipe] = {}
         self._tmp: Path | None = None
         self._trees: dict[str, list[tuple[str, str, str, bytes]]] = {}
+        self._merge_pipe: MergePipe | None = None
+        self._explicit_bases: bool | None = None
 
     # -- process plumbing -------------------------------------------------------------------------
     def env(self, extra: dict[str, str] | None = None, *, in_repo: bool = False) -> dict[str, str]:
@@ -190,6 +193,9 @@ class Git:
 
     def close(self) -> None:
         self.flush_objects()
+        if self._merge_pipe is not None:
+            self._merge_pipe.close()
+            self._merge_pipe = None
         for pipe in self._pipes.values():
             pipe.close()
         self._pipes.clear()
@@ -484,6 +490,23 @@ class Git:
             raise GitError("`git merge-tree --stdin` gave an unexpected answer",
                            stderr=proc.stderr.decode("utf-8", "replace"))
         return results
+
+    def merge_one(self, ours: str, theirs: str, *, base: str | None = None) -> MergeResult:
+        """One merge in the long-lived `merge-tree --write-tree --stdin` (see gitlayer.mergepipe): of two
+        commits, their merge base found by git; or, with BASE (only when `takes_merge_base()`), of two
+        trees or commits from that base, with no history walked."""
+        if self._merge_pipe is None:
+            self._merge_pipe = MergePipe(self)
+        return self._merge_pipe.merge(f"{base} -- {ours} {theirs}" if base else f"{ours} {theirs}")
+
+    def takes_merge_base(self) -> bool:
+        """Whether this git's `merge-tree --stdin` takes `BASE -- OURS THEIRS` lines of trees (git >= 2.45
+        or so): asked once, by merging three empty trees."""
+        if self._explicit_bases is None:
+            line = f"{EMPTY_TREE} -- {EMPTY_TREE} {EMPTY_TREE}\n".encode()
+            proc = self.run("merge-tree", "--write-tree", "--stdin", input=line, check=False)
+            self._explicit_bases = proc.returncode == 0 and proc.stdout.startswith(b"1\0" + EMPTY_TREE.encode())
+        return self._explicit_bases
 
     def diff_trees(self, pairs: Sequence[tuple[str, str]], *, renames: bool = True) -> list[list[Change]]:
         """`diff-tree -r -z --raw --stdin`: changes from each old to new tree or commit, one process."""
