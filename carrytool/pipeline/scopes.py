@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import bisect
 import json
 import os
 import sys
@@ -48,6 +49,7 @@ def _spans(source: bytes) -> tuple[tuple[int, int, str], ...]:
 
 
 Spans = tuple[tuple[int, int, str], ...]
+_MAX_LINE = 1 << 62
 
 
 class SpanCache:
@@ -104,12 +106,19 @@ class SpanCache:
 
 
 def scope_in(spans: Spans, line: int) -> str | None:
-    """The innermost of SPANS containing LINE (1-based), or None at module level."""
-    best = None
-    for first, last, name in spans:
+    """The innermost of SPANS containing LINE (1-based), or None at module level (as `scope_at`).
+
+    SPANS come outermost first in source order, so their first lines never decrease and spans nest:
+    the innermost span containing LINE is the last one starting at or before it that contains it,
+    found by bisection and a short walk back over earlier siblings that ended before LINE.
+    """
+    k = bisect.bisect_right(spans, (line, _MAX_LINE, "\U0010ffff")) - 1
+    while k >= 0:
+        first, last, name = spans[k]
         if first <= line <= last:
-            best = name
-    return best
+            return name
+        k -= 1
+    return None
 
 
 def scope_at(source: bytes, line: int) -> str | None:

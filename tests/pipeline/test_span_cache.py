@@ -40,3 +40,17 @@ def test_a_broken_or_unwritable_cache_only_costs_a_parse(tmp_path: Path) -> None
     blocked = tmp_path / "file"
     blocked.write_text("x")
     assert SpanCache(blocked).spans("d" * 40, lambda: SOURCE) == spans      # cannot write: still answers
+
+
+def test_scope_in_answers_like_scope_at_on_every_line() -> None:
+    source = b"".join([
+        b"import x\n\n\n@deco(\n    1)\nclass A:\n    x = 1\n\n    def f(self):\n        def inner():\n",
+        b"            return 2\n        return inner\n\n    if x:\n        def g(self):\n            pass\n",
+        b"    else:\n        class B:\n            def h(self):\n                pass\n\n",
+        b"    try:\n        pass\n    except E:\n        def k(self):\n            pass\n    y = 2\n\n\n",
+        b"async def top():\n    pass\n# end\n"])
+    from carrytool.pipeline.scopes import _spans
+    spans = _spans(source)
+    lines = source.count(b"\n") + 2
+    assert [scope_in(spans, n) for n in range(0, lines)] == [scope_at(source, n) for n in range(0, lines)]
+    assert {scope_in(spans, n) for n in range(lines)} >= {"A", "A.f", "A.f.inner", "A.g", "A.B.h", "A.k", "top"}
