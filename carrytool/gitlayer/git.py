@@ -38,7 +38,7 @@ from carrytool.gitlayer.env import (
     parse_version,
     scrubbed_env,
 )
-from carrytool.gitlayer.mergepipe import MergePipe
+from carrytool.gitlayer.mergepipe import MergePipe, merge_contents
 from carrytool.gitlayer.objects import (
     Change,
     ConflictStage,
@@ -440,6 +440,11 @@ class Git:
         if proc.returncode < 0 or proc.returncode > 127:
             return None
         return proc.returncode == 0, proc.stdout
+
+    def merge_contents(self, ours: str | None, base: str | None, theirs: str | None) -> tuple[bool, bytes] | None:
+        """merge-tree's content merge of three blobs in the long-lived merge process (no process, no
+        temporary file): (clean, merged), or None for a binary. See gitlayer.mergepipe.merge_contents."""
+        return merge_contents(self, ours, base, theirs)
 
     def merge_texts(self, ours: bytes, base: bytes, theirs: bytes, labels: tuple[str, str, str]) -> tuple[bool, bytes] | None:
         """`git merge-file -p -L OURS -L BASE -L THEIRS` on three contents: (clean, merged), or None for a

@@ -127,3 +127,24 @@ class MergePipe:
             self._proc.wait()
         self._reader.join(timeout=10)
         self._proc.stdout.close()
+
+
+def merge_contents(git: Git, ours: str | None, base: str | None, theirs: str | None) -> tuple[bool, bytes] | None:
+    """merge-tree's 3-way content merge of three blobs (None: empty), asked of the long-lived merge-tree
+    as a one-file tree merge: (clean, merged content with conflict markers), or None for a binary.
+
+    The markers carry merge-tree's labels (object names): callers compare regions, not labels."""
+    blobs = [git.read_blob(oid) if oid else b"" for oid in (ours, base, theirs)]
+    if any(b"\0" in blob[:8000] for blob in blobs):
+        return None
+    trees = [git.mktree([("100644", "blob", oid or git.write_object("blob", b""), b"file")])
+             for oid in (ours, base, theirs)]
+    if git.takes_merge_base():
+        result = git.merge_one(trees[0], trees[2], base=trees[1])
+    else:
+        root = git.write_commit(trees[1], [], _SIG, _SIG, "carrytool: content merge base\n")
+        sides = [git.write_commit(tree, [root], _SIG, _SIG, "carrytool: content merge side\n")
+                 for tree in (trees[0], trees[2])]
+        result = git.merge_one(*sides)
+    merged = git.blob_at(result.tree, "file")
+    return result.clean, git.read_blob(merged[1]) if merged else b""
