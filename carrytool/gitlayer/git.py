@@ -122,6 +122,7 @@ class Git:
         self._tmp: Path | None = None
         self._trees: dict[str, list[tuple[str, str, str, bytes]]] = {}
         self._merge_pipe: MergePipe | None = None
+        self._patches: dict[tuple[str, str], bytes] = {}
         self._explicit_bases: bool | None = None
 
     # -- process plumbing -------------------------------------------------------------------------
@@ -525,10 +526,20 @@ class Git:
         return _parse_diff_stdin(out, len(trees))
 
     def diff_patches(self, pairs: Sequence[tuple[str, str]]) -> list[bytes]:
-        """`diff-tree -p -U0 --stdin`: the zero-context patch from each old to new tree, one process."""
+        """`diff-tree -p -U0 --stdin`: the zero-context patch from each old to new tree, one process for
+        the pairs not read before (patches are kept by tree pair: explain's evidence and the landing
+        checks ask for the same entries' diffs)."""
         if not pairs:
             return []
-        trees = [(self.tree_of(old), self.tree_of(new)) for old, new in pairs]
+        wanted = [(self.tree_of(old), self.tree_of(new)) for old, new in pairs]
+        missing = list(dict.fromkeys(pair for pair in wanted if pair not in self._patches))
+        if missing:
+            if sum(len(p) for p in self._patches.values()) > 64 << 20:
+                self._patches.clear()                 # bounded: a cache, not a second object store
+            self._patches.update(zip(missing, self._read_patches(missing)))
+        return [self._patches[pair] for pair in wanted]
+
+    def _read_patches(self, trees: Sequence[tuple[str, str]]) -> list[bytes]:
         payload = "".join(f"{old} {new}\n" for old, new in trees).encode()
         out = self.run("diff-tree", "-r", "-p", "-U0", "--stdin", "-M", "--no-color", "--no-ext-diff",
                        "--no-textconv", "--full-index", "--ignore-submodules=none", input=payload).stdout

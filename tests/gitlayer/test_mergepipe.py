@@ -30,3 +30,25 @@ def test_merge_one_equals_one_process_per_merge(tmp_path: Path) -> None:
                 assert got.clean == want.clean
                 if want.clean:
                     assert got.tree == want.tree
+
+
+def test_patches_are_read_once_per_tree_pair(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+    up = init_repo(tmp_path / "up", bare=True)
+    many_prs(up, 4, files=4)
+    with Git(up.path) as git:
+        main = git.rev_parse("refs/heads/main")
+        pairs = [(main, git.rev_parse(f"refs/pull/{n}/head")) for n in range(1, 5)]
+        first = git.diff_patches(pairs[:2])
+        calls: list[tuple[str, ...]] = []
+        real_run = Git.run
+
+        def counting(self, *args, **kwargs):  # noqa: ANN001, ANN202
+            calls.append(args)
+            return real_run(self, *args, **kwargs)
+
+        monkeypatch.setattr(Git, "run", counting)
+        again = git.diff_patches(pairs + pairs[:1])
+        assert again[:2] == first and again[4] == first[0] and all(again)
+        assert [c[0] for c in calls] == ["diff-tree"]          # only the two pairs not read before
+        assert calls[0][-1] == "--ignore-submodules=none"
+        assert git.diff_patches(pairs) == again[:4] and len(calls) == 1
