@@ -15,14 +15,13 @@ from __future__ import annotations
 import os
 import subprocess
 import threading
-from typing import TYPE_CHECKING
+from typing import Any
 
 from carrytool.errors import GitError
 from carrytool.gitlayer.env import git_argv
 from carrytool.gitlayer.objects import MergeResult, Signature, _parse_merge_tree
 
-if TYPE_CHECKING:
-    from carrytool.gitlayer.git import Git
+Git = Any   # carrytool.gitlayer.git.Git, which imports this module: not imported back (no cycle)
 
 _FLUSH_NAME = b"carrytool-flush/" + b"f" * 2000
 _SIG = Signature("carrytool", "carrytool@localhost", 1000000000)
