@@ -38,6 +38,7 @@ from carrytool.gitlayer.env import (
     parse_version,
     scrubbed_env,
 )
+from carrytool.gitlayer.mergepipe import MergePipe, merge_contents
 from carrytool.gitlayer.objects import (
     Change,
     ConflictStage,
@@ -120,6 +121,9 @@ class Git:
         self._pipes: dict[str, _Pipe] = {}
         self._tmp: Path | None = None
         self._trees: dict[str, list[tuple[str, str, str, bytes]]] = {}
+        self._merge_pipe: MergePipe | None = None
+        self._patches: dict[tuple[str, str], bytes] = {}
+        self._explicit_bases: bool | None = None
 
     # -- process plumbing -------------------------------------------------------------------------
     def env(self, extra: dict[str, str] | None = None, *, in_repo: bool = False) -> dict[str, str]:
@@ -190,6 +194,9 @@ class Git:
 
     def close(self) -> None:
         self.flush_objects()
+        if self._merge_pipe is not None:
+            self._merge_pipe.close()
+            self._merge_pipe = None
         for pipe in self._pipes.values():
             pipe.close()
         self._pipes.clear()
@@ -453,6 +460,11 @@ class Git:
             return None
         return proc.returncode == 0, proc.stdout
 
+    def merge_contents(self, ours: str | None, base: str | None, theirs: str | None) -> tuple[bool, bytes] | None:
+        """merge-tree's content merge of three blobs in the long-lived merge process (no process, no
+        temporary file): (clean, merged), or None for a binary. See gitlayer.mergepipe.merge_contents."""
+        return merge_contents(self, ours, base, theirs)
+
     def merge_texts(self, ours: bytes, base: bytes, theirs: bytes, labels: tuple[str, str, str]) -> tuple[bool, bytes] | None:
         """`git merge-file -p -L OURS -L BASE -L THEIRS` on three contents: (clean, merged), or None for a
         binary or an error."""
@@ -520,6 +532,23 @@ class Git:
                            stderr=proc.stderr.decode("utf-8", "replace"))
         return results
 
+    def merge_one(self, ours: str, theirs: str, *, base: str | None = None) -> MergeResult:
+        """One merge in the long-lived `merge-tree --write-tree --stdin` (see gitlayer.mergepipe): of two
+        commits, their merge base found by git; or, with BASE (only when `takes_merge_base()`), of two
+        trees or commits from that base, with no history walked."""
+        if self._merge_pipe is None:
+            self._merge_pipe = MergePipe(self)
+        return self._merge_pipe.merge(f"{base} -- {ours} {theirs}" if base else f"{ours} {theirs}")
+
+    def takes_merge_base(self) -> bool:
+        """Whether this git's `merge-tree --stdin` takes `BASE -- OURS THEIRS` lines of trees (git >= 2.45
+        or so): asked once, by merging three empty trees."""
+        if self._explicit_bases is None:
+            line = f"{EMPTY_TREE} -- {EMPTY_TREE} {EMPTY_TREE}\n".encode()
+            proc = self.run("merge-tree", "--write-tree", "--stdin", input=line, check=False)
+            self._explicit_bases = proc.returncode == 0 and proc.stdout.startswith(b"1\0" + EMPTY_TREE.encode())
+        return self._explicit_bases
+
     def diff_trees(self, pairs: Sequence[tuple[str, str]], *, renames: bool = True) -> list[list[Change]]:
         """`diff-tree -r -z --raw --stdin`: changes from each old to new tree or commit, one process."""
         if not pairs:
@@ -532,10 +561,20 @@ class Git:
         return _parse_diff_stdin(out, len(trees))
 
     def diff_patches(self, pairs: Sequence[tuple[str, str]]) -> list[bytes]:
-        """`diff-tree -p -U0 --stdin`: the zero-context patch from each old to new tree, one process."""
+        """`diff-tree -p -U0 --stdin`: the zero-context patch from each old to new tree, one process for
+        the pairs not read before (patches are kept by tree pair: explain's evidence and the landing
+        checks ask for the same entries' diffs)."""
         if not pairs:
             return []
-        trees = [(self.tree_of(old), self.tree_of(new)) for old, new in pairs]
+        wanted = [(self.tree_of(old), self.tree_of(new)) for old, new in pairs]
+        missing = list(dict.fromkeys(pair for pair in wanted if pair not in self._patches))
+        if missing:
+            if sum(len(p) for p in self._patches.values()) > 64 << 20:
+                self._patches.clear()                 # bounded: a cache, not a second object store
+            self._patches.update(zip(missing, self._read_patches(missing)))
+        return [self._patches[pair] for pair in wanted]
+
+    def _read_patches(self, trees: Sequence[tuple[str, str]]) -> list[bytes]:
         payload = "".join(f"{old} {new}\n" for old, new in trees).encode()
         out = self.run("diff-tree", "-r", "-p", "-U0", "--stdin", "-M", "--no-color", "--no-ext-diff",
                        "--no-textconv", "--full-index", "--ignore-submodules=none", input=payload).stdout

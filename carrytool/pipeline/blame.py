@@ -3,7 +3,9 @@
 An entry that conflicts with upstream alone conflicts on any result built on upstream, whatever the
 earlier entries did elsewhere in the file. An earlier entry is part of that conflict only when its own
 change meets the conflicting lines: then merging the entry onto (upstream + that change) gives other
-conflict regions than merging it onto upstream. Regions are compared as `git merge-file` prints them.
+conflict regions than merging it onto upstream. Regions are compared as merge-tree (the merge that
+composes) writes them, without the labels on the marker lines; the merges run in the long-lived
+merge-tree process, not one `git merge-file` process each.
 """
 
 from __future__ import annotations
@@ -16,11 +18,13 @@ _REGULAR = ("100644", "100755")
 def conflict_regions(git: Git, ours: str, base: str, theirs: str) -> list[bytes] | None:
     """The conflict regions (markers to markers) of merging blob THEIRS onto blob OURS from BASE, or None
     for a binary or an error."""
-    merged = git.merge_blobs(ours, base, theirs)
+    merged = git.merge_contents(ours, base, theirs)
     if merged is None:
         return None
     regions, current = [], None
     for line in merged[1].splitlines(keepends=True):
+        if line.startswith((b"<<<<<<< ", b">>>>>>> ", b"||||||| ")):
+            line = line[:7] + b"\n"                          # labels name the merge's objects: drop them
         if current is None and line.startswith(b"<<<<<<<"):
             current = [line]
         elif current is not None:

@@ -7,7 +7,12 @@ Merge bases: git 2.39's merge-tree takes no `--merge-base`, so history is shaped
 base we mean. The "ours" side of every merge is a stand-in commit whose tree is the result so far and
 whose only parent is the entry's base (a PR's merge base with upstream, a carried commit's parent, a
 patch's preimage): that base is then the merge base git finds, after a walk of only the entry's own
-commits, not of upstream's history nor of the growing chain of composed commits.
+commits, not of upstream's history nor of the growing chain of composed commits. Where git takes an
+explicit base on `merge-tree --stdin`, clean merges name it and need no stand-in.
+
+Processes: every entry is first merged onto upstream in one batched merge-tree; entries that touch no
+path an earlier entry touched compose by writing their upstream delta into the tree (no merge); the
+rest are chained merges, all answered by one long-lived merge-tree process (gitlayer.mergepipe).
 """
 
 from __future__ import annotations
@@ -63,6 +68,7 @@ class _Touched:
 class Composer:
     fast_path = True      # tests turn it off to check the fast path gives the chained merge's trees
     structured_off: frozenset[str] = frozenset()   # entries whose structured resolution a check rejected
+    explicit_bases: bool | None = None   # None: where git takes them; tests set False to compare SHAs
 
     def __init__(self, git: Git, manifest: Manifest, upstream: str, progress: Progress | None = None) -> None:
         self.git = git
@@ -94,16 +100,13 @@ class Composer:
         for n, step in enumerate(todo, 1):
             if self.progress:
                 self.progress("compose", n, len(todo))
-            fast: str | MergeResult | None = None
+            fast = None
             if self.fast_path:
-                fast = self._fast_tree(step, onto.get(id(step)), deltas.get(id(step)), touched, tip_tree) \
-                    or self._file_merge(step, onto.get(id(step)), deltas.get(id(step)), touched, tip_tree)
-            if isinstance(fast, str):
+                fast = self._fast_tree(step, onto.get(id(step)), deltas.get(id(step)), touched, tip_tree)
+            if fast is not None:
                 tip, tip_tree = self._settle(step, fast, tip, tip_tree, comp)
             else:
                 known = self._known_conflict(step, onto.get(id(step)), touched) if self.fast_path else None
-                if isinstance(fast, MergeResult) and self.manifest.on_conflict(step.entry) != "theirs":
-                    known = fast
                 tip, tip_tree = self._apply(step, tip, tip_tree, comp, known)
             if step.status == APPLIED:
                 touched.add(p for c in step.changes for p in c.paths)
@@ -148,45 +151,6 @@ class Composer:
         edits = {c.path: None if c.status == "D" else (c.new_mode, c.new_oid) for c in delta}
         return self.git.edit_tree(tip_tree, edits)
 
-    def _file_merge(self, step: Step, onto: MergeResult | None, delta: list[Change] | None,
-                    touched: _Touched, tip_tree: str) -> str | MergeResult | None:
-        """When the entry shares only regular text files with earlier entries, merge just those files
-        (`git merge-file`, the same 3-way content merge merge-tree runs) and take the rest of its upstream
-        delta as is (merges never read .gitattributes: see gitlayer.env.PINNED_CONFIG).
-
-        Returns the composed tree; or, when some shared files conflict, a MergeResult naming them (the
-        rest of the entry merged cleanly onto upstream, so nothing else can conflict); or None for
-        anything else (renames, modes, adds on both sides, binaries): the chained merge-tree decides.
-        """
-        if onto is None or not onto.clean or delta is None or not step.base:
-            return None
-        if any(c.status == "R" for c in step.changes) or any(c.status == "R" for c in delta):
-            return None
-        shared = [c for c in delta if c.path in touched.files]
-        if not shared or any(touched.overlaps({c.path}) and c.path not in touched.files for c in delta):
-            return None
-        head_tree = self.git.tree_of(self._filtered_head(step))
-        base_tree = self.git.tree_of(step.base)
-        edits: dict[str, tuple[str, str] | None] = {
-            c.path: None if c.status == "D" else (c.new_mode, c.new_oid) for c in delta if c not in shared}
-        stages: list[ConflictStage] = []
-        for change in shared:
-            sides = [self.git.blob_at(tree, change.path) for tree in (tip_tree, base_tree, head_tree)]
-            if any(side is None or side[0] not in ("100644", "100755") for side in sides) or \
-                    len({side[0] for side in sides}) != 1:      # type: ignore[index]
-                return None
-            merged = self.git.merge_blobs(*(side[1] for side in sides))  # type: ignore[index]
-            if merged is None:
-                return None
-            if not merged[0]:
-                stages += [ConflictStage(side[0], side[1], stage, change.path)  # type: ignore[index]
-                           for stage, side in ((1, sides[1]), (2, sides[0]), (3, sides[2]))]
-                continue
-            edits[change.path] = (sides[0][0], self.git.write_blob(merged[1]))  # type: ignore[index]
-        if stages:
-            return MergeResult(False, tip_tree, tuple(stages))
-        return self.git.edit_tree(tip_tree, edits)
-
     def _commit(self, step: Step, tree: str, tip: str, comp: Composition) -> tuple[str, str]:
         commit = self.git.write_commit(tree, [tip], *self._signatures(step), self._message(step))
         step.status, step.reason, step.commit, step.parent = APPLIED, None, commit, tip
@@ -206,7 +170,7 @@ class Composer:
 
     def _apply(self, step: Step, tip: str, tip_tree: str, comp: Composition,
                known: MergeResult | None = None) -> tuple[str, str]:
-        result = known or self.git.merge_trees([self._pair(step, tip, tip_tree)])[0]
+        result = known or self._merge_onto(step, tip, tip_tree)
         if not result.clean:
             result = self._merge_structurally(step, result, tip, tip_tree, known is not None)
         tree = result.tree
@@ -254,6 +218,21 @@ class Composer:
             step.skip("redundant", f"nothing left to apply after {names}")
             return tip, tip_tree
         return self._commit(step, tree, tip, comp)
+
+    def _merge_onto(self, step: Step, tip: str, tip_tree: str) -> MergeResult:
+        """The chained merge of STEP's net change onto the result so far, in the long-lived merge process.
+
+        Where git takes explicit bases on `--stdin` (see `Git.takes_merge_base`), a clean merge is asked
+        as base tree -> head tree onto TIP_TREE: no stand-in commit, no history walk. A conflicted one is
+        asked again the 2.39 way (stand-in commit), so that conflict labels, the names of paths moved
+        aside and thus the report and `theirs` resolutions are exactly those of the plain chained merge.
+        """
+        if self.explicit_bases is not False and step.base and self.git.takes_merge_base():
+            base, head = self.git.tree_of(step.base), self.git.tree_of(self._filtered_head(step))
+            result = self.git.merge_one(tip_tree, head, base=base)
+            if result.clean:
+                return result
+        return self.git.merge_one(*self._pair(step, tip, tip_tree))
 
     def _pair(self, step: Step, tip: str, tip_tree: str) -> tuple[str, str]:
         """The (ours, theirs) commits whose merge applies STEP's net change onto TIP.

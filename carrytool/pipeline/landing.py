@@ -6,7 +6,8 @@ its removed lines gone. Lines that landed are then followed, diff by diff, throu
 (a sparse line -> owner ledger per file): a later step that removes them clobbers them. A step resolved
 with `on_conflict: theirs` that removes upstream lines its own diff never removed loses upstream content.
 
-Both diffs are read in one batched `diff-tree -p` process each; blobs are read only in the rare cases
+Both diffs are read in one batched `diff-tree -p` process (a step whose raw diff equals its entry's own
+diff is read once); blobs are read only in the rare cases
 where git's diff aligned a change differently (the fallback counts block occurrences instead).
 """
 
@@ -74,9 +75,14 @@ class _Accountant:
         intended_pairs = [(s.base or EMPTY_TREE, s.head) for s in self.applied]
         applied_pairs = [(s.parent, s.commit) for s in self.applied]
         applied_changes = self.git.diff_trees(applied_pairs)
-        everything = read_hunks(self.git, intended_pairs + applied_pairs,
-                                [s.all_changes for s in self.applied] + applied_changes)
-        intended, stepped = everything[:len(self.applied)], everything[len(self.applied):]
+        # a step that changed exactly the blobs its entry's own diff changes (upstream left those files
+        # alone since the entry's base) has the same patch: read it once
+        same = [list(s.all_changes) == changes for s, changes in zip(self.applied, applied_changes)]
+        rest = [k for k, equal in enumerate(same) if not equal]
+        everything = read_hunks(self.git, intended_pairs + [applied_pairs[k] for k in rest],
+                                [s.all_changes for s in self.applied] + [applied_changes[k] for k in rest])
+        intended, read = everything[:len(self.applied)], iter(everything[len(self.applied):])
+        stepped = [intended[k] if equal else next(read) for k, equal in enumerate(same)]
         for index, (step, hunks, diff) in enumerate(zip(self.applied, intended, stepped)):
             filtered = set(step.filtered)
             entry = _Entry(step, [h for h in hunks if not _in(h, filtered)], [h for h in hunks if _in(h, filtered)])

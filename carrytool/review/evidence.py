@@ -18,7 +18,7 @@ from carrytool.pipeline import facts
 from carrytool.pipeline.hunks import Hunk, read_hunks
 from carrytool.pipeline.plan import Step
 from carrytool.pipeline.resolve import Resolved
-from carrytool.pipeline.scopes import is_python, scope_at
+from carrytool.pipeline.scopes import SpanCache, is_python, scope_in
 
 ZERO = "0" * 40
 
@@ -26,9 +26,14 @@ ZERO = "0" * 40
 class Sources:
     """Blob contents by object id, read once through git's long-lived `cat-file --batch`."""
 
-    def __init__(self, git: Git) -> None:
+    def __init__(self, git: Git, spans: SpanCache | None = None) -> None:
         self.git = git
         self._cache: dict[str, bytes | None] = {}
+        self.spans = spans if spans is not None else SpanCache(git.common_dir / "carrytool" / "cache")
+
+    def scope_at(self, oid: str, line: int) -> str | None:
+        """The innermost def/class of blob OID (Python) containing LINE: parsed once per blob, ever."""
+        return scope_in(self.spans.spans(oid, lambda: self.read(oid)), line)
 
     def read(self, oid: str | None) -> bytes | None:
         if not oid or oid == ZERO:
@@ -85,13 +90,12 @@ def _hunk_scopes(hunk: Hunk, change: Change | None, sources: Sources) -> list[st
     found: set[str] = set()
     for oid, start, lines in ((change.old_oid, hunk.old_start, hunk.removed),
                               (change.new_oid, hunk.new_start, hunk.added)):
-        source = sources.read(oid) if lines else None
-        if source is None:
+        if not lines or not oid or oid == ZERO:
             continue
         # blank lines between two methods belong to the class: they would make every edit "same-scope"
         numbers = [start + k for k, text in enumerate(lines) if text.strip()] or \
             [start + k for k in range(len(lines))]
-        found.update(s for s in (scope_at(source, n) for n in numbers) if s)
+        found.update(s for s in (sources.scope_at(oid, n) for n in numbers) if s)
     return sorted(found)
 
 

@@ -1,0 +1,149 @@
+"""One long-lived `git merge-tree --write-tree --stdin` that answers chained merges one at a time.
+
+A chained merge needs the previous answer before it can ask the next question, but merge-tree writes
+its answers through stdio's buffer and never flushes it between merges (git 2.39 to 2.47 at least).
+So each question is followed by a *flush merge*: a small merge of two fixed commits that conflict in
+a file with a very long name, whose answer is larger than stdio's buffer and so pushes the real answer
+out of it. The flush merge's answer is known in advance (asked once, in its own process): the real
+answer is everything before it. Should a platform's buffer be larger, another flush merge is sent
+after a short wait, until the answer arrives. Nothing is written to disk but the flush merge's own
+few objects; no process or temporary file per merge.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import threading
+from typing import Any
+
+from carrytool.errors import GitError
+from carrytool.gitlayer.env import git_argv
+from carrytool.gitlayer.objects import MergeResult, Signature, _parse_merge_tree
+
+Git = Any   # carrytool.gitlayer.git.Git, which imports this module: not imported back (no cycle)
+
+_FLUSH_NAME = b"carrytool-flush/" + b"f" * 2000
+_SIG = Signature("carrytool", "carrytool@localhost", 1000000000)
+
+
+class MergePipe:
+    """`merge-tree --write-tree --stdin`, one merge per call, in one process for the whole run."""
+
+    def __init__(self, git: Git) -> None:
+        self.git = git
+        self._flush_line = self._flush_commits()
+        answer = git.run("merge-tree", "--write-tree", "--stdin", input=self._flush_line).stdout
+        if not answer.startswith(b"0\0"):
+            raise GitError("`git merge-tree` did not answer the flush merge as expected")
+        self._flush_answer = answer
+        self._marker = answer[:60]
+        self._proc = subprocess.Popen(
+            git_argv("merge-tree", "--write-tree", "--stdin"), cwd=git.private_dir(), stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=git.env())
+        self._buf = bytearray()
+        self._skip = 0              # bytes of flush answers still to drop from the front of the buffer
+        self._eof = False
+        self._cond = threading.Condition()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _flush_commits(self) -> bytes:
+        """Two commits that conflict in one long-named file, from a common parent: `OURS THEIRS\\n`."""
+        def commit(content: bytes, parents: list[str]) -> str:
+            blob = self.git.write_object("blob", content)
+            inner = self.git.mktree([("100644", "blob", blob, _FLUSH_NAME.split(b"/")[1])])
+            tree = self.git.mktree([("040000", "tree", inner, b"carrytool-flush")])
+            return self.git.write_commit(tree, parents, _SIG, _SIG, "carrytool: flush merge\n")
+
+        base = commit(b"base\n", [])
+        ours, theirs = commit(b"ours\n", [base]), commit(b"theirs\n", [base])
+        self.git.flush_objects()
+        return f"{ours} {theirs}\n".encode()
+
+    def _read(self) -> None:
+        fd = self._proc.stdout.fileno()
+        while True:
+            try:
+                chunk = os.read(fd, 1 << 16)
+            except OSError:
+                chunk = b""
+            with self._cond:
+                if chunk:
+                    self._buf += chunk
+                else:
+                    self._eof = True
+                self._cond.notify_all()
+            if not chunk:
+                return
+
+    def merge(self, line: str) -> MergeResult:
+        """Send one stdin line (`OURS THEIRS` or, git >= 2.40, `BASE -- OURS THEIRS`); return its answer."""
+        self.git.flush_objects()               # every object the merge names must be on disk
+        self._send(line.encode() + b"\n" + self._flush_line)
+        flushes = 1
+        with self._cond:
+            while True:
+                if self._skip and len(self._buf) >= self._skip:
+                    del self._buf[:self._skip]
+                    self._skip = 0
+                at = self._buf.find(self._marker) if not self._skip else -1
+                if at >= 0:
+                    answer = bytes(self._buf[:at])
+                    del self._buf[:at]
+                    self._skip = len(self._flush_answer) * flushes
+                    break
+                if self._eof:
+                    raise GitError("`git merge-tree --stdin` stopped answering")
+                if not self._cond.wait(timeout=0.05):
+                    self._cond.release()
+                    try:
+                        self._send(self._flush_line)      # a larger stdio buffer than expected: push again
+                    finally:
+                        self._cond.acquire()
+                    flushes += 1
+        results = list(_parse_merge_tree(answer))
+        if len(results) != 1:
+            raise GitError("`git merge-tree --stdin` gave an unexpected answer")
+        return results[0]
+
+    def _send(self, data: bytes) -> None:
+        try:
+            self._proc.stdin.write(data)
+            self._proc.stdin.flush()
+        except OSError as exc:
+            raise GitError("`git merge-tree --stdin` stopped reading") from exc
+
+    def close(self) -> None:
+        try:
+            self._proc.stdin.close()
+        except OSError:
+            pass
+        try:
+            self._proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self._proc.kill()
+            self._proc.wait()
+        self._reader.join(timeout=10)
+        self._proc.stdout.close()
+
+
+def merge_contents(git: Git, ours: str | None, base: str | None, theirs: str | None) -> tuple[bool, bytes] | None:
+    """merge-tree's 3-way content merge of three blobs (None: empty), asked of the long-lived merge-tree
+    as a one-file tree merge: (clean, merged content with conflict markers), or None for a binary.
+
+    The markers carry merge-tree's labels (object names): callers compare regions, not labels."""
+    blobs = [git.read_blob(oid) if oid else b"" for oid in (ours, base, theirs)]
+    if any(b"\0" in blob[:8000] for blob in blobs):
+        return None
+    trees = [git.mktree([("100644", "blob", oid or git.write_object("blob", b""), b"file")])
+             for oid in (ours, base, theirs)]
+    if git.takes_merge_base():
+        result = git.merge_one(trees[0], trees[2], base=trees[1])
+    else:
+        root = git.write_commit(trees[1], [], _SIG, _SIG, "carrytool: content merge base\n")
+        sides = [git.write_commit(tree, [root], _SIG, _SIG, "carrytool: content merge side\n")
+                 for tree in (trees[0], trees[2])]
+        result = git.merge_one(*sides)
+    merged = git.blob_at(result.tree, "file")
+    return result.clean, git.read_blob(merged[1]) if merged else b""

@@ -1,0 +1,54 @@
+"""The long-lived merge-tree answers each chained merge exactly as a merge-tree process of its own does."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from carrytool.gitlayer.git import Git
+
+from tests.gitrepo import init_repo, many_prs
+
+
+def test_merge_one_equals_one_process_per_merge(tmp_path: Path) -> None:
+    up = init_repo(tmp_path / "up", bare=True)
+    many_prs(up, 30, files=6)
+    with Git(up.path) as git:
+        main = git.rev_parse("refs/heads/main")
+        heads = [git.rev_parse(f"refs/pull/{n}/head") for n in range(1, 31)]
+        ours = up.commit({"f/conflict.txt": "ours\n"}, "ours", parent="main", ref="refs/heads/ours")
+        theirs = up.commit({"f/conflict.txt": "theirs\n"}, "theirs", parent="main", ref="refs/heads/theirs")
+        pairs = [(main, head) for head in heads] + [(heads[n], heads[n + 1]) for n in range(29)]
+        pairs += [(ours, theirs), (heads[0], ours), (theirs, ours)]
+        alone = [git.merge_trees([pair])[0] for pair in pairs]
+        piped = [git.merge_one(*pair) for pair in pairs]
+        assert piped == alone
+        assert any(not r.clean for r in alone) and any(r.clean for r in alone)
+        if git.takes_merge_base():
+            for (ours, theirs), want in zip(pairs, alone):
+                base = git.merge_base(ours, theirs)
+                got = git.merge_one(git.tree_of(ours), git.tree_of(theirs), base=git.tree_of(base))
+                assert got.clean == want.clean
+                if want.clean:
+                    assert got.tree == want.tree
+
+
+def test_patches_are_read_once_per_tree_pair(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+    up = init_repo(tmp_path / "up", bare=True)
+    many_prs(up, 4, files=4)
+    with Git(up.path) as git:
+        main = git.rev_parse("refs/heads/main")
+        pairs = [(main, git.rev_parse(f"refs/pull/{n}/head")) for n in range(1, 5)]
+        first = git.diff_patches(pairs[:2])
+        calls: list[tuple[str, ...]] = []
+        real_run = Git.run
+
+        def counting(self, *args, **kwargs):  # noqa: ANN001, ANN202
+            calls.append(args)
+            return real_run(self, *args, **kwargs)
+
+        monkeypatch.setattr(Git, "run", counting)
+        again = git.diff_patches(pairs + pairs[:1])
+        assert again[:2] == first and again[4] == first[0] and all(again)
+        assert [c[0] for c in calls] == ["diff-tree"]          # only the two pairs not read before
+        assert calls[0][-1] == "--ignore-submodules=none"
+        assert git.diff_patches(pairs) == again[:4] and len(calls) == 1
