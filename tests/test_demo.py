@@ -179,3 +179,12 @@ def test_demo_keep_replaces_its_own_directory(tmp_path: Path) -> None:
                               text=True, timeout=180)
         assert proc.returncode == 0, proc.stderr
     assert (keep / ".carrytool-demo").is_file() and (keep / "carries" / "manifest.yaml").exists()
+
+
+def test_make_demo_shows_the_next_night_with_diff() -> None:
+    proc = subprocess.run([sys.executable, "-m", "carrytool", "demo"], capture_output=True, text=True, timeout=180)
+    assert proc.returncode == 0, proc.stderr
+    night = proc.stdout.split("5. The next night:", 1)[1].split("6. carrytool explain", 1)[0]
+    assert "1 moved, 11 unchanged" in night and "pr/45554: moved: head" in night
+    assert "> ------------" in night and "Address review: a regression test for the drain" in night
+    assert "sync: exit 0" in night

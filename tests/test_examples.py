@@ -49,7 +49,8 @@ FORK_BRANCH = "intarweb-dev"
 MANIFEST = "carries/vllm-intarweb.yaml"   # where the examples expect the manifest
 GITLAB_HOST = "gitlab.example"
 FORMATS = {"sync": {"text", "json"}, "verify": {"text", "json", "github"}, "explain": {"text", "markdown", "json"},
-           "union status": {"text", "json"}, "diff": {"text", "markdown", "json"}, "status": {"text", "json"}}
+           "union status": {"text", "json"}, "diff": {"text", "markdown", "json"}, "status": {"text", "json"},
+           "bisect": {"text", "json"}}
 ROOT_COMMAND = get_command(app)
 
 
@@ -502,6 +503,7 @@ def test_the_examples_run_the_commands_the_issue_asks_for() -> None:
     assert "carrytool sync --repo . --report sync-report.json --push --wait 600" in nightly
     assert "carrytool verify" in nightly and "--format github" in nightly
     assert "carrytool explain" in nightly and "--format markdown" in nightly
+    assert "carrytool diff" in nightly and "carrytool bisect --rev" in nightly      # the morning, on red
     verify = [" ".join(a) for a in action_commands(VERIFY)]
     assert verify[0] == "carrytool check" and any("--format github" in c for c in verify)
     assert any("--rebuild" in c for c in verify)

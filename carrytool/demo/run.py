@@ -158,7 +158,9 @@ def _story(root: Path) -> int:
     _say(f"4. Run it again (offline): same inputs, same SHA {again.result['sha'][:12] if again.result else '?'}"
          f" -> {'no flapping' if same else 'DIFFERENT (bug!)'}.")
     _say()
-    _say("5. carrytool explain: what a reviewer sees (no branch written); the overlap map's conflicts:")
+    _next_night(sc, manifest, root)
+    _say()
+    _say("6. carrytool explain: what a reviewer sees (no branch written); the overlap map's conflicts:")
     from carrytool.review.explain import explain
 
     with Git(sc.work) as git:
@@ -179,6 +181,39 @@ def _story(root: Path) -> int:
     if not lost_any:
         _say("   (unexpected: the naive loop lost nothing this time)")
     return report.exit_code
+
+
+def _next_night(sc: Scenario, manifest, root: Path) -> None:  # noqa: ANN001 - manifest.model.Manifest
+    """A PR moves overnight; sync again and show what `carrytool diff` says changed between the two locks."""
+    from carrytool.gitlayer.objects import Signature
+    from carrytool.pipeline.sync import SyncOptions, run_sync
+    from carrytool.render.diff import render_diff_text
+    from carrytool.review.diff import diff_nights, load_night
+
+    lock = sc.manifest.with_name(sc.manifest.name + ".lock")
+    last_night = root / "last-night.lock"
+    shutil.copyfile(lock, last_night)
+    moved = 45554
+    path = "tests/device_allocator/test_cumem_sleep_drain.py"
+    with Git(sc.upstream) as up:
+        head = sc.head(moved)
+        tree = up.tree_of(head)
+        blob = up.write_blob(b"def test_sleep_drains_in_flight_kernels_before_any_unmap():\n    ...\n")
+        sig = Signature("pr-author", "pr-author@users.noreply.example.com", 1782000000)
+        new_head = up.write_commit(up.edit_tree(tree, {path: ("100644", blob)}), [head], sig, sig,
+                                   "Address review: a regression test for the drain\n")
+        up.update_ref(f"refs/pull/{moved}/head", new_head, head, "demo: the PR moved")
+    _say(f"5. The next night: #{moved} got a review fix (a new commit on its PR). sync composes it, and")
+    _say("   `carrytool diff` says what changed between the two nights' locks (local objects only):")
+    with Git(sc.work) as git:
+        tonight = run_sync(manifest, git, SyncOptions(retry_delay=0.1))
+        changes = diff_nights(git, load_night(str(last_night), manifest=sc.manifest, repo=sc.work),
+                              load_night(str(lock), manifest=sc.manifest, repo=sc.work))
+    _say(f"   $ carrytool diff {last_night.relative_to(root)} {lock.relative_to(root)} --repo work.git")
+    for line in render_diff_text(changes).splitlines()[1:]:
+        _say(f"   {line}")
+    _say(f"   sync: exit {tonight.exit_code}, {manifest.fork.branch} -> "
+         f"{(tonight.result or {}).get('sha', '?')[:12]}")
 
 
 __all__ = ["run_demo", "naive_loop", "sources"]

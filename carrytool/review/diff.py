@@ -203,7 +203,8 @@ def _entry_change(git: Git, entry_id: str, before: dict | None, after: dict, nig
             pair = ((_parent(git, before["commit"]), before["commit"]),
                     (_parent(git, after["commit"]), after["commit"]))
             item["range_diff"] = range_diff(git, *pair)
-    elif (frm.get("status"), frm.get("reason")) != (to.get("status"), to.get("reason")):
+    elif frm.get("status") != to.get("status") or _differs(frm, to, "reason"):
+        # a reason known on one side only (a lock without its manifest) is no change
         item["change"] = "status"
     elif frm.get("resolution") != to.get("resolution"):
         item["change"] = "refolded"

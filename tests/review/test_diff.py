@@ -175,3 +175,17 @@ def test_a_sync_report_as_the_new_night(nights: Nights, tmp_path: Path) -> None:
     assert (skipped["to"]["status"], skipped["to"]["reason"]) == ("conflict", "conflict")
     assert next(e for e in out["entries"] if e["id"] == "pr/1")["range_diff"] == \
         next(e for e in default["entries"] if e["id"] == "pr/1")["range_diff"]
+
+
+def test_a_reason_known_on_one_side_only_is_no_change(tmp_path: Path, cli: Cli) -> None:
+    """A lock copied away from its manifest knows an entry was skipped, not why: that is not a change."""
+    n = Nights(tmp_path / "n", cli)
+    n.night([{"pr": 1}, {"pr": 2, "enabled": False}])
+    lock = n.manifest.with_name("manifest.yaml.lock")
+    copy = tmp_path / "last-night.lock"
+    copy.write_text(lock.read_text())
+    code, out = n.cli.json("diff", str(copy), str(lock), "-m", n.manifest, "--repo", n.work.path)
+    assert code == 0, out
+    disabled = next(e for e in out["entries"] if e["id"] == "pr/2")
+    assert disabled["change"] == "unchanged", disabled
+    assert (disabled["from"].get("reason"), disabled["to"].get("reason")) == (None, "disabled")
