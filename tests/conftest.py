@@ -11,7 +11,6 @@ from typer.testing import CliRunner
 
 from carrytool.cli import app
 from carrytool.demo.scenario import Scenario, build
-
 from tests.gitrepo import Repo, init_repo, write_manifest
 
 # the report schema as the repository has it (tests depend on nothing outside the repository); the shared

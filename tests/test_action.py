@@ -24,7 +24,6 @@ import pytest
 import yaml
 
 from carrytool.demo.scenario import Scenario
-
 from tests.gitrepo import Repo
 from tests.test_packaging import copy_source
 

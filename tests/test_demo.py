@@ -12,7 +12,6 @@ import pytest
 
 from carrytool.demo.run import naive_loop, write_naive_manifest
 from carrytool.demo.scenario import Scenario, build
-
 from tests.conftest import Cli
 
 EXPECTED = {

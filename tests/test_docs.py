@@ -17,9 +17,13 @@ from carrytool.manifest.load import load_manifest
 from carrytool.manifest.model import SCHEMA, Key
 from carrytool.manifest.schema import manifest_schema
 from carrytool.pipeline.plan import plan_static
-
 from tests.conftest import Cli
-from tests.test_examples import ROOT_COMMAND, action_commands, carrytool_commands, parse_command
+from tests.test_examples import (
+    ROOT_COMMAND,
+    action_commands,
+    carrytool_commands,
+    parse_command,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"

@@ -30,7 +30,6 @@ from typer.main import get_command
 
 from carrytool.cli import app
 from carrytool.demo.scenario import Scenario
-
 from tests.conftest import Cli
 from tests.gitrepo import Repo
 from tests.test_action import load_action, run_action

@@ -20,7 +20,6 @@ import yaml
 from carrytool.manifest.load import load_manifest
 from carrytool.manifest.schema import SHIPPED
 from carrytool.pipeline.plan import plan_static
-
 from tests.conftest import Cli
 from tests.gitrepo import init_repo
 

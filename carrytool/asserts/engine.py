@@ -21,7 +21,12 @@ from carrytool.asserts.calltarget import args_problem, parse_call_target, render
 from carrytool.asserts.counts import check_calls
 from carrytool.asserts.expressions import TooComplex
 from carrytool.asserts.guards import check_guarded
-from carrytool.asserts.lexical import check_defines, check_mentions, check_not_calls, check_reads
+from carrytool.asserts.lexical import (
+    check_defines,
+    check_mentions,
+    check_not_calls,
+    check_reads,
+)
 from carrytool.asserts.local import check_not_calls_through
 from carrytool.asserts.messages import Verdict, failed, passed
 from carrytool.asserts.names import parse_target

@@ -144,7 +144,9 @@ class Following(Generic[S]):
         return self.inner.rebase(state, head)
 
     def on_call(self, state: S, call: ast.Call) -> S:
-        from carrytool.asserts.paths import Walker  # paths imports nothing of this module; keep it lazy
+        from carrytool.asserts.paths import (
+            Walker,  # paths imports nothing of this module; keep it lazy
+        )
 
         state = self.inner.on_call(state, call)
         found = resolve(self.src, call) if len(self.stack) < MAX_DEPTH else None

@@ -39,9 +39,9 @@ from typing import Any, Generic
 
 from carrytool.asserts.expressions import (
     Alt,
+    Budget,
     Domain,
     ExpressionWalker,
-    Budget,
     Label,
     S,
     evaluated_children,

@@ -68,8 +68,8 @@ def _check_naive(manifest_path: Path, tree: Path) -> dict[str, object]:
 
 def _bisect_naive(naive: Path, sc: Scenario) -> None:
     """`carrytool bisect` on that red night: which entry lost the fix, and with whom it must be folded."""
-    from carrytool.render.commands import Invocation
     from carrytool.render.bisect import next_command
+    from carrytool.render.commands import Invocation
     from carrytool.review.bisect import bisect, select_checks
 
     manifest = load_manifest(naive)

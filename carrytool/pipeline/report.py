@@ -10,7 +10,14 @@ from typing import Any
 
 from carrytool import __version__
 from carrytool.asserts.spec import AssertOutcome
-from carrytool.errors import EXIT_CONFLICT, EXIT_INPUT, EXIT_OK, EXIT_VERIFY, EnvironmentProblem, InputError
+from carrytool.errors import (
+    EXIT_CONFLICT,
+    EXIT_INPUT,
+    EXIT_OK,
+    EXIT_VERIFY,
+    EnvironmentProblem,
+    InputError,
+)
 from carrytool.gitlayer.urls import redact
 from carrytool.pipeline.atomic import write_atomic
 from carrytool.pipeline.plan import Step, Violation

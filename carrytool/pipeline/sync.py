@@ -24,7 +24,13 @@ from carrytool.pipeline import facts
 from carrytool.pipeline.atomic import crash_point
 from carrytool.pipeline.compose import Composer, Composition
 from carrytool.pipeline.landing import Accounting, account
-from carrytool.pipeline.lock import StagedLock, build_lock, locked_resolution, read_lock, stage_lock
+from carrytool.pipeline.lock import (
+    StagedLock,
+    build_lock,
+    locked_resolution,
+    read_lock,
+    stage_lock,
+)
 from carrytool.pipeline.plan import CONFLICT, Step, plan_paths, plan_static
 from carrytool.pipeline.report import Report
 from carrytool.pipeline.resolve import (

@@ -32,7 +32,14 @@ from carrytool.manifest.model import Entry, Manifest
 from carrytool.manifest.safefile import refuse_symlink, write_atomic
 from carrytool.pipeline.resolve import _fetch, namespace
 from carrytool.pipeline.structured_tree import resolve_merge, without_resolved
-from carrytool.union.resolutions import Fixup, Store, align_resolutions, apply_resolutions, has_markers, split_conflicts
+from carrytool.union.resolutions import (
+    Fixup,
+    Store,
+    align_resolutions,
+    apply_resolutions,
+    has_markers,
+    split_conflicts,
+)
 from carrytool.union.reuse import Content, Step, read_content, resolve_step
 from carrytool.union.scratch import Scratch, _walk
 from carrytool.union.state import load_state, save_state

@@ -7,7 +7,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from carrytool.gitlayer.git import Git, MergeResult
-from carrytool.union.resolutions import Fixup, apply_resolutions, has_markers, split_conflicts
+from carrytool.union.resolutions import (
+    Fixup,
+    apply_resolutions,
+    has_markers,
+    split_conflicts,
+)
 
 Notify = Callable[[str], None]
 Content = tuple[str, bytes]

@@ -12,8 +12,7 @@ import textwrap
 
 import pytest
 
-from carrytool.asserts import AssertSpec, evaluate
-from carrytool.asserts import expressions
+from carrytool.asserts import AssertSpec, evaluate, expressions
 from carrytool.asserts.counts import CountDomain
 from carrytool.asserts.expressions import Budget
 from carrytool.asserts.names import parse_target

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from carrytool.gitlayer.git import Git
-
 from tests.gitrepo import init_repo, many_prs
 
 

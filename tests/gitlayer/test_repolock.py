@@ -15,7 +15,6 @@ import pytest
 
 from carrytool.errors import EnvironmentProblem, LockHeld
 from carrytool.gitlayer.repolock import RepoLock
-
 from tests.gitrepo import init_repo, read_only
 
 PROCESSES = 8

@@ -10,7 +10,6 @@ import pytest
 from carrytool.errors import ManifestError
 from carrytool.manifest import paths
 from carrytool.manifest.load import load_manifest
-
 from tests.conftest import Cli
 
 HEAD = "version: 1\nupstream: {url: https://example.com/up.git}\nfork: {branch: dev}\n"

@@ -13,7 +13,6 @@ from hypothesis import strategies as st
 from carrytool.errors import ManifestError
 from carrytool.manifest.load import load_manifest
 from carrytool.manifest.schema import manifest_schema
-
 from tests.conftest import Cli
 
 KEYS = ["version", "upstream", "fork", "identity", "policy", "entries", "asserts", "url", "branch", "pr_ref",

@@ -15,7 +15,6 @@ import yaml
 
 from carrytool.manifest.model import SCHEMA
 from carrytool.manifest.schema import SHIPPED, manifest_schema, render_schema
-
 from tests.conftest import Cli
 from tests.manifest.test_manifest import GOOD
 

@@ -13,7 +13,6 @@ import pytest
 
 from carrytool.demo.scenario import Scenario
 from carrytool.pipeline.compose import Composer
-
 from tests.conftest import Cli, Small
 from tests.gitrepo import init_repo, many_prs, write_manifest
 

@@ -13,7 +13,6 @@ import jsonschema
 import pytest
 
 from carrytool.pipeline.compose import Composer
-
 from tests.conftest import Cli, Small
 from tests.gitrepo import Repo, init_repo, many_prs, write_manifest
 

@@ -6,7 +6,6 @@ import pytest
 
 from carrytool.gitlayer.git import Change
 from carrytool.pipeline.hunks import parse_patch
-
 from tests.conftest import Cli, Small
 from tests.pipeline.test_sync import by_id, sync
 

@@ -10,7 +10,6 @@ import carrytool.pipeline.sync as sync_module
 from carrytool.gitlayer.objects import Signature
 from carrytool.pipeline.hunks import Hunk
 from carrytool.pipeline.landing import _shift
-
 from tests.conftest import Cli, Small
 from tests.pipeline.test_sync import by_id, sync
 

@@ -11,7 +11,6 @@ import yaml
 
 from carrytool.demo import sources
 from carrytool.gitlayer.git import Git
-
 from tests.conftest import Small
 
 BASE = "import os\n\n\nclass Runner:\n    def run(self):\n        return 1\n"

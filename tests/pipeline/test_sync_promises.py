@@ -13,7 +13,6 @@ import pytest
 
 import carrytool.pipeline.sync as sync_module
 from carrytool.manifest.schema import SHIPPED
-
 from tests.conftest import Cli, Small
 
 A_TWO = {"a.py": "def f():\n    return 2\n\n\ndef g():\n    return 2\n"}

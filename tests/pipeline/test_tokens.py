@@ -9,7 +9,6 @@ import pytest
 
 from carrytool.demo.scenario import Scenario
 from carrytool.gitlayer.urls import redact, refname_problem
-
 from tests.conftest import Cli
 
 SECRET = "SEKRIT"

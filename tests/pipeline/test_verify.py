@@ -10,7 +10,6 @@ import jsonschema
 import pytest
 
 from carrytool.demo.scenario import Scenario
-
 from tests.conftest import Cli
 
 

@@ -7,7 +7,6 @@ import subprocess
 from pathlib import Path
 
 from carrytool.demo.scenario import Scenario
-
 from tests.conftest import Cli
 from tests.test_vllm_manifest import MANIFEST, demo_composition, write_tree
 

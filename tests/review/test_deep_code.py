@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from carrytool.asserts import AssertSpec, evaluate
 from carrytool.pipeline.scopes import scope_at, scope_names
-
 from tests.conftest import Cli, Small
 
 

@@ -14,7 +14,6 @@ from carrytool.demo.scenario import Scenario
 from carrytool.gitlayer.git import Git
 from carrytool.manifest.load import load_manifest
 from carrytool.review.explain import draft_union_message, explain, find_entries
-
 from tests.conftest import Cli
 
 UNION = "carry/wake-path-union"

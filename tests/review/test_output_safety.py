@@ -11,7 +11,6 @@ import sys
 from pathlib import Path
 
 from carrytool.render.commands import Invocation
-
 from tests.conftest import Cli, Small, init_repo
 
 EVIL = "docs/$(touch PWNED).md"

@@ -7,7 +7,6 @@ import sys
 from pathlib import Path
 
 from carrytool.union.resolutions import ConflictHunk, split_conflicts
-
 from tests.gitrepo import init_repo
 
 LINES = [f"line {i}\n" for i in range(1, 25)]

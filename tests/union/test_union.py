@@ -16,7 +16,6 @@ from carrytool.union.resolutions import (
     extract_resolutions,
     split_conflicts,
 )
-
 from tests.conftest import Cli
 
 NAME = "wake-path-union"

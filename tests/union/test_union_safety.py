@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 from carrytool.gitlayer.repolock import RepoLock
-
 from tests.conftest import Cli
 from tests.union.fold_scenario import UNION, Fold, edited, resolve_both
 

@@ -7,7 +7,6 @@ import shutil
 
 from carrytool.demo import sources
 from carrytool.demo.scenario import Scenario
-
 from tests.conftest import Cli
 from tests.union.test_union import NAME, resolve_worker, scratch, union
 
