@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import importlib.util
 import random
+import sys
 
 import pytest
 
@@ -138,8 +139,12 @@ def test_long_elif_chains_are_one_fork() -> None:
     ("return " + "g(" * 180 + ")" * 180, True, "g is called exactly 180 times on every path (1 path) through f"),
     # deeper than the parser allows, or than ast construction recurses: a clean failure naming the cause
     ("return " + "g(" * 400 + ")" * 400, False, "m.py:2: syntax error: too many nested parentheses"),
+    # Python 3.11+ builds the tree of a 3,000-term chain recursively and gives up; 3.10 builds it: either
+    # way an exact answer, never a crash
     ("return " + " + ".join(["g()"] * 3000), False,
-     "m.py: cannot parse as Python: maximum recursion depth exceeded during ast construction"),
+     "m.py: cannot parse as Python: maximum recursion depth exceeded during ast construction")
+    if sys.version_info >= (3, 11) else
+    ("return " + " + ".join(["g()"] * 3000), True, "g is called exactly 3000 times on every path (1 path) through f"),
 ])
 def test_deeply_nested_calls_fail_cleanly_or_hold(source: str, ok: bool, message: str) -> None:
     data = ("def f():\n    " + source + "\n").encode()
