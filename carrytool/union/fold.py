@@ -14,9 +14,7 @@ are written before the state moves; the manifest and patch are replaced by renam
 
 from __future__ import annotations
 
-import os
 import shlex
-import signal
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -30,6 +28,7 @@ from carrytool.manifest.edit import update_union
 from carrytool.manifest.load import parse_manifest
 from carrytool.manifest.model import Entry, Manifest
 from carrytool.manifest.safefile import refuse_symlink, write_atomic
+from carrytool.pipeline.atomic import crash_point
 from carrytool.pipeline.resolve import _fetch, namespace
 from carrytool.pipeline.structured_tree import resolve_merge, without_resolved
 from carrytool.union.resolutions import (
@@ -45,12 +44,6 @@ from carrytool.union.scratch import Scratch, _walk
 from carrytool.union.state import load_state, save_state
 
 Notify = Callable[[str], None]
-
-
-def _crash_point(name: str) -> None:
-    """Tests kill the process here (CARRYTOOL_CRASH_AT=NAME) to prove every point is recoverable."""
-    if os.environ.get("CARRYTOOL_CRASH_AT") == name:
-        os.kill(os.getpid(), signal.SIGKILL)
 
 
 @dataclass
@@ -243,7 +236,7 @@ class Union:
         self.git.flush_objects()
         scratch = self._scratch(Path(state["scratch"]))
         scratch.write(self.git, shown_tree)
-        _crash_point("stop:scratch")
+        crash_point("stop:scratch")
         state["conflict"] = {"pr": item.pr, "tree": merged.tree, "pre": step.pre, "shown": shown_tree,
                              "files": conflicts}
         self.save(state)
@@ -297,9 +290,9 @@ class Union:
         ns = namespace(self.manifest)
         self.git.update_ref(f"{ns}/carry/{self.name}", commit, self.git.ref_value(f"{ns}/carry/{self.name}"),
                             "carrytool union")
-        _crash_point("finish:ref")
+        crash_point("finish:ref")
         outcome.manifest_updated = self.update_manifest(commit, outcome.folded)
-        _crash_point("finish:manifest")
+        crash_point("finish:manifest")
         self.cleanup(Path(state["scratch"]))
         return outcome
 
@@ -329,7 +322,7 @@ class Union:
             patch = self.git.run("format-patch", "-1", "--stdout", "--zero-commit", "--no-signature",
                                  "--no-stat", commit).stdout
             write_atomic(self.manifest.base_dir / self.entry.patch, patch)
-            _crash_point("finish:patch")
+            crash_point("finish:patch")
             new_text = update_union(text, self.entry.index, commit=None, folded=folded)
         else:
             new_text = update_union(text, self.entry.index, commit=commit, folded=folded)
@@ -366,7 +359,7 @@ class Union:
                 edits[path] = (mode, oid)
         edits.update({p: None for p, (mode, _oid) in shown.items() if mode != "160000" and p not in snapshot})
         self.record(state, conflict, snapshot, sorted(set(edits) | set(kinds)))
-        _crash_point("continue:recorded")
+        crash_point("continue:recorded")
         item = f"pr/{conflict['pr']}"
         tree = self.git.edit_tree(conflict["shown"], edits)
         for change in self.git.diff_trees([(state["tip"], tree)])[0]:
@@ -380,7 +373,7 @@ class Union:
         listed = scratch.listed()
         scratch.write_marker([*listed.get("files", []), *snapshot], bool(listed.get("created_root")))
         self.save(state)
-        _crash_point("continue:advanced")
+        crash_point("continue:advanced")
         scratch.remove_files()
         return self.advance(state)
 
@@ -445,7 +438,7 @@ class Union:
         """Remove what carrytool wrote: the scratch files its marker lists, the state files."""
         scratch = self._scratch(scratch_root)
         left = scratch.remove_files() if scratch.is_marked() else []
-        _crash_point("cleanup:scratch")
+        crash_point("cleanup:scratch")
         for path in [self.state_path, self.state_dir / "index", *self.state_dir.glob(".state.json.*.tmp")]:
             if path.is_symlink() or path.is_file():
                 path.unlink()
