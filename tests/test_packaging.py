@@ -69,10 +69,15 @@ def test_sdist_and_wheel_hold_the_schema_the_demo_and_py_typed(dist: Path) -> No
     assert not any(n.startswith(("tests/", "bench/", "carries/")) for n in names)
     metadata = zipfile.ZipFile(wheel).read(f"carrytool-{version}.dist-info/METADATA").decode()
     assert f"\nVersion: {version}\n" in metadata and "Requires-Python: >=3.10" in metadata
+    # the licence pyproject.toml declares ships in both (PEP 639), word for word
+    assert "\nLicense-Expression: Apache-2.0\n" in metadata and "\nLicense-File: LICENSE\n" in metadata
+    licence = (ROOT / "LICENSE").read_bytes()
+    assert zipfile.ZipFile(wheel).read(f"carrytool-{version}.dist-info/licenses/LICENSE") == licence
+    assert licence.lstrip().startswith(b"Apache License") and b"Version 2.0, January 2004" in licence
     entry = zipfile.ZipFile(wheel).read(f"carrytool-{version}.dist-info/entry_points.txt").decode()
     assert "carrytool = carrytool.cli:main" in entry
     members = {m.split("/", 1)[1] for m in tarfile.open(sdist).getnames() if "/" in m}
-    assert SHIPPED | {"CHANGELOG.md", "README.md", "pyproject.toml", "action.yml"} <= members
+    assert SHIPPED | {"CHANGELOG.md", "README.md", "pyproject.toml", "action.yml", "LICENSE"} <= members
     twine = Path(sys.executable).parent / "twine"
     proc = subprocess.run([str(twine), "check", "--strict", str(wheel), str(sdist)], capture_output=True, text=True)
     assert proc.returncode == 0 and proc.stdout.count("PASSED") == 2, proc.stdout + proc.stderr
