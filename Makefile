@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.carrytool-installed
 
-.PHONY: demo test bench clean lint lint-ci mutation
+.PHONY: demo docs test bench clean lint lint-ci mutation
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 10))' || { echo "carrytool needs Python >= 3.10"; exit 1; }
@@ -14,6 +14,11 @@ $(STAMP): pyproject.toml
 
 demo: $(STAMP)
 	$(BIN)/carrytool demo
+
+# Every block of command output in README.md and docs/ between `<!-- generated: NAME -->` markers, rerun
+# on the demo scenario (tools/gendocs.py); tests/test_docs_generated.py fails when one is stale.
+docs: $(STAMP)
+	$(BIN)/python -m tools.gendocs
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
