@@ -26,10 +26,12 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m bench $(BENCH_ARGS)
 
-# action.yml and the example workflows against GitHub's schemas (also checked by tests/test_action.py)
+# action.yml and the example workflows against GitHub's schemas, and the workflows through actionlint
+# (also checked by tests/test_action.py, which also lints them against action.yml's inputs)
 lint-ci: $(STAMP)
 	$(BIN)/check-jsonschema --builtin-schema vendor.github-actions action.yml
 	$(BIN)/check-jsonschema --builtin-schema vendor.github-workflows examples/github/*.yml
+	$(BIN)/actionlint examples/github/*.yml
 
 # Mutation score (slow: not part of `make test`; run before a release or after a large change).
 # MUTATION_ARGS: module names of bench/mutation.py (default: all), --max-children N.
