@@ -67,7 +67,8 @@ class Recorder:
         return Path(self.name) if "/" in self.name else RESULTS / f"{self.name}.md"
 
     def header(self) -> str:
-        dirty = " (with uncommitted changes)" if _out(["git", "status", "--porcelain", "--untracked-files=no"]) else ""
+        changed = _out(["git", "status", "--porcelain", "--untracked-files=no", "--", "carrytool", "bench"])
+        dirty = " (with uncommitted changes to carrytool/ or bench/)" if changed else ""
         command = shlex.join(self.argv).replace(str(Path.home()), "~")
         return "\n".join([
             f"# bench result: {Path(self.name or '').name.removesuffix('.md')}",
