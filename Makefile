@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.carrytool-installed
 
-.PHONY: demo test bench clean lint-ci mutation
+.PHONY: demo docs test bench clean lint-ci mutation
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 10))' || { echo "carrytool needs Python >= 3.10"; exit 1; }
@@ -15,16 +15,23 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/carrytool demo
 
+# Every block of command output in README.md and docs/ between `<!-- generated: NAME -->` markers, rerun
+# on the demo scenario (tools/gendocs.py); tests/test_docs_generated.py fails when one is stale.
+docs: $(STAMP)
+	$(BIN)/python -m tools.gendocs
+
 test: $(STAMP)
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
 
 bench: $(STAMP)
 	$(BIN)/python -m bench $(BENCH_ARGS)
 
-# action.yml and the example workflows against GitHub's schemas (also checked by tests/test_action.py)
+# action.yml and the example workflows against GitHub's schemas, and the workflows through actionlint
+# (also checked by tests/test_action.py, which also lints them against action.yml's inputs)
 lint-ci: $(STAMP)
 	$(BIN)/check-jsonschema --builtin-schema vendor.github-actions action.yml
 	$(BIN)/check-jsonschema --builtin-schema vendor.github-workflows examples/github/*.yml
+	$(BIN)/actionlint examples/github/*.yml
 
 # Mutation score (slow: not part of `make test`; run before a release or after a large change).
 # MUTATION_ARGS: module names of bench/mutation.py (default: all), --max-children N.

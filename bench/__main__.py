@@ -15,6 +15,7 @@ from pathlib import Path
 
 from .generate import load_or_generate
 from .real import real_inputs
+from .record import Recorder
 from .report import render_compare, render_scale, write_json
 from .runners import RUNNERS, Inputs
 from .session import Summary, measure
@@ -52,6 +53,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--out", type=Path, default=DEFAULT_OUT, help="where workloads are generated and cached")
     p.add_argument("--fresh", action="store_true", help="regenerate cached workloads")
     p.add_argument("--json", type=Path, metavar="FILE", help="also write every measurement as JSON")
+    p.add_argument("--record", metavar="NAME", help="also write the output, with machine, load, git version, date and "
+                   "command, to bench/results/NAME.md (what the docs quote)")
     p.add_argument("-q", "--quiet", action="store_true", help="no per-run progress on stderr")
     args = p.parse_args(argv)
     args.runner_names = [r for r in args.runners.split(",") if r]
@@ -108,9 +111,9 @@ def run_real(args: argparse.Namespace) -> tuple[list[Summary], str]:
 
 def run_explain(args: argparse.Namespace) -> tuple[list[Summary], str]:
     """--explain: the plan, evidence and sparse overlap map for many entries (bench/explain_overlaps.py)."""
-    script = Path(__file__).resolve().parent / "explain_overlaps.py"
-    proc = subprocess.run([sys.executable, str(script), "--entries", str(args.prs or 500)], capture_output=True,
-                          text=True)
+    proc = subprocess.run([sys.executable, "-m", "bench.explain_overlaps", "--entries", str(args.prs or 500),
+                           *(["--files", str(args.files)] if args.files else [])], capture_output=True, text=True,
+                          cwd=Path(__file__).resolve().parents[1])
     return [], proc.stdout + proc.stderr
 
 
@@ -125,7 +128,7 @@ Mode = Callable[[argparse.Namespace], "tuple[list[Summary], str]"]
 
 
 def pick_mode(args: argparse.Namespace) -> Mode:
-    """The mode the flags ask for (`--explain` and `--verify` will be chosen here too)."""
+    """The mode the flags ask for."""
     if args.explain:
         return run_explain
     if args.verify:
@@ -140,8 +143,10 @@ def pick_mode(args: argparse.Namespace) -> Mode:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the chosen mode, print its table (stdout; progress goes to stderr), optionally write JSON."""
     args = parse_args(argv)
+    recorder = Recorder(args.record)
     summaries, text = pick_mode(args)(args)
     print(text)
+    recorder.write(text)
     if args.json:
         write_json(summaries, args.json)
     return 0

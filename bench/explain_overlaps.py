@@ -1,6 +1,6 @@
 """How long explain's overlap map takes for many entries (not a timed test: run it and read the figures).
 
-    .venv/bin/python bench/explain_overlaps.py [--entries 500] [--files 2000] [--hot 300] [--keep]
+    .venv/bin/python -m bench.explain_overlaps [--entries 500] [--files 2000] [--hot 300] [--keep] [--record NAME]
 
 Builds a synthetic upstream with one `git fast-import` (FILES Python modules of ten small functions,
 25 to a directory) and ENTRIES one-to-three-file PRs that each edit one line of a function in the HOT
@@ -22,6 +22,8 @@ import time
 from pathlib import Path
 
 import yaml
+
+from bench.record import Recorder
 
 from carrytool.gitlayer.git import Git
 from carrytool.manifest.load import load_manifest
@@ -89,7 +91,9 @@ def main() -> int:
     parser.add_argument("--hot", type=int, default=300)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--keep", action="store_true", help="keep the scenario (printed) instead of deleting it")
+    parser.add_argument("--record", metavar="NAME", help="also write the output to bench/results/NAME.md")
     args = parser.parse_args()
+    recorder = Recorder(args.record)
     root = Path(tempfile.mkdtemp(prefix="carrytool-bench-explain-"))
     for name in ("up.git", "work.git"):
         subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(root / name)], check=True)
@@ -111,12 +115,16 @@ def main() -> int:
     kinds: dict[str, int] = {}
     for overlap in found.overlaps:
         kinds[overlap.kind] = kinds.get(overlap.kind, 0) + 1
-    print(f"{args.entries} entries, {args.files} files ({args.hot} hot), git {'.'.join(map(str, git.version))}")
-    print(f"  plan (sync's plan_and_compose, offline): {t1 - t0:6.2f} s")
-    print(f"  evidence (diffs and hunks of every entry): {t2 - t1:6.2f} s")
-    print(f"  overlap map: {t3 - t2:6.2f} s for {found.pairs_merged} pairs sharing a file "
-          f"(of {args.entries * (args.entries - 1) // 2} possible): "
-          + ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())))
+    text = "\n".join([
+        f"{args.entries} entries, {args.files} files ({args.hot} hot), git {'.'.join(map(str, git.version))}",
+        f"  plan (sync's plan_and_compose, offline): {t1 - t0:6.2f} s",
+        f"  evidence (diffs and hunks of every entry): {t2 - t1:6.2f} s",
+        f"  overlap map: {t3 - t2:6.2f} s for {found.pairs_merged} pairs sharing a file "
+        f"(of {args.entries * (args.entries - 1) // 2} possible): "
+        + ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())),
+        f"  explain's analysis (evidence + overlap map): {t3 - t1:6.2f} s; plan + analysis: {t3 - t0:6.2f} s"])
+    print(text)
+    recorder.write(text)
     if args.keep:
         print(f"  scenario kept in {root}")
     else:

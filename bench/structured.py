@@ -26,6 +26,7 @@ from carrytool.pipeline.structured import resolve
 
 from .generate import clean_env
 from .real import default_branch, recent_prs
+from .record import Recorder
 
 
 class Tally:
@@ -143,11 +144,15 @@ def main() -> None:
     p.add_argument("--prs", type=int, default=300, help="how many of the newest PRs (default 300)")
     p.add_argument("--within", type=int, default=3000,
                    help="only PRs branching off the last N commits of the default branch (default 3000)")
+    p.add_argument("--record", metavar="NAME", help="also write the output to bench/results/NAME.md")
     args = p.parse_args()
+    recorder = Recorder(args.record)
     with tempfile.TemporaryDirectory() as tmp:
         pairs, chain, prs = measure(borrow(args.repo.resolve(), Path(tmp) / "borrowed.git"), args.prs, args.within)
-    print(render(args.repo.resolve().name if args.repo.name != "repo" else args.repo.resolve().parent.name,
-                 pairs, chain, prs))
+    text = render(args.repo.resolve().name if args.repo.name != "repo" else args.repo.resolve().parent.name,
+                  pairs, chain, prs)
+    print(text)
+    recorder.write(text)
 
 
 if __name__ == "__main__":

@@ -13,9 +13,9 @@ from carrytool.cli import app
 from carrytool.demo.scenario import Scenario, build
 from tests.gitrepo import Repo, init_repo, write_manifest
 
-# the report schema as the repository has it (tests depend on nothing outside the repository); the shared
+# the report schema as the repository ships it (tests depend on nothing outside the repository); the shared
 # contract's copy, when it sits beside the clone, must be the same file (tests/test_report_schema.py)
-REPORT_SCHEMA = Path(__file__).resolve().parent / "data" / "report.schema.json"
+REPORT_SCHEMA = Path(__file__).resolve().parents[1] / "carrytool" / "schemas" / "report.schema.json"
 SHARED_REPORT_SCHEMA = Path(__file__).resolve().parents[2] / "shared" / "schemas" / "report.schema.json"
 
 

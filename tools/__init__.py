@@ -1,0 +1,1 @@
+"""Maintenance scripts of this repository (not shipped): `python -m tools.gendocs` is `make docs`."""
