@@ -42,11 +42,16 @@ class Hunk:
 
 @dataclass
 class Resolution:
-    """The outcome for one file: TEXT is None when any hunk (or a whole-file gate) refused."""
+    """The outcome for one file: TEXT is None when any hunk (or a whole-file gate) refused.
+
+    A partial outcome (`resolve(..., partial=True)`, some hunks resolved and some refused) keeps TEXT None
+    and gives VARIANTS: the file with the resolved hunks resolved and each refused hunk as ours, as the
+    base, as theirs. Merging the three (git's text merge) shows only the refused hunks as conflicts."""
 
     text: bytes | None
     hunks: list[Hunk] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)   # one reason per refused hunk, or one per file gate
+    variants: tuple[bytes, bytes, bytes] | None = None
 
     @property
     def ok(self) -> bool:
@@ -109,8 +114,12 @@ def parse_diff3(merged: bytes, marker_size: int = MARKER_SIZE) -> list[list[byte
     return [s for s in out if not (isinstance(s, list) and not s)]
 
 
-def resolve(base: bytes, ours: bytes, theirs: bytes, merged: bytes) -> Resolution:
-    """Resolve every conflict hunk of MERGED (diff3 markers of MARKER_SIZE) or say why not."""
+def resolve(base: bytes, ours: bytes, theirs: bytes, merged: bytes, *, partial: bool = False) -> Resolution:
+    """Resolve every conflict hunk of MERGED (diff3 markers of MARKER_SIZE) or say why not.
+
+    PARTIAL: resolve the hunks that do resolve even when others are refused (see Resolution.variants).
+    The gates then hold for the file with each refused hunk as ours and as theirs, the lines the refused
+    hunks hold aside; a gate that fails refuses every hunk (it cannot say which one is at fault)."""
     segments = parse_diff3(merged)
     if segments is None:
         return Resolution(None, refused=["markers"])
@@ -123,7 +132,7 @@ def resolve(base: bytes, ours: bytes, theirs: bytes, merged: bytes) -> Resolutio
     for conflict in conflicts:
         _classify_lines(conflict)
     early = [c.refused for c in conflicts if c.refused]
-    if early:           # the file stays conflicted whatever the rest: no need to parse it
+    if early and (not partial or len(early) == len(conflicts)):
         return Resolution(None, refused=early)
     lines, blocks = _assemble(segments, theirs_first=False)
     tree = _parse(b"".join(lines))
@@ -131,21 +140,70 @@ def resolve(base: bytes, ours: bytes, theirs: bytes, merged: bytes) -> Resolutio
         for conflict in conflicts:
             conflict.refused = conflict.refused or "syntax"
     else:
-        index = _Index(tree, [r for pair in blocks for r in pair])
+        index = _Index(tree, [r for c, pair in zip(conflicts, blocks) if not c.refused for r in pair])
         for conflict, (first, second) in zip(conflicts, blocks):
             if conflict.refused is None and conflict.parts:
                 _classify_statements(conflict, index, first, second, lines)
     refused = [c.refused for c in conflicts if c.refused]
-    if refused:
-        return Resolution(None, refused=refused)
+    if refused and (not partial or len(refused) == len(conflicts)):
+        return Resolution(None, refused=refused)  # type: ignore[arg-type]
     text = b"".join(lines)
-    inserted = {line for pair in blocks for a, b in pair for line in range(a, b + 1)}
+    inserted = {line for c, pair in zip(conflicts, blocks) if not c.refused for a, b in pair
+                for line in range(a, b + 1)}
     problem = _gates(base, ours, theirs, text, segments, tree, inserted)   # type: ignore[arg-type]
+    variants = None
+    if problem is None and refused:
+        variants = tuple(b"".join(_assemble(segments, theirs_first=False, refused_as=side)[0])
+                         for side in ("ours", "base", "theirs"))
+        other = _parse(variants[2])
+        if other is None:
+            problem = "syntax"
+        else:
+            _, other_blocks = _assemble(segments, theirs_first=False, refused_as="theirs")
+            moved = {line for c, pair in zip(conflicts, other_blocks) if not c.refused for a, b in pair
+                     for line in range(a, b + 1)}
+            problem = _gates(base, ours, theirs, variants[2], segments, other, moved, refused_as="theirs")
     if problem:
         return Resolution(None, refused=[problem] * len(conflicts))
     hunks = [Hunk((min(o[0], t[0]), max(o[1], t[1])), c.kind or "statements")  # type: ignore[arg-type]
-             for c, (o, t) in zip(conflicts, blocks)]
+             for c, (o, t) in zip(conflicts, blocks) if not c.refused]
+    if refused:
+        return Resolution(None, hunks, refused, variants)  # type: ignore[arg-type]
     return Resolution(text, hunks)
+
+
+def sides_of(shown: bytes) -> tuple[bytes, bytes, list[int]] | None:
+    """Ours' and theirs' versions of SHOWN (git's `merge`-style conflict markers of 7), and for each line of
+    ours' version (0-based) its line in SHOWN; None when the markers are malformed or ambiguous."""
+    ours: list[bytes] = []
+    theirs: list[bytes] = []
+    where: list[int] = []
+    state = None
+    for n, line in enumerate(split_lines(shown)):
+        bare = line.rstrip(b"\r\n")
+        if bare.startswith(b"<<<<<<<") and bare[7:8] in (b"", b" ") and bare[:8] != b"<" * 8:
+            if state is not None:
+                return None
+            state = "ours"
+        elif bare == b"=======" and state is not None:
+            if state != "ours":
+                return None
+            state = "theirs"
+        elif bare.startswith(b">>>>>>>") and bare[7:8] in (b"", b" ") and bare[:8] != b">" * 8:
+            if state != "theirs":
+                return None
+            state = None
+        elif bare.startswith((b"<<<<<<<", b">>>>>>>", b"|||||||")) and bare[7:8] in (b"", b" "):
+            return None
+        else:
+            if state != "theirs":
+                ours.append(line)
+                where.append(n)
+            if state != "ours":
+                theirs.append(line)
+    if state is not None:
+        return None
+    return b"".join(ours), b"".join(theirs), where
 
 
 # -- hunks ------------------------------------------------------------------------------------------
@@ -182,9 +240,10 @@ def _classify_lines(conflict: _Conflict) -> None:
         conflict.refused = "edit-edit"
 
 
-def _assemble(segments, *, theirs_first: bool):  # noqa: ANN001, ANN202 - internal
-    """The file's lines with each conflict resolved (refused ones take ours, so the rest can be parsed),
-    and per conflict the (first, last) line ranges of ours' and theirs' insertions (1-based)."""
+def _assemble(segments, *, theirs_first: bool, refused_as: str = "ours"):  # noqa: ANN001, ANN202 - internal
+    """The file's lines with each conflict resolved (refused ones take REFUSED_AS: ours, base or theirs, so the
+    rest can be parsed), and per conflict the (first, last) line ranges of ours' and theirs' insertions
+    (1-based; a refused conflict's first range is the side it took)."""
     lines: list[bytes] = []
     blocks: list[tuple[tuple[int, int], tuple[int, int]]] = []
     for segment in segments:
@@ -194,7 +253,7 @@ def _assemble(segments, *, theirs_first: bool):  # noqa: ANN001, ANN202 - intern
         lines += segment.prefix
         if segment.refused or not segment.parts:
             start = len(lines) + 1
-            lines += segment.ours if segment.refused else segment.merged_import or []
+            lines += getattr(segment, refused_as) if segment.refused else segment.merged_import or []
             blocks.append(((start, len(lines)), (len(lines) + 1, len(lines))))
         else:
             first, second = segment.parts
@@ -261,6 +320,11 @@ def _statement_kind(index: _Index, first: int, last: int, lines: list[bytes], *,
     of one literal. An empty range has no kind and no parent."""
     if first > last:
         return None, None, None
+    if any(lines[i - 1].strip() for i in range(first, last + 1)):    # blank lines at the edges belong to no
+        while not lines[first - 1].strip():                          # statement: a method inserted last in
+            first += 1                                               # its class, then a blank line, is whole
+        while not lines[last - 1].strip():
+            last -= 1
     inside, straddle = [], False
     for start, end, node, parent in index.stmts:
         if first <= start and end <= last:
@@ -379,8 +443,9 @@ def _merge_import(base: list[bytes], ours: list[bytes], theirs: list[bytes]) -> 
 # -- whole-file gates --------------------------------------------------------------------------------
 
 def _gates(base: bytes, ours: bytes, theirs: bytes, text: bytes, segments, tree: ast.Module,  # noqa: ANN001
-           inserted: set[int]) -> str | None:
-    """The reason the resolved file is refused, or None: shadowing, a lost line, order dependence."""
+           inserted: set[int], *, refused_as: str = "ours") -> str | None:
+    """The reason the resolved file is refused, or None: shadowing, a lost line, order dependence. Refused
+    conflicts (in TEXT as REFUSED_AS) still hold both sides' lines: they count as present."""
     lines_of: dict[tuple[str, str], list[int]] = {}
     result = definitions(tree, lines_of)
     twice = {key for key, n in result.items() if n > 1 and inserted.intersection(lines_of[key])}
@@ -391,11 +456,12 @@ def _gates(base: bytes, ours: bytes, theirs: bytes, text: bytes, segments, tree:
             return "shadows"
     rewritten = Counter(line for s in segments if isinstance(s, _Conflict) and s.merged_import is not None
                         for line in s.ours + s.theirs)
-    have = Counter(split_lines(text)) + rewritten
+    held = Counter(line for s in segments if isinstance(s, _Conflict) and s.refused for line in s.ours + s.theirs)
+    have = Counter(split_lines(text)) + rewritten + held
     for side in (ours, theirs):
         if _added(base, side) - have:
             return "lost-line"
-    other, _ = _assemble(segments, theirs_first=True)
+    other, _ = _assemble(segments, theirs_first=True, refused_as=refused_as)
     if other == split_lines(text):
         return None
     other_tree = _parse(b"".join(other))

@@ -29,6 +29,11 @@ RESOLVED = [
      CLASS + "\n    def a(self):\n        return 1\n",
      CLASS + "\n    def b(self):\n        return 2\n",
      CLASS + "\n    def a(self):\n        return 1\n\n    def b(self):\n        return 2\n"),
+    ("methods",      # inserted last in the class: the blank line after each belongs to no statement
+     CLASS + "\n\ndef f():\n    pass\n",
+     CLASS + "\n    def a(self):\n        return 1\n\n\ndef f():\n    pass\n",
+     CLASS + "\n    def b(self):\n        return 2\n\n\ndef f():\n    pass\n",
+     CLASS + "\n    def a(self):\n        return 1\n\n    def b(self):\n        return 2\n\n\ndef f():\n    pass\n"),
     ("functions",
      "import os\n\n\ndef f():\n    pass\n",
      "import os\n\n\ndef f():\n    pass\n\n\ndef g():\n    pass\n",
