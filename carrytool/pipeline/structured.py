@@ -70,6 +70,7 @@ class _Conflict:
     merged_import: list[bytes] | None = None
     parts: list[list[bytes]] = field(default_factory=list)   # what the resolution holds, in order
     swappable: bool = False          # two insertions at one place: "the other order" swaps them
+    shared: tuple[int, int] | None = None    # lines (0-based, end excluded) of the parts both inserted
 
 
 Segment = "list[bytes] | _Conflict"
@@ -220,7 +221,11 @@ def _classify_lines(conflict: _Conflict) -> None:
         base.pop()
         theirs.pop()
     if not base:
-        conflict.parts, conflict.swappable = [ours, theirs], True
+        shared = _shared(ours, theirs)
+        if shared is None:
+            conflict.parts, conflict.swappable = [ours, theirs], True
+        else:       # both inserted the same statements: kept once, where both insertions stay whole
+            conflict.parts, conflict.shared, conflict.kind = shared[0], shared[1], None
         return
     merged = _merge_import(base, ours, theirs)
     n = len(base)
@@ -238,6 +243,23 @@ def _classify_lines(conflict: _Conflict) -> None:
         conflict.refused = "delete-edit"
     else:
         conflict.refused = "edit-edit"
+
+
+def _shared(ours: list[bytes], theirs: list[bytes]) -> tuple[list[list[bytes]], tuple[int, int]] | None:
+    """Two insertions that hold the same lines (a helper both PRs added): when one holds the other whole, or
+    ours ends with what theirs begins with, the parts that keep both insertions whole, each line once, and
+    where the shared lines are in them. None when they share nothing that way (both are then kept)."""
+    def code(lines: list[bytes]) -> bool:
+        return any(line.strip() for line in lines)
+
+    for small, large, big_first in ((theirs, ours, True), (ours, theirs, False)):
+        for at in range(len(large) - len(small) + 1):
+            if code(small) and large[at:at + len(small)] == small:
+                return ([large, []] if big_first else [[], large]), (at, at + len(small))
+    for k in range(min(len(ours), len(theirs)) - 1, 0, -1):
+        if ours[-k:] == theirs[:k] and code(ours[-k:]):
+            return [ours, theirs[k:]], (len(ours) - k, len(ours))
+    return None
 
 
 def _assemble(segments, *, theirs_first: bool, refused_as: str = "ours"):  # noqa: ANN001, ANN202 - internal
@@ -386,8 +408,14 @@ def _classify_statements(conflict: _Conflict, index: _Index, first: tuple[int, i
                          lines: list[bytes]) -> None:
     """Both parts must be whole statements of one body (for two insertions: definitions, imports or
     assignments, whose order does not matter), or whole items of one literal."""
-    kind_a, parent_a, why_a = _statement_kind(index, *first, lines, any_statement=not conflict.swappable)
-    kind_b, parent_b, why_b = _statement_kind(index, *second, lines, any_statement=not conflict.swappable)
+    free = not conflict.swappable and conflict.shared is None      # a rewrite next to an insertion
+    kind_a, parent_a, why_a = _statement_kind(index, *first, lines, any_statement=free)
+    kind_b, parent_b, why_b = _statement_kind(index, *second, lines, any_statement=free)
+    if conflict.shared is not None and not why_a and not why_b:
+        at = first[0] if first[0] <= first[1] else second[0]
+        _, parent_c, why_c = _statement_kind(index, at + conflict.shared[0], at + conflict.shared[1] - 1, lines)
+        if why_c or (parent_c is not None and parent_c not in {p for p in (parent_a, parent_b) if p is not None}):
+            why_a = why_c or "mixed-scopes"
     if why_a or why_b:
         conflict.refused = why_a or why_b
     elif kind_a and kind_b and parent_a != parent_b:

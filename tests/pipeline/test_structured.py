@@ -82,6 +82,9 @@ REFUSED = [
     ("not-statements", "def f(\n    a,\n):\n    pass\n", "def f(\n    a,\n    b,\n):\n    pass\n",
      "def f(\n    a,\n    c,\n):\n    pass\n"),
     ("syntax", "X = [\n    1,\n]\n", "X = [\n    1,\n    2\n]\n", "X = [\n    1,\n    3\n]\n"),
+    # theirs' `return 0` (in f) is inside ours' insertion, but as a line of another function: not shared
+    ("other-statements", "def f():\n    pass\n", "def f():\n    pass\ndef a():\n    return 0\n",
+     "def f():\n    pass\n    return 0\n"),
     ("mixed-scopes", "class A:\n    pass\n", "class A:\n    pass\n    def a(self):\n        pass\n",
      "class A:\n    pass\ndef b():\n    pass\n"),
 ]

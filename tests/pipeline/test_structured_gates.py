@@ -85,3 +85,34 @@ def test_the_same_resolution_and_sha_on_each_git(cli, small: Small, git: str) ->
     assert code == 0, report
     assert report["entries"][1]["structured"] == [{"file": "m.py", "lines": [7, 12], "kind": "methods"}]
     assert report["result"]["sha"] == "9ef5b0b5a328a296d6a8e48b862999594ac1fa68"   # git 2.39 and 2.47 alike
+
+
+
+HELPER = "\n\ndef helper():\n    return 0\n"
+G = "\n\ndef g():\n    return helper()\n"
+H = "\n\ndef h():\n    return helper() + 1\n"
+TOP = "import os\n\n\ndef f():\n    pass\n"
+SHARED = [
+    # (name, pr/1 inserts, pr/2 inserts, the result's insertion): each PR's insertion stays whole, once
+    ("contains", HELPER + G, HELPER, HELPER + G),
+    ("contained", HELPER, HELPER + H, HELPER + H),
+    ("overlap", G + HELPER, HELPER + H, G + HELPER + H),
+]
+
+
+@pytest.mark.parametrize(("name", "one", "two", "want"), SHARED, ids=[c[0] for c in SHARED])
+def test_a_definition_both_inserted_identically_is_kept_once(cli, small: Small, name: str, one: str, two: str,
+                                                             want: str) -> None:
+    _prs(small, TOP, TOP + one, TOP + two)
+    manifest = small.manifest([{"pr": 1}, {"pr": 2}], policy=POLICY)
+    code, report = cli.json("sync", "-m", manifest, "--repo", small.work.path)
+    assert code == 0, report["entries"][1]["detail"]
+    assert small.work.show("refs/heads/dev", "m.py") + "\n" == TOP + want
+    assert [h["kind"] for h in report["entries"][1]["structured"]] == ["functions"]
+
+
+def test_the_same_definition_where_no_order_keeps_both_insertions_whole_stays_a_conflict(cli, small: Small) -> None:
+    _prs(small, TOP, TOP + HELPER + G, TOP + HELPER + H)     # one copy would split a PR's hunk: it cannot land
+    (code, plain), (code2, structured) = _both(cli, small)
+    assert code == code2 == 3
+    _same_but_the_detail(plain, structured, None)
