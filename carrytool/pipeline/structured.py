@@ -24,6 +24,8 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
+from carrytool.pipeline import pyparts
+
 MARKER_SIZE = 23          # `git merge-file --marker-size`: long enough that source text never holds one
 _LINE = re.compile(rb"[^\n]*\n|[^\n]+\Z")
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
@@ -136,7 +138,8 @@ def resolve(base: bytes, ours: bytes, theirs: bytes, merged: bytes, *, partial: 
     if early and (not partial or len(early) == len(conflicts)):
         return Resolution(None, refused=early)
     lines, blocks = _assemble(segments, theirs_first=False)
-    tree = _parse(b"".join(lines))
+    parsed = pyparts.parse(lines, [r for pair in blocks for r in pair])
+    tree = parsed.tree if parsed.ok else None
     if tree is None:
         for conflict in conflicts:
             conflict.refused = conflict.refused or "syntax"
@@ -151,19 +154,19 @@ def resolve(base: bytes, ours: bytes, theirs: bytes, merged: bytes, *, partial: 
     text = b"".join(lines)
     inserted = {line for c, pair in zip(conflicts, blocks) if not c.refused for a, b in pair
                 for line in range(a, b + 1)}
-    problem = _gates(base, ours, theirs, text, segments, tree, inserted)   # type: ignore[arg-type]
+    problem = _gates(base, ours, theirs, lines, segments, parsed, inserted)
     variants = None
     if problem is None and refused:
         variants = tuple(b"".join(_assemble(segments, theirs_first=False, refused_as=side)[0])
                          for side in ("ours", "base", "theirs"))
-        other = _parse(variants[2])
-        if other is None:
+        other_lines, other_blocks = _assemble(segments, theirs_first=False, refused_as="theirs")
+        other = pyparts.parse(other_lines)
+        if not other.ok:
             problem = "syntax"
         else:
-            _, other_blocks = _assemble(segments, theirs_first=False, refused_as="theirs")
             moved = {line for c, pair in zip(conflicts, other_blocks) if not c.refused for a, b in pair
                      for line in range(a, b + 1)}
-            problem = _gates(base, ours, theirs, variants[2], segments, other, moved, refused_as="theirs")
+            problem = _gates(base, ours, theirs, other_lines, segments, other, moved, refused_as="theirs")
     if problem:
         return Resolution(None, refused=[problem] * len(conflicts))
     hunks = [Hunk((min(o[0], t[0]), max(o[1], t[1])), c.kind or "statements")  # type: ignore[arg-type]
@@ -470,30 +473,30 @@ def _merge_import(base: list[bytes], ours: list[bytes], theirs: list[bytes]) -> 
 
 # -- whole-file gates --------------------------------------------------------------------------------
 
-def _gates(base: bytes, ours: bytes, theirs: bytes, text: bytes, segments, tree: ast.Module,  # noqa: ANN001
-           inserted: set[int], *, refused_as: str = "ours") -> str | None:
+def _gates(base: bytes, ours: bytes, theirs: bytes, lines: list[bytes], segments,  # noqa: ANN001
+           parsed: pyparts.Parsed, inserted: set[int], *, refused_as: str = "ours") -> str | None:
     """The reason the resolved file is refused, or None: shadowing, a lost line, order dependence. Refused
     conflicts (in TEXT as REFUSED_AS) still hold both sides' lines: they count as present."""
     lines_of: dict[tuple[str, str], list[int]] = {}
-    result = definitions(tree, lines_of)
+    result = parsed.definitions(lines_of)
     twice = {key for key, n in result.items() if n > 1 and inserted.intersection(lines_of[key])}
     if twice:       # parse the sides only when a name bound twice is bound in a resolved hunk
-        sides = [_parse(side) for side in (ours, theirs)]
-        counts = [definitions(t) if t is not None else Counter() for t in sides]
+        sides = [pyparts.parse(split_lines(side)) for side in (ours, theirs)]
+        counts = [t.definitions() if t.ok else Counter() for t in sides]
         if any(result[key] > max(c.get(key, 0) for c in counts) for key in twice):
             return "shadows"
     rewritten = Counter(line for s in segments if isinstance(s, _Conflict) and s.merged_import is not None
                         for line in s.ours + s.theirs)
     held = Counter(line for s in segments if isinstance(s, _Conflict) and s.refused for line in s.ours + s.theirs)
-    have = Counter(split_lines(text)) + rewritten + held
+    have = Counter(lines) + rewritten + held
     for side in (ours, theirs):
         if _added(base, side) - have:
             return "lost-line"
     other, _ = _assemble(segments, theirs_first=True, refused_as=refused_as)
-    if other == split_lines(text):
+    if other == lines:
         return None
-    other_tree = _parse(b"".join(other))
-    if other_tree is None or definitions(other_tree) != result:
+    other_parsed = pyparts.parse(other)
+    if not other_parsed.ok or other_parsed.definitions() != result:
         return "order-dependent"
     return None
 
