@@ -35,6 +35,7 @@ _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _TRIPLE = re.compile(rb"\"\"\"|'''")
 _COOKIE = re.compile(rb"^[ \t]*#.*coding[:=]", re.MULTILINE)
 _CLAUSE = re.compile(rb"(?:else|elif|except|finally)\b")
+_BARRY = re.compile(rb"from\s+__future__\s+import\s*(?:\([^)]*|(?:[^\n]|\\\n)*)barry_as_FLUFL")
 _HEADER_END = re.compile(rb":[ \t]*(?:#[^\n]*)?\r?\n?$")
 
 Key = tuple[str, str]
@@ -61,11 +62,23 @@ def _blank(line: bytes) -> bool:
     return not text or text.startswith(b"#")
 
 
-def _in_strings(lines: list[bytes], text: bytes) -> set[int]:
-    """Lines (0-based) that start inside a triple-quoted string, as far as a scan of the quotes can tell (a
-    mistake only costs a whole parse: see the module's docstring)."""
-    starts = list(accumulate((len(line) for line in lines), initial=0))
-    inside: set[int] = set()
+@dataclass
+class _Scan:
+    lines: list[bytes]
+    text: bytes
+    starts: list[int]                 # offset of each line in TEXT (and of the end)
+    strings: list[tuple[int, int]]    # (first, last) lines that start inside a triple-quoted string
+
+    def in_string(self, line: int) -> bool:
+        k = bisect.bisect_right(self.strings, (line, 1 << 62)) - 1
+        return k >= 0 and self.strings[k][0] <= line <= self.strings[k][1]
+
+
+def _scan(lines: list[bytes], text: bytes) -> _Scan:
+    """Offsets of the lines, and those (0-based) that start inside a triple-quoted string as far as a scan of
+    the quotes can tell (a mistake only costs a whole parse: see the module's docstring)."""
+    starts = list(accumulate(map(len, lines), initial=0))
+    inside: list[tuple[int, int]] = []
     opened: tuple[bytes, int] | None = None
     for match in _TRIPLE.finditer(text):
         if opened is None:
@@ -73,35 +86,42 @@ def _in_strings(lines: list[bytes], text: bytes) -> set[int]:
         elif match.group() == opened[0] and text[match.start() - 1:match.start()] != b"\\":
             first = bisect.bisect_right(starts, opened[1])          # the line after the one it opens on
             last = bisect.bisect_right(starts, match.start()) - 1   # the line it closes on
-            inside.update(range(first, last + 1))
+            if first <= last:
+                inside.append((first, last))
             opened = None
-    return inside
+    return _Scan(lines, text, starts, inside)
 
 
-def _cuts(lines: list[bytes], lo: int, hi: int, indent: bytes, strings: set[int]) -> list[int]:
+_CODE_AT: dict[bytes, re.Pattern[bytes]] = {}
+
+
+def _cuts(scan: _Scan, lo: int, hi: int, indent: bytes) -> list[int]:
     """Lines in LO..HI that may start a statement at INDENT: code at exactly that indentation, not a
     clause of a compound statement, not after a decorator or a backslash continuation, not in a string."""
+    pattern = _CODE_AT.get(indent)
+    if pattern is None:
+        pattern = _CODE_AT[indent] = re.compile(rb"\n" + re.escape(indent) + rb"[^\s#)\]}]")
+    lines, starts = scan.lines, scan.starts
     out = []
     width = len(indent)
     decorated = False              # the piece so far is decorators: it goes on to their def or class
-    for i in range(lo, hi):
+    found = [lo] if lo < hi and pattern.match(b"\n" + lines[lo][:width + 1]) else []
+    end = min(len(scan.text), starts[hi] + width + 1)
+    found += [i for i in (bisect.bisect_right(starts, m.start() + 1) - 1
+                          for m in pattern.finditer(scan.text, starts[lo], end)) if lo < i < hi]
+    for i in found:
         line = lines[i]
-        if _blank(line):
-            continue
-        head = line[width:width + 1]
-        starts = line.startswith(indent) and bool(head) and not head.isspace() and head not in b"#)]}"
-        joined = i > 0 and lines[i - 1].rstrip(b"\r\n").endswith(b"\\")
-        if starts and decorated and line.startswith((b"def ", b"class ", b"async "), width):
+        if decorated and line.startswith((b"def ", b"class ", b"async "), width):
             decorated = False
-        elif starts and not decorated and not joined and i not in strings and not _CLAUSE.match(line, width):
+        elif not decorated and not scan.in_string(i) and not _CLAUSE.match(line, width) \
+                and not (i > 0 and lines[i - 1].rstrip(b"\r\n").endswith(b"\\")):
             out.append(i)
-            decorated = head == b"@"
+            decorated = line[width:width + 1] == b"@"
     return out
 
 
-def _plan(lines: list[bytes], lo: int, hi: int, wrapper: tuple[bytes, ...], indent: bytes,
-          strings: set[int]) -> list[_Piece]:
-    cuts = _cuts(lines, lo, hi, indent, strings)
+def _plan(scan: _Scan, lo: int, hi: int, wrapper: tuple[bytes, ...], indent: bytes) -> list[_Piece]:
+    cuts = _cuts(scan, lo, hi, indent)
     if not cuts or cuts[0] != lo:
         cuts = [lo, *cuts] if lo < hi else cuts
     pieces = []
@@ -109,13 +129,14 @@ def _plan(lines: list[bytes], lo: int, hi: int, wrapper: tuple[bytes, ...], inde
         end = cuts[n + 1] if n + 1 < len(cuts) else hi
         piece = _Piece(start, end, wrapper, level=indent)
         if end - start > SPLIT_MIN:
-            _split_class(lines, piece, indent, strings)
+            _split_class(scan, piece, indent)
         pieces.append(piece)
     return pieces
 
 
-def _split_class(lines: list[bytes], piece: _Piece, indent: bytes, strings: set[int]) -> None:
+def _split_class(scan: _Scan, piece: _Piece, indent: bytes) -> None:
     """Cut a long class into its header and its body's pieces (left whole when it does not look like one)."""
+    lines = scan.lines
     at = piece.start
     if lines[at][len(indent):].startswith(b"@"):      # decorators: the class is the first line that says so
         at = next((i for i in range(at, piece.end) if lines[i].startswith(indent + b"class ")), piece.end)
@@ -129,7 +150,7 @@ def _split_class(lines: list[bytes], piece: _Piece, indent: bytes, strings: set[
     inner = lines[body][:len(lines[body]) - len(lines[body].lstrip(b" \t"))]
     if len(inner) <= len(indent) or not inner.startswith(indent):
         return
-    children = _plan(lines, body, piece.end, (*piece.wrapper, indent), inner, strings)
+    children = _plan(scan, body, piece.end, (*piece.wrapper, indent), inner)
     if not children:
         return
     first = children[0]
@@ -177,17 +198,17 @@ def _parse_piece(source: bytes, piece: _Piece) -> tuple[list[ast.stmt], int] | N
 
 def definitions_of(body: list[ast.stmt], scope: str = "", shift: int = 0) -> Defs:
     """(scope, name) -> how often the name is bound at the top of that scope (defs, classes, imports, plain
-    assignments), scopes qualified by their enclosing defs (`Worker.wake_up`), and the lines (0-based, each
-    binding statement's) of each."""
+    assignments), scopes qualified by their enclosing defs (`Worker.wake_up`), and the (first, last) lines
+    (0-based) of each binding statement."""
     out: Counter = Counter()
-    lines: dict[Key, list[int]] = {}
+    lines: dict[Key, list[tuple[int, int]]] = {}
 
     def visit(nodes: list[ast.stmt], scope: str) -> None:
         for node in nodes:
             for name in _bound(node):
                 out[(scope, name)] += 1
-                lines.setdefault((scope, name), []).extend(
-                    range(node.lineno - 1 + shift, (node.end_lineno or node.lineno) + shift))
+                lines.setdefault((scope, name), []).append(
+                    (node.lineno - 1 + shift, (node.end_lineno or node.lineno) - 1 + shift))
             if isinstance(node, _DEFS):
                 visit(node.body, f"{scope}.{node.name}" if scope else node.name)
             else:
@@ -219,14 +240,16 @@ class Parsed:
     def __init__(self, ok: bool) -> None:
         self.ok = ok
         self._defs: Counter = Counter()
-        self._lines: dict[Key, list[int]] = {}
+        self._lines: dict[Key, list[tuple[int, int]]] = {}
         self.tree: ast.Module | None = None     # whole, or only the statements meeting the hot lines
         self.pieces = 0
 
-    def definitions(self, lines: dict[Key, list[int]] | None = None) -> Counter:
-        """As pipeline.structured.definitions: LINES receives each binding's lines (1-based)."""
-        if lines is not None:
-            lines.update({key: [n + 1 for n in found] for key, found in self._lines.items()})
+    def definitions(self, spans: dict[Key, list[tuple[int, int]]] | None = None) -> Counter:
+        """(scope, name) -> how often it is bound (as pipeline.structured.definitions); SPANS receives the
+        (first, last) lines (1-based) of each binding statement that meets the lines `parse` was asked about
+        (in pieces; of every one when parsed whole)."""
+        if spans is not None:
+            spans.update({key: [(a + 1, b + 1) for a, b in found] for key, found in self._lines.items()})
         return self._defs
 
 
@@ -234,7 +257,7 @@ def parse(lines: list[bytes], hot: list[tuple[int, int]] = (), *, whole: bool = 
     """Parse the file of LINES; its `tree` holds (at least) every statement of the module that meets the HOT
     line ranges (1-based, inclusive), with its enclosing classes, at their real lines. WHOLE: one `ast.parse`."""
     text = b"".join(lines)
-    if not whole and not (b"barry_as_FLUFL" in text or b"\f" in text or text.count(b"\r") != text.count(b"\r\n")
+    if not whole and not (_BARRY.search(text) or b"\f" in text or text.count(b"\r") != text.count(b"\r\n")
                           or _COOKIE.search(b"".join(lines[:2]))):
         found = _by_pieces(lines, text, [(a - 1, b) for a, b in hot if a <= b])
         if found is not None:
@@ -252,7 +275,7 @@ def parse(lines: list[bytes], hot: list[tuple[int, int]] = (), *, whole: bool = 
 
 def _by_pieces(lines: list[bytes], text: bytes, hot: list[tuple[int, int]]) -> Parsed | None:
     """The parse from the pieces, or None when one does not parse on its own (then the whole file decides)."""
-    pieces = _plan(lines, 0, len(lines), (), b"", _in_strings(lines, text))
+    pieces = _plan(_scan(lines, text), 0, len(lines), (), b"")
     out = Parsed(True)
     body: list[ast.stmt] = []
     if not _collect(lines, pieces, "", hot, out, body):
@@ -320,7 +343,8 @@ def _piece(lines: list[bytes], piece: _Piece, scope: str, hot: list[tuple[int, i
     for (inner, name), count in defs.items():
         key = (f"{scope}.{inner}" if scope and inner else scope or inner, name)
         out._defs[key] += count
-        out._lines.setdefault(key, []).extend(n + piece.start for n in where[(inner, name)])
+        if warm:       # the lines of bindings elsewhere never meet the lines asked about
+            out._lines.setdefault(key, []).extend([(a + piece.start, b + piece.start) for a, b in where[(inner, name)]])
     return True
 
 
@@ -341,8 +365,9 @@ def _class(lines: list[bytes], piece: _Piece, scope: str, hot: list[tuple[int, i
         classdef.body.extend(inner_body)
         classdef.end_lineno = end + 1
     key = (scope, name)        # the class's binding spans the whole class, as the whole parse says
-    out._lines[key] = [n for n in out._lines[key] if not piece.start <= n <= piece.end] + \
-        list(range(_class_line(lines, piece), end + 1))
+    if key in out._lines:
+        out._lines[key] = [(a, b) for a, b in out._lines[key] if not piece.start <= a <= piece.end] + \
+            [(_class_line(lines, piece), end)]
     return True
 
 

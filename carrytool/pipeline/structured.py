@@ -20,6 +20,7 @@ the same definitions. Anything else refuses the file: it stays the conflict git 
 from __future__ import annotations
 
 import ast
+import bisect
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -160,7 +161,7 @@ def resolve(base: bytes, ours: bytes, theirs: bytes, merged: bytes, *, partial: 
         variants = tuple(b"".join(_assemble(segments, theirs_first=False, refused_as=side)[0])
                          for side in ("ours", "base", "theirs"))
         other_lines, other_blocks = _assemble(segments, theirs_first=False, refused_as="theirs")
-        other = pyparts.parse(other_lines)
+        other = pyparts.parse(other_lines, [r for pair in other_blocks for r in pair])
         if not other.ok:
             problem = "syntax"
         else:
@@ -477,9 +478,11 @@ def _gates(base: bytes, ours: bytes, theirs: bytes, lines: list[bytes], segments
            parsed: pyparts.Parsed, inserted: set[int], *, refused_as: str = "ours") -> str | None:
     """The reason the resolved file is refused, or None: shadowing, a lost line, order dependence. Refused
     conflicts (in TEXT as REFUSED_AS) still hold both sides' lines: they count as present."""
-    lines_of: dict[tuple[str, str], list[int]] = {}
-    result = parsed.definitions(lines_of)
-    twice = {key for key, n in result.items() if n > 1 and inserted.intersection(lines_of[key])}
+    spans: dict[tuple[str, str], list[tuple[int, int]]] = {}
+    result = parsed.definitions(spans)
+    added = sorted(inserted)
+    twice = {key for key, n in result.items()
+             if n > 1 and any(bisect.bisect_left(added, a) < bisect.bisect_right(added, b) for a, b in spans.get(key, ()))}
     if twice:       # parse the sides only when a name bound twice is bound in a resolved hunk
         sides = [pyparts.parse(split_lines(side)) for side in (ours, theirs)]
         counts = [t.definitions() if t.ok else Counter() for t in sides]
