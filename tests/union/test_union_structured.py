@@ -5,9 +5,12 @@ from __future__ import annotations
 import json
 import shutil
 
+import pytest
+
 from carrytool.demo import sources
 from carrytool.demo.scenario import Scenario
 from tests.conftest import Cli
+from tests.pipeline.test_structured_gates import GITS, _env
 from tests.union.test_union import NAME, resolve_worker, scratch, union
 
 POLICY = "policy:\n  structured_merge:\n    paths: [\"**/*.py\"]\n"
@@ -56,17 +59,18 @@ def _mixed_union(root, policy: bool):  # noqa: ANN001, ANN202 - tmp_path
     return fold
 
 
-def test_a_file_with_an_adjacency_and_a_true_conflict_stops_only_on_the_conflict(cli: Cli, tmp_path) -> None:
+@pytest.mark.parametrize("git", GITS)
+def test_a_file_with_an_adjacency_and_a_true_conflict_stops_only_on_the_conflict(cli: Cli, tmp_path, git: str) -> None:
     from carrytool.union.resolutions import ConflictHunk, split_conflicts
 
     plain = _mixed_union(tmp_path / "plain", policy=False)
-    result = cli("union", "compose", "u", *plain.args())
+    result = cli("union", "compose", "u", *plain.args(), env=_env(git))
     assert result.exit_code == 3, result.stdout + result.stderr
     before = [p for p in split_conflicts((plain.scratch / "m.py").read_bytes()) or [] if isinstance(p, ConflictHunk)]
     assert len(before) == 2                                  # without the policy: both hunks conflict
 
     fold = _mixed_union(tmp_path / "structured", policy=True)
-    result = cli("union", "compose", "u", *fold.args())
+    result = cli("union", "compose", "u", *fold.args(), env=_env(git))
     assert result.exit_code == 3, result.stdout + result.stderr
     shown = (fold.scratch / "m.py").read_bytes()
     parts = split_conflicts(shown)
@@ -79,7 +83,7 @@ def test_a_file_with_an_adjacency_and_a_true_conflict_stops_only_on_the_conflict
     assert "resolved structurally (not recorded): m.py lines 8-13 (methods, pr/2)" in result.stdout
     (fold.scratch / "m.py").write_bytes(shown.replace(
         b"<<<<<<< the union so far (pr/1)\n    return 11\n=======\n    return 12\n>>>>>>> pr/2", b"    return 13"))
-    result = cli("union", "continue", "u", *fold.args())
+    result = cli("union", "continue", "u", *fold.args(), env=_env(git))
     assert result.exit_code == 0, result.stdout + result.stderr
     records = [json.loads(p.read_text()) for p in (fold.manifest.parent / "resolutions" / "u").glob("*.json")]
     assert [(r["ours"], r["theirs"], r["resolution"]) for r in records] == [
@@ -89,7 +93,7 @@ def test_a_file_with_an_adjacency_and_a_true_conflict_stops_only_on_the_conflict
     patch = (fold.manifest.parent / "unions" / "u.patch").read_text()
     assert "+    def alpha(self):" in patch and "+    def beta(self):" in patch and "+    return 13" in patch
     (fold.manifest.parent / "unions" / "u.patch").unlink()
-    result = cli("union", "compose", "u", *fold.args())      # the next fold re-derives the methods, reuses 13
+    result = cli("union", "compose", "u", *fold.args(), env=_env(git))      # the next fold re-derives the methods, reuses 13
     assert result.exit_code == 0, result.stdout + result.stderr
     assert "resolved structurally (not recorded): m.py lines 8-13 (methods, pr/2)" in result.stdout
     assert (fold.manifest.parent / "unions" / "u.patch").read_text() == patch
