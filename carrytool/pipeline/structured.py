@@ -12,9 +12,13 @@ A hunk resolves when, after the lines all three sides share at its edges are set
   union of the names, sorted when both sides kept them sorted, else ours' order then theirs' additions.
 - or one side rewrote whole statements and the other only inserted whole statements right before or
   after them (the base lines kept): the rewrite with the insertion where it was anchored.
+- or both inserted, and the same statements are in both: kept once where each insertion stays whole (one
+  holds the other, or ours ends with what theirs begins with), else a `shadows` refusal.
 The whole file is then accepted only when it parses, no name is defined twice in a scope where neither
 side defined it twice, every line either side added is there, and the other order (theirs first) gives
-the same definitions. Anything else refuses the file: it stays the conflict git reported.
+the same definitions. Anything else refuses the file: it stays the conflict git reported; or, partially
+(`partial=True`, for unions), the refused hunks stay conflicts and the others resolve when the gates hold
+with the refused hunks taken as ours and as theirs. Files are parsed in pieces (pipeline.pyparts).
 """
 
 from __future__ import annotations
@@ -507,39 +511,3 @@ def _gates(base: bytes, ours: bytes, theirs: bytes, lines: list[bytes], segments
 def _added(base: bytes, side: bytes) -> Counter[bytes]:
     """The lines SIDE has more often than BASE (each extra copy counts): what it added."""
     return Counter(split_lines(side)) - Counter(split_lines(base))
-
-
-def definitions(tree: ast.Module, lines: dict[tuple[str, str], list[int]] | None = None) -> Counter[tuple[str, str]]:
-    """(scope, name) -> how often the name is bound at the top of that scope (defs, classes, imports,
-    plain assignments); scopes are qualified by their enclosing defs (`Worker.wake_up`). LINES, when
-    given, receives the lines of each binding statement."""
-    out: Counter[tuple[str, str]] = Counter()
-
-    def visit(body: list[ast.stmt], scope: str) -> None:
-        for node in body:
-            for name in _bound(node):
-                out[(scope, name)] += 1
-                if lines is not None:
-                    lines.setdefault((scope, name), []).extend(range(node.lineno, (node.end_lineno or node.lineno) + 1))
-            if isinstance(node, _DEFS):
-                visit(node.body, f"{scope}.{node.name}" if scope else node.name)
-            else:
-                for field_name in ("body", "orelse", "finalbody", "handlers", "cases"):
-                    for child in getattr(node, field_name, []) or []:
-                        visit(child.body if isinstance(child, (ast.ExceptHandler, ast.match_case)) else [child],
-                              scope)
-
-    visit(tree.body, "")
-    return out
-
-
-def _bound(node: ast.stmt) -> list[str]:
-    if isinstance(node, _DEFS):
-        return [node.name]
-    if isinstance(node, (ast.Import, ast.ImportFrom)):
-        return [a.asname or a.name.split(".")[0] for a in node.names if a.name != "*"]
-    if isinstance(node, ast.Assign):
-        return [t.id for t in node.targets if isinstance(t, ast.Name)]
-    if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-        return [node.target.id]
-    return []
