@@ -12,17 +12,24 @@ A hunk resolves when, after the lines all three sides share at its edges are set
   union of the names, sorted when both sides kept them sorted, else ours' order then theirs' additions.
 - or one side rewrote whole statements and the other only inserted whole statements right before or
   after them (the base lines kept): the rewrite with the insertion where it was anchored.
+- or both inserted, and the same statements are in both: kept once where each insertion stays whole (one
+  holds the other, or ours ends with what theirs begins with), else a `shadows` refusal.
 The whole file is then accepted only when it parses, no name is defined twice in a scope where neither
 side defined it twice, every line either side added is there, and the other order (theirs first) gives
-the same definitions. Anything else refuses the file: it stays the conflict git reported.
+the same definitions. Anything else refuses the file: it stays the conflict git reported; or, partially
+(`partial=True`, for unions), the refused hunks stay conflicts and the others resolve when the gates hold
+with the refused hunks taken as ours and as theirs. Files are parsed in pieces (pipeline.pyparts).
 """
 
 from __future__ import annotations
 
 import ast
+import bisect
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+
+from carrytool.pipeline import pyparts
 
 MARKER_SIZE = 23          # `git merge-file --marker-size`: long enough that source text never holds one
 _LINE = re.compile(rb"[^\n]*\n|[^\n]+\Z")
@@ -42,11 +49,16 @@ class Hunk:
 
 @dataclass
 class Resolution:
-    """The outcome for one file: TEXT is None when any hunk (or a whole-file gate) refused."""
+    """The outcome for one file: TEXT is None when any hunk (or a whole-file gate) refused.
+
+    A partial outcome (`resolve(..., partial=True)`, some hunks resolved and some refused) keeps TEXT None
+    and gives VARIANTS: the file with the resolved hunks resolved and each refused hunk as ours, as the
+    base, as theirs. Merging the three (git's text merge) shows only the refused hunks as conflicts."""
 
     text: bytes | None
     hunks: list[Hunk] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)   # one reason per refused hunk, or one per file gate
+    variants: tuple[bytes, bytes, bytes] | None = None
 
     @property
     def ok(self) -> bool:
@@ -65,6 +77,7 @@ class _Conflict:
     merged_import: list[bytes] | None = None
     parts: list[list[bytes]] = field(default_factory=list)   # what the resolution holds, in order
     swappable: bool = False          # two insertions at one place: "the other order" swaps them
+    shared: tuple[int, int] | None = None    # lines (0-based, end excluded) of the parts both inserted
 
 
 Segment = "list[bytes] | _Conflict"
@@ -109,8 +122,12 @@ def parse_diff3(merged: bytes, marker_size: int = MARKER_SIZE) -> list[list[byte
     return [s for s in out if not (isinstance(s, list) and not s)]
 
 
-def resolve(base: bytes, ours: bytes, theirs: bytes, merged: bytes) -> Resolution:
-    """Resolve every conflict hunk of MERGED (diff3 markers of MARKER_SIZE) or say why not."""
+def resolve(base: bytes, ours: bytes, theirs: bytes, merged: bytes, *, partial: bool = False) -> Resolution:
+    """Resolve every conflict hunk of MERGED (diff3 markers of MARKER_SIZE) or say why not.
+
+    PARTIAL: resolve the hunks that do resolve even when others are refused (see Resolution.variants).
+    The gates then hold for the file with each refused hunk as ours and as theirs, the lines the refused
+    hunks hold aside; a gate that fails refuses every hunk (it cannot say which one is at fault)."""
     segments = parse_diff3(merged)
     if segments is None:
         return Resolution(None, refused=["markers"])
@@ -123,29 +140,79 @@ def resolve(base: bytes, ours: bytes, theirs: bytes, merged: bytes) -> Resolutio
     for conflict in conflicts:
         _classify_lines(conflict)
     early = [c.refused for c in conflicts if c.refused]
-    if early:           # the file stays conflicted whatever the rest: no need to parse it
+    if early and (not partial or len(early) == len(conflicts)):
         return Resolution(None, refused=early)
     lines, blocks = _assemble(segments, theirs_first=False)
-    tree = _parse(b"".join(lines))
+    parsed = pyparts.parse(lines, [r for pair in blocks for r in pair])
+    tree = parsed.tree if parsed.ok else None
     if tree is None:
         for conflict in conflicts:
             conflict.refused = conflict.refused or "syntax"
     else:
-        index = _Index(tree, [r for pair in blocks for r in pair])
+        index = _Index(tree, [r for c, pair in zip(conflicts, blocks) if not c.refused for r in pair])
         for conflict, (first, second) in zip(conflicts, blocks):
             if conflict.refused is None and conflict.parts:
                 _classify_statements(conflict, index, first, second, lines)
     refused = [c.refused for c in conflicts if c.refused]
-    if refused:
-        return Resolution(None, refused=refused)
+    if refused and (not partial or len(refused) == len(conflicts)):
+        return Resolution(None, refused=refused)  # type: ignore[arg-type]
     text = b"".join(lines)
-    inserted = {line for pair in blocks for a, b in pair for line in range(a, b + 1)}
-    problem = _gates(base, ours, theirs, text, segments, tree, inserted)   # type: ignore[arg-type]
+    inserted = {line for c, pair in zip(conflicts, blocks) if not c.refused for a, b in pair
+                for line in range(a, b + 1)}
+    problem = _gates(base, ours, theirs, lines, segments, parsed, inserted)
+    variants = None
+    if problem is None and refused:
+        variants = tuple(b"".join(_assemble(segments, theirs_first=False, refused_as=side)[0])
+                         for side in ("ours", "base", "theirs"))
+        other_lines, other_blocks = _assemble(segments, theirs_first=False, refused_as="theirs")
+        other = pyparts.parse(other_lines, [r for pair in other_blocks for r in pair])
+        if not other.ok:
+            problem = "syntax"
+        else:
+            moved = {line for c, pair in zip(conflicts, other_blocks) if not c.refused for a, b in pair
+                     for line in range(a, b + 1)}
+            problem = _gates(base, ours, theirs, other_lines, segments, other, moved, refused_as="theirs")
     if problem:
         return Resolution(None, refused=[problem] * len(conflicts))
     hunks = [Hunk((min(o[0], t[0]), max(o[1], t[1])), c.kind or "statements")  # type: ignore[arg-type]
-             for c, (o, t) in zip(conflicts, blocks)]
+             for c, (o, t) in zip(conflicts, blocks) if not c.refused]
+    if refused:
+        return Resolution(None, hunks, refused, variants)  # type: ignore[arg-type]
     return Resolution(text, hunks)
+
+
+def sides_of(shown: bytes) -> tuple[bytes, bytes, list[int]] | None:
+    """Ours' and theirs' versions of SHOWN (git's `merge`-style conflict markers of 7), and for each line of
+    ours' version (0-based) its line in SHOWN; None when the markers are malformed or ambiguous."""
+    ours: list[bytes] = []
+    theirs: list[bytes] = []
+    where: list[int] = []
+    state = None
+    for n, line in enumerate(split_lines(shown)):
+        bare = line.rstrip(b"\r\n")
+        if bare.startswith(b"<<<<<<<") and bare[7:8] in (b"", b" ") and bare[:8] != b"<" * 8:
+            if state is not None:
+                return None
+            state = "ours"
+        elif bare == b"=======" and state is not None:
+            if state != "ours":
+                return None
+            state = "theirs"
+        elif bare.startswith(b">>>>>>>") and bare[7:8] in (b"", b" ") and bare[:8] != b">" * 8:
+            if state != "theirs":
+                return None
+            state = None
+        elif bare.startswith((b"<<<<<<<", b">>>>>>>", b"|||||||")) and bare[7:8] in (b"", b" "):
+            return None
+        else:
+            if state != "theirs":
+                ours.append(line)
+                where.append(n)
+            if state != "ours":
+                theirs.append(line)
+    if state is not None:
+        return None
+    return b"".join(ours), b"".join(theirs), where
 
 
 # -- hunks ------------------------------------------------------------------------------------------
@@ -162,7 +229,11 @@ def _classify_lines(conflict: _Conflict) -> None:
         base.pop()
         theirs.pop()
     if not base:
-        conflict.parts, conflict.swappable = [ours, theirs], True
+        shared = _shared(ours, theirs)
+        if shared is None:
+            conflict.parts, conflict.swappable = [ours, theirs], True
+        else:       # both inserted the same statements: kept once, where both insertions stay whole
+            conflict.parts, conflict.shared, conflict.kind = shared[0], shared[1], None
         return
     merged = _merge_import(base, ours, theirs)
     n = len(base)
@@ -182,9 +253,27 @@ def _classify_lines(conflict: _Conflict) -> None:
         conflict.refused = "edit-edit"
 
 
-def _assemble(segments, *, theirs_first: bool):  # noqa: ANN001, ANN202 - internal
-    """The file's lines with each conflict resolved (refused ones take ours, so the rest can be parsed),
-    and per conflict the (first, last) line ranges of ours' and theirs' insertions (1-based)."""
+def _shared(ours: list[bytes], theirs: list[bytes]) -> tuple[list[list[bytes]], tuple[int, int]] | None:
+    """Two insertions that hold the same lines (a helper both PRs added): when one holds the other whole, or
+    ours ends with what theirs begins with, the parts that keep both insertions whole, each line once, and
+    where the shared lines are in them. None when they share nothing that way (both are then kept)."""
+    def code(lines: list[bytes]) -> bool:
+        return any(line.strip() for line in lines)
+
+    for small, large, big_first in ((theirs, ours, True), (ours, theirs, False)):
+        for at in range(len(large) - len(small) + 1):
+            if code(small) and large[at:at + len(small)] == small:
+                return ([large, []] if big_first else [[], large]), (at, at + len(small))
+    for k in range(min(len(ours), len(theirs)) - 1, 0, -1):
+        if ours[-k:] == theirs[:k] and code(ours[-k:]):
+            return [ours, theirs[k:]], (len(ours) - k, len(ours))
+    return None
+
+
+def _assemble(segments, *, theirs_first: bool, refused_as: str = "ours"):  # noqa: ANN001, ANN202 - internal
+    """The file's lines with each conflict resolved (refused ones take REFUSED_AS: ours, base or theirs, so the
+    rest can be parsed), and per conflict the (first, last) line ranges of ours' and theirs' insertions
+    (1-based; a refused conflict's first range is the side it took)."""
     lines: list[bytes] = []
     blocks: list[tuple[tuple[int, int], tuple[int, int]]] = []
     for segment in segments:
@@ -194,7 +283,7 @@ def _assemble(segments, *, theirs_first: bool):  # noqa: ANN001, ANN202 - intern
         lines += segment.prefix
         if segment.refused or not segment.parts:
             start = len(lines) + 1
-            lines += segment.ours if segment.refused else segment.merged_import or []
+            lines += getattr(segment, refused_as) if segment.refused else segment.merged_import or []
             blocks.append(((start, len(lines)), (len(lines) + 1, len(lines))))
         else:
             first, second = segment.parts
@@ -261,6 +350,11 @@ def _statement_kind(index: _Index, first: int, last: int, lines: list[bytes], *,
     of one literal. An empty range has no kind and no parent."""
     if first > last:
         return None, None, None
+    if any(lines[i - 1].strip() for i in range(first, last + 1)):    # blank lines at the edges belong to no
+        while not lines[first - 1].strip():                          # statement: a method inserted last in
+            first += 1                                               # its class, then a blank line, is whole
+        while not lines[last - 1].strip():
+            last -= 1
     inside, straddle = [], False
     for start, end, node, parent in index.stmts:
         if first <= start and end <= last:
@@ -322,8 +416,14 @@ def _classify_statements(conflict: _Conflict, index: _Index, first: tuple[int, i
                          lines: list[bytes]) -> None:
     """Both parts must be whole statements of one body (for two insertions: definitions, imports or
     assignments, whose order does not matter), or whole items of one literal."""
-    kind_a, parent_a, why_a = _statement_kind(index, *first, lines, any_statement=not conflict.swappable)
-    kind_b, parent_b, why_b = _statement_kind(index, *second, lines, any_statement=not conflict.swappable)
+    free = not conflict.swappable and conflict.shared is None      # a rewrite next to an insertion
+    kind_a, parent_a, why_a = _statement_kind(index, *first, lines, any_statement=free)
+    kind_b, parent_b, why_b = _statement_kind(index, *second, lines, any_statement=free)
+    if conflict.shared is not None and not why_a and not why_b:
+        at = first[0] if first[0] <= first[1] else second[0]
+        _, parent_c, why_c = _statement_kind(index, at + conflict.shared[0], at + conflict.shared[1] - 1, lines)
+        if why_c or (parent_c is not None and parent_c not in {p for p in (parent_a, parent_b) if p is not None}):
+            why_a = why_c or "mixed-scopes"
     if why_a or why_b:
         conflict.refused = why_a or why_b
     elif kind_a and kind_b and parent_a != parent_b:
@@ -378,28 +478,32 @@ def _merge_import(base: list[bytes], ours: list[bytes], theirs: list[bytes]) -> 
 
 # -- whole-file gates --------------------------------------------------------------------------------
 
-def _gates(base: bytes, ours: bytes, theirs: bytes, text: bytes, segments, tree: ast.Module,  # noqa: ANN001
-           inserted: set[int]) -> str | None:
-    """The reason the resolved file is refused, or None: shadowing, a lost line, order dependence."""
-    lines_of: dict[tuple[str, str], list[int]] = {}
-    result = definitions(tree, lines_of)
-    twice = {key for key, n in result.items() if n > 1 and inserted.intersection(lines_of[key])}
+def _gates(base: bytes, ours: bytes, theirs: bytes, lines: list[bytes], segments,  # noqa: ANN001
+           parsed: pyparts.Parsed, inserted: set[int], *, refused_as: str = "ours") -> str | None:
+    """The reason the resolved file is refused, or None: shadowing, a lost line, order dependence. Refused
+    conflicts (in TEXT as REFUSED_AS) still hold both sides' lines: they count as present."""
+    spans: dict[tuple[str, str], list[tuple[int, int]]] = {}
+    result = parsed.definitions(spans)
+    added = sorted(inserted)
+    twice = {key for key, n in result.items()
+             if n > 1 and any(bisect.bisect_left(added, a) < bisect.bisect_right(added, b) for a, b in spans.get(key, ()))}
     if twice:       # parse the sides only when a name bound twice is bound in a resolved hunk
-        sides = [_parse(side) for side in (ours, theirs)]
-        counts = [definitions(t) if t is not None else Counter() for t in sides]
+        sides = [pyparts.parse(split_lines(side)) for side in (ours, theirs)]
+        counts = [t.definitions() if t.ok else Counter() for t in sides]
         if any(result[key] > max(c.get(key, 0) for c in counts) for key in twice):
             return "shadows"
     rewritten = Counter(line for s in segments if isinstance(s, _Conflict) and s.merged_import is not None
                         for line in s.ours + s.theirs)
-    have = Counter(split_lines(text)) + rewritten
+    held = Counter(line for s in segments if isinstance(s, _Conflict) and s.refused for line in s.ours + s.theirs)
+    have = Counter(lines) + rewritten + held
     for side in (ours, theirs):
         if _added(base, side) - have:
             return "lost-line"
-    other, _ = _assemble(segments, theirs_first=True)
-    if other == split_lines(text):
+    other, _ = _assemble(segments, theirs_first=True, refused_as=refused_as)
+    if other == lines:
         return None
-    other_tree = _parse(b"".join(other))
-    if other_tree is None or definitions(other_tree) != result:
+    other_parsed = pyparts.parse(other)
+    if not other_parsed.ok or other_parsed.definitions() != result:
         return "order-dependent"
     return None
 
@@ -407,39 +511,3 @@ def _gates(base: bytes, ours: bytes, theirs: bytes, text: bytes, segments, tree:
 def _added(base: bytes, side: bytes) -> Counter[bytes]:
     """The lines SIDE has more often than BASE (each extra copy counts): what it added."""
     return Counter(split_lines(side)) - Counter(split_lines(base))
-
-
-def definitions(tree: ast.Module, lines: dict[tuple[str, str], list[int]] | None = None) -> Counter[tuple[str, str]]:
-    """(scope, name) -> how often the name is bound at the top of that scope (defs, classes, imports,
-    plain assignments); scopes are qualified by their enclosing defs (`Worker.wake_up`). LINES, when
-    given, receives the lines of each binding statement."""
-    out: Counter[tuple[str, str]] = Counter()
-
-    def visit(body: list[ast.stmt], scope: str) -> None:
-        for node in body:
-            for name in _bound(node):
-                out[(scope, name)] += 1
-                if lines is not None:
-                    lines.setdefault((scope, name), []).extend(range(node.lineno, (node.end_lineno or node.lineno) + 1))
-            if isinstance(node, _DEFS):
-                visit(node.body, f"{scope}.{node.name}" if scope else node.name)
-            else:
-                for field_name in ("body", "orelse", "finalbody", "handlers", "cases"):
-                    for child in getattr(node, field_name, []) or []:
-                        visit(child.body if isinstance(child, (ast.ExceptHandler, ast.match_case)) else [child],
-                              scope)
-
-    visit(tree.body, "")
-    return out
-
-
-def _bound(node: ast.stmt) -> list[str]:
-    if isinstance(node, _DEFS):
-        return [node.name]
-    if isinstance(node, (ast.Import, ast.ImportFrom)):
-        return [a.asname or a.name.split(".")[0] for a in node.names if a.name != "*"]
-    if isinstance(node, ast.Assign):
-        return [t.id for t in node.targets if isinstance(t, ast.Name)]
-    if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-        return [node.target.id]
-    return []

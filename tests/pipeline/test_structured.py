@@ -29,6 +29,11 @@ RESOLVED = [
      CLASS + "\n    def a(self):\n        return 1\n",
      CLASS + "\n    def b(self):\n        return 2\n",
      CLASS + "\n    def a(self):\n        return 1\n\n    def b(self):\n        return 2\n"),
+    ("methods",      # inserted last in the class: the blank line after each belongs to no statement
+     CLASS + "\n\ndef f():\n    pass\n",
+     CLASS + "\n    def a(self):\n        return 1\n\n\ndef f():\n    pass\n",
+     CLASS + "\n    def b(self):\n        return 2\n\n\ndef f():\n    pass\n",
+     CLASS + "\n    def a(self):\n        return 1\n\n    def b(self):\n        return 2\n\n\ndef f():\n    pass\n"),
     ("functions",
      "import os\n\n\ndef f():\n    pass\n",
      "import os\n\n\ndef f():\n    pass\n\n\ndef g():\n    pass\n",
@@ -77,6 +82,9 @@ REFUSED = [
     ("not-statements", "def f(\n    a,\n):\n    pass\n", "def f(\n    a,\n    b,\n):\n    pass\n",
      "def f(\n    a,\n    c,\n):\n    pass\n"),
     ("syntax", "X = [\n    1,\n]\n", "X = [\n    1,\n    2\n]\n", "X = [\n    1,\n    3\n]\n"),
+    # theirs' `return 0` (in f) is inside ours' insertion, but as a line of another function: not shared
+    ("other-statements", "def f():\n    pass\n", "def f():\n    pass\ndef a():\n    return 0\n",
+     "def f():\n    pass\n    return 0\n"),
     ("mixed-scopes", "class A:\n    pass\n", "class A:\n    pass\n    def a(self):\n        pass\n",
      "class A:\n    pass\ndef b():\n    pass\n"),
 ]
@@ -95,3 +103,29 @@ def test_deterministic_and_clean_merges_are_not_its_business(git: Git) -> None:
     two = resolve_file(git, base.encode(), ours.encode(), theirs.encode())
     assert one is not None and two is not None and one.text == two.text and one.hunks == two.hunks
     assert resolve_file(git, b"a = 1\n", b"a = 1\nb = 2\n", b"a = 1\n") is None
+
+
+PARTIAL_BASE = "import os\n\n\ndef f():\n    return 1\n\n\ndef z():\n    return 0\n"
+
+
+def _partial_sides(theirs_edit: str) -> tuple[bytes, bytes, bytes]:
+    top = "import os\n"
+    ours = PARTIAL_BASE.replace(top, top + "\n\ndef p():\n    return 'p'\n").replace("return 0", "return 5")
+    theirs = PARTIAL_BASE.replace(top, top + "\n\ndef q():\n    return 'q'\n").replace("def z():", theirs_edit)
+    return PARTIAL_BASE.encode(), ours.encode(), theirs.encode()
+
+
+def test_partly_the_adjacency_resolves_beside_a_true_conflict(git: Git) -> None:
+    resolution = resolve_file(git, *_partial_sides("def y():"), partial=True)
+    assert resolution is not None and not resolution.ok
+    assert [h.kind for h in resolution.hunks] == ["functions"] and resolution.refused == ["edit-edit"]
+    ours_variant, _, theirs_variant = resolution.variants
+    assert b"def p():" in ours_variant and b"def q():" in ours_variant and b"return 5" in ours_variant
+    assert b"def y():" in theirs_variant and b"return 5" not in theirs_variant
+    assert resolve_file(git, *_partial_sides("def y():")).hunks == []       # whole files: all or nothing
+
+
+def test_partly_the_gates_hold_with_the_true_conflict_taken_either_way(git: Git) -> None:
+    resolution = resolve_file(git, *_partial_sides("def p():"), partial=True)   # theirs' way binds p twice
+    assert resolution is not None and resolution.hunks == [] and resolution.variants is None
+    assert "shadows" in resolution.refused

@@ -1,0 +1,225 @@
+"""pipeline.pyparts: parsing a file in pieces says exactly what one `ast.parse` says (the verdict, the
+definitions with their lines, the statements around the lines asked for), on real files and on files made
+to break the cuts: strings left open, backslash continuations, decorators, clauses, nested classes, tabs."""
+
+from __future__ import annotations
+
+import ast
+import random
+import sys
+from pathlib import Path
+
+import pytest
+
+from carrytool.pipeline import pyparts
+from carrytool.pipeline.structured import split_lines
+
+HERE = Path(__file__).resolve().parents[2]
+STDLIB = Path(ast.__file__).parent
+
+
+def _shape(tree: ast.Module | None, hot: list[tuple[int, int]]) -> list[tuple]:
+    """Every statement meeting HOT: its lines (decorators included), type, column and name."""
+    out = []
+    for node in ast.walk(tree) if tree is not None else []:
+        if isinstance(node, ast.stmt):
+            first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
+            last = node.end_lineno or node.lineno
+            if any(first <= b and a <= last for a, b in hot):
+                out.append((first, last, type(node).__name__, node.col_offset, getattr(node, "name", None)))
+    return sorted(out)
+
+
+def _near(spans: dict, hot: list[tuple[int, int]]) -> dict:
+    """The binding spans that meet HOT (the pieces give only those)."""
+    out = {key: sorted(s for s in found if any(s[0] <= b and a <= s[1] for a, b in hot)) for key, found in spans.items()}
+    return {key: found for key, found in out.items() if found}
+
+
+def _same(lines: list[bytes], hot: list[tuple[int, int]]) -> bool:
+    pieces = pyparts.parse(lines, hot)
+    whole = pyparts.parse(lines, hot, whole=True)
+    assert pieces.ok == whole.ok
+    if whole.ok:
+        where_p: dict = {}
+        where_w: dict = {}
+        assert pieces.definitions(where_p) == whole.definitions(where_w)
+        assert _near(where_p, hot) == _near(where_w, hot)
+        assert _shape(pieces.tree, hot) == _shape(whole.tree, hot)
+    return whole.ok
+
+
+BREAKERS = [b'"""\n', b"'''\n", b'x = """\n', b"y = (\n", b")\n", b"]\n", b"\\\n", b"z = 1 + \\\n", b"    pass\n",
+            b"else:\n", b"except Exception:\n", b"@dec\n", b"class K:\n", b"\tpass\n", b"# c\n", b"def f():\n",
+            b"  x = 1\n", b"    def m(self):\n", b"        return 1\n", b"r'''\n", b"s = 'a\\\n", b"if x:\n"]
+
+
+def _mutated(lines: list[bytes], rng: random.Random) -> list[bytes]:
+    lines = list(lines)
+    for _ in range(rng.randint(1, 3)):
+        at = rng.randint(0, len(lines))
+        roll = rng.random()
+        if roll < 0.5 or not lines:
+            lines.insert(at, rng.choice(BREAKERS))
+        elif roll < 0.75:
+            del lines[min(at, len(lines) - 1)]
+        else:
+            j = min(at, len(lines) - 1)
+            lines[j] = lines[j][4:] if lines[j].startswith(b"    ") else b"    " + lines[j]
+    return lines
+
+
+NESTED = b'''\
+"""A module."""
+import os
+
+
+@decorated(
+    1,
+)
+class Outer(Base):
+    """Doc with a line at column 0:
+def not_a_function():
+"""
+
+    X = 1
+
+    @staticmethod
+    def one():
+        return textwrap.dedent("""
+class NotAClass:
+    pass
+""")
+
+    class Inner:
+        Y = 2
+
+        def two(self):
+            return 2 + \\
+3
+
+        def three(self):
+            try:
+                pass
+            except Exception:
+                pass
+            else:
+                pass
+''' + b"".join(b"\n        def m%d(self):\n            return %d\n" % (n, n) for n in range(30)) + b'''
+
+    def four(self):
+        return [
+            x for x in y
+        ]
+
+
+def after():
+    return Outer.Inner
+
+
+class Long(
+    Base,
+    Mixin,
+):  # a header of three lines
+    ITEMS = [
+    "an item at the body's indentation: a cut there fails, the class is parsed whole",
+    ]
+''' + b"".join(b"\n    def l%d(self):\n        return %d\n" % (n, n) for n in range(20)) + b'''
+
+class Header(
+    Base,
+):
+''' + b"".join(b"\n    def h%d(self):\n        return %d\n" % (n, n) for n in range(20))
+
+
+def _files() -> list[Path]:
+    ours = sorted((HERE / "carrytool").rglob("*.py"))
+    theirs = sorted(p for p in STDLIB.glob("*.py") if p.stat().st_size > 20_000)[:12]
+    return ours + theirs
+
+
+def test_pieces_say_what_the_whole_parse_says_on_real_and_broken_files() -> None:
+    rng = random.Random(19)
+    parsed = broken = 0
+    for path in _files():
+        lines = split_lines(path.read_bytes())
+        for case in range(5):
+            text = lines if case == 0 else _mutated(lines, rng)
+            first = rng.randint(1, max(1, len(text)))
+            hot = [(first, first + rng.randint(0, 8))]
+            if rng.random() < 0.3:
+                pyparts._cache.clear()
+            if _same(text, hot):
+                parsed += 1
+            else:
+                broken += 1
+    assert parsed > 100 and broken > 100           # both verdicts were compared, many times
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_nested_classes_strings_at_column_0_and_continuations(seed: int) -> None:
+    rng = random.Random(seed)
+    lines = split_lines(NESTED)
+    assert _same(lines, [(1, len(lines))])
+    for _ in range(10):
+        text = _mutated(lines, rng)
+        first = rng.randint(1, len(text))
+        _same(text, [(first, first + 3)])
+
+
+def test_a_long_class_is_parsed_in_pieces_and_only_its_changed_piece_again() -> None:
+    lines = split_lines(NESTED)
+    pyparts._cache.clear()
+    pyparts.parse(lines)
+    before = dict(pyparts.stats)
+    at = next(i for i, line in enumerate(lines) if b"def m20" in line)
+    changed = [*lines[:at], b"        def added(self):\n", b"            return 0\n", b"\n", *lines[at:]]
+    result = pyparts.parse(changed, [(at + 1, at + 3)])
+    assert result.ok and result.pieces > 30
+    assert pyparts.stats["whole"] == before.get("whole", 0)
+    parses = pyparts.stats["parsed"] - before.get("parsed", 0)
+    assert parses <= 4         # the new piece, the class headers around it (Outer, Inner), nothing else
+    assert [n.name for n in ast.walk(result.tree) if isinstance(n, ast.FunctionDef)] == ["added"]
+    assert pyparts.stats["whole-class"] > before.get("whole-class", 0)          # Long, not Header
+    at = next(i for i, line in enumerate(lines) if b"def h10" in line)
+    before = dict(pyparts.stats)
+    changed = [*lines[:at], b"    def added(self):\n", b"        return 0\n", b"\n", *lines[at:]]
+    result = pyparts.parse(changed, [(at + 1, at + 3)])
+    assert pyparts.stats["parsed"] - before["parsed"] <= 2 and pyparts.stats["whole"] == before["whole"]
+    assert [n.name for n in result.tree.body] == ["Header"]
+
+
+@pytest.mark.parametrize("text", [
+    b"# -*- coding: latin-1 -*-\nx = 1\n",
+    b"from __future__ import barry_as_FLUFL\nx = 1 <> 2\n",
+    b"from __future__ import (\n    annotations,\n    barry_as_FLUFL,\n)\nx = 1 <> 2\n",
+    b"x = 1\r\ny = 2\rz = 3\n",
+    b"x = 1\n\x0c\ny = 2\n",
+])
+def test_files_the_pieces_cannot_vouch_for_are_parsed_whole(text: bytes) -> None:
+    whole = pyparts.stats["whole"]
+    lines = split_lines(text)
+    _same(lines, [(1, 2)])
+    assert pyparts.stats["whole"] == whole + 2
+
+
+def test_a_cut_inside_brackets_costs_a_whole_parse_and_nothing_else() -> None:
+    whole = pyparts.stats["whole"]
+    lines = split_lines(b"x = [\n1,\n]\n\n\ndef f():\n    pass\n")
+    assert _same(lines, [(2, 2)])
+    assert pyparts.stats["whole"] == whole + 2
+
+
+def test_the_suite_runs_on_a_python_whose_grammar_it_knows() -> None:
+    assert sys.version_info >= (3, 10)
+
+
+def test_a_quote_in_a_comment_hides_no_statement_from_its_scope() -> None:
+    """The quote scan takes the `\"\"\"` of two comments for a string: no cut between them, so a body piece of
+    Long runs on into `x = 1` at column 0, which leaves the class: that piece must not count as Long's."""
+    methods = b"".join(b"    def a%d(self):\n        return %d\n" % (n, n) for n in range(25))
+    text = (b"class Long:\n" + methods + b'    # docs: """\n    def b(self):\n        return 1\nx = 1\n'
+            b'# end """\ndef after():\n    pass\n')
+    lines = split_lines(text)
+    assert _same(lines, [(1, len(lines))])
+    assert pyparts.parse(lines).definitions()[("", "x")] == 1
