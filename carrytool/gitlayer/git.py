@@ -29,8 +29,10 @@ from carrytool.gitlayer.env import (
     MIN_GIT,
     PINNED_CONFIG,
     ZERO,
+    alternate_path,
     decode_path,
     encode_path,
+    fast_tmp_base,
     git_argv,
     git_version,
     is_sha,
@@ -58,6 +60,8 @@ __all__ = ["Git", "Change", "ConflictStage", "MergeResult", "Signature", "paths_
 # (with its configuration: their results do not depend on merge or diff settings). The rest runs isolated.
 IN_REPO = frozenset({"fetch", "push", "ls-remote", "rev-parse", "update-ref", "for-each-ref", "show-ref",
                      "symbolic-ref", "worktree", "cat-file", "config", "remote"})
+# Of those, the ones that write to the user's repository: objects a run wrote are migrated first.
+_WRITES_REPO = frozenset({"fetch", "push", "update-ref", "remote", "config"})
 _OID = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
 
 
@@ -124,15 +128,25 @@ class Git:
         self._merge_pipe: MergePipe | None = None
         self._patches: dict[tuple[str, str], bytes] = {}
         self._explicit_bases: bool | None = None
+        self._quarantine: Path | None = None
+        self._kept: list[str] = []         # commits whose new objects the user's store must get
+        # False: objects no kept commit reaches (stand-ins, merges whose result was not used) are left
+        # in the quarantine and vanish with it; True: every object written persists
+        self.keep_unreferenced = True
 
     # -- process plumbing -------------------------------------------------------------------------
     def env(self, extra: dict[str, str] | None = None, *, in_repo: bool = False) -> dict[str, str]:
-        """The environment of a git child: isolated in the private git dir, or IN_REPO the user's."""
+        """The environment of a git child: isolated in the private git dir (objects it writes go to the
+        quarantine, the user's store is read as an alternate), or IN_REPO the user's (reading the
+        quarantine too, so that every object the run wrote is visible)."""
         if not in_repo:
-            return isolated_env(str(self.private_dir()), str(self.object_dir), extra)
+            private = str(self.private_dir())
+            return isolated_env(private, str(self._quarantine), extra, alternates=str(self.object_dir))
         env = scrubbed_env(extra)
         env["GIT_DIR"] = str(self.git_dir)
         env["GIT_NO_REPLACE_OBJECTS"] = "1"
+        if self._quarantine is not None:
+            env["GIT_ALTERNATE_OBJECT_DIRECTORIES"] = alternate_path(str(self._quarantine))
         return env
 
     def private_dir(self) -> Path:
@@ -141,6 +155,10 @@ class Git:
         if self._private is None:
             private = self.tmpdir() / "git"
             (private / "refs").mkdir(parents=True)
+            quarantine = self.tmpdir() / "objects"
+            (quarantine / "pack").mkdir(parents=True)
+            (quarantine / "info").mkdir()
+            self._quarantine = quarantine
             (private / "HEAD").write_text("ref: refs/heads/carrytool\n")
             config = "[core]\n\tbare = true\n"
             if self.object_format != "sha1":
@@ -169,7 +187,10 @@ class Git:
         Objects still staged in memory are written first: every git process sees every object.
         """
         self.flush_objects()
-        in_repo = _subcommand(args) in IN_REPO
+        subcommand = _subcommand(args)
+        in_repo = subcommand in IN_REPO
+        if subcommand in _WRITES_REPO:
+            self.migrate_objects()
         where = self.git_dir if in_repo else self.private_dir()
         proc = subprocess.run(git_argv(*args), cwd=cwd or where, input=input,
                               capture_output=True, env=self.env(env, in_repo=in_repo))
@@ -189,21 +210,93 @@ class Git:
 
     def tmpdir(self) -> Path:
         if self._tmp is None:
-            self._tmp = Path(tempfile.mkdtemp(prefix="carrytool-"))
+            self._tmp = Path(tempfile.mkdtemp(prefix="carrytool-", dir=fast_tmp_base()))
         return self._tmp
 
-    def close(self) -> None:
+    def keep(self, commit: str) -> None:
+        """Make sure COMMIT and every object it reaches end up in the user's store (see migrate_objects);
+        `update_ref` keeps the commit it writes by itself."""
+        self._kept.append(commit)
+
+    def migrate_objects(self) -> None:
+        """Move the objects written so far that must persist from the quarantine into the user's store,
+        as one pack (`pack-objects`, no delta search, fast compression); then drop their loose copies.
+        What must persist: everything a kept commit reaches and, with `keep_unreferenced`, everything.
+
+        Composing writes its objects (merge results, trees, commits) into a quarantine in the scratch
+        directory, as git's own receive-pack does: a few hundred loose files per run cost little there,
+        and the user's repository gets one pack instead of a file per object. Runs before anything
+        writes to the user's repository (a ref must never name an object only the quarantine has) and
+        on close; what a crash leaves in the quarantine no ref names."""
         self.flush_objects()
+        if self._quarantine is None:
+            return
+        present: dict[str, Path] = {}
+        for fan in os.scandir(self._quarantine):
+            if len(fan.name) == 2 and fan.is_dir():
+                present.update((fan.name + f.name, Path(f.path)) for f in os.scandir(fan.path)
+                               if len(f.name) in (38, 62))
+        if not present:
+            return
+        wanted = list(present) if self.keep_unreferenced or not self._stage_objects \
+            else self._new_reachable(self._kept, present)
+        if not wanted:
+            return
+        names = "".join(f"{oid}\n" for oid in wanted).encode()
+        (self.object_dir / "pack").mkdir(exist_ok=True)
+        # written from the user's store (its temporary pack must be renamed within one file system),
+        # reading the quarantine as an alternate
+        where = {"GIT_OBJECT_DIRECTORY": str(self.object_dir),
+                 "GIT_ALTERNATE_OBJECT_DIRECTORIES": alternate_path(str(self._quarantine))}
+        self.run("-c", "pack.compression=1", "pack-objects", "-q", "--window=0",
+                 str(self.object_dir / "pack" / "pack"), input=names, env=where)
+        for oid in wanted:
+            present[oid].unlink()
+
+    def _new_reachable(self, roots: Sequence[str], present: dict[str, Path]) -> list[str]:
+        """The objects in PRESENT (the quarantine) that ROOTS reach: a walk that stops at every object
+        already in the user's store (which, like any object there, has everything it names)."""
+        out: list[str] = []
+        stack = [r for r in roots if r in present]
+        seen: set[str] = set()
+        while stack:
+            oid = stack.pop()
+            if oid in seen:
+                continue
+            seen.add(oid)
+            out.append(oid)
+            obj = self.read_object(oid)
+            if obj is None:
+                continue
+            if obj[0] == "commit":
+                head = obj[1].split(b"\n\n", 1)[0]
+                named = [line.split()[1].decode() for line in head.split(b"\n")
+                         if line.startswith((b"tree ", b"parent "))]
+            elif obj[0] == "tree":
+                named = [entry[2] for entry in self.read_tree(oid)]
+            else:
+                named = []
+            stack += [n for n in named if n in present and n not in seen]
+        return out
+
+    def close(self) -> None:
+        try:
+            self.migrate_objects()
+        finally:
+            self._close_processes()
+        if self._tmp is not None:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+            self._tmp = None
+            self._private = None
+            self._quarantine = None
+
+    def _close_processes(self) -> None:
         if self._merge_pipe is not None:
             self._merge_pipe.close()
             self._merge_pipe = None
         for pipe in self._pipes.values():
             pipe.close()
         self._pipes.clear()
-        if self._tmp is not None:
-            shutil.rmtree(self._tmp, ignore_errors=True)
-            self._tmp = None
-            self._private = None
 
     def __enter__(self) -> Git:
         return self
@@ -650,6 +743,7 @@ class Git:
         False when REF no longer holds OLD (someone moved it); any other failure (a read-only ref
         store, a name that clashes with an existing ref, a full disk) raises GitError with git's reason.
         """
+        self.keep(new)
         proc = self.run("update-ref", "-m", message, "--no-deref", ref, new, old or ZERO, check=False)
         if proc.returncode == 0:
             return True
