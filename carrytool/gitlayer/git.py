@@ -48,7 +48,6 @@ from carrytool.gitlayer.objects import (
     Signature,
     _is_echo,
     _parse_diff_stdin,
-    _parse_merge_tree,
     paths_of,
 )
 
@@ -610,28 +609,24 @@ class Git:
     def merge_trees(self, pairs: Sequence[tuple[str, str]]) -> list[MergeResult]:
         """`merge-tree --write-tree --stdin`: merge each (ours, theirs) commit pair; no work tree.
 
-        All pairs go to one process. git computes each merge base from history (git 2.39 has no
-        `--merge-base`), so callers shape history (see compose.py) to get the base they mean.
+        All pairs go at once to the run's long-lived merge-tree (see merge_one): no process of their own,
+        and its caches of inflated blobs are warm for the chained merges. git computes each merge base
+        from history (git 2.39 has no `--merge-base`), so callers shape history (see compose.py).
         """
         if not pairs:
             return []
-        payload = "".join(f"{a} {b}\n" for a, b in pairs).encode()
-        proc = self.run("merge-tree", "--write-tree", "--stdin", input=payload, check=False)
-        if proc.returncode not in (0, 1):
-            raise GitError("`git merge-tree` failed", stderr=proc.stderr.decode("utf-8", "replace"))
-        results = list(_parse_merge_tree(proc.stdout))
-        if len(results) != len(pairs):
-            raise GitError("`git merge-tree --stdin` gave an unexpected answer",
-                           stderr=proc.stderr.decode("utf-8", "replace"))
-        return results
+        return self._merges().merge_many([f"{a} {b}" for a, b in pairs])
 
     def merge_one(self, ours: str, theirs: str, *, base: str | None = None) -> MergeResult:
         """One merge in the long-lived `merge-tree --write-tree --stdin` (see gitlayer.mergepipe): of two
         commits, their merge base found by git; or, with BASE (only when `takes_merge_base()`), of two
         trees or commits from that base, with no history walked."""
+        return self._merges().merge(f"{base} -- {ours} {theirs}" if base else f"{ours} {theirs}")
+
+    def _merges(self) -> MergePipe:
         if self._merge_pipe is None:
             self._merge_pipe = MergePipe(self)
-        return self._merge_pipe.merge(f"{base} -- {ours} {theirs}" if base else f"{ours} {theirs}")
+        return self._merge_pipe
 
     def takes_merge_base(self) -> bool:
         """Whether this git's `merge-tree --stdin` takes `BASE -- OURS THEIRS` lines of trees (git >= 2.45
