@@ -58,6 +58,10 @@ def test_sync_writes_one_pack_and_no_loose_object(small: Small, cli: Cli) -> Non
                          text=True, check=True).stdout
     assert len(log.splitlines()) == 5        # base, upstream, three carries: every commit and tree is there
     assert all(_exists(small.work.path, line.split()[1]) for line in log.splitlines())
+    code, again = cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path)
+    assert code == 0 and again["result"]["sha"] == tip
+    assert len(list((small.work.path / "objects" / "pack").glob("*.pack"))) == len(packs)   # nothing new
+    assert _loose(small.work.path) == 0
 
 
 def test_a_dry_run_keeps_its_composed_commit_and_drops_the_rest(small: Small, cli: Cli) -> None:
