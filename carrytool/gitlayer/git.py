@@ -99,7 +99,11 @@ class _Pipe:
 class Git:
     """A repository and the git commands carrytool runs in it."""
 
-    def __init__(self, repo: Path | str) -> None:
+    def __init__(self, repo: Path | str, *, quarantine: bool = False) -> None:
+        """QUARANTINE: objects this run writes go to a quarantine first (see migrate_objects): for
+        commands that write many objects and name few (sync, explain). Without it every object is
+        written into the repository's store at once (what a command that must survive a kill -9
+        between writing an object and naming it in a file needs)."""
         self.version = git_version()
         repo = Path(repo)
         if not repo.exists():
@@ -129,6 +133,8 @@ class Git:
         self._patches: dict[tuple[str, str], bytes] = {}
         self._explicit_bases: bool | None = None
         self._quarantine: Path | None = None
+        self._use_quarantine = quarantine
+        self._contents: dict[tuple[str | None, str | None, str | None], tuple[bool, bytes] | None] = {}
         self._kept: list[str] = []         # commits whose new objects the user's store must get
         # False: objects no kept commit reaches (stand-ins, merges whose result was not used) are left
         # in the quarantine and vanish with it; True: every object written persists
@@ -141,6 +147,8 @@ class Git:
         quarantine too, so that every object the run wrote is visible)."""
         if not in_repo:
             private = str(self.private_dir())
+            if self._quarantine is None:
+                return isolated_env(private, str(self.object_dir), extra)
             return isolated_env(private, str(self._quarantine), extra, alternates=str(self.object_dir))
         env = scrubbed_env(extra)
         env["GIT_DIR"] = str(self.git_dir)
@@ -155,10 +163,11 @@ class Git:
         if self._private is None:
             private = self.tmpdir() / "git"
             (private / "refs").mkdir(parents=True)
-            quarantine = self.tmpdir() / "objects"
-            (quarantine / "pack").mkdir(parents=True)
-            (quarantine / "info").mkdir()
-            self._quarantine = quarantine
+            if self._use_quarantine:
+                quarantine = self.tmpdir() / "objects"
+                (quarantine / "pack").mkdir(parents=True)
+                (quarantine / "info").mkdir()
+                self._quarantine = quarantine
             (private / "HEAD").write_text("ref: refs/heads/carrytool\n")
             config = "[core]\n\tbare = true\n"
             if self.object_format != "sha1":
@@ -469,7 +478,7 @@ class Git:
         if not self._pending:
             return
         pending, self._pending = self._pending, {}
-        if self._stage_objects:
+        if self._stage_objects and self._use_quarantine:
             self.private_dir()
             for sha, (kind, data) in pending.items():
                 self._write_loose(sha, kind, data)
@@ -583,8 +592,14 @@ class Git:
 
     def merge_contents(self, ours: str | None, base: str | None, theirs: str | None) -> tuple[bool, bytes] | None:
         """merge-tree's content merge of three blobs in the long-lived merge process (no process, no
-        temporary file): (clean, merged), or None for a binary. See gitlayer.mergepipe.merge_contents."""
-        return merge_contents(self, ours, base, theirs)
+        temporary file): (clean, merged), or None for a binary. See gitlayer.mergepipe.merge_contents.
+        Kept by blob triple: blame asks the same merge for every earlier entry it weighs."""
+        key = (ours, base, theirs)
+        if key not in self._contents:
+            if len(self._contents) > 256:
+                self._contents.clear()
+            self._contents[key] = merge_contents(self, ours, base, theirs)
+        return self._contents[key]
 
     def merge_texts(self, ours: bytes, base: bytes, theirs: bytes, labels: tuple[str, str, str]) -> tuple[bool, bytes] | None:
         """`git merge-file -p -L OURS -L BASE -L THEIRS` on three contents: (clean, merged), or None for a

@@ -24,6 +24,7 @@ from carrytool.gitlayer.git import Change, ConflictStage, Git, MergeResult, Sign
 from carrytool.manifest.model import Manifest
 from carrytool.pipeline.blame import meets_conflict, regions_differ
 from carrytool.pipeline.plan import APPLIED, CONFLICT, PENDING, Step, redundant_with
+from carrytool.pipeline.reduce import reduced_head
 from carrytool.pipeline.structured_tree import resolve_merge
 
 Progress = Callable[[str, int, int], None]
@@ -360,13 +361,23 @@ class Composer:
                 continue
             culprits = [s.id for s in touching]
             if len(touching) > 1:
-                pairs = [self._pair(step, self.upstream, self._onto[id(s)].tree) for s in touching]
+                pairs = [self._on_path(step, path, self._pair(step, self.upstream, self._onto[id(s)].tree),
+                                       self._onto[id(s)].tree) for s in touching]
                 hits = [s.id for s, r in zip(touching, self.git.merge_trees(pairs)) if path in r.conflicted_paths]
                 culprits = hits or culprits
             elif not touching:
                 culprits = [s.id for s in applied if path in s.files]
             out.append({"file": path, "with": culprits})
         return out
+
+    def _on_path(self, step: Step, path: str, pair: tuple[str, str], ours_tree: str) -> tuple[str, str]:
+        """PAIR with STEP's head reduced to PATH (pipeline.reduce): whether PATH conflicts is decided there."""
+        if not self.fast_path or step.filtered or not step.base or not step.head:
+            return pair
+        sig = Signature(self.manifest.identity.name, self.manifest.identity.email, self.upstream_time)
+        reduced = reduced_head(self.git, head=step.head, base=step.base, changes=step.changes, keep={path},
+                               ours_tree=ours_tree, sig=sig, what=f"{step.id} in {path}")
+        return pair if reduced is None else (pair[0], reduced)
 
     def _meeting(self, step: Step, path: str, touching: Sequence[Step], result: MergeResult) -> list[str]:
         """The earlier entries whose own change meets the lines where STEP conflicts with upstream in PATH:

@@ -84,7 +84,7 @@ def test_unkept_objects_vanish_and_kept_ones_persist(tmp_path: Path) -> None:
     repo = init_repo(tmp_path / "r", bare=True)
     base = repo.commit({"a.txt": "a\n"}, "base", ref="refs/heads/main")
     sig = Signature("t", "t@t", 1000000000)
-    with Git(repo.path) as git:
+    with Git(repo.path, quarantine=True) as git:
         git.keep_unreferenced = False
         tree = git.edit_tree(git.tree_of(base), {"a.txt": ("100644", git.write_blob(b"kept\n"))})
         kept = git.write_commit(tree, [base], sig, sig, "kept\n")
@@ -95,8 +95,21 @@ def test_unkept_objects_vanish_and_kept_ones_persist(tmp_path: Path) -> None:
     assert _exists(repo.path, kept) and _exists(repo.path, tree)
     assert not _exists(repo.path, other)
     loose = _loose(repo.path)
-    with Git(repo.path) as git:              # the default: every object written persists
+    with Git(repo.path, quarantine=True) as git:   # keep_unreferenced (the default): every object persists
         blob = git.write_blob(b"anything\n")
         git.flush_objects()
     assert _exists(repo.path, blob)
     assert _loose(repo.path) == loose
+
+
+def test_without_a_quarantine_objects_are_in_the_store_at_once(tmp_path: Path) -> None:
+    """Commands that name objects in files (union's state) write straight into the store, as before:
+    a kill -9 right after a write loses nothing."""
+    from tests.gitrepo import init_repo
+
+    repo = init_repo(tmp_path / "r", bare=True)
+    git = Git(repo.path)
+    blob = git.write_blob(b"written\n")
+    git.flush_objects()
+    assert _exists(repo.path, blob)          # before close: nothing waits in a quarantine
+    git.close()
