@@ -7,15 +7,17 @@ Modes (one per run): a named or custom workload (default), `--scale`, `--real PA
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from datetime import datetime, timezone
 from pathlib import Path
 
 from .generate import load_or_generate
 from .real import real_inputs
-from .report import render_compare, render_scale, write_json
+from .report import provenance, render_compare, render_scale, write_json, write_results
 from .runners import RUNNERS, Inputs
 from .session import Summary, measure
 from .workloads import DEFAULT_WORKLOAD, WORKLOADS, Workload, scale_workloads
@@ -52,6 +54,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--out", type=Path, default=DEFAULT_OUT, help="where workloads are generated and cached")
     p.add_argument("--fresh", action="store_true", help="regenerate cached workloads")
     p.add_argument("--json", type=Path, metavar="FILE", help="also write every measurement as JSON")
+    p.add_argument("--results", type=Path, metavar="FILE",
+                   help="also write the tables with their provenance (command, git, machine, date, commit) "
+                        "as markdown, e.g. bench/results/<name>.md: the file the README quotes")
     p.add_argument("-q", "--quiet", action="store_true", help="no per-run progress on stderr")
     args = p.parse_args(argv)
     args.runner_names = [r for r in args.runners.split(",") if r]
@@ -140,11 +145,26 @@ def pick_mode(args: argparse.Namespace) -> Mode:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the chosen mode, print its table (stdout; progress goes to stderr), optionally write JSON."""
     args = parse_args(argv)
+    started = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    load_before = os.getloadavg()[0]
+    precompile()
     summaries, text = pick_mode(args)(args)
     print(text)
     if args.json:
         write_json(summaries, args.json)
+    if args.results:
+        title = "bench: " + ", ".join(dict.fromkeys(s.inputs.name for s in summaries)) if summaries else "bench"
+        argv_used = list(argv) if argv is not None else sys.argv[1:]
+        write_results(args.results, title, provenance(argv_used, started, load_before), text)
     return 0
+
+
+def precompile() -> None:
+    """Byte-compile carrytool first, as an installed wheel is: a run must not pay for compiling its own
+    modules (PYTHONDONTWRITEBYTECODE would make every run pay)."""
+    import compileall
+
+    compileall.compile_dir(str(Path(__file__).resolve().parent.parent / "carrytool"), quiet=1)
 
 
 if __name__ == "__main__":

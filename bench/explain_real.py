@@ -10,12 +10,17 @@ Prints medians of wall and CPU time (the process and its git children) and the r
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import statistics
 import subprocess
+import sys
 import tempfile
+from datetime import datetime, timezone
 from pathlib import Path
 
+from .__main__ import precompile
+from .report import provenance, write_results
 from .runners import carrytool_argv, time_process
 
 
@@ -23,7 +28,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.explain_real", description=__doc__.splitlines()[0])
     parser.add_argument("manifest", type=Path)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--results", type=Path, metavar="FILE",
+                        help="also write the table with its provenance as markdown (bench/results/<name>.md)")
     args = parser.parse_args()
+    started = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    load_before = os.getloadavg()[0]
+    precompile()
     scratch = Path(tempfile.mkdtemp(prefix="bench-explain-"))
     try:
         repo = scratch / "repo.git"
@@ -45,14 +55,19 @@ def main() -> None:
         git = subprocess.run(["git", "--version"], capture_output=True, text=True).stdout.split()[-1]
         sync_wall = statistics.median(r[0] for r in runs["sync"])
         sync_cpu = statistics.median(r[1] for r in runs["sync"])
-        print(f"git {git}, median of {args.repeat} interleaved run(s)\n")
-        print("| command | wall s | CPU s | wall / sync | CPU / sync | RSS MB |")
-        print("|---|---|---|---|---|---|")
+        lines = [f"git {git}, median of {args.repeat} interleaved run(s)", "",
+                 "| command | wall s | CPU s | wall / sync | CPU / sync | RSS MB |", "|---|---|---|---|---|---|"]
         for name, values in runs.items():
             wall = statistics.median(v[0] for v in values)
             cpu = statistics.median(v[1] for v in values)
             rss = max(v[2] for v in values)
-            print(f"| {name} | {wall:.2f} | {cpu:.2f} | {wall / sync_wall:.2f}x | {cpu / sync_cpu:.2f}x | {rss:.0f} |")
+            lines.append(f"| {name} | {wall:.2f} | {cpu:.2f} | {wall / sync_wall:.2f}x | {cpu / sync_cpu:.2f}x "
+                         f"| {rss:.0f} |")
+        text = "\n".join(lines)
+        print(text)
+        if args.results:
+            header = provenance(sys.argv[1:], started, load_before, prog="python -m bench.explain_real")
+            write_results(args.results, f"explain beside sync: {args.manifest.parent.name}", header, text)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 

@@ -274,28 +274,33 @@ class Git:
 
     def _new_reachable(self, roots: Sequence[str], present: dict[str, Path]) -> list[str]:
         """The objects in PRESENT (the quarantine) that ROOTS reach: a walk that stops at every object
-        already in the user's store (which, like any object there, has everything it names)."""
+        already in the user's store (which, like any object there, has everything it names). Blobs are
+        known by their tree entries and never read; trees come from the tree cache where they can."""
         out: list[str] = []
-        stack = [r for r in roots if r in present]
-        seen: set[str] = set()
+        stack = list(dict.fromkeys(r for r in roots if r in present))
+        seen: set[str] = set(stack)
         while stack:
             oid = stack.pop()
-            if oid in seen:
-                continue
-            seen.add(oid)
             out.append(oid)
-            obj = self.read_object(oid)
-            if obj is None:
-                continue
-            if obj[0] == "commit":
-                head = obj[1].split(b"\n\n", 1)[0]
-                named = [line.split()[1].decode() for line in head.split(b"\n")
-                         if line.startswith((b"tree ", b"parent "))]
-            elif obj[0] == "tree":
-                named = [entry[2] for entry in self.read_tree(oid)]
+            if oid in self._trees:
+                named = [(e[2], e[1]) for e in self._trees[oid]]
             else:
-                named = []
-            stack += [n for n in named if n in present and n not in seen]
+                obj = self.read_object(oid)
+                if obj is None or obj[0] not in ("commit", "tree"):
+                    continue
+                if obj[0] == "tree":
+                    named = [(e[2], e[1]) for e in self.read_tree(oid)]
+                else:
+                    head = obj[1].split(b"\n\n", 1)[0]
+                    named = [(line.split()[1].decode(), "commit") for line in head.split(b"\n")
+                             if line.startswith((b"tree ", b"parent "))]
+            for name, kind in named:
+                if name in present and name not in seen:
+                    seen.add(name)
+                    if kind == "blob":
+                        out.append(name)
+                    else:
+                        stack.append(name)        # a tree or a commit (submodule links are never here)
         return out
 
     def close(self) -> None:
@@ -557,9 +562,14 @@ class Git:
         def order(entry: tuple[str, str, str, bytes]) -> bytes:
             return entry[3] + (b"/" if entry[1] == "tree" else b"")
 
+        ordered = sorted(entries, key=order)
         data = b"".join((b"40000" if kind == "tree" else mode.encode()) + b" " + name + b"\0" + bytes.fromhex(oid)
-                        for mode, kind, oid, name in sorted(entries, key=order))
-        return self.write_object("tree", data)
+                        for mode, kind, oid, name in ordered)
+        sha = self.write_object("tree", data)
+        if self._stage_objects and sha not in self._trees and len(self._trees) <= 20000:
+            self._trees[sha] = [("040000" if kind == "tree" else mode.rjust(6, "0"), kind, oid, name)
+                                for mode, kind, oid, name in ordered]
+        return sha
 
     def edit_tree(self, tree: str, edits: dict[str, tuple[str, str] | None]) -> str:
         """Return a tree like TREE with paths replaced by (mode, oid) or deleted (None)."""
