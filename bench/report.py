@@ -51,8 +51,8 @@ def render_compare(summaries: Sequence[Summary], repeat: int) -> str:
                          _ratio(tool, chain), _ratio(naive, warm), _ratio(warm, chain)])
     return (f"wall time, median of {repeat} interleaved run(s). carrytool = the whole `sync` process including "
             "its fetch of upstream's and every PR's ref (the objects are already there, as in the other runners' "
-            "clones, whose set-up is not timed); (warm) = a second sync, nothing to fetch: the same work as the "
-            "naive and chain loops, which fetch nothing\n\n"
+            "clones, whose set-up is not timed); (warm) = a second sync into the same repository: nothing to fetch "
+            "(the naive and chain loops fetch nothing either) and the composed objects already written\n\n"
             + table(rows, header)
             + "\n\nCPU time (user + sys of every process; steadier than wall time on a busy machine)\n\n"
             + table(cpu_rows, cpu_header))
