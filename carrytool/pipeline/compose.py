@@ -197,8 +197,13 @@ class Composer:
     def _apply(self, step: Step, tip: str, tip_tree: str, comp: Composition,
                known: MergeResult | None = None,
                partial: dict[str, tuple[str, str] | None] | None = None) -> tuple[str, str]:
-        result = known or (partial and self._merge_partially(step, tip, tip_tree, partial)) \
-            or self._merge_onto(step, tip, tip_tree)
+        result = known
+        if result is None and partial:
+            result = self._merge_partially(step, tip, tip_tree, partial)
+            if result is None:      # its shared files conflict, so does the whole merge: ask it once, the
+                result = self.git.merge_one(*self._pair(step, tip, tip_tree))   # way that names conflicts
+        if result is None:
+            result = self._merge_onto(step, tip, tip_tree)
         if not result.clean:
             result = self._merge_structurally(step, result, tip, tip_tree, known is not None)
         tree = result.tree
