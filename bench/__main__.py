@@ -144,12 +144,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the chosen mode, print its table (stdout; progress goes to stderr), optionally write JSON."""
     args = parse_args(argv)
     recorder = Recorder(args.record)
+    precompile()
     summaries, text = pick_mode(args)(args)
     print(text)
     recorder.write(text)
     if args.json:
         write_json(summaries, args.json)
     return 0
+
+
+def precompile() -> None:
+    """Byte-compile carrytool first, as an installed wheel is: a run must not pay for compiling its own
+    modules (PYTHONDONTWRITEBYTECODE would make every run pay)."""
+    import compileall
+
+    compileall.compile_dir(str(Path(__file__).resolve().parent.parent / "carrytool"), quiet=1)
 
 
 if __name__ == "__main__":

@@ -24,7 +24,6 @@ from pathlib import Path
 import yaml
 
 from bench.record import Recorder
-
 from carrytool.gitlayer.git import Git
 from carrytool.manifest.load import load_manifest
 from carrytool.pipeline.sync import SyncOptions, plan_and_compose

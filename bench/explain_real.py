@@ -17,6 +17,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from .__main__ import precompile
 from .record import Recorder
 from .runners import carrytool_argv, time_process
 
@@ -29,6 +30,7 @@ def main() -> None:
     args = parser.parse_args()
     recorder = Recorder(args.record)
     lines: list[str] = []
+    precompile()
     scratch = Path(tempfile.mkdtemp(prefix="bench-explain-"))
     try:
         repo = scratch / "repo.git"

@@ -32,21 +32,27 @@ def table(rows: Sequence[Sequence[str]], header: Sequence[str]) -> str:
 def render_compare(summaries: Sequence[Summary], repeat: int) -> str:
     """The side-by-side table: medians of REPEAT interleaved runs, ratios, counts and carrytool's RSS."""
     header = ["workload", "naive s", "chain s", "carrytool s", "(warm) s", "naive/carrytool",
-              "carrytool/chain", "applied naive", "applied chain", "applied carrytool", "carrytool RSS MB"]
+              "carrytool/chain", "naive/(warm)", "(warm)/chain", "applied naive", "applied chain",
+              "applied carrytool", "carrytool RSS MB"]
     rows = []
     for s in summaries:
         naive, chain, tool = s.median("naive"), s.median("chain"), s.median("carrytool")
-        rows.append([_label(s), _s(naive), _s(chain), _s(tool), _s(s.median_extra("carrytool", "warm_seconds")),
-                     _ratio(naive, tool), _ratio(tool, chain), _n(s.applied("naive")), _n(s.applied("chain")),
+        warm = s.median_extra("carrytool", "warm_seconds")
+        rows.append([_label(s), _s(naive), _s(chain), _s(tool), _s(warm), _ratio(naive, tool), _ratio(tool, chain),
+                     _ratio(naive, warm), _ratio(warm, chain), _n(s.applied("naive")), _n(s.applied("chain")),
                      _n(s.applied("carrytool")), _s(s.peak_rss("carrytool"), 0)])
     cpu_header = ["workload", "naive CPU s", "chain CPU s", "carrytool CPU s", "(warm) CPU s",
-                  "naive/carrytool", "carrytool/chain"]
+                  "naive/carrytool", "carrytool/chain", "naive/(warm)", "(warm)/chain"]
     cpu_rows = []
     for s in summaries:
         naive, chain, tool = s.median_cpu("naive"), s.median_cpu("chain"), s.median_cpu("carrytool")
-        cpu_rows.append([_label(s), _s(naive), _s(chain), _s(tool), _s(s.median_extra("carrytool", "warm_cpu_seconds")),
-                         _ratio(naive, tool), _ratio(tool, chain)])
-    return (f"wall time, median of {repeat} interleaved run(s); (warm) = a second sync with nothing to fetch\n\n"
+        warm = s.median_extra("carrytool", "warm_cpu_seconds")
+        cpu_rows.append([_label(s), _s(naive), _s(chain), _s(tool), _s(warm), _ratio(naive, tool),
+                         _ratio(tool, chain), _ratio(naive, warm), _ratio(warm, chain)])
+    return (f"wall time, median of {repeat} interleaved run(s). carrytool = the whole `sync` process including "
+            "its fetch of upstream's and every PR's ref (the objects are already there, as in the other runners' "
+            "clones, whose set-up is not timed); (warm) = a second sync into the same repository: nothing to fetch "
+            "(the naive and chain loops fetch nothing either) and the composed objects already written\n\n"
             + table(rows, header)
             + "\n\nCPU time (user + sys of every process; steadier than wall time on a busy machine)\n\n"
             + table(cpu_rows, cpu_header))

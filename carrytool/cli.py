@@ -115,10 +115,10 @@ def _load(manifest: Optional[Path]):  # noqa: ANN202
     return load_manifest(manifest_path(manifest))
 
 
-def _open_git(repo: Path):  # noqa: ANN202
+def _open_git(repo: Path, *, quarantine: bool = False):  # noqa: ANN202
     from carrytool.gitlayer.git import Git
 
-    return Git(repo)
+    return Git(repo, quarantine=quarantine)
 
 
 def _union_options(manifest: Optional[Path], repo: Path) -> str:
@@ -210,7 +210,7 @@ def sync(
         _check_report(report)
         with _report_failure("sync", report, fmt):
             loaded = _load(manifest)
-            with _open_git(repo) as git, \
+            with _open_git(repo, quarantine=True) as git, \
                     progress_reporter(sys.stderr, fmt == "text" and not _State.quiet) as progress:
                 options = SyncOptions(offline=offline, locked=locked, push=push, dry_run=dry_run, strict=strict,
                                       wait=wait)
@@ -403,7 +403,7 @@ def explain(
             wanted = find_entries(loaded, entries or [])
             if fmt == "commit-message" and (len(wanted) != 1 or wanted[0].kind != "carry"):
                 raise _usage("--format commit-message needs exactly one carry ENTRY (e.g. carry/wake-path-union)")
-            git = stack.enter_context(_open_git(repo))
+            git = stack.enter_context(_open_git(repo, quarantine=True))
             lock = RepoLock(git.git_dir, notify=_diag) if not offline else None   # fetching writes refs
             with lock or nullcontext(), progress_reporter(sys.stderr, fmt == "text" and not _State.quiet) as progress:
                 result = run_explain(loaded, git, offline=offline, entries=wanted, progress=progress)

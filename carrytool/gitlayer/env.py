@@ -71,8 +71,12 @@ def scrubbed_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-def isolated_env(git_dir: str, object_dir: str, extra: dict[str, str] | None = None) -> dict[str, str]:
+def isolated_env(git_dir: str, object_dir: str, extra: dict[str, str] | None = None, *,
+                 alternates: str | None = None) -> dict[str, str]:
     """Return the environment of a composing git child: a private GIT_DIR sharing the user's object store.
+
+    With ALTERNATES, new objects go to OBJECT_DIR (a quarantine, see `Git.migrate_objects`) and the
+    user's store is read as an alternate.
 
     No system or global configuration, no system attributes and no replace refs are read, so neither the
     user's configuration nor their attributes (`info/attributes` lives in the user's git dir, which this
@@ -83,9 +87,32 @@ def isolated_env(git_dir: str, object_dir: str, extra: dict[str, str] | None = N
     env.update({"GIT_DIR": git_dir, "GIT_OBJECT_DIRECTORY": object_dir, "GIT_CONFIG_NOSYSTEM": "1",
                 "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_SYSTEM": os.devnull, "GIT_ATTR_NOSYSTEM": "1",
                 "GIT_NO_REPLACE_OBJECTS": "1"})
+    if alternates:
+        env["GIT_ALTERNATE_OBJECT_DIRECTORIES"] = alternate_path(alternates)
     if extra:
         env.update(extra)
     return env
+
+
+def alternate_path(path: str) -> str:
+    """PATH as one entry of GIT_ALTERNATE_OBJECT_DIRECTORIES (C-quoted when it holds a colon or a quote)."""
+    if ":" not in path and not path.startswith('"'):
+        return path
+    return '"' + path.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def fast_tmp_base() -> str | None:
+    """Where carrytool's scratch directory goes: TMPDIR when the user set one, else a memory-backed
+    directory when there is one ($XDG_RUNTIME_DIR, /dev/shm), else the system default.
+
+    The scratch directory holds the object quarantine (every object a run writes, as loose files until
+    they are packed) and merge inputs: file creation on a journaled disk costs a hundred times more."""
+    if os.environ.get("TMPDIR"):
+        return None
+    for candidate in (os.environ.get("XDG_RUNTIME_DIR"), "/dev/shm"):
+        if candidate and os.path.isdir(candidate) and os.access(candidate, os.W_OK | os.X_OK):
+            return candidate
+    return None
 
 
 def git_argv(*args: str) -> list[str]:

@@ -20,6 +20,7 @@ import shutil
 import subprocess
 import tempfile
 import threading
+import zlib
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -29,8 +30,10 @@ from carrytool.gitlayer.env import (
     MIN_GIT,
     PINNED_CONFIG,
     ZERO,
+    alternate_path,
     decode_path,
     encode_path,
+    fast_tmp_base,
     git_argv,
     git_version,
     is_sha,
@@ -46,7 +49,6 @@ from carrytool.gitlayer.objects import (
     Signature,
     _is_echo,
     _parse_diff_stdin,
-    _parse_merge_tree,
     paths_of,
 )
 
@@ -58,6 +60,8 @@ __all__ = ["Git", "Change", "ConflictStage", "MergeResult", "Signature", "paths_
 # (with its configuration: their results do not depend on merge or diff settings). The rest runs isolated.
 IN_REPO = frozenset({"fetch", "push", "ls-remote", "rev-parse", "update-ref", "for-each-ref", "show-ref",
                      "symbolic-ref", "worktree", "cat-file", "config", "remote"})
+# Of those, the ones that write to the user's repository: objects a run wrote are migrated first.
+_WRITES_REPO = frozenset({"fetch", "push", "update-ref", "remote", "config"})
 _OID = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
 
 
@@ -95,7 +99,11 @@ class _Pipe:
 class Git:
     """A repository and the git commands carrytool runs in it."""
 
-    def __init__(self, repo: Path | str) -> None:
+    def __init__(self, repo: Path | str, *, quarantine: bool = False) -> None:
+        """QUARANTINE: objects this run writes go to a quarantine first (see migrate_objects): for
+        commands that write many objects and name few (sync, explain). Without it every object is
+        written into the repository's store at once (what a command that must survive a kill -9
+        between writing an object and naming it in a file needs)."""
         self.version = git_version()
         repo = Path(repo)
         if not repo.exists():
@@ -124,15 +132,29 @@ class Git:
         self._merge_pipe: MergePipe | None = None
         self._patches: dict[tuple[str, str], bytes] = {}
         self._explicit_bases: bool | None = None
+        self._quarantine: Path | None = None
+        self._use_quarantine = quarantine
+        self._contents: dict[tuple[str | None, str | None, str | None], tuple[bool, bytes] | None] = {}
+        self._kept: list[str] = []         # commits whose new objects the user's store must get
+        # False: objects no kept commit reaches (stand-ins, merges whose result was not used) are left
+        # in the quarantine and vanish with it; True: every object written persists
+        self.keep_unreferenced = True
 
     # -- process plumbing -------------------------------------------------------------------------
     def env(self, extra: dict[str, str] | None = None, *, in_repo: bool = False) -> dict[str, str]:
-        """The environment of a git child: isolated in the private git dir, or IN_REPO the user's."""
+        """The environment of a git child: isolated in the private git dir (objects it writes go to the
+        quarantine, the user's store is read as an alternate), or IN_REPO the user's (reading the
+        quarantine too, so that every object the run wrote is visible)."""
         if not in_repo:
-            return isolated_env(str(self.private_dir()), str(self.object_dir), extra)
+            private = str(self.private_dir())
+            if self._quarantine is None:
+                return isolated_env(private, str(self.object_dir), extra)
+            return isolated_env(private, str(self._quarantine), extra, alternates=str(self.object_dir))
         env = scrubbed_env(extra)
         env["GIT_DIR"] = str(self.git_dir)
         env["GIT_NO_REPLACE_OBJECTS"] = "1"
+        if self._quarantine is not None and not (extra and "GIT_ALTERNATE_OBJECT_DIRECTORIES" in extra):
+            env["GIT_ALTERNATE_OBJECT_DIRECTORIES"] = alternate_path(str(self._quarantine))
         return env
 
     def private_dir(self) -> Path:
@@ -141,6 +163,11 @@ class Git:
         if self._private is None:
             private = self.tmpdir() / "git"
             (private / "refs").mkdir(parents=True)
+            if self._use_quarantine:
+                quarantine = self.tmpdir() / "objects"
+                (quarantine / "pack").mkdir(parents=True)
+                (quarantine / "info").mkdir()
+                self._quarantine = quarantine
             (private / "HEAD").write_text("ref: refs/heads/carrytool\n")
             config = "[core]\n\tbare = true\n"
             if self.object_format != "sha1":
@@ -169,7 +196,10 @@ class Git:
         Objects still staged in memory are written first: every git process sees every object.
         """
         self.flush_objects()
-        in_repo = _subcommand(args) in IN_REPO
+        subcommand = _subcommand(args)
+        in_repo = subcommand in IN_REPO
+        if subcommand in _WRITES_REPO:
+            self.migrate_objects()
         where = self.git_dir if in_repo else self.private_dir()
         proc = subprocess.run(git_argv(*args), cwd=cwd or where, input=input,
                               capture_output=True, env=self.env(env, in_repo=in_repo))
@@ -189,21 +219,108 @@ class Git:
 
     def tmpdir(self) -> Path:
         if self._tmp is None:
-            self._tmp = Path(tempfile.mkdtemp(prefix="carrytool-"))
+            self._tmp = Path(tempfile.mkdtemp(prefix="carrytool-", dir=fast_tmp_base()))
         return self._tmp
 
-    def close(self) -> None:
+    def keep(self, commit: str) -> None:
+        """Make sure COMMIT and every object it reaches end up in the user's store (see migrate_objects);
+        `update_ref` keeps the commit it writes by itself."""
+        self._kept.append(commit)
+
+    def migrate_objects(self) -> None:
+        """Move the objects written so far that must persist from the quarantine into the user's store,
+        as one pack (`pack-objects`, no delta search, fast compression); then drop their loose copies.
+        What must persist: everything a kept commit reaches and, with `keep_unreferenced`, everything.
+
+        Composing writes its objects (merge results, trees, commits) into a quarantine in the scratch
+        directory, as git's own receive-pack does: a few hundred loose files per run cost little there,
+        and the user's repository gets one pack instead of a file per object. Runs before anything
+        writes to the user's repository (a ref must never name an object only the quarantine has) and
+        on close; what a crash leaves in the quarantine no ref names."""
         self.flush_objects()
+        if self._quarantine is None:
+            return
+        present: dict[str, Path] = {}
+        for fan in os.scandir(self._quarantine):
+            if len(fan.name) == 2 and fan.is_dir():
+                present.update((fan.name + f.name, Path(f.path)) for f in os.scandir(fan.path)
+                               if len(f.name) in (38, 62))
+        if not present:
+            return
+        wanted = list(present) if self.keep_unreferenced or not self._stage_objects \
+            else self._new_reachable(self._kept, present)
+        wanted = self._not_in_store(wanted)
+        if not wanted:
+            return
+        names = "".join(f"{oid}\n" for oid in wanted).encode()
+        (self.object_dir / "pack").mkdir(exist_ok=True)
+        # written from the user's store (its temporary pack must be renamed within one file system),
+        # reading the quarantine as an alternate
+        where = {"GIT_OBJECT_DIRECTORY": str(self.object_dir),
+                 "GIT_ALTERNATE_OBJECT_DIRECTORIES": alternate_path(str(self._quarantine))}
+        self.run("-c", "pack.compression=1", "pack-objects", "-q", "--window=0",
+                 str(self.object_dir / "pack" / "pack"), input=names, env=where)
+        for oid in wanted:
+            present[oid].unlink()
+
+    def _not_in_store(self, oids: list[str]) -> list[str]:
+        """Those of OIDS the user's store lacks (carrytool writes objects it computed without asking
+        whether the store has them): one `cat-file --batch-check` in the store alone."""
+        where = {"GIT_ALTERNATE_OBJECT_DIRECTORIES": ""}
+        out = self.run("cat-file", "--batch-check=%(objectname)", env=where,
+                       input="".join(f"{oid}\n" for oid in oids).encode()).stdout.decode()
+        have = {line for line in out.splitlines() if not line.endswith(" missing")}
+        return [oid for oid in oids if oid not in have]
+
+    def _new_reachable(self, roots: Sequence[str], present: dict[str, Path]) -> list[str]:
+        """The objects in PRESENT (the quarantine) that ROOTS reach: a walk that stops at every object
+        already in the user's store (which, like any object there, has everything it names). Blobs are
+        known by their tree entries and never read; trees come from the tree cache where they can."""
+        out: list[str] = []
+        stack = list(dict.fromkeys(r for r in roots if r in present))
+        seen: set[str] = set(stack)
+        while stack:
+            oid = stack.pop()
+            out.append(oid)
+            if oid in self._trees:
+                named = [(e[2], e[1]) for e in self._trees[oid]]
+            else:
+                obj = self.read_object(oid)
+                if obj is None or obj[0] not in ("commit", "tree"):
+                    continue
+                if obj[0] == "tree":
+                    named = [(e[2], e[1]) for e in self.read_tree(oid)]
+                else:
+                    head = obj[1].split(b"\n\n", 1)[0]
+                    named = [(line.split()[1].decode(), "commit") for line in head.split(b"\n")
+                             if line.startswith((b"tree ", b"parent "))]
+            for name, kind in named:
+                if name in present and name not in seen:
+                    seen.add(name)
+                    if kind == "blob":
+                        out.append(name)
+                    else:
+                        stack.append(name)        # a tree or a commit (submodule links are never here)
+        return out
+
+    def close(self) -> None:
+        try:
+            self.migrate_objects()
+        finally:
+            self._close_processes()
+        if self._tmp is not None:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+            self._tmp = None
+            self._private = None
+            self._quarantine = None
+
+    def _close_processes(self) -> None:
         if self._merge_pipe is not None:
             self._merge_pipe.close()
             self._merge_pipe = None
         for pipe in self._pipes.values():
             pipe.close()
         self._pipes.clear()
-        if self._tmp is not None:
-            shutil.rmtree(self._tmp, ignore_errors=True)
-            self._tmp = None
-            self._private = None
 
     def __enter__(self) -> Git:
         return self
@@ -361,10 +478,16 @@ class Git:
         return self._hash_objects(kind, [data])[0]
 
     def flush_objects(self) -> None:
-        """Write every staged object (one `hash-object --stdin-paths` batch per kind); check the SHAs."""
+        """Write every staged object: as loose files into the quarantine (zlib, as git writes them; no
+        process), or without one through `hash-object --stdin-paths` (one batch per kind; SHAs checked)."""
         if not self._pending:
             return
         pending, self._pending = self._pending, {}
+        if self._stage_objects and self._use_quarantine:
+            self.private_dir()
+            for sha, (kind, data) in pending.items():
+                self._write_loose(sha, kind, data)
+            return
         by_kind: dict[str, list[tuple[str, bytes]]] = {}
         for sha, (kind, data) in pending.items():
             by_kind.setdefault(kind, []).append((sha, data))
@@ -372,6 +495,18 @@ class Git:
             written = self._hash_objects(kind, [data for _sha, data in items])
             if written != [sha for sha, _data in items]:
                 raise GitError(f"git wrote {kind} objects with other names than carrytool computed")
+
+    def _write_loose(self, sha: str, kind: str, data: bytes) -> None:
+        """One loose object in the quarantine: written beside, then renamed (readers never see half)."""
+        assert self._quarantine is not None
+        folder = self._quarantine / sha[:2]
+        target = folder / sha[2:]
+        if target.exists():
+            return
+        folder.mkdir(exist_ok=True)
+        temp = folder / f"tmp_obj_{sha[2:]}"
+        temp.write_bytes(zlib.compress(f"{kind} {len(data)}\0".encode() + data, 1))
+        os.replace(temp, target)
 
     def _hash_objects(self, kind: str, blobs: list[bytes]) -> list[str]:
         pipe = self._pipe(f"hash-{kind}", ["hash-object", "-w", "-t", kind, "--stdin-paths", "--no-filters"])
@@ -427,9 +562,14 @@ class Git:
         def order(entry: tuple[str, str, str, bytes]) -> bytes:
             return entry[3] + (b"/" if entry[1] == "tree" else b"")
 
+        ordered = sorted(entries, key=order)
         data = b"".join((b"40000" if kind == "tree" else mode.encode()) + b" " + name + b"\0" + bytes.fromhex(oid)
-                        for mode, kind, oid, name in sorted(entries, key=order))
-        return self.write_object("tree", data)
+                        for mode, kind, oid, name in ordered)
+        sha = self.write_object("tree", data)
+        if self._stage_objects and sha not in self._trees and len(self._trees) <= 20000:
+            self._trees[sha] = [("040000" if kind == "tree" else mode.rjust(6, "0"), kind, oid, name)
+                                for mode, kind, oid, name in ordered]
+        return sha
 
     def edit_tree(self, tree: str, edits: dict[str, tuple[str, str] | None]) -> str:
         """Return a tree like TREE with paths replaced by (mode, oid) or deleted (None)."""
@@ -462,8 +602,14 @@ class Git:
 
     def merge_contents(self, ours: str | None, base: str | None, theirs: str | None) -> tuple[bool, bytes] | None:
         """merge-tree's content merge of three blobs in the long-lived merge process (no process, no
-        temporary file): (clean, merged), or None for a binary. See gitlayer.mergepipe.merge_contents."""
-        return merge_contents(self, ours, base, theirs)
+        temporary file): (clean, merged), or None for a binary. See gitlayer.mergepipe.merge_contents.
+        Kept by blob triple: blame asks the same merge for every earlier entry it weighs."""
+        key = (ours, base, theirs)
+        if key not in self._contents:
+            if len(self._contents) > 256:
+                self._contents.clear()
+            self._contents[key] = merge_contents(self, ours, base, theirs)
+        return self._contents[key]
 
     def merge_texts(self, ours: bytes, base: bytes, theirs: bytes, labels: tuple[str, str, str]) -> tuple[bool, bytes] | None:
         """`git merge-file -p -L OURS -L BASE -L THEIRS` on three contents: (clean, merged), or None for a
@@ -517,28 +663,24 @@ class Git:
     def merge_trees(self, pairs: Sequence[tuple[str, str]]) -> list[MergeResult]:
         """`merge-tree --write-tree --stdin`: merge each (ours, theirs) commit pair; no work tree.
 
-        All pairs go to one process. git computes each merge base from history (git 2.39 has no
-        `--merge-base`), so callers shape history (see compose.py) to get the base they mean.
+        All pairs go at once to the run's long-lived merge-tree (see merge_one): no process of their own,
+        and its caches of inflated blobs are warm for the chained merges. git computes each merge base
+        from history (git 2.39 has no `--merge-base`), so callers shape history (see compose.py).
         """
         if not pairs:
             return []
-        payload = "".join(f"{a} {b}\n" for a, b in pairs).encode()
-        proc = self.run("merge-tree", "--write-tree", "--stdin", input=payload, check=False)
-        if proc.returncode not in (0, 1):
-            raise GitError("`git merge-tree` failed", stderr=proc.stderr.decode("utf-8", "replace"))
-        results = list(_parse_merge_tree(proc.stdout))
-        if len(results) != len(pairs):
-            raise GitError("`git merge-tree --stdin` gave an unexpected answer",
-                           stderr=proc.stderr.decode("utf-8", "replace"))
-        return results
+        return self._merges().merge_many([f"{a} {b}" for a, b in pairs])
 
     def merge_one(self, ours: str, theirs: str, *, base: str | None = None) -> MergeResult:
         """One merge in the long-lived `merge-tree --write-tree --stdin` (see gitlayer.mergepipe): of two
         commits, their merge base found by git; or, with BASE (only when `takes_merge_base()`), of two
         trees or commits from that base, with no history walked."""
+        return self._merges().merge(f"{base} -- {ours} {theirs}" if base else f"{ours} {theirs}")
+
+    def _merges(self) -> MergePipe:
         if self._merge_pipe is None:
             self._merge_pipe = MergePipe(self)
-        return self._merge_pipe.merge(f"{base} -- {ours} {theirs}" if base else f"{ours} {theirs}")
+        return self._merge_pipe
 
     def takes_merge_base(self) -> bool:
         """Whether this git's `merge-tree --stdin` takes `BASE -- OURS THEIRS` lines of trees (git >= 2.45
@@ -650,6 +792,7 @@ class Git:
         False when REF no longer holds OLD (someone moved it); any other failure (a read-only ref
         store, a name that clashes with an existing ref, a full disk) raises GitError with git's reason.
         """
+        self.keep(new)
         proc = self.run("update-ref", "-m", message, "--no-deref", ref, new, old or ZERO, check=False)
         if proc.returncode == 0:
             return True

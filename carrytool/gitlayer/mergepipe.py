@@ -79,8 +79,12 @@ class MergePipe:
 
     def merge(self, line: str) -> MergeResult:
         """Send one stdin line (`OURS THEIRS` or, git >= 2.40, `BASE -- OURS THEIRS`); return its answer."""
+        return self.merge_many([line])[0]
+
+    def merge_many(self, lines: list[str]) -> list[MergeResult]:
+        """Send LINES at once (independent merges) and return their answers, in order."""
         self.git.flush_objects()               # every object the merge names must be on disk
-        self._send(line.encode() + b"\n" + self._flush_line)
+        self._send("".join(f"{line}\n" for line in lines).encode() + self._flush_line)
         flushes = 1
         with self._cond:
             while True:
@@ -103,9 +107,9 @@ class MergePipe:
                         self._cond.acquire()
                     flushes += 1
         results = list(_parse_merge_tree(answer))
-        if len(results) != 1:
+        if len(results) != len(lines):
             raise GitError("`git merge-tree --stdin` gave an unexpected answer")
-        return results[0]
+        return results
 
     def _send(self, data: bytes) -> None:
         try:

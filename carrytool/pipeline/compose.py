@@ -24,9 +24,11 @@ from carrytool.gitlayer.git import Change, ConflictStage, Git, MergeResult, Sign
 from carrytool.manifest.model import Manifest
 from carrytool.pipeline.blame import meets_conflict, regions_differ
 from carrytool.pipeline.plan import APPLIED, CONFLICT, PENDING, Step, redundant_with
+from carrytool.pipeline.reduce import reduced_head
 from carrytool.pipeline.structured_tree import resolve_merge
 
 Progress = Callable[[str, int, int], None]
+_KEEP = ("keep", "upstream's version")     # a path whose merged upstream version is upstream's own
 
 
 @dataclass
@@ -107,7 +109,9 @@ class Composer:
                 tip, tip_tree = self._settle(step, fast, tip, tip_tree, comp)
             else:
                 known = self._known_conflict(step, onto.get(id(step)), touched) if self.fast_path else None
-                tip, tip_tree = self._apply(step, tip, tip_tree, comp, known)
+                partial = self._partial(step, onto.get(id(step)), deltas.get(id(step)), touched) \
+                    if self.fast_path else None
+                tip, tip_tree = self._apply(step, tip, tip_tree, comp, known, partial)
             if step.status == APPLIED:
                 touched.add(p for c in step.changes for p in c.paths)
                 touched.add(p for c in deltas.get(id(step), []) for p in c.paths)
@@ -151,6 +155,28 @@ class Composer:
         edits = {c.path: None if c.status == "D" else (c.new_mode, c.new_oid) for c in delta}
         return self.git.edit_tree(tip_tree, edits)
 
+    def _partial(self, step: Step, onto: MergeResult | None, delta: list[Change] | None,
+                 touched: _Touched) -> dict[str, tuple[str, str] | None] | None:
+        """For an entry that merges cleanly onto upstream and shares only some of its files with earlier
+        entries: the merged upstream versions of the files no earlier entry touched (path -> (mode, oid),
+        None: deleted). The chained merge then needs only the shared files (see `_merge_onto`).
+
+        Exact when no rename can pair a file of one group with one of the other: the entry deletes and
+        renames nothing, and what merging it onto upstream changes are its own paths (upstream renamed
+        none of them). Otherwise None: the whole chained merge."""
+        if onto is None or not onto.clean or delta is None or step.filtered or not step.base:
+            return None
+        if any(c.status in ("R", "D") for c in step.changes) or any(c.status == "R" for c in delta):
+            return None
+        own = {c.path for c in step.changes}
+        if not {c.path for c in delta} <= own:
+            return None
+        rest = {path for path in own if not touched.overlaps({path})}
+        if not rest or rest == own:
+            return None
+        merged = {c.path: None if c.status == "D" else (c.new_mode, c.new_oid) for c in delta}
+        return {path: merged.get(path, _KEEP) for path in rest}
+
     def _commit(self, step: Step, tree: str, tip: str, comp: Composition) -> tuple[str, str]:
         commit = self.git.write_commit(tree, [tip], *self._signatures(step), self._message(step))
         step.status, step.reason, step.commit, step.parent = APPLIED, None, commit, tip
@@ -169,8 +195,15 @@ class Composer:
         return None if touched.overlaps(paths) else onto
 
     def _apply(self, step: Step, tip: str, tip_tree: str, comp: Composition,
-               known: MergeResult | None = None) -> tuple[str, str]:
-        result = known or self._merge_onto(step, tip, tip_tree)
+               known: MergeResult | None = None,
+               partial: dict[str, tuple[str, str] | None] | None = None) -> tuple[str, str]:
+        result = known
+        if result is None and partial:
+            result = self._merge_partially(step, tip, tip_tree, partial)
+            if result is None:      # its shared files conflict, so does the whole merge: ask it once, the
+                result = self.git.merge_one(*self._pair(step, tip, tip_tree))   # way that names conflicts
+        if result is None:
+            result = self._merge_onto(step, tip, tip_tree)
         if not result.clean:
             result = self._merge_structurally(step, result, tip, tip_tree, known is not None)
         tree = result.tree
@@ -233,6 +266,27 @@ class Composer:
             if result.clean:
                 return result
         return self.git.merge_one(*self._pair(step, tip, tip_tree))
+
+    def _merge_partially(self, step: Step, tip: str, tip_tree: str,
+                         rest: dict[str, tuple[str, str] | None]) -> MergeResult | None:
+        """The chained merge of only the files STEP shares with earlier entries (its other files reset to
+        their base versions), with REST's merged upstream versions written in: the tree the whole merge
+        gives, without merging those files again. None when it conflicts (the whole merge names the
+        conflicts, as the plain chain does)."""
+        base_of = {c.path: None if c.status == "A" else (c.old_mode, c.old_oid) for c in step.changes}
+        head_tree: str = self.git.commit_info(step.head)["tree"]  # type: ignore[arg-type,assignment]
+        reduced = self.git.edit_tree(head_tree, {path: base_of[path] for path in rest})
+        if self.explicit_bases is not False and step.base and self.git.takes_merge_base():
+            result = self.git.merge_one(tip_tree, reduced, base=self.git.tree_of(step.base))
+        else:
+            sig = Signature(self.manifest.identity.name, self.manifest.identity.email, self.upstream_time)
+            theirs = self.git.write_commit(reduced, [step.base] if step.base else [], sig, sig,
+                                           f"carrytool: {step.id} on its shared files only\n")
+            result = self.git.merge_one(self._pair(step, tip, tip_tree)[0], theirs)
+        if not result.clean:
+            return None
+        edits = {path: value for path, value in rest.items() if value is not _KEEP}
+        return MergeResult(True, self.git.edit_tree(result.tree, edits) if edits else result.tree)
 
     def _pair(self, step: Step, tip: str, tip_tree: str) -> tuple[str, str]:
         """The (ours, theirs) commits whose merge applies STEP's net change onto TIP.
@@ -312,13 +366,23 @@ class Composer:
                 continue
             culprits = [s.id for s in touching]
             if len(touching) > 1:
-                pairs = [self._pair(step, self.upstream, self._onto[id(s)].tree) for s in touching]
+                pairs = [self._on_path(step, path, self._pair(step, self.upstream, self._onto[id(s)].tree),
+                                       self._onto[id(s)].tree) for s in touching]
                 hits = [s.id for s, r in zip(touching, self.git.merge_trees(pairs)) if path in r.conflicted_paths]
                 culprits = hits or culprits
             elif not touching:
                 culprits = [s.id for s in applied if path in s.files]
             out.append({"file": path, "with": culprits})
         return out
+
+    def _on_path(self, step: Step, path: str, pair: tuple[str, str], ours_tree: str) -> tuple[str, str]:
+        """PAIR with STEP's head reduced to PATH (pipeline.reduce): whether PATH conflicts is decided there."""
+        if not self.fast_path or step.filtered or not step.base or not step.head:
+            return pair
+        sig = Signature(self.manifest.identity.name, self.manifest.identity.email, self.upstream_time)
+        reduced = reduced_head(self.git, head=step.head, base=step.base, changes=step.changes, keep={path},
+                               ours_tree=ours_tree, sig=sig, what=f"{step.id} in {path}")
+        return pair if reduced is None else (pair[0], reduced)
 
     def _meeting(self, step: Step, path: str, touching: Sequence[Step], result: MergeResult) -> list[str]:
         """The earlier entries whose own change meets the lines where STEP conflicts with upstream in PATH:

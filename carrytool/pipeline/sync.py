@@ -160,6 +160,10 @@ def plan_and_compose(manifest: Manifest, git: Git, options: SyncOptions, progres
     report.warnings += accounting.warnings
     if options.strict:
         report.failed_conflicts = [s for s in steps if s.status == CONFLICT]
+    # the report names the composed commit (a dry run's too): it and what it reaches persist; the rest
+    # of what composing wrote (stand-ins, merges whose result was not used) vanishes with the quarantine
+    git.keep(composition.result)
+    git.keep_unreferenced = False
     return Planned(resolved, steps, composition, report)
 
 

@@ -18,6 +18,7 @@ from carrytool.gitlayer.git import Git, MergeResult, Signature
 from carrytool.manifest import paths
 from carrytool.manifest.model import Manifest
 from carrytool.pipeline.blame import meets_conflict
+from carrytool.pipeline.reduce import reduced_head
 from carrytool.pipeline.structured_tree import resolve_merge
 from carrytool.review.evidence import EntryFacts, Sources
 
@@ -128,7 +129,9 @@ def _sharing_pairs(order: Sequence[EntryFacts]) -> list[tuple[int, int]]:
 
 
 class _PairMerger:
-    """Entries applied alone onto upstream, then pairwise: two batched merge-tree processes in all."""
+    """Entries applied alone onto upstream, then pairwise, in the run's long-lived merge-tree."""
+
+    shared_files_only = True     # tests turn it off to check the reduced pair merges decide the same
 
     def __init__(self, git: Git, manifest: Manifest, upstream: str) -> None:
         self.git = git
@@ -175,7 +178,8 @@ class _PairMerger:
             ours = self.commits[first.id]
             jobs.append(self.theirs(second, ours, self.git.tree_of(ours)))
             plan.append((first, second))
-        results = iter(self.git.merge_trees(jobs))
+        decided = [p for p in plan if p is not None]
+        results = iter(self.git.merge_trees([self._on_shared_files(job, pair) for job, pair in zip(jobs, decided)]))
         job_iter = iter(jobs)
         out: list[tuple[list[str] | None, Any]] = []
         for item in plan:
@@ -192,6 +196,19 @@ class _PairMerger:
             out.append((conflicted, ((item[0].id, item[1].id), job)))
         return out
 
+
+    def _on_shared_files(self, job: tuple[str, str], pair: tuple[EntryFacts, EntryFacts]) -> tuple[str, str]:
+        """JOB with the second PR's head reduced to the files it shares with the first (pipeline.reduce):
+        a pair conflicts only there (elsewhere the second meets upstream's version alone, decided by its
+        merge onto upstream). Not under a structured merge policy, which judges the whole merge."""
+        first, second = pair
+        if not self.shared_files_only or second.entry.kind != "pr" or not second.base or not second.head or \
+                (second.step and self.manifest.structured_paths(second.step.entry)):
+            return job
+        reduced = reduced_head(self.git, head=second.head, base=second.base, changes=second.changes,
+                               keep=set(first.files), ours_tree=self.git.tree_of(job[0]), sig=self.sig,
+                               what=f"{second.id} beside {first.id}")
+        return job if reduced is None else (job[0], reduced)
 
     def _meets(self, pair: tuple[EntryFacts, EntryFacts], path: str) -> bool:
         """Whether the first's change meets the lines where the second conflicts with upstream alone in

@@ -10,7 +10,7 @@ from __future__ import annotations
 import shlex
 from typing import Any
 
-from carrytool.gitlayer.git import Git, Signature
+from carrytool.gitlayer.git import Git, Signature, is_sha
 from carrytool.pipeline.plan import Step
 from carrytool.pipeline.report import entry_json
 from carrytool.review.coverage import Coverage, describe_assert, guarding_asserts
@@ -146,6 +146,9 @@ def _commands(git: Git, ex: Explanation, step: Step) -> list[dict[str, str]]:
 
     def add(purpose: str, argv: list[str]) -> None:
         out.append({"purpose": purpose, "command": shlex.join(argv)})
+        for token in argv:          # commits explain wrote must outlive it for the command to work
+            if is_sha(token):
+                git.keep(token)
 
     if facts is None or not facts.head:
         return out

@@ -101,3 +101,43 @@ def test_explicit_bases_equal_stand_ins(cli: Cli, tmp_path: Path, monkeypatch: p
     assert explicit["result"]["sha"] == stand_in["result"]["sha"]
     assert explicit["entries"] == stand_in["entries"]
     assert sum(e["status"] == "conflict" for e in explicit["entries"]) >= 3
+
+
+def test_partial_chained_merges_equal_the_whole_merge(cli: Cli, small: Small, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Entries of several files that share only some with earlier entries: the chained merge of the shared
+    files plus the merged upstream versions of the rest equals the whole chained merge (trees, SHAs,
+    conflicts and their culprits), also where upstream changed those other files since the entry's base."""
+    def body(name: str, edits: dict[int, str]) -> str:
+        return "".join(f"{edits.get(i, f'{name} line {i}')}\n" for i in range(40))
+
+    names = [f"pkg/m{i}.py" for i in range(6)]
+    base = small.up.commit({n: body(n, {}) for n in names}, "files", parent="main", ref="refs/heads/main")
+    small.up.commit({n: body(n, {0: f"{n} upstream"}) for n in names}, "upstream edits every file",
+                    parent=base, ref="refs/heads/main")
+    plan = {1: {"pkg/m0.py": 10, "pkg/m1.py": 10},
+            2: {"pkg/m0.py": 20, "pkg/m2.py": 10, "pkg/new2.py": None},         # shares m0 with pr/1
+            3: {"pkg/m1.py": 30, "pkg/m3.py": 10, "pkg/m4.py": 10},             # shares m1 with pr/1
+            4: {"pkg/m0.py": 10, "pkg/m5.py": 10},                              # conflicts with pr/1 in m0
+            5: {"pkg/m2.py": 3, "pkg/m5.py": 30},                               # m2 near upstream's line 0
+            6: {"pkg/m3.py": 35, "pkg/m4.py": 35, "pkg/m5.py": 20}}
+    for number, files in plan.items():
+        change = {n: (f"new file of pr {number}\n" if line is None else body(n, {line: f"pr {number} was here"}))
+                  for n, line in files.items()}
+        small.up.commit(change, f"pr {number}", parent=base, ref=f"refs/pull/{number}/head")
+    small.manifest([{"pr": n} for n in plan], policy={"on_conflict": "skip"})
+    partial: list[bool] = []
+    real = Composer._merge_partially
+
+    def counting(self, *args, **kwargs):  # noqa: ANN001, ANN202
+        result = real(self, *args, **kwargs)
+        partial.append(result is not None)
+        return result
+
+    monkeypatch.setattr(Composer, "_merge_partially", counting)
+    fast, slow = both_ways(cli, small.manifest_path, small.work.path, monkeypatch)
+    assert fast["result"]["sha"] == slow["result"]["sha"]
+    assert fast["entries"] == slow["entries"]
+    statuses = {e["id"]: e["status"] for e in fast["entries"]}
+    assert statuses == {"pr/1": "applied", "pr/2": "applied", "pr/3": "applied", "pr/4": "conflict",
+                        "pr/5": "applied", "pr/6": "applied"}
+    assert partial.count(True) >= 3 and False in partial    # clean partial merges, and pr/4's fell back

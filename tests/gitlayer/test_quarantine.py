@@ -1,0 +1,115 @@
+"""Objects a run writes go to a quarantine; the user's store gets one pack of what must persist."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from carrytool.gitlayer.git import Git, Signature
+from tests.conftest import Cli, Small
+
+
+def _loose(repo: Path) -> int:
+    out = subprocess.run(["git", "count-objects", "-v"], cwd=repo, capture_output=True, text=True).stdout
+    return int(dict(line.split(": ") for line in out.splitlines())["count"])
+
+
+def _composed(repo: Path, tip: str) -> list[str]:
+    """The commits, trees and blobs reachable from TIP that upstream's repository does not have."""
+    out = subprocess.run(["git", "rev-list", "--objects", tip, "--not", "--glob=refs/mirror/*"], cwd=repo,
+                         capture_output=True, text=True, check=True)
+    return [line.split()[0] for line in out.stdout.splitlines()]
+
+
+def _exists(repo: Path, oid: str) -> bool:
+    return subprocess.run(["git", "cat-file", "-e", oid], cwd=repo, capture_output=True).returncode == 0
+
+
+def _fsck(repo: Path) -> None:
+    proc = subprocess.run(["git", "fsck", "--connectivity-only", "--no-dangling"], cwd=repo, capture_output=True,
+                          text=True)
+    assert proc.returncode == 0, proc.stderr
+
+
+def _small_sync(small: Small, cli: Cli, *extra: str) -> dict:
+    small.up.commit({"docs/c.txt": "c2\n"}, "upstream", parent=small.base, ref="refs/heads/main")
+    small.pr(1, {"a.py": "def f():\n    return 10\n\n\ndef g():\n    return 2\n"})
+    small.pr(2, {"a.py": "def f():\n    return 1\n\n\ndef g():\n    return 20\n"})
+    small.pr(3, {"b.py": "x = 1\ny = 2\nz = 30\n"})
+    small.manifest([{"pr": 1}, {"pr": 2}, {"pr": 3}])
+    # upstream's objects are already here, packed: whatever is loose afterwards, the run wrote
+    subprocess.run(["git", "-c", "fetch.unpackLimit=1", "fetch", "-q", str(small.up.path), "+refs/*:refs/mirror/*"],
+                   cwd=small.work.path, check=True, capture_output=True)
+    code, report = cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, *extra)
+    assert code == 0, report
+    return report
+
+
+def test_sync_writes_one_pack_and_no_loose_object(small: Small, cli: Cli) -> None:
+    before = len(list((small.work.path / "objects" / "pack").glob("*.pack")))
+    _small_sync(small, cli)
+    composed = _composed(small.work.path, small.branch())
+    assert len(composed) > 6 and _loose(small.work.path) == 0
+    packs = list((small.work.path / "objects" / "pack").glob("*.pack"))
+    assert len(packs) == before + 2          # upstream's and the composed objects' pack
+    _fsck(small.work.path)
+    tip = small.branch()
+    log = subprocess.run(["git", "log", "--format=%H %T", tip], cwd=small.work.path, capture_output=True,
+                         text=True, check=True).stdout
+    assert len(log.splitlines()) == 5        # base, upstream, three carries: every commit and tree is there
+    assert all(_exists(small.work.path, line.split()[1]) for line in log.splitlines())
+    code, again = cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path)
+    assert code == 0 and again["result"]["sha"] == tip
+    assert len(list((small.work.path / "objects" / "pack").glob("*.pack"))) == len(packs)   # nothing new
+    assert _loose(small.work.path) == 0
+
+
+def test_a_dry_run_keeps_its_composed_commit_and_drops_the_rest(small: Small, cli: Cli) -> None:
+    report = _small_sync(small, cli, "--dry-run")
+    sha = report["result"]["sha"]
+    assert small.branch() is None
+    assert _exists(small.work.path, sha)     # the report names it: `git show SHA` works after a dry run
+    subprocess.run(["git", "update-ref", "refs/heads/look", sha], cwd=small.work.path, check=True)
+    _fsck(small.work.path)
+    composed = _composed(small.work.path, sha)
+    assert sha in composed and _loose(small.work.path) == 0
+    stand_ins = subprocess.run(["git", "fsck", "--unreachable", "--no-reflogs"], cwd=small.work.path,
+                               capture_output=True, text=True).stdout
+    assert "commit" not in stand_ins         # the stand-in commits of composing did not persist
+
+
+def test_unkept_objects_vanish_and_kept_ones_persist(tmp_path: Path) -> None:
+    from tests.gitrepo import init_repo
+
+    repo = init_repo(tmp_path / "r", bare=True)
+    base = repo.commit({"a.txt": "a\n"}, "base", ref="refs/heads/main")
+    sig = Signature("t", "t@t", 1000000000)
+    with Git(repo.path, quarantine=True) as git:
+        git.keep_unreferenced = False
+        tree = git.edit_tree(git.tree_of(base), {"a.txt": ("100644", git.write_blob(b"kept\n"))})
+        kept = git.write_commit(tree, [base], sig, sig, "kept\n")
+        other = git.write_commit(git.edit_tree(tree, {"b.txt": ("100644", git.write_blob(b"dropped\n"))}),
+                                 [kept], sig, sig, "dropped\n")
+        assert git.read_object(other) is not None and git.rev_parse(other) == other   # visible during the run
+        git.keep(kept)
+    assert _exists(repo.path, kept) and _exists(repo.path, tree)
+    assert not _exists(repo.path, other)
+    loose = _loose(repo.path)
+    with Git(repo.path, quarantine=True) as git:   # keep_unreferenced (the default): every object persists
+        blob = git.write_blob(b"anything\n")
+        git.flush_objects()
+    assert _exists(repo.path, blob)
+    assert _loose(repo.path) == loose
+
+
+def test_without_a_quarantine_objects_are_in_the_store_at_once(tmp_path: Path) -> None:
+    """Commands that name objects in files (union's state) write straight into the store, as before:
+    a kill -9 right after a write loses nothing."""
+    from tests.gitrepo import init_repo
+
+    repo = init_repo(tmp_path / "r", bare=True)
+    git = Git(repo.path)
+    blob = git.write_blob(b"written\n")
+    git.flush_objects()
+    assert _exists(repo.path, blob)          # before close: nothing waits in a quarantine
+    git.close()
