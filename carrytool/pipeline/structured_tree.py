@@ -13,7 +13,13 @@ from dataclasses import dataclass, field
 
 from carrytool.gitlayer.git import ConflictStage, Git, MergeResult
 from carrytool.manifest import paths as pathlib_
-from carrytool.pipeline.structured import MARKER_SIZE, Hunk, Resolution, resolve, sides_of
+from carrytool.pipeline.structured import (
+    MARKER_SIZE,
+    Hunk,
+    Resolution,
+    resolve,
+    sides_of,
+)
 
 _TEXT = ("100644", "100755")
 
