@@ -33,3 +33,26 @@ def test_locked_in_a_repository_without_the_commits_fetches_them(cli: Cli, small
     code, again = cli.json("sync", "-m", small.manifest_path, "--repo", other.path, "--locked")
     assert code == 0 and again["result"]["sha"] == first["result"]["sha"]
     assert other.ref("refs/heads/dev") == first["result"]["sha"]
+
+
+def test_a_lock_that_cannot_be_renamed_into_place_says_the_branch_moved(cli: Cli, small: Small) -> None:
+    """The rename is the last write: when it fails the branch has moved (or already was there), and the
+    error says which, so the user knows only the lock is left to write."""
+    small.pr(1, A_TWO)
+    small.manifest([{"pr": 1}])
+    blocker = small.manifest_path.with_name("manifest.yaml.lock")
+    blocker.mkdir()
+    (blocker / "keep").write_text("a directory where the lock goes\n")
+    result = cli("sync", "-m", small.manifest_path, "--repo", small.work.path)
+    sha = small.branch()
+    assert result.exit_code == 4 and sha is not None
+    text = " ".join(result.stderr.split())
+    assert f"; dev moved to {sha}, but the lock was not updated" in text, text
+    assert not [p for p in blocker.parent.iterdir() if p.name.endswith(".tmp")]    # the staged lock removed
+    again = cli("sync", "-m", small.manifest_path, "--repo", small.work.path)
+    assert again.exit_code == 4 and small.branch() == sha
+    assert f"; dev was already at {sha}, but the lock was not updated" in " ".join(again.stderr.split())
+    blocker.joinpath("keep").unlink()
+    blocker.rmdir()
+    assert cli("sync", "-m", small.manifest_path, "--repo", small.work.path).exit_code == 0
+    assert json.loads(blocker.read_text())["result"] == sha
