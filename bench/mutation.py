@@ -45,6 +45,7 @@ ROOT = Path(__file__).resolve().parents[1]
 WORK = Path(os.environ.get("CARRYTOOL_MUTATION_DIR") or Path(tempfile.gettempdir()) / "carrytool-mutation")
 SAMPLE_FILE = ROOT / "docs" / "mutation-sample.txt"
 RESULTS_FILE = ROOT / "docs" / "mutation-results.json"
+NOTES_FILE = ROOT / "bench" / "mutation_notes.json"     # surviving mutant -> why it lives (or what kills it)
 
 # package -> files mutated (globs under carrytool/)
 CORE: dict[str, list[str]] = {
@@ -63,7 +64,12 @@ GIT_REF_FUNCTIONS = ("rev_parse", "ref_value", "update_ref", "delete_ref", "refs
 # the deepest code Python parses hit the recursion limit before the code under test does.
 # The three `slow` tests are left out too: they build the wheel and install the GitHub Action from a git
 # checkout of the repository (the private copy is not one); they test packaging, not the core packages.
-DESELECT = ["tests/asserts/test_asserts_robustness.py::test_deeply_nested_calls_fail_cleanly_or_hold"]
+# test_two_syncs_at_once_one_writer_one_result, as it was when the committed run started, raced two
+# processes and needed them to overlap in time, which they did not under mutmut's slower execution; it is
+# deterministic since (CARRYTOOL_PAUSE_AT). It stays deselected until the next full run: changing the
+# pytest arguments makes mutmut discard every result and recollect its stats.
+DESELECT = ["tests/asserts/test_asserts_robustness.py::test_deeply_nested_calls_fail_cleanly_or_hold",
+            "tests/pipeline/test_reliability.py::test_two_syncs_at_once_one_writer_one_result"]
 DEFAULT_SIZE = 200
 DEFAULT_SEED = 16
 STATUS = {1: "killed", 3: "killed", 0: "survived", 5: "no tests", 33: "no tests", 34: "skipped",
@@ -224,10 +230,39 @@ def tally(codes: dict[str, int | None]) -> dict[str, int]:
     return t
 
 
+METHOD = """\
+`make mutation` (`python -m bench.mutation`, [mutmut](https://pypi.org/project/mutmut/), the optional extra
+`carrytool[mutation]`; **not** part of `make test`). Run it before a release and after a large change.
+
+- **Population**: every mutant mutmut generates in the core packages: `carrytool/pipeline`,
+  `carrytool/asserts`, `carrytool/union`, `carrytool/manifest`, and the git layer's ref and redaction code
+  (`gitlayer/urls.py`, `gitlayer/repolock.py`, and the ref methods of `gitlayer/git.py`: `rev_parse`,
+  `ref_value`, `update_ref`, `delete_ref`, `refs`, `checked_out_branches`, `env`, `_subcommand`).
+  Generating them takes about a minute; checking them all (`make mutation MUTATION_ARGS=--all`) takes many
+  hours on a 2-core machine.
+- **Sample**: the same fraction of every package, drawn with a fixed seed; the list is
+  `docs/mutation-sample.txt` and a rerun checks exactly those mutants (mutmut names a mutant by function
+  and number: after the code of a function changes, its sampled names may mean other mutants; draw a new
+  sample with `--seed`). The score of the sample estimates the population's; the 95% interval is Wilson's.
+- **Per mutant**: mutmut first runs the whole suite once under its trampolines to learn which test reaches
+  which function (cached in `mutants/mutmut-stats.json` in the private copy; new tests are added
+  incrementally); then each mutant runs only the tests that reach its function, fastest first, and stops
+  at the first failure. 2 children at most. The run happens in a private copy under
+  `$TMPDIR/carrytool-mutation/core` (outside every git work tree; `CARRYTOOL_MUTATION_DIR` moves it).
+- **Left out of the run** (instrumentation, not the code): the three `slow` tests (they build the wheel and
+  install the GitHub Action from a git checkout, which the private copy is not) and
+  `test_deeply_nested_calls_fail_cleanly_or_hold` (mutmut's trampolines double the stack depth of every
+  mutated function, so the deepest expression Python parses exhausts the stack). Fewer tests can only
+  lower the score.
+- *killed*: a test failed; *timeout*: the tests ran past mutmut's limit (counted as killed); *survived*:
+  every test reaching the function passed; *no tests*: no test reaches the function (counted as not
+  killed); *not checked*: the budget ran out first (left out of the score).""".splitlines()
+
+
 def render(population: dict[str, int | None], sample: list[str], seed: int, size: int, minutes: float,
            survivors: dict[str, str], notes: dict[str, str], header: list[str]) -> str:
     per = count(population)
-    lines = ["# Mutation score", "", *header, "",
+    lines = ["# Mutation score", "", *header, "", *METHOD, "",
              "| package | mutants (population) | sampled | killed | timeout | survived | no tests | not checked "
              "| score (killed+timeout of checked) | 95% CI |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
     all_codes = {n: population[n] for n in sample}
@@ -273,6 +308,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="recheck the sampled mutants not killed by the last run (after adding tests)")
     parser.add_argument("--sample-file", type=Path, default=SAMPLE_FILE,
                         help="reuse this list of mutants when it exists (the committed one reproduces the report)")
+    parser.add_argument("--report-only", action="store_true",
+                        help="rewrite the report from the last results (docs/mutation-results.json), run nothing")
     parser.add_argument("--max-children", type=int, default=2)
     parser.add_argument("--budget", type=float, default=90, metavar="MINUTES",
                         help="stop after this long (mutants not reached: not checked); 0: no limit")
@@ -300,10 +337,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.only_survivors:
         to_run = [n for n in sample if STATUS.get(previous.get(n), "") not in ("killed", "timeout")]
     print(f"mutation: {len(population)} mutants, checking {len(to_run)} ...", file=sys.stderr, flush=True)
+    if args.report_only:
+        to_run = []
     seconds, rc = run_mutmut(work, to_run, args.max_children, args.budget or None) if to_run else (0.0, 0)
     population = statuses(work)
     results = {n: population[n] for n in sample}
-    if args.only_survivors:  # mutants killed before stay killed: tests were only added
+    if args.only_survivors or args.report_only:  # mutants killed before stay killed: tests were only added
         results.update({n: c for n, c in previous.items() if n in results and n not in to_run})
         population.update(results)
     RESULTS_FILE.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")
@@ -312,7 +351,8 @@ def main(argv: list[str] | None = None) -> int:
     header = [f"Last run: {datetime.date.today()}, Python {platform.python_version()}, {git}, "
               f"mutmut {_mutmut_version()}, {os.cpu_count()} cores, load average at the end "
               f"{os.getloadavg()[0]:.1f}; mutmut exit {rc}."]
-    args.report.write_text(render(population, sample, args.seed, args.size, seconds / 60, survivors, {}, header))
+    notes = json.loads(NOTES_FILE.read_text()) if NOTES_FILE.exists() else {}
+    args.report.write_text(render(population, sample, args.seed, args.size, seconds / 60, survivors, notes, header))
     print(f"mutation: report in {args.report}", file=sys.stderr)
     return 0
 
