@@ -173,6 +173,8 @@ def test_a_patch_union_is_written_as_a_patch_file(cli: Cli, demo: Scenario) -> N
     compose_by_hand(cli, demo)
     patch = demo.manifest.parent / "unions" / "wake-path-union.patch"
     assert patch.read_text().startswith("From 0000000000000000000000000000000000000000 ")
+    # the same bytes from any git: no "-- " signature naming the git version, no diffstat
+    assert "\n-- \n" not in patch.read_text() and " files changed" not in patch.read_text()
     assert "patch: unions/wake-path-union.patch" in demo.manifest.read_text()
     code, report = cli.json("sync", "-m", demo.manifest, "--repo", demo.work)
     assert code == 0, report
