@@ -17,6 +17,7 @@ from carrytool.union.resolutions import (
     split_conflicts,
 )
 from tests.conftest import Cli
+from tests.gitrepo import Repo
 
 NAME = "wake-path-union"
 
@@ -179,3 +180,15 @@ def test_a_patch_union_is_written_as_a_patch_file(cli: Cli, demo: Scenario) -> N
     code, report = cli.json("sync", "-m", demo.manifest, "--repo", demo.work)
     assert code == 0, report
     assert next(e for e in report["entries"] if e["id"] == f"carry/{NAME}")["status"] == "applied"
+
+
+def test_status_names_upstream_commits_into_owned_files_in_full(cli: Cli, demo: Scenario) -> None:
+    """Drift: an upstream commit since the fold that touches a file the union owns, by full SHA and subject."""
+    up = Repo(demo.upstream)
+    text = up.show("main", sources.WORKER)
+    sha = up.commit({sources.WORKER: text + "\n# upstream touched the worker\n"}, "worker: a comment",
+                    parent="main", ref="refs/heads/main")
+    up.commit({"README.md": "unrelated\n"}, "docs only", parent=sha, ref="refs/heads/main")
+    result = cli("union", "status", "-m", demo.manifest, "--repo", demo.work, "--format", "json")
+    [report] = json.loads(result.stdout)
+    assert report["drift"] == [{"commit": sha, "subject": "worker: a comment"}], report["drift"]
