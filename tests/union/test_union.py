@@ -81,6 +81,10 @@ def test_compose_resolve_continue_then_sync_is_green(cli: Cli, demo: Scenario, r
     meta = json.loads((store / "store.json").read_text())
     assert meta["git"] and meta["store"] == 1
     assert len(list((store / NAME).glob("*.json"))) == 3
+    for path in (store / NAME).glob("*.json"):      # each record says what it resolves, for its reviewer
+        record = json.loads(path.read_text())
+        assert path.name == record["key"][:16] + ".json" and record["file"] in (sources.WORKER, sources.RUNNER)
+        assert record["entries"] and isinstance(record["resolution"], str)
     parents = subprocess.run(["git", "log", "-1", "--format=%P", commit], cwd=demo.work, capture_output=True,
                              text=True).stdout.split()
     assert parents == [demo.upstream_head]
