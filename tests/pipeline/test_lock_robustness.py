@@ -59,6 +59,16 @@ EDITS = {
 }
 
 
+# what the error says about the value, for some of them (the key, the rule, what it got)
+SAID = {
+    "upstream-not-a-map": "`upstream` must be a mapping, got 'https://example.com/up.git'",
+    "entries-not-a-list": '`entries` must be a list, got {"id": "pr/1"}',
+    "entry-head-number": "`entries[0].head` must be a full commit SHA or null, got 7",
+    "result-list": "`result` must be a full commit SHA or null, got [",
+    "superseded-not-a-number": "`superseded_heads.x1` must be a PR number",
+}
+
+
 @pytest.mark.parametrize("name", list(EDITS))
 def test_hand_edited_locks_are_exit_2_naming_the_file_and_key(cli: Cli, small: Small, name: str) -> None:
     path, doc = locked_setup(cli, small)
@@ -70,6 +80,7 @@ def test_hand_edited_locks_are_exit_2_naming_the_file_and_key(cli: Cli, small: S
         result = cli(*command, "-m", small.manifest_path, "--repo", small.work.path)   # no traceback: raises
         assert result.exit_code == 2, (command, result.stdout, result.stderr)
         assert str(path) in result.stderr and key in result.stderr, result.stderr
+        assert SAID.get(name, "") in " ".join(result.stderr.split()), result.stderr
     assert small.branch() == before
 
 
