@@ -50,6 +50,7 @@ EDITS = {
     "entry-head-number": (["entries", 0, "head"], 7, "entries[0].head"),
     "entry-head-short": (["entries", 1, "head"], "abc", "entries[1].head"),
     "entry-id-missing": (["entries", 0, "id"], _DELETE, "entries[0].id"),
+    "entry-id-number": (["entries", 0, "id"], 12, "entries[0].id"),
     "entry-odd-key": (["entries", 0, "heads"], SHA, "entries[0].heads"),
     "odd-top-key": (["extra"], 1, "extra"),
     "result-list": (["result"], [SHA], "result"),
@@ -66,6 +67,7 @@ SAID = {
     "entry-head-number": "`entries[0].head` must be a full commit SHA or null, got 7",
     "result-list": "`result` must be a full commit SHA or null, got [",
     "superseded-not-a-number": "`superseded_heads.x1` must be a PR number",
+    "entry-id-number": "`entries[0].id` must be a string, got 12",
 }
 
 
