@@ -171,3 +171,16 @@ def test_a_5000_digit_pr_number_is_exit_2(cli: Cli, small: Small) -> None:
         assert result.exit_code == 2, (argv, result.stdout, result.stderr)
         assert f"{small.manifest_path}:5" in result.stderr and "pr" in result.stderr
         assert len(result.stderr) < 1000
+
+
+def test_a_lock_without_a_recorded_result_still_reproduces_it(cli: Cli, small: Small) -> None:
+    """`result` is what the inputs composed to, a record for reviewers: `null` is accepted, and --locked
+    composes the same SHA from the inputs alone."""
+    path, doc = locked_setup(cli, small)
+    sha = doc["result"]
+    doc["result"] = None
+    path.write_text(json.dumps(doc, indent=2) + "\n")
+    small.work.git("update-ref", "-d", "refs/heads/dev")
+    code, report = cli.json("sync", "--locked", "-m", small.manifest_path, "--repo", small.work.path)
+    assert code == 0, report
+    assert report["result"]["sha"] == sha and small.branch() == sha
