@@ -51,6 +51,8 @@ EDITS = {
     "entry-head-short": (["entries", 1, "head"], "abc", "entries[1].head"),
     "entry-id-missing": (["entries", 0, "id"], _DELETE, "entries[0].id"),
     "entry-id-number": (["entries", 0, "id"], 12, "entries[0].id"),
+    "entry-sha256-number": (["entries", 0, "sha256"], 5, "entries[0].sha256"),
+    "superseded-list": (["superseded_heads"], [SHA], "superseded_heads"),
     "entry-odd-key": (["entries", 0, "heads"], SHA, "entries[0].heads"),
     "odd-top-key": (["extra"], 1, "extra"),
     "result-list": (["result"], [SHA], "result"),
@@ -68,6 +70,8 @@ SAID = {
     "result-list": "`result` must be a full commit SHA or null, got [",
     "superseded-not-a-number": "`superseded_heads.x1` must be a PR number",
     "entry-id-number": "`entries[0].id` must be a string, got 12",
+    "entry-sha256-number": "`entries[0].sha256` must be a string, got 5",
+    "superseded-list": f'`superseded_heads` must be a mapping of PR number to SHA, got ["{SHA[:20]}',
 }
 
 
