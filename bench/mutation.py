@@ -181,7 +181,20 @@ def draw(population: list[str], size: int, seed: int) -> list[str]:
     return sorted(chosen)
 
 
+def forget(work: Path, names: list[str]) -> None:
+    """Mark NAMES not checked, so a run stopped by the budget reports what it did not reach as such (and
+    not a verdict left by an earlier run)."""
+    wanted = set(names)
+    for meta in (work / "mutants" / "carrytool").rglob("*.py.meta"):
+        data = json.loads(meta.read_text())
+        codes = data["exit_code_by_key"]
+        if wanted & codes.keys():
+            codes.update({n: None for n in wanted & codes.keys()})
+            meta.write_text(json.dumps(data, indent=4))
+
+
 def run_mutmut(work: Path, names: list[str], max_children: int, budget: float | None) -> tuple[float, int | None]:
+    forget(work, names)
     start = time.monotonic()
     log = (work / "mutmut-run.log").open("w")
     (work / "mutmut-names.txt").write_text("\n".join(names) + "\n")
@@ -195,11 +208,25 @@ def run_mutmut(work: Path, names: list[str], max_children: int, budget: float | 
     return time.monotonic() - start, proc.returncode
 
 
-def show(work: Path, mutant: str) -> str:
-    proc = subprocess.run([sys.executable, "-m", "mutmut", "show", mutant], cwd=work, capture_output=True,
-                          text=True)
-    return "\n".join(line for line in proc.stdout.splitlines() if line.startswith(("+", "-"))
-                     and not line.startswith(("+++", "---")))
+SHOW = """
+import json, sys
+from mutmut.__main__ import find_mutant, get_diff_for_mutant
+out = {}
+for name in sys.argv[1:]:
+    diff = get_diff_for_mutant(name, path=find_mutant(name).path)
+    out[name] = "\\n".join(line for line in diff.splitlines()
+                           if line.startswith(("+", "-")) and not line.startswith(("+++", "---")))
+print(json.dumps(out))
+"""
+
+
+def show_all(work: Path, names: list[str]) -> dict[str, str]:
+    """Each mutant's diff (the changed lines), in one process."""
+    if not names:
+        return {}
+    proc = subprocess.run([sys.executable, "-c", SHOW, *names], cwd=work, capture_output=True, text=True,
+                          check=True)
+    return json.loads(proc.stdout)
 
 
 def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
@@ -247,7 +274,7 @@ METHOD = """\
 - **Per mutant**: mutmut first runs the whole suite once under its trampolines to learn which test reaches
   which function (cached in `mutants/mutmut-stats.json` in the private copy; new tests are added
   incrementally); then each mutant runs only the tests that reach its function, fastest first, and stops
-  at the first failure. 2 children at most. The run happens in a private copy under
+  at the first failure. One child (see `--max-children` in bench/mutation.py: children sharing a `--basetemp` kill mutants that live). The run happens in a private copy under
   `$TMPDIR/carrytool-mutation/core` (outside every git work tree; `CARRYTOOL_MUTATION_DIR` moves it).
 - **Left out of the run** (instrumentation, not the code): the three `slow` tests (they build the wheel and
   install the GitHub Action from a git checkout, which the private copy is not) and
@@ -309,16 +336,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sample-file", type=Path, default=SAMPLE_FILE,
                         help="reuse this list of mutants when it exists (the committed one reproduces the report)")
     parser.add_argument("--report-only", action="store_true",
-                        help="rewrite the report from the last results (docs/mutation-results.json), run nothing")
-    parser.add_argument("--max-children", type=int, default=2)
+                        help="rewrite the report from the results in the private copy (a run still going, or one stopped), "
+                             "run nothing")
+    # One child by default: the children share pytest's --basetemp, which each pytest session empties when
+    # it starts, so a second child deletes the first one's test repositories and its tests fail: mutants
+    # "killed" by that, not by the code (the run of 2026-11-30 with 2 children reported 200 of 200 killed;
+    # rechecked alone, some were not). More children need a --basetemp per child.
+    parser.add_argument("--max-children", type=int, default=1)
     parser.add_argument("--budget", type=float, default=90, metavar="MINUTES",
                         help="stop after this long (mutants not reached: not checked); 0: no limit")
     parser.add_argument("--report", type=Path, default=ROOT / "docs" / "mutation.md")
     args = parser.parse_args(argv)
 
-    work = prepare(WORK / "core")
-    print(f"mutation: generating mutants in {work} ...", file=sys.stderr, flush=True)
-    generate(work)
+    work = WORK / "core"
+    if not args.report_only:
+        prepare(work)
+        print(f"mutation: generating mutants in {work} ...", file=sys.stderr, flush=True)
+        generate(work)
     population = statuses(work)
     if args.list:
         for pkg, modules in count(population).items():
@@ -342,11 +376,12 @@ def main(argv: list[str] | None = None) -> int:
     seconds, rc = run_mutmut(work, to_run, args.max_children, args.budget or None) if to_run else (0.0, 0)
     population = statuses(work)
     results = {n: population[n] for n in sample}
-    if args.only_survivors or args.report_only:  # mutants killed before stay killed: tests were only added
+    if args.only_survivors:  # mutants killed before stay killed: tests were only added
         results.update({n: c for n, c in previous.items() if n in results and n not in to_run})
         population.update(results)
     RESULTS_FILE.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")
-    survivors = {n: show(work, n) for n, c in results.items() if STATUS.get(c) not in ("killed", "timeout")}
+    survivors = show_all(work, [n for n, c in results.items()
+                                if STATUS.get(c, "other") not in ("killed", "timeout", "not checked")])
     git = subprocess.run(["git", "--version"], capture_output=True, text=True).stdout.strip()
     header = [f"Last run: {datetime.date.today()}, Python {platform.python_version()}, {git}, "
               f"mutmut {_mutmut_version()}, {os.cpu_count()} cores, load average at the end "
