@@ -227,3 +227,10 @@ def test_paths_returning_reaches_the_assert(tmp_path: Path) -> None:
     m = load_manifest(write(tmp_path, GOOD.replace("    times: 1\n", "    times: 1\n    paths: returning\n")))
     assert m.asserts[0].paths == "returning"
     assert load_manifest(write(tmp_path, GOOD)).asserts[0].paths == "all"
+
+
+def test_an_unnamed_assert_is_named_by_its_check_target_and_scope(tmp_path: Path) -> None:
+    path = tmp_path / "m.yaml"
+    path.write_text(GOOD.replace("  - name: resume-once\n    file:", "  - file:"))
+    m = load_manifest(path)
+    assert m.asserts[0].name == "calls backend.resume in Worker.wake_up"
