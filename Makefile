@@ -34,7 +34,9 @@ lint-ci: $(STAMP)
 	$(BIN)/actionlint examples/github/*.yml
 
 # Mutation score (slow: not part of `make test`; run before a release or after a large change).
-# MUTATION_ARGS: module names of bench/mutation.py (default: all), --max-children N.
+# Default: the committed seeded sample of mutants of the core packages (docs/mutation-sample.txt), within
+# a 90-minute budget. MUTATION_ARGS: --all (every mutant, hours), --size N --seed S (another sample),
+# --only-survivors (recheck the last run's survivors), --list (count mutants), --max-children N, --budget MIN.
 mutation: $(STAMP)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[mutation]'
 	$(BIN)/python -m bench.mutation $(MUTATION_ARGS)

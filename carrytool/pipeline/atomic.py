@@ -69,3 +69,9 @@ def crash_point(name: str) -> None:
     """
     if os.environ.get("CARRYTOOL_CRASH_AT") == name:
         os.kill(os.getpid(), signal.SIGKILL)
+    # CARRYTOOL_PAUSE_AT=NAME=FIFO: wait here until the test has opened FIFO and closed it again (a
+    # rendezvous: the test knows this run is at NAME, holding what it holds there, for as long as it needs)
+    point, _, fifo = os.environ.get("CARRYTOOL_PAUSE_AT", "").partition("=")
+    if point == name and fifo:
+        with open(fifo, "rb") as handle:
+            handle.read()

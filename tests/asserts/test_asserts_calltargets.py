@@ -242,3 +242,15 @@ def test_in_try_wants_a_call_inside_a_handled_try() -> None:
 ])
 def test_reads_wants_a_load_not_a_parameter(body: str, ok: bool, fragment: str) -> None:
     expect(run("reads", "synced", f"def f(x, synced=None):\n{body}", "f"), ok, fragment)
+
+
+def test_after_a_target_called_in_a_loop_the_work_that_follows_the_loop_runs_after_it() -> None:
+    """The target may have run in any iteration: work after the loop runs after it (a violation), and
+    the loop without the trailing work is fine."""
+    source = ("def wake_up(xs):\n    create_and_map(xs)\n    for x in xs:\n        torch.cuda.synchronize()\n"
+              "    copy_(xs)\n")
+    expect(run("calls", "torch.cuda.synchronize", source, "wake_up", after=("create_and_map", "copy_"), min=0),
+           False, "copy_ at pkg/mod.py:5 can run after torch.cuda.synchronize at pkg/mod.py:4")
+    moved = source.replace("    copy_(xs)\n", "").replace("    create_and_map(xs)\n", "    create_and_map(xs)\n    copy_(xs)\n")
+    expect(run("calls", "torch.cuda.synchronize", moved, "wake_up", after=("create_and_map", "copy_"), min=0),
+           True, "no call of create_and_map, copy_ can run after torch.cuda.synchronize")

@@ -458,3 +458,10 @@ def test_annotations_are_not_evaluated() -> None:
     expect(run("calls", "g", source, "f"), False, "(the call at pkg/mod.py:2 is not run by the scope: it is in a nested "
                                                   "def, lambda, class or annotation)")
     expect(run("not_calls", "h", source, "f"), False, "h is called at pkg/mod.py:2")
+
+
+@pytest.mark.parametrize("expression, arm", [("0 if c else g()", "true"), ("g() if c else 0", "false")])
+def test_a_path_through_a_conditional_expression_names_its_arm(expression: str, arm: str) -> None:
+    outcome = run("calls", "g", f"def f(c):\n    x = {expression}\n    return x\n", "f", times=1)
+    expect(outcome, False, f"f: g is never called on the path through the {arm} arm of `{expression}` at "
+                           "pkg/mod.py:2 (want exactly 1)")

@@ -108,6 +108,8 @@ BAD = [
     ("    times: 1\n", "    times: -1\n", ["asserts[0].times", "negative"], 34),
     ("    times: 1\n", "    times: 1\n    min: 1\n", ["asserts[0].times", "either"], 34),
     ("  - file: csrc/x.cu\n", "  - file: csrc/x.cu\n    times: 2\n", ["asserts[1].times", "only goes with 'calls'"], 38),
+    ("  - file: csrc/x.cu\n", "  - file: csrc/x.cu\n    min: 1\n", ["asserts[1].min", "only goes with 'calls'"], 38),
+    ("  - file: csrc/x.cu\n", "  - file: csrc/x.cu\n    max: 1\n", ["asserts[1].max", "only goes with 'calls'"], 38),
     ("    entry: carry/wake-path-union", "    entry: pr/1", ["asserts[0].entry", "no entry pr/1"], 36),
     ("version: 1", "version: 2", ["unsupported version 2"], 1),
     ("  url: https://github.com/vllm-project/vllm.git", "  url: ext::sh -c touch% /tmp/pwned", ["upstream.url", "ext::"], 3),
@@ -225,3 +227,10 @@ def test_paths_returning_reaches_the_assert(tmp_path: Path) -> None:
     m = load_manifest(write(tmp_path, GOOD.replace("    times: 1\n", "    times: 1\n    paths: returning\n")))
     assert m.asserts[0].paths == "returning"
     assert load_manifest(write(tmp_path, GOOD)).asserts[0].paths == "all"
+
+
+def test_an_unnamed_assert_is_named_by_its_check_target_and_scope(tmp_path: Path) -> None:
+    path = tmp_path / "m.yaml"
+    path.write_text(GOOD.replace("  - name: resume-once\n    file:", "  - file:"))
+    m = load_manifest(path)
+    assert m.asserts[0].name == "calls backend.resume in Worker.wake_up"

@@ -122,3 +122,25 @@ def test_precompiled_looks_at_every_file_of_a_pr(cli: Cli, small: Small) -> None
     assert code == 0
     e = by_id(report)["pr/1"]
     assert (e["status"], e["reason"]) == ("skipped", "precompiled") and "csrc/k.cu" in e["detail"]
+
+
+def test_a_dropped_hunk_in_python_names_its_function(cli: Cli, small: Small, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The dropped record and its message name the scope the lost hunk was in (read from the PR's blob)."""
+    small.pr(1, {"b.py": "x = 10\ny = 2\nz = 3\n"})
+    small.pr(2, {"a.py": "def f():\n    return 1\n\n\ndef g():\n    return 20\n"})
+    small.manifest([{"pr": 1}, {"pr": 2}])
+    original = sync_module.account
+
+    def losing(git, steps):  # noqa: ANN001, ANN202 - a composer bug: pr/2's commit has pr/1's tree
+        for step in steps:
+            if step.id == "pr/2":
+                who = Signature("t", "t@example.com", 1700000000)
+                step.commit = git.write_commit(git.tree_of(step.parent), [step.parent], who, who, "lost")
+        return original(git, steps)
+
+    monkeypatch.setattr(sync_module, "account", losing)
+    code, report = sync(cli, small)
+    assert code == 1 and small.branch() is None
+    [lost] = landing(report, "pr/2")["dropped"]
+    assert (lost["file"], lost["lines"], lost["scope"]) == ("a.py", [6, 6], "g")
+    assert "pr/2's hunk" in lost["message"] and " (g) did not land" in lost["message"], lost["message"]

@@ -50,12 +50,28 @@ EDITS = {
     "entry-head-number": (["entries", 0, "head"], 7, "entries[0].head"),
     "entry-head-short": (["entries", 1, "head"], "abc", "entries[1].head"),
     "entry-id-missing": (["entries", 0, "id"], _DELETE, "entries[0].id"),
+    "entry-id-number": (["entries", 0, "id"], 12, "entries[0].id"),
+    "entry-sha256-number": (["entries", 0, "sha256"], 5, "entries[0].sha256"),
+    "superseded-list": (["superseded_heads"], [SHA], "superseded_heads"),
     "entry-odd-key": (["entries", 0, "heads"], SHA, "entries[0].heads"),
     "odd-top-key": (["extra"], 1, "extra"),
     "result-list": (["result"], [SHA], "result"),
     "superseded-not-a-number": (["superseded_heads"], {"x1": SHA}, "superseded_heads.x1"),
     "superseded-huge": (["superseded_heads"], {"9" * 5000: SHA}, "superseded_heads"),
     "lock-not-a-map": ([], None, "lock"),
+}
+
+
+# what the error says about the value, for some of them (the key, the rule, what it got)
+SAID = {
+    "upstream-not-a-map": "`upstream` must be a mapping, got 'https://example.com/up.git'",
+    "entries-not-a-list": '`entries` must be a list, got {"id": "pr/1"}',
+    "entry-head-number": "`entries[0].head` must be a full commit SHA or null, got 7",
+    "result-list": "`result` must be a full commit SHA or null, got [",
+    "superseded-not-a-number": "`superseded_heads.x1` must be a PR number",
+    "entry-id-number": "`entries[0].id` must be a string, got 12",
+    "entry-sha256-number": "`entries[0].sha256` must be a string, got 5",
+    "superseded-list": f'`superseded_heads` must be a mapping of PR number to SHA, got ["{SHA[:20]}',
 }
 
 
@@ -70,6 +86,7 @@ def test_hand_edited_locks_are_exit_2_naming_the_file_and_key(cli: Cli, small: S
         result = cli(*command, "-m", small.manifest_path, "--repo", small.work.path)   # no traceback: raises
         assert result.exit_code == 2, (command, result.stdout, result.stderr)
         assert str(path) in result.stderr and key in result.stderr, result.stderr
+        assert SAID.get(name, "") in " ".join(result.stderr.split()), result.stderr
     assert small.branch() == before
 
 
@@ -158,3 +175,16 @@ def test_a_5000_digit_pr_number_is_exit_2(cli: Cli, small: Small) -> None:
         assert result.exit_code == 2, (argv, result.stdout, result.stderr)
         assert f"{small.manifest_path}:5" in result.stderr and "pr" in result.stderr
         assert len(result.stderr) < 1000
+
+
+def test_a_lock_without_a_recorded_result_still_reproduces_it(cli: Cli, small: Small) -> None:
+    """`result` is what the inputs composed to, a record for reviewers: `null` is accepted, and --locked
+    composes the same SHA from the inputs alone."""
+    path, doc = locked_setup(cli, small)
+    sha = doc["result"]
+    doc["result"] = None
+    path.write_text(json.dumps(doc, indent=2) + "\n")
+    small.work.git("update-ref", "-d", "refs/heads/dev")
+    code, report = cli.json("sync", "--locked", "-m", small.manifest_path, "--repo", small.work.path)
+    assert code == 0, report
+    assert report["result"]["sha"] == sha and small.branch() == sha

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -118,17 +120,41 @@ def test_a_live_lock_makes_the_second_run_exit_4_naming_the_holder(small: Small)
         holder.stdout.close()
 
 
-def test_two_syncs_at_once_one_writer_one_result(long_sync: tuple[Path, Path]) -> None:
+def _meet(fifo: Path, proc: subprocess.Popen) -> int:
+    """Open FIFO for writing once PROC has reached its pause point and opened it (no sleeps, no timing:
+    until then there is no reader and the open fails with ENXIO). Gives up only if PROC ended first."""
+    while True:
+        try:
+            return os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+        except OSError as exc:
+            if exc.errno != errno.ENXIO:
+                raise
+        if proc.poll() is not None:
+            raise AssertionError(f"the first run ended (exit {proc.returncode}) before its pause point")
+        select.select([], [], [], 0.01)
+
+
+def test_two_syncs_at_once_one_writer_one_result(long_sync: tuple[Path, Path], tmp_path: Path) -> None:
+    """The second sync starts while the first is paused (CARRYTOOL_PAUSE_AT) after composing, holding the
+    repository's lock: it is refused (exit 4, naming the holder) and the first one finishes alone."""
     repo, manifest = long_sync
-    procs = [subprocess.Popen([*CARRYTOOL, "sync", "-m", str(manifest), "--repo", str(repo), "--format", "json",
-                               *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-             for extra in ([], [])]
-    outs = [p.communicate() for p in procs]
-    codes = sorted(p.returncode for p in procs)
-    assert codes == [0, 4], outs
-    loser = next(err for p, (out, err) in zip(procs, outs) if p.returncode == 4)
-    assert "another carrytool run holds" in loser
-    winner = json.loads(next(out for p, (out, err) in zip(procs, outs) if p.returncode == 0))
+    fifo = tmp_path / "pause"
+    os.mkfifo(fifo)
+    first = subprocess.Popen([*CARRYTOOL, "sync", "-m", str(manifest), "--repo", str(repo), "--format", "json"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env={**os.environ, "CARRYTOOL_PAUSE_AT": f"sync:composed={fifo}"})
+    writer = _meet(fifo, first)
+    try:
+        second = run("sync", "-m", str(manifest), "--repo", str(repo), "--format", "json", "--wait", "0")
+        assert second.returncode == 4 and "another carrytool run holds" in second.stderr, second.stderr
+        assert f"pid {first.pid}" in second.stderr
+        assert subprocess.run(["git", "rev-parse", "-q", "--verify", "refs/heads/nightly"], cwd=repo,
+                              capture_output=True).returncode != 0        # nothing moved yet
+    finally:
+        os.close(writer)
+    out, err = first.communicate()
+    assert first.returncode == 0, err
+    winner = json.loads(out)
     again = run("sync", "-m", str(manifest), "--repo", str(repo), "--format", "json", "--offline")
     assert json.loads(again.stdout)["result"]["sha"] == winner["result"]["sha"]
 

@@ -141,3 +141,16 @@ def test_adjacent_insertions_are_green_with_both_in_manifest_order(cli, small: S
     assert code == 0, report
     assert [h["kind"] for h in report["entries"][1]["structured"]] == [kind]
     assert small.work.show("refs/heads/dev", "m.py") + "\n" == insert(one + two)
+
+
+def test_a_conflict_with_a_mode_change_is_not_resolved_structurally(cli, small: Small) -> None:
+    """pr/2 also makes r.py executable: the stages differ in mode, so the structured merge refuses (the kept
+    mode would silently be one side's) and the adjacency stays the conflict it was."""
+    small.up.commit({"r.py": BASE}, "runner", parent=small.base, ref="refs/heads/main")
+    main = small.up.rev("refs/heads/main")
+    small.pr(1, {"r.py": WITH_A}, parent=main)
+    small.up.commit({"r.py": WITH_B}, "pr 2", parent=main, ref="refs/pull/2/head", modes={"r.py": "100755"})
+    code, report = _sync(cli, small, small.manifest([{"pr": 1}, {"pr": 2}], policy=POLICY))
+    assert code == 3 and report["entries"][1]["status"] == "conflict", report["entries"][1]
+    assert "structured" not in report["entries"][1]
+    assert small.branch() is None

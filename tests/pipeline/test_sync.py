@@ -154,6 +154,7 @@ def test_conflict_with_upstream_itself_names_no_entry(cli: Cli, small: Small) ->
     small.manifest([{"pr": 1, "on_conflict": "skip"}])
     code, report = sync(cli, small)
     assert code == 0 and by_id(report)["pr/1"]["conflicts"] == [{"file": "a.py", "with": [], "upstream": True}]
+    assert "conflicts in a.py (with upstream alone)" in by_id(report)["pr/1"]["detail"], by_id(report)["pr/1"]
 
 
 def test_skip_goes_on_and_strict_fails(cli: Cli, small: Small) -> None:
@@ -457,3 +458,4 @@ def test_conflict_names_only_the_entries_whose_lines_collide(cli: Cli, small: Sm
     small.manifest([{"pr": 1}, {"pr": 2}, {"pr": 3, "on_conflict": "skip"}])
     code, report = sync(cli, small)
     assert code == 0 and by_id(report)["pr/3"]["conflicts"] == [{"file": "a.py", "with": ["pr/2"]}]
+    assert "conflicts in a.py (with pr/2)" in by_id(report)["pr/3"]["detail"], by_id(report)["pr/3"]

@@ -109,3 +109,10 @@ def test_no_mutant_is_no_score(tmp_path: Path, cli: Cli) -> None:
     assert (data["mutants"], data["score"]) == (0, 0.0)
     text = cli("verify", "--mutants", "-m", manifest, "--repo", repo.path, "--rev", "HEAD")
     assert "no mutant could be derived" in text.stdout and "100%" not in text.stdout
+
+
+def test_an_unknown_rev_is_exit_2_with_a_hint(cli: Cli, demo: Scenario) -> None:
+    result = cli("verify", "--mutants", "-m", demo.manifest, "--repo", demo.work, "--rev", "no-such-branch")
+    text = " ".join(result.stderr.split())
+    assert result.exit_code == 2 and f"no commit 'no-such-branch' in {demo.work}" in text, text
+    assert "hint: pass a branch, tag or SHA that exists" in text, text

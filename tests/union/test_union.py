@@ -17,6 +17,7 @@ from carrytool.union.resolutions import (
     split_conflicts,
 )
 from tests.conftest import Cli
+from tests.gitrepo import Repo
 
 NAME = "wake-path-union"
 
@@ -80,6 +81,10 @@ def test_compose_resolve_continue_then_sync_is_green(cli: Cli, demo: Scenario, r
     meta = json.loads((store / "store.json").read_text())
     assert meta["git"] and meta["store"] == 1
     assert len(list((store / NAME).glob("*.json"))) == 3
+    for path in (store / NAME).glob("*.json"):      # each record says what it resolves, for its reviewer
+        record = json.loads(path.read_text())
+        assert path.name == record["key"][:16] + ".json" and record["file"] in (sources.WORKER, sources.RUNNER)
+        assert record["entries"] and isinstance(record["resolution"], str)
     parents = subprocess.run(["git", "log", "-1", "--format=%P", commit], cwd=demo.work, capture_output=True,
                              text=True).stdout.split()
     assert parents == [demo.upstream_head]
@@ -173,7 +178,21 @@ def test_a_patch_union_is_written_as_a_patch_file(cli: Cli, demo: Scenario) -> N
     compose_by_hand(cli, demo)
     patch = demo.manifest.parent / "unions" / "wake-path-union.patch"
     assert patch.read_text().startswith("From 0000000000000000000000000000000000000000 ")
+    # the same bytes from any git: no "-- " signature naming the git version, no diffstat
+    assert "\n-- \n" not in patch.read_text() and " files changed" not in patch.read_text()
     assert "patch: unions/wake-path-union.patch" in demo.manifest.read_text()
     code, report = cli.json("sync", "-m", demo.manifest, "--repo", demo.work)
     assert code == 0, report
     assert next(e for e in report["entries"] if e["id"] == f"carry/{NAME}")["status"] == "applied"
+
+
+def test_status_names_upstream_commits_into_owned_files_in_full(cli: Cli, demo: Scenario) -> None:
+    """Drift: an upstream commit since the fold that touches a file the union owns, by full SHA and subject."""
+    up = Repo(demo.upstream)
+    text = up.show("main", sources.WORKER)
+    sha = up.commit({sources.WORKER: text + "\n# upstream touched the worker\n"}, "worker: a comment",
+                    parent="main", ref="refs/heads/main")
+    up.commit({"README.md": "unrelated\n"}, "docs only", parent=sha, ref="refs/heads/main")
+    result = cli("union", "status", "-m", demo.manifest, "--repo", demo.work, "--format", "json")
+    [report] = json.loads(result.stdout)
+    assert report["drift"] == [{"commit": sha, "subject": "worker: a comment"}], report["drift"]
