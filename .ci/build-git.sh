@@ -29,8 +29,12 @@ if [ "$(id -u)" != 0 ]; then
 fi
 
 sources=/etc/apt/sources.list.d/carrytool-trixie-src.sources
-if ! grep -rqs "trixie" /etc/apt/sources.list /etc/apt/sources.list.d/ 2>/dev/null \
-        || ! grep -rqs "deb-src" /etc/apt/sources.list /etc/apt/sources.list.d/ 2>/dev/null; then
+# Our own entry, whatever else is configured: "trixie" in a deb line plus a deb-src line for another
+# release would make `apt-get source git` fetch that release's git (2.39 on bookworm).
+has_trixie_src() {   # one file that names both deb-src and trixie (a one-line or a deb822 entry)
+    grep -rlsZ trixie /etc/apt/sources.list /etc/apt/sources.list.d/ 2>/dev/null | xargs -0r grep -lqs deb-src
+}
+if [ ! -f "$sources" ] && ! has_trixie_src; then
     say "adding a deb-src entry for trixie: $sources"
     printf '%s\n' "Types: deb-src" "URIs: http://deb.debian.org/debian" "Suites: trixie" "Components: main" \
         "Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg" | $sudo tee "$sources" >/dev/null
@@ -48,6 +52,10 @@ jobs=$(nproc 2>/dev/null || echo 2)
 rm -rf "$cache"                # git bakes its prefix in: build in place; .complete marks a whole build
 make -C src -j"$jobs" prefix="$cache" NO_CURL=1 NO_GETTEXT=1 NO_TCLTK=1 NO_PERL=1 NO_PYTHON=1 \
     NO_EXPAT=1 install >"$work/build.log" 2>&1 || { tail -20 "$work/build.log" >&2; say "make failed"; exit 5; }
+version=$("$cache/bin/git" --version | awk '{print $3}')
+case "$version" in
+    2.[0-3][0-9].*|1.*) say "built git $version, older than 2.40: not a current git"; exit 6 ;;
+esac
 touch "$cache/.complete"
 say "built: $("$cache/bin/git" --version)"
 echo "$cache/bin"
