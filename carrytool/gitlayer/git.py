@@ -63,6 +63,7 @@ IN_REPO = frozenset({"fetch", "push", "ls-remote", "rev-parse", "update-ref", "f
 # Of those, the ones that write to the user's repository: objects a run wrote are migrated first.
 _WRITES_REPO = frozenset({"fetch", "push", "update-ref", "remote", "config"})
 _OID = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
+_NAMED_OID = re.compile(r"(?<![0-9a-f])(?:[0-9a-f]{64}|[0-9a-f]{40})(?![0-9a-f])")
 
 
 class _Pipe:
@@ -226,6 +227,11 @@ class Git:
         """Make sure COMMIT and every object it reaches end up in the user's store (see migrate_objects);
         `update_ref` keeps the commit it writes by itself."""
         self._kept.append(commit)
+
+    def keep_named(self, text: str) -> None:
+        """Keep every object TEXT (a report, a lock) names by its full SHA: what a user is shown must
+        outlive the run (`git show SHA`, `carrytool diff OLD.lock NEW.lock`)."""
+        self._kept.extend(dict.fromkeys(_NAMED_OID.findall(text)))
 
     def migrate_objects(self) -> None:
         """Move the objects written so far that must persist from the quarantine into the user's store,

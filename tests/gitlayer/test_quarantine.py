@@ -113,3 +113,46 @@ def test_without_a_quarantine_objects_are_in_the_store_at_once(tmp_path: Path) -
     git.flush_objects()
     assert _exists(repo.path, blob)          # before close: nothing waits in a quarantine
     git.close()
+
+
+def _named(doc: object) -> set[str]:
+    """Every full SHA-1 a JSON document names, anywhere (64-digit patch digests are not objects)."""
+    import json
+    import re
+
+    return set(re.findall(r"(?<![0-9a-f])[0-9a-f]{40}(?![0-9a-f])", json.dumps(doc)))
+
+
+def test_every_sha_the_report_the_lock_and_explain_name_persists(small: Small, cli: Cli) -> None:
+    """A patch entry's base and head commits are reached by nothing composed, yet the report, the lock and
+    explain's JSON name them (and `carrytool diff` of two locks reads them): they must outlive the run."""
+    import json
+
+    f5 = "def f():\n    return 1\n\n\ndef g():\n    return 2\n"
+    small.up.commit({"docs/c.txt": "c2\n"}, "upstream", parent=small.base, ref="refs/heads/main")
+    small.pr(1, {"a.py": f5.replace("return 1\n", "return 10\n")})
+    small.pr(2, {"a.py": f5.replace("return 1\n", "return 20\n")})
+    small.pr(3, {"b.py": "x = 1\ny = 2\nz = 30\n"})
+    union = small.up.commit({"a.py": f5.replace("return 1\n", "return 120\n")}, "union of 1 and 2", parent="main",
+                            ref="refs/heads/union")
+    carried = small.up.commit({"docs/d.txt": "d\n"}, "a carried commit", parent="main", ref="refs/heads/carry")
+    small.up.commit({"csrc/k.cu": "// kernel 2\n"}, "patch source", parent="main", ref="refs/heads/p")
+    small.manifest_path.parent.mkdir(parents=True, exist_ok=True)
+    (small.manifest_path.parent / "fix.patch").write_text(
+        small.up.git("format-patch", "--stdout", "-1", "refs/heads/p") + "\n")
+    small.work.git("fetch", "-q", str(small.up.path), "refs/heads/union:refs/heads/union",
+                   "refs/heads/carry:refs/heads/carry")
+    small.manifest([{"pr": 1}, {"pr": 2}, {"pr": 3}, {"carry": "u", "commit": union, "supersedes": [1, 2]},
+                    {"carry": "d", "commit": carried}, {"carry": "fix", "patch": "fix.patch"}])
+    code, report = cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path)
+    assert code == 0, report
+    fix = next(e for e in report["entries"] if e["id"] == "carry/fix")
+    lock = json.loads(small.manifest_path.with_name("manifest.yaml.lock").read_text())
+    named = _named(report) | _named(lock)
+    assert fix["head"] in named and fix["base"] in named
+    code, explained = cli.json("explain", "-m", small.manifest_path, "--repo", small.work.path)
+    assert code == 0, explained
+    named |= _named(explained)
+    assert len(named) > 10
+    assert [sha for sha in sorted(named) if not _exists(small.work.path, sha)] == []
+    _fsck(small.work.path)
