@@ -17,11 +17,12 @@ import hashlib
 import os
 import re
 import shutil
+import socket
 import subprocess
 import tempfile
 import threading
 import zlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from carrytool.errors import EnvironmentProblem, GitError
@@ -64,6 +65,35 @@ IN_REPO = frozenset({"fetch", "push", "ls-remote", "rev-parse", "update-ref", "f
 _WRITES_REPO = frozenset({"fetch", "push", "update-ref", "remote", "config"})
 _OID = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
 _NAMED_OID = re.compile(r"(?<![0-9a-f])(?:[0-9a-f]{64}|[0-9a-f]{40})(?![0-9a-f])")
+
+
+_KEEP_PREFIX = "carrytool"
+
+
+def _owner_tag(prefix: str) -> str:
+    """PREFIX pid PID host HOST: who made a .keep file or a scratch directory."""
+    return f"{prefix} pid {os.getpid()} host {socket.gethostname()}"
+
+
+def _keep_message() -> str:
+    return _owner_tag(_KEEP_PREFIX)
+
+
+def _owner_dead(text: str, prefix: str) -> bool:
+    """Whether TEXT is an owner tag of PREFIX naming a process of this host that no longer runs."""
+    match = re.fullmatch(re.escape(prefix) + r" pid (\d+) host (\S+)", text.strip())
+    if not match or match.group(2) != socket.gethostname():
+        return False
+    pid = int(match.group(1))
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False                    # alive (another user's): not ours to judge
+    return False
 
 
 class _Pipe:
@@ -140,6 +170,10 @@ class Git:
         # False: objects no kept commit reaches (stand-ins, merges whose result was not used) are left
         # in the quarantine and vanish with it; True: every object written persists
         self.keep_unreferenced = True
+        self.before_ref_write: Callable[[], None] | None = None   # a test hook: runs after migrating
+        self._keep_files: list[Path] = []  # .keep files of the packs this run wrote into the store
+        if quarantine:
+            self._sweep_stale_keeps()
 
     # -- process plumbing -------------------------------------------------------------------------
     def env(self, extra: dict[str, str] | None = None, *, in_repo: bool = False) -> dict[str, str]:
@@ -260,14 +294,45 @@ class Git:
             return
         names = "".join(f"{oid}\n" for oid in wanted).encode()
         (self.object_dir / "pack").mkdir(exist_ok=True)
-        # written from the user's store (its temporary pack must be renamed within one file system),
-        # reading the quarantine as an alternate
-        where = {"GIT_OBJECT_DIRECTORY": str(self.object_dir),
-                 "GIT_ALTERNATE_OBJECT_DIRECTORIES": alternate_path(str(self._quarantine))}
-        self.run("-c", "pack.compression=1", "pack-objects", "-q", "--window=0",
-                 str(self.object_dir / "pack" / "pack"), input=names, env=where)
-        for oid in wanted:
-            present[oid].unlink()
+        # packed from the quarantine (the user's store as its alternate), indexed into the user's store
+        # with a .keep that exists before the pack does, as receive-pack does: a concurrent `git repack -a
+        # -d` or gc cannot delete the pack while no ref names its objects yet. The .keep goes at close.
+        packed = self.run("-c", "pack.compression=1", "pack-objects", "-q", "--window=0", "--stdout",
+                          input=names).stdout
+        where = {"GIT_OBJECT_DIRECTORY": str(self.object_dir), "GIT_ALTERNATE_OBJECT_DIRECTORIES": ""}
+        out = self.run("index-pack", "--stdin", f"--keep={_keep_message()}", input=packed, env=where)
+        kind, _, name = out.stdout.decode().strip().partition("\t")
+        if kind == "keep":
+            self._keep_files.append(self.object_dir / "pack" / f"pack-{name}.keep")
+        # the quarantine's loose copies stay until close: what a concurrent prune removes from the store
+        # after all can be written again (see recheck_kept)
+
+    def recheck_kept(self) -> None:
+        """After a ref was written: the objects of the run that must persist are all in the store (a
+        concurrent gc or prune could have removed any of them, e.g. one found there and not written);
+        whatever is missing is packed again from the quarantine's copies."""
+        self.migrate_objects()
+
+    def _release_keeps(self) -> None:
+        for keep in self._keep_files:
+            keep.unlink(missing_ok=True)
+        self._keep_files.clear()
+
+    def _sweep_stale_keeps(self) -> None:
+        """Remove the .keep files of carrytool runs whose process is gone (a kill -9 between migrating
+        and closing): only carrytool's, known by their message, and only of dead processes on this host."""
+        pack = self.object_dir / "pack"
+        try:
+            keeps = [p for p in pack.iterdir() if p.name.endswith(".keep")]
+        except OSError:
+            return
+        for keep in keeps:
+            try:
+                text = keep.read_text("utf-8", "replace").strip()
+            except OSError:
+                continue
+            if _owner_dead(text, _KEEP_PREFIX):
+                keep.unlink(missing_ok=True)
 
     def _not_in_store(self, oids: list[str]) -> list[str]:
         """Those of OIDS the user's store lacks (carrytool writes objects it computed without asking
@@ -310,15 +375,21 @@ class Git:
         return out
 
     def close(self) -> None:
+        """Migrate what must persist (checking it arrived), release the packs' .keep files, stop the
+        processes and remove the scratch directory, even when migrating failed."""
         try:
             self.migrate_objects()
+            self.recheck_kept()
+            self._release_keeps()
         finally:
-            self._close_processes()
-        if self._tmp is not None:
-            shutil.rmtree(self._tmp, ignore_errors=True)
-            self._tmp = None
-            self._private = None
-            self._quarantine = None
+            try:
+                self._close_processes()
+            finally:
+                if self._tmp is not None:
+                    shutil.rmtree(self._tmp, ignore_errors=True)
+                    self._tmp = None
+                    self._private = None
+                    self._quarantine = None
 
     def _close_processes(self) -> None:
         if self._merge_pipe is not None:
@@ -799,8 +870,12 @@ class Git:
         store, a name that clashes with an existing ref, a full disk) raises GitError with git's reason.
         """
         self.keep(new)
+        self.migrate_objects()
+        if self.before_ref_write is not None:
+            self.before_ref_write()
         proc = self.run("update-ref", "-m", message, "--no-deref", ref, new, old or ZERO, check=False)
         if proc.returncode == 0:
+            self.recheck_kept()
             return True
         if self.ref_value(ref) != old:
             return False

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -156,3 +157,78 @@ def test_every_sha_the_report_the_lock_and_explain_name_persists(small: Small, c
     assert len(named) > 10
     assert [sha for sha in sorted(named) if not _exists(small.work.path, sha)] == []
     _fsck(small.work.path)
+
+
+def _quarantined_commit(git: Git, base: str, text: bytes) -> str:
+    sig = Signature("t", "t@t", 1000000000)
+    tree = git.edit_tree(git.tree_of(base), {"a.txt": ("100644", git.write_blob(text))})
+    return git.write_commit(tree, [base], sig, sig, "kept\n")
+
+
+def test_a_concurrent_repack_cannot_delete_the_migrated_pack_before_the_ref_names_it(tmp_path: Path) -> None:
+    """Between migration and update-ref nothing names the new pack's objects: `git repack -a -d` would
+    delete it, unless it arrived with a .keep (as receive-pack's packs do). The .keep goes at close."""
+    from tests.gitrepo import init_repo
+
+    repo = init_repo(tmp_path / "r", bare=True)
+    base = repo.commit({"a.txt": "a\n"}, "base", ref="refs/heads/main")
+    seen: list[bool] = []
+    with Git(repo.path, quarantine=True) as git:
+        git.keep_unreferenced = False
+        commit = _quarantined_commit(git, base, b"kept\n")
+
+        def repack() -> None:
+            subprocess.run(["git", "repack", "-a", "-d", "-q"], cwd=repo.path, check=True)
+            subprocess.run(["git", "prune-packed"], cwd=repo.path, check=True)
+            seen.append(_exists(repo.path, commit))       # the store alone (no quarantine in this process)
+            seen.append(any(p.read_text().startswith("carrytool pid ")
+                            for p in (repo.path / "objects" / "pack").glob("*.keep")))
+
+        git.before_ref_write = repack
+        assert git.update_ref("refs/heads/dev", commit, None, "test")
+    assert seen == [True, True]
+    assert repo.ref("refs/heads/dev") == commit and _exists(repo.path, commit)
+    assert list((repo.path / "objects" / "pack").glob("*.keep")) == []        # released at close
+    _fsck(repo.path)
+
+
+def test_objects_gone_from_the_store_after_the_ref_was_written_are_written_again(tmp_path: Path) -> None:
+    """The quarantine keeps its copies until close, and close checks the kept commits reached the store:
+    what a concurrent gc removed anyway (or a prune of an object found there) is packed again."""
+    from tests.gitrepo import init_repo
+
+    repo = init_repo(tmp_path / "r", bare=True)
+    base = repo.commit({"a.txt": "a\n"}, "base", ref="refs/heads/main")
+    before = set((repo.path / "objects" / "pack").iterdir())
+    with Git(repo.path, quarantine=True) as git:
+        git.keep_unreferenced = False
+        commit = _quarantined_commit(git, base, b"again\n")
+        assert git.update_ref("refs/heads/dev", commit, None, "test")
+        for path in set((repo.path / "objects" / "pack").iterdir()) - before:
+            path.unlink()                                  # as an overeager gc would
+        assert not _exists(repo.path, commit)
+    assert _exists(repo.path, commit)
+    _fsck(repo.path)
+
+
+def test_a_stale_keep_of_a_dead_carrytool_run_is_swept_and_no_other(tmp_path: Path) -> None:
+    import socket
+
+    from tests.gitrepo import init_repo
+
+    repo = init_repo(tmp_path / "r", bare=True)
+    repo.commit({"a.txt": "a\n"}, "base", ref="refs/heads/main")
+    subprocess.run(["git", "repack", "-a", "-d", "-q"], cwd=repo.path, check=True)
+    [pack] = (repo.path / "objects" / "pack").glob("*.pack")
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    host = socket.gethostname()
+    stale = pack.with_suffix(".keep")
+    stale.write_text(f"carrytool pid {dead.pid} host {host}\n")
+    others = {"a.keep": f"carrytool pid {os.getpid()} host {host}\n", "b.keep": f"carrytool pid {dead.pid} host elsewhere\n",
+              "c.keep": "receive-pack 123 on somewhere\n", "d.keep": ""}
+    for name, text in others.items():
+        (repo.path / "objects" / "pack" / name).write_text(text)
+    Git(repo.path, quarantine=True).close()
+    assert not stale.exists()
+    assert all((repo.path / "objects" / "pack" / name).exists() for name in others)
