@@ -293,7 +293,11 @@ class Git:
         if not wanted:
             return
         names = "".join(f"{oid}\n" for oid in wanted).encode()
-        (self.object_dir / "pack").mkdir(exist_ok=True)
+        try:
+            (self.object_dir / "pack").mkdir(exist_ok=True)
+        except OSError as exc:
+            raise EnvironmentProblem(f"cannot write into {self.object_dir / 'pack'}: {exc.strerror}",
+                                     hint="check that the repository's object store is writable") from None
         # packed from the quarantine (the user's store as its alternate), indexed into the user's store
         # with a .keep that exists before the pack does, as receive-pack does: a concurrent `git repack -a
         # -d` or gc cannot delete the pack while no ref names its objects yet. The .keep goes at close.

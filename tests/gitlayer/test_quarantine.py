@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
+import pytest
+
+from carrytool.errors import CarryError
 from carrytool.gitlayer.git import Git, Signature
 from tests.conftest import Cli, Small
 
@@ -232,3 +236,53 @@ def test_a_stale_keep_of_a_dead_carrytool_run_is_swept_and_no_other(tmp_path: Pa
     Git(repo.path, quarantine=True).close()
     assert not stale.exists()
     assert all((repo.path / "objects" / "pack" / name).exists() for name in others)
+
+
+def _break_pack_dir(repo: Path) -> None:
+    """Every object loose, then objects/pack a dangling link: reading works, migrating cannot write."""
+    pack = repo / "objects" / "pack"
+    for found in list(pack.glob("*.pack")):
+        data = found.read_bytes()
+        for side in (found, found.with_suffix(".idx"), found.with_suffix(".rev")):
+            side.unlink(missing_ok=True)
+        subprocess.run(["git", "unpack-objects", "-q"], cwd=repo, input=data, check=True)
+    shutil.rmtree(pack)
+    pack.symlink_to(repo / "no-such-dir")
+
+
+def test_close_removes_the_scratch_even_when_migrating_fails(tmp_path: Path) -> None:
+    from tests.gitrepo import init_repo
+
+    repo = init_repo(tmp_path / "r", bare=True)
+    repo.commit({"a.txt": "a\n"}, "base", ref="refs/heads/main")
+    _break_pack_dir(repo.path)
+    git = Git(repo.path, quarantine=True)
+    git.write_blob(b"cannot be migrated\n")
+    git.flush_objects()
+    scratch = git.tmpdir()
+    with pytest.raises(CarryError):
+        git.close()
+    assert not scratch.exists()
+
+
+def test_explain_json_is_one_document_when_migrating_fails(small: Small, cli: Cli, tmp_path: Path) -> None:
+    """explain migrates before it prints: a failure is the one JSON document on stdout, not a report
+    followed by an error report."""
+    import json
+
+    small.up.commit({"docs/c.txt": "c2\n"}, "upstream", parent=small.base, ref="refs/heads/main")
+    small.pr(1, {"a.py": "def f():\n    return 10\n\n\ndef g():\n    return 2\n"})
+    small.pr(2, {"b.py": "x = 1\ny = 2\nz = 30\n"})
+    small.manifest([{"pr": 1}, {"pr": 2}])
+    code, _ = cli.json("explain", "-m", small.manifest_path, "--repo", small.work.path)
+    assert code == 0
+    _break_pack_dir(small.work.path)
+    small.manifest([{"pr": 2}, {"pr": 1}])               # composes new commits, which must be migrated
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    result = cli("explain", "--offline", "-m", small.manifest_path, "--repo", small.work.path, "--format", "json",
+                 env={"TMPDIR": str(scratch)})
+    assert result.exit_code == 4
+    doc = json.loads(result.stdout)                      # exactly one document
+    assert "error" in doc and "entries" not in doc
+    assert list(scratch.iterdir()) == []
