@@ -239,6 +239,9 @@ class Git:
         proc = subprocess.run(git_argv(*args), cwd=cwd or where, input=input,
                               capture_output=True, env=self.env(env, in_repo=in_repo))
         if check and proc.returncode != 0:
+            problem = self.scratch_problem(proc.stderr)
+            if problem is not None:
+                raise problem
             raise GitError(f"`git {' '.join(args[:3])}` failed (exit {proc.returncode})",
                            stderr=proc.stderr.decode("utf-8", "replace"))
         return proc
@@ -256,6 +259,17 @@ class Git:
         if self._tmp is None:
             self._tmp = Path(tempfile.mkdtemp(prefix="carrytool-", dir=fast_tmp_base()))
         return self._tmp
+
+    def scratch_problem(self, stderr: bytes) -> EnvironmentProblem | None:
+        """The error to give when a git child failed because the scratch directory (the quarantine) is
+        full: a memory-backed one can be small (Docker's /dev/shm is 64 MB). None for any other failure."""
+        if self._tmp is None or b"No space left on device" not in stderr:
+            return None
+        last = stderr.decode("utf-8", "replace").strip().splitlines()[-1:]
+        return EnvironmentProblem(
+            f"the scratch directory {self._tmp} ran out of space (git said: {' '.join(last)})",
+            hint="set TMPDIR to a directory on a file system with room (e.g. TMPDIR=/var/tmp): carrytool "
+                 "then keeps its scratch there")
 
     def keep(self, commit: str) -> None:
         """Make sure COMMIT and every object it reaches end up in the user's store (see migrate_objects);

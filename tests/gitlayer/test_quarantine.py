@@ -286,3 +286,53 @@ def test_explain_json_is_one_document_when_migrating_fails(small: Small, cli: Cl
     doc = json.loads(result.stdout)                      # exactly one document
     assert "error" in doc and "entries" not in doc
     assert list(scratch.iterdir()) == []
+
+
+def test_a_memory_backed_scratch_without_room_is_passed_over(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Docker's /dev/shm is 64 MB: a quarantine there fills up. A candidate with less free room than
+    MIN_SCRATCH_FREE is skipped (the system's temporary directory is used instead)."""
+    from carrytool.gitlayer import env
+
+    monkeypatch.delenv("TMPDIR", raising=False)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
+    free = env.free_bytes(str(tmp_path))
+    assert free > 0
+    monkeypatch.setattr(env, "MIN_SCRATCH_FREE", free // 2)
+    assert env.fast_tmp_base() == str(tmp_path)
+    monkeypatch.setattr(env, "MIN_SCRATCH_FREE", free * 4 + (1 << 40))       # neither it nor /dev/shm
+    assert env.fast_tmp_base() is None
+
+
+def test_a_full_scratch_is_an_actionable_error(small: Small, cli: Cli, tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """A quarantine that runs out of space names the directory and TMPDIR, with git's words (needs a
+    256 KB tmpfs: root only)."""
+    import base64
+    import random
+
+    tiny = tmp_path / "tiny"
+    tiny.mkdir()
+    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(tiny)],
+                                           capture_output=True).returncode != 0:
+        pytest.skip("cannot mount a small tmpfs here")
+    try:
+        rng = random.Random(17)
+        lines = [base64.b64encode(rng.randbytes(57)).decode() for _ in range(12000)]
+        small.up.commit({"big.txt": "\n".join(lines) + "\n"}, "big", parent="main", ref="refs/heads/main")
+        main = small.up.rev("refs/heads/main")
+        small.pr(5, {"big.txt": "\n".join(["first changed"] + lines[1:]) + "\n"}, parent=main)
+        small.pr(6, {"big.txt": "\n".join(lines[:-1] + ["last changed"]) + "\n"}, parent=main)
+        small.manifest([{"pr": 5}, {"pr": 6}])
+        from carrytool.gitlayer import env
+
+        monkeypatch.delenv("TMPDIR", raising=False)
+        monkeypatch.setenv("XDG_RUNTIME_DIR", str(tiny))
+        monkeypatch.setattr(env, "MIN_SCRATCH_FREE", 0)         # a scratch this small is used anyway
+        code, report = cli.json("sync", "--dry-run", "-m", small.manifest_path, "--repo", small.work.path)
+        assert code == 4, report
+        message = report["error"]["message"]
+        assert f"the scratch directory {tiny}/carrytool-" in message and "No space left on device" in message
+        assert "TMPDIR" in message
+        assert list(tiny.iterdir()) == []
+    finally:
+        subprocess.run(["umount", str(tiny)], check=True)
