@@ -96,6 +96,29 @@ def _owner_dead(text: str, prefix: str) -> bool:
     return False
 
 
+_SCRATCH_OWNER = ".carrytool-owner"
+_SCRATCH_PREFIX = "carrytool-scratch"
+
+
+def _sweep_dead_scratch(base: Path) -> None:
+    """Remove the scratch directories in BASE that carrytool runs killed before their close left behind
+    (a quarantine in memory-backed scratch holds RAM until reboot): only `carrytool-*` directories of
+    this user holding carrytool's owner file, whose process is gone on this host."""
+    try:
+        found = [p for p in base.iterdir() if p.name.startswith("carrytool-")]
+    except OSError:
+        return
+    for path in found:
+        try:
+            if path.is_symlink() or not path.is_dir() or path.stat().st_uid != os.getuid():
+                continue
+            text = (path / _SCRATCH_OWNER).read_text("utf-8", "replace")
+        except OSError:
+            continue
+        if _owner_dead(text, _SCRATCH_PREFIX):
+            shutil.rmtree(path, ignore_errors=True)
+
+
 class _Pipe:
     """A long-lived git process spoken to line by line (cat-file, hash-object, mktree)."""
 
@@ -256,8 +279,14 @@ class Git:
         return pipe
 
     def tmpdir(self) -> Path:
+        """The run's scratch directory (the quarantine, the private git dir, merge inputs), made once and
+        marked with its owner (pid, host): a later run removes it should this one be killed."""
         if self._tmp is None:
-            self._tmp = Path(tempfile.mkdtemp(prefix="carrytool-", dir=fast_tmp_base()))
+            base = fast_tmp_base()
+            _sweep_dead_scratch(Path(base or tempfile.gettempdir()))
+            tmp = Path(tempfile.mkdtemp(prefix="carrytool-", dir=base))
+            (tmp / _SCRATCH_OWNER).write_text(_owner_tag(_SCRATCH_PREFIX) + "\n")
+            self._tmp = tmp
         return self._tmp
 
     def scratch_problem(self, stderr: bytes) -> EnvironmentProblem | None:

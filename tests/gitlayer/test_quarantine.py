@@ -336,3 +336,38 @@ def test_a_full_scratch_is_an_actionable_error(small: Small, cli: Cli, tmp_path:
         assert list(tiny.iterdir()) == []
     finally:
         subprocess.run(["umount", str(tiny)], check=True)
+
+
+def test_scratch_of_a_killed_run_is_swept_and_nothing_else(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A kill -9 leaves the quarantine in (memory-backed) scratch: the next run removes carrytool's
+    directories whose owner process is dead on this host, and only those."""
+    import socket
+
+    from carrytool.gitlayer import env
+    from tests.gitrepo import init_repo
+
+    repo = init_repo(tmp_path / "r", bare=True)
+    repo.commit({"a.txt": "a\n"}, "base", ref="refs/heads/main")
+    base = tmp_path / "scratch"
+    base.mkdir()
+    monkeypatch.delenv("TMPDIR", raising=False)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(base))
+    monkeypatch.setattr(env, "MIN_SCRATCH_FREE", 0)
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    host = socket.gethostname()
+    owners = {"carrytool-dead": f"carrytool-scratch pid {dead.pid} host {host}\n",
+              "carrytool-alive": f"carrytool-scratch pid {os.getppid()} host {host}\n",
+              "carrytool-elsewhere": f"carrytool-scratch pid {dead.pid} host not-{host}\n",
+              "other-dead": f"carrytool-scratch pid {dead.pid} host {host}\n",
+              "carrytool-unmarked": None}
+    for name, owner in owners.items():
+        (base / name / "objects").mkdir(parents=True)
+        if owner is not None:
+            (base / name / ".carrytool-owner").write_text(owner)
+    with Git(repo.path, quarantine=True) as git:
+        mine = git.tmpdir()
+        assert mine.parent == base and (mine / ".carrytool-owner").read_text().startswith("carrytool-scratch pid ")
+        left = sorted(p.name for p in base.iterdir())
+    assert left == sorted(["carrytool-alive", "carrytool-elsewhere", "other-dead", "carrytool-unmarked", mine.name])
+    assert not mine.exists()
