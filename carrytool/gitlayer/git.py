@@ -332,7 +332,9 @@ class Git:
             return
         wanted = list(present) if self.keep_unreferenced or not self._stage_objects \
             else self._new_reachable(self._kept, present)
-        wanted = self._not_in_store(wanted)
+        missing = self._not_in_store(wanted)
+        self._freshen(set(wanted) - set(missing))
+        wanted = missing
         if not wanted:
             return
         names = "".join(f"{oid}\n" for oid in wanted).encode()
@@ -380,6 +382,18 @@ class Git:
                 continue
             if _owner_dead(text, _KEEP_PREFIX):
                 keep.unlink(missing_ok=True)
+
+    def _freshen(self, oids: Iterable[str]) -> None:
+        """Touch the loose files of OIDS in the user's store (objects the run needs that the store
+        already had), as git does when it is asked to write an object it has: an expiring prune then
+        leaves them. Packed ones are not touched (their pack is shared with everything else); for them,
+        and for `prune --expire=now`, the kept objects are checked again after update-ref and at close
+        (see recheck_kept) and written again from the quarantine's copies."""
+        for oid in oids:
+            try:
+                os.utime(self.object_dir / oid[:2] / oid[2:])
+            except OSError:
+                pass                        # packed (or gone: recheck_kept writes it again)
 
     def _not_in_store(self, oids: list[str]) -> list[str]:
         """Those of OIDS the user's store lacks (carrytool writes objects it computed without asking

@@ -371,3 +371,20 @@ def test_scratch_of_a_killed_run_is_swept_and_nothing_else(tmp_path: Path, monke
         left = sorted(p.name for p in base.iterdir())
     assert left == sorted(["carrytool-alive", "carrytool-elsewhere", "other-dead", "carrytool-unmarked", mine.name])
     assert not mine.exists()
+
+
+def test_a_loose_object_the_store_already_has_is_freshened(tmp_path: Path) -> None:
+    """An object the run needs and the store has (so not migrated) gets a fresh mtime, as git gives an
+    object it is asked to write again: an expiring prune in the window before the ref names it leaves it."""
+    from tests.gitrepo import init_repo
+
+    repo = init_repo(tmp_path / "r", bare=True)
+    repo.commit({"a.txt": "a\n"}, "base", ref="refs/heads/main")
+    blob = subprocess.run(["git", "hash-object", "-w", "--stdin"], cwd=repo.path, input=b"old\n",
+                          capture_output=True, check=True).stdout.decode().strip()
+    loose = repo.path / "objects" / blob[:2] / blob[2:]
+    os.utime(loose, (1000000000, 1000000000))
+    with Git(repo.path, quarantine=True) as git:
+        assert git.write_blob(b"old\n") == blob
+        git.flush_objects()
+    assert loose.stat().st_mtime > 1000000000 + 86400
