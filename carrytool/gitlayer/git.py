@@ -189,6 +189,7 @@ class Git:
         self._quarantine: Path | None = None
         self._use_quarantine = quarantine
         self._contents: dict[tuple[str | None, str | None, str | None], tuple[bool, bytes] | None] = {}
+        self._settled: set[str] = set()    # quarantined objects found in the store or migrated there
         self._kept: list[str] = []         # commits whose new objects the user's store must get
         # False: objects no kept commit reaches (stand-ins, merges whose result was not used) are left
         # in the quarantine and vanish with it; True: every object written persists
@@ -247,7 +248,8 @@ class Git:
         return value if proc.returncode == 0 and re.fullmatch(r"[A-Za-z0-9]+", value) else None
 
     def run(self, *args: str, input: bytes | None = None, check: bool = True,
-            env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
+            env: dict[str, str] | None = None, cwd: Path | None = None,
+            migrate: bool = True) -> subprocess.CompletedProcess:
         """Run `git ARGS` and return the completed process (bytes): in the user's repository when the
         subcommand is one of IN_REPO, else isolated in the private git dir.
 
@@ -256,7 +258,7 @@ class Git:
         self.flush_objects()
         subcommand = _subcommand(args)
         in_repo = subcommand in IN_REPO
-        if subcommand in _WRITES_REPO:
+        if subcommand in _WRITES_REPO and migrate:
             self.migrate_objects()
         where = self.git_dir if in_repo else self.private_dir()
         proc = subprocess.run(git_argv(*args), cwd=cwd or where, input=input,
@@ -330,10 +332,16 @@ class Git:
                                if len(f.name) in (38, 62))
         if not present:
             return
-        wanted = list(present) if self.keep_unreferenced or not self._stage_objects \
-            else self._new_reachable(self._kept, present)
+        settled = self._settled
+        if self.keep_unreferenced or not self._stage_objects:
+            wanted = [oid for oid in present if oid not in settled]
+        else:
+            wanted = self._new_reachable(self._kept, {k: v for k, v in present.items() if k not in settled})
+        if not wanted:
+            return
         missing = self._not_in_store(wanted)
         self._freshen(set(wanted) - set(missing))
+        settled.update(wanted)
         wanted = missing
         if not wanted:
             return
@@ -359,8 +367,13 @@ class Git:
     def recheck_kept(self) -> None:
         """After a ref was written: the objects of the run that must persist are all in the store (a
         concurrent gc or prune could have removed any of them, e.g. one found there and not written);
-        whatever is missing is packed again from the quarantine's copies."""
-        self.migrate_objects()
+        whatever is missing is packed again from the quarantine's copies. One `cat-file --batch-check`."""
+        if self._quarantine is None or not self._settled:
+            return
+        gone = self._not_in_store(sorted(self._settled))
+        if gone:
+            self._settled.difference_update(gone)
+            self.migrate_objects()
 
     def _release_keeps(self) -> None:
         for keep in self._keep_files:
@@ -934,7 +947,7 @@ class Git:
         self.migrate_objects()
         if self.before_ref_write is not None:
             self.before_ref_write()
-        proc = self.run("update-ref", "-m", message, "--no-deref", ref, new, old or ZERO, check=False)
+        proc = self.run("update-ref", "-m", message, "--no-deref", ref, new, old or ZERO, check=False, migrate=False)
         if proc.returncode == 0:
             self.recheck_kept()
             return True

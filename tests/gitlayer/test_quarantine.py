@@ -207,11 +207,17 @@ def test_objects_gone_from_the_store_after_the_ref_was_written_are_written_again
     with Git(repo.path, quarantine=True) as git:
         git.keep_unreferenced = False
         commit = _quarantined_commit(git, base, b"again\n")
+
+        def lose() -> None:
+            for path in set((repo.path / "objects" / "pack").iterdir()) - before:
+                path.unlink()                              # as an overeager gc would
+            assert not _exists(repo.path, commit)
+
+        git.before_ref_write = lose
         assert git.update_ref("refs/heads/dev", commit, None, "test")
-        for path in set((repo.path / "objects" / "pack").iterdir()) - before:
-            path.unlink()                                  # as an overeager gc would
-        assert not _exists(repo.path, commit)
-    assert _exists(repo.path, commit)
+        assert _exists(repo.path, commit)                  # checked (and written again) after update-ref
+        lose()
+    assert _exists(repo.path, commit)                      # and at close
     _fsck(repo.path)
 
 
