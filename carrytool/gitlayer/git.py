@@ -296,9 +296,9 @@ class Git:
         full: a memory-backed one can be small (Docker's /dev/shm is 64 MB). None for any other failure."""
         if self._tmp is None or b"No space left on device" not in stderr:
             return None
-        last = stderr.decode("utf-8", "replace").strip().splitlines()[-1:]
+        last = " ".join(stderr.decode("utf-8", "replace").strip().splitlines()[-1:])
         return EnvironmentProblem(
-            f"the scratch directory {self._tmp} ran out of space (git said: {' '.join(last)})",
+            f"the scratch directory {self._tmp} ran out of space ({last})",
             hint="set TMPDIR to a directory on a file system with room (e.g. TMPDIR=/var/tmp): carrytool "
                  "then keeps its scratch there")
 
@@ -636,8 +636,14 @@ class Git:
         pending, self._pending = self._pending, {}
         if self._stage_objects and self._use_quarantine:
             self.private_dir()
-            for sha, (kind, data) in pending.items():
-                self._write_loose(sha, kind, data)
+            try:
+                for sha, (kind, data) in pending.items():
+                    self._write_loose(sha, kind, data)
+            except OSError as exc:
+                problem = self.scratch_problem(f"{exc.strerror}".encode())
+                if problem is None:
+                    raise
+                raise problem from None
             return
         by_kind: dict[str, list[tuple[str, bytes]]] = {}
         for sha, (kind, data) in pending.items():

@@ -394,3 +394,34 @@ def test_a_loose_object_the_store_already_has_is_freshened(tmp_path: Path) -> No
         assert git.write_blob(b"old\n") == blob
         git.flush_objects()
     assert loose.stat().st_mtime > 1000000000 + 86400
+
+
+def test_a_full_scratch_while_carrytool_writes_objects_itself_is_the_same_error(tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """SHA-1 objects carrytool computes are written into the quarantine in process: a full scratch there
+    is the same actionable error (root only: a 64 KB tmpfs)."""
+    import random
+
+    from carrytool.errors import EnvironmentProblem
+    from carrytool.gitlayer import env
+    from tests.gitrepo import init_repo
+
+    tiny = tmp_path / "tiny"
+    tiny.mkdir()
+    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(tiny)],
+                                           capture_output=True, check=False).returncode != 0:
+        pytest.skip("cannot mount a small tmpfs here")
+    try:
+        repo = init_repo(tmp_path / "r", bare=True)
+        monkeypatch.delenv("TMPDIR", raising=False)
+        monkeypatch.setenv("XDG_RUNTIME_DIR", str(tiny))
+        monkeypatch.setattr(env, "MIN_SCRATCH_FREE", 0)
+        git = Git(repo.path, quarantine=True)
+        git.write_blob(random.Random(3).randbytes(256 << 10))
+        with pytest.raises(EnvironmentProblem, match=f"the scratch directory {tiny}/carrytool-.* ran out of space"):
+            git.flush_objects()
+        git.keep_unreferenced = False
+        git.close()
+        assert list(tiny.iterdir()) == []
+    finally:
+        subprocess.run(["umount", str(tiny)], check=True)
