@@ -215,6 +215,7 @@ def sync(
                 options = SyncOptions(offline=offline, locked=locked, push=push, dry_run=dry_run, strict=strict,
                                       wait=wait)
                 result = run_sync(loaded, git, options, progress, notify=_diag)
+                git.keep_named(result.dumps())      # every SHA the report names persists
         if dry_run:
             result.extra["dry_run"] = True
         _emit(result, fmt, report)
@@ -407,6 +408,10 @@ def explain(
             lock = RepoLock(git.git_dir, notify=_diag) if not offline else None   # fetching writes refs
             with lock or nullcontext(), progress_reporter(sys.stderr, fmt == "text" and not _State.quiet) as progress:
                 result = run_explain(loaded, git, offline=offline, entries=wanted, progress=progress)
+            # every SHA the report names persists; migrated now, so that a failure to write them into the
+            # store is the one thing printed (not a report, then an error)
+            git.keep_named(result.dumps())
+            git.migrate_objects()
             if report:
                 write_explanation(result, report)
             if fmt == "json":

@@ -103,16 +103,32 @@ def alternate_path(path: str) -> str:
 
 def fast_tmp_base() -> str | None:
     """Where carrytool's scratch directory goes: TMPDIR when the user set one, else a memory-backed
-    directory when there is one ($XDG_RUNTIME_DIR, /dev/shm), else the system default.
+    directory when there is one with room ($XDG_RUNTIME_DIR, /dev/shm: at least MIN_SCRATCH_FREE free),
+    else the system default.
 
     The scratch directory holds the object quarantine (every object a run writes, as loose files until
     they are packed) and merge inputs: file creation on a journaled disk costs a hundred times more."""
     if os.environ.get("TMPDIR"):
         return None
     for candidate in (os.environ.get("XDG_RUNTIME_DIR"), "/dev/shm"):
-        if candidate and os.path.isdir(candidate) and os.access(candidate, os.W_OK | os.X_OK):
+        if candidate and os.path.isdir(candidate) and os.access(candidate, os.W_OK | os.X_OK) \
+                and free_bytes(candidate) >= MIN_SCRATCH_FREE:
             return candidate
     return None
+
+
+# A memory-backed directory with less room than this is passed over (Docker's /dev/shm is 64 MB; a
+# run's quarantine holds every object it writes, loose, until close)
+MIN_SCRATCH_FREE = 512 << 20
+
+
+def free_bytes(path: str) -> int:
+    """The bytes an unprivileged process can still write under PATH (0 when it cannot tell)."""
+    try:
+        stat = os.statvfs(path)
+    except OSError:
+        return 0
+    return stat.f_bavail * stat.f_frsize
 
 
 def git_argv(*args: str) -> list[str]:

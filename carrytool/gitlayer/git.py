@@ -17,11 +17,12 @@ import hashlib
 import os
 import re
 import shutil
+import socket
 import subprocess
 import tempfile
 import threading
 import zlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from carrytool.errors import EnvironmentProblem, GitError
@@ -63,6 +64,59 @@ IN_REPO = frozenset({"fetch", "push", "ls-remote", "rev-parse", "update-ref", "f
 # Of those, the ones that write to the user's repository: objects a run wrote are migrated first.
 _WRITES_REPO = frozenset({"fetch", "push", "update-ref", "remote", "config"})
 _OID = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
+_NAMED_OID = re.compile(r"(?<![0-9a-f])(?:[0-9a-f]{64}|[0-9a-f]{40})(?![0-9a-f])")
+
+
+_KEEP_PREFIX = "carrytool"
+
+
+def _owner_tag(prefix: str) -> str:
+    """PREFIX pid PID host HOST: who made a .keep file or a scratch directory."""
+    return f"{prefix} pid {os.getpid()} host {socket.gethostname()}"
+
+
+def _keep_message() -> str:
+    return _owner_tag(_KEEP_PREFIX)
+
+
+def _owner_dead(text: str, prefix: str) -> bool:
+    """Whether TEXT is an owner tag of PREFIX naming a process of this host that no longer runs."""
+    match = re.fullmatch(re.escape(prefix) + r" pid (\d+) host (\S+)", text.strip())
+    if not match or match.group(2) != socket.gethostname():
+        return False
+    pid = int(match.group(1))
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False                    # alive (another user's): not ours to judge
+    return False
+
+
+_SCRATCH_OWNER = ".carrytool-owner"
+_SCRATCH_PREFIX = "carrytool-scratch"
+
+
+def _sweep_dead_scratch(base: Path) -> None:
+    """Remove the scratch directories in BASE that carrytool runs killed before their close left behind
+    (a quarantine in memory-backed scratch holds RAM until reboot): only `carrytool-*` directories of
+    this user holding carrytool's owner file, whose process is gone on this host."""
+    try:
+        found = [p for p in base.iterdir() if p.name.startswith("carrytool-")]
+    except OSError:
+        return
+    for path in found:
+        try:
+            if path.is_symlink() or not path.is_dir() or path.stat().st_uid != os.getuid():
+                continue
+            text = (path / _SCRATCH_OWNER).read_text("utf-8", "replace")
+        except OSError:
+            continue
+        if _owner_dead(text, _SCRATCH_PREFIX):
+            shutil.rmtree(path, ignore_errors=True)
 
 
 class _Pipe:
@@ -135,10 +189,15 @@ class Git:
         self._quarantine: Path | None = None
         self._use_quarantine = quarantine
         self._contents: dict[tuple[str | None, str | None, str | None], tuple[bool, bytes] | None] = {}
+        self._settled: set[str] = set()    # quarantined objects found in the store or migrated there
         self._kept: list[str] = []         # commits whose new objects the user's store must get
         # False: objects no kept commit reaches (stand-ins, merges whose result was not used) are left
         # in the quarantine and vanish with it; True: every object written persists
         self.keep_unreferenced = True
+        self.before_ref_write: Callable[[], None] | None = None   # a test hook: runs after migrating
+        self._keep_files: list[Path] = []  # .keep files of the packs this run wrote into the store
+        if quarantine:
+            self._sweep_stale_keeps()
 
     # -- process plumbing -------------------------------------------------------------------------
     def env(self, extra: dict[str, str] | None = None, *, in_repo: bool = False) -> dict[str, str]:
@@ -189,7 +248,8 @@ class Git:
         return value if proc.returncode == 0 and re.fullmatch(r"[A-Za-z0-9]+", value) else None
 
     def run(self, *args: str, input: bytes | None = None, check: bool = True,
-            env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
+            env: dict[str, str] | None = None, cwd: Path | None = None,
+            migrate: bool = True) -> subprocess.CompletedProcess:
         """Run `git ARGS` and return the completed process (bytes): in the user's repository when the
         subcommand is one of IN_REPO, else isolated in the private git dir.
 
@@ -198,12 +258,15 @@ class Git:
         self.flush_objects()
         subcommand = _subcommand(args)
         in_repo = subcommand in IN_REPO
-        if subcommand in _WRITES_REPO:
+        if subcommand in _WRITES_REPO and migrate:
             self.migrate_objects()
         where = self.git_dir if in_repo else self.private_dir()
         proc = subprocess.run(git_argv(*args), cwd=cwd or where, input=input,
                               capture_output=True, env=self.env(env, in_repo=in_repo))
         if check and proc.returncode != 0:
+            problem = self.scratch_problem(proc.stderr)
+            if problem is not None:
+                raise problem
             raise GitError(f"`git {' '.join(args[:3])}` failed (exit {proc.returncode})",
                            stderr=proc.stderr.decode("utf-8", "replace"))
         return proc
@@ -218,14 +281,36 @@ class Git:
         return pipe
 
     def tmpdir(self) -> Path:
+        """The run's scratch directory (the quarantine, the private git dir, merge inputs), made once and
+        marked with its owner (pid, host): a later run removes it should this one be killed."""
         if self._tmp is None:
-            self._tmp = Path(tempfile.mkdtemp(prefix="carrytool-", dir=fast_tmp_base()))
+            base = fast_tmp_base()
+            _sweep_dead_scratch(Path(base or tempfile.gettempdir()))
+            tmp = Path(tempfile.mkdtemp(prefix="carrytool-", dir=base))
+            (tmp / _SCRATCH_OWNER).write_text(_owner_tag(_SCRATCH_PREFIX) + "\n")
+            self._tmp = tmp
         return self._tmp
+
+    def scratch_problem(self, stderr: bytes) -> EnvironmentProblem | None:
+        """The error to give when a git child failed because the scratch directory (the quarantine) is
+        full: a memory-backed one can be small (Docker's /dev/shm is 64 MB). None for any other failure."""
+        if self._tmp is None or b"No space left on device" not in stderr:
+            return None
+        last = " ".join(stderr.decode("utf-8", "replace").strip().splitlines()[-1:])
+        return EnvironmentProblem(
+            f"the scratch directory {self._tmp} ran out of space ({last})",
+            hint="set TMPDIR to a directory on a file system with room (e.g. TMPDIR=/var/tmp): carrytool "
+                 "then keeps its scratch there")
 
     def keep(self, commit: str) -> None:
         """Make sure COMMIT and every object it reaches end up in the user's store (see migrate_objects);
         `update_ref` keeps the commit it writes by itself."""
         self._kept.append(commit)
+
+    def keep_named(self, text: str) -> None:
+        """Keep every object TEXT (a report, a lock) names by its full SHA: what a user is shown must
+        outlive the run (`git show SHA`, `carrytool diff OLD.lock NEW.lock`)."""
+        self._kept.extend(dict.fromkeys(_NAMED_OID.findall(text)))
 
     def migrate_objects(self) -> None:
         """Move the objects written so far that must persist from the quarantine into the user's store,
@@ -247,21 +332,81 @@ class Git:
                                if len(f.name) in (38, 62))
         if not present:
             return
-        wanted = list(present) if self.keep_unreferenced or not self._stage_objects \
-            else self._new_reachable(self._kept, present)
-        wanted = self._not_in_store(wanted)
+        settled = self._settled
+        if self.keep_unreferenced or not self._stage_objects:
+            wanted = [oid for oid in present if oid not in settled]
+        else:
+            wanted = self._new_reachable(self._kept, {k: v for k, v in present.items() if k not in settled})
+        if not wanted:
+            return
+        missing = self._not_in_store(wanted)
+        self._freshen(set(wanted) - set(missing))
+        settled.update(wanted)
+        wanted = missing
         if not wanted:
             return
         names = "".join(f"{oid}\n" for oid in wanted).encode()
-        (self.object_dir / "pack").mkdir(exist_ok=True)
-        # written from the user's store (its temporary pack must be renamed within one file system),
-        # reading the quarantine as an alternate
-        where = {"GIT_OBJECT_DIRECTORY": str(self.object_dir),
-                 "GIT_ALTERNATE_OBJECT_DIRECTORIES": alternate_path(str(self._quarantine))}
-        self.run("-c", "pack.compression=1", "pack-objects", "-q", "--window=0",
-                 str(self.object_dir / "pack" / "pack"), input=names, env=where)
-        for oid in wanted:
-            present[oid].unlink()
+        try:
+            (self.object_dir / "pack").mkdir(exist_ok=True)
+        except OSError as exc:
+            raise EnvironmentProblem(f"cannot write into {self.object_dir / 'pack'}: {exc.strerror}",
+                                     hint="check that the repository's object store is writable") from None
+        # packed from the quarantine (the user's store as its alternate), indexed into the user's store
+        # with a .keep that exists before the pack does, as receive-pack does: a concurrent `git repack -a
+        # -d` or gc cannot delete the pack while no ref names its objects yet. The .keep goes at close.
+        packed = self.run("-c", "pack.compression=1", "pack-objects", "-q", "--window=0", "--stdout",
+                          input=names).stdout
+        where = {"GIT_OBJECT_DIRECTORY": str(self.object_dir), "GIT_ALTERNATE_OBJECT_DIRECTORIES": ""}
+        out = self.run("index-pack", "--stdin", f"--keep={_keep_message()}", input=packed, env=where)
+        kind, _, name = out.stdout.decode().strip().partition("\t")
+        if kind == "keep":
+            self._keep_files.append(self.object_dir / "pack" / f"pack-{name}.keep")
+        # the quarantine's loose copies stay until close: what a concurrent prune removes from the store
+        # after all can be written again (see recheck_kept)
+
+    def recheck_kept(self) -> None:
+        """After a ref was written: the objects of the run that must persist are all in the store (a
+        concurrent gc or prune could have removed any of them, e.g. one found there and not written);
+        whatever is missing is packed again from the quarantine's copies. One `cat-file --batch-check`."""
+        if self._quarantine is None or not self._settled:
+            return
+        gone = self._not_in_store(sorted(self._settled))
+        if gone:
+            self._settled.difference_update(gone)
+            self.migrate_objects()
+
+    def _release_keeps(self) -> None:
+        for keep in self._keep_files:
+            keep.unlink(missing_ok=True)
+        self._keep_files.clear()
+
+    def _sweep_stale_keeps(self) -> None:
+        """Remove the .keep files of carrytool runs whose process is gone (a kill -9 between migrating
+        and closing): only carrytool's, known by their message, and only of dead processes on this host."""
+        pack = self.object_dir / "pack"
+        try:
+            keeps = [p for p in pack.iterdir() if p.name.endswith(".keep")]
+        except OSError:
+            return
+        for keep in keeps:
+            try:
+                text = keep.read_text("utf-8", "replace").strip()
+            except OSError:
+                continue
+            if _owner_dead(text, _KEEP_PREFIX):
+                keep.unlink(missing_ok=True)
+
+    def _freshen(self, oids: Iterable[str]) -> None:
+        """Touch the loose files of OIDS in the user's store (objects the run needs that the store
+        already had), as git does when it is asked to write an object it has: an expiring prune then
+        leaves them. Packed ones are not touched (their pack is shared with everything else); for them,
+        and for `prune --expire=now`, the kept objects are checked again after update-ref and at close
+        (see recheck_kept) and written again from the quarantine's copies."""
+        for oid in oids:
+            try:
+                os.utime(self.object_dir / oid[:2] / oid[2:])
+            except OSError:
+                pass                        # packed (or gone: recheck_kept writes it again)
 
     def _not_in_store(self, oids: list[str]) -> list[str]:
         """Those of OIDS the user's store lacks (carrytool writes objects it computed without asking
@@ -304,15 +449,21 @@ class Git:
         return out
 
     def close(self) -> None:
+        """Migrate what must persist (checking it arrived), release the packs' .keep files, stop the
+        processes and remove the scratch directory, even when migrating failed."""
         try:
             self.migrate_objects()
+            self.recheck_kept()
+            self._release_keeps()
         finally:
-            self._close_processes()
-        if self._tmp is not None:
-            shutil.rmtree(self._tmp, ignore_errors=True)
-            self._tmp = None
-            self._private = None
-            self._quarantine = None
+            try:
+                self._close_processes()
+            finally:
+                if self._tmp is not None:
+                    shutil.rmtree(self._tmp, ignore_errors=True)
+                    self._tmp = None
+                    self._private = None
+                    self._quarantine = None
 
     def _close_processes(self) -> None:
         if self._merge_pipe is not None:
@@ -485,8 +636,14 @@ class Git:
         pending, self._pending = self._pending, {}
         if self._stage_objects and self._use_quarantine:
             self.private_dir()
-            for sha, (kind, data) in pending.items():
-                self._write_loose(sha, kind, data)
+            try:
+                for sha, (kind, data) in pending.items():
+                    self._write_loose(sha, kind, data)
+            except OSError as exc:
+                problem = self.scratch_problem(f"{exc.strerror}".encode())
+                if problem is None:
+                    raise
+                raise problem from None
             return
         by_kind: dict[str, list[tuple[str, bytes]]] = {}
         for sha, (kind, data) in pending.items():
@@ -793,8 +950,12 @@ class Git:
         store, a name that clashes with an existing ref, a full disk) raises GitError with git's reason.
         """
         self.keep(new)
-        proc = self.run("update-ref", "-m", message, "--no-deref", ref, new, old or ZERO, check=False)
+        self.migrate_objects()
+        if self.before_ref_write is not None:
+            self.before_ref_write()
+        proc = self.run("update-ref", "-m", message, "--no-deref", ref, new, old or ZERO, check=False, migrate=False)
         if proc.returncode == 0:
+            self.recheck_kept()
             return True
         if self.ref_value(ref) != old:
             return False

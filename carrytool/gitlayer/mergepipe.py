@@ -40,7 +40,10 @@ class MergePipe:
         self._marker = answer[:60]
         self._proc = subprocess.Popen(
             git_argv("merge-tree", "--write-tree", "--stdin"), cwd=git.private_dir(), stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=git.env())
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=git.env())
+        self._stderr = bytearray()   # its last words, for the error when it stops answering
+        self._stderr_reader = threading.Thread(target=self._read_stderr, daemon=True)
+        self._stderr_reader.start()
         self._buf = bytearray()
         self._skip = 0              # bytes of flush answers still to drop from the front of the buffer
         self._eof = False
@@ -77,6 +80,24 @@ class MergePipe:
             if not chunk:
                 return
 
+    def _read_stderr(self) -> None:
+        fd = self._proc.stderr.fileno()
+        while True:
+            try:
+                chunk = os.read(fd, 1 << 14)
+            except OSError:
+                chunk = b""
+            if not chunk:
+                return
+            self._stderr += chunk
+            del self._stderr[:-4096]
+
+    def _stopped(self) -> Exception:
+        self._stderr_reader.join(timeout=5)
+        stderr = bytes(self._stderr)
+        return self.git.scratch_problem(stderr) or GitError("`git merge-tree --stdin` stopped answering",
+                                                            stderr=stderr.decode("utf-8", "replace"))
+
     def merge(self, line: str) -> MergeResult:
         """Send one stdin line (`OURS THEIRS` or, git >= 2.40, `BASE -- OURS THEIRS`); return its answer."""
         return self.merge_many([line])[0]
@@ -98,7 +119,7 @@ class MergePipe:
                     self._skip = len(self._flush_answer) * flushes
                     break
                 if self._eof:
-                    raise GitError("`git merge-tree --stdin` stopped answering")
+                    raise self._stopped()
                 if not self._cond.wait(timeout=0.05):
                     self._cond.release()
                     try:
@@ -129,7 +150,9 @@ class MergePipe:
             self._proc.kill()
             self._proc.wait()
         self._reader.join(timeout=10)
+        self._stderr_reader.join(timeout=10)
         self._proc.stdout.close()
+        self._proc.stderr.close()
 
 
 def merge_contents(git: Git, ours: str | None, base: str | None, theirs: str | None) -> tuple[bool, bytes] | None:

@@ -270,6 +270,7 @@ def commit_patch(manifest: Manifest, git: Git, entry: Entry, upstream: str) -> t
     base = git.write_commit(base_tree, [], sig, sig, f"carrytool: base of {entry.patch}\n")  # type: ignore[arg-type]
     subject = _patch_subject(data) or entry.title or entry.id
     head = git.write_commit(head_tree, [base], sig, sig, f"{subject}\n")
+    git.keep(head)          # the report and the lock name both; nothing composed reaches them
     return base, head
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from collections.abc import Callable
@@ -253,6 +254,7 @@ def _finish(manifest: Manifest, git: Git, options: SyncOptions, planned: Planned
         return
     ref = branch_ref(manifest)
     lock_doc = build_lock(manifest, planned.resolved, comp.result)
+    git.keep_named(json.dumps(lock_doc))        # every commit the lock names persists
     # Order: stage the lock (written and synced beside its place: a full disk or a read-only directory stops
     # the run with nothing moved), push with the lease, move the local branch, then rename the lock into
     # place. A refused push moves nothing local; once the branch moved only the lock's rename is left.

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 from pathlib import Path
 
+import pytest
+
+from carrytool.errors import CarryError
 from carrytool.gitlayer.git import Git, Signature
 from tests.conftest import Cli, Small
 
@@ -113,3 +118,310 @@ def test_without_a_quarantine_objects_are_in_the_store_at_once(tmp_path: Path) -
     git.flush_objects()
     assert _exists(repo.path, blob)          # before close: nothing waits in a quarantine
     git.close()
+
+
+def _named(doc: object) -> set[str]:
+    """Every full SHA-1 a JSON document names, anywhere (64-digit patch digests are not objects)."""
+    import json
+    import re
+
+    return set(re.findall(r"(?<![0-9a-f])[0-9a-f]{40}(?![0-9a-f])", json.dumps(doc)))
+
+
+def test_every_sha_the_report_the_lock_and_explain_name_persists(small: Small, cli: Cli) -> None:
+    """A patch entry's base and head commits are reached by nothing composed, yet the report, the lock and
+    explain's JSON name them (and `carrytool diff` of two locks reads them): they must outlive the run."""
+    import json
+
+    f5 = "def f():\n    return 1\n\n\ndef g():\n    return 2\n"
+    small.up.commit({"docs/c.txt": "c2\n"}, "upstream", parent=small.base, ref="refs/heads/main")
+    small.pr(1, {"a.py": f5.replace("return 1\n", "return 10\n")})
+    small.pr(2, {"a.py": f5.replace("return 1\n", "return 20\n")})
+    small.pr(3, {"b.py": "x = 1\ny = 2\nz = 30\n"})
+    union = small.up.commit({"a.py": f5.replace("return 1\n", "return 120\n")}, "union of 1 and 2", parent="main",
+                            ref="refs/heads/union")
+    carried = small.up.commit({"docs/d.txt": "d\n"}, "a carried commit", parent="main", ref="refs/heads/carry")
+    small.up.commit({"csrc/k.cu": "// kernel 2\n"}, "patch source", parent="main", ref="refs/heads/p")
+    small.manifest_path.parent.mkdir(parents=True, exist_ok=True)
+    (small.manifest_path.parent / "fix.patch").write_text(
+        small.up.git("format-patch", "--stdout", "-1", "refs/heads/p") + "\n")
+    small.work.git("fetch", "-q", str(small.up.path), "refs/heads/union:refs/heads/union",
+                   "refs/heads/carry:refs/heads/carry")
+    small.manifest([{"pr": 1}, {"pr": 2}, {"pr": 3}, {"carry": "u", "commit": union, "supersedes": [1, 2]},
+                    {"carry": "d", "commit": carried}, {"carry": "fix", "patch": "fix.patch"}])
+    code, report = cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path)
+    assert code == 0, report
+    fix = next(e for e in report["entries"] if e["id"] == "carry/fix")
+    lock = json.loads(small.manifest_path.with_name("manifest.yaml.lock").read_text())
+    named = _named(report) | _named(lock)
+    assert fix["head"] in named and fix["base"] in named
+    code, explained = cli.json("explain", "-m", small.manifest_path, "--repo", small.work.path)
+    assert code == 0, explained
+    named |= _named(explained)
+    assert len(named) > 10
+    assert [sha for sha in sorted(named) if not _exists(small.work.path, sha)] == []
+    _fsck(small.work.path)
+
+
+def _quarantined_commit(git: Git, base: str, text: bytes) -> str:
+    sig = Signature("t", "t@t", 1000000000)
+    tree = git.edit_tree(git.tree_of(base), {"a.txt": ("100644", git.write_blob(text))})
+    return git.write_commit(tree, [base], sig, sig, "kept\n")
+
+
+def test_a_concurrent_repack_cannot_delete_the_migrated_pack_before_the_ref_names_it(tmp_path: Path) -> None:
+    """Between migration and update-ref nothing names the new pack's objects: `git repack -a -d` would
+    delete it, unless it arrived with a .keep (as receive-pack's packs do). The .keep goes at close."""
+    from tests.gitrepo import init_repo
+
+    repo = init_repo(tmp_path / "r", bare=True)
+    base = repo.commit({"a.txt": "a\n"}, "base", ref="refs/heads/main")
+    seen: list[bool] = []
+    with Git(repo.path, quarantine=True) as git:
+        git.keep_unreferenced = False
+        commit = _quarantined_commit(git, base, b"kept\n")
+
+        def repack() -> None:
+            subprocess.run(["git", "repack", "-a", "-d", "-q"], cwd=repo.path, check=True)
+            subprocess.run(["git", "prune-packed"], cwd=repo.path, check=True)
+            seen.append(_exists(repo.path, commit))       # the store alone (no quarantine in this process)
+            seen.append(any(p.read_text().startswith("carrytool pid ")
+                            for p in (repo.path / "objects" / "pack").glob("*.keep")))
+
+        git.before_ref_write = repack
+        assert git.update_ref("refs/heads/dev", commit, None, "test")
+    assert seen == [True, True]
+    assert repo.ref("refs/heads/dev") == commit and _exists(repo.path, commit)
+    assert list((repo.path / "objects" / "pack").glob("*.keep")) == []        # released at close
+    _fsck(repo.path)
+
+
+def test_objects_gone_from_the_store_after_the_ref_was_written_are_written_again(tmp_path: Path) -> None:
+    """The quarantine keeps its copies until close, and close checks the kept commits reached the store:
+    what a concurrent gc removed anyway (or a prune of an object found there) is packed again."""
+    from tests.gitrepo import init_repo
+
+    repo = init_repo(tmp_path / "r", bare=True)
+    base = repo.commit({"a.txt": "a\n"}, "base", ref="refs/heads/main")
+    before = set((repo.path / "objects" / "pack").iterdir())
+    with Git(repo.path, quarantine=True) as git:
+        git.keep_unreferenced = False
+        commit = _quarantined_commit(git, base, b"again\n")
+
+        def lose() -> None:
+            for path in set((repo.path / "objects" / "pack").iterdir()) - before:
+                path.unlink()                              # as an overeager gc would
+            assert not _exists(repo.path, commit)
+
+        git.before_ref_write = lose
+        assert git.update_ref("refs/heads/dev", commit, None, "test")
+        assert _exists(repo.path, commit)                  # checked (and written again) after update-ref
+        lose()
+    assert _exists(repo.path, commit)                      # and at close
+    _fsck(repo.path)
+
+
+def test_a_stale_keep_of_a_dead_carrytool_run_is_swept_and_no_other(tmp_path: Path) -> None:
+    import socket
+
+    from tests.gitrepo import init_repo
+
+    repo = init_repo(tmp_path / "r", bare=True)
+    repo.commit({"a.txt": "a\n"}, "base", ref="refs/heads/main")
+    subprocess.run(["git", "repack", "-a", "-d", "-q"], cwd=repo.path, check=True)
+    [pack] = (repo.path / "objects" / "pack").glob("*.pack")
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    host = socket.gethostname()
+    stale = pack.with_suffix(".keep")
+    stale.write_text(f"carrytool pid {dead.pid} host {host}\n")
+    others = {"a.keep": f"carrytool pid {os.getpid()} host {host}\n", "b.keep": f"carrytool pid {dead.pid} host elsewhere\n",
+              "c.keep": "receive-pack 123 on somewhere\n", "d.keep": ""}
+    for name, text in others.items():
+        (repo.path / "objects" / "pack" / name).write_text(text)
+    Git(repo.path, quarantine=True).close()
+    assert not stale.exists()
+    assert all((repo.path / "objects" / "pack" / name).exists() for name in others)
+
+
+def _break_pack_dir(repo: Path) -> None:
+    """Every object loose, then objects/pack a dangling link: reading works, migrating cannot write."""
+    pack = repo / "objects" / "pack"
+    for found in list(pack.glob("*.pack")):
+        data = found.read_bytes()
+        for side in (found, found.with_suffix(".idx"), found.with_suffix(".rev")):
+            side.unlink(missing_ok=True)
+        subprocess.run(["git", "unpack-objects", "-q"], cwd=repo, input=data, check=True)
+    shutil.rmtree(pack)
+    pack.symlink_to(repo / "no-such-dir")
+
+
+def test_close_removes_the_scratch_even_when_migrating_fails(tmp_path: Path) -> None:
+    from tests.gitrepo import init_repo
+
+    repo = init_repo(tmp_path / "r", bare=True)
+    repo.commit({"a.txt": "a\n"}, "base", ref="refs/heads/main")
+    _break_pack_dir(repo.path)
+    git = Git(repo.path, quarantine=True)
+    git.write_blob(b"cannot be migrated\n")
+    git.flush_objects()
+    scratch = git.tmpdir()
+    with pytest.raises(CarryError):
+        git.close()
+    assert not scratch.exists()
+
+
+def test_explain_json_is_one_document_when_migrating_fails(small: Small, cli: Cli, tmp_path: Path) -> None:
+    """explain migrates before it prints: a failure is the one JSON document on stdout, not a report
+    followed by an error report."""
+    import json
+
+    small.up.commit({"docs/c.txt": "c2\n"}, "upstream", parent=small.base, ref="refs/heads/main")
+    small.pr(1, {"a.py": "def f():\n    return 10\n\n\ndef g():\n    return 2\n"})
+    small.pr(2, {"b.py": "x = 1\ny = 2\nz = 30\n"})
+    small.manifest([{"pr": 1}, {"pr": 2}])
+    code, _ = cli.json("explain", "-m", small.manifest_path, "--repo", small.work.path)
+    assert code == 0
+    _break_pack_dir(small.work.path)
+    small.manifest([{"pr": 2}, {"pr": 1}])               # composes new commits, which must be migrated
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    result = cli("explain", "--offline", "-m", small.manifest_path, "--repo", small.work.path, "--format", "json",
+                 env={"TMPDIR": str(scratch)})
+    assert result.exit_code == 4
+    doc = json.loads(result.stdout)                      # exactly one document
+    assert "error" in doc and "entries" not in doc
+    assert list(scratch.iterdir()) == []
+
+
+def test_a_memory_backed_scratch_without_room_is_passed_over(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Docker's /dev/shm is 64 MB: a quarantine there fills up. A candidate with less free room than
+    MIN_SCRATCH_FREE is skipped (the system's temporary directory is used instead)."""
+    from carrytool.gitlayer import env
+
+    monkeypatch.delenv("TMPDIR", raising=False)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
+    free = env.free_bytes(str(tmp_path))
+    assert free > 0
+    monkeypatch.setattr(env, "MIN_SCRATCH_FREE", free // 2)
+    assert env.fast_tmp_base() == str(tmp_path)
+    monkeypatch.setattr(env, "MIN_SCRATCH_FREE", free * 4 + (1 << 40))       # neither it nor /dev/shm
+    assert env.fast_tmp_base() is None
+
+
+def test_a_full_scratch_is_an_actionable_error(small: Small, cli: Cli, tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """A quarantine that runs out of space names the directory and TMPDIR, with git's words (needs a
+    256 KB tmpfs: root only)."""
+    import base64
+    import random
+
+    tiny = tmp_path / "tiny"
+    tiny.mkdir()
+    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(tiny)],
+                                           capture_output=True, check=False).returncode != 0:
+        pytest.skip("cannot mount a small tmpfs here")
+    try:
+        rng = random.Random(17)
+        lines = [base64.b64encode(rng.randbytes(57)).decode() for _ in range(12000)]
+        small.up.commit({"big.txt": "\n".join(lines) + "\n"}, "big", parent="main", ref="refs/heads/main")
+        main = small.up.rev("refs/heads/main")
+        small.pr(5, {"big.txt": "\n".join(["first changed"] + lines[1:]) + "\n"}, parent=main)
+        small.pr(6, {"big.txt": "\n".join(lines[:-1] + ["last changed"]) + "\n"}, parent=main)
+        small.manifest([{"pr": 5}, {"pr": 6}])
+        from carrytool.gitlayer import env
+
+        monkeypatch.delenv("TMPDIR", raising=False)
+        monkeypatch.setenv("XDG_RUNTIME_DIR", str(tiny))
+        monkeypatch.setattr(env, "MIN_SCRATCH_FREE", 0)         # a scratch this small is used anyway
+        code, report = cli.json("sync", "--dry-run", "-m", small.manifest_path, "--repo", small.work.path)
+        assert code == 4, report
+        message = report["error"]["message"]
+        assert f"the scratch directory {tiny}/carrytool-" in message and "No space left on device" in message
+        assert "TMPDIR" in message
+        assert list(tiny.iterdir()) == []
+    finally:
+        subprocess.run(["umount", str(tiny)], check=True)
+
+
+def test_scratch_of_a_killed_run_is_swept_and_nothing_else(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A kill -9 leaves the quarantine in (memory-backed) scratch: the next run removes carrytool's
+    directories whose owner process is dead on this host, and only those."""
+    import socket
+
+    from carrytool.gitlayer import env
+    from tests.gitrepo import init_repo
+
+    repo = init_repo(tmp_path / "r", bare=True)
+    repo.commit({"a.txt": "a\n"}, "base", ref="refs/heads/main")
+    base = tmp_path / "scratch"
+    base.mkdir()
+    monkeypatch.delenv("TMPDIR", raising=False)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(base))
+    monkeypatch.setattr(env, "MIN_SCRATCH_FREE", 0)
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    host = socket.gethostname()
+    owners = {"carrytool-dead": f"carrytool-scratch pid {dead.pid} host {host}\n",
+              "carrytool-alive": f"carrytool-scratch pid {os.getppid()} host {host}\n",
+              "carrytool-elsewhere": f"carrytool-scratch pid {dead.pid} host not-{host}\n",
+              "other-dead": f"carrytool-scratch pid {dead.pid} host {host}\n",
+              "carrytool-unmarked": None}
+    for name, owner in owners.items():
+        (base / name / "objects").mkdir(parents=True)
+        if owner is not None:
+            (base / name / ".carrytool-owner").write_text(owner)
+    with Git(repo.path, quarantine=True) as git:
+        mine = git.tmpdir()
+        assert mine.parent == base and (mine / ".carrytool-owner").read_text().startswith("carrytool-scratch pid ")
+        left = sorted(p.name for p in base.iterdir())
+    assert left == sorted(["carrytool-alive", "carrytool-elsewhere", "other-dead", "carrytool-unmarked", mine.name])
+    assert not mine.exists()
+
+
+def test_a_loose_object_the_store_already_has_is_freshened(tmp_path: Path) -> None:
+    """An object the run needs and the store has (so not migrated) gets a fresh mtime, as git gives an
+    object it is asked to write again: an expiring prune in the window before the ref names it leaves it."""
+    from tests.gitrepo import init_repo
+
+    repo = init_repo(tmp_path / "r", bare=True)
+    repo.commit({"a.txt": "a\n"}, "base", ref="refs/heads/main")
+    blob = subprocess.run(["git", "hash-object", "-w", "--stdin"], cwd=repo.path, input=b"old\n",
+                          capture_output=True, check=True).stdout.decode().strip()
+    loose = repo.path / "objects" / blob[:2] / blob[2:]
+    os.utime(loose, (1000000000, 1000000000))
+    with Git(repo.path, quarantine=True) as git:
+        assert git.write_blob(b"old\n") == blob
+        git.flush_objects()
+    assert loose.stat().st_mtime > 1000000000 + 86400
+
+
+def test_a_full_scratch_while_carrytool_writes_objects_itself_is_the_same_error(tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """SHA-1 objects carrytool computes are written into the quarantine in process: a full scratch there
+    is the same actionable error (root only: a 64 KB tmpfs)."""
+    import random
+
+    from carrytool.errors import EnvironmentProblem
+    from carrytool.gitlayer import env
+    from tests.gitrepo import init_repo
+
+    tiny = tmp_path / "tiny"
+    tiny.mkdir()
+    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(tiny)],
+                                           capture_output=True, check=False).returncode != 0:
+        pytest.skip("cannot mount a small tmpfs here")
+    try:
+        repo = init_repo(tmp_path / "r", bare=True)
+        monkeypatch.delenv("TMPDIR", raising=False)
+        monkeypatch.setenv("XDG_RUNTIME_DIR", str(tiny))
+        monkeypatch.setattr(env, "MIN_SCRATCH_FREE", 0)
+        git = Git(repo.path, quarantine=True)
+        git.write_blob(random.Random(3).randbytes(256 << 10))
+        with pytest.raises(EnvironmentProblem, match=f"the scratch directory {tiny}/carrytool-.* ran out of space"):
+            git.flush_objects()
+        git.keep_unreferenced = False
+        git.close()
+        assert list(tiny.iterdir()) == []
+    finally:
+        subprocess.run(["umount", str(tiny)], check=True)
