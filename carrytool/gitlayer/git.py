@@ -771,32 +771,25 @@ class Git:
     def merge_texts(self, ours: bytes, base: bytes, theirs: bytes, labels: tuple[str, str, str]) -> tuple[bool, bytes] | None:
         """`git merge-file -p -L OURS -L BASE -L THEIRS` on three contents: (clean, merged), or None for a
         binary or an error."""
-        if any(b"\0" in blob[:8000] for blob in (ours, base, theirs)):
-            return None
-        names = []
-        for label, blob in zip(("ours", "base", "theirs"), (ours, base, theirs)):
-            path = self.tmpdir() / f"merge-text.{label}"
-            path.write_bytes(blob)
-            names.append(str(path))
-        args = ["merge-file", "-p", "--quiet", "-L", labels[0], "-L", labels[1], "-L", labels[2]]
-        proc = self.run(*args, *names, check=False)
-        if proc.returncode < 0 or proc.returncode > 127:
-            return None
-        return proc.returncode == 0, proc.stdout
+        return self._merge_file("merge-text", (ours, base, theirs), ["-L", labels[0], "-L", labels[1], "-L", labels[2]])
 
     def merge_diff3(self, ours: bytes, base: bytes, theirs: bytes, marker_size: int) -> tuple[bool, bytes] | None:
         """`git merge-file -p --diff3 --marker-size=N` on three contents: (clean, merged with the base part
         of each conflict shown), or None for a binary or an error."""
-        if any(b"\0" in blob[:8000] for blob in (ours, base, theirs)):
+        return self._merge_file("merge-diff3", (ours, base, theirs),
+                                ["--diff3", f"--marker-size={marker_size}", "-L", "ours", "-L", "base", "-L", "theirs"])
+
+    def _merge_file(self, stem: str, blobs: tuple[bytes, bytes, bytes], options: list[str]) -> tuple[bool, bytes] | None:
+        """`git merge-file -p --quiet OPTIONS` on BLOBS (ours, base, theirs) written to STEM.* in the run's
+        scratch: (clean, merged), or None for a binary or an error (a signal, an exit code above 127)."""
+        if any(b"\0" in blob[:8000] for blob in blobs):
             return None
         names = []
-        for label, blob in zip(("ours", "base", "theirs"), (ours, base, theirs)):
-            path = self.tmpdir() / f"merge-diff3.{label}"
+        for label, blob in zip(("ours", "base", "theirs"), blobs):
+            path = self.tmpdir() / f"{stem}.{label}"
             path.write_bytes(blob)
             names.append(str(path))
-        args = ["merge-file", "-p", "--quiet", "--diff3", f"--marker-size={marker_size}",
-                "-L", "ours", "-L", "base", "-L", "theirs"]
-        proc = self.run(*args, *names, check=False)
+        proc = self.run("merge-file", "-p", "--quiet", *options, *names, check=False)
         if proc.returncode < 0 or proc.returncode > 127:
             return None
         return proc.returncode == 0, proc.stdout
