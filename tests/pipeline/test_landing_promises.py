@@ -20,22 +20,27 @@ def landing(report: dict, entry: str) -> dict:
     return by_id(report)[entry]["landing"]
 
 
+def lose(monkeypatch: pytest.MonkeyPatch, entry: str) -> None:
+    """A composer bug: ENTRY's commit gets its parent's tree (every hunk of it is lost) before the landing checks."""
+    original = sync_module.account
+
+    def losing(git, steps):  # noqa: ANN001, ANN202
+        for step in steps:
+            if step.id == entry:
+                who = Signature("t", "t@example.com", 1700000000)
+                step.commit = git.write_commit(git.tree_of(step.parent), [step.parent], who, who, "lost")
+        return original(git, steps)
+
+    monkeypatch.setattr(sync_module, "account", losing)
+
+
 def test_a_dropped_hunk_fails_the_sync(cli: Cli, small: Small, monkeypatch: pytest.MonkeyPatch) -> None:
     """The composer loses pr/2 (its commit is its parent's tree): every one of its hunks is dropped, exit 1."""
     small.base = small.up.commit({"big.txt": BIG}, "more", parent="main", ref="refs/heads/main")
     small.pr(1, {"a.py": "def f():\n    return 2\n\n\ndef g():\n    return 2\n"})
     small.pr(2, {"big.txt": BIG.replace("line 5\n", "").replace("line 30\n", "line thirty\n")})
     small.manifest([{"pr": 1}, {"pr": 2}])
-    original = sync_module.account
-
-    def losing(git, steps):  # noqa: ANN001, ANN202 - a composer bug: pr/2's commit has pr/1's tree
-        for step in steps:
-            if step.id == "pr/2":
-                who = Signature("t", "t@example.com", 1700000000)
-                step.commit = git.write_commit(git.tree_of(step.parent), [step.parent], who, who, "lost")
-        return original(git, steps)
-
-    monkeypatch.setattr(sync_module, "account", losing)
+    lose(monkeypatch, "pr/2")
     code, report = sync(cli, small)
     assert code == 1 and report["ok"] is False and small.branch() is None
     got = landing(report, "pr/2")
@@ -129,16 +134,7 @@ def test_a_dropped_hunk_in_python_names_its_function(cli: Cli, small: Small, mon
     small.pr(1, {"b.py": "x = 10\ny = 2\nz = 3\n"})
     small.pr(2, {"a.py": "def f():\n    return 1\n\n\ndef g():\n    return 20\n"})
     small.manifest([{"pr": 1}, {"pr": 2}])
-    original = sync_module.account
-
-    def losing(git, steps):  # noqa: ANN001, ANN202 - a composer bug: pr/2's commit has pr/1's tree
-        for step in steps:
-            if step.id == "pr/2":
-                who = Signature("t", "t@example.com", 1700000000)
-                step.commit = git.write_commit(git.tree_of(step.parent), [step.parent], who, who, "lost")
-        return original(git, steps)
-
-    monkeypatch.setattr(sync_module, "account", losing)
+    lose(monkeypatch, "pr/2")
     code, report = sync(cli, small)
     assert code == 1 and small.branch() is None
     [lost] = landing(report, "pr/2")["dropped"]
