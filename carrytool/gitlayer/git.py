@@ -314,8 +314,10 @@ class Git:
 
     def migrate_objects(self) -> None:
         """Move the objects written so far that must persist from the quarantine into the user's store,
-        as one pack (`pack-objects`, no delta search, fast compression); then drop their loose copies.
-        What must persist: everything a kept commit reaches and, with `keep_unreferenced`, everything.
+        as one pack (`pack-objects`, no delta search, fast compression) that arrives with a .keep; their
+        loose copies stay in the quarantine until close (recheck_kept writes again what a concurrent
+        prune removes). What must persist: everything a kept commit reaches and, with
+        `keep_unreferenced`, everything.
 
         Composing writes its objects (merge results, trees, commits) into a quarantine in the scratch
         directory, as git's own receive-pack does: a few hundred loose files per run cost little there,
