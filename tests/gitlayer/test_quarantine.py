@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -12,6 +14,19 @@ import pytest
 from carrytool.errors import CarryError
 from carrytool.gitlayer.git import Git, Signature
 from tests.conftest import Cli, Small
+
+
+@contextlib.contextmanager
+def small_tmpfs(where: Path, size: str) -> Iterator[Path]:
+    """WHERE mounted as a tmpfs of SIZE for the block (root only: the test is skipped elsewhere)."""
+    where.mkdir()
+    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)],
+                                           capture_output=True, check=False).returncode != 0:
+        pytest.skip("cannot mount a small tmpfs here")
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", str(where)], check=True)
 
 
 def _loose(repo: Path) -> int:
@@ -316,12 +331,7 @@ def test_a_full_scratch_is_an_actionable_error(small: Small, cli: Cli, tmp_path:
     import base64
     import random
 
-    tiny = tmp_path / "tiny"
-    tiny.mkdir()
-    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(tiny)],
-                                           capture_output=True, check=False).returncode != 0:
-        pytest.skip("cannot mount a small tmpfs here")
-    try:
+    with small_tmpfs(tmp_path / "tiny", "256k") as tiny:
         rng = random.Random(17)
         lines = [base64.b64encode(rng.randbytes(57)).decode() for _ in range(12000)]
         small.up.commit({"big.txt": "\n".join(lines) + "\n"}, "big", parent="main", ref="refs/heads/main")
@@ -340,8 +350,6 @@ def test_a_full_scratch_is_an_actionable_error(small: Small, cli: Cli, tmp_path:
         assert f"the scratch directory {tiny}/carrytool-" in message and "No space left on device" in message
         assert "TMPDIR" in message
         assert list(tiny.iterdir()) == []
-    finally:
-        subprocess.run(["umount", str(tiny)], check=True)
 
 
 def test_scratch_of_a_killed_run_is_swept_and_nothing_else(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -406,12 +414,7 @@ def test_a_full_scratch_while_carrytool_writes_objects_itself_is_the_same_error(
     from carrytool.gitlayer import env
     from tests.gitrepo import init_repo
 
-    tiny = tmp_path / "tiny"
-    tiny.mkdir()
-    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(tiny)],
-                                           capture_output=True, check=False).returncode != 0:
-        pytest.skip("cannot mount a small tmpfs here")
-    try:
+    with small_tmpfs(tmp_path / "tiny", "64k") as tiny:
         repo = init_repo(tmp_path / "r", bare=True)
         monkeypatch.delenv("TMPDIR", raising=False)
         monkeypatch.setenv("XDG_RUNTIME_DIR", str(tiny))
@@ -423,5 +426,3 @@ def test_a_full_scratch_while_carrytool_writes_objects_itself_is_the_same_error(
         git.keep_unreferenced = False
         git.close()
         assert list(tiny.iterdir()) == []
-    finally:
-        subprocess.run(["umount", str(tiny)], check=True)
