@@ -46,6 +46,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     g.add_argument("--overlap", type=float, help="fraction of PRs touching a file an earlier PR touches")
     g.add_argument("--conflict", type=float, help="fraction of overlapping PRs that conflict")
     g.add_argument("--seed", type=int, help="the generator's seed")
+    p.add_argument("--no-explain", action="store_true", help="with --real: do not also time `explain --offline`")
+    p.add_argument("--with-explain", action="store_true",
+                   help="on a synthetic workload: also time `explain --offline` (with --real it is timed by default)")
     p.add_argument("--within", type=int, default=300, metavar="N",
                    help="with --real: only PRs whose merge base is among the branch's last N commits")
     p.add_argument("--repeat", type=int, default=3, metavar="N", help="interleaved runs per runner (median)")
@@ -77,7 +80,7 @@ def synthetic_inputs(w: Workload, args: argparse.Namespace) -> Inputs:
     if not args.quiet:
         print(f"workload {w.describe()} (seed {w.seed})", file=sys.stderr, flush=True)
     g = load_or_generate(w, args.out, fresh=args.fresh)
-    return Inputs(w.name, g.upstream, g.manifest, g.prs, files=w.files)
+    return Inputs(w.name, g.upstream, g.manifest, g.prs, files=w.files, explain=args.with_explain)
 
 
 def run_workload(args: argparse.Namespace) -> tuple[list[Summary], str]:
@@ -102,7 +105,7 @@ def run_real(args: argparse.Namespace) -> tuple[list[Summary], str]:
     """--real PATH: every runner on the newest PRs of a real bare repository."""
     repo: Path = args.real
     out = args.out / f"real-{repo.resolve().parent.name}-{repo.name}"
-    inputs = real_inputs(repo, out, count=args.prs or 60, within=args.within)
+    inputs = replace(real_inputs(repo, out, count=args.prs or 60, within=args.within), explain=not args.no_explain)
     if not args.quiet:
         print(f"real corpus {repo}: {len(inputs.prs)} PRs, {inputs.files:,} files", file=sys.stderr, flush=True)
     summary = measure(inputs, args.runner_names, args.repeat, args.out / "scratch", verbose=not args.quiet)

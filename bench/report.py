@@ -49,13 +49,39 @@ def render_compare(summaries: Sequence[Summary], repeat: int) -> str:
         warm = s.median_extra("carrytool", "warm_cpu_seconds")
         cpu_rows.append([_label(s), _s(naive), _s(chain), _s(tool), _s(warm), _ratio(naive, tool),
                          _ratio(tool, chain), _ratio(naive, warm), _ratio(warm, chain)])
+    explain = render_explain(summaries)
     return (f"wall time, median of {repeat} interleaved run(s). carrytool = the whole `sync` process including "
             "its fetch of upstream's and every PR's ref (the objects are already there, as in the other runners' "
             "clones, whose set-up is not timed); (warm) = a second sync into the same repository: nothing to fetch "
             "(the naive and chain loops fetch nothing either) and the composed objects already written\n\n"
             + table(rows, header)
             + "\n\nCPU time (user + sys of every process; steadier than wall time on a busy machine)\n\n"
-            + table(cpu_rows, cpu_header))
+            + table(cpu_rows, cpu_header) + explain)
+
+
+def render_explain(summaries: Sequence[Summary]) -> str:
+    """explain beside sync, when the carrytool runner timed it (Inputs.explain); else nothing."""
+    rows = []
+    for s in summaries:
+        tool, cold, warm = (s.median("carrytool"), s.median_extra("carrytool", "explain_seconds"),
+                            s.median_extra("carrytool", "explain_warm_seconds"))
+        if cold is None:
+            continue
+        tool_cpu = s.median_cpu("carrytool")
+        cold_cpu, warm_cpu = (s.median_extra("carrytool", "explain_cpu_seconds"),
+                              s.median_extra("carrytool", "explain_warm_cpu_seconds"))
+        rss = max(s.median_extra("carrytool", "explain_rss_mb") or 0, s.median_extra("carrytool", "explain_warm_rss_mb") or 0)
+        rows.append([_label(s), _s(tool), _s(cold), _s(warm), _ratio(cold, tool), _ratio(warm, tool),
+                     _s(tool_cpu), _s(cold_cpu), _s(warm_cpu), _ratio(cold_cpu, tool_cpu), _ratio(warm_cpu, tool_cpu),
+                     _s(rss, 0)])
+    if not rows:
+        return ""
+    header = ["workload", "sync s", "explain s", "explain (warm) s", "explain/sync", "explain (warm)/sync",
+              "sync CPU s", "explain CPU s", "explain (warm) CPU s", "explain/sync CPU", "explain (warm)/sync CPU",
+              "explain RSS MB"]
+    return ("\n\nexplain beside sync: `explain --offline` in the carrytool runner's repository right after its syncs "
+            "(sync = the cold sync above); explain = no scope cache, every Python blob it needs parsed; "
+            "(warm) = again, with the cache the first run wrote\n\n" + table(rows, header))
 
 
 def render_scale(summaries: Sequence[Summary], repeat: int) -> str:

@@ -38,6 +38,7 @@ class Inputs:
     branch: str = "main"
     pr_ref: str = "refs/pull/{number}/head"
     files: int | None = None        # tree size, for the tables
+    explain: bool = False           # the carrytool runner also times `explain --offline` (cold and warm)
 
     def ref(self, number: int) -> str:
         return self.pr_ref.format(number=number)
@@ -184,15 +185,33 @@ def run_carrytool(inputs: Inputs, scratch: Path) -> Measurement:
         cwd=repo)   # the objects the other runners' clones have
     cold, applied = sync_once(inputs, repo, scratch)
     warm, _ = sync_once(inputs, repo, scratch)
+    extra = {"warm_seconds": warm.seconds, "warm_cpu_seconds": warm.cpu_seconds, "exit_code": float(cold.returncode)}
+    if inputs.explain:
+        extra.update(explain_twice(inputs, repo, scratch))
     shutil.rmtree(repo, ignore_errors=True)
-    return Measurement("carrytool", cold.seconds, applied, cold.rss_mb, cold.cpu_seconds,
-                       {"warm_seconds": warm.seconds, "warm_cpu_seconds": warm.cpu_seconds,
-                        "exit_code": float(cold.returncode)})
+    return Measurement("carrytool", cold.seconds, applied, cold.rss_mb, cold.cpu_seconds, extra)
+
+
+def explain_twice(inputs: Inputs, repo: Path, scratch: Path) -> dict[str, float]:
+    """Time `explain --offline` in REPO after its syncs: cold (no scope cache: every Python blob it
+    needs is parsed) and then warm (the cache the cold run wrote), as a reviewer runs it after a sync."""
+    shutil.rmtree(repo / "carrytool" / "cache", ignore_errors=True)
+    argv = carrytool_argv() + ["explain", "--offline", "-m", str(inputs.manifest), "--repo", str(repo),
+                               "--format", "json"]
+    out: dict[str, float] = {}
+    for key in ("explain", "explain_warm"):
+        timed = time_process(argv, scratch)
+        if timed.returncode not in (0, 1, 3):
+            raise RuntimeError(f"carrytool explain exited {timed.returncode}:\n"
+                               f"{timed.stderr.decode(errors='replace')}")
+        out |= {f"{key}_seconds": timed.seconds, f"{key}_cpu_seconds": timed.cpu_seconds,
+                f"{key}_rss_mb": timed.rss_mb}
+    return out
 
 
 RUNNERS: dict[str, Runner] = {
     "naive": run_naive,
     "chain": run_chain,
     "carrytool": run_carrytool,
-    # The lead adds `carrytool explain` / `carrytool verify` runners here (same Runner signature).
+    # `explain --offline` is timed by the carrytool runner, in its repository after the syncs (Inputs.explain)
 }

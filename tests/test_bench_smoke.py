@@ -71,3 +71,18 @@ def test_structured_bench_counts_resolved_and_refused_conflicts(small) -> None: 
     assert pairs.kinds == {"methods": 1} and pairs.refused == {"edit-edit": 1}
     assert (chain.files, chain.resolved_files) == (2, 1)     # s.py refuses, so pr/2 leaves the chain
     assert "| pairs | 2 | 1 (methods 1) | 1 (edit-edit 1) |" in render("small", pairs, chain, prs)
+
+
+def test_explain_is_timed_beside_sync_when_asked(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "results.json"
+    code = main(["--workload", "small", "--files", "50", "--prs", "5", "--repeat", "1", "--quiet",
+                 "--runners", "carrytool", "--with-explain", "--out", str(tmp_path / "work"), "--json", str(out)])
+    assert code == 0
+    table = capsys.readouterr().out
+    assert "explain beside sync" in table and "explain (warm)/sync" in table
+    [run] = json.loads(out.read_text())["workloads"][0]["runners"]["carrytool"]["runs"]
+    for key in ("explain_seconds", "explain_warm_seconds", "explain_cpu_seconds", "explain_rss_mb"):
+        assert run[key] > 0, key
+    code = main(["--workload", "small", "--files", "50", "--prs", "5", "--repeat", "1", "--quiet",
+                 "--runners", "carrytool", "--out", str(tmp_path / "work")])
+    assert "explain beside sync" not in capsys.readouterr().out

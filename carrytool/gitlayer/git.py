@@ -150,6 +150,20 @@ class _Pipe:
         self._proc.stdout.close()
 
 
+
+# zero-context patches with full blob names, for the landing checks and explain's evidence
+_PATCH_ARGS = ("diff-tree", "-r", "-p", "-U0", "--stdin", "-M", "--no-color", "--no-ext-diff", "--no-textconv",
+               "--full-index", "--ignore-submodules=none")
+SPLIT_MERGES_AT = 8       # a batch of this many independent merges is shared by two merge-tree processes
+
+
+def _cores() -> int:
+    """CPUs this process may run on (its affinity, as a container or `taskset` sets it)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
 class Git:
     """A repository and the git commands carrytool runs in it."""
 
@@ -184,7 +198,9 @@ class Git:
         self._tmp: Path | None = None
         self._trees: dict[str, list[tuple[str, str, str, bytes]]] = {}
         self._merge_pipe: MergePipe | None = None
+        self._side_pipe: MergePipe | None = None    # a second merge-tree for large batches (see merge_trees)
         self._patches: dict[tuple[str, str], bytes] = {}
+        self._prefetch: tuple[list[tuple[str, str]], threading.Thread, dict] | None = None
         self._explicit_bases: bool | None = None
         self._quarantine: Path | None = None
         self._use_quarantine = quarantine
@@ -468,9 +484,13 @@ class Git:
                     self._quarantine = None
 
     def _close_processes(self) -> None:
-        if self._merge_pipe is not None:
-            self._merge_pipe.close()
-            self._merge_pipe = None
+        if self._prefetch is not None:
+            self._prefetch[1].join()
+            self._prefetch = None
+        for merges in (self._merge_pipe, self._side_pipe):
+            if merges is not None:
+                merges.close()
+        self._merge_pipe = self._side_pipe = None
         for pipe in self._pipes.values():
             pipe.close()
         self._pipes.clear()
@@ -821,7 +841,40 @@ class Git:
         """
         if not pairs:
             return []
-        return self._merges().merge_many([f"{a} {b}" for a, b in pairs])
+        return self._merge_batch([f"{a} {b}" for a, b in pairs])
+
+    def _merge_batch(self, lines: list[str]) -> list[MergeResult]:
+        """Independent merges, in order. A batch of at least SPLIT_MERGES_AT goes half to the run's
+        merge-tree and half (every other line) to a second one, at the same time, when the machine has
+        two cores for it: the work is git's, so the two processes run side by side. Each answer depends
+        only on its own line, so the results are the same either way."""
+        if len(lines) < SPLIT_MERGES_AT or _cores() < 2:
+            return self._merges().merge_many(lines)
+        first = self._merges()
+        if self._side_pipe is None:
+            self._side_pipe = MergePipe(self)
+        side = self._side_pipe
+        self.flush_objects()                  # here, not in two threads at once: the merges write none
+        answers: dict[str, list[MergeResult]] = {}
+        failure: list[BaseException] = []
+
+        def other_half() -> None:
+            try:
+                answers["side"] = side.merge_many(lines[1::2])
+            except BaseException as exc:  # noqa: BLE001 - raised again in the caller's thread
+                failure.append(exc)
+
+        worker = threading.Thread(target=other_half, daemon=True)
+        worker.start()
+        try:
+            mine = first.merge_many(lines[0::2])
+        finally:
+            worker.join()
+        if failure:
+            raise failure[0]
+        out: list[MergeResult] = [None] * len(lines)  # type: ignore[list-item]
+        out[0::2], out[1::2] = mine, answers["side"]
+        return out
 
     def merge_one(self, ours: str, theirs: str, *, base: str | None = None) -> MergeResult:
         """One merge in the long-lived `merge-tree --write-tree --stdin` (see gitlayer.mergepipe): of two
@@ -860,6 +913,7 @@ class Git:
         checks ask for the same entries' diffs)."""
         if not pairs:
             return []
+        self._await_prefetch()
         wanted = [(self.tree_of(old), self.tree_of(new)) for old, new in pairs]
         missing = list(dict.fromkeys(pair for pair in wanted if pair not in self._patches))
         if missing:
@@ -868,13 +922,62 @@ class Git:
             self._patches.update(zip(missing, self._read_patches(missing)))
         return [self._patches[pair] for pair in wanted]
 
+    def prefetch_patches(self, pairs: Sequence[tuple[str, str]]) -> None:
+        """Start reading the patches of PAIRS (as diff_patches would) in the background: one `diff-tree`
+        process that runs beside the caller's work (composing) on a second core; diff_patches takes its
+        answer when it is asked for them. Only for objects already in the store (a PR's own commits): the
+        process is started now and the caller may write objects meanwhile."""
+        self._await_prefetch()
+        wanted = list(dict.fromkeys((self.tree_of(old), self.tree_of(new)) for old, new in pairs))
+        missing = [pair for pair in wanted if pair not in self._patches]
+        if not missing:
+            return
+        self.flush_objects()
+        argv, payload = self._patch_argv(missing)
+        env, cwd = self.env(), self.private_dir()
+        box: dict[str, subprocess.CompletedProcess] = {}
+
+        def read() -> None:
+            try:
+                box["proc"] = subprocess.run(argv, cwd=cwd, input=payload, capture_output=True, env=env)
+            except OSError:
+                pass                         # diff_patches reads them itself and says what failed
+
+        worker = threading.Thread(target=read, daemon=True)
+        worker.start()
+        self._prefetch = (missing, worker, box)
+
+    def _await_prefetch(self) -> None:
+        """Take a prefetch's patches into the cache (a failed one is dropped: asked again, with its error)."""
+        if self._prefetch is None:
+            return
+        trees, worker, box = self._prefetch
+        self._prefetch = None
+        worker.join()
+        proc = box.get("proc")
+        if proc is None or proc.returncode != 0:
+            return
+        try:
+            self._patches.update(zip(trees, self._split_patches(proc.stdout, trees)))
+        except GitError:
+            pass
+
+    def _patch_argv(self, trees: Sequence[tuple[str, str]]) -> tuple[list[str], bytes]:
+        payload = "".join(f"{old} {new}\n" for old, new in trees).encode()
+        return git_argv(*_PATCH_ARGS), payload
+
     def _read_patches(self, trees: Sequence[tuple[str, str]]) -> list[bytes]:
         payload = "".join(f"{old} {new}\n" for old, new in trees).encode()
-        out = self.run("diff-tree", "-r", "-p", "-U0", "--stdin", "-M", "--no-color", "--no-ext-diff",
-                       "--no-textconv", "--full-index", "--ignore-submodules=none", input=payload).stdout
+        out = self.run(*_PATCH_ARGS, input=payload).stdout
+        return self._split_patches(out, trees)
+
+    @staticmethod
+    def _split_patches(out: bytes, trees: Sequence[tuple[str, str]]) -> list[bytes]:
         echoes = {f"{old} {new}".encode() for old, new in trees}
         chunks: list[list[bytes]] = []
-        for line in out.split(b"\n"):
+        # every patch without its last newline, the last one too: a patch is the same bytes wherever in a
+        # batch it was read
+        for line in (out[:-1] if out.endswith(b"\n") else out).split(b"\n"):
             if line in echoes and (not chunks or len(chunks) < len(trees)) and _is_echo(line):
                 chunks.append([])
             elif chunks:

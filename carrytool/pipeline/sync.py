@@ -17,6 +17,7 @@ from carrytool.errors import (
     RefMoved,
     UnknownRef,
 )
+from carrytool.gitlayer.env import EMPTY_TREE
 from carrytool.gitlayer.git import Git
 from carrytool.gitlayer.repolock import RepoLock
 from carrytool.gitlayer.urls import redact, resolve_local
@@ -173,6 +174,8 @@ def _compose(manifest: Manifest, git: Git, resolved: Resolved, missing: dict[int
     """Plan and compose from scratch (the steps are fresh each time: composing settles them)."""
     steps = plan_static(manifest, missing)
     facts.gather(git, resolved, steps)
+    # the landing checks read every applied entry's own patch: read them while composing, on another core
+    git.prefetch_patches([(s.base or EMPTY_TREE, s.head) for s in steps if s.head])
     violations = plan_paths(manifest, steps)
     composer = Composer(git, manifest, resolved.upstream, progress)
     composer.structured_off = structured_off

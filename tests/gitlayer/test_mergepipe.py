@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
+from carrytool.errors import GitError
 from carrytool.gitlayer.git import Git
 from tests.gitrepo import init_repo, many_prs
 
@@ -51,3 +53,68 @@ def test_patches_are_read_once_per_tree_pair(tmp_path: Path, monkeypatch) -> Non
         assert [c[0] for c in calls] == ["diff-tree"]          # only the two pairs not read before
         assert calls[0][-1] == "--ignore-submodules=none"
         assert git.diff_patches(pairs) == again[:4] and len(calls) == 1
+
+
+def test_a_large_batch_shared_by_two_processes_answers_as_one_does(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+    up = init_repo(tmp_path / "up", bare=True)
+    many_prs(up, 30, files=6)
+    ours = up.commit({"f/conflict.txt": "ours\n"}, "ours", parent="main", ref="refs/heads/ours")
+    theirs = up.commit({"f/conflict.txt": "theirs\n"}, "theirs", parent="main", ref="refs/heads/theirs")
+    with Git(up.path) as git:
+        main = git.rev_parse("refs/heads/main")
+        heads = [git.rev_parse(f"refs/pull/{n}/head") for n in range(1, 31)]
+        pairs = [(main, head) for head in heads] + [(heads[n], heads[n + 1]) for n in range(29)]
+        pairs += [(ours, theirs), (heads[3], ours), (theirs, ours)]
+        monkeypatch.setattr("carrytool.gitlayer.git._cores", lambda: 1)
+        alone = git.merge_trees(pairs)
+        assert git._side_pipe is None
+        monkeypatch.setattr("carrytool.gitlayer.git._cores", lambda: 2)
+        shared = git.merge_trees(pairs)
+        assert git._side_pipe is not None                    # the second process answered half
+        assert shared == alone
+        assert any(not r.clean for r in shared) and any(r.clean for r in shared)
+        assert git.merge_trees(pairs[:3]) == alone[:3]        # a small batch: one process
+
+
+def test_a_failing_second_process_is_an_error_not_a_wrong_answer(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+    up = init_repo(tmp_path / "up", bare=True)
+    many_prs(up, 10, files=3)
+    with Git(up.path) as git:
+        main = git.rev_parse("refs/heads/main")
+        pairs = [(main, git.rev_parse(f"refs/pull/{n}/head")) for n in range(1, 11)]
+        monkeypatch.setattr("carrytool.gitlayer.git._cores", lambda: 2)
+        git.merge_trees(pairs)
+        git._side_pipe._proc.kill()
+        git._side_pipe._proc.wait()
+        try:
+            git.merge_trees(pairs)
+        except GitError as exc:
+            assert "merge-tree" in str(exc)
+        else:
+            raise AssertionError("a dead merge-tree gave answers")
+
+
+def test_prefetched_patches_are_the_ones_diff_patches_reads(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+    up = init_repo(tmp_path / "up", bare=True)
+    many_prs(up, 6, files=4)
+    with Git(up.path) as plain:
+        main = plain.rev_parse("refs/heads/main")
+        pairs = [(main, plain.rev_parse(f"refs/pull/{n}/head")) for n in range(1, 7)]
+        want = plain.diff_patches(pairs)
+    with Git(up.path) as git:
+        git.prefetch_patches(pairs[:4])
+        calls: list[tuple[str, ...]] = []
+        real_run = Git.run
+
+        def counting(self, *args, **kwargs):  # noqa: ANN001, ANN202
+            calls.append(args)
+            return real_run(self, *args, **kwargs)
+
+        monkeypatch.setattr(Git, "run", counting)
+        assert git.diff_patches(pairs) == want
+        assert [c[0] for c in calls] == ["diff-tree"] and calls[0][-1] == "--ignore-submodules=none"
+        assert git.diff_patches(pairs[:4]) == want[:4] and len(calls) == 1
+    with Git(up.path) as git:               # a prefetch that fails is read again, with git's error
+        git.prefetch_patches(pairs[:2])
+        git._prefetch[2]["proc"] = subprocess.CompletedProcess([], 128, b"", b"fatal")
+        assert git.diff_patches(pairs[:2]) == want[:2]
