@@ -23,7 +23,14 @@ from dataclasses import dataclass, field
 from carrytool.gitlayer.git import Change, ConflictStage, Git, MergeResult, Signature
 from carrytool.manifest.model import Manifest
 from carrytool.pipeline.blame import meets_conflict, regions_differ
-from carrytool.pipeline.plan import APPLIED, CONFLICT, PENDING, Step, redundant_with
+from carrytool.pipeline.plan import (
+    APPLIED,
+    CONFLICT,
+    PENDING,
+    SKIPPED,
+    Step,
+    redundant_with,
+)
 from carrytool.pipeline.reduce import reduced_head
 from carrytool.pipeline.structured_tree import resolve_merge
 
@@ -67,6 +74,9 @@ class _Touched:
         return False
 
 
+UPSTREAM_HAS_IT = "merging it onto upstream changes nothing: upstream already has it"
+
+
 class Composer:
     fast_path = True      # tests turn it off to check the fast path gives the chained merge's trees
     structured_off: frozenset[str] = frozenset()   # entries whose structured resolution a check rejected
@@ -82,6 +92,7 @@ class Composer:
         self.upstream_time: int = info["committer_time"]  # type: ignore[assignment]
         self._stand_ins: dict[tuple[str, tuple[str, ...]], str] = {}
         self._onto: dict[int, MergeResult] = {}
+        self._upstream_has: set[int] = set()      # entries whose merge onto upstream changes nothing
 
     # -- the whole run ------------------------------------------------------------------------------
     def compose(self, steps: list[Step]) -> Composition:
@@ -103,9 +114,11 @@ class Composer:
             if self.progress:
                 self.progress("compose", n, len(todo))
             fast = None
-            if self.fast_path:
+            if self.fast_path and id(step) not in self._upstream_has:
                 fast = self._fast_tree(step, onto.get(id(step)), deltas.get(id(step)), touched, tip_tree)
-            if fast is not None:
+            if id(step) in self._upstream_has:
+                tip, tip_tree = self._settle_upstream_has(step, tip, tip_tree, comp, touched)
+            elif fast is not None:
                 tip, tip_tree = self._settle(step, fast, tip, tip_tree, comp)
             else:
                 known = self._known_conflict(step, onto.get(id(step)), touched) if self.fast_path else None
@@ -133,8 +146,22 @@ class Composer:
         for step, result in zip(candidates, self.git.merge_trees(pairs)):
             results[id(step)] = result
             if result.clean and result.tree == self.upstream_tree:
-                step.skip("merged-upstream", "merging it onto upstream changes nothing: upstream already has it")
+                self._upstream_has.add(id(step))     # settled in order: an earlier entry may have undone it
         return results
+
+    def _settle_upstream_has(self, step: Step, tip: str, tip_tree: str, comp: Composition,
+                             touched: _Touched) -> tuple[str, str]:
+        """An entry whose merge onto upstream changes nothing is merged upstream, unless an earlier entry
+        touched its files (or it renames): then the chained merge decides, as in the plain chain. An earlier
+        entry built on an older base may have undone upstream's change, which this entry puts back."""
+        paths = {p for c in step.changes for p in c.paths}
+        if touched.overlaps(paths) or any(c.status == "R" for c in step.changes):
+            tip, tip_tree = self._apply(step, tip, tip_tree, comp)
+            if not (step.status == SKIPPED and step.reason == "redundant"):
+                return tip, tip_tree
+            step.redundant_with = None
+        step.skip("merged-upstream", UPSTREAM_HAS_IT)
+        return tip, tip_tree
 
     def _deltas(self, todo: Sequence[Step], onto: dict[int, MergeResult]) -> dict[int, list[Change]]:
         """What each cleanly merging entry changes on upstream (one batched diff-tree)."""

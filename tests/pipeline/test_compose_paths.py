@@ -7,6 +7,8 @@ CI runs this file on git 2.39 and on a current git.
 
 from __future__ import annotations
 
+import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -141,3 +143,40 @@ def test_partial_chained_merges_equal_the_whole_merge(cli: Cli, small: Small, mo
     assert statuses == {"pr/1": "applied", "pr/2": "applied", "pr/3": "applied", "pr/4": "conflict",
                         "pr/5": "applied", "pr/6": "applied"}
     assert partial.count(True) >= 3 and False in partial    # clean partial merges, and pr/4's fell back
+
+
+def plain_chain_tree(repo: Path, upstream: str, heads: list[str]) -> str:
+    """The reference: `merge-tree --write-tree TIP HEAD` + `commit-tree` per head, conflicts skipped."""
+    def git(*args: str) -> subprocess.CompletedProcess:
+        who = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
+        return subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=True,
+                              env={**os.environ, **who}) if args[0] != "merge-tree" else \
+            subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True)
+
+    tip = git("rev-parse", upstream).stdout.strip()
+    for head in heads:
+        merged = git("merge-tree", "--write-tree", tip, head)
+        if merged.returncode == 0:
+            tip = git("commit-tree", merged.stdout.split("\n")[0], "-p", tip, "-m", "carry").stdout.strip()
+    return git("rev-parse", f"{tip}^{{tree}}").stdout.strip()
+
+
+def test_an_entry_upstream_already_has_still_applies_when_an_earlier_entry_undid_it(
+        cli: Cli, small: Small, monkeypatch: pytest.MonkeyPatch) -> None:
+    # upstream squash-merged pr/1 (b.py y = 20) and later pr/2, which changed it back (y = 2); the fork
+    # carries pr/1's stale branch and then pr/2: merging pr/2 onto upstream alone changes nothing, but after
+    # pr/1 it does, and the plain chain takes it (found on pydantic/pydantic's open PRs)
+    pr1 = small.pr(1, {"b.py": "x = 1\ny = 20\nz = 3\n"})
+    merged1 = small.up.commit({"b.py": "x = 1\ny = 20\nz = 3\n"}, "pr 1 (squashed)", parent="main",
+                              ref="refs/heads/main")
+    pr2 = small.pr(2, {"b.py": "x = 1\ny = 2\nz = 3\n"}, parent=merged1)
+    small.up.commit({"b.py": "x = 1\ny = 2\nz = 3\n"}, "pr 2 (squashed)", parent="main", ref="refs/heads/main")
+    small.pr(3, {"docs/c.txt": "c changed\n"})           # upstream has it, and no entry touches its file
+    small.up.commit({"docs/c.txt": "c changed\n"}, "pr 3 (squashed)", parent="main", ref="refs/heads/main")
+    small.manifest([{"pr": 1}, {"pr": 2}, {"pr": 3}], policy={"on_conflict": "skip"})
+    fast, _slow = both_ways(cli, small.manifest_path, small.work.path, monkeypatch)
+    status = {e["id"]: (e["status"], e.get("reason")) for e in fast["entries"]}
+    assert status == {"pr/1": ("applied", None), "pr/2": ("applied", None), "pr/3": ("skipped", "merged-upstream")}
+    composed = subprocess.run(["git", "rev-parse", f"{fast['result']['sha']}^{{tree}}"], cwd=small.work.path,
+                              capture_output=True, text=True).stdout.strip()
+    assert composed == plain_chain_tree(small.up.path, "refs/heads/main", [pr1, pr2, small.up.ref("refs/pull/3/head")])
