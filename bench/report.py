@@ -17,6 +17,10 @@ def _ratio(a: float | None, b: float | None) -> str:
     return "-" if a is None or b is None or b == 0 else f"{a / b:.2f}x"
 
 
+def _yes(value: bool | None) -> str:
+    return "-" if value is None else ("yes" if value else "NO")
+
+
 def _n(value: int | None) -> str:
     return "-" if value is None else str(value)
 
@@ -33,14 +37,14 @@ def render_compare(summaries: Sequence[Summary], repeat: int) -> str:
     """The side-by-side table: medians of REPEAT interleaved runs, ratios, counts and carrytool's RSS."""
     header = ["workload", "naive s", "chain s", "carrytool s", "(warm) s", "naive/carrytool",
               "carrytool/chain", "naive/(warm)", "(warm)/chain", "applied naive", "applied chain",
-              "applied carrytool", "carrytool RSS MB"]
+              "applied carrytool", "same tree as chain", "carrytool RSS MB"]
     rows = []
     for s in summaries:
         naive, chain, tool = s.median("naive"), s.median("chain"), s.median("carrytool")
         warm = s.median_extra("carrytool", "warm_seconds")
         rows.append([_label(s), _s(naive), _s(chain), _s(tool), _s(warm), _ratio(naive, tool), _ratio(tool, chain),
                      _ratio(naive, warm), _ratio(warm, chain), _n(s.applied("naive")), _n(s.applied("chain")),
-                     _n(s.applied("carrytool")), _s(s.peak_rss("carrytool"), 0)])
+                     _n(s.applied("carrytool")), _yes(s.same_tree()), _s(s.peak_rss("carrytool"), 0)])
     cpu_header = ["workload", "naive CPU s", "chain CPU s", "carrytool CPU s", "(warm) CPU s",
                   "naive/carrytool", "carrytool/chain", "naive/(warm)", "(warm)/chain"]
     cpu_rows = []

@@ -54,6 +54,7 @@ class Measurement:
     rss_mb: float | None = None     # peak RSS of the largest process of the runner's tree
     cpu_seconds: float | None = None  # user + sys of every process it ran: steadier than wall time
     extra: dict[str, float] = field(default_factory=dict)
+    tree: str | None = None         # the composed tree (chain, carrytool): equal when both took the same PRs
 
 
 Runner = Callable[[Inputs, Path], Measurement]
@@ -131,7 +132,7 @@ def run_chain(inputs: Inputs, scratch: Path) -> Measurement:
                 clean += 1
             last_tree = tree
     shutil.rmtree(repo, ignore_errors=True)
-    return Measurement("chain", watch.seconds, clean, cpu_seconds=watch.cpu_seconds)
+    return Measurement("chain", watch.seconds, clean, cpu_seconds=watch.cpu_seconds, tree=last_tree)
 
 
 def carrytool_argv() -> list[str]:
@@ -163,8 +164,9 @@ def time_process(argv: list[str], scratch: Path, env: dict[str, str] | None = No
                  out.read_bytes(), err.read_bytes())
 
 
-def sync_once(inputs: Inputs, repo: Path, scratch: Path) -> tuple[Timed, int]:
-    """Time one `carrytool sync --format json` into REPO; return it and the number of applied entries."""
+def sync_once(inputs: Inputs, repo: Path, scratch: Path) -> tuple[Timed, int, str | None]:
+    """Time one `carrytool sync --format json` into REPO; return it, the number of applied entries and the
+    composed commit."""
     argv = carrytool_argv() + ["sync", "-m", str(inputs.manifest), "--repo", str(repo), "--format", "json"]
     timed = time_process(argv, scratch)
     try:
@@ -172,7 +174,8 @@ def sync_once(inputs: Inputs, repo: Path, scratch: Path) -> tuple[Timed, int]:
     except ValueError:
         raise RuntimeError(f"carrytool sync exited {timed.returncode} without a JSON report:\n"
                            f"{timed.stderr.decode(errors='replace')}") from None
-    return timed, sum(1 for e in report.get("entries", ()) if e.get("status") == "applied")
+    return (timed, sum(1 for e in report.get("entries", ()) if e.get("status") == "applied"),
+            (report.get("result") or {}).get("sha"))
 
 
 def run_carrytool(inputs: Inputs, scratch: Path) -> Measurement:
@@ -183,13 +186,14 @@ def run_carrytool(inputs: Inputs, scratch: Path) -> Measurement:
     git("fetch", "-q", str(inputs.upstream), f"refs/heads/{inputs.branch}:refs/heads/upstream-{inputs.branch}",
         *(f"+{inputs.ref(n)}:refs/remotes/pull/{n}" for n in inputs.prs),
         cwd=repo)   # the objects the other runners' clones have
-    cold, applied = sync_once(inputs, repo, scratch)
-    warm, _ = sync_once(inputs, repo, scratch)
+    cold, applied, commit = sync_once(inputs, repo, scratch)
+    warm, _, _ = sync_once(inputs, repo, scratch)
+    tree = git("rev-parse", f"{commit}^{{tree}}", cwd=repo) if commit else None
     extra = {"warm_seconds": warm.seconds, "warm_cpu_seconds": warm.cpu_seconds, "exit_code": float(cold.returncode)}
     if inputs.explain:
         extra.update(explain_twice(inputs, repo, scratch))
     shutil.rmtree(repo, ignore_errors=True)
-    return Measurement("carrytool", cold.seconds, applied, cold.rss_mb, cold.cpu_seconds, extra)
+    return Measurement("carrytool", cold.seconds, applied, cold.rss_mb, cold.cpu_seconds, extra, tree)
 
 
 def explain_twice(inputs: Inputs, repo: Path, scratch: Path) -> dict[str, float]:

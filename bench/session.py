@@ -38,6 +38,14 @@ class Summary:
         runs = self.runs.get(runner)
         return runs[-1].applied if runs else None
 
+    def same_tree(self) -> bool | None:
+        """Whether every carrytool run composed the chain's tree (None without both runners)."""
+        chain = {m.tree for m in self.runs.get("chain", ())}
+        tool = {m.tree for m in self.runs.get("carrytool", ())}
+        if not chain or not tool:
+            return None
+        return len(chain | tool) == 1 and None not in chain
+
     def peak_rss(self, runner: str) -> float | None:
         values = [m.rss_mb for m in self.runs.get(runner, ()) if m.rss_mb is not None]
         return max(values) if values else None

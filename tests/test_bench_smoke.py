@@ -52,6 +52,8 @@ def test_all_three_runners_report_a_time_and_a_count(tmp_path: Path, capsys: pyt
         assert runner["median_seconds"] > 0
         assert runner["applied"] == 5, (name, runner)     # the small workload's 5 PRs all apply, whatever runs them
     assert workload["runners"]["carrytool"]["peak_rss_mb"] > 0
+    assert "same tree as chain" in table
+    assert table.split("\n")[4].split("|")[-3].strip() == "yes"      # carrytool composed the chain's tree
 
 
 def test_structured_bench_counts_resolved_and_refused_conflicts(small) -> None:  # noqa: ANN001
