@@ -866,12 +866,15 @@ class Git:
 
         worker = threading.Thread(target=other_half, daemon=True)
         worker.start()
+        mine: list[MergeResult] = []
         try:
             mine = first.merge_many(lines[0::2])
+        except BaseException as exc:  # noqa: BLE001 - raised below, after the other half stopped
+            failure.insert(0, exc)
         finally:
             worker.join()
-        if failure:
-            raise failure[0]
+        if failure:   # the more telling error first: a full scratch directory names itself and TMPDIR
+            raise next((e for e in failure if isinstance(e, EnvironmentProblem)), failure[0])
         out: list[MergeResult] = [None] * len(lines)  # type: ignore[list-item]
         out[0::2], out[1::2] = mine, answers["side"]
         return out

@@ -137,7 +137,8 @@ class MergePipe:
             self._proc.stdin.write(data)
             self._proc.stdin.flush()
         except OSError as exc:
-            raise GitError("`git merge-tree --stdin` stopped reading") from exc
+            self._proc.wait()
+            raise self._stopped() from exc
 
     def close(self) -> None:
         try:

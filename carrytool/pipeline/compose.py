@@ -27,7 +27,6 @@ from carrytool.pipeline.plan import (
     APPLIED,
     CONFLICT,
     PENDING,
-    SKIPPED,
     Step,
     redundant_with,
 )
@@ -156,10 +155,9 @@ class Composer:
         entry built on an older base may have undone upstream's change, which this entry puts back."""
         paths = {p for c in step.changes for p in c.paths}
         if touched.overlaps(paths) or any(c.status == "R" for c in step.changes):
-            tip, tip_tree = self._apply(step, tip, tip_tree, comp)
-            if not (step.status == SKIPPED and step.reason == "redundant"):
-                return tip, tip_tree
-            step.redundant_with = None
+            result = self._merge_onto(step, tip, tip_tree)
+            if result.clean and result.tree != tip_tree:
+                return self._commit(step, result.tree, tip, comp)
         step.skip("merged-upstream", UPSTREAM_HAS_IT)
         return tip, tip_tree
 

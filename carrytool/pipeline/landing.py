@@ -26,6 +26,9 @@ from carrytool.pipeline.scopes import scope_at, scope_names
 Owner = tuple[int, int]          # (index of the applied step, index of its hunk)
 
 
+_KEEPS_LINES = ("text", "rename", "mode")     # hunk kinds after which a file's owned lines are still there
+
+
 @dataclass
 class Accounting:
     failures: list[dict[str, object]] = field(default_factory=list)   # dropped / clobbered: exit 1
@@ -112,8 +115,10 @@ class _Accountant:
         for path, hunks in by_file.items():
             text_hunks = sorted((h for h in hunks if h.kind == "text"), key=lambda h: h.old_start)
             owned = self.ledger.get(path, {})
-            if any(h.kind != "text" for h in hunks) and owned:
-                whole = [h for h in hunks if h.kind != "text"][0]
+            # a pure rename or a mode change moves or keeps every line: only the other whole-file kinds
+            # (binary, submodule, a file replaced) take the owned lines with them
+            if any(h.kind not in _KEEPS_LINES for h in hunks) and owned:
+                whole = [h for h in hunks if h.kind not in _KEEPS_LINES][0]
                 self.clobber(index, path, sorted(owned.items()), whole)
                 self.ledger[path] = {}
                 continue
@@ -238,6 +243,9 @@ class _Accountant:
         found = self.git.blob_at(self.git.tree_of(step.commit), hunk.path)  # type: ignore[arg-type]
         if hunk.new_oid in (None, "0" * 40):
             return found is None
+        if found is not None and hunk.kind == "rename" and hunk.old_path:
+            # the move happened: the content may carry other entries' edits, which their own hunks account for
+            return found[1] == hunk.new_oid or self.git.blob_at(self.git.tree_of(step.commit), hunk.old_path) is None  # type: ignore[arg-type]
         return found is not None and found[1] == hunk.new_oid
 
     def already_present(self, step: Step, hunk: Hunk) -> bool:

@@ -180,3 +180,48 @@ def test_an_entry_upstream_already_has_still_applies_when_an_earlier_entry_undid
     composed = subprocess.run(["git", "rev-parse", f"{fast['result']['sha']}^{{tree}}"], cwd=small.work.path,
                               capture_output=True, text=True).stdout.strip()
     assert composed == plain_chain_tree(small.up.path, "refs/heads/main", [pr1, pr2, small.up.ref("refs/pull/3/head")])
+
+
+TEN = "".join(f"line {i}\n" for i in range(1, 11))
+
+
+def ten(**changes: str) -> str:
+    out = [f"line {i}" for i in range(1, 11)]
+    for key, value in changes.items():
+        out[int(key[1:]) - 1] = value
+    return "\n".join(out) + "\n"
+
+
+@pytest.mark.parametrize("second,policy", [({}, {}), ({"on_conflict": "theirs"}, {}),
+                                           ({}, {"structured_merge": {"paths": ["**/*"]}})])
+def test_an_entry_upstream_has_whose_chained_merge_conflicts_stays_merged_upstream(
+        cli: Cli, small: Small, second: dict, policy: dict) -> None:
+    # upstream squash-merged pr/2 (line 4); pr/1, on upstream after that, changes the adjacent line 5: the
+    # chained merge of pr/2 conflicts (adjacent edits) though the result already has its change
+    small.base = small.up.commit({"f.txt": TEN}, "f", parent="main", ref="refs/heads/main")
+    small.pr(2, {"f.txt": ten(l4="line 4 A")})
+    merged = small.up.commit({"f.txt": ten(l4="line 4 A")}, "A squashed", parent="main", ref="refs/heads/main")
+    small.pr(1, {"f.txt": ten(l4="line 4 A", l5="line 5 B")}, parent=merged)
+    small.manifest([{"pr": 1}, {"pr": 2, **second}], policy=policy)
+    code, report = cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path)
+    assert code == 0, report
+    entry = {e["id"]: e for e in report["entries"]}["pr/2"]
+    assert (entry["status"], entry["reason"]) == ("skipped", "merged-upstream")
+    assert not entry.get("structured") and not entry.get("conflicts")
+    assert not [w for w in report["warnings"] if w.get("entry") == "pr/2"]
+    assert small.work.git("show", "refs/heads/dev:f.txt") == ten(l4="line 4 A", l5="line 5 B").rstrip("\n")
+
+
+def test_an_entry_that_puts_back_what_upstream_has_clobbers_the_stale_entry_loudly(cli: Cli, small: Small) -> None:
+    # the pydantic case, end to end: pr/1's stale change is undone by pr/2 (which upstream has): the sync
+    # says so (exit 1, nothing moves) rather than ship pr/1's change over upstream's
+    small.pr(1, {"b.py": "x = 1\ny = 20\nz = 3\n"})
+    merged1 = small.up.commit({"b.py": "x = 1\ny = 20\nz = 3\n"}, "pr 1 (squashed)", parent="main",
+                              ref="refs/heads/main")
+    small.pr(2, {"b.py": "x = 1\ny = 2\nz = 3\n"}, parent=merged1)
+    small.up.commit({"b.py": "x = 1\ny = 2\nz = 3\n"}, "pr 2 (squashed)", parent="main", ref="refs/heads/main")
+    small.manifest([{"pr": 1}, {"pr": 2}], policy={"on_conflict": "skip"})
+    code, report = cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path)
+    assert code == 1 and small.branch() is None
+    [lost] = {e["id"]: e for e in report["entries"]}["pr/1"]["landing"]["clobbered"]
+    assert (lost["by"], lost["file"]) == ("pr/2", "b.py")

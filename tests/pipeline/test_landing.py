@@ -32,7 +32,7 @@ def test_a_clean_build_lands_every_hunk(cli: Cli, small: Small, files: dict, hun
     small.pr(2, {"a.py": "def f():\n    return 9\n\n\ndef g():\n    return 2\n"})
     small.manifest([{"pr": 2}, {"pr": 1}])
     code, report = sync(cli, small)
-    assert code == 0, report
+    assert code == 0, (report.get("failures"), report.get("violations"), [e.get("landing") for e in report["entries"]])
     got = landing(report, "pr/1")
     assert (got["hunks"], got["landed"], got["dropped"], got["clobbered"]) == (hunks, hunks, [], [])
 
@@ -43,7 +43,7 @@ def test_pure_move_and_rename_with_changes(cli: Cli, small: Small) -> None:
     small.pr(2, {"b.py": None, "lib/b.py": "x = 1\ny = 2\nz = 3\nw = 4\n"})
     small.manifest([{"pr": 1}, {"pr": 2}])
     code, report = sync(cli, small)
-    assert code == 0, report
+    assert code == 0, (report.get("failures"), report.get("violations"), [e.get("landing") for e in report["entries"]])
     assert landing(report, "pr/1") == {"hunks": 1, "landed": 1, "dropped": [], "clobbered": [], "survived": 1}
     assert landing(report, "pr/2")["landed"] == landing(report, "pr/2")["hunks"] == 1
     assert small.work.git("show", "dev:moved/big.txt").startswith("line 1")
@@ -97,3 +97,19 @@ def test_parse_patch_maps_hunks_to_exact_paths() -> None:
         ('dir x/q"uote', 10, 1, 12, 1, (b"gone",), (b"here",)),
     ]
     assert hunks[0].describe() == 'dir x/q"uote:4-5'
+
+
+@pytest.mark.parametrize("second", [
+    {"big.txt": None, "moved/big.txt": BIG},                      # a pure rename of the file pr/1 edits
+    {"run.sh": "echo\n"},                                         # (control: another file)
+])
+def test_a_later_pure_rename_keeps_an_earlier_entrys_lines(cli: Cli, small: Small, second: dict) -> None:
+    small.base = small.up.commit({"big.txt": BIG}, "more", parent="main", ref="refs/heads/main")
+    small.pr(1, {"big.txt": BIG.replace("line 5\n", "line five\n")})
+    small.pr(2, second)
+    small.manifest([{"pr": 1}, {"pr": 2}])
+    code, report = sync(cli, small)
+    assert code == 0, (report.get("failures"), report.get("violations"), [e.get("landing") for e in report["entries"]])
+    assert landing(report, "pr/1") == {"hunks": 1, "landed": 1, "dropped": [], "clobbered": [], "survived": 1}
+    where = "moved/big.txt" if "moved/big.txt" in second else "big.txt"
+    assert "line five" in small.work.git("show", f"dev:{where}")

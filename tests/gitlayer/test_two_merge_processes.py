@@ -1,0 +1,80 @@
+"""Two merge-tree processes share large batches (gitlayer.git._merge_batch): the same reports whatever
+the cores, nothing left running, and a full scratch directory is still the error that names it."""
+
+from __future__ import annotations
+
+import base64
+import os
+import random
+import threading
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import Cli, Small
+from tests.gitlayer.test_quarantine import small_tmpfs
+from tests.gitrepo import init_repo, many_prs, write_manifest
+
+
+def children() -> list[str]:
+    """Command lines of this process's live children."""
+    me, out = os.getpid(), []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+            if int(stat.rsplit(")", 1)[1].split()[1]) == me:
+                out.append(Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode())
+        except (OSError, ValueError):
+            continue
+    return out
+
+
+def test_one_or_two_cores_give_the_same_reports(cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    up = init_repo(tmp_path / "up", bare=True)
+    many_prs(up, 40, files=20)
+    manifest = write_manifest(tmp_path / "m.yaml", {
+        "version": 1, "upstream": {"url": str(up.path)}, "fork": {"branch": "x"},
+        "policy": {"on_conflict": "skip"}, "entries": [{"pr": n} for n in range(1, 41)]})
+    seen = []
+    for n, cores in enumerate((1, 2)):
+        repo = init_repo(tmp_path / f"work{n}", bare=True)
+        monkeypatch.setattr("carrytool.gitlayer.git._cores", lambda c=cores: c)
+        seen.append((cli.json("sync", "-m", manifest, "--repo", repo.path, "--dry-run"),
+                     cli.json("explain", "-m", manifest, "--repo", repo.path, "--offline")))
+    assert seen[0] == seen[1]
+    assert sum(e["status"] == "conflict" for e in seen[0][0][1]["entries"]) >= 3
+    assert threading.active_count() == 1, threading.enumerate()
+    assert children() == []
+
+
+def test_a_full_scratch_with_two_merge_processes_names_itself(small: Small, cli: Cli, tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    with small_tmpfs(tmp_path / "tiny", "2m") as tiny:
+        rng = random.Random(17)
+        lines = [base64.b64encode(rng.randbytes(57)).decode() for _ in range(12000)]
+        small.up.commit({"big.txt": "\n".join(lines) + "\n"}, "big", parent="main", ref="refs/heads/main")
+        main = small.up.rev("refs/heads/main")
+        for n in range(1, 13):
+            changed = list(lines)
+            changed[n * 900] = f"changed by {n}"
+            small.pr(n, {"big.txt": "\n".join(changed) + "\n"}, parent=main)
+        lines[0] = "upstream moved on"
+        small.up.commit({"big.txt": "\n".join(lines) + "\n"}, "moved", parent="main", ref="refs/heads/main")
+        small.manifest([{"pr": n} for n in range(1, 13)])
+        from carrytool.gitlayer import env
+
+        monkeypatch.delenv("TMPDIR", raising=False)
+        monkeypatch.setenv("XDG_RUNTIME_DIR", str(tiny))
+        monkeypatch.setattr(env, "MIN_SCRATCH_FREE", 0)
+        monkeypatch.setattr("carrytool.gitlayer.git._cores", lambda: 2)
+        for i in range(8):          # the failing process dies at a different moment each time
+            work = init_repo(tmp_path / f"w{i}", bare=True)
+            code, report = cli.json("sync", "--dry-run", "-m", small.manifest_path, "--repo", work.path)
+            assert code == 4, report
+            message = report["error"]["message"]
+            assert "No space left on device" in message and "TMPDIR" in message, message
+            assert list(tiny.iterdir()) == []
+            assert threading.active_count() == 1, threading.enumerate()
+            assert children() == []
