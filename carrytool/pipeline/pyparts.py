@@ -1,4 +1,4 @@
-"""Parse a Python file in pieces, each distinct piece once: the structured merge's parser (pipeline.structured).
+"""Parse a Python file in pieces, each distinct piece once: for the structured merge and the scope finder.
 
 A merged file differs from what was parsed before (the sides, the other order, the next merge) only around
 its conflict hunks, yet `ast.parse` of a 8,000-line module costs ~40 ms. So the file is cut into pieces at
@@ -52,6 +52,8 @@ class _Piece:
     indent: bytes = b""               # a header's body indentation
     level: bytes = b""                # the piece's own indentation
 
+
+Piece = _Piece                        # what `plan` returns
 
 _cache: dict[bytes, Defs | None] = {}
 stats = Counter()                     # parses done and cache hits, for tests and benchmarks
@@ -257,8 +259,7 @@ def parse(lines: list[bytes], hot: list[tuple[int, int]] = (), *, whole: bool = 
     """Parse the file of LINES; its `tree` holds (at least) every statement of the module that meets the HOT
     line ranges (1-based, inclusive), with its enclosing classes, at their real lines. WHOLE: one `ast.parse`."""
     text = b"".join(lines)
-    if not whole and not (_BARRY.search(text) or b"\f" in text or text.count(b"\r") != text.count(b"\r\n")
-                          or _COOKIE.search(b"".join(lines[:2]))):
+    if not whole and _vouches(lines, text):
         found = _by_pieces(lines, text, [(a - 1, b) for a, b in hot if a <= b])
         if found is not None:
             return found
@@ -271,6 +272,37 @@ def parse(lines: list[bytes], hot: list[tuple[int, int]] = (), *, whole: bool = 
     out.tree = tree
     out._defs, out._lines = definitions_of(tree.body)
     return out
+
+
+def _vouches(lines: list[bytes], text: bytes) -> bool:
+    """Whether the pieces can vouch for TEXT at all (see the guards in the module's docstring)."""
+    return not (_BARRY.search(text) or b"\f" in text or text.count(b"\r") != text.count(b"\r\n")
+                or _COOKIE.search(b"".join(lines[:2])))
+
+
+def plan(lines: list[bytes]) -> list[_Piece] | None:
+    """The module's pieces, in source order (a long class: its header, with its body's pieces as `children`);
+    None when a guard sends the file to one whole parse."""
+    text = b"".join(lines)
+    return _plan(_scan(lines, text), 0, len(lines), (), b"") if _vouches(lines, text) else None
+
+
+def piece_source(lines: list[bytes], piece: _Piece) -> bytes:
+    """What PIECE is parsed as: its wrapper (one `class _:` line per enclosing class), its lines (a long
+    class's header: with a `pass` body)."""
+    return _source(lines, piece)
+
+
+def piece_statements(source: bytes, piece: _Piece) -> list[ast.stmt] | None:
+    """The statements of PIECE (whose `piece_source` is SOURCE) at their lines in SOURCE (a long class's
+    header: its class, without a body); None when it does not parse on its own."""
+    parsed = _parse_piece(source, piece)
+    return parsed[0] if parsed is not None else None
+
+
+def whole_class(piece: _Piece) -> _Piece:
+    """A long class as one piece, its body included (when its header or body pieces do not parse alone)."""
+    return _Piece(piece.start, _end(piece), piece.wrapper, level=piece.level)
 
 
 def _by_pieces(lines: list[bytes], text: bytes, hot: list[tuple[int, int]]) -> Parsed | None:
@@ -302,7 +334,7 @@ def _collect(lines: list[bytes], pieces: list[_Piece], scope: str, hot: list[tup
                 body.extend(nodes)
                 continue
             stats["whole-class"] += 1
-            piece = _Piece(piece.start, _end(piece), piece.wrapper, level=piece.level)
+            piece = whole_class(piece)
         if not _piece(lines, piece, scope, hot, out, body):
             return False
     return True

@@ -1,4 +1,10 @@
-"""Which function or class a line of Python sits in: qualified names (`Worker.wake_up`) from the AST."""
+"""Which function or class a line of Python sits in: qualified names (`Worker.wake_up`) from the AST.
+
+A file's spans come from its pieces (pipeline.pyparts: module statements, long classes' bodies), each
+distinct piece parsed once per process and its spans kept relative to it, so the versions of a 10,000-line
+module that PRs change in a few places cost the parse of those places; the result is exactly one whole
+`ast.parse`'s (tests/pipeline/test_scopes_pieces.py). `SpanCache` keeps each blob's spans, on disk too.
+"""
 
 from __future__ import annotations
 
@@ -6,11 +12,15 @@ import ast
 import bisect
 import json
 import os
+import re
 import sys
 import tempfile
+from collections import Counter
 from collections.abc import Callable, Iterable
 from functools import lru_cache
 from pathlib import Path
+
+from carrytool.pipeline import pyparts
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _BLOCKS = ("body", "handlers", "orelse", "finalbody", "cases")   # where statements nest, in source order
@@ -26,29 +36,125 @@ def _statements(node: ast.AST) -> list[ast.AST]:
     return out
 
 
+Spans = tuple[tuple[int, int, str], ...]
+_LINE = re.compile(rb"[^\n]*\n|[^\n]+\Z")
+_PIECES_MAX = 100_000     # pieces whose spans are kept (by text), then that memo restarts
+# a piece's text -> its spans (lines relative to the piece, names relative to its enclosing classes) and
+# the last line of its last statement; a long class's header -> its first line and name; None: unparsable
+_pieces: dict[tuple[bool, bytes], tuple[Spans, int | None] | tuple[int, str] | None] = {}
+stats: Counter = Counter()      # whole parses and pieces parsed, for tests and benchmarks
+
+
 @lru_cache(maxsize=256)
-def _spans(source: bytes) -> tuple[tuple[int, int, str], ...]:
-    """(first line, last line, qualified name) of every def/class, outermost first; () when unparsable."""
+def _spans(source: bytes) -> Spans:
+    """(first line, last line, qualified name) of every def/class, outermost first; () when unparsable.
+
+    Exactly what one `ast.parse` of SOURCE says, found from its pieces (pipeline.pyparts) when they all
+    parse: each distinct piece is parsed once per process, so versions of a large file that differ in a
+    few hunks cost the parse of those hunks' pieces. Otherwise (a guard, a piece that does not parse on
+    its own) the whole file is parsed.
+    """
+    lines = _LINE.findall(source)
+    pieces = pyparts.plan(lines)
+    if pieces is not None:
+        out: list[tuple[int, int, str]] = []
+        if _add_pieces(lines, pieces, "", out) is not False:
+            return tuple(out)
+    return _whole_spans(source)
+
+
+def _whole_spans(source: bytes) -> Spans:
+    stats["whole"] += 1
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
         return ()
+    return tuple(_walk(tree.body, 0))
+
+
+def _walk(nodes: list[ast.stmt], shift: int) -> list[tuple[int, int, str]]:
+    """The spans of the defs and classes in NODES, outermost first, their lines moved by SHIFT."""
     out: list[tuple[int, int, str]] = []
     # Iterative pre-order walk: a 1,500-branch `elif` chain nests 1,500 deep and must not exhaust the stack.
-    stack: list[tuple[ast.AST, str]] = [(child, "") for child in reversed(_statements(tree))]
+    stack: list[tuple[ast.AST, str]] = [(child, "") for child in reversed(nodes)]
     while stack:
         node, prefix = stack.pop()
         inner = prefix
         if isinstance(node, _DEFS):
             inner = f"{prefix}{node.name}"
             first = min([node.lineno] + [d.lineno for d in node.decorator_list])
-            out.append((first, node.end_lineno or node.lineno, inner))
+            out.append((first + shift, (node.end_lineno or node.lineno) + shift, inner))
             inner += "."
         stack += [(child, inner) for child in reversed(_statements(node))]
-    return tuple(out)
+    return out
 
 
-Spans = tuple[tuple[int, int, str], ...]
+def _add_pieces(lines: list[bytes], pieces: list[pyparts.Piece], prefix: str,
+                out: list[tuple[int, int, str]]) -> int | None | bool:
+    """Append the spans of PIECES (names under PREFIX) to OUT; the last line of their last statement
+    (None: no statement), or False when one does not parse on its own (then OUT is not to be used)."""
+    end: int | None = None
+    for piece in pieces:
+        mark = len(out)
+        last = _add_class(lines, piece, prefix, out) if piece.header else False
+        if last is False:
+            del out[mark:]
+            last = _add_piece(lines, pyparts.whole_class(piece) if piece.header else piece, prefix, out)
+        if last is False:
+            return False
+        end = last if last is not None else end
+    return end
+
+
+def _add_piece(lines: list[bytes], piece: pyparts.Piece, prefix: str,
+               out: list[tuple[int, int, str]]) -> int | None | bool:
+    found = _piece_spans(lines, piece)
+    if found is None:
+        return False
+    spans, last = found  # type: ignore[misc]
+    at = piece.start
+    out += [(a + at, b + at, prefix + name) for a, b, name in spans]
+    return last + at if last is not None else None
+
+
+def _add_class(lines: list[bytes], piece: pyparts.Piece, prefix: str,
+               out: list[tuple[int, int, str]]) -> int | None | bool:
+    """A long class: its span from its header and its last body piece, then its body's spans."""
+    header = _piece_spans(lines, piece)
+    if header is None:
+        return False
+    first, name = header  # type: ignore[misc]
+    mark = len(out)
+    out.append((0, 0, ""))
+    last = _add_pieces(lines, piece.children, f"{prefix}{name}.", out)
+    if last is None or last is False:
+        return False
+    out[mark] = (first + piece.start, last, prefix + name)
+    return last
+
+
+def _piece_spans(lines: list[bytes], piece: pyparts.Piece) -> tuple[Spans, int | None] | tuple[int, str] | None:
+    """PIECE's spans, lines relative to its first, from the memo or one parse of the piece."""
+    source = pyparts.piece_source(lines, piece)
+    key = (piece.header, source)
+    if key in _pieces:
+        return _pieces[key]
+    stats["pieces"] += 1
+    nodes = pyparts.piece_statements(source, piece)
+    shift = -len(piece.wrapper)
+    found: tuple[Spans, int | None] | tuple[int, str] | None = None
+    if nodes is not None and piece.header:
+        node = nodes[0]
+        assert isinstance(node, ast.ClassDef)
+        found = (min([node.lineno] + [d.lineno for d in node.decorator_list]) + shift, node.name)
+    elif nodes is not None:
+        found = (tuple(_walk(nodes, shift)), (nodes[-1].end_lineno or nodes[-1].lineno) + shift if nodes else None)
+    if len(_pieces) > _PIECES_MAX:
+        _pieces.clear()
+    _pieces[key] = found
+    return found
+
+
 _MAX_LINE = 1 << 62
 
 
