@@ -38,11 +38,11 @@ def _statements(node: ast.AST) -> list[ast.AST]:
 
 Spans = tuple[tuple[int, int, str], ...]
 _LINE = re.compile(rb"[^\n]*\n|[^\n]+\Z")
-_PIECES_MAX = 100_000     # pieces whose spans are kept (by text), then that memo restarts
+_PIECES_MAX = 32 << 20    # bytes of pieces' text kept with their spans, then that memo restarts
 # a piece's text -> its spans (lines relative to the piece, names relative to its enclosing classes) and
 # the last line of its last statement; a long class's header -> its first line and name; None: unparsable
 _pieces: dict[tuple[bool, bytes], tuple[Spans, int | None] | tuple[int, str] | None] = {}
-stats: Counter = Counter()      # whole parses and pieces parsed, for tests and benchmarks
+stats: Counter = Counter()      # whole parses and pieces parsed (and the bytes of the memo), for tests
 
 
 @lru_cache(maxsize=256)
@@ -149,8 +149,10 @@ def _piece_spans(lines: list[bytes], piece: pyparts.Piece) -> tuple[Spans, int |
         found = (min([node.lineno] + [d.lineno for d in node.decorator_list]) + shift, node.name)
     elif nodes is not None:
         found = (tuple(_walk(nodes, shift)), (nodes[-1].end_lineno or nodes[-1].lineno) + shift if nodes else None)
-    if len(_pieces) > _PIECES_MAX:
+    stats["memo bytes"] += len(source)
+    if stats["memo bytes"] > _PIECES_MAX:
         _pieces.clear()
+        stats["memo bytes"] = len(source)
     _pieces[key] = found
     return found
 

@@ -199,3 +199,11 @@ def test_a_short_class_with_the_text_of_a_long_classs_header() -> None:
     scopes._pieces.clear()
     assert _check(text)
     assert _check(b"\n\n" + text[text.index(b"X = 1"):] + text[:text.index(b"X = 1")])
+
+
+def test_the_piece_memo_restarts_at_its_size_and_answers_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(scopes, "_PIECES_MAX", 400)
+    base = MODULE.encode()
+    assert spans(base) == reference(base)
+    assert 0 < sum(len(key[1]) for key in scopes._pieces) <= 400 + max(len(key[1]) for key in scopes._pieces)
+    assert spans(base) == reference(base)
