@@ -32,7 +32,6 @@ from itertools import accumulate
 SPLIT_MIN = 40            # a class longer than this (lines) is parsed as its header and its body's pieces
 _CACHE_MAX = 200_000      # pieces kept (their definitions and whether they parse), then the cache restarts
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-_TRIPLE = re.compile(rb"\"\"\"|'''")
 _COOKIE = re.compile(rb"^[ \t]*#.*coding[:=]", re.MULTILINE)
 _CLAUSE = re.compile(rb"(?:else|elif|except|finally)\b")
 _BARRY = re.compile(rb"from\s+__future__\s+import\s*(?:\([^)]*|(?:[^\n]|\\\n)*)barry_as_FLUFL")
@@ -80,18 +79,33 @@ def _scan(lines: list[bytes], text: bytes) -> _Scan:
     """Offsets of the lines, and those (0-based) that start inside a triple-quoted string as far as a scan of
     the quotes can tell (a mistake only costs a whole parse: see the module's docstring)."""
     starts = list(accumulate(map(len, lines), initial=0))
+    return _Scan(lines, text, starts, _strings(text, starts))
+
+
+def _strings(text: bytes, starts: list[int]) -> list[tuple[int, int]]:
+    """(first, last) lines inside each triple-quoted string: one opens at the next triple quote, and closes at
+    the next of the same kind that no backslash precedes (`bytes.find`, not a regex: ~5x faster)."""
     inside: list[tuple[int, int]] = []
-    opened: tuple[bytes, int] | None = None
-    for match in _TRIPLE.finditer(text):
-        if opened is None:
-            opened = (match.group(), match.start())
-        elif match.group() == opened[0] and text[match.start() - 1:match.start()] != b"\\":
-            first = bisect.bisect_right(starts, opened[1])          # the line after the one it opens on
-            last = bisect.bisect_right(starts, match.start()) - 1   # the line it closes on
-            if first <= last:
-                inside.append((first, last))
-            opened = None
-    return _Scan(lines, text, starts, inside)
+    pos = 0
+    following = {b'"""': text.find(b'"""'), b"'''": text.find(b"'''")}     # the next of each kind
+    while True:
+        for quote, at in following.items():
+            if 0 <= at < pos:
+                following[quote] = text.find(quote, pos)
+        double, single = following[b'"""'], following[b"'''"]
+        if double < 0 and single < 0:
+            return inside
+        start, quote = (double, b'"""') if single < 0 or 0 <= double < single else (single, b"'''")
+        end = text.find(quote, start + 3)
+        while end > 0 and text[end - 1] == ord("\\"):
+            end = text.find(quote, end + 3)
+        if end < 0:
+            return inside
+        first = bisect.bisect_right(starts, start)          # the line after the one it opens on
+        last = bisect.bisect_right(starts, end) - 1         # the line it closes on
+        if first <= last:
+            inside.append((first, last))
+        pos = end + 3
 
 
 _CODE_AT: dict[bytes, re.Pattern[bytes]] = {}
