@@ -12,7 +12,6 @@ import ast
 import bisect
 import json
 import os
-import re
 import sys
 import tempfile
 from collections import Counter
@@ -37,7 +36,6 @@ def _statements(node: ast.AST) -> list[ast.AST]:
 
 
 Spans = tuple[tuple[int, int, str], ...]
-_LINE = re.compile(rb"[^\n]*\n|[^\n]+\Z")
 _PIECES_MAX = 32 << 20    # bytes of pieces' text kept with their spans, then that memo restarts
 # a piece's text -> its spans (lines relative to the piece, names relative to its enclosing classes) and
 # the last line of its last statement; a long class's header -> its first line and name; None: unparsable
@@ -54,8 +52,8 @@ def _spans(source: bytes) -> Spans:
     few hunks cost the parse of those hunks' pieces. Otherwise (a guard, a piece that does not parse on
     its own) the whole file is parsed.
     """
-    lines = _LINE.findall(source)
-    pieces = pyparts.plan(lines)
+    lines = source.splitlines(keepends=True)   # at "\n" and "\r\n" as the pieces' lines: a lone "\r" (where
+    pieces = pyparts.plan(lines)               # they would differ) sends the file to the whole parse
     if pieces is not None:
         out: list[tuple[int, int, str]] = []
         if _add_pieces(lines, pieces, "", out) is not False:
