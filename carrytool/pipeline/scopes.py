@@ -36,11 +36,16 @@ def _statements(node: ast.AST) -> list[ast.AST]:
 
 
 Spans = tuple[tuple[int, int, str], ...]
-_PIECES_MAX = 32 << 20    # bytes of pieces' text kept with their spans, then that memo restarts
-# a piece's text -> its spans (lines relative to the piece, names relative to its enclosing classes) and
-# the last line of its last statement; a long class's header -> its first line and name; None: unparsable
-_pieces: dict[tuple[bool, bytes], tuple[Spans, int | None] | tuple[int, str] | None] = {}
-stats: Counter = Counter()      # whole parses and pieces parsed (and the bytes of the memo), for tests
+_PIECES_MAX = 32 << 20    # bytes of pieces' text kept with their spans, then the memos restart
+# a piece's text -> its spans (lines relative to the piece, names to its enclosing classes) and the last
+# line of its last statement (None: it has none); None: it does not parse on its own
+_bodies: dict[bytes, tuple[Spans, int | None] | None] = {}
+_headers: dict[bytes, tuple[int, str] | None] = {}      # a long class's header -> its first line and name
+stats: Counter = Counter()      # whole parses and pieces parsed (and the bytes of the memos), for tests
+
+
+class _Unparsable(Exception):
+    """A piece does not parse on its own: its class, or the whole file, is parsed instead."""
 
 
 @lru_cache(maxsize=256)
@@ -56,8 +61,11 @@ def _spans(source: bytes) -> Spans:
     pieces = pyparts.plan(lines)               # they would differ) sends the file to the whole parse
     if pieces is not None:
         out: list[tuple[int, int, str]] = []
-        if _add_pieces(lines, pieces, "", out) is not False:
+        try:
+            _add_pieces(lines, pieces, "", out)
             return tuple(out)
+        except _Unparsable:
+            pass
     return _whole_spans(source)
 
 
@@ -88,71 +96,81 @@ def _walk(nodes: list[ast.stmt], shift: int) -> list[tuple[int, int, str]]:
 
 
 def _add_pieces(lines: list[bytes], pieces: list[pyparts.Piece], prefix: str,
-                out: list[tuple[int, int, str]]) -> int | None | bool:
-    """Append the spans of PIECES (names under PREFIX) to OUT; the last line of their last statement
-    (None: no statement), or False when one does not parse on its own (then OUT is not to be used)."""
+                out: list[tuple[int, int, str]]) -> int | None:
+    """Append the spans of PIECES (names under PREFIX) to OUT; the last line of their last statement (None:
+    they have none). A long class whose header or body pieces do not parse alone is parsed as one piece."""
     end: int | None = None
     for piece in pieces:
-        mark = len(out)
-        last = _add_class(lines, piece, prefix, out) if piece.header else False
-        if last is False:
-            del out[mark:]
-            last = _add_piece(lines, pyparts.whole_class(piece) if piece.header else piece, prefix, out)
-        if last is False:
-            return False
+        last: int | None
+        if piece.header:
+            mark = len(out)
+            try:
+                last = _add_class(lines, piece, prefix, out)
+            except _Unparsable:
+                del out[mark:]
+                last = _add_piece(lines, pyparts.whole_class(piece), prefix, out)
+        else:
+            last = _add_piece(lines, piece, prefix, out)
         end = last if last is not None else end
     return end
 
 
-def _add_piece(lines: list[bytes], piece: pyparts.Piece, prefix: str,
-               out: list[tuple[int, int, str]]) -> int | None | bool:
-    found = _piece_spans(lines, piece)
-    if found is None:
-        return False
-    spans, last = found  # type: ignore[misc]
+def _add_piece(lines: list[bytes], piece: pyparts.Piece, prefix: str, out: list[tuple[int, int, str]]) -> int | None:
+    spans, last = _body_spans(lines, piece)
     at = piece.start
     out += [(a + at, b + at, prefix + name) for a, b, name in spans]
     return last + at if last is not None else None
 
 
-def _add_class(lines: list[bytes], piece: pyparts.Piece, prefix: str,
-               out: list[tuple[int, int, str]]) -> int | None | bool:
+def _add_class(lines: list[bytes], piece: pyparts.Piece, prefix: str, out: list[tuple[int, int, str]]) -> int:
     """A long class: its span from its header and its last body piece, then its body's spans."""
-    header = _piece_spans(lines, piece)
-    if header is None:
-        return False
-    first, name = header  # type: ignore[misc]
+    first, name = _header(lines, piece)
     mark = len(out)
     out.append((0, 0, ""))
     last = _add_pieces(lines, piece.children, f"{prefix}{name}.", out)
-    if last is None or last is False:
-        return False
+    if last is None:
+        raise _Unparsable(name)
     out[mark] = (first + piece.start, last, prefix + name)
     return last
 
 
-def _piece_spans(lines: list[bytes], piece: pyparts.Piece) -> tuple[Spans, int | None] | tuple[int, str] | None:
-    """PIECE's spans, lines relative to its first, from the memo or one parse of the piece."""
+def _body_spans(lines: list[bytes], piece: pyparts.Piece) -> tuple[Spans, int | None]:
+    """PIECE's spans, lines relative to its first, and the last line of its last statement: from the memo or
+    one parse of the piece."""
     source = pyparts.piece_source(lines, piece)
-    key = (piece.header, source)
-    if key in _pieces:
-        return _pieces[key]
+    if source not in _bodies:
+        nodes = _parse(source, piece)
+        shift = -len(piece.wrapper)
+        _bodies[source] = None if nodes is None else \
+            (tuple(_walk(nodes, shift)), (nodes[-1].end_lineno or nodes[-1].lineno) + shift if nodes else None)
+    found = _bodies[source]
+    if found is None:
+        raise _Unparsable(piece.start)
+    return found
+
+
+def _header(lines: list[bytes], piece: pyparts.Piece) -> tuple[int, str]:
+    """The first line (relative to PIECE, decorators included) and name of the long class PIECE heads."""
+    source = pyparts.piece_source(lines, piece)
+    if source not in _headers:
+        nodes = _parse(source, piece)
+        node = nodes[0] if nodes else None
+        _headers[source] = (min([node.lineno] + [d.lineno for d in node.decorator_list]) - len(piece.wrapper),
+                            node.name) if isinstance(node, ast.ClassDef) else None
+    found = _headers[source]
+    if found is None:
+        raise _Unparsable(piece.start)
+    return found
+
+
+def _parse(source: bytes, piece: pyparts.Piece) -> list[ast.stmt] | None:
     stats["pieces"] += 1
-    nodes = pyparts.piece_statements(source, piece)
-    shift = -len(piece.wrapper)
-    found: tuple[Spans, int | None] | tuple[int, str] | None = None
-    if nodes is not None and piece.header:
-        node = nodes[0]
-        assert isinstance(node, ast.ClassDef)
-        found = (min([node.lineno] + [d.lineno for d in node.decorator_list]) + shift, node.name)
-    elif nodes is not None:
-        found = (tuple(_walk(nodes, shift)), (nodes[-1].end_lineno or nodes[-1].lineno) + shift if nodes else None)
     stats["memo bytes"] += len(source)
     if stats["memo bytes"] > _PIECES_MAX:
-        _pieces.clear()
+        _bodies.clear()
+        _headers.clear()
         stats["memo bytes"] = len(source)
-    _pieces[key] = found
-    return found
+    return pyparts.piece_statements(source, piece)
 
 
 _MAX_LINE = 1 << 62

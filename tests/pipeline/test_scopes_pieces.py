@@ -42,6 +42,11 @@ def spans(source: bytes) -> tuple[tuple[int, int, str], ...]:
     return scopes._spans.__wrapped__(source)         # type: ignore[attr-defined]  # past the lru_cache
 
 
+def _forget() -> None:
+    scopes._bodies.clear()
+    scopes._headers.clear()
+
+
 def _files() -> list[Path]:
     ours = sorted((HERE / "carrytool").rglob("*.py"))
     big = sorted((p for p in STDLIB.glob("*.py") if p.stat().st_size > 40_000), key=lambda p: p.name)
@@ -122,7 +127,7 @@ def test_broken_copies_of_real_files_give_the_whole_parse_spans() -> None:
         text = path.read_bytes()
         for _ in range(3):
             if rng.random() < 0.2:
-                scopes._pieces.clear()
+                _forget()
             mutated = _mutate(text, rng)
             if _check(mutated):
                 parsed += 1
@@ -170,7 +175,7 @@ def test_edge_files_give_the_whole_parse_spans(text: bytes) -> None:
 
 def test_a_changed_method_reparses_only_its_piece() -> None:
     base = MODULE.encode()
-    scopes._pieces.clear()
+    _forget()
     assert spans(base) == reference(base)
     before = dict(scopes.stats)
     changed = base.replace(b"return x + 7\n", b"return x - 7\n\n    def added(self):\n        pass\n", 1)
@@ -188,15 +193,17 @@ def test_a_class_whose_body_pieces_fail_late_is_parsed_as_one_piece() -> None:
     class is parsed whole, and the spans of the methods before it are given once."""
     items = "    ITEMS = [\n    'item',\n    ]\n"
     text = long_class("Late", 30).replace("    def m20(", items + "\n    def m20(").encode()
-    scopes._pieces.clear()
+    _forget()
+    whole = scopes.stats["whole"]
     assert _check(text)
     assert [s[2] for s in spans(text)].count("Late.m3") == 1
+    assert scopes.stats["whole"] == whole                     # the class, not the file
 
 
 def test_a_short_class_with_the_text_of_a_long_classs_header() -> None:
     """`class A:` + `pass` is both a short class's piece and what a long class A's header is parsed as."""
     text = ("class A:\n    pass\nX = 1\n\n\n" + long_class("A", 30).replace("(Base)", "")).encode()
-    scopes._pieces.clear()
+    _forget()
     assert _check(text)
     assert _check(b"\n\n" + text[text.index(b"X = 1"):] + text[:text.index(b"X = 1")])
 
@@ -205,5 +212,6 @@ def test_the_piece_memo_restarts_at_its_size_and_answers_the_same(monkeypatch: p
     monkeypatch.setattr(scopes, "_PIECES_MAX", 400)
     base = MODULE.encode()
     assert spans(base) == reference(base)
-    assert 0 < sum(len(key[1]) for key in scopes._pieces) <= 400 + max(len(key[1]) for key in scopes._pieces)
+    kept = [*scopes._bodies, *scopes._headers]
+    assert 0 < sum(map(len, kept)) <= 400 + max(map(len, kept))
     assert spans(base) == reference(base)
