@@ -1,4 +1,10 @@
-"""Which function or class a line of Python sits in: qualified names (`Worker.wake_up`) from the AST."""
+"""Which function or class a line of Python sits in: qualified names (`Worker.wake_up`) from the AST.
+
+A file's spans come from its pieces (pipeline.pyparts: module statements, long classes' bodies), each
+distinct piece parsed once per process and its spans kept relative to it, so the versions of a 10,000-line
+module that PRs change in a few places cost the parse of those places; the result is exactly one whole
+`ast.parse`'s (tests/pipeline/test_scopes_pieces.py). `SpanCache` keeps each blob's spans, on disk too.
+"""
 
 from __future__ import annotations
 
@@ -8,9 +14,12 @@ import json
 import os
 import sys
 import tempfile
+from collections import Counter
 from collections.abc import Callable, Iterable
 from functools import lru_cache
 from pathlib import Path
+
+from carrytool.pipeline import pyparts
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _BLOCKS = ("body", "handlers", "orelse", "finalbody", "cases")   # where statements nest, in source order
@@ -26,29 +35,144 @@ def _statements(node: ast.AST) -> list[ast.AST]:
     return out
 
 
+Spans = tuple[tuple[int, int, str], ...]
+_PIECES_MAX = 32 << 20    # bytes of pieces' text kept with their spans, then the memos restart
+# a piece's text -> its spans (lines relative to the piece, names to its enclosing classes) and the last
+# line of its last statement (None: it has none); None: it does not parse on its own
+_bodies: dict[bytes, tuple[Spans, int | None] | None] = {}
+_headers: dict[bytes, tuple[int, str] | None] = {}      # a long class's header -> its first line and name
+stats: Counter = Counter()      # whole parses and pieces parsed (and the bytes of the memos), for tests
+
+
+class _Unparsable(Exception):
+    """A piece does not parse on its own: its class, or the whole file, is parsed instead."""
+
+
 @lru_cache(maxsize=256)
-def _spans(source: bytes) -> tuple[tuple[int, int, str], ...]:
-    """(first line, last line, qualified name) of every def/class, outermost first; () when unparsable."""
+def _spans(source: bytes) -> Spans:
+    """(first line, last line, qualified name) of every def/class, outermost first; () when unparsable.
+
+    Exactly what one `ast.parse` of SOURCE says, found from its pieces (pipeline.pyparts) when they all
+    parse: each distinct piece is parsed once per process, so versions of a large file that differ in a
+    few hunks cost the parse of those hunks' pieces. Otherwise (a guard, a piece that does not parse on
+    its own) the whole file is parsed.
+    """
+    lines = source.splitlines(keepends=True)   # at "\n" and "\r\n" as the pieces' lines: a lone "\r" (where
+    pieces = pyparts.plan(lines)               # they would differ) sends the file to the whole parse
+    if pieces is not None:
+        out: list[tuple[int, int, str]] = []
+        try:
+            _add_pieces(lines, pieces, "", out)
+            return tuple(out)
+        except _Unparsable:
+            pass
+    return _whole_spans(source)
+
+
+def _whole_spans(source: bytes) -> Spans:
+    stats["whole"] += 1
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
         return ()
+    return tuple(_walk(tree.body, 0))
+
+
+def _walk(nodes: list[ast.stmt], shift: int) -> list[tuple[int, int, str]]:
+    """The spans of the defs and classes in NODES, outermost first, their lines moved by SHIFT."""
     out: list[tuple[int, int, str]] = []
     # Iterative pre-order walk: a 1,500-branch `elif` chain nests 1,500 deep and must not exhaust the stack.
-    stack: list[tuple[ast.AST, str]] = [(child, "") for child in reversed(_statements(tree))]
+    stack: list[tuple[ast.AST, str]] = [(child, "") for child in reversed(nodes)]
     while stack:
         node, prefix = stack.pop()
         inner = prefix
         if isinstance(node, _DEFS):
             inner = f"{prefix}{node.name}"
             first = min([node.lineno] + [d.lineno for d in node.decorator_list])
-            out.append((first, node.end_lineno or node.lineno, inner))
+            out.append((first + shift, (node.end_lineno or node.lineno) + shift, inner))
             inner += "."
         stack += [(child, inner) for child in reversed(_statements(node))]
-    return tuple(out)
+    return out
 
 
-Spans = tuple[tuple[int, int, str], ...]
+def _add_pieces(lines: list[bytes], pieces: list[pyparts.Piece], prefix: str,
+                out: list[tuple[int, int, str]]) -> int | None:
+    """Append the spans of PIECES (names under PREFIX) to OUT; the last line of their last statement (None:
+    they have none). A long class whose header or body pieces do not parse alone is parsed as one piece."""
+    end: int | None = None
+    for piece in pieces:
+        last: int | None
+        if piece.header:
+            mark = len(out)
+            try:
+                last = _add_class(lines, piece, prefix, out)
+            except _Unparsable:
+                del out[mark:]
+                last = _add_piece(lines, pyparts.whole_class(piece), prefix, out)
+        else:
+            last = _add_piece(lines, piece, prefix, out)
+        end = last if last is not None else end
+    return end
+
+
+def _add_piece(lines: list[bytes], piece: pyparts.Piece, prefix: str, out: list[tuple[int, int, str]]) -> int | None:
+    spans, last = _body_spans(lines, piece)
+    at = piece.start
+    out += [(a + at, b + at, prefix + name) for a, b, name in spans]
+    return last + at if last is not None else None
+
+
+def _add_class(lines: list[bytes], piece: pyparts.Piece, prefix: str, out: list[tuple[int, int, str]]) -> int:
+    """A long class: its span from its header and its last body piece, then its body's spans."""
+    first, name = _header(lines, piece)
+    mark = len(out)
+    out.append((0, 0, ""))
+    last = _add_pieces(lines, piece.children, f"{prefix}{name}.", out)
+    if last is None:
+        raise _Unparsable(name)
+    out[mark] = (first + piece.start, last, prefix + name)
+    return last
+
+
+def _body_spans(lines: list[bytes], piece: pyparts.Piece) -> tuple[Spans, int | None]:
+    """PIECE's spans, lines relative to its first, and the last line of its last statement: from the memo or
+    one parse of the piece."""
+    source = pyparts.piece_source(lines, piece)
+    if source not in _bodies:
+        nodes = _parse(source, piece)
+        shift = -len(piece.wrapper)
+        _bodies[source] = None if nodes is None else \
+            (tuple(_walk(nodes, shift)), (nodes[-1].end_lineno or nodes[-1].lineno) + shift if nodes else None)
+    found = _bodies[source]
+    if found is None:
+        raise _Unparsable(piece.start)
+    return found
+
+
+def _header(lines: list[bytes], piece: pyparts.Piece) -> tuple[int, str]:
+    """The first line (relative to PIECE, decorators included) and name of the long class PIECE heads."""
+    source = pyparts.piece_source(lines, piece)
+    if source not in _headers:
+        nodes = _parse(source, piece)
+        node = nodes[0] if nodes else None
+        _headers[source] = (min([node.lineno] + [d.lineno for d in node.decorator_list]) - len(piece.wrapper),
+                            node.name) if isinstance(node, ast.ClassDef) else None
+    found = _headers[source]
+    if found is None:
+        raise _Unparsable(piece.start)
+    return found
+
+
+def _parse(source: bytes, piece: pyparts.Piece) -> list[ast.stmt] | None:
+    stats["pieces"] += 1
+    stats["memo bytes"] += len(source)
+    if stats["memo bytes"] > _PIECES_MAX:
+        _bodies.clear()
+        _headers.clear()
+        stats["memo bytes"] = len(source)
+    return pyparts.piece_statements(source, piece)
+
+
 _MAX_LINE = 1 << 62
 
 

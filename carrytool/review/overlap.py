@@ -245,7 +245,9 @@ def _classify(a: EntryFacts, b: EntryFacts, keys_a: dict, keys_b: dict, conflict
         overlap.kinds.append("identical-hunk")
     scopes: set[str] = set()
     for path in shared:
-        scopes |= a.scopes_in(path, sources) & b.scopes_in(path, sources)
+        mine = a.scopes_in(path, sources)
+        if mine:         # B's scopes only matter beside A's: B's versions of PATH are not parsed otherwise
+            scopes |= mine & b.scopes_in(path, sources)
     overlap.scopes = sorted(scopes)
     if scopes:
         overlap.kinds.append("same-scope")

@@ -61,7 +61,10 @@ def _asserts(ex: Explanation, step: Step) -> list[dict[str, Any]]:
     for spec in ex.manifest.asserts:
         if spec.entry in declared:
             found.setdefault(spec.name, f"declared for {spec.entry}")
+    read = {spec.file for spec in ex.manifest.asserts}
     for hunk in facts.hunks if facts else []:
+        if hunk.path not in read:          # no assert reads the file: its scopes decide nothing (and cost a parse)
+            continue
         scopes = facts.scopes_of(hunk, ex.sources)  # type: ignore[union-attr]
         for spec in guarding_asserts(ex.manifest.asserts, hunk.path, scopes, step.id):
             where = f" in {spec.scope}" if spec.scope else ""

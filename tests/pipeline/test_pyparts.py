@@ -223,3 +223,32 @@ def test_a_quote_in_a_comment_hides_no_statement_from_its_scope() -> None:
     lines = split_lines(text)
     assert _same(lines, [(1, len(lines))])
     assert pyparts.parse(lines).definitions()[("", "x")] == 1
+
+
+def _strings_by_regex(text: bytes, starts: list[int]) -> list[tuple[int, int]]:
+    """The quote scan as a regex over the triple quotes (what `_strings` did before it used `bytes.find`)."""
+    import bisect
+    import re
+
+    inside, opened = [], None
+    for match in re.finditer(rb"\"\"\"|'''", text):
+        if opened is None:
+            opened = (match.group(), match.start())
+        elif match.group() == opened[0] and text[match.start() - 1:match.start()] != b"\\":
+            first, last = bisect.bisect_right(starts, opened[1]), bisect.bisect_right(starts, match.start()) - 1
+            if first <= last:
+                inside.append((first, last))
+            opened = None
+    return inside
+
+
+@pytest.mark.parametrize("extra", [b'"""a\\""""\nx\n"""', b"'''\"\"\"\n'''x\"\"\"\n", b'""""""""\n\n"""', b"\\'''\n'''",
+                                   b"'''\\'''a\n'''", b'x = 1\n', b'"""\n', b"'''\n\"\"\"\n'''\n\"\"\"\n"])
+def test_the_quote_scan_finds_what_a_regex_over_the_quotes_finds(extra: bytes) -> None:
+    rng = random.Random(len(extra))
+    for path in _files()[::3]:
+        text = path.read_bytes()
+        at = rng.randint(0, len(text))
+        for source in (text, text[:at] + extra + text[at:], extra):
+            starts = pyparts._scan(split_lines(source), source).starts
+            assert pyparts._strings(source, starts) == _strings_by_regex(source, starts)

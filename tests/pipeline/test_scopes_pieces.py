@@ -1,0 +1,217 @@
+"""pipeline.scopes finds def/class spans from a file's pieces (pipeline.pyparts), each distinct piece parsed
+once: the spans must be exactly those of one `ast.parse` of the whole file (same tuples, same order, () when
+it does not parse), on real files, on copies broken on purpose and on the shapes that move a cut."""
+
+from __future__ import annotations
+
+import ast
+import random
+from pathlib import Path
+
+import pytest
+
+from carrytool.pipeline import scopes
+
+HERE = Path(__file__).resolve().parents[2]
+STDLIB = Path(ast.__file__).parent
+_BLOCKS = ("body", "handlers", "orelse", "finalbody", "cases")
+
+
+def reference(source: bytes) -> tuple[tuple[int, int, str], ...]:
+    """The spans as one whole parse gives them (carrytool's `_spans` before it parsed in pieces)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return ()
+    out = []
+    stack = [(child, "") for child in reversed(tree.body)]
+    while stack:
+        node, prefix = stack.pop()
+        inner = prefix
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            inner = f"{prefix}{node.name}"
+            first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+            out.append((first, node.end_lineno or node.lineno, inner))
+            inner += "."
+        children = [c for name in _BLOCKS for c in (getattr(node, name, None) or []) if isinstance(c, ast.AST)]
+        stack += [(child, inner) for child in reversed(children)]
+    return tuple(out)
+
+
+def spans(source: bytes) -> tuple[tuple[int, int, str], ...]:
+    return scopes._spans.__wrapped__(source)         # type: ignore[attr-defined]  # past the lru_cache
+
+
+def _forget() -> None:
+    scopes._bodies.clear()
+    scopes._headers.clear()
+
+
+def _files() -> list[Path]:
+    ours = sorted((HERE / "carrytool").rglob("*.py"))
+    big = sorted((p for p in STDLIB.glob("*.py") if p.stat().st_size > 40_000), key=lambda p: p.name)
+    return ours + big[:25] + sorted((STDLIB / "asyncio").glob("*.py"))[:10]
+
+
+def long_class(name: str, methods: int, indent: str = "") -> str:
+    body = "".join(f"\n{indent}    def m{n}(self, x):\n{indent}        return x + {n}\n" for n in range(methods))
+    return f"{indent}class {name}(Base):\n{indent}    \"\"\"Doc.\"\"\"\n{body}"
+
+
+# What a PR's hunk might put into a long class or between modules' statements (each at the class body's
+# indentation, "    "; shifted to column 0 for module level); several must move or spoil a cut.
+SNIPPETS = [
+    "def one(): pass\n",
+    "async def fetch(self):\n    async with lock:\n        return await go()\n",
+    "@property\n@other(\n    1,\n)\ndef decorated(self):\n    return 1\n",
+    "if TYPE_CHECKING:\n    def typed(self): ...\nelse:\n    def typed(self):\n        return 2\n",
+    "try:\n    import fast\nexcept ImportError:\n    def fast(): pass\nfinally:\n    class Done: pass\n",
+    "def matcher(self, v):\n    match v:\n        case [x]:\n            def found(): return x\n        case _:\n"
+    "            pass\n",
+    "def factory(self):\n    class Local:\n        def inner(self):\n            def deeper(): pass\n"
+    "    return Local\n",
+    "TEXT = \"\"\"\nclass NotAClass:\n    def not_a_method(self): pass\n\"\"\"\n",
+    "x = 1 + \\\n    2\n",
+    "OPEN = \"\"\"\n",
+    "def broken(self:\n",
+    "y = [\n",
+    "\x0c\n",
+    "def z(self): return '\\\n'\n",
+    "class Small:\n    pass\n",
+    "lambda_ = lambda: 0\n",
+    "ITEMS = [\n'an item at the same indentation: a cut that does not parse',\n]\n",
+]
+
+
+def _insert(lines: list[str], rng: random.Random) -> list[str]:
+    snippet = rng.choice(SNIPPETS)
+    at = rng.randint(0, len(lines))
+    indent = lines[at][:len(lines[at]) - len(lines[at].lstrip())] if at < len(lines) else ""
+    block = [indent + line if line.strip() else line for line in snippet.splitlines(keepends=True)]
+    return [*lines[:at], *block, *lines[at:]]
+
+
+def _mutate(text: bytes, rng: random.Random) -> bytes:
+    lines = text.decode("utf-8", "surrogateescape").splitlines(keepends=True)
+    for _ in range(rng.randint(1, 3)):
+        roll = rng.random()
+        at = rng.randrange(len(lines)) if lines else 0
+        if roll < 0.55 or not lines:
+            lines = _insert(lines, rng)
+        elif roll < 0.7:
+            del lines[at]
+        elif roll < 0.85:                              # a hunk edited: one line rewritten
+            lines[at] = lines[at].replace("return", "return not", 1).replace("self", "me", 1)
+        else:
+            lines[at] = lines[at][4:] if lines[at].startswith("    ") else "    " + lines[at]
+    return "".join(lines).encode("utf-8", "surrogateescape")
+
+
+def _check(source: bytes) -> bool:
+    expected = reference(source)
+    assert spans(source) == expected
+    return bool(expected) or b"def " not in source
+
+
+def test_real_files_give_the_whole_parse_spans() -> None:
+    files = _files()
+    assert len(files) > 80
+    for path in files:
+        assert _check(path.read_bytes()), path
+
+
+def test_broken_copies_of_real_files_give_the_whole_parse_spans() -> None:
+    rng = random.Random(17)
+    parsed = broken = 0
+    for path in _files():
+        text = path.read_bytes()
+        for _ in range(3):
+            if rng.random() < 0.2:
+                _forget()
+            mutated = _mutate(text, rng)
+            if _check(mutated):
+                parsed += 1
+            else:
+                broken += 1
+    assert parsed > 60 and broken > 30           # both verdicts were compared, many times
+
+
+MODULE = ("\"\"\"A module.\"\"\"\nimport os\n\n\n" + long_class("First", 30) + "\n\n" + "def helper():\n"
+          "    return 1\n\n\n@decorator\n" + long_class("Second", 25).replace(
+              "    def m12(", long_class("Nested", 20, "    ") + "\n    def m12(") + "\n\n"
+          "if sys.version_info >= (3, 12):\n    def versioned(): pass\n\n\n" + long_class("Third", 45) + "\n")
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_long_classes_with_snippets_give_the_whole_parse_spans(seed: int) -> None:
+    rng = random.Random(seed)
+    base = MODULE.encode()
+    assert _check(base)
+    for _ in range(12):
+        _check(_mutate(base, rng))
+
+
+@pytest.mark.parametrize("text", [
+    b"# -*- coding: latin-1 -*-\nclass A:\n    def f(self): return '\xe9'\n",
+    b"\xef\xbb\xbfclass A:\n    def f(self): pass\n",
+    b"class A:\r\n    def f(self):\r\n        pass\r\n\r\ndef g(): pass\r\n",
+    b"class A:\r    def f(self):\r        pass\rdef g(): pass\r",
+    b"class A:\n    def f(self): pass\n\x0c\ndef g(): pass\n",
+    b"def f(): pass\ndef g(): return 1",
+    b"x = '''\ndef f(): pass\n",
+    b"def f():\n    pass\n\x00\n",
+    b"def f(\n",
+    b"",
+    b"\n\n# only a comment\n",
+    b"class A:\n\tdef f(self):\n\t\tpass\n\n\tdef g(self):\n        pass\n",
+    b"from __future__ import barry_as_FLUFL\ndef f(): return 1 <> 2\n",
+    b"def \xff(): pass\n",
+])
+def test_edge_files_give_the_whole_parse_spans(text: bytes) -> None:
+    _check(text)
+    long = text + MODULE.encode() if not text.endswith((b"(\n", b"'''\ndef f(): pass\n")) else MODULE.encode() + text
+    _check(long)
+
+
+def test_a_changed_method_reparses_only_its_piece() -> None:
+    base = MODULE.encode()
+    _forget()
+    assert spans(base) == reference(base)
+    before = dict(scopes.stats)
+    changed = base.replace(b"return x + 7\n", b"return x - 7\n\n    def added(self):\n        pass\n", 1)
+    assert spans(changed) == reference(changed)
+    assert scopes.stats["whole"] == before.get("whole", 0)
+    assert scopes.stats["pieces"] - before["pieces"] <= 2       # the method's piece, its class's header at most
+    moved = b"import sys\n\n\n" + changed                          # every line moves: the pieces are the same
+    before = dict(scopes.stats)
+    assert spans(moved) == reference(moved)
+    assert scopes.stats["pieces"] - before["pieces"] <= 1 and scopes.stats["whole"] == before["whole"]
+
+
+def test_a_class_whose_body_pieces_fail_late_is_parsed_as_one_piece() -> None:
+    """Methods, then a list whose items sit at the body's indentation (a cut there does not parse): the
+    class is parsed whole, and the spans of the methods before it are given once."""
+    items = "    ITEMS = [\n    'item',\n    ]\n"
+    text = long_class("Late", 30).replace("    def m20(", items + "\n    def m20(").encode()
+    _forget()
+    whole = scopes.stats["whole"]
+    assert _check(text)
+    assert [s[2] for s in spans(text)].count("Late.m3") == 1
+    assert scopes.stats["whole"] == whole                     # the class, not the file
+
+
+def test_a_short_class_with_the_text_of_a_long_classs_header() -> None:
+    """`class A:` + `pass` is both a short class's piece and what a long class A's header is parsed as."""
+    text = ("class A:\n    pass\nX = 1\n\n\n" + long_class("A", 30).replace("(Base)", "")).encode()
+    _forget()
+    assert _check(text)
+    assert _check(b"\n\n" + text[text.index(b"X = 1"):] + text[:text.index(b"X = 1")])
+
+
+def test_the_piece_memo_restarts_at_its_size_and_answers_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(scopes, "_PIECES_MAX", 400)
+    base = MODULE.encode()
+    assert spans(base) == reference(base)
+    kept = [*scopes._bodies, *scopes._headers]
+    assert 0 < sum(map(len, kept)) <= 400 + max(map(len, kept))
+    assert spans(base) == reference(base)
