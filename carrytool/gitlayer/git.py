@@ -184,6 +184,7 @@ class Git:
         self._tmp: Path | None = None
         self._trees: dict[str, list[tuple[str, str, str, bytes]]] = {}
         self._merge_pipe: MergePipe | None = None
+        self._later_pipes: list[MergePipe] = []     # merge_trees_later's, until they answered
         self._patches: dict[tuple[str, str], bytes] = {}
         self._explicit_bases: bool | None = None
         self._quarantine: Path | None = None
@@ -471,6 +472,9 @@ class Git:
         if self._merge_pipe is not None:
             self._merge_pipe.close()
             self._merge_pipe = None
+        for later in self._later_pipes:
+            later.close()
+        self._later_pipes.clear()
         for pipe in self._pipes.values():
             pipe.close()
         self._pipes.clear()
@@ -822,6 +826,24 @@ class Git:
         if not pairs:
             return []
         return self._merges().merge_many([f"{a} {b}" for a, b in pairs])
+
+    def merge_trees_later(self, pairs: Sequence[tuple[str, str]]) -> Callable[[], list[MergeResult]]:
+        """merge_trees in a second long-lived merge-tree process that starts on PAIRS now and answers
+        when the returned function is called: the run goes on meanwhile (e.g. composing in the first
+        one), and git merges on another core. The process ends once it answered (or at close)."""
+        pipe = MergePipe(self)
+        self._later_pipes.append(pipe)
+        lines = [f"{a} {b}" for a, b in pairs]
+        if lines:
+            pipe.send_many(lines)
+
+        def answers() -> list[MergeResult]:
+            try:
+                return pipe.answers(len(lines)) if lines else []
+            finally:
+                pipe.close()
+                self._later_pipes.remove(pipe)
+        return answers
 
     def merge_one(self, ours: str, theirs: str, *, base: str | None = None) -> MergeResult:
         """One merge in the long-lived `merge-tree --write-tree --stdin` (see gitlayer.mergepipe): of two

@@ -1,0 +1,35 @@
+"""explain's pair merges run in a merge-tree process of their own while sync's plan is composed: the
+report is the one the merges give when they run after composing, in the run's own merge-tree."""
+
+from __future__ import annotations
+
+import pytest
+
+from carrytool.gitlayer.git import Git
+from carrytool.review.overlap import _PairMerger
+from tests.conftest import Cli, Small
+from tests.review.test_reduced_pairs import _corpus
+
+
+def test_pair_merges_beside_composing_give_the_same_report(cli: Cli, small: Small,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    _corpus(small)
+    args = ("explain", "-m", small.manifest_path, "--repo", small.work.path, "--offline")
+    cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")   # fetches
+    started: list[int] = []
+    real = Git.merge_trees_later
+
+    def spy(self: Git, pairs):  # noqa: ANN001, ANN202
+        started.append(len(pairs))
+        assert self._merge_pipe is not None and not started[1:]   # composing has its own; one batch
+        return real(self, pairs)
+
+    monkeypatch.setattr(Git, "merge_trees_later", spy)
+    code, beside = cli.json(*args)
+    assert started and started[0] >= 15              # every decidable pair of the corpus, in one batch
+    monkeypatch.setattr(_PairMerger, "concurrently", False)
+    started.clear()
+    after_code, after = cli.json(*args)
+    assert not started
+    assert (code, beside) == (after_code, after)
+    assert any(o["kind"] == "conflict" for o in beside["overlaps"]) and beside["plan"]["pairs_merged"] >= 15
