@@ -157,6 +157,7 @@ class _PairMerger:
 
     shared_files_only = True     # tests turn it off to check the reduced pair merges decide the same
     concurrently = True          # pair merges in a merge-tree process of their own (tests compare both)
+    regions_from_merges = True   # blame reads conflict regions from the merges made (tests compare both)
 
     def __init__(self, git: Git, manifest: Manifest, upstream: str) -> None:
         self.git = git
@@ -224,7 +225,7 @@ class _PairMerger:
                 continue
             result, job = next(results), next(job_iter)
             own = set(self.alone_results[item[1].id].conflicted_paths)
-            conflicted = [p for p in result.conflicted_paths if p not in own or self._meets(item, p)] \
+            conflicted = [p for p in result.conflicted_paths if p not in own or self._meets(item, p, result)] \
                 if not result.clean else []
             patterns = self.manifest.structured_paths(item[1].step.entry) if item[1].step else ()
             if conflicted and patterns and resolve_merge(self.git, result, patterns).tree is not None:
@@ -245,15 +246,17 @@ class _PairMerger:
                                what=f"{second.id} beside {first.id}")
         return job if reduced is None else (job[0], reduced)
 
-    def _meets(self, pair: tuple[EntryFacts, EntryFacts], path: str) -> bool:
+    def _meets(self, pair: tuple[EntryFacts, EntryFacts], path: str, merged: MergeResult | None = None) -> bool:
         """Whether the first's change meets the lines where the second conflicts with upstream alone in
-        PATH (the rule sync names entries by: pipeline.blame)."""
+        PATH (the rule sync names entries by: pipeline.blame). The second's merge alone onto upstream and
+        MERGED, the pair's, hold the conflict regions blame compares when they merged the same blobs."""
         first, second = pair
         if not second.base or not second.head:
             return False
+        merges = (self.alone_results.get(second.id), merged) if self.regions_from_merges else (None, None)
         return meets_conflict(self.git, path, base_tree=self.git.tree_of(second.base),
                               head_tree=self.git.tree_of(second.head), upstream_tree=self.upstream_tree,
-                              other_tree=self.git.tree_of(self.commits[first.id]))
+                              other_tree=self.git.tree_of(self.commits[first.id]), merges=merges)
 
 
 def _hunk_keys(item: EntryFacts) -> dict[tuple, list[int]]:

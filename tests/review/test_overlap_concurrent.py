@@ -33,3 +33,28 @@ def test_pair_merges_beside_composing_give_the_same_report(cli: Cli, small: Smal
     assert not started
     assert (code, beside) == (after_code, after)
     assert any(o["kind"] == "conflict" for o in beside["overlaps"]) and beside["plan"]["pairs_merged"] >= 15
+
+
+def test_blame_reads_regions_from_the_merges_made_and_decides_the_same(cli: Cli, small: Small,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where the later entry of a pair conflicts with upstream alone, explain weighs the earlier one by
+    blame's rule from the conflict regions of the two merges it already made, not from two more merges."""
+    _corpus(small)
+    args = ("explain", "-m", small.manifest_path, "--repo", small.work.path, "--offline")
+    cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")   # fetches
+    merged: list[tuple] = []
+    real = Git.merge_contents
+
+    def spy(self: Git, *blobs):  # noqa: ANN001, ANN202
+        merged.append(blobs)
+        return real(self, *blobs)
+
+    monkeypatch.setattr(Git, "merge_contents", spy)
+    monkeypatch.setattr("carrytool.pipeline.compose.meets_conflict", lambda *a, **k: False)  # sync's own asks
+    monkeypatch.setattr("carrytool.pipeline.compose.regions_differ", lambda *a, **k: False)
+    code, read = cli.json(*args)
+    assert merged == []
+    monkeypatch.setattr(_PairMerger, "regions_from_merges", False)
+    again_code, again = cli.json(*args)
+    assert len(merged) >= 2                     # the pairs in question: pr/2 and pr/4, pr/9 beside others
+    assert (code, read["overlaps"]) == (again_code, again["overlaps"])
