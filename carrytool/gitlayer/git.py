@@ -186,6 +186,8 @@ class Git:
         self._merge_pipe: MergePipe | None = None
         self._later_pipes: list[MergePipe] = []     # merge_trees_later's, until they answered
         self._patches: dict[tuple[str, str], bytes] = {}
+        self._diffs: dict[tuple[str, str, bool], list[Change]] = {}
+        self._bases: dict[str, dict[str, str | None]] = {}     # upstream -> head -> merge base
         self._explicit_bases: bool | None = None
         self._quarantine: Path | None = None
         self._use_quarantine = quarantine
@@ -577,9 +579,13 @@ class Git:
         A head whose walk reaches exactly one boundary commit has that as its base (the common case);
         heads reachable from upstream are their own base; anything else asks `git merge-base`.
         """
-        unique = list(dict.fromkeys(heads))
-        if not unique:
-            return {}
+        known = self._bases.setdefault(upstream, {})     # kept: explain asks for them before composing does
+        unique = [head for head in dict.fromkeys(heads) if head not in known]
+        if unique:
+            known.update(self._merge_bases(upstream, unique))
+        return {head: known[head] for head in dict.fromkeys(heads)}
+
+    def _merge_bases(self, upstream: str, unique: list[str]) -> dict[str, str | None]:
         out = self.run("rev-list", "--boundary", "--parents", *unique, f"^{upstream}").stdout.decode()
         parents: dict[str, list[str]] = {}
         boundary: set[str] = set()
@@ -871,10 +877,15 @@ class Git:
             return []
         args = ["diff-tree", "-r", "-z", "--raw", "--stdin", "--no-ext-diff", "--no-textconv",
                 "--ignore-submodules=none", "-M" if renames else "--no-renames"]
-        trees = [(self.tree_of(old), self.tree_of(new)) for old, new in pairs]
-        payload = "".join(f"{old} {new}\n" for old, new in trees).encode()
-        out = self.run(*args, input=payload).stdout
-        return _parse_diff_stdin(out, len(trees))
+        wanted = [(self.tree_of(old), self.tree_of(new), renames) for old, new in pairs]
+        missing = list(dict.fromkeys(key for key in wanted if key not in self._diffs))
+        if missing:     # kept by tree pair, as patches are: explain and composing diff the same entries
+            if len(self._diffs) > 20000:
+                self._diffs.clear()
+            payload = "".join(f"{old} {new}\n" for old, new, _ in missing).encode()
+            out = self.run(*args, input=payload).stdout
+            self._diffs.update(zip(missing, _parse_diff_stdin(out, len(missing))))
+        return [list(self._diffs[key]) for key in wanted]
 
     def diff_patches(self, pairs: Sequence[tuple[str, str]]) -> list[bytes]:
         """`diff-tree -p -U0 --stdin`: the zero-context patch from each old to new tree, one process for

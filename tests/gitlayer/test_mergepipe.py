@@ -73,3 +73,32 @@ def test_merges_answered_later_equal_merges_answered_now(tmp_path: Path) -> None
         forgotten = git.merge_trees_later(pairs)
         assert len(git._later_pipes) == 1
     assert forgotten is not None and git._later_pipes == []
+
+
+def test_raw_diffs_and_merge_bases_are_asked_once(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+    """explain gathers every entry's base and diff before composing does: composing gets the same
+    answers without a second rev-list walk or diff-tree (and lists of its own to change)."""
+    up = init_repo(tmp_path / "up", bare=True)
+    many_prs(up, 4, files=4)
+    with Git(up.path) as git:
+        main = git.rev_parse("refs/heads/main")
+        heads = [git.rev_parse(f"refs/pull/{n}/head") for n in range(1, 5)]
+        pairs = [(main, head) for head in heads]
+        first_bases = git.merge_bases(main, heads[:2])
+        first = git.diff_trees(pairs[:2])
+        calls: list[str] = []
+        real_run = Git.run
+
+        def counting(self, *args, **kwargs):  # noqa: ANN001, ANN202
+            calls.append(args[0])
+            return real_run(self, *args, **kwargs)
+
+        monkeypatch.setattr(Git, "run", counting)
+        bases = git.merge_bases(main, heads + heads[:1])
+        again = git.diff_trees(pairs + pairs[:1])
+        assert calls == ["rev-list", "diff-tree"]            # only for the heads and pairs not asked before
+        assert {h: bases[h] for h in heads[:2]} == first_bases and all(bases.values())
+        assert again[:2] == first and again[4] == again[0] and all(again)
+        again[0].clear()                                     # a caller's list is its own
+        assert git.diff_trees(pairs[:1]) == first[:1] and git.merge_bases(main, heads) == {h: bases[h] for h in heads}
+        assert git.diff_trees(pairs[:1], renames=False) == first[:1] and len(calls) == 3
