@@ -188,6 +188,8 @@ class Git:
         self._patches: dict[tuple[str, str], bytes] = {}
         self._diffs: dict[tuple[str, str, bool], list[Change]] = {}
         self._bases: dict[str, dict[str, str | None]] = {}     # upstream -> head -> merge base
+        self._sole: set[tuple[str, str]] = set()      # (upstream, head) whose merge base is their only one
+        self._merged: dict[str, MergeResult] = {}     # merge_trees' answers by stdin line
         self._explicit_bases: bool | None = None
         self._quarantine: Path | None = None
         self._use_quarantine = quarantine
@@ -601,6 +603,7 @@ class Git:
         for head in unique:
             if head not in parents:          # reachable from upstream: merged, its own base
                 result[head] = head
+                self._sole.add((upstream, head))
                 continue
             reached, stack, seen = set(), [head], set()
             while stack:
@@ -613,8 +616,15 @@ class Git:
                         stack.append(parent)
                     else:
                         reached.add(parent)
+            if len(reached) == 1:            # every common ancestor is one of that commit's: the only base
+                self._sole.add((upstream, head))
             result[head] = reached.pop() if len(reached) == 1 else self.merge_base(upstream, head)
         return result
+
+    def sole_merge_base(self, upstream: str, head: str) -> bool:
+        """Whether merge_bases found HEAD's base with UPSTREAM as their only merge base: then git merges
+        HEAD onto UPSTREAM from that base alone, as it merges HEAD onto any commit whose only parent it is."""
+        return (upstream, head) in self._sole
 
     def merge_base(self, a: str, b: str) -> str | None:
         proc = self.run("merge-base", a, b, check=False)
@@ -831,7 +841,13 @@ class Git:
         """
         if not pairs:
             return []
-        return self._merges().merge_many([f"{a} {b}" for a, b in pairs])
+        lines = [f"{a} {b}" for a, b in pairs]
+        missing = list(dict.fromkeys(line for line in lines if line not in self._merged))
+        if missing:     # kept by line (commits never change): explain merges alone what composing merges again
+            if len(self._merged) > 20000:
+                self._merged.clear()
+            self._merged.update(zip(missing, self._merges().merge_many(missing)))
+        return [self._merged[line] for line in lines]
 
     def merge_trees_later(self, pairs: Sequence[tuple[str, str]]) -> Callable[[], list[MergeResult]]:
         """merge_trees in a second long-lived merge-tree process that starts on PAIRS now and answers

@@ -158,6 +158,7 @@ class _PairMerger:
     shared_files_only = True     # tests turn it off to check the reduced pair merges decide the same
     concurrently = True          # pair merges in a merge-tree process of their own (tests compare both)
     regions_from_merges = True   # blame reads conflict regions from the merges made (tests compare both)
+    share_with_compose = True    # PRs alone onto upstream as composing merges them (tests compare both)
 
     def __init__(self, git: Git, manifest: Manifest, upstream: str) -> None:
         self.git = git
@@ -182,7 +183,7 @@ class _PairMerger:
         return shaped, item.head
 
     def alone(self, order: Sequence[EntryFacts]) -> list[MergeResult]:
-        results = self.git.merge_trees([self.theirs(f, self.upstream, self.upstream_tree) for f in order])
+        results = self.git.merge_trees([self._alone_pair(f) for f in order])
         for item, result in zip(order, results):
             if result.clean:
                 self.commits[item.id] = self.git.write_commit(
@@ -190,6 +191,17 @@ class _PairMerger:
                     f"carrytool explain: {item.id} alone on upstream\n")
         self.alone_results = {f.id: r for f, r in zip(order, results)}
         return results
+
+    def _alone_pair(self, item: EntryFacts) -> tuple[str, str]:
+        """The merge of ITEM alone onto upstream. For a PR whose base is its only merge base with upstream,
+        the stand-in composing merges it onto (upstream's tree, the base as only parent; compose.py's
+        `_pair`): the same merge, and the same line, whose answer the run then keeps for composing."""
+        if item.entry.kind == "pr" and item.base and item.head and self.share_with_compose and \
+                self.git.sole_merge_base(self.upstream, item.head):
+            stand_in = self.git.write_commit(self.upstream_tree, [item.base], self.sig, self.sig,
+                                             "carrytool: stand-in for the result so far\n")
+            return stand_in, item.head
+        return self.theirs(item, self.upstream, self.upstream_tree)
 
     def pairs(self, pairs: Sequence[tuple[EntryFacts, EntryFacts]]) -> list[tuple[list[str] | None, Any]]:
         """For each pair: the paths where it conflicts ([] when it merges; None when undecidable), and

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from carrytool.gitlayer.git import Git
+from carrytool.gitlayer.mergepipe import MergePipe
 from tests.gitrepo import init_repo, many_prs
 
 
@@ -102,3 +103,32 @@ def test_raw_diffs_and_merge_bases_are_asked_once(tmp_path: Path, monkeypatch) -
         again[0].clear()                                     # a caller's list is its own
         assert git.diff_trees(pairs[:1]) == first[:1] and git.merge_bases(main, heads) == {h: bases[h] for h in heads}
         assert git.diff_trees(pairs[:1], renames=False) == first[:1] and len(calls) == 3
+
+
+def test_merges_are_asked_once_and_sole_merge_bases_are_known(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+    up = init_repo(tmp_path / "up", bare=True)
+    many_prs(up, 3, files=4)
+    base = up.commit({"x.txt": "x\n"}, "base", parent="main")
+    left, right = up.commit({"l.txt": "l\n"}, "left", parent=base), up.commit({"r.txt": "r\n"}, "right", parent=base)
+    cross_l = up.commit({"l.txt": "l2\n"}, "cross left", parents=[left, right])
+    cross_r = up.commit({"r.txt": "r2\n"}, "cross right", parents=[right, left])
+    with Git(up.path) as git:
+        main = git.rev_parse("refs/heads/main")
+        heads = [git.rev_parse(f"refs/pull/{n}/head") for n in range(1, 4)]
+        bases = git.merge_bases(main, heads)
+        assert all(git.sole_merge_base(main, h) for h in heads) and all(bases.values())
+        git.merge_bases(cross_l, [cross_r])               # two merge bases (left and right): not sole
+        assert not git.sole_merge_base(cross_l, cross_r) and not git.sole_merge_base(main, cross_r)
+        pairs = [(main, head) for head in heads]
+        first = git.merge_trees(pairs)
+        sent: list[list[str]] = []
+        real = MergePipe.merge_many
+
+        def spy(self, lines):  # noqa: ANN001, ANN202
+            sent.append(list(lines))
+            return real(self, lines)
+
+        monkeypatch.setattr(MergePipe, "merge_many", spy)
+        again = git.merge_trees(pairs + [(cross_l, cross_r)] + pairs[:1])
+        assert again[:3] == first and again[4] == first[0]
+        assert sent == [[f"{cross_l} {cross_r}"]]          # only the merge not asked before

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from carrytool.gitlayer.git import Git
+from carrytool.gitlayer.mergepipe import MergePipe
 from carrytool.review.overlap import _PairMerger
 from tests.conftest import Cli, Small
 from tests.review.test_reduced_pairs import _corpus
@@ -58,3 +59,29 @@ def test_blame_reads_regions_from_the_merges_made_and_decides_the_same(cli: Cli,
     again_code, again = cli.json(*args)
     assert len(merged) >= 2                     # the pairs in question: pr/2 and pr/4, pr/9 beside others
     assert (code, read["overlaps"]) == (again_code, again["overlaps"])
+
+
+def test_prs_merged_alone_as_composing_merges_them_give_the_same_report(cli: Cli, small: Small,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """explain merges each PR alone onto upstream in the form composing uses (a stand-in with upstream's
+    tree whose only parent is the PR's sole merge base): composing then finds those answers kept and
+    sends git none of them again; the report is the one of merging onto upstream itself."""
+    _corpus(small)
+    args = ("explain", "-m", small.manifest_path, "--repo", small.work.path, "--offline")
+    cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")   # fetches
+    sent: list[int] = []
+    real = MergePipe.send_many
+
+    def spy(self: MergePipe, lines):  # noqa: ANN001, ANN202
+        sent.append(len(lines))
+        return real(self, lines)
+
+    monkeypatch.setattr(MergePipe, "send_many", spy)
+    code, shared = cli.json(*args)
+    shared_sent = list(sent)
+    monkeypatch.setattr(_PairMerger, "share_with_compose", False)
+    sent.clear()
+    own_code, own = cli.json(*args)
+    assert sent[:3] == [9, shared_sent[1], 9]         # explain's nine, the pairs', composing's nine again
+    assert shared_sent[:2] == sent[:2] and shared_sent[2:] == sent[3:]       # ... which it no longer sends
+    assert (code, shared) == (own_code, own)
