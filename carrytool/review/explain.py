@@ -25,7 +25,7 @@ from carrytool.pipeline.sync import (
     plan_and_compose,
 )
 from carrytool.review.coverage import describe_assert, union_coverage
-from carrytool.review.evidence import EntryFacts, Sources, gather_evidence
+from carrytool.review.evidence import EntryFacts, Sources, gather_evidence, read_evidence_hunks
 from carrytool.review.explanation import Explanation
 from carrytool.review.overlap import start_overlaps
 from carrytool.review.story import tell
@@ -42,9 +42,10 @@ def explain(manifest: Manifest, git: Git, *, offline: bool = False, entries: Seq
     def start(resolved: Resolved) -> None:
         # what needs only the inputs: every entry's facts, its merge alone onto upstream, and the pair
         # merges, which a merge-tree process of their own answers while sync's plan is composed
-        found = gather_evidence(git, manifest, resolved, [Step(e) for e in manifest.entries])
+        found = gather_evidence(git, manifest, resolved, [Step(e) for e in manifest.entries], hunks=False)
         early["evidence"] = found
         early["overlaps"] = start_overlaps(git, manifest, resolved.upstream, list(found.values()))
+        read_evidence_hunks(git, list(found.values()))      # the pairs need none: read while git merges them
 
     planned = plan_and_compose(manifest, git, SyncOptions(dry_run=True, offline=offline), progress,
                                command="explain", resolved_hook=start)

@@ -25,9 +25,22 @@ def test_pair_merges_beside_composing_give_the_same_report(cli: Cli, small: Smal
         assert self._merge_pipe is not None and not started[1:]   # composing has its own; one batch
         return real(self, pairs)
 
-    monkeypatch.setattr(Git, "merge_trees_later", spy)
+    events: list[str] = []
+    real_patches = Git.diff_patches
+
+    def patches(self: Git, pairs):  # noqa: ANN001, ANN202
+        events.append(f"patches {len(pairs)}")
+        return real_patches(self, pairs)
+
+    def spy_later(self: Git, pairs):  # noqa: ANN001, ANN202
+        events.append("pairs")
+        return spy(self, pairs)
+
+    monkeypatch.setattr(Git, "merge_trees_later", spy_later)
+    monkeypatch.setattr(Git, "diff_patches", patches)
     code, beside = cli.json(*args)
     assert started and started[0] >= 15              # every decidable pair of the corpus, in one batch
+    assert events[:2] == ["pairs", "patches 9"]      # the pairs first, then every entry's hunks, then landing's
     monkeypatch.setattr(_PairMerger, "concurrently", False)
     started.clear()
     after_code, after = cli.json(*args)
