@@ -201,6 +201,11 @@ class Git:
         self._side_pipe: MergePipe | None = None    # a second merge-tree for large batches (see merge_trees)
         self._patches: dict[tuple[str, str], bytes] = {}
         self._prefetch: tuple[list[tuple[str, str]], threading.Thread, dict] | None = None
+        self._later_pipes: list[MergePipe] = []     # merge_trees_later's, until they answered
+        self._diffs: dict[tuple[str, str, bool], list[Change]] = {}
+        self._bases: dict[str, dict[str, str | None]] = {}     # upstream -> head -> merge base
+        self._sole: set[tuple[str, str]] = set()      # (upstream, head) whose merge base is their only one
+        self._merged: dict[str, MergeResult] = {}     # merge_trees' answers by stdin line
         self._explicit_bases: bool | None = None
         self._quarantine: Path | None = None
         self._use_quarantine = quarantine
@@ -491,6 +496,9 @@ class Git:
             if merges is not None:
                 merges.close()
         self._merge_pipe = self._side_pipe = None
+        for later in self._later_pipes:
+            later.close()
+        self._later_pipes.clear()
         for pipe in self._pipes.values():
             pipe.close()
         self._pipes.clear()
@@ -593,9 +601,13 @@ class Git:
         A head whose walk reaches exactly one boundary commit has that as its base (the common case);
         heads reachable from upstream are their own base; anything else asks `git merge-base`.
         """
-        unique = list(dict.fromkeys(heads))
-        if not unique:
-            return {}
+        known = self._bases.setdefault(upstream, {})     # kept: explain asks for them before composing does
+        unique = [head for head in dict.fromkeys(heads) if head not in known]
+        if unique:
+            known.update(self._merge_bases(upstream, unique))
+        return {head: known[head] for head in dict.fromkeys(heads)}
+
+    def _merge_bases(self, upstream: str, unique: list[str]) -> dict[str, str | None]:
         out = self.run("rev-list", "--boundary", "--parents", *unique, f"^{upstream}").stdout.decode()
         parents: dict[str, list[str]] = {}
         boundary: set[str] = set()
@@ -611,6 +623,7 @@ class Git:
         for head in unique:
             if head not in parents:          # reachable from upstream: merged, its own base
                 result[head] = head
+                self._sole.add((upstream, head))
                 continue
             reached, stack, seen = set(), [head], set()
             while stack:
@@ -623,8 +636,15 @@ class Git:
                         stack.append(parent)
                     else:
                         reached.add(parent)
+            if len(reached) == 1:            # every common ancestor is one of that commit's: the only base
+                self._sole.add((upstream, head))
             result[head] = reached.pop() if len(reached) == 1 else self.merge_base(upstream, head)
         return result
+
+    def sole_merge_base(self, upstream: str, head: str) -> bool:
+        """Whether merge_bases found HEAD's base with UPSTREAM as their only merge base: then git merges
+        HEAD onto UPSTREAM from that base alone, as it merges HEAD onto any commit whose only parent it is."""
+        return (upstream, head) in self._sole
 
     def merge_base(self, a: str, b: str) -> str | None:
         proc = self.run("merge-base", a, b, check=False)
@@ -841,7 +861,13 @@ class Git:
         """
         if not pairs:
             return []
-        return self._merge_batch([f"{a} {b}" for a, b in pairs])
+        lines = [f"{a} {b}" for a, b in pairs]
+        missing = list(dict.fromkeys(line for line in lines if line not in self._merged))
+        if missing:     # kept by line (commits never change): explain merges alone what composing merges again
+            if len(self._merged) > 20000:
+                self._merged.clear()
+            self._merged.update(zip(missing, self._merge_batch(missing)))
+        return [self._merged[line] for line in lines]
 
     def _merge_batch(self, lines: list[str]) -> list[MergeResult]:
         """Independent merges, in order. A batch of at least SPLIT_MERGES_AT goes half to the run's
@@ -879,6 +905,24 @@ class Git:
         out[0::2], out[1::2] = mine, answers["side"]
         return out
 
+    def merge_trees_later(self, pairs: Sequence[tuple[str, str]]) -> Callable[[], list[MergeResult]]:
+        """merge_trees in a second long-lived merge-tree process that starts on PAIRS now and answers
+        when the returned function is called: the run goes on meanwhile (e.g. composing in the first
+        one), and git merges on another core. The process ends once it answered (or at close)."""
+        pipe = MergePipe(self)
+        self._later_pipes.append(pipe)
+        lines = [f"{a} {b}" for a, b in pairs]
+        if lines:
+            pipe.send_many(lines)
+
+        def answers() -> list[MergeResult]:
+            try:
+                return pipe.answers(len(lines)) if lines else []
+            finally:
+                pipe.close()
+                self._later_pipes.remove(pipe)
+        return answers
+
     def merge_one(self, ours: str, theirs: str, *, base: str | None = None) -> MergeResult:
         """One merge in the long-lived `merge-tree --write-tree --stdin` (see gitlayer.mergepipe): of two
         commits, their merge base found by git; or, with BASE (only when `takes_merge_base()`), of two
@@ -905,10 +949,15 @@ class Git:
             return []
         args = ["diff-tree", "-r", "-z", "--raw", "--stdin", "--no-ext-diff", "--no-textconv",
                 "--ignore-submodules=none", "-M" if renames else "--no-renames"]
-        trees = [(self.tree_of(old), self.tree_of(new)) for old, new in pairs]
-        payload = "".join(f"{old} {new}\n" for old, new in trees).encode()
-        out = self.run(*args, input=payload).stdout
-        return _parse_diff_stdin(out, len(trees))
+        wanted = [(self.tree_of(old), self.tree_of(new), renames) for old, new in pairs]
+        missing = list(dict.fromkeys(key for key in wanted if key not in self._diffs))
+        if missing:     # kept by tree pair, as patches are: explain and composing diff the same entries
+            if len(self._diffs) > 20000:
+                self._diffs.clear()
+            payload = "".join(f"{old} {new}\n" for old, new, _ in missing).encode()
+            out = self.run(*args, input=payload).stdout
+            self._diffs.update(zip(missing, _parse_diff_stdin(out, len(missing))))
+        return [list(self._diffs[key]) for key in wanted]
 
     def diff_patches(self, pairs: Sequence[tuple[str, str]]) -> list[bytes]:
         """`diff-tree -p -U0 --stdin`: the zero-context patch from each old to new tree, one process for

@@ -104,8 +104,17 @@ class MergePipe:
 
     def merge_many(self, lines: list[str]) -> list[MergeResult]:
         """Send LINES at once (independent merges) and return their answers, in order."""
+        self.send_many(lines)
+        return self.answers(len(lines))
+
+    def send_many(self, lines: list[str]) -> None:
+        """Send LINES (independent merges) without waiting: `answers` collects them. git merges them
+        while the caller goes on (another merge-tree process can work on something else meanwhile)."""
         self.git.flush_objects()               # every object the merge names must be on disk
         self._send("".join(f"{line}\n" for line in lines).encode() + self._flush_line)
+
+    def answers(self, count: int) -> list[MergeResult]:
+        """The answers to the COUNT merges of the last `send_many`, in order (waits for them)."""
         flushes = 1
         with self._cond:
             while True:
@@ -128,7 +137,7 @@ class MergePipe:
                         self._cond.acquire()
                     flushes += 1
         results = list(_parse_merge_tree(answer))
-        if len(results) != len(lines):
+        if len(results) != count:
             raise GitError("`git merge-tree --stdin` gave an unexpected answer")
         return results
 

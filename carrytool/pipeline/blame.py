@@ -10,7 +10,9 @@ merge-tree process, not one `git merge-file` process each.
 
 from __future__ import annotations
 
-from carrytool.gitlayer.git import Git
+from collections.abc import Sequence
+
+from carrytool.gitlayer.git import Git, MergeResult
 
 _REGULAR = ("100644", "100755")
 
@@ -21,8 +23,35 @@ def conflict_regions(git: Git, ours: str, base: str, theirs: str) -> list[bytes]
     merged = git.merge_contents(ours, base, theirs)
     if merged is None:
         return None
+    return _regions(merged[1])
+
+
+def regions_in(git: Git, merge: MergeResult | None, path: str, ours: str, base: str, theirs: str) -> list[bytes] | None:
+    """conflict_regions(OURS, BASE, THEIRS) read from a tree MERGE that already merged exactly those three
+    blobs at PATH (its stages say so) and wrote the result with its markers: no second merge. None when
+    MERGE cannot tell (no such merge, other stages, a virtual merge base, no markers: a binary)."""
+    if merge is None or merge.clean:
+        return None
+    stages = {s.stage: s for s in merge.stages if s.path == path}
+    if len(stages) != 3 or [stages[n].oid if n in stages else None for n in (1, 2, 3)] != [base, ours, theirs] or \
+            any(s.mode not in _REGULAR for s in stages.values()):
+        return None
+    found = git.blob_at(merge.tree, path)
+    if found is None or found[0] not in _REGULAR:
+        return None
+    return _regions(git.read_blob(found[1])) or None
+
+
+def _regions(merged: bytes) -> list[bytes]:
+    """The regions of MERGED, from the line of its first `<<<<<<<` to the line end after its last
+    `>>>>>>>` (no region starts before the one, none ends after the other): large files, few lines read."""
+    first, last = merged.find(b"<<<<<<<"), merged.rfind(b">>>>>>>")
+    if first < 0 or last < first:
+        return []
+    start = max(merged.rfind(b"\n", 0, first), merged.rfind(b"\r", 0, first)) + 1   # splitlines' line starts
+    end = merged.find(b"\n", last)
     regions, current = [], None
-    for line in merged[1].splitlines(keepends=True):
+    for line in merged[start:len(merged) if end < 0 else end + 1].splitlines(keepends=True):
         if line.startswith((b"<<<<<<< ", b">>>>>>> ", b"||||||| ")):
             line = line[:7] + b"\n"                          # labels name the merge's objects: drop them
         if current is None and line.startswith(b"<<<<<<<"):
@@ -36,20 +65,28 @@ def conflict_regions(git: Git, ours: str, base: str, theirs: str) -> list[bytes]
 
 
 def meets_conflict(git: Git, path: str, *, base_tree: str, head_tree: str, upstream_tree: str,
-                   other_tree: str) -> bool:
+                   other_tree: str, merges: Sequence[MergeResult | None] = (None, None)) -> bool:
     """Whether the change from UPSTREAM_TREE to OTHER_TREE meets the lines where the entry (BASE_TREE ->
     HEAD_TREE) conflicts with upstream in PATH. Only regular files can be judged; anything else
-    (a deletion, a submodule, a symlink, a binary) is upstream's conflict alone."""
+    (a deletion, a submodule, a symlink, a binary) is upstream's conflict alone. MERGES: the tree merges
+    of the entry onto upstream and onto other, if the caller has them (see regions_differ)."""
     sides = [git.blob_at(tree, path) for tree in (base_tree, head_tree, upstream_tree, other_tree)]
     if any(side is None or side[0] not in _REGULAR for side in sides):
         return False
-    return regions_differ(git, *(side[1] for side in sides))  # type: ignore[index]
+    return regions_differ(git, *(side[1] for side in sides), path=path, merges=merges)  # type: ignore[index]
 
 
-def regions_differ(git: Git, base: str, head: str, upstream: str, other: str) -> bool:
-    """Whether merging blob HEAD (from BASE) onto OTHER gives other conflict regions than onto UPSTREAM."""
+def regions_differ(git: Git, base: str, head: str, upstream: str, other: str, *, path: str = "",
+                   merges: Sequence[MergeResult | None] = (None, None)) -> bool:
+    """Whether merging blob HEAD (from BASE) onto OTHER gives other conflict regions than onto UPSTREAM.
+    MERGES: tree merges of HEAD's commit onto UPSTREAM's and onto OTHER's: where one of them merged
+    exactly these blobs at PATH, its regions are read from it instead of merging again (regions_in)."""
     if upstream == other:
         return False
-    alone = conflict_regions(git, upstream, base, head)
-    with_other = conflict_regions(git, other, base, head)
+    alone = regions_in(git, merges[0], path, upstream, base, head)
+    if alone is None:
+        alone = conflict_regions(git, upstream, base, head)
+    with_other = regions_in(git, merges[1], path, other, base, head)
+    if with_other is None:
+        with_other = conflict_regions(git, other, base, head)
     return alone is not None and with_other is not None and alone != with_other

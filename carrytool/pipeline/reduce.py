@@ -1,9 +1,12 @@
 """A head reduced to some of its files: merges that need to decide only those files merge only those.
 
-A 3-way merge decides each path from its three versions; only renames tie paths together. An entry
-that deletes and renames nothing, none of whose other files the other side moved away, merges on the paths
-kept exactly as its whole head does: its other paths, reset to their base versions, merge to the other
-side's versions without a content merge.
+A 3-way merge decides each path from its three versions; only renames tie paths together, and a
+rename pairs a path one side deletes with a path that side adds. So the head keeps every add, delete
+and rename as it is (rename detection sees the same sources and targets on both sides), and each other
+path it merely modifies, which the other side still has at the same place (neither a rename source nor
+moved away, nor made a directory), goes back to its base version: there the merge takes the other side's version without a
+content merge, and every path kept, and every add, delete or rename, merges exactly as in the head's
+whole merge.
 """
 
 from __future__ import annotations
@@ -15,17 +18,18 @@ from carrytool.gitlayer.git import Change, Git, Signature
 
 def reduced_head(git: Git, *, head: str, base: str, changes: Sequence[Change], keep: Collection[str],
                  ours_tree: str, sig: Signature, what: str) -> str | None:
-    """A commit (parent BASE) with HEAD's tree but every changed path outside KEEP at its base version;
-    None when that would not merge like HEAD on KEEP (it renames or deletes, or OURS_TREE, the other
-    side, lacks one of its other paths: moved away, a rename could carry the change into KEEP) or would
-    change nothing."""
-    if any(c.status in ("R", "D") for c in changes):
+    """A commit (parent BASE) with HEAD's tree but every path outside KEEP that HEAD only modifies (not
+    adds, deletes or renames) and that OURS_TREE, the other side, still has as a file, at its base version; None
+    when that would change nothing or leave nothing of KEEP to merge."""
+    if not any(path in keep for c in changes for path in c.paths):
         return None
-    rest = [c for c in changes if c.path not in keep]
-    if not rest or len(rest) == len(changes):
+    rest = [c for c in changes if c.status == "M" and c.path not in keep and _file_at(git, ours_tree, c.path)]
+    if not rest:
         return None
-    if any(c.status != "A" and git.blob_at(ours_tree, c.path) is None for c in rest):
-        return None
-    edits = {c.path: None if c.status == "A" else (c.old_mode, c.old_oid) for c in rest}
-    tree = git.edit_tree(git.tree_of(head), edits)
+    tree = git.edit_tree(git.tree_of(head), {c.path: (c.old_mode, c.old_oid) for c in rest})
     return git.write_commit(tree, [base], sig, sig, f"carrytool: {what}, its other files at their base\n")
+
+
+def _file_at(git: Git, tree: str, path: str) -> bool:
+    found = git.blob_at(tree, path)
+    return found is not None and found[0] != "040000"

@@ -129,8 +129,9 @@ def stale_folds(manifest: Manifest, resolved: Resolved) -> list[dict[str, object
 
 
 def plan_and_compose(manifest: Manifest, git: Git, options: SyncOptions, progress: Progress | None = None,
-                     *, command: str = "sync") -> Planned:
-    """Resolve, plan and compose in memory; nothing outside refs/carrytool is written."""
+                     *, command: str = "sync", resolved_hook: Callable[[Resolved], None] | None = None) -> Planned:
+    """Resolve, plan and compose in memory; nothing outside refs/carrytool is written. RESOLVED_HOOK runs
+    once the inputs are resolved, before composing (explain starts work there that composing does not need)."""
     resolved = resolve_inputs(manifest, git, options, progress)
     missing = {n: why for n, why in resolved.missing.items()
                if any(e.kind == "pr" and e.number == n and manifest.on_missing(e) == "skip" for e in manifest.entries)}
@@ -142,6 +143,8 @@ def plan_and_compose(manifest: Manifest, git: Git, options: SyncOptions, progres
                                  where=f"{manifest.path}:{entry.line}",
                                  hint="remove the entry, pin a `head:` that still exists, or set "
                                       "`on_missing: skip`")
+    if resolved_hook is not None:
+        resolved_hook(resolved)
     report = Report(command, upstream={"url": manifest.upstream.url, "branch": manifest.upstream.branch,
                                        "sha": resolved.upstream})
     report.warnings += stale_folds(manifest, resolved)

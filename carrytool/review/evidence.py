@@ -99,20 +99,28 @@ def _hunk_scopes(hunk: Hunk, change: Change | None, sources: Sources) -> list[st
     return sorted(found)
 
 
-def gather_evidence(git: Git, manifest: Manifest, resolved: Resolved, steps: Sequence[Step]) -> dict[str, EntryFacts]:
+def gather_evidence(git: Git, manifest: Manifest, resolved: Resolved, steps: Sequence[Step], *,
+                    hunks: bool = True) -> dict[str, EntryFacts]:
     """Head, base, diff and hunks of every entry that has a head (and of superseded PRs with a known head).
 
-    Returns id -> facts in manifest order; entries without a head (missing PRs) are absent.
+    Returns id -> facts in manifest order; entries without a head (missing PRs) are absent. Without
+    HUNKS, read_evidence_hunks reads them later (explain starts its pair merges first).
     """
     fresh = [Step(step.entry) for step in steps]
     fresh += [Step(entry) for entry in _superseded_outsiders(manifest, resolved)]
     _gather(git, resolved, fresh)
     planned = {step.id: step for step in steps}
     found = [EntryFacts(s.entry, planned.get(s.id), s.head, s.base, list(s.all_changes)) for s in fresh if s.head]
+    if hunks:
+        read_evidence_hunks(git, found)
+    return {f.id: f for f in found}
+
+
+def read_evidence_hunks(git: Git, found: Sequence[EntryFacts]) -> None:
+    """Every fact's zero-context hunks, from one batched patch process."""
     pairs = [(f.base or EMPTY_TREE, f.head) for f in found]
     for item, hunks in zip(found, read_hunks(git, pairs, [f.changes for f in found])):  # type: ignore[arg-type]
         item.hunks = hunks
-    return {f.id: f for f in found}
 
 
 def _gather(git: Git, resolved: Resolved, steps: list[Step]) -> None:

@@ -15,7 +15,8 @@ from carrytool.asserts.spec import AssertOutcome
 from carrytool.errors import InputError
 from carrytool.gitlayer.git import Git
 from carrytool.manifest.model import Entry, Manifest
-from carrytool.pipeline.plan import APPLIED
+from carrytool.pipeline.plan import APPLIED, Step
+from carrytool.pipeline.resolve import Resolved
 from carrytool.pipeline.sync import (
     Planned,
     SyncOptions,
@@ -24,9 +25,14 @@ from carrytool.pipeline.sync import (
     plan_and_compose,
 )
 from carrytool.review.coverage import describe_assert, union_coverage
-from carrytool.review.evidence import EntryFacts, Sources, gather_evidence
+from carrytool.review.evidence import (
+    EntryFacts,
+    Sources,
+    gather_evidence,
+    read_evidence_hunks,
+)
 from carrytool.review.explanation import Explanation
-from carrytool.review.overlap import map_overlaps
+from carrytool.review.overlap import start_overlaps
 from carrytool.review.story import tell
 from carrytool.review.suggest import drift, stale_folds, union_groups
 
@@ -36,12 +42,26 @@ Progress = Callable[[str, int, int], None]
 def explain(manifest: Manifest, git: Git, *, offline: bool = False, entries: Sequence[Entry] = (),
             progress: Progress | None = None) -> Explanation:
     """Plan like sync (writing nothing but objects), then map overlaps, coverage and suggestions."""
+    early: dict[str, object] = {}
+
+    def start(resolved: Resolved) -> None:
+        # what needs only the inputs: every entry's facts, its merge alone onto upstream, and the pair
+        # merges, which a merge-tree process of their own answers while sync's plan is composed
+        found = gather_evidence(git, manifest, resolved, [Step(e) for e in manifest.entries], hunks=False)
+        early["evidence"] = found
+        early["overlaps"] = start_overlaps(git, manifest, resolved.upstream, list(found.values()))
+        read_evidence_hunks(git, list(found.values()))      # the pairs need none: read while git merges them
+
     planned = plan_and_compose(manifest, git, SyncOptions(dry_run=True, offline=offline), progress,
-                               command="explain")
+                               command="explain", resolved_hook=start)
     resolved = planned.resolved
-    evidence = gather_evidence(git, manifest, resolved, planned.steps)
+    evidence: dict[str, EntryFacts] = early["evidence"]  # type: ignore[assignment]
+    by_id = {step.id: step for step in planned.steps}
+    for item in evidence.values():          # the facts' steps are the planned ones, as sync settled them
+        if item.step is not None:
+            item.step = by_id[item.id]
     sources = Sources(git)
-    overlap_map = map_overlaps(git, manifest, resolved.upstream, list(evidence.values()), sources)
+    overlap_map = early["overlaps"].finish(sources)  # type: ignore[attr-defined]
     full_heads = _full_heads(git, manifest)
     coverage = union_coverage(manifest, evidence, sources, full_heads)
     suggestions = union_groups(manifest, overlap_map.overlaps, evidence, overlap_map.upstream_conflicts)

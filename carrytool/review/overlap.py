@@ -2,15 +2,16 @@
 
 Sparse: only pairs of entries that share a file are compared (an index file -> entries). Conflicts
 are real 3-way merges in memory, in two batched `merge-tree --stdin` processes: first every entry
-alone onto upstream (each clean result written as a commit whose only parent is upstream), then,
-for every pair, the later entry merged onto the earlier one's commit. A pair conflicts when that
+alone onto upstream in the run's (each clean result written as a commit whose only parent is
+upstream), then, for every pair, the later entry merged onto the earlier one's commit, in a process of
+their own that explain starts before composing and asks for the answers after (start_overlaps). A pair conflicts when that
 second merge conflicts in a path where the later entry does not conflict with upstream on its own, or
 where it does and the earlier entry's change meets the conflicting lines (sync's rule: pipeline.blame).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -82,22 +83,45 @@ class OverlapMap:
 def map_overlaps(git: Git, manifest: Manifest, upstream: str, evidence: Sequence[EntryFacts],
                  sources: Sources) -> OverlapMap:
     """Every pair of entries (in manifest order) that shares a file, with the kinds of overlap it has."""
+    return start_overlaps(git, manifest, upstream, evidence).finish(sources)
+
+
+def start_overlaps(git: Git, manifest: Manifest, upstream: str, evidence: Sequence[EntryFacts]) -> StartedOverlaps:
+    """map_overlaps in two halves: this one merges every entry alone onto upstream and hands the pair
+    merges to a merge-tree process of their own, which merges them while the caller goes on (explain
+    composes meanwhile); `finish` collects them and classifies. Only the EVIDENCE's heads, bases and
+    changes are read here (their planned steps may be linked later, before `finish`)."""
     order = [f for f in evidence if f.step is not None and f.head]
     pairs = _sharing_pairs(order)
     merger = _PairMerger(git, manifest, upstream)
     alone = merger.alone(order)
-    conflicts = merger.pairs([(order[i], order[j]) for i, j in pairs])
-    keys = [_hunk_keys(f) for f in order]
-    overlaps = []
-    for (i, j), (conflict, how) in zip(pairs, conflicts):
-        overlap = _classify(order[i], order[j], keys[i], keys[j], conflict, sources)
-        if how is not None:
-            overlap.order, overlap.merge = how
-            overlap.structurally = bool(conflict) and tuple(how[0]) in merger.structurally
-        overlaps.append(overlap)
-    upstream_conflicts = {f.id: list(r.conflicted_paths) for f, r in zip(order, alone) if not r.clean}
-    _mark_provided(manifest, overlaps)
-    return OverlapMap(overlaps, upstream_conflicts, len(pairs), dict(merger.commits))
+    collect = merger.start_pairs([(order[i], order[j]) for i, j in pairs])
+    return StartedOverlaps(manifest, merger, order, pairs, alone, collect)
+
+
+@dataclass
+class StartedOverlaps:
+    manifest: Manifest
+    merger: _PairMerger
+    order: list[EntryFacts]
+    pairs: list[tuple[int, int]]
+    alone: list[MergeResult]
+    collect: Callable[[], list[tuple[list[str] | None, Any]]]
+
+    def finish(self, sources: Sources) -> OverlapMap:
+        order, merger = self.order, self.merger
+        conflicts = self.collect()
+        keys = [_hunk_keys(f) for f in order]
+        overlaps = []
+        for (i, j), (conflict, how) in zip(self.pairs, conflicts):
+            overlap = _classify(order[i], order[j], keys[i], keys[j], conflict, sources)
+            if how is not None:
+                overlap.order, overlap.merge = how
+                overlap.structurally = bool(conflict) and tuple(how[0]) in merger.structurally
+            overlaps.append(overlap)
+        upstream_conflicts = {f.id: list(r.conflicted_paths) for f, r in zip(order, self.alone) if not r.clean}
+        _mark_provided(self.manifest, overlaps)
+        return OverlapMap(overlaps, upstream_conflicts, len(self.pairs), dict(merger.commits))
 
 
 def _mark_provided(manifest: Manifest, overlaps: Sequence[Overlap]) -> None:
@@ -132,6 +156,9 @@ class _PairMerger:
     """Entries applied alone onto upstream, then pairwise, in the run's long-lived merge-tree."""
 
     shared_files_only = True     # tests turn it off to check the reduced pair merges decide the same
+    concurrently = True          # pair merges in a merge-tree process of their own (tests compare both)
+    regions_from_merges = True   # blame reads conflict regions from the merges made (tests compare both)
+    share_with_compose = True    # PRs alone onto upstream as composing merges them (tests compare both)
 
     def __init__(self, git: Git, manifest: Manifest, upstream: str) -> None:
         self.git = git
@@ -156,7 +183,7 @@ class _PairMerger:
         return shaped, item.head
 
     def alone(self, order: Sequence[EntryFacts]) -> list[MergeResult]:
-        results = self.git.merge_trees([self.theirs(f, self.upstream, self.upstream_tree) for f in order])
+        results = self.git.merge_trees([self._alone_pair(f) for f in order])
         for item, result in zip(order, results):
             if result.clean:
                 self.commits[item.id] = self.git.write_commit(
@@ -165,9 +192,25 @@ class _PairMerger:
         self.alone_results = {f.id: r for f, r in zip(order, results)}
         return results
 
+    def _alone_pair(self, item: EntryFacts) -> tuple[str, str]:
+        """The merge of ITEM alone onto upstream. For a PR whose base is its only merge base with upstream,
+        the stand-in composing merges it onto (upstream's tree, the base as only parent; compose.py's
+        `_pair`): the same merge, and the same line, whose answer the run then keeps for composing."""
+        if item.entry.kind == "pr" and item.base and item.head and self.share_with_compose and \
+                self.git.sole_merge_base(self.upstream, item.head):
+            stand_in = self.git.write_commit(self.upstream_tree, [item.base], self.sig, self.sig,
+                                             "carrytool: stand-in for the result so far\n")
+            return stand_in, item.head
+        return self.theirs(item, self.upstream, self.upstream_tree)
+
     def pairs(self, pairs: Sequence[tuple[EntryFacts, EntryFacts]]) -> list[tuple[list[str] | None, Any]]:
         """For each pair: the paths where it conflicts ([] when it merges; None when undecidable), and
         ((first id, second id), (ours, theirs)) of the merge that decided it."""
+        return self.start_pairs(pairs)()
+
+    def start_pairs(self, pairs: Sequence[tuple[EntryFacts, EntryFacts]]) -> Callable[[], list[tuple[list[str] | None, Any]]]:
+        """`pairs` in two halves: the merges start now, in a merge-tree process of their own; the
+        function returned waits for them and decides each pair."""
         jobs: list[tuple[str, str]] = []
         plan: list[tuple[EntryFacts, EntryFacts] | None] = []
         for a, b in pairs:
@@ -179,7 +222,13 @@ class _PairMerger:
             jobs.append(self.theirs(second, ours, self.git.tree_of(ours)))
             plan.append((first, second))
         decided = [p for p in plan if p is not None]
-        results = iter(self.git.merge_trees([self._on_shared_files(job, pair) for job, pair in zip(jobs, decided)]))
+        merges = [self._on_shared_files(job, pair) for job, pair in zip(jobs, decided)]
+        answers = self.git.merge_trees_later(merges) if self.concurrently else lambda: self.git.merge_trees(merges)
+        return lambda: self._decide(plan, jobs, answers())
+
+    def _decide(self, plan: list[tuple[EntryFacts, EntryFacts] | None], jobs: list[tuple[str, str]],
+                merged: list[MergeResult]) -> list[tuple[list[str] | None, Any]]:
+        results = iter(merged)
         job_iter = iter(jobs)
         out: list[tuple[list[str] | None, Any]] = []
         for item in plan:
@@ -188,14 +237,13 @@ class _PairMerger:
                 continue
             result, job = next(results), next(job_iter)
             own = set(self.alone_results[item[1].id].conflicted_paths)
-            conflicted = [p for p in result.conflicted_paths if p not in own or self._meets(item, p)] \
+            conflicted = [p for p in result.conflicted_paths if p not in own or self._meets(item, p, result)] \
                 if not result.clean else []
             patterns = self.manifest.structured_paths(item[1].step.entry) if item[1].step else ()
             if conflicted and patterns and resolve_merge(self.git, result, patterns).tree is not None:
                 self.structurally.add((item[0].id, item[1].id))
             out.append((conflicted, ((item[0].id, item[1].id), job)))
         return out
-
 
     def _on_shared_files(self, job: tuple[str, str], pair: tuple[EntryFacts, EntryFacts]) -> tuple[str, str]:
         """JOB with the second PR's head reduced to the files it shares with the first (pipeline.reduce):
@@ -210,15 +258,17 @@ class _PairMerger:
                                what=f"{second.id} beside {first.id}")
         return job if reduced is None else (job[0], reduced)
 
-    def _meets(self, pair: tuple[EntryFacts, EntryFacts], path: str) -> bool:
+    def _meets(self, pair: tuple[EntryFacts, EntryFacts], path: str, merged: MergeResult | None = None) -> bool:
         """Whether the first's change meets the lines where the second conflicts with upstream alone in
-        PATH (the rule sync names entries by: pipeline.blame)."""
+        PATH (the rule sync names entries by: pipeline.blame). The second's merge alone onto upstream and
+        MERGED, the pair's, hold the conflict regions blame compares when they merged the same blobs."""
         first, second = pair
         if not second.base or not second.head:
             return False
+        merges = (self.alone_results.get(second.id), merged) if self.regions_from_merges else (None, None)
         return meets_conflict(self.git, path, base_tree=self.git.tree_of(second.base),
                               head_tree=self.git.tree_of(second.head), upstream_tree=self.upstream_tree,
-                              other_tree=self.git.tree_of(self.commits[first.id]))
+                              other_tree=self.git.tree_of(self.commits[first.id]), merges=merges)
 
 
 def _hunk_keys(item: EntryFacts) -> dict[tuple, list[int]]:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from carrytool.errors import GitError
 from carrytool.gitlayer.git import Git
+from carrytool.gitlayer.mergepipe import MergePipe
 from tests.gitrepo import init_repo, many_prs
 
 
@@ -118,3 +119,83 @@ def test_prefetched_patches_are_the_ones_diff_patches_reads(tmp_path: Path, monk
         git.prefetch_patches(pairs[:2])
         git._prefetch[2]["proc"] = subprocess.CompletedProcess([], 128, b"", b"fatal")
         assert git.diff_patches(pairs[:2]) == want[:2]
+
+
+def test_merges_answered_later_equal_merges_answered_now(tmp_path: Path) -> None:
+    """merge_trees_later's own merge-tree process merges while the first one keeps answering; its
+    answers are merge_trees' own, in order, and close() stops a process nobody asked for its answers."""
+    up = init_repo(tmp_path / "up", bare=True)
+    many_prs(up, 12, files=4)
+    with Git(up.path) as git:
+        main = git.rev_parse("refs/heads/main")
+        heads = [git.rev_parse(f"refs/pull/{n}/head") for n in range(1, 13)]
+        ours = up.commit({"f/conflict.txt": "ours\n"}, "ours", parent="main", ref="refs/heads/ours")
+        theirs = up.commit({"f/conflict.txt": "theirs\n"}, "theirs", parent="main", ref="refs/heads/theirs")
+        pairs = [(main, head) for head in heads] + [(heads[n], heads[n + 1]) for n in range(11)]
+        pairs += [(ours, theirs), (theirs, ours)]
+        later = git.merge_trees_later(pairs)
+        now = [git.merge_one(*pair) for pair in pairs]         # the run's merge-tree, meanwhile
+        assert later() == now == git.merge_trees(pairs)
+        assert any(not r.clean for r in now) and any(r.clean for r in now)
+        assert git.merge_trees_later([])() == []
+        forgotten = git.merge_trees_later(pairs)
+        assert len(git._later_pipes) == 1
+    assert forgotten is not None and git._later_pipes == []
+
+
+def test_raw_diffs_and_merge_bases_are_asked_once(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+    """explain gathers every entry's base and diff before composing does: composing gets the same
+    answers without a second rev-list walk or diff-tree (and lists of its own to change)."""
+    up = init_repo(tmp_path / "up", bare=True)
+    many_prs(up, 4, files=4)
+    with Git(up.path) as git:
+        main = git.rev_parse("refs/heads/main")
+        heads = [git.rev_parse(f"refs/pull/{n}/head") for n in range(1, 5)]
+        pairs = [(main, head) for head in heads]
+        first_bases = git.merge_bases(main, heads[:2])
+        first = git.diff_trees(pairs[:2])
+        calls: list[str] = []
+        real_run = Git.run
+
+        def counting(self, *args, **kwargs):  # noqa: ANN001, ANN202
+            calls.append(args[0])
+            return real_run(self, *args, **kwargs)
+
+        monkeypatch.setattr(Git, "run", counting)
+        bases = git.merge_bases(main, heads + heads[:1])
+        again = git.diff_trees(pairs + pairs[:1])
+        assert calls == ["rev-list", "diff-tree"]            # only for the heads and pairs not asked before
+        assert {h: bases[h] for h in heads[:2]} == first_bases and all(bases.values())
+        assert again[:2] == first and again[4] == again[0] and all(again)
+        again[0].clear()                                     # a caller's list is its own
+        assert git.diff_trees(pairs[:1]) == first[:1] and git.merge_bases(main, heads) == {h: bases[h] for h in heads}
+        assert git.diff_trees(pairs[:1], renames=False) == first[:1] and len(calls) == 3
+
+
+def test_merges_are_asked_once_and_sole_merge_bases_are_known(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+    up = init_repo(tmp_path / "up", bare=True)
+    many_prs(up, 3, files=4)
+    base = up.commit({"x.txt": "x\n"}, "base", parent="main")
+    left, right = up.commit({"l.txt": "l\n"}, "left", parent=base), up.commit({"r.txt": "r\n"}, "right", parent=base)
+    cross_l = up.commit({"l.txt": "l2\n"}, "cross left", parents=[left, right])
+    cross_r = up.commit({"r.txt": "r2\n"}, "cross right", parents=[right, left])
+    with Git(up.path) as git:
+        main = git.rev_parse("refs/heads/main")
+        heads = [git.rev_parse(f"refs/pull/{n}/head") for n in range(1, 4)]
+        bases = git.merge_bases(main, heads)
+        assert all(git.sole_merge_base(main, h) for h in heads) and all(bases.values())
+        git.merge_bases(cross_l, [cross_r])               # two merge bases (left and right): not sole
+        assert not git.sole_merge_base(cross_l, cross_r) and not git.sole_merge_base(main, cross_r)
+        pairs = [(main, head) for head in heads]
+        first = git.merge_trees(pairs)
+        sent: list[list[str]] = []
+        real = MergePipe.merge_many
+
+        def spy(self, lines):  # noqa: ANN001, ANN202
+            sent.append(list(lines))
+            return real(self, lines)
+
+        monkeypatch.setattr(MergePipe, "merge_many", spy)
+        again = git.merge_trees(pairs + [(cross_l, cross_r)] + pairs[:1])
+        assert again[:3] == first and again[4] == first[0]
+        assert sent == [[f"{cross_l} {cross_r}"]]          # only the merge not asked before

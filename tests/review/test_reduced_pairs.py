@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import pytest
 
+from carrytool.gitlayer.git import Git, Signature, paths_of
+from carrytool.pipeline import reduce
 from carrytool.pipeline.compose import Composer
 from carrytool.review.overlap import _PairMerger
 from tests.conftest import Cli, Small
@@ -36,7 +38,15 @@ def _corpus(small: Small) -> None:
                       _body("moved" if n == "pkg/moved.py" else n, {line: f"pr {number} was here"}))
                   for n, line in edits.items()}
         small.up.commit(change, f"pr {number}", parent=base, ref=f"refs/pull/{number}/head")
-    small.manifest([{"pr": n} for n in plan], policy={"on_conflict": "skip"})
+    # heads that delete or rename keep those changes in their reduced merges, only their other edits go
+    small.up.commit({"pkg/m3.py": None, "pkg/m0.py": _body("pkg/m0.py", {10: "pr 8 was here"}),
+                     "pkg/m1.py": _body("pkg/m1.py", {35: "pr 8 was here"})},
+                    "pr 8: deletes m3", parent=base, ref="refs/pull/8/head")
+    small.up.commit({"pkg/m2.py": None, "pkg/m2_new.py": _body("pkg/m2.py", {1: "pr 9 was here"}),
+                     "pkg/m1.py": _body("pkg/m1.py", {20: "pr 9 was here"}),
+                     "pkg/m0.py": _body("pkg/m0.py", {30: "pr 9 was here"})},
+                    "pr 9: renames m2", parent=base, ref="refs/pull/9/head")
+    small.manifest([{"pr": n} for n in [*plan, 8, 9]], policy={"on_conflict": "skip"})
 
 
 def test_reduced_pair_merges_give_the_same_overlap_map(cli: Cli, small: Small,
@@ -53,6 +63,9 @@ def test_reduced_pair_merges_give_the_same_overlap_map(cli: Cli, small: Small,
     assert reduced["overlaps"] == whole["overlaps"] and reduced["entries"] == whole["entries"]
     conflicts = {tuple(o["entries"]): o.get("conflict_files") for o in reduced["overlaps"] if o["kind"] == "conflict"}
     assert conflicts[("pr/1", "pr/2")] == ["pkg/m0.py"] and conflicts[("pr/3", "pr/4")] == ["pkg/m3.py"]
+    assert conflicts[("pr/1", "pr/8")] == ["pkg/m0.py"] and conflicts[("pr/3", "pr/9")] == ["pkg/m1.py"]
+    assert conflicts[("pr/6", "pr/9")] == ["pkg/m0.py"] and ("pr/8", "pr/9") not in conflicts
+    assert reduced["plan"]["upstream_conflicts"]["pr/9"] == ["pkg/m2_new.py"]
     statuses = {e["id"]: e["status"] for e in reduced["entries"]}
     assert statuses["pr/2"] == statuses["pr/4"] == "conflict" and statuses["pr/5"] == "applied"
 
@@ -68,3 +81,68 @@ def test_reduced_merges_name_the_same_culprits(cli: Cli, small: Small, monkeypat
     by_id = {e["id"]: e for e in reduced["entries"]}
     assert by_id["pr/4"]["conflicts"] and by_id["pr/2"]["conflicts"]
     assert by_id["pr/7"]["conflicts"] == [{"file": "pkg/m1.py", "with": ["pr/3"]}]
+
+
+def test_heads_that_delete_or_rename_are_reduced_too(cli: Cli, small: Small, monkeypatch: pytest.MonkeyPatch) -> None:
+    """pr/8 deletes a file and pr/9 renames one: their pair merges still keep only the shared files'
+    edits (and the deletion, the rename), so a large diverged head does not merge every file per pair."""
+    _corpus(small)
+    seen: dict[str, list[str]] = {}
+    real = reduce.reduced_head
+
+    def spy(git, **kw):  # noqa: ANN001, ANN003, ANN202
+        out = real(git, **kw)
+        if out is not None:
+            changes = git.diff_trees([(kw["base"], out)])[0]
+            seen.setdefault(kw["what"], sorted(p for c in changes for p in c.paths))
+        return out
+
+    monkeypatch.setattr("carrytool.review.overlap.reduced_head", spy)
+    cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")
+    cli.json("explain", "-m", small.manifest_path, "--repo", small.work.path, "--offline")
+    assert seen["pr/8 beside pr/3"] == ["pkg/m1.py", "pkg/m3.py"]          # m0's edit went back to base
+    assert seen["pr/9 beside pr/6"] == ["pkg/m0.py", "pkg/m2.py", "pkg/m2_new.py"]   # m1's did
+
+
+def test_a_reduced_merge_differs_from_the_whole_merge_only_on_the_paths_it_reset(small: Small) -> None:
+    """Every pair of the corpus, merged as explain does (the second's head onto the first alone on
+    upstream): the reduced merge's tree and conflicts equal the whole merge's on every path but those
+    the reduction put back at their base version, whatever the head deletes or renames."""
+    _corpus(small)
+    git = Git(small.up.path)
+    try:
+        upstream = git.rev_parse("refs/heads/main")
+        assert upstream is not None
+        heads = {n: git.rev_parse(f"refs/pull/{n}/head") for n in range(1, 10)}
+        sig = Signature("t", "t@example.com", 1700000000)
+        alone, changes = {}, {}
+        for n, head in heads.items():
+            result = git.merge_trees([(upstream, head)])[0]
+            if result.clean:
+                alone[n] = git.write_commit(result.tree, [upstream], sig, sig, f"pr {n} alone\n")
+            base = git.merge_base(upstream, head)
+            changes[n] = (base, git.diff_trees([(base, head)])[0])
+        reduced = 0
+        for first, ours in alone.items():
+            keep = set(paths_of(changes[first][1]))
+            for second, (base, second_changes) in changes.items():
+                if second == first or not keep & set(paths_of(second_changes)):
+                    continue
+                head = reduce.reduced_head(git, head=heads[second], base=base, changes=second_changes, keep=keep,
+                                           ours_tree=git.tree_of(ours), sig=sig, what=f"pr {second}")
+                if head is None:
+                    continue
+                reduced += 1
+                reset = set(paths_of(git.diff_trees([(heads[second], head)])[0]))
+                assert reset and not reset & keep
+                assert reset <= {c.path for c in second_changes if c.status == "M"}   # adds, deletes, renames stay
+                whole, part = git.merge_trees([(ours, heads[second]), (ours, head)])
+                conflicted = set(part.conflicted_paths)
+                assert set(whole.conflicted_paths) - reset == conflicted, (first, second)
+                # a conflicted file's markers name the merged commits: its stages are compared instead
+                differ = set(paths_of(git.diff_trees([(whole.tree, part.tree)], renames=False)[0]))
+                assert differ <= reset | conflicted, (first, second)
+                assert {s for s in whole.stages if s.path not in reset} == set(part.stages), (first, second)
+        assert reduced >= 15
+    finally:
+        git.close()
