@@ -69,12 +69,13 @@ def test_a_large_batch_shared_by_two_processes_answers_as_one_does(tmp_path: Pat
         monkeypatch.setattr("carrytool.gitlayer.git._cores", lambda: 1)
         alone = git.merge_trees(pairs)
         assert git._side_pipe is None
+    with Git(up.path) as git:                                 # answers are kept per run: a run of its own
         monkeypatch.setattr("carrytool.gitlayer.git._cores", lambda: 2)
+        assert git.merge_trees(pairs[:3]) == alone[:3] and git._side_pipe is None   # a small batch: one process
         shared = git.merge_trees(pairs)
         assert git._side_pipe is not None                    # the second process answered half
         assert shared == alone
         assert any(not r.clean for r in shared) and any(r.clean for r in shared)
-        assert git.merge_trees(pairs[:3]) == alone[:3]        # a small batch: one process
 
 
 def test_a_failing_second_process_is_an_error_not_a_wrong_answer(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
@@ -87,6 +88,7 @@ def test_a_failing_second_process_is_an_error_not_a_wrong_answer(tmp_path: Path,
         git.merge_trees(pairs)
         git._side_pipe._proc.kill()
         git._side_pipe._proc.wait()
+        git._merged.clear()                                   # asked again, not answered from the run's memory
         try:
             git.merge_trees(pairs)
         except GitError as exc:
