@@ -50,6 +50,7 @@ from carrytool.gitlayer.objects import (
     Signature,
     _is_echo,
     _parse_diff_stdin,
+    pack_of_loose,
     paths_of,
 )
 
@@ -183,6 +184,8 @@ class Git:
         self._pipes: dict[str, _Pipe] = {}
         self._tmp: Path | None = None
         self._trees: dict[str, list[tuple[str, str, str, bytes]]] = {}
+        self._tree_of: dict[str, str] = {}              # commit -> its tree (objects never change)
+        self._commits: dict[str, dict[str, object]] = {}  # commit -> commit_info
         self._merge_pipe: MergePipe | None = None
         self._patches: dict[tuple[str, str], bytes] = {}
         self._explicit_bases: bool | None = None
@@ -314,10 +317,10 @@ class Git:
 
     def migrate_objects(self) -> None:
         """Move the objects written so far that must persist from the quarantine into the user's store,
-        as one pack (`pack-objects`, no delta search, fast compression) that arrives with a .keep; their
-        loose copies stay in the quarantine until close (recheck_kept writes again what a concurrent
-        prune removes). What must persist: everything a kept commit reaches and, with
-        `keep_unreferenced`, everything.
+        as one pack (made in process from their loose files: no delta search, fast compression) that
+        `index-pack` checks and indexes with a .keep; their loose copies stay in the quarantine until close
+        (recheck_kept writes again what a concurrent prune removes). What must persist: everything a kept
+        commit reaches and, with `keep_unreferenced`, everything.
 
         Composing writes its objects (merge results, trees, commits) into a quarantine in the scratch
         directory, as git's own receive-pack does: a few hundred loose files per run cost little there,
@@ -347,17 +350,19 @@ class Git:
         wanted = missing
         if not wanted:
             return
-        names = "".join(f"{oid}\n" for oid in wanted).encode()
         try:
             (self.object_dir / "pack").mkdir(exist_ok=True)
         except OSError as exc:
             raise EnvironmentProblem(f"cannot write into {self.object_dir / 'pack'}: {exc.strerror}",
                                      hint="check that the repository's object store is writable") from None
-        # packed from the quarantine (the user's store as its alternate), indexed into the user's store
-        # with a .keep that exists before the pack does, as receive-pack does: a concurrent `git repack -a
-        # -d` or gc cannot delete the pack while no ref names its objects yet. The .keep goes at close.
-        packed = self.run("-c", "pack.compression=1", "pack-objects", "-q", "--window=0", "--stdout",
-                          input=names).stdout
+        # packed here from the quarantine's loose files (no pack-objects process: no delta search to do),
+        # indexed into the user's store by index-pack, which checks every object, with a .keep that exists
+        # before the pack does, as receive-pack does: a concurrent `git repack -a -d` or gc cannot delete
+        # the pack while no ref names its objects yet. The .keep goes at close.
+        try:
+            packed = pack_of_loose((present[oid].read_bytes() for oid in wanted), self.object_format)
+        except (OSError, zlib.error, ValueError, KeyError) as exc:
+            raise GitError(f"cannot read the quarantine's objects: {exc}") from None
         where = {"GIT_OBJECT_DIRECTORY": str(self.object_dir), "GIT_ALTERNATE_OBJECT_DIRECTORIES": ""}
         out = self.run("index-pack", "--stdin", f"--keep={_keep_message()}", input=packed, env=where)
         kind, _, name = out.stdout.decode().strip().partition("\t")
@@ -546,7 +551,18 @@ class Git:
         return proc.stdout.decode().strip() if proc.returncode == 0 else None
 
     def commit_info(self, sha: str) -> dict[str, object]:
-        """Parse a commit object: tree, parents, author/committer timestamps, message."""
+        """Parse a commit object: tree, parents, author/committer timestamps, message (kept by full SHA:
+        objects never change; each call gets its own copy)."""
+        cached = self._commits.get(sha)
+        if cached is None:
+            cached = self._commit_info(sha)
+            if _OID.match(sha):
+                if len(self._commits) > 20000:
+                    self._commits.clear()
+                self._commits[sha] = cached
+        return {**cached, "parents": list(cached["parents"])}  # type: ignore[call-overload]
+
+    def _commit_info(self, sha: str) -> dict[str, object]:
         obj = self.read_object(sha)
         if obj is None or obj[0] != "commit":
             raise GitError(f"{sha} is not a commit in this repository")
@@ -619,7 +635,10 @@ class Git:
         body = "\n".join(lines)
         if not body.endswith("\n"):
             body += "\n"
-        return self.write_object("commit", body.encode("utf-8", "surrogateescape"))
+        sha = self.write_object("commit", body.encode("utf-8", "surrogateescape"))
+        if _OID.match(tree) and len(self._tree_of) <= 20000:
+            self._tree_of[sha] = tree
+        return sha
 
     def write_object(self, kind: str, data: bytes) -> str:
         """Write one object and return its SHA: hashed here and staged (written in a batch before the next
@@ -885,8 +904,11 @@ class Git:
 
     def tree_of(self, name: str) -> str:
         """The tree of a commit (or the tree itself)."""
-        if name == EMPTY_TREE:
+        if name == EMPTY_TREE or name in self._trees:
             return name
+        tree = self._tree_of.get(name)
+        if tree is not None:
+            return tree
         obj = self.read_object(name)
         if obj is None:
             raise GitError(f"object {name} is missing from the repository")
@@ -894,7 +916,12 @@ class Git:
             return name
         if obj[0] != "commit":
             raise GitError(f"{name} is a {obj[0]}, not a commit or tree")
-        return obj[1][5:45].decode()
+        tree = obj[1][5:5 + len(name)].decode() if _OID.match(name) else obj[1][5:45].decode()
+        if _OID.match(name):
+            if len(self._tree_of) > 20000:
+                self._tree_of.clear()
+            self._tree_of[name] = tree
+        return tree
 
     def diff_patch(self, old: str, new: str, paths: Sequence[str] = (), *, context: int = 0,
                    renames: bool = True) -> bytes:
