@@ -122,6 +122,28 @@ def test_unkept_objects_vanish_and_kept_ones_persist(tmp_path: Path) -> None:
     assert _loose(repo.path) == loose
 
 
+def test_the_migrated_pack_holds_every_object_byte_for_byte(tmp_path: Path) -> None:
+    """The pack carrytool makes itself (sizes on one to four header bytes, every kind) is what git reads."""
+    from tests.gitrepo import init_repo
+
+    repo = init_repo(tmp_path / "r", bare=True)
+    base = repo.commit({"a.txt": "a\n"}, "base", ref="refs/heads/main")
+    sig = Signature("t", "t@t", 1000000000)
+    loose = _loose(repo.path)
+    contents = [b"", b"x" * 15, b"y" * 16, bytes(range(256)) * 8, b"z\n" * 40000]
+    with Git(repo.path, quarantine=True) as git:
+        blobs = [git.write_blob(data) for data in contents]
+        tree = git.edit_tree(git.tree_of(base), {f"f{i}": ("100644", oid) for i, oid in enumerate(blobs)})
+        commit = git.write_commit(tree, [base], sig, sig, "all sizes\n")
+        git.keep(commit)
+    assert _loose(repo.path) == loose
+    for oid, data in zip(blobs, contents):
+        got = subprocess.run(["git", "cat-file", "blob", oid], cwd=repo.path, capture_output=True, check=True)
+        assert got.stdout == data
+    assert _exists(repo.path, tree) and _exists(repo.path, commit)
+    _fsck(repo.path)
+
+
 def test_without_a_quarantine_objects_are_in_the_store_at_once(tmp_path: Path) -> None:
     """Commands that name objects in files (union's state) write straight into the store, as before:
     a kill -9 right after a write loses nothing."""
