@@ -215,7 +215,7 @@ def sync(
                 options = SyncOptions(offline=offline, locked=locked, push=push, dry_run=dry_run, strict=strict,
                                       wait=wait)
                 result = run_sync(loaded, git, options, progress, notify=_diag)
-                git.keep_named(result.dumps())      # every SHA the report names persists
+                git.keep_named(result.names())      # every SHA the report names persists
         if dry_run:
             result.extra["dry_run"] = True
         _emit(result, fmt, report)

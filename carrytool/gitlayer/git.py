@@ -190,6 +190,7 @@ class Git:
         self._patches: dict[tuple[str, str], bytes] = {}
         self._explicit_bases: bool | None = None
         self._quarantine: Path | None = None
+        self._fans: set[str] = set()       # the quarantine's fan-out directories made so far
         self._use_quarantine = quarantine
         self._contents: dict[tuple[str | None, str | None, str | None], tuple[bool, bytes] | None] = {}
         self._settled: set[str] = set()    # quarantined objects found in the store or migrated there
@@ -409,9 +410,10 @@ class Git:
         leaves them. Packed ones are not touched (their pack is shared with everything else); for them,
         and for `prune --expire=now`, the kept objects are checked again after update-ref and at close
         (see recheck_kept) and written again from the quarantine's copies."""
+        store = str(self.object_dir)
         for oid in oids:
             try:
-                os.utime(self.object_dir / oid[:2] / oid[2:])
+                os.utime(f"{store}/{oid[:2]}/{oid[2:]}")
             except OSError:
                 pass                        # packed (or gone: recheck_kept writes it again)
 
@@ -471,6 +473,7 @@ class Git:
                     self._tmp = None
                     self._private = None
                     self._quarantine = None
+                    self._fans.clear()
 
     def _close_processes(self) -> None:
         if self._merge_pipe is not None:
@@ -519,7 +522,10 @@ class Git:
     def read_blobs(self, oids: Sequence[str]) -> dict[str, bytes]:
         """`cat-file --batch` fed every name at once (one process per 4096): oid -> content; missing
         objects are left out. Many blobs at a time, without a round trip per object."""
-        out: dict[str, bytes] = {}
+        return {oid: data for oid, (_kind, data) in self._read_batch(oids).items()}
+
+    def _read_batch(self, oids: Sequence[str]) -> dict[str, tuple[str, bytes]]:
+        out: dict[str, tuple[str, bytes]] = {}
         unique = list(dict.fromkeys(oids))
         for start in range(0, len(unique), 4096):
             names = "".join(f"{oid}\n" for oid in unique[start:start + 4096]).encode()
@@ -530,9 +536,24 @@ class Git:
                 if len(header) != 3:
                     continue            # `<name> missing` (or ambiguous)
                 size = int(header[2])
-                out[header[0].decode()] = data[i:i + size]
+                out[header[0].decode()] = (header[1].decode(), data[i:i + size])
                 i += size + 1
         return out
+
+    def load_commits(self, shas: Iterable[str]) -> None:
+        """Read the commits SHAS (full SHAs) not read before in one `cat-file --batch` process, for
+        `commit_info` and `tree_of` to answer without a round trip each."""
+        wanted = [sha for sha in dict.fromkeys(shas)
+                  if sha not in self._commits and sha not in self._pending and _OID.match(sha)]
+        if len(wanted) < 16:
+            return                      # fewer than a process is worth
+        if len(self._commits) + len(wanted) > 20000:
+            self._commits.clear()
+        for sha, (kind, data) in self._read_batch(wanted).items():
+            if kind == "commit":
+                info = _parse_commit(data)
+                self._commits[sha] = info
+                self._tree_of[sha] = info["tree"]  # type: ignore[assignment]
 
     def object_type(self, name: str) -> str | None:
         obj = self.read_object(name)
@@ -566,18 +587,7 @@ class Git:
         obj = self.read_object(sha)
         if obj is None or obj[0] != "commit":
             raise GitError(f"{sha} is not a commit in this repository")
-        head, _, message = obj[1].partition(b"\n\n")
-        info: dict[str, object] = {"parents": [], "message": message.decode("utf-8", "replace")}
-        for line in head.split(b"\n"):
-            key, _, value = line.partition(b" ")
-            if key == b"tree":
-                info["tree"] = value.decode()
-            elif key == b"parent":
-                info["parents"].append(value.decode())  # type: ignore[union-attr]
-            elif key in (b"author", b"committer"):
-                stamp = value.rsplit(b" ", 2)
-                info[key.decode() + "_time"] = int(stamp[1]) if len(stamp) == 3 and stamp[1].isdigit() else 0
-        return info
+        return _parse_commit(obj[1])
 
     def is_ancestor(self, ancestor: str, descendant: str) -> bool:
         """`merge-base --is-ancestor`."""
@@ -677,13 +687,16 @@ class Git:
     def _write_loose(self, sha: str, kind: str, data: bytes) -> None:
         """One loose object in the quarantine: written beside, then renamed (readers never see half)."""
         assert self._quarantine is not None
-        folder = self._quarantine / sha[:2]
-        target = folder / sha[2:]
-        if target.exists():
+        folder = f"{self._quarantine}/{sha[:2]}"      # strings and os calls: a few hundred per run
+        target = f"{folder}/{sha[2:]}"
+        if os.path.exists(target):
             return
-        folder.mkdir(exist_ok=True)
-        temp = folder / f"tmp_obj_{sha[2:]}"
-        temp.write_bytes(zlib.compress(f"{kind} {len(data)}\0".encode() + data, 1))
+        if sha[:2] not in self._fans:
+            os.makedirs(folder, exist_ok=True)
+            self._fans.add(sha[:2])
+        temp = f"{folder}/tmp_obj_{sha[2:]}"
+        with open(temp, "wb") as out:
+            out.write(zlib.compress(f"{kind} {len(data)}\0".encode() + data, 1))
         os.replace(temp, target)
 
     def _hash_objects(self, kind: str, blobs: list[bytes]) -> list[str]:
@@ -994,6 +1007,12 @@ class Git:
         pairs = (line.split(" ", 1) for line in out.splitlines() if line)
         return {name: oid for name, oid in pairs}
 
+    def ref_types(self, prefix: str) -> dict[str, tuple[str, str]]:
+        """`for-each-ref`: ref name -> (object, its type) under PREFIX (no object read per ref)."""
+        out = self.run("for-each-ref", "--format=%(refname) %(objectname) %(objecttype)", prefix).stdout.decode()
+        triples = (line.rsplit(" ", 2) for line in out.splitlines() if line)
+        return {name: (oid, kind) for name, oid, kind in triples}
+
     def checked_out_branches(self) -> dict[str, str]:
         """Branch ref -> work tree path for every work tree of the repository."""
         out = self.run("worktree", "list", "--porcelain").stdout.decode("utf-8", "surrogateescape")
@@ -1004,6 +1023,22 @@ class Git:
             elif line.startswith("branch "):
                 result[line[len("branch "):]] = path
         return result
+
+
+def _parse_commit(data: bytes) -> dict[str, object]:
+    """A commit object's tree, parents, author/committer timestamps and message."""
+    head, _, message = data.partition(b"\n\n")
+    info: dict[str, object] = {"parents": [], "message": message.decode("utf-8", "replace")}
+    for line in head.split(b"\n"):
+        key, _, value = line.partition(b" ")
+        if key == b"tree":
+            info["tree"] = value.decode()
+        elif key == b"parent":
+            info["parents"].append(value.decode())  # type: ignore[union-attr]
+        elif key in (b"author", b"committer"):
+            stamp = value.rsplit(b" ", 2)
+            info[key.decode() + "_time"] = int(stamp[1]) if len(stamp) == 3 and stamp[1].isdigit() else 0
+    return info
 
 
 def work_tree_top(path: Path) -> Path | None:
