@@ -14,6 +14,7 @@ disabled, and the merge/diff configuration pinned. Two places to run:
 from __future__ import annotations
 
 import hashlib
+import itertools
 import os
 import re
 import shutil
@@ -69,6 +70,9 @@ _NAMED_OID = re.compile(r"(?<![0-9a-f])(?:[0-9a-f]{64}|[0-9a-f]{40})(?![0-9a-f])
 
 
 _KEEP_PREFIX = "carrytool"
+# the modes git writes (and `mktree` writes as given): a tree that has only these, in git's order, is the
+# tree `mktree` writes for its entries, so `splice_tree` may edit its bytes
+_CANONICAL_MODES = frozenset({b"40000", b"100644", b"100755", b"120000", b"160000"})
 
 
 def _owner_tag(prefix: str) -> str:
@@ -184,7 +188,9 @@ class Git:
         self._pipes: dict[str, _Pipe] = {}
         self._tmp: Path | None = None
         self._trees: dict[str, list[tuple[str, str, str, bytes]]] = {}
+        self._layouts: dict[str, tuple[bytes, list[int]]] = {}   # canonical tree -> its bytes, entry offsets
         self._tree_of: dict[str, str] = {}              # commit -> its tree (objects never change)
+        self._links: dict[str, list[str]] = {}         # commit this run wrote -> its tree and parents
         self._commits: dict[str, dict[str, object]] = {}  # commit -> commit_info
         self._merge_pipe: MergePipe | None = None
         self._patches: dict[tuple[str, str], bytes] = {}
@@ -438,6 +444,8 @@ class Git:
             out.append(oid)
             if oid in self._trees:
                 named = [(e[2], e[1]) for e in self._trees[oid]]
+            elif oid in self._links:
+                named = [(link, "commit") for link in self._links[oid]]
             else:
                 obj = self.read_object(oid)
                 if obj is None or obj[0] not in ("commit", "tree"):
@@ -646,8 +654,9 @@ class Git:
         if not body.endswith("\n"):
             body += "\n"
         sha = self.write_object("commit", body.encode("utf-8", "surrogateescape"))
-        if _OID.match(tree) and len(self._tree_of) <= 20000:
+        if _OID.match(tree) and len(self._links) <= 20000:
             self._tree_of[sha] = tree
+            self._links[sha] = [tree, *parents]
         return sha
 
     def write_object(self, kind: str, data: bytes) -> str:
@@ -695,8 +704,8 @@ class Git:
             os.makedirs(folder, exist_ok=True)
             self._fans.add(sha[:2])
         temp = f"{folder}/tmp_obj_{sha[2:]}"
-        with open(temp, "wb") as out:
-            out.write(zlib.compress(f"{kind} {len(data)}\0".encode() + data, 1))
+        with open(temp, "wb") as out:     # stored, not compressed (core.looseCompression=0): the scratch is
+            out.write(zlib.compress(f"{kind} {len(data)}\0".encode() + data, 0))   # private; the pack compresses
         os.replace(temp, target)
 
     def _hash_objects(self, kind: str, blobs: list[bytes]) -> list[str]:
@@ -738,15 +747,30 @@ class Git:
         if obj is None or obj[0] != "tree":
             raise GitError(f"{tree} is not a tree")
         data, entries, i = obj[1], [], 0
+        offsets, canonical, last = [], True, b""
         while i < len(data):
+            offsets.append(i)
             space = data.index(b" ", i)
             nul = data.index(b"\0", space)
-            mode = data[i:space].decode()
+            raw_mode, name = data[i:space], data[space + 1:nul]
+            mode = raw_mode.decode()
             oid = data[nul + 1:nul + 21].hex()
             kind = "tree" if mode == "40000" else ("commit" if mode == "160000" else "blob")
-            entries.append((mode.rjust(6, "0"), kind, oid, data[space + 1:nul]))
+            entries.append((mode.rjust(6, "0"), kind, oid, name))
+            key = name + b"/" if kind == "tree" else name
+            canonical = canonical and raw_mode in _CANONICAL_MODES and key > last
+            last = key
             i = nul + 21
+        if canonical and self._stage_objects:
+            offsets.append(len(data))
+            self._remember_layout(tree, data, offsets)
         return entries
+
+    def _remember_layout(self, tree: str, data: bytes, offsets: list[int]) -> None:
+        """Keep a canonical tree's bytes and where each entry starts: `splice_tree` edits it in place."""
+        if len(self._layouts) > 4096:
+            self._layouts.clear()
+        self._layouts[tree] = (data, offsets)
 
     def mktree(self, entries: Iterable[tuple[str, str, str, bytes]]) -> str:
         """Write a tree from (mode, type, oid, name) entries, in git's order; return its SHA."""
@@ -754,12 +778,50 @@ class Git:
             return entry[3] + (b"/" if entry[1] == "tree" else b"")
 
         ordered = sorted(entries, key=order)
-        data = b"".join((b"40000" if kind == "tree" else mode.encode()) + b" " + name + b"\0" + bytes.fromhex(oid)
-                        for mode, kind, oid, name in ordered)
+        encoded = [(b"40000" if kind == "tree" else mode.encode()) + b" " + name + b"\0" + bytes.fromhex(oid)
+                   for mode, kind, oid, name in ordered]
+        data = b"".join(encoded)
         sha = self.write_object("tree", data)
         if self._stage_objects and sha not in self._trees and len(self._trees) <= 20000:
             self._trees[sha] = [("040000" if kind == "tree" else mode.rjust(6, "0"), kind, oid, name)
                                 for mode, kind, oid, name in ordered]
+            keys = [order(entry) for entry in ordered]
+            if all(e[:e.index(b" ")] in _CANONICAL_MODES for e in encoded) and \
+                    all(a < b for a, b in zip(keys, keys[1:])):
+                self._remember_layout(sha, data, [0, *itertools.accumulate(len(e) for e in encoded)])
+        return sha
+
+    def splice_tree(self, tree: str, changes: dict[bytes, tuple[str, str, str, bytes]]) -> str | None:
+        """TREE with the entries CHANGES names replaced by (mode, type, oid, name) entries of the same type
+        and size, written by splicing TREE's bytes: the very tree `mktree` writes for those entries, without
+        sorting or encoding the others. None when TREE's layout is not known or a change cannot be spliced
+        (a new name, another type or size): the caller then writes the tree with `mktree`."""
+        layout, entries = self._layouts.get(tree), self._trees.get(tree)
+        if layout is None or entries is None:
+            return None
+        data, offsets = layout
+        index = {entry[3]: n for n, entry in enumerate(entries)}
+        spliced: list[tuple[int, bytes, tuple[str, str, str, bytes]]] = []
+        for name, (mode, kind, oid, _name) in changes.items():
+            n = index.get(name)
+            if n is None or entries[n][1] != kind:
+                return None
+            raw_mode = b"40000" if kind == "tree" else mode.encode()
+            encoded = raw_mode + b" " + name + b"\0" + bytes.fromhex(oid)
+            if raw_mode not in _CANONICAL_MODES or len(encoded) != offsets[n + 1] - offsets[n]:
+                return None
+            spliced.append((n, encoded, ("040000" if kind == "tree" else mode.rjust(6, "0"), kind, oid, name)))
+        parts, at, new_entries = [], 0, list(entries)
+        for n, encoded, entry in sorted(spliced, key=lambda item: item[0]):
+            parts += (data[at:offsets[n]], encoded)
+            at = offsets[n + 1]
+            new_entries[n] = entry
+        parts.append(data[at:])
+        new_data = b"".join(parts)
+        sha = self.write_object("tree", new_data)
+        if sha not in self._trees and len(self._trees) <= 20000:
+            self._trees[sha] = new_entries
+            self._remember_layout(sha, new_data, offsets)
         return sha
 
     def edit_tree(self, tree: str, edits: dict[str, tuple[str, str] | None]) -> str:
@@ -1075,7 +1137,8 @@ class _TreeEditor:
         return self._write(tree, nested) or EMPTY_TREE
 
     def _write(self, tree: str | None, edits: dict) -> str | None:
-        entries = {e[3]: e for e in self.git.read_tree(tree)} if tree else {}
+        base = self.git.read_tree(tree) if tree else []
+        entries = {e[3]: e for e in base}
         for name, edit in edits.items():
             if isinstance(edit, dict):
                 current = entries.get(name)
@@ -1095,4 +1158,8 @@ class _TreeEditor:
                     entries[name] = (mode, kind, oid, name)
         if not entries:
             return None
+        if tree and len(entries) == len(base):     # only replacements (or a new name for a deleted one)
+            spliced = self.git.splice_tree(tree, {name: entries[name] for name in edits if name in entries})
+            if spliced is not None:
+                return spliced
         return self.git.mktree(entries.values())
