@@ -128,13 +128,51 @@ class Composer:
                 step.redundant_with = []
                 step.skip("redundant", "its diff is empty: there is nothing to apply")
         candidates = [s for s in pending if s.head and s.status == PENDING]
-        pairs = [self._pair(s, self.upstream, self.upstream_tree) for s in candidates]
-        results: dict[int, MergeResult] = {}
-        for step, result in zip(candidates, self.git.merge_trees(pairs)):
-            results[id(step)] = result
+        results = self._onto_upstream_directly(candidates) if self.fast_path else {}
+        merged = [s for s in candidates if id(s) not in results]
+        pairs = [self._pair(s, self.upstream, self.upstream_tree) for s in merged]
+        results.update((id(step), result) for step, result in zip(merged, self.git.merge_trees(pairs)))
+        for step in candidates:
+            result = results[id(step)]
             if result.clean and result.tree == self.upstream_tree:
                 step.skip("merged-upstream", "merging it onto upstream changes nothing: upstream already has it")
         return results
+
+    def _onto_upstream_directly(self, steps: Sequence[Step]) -> dict[int, MergeResult]:
+        """The merges onto upstream that need no merge: an entry whose paths upstream left alone since the
+        entry's base merges onto upstream as its own change written into upstream's tree (one batched
+        diff-tree of each base to upstream, no merge).
+
+        Exact: with no path changed on both sides (nor a file on one side where the other has a directory),
+        merge-tree takes each path from the side that changed it; a rename pairs paths of one side, so it
+        meets the other side only on a shared path (directory renames are off: PINNED_CONFIG). As a margin
+        should they ever be on (they move paths the other side added, and need a deletion), an entry that
+        adds (or renames) while upstream deleted something, or that deletes (or renames) while upstream
+        added something, is merged anyway. tests/pipeline/test_compose_paths.py compares with merge-tree."""
+        eligible = [s for s in steps if s.base and not s.filtered and s.all_changes]
+        bases = list(dict.fromkeys(s.base for s in eligible))
+        since = dict(zip(bases, self.git.diff_trees([(base, self.upstream_tree) for base in bases],  # type: ignore[misc]
+                                                     renames=False)))
+        touched: dict[str, tuple[_Touched, bool, bool]] = {}
+        for base, changes in since.items():
+            mark = _Touched()
+            mark.add(p for c in changes for p in c.paths)
+            touched[base] = (mark, any(c.status == "D" for c in changes), any(c.status == "A" for c in changes))
+        out: dict[int, MergeResult] = {}
+        for step in eligible:
+            upstream, deleted, added = touched[step.base]  # type: ignore[index]
+            own = step.all_changes
+            if (deleted and any(c.status in ("A", "R", "C") for c in own)) or \
+                    (added and any(c.status in ("D", "R") for c in own)) or \
+                    upstream.overlaps({p for c in own for p in c.paths}):
+                continue
+            edits: dict[str, tuple[str, str] | None] = {}
+            for c in own:
+                if c.status == "R":
+                    edits[c.old_path] = None  # type: ignore[index]
+                edits[c.path] = None if c.status == "D" else (c.new_mode, c.new_oid)
+            out[id(step)] = MergeResult(True, self.git.edit_tree(self.upstream_tree, edits))
+        return out
 
     def _deltas(self, todo: Sequence[Step], onto: dict[int, MergeResult]) -> dict[int, list[Change]]:
         """What each cleanly merging entry changes on upstream (one batched diff-tree)."""
