@@ -324,8 +324,8 @@ class Git:
 
     def migrate_objects(self) -> None:
         """Move the objects written so far that must persist from the quarantine into the user's store,
-        as one pack (made in process from their loose files: no delta search, fast compression) that
-        `index-pack` checks and indexes with a .keep; their loose copies stay in the quarantine until close
+        as one pack (made in process from their loose files: fast compression, a composed tree as a
+        delta of the last tree of its size, no delta search) that `index-pack` checks and indexes with a .keep; their loose copies stay in the quarantine until close
         (recheck_kept writes again what a concurrent prune removes). What must persist: everything a kept
         commit reaches and, with `keep_unreferenced`, everything.
 
@@ -337,10 +337,10 @@ class Git:
         self.flush_objects()
         if self._quarantine is None:
             return
-        present: dict[str, Path] = {}
+        present: dict[str, str] = {}       # oid -> its loose file (strings: thousands of files)
         for fan in os.scandir(self._quarantine):
             if len(fan.name) == 2 and fan.is_dir():
-                present.update((fan.name + f.name, Path(f.path)) for f in os.scandir(fan.path)
+                present.update((fan.name + f.name, f.path) for f in os.scandir(fan.path)
                                if len(f.name) in (38, 62))
         if not present:
             return
@@ -362,12 +362,12 @@ class Git:
         except OSError as exc:
             raise EnvironmentProblem(f"cannot write into {self.object_dir / 'pack'}: {exc.strerror}",
                                      hint="check that the repository's object store is writable") from None
-        # packed here from the quarantine's loose files (no pack-objects process: no delta search to do),
+        # packed here from the quarantine's loose files (no pack-objects process, no delta search),
         # indexed into the user's store by index-pack, which checks every object, with a .keep that exists
         # before the pack does, as receive-pack does: a concurrent `git repack -a -d` or gc cannot delete
         # the pack while no ref names its objects yet. The .keep goes at close.
         try:
-            packed = pack_of_loose((present[oid].read_bytes() for oid in wanted), self.object_format)
+            packed = pack_of_loose((_read_file(present[oid]) for oid in wanted), self.object_format)
         except (OSError, zlib.error, ValueError, KeyError) as exc:
             raise GitError(f"cannot read the quarantine's objects: {exc}") from None
         where = {"GIT_OBJECT_DIRECTORY": str(self.object_dir), "GIT_ALTERNATE_OBJECT_DIRECTORIES": ""}
@@ -432,7 +432,7 @@ class Git:
         have = {line for line in out.splitlines() if not line.endswith(" missing")}
         return [oid for oid in oids if oid not in have]
 
-    def _new_reachable(self, roots: Sequence[str], present: dict[str, Path]) -> list[str]:
+    def _new_reachable(self, roots: Sequence[str], present: dict[str, str]) -> list[str]:
         """The objects in PRESENT (the quarantine) that ROOTS reach: a walk that stops at every object
         already in the user's store (which, like any object there, has everything it names). Blobs are
         known by their tree entries and never read; trees come from the tree cache where they can."""
@@ -1101,6 +1101,11 @@ def _parse_commit(data: bytes) -> dict[str, object]:
             stamp = value.rsplit(b" ", 2)
             info[key.decode() + "_time"] = int(stamp[1]) if len(stamp) == 3 and stamp[1].isdigit() else 0
     return info
+
+
+def _read_file(path: str) -> bytes:
+    with open(path, "rb") as f:
+        return f.read()
 
 
 def work_tree_top(path: Path) -> Path | None:
