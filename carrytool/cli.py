@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import sys
-import traceback
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
@@ -822,5 +821,7 @@ def main() -> None:
     except SystemExit:
         raise
     except Exception:  # an unexpected bug: show it, as the style asks
+        import traceback
+
         traceback.print_exc()
         sys.exit(70)

@@ -10,7 +10,8 @@ patch's preimage): that base is then the merge base git finds, after a walk of o
 commits, not of upstream's history nor of the growing chain of composed commits. Where git takes an
 explicit base on `merge-tree --stdin`, clean merges name it and need no stand-in.
 
-Processes: every entry is first merged onto upstream in one batched merge-tree; entries that touch no
+Processes: every entry is first merged onto upstream in one batched merge-tree (or, when upstream left its
+paths alone since its base, by writing its change into upstream's tree); entries that touch no
 path an earlier entry touched compose by writing their upstream delta into the tree (no merge); the
 rest are chained merges, all answered by one long-lived merge-tree process (gitlayer.mergepipe).
 """
@@ -65,6 +66,28 @@ class _Touched:
             if any("/".join(parts[:i]) in self.files for i in range(1, len(parts))):
                 return True
         return False
+
+
+class _Direct:
+    """A clean merge onto upstream made without merge-tree (see `Composer._onto_upstream_directly`): its
+    tree is written only when something asks for it (most entries need only its delta)."""
+
+    clean = True
+    stages: tuple = ()
+    messages: tuple = ()
+    conflicted_paths: tuple[str, ...] = ()
+
+    def __init__(self, git: Git, upstream_tree: str, edits: dict[str, tuple[str, str] | None],
+                 own: Sequence[Change]) -> None:
+        self._git, self._upstream_tree, self._edits = git, upstream_tree, edits
+        self._tree: str | None = None
+        self.delta = None if any(c.status in ("R", "C") for c in own) else tuple(own)
+
+    @property
+    def tree(self) -> str:
+        if self._tree is None:
+            self._tree = self._git.edit_tree(self._upstream_tree, self._edits)
+        return self._tree
 
 
 class Composer:
@@ -134,7 +157,8 @@ class Composer:
         results.update((id(step), result) for step, result in zip(merged, self.git.merge_trees(pairs)))
         for step in candidates:
             result = results[id(step)]
-            if result.clean and result.tree == self.upstream_tree:
+            # an entry merged directly changes paths upstream has at their base version: never a no-op
+            if not isinstance(result, _Direct) and result.clean and result.tree == self.upstream_tree:
                 step.skip("merged-upstream", "merging it onto upstream changes nothing: upstream already has it")
         return results
 
@@ -171,14 +195,24 @@ class Composer:
                 if c.status == "R":
                     edits[c.old_path] = None  # type: ignore[index]
                 edits[c.path] = None if c.status == "D" else (c.new_mode, c.new_oid)
-            out[id(step)] = MergeResult(True, self.git.edit_tree(self.upstream_tree, edits))
+            out[id(step)] = _Direct(self.git, self.upstream_tree, edits, own)  # type: ignore[assignment]
         return out
 
     def _deltas(self, todo: Sequence[Step], onto: dict[int, MergeResult]) -> dict[int, list[Change]]:
-        """What each cleanly merging entry changes on upstream (one batched diff-tree)."""
-        clean = [s for s in todo if id(s) in onto and onto[id(s)].clean]
+        """What each cleanly merging entry changes on upstream (one batched diff-tree). An entry merged
+        directly (`_Direct`) that renames nothing changes on upstream exactly what its own diff changes:
+        the same paths, from the same (base) versions, with no rename to find."""
+        out = {}
+        clean = []
+        for s in todo:
+            result = onto.get(id(s))
+            if isinstance(result, _Direct) and result.delta is not None:
+                out[id(s)] = list(result.delta)
+            elif result is not None and result.clean:
+                clean.append(s)
         diffs = self.git.diff_trees([(self.upstream_tree, onto[id(s)].tree) for s in clean])
-        return {id(s): d for s, d in zip(clean, diffs)}
+        out.update((id(s), d) for s, d in zip(clean, diffs))
+        return out
 
     def _fast_tree(self, step: Step, onto: MergeResult | None, delta: list[Change] | None, touched: _Touched,
                    tip_tree: str) -> str | None:

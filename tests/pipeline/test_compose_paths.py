@@ -144,7 +144,8 @@ def test_partial_chained_merges_equal_the_whole_merge(cli: Cli, small: Small, mo
 
 
 @pytest.mark.parametrize("case", ["dir-renamed-upstream", "dir-renamed-by-pr", "file-where-pr-has-dir",
-                                  "disjoint", "pr-deletes", "pr-adds-upstream-deletes", "same-file"])
+                                  "disjoint", "pr-deletes", "pr-renames", "pr-adds-upstream-deletes",
+                                  "same-file"])
 def test_merges_onto_upstream_without_merge_tree_equal_merge_tree(cli: Cli, small: Small, case: str,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """An entry upstream left alone since its base is merged onto upstream by writing its change into
@@ -158,6 +159,7 @@ def test_merges_onto_upstream_without_merge_tree_equal_merge_tree(cli: Cli, smal
         "file-where-pr-has-dir": {"tools": "a file\n"},
         "disjoint": {"b.py": "x = 10\ny = 2\nz = 3\n"},
         "pr-deletes": {"b.py": "x = 10\ny = 2\nz = 3\n"},
+        "pr-renames": {"b.py": "x = 10\ny = 2\nz = 3\n"},
         "pr-adds-upstream-deletes": {"docs/c.txt": None},
         "same-file": {"a.py": "def f():\n    return 9\n\n\ndef g():\n    return 2\n"},
     }[case]
@@ -168,6 +170,7 @@ def test_merges_onto_upstream_without_merge_tree_equal_merge_tree(cli: Cli, smal
         "file-where-pr-has-dir": {"tools/run.sh": "echo\n"},
         "disjoint": {"a.py": "def f():\n    return 5\n\n\ndef g():\n    return 2\n", "lib/one.py": "one = 11\n"},
         "pr-deletes": {"docs/c.txt": None, "lib/two.py": None},
+        "pr-renames": {"lib/one.py": None, "lib/uno.py": lib["lib/one.py"] + "uno = 1\n"},
         "pr-adds-upstream-deletes": {"docs/new.txt": "new\n"},
         "same-file": {"a.py": "def f():\n    return 1\n\n\ndef g():\n    return 7\n"},
     }[case]
@@ -186,5 +189,5 @@ def test_merges_onto_upstream_without_merge_tree_equal_merge_tree(cli: Cli, smal
     monkeypatch.setattr(Composer, "_onto_upstream_directly", counted)
     fast, slow = both_ways(cli, small.manifest_path, small.work.path, monkeypatch)
     assert fast["result"]["sha"] == slow["result"]["sha"]
-    shortcut = case in ("disjoint", "pr-deletes")
+    shortcut = case in ("disjoint", "pr-deletes", "pr-renames")
     assert direct[0] == (2 if shortcut else 1)        # pr/2 (a file nobody else touches) always
