@@ -91,8 +91,8 @@ def run_workload(args: argparse.Namespace) -> tuple[list[Summary], str]:
 
 
 def run_scale(args: argparse.Namespace) -> tuple[list[Summary], str]:
-    """--scale: chain and carrytool (naive is too slow to sweep) over the entries and files sweeps."""
-    runners = [r for r in args.runner_names if r != "naive"]
+    """--scale: chain and carrytool (naive is too slow to sweep; start-up does not depend on size) over the entries and files sweeps."""
+    runners = [r for r in args.runner_names if r not in ("naive", "startup")]
     summaries = []
     for group, w in scale_workloads():
         inputs = synthetic_inputs(w, args)

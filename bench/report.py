@@ -6,6 +6,7 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
+from .runners import STARTUP_RUNS
 from .session import Summary
 
 
@@ -54,13 +55,21 @@ def render_compare(summaries: Sequence[Summary], repeat: int) -> str:
         cpu_rows.append([_label(s), _s(naive), _s(chain), _s(tool), _s(warm), _ratio(naive, tool),
                          _ratio(tool, chain), _ratio(naive, warm), _ratio(warm, chain)])
     explain = render_explain(summaries)
+    startup = [[_label(s), _s(s.median("startup"), 3), _s(s.median_extra("startup", "help_seconds"), 3),
+                _s(s.median_cpu("startup"), 3), _s(s.median_extra("startup", "help_cpu_seconds"), 3)]
+               for s in summaries if s.runs.get("startup")]
+    startup_text = (f"\n\nCLI start-up (median over runs of the median of {STARTUP_RUNS} interleaved "
+                    "`carrytool --version` and `carrytool sync --help`; the goal is at most 0.15 s)\n\n"
+                    + table(startup, ["workload", "--version s", "sync --help s", "--version CPU s",
+                                      "sync --help CPU s"])) if startup else ""
     return (f"wall time, median of {repeat} interleaved run(s). carrytool = the whole `sync` process including "
             "its fetch of upstream's and every PR's ref (the objects are already there, as in the other runners' "
             "clones, whose set-up is not timed); (warm) = a second sync into the same repository: nothing to fetch "
             "(the naive and chain loops fetch nothing either) and the composed objects already written\n\n"
             + table(rows, header)
             + "\n\nCPU time (user + sys of every process; steadier than wall time on a busy machine)\n\n"
-            + table(cpu_rows, cpu_header) + explain)
+            + table(cpu_rows, cpu_header) + explain
+            + startup_text)
 
 
 def render_explain(summaries: Sequence[Summary]) -> str:

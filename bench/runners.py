@@ -3,6 +3,7 @@
 - naive: the status quo, a work tree and `git cherry-pick -X theirs base..head` per PR.
 - chain: the floor for one-process-per-step plumbing, `merge-tree --write-tree` + `commit-tree` per PR.
 - carrytool: the whole `carrytool sync` process, on a fresh bare repository (its fetch included).
+- startup: `carrytool --version` and `carrytool sync --help` (CLI start-up; the workload does not matter).
 
 Set-up (clones, ref fetches) is never timed; every runner gets its own scratch copy.
 """
@@ -13,6 +14,7 @@ import json
 import os
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import time
@@ -213,9 +215,32 @@ def explain_twice(inputs: Inputs, repo: Path, scratch: Path) -> dict[str, float]
     return out
 
 
+STARTUP_RUNS = 5      # of each command, interleaved, per run of the runner
+
+
+def run_startup(inputs: Inputs, scratch: Path) -> Measurement:
+    """CLI start-up: the median wall time of `carrytool --version` and of `carrytool sync --help`, each
+    run STARTUP_RUNS times, interleaved (the workload does not matter; its row carries the figures)."""
+    argv = carrytool_argv()
+    times: dict[str, list[float]] = {"version": [], "help": []}
+    cpu: dict[str, list[float]] = {"version": [], "help": []}
+    for _ in range(STARTUP_RUNS):
+        for key, extra in (("version", ["--version"]), ("help", ["sync", "--help"])):
+            timed = time_process(argv + extra, scratch)
+            if timed.returncode != 0:
+                raise RuntimeError(f"carrytool {' '.join(extra)} exited {timed.returncode}:\n"
+                                   f"{timed.stderr.decode(errors='replace')}")
+            times[key].append(timed.seconds)
+            cpu[key].append(timed.cpu_seconds)
+    median = statistics.median
+    return Measurement("startup", median(times["version"]), 0, cpu_seconds=median(cpu["version"]),
+                       extra={"help_seconds": median(times["help"]), "help_cpu_seconds": median(cpu["help"])})
+
+
 RUNNERS: dict[str, Runner] = {
     "naive": run_naive,
     "chain": run_chain,
     "carrytool": run_carrytool,
+    "startup": run_startup,
     # `explain --offline` is timed by the carrytool runner, in its repository after the syncs (Inputs.explain)
 }

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import sys
-import traceback
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
@@ -215,7 +214,7 @@ def sync(
                 options = SyncOptions(offline=offline, locked=locked, push=push, dry_run=dry_run, strict=strict,
                                       wait=wait)
                 result = run_sync(loaded, git, options, progress, notify=_diag)
-                git.keep_named(result.dumps())      # every SHA the report names persists
+                git.keep_named(result.names())      # every SHA the report names persists
         if dry_run:
             result.extra["dry_run"] = True
         _emit(result, fmt, report)
@@ -822,5 +821,7 @@ def main() -> None:
     except SystemExit:
         raise
     except Exception:  # an unexpected bug: show it, as the style asks
+        import traceback
+
         traceback.print_exc()
         sys.exit(70)

@@ -56,6 +56,17 @@ def test_all_three_runners_report_a_time_and_a_count(tmp_path: Path, capsys: pyt
     assert table.split("\n")[4].split("|")[-3].strip() == "yes"      # carrytool composed the chain's tree
 
 
+def test_the_startup_runner_reports_both_commands(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "results.json"
+    code = main(["--workload", "small", "--files", "50", "--prs", "2", "--repeat", "1", "--quiet",
+                 "--runners", "startup", "--out", str(tmp_path / "work"), "--json", str(out)])
+    assert code == 0
+    table = capsys.readouterr().out
+    assert "| workload" in table and "--version s" in table and "sync --help s" in table
+    [run] = json.loads(out.read_text())["workloads"][0]["runners"]["startup"]["runs"]
+    assert run["seconds"] > 0 and run["help_seconds"] > 0 and run["help_cpu_seconds"] > 0
+
+
 def test_structured_bench_counts_resolved_and_refused_conflicts(small) -> None:  # noqa: ANN001
     from bench.structured import borrow, measure, render
 

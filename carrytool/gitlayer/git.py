@@ -14,6 +14,7 @@ disabled, and the merge/diff configuration pinned. Two places to run:
 from __future__ import annotations
 
 import hashlib
+import itertools
 import os
 import re
 import shutil
@@ -50,6 +51,7 @@ from carrytool.gitlayer.objects import (
     Signature,
     _is_echo,
     _parse_diff_stdin,
+    pack_of_loose,
     paths_of,
 )
 
@@ -68,6 +70,9 @@ _NAMED_OID = re.compile(r"(?<![0-9a-f])(?:[0-9a-f]{64}|[0-9a-f]{40})(?![0-9a-f])
 
 
 _KEEP_PREFIX = "carrytool"
+# the modes git writes (and `mktree` writes as given): a tree that has only these, in git's order, is the
+# tree `mktree` writes for its entries, so `splice_tree` may edit its bytes
+_CANONICAL_MODES = frozenset({b"40000", b"100644", b"100755", b"120000", b"160000"})
 
 
 def _owner_tag(prefix: str) -> str:
@@ -197,6 +202,10 @@ class Git:
         self._pipes: dict[str, _Pipe] = {}
         self._tmp: Path | None = None
         self._trees: dict[str, list[tuple[str, str, str, bytes]]] = {}
+        self._layouts: dict[str, tuple[bytes, list[int]]] = {}   # canonical tree -> its bytes, entry offsets
+        self._tree_of: dict[str, str] = {}              # commit -> its tree (objects never change)
+        self._links: dict[str, list[str]] = {}         # commit this run wrote -> its tree and parents
+        self._commits: dict[str, dict[str, object]] = {}  # commit -> commit_info
         self._merge_pipe: MergePipe | None = None
         self._side_pipe: MergePipe | None = None    # a second merge-tree for large batches (see merge_trees)
         self._patches: dict[tuple[str, str], bytes] = {}
@@ -208,6 +217,7 @@ class Git:
         self._merged: dict[str, MergeResult] = {}     # merge_trees' answers by stdin line
         self._explicit_bases: bool | None = None
         self._quarantine: Path | None = None
+        self._fans: set[str] = set()       # the quarantine's fan-out directories made so far
         self._use_quarantine = quarantine
         self._contents: dict[tuple[str | None, str | None, str | None], tuple[bool, bytes] | None] = {}
         self._settled: set[str] = set()    # quarantined objects found in the store or migrated there
@@ -335,10 +345,10 @@ class Git:
 
     def migrate_objects(self) -> None:
         """Move the objects written so far that must persist from the quarantine into the user's store,
-        as one pack (`pack-objects`, no delta search, fast compression) that arrives with a .keep; their
-        loose copies stay in the quarantine until close (recheck_kept writes again what a concurrent
-        prune removes). What must persist: everything a kept commit reaches and, with
-        `keep_unreferenced`, everything.
+        as one pack (made in process from their loose files: fast compression, a composed tree as a
+        delta of the last tree of its size, no delta search) that `index-pack` checks and indexes with a .keep; their loose copies stay in the quarantine until close
+        (recheck_kept writes again what a concurrent prune removes). What must persist: everything a kept
+        commit reaches and, with `keep_unreferenced`, everything.
 
         Composing writes its objects (merge results, trees, commits) into a quarantine in the scratch
         directory, as git's own receive-pack does: a few hundred loose files per run cost little there,
@@ -348,10 +358,10 @@ class Git:
         self.flush_objects()
         if self._quarantine is None:
             return
-        present: dict[str, Path] = {}
+        present: dict[str, str] = {}       # oid -> its loose file (strings: thousands of files)
         for fan in os.scandir(self._quarantine):
             if len(fan.name) == 2 and fan.is_dir():
-                present.update((fan.name + f.name, Path(f.path)) for f in os.scandir(fan.path)
+                present.update((fan.name + f.name, f.path) for f in os.scandir(fan.path)
                                if len(f.name) in (38, 62))
         if not present:
             return
@@ -368,17 +378,19 @@ class Git:
         wanted = missing
         if not wanted:
             return
-        names = "".join(f"{oid}\n" for oid in wanted).encode()
         try:
             (self.object_dir / "pack").mkdir(exist_ok=True)
         except OSError as exc:
             raise EnvironmentProblem(f"cannot write into {self.object_dir / 'pack'}: {exc.strerror}",
                                      hint="check that the repository's object store is writable") from None
-        # packed from the quarantine (the user's store as its alternate), indexed into the user's store
-        # with a .keep that exists before the pack does, as receive-pack does: a concurrent `git repack -a
-        # -d` or gc cannot delete the pack while no ref names its objects yet. The .keep goes at close.
-        packed = self.run("-c", "pack.compression=1", "pack-objects", "-q", "--window=0", "--stdout",
-                          input=names).stdout
+        # packed here from the quarantine's loose files (no pack-objects process, no delta search),
+        # indexed into the user's store by index-pack, which checks every object, with a .keep that exists
+        # before the pack does, as receive-pack does: a concurrent `git repack -a -d` or gc cannot delete
+        # the pack while no ref names its objects yet. The .keep goes at close.
+        try:
+            packed = pack_of_loose((_read_file(present[oid]) for oid in wanted), self.object_format)
+        except (OSError, zlib.error, ValueError, KeyError) as exc:
+            raise GitError(f"cannot read the quarantine's objects: {exc}") from None
         where = {"GIT_OBJECT_DIRECTORY": str(self.object_dir), "GIT_ALTERNATE_OBJECT_DIRECTORIES": ""}
         out = self.run("index-pack", "--stdin", f"--keep={_keep_message()}", input=packed, env=where)
         kind, _, name = out.stdout.decode().strip().partition("\t")
@@ -425,9 +437,10 @@ class Git:
         leaves them. Packed ones are not touched (their pack is shared with everything else); for them,
         and for `prune --expire=now`, the kept objects are checked again after update-ref and at close
         (see recheck_kept) and written again from the quarantine's copies."""
+        store = str(self.object_dir)
         for oid in oids:
             try:
-                os.utime(self.object_dir / oid[:2] / oid[2:])
+                os.utime(f"{store}/{oid[:2]}/{oid[2:]}")
             except OSError:
                 pass                        # packed (or gone: recheck_kept writes it again)
 
@@ -440,7 +453,7 @@ class Git:
         have = {line for line in out.splitlines() if not line.endswith(" missing")}
         return [oid for oid in oids if oid not in have]
 
-    def _new_reachable(self, roots: Sequence[str], present: dict[str, Path]) -> list[str]:
+    def _new_reachable(self, roots: Sequence[str], present: dict[str, str]) -> list[str]:
         """The objects in PRESENT (the quarantine) that ROOTS reach: a walk that stops at every object
         already in the user's store (which, like any object there, has everything it names). Blobs are
         known by their tree entries and never read; trees come from the tree cache where they can."""
@@ -452,6 +465,8 @@ class Git:
             out.append(oid)
             if oid in self._trees:
                 named = [(e[2], e[1]) for e in self._trees[oid]]
+            elif oid in self._links:
+                named = [(link, "commit") for link in self._links[oid]]
             else:
                 obj = self.read_object(oid)
                 if obj is None or obj[0] not in ("commit", "tree"):
@@ -487,6 +502,7 @@ class Git:
                     self._tmp = None
                     self._private = None
                     self._quarantine = None
+                    self._fans.clear()
 
     def _close_processes(self) -> None:
         if self._prefetch is not None:
@@ -542,7 +558,10 @@ class Git:
     def read_blobs(self, oids: Sequence[str]) -> dict[str, bytes]:
         """`cat-file --batch` fed every name at once (one process per 4096): oid -> content; missing
         objects are left out. Many blobs at a time, without a round trip per object."""
-        out: dict[str, bytes] = {}
+        return {oid: data for oid, (_kind, data) in self._read_batch(oids).items()}
+
+    def _read_batch(self, oids: Sequence[str]) -> dict[str, tuple[str, bytes]]:
+        out: dict[str, tuple[str, bytes]] = {}
         unique = list(dict.fromkeys(oids))
         for start in range(0, len(unique), 4096):
             names = "".join(f"{oid}\n" for oid in unique[start:start + 4096]).encode()
@@ -553,9 +572,24 @@ class Git:
                 if len(header) != 3:
                     continue            # `<name> missing` (or ambiguous)
                 size = int(header[2])
-                out[header[0].decode()] = data[i:i + size]
+                out[header[0].decode()] = (header[1].decode(), data[i:i + size])
                 i += size + 1
         return out
+
+    def load_commits(self, shas: Iterable[str]) -> None:
+        """Read the commits SHAS (full SHAs) not read before in one `cat-file --batch` process, for
+        `commit_info` and `tree_of` to answer without a round trip each."""
+        wanted = [sha for sha in dict.fromkeys(shas)
+                  if sha not in self._commits and sha not in self._pending and _OID.match(sha)]
+        if len(wanted) < 16:
+            return                      # fewer than a process is worth
+        if len(self._commits) + len(wanted) > 20000:
+            self._commits.clear()
+        for sha, (kind, data) in self._read_batch(wanted).items():
+            if kind == "commit":
+                info = _parse_commit(data)
+                self._commits[sha] = info
+                self._tree_of[sha] = info["tree"]  # type: ignore[assignment]
 
     def object_type(self, name: str) -> str | None:
         obj = self.read_object(name)
@@ -574,22 +608,22 @@ class Git:
         return proc.stdout.decode().strip() if proc.returncode == 0 else None
 
     def commit_info(self, sha: str) -> dict[str, object]:
-        """Parse a commit object: tree, parents, author/committer timestamps, message."""
+        """Parse a commit object: tree, parents, author/committer timestamps, message (kept by full SHA:
+        objects never change; each call gets its own copy)."""
+        cached = self._commits.get(sha)
+        if cached is None:
+            cached = self._commit_info(sha)
+            if _OID.match(sha):
+                if len(self._commits) > 20000:
+                    self._commits.clear()
+                self._commits[sha] = cached
+        return {**cached, "parents": list(cached["parents"])}  # type: ignore[call-overload]
+
+    def _commit_info(self, sha: str) -> dict[str, object]:
         obj = self.read_object(sha)
         if obj is None or obj[0] != "commit":
             raise GitError(f"{sha} is not a commit in this repository")
-        head, _, message = obj[1].partition(b"\n\n")
-        info: dict[str, object] = {"parents": [], "message": message.decode("utf-8", "replace")}
-        for line in head.split(b"\n"):
-            key, _, value = line.partition(b" ")
-            if key == b"tree":
-                info["tree"] = value.decode()
-            elif key == b"parent":
-                info["parents"].append(value.decode())  # type: ignore[union-attr]
-            elif key in (b"author", b"committer"):
-                stamp = value.rsplit(b" ", 2)
-                info[key.decode() + "_time"] = int(stamp[1]) if len(stamp) == 3 and stamp[1].isdigit() else 0
-        return info
+        return _parse_commit(obj[1])
 
     def is_ancestor(self, ancestor: str, descendant: str) -> bool:
         """`merge-base --is-ancestor`."""
@@ -659,7 +693,11 @@ class Git:
         body = "\n".join(lines)
         if not body.endswith("\n"):
             body += "\n"
-        return self.write_object("commit", body.encode("utf-8", "surrogateescape"))
+        sha = self.write_object("commit", body.encode("utf-8", "surrogateescape"))
+        if _OID.match(tree) and len(self._links) <= 20000:
+            self._tree_of[sha] = tree
+            self._links[sha] = [tree, *parents]
+        return sha
 
     def write_object(self, kind: str, data: bytes) -> str:
         """Write one object and return its SHA: hashed here and staged (written in a batch before the next
@@ -698,13 +736,16 @@ class Git:
     def _write_loose(self, sha: str, kind: str, data: bytes) -> None:
         """One loose object in the quarantine: written beside, then renamed (readers never see half)."""
         assert self._quarantine is not None
-        folder = self._quarantine / sha[:2]
-        target = folder / sha[2:]
-        if target.exists():
+        folder = f"{self._quarantine}/{sha[:2]}"      # strings and os calls: a few hundred per run
+        target = f"{folder}/{sha[2:]}"
+        if os.path.exists(target):
             return
-        folder.mkdir(exist_ok=True)
-        temp = folder / f"tmp_obj_{sha[2:]}"
-        temp.write_bytes(zlib.compress(f"{kind} {len(data)}\0".encode() + data, 1))
+        if sha[:2] not in self._fans:
+            os.makedirs(folder, exist_ok=True)
+            self._fans.add(sha[:2])
+        temp = f"{folder}/tmp_obj_{sha[2:]}"
+        with open(temp, "wb") as out:     # stored, not compressed (core.looseCompression=0): the scratch is
+            out.write(zlib.compress(f"{kind} {len(data)}\0".encode() + data, 0))   # private; the pack compresses
         os.replace(temp, target)
 
     def _hash_objects(self, kind: str, blobs: list[bytes]) -> list[str]:
@@ -746,15 +787,30 @@ class Git:
         if obj is None or obj[0] != "tree":
             raise GitError(f"{tree} is not a tree")
         data, entries, i = obj[1], [], 0
+        offsets, canonical, last = [], True, b""
         while i < len(data):
+            offsets.append(i)
             space = data.index(b" ", i)
             nul = data.index(b"\0", space)
-            mode = data[i:space].decode()
+            raw_mode, name = data[i:space], data[space + 1:nul]
+            mode = raw_mode.decode()
             oid = data[nul + 1:nul + 21].hex()
             kind = "tree" if mode == "40000" else ("commit" if mode == "160000" else "blob")
-            entries.append((mode.rjust(6, "0"), kind, oid, data[space + 1:nul]))
+            entries.append((mode.rjust(6, "0"), kind, oid, name))
+            key = name + b"/" if kind == "tree" else name
+            canonical = canonical and raw_mode in _CANONICAL_MODES and key > last
+            last = key
             i = nul + 21
+        if canonical and self._stage_objects:
+            offsets.append(len(data))
+            self._remember_layout(tree, data, offsets)
         return entries
+
+    def _remember_layout(self, tree: str, data: bytes, offsets: list[int]) -> None:
+        """Keep a canonical tree's bytes and where each entry starts: `splice_tree` edits it in place."""
+        if len(self._layouts) > 4096:
+            self._layouts.clear()
+        self._layouts[tree] = (data, offsets)
 
     def mktree(self, entries: Iterable[tuple[str, str, str, bytes]]) -> str:
         """Write a tree from (mode, type, oid, name) entries, in git's order; return its SHA."""
@@ -762,12 +818,50 @@ class Git:
             return entry[3] + (b"/" if entry[1] == "tree" else b"")
 
         ordered = sorted(entries, key=order)
-        data = b"".join((b"40000" if kind == "tree" else mode.encode()) + b" " + name + b"\0" + bytes.fromhex(oid)
-                        for mode, kind, oid, name in ordered)
+        encoded = [(b"40000" if kind == "tree" else mode.encode()) + b" " + name + b"\0" + bytes.fromhex(oid)
+                   for mode, kind, oid, name in ordered]
+        data = b"".join(encoded)
         sha = self.write_object("tree", data)
         if self._stage_objects and sha not in self._trees and len(self._trees) <= 20000:
             self._trees[sha] = [("040000" if kind == "tree" else mode.rjust(6, "0"), kind, oid, name)
                                 for mode, kind, oid, name in ordered]
+            keys = [order(entry) for entry in ordered]
+            if all(e[:e.index(b" ")] in _CANONICAL_MODES for e in encoded) and \
+                    all(a < b for a, b in zip(keys, keys[1:])):
+                self._remember_layout(sha, data, [0, *itertools.accumulate(len(e) for e in encoded)])
+        return sha
+
+    def splice_tree(self, tree: str, changes: dict[bytes, tuple[str, str, str, bytes]]) -> str | None:
+        """TREE with the entries CHANGES names replaced by (mode, type, oid, name) entries of the same type
+        and size, written by splicing TREE's bytes: the very tree `mktree` writes for those entries, without
+        sorting or encoding the others. None when TREE's layout is not known or a change cannot be spliced
+        (a new name, another type or size): the caller then writes the tree with `mktree`."""
+        layout, entries = self._layouts.get(tree), self._trees.get(tree)
+        if layout is None or entries is None:
+            return None
+        data, offsets = layout
+        index = {entry[3]: n for n, entry in enumerate(entries)}
+        spliced: list[tuple[int, bytes, tuple[str, str, str, bytes]]] = []
+        for name, (mode, kind, oid, _name) in changes.items():
+            n = index.get(name)
+            if n is None or entries[n][1] != kind:
+                return None
+            raw_mode = b"40000" if kind == "tree" else mode.encode()
+            encoded = raw_mode + b" " + name + b"\0" + bytes.fromhex(oid)
+            if raw_mode not in _CANONICAL_MODES or len(encoded) != offsets[n + 1] - offsets[n]:
+                return None
+            spliced.append((n, encoded, ("040000" if kind == "tree" else mode.rjust(6, "0"), kind, oid, name)))
+        parts, at, new_entries = [], 0, list(entries)
+        for n, encoded, entry in sorted(spliced, key=lambda item: item[0]):
+            parts += (data[at:offsets[n]], encoded)
+            at = offsets[n + 1]
+            new_entries[n] = entry
+        parts.append(data[at:])
+        new_data = b"".join(parts)
+        sha = self.write_object("tree", new_data)
+        if sha not in self._trees and len(self._trees) <= 20000:
+            self._trees[sha] = new_entries
+            self._remember_layout(sha, new_data, offsets)
         return sha
 
     def edit_tree(self, tree: str, edits: dict[str, tuple[str, str] | None]) -> str:
@@ -1040,8 +1134,11 @@ class Git:
 
     def tree_of(self, name: str) -> str:
         """The tree of a commit (or the tree itself)."""
-        if name == EMPTY_TREE:
+        if name == EMPTY_TREE or name in self._trees:
             return name
+        tree = self._tree_of.get(name)
+        if tree is not None:
+            return tree
         obj = self.read_object(name)
         if obj is None:
             raise GitError(f"object {name} is missing from the repository")
@@ -1049,7 +1146,12 @@ class Git:
             return name
         if obj[0] != "commit":
             raise GitError(f"{name} is a {obj[0]}, not a commit or tree")
-        return obj[1][5:45].decode()
+        tree = obj[1][5:5 + len(name)].decode() if _OID.match(name) else obj[1][5:45].decode()
+        if _OID.match(name):
+            if len(self._tree_of) > 20000:
+                self._tree_of.clear()
+            self._tree_of[name] = tree
+        return tree
 
     def diff_patch(self, old: str, new: str, paths: Sequence[str] = (), *, context: int = 0,
                    renames: bool = True) -> bytes:
@@ -1122,6 +1224,12 @@ class Git:
         pairs = (line.split(" ", 1) for line in out.splitlines() if line)
         return {name: oid for name, oid in pairs}
 
+    def ref_types(self, prefix: str) -> dict[str, tuple[str, str]]:
+        """`for-each-ref`: ref name -> (object, its type) under PREFIX (no object read per ref)."""
+        out = self.run("for-each-ref", "--format=%(refname) %(objectname) %(objecttype)", prefix).stdout.decode()
+        triples = (line.rsplit(" ", 2) for line in out.splitlines() if line)
+        return {name: (oid, kind) for name, oid, kind in triples}
+
     def checked_out_branches(self) -> dict[str, str]:
         """Branch ref -> work tree path for every work tree of the repository."""
         out = self.run("worktree", "list", "--porcelain").stdout.decode("utf-8", "surrogateescape")
@@ -1132,6 +1240,27 @@ class Git:
             elif line.startswith("branch "):
                 result[line[len("branch "):]] = path
         return result
+
+
+def _parse_commit(data: bytes) -> dict[str, object]:
+    """A commit object's tree, parents, author/committer timestamps and message."""
+    head, _, message = data.partition(b"\n\n")
+    info: dict[str, object] = {"parents": [], "message": message.decode("utf-8", "replace")}
+    for line in head.split(b"\n"):
+        key, _, value = line.partition(b" ")
+        if key == b"tree":
+            info["tree"] = value.decode()
+        elif key == b"parent":
+            info["parents"].append(value.decode())  # type: ignore[union-attr]
+        elif key in (b"author", b"committer"):
+            stamp = value.rsplit(b" ", 2)
+            info[key.decode() + "_time"] = int(stamp[1]) if len(stamp) == 3 and stamp[1].isdigit() else 0
+    return info
+
+
+def _read_file(path: str) -> bytes:
+    with open(path, "rb") as f:
+        return f.read()
 
 
 def work_tree_top(path: Path) -> Path | None:
@@ -1168,7 +1297,8 @@ class _TreeEditor:
         return self._write(tree, nested) or EMPTY_TREE
 
     def _write(self, tree: str | None, edits: dict) -> str | None:
-        entries = {e[3]: e for e in self.git.read_tree(tree)} if tree else {}
+        base = self.git.read_tree(tree) if tree else []
+        entries = {e[3]: e for e in base}
         for name, edit in edits.items():
             if isinstance(edit, dict):
                 current = entries.get(name)
@@ -1188,4 +1318,8 @@ class _TreeEditor:
                     entries[name] = (mode, kind, oid, name)
         if not entries:
             return None
+        if tree and len(entries) == len(base):     # only replacements (or a new name for a deleted one)
+            spliced = self.git.splice_tree(tree, {name: entries[name] for name in edits if name in entries})
+            if spliced is not None:
+                return spliced
         return self.git.mktree(entries.values())

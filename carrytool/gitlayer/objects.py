@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
+import struct
+import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
@@ -135,3 +138,127 @@ def _parse_diff_stdin(data: bytes, expected: int) -> list[list[Change]]:
     if len(results) != expected:
         raise GitError("`git diff-tree --stdin` gave an unexpected answer")
     return results
+
+
+_PACK_TYPES = {b"commit": 1, b"tree": 2, b"blob": 3, b"tag": 4}
+_OFS_DELTA = 6
+_MAX_DEPTH = 50          # delta chains no longer than pack-objects' default
+_MAX_INSERT = 1024       # a tree differing from the last one of its size by more is stored whole
+
+
+def pack_of_loose(loose: Iterable[bytes], hash_name: str = "sha1") -> bytes:
+    """A version-2 pack (zlib level 1) of loose objects, given as their files' bytes (zlib of
+    `TYPE SIZE\\0CONTENT`), with its trailing checksum, made in process. A tree that differs from the
+    last tree of the same size in one stretch (a composed tree with an entry replaced) is stored as a delta
+    against it (OFS_DELTA, chains of at most 50). `index-pack` checks every object of it (content and name)
+    when it indexes it."""
+    body: list[bytes] = []
+    at = 12                                                # the pack header's length
+    last_tree: dict[int, tuple[int, bytes, int]] = {}      # size -> (offset, content, delta depth)
+    for data in loose:
+        raw = zlib.decompress(data)
+        nul = raw.index(b"\0")
+        kind, size = raw[:nul].split(b" ")
+        content = raw[nul + 1:]
+        if int(size) != len(content):
+            raise GitError("a loose object's size does not match its header")
+        entry, depth = None, 0
+        base = last_tree.get(len(content)) if kind == b"tree" else None
+        if base is not None and base[2] < _MAX_DEPTH:
+            delta = _splice_delta(base[1], content)
+            if delta is not None:
+                entry = _pack_header(_OFS_DELTA, len(delta)) + _ofs(at - base[0]) + zlib.compress(delta, 1)
+                depth = base[2] + 1
+        if entry is None:
+            entry = _pack_header(_PACK_TYPES[kind], len(content)) + zlib.compress(content, 1)
+        if kind == b"tree":
+            last_tree[len(content)] = (at, content, depth)
+        body.append(entry)
+        at += len(entry)
+    pack = b"PACK" + struct.pack(">II", 2, len(body)) + b"".join(body)
+    return pack + hashlib.new(hash_name, pack).digest()
+
+
+def _pack_header(kind: int, size: int) -> bytes:
+    byte, size = (kind << 4) | (size & 0x0F), size >> 4
+    header = bytearray()
+    while size:
+        header.append(byte | 0x80)
+        byte, size = size & 0x7F, size >> 7
+    header.append(byte)
+    return bytes(header)
+
+
+def _ofs(distance: int) -> bytes:
+    """An OFS_DELTA's distance back to its base, in git's offset encoding."""
+    out = [distance & 0x7F]
+    distance >>= 7
+    while distance:
+        distance -= 1
+        out.append(0x80 | (distance & 0x7F))
+        distance >>= 7
+    return bytes(reversed(out))
+
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while n >= 0x80:
+        out.append(0x80 | (n & 0x7F))
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def _copy(offset: int, size: int) -> bytes:
+    """Delta copy instructions for SIZE bytes of the base from OFFSET (at most 64 KiB each)."""
+    out = bytearray()
+    while size:
+        n = min(size, 0x10000)
+        op, args = 0x80, bytearray()
+        for i in range(4):
+            if (offset >> (8 * i)) & 0xFF:
+                op |= 1 << i
+                args.append((offset >> (8 * i)) & 0xFF)
+        if n != 0x10000:
+            for i in range(3):
+                if (n >> (8 * i)) & 0xFF:
+                    op |= 0x10 << i
+                    args.append((n >> (8 * i)) & 0xFF)
+        out.append(op)
+        out += args
+        offset, size = offset + n, size - n
+    return bytes(out)
+
+
+def _common_prefix(a: bytes, b: bytes, limit: int) -> int:
+    lo, hi = 0, limit
+    while lo < hi:                       # the longest equal prefix, by halving (memcmp of slices)
+        mid = (lo + hi + 1) // 2
+        if a[:mid] == b[:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _splice_delta(base: bytes, target: bytes) -> bytes | None:
+    """A delta making TARGET from BASE (same size) when they differ in one stretch of at most
+    _MAX_INSERT bytes: copy the common prefix, insert the stretch, copy the common suffix. Else None."""
+    size = len(target)
+    prefix = _common_prefix(base, target, size)
+    rest = size - prefix
+    suffix = _common_prefix(base[prefix:][::-1], target[prefix:][::-1], rest)
+    middle_end = size - suffix
+    if middle_end - prefix > _MAX_INSERT:
+        return None
+    delta = bytearray(_varint(len(base)) + _varint(size))
+    if prefix:
+        delta += _copy(0, prefix)
+    middle = target[prefix:middle_end]
+    for i in range(0, len(middle), 127):
+        chunk = middle[i:i + 127]
+        delta.append(len(chunk))
+        delta += chunk
+    if suffix:
+        delta += _copy(middle_end, suffix)
+    return bytes(delta)

@@ -28,11 +28,25 @@ class YList(list):
     raw: list[str | None]
 
 
+# libyaml's safe loader when PyYAML has it (same nodes, lines and values, several times faster); a
+# document it refuses is read again by the pure-Python one, whose words the errors quote
+_FAST_LOADER = getattr(yaml, "CSafeLoader", None)
+
+
 def load_yaml(text: str, source: str) -> Any:
     """Parse one YAML document with the safe loader; return YMap/YList/scalars, or raise ManifestError."""
+    if _FAST_LOADER is not None:
+        try:
+            return _load_with(_FAST_LOADER, text, source)
+        except ManifestError:
+            pass                        # read again below: the error quotes the pure loader's words
+    return _load_with(yaml.SafeLoader, text, source)
+
+
+def _load_with(loader_class: Any, text: str, source: str) -> Any:
     loader = None
     try:
-        loader = yaml.SafeLoader(text)
+        loader = loader_class(text)
         node = loader.get_single_node()
         if node is None:
             return None

@@ -10,7 +10,8 @@ patch's preimage): that base is then the merge base git finds, after a walk of o
 commits, not of upstream's history nor of the growing chain of composed commits. Where git takes an
 explicit base on `merge-tree --stdin`, clean merges name it and need no stand-in.
 
-Processes: every entry is first merged onto upstream in one batched merge-tree; entries that touch no
+Processes: every entry is first merged onto upstream in one batched merge-tree (or, when upstream left its
+paths alone since its base, by writing its change into upstream's tree); entries that touch no
 path an earlier entry touched compose by writing their upstream delta into the tree (no merge); the
 rest are chained merges, all answered by one long-lived merge-tree process (gitlayer.mergepipe).
 """
@@ -74,6 +75,28 @@ class _Touched:
 
 
 UPSTREAM_HAS_IT = "merging it onto upstream changes nothing: upstream already has it"
+
+
+class _Direct:
+    """A clean merge onto upstream made without merge-tree (see `Composer._onto_upstream_directly`): its
+    tree is written only when something asks for it (most entries need only its delta)."""
+
+    clean = True
+    stages: tuple = ()
+    messages: tuple = ()
+    conflicted_paths: tuple[str, ...] = ()
+
+    def __init__(self, git: Git, upstream_tree: str, edits: dict[str, tuple[str, str] | None],
+                 own: Sequence[Change]) -> None:
+        self._git, self._upstream_tree, self._edits = git, upstream_tree, edits
+        self._tree: str | None = None
+        self.delta = None if any(c.status in ("R", "C") for c in own) else tuple(own)
+
+    @property
+    def tree(self) -> str:
+        if self._tree is None:
+            self._tree = self._git.edit_tree(self._upstream_tree, self._edits)
+        return self._tree
 
 
 class Composer:
@@ -140,11 +163,14 @@ class Composer:
                 step.redundant_with = []
                 step.skip("redundant", "its diff is empty: there is nothing to apply")
         candidates = [s for s in pending if s.head and s.status == PENDING]
-        pairs = [self._pair(s, self.upstream, self.upstream_tree) for s in candidates]
-        results: dict[int, MergeResult] = {}
-        for step, result in zip(candidates, self.git.merge_trees(pairs)):
-            results[id(step)] = result
-            if result.clean and result.tree == self.upstream_tree:
+        results = self._onto_upstream_directly(candidates) if self.fast_path else {}
+        merged = [s for s in candidates if id(s) not in results]
+        pairs = [self._pair(s, self.upstream, self.upstream_tree) for s in merged]
+        results.update((id(step), result) for step, result in zip(merged, self.git.merge_trees(pairs)))
+        for step in candidates:
+            result = results[id(step)]
+            # an entry merged directly changes paths upstream has at their base version: never a no-op
+            if not isinstance(result, _Direct) and result.clean and result.tree == self.upstream_tree:
                 self._upstream_has.add(id(step))     # settled in order: an earlier entry may have undone it
         return results
 
@@ -161,11 +187,57 @@ class Composer:
         step.skip("merged-upstream", UPSTREAM_HAS_IT)
         return tip, tip_tree
 
+    def _onto_upstream_directly(self, steps: Sequence[Step]) -> dict[int, MergeResult]:
+        """The merges onto upstream that need no merge: an entry whose paths upstream left alone since the
+        entry's base merges onto upstream as its own change written into upstream's tree (one batched
+        diff-tree of each base to upstream, no merge).
+
+        Exact: with no path changed on both sides (nor a file on one side where the other has a directory),
+        merge-tree takes each path from the side that changed it; a rename pairs paths of one side, so it
+        meets the other side only on a shared path (directory renames are off: PINNED_CONFIG). As a margin
+        should they ever be on (they move paths the other side added, and need a deletion), an entry that
+        adds (or renames) while upstream deleted something, or that deletes (or renames) while upstream
+        added something, is merged anyway. tests/pipeline/test_compose_paths.py compares with merge-tree."""
+        eligible = [s for s in steps if s.base and not s.filtered and s.all_changes]
+        bases = list(dict.fromkeys(s.base for s in eligible))
+        since = dict(zip(bases, self.git.diff_trees([(base, self.upstream_tree) for base in bases],  # type: ignore[misc]
+                                                     renames=False)))
+        touched: dict[str, tuple[_Touched, bool, bool]] = {}
+        for base, changes in since.items():
+            mark = _Touched()
+            mark.add(p for c in changes for p in c.paths)
+            touched[base] = (mark, any(c.status == "D" for c in changes), any(c.status == "A" for c in changes))
+        out: dict[int, MergeResult] = {}
+        for step in eligible:
+            upstream, deleted, added = touched[step.base]  # type: ignore[index]
+            own = step.all_changes
+            if (deleted and any(c.status in ("A", "R", "C") for c in own)) or \
+                    (added and any(c.status in ("D", "R") for c in own)) or \
+                    upstream.overlaps({p for c in own for p in c.paths}):
+                continue
+            edits: dict[str, tuple[str, str] | None] = {}
+            for c in own:
+                if c.status == "R":
+                    edits[c.old_path] = None  # type: ignore[index]
+                edits[c.path] = None if c.status == "D" else (c.new_mode, c.new_oid)
+            out[id(step)] = _Direct(self.git, self.upstream_tree, edits, own)  # type: ignore[assignment]
+        return out
+
     def _deltas(self, todo: Sequence[Step], onto: dict[int, MergeResult]) -> dict[int, list[Change]]:
-        """What each cleanly merging entry changes on upstream (one batched diff-tree)."""
-        clean = [s for s in todo if id(s) in onto and onto[id(s)].clean]
+        """What each cleanly merging entry changes on upstream (one batched diff-tree). An entry merged
+        directly (`_Direct`) that renames nothing changes on upstream exactly what its own diff changes:
+        the same paths, from the same (base) versions, with no rename to find."""
+        out = {}
+        clean = []
+        for s in todo:
+            result = onto.get(id(s))
+            if isinstance(result, _Direct) and result.delta is not None:
+                out[id(s)] = list(result.delta)
+            elif result is not None and result.clean:
+                clean.append(s)
         diffs = self.git.diff_trees([(self.upstream_tree, onto[id(s)].tree) for s in clean])
-        return {id(s): d for s, d in zip(clean, diffs)}
+        out.update((id(s), d) for s, d in zip(clean, diffs))
+        return out
 
     def _fast_tree(self, step: Step, onto: MergeResult | None, delta: list[Change] | None, touched: _Touched,
                    tip_tree: str) -> str | None:

@@ -16,6 +16,7 @@ def gather(git: Git, resolved: Resolved, steps: Sequence[Step], *, everything: b
     pr_heads = [resolved.heads[s.entry.number] for s in todo  # type: ignore[index]
                 if s.entry.kind == "pr" and s.entry.number in resolved.heads]
     bases = git.merge_bases(resolved.upstream, pr_heads)
+    git.load_commits([*pr_heads, *(b for b in bases.values() if b)])   # one process, not a round trip each
     for step in todo:
         entry = step.entry
         if entry.kind == "pr":

@@ -52,8 +52,8 @@ def build_lock(manifest: Manifest, resolved: Resolved, result: str | None) -> di
         else:
             item["commit"] = resolved.commits.get(entry.id)
         entries.append(item)
-    folded = {str(n): sha for n, sha in sorted(resolved.heads.items())
-              if not any(e.kind == "pr" and e.number == n for e in manifest.entries)}
+    entry_prs = {e.number for e in manifest.entries if e.kind == "pr"}
+    folded = {str(n): sha for n, sha in sorted(resolved.heads.items()) if n not in entry_prs}
     doc: dict[str, Any] = {
         "lock": LOCK_VERSION,
         "carrytool": __version__,

@@ -110,6 +110,10 @@ class Report:
     def dumps(self) -> str:
         return json.dumps(self.to_json(), indent=2, ensure_ascii=True) + "\n"
 
+    def names(self) -> str:
+        """The report as compact JSON (json's C encoder): what `Git.keep_named` scans for SHAs."""
+        return json.dumps(self.to_json(), ensure_ascii=True)
+
 
 def check_report_path(path: str | Path | None) -> None:
     """Refuse a `--report` path that could never be written, before anything runs (so nothing moves

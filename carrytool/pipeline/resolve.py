@@ -79,11 +79,11 @@ def resolve(manifest: Manifest, git: Git, *, offline: bool, progress: Progress |
         raise UnknownRef(f"no fetched upstream in {ns}/upstream",
                          hint="run once without --offline to fetch upstream")
     resolved = Resolved(upstream=upstream)
-    fetched = git.refs(f"{ns}/pr/")
+    fetched = git.ref_types(f"{ns}/pr/")
     for number in prs:
-        head = fetched.get(f"{ns}/pr/{number}")
+        head, kind = fetched.get(f"{ns}/pr/{number}", (None, None))
         if head:
-            resolved.heads[number] = _peel_head(manifest, git, number, head)
+            resolved.heads[number] = head if kind == "commit" else _peel_head(manifest, git, number, head)
         elif number not in missing:
             missing[number] = (f"no fetched head in {ns}/pr/{number}" if offline
                                else f"upstream has no {manifest.upstream.pr_ref_for(number)}")

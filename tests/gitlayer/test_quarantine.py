@@ -122,6 +122,54 @@ def test_unkept_objects_vanish_and_kept_ones_persist(tmp_path: Path) -> None:
     assert _loose(repo.path) == loose
 
 
+def test_the_migrated_pack_holds_every_object_byte_for_byte(tmp_path: Path) -> None:
+    """The pack carrytool makes itself (sizes on one to four header bytes, every kind) is what git reads."""
+    from tests.gitrepo import init_repo
+
+    repo = init_repo(tmp_path / "r", bare=True)
+    base = repo.commit({"a.txt": "a\n"}, "base", ref="refs/heads/main")
+    sig = Signature("t", "t@t", 1000000000)
+    loose = _loose(repo.path)
+    contents = [b"", b"x" * 15, b"y" * 16, bytes(range(256)) * 8, b"z\n" * 40000]
+    with Git(repo.path, quarantine=True) as git:
+        blobs = [git.write_blob(data) for data in contents]
+        tree = git.edit_tree(git.tree_of(base), {f"f{i}": ("100644", oid) for i, oid in enumerate(blobs)})
+        commit = git.write_commit(tree, [base], sig, sig, "all sizes\n")
+        git.keep(commit)
+    assert _loose(repo.path) == loose
+    for oid, data in zip(blobs, contents):
+        got = subprocess.run(["git", "cat-file", "blob", oid], cwd=repo.path, capture_output=True, check=True)
+        assert got.stdout == data
+    assert _exists(repo.path, tree) and _exists(repo.path, commit)
+    _fsck(repo.path)
+
+
+def test_composed_trees_arrive_as_deltas_and_read_back_the_same(tmp_path: Path) -> None:
+    """A chain of trees that differ by one entry is packed as deltas (chains of at most 50), and git reads
+    every tree back byte for byte."""
+    from tests.gitrepo import init_repo
+
+    repo = init_repo(tmp_path / "r", bare=True)
+    base = repo.commit({f"f{i:03d}.txt": f"{i}\n" for i in range(120)}, "base", ref="refs/heads/main")
+    sig = Signature("t", "t@t", 1000000000)
+    trees, tip = [], base
+    with Git(repo.path, quarantine=True) as git:
+        tree = git.tree_of(base)
+        for n in range(70):
+            tree = git.edit_tree(tree, {f"f{(7 * n) % 120:03d}.txt": ("100644", git.write_blob(f"v{n}\n".encode()))})
+            tip = git.write_commit(tree, [tip], sig, sig, f"step {n}\n")
+            trees.append((tree, git.read_object(tree)[1]))     # type: ignore[index]
+        git.keep(tip)
+    for tree, data in trees:
+        got = subprocess.run(["git", "cat-file", "tree", tree], cwd=repo.path, capture_output=True, check=True)
+        assert got.stdout == data
+    _fsck(repo.path)
+    [pack] = [p for p in (repo.path / "objects" / "pack").glob("*.pack")]
+    verify = subprocess.run(["git", "verify-pack", "-v", str(pack)], capture_output=True, text=True, check=True)
+    chains = [line for line in verify.stdout.splitlines() if line.startswith("chain length")]
+    assert chains and max(int(line.split("=")[1].split(":")[0]) for line in chains) <= 50
+
+
 def test_without_a_quarantine_objects_are_in_the_store_at_once(tmp_path: Path) -> None:
     """Commands that name objects in files (union's state) write straight into the store, as before:
     a kill -9 right after a write loses nothing."""

@@ -225,3 +225,53 @@ def test_an_entry_that_puts_back_what_upstream_has_clobbers_the_stale_entry_loud
     assert code == 1 and small.branch() is None
     [lost] = {e["id"]: e for e in report["entries"]}["pr/1"]["landing"]["clobbered"]
     assert (lost["by"], lost["file"]) == ("pr/2", "b.py")
+
+
+@pytest.mark.parametrize("case", ["dir-renamed-upstream", "dir-renamed-by-pr", "file-where-pr-has-dir",
+                                  "disjoint", "pr-deletes", "pr-renames", "pr-adds-upstream-deletes",
+                                  "same-file"])
+def test_merges_onto_upstream_without_merge_tree_equal_merge_tree(cli: Cli, small: Small, case: str,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """An entry upstream left alone since its base is merged onto upstream by writing its change into
+    upstream's tree; everywhere a rename (or a directory rename) could move a path, merge-tree merges it."""
+    lib = {"lib/one.py": "one = 1\n" * 20, "lib/two.py": "two = 2\n" * 20}
+    base = small.up.commit(lib, "lib", parent=small.base)
+    upstream = {
+        "dir-renamed-upstream": {"lib/one.py": None, "lib/two.py": None, "pkg/one.py": lib["lib/one.py"],
+                                 "pkg/two.py": lib["lib/two.py"]},
+        "dir-renamed-by-pr": {"lib/three.py": "three = 3\n"},
+        "file-where-pr-has-dir": {"tools": "a file\n"},
+        "disjoint": {"b.py": "x = 10\ny = 2\nz = 3\n"},
+        "pr-deletes": {"b.py": "x = 10\ny = 2\nz = 3\n"},
+        "pr-renames": {"b.py": "x = 10\ny = 2\nz = 3\n"},
+        "pr-adds-upstream-deletes": {"docs/c.txt": None},
+        "same-file": {"a.py": "def f():\n    return 9\n\n\ndef g():\n    return 2\n"},
+    }[case]
+    pr = {
+        "dir-renamed-upstream": {"lib/new.py": "new = 1\n"},
+        "dir-renamed-by-pr": {"lib/one.py": None, "lib/two.py": None, "src/one.py": lib["lib/one.py"],
+                              "src/two.py": lib["lib/two.py"]},
+        "file-where-pr-has-dir": {"tools/run.sh": "echo\n"},
+        "disjoint": {"a.py": "def f():\n    return 5\n\n\ndef g():\n    return 2\n", "lib/one.py": "one = 11\n"},
+        "pr-deletes": {"docs/c.txt": None, "lib/two.py": None},
+        "pr-renames": {"lib/one.py": None, "lib/uno.py": lib["lib/one.py"] + "uno = 1\n"},
+        "pr-adds-upstream-deletes": {"docs/new.txt": "new\n"},
+        "same-file": {"a.py": "def f():\n    return 1\n\n\ndef g():\n    return 7\n"},
+    }[case]
+    small.up.commit(upstream, "upstream", parent=base, ref="refs/heads/main")
+    small.pr(1, pr, parent=base)
+    small.pr(2, {"csrc/k.cu": "// kernel 2\n"}, parent=base)
+    small.manifest([{"pr": 1, "on_conflict": "skip"}, {"pr": 2}])
+    direct: list[int] = []
+    original = Composer._onto_upstream_directly
+
+    def counted(self: Composer, steps):  # noqa: ANN001, ANN202
+        out = original(self, steps)
+        direct.append(len(out))
+        return out
+
+    monkeypatch.setattr(Composer, "_onto_upstream_directly", counted)
+    fast, slow = both_ways(cli, small.manifest_path, small.work.path, monkeypatch)
+    assert fast["result"]["sha"] == slow["result"]["sha"]
+    shortcut = case in ("disjoint", "pr-deletes", "pr-renames")
+    assert direct[0] == (2 if shortcut else 1)        # pr/2 (a file nobody else touches) always
