@@ -1278,6 +1278,9 @@ def _subcommand(args: Sequence[str]) -> str:
     return args[i] if i < len(args) else ""
 
 
+_FRESH = b""      # in a _TreeEditor edit: this subtree starts empty (a name git never gives an entry)
+
+
 class _TreeEditor:
     """Rewrite a tree at some paths, writing only the subtrees on the way (mktree --batch)."""
 
@@ -1285,24 +1288,42 @@ class _TreeEditor:
         self.git = git
 
     def apply(self, tree: str, edits: dict[str, tuple[str, str] | None]) -> str:
+        """TREE with EDITS (path -> (mode, oid), None: deleted). A file that goes while a directory of the
+        same name comes (or the reverse), in either order, is a file<->directory swap, as diff-tree lists it."""
         nested: dict = {}
         for path, value in edits.items():
-            node = nested
+            node: dict | None = nested
             parts = encode_path(path).split(b"/")
             for part in parts[:-1]:
-                node = node.setdefault(part, {})
-                if not isinstance(node, dict):
+                child = node.get(part)               # type: ignore[union-attr]
+                if child is None or isinstance(child, dict):
+                    node = node.setdefault(part, {})  # type: ignore[union-attr]
+                elif child[1] is None:               # the file there goes: a directory takes its place
+                    node[part] = {_FRESH: True}      # type: ignore[index]
+                    node = node[part]                # type: ignore[index]
+                elif value is None:                  # a file takes the directory's place: under it all goes
+                    node = None
+                    break
+                else:
                     raise GitError(f"cannot edit {path}: a parent is a file")
-            node[parts[-1]] = ("leaf", value)
+            if node is None:
+                continue
+            existing = node.get(parts[-1])
+            if isinstance(existing, dict) and value is None:
+                existing[_FRESH] = True              # the file goes, a directory with these entries comes
+                continue
+            node[parts[-1]] = ("leaf", value)        # (over a directory's edits: the file replaces it)
         return self._write(tree, nested) or EMPTY_TREE
 
     def _write(self, tree: str | None, edits: dict) -> str | None:
         base = self.git.read_tree(tree) if tree else []
         entries = {e[3]: e for e in base}
         for name, edit in edits.items():
+            if name == _FRESH:
+                continue
             if isinstance(edit, dict):
                 current = entries.get(name)
-                sub = current[2] if current and current[1] == "tree" else None
+                sub = current[2] if current and current[1] == "tree" and not edit.get(_FRESH) else None
                 new_sub = self._write(sub, edit)
                 if new_sub is None:
                     entries.pop(name, None)
@@ -1319,7 +1340,8 @@ class _TreeEditor:
         if not entries:
             return None
         if tree and len(entries) == len(base):     # only replacements (or a new name for a deleted one)
-            spliced = self.git.splice_tree(tree, {name: entries[name] for name in edits if name in entries})
+            spliced = self.git.splice_tree(tree, {name: entries[name] for name in edits
+                                                  if name != _FRESH and name in entries})
             if spliced is not None:
                 return spliced
         return self.git.mktree(entries.values())

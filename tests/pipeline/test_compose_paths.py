@@ -275,3 +275,18 @@ def test_merges_onto_upstream_without_merge_tree_equal_merge_tree(cli: Cli, smal
     assert fast["result"]["sha"] == slow["result"]["sha"]
     shortcut = case in ("disjoint", "pr-deletes", "pr-renames")
     assert direct[0] == (2 if shortcut else 1)        # pr/2 (a file nobody else touches) always
+
+
+@pytest.mark.parametrize("change", [{"b.py": None, "b.py/inner.py": "x = 1\n"},        # file -> directory
+                                    {"docs/c.txt": None, "docs": "now a file\n"}])      # directory -> file
+def test_a_file_directory_swap_composes_as_the_chained_merge(cli: Cli, small: Small, change: dict,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    small.pr(1, change)
+    small.pr(2, {"a.py": "def f():\n    return 5\n\n\ndef g():\n    return 2\n"})
+    small.manifest([{"pr": 1}, {"pr": 2}])
+    fast, _slow = both_ways(cli, small.manifest_path, small.work.path, monkeypatch)
+    assert [e["status"] for e in fast["entries"]] == ["applied", "applied"]
+    heads = [small.up.ref("refs/pull/1/head"), small.up.ref("refs/pull/2/head")]
+    composed = subprocess.run(["git", "rev-parse", f"{fast['result']['sha']}^{{tree}}"], cwd=small.work.path,
+                              capture_output=True, text=True).stdout.strip()
+    assert composed == plain_chain_tree(small.up.path, "refs/heads/main", heads)
