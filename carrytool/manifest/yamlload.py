@@ -35,7 +35,9 @@ _FAST_LOADER = getattr(yaml, "CSafeLoader", None)
 
 def load_yaml(text: str, source: str) -> Any:
     """Parse one YAML document with the safe loader; return YMap/YList/scalars, or raise ManifestError."""
-    if _FAST_LOADER is not None:
+    # libyaml accepts a few documents the pure loader refuses (tabs as separators, `?` inside flow
+    # collections): those go to the pure loader, so a manifest reads the same with or without libyaml
+    if _FAST_LOADER is not None and "\t" not in text and "?" not in text:
         try:
             return _load_with(_FAST_LOADER, text, source)
         except ManifestError:

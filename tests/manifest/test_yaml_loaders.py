@@ -74,3 +74,14 @@ def test_a_refused_document_gives_the_pure_loaders_error(text: str) -> None:
     with pytest.raises(ManifestError) as pure:
         yamlload._load_with(yaml.SafeLoader, text, "m.yaml")
     assert str(got.value) == str(pure.value)
+
+
+@pytest.mark.parametrize("text", ["a:\t1\n",                  # a tab after the colon
+                                  "entries:\n  - pr: 1\t\n",  # a trailing tab
+                                  "a: [b ? c]\n",             # '?' in a flow plain scalar
+                                  "a: [x ? y : z]\n"])        # read as [{'x ? y': 'z'}] by libyaml
+def test_what_the_pure_loader_refuses_is_refused_with_libyaml_too(text: str) -> None:
+    with pytest.raises(ManifestError):
+        yamlload._load_with(yaml.SafeLoader, text, "m.yaml")
+    with pytest.raises(ManifestError):
+        yamlload.load_yaml(text, "m.yaml")
