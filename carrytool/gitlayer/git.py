@@ -1225,8 +1225,12 @@ class Git:
         return {name: oid for name, oid in pairs}
 
     def ref_types(self, prefix: str) -> dict[str, tuple[str, str]]:
-        """`for-each-ref`: ref name -> (object, its type) under PREFIX (no object read per ref)."""
-        out = self.run("for-each-ref", "--format=%(refname) %(objectname) %(objecttype)", prefix).stdout.decode()
+        """`for-each-ref`: ref name -> (object, its type) under PREFIX (no object read per ref). git stops
+        when a ref names a missing object: then every type is "" (unknown), for the caller to ask one by one."""
+        proc = self.run("for-each-ref", "--format=%(refname) %(objectname) %(objecttype)", prefix, check=False)
+        if proc.returncode != 0:
+            return {name: (oid, "") for name, oid in self.refs(prefix).items()}
+        out = proc.stdout.decode()
         triples = (line.rsplit(" ", 2) for line in out.splitlines() if line)
         return {name: (oid, kind) for name, oid, kind in triples}
 

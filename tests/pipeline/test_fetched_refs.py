@@ -21,3 +21,19 @@ def test_a_pr_ref_gone_upstream_is_missing_online_and_then_offline(cli: Cli, sma
     code, offline = sync(cli, small, "--dry-run", "--offline")
     assert code == 0 and by_id(offline)["pr/1"]["reason"] == "missing"
     assert offline["result"]["sha"] == online["result"]["sha"]
+
+
+def test_a_fetched_pr_ref_naming_a_missing_object_is_bad_input_naming_the_entry(cli: Cli, small: Small) -> None:
+    small.pr(1, {"b.py": "x = 5\n"})
+    small.pr(2, {"a.py": "y\n"})
+    small.manifest([{"pr": 1}, {"pr": 2}])
+    code, _ = cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")
+    assert code == 0
+    small.work.git("pack-refs", "--all")
+    packed = small.work.path / "packed-refs"
+    lines = [("1234567890" * 4 + " refs/carrytool/dev/pr/1") if line.endswith(" refs/carrytool/dev/pr/1") else line
+             for line in packed.read_text().splitlines()]
+    packed.write_text("\n".join(lines) + "\n")
+    code, report = cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run", "--offline")
+    assert code == 2, report.get("error")
+    assert "pr/1" in report["error"]["message"] and "missing object" in report["error"]["message"]
