@@ -191,6 +191,10 @@ class Git:
         self.git_dir = Path(lines[0])
         self.bare = lines[1] == "true"
         self.object_format = lines[2]
+        if self.object_format != "sha1":
+            raise EnvironmentProblem(
+                f"{repo} is a {self.object_format} repository: carrytool reads and writes SHA-1 object names only "
+                "(tree parsing, the quarantine's pack, the lock)", hint="run carrytool in a SHA-1 clone of the fork")
         # a linked work tree has its own git dir; refs, objects and the repository lock live in the common dir
         self.common_dir = (repo / lines[3]).resolve()
         self.object_dir = (repo / lines[4]).resolve()

@@ -205,3 +205,16 @@ def test_union_scratch_checkout_and_explain_run_no_filter_and_agree(cli: Cli, de
     assert result.exit_code == 3, result.stdout + result.stderr     # stops on the genuine overlap
     assert (demo.work / "carrytool" / "union" / "wake-path-union" / "tree").is_dir()
     assert not marker.exists(), "a filter, driver or textconv of the user ran"
+
+
+def test_a_sha256_repository_is_refused_before_anything_is_written(cli, small, tmp_path) -> None:  # noqa: ANN001
+    import subprocess
+
+    repo = tmp_path / "s256.git"
+    subprocess.run(["git", "init", "-q", "--bare", "--object-format=sha256", str(repo)], check=True)
+    small.manifest([{"pr": 1}])
+    small.pr(1, {"b.py": "x = 5\n"})
+    before = sorted(p.relative_to(repo) for p in repo.rglob("*"))
+    code, report = cli.json("sync", "-m", small.manifest_path, "--repo", repo)
+    assert code == 4 and "sha256 repository" in report["error"]["message"], report
+    assert sorted(p.relative_to(repo) for p in repo.rglob("*")) == before
