@@ -1052,7 +1052,7 @@ class Git:
         if missing:     # kept by tree pair, as patches are: explain and composing diff the same entries
             if len(self._diffs) > 20000:
                 self._diffs.clear()
-            payload = "".join(f"{old} {new}\n" for old, new, _ in missing).encode()
+            payload = self._pair_lines([(old, new) for old, new, _ in missing])
             out = self.run(*args, input=payload).stdout
             self._diffs.update(zip(missing, _parse_diff_stdin(out, len(missing))))
         return [list(self._diffs[key]) for key in wanted]
@@ -1083,7 +1083,7 @@ class Git:
         if not missing:
             return
         self.flush_objects()
-        argv, payload = self._patch_argv(missing)
+        argv, payload = git_argv(*_PATCH_ARGS), self._pair_lines(missing)
         env, cwd = self.env(), self.private_dir()
         box: dict[str, subprocess.CompletedProcess] = {}
 
@@ -1112,14 +1112,13 @@ class Git:
         except GitError:
             pass
 
-    def _patch_argv(self, trees: Sequence[tuple[str, str]]) -> tuple[list[str], bytes]:
-        payload = "".join(f"{old} {new}\n" for old, new in trees).encode()
-        return git_argv(*_PATCH_ARGS), payload
+    @staticmethod
+    def _pair_lines(trees: Sequence[tuple[str, str]]) -> bytes:
+        """`OLD NEW` lines, the `--stdin` input of diff-tree."""
+        return "".join(f"{old} {new}\n" for old, new in trees).encode()
 
     def _read_patches(self, trees: Sequence[tuple[str, str]]) -> list[bytes]:
-        payload = "".join(f"{old} {new}\n" for old, new in trees).encode()
-        out = self.run(*_PATCH_ARGS, input=payload).stdout
-        return self._split_patches(out, trees)
+        return self._split_patches(self.run(*_PATCH_ARGS, input=self._pair_lines(trees)).stdout, trees)
 
     @staticmethod
     def _split_patches(out: bytes, trees: Sequence[tuple[str, str]]) -> list[bytes]:
