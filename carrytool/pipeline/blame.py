@@ -10,7 +10,7 @@ merge-tree process, not one `git merge-file` process each.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from carrytool.gitlayer.git import Git, MergeResult
 
@@ -50,8 +50,13 @@ def _regions(merged: bytes) -> list[bytes]:
         return []
     start = max(merged.rfind(b"\n", 0, first), merged.rfind(b"\r", 0, first)) + 1   # splitlines' line starts
     end = merged.find(b"\n", last)
+    return regions_of_lines(merged[start:len(merged) if end < 0 else end + 1].splitlines(keepends=True))
+
+
+def regions_of_lines(lines: Iterable[bytes]) -> list[bytes]:
+    """The conflict regions among LINES (with their line ends), markers without their labels."""
     regions, current = [], None
-    for line in merged[start:len(merged) if end < 0 else end + 1].splitlines(keepends=True):
+    for line in lines:
         if line.startswith((b"<<<<<<< ", b">>>>>>> ", b"||||||| ")):
             line = line[:7] + b"\n"                          # labels name the merge's objects: drop them
         if current is None and line.startswith(b"<<<<<<<"):

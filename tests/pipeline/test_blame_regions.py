@@ -12,19 +12,8 @@ from tests.gitrepo import init_repo
 
 
 def _line_by_line(merged: bytes) -> list[bytes]:
-    """The regions as the whole file read line by line gives them (the rule _regions keeps)."""
-    regions, current = [], None
-    for line in merged.splitlines(keepends=True):
-        if line.startswith((b"<<<<<<< ", b">>>>>>> ", b"||||||| ")):
-            line = line[:7] + b"\n"
-        if current is None and line.startswith(b"<<<<<<<"):
-            current = [line]
-        elif current is not None:
-            current.append(line)
-            if line.startswith(b">>>>>>>"):
-                regions.append(b"".join(current))
-                current = None
-    return regions
+    """The regions as the whole file read line by line gives them (what _regions must equal)."""
+    return blame.regions_of_lines(merged.splitlines(keepends=True))
 
 
 def test_regions_equal_a_line_by_line_read_whatever_the_line_ends() -> None:
