@@ -11,6 +11,19 @@ from carrytool.gitlayer.mergepipe import MergePipe
 from tests.gitrepo import init_repo, many_prs
 
 
+def git_runs(monkeypatch) -> list[tuple[str, ...]]:  # noqa: ANN001
+    """The argument lists of every `Git.run` from now on (the processes a run starts, one by one)."""
+    calls: list[tuple[str, ...]] = []
+    real_run = Git.run
+
+    def counting(self, *args, **kwargs):  # noqa: ANN001, ANN202
+        calls.append(args)
+        return real_run(self, *args, **kwargs)
+
+    monkeypatch.setattr(Git, "run", counting)
+    return calls
+
+
 def test_merge_one_equals_one_process_per_merge(tmp_path: Path) -> None:
     up = init_repo(tmp_path / "up", bare=True)
     many_prs(up, 30, files=6)
@@ -41,14 +54,7 @@ def test_patches_are_read_once_per_tree_pair(tmp_path: Path, monkeypatch) -> Non
         main = git.rev_parse("refs/heads/main")
         pairs = [(main, git.rev_parse(f"refs/pull/{n}/head")) for n in range(1, 5)]
         first = git.diff_patches(pairs[:2])
-        calls: list[tuple[str, ...]] = []
-        real_run = Git.run
-
-        def counting(self, *args, **kwargs):  # noqa: ANN001, ANN202
-            calls.append(args)
-            return real_run(self, *args, **kwargs)
-
-        monkeypatch.setattr(Git, "run", counting)
+        calls = git_runs(monkeypatch)
         again = git.diff_patches(pairs + pairs[:1])
         assert again[:2] == first and again[4] == first[0] and all(again)
         assert [c[0] for c in calls] == ["diff-tree"]          # only the two pairs not read before
@@ -106,14 +112,7 @@ def test_prefetched_patches_are_the_ones_diff_patches_reads(tmp_path: Path, monk
         want = plain.diff_patches(pairs)
     with Git(up.path) as git:
         git.prefetch_patches(pairs[:4])
-        calls: list[tuple[str, ...]] = []
-        real_run = Git.run
-
-        def counting(self, *args, **kwargs):  # noqa: ANN001, ANN202
-            calls.append(args)
-            return real_run(self, *args, **kwargs)
-
-        monkeypatch.setattr(Git, "run", counting)
+        calls = git_runs(monkeypatch)
         assert git.diff_patches(pairs) == want
         assert [c[0] for c in calls] == ["diff-tree"] and calls[0][-1] == "--ignore-submodules=none"
         assert git.diff_patches(pairs[:4]) == want[:4] and len(calls) == 1
@@ -156,22 +155,16 @@ def test_raw_diffs_and_merge_bases_are_asked_once(tmp_path: Path, monkeypatch) -
         pairs = [(main, head) for head in heads]
         first_bases = git.merge_bases(main, heads[:2])
         first = git.diff_trees(pairs[:2])
-        calls: list[str] = []
-        real_run = Git.run
-
-        def counting(self, *args, **kwargs):  # noqa: ANN001, ANN202
-            calls.append(args[0])
-            return real_run(self, *args, **kwargs)
-
-        monkeypatch.setattr(Git, "run", counting)
+        runs = git_runs(monkeypatch)
         bases = git.merge_bases(main, heads + heads[:1])
         again = git.diff_trees(pairs + pairs[:1])
+        calls = [args[0] for args in runs]
         assert calls == ["rev-list", "diff-tree"]            # only for the heads and pairs not asked before
         assert {h: bases[h] for h in heads[:2]} == first_bases and all(bases.values())
         assert again[:2] == first and again[4] == again[0] and all(again)
         again[0].clear()                                     # a caller's list is its own
         assert git.diff_trees(pairs[:1]) == first[:1] and git.merge_bases(main, heads) == {h: bases[h] for h in heads}
-        assert git.diff_trees(pairs[:1], renames=False) == first[:1] and len(calls) == 3
+        assert git.diff_trees(pairs[:1], renames=False) == first[:1] and len(runs) == 3
 
 
 def test_merges_are_asked_once_and_sole_merge_bases_are_known(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
