@@ -352,17 +352,16 @@ class Composer:
     def _merge_onto(self, step: Step, tip: str, tip_tree: str) -> MergeResult:
         """The chained merge of STEP's net change onto the result so far, in the long-lived merge process.
 
-        Where git takes explicit bases on `--stdin` (see `Git.takes_merge_base`), a clean merge is asked
-        as base tree -> head tree onto TIP_TREE: no stand-in commit, no history walk. A conflicted one is
-        asked again the 2.39 way (stand-in commit), so that conflict labels, the names of paths moved
-        aside and thus the report and `theirs` resolutions are exactly those of the plain chained merge.
+        Where git takes explicit bases on `--stdin` (see `Git.takes_merge_base`), the entry's base is
+        given: no history walk. The sides are still the stand-in commit and the head, and the base is named
+        by the commit git would find (the stand-in's only parent), so that a conflicted merge's labels,
+        the names of paths moved aside and thus the report and `theirs` resolutions are exactly those of
+        the plain chained merge, asked once (not first as trees, then again when it conflicts).
         """
+        ours, theirs = self._pair(step, tip, tip_tree)
         if self.explicit_bases is not False and step.base and self.git.takes_merge_base():
-            base, head = self.git.tree_of(step.base), self.git.tree_of(self._filtered_head(step))
-            result = self.git.merge_one(tip_tree, head, base=base)
-            if result.clean:
-                return result
-        return self.git.merge_one(*self._pair(step, tip, tip_tree))
+            return self.git.merge_one(ours, theirs, base=step.base)
+        return self.git.merge_one(ours, theirs)
 
     def _merge_partially(self, step: Step, tip: str, tip_tree: str,
                          rest: dict[str, tuple[str, str] | None]) -> MergeResult | None:

@@ -105,6 +105,46 @@ def test_explicit_bases_equal_stand_ins(cli: Cli, tmp_path: Path, monkeypatch: p
     assert sum(e["status"] == "conflict" for e in explicit["entries"]) >= 3
 
 
+def test_conflicted_chained_merges_resolved_theirs_equal_stand_ins(cli: Cli, small: Small,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """`on_conflict: theirs` keeps the conflicted merge's tree: the names of paths moved aside carry the
+    merge's labels, so explicit bases must label the sides as the stand-in merge does. Each conflicted
+    chained merge is asked once."""
+    small.pr(1, {"a.py": "def f():\n    return 10\n\n\ndef g():\n    return 2\n", "lib/x": "a file\n"})
+    small.pr(2, {"a.py": "def f():\n    return 20\n\n\ndef g():\n    return 2\n", "lib/x/y.txt": "a dir\n"})
+    small.pr(3, {"b.py": "x = 10\ny = 2\n"})
+    small.pr(4, {"b.py": "x = 40\ny = 2\n", "lib/x/z.txt": "another\n"})
+    small.manifest([{"pr": n, "on_conflict": "theirs"} for n in range(1, 5)])
+    merges: list[str] = []
+    real = Composer._merge_onto
+
+    def counting(self, step, tip, tip_tree):  # noqa: ANN001, ANN202
+        merges.append(step.id)
+        return real(self, step, tip, tip_tree)
+
+    monkeypatch.setattr(Composer, "fast_path", False)
+    monkeypatch.setattr(Composer, "_merge_onto", counting)
+    sends: list[int] = []
+    from carrytool.gitlayer.mergepipe import MergePipe
+    send = MergePipe.send_many
+
+    def sending(self, lines):  # noqa: ANN001, ANN202
+        sends.append(len(lines))
+        return send(self, lines)
+
+    monkeypatch.setattr(MergePipe, "send_many", sending)
+    _, explicit = cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")
+    explicit_sends = len(sends)
+    monkeypatch.setattr(Composer, "explicit_bases", False)
+    _, stand_in = cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")
+    assert explicit["result"]["sha"] == stand_in["result"]["sha"]
+    assert explicit["entries"] == stand_in["entries"]
+    resolved = [e["id"] for e in explicit["entries"] if "on_conflict: theirs" in (e.get("detail") or "")]
+    assert resolved == ["pr/2", "pr/4"], explicit["entries"]
+    assert explicit_sends == len(sends) - explicit_sends     # no second merge for the conflicted ones
+    assert merges == ["pr/1", "pr/2", "pr/3", "pr/4"] * 2
+
+
 def test_partial_chained_merges_equal_the_whole_merge(cli: Cli, small: Small, monkeypatch: pytest.MonkeyPatch) -> None:
     """Entries of several files that share only some with earlier entries: the chained merge of the shared
     files plus the merged upstream versions of the rest equals the whole chained merge (trees, SHAs,
