@@ -174,20 +174,29 @@ def _parse(source: bytes, piece: pyparts.Piece) -> list[ast.stmt] | None:
 
 
 _MAX_LINE = 1 << 62
+PACKS_MAX = 8           # packs in the cache folder before a run's save merges them into one
+PACK_BLOBS_MAX = 5000   # blobs a merged pack keeps: this run's first, then the newest packs' others
 
 
 class SpanCache:
     """def/class spans of Python blobs by blob SHA: each distinct blob is parsed once.
 
     In memory, and (given FOLDER, e.g. `<git dir>/carrytool/cache`) on disk: a blob never changes, so
-    its spans are valid forever. Files are keyed by Python's minor version too (its grammar decides
-    what parses), written whole or not at all; a cache that cannot be read or written is only slower.
+    its spans are valid forever. On disk they are packs, one JSON file per run that parsed something
+    (`{"spans": {SHA: [[first, last, name], ...]}}`), under a folder named for Python's minor version
+    (its grammar decides what parses). Every pack is read at once, at the first blob not in memory;
+    `save` writes the run's new blobs as one more pack, whole or not at all, under a name no other run
+    takes, and, once there are PACKS_MAX packs, merges those it read into one (at most PACK_BLOBS_MAX
+    blobs). A pack that cannot be read, or a folder that cannot be written, only costs parses.
     """
 
     def __init__(self, folder: Path | None = None) -> None:
         tag = f"scopes-py{sys.version_info[0]}.{sys.version_info[1]}"
         self.folder = folder / tag if folder is not None else None
         self._memory: dict[str, Spans] = {}
+        self._disk: dict[str, object] | None = None     # SHA -> spans as a pack holds them (unchecked)
+        self._packs: list[Path] = []                     # the packs read, newest first
+        self._new: dict[str, Spans] = {}                  # parsed by this run, not yet saved
         self.parsed = 0                       # blobs parsed by this cache (for tests and benchmarks)
 
     def spans(self, oid: str, read: Callable[[], bytes | None]) -> Spans:
@@ -199,34 +208,90 @@ class SpanCache:
             source = read()
             found = _spans(source) if source is not None else ()
             self.parsed += source is not None
-            self._store(oid, found)
+            self._new[oid] = found
         self._memory[oid] = found
         return found
 
-    def _path(self, oid: str) -> Path | None:
-        return self.folder / oid[:2] / f"{oid[2:]}.json" if self.folder is not None else None
-
     def _load(self, oid: str) -> Spans | None:
-        path = self._path(oid)
-        if path is None:
+        if self._disk is None:
+            self._disk = self._read_packs()
+        raw = self._disk.get(oid)
+        if raw is None:
             return None
         try:
-            return tuple((int(a), int(b), str(c)) for a, b, c in json.loads(path.read_bytes()))
-        except (OSError, ValueError, TypeError):
+            return tuple((int(a), int(b), str(c)) for a, b, c in raw)  # type: ignore[attr-defined]
+        except (ValueError, TypeError):
             return None
 
-    def _store(self, oid: str, spans: Spans) -> None:
-        path = self._path(oid)
-        if path is None:
-            return
+    def _read_packs(self) -> dict[str, object]:
+        """Every readable pack's blobs (a newer pack's answer first: they agree anyway)."""
+        out: dict[str, object] = {}
+        if self.folder is None:
+            return out
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, name = tempfile.mkstemp(dir=path.parent, prefix=".", suffix=".tmp")
-            with os.fdopen(fd, "w") as handle:
-                json.dump([list(span) for span in spans], handle)
-            os.replace(name, path)
+            packs = sorted(self.folder.glob("pack-*.json"), key=_mtime, reverse=True)
         except OSError:
-            pass
+            return out
+        for path in packs:
+            try:
+                found = json.loads(path.read_bytes())["spans"]
+            except (OSError, ValueError, TypeError, KeyError):
+                continue
+            if isinstance(found, dict):
+                self._packs.append(path)
+                for oid, raw in found.items():
+                    out.setdefault(oid, raw)
+        return out
+
+    def save(self) -> None:
+        """Write the blobs this cache parsed as one pack (and merge the packs read, once there are many);
+        nothing when it parsed none. Never raises for a folder it cannot write."""
+        if self.folder is None or not self._new:
+            return
+        merge = len(self._packs) + 1 >= PACKS_MAX
+        spans: dict[str, object] = {oid: [list(s) for s in found] for oid, found in self._memory.items()} \
+            if merge else {oid: [list(s) for s in found] for oid, found in self._new.items()}
+        if merge:
+            for oid, raw in (self._disk or {}).items():
+                if len(spans) >= PACK_BLOBS_MAX:
+                    break
+                spans.setdefault(oid, raw)
+        if not _write_pack(self.folder, spans):
+            return
+        self._new.clear()
+        if merge:
+            for path in self._packs:        # only those read: a pack another run wrote meanwhile stays
+                try:
+                    path.unlink()
+                except OSError:
+                    pass
+            self._packs = []
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0
+
+
+def _write_pack(folder: Path, spans: dict[str, object]) -> bool:
+    """SPANS as a new pack in FOLDER: written beside, then renamed to a name of its own (whole or not at all)."""
+    name = None
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, name = tempfile.mkstemp(dir=folder, prefix=".", suffix=".tmp")
+        with os.fdopen(fd, "w") as handle:
+            handle.write(json.dumps({"spans": spans}, separators=(",", ":")))
+        os.replace(name, folder / f"pack-{os.getpid()}-{Path(name).name[1:-4]}.json")
+        return True
+    except (OSError, ValueError, TypeError):
+        if name is not None:
+            try:
+                os.unlink(name)
+            except OSError:
+                pass
+        return False
 
 
 def scope_in(spans: Spans, line: int) -> str | None:

@@ -73,6 +73,7 @@ def explain(manifest: Manifest, git: Git, *, offline: bool = False, entries: Seq
     if ex.asserts:
         planned.report.asserts = ex.asserts
     ex.stories = [tell(git, ex, next(s for s in planned.steps if s.id == e.id)) for e in entries]
+    sources.spans.save()        # the blobs parsed, for the next run: one file
     return ex
 
 
