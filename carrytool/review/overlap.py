@@ -283,7 +283,8 @@ def _hunk_keys(item: EntryFacts) -> dict[tuple, list[int]]:
 
 def _classify(a: EntryFacts, b: EntryFacts, keys_a: dict, keys_b: dict, conflict: list[str] | None,
               sources: Sources) -> Overlap:
-    shared = [p for p in a.files if p in set(b.files)]
+    theirs = set(b.files)
+    shared = [p for p in a.files if p in theirs]
     overlap = Overlap((a.id, b.id), shared, merged=conflict is not None)
     if conflict:
         overlap.kinds.append("conflict")
