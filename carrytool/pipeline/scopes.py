@@ -25,10 +25,17 @@ _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _BLOCKS = ("body", "handlers", "orelse", "finalbody", "cases")   # where statements nest, in source order
 
 
+_BLOCKS_OF: dict[type, tuple[str, ...]] = {}     # a node type -> those of _BLOCKS it has (most: none)
+
+
 def _statements(node: ast.AST) -> list[ast.AST]:
     """The statements (and except/case clauses) directly inside NODE: a def or class is always one."""
+    kind = type(node)
+    names = _BLOCKS_OF.get(kind)
+    if names is None:
+        names = _BLOCKS_OF[kind] = tuple(name for name in _BLOCKS if name in kind._fields)
     out: list[ast.AST] = []
-    for name in _BLOCKS:
+    for name in names:
         block = getattr(node, name, None)
         if isinstance(block, list):
             out += block
@@ -36,6 +43,7 @@ def _statements(node: ast.AST) -> list[ast.AST]:
 
 
 Spans = tuple[tuple[int, int, str], ...]
+_Text = Callable[[pyparts.Piece], bytes]     # what a piece is parsed as (pyparts.piece_source)
 _PIECES_MAX = 32 << 20    # bytes of pieces' text kept with their spans, then the memos restart
 # a piece's text -> its spans (lines relative to the piece, names to its enclosing classes) and the last
 # line of its last statement (None: it has none); None: it does not parse on its own
@@ -58,11 +66,11 @@ def _spans(source: bytes) -> Spans:
     its own) the whole file is parsed.
     """
     lines = source.splitlines(keepends=True)   # at "\n" and "\r\n" as the pieces' lines: a lone "\r" (where
-    pieces = pyparts.plan(lines)               # they would differ) sends the file to the whole parse
+    pieces, text = pyparts.plan_sources(lines)  # they would differ) sends the file to the whole parse
     if pieces is not None:
         out: list[tuple[int, int, str]] = []
         try:
-            _add_pieces(lines, pieces, "", out)
+            _add_pieces(text, pieces, "", out)
             return tuple(out)
         except _Unparsable:
             pass
@@ -91,11 +99,13 @@ def _walk(nodes: list[ast.stmt], shift: int) -> list[tuple[int, int, str]]:
             first = min([node.lineno] + [d.lineno for d in node.decorator_list])
             out.append((first + shift, (node.end_lineno or node.lineno) + shift, inner))
             inner += "."
-        stack += [(child, inner) for child in reversed(_statements(node))]
+        children = _statements(node)
+        if children:
+            stack += [(child, inner) for child in reversed(children)]
     return out
 
 
-def _add_pieces(lines: list[bytes], pieces: list[pyparts.Piece], prefix: str,
+def _add_pieces(text: _Text, pieces: list[pyparts.Piece], prefix: str,
                 out: list[tuple[int, int, str]]) -> int | None:
     """Append the spans of PIECES (names under PREFIX) to OUT; the last line of their last statement (None:
     they have none). A long class whose header or body pieces do not parse alone is parsed as one piece."""
@@ -105,39 +115,39 @@ def _add_pieces(lines: list[bytes], pieces: list[pyparts.Piece], prefix: str,
         if piece.header:
             mark = len(out)
             try:
-                last = _add_class(lines, piece, prefix, out)
+                last = _add_class(text, piece, prefix, out)
             except _Unparsable:
                 del out[mark:]
-                last = _add_piece(lines, pyparts.whole_class(piece), prefix, out)
+                last = _add_piece(text, pyparts.whole_class(piece), prefix, out)
         else:
-            last = _add_piece(lines, piece, prefix, out)
+            last = _add_piece(text, piece, prefix, out)
         end = last if last is not None else end
     return end
 
 
-def _add_piece(lines: list[bytes], piece: pyparts.Piece, prefix: str, out: list[tuple[int, int, str]]) -> int | None:
-    spans, last = _body_spans(lines, piece)
+def _add_piece(text: _Text, piece: pyparts.Piece, prefix: str, out: list[tuple[int, int, str]]) -> int | None:
+    spans, last = _body_spans(text, piece)
     at = piece.start
     out += [(a + at, b + at, prefix + name) for a, b, name in spans]
     return last + at if last is not None else None
 
 
-def _add_class(lines: list[bytes], piece: pyparts.Piece, prefix: str, out: list[tuple[int, int, str]]) -> int:
+def _add_class(text: _Text, piece: pyparts.Piece, prefix: str, out: list[tuple[int, int, str]]) -> int:
     """A long class: its span from its header and its last body piece, then its body's spans."""
-    first, name = _header(lines, piece)
+    first, name = _header(text, piece)
     mark = len(out)
     out.append((0, 0, ""))
-    last = _add_pieces(lines, piece.children, f"{prefix}{name}.", out)
+    last = _add_pieces(text, piece.children, f"{prefix}{name}.", out)
     if last is None:
         raise _Unparsable(name)
     out[mark] = (first + piece.start, last, prefix + name)
     return last
 
 
-def _body_spans(lines: list[bytes], piece: pyparts.Piece) -> tuple[Spans, int | None]:
+def _body_spans(text: _Text, piece: pyparts.Piece) -> tuple[Spans, int | None]:
     """PIECE's spans, lines relative to its first, and the last line of its last statement: from the memo or
     one parse of the piece."""
-    source = pyparts.piece_source(lines, piece)
+    source = text(piece)
     if source not in _bodies:
         nodes = _parse(source, piece)
         shift = -len(piece.wrapper)
@@ -149,9 +159,9 @@ def _body_spans(lines: list[bytes], piece: pyparts.Piece) -> tuple[Spans, int | 
     return found
 
 
-def _header(lines: list[bytes], piece: pyparts.Piece) -> tuple[int, str]:
+def _header(text: _Text, piece: pyparts.Piece) -> tuple[int, str]:
     """The first line (relative to PIECE, decorators included) and name of the long class PIECE heads."""
-    source = pyparts.piece_source(lines, piece)
+    source = text(piece)
     if source not in _headers:
         nodes = _parse(source, piece)
         node = nodes[0] if nodes else None
