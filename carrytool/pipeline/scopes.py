@@ -185,7 +185,7 @@ def _parse(source: bytes, piece: pyparts.Piece) -> list[ast.stmt] | None:
 
 _MAX_LINE = 1 << 62
 PACKS_MAX = 8           # packs in the cache folder before a run's save merges them into one
-PACK_BLOBS_MAX = 5000   # blobs a merged pack keeps: this run's first, then the newest packs' others
+PACK_SPANS_MAX = 200_000   # spans a merged pack keeps (~10 MB): this run's blobs, then the newest packs' others
 
 
 class SpanCache:
@@ -196,8 +196,8 @@ class SpanCache:
     (`{"spans": {SHA: [[first, last, name], ...]}}`), under a folder named for Python's minor version
     (its grammar decides what parses). Every pack is read at once, at the first blob not in memory;
     `save` writes the run's new blobs as one more pack, whole or not at all, under a name no other run
-    takes, and, once there are PACKS_MAX packs, merges those it read into one (at most PACK_BLOBS_MAX
-    blobs). A pack that cannot be read, or a folder that cannot be written, only costs parses.
+    takes, and, once there are PACKS_MAX packs, merges those it read into one (the blobs this run used, then
+    others up to PACK_SPANS_MAX spans: the cache is read whole, so it stays small). A pack that cannot be read, or a folder that cannot be written, only costs parses.
     """
 
     def __init__(self, folder: Path | None = None) -> None:
@@ -262,10 +262,14 @@ class SpanCache:
         spans: dict[str, object] = {oid: [list(s) for s in found] for oid, found in self._memory.items()} \
             if merge else {oid: [list(s) for s in found] for oid, found in self._new.items()}
         if merge:
+            size = sum(map(len, spans.values()))   # type: ignore[arg-type]
             for oid, raw in (self._disk or {}).items():
-                if len(spans) >= PACK_BLOBS_MAX:
+                if oid in spans or not isinstance(raw, list):
+                    continue
+                size += len(raw)
+                if size > PACK_SPANS_MAX:
                     break
-                spans.setdefault(oid, raw)
+                spans[oid] = raw
         if not _write_pack(self.folder, spans):
             return
         self._new.clear()

@@ -136,7 +136,7 @@ def test_concurrent_runs_keep_each_others_blobs(tmp_path: Path, monkeypatch: pyt
 
 def test_a_merged_pack_keeps_this_runs_blobs_first(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(scopes, "PACKS_MAX", 2)
-    monkeypatch.setattr(scopes, "PACK_BLOBS_MAX", 2)
+    monkeypatch.setattr(scopes, "PACK_SPANS_MAX", 2 * len(scopes._spans(SOURCE)))     # two blobs' worth
     old = SpanCache(tmp_path)
     for n in range(3):
         old.spans(f"{n:040x}", lambda: SOURCE)
