@@ -409,12 +409,13 @@ def explain(
                 result = run_explain(loaded, git, offline=offline, entries=wanted, progress=progress)
             # every SHA the report names persists; migrated now, so that a failure to write them into the
             # store is the one thing printed (not a report, then an error)
-            git.keep_named(result.dumps())
+            dumped = result.dumps()     # once: with an indent, json encodes in Python (slow on a large plan)
+            git.keep_named(dumped)
             git.migrate_objects()
             if report:
-                write_explanation(result, report)
+                write_explanation(result, report, dumped)
             if fmt == "json":
-                sys.stdout.write(result.dumps())
+                sys.stdout.write(dumped)
             elif fmt == "markdown":
                 sys.stdout.write(render_markdown(result, invocation=_invocation()))
             elif fmt == "commit-message":

@@ -26,6 +26,7 @@ import ast
 import bisect
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import accumulate
 
@@ -299,6 +300,23 @@ def plan(lines: list[bytes]) -> list[_Piece] | None:
     None when a guard sends the file to one whole parse."""
     text = b"".join(lines)
     return _plan(_scan(lines, text), 0, len(lines), (), b"") if _vouches(lines, text) else None
+
+
+def plan_sources(lines: list[bytes]) -> tuple[list[_Piece] | None, Callable[[_Piece], bytes]]:
+    """`plan`, and `piece_source` for its pieces (and `whole_class`'s), each read as one slice of the text."""
+    text = b"".join(lines)
+    if not _vouches(lines, text):
+        return None, lambda piece: _source(lines, piece)
+    scan = _scan(lines, text)
+    starts = scan.starts
+
+    def source(piece: _Piece) -> bytes:
+        body = text[starts[piece.start]:starts[piece.end]]
+        if piece.wrapper:
+            body = _wrap(piece.wrapper) + body
+        return body + piece.indent + b"pass\n" if piece.header else body
+
+    return _plan(scan, 0, len(lines), (), b""), source
 
 
 def piece_source(lines: list[bytes], piece: _Piece) -> bytes:

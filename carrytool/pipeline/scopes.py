@@ -25,10 +25,17 @@ _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _BLOCKS = ("body", "handlers", "orelse", "finalbody", "cases")   # where statements nest, in source order
 
 
+_BLOCKS_OF: dict[type, tuple[str, ...]] = {}     # a node type -> those of _BLOCKS it has (most: none)
+
+
 def _statements(node: ast.AST) -> list[ast.AST]:
     """The statements (and except/case clauses) directly inside NODE: a def or class is always one."""
+    kind = type(node)
+    names = _BLOCKS_OF.get(kind)
+    if names is None:
+        names = _BLOCKS_OF[kind] = tuple(name for name in _BLOCKS if name in kind._fields)
     out: list[ast.AST] = []
-    for name in _BLOCKS:
+    for name in names:
         block = getattr(node, name, None)
         if isinstance(block, list):
             out += block
@@ -36,6 +43,7 @@ def _statements(node: ast.AST) -> list[ast.AST]:
 
 
 Spans = tuple[tuple[int, int, str], ...]
+_Text = Callable[[pyparts.Piece], bytes]     # what a piece is parsed as (pyparts.piece_source)
 _PIECES_MAX = 32 << 20    # bytes of pieces' text kept with their spans, then the memos restart
 # a piece's text -> its spans (lines relative to the piece, names to its enclosing classes) and the last
 # line of its last statement (None: it has none); None: it does not parse on its own
@@ -58,11 +66,11 @@ def _spans(source: bytes) -> Spans:
     its own) the whole file is parsed.
     """
     lines = source.splitlines(keepends=True)   # at "\n" and "\r\n" as the pieces' lines: a lone "\r" (where
-    pieces = pyparts.plan(lines)               # they would differ) sends the file to the whole parse
+    pieces, text = pyparts.plan_sources(lines)  # they would differ) sends the file to the whole parse
     if pieces is not None:
         out: list[tuple[int, int, str]] = []
         try:
-            _add_pieces(lines, pieces, "", out)
+            _add_pieces(text, pieces, "", out)
             return tuple(out)
         except _Unparsable:
             pass
@@ -91,11 +99,13 @@ def _walk(nodes: list[ast.stmt], shift: int) -> list[tuple[int, int, str]]:
             first = min([node.lineno] + [d.lineno for d in node.decorator_list])
             out.append((first + shift, (node.end_lineno or node.lineno) + shift, inner))
             inner += "."
-        stack += [(child, inner) for child in reversed(_statements(node))]
+        children = _statements(node)
+        if children:
+            stack += [(child, inner) for child in reversed(children)]
     return out
 
 
-def _add_pieces(lines: list[bytes], pieces: list[pyparts.Piece], prefix: str,
+def _add_pieces(text: _Text, pieces: list[pyparts.Piece], prefix: str,
                 out: list[tuple[int, int, str]]) -> int | None:
     """Append the spans of PIECES (names under PREFIX) to OUT; the last line of their last statement (None:
     they have none). A long class whose header or body pieces do not parse alone is parsed as one piece."""
@@ -105,39 +115,39 @@ def _add_pieces(lines: list[bytes], pieces: list[pyparts.Piece], prefix: str,
         if piece.header:
             mark = len(out)
             try:
-                last = _add_class(lines, piece, prefix, out)
+                last = _add_class(text, piece, prefix, out)
             except _Unparsable:
                 del out[mark:]
-                last = _add_piece(lines, pyparts.whole_class(piece), prefix, out)
+                last = _add_piece(text, pyparts.whole_class(piece), prefix, out)
         else:
-            last = _add_piece(lines, piece, prefix, out)
+            last = _add_piece(text, piece, prefix, out)
         end = last if last is not None else end
     return end
 
 
-def _add_piece(lines: list[bytes], piece: pyparts.Piece, prefix: str, out: list[tuple[int, int, str]]) -> int | None:
-    spans, last = _body_spans(lines, piece)
+def _add_piece(text: _Text, piece: pyparts.Piece, prefix: str, out: list[tuple[int, int, str]]) -> int | None:
+    spans, last = _body_spans(text, piece)
     at = piece.start
     out += [(a + at, b + at, prefix + name) for a, b, name in spans]
     return last + at if last is not None else None
 
 
-def _add_class(lines: list[bytes], piece: pyparts.Piece, prefix: str, out: list[tuple[int, int, str]]) -> int:
+def _add_class(text: _Text, piece: pyparts.Piece, prefix: str, out: list[tuple[int, int, str]]) -> int:
     """A long class: its span from its header and its last body piece, then its body's spans."""
-    first, name = _header(lines, piece)
+    first, name = _header(text, piece)
     mark = len(out)
     out.append((0, 0, ""))
-    last = _add_pieces(lines, piece.children, f"{prefix}{name}.", out)
+    last = _add_pieces(text, piece.children, f"{prefix}{name}.", out)
     if last is None:
         raise _Unparsable(name)
     out[mark] = (first + piece.start, last, prefix + name)
     return last
 
 
-def _body_spans(lines: list[bytes], piece: pyparts.Piece) -> tuple[Spans, int | None]:
+def _body_spans(text: _Text, piece: pyparts.Piece) -> tuple[Spans, int | None]:
     """PIECE's spans, lines relative to its first, and the last line of its last statement: from the memo or
     one parse of the piece."""
-    source = pyparts.piece_source(lines, piece)
+    source = text(piece)
     if source not in _bodies:
         nodes = _parse(source, piece)
         shift = -len(piece.wrapper)
@@ -149,9 +159,9 @@ def _body_spans(lines: list[bytes], piece: pyparts.Piece) -> tuple[Spans, int | 
     return found
 
 
-def _header(lines: list[bytes], piece: pyparts.Piece) -> tuple[int, str]:
+def _header(text: _Text, piece: pyparts.Piece) -> tuple[int, str]:
     """The first line (relative to PIECE, decorators included) and name of the long class PIECE heads."""
-    source = pyparts.piece_source(lines, piece)
+    source = text(piece)
     if source not in _headers:
         nodes = _parse(source, piece)
         node = nodes[0] if nodes else None
@@ -174,20 +184,29 @@ def _parse(source: bytes, piece: pyparts.Piece) -> list[ast.stmt] | None:
 
 
 _MAX_LINE = 1 << 62
+PACKS_MAX = 8           # packs in the cache folder before a run's save merges them into one
+PACK_SPANS_MAX = 200_000   # spans a merged pack keeps (~10 MB): this run's blobs, then the newest packs' others
 
 
 class SpanCache:
     """def/class spans of Python blobs by blob SHA: each distinct blob is parsed once.
 
     In memory, and (given FOLDER, e.g. `<git dir>/carrytool/cache`) on disk: a blob never changes, so
-    its spans are valid forever. Files are keyed by Python's minor version too (its grammar decides
-    what parses), written whole or not at all; a cache that cannot be read or written is only slower.
+    its spans are valid forever. On disk they are packs, one JSON file per run that parsed something
+    (`{"spans": {SHA: [[first, last, name], ...]}}`), under a folder named for Python's minor version
+    (its grammar decides what parses). Every pack is read at once, at the first blob not in memory;
+    `save` writes the run's new blobs as one more pack, whole or not at all, under a name no other run
+    takes, and, once there are PACKS_MAX packs, merges those it read into one (the blobs this run used, then
+    others up to PACK_SPANS_MAX spans: the cache is read whole, so it stays small). A pack that cannot be read, or a folder that cannot be written, only costs parses.
     """
 
     def __init__(self, folder: Path | None = None) -> None:
         tag = f"scopes-py{sys.version_info[0]}.{sys.version_info[1]}"
         self.folder = folder / tag if folder is not None else None
         self._memory: dict[str, Spans] = {}
+        self._disk: dict[str, object] | None = None     # SHA -> spans as a pack holds them (unchecked)
+        self._packs: list[Path] = []                     # the packs read, newest first
+        self._new: dict[str, Spans] = {}                  # parsed by this run, not yet saved
         self.parsed = 0                       # blobs parsed by this cache (for tests and benchmarks)
 
     def spans(self, oid: str, read: Callable[[], bytes | None]) -> Spans:
@@ -199,34 +218,94 @@ class SpanCache:
             source = read()
             found = _spans(source) if source is not None else ()
             self.parsed += source is not None
-            self._store(oid, found)
+            self._new[oid] = found
         self._memory[oid] = found
         return found
 
-    def _path(self, oid: str) -> Path | None:
-        return self.folder / oid[:2] / f"{oid[2:]}.json" if self.folder is not None else None
-
     def _load(self, oid: str) -> Spans | None:
-        path = self._path(oid)
-        if path is None:
+        if self._disk is None:
+            self._disk = self._read_packs()
+        raw = self._disk.get(oid)
+        if raw is None:
             return None
         try:
-            return tuple((int(a), int(b), str(c)) for a, b, c in json.loads(path.read_bytes()))
-        except (OSError, ValueError, TypeError):
+            return tuple((int(a), int(b), str(c)) for a, b, c in raw)  # type: ignore[attr-defined]
+        except (ValueError, TypeError):
             return None
 
-    def _store(self, oid: str, spans: Spans) -> None:
-        path = self._path(oid)
-        if path is None:
-            return
+    def _read_packs(self) -> dict[str, object]:
+        """Every readable pack's blobs (a newer pack's answer first: they agree anyway)."""
+        out: dict[str, object] = {}
+        if self.folder is None:
+            return out
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, name = tempfile.mkstemp(dir=path.parent, prefix=".", suffix=".tmp")
-            with os.fdopen(fd, "w") as handle:
-                json.dump([list(span) for span in spans], handle)
-            os.replace(name, path)
+            packs = sorted(self.folder.glob("pack-*.json"), key=_mtime, reverse=True)
         except OSError:
-            pass
+            return out
+        for path in packs:
+            try:
+                found = json.loads(path.read_bytes())["spans"]
+            except (OSError, ValueError, TypeError, KeyError):
+                continue
+            if isinstance(found, dict):
+                self._packs.append(path)
+                for oid, raw in found.items():
+                    out.setdefault(oid, raw)
+        return out
+
+    def save(self) -> None:
+        """Write the blobs this cache parsed as one pack (and merge the packs read, once there are many);
+        nothing when it parsed none. Never raises for a folder it cannot write."""
+        if self.folder is None or not self._new:
+            return
+        merge = len(self._packs) + 1 >= PACKS_MAX
+        spans: dict[str, object] = {oid: [list(s) for s in found] for oid, found in self._memory.items()} \
+            if merge else {oid: [list(s) for s in found] for oid, found in self._new.items()}
+        if merge:
+            size = sum(map(len, spans.values()))   # type: ignore[arg-type]
+            for oid, raw in (self._disk or {}).items():
+                if oid in spans or not isinstance(raw, list):
+                    continue
+                size += len(raw)
+                if size > PACK_SPANS_MAX:
+                    break
+                spans[oid] = raw
+        if not _write_pack(self.folder, spans):
+            return
+        self._new.clear()
+        if merge:
+            for path in self._packs:        # only those read: a pack another run wrote meanwhile stays
+                try:
+                    path.unlink()
+                except OSError:
+                    pass
+            self._packs = []
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0
+
+
+def _write_pack(folder: Path, spans: dict[str, object]) -> bool:
+    """SPANS as a new pack in FOLDER: written beside, then renamed to a name of its own (whole or not at all)."""
+    name = None
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, name = tempfile.mkstemp(dir=folder, prefix=".", suffix=".tmp")
+        with os.fdopen(fd, "w") as handle:
+            handle.write(json.dumps({"spans": spans}, separators=(",", ":")))
+        os.replace(name, folder / f"pack-{os.getpid()}-{Path(name).name[1:-4]}.json")
+        return True
+    except (OSError, ValueError, TypeError):
+        if name is not None:
+            try:
+                os.unlink(name)
+            except OSError:
+                pass
+        return False
 
 
 def scope_in(spans: Spans, line: int) -> str | None:

@@ -55,6 +55,9 @@ class EntryFacts:
     changes: list[Change] = field(default_factory=list)
     hunks: list[Hunk] = field(default_factory=list)
     _scopes: dict[int, list[str]] = field(default_factory=dict, repr=False)
+    # (the list, its length) they were computed from -> files; path -> hunks: asked for per pair
+    _files: tuple[object, int, list[str]] = field(default=(None, 0, []), repr=False)
+    _by_path: tuple[object, int, dict[str, list[Hunk]]] = field(default=(None, 0, {}), repr=False)
 
     @property
     def id(self) -> str:
@@ -62,10 +65,22 @@ class EntryFacts:
 
     @property
     def files(self) -> list[str]:
-        return paths_of(self.changes)
+        known, size, files = self._files
+        if known is not self.changes or size != len(self.changes):
+            files = paths_of(self.changes)
+            self._files = (self.changes, len(self.changes), files)
+        return list(files)
 
     def hunks_in(self, path: str) -> list[Hunk]:
-        return [h for h in self.hunks if h.path == path or h.old_path == path]
+        known, size, by_path = self._by_path
+        if known is not self.hunks or size != len(self.hunks):
+            by_path = {}
+            for hunk in self.hunks:
+                for key in dict.fromkeys((hunk.path, hunk.old_path)):
+                    if key is not None:
+                        by_path.setdefault(key, []).append(hunk)
+            self._by_path = (self.hunks, len(self.hunks), by_path)
+        return list(by_path.get(path, ()))
 
     def change_of(self, hunk: Hunk) -> Change | None:
         return next((c for c in self.changes if c.path == hunk.path), None)

@@ -43,14 +43,16 @@ def explain(manifest: Manifest, git: Git, *, offline: bool = False, entries: Seq
             progress: Progress | None = None) -> Explanation:
     """Plan like sync (writing nothing but objects), then map overlaps, coverage and suggestions."""
     early: dict[str, object] = {}
+    sources = Sources(git)
 
     def start(resolved: Resolved) -> None:
         # what needs only the inputs: every entry's facts, its merge alone onto upstream, and the pair
         # merges, which a merge-tree process of their own answers while sync's plan is composed
         found = gather_evidence(git, manifest, resolved, [Step(e) for e in manifest.entries], hunks=False)
         early["evidence"] = found
-        early["overlaps"] = start_overlaps(git, manifest, resolved.upstream, list(found.values()))
+        started = early["overlaps"] = start_overlaps(git, manifest, resolved.upstream, list(found.values()))
         read_evidence_hunks(git, list(found.values()))      # the pairs need none: read while git merges them
+        started.compare(sources)                            # the scopes (parsing) too
 
     planned = plan_and_compose(manifest, git, SyncOptions(dry_run=True, offline=offline), progress,
                                command="explain", resolved_hook=start)
@@ -60,7 +62,6 @@ def explain(manifest: Manifest, git: Git, *, offline: bool = False, entries: Seq
     for item in evidence.values():          # the facts' steps are the planned ones, as sync settled them
         if item.step is not None:
             item.step = by_id[item.id]
-    sources = Sources(git)
     overlap_map = early["overlaps"].finish(sources)  # type: ignore[attr-defined]
     full_heads = _full_heads(git, manifest)
     coverage = union_coverage(manifest, evidence, sources, full_heads)
@@ -73,6 +74,7 @@ def explain(manifest: Manifest, git: Git, *, offline: bool = False, entries: Seq
     if ex.asserts:
         planned.report.asserts = ex.asserts
     ex.stories = [tell(git, ex, next(s for s in planned.steps if s.id == e.id)) for e in entries]
+    sources.spans.save()        # the blobs parsed, for the next run: one file
     return ex
 
 

@@ -72,6 +72,6 @@ class Explanation:
         return json.dumps(self.to_json(), indent=2, ensure_ascii=True) + "\n"
 
 
-def write_explanation(ex: Explanation, path: str | Path) -> None:
-    """Write explain's JSON report to PATH atomically."""
-    write_atomic(path, ex.dumps())
+def write_explanation(ex: Explanation, path: str | Path, dumped: str | None = None) -> None:
+    """Write explain's JSON report to PATH atomically (DUMPED: `ex.dumps()`, when the caller has it)."""
+    write_atomic(path, ex.dumps() if dumped is None else dumped)

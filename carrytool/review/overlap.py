@@ -107,14 +107,25 @@ class StartedOverlaps:
     pairs: list[tuple[int, int]]
     alone: list[MergeResult]
     collect: Callable[[], list[tuple[list[str] | None, Any]]]
+    compared: list[tuple[list[str], list[dict[str, Any]], list[str]]] | None = None
+
+    def compare(self, sources: Sources) -> None:
+        """What needs no merge (files, identical hunks, scopes: the parsing), while the pair merges run on
+        another core; needs the evidence's hunks. `finish` does it when this was not called."""
+        order = self.order
+        keys = [_hunk_keys(f) for f in order]
+        self.compared = [_compare(order[i], order[j], keys[i], keys[j], sources) for i, j in self.pairs]
 
     def finish(self, sources: Sources) -> OverlapMap:
         order, merger = self.order, self.merger
+        if self.compared is None:
+            self.compare(sources)
+        compared = self.compared
+        assert compared is not None
         conflicts = self.collect()
-        keys = [_hunk_keys(f) for f in order]
         overlaps = []
-        for (i, j), (conflict, how) in zip(self.pairs, conflicts):
-            overlap = _classify(order[i], order[j], keys[i], keys[j], conflict, sources)
+        for (i, j), (conflict, how), found in zip(self.pairs, conflicts, compared):
+            overlap = _classify(order[i], order[j], conflict, found)
             if how is not None:
                 overlap.order, overlap.merge = how
                 overlap.structurally = bool(conflict) and tuple(how[0]) in merger.structurally
@@ -281,24 +292,34 @@ def _hunk_keys(item: EntryFacts) -> dict[tuple, list[int]]:
     return out
 
 
-def _classify(a: EntryFacts, b: EntryFacts, keys_a: dict, keys_b: dict, conflict: list[str] | None,
-              sources: Sources) -> Overlap:
-    shared = [p for p in a.files if p in set(b.files)]
-    overlap = Overlap((a.id, b.id), shared, merged=conflict is not None)
-    if conflict:
-        overlap.kinds.append("conflict")
-        overlap.conflict_files = conflict
+def _compare(a: EntryFacts, b: EntryFacts, keys_a: dict, keys_b: dict,
+             sources: Sources) -> tuple[list[str], list[dict[str, Any]], list[str]]:
+    """What two entries share whatever their merge says: files, identical hunks, scopes."""
+    theirs = set(b.files)
+    shared = [p for p in a.files if p in theirs]
+    identical = []
     for key in sorted(set(keys_a) & set(keys_b), key=lambda k: keys_a[k][0]):
         hunk = a.hunks[keys_a[key][0]]
-        overlap.identical.append({"file": hunk.path, "lines": list(hunk.span)})
-    if overlap.identical:
-        overlap.kinds.append("identical-hunk")
+        identical.append({"file": hunk.path, "lines": list(hunk.span)})
     scopes: set[str] = set()
     for path in shared:
         mine = a.scopes_in(path, sources)
         if mine:         # B's scopes only matter beside A's: B's versions of PATH are not parsed otherwise
             scopes |= mine & b.scopes_in(path, sources)
-    overlap.scopes = sorted(scopes)
+    return shared, identical, sorted(scopes)
+
+
+def _classify(a: EntryFacts, b: EntryFacts, conflict: list[str] | None,
+              compared: tuple[list[str], list[dict[str, Any]], list[str]]) -> Overlap:
+    shared, identical, scopes = compared
+    overlap = Overlap((a.id, b.id), shared, merged=conflict is not None)
+    if conflict:
+        overlap.kinds.append("conflict")
+        overlap.conflict_files = conflict
+    overlap.identical = identical
+    if overlap.identical:
+        overlap.kinds.append("identical-hunk")
+    overlap.scopes = scopes
     if scopes:
         overlap.kinds.append("same-scope")
     overlap.kinds.append("same-file")

@@ -44,3 +44,16 @@ def test_a_story_parses_for_asserts_only_the_files_they_read(small: Small) -> No
                                           "contains": "return"}])
     parsed, _ = _parsed(small, ["pr/1"])
     assert parsed == 2                  # a.py's base and head: the assert reads a.py
+
+
+def test_a_second_explain_parses_nothing_and_the_first_wrote_one_pack(small: Small) -> None:
+    small.pr(1, {"a.py": A.replace("return 1", "return 10")})
+    small.pr(2, {"a.py": A.replace("return 1", "return 1 + 0")})
+    small.manifest([{"pr": 1}, {"pr": 2}])
+    parsed, [overlap] = _parsed(small)
+    assert parsed == 3
+    folder = small.work.path / "carrytool" / "cache"        # a bare repository: its git dir
+    assert len(list(folder.rglob("pack-*.json"))) == 1 and not list(folder.rglob("*.tmp"))
+    again, [same] = _parsed(small)
+    assert again == 0 and same.scopes == overlap.scopes == ["f"]
+    assert len(list(folder.rglob("pack-*.json"))) == 1       # nothing new: no second pack
