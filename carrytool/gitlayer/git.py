@@ -53,6 +53,7 @@ from carrytool.gitlayer.objects import (
     _parse_diff_stdin,
     pack_of_loose,
     paths_of,
+    stored_zlib,
 )
 
 __all__ = ["Git", "Change", "ConflictStage", "MergeResult", "Signature", "paths_of", "EMPTY_TREE", "MIN_GIT",
@@ -749,7 +750,7 @@ class Git:
             self._fans.add(sha[:2])
         temp = f"{folder}/tmp_obj_{sha[2:]}"
         with open(temp, "wb") as out:     # stored, not compressed (core.looseCompression=0): the scratch is
-            out.write(zlib.compress(f"{kind} {len(data)}\0".encode() + data, 0))   # private; the pack compresses
+            out.write(stored_zlib(f"{kind} {len(data)}\0".encode() + data))   # private; the pack compresses
         os.replace(temp, target)
 
     def _hash_objects(self, kind: str, blobs: list[bytes]) -> list[str]:
