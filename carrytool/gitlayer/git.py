@@ -1239,6 +1239,8 @@ class Git:
             oid, _, name = line.partition("\t")
             advertised.setdefault(name, oid)
         current = self.refs_named(list(specs.values()))
+        if current is None:
+            return None
         updates = {dst: advertised[src[1:]] for src, dst in specs.items()
                    if src[1:] in advertised and current.get(dst) != advertised[src[1:]]}
         if updates:
@@ -1254,13 +1256,17 @@ class Git:
                 return None
         return {src for src in specs if src[1:] not in advertised}
 
-    def refs_named(self, names: Sequence[str]) -> dict[str, str]:
-        """`for-each-ref NAME...`: the value of each ref of NAMES that exists (an exact name, never one below it)."""
+    def refs_named(self, names: Sequence[str]) -> dict[str, str] | None:
+        """`for-each-ref NAME...`: the value of each ref of NAMES that exists (an exact name, never one below
+        it); None when git fails."""
         if not names:
             return {}
         wanted = set(names)
-        out = self.run("for-each-ref", "--format=%(refname) %(objectname)", "--end-of-options",
-                       *wanted).stdout.decode("utf-8", "surrogateescape")
+        proc = self.run("for-each-ref", "--format=%(refname) %(objectname)", "--end-of-options", *wanted,
+                        check=False)
+        if proc.returncode != 0:
+            return None
+        out = proc.stdout.decode("utf-8", "surrogateescape")
         pairs = (line.split(" ", 1) for line in out.splitlines() if line)
         return {name: oid for name, oid in pairs if name in wanted}
 

@@ -100,3 +100,18 @@ def test_sync_into_a_repository_with_the_objects_composes_what_a_fetching_one_do
     assert present == fetched
     assert present["result"]["sha"] == "ec471663d8e49d994275367bdb484520efc4474e"
     assert _refs(small.work.path) == _refs(small.root / "fetched.git")
+
+
+def test_a_ref_here_naming_a_missing_object_leaves_it_to_fetch(small: Small) -> None:
+    """fetch's connectivity check (`--not --all`) cannot walk from a ref naming a missing object: the
+    shortcut writes nothing and gives way to git fetch, whatever fetch then makes of it."""
+    specs = _upstream(small)
+    repo = _with_objects(small, "a.git")
+    Repo(repo).git("pack-refs", "--all")
+    packed = repo / "packed-refs"
+    packed.write_text(packed.read_text().replace(small.base + f" {NS}/pr/1", "1234567890" * 4 + f" {NS}/pr/1"))
+    before = _refs(repo)
+    assert f"{'1234567890' * 4} {NS}/pr/1" in before.splitlines()
+    with Git(repo, quarantine=True) as git:
+        assert git.fetch_present(str(small.up.path), specs) is None
+    assert _refs(repo) == before
