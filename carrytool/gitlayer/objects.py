@@ -143,18 +143,36 @@ def _parse_diff_stdin(data: bytes, expected: int) -> list[list[Change]]:
 _PACK_TYPES = {b"commit": 1, b"tree": 2, b"blob": 3, b"tag": 4}
 _OFS_DELTA = 6
 _MAX_DEPTH = 50          # delta chains no longer than pack-objects' default
+_FIRST_ENTRY = 16        # bytes of a tree that name its first entry (mode and the start of its name)
 _MAX_INSERT = 1024       # a tree differing from the last one of its size by more is stored whole
+
+
+def stored_zlib(data: bytes) -> bytes:
+    """DATA as a zlib stream of stored (uncompressed) deflate blocks, as `zlib.compress(DATA, 0)` writes
+    (for a small object the same bytes; a large one's blocks may be cut elsewhere), made without zlib's per-call set-up (a deflate state of some 256 KiB, allocated and freed for every
+    object: most of the cost of writing a few hundred small loose objects)."""
+    out = [b"\x78\x01"]
+    for start in range(0, len(data), 0xFFFF):
+        chunk = data[start:start + 0xFFFF]
+        final = 1 if start + 0xFFFF >= len(data) else 0
+        out.append(struct.pack("<BHH", final, len(chunk), len(chunk) ^ 0xFFFF) + chunk)
+    if not data:
+        out.append(b"\x01\x00\x00\xff\xff")
+    out.append(struct.pack(">I", zlib.adler32(data)))
+    return b"".join(out)
 
 
 def pack_of_loose(loose: Iterable[bytes], hash_name: str = "sha1") -> bytes:
     """A version-2 pack (zlib level 1) of loose objects, given as their files' bytes (zlib of
-    `TYPE SIZE\\0CONTENT`), with its trailing checksum, made in process. A tree that differs from the
-    last tree of the same size in one stretch (a composed tree with an entry replaced) is stored as a delta
-    against it (OFS_DELTA, chains of at most 50). `index-pack` checks every object of it (content and name)
-    when it indexes it."""
+    `TYPE SIZE\\0CONTENT`), with its trailing checksum, made in process. A tree that differs in one
+    stretch (a composed tree with an entry replaced) from the last tree of the same size and first entry,
+    else from the last tree of the same size, is stored as a delta against it (OFS_DELTA, chains of at
+    most 50). `index-pack` checks every object of it (content and name) when it indexes it."""
     body: list[bytes] = []
     at = 12                                                # the pack header's length
-    last_tree: dict[int, tuple[int, bytes, int]] = {}      # size -> (offset, content, delta depth)
+    # the last tree of a size, and of a size and first entry: (offset, content, delta depth). The latter is
+    # most often the same directory's previous version, where the former is any directory of that size.
+    last_tree: dict[object, tuple[int, bytes, int]] = {}
     for data in loose:
         raw = zlib.decompress(data)
         nul = raw.index(b"\0")
@@ -163,16 +181,18 @@ def pack_of_loose(loose: Iterable[bytes], hash_name: str = "sha1") -> bytes:
         if int(size) != len(content):
             raise GitError("a loose object's size does not match its header")
         entry, depth = None, 0
-        base = last_tree.get(len(content)) if kind == b"tree" else None
-        if base is not None and base[2] < _MAX_DEPTH:
-            delta = _splice_delta(base[1], content)
+        keys = ((len(content), content[:_FIRST_ENTRY]), len(content)) if kind == b"tree" else ()
+        for key in keys:
+            base = last_tree.get(key)
+            delta = _splice_delta(base[1], content) if base is not None and base[2] < _MAX_DEPTH else None
             if delta is not None:
-                entry = _pack_header(_OFS_DELTA, len(delta)) + _ofs(at - base[0]) + zlib.compress(delta, 1)
-                depth = base[2] + 1
+                entry = _pack_header(_OFS_DELTA, len(delta)) + _ofs(at - base[0]) + zlib.compress(delta, 1)  # type: ignore[index]
+                depth = base[2] + 1  # type: ignore[index]
+                break
         if entry is None:
             entry = _pack_header(_PACK_TYPES[kind], len(content)) + zlib.compress(content, 1)
-        if kind == b"tree":
-            last_tree[len(content)] = (at, content, depth)
+        for key in keys:
+            last_tree[key] = (at, content, depth)
         body.append(entry)
         at += len(entry)
     pack = b"PACK" + struct.pack(">II", 2, len(body)) + b"".join(body)

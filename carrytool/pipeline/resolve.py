@@ -205,6 +205,9 @@ def _fetch(git: Git, url: str, specs: dict[str, str], *, retry_delay: float) -> 
     A missing ref makes git refuse the whole fetch, so it is dropped and the fetch retried; a
     transient failure is retried with backoff, then raised as FetchError (exit 4).
     """
+    present = git.fetch_present(url, specs)
+    if present is not None:         # a local upstream whose objects are all here: no fetch needed
+        return present
     absent: set[str] = set()
     attempt = 0
     while True:

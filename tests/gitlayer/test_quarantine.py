@@ -474,3 +474,29 @@ def test_a_full_scratch_while_carrytool_writes_objects_itself_is_the_same_error(
         git.keep_unreferenced = False
         git.close()
         assert list(tiny.iterdir()) == []
+
+
+def test_each_directory_s_tree_is_a_delta_of_its_own_previous_version(tmp_path: Path) -> None:
+    """Two directories whose trees have the same size, edited in turn: each new tree is a delta of the
+    same directory's previous one (not of the other directory's, which differs everywhere), so only the
+    first version of each is stored whole."""
+    from tests.gitrepo import init_repo
+
+    repo = init_repo(tmp_path / "r", bare=True)
+    files = {f"{d}/{d}{i:03d}.txt": f"{d}{i}\n" for d in "ab" for i in range(40)}
+    base = repo.commit(files, "base", ref="refs/heads/main")
+    sig = Signature("t", "t@t", 1000000000)
+    tip = base
+    with Git(repo.path, quarantine=True) as git:
+        tree = git.tree_of(base)
+        for n in range(20):
+            d = "ab"[n % 2]
+            tree = git.edit_tree(tree, {f"{d}/{d}{n:03d}.txt": ("100644", git.write_blob(f"v{n}\n".encode()))})
+            tip = git.write_commit(tree, [tip], sig, sig, f"step {n}\n")
+        git.keep(tip)
+    _fsck(repo.path)
+    [pack] = [p for p in (repo.path / "objects" / "pack").glob("*.pack")]
+    verify = subprocess.run(["git", "verify-pack", "-v", str(pack)], capture_output=True, text=True, check=True)
+    trees = [line.split() for line in verify.stdout.splitlines() if " tree " in line]
+    whole = [fields for fields in trees if len(fields) == 5]
+    assert len(trees) == 40 and len(whole) == 3      # 20 roots (a delta chain), 10 of each directory

@@ -1,0 +1,117 @@
+"""`Git.fetch_present`: a fetch from a local repository whose objects are already here, without `git fetch`.
+It must leave exactly the refs `git fetch` leaves (same values, same absent sources), and give way to a
+real fetch (writing nothing) whenever an object or its history is missing or the shortcut does not apply."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from carrytool.gitlayer.git import Git
+from tests.conftest import Cli, Small
+from tests.gitrepo import Repo, init_repo
+from tests.pipeline.test_sync import A_TWO, by_id, sync
+
+NS = "refs/carrytool/dev"
+
+
+def _upstream(small: Small) -> dict[str, str]:
+    """PRs 1-3 (3 an annotated tag of a commit), and the specs a sync fetches for PRs 1-4 (4 does not exist)."""
+    small.pr(1, A_TWO)
+    small.pr(2, {"b.py": "x = 5\ny = 2\nz = 3\n"})
+    three = small.up.commit({"docs/c.txt": "c3\n"}, "pr 3", parent=small.base)
+    small.up.git("tag", "-a", "-m", "tagged", "t3", three)
+    small.up.git("update-ref", "refs/pull/3/head", small.up.rev("refs/tags/t3"))
+    specs = {"+refs/heads/main": f"{NS}/upstream"}
+    specs.update({f"+refs/pull/{n}/head": f"{NS}/pr/{n}" for n in (1, 2, 3, 4)})
+    return specs
+
+
+def _refs(repo: Path) -> str:
+    return Repo(repo).git("for-each-ref", "--format=%(objectname) %(refname)", "refs/carrytool")
+
+
+def _with_objects(small: Small, name: str) -> Path:
+    """A bare repository that has every object of upstream (under refs/mirror), an older value of pr/1's
+    ref, pr/2's current one, and a stray ref under pr/4 that no fetch touches."""
+    repo = init_repo(small.root / name, bare=True)
+    repo.git("fetch", "-q", str(small.up.path), "+refs/*:refs/mirror/*")
+    repo.git("update-ref", f"{NS}/pr/1", small.base)
+    repo.git("update-ref", f"{NS}/pr/2", small.up.rev("refs/pull/2/head"))
+    repo.git("update-ref", f"{NS}/pr/4", small.base)
+    return repo.path
+
+
+def test_the_refs_left_are_those_git_fetch_leaves(small: Small) -> None:
+    specs = _upstream(small)
+    shortcut, fetched = _with_objects(small, "a.git"), _with_objects(small, "b.git")
+    with Git(shortcut, quarantine=True) as git:
+        absent = git.fetch_present(str(small.up.path), specs)
+    assert absent == {"+refs/pull/4/head"}
+    specs_b = {s: d for s, d in specs.items() if s != "+refs/pull/4/head"}
+    Repo(fetched).git("fetch", "-q", "--no-tags", str(small.up.path), *(f"{s}:{d}" for s, d in specs_b.items()))
+    assert _refs(shortcut) == _refs(fetched)
+    assert _refs(shortcut) == "\n".join([
+        f"{small.up.rev('refs/pull/1/head')} {NS}/pr/1",
+        f"{small.up.rev('refs/pull/2/head')} {NS}/pr/2",
+        f"{small.up.rev('refs/tags/t3')} {NS}/pr/3",        # the tag itself, as fetch stores it
+        f"{small.base} {NS}/pr/4",
+        f"{small.base} {NS}/upstream"])
+
+
+def test_a_tip_whose_history_is_missing_is_fetched(small: Small) -> None:
+    """The PR's commit is here but not its tree: fetch's connectivity check says fetch, and nothing is written."""
+    specs = _upstream(small)
+    repo = _with_objects(small, "a.git")
+    five = small.up.commit({"e.py": "e\n"}, "pr 5", parent=small.base, ref="refs/pull/5/head")
+    loose = Path("objects") / five[:2] / five[2:]
+    (repo / loose).parent.mkdir(exist_ok=True)
+    shutil.copyfile(small.up.path / ".git" / loose, repo / loose)
+    specs["+refs/pull/5/head"] = f"{NS}/pr/5"
+    before = _refs(repo)
+    with Git(repo, quarantine=True) as git:
+        assert git.fetch_present(str(small.up.path), specs) is None
+    assert _refs(repo) == before
+
+
+def test_sha_sources_and_remote_urls_are_left_to_fetch(small: Small) -> None:
+    specs = _upstream(small)
+    repo = _with_objects(small, "a.git")
+    before = _refs(repo)
+    with Git(repo, quarantine=True) as git:
+        assert git.fetch_present(str(small.up.path), {small.base: f"{NS}/locked/x"}) is None
+        assert git.fetch_present(f"file://{small.up.path}", specs) is None
+        assert git.fetch_present(str(small.up.path), {"refs/heads/main": f"{NS}/upstream"}) is None   # unforced
+    assert _refs(repo) == before
+
+
+def test_sync_into_a_repository_with_the_objects_composes_what_a_fetching_one_does(cli: Cli, small: Small) -> None:
+    small.pr(1, A_TWO)
+    small.pr(2, {"b.py": "x = 5\ny = 2\nz = 3\n"})
+    small.manifest([{"pr": 1}, {"pr": 2}, {"pr": 9, "on_missing": "skip"}])
+    code, fetched = sync(cli, small)
+    assert code == 0
+    small.work.path.rename(small.root / "fetched.git")
+    small.work = init_repo(small.root / "work", bare=True)
+    small.work.git("fetch", "-q", str(small.up.path), "+refs/*:refs/mirror/*")
+    code, present = sync(cli, small)
+    assert code == 0 and by_id(present)["pr/9"]["reason"] == "missing"
+    fetched.pop("lock_written"), present.pop("lock_written")      # the second run finds the same lock there
+    assert present == fetched
+    assert present["result"]["sha"] == "ec471663d8e49d994275367bdb484520efc4474e"
+    assert _refs(small.work.path) == _refs(small.root / "fetched.git")
+
+
+def test_a_ref_here_naming_a_missing_object_leaves_it_to_fetch(small: Small) -> None:
+    """fetch's connectivity check (`--not --all`) cannot walk from a ref naming a missing object: the
+    shortcut writes nothing and gives way to git fetch, whatever fetch then makes of it."""
+    specs = _upstream(small)
+    repo = _with_objects(small, "a.git")
+    Repo(repo).git("pack-refs", "--all")
+    packed = repo / "packed-refs"
+    packed.write_text(packed.read_text().replace(small.base + f" {NS}/pr/1", "1234567890" * 4 + f" {NS}/pr/1"))
+    before = _refs(repo)
+    assert f"{'1234567890' * 4} {NS}/pr/1" in before.splitlines()
+    with Git(repo, quarantine=True) as git:
+        assert git.fetch_present(str(small.up.path), specs) is None
+    assert _refs(repo) == before
