@@ -65,6 +65,8 @@ __all__ = ["Git", "Change", "ConflictStage", "MergeResult", "Signature", "paths_
 IN_REPO = frozenset({"fetch", "push", "ls-remote", "rev-parse", "update-ref", "for-each-ref", "show-ref",
                      "symbolic-ref", "worktree", "cat-file", "config", "remote"})
 # Of those, the ones that write to the user's repository: objects a run wrote are migrated first.
+# the names git tries for a short ref name, in order (refs.c ref_rev_parse_rules; the first is the name)
+_REF_RULES = ("refs/%s", "refs/tags/%s", "refs/heads/%s", "refs/remotes/%s", "refs/remotes/%s/HEAD")
 _WRITES_REPO = frozenset({"fetch", "push", "update-ref", "remote", "config"})
 _OID = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
 _NAMED_OID = re.compile(r"(?<![0-9a-f])(?:[0-9a-f]{64}|[0-9a-f]{40})(?![0-9a-f])")
@@ -1227,9 +1229,16 @@ class Git:
         of the refs whose value changes. Returns the sources URL does not advertise (fetch's "couldn't find
         remote ref"; their DSTs are left as they were). None when this shortcut does not apply and nothing
         was written: a remote URL, a SHA or unforced source, a shallow repository, an object or its history
-        missing here (fetch downloads it), any git failure (fetch then says why)."""
+        missing here (fetch downloads it), a partial clone (its promisor remote would be asked for missing
+        objects), any git failure (fetch then says why)."""
         if not (os.path.isabs(url) and os.path.isdir(url)) or (self.common_dir / "shallow").exists() or \
                 not all(src.startswith("+refs/") and dst.startswith("refs/") for src, dst in specs.items()):
+            return None
+        # a partial clone fetches a missing object on demand from its promisor remote, which the manifest
+        # never names: the connectivity check below would read from it, so fetch (from URL) does the work
+        promisor = self.run("config", "--get-regexp", r"^(extensions\.partialclone|remote\..*\.promisor)$",
+                            check=False)
+        if promisor.returncode != 1:
             return None
         listed = self.run("ls-remote", "--end-of-options", url, check=False)
         if listed.returncode != 0:
@@ -1238,6 +1247,11 @@ class Git:
         for line in listed.stdout.decode("utf-8", "surrogateescape").splitlines():
             oid, _, name = line.partition("\t")
             advertised.setdefault(name, oid)
+        for src in specs:
+            name = src[1:]
+            # fetch takes a source it does not find by git's ref-name rules (`refs/tags/NAME`, ...)
+            if name not in advertised and any(rule % name in advertised for rule in _REF_RULES):
+                return None
         current = self.refs_named(list(specs.values()))
         if current is None:
             return None
@@ -1256,26 +1270,28 @@ class Git:
                 return None
         return {src for src in specs if src[1:] not in advertised}
 
-    def refs_named(self, names: Sequence[str]) -> dict[str, str] | None:
-        """`for-each-ref NAME...`: the value of each ref of NAMES that exists (an exact name, never one below
-        it); None when git fails."""
-        if not names:
-            return {}
-        wanted = set(names)
-        proc = self.run("for-each-ref", "--format=%(refname) %(objectname)", "--end-of-options", *wanted,
-                        check=False)
-        if proc.returncode != 0:
-            return None
-        out = proc.stdout.decode("utf-8", "surrogateescape")
-        pairs = (line.split(" ", 1) for line in out.splitlines() if line)
-        return {name: oid for name, oid in pairs if name in wanted}
-
     def delete_ref(self, ref: str) -> None:
         self.run("update-ref", "-d", ref, check=False)
 
     def refs(self, prefix: str) -> dict[str, str]:
         """`for-each-ref`: ref name -> object under PREFIX."""
-        out = self.run("for-each-ref", "--format=%(refname) %(objectname)", prefix).stdout.decode()
+        values = self._ref_values([prefix], check=True)
+        assert values is not None
+        return values
+
+    def refs_named(self, names: Sequence[str]) -> dict[str, str] | None:
+        """The value of each ref of NAMES that exists (an exact name, never one below it); None when git fails."""
+        wanted = set(names)
+        values = self._ref_values(sorted(wanted), check=False) if wanted else {}
+        return None if values is None else {name: oid for name, oid in values.items() if name in wanted}
+
+    def _ref_values(self, patterns: Sequence[str], check: bool) -> dict[str, str] | None:
+        """`for-each-ref PATTERN...`: ref name -> object; None when git fails and CHECK is off."""
+        proc = self.run("for-each-ref", "--format=%(refname) %(objectname)", "--end-of-options", *patterns,
+                        check=check)
+        if proc.returncode != 0:
+            return None
+        out = proc.stdout.decode("utf-8", "surrogateescape")
         pairs = (line.split(" ", 1) for line in out.splitlines() if line)
         return {name: oid for name, oid in pairs}
 

@@ -115,3 +115,37 @@ def test_a_ref_here_naming_a_missing_object_leaves_it_to_fetch(small: Small) -> 
     with Git(repo, quarantine=True) as git:
         assert git.fetch_present(str(small.up.path), specs) is None
     assert _refs(repo) == before
+
+
+def test_a_partial_clone_is_left_to_fetch_and_its_promisor_never_asked(small: Small) -> None:
+    """In a partial clone a missing object is fetched on demand from the clone's promisor remote, which the
+    manifest never names: the shortcut's connectivity check would read from it. It steps aside, unasked."""
+    specs = _upstream(small)
+    small.up.git("config", "uploadpack.allowFilter", "true")
+    log = small.root / "asked.log"
+    wrapper = small.root / "upload-pack"
+    wrapper.write_text(f'#!/bin/sh\necho asked >> "{log}"\nexec git-upload-pack "$@"\n')
+    wrapper.chmod(0o755)
+    repo = small.root / "partial.git"
+    Repo(small.root).git("clone", "-q", "--bare", "--filter=blob:none", f"file://{small.up.path}", str(repo))
+    Repo(repo).git("config", "remote.origin.uploadpack", str(wrapper))
+    assert Repo(repo).git("config", "remote.origin.promisor") == "true"
+    before = _refs(repo)
+    with Git(repo, quarantine=True) as git:
+        assert git.fetch_present(str(small.up.path), specs) is None
+    assert not log.exists()
+    assert _refs(repo) == before
+
+
+def test_a_source_git_would_find_under_another_name_is_left_to_fetch(small: Small) -> None:
+    """fetch finds a source it does not have by git's ref-name rules (here pull/4 as a tag named
+    `refs/pull/4/head`); the shortcut, matching exact names, leaves that to fetch and writes nothing."""
+    specs = _upstream(small)
+    repo = _with_objects(small, "a.git")
+    small.up.git("update-ref", "refs/tags/refs/pull/4/head", small.base)
+    before = _refs(repo)
+    with Git(repo, quarantine=True) as git:
+        assert git.fetch_present(str(small.up.path), specs) is None
+    assert _refs(repo) == before
+    Repo(repo).git("fetch", "-q", "--no-tags", str(small.up.path), "+refs/pull/4/head:refs/fetched")
+    assert Repo(repo).rev("refs/fetched") == small.base      # git does take it
