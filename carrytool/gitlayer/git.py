@@ -800,7 +800,7 @@ class Git:
             space = data.index(b" ", i)
             nul = data.index(b"\0", space)
             raw_mode, name = data[i:space], data[space + 1:nul]
-            mode = raw_mode.decode()
+            mode = raw_mode.decode() if raw_mode in _CANONICAL_MODES else _canonical_mode(raw_mode)
             oid = data[nul + 1:nul + 21].hex()
             kind = "tree" if mode == "40000" else ("commit" if mode == "160000" else "blob")
             entries.append((mode.rjust(6, "0"), kind, oid, name))
@@ -1354,6 +1354,16 @@ def _subcommand(args: Sequence[str]) -> str:
 
 
 _FRESH = b""      # in a _TreeEditor edit: this subtree starts empty (a name git never gives an entry)
+
+
+def _canonical_mode(raw: bytes) -> str:
+    """The mode git reads a tree entry's RAW mode as (cache.h canon_mode): 100664 is 100644, and so on.
+    git writes every tree it builds (a directory merge-tree merges, an index's) with these modes."""
+    mode = int(raw, 8)
+    kind = mode & 0o170000
+    if kind == 0o100000:
+        return "100755" if mode & 0o100 else "100644"
+    return {0o120000: "120000", 0o040000: "40000"}.get(kind, "160000")
 
 
 class _TreeEditor:

@@ -58,7 +58,7 @@ def test_spliced_trees_are_the_trees_mktree_writes(tmp_path: Path, seed: int) ->
 
 def test_a_tree_out_of_gits_order_is_written_anew_not_spliced(tmp_path: Path) -> None:
     """A tree git would not write (entries out of order, a short mode) is never spliced: its edit is the
-    canonical tree, as before."""
+    canonical tree, with each entry's mode as git reads it (`644` is not a file mode: git reads a gitlink)."""
     repo = init_repo(tmp_path / "r", bare=True)
     repo.commit({"a": "a\n"}, "base", ref="refs/heads/main")
     with Git(repo.path, quarantine=True) as git:
@@ -68,5 +68,5 @@ def test_a_tree_out_of_gits_order_is_written_anew_not_spliced(tmp_path: Path) ->
         new = git.write_blob(b"new\n")
         edited = git.edit_tree(odd, {"a": ("100644", new)})
         assert edited == git.mktree([("100644", "blob", b, b"b"), ("100644", "blob", new, b"a"),
-                                     ("000644", "blob", a, b"c")])
+                                     ("160000", "commit", a, b"c")])
         assert git.read_object(edited)[1].index(b" a\0") < git.read_object(edited)[1].index(b" b\0")

@@ -330,3 +330,23 @@ def test_a_file_directory_swap_composes_as_the_chained_merge(cli: Cli, small: Sm
     composed = subprocess.run(["git", "rev-parse", f"{fast['result']['sha']}^{{tree}}"], cwd=small.work.path,
                               capture_output=True, text=True).stdout.strip()
     assert composed == plain_chain_tree(small.up.path, "refs/heads/main", heads)
+
+
+def test_modes_only_git_normalizes_compose_as_the_chained_merge(cli: Cli, small: Small,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Old histories hold modes such as 100664, which git reads as 100644: a directory merge-tree writes
+    lists them canonically, so a tree the fast path writes must too (same SHAs as the chained merge)."""
+    up = small.up
+    blob = up.git("hash-object", "-w", "--stdin", input=b"legacy\n")
+    odd = up.git("mktree", input=f"100664 blob {blob}\tlegacy.txt\n100644 blob {blob}\tother.txt\n".encode())
+    root = up.git("ls-tree", small.base) + f"\n100664 blob {blob}\tlegacy.cfg\n040000 tree {odd}\todd\n"
+    tree = up.git("mktree", input=root.encode())
+    small.base = up.git("commit-tree", tree, "-p", small.base, "-m", "old modes")
+    up.git("update-ref", "refs/heads/main", small.base)
+    small.pr(1, {"a.py": "def f():\n    return 10\n\n\ndef g():\n    return 2\n"})
+    small.pr(2, {"odd/other.txt": "other\n"})
+    small.pr(3, {"a.py": "def f():\n    return 1\n\n\ndef g():\n    return 20\n", "odd/new.txt": "n\n"})
+    small.manifest([{"pr": 1}, {"pr": 2}, {"pr": 3}])
+    fast, slow = both_ways(cli, small.manifest_path, small.work.path, monkeypatch)
+    assert fast["result"]["sha"] == slow["result"]["sha"]
+    assert [e["status"] for e in fast["entries"]] == ["applied"] * 3
