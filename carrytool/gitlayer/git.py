@@ -1235,9 +1235,11 @@ class Git:
                 not all(src.startswith("+refs/") and dst.startswith("refs/") for src, dst in specs.items()):
             return None
         # a partial clone fetches a missing object on demand from its promisor remote, which the manifest
-        # never names: the connectivity check below would read from it, so fetch (from URL) does the work
-        promisor = self.run("config", "--get-regexp", r"^(extensions\.partialclone|remote\..*\.promisor)$",
-                            check=False)
+        # never names: the connectivity check below would read from it, so fetch (from URL) does the work;
+        # so does config that makes fetch read elsewhere or see fewer refs here: a URL rewritten
+        # (`url.<base>.insteadOf`), refs hidden from fetch's own connectivity check (`hideRefs`)
+        promisor = self.run("config", "--get-regexp", r"^(extensions\.partialclone|remote\..*\.promisor|"
+                            r"url\..*\.insteadof|(fetch|transfer)\.hiderefs)$", check=False)
         if promisor.returncode != 1:
             return None
         listed = self.run("ls-remote", "--end-of-options", url, check=False)
@@ -1359,6 +1361,9 @@ _FRESH = b""      # in a _TreeEditor edit: this subtree starts empty (a name git
 def _canonical_mode(raw: bytes) -> str:
     """The mode git reads a tree entry's RAW mode as (cache.h canon_mode): 100664 is 100644, and so on.
     git writes every tree it builds (a directory merge-tree merges, an index's) with these modes."""
+    if not re.fullmatch(rb"[0-7]+", raw):
+        raise GitError(f"a tree entry has the mode {raw!r}, which git does not read: the tree is corrupt",
+                       hint="run `git fsck` in the repository")
     mode = int(raw, 8)
     kind = mode & 0o170000
     if kind == 0o100000:
@@ -1374,7 +1379,10 @@ class _TreeEditor:
 
     def apply(self, tree: str, edits: dict[str, tuple[str, str] | None]) -> str:
         """TREE with EDITS (path -> (mode, oid), None: deleted). A file that goes while a directory of the
-        same name comes (or the reverse), in either order, is a file<->directory swap, as diff-tree lists it."""
+        same name comes (or the reverse), in either order, is a file<->directory swap, as diff-tree lists it.
+        No edit: TREE itself (not the tree git would write for it, when its modes are not those git writes)."""
+        if not edits:
+            return tree
         nested: dict = {}
         for path, value in edits.items():
             node: dict | None = nested

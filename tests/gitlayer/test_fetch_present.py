@@ -7,6 +7,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
+
 from carrytool.gitlayer.git import Git
 from tests.conftest import Cli, Small
 from tests.gitrepo import Repo, init_repo
@@ -149,3 +151,26 @@ def test_a_source_git_would_find_under_another_name_is_left_to_fetch(small: Smal
     assert _refs(repo) == before
     Repo(repo).git("fetch", "-q", "--no-tags", str(small.up.path), "+refs/pull/4/head:refs/fetched")
     assert Repo(repo).rev("refs/fetched") == small.base      # git does take it
+
+
+@pytest.mark.parametrize("key, value", [("url.{copy}.insteadOf", "{up}"),
+                                        ("transfer.hideRefs", "refs/carrytool"),
+                                        ("fetch.hideRefs", "refs/mirror")])
+def test_config_that_changes_where_fetch_reads_or_what_it_sees_is_left_to_fetch(small: Small, key: str,
+                                                                                 value: str) -> None:
+    """A URL rewritten by `url.<base>.insteadOf` may not be the local path at all (here another one, which
+    could as well be a network URL); refs hidden from fetch change what its connectivity check counts as
+    here: the shortcut writes nothing and gives way."""
+    specs = _upstream(small)
+    repo = _with_objects(small, "a.git")
+    copy = small.root / "copy.git"
+    Repo(small.root).git("clone", "-q", "--mirror", str(small.up.path), str(copy))
+    key, value = key.format(copy=copy), value.format(up=small.up.path)
+    Repo(repo).git("config", key, value)
+    before = _refs(repo)
+    with Git(repo, quarantine=True) as git:
+        assert git.fetch_present(str(small.up.path), specs) is None
+    assert _refs(repo) == before
+    Repo(repo).git("config", "--unset", key)
+    with Git(repo, quarantine=True) as git:
+        assert git.fetch_present(str(small.up.path), specs) == {"+refs/pull/4/head"}

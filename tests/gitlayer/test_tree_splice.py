@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from carrytool.errors import GitError
 from carrytool.gitlayer.git import Git
 from tests.gitrepo import init_repo
 
@@ -70,3 +71,24 @@ def test_a_tree_out_of_gits_order_is_written_anew_not_spliced(tmp_path: Path) ->
         assert edited == git.mktree([("100644", "blob", b, b"b"), ("100644", "blob", new, b"a"),
                                      ("160000", "commit", a, b"c")])
         assert git.read_object(edited)[1].index(b" a\0") < git.read_object(edited)[1].index(b" b\0")
+
+
+def test_no_edit_leaves_a_tree_git_would_not_write_as_it_is(tmp_path: Path) -> None:
+    repo = init_repo(tmp_path / "r", bare=True)
+    with Git(repo.path, quarantine=True) as git:
+        a = git.write_blob(b"a\n")
+        odd = git.write_object("tree", b"100664 a\0" + bytes.fromhex(a))
+        assert git.edit_tree(odd, {}) == odd
+        assert git.read_tree(odd) == [("100644", "blob", a, b"a")]       # read as git reads it
+        assert git.edit_tree(odd, {"b": ("100644", a)}) == git.mktree([("100644", "blob", a, b"a"),
+                                                                       ("100644", "blob", a, b"b")])
+
+
+@pytest.mark.parametrize("mode", [b"10064a", b"+644", b" 644", b"1_00644"])
+def test_a_mode_git_cannot_read_is_a_corrupt_tree(tmp_path: Path, mode: bytes) -> None:
+    repo = init_repo(tmp_path / "r", bare=True)
+    with Git(repo.path, quarantine=True) as git:
+        a = git.write_blob(b"a\n")
+        bad = git.write_object("tree", mode + b" a\0" + bytes.fromhex(a))
+        with pytest.raises(GitError, match="corrupt"):
+            git.read_tree(bad)
