@@ -1009,8 +1009,9 @@ class Git:
     def merge_trees_later(self, pairs: Sequence[tuple[str, str]]) -> Callable[[], list[MergeResult]]:
         """merge_trees in a second long-lived merge-tree process that starts on PAIRS now and answers
         when the returned function is called: the run goes on meanwhile (e.g. composing in the first
-        one), and git merges on another core. The process ends once it answered (or at close)."""
-        pipe = MergePipe(self)
+        one), and git merges on another core. The process ends once it answered (or at close). Its
+        objects are stored uncompressed in the quarantine (what persists is packed from there, compressed)."""
+        pipe = MergePipe(self, stored=self._use_quarantine)
         self._later_pipes.append(pipe)
         lines = [f"{a} {b}" for a, b in pairs]
         if lines:

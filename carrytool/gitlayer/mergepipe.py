@@ -30,7 +30,10 @@ _SIG = Signature("carrytool", "carrytool@localhost", 1000000000)
 class MergePipe:
     """`merge-tree --write-tree --stdin`, one merge per call, in one process for the whole run."""
 
-    def __init__(self, git: Git) -> None:
+    def __init__(self, git: Git, *, stored: bool = False) -> None:
+        """STORED: the merges' objects are written as stored (uncompressed) loose files, for merges whose
+        results go to the quarantine and are read there, if at all (the quarantine's pack compresses what
+        persists): zlib's work on every merged blob is saved."""
         self.git = git
         self._flush_line = self._flush_commits()
         answer = git.run("merge-tree", "--write-tree", "--stdin", input=self._flush_line).stdout
@@ -39,7 +42,8 @@ class MergePipe:
         self._flush_answer = answer
         self._marker = answer[:60]
         self._proc = subprocess.Popen(
-            git_argv("merge-tree", "--write-tree", "--stdin"), cwd=git.private_dir(), stdin=subprocess.PIPE,
+            git_argv(*(("-c", "core.looseCompression=0") if stored else ()), "merge-tree", "--write-tree", "--stdin"),
+            cwd=git.private_dir(), stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=git.env())
         self._stderr = bytearray()   # its last words, for the error when it stops answering
         self._stderr_reader = threading.Thread(target=self._read_stderr, daemon=True)

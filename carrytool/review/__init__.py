@@ -1,6 +1,6 @@
 """The reviewer's and the maintainer's view: `carrytool explain`, `diff` and `status`.
 
-Owns the facts gathered per entry (`evidence`), the overlap map between entries (`overlap`), what a
+Owns the facts gathered per entry (`evidence`), the overlap map between entries (`overlap`; its pair decisions kept on disk: `paircache`), what a
 union covers of the PRs it supersedes (`coverage`), suggestions (`suggest`: unions to create, stale
 folds, drift), one entry's story (`story`), the result as one value (`explanation`) and the command
 itself (`explain`); and the morning commands: `carrytool bisect`, the search over the composed chain

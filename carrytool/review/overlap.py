@@ -7,6 +7,7 @@ upstream), then, for every pair, the later entry merged onto the earlier one's c
 their own that explain starts before composing and asks for the answers after (start_overlaps). A pair conflicts when that
 second merge conflicts in a path where the later entry does not conflict with upstream on its own, or
 where it does and the earlier entry's change meets the conflicting lines (sync's rule: pipeline.blame).
+Each pair's decision is kept on disk by what decides it (review.paircache): a pair decided before is not merged.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from carrytool.pipeline.blame import meets_conflict
 from carrytool.pipeline.reduce import reduced_head
 from carrytool.pipeline.structured_tree import resolve_merge
 from carrytool.review.evidence import EntryFacts, Sources
+from carrytool.review.paircache import Decision, PairDecisions
 
 # strongest first: the order of `kinds`, and `kind` is the first of them
 KINDS = ("conflict", "identical-hunk", "same-scope", "same-file")
@@ -123,6 +125,7 @@ class StartedOverlaps:
         compared = self.compared
         assert compared is not None
         conflicts = self.collect()
+        merger.decisions.save()
         overlaps = []
         for (i, j), (conflict, how), found in zip(self.pairs, conflicts, compared):
             overlap = _classify(order[i], order[j], conflict, found)
@@ -170,6 +173,7 @@ class _PairMerger:
     concurrently = True          # pair merges in a merge-tree process of their own (tests compare both)
     regions_from_merges = True   # blame reads conflict regions from the merges made (tests compare both)
     share_with_compose = True    # PRs alone onto upstream as composing merges them (tests compare both)
+    keep_decisions = True        # pair decisions kept on disk by what decides them (review.paircache)
 
     def __init__(self, git: Git, manifest: Manifest, upstream: str) -> None:
         self.git = git
@@ -182,6 +186,9 @@ class _PairMerger:
         self.sig = Signature(manifest.identity.name, manifest.identity.email, when)
         self.commits: dict[str, str] = {}          # entry id -> its change alone on upstream, as a commit
         self.alone_results: dict[str, MergeResult] = {}
+        self.alone_lines: dict[str, tuple[str, str]] = {}   # entry id -> (ours, theirs) of its merge alone
+        folder = git.common_dir / "carrytool" / "cache" if self.keep_decisions else None
+        self.decisions = PairDecisions(folder, git.version)
 
     def theirs(self, item: EntryFacts, ours: str, ours_tree: str) -> tuple[str, str]:
         """The (ours, theirs) commits whose merge applies ITEM's whole change onto OURS (see compose.py)."""
@@ -194,7 +201,9 @@ class _PairMerger:
         return shaped, item.head
 
     def alone(self, order: Sequence[EntryFacts]) -> list[MergeResult]:
-        results = self.git.merge_trees([self._alone_pair(f) for f in order])
+        lines = [self._alone_pair(f) for f in order]
+        self.alone_lines = {f.id: line for f, line in zip(order, lines)}
+        results = self.git.merge_trees(lines)
         for item, result in zip(order, results):
             if result.clean:
                 self.commits[item.id] = self.git.write_commit(
@@ -234,27 +243,55 @@ class _PairMerger:
             plan.append((first, second))
         decided = [p for p in plan if p is not None]
         merges = [self._on_shared_files(job, pair) for job, pair in zip(jobs, decided)]
-        answers = self.git.merge_trees_later(merges) if self.concurrently else lambda: self.git.merge_trees(merges)
-        return lambda: self._decide(plan, jobs, answers())
+        keys = [self._key(merge, pair) for merge, pair in zip(merges, decided)]
+        known = [self.decisions.get(key) for key in keys]
+        todo = [merge for merge, found in zip(merges, known) if found is None]
+        if not todo:          # every pair decided before: no merge-tree process at all
+            answers: Callable[[], list[MergeResult]] = list
+        elif self.concurrently:
+            answers = self.git.merge_trees_later(todo)
+        else:
+            answers = lambda: self.git.merge_trees(todo)  # noqa: E731
+        return lambda: self._decide(plan, jobs, list(zip(keys, known)), answers())
+
+    def _key(self, merge: tuple[str, str], pair: tuple[EntryFacts, EntryFacts]) -> str:
+        """What decides PAIR merged as MERGE (review.paircache): the two commits, the later entry's merge
+        alone onto upstream, its structured-merge patterns and this class's switches."""
+        second = pair[1]
+        patterns = self.manifest.structured_paths(second.step.entry) if second.step else ()
+        switches = (self.shared_files_only, self.regions_from_merges, self.share_with_compose)
+        return self.decisions.key(merge, self.alone_lines.get(second.id), list(patterns), switches)
 
     def _decide(self, plan: list[tuple[EntryFacts, EntryFacts] | None], jobs: list[tuple[str, str]],
-                merged: list[MergeResult]) -> list[tuple[list[str] | None, Any]]:
+                known: list[tuple[str, Decision | None]], merged: list[MergeResult]) -> list[tuple[list[str] | None, Any]]:
         results = iter(merged)
         job_iter = iter(jobs)
+        known_iter = iter(known)
         out: list[tuple[list[str] | None, Any]] = []
         for item in plan:
             if item is None:
                 out.append((None, None))
                 continue
-            result, job = next(results), next(job_iter)
-            own = set(self.alone_results[item[1].id].conflicted_paths)
-            conflicted = [p for p in result.conflicted_paths if p not in own or self._meets(item, p, result)] \
-                if not result.clean else []
-            patterns = self.manifest.structured_paths(item[1].step.entry) if item[1].step else ()
-            if conflicted and patterns and resolve_merge(self.git, result, patterns).tree is not None:
+            job = next(job_iter)
+            key, found = next(known_iter)
+            if found is None:
+                found = self._decide_one(item, next(results))
+                self.decisions.put(key, found)
+            conflicted, structurally = found
+            if structurally:
                 self.structurally.add((item[0].id, item[1].id))
-            out.append((conflicted, ((item[0].id, item[1].id), job)))
+            out.append((list(conflicted), ((item[0].id, item[1].id), job)))
         return out
+
+    def _decide_one(self, item: tuple[EntryFacts, EntryFacts], result: MergeResult) -> Decision:
+        """The paths where the pair ITEM conflicts, given RESULT (its merge), and whether the structured
+        rule resolves them."""
+        own = set(self.alone_results[item[1].id].conflicted_paths)
+        conflicted = [p for p in result.conflicted_paths if p not in own or self._meets(item, p, result)] \
+            if not result.clean else []
+        patterns = self.manifest.structured_paths(item[1].step.entry) if item[1].step else ()
+        structurally = bool(conflicted and patterns and resolve_merge(self.git, result, patterns).tree is not None)
+        return conflicted, structurally
 
     def _on_shared_files(self, job: tuple[str, str], pair: tuple[EntryFacts, EntryFacts]) -> tuple[str, str]:
         """JOB with the second PR's head reduced to the files it shares with the first (pipeline.reduce):

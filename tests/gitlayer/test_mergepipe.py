@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+import zlib
 from pathlib import Path
 
 from carrytool.errors import GitError
@@ -194,3 +195,27 @@ def test_merges_are_asked_once_and_sole_merge_bases_are_known(tmp_path: Path, mo
         again = git.merge_trees(pairs + [(cross_l, cross_r)] + pairs[:1])
         assert again[:3] == first and again[4] == first[0]
         assert sent == [[f"{cross_l} {cross_r}"]]          # only the merge not asked before
+
+
+def test_merges_answered_later_store_their_objects_uncompressed_in_the_quarantine(tmp_path: Path) -> None:
+    """explain's pair merges write their results into the quarantine as stored zlib (nothing of them is
+    kept but by chance, and the quarantine's pack compresses what is): the same objects, readable there
+    and, once kept, in the user's store."""
+    up = init_repo(tmp_path / "up", bare=True)
+    many_prs(up, 1, files=2)
+    ours = up.commit({"f/big.txt": "ours\n" + "same line\n" * 3000}, "ours", parent="main", ref="refs/heads/ours")
+    theirs = up.commit({"f/big.txt": "theirs\n" + "same line\n" * 3000}, "theirs", parent="main",
+                       ref="refs/heads/theirs")
+    with Git(up.path, quarantine=True) as git:
+        [later] = git.merge_trees_later([(ours, theirs)])()
+        assert not later.clean
+        mode, blob = git.blob_at(later.tree, "f/big.txt")  # type: ignore[misc]
+        data = (git._quarantine / blob[:2] / blob[2:]).read_bytes()   # type: ignore[operator]
+        content = zlib.decompress(data)
+        assert content.startswith(b"blob ") and b"<<<<<<< " in content
+        assert len(data) > len(content)                     # stored: 30 KB of one line do not shrink
+        assert git.merge_trees([(ours, theirs)]) == [later]
+        git.keep(later.tree)
+        git.migrate_objects()
+    shown = subprocess.run(["git", "cat-file", "-p", blob], cwd=up.path, capture_output=True, check=True).stdout
+    assert shown == content[content.index(b"\0") + 1:]
