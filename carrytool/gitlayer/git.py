@@ -51,7 +51,8 @@ from carrytool.gitlayer.objects import (
     Signature,
     _is_echo,
     _parse_diff_stdin,
-    pack_of_loose,
+    loose_object,
+    pack_of_objects,
     paths_of,
     stored_zlib,
 )
@@ -68,6 +69,7 @@ IN_REPO = frozenset({"fetch", "push", "ls-remote", "rev-parse", "update-ref", "f
 # the names git tries for a short ref name, in order (refs.c ref_rev_parse_rules; the first is the name)
 _REF_RULES = ("refs/%s", "refs/tags/%s", "refs/heads/%s", "refs/remotes/%s", "refs/remotes/%s/HEAD")
 _WRITES_REPO = frozenset({"fetch", "push", "update-ref", "remote", "config"})
+COPIES_BUDGET = 64 << 20   # bytes of staged objects kept in memory for migrating (see Git._copies)
 _OID = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
 _NAMED_OID = re.compile(r"(?<![0-9a-f])(?:[0-9a-f]{64}|[0-9a-f]{40})(?![0-9a-f])")
 
@@ -225,6 +227,10 @@ class Git:
         self._explicit_bases: bool | None = None
         self._quarantine: Path | None = None
         self._fans: set[str] = set()       # the quarantine's fan-out directories made so far
+        # what this run wrote into the quarantine, kept (up to COPIES_BUDGET bytes) so that migrating packs
+        # it from memory, not from the loose files read back; merge-tree's own objects are read from disk
+        self._copies: dict[str, tuple[bytes, bytes]] = {}
+        self._copies_size = 0
         self._use_quarantine = quarantine
         self._contents: dict[tuple[str | None, str | None, str | None], tuple[bool, bytes] | None] = {}
         self._settled: set[str] = set()    # quarantined objects found in the store or migrated there
@@ -395,7 +401,9 @@ class Git:
         # before the pack does, as receive-pack does: a concurrent `git repack -a -d` or gc cannot delete
         # the pack while no ref names its objects yet. The .keep goes at close.
         try:
-            packed = pack_of_loose((_read_file(present[oid]) for oid in wanted), self.object_format)
+            copies = self._copies
+            packed = pack_of_objects((copies.get(oid) or loose_object(_read_file(present[oid])) for oid in wanted),
+                                     self.object_format)
         except (OSError, zlib.error, ValueError, KeyError) as exc:
             raise GitError(f"cannot read the quarantine's objects: {exc}") from None
         where = {"GIT_OBJECT_DIRECTORY": str(self.object_dir), "GIT_ALTERNATE_OBJECT_DIRECTORIES": ""}
@@ -726,6 +734,9 @@ class Git:
             try:
                 for sha, (kind, data) in pending.items():
                     self._write_loose(sha, kind, data)
+                    if self._copies_size < COPIES_BUDGET:
+                        self._copies[sha] = (kind.encode(), data)
+                        self._copies_size += len(data)
             except OSError as exc:
                 problem = self.scratch_problem(f"{exc.strerror}".encode())
                 if problem is None:
