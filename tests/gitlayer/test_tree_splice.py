@@ -70,3 +70,39 @@ def test_a_tree_out_of_gits_order_is_written_anew_not_spliced(tmp_path: Path) ->
         assert edited == git.mktree([("100644", "blob", b, b"b"), ("100644", "blob", new, b"a"),
                                      ("000644", "blob", a, b"c")])
         assert git.read_object(edited)[1].index(b" a\0") < git.read_object(edited)[1].index(b" b\0")
+
+
+def _oid(repo: Path, name: str) -> str:
+    return subprocess.run(["git", "rev-parse", name], cwd=repo, capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
+def test_trees_read_ahead_are_the_trees_read_one_by_one(tmp_path: Path) -> None:
+    """preread_trees caches, in one exchange, exactly what read_tree reads (entries and splice layout);
+    a directory the tree lacks, a file, a path with a space or non-ASCII name is passed over or read
+    right; afterwards editing those directories asks cat-file for none of them."""
+    repo = init_repo(tmp_path / "r", bare=True)
+    files = {f"d{d}/s{s}/f{f}.py": f"{d} {s} {f}\n" for d in range(3) for s in range(300 // 9) for f in range(3)}
+    files.update({"with space/é/x.txt": "x\n", "top.py": "t\n"})
+    base = repo.commit(files, "base", ref="refs/heads/main")
+    dirs = ["d0", "d1", "d1/s3", "missing/dir", "top.py", "with space", "with space/é"] + \
+        [f"d{d}/s{s}" for d in range(3) for s in range(300 // 9)]
+    with Git(repo.path) as plain:
+        root = plain.tree_of(base)
+        expected = {d: plain.read_tree(_oid(repo.path, f"{root}:{d}")) for d in dirs
+                    if d not in ("missing/dir", "top.py")}
+        layouts = {oid: plain._layouts.get(oid) for oid in plain._trees}
+    with Git(repo.path) as git:
+        git.preread_trees(root, dirs)
+        git.read_tree(root)
+        asked: list[str] = []
+        real = git.read_object
+        git.read_object = lambda name: asked.append(name) or real(name)  # type: ignore[method-assign]
+        for d, entries in expected.items():
+            oid = _oid(repo.path, f"{root}:{d}")
+            assert git.read_tree(oid) == entries and git._layouts.get(oid) == layouts[oid]
+        assert asked == []
+        edited = git.edit_tree(root, {"d1/s3/f0.py": None, "with space/é/y.txt": ("100644", git.write_blob(b"y\n"))})
+        assert asked == []
+        git.flush_objects()
+        assert _git_says(repo.path, edited) == edited
