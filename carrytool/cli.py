@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import os
 import sys
 from collections.abc import Callable, Iterator
@@ -812,13 +813,35 @@ def _show_completion(shell: str) -> None:
     sys.exit(0)
 
 
+# the top-level options that take no value: before a command's name they leave the choice to that name
+_TOP_FLAGS = frozenset({"-q", "--quiet", "-v", "--verbose"})
+
+
+def _app_for(argv: list[str]) -> typer.Typer:
+    """APP with only the command ARGV runs registered, when ARGV names one (after top-level flags alone);
+    else APP itself. typer converts every registered command's signature into click parameters before
+    parsing anything (~2 ms a command); a command's run, help and errors never show its siblings. The top
+    level's help, a misspelt name (click suggests the near ones) and shell completion see every command."""
+    name = next((arg for arg in argv if arg not in _TOP_FLAGS), None)
+    if name is None or name.startswith("-") or os.environ.get("_CARRYTOOL_COMPLETE"):
+        return app
+    commands = [c for c in app.registered_commands
+                if (c.name or typer.main.get_command_name(c.callback.__name__)) == name]  # type: ignore[union-attr]
+    groups = [g for g in app.registered_groups if g.name == name]
+    if len(commands) + len(groups) != 1:
+        return app
+    only = copy.copy(app)
+    only.registered_commands, only.registered_groups = commands, groups
+    return only
+
+
 def main() -> None:
-    """Console entry point."""
+    """Console entry point (`carrytool --version` is answered before this, in `carrytool.__main__`)."""
     shell = _completion_shell(sys.argv[1:])
     if shell is not None:
         _show_completion(shell)
     try:
-        app()
+        _app_for(sys.argv[1:])()
     except SystemExit:
         raise
     except Exception:  # an unexpected bug: show it, as the style asks

@@ -162,10 +162,26 @@ def stored_zlib(data: bytes) -> bytes:
     return b"".join(out)
 
 
+def loose_object(data: bytes) -> tuple[bytes, bytes]:
+    """(type, content) of a loose object file's bytes (zlib of `TYPE SIZE\\0CONTENT`), its size checked."""
+    raw = zlib.decompress(data)
+    nul = raw.index(b"\0")
+    kind, size = raw[:nul].split(b" ")
+    content = raw[nul + 1:]
+    if int(size) != len(content):
+        raise GitError("a loose object's size does not match its header")
+    return kind, content
+
+
 def pack_of_loose(loose: Iterable[bytes], hash_name: str = "sha1") -> bytes:
-    """A version-2 pack (zlib level 1) of loose objects, given as their files' bytes (zlib of
-    `TYPE SIZE\\0CONTENT`), with its trailing checksum, made in process. A tree that differs in one
-    stretch (a composed tree with an entry replaced) from the last tree of the same size and first entry,
+    """`pack_of_objects` of loose objects given as their files' bytes."""
+    return pack_of_objects((loose_object(data) for data in loose), hash_name)
+
+
+def pack_of_objects(objects: Iterable[tuple[bytes, bytes]], hash_name: str = "sha1") -> bytes:
+    """A version-2 pack (zlib level 1) of OBJECTS, given as (type, content), with its trailing checksum,
+    made in process. A tree that differs in one stretch (a composed tree with an entry replaced) from the
+    last tree of the same size and first entry,
     else from the last tree of the same size, is stored as a delta against it (OFS_DELTA, chains of at
     most 50). `index-pack` checks every object of it (content and name) when it indexes it."""
     body: list[bytes] = []
@@ -173,13 +189,7 @@ def pack_of_loose(loose: Iterable[bytes], hash_name: str = "sha1") -> bytes:
     # the last tree of a size, and of a size and first entry: (offset, content, delta depth). The latter is
     # most often the same directory's previous version, where the former is any directory of that size.
     last_tree: dict[object, tuple[int, bytes, int]] = {}
-    for data in loose:
-        raw = zlib.decompress(data)
-        nul = raw.index(b"\0")
-        kind, size = raw[:nul].split(b" ")
-        content = raw[nul + 1:]
-        if int(size) != len(content):
-            raise GitError("a loose object's size does not match its header")
+    for kind, content in objects:
         entry, depth = None, 0
         keys = ((len(content), content[:_FIRST_ENTRY]), len(content)) if kind == b"tree" else ()
         for key in keys:

@@ -18,7 +18,7 @@ rest are chained merges, all answered by one long-lived merge-tree process (gitl
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from carrytool.gitlayer.git import Change, ConflictStage, Git, MergeResult, Signature
@@ -77,6 +77,18 @@ class _Touched:
 UPSTREAM_HAS_IT = "merging it onto upstream changes nothing: upstream already has it"
 
 
+def _directories(changes: Iterable[Sequence[Change]]) -> list[str]:
+    """Every directory above a path of CHANGES, parents first."""
+    out: dict[str, None] = {}
+    for group in changes:
+        for change in group:
+            for path in change.paths:
+                parts = path.split("/")[:-1]
+                for n in range(1, len(parts) + 1):
+                    out["/".join(parts[:n])] = None
+    return list(out)
+
+
 class _Direct:
     """A clean merge onto upstream made without merge-tree (see `Composer._onto_upstream_directly`): its
     tree is written only when something asks for it (most entries need only its delta)."""
@@ -126,6 +138,8 @@ class Composer:
         Only entries that overlap earlier ones pay for a chained `merge-tree`.
         """
         pending = [s for s in steps if s.status == PENDING]
+        if self.fast_path:     # the directories composing edits, read from upstream in one exchange
+            self.git.preread_trees(self.upstream_tree, _directories(s.changes for s in pending))
         onto = self._onto = self._mark_merged_upstream(pending)
         comp = Composition(self.upstream, self.upstream, steps)
         tip, tip_tree = self.upstream, self.upstream_tree

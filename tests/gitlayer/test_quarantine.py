@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from carrytool.errors import CarryError
-from carrytool.gitlayer.git import Git, Signature
+from carrytool.gitlayer.git import Git, Signature, _read_file
 from tests.conftest import Cli, Small
 
 
@@ -500,3 +500,44 @@ def test_each_directory_s_tree_is_a_delta_of_its_own_previous_version(tmp_path: 
     trees = [line.split() for line in verify.stdout.splitlines() if " tree " in line]
     whole = [fields for fields in trees if len(fields) == 5]
     assert len(trees) == 40 and len(whole) == 3      # 20 roots (a delta chain), 10 of each directory
+
+
+def _packs(repo: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in (repo / "objects" / "pack").glob("*.pack")}
+
+
+def _migrate_with_budget(tmp_path: Path, name: str, budget: int, monkeypatch: pytest.MonkeyPatch,
+                         reads: list[str]) -> tuple[Path, str]:
+    """A commit of several sizes of blob and a chain of trees, migrated with COPIES_BUDGET = BUDGET; the
+    quarantine files migrating read go to READS."""
+    import carrytool.gitlayer.git as gitmodule
+    from tests.gitrepo import init_repo
+
+    monkeypatch.setattr(gitmodule, "COPIES_BUDGET", budget)
+    monkeypatch.setattr(gitmodule, "_read_file", lambda path: reads.append(path) or _read_file(path))
+    repo = init_repo(tmp_path / name, bare=True)
+    base = repo.commit({f"f{i:02d}.txt": f"{i}\n" for i in range(40)}, "base", ref="refs/heads/main")
+    sig = Signature("t", "t@t", 1000000000)
+    with Git(repo.path, quarantine=True) as git:
+        tip, tree = base, git.tree_of(base)
+        for n, data in enumerate([b"", b"x" * 15, bytes(range(256)) * 8, b"z\n" * 40000, b"w\n"]):
+            tree = git.edit_tree(tree, {f"f{(7 * n) % 40:02d}.txt": ("100644", git.write_blob(data))})
+            tip = git.write_commit(tree, [tip], sig, sig, f"step {n}\n")
+        git.keep(tip)
+    return repo.path, tip
+
+
+def test_migrating_packs_the_run_s_objects_from_memory_byte_for_byte(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """The objects carrytool wrote are packed from the copies it kept, not read back from the quarantine's
+    files; over the memory budget they are read from the files; both give the same pack, byte for byte."""
+    from_memory: list[str] = []
+    memory_repo, tip = _migrate_with_budget(tmp_path, "memory", 64 << 20, monkeypatch, from_memory)
+    from_files: list[str] = []
+    files_repo, same_tip = _migrate_with_budget(tmp_path, "files", 0, monkeypatch, from_files)
+    assert from_memory == [] and len(from_files) >= 11         # 5 blobs, 5 trees, 5 commits
+    assert tip == same_tip
+    assert _packs(memory_repo) == _packs(files_repo) and len(_packs(memory_repo)) == 1   # the run's one pack
+    for repo in (memory_repo, files_repo):
+        assert _exists(repo, tip)
+        _fsck(repo)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 import subprocess
+import threading
 from pathlib import Path
 
 import pytest
@@ -92,3 +93,60 @@ def test_a_mode_git_cannot_read_is_a_corrupt_tree(tmp_path: Path, mode: bytes) -
         bad = git.write_object("tree", mode + b" a\0" + bytes.fromhex(a))
         with pytest.raises(GitError, match="corrupt"):
             git.read_tree(bad)
+
+
+def _oid(repo: Path, name: str) -> str:
+    return subprocess.run(["git", "rev-parse", name], cwd=repo, capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
+def test_trees_read_ahead_are_the_trees_read_one_by_one(tmp_path: Path) -> None:
+    """preread_trees caches, in one exchange, exactly what read_tree reads (entries and splice layout);
+    a directory the tree lacks, a file, a path with a space or non-ASCII name is passed over or read
+    right; afterwards editing those directories asks cat-file for none of them."""
+    repo = init_repo(tmp_path / "r", bare=True)
+    files = {f"d{d}/s{s}/f{f}.py": f"{d} {s} {f}\n" for d in range(3) for s in range(300 // 9) for f in range(3)}
+    files.update({"with space/é/x.txt": "x\n", "top.py": "t\n"})
+    base = repo.commit(files, "base", ref="refs/heads/main")
+    dirs = ["d0", "d1", "d1/s3", "missing/dir", "top.py", "with space", "with space/é"] + \
+        [f"d{d}/s{s}" for d in range(3) for s in range(300 // 9)]
+    with Git(repo.path) as plain:
+        root = plain.tree_of(base)
+        expected = {d: plain.read_tree(_oid(repo.path, f"{root}:{d}")) for d in dirs
+                    if d not in ("missing/dir", "top.py")}
+        layouts = {oid: plain._layouts.get(oid) for oid in plain._trees}
+    with Git(repo.path) as git:
+        git.preread_trees(root, dirs)
+        git.read_tree(root)
+        asked: list[str] = []
+        real = git.read_object
+        git.read_object = lambda name: asked.append(name) or real(name)  # type: ignore[method-assign]
+        for d, entries in expected.items():
+            oid = _oid(repo.path, f"{root}:{d}")
+            assert git.read_tree(oid) == entries and git._layouts.get(oid) == layouts[oid]
+        assert asked == []
+        edited = git.edit_tree(root, {"d1/s3/f0.py": None, "with space/é/y.txt": ("100644", git.write_blob(b"y\n"))})
+        assert asked == []
+        git.flush_objects()
+        assert _git_says(repo.path, edited) == edited
+
+
+def test_trees_read_ahead_under_long_names_do_not_block(tmp_path: Path) -> None:
+    """More names than a pipe's buffer holds (100 paths of ~1 KiB) whose answers fill the other pipe (100
+    trees of ~1.6 KiB): read in chunks that fit, all of them, without the two processes waiting on each other."""
+    repo = init_repo(tmp_path / "r", bare=True)
+    with Git(repo.path) as git:
+        blob = git.write_blob(b"x\n")
+        wide = git.mktree([("100644", "blob", blob, f"file-{n:03}.py".encode()) for n in range(60)])
+        tree = git.mktree([("040000", "tree", wide, f"n{i}".encode()) for i in range(100)])
+        for _ in range(5):
+            tree = git.mktree([("040000", "tree", tree, b"d" * 200)])
+        git.flush_objects()
+        deep = "/".join(["d" * 200] * 5)
+        done = threading.Event()
+        worker = threading.Thread(target=lambda: (git.preread_trees(tree, [f"{deep}/n{i}" for i in range(100)]),
+                                                  done.set()), daemon=True)
+        worker.start()
+        worker.join(timeout=60)
+        assert done.is_set(), "reading ahead blocked"
+        assert wide in git._trees

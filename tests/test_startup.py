@@ -1,0 +1,84 @@
+"""Start-up: `--version` imports no CLI framework; a command builds only itself; what either prints is the
+same as the whole CLI prints (speed itself is measured by `python -m bench --runners startup`)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+import typer.main
+from typer.testing import CliRunner
+
+import carrytool
+from carrytool.cli import _app_for, app, main
+
+HEAVY = ("typer", "click", "rich", "yaml", "git", "carrytool.cli", "carrytool.pipeline", "carrytool.gitlayer",
+         "carrytool.manifest", "carrytool.render", "carrytool.review")
+
+
+def _imported_by(code: str) -> tuple[str, set[str]]:
+    """Run CODE in a fresh interpreter; its stdout and the modules it had imported when it ended."""
+    env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
+    probe = f"import sys\ntry:\n    {code}\nfinally:\n    sys.stderr.write(' '.join(sys.modules))\n"
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env)
+    return proc.stdout, set(proc.stderr.split())
+
+
+def _heavy(modules: set[str]) -> set[str]:
+    return {m for m in modules if any(m == h or m.startswith(h + ".") for h in HEAVY)}
+
+
+def test_version_imports_neither_the_cli_nor_its_frameworks() -> None:
+    out, modules = _imported_by("sys.argv = ['carrytool', '--version']; from carrytool.__main__ import main; main()")
+    assert out == f"carrytool {carrytool.__version__}\n"
+    assert "carrytool" in modules and _heavy(modules) == set()
+
+
+def test_version_prints_what_the_cli_s_own_option_prints() -> None:
+    assert CliRunner().invoke(app, ["--version"]).stdout == f"carrytool {carrytool.__version__}\n"
+    out, modules = _imported_by("sys.argv = ['carrytool', '--version', '-q']; from carrytool.__main__ import main; "
+                                "main()")
+    assert out == f"carrytool {carrytool.__version__}\n" and "typer" in modules     # anything else: the CLI
+
+
+def test_a_command_s_help_imports_no_core_and_no_rich() -> None:
+    out, modules = _imported_by("sys.argv = ['carrytool', 'sync', '--help']; from carrytool.__main__ import main; "
+                                "main()")
+    assert out.startswith("Usage: carrytool sync [OPTIONS]")
+    assert _heavy(modules) == {"typer", "click", "carrytool.cli"} | {m for m in modules if m.startswith(("typer.",
+                                                                                                       "click."))}
+
+
+def _names(group: typer.Typer) -> list[str]:
+    return [c.name or typer.main.get_command_name(c.callback.__name__) for c in group.registered_commands]  # type: ignore[union-attr]
+
+
+COMMANDS = _names(app) + ["union"] + [f"union {name}" for name in _names(app.registered_groups[0].typer_instance)]
+
+
+@pytest.mark.parametrize("argv", [[*c.split(), "--help"] for c in COMMANDS] + [
+    ["--help"], [], ["-q", "sync", "--help"], ["-v", "union"], ["snyc"], ["sync", "--bogus"], ["-q", "--help"]])
+def test_what_the_entry_point_runs_prints_what_the_whole_cli_prints(argv: list[str]) -> None:
+    only = CliRunner().invoke(_app_for(argv), argv, prog_name="carrytool")
+    whole = CliRunner().invoke(app, argv, prog_name="carrytool")
+    assert (only.stdout, only.stderr, only.exit_code) == (whole.stdout, whole.stderr, whole.exit_code)
+    assert whole.stdout or whole.stderr
+
+
+def test_a_command_builds_only_itself(monkeypatch: pytest.MonkeyPatch) -> None:
+    """typer turns every registered command into click's before parsing: a command's run builds one."""
+    built: list[str] = []
+    real = typer.main.get_command_from_info
+    monkeypatch.setattr(typer.main, "get_command_from_info",
+                        lambda **kw: built.append(kw["command_info"].callback.__name__) or real(**kw))
+    for argv, expected in ((["sync", "--help"], ["sync"]), (["-q", "status", "--help"], ["status"]),
+                           (["union", "new", "--help"], ["union_new", "union_compose", "union_continue",
+                                                         "union_abort", "union_status"])):
+        built.clear()
+        monkeypatch.setattr(sys, "argv", ["carrytool", *argv])
+        with pytest.raises(SystemExit):
+            main()
+        assert built == expected
+    assert _app_for(["--help"]) is app and _app_for(["snyc"]) is app and _app_for(["--version", "sync"]) is app
