@@ -845,6 +845,45 @@ class Git:
                     if oid not in self._trees and len(self._trees) < 20000:
                         self._trees[oid] = self._parse_tree(oid, data)
 
+    def changes_exactly(self, old: str, new: str, changes: Sequence[Change]) -> bool:
+        """Whether tree NEW differs from tree OLD by exactly CHANGES (no renames), each path from its old
+        (mode, oid) to its new: both trees read and compared level by level down the changed paths (every
+        other entry by mode and object), as diff-tree would find them. False for anything it does not
+        decide (a rename or copy, a path under another changed path): the caller then asks diff-tree."""
+        nested: dict = {}
+        for change in changes:
+            if change.status not in ("A", "M", "D", "T"):
+                return False
+            parts = encode_path(change.path).split(b"/")
+            node = nested
+            for part in parts[:-1]:
+                node = node.setdefault(part, {})
+                if not isinstance(node, dict):
+                    return False
+            if parts[-1] in node:
+                return False
+            node[parts[-1]] = (None if change.status == "A" else (change.old_mode, change.old_oid),
+                               None if change.status == "D" else (change.new_mode, change.new_oid))
+        return bool(nested) and self._differs_only(old, new, nested)
+
+    def _differs_only(self, old: str | None, new: str | None, edits: dict) -> bool:
+        before = {e[3]: e for e in self.read_tree(old)} if old else {}
+        after = {e[3]: e for e in self.read_tree(new)} if new else {}
+        for name in before.keys() | after.keys() | edits.keys():
+            edit, a, b = edits.get(name), before.get(name), after.get(name)
+            if edit is None:
+                if a != b:
+                    return False
+            elif isinstance(edit, dict):
+                if (a is not None and a[1] != "tree") or (b is not None and b[1] != "tree") or (a is b is None):
+                    return False
+                if not self._differs_only(a[2] if a else None, b[2] if b else None, edit):
+                    return False
+            elif any(entry is not None and (entry[1] == "tree" or (entry[0], entry[2]) != side)
+                     or (entry is None) != (side is None) for entry, side in ((a, edit[0]), (b, edit[1]))):
+                return False
+        return True
+
     def _read_tree(self, tree: str) -> list[tuple[str, str, str, bytes]]:
         obj = self.read_object(tree)
         if obj is None or obj[0] != "tree":

@@ -156,6 +156,8 @@ class Composer:
                 tip, tip_tree = self._settle_upstream_has(step, tip, tip_tree, comp, touched)
             elif fast is not None:
                 tip, tip_tree = self._settle(step, fast, tip, tip_tree, comp)
+                if step.status == APPLIED:   # its paths were upstream's in the tip: the diff is the delta
+                    step.applied_changes = list(deltas[id(step)])
             else:
                 known = self._known_conflict(step, onto.get(id(step)), touched) if self.fast_path else None
                 partial = self._partial(step, onto.get(id(step)), deltas.get(id(step)), touched) \

@@ -77,7 +77,15 @@ class _Accountant:
     def run(self) -> Accounting:
         intended_pairs = [(s.base or EMPTY_TREE, s.head) for s in self.applied]
         applied_pairs = [(s.parent, s.commit) for s in self.applied]
-        applied_changes = self.git.diff_trees(applied_pairs)
+        # what each step changed: known from composing for the fast path's steps (checked against both
+        # trees, level by level down its paths: a step whose commit is not what composing says is asked
+        # of git like any other), else one diff-tree
+        tree_of = self.git.tree_of
+        known = [s.applied_changes if s.applied_changes is not None and
+                 self.git.changes_exactly(tree_of(s.parent), tree_of(s.commit), s.applied_changes)  # type: ignore[arg-type]
+                 else None for s in self.applied]
+        asked = iter(self.git.diff_trees([pair for pair, k in zip(applied_pairs, known) if k is None]))
+        applied_changes = [next(asked) if k is None else list(k) for k in known]
         # a step that changed exactly the blobs its entry's own diff changes (upstream left those files
         # alone since the entry's base) has the same patch: read it once
         same = [list(s.all_changes) == changes for s, changes in zip(self.applied, applied_changes)]

@@ -41,6 +41,9 @@ class Step:
     structured: list[dict[str, object]] = field(default_factory=list)         # hunks resolved structurally
     structured_refused: dict[str, list[str]] = field(default_factory=dict)   # path -> why not (per hunk)
     landing: dict[str, object] | None = None
+    # what applying it changed (parent -> commit), when composing knows it without asking git: the upstream
+    # delta the fast path wrote into a tree no earlier entry touched at those paths (else None: diff-tree)
+    applied_changes: list[Change] | None = None
 
     @property
     def id(self) -> str:

@@ -350,3 +350,45 @@ def test_modes_only_git_normalizes_compose_as_the_chained_merge(cli: Cli, small:
     fast, slow = both_ways(cli, small.manifest_path, small.work.path, monkeypatch)
     assert fast["result"]["sha"] == slow["result"]["sha"]
     assert [e["status"] for e in fast["entries"]] == ["applied"] * 3
+
+
+def _applied_changes_checked(manifest: Path, repo: Path) -> int:
+    """Compose; every step whose applied diff composing recorded (the fast path's) has exactly the diff
+    `diff-tree` gives of its commit (what the landing checks would otherwise ask). Returns their number."""
+    from carrytool.gitlayer.git import Git
+    from carrytool.manifest.load import load_manifest
+    from carrytool.pipeline.sync import SyncOptions, plan_and_compose
+
+    with Git(repo, quarantine=True) as git:
+        planned = plan_and_compose(load_manifest(manifest), git, SyncOptions(dry_run=True))
+        git._diffs.clear()        # nothing answered from the cache of the deltas composing asked for
+        known = [s for s in planned.steps if s.applied_changes is not None]
+        for step in known:
+            assert step.applied_changes == git.diff_trees([(step.parent, step.commit)])[0], step.id  # type: ignore[list-item]
+        return len(known)
+
+
+def test_the_applied_diffs_composing_records_are_diff_tree_s(tmp_path: Path, small: Small) -> None:
+    """The landing checks take a fast-path step's diff from composing (its upstream delta, written into a
+    tree whose paths were upstream's) instead of one diff-tree of every composed commit: the same diff,
+    with deletions, new directories, a file that becomes a directory, a mode change, a rename, files
+    upstream changed since the entry's base, and many overlapping one-file PRs."""
+    up = init_repo(tmp_path / "many", bare=True)
+    many_prs(up, 60, files=25)
+    repo = init_repo(tmp_path / "many-work", bare=True)
+    manifest = write_manifest(tmp_path / "m.yaml", {
+        "version": 1, "upstream": {"url": str(up.path)}, "fork": {"branch": "x"},
+        "policy": {"on_conflict": "skip"}, "entries": [{"pr": n} for n in range(1, 61)]})
+    assert _applied_changes_checked(manifest, repo.path) >= 20
+    small.up.commit({"b.py": "x = 10\ny = 2\nz = 3\n", "up.txt": "u\n"}, "upstream", parent=small.base,
+                    ref="refs/heads/main")
+    small.pr(1, {"docs/c.txt": None, "docs": None, "newdir/x.txt": "x\n"})
+    small.pr(2, {"newdir/y.txt": "y\n"})
+    small.pr(3, {"lib/new.py": "print(1)\n"})
+    small.up.commit({"a.py": "def f():\n    return 5\n\n\ndef g():\n    return 2\n", "run.sh": "echo\n"}, "pr 4",
+                    parent=small.base, ref="refs/pull/4/head", modes={"a.py": "100755", "run.sh": "100755"})
+    small.pr(5, {"c/d/e.txt": "deep\n", "csrc/k.cu": None, "csrc/k.cu/inner.cu": "// inner\n"})
+    small.pr(6, {"a.py": None, "moved.py": "def f():\n    return 1\n\n\ndef g():\n    return 2\n"})
+    small.pr(7, {"b.py": "x = 1\ny = 2\nz = 30\n"})       # merged with upstream's b.py: its delta is not its diff
+    small.manifest([{"pr": n} for n in range(1, 8)], policy={"on_conflict": "skip"})
+    assert _applied_changes_checked(small.manifest_path, small.work.path) >= 6
