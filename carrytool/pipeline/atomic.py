@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from carrytool.errors import EnvironmentProblem
@@ -53,6 +55,27 @@ def write_atomic(path: str | Path, text: str) -> None:
     """Write TEXT to PATH through a synced temporary file and a rename: readers never see half a file."""
     path = Path(path)
     publish(stage(path, text.encode("utf-8")), path)
+
+
+def write_json_cache(folder: Path, prefix: str, data: object, final: Callable[[Path], Path]) -> bool:
+    """Write DATA as compact JSON, a cache file, whole or not at all: to a temporary file in FOLDER (made if
+    missing), then renamed to FINAL(that file). A cache may be lost, so no sync and no error: False when it
+    was not written (nothing is left behind)."""
+    name = None
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, name = tempfile.mkstemp(dir=folder, prefix=prefix, suffix=".tmp")
+        with os.fdopen(fd, "w") as handle:
+            handle.write(json.dumps(data, separators=(",", ":")))
+        os.replace(name, final(Path(name)))
+        return True
+    except (OSError, ValueError, TypeError):
+        if name is not None:
+            try:
+                os.unlink(name)
+            except OSError:
+                pass
+        return False
 
 
 def _umask() -> int:

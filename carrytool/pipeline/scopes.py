@@ -13,13 +13,13 @@ import bisect
 import json
 import os
 import sys
-import tempfile
 from collections import Counter
 from collections.abc import Callable, Iterable
 from functools import lru_cache
 from pathlib import Path
 
 from carrytool.pipeline import pyparts
+from carrytool.pipeline.atomic import write_json_cache
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _BLOCKS = ("body", "handlers", "orelse", "finalbody", "cases")   # where statements nest, in source order
@@ -291,21 +291,8 @@ def _mtime(path: Path) -> float:
 
 def _write_pack(folder: Path, spans: dict[str, object]) -> bool:
     """SPANS as a new pack in FOLDER: written beside, then renamed to a name of its own (whole or not at all)."""
-    name = None
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        fd, name = tempfile.mkstemp(dir=folder, prefix=".", suffix=".tmp")
-        with os.fdopen(fd, "w") as handle:
-            handle.write(json.dumps({"spans": spans}, separators=(",", ":")))
-        os.replace(name, folder / f"pack-{os.getpid()}-{Path(name).name[1:-4]}.json")
-        return True
-    except (OSError, ValueError, TypeError):
-        if name is not None:
-            try:
-                os.unlink(name)
-            except OSError:
-                pass
-        return False
+    return write_json_cache(folder, ".", {"spans": spans},
+                            lambda tmp: folder / f"pack-{os.getpid()}-{tmp.name[1:-4]}.json")
 
 
 def scope_in(spans: Spans, line: int) -> str | None:

@@ -18,12 +18,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
 from carrytool import __version__
+from carrytool.pipeline.atomic import write_json_cache
 
 PAIRS_MAX = 20_000      # decisions a file keeps (~2 MB): every run reads it whole
 RULE = "pairs-1"        # bump when what a pair merge decides, or how, changes
@@ -84,17 +83,6 @@ class PairDecisions:
             if len(out) >= PAIRS_MAX:
                 break
             out.setdefault(key, raw)
-        name = None
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd, name = tempfile.mkstemp(dir=self.path.parent, prefix=".pairs", suffix=".tmp")
-            with os.fdopen(fd, "w") as handle:
-                handle.write(json.dumps({"pairs": out}, separators=(",", ":")))
-            os.replace(name, self.path)
+        path = self.path
+        if write_json_cache(path.parent, ".pairs", {"pairs": out}, lambda _tmp: path):
             self._new = 0
-        except (OSError, ValueError, TypeError):
-            if name is not None:
-                try:
-                    os.unlink(name)
-                except OSError:
-                    pass
