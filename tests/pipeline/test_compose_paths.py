@@ -31,6 +31,18 @@ def both_ways(cli: Cli, manifest: Path, repo: Path, monkeypatch: pytest.MonkeyPa
     return fast, slow
 
 
+def _many_overlapping(tmp_path: Path, name: str, count: int, files: int) -> tuple[Path, Path]:
+    """A manifest of COUNT overlapping PRs of an upstream with FILES files (tests.gitrepo.many_prs), skipping
+    conflicts, and an empty bare repository to compose them in: (manifest, repository)."""
+    up = init_repo(tmp_path / name, bare=True)
+    many_prs(up, count, files=files)
+    repo = init_repo(tmp_path / f"{name}-work", bare=True)
+    manifest = write_manifest(tmp_path / f"{name}.yaml", {
+        "version": 1, "upstream": {"url": str(up.path)}, "fork": {"branch": "x"},
+        "policy": {"on_conflict": "skip"}, "entries": [{"pr": n} for n in range(1, count + 1)]})
+    return manifest, repo.path
+
+
 def test_demo_fast_equals_slow(cli: Cli, demo: Scenario, monkeypatch: pytest.MonkeyPatch) -> None:
     fast, slow = both_ways(cli, demo.manifest, demo.work, monkeypatch)
     assert fast["result"]["sha"] == slow["result"]["sha"]
@@ -38,13 +50,8 @@ def test_demo_fast_equals_slow(cli: Cli, demo: Scenario, monkeypatch: pytest.Mon
 
 
 def test_many_overlapping_prs_fast_equals_slow(cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    up = init_repo(tmp_path / "up", bare=True)
-    many_prs(up, 60, files=25)
-    repo = init_repo(tmp_path / "work", bare=True)
-    manifest = write_manifest(tmp_path / "m.yaml", {
-        "version": 1, "upstream": {"url": str(up.path)}, "fork": {"branch": "x"},
-        "policy": {"on_conflict": "skip"}, "entries": [{"pr": n} for n in range(1, 61)]})
-    fast, slow = both_ways(cli, manifest, repo.path, monkeypatch)
+    manifest, repo = _many_overlapping(tmp_path, "up", 60, 25)
+    fast, slow = both_ways(cli, manifest, repo, monkeypatch)
     assert fast["result"]["sha"] == slow["result"]["sha"]
     assert fast["entries"] == slow["entries"]          # statuses, conflicts and their culprits, landing
     assert sum(e["status"] == "conflict" for e in fast["entries"]) >= 5
@@ -90,16 +97,11 @@ def test_shared_files_merged_file_by_file_equal_the_chained_merge(cli: Cli, smal
 def test_explicit_bases_equal_stand_ins(cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """With no fast path at all, every entry is a chained merge: explicit bases (where git takes them)
     and stand-in commits give the same commits, statuses and conflicts."""
-    up = init_repo(tmp_path / "up", bare=True)
-    many_prs(up, 40, files=10)
-    repo = init_repo(tmp_path / "work", bare=True)
-    manifest = write_manifest(tmp_path / "m.yaml", {
-        "version": 1, "upstream": {"url": str(up.path)}, "fork": {"branch": "x"},
-        "policy": {"on_conflict": "skip"}, "entries": [{"pr": n} for n in range(1, 41)]})
+    manifest, repo = _many_overlapping(tmp_path, "up", 40, 10)
     monkeypatch.setattr(Composer, "fast_path", False)
-    _, explicit = cli.json("sync", "-m", manifest, "--repo", repo.path, "--dry-run")
+    _, explicit = cli.json("sync", "-m", manifest, "--repo", repo, "--dry-run")
     monkeypatch.setattr(Composer, "explicit_bases", False)
-    _, stand_in = cli.json("sync", "-m", manifest, "--repo", repo.path, "--dry-run")
+    _, stand_in = cli.json("sync", "-m", manifest, "--repo", repo, "--dry-run")
     assert explicit["result"]["sha"] == stand_in["result"]["sha"]
     assert explicit["entries"] == stand_in["entries"]
     assert sum(e["status"] == "conflict" for e in explicit["entries"]) >= 3
@@ -373,13 +375,8 @@ def test_the_applied_diffs_composing_records_are_diff_tree_s(tmp_path: Path, sma
     tree whose paths were upstream's) instead of one diff-tree of every composed commit: the same diff,
     with deletions, new directories, a file that becomes a directory, a mode change, a rename, files
     upstream changed since the entry's base, and many overlapping one-file PRs."""
-    up = init_repo(tmp_path / "many", bare=True)
-    many_prs(up, 60, files=25)
-    repo = init_repo(tmp_path / "many-work", bare=True)
-    manifest = write_manifest(tmp_path / "m.yaml", {
-        "version": 1, "upstream": {"url": str(up.path)}, "fork": {"branch": "x"},
-        "policy": {"on_conflict": "skip"}, "entries": [{"pr": n} for n in range(1, 61)]})
-    assert _applied_changes_checked(manifest, repo.path) >= 20
+    manifest, repo = _many_overlapping(tmp_path, "many", 60, 25)
+    assert _applied_changes_checked(manifest, repo) >= 20
     small.up.commit({"b.py": "x = 10\ny = 2\nz = 3\n", "up.txt": "u\n"}, "upstream", parent=small.base,
                     ref="refs/heads/main")
     small.pr(1, {"docs/c.txt": None, "docs": None, "newdir/x.txt": "x\n"})
