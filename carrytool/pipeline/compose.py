@@ -115,6 +115,7 @@ class Composer:
     fast_path = True      # tests turn it off to check the fast path gives the chained merge's trees
     structured_off: frozenset[str] = frozenset()   # entries whose structured resolution a check rejected
     explicit_bases: bool | None = None   # None: where git takes them; tests set False to compare SHAs
+    regions_from_merges = True   # blame reads upstream's conflict regions from the merge onto it (tests compare)
 
     def __init__(self, git: Git, manifest: Manifest, upstream: str, progress: Progress | None = None) -> None:
         self.git = git
@@ -474,7 +475,8 @@ class Composer:
         for path in result.conflicted_paths:
             touching = [s for s in applied if path in s.files and id(s) in self._onto and self._onto[id(s)].clean]
             if path in with_upstream:
-                out.append({"file": path, "with": self._meeting(step, path, touching, result), "upstream": True})
+                out.append({"file": path, "with": self._meeting(step, path, touching, result, alone),
+                            "upstream": True})
                 continue
             culprits = [s.id for s in touching]
             if len(touching) > 1:
@@ -496,22 +498,26 @@ class Composer:
                                ours_tree=ours_tree, sig=sig, what=f"{step.id} in {path}")
         return pair if reduced is None else (pair[0], reduced)
 
-    def _meeting(self, step: Step, path: str, touching: Sequence[Step], result: MergeResult) -> list[str]:
+    def _meeting(self, step: Step, path: str, touching: Sequence[Step], result: MergeResult,
+                 alone: MergeResult | None) -> list[str]:
         """The earlier entries whose own change meets the lines where STEP conflicts with upstream in PATH:
-        each one alone; when none does alone but the result so far (stage 2 of RESULT) does, all of them."""
+        each one alone; when none does alone but the result so far (stage 2 of RESULT) does, all of them.
+        ALONE, STEP's merge onto upstream, holds the regions of its conflict with upstream (pipeline.blame)."""
         if not step.base or not touching:
             return []
         base_tree, head_tree = self.git.tree_of(step.base), self.git.tree_of(self._filtered_head(step))
+        merges = (alone if self.regions_from_merges else None, None)
         hits = [s.id for s in touching
                 if meets_conflict(self.git, path, base_tree=base_tree, head_tree=head_tree,
-                                  upstream_tree=self.upstream_tree, other_tree=self._onto[id(s)].tree)]
+                                  upstream_tree=self.upstream_tree, other_tree=self._onto[id(s)].tree, merges=merges)]
         ours = next((st for st in result.stages if st.path == path and st.stage == 2), None)
         if hits or len(touching) < 2 or ours is None or ours.mode not in ("100644", "100755"):
             return hits
         sides = [self.git.blob_at(tree, path) for tree in (base_tree, head_tree, self.upstream_tree)]
         if any(side is None or side[0] not in ("100644", "100755") for side in sides):
             return hits
-        together = regions_differ(self.git, *(side[1] for side in sides), ours.oid)  # type: ignore[index]
+        together = regions_differ(self.git, *(side[1] for side in sides), ours.oid,  # type: ignore[index]
+                                  path=path, merges=merges)
         return [s.id for s in touching] if together else hits
 
     def _resolve_theirs(self, result: MergeResult) -> str:

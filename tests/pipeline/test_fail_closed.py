@@ -12,6 +12,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from carrytool.gitlayer import git as git_module
 from carrytool.pipeline.compose import Composer
 from tests.conftest import Cli, Small
 from tests.gitrepo import Repo, init_repo, many_prs, write_manifest
@@ -57,6 +58,33 @@ def test_conflict_with_upstream_alone_blames_upstream_not_an_earlier_entry(cli: 
     assert "conflict: pr/3 in n.py with upstream main alone" in result.stdout
     assert "conflict: pr/2 in n.py with upstream main and pr/1" in result.stdout
     assert "with pr/5" not in result.stdout
+
+
+def test_blame_reads_upstream_regions_from_the_merge_onto_upstream(cli: Cli, small: Small,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Who an upstream conflict is with: the entry's own conflict regions with upstream are read from its
+    merge onto upstream (made anyway), not merged again; the report is the same."""
+    _blame_repo(small)
+    small.manifest([{"pr": 5}, {"pr": 1}, {"pr": 3, "on_conflict": "skip"}, {"pr": 2, "on_conflict": "skip"}])
+    merged: list[tuple] = []
+    real = git_module.merge_contents
+
+    def spy(git, *blobs):  # noqa: ANN001, ANN202
+        merged.append(blobs)
+        return real(git, *blobs)
+
+    monkeypatch.setattr(git_module, "merge_contents", spy)
+    args = ("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")
+    code, read = cli.json(*args)
+    read_merges = list(merged)
+    monkeypatch.setattr(Composer, "regions_from_merges", False)
+    merged.clear()
+    again_code, again = cli.json(*args)
+    assert (code, read["entries"]) == (again_code, again["entries"])
+    assert by_id(read)["pr/2"]["conflicts"] == [{"file": "n.py", "with": ["pr/1"], "upstream": True}]
+    # pr/3 and pr/2 each weigh pr/5 and pr/1 (a merge each) and pr/3, met by neither, the result so far
+    # (one more); their own conflicts with upstream are read from their merges onto it, not merged again
+    assert len(read_merges) == 5 and len(merged) == 7
 
 
 def test_under_fail_the_next_step_for_an_upstream_conflict_is_a_rebase(cli: Cli, small: Small) -> None:
