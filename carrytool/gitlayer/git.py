@@ -1077,7 +1077,7 @@ class Git:
             return self._merges().merge_many(lines)
         first = self._merges()
         if self._side_pipe is None:
-            self._side_pipe = MergePipe(self)
+            self._side_pipe = MergePipe(self, stored=self._use_quarantine)
         side = self._side_pipe
         self.flush_objects()                  # here, not in two threads at once: the merges write none
         answers: dict[str, list[MergeResult]] = {}
@@ -1131,7 +1131,7 @@ class Git:
 
     def _merges(self) -> MergePipe:
         if self._merge_pipe is None:
-            self._merge_pipe = MergePipe(self)
+            self._merge_pipe = MergePipe(self, stored=self._use_quarantine)
         return self._merge_pipe
 
     def takes_merge_base(self) -> bool:

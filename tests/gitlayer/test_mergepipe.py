@@ -6,8 +6,10 @@ import subprocess
 import zlib
 from pathlib import Path
 
+import pytest
+
 from carrytool.errors import GitError
-from carrytool.gitlayer.git import Git
+from carrytool.gitlayer.git import SPLIT_MERGES_AT, Git
 from carrytool.gitlayer.mergepipe import MergePipe
 from tests.gitrepo import init_repo, many_prs
 
@@ -197,9 +199,11 @@ def test_merges_are_asked_once_and_sole_merge_bases_are_known(tmp_path: Path, mo
         assert sent == [[f"{cross_l} {cross_r}"]]          # only the merge not asked before
 
 
-def test_merges_answered_later_store_their_objects_uncompressed_in_the_quarantine(tmp_path: Path) -> None:
-    """explain's pair merges write their results into the quarantine as stored zlib (nothing of them is
-    kept but by chance, and the quarantine's pack compresses what is): the same objects, readable there
+@pytest.mark.parametrize("how", ["later", "one", "batch"])
+def test_merges_store_their_objects_uncompressed_in_the_quarantine(tmp_path: Path, how: str) -> None:
+    """Every merge-tree process of a run with a quarantine (the chained merges', a batch's two, explain's
+    pair merges) writes its results there as stored zlib: most are never kept (a conflict, a stand-in's
+    merge, a blame merge), and the quarantine's pack compresses what is. The same objects, readable there
     and, once kept, in the user's store."""
     up = init_repo(tmp_path / "up", bare=True)
     many_prs(up, 1, files=2)
@@ -207,7 +211,13 @@ def test_merges_answered_later_store_their_objects_uncompressed_in_the_quarantin
     theirs = up.commit({"f/big.txt": "theirs\n" + "same line\n" * 3000}, "theirs", parent="main",
                        ref="refs/heads/theirs")
     with Git(up.path, quarantine=True) as git:
-        [later] = git.merge_trees_later([(ours, theirs)])()
+        if how == "later":
+            [later] = git.merge_trees_later([(ours, theirs)])()
+        elif how == "one":
+            later = git.merge_one(ours, theirs)
+        else:       # a batch two processes share (git.SPLIT_MERGES_AT): the second one's answer, too
+            batch = [(ours, ours)] * (SPLIT_MERGES_AT - 1) + [(ours, theirs)]
+            later = git.merge_trees(batch)[-1]
         assert not later.clean
         mode, blob = git.blob_at(later.tree, "f/big.txt")  # type: ignore[misc]
         data = (git._quarantine / blob[:2] / blob[2:]).read_bytes()   # type: ignore[operator]
