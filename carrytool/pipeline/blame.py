@@ -43,38 +43,14 @@ def regions_in(git: Git, merge: MergeResult | None, path: str, ours: str, base: 
 
 
 def _regions(merged: bytes) -> list[bytes]:
-    """The regions of MERGED, as `regions_of_lines` reads them from all its lines, found by searching for
-    the markers: only the regions' own lines are split (a large file with conflicts far apart is not)."""
-    regions: list[bytes] = []
-    at = 0
-    while True:
-        start = _marker_line(merged, b"<<<<<<<", at)
-        if start < 0:
-            return regions
-        close = _marker_line(merged, b">>>>>>>", start + 7)
-        if close < 0:
-            return regions                    # never closed: no region (as line by line)
-        end = _line_end(merged, close)
-        regions += regions_of_lines(merged[start:end].splitlines(keepends=True))
-        at = end
-
-
-def _marker_line(text: bytes, marker: bytes, at: int) -> int:
-    """Where the first line at or after offset AT that starts with MARKER starts (-1: none). AT is a line
-    start, or inside a line that starts with another marker."""
-    while True:
-        found = text.find(marker, at)
-        if found <= 0 or text[found - 1] in b"\r\n":      # line starts: as bytes.splitlines cuts lines
-            return found
-        at = found + 1
-
-
-def _line_end(text: bytes, at: int) -> int:
-    """The offset after the line that starts at AT, its line end included (\\n, \\r\\n or a lone \\r)."""
-    nl, cr = text.find(b"\n", at), text.find(b"\r", at)
-    if cr >= 0 and (nl < 0 or cr < nl):
-        return cr + 2 if text[cr + 1:cr + 2] == b"\n" else cr + 1
-    return len(text) if nl < 0 else nl + 1
+    """The regions of MERGED, from the line of its first `<<<<<<<` to the line end after its last
+    `>>>>>>>` (no region starts before the one, none ends after the other): large files, few lines read."""
+    first, last = merged.find(b"<<<<<<<"), merged.rfind(b">>>>>>>")
+    if first < 0 or last < first:
+        return []
+    start = max(merged.rfind(b"\n", 0, first), merged.rfind(b"\r", 0, first)) + 1   # splitlines' line starts
+    end = merged.find(b"\n", last)
+    return regions_of_lines(merged[start:len(merged) if end < 0 else end + 1].splitlines(keepends=True))
 
 
 def regions_of_lines(lines: Iterable[bytes]) -> list[bytes]:
