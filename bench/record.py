@@ -67,7 +67,9 @@ class Recorder:
         return Path(self.name) if "/" in self.name else RESULTS / f"{self.name}.md"
 
     def header(self) -> str:
-        changed = _out(["git", "status", "--porcelain", "--untracked-files=no", "--", "carrytool", "bench"])
+        # bench/results is left out: a recording run rewrites the results it recorded before
+        changed = _out(["git", "status", "--porcelain", "--untracked-files=no", "--", "carrytool", "bench",
+                        ":(exclude)bench/results"])
         dirty = " (with uncommitted changes to carrytool/ or bench/)" if changed else ""
         command = shlex.join(self.argv).replace(str(Path.home()), "~")
         return "\n".join([
