@@ -173,11 +173,6 @@ def loose_object(data: bytes) -> tuple[bytes, bytes]:
     return kind, content
 
 
-def pack_of_loose(loose: Iterable[bytes], hash_name: str = "sha1") -> bytes:
-    """`pack_of_objects` of loose objects given as their files' bytes."""
-    return pack_of_objects((loose_object(data) for data in loose), hash_name)
-
-
 def pack_of_objects(objects: Iterable[tuple[bytes, bytes]], hash_name: str = "sha1") -> bytes:
     """A version-2 pack (zlib level 1) of OBJECTS, given as (type, content), with its trailing checksum,
     made in process. A tree that differs in one stretch (a composed tree with an entry replaced) from the
