@@ -1077,7 +1077,7 @@ class Git:
             return self._merges().merge_many(lines)
         first = self._merges()
         if self._side_pipe is None:
-            self._side_pipe = MergePipe(self, stored=self._use_quarantine)
+            self._side_pipe = self._new_merge_pipe()
         side = self._side_pipe
         self.flush_objects()                  # here, not in two threads at once: the merges write none
         answers: dict[str, list[MergeResult]] = {}
@@ -1109,7 +1109,7 @@ class Git:
         when the returned function is called: the run goes on meanwhile (e.g. composing in the first
         one), and git merges on another core. The process ends once it answered (or at close). Its
         objects are stored uncompressed in the quarantine (what persists is packed from there, compressed)."""
-        pipe = MergePipe(self, stored=self._use_quarantine)
+        pipe = self._new_merge_pipe()
         self._later_pipes.append(pipe)
         lines = [f"{a} {b}" for a, b in pairs]
         if lines:
@@ -1131,8 +1131,13 @@ class Git:
 
     def _merges(self) -> MergePipe:
         if self._merge_pipe is None:
-            self._merge_pipe = MergePipe(self, stored=self._use_quarantine)
+            self._merge_pipe = self._new_merge_pipe()
         return self._merge_pipe
+
+    def _new_merge_pipe(self) -> MergePipe:
+        """A long-lived merge-tree of this run. With a quarantine it writes stored (uncompressed) objects:
+        most of what merges write is never kept, and the quarantine's pack compresses what is."""
+        return MergePipe(self, stored=self._use_quarantine)
 
     def takes_merge_base(self) -> bool:
         """Whether this git's `merge-tree --stdin` takes `BASE -- OURS THEIRS` lines of trees (git >= 2.45
