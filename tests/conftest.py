@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -15,6 +16,19 @@ from tests.gitrepo import Repo, init_repo, write_manifest
 
 # the report schema as the repository ships it (tests depend on nothing outside the repository); the shared
 # contract's copy, when it sits beside the clone, must be the same file (tests/test_report_schema.py)
+
+
+def _second_git() -> str:
+    """The bin folder of a second, newer git when this machine has one ("" when not): $CARRYTOOL_SECOND_GIT,
+    else the one .ci/build-git.sh builds and caches, else an older cache's place."""
+    ci = Path(os.environ.get("CARRYTOOL_GIT_CACHE", Path.home() / ".cache" / "carrytool-ci" / "git-trixie"))
+    for folder in (os.environ.get("CARRYTOOL_SECOND_GIT", ""), str(ci / "bin"), "/root/.cache/git-new/bin"):
+        if folder and (Path(folder) / "git").exists():
+            return folder
+    return ""
+
+
+SECOND_GIT = _second_git()     # tests that compare two gits skip without it (CI builds one: .ci/run)
 REPORT_SCHEMA = Path(__file__).resolve().parents[1] / "carrytool" / "schemas" / "report.schema.json"
 SHARED_REPORT_SCHEMA = Path(__file__).resolve().parents[2] / "shared" / "schemas" / "report.schema.json"
 

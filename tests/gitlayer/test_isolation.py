@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import Cli, Small
+from tests.conftest import SECOND_GIT, Cli, Small
 from tests.gitrepo import Repo, init_repo
 
-NEW_GIT = Path("/root/.cache/git-new/bin")
+NEW_GIT = Path(SECOND_GIT)
 GITS = [pytest.param(None, id="git-default")]
-if (NEW_GIT / "git").exists():
+if SECOND_GIT:
     GITS.append(pytest.param(str(NEW_GIT), id="git-new"))
 
 A_BASE = "def f():\n    return 1\n\n\ndef g():\n    return 2\n"

@@ -14,10 +14,10 @@ import pytest
 
 from carrytool.gitlayer import git as git_module
 from carrytool.pipeline.compose import Composer
-from tests.conftest import Cli, Small
+from tests.conftest import SECOND_GIT, Cli, Small
 from tests.gitrepo import Repo, init_repo, many_prs, write_manifest
 
-NEW_GIT = "/root/.cache/git-new/bin"    # a newer git (2.47), when this machine has it
+NEW_GIT = SECOND_GIT    # a newer git (2.47), when this machine has it
 
 # nine lines: changes two lines apart merge cleanly, changes to the same line conflict
 NINE = "".join(f"v{i} = {i}\n" for i in range(1, 10))
@@ -171,7 +171,7 @@ def test_a_pinned_head_wins_over_a_pr_ref_that_is_not_a_commit(cli: Cli, small: 
 
 # -- 6. a conflict on a submodule pointer ------------------------------------------------------------
 
-GITS = ["system"] + (["2.47"] if Path(NEW_GIT, "git").exists() else [])
+GITS = ["system"] + (["2.47"] if NEW_GIT else [])
 
 
 def _git_env(which: str) -> dict[str, str] | None:

@@ -5,15 +5,14 @@ SHA on git 2.39 and 2.47."""
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import pytest
 
-from tests.conftest import Small
+from tests.conftest import SECOND_GIT, Small
 from tests.pipeline.test_structured_sync import BASE, POLICY, WITH_A, WITH_B
 
-NEW_GIT = "/root/.cache/git-new/bin"    # a newer git (2.47), when this machine has it
-GITS = ["system"] + (["2.47"] if Path(NEW_GIT, "git").exists() else [])
+NEW_GIT = SECOND_GIT    # a newer git (2.47), when this machine has it
+GITS = ["system"] + (["2.47"] if NEW_GIT else [])
 
 
 def _env(which: str) -> dict[str, str] | None:

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import Cli
+from tests.conftest import SECOND_GIT, Cli
 from tests.gitrepo import init_repo, write_manifest
 
-GIT_NEW = "/root/.cache/git-new/bin"
+GIT_NEW = SECOND_GIT
 H = "def h():\n    a = 1\n    b = 2\n    c = {}\n    d = 4\n    e = 5\n    return a + b + c + d + e\n"
 
 
@@ -92,7 +92,7 @@ def test_diff_between_two_nights(nights: Nights) -> None:
 
 
 def test_diff_same_on_new_git(nights: Nights, monkeypatch: pytest.MonkeyPatch) -> None:
-    if not os.path.exists(GIT_NEW):
+    if not GIT_NEW:
         pytest.skip("no second git")
     _, old_git = _diff(nights)
     monkeypatch.setenv("PATH", GIT_NEW + os.pathsep + os.environ["PATH"])
