@@ -572,8 +572,9 @@ class Git:
 
     def read_blobs(self, oids: Sequence[str]) -> dict[str, bytes]:
         """`cat-file --batch` fed every name at once (one process per 4096): oid -> content; missing
-        objects are left out. Many blobs at a time, without a round trip per object."""
-        return {oid: data for oid, (_kind, data) in self._read_batch(oids).items()}
+        objects, and objects that are not blobs, are left out. Many blobs at a time, without a round trip
+        per object."""
+        return {oid: data for oid, (kind, data) in self._read_batch(oids).items() if kind == "blob"}
 
     def _read_batch(self, oids: Sequence[str]) -> dict[str, tuple[str, bytes]]:
         out: dict[str, tuple[str, bytes]] = {}

@@ -148,12 +148,12 @@ def _body_spans(text: _Text, piece: pyparts.Piece) -> tuple[Spans, int | None]:
     """PIECE's spans, lines relative to its first, and the last line of its last statement: from the memo or
     one parse of the piece."""
     source = text(piece)
-    if source not in _bodies:
+    found = _bodies.get(source, False)
+    if found is False:           # (the memo is read once: another thread may clear it meanwhile)
         nodes = _parse(source, piece)
         shift = -len(piece.wrapper)
-        _bodies[source] = None if nodes is None else \
+        found = _bodies[source] = None if nodes is None else \
             (tuple(_walk(nodes, shift)), (nodes[-1].end_lineno or nodes[-1].lineno) + shift if nodes else None)
-    found = _bodies[source]
     if found is None:
         raise _Unparsable(piece.start)
     return found
@@ -162,12 +162,12 @@ def _body_spans(text: _Text, piece: pyparts.Piece) -> tuple[Spans, int | None]:
 def _header(text: _Text, piece: pyparts.Piece) -> tuple[int, str]:
     """The first line (relative to PIECE, decorators included) and name of the long class PIECE heads."""
     source = text(piece)
-    if source not in _headers:
+    found = _headers.get(source, False)
+    if found is False:
         nodes = _parse(source, piece)
         node = nodes[0] if nodes else None
-        _headers[source] = (min([node.lineno] + [d.lineno for d in node.decorator_list]) - len(piece.wrapper),
-                            node.name) if isinstance(node, ast.ClassDef) else None
-    found = _headers[source]
+        found = _headers[source] = (min([node.lineno] + [d.lineno for d in node.decorator_list])
+                                    - len(piece.wrapper), node.name) if isinstance(node, ast.ClassDef) else None
     if found is None:
         raise _Unparsable(piece.start)
     return found

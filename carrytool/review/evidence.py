@@ -35,6 +35,14 @@ class Sources:
         """The innermost def/class of blob OID (Python) containing LINE: parsed once per blob, ever."""
         return scope_in(self.spans.spans(oid, lambda: self.read(oid)), line)
 
+    def preload(self, oids: Iterable[str]) -> None:
+        """Read the blobs OIDS not read yet, all in one `cat-file --batch` process (a thread that parses
+        them then never speaks to git)."""
+        wanted = [oid for oid in dict.fromkeys(oids) if oid and oid != ZERO and oid not in self._cache]
+        if wanted:
+            found = self.git.read_blobs(wanted)
+            self._cache.update({oid: found.get(oid) for oid in wanted})
+
     def read(self, oid: str | None) -> bytes | None:
         if not oid or oid == ZERO:
             return None
@@ -92,6 +100,10 @@ class EntryFacts:
             self._scopes[key] = _hunk_scopes(hunk, self.change_of(hunk), sources)
         return self._scopes[key]
 
+    def blobs_in(self, path: str) -> set[str]:
+        """The blobs `scopes_in(PATH)` reads: each hunk's base blob (removed lines), head blob (added lines)."""
+        return {oid for hunk in self.hunks_in(path) for oid, _, _ in _sides(hunk, self.change_of(hunk))}
+
     def scopes_in(self, path: str, sources: Sources) -> set[str]:
         out: set[str] = set()
         for hunk in self.hunks_in(path):
@@ -99,14 +111,19 @@ class EntryFacts:
         return out
 
 
-def _hunk_scopes(hunk: Hunk, change: Change | None, sources: Sources) -> list[str]:
+def _sides(hunk: Hunk, change: Change | None) -> list[tuple[str, int, Sequence[bytes]]]:
+    """(blob, first line, lines) of the sides of HUNK whose scopes count: its removed lines in the base
+    blob, its added lines in the head blob (a Python file's text hunks only)."""
     if hunk.kind != "text" or change is None or not is_python(hunk.path):
         return []
+    return [(oid, start, lines) for oid, start, lines in ((change.old_oid, hunk.old_start, hunk.removed),
+                                                         (change.new_oid, hunk.new_start, hunk.added))
+            if lines and oid and oid != ZERO]
+
+
+def _hunk_scopes(hunk: Hunk, change: Change | None, sources: Sources) -> list[str]:
     found: set[str] = set()
-    for oid, start, lines in ((change.old_oid, hunk.old_start, hunk.removed),
-                              (change.new_oid, hunk.new_start, hunk.added)):
-        if not lines or not oid or oid == ZERO:
-            continue
+    for oid, start, lines in _sides(hunk, change):
         # blank lines between two methods belong to the class: they would make every edit "same-scope"
         numbers = [start + k for k, text in enumerate(lines) if text.strip()] or \
             [start + k for k in range(len(lines))]

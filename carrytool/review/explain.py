@@ -7,6 +7,7 @@ union, suggestions (unions to create, stale folds, drift), and, for the entries 
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 from collections.abc import Callable, Mapping, Sequence
 from typing import Union
@@ -52,10 +53,16 @@ def explain(manifest: Manifest, git: Git, *, offline: bool = False, entries: Seq
         early["evidence"] = found
         started = early["overlaps"] = start_overlaps(git, manifest, resolved.upstream, list(found.values()))
         read_evidence_hunks(git, list(found.values()))      # the pairs need none: read while git merges them
-        started.compare(sources)                            # the scopes (parsing) too
+        started.compare_later(sources)                      # the scopes (parsing) too, in a thread
 
-    planned = plan_and_compose(manifest, git, SyncOptions(dry_run=True, offline=offline), progress,
-                               command="explain", resolved_hook=start)
+    try:
+        planned = plan_and_compose(manifest, git, SyncOptions(dry_run=True, offline=offline), progress,
+                                   command="explain", resolved_hook=start)
+    except BaseException:
+        if "overlaps" in early:          # the parsing thread stops before the error goes on
+            with contextlib.suppress(Exception):
+                early["overlaps"].wait()  # type: ignore[attr-defined]
+        raise
     resolved = planned.resolved
     evidence: dict[str, EntryFacts] = early["evidence"]  # type: ignore[assignment]
     by_id = {step.id: step for step in planned.steps}

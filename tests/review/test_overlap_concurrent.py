@@ -3,11 +3,16 @@ report is the one the merges give when they run after composing, in the run's ow
 
 from __future__ import annotations
 
+import shutil
+import sys
+import threading
+from pathlib import Path
+
 import pytest
 
 from carrytool.gitlayer.git import Git
 from carrytool.gitlayer.mergepipe import MergePipe
-from carrytool.review.overlap import _PairMerger
+from carrytool.review.overlap import StartedOverlaps, _PairMerger
 from tests.conftest import Cli, Small
 from tests.review.test_reduced_pairs import _corpus
 
@@ -101,3 +106,90 @@ def test_prs_merged_alone_as_composing_merges_them_give_the_same_report(cli: Cli
     assert sent[0] == 9 and shared_sent[:2] == sent[:2] and 0 < sent[2] <= 9
     assert shared_sent[2:] == sent[3:]
     assert (code, shared) == (own_code, own)
+
+
+def test_scopes_parsed_in_a_thread_beside_composing_give_the_same_report(cli: Cli, small: Small,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """explain parses the scopes (compare) in a thread of its own while the main thread composes; that
+    thread never speaks to git (every blob it parses was read before it started) and the report is the
+    one of comparing in the main thread. Python's switch interval is back to what it was afterwards."""
+    _scoped_corpus(small)
+    args = ("explain", "-m", small.manifest_path, "--repo", small.work.path, "--offline")
+    cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")   # fetches
+    compared_in: list[str] = []
+    read_in: list[str] = []
+    real_compare, real_read = StartedOverlaps.compare, Git.read_object
+
+    def compare(self: StartedOverlaps, sources):  # noqa: ANN001, ANN202
+        compared_in.append(threading.current_thread().name)
+        return real_compare(self, sources)
+
+    def read_object(self: Git, name: str):  # noqa: ANN202
+        read_in.append(threading.current_thread().name)
+        return real_read(self, name)
+
+    monkeypatch.setattr(StartedOverlaps, "compare", compare)
+    monkeypatch.setattr(Git, "read_object", read_object)
+    interval = sys.getswitchinterval()
+    code, threaded = cli.json(*args)
+    assert compared_in == ["carrytool-compare"] and "carrytool-compare" not in read_in
+    assert sys.getswitchinterval() == interval
+    assert any(o["scopes"] for o in threaded["overlaps"])          # the thread did parse something
+    monkeypatch.setattr(StartedOverlaps, "concurrently", False)
+    compared_in.clear()
+    shutil.rmtree(Path(small.work.path) / "carrytool" / "cache")    # parsed again, not read back
+    again_code, again = cli.json(*args)
+    assert compared_in == [threading.main_thread().name]
+    assert (code, threaded) == (again_code, again)
+
+
+def _method(name: str, edits: dict[int, str]) -> str:
+    return f"    def {name}(self):\n" + "".join(f"        {edits.get(i, f'{name}_{i} = {i}')}\n" for i in range(6)) + "\n"
+
+
+def _module(edits: dict[str, dict[int, str]]) -> str:
+    """A class of three methods and a function, each line of which a PR may replace."""
+    return "class Worker:\n" + "".join(_method(m, edits.get(m, {})) for m in ("a", "b", "c")) + \
+        "\ndef helper():\n" + "".join(f"    {edits.get('helper', {}).get(i, f'h_{i} = {i}')}\n" for i in range(6))
+
+
+def _scoped_corpus(small: Small) -> None:
+    """PRs that edit Python files in the same methods, in others, and in the same lines (a conflict)."""
+    base = small.up.commit({"pkg/w.py": _module({}), "pkg/v.py": _module({})}, "files", parent="main",
+                           ref="refs/heads/main")
+    small.up.commit({"pkg/w.py": _module({"c": {5: "upstream = 1"}})}, "upstream", parent=base,
+                    ref="refs/heads/main")
+    plan = {1: {"pkg/w.py": {"a": {1: "one = 1"}}, "pkg/v.py": {"helper": {2: "one = 1"}}},
+            2: {"pkg/w.py": {"a": {4: "two = 2"}, "b": {0: "two = 2"}}},
+            3: {"pkg/w.py": {"b": {0: "three = 3"}}, "pkg/v.py": {"helper": {4: "three = 3"}}},
+            4: {"pkg/v.py": {"c": {3: "four = 4"}}}}
+    for number, files in plan.items():
+        small.up.commit({path: _module(edits) for path, edits in files.items()}, f"pr {number}", parent=base,
+                        ref=f"refs/pull/{number}/head")
+    small.manifest([{"pr": n} for n in plan], policy={"on_conflict": "skip"})
+
+
+@pytest.mark.parametrize("where", ["thread", "composing"])
+def test_a_failure_beside_the_parsing_thread_stops_it_and_is_raised(cli: Cli, small: Small, where: str,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the parsing thread raises reaches explain's caller; what composing raises meanwhile waits for
+    the thread to stop first. Either way no thread is left behind and the switch interval is restored."""
+    _corpus(small)
+    args = ("explain", "-m", small.manifest_path, "--repo", small.work.path, "--offline")
+    cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")   # fetches
+    shutil.rmtree(Path(small.work.path) / "carrytool" / "cache", ignore_errors=True)
+
+    def boom(*args: object, **kwargs: object) -> None:
+        raise RuntimeError(f"boom in {threading.current_thread().name}")
+
+    if where == "thread":
+        monkeypatch.setattr("carrytool.review.overlap._compare", boom)
+        expected = "boom in carrytool-compare"
+    else:
+        monkeypatch.setattr("carrytool.pipeline.sync.stale_folds", boom)   # the first step of composing
+        expected = "boom in MainThread"
+    interval = sys.getswitchinterval()
+    with pytest.raises(RuntimeError, match=expected):
+        cli.json(*args)
+    assert sys.getswitchinterval() == interval
+    assert not any(t.name == "carrytool-compare" for t in threading.enumerate())
