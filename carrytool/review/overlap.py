@@ -9,7 +9,8 @@ second merge conflicts in a path where the later entry does not conflict with up
 where it does and the earlier entry's change meets the conflicting lines (sync's rule: pipeline.blame).
 What needs no merge (shared files, identical hunks, scopes: the parsing) runs meanwhile in a thread
 (StartedOverlaps.compare_later), which never speaks to git.
-Each pair's decision is kept on disk by what decides it (review.paircache): a pair decided before is not merged.
+Each pair's decision is kept on disk by what decides it (review.paircache): a pair decided before is not merged;
+nor is a pair whose earlier entry upstream already has (_PairMerger._changes_nothing): it cannot conflict.
 """
 
 from __future__ import annotations
@@ -227,6 +228,7 @@ class _PairMerger:
     regions_from_merges = True   # blame reads conflict regions from the merges made (tests compare both)
     share_with_compose = True    # PRs alone onto upstream as composing merges them (tests compare both)
     keep_decisions = True        # pair decisions kept on disk by what decides them (review.paircache)
+    settle_unchanged = True      # a pair whose first changes nothing on upstream is not merged (_changes_nothing)
 
     def __init__(self, git: Git, manifest: Manifest, upstream: str) -> None:
         self.git = git
@@ -295,10 +297,12 @@ class _PairMerger:
             jobs.append(self.theirs(second, ours, self.git.tree_of(ours)))
             plan.append((first, second))
         decided = [p for p in plan if p is not None]
-        merges = [self._on_shared_files(job, pair) for job, pair in zip(jobs, decided)]
-        keys = [self._key(merge, pair) for merge, pair in zip(merges, decided)]
-        known = [self.decisions.get(key) for key in keys]
-        todo = [merge for merge, found in zip(merges, known) if found is None]
+        merges = [None if self._changes_nothing(pair) else self._on_shared_files(job, pair)
+                  for job, pair in zip(jobs, decided)]
+        keys = [self._key(merge, pair) if merge is not None else "" for merge, pair in zip(merges, decided)]
+        known: list[Decision | None] = [self.decisions.get(key) if merge is not None else ([], False)
+                                        for merge, key in zip(merges, keys)]
+        todo = [merge for merge, found in zip(merges, known) if found is None and merge is not None]
         if not todo:          # every pair decided before: no merge-tree process at all
             answers: Callable[[], list[MergeResult]] = list
         elif self.concurrently:
@@ -306,6 +310,19 @@ class _PairMerger:
         else:
             answers = lambda: self.git.merge_trees(todo)  # noqa: E731
         return lambda: self._decide(plan, jobs, list(zip(keys, known)), answers())
+
+    def _changes_nothing(self, pair: tuple[EntryFacts, EntryFacts]) -> bool:
+        """Whether PAIR is decided without merging: the first changes nothing on upstream (merged alone, it
+        gives upstream's tree: upstream has it), and the second is a PR merged alone from its sole merge
+        base with upstream. Then the pair merge is the second's own merge onto upstream (the same base,
+        upstream's tree as ours, its head or that head reduced to the shared files as theirs): it conflicts
+        only where the second conflicts with upstream alone, and there the first's change, which is none,
+        meets nothing (sync's rule, pipeline.blame): the pair does not conflict."""
+        first, second = pair
+        alone = self.alone_results.get(first.id)
+        return self.settle_unchanged and alone is not None and alone.clean and alone.tree == self.upstream_tree \
+            and second.entry.kind == "pr" and bool(second.base) and second.head is not None \
+            and self.git.sole_merge_base(self.upstream, second.head)
 
     def _key(self, merge: tuple[str, str], pair: tuple[EntryFacts, EntryFacts]) -> str:
         """What decides PAIR merged as MERGE (review.paircache): the two commits, the later entry's merge

@@ -193,3 +193,54 @@ def test_a_failure_beside_the_parsing_thread_stops_it_and_is_raised(cli: Cli, sm
         cli.json(*args)
     assert sys.getswitchinterval() == interval
     assert not any(t.name == "carrytool-compare" for t in threading.enumerate())
+
+
+def _upstream_has_some(small: Small) -> None:
+    """PRs 1 and 4 are on upstream already (cherry-picked there); 2 conflicts with upstream alone where 1
+    changed the file, 3 edits elsewhere in it, 5 conflicts with 3, and 4 has a second file 2 touches."""
+    def body(edits: dict[int, str]) -> str:
+        return "".join(f"{edits.get(i, f'line {i}')}\n" for i in range(30))
+
+    base = small.up.commit({"pkg/a.txt": body({}), "pkg/b.txt": body({})}, "files", parent="main",
+                           ref="refs/heads/main")
+    pr1 = {"pkg/a.txt": body({5: "pr 1"})}
+    pr4 = {"pkg/a.txt": body({25: "pr 4"}), "pkg/b.txt": body({3: "pr 4"})}
+    small.up.commit({"pkg/a.txt": body({5: "pr 1", 25: "pr 4", 15: "upstream"}), "pkg/b.txt": body({3: "pr 4"})},
+                    "upstream takes pr 1 and pr 4", parent=base, ref="refs/heads/main")
+    heads = {1: pr1, 2: {"pkg/a.txt": body({5: "pr 2"}), "pkg/b.txt": body({20: "pr 2"})},
+             3: {"pkg/a.txt": body({10: "pr 3"})}, 4: pr4, 5: {"pkg/a.txt": body({10: "pr 5"})}}
+    for number, files in heads.items():
+        small.up.commit(files, f"pr {number}", parent=base, ref=f"refs/pull/{number}/head")
+    small.manifest([{"pr": n} for n in heads], policy={"on_conflict": "skip"})
+
+
+def test_pairs_whose_first_changes_nothing_on_upstream_are_decided_without_a_merge(
+        cli: Cli, small: Small, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A PR upstream already has, merged alone, gives upstream's tree: a later PR merged onto it is that
+    PR's own merge onto upstream, which cannot conflict by the earlier one. Those pairs are decided without
+    merging, and the report is the one of merging them."""
+    _upstream_has_some(small)
+    args = ("explain", "-m", small.manifest_path, "--repo", small.work.path, "--offline")
+    cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")   # fetches
+    merged: list[int] = []
+    real = Git.merge_trees_later
+
+    def spy(self: Git, pairs):  # noqa: ANN001, ANN202
+        merged.append(len(pairs))
+        return real(self, pairs)
+
+    monkeypatch.setattr(Git, "merge_trees_later", spy)
+    code, settled = cli.json(*args)
+    reasons = {e["id"]: e.get("reason") for e in settled["entries"]}
+    assert reasons["pr/1"] == reasons["pr/4"] == "merged-upstream"
+    pairs = settled["plan"]["pairs_merged"]
+    monkeypatch.setattr(_PairMerger, "settle_unchanged", False)
+    shutil.rmtree(Path(small.work.path) / "carrytool" / "cache")      # no decision kept: merged again
+    again_code, again = cli.json(*args)
+    # all ten pairs share a.txt; pr/1 or pr/4 is the first (the earlier entry merged alone, or the other
+    # when the earlier conflicts with upstream alone, as pr/2 does) of (1,2) (1,3) (1,4) (1,5) (4,2) (4,5)
+    assert merged == [4, 10] and pairs == 10
+    assert (code, settled) == (again_code, again)
+    kinds = {tuple(o["entries"]): o["kind"] for o in settled["overlaps"]}
+    assert kinds[("pr/3", "pr/5")] == "conflict"           # a pair that still merges still conflicts
+    assert kinds[("pr/1", "pr/2")] == "same-file"          # pr/2's conflict is upstream's, not pr/1's
