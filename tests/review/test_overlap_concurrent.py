@@ -14,6 +14,7 @@ from carrytool.gitlayer.git import Git
 from carrytool.gitlayer.mergepipe import MergePipe
 from carrytool.review.overlap import StartedOverlaps, _PairMerger
 from tests.conftest import Cli, Small
+from tests.review.test_pair_decisions import _pair_batches
 from tests.review.test_reduced_pairs import _corpus
 
 
@@ -222,14 +223,7 @@ def test_pairs_whose_first_changes_nothing_on_upstream_are_decided_without_a_mer
     _upstream_has_some(small)
     args = ("explain", "-m", small.manifest_path, "--repo", small.work.path, "--offline")
     cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")   # fetches
-    merged: list[int] = []
-    real = Git.merge_trees_later
-
-    def spy(self: Git, pairs):  # noqa: ANN001, ANN202
-        merged.append(len(pairs))
-        return real(self, pairs)
-
-    monkeypatch.setattr(Git, "merge_trees_later", spy)
+    merged = _pair_batches(monkeypatch)
     code, settled = cli.json(*args)
     reasons = {e["id"]: e.get("reason") for e in settled["entries"]}
     assert reasons["pr/1"] == reasons["pr/4"] == "merged-upstream"
