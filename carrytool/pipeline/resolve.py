@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from carrytool.errors import FetchError, InputError, UnknownRef
+from carrytool.errors import FetchError, GitError, InputError, UnknownRef
 from carrytool.gitlayer.git import Git, Signature, is_sha
 from carrytool.gitlayer.urls import redact, resolve_local
 from carrytool.manifest.model import Entry, Manifest
@@ -74,16 +74,20 @@ def resolve(manifest: Manifest, git: Git, *, offline: bool, progress: Progress |
                 git.delete_ref(f"{ns}/pr/{number}")
         if progress:
             progress("fetch", 1, 1)
-    upstream = git.ref_value(f"{ns}/upstream")
+    values = git.refs_named([f"{ns}/upstream", *(f"{ns}/pr/{number}" for number in prs)])
+    if values is None:
+        raise GitError(f"cannot read the refs under {ns}")
+    upstream = values.get(f"{ns}/upstream")
     if upstream is None:
         raise UnknownRef(f"no fetched upstream in {ns}/upstream",
                          hint="run once without --offline to fetch upstream")
     resolved = Resolved(upstream=upstream)
-    fetched = git.ref_types(f"{ns}/pr/")
+    fetched = {number: values[f"{ns}/pr/{number}"] for number in prs if f"{ns}/pr/{number}" in values}
+    kinds = git.object_types(list(fetched.values()))
     for number in prs:
-        head, kind = fetched.get(f"{ns}/pr/{number}", (None, None))
+        head = fetched.get(number)
         if head:
-            resolved.heads[number] = head if kind == "commit" else _peel_head(manifest, git, number, head)
+            resolved.heads[number] = head if kinds[head] == "commit" else _peel_head(manifest, git, number, head)
         elif number not in missing:
             missing[number] = (f"no fetched head in {ns}/pr/{number}" if offline
                                else f"upstream has no {manifest.upstream.pr_ref_for(number)}")

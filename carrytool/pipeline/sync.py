@@ -131,7 +131,15 @@ def stale_folds(manifest: Manifest, resolved: Resolved) -> list[dict[str, object
 def plan_and_compose(manifest: Manifest, git: Git, options: SyncOptions, progress: Progress | None = None,
                      *, command: str = "sync", resolved_hook: Callable[[Resolved], None] | None = None) -> Planned:
     """Resolve, plan and compose in memory; nothing outside refs/carrytool is written. RESOLVED_HOOK runs
-    once the inputs are resolved, before composing (explain starts work there that composing does not need)."""
+    once the inputs are resolved, before composing (explain starts work there that composing does not need).
+
+    The fetched refs are written while composing goes on: they have landed when this returns."""
+    with git.refs_in_background():
+        return _plan_and_compose(manifest, git, options, progress, command, resolved_hook)
+
+
+def _plan_and_compose(manifest: Manifest, git: Git, options: SyncOptions, progress: Progress | None,
+                      command: str, resolved_hook: Callable[[Resolved], None] | None) -> Planned:
     resolved = resolve_inputs(manifest, git, options, progress)
     missing = {n: why for n, why in resolved.missing.items()
                if any(e.kind == "pr" and e.number == n and manifest.on_missing(e) == "skip" for e in manifest.entries)}

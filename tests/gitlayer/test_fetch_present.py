@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from carrytool.errors import GitError
 from carrytool.gitlayer.git import Git
 from tests.conftest import Cli, Small
 from tests.gitrepo import Repo, init_repo
@@ -174,3 +175,62 @@ def test_config_that_changes_where_fetch_reads_or_what_it_sees_is_left_to_fetch(
     Repo(repo).git("config", "--unset", key)
     with Git(repo, quarantine=True) as git:
         assert git.fetch_present(str(small.up.path), specs) == {"+refs/pull/4/head"}
+
+
+def test_in_the_background_the_refs_are_known_at_once_and_land_before_the_block_ends(small: Small) -> None:
+    """Within `refs_in_background` the update runs beside the caller: `refs_named` answers for its refs
+    without waiting, every command that reads refs waits for it, and the refs are git fetch's at the end."""
+    specs = _upstream(small)
+    shortcut, fetched = _with_objects(small, "a.git"), _with_objects(small, "b.git")
+    specs_b = {s: d for s, d in specs.items() if s != "+refs/pull/4/head"}
+    Repo(fetched).git("fetch", "-q", "--no-tags", str(small.up.path), *(f"{s}:{d}" for s, d in specs_b.items()))
+    want = dict(line.split(" ")[::-1] for line in _refs(fetched).splitlines())
+    with Git(shortcut, quarantine=True) as git:
+        with git.refs_in_background():
+            assert git.fetch_present(str(small.up.path), specs) == {"+refs/pull/4/head"}
+            assert git._ref_write is not None
+            assert git.refs_named(list(specs.values())) == want      # the pr/4 left alone keeps its value
+            assert git._ref_write is not None                        # ... answered without waiting
+            listed = git.run("for-each-ref", "--format=%(objectname) %(refname)", "refs/carrytool").stdout
+            assert git._ref_write is None                            # for-each-ref waited for the write
+            assert listed.decode().strip() == _refs(fetched)
+        assert git.refs_named([f"{NS}/pr/1"]) == {f"{NS}/pr/1": small.up.rev("refs/pull/1/head")}
+    assert _refs(shortcut) == _refs(fetched)
+
+
+def test_a_background_write_that_fails_is_raised_when_the_block_ends_and_writes_nothing(small: Small) -> None:
+    specs = _upstream(small)
+    repo = _with_objects(small, "a.git")
+    Repo(repo).git("update-ref", f"{NS}/pr/3/x", small.base)     # pr/3 cannot be a ref: a directory is there
+    before = _refs(repo)
+    with Git(repo, quarantine=True) as git:
+        with pytest.raises(GitError, match="cannot write the fetched refs") as raised:
+            with git.refs_in_background():
+                git.fetch_present(str(small.up.path), specs)
+        assert f"{NS}/pr/3" in raised.value.stderr
+    assert _refs(repo) == before                 # update-ref's transaction: all or nothing
+
+
+def test_an_error_in_the_block_stands_and_the_write_is_waited_for(small: Small) -> None:
+    specs = _upstream(small)
+    repo = _with_objects(small, "a.git")
+    with Git(repo, quarantine=True) as git:
+        with pytest.raises(KeyError, match="composing failed"):
+            with git.refs_in_background():
+                git.fetch_present(str(small.up.path), specs)
+                raise KeyError("composing failed")
+        assert git._ref_write is None
+    assert f"{small.up.rev('refs/pull/1/head')} {NS}/pr/1" in _refs(repo).splitlines()
+
+
+def test_sync_stops_with_the_reason_when_the_fetched_refs_cannot_be_written(cli: Cli, small: Small) -> None:
+    small.pr(1, A_TWO)
+    small.pr(2, {"b.py": "x = 5\ny = 2\nz = 3\n"})
+    small.manifest([{"pr": 1}, {"pr": 2}])
+    small.work.git("fetch", "-q", str(small.up.path), "+refs/*:refs/mirror/*")
+    small.work.git("update-ref", f"{NS}/pr/2/x", small.base)
+    code, report = sync(cli, small)
+    assert code == 4 and report["error"]["kind"] == "GitError"
+    assert report["error"]["message"].startswith("cannot write the fetched refs")
+    assert f"'{NS}/pr/2/x' exists" in report["error"]["message"]       # git's own reason
+    assert small.work.git("for-each-ref", "refs/heads") == ""
