@@ -406,10 +406,11 @@ class Git:
         if not present:
             return
         settled = self._settled
+        paths: dict[str, bytes] = {}        # blob -> its path, for the pack's deltas between a file's versions
         if self.keep_unreferenced or not self._stage_objects:
             wanted = [oid for oid in present if oid not in settled]
         else:
-            wanted = self._new_reachable(self._kept, {k: v for k, v in present.items() if k not in settled})
+            wanted = self._new_reachable(self._kept, {k: v for k, v in present.items() if k not in settled}, paths)
         if not wanted:
             return
         missing = self._not_in_store(wanted)
@@ -430,7 +431,7 @@ class Git:
         try:
             copies = self._copies
             packed = pack_of_objects((copies.get(oid) or loose_object(_read_file(present[oid])) for oid in wanted),
-                                     self.object_format)
+                                     self.object_format, [paths.get(oid) for oid in wanted])
         except (OSError, zlib.error, ValueError, KeyError) as exc:
             raise GitError(f"cannot read the quarantine's objects: {exc}") from None
         where = {"GIT_OBJECT_DIRECTORY": str(self.object_dir), "GIT_ALTERNATE_OBJECT_DIRECTORIES": ""}
@@ -495,37 +496,46 @@ class Git:
         have = {line for line in out.splitlines() if not line.endswith(" missing")}
         return [oid for oid in oids if oid not in have]
 
-    def _new_reachable(self, roots: Sequence[str], present: dict[str, str]) -> list[str]:
+    def _new_reachable(self, roots: Sequence[str], present: dict[str, str],
+                       paths: dict[str, bytes] | None = None) -> list[str]:
         """The objects in PRESENT (the quarantine) that ROOTS reach: a walk that stops at every object
         already in the user's store (which, like any object there, has everything it names). Blobs are
-        known by their tree entries and never read; trees come from the tree cache where they can."""
+        known by their tree entries and never read; trees come from the tree cache where they can.
+        PATHS, when given, gets the path each blob was found at (commits' trees are walked oldest first,
+        so a file's versions come in the order they were composed)."""
         out: list[str] = []
         stack = list(dict.fromkeys(r for r in roots if r in present))
         seen: set[str] = set(stack)
+        where: dict[str, bytes] = {}        # tree -> the path it was found at, with a trailing slash
         while stack:
             oid = stack.pop()
             out.append(oid)
             if oid in self._trees:
-                named = [(e[2], e[1]) for e in self._trees[oid]]
+                named = [(e[2], e[1], e[3]) for e in self._trees[oid]]
             elif oid in self._links:
-                named = [(link, "commit") for link in self._links[oid]]
+                named = [(link, "commit", b"") for link in self._links[oid]]
             else:
                 obj = self.read_object(oid)
                 if obj is None or obj[0] not in ("commit", "tree"):
                     continue
                 if obj[0] == "tree":
-                    named = [(e[2], e[1]) for e in self.read_tree(oid)]
+                    named = [(e[2], e[1], e[3]) for e in self.read_tree(oid)]
                 else:
                     head = obj[1].split(b"\n\n", 1)[0]
-                    named = [(line.split()[1].decode(), "commit") for line in head.split(b"\n")
+                    named = [(line.split()[1].decode(), "commit", b"") for line in head.split(b"\n")
                              if line.startswith((b"tree ", b"parent "))]
-            for name, kind in named:
+            prefix = where.get(oid, b"")
+            for name, kind, entry in named:
                 if name in present and name not in seen:
                     seen.add(name)
                     if kind == "blob":
                         out.append(name)
+                        if paths is not None:
+                            paths[name] = prefix + entry
                     else:
                         stack.append(name)        # a tree or a commit (submodule links are never here)
+                        if kind == "tree":
+                            where[name] = prefix + entry + b"/"
         return out
 
     def close(self) -> None:

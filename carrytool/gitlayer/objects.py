@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import itertools
 import struct
 import zlib
 from collections.abc import Iterable, Iterator
@@ -173,18 +174,23 @@ def loose_object(data: bytes) -> tuple[bytes, bytes]:
     return kind, content
 
 
-def pack_of_objects(objects: Iterable[tuple[bytes, bytes]], hash_name: str = "sha1") -> bytes:
+def pack_of_objects(objects: Iterable[tuple[bytes, bytes]], hash_name: str = "sha1",
+                    names: Iterable[bytes | None] | None = None) -> bytes:
     """A version-2 pack (zlib level 1) of OBJECTS, given as (type, content), with its trailing checksum,
     made in process. A tree that differs in one stretch (a composed tree with an entry replaced) from the
     last tree of the same size and first entry,
     else from the last tree of the same size, is stored as a delta against it (OFS_DELTA, chains of at
-    most 50). `index-pack` checks every object of it (content and name) when it indexes it."""
+    most 50). NAMES, one per object (None for none), are the tree entry names blobs were found under: a
+    blob is stored as a delta against the last blob of its name when they differ in one stretch that is
+    at most half of it (a file's next version in a composed chain, changed by one entry). `index-pack`
+    checks every object of it (content and name) when it indexes it."""
     body: list[bytes] = []
     at = 12                                                # the pack header's length
     # the last tree of a size, and of a size and first entry: (offset, content, delta depth). The latter is
     # most often the same directory's previous version, where the former is any directory of that size.
     last_tree: dict[object, tuple[int, bytes, int]] = {}
-    for kind, content in objects:
+    last_blob: dict[bytes, tuple[int, bytes, int]] = {}    # the same for the last blob of a name
+    for (kind, content), name in zip(objects, names if names is not None else itertools.repeat(None)):
         entry, depth = None, 0
         keys = ((len(content), content[:_FIRST_ENTRY]), len(content)) if kind == b"tree" else ()
         for key in keys:
@@ -194,10 +200,18 @@ def pack_of_objects(objects: Iterable[tuple[bytes, bytes]], hash_name: str = "sh
                 entry = _pack_header(_OFS_DELTA, len(delta)) + _ofs(at - base[0]) + zlib.compress(delta, 1)  # type: ignore[index]
                 depth = base[2] + 1  # type: ignore[index]
                 break
+        blob_base = last_blob.get(name) if kind == b"blob" and name is not None else None
+        if blob_base is not None and blob_base[2] < _MAX_DEPTH:
+            delta = _splice_delta(blob_base[1], content, len(content) // 2)
+            if delta is not None:
+                entry = _pack_header(_OFS_DELTA, len(delta)) + _ofs(at - blob_base[0]) + zlib.compress(delta, 1)
+                depth = blob_base[2] + 1
         if entry is None:
             entry = _pack_header(_PACK_TYPES[kind], len(content)) + zlib.compress(content, 1)
         for key in keys:
             last_tree[key] = (at, content, depth)
+        if kind == b"blob" and name is not None:
+            last_blob[name] = (at, content, depth)
         body.append(entry)
         at += len(entry)
     pack = b"PACK" + struct.pack(">II", 2, len(body)) + b"".join(body)
@@ -266,15 +280,15 @@ def _common_prefix(a: bytes, b: bytes, limit: int) -> int:
     return lo
 
 
-def _splice_delta(base: bytes, target: bytes) -> bytes | None:
-    """A delta making TARGET from BASE (same size) when they differ in one stretch of at most
-    _MAX_INSERT bytes: copy the common prefix, insert the stretch, copy the common suffix. Else None."""
+def _splice_delta(base: bytes, target: bytes, most: int = _MAX_INSERT) -> bytes | None:
+    """A delta making TARGET from BASE when they differ in one stretch of at most MOST bytes of TARGET:
+    copy the common prefix, insert the stretch, copy the common suffix. Else None."""
     size = len(target)
-    prefix = _common_prefix(base, target, size)
-    rest = size - prefix
-    suffix = _common_prefix(base[prefix:][::-1], target[prefix:][::-1], rest)
+    shorter = min(size, len(base))
+    prefix = _common_prefix(base, target, shorter)
+    suffix = _common_prefix(base[prefix:][::-1], target[prefix:][::-1], shorter - prefix)
     middle_end = size - suffix
-    if middle_end - prefix > _MAX_INSERT:
+    if middle_end - prefix > most:
         return None
     delta = bytearray(_varint(len(base)) + _varint(size))
     if prefix:
@@ -285,5 +299,5 @@ def _splice_delta(base: bytes, target: bytes) -> bytes | None:
         delta.append(len(chunk))
         delta += chunk
     if suffix:
-        delta += _copy(middle_end, suffix)
+        delta += _copy(len(base) - suffix, suffix)
     return bytes(delta)

@@ -502,6 +502,49 @@ def test_each_directory_s_tree_is_a_delta_of_its_own_previous_version(tmp_path: 
     assert len(trees) == 40 and len(whole) == 3      # 20 roots (a delta chain), 10 of each directory
 
 
+def test_a_file_s_next_version_is_a_delta_of_its_previous_one(tmp_path: Path) -> None:
+    """A large file edited in one stretch per step (a composed chain of entries editing a hot file): each
+    version after the first is stored as a delta of the previous version at its path, whatever its size;
+    one that differs in more than half of it, and a file at another path, are stored whole. git reads
+    every version back byte for byte."""
+    from tests.gitrepo import init_repo
+
+    repo = init_repo(tmp_path / "r", bare=True)
+    lines = [f"line {i}: {'x' * (i % 50)}\n" for i in range(3000)]
+    base = repo.commit({"big.py": "".join(lines), "other.py": "o\n"}, "base", ref="refs/heads/main")
+    sig = Signature("t", "t@t", 1000000000)
+    tip, versions = base, []
+    with Git(repo.path, quarantine=True) as git:
+        tree = git.tree_of(base)
+        for n in range(6):
+            if n == 3:
+                lines = [line.upper() for line in lines]             # differs everywhere: stored whole
+            else:
+                lines[500 * n:500 * n + 2] = [f"step {n}\n"] * (n + 1)  # one stretch, the size changes
+            data = "".join(lines).encode()
+            edits = {"big.py": ("100644", git.write_blob(data))}
+            if n == 5:
+                edits["sub/big.py"] = ("100644", git.write_blob(data + b"# moved\n"))   # another path
+            tree = git.edit_tree(tree, edits)
+            tip = git.write_commit(tree, [tip], sig, sig, f"step {n}\n")
+            versions.append((edits["big.py"][1], data))
+        git.keep(tip)
+        git.keep_unreferenced = False           # as sync: what the kept commit reaches, found by a walk
+    for oid, data in versions:
+        got = subprocess.run(["git", "cat-file", "blob", oid], cwd=repo.path, capture_output=True, check=True)
+        assert got.stdout == data
+    _fsck(repo.path)
+    [pack] = [p for p in (repo.path / "objects" / "pack").glob("*.pack")]
+    verify = subprocess.run(["git", "verify-pack", "-v", str(pack)], capture_output=True, text=True, check=True)
+    blobs = {fields[0]: fields for fields in (line.split() for line in verify.stdout.splitlines())
+             if len(fields) > 2 and fields[1] == "blob"}
+    assert len(blobs) == 7
+    deltas = {oid: fields[6] for oid, fields in blobs.items() if len(fields) == 7}   # oid -> its delta base
+    chain = [oid for oid, _ in versions]
+    assert deltas == {chain[1]: chain[0], chain[2]: chain[1], chain[4]: chain[3], chain[5]: chain[4]}
+    assert all(int(blobs[oid][3]) < 200 for oid in deltas)       # a few lines, not the file
+
+
 def _packs(repo: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in (repo / "objects" / "pack").glob("*.pack")}
 
