@@ -13,6 +13,7 @@ disabled, and the merge/diff configuration pinned. Two places to run:
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import itertools
 import os
@@ -1436,9 +1437,11 @@ class Git:
         self._ref_write = _RefWrite(proc, values, scope)
         try:
             proc.stdin.write(commands)      # update-ref reads all of it before it writes a ref
-            proc.stdin.close()
         except OSError:
             pass                            # it exited early: settle_refs says why
+        finally:
+            with contextlib.suppress(OSError):
+                proc.stdin.close()
 
     @contextmanager
     def refs_in_background(self) -> Iterator[None]:

@@ -146,6 +146,7 @@ _OFS_DELTA = 6
 _MAX_DEPTH = 50          # delta chains no longer than pack-objects' default
 _FIRST_ENTRY = 16        # bytes of a tree that name its first entry (mode and the start of its name)
 _MAX_INSERT = 1024       # a tree differing from the last one of its size by more is stored whole
+_DELTA_MIN = 20          # a blob is a delta only when it is over twice this (pack-objects: its hash size)
 
 
 def stored_zlib(data: bytes) -> bytes:
@@ -180,7 +181,7 @@ def pack_of_objects(objects: Iterable[tuple[bytes, bytes]], hash_name: str = "sh
     made in process. A tree that differs in one stretch (a composed tree with an entry replaced) from the
     last tree of the same size and first entry,
     else from the last tree of the same size, is stored as a delta against it (OFS_DELTA, chains of at
-    most 50). NAMES, one per object (None for none), are the tree entry names blobs were found under: a
+    most 50). NAMES, one per object (None for none), are the paths blobs were found at: a
     blob is stored as a delta against the last blob of its name when they differ in one stretch that is
     at most half of it (a file's next version in a composed chain, changed by one entry). `index-pack`
     checks every object of it (content and name) when it indexes it."""
@@ -201,9 +202,11 @@ def pack_of_objects(objects: Iterable[tuple[bytes, bytes]], hash_name: str = "sh
                 depth = base[2] + 1  # type: ignore[index]
                 break
         blob_base = last_blob.get(name) if kind == b"blob" and name is not None else None
-        if blob_base is not None and blob_base[2] < _MAX_DEPTH:
-            delta = _splice_delta(blob_base[1], content, len(content) // 2)
-            if delta is not None:
+        # as pack-objects: a delta only for a blob whose half is longer than an object name (git cannot
+        # read a delta whose result is empty, and refuses one shorter than four bytes)
+        if blob_base is not None and blob_base[2] < _MAX_DEPTH and len(content) // 2 > _DELTA_MIN:
+            delta = _splice_delta(blob_base[1], content, len(content) // 2 - _DELTA_MIN)
+            if delta is not None and len(delta) < len(content):
                 entry = _pack_header(_OFS_DELTA, len(delta)) + _ofs(at - blob_base[0]) + zlib.compress(delta, 1)
                 depth = blob_base[2] + 1
         if entry is None:

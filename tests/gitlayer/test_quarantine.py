@@ -545,6 +545,30 @@ def test_a_file_s_next_version_is_a_delta_of_its_previous_one(tmp_path: Path) ->
     assert all(int(blobs[oid][3]) < 200 for oid in deltas)       # a few lines, not the file
 
 
+@pytest.mark.parametrize("size", [300, 30000])
+def test_a_file_emptied_after_a_version_in_the_same_pack_reads_back(tmp_path: Path, size: int) -> None:
+    """git cannot read a delta whose result is empty (nor apply one under four bytes): an emptied file's
+    blob, new to the store, is stored whole, and git reads it (fsck alone does not notice)."""
+    from tests.gitrepo import init_repo
+
+    repo = init_repo(tmp_path / "r", bare=True)
+    base = repo.commit({"f.txt": "base\n"}, "base", ref="refs/heads/main")
+    sig = Signature("t", "t@t", 1000000000)
+    with Git(repo.path, quarantine=True) as git:
+        tip, tree = base, git.tree_of(base)
+        for data in (b"v" * (size - 1) + b"\n", b""):
+            tree = git.edit_tree(tree, {"f.txt": ("100644", git.write_blob(data))})
+            tip = git.write_commit(tree, [tip], sig, sig, "step\n")
+        git.keep(tip)
+        git.keep_unreferenced = False
+        assert git.update_ref("refs/heads/main", tip, base, "test")
+    empty = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"
+    size_of = subprocess.run(["git", "cat-file", "-s", empty], cwd=repo.path, capture_output=True, text=True)
+    assert size_of.returncode == 0 and size_of.stdout == "0\n", size_of.stderr
+    archive = subprocess.run(["git", "archive", "main"], cwd=repo.path, capture_output=True)
+    assert archive.returncode == 0, archive.stderr
+
+
 def _packs(repo: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in (repo / "objects" / "pack").glob("*.pack")}
 
