@@ -77,6 +77,7 @@ _WRITES_REPO = frozenset({"fetch", "push", "update-ref", "remote", "config"})
 _READS_REFS = IN_REPO - {"cat-file", "config", "ls-remote"}
 COPIES_BUDGET = 64 << 20   # bytes of staged objects kept in memory for migrating (see Git._copies)
 _OID = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
+_REF_CLASH = re.compile(r"'([^']+)' exists; cannot create '")     # update-ref's directory/file clash
 _NAMED_OID = re.compile(r"(?<![0-9a-f])(?:[0-9a-f]{64}|[0-9a-f]{40})(?![0-9a-f])")
 
 
@@ -1473,9 +1474,12 @@ class Git:
             return
         err = write.wait()
         if write.proc.returncode != 0:
-            raise GitError("cannot write the fetched refs", stderr=err.decode("utf-8", "replace"),
-                           hint="check that the repository and its refs are writable and that no other ref "
-                                "clashes with them")
+            stderr = err.decode("utf-8", "replace")
+            clash = _REF_CLASH.search(stderr)
+            hint = (f"the ref {clash.group(1)} is in the way: remove it (`git update-ref -d {clash.group(1)}`) "
+                    "or move it elsewhere, then run again") if clash else \
+                "check that the repository and its refs are writable and that no other ref clashes with them"
+            raise GitError("cannot write the fetched refs", stderr=stderr, hint=hint)
 
     def delete_ref(self, ref: str) -> None:
         self.run("update-ref", "-d", ref, check=False)

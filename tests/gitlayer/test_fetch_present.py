@@ -233,4 +233,5 @@ def test_sync_stops_with_the_reason_when_the_fetched_refs_cannot_be_written(cli:
     assert code == 4 and report["error"]["kind"] == "GitError"
     assert report["error"]["message"].startswith("cannot write the fetched refs")
     assert f"'{NS}/pr/2/x' exists" in report["error"]["message"]       # git's own reason
+    assert f"remove it (`git update-ref -d {NS}/pr/2/x`)" in report["error"]["message"]   # and what to do
     assert small.work.git("for-each-ref", "refs/heads") == ""
