@@ -25,7 +25,6 @@ import tempfile
 import threading
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -544,8 +543,7 @@ class Git:
         """Migrate what must persist (checking it arrived), release the packs' .keep files, stop the
         processes and remove the scratch directory, even when migrating failed."""
         try:
-            self.settle_refs()
-            self.migrate_objects()
+            self.migrate_objects()          # waits for a background ref write first (settle_refs)
             self.recheck_kept()
             self._release_keeps()
         finally:
@@ -1444,7 +1442,7 @@ class Git:
             with contextlib.suppress(OSError):
                 proc.stdin.close()
 
-    @contextmanager
+    @contextlib.contextmanager
     def refs_in_background(self) -> Iterator[None]:
         """Within this block fetch_present's ref update runs in the background, beside the caller's work
         (a few hundred new refs cost a file each: 0.15-0.25 s of a cold sync of 300 PRs on a slow disk).
@@ -1455,26 +1453,26 @@ class Git:
         try:
             yield
         except BaseException:
-            self._refs_later = False
-            self._reap_ref_write()
+            self._reap_ref_write()          # the block's error stands
             raise
-        self._refs_later = False
+        finally:
+            self._refs_later = False
         self.settle_refs()
 
-    def _reap_ref_write(self) -> None:
+    def _reap_ref_write(self) -> tuple[int, bytes] | None:
+        """Wait for a background ref write, if one runs: its exit code and stderr."""
         write, self._ref_write = self._ref_write, None
-        if write is not None:
-            write.wait()
+        if write is None:
+            return None
+        err = write.wait()
+        return write.proc.returncode, err
 
     def settle_refs(self) -> None:
         """Wait for fetch_present's background ref write; GitError when it failed (the refs it names
         are then as they were: update-ref's transaction is all or nothing)."""
-        write, self._ref_write = self._ref_write, None
-        if write is None:
-            return
-        err = write.wait()
-        if write.proc.returncode != 0:
-            stderr = err.decode("utf-8", "replace")
+        ended = self._reap_ref_write()
+        if ended is not None and ended[0] != 0:
+            stderr = ended[1].decode("utf-8", "replace")
             clash = _REF_CLASH.search(stderr)
             hint = (f"the ref {clash.group(1)} is in the way: remove it (`git update-ref -d {clash.group(1)}`) "
                     "or move it elsewhere, then run again") if clash else \

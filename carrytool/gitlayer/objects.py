@@ -198,7 +198,7 @@ def pack_of_objects(objects: Iterable[tuple[bytes, bytes]], hash_name: str = "sh
             base = last_tree.get(key)
             delta = _splice_delta(base[1], content) if base is not None and base[2] < _MAX_DEPTH else None
             if delta is not None:
-                entry = _pack_header(_OFS_DELTA, len(delta)) + _ofs(at - base[0]) + zlib.compress(delta, 1)  # type: ignore[index]
+                entry = _delta_entry(delta, at - base[0])  # type: ignore[index]
                 depth = base[2] + 1  # type: ignore[index]
                 break
         blob_base = last_blob.get(name) if kind == b"blob" and name is not None else None
@@ -207,7 +207,7 @@ def pack_of_objects(objects: Iterable[tuple[bytes, bytes]], hash_name: str = "sh
         if blob_base is not None and blob_base[2] < _MAX_DEPTH and len(content) // 2 > _DELTA_MIN:
             delta = _splice_delta(blob_base[1], content, len(content) // 2 - _DELTA_MIN)
             if delta is not None and len(delta) < len(content):
-                entry = _pack_header(_OFS_DELTA, len(delta)) + _ofs(at - blob_base[0]) + zlib.compress(delta, 1)
+                entry = _delta_entry(delta, at - blob_base[0])
                 depth = blob_base[2] + 1
         if entry is None:
             entry = _pack_header(_PACK_TYPES[kind], len(content)) + zlib.compress(content, 1)
@@ -219,6 +219,11 @@ def pack_of_objects(objects: Iterable[tuple[bytes, bytes]], hash_name: str = "sh
         at += len(entry)
     pack = b"PACK" + struct.pack(">II", 2, len(body)) + b"".join(body)
     return pack + hashlib.new(hash_name, pack).digest()
+
+
+def _delta_entry(delta: bytes, distance: int) -> bytes:
+    """A pack entry storing DELTA against the object DISTANCE bytes back (OFS_DELTA)."""
+    return _pack_header(_OFS_DELTA, len(delta)) + _ofs(distance) + zlib.compress(delta, 1)
 
 
 def _pack_header(kind: int, size: int) -> bytes:
