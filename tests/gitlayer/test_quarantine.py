@@ -51,6 +51,13 @@ def _fsck(repo: Path) -> None:
     assert proc.returncode == 0, proc.stderr
 
 
+def _verify_pack(repo: Path) -> list[str]:
+    """`git verify-pack -v` of the repository's one pack, line by line (one line per object, then the chains)."""
+    [pack] = [p for p in (repo / "objects" / "pack").glob("*.pack")]
+    verify = subprocess.run(["git", "verify-pack", "-v", str(pack)], capture_output=True, text=True, check=True)
+    return verify.stdout.splitlines()
+
+
 def _small_sync(small: Small, cli: Cli, *extra: str) -> dict:
     small.up.commit({"docs/c.txt": "c2\n"}, "upstream", parent=small.base, ref="refs/heads/main")
     small.pr(1, {"a.py": "def f():\n    return 10\n\n\ndef g():\n    return 2\n"})
@@ -164,9 +171,8 @@ def test_composed_trees_arrive_as_deltas_and_read_back_the_same(tmp_path: Path) 
         got = subprocess.run(["git", "cat-file", "tree", tree], cwd=repo.path, capture_output=True, check=True)
         assert got.stdout == data
     _fsck(repo.path)
-    [pack] = [p for p in (repo.path / "objects" / "pack").glob("*.pack")]
-    verify = subprocess.run(["git", "verify-pack", "-v", str(pack)], capture_output=True, text=True, check=True)
-    chains = [line for line in verify.stdout.splitlines() if line.startswith("chain length")]
+    verified = _verify_pack(repo.path)
+    chains = [line for line in verified if line.startswith("chain length")]
     assert chains and max(int(line.split("=")[1].split(":")[0]) for line in chains) <= 50
 
 
@@ -495,9 +501,8 @@ def test_each_directory_s_tree_is_a_delta_of_its_own_previous_version(tmp_path: 
             tip = git.write_commit(tree, [tip], sig, sig, f"step {n}\n")
         git.keep(tip)
     _fsck(repo.path)
-    [pack] = [p for p in (repo.path / "objects" / "pack").glob("*.pack")]
-    verify = subprocess.run(["git", "verify-pack", "-v", str(pack)], capture_output=True, text=True, check=True)
-    trees = [line.split() for line in verify.stdout.splitlines() if " tree " in line]
+    verified = _verify_pack(repo.path)
+    trees = [line.split() for line in verified if " tree " in line]
     whole = [fields for fields in trees if len(fields) == 5]
     assert len(trees) == 40 and len(whole) == 3      # 20 roots (a delta chain), 10 of each directory
 
@@ -534,9 +539,8 @@ def test_a_file_s_next_version_is_a_delta_of_its_previous_one(tmp_path: Path) ->
         got = subprocess.run(["git", "cat-file", "blob", oid], cwd=repo.path, capture_output=True, check=True)
         assert got.stdout == data
     _fsck(repo.path)
-    [pack] = [p for p in (repo.path / "objects" / "pack").glob("*.pack")]
-    verify = subprocess.run(["git", "verify-pack", "-v", str(pack)], capture_output=True, text=True, check=True)
-    blobs = {fields[0]: fields for fields in (line.split() for line in verify.stdout.splitlines())
+    verified = _verify_pack(repo.path)
+    blobs = {fields[0]: fields for fields in (line.split() for line in verified)
              if len(fields) > 2 and fields[1] == "blob"}
     assert len(blobs) == 7
     deltas = {oid: fields[6] for oid, fields in blobs.items() if len(fields) == 7}   # oid -> its delta base
