@@ -45,7 +45,7 @@ from carrytool.gitlayer.env import (
     parse_version,
     scrubbed_env,
 )
-from carrytool.gitlayer.mergepipe import MergePipe, merge_contents
+from carrytool.gitlayer.mergepipe import MergePipe, merge_contents_many
 from carrytool.gitlayer.objects import (
     Change,
     ConflictStage,
@@ -188,6 +188,17 @@ class _Pipe:
 _PATCH_ARGS = ("diff-tree", "-r", "-p", "-U0", "--stdin", "-M", "--no-color", "--no-ext-diff", "--no-textconv",
                "--full-index", "--ignore-submodules=none")
 SPLIT_MERGES_AT = 8       # a batch of this many independent merges is shared by two merge-tree processes
+
+
+def _halves(weights: Sequence[int]) -> tuple[list[int], list[int]]:
+    """The indices of WEIGHTS in two groups of about equal total weight, each in index order: the
+    heaviest first, each to the lighter group so far (ties: the first group). Equal weights alternate."""
+    loads, groups = [0, 0], ([], [])  # type: tuple[list[int], tuple[list[int], list[int]]]
+    for n in sorted(range(len(weights)), key=lambda n: (-weights[n], n)):
+        side = 0 if loads[0] <= loads[1] else 1
+        loads[side] += max(weights[n], 1)
+        groups[side].append(n)
+    return sorted(groups[0]), sorted(groups[1])
 
 
 def _cores() -> int:
@@ -1046,14 +1057,18 @@ class Git:
 
     def merge_contents(self, ours: str | None, base: str | None, theirs: str | None) -> tuple[bool, bytes] | None:
         """merge-tree's content merge of three blobs in the long-lived merge process (no process, no
-        temporary file): (clean, merged), or None for a binary. See gitlayer.mergepipe.merge_contents.
+        temporary file): (clean, merged), or None for a binary. See gitlayer.mergepipe.merge_contents_many.
         Kept by blob triple: blame asks the same merge for every earlier entry it weighs."""
-        key = (ours, base, theirs)
-        if key not in self._contents:
-            if len(self._contents) > 256:
+        return self.merge_contents_many([(ours, base, theirs)])[0]
+
+    def merge_contents_many(self, triples: Sequence[tuple[str | None, str | None, str | None]]) -> list[tuple[bool, bytes] | None]:
+        """merge_contents of each (ours, base, theirs), the ones not known yet asked as one batch."""
+        missing = list(dict.fromkeys(key for key in triples if key not in self._contents))
+        if missing:
+            if len(self._contents) + len(missing) > 256:
                 self._contents.clear()
-            self._contents[key] = merge_contents(self, ours, base, theirs)
-        return self._contents[key]
+            self._contents.update(zip(missing, merge_contents_many(self, missing)))
+        return [self._contents[key] for key in triples]
 
     def merge_texts(self, ours: bytes, base: bytes, theirs: bytes, labels: tuple[str, str, str]) -> tuple[bool, bytes] | None:
         """`git merge-file -p -L OURS -L BASE -L THEIRS` on three contents: (clean, merged), or None for a
@@ -1097,30 +1112,40 @@ class Git:
         return None
 
     # -- merging and diffing ------------------------------------------------------------------------
-    def merge_trees(self, pairs: Sequence[tuple[str, str]]) -> list[MergeResult]:
+    def merge_trees(self, pairs: Sequence[tuple[str, str]], *, weights: Sequence[int] | None = None,
+                    bases: Sequence[str] | None = None) -> list[MergeResult]:
         """`merge-tree --write-tree --stdin`: merge each (ours, theirs) commit pair; no work tree.
 
         All pairs go at once to the run's long-lived merge-tree (see merge_one): no process of their own,
         and its caches of inflated blobs are warm for the chained merges. git computes each merge base
         from history (git 2.39 has no `--merge-base`), so callers shape history (see compose.py).
+        WEIGHTS (one per pair, e.g. the files both sides changed) say which merges cost the most: a batch
+        shared by two processes is shared by weight (see _merge_batch); the answers do not depend on it.
+        BASES (one per pair; only when `takes_merge_base()`): merge each pair of trees from that base.
         """
         if not pairs:
             return []
-        lines = [f"{a} {b}" for a, b in pairs]
+        lines = [f"{a} {b}" for a, b in pairs] if bases is None else \
+            [f"{base} -- {a} {b}" for (a, b), base in zip(pairs, bases, strict=True)]
+        weight_of: dict[str, int] = {}
+        for line, weight in zip(lines, weights if weights is not None else [1] * len(lines)):
+            weight_of[line] = max(weight, weight_of.get(line, 0))
         missing = list(dict.fromkeys(line for line in lines if line not in self._merged))
         if missing:     # kept by line (commits never change): explain merges alone what composing merges again
             if len(self._merged) > 20000:
                 self._merged.clear()
-            self._merged.update(zip(missing, self._merge_batch(missing)))
+            self._merged.update(zip(missing, self._merge_batch(missing, [weight_of[line] for line in missing])))
         return [self._merged[line] for line in lines]
 
-    def _merge_batch(self, lines: list[str]) -> list[MergeResult]:
-        """Independent merges, in order. A batch of at least SPLIT_MERGES_AT goes half to the run's
-        merge-tree and half (every other line) to a second one, at the same time, when the machine has
-        two cores for it: the work is git's, so the two processes run side by side. Each answer depends
-        only on its own line, so the results are the same either way."""
+    def _merge_batch(self, lines: list[str], weights: Sequence[int] | None = None) -> list[MergeResult]:
+        """Independent merges, in order. A batch of at least SPLIT_MERGES_AT is shared by the run's
+        merge-tree and a second one, at the same time, when the machine has two cores for it: the work
+        is git's, so the two processes run side by side. Each takes about half the WEIGHTS (`_halves`;
+        every other line without them). Each answer depends only on its own line, so the results are
+        the same either way."""
         if len(lines) < SPLIT_MERGES_AT or _cores() < 2:
             return self._merges().merge_many(lines)
+        own, other = _halves(weights if weights is not None else [1] * len(lines))
         first = self._merges()
         if self._side_pipe is None:
             self._side_pipe = self._new_merge_pipe()
@@ -1131,7 +1156,7 @@ class Git:
 
         def other_half() -> None:
             try:
-                answers["side"] = side.merge_many(lines[1::2])
+                answers["side"] = side.merge_many([lines[n] for n in other])
             except BaseException as exc:  # noqa: BLE001 - raised again in the caller's thread
                 failure.append(exc)
 
@@ -1139,7 +1164,7 @@ class Git:
         worker.start()
         mine: list[MergeResult] = []
         try:
-            mine = first.merge_many(lines[0::2])
+            mine = first.merge_many([lines[n] for n in own])
         except BaseException as exc:  # noqa: BLE001 - raised below, after the other half stopped
             failure.insert(0, exc)
         finally:
@@ -1147,7 +1172,9 @@ class Git:
         if failure:   # the more telling error first: a full scratch directory names itself and TMPDIR
             raise next((e for e in failure if isinstance(e, EnvironmentProblem)), failure[0])
         out: list[MergeResult] = [None] * len(lines)  # type: ignore[list-item]
-        out[0::2], out[1::2] = mine, answers["side"]
+        for indices, results in ((own, mine), (other, answers["side"])):
+            for n, result in zip(indices, results):
+                out[n] = result
         return out
 
     def merge_trees_later(self, pairs: Sequence[tuple[str, str]]) -> Callable[[], list[MergeResult]]:

@@ -177,17 +177,33 @@ def merge_contents(git: Git, ours: str | None, base: str | None, theirs: str | N
     as a one-file tree merge: (clean, merged content with conflict markers), or None for a binary.
 
     The markers carry merge-tree's labels (object names): callers compare regions, not labels."""
-    blobs = [git.read_blob(oid) if oid else b"" for oid in (ours, base, theirs)]
-    if any(b"\0" in blob[:8000] for blob in blobs):
-        return None
-    trees = [git.mktree([("100644", "blob", oid or git.write_object("blob", b""), b"file")])
-             for oid in (ours, base, theirs)]
-    if git.takes_merge_base():
-        result = git.merge_one(trees[0], trees[2], base=trees[1])
-    else:
-        root = git.write_commit(trees[1], [], _SIG, _SIG, "carrytool: content merge base\n")
-        sides = [git.write_commit(tree, [root], _SIG, _SIG, "carrytool: content merge side\n")
-                 for tree in (trees[0], trees[2])]
-        result = git.merge_one(*sides)
-    merged = git.blob_at(result.tree, "file")
-    return result.clean, git.read_blob(merged[1]) if merged else b""
+    return merge_contents_many(git, [(ours, base, theirs)])[0]
+
+
+def merge_contents_many(git: Git, triples: list[tuple[str | None, str | None, str | None]]) -> list[tuple[bool, bytes] | None]:
+    """merge_contents of each (ours, base, theirs) blob triple, asked as one batch of tree merges (which
+    two merge-tree processes may share: Git.merge_trees): the answers are those of one merge at a time."""
+    out: list[tuple[bool, bytes] | None] = [None] * len(triples)
+    asked: list[int] = []
+    pairs: list[tuple[str, str]] = []
+    bases: list[str] = []
+    explicit = git.takes_merge_base()
+    for n, (ours, base, theirs) in enumerate(triples):
+        blobs = [git.read_blob(oid) if oid else b"" for oid in (ours, base, theirs)]
+        if any(b"\0" in blob[:8000] for blob in blobs):
+            continue
+        trees = [git.mktree([("100644", "blob", oid or git.write_object("blob", b""), b"file")])
+                 for oid in (ours, base, theirs)]
+        if explicit:
+            pairs.append((trees[0], trees[2]))
+            bases.append(trees[1])
+        else:
+            root = git.write_commit(trees[1], [], _SIG, _SIG, "carrytool: content merge base\n")
+            pairs.append(tuple(git.write_commit(tree, [root], _SIG, _SIG, "carrytool: content merge side\n")  # type: ignore[arg-type]
+                               for tree in (trees[0], trees[2])))
+        asked.append(n)
+    results = git.merge_trees(pairs, bases=bases if explicit else None)
+    for n, result in zip(asked, results):
+        merged = git.blob_at(result.tree, "file")
+        out[n] = (result.clean, git.read_blob(merged[1]) if merged else b"")
+    return out

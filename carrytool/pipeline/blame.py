@@ -69,6 +69,27 @@ def regions_of_lines(lines: Iterable[bytes]) -> list[bytes]:
     return regions
 
 
+ASK_TOGETHER = 64    # content merges asked in one batch: well under what Git keeps (merge_contents_many)
+
+
+def ask_together(git: Git, path: str, *, base_tree: str, head_tree: str, upstream_tree: str,
+                 other_trees: Sequence[str]) -> None:
+    """Ask at once the content merge meets_conflict needs for each of OTHER_TREES (the entry's change
+    onto that version of PATH), in one batch two merge processes may share, instead of one merge after
+    the other: git keeps the answers by blob triple, so meets_conflict then finds them merged."""
+    sides = [git.blob_at(tree, path) for tree in (base_tree, head_tree, upstream_tree)]
+    if any(side is None or side[0] not in _REGULAR for side in sides):
+        return
+    base, head, upstream = (side[1] for side in sides)  # type: ignore[index]
+    triples = []
+    for tree in other_trees:
+        other = git.blob_at(tree, path)
+        if other is not None and other[0] in _REGULAR and other[1] != upstream:
+            triples.append((other[1], base, head))
+    if len(triples) > 1:
+        git.merge_contents_many(triples)
+
+
 def meets_conflict(git: Git, path: str, *, base_tree: str, head_tree: str, upstream_tree: str,
                    other_tree: str, merges: Sequence[MergeResult | None] = (None, None)) -> bool:
     """Whether the change from UPSTREAM_TREE to OTHER_TREE meets the lines where the entry (BASE_TREE ->

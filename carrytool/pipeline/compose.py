@@ -23,7 +23,12 @@ from dataclasses import dataclass, field
 
 from carrytool.gitlayer.git import Change, ConflictStage, Git, MergeResult, Signature
 from carrytool.manifest.model import Manifest
-from carrytool.pipeline.blame import meets_conflict, regions_differ
+from carrytool.pipeline.blame import (
+    ASK_TOGETHER,
+    ask_together,
+    meets_conflict,
+    regions_differ,
+)
 from carrytool.pipeline.plan import (
     APPLIED,
     CONFLICT,
@@ -127,6 +132,7 @@ class Composer:
         self.upstream_time: int = info["committer_time"]  # type: ignore[assignment]
         self._stand_ins: dict[tuple[str, tuple[str, ...]], str] = {}
         self._onto: dict[int, MergeResult] = {}
+        self._upstream_since: dict[str, set[str]] = {}   # base -> the paths upstream changed since it
         self._upstream_has: set[int] = set()      # entries whose merge onto upstream changes nothing
 
     # -- the whole run ------------------------------------------------------------------------------
@@ -183,7 +189,9 @@ class Composer:
         results = self._onto_upstream_directly(candidates) if self.fast_path else {}
         merged = [s for s in candidates if id(s) not in results]
         pairs = [self._pair(s, self.upstream, self.upstream_tree) for s in merged]
-        results.update((id(step), result) for step, result in zip(merged, self.git.merge_trees(pairs)))
+        weights = [self._merge_weight(s) for s in merged]
+        results.update((id(step), result)
+                       for step, result in zip(merged, self.git.merge_trees(pairs, weights=weights)))
         for step in candidates:
             result = results[id(step)]
             # an entry merged directly changes paths upstream has at their base version: never a no-op
@@ -224,6 +232,7 @@ class Composer:
             mark = _Touched()
             mark.add(p for c in changes for p in c.paths)
             touched[base] = (mark, any(c.status == "D" for c in changes), any(c.status == "A" for c in changes))
+            self._upstream_since[base] = {p for c in changes for p in c.paths}
         out: dict[int, MergeResult] = {}
         for step in eligible:
             upstream, deleted, added = touched[step.base]  # type: ignore[index]
@@ -239,6 +248,14 @@ class Composer:
                 edits[c.path] = None if c.status == "D" else (c.new_mode, c.new_oid)
             out[id(step)] = _Direct(self.git, self.upstream_tree, edits, own)  # type: ignore[assignment]
         return out
+
+    def _merge_weight(self, step: Step) -> int:
+        """What merging STEP onto upstream costs, roughly: the files it and upstream both changed since its
+        base (each a content merge), when known. It only shares a batch between two merge processes."""
+        since = self._upstream_since.get(step.base or "")
+        if since is None:
+            return 1
+        return 1 + sum(1 for c in step.all_changes for p in c.paths if p in since)
 
     def _deltas(self, todo: Sequence[Step], onto: dict[int, MergeResult]) -> dict[int, list[Change]]:
         """What each cleanly merging entry changes on upstream (one batched diff-tree). An entry merged
@@ -507,9 +524,16 @@ class Composer:
             return []
         base_tree, head_tree = self.git.tree_of(step.base), self.git.tree_of(self._filtered_head(step))
         merges = (alone if self.regions_from_merges else None, None)
-        hits = [s.id for s in touching
-                if meets_conflict(self.git, path, base_tree=base_tree, head_tree=head_tree,
-                                  upstream_tree=self.upstream_tree, other_tree=self._onto[id(s)].tree, merges=merges)]
+        hits: list[str] = []
+        for start in range(0, len(touching), ASK_TOGETHER):
+            some = touching[start:start + ASK_TOGETHER]
+            if self.fast_path:      # their merges in one batch, not one after another
+                ask_together(self.git, path, base_tree=base_tree, head_tree=head_tree, upstream_tree=self.upstream_tree,
+                             other_trees=[self._onto[id(s)].tree for s in some])
+            hits += [s.id for s in some
+                     if meets_conflict(self.git, path, base_tree=base_tree, head_tree=head_tree,
+                                       upstream_tree=self.upstream_tree, other_tree=self._onto[id(s)].tree,
+                                       merges=merges)]
         ours = next((st for st in result.stages if st.path == path and st.stage == 2), None)
         if hits or len(touching) < 2 or ours is None or ours.mode not in ("100644", "100755"):
             return hits

@@ -87,6 +87,45 @@ def test_a_large_batch_shared_by_two_processes_answers_as_one_does(tmp_path: Pat
         assert any(not r.clean for r in shared) and any(r.clean for r in shared)
 
 
+def test_a_weighted_batch_is_shared_by_weight_and_answers_in_order(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+    up = init_repo(tmp_path / "up", bare=True)
+    many_prs(up, 12, files=4)
+    with Git(up.path) as git:
+        main = git.rev_parse("refs/heads/main")
+        pairs = [(main, git.rev_parse(f"refs/pull/{n}/head")) for n in range(1, 13)]
+        monkeypatch.setattr("carrytool.gitlayer.git._cores", lambda: 1)
+        alone = git.merge_trees(pairs)
+    sent: list[list[str]] = []
+    real_many = MergePipe.merge_many
+
+    def recording(self, lines):  # noqa: ANN001, ANN202
+        sent.append(list(lines))
+        return real_many(self, lines)
+
+    monkeypatch.setattr(MergePipe, "merge_many", recording)
+    monkeypatch.setattr("carrytool.gitlayer.git._cores", lambda: 2)
+    weights = [1] * 12
+    weights[0] = weights[2] = 50              # the two costly merges, both on what would be the first half
+    with Git(up.path) as git:
+        assert git.merge_trees(pairs, weights=weights) == alone
+    halves = [batch for batch in sent if len(batch) > 1]
+    assert len(halves) == 2
+    heavy = [f"{a} {b}" for a, b in (pairs[0], pairs[2])]
+    assert [sum(line in batch for line in heavy) for batch in halves] == [1, 1]   # one costly merge each
+    assert sorted(len(batch) for batch in halves) == [6, 6]
+
+
+@pytest.mark.parametrize(("weights", "groups"), [
+    ([1, 1, 1, 1], ([0, 2], [1, 3])),                 # equal weights alternate, as an unweighted batch did
+    ([9, 1, 1, 9, 1, 1], ([0, 1, 4], [2, 3, 5])),     # the heaviest two apart, the rest to the lighter
+    ([0, 0, 5], ([2], [0, 1])),                       # no weight counts as one
+])
+def test_halves_share_the_weight(weights: list[int], groups: tuple[list[int], list[int]]) -> None:
+    from carrytool.gitlayer.git import _halves
+
+    assert _halves(weights) == groups
+
+
 def test_a_failing_second_process_is_an_error_not_a_wrong_answer(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
     up = init_repo(tmp_path / "up", bare=True)
     many_prs(up, 10, files=3)

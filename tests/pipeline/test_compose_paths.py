@@ -389,3 +389,33 @@ def test_the_applied_diffs_composing_records_are_diff_tree_s(tmp_path: Path, sma
     small.pr(7, {"b.py": "x = 1\ny = 2\nz = 30\n"})       # merged with upstream's b.py: its delta is not its diff
     small.manifest([{"pr": n} for n in range(1, 8)], policy={"on_conflict": "skip"})
     assert _applied_changes_checked(small.manifest_path, small.work.path) >= 6
+
+
+def test_merges_onto_upstream_are_weighed_by_the_files_both_sides_changed(cli: Cli, small: Small,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """The batch of merges onto upstream says what each costs (the files the entry and upstream both
+    changed since its base, plus one), so two merge processes share it evenly; the result is the same."""
+    small.up.commit({"a.py": "def f():\n    return 3\n\n\ndef g():\n    return 2\n", "b.py": "x = 5\ny = 2\nz = 3\n",
+                     "docs/c.txt": "c upstream\n"}, "upstream", parent=small.base, ref="refs/heads/main")
+    small.pr(1, {"a.py": "def f():\n    return 1\n\n\ndef g():\n    return 7\n", "b.py": "x = 1\ny = 2\nz = 9\n",
+                 "docs/c.txt": "c\nmore\n"})
+    small.pr(2, {"b.py": "x = 1\ny = 8\nz = 3\n", "new.py": "n = 1\n"})
+    small.pr(3, {"csrc/k.cu": "// kernel 3\n"})          # upstream left it alone: written, not merged
+    small.manifest([{"pr": 1}, {"pr": 2}, {"pr": 3}], policy={"on_conflict": "skip"})
+    seen: list[tuple[int, ...]] = []
+    from carrytool.gitlayer.git import Git
+
+    original = Git.merge_trees
+
+    def recording(self, pairs, *, weights=None):  # noqa: ANN001, ANN202
+        if weights is not None:
+            seen.append(tuple(weights))
+        return original(self, pairs, weights=weights)
+
+    monkeypatch.setattr(Git, "merge_trees", recording)
+    code, report = cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")
+    assert code == 0, report
+    assert seen[0] == (4, 2)                 # pr/1: a.py, b.py, docs/c.txt; pr/2: b.py
+    monkeypatch.setattr(Git, "merge_trees", original)
+    fast, slow = both_ways(cli, small.manifest_path, small.work.path, monkeypatch)
+    assert fast["result"]["sha"] == report["result"]["sha"]

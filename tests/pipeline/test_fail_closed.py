@@ -67,13 +67,13 @@ def test_blame_reads_upstream_regions_from_the_merge_onto_upstream(cli: Cli, sma
     _blame_repo(small)
     small.manifest([{"pr": 5}, {"pr": 1}, {"pr": 3, "on_conflict": "skip"}, {"pr": 2, "on_conflict": "skip"}])
     merged: list[tuple] = []
-    real = git_module.merge_contents
+    real = git_module.merge_contents_many
 
-    def spy(git, *blobs):  # noqa: ANN001, ANN202
-        merged.append(blobs)
-        return real(git, *blobs)
+    def spy(git, triples):  # noqa: ANN001, ANN202
+        merged.extend(triples)
+        return real(git, triples)
 
-    monkeypatch.setattr(git_module, "merge_contents", spy)
+    monkeypatch.setattr(git_module, "merge_contents_many", spy)
     args = ("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")
     code, read = cli.json(*args)
     read_merges = list(merged)
@@ -85,6 +85,32 @@ def test_blame_reads_upstream_regions_from_the_merge_onto_upstream(cli: Cli, sma
     # pr/3 and pr/2 each weigh pr/5 and pr/1 (a merge each) and pr/3, met by neither, the result so far
     # (one more); their own conflicts with upstream are read from their merges onto it, not merged again
     assert len(read_merges) == 5 and len(merged) == 7
+
+
+def test_blame_asks_the_merges_onto_each_earlier_entry_in_one_batch(cli: Cli, small: Small,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Who an upstream conflict is with: the merges of the entry onto each earlier entry that touched the
+    file are asked together (one batch, which two merge processes may share), not one after another;
+    the report is the one of asking them one at a time."""
+    _blame_repo(small)
+    small.manifest([{"pr": 5}, {"pr": 1}, {"pr": 3, "on_conflict": "skip"}, {"pr": 2, "on_conflict": "skip"}])
+    batches: list[int] = []
+    real = git_module.Git.merge_contents_many
+
+    def spy(self, triples):  # noqa: ANN001, ANN202
+        batches.append(len(triples))
+        return real(self, triples)
+
+    monkeypatch.setattr(git_module.Git, "merge_contents_many", spy)
+    args = ("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")
+    code, together = cli.json(*args)
+    assert batches.count(2) == 2            # pr/3 and pr/2, each onto pr/5 and onto pr/1
+    batches.clear()
+    monkeypatch.setattr("carrytool.pipeline.compose.ask_together", lambda *a, **k: None)
+    again_code, one_by_one = cli.json(*args)
+    assert set(batches) == {1}
+    assert (code, together["entries"]) == (again_code, one_by_one["entries"])
+    assert by_id(together)["pr/2"]["conflicts"] == [{"file": "n.py", "with": ["pr/1"], "upstream": True}]
 
 
 def test_under_fail_the_next_step_for_an_upstream_conflict_is_a_rebase(cli: Cli, small: Small) -> None:

@@ -63,14 +63,15 @@ def test_blame_reads_regions_from_the_merges_made_and_decides_the_same(cli: Cli,
     args = ("explain", "-m", small.manifest_path, "--repo", small.work.path, "--offline")
     cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")   # fetches
     merged: list[tuple] = []
-    real = Git.merge_contents
+    real = Git.merge_contents_many
 
-    def spy(self: Git, *blobs):  # noqa: ANN001, ANN202
-        merged.append(blobs)
-        return real(self, *blobs)
+    def spy(self: Git, triples):  # noqa: ANN001, ANN202
+        merged.extend(triples)
+        return real(self, triples)
 
-    monkeypatch.setattr(Git, "merge_contents", spy)
+    monkeypatch.setattr(Git, "merge_contents_many", spy)
     monkeypatch.setattr("carrytool.pipeline.compose.meets_conflict", lambda *a, **k: False)  # sync's own asks
+    monkeypatch.setattr("carrytool.pipeline.compose.ask_together", lambda *a, **k: None)
     monkeypatch.setattr("carrytool.pipeline.compose.regions_differ", lambda *a, **k: False)
     code, read = cli.json(*args)
     assert merged == []
