@@ -118,6 +118,9 @@ class _Direct:
 
 class Composer:
     fast_path = True      # tests turn it off to check the fast path gives the chained merge's trees
+    # called once every entry was merged onto upstream, with those that may still apply (sync starts
+    # reading their patches for the landing checks there)
+    merged_onto_upstream: Callable[[list[Step]], None] | None = None
     structured_off: frozenset[str] = frozenset()   # entries whose structured resolution a check rejected
     explicit_bases: bool | None = None   # None: where git takes them; tests set False to compare SHAs
     regions_from_merges = True   # blame reads upstream's conflict regions from the merge onto it (tests compare)
@@ -148,6 +151,9 @@ class Composer:
         if self.fast_path:     # the directories composing edits, read from upstream in one exchange
             self.git.preread_trees(self.upstream_tree, _directories(s.changes for s in pending))
         onto = self._onto = self._mark_merged_upstream(pending)
+        if self.merged_onto_upstream is not None:
+            self.merged_onto_upstream([s for s in pending if s.status == PENDING and s.head and
+                                       not self._conflicts_for_good(s, onto.get(id(s)))])
         comp = Composition(self.upstream, self.upstream, steps)
         tip, tip_tree = self.upstream, self.upstream_tree
         todo = [s for s in steps if s.status == PENDING]
@@ -248,6 +254,12 @@ class Composer:
                 edits[c.path] = None if c.status == "D" else (c.new_mode, c.new_oid)
             out[id(step)] = _Direct(self.git, self.upstream_tree, edits, own)  # type: ignore[assignment]
         return out
+
+    def _conflicts_for_good(self, step: Step, onto: MergeResult | None) -> bool:
+        """Whether STEP conflicts with upstream alone and its policy skips or fails a conflict (no
+        `theirs`, no structured merge): then it almost surely conflicts in the chain too."""
+        return onto is not None and not onto.clean and self.manifest.on_conflict(step.entry) != "theirs" \
+            and not self.manifest.structured_paths(step.entry)
 
     def _merge_weight(self, step: Step) -> int:
         """What merging STEP onto upstream costs, roughly: the files it and upstream both changed since its

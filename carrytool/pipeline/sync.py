@@ -185,10 +185,13 @@ def _compose(manifest: Manifest, git: Git, resolved: Resolved, missing: dict[int
     """Plan and compose from scratch (the steps are fresh each time: composing settles them)."""
     steps = plan_static(manifest, missing)
     facts.gather(git, resolved, steps)
-    # the landing checks read every applied entry's own patch: read them while composing, on another core
-    git.prefetch_patches([(s.base or EMPTY_TREE, s.head) for s in steps if s.head])
     violations = plan_paths(manifest, steps)
     composer = Composer(git, manifest, resolved.upstream, progress)
+    # the landing checks read every applied entry's own patch: read them while composing, on another core,
+    # once the merges onto upstream leave out the entries that conflict there (the landing reads the patch
+    # of one that applies anyway itself)
+    composer.merged_onto_upstream = lambda likely: git.prefetch_patches(
+        [(s.base or EMPTY_TREE, s.head) for s in likely])  # type: ignore[misc]
     composer.structured_off = structured_off
     composition = composer.compose(steps)
     return steps, violations, composition, account(git, steps)

@@ -113,6 +113,60 @@ def test_blame_asks_the_merges_onto_each_earlier_entry_in_one_batch(cli: Cli, sm
     assert by_id(together)["pr/2"]["conflicts"] == [{"file": "n.py", "with": ["pr/1"], "upstream": True}]
 
 
+def test_patches_are_read_ahead_only_for_entries_that_may_apply(cli: Cli, small: Small,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """The landing checks' patches are read while composing, once the merges onto upstream are known: not
+    for an entry that conflicts with upstream alone under `skip`. An entry that does not conflict there
+    but does in the chain, or one left out that applies after all, is read by the landing itself: the
+    report is the one of reading none ahead."""
+    _blame_repo(small)
+    small.pr(6, nine(v1="'upstream'", v9="'six'"), parent=small.up.rev("main~1"))   # upstream's v1 too: merges
+    small.manifest([{"pr": 5}, {"pr": 1}, {"pr": 3, "on_conflict": "skip"}, {"pr": 2, "on_conflict": "skip"},
+                    {"pr": 6}])
+    ahead: list[list[str]] = []
+    real = git_module.Git.prefetch_patches
+
+    def spy(self, pairs):  # noqa: ANN001, ANN202
+        ahead.append([head for _base, head in pairs])
+        return real(self, pairs)
+
+    monkeypatch.setattr(git_module.Git, "prefetch_patches", spy)
+    args = ("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")
+    code, read_ahead = cli.json(*args)
+    heads = {n: small.up.rev(f"refs/pull/{n}/head") for n in (1, 2, 3, 5, 6)}
+    assert ahead == [[heads[5], heads[1], heads[6]]]
+    monkeypatch.setattr(git_module.Git, "prefetch_patches", lambda self, pairs: None)
+    again_code, none_ahead = cli.json(*args)
+    assert (code, read_ahead) == (again_code, none_ahead)
+    assert by_id(read_ahead)["pr/6"]["status"] == "applied"
+    landing = by_id(read_ahead)["pr/6"]["landing"]
+    assert landing["hunks"] == landing["landed"] == 2
+
+
+def test_an_entry_left_out_of_the_read_ahead_that_applies_is_still_checked(cli: Cli, small: Small,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """pr/3 conflicts with upstream alone, so its patch is not read ahead; but pr/8 puts v1 back to its
+    base value first, so pr/3 applies in the chain: the landing reads its patch itself and checks it."""
+    _blame_repo(small)
+    small.pr(8, nine(), parent="main")                           # v1 back to its base value
+    small.manifest([{"pr": 8}, {"pr": 3, "on_conflict": "skip"}])
+    ahead: list[list[str]] = []
+    real = git_module.Git.prefetch_patches
+
+    def spy(self, pairs):  # noqa: ANN001, ANN202
+        ahead.append([head for _base, head in pairs])
+        return real(self, pairs)
+
+    monkeypatch.setattr(git_module.Git, "prefetch_patches", spy)
+    code, report = cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")
+    assert ahead == [[small.up.rev("refs/pull/8/head")]]
+    e = by_id(report)
+    assert e["pr/3"]["status"] == "applied"
+    assert e["pr/3"]["landing"]["hunks"] == e["pr/3"]["landing"]["landed"] == 1
+    # and the check caught what pr/3 did to pr/8's line: the run fails (exit 1), read ahead or not
+    assert code == 1 and [c["by"] for c in e["pr/8"]["landing"]["clobbered"]] == ["pr/3"]
+
+
 def test_under_fail_the_next_step_for_an_upstream_conflict_is_a_rebase(cli: Cli, small: Small) -> None:
     _blame_repo(small)
     small.manifest([{"pr": 5}, {"pr": 3}])
