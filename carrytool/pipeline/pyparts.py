@@ -440,6 +440,9 @@ def _end(piece: _Piece) -> int:
     return _end(piece.children[-1]) if piece.children else piece.end
 
 
+extent = _end     # the last line (1-based) of a piece (0-based start), its class's body included
+
+
 def _class_line(lines: list[bytes], piece: _Piece) -> int:
     return next(i for i in range(piece.start, piece.end) if lines[i].startswith(piece.level + b"class "))
 

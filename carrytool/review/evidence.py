@@ -18,7 +18,7 @@ from carrytool.pipeline import facts
 from carrytool.pipeline.hunks import Hunk, read_hunks
 from carrytool.pipeline.plan import Step
 from carrytool.pipeline.resolve import Resolved
-from carrytool.pipeline.scopes import SpanCache, is_python, scope_in
+from carrytool.pipeline.scopes import SpanCache, is_python
 
 ZERO = "0" * 40
 
@@ -32,8 +32,9 @@ class Sources:
         self.spans = spans if spans is not None else SpanCache(git.common_dir / "carrytool" / "cache")
 
     def scope_at(self, oid: str, line: int) -> str | None:
-        """The innermost def/class of blob OID (Python) containing LINE: parsed once per blob, ever."""
-        return scope_in(self.spans.spans(oid, lambda: self.read(oid)), line)
+        """The innermost def/class of blob OID (Python) containing LINE: only the pieces around LINE are
+        parsed, once per blob, ever (SpanCache.scope)."""
+        return self.spans.scope(oid, line, lambda: self.read(oid))
 
     def preload(self, oids: Iterable[str]) -> None:
         """Read the blobs OIDS not read yet, all in one `cat-file --batch` process (a thread that parses

@@ -110,7 +110,30 @@ def _mutate(text: bytes, rng: random.Random) -> bytes:
 def _check(source: bytes) -> bool:
     expected = reference(source)
     assert spans(source) == expected
+    _check_lines(source, expected)
     return bool(expected) or b"def " not in source
+
+
+def _parses(source: bytes) -> bool:
+    try:
+        ast.parse(source)
+    except (SyntaxError, ValueError):
+        return False
+    return True
+
+
+def _check_lines(source: bytes, expected: tuple[tuple[int, int, str], ...]) -> None:
+    """scope_of_line, from the pieces around each line only, answers as the whole parse does on every line
+    (every third of a long file) of a file that parses; of one that does not, it answers something."""
+    total = source.count(b"\n") + 2
+    step = 1 if total < 3000 else 3
+    whole = _parses(source)
+    for line in range(1, total + 1, step):
+        got = scopes.scope_of_line(source, line)
+        if whole:
+            assert got == scopes.scope_in(expected, line), (line, got)
+        else:
+            assert got is None or isinstance(got, str)
 
 
 def test_real_files_give_the_whole_parse_spans() -> None:
@@ -215,3 +238,32 @@ def test_the_piece_memo_restarts_at_its_size_and_answers_the_same(monkeypatch: p
     kept = [*scopes._bodies, *scopes._headers]
     assert 0 < sum(map(len, kept)) <= 400 + max(map(len, kept))
     assert spans(base) == reference(base)
+
+
+def test_a_line_parses_only_the_pieces_around_it() -> None:
+    """scope_of_line parses the module statement or long class holding the line and the body piece within,
+    not the file's other pieces; the next line of the same method parses nothing more."""
+    base = MODULE.encode()
+    _forget()
+    scopes._planned.cache_clear()
+    before = scopes.stats["pieces"]
+    line = base.decode().splitlines().index("    def m7(self, x):") + 2
+    assert scopes.scope_of_line(base, line) == "First.m7"
+    assert scopes.stats["pieces"] - before == 2               # First's header and m7's piece
+    assert scopes.scope_of_line(base, line - 1) == "First.m7"
+    assert scopes.stats["pieces"] - before == 2
+    assert len(spans(base)) > 100 and scopes.stats["pieces"] - before > 50     # the whole file: every piece
+
+
+def test_a_syntax_error_elsewhere_leaves_a_lines_scope() -> None:
+    """A file that does not parse (a newer grammar, a typo far away): the whole parse has no spans, so
+    scope_at says nothing anywhere; scope_of_line still names the scope of a line whose pieces parse, and
+    says nothing where they do not."""
+    good = MODULE.encode()
+    broken = good.replace(b"def helper():\n    return 1\n", b"def helper(:\n    return 1\n")
+    assert not _parses(broken) and spans(broken) == ()
+    line = good.decode().splitlines().index("    def m7(self, x):") + 2
+    assert scopes.scope_at(broken, line) is None
+    assert scopes.scope_of_line(broken, line) == "First.m7"
+    at = broken.decode().splitlines().index("def helper(:") + 1
+    assert scopes.scope_of_line(broken, at) is None and scopes.scope_of_line(broken, at + 1) is None

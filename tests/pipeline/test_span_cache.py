@@ -148,3 +148,37 @@ def test_a_merged_pack_keeps_this_runs_blobs_first(tmp_path: Path, monkeypatch: 
     packs = _pack_files(tmp_path)
     assert len(packs) == 1
     assert sorted(json.loads(packs[0].read_bytes())["spans"]) == [f"{2:040x}", "e" * 40]
+
+
+def test_lines_answered_from_pieces_are_kept_and_never_parsed_again(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """`scope` answers a line from the pieces around it; the answers are kept in the run's pack
+    (`lines`), so a later run answers them without reading the blob; a blob whose whole spans are known
+    answers from those; an odd entry is asked again; a merged pack keeps the lines."""
+    reads: list[str] = []
+
+    def read(oid: str):  # noqa: ANN202
+        return lambda: reads.append(oid) or SOURCE
+
+    cache = SpanCache(tmp_path)
+    a, b = "a" * 40, "b" * 40
+    assert [cache.scope(a, n, read(a)) for n in (3, 4, 7)] == ["A.f", None, "g"]
+    assert reads == [a] and cache.parsed == 1                  # the blob read once for its three lines
+    cache.spans(b, read(b))
+    assert cache.scope(b, 3, read(b)) == "A.f" and reads == [a, b]   # whole spans known: no piece parsed
+    cache.save()
+    data = json.loads(_pack_files(tmp_path)[0].read_bytes())
+    assert data["lines"] == {a: [[3, "A.f"], [4, None], [7, "g"]]} and list(data["spans"]) == [b]
+    warm = SpanCache(tmp_path)
+    assert [warm.scope(a, n, read(a)) for n in (3, 4, 7)] == ["A.f", None, "g"]
+    assert warm.parsed == 0 and reads == [a, b]
+    assert warm.scope(a, 2, read(a)) == "A.f" and reads == [a, b, a]     # a line not asked before
+    pack = _pack_files(tmp_path)[0]
+    data["lines"][a] = [[3, 5], "x"]
+    pack.write_text(json.dumps(data))
+    odd = SpanCache(tmp_path)
+    assert odd.scope(a, 3, read(a)) == "A.f" and odd.parsed == 1
+    monkeypatch.setattr(scopes, "PACKS_MAX", 2)
+    odd.save()                                                # two packs: merged into one, lines kept
+    packs = _pack_files(tmp_path)
+    assert len(packs) == 1 and json.loads(packs[0].read_bytes())["lines"] == {a: [[3, "A.f"]]}
