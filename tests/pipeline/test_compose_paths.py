@@ -391,10 +391,8 @@ def test_the_applied_diffs_composing_records_are_diff_tree_s(tmp_path: Path, sma
     assert _applied_changes_checked(small.manifest_path, small.work.path) >= 6
 
 
-def test_merges_onto_upstream_are_weighed_by_the_files_both_sides_changed(cli: Cli, small: Small,
-                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    """The batch of merges onto upstream says what each costs (the files the entry and upstream both
-    changed since its base, plus one), so two merge processes share it evenly; the result is the same."""
+def _weighed(small: Small) -> None:
+    """pr/1 and upstream both changed three files, pr/2 and upstream one; upstream left pr/3's alone."""
     small.up.commit({"a.py": "def f():\n    return 3\n\n\ndef g():\n    return 2\n", "b.py": "x = 5\ny = 2\nz = 3\n",
                      "docs/c.txt": "c upstream\n"}, "upstream", parent=small.base, ref="refs/heads/main")
     small.pr(1, {"a.py": "def f():\n    return 1\n\n\ndef g():\n    return 7\n", "b.py": "x = 1\ny = 2\nz = 9\n",
@@ -402,20 +400,43 @@ def test_merges_onto_upstream_are_weighed_by_the_files_both_sides_changed(cli: C
     small.pr(2, {"b.py": "x = 1\ny = 8\nz = 3\n", "new.py": "n = 1\n"})
     small.pr(3, {"csrc/k.cu": "// kernel 3\n"})          # upstream left it alone: written, not merged
     small.manifest([{"pr": 1}, {"pr": 2}, {"pr": 3}], policy={"on_conflict": "skip"})
+
+
+def _weights_seen(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, ...]]:
+    """The weights of every weighed batch of merges from now on."""
     seen: list[tuple[int, ...]] = []
     from carrytool.gitlayer.git import Git
 
     original = Git.merge_trees
 
-    def recording(self, pairs, *, weights=None):  # noqa: ANN001, ANN202
+    def recording(self, pairs, *, weights=None, bases=None):  # noqa: ANN001, ANN202
         if weights is not None:
             seen.append(tuple(weights))
-        return original(self, pairs, weights=weights)
+        return original(self, pairs, weights=weights, bases=bases)
 
     monkeypatch.setattr(Git, "merge_trees", recording)
+    return seen
+
+
+def test_merges_onto_upstream_are_weighed_by_the_files_both_sides_changed(cli: Cli, small: Small,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """The batch of merges onto upstream says what each costs (the files the entry and upstream both
+    changed since its base, plus one), so two merge processes share it evenly; the result is the same."""
+    _weighed(small)
+    seen = _weights_seen(monkeypatch)
     code, report = cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")
     assert code == 0, report
     assert seen[0] == (4, 2)                 # pr/1: a.py, b.py, docs/c.txt; pr/2: b.py
-    monkeypatch.setattr(Git, "merge_trees", original)
+    monkeypatch.undo()
     fast, slow = both_ways(cli, small.manifest_path, small.work.path, monkeypatch)
     assert fast["result"]["sha"] == report["result"]["sha"]
+
+
+def test_explain_weighs_its_merges_alone_onto_upstream_as_composing_does(cli: Cli, small: Small,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    _weighed(small)
+    cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")     # fetches
+    seen = _weights_seen(monkeypatch)
+    code, report = cli.json("explain", "-m", small.manifest_path, "--repo", small.work.path, "--offline")
+    assert code in (0, 1), report
+    assert seen[0] == (4, 2, 1)              # every entry alone, pr/3 too (composing writes it, merging none)
