@@ -1063,12 +1063,14 @@ class Git:
 
     def merge_contents_many(self, triples: Sequence[tuple[str | None, str | None, str | None]]) -> list[tuple[bool, bytes] | None]:
         """merge_contents of each (ours, base, theirs), the ones not known yet asked as one batch."""
-        missing = list(dict.fromkeys(key for key in triples if key not in self._contents))
+        found = {key: self._contents[key] for key in triples if key in self._contents}
+        missing = list(dict.fromkeys(key for key in triples if key not in found))
         if missing:
+            found.update(zip(missing, merge_contents_many(self, missing)))
             if len(self._contents) + len(missing) > 256:
-                self._contents.clear()
-            self._contents.update(zip(missing, merge_contents_many(self, missing)))
-        return [self._contents[key] for key in triples]
+                self._contents.clear()        # bounded; this call's answers come from FOUND
+            self._contents.update(found)
+        return [found[key] for key in triples]
 
     def merge_texts(self, ours: bytes, base: bytes, theirs: bytes, labels: tuple[str, str, str]) -> tuple[bool, bytes] | None:
         """`git merge-file -p -L OURS -L BASE -L THEIRS` on three contents: (clean, merged), or None for a
@@ -1130,12 +1132,14 @@ class Git:
         weight_of: dict[str, int] = {}
         for line, weight in zip(lines, weights if weights is not None else [1] * len(lines)):
             weight_of[line] = max(weight, weight_of.get(line, 0))
-        missing = list(dict.fromkeys(line for line in lines if line not in self._merged))
+        found = {line: self._merged[line] for line in weight_of if line in self._merged}
+        missing = [line for line in weight_of if line not in found]
         if missing:     # kept by line (commits never change): explain merges alone what composing merges again
-            if len(self._merged) > 20000:
-                self._merged.clear()
-            self._merged.update(zip(missing, self._merge_batch(missing, [weight_of[line] for line in missing])))
-        return [self._merged[line] for line in lines]
+            found.update(zip(missing, self._merge_batch(missing, [weight_of[line] for line in missing])))
+            if len(self._merged) + len(missing) > 20000:
+                self._merged.clear()          # bounded; this batch's answers come from FOUND
+            self._merged.update(found)
+        return [found[line] for line in lines]
 
     def _merge_batch(self, lines: list[str], weights: Sequence[int] | None = None) -> list[MergeResult]:
         """Independent merges, in order. A batch of at least SPLIT_MERGES_AT is shared by the run's
@@ -1228,14 +1232,16 @@ class Git:
         args = ["diff-tree", "-r", "-z", "--raw", "--stdin", "--no-ext-diff", "--no-textconv",
                 "--ignore-submodules=none", "-M" if renames else "--no-renames"]
         wanted = [(self.tree_of(old), self.tree_of(new), renames) for old, new in pairs]
-        missing = list(dict.fromkeys(key for key in wanted if key not in self._diffs))
+        found = {key: self._diffs[key] for key in wanted if key in self._diffs}
+        missing = list(dict.fromkeys(key for key in wanted if key not in found))
         if missing:     # kept by tree pair, as patches are: explain and composing diff the same entries
-            if len(self._diffs) > 20000:
-                self._diffs.clear()
             payload = self._pair_lines([(old, new) for old, new, _ in missing])
             out = self.run(*args, input=payload).stdout
-            self._diffs.update(zip(missing, _parse_diff_stdin(out, len(missing))))
-        return [list(self._diffs[key]) for key in wanted]
+            found.update(zip(missing, _parse_diff_stdin(out, len(missing))))
+            if len(self._diffs) + len(missing) > 20000:
+                self._diffs.clear()           # bounded; this call's answers come from FOUND
+            self._diffs.update(found)
+        return [list(found[key]) for key in wanted]
 
     def diff_patches(self, pairs: Sequence[tuple[str, str]]) -> list[bytes]:
         """`diff-tree -p -U0 --stdin`: the zero-context patch from each old to new tree, one process for
@@ -1245,12 +1251,14 @@ class Git:
             return []
         self._await_prefetch()
         wanted = [(self.tree_of(old), self.tree_of(new)) for old, new in pairs]
-        missing = list(dict.fromkeys(pair for pair in wanted if pair not in self._patches))
+        found = {pair: self._patches[pair] for pair in wanted if pair in self._patches}
+        missing = list(dict.fromkeys(pair for pair in wanted if pair not in found))
         if missing:
+            found.update(zip(missing, self._read_patches(missing)))
             if sum(len(p) for p in self._patches.values()) > 64 << 20:
                 self._patches.clear()                 # bounded: a cache, not a second object store
-            self._patches.update(zip(missing, self._read_patches(missing)))
-        return [self._patches[pair] for pair in wanted]
+            self._patches.update(found)
+        return [found[pair] for pair in wanted]
 
     def prefetch_patches(self, pairs: Sequence[tuple[str, str]]) -> None:
         """Start reading the patches of PAIRS (as diff_patches would) in the background: one `diff-tree`

@@ -77,30 +77,146 @@ def _spans(source: bytes) -> Spans:
     return _whole_spans(source)
 
 
-@lru_cache(maxsize=256)
-def _planned(source: bytes) -> tuple[list[pyparts.Piece], _Text] | None:
-    """SOURCE's pieces and their texts (pyparts.plan_sources), or None when a guard sends it to one parse."""
-    pieces, text = pyparts.plan_sources(source.splitlines(keepends=True))
-    return None if pieces is None else (pieces, text)
-
-
 def scope_of_line(source: bytes, line: int) -> str | None:
     """The innermost def/class containing LINE (1-based) of SOURCE, or None at module level: scope_at's
     answer, from only the pieces around LINE (the module statement or long class holding it, the body
     piece within) instead of every piece of the file. Hunks touch a few places of a large module: on
     real PRs 4 to 6% of the pieces of the files they change hold a line they change.
 
-    Exactly scope_at's answer for a file that parses. For one that does not (a syntax error elsewhere, a
-    newer grammar than this Python's), the lines in pieces that parse on their own still get their scope;
-    where the pieces around LINE do not parse, the whole file decides (scope_at)."""
-    planned = _planned(source)
-    if planned is not None:
-        pieces, text = planned
+    Exactly scope_at's answer for a file that parses. Where the pieces around LINE do not parse alone, or
+    the file's triple-quoted strings are not plainly where the scan of the quotes puts them (one might
+    hold text that looks like code: `_plain_strings`), every piece (or the whole file) decides, as for
+    scope_at. For a file that does not parse as a whole (a syntax error elsewhere, a newer grammar), a
+    line whose own pieces parse still gets their scope, where scope_at gives none."""
+    lazy = _lazy(source)
+    if lazy is not None:
         try:
-            return _scope_in_pieces(text, pieces, "", line)
+            return lazy.scope(lazy.pieces, "", line)
         except _Unparsable:
             pass
     return scope_in(_spans(source), line)
+
+
+@lru_cache(maxsize=16)       # the lines of one blob are asked together
+def _lazy(source: bytes) -> _Lazy | None:
+    if not _plain_strings(source):
+        return None
+    pieces, text = pyparts.plan_sources(source.splitlines(keepends=True))
+    return None if pieces is None else _Lazy(pieces, text)
+
+
+def _plain_strings(text: bytes) -> bool:
+    """Whether TEXT's triple-quoted strings are surely where pyparts' scan of the quotes pairs them: each
+    opens on a line whose text before it holds no quote, no `#` and continues no line (so the quotes are
+    not inside a comment or another string), and closes at the first same quotes after it, with no
+    backslash before them. pyparts cuts a file anywhere outside those strings: a wrong pairing can make a
+    string's text a piece, which may parse alone. (Whole-file scopes need no such care: every piece must
+    parse there, and such a piece's neighbours do not.)"""
+    pos = 0
+    following = {b'"""': text.find(b'"""'), b"'''": text.find(b"'''")}     # the next of each kind
+    while True:
+        for kind, at in following.items():
+            if 0 <= at < pos:
+                following[kind] = text.find(kind, pos)
+        double, single = following[b'"""'], following[b"'''"]
+        if double < 0 and single < 0:
+            return True
+        start, quote = (double, b'"""') if single < 0 or 0 <= double < single else (single, b"'''")
+        line_start = text.rfind(b"\n", 0, start) + 1
+        before = text[line_start:start]
+        last = line_start - 2 - (text[line_start - 2:line_start - 1] == b"\r")     # the line before: its end
+        if b"#" in before or b"'" in before or b'"' in before or (last >= 0 and text[last] == ord("\\")):
+            return False
+        end = text.find(quote, start + 3)
+        if end < 0 or text[end - 1] == ord("\\"):
+            return False
+        pos = end + 3
+
+
+class _Lazy:
+    """One file's pieces, and what scope_of_line parsed of them, by piece: each piece's text is sliced and
+    looked up once (a hunk of many lines in one large piece costs one lookup, not one per line)."""
+
+    def __init__(self, pieces: list[pyparts.Piece], text: _Text) -> None:
+        self.pieces, self.text = pieces, text
+        self._spans: dict[int, tuple[Spans, int | None] | None] = {}
+        self._headers: dict[int, tuple[int, str] | None] = {}
+        self._whole: dict[int, pyparts.Piece] = {}     # a long class as one piece (kept: its id is a key)
+
+    def body(self, piece: pyparts.Piece) -> tuple[Spans, int | None]:
+        found = self._spans.get(id(piece), False)
+        if found is False:
+            try:
+                found = _body_spans(self.text, piece)
+            except _Unparsable:
+                found = None
+            self._spans[id(piece)] = found
+        if found is None:
+            raise _Unparsable(piece.start)
+        return found
+
+    def header(self, piece: pyparts.Piece) -> tuple[int, str]:
+        found = self._headers.get(id(piece), False)
+        if found is False:
+            try:
+                found = _header(self.text, piece)
+            except _Unparsable:
+                found = None
+            self._headers[id(piece)] = found
+        if found is None:
+            raise _Unparsable(piece.start)
+        return found
+
+    def whole(self, piece: pyparts.Piece) -> pyparts.Piece:
+        found = self._whole.get(id(piece))
+        if found is None:
+            found = self._whole[id(piece)] = pyparts.whole_class(piece)
+        return found
+
+    def scope(self, pieces: list[pyparts.Piece], prefix: str, line: int) -> str | None:
+        """LINE's scope within PIECES (names under PREFIX), as _add_pieces would find it."""
+        piece = _piece_at(pieces, line)
+        if piece is None:
+            return None
+        if piece.header:
+            try:
+                return self.scope_in_class(piece, prefix, line)
+            except _Unparsable:
+                piece = self.whole(piece)               # as _add_pieces does: the class as one piece
+        spans, _last = self.body(piece)
+        name = scope_in(spans, line - piece.start)
+        return prefix + name if name is not None else None
+
+    def scope_in_class(self, piece: pyparts.Piece, prefix: str, line: int) -> str | None:
+        """LINE's scope within the long class PIECE heads: in its body's pieces, else the class itself when
+        LINE is within its span (from its first decorator to the end of its last statement: _add_class)."""
+        first, name = self.header(piece)
+        inner = self.scope(piece.children, f"{prefix}{name}.", line)
+        if inner is not None:
+            return inner
+        if line < first + piece.start:
+            return None
+        for child in reversed(piece.children):           # the class ends with its last statement
+            last = self.last_line(child)
+            if last is not None:
+                return prefix + name if line <= last else None
+        raise _Unparsable(name)
+
+    def last_line(self, piece: pyparts.Piece) -> int | None:
+        """The last line of PIECE's last statement (absolute), None when it has none: what _add_pieces finds
+        for it (a long class: from its body's pieces, or from the class as one piece when they do not parse)."""
+        if piece.header:
+            try:
+                self.header(piece)
+                for child in reversed(piece.children):
+                    last = self.last_line(child)
+                    if last is not None:
+                        return last
+                raise _Unparsable(piece.start)
+            except _Unparsable:
+                piece = self.whole(piece)
+        _spans_of, last = self.body(piece)
+        return last + piece.start if last is not None else None
 
 
 def _piece_at(pieces: list[pyparts.Piece], line: int) -> pyparts.Piece | None:
@@ -110,53 +226,6 @@ def _piece_at(pieces: list[pyparts.Piece], line: int) -> pyparts.Piece | None:
         return None
     piece = pieces[k]
     return piece if line <= pyparts.extent(piece) else None
-
-
-def _scope_in_pieces(text: _Text, pieces: list[pyparts.Piece], prefix: str, line: int) -> str | None:
-    piece = _piece_at(pieces, line)
-    if piece is None:
-        return None
-    if piece.header:
-        try:
-            return _scope_in_class(text, piece, prefix, line)
-        except _Unparsable:
-            piece = pyparts.whole_class(piece)          # as _add_pieces does: the class as one piece
-    spans, _last = _body_spans(text, piece)
-    name = scope_in(spans, line - piece.start)
-    return prefix + name if name is not None else None
-
-
-def _scope_in_class(text: _Text, piece: pyparts.Piece, prefix: str, line: int) -> str | None:
-    """LINE's scope within the long class PIECE heads: in its body's pieces, else the class itself when
-    LINE is within its span (from its first decorator to the end of its last statement, as _add_class)."""
-    first, name = _header(text, piece)
-    inner = _scope_in_pieces(text, piece.children, f"{prefix}{name}.", line)
-    if inner is not None:
-        return inner
-    if line < first + piece.start:
-        return None
-    for child in reversed(piece.children):           # the class ends with its last statement
-        last = _last_line(text, child)
-        if last is not None:
-            return prefix + name if line <= last else None
-    raise _Unparsable(name)
-
-
-def _last_line(text: _Text, piece: pyparts.Piece) -> int | None:
-    """The last line of PIECE's last statement (absolute), None when it has none: what _add_pieces finds
-    for it (a long class: from its body's pieces, or from the class as one piece when they do not parse)."""
-    if piece.header:
-        try:
-            _header(text, piece)
-            for child in reversed(piece.children):
-                last = _last_line(text, child)
-                if last is not None:
-                    return last
-            raise _Unparsable(piece.start)
-        except _Unparsable:
-            piece = pyparts.whole_class(piece)
-    _spans_of, last = _body_spans(text, piece)
-    return last + piece.start if last is not None else None
 
 
 def _whole_spans(source: bytes) -> Spans:
@@ -266,6 +335,7 @@ def _parse(source: bytes, piece: pyparts.Piece) -> list[ast.stmt] | None:
 
 
 _MAX_LINE = 1 << 62
+SCOPES_RULE = "v2"      # in the cache folder's name: bump when what a blob's spans or a line's scope is changes
 PACKS_MAX = 8           # packs in the cache folder before a run's save merges them into one
 PACK_SPANS_MAX = 200_000   # spans a merged pack keeps (~10 MB): this run's blobs, then the newest packs' others
 
@@ -284,7 +354,7 @@ class SpanCache:
     """
 
     def __init__(self, folder: Path | None = None) -> None:
-        tag = f"scopes-py{sys.version_info[0]}.{sys.version_info[1]}"
+        tag = f"scopes-{SCOPES_RULE}-py{sys.version_info[0]}.{sys.version_info[1]}"
         self.folder = folder / tag if folder is not None else None
         self._memory: dict[str, Spans] = {}
         self._disk: dict[str, object] | None = None     # SHA -> spans as a pack holds them (unchecked)
@@ -342,7 +412,7 @@ class SpanCache:
         out: dict[int, str | None] = {}
         if isinstance(raw, list):
             for item in raw:
-                if isinstance(item, list) and len(item) == 2 and isinstance(item[0], int) and \
+                if isinstance(item, list) and len(item) == 2 and type(item[0]) is int and \
                         (item[1] is None or isinstance(item[1], str)):
                     out[item[0]] = item[1]
         return out

@@ -268,3 +268,24 @@ def test_merges_store_their_objects_uncompressed_in_the_quarantine(tmp_path: Pat
         git.migrate_objects()
     shown = subprocess.run(["git", "cat-file", "-p", blob], cwd=up.path, capture_output=True, check=True).stdout
     assert shown == content[content.index(b"\0") + 1:]
+
+
+def test_a_full_cache_never_loses_the_answers_of_the_call_that_fills_it(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+    """The run keeps merges, content merges and diffs in bounded caches, emptied when full: a call that
+    fills one answers from what it found and what it asked, not from the emptied cache (a KeyError)."""
+    up = init_repo(tmp_path / "up", bare=True)
+    many_prs(up, 2, files=2)
+    with Git(up.path) as git:
+        from carrytool.gitlayer import git as git_module
+
+        monkeypatch.setattr(git_module, "merge_contents_many",
+                            lambda self, triples: [(True, f"{t[0]}".encode()) for t in triples])
+        git._contents = {(f"o{n}", "b", "t"): (True, b"old") for n in range(250)}
+        kept = ("o0", "b", "t")
+        asked = [kept] + [(f"n{n}", "b", "t") for n in range(10)]
+        assert git.merge_contents_many(asked) == [(True, b"old")] + [(True, f"n{n}".encode()) for n in range(10)]
+        assert len(git._contents) <= 256
+        monkeypatch.setattr(Git, "_merge_batch", lambda self, lines, weights=None: [f"merged {x}" for x in lines])
+        git._merged = {f"o{n} x": f"old {n}" for n in range(20000)}
+        assert git.merge_trees([("o0", "x"), ("new", "x")]) == ["old 0", "merged new x"]
+        assert len(git._merged) <= 20001

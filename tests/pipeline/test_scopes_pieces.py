@@ -175,6 +175,22 @@ def test_long_classes_with_snippets_give_the_whole_parse_spans(seed: int) -> Non
 
 
 @pytest.mark.parametrize("text", [
+    b'QUOTE = \'"""\'\ndef f(): return QUOTE\nTEMPLATE = """\nclass Generated:\n    pass\n"""\ndef g(): return 2\n',
+    b'# a comment with """\ndef f(): return 1\nTEMPLATE = """\nclass Generated:\n    pass\n"""\ndef g(): return 2\n',
+    b'x = "a" \\\n"""\nclass Generated:\n    pass\n"""\ndef g(): return 2\n',
+    b's = """a\\\\"""\nclass B:\n    pass\nt = """\nclass C:\n    pass\n"""\n',
+    b"d = {'k': '''\nclass Generated:\n    def m(self): pass\n'''}\ndef g(): return 2\n",
+])
+def test_quotes_the_scan_may_pair_wrongly_send_a_line_to_every_piece(text: bytes) -> None:
+    """Triple quotes inside a comment or another string, or after a backslash: the scan of the quotes may
+    take a string's text (`class Generated:`) for code and cut a piece of it, which parses alone. A line's
+    scope then comes from every piece (or the whole file), as the whole parse says."""
+    assert _parses(text) and not scopes._plain_strings(text)
+    _check(text)
+    _check(MODULE.encode() + text)
+
+
+@pytest.mark.parametrize("text", [
     b"# -*- coding: latin-1 -*-\nclass A:\n    def f(self): return '\xe9'\n",
     b"\xef\xbb\xbfclass A:\n    def f(self): pass\n",
     b"class A:\r\n    def f(self):\r\n        pass\r\n\r\ndef g(): pass\r\n",
@@ -245,7 +261,7 @@ def test_a_line_parses_only_the_pieces_around_it() -> None:
     not the file's other pieces; the next line of the same method parses nothing more."""
     base = MODULE.encode()
     _forget()
-    scopes._planned.cache_clear()
+    scopes._lazy.cache_clear()
     before = scopes.stats["pieces"]
     line = base.decode().splitlines().index("    def m7(self, x):") + 2
     assert scopes.scope_of_line(base, line) == "First.m7"

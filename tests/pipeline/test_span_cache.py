@@ -78,7 +78,7 @@ def test_a_run_writes_one_pack_of_every_blob_it_parsed(tmp_path: Path) -> None:
     cache.save()
     cache.save()                                   # nothing new: no second pack
     packs = _pack_files(tmp_path)
-    tag = f"scopes-py{sys.version_info[0]}.{sys.version_info[1]}"
+    tag = f"scopes-{scopes.SCOPES_RULE}-py{sys.version_info[0]}.{sys.version_info[1]}"
     assert len(packs) == 1 and packs[0].parent == tmp_path / tag
     data = json.loads(packs[0].read_bytes())
     assert sorted(data["spans"]) == oids
