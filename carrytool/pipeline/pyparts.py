@@ -26,7 +26,7 @@ import ast
 import bisect
 import re
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from itertools import accumulate
 
@@ -84,9 +84,23 @@ def _scan(lines: list[bytes], text: bytes) -> _Scan:
 
 
 def _strings(text: bytes, starts: list[int]) -> list[tuple[int, int]]:
-    """(first, last) lines inside each triple-quoted string: one opens at the next triple quote, and closes at
-    the next of the same kind that no backslash precedes (`bytes.find`, not a regex: ~5x faster)."""
+    """(first, last) lines inside each triple-quoted string (triple_quoted's pairing)."""
     inside: list[tuple[int, int]] = []
+    for start, end, _quote, _passed in triple_quoted(text):
+        if end < 0:
+            break
+        first = bisect.bisect_right(starts, start)          # the line after the one it opens on
+        last = bisect.bisect_right(starts, end) - 1         # the line it closes on
+        if first <= last:
+            inside.append((first, last))
+    return inside
+
+
+def triple_quoted(text: bytes) -> Iterator[tuple[int, int, bytes, bool]]:
+    """Each triple-quoted string as the scan of the quotes pairs them, in order: (offset of its opening
+    quotes, offset of its closing ones or -1 when none follow, the quotes, whether it passed over same
+    quotes after a backslash to find the closing ones). One opens at the next triple quote, and closes at
+    the next of the same kind that no backslash precedes (`bytes.find`, not a regex: ~5x faster)."""
     pos = 0
     following = {b'"""': text.find(b'"""'), b"'''": text.find(b"'''")}     # the next of each kind
     while True:
@@ -95,17 +109,14 @@ def _strings(text: bytes, starts: list[int]) -> list[tuple[int, int]]:
                 following[quote] = text.find(quote, pos)
         double, single = following[b'"""'], following[b"'''"]
         if double < 0 and single < 0:
-            return inside
+            return
         start, quote = (double, b'"""') if single < 0 or 0 <= double < single else (single, b"'''")
-        end = text.find(quote, start + 3)
+        end, passed = text.find(quote, start + 3), False
         while end > 0 and text[end - 1] == ord("\\"):
-            end = text.find(quote, end + 3)
+            end, passed = text.find(quote, end + 3), True
+        yield start, end, quote, passed
         if end < 0:
-            return inside
-        first = bisect.bisect_right(starts, start)          # the line after the one it opens on
-        last = bisect.bisect_right(starts, end) - 1         # the line it closes on
-        if first <= last:
-            inside.append((first, last))
+            return
         pos = end + 3
 
 

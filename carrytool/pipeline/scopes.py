@@ -17,6 +17,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 from carrytool.pipeline import pyparts
 from carrytool.pipeline.atomic import write_json_cache
@@ -112,25 +113,14 @@ def _plain_strings(text: bytes) -> bool:
     backslash before them. pyparts cuts a file anywhere outside those strings: a wrong pairing can make a
     string's text a piece, which may parse alone. (Whole-file scopes need no such care: every piece must
     parse there, and such a piece's neighbours do not.)"""
-    pos = 0
-    following = {b'"""': text.find(b'"""'), b"'''": text.find(b"'''")}     # the next of each kind
-    while True:
-        for kind, at in following.items():
-            if 0 <= at < pos:
-                following[kind] = text.find(kind, pos)
-        double, single = following[b'"""'], following[b"'''"]
-        if double < 0 and single < 0:
-            return True
-        start, quote = (double, b'"""') if single < 0 or 0 <= double < single else (single, b"'''")
+    for start, end, _quote, passed in pyparts.triple_quoted(text):
         line_start = text.rfind(b"\n", 0, start) + 1
         before = text[line_start:start]
         last = line_start - 2 - (text[line_start - 2:line_start - 1] == b"\r")     # the line before: its end
-        if b"#" in before or b"'" in before or b'"' in before or (last >= 0 and text[last] == ord("\\")):
+        if end < 0 or passed or b"#" in before or b"'" in before or b'"' in before or \
+                (last >= 0 and text[last] == ord("\\")):
             return False
-        end = text.find(quote, start + 3)
-        if end < 0 or text[end - 1] == ord("\\"):
-            return False
-        pos = end + 3
+    return True
 
 
 class _Lazy:
@@ -144,25 +134,20 @@ class _Lazy:
         self._whole: dict[int, pyparts.Piece] = {}     # a long class as one piece (kept: its id is a key)
 
     def body(self, piece: pyparts.Piece) -> tuple[Spans, int | None]:
-        found = self._spans.get(id(piece), False)
-        if found is False:
-            try:
-                found = _body_spans(self.text, piece)
-            except _Unparsable:
-                found = None
-            self._spans[id(piece)] = found
-        if found is None:
-            raise _Unparsable(piece.start)
-        return found
+        return self._memo(self._spans, _body_spans, piece)
 
     def header(self, piece: pyparts.Piece) -> tuple[int, str]:
-        found = self._headers.get(id(piece), False)
+        return self._memo(self._headers, _header, piece)
+
+    def _memo(self, memo: dict[int, Any], find: Callable[[_Text, pyparts.Piece], Any], piece: pyparts.Piece) -> Any:
+        """FIND(text, PIECE), asked once per piece (a piece that does not parse alone is remembered too)."""
+        found = memo.get(id(piece), False)
         if found is False:
             try:
-                found = _header(self.text, piece)
+                found = find(self.text, piece)
             except _Unparsable:
                 found = None
-            self._headers[id(piece)] = found
+            memo[id(piece)] = found
         if found is None:
             raise _Unparsable(piece.start)
         return found

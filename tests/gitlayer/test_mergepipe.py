@@ -27,6 +27,19 @@ def git_runs(monkeypatch) -> list[tuple[str, ...]]:  # noqa: ANN001
     return calls
 
 
+def merges_sent(monkeypatch) -> list[list[str]]:  # noqa: ANN001
+    """The lines of every batch sent to a merge-tree process from now on."""
+    sent: list[list[str]] = []
+    real = MergePipe.merge_many
+
+    def spy(self, lines):  # noqa: ANN001, ANN202
+        sent.append(list(lines))
+        return real(self, lines)
+
+    monkeypatch.setattr(MergePipe, "merge_many", spy)
+    return sent
+
+
 def test_merge_one_equals_one_process_per_merge(tmp_path: Path) -> None:
     up = init_repo(tmp_path / "up", bare=True)
     many_prs(up, 30, files=6)
@@ -95,14 +108,7 @@ def test_a_weighted_batch_is_shared_by_weight_and_answers_in_order(tmp_path: Pat
         pairs = [(main, git.rev_parse(f"refs/pull/{n}/head")) for n in range(1, 13)]
         monkeypatch.setattr("carrytool.gitlayer.git._cores", lambda: 1)
         alone = git.merge_trees(pairs)
-    sent: list[list[str]] = []
-    real_many = MergePipe.merge_many
-
-    def recording(self, lines):  # noqa: ANN001, ANN202
-        sent.append(list(lines))
-        return real_many(self, lines)
-
-    monkeypatch.setattr(MergePipe, "merge_many", recording)
+    sent = merges_sent(monkeypatch)
     monkeypatch.setattr("carrytool.gitlayer.git._cores", lambda: 2)
     weights = [1] * 12
     weights[0] = weights[2] = 50              # the two costly merges, both on what would be the first half
@@ -225,14 +231,7 @@ def test_merges_are_asked_once_and_sole_merge_bases_are_known(tmp_path: Path, mo
         assert not git.sole_merge_base(cross_l, cross_r) and not git.sole_merge_base(main, cross_r)
         pairs = [(main, head) for head in heads]
         first = git.merge_trees(pairs)
-        sent: list[list[str]] = []
-        real = MergePipe.merge_many
-
-        def spy(self, lines):  # noqa: ANN001, ANN202
-            sent.append(list(lines))
-            return real(self, lines)
-
-        monkeypatch.setattr(MergePipe, "merge_many", spy)
+        sent = merges_sent(monkeypatch)
         again = git.merge_trees(pairs + [(cross_l, cross_r)] + pairs[:1])
         assert again[:3] == first and again[4] == first[0]
         assert sent == [[f"{cross_l} {cross_r}"]]          # only the merge not asked before

@@ -113,6 +113,19 @@ def test_blame_asks_the_merges_onto_each_earlier_entry_in_one_batch(cli: Cli, sm
     assert by_id(together)["pr/2"]["conflicts"] == [{"file": "n.py", "with": ["pr/1"], "upstream": True}]
 
 
+def _read_ahead(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """The heads whose patches each read-ahead (Git.prefetch_patches) asks for, from now on."""
+    ahead: list[list[str]] = []
+    real = git_module.Git.prefetch_patches
+
+    def spy(self, pairs):  # noqa: ANN001, ANN202
+        ahead.append([head for _base, head in pairs])
+        return real(self, pairs)
+
+    monkeypatch.setattr(git_module.Git, "prefetch_patches", spy)
+    return ahead
+
+
 def test_patches_are_read_ahead_only_for_entries_that_may_apply(cli: Cli, small: Small,
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """The landing checks' patches are read while composing, once the merges onto upstream are known: not
@@ -123,14 +136,7 @@ def test_patches_are_read_ahead_only_for_entries_that_may_apply(cli: Cli, small:
     small.pr(6, nine(v1="'upstream'", v9="'six'"), parent=small.up.rev("main~1"))   # upstream's v1 too: merges
     small.manifest([{"pr": 5}, {"pr": 1}, {"pr": 3, "on_conflict": "skip"}, {"pr": 2, "on_conflict": "skip"},
                     {"pr": 6}])
-    ahead: list[list[str]] = []
-    real = git_module.Git.prefetch_patches
-
-    def spy(self, pairs):  # noqa: ANN001, ANN202
-        ahead.append([head for _base, head in pairs])
-        return real(self, pairs)
-
-    monkeypatch.setattr(git_module.Git, "prefetch_patches", spy)
+    ahead = _read_ahead(monkeypatch)
     args = ("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")
     code, read_ahead = cli.json(*args)
     heads = {n: small.up.rev(f"refs/pull/{n}/head") for n in (1, 2, 3, 5, 6)}
@@ -150,14 +156,7 @@ def test_an_entry_left_out_of_the_read_ahead_that_applies_is_still_checked(cli: 
     _blame_repo(small)
     small.pr(8, nine(), parent="main")                           # v1 back to its base value
     small.manifest([{"pr": 8}, {"pr": 3, "on_conflict": "skip"}])
-    ahead: list[list[str]] = []
-    real = git_module.Git.prefetch_patches
-
-    def spy(self, pairs):  # noqa: ANN001, ANN202
-        ahead.append([head for _base, head in pairs])
-        return real(self, pairs)
-
-    monkeypatch.setattr(git_module.Git, "prefetch_patches", spy)
+    ahead = _read_ahead(monkeypatch)
     code, report = cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")
     assert ahead == [[small.up.rev("refs/pull/8/head")]]
     e = by_id(report)
