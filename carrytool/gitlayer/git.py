@@ -201,6 +201,21 @@ def _halves(weights: Sequence[int]) -> tuple[list[int], list[int]]:
     return sorted(groups[0]), sorted(groups[1])
 
 
+def _answers(cache: dict, keys: Sequence, ask: Callable[[list], Sequence], *,
+             full: Callable[[int], bool]) -> list:
+    """The answer to each of KEYS: from CACHE, the others asked once each, in one call of ASK (in first-seen
+    order) and then kept. A CACHE that FULL(how many are added) says is full is emptied first; this call's
+    answers never come from it after that (a caller's earlier answer cannot go missing)."""
+    found = {key: cache[key] for key in keys if key in cache}
+    missing = list(dict.fromkeys(key for key in keys if key not in found))
+    if missing:
+        found.update(zip(missing, ask(missing)))
+        if full(len(missing)):
+            cache.clear()
+        cache.update(found)
+    return [found[key] for key in keys]
+
+
 def _cores() -> int:
     """CPUs this process may run on (its affinity, as a container or `taskset` sets it)."""
     try:
@@ -1063,14 +1078,8 @@ class Git:
 
     def merge_contents_many(self, triples: Sequence[tuple[str | None, str | None, str | None]]) -> list[tuple[bool, bytes] | None]:
         """merge_contents of each (ours, base, theirs), the ones not known yet asked as one batch."""
-        found = {key: self._contents[key] for key in triples if key in self._contents}
-        missing = list(dict.fromkeys(key for key in triples if key not in found))
-        if missing:
-            found.update(zip(missing, merge_contents_many(self, missing)))
-            if len(self._contents) + len(missing) > 256:
-                self._contents.clear()        # bounded; this call's answers come from FOUND
-            self._contents.update(found)
-        return [found[key] for key in triples]
+        return _answers(self._contents, triples, lambda missing: merge_contents_many(self, missing),
+                        full=lambda added: len(self._contents) + added > 256)
 
     def merge_texts(self, ours: bytes, base: bytes, theirs: bytes, labels: tuple[str, str, str]) -> tuple[bool, bytes] | None:
         """`git merge-file -p -L OURS -L BASE -L THEIRS` on three contents: (clean, merged), or None for a
@@ -1132,14 +1141,10 @@ class Git:
         weight_of: dict[str, int] = {}
         for line, weight in zip(lines, weights if weights is not None else [1] * len(lines)):
             weight_of[line] = max(weight, weight_of.get(line, 0))
-        found = {line: self._merged[line] for line in weight_of if line in self._merged}
-        missing = [line for line in weight_of if line not in found]
-        if missing:     # kept by line (commits never change): explain merges alone what composing merges again
-            found.update(zip(missing, self._merge_batch(missing, [weight_of[line] for line in missing])))
-            if len(self._merged) + len(missing) > 20000:
-                self._merged.clear()          # bounded; this batch's answers come from FOUND
-            self._merged.update(found)
-        return [found[line] for line in lines]
+        # kept by line (commits never change): explain merges alone what composing merges again
+        return _answers(self._merged, lines,
+                        lambda missing: self._merge_batch(missing, [weight_of[line] for line in missing]),
+                        full=lambda added: len(self._merged) + added > 20000)
 
     def _merge_batch(self, lines: list[str], weights: Sequence[int] | None = None) -> list[MergeResult]:
         """Independent merges, in order. A batch of at least SPLIT_MERGES_AT is shared by the run's
@@ -1232,16 +1237,13 @@ class Git:
         args = ["diff-tree", "-r", "-z", "--raw", "--stdin", "--no-ext-diff", "--no-textconv",
                 "--ignore-submodules=none", "-M" if renames else "--no-renames"]
         wanted = [(self.tree_of(old), self.tree_of(new), renames) for old, new in pairs]
-        found = {key: self._diffs[key] for key in wanted if key in self._diffs}
-        missing = list(dict.fromkeys(key for key in wanted if key not in found))
-        if missing:     # kept by tree pair, as patches are: explain and composing diff the same entries
-            payload = self._pair_lines([(old, new) for old, new, _ in missing])
-            out = self.run(*args, input=payload).stdout
-            found.update(zip(missing, _parse_diff_stdin(out, len(missing))))
-            if len(self._diffs) + len(missing) > 20000:
-                self._diffs.clear()           # bounded; this call's answers come from FOUND
-            self._diffs.update(found)
-        return [list(found[key]) for key in wanted]
+        def ask(missing: list[tuple[str, str, bool]]) -> list[list[Change]]:
+            out = self.run(*args, input=self._pair_lines([(old, new) for old, new, _ in missing])).stdout
+            return _parse_diff_stdin(out, len(missing))
+
+        # kept by tree pair, as patches are: explain and composing diff the same entries
+        return [list(changes) for changes in
+                _answers(self._diffs, wanted, ask, full=lambda added: len(self._diffs) + added > 20000)]
 
     def diff_patches(self, pairs: Sequence[tuple[str, str]]) -> list[bytes]:
         """`diff-tree -p -U0 --stdin`: the zero-context patch from each old to new tree, one process for
@@ -1251,14 +1253,8 @@ class Git:
             return []
         self._await_prefetch()
         wanted = [(self.tree_of(old), self.tree_of(new)) for old, new in pairs]
-        found = {pair: self._patches[pair] for pair in wanted if pair in self._patches}
-        missing = list(dict.fromkeys(pair for pair in wanted if pair not in found))
-        if missing:
-            found.update(zip(missing, self._read_patches(missing)))
-            if sum(len(p) for p in self._patches.values()) > 64 << 20:
-                self._patches.clear()                 # bounded: a cache, not a second object store
-            self._patches.update(found)
-        return [found[pair] for pair in wanted]
+        return _answers(self._patches, wanted, self._read_patches,     # bounded: a cache, not an object store
+                        full=lambda added: sum(len(p) for p in self._patches.values()) > 64 << 20)
 
     def prefetch_patches(self, pairs: Sequence[tuple[str, str]]) -> None:
         """Start reading the patches of PAIRS (as diff_patches would) in the background: one `diff-tree`
