@@ -69,25 +69,30 @@ def regions_of_lines(lines: Iterable[bytes]) -> list[bytes]:
     return regions
 
 
-ASK_TOGETHER = 64    # content merges asked in one batch: well under what Git keeps (merge_contents_many)
-
-
-def ask_together(git: Git, path: str, *, base_tree: str, head_tree: str, upstream_tree: str,
-                 other_trees: Sequence[str]) -> None:
-    """Ask at once the content merge meets_conflict needs for each of OTHER_TREES (the entry's change
-    onto that version of PATH), in one batch two merge processes may share, instead of one merge after
-    the other: git keeps the answers by blob triple, so meets_conflict then finds them merged."""
+def meets_conflict_many(git: Git, path: str, *, base_tree: str, head_tree: str, upstream_tree: str,
+                        other_trees: Sequence[str], alone: MergeResult | None = None) -> list[bool]:
+    """meets_conflict for each of OTHER_TREES (none with a tree merge of its own: MERGES[1] is None),
+    their content merges asked as one batch, which two merge processes may share, instead of one merge
+    after the other. ALONE: the entry's tree merge onto upstream (MERGES[0]), if the caller has it."""
     sides = [git.blob_at(tree, path) for tree in (base_tree, head_tree, upstream_tree)]
+    others = [git.blob_at(tree, path) for tree in other_trees]
+    out = [False] * len(other_trees)
     if any(side is None or side[0] not in _REGULAR for side in sides):
-        return
+        return out
     base, head, upstream = (side[1] for side in sides)  # type: ignore[index]
-    triples = []
-    for tree in other_trees:
-        other = git.blob_at(tree, path)
-        if other is not None and other[0] in _REGULAR and other[1] != upstream:
-            triples.append((other[1], base, head))
-    if len(triples) > 1:
-        git.merge_contents_many(triples)
+    asked = [n for n, other in enumerate(others) if other is not None and other[0] in _REGULAR
+             and other[1] != upstream]
+    if not asked:
+        return out
+    own = regions_in(git, alone, path, upstream, base, head)
+    merged = git.merge_contents_many(([(upstream, base, head)] if own is None else []) +
+                                     [(others[n][1], base, head) for n in asked])  # type: ignore[index]
+    if own is None:
+        first = merged.pop(0)
+        own = None if first is None else _regions(first[1])
+    for n, with_other in zip(asked, merged):
+        out[n] = own is not None and with_other is not None and own != _regions(with_other[1])
+    return out
 
 
 def meets_conflict(git: Git, path: str, *, base_tree: str, head_tree: str, upstream_tree: str,

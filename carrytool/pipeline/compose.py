@@ -23,12 +23,7 @@ from dataclasses import dataclass, field
 
 from carrytool.gitlayer.git import Change, ConflictStage, Git, MergeResult, Signature
 from carrytool.manifest.model import Manifest
-from carrytool.pipeline.blame import (
-    ASK_TOGETHER,
-    ask_together,
-    meets_conflict,
-    regions_differ,
-)
+from carrytool.pipeline.blame import meets_conflict_many, regions_differ
 from carrytool.pipeline.plan import (
     APPLIED,
     CONFLICT,
@@ -116,6 +111,16 @@ class _Direct:
         return self._tree
 
 
+def merge_weights(git: Git, upstream_tree: str, items: Sequence[tuple[str | None, Sequence[Change]]]) -> list[int]:
+    """What merging each (base, own changes) onto upstream costs, roughly: one plus the files it and
+    upstream both changed since its base, each a content merge (one batched raw diff of each base to
+    upstream, which Git keeps). It only decides how two merge processes share a batch (Git.merge_trees)."""
+    bases = list(dict.fromkeys(base for base, _ in items if base))
+    since = {base: {p for c in changes for p in c.paths} for base, changes in
+             zip(bases, git.diff_trees([(base, upstream_tree) for base in bases], renames=False))}
+    return [1 + len({p for c in changes for p in c.paths} & since.get(base or "", set())) for base, changes in items]
+
+
 class Composer:
     fast_path = True      # tests turn it off to check the fast path gives the chained merge's trees
     # called once every entry was merged onto upstream, with those that may still apply (sync starts
@@ -135,7 +140,6 @@ class Composer:
         self.upstream_time: int = info["committer_time"]  # type: ignore[assignment]
         self._stand_ins: dict[tuple[str, tuple[str, ...]], str] = {}
         self._onto: dict[int, MergeResult] = {}
-        self._upstream_since: dict[str, set[str]] = {}   # base -> the paths upstream changed since it
         self._upstream_has: set[int] = set()      # entries whose merge onto upstream changes nothing
 
     # -- the whole run ------------------------------------------------------------------------------
@@ -195,7 +199,7 @@ class Composer:
         results = self._onto_upstream_directly(candidates) if self.fast_path else {}
         merged = [s for s in candidates if id(s) not in results]
         pairs = [self._pair(s, self.upstream, self.upstream_tree) for s in merged]
-        weights = [self._merge_weight(s) for s in merged]
+        weights = merge_weights(self.git, self.upstream_tree, [(s.base, s.all_changes) for s in merged])
         results.update((id(step), result)
                        for step, result in zip(merged, self.git.merge_trees(pairs, weights=weights)))
         for step in candidates:
@@ -230,7 +234,8 @@ class Composer:
         adds (or renames) while upstream deleted something, or that deletes (or renames) while upstream
         added something, is merged anyway. tests/pipeline/test_compose_paths.py compares with merge-tree."""
         eligible = [s for s in steps if s.base and not s.filtered and s.all_changes]
-        bases = list(dict.fromkeys(s.base for s in eligible))
+        # every base's diff (not only the eligible ones'): merge_weights reads the others' from Git's memory
+        bases = list(dict.fromkeys(s.base for s in steps if s.base))
         since = dict(zip(bases, self.git.diff_trees([(base, self.upstream_tree) for base in bases],  # type: ignore[misc]
                                                      renames=False)))
         touched: dict[str, tuple[_Touched, bool, bool]] = {}
@@ -238,7 +243,6 @@ class Composer:
             mark = _Touched()
             mark.add(p for c in changes for p in c.paths)
             touched[base] = (mark, any(c.status == "D" for c in changes), any(c.status == "A" for c in changes))
-            self._upstream_since[base] = {p for c in changes for p in c.paths}
         out: dict[int, MergeResult] = {}
         for step in eligible:
             upstream, deleted, added = touched[step.base]  # type: ignore[index]
@@ -260,14 +264,6 @@ class Composer:
         `theirs`, no structured merge): then it almost surely conflicts in the chain too."""
         return onto is not None and not onto.clean and self.manifest.on_conflict(step.entry) != "theirs" \
             and not self.manifest.structured_paths(step.entry)
-
-    def _merge_weight(self, step: Step) -> int:
-        """What merging STEP onto upstream costs, roughly: the files it and upstream both changed since its
-        base (each a content merge), when known. It only shares a batch between two merge processes."""
-        since = self._upstream_since.get(step.base or "")
-        if since is None:
-            return 1
-        return 1 + sum(1 for c in step.all_changes for p in c.paths if p in since)
 
     def _deltas(self, todo: Sequence[Step], onto: dict[int, MergeResult]) -> dict[int, list[Change]]:
         """What each cleanly merging entry changes on upstream (one batched diff-tree). An entry merged
@@ -536,16 +532,10 @@ class Composer:
             return []
         base_tree, head_tree = self.git.tree_of(step.base), self.git.tree_of(self._filtered_head(step))
         merges = (alone if self.regions_from_merges else None, None)
-        hits: list[str] = []
-        for start in range(0, len(touching), ASK_TOGETHER):
-            some = touching[start:start + ASK_TOGETHER]
-            if self.fast_path:      # their merges in one batch, not one after another
-                ask_together(self.git, path, base_tree=base_tree, head_tree=head_tree, upstream_tree=self.upstream_tree,
-                             other_trees=[self._onto[id(s)].tree for s in some])
-            hits += [s.id for s in some
-                     if meets_conflict(self.git, path, base_tree=base_tree, head_tree=head_tree,
-                                       upstream_tree=self.upstream_tree, other_tree=self._onto[id(s)].tree,
-                                       merges=merges)]
+        meets = meets_conflict_many(self.git, path, base_tree=base_tree, head_tree=head_tree,
+                                    upstream_tree=self.upstream_tree,
+                                    other_trees=[self._onto[id(s)].tree for s in touching], alone=merges[0])
+        hits = [s.id for s, met in zip(touching, meets) if met]
         ours = next((st for st in result.stages if st.path == path and st.stage == 2), None)
         if hits or len(touching) < 2 or ours is None or ours.mode not in ("100644", "100755"):
             return hits

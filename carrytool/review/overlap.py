@@ -25,6 +25,7 @@ from carrytool.gitlayer.git import Git, MergeResult, Signature
 from carrytool.manifest import paths
 from carrytool.manifest.model import Manifest
 from carrytool.pipeline.blame import meets_conflict
+from carrytool.pipeline.compose import merge_weights
 from carrytool.pipeline.reduce import reduced_head
 from carrytool.pipeline.structured_tree import resolve_merge
 from carrytool.review.evidence import EntryFacts, Sources
@@ -258,7 +259,8 @@ class _PairMerger:
     def alone(self, order: Sequence[EntryFacts]) -> list[MergeResult]:
         lines = [self._alone_pair(f) for f in order]
         self.alone_lines = {f.id: line for f, line in zip(order, lines)}
-        results = self.git.merge_trees(lines, weights=self._weights(order))
+        results = self.git.merge_trees(lines, weights=merge_weights(self.git, self.upstream_tree,
+                                                                    [(f.base, f.changes) for f in order]))
         for item, result in zip(order, results):
             if result.clean:
                 self.commits[item.id] = self.git.write_commit(
@@ -266,15 +268,6 @@ class _PairMerger:
                     f"carrytool explain: {item.id} alone on upstream\n")
         self.alone_results = {f.id: r for f, r in zip(order, results)}
         return results
-
-    def _weights(self, order: Sequence[EntryFacts]) -> list[int]:
-        """What merging each entry alone onto upstream costs, roughly (as composing weighs the same merges,
-        pipeline.compose): one plus the files it and upstream both changed since its base. The raw diffs
-        of the bases to upstream are the ones composing reads (Git keeps them)."""
-        bases = list(dict.fromkeys(f.base for f in order if f.base))
-        since = {base: {p for c in changes for p in c.paths} for base, changes in
-                 zip(bases, self.git.diff_trees([(base, self.upstream_tree) for base in bases], renames=False))}
-        return [1 + len({p for c in f.changes for p in c.paths} & since.get(f.base or "", set())) for f in order]
 
     def _alone_pair(self, item: EntryFacts) -> tuple[str, str]:
         """The merge of ITEM alone onto upstream. For a PR whose base is its only merge base with upstream,

@@ -13,6 +13,7 @@ import jsonschema
 import pytest
 
 from carrytool.gitlayer import git as git_module
+from carrytool.pipeline.blame import meets_conflict
 from carrytool.pipeline.compose import Composer
 from tests.conftest import SECOND_GIT, Cli, Small
 from tests.gitrepo import Repo, init_repo, many_prs, write_manifest
@@ -106,7 +107,10 @@ def test_blame_asks_the_merges_onto_each_earlier_entry_in_one_batch(cli: Cli, sm
     code, together = cli.json(*args)
     assert batches.count(2) == 2            # pr/3 and pr/2, each onto pr/5 and onto pr/1
     batches.clear()
-    monkeypatch.setattr("carrytool.pipeline.compose.ask_together", lambda *a, **k: None)
+    def one_by_one(git, path, *, other_trees, alone, **sides):  # noqa: ANN001, ANN202
+        return [meets_conflict(git, path, other_tree=tree, merges=(alone, None), **sides) for tree in other_trees]
+
+    monkeypatch.setattr("carrytool.pipeline.compose.meets_conflict_many", one_by_one)
     again_code, one_by_one = cli.json(*args)
     assert set(batches) == {1}
     assert (code, together["entries"]) == (again_code, one_by_one["entries"])

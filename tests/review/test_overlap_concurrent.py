@@ -70,8 +70,8 @@ def test_blame_reads_regions_from_the_merges_made_and_decides_the_same(cli: Cli,
         return real(self, triples)
 
     monkeypatch.setattr(Git, "merge_contents_many", spy)
-    monkeypatch.setattr("carrytool.pipeline.compose.meets_conflict", lambda *a, **k: False)  # sync's own asks
-    monkeypatch.setattr("carrytool.pipeline.compose.ask_together", lambda *a, **k: None)
+    monkeypatch.setattr("carrytool.pipeline.compose.meets_conflict_many",      # sync's own asks
+                        lambda *a, other_trees, **k: [False] * len(other_trees))
     monkeypatch.setattr("carrytool.pipeline.compose.regions_differ", lambda *a, **k: False)
     code, read = cli.json(*args)
     assert merged == []
