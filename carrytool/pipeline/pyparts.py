@@ -25,11 +25,13 @@ from __future__ import annotations
 import ast
 import bisect
 import re
+import threading
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate
 
+_BIG = 1 << 62
 SPLIT_MIN = 40            # a class longer than this (lines) is parsed as its header and its body's pieces
 _CACHE_MAX = 200_000      # pieces kept (their definitions and whether they parse), then the cache restarts
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
@@ -39,6 +41,7 @@ _BARRY = re.compile(rb"from\s+__future__\s+import\s*(?:\([^)]*|(?:[^\n]|\\\n)*)b
 _HEADER_END = re.compile(rb":[ \t]*(?:#[^\n]*)?\r?\n?$")
 
 Key = tuple[str, str]
+Quoted = list[tuple[int, int, bytes, bool]]   # triple_quoted's answer, as a list
 Defs = tuple[Counter, dict]          # (scope, name) -> count; (scope, name) -> lines (relative, 0-based)
 
 
@@ -48,14 +51,32 @@ class _Piece:
     end: int
     wrapper: tuple[bytes, ...]        # the indentation of each enclosing class (() at module level)
     header: bool = False              # a long class's header: parsed with `pass` as its body
-    children: list[_Piece] = field(default_factory=list)    # a header's body pieces
     indent: bytes = b""               # a header's body indentation
     level: bytes = b""                # the piece's own indentation
+    stop: int = 0                     # a header: where its class ends (the end of its last body piece)
+    _scan: _Scan | None = field(default=None, repr=False, compare=False)     # a header's, to plan its body
+    _children: Sequence[_Piece] | None = field(default=(), repr=False, compare=False)   # None: not yet
+
+    @property
+    def children(self) -> Sequence[_Piece]:
+        """A header's body pieces (none for any other piece), planned when first asked: the scopes of a
+        few lines look into one class of a module with many."""
+        found = self._children
+        if found is None:
+            with _PLANNING:          # once: callers key memos by the children's identity
+                if self._children is None:
+                    assert self._scan is not None
+                    stats["bodies"] += 1
+                    self._children = _plan(self._scan, self.end, self.stop, (*self.wrapper, self.level), self.indent)
+                    self._scan = None
+                found = self._children
+        return found
 
 
 Piece = _Piece                        # what `plan` returns
 
 _cache: dict[bytes, Defs | None] = {}
+_PLANNING = threading.RLock()         # a header's children are planned once, whichever thread asks
 stats = Counter()                     # parses done and cache hits, for tests and benchmarks
 
 
@@ -71,22 +92,19 @@ class _Scan:
     starts: list[int]                 # offset of each line in TEXT (and of the end)
     strings: list[tuple[int, int]]    # (first, last) lines that start inside a triple-quoted string
 
-    def in_string(self, line: int) -> bool:
-        k = bisect.bisect_right(self.strings, (line, 1 << 62)) - 1
-        return k >= 0 and self.strings[k][0] <= line <= self.strings[k][1]
 
-
-def _scan(lines: list[bytes], text: bytes) -> _Scan:
+def _scan(lines: list[bytes], text: bytes, quoted: Quoted | None = None) -> _Scan:
     """Offsets of the lines, and those (0-based) that start inside a triple-quoted string as far as a scan of
-    the quotes can tell (a mistake only costs a whole parse: see the module's docstring)."""
+    the quotes can tell (a mistake only costs a whole parse: see the module's docstring). QUOTED: TEXT's
+    `triple_quoted`, when the caller has it."""
     starts = list(accumulate(map(len, lines), initial=0))
-    return _Scan(lines, text, starts, _strings(text, starts))
+    return _Scan(lines, text, starts, _strings(text, starts, quoted))
 
 
-def _strings(text: bytes, starts: list[int]) -> list[tuple[int, int]]:
+def _strings(text: bytes, starts: list[int], quoted: Quoted | None = None) -> list[tuple[int, int]]:
     """(first, last) lines inside each triple-quoted string (triple_quoted's pairing)."""
     inside: list[tuple[int, int]] = []
-    for start, end, _quote, _passed in triple_quoted(text):
+    for start, end, _quote, _passed in (triple_quoted(text) if quoted is None else quoted):
         if end < 0:
             break
         first = bisect.bisect_right(starts, start)          # the line after the one it opens on
@@ -137,11 +155,15 @@ def _cuts(scan: _Scan, lo: int, hi: int, indent: bytes) -> list[int]:
     end = min(len(scan.text), starts[hi] + width + 1)
     found += [i for i in (bisect.bisect_right(starts, m.start() + 1) - 1
                           for m in pattern.finditer(scan.text, starts[lo], end)) if lo < i < hi]
+    strings = scan.strings         # (first, last), in order, apart: walked beside FOUND
+    k, count = max(0, bisect.bisect_right(strings, (lo, _BIG)) - 1), len(strings)
     for i in found:
         line = lines[i]
+        while k < count and strings[k][1] < i:
+            k += 1
         if decorated and line.startswith((b"def ", b"class ", b"async "), width):
             decorated = False
-        elif not decorated and not scan.in_string(i) and not _CLAUSE.match(line, width) \
+        elif not decorated and not (k < count and strings[k][0] <= i) and not _CLAUSE.match(line, width) \
                 and not (i > 0 and lines[i - 1].rstrip(b"\r\n").endswith(b"\\")):
             out.append(i)
             decorated = line[width:width + 1] == b"@"
@@ -178,13 +200,10 @@ def _split_class(scan: _Scan, piece: _Piece, indent: bytes) -> None:
     inner = lines[body][:len(lines[body]) - len(lines[body].lstrip(b" \t"))]
     if len(inner) <= len(indent) or not inner.startswith(indent):
         return
-    children = _plan(scan, body, piece.end, (*piece.wrapper, indent), inner)
-    if not children:
-        return
-    first = children[0]
-    piece.header, piece.indent = True, inner
-    piece.children = children
-    piece.end = first.start        # the header's own lines; its class ends with its last child
+    # Its body's pieces start at BODY (the first is there, as _plan puts one at its first line) and end at
+    # the piece's end: they are planned when first asked for (`children`).
+    piece.header, piece.indent, piece.stop, piece._scan, piece._children = True, inner, piece.end, scan, None
+    piece.end = body               # the header's own lines; its class ends with its last child
 
 
 def _wrap(wrapper: tuple[bytes, ...]) -> bytes:
@@ -302,7 +321,7 @@ def parse(lines: list[bytes], hot: list[tuple[int, int]] = (), *, whole: bool = 
 
 def _vouches(lines: list[bytes], text: bytes) -> bool:
     """Whether the pieces can vouch for TEXT at all (see the guards in the module's docstring)."""
-    return not (_BARRY.search(text) or b"\f" in text or text.count(b"\r") != text.count(b"\r\n")
+    return not (_BARRY.search(text) or b"\f" in text or (b"\r" in text and text.count(b"\r") != text.count(b"\r\n"))
                 or _COOKIE.search(b"".join(lines[:2])))
 
 
@@ -313,12 +332,15 @@ def plan(lines: list[bytes]) -> list[_Piece] | None:
     return _plan(_scan(lines, text), 0, len(lines), (), b"") if _vouches(lines, text) else None
 
 
-def plan_sources(lines: list[bytes]) -> tuple[list[_Piece] | None, Callable[[_Piece], bytes]]:
-    """`plan`, and `piece_source` for its pieces (and `whole_class`'s), each read as one slice of the text."""
-    text = b"".join(lines)
+def plan_sources(lines: list[bytes], text: bytes | None = None,
+                 quoted: Quoted | None = None) -> tuple[list[_Piece] | None, Callable[[_Piece], bytes]]:
+    """`plan`, and `piece_source` for its pieces (and `whole_class`'s), each read as one slice of the text.
+    TEXT (the lines joined) and QUOTED (its `triple_quoted`) when the caller has them."""
+    if text is None:
+        text = b"".join(lines)
     if not _vouches(lines, text):
         return None, lambda piece: _source(lines, piece)
-    scan = _scan(lines, text)
+    scan = _scan(lines, text, quoted)
     starts = scan.starts
 
     def source(piece: _Piece) -> bytes:
@@ -363,7 +385,7 @@ def _meets(start: int, end: int, hot: list[tuple[int, int]]) -> bool:
     return any(a < end and start < b for a, b in hot)
 
 
-def _collect(lines: list[bytes], pieces: list[_Piece], scope: str, hot: list[tuple[int, int]], out: Parsed,
+def _collect(lines: list[bytes], pieces: Sequence[_Piece], scope: str, hot: list[tuple[int, int]], out: Parsed,
              body: list[ast.stmt]) -> bool:
     """Add each piece's definitions to OUT (and its statements to BODY when it meets HOT); False as soon as a
     piece does not parse on its own. A long class whose header or body pieces do not parse on their own
@@ -448,7 +470,7 @@ def _class(lines: list[bytes], piece: _Piece, scope: str, hot: list[tuple[int, i
 
 def _end(piece: _Piece) -> int:
     """Where PIECE ends, its class's body included."""
-    return _end(piece.children[-1]) if piece.children else piece.end
+    return piece.stop if piece.header else piece.end
 
 
 extent = _end     # the last line (1-based) of a piece (0-based start), its class's body included

@@ -14,7 +14,7 @@ import json
 import os
 import sys
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -67,7 +67,7 @@ def _spans(source: bytes) -> Spans:
     its own) the whole file is parsed.
     """
     lines = source.splitlines(keepends=True)   # at "\n" and "\r\n" as the pieces' lines: a lone "\r" (where
-    pieces, text = pyparts.plan_sources(lines)  # they would differ) sends the file to the whole parse
+    pieces, text = pyparts.plan_sources(lines, source)  # they would differ) sends the file to the whole parse
     if pieces is not None:
         out: list[tuple[int, int, str]] = []
         try:
@@ -100,20 +100,21 @@ def scope_of_line(source: bytes, line: int) -> str | None:
 
 @lru_cache(maxsize=16)       # the lines of one blob are asked together
 def _lazy(source: bytes) -> _Lazy | None:
-    if not _plain_strings(source):
+    quoted = list(pyparts.triple_quoted(source))    # one scan of the quotes, for the guard and the pieces
+    if not _plain_strings(source, quoted):
         return None
-    pieces, text = pyparts.plan_sources(source.splitlines(keepends=True))
+    pieces, text = pyparts.plan_sources(source.splitlines(keepends=True), source, quoted)
     return None if pieces is None else _Lazy(pieces, text)
 
 
-def _plain_strings(text: bytes) -> bool:
+def _plain_strings(text: bytes, quoted: pyparts.Quoted | None = None) -> bool:
     """Whether TEXT's triple-quoted strings are surely where pyparts' scan of the quotes pairs them: each
     opens on a line whose text before it holds no quote, no `#` and continues no line (so the quotes are
     not inside a comment or another string), and closes at the first same quotes after it, with no
     backslash before them. pyparts cuts a file anywhere outside those strings: a wrong pairing can make a
     string's text a piece, which may parse alone. (Whole-file scopes need no such care: every piece must
     parse there, and such a piece's neighbours do not.)"""
-    for start, end, _quote, passed in pyparts.triple_quoted(text):
+    for start, end, _quote, passed in (pyparts.triple_quoted(text) if quoted is None else quoted):
         line_start = text.rfind(b"\n", 0, start) + 1
         before = text[line_start:start]
         last = line_start - 2 - (text[line_start - 2:line_start - 1] == b"\r")     # the line before: its end
@@ -158,7 +159,7 @@ class _Lazy:
             found = self._whole[id(piece)] = pyparts.whole_class(piece)
         return found
 
-    def scope(self, pieces: list[pyparts.Piece], prefix: str, line: int) -> str | None:
+    def scope(self, pieces: Sequence[pyparts.Piece], prefix: str, line: int) -> str | None:
         """LINE's scope within PIECES (names under PREFIX), as _add_pieces would find it."""
         piece = _piece_at(pieces, line)
         if piece is None:
@@ -204,7 +205,7 @@ class _Lazy:
         return last + piece.start if last is not None else None
 
 
-def _piece_at(pieces: list[pyparts.Piece], line: int) -> pyparts.Piece | None:
+def _piece_at(pieces: Sequence[pyparts.Piece], line: int) -> pyparts.Piece | None:
     """The piece of PIECES (in source order) whose lines hold LINE (1-based), a long class's body included."""
     k = bisect.bisect_right(pieces, line - 1, key=lambda p: p.start) - 1
     if k < 0:
@@ -241,7 +242,7 @@ def _walk(nodes: list[ast.stmt], shift: int) -> list[tuple[int, int, str]]:
     return out
 
 
-def _add_pieces(text: _Text, pieces: list[pyparts.Piece], prefix: str,
+def _add_pieces(text: _Text, pieces: Sequence[pyparts.Piece], prefix: str,
                 out: list[tuple[int, int, str]]) -> int | None:
     """Append the spans of PIECES (names under PREFIX) to OUT; the last line of their last statement (None:
     they have none). A long class whose header or body pieces do not parse alone is parsed as one piece."""

@@ -271,6 +271,24 @@ def test_a_line_parses_only_the_pieces_around_it() -> None:
     assert len(spans(base)) > 100 and scopes.stats["pieces"] - before > 50     # the whole file: every piece
 
 
+def test_a_line_plans_only_the_body_of_the_class_holding_it() -> None:
+    """A long class's body is cut into pieces only when a line asks into it: a line of First.m7 plans
+    First's body, not Second's, Nested's or Third's; a line of Second.Nested then plans Second's and
+    Nested's. The whole-file spans plan every body, and answer as the whole parse."""
+    base = MODULE.encode() + b"# one more line: a text no other test plans\n"
+    scopes._lazy.cache_clear()
+    before = scopes.pyparts.stats["bodies"]
+    lines = base.decode().splitlines()
+    assert scopes.scope_of_line(base, lines.index("    def m7(self, x):") + 2) == "First.m7"
+    assert scopes.pyparts.stats["bodies"] - before == 1
+    nested = lines.index("        def m3(self, x):") + 2
+    assert scopes.scope_of_line(base, nested) == "Second.Nested.m3"
+    assert scopes.pyparts.stats["bodies"] - before == 3
+    assert scopes.scope_of_line(base, len(lines) - 2) == "Third.m44"      # Third's last method, planned now
+    assert scopes.pyparts.stats["bodies"] - before == 4
+    assert spans(base) == reference(base)
+
+
 def test_a_syntax_error_elsewhere_leaves_a_lines_scope() -> None:
     """A file that does not parse (a newer grammar, a typo far away): the whole parse has no spans, so
     scope_at says nothing anywhere; scope_of_line still names the scope of a line whose pieces parse, and
