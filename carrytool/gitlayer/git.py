@@ -84,6 +84,9 @@ _KEEP_PREFIX = "carrytool"
 # the modes git writes (and `mktree` writes as given): a tree that has only these, in git's order, is the
 # tree `mktree` writes for its entries, so `splice_tree` may edit its bytes
 _CANONICAL_MODES = frozenset({b"40000", b"100644", b"100755", b"120000", b"160000"})
+_MODES = {b"40000": ("040000", "tree"), b"100644": ("100644", "blob"), b"100755": ("100755", "blob"),
+          b"120000": ("120000", "blob"), b"160000": ("160000", "commit")}     # a canonical mode's entry
+_TREE_ENTRY = re.compile(rb"([0-7]+) ([^\0]*)\0(.{20})", re.DOTALL)       # mode, name, binary object name
 
 
 def _owner_tag(prefix: str) -> str:
@@ -963,6 +966,31 @@ class Git:
         return self._parse_tree(tree, obj[1])
 
     def _parse_tree(self, tree: str, data: bytes) -> list[tuple[str, str, str, bytes]]:
+        entries: list[tuple[str, str, str, bytes]] = []
+        offsets: list[int] = []
+        canonical, last, at = True, b"", 0
+        for match in _TREE_ENTRY.finditer(data):     # one regex match an entry; anything odd: the loop below
+            if match.start() != at:
+                break
+            raw_mode, name, raw_oid = match.groups()
+            known = _MODES.get(raw_mode)
+            if known is None:
+                break
+            mode, kind = known
+            entries.append((mode, kind, raw_oid.hex(), name))
+            offsets.append(at)
+            key = name + b"/" if kind == "tree" else name
+            canonical = canonical and key > last
+            last, at = key, match.end()
+        if at == len(data):
+            if canonical and self._stage_objects:
+                offsets.append(at)
+                self._remember_layout(tree, data, offsets)
+            return entries
+        return self._parse_tree_entries(tree, data)
+
+    def _parse_tree_entries(self, tree: str, data: bytes) -> list[tuple[str, str, str, bytes]]:
+        """_parse_tree entry by entry: modes git does not write (100664 and the like), a corrupt tree."""
         entries, i = [], 0
         offsets, canonical, last = [], True, b""
         while i < len(data):

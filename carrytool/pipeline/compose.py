@@ -32,7 +32,6 @@ from carrytool.pipeline.plan import (
     redundant_with,
 )
 from carrytool.pipeline.reduce import reduced_head
-from carrytool.pipeline.structured_tree import resolve_merge
 
 Progress = Callable[[str, int, int], None]
 _KEEP = ("keep", "upstream's version")     # a path whose merged upstream version is upstream's own
@@ -375,6 +374,9 @@ class Composer:
             result = self.git.merge_trees([self._pair(step, tip, tip_tree)])[0]
             if result.clean:
                 return result
+        # loaded here: only an entry with structured_merge patterns needs the structured rule
+        from carrytool.pipeline.structured_tree import resolve_merge
+
         resolved = resolve_merge(self.git, result, patterns)
         step.structured_refused = resolved.refused
         if resolved.tree is None:

@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 from carrytool.gitlayer.git import EMPTY_TREE, Git
 from carrytool.pipeline.hunks import Hunk, find_block, is_subsequence_block, read_hunks
 from carrytool.pipeline.plan import APPLIED, Step
-from carrytool.pipeline.scopes import scope_at, scope_names
 
 Owner = tuple[int, int]          # (index of the applied step, index of its hunk)
 
@@ -156,6 +155,9 @@ class _Accountant:
             groups.setdefault(owner, []).append(line)
         prev_lines = self.lines_at(by.parent, path) if by.parent else None  # type: ignore[arg-type]
         source = b"\n".join(prev_lines) if prev_lines is not None else None
+        # loaded here: only a failed check names scopes
+        from carrytool.pipeline.scopes import scope_at
+
         for (step_index, hunk_index), numbers in sorted(groups.items()):
             victim = self.entries[step_index]
             first, last = min(numbers), max(numbers)
@@ -292,6 +294,9 @@ class _Accountant:
     def drop(self, index: int, entry: _Entry, hunk: Hunk) -> None:
         step = entry.step
         source = self.source_of(hunk.new_oid)
+        # loaded here: only a failed check names scopes
+        from carrytool.pipeline.scopes import scope_names
+
         scopes = scope_names(hunk.path, source, [hunk.span]) if hunk.kind == "text" else []
         near = sorted({self.applied[o[0]].id for o in self.ledger.get(hunk.path, {}).values()
                        if o[0] != index})

@@ -7,7 +7,6 @@ link, a table column or raw HTML. Commands are quoted where they are built (`shl
 
 from __future__ import annotations
 
-import html
 import re
 from typing import TextIO
 
@@ -50,6 +49,9 @@ def md_code(text: str) -> str:
     text = printable(text, newlines=False)
     if not re.search(r"[`|<>&]", text):
         return f"`{text}`"
+    # loaded here: most renderings never need it
+    import html
+
     return "<code>" + html.escape(text).replace("|", "&#124;").replace("`", "&#96;") + "</code>"
 
 

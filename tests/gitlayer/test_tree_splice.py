@@ -94,6 +94,9 @@ def test_a_mode_git_cannot_read_is_a_corrupt_tree(tmp_path: Path, mode: bytes) -
         bad = git.write_object("tree", mode + b" a\0" + bytes.fromhex(a))
         with pytest.raises(GitError, match="corrupt"):
             git.read_tree(bad)
+        then_good = git.write_object("tree", mode + b" a\0" + bytes.fromhex(a) + b"100644 b\0" + bytes.fromhex(a))
+        with pytest.raises(GitError, match="corrupt"):       # not read as the good entry alone
+            git.read_tree(then_good)
 
 
 def _oid(repo: Path, name: str) -> str:
@@ -183,3 +186,39 @@ def test_changes_exactly_agrees_with_diff_tree(tmp_path: Path, seed: int) -> Non
             assert not git.changes_exactly(old, new, case)
         assert not git.changes_exactly(old, other, changes) and not git.changes_exactly(new, new, changes)
         assert git.changes_exactly(new, other, git.diff_trees([(new, other)])[0])
+
+
+@pytest.mark.parametrize("odd_at", [None, 0, 1, 3])
+def test_a_tree_is_read_the_same_entry_by_entry(tmp_path: Path, odd_at: int | None) -> None:
+    """read_tree's one-pass reading (a regex match per entry) gives what reading entry by entry gives:
+    object names holding NUL, space and newline bytes, names with spaces, newlines and bytes that are not
+    UTF-8, and a mode git does not write (100664) first, second or later, where the reading starts over
+    entry by entry; the splice layout is kept only for a tree git would write."""
+    repo = init_repo(tmp_path / "r", bare=True)
+    names = [b"a b", b"c\nd", b"e\xff", b"f", b"g.py"]
+    oids = [bytes([0, 32, 10] + [n] * 17).hex() for n in range(len(names))]
+    raw = b"".join((b"100664" if n == odd_at else b"100644") + b" " + name + b"\0" + bytes.fromhex(oid)
+                   for n, (name, oid) in enumerate(zip(names, oids)))
+    with Git(repo.path, quarantine=True) as git:
+        tree = git.write_object("tree", raw)
+        fast = git._parse_tree(tree, raw)
+        kept = git._layouts.pop(tree, None)
+        assert fast == git._parse_tree_entries(tree, raw)
+        assert git._layouts.pop(tree, None) == kept
+        assert [entry[2] for entry in fast] == oids and [entry[3] for entry in fast] == names
+        assert (kept is not None) == (odd_at is None)
+        assert git._parse_tree(tree, b"") == []
+
+
+def test_a_tree_out_of_gits_order_with_gits_modes_is_not_spliced(tmp_path: Path) -> None:
+    """Entries out of git's order (a file sorted after a directory of the same name plus `/`) are read,
+    but the tree's bytes are not kept for splicing: an edit writes the canonical tree."""
+    repo = init_repo(tmp_path / "r", bare=True)
+    with Git(repo.path, quarantine=True) as git:
+        a, sub = git.write_blob(b"a\n"), git.mktree([("100644", "blob", git.write_blob(b"s\n"), b"s")])
+        raw = b"40000 x\0" + bytes.fromhex(sub) + b"100644 x.py\0" + bytes.fromhex(a)   # x.py sorts before x/
+        odd = git.write_object("tree", raw)
+        assert [entry[3] for entry in git.read_tree(odd)] == [b"x", b"x.py"] and odd not in git._layouts
+        new = git.write_blob(b"new\n")
+        assert git.edit_tree(odd, {"x.py": ("100644", new)}) == git.mktree(
+            [("040000", "tree", sub, b"x"), ("100644", "blob", new, b"x.py")])
