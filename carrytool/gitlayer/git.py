@@ -959,6 +959,26 @@ class Git:
                 return False
         return True
 
+    def changed_paths(self, old: str, new: str) -> list[str]:
+        """The paths where tree NEW differs from tree OLD (no renames): files, and a directory's own path
+        where one side has a directory and the other not. Read level by level down the subtrees that
+        differ (the rest are equal by object name), from the tree cache where it can."""
+        out: list[str] = []
+        stack = [(old, new, b"")]
+        while stack:
+            a, b, prefix = stack.pop()
+            before = {e[3]: e for e in self.read_tree(a)}
+            after = {e[3]: e for e in self.read_tree(b)}
+            for name in before.keys() | after.keys():
+                x, y = before.get(name), after.get(name)
+                if x == y:
+                    continue
+                if x is not None and y is not None and x[1] == y[1] == "tree":
+                    stack.append((x[2], y[2], prefix + name + b"/"))
+                else:
+                    out.append(decode_path(prefix + name))
+        return sorted(out)
+
     def _read_tree(self, tree: str) -> list[tuple[str, str, str, bytes]]:
         obj = self.read_object(tree)
         if obj is None or obj[0] != "tree":

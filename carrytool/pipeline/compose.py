@@ -140,6 +140,7 @@ class Composer:
         self._stand_ins: dict[tuple[str, tuple[str, ...]], str] = {}
         self._onto: dict[int, MergeResult] = {}
         self._upstream_has: set[int] = set()      # entries whose merge onto upstream changes nothing
+        self._upstream_deletes: dict[str, bool] = {}   # base -> whether upstream deleted a path since
 
     # -- the whole run ------------------------------------------------------------------------------
     def compose(self, steps: list[Step]) -> Composition:
@@ -162,9 +163,11 @@ class Composer:
         todo = [s for s in steps if s.status == PENDING]
         deltas = self._deltas(todo, onto)
         touched = _Touched()
+        deleted = False         # whether an applied entry deleted (or renamed) a path
         for n, step in enumerate(todo, 1):
             if self.progress:
                 self.progress("compose", n, len(todo))
+            before = tip_tree
             fast = None
             if self.fast_path and id(step) not in self._upstream_has:
                 fast = self._fast_tree(step, onto.get(id(step)), deltas.get(id(step)), touched, tip_tree)
@@ -183,6 +186,12 @@ class Composer:
                 touched.add(p for c in step.changes for p in c.paths)
                 touched.add(p for c in deltas.get(id(step), []) for p in c.paths)
                 touched.add(step.resolved_paths)
+                if fast is None and (deleted or self._upstream_deletes.get(step.base or "", True)):
+                    # a chained merge wrote the tree, and the result so far lacks a path the entry's base
+                    # has: a rename on our side may have moved the entry's change to a path beyond its own
+                    touched.add(self.git.changed_paths(before, tip_tree))
+                deleted = deleted or any(c.status in ("D", "R") for c in
+                                         (*step.changes, *deltas.get(id(step), [])))
         comp.result = tip
         return comp
 
@@ -238,6 +247,7 @@ class Composer:
         since = dict(zip(bases, self.git.diff_trees([(base, self.upstream_tree) for base in bases],  # type: ignore[misc]
                                                      renames=False)))
         touched: dict[str, tuple[_Touched, bool, bool]] = {}
+        self._upstream_deletes = {base: any(c.status in ("D", "R") for c in changes) for base, changes in since.items()}
         for base, changes in since.items():
             mark = _Touched()
             mark.add(p for c in changes for p in c.paths)
@@ -338,8 +348,9 @@ class Composer:
         result = known
         if result is None and partial:
             result = self._merge_partially(step, tip, tip_tree, partial)
-            if result is None:      # its shared files conflict, so does the whole merge: ask it once, the
-                result = self.git.merge_one(*self._pair(step, tip, tip_tree))   # way that names conflicts
+            if not result.clean and not self._names_conflicts(step, result, partial):
+                # its shared files conflict, so does the whole merge: ask it once, the way that names conflicts
+                result = self.git.merge_one(*self._pair(step, tip, tip_tree))
         if result is None:
             result = self._merge_onto(step, tip, tip_tree)
         if not result.clean:
@@ -408,11 +419,11 @@ class Composer:
         return self.git.merge_one(ours, theirs)
 
     def _merge_partially(self, step: Step, tip: str, tip_tree: str,
-                         rest: dict[str, tuple[str, str] | None]) -> MergeResult | None:
+                         rest: dict[str, tuple[str, str] | None]) -> MergeResult:
         """The chained merge of only the files STEP shares with earlier entries (its other files reset to
         their base versions), with REST's merged upstream versions written in: the tree the whole merge
-        gives, without merging those files again. None when it conflicts (the whole merge names the
-        conflicts, as the plain chain does)."""
+        gives, without merging those files again. When it conflicts: that merge, as git answered it
+        (`_names_conflicts` says whether it may stand for the whole merge)."""
         base_of = {c.path: None if c.status == "A" else (c.old_mode, c.old_oid) for c in step.changes}
         head_tree: str = self.git.commit_info(step.head)["tree"]  # type: ignore[arg-type,assignment]
         reduced = self.git.edit_tree(head_tree, {path: base_of[path] for path in rest})
@@ -424,9 +435,26 @@ class Composer:
                                            f"carrytool: {step.id} on its shared files only\n")
             result = self.git.merge_one(self._pair(step, tip, tip_tree)[0], theirs)
         if not result.clean:
-            return None
+            return result
         edits = {path: value for path, value in rest.items() if value is not _KEEP}
         return MergeResult(True, self.git.edit_tree(result.tree, edits) if edits else result.tree)
+
+    def _names_conflicts(self, step: Step, result: MergeResult, rest: dict[str, tuple[str, str] | None]) -> bool:
+        """Whether RESULT, the conflicted merge of STEP's shared files only (`_merge_partially`, REST being
+        its other files), names the conflicts of the whole chained merge, which need then not be asked.
+
+        Yes when STEP's policy skips or fails a conflict without a structured merge (nothing reads the
+        merged tree: only which files conflict, and their stages, which name the same blobs), and every
+        conflict is one of contents in a shared file (no path moved aside under a side's name). The whole
+        merge merges the shared files from the same three versions, and the others as STEP merged cleanly
+        onto upstream (`_partial` holds only then, and only where no rename can pair a file of one group
+        with one of the other): it conflicts in the same files, the same way."""
+        if self.manifest.on_conflict(step.entry) == "theirs" or self.manifest.structured_paths(step.entry):
+            return False
+        shared = {c.path for c in step.changes} - set(rest)
+        kinds = [kind for _paths, kind, _text in result.messages if kind.startswith("CONFLICT")]
+        return bool(kinds) and all(kind == "CONFLICT (contents)" for kind in kinds) and \
+            set(result.conflicted_paths) <= shared
 
     def _pair(self, step: Step, tip: str, tip_tree: str) -> tuple[str, str]:
         """The (ours, theirs) commits whose merge applies STEP's net change onto TIP.

@@ -222,3 +222,20 @@ def test_a_tree_out_of_gits_order_with_gits_modes_is_not_spliced(tmp_path: Path)
         new = git.write_blob(b"new\n")
         assert git.edit_tree(odd, {"x.py": ("100644", new)}) == git.mktree(
             [("040000", "tree", sub, b"x"), ("100644", "blob", new, b"x.py")])
+
+
+def test_changed_paths_are_where_two_trees_differ(tmp_path: Path) -> None:
+    """Files that differ at any depth; a directory that is on one side only, or a file on the other, is
+    named by its own path (everything beneath it changed); equal subtrees are not read."""
+    repo = init_repo(tmp_path / "r", bare=True)
+    with Git(repo.path, quarantine=True) as git:
+        a, b = git.write_blob(b"a\n"), git.write_blob(b"b\n")
+
+        def tree(files: dict[str, str]) -> str:
+            return git.edit_tree(git.mktree([]), {path: ("100644", oid) for path, oid in files.items()})
+
+        old = tree({"same/x": a, "deep/er/f": a, "gone/y": a, "swap": a, "keep": a, "mode": a})
+        new = tree({"same/x": a, "deep/er/f": b, "added/z": a, "swap/inner": a, "keep": a})
+        new = git.edit_tree(new, {"mode": ("100755", a)})
+        assert git.changed_paths(old, new) == ["added", "deep/er/f", "gone", "mode", "swap"]
+        assert git.changed_paths(old, old) == []

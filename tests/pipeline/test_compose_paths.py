@@ -169,22 +169,122 @@ def test_partial_chained_merges_equal_the_whole_merge(cli: Cli, small: Small, mo
                   for n, line in files.items()}
         small.up.commit(change, f"pr {number}", parent=base, ref=f"refs/pull/{number}/head")
     small.manifest([{"pr": n} for n in plan], policy={"on_conflict": "skip"})
-    partial: list[bool] = []
+    partial: list[tuple[str, bool]] = []
     real = Composer._merge_partially
 
-    def counting(self, *args, **kwargs):  # noqa: ANN001, ANN202
-        result = real(self, *args, **kwargs)
-        partial.append(result is not None)
+    def counting(self, step, *args, **kwargs):  # noqa: ANN001, ANN202
+        result = real(self, step, *args, **kwargs)
+        partial.append((step.id, result.clean))
         return result
 
     monkeypatch.setattr(Composer, "_merge_partially", counting)
+    named = _names_asked(monkeypatch)
     fast, slow = both_ways(cli, small.manifest_path, small.work.path, monkeypatch)
     assert fast["result"]["sha"] == slow["result"]["sha"]
     assert fast["entries"] == slow["entries"]
     statuses = {e["id"]: e["status"] for e in fast["entries"]}
     assert statuses == {"pr/1": "applied", "pr/2": "applied", "pr/3": "applied", "pr/4": "conflict",
                         "pr/5": "applied", "pr/6": "applied"}
-    assert partial.count(True) >= 3 and False in partial    # clean partial merges, and pr/4's fell back
+    assert [ok for _id, ok in partial].count(True) >= 3 and ("pr/4", False) in partial   # clean ones, pr/4's not
+    assert named == [("pr/4", True)]         # its shared files' merge named the conflict: no whole merge
+
+
+@pytest.mark.parametrize("case", ["skip", "fail", "two-files", "theirs", "structured", "file-directory",
+                                  "upstream-too"])
+def test_a_conflict_named_by_the_shared_files_merge_is_the_whole_merges(cli: Cli, small: Small, case: str,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """pr/2 shares files with pr/1 and conflicts with it there, and changes a file of its own as well. Under
+    skip or fail, a conflict of contents in shared files is named by the merge of the shared files alone:
+    the report (files, culprits, exit code) is the whole chained merge's. Under theirs or a structured
+    merge policy (the merged tree is read), or for a conflict that moves a path aside (a file where pr/1
+    made a directory), the whole merge is asked, as before; the report is the plain chain's either way."""
+    def body(name: str, edits: dict[int, str]) -> str:
+        return "".join(f"{edits.get(i, f'{name} line {i}')}\n" for i in range(40))
+
+    names = [f"pkg/m{i}.py" for i in range(4)]
+    base = small.up.commit({n: body(n, {}) for n in names}, "files", parent="main", ref="refs/heads/main")
+    small.up.commit({n: body(n, {0: f"{n} upstream"}) for n in names}, "upstream edits every file",
+                    parent=base, ref="refs/heads/main")
+    first = {"pkg/m0.py": body("pkg/m0.py", {10: "pr 1 was here"}),
+             "pkg/m1.py": body("pkg/m1.py", {10: "pr 1 was here"})}
+    second = {"pkg/m0.py": body("pkg/m0.py", {10: "pr 2 was here"}),
+              "pkg/m3.py": body("pkg/m3.py", {20: "pr 2 was here"})}       # m3: its own
+    if case == "two-files":
+        second["pkg/m1.py"] = body("pkg/m1.py", {11: "pr 2 next to pr 1"})
+    if case == "file-directory":
+        first["pkg/d/x.py"] = "pr 1's directory\n"
+        second = {"pkg/d": "pr 2's file\n", "pkg/m3.py": second["pkg/m3.py"]}
+    if case == "upstream-too":          # pr/2 also conflicts with upstream alone, in a file of its own
+        second["pkg/m2.py"] = body("pkg/m2.py", {0: "pr 2 at upstream's line"})
+    small.up.commit(first, "pr 1", parent=base, ref="refs/pull/1/head")
+    small.up.commit(second, "pr 2", parent=base, ref="refs/pull/2/head")
+    entry: dict = {"pr": 2}
+    if case == "theirs":
+        entry["on_conflict"] = "theirs"
+    if case == "structured":
+        entry["structured_merge"] = {"paths": ["pkg/*.py"]}
+    small.manifest([{"pr": 1}, entry], policy={"on_conflict": "fail" if case == "fail" else "skip"})
+    named = _names_asked(monkeypatch)
+    fast, slow = both_ways(cli, small.manifest_path, small.work.path, monkeypatch)
+    assert fast["entries"] == slow["entries"] and fast["exit_code"] == slow["exit_code"]
+    second_entry = fast["entries"][1]
+    if case in ("skip", "fail", "two-files"):
+        assert named == [("pr/2", True)]
+        assert second_entry["status"] == "conflict" and fast["exit_code"] == (3 if case == "fail" else 0)
+        files = ["pkg/m0.py", "pkg/m1.py"] if case == "two-files" else ["pkg/m0.py"]
+        assert [c["file"] for c in second_entry["conflicts"]] == files
+        assert all(c["with"] == ["pr/1"] for c in second_entry["conflicts"])
+    elif case == "upstream-too":
+        assert named == []          # it conflicts with upstream alone: no partial merge at all
+    else:
+        assert named == [("pr/2", False)]
+
+
+@pytest.mark.parametrize("case", ["partial-conflict", "partial-applied", "fast-clean", "fast-conflict"])
+def test_a_change_a_chained_merge_moved_through_a_rename_counts_as_touched(cli: Cli, small: Small, case: str,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Upstream copies A.txt to B.txt; pr/1 deletes A.txt; pr/2 edits A.txt: in the chain, the result so far
+    has A renamed to B, so pr/2's edit lands in B.txt, a path of neither entry. pr/3 (on the newer upstream)
+    edits B.txt: composing must know the result's B.txt is not upstream's, and merge it (found by an
+    adversarial review: the fast path wrote upstream's merged B.txt over pr/2's edit, or named pr/3's
+    conflict without B.txt)."""
+    def body(name: str, edits: dict[int, str]) -> str:
+        return "".join(f"{edits.get(i, f'{name} line {i}')}\n" for i in range(40))
+
+    base = small.up.commit({"A.txt": body("A", {}), "X.txt": body("X", {})}, "files", parent="main",
+                           ref="refs/heads/main")
+    up = small.up.commit({"B.txt": body("A", {0: "upstream's B"})}, "upstream copies A to B", parent=base,
+                         ref="refs/heads/main")
+    small.up.commit({"A.txt": None, "X.txt": body("X", {10: "pr 1"})}, "pr 1", parent=base, ref="refs/pull/1/head")
+    small.up.commit({"A.txt": body("A", {30: "pr 2 in A"})}, "pr 2", parent=base, ref="refs/pull/2/head")
+    line = 30 if case.endswith("conflict") else 5
+    third = {"B.txt": body("A", {0: "upstream's B", line: "pr 3 in B"})}
+    if case.startswith("partial"):
+        third["X.txt"] = body("X", {20 if case == "partial-applied" else 10: "pr 3"})
+    small.up.commit(third, "pr 3", parent=up, ref="refs/pull/3/head")
+    small.manifest([{"pr": 1}, {"pr": 2}, {"pr": 3}], policy={"on_conflict": "skip"})
+    fast, _slow = both_ways(cli, small.manifest_path, small.work.path, monkeypatch)
+    third_entry = fast["entries"][2]
+    if case.endswith("conflict"):
+        assert third_entry["status"] == "conflict"
+        assert "B.txt" in [c["file"] for c in third_entry["conflicts"]]
+    else:
+        assert third_entry["status"] == "applied"
+
+
+def _names_asked(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, bool]]:
+    """What Composer._names_conflicts answered, entry by entry (the fast path's run only: the plain
+    chain never merges partially)."""
+    asked: list[tuple[str, bool]] = []
+    real = Composer._names_conflicts
+
+    def recording(self, step, *args):  # noqa: ANN001, ANN202
+        answer = real(self, step, *args)
+        asked.append((step.id, answer))
+        return answer
+
+    monkeypatch.setattr(Composer, "_names_conflicts", recording)
+    return asked
 
 
 def plain_chain_tree(repo: Path, upstream: str, heads: list[str]) -> str:
