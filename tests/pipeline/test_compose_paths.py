@@ -147,13 +147,15 @@ def test_conflicted_chained_merges_resolved_theirs_equal_stand_ins(cli: Cli, sma
     assert merges == ["pr/1", "pr/2", "pr/3", "pr/4"] * 2
 
 
+def body(name: str, edits: dict[int, str]) -> str:
+    """A 40-line file of NAME's lines, with EDITS (line index -> text) in place of some."""
+    return "".join(f"{edits.get(i, f'{name} line {i}')}\n" for i in range(40))
+
+
 def test_partial_chained_merges_equal_the_whole_merge(cli: Cli, small: Small, monkeypatch: pytest.MonkeyPatch) -> None:
     """Entries of several files that share only some with earlier entries: the chained merge of the shared
     files plus the merged upstream versions of the rest equals the whole chained merge (trees, SHAs,
     conflicts and their culprits), also where upstream changed those other files since the entry's base."""
-    def body(name: str, edits: dict[int, str]) -> str:
-        return "".join(f"{edits.get(i, f'{name} line {i}')}\n" for i in range(40))
-
     names = [f"pkg/m{i}.py" for i in range(6)]
     base = small.up.commit({n: body(n, {}) for n in names}, "files", parent="main", ref="refs/heads/main")
     small.up.commit({n: body(n, {0: f"{n} upstream"}) for n in names}, "upstream edits every file",
@@ -198,9 +200,6 @@ def test_a_conflict_named_by_the_shared_files_merge_is_the_whole_merges(cli: Cli
     the report (files, culprits, exit code) is the whole chained merge's. Under theirs or a structured
     merge policy (the merged tree is read), or for a conflict that moves a path aside (a file where pr/1
     made a directory), the whole merge is asked, as before; the report is the plain chain's either way."""
-    def body(name: str, edits: dict[int, str]) -> str:
-        return "".join(f"{edits.get(i, f'{name} line {i}')}\n" for i in range(40))
-
     names = [f"pkg/m{i}.py" for i in range(4)]
     base = small.up.commit({n: body(n, {}) for n in names}, "files", parent="main", ref="refs/heads/main")
     small.up.commit({n: body(n, {0: f"{n} upstream"}) for n in names}, "upstream edits every file",
@@ -248,9 +247,6 @@ def test_a_change_a_chained_merge_moved_through_a_rename_counts_as_touched(cli: 
     edits B.txt: composing must know the result's B.txt is not upstream's, and merge it (found by an
     adversarial review: the fast path wrote upstream's merged B.txt over pr/2's edit, or named pr/3's
     conflict without B.txt)."""
-    def body(name: str, edits: dict[int, str]) -> str:
-        return "".join(f"{edits.get(i, f'{name} line {i}')}\n" for i in range(40))
-
     base = small.up.commit({"A.txt": body("A", {}), "X.txt": body("X", {})}, "files", parent="main",
                            ref="refs/heads/main")
     up = small.up.commit({"B.txt": body("A", {0: "upstream's B"})}, "upstream copies A to B", parent=base,
