@@ -83,9 +83,9 @@ _NAMED_OID = re.compile(r"(?<![0-9a-f])(?:[0-9a-f]{64}|[0-9a-f]{40})(?![0-9a-f])
 _KEEP_PREFIX = "carrytool"
 # the modes git writes (and `mktree` writes as given): a tree that has only these, in git's order, is the
 # tree `mktree` writes for its entries, so `splice_tree` may edit its bytes
-_CANONICAL_MODES = frozenset({b"40000", b"100644", b"100755", b"120000", b"160000"})
 _MODES = {b"40000": ("040000", "tree"), b"100644": ("100644", "blob"), b"100755": ("100755", "blob"),
           b"120000": ("120000", "blob"), b"160000": ("160000", "commit")}     # a canonical mode's entry
+_CANONICAL_MODES = frozenset(_MODES)
 _TREE_ENTRY = re.compile(rb"([0-7]+) ([^\0]*)\0(.{20})", re.DOTALL)       # mode, name, binary object name
 
 

@@ -247,11 +247,11 @@ class Composer:
         since = dict(zip(bases, self.git.diff_trees([(base, self.upstream_tree) for base in bases],  # type: ignore[misc]
                                                      renames=False)))
         touched: dict[str, tuple[_Touched, bool, bool]] = {}
-        self._upstream_deletes = {base: any(c.status in ("D", "R") for c in changes) for base, changes in since.items()}
         for base, changes in since.items():
             mark = _Touched()
             mark.add(p for c in changes for p in c.paths)
-            touched[base] = (mark, any(c.status == "D" for c in changes), any(c.status == "A" for c in changes))
+            deletes = self._upstream_deletes[base] = any(c.status == "D" for c in changes)    # renames are off
+            touched[base] = (mark, deletes, any(c.status == "A" for c in changes))
         out: dict[int, MergeResult] = {}
         for step in eligible:
             upstream, deleted, added = touched[step.base]  # type: ignore[index]
