@@ -140,7 +140,7 @@ class Composer:
         self._stand_ins: dict[tuple[str, tuple[str, ...]], str] = {}
         self._onto: dict[int, MergeResult] = {}
         self._upstream_has: set[int] = set()      # entries whose merge onto upstream changes nothing
-        self._upstream_deletes: dict[str, bool] = {}   # base -> whether upstream deleted a path since
+        self._upstream_removed: dict[str, set[str]] = {}   # base -> the paths upstream deleted since
 
     # -- the whole run ------------------------------------------------------------------------------
     def compose(self, steps: list[Step]) -> Composition:
@@ -163,7 +163,7 @@ class Composer:
         todo = [s for s in steps if s.status == PENDING]
         deltas = self._deltas(todo, onto)
         touched = _Touched()
-        deleted = False         # whether an applied entry deleted (or renamed) a path
+        removed: set[str] = set()   # paths applied entries deleted or renamed away (or may have moved)
         for n, step in enumerate(todo, 1):
             if self.progress:
                 self.progress("compose", n, len(todo))
@@ -186,12 +186,14 @@ class Composer:
                 touched.add(p for c in step.changes for p in c.paths)
                 touched.add(p for c in deltas.get(id(step), []) for p in c.paths)
                 touched.add(step.resolved_paths)
-                if fast is None and (deleted or self._upstream_deletes.get(step.base or "", True)):
-                    # a chained merge wrote the tree, and the result so far lacks a path the entry's base
-                    # has: a rename on our side may have moved the entry's change to a path beyond its own
-                    touched.add(self.git.changed_paths(before, tip_tree))
-                deleted = deleted or any(c.status in ("D", "R") for c in
-                                         (*step.changes, *deltas.get(id(step), [])))
+                if fast is None and self._may_have_moved(step, removed):
+                    # a chained merge wrote the tree, and the result so far may lack a path the entry
+                    # changes: a rename on our side may have moved its change to a path beyond its own
+                    moved = self.git.changed_paths(before, tip_tree)
+                    touched.add(moved)
+                    removed.update(moved)
+                removed.update(c.old_path or c.path for c in (*step.changes, *deltas.get(id(step), []))
+                               if c.status in ("D", "R"))
         comp.result = tip
         return comp
 
@@ -250,7 +252,8 @@ class Composer:
         for base, changes in since.items():
             mark = _Touched()
             mark.add(p for c in changes for p in c.paths)
-            deletes = self._upstream_deletes[base] = any(c.status == "D" for c in changes)    # renames are off
+            gone = self._upstream_removed[base] = {c.path for c in changes if c.status == "D"}  # renames are off
+            deletes = bool(gone)
             touched[base] = (mark, deletes, any(c.status == "A" for c in changes))
         out: dict[int, MergeResult] = {}
         for step in eligible:
@@ -267,6 +270,19 @@ class Composer:
                 edits[c.path] = None if c.status == "D" else (c.new_mode, c.new_oid)
             out[id(step)] = _Direct(self.git, self.upstream_tree, edits, own)  # type: ignore[assignment]
         return out
+
+    def _may_have_moved(self, step: Step, removed: set[str]) -> bool:
+        """Whether the chained merge of STEP may have changed paths beyond its own and its upstream delta:
+        when the result so far may lack a path STEP changes from its base (upstream deleted it since that
+        base, or an applied entry took it away: REMOVED). git may then see that path renamed on our side
+        and move STEP's change to where the rename went. A path the result so far has is no rename's
+        source on our side (renames pair deleted paths with added ones; directory renames are off), and a
+        rename on STEP's side, or a path it adds, changes only STEP's own paths. Unknown base: yes."""
+        gone = self._upstream_removed.get(step.base or "")
+        if gone is None:
+            return True
+        return any((c.old_path or c.path) in gone or (c.old_path or c.path) in removed
+                   for c in step.changes if c.status != "A")
 
     def _conflicts_for_good(self, step: Step, onto: MergeResult | None) -> bool:
         """Whether STEP conflicts with upstream alone and its policy skips or fails a conflict (no
