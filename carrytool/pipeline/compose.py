@@ -556,9 +556,17 @@ class Composer:
                 hits = [s.id for s, r in zip(touching, self.git.merge_trees(pairs)) if path in r.conflicted_paths]
                 culprits = hits or culprits
             elif not touching:
-                culprits = [s.id for s in applied if path in s.files]
+                culprits = [s.id for s in applied if path in s.files] or self._changed_in_result(path, applied)
             out.append({"file": path, "with": culprits})
         return out
+
+    def _changed_in_result(self, path: str, applied: Sequence[Step]) -> list[str]:
+        """The applied entries whose composed commits changed PATH (one batched diff-tree), for a conflict
+        in a path no applied entry's own diff lists: a chained merge moved an entry's change there,
+        through a rename on the result's side (upstream copied a file that an earlier entry deleted)."""
+        steps = [s for s in applied if s.commit and s.parent]
+        diffs = self.git.diff_trees([(s.parent, s.commit) for s in steps], renames=False)  # type: ignore[misc]
+        return [s.id for s, changes in zip(steps, diffs) if any(path in c.paths for c in changes)]
 
     def _on_path(self, step: Step, path: str, pair: tuple[str, str], ours_tree: str) -> tuple[str, str]:
         """PAIR with STEP's head reduced to PATH (pipeline.reduce): whether PATH conflicts is decided there."""

@@ -263,7 +263,8 @@ def test_a_change_a_chained_merge_moved_through_a_rename_counts_as_touched(cli: 
     third_entry = fast["entries"][2]
     if case.endswith("conflict"):
         assert third_entry["status"] == "conflict"
-        assert "B.txt" in [c["file"] for c in third_entry["conflicts"]]
+        # B.txt is in no entry's own diff: pr/2's composed commit is what changed it
+        assert {"file": "B.txt", "with": ["pr/2"]} in third_entry["conflicts"]
     else:
         assert third_entry["status"] == "applied"
 
