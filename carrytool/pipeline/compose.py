@@ -164,23 +164,26 @@ class Composer:
         deltas = self._deltas(todo, onto)
         touched = _Touched()
         removed: set[str] = set()   # paths applied entries deleted or renamed away (or may have moved)
+        added: set[str] = set()     # paths applied entries added or renamed to (or may have moved)
         for n, step in enumerate(todo, 1):
             if self.progress:
                 self.progress("compose", n, len(todo))
             before = tip_tree
             fast = None
-            if self.fast_path and id(step) not in self._upstream_has:
+            # whether its merge onto upstream tells what the chained merge does with the paths it changes
+            alone_tells = self.fast_path and not self._renames_may_differ(step, added)
+            if alone_tells and id(step) not in self._upstream_has:
                 fast = self._fast_tree(step, onto.get(id(step)), deltas.get(id(step)), touched, tip_tree)
             if id(step) in self._upstream_has:
-                tip, tip_tree = self._settle_upstream_has(step, tip, tip_tree, comp, touched)
+                tip, tip_tree = self._settle_upstream_has(step, tip, tip_tree, comp, touched, merge=not alone_tells)
             elif fast is not None:
                 tip, tip_tree = self._settle(step, fast, tip, tip_tree, comp)
                 if step.status == APPLIED:   # its paths were upstream's in the tip: the diff is the delta
                     step.applied_changes = list(deltas[id(step)])
             else:
-                known = self._known_conflict(step, onto.get(id(step)), touched) if self.fast_path else None
+                known = self._known_conflict(step, onto.get(id(step)), touched) if alone_tells else None
                 partial = self._partial(step, onto.get(id(step)), deltas.get(id(step)), touched) \
-                    if self.fast_path else None
+                    if alone_tells else None
                 tip, tip_tree = self._apply(step, tip, tip_tree, comp, known, partial)
             if step.status == APPLIED:
                 touched.add(p for c in step.changes for p in c.paths)
@@ -192,8 +195,10 @@ class Composer:
                     moved = self.git.changed_paths(before, tip_tree)
                     touched.add(moved)
                     removed.update(moved)
-                removed.update(c.old_path or c.path for c in (*step.changes, *deltas.get(id(step), []))
-                               if c.status in ("D", "R"))
+                    added.update(moved)
+                changes = (*step.changes, *deltas.get(id(step), []))
+                removed.update(c.old_path or c.path for c in changes if c.status in ("D", "R"))
+                added.update(c.path for c in changes if c.status in ("A", "R", "C"))
         comp.result = tip
         return comp
 
@@ -220,12 +225,13 @@ class Composer:
         return results
 
     def _settle_upstream_has(self, step: Step, tip: str, tip_tree: str, comp: Composition,
-                             touched: _Touched) -> tuple[str, str]:
+                             touched: _Touched, merge: bool = False) -> tuple[str, str]:
         """An entry whose merge onto upstream changes nothing is merged upstream, unless an earlier entry
-        touched its files (or it renames): then the chained merge decides, as in the plain chain. An earlier
-        entry built on an older base may have undone upstream's change, which this entry puts back."""
+        touched its files (or it renames, or MERGE: see `_renames_may_differ`): then the chained merge
+        decides, as in the plain chain. An earlier entry built on an older base may have undone upstream's
+        change, which this entry puts back."""
         paths = {p for c in step.changes for p in c.paths}
-        if touched.overlaps(paths) or any(c.status == "R" for c in step.changes):
+        if merge or touched.overlaps(paths) or any(c.status == "R" for c in step.changes):
             result = self._merge_onto(step, tip, tip_tree)
             if result.clean and result.tree != tip_tree:
                 return self._commit(step, result.tree, tip, comp)
@@ -277,12 +283,26 @@ class Composer:
         base, or an applied entry took it away: REMOVED). git may then see that path renamed on our side
         and move STEP's change to where the rename went. A path the result so far has is no rename's
         source on our side (renames pair deleted paths with added ones; directory renames are off), and a
-        rename on STEP's side, or a path it adds, changes only STEP's own paths. Unknown base: yes."""
+        rename on STEP's side, or a path it adds, changes only STEP's own paths. Resolved `theirs`: yes
+        (a file moved aside for a directory, then dropped, goes with no deletion in STEP's diff). Unknown
+        base: yes."""
         gone = self._upstream_removed.get(step.base or "")
-        if gone is None:
+        if gone is None or step.resolution:
             return True
         return any((c.old_path or c.path) in gone or (c.old_path or c.path) in removed
                    for c in step.changes if c.status != "A")
+
+    def _renames_may_differ(self, step: Step, added: set[str]) -> bool:
+        """Whether the chained merge of STEP may see a rename on our side that its merge onto upstream does
+        not: a path STEP changes from its base is gone from upstream since (a rename's source on both
+        sides), and applied entries added paths (ADDED) that may be its target in the chain. Then the
+        shortcuts that take the merge onto upstream's word (its delta, its conflict, its no-op) do not
+        hold, and the chained merge decides. Paths earlier entries removed are theirs, so touched: no
+        shortcut takes them. Unknown base: yes."""
+        gone = self._upstream_removed.get(step.base or "")
+        if gone is None:
+            return True
+        return bool(added) and any((c.old_path or c.path) in gone for c in step.changes if c.status != "A")
 
     def _conflicts_for_good(self, step: Step, onto: MergeResult | None) -> bool:
         """Whether STEP conflicts with upstream alone and its policy skips or fails a conflict (no

@@ -269,6 +269,59 @@ def test_a_change_a_chained_merge_moved_through_a_rename_counts_as_touched(cli: 
         assert third_entry["status"] == "applied"
 
 
+@pytest.mark.parametrize("case", ["upstream-deletes", "upstream-deletes-nothing", "carried"])
+def test_a_file_a_theirs_resolution_removed_counts_as_gone(cli: Cli, small: Small, case: str,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """Upstream adds lib/x, then copies it to lib/q.txt. pr/1 (the oldest base, `theirs`) adds lib/x/y.txt: a
+    file/directory conflict moves our lib/x aside, and resolving it in pr/1's favour drops it, although
+    pr/1's own diff deletes nothing. pr/2 (which has lib/x) edits lib/x: in the chain the result so far
+    has lib/x renamed to lib/q.txt, so the edit lands there. pr/3 edits lib/q.txt and must merge it, not
+    write upstream's version with its edit over pr/2's (found by an adversarial review)."""
+    c1 = small.up.commit({"lib/x": body("X", {})}, "add lib/x", parent=small.base, ref="refs/heads/main")
+    copy = {"lib/q.txt": body("X", {})} | ({"docs/c.txt": None} if case != "upstream-deletes-nothing" else {})
+    c2 = small.up.commit(copy, "copy lib/x to lib/q.txt", parent=c1, ref="refs/heads/main")
+    first: dict = {"pr": 1, "on_conflict": "theirs"}
+    if case == "carried":      # a carried commit off upstream's history
+        side = small.up.commit({"side.txt": "side\n"}, "side", parent=small.base)
+        carry = small.up.commit({"lib/x/y.txt": "a directory now\n"}, "carry", parent=side, ref="refs/heads/c")
+        small.work.git("fetch", "-q", str(small.up.path), "refs/heads/c:refs/heads/c")
+        first = {"carry": "c", "commit": carry, "on_conflict": "theirs"}
+    else:
+        small.up.commit({"lib/x/y.txt": "a directory now\n"}, "pr 1", parent=small.base, ref="refs/pull/1/head")
+    small.up.commit({"lib/x": body("X", {5: "pr 2 was here"})}, "pr 2", parent=c1, ref="refs/pull/2/head")
+    small.up.commit({"lib/q.txt": body("X", {30: "pr 3 was here"})}, "pr 3", parent=c2, ref="refs/pull/3/head")
+    small.manifest([first, {"pr": 2}, {"pr": 3}], policy={"on_conflict": "skip"})
+    fast, _slow = both_ways(cli, small.manifest_path, small.work.path, monkeypatch)
+    assert [e["status"] for e in fast["entries"]] == ["applied", "applied", "applied"]
+    merged = small.work.git("show", f"{fast['result']['sha']}:lib/q.txt")
+    assert "pr 2 was here" in merged and "pr 3 was here" in merged
+
+
+@pytest.mark.parametrize("case", ["upstream-deletes", "upstream-renames", "upstream-has-it"])
+def test_a_rename_onto_a_file_an_entry_added_is_the_chains(cli: Cli, small: Small, case: str,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Upstream deletes lib/x (or renames it to lib/r.txt with edits, or with pr/2's edit too) after pr/2's
+    base; pr/1 adds lib/q.txt, an exact copy of lib/x. pr/2 edits lib/x. Onto upstream alone the edit
+    conflicts (or follows upstream's rename, or is already there); in the chain the result so far has lib/x
+    renamed to pr/1's lib/q.txt, and the edit lands there: composing must ask the chained merge, not take
+    the merge onto upstream's word for it (found by an adversarial review)."""
+    c1 = small.up.commit({"lib/x": body("X", {})}, "add lib/x", parent=small.base, ref="refs/heads/main")
+    renamed = {"upstream-renames": {0: "up", 39: "up"}, "upstream-has-it": {0: "up", 20: "pr 2 was here"}}
+    gone = {"lib/x": None} | ({"lib/r.txt": body("X", renamed[case])} if case in renamed else {})
+    small.up.commit(gone, "drop lib/x", parent=c1, ref="refs/heads/main")
+    small.up.commit({"lib/q.txt": body("X", {})}, "pr 1", parent="main", ref="refs/pull/1/head")
+    pr2 = small.up.commit({"lib/x": body("X", {20: "pr 2 was here"})}, "pr 2", parent=c1, ref="refs/pull/2/head")
+    small.manifest([{"pr": 1}, {"pr": 2}], policy={"on_conflict": "skip"})
+    fast, _slow = both_ways(cli, small.manifest_path, small.work.path, monkeypatch)
+    assert fast["entries"][1]["status"] == "applied"
+    assert "pr 2 was here" in small.work.git("show", f"{fast['result']['sha']}:lib/q.txt")
+    pr1 = small.up.git("rev-parse", "refs/pull/1/head").strip()
+    small.work.git("fetch", "-q", str(small.up.path), "refs/heads/main:refs/heads/up", f"{pr1}:refs/heads/p1",
+                   f"{pr2}:refs/heads/p2")
+    assert small.work.git("rev-parse", f"{fast['result']['sha']}^{{tree}}").strip() == \
+        plain_chain_tree(small.work.path, "refs/heads/up", ["refs/heads/p1", "refs/heads/p2"])
+
+
 def _names_asked(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, bool]]:
     """What Composer._names_conflicts answered, entry by entry (the fast path's run only: the plain
     chain never merges partially)."""
