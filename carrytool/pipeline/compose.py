@@ -164,14 +164,13 @@ class Composer:
         deltas = self._deltas(todo, onto)
         touched = _Touched()
         removed: set[str] = set()   # paths applied entries deleted or renamed away (or may have moved)
-        added: set[str] = set()     # paths applied entries added or renamed to (or may have moved)
         for n, step in enumerate(todo, 1):
             if self.progress:
                 self.progress("compose", n, len(todo))
             before = tip_tree
             fast = None
             # whether its merge onto upstream tells what the chained merge does with the paths it changes
-            alone_tells = self.fast_path and not self._renames_may_differ(step, added)
+            alone_tells = self.fast_path and not self._renames_may_differ(step, tip_tree)
             if alone_tells and id(step) not in self._upstream_has:
                 fast = self._fast_tree(step, onto.get(id(step)), deltas.get(id(step)), touched, tip_tree)
             if id(step) in self._upstream_has:
@@ -195,10 +194,8 @@ class Composer:
                     moved = self.git.changed_paths(before, tip_tree)
                     touched.add(moved)
                     removed.update(moved)
-                    added.update(moved)
-                changes = (*step.changes, *deltas.get(id(step), []))
-                removed.update(c.old_path or c.path for c in changes if c.status in ("D", "R"))
-                added.update(c.path for c in changes if c.status in ("A", "R", "C"))
+                removed.update(c.old_path or c.path for c in (*step.changes, *deltas.get(id(step), []))
+                               if c.status in ("D", "R"))
         comp.result = tip
         return comp
 
@@ -292,17 +289,21 @@ class Composer:
         return any((c.old_path or c.path) in gone or (c.old_path or c.path) in removed
                    for c in step.changes if c.status != "A")
 
-    def _renames_may_differ(self, step: Step, added: set[str]) -> bool:
-        """Whether the chained merge of STEP may see a rename on our side that its merge onto upstream does
-        not: a path STEP changes from its base is gone from upstream since (a rename's source on both
-        sides), and applied entries added paths (ADDED) that may be its target in the chain. Then the
-        shortcuts that take the merge onto upstream's word (its delta, its conflict, its no-op) do not
-        hold, and the chained merge decides. Paths earlier entries removed are theirs, so touched: no
-        shortcut takes them. Unknown base: yes."""
+    def _renames_may_differ(self, step: Step, tip_tree: str) -> bool:
+        """Whether the chained merge of STEP onto TIP_TREE may pair a path STEP changes with another through
+        a rename on our side otherwise than its merge onto upstream does: the path is gone from upstream
+        since STEP's base (a rename's source on our side in both merges), and applied entries changed the
+        result so far. git pairs sources with targets by content, base -> ours: an entry that adds a
+        file, changes one upstream added, or deletes another source can change the pair (adversarial
+        reviews found each). Then the shortcuts that take the merge onto upstream at its word (its delta,
+        its conflict, its no-op) do not hold, and the chained merge decides. A path STEP changes that upstream
+        still has is no source there; one an entry took away is that entry's, so touched: no shortcut takes
+        it. Unknown base: yes."""
         gone = self._upstream_removed.get(step.base or "")
         if gone is None:
             return True
-        return bool(added) and any((c.old_path or c.path) in gone for c in step.changes if c.status != "A")
+        return tip_tree != self.upstream_tree and \
+            any((c.old_path or c.path) in gone for c in step.changes if c.status != "A")
 
     def _conflicts_for_good(self, step: Step, onto: MergeResult | None) -> bool:
         """Whether STEP conflicts with upstream alone and its policy skips or fails a conflict (no

@@ -322,6 +322,65 @@ def test_a_rename_onto_a_file_an_entry_added_is_the_chains(cli: Cli, small: Smal
         plain_chain_tree(small.work.path, "refs/heads/up", ["refs/heads/p1", "refs/heads/p2"])
 
 
+def _as_the_plain_chain(cli: Cli, small: Small, prs: list[int], monkeypatch: pytest.MonkeyPatch) -> dict:
+    """Both ways' report (the same), after checking its tree is the plain merge-tree chain's of PRS."""
+    fast, _slow = both_ways(cli, small.manifest_path, small.work.path, monkeypatch)
+    shas = [small.up.git("rev-parse", f"refs/pull/{n}/head").strip() for n in prs]
+    small.work.git("fetch", "-q", str(small.up.path), "refs/heads/main:refs/heads/up",
+                   *[f"{sha}:refs/heads/p{n}" for n, sha in zip(prs, shas)])
+    assert small.work.git("rev-parse", f"{fast['result']['sha']}^{{tree}}").strip() == \
+        plain_chain_tree(small.work.path, "refs/heads/up", [f"refs/heads/p{n}" for n in prs])
+    return fast
+
+
+@pytest.mark.parametrize("case", ["conflict-alone", "better-target", "upstream-has-it"])
+def test_an_entry_changing_a_file_upstream_added_into_a_rename_target(cli: Cli, small: Small, case: str,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Upstream deletes lib/x after pr/2's base and adds lib/r.txt, unlike it (and lib/q.txt, like it, with
+    edits, or with pr/2's edit too); pr/1 makes lib/r.txt an exact copy of lib/x. In the chain pr/2's edit
+    of lib/x follows the rename lib/x -> lib/r.txt; onto upstream alone it conflicts, follows lib/q.txt or
+    is already there (found by a second adversarial review)."""
+    c1 = small.up.commit({"lib/x": body("X", {})}, "add lib/x", parent=small.base, ref="refs/heads/main")
+    change: dict = {"lib/x": None, "lib/r.txt": body("R", {})}
+    if case != "conflict-alone":
+        change["lib/q.txt"] = body("X", {0: "up", 10: "up", 39: "up"} if case == "better-target"
+                                   else {0: "up", 20: "pr 2 was here"})
+    small.up.commit(change, "drop lib/x", parent=c1, ref="refs/heads/main")
+    small.up.commit({"lib/r.txt": body("X", {})}, "pr 1", parent="main", ref="refs/pull/1/head")
+    small.up.commit({"lib/x": body("X", {20: "pr 2 was here"})}, "pr 2", parent=c1, ref="refs/pull/2/head")
+    small.manifest([{"pr": 1}, {"pr": 2}], policy={"on_conflict": "skip"})
+    fast = _as_the_plain_chain(cli, small, [1, 2], monkeypatch)
+    assert fast["entries"][1]["status"] == "applied"
+
+
+def test_an_entry_whose_delta_makes_an_upstream_file_a_rename_target(cli: Cli, small: Small,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """pr/1 (old base) edits lib/r, which upstream renamed to lib/r.txt: only its delta onto upstream turns
+    lib/r.txt into a near copy of lib/x, which upstream deleted after pr/2's base (second review)."""
+    r = {i: f"r{i}" for i in range(40) if i % 4 != 3}      # lib/r: 30 of lib/x's 40 lines changed
+    c1 = small.up.commit({"lib/x": body("X", {}), "lib/r": body("X", r)}, "add", parent=small.base,
+                         ref="refs/heads/main")
+    small.up.commit({"lib/x": None, "lib/r": None, "lib/r.txt": body("X", r)}, "drop lib/x, move lib/r",
+                    parent=c1, ref="refs/heads/main")
+    small.up.commit({"lib/r": body("X", {0: "r0"})}, "pr 1", parent=c1, ref="refs/pull/1/head")
+    small.up.commit({"lib/x": body("X", {20: "pr 2 was here"})}, "pr 2", parent=c1, ref="refs/pull/2/head")
+    small.manifest([{"pr": 1}, {"pr": 2}], policy={"on_conflict": "skip"})
+    _as_the_plain_chain(cli, small, [1, 2], monkeypatch)
+
+
+def test_an_entry_deleting_a_better_rename_source(cli: Cli, small: Small, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Upstream deletes lib/x and adds lib/q.txt, an exact copy of lib/y (lib/x with one line changed):
+    onto upstream alone pr/2's edit of lib/x lands in lib/q.txt; once pr/1 deleted lib/y, lib/y is
+    q.txt's exact source in the chain and pr/2 conflicts (second review)."""
+    c1 = small.up.commit({"lib/x": body("X", {}), "lib/y": body("X", {0: "y"})}, "add", parent=small.base,
+                         ref="refs/heads/main")
+    small.up.commit({"lib/x": None, "lib/q.txt": body("X", {0: "y"})}, "x -> q", parent=c1, ref="refs/heads/main")
+    small.up.commit({"lib/y": None}, "pr 1", parent="main", ref="refs/pull/1/head")
+    small.up.commit({"lib/x": body("X", {20: "pr 2 was here"})}, "pr 2", parent=c1, ref="refs/pull/2/head")
+    small.manifest([{"pr": 1}, {"pr": 2}], policy={"on_conflict": "skip"})
+    _as_the_plain_chain(cli, small, [1, 2], monkeypatch)
+
+
 def _names_asked(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, bool]]:
     """What Composer._names_conflicts answered, entry by entry (the fast path's run only: the plain
     chain never merges partially)."""
