@@ -149,7 +149,8 @@ class Composer:
         Every entry is first merged onto upstream in one batched merge-tree process. An entry whose
         paths no earlier applied entry touched (and that renames nothing) then composes by writing its
         upstream delta into the tree: the same tree a chained merge would give, without a process.
-        Only entries that overlap earlier ones pay for a chained `merge-tree`.
+        Only entries that overlap earlier ones pay for a chained `merge-tree`, and those that change a
+        path upstream deleted since their base once anything was applied (`_renames_may_differ`).
         """
         pending = [s for s in steps if s.status == PENDING]
         if self.fast_path:     # the directories composing edits, read from upstream in one exchange
@@ -577,7 +578,8 @@ class Composer:
                 hits = [s.id for s, r in zip(touching, self.git.merge_trees(pairs)) if path in r.conflicted_paths]
                 culprits = hits or culprits
             elif not touching:
-                culprits = [s.id for s in applied if path in s.files] or self._changed_in_result(path, applied)
+                culprits = [s.id for s in applied if path in s.files] or \
+                    self._changed_in_result(path, applied) or _renamed_from(step, path, applied)
             out.append({"file": path, "with": culprits})
         return out
 
@@ -641,6 +643,13 @@ class Composer:
         """Theirs wins each conflicting hunk; a binary (or an error) takes theirs as a whole."""
         merged = self.git.merge_blobs(ours.oid, base.oid if base else None, theirs.oid, favor_theirs=True)
         return theirs.oid if merged is None else self.git.write_blob(merged[1])
+
+
+def _renamed_from(step: Step, path: str, applied: Sequence[Step]) -> list[str]:
+    """For a conflict in PATH, where STEP renames a file to: the earlier entries whose own diffs changed that
+    file (the other side of a rename/rename, which names no entry in PATH itself)."""
+    sources = {c.old_path for c in step.changes if c.status == "R" and c.path == path}
+    return [s.id for s in applied if sources & set(s.files)]
 
 
 def _conflict_detail(conflicts: Sequence[dict[str, object]]) -> str:

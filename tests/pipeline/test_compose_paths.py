@@ -381,6 +381,20 @@ def test_an_entry_deleting_a_better_rename_source(cli: Cli, small: Small, monkey
     _as_the_plain_chain(cli, small, [1, 2], monkeypatch)
 
 
+def test_a_rename_rename_conflict_names_the_other_rename_in_both_targets(cli: Cli, small: Small,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """pr/1 renames lib/x to lib/y, pr/2 renames it to lib/z: pr/2's conflict in its own target lib/z, which
+    no earlier entry's diff lists, is with pr/1 too (a third adversarial review saw `"with": []`)."""
+    c1 = small.up.commit({"lib/x": body("X", {})}, "add lib/x", parent=small.base, ref="refs/heads/main")
+    small.up.commit({"lib/x": None, "lib/y": body("X", {})}, "pr 1", parent=c1, ref="refs/pull/1/head")
+    small.up.commit({"lib/x": None, "lib/z": body("X", {})}, "pr 2", parent=c1, ref="refs/pull/2/head")
+    small.manifest([{"pr": 1}, {"pr": 2}], policy={"on_conflict": "skip"})
+    fast, _slow = both_ways(cli, small.manifest_path, small.work.path, monkeypatch)
+    assert fast["entries"][1]["conflicts"] == [{"file": "lib/x", "with": ["pr/1"]},
+                                               {"file": "lib/y", "with": ["pr/1"]},
+                                               {"file": "lib/z", "with": ["pr/1"]}]
+
+
 def _names_asked(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, bool]]:
     """What Composer._names_conflicts answered, entry by entry (the fast path's run only: the plain
     chain never merges partially)."""
