@@ -257,8 +257,7 @@ class Composer:
             mark = _Touched()
             mark.add(p for c in changes for p in c.paths)
             gone = self._upstream_removed[base] = {c.path for c in changes if c.status == "D"}  # renames are off
-            deletes = bool(gone)
-            touched[base] = (mark, deletes, any(c.status == "A" for c in changes))
+            touched[base] = (mark, bool(gone), any(c.status == "A" for c in changes))
         out: dict[int, MergeResult] = {}
         for step in eligible:
             upstream, deleted, added = touched[step.base]  # type: ignore[index]
@@ -287,8 +286,8 @@ class Composer:
         gone = self._upstream_removed.get(step.base or "")
         if gone is None or step.resolution:
             return True
-        return any((c.old_path or c.path) in gone or (c.old_path or c.path) in removed
-                   for c in step.changes if c.status != "A")
+        sources = _sources(step)
+        return not (sources.isdisjoint(gone) and sources.isdisjoint(removed))
 
     def _renames_may_differ(self, step: Step, tip_tree: str) -> bool:
         """Whether the chained merge of STEP onto TIP_TREE may pair a path STEP changes with another through
@@ -303,8 +302,7 @@ class Composer:
         gone = self._upstream_removed.get(step.base or "")
         if gone is None:
             return True
-        return tip_tree != self.upstream_tree and \
-            any((c.old_path or c.path) in gone for c in step.changes if c.status != "A")
+        return tip_tree != self.upstream_tree and not _sources(step).isdisjoint(gone)
 
     def _conflicts_for_good(self, step: Step, onto: MergeResult | None) -> bool:
         """Whether STEP conflicts with upstream alone and its policy skips or fails a conflict (no
@@ -643,6 +641,11 @@ class Composer:
         """Theirs wins each conflicting hunk; a binary (or an error) takes theirs as a whole."""
         merged = self.git.merge_blobs(ours.oid, base.oid if base else None, theirs.oid, favor_theirs=True)
         return theirs.oid if merged is None else self.git.write_blob(merged[1])
+
+
+def _sources(step: Step) -> set[str]:
+    """The paths STEP changes from its base (a rename's old path): those a rename on our side can take."""
+    return {c.old_path or c.path for c in step.changes if c.status != "A"}
 
 
 def _renamed_from(step: Step, path: str, applied: Sequence[Step]) -> list[str]:
