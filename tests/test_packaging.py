@@ -75,7 +75,7 @@ def test_sdist_and_wheel_hold_the_schema_the_demo_and_py_typed(dist: Path) -> No
     assert zipfile.ZipFile(wheel).read(f"carrytool-{version}.dist-info/licenses/LICENSE") == licence
     assert licence.lstrip().startswith(b"Apache License") and b"Version 2.0, January 2004" in licence
     entry = zipfile.ZipFile(wheel).read(f"carrytool-{version}.dist-info/entry_points.txt").decode()
-    assert "carrytool = carrytool.__main__:main" in entry
+    assert "carrytool = carrytool.__main__:entry" in entry
     members = {m.split("/", 1)[1] for m in tarfile.open(sdist).getnames() if "/" in m}
     assert SHIPPED | {"CHANGELOG.md", "README.md", "pyproject.toml", "action.yml", "LICENSE"} <= members
     twine = Path(sys.executable).parent / "twine"

@@ -82,3 +82,38 @@ def test_a_command_builds_only_itself(monkeypatch: pytest.MonkeyPatch) -> None:
             main()
         assert built == expected
     assert _app_for(["--help"]) is app and _app_for(["snyc"]) is app and _app_for(["--version", "sync"]) is app
+
+
+def _entry(code: str, *argv: str, cwd: str | None = None, call: str = "entry") -> subprocess.CompletedProcess:
+    """Run `carrytool.__main__.entry` (or CALL) in a fresh interpreter after CODE; an exit handler registered
+    first says whether the interpreter's teardown ran."""
+    env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
+    probe = ("import atexit, sys\natexit.register(lambda: sys.stderr.write('[teardown]'))\n"
+             f"sys.argv = ['carrytool', *{list(argv)!r}]\nimport carrytool.__main__ as m\n{code}\nm.{call}()\n")
+    return subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, cwd=cwd)
+
+
+def test_the_entry_point_leaves_without_teardown_and_with_the_command_s_status(tmp_path) -> None:  # noqa: ANN001
+    """The console script skips the interpreter's teardown (a large run's objects freed for nothing), with
+    every byte printed and the exit status the command gave."""
+    helped, plain = _entry("", "sync", "--help"), _entry("", "sync", "--help", call="main")
+    assert (helped.returncode, helped.stderr) == (0, "") and plain.stderr == "[teardown]"
+    assert helped.stdout == plain.stdout and helped.stdout.startswith("Usage: carrytool sync [OPTIONS]")
+    failed = _entry("", "check", "-m", "missing.yaml", cwd=str(tmp_path))
+    plain = _entry("", "check", "-m", "missing.yaml", cwd=str(tmp_path), call="main")
+    assert failed.returncode == plain.returncode == 2
+    assert failed.stderr + "[teardown]" == plain.stderr and "missing.yaml" in failed.stderr
+    assert _entry("", "--version").stdout == f"carrytool {carrytool.__version__}\n"
+
+
+@pytest.mark.parametrize(("exit_with", "status", "stderr"), [("'no such thing'", 1, "no such thing\n[teardown]"),
+                                                             ("None", 0, "[teardown]")])
+def test_an_exit_that_is_not_a_plain_status_is_left_to_the_interpreter(exit_with: str, status: int,
+                                                                        stderr: str) -> None:
+    """SystemExit with a message (printed by the interpreter), and a stdout that cannot be flushed, keep
+    Python's own exit; None is status 0 (here through a handler that cannot flush)."""
+    if exit_with == "None":      # stdout closed under the command: the interpreter's exit reports it
+        ran = _entry("m.main = lambda: (sys.stdout.close(), sys.exit(None))")
+    else:
+        ran = _entry(f"m.main = lambda: sys.exit({exit_with})")
+    assert (ran.returncode, ran.stderr) == (status, stderr)
