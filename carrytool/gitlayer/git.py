@@ -292,6 +292,7 @@ class Git:
         self.keep_unreferenced = True
         self.before_ref_write: Callable[[], None] | None = None   # a test hook: runs after migrating
         self._keep_files: list[Path] = []  # .keep files of the packs this run wrote into the store
+        self._migrating: tuple[tuple[str, ...], threading.Thread, dict[str, object]] | None = None   # later
         self._ref_write: _RefWrite | None = None   # fetch_present's update-ref, while it runs (see settle_refs)
         self._refs_later = False                   # within refs_in_background
         if quarantine:
@@ -412,7 +413,7 @@ class Git:
         outlive the run (`git show SHA`, `carrytool diff OLD.lock NEW.lock`)."""
         self._kept.extend(dict.fromkeys(_NAMED_OID.findall(text)))
 
-    def migrate_objects(self) -> None:
+    def migrate_objects(self, *, later: bool = False) -> None:
         """Move the objects written so far that must persist from the quarantine into the user's store,
         as one pack (made in process from their loose files: fast compression, a composed tree as a
         delta of the last tree of its size, no delta search) that `index-pack` checks and indexes with a .keep; their loose copies stay in the quarantine until close
@@ -423,7 +424,13 @@ class Git:
         directory, as git's own receive-pack does: a few hundred loose files per run cost little there,
         and the user's repository gets one pack instead of a file per object. Runs before anything
         writes to the user's repository (a ref must never name an object only the quarantine has) and
-        on close; what a crash leaves in the quarantine no ref names."""
+        on close; what a crash leaves in the quarantine no ref names.
+
+        LATER: only what the kept commits reach (whatever `keep_unreferenced` says), packed and indexed in a
+        thread while the caller goes on (sync's landing checks, which only read); the next call, and close,
+        wait for it first, and the next call raises what it failed with. The fetched refs have landed
+        first, as before anything that writes to the store (settle_refs)."""
+        self._await_migration()
         self.settle_refs()
         self.flush_objects()
         if self._quarantine is None:
@@ -437,7 +444,7 @@ class Git:
             return
         settled = self._settled
         paths: dict[str, bytes] = {}        # blob -> its path, for the pack's deltas between a file's versions
-        if self.keep_unreferenced or not self._stage_objects:
+        if (self.keep_unreferenced and not later) or not self._stage_objects:
             wanted = [oid for oid in present if oid not in settled]
         else:
             wanted = self._new_reachable(self._kept, {k: v for k, v in present.items() if k not in settled}, paths)
@@ -458,19 +465,55 @@ class Git:
         # indexed into the user's store by index-pack, which checks every object, with a .keep that exists
         # before the pack does, as receive-pack does: a concurrent `git repack -a -d` or gc cannot delete
         # the pack while no ref names its objects yet. The .keep goes at close.
-        try:
-            copies = self._copies
-            packed = pack_of_objects((copies.get(oid) or loose_object(_read_file(present[oid])) for oid in wanted),
-                                     self.object_format, [paths.get(oid) for oid in wanted])
-        except (OSError, zlib.error, ValueError, KeyError) as exc:
-            raise GitError(f"cannot read the quarantine's objects: {exc}") from None
-        where = {"GIT_OBJECT_DIRECTORY": str(self.object_dir), "GIT_ALTERNATE_OBJECT_DIRECTORIES": ""}
-        out = self.run("index-pack", "--stdin", f"--keep={_keep_message()}", input=packed, env=where)
-        kind, _, name = out.stdout.decode().strip().partition("\t")
+        args = ("index-pack", "--stdin", f"--keep={_keep_message()}")
+        argv, cwd = git_argv(*args), self.private_dir()
+        env = self.env({"GIT_OBJECT_DIRECTORY": str(self.object_dir), "GIT_ALTERNATE_OBJECT_DIRECTORIES": ""})
+        copies, names = self._copies, [paths.get(oid) for oid in wanted]
+        box: dict[str, object] = {}
+
+        def index() -> None:        # reads only files the run already wrote, and the copies' dict
+            try:
+                try:
+                    packed = pack_of_objects((copies.get(oid) or loose_object(_read_file(present[oid]))
+                                              for oid in wanted), self.object_format, names)
+                except (OSError, zlib.error, ValueError, KeyError) as exc:
+                    raise GitError(f"cannot read the quarantine's objects: {exc}") from None
+                box["proc"] = subprocess.run(argv, cwd=cwd, input=packed, capture_output=True, env=env)
+            except BaseException as exc:  # noqa: BLE001 - raised again where the caller waits (_indexed)
+                box["error"] = exc
+
+        if not later:
+            index()
+            self._indexed(args, box)
+            return
+        worker = threading.Thread(target=index, daemon=True)
+        worker.start()
+        self._migrating = (args, worker, box)
+
+    def _await_migration(self) -> None:
+        """Wait for a migration started with `later` (see migrate_objects), and raise what it failed with."""
+        if self._migrating is None:
+            return
+        args, worker, box = self._migrating
+        worker.join()                      # interrupted: still known, close waits for it again
+        self._migrating = None
+        self._indexed(args, box)
+
+    def _indexed(self, args: tuple[str, ...], box: dict[str, object]) -> None:
+        """The pack ARGS indexed into the store, as BOX holds its outcome: its .keep is released at close.
+        The quarantine's loose copies stay until close too: what a concurrent prune removes from the store
+        after all can be written again (see recheck_kept)."""
+        error = box.get("error")
+        if error is not None:
+            raise error  # type: ignore[misc]
+        proc: subprocess.CompletedProcess = box["proc"]  # type: ignore[assignment]
+        if proc.returncode != 0:
+            raise self.scratch_problem(proc.stderr) or GitError(
+                f"`git {' '.join(args[:3])}` failed (exit {proc.returncode})",
+                stderr=proc.stderr.decode("utf-8", "replace"))
+        kind, _, name = proc.stdout.decode().strip().partition("\t")
         if kind == "keep":
             self._keep_files.append(self.object_dir / "pack" / f"pack-{name}.keep")
-        # the quarantine's loose copies stay until close: what a concurrent prune removes from the store
-        # after all can be written again (see recheck_kept)
 
     def recheck_kept(self) -> None:
         """After a ref was written: the objects of the run that must persist are all in the store (a
@@ -574,11 +617,11 @@ class Git:
         try:
             self.migrate_objects()          # waits for a background ref write first (settle_refs)
             self.recheck_kept()
-            self._release_keeps()
         finally:
             try:
-                self._close_processes()
+                self._close_processes()     # a migration still running ends here, its .keep known
             finally:
+                self._release_keeps()
                 if self._tmp is not None:
                     shutil.rmtree(self._tmp, ignore_errors=True)
                     self._tmp = None
@@ -588,6 +631,12 @@ class Git:
 
     def _close_processes(self) -> None:
         self._reap_ref_write()             # close() is unwinding from an error: the error stands
+        if self._migrating is not None:    # (a second Ctrl-C) the thread reads the quarantine: it ends first
+            args, worker, box = self._migrating
+            worker.join()
+            self._migrating = None
+            with contextlib.suppress(Exception):       # close is unwinding from an error: it stands
+                self._indexed(args, box)   # the .keep of a pack it made, for close to release
         if self._prefetch is not None:
             self._prefetch[1].join()
             self._prefetch = None

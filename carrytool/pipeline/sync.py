@@ -194,6 +194,12 @@ def _compose(manifest: Manifest, git: Git, resolved: Resolved, missing: dict[int
         [(s.base or EMPTY_TREE, s.head) for s in likely])  # type: ignore[misc]
     composer.structured_off = structured_off
     composition = composer.compose(steps)
+    if not any(step.structured for step in steps):
+        # the composition stands (only a structured resolution can be composed again): what it reaches
+        # persists whatever the checks say (the report names it), so it is packed into the store while
+        # the landing checks read
+        git.keep(composition.result)
+        git.migrate_objects(later=True)
     return steps, violations, composition, account(git, steps)
 
 

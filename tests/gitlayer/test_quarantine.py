@@ -105,6 +105,95 @@ def test_a_dry_run_keeps_its_composed_commit_and_drops_the_rest(small: Small, cl
     assert "commit" not in stand_ins         # the stand-in commits of composing did not persist
 
 
+def test_the_composed_objects_are_in_the_store_before_the_landing_checks_end(small: Small, cli: Cli,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """They are packed into the store in a thread while the landing checks read (nothing else persists
+    earlier: the stand-ins of composing do not, see the dry run's test)."""
+    from carrytool.pipeline import sync
+
+    seen: list[tuple[bool, bool]] = []
+    account = sync.account
+
+    def checked(git: Git, steps: list) -> object:
+        tip = [s.commit for s in steps if s.commit][-1]
+        started = git._migrating is not None
+        out = account(git, steps)
+        git._await_migration()
+        seen.append((started, _exists(small.work.path, tip)))   # the store alone: no ref names it yet
+        return out
+
+    monkeypatch.setattr(sync, "account", checked)
+    report = _small_sync(small, cli)
+    assert seen == [(True, True)] and report["result"]["updated"]
+    assert _loose(small.work.path) == 0
+    _fsck(small.work.path)
+
+
+def test_a_migration_in_the_background_fails_as_it_would_have_in_the_foreground(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its error (here index-pack refusing a truncated pack) comes with the next migration, the same error;
+    the scratch still goes at close."""
+    from carrytool.gitlayer import git as gitlayer
+    from tests.gitrepo import init_repo
+
+    repo = init_repo(tmp_path / "r", bare=True)
+    base = repo.commit({"a.txt": "a\n"}, "base", ref="refs/heads/main")
+    whole = gitlayer.pack_of_objects
+    monkeypatch.setattr(gitlayer, "pack_of_objects", lambda *args: whole(*args)[:-30])
+    errors = []
+    for later in (False, True):
+        git = Git(repo.path, quarantine=True)
+        try:
+            git.keep(_quarantined_commit(git, base, b"cannot be migrated\n"))
+            git.keep_unreferenced = False
+            scratch = git.tmpdir()
+            if later:
+                git.migrate_objects(later=True)              # started: no error yet
+            with pytest.raises(CarryError) as caught:
+                git.migrate_objects()
+            errors.append((type(caught.value), str(caught.value)))
+        finally:
+            with contextlib.suppress(CarryError):
+                git.close()
+        assert not scratch.exists()
+    assert errors[0] == errors[1] and "index-pack" in errors[0][1]
+    assert not list((repo.path / "objects" / "pack").glob("*.keep"))
+
+
+def test_an_interrupted_wait_for_the_background_migration_leaves_no_keep_and_no_thread(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C while the run waits for it: close still waits for the thread (it reads the quarantine) before
+    the scratch goes, and releases the .keep of the pack it made."""
+    import threading
+
+    from carrytool.gitlayer import git as gitlayer
+    from tests.gitrepo import init_repo
+
+    repo = init_repo(tmp_path / "r", bare=True)
+    base = repo.commit({"a.txt": "a\n"}, "base", ref="refs/heads/main")
+    go, whole = threading.Event(), gitlayer.pack_of_objects
+    monkeypatch.setattr(gitlayer, "pack_of_objects", lambda *args: (go.wait(), whole(*args))[1])
+    git = Git(repo.path, quarantine=True)
+    kept = _quarantined_commit(git, base, b"x\n")
+    git.keep(kept)
+    git.migrate_objects(later=True)
+    worker = git._migrating[1]       # type: ignore[index]
+    join = worker.join
+
+    def interrupted(*args: object) -> None:
+        worker.join = join           # type: ignore[method-assign]
+        raise KeyboardInterrupt
+
+    worker.join = interrupted        # type: ignore[method-assign]
+    with pytest.raises(KeyboardInterrupt):
+        git.migrate_objects()
+    scratch = git.tmpdir()
+    threading.Timer(0.2, go.set).start()
+    git.close()
+    assert not worker.is_alive() and not scratch.exists()
+    assert _exists(repo.path, kept) and not list((repo.path / "objects" / "pack").glob("*.keep"))
+
+
 def test_unkept_objects_vanish_and_kept_ones_persist(tmp_path: Path) -> None:
     from tests.gitrepo import init_repo
 

@@ -73,6 +73,10 @@ def test_an_assert_the_structured_result_breaks_sends_it_back_to_a_conflict(cli,
     assert report["entries"][1]["status"] == "conflict" and "structured" not in report["entries"][1]
     assert report["entries"][1]["detail"].endswith("its structured resolution was rejected: an assert failed on it")
     assert not [w for w in report["warnings"] if w["kind"] == "structured-merge"]
+    # the rejected composition (composed again without the resolution) left nothing in the store
+    resolved = BASE + "\n    def alpha(self):\n        return 'a'\n\n    def beta(self):\n        return 'b'\n"
+    blob = small.work.git("hash-object", "--stdin", input=resolved.encode())
+    assert small.work.git("cat-file", "-t", blob, check=False).strip() != "blob"
 
 
 def test_a_shadowing_insertion_stays_a_conflict(cli, small: Small) -> None:
