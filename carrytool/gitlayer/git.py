@@ -631,12 +631,10 @@ class Git:
 
     def _close_processes(self) -> None:
         self._reap_ref_write()             # close() is unwinding from an error: the error stands
-        if self._migrating is not None:    # (a second Ctrl-C) the thread reads the quarantine: it ends first
-            args, worker, box = self._migrating
-            worker.join()
-            self._migrating = None
-            with contextlib.suppress(Exception):       # close is unwinding from an error: it stands
-                self._indexed(args, box)   # the .keep of a pack it made, for close to release
+        # (a second Ctrl-C) a migration's thread reads the quarantine: it ends first, and the .keep of a
+        # pack it made is known for close to release; close is unwinding from an error: that error stands
+        with contextlib.suppress(Exception):
+            self._await_migration()
         if self._prefetch is not None:
             self._prefetch[1].join()
             self._prefetch = None
@@ -1383,8 +1381,8 @@ class Git:
         if self._prefetch is None:
             return
         trees, worker, box = self._prefetch
+        worker.join()                      # interrupted: still known, close waits for it
         self._prefetch = None
-        worker.join()
         proc = box.get("proc")
         if proc is None or proc.returncode != 0:
             return

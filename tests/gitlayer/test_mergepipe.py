@@ -170,6 +170,28 @@ def test_prefetched_patches_are_the_ones_diff_patches_reads(tmp_path: Path, monk
         assert git.diff_patches(pairs[:2]) == want[:2]
 
 
+def test_an_interrupted_wait_for_prefetched_patches_leaves_them_for_close(tmp_path: Path) -> None:
+    """Ctrl-C while the run waits for a prefetch: it stays known, and close waits for its thread."""
+    up = init_repo(tmp_path / "up", bare=True)
+    many_prs(up, 2, files=2)
+    git = Git(up.path)
+    main = git.rev_parse("refs/heads/main")
+    git.prefetch_patches([(main, git.rev_parse(f"refs/pull/{n}/head")) for n in (1, 2)])
+    worker = git._prefetch[1]
+    join = worker.join
+
+    def interrupted(*args: object) -> None:
+        worker.join = join
+        raise KeyboardInterrupt
+
+    worker.join = interrupted
+    with pytest.raises(KeyboardInterrupt):
+        git.diff_patches([(main, git.rev_parse("refs/pull/1/head"))])
+    assert git._prefetch is not None and git._prefetch[1] is worker
+    git.close()
+    assert git._prefetch is None and not worker.is_alive()
+
+
 def test_merges_answered_later_equal_merges_answered_now(tmp_path: Path) -> None:
     """merge_trees_later's own merge-tree process merges while the first one keeps answering; its
     answers are merge_trees' own, in order, and close() stops a process nobody asked for its answers."""
