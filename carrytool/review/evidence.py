@@ -149,11 +149,20 @@ def gather_evidence(git: Git, manifest: Manifest, resolved: Resolved, steps: Seq
     return {f.id: f for f in found}
 
 
+def start_reading_hunks(git: Git, found: Sequence[EntryFacts]) -> None:
+    """Start the patch process read_evidence_hunks reads (git.prefetch_patches): it runs on another core
+    while the caller merges (explain: every entry alone onto upstream)."""
+    git.prefetch_patches(_patch_pairs(found))
+
+
 def read_evidence_hunks(git: Git, found: Sequence[EntryFacts]) -> None:
     """Every fact's zero-context hunks, from one batched patch process."""
-    pairs = [(f.base or EMPTY_TREE, f.head) for f in found]
-    for item, hunks in zip(found, read_hunks(git, pairs, [f.changes for f in found])):  # type: ignore[arg-type]
+    for item, hunks in zip(found, read_hunks(git, _patch_pairs(found), [f.changes for f in found])):
         item.hunks = hunks
+
+
+def _patch_pairs(found: Sequence[EntryFacts]) -> list[tuple[str, str]]:
+    return [(f.base or EMPTY_TREE, f.head) for f in found]  # type: ignore[misc]  # facts have heads
 
 
 def _gather(git: Git, resolved: Resolved, steps: list[Step]) -> None:

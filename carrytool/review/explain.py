@@ -31,6 +31,7 @@ from carrytool.review.evidence import (
     Sources,
     gather_evidence,
     read_evidence_hunks,
+    start_reading_hunks,
 )
 from carrytool.review.explanation import Explanation
 from carrytool.review.overlap import start_overlaps
@@ -51,8 +52,9 @@ def explain(manifest: Manifest, git: Git, *, offline: bool = False, entries: Seq
         # merges, which a merge-tree process of their own answers while sync's plan is composed
         found = gather_evidence(git, manifest, resolved, [Step(e) for e in manifest.entries], hunks=False)
         early["evidence"] = found
+        start_reading_hunks(git, list(found.values()))      # the merges need none: git reads them meanwhile
         started = early["overlaps"] = start_overlaps(git, manifest, resolved.upstream, list(found.values()))
-        read_evidence_hunks(git, list(found.values()))      # the pairs need none: read while git merges them
+        read_evidence_hunks(git, list(found.values()))
         started.compare_later(sources)                      # the scopes (parsing) too, in a thread
 
     try:

@@ -12,6 +12,7 @@ import pytest
 
 from carrytool.gitlayer.git import Git
 from carrytool.gitlayer.mergepipe import MergePipe
+from carrytool.pipeline import sync
 from carrytool.review.overlap import StartedOverlaps, _PairMerger
 from tests.conftest import Cli, Small
 from tests.review.test_pair_decisions import _pair_batches
@@ -53,6 +54,45 @@ def test_pair_merges_beside_composing_give_the_same_report(cli: Cli, small: Smal
     assert not started
     assert (code, beside) == (after_code, after)
     assert any(o["kind"] == "conflict" for o in beside["overlaps"]) and beside["plan"]["pairs_merged"] >= 15
+
+
+def test_the_entries_patches_are_read_while_git_merges_them_onto_upstream(cli: Cli, small: Small,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """explain's diff-tree of every entry's patch starts before the merges onto upstream, so git reads the
+    hunks on another core while they merge; the hunks come from that process (none is read again)."""
+    _corpus(small)
+    args = ("explain", "-m", small.manifest_path, "--repo", small.work.path, "--offline")
+    cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")   # fetches
+    events: list[str] = []
+    real_prefetch, real_merges, real_read = Git.prefetch_patches, Git.merge_trees, Git._read_patches
+
+    def prefetch(self: Git, pairs):  # noqa: ANN001, ANN202
+        events.append(f"prefetch {len(pairs)}")
+        return real_prefetch(self, pairs)
+
+    def merges(self: Git, pairs, **kwargs):  # noqa: ANN001, ANN003, ANN202
+        events.append("merges")
+        return real_merges(self, pairs, **kwargs)
+
+    def read(self: Git, trees):  # noqa: ANN001, ANN202
+        events.append(f"read {len(trees)}")
+        return real_read(self, trees)
+
+    real_account = sync.account
+
+    def account(git: Git, steps):  # noqa: ANN001, ANN202
+        events.append("landing")
+        return real_account(git, steps)
+
+    monkeypatch.setattr(Git, "prefetch_patches", prefetch)
+    monkeypatch.setattr(Git, "merge_trees", merges)
+    monkeypatch.setattr(Git, "_read_patches", read)
+    monkeypatch.setattr(sync, "account", account)
+    code, found = cli.json(*args)
+    assert events[:2] == ["prefetch 9", "merges"], events      # every entry's patch, then the merges alone
+    before_landing = events[:events.index("landing")]         # (landing reads the composed commits' diffs)
+    assert not [e for e in before_landing if e.startswith("read")], events     # none in the foreground
+    assert code == 0 and found["overlaps"] and all(o["files"] for o in found["overlaps"])
 
 
 def test_blame_reads_regions_from_the_merges_made_and_decides_the_same(cli: Cli, small: Small,
