@@ -691,20 +691,34 @@ class Git:
         per object."""
         return {oid: data for oid, (kind, data) in self._read_batch(oids).items() if kind == "blob"}
 
+    def read_blobs_later(self, oids: Sequence[str]) -> Callable[[], dict[str, bytes]]:
+        """read_blobs in two halves, for another thread: what its process needs is settled now (every
+        staged object written, its directory and environment), and the function returned runs it, in any
+        thread: it touches nothing of this Git's state. It raises GitError as read_blobs would."""
+        self.flush_objects()
+        argv, env, cwd = git_argv("cat-file", "--batch"), self.env(in_repo=True), self.git_dir
+        unique = list(dict.fromkeys(oids))
+
+        def read() -> dict[str, bytes]:
+            out: dict[str, tuple[str, bytes]] = {}
+            for start in range(0, len(unique), 4096):
+                try:
+                    proc = subprocess.run(argv, cwd=cwd, input=_names(unique[start:start + 4096]),
+                                          capture_output=True, env=env)
+                except OSError as exc:        # the repository went away meanwhile
+                    raise GitError(f"`git cat-file --batch` could not start in {cwd}: {exc}") from exc
+                if proc.returncode != 0:
+                    raise GitError(f"`git cat-file --batch` failed (exit {proc.returncode})",
+                                   stderr=proc.stderr.decode("utf-8", "replace"))
+                _parse_batch(proc.stdout, out)
+            return {oid: data for oid, (kind, data) in out.items() if kind == "blob"}
+        return read
+
     def _read_batch(self, oids: Sequence[str]) -> dict[str, tuple[str, bytes]]:
         out: dict[str, tuple[str, bytes]] = {}
         unique = list(dict.fromkeys(oids))
         for start in range(0, len(unique), 4096):
-            names = "".join(f"{oid}\n" for oid in unique[start:start + 4096]).encode()
-            data, i = self.run("cat-file", "--batch", input=names).stdout, 0
-            while i < len(data):
-                end = data.index(b"\n", i)
-                header, i = data[i:end].split(), end + 1
-                if len(header) != 3:
-                    continue            # `<name> missing` (or ambiguous)
-                size = int(header[2])
-                out[header[0].decode()] = (header[1].decode(), data[i:i + size])
-                i += size + 1
+            _parse_batch(self.run("cat-file", "--batch", input=_names(unique[start:start + 4096])).stdout, out)
         return out
 
     def load_commits(self, shas: Iterable[str]) -> None:
@@ -1643,6 +1657,23 @@ class Git:
             elif line.startswith("branch "):
                 result[line[len("branch "):]] = path
         return result
+
+
+def _names(oids: Sequence[str]) -> bytes:
+    return "".join(f"{oid}\n" for oid in oids).encode()
+
+
+def _parse_batch(data: bytes, out: dict[str, tuple[str, bytes]]) -> None:
+    """`cat-file --batch` output -> OUT (oid -> (type, content)); `<name> missing` lines are left out."""
+    i = 0
+    while i < len(data):
+        end = data.index(b"\n", i)
+        header, i = data[i:end].split(), end + 1
+        if len(header) != 3:
+            continue            # `<name> missing` (or ambiguous)
+        size = int(header[2])
+        out[header[0].decode()] = (header[1].decode(), data[i:i + size])
+        i += size + 1
 
 
 def _parse_commit(data: bytes) -> dict[str, object]:

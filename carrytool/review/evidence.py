@@ -8,7 +8,7 @@ facts are gathered on fresh steps, so explain's `entries` stay exactly sync's.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from carrytool.errors import UnknownRef
@@ -36,13 +36,20 @@ class Sources:
         parsed, once per blob, ever (SpanCache.scope)."""
         return self.spans.scope(oid, line, lambda: self.read(oid))
 
-    def preload(self, oids: Iterable[str]) -> None:
-        """Read the blobs OIDS not read yet, all in one `cat-file --batch` process (a thread that parses
-        them then never speaks to git)."""
+    def preload_later(self, oids: Iterable[str]) -> Callable[[], None]:
+        """Read the blobs OIDS not read yet, all in one `cat-file --batch` process, in two halves: the
+        process is prepared now, and the function returned reads them into this cache, in another thread
+        (Git.read_blobs_later: a thread that parses them then never speaks to the run's git), while the
+        caller's thread goes on; nothing else may use these Sources until it returned."""
         wanted = [oid for oid in dict.fromkeys(oids) if oid and oid != ZERO and oid not in self._cache]
-        if wanted:
-            found = self.git.read_blobs(wanted)
+        if not wanted:
+            return lambda: None
+        read = self.git.read_blobs_later(wanted)
+
+        def fill() -> None:
+            found = read()
             self._cache.update({oid: found.get(oid) for oid in wanted})
+        return fill
 
     def read(self, oid: str | None) -> bytes | None:
         if not oid or oid == ZERO:

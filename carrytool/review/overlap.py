@@ -134,8 +134,9 @@ class StartedOverlaps:
 
     def compare_later(self, sources: Sources) -> None:
         """`compare` in a thread of its own, while the caller composes: the composing thread mostly waits
-        for git, the parsing is Python's. Every blob it may parse is read first, in one process, so the
-        thread never speaks to git; `finish` waits for it. In the caller's thread when CONCURRENTLY is off."""
+        for git, the parsing is Python's. Every blob it may parse is read first, in one `cat-file` process
+        of the thread's own (Sources.preload_later), so the thread never speaks to the run's long-lived
+        git processes; `finish` waits for it. In the caller's thread when CONCURRENTLY is off."""
         if not self.concurrently or not self.pairs:
             self.compare(sources)
             return
@@ -144,11 +145,12 @@ class StartedOverlaps:
             a, b = self.order[i], self.order[j]
             for path in set(a.files) & set(b.files):
                 blobs |= a.blobs_in(path) | b.blobs_in(path)
-        sources.preload(sorted(blobs))
+        preload = sources.preload_later(sorted(blobs))
         failure: list[BaseException] = []
 
         def run() -> None:
             try:
+                preload()
                 self.compare(sources)
             except BaseException as exc:  # noqa: BLE001 - raised again in the caller's thread, by finish
                 failure.append(exc)

@@ -701,3 +701,40 @@ def test_migrating_packs_the_run_s_objects_from_memory_byte_for_byte(tmp_path: P
     for repo in (memory_repo, files_repo):
         assert _exists(repo, tip)
         _fsck(repo)
+
+
+def test_blobs_read_later_in_another_thread_are_what_read_blobs_reads(tmp_path: Path) -> None:
+    """read_blobs_later settles its process on the caller's thread (objects still staged in memory are
+    written first) and reads in another: the same blobs as read_blobs, trees and missing names left out."""
+    import hashlib
+    import threading
+
+    from tests.gitrepo import init_repo
+
+    repo = init_repo(tmp_path / "r", bare=True)
+    base = repo.commit({"a.txt": "a\n"}, "base", ref="refs/heads/main")
+    with Git(repo.path, quarantine=True) as git:
+        staged = git.write_blob(b"staged, not written yet\n")
+        stored = hashlib.sha1(b"blob 2\0a\n").hexdigest()         # a.txt, in the store
+        names = [staged, stored, git.tree_of(base), "1" * 40]
+        read = git.read_blobs_later(names)
+        box: dict[str, dict[str, bytes]] = {}
+        worker = threading.Thread(target=lambda: box.update(found=read()))
+        worker.start()
+        worker.join()
+        assert box["found"] == {staged: b"staged, not written yet\n", stored: b"a\n"}
+        assert box["found"] == git.read_blobs(names)
+
+
+def test_blobs_read_later_from_a_repository_gone_meanwhile_fail_as_a_git_error(tmp_path: Path) -> None:
+    from carrytool.errors import GitError
+    from tests.gitrepo import init_repo
+
+    repo = init_repo(tmp_path / "r", bare=True)
+    base = repo.commit({"a.txt": "a\n"}, "base", ref="refs/heads/main")
+    with Git(repo.path, quarantine=True) as git:
+        read = git.read_blobs_later([git.tree_of(base)])
+        shutil.move(repo.path, tmp_path / "moved")
+        with pytest.raises(GitError, match="cat-file"):
+            read()
+        shutil.move(tmp_path / "moved", repo.path)

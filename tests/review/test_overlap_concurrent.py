@@ -153,8 +153,8 @@ def test_prs_merged_alone_as_composing_merges_them_give_the_same_report(cli: Cli
 def test_scopes_parsed_in_a_thread_beside_composing_give_the_same_report(cli: Cli, small: Small,
                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     """explain parses the scopes (compare) in a thread of its own while the main thread composes; that
-    thread never speaks to git (every blob it parses was read before it started) and the report is the
-    one of comparing in the main thread. Python's switch interval is back to what it was afterwards."""
+    thread never speaks to the run's git processes (every blob it parses is read first, by a cat-file
+    process of its own) and the report is the one of comparing in the main thread. Python's switch interval is back to what it was afterwards."""
     _scoped_corpus(small)
     args = ("explain", "-m", small.manifest_path, "--repo", small.work.path, "--offline")
     cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")   # fetches
@@ -170,11 +170,26 @@ def test_scopes_parsed_in_a_thread_beside_composing_give_the_same_report(cli: Cl
         read_in.append(threading.current_thread().name)
         return real_read(self, name)
 
+    blobs_in: list[tuple[str, int]] = []
+    real_later = Git.read_blobs_later
+
+    def read_blobs_later(self: Git, oids):  # noqa: ANN001, ANN202
+        read = real_later(self, oids)
+
+        def run():  # noqa: ANN202
+            found = read()
+            blobs_in.append((threading.current_thread().name, len(found)))
+            return found
+        return run
+
     monkeypatch.setattr(StartedOverlaps, "compare", compare)
     monkeypatch.setattr(Git, "read_object", read_object)
+    monkeypatch.setattr(Git, "read_blobs_later", read_blobs_later)
+    monkeypatch.setattr(Git, "read_blobs", lambda *a: pytest.fail("blobs read in the foreground"))
     interval = sys.getswitchinterval()
     code, threaded = cli.json(*args)
     assert compared_in == ["carrytool-compare"] and "carrytool-compare" not in read_in
+    assert len(blobs_in) == 1 and blobs_in[0][0] == "carrytool-compare" and blobs_in[0][1] >= 3   # its own process
     assert sys.getswitchinterval() == interval
     assert any(o["scopes"] for o in threaded["overlaps"])          # the thread did parse something
     monkeypatch.setattr(StartedOverlaps, "concurrently", False)
