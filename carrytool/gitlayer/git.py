@@ -271,6 +271,7 @@ class Git:
         self._side_pipe: MergePipe | None = None    # a second merge-tree for large batches (see merge_trees)
         self._patches: dict[tuple[str, str], bytes] = {}
         self._prefetch: tuple[list[tuple[str, str]], threading.Thread, dict] | None = None
+        self._threads: list[threading.Thread] = []      # callers' threads that run git in the scratch
         self._later_pipes: list[MergePipe] = []     # merge_trees_later's, until they answered
         self._diffs: dict[tuple[str, str, bool], list[Change]] = {}
         self._bases: dict[str, dict[str, str | None]] = {}     # upstream -> head -> merge base
@@ -638,6 +639,9 @@ class Git:
         if self._prefetch is not None:
             self._prefetch[1].join()
             self._prefetch = None
+        for thread in self._threads:
+            thread.join()
+        self._threads.clear()
         for merges in (self._merge_pipe, self._side_pipe):
             if merges is not None:
                 merges.close()
@@ -690,6 +694,11 @@ class Git:
         objects, and objects that are not blobs, are left out. Many blobs at a time, without a round trip
         per object."""
         return {oid: data for oid, (kind, data) in self._read_batch(oids).items() if kind == "blob"}
+
+    def join_at_close(self, thread: threading.Thread) -> None:
+        """A caller's THREAD that may run git in this run's scratch (read_blobs_later's function, say):
+        close waits for it before the scratch goes, even when the caller could not (a second Ctrl-C)."""
+        self._threads.append(thread)
 
     def read_blobs_later(self, oids: Sequence[str]) -> Callable[[], dict[str, bytes]]:
         """read_blobs in two halves, for another thread: what its process needs is settled now (every

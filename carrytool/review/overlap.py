@@ -8,7 +8,8 @@ their own that explain starts before composing and asks for the answers after (s
 second merge conflicts in a path where the later entry does not conflict with upstream on its own, or
 where it does and the earlier entry's change meets the conflicting lines (sync's rule: pipeline.blame).
 What needs no merge (shared files, identical hunks, scopes: the parsing) runs meanwhile in a thread
-(StartedOverlaps.compare_later), which never speaks to git.
+(StartedOverlaps.compare_later), which reads the blobs it parses through a `cat-file` of its own and
+never speaks to the run's long-lived git processes.
 Each pair's decision is kept on disk by what decides it (review.paircache): a pair decided before is not merged;
 nor is a pair whose earlier entry upstream already has (_PairMerger._changes_nothing): it cannot conflict.
 """
@@ -159,6 +160,7 @@ class StartedOverlaps:
         interval = sys.getswitchinterval()
         sys.setswitchinterval(min(interval, SWITCH_INTERVAL))
         worker.start()
+        self.merger.git.join_at_close(worker)      # its cat-file reads the scratch: close waits for it
         self._comparing = (worker, failure, interval)
 
     def wait(self) -> None:
@@ -166,11 +168,11 @@ class StartedOverlaps:
         if self._comparing is None:
             return
         worker, failure, interval = self._comparing
-        self._comparing = None
         try:
-            worker.join()
+            worker.join()                 # interrupted: still known here, and close waits for it
         finally:
             sys.setswitchinterval(interval)
+        self._comparing = None
         if failure:
             raise failure[0]
 

@@ -735,6 +735,8 @@ def test_blobs_read_later_from_a_repository_gone_meanwhile_fail_as_a_git_error(t
     with Git(repo.path, quarantine=True) as git:
         read = git.read_blobs_later([git.tree_of(base)])
         shutil.move(repo.path, tmp_path / "moved")
-        with pytest.raises(GitError, match="cat-file"):
-            read()
-        shutil.move(tmp_path / "moved", repo.path)
+        try:
+            with pytest.raises(GitError, match="cat-file"):
+                read()
+        finally:
+            shutil.move(tmp_path / "moved", repo.path)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import shutil
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -294,3 +295,59 @@ def test_pairs_whose_first_changes_nothing_on_upstream_are_decided_without_a_mer
     kinds = {tuple(o["entries"]): o["kind"] for o in settled["overlaps"]}
     assert kinds[("pr/3", "pr/5")] == "conflict"           # a pair that still merges still conflicts
     assert kinds[("pr/1", "pr/2")] == "same-file"          # pr/2's conflict is upstream's, not pr/1's
+
+
+def _slow_blob_reads(cli: Cli, small: Small, monkeypatch: pytest.MonkeyPatch, log: list[str]) -> None:
+    """The scoped corpus, explain's parsing thread slow to read its blobs, and a Ctrl-C while composing
+    (once that thread reads); LOG says whether the thread was still alive when the scratch went."""
+    _scoped_corpus(small)
+    cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")   # fetches
+    real_later, real_release = Git.read_blobs_later, Git._release_keeps
+    reading = threading.Event()
+
+    def later(self: Git, oids):  # noqa: ANN001, ANN202
+        read = real_later(self, oids)
+
+        def run():  # noqa: ANN202
+            reading.set()
+            time.sleep(1.0)                       # a slow cat-file (a large repository, a busy machine)
+            try:
+                return read()
+            finally:
+                log.append("read")
+        return run
+
+    def release(self: Git) -> None:          # close's last step before the scratch is removed
+        alive = any(t.name == "carrytool-compare" and t.is_alive() for t in threading.enumerate())
+        log.append(f"scratch goes, thread alive: {alive}")
+        real_release(self)
+
+    def interrupt(*a: object, **k: object) -> None:
+        reading.wait(5)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Git, "read_blobs_later", later)
+    monkeypatch.setattr(Git, "_release_keeps", release)
+    monkeypatch.setattr("carrytool.pipeline.sync.stale_folds", interrupt)
+
+
+@pytest.mark.parametrize("interrupts", [1, 2])
+def test_a_ctrl_c_while_the_thread_reads_its_blobs_waits_for_it_before_the_scratch_goes(
+        cli: Cli, small: Small, monkeypatch: pytest.MonkeyPatch, interrupts: int) -> None:
+    """The parsing thread's cat-file reads the run's scratch: a Ctrl-C while composing waits for it, and so
+    does a second Ctrl-C during that wait (close joins it), before the scratch is removed."""
+    log: list[str] = []
+    _slow_blob_reads(cli, small, monkeypatch, log)
+    if interrupts == 2:
+        real_join, fired = threading.Thread.join, []
+
+        def join(self: threading.Thread, timeout: float | None = None) -> None:
+            if self.name == "carrytool-compare" and not fired:
+                fired.append(True)
+                raise KeyboardInterrupt                # the second Ctrl-C, during the wait
+            real_join(self, timeout)
+
+        monkeypatch.setattr(threading.Thread, "join", join)
+    result = cli("explain", "-m", small.manifest_path, "--repo", small.work.path, "--offline")
+    assert result.exit_code == 130
+    assert log == ["read", "scratch goes, thread alive: False"]
