@@ -45,6 +45,7 @@ from carrytool.gitlayer.env import (
     parse_version,
     scrubbed_env,
 )
+from carrytool.gitlayer.later import Later
 from carrytool.gitlayer.mergepipe import MergePipe, merge_contents_many
 from carrytool.gitlayer.objects import (
     Change,
@@ -270,7 +271,7 @@ class Git:
         self._merge_pipe: MergePipe | None = None
         self._side_pipe: MergePipe | None = None    # a second merge-tree for large batches (see merge_trees)
         self._patches: dict[tuple[str, str], bytes] = {}
-        self._prefetch: tuple[list[tuple[str, str]], threading.Thread, dict] | None = None
+        self._prefetch: tuple[list[tuple[str, str]], Later[subprocess.CompletedProcess | None]] | None = None
         self._threads: list[threading.Thread] = []      # callers' threads that run git in the scratch
         self._later_pipes: list[MergePipe] = []     # merge_trees_later's, until they answered
         self._diffs: dict[tuple[str, str, bool], list[Change]] = {}
@@ -293,7 +294,7 @@ class Git:
         self.keep_unreferenced = True
         self.before_ref_write: Callable[[], None] | None = None   # a test hook: runs after migrating
         self._keep_files: list[Path] = []  # .keep files of the packs this run wrote into the store
-        self._migrating: tuple[tuple[str, ...], threading.Thread, dict[str, object]] | None = None   # later
+        self._migrating: tuple[tuple[str, ...], Later[subprocess.CompletedProcess]] | None = None   # later
         self._ref_write: _RefWrite | None = None   # fetch_present's update-ref, while it runs (see settle_refs)
         self._refs_later = False                   # within refs_in_background
         if quarantine:
@@ -470,44 +471,33 @@ class Git:
         argv, cwd = git_argv(*args), self.private_dir()
         env = self.env({"GIT_OBJECT_DIRECTORY": str(self.object_dir), "GIT_ALTERNATE_OBJECT_DIRECTORIES": ""})
         copies, names = self._copies, [paths.get(oid) for oid in wanted]
-        box: dict[str, object] = {}
 
-        def index() -> None:        # reads only files the run already wrote, and the copies' dict
+        def index() -> subprocess.CompletedProcess:    # reads only files the run already wrote, and the copies
             try:
-                try:
-                    packed = pack_of_objects((copies.get(oid) or loose_object(_read_file(present[oid]))
-                                              for oid in wanted), self.object_format, names)
-                except (OSError, zlib.error, ValueError, KeyError) as exc:
-                    raise GitError(f"cannot read the quarantine's objects: {exc}") from None
-                box["proc"] = subprocess.run(argv, cwd=cwd, input=packed, capture_output=True, env=env)
-            except BaseException as exc:  # noqa: BLE001 - raised again where the caller waits (_indexed)
-                box["error"] = exc
+                packed = pack_of_objects((copies.get(oid) or loose_object(_read_file(present[oid]))
+                                          for oid in wanted), self.object_format, names)
+            except (OSError, zlib.error, ValueError, KeyError) as exc:
+                raise GitError(f"cannot read the quarantine's objects: {exc}") from None
+            return subprocess.run(argv, cwd=cwd, input=packed, capture_output=True, env=env)
 
-        if not later:
-            index()
-            self._indexed(args, box)
-            return
-        worker = threading.Thread(target=index, daemon=True)
-        worker.start()
-        self._migrating = (args, worker, box)
+        if later:
+            self._migrating = (args, Later(index))
+        else:
+            self._indexed(args, index())
 
     def _await_migration(self) -> None:
         """Wait for a migration started with `later` (see migrate_objects), and raise what it failed with."""
         if self._migrating is None:
             return
-        args, worker, box = self._migrating
-        worker.join()                      # interrupted: still known, close waits for it again
+        args, job = self._migrating
+        job.join()                         # interrupted: still known, close waits for it again
         self._migrating = None
-        self._indexed(args, box)
+        self._indexed(args, job.result())
 
-    def _indexed(self, args: tuple[str, ...], box: dict[str, object]) -> None:
-        """The pack ARGS indexed into the store, as BOX holds its outcome: its .keep is released at close.
-        The quarantine's loose copies stay until close too: what a concurrent prune removes from the store
-        after all can be written again (see recheck_kept)."""
-        error = box.get("error")
-        if error is not None:
-            raise error  # type: ignore[misc]
-        proc: subprocess.CompletedProcess = box["proc"]  # type: ignore[assignment]
+    def _indexed(self, args: tuple[str, ...], proc: subprocess.CompletedProcess) -> None:
+        """The pack ARGS indexed into the store by PROC: its .keep is released at close. The quarantine's
+        loose copies stay until close too: what a concurrent prune removes from the store after all can be
+        written again (see recheck_kept)."""
         if proc.returncode != 0:
             raise self.scratch_problem(proc.stderr) or GitError(
                 f"`git {' '.join(args[:3])}` failed (exit {proc.returncode})",
@@ -1278,28 +1268,24 @@ class Git:
             self._side_pipe = self._new_merge_pipe()
         side = self._side_pipe
         self.flush_objects()                  # here, not in two threads at once: the merges write none
-        answers: dict[str, list[MergeResult]] = {}
+        other_half = Later(lambda: side.merge_many([lines[n] for n in other]), name="carrytool-other-half")
         failure: list[BaseException] = []
-
-        def other_half() -> None:
-            try:
-                answers["side"] = side.merge_many([lines[n] for n in other])
-            except BaseException as exc:  # noqa: BLE001 - raised again in the caller's thread
-                failure.append(exc)
-
-        worker = threading.Thread(target=other_half, daemon=True)
-        worker.start()
         mine: list[MergeResult] = []
+        theirs: list[MergeResult] = []
         try:
             mine = first.merge_many([lines[n] for n in own])
         except BaseException as exc:  # noqa: BLE001 - raised below, after the other half stopped
-            failure.insert(0, exc)
+            failure.append(exc)
         finally:
-            worker.join()
+            other_half.join()
+        try:
+            theirs = other_half.result()
+        except BaseException as exc:  # noqa: BLE001 - raised below, with this half's
+            failure.append(exc)
         if failure:   # the more telling error first: a full scratch directory names itself and TMPDIR
             raise next((e for e in failure if isinstance(e, EnvironmentProblem)), failure[0])
         out: list[MergeResult] = [None] * len(lines)  # type: ignore[list-item]
-        for indices, results in ((own, mine), (other, answers["side"])):
+        for indices, results in ((own, mine), (other, theirs)):
             for n, result in zip(indices, results):
                 out[n] = result
         return out
@@ -1387,26 +1373,23 @@ class Git:
         self.flush_objects()
         argv, payload = git_argv(*_PATCH_ARGS), self._pair_lines(missing)
         env, cwd = self.env(), self.private_dir()
-        box: dict[str, subprocess.CompletedProcess] = {}
 
-        def read() -> None:
+        def read() -> subprocess.CompletedProcess | None:
             try:
-                box["proc"] = subprocess.run(argv, cwd=cwd, input=payload, capture_output=True, env=env)
+                return subprocess.run(argv, cwd=cwd, input=payload, capture_output=True, env=env)
             except OSError:
-                pass                         # diff_patches reads them itself and says what failed
+                return None                  # diff_patches reads them itself and says what failed
 
-        worker = threading.Thread(target=read, daemon=True)
-        worker.start()
-        self._prefetch = (missing, worker, box)
+        self._prefetch = (missing, Later(read))
 
     def _await_prefetch(self) -> None:
         """Take a prefetch's patches into the cache (a failed one is dropped: asked again, with its error)."""
         if self._prefetch is None:
             return
-        trees, worker, box = self._prefetch
-        worker.join()                      # interrupted: still known, close waits for it
+        trees, job = self._prefetch
+        job.join()                         # interrupted: still known, close waits for it
         self._prefetch = None
-        proc = box.get("proc")
+        proc = job.result()
         if proc is None or proc.returncode != 0:
             return
         try:

@@ -17,12 +17,12 @@ nor is a pair whose earlier entry upstream already has (_PairMerger._changes_not
 from __future__ import annotations
 
 import sys
-import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from carrytool.gitlayer.git import Git, MergeResult, Signature
+from carrytool.gitlayer.later import Later
 from carrytool.manifest import paths
 from carrytool.manifest.model import Manifest
 from carrytool.pipeline.blame import meets_conflict
@@ -121,8 +121,7 @@ class StartedOverlaps:
     alone: list[MergeResult]
     collect: Callable[[], list[tuple[list[str] | None, Any]]]
     compared: list[tuple[list[str], list[dict[str, Any]], list[str]]] | None = None
-    _comparing: tuple[threading.Thread, list[BaseException], float] | None = field(default=None, init=False,
-                                                                                   repr=False)
+    _comparing: tuple[Later[None], float] | None = field(default=None, init=False, repr=False)
 
     concurrently = True      # compare_later parses in a thread (tests compare both)
 
@@ -147,34 +146,28 @@ class StartedOverlaps:
             for path in set(a.files) & set(b.files):
                 blobs |= a.blobs_in(path) | b.blobs_in(path)
         preload = sources.preload_later(sorted(blobs))
-        failure: list[BaseException] = []
 
-        def run() -> None:
-            try:
-                preload()
-                self.compare(sources)
-            except BaseException as exc:  # noqa: BLE001 - raised again in the caller's thread, by finish
-                failure.append(exc)
+        def run() -> None:             # what it raises, finish raises
+            preload()
+            self.compare(sources)
 
-        worker = threading.Thread(target=run, name="carrytool-compare", daemon=True)
         interval = sys.getswitchinterval()
         sys.setswitchinterval(min(interval, SWITCH_INTERVAL))
-        worker.start()
-        self.merger.git.join_at_close(worker)      # its cat-file reads the scratch: close waits for it
-        self._comparing = (worker, failure, interval)
+        job = Later(run, name="carrytool-compare")
+        self.merger.git.join_at_close(job.thread)      # its cat-file reads the scratch: close waits for it
+        self._comparing = (job, interval)
 
     def wait(self) -> None:
         """Wait for compare_later's thread, and raise what it raised (nothing when there is none)."""
         if self._comparing is None:
             return
-        worker, failure, interval = self._comparing
+        job, interval = self._comparing
         try:
-            worker.join()                 # interrupted: still known here, and close waits for it
+            job.join()                    # interrupted: still known here, and close waits for it
         finally:
             sys.setswitchinterval(interval)
         self._comparing = None
-        if failure:
-            raise failure[0]
+        job.result()
 
     def finish(self, sources: Sources) -> OverlapMap:
         order, merger = self.order, self.merger

@@ -10,6 +10,7 @@ import pytest
 
 from carrytool.errors import GitError
 from carrytool.gitlayer.git import SPLIT_MERGES_AT, Git
+from carrytool.gitlayer.later import Later
 from carrytool.gitlayer.mergepipe import MergePipe
 from tests.gitrepo import init_repo, many_prs
 
@@ -166,7 +167,8 @@ def test_prefetched_patches_are_the_ones_diff_patches_reads(tmp_path: Path, monk
         assert git.diff_patches(pairs[:4]) == want[:4] and len(calls) == 1
     with Git(up.path) as git:               # a prefetch that fails is read again, with git's error
         git.prefetch_patches(pairs[:2])
-        git._prefetch[2]["proc"] = subprocess.CompletedProcess([], 128, b"", b"fatal")
+        git._prefetch[1].join()
+        git._prefetch = (git._prefetch[0], Later(lambda: subprocess.CompletedProcess([], 128, b"", b"fatal")))
         assert git.diff_patches(pairs[:2]) == want[:2]
 
 
@@ -177,7 +179,7 @@ def test_an_interrupted_wait_for_prefetched_patches_leaves_them_for_close(tmp_pa
     git = Git(up.path)
     main = git.rev_parse("refs/heads/main")
     git.prefetch_patches([(main, git.rev_parse(f"refs/pull/{n}/head")) for n in (1, 2)])
-    worker = git._prefetch[1]
+    worker = git._prefetch[1].thread
     join = worker.join
 
     def interrupted(*args: object) -> None:
@@ -187,7 +189,7 @@ def test_an_interrupted_wait_for_prefetched_patches_leaves_them_for_close(tmp_pa
     worker.join = interrupted
     with pytest.raises(KeyboardInterrupt):
         git.diff_patches([(main, git.rev_parse("refs/pull/1/head"))])
-    assert git._prefetch is not None and git._prefetch[1] is worker
+    assert git._prefetch is not None and git._prefetch[1].thread is worker
     git.close()
     assert git._prefetch is None and not worker.is_alive()
 

@@ -177,7 +177,7 @@ def test_an_interrupted_wait_for_the_background_migration_leaves_no_keep_and_no_
     kept = _quarantined_commit(git, base, b"x\n")
     git.keep(kept)
     git.migrate_objects(later=True)
-    worker = git._migrating[1]       # type: ignore[index]
+    worker = git._migrating[1].thread       # type: ignore[index]
     join = worker.join
 
     def interrupted(*args: object) -> None:

@@ -78,3 +78,32 @@ def test_a_full_scratch_with_two_merge_processes_names_itself(small: Small, cli:
             assert list(tiny.iterdir()) == []
             assert threading.active_count() == 1, threading.enumerate()
             assert children() == []
+
+
+@pytest.mark.parametrize("failing", ["side", "first"])
+def test_a_failure_in_either_merge_process_is_raised_once_both_stopped(tmp_path: Path, failing: str,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """The half that the second process merges raises its error in the caller as the first half's does;
+    neither half's answers are taken for a whole batch then."""
+    from carrytool.errors import GitError
+    from carrytool.gitlayer.git import SPLIT_MERGES_AT, Git
+    from carrytool.gitlayer.mergepipe import MergePipe
+
+    up = init_repo(tmp_path / "up", bare=True)
+    many_prs(up, SPLIT_MERGES_AT, files=SPLIT_MERGES_AT)
+    monkeypatch.setattr("carrytool.gitlayer.git._cores", lambda: 2)
+    real = MergePipe.merge_many
+    with Git(up.path) as git:
+        main = git.rev_parse("refs/heads/main")
+        pairs = [(main, git.rev_parse(f"refs/pull/{n}/head")) for n in range(1, SPLIT_MERGES_AT + 1)]
+
+        def merge_many(self: MergePipe, lines: list[str]) -> list:
+            if (self is git._side_pipe) == (failing == "side"):
+                raise GitError(f"the {failing} process died")
+            return real(self, lines)
+
+        monkeypatch.setattr(MergePipe, "merge_many", merge_many)
+        with pytest.raises(GitError, match=f"the {failing} process died"):
+            git.merge_trees(pairs)
+        assert not [t for t in threading.enumerate() if t.name == "carrytool-other-half"]
+    assert threading.active_count() == 1, threading.enumerate()
