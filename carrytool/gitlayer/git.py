@@ -688,7 +688,7 @@ class Git:
     def join_at_close(self, thread: threading.Thread) -> None:
         """A caller's THREAD that may run git in this run's scratch (read_blobs_later's function, say):
         close waits for it before the scratch goes, even when the caller could not (a second Ctrl-C)."""
-        self._threads.append(thread)
+        self._threads = [known for known in self._threads if known.is_alive()] + [thread]
 
     def read_blobs_later(self, oids: Sequence[str]) -> Callable[[], dict[str, bytes]]:
         """read_blobs in two halves, for another thread: what its process needs is settled now (every
@@ -1269,6 +1269,7 @@ class Git:
         side = self._side_pipe
         self.flush_objects()                  # here, not in two threads at once: the merges write none
         other_half = Later(lambda: side.merge_many([lines[n] for n in other]), name="carrytool-other-half")
+        self.join_at_close(other_half.thread)      # a second Ctrl-C in the join below: close waits for it
         failure: list[BaseException] = []
         mine: list[MergeResult] = []
         theirs: list[MergeResult] = []
@@ -1282,8 +1283,10 @@ class Git:
             theirs = other_half.result()
         except BaseException as exc:  # noqa: BLE001 - raised below, with this half's
             failure.append(exc)
-        if failure:   # the more telling error first: a full scratch directory names itself and TMPDIR
-            raise next((e for e in failure if isinstance(e, EnvironmentProblem)), failure[0])
+        if failure:   # the more telling error first: a Ctrl-C (git, in the same process group, died of it
+            # too), then a full scratch directory, which names itself and TMPDIR
+            raise next((e for e in failure if isinstance(e, KeyboardInterrupt)),
+                       next((e for e in failure if isinstance(e, EnvironmentProblem)), failure[0]))
         out: list[MergeResult] = [None] * len(lines)  # type: ignore[list-item]
         for indices, results in ((own, mine), (other, theirs)):
             for n, result in zip(indices, results):
@@ -1377,8 +1380,8 @@ class Git:
         def read() -> subprocess.CompletedProcess | None:
             try:
                 return subprocess.run(argv, cwd=cwd, input=payload, capture_output=True, env=env)
-            except OSError:
-                return None                  # diff_patches reads them itself and says what failed
+            except Exception:  # noqa: BLE001 - git not started, memory: diff_patches reads them itself,
+                return None    # and says what failed
 
         self._prefetch = (missing, Later(read))
 

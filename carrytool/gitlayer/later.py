@@ -1,8 +1,9 @@
 """Work that runs in a thread of its own while the caller goes on, and whose outcome the caller takes later.
 
 carrytool overlaps git's work with its own: patches read while composing (Git.prefetch_patches), the
-composed pack indexed while the landing checks read (Git.migrate_objects), explain's parsing beside
-composing (review.overlap). Each is a `Later`. Its thread is known until it was joined: a wait that a
+composed pack indexed while the landing checks read (Git.migrate_objects), half of a large batch of
+merges in a second merge-tree (Git.merge_trees), explain's parsing beside composing (review.overlap).
+Each is a `Later`. Its thread is known until it was joined: a wait that a
 Ctrl-C interrupts leaves it known, and the next wait (the one `Git.close` makes before it removes the
 scratch directory such a thread reads) joins it again.
 """

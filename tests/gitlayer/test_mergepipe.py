@@ -312,3 +312,29 @@ def test_a_full_cache_never_loses_the_answers_of_the_call_that_fills_it(tmp_path
         git._merged = {f"o{n} x": f"old {n}" for n in range(20000)}
         assert git.merge_trees([("o0", "x"), ("new", "x")]) == ["old 0", "merged new x"]
         assert len(git._merged) <= 20001
+
+
+def test_a_prefetch_that_fails_in_python_is_read_again(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+    """Not only git failing: a prefetch whose read fails in Python (MemoryError under a memory limit) is
+    dropped, and diff_patches reads what it is asked for itself, as without a prefetch."""
+    import threading
+
+    from carrytool.gitlayer import git as gitlayer
+
+    up = init_repo(tmp_path / "up", bare=True)
+    many_prs(up, 4, files=4)
+    real = subprocess.run
+
+    def run(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        if threading.current_thread() is not threading.main_thread():
+            raise MemoryError("the whole prefetch at once")
+        return real(*args, **kwargs)
+
+    with Git(up.path) as plain:
+        main = plain.rev_parse("refs/heads/main")
+        pairs = [(main, plain.rev_parse(f"refs/pull/{n}/head")) for n in range(1, 5)]
+        want = plain.diff_patches(pairs[:1])
+    monkeypatch.setattr(gitlayer.subprocess, "run", run)
+    with Git(up.path) as git:
+        git.prefetch_patches(pairs)
+        assert git.diff_patches(pairs[:1]) == want

@@ -80,11 +80,12 @@ def test_a_full_scratch_with_two_merge_processes_names_itself(small: Small, cli:
             assert children() == []
 
 
-@pytest.mark.parametrize("failing", ["side", "first"])
+@pytest.mark.parametrize("failing", ["side", "first", "ctrl-c"])
 def test_a_failure_in_either_merge_process_is_raised_once_both_stopped(tmp_path: Path, failing: str,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     """The half that the second process merges raises its error in the caller as the first half's does;
-    neither half's answers are taken for a whole batch then."""
+    neither half's answers are taken for a whole batch then. A Ctrl-C in the first half wins over what
+    the second one says then (its git died of the same Ctrl-C): the run ends as interrupted."""
     from carrytool.errors import GitError
     from carrytool.gitlayer.git import SPLIT_MERGES_AT, Git
     from carrytool.gitlayer.mergepipe import MergePipe
@@ -98,12 +99,65 @@ def test_a_failure_in_either_merge_process_is_raised_once_both_stopped(tmp_path:
         pairs = [(main, git.rev_parse(f"refs/pull/{n}/head")) for n in range(1, SPLIT_MERGES_AT + 1)]
 
         def merge_many(self: MergePipe, lines: list[str]) -> list:
+            if failing == "ctrl-c":
+                if self is git._side_pipe:
+                    raise GitError("merge-tree stopped answering")
+                raise KeyboardInterrupt
             if (self is git._side_pipe) == (failing == "side"):
                 raise GitError(f"the {failing} process died")
             return real(self, lines)
 
         monkeypatch.setattr(MergePipe, "merge_many", merge_many)
-        with pytest.raises(GitError, match=f"the {failing} process died"):
+        expected = pytest.raises(KeyboardInterrupt) if failing == "ctrl-c" else \
+            pytest.raises(GitError, match=f"the {failing} process died")
+        with expected:
             git.merge_trees(pairs)
         assert not [t for t in threading.enumerate() if t.name == "carrytool-other-half"]
     assert threading.active_count() == 1, threading.enumerate()
+
+
+def test_a_second_ctrl_c_while_waiting_for_the_other_half_leaves_it_for_close(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C in the first half, then again while the batch waits for the second: close waits for the
+    second half's thread before it closes that process's pipe and removes the scratch."""
+    import time
+
+    from carrytool.gitlayer.git import SPLIT_MERGES_AT, Git
+    from carrytool.gitlayer.mergepipe import MergePipe
+
+    up = init_repo(tmp_path / "up", bare=True)
+    many_prs(up, SPLIT_MERGES_AT, files=SPLIT_MERGES_AT)
+    monkeypatch.setattr("carrytool.gitlayer.git._cores", lambda: 2)
+    real, real_join, real_release = MergePipe.merge_many, threading.Thread.join, Git._release_keeps
+    log: list[str] = []
+    git = Git(up.path)
+    main = git.rev_parse("refs/heads/main")
+    pairs = [(main, git.rev_parse(f"refs/pull/{n}/head")) for n in range(1, SPLIT_MERGES_AT + 1)]
+
+    def merge_many(self: MergePipe, lines: list[str]) -> list:
+        if self is not git._side_pipe:
+            raise KeyboardInterrupt
+        time.sleep(0.5)                            # the second process is still merging
+        try:
+            return real(self, lines)
+        finally:
+            log.append("other half done")
+
+    def join(self: threading.Thread, timeout: float | None = None) -> None:
+        if self.name == "carrytool-other-half" and not log:
+            log.append("interrupted")
+            raise KeyboardInterrupt                # the second Ctrl-C
+        real_join(self, timeout)
+
+    def release(self: Git) -> None:             # close's last step before the scratch is removed
+        alive = any(t.name == "carrytool-other-half" for t in threading.enumerate())
+        log.append(f"scratch goes, other half alive: {alive}")
+        real_release(self)
+
+    monkeypatch.setattr(MergePipe, "merge_many", merge_many)
+    monkeypatch.setattr(threading.Thread, "join", join)
+    monkeypatch.setattr(Git, "_release_keeps", release)
+    with pytest.raises(KeyboardInterrupt):
+        git.merge_trees(pairs)
+    git.close()
+    assert log == ["interrupted", "other half done", "scratch goes, other half alive: False"]
