@@ -358,14 +358,12 @@ class Git:
         """
         self.flush_objects()
         subcommand = _subcommand(args)
-        in_repo = subcommand in IN_REPO
         if subcommand in _READS_REFS:
             self.settle_refs()
         if subcommand in _WRITES_REPO and migrate:
             self.migrate_objects()
-        where = self.git_dir if in_repo else self.private_dir()
-        proc = subprocess.run(git_argv(*args), cwd=cwd or where, input=input,
-                              capture_output=True, env=self.env(env, in_repo=in_repo))
+        where, child_env = self._placement(args, env)
+        proc = subprocess.run(git_argv(*args), cwd=cwd or where, input=input, capture_output=True, env=child_env)
         if check and proc.returncode != 0:
             problem = self.scratch_problem(proc.stderr)
             if problem is not None:
@@ -373,6 +371,12 @@ class Git:
             raise GitError(f"`git {' '.join(args[:3])}` failed (exit {proc.returncode})",
                            stderr=proc.stderr.decode("utf-8", "replace"))
         return proc
+
+    def _placement(self, args: Sequence[str], env: dict[str, str] | None = None) -> tuple[Path, dict[str, str]]:
+        """Where `git ARGS` runs and its environment (with ENV): the user's repository for IN_REPO
+        subcommands, else the private git dir. For run, and for the processes other threads run."""
+        in_repo = _subcommand(args) in IN_REPO
+        return (self.git_dir if in_repo else self.private_dir()), self.env(env, in_repo=in_repo)
 
     def out(self, *args: str, input: bytes | None = None) -> str:
         return self.run(*args, input=input).stdout.decode("utf-8", "surrogateescape").strip()
@@ -468,8 +472,9 @@ class Git:
         # before the pack does, as receive-pack does: a concurrent `git repack -a -d` or gc cannot delete
         # the pack while no ref names its objects yet. The .keep goes at close.
         args = ("index-pack", "--stdin", f"--keep={_keep_message()}")
-        argv, cwd = git_argv(*args), self.private_dir()
-        env = self.env({"GIT_OBJECT_DIRECTORY": str(self.object_dir), "GIT_ALTERNATE_OBJECT_DIRECTORIES": ""})
+        argv = git_argv(*args)
+        cwd, env = self._placement(args, {"GIT_OBJECT_DIRECTORY": str(self.object_dir),
+                                          "GIT_ALTERNATE_OBJECT_DIRECTORIES": ""})
         copies, names = self._copies, [paths.get(oid) for oid in wanted]
 
         def index() -> subprocess.CompletedProcess:    # reads only files the run already wrote, and the copies
@@ -683,7 +688,7 @@ class Git:
         """`cat-file --batch` fed every name at once (one process per 4096): oid -> content; missing
         objects, and objects that are not blobs, are left out. Many blobs at a time, without a round trip
         per object."""
-        return {oid: data for oid, (kind, data) in self._read_batch(oids).items() if kind == "blob"}
+        return _blobs(self._read_batch(oids))
 
     def join_at_close(self, thread: threading.Thread) -> None:
         """A caller's THREAD that may run git in this run's scratch (read_blobs_later's function, say):
@@ -695,30 +700,23 @@ class Git:
         staged object written, its directory and environment), and the function returned runs it, in any
         thread: it touches nothing of this Git's state. It raises GitError as read_blobs would."""
         self.flush_objects()
-        argv, env, cwd = git_argv("cat-file", "--batch"), self.env(in_repo=True), self.git_dir
-        unique = list(dict.fromkeys(oids))
+        args = ("cat-file", "--batch")
+        argv, (cwd, env) = git_argv(*args), self._placement(args)
 
-        def read() -> dict[str, bytes]:
-            out: dict[str, tuple[str, bytes]] = {}
-            for start in range(0, len(unique), 4096):
-                try:
-                    proc = subprocess.run(argv, cwd=cwd, input=_names(unique[start:start + 4096]),
-                                          capture_output=True, env=env)
-                except OSError as exc:        # the repository went away meanwhile
-                    raise GitError(f"`git cat-file --batch` could not start in {cwd}: {exc}") from exc
-                if proc.returncode != 0:
-                    raise GitError(f"`git cat-file --batch` failed (exit {proc.returncode})",
-                                   stderr=proc.stderr.decode("utf-8", "replace"))
-                _parse_batch(proc.stdout, out)
-            return {oid: data for oid, (kind, data) in out.items() if kind == "blob"}
-        return read
+        def ask(names: bytes) -> bytes:
+            try:
+                proc = subprocess.run(argv, cwd=cwd, input=names, capture_output=True, env=env)
+            except OSError as exc:        # the repository went away meanwhile
+                raise GitError(f"`git cat-file --batch` could not start in {cwd}: {exc}") from exc
+            if proc.returncode != 0:
+                raise GitError(f"`git cat-file --batch` failed (exit {proc.returncode})",
+                               stderr=proc.stderr.decode("utf-8", "replace"))
+            return proc.stdout
+
+        return lambda: _blobs(_read_batches(oids, ask))
 
     def _read_batch(self, oids: Sequence[str]) -> dict[str, tuple[str, bytes]]:
-        out: dict[str, tuple[str, bytes]] = {}
-        unique = list(dict.fromkeys(oids))
-        for start in range(0, len(unique), 4096):
-            _parse_batch(self.run("cat-file", "--batch", input=_names(unique[start:start + 4096])).stdout, out)
-        return out
+        return _read_batches(oids, lambda names: self.run("cat-file", "--batch", input=names).stdout)
 
     def load_commits(self, shas: Iterable[str]) -> None:
         """Read the commits SHAS (full SHAs) not read before in one `cat-file --batch` process, for
@@ -1375,7 +1373,7 @@ class Git:
             return
         self.flush_objects()
         argv, payload = git_argv(*_PATCH_ARGS), self._pair_lines(missing)
-        env, cwd = self.env(), self.private_dir()
+        cwd, env = self._placement(_PATCH_ARGS)
 
         def read() -> subprocess.CompletedProcess | None:
             try:
@@ -1654,21 +1652,26 @@ class Git:
         return result
 
 
-def _names(oids: Sequence[str]) -> bytes:
-    return "".join(f"{oid}\n" for oid in oids).encode()
+def _read_batches(oids: Sequence[str], ask: Callable[[bytes], bytes]) -> dict[str, tuple[str, bytes]]:
+    """oid -> (type, content) of OIDS from `cat-file --batch`, which ASK runs on each batch of names (4096
+    a process); missing objects are left out."""
+    out: dict[str, tuple[str, bytes]] = {}
+    unique = list(dict.fromkeys(oids))
+    for start in range(0, len(unique), 4096):
+        data, i = ask("".join(f"{oid}\n" for oid in unique[start:start + 4096]).encode()), 0
+        while i < len(data):
+            end = data.index(b"\n", i)
+            header, i = data[i:end].split(), end + 1
+            if len(header) != 3:
+                continue            # `<name> missing` (or ambiguous)
+            size = int(header[2])
+            out[header[0].decode()] = (header[1].decode(), data[i:i + size])
+            i += size + 1
+    return out
 
 
-def _parse_batch(data: bytes, out: dict[str, tuple[str, bytes]]) -> None:
-    """`cat-file --batch` output -> OUT (oid -> (type, content)); `<name> missing` lines are left out."""
-    i = 0
-    while i < len(data):
-        end = data.index(b"\n", i)
-        header, i = data[i:end].split(), end + 1
-        if len(header) != 3:
-            continue            # `<name> missing` (or ambiguous)
-        size = int(header[2])
-        out[header[0].decode()] = (header[1].decode(), data[i:i + size])
-        i += size + 1
+def _blobs(batch: dict[str, tuple[str, bytes]]) -> dict[str, bytes]:
+    return {oid: data for oid, (kind, data) in batch.items() if kind == "blob"}
 
 
 def _parse_commit(data: bytes) -> dict[str, object]:
