@@ -99,3 +99,27 @@ def test_explain_is_timed_beside_sync_when_asked(tmp_path: Path, capsys: pytest.
     code = main(["--workload", "small", "--files", "50", "--prs", "5", "--repeat", "1", "--quiet",
                  "--runners", "carrytool", "--out", str(tmp_path / "work")])
     assert "explain beside sync" not in capsys.readouterr().out
+
+
+def test_cold_explain_keeps_what_the_syncs_kept_and_nothing_an_explain_kept(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Cold explain in the bench: as a reviewer's explain after the nightly sync, which finds the sync's
+    kept merges, but no scope cache and no pair decisions."""
+    from bench import runners
+
+    cache = tmp_path / "repo" / "carrytool" / "cache"
+    (cache / "scopes-v2-py3.11").mkdir(parents=True)
+    (cache / "scopes-v2-py3.11" / "pack-1.json").write_text("{}")
+    for name in ("pairs-git2.39.5.json", "merges-git2.39.5.json", "merges-git2.47.3.json"):
+        (cache / name).write_text("{}")
+    seen: list[list[str]] = []
+
+    def timed(argv, scratch):  # noqa: ANN001, ANN202
+        seen.append(sorted(p.name for p in cache.iterdir()))
+        return runners.Timed(0.1, 10.0, 0.1, 0, b"", b"")
+
+    monkeypatch.setattr(runners, "time_process", timed)
+    inputs = type("Inputs", (), {"manifest": tmp_path / "m.yaml"})()
+    out = runners.explain_twice(inputs, tmp_path / "repo", tmp_path)   # type: ignore[arg-type]
+    assert seen[0] == ["merges-git2.39.5.json", "merges-git2.47.3.json"]     # cold: only what sync keeps
+    assert len(seen) == 2 and out["explain_seconds"] == out["explain_warm_seconds"] == 0.1

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from carrytool.gitlayer.git import Change, ConflictStage, Git, MergeResult, Signature
 from carrytool.manifest.model import Manifest
 from carrytool.pipeline.blame import meets_conflict_many, regions_differ
+from carrytool.pipeline.keptmerges import KeptMerges
 from carrytool.pipeline.plan import (
     APPLIED,
     CONFLICT,
@@ -128,6 +129,7 @@ class Composer:
     structured_off: frozenset[str] = frozenset()   # entries whose structured resolution a check rejected
     explicit_bases: bool | None = None   # None: where git takes them; tests set False to compare SHAs
     regions_from_merges = True   # blame reads upstream's conflict regions from the merge onto it (tests compare)
+    kept: KeptMerges | None = None   # clean chained merges kept across runs (sync and explain set it)
 
     def __init__(self, git: Git, manifest: Manifest, upstream: str, progress: Progress | None = None) -> None:
         self.git = git
@@ -230,7 +232,7 @@ class Composer:
         change, which this entry puts back."""
         paths = {p for c in step.changes for p in c.paths}
         if merge or touched.overlaps(paths) or any(c.status == "R" for c in step.changes):
-            result = self._merge_onto(step, tip, tip_tree)
+            result = self._chained(step, tip_tree, lambda: self._merge_onto(step, tip, tip_tree))
             if result.clean and result.tree != tip_tree:
                 return self._commit(step, result.tree, tip, comp)
         step.skip("merged-upstream", UPSTREAM_HAS_IT)
@@ -382,13 +384,8 @@ class Composer:
                known: MergeResult | None = None,
                partial: dict[str, tuple[str, str] | None] | None = None) -> tuple[str, str]:
         result = known
-        if result is None and partial:
-            result = self._merge_partially(step, tip, tip_tree, partial)
-            if not result.clean and not self._names_conflicts(step, result, partial):
-                # its shared files conflict, so does the whole merge: ask it once, the way that names conflicts
-                result = self.git.merge_one(*self._pair(step, tip, tip_tree))
         if result is None:
-            result = self._merge_onto(step, tip, tip_tree)
+            result = self._chained(step, tip_tree, lambda: self._merge_chained(step, tip, tip_tree, partial))
         if not result.clean:
             result = self._merge_structurally(step, result, tip, tip_tree, known is not None)
         tree = result.tree
@@ -409,6 +406,34 @@ class Composer:
             step.detail = (f"{len(step.structured)} conflicting hunk(s) resolved structurally (policy "
                            "structured_merge): both sides kept, verified")
         return self._settle(step, tree, tip, tip_tree, comp)
+
+    def _merge_chained(self, step: Step, tip: str, tip_tree: str,
+                       partial: dict[str, tuple[str, str] | None] | None) -> MergeResult:
+        """The chained merge of STEP onto TIP: of its shared files only, given PARTIAL (`_partial`), when
+        that names what the whole merge gives; else the whole merge."""
+        if partial:
+            result = self._merge_partially(step, tip, tip_tree, partial)
+            if result.clean or self._names_conflicts(step, result, partial):
+                return result
+            # its shared files conflict, so does the whole merge: ask it once, the way that names conflicts
+            return self.git.merge_one(*self._pair(step, tip, tip_tree))
+        return self._merge_onto(step, tip, tip_tree)
+
+    def _chained(self, step: Step, tip_tree: str, merge: Callable[[], MergeResult]) -> MergeResult:
+        """STEP's chained merge onto TIP_TREE, as MERGE makes it; or, when a run kept it clean before
+        (pipeline.keptmerges) and its tree is in the store, that tree without a merge. A clean result is
+        kept; a conflict never is."""
+        if self.kept is None or step.head is None:
+            return merge()
+        parents = [step.base] if step.base else [self.upstream]
+        key = self.kept.key(tip_tree, parents, self._filtered_head(step), (self.fast_path, self.explicit_bases))
+        tree = self.kept.get(key)
+        if tree is not None and self.git.object_type(tree) == "tree":
+            return MergeResult(True, tree)
+        result = merge()
+        if result.clean:
+            self.kept.put(key, result.tree)
+        return result
 
     def _merge_structurally(self, step: Step, result: MergeResult, tip: str, tip_tree: str,
                             shortcut: bool) -> MergeResult:

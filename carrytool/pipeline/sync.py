@@ -25,6 +25,7 @@ from carrytool.manifest.model import Manifest
 from carrytool.pipeline import facts
 from carrytool.pipeline.atomic import crash_point
 from carrytool.pipeline.compose import Composer, Composition
+from carrytool.pipeline.keptmerges import KeptMerges
 from carrytool.pipeline.landing import Accounting, account
 from carrytool.pipeline.lock import (
     StagedLock,
@@ -156,11 +157,18 @@ def _plan_and_compose(manifest: Manifest, git: Git, options: SyncOptions, progre
     report = Report(command, upstream={"url": manifest.upstream.url, "branch": manifest.upstream.branch,
                                        "sha": resolved.upstream})
     report.warnings += stale_folds(manifest, resolved)
-    steps, violations, composition, accounting = _compose(manifest, git, resolved, missing, progress, frozenset())
+    # clean chained merges earlier runs kept (pipeline.keptmerges): written by sync, unless it is a dry run
+    # (which writes nothing), and by explain, which keeps what it learns (as its scope cache); verify
+    # merges everything again, a check independent of what earlier runs found
+    kept = KeptMerges(git.common_dir / "carrytool" / "cache", git.version) if command != "verify" else None
+    steps, violations, composition, accounting = _compose(manifest, git, resolved, missing, progress, frozenset(),
+                                                          kept)
     rejected = structured_rejections(manifest, git, steps, composition, accounting)
     if rejected:    # a structured resolution a check rejected goes back to being the conflict it was
         steps, violations, composition, accounting = _compose(manifest, git, resolved, missing, progress,
-                                                              frozenset(rejected))
+                                                              frozenset(rejected), kept)
+    if kept is not None and (command == "explain" or (command == "sync" and not options.dry_run)):
+        kept.save()
         why = {"landing": "a hunk did not land", "asserts": "an assert failed on it"}
         for step in steps:
             if step.id in rejected and step.status == CONFLICT:
@@ -181,7 +189,7 @@ def _plan_and_compose(manifest: Manifest, git: Git, options: SyncOptions, progre
 
 
 def _compose(manifest: Manifest, git: Git, resolved: Resolved, missing: dict[int, str], progress: Progress | None,
-             structured_off: frozenset[str]) -> tuple[list[Step], list, Composition, Accounting]:
+             structured_off: frozenset[str], kept: KeptMerges | None = None) -> tuple[list[Step], list, Composition, Accounting]:
     """Plan and compose from scratch (the steps are fresh each time: composing settles them)."""
     steps = plan_static(manifest, missing)
     facts.gather(git, resolved, steps)
@@ -193,6 +201,7 @@ def _compose(manifest: Manifest, git: Git, resolved: Resolved, missing: dict[int
     composer.merged_onto_upstream = lambda likely: git.prefetch_patches(
         [(s.base or EMPTY_TREE, s.head) for s in likely])  # type: ignore[misc]
     composer.structured_off = structured_off
+    composer.kept = kept
     composition = composer.compose(steps)
     if not any(step.structured for step in steps):
         # the composition stands (only a structured resolution can be composed again): what it reaches

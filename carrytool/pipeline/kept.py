@@ -1,0 +1,69 @@
+"""Answers kept on disk by a key that names everything deciding them: one JSON file, read whole, written whole.
+
+The file is `{FIELD: {KEY: answer}}`: read at the first `get`, written by `save` (a temporary file
+beside it, then renamed) when this run put answers: this run's first, then the file's others up to a
+limit. A file that cannot be read or written only costs the work it would have saved; an answer that
+does not have the expected shape is not an answer.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Generic, TypeVar
+
+from carrytool.pipeline.atomic import write_json_cache
+
+V = TypeVar("V")
+
+
+class KeptAnswers(Generic[V]):
+    """Answers by key, in memory and (given PATH) in the file PATH, under FIELD, at most LIMIT of them.
+    DECODE turns what the file holds into an answer (None: not one); ENCODE the other way."""
+
+    def __init__(self, path: Path | None, field: str, limit: int, decode: Callable[[object], V | None],
+                 encode: Callable[[V], object]) -> None:
+        self.path = path
+        self._field, self._limit, self._decode, self._encode = field, limit, decode, encode
+        self._disk: dict[str, object] | None = None
+        self._used: dict[str, V] = {}       # asked or put by this run
+        self._new = 0                       # put by this run, not yet saved
+
+    def get(self, key: str) -> V | None:
+        if key in self._used:
+            return self._used[key]
+        if self._disk is None:
+            self._disk = self._read()
+        raw = self._disk.get(key)
+        found = self._decode(raw) if raw is not None else None
+        if found is not None:
+            self._used[key] = found
+        return found
+
+    def put(self, key: str, value: V) -> None:
+        self._used[key] = value
+        self._new += 1
+
+    def _read(self) -> dict[str, object]:
+        if self.path is None:
+            return {}
+        try:
+            found = json.loads(self.path.read_bytes())[self._field]
+        except (OSError, ValueError, TypeError, KeyError):
+            return {}
+        return found if isinstance(found, dict) else {}
+
+    def save(self) -> None:
+        """Write this run's answers and the file's others (up to the limit); nothing when it put none.
+        Never raises for a folder it cannot write."""
+        if self.path is None or not self._new:
+            return
+        out: dict[str, object] = {key: self._encode(value) for key, value in self._used.items()}
+        for key, raw in (self._disk if self._disk is not None else self._read()).items():
+            if len(out) >= self._limit:
+                break
+            out.setdefault(key, raw)
+        path = self.path
+        if write_json_cache(path.parent, f".{self._field}", {self._field: out}, lambda _tmp: path):
+            self._new = 0
