@@ -8,6 +8,8 @@ does not have the expected shape is not an answer.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -16,6 +18,22 @@ from typing import Generic, TypeVar
 from carrytool.pipeline.atomic import write_json_cache
 
 V = TypeVar("V")
+PACKAGE = Path(__file__).resolve().parent.parent      # carrytool/
+
+
+@functools.lru_cache(maxsize=None)
+def code_digest(*files: str) -> str | None:
+    """A digest of carrytool's source FILES (paths inside the package, e.g. `pipeline/compose.py`): a key
+    that holds it names the code that answered, not only the version number, which stays the same from
+    one commit to the next. None when a file cannot be read (then nothing is kept)."""
+    digest = hashlib.sha1()
+    for name in files:
+        try:
+            digest.update((PACKAGE / name).read_bytes())
+        except OSError:
+            return None
+        digest.update(b"\0")
+    return digest.hexdigest()
 
 
 class KeptAnswers(Generic[V]):

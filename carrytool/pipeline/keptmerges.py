@@ -6,7 +6,8 @@ stand-in commit (the result so far's tree, whose only parent is the entry's base
 entry without one) and the entry's head (with the paths a union provides reset to the base). Its result
 follows from nothing but that tree, those parents, that head, the git that merges (its version; the
 configuration it reads is pinned: gitlayer.env.PINNED_CONFIG) and the carrytool that composes (its
-version, and the composer's switches, which tests flip to compare the ways of composing). All of them are
+version, a digest of the source that asks the merge and reads its answer, CODE, and the composer's
+switches, which tests flip to compare the ways of composing). All of them are
 content addressed, so a result kept under them is valid for as long as its tree is in the store.
 
 Kept: the tree of a merge that was clean (before any structured or `theirs` resolution; a conflict is
@@ -29,10 +30,14 @@ from pathlib import Path
 
 from carrytool import __version__
 from carrytool.gitlayer.git import is_sha
-from carrytool.pipeline.kept import KeptAnswers
+from carrytool.pipeline.kept import KeptAnswers, code_digest
 
 MERGES_MAX = 5_000      # trees a file keeps (~0.4 MB): 80 nights of a 60-entry manifest
 RULE = "chain-1"        # bump when what a chained merge is, or how a composer asks it, changes
+# the code that asks a chained merge and reads its answer (the pinned configuration included): a kept tree
+# is the answer of this code only
+CODE = ("pipeline/compose.py", "pipeline/reduce.py", "pipeline/keptmerges.py", "gitlayer/env.py",
+        "gitlayer/git.py", "gitlayer/mergepipe.py", "gitlayer/objects.py")
 
 
 def _decode(raw: object) -> str | None:
@@ -44,11 +49,13 @@ class KeptMerges(KeptAnswers[str]):
 
     def __init__(self, folder: Path | None, version: Sequence[int]) -> None:
         self.version = ".".join(map(str, version))
-        super().__init__(folder / f"merges-git{self.version}.json" if folder is not None else None, "merges",
-                         MERGES_MAX, _decode, lambda tree: tree)
+        self.code = code_digest(*CODE)
+        path = folder / f"merges-git{self.version}.json" if folder is not None and self.code else None
+        super().__init__(path, "merges", MERGES_MAX, _decode, lambda tree: tree)
 
     def key(self, tip_tree: str, parents: Sequence[str], theirs: str, switches: Sequence[object]) -> str:
         """The key of the chained merge onto TIP_TREE of THEIRS, from a stand-in whose parents are PARENTS,
         by a composer whose switches are SWITCHES."""
-        what = [RULE, __version__, self.version, tip_tree, list(parents), theirs, [str(s) for s in switches]]
+        what = [RULE, __version__, self.code, self.version, tip_tree, list(parents), theirs,
+                [str(s) for s in switches]]
         return hashlib.sha1(json.dumps(what).encode()).hexdigest()

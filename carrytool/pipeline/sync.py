@@ -167,12 +167,12 @@ def _plan_and_compose(manifest: Manifest, git: Git, options: SyncOptions, progre
     if rejected:    # a structured resolution a check rejected goes back to being the conflict it was
         steps, violations, composition, accounting = _compose(manifest, git, resolved, missing, progress,
                                                               frozenset(rejected), kept)
-    if kept is not None and (command == "explain" or (command == "sync" and not options.dry_run)):
-        kept.save()
         why = {"landing": "a hunk did not land", "asserts": "an assert failed on it"}
         for step in steps:
             if step.id in rejected and step.status == CONFLICT:
                 step.detail = f"{step.detail}; its structured resolution was rejected: {why[rejected[step.id]]}"
+    if kept is not None and (command == "explain" or (command == "sync" and not options.dry_run)):
+        kept.save()
     report.steps = steps
     report.violations = violations
     report.failed_conflicts = list(composition.failed_conflicts)

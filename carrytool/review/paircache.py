@@ -5,8 +5,9 @@ where the pair conflicts, and whether the structured rule resolves them, follow 
 merge's two commits (the earlier entry alone on upstream, whose parent is upstream; the later one's head,
 reduced or whole, whose parent is its base), the later entry's own merge alone onto upstream (two
 commits too: its conflicts are its own), the structured-merge patterns, the rule's switches, and the
-git and carrytool that merge and decide. Commits never change, so a decision kept under all of them is
-valid forever, as the scope cache's spans are under a blob SHA.
+git and carrytool that merge and decide (its version and a digest of the source that decides, CODE).
+Commits never change, so a decision kept under all of them is valid forever, as the scope cache's spans
+are under a blob SHA.
 
 One JSON file per git version beside the scope cache (`<git dir>/carrytool/cache/pairs-git<X.Y.Z>.json`,
 `{"pairs": {KEY: [[path, ...], structurally]}}`), read whole at the first pair, written whole (temp
@@ -22,10 +23,14 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from carrytool import __version__
-from carrytool.pipeline.kept import KeptAnswers
+from carrytool.pipeline.kept import KeptAnswers, code_digest
 
 PAIRS_MAX = 20_000      # decisions a file keeps (~2 MB): every run reads it whole
 RULE = "pairs-1"        # bump when what a pair merge decides, or how, changes
+# the code that asks a pair merge and decides from its answer: a decision is this code's only
+CODE = ("review/overlap.py", "review/paircache.py", "pipeline/blame.py", "pipeline/structured.py",
+        "pipeline/structured_tree.py", "pipeline/pyparts.py", "pipeline/compose.py", "pipeline/reduce.py",
+        "gitlayer/env.py", "gitlayer/git.py", "gitlayer/mergepipe.py", "gitlayer/objects.py")
 
 Decision = tuple[list[str], bool]      # the pair's conflicting paths, resolved by the structured rule
 
@@ -42,13 +47,14 @@ class PairDecisions(KeptAnswers[Decision]):
 
     def __init__(self, folder: Path | None, version: Sequence[int]) -> None:
         self.version = ".".join(map(str, version))
-        super().__init__(folder / f"pairs-git{self.version}.json" if folder is not None else None, "pairs",
-                         PAIRS_MAX, _decode, lambda decision: [decision[0], decision[1]])
+        self.code = code_digest(*CODE)
+        path = folder / f"pairs-git{self.version}.json" if folder is not None and self.code else None
+        super().__init__(path, "pairs", PAIRS_MAX, _decode, lambda decision: [decision[0], decision[1]])
 
     def key(self, pair: tuple[str, str], alone: tuple[str, str] | None, patterns: Sequence[str],
             switches: Sequence[object]) -> str:
         """The key of a pair merge PAIR (ours, theirs) whose later entry merged alone as ALONE."""
-        what = [RULE, __version__, self.version, list(pair), list(alone) if alone else None,
+        what = [RULE, __version__, self.code, self.version, list(pair), list(alone) if alone else None,
                 list(patterns), [str(s) for s in switches]]
         return hashlib.sha1(json.dumps(what).encode()).hexdigest()
 

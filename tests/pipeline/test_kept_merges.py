@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from carrytool.pipeline import kept as kept_module
+from carrytool.pipeline import keptmerges
 from carrytool.pipeline.compose import Composer
 from carrytool.pipeline.keptmerges import KeptMerges
 from tests.conftest import Cli, Small
@@ -156,3 +158,35 @@ def test_a_structured_resolution_is_never_kept(cli: Cli, small: Small, monkeypat
     code, again = cli.json("sync", "-m", manifest, "--repo", small.work.path, "--dry-run")
     assert made == {"pr/2": False}
     assert again["result"]["sha"] == first["result"]["sha"]
+
+
+def test_kept_merges_are_the_answers_of_this_code_only(cli: Cli, small: Small,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """The key names the source that asks the merge (keptmerges.CODE), not only the version number, which
+    stays the same from one commit to the next: other code merges again, unreadable code keeps nothing."""
+    _corpus(small)
+    cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path)
+    kept = len(_kept(small))
+    made = _merges(monkeypatch)
+    dry = ("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")
+    cli.json(*dry)
+    assert not any(made.values())                  # this code: every clean merge came from the file
+    monkeypatch.setattr(keptmerges, "CODE", keptmerges.CODE + ("pipeline/kept.py",))
+    made.clear()
+    cli.json(*dry)
+    assert sum(made.values()) == kept              # other code: each merged again
+    monkeypatch.setattr(keptmerges, "CODE", ("pipeline/no-such-file.py",))
+    assert KeptMerges(small.work.path / "carrytool" / "cache", (2, 39, 5)).path is None
+
+
+def test_the_code_digest_follows_every_byte_of_the_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(kept_module, "PACKAGE", tmp_path)
+    (tmp_path / "a.py").write_text("x = 1\n")
+    (tmp_path / "b.py").write_text("y = 1\n")
+    kept_module.code_digest.cache_clear()
+    first = kept_module.code_digest("a.py", "b.py")
+    (tmp_path / "b.py").write_text("y = 2\n")
+    kept_module.code_digest.cache_clear()
+    assert first and kept_module.code_digest("a.py", "b.py") not in (first, None)
+    assert kept_module.code_digest("a.py", "missing.py") is None
+    kept_module.code_digest.cache_clear()
