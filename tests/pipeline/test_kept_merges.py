@@ -49,6 +49,18 @@ def _fresh(cli: Cli, monkeypatch: pytest.MonkeyPatch, *args: object) -> tuple[in
         return cli.json(*args)
 
 
+def _dry_both_ways(cli: Cli, small: Small, monkeypatch: pytest.MonkeyPatch,
+                   made: dict[str, bool]) -> tuple[dict[str, bool], tuple[int, dict], tuple[int, dict]]:
+    """`sync --dry-run` with what is kept, then with nothing kept: (the merges the first made, its (code,
+    report), the second's (code, report)); MADE then holds the second's merges."""
+    dry = ("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")
+    made.clear()
+    with_kept = cli.json(*dry)
+    merged = dict(made)
+    made.clear()
+    return merged, with_kept, _fresh(cli, monkeypatch, *dry)
+
+
 def test_sync_keeps_its_clean_chained_merges_and_explain_merges_them_no_more(
         cli: Cli, small: Small, monkeypatch: pytest.MonkeyPatch) -> None:
     _corpus(small)
@@ -80,12 +92,8 @@ def test_a_second_sync_composes_the_same_commits_and_report(cli: Cli, small: Sma
     cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path)
     first = small.branch()
     made = _merges(monkeypatch)
-    dry = ("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")
-    code, kept = cli.json(*dry)
-    from_file = len(made)
-    made.clear()
-    fresh_code, fresh = _fresh(cli, monkeypatch, *dry)
-    assert from_file < len(made)
+    merged, (code, kept), (fresh_code, fresh) = _dry_both_ways(cli, small, monkeypatch, made)
+    assert len(merged) < len(made)
     assert kept["result"]["sha"] == fresh["result"]["sha"] == first
     assert (code, kept) == (fresh_code, fresh)
 
@@ -99,15 +107,11 @@ def test_a_moved_pr_and_what_follows_it_are_merged_again(cli: Cli, small: Small,
     head = small.up.rev("refs/pull/3/head")
     small.up.commit({"pkg/m3.py": "moved on\n"}, "pr 3 moves on", parent=head, ref="refs/pull/3/head")
     made = _merges(monkeypatch)
-    dry = ("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")
-    code, kept = cli.json(*dry)
-    merged_again = set(made)
-    made.clear()
-    fresh_code, fresh = _fresh(cli, monkeypatch, *dry)
+    merged_again, (code, kept), (fresh_code, fresh) = _dry_both_ways(cli, small, monkeypatch, made)
     assert (code, kept) == (fresh_code, fresh)
     order = [e["id"] for e in fresh["entries"]]
     later = {entry for entry in made if order.index(entry) > order.index("pr/3")}
-    assert later and later <= merged_again         # nothing after the moved PR came from the file
+    assert later and later <= set(merged_again)    # nothing after the moved PR came from the file
 
 
 @pytest.mark.parametrize("broken", ["missing", "blob", "garbage", "not json"])
@@ -121,10 +125,8 @@ def test_a_kept_answer_that_is_not_a_tree_in_the_store_is_merged_again(
     value = {"missing": "1" * 40, "blob": blob, "garbage": ["x"], "not json": None}[broken]
     path.write_text("{not json" if broken == "not json" else json.dumps({"merges": {k: value for k in keys}}))
     made = _merges(monkeypatch)
-    dry = ("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")
-    code, kept = cli.json(*dry)
-    assert {entry for entry, ok in made.items() if ok} and len(made) >= len(keys)   # every one merged again
-    fresh_code, fresh = _fresh(cli, monkeypatch, *dry)
+    merged, (code, kept), (fresh_code, fresh) = _dry_both_ways(cli, small, monkeypatch, made)
+    assert sum(merged.values()) == len(keys)       # every clean one merged again
     assert (code, kept) == (fresh_code, fresh)
     assert kept["result"]["sha"] == small.branch()
 
