@@ -11,10 +11,11 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Generic, TypeVar
 
+from carrytool import __version__
 from carrytool.pipeline.atomic import write_json_cache
 
 V = TypeVar("V")
@@ -37,16 +38,25 @@ def code_digest(*files: str) -> str | None:
 
 
 class KeptAnswers(Generic[V]):
-    """Answers by key, in memory and (given PATH) in the file PATH, under FIELD, at most LIMIT of them.
-    DECODE turns what the file holds into an answer (None: not one); ENCODE the other way."""
+    """Answers by key, in memory and (given FOLDER) in `FOLDER/NAME-git<VERSION>.json` under NAME, at most
+    LIMIT of them, for the git VERSION that answered, the RULE and the carrytool source files CODE that
+    asked (nothing on disk when one cannot be read). DECODE turns what the file holds into an answer
+    (None: not one); ENCODE the other way."""
 
-    def __init__(self, path: Path | None, field: str, limit: int, decode: Callable[[object], V | None],
-                 encode: Callable[[V], object]) -> None:
-        self.path = path
-        self._field, self._limit, self._decode, self._encode = field, limit, decode, encode
+    def __init__(self, folder: Path | None, name: str, version: Sequence[int], rule: str, code: Sequence[str],
+                 limit: int, decode: Callable[[object], V | None], encode: Callable[[V], object]) -> None:
+        self.version = ".".join(map(str, version))
+        self.rule, self.code = rule, code_digest(*code)
+        self.path = folder / f"{name}-git{self.version}.json" if folder is not None and self.code else None
+        self._field, self._limit, self._decode, self._encode = name, limit, decode, encode
         self._disk: dict[str, object] | None = None
         self._used: dict[str, V] = {}       # asked or put by this run
         self._new = 0                       # put by this run, not yet saved
+
+    def digest(self, *parts: object) -> str:
+        """A key: PARTS (JSON) with the rule, carrytool's version and source, and git's version."""
+        what = [self.rule, __version__, self.code, self.version, *parts]
+        return hashlib.sha1(json.dumps(what).encode()).hexdigest()
 
     def get(self, key: str) -> V | None:
         if key in self._used:

@@ -23,14 +23,11 @@ One JSON file per git version beside the scope cache (`<git dir>/carrytool/cache
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from carrytool import __version__
 from carrytool.gitlayer.git import is_sha
-from carrytool.pipeline.kept import KeptAnswers, code_digest
+from carrytool.pipeline.kept import KeptAnswers
 
 MERGES_MAX = 5_000      # trees a file keeps (~0.4 MB): 80 nights of a 60-entry manifest
 RULE = "chain-1"        # bump when what a chained merge is, or how a composer asks it, changes
@@ -48,14 +45,9 @@ class KeptMerges(KeptAnswers[str]):
     """Clean chained merges' trees by key, in memory and (given FOLDER) on disk for git VERSION."""
 
     def __init__(self, folder: Path | None, version: Sequence[int]) -> None:
-        self.version = ".".join(map(str, version))
-        self.code = code_digest(*CODE)
-        path = folder / f"merges-git{self.version}.json" if folder is not None and self.code else None
-        super().__init__(path, "merges", MERGES_MAX, _decode, lambda tree: tree)
+        super().__init__(folder, "merges", version, RULE, CODE, MERGES_MAX, _decode, lambda tree: tree)
 
     def key(self, tip_tree: str, parents: Sequence[str], theirs: str, switches: Sequence[object]) -> str:
         """The key of the chained merge onto TIP_TREE of THEIRS, from a stand-in whose parents are PARENTS,
         by a composer whose switches are SWITCHES."""
-        what = [RULE, __version__, self.code, self.version, tip_tree, list(parents), theirs,
-                [str(s) for s in switches]]
-        return hashlib.sha1(json.dumps(what).encode()).hexdigest()
+        return self.digest(tip_tree, list(parents), theirs, [str(s) for s in switches])

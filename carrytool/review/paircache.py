@@ -17,13 +17,10 @@ PAIRS_MAX. A file that cannot be read or written only costs merges.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from carrytool import __version__
-from carrytool.pipeline.kept import KeptAnswers, code_digest
+from carrytool.pipeline.kept import KeptAnswers
 
 PAIRS_MAX = 20_000      # decisions a file keeps (~2 MB): every run reads it whole
 RULE = "pairs-1"        # bump when what a pair merge decides, or how, changes
@@ -46,17 +43,13 @@ class PairDecisions(KeptAnswers[Decision]):
     """Pair decisions by key, in memory and (given FOLDER) on disk for the git VERSION that merged them."""
 
     def __init__(self, folder: Path | None, version: Sequence[int]) -> None:
-        self.version = ".".join(map(str, version))
-        self.code = code_digest(*CODE)
-        path = folder / f"pairs-git{self.version}.json" if folder is not None and self.code else None
-        super().__init__(path, "pairs", PAIRS_MAX, _decode, lambda decision: [decision[0], decision[1]])
+        super().__init__(folder, "pairs", version, RULE, CODE, PAIRS_MAX, _decode,
+                         lambda decision: [decision[0], decision[1]])
 
     def key(self, pair: tuple[str, str], alone: tuple[str, str] | None, patterns: Sequence[str],
             switches: Sequence[object]) -> str:
         """The key of a pair merge PAIR (ours, theirs) whose later entry merged alone as ALONE."""
-        what = [RULE, __version__, self.code, self.version, list(pair), list(alone) if alone else None,
-                list(patterns), [str(s) for s in switches]]
-        return hashlib.sha1(json.dumps(what).encode()).hexdigest()
+        return self.digest(list(pair), list(alone) if alone else None, list(patterns), [str(s) for s in switches])
 
     def put(self, key: str, decision: Decision) -> None:
         super().put(key, (list(decision[0]), bool(decision[1])))
