@@ -192,6 +192,7 @@ class _Pipe:
 _PATCH_ARGS = ("diff-tree", "-r", "-p", "-U0", "--stdin", "-M", "--no-color", "--no-ext-diff", "--no-textconv",
                "--full-index", "--ignore-submodules=none")
 SPLIT_MERGES_AT = 8       # a batch of this many independent merges is shared by two merge-tree processes
+LATER_CHUNK = 8           # merge_trees_later's merges per chunk (each one costs a flush merge)
 
 
 def _halves(weights: Sequence[int]) -> tuple[list[int], list[int]]:
@@ -218,6 +219,50 @@ def _answers(cache: dict, keys: Sequence, ask: Callable[[list], Sequence], *,
             cache.clear()
         cache.update(found)
     return [found[key] for key in keys]
+
+
+class LaterMerges:
+    """Merges sent to a merge-tree process of their own as they come (Git.merge_trees_later), in chunks of
+    LATER_CHUNK; calling it returns every answer, in order."""
+
+    def __init__(self, git: Git) -> None:
+        self._git = git
+        self._pipe: MergePipe | None = None
+        self._chunks: list[list[str]] = []      # sent
+        self._pending: list[str] = []           # not a whole chunk yet
+
+    def add(self, pairs: Sequence[tuple[str, str]]) -> None:
+        """Merge PAIRS (commits) too: each whole chunk is sent to git now."""
+        self._pending += [f"{a} {b}" for a, b in pairs]
+        whole = len(self._pending) - len(self._pending) % LATER_CHUNK
+        if whole:
+            self._send([self._pending[n:n + LATER_CHUNK] for n in range(0, whole, LATER_CHUNK)])
+            del self._pending[:whole]
+
+    def send_rest(self) -> None:
+        """Send what is not a whole chunk too: nothing more will be added."""
+        if self._pending:
+            self._send([self._pending])
+            self._pending = []
+
+    def _send(self, chunks: list[list[str]]) -> None:
+        if self._pipe is None:
+            self._pipe = self._git._new_merge_pipe()
+            self._git._later_pipes.append(self._pipe)
+        self._pipe.send_chunks(chunks)
+        self._chunks += chunks
+
+    def __call__(self) -> list[MergeResult]:
+        self.send_rest()
+        pipe = self._pipe
+        if pipe is None:
+            return []
+        try:
+            return [result for chunk in self._git._meet(pipe, self._chunks) for result in chunk]
+        finally:
+            pipe.close(stop=True)
+            self._git._later_pipes.remove(pipe)
+            self._pipe = None
 
 
 def _cores() -> int:
@@ -642,7 +687,7 @@ class Git:
                 merges.close()
         self._merge_pipe = self._side_pipe = None
         for later in self._later_pipes:
-            later.close()
+            later.close(stop=True)          # answers nobody asked for (an error came first): not needed
         self._later_pipes.clear()
         for pipe in self._pipes.values():
             pipe.close()
@@ -1291,24 +1336,66 @@ class Git:
                 out[n] = result
         return out
 
-    def merge_trees_later(self, pairs: Sequence[tuple[str, str]]) -> Callable[[], list[MergeResult]]:
-        """merge_trees in a second long-lived merge-tree process that starts on PAIRS now and answers
-        when the returned function is called: the run goes on meanwhile (e.g. composing in the first
-        one), and git merges on another core. The process ends once it answered (or at close). Its
-        objects are stored uncompressed in the quarantine (what persists is packed from there, compressed)."""
-        pipe = self._new_merge_pipe()
-        self._later_pipes.append(pipe)
-        lines = [f"{a} {b}" for a, b in pairs]
-        if lines:
-            pipe.send_many(lines)
+    def merge_trees_later(self, pairs: Sequence[tuple[str, str]] = ()) -> LaterMerges:
+        """merge_trees in a second long-lived merge-tree process that starts on PAIRS now (and on those
+        `add`ed later, as they come) and answers when the returned LaterMerges is called: the run goes on
+        meanwhile (e.g. composing in the first one), and git merges on another core. The process ends
+        once it answered (or at close). Its objects are stored uncompressed in the quarantine (what
+        persists is packed from there, compressed).
 
-        def answers() -> list[MergeResult]:
-            try:
-                return pipe.answers(len(lines)) if lines else []
-            finally:
-                pipe.close()
-                self._later_pipes.remove(pipe)
-        return answers
+        The pairs go in chunks (LATER_CHUNK merges each), whose answers can be taken one by one: when
+        the caller asks for the answers before git is done, a third merge-tree takes the chunks not
+        merged yet from the end while the second goes on from the front (`_meet`); the caller waits on
+        both cores instead of one. Each answer depends only on its own line: the results are the same."""
+        later = LaterMerges(self)
+        later.add(pairs)
+        if pairs:
+            later.send_rest()
+        return later
+
+    def _meet(self, pipe: MergePipe, chunks: list[list[str]]) -> list[list[MergeResult]]:
+        """The answers to CHUNKS, which PIPE was sent in order: what it answered so far, and the rest
+        from whichever gets there first, PIPE from the front or (when two chunks or more are left and
+        the machine has two cores) a helper merge-tree, sent the rest from the end now."""
+        done: list[list[MergeResult] | None] = [None] * len(chunks)
+        queues: list[tuple[MergePipe, list[int]]] = [(pipe, list(range(len(chunks))))]
+        taken = [0]                    # of each queue's chunks, answered so far
+        while taken[0] < len(chunks) and (got := pipe.ready(len(chunks[taken[0]]))) is not None:
+            done[taken[0]] = got
+            taken[0] += 1
+        helper = None
+        if len(chunks) - taken[0] >= 2 and _cores() >= 2:
+            helper = MergePipe(self, stored=self._use_quarantine, like=pipe, cond=pipe.condition)
+            self._later_pipes.append(helper)
+            back = list(range(len(chunks) - 1, taken[0], -1))    # from the end; the next one stays PIPE's
+            helper.send_chunks([chunks[n] for n in back])
+            queues.append((helper, back))
+            taken.append(0)
+        try:
+            with pipe.condition:
+                while None in done:
+                    moved = False
+                    for q, (merges, order) in enumerate(queues):
+                        while taken[q] < len(order) and None in done and \
+                                (got := merges.ready(len(chunks[order[taken[q]]]))) is not None:
+                            if done[order[taken[q]]] is None:    # else the other's: the same answers
+                                done[order[taken[q]]] = got
+                            taken[q] += 1
+                            moved = True
+                    if moved or None not in done:
+                        continue
+                    if all(taken[q] == len(order) for q, (_merges, order) in enumerate(queues)):
+                        raise GitError("`git merge-tree --stdin` gave fewer answers than merges")
+                    if pipe.wait(0.05):
+                        continue
+                    for q, (merges, order) in enumerate(queues):
+                        if taken[q] == len(order) - 1:
+                            merges.push()    # a stdio buffer larger than expected: push its last answer out
+        finally:
+            if helper is not None:
+                helper.close(stop=True)
+                self._later_pipes.remove(helper)
+        return done  # type: ignore[return-value]
 
     def merge_one(self, ours: str, theirs: str, *, base: str | None = None) -> MergeResult:
         """One merge in the long-lived `merge-tree --write-tree --stdin` (see gitlayer.mergepipe): of two

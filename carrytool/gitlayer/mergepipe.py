@@ -30,16 +30,24 @@ _SIG = Signature("carrytool", "carrytool@localhost", 1000000000)
 class MergePipe:
     """`merge-tree --write-tree --stdin`, one merge per call, in one process for the whole run."""
 
-    def __init__(self, git: Git, *, stored: bool = False) -> None:
+    def __init__(self, git: Git, *, stored: bool = False, like: MergePipe | None = None,
+                 cond: threading.Condition | None = None) -> None:
         """STORED: the merges' objects are written as stored (uncompressed) loose files, for merges whose
         results go to the quarantine and are read there, if at all (the quarantine's pack compresses what
         persists): zlib's work on every merged blob is saved, and most are never kept (a conflicted merge's
         files with their markers, a blame merge, a merge onto upstream the chain merges again). Every merge
         process of a run with a quarantine is one (Git._new_merge_pipe): 13-22% of a sync on four real
-        corpora."""
+        corpora.
+
+        LIKE: a pipe of the same run whose flush merge (and its known answer) this one shares: nothing to
+        write or ask first. COND: the condition its reader notifies (one that two pipes share, to wait for
+        either: `wait`)."""
         self.git = git
-        self._flush_line = self._flush_commits()
-        answer = git.run("merge-tree", "--write-tree", "--stdin", input=self._flush_line).stdout
+        if like is not None:
+            self._flush_line, answer = like._flush_line, like._flush_answer
+        else:
+            self._flush_line = self._flush_commits()
+            answer = git.run("merge-tree", "--write-tree", "--stdin", input=self._flush_line).stdout
         if not answer.startswith(b"0\0"):
             raise GitError("`git merge-tree` did not answer the flush merge as expected")
         self._flush_answer = answer
@@ -54,7 +62,7 @@ class MergePipe:
         self._buf = bytearray()
         self._skip = 0              # bytes of flush answers still to drop from the front of the buffer
         self._eof = False
-        self._cond = threading.Condition()
+        self._cond = cond if cond is not None else threading.Condition()
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
 
@@ -120,6 +128,53 @@ class MergePipe:
         self.git.flush_objects()               # every object the merge names must be on disk
         self._send("".join(f"{line}\n" for line in lines).encode() + self._flush_line)
 
+    def send_chunks(self, chunks: list[list[str]]) -> None:
+        """Send CHUNKS of independent merges at once, each followed by a flush merge: the answers to a
+        chunk can be taken (`ready`) as soon as git merged it, while it goes on with the next ones."""
+        self.git.flush_objects()
+        self._send(b"".join("".join(f"{line}\n" for line in chunk).encode() + self._flush_line
+                            for chunk in chunks))
+
+    def ready(self, count: int) -> list[MergeResult] | None:
+        """The answers to the next chunk sent (`send_chunks`), of COUNT merges, when git has given them;
+        else None, without waiting (`wait` waits for more)."""
+        with self._cond:
+            if self._skip:
+                if len(self._buf) < self._skip:
+                    if self._eof:
+                        raise self._stopped()
+                    return None
+                del self._buf[:self._skip]
+                self._skip = 0
+            at = self._buf.find(self._marker)
+            if at < 0:
+                if self._eof:
+                    raise self._stopped()
+                return None
+            answer = bytes(self._buf[:at])
+            del self._buf[:at]
+            self._skip = len(self._flush_answer)
+        results = list(_parse_merge_tree(answer))
+        if len(results) != count:
+            raise GitError("`git merge-tree --stdin` gave an unexpected answer")
+        return results
+
+    @property
+    def condition(self) -> threading.Condition:
+        """What the pipe's reader notifies when git answered more (`wait`)."""
+        return self._cond
+
+    def wait(self, timeout: float) -> bool:
+        """Wait at most TIMEOUT seconds for this pipe's reader (or another's that shares its condition)
+        to bring more; whether one did."""
+        with self._cond:
+            return self._cond.wait(timeout=timeout)
+
+    def push(self) -> None:
+        """One more flush merge after everything sent: should a platform's stdio buffer be larger than
+        expected, it pushes the last chunk's answer out (`ready` never reads beyond the chunks sent)."""
+        self._send(self._flush_line)
+
     def answers(self, count: int) -> list[MergeResult]:
         """The answers to the COUNT merges of the last `send_many`, in order (waits for them)."""
         flushes = 1
@@ -156,7 +211,11 @@ class MergePipe:
             self._proc.wait()
             raise self._stopped() from exc
 
-    def close(self) -> None:
+    def close(self, *, stop: bool = False) -> None:
+        """End the process once it merged what it was sent; with STOP, now (what it was still merging is
+        not needed: git writes each object whole or not at all, and the scratch goes at the run's end)."""
+        if stop:
+            self._proc.kill()
         try:
             self._proc.stdin.close()
         except OSError:

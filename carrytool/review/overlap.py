@@ -296,16 +296,24 @@ class _PairMerger:
             jobs.append(self.theirs(second, ours, self.git.tree_of(ours)))
             plan.append((first, second))
         decided = [p for p in plan if p is not None]
-        merges = [None if self._changes_nothing(pair) else self._on_shared_files(job, pair)
-                  for job, pair in zip(jobs, decided)]
-        keys = [self._key(merge, pair) if merge is not None else "" for merge, pair in zip(merges, decided)]
-        known: list[Decision | None] = [self.decisions.get(key) if merge is not None else ([], False)
-                                        for merge, key in zip(merges, keys)]
-        todo = [merge for merge, found in zip(merges, known) if found is None and merge is not None]
+        # each merge goes to git as soon as it is known (in chunks), while the next ones are prepared
+        later = self.git.merge_trees_later() if self.concurrently else None
+        keys: list[str] = []
+        known: list[Decision | None] = []
+        todo: list[tuple[str, str]] = []
+        for job, pair in zip(jobs, decided):
+            merge = None if self._changes_nothing(pair) else self._on_shared_files(job, pair)
+            keys.append(self._key(merge, pair) if merge is not None else "")
+            known.append(self.decisions.get(keys[-1]) if merge is not None else ([], False))
+            if known[-1] is None and merge is not None:
+                todo.append(merge)
+                if later is not None:
+                    later.add([merge])
         if not todo:          # every pair decided before: no merge-tree process at all
             answers: Callable[[], list[MergeResult]] = list
-        elif self.concurrently:
-            answers = self.git.merge_trees_later(todo)
+        elif later is not None:
+            later.send_rest()
+            answers = later
         else:
             answers = lambda: self.git.merge_trees(todo)  # noqa: E731
         return lambda: self._decide(plan, jobs, list(zip(keys, known)), answers())

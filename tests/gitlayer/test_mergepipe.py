@@ -216,6 +216,83 @@ def test_merges_answered_later_equal_merges_answered_now(tmp_path: Path) -> None
     assert forgotten is not None and git._later_pipes == []
 
 
+def _later_corpus(tmp_path: Path) -> tuple[object, list[tuple[str, str]]]:
+    """A repository and 27 merges, clean and conflicted, each chunk's unlike the others' (4 chunks)."""
+    up = init_repo(tmp_path / "up", bare=True)
+    many_prs(up, 12, files=4)
+    ours = up.commit({"f/conflict.txt": "ours\n"}, "ours", parent="main", ref="refs/heads/ours")
+    theirs = up.commit({"f/conflict.txt": "theirs\n"}, "theirs", parent="main", ref="refs/heads/theirs")
+    with Git(up.path) as git:
+        main = git.rev_parse("refs/heads/main")
+        heads = [git.rev_parse(f"refs/pull/{n}/head") for n in range(1, 13)]
+    pairs = [(main, head) for head in heads] + [(heads[n], heads[n + 1]) for n in range(11)]
+    pairs[3:3] = [(ours, theirs)]
+    pairs += [(ours, theirs), (theirs, ours), (main, ours)]
+    return up, pairs
+
+
+@pytest.mark.parametrize("slow", ["first", "helper", "none"])
+def test_later_merges_are_met_from_both_ends(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, slow: str) -> None:
+    """Asked before git is done, merge_trees_later's answers come from its process (from the front) and a
+    helper's (the chunks left, from the end), whichever answers a chunk first: the answers are
+    merge_trees' own, in order, whichever process is slow; the helper is stopped with its work not needed."""
+    from carrytool.gitlayer import git as gitmodule
+
+    up, pairs = _later_corpus(tmp_path)
+    assert len(pairs) > 3 * gitmodule.LATER_CHUNK
+    monkeypatch.setattr(gitmodule, "_cores", lambda: 2)
+    helpers: list[MergePipe] = []
+    real_init, real_ready = MergePipe.__init__, MergePipe.ready
+
+    def init(self, git, **kwargs):  # noqa: ANN001, ANN202
+        real_init(self, git, **kwargs)
+        if kwargs.get("like") is not None:
+            helpers.append(self)
+            self.chunks_answered = 0  # type: ignore[attr-defined]
+
+    def ready(self, count):  # noqa: ANN001, ANN202
+        # the slow one answers nothing until the other has answered every chunk it was sent
+        if slow == "first" and not helpers:
+            return None                  # nothing answered before the helper starts
+        if slow == "first" and self not in helpers and helpers[0].chunks_answered < 3:
+            return None
+        if slow == "helper" and self in helpers:
+            return None
+        got = real_ready(self, count)
+        if got is not None and self in helpers:
+            self.chunks_answered += 1  # type: ignore[attr-defined]
+        return got
+
+    with Git(up.path) as git:
+        expected = git.merge_trees(pairs)
+        monkeypatch.setattr(MergePipe, "__init__", init)
+        if slow != "none":
+            monkeypatch.setattr(MergePipe, "ready", ready)
+        assert git.merge_trees_later(pairs)() == expected
+        assert [h._proc.poll() is not None for h in helpers] == [True] * len(helpers)
+        assert git._later_pipes == []
+    if slow == "first":     # the helper took the chunks left from the end: all but the first of four
+        assert len(helpers) == 1 and helpers[0].chunks_answered == 3
+    assert any(not r.clean for r in expected) and any(r.clean for r in expected)
+
+
+def test_later_merges_on_one_core_need_no_helper(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from carrytool.gitlayer import git as gitmodule
+
+    up, pairs = _later_corpus(tmp_path)
+    monkeypatch.setattr(gitmodule, "_cores", lambda: 1)
+    made: list[object] = []
+    real_init = MergePipe.__init__
+    monkeypatch.setattr(MergePipe, "__init__", lambda self, git, **kw: (made.append(kw.get("like")),
+                                                                        real_init(self, git, **kw))[1])
+    with Git(up.path) as git:
+        expected = git.merge_trees(pairs)
+        made.clear()
+        assert git.merge_trees_later(pairs)() == expected
+        assert git.merge_trees_later(pairs[:5])() == expected[:5]        # one chunk
+    assert made == [None, None]
+
+
 def test_raw_diffs_and_merge_bases_are_asked_once(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
     """explain gathers every entry's base and diff before composing does: composing gets the same
     answers without a second rev-list walk or diff-tree (and lists of its own to change)."""

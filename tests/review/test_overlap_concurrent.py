@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from carrytool.gitlayer.git import Git
+from carrytool.gitlayer.git import Git, LaterMerges
 from carrytool.gitlayer.mergepipe import MergePipe
 from carrytool.pipeline import sync
 from carrytool.pipeline.keptmerges import KeptMerges
@@ -27,11 +27,13 @@ def test_pair_merges_beside_composing_give_the_same_report(cli: Cli, small: Smal
     args = ("explain", "-m", small.manifest_path, "--repo", small.work.path, "--offline")
     cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")   # fetches
     started: list[int] = []
-    real = Git.merge_trees_later
+    real = LaterMerges.add
 
-    def spy(self: Git, pairs):  # noqa: ANN001, ANN202
-        started.append(len(pairs))
-        assert self._merge_pipe is not None and not started[1:]   # composing has its own; one batch
+    def spy(self: LaterMerges, pairs):  # noqa: ANN001, ANN202 - merges sent as they are known
+        assert self._git._merge_pipe is not None    # composing has its own
+        if not started:
+            started.append(0)
+        started[0] += len(pairs)
         return real(self, pairs)
 
     events: list[str] = []
@@ -41,11 +43,12 @@ def test_pair_merges_beside_composing_give_the_same_report(cli: Cli, small: Smal
         events.append(f"patches {len(pairs)}")
         return real_patches(self, pairs)
 
-    def spy_later(self: Git, pairs):  # noqa: ANN001, ANN202
-        events.append("pairs")
+    def spy_later(self: LaterMerges, pairs):  # noqa: ANN001, ANN202
+        if pairs and "pairs" not in events:
+            events.append("pairs")
         return spy(self, pairs)
 
-    monkeypatch.setattr(Git, "merge_trees_later", spy_later)
+    monkeypatch.setattr(LaterMerges, "add", spy_later)
     monkeypatch.setattr(Git, "diff_patches", patches)
     code, beside = cli.json(*args)
     assert started and started[0] >= 15              # every decidable pair of the corpus, in one batch
@@ -131,7 +134,7 @@ def test_prs_merged_alone_as_composing_merges_them_give_the_same_report(cli: Cli
     _corpus(small)
     args = ("explain", "-m", small.manifest_path, "--repo", small.work.path, "--offline")
     cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")   # fetches
-    sent: list[int] = []
+    sent: list[int] = []       # the batches sent to the run's merge-tree (the pair merges have their own)
     real = MergePipe.send_many
 
     def spy(self: MergePipe, lines):  # noqa: ANN001, ANN202
@@ -146,10 +149,10 @@ def test_prs_merged_alone_as_composing_merges_them_give_the_same_report(cli: Cli
     monkeypatch.setattr(_PairMerger, "share_with_compose", False)
     sent.clear()
     own_code, own = cli.json(*args)
-    # explain's nine and the pairs', then composing asks again those of the nine it cannot write directly
-    # into upstream's tree (see Composer._onto_upstream_directly) ... which it no longer sends when shared
-    assert sent[0] == 9 and shared_sent[:2] == sent[:2] and 0 < sent[2] <= 9
-    assert shared_sent[2:] == sent[3:]
+    # explain's nine, then composing asks again those of the nine it cannot write directly into
+    # upstream's tree (see Composer._onto_upstream_directly) ... which it no longer sends when shared
+    assert sent[0] == 9 and shared_sent[:1] == sent[:1] and 0 < sent[1] <= 9
+    assert shared_sent[1:] == sent[2:]
     assert (code, shared) == (own_code, own)
 
 

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from carrytool.gitlayer.git import Git
+from carrytool.gitlayer.git import LaterMerges
 from carrytool.review import paircache
 from carrytool.review.overlap import _PairMerger
 from tests.conftest import Cli, Small
@@ -16,14 +16,15 @@ from tests.review.test_reduced_pairs import _corpus
 
 
 def _pair_batches(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The number of merges of each batch merge_trees_later answers (explain's pair merges: one per run)."""
     batches: list[int] = []
-    real = Git.merge_trees_later
+    real = LaterMerges.__call__
 
-    def spy(self: Git, pairs):  # noqa: ANN001, ANN202
-        batches.append(len(pairs))
-        return real(self, pairs)
+    def spy(self: LaterMerges):  # noqa: ANN202
+        batches.append(len(self._pending) + sum(map(len, self._chunks)))
+        return real(self)
 
-    monkeypatch.setattr(Git, "merge_trees_later", spy)
+    monkeypatch.setattr(LaterMerges, "__call__", spy)
     return batches
 
 
