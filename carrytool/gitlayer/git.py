@@ -230,6 +230,7 @@ class LaterMerges:
         self._pipe: MergePipe | None = None
         self._chunks: list[list[str]] = []      # sent
         self._pending: list[str] = []           # not a whole chunk yet
+        self._answered = False
 
     def add(self, pairs: Sequence[tuple[str, str]]) -> None:
         """Merge PAIRS (commits) too: each whole chunk is sent to git now."""
@@ -253,6 +254,9 @@ class LaterMerges:
         self._chunks += chunks
 
     def __call__(self) -> list[MergeResult]:
+        if self._answered:
+            raise RuntimeError("merge_trees_later's answers were taken already")
+        self._answered = True
         self.send_rest()
         pipe = self._pipe
         if pipe is None:
@@ -1356,46 +1360,80 @@ class Git:
     def _meet(self, pipe: MergePipe, chunks: list[list[str]]) -> list[list[MergeResult]]:
         """The answers to CHUNKS, which PIPE was sent in order: what it answered so far, and the rest
         from whichever gets there first, PIPE from the front or (when two chunks or more are left and
-        the machine has two cores) a helper merge-tree, sent the rest from the end now."""
+        the machine has two cores) a helper merge-tree, sent the rest from the end now. The helper only
+        saves time: should it fail, PIPE answers everything."""
         done: list[list[MergeResult] | None] = [None] * len(chunks)
         queues: list[tuple[MergePipe, list[int]]] = [(pipe, list(range(len(chunks))))]
         taken = [0]                    # of each queue's chunks, answered so far
         while taken[0] < len(chunks) and (got := pipe.ready(len(chunks[taken[0]]))) is not None:
             done[taken[0]] = got
             taken[0] += 1
-        helper = None
-        if len(chunks) - taken[0] >= 2 and _cores() >= 2:
-            helper = MergePipe(self, stored=self._use_quarantine, like=pipe, cond=pipe.condition)
-            self._later_pipes.append(helper)
-            back = list(range(len(chunks) - 1, taken[0], -1))    # from the end; the next one stays PIPE's
-            helper.send_chunks([chunks[n] for n in back])
-            queues.append((helper, back))
-            taken.append(0)
+        helper: MergePipe | None = None
         try:
-            with pipe.condition:
-                while None in done:
-                    moved = False
-                    for q, (merges, order) in enumerate(queues):
-                        while taken[q] < len(order) and None in done and \
-                                (got := merges.ready(len(chunks[order[taken[q]]]))) is not None:
-                            if done[order[taken[q]]] is None:    # else the other's: the same answers
-                                done[order[taken[q]]] = got
-                            taken[q] += 1
-                            moved = True
+            if len(chunks) - taken[0] >= 2 and _cores() >= 2:
+                helper = self._helper(pipe, [chunks[n] for n in range(len(chunks) - 1, taken[0], -1)])
+                if helper is not None:       # from the end; the next one stays PIPE's
+                    queues.append((helper, list(range(len(chunks) - 1, taken[0], -1))))
+                    taken.append(0)
+            while None in done:
+                with pipe.condition:
+                    moved = self._take(queues, taken, chunks, done)
                     if moved or None not in done:
                         continue
-                    if all(taken[q] == len(order) for q, (_merges, order) in enumerate(queues)):
+                    if taken[0] == len(chunks) and all(taken[q] == len(order) for q, (_m, order) in enumerate(queues)):
                         raise GitError("`git merge-tree --stdin` gave fewer answers than merges")
                     if pipe.wait(0.05):
                         continue
-                    for q, (merges, order) in enumerate(queues):
-                        if taken[q] == len(order) - 1:
-                            merges.push()    # a stdio buffer larger than expected: push its last answer out
+                # no answer for a while: should a platform's stdio buffer be larger than expected, one more
+                # flush merge after everything each pipe was sent pushes what it holds out (`ready` never
+                # reads beyond the chunks), written with the condition released (the readers go on)
+                for q, (merges, order) in enumerate(queues):
+                    try:
+                        if taken[q] < len(order):
+                            merges.push()
+                    except GitError:
+                        if q == 0:
+                            raise
+                        taken[q] = len(order)      # the helper stopped: the first pipe answers its chunks
         finally:
             if helper is not None:
                 helper.close(stop=True)
                 self._later_pipes.remove(helper)
         return done  # type: ignore[return-value]
+
+    def _helper(self, pipe: MergePipe, chunks: list[list[str]]) -> MergePipe | None:
+        """A merge-tree that shares PIPE's flush merge and condition, sent CHUNKS; None when it cannot start."""
+        helper = None
+        try:
+            helper = MergePipe(self, stored=self._use_quarantine, like=pipe, cond=pipe.condition)
+            self._later_pipes.append(helper)
+            helper.send_chunks(chunks)
+        except (GitError, OSError):
+            if helper is not None:
+                helper.close(stop=True)
+                self._later_pipes.remove(helper)
+            return None
+        return helper
+
+    @staticmethod
+    def _take(queues: list[tuple[MergePipe, list[int]]], taken: list[int], chunks: list[list[str]],
+              done: list[list[MergeResult] | None]) -> bool:
+        """Take every chunk's answers the pipes of QUEUES have given (a helper that stopped answering is
+        dropped: the first pipe answers its chunks too); whether any came."""
+        moved = False
+        for q, (merges, order) in enumerate(queues):
+            try:
+                while taken[q] < len(order) and None in done and \
+                        (got := merges.ready(len(chunks[order[taken[q]]]))) is not None:
+                    if done[order[taken[q]]] is None:        # else the other's: the same answers
+                        done[order[taken[q]]] = got
+                    taken[q] += 1
+                    moved = True
+            except GitError:
+                if q == 0:
+                    raise
+                taken[q] = len(order)      # the helper failed: nothing more from it
+        return moved
 
     def merge_one(self, ours: str, theirs: str, *, base: str | None = None) -> MergeResult:
         """One merge in the long-lived `merge-tree --write-tree --stdin` (see gitlayer.mergepipe): of two

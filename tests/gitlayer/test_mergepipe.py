@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
+import time
 import zlib
 from pathlib import Path
 
@@ -234,46 +237,140 @@ def _later_corpus(tmp_path: Path) -> tuple[object, list[tuple[str, str]]]:
 @pytest.mark.parametrize("slow", ["first", "helper", "none"])
 def test_later_merges_are_met_from_both_ends(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, slow: str) -> None:
     """Asked before git is done, merge_trees_later's answers come from its process (from the front) and a
-    helper's (the chunks left, from the end), whichever answers a chunk first: the answers are
-    merge_trees' own, in order, whichever process is slow; the helper is stopped with its work not needed."""
+    helper's (the chunks left, sent from the end), whichever answers a chunk first: the answers are
+    merge_trees' own, in order, whichever process is slow; both processes are stopped, not waited for."""
     from carrytool.gitlayer import git as gitmodule
 
     up, pairs = _later_corpus(tmp_path)
     assert len(pairs) > 3 * gitmodule.LATER_CHUNK
     monkeypatch.setattr(gitmodule, "_cores", lambda: 2)
+    pipes: list[MergePipe] = []
     helpers: list[MergePipe] = []
-    real_init, real_ready = MergePipe.__init__, MergePipe.ready
+    sent: list[tuple[MergePipe, list[list[str]]]] = []
+    real_init, real_ready, real_send = MergePipe.__init__, MergePipe.ready, MergePipe.send_chunks
 
     def init(self, git, **kwargs):  # noqa: ANN001, ANN202
         real_init(self, git, **kwargs)
+        pipes.append(self)
+        self.chunks_answered = 0  # type: ignore[attr-defined]
         if kwargs.get("like") is not None:
             helpers.append(self)
-            self.chunks_answered = 0  # type: ignore[attr-defined]
+
+    def send(self, chunks):  # noqa: ANN001, ANN202
+        sent.append((self, chunks))
+        return real_send(self, chunks)
+
+    deadline = time.monotonic() + 20
+
+    def gate() -> None:      # a slow pipe waits for the other, not for ever (a broken helper: fail)
+        assert time.monotonic() < deadline, "the other pipe never answered its chunks"
 
     def ready(self, count):  # noqa: ANN001, ANN202
         # the slow one answers nothing until the other has answered every chunk it was sent
-        if slow == "first" and not helpers:
-            return None                  # nothing answered before the helper starts
-        if slow == "first" and self not in helpers and helpers[0].chunks_answered < 3:
-            return None
+        if slow == "first" and self not in helpers:
+            if not helpers and self.chunks_answered == 0:
+                self.chunks_answered = -1          # the look before a helper is made
+                return None
+            assert helpers, "no helper was made"
+            if helpers[0].chunks_answered < 3:
+                gate()
+                return None
         if slow == "helper" and self in helpers:
             return None
         got = real_ready(self, count)
-        if got is not None and self in helpers:
-            self.chunks_answered += 1  # type: ignore[attr-defined]
+        if got is not None:
+            self.chunks_answered += 1
         return got
 
     with Git(up.path) as git:
         expected = git.merge_trees(pairs)
+        pipes.clear()
         monkeypatch.setattr(MergePipe, "__init__", init)
+        monkeypatch.setattr(MergePipe, "send_chunks", send)
         if slow != "none":
             monkeypatch.setattr(MergePipe, "ready", ready)
         assert git.merge_trees_later(pairs)() == expected
-        assert [h._proc.poll() is not None for h in helpers] == [True] * len(helpers)
         assert git._later_pipes == []
-    if slow == "first":     # the helper took the chunks left from the end: all but the first of four
-        assert len(helpers) == 1 and helpers[0].chunks_answered == 3
+        if slow != "none":    # killed: neither was told to end once it merged what it was sent
+            assert [p._proc.returncode for p in pipes] == [-signal.SIGKILL] * 2
+    chunks = [c for pipe, sends in sent if pipe not in helpers for c in sends]
+    assert [len(c) for c in chunks] == [8, 8, 8, 3] and sum(chunks, []) == [f"{a} {b}" for a, b in pairs]
+    if slow != "none":    # the helper was sent the chunks left, from the end: all but the first of four
+        assert len(helpers) == 1 and [s for pipe, s in sent if pipe in helpers] == [chunks[:0:-1]]
+    if slow == "first":
+        assert helpers[0].chunks_answered == 3
     assert any(not r.clean for r in expected) and any(r.clean for r in expected)
+
+
+def test_later_merges_go_on_when_the_helper_stops(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The helper only saves time: when its process dies, the first one answers every chunk."""
+    from carrytool.gitlayer import git as gitmodule
+
+    up, pairs = _later_corpus(tmp_path)
+    monkeypatch.setattr(gitmodule, "_cores", lambda: 2)
+    failed: list[BaseException] = []
+    real_helper, real_ready = Git._helper, MergePipe.ready
+    deadline = time.monotonic() + 20
+
+    def helper(self, pipe, chunks):  # noqa: ANN001, ANN202
+        made = real_helper(self, pipe, chunks)
+        made._proc.kill()
+        return made
+
+    def ready(self, count):  # noqa: ANN001, ANN202
+        if getattr(self, "is_helper", False):
+            try:
+                return real_ready(self, count)
+            except GitError as exc:
+                failed.append(exc)
+                raise
+        assert failed or time.monotonic() < deadline, "the helper never failed"
+        return real_ready(self, count) if failed else None   # the first pipe waits for the helper's end
+
+    with Git(up.path) as git:
+        expected = git.merge_trees(pairs)
+        monkeypatch.setattr(Git, "_helper", lambda self, pipe, chunks: _mark(helper(self, pipe, chunks)))
+        monkeypatch.setattr(MergePipe, "ready", ready)
+        assert git.merge_trees_later(pairs)() == expected
+        assert git._later_pipes == []
+    assert len(failed) == 1
+
+
+def _mark(pipe: MergePipe) -> MergePipe:
+    pipe.is_helper = True  # type: ignore[attr-defined]
+    return pipe
+
+
+def test_later_merges_come_out_of_a_large_stdio_buffer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Should git's stdout buffer hold several chunks' answers (a platform with a larger stdio buffer
+    than the flush merge's answer), a flush merge pushed after everything sent brings them out: here
+    git's answers reach carrytool only in blocks of 64 KiB (the flush merge's answer is about 14 KiB)."""
+    from carrytool.gitlayer import git as gitmodule
+    from carrytool.gitlayer import mergepipe
+
+    up, pairs = _later_corpus(tmp_path)
+    monkeypatch.setattr(gitmodule, "_cores", lambda: 2)
+    held: dict[int, bytearray] = {}
+    real_read = os.read
+
+    def blocks(fd: int, size: int) -> bytes:       # what git's stdio would let out: whole blocks, or the end
+        have = held.setdefault(fd, bytearray())
+        while len(have) < 1 << 16:
+            chunk = real_read(fd, size)
+            if not chunk:
+                break
+            have += chunk
+        out = bytes(have[:1 << 16])
+        del have[:1 << 16]
+        return out
+
+    with Git(up.path) as git:
+        expected = git.merge_trees(pairs)
+        monkeypatch.setattr(mergepipe.os, "read", blocks)
+        job = Later(lambda: git.merge_trees_later(pairs)(), name="test-large-buffer")
+        job.thread.join(timeout=60)
+        assert not job.thread.is_alive(), "the answers never came out"
+        assert job.result() == expected
 
 
 def test_later_merges_on_one_core_need_no_helper(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -48,11 +48,18 @@ def test_pair_merges_beside_composing_give_the_same_report(cli: Cli, small: Smal
             events.append("pairs")
         return spy(self, pairs)
 
+    order: list[str] = []      # a pair merge prepared; a chunk of them sent to git
+    real_prepare, real_send = _PairMerger._on_shared_files, LaterMerges._send
+    monkeypatch.setattr(_PairMerger, "_on_shared_files",
+                        lambda self, job, pair: (order.append("prepare"), real_prepare(self, job, pair))[1])
+    monkeypatch.setattr(LaterMerges, "_send", lambda self, chunks: (order.append("send"), real_send(self, chunks))[1])
     monkeypatch.setattr(LaterMerges, "add", spy_later)
     monkeypatch.setattr(Git, "diff_patches", patches)
     code, beside = cli.json(*args)
-    assert started and started[0] >= 15              # every decidable pair of the corpus, in one batch
+    assert started and started[0] >= 15              # every decidable pair of the corpus, to the one process
     assert events[:2] == ["pairs", "patches 9"]      # the pairs first, then every entry's hunks, then landing's
+    # git has the first chunk while the next pairs are prepared, not once every pair is
+    assert "send" in order and order.index("send") < len(order) - 1 - order[::-1].index("prepare")
     monkeypatch.setattr(_PairMerger, "concurrently", False)
     started.clear()
     after_code, after = cli.json(*args)
