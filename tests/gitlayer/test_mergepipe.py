@@ -197,28 +197,6 @@ def test_an_interrupted_wait_for_prefetched_patches_leaves_them_for_close(tmp_pa
     assert git._prefetch is None and not worker.is_alive()
 
 
-def test_merges_answered_later_equal_merges_answered_now(tmp_path: Path) -> None:
-    """merge_trees_later's own merge-tree process merges while the first one keeps answering; its
-    answers are merge_trees' own, in order, and close() stops a process nobody asked for its answers."""
-    up = init_repo(tmp_path / "up", bare=True)
-    many_prs(up, 12, files=4)
-    with Git(up.path) as git:
-        main = git.rev_parse("refs/heads/main")
-        heads = [git.rev_parse(f"refs/pull/{n}/head") for n in range(1, 13)]
-        ours = up.commit({"f/conflict.txt": "ours\n"}, "ours", parent="main", ref="refs/heads/ours")
-        theirs = up.commit({"f/conflict.txt": "theirs\n"}, "theirs", parent="main", ref="refs/heads/theirs")
-        pairs = [(main, head) for head in heads] + [(heads[n], heads[n + 1]) for n in range(11)]
-        pairs += [(ours, theirs), (theirs, ours)]
-        later = git.merge_trees_later(pairs)
-        now = [git.merge_one(*pair) for pair in pairs]         # the run's merge-tree, meanwhile
-        assert later() == now == git.merge_trees(pairs)
-        assert any(not r.clean for r in now) and any(r.clean for r in now)
-        assert git.merge_trees_later([])() == []
-        forgotten = git.merge_trees_later(pairs)
-        assert len(git._later_pipes) == 1
-    assert forgotten is not None and git._later_pipes == []
-
-
 def _later_corpus(tmp_path: Path) -> tuple[object, list[tuple[str, str]]]:
     """A repository and 27 merges, clean and conflicted, each chunk's unlike the others' (4 chunks)."""
     up = init_repo(tmp_path / "up", bare=True)
@@ -232,6 +210,21 @@ def _later_corpus(tmp_path: Path) -> tuple[object, list[tuple[str, str]]]:
     pairs[3:3] = [(ours, theirs)]
     pairs += [(ours, theirs), (theirs, ours), (main, ours)]
     return up, pairs
+
+
+def test_merges_answered_later_equal_merges_answered_now(tmp_path: Path) -> None:
+    """merge_trees_later's own merge-tree process merges while the first one keeps answering; its
+    answers are merge_trees' own, in order, and close() stops a process nobody asked for its answers."""
+    up, pairs = _later_corpus(tmp_path)
+    with Git(up.path) as git:
+        later = git.merge_trees_later(pairs)
+        now = [git.merge_one(*pair) for pair in pairs]         # the run's merge-tree, meanwhile
+        assert later() == now == git.merge_trees(pairs)
+        assert any(not r.clean for r in now) and any(r.clean for r in now)
+        assert git.merge_trees_later([])() == []
+        forgotten = git.merge_trees_later(pairs)
+        assert len(git._later_pipes) == 1
+    assert forgotten is not None and git._later_pipes == []
 
 
 @pytest.mark.parametrize("slow", ["first", "helper", "none"])
