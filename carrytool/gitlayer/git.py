@@ -1365,22 +1365,21 @@ class Git:
         done: list[list[MergeResult] | None] = [None] * len(chunks)
         queues: list[tuple[MergePipe, list[int]]] = [(pipe, list(range(len(chunks))))]
         taken = [0]                    # of each queue's chunks, answered so far
-        while taken[0] < len(chunks) and (got := pipe.ready(len(chunks[taken[0]]))) is not None:
-            done[taken[0]] = got
-            taken[0] += 1
+        self._take(queues, taken, chunks, done)
         helper: MergePipe | None = None
         try:
             if len(chunks) - taken[0] >= 2 and _cores() >= 2:
-                helper = self._helper(pipe, [chunks[n] for n in range(len(chunks) - 1, taken[0], -1)])
-                if helper is not None:       # from the end; the next one stays PIPE's
-                    queues.append((helper, list(range(len(chunks) - 1, taken[0], -1))))
+                back = list(range(len(chunks) - 1, taken[0], -1))     # from the end; the next one stays PIPE's
+                helper = self._helper(pipe, [chunks[n] for n in back])
+                if helper is not None:
+                    queues.append((helper, back))
                     taken.append(0)
             while None in done:
                 with pipe.condition:
                     moved = self._take(queues, taken, chunks, done)
                     if moved or None not in done:
                         continue
-                    if taken[0] == len(chunks) and all(taken[q] == len(order) for q, (_m, order) in enumerate(queues)):
+                    if all(taken[q] == len(order) for q, (_m, order) in enumerate(queues)):
                         raise GitError("`git merge-tree --stdin` gave fewer answers than merges")
                     if pipe.wait(0.05):
                         continue

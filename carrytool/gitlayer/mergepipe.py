@@ -139,25 +139,12 @@ class MergePipe:
         """The answers to the next chunk sent (`send_chunks`), of COUNT merges, when git has given them;
         else None, without waiting (`wait` waits for more)."""
         with self._cond:
-            if self._skip:
-                if len(self._buf) < self._skip:
-                    if self._eof:
-                        raise self._stopped()
-                    return None
-                del self._buf[:self._skip]
-                self._skip = 0
-            at = self._buf.find(self._marker)
-            if at < 0:
+            answer = self._next_answer(1)
+            if answer is None:
                 if self._eof:
                     raise self._stopped()
                 return None
-            answer = bytes(self._buf[:at])
-            del self._buf[:at]
-            self._skip = len(self._flush_answer)
-        results = list(_parse_merge_tree(answer))
-        if len(results) != count:
-            raise GitError("`git merge-tree --stdin` gave an unexpected answer")
-        return results
+        return self._parsed(answer, count)
 
     @property
     def condition(self) -> threading.Condition:
@@ -180,14 +167,8 @@ class MergePipe:
         flushes = 1
         with self._cond:
             while True:
-                if self._skip and len(self._buf) >= self._skip:
-                    del self._buf[:self._skip]
-                    self._skip = 0
-                at = self._buf.find(self._marker) if not self._skip else -1
-                if at >= 0:
-                    answer = bytes(self._buf[:at])
-                    del self._buf[:at]
-                    self._skip = len(self._flush_answer) * flushes
+                answer = self._next_answer(flushes)
+                if answer is not None:
                     break
                 if self._eof:
                     raise self._stopped()
@@ -198,6 +179,25 @@ class MergePipe:
                     finally:
                         self._cond.acquire()
                     flushes += 1
+        return self._parsed(answer, count)
+
+    def _next_answer(self, flushes: int) -> bytes | None:
+        """With the condition held: what git answered before the next flush merge's answer, once the
+        flush answers before it are dropped (their bytes arrive whole); then the FLUSHES flush answers
+        that follow it are dropped as they arrive. None while it has not come."""
+        if self._skip and len(self._buf) >= self._skip:
+            del self._buf[:self._skip]
+            self._skip = 0
+        at = self._buf.find(self._marker) if not self._skip else -1
+        if at < 0:
+            return None
+        answer = bytes(self._buf[:at])
+        del self._buf[:at]
+        self._skip = len(self._flush_answer) * flushes
+        return answer
+
+    @staticmethod
+    def _parsed(answer: bytes, count: int) -> list[MergeResult]:
         results = list(_parse_merge_tree(answer))
         if len(results) != count:
             raise GitError("`git merge-tree --stdin` gave an unexpected answer")
