@@ -571,6 +571,53 @@ def test_a_full_scratch_while_carrytool_writes_objects_itself_is_the_same_error(
         assert list(tiny.iterdir()) == []
 
 
+def test_a_failed_write_of_a_loose_object_leaves_no_part_of_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Loose objects are written in place (no temporary file): a write that fails half-way (a full disk, an
+    interrupt) removes what it wrote, so no later reader (git, or the pack made at close) meets half an
+    object, and the error stays the run's error."""
+    from carrytool.gitlayer import git as gitmodule
+    from tests.gitrepo import init_repo
+
+    repo = init_repo(tmp_path / "r", bare=True)
+    real_write = os.write
+
+    def half(fd: int, data: object) -> int:
+        real_write(fd, bytes(data)[:10])        # type: ignore[call-overload]
+        raise OSError(28, "No space left on device")
+
+    with Git(repo.path, quarantine=True) as git:
+        git.keep_unreferenced = False
+        blob = git.write_blob(b"x" * 5000)
+        monkeypatch.setattr(gitmodule.os, "write", half)
+        with pytest.raises(CarryError, match="ran out of space"):
+            git.flush_objects()
+        monkeypatch.setattr(gitmodule.os, "write", real_write)
+        quarantine = git.tmpdir() / "objects"
+        assert not (quarantine / blob[:2] / blob[2:]).exists()
+        assert [p.name for p in (quarantine / blob[:2]).iterdir()] == []
+        again = git.write_blob(b"x" * 5000)      # the same object staged again is written whole
+        git.flush_objects()
+        assert again == blob and git.read_blob(blob) == b"x" * 5000
+
+
+def test_a_loose_object_a_git_process_already_wrote_is_left_as_it_is(tmp_path: Path) -> None:
+    """An object a git process of the run wrote into the quarantine (a merge result carrytool also computes)
+    is not written again: its file is never truncated under a reader, not even for the same bytes."""
+    from tests.gitrepo import init_repo
+
+    repo = init_repo(tmp_path / "r", bare=True)
+    with Git(repo.path, quarantine=True) as git:
+        git.keep_unreferenced = False
+        blob = git.out("hash-object", "-w", "--stdin", input=b"written by git\n")   # into the quarantine
+        loose = git.tmpdir() / "objects" / blob[:2] / blob[2:]
+        before = loose.stat()
+        assert git.write_blob(b"written by git\n") == blob
+        git.flush_objects()
+        after = loose.stat()
+        assert (after.st_ino, after.st_mtime_ns, after.st_size) == (before.st_ino, before.st_mtime_ns, before.st_size)
+        assert git.read_blob(blob) == b"written by git\n"
+
+
 def test_each_directory_s_tree_is_a_delta_of_its_own_previous_version(tmp_path: Path) -> None:
     """Two directories whose trees have the same size, edited in turn: each new tree is a delta of the
     same directory's previous one (not of the other directory's, which differs everywhere), so only the
