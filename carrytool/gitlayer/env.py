@@ -101,6 +101,17 @@ def alternate_path(path: str) -> str:
     return '"' + path.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
+def hostname() -> str:
+    """This machine's name as `socket.gethostname()` gives it (on POSIX the node name `uname` gives, which
+    is what gethostname reads), without importing socket: 3 ms of every command's start-up."""
+    uname = getattr(os, "uname", None)
+    if uname is not None:
+        return uname().nodename
+    import socket
+
+    return socket.gethostname()
+
+
 def fast_tmp_base() -> str | None:
     """Where carrytool's scratch directory goes: TMPDIR when the user set one, else a memory-backed
     directory when there is one with room ($XDG_RUNTIME_DIR, /dev/shm: at least MIN_SCRATCH_FREE free),

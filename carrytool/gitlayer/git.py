@@ -19,7 +19,6 @@ import itertools
 import os
 import re
 import shutil
-import socket
 import subprocess
 import tempfile
 import threading
@@ -40,6 +39,7 @@ from carrytool.gitlayer.env import (
     fast_tmp_base,
     git_argv,
     git_version,
+    hostname,
     is_sha,
     isolated_env,
     parse_version,
@@ -92,7 +92,7 @@ _TREE_ENTRY = re.compile(rb"([0-7]+) ([^\0]*)\0(.{20})", re.DOTALL)       # mode
 
 def _owner_tag(prefix: str) -> str:
     """PREFIX pid PID host HOST: who made a .keep file or a scratch directory."""
-    return f"{prefix} pid {os.getpid()} host {socket.gethostname()}"
+    return f"{prefix} pid {os.getpid()} host {hostname()}"
 
 
 def _keep_message() -> str:
@@ -102,7 +102,7 @@ def _keep_message() -> str:
 def _owner_dead(text: str, prefix: str) -> bool:
     """Whether TEXT is an owner tag of PREFIX naming a process of this host that no longer runs."""
     match = re.fullmatch(re.escape(prefix) + r" pid (\d+) host (\S+)", text.strip())
-    if not match or match.group(2) != socket.gethostname():
+    if not match or match.group(2) != hostname():
         return False
     pid = int(match.group(1))
     if pid == os.getpid():
@@ -1447,8 +1447,11 @@ class Git:
 
     def _new_merge_pipe(self) -> MergePipe:
         """A long-lived merge-tree of this run. With a quarantine it writes stored (uncompressed) objects:
-        most of what merges write is never kept, and the quarantine's pack compresses what is."""
-        return MergePipe(self, stored=self._use_quarantine)
+        most of what merges write is never kept, and the quarantine's pack compresses what is. It shares
+        the flush merge of a pipe the run already has (the same git, the same answer): no process of its
+        own to learn that answer."""
+        like = self._merge_pipe or self._side_pipe or next(iter(self._later_pipes), None)
+        return MergePipe(self, stored=self._use_quarantine, like=like)
 
     def takes_merge_base(self) -> bool:
         """Whether this git's `merge-tree --stdin` takes `BASE -- OURS THEIRS` lines of trees (git >= 2.45
@@ -1765,7 +1768,10 @@ class Git:
         return {name: oid for name, oid in pairs}
 
     def checked_out_branches(self) -> dict[str, str]:
-        """Branch ref -> work tree path for every work tree of the repository."""
+        """Branch ref -> work tree path for every work tree of the repository. A bare repository without
+        linked work trees (no `worktrees` directory, where git lists them) has none: no process asked."""
+        if self.bare and not (self.common_dir / "worktrees").is_dir():
+            return {}
         out = self.run("worktree", "list", "--porcelain").stdout.decode("utf-8", "surrogateescape")
         result, path = {}, ""
         for line in out.splitlines():

@@ -11,12 +11,12 @@ import errno
 import fcntl
 import json
 import os
-import socket
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 from carrytool.errors import EnvironmentProblem, LockHeld
+from carrytool.gitlayer.env import hostname
 
 
 def common_dir(git_dir: Path) -> Path:
@@ -124,7 +124,7 @@ class RepoLock:
     @staticmethod
     def _record(fd: int) -> None:
         pid = os.getpid()
-        info = {"pid": pid, "host": socket.gethostname(), "started": _start_time(pid),
+        info = {"pid": pid, "host": hostname(), "started": _start_time(pid),
                 "since": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
         os.ftruncate(fd, 0)
         os.pwrite(fd, json.dumps(info).encode(), 0)

@@ -18,6 +18,7 @@ from carrytool.errors import LockMismatch
 from carrytool.gitlayer.urls import redact
 from carrytool.manifest.model import Manifest
 from carrytool.pipeline.atomic import publish, stage
+from carrytool.pipeline.jsontext import indented
 from carrytool.pipeline.resolve import Resolved
 
 LOCK_VERSION = 1
@@ -95,7 +96,7 @@ class StagedLock:
 def stage_lock(manifest: Manifest, doc: dict[str, Any]) -> StagedLock:
     """Write DOC to a synced temporary file beside the lock (EnvironmentProblem, exit 4, when it cannot)."""
     path = lock_path(manifest)
-    text = json.dumps(doc, indent=2) + "\n"
+    text = indented(doc) + "\n"
     try:
         if path.read_text(encoding="utf-8") == text:
             return StagedLock(path, None)

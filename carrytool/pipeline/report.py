@@ -20,6 +20,7 @@ from carrytool.errors import (
 )
 from carrytool.gitlayer.urls import redact
 from carrytool.pipeline.atomic import write_atomic
+from carrytool.pipeline.jsontext import indented
 from carrytool.pipeline.plan import Step, Violation
 
 
@@ -108,7 +109,7 @@ class Report:
         return data
 
     def dumps(self) -> str:
-        return json.dumps(self.to_json(), indent=2, ensure_ascii=True) + "\n"
+        return indented(self.to_json()) + "\n"
 
     def names(self) -> str:
         """The report as compact JSON (json's C encoder): what `Git.keep_named` scans for SHAs."""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -11,6 +10,7 @@ from carrytool import __version__
 from carrytool.asserts.spec import AssertOutcome
 from carrytool.gitlayer.urls import redact
 from carrytool.manifest.model import Manifest
+from carrytool.pipeline.jsontext import indented
 from carrytool.pipeline.report import entry_json, write_atomic
 from carrytool.pipeline.sync import Planned
 from carrytool.review.coverage import Coverage
@@ -69,7 +69,7 @@ class Explanation:
         return data
 
     def dumps(self) -> str:
-        return json.dumps(self.to_json(), indent=2, ensure_ascii=True) + "\n"
+        return indented(self.to_json()) + "\n"
 
 
 def write_explanation(ex: Explanation, path: str | Path, dumped: str | None = None) -> None:

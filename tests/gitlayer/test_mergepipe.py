@@ -246,8 +246,8 @@ def test_later_merges_are_met_from_both_ends(tmp_path: Path, monkeypatch: pytest
         real_init(self, git, **kwargs)
         pipes.append(self)
         self.chunks_answered = 0  # type: ignore[attr-defined]
-        if kwargs.get("like") is not None:
-            helpers.append(self)
+        if kwargs.get("cond") is not None:      # a helper shares its pipe's condition (every pipe of a
+            helpers.append(self)                 # run shares the first one's flush merge: `like`)
 
     def send(self, chunks):  # noqa: ANN001, ANN202
         sent.append((self, chunks))
@@ -373,14 +373,14 @@ def test_later_merges_on_one_core_need_no_helper(tmp_path: Path, monkeypatch: py
     monkeypatch.setattr(gitmodule, "_cores", lambda: 1)
     made: list[object] = []
     real_init = MergePipe.__init__
-    monkeypatch.setattr(MergePipe, "__init__", lambda self, git, **kw: (made.append(kw.get("like")),
+    monkeypatch.setattr(MergePipe, "__init__", lambda self, git, **kw: (made.append(kw.get("cond")),
                                                                         real_init(self, git, **kw))[1])
     with Git(up.path) as git:
         expected = git.merge_trees(pairs)
         made.clear()
         assert git.merge_trees_later(pairs)() == expected
         assert git.merge_trees_later(pairs[:5])() == expected[:5]        # one chunk
-    assert made == [None, None]
+    assert made == [None, None]             # one pipe each, no helper (which shares its pipe's condition)
 
 
 def test_raw_diffs_and_merge_bases_are_asked_once(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001

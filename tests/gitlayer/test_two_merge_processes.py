@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import os
 import random
+import re
 import threading
 from pathlib import Path
 
@@ -161,3 +162,40 @@ def test_a_second_ctrl_c_while_waiting_for_the_other_half_leaves_it_for_close(
         git.merge_trees(pairs)
     git.close()
     assert log == ["interrupted", "other half done", "scratch goes, other half alive: False"]
+
+
+def test_every_merge_process_of_a_run_shares_one_flush_merge(cli: Cli, tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """The flush merge's answer (see gitlayer.mergepipe) is asked once per run, in a process of its own:
+    the second merge-tree of a large batch, explain's pair merges and their helper reuse it (the same git,
+    the same answer). Same reports as with two processes asked."""
+    from carrytool.gitlayer.git import Git
+
+    up = init_repo(tmp_path / "up", bare=True)
+    many_prs(up, 40, files=20)
+    manifest = write_manifest(tmp_path / "m.yaml", {
+        "version": 1, "upstream": {"url": str(up.path)}, "fork": {"branch": "x"},
+        "policy": {"on_conflict": "skip"}, "entries": [{"pr": n} for n in range(1, 41)]})
+    monkeypatch.setattr("carrytool.gitlayer.git._cores", lambda: 2)
+    flush_merges: list[bytes] = []       # `merge-tree --stdin` runs of one `OURS THEIRS` line: a flush merge
+    real_run = Git.run
+
+    def run(self: Git, *args: str, **kwargs: object):  # noqa: ANN202
+        given = kwargs.get("input")
+        if args[:1] == ("merge-tree",) and isinstance(given, bytes) and re.fullmatch(rb"[0-9a-f]{40} [0-9a-f]{40}\n",
+                                                                                    given):
+            flush_merges.append(given)
+        return real_run(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    reports = []
+    for n, share in enumerate((True, False)):
+        if not share:       # each new merge-tree learns the flush answer itself, as before
+            monkeypatch.setattr(Git, "_new_merge_pipe", lambda self: __import__(
+                "carrytool.gitlayer.mergepipe", fromlist=["MergePipe"]).MergePipe(self, stored=self._use_quarantine))
+        monkeypatch.setattr(Git, "run", run)
+        flush_merges.clear()
+        repo = init_repo(tmp_path / f"work{n}", bare=True)
+        reports.append((cli.json("sync", "-m", manifest, "--repo", repo.path, "--dry-run"),
+                        cli.json("explain", "-m", manifest, "--repo", repo.path, "--offline")))
+        assert (len(flush_merges) == 2) == share, (share, len(flush_merges))   # one a command when shared
+    assert reports[0] == reports[1]

@@ -331,6 +331,34 @@ def test_refuses_a_checked_out_branch(cli: Cli, small: Small, tmp_path: Path) ->
     assert result.exit_code == 4 and "checked out" in result.stderr
 
 
+def test_refuses_a_branch_checked_out_in_a_bare_repository_s_linked_work_tree(cli: Cli, small: Small,
+                                                                             tmp_path: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bare repository lists no work tree of its own, and `worktree list` is not asked while it has no
+    linked work tree; once it has one with the fork branch checked out, sync refuses to move it."""
+    from carrytool.gitlayer.git import Git
+
+    small.pr(1, A_TWO)
+    small.manifest([{"pr": 1}])
+    bare = init_repo(tmp_path / "bare.git", bare=True)
+    bare.git("fetch", "-q", str(small.up.path), "main:refs/heads/dev", "main:refs/heads/other")
+    asked: list[tuple[str, ...]] = []
+    real_run = Git.run
+
+    def run(self: Git, *args: str, **kwargs: object):  # noqa: ANN202
+        asked.append(args)
+        return real_run(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Git, "run", run)
+    result = cli("sync", "-m", small.manifest_path, "--repo", bare.path)
+    assert result.exit_code == 0, result.stderr
+    assert not [a for a in asked if a[:1] == ("worktree",)]
+    bare.git("worktree", "add", "-q", str(tmp_path / "wt"), "dev")
+    result = cli("sync", "-m", small.manifest_path, "--repo", bare.path)
+    assert result.exit_code == 4 and "checked out in the work tree" in result.stderr, result.stderr
+    assert [a for a in asked if a[:1] == ("worktree",)]
+
+
 def test_never_touches_head_index_or_work_tree(cli: Cli, small: Small, tmp_path: Path) -> None:
     small.pr(1, A_TWO)
     small.manifest([{"pr": 1}])
