@@ -166,10 +166,11 @@ def _emit(report, fmt: str, report_file: Optional[Path]) -> None:  # noqa: ANN00
     from carrytool.pipeline.report import write_report
     from carrytool.render.text import render_quiet, render_report
 
+    dumped = report.dumps() if fmt == "json" else None     # once, for the file and stdout alike
     if report_file:
-        write_report(report, report_file)
-    if fmt == "json":
-        sys.stdout.write(report.dumps())
+        write_report(report, report_file, dumped)
+    if dumped is not None:
+        sys.stdout.write(dumped)
     elif not _State.quiet:
         render_report(report, sys.stdout, verbose=_State.verbose, invocation=_invocation(), show_error=False)
     else:  # quiet hides progress and detail, never the reasons for a failure

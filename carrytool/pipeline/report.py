@@ -134,6 +134,7 @@ def check_report_path(path: str | Path | None) -> None:
         raise EnvironmentProblem(f"--report {path}: cannot write into {ancestor}")
 
 
-def write_report(report: Report, path: str | Path) -> None:
-    """Write the JSON report to PATH atomically (missing directories are created)."""
-    write_atomic(path, report.dumps())
+def write_report(report: Report, path: str | Path, dumped: str | None = None) -> None:
+    """Write the JSON report to PATH atomically (missing directories are created); DUMPED: `report.dumps()`,
+    when the caller has it."""
+    write_atomic(path, report.dumps() if dumped is None else dumped)

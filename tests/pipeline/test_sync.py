@@ -454,6 +454,17 @@ def test_report_file_is_written_even_on_failure(cli: Cli, small: Small, tmp_path
     assert json.loads(out.read_text())["ok"] is False
 
 
+def test_report_file_and_json_stdout_are_the_same_text(cli: Cli, small: Small, tmp_path: Path) -> None:
+    """--report with --format json: the file holds exactly what stdout shows (the report is encoded once)."""
+    small.pr(1, A_TWO)
+    small.pr(2, A_THREE)
+    small.manifest([{"pr": 1}, {"pr": 2, "on_conflict": "skip"}])
+    out = tmp_path / "report.json"
+    result = cli("sync", "-m", small.manifest_path, "--repo", small.work.path, "--report", out, "--format", "json")
+    assert result.exit_code == 0, result.stderr
+    assert out.read_text() == result.stdout and json.loads(result.stdout)["entries"][1]["status"] == "conflict"
+
+
 def test_gitlab_merge_request_refs(cli: Cli, small: Small) -> None:
     small.up.commit(A_TWO, "mr", parent=small.base, ref="refs/merge-requests/12/head")
     small.manifest([{"pr": 12}], upstream={"url": "../up", "pr_ref": "refs/merge-requests/{number}/head"})
