@@ -55,8 +55,10 @@ from carrytool.gitlayer.objects import (
     _is_echo,
     _parse_diff_stdin,
     loose_object,
+    pack_entry,
     pack_of_objects,
     paths_of,
+    stored_pack,
     stored_zlib,
 )
 
@@ -76,6 +78,12 @@ _WRITES_REPO = frozenset({"fetch", "push", "update-ref", "remote", "config"})
 # ref write (Git.settle_refs). cat-file is only given object names here (read_object resolves the rest).
 _READS_REFS = IN_REPO - {"cat-file", "config", "ls-remote"}
 COPIES_BUDGET = 64 << 20   # bytes of staged objects kept in memory for migrating (see Git._copies)
+# a flush of at least this many objects is written into the quarantine as one pack, fewer as loose files
+# (a pack's fixed cost, two files and their checksums, is about that of two loose objects); at most this
+# many packs (every object lookup a git process misses goes through each) and bytes in one
+QUARANTINE_PACK_MIN = 3
+QUARANTINE_PACKS_MAX = 256
+QUARANTINE_PACK_BYTES = 1 << 30
 _OID = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
 _REF_CLASH = re.compile(r"'([^']+)' exists; cannot create '")     # update-ref's directory/file clash
 _NAMED_OID = re.compile(r"(?<![0-9a-f])(?:[0-9a-f]{64}|[0-9a-f]{40})(?![0-9a-f])")
@@ -330,6 +338,9 @@ class Git:
         self._explicit_bases: bool | None = None
         self._quarantine: Path | None = None
         self._fans: set[str] = set()       # the quarantine's fan-out directories made so far
+        self._written: dict[str, None] = {}    # the objects this run wrote into the quarantine, in order
+        self._packed: dict[str, tuple[str, int, int]] = {}   # object in a quarantine pack -> pack, offset, length
+        self._pack_count = 0               # the packs written into the quarantine
         # what this run wrote into the quarantine, kept (up to COPIES_BUDGET bytes) so that migrating packs
         # it from memory, not from the loose files read back; merge-tree's own objects are read from disk
         self._copies: dict[str, tuple[bytes, bytes]] = {}
@@ -490,11 +501,16 @@ class Git:
         self.flush_objects()
         if self._quarantine is None:
             return
-        present: dict[str, str] = {}       # oid -> its loose file (strings: thousands of files)
-        for fan in os.scandir(self._quarantine):
+        # oid -> its loose file ("" when in one of the quarantine's packs): the run's own objects in the
+        # order they were written, then those git wrote, by name (the pack is the same on any file system)
+        quarantine, packed = str(self._quarantine), self._packed
+        present: dict[str, str] = {oid: "" if oid in packed else f"{quarantine}/{oid[:2]}/{oid[2:]}"
+                                   for oid in self._written}
+        for fan in sorted(os.scandir(quarantine), key=lambda entry: entry.name):
             if len(fan.name) == 2 and fan.is_dir():
-                present.update((fan.name + f.name, f.path) for f in os.scandir(fan.path)
-                               if len(f.name) in (38, 62))
+                for oid, path in sorted((fan.name + f.name, f.path) for f in os.scandir(fan.path)
+                                        if len(f.name) in (38, 62)):
+                    present.setdefault(oid, path)
         if not present:
             return
         settled = self._settled
@@ -524,12 +540,17 @@ class Git:
         argv = git_argv(*args)
         cwd, env = self._placement(args, {"GIT_OBJECT_DIRECTORY": str(self.object_dir),
                                           "GIT_ALTERNATE_OBJECT_DIRECTORIES": ""})
-        copies, names = self._copies, [paths.get(oid) for oid in wanted]
+        copies, stored, names = self._copies, self._packed, [paths.get(oid) for oid in wanted]
+
+        def read(oid: str) -> tuple[bytes, bytes]:
+            spot = stored.get(oid)
+            if spot is not None:
+                return pack_entry(_read_file(*spot))
+            return loose_object(_read_file(present[oid]))
 
         def index() -> subprocess.CompletedProcess:    # reads only files the run already wrote, and the copies
             try:
-                packed = pack_of_objects((copies.get(oid) or loose_object(_read_file(present[oid]))
-                                          for oid in wanted), self.object_format, names)
+                packed = pack_of_objects((copies.get(oid) or read(oid) for oid in wanted), self.object_format, names)
             except (OSError, zlib.error, ValueError, KeyError) as exc:
                 raise GitError(f"cannot read the quarantine's objects: {exc}") from None
             return subprocess.run(argv, cwd=cwd, input=packed, capture_output=True, env=env)
@@ -673,6 +694,9 @@ class Git:
                     self._private = None
                     self._quarantine = None
                     self._fans.clear()
+                    self._packed.clear()
+                    self._written.clear()
+                    self._pack_count = 0
 
     def _close_processes(self) -> None:
         self._reap_ref_write()             # close() is unwinding from an error: the error stands
@@ -906,16 +930,24 @@ class Git:
         return self._hash_objects(kind, [data])[0]
 
     def flush_objects(self) -> None:
-        """Write every staged object: as loose files into the quarantine (zlib, as git writes them; no
-        process), or without one through `hash-object --stdin-paths` (one batch per kind; SHAs checked)."""
+        """Write every staged object: into the quarantine, in process, as one pack (and its index) or, for
+        a few objects, as loose files; or without a quarantine through `hash-object --stdin-paths` (one
+        batch per kind; SHAs checked)."""
         if not self._pending:
             return
         pending, self._pending = self._pending, {}
         if self._stage_objects and self._use_quarantine:
             self.private_dir()
             try:
+                fresh = [(sha, kind, data) for sha, (kind, data) in pending.items() if sha not in self._packed]
+                if (len(fresh) >= QUARANTINE_PACK_MIN and self._pack_count < QUARANTINE_PACKS_MAX
+                        and sum(len(data) for _sha, _kind, data in fresh) < QUARANTINE_PACK_BYTES):
+                    self._write_pack(fresh)
+                else:
+                    for sha, kind, data in fresh:
+                        self._write_loose(sha, kind, data)
+                self._written.update(dict.fromkeys(pending))
                 for sha, (kind, data) in pending.items():
-                    self._write_loose(sha, kind, data)
                     if self._copies_size < COPIES_BUDGET:
                         self._copies[sha] = (kind.encode(), data)
                         self._copies_size += len(data)
@@ -933,6 +965,22 @@ class Git:
             if written != [sha for sha, _data in items]:
                 raise GitError(f"git wrote {kind} objects with other names than carrytool computed")
 
+    def _write_pack(self, objects: list[tuple[str, str, bytes]]) -> None:
+        """OBJECTS as one pack in the quarantine: the pack, then its .idx, each written beside and renamed
+        into place. A git process finds a pack by its .idx (a long-lived one looks again when an object
+        is not where it looked), so it never meets half of one; removing a few packs at close costs far
+        less than a file per object."""
+        assert self._quarantine is not None
+        pack, idx, spans = stored_pack((sha, kind.encode(), data) for sha, kind, data in objects)
+        stem = f"{self._quarantine}/pack/pack-{pack[-20:].hex()}"
+        for suffix, data in ((".pack", pack), (".idx", idx)):
+            temp = f"{self._quarantine}/pack/tmp_{suffix[1:]}_{pack[-20:].hex()}"
+            _write_whole(temp, data)
+            os.replace(temp, stem + suffix)
+        self._pack_count += 1
+        for (sha, _kind, _data), (at, length) in zip(objects, spans):
+            self._packed[sha] = (stem + ".pack", at, length)
+
     def _write_loose(self, sha: str, kind: str, data: bytes) -> None:
         """One loose object in the quarantine: written beside, then renamed (readers never see half)."""
         assert self._quarantine is not None
@@ -944,15 +992,8 @@ class Git:
             os.makedirs(folder, exist_ok=True)
             self._fans.add(sha[:2])
         temp = f"{folder}/tmp_obj_{sha[2:]}"
-        # stored, not compressed (core.looseCompression=0): the scratch is private; the pack compresses.
-        # os.open/os.write: no buffered file object per object (~40% of writing a thousand small files)
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
-        try:
-            view = memoryview(stored_zlib(f"{kind} {len(data)}\0".encode() + data))
-            while view:
-                view = view[os.write(fd, view):]
-        finally:
-            os.close(fd)
+        # stored, not compressed (core.looseCompression=0): the scratch is private; the pack compresses
+        _write_whole(temp, stored_zlib(f"{kind} {len(data)}\0".encode() + data))
         os.replace(temp, target)
 
     def _hash_objects(self, kind: str, blobs: list[bytes]) -> list[str]:
@@ -1820,9 +1861,24 @@ def _parse_commit(data: bytes) -> dict[str, object]:
     return info
 
 
-def _read_file(path: str) -> bytes:
+def _read_file(path: str, at: int = 0, length: int = -1) -> bytes:
+    """The bytes of the file at PATH, or LENGTH of them from offset AT."""
     with open(path, "rb") as f:
-        return f.read()
+        if at:
+            f.seek(at)
+        return f.read(length)
+
+
+def _write_whole(path: str, data: bytes) -> None:
+    """A new file at PATH holding DATA. os.open/os.write: no buffered file object per file (~40% of
+    writing a thousand small files)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    finally:
+        os.close(fd)
 
 
 def work_tree_top(path: Path) -> Path | None:

@@ -221,6 +221,55 @@ def pack_of_objects(objects: Iterable[tuple[bytes, bytes]], hash_name: str = "sh
     return pack + hashlib.new(hash_name, pack).digest()
 
 
+def stored_pack(objects: Iterable[tuple[str, bytes, bytes]]) -> tuple[bytes, bytes, list[tuple[int, int]]]:
+    """A version-2 pack of OBJECTS, given as (SHA-1 hex, type, content), stored (deflate without
+    compression: the quarantine is private and the migrated pack compresses) with its trailing
+    checksum; its version-2 .idx; and each object's (offset, length) in the pack, in the given order.
+    Made in process, for packs under 2 GiB (no large-offset table). Whoever calls this knows the
+    names are right: the idx is not checked against the content (index-pack checks what migrates)."""
+    body: list[bytes] = []
+    spans: list[tuple[int, int]] = []
+    rows: list[tuple[bytes, int, int]] = []
+    at = 12
+    for sha, kind, content in objects:
+        entry = _pack_header(_PACK_TYPES[kind], len(content)) + stored_zlib(content)
+        rows.append((bytes.fromhex(sha), zlib.crc32(entry), at))
+        spans.append((at, len(entry)))
+        body.append(entry)
+        at += len(entry)
+    if at >= 1 << 31:
+        raise ValueError("a stored pack of 2 GiB or more needs large offsets")
+    pack = b"PACK" + struct.pack(">II", 2, len(body)) + b"".join(body)
+    checksum = hashlib.sha1(pack).digest()
+    rows.sort()
+    fanout = [0] * 256
+    for name, _crc, _at in rows:
+        fanout[name[0]] += 1
+    fanout = list(itertools.accumulate(fanout))
+    idx = b"".join([b"\xfftOc", struct.pack(">I", 2), struct.pack(">256I", *fanout),
+                    b"".join(name for name, _crc, _at in rows),
+                    struct.pack(f">{len(rows)}I", *(crc for _name, crc, _at in rows)),
+                    struct.pack(f">{len(rows)}I", *(at for _name, _crc, at in rows)), checksum])
+    return pack + checksum, idx + hashlib.sha1(idx).digest(), spans
+
+
+def pack_entry(entry: bytes) -> tuple[bytes, bytes]:
+    """(type, content) of one whole, undeltified pack entry (as stored_pack writes them), size checked."""
+    byte = entry[0]
+    kind, size, shift, at = (byte >> 4) & 7, byte & 0x0F, 4, 1
+    while byte & 0x80:
+        byte = entry[at]
+        size |= (byte & 0x7F) << shift
+        shift, at = shift + 7, at + 1
+    names = {number: name for name, number in _PACK_TYPES.items()}
+    if kind not in names:
+        raise GitError(f"a quarantined pack entry has type {kind}, not a whole object")
+    content = zlib.decompress(entry[at:])
+    if len(content) != size:
+        raise GitError("a quarantined pack entry's size does not match its header")
+    return names[kind], content
+
+
 def _delta_entry(delta: bytes, distance: int) -> bytes:
     """A pack entry storing DELTA against the object DISTANCE bytes back (OFS_DELTA)."""
     return _pack_header(_OFS_DELTA, len(delta)) + _ofs(distance) + zlib.compress(delta, 1)

@@ -571,12 +571,15 @@ def test_a_full_scratch_while_carrytool_writes_objects_itself_is_the_same_error(
         assert list(tiny.iterdir()) == []
 
 
-def test_a_git_process_reading_beside_a_flush_never_meets_half_an_object(tmp_path: Path,
+@pytest.mark.parametrize("others", [0, 4])
+def test_a_git_process_reading_beside_a_flush_never_meets_half_an_object(tmp_path: Path, others: int,
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """A git process of the run (a prefetch's diff-tree, a later merge-tree) looks in the quarantine before
     the user's store: an object carrytool writes there that the store also has loose (a PR's blob a
     composed tree names) must appear whole, or the reader takes the half file and fails. Written beside
-    and renamed into place; an in-place write (tried, and reverted) failed 63 of 154 such reads."""
+    and renamed into place; an in-place write (tried, and reverted) failed 63 of 154 such reads. With
+    OTHERS objects besides, the flush is a pack: the pack and its .idx each go into place whole (a pack
+    written in place fails such reads: "index file ... is too small")."""
     import threading
     import time
 
@@ -620,6 +623,8 @@ def test_a_git_process_reading_beside_a_flush_never_meets_half_an_object(tmp_pat
         reader.start()
         try:
             assert run.write_blob(data) == blob
+            for n in range(others):
+                run.write_blob(b"other %d\n" % n)
             monkeypatch.setattr(gitmodule.os, "write", slow)
             flushing.set()
             run.flush_objects()
@@ -628,8 +633,10 @@ def test_a_git_process_reading_beside_a_flush_never_meets_half_an_object(tmp_pat
             monkeypatch.setattr(gitmodule.os, "write", real_write)
             stop.set()
             reader.join()
+        written = run._pack_count
     assert reads[1] >= 3, reads                                      # the reads did meet the flush
     assert failures == []
+    assert written == (1 if others else 0)
 
 
 def test_each_directory_s_tree_is_a_delta_of_its_own_previous_version(tmp_path: Path) -> None:
@@ -728,14 +735,17 @@ def _packs(repo: Path) -> dict[str, bytes]:
 
 
 def _migrate_with_budget(tmp_path: Path, name: str, budget: int, monkeypatch: pytest.MonkeyPatch,
-                         reads: list[str]) -> tuple[Path, str]:
+                         reads: list[str], *, pack_min: int = 3, packs_max: int = 256) -> tuple[Path, str, int]:
     """A commit of several sizes of blob and a chain of trees, migrated with COPIES_BUDGET = BUDGET; the
-    quarantine files migrating read go to READS."""
+    quarantine files migrating read go to READS. Flushes of PACK_MIN objects or more are written as
+    packs, at most PACKS_MAX of them; returns the repository, the commit and the packs written."""
     import carrytool.gitlayer.git as gitmodule
     from tests.gitrepo import init_repo
 
     monkeypatch.setattr(gitmodule, "COPIES_BUDGET", budget)
-    monkeypatch.setattr(gitmodule, "_read_file", lambda path: reads.append(path) or _read_file(path))
+    monkeypatch.setattr(gitmodule, "QUARANTINE_PACK_MIN", pack_min)
+    monkeypatch.setattr(gitmodule, "QUARANTINE_PACKS_MAX", packs_max)
+    monkeypatch.setattr(gitmodule, "_read_file", lambda path, *span: reads.append(path) or _read_file(path, *span))
     repo = init_repo(tmp_path / name, bare=True)
     base = repo.commit({f"f{i:02d}.txt": f"{i}\n" for i in range(40)}, "base", ref="refs/heads/main")
     sig = Signature("t", "t@t", 1000000000)
@@ -744,22 +754,31 @@ def _migrate_with_budget(tmp_path: Path, name: str, budget: int, monkeypatch: py
         for n, data in enumerate([b"", b"x" * 15, bytes(range(256)) * 8, b"z\n" * 40000, b"w\n"]):
             tree = git.edit_tree(tree, {f"f{(7 * n) % 40:02d}.txt": ("100644", git.write_blob(data))})
             tip = git.write_commit(tree, [tip], sig, sig, f"step {n}\n")
+            git.flush_objects()                            # as before the next git process: a flush per step
         git.keep(tip)
-    return repo.path, tip
+        written = git._pack_count
+    return repo.path, tip, written
 
 
 def test_migrating_packs_the_run_s_objects_from_memory_byte_for_byte(tmp_path: Path,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    """The objects carrytool wrote are packed from the copies it kept, not read back from the quarantine's
-    files; over the memory budget they are read from the files; both give the same pack, byte for byte."""
+    """The objects carrytool wrote are packed from the copies it kept, not read back from the quarantine;
+    over the memory budget they are read from its packs or loose files; every way gives the same pack,
+    byte for byte."""
     from_memory: list[str] = []
-    memory_repo, tip = _migrate_with_budget(tmp_path, "memory", 64 << 20, monkeypatch, from_memory)
-    from_files: list[str] = []
-    files_repo, same_tip = _migrate_with_budget(tmp_path, "files", 0, monkeypatch, from_files)
-    assert from_memory == [] and len(from_files) >= 11         # 5 blobs, 5 trees, 5 commits
-    assert tip == same_tip
-    assert _packs(memory_repo) == _packs(files_repo) and len(_packs(memory_repo)) == 1   # the run's one pack
-    for repo in (memory_repo, files_repo):
+    memory_repo, tip, packs = _migrate_with_budget(tmp_path, "memory", 64 << 20, monkeypatch, from_memory)
+    assert from_memory == [] and packs == 5                    # a pack per step: blob, tree, commit
+    runs = {}
+    for name, pack_min, packs_max, written in [("packed", 3, 256, 5), ("loose", 4, 256, 0), ("capped", 3, 2, 2)]:
+        reads: list[str] = []
+        repo, same_tip, packs = _migrate_with_budget(tmp_path, name, 0, monkeypatch, reads, pack_min=pack_min,
+                                                     packs_max=packs_max)
+        assert same_tip == tip and packs == written
+        assert len(reads) == 15                                 # 5 blobs, 5 trees, 5 commits
+        assert sum(path.endswith(".pack") for path in reads) == 3 * written
+        runs[name] = repo
+    for repo in (memory_repo, *runs.values()):
+        assert _packs(repo) == _packs(memory_repo) and len(_packs(repo)) == 1     # the run's one pack
         assert _exists(repo, tip)
         _fsck(repo)
 
