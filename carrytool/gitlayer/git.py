@@ -61,6 +61,7 @@ from carrytool.gitlayer.objects import (
     stored_pack,
     stored_zlib,
 )
+from carrytool.gitlayer.storeindex import store_lacks
 
 __all__ = ["Git", "Change", "ConflictStage", "MergeResult", "Signature", "paths_of", "EMPTY_TREE", "MIN_GIT",
            "PINNED_CONFIG", "ZERO", "decode_path", "encode_path", "git_argv", "git_version", "is_sha",
@@ -628,7 +629,12 @@ class Git:
 
     def _not_in_store(self, oids: list[str]) -> list[str]:
         """Those of OIDS the user's store lacks (carrytool writes objects it computed without asking
-        whether the store has them): one `cat-file --batch-check` in the store alone."""
+        whether the store has them): read from its loose files and pack indexes in process (see
+        storeindex), or, where that reader cannot tell, one `cat-file --batch-check` in the store alone."""
+        if self.object_format == "sha1":
+            lacks = store_lacks(str(self.object_dir), oids)
+            if lacks is not None:
+                return lacks
         where = {"GIT_ALTERNATE_OBJECT_DIRECTORIES": ""}
         out = self.run("cat-file", "--batch-check=%(objectname)", env=where,
                        input="".join(f"{oid}\n" for oid in oids).encode()).stdout.decode()

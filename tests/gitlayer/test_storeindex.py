@@ -1,0 +1,103 @@
+"""`store_lacks`: which objects the user's store lacks, read from its loose files and .idx files in process,
+checked against `git cat-file --batch-check` on stores of every shape it meets."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from carrytool.gitlayer.storeindex import store_lacks
+from tests.gitrepo import Repo, init_repo
+
+
+def _hashes(repo: Repo, texts: list[bytes], write: bool = True) -> list[str]:
+    """The blobs of TEXTS, written into REPO's store (loose) with WRITE: one hash-object process."""
+    folder = repo.path.parent / "texts"
+    folder.mkdir(exist_ok=True)
+    start = len(list(folder.iterdir()))
+    paths = [folder / f"{start + n}" for n in range(len(texts))]
+    for path, text in zip(paths, texts):
+        path.write_bytes(text)
+    return repo.git("hash-object", *(["-w"] if write else []), "--stdin-paths",
+                    input="".join(f"{p}\n" for p in paths).encode()).split()
+
+
+def _git_lacks(repo: Repo, oids: list[str]) -> list[str]:
+    out = repo.git("cat-file", "--batch-check=%(objectname)", input="".join(f"{o}\n" for o in oids).encode())
+    return [line.split()[0] for line in out.splitlines() if line.endswith(" missing")]
+
+
+def _store(tmp_path: Path) -> tuple[Repo, list[str]]:
+    """A store with three packs (one also loose), loose objects, and the names of objects it lacks."""
+    repo = init_repo(tmp_path / "r", bare=True)
+    rng = random.Random(5)
+    oids = []
+    for round_ in range(3):
+        batch = _hashes(repo, [b"%d %d %s\n" % (round_, n, rng.randbytes(8).hex().encode()) for n in range(300)])
+        oids += batch
+        listing = "".join(f"{o}\n" for o in batch[:200]).encode()
+        repo.git("pack-objects", "-q", str(repo.path / "objects" / "pack" / "pack"), input=listing)
+        if round_:
+            repo.git("prune-packed")                   # the first round's 200 stay loose too
+    absent = _hashes(repo, [b"absent %d\n" % n for n in range(300)], write=False)
+    # names at both ends of the fan-out and at a bracket's edges
+    absent += ["00" * 20, "ff" * 20, oids[0][:2] + "0" * 38, oids[0][:2] + "f" * 38]
+    return repo, oids + absent
+
+
+def test_it_answers_as_git_does_for_packed_loose_and_absent_objects(tmp_path: Path) -> None:
+    repo, oids = _store(tmp_path)
+    random.Random(1).shuffle(oids)
+    expected = _git_lacks(repo, oids)
+    assert len(expected) == 304 and len(oids) == 1204
+    assert store_lacks(str(repo.path / "objects"), oids) == expected
+
+
+def test_a_pack_without_its_pack_file_or_an_index_gone_counts_for_nothing(tmp_path: Path) -> None:
+    """git uses a pack only by its .idx with its .pack beside it; an .idx alone (a repack deleting it, a
+    copy half made) lists objects the store cannot read."""
+    repo, oids = _store(tmp_path)
+    [pack, *_] = sorted((repo.path / "objects" / "pack").glob("*.pack"))
+    pack.unlink()
+    expected = _git_lacks(repo, oids)
+    assert len(expected) > 304
+    assert store_lacks(str(repo.path / "objects"), oids) == expected
+
+
+def test_a_store_it_does_not_fully_read_is_left_to_git(tmp_path: Path) -> None:
+    repo, oids = _store(tmp_path)
+    store = repo.path / "objects"
+    other = init_repo(tmp_path / "other", bare=True)
+    (store / "info").mkdir(exist_ok=True)
+    (store / "info" / "alternates").write_text(f"{other.path / 'objects'}\n")
+    assert store_lacks(str(store), oids) is None                     # an alternate's objects count as present
+    (store / "info" / "alternates").write_text("")
+    assert store_lacks(str(store), oids) == _git_lacks(repo, oids)   # an empty alternates file names none
+    [idx, *_] = sorted((store / "pack").glob("*.idx"))
+    data = idx.read_bytes()
+    for text in (b"", data[:500], data[:-500], b"\0\0\0\1" + data[4:]):   # empty, cut short, another version
+        idx.write_bytes(text)
+        assert store_lacks(str(store), oids) is None
+
+
+@pytest.mark.parametrize("shape", ["no pack directory", "empty"])
+def test_a_store_without_packs_is_read_from_its_loose_files(tmp_path: Path, shape: str) -> None:
+    repo = init_repo(tmp_path / "r", bare=True)
+    present = _hashes(repo, [b"%d\n" % n for n in range(20)])
+    absent = _hashes(repo, [b"x%d\n" % n for n in range(20)], write=False)
+    if shape == "no pack directory":
+        (repo.path / "objects" / "pack").rmdir()
+    assert store_lacks(str(repo.path / "objects"), present + absent) == absent
+    assert store_lacks(str(repo.path / "objects"), []) == []
+
+
+def test_a_version_one_index_is_left_to_git(tmp_path: Path) -> None:
+    repo = init_repo(tmp_path / "r", bare=True)
+    oids = _hashes(repo, [b"%d\n" % n for n in range(10)])
+    repo.git("pack-objects", "-q", "--index-version=1", str(repo.path / "objects" / "pack" / "pack"),
+             input="".join(f"{o}\n" for o in oids).encode())
+    repo.git("prune-packed")
+    assert not list((repo.path / "objects").glob("??/*"))
+    assert store_lacks(str(repo.path / "objects"), oids) is None
