@@ -21,7 +21,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from carrytool.gitlayer.git import Change, ConflictStage, Git, MergeResult, Signature
+from carrytool.gitlayer.git import (
+    PINNED_CONFIG,
+    Change,
+    ConflictStage,
+    Git,
+    MergeResult,
+    Signature,
+)
 from carrytool.manifest.model import Manifest
 from carrytool.pipeline.blame import meets_conflict_many, regions_differ
 from carrytool.pipeline.keptmerges import KeptMerges
@@ -36,6 +43,10 @@ from carrytool.pipeline.reduce import reduced_head
 
 Progress = Callable[[str, int, int], None]
 _KEEP = ("keep", "upstream's version")     # a path whose merged upstream version is upstream's own
+
+
+# whether merges detect directory renames (see Composer._onto_upstream_directly)
+_DIRECTORY_RENAMES = "merge.directoryRenames=false" not in PINNED_CONFIG
 
 
 @dataclass
@@ -244,11 +255,12 @@ class Composer:
         diff-tree of each base to upstream, no merge).
 
         Exact: with no path changed on both sides (nor a file on one side where the other has a directory),
-        merge-tree takes each path from the side that changed it; a rename pairs paths of one side, so it
-        meets the other side only on a shared path (directory renames are off: PINNED_CONFIG). As a margin
-        should they ever be on (they move paths the other side added, and need a deletion), an entry that
-        adds (or renames) while upstream deleted something, or that deletes (or renames) while upstream
-        added something, is merged anyway. tests/pipeline/test_compose_paths.py compares with merge-tree."""
+        merge-tree takes each path from the side that changed it; a rename pairs a path a side deleted with
+        one the same side added, so it meets the other side only on a shared path. Directory renames would
+        move paths the other side added into a directory one side renamed away: they are off
+        (PINNED_CONFIG), and were they ever on, an entry that adds (or renames) while upstream deleted
+        something, or that deletes (or renames) while upstream added something, would be merged anyway.
+        tests/pipeline/test_compose_paths.py compares with merge-tree."""
         eligible = [s for s in steps if s.base and not s.filtered and s.all_changes]
         # every base's diff (not only the eligible ones'): merge_weights reads the others' from Git's memory
         bases = list(dict.fromkeys(s.base for s in steps if s.base))
@@ -264,8 +276,8 @@ class Composer:
         for step in eligible:
             upstream, deleted, added = touched[step.base]  # type: ignore[index]
             own = step.all_changes
-            if (deleted and any(c.status in ("A", "R", "C") for c in own)) or \
-                    (added and any(c.status in ("D", "R") for c in own)) or \
+            if (_DIRECTORY_RENAMES and ((deleted and any(c.status in ("A", "R", "C") for c in own)) or
+                                        (added and any(c.status in ("D", "R") for c in own)))) or \
                     upstream.overlaps({p for c in own for p in c.paths}):
                 continue
             edits: dict[str, tuple[str, str] | None] = {}
