@@ -113,3 +113,40 @@ def test_a_later_pure_rename_keeps_an_earlier_entrys_lines(cli: Cli, small: Smal
     assert landing(report, "pr/1") == {"hunks": 1, "landed": 1, "dropped": [], "clobbered": [], "survived": 1}
     where = "moved/big.txt" if "moved/big.txt" in second else "big.txt"
     assert "line five" in small.work.git("show", f"dev:{where}")
+
+
+def test_composed_patches_are_read_while_composing_and_the_report_is_the_same(
+        cli: Cli, small: Small, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The landing checks read each applied entry's patch as composed where it differs from the entry's
+    own (a chained merge onto an earlier entry's change): streamed to git as each entry applies, so no
+    patch process runs after composing; the report is the one read afterwards gives."""
+    from carrytool.gitlayer.git import Git
+
+    small.pr(1, {"a.py": "def f():\n    return 10\n\n\ndef g():\n    return 2\n"})
+    small.pr(2, {"a.py": "def f():\n    return 1\n\n\ndef g():\n    return 20\n"})
+    small.pr(3, {"b.py": "x = 1\ny = 2\nz = 30\n"})
+    small.manifest([{"pr": 1}, {"pr": 2}, {"pr": 3}])
+    streamed: list[tuple[str, str]] = []
+    patch_runs: list[tuple[str, ...]] = []
+    real_stream, real_run = Git.stream_patch, Git.run
+
+    def stream(self: Git, old: str, new: str) -> None:
+        streamed.append((old, new))
+        real_stream(self, old, new)
+
+    def run(self: Git, *args: str, **kwargs: object):  # noqa: ANN202
+        if "-p" in args:
+            patch_runs.append(args)
+        return real_run(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Git, "stream_patch", stream)
+    monkeypatch.setattr(Git, "run", run)
+    code, report = cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")
+    assert code == 0 and patch_runs == []
+    pr2 = by_id(report)["pr/2"]
+    assert len(streamed) == 1 and streamed[0][1] == pr2["commit"]     # pr/2's chained merge, only it
+    assert landing(report, "pr/2")["landed"] == landing(report, "pr/2")["hunks"] == 1
+    monkeypatch.setattr(Git, "stream_patch", lambda self, old, new: None)
+    code, unstreamed = cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")
+    assert len(patch_runs) == 1                                         # read after composing instead
+    assert code == 0 and unstreamed == report
