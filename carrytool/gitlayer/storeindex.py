@@ -7,14 +7,16 @@ very ones it is asked about. Reading the .idx files does the same lookup without
 
 The answer may only err one way: an object reported missing that the store has is packed once more
 (harmless: git keeps either copy); an object reported present that it lacks would be lost. So an object
-counts as present only when its loose file exists or a version-2 .idx lists it and that .idx's .pack
-exists (as git reads a pack: by its index, and only with its pack beside it). A store this reader does
-not fully cover (alternates, an index of another version) is left to git (None)."""
+counts as present only when its loose file exists or a version-2 .idx lists it whose .pack git would use:
+a regular file, opened after the .idx was read (a pack a concurrent repack deleted meanwhile counts for
+nothing), whose header and trailing checksum match the .idx, as git checks before it reads a pack. A
+store this reader does not fully cover (alternates, an index of another version) is left to git (None)."""
 
 from __future__ import annotations
 
 import mmap
 import os
+import stat
 import struct
 from collections.abc import Sequence
 
@@ -40,7 +42,7 @@ def store_lacks(object_dir: str, oids: Sequence[str]) -> list[str] | None:
     wanted = {bytes.fromhex(oid): oid for oid in oids}
     for name in sorted(names):
         if name.endswith(".idx") and name[:-4] in packs and wanted:
-            found = _listed(f"{object_dir}/pack/{name}", wanted)
+            found = _listed(f"{object_dir}/pack/{name}", wanted, f"{object_dir}/pack/{name[:-4]}.pack")
             if found is None:
                 return None
             for raw in found:
@@ -49,10 +51,11 @@ def store_lacks(object_dir: str, oids: Sequence[str]) -> list[str] | None:
     return [oid for oid in oids if oid in missing and not os.path.exists(f"{object_dir}/{oid[:2]}/{oid[2:]}")]
 
 
-def _listed(path: str, wanted: dict[bytes, str]) -> list[bytes] | None:
+def _listed(path: str, wanted: dict[bytes, str], pack: str) -> list[bytes] | None:
     """Which of WANTED's binary names the version-2 index at PATH lists: a binary search in the names
     its fan-out table brackets. [] for an index gone meanwhile (a concurrent repack: its objects are in
-    another pack or were deleted); None for anything else unusual (another version, cut short, empty)."""
+    another pack or were deleted) or one whose PACK git would not use (see _usable); None for anything
+    else unusual (another version, cut short, empty)."""
     try:
         with open(path, "rb") as f:
             table = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
@@ -68,6 +71,9 @@ def _listed(path: str, wanted: dict[bytes, str]) -> list[bytes] | None:
         least = _NAMES_AT + count * (20 + 4 + 4) + 2 * 20      # names, CRCs, offsets, two checksums
         if not least <= len(table) <= least + max(count - 1, 0) * 8:    # as git checks (large offsets)
             return None
+        if any(a > b for a, b in zip(fanout, fanout[1:])) or \
+                not _usable(pack, count, table[len(table) - 40:len(table) - 20]):
+            return []                         # git refuses the index, or its pack: none of it counts
         found = []
         for raw in wanted:
             first = raw[0]
@@ -84,3 +90,24 @@ def _listed(path: str, wanted: dict[bytes, str]) -> list[bytes] | None:
                     found.append(raw)
                     break
         return found
+
+
+def _usable(pack: str, count: int, checksum: bytes) -> bool:
+    """Whether git would read the pack at PACK for an index of COUNT objects whose pack checksum is
+    CHECKSUM: a regular file (opened now, after its index) with a version 2 or 3 header of that count
+    and that trailing checksum (packfile.c, open_packed_git_1)."""
+    try:
+        fd = os.open(pack, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return False
+    try:
+        size = os.fstat(fd).st_size
+        if not stat.S_ISREG(os.fstat(fd).st_mode) or size < 12 + 20:
+            return False
+        head = os.pread(fd, 12, 0)
+        tail = os.pread(fd, 20, size - 20)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    return head[:4] == b"PACK" and struct.unpack(">II", head[4:]) in ((2, count), (3, count)) and tail == checksum

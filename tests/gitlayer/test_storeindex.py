@@ -30,7 +30,8 @@ def _git_lacks(repo: Repo, oids: list[str]) -> list[str]:
 
 
 def _store(tmp_path: Path) -> tuple[Repo, list[str]]:
-    """A store with three packs (one also loose), loose objects, and the names of objects it lacks."""
+    """A store with three packs (the last one's objects also loose), loose objects, and the names of
+    objects it lacks."""
     repo = init_repo(tmp_path / "r", bare=True)
     rng = random.Random(5)
     oids = []
@@ -39,12 +40,21 @@ def _store(tmp_path: Path) -> tuple[Repo, list[str]]:
         oids += batch
         listing = "".join(f"{o}\n" for o in batch[:200]).encode()
         repo.git("pack-objects", "-q", str(repo.path / "objects" / "pack" / "pack"), input=listing)
-        if round_:
-            repo.git("prune-packed")                   # the first round's 200 stay loose too
+        if round_ == 1:
+            repo.git("prune-packed")                   # the last round's 200 stay loose too
     absent = _hashes(repo, [b"absent %d\n" % n for n in range(300)], write=False)
     # names at both ends of the fan-out and at a bracket's edges
     absent += ["00" * 20, "ff" * 20, oids[0][:2] + "0" * 38, oids[0][:2] + "f" * 38]
     return repo, oids + absent
+
+
+def _packed_only(repo: Repo) -> list[Path]:
+    """The packs of _store whose objects are not loose too."""
+    def packed_only(pack: Path) -> bool:
+        first = repo.git("show-index", input=pack.with_suffix(".idx").read_bytes()).split()[1]
+        return not (repo.path / "objects" / first[:2] / first[2:]).exists()
+
+    return [p for p in sorted((repo.path / "objects" / "pack").glob("*.pack")) if packed_only(p)]
 
 
 def test_it_answers_as_git_does_for_packed_loose_and_absent_objects(tmp_path: Path) -> None:
@@ -59,10 +69,10 @@ def test_a_pack_without_its_pack_file_or_an_index_gone_counts_for_nothing(tmp_pa
     """git uses a pack only by its .idx with its .pack beside it; an .idx alone (a repack deleting it, a
     copy half made) lists objects the store cannot read."""
     repo, oids = _store(tmp_path)
-    [pack, *_] = sorted((repo.path / "objects" / "pack").glob("*.pack"))
+    [pack, _other] = _packed_only(repo)
     pack.unlink()
     expected = _git_lacks(repo, oids)
-    assert len(expected) > 304
+    assert len(expected) == 304 + 200
     assert store_lacks(str(repo.path / "objects"), oids) == expected
 
 
@@ -101,3 +111,35 @@ def test_a_version_one_index_is_left_to_git(tmp_path: Path) -> None:
     repo.git("prune-packed")
     assert not list((repo.path / "objects").glob("??/*"))
     assert store_lacks(str(repo.path / "objects"), oids) is None
+
+
+@pytest.mark.parametrize("damage", ["empty", "cut short", "another pack", "dangling link", "a directory",
+                                    "fan-out going down"])
+def test_a_pack_git_would_refuse_counts_for_nothing(tmp_path: Path, damage: str) -> None:
+    """git checks a pack against its index before it reads it (a regular file, its header's object count,
+    its trailing checksum, an index whose fan-out never goes down) and otherwise ignores the pack: its
+    objects are missing (and git's own write path writes them again). An adversarial review found each
+    of these counted as present before the pack itself was checked."""
+    repo, oids = _store(tmp_path)
+    [pack, other] = _packed_only(repo)
+    idx = pack.with_suffix(".idx")
+    data = pack.read_bytes()
+    if damage == "empty":
+        pack.write_bytes(b"")
+    elif damage == "cut short":
+        pack.write_bytes(data[:-100])
+    elif damage == "another pack":
+        pack.write_bytes(other.read_bytes())
+    elif damage == "dangling link":
+        pack.unlink()
+        pack.symlink_to(tmp_path / "nowhere.pack")
+    elif damage == "a directory":
+        pack.unlink()
+        pack.mkdir()
+    else:
+        table = bytearray(idx.read_bytes())
+        table[8 + 254 * 4:8 + 255 * 4] = (10 ** 6).to_bytes(4, "big")
+        idx.write_bytes(bytes(table))
+    expected = _git_lacks(repo, oids)
+    assert len(expected) == 304 + 200                  # the damaged pack's 200 objects are missing to git
+    assert store_lacks(str(repo.path / "objects"), oids) == expected
