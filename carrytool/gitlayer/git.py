@@ -470,6 +470,11 @@ class Git:
             self.settle_refs()
         if subcommand in _WRITES_REPO and migrate:
             self.migrate_objects()
+        if subcommand == "push" and self._quarantine is not None:
+            # what a push sends, a kept commit reaches: in the store by now. Without the quarantine, whose
+            # packs hold objects stored (uncompressed), pack-objects cannot copy such an entry as it
+            # stands into the pack it sends (it prefers any pack's copy of an object to a loose one)
+            env = {**(env or {}), "GIT_ALTERNATE_OBJECT_DIRECTORIES": ""}
         where, child_env = self._placement(args, env)
         proc = subprocess.run(git_argv(*args), cwd=cwd or where, input=input, capture_output=True, env=child_env)
         if check and proc.returncode != 0:
@@ -599,7 +604,7 @@ class Git:
         def index() -> subprocess.CompletedProcess:    # reads only files the run already wrote, and the copies
             try:
                 packed = pack_of_objects((copies.get(oid) or read(oid) for oid in wanted), self.object_format, names)
-            except (OSError, zlib.error, ValueError, KeyError) as exc:
+            except (OSError, zlib.error, ValueError, KeyError, IndexError) as exc:
                 raise GitError(f"cannot read the quarantine's objects: {exc}") from None
             return subprocess.run(argv, cwd=cwd, input=packed, capture_output=True, env=env)
 

@@ -347,6 +347,7 @@ def push(manifest: Manifest, git: Git, sha: str, resolved: Resolved, options: Sy
         return False
     dest = f"refs/heads/{manifest.fork.branch}"
     lease = f"--force-with-lease={dest}:{expected or ''}"
+    git.keep(sha)                     # a push sends from the user's store alone (see Git.run)
     attempts = 0
     while True:
         proc = git.run("push", "--porcelain", "--no-verify", lease, "--end-of-options", url, f"{sha}:{dest}",
