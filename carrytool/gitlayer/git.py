@@ -176,7 +176,12 @@ class _PatchStream:
         self.sent: set[tuple[str, str]] = set()
         self._proc = subprocess.Popen(git_argv(*args), cwd=cwd, env=env, stdin=subprocess.PIPE,
                                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-        self._out = Later(self._proc.stdout.read, name="carrytool-patches")
+        try:
+            self._out = Later(self._proc.stdout.read, name="carrytool-patches")
+        except BaseException:
+            self._proc.kill()
+            self._proc.wait()
+            raise
         self._broken = False
 
     def send(self, pair: tuple[str, str]) -> None:
@@ -185,7 +190,7 @@ class _PatchStream:
         try:
             self._proc.stdin.write(f"{pair[0]} {pair[1]}\n".encode())
             self._proc.stdin.flush()
-        except OSError:                      # git stopped: what it answered is dropped at the end
+        except (OSError, ValueError):        # git stopped (or stdin closed): what it answered is dropped
             self._broken = True
         else:
             self.pairs.append(pair)
@@ -470,11 +475,6 @@ class Git:
             self.settle_refs()
         if subcommand in _WRITES_REPO and migrate:
             self.migrate_objects()
-        if subcommand == "push" and self._quarantine is not None:
-            # what a push sends, a kept commit reaches: in the store by now. Without the quarantine, whose
-            # packs hold objects stored (uncompressed), pack-objects cannot copy such an entry as it
-            # stands into the pack it sends (it prefers any pack's copy of an object to a loose one)
-            env = {**(env or {}), "GIT_ALTERNATE_OBJECT_DIRECTORIES": ""}
         where, child_env = self._placement(args, env)
         proc = subprocess.run(git_argv(*args), cwd=cwd or where, input=input, capture_output=True, env=child_env)
         if check and proc.returncode != 0:
@@ -1032,7 +1032,11 @@ class Git:
         is not where it looked), so it never meets half of one; removing a few packs at close costs far
         less than a file per object."""
         assert self._quarantine is not None
-        pack, idx, spans = stored_pack((sha, kind.encode(), data) for sha, kind, data in objects)
+        # an object the store has loose only is compressed: a push reads the quarantine too, and
+        # pack-objects would send a pack's copy as it stands rather than compress the loose one
+        store = str(self.object_dir)
+        compressed = {sha for sha, _kind, _data in objects if os.path.exists(f"{store}/{sha[:2]}/{sha[2:]}")}
+        pack, idx, spans = stored_pack(((sha, kind.encode(), data) for sha, kind, data in objects), compressed)
         stem = f"{self._quarantine}/pack/pack-{pack[-20:].hex()}"
         for suffix, data in ((".pack", pack), (".idx", idx)):
             temp = f"{self._quarantine}/pack/tmp_{suffix[1:]}_{pack[-20:].hex()}"
@@ -1621,9 +1625,13 @@ class Git:
         pair = (self.tree_of(old), self.tree_of(new))
         if pair in self._patches or (self._stream is not None and pair in self._stream.sent):
             return
-        self.flush_objects()                   # the pair's objects are on disk before git is told of them
-        if self._stream is None:
-            self._stream = _PatchStream(self, _PATCH_ARGS)
+        if pair[0] in self._pending or pair[1] in self._pending:
+            self.flush_objects()               # the pair's objects are on disk before git is told of them
+        if self._stream is None:                 # (a tree written earlier was written with everything it names)
+            try:
+                self._stream = _PatchStream(self, _PATCH_ARGS)
+            except (OSError, RuntimeError):       # no process or thread: diff_patches reads them itself
+                return
         self._stream.send(pair)
 
     def _await_stream(self) -> None:

@@ -347,7 +347,7 @@ def push(manifest: Manifest, git: Git, sha: str, resolved: Resolved, options: Sy
         return False
     dest = f"refs/heads/{manifest.fork.branch}"
     lease = f"--force-with-lease={dest}:{expected or ''}"
-    git.keep(sha)                     # a push sends from the user's store alone (see Git.run)
+    git.keep(sha)                     # what a push sends persists (migrated before it runs)
     attempts = 0
     while True:
         proc = git.run("push", "--porcelain", "--no-verify", lease, "--end-of-options", url, f"{sha}:{dest}",
@@ -355,7 +355,9 @@ def push(manifest: Manifest, git: Git, sha: str, resolved: Resolved, options: Sy
         if proc.returncode == 0:
             return True
         stderr = redact(proc.stderr.decode("utf-8", "replace") + proc.stdout.decode("utf-8", "replace"))
-        if "stale info" in stderr or "rejected" in stderr or "fetch first" in stderr:
+        # the lease refused it, or the branch moved on; a `[remote rejected]` (a hook, the remote failing to
+        # unpack) is not a moved branch: retried, then reported with git's words
+        if "stale info" in stderr or "[rejected]" in stderr or "fetch first" in stderr:
             raise PushError(f"the fork's {manifest.fork.branch} moved since it was fetched; nothing was "
                             "overwritten", stderr=stderr, hint="run sync again")
         attempts += 1

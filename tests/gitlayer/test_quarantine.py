@@ -824,9 +824,10 @@ def test_blobs_read_later_from_a_repository_gone_meanwhile_fail_as_a_git_error(t
 
 def test_a_push_sends_objects_compressed_even_when_a_quarantine_pack_holds_them_stored(tmp_path: Path) -> None:
     """A blob the store has loose (a PR's, fetched under unpackLimit) that a run writes again lands in a
-    quarantine pack, stored (uncompressed); pack-objects prefers a pack's copy of an object to a loose one
-    and sends an entry as it stands: a push read beside the quarantine sent 1.2 MB where 80 KB do (an
-    adversarial review). A push reads the store alone: everything it sends, a kept commit reaches."""
+    quarantine pack; pack-objects prefers a pack's copy of an object to a loose one and sends an entry as
+    it stands: stored (uncompressed), a push sent 1.2 MB where 80 KB do (an adversarial review). Such an
+    object is compressed in the quarantine's pack (the push still reads the quarantine: see
+    test_a_push_after_a_repack_dropped_objects_the_store_had_still_sends_them)."""
     from tests.gitrepo import init_repo
 
     repo = init_repo(tmp_path / "r", bare=True)

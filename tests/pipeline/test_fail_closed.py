@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from pathlib import Path
 
 import jsonschema
@@ -308,6 +309,7 @@ def test_a_submodule_conflict_between_entries(cli: Cli, small: Small, git: str) 
 # -- 3. push: first with the lease, then the local branch and the lock ---------------------------------
 
 B_TEN = {"b.py": "x = 10\ny = 2\nz = 3\n"}
+A_TWO = {"a.py": "def f():\n    return 2\n\n\ndef g():\n    return 2\n"}
 
 
 def _pushed_fork(cli: Cli, small: Small, tmp_path: Path) -> tuple[Repo, dict]:
@@ -355,6 +357,51 @@ def test_a_rejected_push_moves_nothing_local_and_says_so(cli: Cli, small: Small,
     report = json.loads(out.read_text())
     assert report["result"]["updated"] is False and report["result"]["pushed"] is False
     assert f"dev left at {previous[:12]}, nothing pushed" in result.stdout
+
+
+def test_a_push_after_a_repack_dropped_objects_the_store_had_still_sends_them(
+        cli: Cli, small: Small, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A dry run leaves the composed objects in the store, named by nothing; the next sync finds them
+    there (so does not pack them again) and keeps its own copies in the quarantine. A `git repack -a -d`
+    (or `gc --prune=now`) between that and the push drops them from the store: the push reads the
+    quarantine too, and sends them (an adversarial review: a push that read the store alone failed,
+    "bad object", and was reported as a moved branch)."""
+    from carrytool.pipeline import sync as syncmod
+
+    fork = init_repo(tmp_path / "fork", bare=True)
+    small.pr(1, A_TWO)
+    small.pr(2, B_TEN)
+    small.manifest([{"pr": 1}, {"pr": 2}], fork={"branch": "dev", "url": "../fork"})
+    code, dry = cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")
+    assert code == 0, dry
+    real_push = syncmod.push
+
+    def push_after_repack(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        subprocess.run(["git", "repack", "-a", "-d", "-q"], cwd=small.work.path, check=True)
+        subprocess.run(["git", "prune", "--expire=now"], cwd=small.work.path, check=True)
+        assert subprocess.run(["git", "cat-file", "-e", dry["result"]["sha"]], cwd=small.work.path).returncode
+        return real_push(*args, **kwargs)
+
+    monkeypatch.setattr(syncmod, "push", push_after_repack)
+    code, report = cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--push", "--offline")
+    assert code == 0, report
+    assert fork.ref("refs/heads/dev") == report["result"]["sha"] == dry["result"]["sha"]
+
+
+def test_a_push_the_remote_refuses_is_not_taken_for_a_moved_branch(cli: Cli, small: Small, tmp_path: Path) -> None:
+    """`[remote rejected]` (here: the fork has the branch checked out) says why in git's words; only a
+    lease refusal or a branch that moved on is "moved since it was fetched"."""
+    fork = init_repo(tmp_path / "fork")
+    fork.commit({"x": "y"}, "the fork", ref="refs/heads/dev")
+    fork.git("symbolic-ref", "HEAD", "refs/heads/dev")
+    small.pr(1, B_TEN)
+    small.manifest([{"pr": 1}], fork={"branch": "dev", "url": "../fork"})
+    result = cli("sync", "-m", small.manifest_path, "--repo", small.work.path, "--push",
+                 env={"CARRYTOOL_RETRY_DELAY": "0"})
+    assert result.exit_code == 4, result.output
+    assert "moved since it was fetched" not in result.stderr
+    assert "cannot push to" in result.stderr and "remote rejected" in result.stderr
+    assert small.branch() is None
 
 
 # -- 5. URLs and refs ------------------------------------------------------------------------------------
