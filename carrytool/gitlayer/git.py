@@ -165,57 +165,6 @@ class _RefWrite:
         return err
 
 
-class _PatchStream:
-    """`diff-tree -p --stdin` (PATCH_ARGS), fed tree pairs as the caller makes them (Git.stream_patch) and
-    read whole, by a thread of its own, once the caller asks for the patches: git diffs each pair while
-    the caller goes on. Its errors are not kept: a pair it did not answer is asked again (diff_patches)."""
-
-    def __init__(self, git: Git, args: Sequence[str]) -> None:
-        cwd, env = git._placement(args)
-        self.pairs: list[tuple[str, str]] = []
-        self.sent: set[tuple[str, str]] = set()
-        self._proc = subprocess.Popen(git_argv(*args), cwd=cwd, env=env, stdin=subprocess.PIPE,
-                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-        try:
-            self._out = Later(self._proc.stdout.read, name="carrytool-patches")
-        except BaseException:
-            self._proc.kill()
-            self._proc.wait()
-            raise
-        self._broken = False
-
-    def send(self, pair: tuple[str, str]) -> None:
-        if self._broken:
-            return
-        try:
-            self._proc.stdin.write(f"{pair[0]} {pair[1]}\n".encode())
-            self._proc.stdin.flush()
-        except (OSError, ValueError):        # git stopped (or stdin closed): what it answered is dropped
-            self._broken = True
-        else:
-            self.pairs.append(pair)
-            self.sent.add(pair)
-
-    def finish(self) -> bytes | None:
-        """Everything git wrote, once it has answered every pair sent; None when it failed. Interrupted,
-        it may be asked again."""
-        with contextlib.suppress(OSError):
-            self._proc.stdin.close()
-        self._out.join()
-        code = self._proc.wait()
-        out = self._out.result()
-        return None if self._broken or code != 0 else out
-
-    def stop(self) -> None:
-        if self._proc.poll() is None:
-            self._proc.kill()
-        with contextlib.suppress(OSError):
-            self._proc.stdin.close()
-        self._proc.wait()
-        self._out.join()
-        self._proc.stdout.close()
-
-
 class _Pipe:
     """A long-lived git process spoken to line by line (cat-file, hash-object, mktree)."""
 
@@ -381,7 +330,6 @@ class Git:
         self._side_pipe: MergePipe | None = None    # a second merge-tree for large batches (see merge_trees)
         self._patches: dict[tuple[str, str], bytes] = {}
         self._prefetch: tuple[list[tuple[str, str]], Later[subprocess.CompletedProcess | None]] | None = None
-        self._stream: _PatchStream | None = None       # stream_patch's process, until diff_patches
         self._threads: list[threading.Thread] = []      # callers' threads that run git in the scratch
         self._later_pipes: list[MergePipe] = []     # merge_trees_later's, until they answered
         self._diffs: dict[tuple[str, str, bool], list[Change]] = {}
@@ -765,9 +713,6 @@ class Git:
         if self._prefetch is not None:
             self._prefetch[1].join()
             self._prefetch = None
-        if self._stream is not None:
-            self._stream.stop()
-            self._stream = None
         for thread in self._threads:
             thread.join()
         self._threads.clear()
@@ -1590,7 +1535,6 @@ class Git:
         if not pairs:
             return []
         self._await_prefetch()
-        self._await_stream()
         wanted = [(self.tree_of(old), self.tree_of(new)) for old, new in pairs]
         return _answers(self._patches, wanted, self._read_patches,     # bounded: a cache, not an object store
                         full=lambda added: sum(len(p) for p in self._patches.values()) > 64 << 20)
@@ -1616,36 +1560,6 @@ class Git:
                 return None    # and says what failed
 
         self._prefetch = (missing, Later(read))
-
-    def stream_patch(self, old: str, new: str) -> None:
-        """Have the patch from OLD to NEW (commits or trees, e.g. a commit composing just wrote) read as
-        diff_patches would, in the background: every such pair goes to one `diff-tree` process, started
-        on the first, that diffs it while the caller goes on (composing: git's merges take one core);
-        diff_patches takes what it read."""
-        pair = (self.tree_of(old), self.tree_of(new))
-        if pair in self._patches or (self._stream is not None and pair in self._stream.sent):
-            return
-        if pair[0] in self._pending or pair[1] in self._pending:
-            self.flush_objects()               # the pair's objects are on disk before git is told of them
-        if self._stream is None:                 # (a tree written earlier was written with everything it names)
-            try:
-                self._stream = _PatchStream(self, _PATCH_ARGS)
-            except (OSError, RuntimeError):       # no process or thread: diff_patches reads them itself
-                return
-        self._stream.send(pair)
-
-    def _await_stream(self) -> None:
-        """Take stream_patch's patches into the cache (a failed stream is dropped: asked again)."""
-        if self._stream is None:
-            return
-        out = self._stream.finish()              # interrupted: still known, close stops it
-        stream, self._stream = self._stream, None
-        if out is None:
-            stream.stop()
-            return
-        with contextlib.suppress(GitError):
-            self._patches.update(zip(stream.pairs, self._split_patches(out, stream.pairs)))
-        stream.stop()
 
     def _await_prefetch(self) -> None:
         """Take a prefetch's patches into the cache (a failed one is dropped: asked again, with its error)."""

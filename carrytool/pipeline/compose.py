@@ -137,8 +137,6 @@ class Composer:
     # called once every entry was merged onto upstream, with those that may still apply (sync starts
     # reading their patches for the landing checks there)
     merged_onto_upstream: Callable[[list[Step]], None] | None = None
-    # called with each entry as it is applied (sync starts reading its composed patch there)
-    applied_one: Callable[[Step], None] | None = None
     structured_off: frozenset[str] = frozenset()   # entries whose structured resolution a check rejected
     explicit_bases: bool | None = None   # None: where git takes them; tests set False to compare SHAs
     regions_from_merges = True   # blame reads upstream's conflict regions from the merge onto it (tests compare)
@@ -212,8 +210,6 @@ class Composer:
                     removed.update(moved)
                 removed.update(c.old_path or c.path for c in (*step.changes, *deltas.get(id(step), []))
                                if c.status in ("D", "R"))
-                if self.applied_one is not None:
-                    self.applied_one(step)
         comp.result = tip
         return comp
 

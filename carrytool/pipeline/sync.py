@@ -200,9 +200,6 @@ def _compose(manifest: Manifest, git: Git, resolved: Resolved, missing: dict[int
     # of one that applies anyway itself)
     composer.merged_onto_upstream = lambda likely: git.prefetch_patches(
         [(s.base or EMPTY_TREE, s.head) for s in likely])  # type: ignore[misc]
-    # and the patch of each entry as composed, where it may differ from the entry's own (landing reads both)
-    composer.applied_one = lambda step: None if step.applied_changes is not None and \
-        list(step.all_changes) == step.applied_changes else git.stream_patch(step.parent, step.commit)  # type: ignore[arg-type]
     composer.structured_off = structured_off
     composer.kept = kept
     composition = composer.compose(steps)

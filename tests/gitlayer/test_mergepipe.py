@@ -197,60 +197,6 @@ def test_an_interrupted_wait_for_prefetched_patches_leaves_them_for_close(tmp_pa
     assert git._prefetch is None and not worker.is_alive()
 
 
-def test_streamed_patches_are_the_ones_diff_patches_reads(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
-    """Pairs streamed one by one, some of them objects written after the stream's process started (a
-    composed commit, in the quarantine), are read by that one process, byte for byte what diff_patches
-    reads by itself; nothing is asked again."""
-    from carrytool.gitlayer.git import Signature
-
-    up = init_repo(tmp_path / "up", bare=True)
-    many_prs(up, 6, files=4)
-    sig = Signature("t", "t@t", 1000000000)
-    with Git(up.path, quarantine=True) as plain:
-        main = plain.rev_parse("refs/heads/main")
-        heads = [plain.rev_parse(f"refs/pull/{n}/head") for n in range(1, 7)]
-        written = plain.write_commit(plain.edit_tree(plain.tree_of(heads[0]), {"new.txt": ("100644", plain.write_blob(b"n\n"))}),
-                                     [heads[0]], sig, sig, "composed\n")
-        pairs = [(main, head) for head in heads] + [(heads[0], written)]
-        want = plain.diff_patches(pairs)
-    with Git(up.path, quarantine=True) as git:
-        git.stream_patch(*pairs[0])                    # the process starts here, before the commit exists
-        stream = git._stream
-        assert git.write_commit(git.edit_tree(git.tree_of(heads[0]), {"new.txt": ("100644", git.write_blob(b"n\n"))}),
-                                [heads[0]], sig, sig, "composed\n") == written
-        for pair in pairs[1:]:
-            git.stream_patch(*pair)
-        git.stream_patch(*pairs[0])                    # sent once
-        assert stream is not None and len(stream.pairs) == 7
-        calls = git_runs(monkeypatch)
-        assert git.diff_patches(pairs) == want and calls == []
-        assert git._stream is None and stream._proc.returncode == 0
-        git.stream_patch(*pairs[1])                    # already read: no process
-        assert git._stream is None
-
-
-def test_a_stream_that_fails_is_read_again_and_one_left_is_stopped_at_close(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
-    up = init_repo(tmp_path / "up", bare=True)
-    many_prs(up, 3, files=2)
-    with Git(up.path) as plain:
-        main = plain.rev_parse("refs/heads/main")
-        pairs = [(main, plain.rev_parse(f"refs/pull/{n}/head")) for n in range(1, 4)]
-        want = plain.diff_patches(pairs)
-    with Git(up.path) as git:
-        git.stream_patch(*pairs[0])
-        git._stream._proc.kill()                         # git dies with the pair unanswered
-        git._stream._proc.wait()
-        git.stream_patch(*pairs[1])                      # a write into the dead process: dropped
-        calls = git_runs(monkeypatch)
-        assert git.diff_patches(pairs) == want
-        assert [c[0] for c in calls] == ["diff-tree"]    # all three read again, in one process
-    git = Git(up.path)
-    git.stream_patch(*pairs[0])
-    proc, reader = git._stream._proc, git._stream._out.thread
-    git.close()                                          # never asked for: stopped, its reader joined
-    assert git._stream is None and proc.poll() is not None and not reader.is_alive()
-
-
 def _later_corpus(tmp_path: Path) -> tuple[object, list[tuple[str, str]]]:
     """A repository and 27 merges, clean and conflicted, each chunk's unlike the others' (4 chunks)."""
     up = init_repo(tmp_path / "up", bare=True)
