@@ -182,11 +182,15 @@ class _Pipe:
     def stdout(self):  # noqa: ANN201
         return self._proc.stdout
 
-    def close(self) -> None:
+    def hang_up(self) -> None:
+        """Close its stdin: git ends (`close` waits for it)."""
         try:
             self._proc.stdin.close()      # also when git already exited (it could not write an object)
         except OSError:
             pass
+
+    def close(self) -> None:
+        self.hang_up()
         if self._proc.poll() is None:
             try:
                 self._proc.wait(timeout=10)
@@ -716,9 +720,11 @@ class Git:
         for thread in self._threads:
             thread.join()
         self._threads.clear()
-        for merges in (self._merge_pipe, self._side_pipe):
-            if merges is not None:
-                merges.close()
+        pipes = [p for p in (self._merge_pipe, self._side_pipe) if p is not None]
+        for pipe in (*pipes, *self._pipes.values()):      # every process ends at once, then each is waited for
+            pipe.hang_up()
+        for merges in pipes:
+            merges.close()
         self._merge_pipe = self._side_pipe = None
         for later in self._later_pipes:
             later.close(stop=True)          # answers nobody asked for (an error came first): not needed

@@ -211,6 +211,14 @@ class MergePipe:
             self._proc.wait()
             raise self._stopped() from exc
 
+    def hang_up(self) -> None:
+        """Close its stdin: git ends once it merged what it was sent (`close` waits for that). A run
+        hangs up on all its processes first, so that they end side by side."""
+        try:
+            self._proc.stdin.close()
+        except OSError:
+            pass
+
     def close(self, *, stop: bool = False) -> None:
         """End the process once it merged what it was sent; with STOP, now (what it was still merging is
         not needed: git writes each object whole or not at all, and the scratch goes at the run's end)."""
