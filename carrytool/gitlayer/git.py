@@ -427,6 +427,15 @@ class Git:
             self.settle_refs()
         if subcommand in _WRITES_REPO and migrate:
             self.migrate_objects()
+        if subcommand == "push" and self._quarantine is not None:
+            # a push sends from the user's store alone: pack-objects copies a pack's entry as it stands,
+            # and the quarantine's are stored (uncompressed); once it found one object in a quarantine
+            # pack it looks there first for every other. What it sends, a kept commit reaches, and every
+            # kept object is checked to be in the store first (a repack may have dropped one the store
+            # had, which the run then did not pack again): see recheck_kept
+            if migrate:
+                self.recheck_kept()
+            env = {**(env or {}), "GIT_ALTERNATE_OBJECT_DIRECTORIES": ""}
         where, child_env = self._placement(args, env)
         proc = subprocess.run(git_argv(*args), cwd=cwd or where, input=input, capture_output=True, env=child_env)
         if check and proc.returncode != 0:
@@ -983,11 +992,7 @@ class Git:
         is not where it looked), so it never meets half of one; removing a few packs at close costs far
         less than a file per object."""
         assert self._quarantine is not None
-        # an object the store has loose only is compressed: a push reads the quarantine too, and
-        # pack-objects would send a pack's copy as it stands rather than compress the loose one
-        store = str(self.object_dir)
-        compressed = {sha for sha, _kind, _data in objects if os.path.exists(f"{store}/{sha[:2]}/{sha[2:]}")}
-        pack, idx, spans = stored_pack(((sha, kind.encode(), data) for sha, kind, data in objects), compressed)
+        pack, idx, spans = stored_pack((sha, kind.encode(), data) for sha, kind, data in objects)
         stem = f"{self._quarantine}/pack/pack-{pack[-20:].hex()}"
         for suffix, data in ((".pack", pack), (".idx", idx)):
             temp = f"{self._quarantine}/pack/tmp_{suffix[1:]}_{pack[-20:].hex()}"

@@ -6,7 +6,7 @@ import hashlib
 import itertools
 import struct
 import zlib
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from carrytool.errors import GitError
@@ -221,12 +221,11 @@ def pack_of_objects(objects: Iterable[tuple[bytes, bytes]], hash_name: str = "sh
     return pack + hashlib.new(hash_name, pack).digest()
 
 
-def stored_pack(objects: Iterable[tuple[str, bytes, bytes]], compressed: Collection[str] = ()
-                ) -> tuple[bytes, bytes, list[tuple[int, int]]]:
+def stored_pack(objects: Iterable[tuple[str, bytes, bytes]]) -> tuple[bytes, bytes, list[tuple[int, int]]]:
     """A version-2 pack of OBJECTS, given as (SHA-1 hex, type, content), stored (deflate without
-    compression: the quarantine is private and the migrated pack compresses; those named in COMPRESSED
-    at zlib level 1) with its trailing checksum; its version-2 .idx; and each object's (offset, length)
-    in the pack, in the given order.
+    compression: the quarantine is private, the migrated pack compresses, and a push reads the store
+    alone) with its trailing checksum; its version-2 .idx; and each object's (offset, length) in the
+    pack, in the given order.
     Made in process, for packs under 2 GiB (no large-offset table). Whoever calls this knows the
     names are right: the idx is not checked against the content (index-pack checks what migrates)."""
     body: list[bytes] = []
@@ -234,8 +233,7 @@ def stored_pack(objects: Iterable[tuple[str, bytes, bytes]], compressed: Collect
     rows: list[tuple[bytes, int, int]] = []
     at = 12
     for sha, kind, content in objects:
-        entry = _pack_header(_PACK_TYPES[kind], len(content)) + \
-            (zlib.compress(content, 1) if sha in compressed else stored_zlib(content))
+        entry = _pack_header(_PACK_TYPES[kind], len(content)) + stored_zlib(content)
         rows.append((bytes.fromhex(sha), zlib.crc32(entry), at))
         spans.append((at, len(entry)))
         body.append(entry)

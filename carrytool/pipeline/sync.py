@@ -336,6 +336,13 @@ def clear_stale_ref_locks(git: Git, ns: str, notify: Callable[[str], None] | Non
             notify(f"removed a stale ref lock {stale} (a previous run was interrupted)")
 
 
+def _refused_as_moved(porcelain: str) -> bool:
+    """Whether `git push --porcelain` refused the update itself (`[rejected] (stale info)`: the lease; or
+    a branch that moved on): its status line, not what a remote hook printed. A `[remote rejected]` (a
+    hook, the remote failing to unpack, a checked-out branch) is not a moved branch."""
+    return any(line.startswith("!\t") and "\t[rejected] " in line for line in porcelain.splitlines())
+
+
 def push(manifest: Manifest, git: Git, sha: str, resolved: Resolved, options: SyncOptions) -> bool:
     """Push SHA to the fork branch with a lease on the value seen at fetch time; False when already there."""
     url = resolve_local(manifest.fork.url, manifest.base_dir)  # type: ignore[arg-type]
@@ -344,7 +351,7 @@ def push(manifest: Manifest, git: Git, sha: str, resolved: Resolved, options: Sy
         return False
     dest = f"refs/heads/{manifest.fork.branch}"
     lease = f"--force-with-lease={dest}:{expected or ''}"
-    git.keep(sha)                     # what a push sends persists (migrated before it runs)
+    git.keep(sha)                     # what a push sends is in the store before it runs (see Git.run)
     attempts = 0
     while True:
         proc = git.run("push", "--porcelain", "--no-verify", lease, "--end-of-options", url, f"{sha}:{dest}",
@@ -352,9 +359,7 @@ def push(manifest: Manifest, git: Git, sha: str, resolved: Resolved, options: Sy
         if proc.returncode == 0:
             return True
         stderr = redact(proc.stderr.decode("utf-8", "replace") + proc.stdout.decode("utf-8", "replace"))
-        # the lease refused it, or the branch moved on; a `[remote rejected]` (a hook, the remote failing to
-        # unpack) is not a moved branch: retried, then reported with git's words
-        if "stale info" in stderr or "[rejected]" in stderr or "fetch first" in stderr:
+        if _refused_as_moved(proc.stdout.decode("utf-8", "replace")):
             raise PushError(f"the fork's {manifest.fork.branch} moved since it was fetched; nothing was "
                             "overwritten", stderr=stderr, hint="run sync again")
         attempts += 1

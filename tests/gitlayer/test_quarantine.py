@@ -822,30 +822,34 @@ def test_blobs_read_later_from_a_repository_gone_meanwhile_fail_as_a_git_error(t
             shutil.move(tmp_path / "moved", repo.path)
 
 
-def test_a_push_sends_objects_compressed_even_when_a_quarantine_pack_holds_them_stored(tmp_path: Path) -> None:
+@pytest.mark.parametrize("loose", ["big", "small"])
+def test_a_push_sends_objects_compressed_whatever_a_quarantine_pack_holds(tmp_path: Path, loose: str) -> None:
     """A blob the store has loose (a PR's, fetched under unpackLimit) that a run writes again lands in a
-    quarantine pack; pack-objects prefers a pack's copy of an object to a loose one and sends an entry as
-    it stands: stored (uncompressed), a push sent 1.2 MB where 80 KB do (an adversarial review). Such an
-    object is compressed in the quarantine's pack (the push still reads the quarantine: see
-    test_a_push_after_a_repack_dropped_objects_the_store_had_still_sends_them)."""
+    quarantine pack, stored (uncompressed). pack-objects copies a pack's entry as it stands and, once it
+    found an object in a pack, looks there first for every other: a push read beside the quarantine sent
+    the big blob itself (1.2 MB where 80 KB do) or, when the loose blob was a small one, the new big blob
+    beside it in that pack (two adversarial reviews). A push reads the store alone."""
     from tests.gitrepo import init_repo
 
     repo = init_repo(tmp_path / "r", bare=True)
     big = b"".join(b"line %d of some very compressible text\n" % i for i in range(30000))
-    (tmp_path / "big").write_bytes(big)
-    blob = subprocess.run(["git", "hash-object", "-w", str(tmp_path / "big")], cwd=repo.path, capture_output=True,
+    small = b"".join(b"a-line %d\n" % i for i in range(2000))
+    (tmp_path / "loose").write_bytes(big if loose == "big" else small)
+    blob = subprocess.run(["git", "hash-object", "-w", str(tmp_path / "loose")], cwd=repo.path, capture_output=True,
                           check=True, text=True).stdout.strip()
-    base = repo.commit({"a.txt": "a\n"}, "base", ref="refs/heads/main")
+    base = repo.commit({"z.txt": "z\n"}, "base", ref="refs/heads/main")
     remote = init_repo(tmp_path / "remote", bare=True)
     subprocess.run(["git", "config", "receive.unpackLimit", "1"], cwd=remote.path, check=True)
     sig = Signature("t", "t@t", 1000000000)
     with Git(repo.path, quarantine=True) as git:
         git.keep_unreferenced = False
-        assert git.write_blob(big) == blob
-        tree = git.edit_tree(git.tree_of(base), {"big.txt": ("100644", blob), "b.txt": ("100644", git.write_blob(b"b\n"))})
-        commit = git.write_commit(tree, [base], sig, sig, "composed\n")
+        assert git.write_blob(big if loose == "big" else small) == blob
+        files = {"a.txt": ("100644", blob), "b.txt": ("100644", git.write_blob(b"b\n"))}
+        if loose == "small":
+            files["c.txt"] = ("100644", git.write_blob(big))           # new: migrated into the store
+        commit = git.write_commit(git.edit_tree(git.tree_of(base), files), [base], sig, sig, "composed\n")
         git.flush_objects()
-        assert blob in git._packed                               # the quarantine's stored copy
+        assert blob in git._packed                                   # the quarantine's stored copy
         git.keep(commit)
         git.run("push", "-q", str(remote.path), f"{commit}:refs/heads/dev")
     [pack] = (remote.path / "objects" / "pack").glob("*.pack")

@@ -404,6 +404,22 @@ def test_a_push_the_remote_refuses_is_not_taken_for_a_moved_branch(cli: Cli, sma
     assert small.branch() is None
 
 
+def test_what_a_remote_hook_prints_is_not_taken_for_a_moved_branch(cli: Cli, small: Small, tmp_path: Path) -> None:
+    """Only git's own status line says the lease refused the push: a hook that declines it with words
+    like "fetch first" is a refusal of the remote's (an adversarial review)."""
+    fork = init_repo(tmp_path / "fork", bare=True)
+    hook = fork.path / "hooks" / "pre-receive"
+    hook.write_text("#!/bin/sh\necho 'dev is frozen for the release: fetch first the notes, stale info' >&2\nexit 1\n")
+    hook.chmod(0o755)
+    small.pr(1, B_TEN)
+    small.manifest([{"pr": 1}], fork={"branch": "dev", "url": "../fork"})
+    result = cli("sync", "-m", small.manifest_path, "--repo", small.work.path, "--push",
+                 env={"CARRYTOOL_RETRY_DELAY": "0"})
+    assert result.exit_code == 4, result.output
+    assert "moved since it was fetched" not in result.stderr
+    assert "cannot push to" in result.stderr and "pre-receive hook declined" in result.stderr
+
+
 # -- 5. URLs and refs ------------------------------------------------------------------------------------
 
 def test_a_branch_that_cannot_be_written_is_reported_with_its_cause(cli: Cli, small: Small) -> None:
