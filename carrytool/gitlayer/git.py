@@ -1111,14 +1111,17 @@ class Git:
         return bool(nested) and self._differs_only(old, new, nested)
 
     def _differs_only(self, old: str | None, new: str | None, edits: dict) -> bool:
-        before = {e[3]: e for e in self.read_tree(old)} if old else {}
-        after = {e[3]: e for e in self.read_tree(new)} if new else {}
-        for name in before.keys() | after.keys() | edits.keys():
-            edit, a, b = edits.get(name), before.get(name), after.get(name)
-            if edit is None:
-                if a != b:
-                    return False
-            elif isinstance(edit, dict):
+        old_entries = self.read_tree(old) if old else []
+        new_entries = self.read_tree(new) if new else []
+        # every entry not edited the same in both, in the same (git's) order: one comparison of two lists
+        # (a large directory's entries are not each looked up; trees out of order are left to diff-tree)
+        if [e for e in old_entries if e[3] not in edits] != [e for e in new_entries if e[3] not in edits]:
+            return False
+        before = {e[3]: e for e in old_entries if e[3] in edits}
+        after = {e[3]: e for e in new_entries if e[3] in edits}
+        for name, edit in edits.items():
+            a, b = before.get(name), after.get(name)
+            if isinstance(edit, dict):
                 if (a is not None and a[1] != "tree") or (b is not None and b[1] != "tree") or (a is b is None):
                     return False
                 if not self._differs_only(a[2] if a else None, b[2] if b else None, edit):

@@ -239,3 +239,67 @@ def test_changed_paths_are_where_two_trees_differ(tmp_path: Path) -> None:
         new = git.edit_tree(new, {"mode": ("100755", a)})
         assert git.changed_paths(old, new) == ["added", "deep/er/f", "gone", "mode", "swap"]
         assert git.changed_paths(old, old) == []
+
+
+def _differs_only_by_name(git: Git, old: str | None, new: str | None, edits: dict) -> bool:
+    """The entry-by-entry reading changes_exactly had before comparing lists (a reference)."""
+    before = {e[3]: e for e in git.read_tree(old)} if old else {}
+    after = {e[3]: e for e in git.read_tree(new)} if new else {}
+    for name in before.keys() | after.keys() | edits.keys():
+        edit, a, b = edits.get(name), before.get(name), after.get(name)
+        if edit is None:
+            if a != b:
+                return False
+        elif isinstance(edit, dict):
+            if (a is not None and a[1] != "tree") or (b is not None and b[1] != "tree") or (a is b is None):
+                return False
+            if not _differs_only_by_name(git, a[2] if a else None, b[2] if b else None, edit):
+                return False
+        elif any(entry is not None and (entry[1] == "tree" or (entry[0], entry[2]) != side)
+                 or (entry is None) != (side is None) for entry, side in ((a, edit[0]), (b, edit[1]))):
+            return False
+    return True
+
+
+def test_changes_exactly_decides_as_reading_entry_by_entry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Comparing the entries no change names as two lists decides what looking each one up decided, on
+    200 random tree pairs and change lists (diff-tree's own, one left out, one added, a side swapped)."""
+    from carrytool.gitlayer import git as gitmodule
+
+    rng = random.Random(17)
+    repo = init_repo(tmp_path / "r", bare=True)
+    files = {f"d{d}/s{s}/f{f}.py": f"{d} {s} {f}\n" for d in range(4) for s in range(4) for f in range(6)}
+    files.update({f"top{n}.py": f"{n}\n" for n in range(30)})
+    base = repo.commit(files, "base", ref="refs/heads/main")
+    paths = sorted(files)
+    decided: list[tuple[bool, bool]] = []
+    with Git(repo.path) as git:
+        old = git.tree_of(base)
+        for case in range(50):
+            edits: dict = {p: ("100644", git.write_blob(f"{case} {p}\n".encode())) for p in rng.sample(paths, 5)}
+            edits.update({p: None for p in rng.sample([p for p in paths if p not in edits], 2)})
+            edits[f"new{case % 3}/x{case}.py"] = ("100644", git.write_blob(b"n\n"))
+            new = git.edit_tree(old, edits)
+            git.flush_objects()
+            changes = git.diff_trees([(old, new)], renames=False)[0]
+            added = replace(changes[0], path=f"d0/s0/zz{case}.py", status="A", old_mode="000000",
+                            old_oid="0" * 40)
+            swapped = [replace(changes[-1], old_oid=changes[-1].new_oid, new_oid=changes[-1].old_oid)] + changes[:-1]
+            for variant in (changes, changes[1:], changes + [added], swapped):
+                nested: dict = {}
+                calls: list[bool] = []
+                real = gitmodule.Git._differs_only
+
+                def spy(self: Git, a: str | None, b: str | None, e: dict) -> bool:  # noqa: ANN001
+                    if not calls:
+                        nested.update(e)
+                    calls.append(True)
+                    return real(self, a, b, e)
+
+                monkeypatch.setattr(gitmodule.Git, "_differs_only", spy)
+                got = git.changes_exactly(old, new, variant)
+                monkeypatch.setattr(gitmodule.Git, "_differs_only", real)
+                want = _differs_only_by_name(git, old, new, nested) if nested else False
+                decided.append((got, want))
+    assert all(got == want for got, want in decided), decided
+    assert sum(got for got, _ in decided) == 50 and len(decided) == 200     # diff-tree's own lists hold
