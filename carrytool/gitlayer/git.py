@@ -44,6 +44,7 @@ from carrytool.gitlayer.env import (
     isolated_env,
     parse_version,
     scrubbed_env,
+    wait_exit,
 )
 from carrytool.gitlayer.later import Later
 from carrytool.gitlayer.mergepipe import MergePipe, merge_contents_many
@@ -193,7 +194,7 @@ class _Pipe:
         self.hang_up()
         if self._proc.poll() is None:
             try:
-                self._proc.wait(timeout=10)
+                wait_exit(self._proc, 10)
             except subprocess.TimeoutExpired:
                 self._proc.kill()
                 self._proc.wait()

@@ -18,7 +18,7 @@ import threading
 from typing import Any
 
 from carrytool.errors import GitError
-from carrytool.gitlayer.env import git_argv
+from carrytool.gitlayer.env import git_argv, wait_exit
 from carrytool.gitlayer.objects import MergeResult, Signature, _parse_merge_tree
 
 Git = Any   # carrytool.gitlayer.git.Git, which imports this module: not imported back (no cycle)
@@ -229,7 +229,7 @@ class MergePipe:
         except OSError:
             pass
         try:
-            self._proc.wait(timeout=10)
+            wait_exit(self._proc, 10)
         except subprocess.TimeoutExpired:
             self._proc.kill()
             self._proc.wait()
