@@ -494,7 +494,7 @@ class Git:
         outlive the run (`git show SHA`, `carrytool diff OLD.lock NEW.lock`)."""
         self._kept.extend(dict.fromkeys(_NAMED_OID.findall(text)))
 
-    def migrate_objects(self, *, later: bool = False) -> None:
+    def migrate_objects(self, *, later: bool = False, again: Sequence[str] | None = None) -> None:
         """Move the objects written so far that must persist from the quarantine into the user's store,
         as one pack (made in process from their loose files: fast compression, a composed tree as a
         delta of the last tree of its size, no delta search) that `index-pack` checks and indexes with a .keep; their loose copies stay in the quarantine until close
@@ -510,7 +510,11 @@ class Git:
         LATER: only what the kept commits reach (whatever `keep_unreferenced` says), packed and indexed in a
         thread while the caller goes on (sync's landing checks, which only read); the next call, and close,
         wait for it first, and the next call raises what it failed with. The fetched refs have landed
-        first, as before anything that writes to the store (settle_refs)."""
+        first, as before anything that writes to the store (settle_refs).
+
+        AGAIN: exactly these objects (of the quarantine), whatever reaches them: recheck_kept's, which a
+        concurrent repack or prune took from the store after they were settled (a kept commit still there
+        may name them: a walk from it would stop at it)."""
         self._await_migration()
         self.settle_refs()
         self.flush_objects()
@@ -530,7 +534,9 @@ class Git:
             return
         settled = self._settled
         paths: dict[str, bytes] = {}        # blob -> its path, for the pack's deltas between a file's versions
-        if (self.keep_unreferenced and not later) or not self._stage_objects:
+        if again is not None:
+            wanted = [oid for oid in again if oid in present and oid not in settled]
+        elif (self.keep_unreferenced and not later) or not self._stage_objects:
             wanted = [oid for oid in present if oid not in settled]
         else:
             wanted = self._new_reachable(self._kept, {k: v for k, v in present.items() if k not in settled}, paths)
@@ -599,13 +605,14 @@ class Git:
     def recheck_kept(self) -> None:
         """After a ref was written: the objects of the run that must persist are all in the store (a
         concurrent gc or prune could have removed any of them, e.g. one found there and not written);
-        whatever is missing is packed again from the quarantine's copies. One `cat-file --batch-check`."""
+        whatever is missing is packed again from the quarantine's copies, those exactly (a kept commit
+        still in the store may name them). Also before a push, which reads the store alone (see run)."""
         if self._quarantine is None or not self._settled:
             return
         gone = self._not_in_store(sorted(self._settled))
         if gone:
             self._settled.difference_update(gone)
-            self.migrate_objects()
+            self.migrate_objects(again=gone)
 
     def _release_keeps(self) -> None:
         for keep in self._keep_files:

@@ -388,6 +388,43 @@ def test_a_push_after_a_repack_dropped_objects_the_store_had_still_sends_them(
     assert fork.ref("refs/heads/dev") == report["result"]["sha"] == dry["result"]["sha"]
 
 
+@pytest.mark.parametrize("prune", [True, False])
+def test_a_push_after_a_repack_dropped_the_parent_of_a_kept_commit_still_sends_it(
+        cli: Cli, small: Small, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, prune: bool) -> None:
+    """The dry run's chain (entries 1, 2) stays in the store, named by nothing; the next sync composes it
+    again (found in the store, not packed again) and a third entry on top (packed). A repack before the
+    push drops the first two commits, not the third: what is checked again before the push is packed
+    again exactly, not by a walk from the kept commit, which is still there (an adversarial review: the
+    walk found nothing, and the push failed, "could not read")."""
+    from carrytool.gitlayer.git import Git
+
+    fork = init_repo(tmp_path / "fork", bare=True)
+    small.pr(1, A_TWO)
+    small.pr(2, B_TEN)
+    small.pr(3, {"docs/c.txt": "c changed\n"})
+    small.manifest([{"pr": 1}, {"pr": 2}], fork={"branch": "dev", "url": "../fork"})
+    code, dry = cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")
+    assert code == 0, dry
+    small.manifest([{"pr": 1}, {"pr": 2}, {"pr": 3}], fork={"branch": "dev", "url": "../fork"})
+    real_run, repacked = Git.run, []
+
+    def run(self: Git, *args: str, **kwargs: object):  # noqa: ANN202
+        if args[:1] == ("push",) and not repacked:
+            repacked.append(True)
+            subprocess.run(["git", "repack", "-a", "-d", "-q"], cwd=small.work.path, check=True)
+            if prune:
+                subprocess.run(["git", "prune", "--expire=now"], cwd=small.work.path, check=True)
+            assert subprocess.run(["git", "cat-file", "-e", dry["result"]["sha"]], cwd=small.work.path).returncode
+        return real_run(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Git, "run", run)
+    code, report = cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--push",
+                            env={"CARRYTOOL_RETRY_DELAY": "0"})
+    assert repacked and code == 0, report
+    assert fork.ref("refs/heads/dev") == report["result"]["sha"]
+    subprocess.run(["git", "fsck", "--connectivity-only"], cwd=fork.path, check=True, capture_output=True)
+
+
 def test_a_push_the_remote_refuses_is_not_taken_for_a_moved_branch(cli: Cli, small: Small, tmp_path: Path) -> None:
     """`[remote rejected]` (here: the fork has the branch checked out) says why in git's words; only a
     lease refusal or a branch that moved on is "moved since it was fetched"."""
