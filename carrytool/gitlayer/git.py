@@ -1694,9 +1694,13 @@ class Git:
         self.migrate_objects()
         if self.before_ref_write is not None:
             self.before_ref_write()
+        self.recheck_kept()        # what a concurrent repack dropped since it was settled: the ref never names it missing
         proc = self.run("update-ref", "-m", message, "--no-deref", ref, new, old or ZERO, check=False, migrate=False)
         if proc.returncode == 0:
-            self.recheck_kept()
+            # the ref moved: what a repack dropped in the meantime is written again, here or at close, which
+            # checks again; failing to here (a concurrent prune deleting index-pack's file) is not "not moved"
+            with contextlib.suppress(GitError, EnvironmentProblem):
+                self.recheck_kept()
             return True
         if self.ref_value(ref) != old:
             return False

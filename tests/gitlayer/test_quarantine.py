@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from carrytool.errors import CarryError
+from carrytool.errors import CarryError, GitError
 from carrytool.gitlayer.git import Git, Signature, _read_file
 from tests.conftest import Cli, Small
 
@@ -376,6 +376,55 @@ def test_objects_gone_from_the_store_after_the_ref_was_written_are_written_again
         assert _exists(repo.path, commit)                  # checked (and written again) after update-ref
         lose()
     assert _exists(repo.path, commit)                      # and at close
+    _fsck(repo.path)
+
+
+def test_objects_gone_before_the_ref_is_written_are_written_again_first(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """A repack between migrating and update-ref: the kept objects are checked again before the ref names
+    them, so it never names a missing commit; and when checking again after the write fails (a prune
+    deleting index-pack's file), the ref moved all the same: update_ref says so (an adversarial review:
+    the run said "not updated" and dropped the lock)."""
+    from tests.gitrepo import init_repo
+
+    repo = init_repo(tmp_path / "r", bare=True)
+    base = repo.commit({"a.txt": "a\n"}, "base", ref="refs/heads/main")
+    before = set((repo.path / "objects" / "pack").iterdir())
+    seen: list[bool] = []
+    with Git(repo.path, quarantine=True) as git:
+        git.keep_unreferenced = False
+        commit = _quarantined_commit(git, base, b"first\n")
+
+        def lose() -> None:
+            for path in set((repo.path / "objects" / "pack").iterdir()) - before:
+                path.unlink()
+            assert not _exists(repo.path, commit)
+
+        real_run = Git.run
+
+        def run(self: Git, *args: str, **kwargs: object):  # noqa: ANN202
+            if args[:1] == ("update-ref",):
+                seen.append(_exists(repo.path, commit))            # as the ref is written
+            return real_run(self, *args, **kwargs)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(Git, "run", run)
+        git.before_ref_write = lose
+        assert git.update_ref("refs/heads/dev", commit, None, "test") and seen == [True]
+        git.before_ref_write = None
+        real_recheck, calls = Git.recheck_kept, []
+
+        def failing_after_the_write(self: Git) -> None:
+            calls.append(True)
+            if len(calls) == 2:
+                raise GitError("`git index-pack` failed (exit 128)")
+            real_recheck(self)
+
+        monkeypatch.setattr(Git, "recheck_kept", failing_after_the_write)
+        second = _quarantined_commit(git, commit, b"second\n")
+        assert git.update_ref("refs/heads/dev", second, commit, "test") is True and len(calls) == 2
+        monkeypatch.setattr(Git, "recheck_kept", real_recheck)
+    assert subprocess.run(["git", "rev-parse", "refs/heads/dev"], cwd=repo.path, capture_output=True,
+                          text=True).stdout.strip() == second
     _fsck(repo.path)
 
 
