@@ -224,10 +224,7 @@ class MergePipe:
         not needed: git writes each object whole or not at all, and the scratch goes at the run's end)."""
         if stop:
             self._proc.kill()
-        try:
-            self._proc.stdin.close()
-        except OSError:
-            pass
+        self.hang_up()
         try:
             wait_exit(self._proc, 10)
         except subprocess.TimeoutExpired:

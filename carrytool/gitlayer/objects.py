@@ -142,6 +142,7 @@ def _parse_diff_stdin(data: bytes, expected: int) -> list[list[Change]]:
 
 
 _PACK_TYPES = {b"commit": 1, b"tree": 2, b"blob": 3, b"tag": 4}
+_PACK_KINDS = {number: kind for kind, number in _PACK_TYPES.items()}
 _OFS_DELTA = 6
 _MAX_DEPTH = 50          # delta chains no longer than pack-objects' default
 _FIRST_ENTRY = 16        # bytes of a tree that name its first entry (mode and the start of its name)
@@ -262,13 +263,12 @@ def pack_entry(entry: bytes) -> tuple[bytes, bytes]:
         byte = entry[at]
         size |= (byte & 0x7F) << shift
         shift, at = shift + 7, at + 1
-    names = {number: name for name, number in _PACK_TYPES.items()}
-    if kind not in names:
+    if kind not in _PACK_KINDS:
         raise GitError(f"a quarantined pack entry has type {kind}, not a whole object")
     content = zlib.decompress(entry[at:])
     if len(content) != size:
         raise GitError("a quarantined pack entry's size does not match its header")
-    return names[kind], content
+    return _PACK_KINDS[kind], content
 
 
 def _delta_entry(delta: bytes, distance: int) -> bytes:

@@ -101,8 +101,9 @@ def _usable(pack: str, count: int, checksum: bytes) -> bool:
     except OSError:
         return False
     try:
-        size = os.fstat(fd).st_size
-        if not stat.S_ISREG(os.fstat(fd).st_mode) or size < 12 + 20:
+        info = os.fstat(fd)
+        size = info.st_size
+        if not stat.S_ISREG(info.st_mode) or size < 12 + 20:
             return False
         head = os.pread(fd, 12, 0)
         tail = os.pread(fd, 20, size - 20)
