@@ -79,6 +79,7 @@ _WRITES_REPO = frozenset({"fetch", "push", "update-ref", "remote", "config"})
 # Of those, the ones that read or write refs (the private git dir has none): they wait for a background
 # ref write (Git.settle_refs). cat-file is only given object names here (read_object resolves the rest).
 _READS_REFS = IN_REPO - {"cat-file", "config", "ls-remote"}
+SIDE_BY_SIDE = 8           # `git merge-base` processes at a time (Git.merge_base_many)
 COPIES_BUDGET = 64 << 20   # bytes of staged objects kept in memory for migrating (see Git._copies)
 # a flush of at least this many objects is written into the quarantine as one pack, fewer as loose files
 # (a pack's fixed cost, two files and their checksums, is about that of two loose objects); at most this
@@ -904,6 +905,7 @@ class Git:
             else:
                 parents[fields[0]] = fields[1:]
         result: dict[str, str | None] = {}
+        ask: list[str] = []                  # heads whose walk reached several upstream commits
         for head in unique:
             if head not in parents:          # reachable from upstream: merged, its own base
                 result[head] = head
@@ -922,7 +924,10 @@ class Git:
                         reached.add(parent)
             if len(reached) == 1:            # every common ancestor is one of that commit's: the only base
                 self._sole.add((upstream, head))
-            result[head] = reached.pop() if len(reached) == 1 else self.merge_base(upstream, head)
+                result[head] = reached.pop()
+            else:                            # (a PR that merged upstream into itself, most often)
+                ask.append(head)
+        result.update(zip(ask, self.merge_base_many(upstream, ask)))
         return result
 
     def sole_merge_base(self, upstream: str, head: str) -> bool:
@@ -933,6 +938,28 @@ class Git:
     def merge_base(self, a: str, b: str) -> str | None:
         proc = self.run("merge-base", a, b, check=False)
         return proc.stdout.decode().strip() or None if proc.returncode == 0 else None
+
+    def merge_base_many(self, a: str, others: Sequence[str]) -> list[str | None]:
+        """merge_base(A, B) for each B of OTHERS, the `git merge-base` processes side by side
+        (SIDE_BY_SIDE at a time): each is a walk of its own, and they answer together in about the time
+        of one. What each prints is what it prints alone."""
+        if len(others) < 2:
+            return [self.merge_base(a, b) for b in others]
+        self.flush_objects()
+        where, env = self._placement(("merge-base",))
+        out: list[str | None] = []
+        for start in range(0, len(others), SIDE_BY_SIDE):
+            procs: list[subprocess.Popen] = []
+            try:
+                for b in others[start:start + SIDE_BY_SIDE]:
+                    procs.append(subprocess.Popen(git_argv("merge-base", a, b), cwd=where, env=env,
+                                                  stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                                  stderr=subprocess.DEVNULL))
+            finally:
+                answers = [proc.communicate()[0] for proc in procs]   # every one started is waited for
+            out += [answer.decode().strip() or None if proc.returncode == 0 else None
+                    for proc, answer in zip(procs, answers)]
+        return out
 
     # -- writing objects ----------------------------------------------------------------------------
     def write_commit(self, tree: str, parents: Sequence[str], author: Signature, committer: Signature,

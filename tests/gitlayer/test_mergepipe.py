@@ -406,6 +406,45 @@ def test_raw_diffs_and_merge_bases_are_asked_once(tmp_path: Path, monkeypatch) -
         assert git.diff_trees(pairs[:1], renames=False) == first[:1] and len(runs) == 3
 
 
+def test_merge_bases_a_walk_cannot_tell_are_asked_side_by_side(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+    """A PR that merged upstream into itself reaches several upstream commits in the walk: `git merge-base`
+    decides its base. Those processes run side by side, SIDE_BY_SIDE at a time, and each head gets the
+    answer `git merge-base` gives for it alone (the walk's own answers and sole bases unchanged)."""
+    up = init_repo(tmp_path / "up", bare=True)
+    many_prs(up, 2, files=4)
+    mains = [up.rev("refs/heads/main")]
+    for n in range(5):
+        mains.append(up.commit({f"up{n}.txt": f"{n}\n"}, f"upstream {n}", parent=mains[-1], ref="refs/heads/main"))
+    merged = []
+    for n in range(5):       # PR n branches at mains[n] and merges mains[n + 1] in: its base is mains[n + 1]
+        own = up.commit({f"pr{n}.txt": "a\n"}, f"pr {n}", parent=mains[n])
+        merged.append(up.commit({f"pr{n}.txt": "b\n"}, f"merge main into pr {n}", parent=own,
+                                parents=[own, mains[n + 1]]))
+    plain = [up.rev(f"refs/pull/{n}/head") for n in (1, 2)]
+    heads = [merged[3], plain[0], merged[0], merged[4], plain[1], merged[1], merged[2], mains[2]]
+    alone = {h: up.git("merge-base", mains[-1], h) for h in heads}
+    assert alone[merged[2]] == mains[3] and alone[mains[2]] == mains[2]
+    monkeypatch.setattr("carrytool.gitlayer.git.SIDE_BY_SIDE", 2)       # 5 asked: 2, 2 and 1 at a time
+    started: list[list[str]] = []
+    real_popen = subprocess.Popen
+
+    def popen(argv, *args, **kwargs):  # noqa: ANN001, ANN202
+        if "merge-base" in argv:
+            started.append(list(argv[-2:]))
+        return real_popen(argv, *args, **kwargs)
+
+    with Git(up.path) as git:
+        runs = git_runs(monkeypatch)
+        monkeypatch.setattr("carrytool.gitlayer.git.subprocess.Popen", popen)
+        bases = git.merge_bases(mains[-1], heads)
+        assert bases == alone
+        assert [args[0] for args in runs] == ["rev-list"]            # no merge-base through run
+        assert sorted(h for _, h in started) == sorted(merged) and all(a == mains[-1] for a, _ in started)
+        assert not any(git.sole_merge_base(mains[-1], h) for h in merged)
+        assert all(git.sole_merge_base(mains[-1], h) for h in plain + [mains[2]])
+        assert git.merge_base_many(mains[-1], []) == [] and git.merge_base_many(mains[-1], [merged[0]]) == [mains[1]]
+
+
 def test_merges_are_asked_once_and_sole_merge_bases_are_known(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
     up = init_repo(tmp_path / "up", bare=True)
     many_prs(up, 3, files=4)
