@@ -74,6 +74,7 @@ class EntryFacts:
     # (the list, its length) they were computed from -> files; path -> hunks: asked for per pair
     _files: tuple[object, int, list[str]] = field(default=(None, 0, []), repr=False)
     _by_path: tuple[object, int, dict[str, list[Hunk]]] = field(default=(None, 0, {}), repr=False)
+    _change_at: tuple[object, int, dict[str, Change]] = field(default=(None, 0, {}), repr=False)
 
     @property
     def id(self) -> str:
@@ -99,7 +100,14 @@ class EntryFacts:
         return list(by_path.get(path, ()))
 
     def change_of(self, hunk: Hunk) -> Change | None:
-        return next((c for c in self.changes if c.path == hunk.path), None)
+        """The (first) change at HUNK's path: asked for every hunk, of every pair that shares its file."""
+        known, size, at = self._change_at
+        if known is not self.changes or size != len(self.changes):
+            at = {}
+            for change in self.changes:
+                at.setdefault(change.path, change)
+            self._change_at = (self.changes, len(self.changes), at)
+        return at.get(hunk.path)
 
     def scopes_of(self, hunk: Hunk, sources: Sources) -> list[str]:
         """Qualified scopes of HUNK: its removed lines in the base file, its added lines in the head file."""

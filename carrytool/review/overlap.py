@@ -140,11 +140,12 @@ class StartedOverlaps:
         if not self.concurrently or not self.pairs:
             self.compare(sources)
             return
-        blobs: set[str] = set()
+        shared: dict[int, set[str]] = {}      # entry -> the files it shares with another: asked once each
         for i, j in self.pairs:
-            a, b = self.order[i], self.order[j]
-            for path in set(a.files) & set(b.files):
-                blobs |= a.blobs_in(path) | b.blobs_in(path)
+            paths = set(self.order[i].files) & set(self.order[j].files)
+            shared.setdefault(i, set()).update(paths)
+            shared.setdefault(j, set()).update(paths)
+        blobs = {oid for k, paths in shared.items() for path in paths for oid in self.order[k].blobs_in(path)}
         preload = sources.preload_later(sorted(blobs))
 
         def run() -> None:             # what it raises, finish raises

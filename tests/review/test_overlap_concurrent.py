@@ -11,10 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from carrytool.gitlayer.git import Git, LaterMerges
+from carrytool.gitlayer.git import Change, Git, LaterMerges
 from carrytool.gitlayer.mergepipe import MergePipe
+from carrytool.manifest.model import Entry
 from carrytool.pipeline import sync
+from carrytool.pipeline.hunks import Hunk
 from carrytool.pipeline.keptmerges import KeptMerges
+from carrytool.review.evidence import EntryFacts, Sources
 from carrytool.review.overlap import StartedOverlaps, _PairMerger
 from tests.conftest import Cli, Small
 from tests.review.test_pair_decisions import _pair_batches
@@ -211,6 +214,59 @@ def test_scopes_parsed_in_a_thread_beside_composing_give_the_same_report(cli: Cl
     again_code, again = cli.json(*args)
     assert compared_in == [threading.main_thread().name]
     assert (code, threaded) == (again_code, again)
+
+
+def test_the_thread_reads_each_shared_files_blobs_once_per_entry(cli: Cli, small: Small,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before the thread starts, the caller (which composes next) lists the blobs it will parse: each
+    entry's blobs of each file it shares with another, asked once per entry and file however many pairs
+    share it (not once per pair), and the same blobs the pairs name."""
+    _scoped_corpus(small)
+    args = ("explain", "-m", small.manifest_path, "--repo", small.work.path, "--offline")
+    cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")   # fetches
+    asked: list[tuple[str, str]] = []
+    real_blobs_in = EntryFacts.blobs_in
+
+    def blobs_in(self: EntryFacts, path: str) -> set[str]:
+        asked.append((self.id, path))
+        return real_blobs_in(self, path)
+
+    preloaded: list[list[str]] = []
+    started: list[StartedOverlaps] = []
+    real_preload, real_compare_later = Sources.preload_later, StartedOverlaps.compare_later
+
+    def compare_later(self: StartedOverlaps, sources: Sources) -> None:
+        started.append(self)
+        real_compare_later(self, sources)
+
+    monkeypatch.setattr(EntryFacts, "blobs_in", blobs_in)
+    monkeypatch.setattr(Sources, "preload_later", lambda self, oids: (preloaded.append(list(oids)),
+                                                                      real_preload(self, oids))[1])
+    monkeypatch.setattr(StartedOverlaps, "compare_later", compare_later)
+    code, report = cli.json(*args)
+    assert code in (0, 3) and len(preloaded) == 1 and len(started) == 1
+    assert asked and len(asked) == len(set(asked))                  # once per entry and file
+    overlaps = started[0]
+    by_pair = {oid for i, j in overlaps.pairs for path in set(overlaps.order[i].files) & set(overlaps.order[j].files)
+               for oid in real_blobs_in(overlaps.order[i], path) | real_blobs_in(overlaps.order[j], path)}
+    assert preloaded[0] == sorted(by_pair) and len(by_pair) >= 3
+    assert sum(1 for i, j in overlaps.pairs for f in (i, j) if overlaps.order[f].id == asked[0][0]) >= 2
+
+
+def test_a_hunks_change_is_the_first_at_its_path_and_follows_the_list() -> None:
+    def change(path: str, oid: str) -> Change:
+        return Change("M", path, None, "100644", "100644", "1" * 40, oid)
+
+    def hunk(path: str) -> Hunk:
+        return Hunk(path, 1, 1, 1, 1)
+
+    facts = EntryFacts(Entry("pr", number=1), None, changes=[change("a.py", "2" * 40), change("b.py", "3" * 40),
+                                                             change("a.py", "4" * 40)])
+    assert facts.change_of(hunk("a.py")).new_oid == "2" * 40 and facts.change_of(hunk("c.py")) is None
+    facts.changes.append(change("c.py", "5" * 40))                 # the list grew: asked again
+    assert facts.change_of(hunk("c.py")).new_oid == "5" * 40
+    facts.changes = [change("a.py", "6" * 40)]                     # another list of the same length
+    assert facts.change_of(hunk("a.py")).new_oid == "6" * 40 and facts.change_of(hunk("b.py")) is None
 
 
 def _method(name: str, edits: dict[int, str]) -> str:
