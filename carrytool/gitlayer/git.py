@@ -955,8 +955,12 @@ class Git:
                     procs.append(subprocess.Popen(git_argv("merge-base", a, b), cwd=where, env=env,
                                                   stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                                   stderr=subprocess.DEVNULL))
-            finally:
-                answers = [proc.communicate()[0] for proc in procs]   # every one started is waited for
+                answers = [proc.communicate()[0] for proc in procs]
+            except BaseException:             # as subprocess.run does: none is left running, nor unreaped
+                for proc in procs:
+                    proc.kill()
+                    proc.communicate()        # reaped, its pipe closed
+                raise
             out += [answer.decode().strip() or None if proc.returncode == 0 else None
                     for proc, answer in zip(procs, answers)]
         return out

@@ -426,23 +426,58 @@ def test_merge_bases_a_walk_cannot_tell_are_asked_side_by_side(tmp_path: Path, m
     assert alone[merged[2]] == mains[3] and alone[mains[2]] == mains[2]
     monkeypatch.setattr("carrytool.gitlayer.git.SIDE_BY_SIDE", 2)       # 5 asked: 2, 2 and 1 at a time
     started: list[list[str]] = []
-    real_popen = subprocess.Popen
+    events: list[str] = []                 # each merge-base process started (+) and waited for (-)
+    real_popen, real_communicate = subprocess.Popen, subprocess.Popen.communicate
 
     def popen(argv, *args, **kwargs):  # noqa: ANN001, ANN202
         if "merge-base" in argv:
             started.append(list(argv[-2:]))
+            events.append("+")
         return real_popen(argv, *args, **kwargs)
+
+    def communicate(self, *args, **kwargs):  # noqa: ANN001, ANN202
+        if "merge-base" in self.args:
+            events.append("-")
+        return real_communicate(self, *args, **kwargs)
 
     with Git(up.path) as git:
         runs = git_runs(monkeypatch)
         monkeypatch.setattr("carrytool.gitlayer.git.subprocess.Popen", popen)
+        monkeypatch.setattr(real_popen, "communicate", communicate)
         bases = git.merge_bases(mains[-1], heads)
         assert bases == alone
         assert [args[0] for args in runs] == ["rev-list"]            # no merge-base through run
+        assert "".join(events) == "++--++--+-"                        # two at a time, each batch waited for
         assert sorted(h for _, h in started) == sorted(merged) and all(a == mains[-1] for a, _ in started)
         assert not any(git.sole_merge_base(mains[-1], h) for h in merged)
         assert all(git.sole_merge_base(mains[-1], h) for h in plain + [mains[2]])
         assert git.merge_base_many(mains[-1], []) == [] and git.merge_base_many(mains[-1], [merged[0]]) == [mains[1]]
+
+
+def test_merge_bases_side_by_side_leave_no_process_behind_when_one_cannot_start(tmp_path: Path,
+                                                                               monkeypatch) -> None:  # noqa: ANN001
+    """A merge-base process that cannot start (out of processes) fails the call; those started before
+    it are stopped and reaped first, as subprocess.run does with its own."""
+    up = init_repo(tmp_path / "up", bare=True)
+    many_prs(up, 3, files=4)
+    with Git(up.path) as git:
+        main = git.rev_parse("refs/heads/main")
+        heads = [git.rev_parse(f"refs/pull/{n}/head") for n in range(1, 4)]
+        made: list[subprocess.Popen] = []
+        real_popen = subprocess.Popen
+
+        def popen(argv, *args, **kwargs):  # noqa: ANN001, ANN202
+            if "merge-base" in argv and made:
+                raise OSError(11, "Resource temporarily unavailable")
+            proc = real_popen(argv, *args, **kwargs)
+            if "merge-base" in argv:
+                made.append(proc)
+            return proc
+
+        monkeypatch.setattr("carrytool.gitlayer.git.subprocess.Popen", popen)
+        with pytest.raises(OSError):
+            git.merge_base_many(main, heads)
+        assert len(made) == 1 and made[0].returncode is not None and made[0].stdout.closed
 
 
 def test_merges_are_asked_once_and_sole_merge_bases_are_known(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
