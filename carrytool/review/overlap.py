@@ -27,7 +27,7 @@ from carrytool.manifest import paths
 from carrytool.manifest.model import Manifest
 from carrytool.pipeline.blame import meets_conflict
 from carrytool.pipeline.compose import merge_weights
-from carrytool.pipeline.reduce import reduced_head
+from carrytool.pipeline.reduce import file_at, reduced_head
 from carrytool.pipeline.structured_tree import resolve_merge
 from carrytool.review.evidence import EntryFacts, Sources
 from carrytool.review.paircache import Decision, PairDecisions
@@ -223,6 +223,7 @@ class _PairMerger:
     """Entries applied alone onto upstream, then pairwise, in the run's long-lived merge-tree."""
 
     shared_files_only = True     # tests turn it off to check the reduced pair merges decide the same
+    files_from_upstream = True   # which paths ours has as files, from upstream's tree (tests compare both)
     concurrently = True          # pair merges in a merge-tree process of their own (tests compare both)
     regions_from_merges = True   # blame reads conflict regions from the merges made (tests compare both)
     share_with_compose = True    # PRs alone onto upstream as composing merges them (tests compare both)
@@ -243,6 +244,7 @@ class _PairMerger:
         self.alone_lines: dict[str, tuple[str, str]] = {}   # entry id -> (ours, theirs) of its merge alone
         folder = git.common_dir / "carrytool" / "cache" if self.keep_decisions else None
         self.decisions = PairDecisions(folder, git.version)
+        self._upstream_files: dict[str, bool] = {}     # path -> a file in upstream (_upstream_file)
 
     def theirs(self, item: EntryFacts, ours: str, ours_tree: str) -> tuple[str, str]:
         """The (ours, theirs) commits whose merge applies ITEM's whole change onto OURS (see compose.py)."""
@@ -381,8 +383,19 @@ class _PairMerger:
             return job
         reduced = reduced_head(self.git, head=second.head, base=second.base, changes=second.changes,
                                keep=set(first.files), ours_tree=self.git.tree_of(job[0]), sig=self.sig,
-                               what=f"{second.id} beside {first.id}")
+                               what=f"{second.id} beside {first.id}",
+                               is_file=self._upstream_file if self.files_from_upstream else None)
         return job if reduced is None else (job[0], reduced)
+
+    def _upstream_file(self, path: str) -> bool:
+        """Whether upstream has a file at PATH, asked once per path. For a path outside the first entry's
+        files, the same as in the first alone on upstream (ours): a clean merge takes every path that
+        entry does not change as upstream has it, or, for a path upstream renamed another one to, as a
+        file still (directory renames are off): `reduced_head` need not read each pair's ours."""
+        found = self._upstream_files.get(path)
+        if found is None:
+            found = self._upstream_files[path] = file_at(self.git, self.upstream_tree, path)
+        return found
 
     def _meets(self, pair: tuple[EntryFacts, EntryFacts], path: str, merged: MergeResult | None = None) -> bool:
         """Whether the first's change meets the lines where the second conflicts with upstream alone in

@@ -6,6 +6,9 @@ sync's conflict culprits (merges reduced to the conflicted file), with and witho
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
 import pytest
 
 from carrytool.gitlayer.git import Git, Signature, paths_of
@@ -102,6 +105,46 @@ def test_heads_that_delete_or_rename_are_reduced_too(cli: Cli, small: Small, mon
     cli.json("explain", "-m", small.manifest_path, "--repo", small.work.path, "--offline")
     assert seen["pr/8 beside pr/3"] == ["pkg/m1.py", "pkg/m3.py"]          # m0's edit went back to base
     assert seen["pr/9 beside pr/6"] == ["pkg/m0.py", "pkg/m2.py", "pkg/m2_new.py"]   # m1's did
+
+
+def test_which_paths_the_other_side_has_come_from_upstream_once_each(cli: Cli, small: Small,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whether the first entry alone on upstream still has a path as a file, for a path outside that
+    entry's files, is upstream's answer (a clean merge keeps those paths as upstream has them), asked once
+    per path: the same reduced heads, to the byte, and the same report as reading each pair's own tree.
+    pr/5 modifies a file upstream renamed away: it is no file there, so that edit stays (beside pr/1 it is
+    pr/5's only other file: its head is merged whole)."""
+    _corpus(small)
+    args = ("explain", "-m", small.manifest_path, "--repo", small.work.path, "--offline")
+    cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")   # fetches
+    heads: dict[str, str | None] = {}
+    asked: dict[str, list[str]] = {"upstream": [], "ours": []}
+    real, real_file_at = reduce.reduced_head, reduce.file_at
+
+    def spy(git, **kw):  # noqa: ANN001, ANN003, ANN202
+        heads[kw["what"]] = out = real(git, **kw)
+        return out
+
+    def counted(key: str):  # noqa: ANN202
+        def file_at(git, tree, path):  # noqa: ANN001, ANN202
+            asked[key].append(path)
+            return real_file_at(git, tree, path)
+        return file_at
+
+    monkeypatch.setattr("carrytool.review.overlap.reduced_head", spy)
+    monkeypatch.setattr("carrytool.review.overlap.file_at", counted("upstream"))    # _upstream_file's
+    monkeypatch.setattr(reduce, "file_at", counted("ours"))                         # each pair's own tree
+    code, from_upstream = cli.json(*args)
+    shutil.rmtree(Path(small.work.path) / "carrytool" / "cache")      # every pair decided again
+    once, first_heads = list(asked["upstream"]), dict(heads)
+    asked["ours"].clear()
+    heads.clear()
+    monkeypatch.setattr(_PairMerger, "files_from_upstream", False)
+    own_code, own = cli.json(*args)
+    assert (code, from_upstream) == (own_code, own)
+    assert first_heads == heads and sum(1 for h in heads.values() if h) >= 5
+    assert once and len(once) == len(set(once)) and len(asked["ours"]) > len(once)
+    assert "pkg/moved.py" in once and heads["pr/5 beside pr/1"] is None     # nothing of it goes back
 
 
 def test_a_reduced_merge_differs_from_the_whole_merge_only_on_the_paths_it_reset(small: Small) -> None:
