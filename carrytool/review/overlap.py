@@ -381,17 +381,22 @@ class _PairMerger:
         if not self.shared_files_only or second.entry.kind != "pr" or not second.base or not second.head or \
                 (second.step and self.manifest.structured_paths(second.step.entry)):
             return job
+        # a PR merged alone from its base, its only merge base with upstream (the stand-in `_alone_pair` makes)
+        from_base = first.entry.kind == "pr" and bool(first.base) and first.head is not None and \
+            self.share_with_compose and self.git.sole_merge_base(self.upstream, first.head)
         reduced = reduced_head(self.git, head=second.head, base=second.base, changes=second.changes,
                                keep=set(first.files), ours_tree=self.git.tree_of(job[0]), sig=self.sig,
                                what=f"{second.id} beside {first.id}",
-                               is_file=self._upstream_file if self.files_from_upstream else None)
+                               is_file=self._upstream_file if self.files_from_upstream and from_base else None)
         return job if reduced is None else (job[0], reduced)
 
     def _upstream_file(self, path: str) -> bool:
         """Whether upstream has a file at PATH, asked once per path. For a path outside the first entry's
-        files, the same as in the first alone on upstream (ours): a clean merge takes every path that
-        entry does not change as upstream has it, or, for a path upstream renamed another one to, as a
-        file still (directory renames are off): `reduced_head` need not read each pair's ours."""
+        files, the same as in the first alone on upstream (ours), when that entry was merged from its base
+        (a PR whose base is its only merge base with upstream): a clean merge takes every path that entry
+        does not change as upstream has it, or, for a path upstream renamed another one to, as a file still
+        (directory renames are off): `reduced_head` need not read each pair's ours. Merged from several
+        bases (git's virtual one), its files are not the change it made: each pair's ours is read."""
         found = self._upstream_files.get(path)
         if found is None:
             found = self._upstream_files[path] = file_at(self.git, self.upstream_tree, path)

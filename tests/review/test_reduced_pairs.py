@@ -147,6 +147,37 @@ def test_which_paths_the_other_side_has_come_from_upstream_once_each(cli: Cli, s
     assert "pkg/moved.py" in once and heads["pr/5 beside pr/1"] is None     # nothing of it goes back
 
 
+def test_a_first_pr_merged_from_several_bases_is_asked_of_its_own_tree(cli: Cli, small: Small,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """pr/1 merged both sides of upstream's last merge: git merges it alone from a virtual base, whose p.py
+    its own diff (from the base `git merge-base` names, which has none) does not show, and drops p.py,
+    which upstream has. Whether ours has p.py is read from ours itself then: pr/2's edit of p.py stays in
+    its reduced head and conflicts, as in the whole merge (an adversarial review's case)."""
+    def body(name: str, edits: dict[int, str]) -> str:
+        return "".join(f"{edits.get(i, f'{name} line {i}')}\n" for i in range(40))
+
+    up = small.up
+    root = up.commit({"s.py": body("s", {}), "x1.py": body("x1", {}), "x2.py": body("x2", {})}, "O", parent="main")
+    keeps = up.commit({"x1.py": body("x1", {3: "bk"}), "p.py": body("p", {})}, "adds p", parent=root)
+    drops = up.commit({"x2.py": body("x2", {3: "bd"})}, "no p", parent=root)      # newer: merge-base names it
+    up.commit({"x2.py": body("x2", {3: "bd"})}, "upstream merges both (has p)", parent=keeps, parents=[keeps, drops],
+              ref="refs/heads/main")
+    both = up.commit({"x1.py": body("x1", {3: "bk"}), "p.py": None}, "pr 1 merges both, drops p", parent=drops,
+                     parents=[drops, keeps])
+    up.commit({"s.py": body("s", {10: "pr 1"})}, "pr 1", parent=both, ref="refs/pull/1/head")
+    up.commit({"s.py": body("s", {20: "pr 2"}), "p.py": body("p", {5: "pr 2"})}, "pr 2", parent=keeps,
+              ref="refs/pull/2/head")
+    small.manifest([{"pr": 1}, {"pr": 2}], policy={"on_conflict": "skip"})
+    args = ("explain", "-m", small.manifest_path, "--repo", small.work.path, "--offline")
+    cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")
+    code, read = cli.json(*args)
+    shutil.rmtree(Path(small.work.path) / "carrytool" / "cache")
+    monkeypatch.setattr(_PairMerger, "shared_files_only", False)
+    whole_code, whole = cli.json(*args)
+    assert (code, read["overlaps"]) == (whole_code, whole["overlaps"])
+    assert [(o["entries"], o.get("conflict_files")) for o in read["overlaps"]] == [(["pr/1", "pr/2"], ["p.py"])]
+
+
 def test_a_reduced_merge_differs_from_the_whole_merge_only_on_the_paths_it_reset(small: Small) -> None:
     """Every pair of the corpus, merged as explain does (the second's head onto the first alone on
     upstream): the reduced merge's tree and conflicts equal the whole merge's on every path but those
