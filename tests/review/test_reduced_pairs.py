@@ -153,19 +153,16 @@ def test_a_first_pr_merged_from_several_bases_is_asked_of_its_own_tree(cli: Cli,
     its own diff (from the base `git merge-base` names, which has none) does not show, and drops p.py,
     which upstream has. Whether ours has p.py is read from ours itself then: pr/2's edit of p.py stays in
     its reduced head and conflicts, as in the whole merge (an adversarial review's case)."""
-    def body(name: str, edits: dict[int, str]) -> str:
-        return "".join(f"{edits.get(i, f'{name} line {i}')}\n" for i in range(40))
-
     up = small.up
-    root = up.commit({"s.py": body("s", {}), "x1.py": body("x1", {}), "x2.py": body("x2", {})}, "O", parent="main")
-    keeps = up.commit({"x1.py": body("x1", {3: "bk"}), "p.py": body("p", {})}, "adds p", parent=root)
-    drops = up.commit({"x2.py": body("x2", {3: "bd"})}, "no p", parent=root)      # newer: merge-base names it
-    up.commit({"x2.py": body("x2", {3: "bd"})}, "upstream merges both (has p)", parent=keeps, parents=[keeps, drops],
+    root = up.commit({"s.py": _body("s", {}), "x1.py": _body("x1", {}), "x2.py": _body("x2", {})}, "O", parent="main")
+    keeps = up.commit({"x1.py": _body("x1", {3: "bk"}), "p.py": _body("p", {})}, "adds p", parent=root)
+    drops = up.commit({"x2.py": _body("x2", {3: "bd"})}, "no p", parent=root)      # newer: merge-base names it
+    up.commit({"x2.py": _body("x2", {3: "bd"})}, "upstream merges both (has p)", parent=keeps, parents=[keeps, drops],
               ref="refs/heads/main")
-    both = up.commit({"x1.py": body("x1", {3: "bk"}), "p.py": None}, "pr 1 merges both, drops p", parent=drops,
+    both = up.commit({"x1.py": _body("x1", {3: "bk"}), "p.py": None}, "pr 1 merges both, drops p", parent=drops,
                      parents=[drops, keeps])
-    up.commit({"s.py": body("s", {10: "pr 1"})}, "pr 1", parent=both, ref="refs/pull/1/head")
-    up.commit({"s.py": body("s", {20: "pr 2"}), "p.py": body("p", {5: "pr 2"})}, "pr 2", parent=keeps,
+    up.commit({"s.py": _body("s", {10: "pr 1"})}, "pr 1", parent=both, ref="refs/pull/1/head")
+    up.commit({"s.py": _body("s", {20: "pr 2"}), "p.py": _body("p", {5: "pr 2"})}, "pr 2", parent=keeps,
               ref="refs/pull/2/head")
     small.manifest([{"pr": 1}, {"pr": 2}], policy={"on_conflict": "skip"})
     args = ("explain", "-m", small.manifest_path, "--repo", small.work.path, "--offline")
