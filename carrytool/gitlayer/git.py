@@ -284,6 +284,54 @@ class LaterMerges:
             self._pipe = None
 
 
+class AsideMerges:
+    """Merges sent one at a time to a merge-tree process of their own (Git.merges_aside), each as soon as
+    it is known, and answered in the order sent: the caller goes on meanwhile (composing, in the run's
+    own merge-tree) and git merges on another core. `take` waits for an answer; `close` ends the process
+    (what it was still merging is not needed)."""
+
+    def __init__(self, git: Git) -> None:
+        self._git = git
+        self._pipe: MergePipe | None = None
+        self._flushes: list[int] = []           # per merge sent: the flush merges after it (MergePipe.ready)
+        self._answers: list[MergeResult] = []
+
+    def send(self, line: str) -> int:
+        """Merge LINE (`OURS THEIRS`, or `BASE -- OURS THEIRS` where git takes bases); its ticket for `take`."""
+        if self._pipe is None:
+            self._pipe = self._git._new_merge_pipe()
+            self._git._later_pipes.append(self._pipe)
+        self._pipe.send_chunks([[line]])
+        self._flushes.append(1)
+        return len(self._flushes) - 1
+
+    def take(self, ticket: int) -> MergeResult:
+        """The answer to merge TICKET (waiting for it, and for those sent before it)."""
+        pipe = self._pipe
+        assert pipe is not None and ticket < len(self._flushes)
+        while len(self._answers) <= ticket:
+            with pipe.condition:        # held from the look to the wait: no answer arrives unseen between
+                got = pipe.ready(1, self._flushes[len(self._answers)])
+                if got is None and pipe.wait(0.05):
+                    continue
+            if got is not None:
+                self._answers += got
+            else:
+                # no answer for a while: should a platform's stdio buffer be larger than expected, one more
+                # flush merge after everything sent pushes what it holds out (its answer follows the last
+                # merge sent: `ready` drops it with that merge's own)
+                pipe.push()
+                self._flushes[-1] += 1
+        return self._answers[ticket]
+
+    def close(self) -> None:
+        pipe, self._pipe = self._pipe, None
+        if pipe is not None:
+            pipe.close(stop=True)
+            if pipe in self._git._later_pipes:      # (an interrupt may have come before it was listed)
+                self._git._later_pipes.remove(pipe)
+
+
 def _cores() -> int:
     """CPUs this process may run on (its affinity, as a container or `taskset` sets it)."""
     try:
@@ -1537,6 +1585,10 @@ class Git:
                     raise
                 taken[q] = len(order)      # the helper failed: nothing more from it
         return moved
+
+    def merges_aside(self) -> AsideMerges:
+        """Merges to send one by one to a merge-tree of their own, beside the run's (see AsideMerges)."""
+        return AsideMerges(self)
 
     def merge_one(self, ours: str, theirs: str, *, base: str | None = None) -> MergeResult:
         """One merge in the long-lived `merge-tree --write-tree --stdin` (see gitlayer.mergepipe): of two

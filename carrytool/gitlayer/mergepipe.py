@@ -135,11 +135,12 @@ class MergePipe:
         self._send(b"".join("".join(f"{line}\n" for line in chunk).encode() + self._flush_line
                             for chunk in chunks))
 
-    def ready(self, count: int) -> list[MergeResult] | None:
+    def ready(self, count: int, flushes: int = 1) -> list[MergeResult] | None:
         """The answers to the next chunk sent (`send_chunks`), of COUNT merges, when git has given them;
-        else None, without waiting (`wait` waits for more)."""
+        else None, without waiting (`wait` waits for more). FLUSHES: the flush merges sent after that chunk
+        (its own, and each `push` made while it was the last chunk sent)."""
         with self._cond:
-            answer = self._next_answer(1)
+            answer = self._next_answer(flushes)
             if answer is None:
                 if self._eof:
                     raise self._stopped()

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 from carrytool.gitlayer.git import (
     PINNED_CONFIG,
+    AsideMerges,
     Change,
     ConflictStage,
     Git,
@@ -132,6 +133,10 @@ def merge_weights(git: Git, upstream_tree: str, items: Sequence[tuple[str | None
     return [1 + len({p for c in changes for p in c.paths} & since.get(base or "", set())) for base, changes in items]
 
 
+class Misguessed(Exception):
+    """An entry merged aside (Composer.aside) merged cleanly: what was composed after it is not the chain's."""
+
+
 class Composer:
     fast_path = True      # tests turn it off to check the fast path gives the chained merge's trees
     # called once every entry was merged onto upstream, with those that may still apply (sync starts
@@ -141,6 +146,9 @@ class Composer:
     explicit_bases: bool | None = None   # None: where git takes them; tests set False to compare SHAs
     regions_from_merges = True   # blame reads upstream's conflict regions from the merge onto it (tests compare)
     kept: KeptMerges | None = None   # clean chained merges kept across runs (sync and explain set it)
+    # merge the entries that conflict with upstream alone beside the chain (see compose); the caller
+    # composes again without it when a guess fails (Misguessed): sync sets it
+    aside: bool = False
 
     def __init__(self, git: Git, manifest: Manifest, upstream: str, progress: Progress | None = None) -> None:
         self.git = git
@@ -164,6 +172,12 @@ class Composer:
         upstream delta into the tree: the same tree a chained merge would give, without a process.
         Only entries that overlap earlier ones pay for a chained `merge-tree`, and those that change a
         path upstream deleted since their base once anything was applied (`_renames_may_differ`).
+
+        With `aside`, an entry that conflicts with upstream alone and that no shortcut settles is guessed
+        to conflict in the chain too (the tip then stays): its chained merge goes to a merge-tree of its
+        own, on another core, while the entries after it compose on the same tip, and it is named once
+        the loop is done (`_settle_aside`). A guess that fails (a clean answer: an earlier entry made the
+        conflicting change its own) raises Misguessed before anything is kept.
         """
         pending = [s for s in steps if s.status == PENDING]
         if self.fast_path:     # the directories composing edits, read from upstream in one exchange
@@ -173,11 +187,26 @@ class Composer:
             self.merged_onto_upstream([s for s in pending if s.status == PENDING and s.head and
                                        not self._conflicts_for_good(s, onto.get(id(s)))])
         comp = Composition(self.upstream, self.upstream, steps)
-        tip, tip_tree = self.upstream, self.upstream_tree
         todo = [s for s in steps if s.status == PENDING]
         deltas = self._deltas(todo, onto)
         touched = _Touched()
         removed: set[str] = set()   # paths applied entries deleted or renamed away (or may have moved)
+        aside = self.git.merges_aside() if self.aside and self.fast_path else None
+        guessed: list[tuple[Step, int, list[Step]]] = []   # merged aside: (step, ticket, applied before it)
+        try:
+            tip = self._compose_all(todo, onto, deltas, comp, touched, removed, aside, guessed)
+            self._settle_aside(aside, guessed, comp, steps)
+        finally:
+            if aside is not None:
+                aside.close()
+        comp.result = tip
+        return comp
+
+    def _compose_all(self, todo: list[Step], onto: dict[int, MergeResult], deltas: dict[int, list[Change]],
+                     comp: Composition, touched: _Touched, removed: set[str], aside: AsideMerges | None,
+                     guessed: list[tuple[Step, int, list[Step]]]) -> str:
+        """Settle TODO in order onto upstream (`compose`); the tip. Entries merged aside go to GUESSED."""
+        tip, tip_tree = self.upstream, self.upstream_tree
         for n, step in enumerate(todo, 1):
             if self.progress:
                 self.progress("compose", n, len(todo))
@@ -197,7 +226,15 @@ class Composer:
                 known = self._known_conflict(step, onto.get(id(step)), touched) if alone_tells else None
                 partial = self._partial(step, onto.get(id(step)), deltas.get(id(step)), touched) \
                     if alone_tells else None
-                tip, tip_tree = self._apply(step, tip, tip_tree, comp, known, partial)
+                if aside is not None and known is None and partial is None and \
+                        self._conflicts_for_good(step, onto.get(id(step))) and self._kept_tree(step, tip_tree) is None:
+                    # it conflicts with upstream alone under a policy that only names conflicts: it almost
+                    # surely conflicts here too, and then the tip stays. Its chained merge goes to another
+                    # merge-tree (another core) while the next entries compose on this tip; `_settle_aside`
+                    # takes the answer (a clean one, a wrong guess, composes everything again without it)
+                    guessed.append((step, aside.send(self._merge_line(step, tip, tip_tree)), list(comp.applied)))
+                else:
+                    tip, tip_tree = self._apply(step, tip, tip_tree, comp, known, partial)
             if step.status == APPLIED:
                 touched.add(p for c in step.changes for p in c.paths)
                 touched.add(p for c in deltas.get(id(step), []) for p in c.paths)
@@ -210,8 +247,22 @@ class Composer:
                     removed.update(moved)
                 removed.update(c.old_path or c.path for c in (*step.changes, *deltas.get(id(step), []))
                                if c.status in ("D", "R"))
-        comp.result = tip
-        return comp
+        return tip
+
+    def _settle_aside(self, aside: AsideMerges | None, guessed: list[tuple[Step, int, list[Step]]],
+                      comp: Composition, steps: list[Step]) -> None:
+        """Settle the entries merged aside (GUESSED), in order, as `_apply` would have at their place: each
+        conflict named against the entries applied before it. A clean answer means the guess failed (an
+        earlier entry made the conflicting change its own): Misguessed, and the caller composes again."""
+        if aside is None or not guessed:
+            return
+        for step, ticket, applied in guessed:     # each named while git merges the next ones
+            result = aside.take(ticket)
+            if result.clean:
+                raise Misguessed(f"{step.id} merged cleanly where its merge onto upstream conflicts")
+            self._name_conflict(step, result, applied, comp)
+        order = {id(step): n for n, step in enumerate(steps)}
+        comp.failed_conflicts.sort(key=lambda step: order[id(step)])
 
     def _mark_merged_upstream(self, pending: Sequence[Step]) -> dict[int, MergeResult]:
         """One merge-tree process merges every entry onto upstream: those that add nothing are upstream."""
@@ -402,12 +453,7 @@ class Composer:
             result = self._merge_structurally(step, result, tip, tip_tree, known is not None)
         tree = result.tree
         if not result.clean:
-            mode = self.manifest.on_conflict(step.entry)
-            step.conflicts = self._describe_conflicts(step, result, comp.applied)
-            if mode != "theirs":
-                step.skip("conflict", _conflict_detail(step.conflicts), status=CONFLICT)
-                if mode == "fail":
-                    comp.failed_conflicts.append(step)
+            if self._name_conflict(step, result, comp.applied, comp):
                 return tip, tip_tree
             tree = self._resolve_theirs(result)
             step.resolution = "theirs"
@@ -418,6 +464,18 @@ class Composer:
             step.detail = (f"{len(step.structured)} conflicting hunk(s) resolved structurally (policy "
                            "structured_merge): both sides kept, verified")
         return self._settle(step, tree, tip, tip_tree, comp)
+
+    def _name_conflict(self, step: Step, result: MergeResult, applied: Sequence[Step], comp: Composition) -> bool:
+        """Describe the conflicts of RESULT, STEP's chained merge, with the entries APPLIED before it; skip
+        STEP (whether it did: not under `theirs`, which resolves them)."""
+        mode = self.manifest.on_conflict(step.entry)
+        step.conflicts = self._describe_conflicts(step, result, applied)
+        if mode == "theirs":
+            return False
+        step.skip("conflict", _conflict_detail(step.conflicts), status=CONFLICT)
+        if mode == "fail":
+            comp.failed_conflicts.append(step)
+        return True
 
     def _merge_chained(self, step: Step, tip: str, tip_tree: str,
                        partial: dict[str, tuple[str, str] | None] | None) -> MergeResult:
@@ -437,15 +495,25 @@ class Composer:
         kept; a conflict never is."""
         if self.kept is None or step.head is None:
             return merge()
-        parents = [step.base] if step.base else [self.upstream]
-        key = self.kept.key(tip_tree, parents, self._filtered_head(step), (self.fast_path, self.explicit_bases))
-        tree = self.kept.get(key)
-        if tree is not None and self.git.object_type(tree) == "tree":
+        tree = self._kept_tree(step, tip_tree)
+        if tree is not None:
             return MergeResult(True, tree)
         result = merge()
         if result.clean:
-            self.kept.put(key, result.tree)
+            self.kept.put(self._kept_key(step, tip_tree), result.tree)
         return result
+
+    def _kept_key(self, step: Step, tip_tree: str) -> str:
+        assert self.kept is not None
+        parents = [step.base] if step.base else [self.upstream]
+        return self.kept.key(tip_tree, parents, self._filtered_head(step), (self.fast_path, self.explicit_bases))
+
+    def _kept_tree(self, step: Step, tip_tree: str) -> str | None:
+        """The tree of STEP's chained merge onto TIP_TREE that a run kept clean (and the store has), if any."""
+        if self.kept is None or step.head is None:
+            return None
+        tree = self.kept.get(self._kept_key(step, tip_tree))
+        return tree if tree is not None and self.git.object_type(tree) == "tree" else None
 
     def _merge_structurally(self, step: Step, result: MergeResult, tip: str, tip_tree: str,
                             shortcut: bool) -> MergeResult:
@@ -490,6 +558,13 @@ class Composer:
         if self.explicit_bases is not False and step.base and self.git.takes_merge_base():
             return self.git.merge_one(ours, theirs, base=step.base)
         return self.git.merge_one(ours, theirs)
+
+    def _merge_line(self, step: Step, tip: str, tip_tree: str) -> str:
+        """`_merge_onto`'s merge as a merge-tree `--stdin` line, for a merge-tree of its own (AsideMerges)."""
+        ours, theirs = self._pair(step, tip, tip_tree)
+        if self.explicit_bases is not False and step.base and self.git.takes_merge_base():
+            return f"{step.base} -- {ours} {theirs}"
+        return f"{ours} {theirs}"
 
     def _merge_partially(self, step: Step, tip: str, tip_tree: str,
                          rest: dict[str, tuple[str, str] | None]) -> MergeResult:

@@ -24,7 +24,7 @@ from carrytool.gitlayer.urls import redact, resolve_local
 from carrytool.manifest.model import Manifest
 from carrytool.pipeline import facts
 from carrytool.pipeline.atomic import crash_point
-from carrytool.pipeline.compose import Composer, Composition
+from carrytool.pipeline.compose import Composer, Composition, Misguessed
 from carrytool.pipeline.keptmerges import KeptMerges
 from carrytool.pipeline.landing import Accounting, account
 from carrytool.pipeline.lock import (
@@ -189,8 +189,11 @@ def _plan_and_compose(manifest: Manifest, git: Git, options: SyncOptions, progre
 
 
 def _compose(manifest: Manifest, git: Git, resolved: Resolved, missing: dict[int, str], progress: Progress | None,
-             structured_off: frozenset[str], kept: KeptMerges | None = None) -> tuple[list[Step], list, Composition, Accounting]:
-    """Plan and compose from scratch (the steps are fresh each time: composing settles them)."""
+             structured_off: frozenset[str], kept: KeptMerges | None = None,
+             aside: bool = True) -> tuple[list[Step], list, Composition, Accounting]:
+    """Plan and compose from scratch (the steps are fresh each time: composing settles them). ASIDE: the
+    entries that conflict with upstream alone are merged beside the chain (Composer.aside); should one
+    merge cleanly after all, everything is composed again without that guess."""
     steps = plan_static(manifest, missing)
     facts.gather(git, resolved, steps)
     violations = plan_paths(manifest, steps)
@@ -202,7 +205,13 @@ def _compose(manifest: Manifest, git: Git, resolved: Resolved, missing: dict[int
         [(s.base or EMPTY_TREE, s.head) for s in likely])  # type: ignore[misc]
     composer.structured_off = structured_off
     composer.kept = kept
-    composition = composer.compose(steps)
+    composer.aside = aside
+    try:
+        composition: Composition | None = composer.compose(steps)
+    except Misguessed:
+        composition = None      # composed again below, outside the handler: the first pass can go
+    if composition is None:
+        return _compose(manifest, git, resolved, missing, progress, structured_off, kept, aside=False)
     if not any(step.structured for step in steps):
         # the composition stands (only a structured resolution can be composed again): what it reaches
         # persists whatever the checks say (the report names it), so it is packed into the store while

@@ -302,7 +302,7 @@ def test_later_merges_go_on_when_the_helper_stops(tmp_path: Path, monkeypatch: p
     up, pairs = _later_corpus(tmp_path)
     monkeypatch.setattr(gitmodule, "_cores", lambda: 2)
     failed: list[BaseException] = []
-    real_helper, real_ready = Git._helper, MergePipe.ready
+    real_helper, real_ready, real_push = Git._helper, MergePipe.ready, MergePipe.push
     deadline = time.monotonic() + 20
 
     def helper(self, pipe, chunks):  # noqa: ANN001, ANN202
@@ -320,10 +320,19 @@ def test_later_merges_go_on_when_the_helper_stops(tmp_path: Path, monkeypatch: p
         assert failed or time.monotonic() < deadline, "the helper never failed"
         return real_ready(self, count) if failed else None   # the first pipe waits for the helper's end
 
+    def push(self):  # noqa: ANN001, ANN202
+        try:            # the helper's end may show first here: a flush merge sent to a dead process
+            return real_push(self)
+        except GitError as exc:
+            if getattr(self, "is_helper", False):
+                failed.append(exc)
+            raise
+
     with Git(up.path) as git:
         expected = git.merge_trees(pairs)
         monkeypatch.setattr(Git, "_helper", lambda self, pipe, chunks: _mark(helper(self, pipe, chunks)))
         monkeypatch.setattr(MergePipe, "ready", ready)
+        monkeypatch.setattr(MergePipe, "push", push)
         assert git.merge_trees_later(pairs)() == expected
         assert git._later_pipes == []
     assert len(failed) == 1
@@ -579,3 +588,66 @@ def test_a_prefetch_that_fails_in_python_is_read_again(tmp_path: Path, monkeypat
     with Git(up.path) as git:
         git.prefetch_patches(pairs)
         assert git.diff_patches(pairs[:1]) == want
+
+
+def test_merges_aside_answer_as_merge_one_whatever_the_order_taken(tmp_path: Path) -> None:
+    """Git.merges_aside: merges sent one at a time to a merge-tree of their own, while the run's own
+    answers others; each answer is merge_one's, taken in any order; close() ends its process."""
+    up, pairs = _later_corpus(tmp_path)
+    with Git(up.path) as git:
+        expected = [git.merge_one(*pair) for pair in pairs]
+        aside = git.merges_aside()
+        tickets = [aside.send(f"{a} {b}") for a, b in pairs[:5]]
+        assert git.merge_one(*pairs[5]) == expected[5]          # the run's merge-tree, meanwhile
+        assert aside.take(tickets[4]) == expected[4]            # waits for those before it too
+        tickets += [aside.send(f"{a} {b}") for a, b in pairs[5:]]
+        assert [aside.take(t) for t in reversed(tickets)] == expected[::-1]
+        assert any(not r.clean for r in expected) and any(r.clean for r in expected)
+        pipe = aside._pipe
+        assert pipe is not None and git._later_pipes == [pipe]
+        aside.close()
+        assert git._later_pipes == [] and pipe._proc.returncode is not None
+        forgotten = git.merges_aside()
+        forgotten.send(f"{pairs[0][0]} {pairs[0][1]}")
+        assert len(git._later_pipes) == 1
+    assert git._later_pipes == []            # closing the run ends one nobody took an answer from
+
+
+def test_merges_aside_come_out_of_a_large_stdio_buffer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """As merge_trees_later's: git's answers reach carrytool only in blocks of 64 KiB, several merges'
+    answers each; flush merges pushed while waiting bring them out, and an answer taken later still
+    skips exactly the flush answers that follow it."""
+    from carrytool.gitlayer import mergepipe
+
+    up, pairs = _later_corpus(tmp_path)
+    held: dict[int, bytearray] = {}
+    real_read = os.read
+
+    def blocks(fd: int, size: int) -> bytes:
+        have = held.setdefault(fd, bytearray())
+        while len(have) < 1 << 16:
+            chunk = real_read(fd, size)
+            if not chunk:
+                break
+            have += chunk
+        out = bytes(have[:1 << 16])
+        del have[:1 << 16]
+        return out
+
+    with Git(up.path) as git:
+        expected = git.merge_trees(pairs)
+        monkeypatch.setattr(mergepipe.os, "read", blocks)
+
+        def interleaved() -> list:
+            aside = git.merges_aside()
+            got = {}
+            for n, (a, b) in enumerate(pairs):
+                ticket = aside.send(f"{a} {b}")
+                if n % 7 == 3:                 # pushes after this one, then more merges are sent
+                    got[ticket] = aside.take(ticket)
+            return [got.get(t) or aside.take(t) for t in range(len(pairs))]
+
+        job = Later(interleaved, name="test-aside-large-buffer")
+        job.thread.join(timeout=120)
+        assert not job.thread.is_alive(), "the answers never came out"
+        assert job.result() == expected

@@ -660,3 +660,121 @@ def test_explain_weighs_its_merges_alone_onto_upstream_as_composing_does(cli: Cl
     code, report = cli.json("explain", "-m", small.manifest_path, "--repo", small.work.path, "--offline")
     assert code in (0, 1), report
     assert seen[0] == (4, 2, 1)              # every entry alone, pr/3 too (composing writes it, merging none)
+
+
+def _aside_sends(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The merges composing sends aside (Composer.aside, gitlayer.git.AsideMerges), line by line."""
+    from carrytool.gitlayer.git import AsideMerges
+
+    sent: list[str] = []
+    real = AsideMerges.send
+
+    def spy(self, line):  # noqa: ANN001, ANN202
+        sent.append(line)
+        return real(self, line)
+
+    monkeypatch.setattr(AsideMerges, "send", spy)
+    return sent
+
+
+def _misguesses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Each Misguessed a compose raised (its caller composes again without merging aside)."""
+    from carrytool.pipeline.compose import Misguessed
+
+    raised: list[str] = []
+    real = Composer.compose
+
+    def spy(self, steps):  # noqa: ANN001, ANN202
+        try:
+            return real(self, steps)
+        except Misguessed as exc:
+            raised.append(str(exc))
+            raise
+
+    monkeypatch.setattr(Composer, "compose", spy)
+    return raised
+
+
+def test_entries_merged_aside_give_the_chains_report(cli: Cli, small: Small, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Entries that conflict with upstream alone, in a file of their own, and share shared.txt with earlier
+    entries have their chained merge made beside the chain (another merge-tree, another core) while the
+    next entries compose on the same tip: the report is the plain chain's, to the byte, and the one
+    composing gives without merging aside; some also conflict with an earlier entry in shared.txt, named
+    among the entries applied before them only (pr/7, applied later, would meet pr/4's change too)."""
+    names = [f"pkg/m{i}.py" for i in range(6)]
+    base = small.up.commit({"shared.txt": body("shared", {}), **{n: body(n, {}) for n in names}}, "files",
+                           parent="main", ref="refs/heads/main")
+    small.up.commit({n: body(n, {0: "upstream"}) for n in names}, "upstream", parent=base, ref="refs/heads/main")
+    for number in range(1, 13):
+        change = {"shared.txt": body("shared", {number * 3: f"pr {number}"})}
+        if number % 2 == 0:                                     # conflicts with upstream alone too
+            change[names[number // 2 - 1]] = body(names[number // 2 - 1], {0: f"pr {number}"})
+        if number in (4, 10):                                   # and with pr/3, pr/9 in shared.txt
+            change["shared.txt"] = body("shared", {(number - 1) * 3: f"pr {number}"})
+        if number == 4:             # and next to pr/7's line: were pr/7 an earlier entry, it would be named too
+            change["shared.txt"] = body("shared", {9: "pr 4", 20: "pr 4"})
+        small.up.commit(change, f"pr {number}", parent=base, ref=f"refs/pull/{number}/head")
+    small.manifest([{"pr": n} for n in range(1, 13)], policy={"on_conflict": "skip"})
+    sent, misguessed = _aside_sends(monkeypatch), _misguesses(monkeypatch)
+    args = ("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")
+    _, guessing = cli.json(*args)
+    assert len(sent) == 6 and misguessed == []
+    conflicts = {e["id"]: [(c["file"], c["with"], c.get("upstream", False)) for c in e["conflicts"]]
+                 for e in guessing["entries"] if e["status"] == "conflict"}
+    assert conflicts["pr/4"] == [("pkg/m1.py", [], True), ("shared.txt", ["pr/3"], False)], conflicts
+    assert len(conflicts) == 6 and all(e["status"] == "applied" for e in guessing["entries"] if e["id"] not in conflicts)
+    from carrytool.pipeline import sync as syncmodule
+
+    real = syncmodule._compose
+    monkeypatch.setattr(syncmodule, "_compose", lambda *a, **k: real(*a, **{**k, "aside": False}))
+    _, not_guessing = cli.json(*args)
+    assert len(sent) == 6 and guessing == not_guessing
+    monkeypatch.setattr(syncmodule, "_compose", real)
+    fast, slow = both_ways(cli, small.manifest_path, small.work.path, monkeypatch)
+    assert guessing == fast == slow
+
+
+def test_an_entry_merged_aside_that_merges_cleanly_composes_again(cli: Cli, small: Small,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """pr/2 (on the old base) conflicts with upstream alone at line 10; pr/1, on upstream, already made
+    line 10 what pr/2 makes it: in the chain pr/2 merges cleanly (redundant). Merged aside on the guess
+    that it conflicts, it is a wrong guess: composing starts again without guessing, and the report is
+    the plain chain's."""
+    base = small.up.commit({"a.txt": body("a", {}), "b.txt": body("b", {})}, "files", parent="main",
+                           ref="refs/heads/main")
+    up = small.up.commit({"a.txt": body("a", {10: "upstream's line"})}, "upstream", parent=base,
+                         ref="refs/heads/main")
+    small.up.commit({"a.txt": body("a", {10: "the fix"})}, "pr 1", parent=up, ref="refs/pull/1/head")
+    small.up.commit({"a.txt": body("a", {10: "the fix"}), "b.txt": body("b", {5: "pr 2"})}, "pr 2",
+                    parent=base, ref="refs/pull/2/head")
+    small.up.commit({"b.txt": body("b", {30: "pr 3"})}, "pr 3", parent=base, ref="refs/pull/3/head")
+    small.manifest([{"pr": 1}, {"pr": 2}, {"pr": 3}], policy={"on_conflict": "skip"})
+    sent, misguessed = _aside_sends(monkeypatch), _misguesses(monkeypatch)
+    fast, slow = both_ways(cli, small.manifest_path, small.work.path, monkeypatch)
+    assert fast == slow
+    assert len(sent) == 1 and misguessed == ["pr/2 merged cleanly where its merge onto upstream conflicts"]
+    statuses = {e["id"]: e["status"] for e in fast["entries"]}
+    assert statuses == {"pr/1": "applied", "pr/2": "applied", "pr/3": "applied"}, fast["entries"]
+
+
+def test_conflicts_named_aside_fail_in_manifest_order(cli: Cli, small: Small, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under on_conflict: fail, pr/2's conflict (merged aside: it shares b.txt with pr/1) and pr/3's (named
+    by its merge onto upstream during the loop) are listed in manifest order, as the plain chain lists
+    them: the next steps name pr/2 first."""
+    base = small.up.commit({"a.txt": body("a", {}), "b.txt": body("b", {}), "c.txt": body("c", {})}, "files",
+                           parent="main", ref="refs/heads/main")
+    small.up.commit({"a.txt": body("a", {10: "upstream"}), "c.txt": body("c", {10: "upstream"})}, "upstream",
+                    parent=base, ref="refs/heads/main")
+    small.up.commit({"b.txt": body("b", {5: "pr 1"})}, "pr 1", parent=base, ref="refs/pull/1/head")
+    small.up.commit({"a.txt": body("a", {10: "pr 2"}), "b.txt": body("b", {30: "pr 2"})}, "pr 2", parent=base,
+                    ref="refs/pull/2/head")
+    small.up.commit({"c.txt": body("c", {10: "pr 3"})}, "pr 3", parent=base, ref="refs/pull/3/head")
+    small.manifest([{"pr": 1}, {"pr": 2}, {"pr": 3}], policy={"on_conflict": "fail"})
+    sent = _aside_sends(monkeypatch)
+    args = ("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")
+    result = cli(*args)
+    assert result.exit_code == 3 and len(sent) == 1
+    assert "next: rebase pr/2, pr/3 onto upstream" in result.output, result.output
+    monkeypatch.setattr(Composer, "fast_path", False)
+    plain = cli(*args)
+    assert (plain.exit_code, plain.output) == (result.exit_code, result.output)

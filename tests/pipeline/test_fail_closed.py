@@ -157,13 +157,15 @@ def test_patches_are_read_ahead_only_for_entries_that_may_apply(cli: Cli, small:
 def test_an_entry_left_out_of_the_read_ahead_that_applies_is_still_checked(cli: Cli, small: Small,
                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     """pr/3 conflicts with upstream alone, so its patch is not read ahead; but pr/8 puts v1 back to its
-    base value first, so pr/3 applies in the chain: the landing reads its patch itself and checks it."""
+    base value first, so pr/3 applies in the chain: the landing reads its patch itself and checks it.
+    (Merged aside on the guess that it conflicts, pr/3 merges cleanly: everything is composed again, and
+    the read-ahead asked again, for the same patches.)"""
     _blame_repo(small)
     small.pr(8, nine(), parent="main")                           # v1 back to its base value
     small.manifest([{"pr": 8}, {"pr": 3, "on_conflict": "skip"}])
     ahead = _read_ahead(monkeypatch)
     code, report = cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")
-    assert ahead == [[small.up.rev("refs/pull/8/head")]]
+    assert ahead == [[small.up.rev("refs/pull/8/head")]] * 2
     e = by_id(report)
     assert e["pr/3"]["status"] == "applied"
     assert e["pr/3"]["landing"]["hunks"] == e["pr/3"]["landing"]["landed"] == 1
