@@ -324,6 +324,17 @@ class AsideMerges:
                 self._flushes[-1] += 1
         return self._answers[ticket]
 
+    def first_clean(self) -> int | None:
+        """The first merge answered clean so far, if any: what git has answered is taken, without waiting."""
+        pipe = self._pipe
+        if pipe is not None:
+            while len(self._answers) < len(self._flushes):
+                got = pipe.ready(1, self._flushes[len(self._answers)])
+                if got is None:
+                    break
+                self._answers += got
+        return next((n for n, answer in enumerate(self._answers) if answer.clean), None)
+
     def close(self) -> None:
         pipe, self._pipe = self._pipe, None
         if pipe is not None:

@@ -137,6 +137,10 @@ class Misguessed(Exception):
     """An entry merged aside (Composer.aside) merged cleanly: what was composed after it is not the chain's."""
 
 
+def _misguessed(step: Step) -> Misguessed:
+    return Misguessed(f"{step.id} merged cleanly where its merge onto upstream conflicts")
+
+
 class Composer:
     fast_path = True      # tests turn it off to check the fast path gives the chained merge's trees
     # called once every entry was merged onto upstream, with those that may still apply (sync starts
@@ -210,6 +214,8 @@ class Composer:
         for n, step in enumerate(todo, 1):
             if self.progress:
                 self.progress("compose", n, len(todo))
+            if guessed and aside is not None and (wrong := aside.first_clean()) is not None:
+                raise _misguessed(guessed[wrong][0])        # known now: the rest of this pass is not needed
             before = tip_tree
             fast = None
             # whether its merge onto upstream tells what the chained merge does with the paths it changes
@@ -259,7 +265,7 @@ class Composer:
         for step, ticket, applied in guessed:     # each named while git merges the next ones
             result = aside.take(ticket)
             if result.clean:
-                raise Misguessed(f"{step.id} merged cleanly where its merge onto upstream conflicts")
+                raise _misguessed(step)
             self._name_conflict(step, result, applied, comp)
         order = {id(step): n for n, step in enumerate(steps)}
         comp.failed_conflicts.sort(key=lambda step: order[id(step)])

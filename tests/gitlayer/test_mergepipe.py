@@ -651,3 +651,21 @@ def test_merges_aside_come_out_of_a_large_stdio_buffer(tmp_path: Path, monkeypat
         job.thread.join(timeout=120)
         assert not job.thread.is_alive(), "the answers never came out"
         assert job.result() == expected
+
+
+def test_merges_aside_tell_the_first_clean_answer_without_waiting(tmp_path: Path) -> None:
+    """AsideMerges.first_clean: the first merge answered clean among those git has answered (composing
+    asks it between entries, to stop a pass a failed guess spoiled), never waiting for more."""
+    up, pairs = _later_corpus(tmp_path)
+    with Git(up.path) as git:
+        results = [git.merge_one(*pair) for pair in pairs]
+        conflicted = [pair for pair, r in zip(pairs, results) if not r.clean]
+        clean = [pair for pair, r in zip(pairs, results) if r.clean]
+        aside = git.merges_aside()
+        assert aside.first_clean() is None                      # nothing sent
+        tickets = [aside.send(f"{a} {b}") for a, b in (*conflicted[:2], clean[0], conflicted[2])]
+        aside.take(tickets[1])
+        assert aside.first_clean() in (None, 2)                 # the clean one may not be answered yet
+        aside.take(tickets[3])
+        assert aside.first_clean() == 2
+        aside.close()

@@ -778,3 +778,39 @@ def test_conflicts_named_aside_fail_in_manifest_order(cli: Cli, small: Small, mo
     monkeypatch.setattr(Composer, "fast_path", False)
     plain = cli(*args)
     assert (plain.exit_code, plain.output) == (result.exit_code, result.output)
+
+
+def test_a_failed_guess_stops_the_pass_it_spoiled(cli: Cli, small: Small, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Composing asks, between entries, whether an entry merged aside merged cleanly: once it did, the
+    rest of that pass is not composed (nor the guesses settled), it starts again. Here git is let finish
+    the merge aside before pr/3 is composed, so the failed guess is known there."""
+    from carrytool.gitlayer.git import AsideMerges
+
+    base = small.up.commit({"a.txt": body("a", {}), "b.txt": body("b", {})}, "files", parent="main",
+                           ref="refs/heads/main")
+    up = small.up.commit({"a.txt": body("a", {10: "upstream's line"})}, "upstream", parent=base,
+                         ref="refs/heads/main")
+    small.up.commit({"a.txt": body("a", {10: "the fix"})}, "pr 1", parent=up, ref="refs/pull/1/head")
+    small.up.commit({"a.txt": body("a", {10: "the fix"}), "b.txt": body("b", {5: "pr 2"})}, "pr 2",
+                    parent=base, ref="refs/pull/2/head")
+    small.up.commit({"b.txt": body("b", {30: "pr 3"})}, "pr 3", parent=base, ref="refs/pull/3/head")
+    small.manifest([{"pr": 1}, {"pr": 2}, {"pr": 3}], policy={"on_conflict": "skip"})
+    real_first, real_settle = AsideMerges.first_clean, Composer._settle_aside
+    settled: list[int] = []
+
+    def answered_first(self):  # noqa: ANN001, ANN202
+        if self._flushes:
+            self.take(len(self._flushes) - 1)       # git answered every merge sent aside
+        return real_first(self)
+
+    def settle(self, aside, guessed, *args):  # noqa: ANN001, ANN202
+        if aside is not None:
+            settled.append(len(guessed))
+        return real_settle(self, aside, guessed, *args)
+
+    monkeypatch.setattr(AsideMerges, "first_clean", answered_first)
+    monkeypatch.setattr(Composer, "_settle_aside", settle)
+    misguessed = _misguesses(monkeypatch)
+    fast, slow = both_ways(cli, small.manifest_path, small.work.path, monkeypatch)
+    assert fast == slow
+    assert misguessed == ["pr/2 merged cleanly where its merge onto upstream conflicts"] and settled == []
