@@ -305,8 +305,19 @@ def test_later_merges_go_on_when_the_helper_stops(tmp_path: Path, monkeypatch: p
     real_helper, real_ready, real_push = Git._helper, MergePipe.ready, MergePipe.push
     deadline = time.monotonic() + 20
 
+    real_send, stopping = MergePipe.send_chunks, []
+
+    def send_chunks(self, chunks):  # noqa: ANN001, ANN202
+        if stopping:     # the helper: stopped before its chunks reach it, so it can answer none of them
+            os.kill(self._proc.pid, signal.SIGSTOP)     # (a busy machine may not run this thread again
+        return real_send(self, chunks)                  # before a running helper answered them all)
+
     def helper(self, pipe, chunks):  # noqa: ANN001, ANN202
-        made = real_helper(self, pipe, chunks)
+        stopping.append(True)
+        try:
+            made = real_helper(self, pipe, chunks)
+        finally:
+            stopping.clear()
         made._proc.kill()
         return made
 
@@ -333,6 +344,7 @@ def test_later_merges_go_on_when_the_helper_stops(tmp_path: Path, monkeypatch: p
         monkeypatch.setattr(Git, "_helper", lambda self, pipe, chunks: _mark(helper(self, pipe, chunks)))
         monkeypatch.setattr(MergePipe, "ready", ready)
         monkeypatch.setattr(MergePipe, "push", push)
+        monkeypatch.setattr(MergePipe, "send_chunks", send_chunks)
         assert git.merge_trees_later(pairs)() == expected
         assert git._later_pipes == []
     assert len(failed) == 1
