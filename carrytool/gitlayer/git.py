@@ -284,6 +284,11 @@ class LaterMerges:
             self._pipe = None
 
 
+def merge_line(ours: str, theirs: str, base: str | None = None) -> str:
+    """A `merge-tree --stdin` line: `OURS THEIRS`, or with BASE (git that takes it) `BASE -- OURS THEIRS`."""
+    return f"{base} -- {ours} {theirs}" if base else f"{ours} {theirs}"
+
+
 class AsideMerges:
     """Merges sent one at a time to a merge-tree process of their own (Git.merges_aside), each as soon as
     it is known, and answered in the order sent: the caller goes on meanwhile (composing, in the run's
@@ -296,12 +301,12 @@ class AsideMerges:
         self._flushes: list[int] = []           # per merge sent: the flush merges after it (MergePipe.ready)
         self._answers: list[MergeResult] = []
 
-    def send(self, line: str) -> int:
-        """Merge LINE (`OURS THEIRS`, or `BASE -- OURS THEIRS` where git takes bases); its ticket for `take`."""
+    def send(self, ours: str, theirs: str, *, base: str | None = None) -> int:
+        """Merge as Git.merge_one would (BASE only where git takes it); its ticket for `take`."""
         if self._pipe is None:
             self._pipe = self._git._new_merge_pipe()
             self._git._later_pipes.append(self._pipe)
-        self._pipe.send_chunks([[line]])
+        self._pipe.send_chunks([[merge_line(ours, theirs, base)]])
         self._flushes.append(1)
         return len(self._flushes) - 1
 
@@ -309,31 +314,32 @@ class AsideMerges:
         """The answer to merge TICKET (waiting for it, and for those sent before it)."""
         pipe = self._pipe
         assert pipe is not None and ticket < len(self._flushes)
-        while len(self._answers) <= ticket:
+        while True:
             with pipe.condition:        # held from the look to the wait: no answer arrives unseen between
-                got = pipe.ready(1, self._flushes[len(self._answers)])
-                if got is None and pipe.wait(0.05):
+                self._collect(pipe)
+                if len(self._answers) > ticket:
+                    return self._answers[ticket]
+                if pipe.wait(0.05):
                     continue
-            if got is not None:
-                self._answers += got
-            else:
-                # no answer for a while: should a platform's stdio buffer be larger than expected, one more
-                # flush merge after everything sent pushes what it holds out (its answer follows the last
-                # merge sent: `ready` drops it with that merge's own)
-                pipe.push()
-                self._flushes[-1] += 1
-        return self._answers[ticket]
+            # no answer for a while: should a platform's stdio buffer be larger than expected, one more
+            # flush merge after everything sent pushes what it holds out (its answer follows the last
+            # merge sent: `ready` drops it with that merge's own)
+            pipe.push()
+            self._flushes[-1] += 1
 
     def first_clean(self) -> int | None:
         """The first merge answered clean so far, if any: what git has answered is taken, without waiting."""
-        pipe = self._pipe
-        if pipe is not None:
-            while len(self._answers) < len(self._flushes):
-                got = pipe.ready(1, self._flushes[len(self._answers)])
-                if got is None:
-                    break
-                self._answers += got
+        if self._pipe is not None:
+            self._collect(self._pipe)
         return next((n for n, answer in enumerate(self._answers) if answer.clean), None)
+
+    def _collect(self, pipe: MergePipe) -> None:
+        """Take every answer git has given so far, in order, without waiting."""
+        while len(self._answers) < len(self._flushes):
+            got = pipe.ready(1, self._flushes[len(self._answers)])
+            if got is None:
+                return
+            self._answers += got
 
     def close(self) -> None:
         pipe, self._pipe = self._pipe, None
@@ -1455,7 +1461,7 @@ class Git:
         if not pairs:
             return []
         lines = [f"{a} {b}" for a, b in pairs] if bases is None else \
-            [f"{base} -- {a} {b}" for (a, b), base in zip(pairs, bases, strict=True)]
+            [merge_line(a, b, base) for (a, b), base in zip(pairs, bases, strict=True)]
         weight_of: dict[str, int] = {}
         for line, weight in zip(lines, weights if weights is not None else [1] * len(lines)):
             weight_of[line] = max(weight, weight_of.get(line, 0))
@@ -1605,7 +1611,7 @@ class Git:
         """One merge in the long-lived `merge-tree --write-tree --stdin` (see gitlayer.mergepipe): of two
         commits, their merge base found by git; or, with BASE (only when `takes_merge_base()`), of two
         trees or commits from that base, with no history walked."""
-        return self._merges().merge(f"{base} -- {ours} {theirs}" if base else f"{ours} {theirs}")
+        return self._merges().merge(merge_line(ours, theirs, base))
 
     def _merges(self) -> MergePipe:
         if self._merge_pipe is None:

@@ -238,7 +238,8 @@ class Composer:
                     # surely conflicts here too, and then the tip stays. Its chained merge goes to another
                     # merge-tree (another core) while the next entries compose on this tip; `_settle_aside`
                     # takes the answer (a clean one, a wrong guess, composes everything again without it)
-                    guessed.append((step, aside.send(self._merge_line(step, tip, tip_tree)), list(comp.applied)))
+                    ours, theirs, base = self._onto_sides(step, tip, tip_tree)
+                    guessed.append((step, aside.send(ours, theirs, base=base), list(comp.applied)))
                 else:
                     tip, tip_tree = self._apply(step, tip, tip_tree, comp, known, partial)
             if step.status == APPLIED:
@@ -560,17 +561,15 @@ class Composer:
         the names of paths moved aside and thus the report and `theirs` resolutions are exactly those of
         the plain chained merge, asked once (not first as trees, then again when it conflicts).
         """
-        ours, theirs = self._pair(step, tip, tip_tree)
-        if self.explicit_bases is not False and step.base and self.git.takes_merge_base():
-            return self.git.merge_one(ours, theirs, base=step.base)
-        return self.git.merge_one(ours, theirs)
+        ours, theirs, base = self._onto_sides(step, tip, tip_tree)
+        return self.git.merge_one(ours, theirs, base=base)
 
-    def _merge_line(self, step: Step, tip: str, tip_tree: str) -> str:
-        """`_merge_onto`'s merge as a merge-tree `--stdin` line, for a merge-tree of its own (AsideMerges)."""
+    def _onto_sides(self, step: Step, tip: str, tip_tree: str) -> tuple[str, str, str | None]:
+        """`_merge_onto`'s merge: (ours, theirs, the base where git takes it), for the run's merge-tree or
+        one of its own (AsideMerges)."""
         ours, theirs = self._pair(step, tip, tip_tree)
-        if self.explicit_bases is not False and step.base and self.git.takes_merge_base():
-            return f"{step.base} -- {ours} {theirs}"
-        return f"{ours} {theirs}"
+        explicit = self.explicit_bases is not False and step.base and self.git.takes_merge_base()
+        return ours, theirs, step.base if explicit else None
 
     def _merge_partially(self, step: Step, tip: str, tip_tree: str,
                          rest: dict[str, tuple[str, str] | None]) -> MergeResult:

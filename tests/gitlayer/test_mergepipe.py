@@ -7,6 +7,7 @@ import signal
 import subprocess
 import time
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -364,10 +365,22 @@ def test_later_merges_come_out_of_a_large_stdio_buffer(tmp_path: Path, monkeypat
 
     up, pairs = _later_corpus(tmp_path)
     monkeypatch.setattr(gitmodule, "_cores", lambda: 2)
+    with Git(up.path) as git:
+        expected = git.merge_trees(pairs)
+        monkeypatch.setattr(mergepipe.os, "read", _in_blocks())
+        job = Later(lambda: git.merge_trees_later(pairs)(), name="test-large-buffer")
+        job.thread.join(timeout=60)
+        assert not job.thread.is_alive(), "the answers never came out"
+        assert job.result() == expected
+
+
+def _in_blocks() -> Callable[[int, int], bytes]:
+    """os.read as git's stdio would let its output out on a platform with a larger buffer: whole blocks of
+    64 KiB, or the end."""
     held: dict[int, bytearray] = {}
     real_read = os.read
 
-    def blocks(fd: int, size: int) -> bytes:       # what git's stdio would let out: whole blocks, or the end
+    def blocks(fd: int, size: int) -> bytes:
         have = held.setdefault(fd, bytearray())
         while len(have) < 1 << 16:
             chunk = real_read(fd, size)
@@ -378,13 +391,7 @@ def test_later_merges_come_out_of_a_large_stdio_buffer(tmp_path: Path, monkeypat
         del have[:1 << 16]
         return out
 
-    with Git(up.path) as git:
-        expected = git.merge_trees(pairs)
-        monkeypatch.setattr(mergepipe.os, "read", blocks)
-        job = Later(lambda: git.merge_trees_later(pairs)(), name="test-large-buffer")
-        job.thread.join(timeout=60)
-        assert not job.thread.is_alive(), "the answers never came out"
-        assert job.result() == expected
+    return blocks
 
 
 def test_later_merges_on_one_core_need_no_helper(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -609,10 +616,10 @@ def test_merges_aside_answer_as_merge_one_whatever_the_order_taken(tmp_path: Pat
     with Git(up.path) as git:
         expected = [git.merge_one(*pair) for pair in pairs]
         aside = git.merges_aside()
-        tickets = [aside.send(f"{a} {b}") for a, b in pairs[:5]]
+        tickets = [aside.send(a, b) for a, b in pairs[:5]]
         assert git.merge_one(*pairs[5]) == expected[5]          # the run's merge-tree, meanwhile
         assert aside.take(tickets[4]) == expected[4]            # waits for those before it too
-        tickets += [aside.send(f"{a} {b}") for a, b in pairs[5:]]
+        tickets += [aside.send(a, b) for a, b in pairs[5:]]
         assert [aside.take(t) for t in reversed(tickets)] == expected[::-1]
         assert any(not r.clean for r in expected) and any(r.clean for r in expected)
         pipe = aside._pipe
@@ -620,7 +627,7 @@ def test_merges_aside_answer_as_merge_one_whatever_the_order_taken(tmp_path: Pat
         aside.close()
         assert git._later_pipes == [] and pipe._proc.returncode is not None
         forgotten = git.merges_aside()
-        forgotten.send(f"{pairs[0][0]} {pairs[0][1]}")
+        forgotten.send(*pairs[0])
         assert len(git._later_pipes) == 1
     assert git._later_pipes == []            # closing the run ends one nobody took an answer from
 
@@ -632,29 +639,15 @@ def test_merges_aside_come_out_of_a_large_stdio_buffer(tmp_path: Path, monkeypat
     from carrytool.gitlayer import mergepipe
 
     up, pairs = _later_corpus(tmp_path)
-    held: dict[int, bytearray] = {}
-    real_read = os.read
-
-    def blocks(fd: int, size: int) -> bytes:
-        have = held.setdefault(fd, bytearray())
-        while len(have) < 1 << 16:
-            chunk = real_read(fd, size)
-            if not chunk:
-                break
-            have += chunk
-        out = bytes(have[:1 << 16])
-        del have[:1 << 16]
-        return out
-
     with Git(up.path) as git:
         expected = git.merge_trees(pairs)
-        monkeypatch.setattr(mergepipe.os, "read", blocks)
+        monkeypatch.setattr(mergepipe.os, "read", _in_blocks())
 
         def interleaved() -> list:
             aside = git.merges_aside()
             got = {}
             for n, (a, b) in enumerate(pairs):
-                ticket = aside.send(f"{a} {b}")
+                ticket = aside.send(a, b)
                 if n % 7 == 3:                 # pushes after this one, then more merges are sent
                     got[ticket] = aside.take(ticket)
             return [got.get(t) or aside.take(t) for t in range(len(pairs))]
@@ -675,7 +668,7 @@ def test_merges_aside_tell_the_first_clean_answer_without_waiting(tmp_path: Path
         clean = [pair for pair, r in zip(pairs, results) if r.clean]
         aside = git.merges_aside()
         assert aside.first_clean() is None                      # nothing sent
-        tickets = [aside.send(f"{a} {b}") for a, b in (*conflicted[:2], clean[0], conflicted[2])]
+        tickets = [aside.send(a, b) for a, b in (*conflicted[:2], clean[0], conflicted[2])]
         aside.take(tickets[1])
         assert aside.first_clean() in (None, 2)                 # the clean one may not be answered yet
         aside.take(tickets[3])

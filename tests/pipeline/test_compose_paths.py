@@ -663,15 +663,15 @@ def test_explain_weighs_its_merges_alone_onto_upstream_as_composing_does(cli: Cl
 
 
 def _aside_sends(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The merges composing sends aside (Composer.aside, gitlayer.git.AsideMerges), line by line."""
-    from carrytool.gitlayer.git import AsideMerges
+    """The merges composing sends aside (Composer.aside, gitlayer.git.AsideMerges), as merge-tree lines."""
+    from carrytool.gitlayer.git import AsideMerges, merge_line
 
     sent: list[str] = []
     real = AsideMerges.send
 
-    def spy(self, line):  # noqa: ANN001, ANN202
-        sent.append(line)
-        return real(self, line)
+    def spy(self, ours, theirs, *, base=None):  # noqa: ANN001, ANN202
+        sent.append(merge_line(ours, theirs, base))
+        return real(self, ours, theirs, base=base)
 
     monkeypatch.setattr(AsideMerges, "send", spy)
     return sent
@@ -734,12 +734,10 @@ def test_entries_merged_aside_give_the_chains_report(cli: Cli, small: Small, mon
     assert guessing == fast == slow
 
 
-def test_an_entry_merged_aside_that_merges_cleanly_composes_again(cli: Cli, small: Small,
-                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    """pr/2 (on the old base) conflicts with upstream alone at line 10; pr/1, on upstream, already made
-    line 10 what pr/2 makes it: in the chain pr/2 merges cleanly (redundant). Merged aside on the guess
-    that it conflicts, it is a wrong guess: composing starts again without guessing, and the report is
-    the plain chain's."""
+def _pr2_repeats_pr1s_fix(small: Small) -> None:
+    """pr/2 (on the old base) conflicts with upstream alone at line 10 of a.txt, and edits b.txt; pr/1, on
+    upstream, already made line 10 what pr/2 makes it; pr/3 edits b.txt elsewhere. In the chain pr/2
+    merges cleanly: guessed to conflict, a wrong guess."""
     base = small.up.commit({"a.txt": body("a", {}), "b.txt": body("b", {})}, "files", parent="main",
                            ref="refs/heads/main")
     up = small.up.commit({"a.txt": body("a", {10: "upstream's line"})}, "upstream", parent=base,
@@ -749,6 +747,15 @@ def test_an_entry_merged_aside_that_merges_cleanly_composes_again(cli: Cli, smal
                     parent=base, ref="refs/pull/2/head")
     small.up.commit({"b.txt": body("b", {30: "pr 3"})}, "pr 3", parent=base, ref="refs/pull/3/head")
     small.manifest([{"pr": 1}, {"pr": 2}, {"pr": 3}], policy={"on_conflict": "skip"})
+
+
+def test_an_entry_merged_aside_that_merges_cleanly_composes_again(cli: Cli, small: Small,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """pr/2 (on the old base) conflicts with upstream alone at line 10; pr/1, on upstream, already made
+    line 10 what pr/2 makes it: in the chain pr/2 merges cleanly (redundant). Merged aside on the guess
+    that it conflicts, it is a wrong guess: composing starts again without guessing, and the report is
+    the plain chain's."""
+    _pr2_repeats_pr1s_fix(small)
     sent, misguessed = _aside_sends(monkeypatch), _misguesses(monkeypatch)
     fast, slow = both_ways(cli, small.manifest_path, small.work.path, monkeypatch)
     assert fast == slow
@@ -786,15 +793,7 @@ def test_a_failed_guess_stops_the_pass_it_spoiled(cli: Cli, small: Small, monkey
     the merge aside before pr/3 is composed, so the failed guess is known there."""
     from carrytool.gitlayer.git import AsideMerges
 
-    base = small.up.commit({"a.txt": body("a", {}), "b.txt": body("b", {})}, "files", parent="main",
-                           ref="refs/heads/main")
-    up = small.up.commit({"a.txt": body("a", {10: "upstream's line"})}, "upstream", parent=base,
-                         ref="refs/heads/main")
-    small.up.commit({"a.txt": body("a", {10: "the fix"})}, "pr 1", parent=up, ref="refs/pull/1/head")
-    small.up.commit({"a.txt": body("a", {10: "the fix"}), "b.txt": body("b", {5: "pr 2"})}, "pr 2",
-                    parent=base, ref="refs/pull/2/head")
-    small.up.commit({"b.txt": body("b", {30: "pr 3"})}, "pr 3", parent=base, ref="refs/pull/3/head")
-    small.manifest([{"pr": 1}, {"pr": 2}, {"pr": 3}], policy={"on_conflict": "skip"})
+    _pr2_repeats_pr1s_fix(small)
     real_first, real_settle = AsideMerges.first_clean, Composer._settle_aside
     settled: list[int] = []
 
