@@ -12,6 +12,7 @@ import ast
 import bisect
 import json
 import os
+import re
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -109,19 +110,87 @@ def _lazy(source: bytes) -> _Lazy | None:
 
 def _plain_strings(text: bytes, quoted: pyparts.Quoted | None = None) -> bool:
     """Whether TEXT's triple-quoted strings are surely where pyparts' scan of the quotes pairs them: each
-    opens on a line whose text before it holds no quote, no `#` and continues no line (so the quotes are
-    not inside a comment or another string), and closes at the first same quotes after it, with no
-    backslash before them. pyparts cuts a file anywhere outside those strings: a wrong pairing can make a
-    string's text a piece, which may parse alone. (Whole-file scopes need no such care: every piece must
-    parse there, and such a piece's neighbours do not.)"""
-    for start, end, _quote, passed in (pyparts.triple_quoted(text) if quoted is None else quoted):
-        line_start = text.rfind(b"\n", 0, start) + 1
-        before = text[line_start:start]
-        last = line_start - 2 - (text[line_start - 2:line_start - 1] == b"\r")     # the line before: its end
-        if end < 0 or passed or b"#" in before or b"'" in before or b'"' in before or \
-                (last >= 0 and text[last] == ord("\\")):
+    opens in code (_in_code: what precedes it on its line, from the line's start or the previous string's
+    end, closes every string it opens and starts no comment; a line that continues another after a
+    backslash may begin inside a string: not surely code), and closes at the first same quotes after it,
+    with no backslash before them. pyparts cuts a file anywhere outside those strings: a wrong pairing can
+    make a string's text a piece, which may parse alone. (Whole-file scopes need no such care: every piece
+    must parse there, and such a piece's neighbours do not.)"""
+    after = 0                          # the end of the previous string's closing quotes
+    for start, end, quote, passed in (pyparts.triple_quoted(text) if quoted is None else quoted):
+        if end < 0 or passed:
             return False
+        line_start = text.rfind(b"\n", 0, start) + 1
+        if after > line_start:         # on the line the previous string closes on: code since its end
+            line_start = after
+        else:
+            last = line_start - 2 - (text[line_start - 2:line_start - 1] == b"\r")   # the line before: its end
+            if last >= 0 and text[last] == ord("\\"):
+                return False
+        if not _in_code(text, line_start, start) or (_NESTED_QUOTES and _formatted(text, line_start, start)
+                                                     and _may_nest(text[start + 3:end])):
+            return False
+        after = end + 3
     return True
+
+
+# Python 3.12 and later parse a replacement field of an f-string (a t-string too, 3.14) holding the
+# f-string's own quotes (PEP 701): a scan that pairs quotes alone could close such a string early
+_NESTED_QUOTES = sys.version_info >= (3, 12)
+_QUOTE_BYTES = (ord('"'), ord("'"))
+
+
+def _in_code(text: bytes, at: int, end: int) -> bool:
+    """Whether offset END of TEXT is in code, given that AT (before it, on the same line) is: between them
+    every one-line string closes, and no comment and no triple quote start (a triple quote there is one
+    the scan did not pair). A formatted one-line string with a replacement field is not followed (from
+    Python 3.12, its fields may hold its own quotes)."""
+    i = at
+    while i < end:
+        c = text[i]
+        if c == 35:                                      # "#": a comment to the end of the line
+            return False
+        if c in _QUOTE_BYTES:
+            if text[i + 1:i + 3] == bytes((c, c)):
+                return False
+            j = i + 1
+            while j < end and text[j] != c:
+                j += 2 if text[j] == 92 else 1         # a backslash escapes what follows, raw strings too
+            if j >= end or (_formatted(text, at, i) and b"{" in text[i + 1:j]):
+                return False
+            i = j + 1
+        else:
+            i += 1
+    return True
+
+
+def _formatted(text: bytes, at: int, quote: int) -> bool:
+    """Whether the string whose quotes open at QUOTE has a prefix with f or t (formatted, template)."""
+    k = quote
+    while k > at and chr(text[k - 1]).isalpha():
+        k -= 1
+    prefix = text[k:quote].lower()
+    return b"f" in prefix or b"t" in prefix
+
+
+_FIELD_MARKS = re.compile(rb"\{\{|\}\}|[{}'\"#]")
+
+
+def _may_nest(body: bytes) -> bool:
+    """Whether the text of a formatted triple-quoted string, as the scan pairs it, may end inside one of
+    its replacement fields: a field still open at its end, or a quote or comment inside a field (from
+    Python 3.12, where the string's own quotes may be). Doubled braces outside fields are text."""
+    depth = 0
+    for found in _FIELD_MARKS.finditer(body):
+        mark = found.group()
+        if mark[0] in _QUOTE_BYTES or mark == b"#":
+            if depth:
+                return True
+        elif depth or len(mark) == 1:
+            depth += len(mark) if mark[0] == 123 else -len(mark)
+            if depth < 0:                # a lone "}": not a string this rule knows
+                return True
+    return depth > 0
 
 
 class _Lazy:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import random
+import sys
 from pathlib import Path
 
 import pytest
@@ -179,12 +180,51 @@ def test_long_classes_with_snippets_give_the_whole_parse_spans(seed: int) -> Non
     b'# a comment with """\ndef f(): return 1\nTEMPLATE = """\nclass Generated:\n    pass\n"""\ndef g(): return 2\n',
     b'x = "a" \\\n"""\nclass Generated:\n    pass\n"""\ndef g(): return 2\n',
     b's = """a\\\\"""\nclass B:\n    pass\nt = """\nclass C:\n    pass\n"""\n',
-    b"d = {'k': '''\nclass Generated:\n    def m(self): pass\n'''}\ndef g(): return 2\n",
+    b"QUOTE = 'it''s' + '\"\"\"'\ndef f(): return QUOTE\nT = \"\"\"\nclass Generated:\n    pass\n\"\"\"\ndef g(): return 2\n",
+    b'a = """x""" + \'"""\'\ndef f(): return a\nT = """\nclass Generated:\n    pass\n"""\ndef g(): return 2\n',
+    b'x = "a # b"  # """\ndef f(): return 1\nT = """\nclass Generated:\n    pass\n"""\ndef g(): return 2\n',
+    b'x = "\\\\"""\nclass Generated:\n    pass\n""" """\ndef g(): return 2\n',
+    b'x = f"{y}" + """\nclass Generated:\n    pass\n"""\ndef g(): return 2\n',
 ])
 def test_quotes_the_scan_may_pair_wrongly_send_a_line_to_every_piece(text: bytes) -> None:
-    """Triple quotes inside a comment or another string, or after a backslash: the scan of the quotes may
-    take a string's text (`class Generated:`) for code and cut a piece of it, which parses alone. A line's
-    scope then comes from every piece (or the whole file), as the whole parse says."""
+    """Triple quotes inside a comment or another string, or after a backslash (or after a formatted string's
+    replacement field, which Python 3.12 lets hold quotes): the scan of the quotes may take a string's text
+    (`class Generated:`) for code and cut a piece of it, which parses alone. A line's scope then comes from every piece (or the whole file), as the whole parse says. Each case once more
+    with one triple quote more in a string: an even count, so a scan left without a closing quote does
+    not give it away."""
+    for variant in (text, text + b"QUOTE2 = '\"\"\"'\n"):
+        assert _parses(variant) and not scopes._plain_strings(variant)
+        _check(variant)
+        _check(MODULE.encode() + variant)
+
+
+@pytest.mark.parametrize("text", [
+    b"d = {'k': '''\nclass Generated:\n    def m(self): pass\n'''}\ndef g(): return 2\n",
+    b'pytester.makepyfile(**{"tests/conftest.py": """\nclass Generated:\n    def m(self): pass\n"""})\n'
+    b'def g(): return 2\n',
+    b'a = """x""" + """\nclass Generated:\n    pass\n"""\ndef g(): return 2\n',
+    b'x = "#, \\"q\\"" + r\'\\\'\' + """\nclass Generated:\n    pass\n"""  # "\ndef g(): return 2\n',
+    b'x = f"{y}"\nT = f"""\nclass Generated:\n    {y}\n"""\ndef g(): return 2\n',
+])
+def test_strings_before_triple_quotes_on_their_line_keep_the_pieces(text: bytes) -> None:
+    """Strings that close and code before a triple quote on its line (pytester's `{"name.py": <three quotes>`) do
+    not make it doubtful: the scan of that line finds it in code, so a line's scope still comes from the
+    pieces around it, and is the whole parse's."""
+    assert _parses(text) and scopes._plain_strings(text)
+    _check(text)
+    _check(MODULE.encode() + text)
+
+
+@pytest.mark.skipif(sys.version_info < (3, 12), reason="the f-string grammar of Python 3.12 (PEP 701)")
+@pytest.mark.parametrize("text", [
+    b'x = f"""{\'"""\'}\nclass Generated:\n    pass\n"""\ndef g(): return 2\n',
+    b'x = f"{"a"}" + \'\'\'\nclass Generated:\n    pass\n\'\'\'\ndef g(): return 2\n',
+    b'x = f"""{\n1  # """\n}\nclass Generated:\n    pass\n"""\ndef g(): return 2\n',
+    b'x = f"""{"""a""" + str(\n)}\nclass Generated:\n    pass\n"""\ny = """\n"""\ndef g(): return 2\n',
+])
+def test_formatted_strings_holding_their_own_quotes_send_a_line_to_every_piece(text: bytes) -> None:
+    """From Python 3.12 a replacement field may hold its f-string's own quotes (or a comment): the scan of
+    the quotes may close the string inside the field, so such a file's lines take the whole parse's scope."""
     assert _parses(text) and not scopes._plain_strings(text)
     _check(text)
     _check(MODULE.encode() + text)
