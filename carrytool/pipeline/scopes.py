@@ -85,10 +85,12 @@ def scope_of_line(source: bytes, line: int) -> str | None:
     piece within) instead of every piece of the file. Hunks touch a few places of a large module: on
     real PRs 4 to 6% of the pieces of the files they change hold a line they change.
 
-    Exactly scope_at's answer for a file that parses. Where the pieces around LINE do not parse alone, or
-    the file's triple-quoted strings are not plainly where the scan of the quotes puts them (one might
-    hold text that looks like code: `_plain_strings`), every piece (or the whole file) decides, as for
-    scope_at. For a file that does not parse as a whole (a syntax error elsewhere, a newer grammar), a
+    Exactly scope_at's answer for a file that parses. The pieces are cut outside the file's strings: where
+    the quick scan of the triple quotes may pair them wrongly (a string might hold text that looks like
+    code: `_plain_strings`), or the file has a formatted string (from Python 3.12 its fields may hold
+    quotes and line ends), the strings come from a scan of strings and comments as the tokenizer reads
+    them (pyparts.strings_exactly). Where that scan is unsure, or the pieces around LINE do not parse
+    alone, every piece (or the whole file) decides, as for scope_at. For a file that does not parse as a whole (a syntax error elsewhere, a newer grammar), a
     line whose own pieces parse still gets their scope, where scope_at gives none."""
     lazy = _lazy(source)
     if lazy is not None:
@@ -101,9 +103,15 @@ def scope_of_line(source: bytes, line: int) -> str | None:
 
 @lru_cache(maxsize=16)       # the lines of one blob are asked together
 def _lazy(source: bytes) -> _Lazy | None:
-    quoted = list(pyparts.triple_quoted(source))    # one scan of the quotes, for the guard and the pieces
-    if not _plain_strings(source, quoted):
-        return None
+    quoted: pyparts.Quoted | None = None
+    if not (_NESTED_QUOTES and _FORMATTED.search(source)):
+        quoted = list(pyparts.triple_quoted(source))    # one scan of the quotes, for the guard and the pieces
+        if not _plain_strings(source, quoted):
+            quoted = None
+    if quoted is None:                  # where that scan may err: the tokenizer's strings (~8x slower)
+        quoted = pyparts.strings_exactly(source, _NESTED_QUOTES)
+        if quoted is None:
+            return None
     pieces, text = pyparts.plan_sources(source.splitlines(keepends=True), source, quoted)
     return None if pieces is None else _Lazy(pieces, text)
 
@@ -127,24 +135,24 @@ def _plain_strings(text: bytes, quoted: pyparts.Quoted | None = None) -> bool:
             last = line_start - 2 - (text[line_start - 2:line_start - 1] == b"\r")   # the line before: its end
             if last >= 0 and text[last] == ord("\\"):
                 return False
-        if not _in_code(text, line_start, start) or (_NESTED_QUOTES and _formatted(text, line_start, start)
-                                                     and _may_nest(text[start + 3:end])):
+        if not _in_code(text, line_start, start):
             return False
         after = end + 3
     return True
 
 
-# Python 3.12 and later parse a replacement field of an f-string (a t-string too, 3.14) holding the
-# f-string's own quotes (PEP 701): a scan that pairs quotes alone could close such a string early
+# From Python 3.12 a replacement field of an f-string (a t-string too, 3.14) may hold the string's own
+# quotes, comments and line ends (PEP 701): a file with a formatted string takes the tokenizer's strings
+# (pyparts.strings_exactly), not the scan of the triple quotes, which knows nothing of fields
 _NESTED_QUOTES = sys.version_info >= (3, 12)
+_FORMATTED = re.compile(rb"(?<![A-Za-z0-9_\x80-\xff])(?:[fFtT][rR]?|[rR][fFtT])[\"']")
 _QUOTE_BYTES = (ord('"'), ord("'"))
 
 
 def _in_code(text: bytes, at: int, end: int) -> bool:
     """Whether offset END of TEXT is in code, given that AT (before it, on the same line) is: between them
     every one-line string closes, and no comment and no triple quote start (a triple quote there is one
-    the scan did not pair). A formatted one-line string with a replacement field is not followed (from
-    Python 3.12, its fields may hold its own quotes)."""
+    the scan did not pair). Up to Python 3.11 a formatted string ends as any other does."""
     i = at
     while i < end:
         c = text[i]
@@ -156,41 +164,12 @@ def _in_code(text: bytes, at: int, end: int) -> bool:
             j = i + 1
             while j < end and text[j] != c:
                 j += 2 if text[j] == 92 else 1         # a backslash escapes what follows, raw strings too
-            if j >= end or (_formatted(text, at, i) and b"{" in text[i + 1:j]):
+            if j >= end:
                 return False
             i = j + 1
         else:
             i += 1
     return True
-
-
-def _formatted(text: bytes, at: int, quote: int) -> bool:
-    """Whether the string whose quotes open at QUOTE has a prefix with f or t (formatted, template)."""
-    k = quote
-    while k > at and chr(text[k - 1]).isalpha():
-        k -= 1
-    prefix = text[k:quote].lower()
-    return b"f" in prefix or b"t" in prefix
-
-
-_FIELD_MARKS = re.compile(rb"\{\{|\}\}|[{}'\"#]")
-
-
-def _may_nest(body: bytes) -> bool:
-    """Whether the text of a formatted triple-quoted string, as the scan pairs it, may end inside one of
-    its replacement fields: a field still open at its end, or a quote or comment inside a field (from
-    Python 3.12, where the string's own quotes may be). Doubled braces outside fields are text."""
-    depth = 0
-    for found in _FIELD_MARKS.finditer(body):
-        mark = found.group()
-        if mark[0] in _QUOTE_BYTES or mark == b"#":
-            if depth:
-                return True
-        elif depth or len(mark) == 1:
-            depth += len(mark) if mark[0] == 123 else -len(mark)
-            if depth < 0:                # a lone "}": not a string this rule knows
-                return True
-    return depth > 0
 
 
 class _Lazy:

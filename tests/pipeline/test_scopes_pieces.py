@@ -184,16 +184,17 @@ def test_long_classes_with_snippets_give_the_whole_parse_spans(seed: int) -> Non
     b'a = """x""" + \'"""\'\ndef f(): return a\nT = """\nclass Generated:\n    pass\n"""\ndef g(): return 2\n',
     b'x = "a # b"  # """\ndef f(): return 1\nT = """\nclass Generated:\n    pass\n"""\ndef g(): return 2\n',
     b'x = "\\\\"""\nclass Generated:\n    pass\n""" """\ndef g(): return 2\n',
-    b'x = f"{y}" + """\nclass Generated:\n    pass\n"""\ndef g(): return 2\n',
 ])
-def test_quotes_the_scan_may_pair_wrongly_send_a_line_to_every_piece(text: bytes) -> None:
-    """Triple quotes inside a comment or another string, or after a backslash (or after a formatted string's
-    replacement field, which Python 3.12 lets hold quotes): the scan of the quotes may take a string's text
-    (`class Generated:`) for code and cut a piece of it, which parses alone. A line's scope then comes from every piece (or the whole file), as the whole parse says. Each case once more
-    with one triple quote more in a string: an even count, so a scan left without a closing quote does
-    not give it away."""
+def test_quotes_the_scan_may_pair_wrongly_take_the_tokenizers_strings(text: bytes) -> None:
+    """Triple quotes inside a comment or another string, or after a backslash: the scan of the quotes may
+    take a string's text (`class Generated:`) for code and cut a piece of it, which parses alone. The
+    guard sees it, and the file's strings then come from a scan of its strings and comments as the
+    tokenizer reads them (pyparts.strings_exactly): a line's scope still comes from the pieces around it,
+    and is the whole parse's. Each case once more with one triple quote more in a string: an even count,
+    so a scan left without a closing quote does not give it away."""
     for variant in (text, text + b"QUOTE2 = '\"\"\"'\n"):
         assert _parses(variant) and not scopes._plain_strings(variant)
+        assert scopes._lazy(variant) is not None
         _check(variant)
         _check(MODULE.encode() + variant)
 
@@ -205,14 +206,23 @@ def test_quotes_the_scan_may_pair_wrongly_send_a_line_to_every_piece(text: bytes
     b'a = """x""" + """\nclass Generated:\n    pass\n"""\ndef g(): return 2\n',
     b'x = "#, \\"q\\"" + r\'\\\'\' + """\nclass Generated:\n    pass\n"""  # "\ndef g(): return 2\n',
     b'x = f"{y}"\nT = f"""\nclass Generated:\n    {y}\n"""\ndef g(): return 2\n',
+    b'x = f"{y}" + """\nclass Generated:\n    pass\n"""\ndef g(): return 2\n',
 ])
 def test_strings_before_triple_quotes_on_their_line_keep_the_pieces(text: bytes) -> None:
-    """Strings that close and code before a triple quote on its line (pytester's `{"name.py": <three quotes>`) do
-    not make it doubtful: the scan of that line finds it in code, so a line's scope still comes from the
+    """Strings that close and code before a triple quote on its line (pytester's `{"name.py": <three quotes>`)
+    do not make it doubtful: the scan of that line finds it in code, so a line's scope still comes from the
     pieces around it, and is the whole parse's."""
     assert _parses(text) and scopes._plain_strings(text)
     _check(text)
     _check(MODULE.encode() + text)
+
+
+def _multiline_field(methods: int = 25) -> bytes:
+    """A long class whose method returns a one-quote f-string with a replacement field over three lines at
+    the class body's indentation (Python 3.12): the line `    1` looks like a statement of the class."""
+    body = "".join(f"    def m{n}(self):\n        return {n}\n" for n in range(methods))
+    return ("class Long:\n" + body + '    def m(self):\n        return f"{\n    1\n    +\n    2}"\n'
+            + body.replace("def m", "def k")).encode()
 
 
 @pytest.mark.skipif(sys.version_info < (3, 12), reason="the f-string grammar of Python 3.12 (PEP 701)")
@@ -221,11 +231,16 @@ def test_strings_before_triple_quotes_on_their_line_keep_the_pieces(text: bytes)
     b'x = f"{"a"}" + \'\'\'\nclass Generated:\n    pass\n\'\'\'\ndef g(): return 2\n',
     b'x = f"""{\n1  # """\n}\nclass Generated:\n    pass\n"""\ndef g(): return 2\n',
     b'x = f"""{"""a""" + str(\n)}\nclass Generated:\n    pass\n"""\ny = """\n"""\ndef g(): return 2\n',
+    b'x = f"{\n1  # }"\n}"\nclass Generated:\n    pass\n',
+    _multiline_field(),
 ])
-def test_formatted_strings_holding_their_own_quotes_send_a_line_to_every_piece(text: bytes) -> None:
-    """From Python 3.12 a replacement field may hold its f-string's own quotes (or a comment): the scan of
-    the quotes may close the string inside the field, so such a file's lines take the whole parse's scope."""
-    assert _parses(text) and not scopes._plain_strings(text)
+def test_formatted_strings_with_quotes_or_line_ends_in_their_fields_give_the_whole_parse_scopes(
+        text: bytes) -> None:
+    """From Python 3.12 a replacement field may hold its f-string's own quotes, a comment or line ends
+    (PEP 701): the scan of the triple quotes alone would close a string inside a field, or cut a piece
+    inside a one-quote string (`_multiline_field`: `    1` was Long's, not Long.m's). A file with a formatted
+    string takes the tokenizer's strings, or the whole parse where that scan is unsure."""
+    assert _parses(text)
     _check(text)
     _check(MODULE.encode() + text)
 
