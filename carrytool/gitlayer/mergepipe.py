@@ -253,9 +253,12 @@ def merge_contents_many(git: Git, triples: list[tuple[str | None, str | None, st
     pairs: list[tuple[str, str]] = []
     bases: list[str] = []
     explicit = git.takes_merge_base()
+    binary: dict[str, bool] = {}      # each distinct blob read once (a batch asks the same base many times)
     for n, (ours, base, theirs) in enumerate(triples):
-        blobs = [git.read_blob(oid) if oid else b"" for oid in (ours, base, theirs)]
-        if any(b"\0" in blob[:8000] for blob in blobs):
+        for oid in (ours, base, theirs):
+            if oid and oid not in binary:
+                binary[oid] = b"\0" in git.read_blob(oid)[:8000]
+        if any(binary.get(oid, False) for oid in (ours, base, theirs) if oid):
             continue
         trees = [git.mktree([("100644", "blob", oid or git.write_object("blob", b""), b"file")])
                  for oid in (ours, base, theirs)]

@@ -74,25 +74,46 @@ def meets_conflict_many(git: Git, path: str, *, base_tree: str, head_tree: str, 
     """meets_conflict for each of OTHER_TREES (none with a tree merge of its own: MERGES[1] is None),
     their content merges asked as one batch, which two merge processes may share, instead of one merge
     after the other. ALONE: the entry's tree merge onto upstream (MERGES[0]), if the caller has it."""
-    sides = [git.blob_at(tree, path) for tree in (base_tree, head_tree, upstream_tree)]
-    others = [git.blob_at(tree, path) for tree in other_trees]
     out = [False] * len(other_trees)
-    if any(side is None or side[0] not in _REGULAR for side in sides):
-        return out
-    base, head, upstream = (side[1] for side in sides)  # type: ignore[index]
-    asked = [n for n, other in enumerate(others) if other is not None and other[0] in _REGULAR
-             and other[1] != upstream]
+    asked, own, triples = _meeting(git, path, base_tree=base_tree, head_tree=head_tree,
+                                   upstream_tree=upstream_tree, other_trees=other_trees, alone=alone)
     if not asked:
         return out
-    own = regions_in(git, alone, path, upstream, base, head)
-    merged = git.merge_contents_many(([(upstream, base, head)] if own is None else []) +
-                                     [(others[n][1], base, head) for n in asked])  # type: ignore[index]
+    merged = git.merge_contents_many(triples)
     if own is None:
         first = merged.pop(0)
         own = None if first is None else _regions(first[1])
     for n, with_other in zip(asked, merged):
         out[n] = own is not None and with_other is not None and own != _regions(with_other[1])
     return out
+
+
+def meeting_merges(git: Git, path: str, *, base_tree: str, head_tree: str, upstream_tree: str,
+                   other_trees: Sequence[str], alone: MergeResult | None = None) -> list[tuple[str, str, str]]:
+    """The content merges (ours, base, theirs blobs) meets_conflict_many asks of git with these arguments:
+    a caller that will ask it for several entries can ask them all of git as one batch first
+    (Git.merge_contents_many keeps the answers)."""
+    return _meeting(git, path, base_tree=base_tree, head_tree=head_tree, upstream_tree=upstream_tree,
+                    other_trees=other_trees, alone=alone)[2]
+
+
+def _meeting(git: Git, path: str, *, base_tree: str, head_tree: str, upstream_tree: str,
+             other_trees: Sequence[str], alone: MergeResult | None
+             ) -> tuple[list[int], list[bytes] | None, list[tuple[str, str, str]]]:
+    """For meets_conflict_many: which of OTHER_TREES are asked, the regions of the entry's conflict with
+    upstream when ALONE holds them, and the content merges to ask (upstream's first when it does not)."""
+    sides = [git.blob_at(tree, path) for tree in (base_tree, head_tree, upstream_tree)]
+    if any(side is None or side[0] not in _REGULAR for side in sides):
+        return [], None, []
+    base, head, upstream = (side[1] for side in sides)  # type: ignore[index]
+    others = [git.blob_at(tree, path) for tree in other_trees]
+    asked = [n for n, other in enumerate(others) if other is not None and other[0] in _REGULAR
+             and other[1] != upstream]
+    if not asked:
+        return [], None, []
+    own = regions_in(git, alone, path, upstream, base, head)
+    return asked, own, (([(upstream, base, head)] if own is None else []) +
+                        [(others[n][1], base, head) for n in asked])  # type: ignore[index]
 
 
 def meets_conflict(git: Git, path: str, *, base_tree: str, head_tree: str, upstream_tree: str,

@@ -31,7 +31,7 @@ from carrytool.gitlayer.git import (
     Signature,
 )
 from carrytool.manifest.model import Manifest
-from carrytool.pipeline.blame import meets_conflict_many, regions_differ
+from carrytool.pipeline.blame import meeting_merges, meets_conflict_many, regions_differ
 from carrytool.pipeline.keptmerges import KeptMerges
 from carrytool.pipeline.plan import (
     APPLIED,
@@ -86,6 +86,9 @@ class _Touched:
         return False
 
 
+# content merges asked at once for naming the conflicts of the entries merged aside (_ask_meetings): the
+# run keeps 256 content merges' answers (Git.merge_contents_many), each of a file's size
+MEETINGS_AT_ONCE = 128
 UPSTREAM_HAS_IT = "merging it onto upstream changes nothing: upstream already has it"
 
 
@@ -263,6 +266,7 @@ class Composer:
         earlier entry made the conflicting change its own): Misguessed, and the caller composes again."""
         if aside is None or not guessed:
             return
+        self._ask_meetings(guessed)
         for step, ticket, applied in guessed:     # each named while git merges the next ones
             result = aside.take(ticket)
             if result.clean:
@@ -681,7 +685,7 @@ class Composer:
         with_upstream = set(alone.conflicted_paths) if alone is not None and not alone.clean else set()
         out: list[dict[str, object]] = []
         for path in result.conflicted_paths:
-            touching = [s for s in applied if path in s.files and id(s) in self._onto and self._onto[id(s)].clean]
+            touching = self._touching(path, applied)
             if path in with_upstream:
                 out.append({"file": path, "with": self._meeting(step, path, touching, result, alone),
                             "upstream": True})
@@ -724,9 +728,7 @@ class Composer:
             return []
         base_tree, head_tree = self.git.tree_of(step.base), self.git.tree_of(self._filtered_head(step))
         merges = (alone if self.regions_from_merges else None, None)
-        meets = meets_conflict_many(self.git, path, base_tree=base_tree, head_tree=head_tree,
-                                    upstream_tree=self.upstream_tree,
-                                    other_trees=[self._onto[id(s)].tree for s in touching], alone=merges[0])
+        meets = meets_conflict_many(self.git, path, **self._meeting_sides(step, touching, alone))
         hits = [s.id for s, met in zip(touching, meets) if met]
         ours = next((st for st in result.stages if st.path == path and st.stage == 2), None)
         if hits or len(touching) < 2 or ours is None or ours.mode not in ("100644", "100755"):
@@ -737,6 +739,34 @@ class Composer:
         together = regions_differ(self.git, *(side[1] for side in sides), ours.oid,  # type: ignore[index]
                                   path=path, merges=merges)
         return [s.id for s in touching] if together else hits
+
+    def _meeting_sides(self, step: Step, touching: Sequence[Step], alone: MergeResult | None) -> dict:
+        """The trees (and merge) meets_conflict_many weighs STEP's conflict with upstream by, for `_meeting`."""
+        return {"base_tree": self.git.tree_of(step.base), "head_tree": self.git.tree_of(self._filtered_head(step)),
+                "upstream_tree": self.upstream_tree, "other_trees": [self._onto[id(s)].tree for s in touching],
+                "alone": alone if self.regions_from_merges else None}
+
+    def _touching(self, path: str, applied: Sequence[Step]) -> list[Step]:
+        """The entries of APPLIED that change PATH and merge cleanly onto upstream alone: a conflict's
+        candidate culprits (_describe_conflicts)."""
+        return [s for s in applied if path in s.files and id(s) in self._onto and self._onto[id(s)].clean]
+
+    def _ask_meetings(self, guessed: Sequence[tuple[Step, int, list[Step]]]) -> None:
+        """Ask git, as one batch (which two merge-tree processes share), the content merges that naming the
+        conflicts of the GUESSED entries with upstream will ask (`_meeting`, in each file where the entry
+        conflicts with upstream alone): the answers are kept (Git.merge_contents_many), so describing each
+        entry after the other waits for none. At most MEETINGS_AT_ONCE of them."""
+        triples: list[tuple[str, str, str]] = []
+        for step, _ticket, applied in guessed:
+            alone = self._onto.get(id(step))
+            if not step.base or alone is None or alone.clean:
+                continue
+            for path in alone.conflicted_paths:
+                touching = self._touching(path, applied)
+                if touching:
+                    triples += meeting_merges(self.git, path, **self._meeting_sides(step, touching, alone))
+        if len(triples) > 1:
+            self.git.merge_contents_many(triples[:MEETINGS_AT_ONCE])
 
     def _resolve_theirs(self, result: MergeResult) -> str:
         """Resolve each conflicted path in favour of the entry (`-X theirs` for content, theirs for the rest)."""

@@ -813,3 +813,55 @@ def test_a_failed_guess_stops_the_pass_it_spoiled(cli: Cli, small: Small, monkey
     fast, slow = both_ways(cli, small.manifest_path, small.work.path, monkeypatch)
     assert fast == slow
     assert misguessed == ["pr/2 merged cleanly where its merge onto upstream conflicts"] and settled == []
+
+
+def _content_batches(monkeypatch: pytest.MonkeyPatch) -> list[list[tuple]]:
+    """The content merges the run asks git (gitlayer.mergepipe.merge_contents_many), one list per batch."""
+    from carrytool.gitlayer import git as gitmodule
+
+    batches: list[list[tuple]] = []
+    real = gitmodule.merge_contents_many
+
+    def spy(git, triples):  # noqa: ANN001, ANN202
+        batches.append(list(triples))
+        return real(git, triples)
+
+    monkeypatch.setattr(gitmodule, "merge_contents_many", spy)
+    return batches
+
+
+def test_conflicts_named_aside_ask_their_content_merges_as_one_batch(cli: Cli, small: Small,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Entries merged aside that conflict with upstream alone in CHANGES.md, which earlier entries edit too:
+    who meets each conflict is asked of git as one batch of content merges before they are named (two
+    merge-tree processes may share it), not one batch per entry after the other. The same merges as
+    composing without merging aside (four batches there), and the same report: pr/1's line 4 meets the conflicts of pr/2 and
+    pr/4 (lines 1 and 3, beside upstream's line 2), not pr/6's (line 1 alone)."""
+    base = small.up.commit({"CHANGES.md": body("changes", {})}, "files", parent="main", ref="refs/heads/main")
+    small.up.commit({"CHANGES.md": body("changes", {2: "upstream"})}, "upstream", parent=base,
+                    ref="refs/heads/main")
+    edits = {1: {4: "pr 1"}, 2: {1: "pr 2", 3: "pr 2"}, 3: {20: "pr 3"}, 4: {1: "pr 4", 3: "pr 4"},
+             5: {30: "pr 5"}, 6: {1: "pr 6"}}
+    for number, lines in edits.items():
+        small.up.commit({"CHANGES.md": body("changes", lines)}, f"pr {number}", parent=base,
+                        ref=f"refs/pull/{number}/head")
+    small.manifest([{"pr": n} for n in edits], policy={"on_conflict": "skip"})
+    sent, batches = _aside_sends(monkeypatch), _content_batches(monkeypatch)
+    args = ("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")
+    _, guessing = cli.json(*args)
+    conflicts = {e["id"]: [(c["file"], c["with"], c.get("upstream", False)) for c in e["conflicts"]]
+                 for e in guessing["entries"] if e["status"] == "conflict"}
+    assert conflicts == {"pr/2": [("CHANGES.md", ["pr/1"], True)], "pr/4": [("CHANGES.md", ["pr/1"], True)],
+                         "pr/6": [("CHANGES.md", [], True)]}, conflicts
+    # one batch for the three entries' meetings (pr/1, pr/3, pr/5 alone where they apply), then pr/6's
+    # conflict against all of its earlier entries together (regions_differ: on the result, after its merge)
+    assert len(sent) == 3 and [len(batch) for batch in batches] == [6, 1], batches
+    asked = sorted(t for batch in batches for t in batch)
+    from carrytool.pipeline import sync as syncmodule
+
+    real = syncmodule._compose
+    monkeypatch.setattr(syncmodule, "_compose", lambda *a, **k: real(*a, **{**k, "aside": False}))
+    batches.clear()
+    _, not_guessing = cli.json(*args)
+    assert guessing == not_guessing
+    assert len(batches) == 4 and sorted(t for batch in batches for t in batch) == asked

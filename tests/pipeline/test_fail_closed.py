@@ -107,11 +107,13 @@ def test_blame_asks_the_merges_onto_each_earlier_entry_in_one_batch(cli: Cli, sm
     args = ("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")
     code, together = cli.json(*args)
     assert batches.count(2) == 2            # pr/3 and pr/2, each onto pr/5 and onto pr/1
+    assert batches[0] == 4                  # both asked before either is named (merged aside: _ask_meetings)
     batches.clear()
     def one_by_one(git, path, *, other_trees, alone, **sides):  # noqa: ANN001, ANN202
         return [meets_conflict(git, path, other_tree=tree, merges=(alone, None), **sides) for tree in other_trees]
 
     monkeypatch.setattr("carrytool.pipeline.compose.meets_conflict_many", one_by_one)
+    monkeypatch.setattr("carrytool.pipeline.compose.Composer._ask_meetings", lambda self, guessed: None)
     again_code, one_by_one = cli.json(*args)
     assert set(batches) == {1}
     assert (code, together["entries"]) == (again_code, one_by_one["entries"])
