@@ -140,14 +140,14 @@ def triple_quoted(text: bytes) -> Iterator[tuple[int, int, bytes, bool]]:
 
 # Python's string and comment tokens, for `strings_exactly`: a comment; a triple-quoted string (its text:
 # anything but its quote or a backslash, a backslash and the byte after it, or one or two of its quotes not
-# followed by a third); a one-line string (a backslash and a line end continue it); an opening quote none of
-# those close (the file does not tokenize: unsure).
+# followed by a third); a one-line string (a backslash and a line end, "\r\n" too, continue it); an opening
+# quote none of those close (the file does not tokenize: unsure).
 _TOKENS = re.compile(rb"""
     \#[^\r\n]*
   | \"\"\"[^"\\]*(?:(?:\\.|"(?!""))[^"\\]*)*\"\"\"
   | '''[^'\\]*(?:(?:\\.|'(?!''))[^'\\]*)*'''
-  | "[^"\\\r\n]*(?:\\.[^"\\\r\n]*)*"
-  | '[^'\\\r\n]*(?:\\.[^'\\\r\n]*)*'
+  | "[^"\\\r\n]*(?:\\(?:\r\n|.)[^"\\\r\n]*)*"
+  | '[^'\\\r\n]*(?:\\(?:\r\n|.)[^'\\\r\n]*)*'
   | ["']
 """, re.VERBOSE | re.DOTALL)
 
@@ -181,8 +181,8 @@ def strings_exactly(text: bytes, nested: bool) -> Quoted | None:
             pos = closing + len(quote)
             if triple or b"\n" in text[start:closing]:
                 out.append((start, closing, quote, False))
-        elif pos - start == 1:
-            return None
+        elif pos - start == 1 or (pos - start < 6 and text[start + 1:start + 3] == bytes((first, first))):
+            return None             # a quote, or three, that nothing closes (and no search again to the end)
         elif triple:
             out.append((start, pos - 3, text[start:start + 3], False))
 
@@ -210,8 +210,8 @@ def _formatted_end(text: bytes, at: int, quote: bytes) -> int | None:
             return None
         at = found.start()
         mark = text[at]
-        if mark == 92:                                    # a backslash: the byte after it is text
-            at += 2
+        if mark == 92:          # a backslash: the byte after it is text, but for a brace (3.12's tokenizer)
+            at += 1 if text[at + 1:at + 2] in (b"{", b"}") else 2
         elif text.startswith(quote, at):
             return at
         elif mark in (34, 39):                            # the other quote: text
@@ -288,7 +288,7 @@ def _spec_end(text: bytes, at: int, quote: bytes) -> int | None:
                 return None
             at = end
         elif mark == 92:
-            at += 2
+            at += 1 if text[at + 1:at + 2] in (b"{", b"}") else 2
         else:                                             # a quote or a line end
             return None
 

@@ -128,10 +128,11 @@ def _plain_strings(text: bytes, quoted: pyparts.Quoted | None = None) -> bool:
     for start, end, quote, passed in (pyparts.triple_quoted(text) if quoted is None else quoted):
         if end < 0 or passed:
             return False
-        line_start = text.rfind(b"\n", 0, start) + 1
-        if after > line_start:         # on the line the previous string closes on: code since its end
+        newline = text.rfind(b"\n", after, start)      # (not back to the line's start again: one long line)
+        if newline < 0 and after:      # on the line the previous string closes on: code since its end
             line_start = after
         else:
+            line_start = newline + 1
             last = line_start - 2 - (text[line_start - 2:line_start - 1] == b"\r")   # the line before: its end
             if last >= 0 and text[last] == ord("\\"):
                 return False

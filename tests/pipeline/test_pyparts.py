@@ -331,14 +331,18 @@ def test_the_exact_string_scan_finds_the_tokenizers_triple_quoted_strings() -> N
     (b"x = f\"{{'''}}\"\ny = '''\n'''\n", [(2, 3)]),
     (b"if 0:\n    pass\nelif\"{'''\":\n    pass\ns = '''\n'''\n", [(5, 6)]),
     (b"x = rf\"{a!r:>{w}}\" f'{b[\"k\"]}' f\"{f'{1}'}\"\n", []),
+    (b'x = rf"\\{"""\nclass A:\n    def m(self): pass\n"""}"\n', [(1, 4)]),
+    (b'x = f"\\{1}" """a\n"""\n', [(1, 2)]),
+    (b'x = "a\\\r\nb"\r\ny = """\r\n"""\r\n', [(3, 4)]),
     (b"x = f\"{x:'>10}\"\n", None),
     (b'x = f"abc\n', None),
 ])
 def test_the_exact_string_scan_follows_formatted_strings_as_python_3_12_does(text: bytes, expected) -> None:
     """With Python 3.12's f-strings (PEP 701: a replacement field may hold the string's own quotes, a
     comment, line ends), on any Python: fields are followed, a one-quote f-string over several lines counts,
-    `elif"..."` is a keyword and a plain string; unsure (None) at a quote in a format spec or a line end in
-    a one-quote string."""
+    `elif"..."` is a keyword and a plain string, a backslash does not keep a brace from opening a field (as
+    3.12's tokenizer reads `\\{`), a backslash and "\\r\\n" continue a string; unsure (None) at a quote in a
+    format spec or a line end in a one-quote string."""
     found = pyparts.strings_exactly(text, nested=True)
     if expected is None:
         assert found is None
@@ -349,3 +353,24 @@ def test_the_exact_string_scan_follows_formatted_strings_as_python_3_12_does(tex
     assert [(bisect.bisect_right(starts, a), bisect.bisect_right(starts, b)) for a, b, _q, _p in found] == expected
     if sys.version_info >= (3, 12):
         assert _triple_strings_by_tokenize(text) == expected
+
+
+def test_a_triple_quote_nothing_closes_ends_the_exact_scan_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Three quotes that open a string nothing closes: the file does not tokenize, and the scan says so at
+    the first of them. Scanning on (an empty string, the next quotes, and for each later triple quote a
+    search to the end of the file again) took a minute for 112 KB of such lines."""
+    searches: list[int] = []
+    real = pyparts._TOKENS
+
+    class Counting:
+        def search(self, text: bytes, pos: int = 0):  # noqa: ANN202
+            searches.append(pos)
+            return real.search(text, pos)
+
+        def match(self, text: bytes, pos: int = 0):  # noqa: ANN202
+            return real.match(text, pos)
+
+    monkeypatch.setattr(pyparts, "_TOKENS", Counting())
+    assert pyparts.strings_exactly(b'\\"""x"\n' * 1000, nested=False) is None
+    assert pyparts.strings_exactly(b'x = 1\ny = """\n', nested=True) is None
+    assert len(searches) == 2

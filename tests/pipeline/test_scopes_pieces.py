@@ -232,6 +232,7 @@ def _multiline_field(methods: int = 25) -> bytes:
     b'x = f"""{\n1  # """\n}\nclass Generated:\n    pass\n"""\ndef g(): return 2\n',
     b'x = f"""{"""a""" + str(\n)}\nclass Generated:\n    pass\n"""\ny = """\n"""\ndef g(): return 2\n',
     b'x = f"{\n1  # }"\n}"\nclass Generated:\n    pass\n',
+    b'x = rf"\\{"""\nclass A:\n    def m(self): pass\n"""}"\n',
     _multiline_field(),
 ])
 def test_formatted_strings_with_quotes_or_line_ends_in_their_fields_give_the_whole_parse_scopes(
