@@ -726,9 +726,9 @@ class Composer:
         ALONE, STEP's merge onto upstream, holds the regions of its conflict with upstream (pipeline.blame)."""
         if not step.base or not touching:
             return []
-        base_tree, head_tree = self.git.tree_of(step.base), self.git.tree_of(self._filtered_head(step))
-        merges = (alone if self.regions_from_merges else None, None)
-        meets = meets_conflict_many(self.git, path, **self._meeting_sides(step, touching, alone))
+        sides = self._meeting_sides(step, touching, alone)
+        meets = meets_conflict_many(self.git, path, **sides)
+        base_tree, head_tree, merges = sides["base_tree"], sides["head_tree"], (sides["alone"], None)
         hits = [s.id for s, met in zip(touching, meets) if met]
         ours = next((st for st in result.stages if st.path == path and st.stage == 2), None)
         if hits or len(touching) < 2 or ours is None or ours.mode not in ("100644", "100755"):

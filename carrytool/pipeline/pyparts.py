@@ -138,11 +138,11 @@ def triple_quoted(text: bytes) -> Iterator[tuple[int, int, bytes, bool]]:
         pos = end + 3
 
 
-# Python's string and comment tokens, for `strings_exactly`: a comment; a triple-quoted string (its text:
+# Python's string and comment tokens, for `strings_exactly` (and scopes' `_in_code`): a comment; a triple-quoted string (its text:
 # anything but its quote or a backslash, a backslash and the byte after it, or one or two of its quotes not
 # followed by a third); a one-line string (a backslash and a line end, "\r\n" too, continue it); an opening
 # quote none of those close (the file does not tokenize: unsure).
-_TOKENS = re.compile(rb"""
+TOKENS = re.compile(rb"""
     \#[^\r\n]*
   | \"\"\"[^"\\]*(?:(?:\\.|"(?!""))[^"\\]*)*\"\"\"
   | '''[^'\\]*(?:(?:\\.|'(?!''))[^'\\]*)*'''
@@ -164,27 +164,38 @@ def strings_exactly(text: bytes, nested: bool) -> Quoted | None:
     out: Quoted = []
     pos = 0
     while True:
-        found = _TOKENS.search(text, pos)
+        found = TOKENS.search(text, pos)
         if found is None:
             return out
         start, pos = found.span()
-        first = text[start]
-        if first == 35:                                    # "#": a comment
+        if text[start] == 35:                              # "#": a comment
             continue
-        triple = text[start + 1:start + 3] == bytes((first, first)) and pos - start >= 6
+        three = opens_three(text, start)
+        triple = three and pos - start >= 6
         if nested and formatted_at(text, start):       # (its fields may hold what ends the token found)
-            quote = text[start:start + 3] if text[start + 1:start + 3] == bytes((first, first)) \
-                else text[start:start + 1]
+            quote = text[start:start + 3 if three else start + 1]
             closing = _formatted_end(text, start + len(quote), quote)
             if closing is None:
                 return None
             pos = closing + len(quote)
             if triple or b"\n" in text[start:closing]:
                 out.append((start, closing, quote, False))
-        elif pos - start == 1 or (pos - start < 6 and text[start + 1:start + 3] == bytes((first, first))):
+        elif pos - start == 1 or (three and pos - start < 6):
             return None             # a quote, or three, that nothing closes (and no search again to the end)
         elif triple:
             out.append((start, pos - 3, text[start:start + 3], False))
+
+
+def opens_three(text: bytes, quote: int) -> bool:
+    """Whether the quote at QUOTE is the first of three of its kind."""
+    return text[quote + 1:quote + 3] == text[quote:quote + 1] * 2
+
+
+def any_formatted(text: bytes) -> bool:
+    """Whether TEXT has a formatted (or template) string's opening quote: one of formatted_at's prefixes,
+    not the tail of a longer name, right before a quote (in a comment or a string too: a guess on the
+    safe side)."""
+    return _FORMATTED_OPENING.search(text) is not None
 
 
 def formatted_at(text: bytes, quote: int) -> bool:
@@ -195,7 +206,8 @@ def formatted_at(text: bytes, quote: int) -> bool:
 
 
 _NAME_TAIL = re.compile(rb"[A-Za-z0-9_\x80-\xff]+\Z")
-_FORMATTED = {b"f", b"fr", b"rf", b"t", b"tr", b"rt"}
+_FORMATTED = {b"f", b"fr", b"rf", b"t", b"tr", b"rt"}          # the prefixes, lowered
+_FORMATTED_OPENING = re.compile(rb"(?<![A-Za-z0-9_\x80-\xff])(?:[fFtT][rR]?|[rR][fFtT])[\"']")
 _FIELD_STOP = re.compile(rb"[\\{}\n]|\"|'")
 _EXPRESSION_STOP = re.compile(rb"[][(){}\"'#:!\\]")
 
@@ -296,12 +308,11 @@ def _spec_end(text: bytes, at: int, quote: bytes) -> int | None:
 def _string_end(text: bytes, at: int) -> int | None:
     """Where the string (of any prefix) whose quotes open at AT ends, after its closing quotes, inside a
     replacement field; None when unsure."""
-    first = text[at]
-    quote = text[at:at + 3] if text[at + 1:at + 3] == bytes((first, first)) else text[at:at + 1]
+    quote = text[at:at + 3 if opens_three(text, at) else at + 1]
     if formatted_at(text, at):
         closing = _formatted_end(text, at + len(quote), quote)
         return None if closing is None else closing + len(quote)
-    found = _TOKENS.match(text, at)
+    found = TOKENS.match(text, at)
     if found is None or found.end() - at == 1:
         return None
     return found.end()

@@ -12,7 +12,6 @@ import ast
 import bisect
 import json
 import os
-import re
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -90,8 +89,9 @@ def scope_of_line(source: bytes, line: int) -> str | None:
     code: `_plain_strings`), or the file has a formatted string (from Python 3.12 its fields may hold
     quotes and line ends), the strings come from a scan of strings and comments as the tokenizer reads
     them (pyparts.strings_exactly). Where that scan is unsure, or the pieces around LINE do not parse
-    alone, every piece (or the whole file) decides, as for scope_at. For a file that does not parse as a whole (a syntax error elsewhere, a newer grammar), a
-    line whose own pieces parse still gets their scope, where scope_at gives none."""
+    alone, every piece (or the whole file) decides, as for scope_at. For a file that does not parse as a
+    whole (a syntax error elsewhere, a newer grammar), a line whose own pieces parse still gets their
+    scope, where scope_at gives none."""
     lazy = _lazy(source)
     if lazy is not None:
         try:
@@ -104,7 +104,7 @@ def scope_of_line(source: bytes, line: int) -> str | None:
 @lru_cache(maxsize=16)       # the lines of one blob are asked together
 def _lazy(source: bytes) -> _Lazy | None:
     quoted: pyparts.Quoted | None = None
-    if not (_NESTED_QUOTES and _FORMATTED.search(source)):
+    if not (_NESTED_QUOTES and pyparts.any_formatted(source)):
         quoted = list(pyparts.triple_quoted(source))    # one scan of the quotes, for the guard and the pieces
         if not _plain_strings(source, quoted):
             quoted = None
@@ -146,30 +146,18 @@ def _plain_strings(text: bytes, quoted: pyparts.Quoted | None = None) -> bool:
 # quotes, comments and line ends (PEP 701): a file with a formatted string takes the tokenizer's strings
 # (pyparts.strings_exactly), not the scan of the triple quotes, which knows nothing of fields
 _NESTED_QUOTES = sys.version_info >= (3, 12)
-_FORMATTED = re.compile(rb"(?<![A-Za-z0-9_\x80-\xff])(?:[fFtT][rR]?|[rR][fFtT])[\"']")
-_QUOTE_BYTES = (ord('"'), ord("'"))
 
 
 def _in_code(text: bytes, at: int, end: int) -> bool:
     """Whether offset END of TEXT is in code, given that AT (before it, on the same line) is: between them
     every one-line string closes, and no comment and no triple quote start (a triple quote there is one
-    the scan did not pair). Up to Python 3.11 a formatted string ends as any other does."""
-    i = at
-    while i < end:
-        c = text[i]
-        if c == 35:                                      # "#": a comment to the end of the line
+    the scan did not pair): pyparts' tokens of strings and comments, read up to END. Up to Python 3.11 a
+    formatted string ends as any other does."""
+    pos = at
+    while (found := pyparts.TOKENS.search(text, pos, end)) is not None:
+        start, pos = found.span()
+        if text[start] == 35 or pos - start == 1 or pyparts.opens_three(text, start):
             return False
-        if c in _QUOTE_BYTES:
-            if text[i + 1:i + 3] == bytes((c, c)):
-                return False
-            j = i + 1
-            while j < end and text[j] != c:
-                j += 2 if text[j] == 92 else 1         # a backslash escapes what follows, raw strings too
-            if j >= end:
-                return False
-            i = j + 1
-        else:
-            i += 1
     return True
 
 

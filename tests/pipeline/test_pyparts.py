@@ -360,7 +360,7 @@ def test_a_triple_quote_nothing_closes_ends_the_exact_scan_at_once(monkeypatch: 
     the first of them. Scanning on (an empty string, the next quotes, and for each later triple quote a
     search to the end of the file again) took a minute for 112 KB of such lines."""
     searches: list[int] = []
-    real = pyparts._TOKENS
+    real = pyparts.TOKENS
 
     class Counting:
         def search(self, text: bytes, pos: int = 0):  # noqa: ANN202
@@ -370,7 +370,7 @@ def test_a_triple_quote_nothing_closes_ends_the_exact_scan_at_once(monkeypatch: 
         def match(self, text: bytes, pos: int = 0):  # noqa: ANN202
             return real.match(text, pos)
 
-    monkeypatch.setattr(pyparts, "_TOKENS", Counting())
+    monkeypatch.setattr(pyparts, "TOKENS", Counting())
     assert pyparts.strings_exactly(b'\\"""x"\n' * 1000, nested=False) is None
     assert pyparts.strings_exactly(b'x = 1\ny = """\n', nested=True) is None
     assert len(searches) == 2
