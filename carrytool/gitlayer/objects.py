@@ -75,6 +75,31 @@ class MergeResult:
                     seen.setdefault(path, None)
         return tuple(seen)
 
+    @property
+    def conflicted_files(self) -> tuple[str, ...]:
+        """conflicted_paths with each path git moved a file to, out of a directory's way or beside an entry
+        of another type, given as the path the file had: git names the new path after a side of the
+        merge (`X~<side>`), which is one of carrytool's own commits here, another from merge to merge, and
+        in none of the user's trees; X is."""
+        moved = self.moved_aside
+        seen: dict[str, None] = {}
+        for path in self.conflicted_paths:
+            seen.setdefault(moved.get(path, path), None)
+        return tuple(seen)
+
+    @property
+    def moved_aside(self) -> dict[str, str]:
+        """Path git moved a file to -> the path it had, from the conflict messages that name both (a
+        file/directory or distinct-types conflict: `X~<side>`, or `X~<side>_<n>` when that is taken)."""
+        out: dict[str, str] = {}
+        for paths, kind, _text in self.messages:
+            if kind.startswith("CONFLICT"):
+                for moved in paths:
+                    for original in paths:
+                        if moved.startswith(original + "~"):
+                            out[moved] = original
+        return out
+
 
 def _parse_merge_tree(data: bytes) -> Iterator[MergeResult]:
     tokens = data.split(b"\0")

@@ -468,7 +468,7 @@ class Composer:
                 return tip, tip_tree
             tree = self._resolve_theirs(result)
             step.resolution = "theirs"
-            step.resolved_paths = list(result.conflicted_paths)
+            step.resolved_paths = list(result.conflicted_files)
         step.detail = ("conflicting hunks resolved in its favour (on_conflict: theirs)"
                        if step.resolution else None)
         if step.structured:
@@ -682,9 +682,9 @@ class Composer:
         question. When no single one does (the conflict needs several of them), all of them are named.
         """
         alone = self._onto.get(id(step))
-        with_upstream = set(alone.conflicted_paths) if alone is not None and not alone.clean else set()
+        with_upstream = set(alone.conflicted_files) if alone is not None and not alone.clean else set()
         out: list[dict[str, object]] = []
-        for path in result.conflicted_paths:
+        for path in result.conflicted_files:
             touching = self._touching(path, applied)
             if path in with_upstream:
                 out.append({"file": path, "with": self._meeting(step, path, touching, result, alone),
@@ -694,7 +694,7 @@ class Composer:
             if len(touching) > 1:
                 pairs = [self._on_path(step, path, self._pair(step, self.upstream, self._onto[id(s)].tree),
                                        self._onto[id(s)].tree) for s in touching]
-                hits = [s.id for s, r in zip(touching, self.git.merge_trees(pairs)) if path in r.conflicted_paths]
+                hits = [s.id for s, r in zip(touching, self.git.merge_trees(pairs)) if path in r.conflicted_files]
                 culprits = hits or culprits
             elif not touching:
                 culprits = [s.id for s in applied if path in s.files] or \

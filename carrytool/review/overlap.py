@@ -186,7 +186,7 @@ class StartedOverlaps:
                 overlap.order, overlap.merge = how
                 overlap.structurally = bool(conflict) and tuple(how[0]) in merger.structurally
             overlaps.append(overlap)
-        upstream_conflicts = {f.id: list(r.conflicted_paths) for f, r in zip(order, self.alone) if not r.clean}
+        upstream_conflicts = {f.id: list(r.conflicted_files) for f, r in zip(order, self.alone) if not r.clean}
         _mark_provided(self.manifest, overlaps)
         return OverlapMap(overlaps, upstream_conflicts, len(self.pairs), dict(merger.commits))
 
@@ -366,8 +366,8 @@ class _PairMerger:
     def _decide_one(self, item: tuple[EntryFacts, EntryFacts], result: MergeResult) -> Decision:
         """The paths where the pair ITEM conflicts, given RESULT (its merge), and whether the structured
         rule resolves them."""
-        own = set(self.alone_results[item[1].id].conflicted_paths)
-        conflicted = [p for p in result.conflicted_paths if p not in own or self._meets(item, p, result)] \
+        own = set(self.alone_results[item[1].id].conflicted_files)
+        conflicted = [p for p in result.conflicted_files if p not in own or self._meets(item, p, result)] \
             if not result.clean else []
         patterns = self.manifest.structured_paths(item[1].step.entry) if item[1].step else ()
         structurally = bool(conflicted and patterns and resolve_merge(self.git, result, patterns).tree is not None)
