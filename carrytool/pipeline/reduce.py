@@ -13,7 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
 
-from carrytool.gitlayer.git import Change, Git, Signature
+from carrytool.gitlayer.git import EMPTY_TREE, Change, Git, Signature
+
+_REGULAR = ("100644", "100755")
 
 
 def reduced_head(git: Git, *, head: str, base: str, changes: Sequence[Change], keep: Collection[str],
@@ -31,6 +33,61 @@ def reduced_head(git: Git, *, head: str, base: str, changes: Sequence[Change], k
         return None
     tree = git.edit_tree(git.tree_of(head), {c.path: (c.old_mode, c.old_oid) for c in rest})
     return git.write_commit(tree, [base], sig, sig, f"carrytool: {what}, its other files at their base\n")
+
+
+def files_alone(git: Git, *, base: str, changes: Sequence[Change], keep: Collection[str], ours_tree: str,
+                sig: Signature, what: str, is_file: Callable[[str], bool] | None = None) -> tuple[str, str] | None:
+    """The merge `reduced_head` gives (its head onto ours, from BASE) with all three sides cut down to the
+    files of KEEP the head modifies: (ours, theirs), two commits on one root commit that holds BASE's
+    versions of those files. None where that is not exact, or there is no such file.
+
+    Exact when the head (CHANGES, BASE -> head) modifies regular files and adds paths, nothing else (no
+    delete, rename or change of kind); every file it modifies outside KEEP goes back to its base version
+    in the reduced head (OURS_TREE has it as a file: IS_FILE); every one in KEEP is a regular file in
+    OURS_TREE; and OURS_TREE has nothing where it adds a path (no file either where that path's
+    directories go). Then the reduced head differs from BASE in those files, each present on all three
+    sides, and in paths it adds alone: rename detection pairs a deleted path with an added one, and the
+    head deletes nothing, nor does ours add anything where the head adds (ours' own renames and deletes
+    meet nothing the head changes). So the merge takes each added path from the head, clean, leaves every
+    other path as ours has it, and decides each shared file from its three blobs: a merge of the three
+    trees of those files alone merges the same blobs, conflicts in the same files and writes the same
+    merged blobs (conflict markers aside, which name the commits merged). Only when the caller's merge is
+    from BASE alone (BASE is the only merge base of ours and the head): the caller knows; here BASE is
+    the commits' root."""
+    for change in changes:
+        if change.status == "A":
+            if not _nothing_at(git, ours_tree, change.path):
+                return None
+        elif change.status != "M" or change.old_mode not in _REGULAR or change.new_mode not in _REGULAR:
+            return None
+    if is_file is None:
+        is_file = lambda path: file_at(git, ours_tree, path)  # noqa: E731
+    shared = [c for c in changes if c.status == "M" and c.path in keep]
+    if not shared or any(not is_file(c.path) for c in changes if c.status == "M" and c.path not in keep):
+        return None
+    ours: dict[str, tuple[str, str] | None] = {}
+    for change in shared:
+        found = ours[change.path] = git.blob_at(ours_tree, change.path)
+        if found is None or found[0] not in _REGULAR:
+            return None
+    root = git.write_commit(git.edit_tree(EMPTY_TREE, {c.path: (c.old_mode, c.old_oid) for c in shared}), [], sig,
+                            sig, f"carrytool: the base of {what}, its shared files alone\n")
+    return (git.write_commit(git.edit_tree(EMPTY_TREE, ours), [root], sig, sig,
+                             f"carrytool: ours for {what}, its shared files alone\n"),
+            git.write_commit(git.edit_tree(EMPTY_TREE, {c.path: (c.new_mode, c.new_oid) for c in shared}), [root],
+                             sig, sig, f"carrytool: {what}, its shared files alone\n"))
+
+
+def _nothing_at(git: Git, tree: str, path: str) -> bool:
+    """Whether TREE has nothing at PATH, and no file (nothing but directories) where PATH's directories go."""
+    parts = path.split("/")
+    for depth in range(1, len(parts)):
+        found = git.blob_at(tree, "/".join(parts[:depth]))
+        if found is None:
+            return True
+        if found[0] != "040000":
+            return False
+    return git.blob_at(tree, path) is None
 
 
 def file_at(git: Git, tree: str, path: str) -> bool:

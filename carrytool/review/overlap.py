@@ -27,7 +27,7 @@ from carrytool.manifest import paths
 from carrytool.manifest.model import Manifest
 from carrytool.pipeline.blame import meets_conflict
 from carrytool.pipeline.compose import merge_weights
-from carrytool.pipeline.reduce import file_at, reduced_head
+from carrytool.pipeline.reduce import file_at, files_alone, reduced_head
 from carrytool.pipeline.structured_tree import resolve_merge
 from carrytool.review.evidence import EntryFacts, Sources
 from carrytool.review.paircache import Decision, PairDecisions
@@ -229,6 +229,7 @@ class _PairMerger:
     share_with_compose = True    # PRs alone onto upstream as composing merges them (tests compare both)
     keep_decisions = True        # pair decisions kept on disk by what decides them (review.paircache)
     settle_unchanged = True      # a pair whose first changes nothing on upstream is not merged (_changes_nothing)
+    shared_files_alone = True    # pair merges of the shared files' trees alone where exact (tests compare both)
 
     def __init__(self, git: Git, manifest: Manifest, upstream: str) -> None:
         self.git = git
@@ -339,7 +340,7 @@ class _PairMerger:
         alone onto upstream, its structured-merge patterns and this class's switches."""
         second = pair[1]
         patterns = self.manifest.structured_paths(second.step.entry) if second.step else ()
-        switches = (self.shared_files_only, self.regions_from_merges, self.share_with_compose)
+        switches = (self.shared_files_only, self.regions_from_merges, self.share_with_compose, self.shared_files_alone)
         return self.decisions.key(merge, self.alone_lines.get(second.id), list(patterns), switches)
 
     def _decide(self, plan: list[tuple[EntryFacts, EntryFacts] | None], jobs: list[tuple[str, str]],
@@ -376,7 +377,11 @@ class _PairMerger:
     def _on_shared_files(self, job: tuple[str, str], pair: tuple[EntryFacts, EntryFacts]) -> tuple[str, str]:
         """JOB with the second PR's head reduced to the files it shares with the first (pipeline.reduce):
         a pair conflicts only there (elsewhere the second meets upstream's version alone, decided by its
-        merge onto upstream). Not under a structured merge policy, which judges the whole merge."""
+        merge onto upstream). Where the PR only modifies files and adds paths, and its base is its only
+        merge base with upstream (ours is a commit on upstream: the pair merges from that base alone), the
+        merge of those files' trees alone (`files_alone`): git then neither walks history for the merge
+        base nor reads upstream's other changes since that base, nor does this build the reduced head's
+        whole tree. Not under a structured merge policy, which judges the whole merge."""
         first, second = pair
         if not self.shared_files_only or second.entry.kind != "pr" or not second.base or not second.head or \
                 (second.step and self.manifest.structured_paths(second.step.entry)):
@@ -384,10 +389,16 @@ class _PairMerger:
         # a PR merged alone from its base, its only merge base with upstream (the stand-in `_alone_pair` makes)
         from_base = first.entry.kind == "pr" and bool(first.base) and first.head is not None and \
             self.share_with_compose and self.git.sole_merge_base(self.upstream, first.head)
+        ours_tree = self.git.tree_of(job[0])
+        is_file = self._upstream_file if self.files_from_upstream and from_base else None
+        what = f"{second.id} beside {first.id}"
+        if self.shared_files_alone and self.git.sole_merge_base(self.upstream, second.head):
+            alone = files_alone(self.git, base=second.base, changes=second.changes, keep=set(first.files),
+                                ours_tree=ours_tree, sig=self.sig, what=what, is_file=is_file)
+            if alone is not None:
+                return alone
         reduced = reduced_head(self.git, head=second.head, base=second.base, changes=second.changes,
-                               keep=set(first.files), ours_tree=self.git.tree_of(job[0]), sig=self.sig,
-                               what=f"{second.id} beside {first.id}",
-                               is_file=self._upstream_file if self.files_from_upstream and from_base else None)
+                               keep=set(first.files), ours_tree=ours_tree, sig=self.sig, what=what, is_file=is_file)
         return job if reduced is None else (job[0], reduced)
 
     def _upstream_file(self, path: str) -> bool:

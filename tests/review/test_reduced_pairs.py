@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from carrytool.gitlayer.git import Git, Signature, paths_of
-from carrytool.pipeline import reduce
+from carrytool.pipeline import blame, reduce
 from carrytool.pipeline.compose import Composer
 from carrytool.review.overlap import _PairMerger
 from tests.conftest import Cli, Small
@@ -215,5 +215,142 @@ def test_a_reduced_merge_differs_from_the_whole_merge_only_on_the_paths_it_reset
                 assert differ <= reset | conflicted, (first, second)
                 assert {s for s in whole.stages if s.path not in reset} == set(part.stages), (first, second)
         assert reduced >= 15
+    finally:
+        git.close()
+
+
+def _alone_uses(monkeypatch: pytest.MonkeyPatch) -> dict[str, bool]:
+    """A spy on explain's merges of the shared files alone: pair ("second beside first") -> whether it was one."""
+    used: dict[str, bool] = {}
+    real = reduce.files_alone
+
+    def spy(git, **kw):  # noqa: ANN001, ANN003, ANN202
+        out = real(git, **kw)
+        used[kw["what"]] = out is not None
+        return out
+
+    monkeypatch.setattr("carrytool.review.overlap.files_alone", spy)
+    return used
+
+
+def test_pairs_merged_on_their_shared_files_alone_decide_as_the_reduced_heads_do(
+        cli: Cli, small: Small, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pair merges of the shared files' trees alone (a root commit of the base's versions, ours' and the
+    head's on it) where the head only modifies files and adds paths: the same overlap map, to the byte,
+    as the reduced heads onto the first alone on upstream, and as the whole merges. Heads that delete
+    (pr/8) or rename (pr/9), or modify a file upstream moved away (pr/5), are merged as before."""
+    _corpus(small)
+    args = ("explain", "-m", small.manifest_path, "--repo", small.work.path, "--offline")
+    cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")   # fetches
+    used = _alone_uses(monkeypatch)
+    code, alone = cli.json(*args)
+    assert sum(used.values()) >= 10 and not any(used[k] for k in used if k.startswith(("pr/8 ", "pr/9 ")))
+    assert used["pr/5 beside pr/1"] is False and used["pr/3 beside pr/1"] and used["pr/6 beside pr/1"]   # pr/6 adds
+    shutil.rmtree(Path(small.work.path) / "carrytool" / "cache")      # every pair decided again
+    monkeypatch.setattr(_PairMerger, "shared_files_alone", False)
+    reduced_code, reduced = cli.json(*args)
+    assert (code, alone) == (reduced_code, reduced)
+    monkeypatch.setattr(_PairMerger, "shared_files_only", False)
+    whole_code, whole = cli.json(*args)
+    assert (code, alone["overlaps"]) == (whole_code, whole["overlaps"])
+
+
+def test_a_head_adding_where_ours_has_a_file_is_merged_whole(cli: Cli, small: Small,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """Adding a path ours has (add/add), or one under a path ours has as a file (file/directory), is a
+    conflict the shared files' trees alone do not hold: such heads are merged as before, and the overlap
+    map is the same with and without the merges of the shared files alone (pr/4 adds a new path: alone)."""
+    base = small.up.commit({"pkg/a.py": _body("a", {})}, "base", parent="main", ref="refs/heads/main")
+    small.up.commit({"notes": "a file\n", "pkg/both.py": "upstream's\n"}, "upstream adds two paths",
+                    parent=base, ref="refs/heads/main")
+    heads = {1: {"pkg/a.py": _body("a", {5: "pr 1"})},
+             2: {"pkg/a.py": _body("a", {30: "pr 2"}), "notes/x.md": "under a file\n"},
+             3: {"pkg/a.py": _body("a", {15: "pr 3"}), "pkg/both.py": "pr 3's\n"},
+             4: {"pkg/a.py": _body("a", {6: "pr 4"}), "pkg/new4.py": "new\n"}}
+    for number, files in heads.items():
+        small.up.commit(files, f"pr {number}", parent=base, ref=f"refs/pull/{number}/head")
+    small.manifest([{"pr": n} for n in heads], policy={"on_conflict": "skip"})
+    args = ("explain", "-m", small.manifest_path, "--repo", small.work.path, "--offline")
+    cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")   # fetches
+    used = _alone_uses(monkeypatch)
+    code, alone = cli.json(*args)
+    assert used == {"pr/2 beside pr/1": False, "pr/3 beside pr/1": False, "pr/4 beside pr/1": True,
+                    "pr/2 beside pr/4": False, "pr/3 beside pr/4": False}
+    shutil.rmtree(Path(small.work.path) / "carrytool" / "cache")
+    monkeypatch.setattr(_PairMerger, "shared_files_alone", False)
+    reduced_code, reduced = cli.json(*args)
+    assert (code, alone) == (reduced_code, reduced)
+    conflicts = {tuple(o["entries"]): o.get("conflict_files") for o in alone["overlaps"] if o["kind"] == "conflict"}
+    assert conflicts == {("pr/1", "pr/4"): ["pkg/a.py"]}
+    assert sorted(alone["plan"]["upstream_conflicts"]) == ["pr/2", "pr/3"]
+
+
+def test_a_merge_of_the_shared_files_alone_merges_as_the_reduced_head_does(small: Small) -> None:
+    """Every pair of the corpus, merged as explain does (the second's head onto the first alone on
+    upstream) and of its shared files alone where `files_alone` takes it: the same conflicted files with
+    the same stages and conflict regions, and the same merged blob for every file it merges cleanly."""
+    _corpus(small)
+    git = Git(small.up.path)
+    try:
+        upstream = git.rev_parse("refs/heads/main")
+        assert upstream is not None
+        heads = {n: git.rev_parse(f"refs/pull/{n}/head") for n in range(1, 10)}
+        sig = Signature("t", "t@example.com", 1700000000)
+        alone, changes = {}, {}
+        for n, head in heads.items():
+            result = git.merge_trees([(upstream, head)])[0]
+            if result.clean:
+                alone[n] = git.write_commit(result.tree, [upstream], sig, sig, f"pr {n} alone\n")
+            base = git.merge_base(upstream, head)
+            changes[n] = (base, git.diff_trees([(base, head)])[0])
+        taken = conflicted = 0
+        for first, ours in alone.items():
+            keep = set(paths_of(changes[first][1]))
+            for second, (base, second_changes) in changes.items():
+                if second == first or not keep & set(paths_of(second_changes)):
+                    continue
+                kw = dict(base=base, changes=second_changes, keep=keep, ours_tree=git.tree_of(ours), sig=sig,
+                          what=f"pr {second}")
+                cut = reduce.files_alone(git, **kw)
+                if cut is None:
+                    continue
+                taken += 1
+                head = reduce.reduced_head(git, head=heads[second], **kw) or heads[second]
+                whole, part = git.merge_trees([(ours, head), cut])
+                assert whole.conflicted_paths == part.conflicted_paths, (first, second)
+                assert set(whole.stages) == set(part.stages), (first, second)
+                merged = [c.path for c in second_changes if c.status == "M" and c.path in keep]
+                for path in merged:
+                    if path in part.conflicted_paths:
+                        conflicted += 1
+                        regions = blame.regions_in(git, whole, path, *_stage_oids(whole, path))
+                        assert regions and regions == blame.regions_in(git, part, path, *_stage_oids(part, path))
+                    else:
+                        assert git.blob_at(whole.tree, path) == git.blob_at(part.tree, path), (first, second, path)
+        assert taken >= 10 and conflicted >= 2
+    finally:
+        git.close()
+
+
+def _stage_oids(merge, path: str) -> tuple[str, str, str]:  # noqa: ANN001
+    """(ours, base, theirs) blobs of PATH's conflict stages in MERGE."""
+    stages = {s.stage: s.oid for s in merge.stages if s.path == path}
+    return stages[2], stages[1], stages[3]
+
+
+def test_shared_files_alone_only_where_ours_has_regular_files(small: Small) -> None:
+    """A shared file the first entry made a symlink (ours has it as another type) is not cut down to the
+    shared files' trees: that merge is left to git whole."""
+    base = small.up.commit({"pkg/a.py": _body("a", {}), "pkg/b.py": _body("b", {})}, "base", parent="main",
+                           ref="refs/heads/main")
+    ours = small.up.commit({"pkg/a.py": "pkg/b.py"}, "a is a link", parent=base, modes={"pkg/a.py": "120000"})
+    head = small.up.commit({"pkg/a.py": _body("a", {3: "edited"}), "pkg/new.py": "new\n"}, "edits a", parent=base)
+    git = Git(small.up.path)
+    try:
+        changes = git.diff_trees([(base, head)])[0]
+        sig = Signature("t", "t@example.com", 1700000000)
+        kw = dict(base=base, changes=changes, keep={"pkg/a.py"}, sig=sig, what="edits a")
+        assert reduce.files_alone(git, ours_tree=git.tree_of(ours), **kw) is None
+        assert reduce.files_alone(git, ours_tree=git.tree_of(base), **kw) is not None     # a regular file there
     finally:
         git.close()
