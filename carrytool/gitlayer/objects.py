@@ -90,15 +90,20 @@ class MergeResult:
     @property
     def moved_aside(self) -> dict[str, str]:
         """Path git moved a file to -> the path it had, from the conflict messages that name both (a
-        file/directory or distinct-types conflict: `X~<side>`, or `X~<side>_<n>` when that is taken)."""
+        file/directory or distinct-types conflict: `X~<side>`, or `X~<side>_<n>` when that is taken). A
+        rename's messages are not read: a file renamed to `X~old` beside `X` is a file of its own."""
         out: dict[str, str] = {}
         for paths, kind, _text in self.messages:
-            if kind.startswith("CONFLICT"):
+            if kind in _MOVING_ASIDE:          # not a rename's message, whose new path may be `X~...` itself
                 for moved in paths:
                     for original in paths:
-                        if moved.startswith(original + "~"):
+                        if moved.startswith(original + "~") and "/" not in moved[len(original):]:
                             out[moved] = original
         return out
+
+
+# the conflicts in which git moves a file aside, as merge-tree names them (distinct types: "distinct modes")
+_MOVING_ASIDE = frozenset({"CONFLICT (file/directory)", "CONFLICT (distinct modes)", "CONFLICT (distinct types)"})
 
 
 def _parse_merge_tree(data: bytes) -> Iterator[MergeResult]:

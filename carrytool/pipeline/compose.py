@@ -684,8 +684,9 @@ class Composer:
         alone = self._onto.get(id(step))
         with_upstream = set(alone.conflicted_files) if alone is not None and not alone.clean else set()
         out: list[dict[str, object]] = []
+        moved = set(result.moved_aside.values())
         for path in result.conflicted_files:
-            touching = self._touching(path, applied)
+            touching = self._touching(path, applied, under=path in moved)
             if path in with_upstream:
                 out.append({"file": path, "with": self._meeting(step, path, touching, result, alone),
                             "upstream": True})
@@ -746,10 +747,13 @@ class Composer:
                 "upstream_tree": self.upstream_tree, "other_trees": [self._onto[id(s)].tree for s in touching],
                 "alone": alone if self.regions_from_merges else None}
 
-    def _touching(self, path: str, applied: Sequence[Step]) -> list[Step]:
-        """The entries of APPLIED that change PATH and merge cleanly onto upstream alone: a conflict's
-        candidate culprits (_describe_conflicts)."""
-        return [s for s in applied if path in s.files and id(s) in self._onto and self._onto[id(s)].clean]
+    def _touching(self, path: str, applied: Sequence[Step], under: bool = False) -> list[Step]:
+        """The entries of APPLIED that change PATH (or, UNDER, a path in a directory PATH: a file moved
+        aside out of a directory's way) and merge cleanly onto upstream alone: a conflict's candidate
+        culprits (_describe_conflicts)."""
+        inside = path + "/"
+        return [s for s in applied if (path in s.files or under and any(f.startswith(inside) for f in s.files))
+                and id(s) in self._onto and self._onto[id(s)].clean]
 
     def _ask_meetings(self, guessed: Sequence[tuple[Step, int, list[Step]]]) -> None:
         """Ask git, as one batch (which two merge-tree processes share), the content merges that naming the
@@ -770,16 +774,18 @@ class Composer:
 
     def _resolve_theirs(self, result: MergeResult) -> str:
         """Resolve each conflicted path in favour of the entry (`-X theirs` for content, theirs for the rest)."""
+        moved = result.moved_aside          # a file git moved out of the way of the other side's entry
         by_path: dict[str, dict[int, ConflictStage]] = {}
         for stage in result.stages:
-            by_path.setdefault(stage.path, {})[stage.stage] = stage
-        edits: dict[str, tuple[str, str] | None] = {}
+            by_path.setdefault(moved.get(stage.path, stage.path), {})[stage.stage] = stage
+        edits: dict[str, tuple[str, str] | None] = {path: None for path in moved}   # each goes
         for path, stages in by_path.items():
             ours, theirs, base = stages.get(2), stages.get(3), stages.get(1)
             if theirs is None:
-                edits[path] = None                       # the entry deleted it
+                if path not in moved.values():           # (moved aside: the entry has a directory there)
+                    edits[path] = None                   # the entry deleted it
             elif ours is None or theirs.mode in ("160000", "120000"):
-                edits[path] = (theirs.mode, theirs.oid)  # we deleted it, or a link/submodule: take theirs
+                edits[path] = (theirs.mode, theirs.oid)  # we deleted it (or have a directory), a link: take theirs
             else:
                 edits[path] = (theirs.mode, self._merge_file_theirs(base, ours, theirs))
         return self.git.edit_tree(result.tree, edits)
