@@ -49,6 +49,7 @@ from carrytool.gitlayer.env import (
 from carrytool.gitlayer.later import Later
 from carrytool.gitlayer.mergepipe import MergePipe, merge_contents_many
 from carrytool.gitlayer.objects import (
+    REGULAR_MODES,
     Change,
     ConflictStage,
     MergeResult,
@@ -65,6 +66,7 @@ from carrytool.gitlayer.objects import (
 from carrytool.gitlayer.storeindex import store_lacks
 
 __all__ = ["Git", "Change", "ConflictStage", "MergeResult", "Signature", "paths_of", "EMPTY_TREE", "MIN_GIT",
+           "REGULAR_MODES",
            "PINNED_CONFIG", "ZERO", "decode_path", "encode_path", "git_argv", "git_version", "is_sha",
            "parse_version", "scrubbed_env", "IN_REPO", "work_tree_top"]
 

@@ -23,6 +23,10 @@ class Signature:
         return f"{self.name} <{self.email}> {self.timestamp} +0000"
 
 
+# the modes of a regular file, the only entries whose content git merges line by line
+REGULAR_MODES = ("100644", "100755")
+
+
 @dataclass(frozen=True)
 class Change:
     """One path changed between two trees (`diff-tree --raw -z`)."""

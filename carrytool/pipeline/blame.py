@@ -12,9 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from carrytool.gitlayer.git import Git, MergeResult
-
-_REGULAR = ("100644", "100755")
+from carrytool.gitlayer.git import REGULAR_MODES, Git, MergeResult
 
 
 def conflict_regions(git: Git, ours: str, base: str, theirs: str) -> list[bytes] | None:
@@ -34,10 +32,10 @@ def regions_in(git: Git, merge: MergeResult | None, path: str, ours: str, base: 
         return None
     stages = {s.stage: s for s in merge.stages if s.path == path}
     if len(stages) != 3 or [stages[n].oid if n in stages else None for n in (1, 2, 3)] != [base, ours, theirs] or \
-            any(s.mode not in _REGULAR for s in stages.values()):
+            any(s.mode not in REGULAR_MODES for s in stages.values()):
         return None
     found = git.blob_at(merge.tree, path)
-    if found is None or found[0] not in _REGULAR:
+    if found is None or found[0] not in REGULAR_MODES:
         return None
     return _regions(git.read_blob(found[1])) or None
 
@@ -103,11 +101,11 @@ def _meeting(git: Git, path: str, *, base_tree: str, head_tree: str, upstream_tr
     """For meets_conflict_many: which of OTHER_TREES are asked, the regions of the entry's conflict with
     upstream when ALONE holds them, and the content merges to ask (upstream's first when it does not)."""
     sides = [git.blob_at(tree, path) for tree in (base_tree, head_tree, upstream_tree)]
-    if any(side is None or side[0] not in _REGULAR for side in sides):
+    if any(side is None or side[0] not in REGULAR_MODES for side in sides):
         return [], None, []
     base, head, upstream = (side[1] for side in sides)  # type: ignore[index]
     others = [git.blob_at(tree, path) for tree in other_trees]
-    asked = [n for n, other in enumerate(others) if other is not None and other[0] in _REGULAR
+    asked = [n for n, other in enumerate(others) if other is not None and other[0] in REGULAR_MODES
              and other[1] != upstream]
     if not asked:
         return [], None, []
@@ -123,7 +121,7 @@ def meets_conflict(git: Git, path: str, *, base_tree: str, head_tree: str, upstr
     (a deletion, a submodule, a symlink, a binary) is upstream's conflict alone. MERGES: the tree merges
     of the entry onto upstream and onto other, if the caller has them (see regions_differ)."""
     sides = [git.blob_at(tree, path) for tree in (base_tree, head_tree, upstream_tree, other_tree)]
-    if any(side is None or side[0] not in _REGULAR for side in sides):
+    if any(side is None or side[0] not in REGULAR_MODES for side in sides):
         return False
     return regions_differ(git, *(side[1] for side in sides), path=path, merges=merges)  # type: ignore[index]
 

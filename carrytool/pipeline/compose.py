@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 from carrytool.gitlayer.git import (
     PINNED_CONFIG,
+    REGULAR_MODES,
     AsideMerges,
     Change,
     ConflictStage,
@@ -732,10 +733,10 @@ class Composer:
         base_tree, head_tree, merges = sides["base_tree"], sides["head_tree"], (sides["alone"], None)
         hits = [s.id for s, met in zip(touching, meets) if met]
         ours = next((st for st in result.stages if st.path == path and st.stage == 2), None)
-        if hits or len(touching) < 2 or ours is None or ours.mode not in ("100644", "100755"):
+        if hits or len(touching) < 2 or ours is None or ours.mode not in REGULAR_MODES:
             return hits
         sides = [self.git.blob_at(tree, path) for tree in (base_tree, head_tree, self.upstream_tree)]
-        if any(side is None or side[0] not in ("100644", "100755") for side in sides):
+        if any(side is None or side[0] not in REGULAR_MODES for side in sides):
             return hits
         together = regions_differ(self.git, *(side[1] for side in sides), ours.oid,  # type: ignore[index]
                                   path=path, merges=merges)

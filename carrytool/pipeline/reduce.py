@@ -13,9 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
 
-from carrytool.gitlayer.git import EMPTY_TREE, Change, Git, Signature
-
-_REGULAR = ("100644", "100755")
+from carrytool.gitlayer.git import EMPTY_TREE, REGULAR_MODES, Change, Git, Signature
 
 
 def reduced_head(git: Git, *, head: str, base: str, changes: Sequence[Change], keep: Collection[str],
@@ -58,7 +56,7 @@ def files_alone(git: Git, *, base: str, changes: Sequence[Change], keep: Collect
         if change.status == "A":
             if not _nothing_at(git, ours_tree, change.path):
                 return None
-        elif change.status != "M" or change.old_mode not in _REGULAR or change.new_mode not in _REGULAR:
+        elif change.status != "M" or change.old_mode not in REGULAR_MODES or change.new_mode not in REGULAR_MODES:
             return None
     if is_file is None:
         is_file = lambda path: file_at(git, ours_tree, path)  # noqa: E731
@@ -68,7 +66,7 @@ def files_alone(git: Git, *, base: str, changes: Sequence[Change], keep: Collect
     ours: dict[str, tuple[str, str] | None] = {}
     for change in shared:
         found = ours[change.path] = git.blob_at(ours_tree, change.path)
-        if found is None or found[0] not in _REGULAR:
+        if found is None or found[0] not in REGULAR_MODES:
             return None
     root = git.write_commit(git.edit_tree(EMPTY_TREE, {c.path: (c.old_mode, c.old_oid) for c in shared}), [], sig,
                             sig, f"carrytool: the base of {what}, its shared files alone\n")
@@ -81,13 +79,14 @@ def files_alone(git: Git, *, base: str, changes: Sequence[Change], keep: Collect
 def _nothing_at(git: Git, tree: str, path: str) -> bool:
     """Whether TREE has nothing at PATH, and no file (nothing but directories) where PATH's directories go."""
     parts = path.split("/")
-    for depth in range(1, len(parts)):
-        found = git.blob_at(tree, "/".join(parts[:depth]))
+    for depth, part in enumerate(parts):          # down the tree once, one directory at a time
+        found = git.blob_at(tree, part)
         if found is None:
             return True
-        if found[0] != "040000":
+        if depth == len(parts) - 1 or found[0] != "040000":
             return False
-    return git.blob_at(tree, path) is None
+        tree = found[1]
+    return True
 
 
 def file_at(git: Git, tree: str, path: str) -> bool:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from carrytool.gitlayer.git import ConflictStage, Git, MergeResult
+from carrytool.gitlayer.git import REGULAR_MODES, ConflictStage, Git, MergeResult
 from carrytool.manifest import paths as pathlib_
 from carrytool.pipeline.structured import (
     MARKER_SIZE,
@@ -20,8 +20,6 @@ from carrytool.pipeline.structured import (
     resolve,
     sides_of,
 )
-
-_TEXT = ("100644", "100755")
 
 
 @dataclass
@@ -84,7 +82,7 @@ def resolve_merge(git: Git, result: MergeResult, patterns: Sequence[str], *, par
         if not pathlib_.matches_any(patterns, path):
             out.refused[path] = ["not-selected"]
             continue
-        if not content or set(stages) != {1, 2, 3} or any(s.mode not in _TEXT for s in stages.values()) \
+        if not content or set(stages) != {1, 2, 3} or any(s.mode not in REGULAR_MODES for s in stages.values()) \
                 or len({s.mode for s in stages.values()}) != 1:
             out.refused[path] = ["not-a-content-conflict"]
             continue

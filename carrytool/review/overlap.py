@@ -391,14 +391,14 @@ class _PairMerger:
             self.share_with_compose and self.git.sole_merge_base(self.upstream, first.head)
         ours_tree = self.git.tree_of(job[0])
         is_file = self._upstream_file if self.files_from_upstream and from_base else None
-        what = f"{second.id} beside {first.id}"
+        what, keep = f"{second.id} beside {first.id}", set(first.files)
         if self.shared_files_alone and self.git.sole_merge_base(self.upstream, second.head):
-            alone = files_alone(self.git, base=second.base, changes=second.changes, keep=set(first.files),
+            alone = files_alone(self.git, base=second.base, changes=second.changes, keep=keep,
                                 ours_tree=ours_tree, sig=self.sig, what=what, is_file=is_file)
             if alone is not None:
                 return alone
         reduced = reduced_head(self.git, head=second.head, base=second.base, changes=second.changes,
-                               keep=set(first.files), ours_tree=ours_tree, sig=self.sig, what=what, is_file=is_file)
+                               keep=keep, ours_tree=ours_tree, sig=self.sig, what=what, is_file=is_file)
         return job if reduced is None else (job[0], reduced)
 
     def _upstream_file(self, path: str) -> bool:

@@ -175,6 +175,29 @@ def test_a_first_pr_merged_from_several_bases_is_asked_of_its_own_tree(cli: Cli,
     assert [(o["entries"], o.get("conflict_files")) for o in read["overlaps"]] == [(["pr/1", "pr/2"], ["p.py"])]
 
 
+def _explain_pairs(git: Git) -> tuple[dict, Signature, list[tuple]]:
+    """The corpus's heads, a signature, and every pair explain merges: (first, the first alone on
+    upstream, its paths, second, the second's base, the second's changes from that base)."""
+    upstream = git.rev_parse("refs/heads/main")
+    assert upstream is not None
+    heads = {n: git.rev_parse(f"refs/pull/{n}/head") for n in range(1, 10)}
+    sig = Signature("t", "t@example.com", 1700000000)
+    alone, changes = {}, {}
+    for n, head in heads.items():
+        result = git.merge_trees([(upstream, head)])[0]
+        if result.clean:
+            alone[n] = git.write_commit(result.tree, [upstream], sig, sig, f"pr {n} alone\n")
+        base = git.merge_base(upstream, head)
+        changes[n] = (base, git.diff_trees([(base, head)])[0])
+    pairs = []
+    for first, ours in alone.items():
+        keep = set(paths_of(changes[first][1]))
+        for second, (base, second_changes) in changes.items():
+            if second != first and keep & set(paths_of(second_changes)):
+                pairs.append((first, ours, keep, second, base, second_changes))
+    return heads, sig, pairs
+
+
 def test_a_reduced_merge_differs_from_the_whole_merge_only_on_the_paths_it_reset(small: Small) -> None:
     """Every pair of the corpus, merged as explain does (the second's head onto the first alone on
     upstream): the reduced merge's tree and conflicts equal the whole merge's on every path but those
@@ -182,38 +205,24 @@ def test_a_reduced_merge_differs_from_the_whole_merge_only_on_the_paths_it_reset
     _corpus(small)
     git = Git(small.up.path)
     try:
-        upstream = git.rev_parse("refs/heads/main")
-        assert upstream is not None
-        heads = {n: git.rev_parse(f"refs/pull/{n}/head") for n in range(1, 10)}
-        sig = Signature("t", "t@example.com", 1700000000)
-        alone, changes = {}, {}
-        for n, head in heads.items():
-            result = git.merge_trees([(upstream, head)])[0]
-            if result.clean:
-                alone[n] = git.write_commit(result.tree, [upstream], sig, sig, f"pr {n} alone\n")
-            base = git.merge_base(upstream, head)
-            changes[n] = (base, git.diff_trees([(base, head)])[0])
+        heads, sig, pairs = _explain_pairs(git)
         reduced = 0
-        for first, ours in alone.items():
-            keep = set(paths_of(changes[first][1]))
-            for second, (base, second_changes) in changes.items():
-                if second == first or not keep & set(paths_of(second_changes)):
-                    continue
-                head = reduce.reduced_head(git, head=heads[second], base=base, changes=second_changes, keep=keep,
-                                           ours_tree=git.tree_of(ours), sig=sig, what=f"pr {second}")
-                if head is None:
-                    continue
-                reduced += 1
-                reset = set(paths_of(git.diff_trees([(heads[second], head)])[0]))
-                assert reset and not reset & keep
-                assert reset <= {c.path for c in second_changes if c.status == "M"}   # adds, deletes, renames stay
-                whole, part = git.merge_trees([(ours, heads[second]), (ours, head)])
-                conflicted = set(part.conflicted_paths)
-                assert set(whole.conflicted_paths) - reset == conflicted, (first, second)
-                # a conflicted file's markers name the merged commits: its stages are compared instead
-                differ = set(paths_of(git.diff_trees([(whole.tree, part.tree)], renames=False)[0]))
-                assert differ <= reset | conflicted, (first, second)
-                assert {s for s in whole.stages if s.path not in reset} == set(part.stages), (first, second)
+        for first, ours, keep, second, base, second_changes in pairs:
+            head = reduce.reduced_head(git, head=heads[second], base=base, changes=second_changes, keep=keep,
+                                       ours_tree=git.tree_of(ours), sig=sig, what=f"pr {second}")
+            if head is None:
+                continue
+            reduced += 1
+            reset = set(paths_of(git.diff_trees([(heads[second], head)])[0]))
+            assert reset and not reset & keep
+            assert reset <= {c.path for c in second_changes if c.status == "M"}   # adds, deletes, renames stay
+            whole, part = git.merge_trees([(ours, heads[second]), (ours, head)])
+            conflicted = set(part.conflicted_paths)
+            assert set(whole.conflicted_paths) - reset == conflicted, (first, second)
+            # a conflicted file's markers name the merged commits: its stages are compared instead
+            differ = set(paths_of(git.diff_trees([(whole.tree, part.tree)], renames=False)[0]))
+            assert differ <= reset | conflicted, (first, second)
+            assert {s for s in whole.stages if s.path not in reset} == set(part.stages), (first, second)
         assert reduced >= 15
     finally:
         git.close()
@@ -292,41 +301,27 @@ def test_a_merge_of_the_shared_files_alone_merges_as_the_reduced_head_does(small
     _corpus(small)
     git = Git(small.up.path)
     try:
-        upstream = git.rev_parse("refs/heads/main")
-        assert upstream is not None
-        heads = {n: git.rev_parse(f"refs/pull/{n}/head") for n in range(1, 10)}
-        sig = Signature("t", "t@example.com", 1700000000)
-        alone, changes = {}, {}
-        for n, head in heads.items():
-            result = git.merge_trees([(upstream, head)])[0]
-            if result.clean:
-                alone[n] = git.write_commit(result.tree, [upstream], sig, sig, f"pr {n} alone\n")
-            base = git.merge_base(upstream, head)
-            changes[n] = (base, git.diff_trees([(base, head)])[0])
+        heads, sig, pairs = _explain_pairs(git)
         taken = conflicted = 0
-        for first, ours in alone.items():
-            keep = set(paths_of(changes[first][1]))
-            for second, (base, second_changes) in changes.items():
-                if second == first or not keep & set(paths_of(second_changes)):
-                    continue
-                kw = dict(base=base, changes=second_changes, keep=keep, ours_tree=git.tree_of(ours), sig=sig,
-                          what=f"pr {second}")
-                cut = reduce.files_alone(git, **kw)
-                if cut is None:
-                    continue
-                taken += 1
-                head = reduce.reduced_head(git, head=heads[second], **kw) or heads[second]
-                whole, part = git.merge_trees([(ours, head), cut])
-                assert whole.conflicted_paths == part.conflicted_paths, (first, second)
-                assert set(whole.stages) == set(part.stages), (first, second)
-                merged = [c.path for c in second_changes if c.status == "M" and c.path in keep]
-                for path in merged:
-                    if path in part.conflicted_paths:
-                        conflicted += 1
-                        regions = blame.regions_in(git, whole, path, *_stage_oids(whole, path))
-                        assert regions and regions == blame.regions_in(git, part, path, *_stage_oids(part, path))
-                    else:
-                        assert git.blob_at(whole.tree, path) == git.blob_at(part.tree, path), (first, second, path)
+        for first, ours, keep, second, base, second_changes in pairs:
+            kw = dict(base=base, changes=second_changes, keep=keep, ours_tree=git.tree_of(ours), sig=sig,
+                      what=f"pr {second}")
+            cut = reduce.files_alone(git, **kw)
+            if cut is None:
+                continue
+            taken += 1
+            head = reduce.reduced_head(git, head=heads[second], **kw) or heads[second]
+            whole, part = git.merge_trees([(ours, head), cut])
+            assert whole.conflicted_paths == part.conflicted_paths, (first, second)
+            assert set(whole.stages) == set(part.stages), (first, second)
+            merged = [c.path for c in second_changes if c.status == "M" and c.path in keep]
+            for path in merged:
+                if path in part.conflicted_paths:
+                    conflicted += 1
+                    regions = blame.regions_in(git, whole, path, *_stage_oids(whole, path))
+                    assert regions and regions == blame.regions_in(git, part, path, *_stage_oids(part, path))
+                else:
+                    assert git.blob_at(whole.tree, path) == git.blob_at(part.tree, path), (first, second, path)
         assert taken >= 10 and conflicted >= 2
     finally:
         git.close()
