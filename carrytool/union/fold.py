@@ -225,7 +225,9 @@ class Union:
         for path, kind in sorted(step.unresolved.items()):
             shown = read_content(self.git, step.tree, path)
             parts = split_conflicts(shown[1]) if shown and kind == "content" else None
-            conflicts.append({"file": path, "entries": self.collisions(path, item, earlier, state), "kind": kind,
+            # a file git moved aside (`X~<side>`, out of a directory's way) is X to the PRs that changed it
+            entries = self.collisions(merged.moved_aside.get(path, path), item, earlier, state)
+            conflicts.append({"file": path, "entries": entries, "kind": kind,
                               "hunks": sum(1 for p in parts or [] if not isinstance(p, bytes))})
         outcome.conflicts = conflicts
         outcome.reused = sorted(set(outcome.reused) | set(step.reused))
@@ -260,8 +262,11 @@ class Union:
         return self.git.edit_tree(tree, edits) if edits else tree
 
     def collisions(self, path: str, item: FoldItem, earlier: list[FoldItem], state: dict) -> list[str]:
-        """The earlier PRs whose own change to PATH conflicts with ITEM's (pairwise, on upstream)."""
-        touching = [e for e in earlier if e.id in state["touched"].get(path, [])]
+        """The earlier PRs whose own change to PATH conflicts with ITEM's (pairwise, on upstream): those that
+        changed PATH or a file under it (a directory in the way of a file)."""
+        under = path + "/"
+        touched = {i for p, ids in state["touched"].items() if p == path or p.startswith(under) for i in ids}
+        touching = [e for e in earlier if e.id in touched]
         if not touching:
             return [item.id]
         upstream = state["upstream"]
@@ -270,7 +275,7 @@ class Union:
         applied = [self.git.write_commit(r.tree, [upstream], sig, sig, "carrytool: pair probe\n") for r in onto]
         head = self.only_paths(item)
         pairs = self.git.merge_trees([(commit, head) for commit in applied])
-        hits = [e.id for e, r in zip(touching, pairs) if path in r.conflicted_paths]
+        hits = [e.id for e, r in zip(touching, pairs) if path in r.conflicted_files]
         return (hits or [e.id for e in touching]) + [item.id]
 
     def finish(self, state: dict, items: list[FoldItem], outcome: Outcome, dry: bool) -> Outcome:

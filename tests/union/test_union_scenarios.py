@@ -275,3 +275,19 @@ def test_union_new_refuses_a_scratch_with_files_before_touching_the_manifest(cli
     result = cli("union", "new", "u", "1", "2", "--scratch", mine, *fold.args())
     assert result.exit_code == 2 and fold.manifest.read_text() == before
     assert (mine / "keep").read_text() == "keep\n"
+
+
+def test_a_file_git_moves_out_of_a_directory_s_way_names_the_pr_whose_directory_it_is(cli: Cli, tmp_path: Path) -> None:
+    """PR 3 adds plans/x.txt, PR 4 a file `plans`: git moves PR 4's file aside (`plans~<side>`, a name
+    no PR has). Both lines of the stop name PR 3, whose directory is in the way, and PR 4."""
+    entries = "  - pr: 3\n  - pr: 4\n  - carry: u\n    patch: unions/u.patch\n    supersedes: [3, 4]\n"
+    fold = Fold(tmp_path, union=entries)
+    fold.up.commit({"plans/x.txt": "x\n"}, "three: a plans folder", parent=fold.base, ref="refs/pull/3/head")
+    fold.up.commit({"plans": "one plan\n"}, "four: a plans file", parent=fold.base, ref="refs/pull/4/head")
+    result = union(cli, fold, "compose")
+    assert result.exit_code == 3, result.stdout + result.stderr
+    lines = {line.split()[0]: line for line in result.stdout.splitlines() if line.startswith("  plans")}
+    moved = [path for path in lines if path.startswith("plans~")]
+    assert len(moved) == 1 and (fold.scratch / moved[0]).read_text() == "one plan\n"
+    for path in ("plans", moved[0]):
+        assert lines[path].split()[1:3] == ["pr/3,", "pr/4"], result.stdout
