@@ -29,6 +29,7 @@ from carrytool.manifest.load import parse_manifest
 from carrytool.manifest.model import Entry, Manifest
 from carrytool.manifest.safefile import refuse_symlink, write_atomic
 from carrytool.pipeline.atomic import crash_point
+from carrytool.pipeline.blame import meets_conflict_many
 from carrytool.pipeline.resolve import _fetch, namespace
 from carrytool.pipeline.structured_tree import resolve_merge, without_resolved
 from carrytool.union.resolutions import (
@@ -262,18 +263,27 @@ class Union:
         return self.git.edit_tree(tree, edits) if edits else tree
 
     def collisions(self, path: str, item: FoldItem, earlier: list[FoldItem], state: dict) -> list[str]:
-        """The earlier PRs whose own change to PATH conflicts with ITEM's (pairwise, on upstream): those that
-        changed PATH or a file under it (a directory in the way of a file)."""
-        under = path + "/"
-        touched = {i for p, ids in state["touched"].items() if p == path or p.startswith(under) for i in ids}
+        """The earlier PRs whose own change to PATH conflicts with ITEM's (pairwise, on upstream), as sync
+        names them (pipeline.compose `_describe_conflicts`): those that changed PATH or a file under it (the
+        directory git moved a file out of the way of). Where ITEM conflicts in PATH with upstream
+        alone, only those whose change meets the lines of that conflict (pipeline.blame): a PR that merely
+        changed a file of upstream's directory in the way, or other lines of the file, is not named."""
+        inside = path + "/"
+        touched = {i for p, ids in state["touched"].items() if p == path or p.startswith(inside)
+                   for i in ids}
         touching = [e for e in earlier if e.id in touched]
         if not touching:
             return [item.id]
         upstream = state["upstream"]
-        onto = self.git.merge_trees([(upstream, self.only_paths(e)) for e in touching])
+        head = self.only_paths(item)
+        *onto, alone = self.git.merge_trees([(upstream, self.only_paths(e)) for e in touching] + [(upstream, head)])
+        if path in alone.conflicted_files:
+            meets = meets_conflict_many(self.git, path, base_tree=self.git.tree_of(item.base),
+                                        head_tree=self.git.tree_of(head), upstream_tree=self.git.tree_of(upstream),
+                                        other_trees=[r.tree for r in onto], alone=alone)
+            return [e.id for e, met in zip(touching, meets) if met] + [item.id]
         sig = self.signature(0)
         applied = [self.git.write_commit(r.tree, [upstream], sig, sig, "carrytool: pair probe\n") for r in onto]
-        head = self.only_paths(item)
         pairs = self.git.merge_trees([(commit, head) for commit in applied])
         hits = [e.id for e, r in zip(touching, pairs) if path in r.conflicted_files]
         return (hits or [e.id for e in touching]) + [item.id]

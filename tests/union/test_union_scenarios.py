@@ -291,3 +291,54 @@ def test_a_file_git_moves_out_of_a_directory_s_way_names_the_pr_whose_directory_
     assert len(moved) == 1 and (fold.scratch / moved[0]).read_text() == "one plan\n"
     for path in ("plans", moved[0]):
         assert lines[path].split()[1:3] == ["pr/3,", "pr/4"], result.stdout
+
+
+def _stopped_lines(cli: Cli, fold: Fold) -> dict[str, str]:
+    result = union(cli, fold, "compose")
+    assert result.exit_code == 3, result.stdout + result.stderr
+    return {line.split()[0]: line for line in result.stdout.splitlines() if line.startswith("  ")
+            and not line.startswith("   ")}
+
+
+def test_a_conflict_with_upstream_alone_names_no_pr_that_only_changed_upstream_s_directory(cli: Cli,
+                                                                                          tmp_path: Path) -> None:
+    """Upstream adds plans/x.txt and plans/y.txt; PR 3, on that upstream, edits plans/y.txt; PR 4, on the
+    old base, adds a file `plans`. PR 4 meets upstream's directory with or without PR 3: PR 3 is not
+    named (an adversarial review's case: it was, from the pair merge, which conflicts by upstream's doing)."""
+    entries = "  - pr: 3\n  - pr: 4\n  - carry: u\n    patch: unions/u.patch\n    supersedes: [3, 4]\n"
+    fold = Fold(tmp_path, union=entries)
+    new = fold.up.commit({"plans/x.txt": "x\n", "plans/y.txt": "y\n"}, "upstream plans", parent=fold.base,
+                         ref="refs/heads/main")
+    fold.up.commit({"plans/y.txt": "y by three\n"}, "three: edit y", parent=new, ref="refs/pull/3/head")
+    fold.up.commit({"plans": "one plan\n"}, "four: a plans file", parent=fold.base, ref="refs/pull/4/head")
+    lines = _stopped_lines(cli, fold)
+    named = {path: line.split()[1] for path, line in lines.items() if path.startswith("plans")}
+    assert len(named) == 2 and set(named.values()) == {"pr/4"}, lines
+
+
+def test_a_content_conflict_with_upstream_names_no_pr_that_changed_other_lines(cli: Cli, tmp_path: Path) -> None:
+    """Upstream changes line 20 of a.py; PR 4, on the old base, changes it too; PR 3, on upstream, changed
+    line 5 only. The conflict is PR 4's with upstream: PR 3 is not named (the pair merge of PR 3 on
+    upstream with PR 4 conflicts too, by upstream's doing, and named it)."""
+    entries = "  - pr: 3\n  - pr: 4\n  - carry: u\n    patch: unions/u.patch\n    supersedes: [3, 4]\n"
+    fold = Fold(tmp_path, union=entries)
+    new = fold.up.commit({"a.py": edited({20: "line 20 upstream\n"})}, "upstream 20", parent=fold.base,
+                         ref="refs/heads/main")
+    fold.up.commit({"a.py": edited({5: "line 5 by three\n", 20: "line 20 upstream\n"})}, "three: 5", parent=new,
+                   ref="refs/pull/3/head")
+    fold.up.commit({"a.py": edited({20: "line 20 by four\n"})}, "four: 20", parent=fold.base, ref="refs/pull/4/head")
+    line = _stopped_lines(cli, fold)["a.py"]
+    assert line.split()[1] == "pr/4" and "pr/3" not in line, line
+
+
+def test_a_content_conflict_with_upstream_names_the_pr_that_changed_those_lines(cli: Cli, tmp_path: Path) -> None:
+    """As above, but PR 3 rewrote line 20 itself (on upstream's version): its change meets PR 4's conflict
+    with upstream, so it is named."""
+    entries = "  - pr: 3\n  - pr: 4\n  - carry: u\n    patch: unions/u.patch\n    supersedes: [3, 4]\n"
+    fold = Fold(tmp_path, union=entries)
+    new = fold.up.commit({"a.py": edited({20: "line 20 upstream\n"})}, "upstream 20", parent=fold.base,
+                         ref="refs/heads/main")
+    fold.up.commit({"a.py": edited({20: "line 20 by three\n"})}, "three: 20", parent=new, ref="refs/pull/3/head")
+    fold.up.commit({"a.py": edited({20: "line 20 by four\n"})}, "four: 20", parent=fold.base, ref="refs/pull/4/head")
+    line = _stopped_lines(cli, fold)["a.py"]
+    assert line.split()[1:3] == ["pr/3,", "pr/4"], line
