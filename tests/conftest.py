@@ -20,9 +20,11 @@ from tests.gitrepo import Repo, init_repo, write_manifest
 
 def _second_git() -> str:
     """The bin folder of a second, newer git when this machine has one ("" when not): $CARRYTOOL_SECOND_GIT,
-    else the one .ci/build-git.sh builds and caches, else an older cache's place."""
+    else the one .ci/build-git.sh builds and caches (once it marked the build complete: .ci/run may be
+    building it while a test pass starts), else an older cache's place."""
     ci = Path(os.environ.get("CARRYTOOL_GIT_CACHE", Path.home() / ".cache" / "carrytool-ci" / "git-trixie"))
-    for folder in (os.environ.get("CARRYTOOL_SECOND_GIT", ""), str(ci / "bin"), "/root/.cache/git-new/bin"):
+    built = str(ci / "bin") if (ci / ".complete").exists() else ""
+    for folder in (os.environ.get("CARRYTOOL_SECOND_GIT", ""), built, "/root/.cache/git-new/bin"):
         if folder and (Path(folder) / "git").exists():
             return folder
     return ""
