@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from carrytool.errors import ConflictError, InputError, UnknownRef
-from carrytool.gitlayer.git import Git, MergeResult, Signature
+from carrytool.gitlayer.git import REGULAR_MODES, Git, MergeResult, Signature
 from carrytool.gitlayer.urls import resolve_local
 from carrytool.manifest import paths as pathmatch
 from carrytool.manifest.edit import update_union
@@ -29,7 +29,7 @@ from carrytool.manifest.load import parse_manifest
 from carrytool.manifest.model import Entry, Manifest
 from carrytool.manifest.safefile import refuse_symlink, write_atomic
 from carrytool.pipeline.atomic import crash_point
-from carrytool.pipeline.blame import meets_conflict_many
+from carrytool.pipeline.blame import meets_conflict_many, regions_differ
 from carrytool.pipeline.resolve import _fetch, namespace
 from carrytool.pipeline.structured_tree import resolve_merge, without_resolved
 from carrytool.union.resolutions import (
@@ -278,15 +278,37 @@ class Union:
         head = self.only_paths(item)
         *onto, alone = self.git.merge_trees([(upstream, self.only_paths(e)) for e in touching] + [(upstream, head)])
         if path in alone.conflicted_files:
-            meets = meets_conflict_many(self.git, path, base_tree=self.git.tree_of(item.base),
-                                        head_tree=self.git.tree_of(head), upstream_tree=self.git.tree_of(upstream),
-                                        other_trees=[r.tree for r in onto], alone=alone)
-            return [e.id for e, met in zip(touching, meets) if met] + [item.id]
+            return self._meeting(path, item, head, [(e, r) for e, r in zip(touching, onto) if r.clean], alone,
+                                 state) + [item.id]
         sig = self.signature(0)
         applied = [self.git.write_commit(r.tree, [upstream], sig, sig, "carrytool: pair probe\n") for r in onto]
         pairs = self.git.merge_trees([(commit, head) for commit in applied])
         hits = [e.id for e, r in zip(touching, pairs) if path in r.conflicted_files]
         return (hits or [e.id for e in touching]) + [item.id]
+
+    def _meeting(self, path: str, item: FoldItem, head: str, clean: list[tuple[FoldItem, MergeResult]],
+                 alone: MergeResult, state: dict) -> list[str]:
+        """For ITEM's conflict with upstream alone in PATH (ALONE: its merge onto upstream), the earlier PRs
+        of CLEAN (each merged cleanly onto upstream) whose change meets it, as sync's compose `_meeting`:
+        each one whose change meets the conflict's lines (pipeline.blame), or, where upstream has a file
+        there, that has none (deleted, a link, a directory: the conflict is then of its making too); when
+        no single one does and the union so far (the fold's tip) does, all of them."""
+        git = self.git
+        trees = {"base": git.tree_of(item.base), "head": git.tree_of(head),
+                 "upstream": git.tree_of(state["upstream"])}
+        meets = meets_conflict_many(git, path, base_tree=trees["base"], head_tree=trees["head"],
+                                    upstream_tree=trees["upstream"], other_trees=[r.tree for _, r in clean],
+                                    alone=alone)
+        sides = {key: git.blob_at(tree, path) for key, tree in trees.items()}
+        regular = {key: side is not None and side[0] in REGULAR_MODES for key, side in sides.items()}
+        hits = [e.id for (e, r), met in zip(clean, meets)
+                if met or regular["upstream"] and not _regular_at(git, r.tree, path)]
+        ours = git.blob_at(git.tree_of(state["tip"]), path)
+        if hits or len(clean) < 2 or not all(regular.values()) or ours is None or ours[0] not in REGULAR_MODES:
+            return hits
+        together = regions_differ(git, *(side[1] for side in sides.values()), ours[1],  # type: ignore[index]
+                                  path=path, merges=(alone, None))
+        return [e.id for e, _ in clean] if together else hits
 
     def finish(self, state: dict, items: list[FoldItem], outcome: Outcome, dry: bool) -> Outcome:
         tree = self.git.tree_of(state["tip"])
@@ -463,3 +485,9 @@ class Union:
             except OSError:
                 pass
         return left
+
+
+def _regular_at(git: Git, tree: str, path: str) -> bool:
+    """Whether TREE has a regular file at PATH."""
+    found = git.blob_at(tree, path)
+    return found is not None and found[0] in REGULAR_MODES

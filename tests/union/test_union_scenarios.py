@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from carrytool.union.resolutions import split_conflicts
 from tests.conftest import Cli
 from tests.gitrepo import init_repo
 from tests.union.fold_scenario import Fold, edited, resolve_both
@@ -342,3 +343,64 @@ def test_a_content_conflict_with_upstream_names_the_pr_that_changed_those_lines(
     fold.up.commit({"a.py": edited({20: "line 20 by four\n"})}, "four: 20", parent=fold.base, ref="refs/pull/4/head")
     line = _stopped_lines(cli, fold)["a.py"]
     assert line.split()[1:3] == ["pr/3,", "pr/4"], line
+
+
+def test_a_conflict_with_upstream_names_the_pr_that_deleted_the_file(cli: Cli, tmp_path: Path) -> None:
+    """Upstream changes line 20 of a.py; PR 3, on upstream, deletes a.py; PR 4, on the old base, changes
+    line 20: the modify/delete is PR 3's doing too, though no line of its meets the conflict."""
+    entries = "  - pr: 3\n  - pr: 4\n  - carry: u\n    patch: unions/u.patch\n    supersedes: [3, 4]\n"
+    fold = Fold(tmp_path, union=entries)
+    new = fold.up.commit({"a.py": edited({20: "line 20 upstream\n"})}, "upstream 20", parent=fold.base,
+                         ref="refs/heads/main")
+    fold.up.commit({"a.py": None}, "three: no a.py", parent=new, ref="refs/pull/3/head")
+    fold.up.commit({"a.py": edited({20: "line 20 by four\n"})}, "four: 20", parent=fold.base, ref="refs/pull/4/head")
+    line = _stopped_lines(cli, fold)["a.py"]
+    assert line.split()[1:3] == ["pr/3,", "pr/4"], line
+
+
+def test_a_conflict_with_upstream_names_the_prs_whose_union_so_far_meets_it_together(cli: Cli,
+                                                                                       tmp_path: Path) -> None:
+    """PRs 3 and 4 (on upstream) change line 17, each its own way; their hunk is resolved and line 19 edited
+    by hand. PR 5, on the old base, changes line 20, which upstream changed: neither PR alone meets that
+    conflict, but the union so far does (line 19): both are named, as sync names them."""
+    entries = "  - pr: 3\n  - pr: 4\n  - pr: 5\n  - carry: u\n    patch: unions/u.patch\n    supersedes: [3, 4, 5]\n"
+    fold = Fold(tmp_path, union=entries)
+    new = fold.up.commit({"a.py": edited({20: "line 20 upstream\n"})}, "upstream 20", parent=fold.base,
+                         ref="refs/heads/main")
+    for pr in (3, 4):
+        fold.up.commit({"a.py": edited({17: f"line 17 by {pr}\n", 20: "line 20 upstream\n"})}, f"{pr}: 17", parent=new,
+                       ref=f"refs/pull/{pr}/head")
+    fold.up.commit({"a.py": edited({20: "line 20 by five\n"})}, "five: 20", parent=fold.base, ref="refs/pull/5/head")
+    assert union(cli, fold, "compose").exit_code == 3
+    path = fold.scratch / "a.py"
+    parts = split_conflicts(path.read_bytes())
+    assert parts is not None
+    path.write_bytes(b"\n".join(p if isinstance(p, bytes) else b"line 17 by 3 and 4" for p in parts)
+                     .replace(b"line 19\n", b"line 19 by hand\n"))
+    result = union(cli, fold, "continue")
+    assert result.exit_code == 3, result.stdout + result.stderr
+    line = next(x for x in result.stdout.splitlines() if x.startswith("  a.py "))
+    assert line.split()[1:4] == ["pr/3,", "pr/4,", "pr/5"], result.stdout
+
+
+def test_a_conflict_with_upstream_names_no_pr_whose_own_conflict_with_upstream_was_resolved_away(
+        cli: Cli, tmp_path: Path) -> None:
+    """PR 3, on the old base, changes lines 5 and 20 and conflicts with upstream at 20, resolved by keeping
+    upstream's line; PR 4 changes line 20 too. PR 3's own merge onto upstream is no clean change to weigh:
+    as sync leaves such an entry out, PR 4's conflict with upstream names PR 4 alone."""
+    entries = "  - pr: 3\n  - pr: 4\n  - carry: u\n    patch: unions/u.patch\n    supersedes: [3, 4]\n"
+    fold = Fold(tmp_path, union=entries)
+    fold.up.commit({"a.py": edited({20: "line 20 upstream\n"})}, "upstream 20", parent=fold.base,
+                   ref="refs/heads/main")
+    fold.up.commit({"a.py": edited({5: "line 5 by three\n", 20: "line 20 by three\n"})}, "three", parent=fold.base,
+                   ref="refs/pull/3/head")
+    fold.up.commit({"a.py": edited({20: "line 20 by four\n"})}, "four: 20", parent=fold.base, ref="refs/pull/4/head")
+    assert union(cli, fold, "compose").exit_code == 3
+    path = fold.scratch / "a.py"
+    parts = split_conflicts(path.read_bytes())
+    assert parts is not None
+    path.write_bytes(b"\n".join(p if isinstance(p, bytes) else p.ours for p in parts))
+    result = union(cli, fold, "continue")
+    assert result.exit_code == 3, result.stdout + result.stderr
+    line = next(x for x in result.stdout.splitlines() if x.startswith("  a.py "))
+    assert line.split()[1] == "pr/4" and "pr/3" not in line, result.stdout
