@@ -29,7 +29,7 @@ from carrytool.manifest.load import parse_manifest
 from carrytool.manifest.model import Entry, Manifest
 from carrytool.manifest.safefile import refuse_symlink, write_atomic
 from carrytool.pipeline.atomic import crash_point
-from carrytool.pipeline.blame import meets_conflict_many, regions_differ
+from carrytool.pipeline.blame import meets_conflict, meets_conflict_many
 from carrytool.pipeline.resolve import _fetch, namespace
 from carrytool.pipeline.structured_tree import resolve_merge, without_resolved
 from carrytool.union.resolutions import (
@@ -294,20 +294,15 @@ class Union:
         there, that has none (deleted, a link, a directory: the conflict is then of its making too); when
         no single one does and the union so far (the fold's tip) does, all of them."""
         git = self.git
-        trees = {"base": git.tree_of(item.base), "head": git.tree_of(head),
-                 "upstream": git.tree_of(state["upstream"])}
-        meets = meets_conflict_many(git, path, base_tree=trees["base"], head_tree=trees["head"],
-                                    upstream_tree=trees["upstream"], other_trees=[r.tree for _, r in clean],
-                                    alone=alone)
-        sides = {key: git.blob_at(tree, path) for key, tree in trees.items()}
-        regular = {key: side is not None and side[0] in REGULAR_MODES for key, side in sides.items()}
+        trees = {"base_tree": git.tree_of(item.base), "head_tree": git.tree_of(head),
+                 "upstream_tree": git.tree_of(state["upstream"])}
+        meets = meets_conflict_many(git, path, **trees, other_trees=[r.tree for _, r in clean], alone=alone)
+        upstream_file = _regular_at(git, trees["upstream_tree"], path)
         hits = [e.id for (e, r), met in zip(clean, meets)
-                if met or regular["upstream"] and not _regular_at(git, r.tree, path)]
-        ours = git.blob_at(git.tree_of(state["tip"]), path)
-        if hits or len(clean) < 2 or not all(regular.values()) or ours is None or ours[0] not in REGULAR_MODES:
+                if met or upstream_file and not _regular_at(git, r.tree, path)]
+        if hits or len(clean) < 2:
             return hits
-        together = regions_differ(git, *(side[1] for side in sides.values()), ours[1],  # type: ignore[index]
-                                  path=path, merges=(alone, None))
+        together = meets_conflict(git, path, **trees, other_tree=git.tree_of(state["tip"]), merges=(alone, None))
         return [e.id for e, _ in clean] if together else hits
 
     def finish(self, state: dict, items: list[FoldItem], outcome: Outcome, dry: bool) -> Outcome:
