@@ -67,6 +67,18 @@ def regions_of_lines(lines: Iterable[bytes]) -> list[bytes]:
     return regions
 
 
+def takes_file_away(git: Git, path: str, *, upstream_tree: str, other_trees: Sequence[str]) -> list[bool]:
+    """For each of OTHER_TREES (an earlier change merged onto upstream), whether it took away the regular
+    file upstream has at PATH: deleted it, or made it a link, a submodule or a directory. A later entry's
+    conflict with upstream in PATH is then that change's doing too, whatever lines it met: in the result
+    so far there is no file to merge the entry into."""
+    found = git.blob_at(upstream_tree, path)
+    if found is None or found[0] not in REGULAR_MODES:
+        return [False] * len(other_trees)
+    others = [git.blob_at(tree, path) for tree in other_trees]
+    return [other is None or other[0] not in REGULAR_MODES for other in others]
+
+
 def meets_conflict_many(git: Git, path: str, *, base_tree: str, head_tree: str, upstream_tree: str,
                         other_trees: Sequence[str], alone: MergeResult | None = None) -> list[bool]:
     """meets_conflict for each of OTHER_TREES (none with a tree merge of its own: MERGES[1] is None),

@@ -32,7 +32,7 @@ from carrytool.gitlayer.git import (
     Signature,
 )
 from carrytool.manifest.model import Manifest
-from carrytool.pipeline.blame import meeting_merges, meets_conflict_many, regions_differ
+from carrytool.pipeline.blame import meeting_merges, meets_conflict_many, regions_differ, takes_file_away
 from carrytool.pipeline.keptmerges import KeptMerges
 from carrytool.pipeline.plan import (
     APPLIED,
@@ -723,15 +723,17 @@ class Composer:
 
     def _meeting(self, step: Step, path: str, touching: Sequence[Step], result: MergeResult,
                  alone: MergeResult | None) -> list[str]:
-        """The earlier entries whose own change meets the lines where STEP conflicts with upstream in PATH:
-        each one alone; when none does alone but the result so far (stage 2 of RESULT) does, all of them.
+        """The earlier entries whose own change meets the lines where STEP conflicts with upstream in PATH, or
+        took upstream's file there away (deleted it, made it a link or a directory: pipeline.blame), each
+        one alone; when none does alone but the result so far (stage 2 of RESULT) does, all of them.
         ALONE, STEP's merge onto upstream, holds the regions of its conflict with upstream (pipeline.blame)."""
         if not step.base or not touching:
             return []
         sides = self._meeting_sides(step, touching, alone)
         meets = meets_conflict_many(self.git, path, **sides)
+        away = takes_file_away(self.git, path, upstream_tree=self.upstream_tree, other_trees=sides["other_trees"])
         base_tree, head_tree, merges = sides["base_tree"], sides["head_tree"], (sides["alone"], None)
-        hits = [s.id for s, met in zip(touching, meets) if met]
+        hits = [s.id for s, met, took in zip(touching, meets, away) if met or took]
         ours = next((st for st in result.stages if st.path == path and st.stage == 2), None)
         if hits or len(touching) < 2 or ours is None or ours.mode not in REGULAR_MODES:
             return hits

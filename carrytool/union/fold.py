@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from carrytool.errors import ConflictError, InputError, UnknownRef
-from carrytool.gitlayer.git import REGULAR_MODES, Git, MergeResult, Signature
+from carrytool.gitlayer.git import Git, MergeResult, Signature
 from carrytool.gitlayer.urls import resolve_local
 from carrytool.manifest import paths as pathmatch
 from carrytool.manifest.edit import update_union
@@ -29,7 +29,7 @@ from carrytool.manifest.load import parse_manifest
 from carrytool.manifest.model import Entry, Manifest
 from carrytool.manifest.safefile import refuse_symlink, write_atomic
 from carrytool.pipeline.atomic import crash_point
-from carrytool.pipeline.blame import meets_conflict, meets_conflict_many
+from carrytool.pipeline.blame import meets_conflict, meets_conflict_many, takes_file_away
 from carrytool.pipeline.resolve import _fetch, namespace
 from carrytool.pipeline.structured_tree import resolve_merge, without_resolved
 from carrytool.union.resolutions import (
@@ -297,9 +297,8 @@ class Union:
         trees = {"base_tree": git.tree_of(item.base), "head_tree": git.tree_of(head),
                  "upstream_tree": git.tree_of(state["upstream"])}
         meets = meets_conflict_many(git, path, **trees, other_trees=[r.tree for _, r in clean], alone=alone)
-        upstream_file = _regular_at(git, trees["upstream_tree"], path)
-        hits = [e.id for (e, r), met in zip(clean, meets)
-                if met or upstream_file and not _regular_at(git, r.tree, path)]
+        away = takes_file_away(git, path, upstream_tree=trees["upstream_tree"], other_trees=[r.tree for _, r in clean])
+        hits = [e.id for (e, _), met, took in zip(clean, meets, away) if met or took]
         if hits or len(clean) < 2:
             return hits
         together = meets_conflict(git, path, **trees, other_tree=git.tree_of(state["tip"]), merges=(alone, None))
@@ -480,9 +479,3 @@ class Union:
             except OSError:
                 pass
         return left
-
-
-def _regular_at(git: Git, tree: str, path: str) -> bool:
-    """Whether TREE has a regular file at PATH."""
-    found = git.blob_at(tree, path)
-    return found is not None and found[0] in REGULAR_MODES

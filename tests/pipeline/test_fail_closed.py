@@ -62,6 +62,27 @@ def test_conflict_with_upstream_alone_blames_upstream_not_an_earlier_entry(cli: 
     assert "with pr/5" not in result.stdout
 
 
+@pytest.mark.parametrize("kind", ["deleted", "link", "directory"])
+def test_conflict_with_upstream_names_an_earlier_entry_that_took_the_file_away(cli: Cli, small: Small, kind: str,
+                                                                              report_schema: dict) -> None:
+    """Upstream moved v1; pr/1, on upstream, deletes n.py (or makes it a link, or a directory); pr/2, on the
+    old base, edits v1. pr/2's conflict with upstream in n.py is pr/1's doing too, though no line of pr/1
+    meets it: in the result so far n.py is no file to merge into (as `union` names it)."""
+    base = small.up.commit(nine(), "nine", parent="main", ref="refs/heads/main")
+    moved = small.up.commit(nine(v1="'upstream'"), "upstream moves v1", parent=base, ref="refs/heads/main")
+    gone = {"deleted": {"n.py": None}, "link": {"n.py": "elsewhere.py"},
+            "directory": {"n.py": None, "n.py/inner.py": "x = 1\n"}}[kind]
+    small.up.commit(gone, "pr 1", parent=moved, ref="refs/pull/1/head", modes={"n.py": "120000"})
+    small.pr(2, nine(v1="'two'"), parent=base)
+    small.manifest([{"pr": 1}, {"pr": 2, "on_conflict": "skip"}])
+    code, report = cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")
+    assert code == 0, report
+    jsonschema.validate(report, report_schema)
+    e = by_id(report)
+    assert e["pr/1"]["status"] == "applied", e["pr/1"]
+    assert e["pr/2"]["conflicts"] == [{"file": "n.py", "with": ["pr/1"], "upstream": True}], e["pr/2"]
+
+
 def test_blame_reads_upstream_regions_from_the_merge_onto_upstream(cli: Cli, small: Small,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """Who an upstream conflict is with: the entry's own conflict regions with upstream are read from its
