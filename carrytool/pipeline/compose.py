@@ -113,6 +113,7 @@ class _Direct:
     stages: tuple = ()
     messages: tuple = ()
     conflicted_paths: tuple[str, ...] = ()
+    conflicted_files: tuple[str, ...] = ()
 
     def __init__(self, git: Git, upstream_tree: str, edits: dict[str, tuple[str, str] | None],
                  own: Sequence[Change]) -> None:
@@ -167,6 +168,7 @@ class Composer:
         self.upstream_tree: str = info["tree"]  # type: ignore[assignment]
         self.upstream_time: int = info["committer_time"]  # type: ignore[assignment]
         self._stand_ins: dict[tuple[str, tuple[str, ...]], str] = {}
+        self._theirs_onto: dict[int, str] = {}     # id(step) -> its conflicted merge onto upstream, theirs
         self._onto: dict[int, MergeResult] = {}
         self._upstream_has: set[int] = set()      # entries whose merge onto upstream changes nothing
         self._upstream_removed: dict[str, set[str]] = {}   # base -> the paths upstream deleted since
@@ -694,8 +696,8 @@ class Composer:
                 continue
             culprits = [s.id for s in touching]
             if len(touching) > 1:
-                pairs = [self._on_path(step, path, self._pair(step, self.upstream, self._onto[id(s)].tree),
-                                       self._onto[id(s)].tree) for s in touching]
+                pairs = [self._on_path(step, path, self._pair(step, self.upstream, self._onto_tree(s)),
+                                       self._onto_tree(s)) for s in touching]
                 hits = [s.id for s, r in zip(touching, self.git.merge_trees(pairs)) if path in r.conflicted_files]
                 culprits = hits or culprits
             elif not touching:
@@ -747,16 +749,35 @@ class Composer:
     def _meeting_sides(self, step: Step, touching: Sequence[Step], alone: MergeResult | None) -> dict:
         """The trees (and merge) meets_conflict_many weighs STEP's conflict with upstream by, for `_meeting`."""
         return {"base_tree": self.git.tree_of(step.base), "head_tree": self.git.tree_of(self._filtered_head(step)),
-                "upstream_tree": self.upstream_tree, "other_trees": [self._onto[id(s)].tree for s in touching],
+                "upstream_tree": self.upstream_tree, "other_trees": [self._onto_tree(s) for s in touching],
                 "alone": alone if self.regions_from_merges else None}
 
     def _touching(self, path: str, applied: Sequence[Step], under: bool = False) -> list[Step]:
         """The entries of APPLIED that change PATH (or, UNDER, a path in a directory PATH: a file moved
-        aside out of a directory's way) and merge cleanly onto upstream alone: a conflict's candidate
-        culprits (_describe_conflicts)."""
+        aside out of a directory's way) whose merge onto upstream alone says what they left there (see
+        `_onto_tree`): a conflict's candidate culprits (_describe_conflicts). That merge is clean at PATH, or
+        the entry is applied under `theirs`, which resolved its conflicts with upstream its own way (an
+        entry whose conflict there was resolved structurally is not weighed)."""
         inside = path + "/"
         return [s for s in applied if (path in s.files or under and any(f.startswith(inside) for f in s.files))
-                and id(s) in self._onto and self._onto[id(s)].clean]
+                and id(s) in self._onto and (self._theirs(s) or not any(
+                    p == path or p.startswith(inside) for p in self._onto[id(s)].conflicted_files))]
+
+    def _theirs(self, step: Step) -> bool:
+        """Whether STEP's conflicts are resolved in its favour, and only so (no structured merge)."""
+        return self.manifest.on_conflict(step.entry) == "theirs" and not self.manifest.structured_paths(step.entry)
+
+    def _onto_tree(self, step: Step) -> str:
+        """The tree of STEP merged onto upstream alone: what STEP's change makes of upstream, as blame weighs
+        it. Where that merge conflicted and STEP is applied under `theirs`, the merge resolved in its favour
+        (as the chain resolves it): not conflict markers, and a file it deleted is gone."""
+        onto = self._onto[id(step)]
+        if onto.clean or not self._theirs(step):
+            return onto.tree
+        tree = self._theirs_onto.get(id(step))
+        if tree is None:
+            tree = self._theirs_onto[id(step)] = self._resolve_theirs(onto)  # type: ignore[arg-type]
+        return tree
 
     def _ask_meetings(self, guessed: Sequence[tuple[Step, int, list[Step]]]) -> None:
         """Ask git, as one batch (which two merge-tree processes share), the content merges that naming the

@@ -278,8 +278,12 @@ class Union:
         head = self.only_paths(item)
         *onto, alone = self.git.merge_trees([(upstream, self.only_paths(e)) for e in touching] + [(upstream, head)])
         if path in alone.conflicted_files:
-            return self._meeting(path, item, head, [(e, r) for e, r in zip(touching, onto) if r.clean], alone,
-                                 state) + [item.id]
+            # weighed: the PRs whose merge onto upstream is clean at PATH (and under it). One that conflicted
+            # with upstream there holds conflict markers (its resolution is the fold's own); one that
+            # conflicted only in other files merged PATH as any other PR did
+            clear = [(e, r) for e, r in zip(touching, onto)
+                     if not any(p == path or p.startswith(inside) for p in r.conflicted_files)]
+            return self._meeting(path, item, head, clear, alone, state) + [item.id]
         sig = self.signature(0)
         applied = [self.git.write_commit(r.tree, [upstream], sig, sig, "carrytool: pair probe\n") for r in onto]
         pairs = self.git.merge_trees([(commit, head) for commit in applied])
@@ -289,7 +293,7 @@ class Union:
     def _meeting(self, path: str, item: FoldItem, head: str, clean: list[tuple[FoldItem, MergeResult]],
                  alone: MergeResult, state: dict) -> list[str]:
         """For ITEM's conflict with upstream alone in PATH (ALONE: its merge onto upstream), the earlier PRs
-        of CLEAN (each merged cleanly onto upstream) whose change meets it, as sync's compose `_meeting`:
+        of CLEAN (each merged onto upstream cleanly at PATH) whose change meets it, as sync's compose `_meeting`:
         each one whose change meets the conflict's lines (pipeline.blame), or, where upstream has a file
         there, that has none (deleted, a link, a directory: the conflict is then of its making too); when
         no single one does and the union so far (the fold's tip) does, all of them."""

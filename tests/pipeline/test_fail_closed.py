@@ -62,17 +62,18 @@ def test_conflict_with_upstream_alone_blames_upstream_not_an_earlier_entry(cli: 
     assert "with pr/5" not in result.stdout
 
 
-@pytest.mark.parametrize("kind", ["deleted", "link", "directory"])
+@pytest.mark.parametrize("kind", ["deleted", "link", "submodule", "directory"])
 def test_conflict_with_upstream_names_an_earlier_entry_that_took_the_file_away(cli: Cli, small: Small, kind: str,
                                                                               report_schema: dict) -> None:
-    """Upstream moved v1; pr/1, on upstream, deletes n.py (or makes it a link, or a directory); pr/2, on the
+    """Upstream moved v1; pr/1, on upstream, deletes n.py (or makes it a link, a submodule, a directory); pr/2, on the
     old base, edits v1. pr/2's conflict with upstream in n.py is pr/1's doing too, though no line of pr/1
     meets it: in the result so far n.py is no file to merge into (as `union` names it)."""
     base = small.up.commit(nine(), "nine", parent="main", ref="refs/heads/main")
     moved = small.up.commit(nine(v1="'upstream'"), "upstream moves v1", parent=base, ref="refs/heads/main")
-    gone = {"deleted": {"n.py": None}, "link": {"n.py": "elsewhere.py"},
+    gone = {"deleted": {"n.py": None}, "link": {"n.py": "elsewhere.py"}, "submodule": {"n.py": base},
             "directory": {"n.py": None, "n.py/inner.py": "x = 1\n"}}[kind]
-    small.up.commit(gone, "pr 1", parent=moved, ref="refs/pull/1/head", modes={"n.py": "120000"})
+    small.up.commit(gone, "pr 1", parent=moved, ref="refs/pull/1/head",
+                    modes={"n.py": "160000" if kind == "submodule" else "120000"})
     small.pr(2, nine(v1="'two'"), parent=base)
     small.manifest([{"pr": 1}, {"pr": 2, "on_conflict": "skip"}])
     code, report = cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")
@@ -80,6 +81,51 @@ def test_conflict_with_upstream_names_an_earlier_entry_that_took_the_file_away(c
     jsonschema.validate(report, report_schema)
     e = by_id(report)
     assert e["pr/1"]["status"] == "applied", e["pr/1"]
+    assert e["pr/2"]["conflicts"] == [{"file": "n.py", "with": ["pr/1"], "upstream": True}], e["pr/2"]
+
+
+def test_conflict_with_upstream_names_an_entry_whose_own_conflict_with_upstream_was_in_another_file(
+        cli: Cli, small: Small) -> None:
+    """Upstream moved m.py's v5, then n.py's v1. pr/3 (on the first, `theirs`) changes n.py's v1, a conflict
+    with upstream it resolves its way, and m.py's v6; pr/4, on the old base, changes m.py's v5: pr/3's v6 is
+    in that conflict. pr/3 merged onto upstream cleanly in m.py, so it is weighed there (it was not: its
+    conflict in n.py left it out everywhere)."""
+    both = {"n.py": NINE, "m.py": NINE}
+    base = small.up.commit(both, "nine", parent="main", ref="refs/heads/main")
+    first = small.up.commit({"m.py": nine(v5="'upstream'")["n.py"]}, "upstream moves m.py v5", parent=base)
+    small.up.commit(nine(v1="'upstream'"), "upstream moves n.py v1", parent=first, ref="refs/heads/main")
+    small.pr(3, {**nine(v1="'three'"), "m.py": nine(v5="'upstream'", v6="'three'")["n.py"]}, parent=first)
+    small.pr(4, {"m.py": nine(v5="'four'")["n.py"]}, parent=base)
+    small.manifest([{"pr": 3, "on_conflict": "theirs"}, {"pr": 4, "on_conflict": "skip"}])
+    code, report = cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")
+    assert code == 0, report
+    e = by_id(report)
+    assert e["pr/3"]["status"] == "applied" and e["pr/3"]["conflicts"] == [
+        {"file": "n.py", "with": [], "upstream": True}], e["pr/3"]
+    assert e["pr/4"]["conflicts"] == [{"file": "m.py", "with": ["pr/3"], "upstream": True}], e["pr/4"]
+
+
+@pytest.mark.parametrize("kind", ["content", "deleted", "directory"])
+def test_conflict_with_upstream_names_a_theirs_entry_by_what_it_left_there(cli: Cli, small: Small,
+                                                                          kind: str) -> None:
+    """Upstream moved v1 of n.py; pr/1, on the old base under `theirs`, conflicts with upstream there and
+    wins: its own v1, n.py deleted, or n.py made a directory. pr/2, on the old base, edits v1 (and v9):
+    its conflict with upstream is pr/1's doing too. pr/1's merge onto upstream conflicted at n.py, so it is
+    weighed by that merge resolved its way, as the chain resolved it (an adversarial review's case: it
+    was left out, `with: []`)."""
+    base = small.up.commit(nine(), "nine", parent="main", ref="refs/heads/main")
+    small.up.commit(nine(v1="'upstream'"), "upstream moves v1", parent=base, ref="refs/heads/main")
+    wins = {"content": nine(v1="'one'"), "deleted": {"n.py": None},
+            "directory": {"n.py": None, "n.py/inner.py": "x = 1\n"}}[kind]
+    small.pr(1, wins, parent=base)
+    small.pr(2, nine(v1="'two'", v9="'two'"), parent=base)
+    small.manifest([{"pr": 1, "on_conflict": "theirs"}, {"pr": 2, "on_conflict": "skip"}])
+    code, report = cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")
+    # pr/1 loses upstream's change to v1: sync says so (and, where the file is gone, fails)
+    assert code == (0 if kind == "content" else 1), report
+    assert [w["kind"] for w in report["warnings"]] == ["upstream-loss"], report
+    e = by_id(report)
+    assert e["pr/1"]["status"] == "applied" and e["pr/1"]["conflicts"][0]["upstream"], e["pr/1"]
     assert e["pr/2"]["conflicts"] == [{"file": "n.py", "with": ["pr/1"], "upstream": True}], e["pr/2"]
 
 

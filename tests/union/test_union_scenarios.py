@@ -16,7 +16,7 @@ import pytest
 from carrytool.union.resolutions import split_conflicts
 from tests.conftest import Cli
 from tests.gitrepo import init_repo
-from tests.union.fold_scenario import Fold, edited, resolve_both
+from tests.union.fold_scenario import A_BASE, Fold, edited, resolve_both
 
 
 @pytest.fixture
@@ -383,6 +383,19 @@ def test_a_conflict_with_upstream_names_the_prs_whose_union_so_far_meets_it_toge
     assert line.split()[1:4] == ["pr/3,", "pr/4,", "pr/5"], result.stdout
 
 
+def _next_stop_keeping_ours(cli: Cli, fold: Fold, path: str):  # noqa: ANN202
+    """Compose (it stops on a.py), resolve each hunk of a.py as upstream had it, continue (it stops
+    again): the line naming PATH of that second stop, and the result."""
+    assert union(cli, fold, "compose").exit_code == 3
+    file = fold.scratch / "a.py"
+    parts = split_conflicts(file.read_bytes())
+    assert parts is not None
+    file.write_bytes(b"\n".join(p if isinstance(p, bytes) else p.ours for p in parts))
+    result = union(cli, fold, "continue")
+    assert result.exit_code == 3, result.stdout + result.stderr
+    return next(x for x in result.stdout.splitlines() if x.startswith(f"  {path} ")), result
+
+
 def test_a_conflict_with_upstream_names_no_pr_whose_own_conflict_with_upstream_was_resolved_away(
         cli: Cli, tmp_path: Path) -> None:
     """PR 3, on the old base, changes lines 5 and 20 and conflicts with upstream at 20, resolved by keeping
@@ -395,12 +408,25 @@ def test_a_conflict_with_upstream_names_no_pr_whose_own_conflict_with_upstream_w
     fold.up.commit({"a.py": edited({5: "line 5 by three\n", 20: "line 20 by three\n"})}, "three", parent=fold.base,
                    ref="refs/pull/3/head")
     fold.up.commit({"a.py": edited({20: "line 20 by four\n"})}, "four: 20", parent=fold.base, ref="refs/pull/4/head")
-    assert union(cli, fold, "compose").exit_code == 3
-    path = fold.scratch / "a.py"
-    parts = split_conflicts(path.read_bytes())
-    assert parts is not None
-    path.write_bytes(b"\n".join(p if isinstance(p, bytes) else p.ours for p in parts))
-    result = union(cli, fold, "continue")
-    assert result.exit_code == 3, result.stdout + result.stderr
-    line = next(x for x in result.stdout.splitlines() if x.startswith("  a.py "))
+    line, result = _next_stop_keeping_ours(cli, fold, "a.py")
     assert line.split()[1] == "pr/4" and "pr/3" not in line, result.stdout
+
+
+def test_a_conflict_with_upstream_names_a_pr_whose_own_conflict_with_upstream_was_in_another_file(
+        cli: Cli, tmp_path: Path) -> None:
+    """Upstream changes c.py line 10, then a.py line 20. PR 3, on the first of those, changes a.py line 20
+    (a conflict with upstream, resolved by hand) and c.py line 11; PR 4, on the old base, changes c.py line
+    10, which upstream changed: PR 3's line 11 is in that conflict. PR 3 merged onto upstream cleanly in
+    c.py: its conflict in a.py does not make its change to c.py any less a part of the union, so it is named."""
+    entries = "  - pr: 3\n  - pr: 4\n  - carry: u\n    patch: unions/u.patch\n    supersedes: [3, 4]\n"
+    fold = Fold(tmp_path, union=entries, extra={"c.py": A_BASE})
+    first = fold.up.commit({"c.py": edited({10: "line 10 upstream\n"})}, "upstream c10", parent=fold.base)
+    fold.up.commit({"a.py": edited({20: "line 20 upstream\n"})}, "upstream a20", parent=first,
+                   ref="refs/heads/main")
+    fold.up.commit({"a.py": edited({20: "line 20 by three\n"}),
+                    "c.py": edited({10: "line 10 upstream\n", 11: "line 11 by three\n"})}, "three", parent=first,
+                   ref="refs/pull/3/head")
+    fold.up.commit({"c.py": edited({10: "line 10 by four\n"})}, "four: c10", parent=fold.base,
+                   ref="refs/pull/4/head")
+    line, result = _next_stop_keeping_ours(cli, fold, "c.py")
+    assert line.split()[1:3] == ["pr/3,", "pr/4"], result.stdout
