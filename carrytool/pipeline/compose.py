@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from carrytool.gitlayer.git import (
     PINNED_CONFIG,
@@ -42,6 +43,9 @@ from carrytool.pipeline.plan import (
     redundant_with,
 )
 from carrytool.pipeline.reduce import reduced_head
+
+if TYPE_CHECKING:       # loaded where used: only a structured merge policy needs it
+    from carrytool.pipeline.structured_tree import TreeResolution
 
 Progress = Callable[[str, int, int], None]
 _KEEP = ("keep", "upstream's version")     # a path whose merged upstream version is upstream's own
@@ -168,7 +172,9 @@ class Composer:
         self.upstream_tree: str = info["tree"]  # type: ignore[assignment]
         self.upstream_time: int = info["committer_time"]  # type: ignore[assignment]
         self._stand_ins: dict[tuple[str, tuple[str, ...]], str] = {}
-        self._theirs_onto: dict[int, str] = {}     # id(step) -> its conflicted merge onto upstream, theirs
+        # id(step) -> its conflicted merge onto upstream, resolved as the chain resolved it (_onto_tree):
+        self._structured_onto: dict[int, TreeResolution] = {}      # structurally (the paths that resolve)
+        self._theirs_onto: dict[int, str] = {}                     # in its favour (under `theirs`)
         self._onto: dict[int, MergeResult] = {}
         self._upstream_has: set[int] = set()      # entries whose merge onto upstream changes nothing
         self._upstream_removed: dict[str, set[str]] = {}   # base -> the paths upstream deleted since
@@ -696,8 +702,9 @@ class Composer:
                 continue
             culprits = [s.id for s in touching]
             if len(touching) > 1:
-                pairs = [self._on_path(step, path, self._pair(step, self.upstream, self._onto_tree(s)),
-                                       self._onto_tree(s)) for s in touching]
+                trees = [self._onto_tree(s, path) for s in touching]
+                pairs = [self._on_path(step, path, self._pair(step, self.upstream, tree), tree)  # type: ignore[arg-type]
+                         for tree in trees]
                 hits = [s.id for s, r in zip(touching, self.git.merge_trees(pairs)) if path in r.conflicted_files]
                 culprits = hits or culprits
             elif not touching:
@@ -731,7 +738,7 @@ class Composer:
         ALONE, STEP's merge onto upstream, holds the regions of its conflict with upstream (pipeline.blame)."""
         if not step.base or not touching:
             return []
-        sides = self._meeting_sides(step, touching, alone)
+        sides = self._meeting_sides(step, path, touching, alone)
         meets = meets_conflict_many(self.git, path, **sides)
         away = takes_file_away(self.git, path, upstream_tree=self.upstream_tree, other_trees=sides["other_trees"])
         base_tree, head_tree, merges = sides["base_tree"], sides["head_tree"], (sides["alone"], None)
@@ -746,38 +753,56 @@ class Composer:
                                   path=path, merges=merges)
         return [s.id for s in touching] if together else hits
 
-    def _meeting_sides(self, step: Step, touching: Sequence[Step], alone: MergeResult | None) -> dict:
+    def _meeting_sides(self, step: Step, path: str, touching: Sequence[Step], alone: MergeResult | None) -> dict:
         """The trees (and merge) meets_conflict_many weighs STEP's conflict with upstream by, for `_meeting`."""
         return {"base_tree": self.git.tree_of(step.base), "head_tree": self.git.tree_of(self._filtered_head(step)),
-                "upstream_tree": self.upstream_tree, "other_trees": [self._onto_tree(s) for s in touching],
+                "upstream_tree": self.upstream_tree, "other_trees": [self._onto_tree(s, path) for s in touching],
                 "alone": alone if self.regions_from_merges else None}
 
     def _touching(self, path: str, applied: Sequence[Step], under: bool = False) -> list[Step]:
         """The entries of APPLIED that change PATH (or, UNDER, a path in a directory PATH: a file moved
-        aside out of a directory's way) whose merge onto upstream alone says what they left there (see
-        `_onto_tree`): a conflict's candidate culprits (_describe_conflicts). That merge is clean at PATH, or
-        the entry is applied under `theirs`, which resolved its conflicts with upstream its own way (an
-        entry whose conflict there was resolved structurally is not weighed)."""
+        aside out of a directory's way) whose merge onto upstream alone says what they left there
+        (`_onto_tree`): a conflict's candidate culprits (_describe_conflicts)."""
         inside = path + "/"
         return [s for s in applied if (path in s.files or under and any(f.startswith(inside) for f in s.files))
-                and id(s) in self._onto and (self._theirs(s) or not any(
-                    p == path or p.startswith(inside) for p in self._onto[id(s)].conflicted_files))]
+                and id(s) in self._onto and self._weighed(s, path)]
 
-    def _theirs(self, step: Step) -> bool:
-        """Whether STEP's conflicts are resolved in its favour, and only so (no structured merge)."""
-        return self.manifest.on_conflict(step.entry) == "theirs" and not self.manifest.structured_paths(step.entry)
-
-    def _onto_tree(self, step: Step) -> str:
-        """The tree of STEP merged onto upstream alone: what STEP's change makes of upstream, as blame weighs
-        it. Where that merge conflicted and STEP is applied under `theirs`, the merge resolved in its favour
-        (as the chain resolves it): not conflict markers, and a file it deleted is gone."""
+    def _weighed(self, step: Step, path: str) -> str:
+        """How `_onto_tree` weighs STEP at PATH: "merge" (its merge onto upstream is clean there), "structured",
+        "theirs", or "" (left out: that merge holds conflict markers there that the chain did not resolve)."""
         onto = self._onto[id(step)]
-        if onto.clean or not self._theirs(step):
+        inside = path + "/"
+        here = [p for p in onto.conflicted_files if p == path or p.startswith(inside)]
+        if not here:
+            return "merge"
+        patterns = self.manifest.structured_paths(step.entry)
+        if patterns and step.structured:        # its chained merge was resolved structurally
+            resolution = self._structured_onto.get(id(step))
+            if resolution is None:
+                from carrytool.pipeline.structured_tree import resolve_merge
+
+                resolution = self._structured_onto[id(step)] = resolve_merge(self.git, onto, patterns,
+                                                                             partial=True)  # type: ignore[arg-type]
+            if resolution.tree is not None and all(p in resolution.hunks and p not in resolution.partial
+                                                   for p in here):
+                return "structured"
+        return "theirs" if self.manifest.on_conflict(step.entry) == "theirs" else ""
+
+    def _onto_tree(self, step: Step, path: str) -> str:
+        """The tree of STEP merged onto upstream alone, as blame weighs what STEP left at PATH (an entry
+        `_touching` keeps): that merge, where it is clean at PATH (a conflict in other files leaves PATH
+        merged as any other entry's); where it conflicted at PATH, that merge resolved as the chain resolved
+        STEP's conflicts: structurally (the files that resolve so), or in its favour under `theirs` (its own
+        lines; a file it deleted is gone)."""
+        how = self._weighed(step, path)
+        if how == "structured":
+            return self._structured_onto[id(step)].tree  # type: ignore[return-value]
+        onto = self._onto[id(step)]
+        if how != "theirs":
             return onto.tree
-        tree = self._theirs_onto.get(id(step))
-        if tree is None:
-            tree = self._theirs_onto[id(step)] = self._resolve_theirs(onto)  # type: ignore[arg-type]
-        return tree
+        if id(step) not in self._theirs_onto:
+            self._theirs_onto[id(step)] = self._resolve_theirs(onto)  # type: ignore[arg-type]
+        return self._theirs_onto[id(step)]
 
     def _ask_meetings(self, guessed: Sequence[tuple[Step, int, list[Step]]]) -> None:
         """Ask git, as one batch (which two merge-tree processes share), the content merges that naming the
@@ -792,7 +817,7 @@ class Composer:
             for path in alone.conflicted_paths:
                 touching = self._touching(path, applied)
                 if touching:
-                    triples += meeting_merges(self.git, path, **self._meeting_sides(step, touching, alone))
+                    triples += meeting_merges(self.git, path, **self._meeting_sides(step, path, touching, alone))
         if len(triples) > 1:
             self.git.merge_contents_many(triples[:MEETINGS_AT_ONCE])
 

@@ -158,3 +158,45 @@ def test_a_conflict_with_a_mode_change_is_not_resolved_structurally(cli, small: 
     assert code == 3 and report["entries"][1]["status"] == "conflict", report["entries"][1]
     assert "structured" not in report["entries"][1]
     assert small.branch() is None
+
+
+def test_a_conflict_with_upstream_names_an_entry_resolved_structurally_there(cli, small: Small) -> None:
+    """Upstream adds alpha to Runner; pr/1, on the old base, adds beta: a conflict with upstream that the
+    structured rule resolves (both kept). pr/2, on the old base and without the policy, adds gamma: its
+    conflict with upstream meets pr/1's beta, so pr/1 is named, weighed by its merge onto upstream resolved
+    structurally as the chain resolved it (it was left out: its merge onto upstream had conflict markers)."""
+    small.up.commit({"r.py": BASE}, "runner", parent=small.base, ref="refs/heads/main")
+    old = small.up.rev("refs/heads/main")
+    small.up.commit({"r.py": WITH_A}, "upstream: alpha", parent=old, ref="refs/heads/main")
+    small.pr(1, {"r.py": WITH_B}, parent=old)
+    small.pr(2, {"r.py": BASE + "\n    def gamma(self):\n        return 'g'\n"}, parent=old)
+    manifest = small.manifest([{"pr": 1}, {"pr": 2, "structured_merge": {"paths": []}, "on_conflict": "skip"}],
+                              policy=POLICY)
+    code, report = cli.json("sync", "-m", manifest, "--repo", small.work.path, "--dry-run")
+    assert code == 0, report
+    first, second = report["entries"]
+    assert first["status"] == "applied" and first["structured"], first
+    assert second["conflicts"] == [{"file": "r.py", "with": ["pr/1"], "upstream": True}], second
+
+
+@pytest.mark.parametrize("policy", ["fail", "theirs"])
+def test_an_entry_resolved_structurally_is_named_where_its_other_conflict_with_upstream_was_settled(
+        cli, small: Small, policy: str) -> None:
+    """As above, and pr/1 also changes o.txt (which the policy does not select), as upstream did: its merge
+    onto upstream conflicts there too, so that merge does not resolve structurally as a whole. pr/3, first,
+    makes pr/1's o.txt its own: the chain resolves pr/1 structurally. At r.py pr/1 is weighed by its merge
+    onto upstream with r.py resolved so (an adversarial review's case: left out, or, under `theirs`, weighed
+    by theirs, which drops upstream's alpha where the chain kept it)."""
+    small.up.commit({"r.py": BASE, "o.txt": "x\n"}, "runner", parent=small.base, ref="refs/heads/main")
+    old = small.up.rev("refs/heads/main")
+    small.up.commit({"r.py": WITH_A, "o.txt": "up\n"}, "upstream: alpha", parent=old, ref="refs/heads/main")
+    small.pr(3, {"r.py": WITH_A, "o.txt": "one\n"}, parent=small.up.rev("refs/heads/main"))
+    small.pr(1, {"r.py": WITH_B, "o.txt": "one\n"}, parent=old)
+    small.pr(2, {"r.py": BASE + "\n    def gamma(self):\n        return 'g'\n"}, parent=old)
+    manifest = small.manifest([{"pr": 3}, {"pr": 1, "on_conflict": policy},
+                               {"pr": 2, "structured_merge": {"paths": []}, "on_conflict": "skip"}], policy=POLICY)
+    code, report = cli.json("sync", "-m", manifest, "--repo", small.work.path, "--dry-run")
+    assert code == 0, report
+    _, first, second = report["entries"]
+    assert first["status"] == "applied" and first["structured"], first
+    assert second["conflicts"] == [{"file": "r.py", "with": ["pr/1"], "upstream": True}], second
