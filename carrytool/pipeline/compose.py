@@ -20,7 +20,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from carrytool.gitlayer.git import (
     PINNED_CONFIG,
@@ -43,9 +42,6 @@ from carrytool.pipeline.plan import (
     redundant_with,
 )
 from carrytool.pipeline.reduce import reduced_head
-
-if TYPE_CHECKING:       # loaded where used: only a structured merge policy needs it
-    from carrytool.pipeline.structured_tree import TreeResolution
 
 Progress = Callable[[str, int, int], None]
 _KEEP = ("keep", "upstream's version")     # a path whose merged upstream version is upstream's own
@@ -173,7 +169,7 @@ class Composer:
         self.upstream_time: int = info["committer_time"]  # type: ignore[assignment]
         self._stand_ins: dict[tuple[str, tuple[str, ...]], str] = {}
         # id(step) -> its conflicted merge onto upstream, resolved as the chain resolved it (_onto_tree):
-        self._structured_onto: dict[int, TreeResolution] = {}      # structurally (the paths that resolve)
+        self._structured_onto: dict[tuple[int, tuple[str, ...]], str | None] = {}  # structurally, at some paths
         self._theirs_onto: dict[int, str] = {}                     # in its favour (under `theirs`)
         self._onto: dict[int, MergeResult] = {}
         self._upstream_has: set[int] = set()      # entries whose merge onto upstream changes nothing
@@ -771,33 +767,36 @@ class Composer:
         """How `_onto_tree` weighs STEP at PATH: "merge" (its merge onto upstream is clean there), "structured",
         "theirs", or "" (left out: that merge holds conflict markers there that the chain did not resolve)."""
         onto = self._onto[id(step)]
-        inside = path + "/"
-        here = [p for p in onto.conflicted_files if p == path or p.startswith(inside)]
+        here = _conflicted_at(onto, path)
         if not here:
             return "merge"
-        patterns = self.manifest.structured_paths(step.entry)
-        if patterns and step.structured:        # its chained merge was resolved structurally
-            resolution = self._structured_onto.get(id(step))
-            if resolution is None:
-                from carrytool.pipeline.structured_tree import resolve_merge
-
-                resolution = self._structured_onto[id(step)] = resolve_merge(self.git, onto, patterns,
-                                                                             partial=True)  # type: ignore[arg-type]
-            if resolution.tree is not None and all(p in resolution.hunks and p not in resolution.partial
-                                                   for p in here):
-                return "structured"
+        if step.structured:         # the chain resolved STEP structurally, every conflict: so its own, here
+            return "structured" if self._structured_at(step, onto, here) is not None else ""  # type: ignore[arg-type]
         return "theirs" if self.manifest.on_conflict(step.entry) == "theirs" else ""
+
+    def _structured_at(self, step: Step, onto: MergeResult, here: tuple[str, ...]) -> str | None:
+        """ONTO, STEP's merge onto upstream, with its conflicts at the paths HERE resolved structurally (those
+        alone: a conflict of another kind in another file does not stand in the way), or None."""
+        key = (id(step), here)
+        if key not in self._structured_onto:
+            from carrytool.pipeline.structured_tree import resolve_merge
+
+            paths = set(here)
+            only = MergeResult(False, onto.tree, tuple(s for s in onto.stages if s.path in paths),
+                               tuple(m for m in onto.messages if paths & set(m[0])))
+            self._structured_onto[key] = resolve_merge(self.git, only, self.manifest.structured_paths(step.entry)).tree
+        return self._structured_onto[key]
 
     def _onto_tree(self, step: Step, path: str) -> str:
         """The tree of STEP merged onto upstream alone, as blame weighs what STEP left at PATH (an entry
         `_touching` keeps): that merge, where it is clean at PATH (a conflict in other files leaves PATH
         merged as any other entry's); where it conflicted at PATH, that merge resolved as the chain resolved
-        STEP's conflicts: structurally (the files that resolve so), or in its favour under `theirs` (its own
+        STEP's conflicts: structurally (its conflicts at PATH), or in its favour under `theirs` (its own
         lines; a file it deleted is gone)."""
         how = self._weighed(step, path)
-        if how == "structured":
-            return self._structured_onto[id(step)].tree  # type: ignore[return-value]
         onto = self._onto[id(step)]
+        if how == "structured":
+            return self._structured_onto[(id(step), _conflicted_at(onto, path))]  # type: ignore[return-value]
         if how != "theirs":
             return onto.tree
         if id(step) not in self._theirs_onto:
@@ -843,6 +842,12 @@ class Composer:
         """Theirs wins each conflicting hunk; a binary (or an error) takes theirs as a whole."""
         merged = self.git.merge_blobs(ours.oid, base.oid if base else None, theirs.oid, favor_theirs=True)
         return theirs.oid if merged is None else self.git.write_blob(merged[1])
+
+
+def _conflicted_at(merge: MergeResult, path: str) -> tuple[str, ...]:
+    """The conflicted files of MERGE at PATH or under it (a directory)."""
+    inside = path + "/"
+    return tuple(p for p in merge.conflicted_files if p == path or p.startswith(inside))
 
 
 def _sources(step: Step) -> set[str]:

@@ -179,17 +179,18 @@ def test_a_conflict_with_upstream_names_an_entry_resolved_structurally_there(cli
     assert second["conflicts"] == [{"file": "r.py", "with": ["pr/1"], "upstream": True}], second
 
 
+@pytest.mark.parametrize("upstream_o", ["up\n", None])
 @pytest.mark.parametrize("policy", ["fail", "theirs"])
 def test_an_entry_resolved_structurally_is_named_where_its_other_conflict_with_upstream_was_settled(
-        cli, small: Small, policy: str) -> None:
-    """As above, and pr/1 also changes o.txt (which the policy does not select), as upstream did: its merge
-    onto upstream conflicts there too, so that merge does not resolve structurally as a whole. pr/3, first,
-    makes pr/1's o.txt its own: the chain resolves pr/1 structurally. At r.py pr/1 is weighed by its merge
-    onto upstream with r.py resolved so (an adversarial review's case: left out, or, under `theirs`, weighed
-    by theirs, which drops upstream's alpha where the chain kept it)."""
+        cli, small: Small, policy: str, upstream_o: str | None) -> None:
+    """As above, and pr/1 also changes o.txt (which the policy does not select), which upstream changed or
+    deleted: its merge onto upstream conflicts there too, so that merge does not resolve structurally as a
+    whole. pr/3, first, makes pr/1's o.txt its own: the chain resolves pr/1 structurally. At r.py pr/1 is
+    weighed by its merge onto upstream with r.py resolved so (adversarial reviews' cases: left out, or,
+    under `theirs`, weighed by theirs, which drops upstream's alpha where the chain kept it)."""
     small.up.commit({"r.py": BASE, "o.txt": "x\n"}, "runner", parent=small.base, ref="refs/heads/main")
     old = small.up.rev("refs/heads/main")
-    small.up.commit({"r.py": WITH_A, "o.txt": "up\n"}, "upstream: alpha", parent=old, ref="refs/heads/main")
+    small.up.commit({"r.py": WITH_A, "o.txt": upstream_o}, "upstream: alpha", parent=old, ref="refs/heads/main")
     small.pr(3, {"r.py": WITH_A, "o.txt": "one\n"}, parent=small.up.rev("refs/heads/main"))
     small.pr(1, {"r.py": WITH_B, "o.txt": "one\n"}, parent=old)
     small.pr(2, {"r.py": BASE + "\n    def gamma(self):\n        return 'g'\n"}, parent=old)
