@@ -67,6 +67,13 @@ def regions_of_lines(lines: Iterable[bytes]) -> list[bytes]:
     return regions
 
 
+def conflicted_at(merge: MergeResult, path: str) -> tuple[str, ...]:
+    """The conflicted files of MERGE (an earlier change merged onto upstream) at PATH or under it (a
+    directory): where that merge holds conflict markers rather than a change to weigh."""
+    inside = path + "/"
+    return tuple(p for p in merge.conflicted_files if p == path or p.startswith(inside))
+
+
 def takes_file_away(git: Git, path: str, *, upstream_tree: str, other_trees: Sequence[str]) -> list[bool]:
     """For each of OTHER_TREES (an earlier change merged onto upstream), whether it took away the regular
     file upstream has at PATH: deleted it, or made it a link, a submodule or a directory. A later entry's

@@ -32,7 +32,13 @@ from carrytool.gitlayer.git import (
     Signature,
 )
 from carrytool.manifest.model import Manifest
-from carrytool.pipeline.blame import meeting_merges, meets_conflict_many, regions_differ, takes_file_away
+from carrytool.pipeline.blame import (
+    conflicted_at,
+    meeting_merges,
+    meets_conflict_many,
+    regions_differ,
+    takes_file_away,
+)
 from carrytool.pipeline.keptmerges import KeptMerges
 from carrytool.pipeline.plan import (
     APPLIED,
@@ -168,9 +174,9 @@ class Composer:
         self.upstream_tree: str = info["tree"]  # type: ignore[assignment]
         self.upstream_time: int = info["committer_time"]  # type: ignore[assignment]
         self._stand_ins: dict[tuple[str, tuple[str, ...]], str] = {}
-        # id(step) -> its conflicted merge onto upstream, resolved as the chain resolved it (_onto_tree):
-        self._structured_onto: dict[tuple[int, tuple[str, ...]], str | None] = {}  # structurally, at some paths
-        self._theirs_onto: dict[int, str] = {}                     # in its favour (under `theirs`)
+        # an entry's conflicted merge onto upstream, resolved as the chain resolved it (_onto_tree):
+        self._structured_onto: dict[tuple[int, tuple[str, ...]], str | None] = {}  # (id(step), paths) -> tree
+        self._theirs_onto: dict[int, str] = {}                     # id(step) -> tree, in its favour (`theirs`)
         self._onto: dict[int, MergeResult] = {}
         self._upstream_has: set[int] = set()      # entries whose merge onto upstream changes nothing
         self._upstream_removed: dict[str, set[str]] = {}   # base -> the paths upstream deleted since
@@ -767,7 +773,7 @@ class Composer:
         """How `_onto_tree` weighs STEP at PATH: "merge" (its merge onto upstream is clean there), "structured",
         "theirs", or "" (left out: that merge holds conflict markers there that the chain did not resolve)."""
         onto = self._onto[id(step)]
-        here = _conflicted_at(onto, path)
+        here = conflicted_at(onto, path)
         if not here:
             return "merge"
         if step.structured:         # the chain resolved STEP structurally, every conflict: so its own, here
@@ -796,7 +802,7 @@ class Composer:
         how = self._weighed(step, path)
         onto = self._onto[id(step)]
         if how == "structured":
-            return self._structured_onto[(id(step), _conflicted_at(onto, path))]  # type: ignore[return-value]
+            return self._structured_at(step, onto, conflicted_at(onto, path))  # type: ignore[return-value]
         if how != "theirs":
             return onto.tree
         if id(step) not in self._theirs_onto:
@@ -842,12 +848,6 @@ class Composer:
         """Theirs wins each conflicting hunk; a binary (or an error) takes theirs as a whole."""
         merged = self.git.merge_blobs(ours.oid, base.oid if base else None, theirs.oid, favor_theirs=True)
         return theirs.oid if merged is None else self.git.write_blob(merged[1])
-
-
-def _conflicted_at(merge: MergeResult, path: str) -> tuple[str, ...]:
-    """The conflicted files of MERGE at PATH or under it (a directory)."""
-    inside = path + "/"
-    return tuple(p for p in merge.conflicted_files if p == path or p.startswith(inside))
 
 
 def _sources(step: Step) -> set[str]:

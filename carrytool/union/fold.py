@@ -29,7 +29,7 @@ from carrytool.manifest.load import parse_manifest
 from carrytool.manifest.model import Entry, Manifest
 from carrytool.manifest.safefile import refuse_symlink, write_atomic
 from carrytool.pipeline.atomic import crash_point
-from carrytool.pipeline.blame import meets_conflict, meets_conflict_many, takes_file_away
+from carrytool.pipeline.blame import conflicted_at, meets_conflict, meets_conflict_many, takes_file_away
 from carrytool.pipeline.resolve import _fetch, namespace
 from carrytool.pipeline.structured_tree import resolve_merge, without_resolved
 from carrytool.union.resolutions import (
@@ -281,8 +281,7 @@ class Union:
             # weighed: the PRs whose merge onto upstream is clean at PATH (and under it). One that conflicted
             # with upstream there holds conflict markers (its resolution is the fold's own); one that
             # conflicted only in other files merged PATH as any other PR did
-            clear = [(e, r) for e, r in zip(touching, onto)
-                     if not any(p == path or p.startswith(inside) for p in r.conflicted_files)]
+            clear = [(e, r) for e, r in zip(touching, onto) if not conflicted_at(r, path)]
             return self._meeting(path, item, head, clear, alone, state) + [item.id]
         sig = self.signature(0)
         applied = [self.git.write_commit(r.tree, [upstream], sig, sig, "carrytool: pair probe\n") for r in onto]
@@ -300,8 +299,9 @@ class Union:
         git = self.git
         trees = {"base_tree": git.tree_of(item.base), "head_tree": git.tree_of(head),
                  "upstream_tree": git.tree_of(state["upstream"])}
-        meets = meets_conflict_many(git, path, **trees, other_trees=[r.tree for _, r in clean], alone=alone)
-        away = takes_file_away(git, path, upstream_tree=trees["upstream_tree"], other_trees=[r.tree for _, r in clean])
+        others = [r.tree for _, r in clean]
+        meets = meets_conflict_many(git, path, **trees, other_trees=others, alone=alone)
+        away = takes_file_away(git, path, upstream_tree=trees["upstream_tree"], other_trees=others)
         hits = [e.id for (e, _), met, took in zip(clean, meets, away) if met or took]
         if hits or len(clean) < 2:
             return hits
