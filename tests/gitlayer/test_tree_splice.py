@@ -303,3 +303,52 @@ def test_changes_exactly_decides_as_reading_entry_by_entry(tmp_path: Path, monke
                 decided.append((got, want))
     assert all(got == want for got, want in decided), decided
     assert sum(got for got, _ in decided) == 50 and len(decided) == 200     # diff-tree's own lists hold
+
+
+def _counting(git: Git) -> tuple[list[str], list[int]]:
+    """Record the objects read one by one (read_object) and the names asked per batched exchange."""
+    one_by_one: list[str] = []
+    batches: list[int] = []
+    read, batch = git.read_object, git._read_trees_named
+    git.read_object = lambda name: one_by_one.append(name) or read(name)  # type: ignore[method-assign]
+    git._read_trees_named = lambda names: batches.append(len(names)) or batch(names)  # type: ignore[method-assign]
+    return one_by_one, batches
+
+
+def test_edits_deep_in_a_tree_read_its_trees_in_one_exchange(tmp_path: Path) -> None:
+    """Editing paths three and four levels down a tree nothing has read asks cat-file for every tree on the
+    way in one exchange (none one by one), and writes the tree that editing without reading ahead writes;
+    a blob looked up deep down another tree is found the same way; a tree written by this run and not yet
+    stored is read from memory, not asked of git."""
+    repo = init_repo(tmp_path / "r", bare=True)
+    files = {f"a/b{b}/c{c}/f{f}.py": f"{b} {c} {f}\n" for b in range(3) for c in range(3) for f in range(2)}
+    files.update({"top.py": "t\n", "a/x.txt": "x\n", "é d/ü/z.txt": "z\n"})
+    base = repo.commit(files, "base", ref="refs/heads/main")
+    blob = subprocess.run(["git", "hash-object", "-w", "--stdin"], cwd=repo.path, input=b"new\n",
+                          capture_output=True, check=True).stdout.decode().strip()
+    edits: dict[str, tuple[str, str] | None] = {
+        "a/b0/c1/f0.py": ("100644", blob), "a/b2/c2/f1.py": None, "a/b1/new/deeper/g.py": ("100644", blob),
+        "é d/ü/z.txt": ("100755", blob)}
+    with Git(repo.path) as plain:
+        plain.warm_trees = lambda *_a, **_k: None  # type: ignore[method-assign]
+        root = plain.tree_of(base)
+        expected = plain.edit_tree(root, edits)
+        found = {p: plain.blob_at(root, p) for p in ("a/b1/c2/f1.py", "a/b1/c9/f1.py", "a/x.txt/y", "top.py")}
+    with Git(repo.path) as git:
+        root = git.tree_of(base)
+        one_by_one, batches = _counting(git)
+        assert git.edit_tree(root, edits) == expected
+        # the root, a, a/b0, a/b0/c1, a/b2, a/b2/c2, a/b1, é d, é d/ü, and a/b1/new, a/b1/new/deeper (missing)
+        assert one_by_one == [] and batches == [11]
+        git.flush_objects()
+        assert _git_says(repo.path, expected) == expected
+    with Git(repo.path) as git:
+        root = git.tree_of(base)
+        one_by_one, batches = _counting(git)
+        assert {p: git.blob_at(root, p) for p in found} == found
+        assert one_by_one == [] and batches == [4]       # root, a, a/b1, a/b1/c2: the others are then known
+        kept = git.blob_at(root, "a/b0/c0/f0.py")
+        written = git.edit_tree(root, {"a/b0/c0/f1.py": None})      # in memory: its trees are known
+        one_by_one.clear(), batches.clear()
+        assert git.blob_at(written, "a/b0/c0/f0.py") == kept and git.blob_at(written, "a/b0/c0/f1.py") is None
+        assert one_by_one == [] and batches == []
