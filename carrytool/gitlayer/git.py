@@ -1162,45 +1162,8 @@ class Git:
         with cat-file (`ROOT:DIR`, in chunks), not a round trip each as editing them one by one would:
         composing edits a few hundred directories. A directory ROOT lacks is passed over. The cache is keyed
         by object name, so what it holds is what read_tree would read."""
-        self._read_trees_named([f"{root}:{d}".encode("utf-8", "surrogateescape") for d in dict.fromkeys(directories)
-                                if d and "\n" not in d])
-
-    def warm_trees(self, root: str, directories: Iterable[bytes]) -> None:
-        """Put the trees on the way to DIRECTORIES (paths as git stores them, b"a/b") of tree ROOT that the
-        tree cache lacks into it, in one pipelined exchange with cat-file, not a round trip per tree as
-        walking down to them would: from the first tree on a path the cache lacks (`OID`), every tree below
-        it on that path (`OID:b`). Nothing is asked when at most one tree is missing (walking reads it in
-        one round trip anyway). What the cache then holds is what read_tree would read."""
-        wanted: dict[bytes, None] = {}
-        for directory in directories:
-            parts = directory.split(b"/") if directory else []
-            oid, entries = root, self._known_tree(root)
-            for depth in range(len(parts) + 1):
-                if entries is None:          # not known: ask for it by name, and every tree below by path
-                    wanted[oid.encode()] = None
-                    wanted.update((oid.encode() + b":" + b"/".join(parts[depth:k]), None)
-                                  for k in range(depth + 1, len(parts) + 1))
-                    break
-                if depth == len(parts):
-                    break
-                match = next((e for e in entries if e[3] == parts[depth]), None)
-                if match is None or match[1] != "tree":
-                    break                    # nothing there to read (the edit makes it, or fails)
-                oid, entries = match[2], self._known_tree(match[2])
-        if len(wanted) >= 2:
-            self._read_trees_named([name for name in wanted if b"\n" not in name])
-
-    def _known_tree(self, oid: str) -> list[tuple[str, str, str, bytes]] | None:
-        """OID's entries when reading them costs no exchange with git (cached, or written by this run and
-        not yet stored), else None."""
-        found = self._trees.get(oid)
-        if found is None and oid in self._pending:
-            found = self.read_tree(oid)
-        return found
-
-    def _read_trees_named(self, names: Sequence[bytes]) -> None:
-        """Read the trees NAMES name (`OID`, `OID:PATH`) into the tree cache in one pipelined exchange; a
-        name that names no object, or an object that is no tree, is passed over."""
+        names = [f"{root}:{d}".encode("utf-8", "surrogateescape") for d in dict.fromkeys(directories)
+                 if d and "\n" not in d]
         # bounded chunks (256 names, 16 KiB): what is written before reading must fit the pipe's buffer,
         # else git, blocked writing answers no one reads yet, stops reading the names (a deadlock)
         chunks: list[list[bytes]] = [[]]
@@ -1475,8 +1438,6 @@ class Git:
         parts = encode_path(path).split(b"/")
         current = tree
         for depth, part in enumerate(parts):
-            if depth < len(parts) - 1 and current not in self._trees:    # the trees from here down: at once
-                self.warm_trees(current, [b"/".join(parts[depth:-1])])
             match = next((e for e in self.read_tree(current) if e[3] == part), None)
             if match is None:
                 return None
@@ -2089,17 +2050,6 @@ def _canonical_mode(raw: bytes) -> str:
     return {0o120000: "120000", 0o040000: "40000"}.get(kind, "160000")
 
 
-def _edited_directories(nested: dict, prefix: bytes = b"") -> list[bytes]:
-    """The deepest directories _TreeEditor._write reads for the edits NESTED (what a directory that goes or
-    comes afresh holds is not read)."""
-    out = []
-    for name, edit in nested.items():
-        if name != _FRESH and isinstance(edit, dict) and not edit.get(_FRESH):
-            below = _edited_directories(edit, prefix + name + b"/")
-            out += below or [prefix + name]
-    return out
-
-
 class _TreeEditor:
     """Rewrite a tree at some paths, writing only the subtrees on the way (mktree --batch)."""
 
@@ -2135,7 +2085,6 @@ class _TreeEditor:
                 existing[_FRESH] = True              # the file goes, a directory with these entries comes
                 continue
             node[parts[-1]] = ("leaf", value)        # (over a directory's edits: the file replaces it)
-        self.git.warm_trees(tree, _edited_directories(nested))
         return self._write(tree, nested) or EMPTY_TREE
 
     def _write(self, tree: str | None, edits: dict) -> str | None:
