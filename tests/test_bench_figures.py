@@ -93,3 +93,37 @@ def test_the_rule_catches_a_stale_or_unquoted_figure(tmp_path: Path) -> None:
     assert figures("plan + overlap map: 1.5 s + 1.9 s, 2.0x sync", decimals=False) == {"1.5", "1.9", "2.0"}
     assert not figures("#45398 x #45612, 20,000 files, git 2.39, `--repeat 2`", decimals=False)
     assert result.is_dir()
+
+
+def test_the_readme_tables_are_the_ones_bench_readme_makes_from_the_results_it_quotes() -> None:
+    """Every row of the README's performance tables is what `python -m bench.readme` prints from the files
+    the region names (in their order): a table edited by hand, or left behind when a result is recorded
+    again, fails here. The rows may be in any of the three tables, and no generated row may be missing."""
+    from bench import readme
+
+    text = (ROOT / "README.md").read_text()
+    region = next(m for m in REGION.finditer(text) if "bench/results/real-" in m[1])
+    sources = [ROOT / s for s in region[1].split() if re.search(r"/(real|synthetic)-", s)]
+    results = [readme.read(p) for p in sources]
+    real = [r for r in results if r.workload.startswith("real:")]
+    synthetic = [r for r in results if not r.workload.startswith("real:")]
+    rows = [readme.real_row(r) for r in real] + [readme.explain_row(r) for r in real] + \
+        [readme.synthetic_row(r) for r in synthetic]
+    assert real and synthetic
+    table_rows = [line for line in region[2].splitlines() if line.startswith("| ") and "bench/results/" in line]
+    assert table_rows == rows, "regenerate with `python -m bench.readme " + " ".join(region[1].split()) + "`"
+
+
+def test_bench_readme_reads_a_result_file(tmp_path: Path) -> None:
+    from bench import readme
+
+    source = ROOT / "bench" / "results" / "real-pytest-git2.39.md"
+    result = readme.read(source)
+    assert result.git.startswith("2.39")
+    corpus = readme.corpus_name(result)
+    assert corpus.startswith("pytest-dev/pytest, ") and corpus.endswith(" files")
+    row = readme.real_row(result)
+    assert row.count(" | ") == 9 and f"**{result.cell(readme.CPU, 'carrytool CPU s')}**" in row
+    edited = tmp_path / source.name
+    edited.write_text(source.read_text().replace("| real:pytest-dev+pytest", "| real:someone+else", 1))
+    assert readme.corpus_name(readme.read(edited)).startswith("someone/else, ")
