@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -37,12 +38,14 @@ class Result:
 
 
 def _tables(text: str) -> dict[str, dict[str, str]]:
-    """Each markdown table of TEXT (its one data row), by the first words of the paragraph before it."""
+    """Each markdown table of TEXT (its one data row), by the first words of the paragraph before it (its
+    first line: the words before a comma, colon or parenthesis)."""
     out: dict[str, dict[str, str]] = {}
     title = ""
     lines = text.splitlines()
     for n, line in enumerate(lines):
-        if line and not line.startswith("|"):
+        starts = n == 0 or not lines[n - 1].strip() or lines[n - 1].startswith(("|", "```"))
+        if line.strip() and not line.startswith(("|", "```")) and starts:
             title = re.split(r"[,:(]", line)[0].strip()
         if line.startswith("| workload") and n + 2 < len(lines):
             head = [c.strip() for c in line.strip("|").split("|")]
@@ -52,10 +55,15 @@ def _tables(text: str) -> dict[str, dict[str, str]]:
 
 
 def read(path: Path) -> Result:
-    text = path.read_text()
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise SystemExit(f"{path}: {exc.strerror}") from None
     git = HEADER_GIT.search(text)
     result = Result(path, git[1] if git else "?", _tables(text))
-    result.workload = next(iter(result.tables.values()))["workload"]
+    if WALL not in result.tables:
+        raise SystemExit(f"{path}: no side-by-side table of the bench (`python -m bench ... --record`)")
+    result.workload = result.tables[WALL]["workload"]
     return result
 
 
@@ -109,21 +117,34 @@ def _who(rows: list[tuple[Result, str]]) -> str:
     return "; ".join(f"{corpus_name(r).split(',')[0]} git {r.git} ({what})" for r, what in rows) or "none"
 
 
+# (label, table, column, the test a ratio passes, the limit itself: a rounded ratio there is neither)
+GOALS = (("sync <= 0.7x chain, wall", WALL, "carrytool/chain", lambda v: v < 0.7, 0.7),
+         ("sync <= 0.7x chain, CPU", CPU, "carrytool/chain", lambda v: v < 0.7, 0.7),
+         ("naive >= 4x sync, wall", WALL, "naive/carrytool", lambda v: v > 4, 4.0),
+         ("naive >= 4x sync, CPU", CPU, "naive/carrytool", lambda v: v > 4, 4.0),
+         ("explain warm <= 1.5x sync, wall", EXPLAIN, "explain (warm)/sync", lambda v: v < 1.5, 1.5),
+         ("explain warm <= 1.5x sync, CPU", EXPLAIN, "explain (warm)/sync CPU", lambda v: v < 1.5, 1.5),
+         ("explain cold <= 1.5x sync, wall", EXPLAIN, "explain/sync", lambda v: v < 1.5, 1.5),
+         ("explain cold <= 1.5x sync, CPU", EXPLAIN, "explain/sync CPU", lambda v: v < 1.5, 1.5))
+
+
+def missed(real: list[Result]) -> dict[str, list[tuple[Result, str]]]:
+    """Goal label -> the rows that miss it, with the ratio."""
+    return {label: [(r, r.cell(table, column)) for r in real if table in r.tables and
+                    not test(float(r.cell(table, column).rstrip("x"))) and
+                    float(r.cell(table, column).rstrip("x")) != limit]
+            for label, table, column, test, limit in GOALS}
+
+
 def goals(real: list[Result], synthetic: list[Result]) -> list[str]:
     out = []
-    for label, table, column, test in (
-            ("sync <= 0.7x chain, wall", WALL, "carrytool/chain", lambda v: v <= 0.7),
-            ("sync <= 0.7x chain, CPU", CPU, "carrytool/chain", lambda v: v <= 0.7),
-            ("naive >= 4x sync, wall", WALL, "naive/carrytool", lambda v: v >= 4),
-            ("naive >= 4x sync, CPU", CPU, "naive/carrytool", lambda v: v >= 4),
-            ("explain warm <= 1.5x sync, wall", EXPLAIN, "explain (warm)/sync", lambda v: v <= 1.5),
-            ("explain warm <= 1.5x sync, CPU", EXPLAIN, "explain (warm)/sync CPU", lambda v: v <= 1.5),
-            ("explain cold <= 1.5x sync, wall", EXPLAIN, "explain/sync", lambda v: v <= 1.5),
-            ("explain cold <= 1.5x sync, CPU", EXPLAIN, "explain/sync CPU", lambda v: v <= 1.5)):
-        rows = [(r, r.cell(table, column)) for r in real]
-        met = [(r, v) for r, v in rows if test(float(v.rstrip("x")))]
-        missed = [(r, v) for r, v in rows if not test(float(v.rstrip("x")))]
+    for label, table, column, test, limit_of in GOALS:
+        rows = [(r, r.cell(table, column)) for r in real if table in r.tables]
+        limit = [(r, v) for r, v in rows if float(v.rstrip("x")) == limit_of]
+        met = [(r, v) for r, v in rows if test(float(v.rstrip("x"))) and (r, v) not in limit]
+        missed = [(r, v) for r, v in rows if not test(float(v.rstrip("x"))) and (r, v) not in limit]
         out.append(f"- {label}: reached on {len(met)} of {len(rows)}: {_who(met)}")
+        out.append(f"  at the limit (a rounded ratio, counted neither way): {_who(limit)}")
         out.append(f"  missed: {_who(missed)}")
     same = [r for r in real if r.cell(WALL, "same tree as chain") != "yes" or
             r.cell(WALL, "applied chain") != r.cell(WALL, "applied carrytool")]
@@ -132,14 +153,20 @@ def goals(real: list[Result], synthetic: list[Result]) -> list[str]:
         out.append(f"- synthetic git {r.git}: sync {r.cell(WALL, 'carrytool s')} s wall "
                    f"({r.cell(CPU, 'carrytool CPU s')} s CPU), warm {r.cell(WALL, '(warm) s')} s")
     everything = real + synthetic
-    version = [r.cell(STARTUP, "--version s") for r in everything if STARTUP in r.tables]
-    helps = [r.cell(STARTUP, "sync --help s") for r in everything if STARTUP in r.tables]
-    if version:
-        out.append(f"- start-up: --version {min(version)}-{max(version)} s, sync --help {min(helps)}-{max(helps)} s")
-    rss = [int(r.cell(WALL, "carrytool RSS MB")) for r in everything]
-    explain_rss = [int(r.tables[EXPLAIN]["explain RSS MB"]) for r in real]
-    out.append(f"- RSS: sync {min(rss)}-{max(rss)} MB, explain at most {max(explain_rss)} MB")
+    version = _measured(r.cell(STARTUP, "--version s") for r in everything if STARTUP in r.tables)
+    helps = _measured(r.cell(STARTUP, "sync --help s") for r in everything if STARTUP in r.tables)
+    if version and helps:
+        out.append(f"- start-up: --version {version[0]}-{version[-1]} s, sync --help {helps[0]}-{helps[-1]} s")
+    rss = _measured(r.cell(WALL, "carrytool RSS MB") for r in everything)
+    explain_rss = _measured(r.tables[EXPLAIN]["explain RSS MB"] for r in real if EXPLAIN in r.tables)
+    out.append(f"- RSS: sync {rss[0] if rss else '-'}-{rss[-1] if rss else '-'} MB, "
+               f"explain at most {explain_rss[-1] if explain_rss else '-'} MB")
     return out
+
+
+def _measured(cells: Iterable[str]) -> list[str]:
+    """The cells that hold a number (not `-`), in numeric order."""
+    return sorted((c for c in cells if re.fullmatch(r"\d+(\.\d+)?", c)), key=float)
 
 
 def main(argv: list[str]) -> int:

@@ -107,11 +107,16 @@ def test_the_readme_tables_are_the_ones_bench_readme_makes_from_the_results_it_q
     results = [readme.read(p) for p in sources]
     real = [r for r in results if r.workload.startswith("real:")]
     synthetic = [r for r in results if not r.workload.startswith("real:")]
-    rows = [readme.real_row(r) for r in real] + [readme.explain_row(r) for r in real] + \
+    rows = [readme.real_row(r) for r in real] + [readme.explain_row(r) for r in real if readme.EXPLAIN in r.tables] + \
         [readme.synthetic_row(r) for r in synthetic]
     assert real and synthetic
     table_rows = [line for line in region[2].splitlines() if line.startswith("| ") and "bench/results/" in line]
     assert table_rows == rows, "regenerate with `python -m bench.readme " + " ".join(region[1].split()) + "`"
+    # and every row that misses a goal is named with its ratio where the prose lists what was not reached
+    not_reached = " ".join(region[2].split("\nNot reached", 1)[1].split())
+    for goal, rows_missing in readme.missed(real).items():
+        for result, ratio in rows_missing:
+            assert ratio in not_reached, f"{result.path.name} misses '{goal}' ({ratio}): not in 'Not reached'"
 
 
 def test_bench_readme_reads_a_result_file(tmp_path: Path) -> None:
@@ -127,3 +132,17 @@ def test_bench_readme_reads_a_result_file(tmp_path: Path) -> None:
     edited = tmp_path / source.name
     edited.write_text(source.read_text().replace("| real:pytest-dev+pytest", "| real:someone+else", 1))
     assert readme.corpus_name(readme.read(edited)).startswith("someone/else, ")
+    # a title paragraph wrapped over two lines still names its table; a result without explain's table
+    # (`--no-explain`) is summed up without it; a file with no bench table is named, not a traceback
+    text = source.read_text()
+    wrapped = tmp_path / "wrapped.md"
+    wrapped.write_text(text.replace("CPU time (user + sys", "CPU time\n(user + sys", 1))
+    assert readme.read(wrapped).tables[readme.CPU] == result.tables[readme.CPU]
+    no_explain = tmp_path / "no-explain.md"
+    no_explain.write_text(text.split("\nexplain beside sync")[0] + "\n```\n")
+    plain = readme.read(no_explain)
+    assert readme.EXPLAIN not in plain.tables and readme.goals([plain], [])
+    empty = tmp_path / "empty.md"
+    empty.write_text("# nothing\n")
+    with pytest.raises(SystemExit, match="empty.md"):
+        readme.read(empty)
