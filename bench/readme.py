@@ -130,10 +130,18 @@ GOALS = (("sync <= 0.7x chain, wall", WALL, "carrytool/chain", lambda v: v < 0.7
 
 def missed(real: list[Result]) -> dict[str, list[tuple[Result, str]]]:
     """Goal label -> the rows that miss it, with the ratio."""
-    return {label: [(r, r.cell(table, column)) for r in real if table in r.tables and
-                    not test(float(r.cell(table, column).rstrip("x"))) and
-                    float(r.cell(table, column).rstrip("x")) != limit]
-            for label, table, column, test, limit in GOALS}
+    return {label: [(r, v) for r, v in rows if not test(float(v.rstrip("x"))) and float(v.rstrip("x")) != limit]
+            for (label, _table, _column, test, limit), rows in zip(GOALS, _ratios(real))}
+
+
+def reached(real: list[Result]) -> dict[str, list[tuple[Result, str]]]:
+    """Goal label -> the rows that reach it, with the ratio."""
+    return {label: [(r, v) for r, v in rows if test(float(v.rstrip("x")))]
+            for (label, _table, _column, test, _limit), rows in zip(GOALS, _ratios(real))}
+
+
+def _ratios(real: list[Result]) -> list[list[tuple[Result, str]]]:
+    return [[(r, r.cell(table, column)) for r in real if table in r.tables] for _l, table, column, _t, _m in GOALS]
 
 
 def goals(real: list[Result], synthetic: list[Result]) -> list[str]:

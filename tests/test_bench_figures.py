@@ -112,11 +112,20 @@ def test_the_readme_tables_are_the_ones_bench_readme_makes_from_the_results_it_q
     assert real and synthetic
     table_rows = [line for line in region[2].splitlines() if line.startswith("| ") and "bench/results/" in line]
     assert table_rows == rows, "regenerate with `python -m bench.readme " + " ".join(region[1].split()) + "`"
-    # and every row that misses a goal is named with its ratio where the prose lists what was not reached
-    not_reached = " ".join(region[2].split("\nNot reached", 1)[1].split())
+    # and every row that misses a goal is named with its ratio where the prose lists what was not reached;
+    # the rows that reach one are, or the range of their ratios (lowest to highest) is, in 'Reached'
+    before, after = region[2].split("\nNot reached", 1)
+    not_reached, reached = " ".join(after.split()), " ".join(before.split("\nReached:", 1)[1].split())
     for goal, rows_missing in readme.missed(real).items():
         for result, ratio in rows_missing:
             assert ratio in not_reached, f"{result.path.name} misses '{goal}' ({ratio}): not in 'Not reached'"
+    for goal, rows_reaching in readme.reached(real).items():
+        ratios = sorted((ratio for _result, ratio in rows_reaching), key=lambda v: float(v.rstrip("x")))
+        if ratios and f"({ratios[0]} to {ratios[-1]})" not in reached and f"({ratios[0]} to {ratios[-1]};" \
+                not in reached:
+            absent = [ratio for ratio in ratios if ratio not in reached]
+            assert not absent, f"'{goal}' is reached with {absent}: not in 'Reached' (nor the range {ratios[0]} " \
+                               f"to {ratios[-1]})"
 
 
 def test_bench_readme_reads_a_result_file(tmp_path: Path) -> None:
