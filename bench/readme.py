@@ -33,9 +33,6 @@ class Result:
     def cell(self, table: str, column: str) -> str:
         return self.tables[table][column]
 
-    def number(self, table: str, column: str) -> float:
-        return float(self.cell(table, column).rstrip("x"))
-
 
 def _tables(text: str) -> dict[str, dict[str, str]]:
     """Each markdown table of TEXT (its one data row), by the first words of the paragraph before it (its
@@ -128,32 +125,40 @@ GOALS = (("sync <= 0.7x chain, wall", WALL, "carrytool/chain", lambda v: v < 0.7
          ("explain cold <= 1.5x sync, CPU", EXPLAIN, "explain/sync CPU", lambda v: v < 1.5, 1.5))
 
 
-def missed(real: list[Result]) -> dict[str, list[tuple[Result, str]]]:
-    """Goal label -> the rows that miss it, with the ratio."""
-    return {label: [(r, v) for r, v in rows if not test(float(v.rstrip("x"))) and float(v.rstrip("x")) != limit]
-            for (label, _table, _column, test, limit), rows in zip(GOALS, _ratios(real))}
+def _ratio(cell: str) -> float:
+    return float(cell.rstrip("x"))
 
 
-def reached(real: list[Result]) -> dict[str, list[tuple[Result, str]]]:
-    """Goal label -> the rows that reach it, with the ratio."""
-    return {label: [(r, v) for r, v in rows if test(float(v.rstrip("x")))]
-            for (label, _table, _column, test, _limit), rows in zip(GOALS, _ratios(real))}
+def classified(real: list[Result]) -> list[tuple[str, dict[str, list[tuple[Result, str]]]]]:
+    """Per goal (GOALS' order): its label and the rows, with their ratio, that reach it ("reached"), sit
+    exactly at its limit ("limit": a rounded ratio, counted neither way) and miss it ("missed")."""
+    out = []
+    for label, table, column, test, limit in GOALS:
+        groups: dict[str, list[tuple[Result, str]]] = {"reached": [], "limit": [], "missed": []}
+        for r in real:
+            if table in r.tables:
+                ratio = r.cell(table, column)
+                kind = "limit" if _ratio(ratio) == limit else "reached" if test(_ratio(ratio)) else "missed"
+                groups[kind].append((r, ratio))
+        out.append((label, groups))
+    return out
 
 
-def _ratios(real: list[Result]) -> list[list[tuple[Result, str]]]:
-    return [[(r, r.cell(table, column)) for r in real if table in r.tables] for _l, table, column, _t, _m in GOALS]
+def tables(results: list[Result]) -> tuple[list[str], list[str], list[str]]:
+    """The rows of the README's three tables: real corpora side by side, explain beside sync (the real
+    corpora recorded with it), the synthetic workload."""
+    real = [r for r in results if r.workload.startswith("real:")]
+    return ([real_row(r) for r in real], [explain_row(r) for r in real if EXPLAIN in r.tables],
+            [synthetic_row(r) for r in results if not r.workload.startswith("real:")])
 
 
 def goals(real: list[Result], synthetic: list[Result]) -> list[str]:
     out = []
-    for label, table, column, test, limit_of in GOALS:
-        rows = [(r, r.cell(table, column)) for r in real if table in r.tables]
-        limit = [(r, v) for r, v in rows if float(v.rstrip("x")) == limit_of]
-        met = [(r, v) for r, v in rows if test(float(v.rstrip("x"))) and (r, v) not in limit]
-        missed = [(r, v) for r, v in rows if not test(float(v.rstrip("x"))) and (r, v) not in limit]
-        out.append(f"- {label}: reached on {len(met)} of {len(rows)}: {_who(met)}")
-        out.append(f"  at the limit (a rounded ratio, counted neither way): {_who(limit)}")
-        out.append(f"  missed: {_who(missed)}")
+    for label, groups in classified(real):
+        total = sum(len(rows) for rows in groups.values())
+        out.append(f"- {label}: reached on {len(groups['reached'])} of {total}: {_who(groups['reached'])}")
+        out.append(f"  at the limit (a rounded ratio, counted neither way): {_who(groups['limit'])}")
+        out.append(f"  missed: {_who(groups['missed'])}")
     same = [r for r in real if r.cell(WALL, "same tree as chain") != "yes" or
             r.cell(WALL, "applied chain") != r.cell(WALL, "applied carrytool")]
     out.append(f"- same PRs and tree as the chain: {len(real) - len(same)} of {len(real)}")
@@ -180,11 +185,9 @@ def _measured(cells: Iterable[str]) -> list[str]:
 def main(argv: list[str]) -> int:
     results = [read(Path(p)) for p in argv]
     real = [r for r in results if r.workload.startswith("real:")]
-    synthetic = [r for r in results if not r.workload.startswith("real:")]
-    print("\n".join(real_row(r) for r in real), end="\n\n")
-    print("\n".join(explain_row(r) for r in real if EXPLAIN in r.tables), end="\n\n")
-    print("\n".join(synthetic_row(r) for r in synthetic), end="\n\n")
-    print("\n".join(goals(real, synthetic)))
+    for rows in tables(results):
+        print("\n".join(rows), end="\n\n")
+    print("\n".join(goals(real, [r for r in results if r not in real])))
     return 0
 
 

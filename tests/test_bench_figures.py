@@ -106,21 +106,19 @@ def test_the_readme_tables_are_the_ones_bench_readme_makes_from_the_results_it_q
     sources = [ROOT / s for s in region[1].split() if re.search(r"/(real|synthetic)-", s)]
     results = [readme.read(p) for p in sources]
     real = [r for r in results if r.workload.startswith("real:")]
-    synthetic = [r for r in results if not r.workload.startswith("real:")]
-    rows = [readme.real_row(r) for r in real] + [readme.explain_row(r) for r in real if readme.EXPLAIN in r.tables] + \
-        [readme.synthetic_row(r) for r in synthetic]
-    assert real and synthetic
+    real_rows, explain_rows, synthetic_rows = readme.tables(results)
+    rows = real_rows + explain_rows + synthetic_rows
+    assert real_rows and explain_rows and synthetic_rows
     table_rows = [line for line in region[2].splitlines() if line.startswith("| ") and "bench/results/" in line]
     assert table_rows == rows, "regenerate with `python -m bench.readme " + " ".join(region[1].split()) + "`"
     # and every row that misses a goal is named with its ratio where the prose lists what was not reached;
     # the rows that reach one are, or the range of their ratios (lowest to highest) is, in 'Reached'
     before, after = region[2].split("\nNot reached", 1)
     not_reached, reached = " ".join(after.split()), " ".join(before.split("\nReached:", 1)[1].split())
-    for goal, rows_missing in readme.missed(real).items():
-        for result, ratio in rows_missing:
+    for goal, groups in readme.classified(real):
+        for result, ratio in groups["missed"]:
             assert ratio in not_reached, f"{result.path.name} misses '{goal}' ({ratio}): not in 'Not reached'"
-    for goal, rows_reaching in readme.reached(real).items():
-        ratios = sorted((ratio for _result, ratio in rows_reaching), key=lambda v: float(v.rstrip("x")))
+        ratios = sorted((ratio for _result, ratio in groups["reached"]), key=lambda v: float(v.rstrip("x")))
         if ratios and f"({ratios[0]} to {ratios[-1]})" not in reached and f"({ratios[0]} to {ratios[-1]};" \
                 not in reached:
             absent = [ratio for ratio in ratios if ratio not in reached]
