@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from carrytool.errors import EnvironmentProblem, GitError
+from carrytool.gitlayer import markers
 from carrytool.gitlayer.env import (
     EMPTY_TREE,
     MIN_GIT,
@@ -1378,23 +1379,26 @@ class Git:
             return None
         return self.read_blob(found[1])
 
-    def merge_blobs(self, ours: str | None, base: str | None, theirs: str | None, *,
-                    favor_theirs: bool = False) -> tuple[bool, bytes] | None:
-        """`git merge-file -p` on three blobs (None: empty): (clean, merged content), or None for a
-        binary or an error. FAVOR_THEIRS resolves conflicting hunks in theirs' favour (`--theirs`)."""
-        blobs = [self.read_blob(oid) if oid else b"" for oid in (ours, base, theirs)]
+    def merge_theirs(self, ours: str | None, base: str | None, theirs: str | None) -> bytes | None:
+        """The content merge of three blobs (None: empty) with each conflicting hunk resolved in THEIRS'
+        favour, as git's `-X theirs` resolves it (gitlayer.markers): asked of the long-lived merge-tree
+        (merge_contents), no process and no temporary file. None for a binary (git takes THEIRS whole)."""
+        oids: Sequence[str | None] = [ours, base, theirs]
+        blobs = [self.read_blob(oid) if oid else b"" for oid in oids]
         if any(b"\0" in blob[:8000] for blob in blobs):
             return None
-        names = []
-        for label, blob in zip(("ours", "base", "theirs"), blobs):
-            path = self.tmpdir() / f"merge-file.{label}"
-            path.write_bytes(blob)
-            names.append(str(path))
-        args = ["merge-file", "-p", "--quiet"] + (["--theirs"] if favor_theirs else [])
-        proc = self.run(*args, *names, check=False)
-        if proc.returncode < 0 or proc.returncode > 127:
+        escaped, prefix = markers.escape(blobs)
+        if prefix:      # a line that looks like a marker: merged as one that does not, taken back after
+            oids = [self.write_blob(blob) for blob in escaped]
+        merged = self.merge_contents(*oids)
+        if merged is None:
             return None
-        return proc.returncode == 0, proc.stdout
+        resolved = merged[1] if merged[0] else markers.favour_theirs(merged[1], escaped[2])
+        if resolved is None:
+            raise GitError("`git merge-tree` wrote conflict markers carrytool cannot read back "
+                           f"(merging {theirs or 'an empty file'} onto {ours or 'an empty file'})",
+                           hint="report it to carrytool's maintainers with the blobs named")
+        return markers.unescape(resolved, prefix)
 
     def merge_contents(self, ours: str | None, base: str | None, theirs: str | None) -> tuple[bool, bytes] | None:
         """merge-tree's content merge of three blobs in the long-lived merge process (no process, no

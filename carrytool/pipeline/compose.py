@@ -841,13 +841,14 @@ class Composer:
             elif ours is None or theirs.mode in ("160000", "120000"):
                 edits[path] = (theirs.mode, theirs.oid)  # we deleted it (or have a directory), a link: take theirs
             else:
-                edits[path] = (theirs.mode, self._merge_file_theirs(base, ours, theirs))
+                edits[path] = (theirs.mode, self._merge_theirs(base, ours, theirs))
         return self.git.edit_tree(result.tree, edits)
 
-    def _merge_file_theirs(self, base: ConflictStage | None, ours: ConflictStage, theirs: ConflictStage) -> str:
-        """Theirs wins each conflicting hunk; a binary (or an error) takes theirs as a whole."""
-        merged = self.git.merge_blobs(ours.oid, base.oid if base else None, theirs.oid, favor_theirs=True)
-        return theirs.oid if merged is None else self.git.write_blob(merged[1])
+    def _merge_theirs(self, base: ConflictStage | None, ours: ConflictStage, theirs: ConflictStage) -> str:
+        """Theirs wins each conflicting hunk, as git's `-X theirs` (Git.merge_theirs); a binary takes theirs
+        as a whole."""
+        merged = self.git.merge_theirs(ours.oid, base.oid if base else None, theirs.oid)
+        return theirs.oid if merged is None else self.git.write_blob(merged)
 
 
 def _sources(step: Step) -> set[str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import jsonschema
@@ -190,6 +191,35 @@ def test_theirs_over_upstream_applies_and_warns_of_upstream_loss(cli: Cli, small
     assert small.work.git("show", "dev:a.py") == "def f():\n    return 2\n\n\ndef g():\n    return 20"
     [loss] = [w for w in report["warnings"] if w["kind"] == "upstream-loss"]
     assert loss["entry"] == "pr/1" and loss["file"] == "a.py" and loss["lines"] == [2, 2]
+
+
+NOTES = "Changes\n=======\n\n- a\n- b\n- c\n"
+NOTES_UPSTREAM = "Changes\n=======\n\n- a\n- B\n=======\n- c\n"      # a reST-like line inside the conflict
+NOTES_PR = "Changes\n=======\n\n- a\n- b2\n<<<<<<< kept\n- c"           # and a marker-like one, no last line end
+
+
+def test_theirs_resolves_in_merge_tree_as_git_x_theirs_without_merge_file(cli: Cli, small: Small, tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """The content merge `theirs` resolves is merge-tree's own, read back from its markers (gitlayer.markers):
+    the file is the entry's where it conflicts, byte for byte as `-X theirs` gives it (no line end added
+    at the end, lines that look like markers kept), and no `git merge-file` process runs."""
+    start = small.up.commit({"notes.rst": NOTES}, "notes", parent="main", ref="refs/heads/main")
+    small.up.commit({"notes.rst": NOTES_UPSTREAM}, "upstream moved", parent="main", ref="refs/heads/main")
+    small.pr(1, {"notes.rst": NOTES_PR}, parent=start)
+    small.manifest([{"pr": 1, "on_conflict": "theirs"}])
+    log, folder = tmp_path / "git.log", tmp_path / "wrapped"
+    folder.mkdir()
+    (folder / "git").write_text(f'#!/bin/sh\necho "$*" >> {log}\nexec {shutil.which("git")} "$@"\n')
+    (folder / "git").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
+    code, report = sync(cli, small)
+    e = by_id(report)
+    assert code == 0 and e["pr/1"]["status"] == "applied"
+    assert e["pr/1"]["resolution"] == {"mode": "theirs", "files": ["notes.rst"]}
+    calls = log.read_text()
+    assert subprocess.run(["git", "cat-file", "blob", "dev:notes.rst"], cwd=small.work.path, capture_output=True,
+                          check=True).stdout == NOTES_PR.encode()
+    assert " merge-tree " in calls and " merge-file " not in calls
 
 
 def test_theirs_over_another_carry_is_a_clobber_exit_1(cli: Cli, small: Small) -> None:

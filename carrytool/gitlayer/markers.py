@@ -1,0 +1,98 @@
+"""A conflicted content merge resolved in the entry's favour, as git's `-X theirs` resolves it, from the
+text with conflict markers that merge-tree writes: no `git merge-file` process, no temporary files.
+
+merge-ort's `-X theirs` (`cherry-pick -X theirs`; `merge-tree -X theirs` from git 2.44) runs the very
+content merge that writes the markers, and only when writing the result takes the second side of each
+conflicting hunk in place of the hunk with its markers (xdiff/xmerge.c, xdl_fill_merge_buffer): the
+same hunks, split at the same lines. So the favoured text is the marked text with each conflict replaced
+by its part between `=======` and `>>>>>>>`, with one difference: a conflict's part gets a line end
+appended when its last line has none (the file's last line), which the favoured text does not.
+
+Reading markers back is exact only when no line of the three versions looks like a marker line. Such
+lines (a committed conflict, a reST title underlined with exactly seven `=`) are escaped before the
+merge: each gets a prefix no line of the three versions starts with (DEL bytes, `\\x7f`), which keeps
+every equality between lines (what the diff sees), their indentation, blankness and letters (what git's
+hunk sliding and conflict merging look at), and is taken off the merged text again.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+# a line that could be read as a conflict marker line of a merge-style conflict (git's marker size, 7: no
+# attributes are read): it starts as a conflict's first or last line does, or is its middle line (seven
+# `=`, then CR LF, LF or the end). xdiff splits lines at LF only, as `^` and `$` do here.
+_MARKER_LIKE = re.compile(rb"^(?:<{7}|>{7}|={7}\r?$)", re.MULTILINE)
+_ESCAPE = b"\x7f"
+_ESCAPED_RUNS = re.compile(rb"^\x7f+", re.MULTILINE)
+
+
+def escape(blobs: Sequence[bytes]) -> tuple[list[bytes], bytes]:
+    """BLOBS with every marker-like line prefixed, and the prefix (b"" when no line needed it: BLOBS as
+    they are). The prefix is the shortest run of DEL bytes that no line of BLOBS starts with, so a
+    prefixed line equals no line that was not, and two prefixed lines are equal exactly when they were."""
+    if not any(_has_marker_like(blob) for blob in blobs):
+        return list(blobs), b""
+    prefix = _ESCAPE * (1 + max((len(run) for blob in blobs for run in _ESCAPED_RUNS.findall(blob)), default=0))
+    return [_MARKER_LIKE.sub(lambda found: prefix + found.group(0), blob) for blob in blobs], prefix
+
+
+def _has_marker_like(blob: bytes) -> bool:
+    """Whether a line of BLOB is marker-like (`_MARKER_LIKE`), asked with substring searches: a large file
+    is read at memchr's speed, not a regular expression's."""
+    middle = (b"=======\n", b"=======\r\n")
+    return blob.startswith((b"<<<<<<<", b">>>>>>>", *middle)) or blob in (b"=======", b"=======\r") or \
+        any(b"\n" + line in blob for line in (b"<<<<<<<", b">>>>>>>", *middle)) or \
+        blob.endswith((b"\n=======", b"\n=======\r"))
+
+
+def unescape(data: bytes, prefix: bytes) -> bytes:
+    """DATA (merged from blobs `escape` gave PREFIX) with the prefix taken off its lines again."""
+    if not prefix:
+        return data
+    return re.sub(b"^" + re.escape(prefix), b"", data, flags=re.MULTILINE)
+
+
+def favour_theirs(merged: bytes, theirs: bytes) -> bytes | None:
+    """MERGED (a content merge of THEIRS onto another version, with merge-style conflict markers, from
+    versions no line of which is marker-like: `escape`) with each conflict resolved in THEIRS' favour:
+    what git writes for the same merge under `-X theirs`. None when MERGED is not made as that assumes."""
+    # the conflicts lie from the first line that starts as a conflict does to the end of the last that
+    # ends one: only that part of a large file is searched for marker lines, the rest only checked to have none
+    first = 0 if merged.startswith(b"<<<<<<<") else (merged.find(b"\n<<<<<<<") + 1 or len(merged))
+    last = merged.rfind(b"\n>>>>>>>", first) + 1
+    stop = (merged.find(b"\n", last) + 1 or len(merged)) if last else first
+    if _has_marker_like(merged[:first]) or _has_marker_like(merged[stop:]):
+        return None
+    out: list[bytes] = [merged[:first]]
+    state, at, part_at = "outside", first, first   # at: where the text after the last marker line starts
+    ends_with_part = False          # whether OUT ends with a conflict's (non-empty) part of THEIRS
+    for found in _MARKER_LIKE.finditer(merged, first, stop):
+        start = found.start()
+        end = merged.find(b"\n", start) + 1 or len(merged)
+        kind = merged[start:start + 1]
+        if state == "outside" and kind == b"<":
+            out.append(merged[at:start])
+            state, ends_with_part = "ours", ends_with_part and start == at
+        elif state == "ours" and kind == b"=":
+            state, part_at = "theirs", end
+        elif state == "theirs" and kind == b">":
+            out.append(merged[part_at:start])
+            state, ends_with_part = "outside", ends_with_part or start > part_at
+        else:
+            return None
+        at = end
+    if state != "outside":
+        return None
+    out.append(merged[at:])
+    result = b"".join(out)
+    if ends_with_part and at == len(merged) and not theirs.endswith(b"\n"):
+        # the merge ends with a part of THEIRS, whose last line is THEIRS' last, which has no line end:
+        # the markers needed one after it (LF, or CR LF where the lines end so); -X theirs writes none
+        final = theirs[theirs.rfind(b"\n") + 1:]
+        for added in (b"\r\n", b"\n"):
+            if result.endswith(final + added):
+                return result[:-len(added)]
+        return None
+    return result
