@@ -1385,10 +1385,14 @@ class Git:
         (merge_contents), no process and no temporary file. None for a binary (git takes THEIRS whole)."""
         oids: Sequence[str | None] = [ours, base, theirs]
         blobs = [self.read_blob(oid) if oid else b"" for oid in oids]
-        if any(b"\0" in blob[:8000] for blob in blobs):
-            return None
+        if any(b"\0" in blob[:8000] or len(blob) > markers.MAX_XDIFF_SIZE for blob in blobs):
+            return None                     # git merges binaries (-X theirs: takes theirs whole)
         escaped, prefix = markers.escape(blobs)
         if prefix:      # a line that looks like a marker: merged as one that does not, taken back after
+            if any(len(blob) > markers.MAX_XDIFF_SIZE for blob in escaped):
+                raise GitError(f"{theirs}: within a few bytes of the largest file git merges as text, and "
+                               "holding lines that look like conflict markers: carrytool cannot resolve "
+                               "it in the entry's favour as git would", hint="resolve the file in a union")
             oids = [self.write_blob(blob) for blob in escaped]
         merged = self.merge_contents(*oids)
         if merged is None:

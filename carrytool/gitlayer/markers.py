@@ -1,18 +1,21 @@
 """A conflicted content merge resolved in the entry's favour, as git's `-X theirs` resolves it, from the
 text with conflict markers that merge-tree writes: no `git merge-file` process, no temporary files.
 
-merge-ort's `-X theirs` (`cherry-pick -X theirs`; `merge-tree -X theirs` from git 2.44) runs the very
+merge-ort's `-X theirs` (`cherry-pick -X theirs`; `merge-tree -X theirs` from git 2.43) runs the very
 content merge that writes the markers, and only when writing the result takes the second side of each
 conflicting hunk in place of the hunk with its markers (xdiff/xmerge.c, xdl_fill_merge_buffer): the
 same hunks, split at the same lines. So the favoured text is the marked text with each conflict replaced
 by its part between `=======` and `>>>>>>>`, with one difference: a conflict's part gets a line end
-appended when its last line has none (the file's last line), which the favoured text does not.
+appended when its last line has none (the file's last line), which the favoured text does not. A merge
+git takes for one of binaries (a NUL in the first 8000 bytes, a side over MAX_XDIFF_SIZE) has no markers:
+`-X theirs` takes the entry's side whole (Git.merge_theirs says so before merging).
 
 Reading markers back is exact only when no line of the three versions looks like a marker line. Such
 lines (a committed conflict, a reST title underlined with exactly seven `=`) are escaped before the
 merge: each gets a prefix no line of the three versions starts with (DEL bytes, `\\x7f`), which keeps
-every equality between lines (what the diff sees), their indentation, blankness and letters (what git's
-hunk sliding and conflict merging look at), and is taken off the merged text again.
+every equality between lines, and that is all the merge compares (a histogram diff with no indent
+heuristic, merge-ort.c; conflicts merged at level XDL_MERGE_ZEALOUS, which reads no letters: merge-ll.c);
+the prefix is taken off the merged text again.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from collections.abc import Sequence
 # `=`, then CR LF, LF or the end). xdiff splits lines at LF only, as `^` and `$` do here.
 _MARKER_LIKE = re.compile(rb"^(?:<{7}|>{7}|={7}\r?$)", re.MULTILINE)
 _ESCAPE = b"\x7f"
+MAX_XDIFF_SIZE = 1024 * 1024 * 1023        # git merges a larger side as a binary (merge-ll.c)
 _ESCAPED_RUNS = re.compile(rb"^\x7f+", re.MULTILINE)
 
 
@@ -61,6 +65,8 @@ def favour_theirs(merged: bytes, theirs: bytes) -> bytes | None:
     # the conflicts lie from the first line that starts as a conflict does to the end of the last that
     # ends one: only that part of a large file is searched for marker lines, the rest only checked to have none
     first = 0 if merged.startswith(b"<<<<<<<") else (merged.find(b"\n<<<<<<<") + 1 or len(merged))
+    if first == len(merged):        # a conflict without one: not a merge of texts
+        return None
     last = merged.rfind(b"\n>>>>>>>", first) + 1
     stop = (merged.find(b"\n", last) + 1 or len(merged)) if last else first
     if _has_marker_like(merged[:first]) or _has_marker_like(merged[stop:]):

@@ -1,7 +1,7 @@
 """`on_conflict: theirs` content merges: read back from merge-tree's conflict markers (gitlayer.markers),
 in the long-lived merge-tree, exactly as git's own `-X theirs` resolves them.
 
-The oracle is git itself: `merge-tree -X theirs` (git >= 2.44: the current git CI builds, or this
+The oracle is git itself: `merge-tree -X theirs` (git >= 2.43: the current git CI builds, or this
 machine's when it is one) on the same three versions, byte for byte, including versions with lines that
 look like conflict markers, files that end without a line end, CR LF lines."""
 
@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from carrytool.errors import GitError
 from carrytool.gitlayer import markers
 from carrytool.gitlayer.git import Git
 from tests.conftest import SECOND_GIT
@@ -47,6 +48,7 @@ def test_the_line_end_markers_add_after_a_last_line_without_one_is_dropped(end: 
     b"<<<<<<< a\nx\n<<<<<<< a\n=======\ny\n>>>>>>> b\n",        # a conflict inside a conflict
     b"<<<<<<< a\nx\n=======\ny\n=======\nz\n>>>>>>> b\n",      # two separators
     b"<<<<<<< a\nx\n=======\ny\n",                              # no end
+    b"a conflict without markers (git merged a binary)\n",
 ])
 def test_markers_not_made_as_assumed_are_refused(merged: bytes) -> None:
     assert markers.favour_theirs(merged, b"y\n") is None
@@ -117,8 +119,20 @@ def test_a_binary_side_is_left_to_the_caller(tmp_path: Path) -> None:
         assert git.merge_theirs(_blob(repo, b"a\0b\n"), _blob(repo, b"a\n"), _blob(repo, b"c\n")) is None
 
 
+def test_a_side_too_large_for_a_text_merge_is_taken_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # git merges a side over MAX_XDIFF_SIZE (1023 MiB) as a binary: -X theirs takes the entry's side whole;
+    # one the escape would push over it cannot be merged as git merges it, and says so
+    repo = init_repo(tmp_path / "r", bare=True).path
+    monkeypatch.setattr(markers, "MAX_XDIFF_SIZE", 10)
+    with Git(repo) as git:
+        assert git.merge_theirs(_blob(repo, b"a\nb\nc\nd\ne\nf\nours\n"), _blob(repo, b"a\n"),
+                                _blob(repo, b"b\n")) is None
+        with pytest.raises(GitError, match="largest file git merges as text"):
+            git.merge_theirs(_blob(repo, b"=======\n"), _blob(repo, b"a\n"), _blob(repo, b"b\n=======\n"))
+
+
 def _x_theirs_git() -> str | None:
-    """A git whose merge-tree takes `-X theirs` (>= 2.44): this machine's, or the second one CI builds."""
+    """A git whose merge-tree takes `-X theirs` (>= 2.43): this machine's, or the second one CI builds."""
     for folder in ("", SECOND_GIT):
         git = shutil.which("git") if not folder else str(Path(folder) / "git")
         usage = subprocess.run([git, "merge-tree", "-h"], capture_output=True) if git else None
@@ -146,7 +160,7 @@ def _version(rng: random.Random, lines: list[bytes]) -> bytes:
     return data[:-1] if data and rng.random() < 0.3 else data
 
 
-@pytest.mark.skipif(_x_theirs_git() is None, reason="needs a git whose merge-tree takes -X (>= 2.44)")
+@pytest.mark.skipif(_x_theirs_git() is None, reason="needs a git whose merge-tree takes -X (>= 2.43)")
 def test_the_same_bytes_as_merge_tree_x_theirs(tmp_path: Path) -> None:
     oracle = _x_theirs_git()
     assert oracle is not None
