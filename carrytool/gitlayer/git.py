@@ -402,6 +402,7 @@ class Git:
         self._commits: dict[str, dict[str, object]] = {}  # commit -> commit_info
         self._merge_pipe: MergePipe | None = None
         self._side_pipe: MergePipe | None = None    # a second merge-tree for large batches (see merge_trees)
+        self._diff3_pipe: MergePipe | None = None   # the merge-tree that writes diff3 conflicts (merge_diff3)
         self._patches: dict[tuple[str, str], bytes] = {}
         self._prefetch: tuple[list[tuple[str, str]], Later[subprocess.CompletedProcess | None]] | None = None
         self._threads: list[threading.Thread] = []      # callers' threads that run git in the scratch
@@ -806,12 +807,12 @@ class Git:
         for thread in self._threads:
             thread.join()
         self._threads.clear()
-        pipes = [p for p in (self._merge_pipe, self._side_pipe) if p is not None]
+        pipes = [p for p in (self._merge_pipe, self._side_pipe, self._diff3_pipe) if p is not None]
         for pipe in (*pipes, *self._pipes.values()):      # every process ends at once, then each is waited for
             pipe.hang_up()
         for merges in pipes:
             merges.close()
-        self._merge_pipe = self._side_pipe = None
+        self._merge_pipe = self._side_pipe = self._diff3_pipe = None
         for later in self._later_pipes:
             later.close(stop=True)          # answers nobody asked for (an error came first): not needed
         self._later_pipes.clear()
@@ -1416,30 +1417,39 @@ class Git:
                         full=lambda added: len(self._contents) + added > 256)
 
     def merge_texts(self, ours: bytes, base: bytes, theirs: bytes, labels: tuple[str, str, str]) -> tuple[bool, bytes] | None:
-        """`git merge-file -p -L OURS -L BASE -L THEIRS` on three contents: (clean, merged), or None for a
-        binary or an error."""
-        return self._merge_file("merge-text", (ours, base, theirs), ["-L", labels[0], "-L", labels[1], "-L", labels[2]])
+        """The content merge of three texts as merge-tree makes it, its conflicts' markers labelled LABELS
+        (ours, base, theirs: what `git merge-file -L` would write): (clean, merged), or None for a binary.
+        In the run's long-lived merge-tree: no process, no temporary file."""
+        return self._merge_texts((ours, base, theirs), labels, markers.SIZE, diff3=False)
 
     def merge_diff3(self, ours: bytes, base: bytes, theirs: bytes, marker_size: int) -> tuple[bool, bytes] | None:
-        """`git merge-file -p --diff3 --marker-size=N` on three contents: (clean, merged with the base part
-        of each conflict shown), or None for a binary or an error."""
-        return self._merge_file("merge-diff3", (ours, base, theirs),
-                                ["--diff3", f"--marker-size={marker_size}", "-L", "ours", "-L", "base", "-L", "theirs"])
+        """merge_texts with each conflict's base part shown (`diff3` style) and markers of MARKER_SIZE,
+        labelled ours, base, theirs: what `git merge-file --diff3 --marker-size=N` writes, from merge-tree's
+        content merge, in a long-lived merge-tree of its own (the only one of a run that writes diff3)."""
+        return self._merge_texts((ours, base, theirs), ("ours", "base", "theirs"), marker_size, diff3=True)
 
-    def _merge_file(self, stem: str, blobs: tuple[bytes, bytes, bytes], options: list[str]) -> tuple[bool, bytes] | None:
-        """`git merge-file -p --quiet OPTIONS` on BLOBS (ours, base, theirs) written to STEM.* in the run's
-        scratch: (clean, merged), or None for a binary or an error (a signal, an exit code above 127)."""
-        if any(b"\0" in blob[:8000] for blob in blobs):
+    def _merge_texts(self, blobs: tuple[bytes, bytes, bytes], labels: tuple[str, str, str], marker_size: int, *,
+                     diff3: bool) -> tuple[bool, bytes] | None:
+        """BLOBS (ours, base, theirs) merged by merge-tree, lines that look like markers escaped for the merge
+        (gitlayer.markers), the markers rewritten to MARKER_SIZE and LABELS: (clean, merged), or None for a
+        merge git makes of binaries (a NUL in the first 8000 bytes, a side too large to diff)."""
+        if any(b"\0" in blob[:8000] or len(blob) > markers.MAX_XDIFF_SIZE for blob in blobs):
             return None
-        names = []
-        for label, blob in zip(("ours", "base", "theirs"), blobs):
-            path = self.tmpdir() / f"{stem}.{label}"
-            path.write_bytes(blob)
-            names.append(str(path))
-        proc = self.run("merge-file", "-p", "--quiet", *options, *names, check=False)
-        if proc.returncode < 0 or proc.returncode > 127:
+        escaped, prefix = markers.escape(blobs)
+        if any(len(blob) > markers.MAX_XDIFF_SIZE for blob in escaped):
             return None
-        return proc.returncode == 0, proc.stdout
+        merged = merge_contents_many(self, [tuple(self.write_blob(blob) for blob in escaped)],  # type: ignore[list-item]
+                                     diff3=diff3)[0] if diff3 else \
+            self.merge_contents(*(self.write_blob(blob) for blob in escaped))
+        if merged is None:
+            return None
+        clean, text = merged
+        if not clean:
+            relabelled = markers.relabel(text, marker_size, labels)
+            if relabelled is None:          # a conflict without markers: git merged binaries
+                return None
+            text = relabelled
+        return clean, markers.unescape(text, prefix)
 
     def blob_at(self, tree: str, path: str) -> tuple[str, str] | None:
         """(mode, oid) of PATH in TREE, or None."""
@@ -1616,6 +1626,18 @@ class Git:
     def merges_aside(self) -> AsideMerges:
         """Merges to send one by one to a merge-tree of their own, beside the run's (see AsideMerges)."""
         return AsideMerges(self)
+
+    def merge_trees_diff3(self, pairs: Sequence[tuple[str, str]], *, bases: Sequence[str] | None = None) -> list[MergeResult]:
+        """merge_trees in the run's merge-tree that writes `diff3` style conflicts (started when first
+        asked), one batch at a time, not kept: only the structured rule asks it (merge_diff3)."""
+        if not pairs:
+            return []
+        if self._diff3_pipe is None:
+            like = self._merge_pipe or self._side_pipe or next(iter(self._later_pipes), None)
+            self._diff3_pipe = MergePipe(self, stored=self._use_quarantine, like=like, style="diff3")
+        lines = [f"{a} {b}" for a, b in pairs] if bases is None else \
+            [merge_line(a, b, base) for (a, b), base in zip(pairs, bases, strict=True)]
+        return self._diff3_pipe.merge_many(lines)
 
     def merge_one(self, ours: str, theirs: str, *, base: str | None = None) -> MergeResult:
         """One merge in the long-lived `merge-tree --write-tree --stdin` (see gitlayer.mergepipe): of two

@@ -1,5 +1,7 @@
-"""A conflicted content merge resolved in the entry's favour, as git's `-X theirs` resolves it, from the
-text with conflict markers that merge-tree writes: no `git merge-file` process, no temporary files.
+"""The conflict markers of merge-tree's content merges, read back: a conflicted merge resolved in the
+entry's favour, as git's `-X theirs` resolves it (`favour_theirs`), and the markers rewritten to the size
+and labels `git merge-file` would write (`relabel`), for the structured rule and the text merges shown to
+a user. No `git merge-file` process, no temporary files: every content merge is merge-tree's.
 
 merge-ort's `-X theirs` (`cherry-pick -X theirs`; `merge-tree -X theirs` from git 2.43) runs the very
 content merge that writes the markers, and only when writing the result takes the second side of each
@@ -23,10 +25,11 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-# a line that could be read as a conflict marker line of a merge-style conflict (git's marker size, 7: no
-# attributes are read): it starts as a conflict's first or last line does, or is its middle line (seven
+# a line that could be read as a conflict marker line (git's marker size, 7): it starts as a conflict's
+# first or last line does, or as the line before its base part (diff3 style), or is its middle line (seven
 # `=`, then CR LF, LF or the end). xdiff splits lines at LF only, as `^` and `$` do here.
-_MARKER_LIKE = re.compile(rb"^(?:<{7}|>{7}|={7}\r?$)", re.MULTILINE)
+_MARKER_LIKE = re.compile(rb"^(?:<{7}|>{7}|\|{7}|={7}\r?$)", re.MULTILINE)
+SIZE = 7                                   # git's conflict marker size: no attributes are read
 _ESCAPE = b"\x7f"
 MAX_XDIFF_SIZE = 1024 * 1024 * 1023        # git merges a larger side as a binary (merge-ll.c)
 _ESCAPED_RUNS = re.compile(rb"^\x7f+", re.MULTILINE)
@@ -46,8 +49,8 @@ def _has_marker_like(blob: bytes) -> bool:
     """Whether a line of BLOB is marker-like (`_MARKER_LIKE`), asked with substring searches: a large file
     is read at memchr's speed, not a regular expression's."""
     middle = (b"=======\n", b"=======\r\n")
-    return blob.startswith((b"<<<<<<<", b">>>>>>>", *middle)) or blob in (b"=======", b"=======\r") or \
-        any(b"\n" + line in blob for line in (b"<<<<<<<", b">>>>>>>", *middle)) or \
+    return blob.startswith((b"<<<<<<<", b">>>>>>>", b"|||||||", *middle)) or blob in (b"=======", b"=======\r") or \
+        any(b"\n" + line in blob for line in (b"<<<<<<<", b">>>>>>>", b"|||||||", *middle)) or \
         blob.endswith((b"\n=======", b"\n=======\r"))
 
 
@@ -58,19 +61,52 @@ def unescape(data: bytes, prefix: bytes) -> bytes:
     return re.sub(b"^" + re.escape(prefix), b"", data, flags=re.MULTILINE)
 
 
+def _conflicts(merged: bytes) -> tuple[int, int] | None:
+    """Where the conflicts of MERGED lie: from the first line that starts as a conflict does to the end of
+    the last that ends one (only that part of a large file is searched for marker lines; the rest is
+    checked to have none). None when it has no conflict, or a marker line outside that part."""
+    first = 0 if merged.startswith(b"<<<<<<<") else (merged.find(b"\n<<<<<<<") + 1 or len(merged))
+    last = merged.rfind(b"\n>>>>>>>", first) + 1
+    if first == len(merged) or not last:
+        return None
+    stop = merged.find(b"\n", last) + 1 or len(merged)
+    if _has_marker_like(merged[:first]) or _has_marker_like(merged[stop:]):
+        return None
+    return first, stop
+
+
+def relabel(merged: bytes, size: int, labels: tuple[str, str, str]) -> bytes | None:
+    """MERGED (a content merge with conflict markers, from versions no line of which is marker-like:
+    `escape`) with each marker line written as `git merge-file --marker-size=SIZE -L OURS -L BASE -L
+    THEIRS` writes it: SIZE marker characters, then a space and the label (none on the middle line), then
+    the line's own end. None when MERGED has no conflict (a merge git made of binaries)."""
+    found = _conflicts(merged)
+    if found is None:
+        return None
+    first, stop = found
+    names = {b"<": labels[0], b"|": labels[1], b">": labels[2]}
+    out, at = [merged[:first]], first
+    for marker in _MARKER_LIKE.finditer(merged, first, stop):
+        start = marker.start()
+        end = merged.find(b"\n", start) + 1 or len(merged)
+        kind = merged[start:start + 1]
+        line = merged[start:end]
+        line_end = b"\r\n" if line.endswith(b"\r\n") else b"\n" if line.endswith(b"\n") else b""
+        label = names.get(kind, "").encode("utf-8", "surrogateescape")
+        out += [merged[at:start], kind * size + (b" " + label if label else b"") + line_end]
+        at = end
+    out.append(merged[at:])
+    return b"".join(out)
+
+
 def favour_theirs(merged: bytes, theirs: bytes) -> bytes | None:
     """MERGED (a content merge of THEIRS onto another version, with merge-style conflict markers, from
     versions no line of which is marker-like: `escape`) with each conflict resolved in THEIRS' favour:
     what git writes for the same merge under `-X theirs`. None when MERGED is not made as that assumes."""
-    # the conflicts lie from the first line that starts as a conflict does to the end of the last that
-    # ends one: only that part of a large file is searched for marker lines, the rest only checked to have none
-    first = 0 if merged.startswith(b"<<<<<<<") else (merged.find(b"\n<<<<<<<") + 1 or len(merged))
-    if first == len(merged):        # a conflict without one: not a merge of texts
+    found = _conflicts(merged)
+    if found is None:
         return None
-    last = merged.rfind(b"\n>>>>>>>", first) + 1
-    stop = (merged.find(b"\n", last) + 1 or len(merged)) if last else first
-    if _has_marker_like(merged[:first]) or _has_marker_like(merged[stop:]):
-        return None
+    first, stop = found
     out: list[bytes] = [merged[:first]]
     state, at, part_at = "outside", first, first   # at: where the text after the last marker line starts
     ends_with_part = False          # whether OUT ends with a conflict's (non-empty) part of THEIRS

@@ -31,7 +31,7 @@ class MergePipe:
     """`merge-tree --write-tree --stdin`, one merge per call, in one process for the whole run."""
 
     def __init__(self, git: Git, *, stored: bool = False, like: MergePipe | None = None,
-                 cond: threading.Condition | None = None) -> None:
+                 cond: threading.Condition | None = None, style: str = "merge") -> None:
         """STORED: the merges' objects are written as stored (uncompressed) loose files, for merges whose
         results go to the quarantine and are read there, if at all (the quarantine's pack compresses what
         persists): zlib's work on every merged blob is saved, and most are never kept (a conflicted merge's
@@ -41,19 +41,26 @@ class MergePipe:
 
         LIKE: a pipe of the same run whose flush merge (and its known answer) this one shares: nothing to
         write or ask first. COND: the condition its reader notifies (one that two pipes share, to wait for
-        either: `wait`)."""
+        either: `wait`).
+
+        STYLE: how its conflicts are written (`merge.conflictStyle`): `merge` (the pinned style of every
+        merge that composes) or `diff3` (each conflict's base part too, for the structured rule)."""
         self.git = git
-        if like is not None:
+        self.style = style
+        self._style_config = ("-c", f"merge.conflictStyle={style}") if style != "merge" else ()
+        if like is not None and like.style == style:
             self._flush_line, answer = like._flush_line, like._flush_answer
         else:
-            self._flush_line = self._flush_commits()
-            answer = git.run("merge-tree", "--write-tree", "--stdin", input=self._flush_line).stdout
+            self._flush_line = like._flush_line if like is not None else self._flush_commits()
+            answer = git.run(*self._style_config, "merge-tree", "--write-tree", "--stdin",
+                             input=self._flush_line).stdout
         if not answer.startswith(b"0\0"):
             raise GitError("`git merge-tree` did not answer the flush merge as expected")
         self._flush_answer = answer
         self._marker = answer[:60]
         self._proc = subprocess.Popen(
-            git_argv(*(("-c", "core.looseCompression=0") if stored else ()), "merge-tree", "--write-tree", "--stdin"),
+            git_argv(*(("-c", "core.looseCompression=0") if stored else ()), *self._style_config, "merge-tree",
+                     "--write-tree", "--stdin"),
             cwd=git.private_dir(), stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=git.env())
         self._stderr = bytearray()   # its last words, for the error when it stops answering
@@ -245,9 +252,11 @@ def merge_contents(git: Git, ours: str | None, base: str | None, theirs: str | N
     return merge_contents_many(git, [(ours, base, theirs)])[0]
 
 
-def merge_contents_many(git: Git, triples: list[tuple[str | None, str | None, str | None]]) -> list[tuple[bool, bytes] | None]:
+def merge_contents_many(git: Git, triples: list[tuple[str | None, str | None, str | None]], *,
+                        diff3: bool = False) -> list[tuple[bool, bytes] | None]:
     """merge_contents of each (ours, base, theirs) blob triple, asked as one batch of tree merges (which
-    two merge-tree processes may share: Git.merge_trees): the answers are those of one merge at a time."""
+    two merge-tree processes may share: Git.merge_trees): the answers are those of one merge at a time.
+    DIFF3: in the run's merge-tree that writes `diff3` style conflicts (Git.merge_trees_diff3)."""
     out: list[tuple[bool, bytes] | None] = [None] * len(triples)
     asked: list[int] = []
     pairs: list[tuple[str, str]] = []
@@ -270,7 +279,7 @@ def merge_contents_many(git: Git, triples: list[tuple[str | None, str | None, st
             pairs.append(tuple(git.write_commit(tree, [root], _SIG, _SIG, "carrytool: content merge side\n")  # type: ignore[arg-type]
                                for tree in (trees[0], trees[2])))
         asked.append(n)
-    results = git.merge_trees(pairs, bases=bases if explicit else None)
+    results = (git.merge_trees_diff3 if diff3 else git.merge_trees)(pairs, bases=bases if explicit else None)
     for n, result in zip(asked, results):
         merged = git.blob_at(result.tree, "file")
         out[n] = (result.clean, git.read_blob(merged[1]) if merged else b"")

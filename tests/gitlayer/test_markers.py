@@ -197,3 +197,60 @@ def test_the_fast_search_for_marker_like_lines_finds_what_the_pattern_does() -> 
     blobs += [b"=======", b"=======\r", b"a\n=======", b"a\n=======\r", b"=======\n", b"x=======\n", b"a\n =======\n"]
     for blob in blobs:
         assert markers._has_marker_like(blob) == bool(markers._MARKER_LIKE.search(blob)), blob
+
+
+def test_relabel_writes_markers_of_a_size_with_labels_keeping_line_ends() -> None:
+    merged = (b"a\r\n<<<<<<< 1234:f\r\nx\r\n||||||| 5678:f\r\nb\r\n=======\r\ny\r\n>>>>>>> 9abc:f\r\n"
+              b"c\n<<<<<<< 1234:f\nx2\n=======\ny2\n>>>>>>> 9abc:f\n")
+    assert markers.relabel(merged, 10, ("ours", "base", "theirs")) == (
+        b"a\r\n<<<<<<<<<< ours\r\nx\r\n|||||||||| base\r\nb\r\n==========\r\ny\r\n>>>>>>>>>> theirs\r\n"
+        b"c\n<<<<<<<<<< ours\nx2\n==========\ny2\n>>>>>>>>>> theirs\n")
+    assert markers.relabel(merged, 7, ("", "", "")).startswith(b"a\r\n<<<<<<<\r\nx\r\n|||||||\r\n")
+    assert markers.relabel(b"no conflict here\n", 7, ("a", "b", "c")) is None
+
+
+def _merge_file_git() -> str | None:
+    """A git whose merge-file takes --diff-algorithm (>= 2.43): merge-tree's histogram diff, in merge-file."""
+    for folder in ("", SECOND_GIT):
+        git = shutil.which("git") if not folder else str(Path(folder) / "git")
+        usage = subprocess.run([git, "merge-file", "-h"], capture_output=True) if git else None
+        if usage is not None and b"diff-algorithm" in usage.stdout + usage.stderr:
+            return git
+    return None
+
+
+@pytest.mark.skipif(_merge_file_git() is None, reason="needs a git whose merge-file takes --diff-algorithm (>= 2.43)")
+def test_merge_diff3_is_merge_files_diff3_with_merge_trees_diff(tmp_path: Path) -> None:
+    # diff3 style merges at level EAGER in both (xdiff/xmerge.c), so with the same diff algorithm (merge-ort's
+    # histogram) `git merge-file --diff3` is the oracle, byte for byte, labels and marker size included
+    oracle = _merge_file_git()
+    assert oracle is not None
+    repo = init_repo(tmp_path / "r", bare=True).path
+    rng = random.Random(23)
+    pool = POOL + [b"||||||| base\n", b"#\n"]
+    conflicted = 0
+    with Git(repo) as git:
+        for _ in range(150):
+            base_lines = [rng.choice(pool) for _ in range(rng.randint(0, 10))]
+            base, ours, theirs = b"".join(base_lines), _version(rng, base_lines), _version(rng, base_lines)
+            for name, data in (("o", ours), ("b", base), ("t", theirs)):
+                (tmp_path / name).write_bytes(data)
+            want = subprocess.run([oracle, "merge-file", "-p", "--quiet", "--diff3", "--marker-size=23",
+                                   "--diff-algorithm=histogram", "-L", "ours", "-L", "base", "-L", "theirs",
+                                   "o", "b", "t"], cwd=tmp_path, capture_output=True)
+            conflicted += want.returncode > 0
+            assert git.merge_diff3(ours, base, theirs, 23) == (want.returncode == 0, want.stdout), (base, ours, theirs)
+    assert conflicted > 75
+
+
+def test_merge_texts_labels_merge_trees_own_conflicts(tmp_path: Path) -> None:
+    # the text merge shown to a user (a structured file resolved in part, a union fixup) is merge-tree's, the
+    # merge whose conflicts were reported, with the labels asked for
+    repo = init_repo(tmp_path / "r", bare=True).path
+    base, ours, theirs = b"a\nb\n=======\nc\n", b"a\nB\n=======\nc\n", b"a\nb2\n=======\nc\n"
+    with Git(repo) as git:
+        got = git.merge_texts(ours, base, theirs, ("the fold now", "then", "your edit"))
+        plain = git.merge_contents(*(_blob(repo, data) for data in (ours, base, theirs)))
+    assert got == (False, b"a\n<<<<<<< the fold now\nB\n=======\nb2\n>>>>>>> your edit\n=======\nc\n")
+    # merge-tree's own text of the same merge (markers labelled with its objects): the same lines
+    assert plain is not None and [line[:7] for line in plain[1].split(b"\n")] == [line[:7] for line in got[1].split(b"\n")]

@@ -3,6 +3,8 @@ conflict, the asserts and landing gate them, and without the policy nothing chan
 
 from __future__ import annotations
 
+import os
+import shutil
 from pathlib import Path
 
 import jsonschema
@@ -201,3 +203,19 @@ def test_an_entry_resolved_structurally_is_named_where_its_other_conflict_with_u
     _, first, second = report["entries"]
     assert first["status"] == "applied" and first["structured"], first
     assert second["conflicts"] == [{"file": "r.py", "with": ["pr/1"], "upstream": True}], second
+
+
+def test_structured_merges_run_no_merge_file_process(cli, small: Small, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """The diff3 merge the structured rule reads comes from a long-lived merge-tree (Git.merge_diff3), as
+    every other merge of a run: no `git merge-file` process, no temporary files."""
+    _two_prs(small, WITH_A, WITH_B)
+    log, folder = tmp_path / "git.log", tmp_path / "wrapped"
+    folder.mkdir()
+    (folder / "git").write_text(f'#!/bin/sh\necho "$*" >> {log}\nexec {shutil.which("git")} "$@"\n')
+    (folder / "git").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
+    code, report = _sync(cli, small, small.manifest([{"pr": 1}, {"pr": 2}], policy=POLICY))
+    assert code == 0 and report["entries"][1]["structured"] == [{"file": "r.py", "lines": [7, 12], "kind": "methods"}]
+    calls = log.read_text()
+    assert "merge.conflictStyle=diff3 merge-tree" in calls and " merge-file " not in calls
