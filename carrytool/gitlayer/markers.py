@@ -78,8 +78,8 @@ def _conflicts(merged: bytes) -> tuple[int, int] | None:
 def relabel(merged: bytes, size: int, labels: tuple[str, str, str]) -> bytes | None:
     """MERGED (a content merge with conflict markers, from versions no line of which is marker-like:
     `escape`) with each marker line written as `git merge-file --marker-size=SIZE -L OURS -L BASE -L
-    THEIRS` writes it: SIZE marker characters, then a space and the label (none on the middle line), then
-    the line's own end. None when MERGED has no conflict (a merge git made of binaries)."""
+    THEIRS` writes it: SIZE marker characters, then a space and the label (an empty one too; none on the
+    middle line), then the line's own end. None when MERGED has no conflict (a merge git made of binaries)."""
     found = _conflicts(merged)
     if found is None:
         return None
@@ -93,7 +93,7 @@ def relabel(merged: bytes, size: int, labels: tuple[str, str, str]) -> bytes | N
         line = merged[start:end]
         line_end = b"\r\n" if line.endswith(b"\r\n") else b"\n" if line.endswith(b"\n") else b""
         label = names.get(kind, "").encode("utf-8", "surrogateescape")
-        out += [merged[at:start], kind * size + (b" " + label if label else b"") + line_end]
+        out += [merged[at:start], kind * size + (b" " + label if kind != b"=" else b"") + line_end]
         at = end
     out.append(merged[at:])
     return b"".join(out)

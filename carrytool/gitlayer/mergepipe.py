@@ -6,8 +6,10 @@ So each question is followed by a *flush merge*: a small merge of two fixed comm
 a file with a very long name, whose answer is larger than stdio's buffer and so pushes the real answer
 out of it. The flush merge's answer is known in advance (asked once, in its own process): the real
 answer is everything before it. Should a platform's buffer be larger, another flush merge is sent
-after a short wait, until the answer arrives. Nothing is written to disk but the flush merge's own
-few objects; no process or temporary file per merge.
+after a short wait, until the answer arrives. No process or temporary file per merge: what merges write
+are objects (their results, and the flush merge's few), into the run's quarantine where it has one
+(sync, explain), else into the repository's store, where nothing refers to them and `git gc` prunes
+them.
 """
 
 from __future__ import annotations

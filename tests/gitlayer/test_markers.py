@@ -205,7 +205,8 @@ def test_relabel_writes_markers_of_a_size_with_labels_keeping_line_ends() -> Non
     assert markers.relabel(merged, 10, ("ours", "base", "theirs")) == (
         b"a\r\n<<<<<<<<<< ours\r\nx\r\n|||||||||| base\r\nb\r\n==========\r\ny\r\n>>>>>>>>>> theirs\r\n"
         b"c\n<<<<<<<<<< ours\nx2\n==========\ny2\n>>>>>>>>>> theirs\n")
-    assert markers.relabel(merged, 7, ("", "", "")).startswith(b"a\r\n<<<<<<<\r\nx\r\n|||||||\r\n")
+    # an empty label is a label: merge-file -L "" writes the space before it
+    assert markers.relabel(merged, 7, ("", "", "")).startswith(b"a\r\n<<<<<<< \r\nx\r\n||||||| \r\n")
     assert markers.relabel(b"no conflict here\n", 7, ("a", "b", "c")) is None
 
 
