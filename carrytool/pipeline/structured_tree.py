@@ -54,10 +54,11 @@ def shown_partly(git: Git, resolution: Resolution, conflicted: bytes) -> tuple[b
     ours, base, theirs = resolution.variants
     labels = ["ours", "base", "theirs"]
     for line in conflicted.split(b"\n"):
+        label = line[8:-1] if line.endswith(b"\r") else line[8:]     # a CR LF file's marker line ends in CR LF
         if line.startswith(b"<<<<<<< ") and labels[0] == "ours":
-            labels[0] = line[8:].decode("utf-8", "replace")
+            labels[0] = label.decode("utf-8", "replace")
         elif line.startswith(b">>>>>>> ") and labels[2] == "theirs":
-            labels[2] = line[8:].decode("utf-8", "replace")
+            labels[2] = label.decode("utf-8", "replace")
     merged = git.merge_texts(ours, base, theirs, (labels[0], labels[1], labels[2]))
     if merged is None or merged[0]:
         return None

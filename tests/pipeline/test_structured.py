@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 
 from carrytool.gitlayer.git import Git
-from carrytool.pipeline.structured_tree import resolve_file
+from carrytool.pipeline.structured_tree import resolve_file, shown_partly
 
 
 @pytest.fixture(scope="module")
@@ -129,3 +129,16 @@ def test_partly_the_gates_hold_with_the_true_conflict_taken_either_way(git: Git)
     resolution = resolve_file(git, *_partial_sides("def p():"), partial=True)   # theirs' way binds p twice
     assert resolution is not None and resolution.hunks == [] and resolution.variants is None
     assert "shadows" in resolution.refused
+
+
+def test_a_crlf_file_resolved_in_part_keeps_merge_trees_marker_lines(git: Git) -> None:
+    # the conflicts left are shown as merge-tree shows them: labels without the CR of the CR LF line end
+    base, ours, theirs = (side.replace(b"\n", b"\r\n") for side in _partial_sides("def y():"))
+    resolution = resolve_file(git, base, ours, theirs, partial=True)
+    assert resolution is not None and [h.kind for h in resolution.hunks] == ["functions"]
+    merged = git.merge_contents(*(git.write_blob(side) for side in (ours, base, theirs)))
+    assert merged is not None and not merged[0]
+    shown = shown_partly(git, resolution, merged[1])
+    assert shown is not None and b"\r\r\n" not in shown[0]
+    conflict = merged[1][merged[1].rindex(b"<<<<<<< "):]
+    assert shown[0].endswith(conflict) and conflict.count(b"\r\n") == 7
