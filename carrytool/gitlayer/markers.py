@@ -110,8 +110,8 @@ def favour_theirs(merged: bytes, theirs: bytes) -> bytes | None:
     out: list[bytes] = [merged[:first]]
     state, at, part_at = "outside", first, first   # at: where the text after the last marker line starts
     ends_with_part = False          # whether OUT ends with a conflict's (non-empty) part of THEIRS
-    for found in _MARKER_LIKE.finditer(merged, first, stop):
-        start = found.start()
+    for marker in _MARKER_LIKE.finditer(merged, first, stop):
+        start = marker.start()
         end = merged.find(b"\n", start) + 1 or len(merged)
         kind = merged[start:start + 1]
         if state == "outside" and kind == b"<":
