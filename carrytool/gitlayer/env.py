@@ -60,9 +60,21 @@ PINNED_CONFIG: tuple[str, ...] = (
 )
 
 
+# glibc's malloc in every git child (where git runs on glibc; elsewhere the variable means nothing): blocks
+# of up to 32 MiB come from the heap, and freed memory stays there until 64 MiB of it is free, instead of
+# glibc's defaults, which map and unmap a large file's buffers anew at every merge of it in a long-lived
+# merge-tree (66,000 page faults in 100 merges of xarray's 480 KB doc/whats-new.rst; 4,400 with these).
+# Cold explain of 60 xarray PRs, git 2.39: 3.28 s -> 2.88 s; cold sync 1.55 s -> 1.31 s; peak RSS the same
+# within 1 MB. What git computes does not change: only where its memory comes from. A GLIBC_TUNABLES of
+# the user's is kept as it is.
+MALLOC_TUNABLES = "glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=67108864"
+
+
 def scrubbed_env(extra: dict[str, str] | None = None) -> dict[str, str]:
-    """Return the environment for a git child: the caller's, minus GIT_* that could change results."""
+    """Return the environment for a git child: the caller's, minus GIT_* that could change results (and
+    glibc's malloc tuned for big files: MALLOC_TUNABLES)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_") or _KEEP_ENV.match(k)}
+    env.setdefault("GLIBC_TUNABLES", MALLOC_TUNABLES)
     env["LC_ALL"] = "C"
     env["LANG"] = "C"
     env["GIT_TERMINAL_PROMPT"] = env.get("GIT_TERMINAL_PROMPT", "0")
