@@ -53,3 +53,27 @@ def test_regions_read_from_a_tree_merge_equal_a_merge_of_the_blobs(tmp_path: Pat
         assert blame.regions_in(git, merge, "f.py", blobs[ours]["g.py"], f[1], f[2]) is None
         assert blame.regions_in(git, git.merge_trees([(ours, ours)])[0], "f.py", *f) is None
         assert blame.regions_in(git, None, "f.py", *f) is None
+
+
+def test_a_merged_blob_is_read_for_its_regions_once(tmp_path: Path) -> None:
+    """explain asks the regions of one entry's merge alone onto upstream once per pair it is in: the blob
+    is read once (a blob never changes); another merged blob is read, and its own regions given."""
+    up = init_repo(tmp_path / "up", bare=True)
+    body = [f"line {i}\n" for i in range(40)]
+    base = up.commit({"f.py": "".join(body)}, "base", ref="refs/heads/main")
+    ours = up.commit({"f.py": "".join(body).replace("line 3\n", "ours 3\n")}, "ours", parent=base)
+    theirs = up.commit({"f.py": "".join(body).replace("line 3\n", "theirs 3\n")}, "theirs", parent=base)
+    other = up.commit({"f.py": "".join(body).replace("line 3\n", "other 3\n")}, "other", parent=base)
+    with Git(up.path) as git:
+        blob = {c: git.blob_at(git.tree_of(c), "f.py")[1] for c in (base, ours, theirs, other)}  # type: ignore[index]
+        merge, merge_other = git.merge_trees([(ours, theirs), (other, theirs)])
+        reads: list[str] = []
+        read_blob = git.read_blob
+        git.read_blob = lambda oid: reads.append(oid) or read_blob(oid)  # type: ignore[method-assign]
+        first = blame.regions_in(git, merge, "f.py", blob[ours], blob[base], blob[theirs])
+        again = blame.regions_in(git, merge, "f.py", blob[ours], blob[base], blob[theirs])
+        assert first == again == blame.conflict_regions(git, blob[ours], blob[base], blob[theirs])
+        merged = git.blob_at(merge.tree, "f.py")[1]  # type: ignore[index]
+        assert reads.count(merged) == 1
+        with_other = blame.regions_in(git, merge_other, "f.py", blob[other], blob[base], blob[theirs])
+        assert with_other is not None and with_other != first and b"other 3\n" in with_other[0]
