@@ -24,10 +24,13 @@ def conflict_regions(git: Git, ours: str, base: str, theirs: str) -> list[bytes]
     return _regions(merged[1])
 
 
-def regions_in(git: Git, merge: MergeResult | None, path: str, ours: str, base: str, theirs: str) -> list[bytes] | None:
+def regions_in(git: Git, merge: MergeResult | None, path: str, ours: str, base: str, theirs: str, *,
+               remember: bool = False) -> list[bytes] | None:
     """conflict_regions(OURS, BASE, THEIRS) read from a tree MERGE that already merged exactly those three
     blobs at PATH (its stages say so) and wrote the result with its markers: no second merge. None when
-    MERGE cannot tell (no such merge, other stages, a virtual merge base, no markers: a binary)."""
+    MERGE cannot tell (no such merge, other stages, a virtual merge base, no markers: a binary).
+    REMEMBER: a merge whose regions are asked again (an entry's merge alone onto upstream, beside every
+    other entry it may meet): the merged blob is read once (_regions_of_blob)."""
     if merge is None or merge.clean:
         return None
     stages = {s.stage: s for s in merge.stages if s.path == path}
@@ -37,12 +40,13 @@ def regions_in(git: Git, merge: MergeResult | None, path: str, ours: str, base: 
     found = git.blob_at(merge.tree, path)
     if found is None or found[0] not in REGULAR_MODES:
         return None
-    return _regions_of_blob(git, found[1]) or None
+    return (_regions_of_blob(git, found[1]) if remember else _regions(git.read_blob(found[1]))) or None
 
 
-# merged blob -> its conflict regions: a blob's content never changes, so neither do they (explain asks
-# those of one entry's merge alone onto upstream once per pair it is in: 60 xarray PRs, 210 reads of a
-# 480 KB file, 90 of them again)
+# merged blob -> its conflict regions, for the merges regions_in is told to REMEMBER: a blob's content
+# never changes, so neither do they (explain asks those of one entry's merge alone onto upstream once per
+# pair it is in: 60 xarray PRs, 210 reads of a 480 KB file, 90 of them again). At most one per entry and
+# conflicted path of a run; emptied should it reach _REGIONS_KEPT (a long-lived process, tests).
 _REGIONS_OF: dict[str, list[bytes]] = {}
 _REGIONS_KEPT = 1024
 
@@ -144,7 +148,7 @@ def _meeting(git: Git, path: str, *, base_tree: str, head_tree: str, upstream_tr
              and other[1] != upstream]
     if not asked:
         return [], None, []
-    own = regions_in(git, alone, path, upstream, base, head)
+    own = regions_in(git, alone, path, upstream, base, head, remember=True)
     return asked, own, (([(upstream, base, head)] if own is None else []) +
                         [(others[n][1], base, head) for n in asked])  # type: ignore[index]
 
@@ -168,7 +172,7 @@ def regions_differ(git: Git, base: str, head: str, upstream: str, other: str, *,
     exactly these blobs at PATH, its regions are read from it instead of merging again (regions_in)."""
     if upstream == other:
         return False
-    alone = regions_in(git, merges[0], path, upstream, base, head)
+    alone = regions_in(git, merges[0], path, upstream, base, head, remember=True)
     if alone is None:
         alone = conflict_regions(git, upstream, base, head)
     with_other = regions_in(git, merges[1], path, other, base, head)

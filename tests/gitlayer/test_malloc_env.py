@@ -13,15 +13,35 @@ from carrytool.gitlayer.env import MALLOC_TUNABLES, isolated_env, scrubbed_env
 from tests.conftest import Cli, Small
 
 
-def test_scrubbed_env_tunes_malloc_unless_the_user_did(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("GLIBC_TUNABLES", raising=False)
+@pytest.fixture
+def no_malloc_env(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
+    for name in ("GLIBC_TUNABLES", "MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_"):
+        monkeypatch.delenv(name, raising=False)
+    return monkeypatch
+
+
+def test_scrubbed_env_tunes_malloc_unless_the_user_did(no_malloc_env: pytest.MonkeyPatch) -> None:
+    monkeypatch = no_malloc_env
     assert scrubbed_env()["GLIBC_TUNABLES"] == MALLOC_TUNABLES
     assert isolated_env("/x/git", "/x/objects")["GLIBC_TUNABLES"] == MALLOC_TUNABLES
     assert "glibc.malloc.mmap_threshold=" in MALLOC_TUNABLES and "glibc.malloc.trim_threshold=" in MALLOC_TUNABLES
-    monkeypatch.setenv("GLIBC_TUNABLES", "glibc.malloc.arena_max=1")
-    assert scrubbed_env()["GLIBC_TUNABLES"] == "glibc.malloc.arena_max=1"
+    # other tunables of the user's: kept, the malloc ones added after them
+    monkeypatch.setenv("GLIBC_TUNABLES", "glibc.pthread.rseq=0")
+    assert scrubbed_env()["GLIBC_TUNABLES"] == f"glibc.pthread.rseq=0:{MALLOC_TUNABLES}"
+    # a threshold of the user's: their GLIBC_TUNABLES as it is
+    for theirs in ("glibc.malloc.trim_threshold=0", "glibc.pthread.rseq=0:glibc.malloc.mmap_threshold=65536"):
+        monkeypatch.setenv("GLIBC_TUNABLES", theirs)
+        assert scrubbed_env()["GLIBC_TUNABLES"] == theirs
+    # empty: no tuning
     monkeypatch.setenv("GLIBC_TUNABLES", "")
     assert scrubbed_env()["GLIBC_TUNABLES"] == ""
+    # glibc's older variables, which GLIBC_TUNABLES would override: nothing added
+    monkeypatch.delenv("GLIBC_TUNABLES")
+    for old in ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_"):
+        monkeypatch.setenv(old, "0")
+        env = scrubbed_env()
+        assert "GLIBC_TUNABLES" not in env and env[old] == "0"
+        monkeypatch.delenv(old)
 
 
 def _wrapped_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
@@ -35,18 +55,26 @@ def _wrapped_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return log
 
 
+# a file larger than glibc's default thresholds (128 KiB), so that the tuning changes where git's buffers
+# for it come from
+BIG = "".join(f"line {n}: {'x' * 40}\n" for n in range(6000))
+
+
 def _setup(small: Small) -> None:
-    small.pr(1, {"a.py": "def f():\n    return 10\n\n\ndef g():\n    return 2\n"})
-    small.pr(2, {"a.py": "def f():\n    return 1\n\n\ndef g():\n    return 20\n"})
-    small.pr(3, {"a.py": "def f():\n    return 30\n\n\ndef g():\n    return 2\n"})     # conflicts with pr/1
+    start = small.up.commit({"big.txt": BIG}, "a big file", parent="main", ref="refs/heads/main")
+    small.pr(1, {"a.py": "def f():\n    return 10\n\n\ndef g():\n    return 2\n",
+                 "big.txt": BIG.replace("line 10:", "line ten:")}, parent=start)
+    small.pr(2, {"a.py": "def f():\n    return 1\n\n\ndef g():\n    return 20\n",
+                 "big.txt": BIG.replace("line 5000:", "line five thousand:")}, parent=start)
+    small.pr(3, {"a.py": "def f():\n    return 30\n\n\ndef g():\n    return 2\n",       # conflicts with pr/1
+                 "big.txt": BIG.replace("line 3000:", "line three thousand:")}, parent=start)
     small.manifest([{"pr": n} for n in (1, 2, 3)], policy={"on_conflict": "skip"})
 
 
 def test_every_git_child_of_a_sync_gets_the_tuning(cli: Cli, small: Small, tmp_path: Path,
-                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+                                                    no_malloc_env: pytest.MonkeyPatch) -> None:
     _setup(small)
-    monkeypatch.delenv("GLIBC_TUNABLES", raising=False)
-    log = _wrapped_git(tmp_path, monkeypatch)
+    log = _wrapped_git(tmp_path, no_malloc_env)
     code, report = cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path)
     assert code == 0, report
     calls = log.read_text().splitlines()
@@ -55,9 +83,11 @@ def test_every_git_child_of_a_sync_gets_the_tuning(cli: Cli, small: Small, tmp_p
                                                                        if not c.startswith(f"[{MALLOC_TUNABLES}]")]
 
 
-def test_the_tuning_changes_no_result(cli: Cli, small: Small, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The same manifest synced with the tuning and with glibc's defaults (the user's empty GLIBC_TUNABLES,
-    kept as it is): the same report, the same composed commit."""
+def test_the_tuning_changes_no_result(cli: Cli, small: Small, tmp_path: Path, no_malloc_env: pytest.MonkeyPatch) -> None:
+    """The same manifest, whose PRs merge a 300 KB file, synced with the tuning and with glibc's defaults
+    (the user's empty GLIBC_TUNABLES, kept as it is): the same report, the same composed commit. (malloc
+    cannot change what git computes; this guards against the variable breaking git's start.)"""
+    monkeypatch = no_malloc_env
     _setup(small)
     reports = []
     for tunables in (None, ""):

@@ -6,6 +6,8 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
+import pytest
+
 from carrytool.gitlayer.git import Git
 from carrytool.pipeline import blame
 from tests.gitrepo import init_repo
@@ -55,9 +57,11 @@ def test_regions_read_from_a_tree_merge_equal_a_merge_of_the_blobs(tmp_path: Pat
         assert blame.regions_in(git, None, "f.py", *f) is None
 
 
-def test_a_merged_blob_is_read_for_its_regions_once(tmp_path: Path) -> None:
+def test_a_merged_blob_is_read_for_its_regions_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """explain asks the regions of one entry's merge alone onto upstream once per pair it is in: the blob
-    is read once (a blob never changes); another merged blob is read, and its own regions given."""
+    is read once (a blob never changes) where regions_in is told to remember it, and every time where not
+    (a pair's merge, asked once: nothing kept); another merged blob gives its own regions."""
+    monkeypatch.setattr(blame, "_REGIONS_OF", {})          # what another test (or a repeat of this) kept
     up = init_repo(tmp_path / "up", bare=True)
     body = [f"line {i}\n" for i in range(40)]
     base = up.commit({"f.py": "".join(body)}, "base", ref="refs/heads/main")
@@ -70,10 +74,15 @@ def test_a_merged_blob_is_read_for_its_regions_once(tmp_path: Path) -> None:
         reads: list[str] = []
         read_blob = git.read_blob
         git.read_blob = lambda oid: reads.append(oid) or read_blob(oid)  # type: ignore[method-assign]
-        first = blame.regions_in(git, merge, "f.py", blob[ours], blob[base], blob[theirs])
-        again = blame.regions_in(git, merge, "f.py", blob[ours], blob[base], blob[theirs])
-        assert first == again == blame.conflict_regions(git, blob[ours], blob[base], blob[theirs])
+        args = (blob[ours], blob[base], blob[theirs])
+        first = blame.regions_in(git, merge, "f.py", *args, remember=True)
+        again = blame.regions_in(git, merge, "f.py", *args, remember=True)
+        assert first == again == blame.conflict_regions(git, *args)
         merged = git.blob_at(merge.tree, "f.py")[1]  # type: ignore[index]
         assert reads.count(merged) == 1
-        with_other = blame.regions_in(git, merge_other, "f.py", blob[other], blob[base], blob[theirs])
-        assert with_other is not None and with_other != first and b"other 3\n" in with_other[0]
+        other_args = (blob[other], blob[base], blob[theirs])
+        with_other = [blame.regions_in(git, merge_other, "f.py", *other_args) for _ in range(2)]
+        merged_other = git.blob_at(merge_other.tree, "f.py")[1]  # type: ignore[index]
+        assert reads.count(merged_other) == 2 and merged_other not in blame._REGIONS_OF
+        assert with_other[0] == with_other[1] and with_other[0] is not None and with_other[0] != first
+        assert b"other 3\n" in with_other[0][0]
