@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from carrytool.gitlayer.git import Git, MergeResult, Signature
+from carrytool.gitlayer.git import Git, MergeResult, Signature, paths_of
 from carrytool.gitlayer.later import Later
 from carrytool.manifest import paths
 from carrytool.manifest.model import Manifest
@@ -243,6 +243,7 @@ class _PairMerger:
         self.commits: dict[str, str] = {}          # entry id -> its change alone on upstream, as a commit
         self.alone_results: dict[str, MergeResult] = {}
         self.alone_lines: dict[str, tuple[str, str]] = {}   # entry id -> (ours, theirs) of its merge alone
+        self.on_upstream: dict[str, frozenset[str]] = {}   # entry id -> the paths its merge alone changed (`_changed`)
         folder = git.common_dir / "carrytool" / "cache" if self.keep_decisions else None
         self.decisions = PairDecisions(folder, git.version)
         self._upstream_files: dict[str, bool] = {}     # path -> a file in upstream (_upstream_file)
@@ -300,6 +301,7 @@ class _PairMerger:
             jobs.append(self.theirs(second, ours, self.git.tree_of(ours)))
             plan.append((first, second))
         decided = [p for p in plan if p is not None]
+        self._changed([first for first, _second in decided])
         # each merge goes to git as soon as it is known (in chunks), while the next ones are prepared
         later = self.git.merge_trees_later() if self.concurrently else None
         keys: list[str] = []
@@ -321,6 +323,16 @@ class _PairMerger:
         else:
             answers = lambda: self.git.merge_trees(todo)  # noqa: E731
         return lambda: self._decide(plan, jobs, list(zip(keys, known)), answers())
+
+    def _changed(self, firsts: Sequence[EntryFacts]) -> None:
+        """Read which paths each of FIRSTS changed on upstream, merged alone (one batched diff-tree, no
+        renames): its own files, and what else the merge gave it. A rename upstream made since its base
+        carries its edit to the new path; merged from several bases (git's virtual one), it can change a
+        path its diff from the base `git merge-base` names does not show (adversarial review's cases)."""
+        todo = list({f.id: f for f in firsts if f.id not in self.on_upstream}.values())
+        trees = [self.git.tree_of(self.commits[f.id]) for f in todo]
+        for item, changes in zip(todo, self.git.diff_trees([(self.upstream_tree, t) for t in trees], renames=False)):
+            self.on_upstream[item.id] = frozenset(paths_of(changes))
 
     def _changes_nothing(self, pair: tuple[EntryFacts, EntryFacts]) -> bool:
         """Whether PAIR is decided without merging: the first changes nothing on upstream (merged alone, it
@@ -375,9 +387,10 @@ class _PairMerger:
         return conflicted, structurally
 
     def _on_shared_files(self, job: tuple[str, str], pair: tuple[EntryFacts, EntryFacts]) -> tuple[str, str]:
-        """JOB with the second PR's head reduced to the files it shares with the first (pipeline.reduce):
-        a pair conflicts only there (elsewhere the second meets upstream's version alone, decided by its
-        merge onto upstream). Where the PR only modifies files and adds paths, and its base is its only
+        """JOB with the second PR's head reduced to the paths where ours, the first alone on upstream, is
+        not upstream (the first's files, and what else its merge alone changed: `_changed`;
+        pipeline.reduce): a pair conflicts only there (elsewhere the second meets upstream's version alone,
+        decided by its merge onto upstream). Where the PR only modifies files and adds paths, and its base is its only
         merge base with upstream (ours is a commit on upstream: the pair merges from that base alone), the
         merge of those files' trees alone (`files_alone`): git then neither walks history for the merge
         base nor reads upstream's other changes since that base, nor does this build the reduced head's
@@ -386,12 +399,10 @@ class _PairMerger:
         if not self.shared_files_only or second.entry.kind != "pr" or not second.base or not second.head or \
                 (second.step and self.manifest.structured_paths(second.step.entry)):
             return job
-        # a PR merged alone from its base, its only merge base with upstream (the stand-in `_alone_pair` makes)
-        from_base = first.entry.kind == "pr" and bool(first.base) and first.head is not None and \
-            self.share_with_compose and self.git.sole_merge_base(self.upstream, first.head)
         ours_tree = self.git.tree_of(job[0])
-        is_file = self._upstream_file if self.files_from_upstream and from_base else None
-        what, keep = f"{second.id} beside {first.id}", set(first.files)
+        is_file = self._upstream_file if self.files_from_upstream else None
+        # every path where ours is not upstream's: elsewhere the pair merges as the second alone on upstream
+        what, keep = f"{second.id} beside {first.id}", set(first.files) | self.on_upstream[first.id]
         if self.shared_files_alone and self.git.sole_merge_base(self.upstream, second.head):
             alone = files_alone(self.git, base=second.base, changes=second.changes, keep=keep,
                                 ours_tree=ours_tree, sig=self.sig, what=what, is_file=is_file)
@@ -402,12 +413,10 @@ class _PairMerger:
         return job if reduced is None else (job[0], reduced)
 
     def _upstream_file(self, path: str) -> bool:
-        """Whether upstream has a file at PATH, asked once per path. For a path outside the first entry's
-        files, the same as in the first alone on upstream (ours), when that entry was merged from its base
-        (a PR whose base is its only merge base with upstream): a clean merge takes every path that entry
-        does not change as upstream has it, or, for a path upstream renamed another one to, as a file still
-        (directory renames are off): `reduced_head` need not read each pair's ours. Merged from several
-        bases (git's virtual one), its files are not the change it made: each pair's ours is read."""
+        """Whether upstream has a file at PATH, asked once per path. For a path the pair does not keep
+        (outside the first entry's files and every path its merge alone changed on upstream, `_changed`),
+        the same as in the first alone on upstream (ours), which has upstream's version there:
+        `reduced_head` need not read each pair's ours."""
         found = self._upstream_files.get(path)
         if found is None:
             found = self._upstream_files[path] = file_at(self.git, self.upstream_tree, path)

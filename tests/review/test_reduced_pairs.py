@@ -175,6 +175,64 @@ def test_a_first_pr_merged_from_several_bases_is_asked_of_its_own_tree(cli: Cli,
     assert [(o["entries"], o.get("conflict_files")) for o in read["overlaps"]] == [(["pr/1", "pr/2"], ["p.py"])]
 
 
+
+def _reduced_and_whole(cli: Cli, small: Small, monkeypatch: pytest.MonkeyPatch) -> tuple[dict, dict]:
+    """Explain's JSON with its pair merges reduced, and with every pair merged whole (cache dropped)."""
+    args = ("explain", "-m", small.manifest_path, "--repo", small.work.path, "--offline")
+    cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")   # fetches
+    code, reduced = cli.json(*args)
+    shutil.rmtree(Path(small.work.path) / "carrytool" / "cache")
+    monkeypatch.setattr(_PairMerger, "shared_files_only", False)
+    whole_code, whole = cli.json(*args)
+    assert code == whole_code
+    return reduced, whole
+
+
+def test_an_edit_upstream_moved_is_kept_in_the_pair_merge(cli: Cli, small: Small,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Upstream renamed x.py to p.py after pr/1's base: pr/1's edit of x.py lands in p.py on upstream, a
+    path outside its own files, where pr/2 edits the same line. The pair merge keeps p.py (ours is not
+    upstream's there), so it conflicts as the whole merge does, and as sync says (an adversarial review
+    found the reduced merge dropping p.py and calling the pair a mere same-file overlap)."""
+    up = small.up
+    old = up.commit({"x.py": _body("x", {}), "s.py": _body("s", {})}, "x and s", parent="main")
+    up.commit({"x.py": None, "p.py": _body("x", {})}, "upstream renames x to p", parent=old, ref="refs/heads/main")
+    up.commit({"x.py": _body("x", {5: "pr 1"}), "s.py": _body("s", {1: "pr 1"})}, "pr 1", parent=old,
+              ref="refs/pull/1/head")
+    up.commit({"p.py": _body("x", {5: "pr 2"}), "s.py": _body("s", {30: "pr 2"})}, "pr 2", parent="main",
+              ref="refs/pull/2/head")
+    small.manifest([{"pr": 1}, {"pr": 2}], policy={"on_conflict": "skip"})
+    reduced, whole = _reduced_and_whole(cli, small, monkeypatch)
+    assert reduced["overlaps"] == whole["overlaps"]
+    assert [(o["entries"], o["kind"], o["files"], o.get("conflict_files")) for o in reduced["overlaps"]] == \
+        [(["pr/1", "pr/2"], "conflict", ["s.py"], ["p.py"])]
+    second = next(e for e in reduced["entries"] if e["id"] == "pr/2")
+    assert second["status"] == "conflict" and second["conflicts"] == [{"file": "p.py", "with": ["pr/1"]}]
+
+
+def test_a_line_a_criss_cross_merge_dropped_is_kept_in_the_pair_merge(cli: Cli, small: Small,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """pr/1's head and upstream have two merge bases; pr/1 merged them dropping one side's line of t.py.
+    Merged alone onto upstream (from git's virtual base) it drops that line again: it changes t.py,
+    which its diff from the base `git merge-base` names does not list. pr/2 edits that line: the pair
+    merge keeps t.py and conflicts there, as the whole merge does (an adversarial review's case)."""
+    up = small.up
+    root = up.commit({"t.py": _body("t", {}), "s.py": _body("s", {})}, "t and s", parent="main")
+    one = up.commit({"t.py": _body("t", {1: "one"})}, "one", parent=root)
+    two = up.commit({"t.py": _body("t", {30: "two"})}, "two", parent=root)
+    both = up.commit({"t.py": _body("t", {1: "one", 30: "two"})}, "upstream merges both", parent=one,
+                     parents=[one, two], ref="refs/heads/main")
+    dropped = up.commit({"t.py": _body("t", {30: "two"})}, "pr 1 merges both, drops one", parent=two,
+                        parents=[two, one])
+    up.commit({"s.py": _body("s", {5: "pr 1"})}, "pr 1", parent=dropped, ref="refs/pull/1/head")
+    up.commit({"t.py": _body("t", {1: "pr 2", 30: "two"}), "s.py": _body("s", {25: "pr 2"})}, "pr 2",
+              parent=both, ref="refs/pull/2/head")
+    small.manifest([{"pr": 1}, {"pr": 2}], policy={"on_conflict": "skip"})
+    reduced, whole = _reduced_and_whole(cli, small, monkeypatch)
+    assert reduced["overlaps"] == whole["overlaps"]
+    assert [(o["entries"], o["kind"], o.get("conflict_files")) for o in reduced["overlaps"]] == \
+        [(["pr/1", "pr/2"], "conflict", ["t.py"])]
+
 def _explain_pairs(git: Git) -> tuple[dict, Signature, list[tuple]]:
     """The corpus's heads, a signature, and every pair explain merges: (first, the first alone on
     upstream, its paths, second, the second's base, the second's changes from that base)."""
