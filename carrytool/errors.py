@@ -109,8 +109,16 @@ class GitError(EnvironmentProblem):
         text = super().__str__()
         detail = self.stderr.strip()
         if detail:
-            text += "\n  git said: " + "\n            ".join(detail.splitlines()[-6:])
+            text += "\n  git said: " + "\n            ".join(_said(detail.splitlines()))
         return text
+
+
+def _said(lines: list[str]) -> list[str]:
+    """The last six lines of git's stderr before any usage text it printed (after `fatal: need two commit
+    ranges`, say, git prints its whole usage: the reason would scroll away)."""
+    usage = next((n for n, line in enumerate(lines) if line.startswith("usage: ")), len(lines))
+    kept = [line for line in lines[:usage] if line.strip()] or lines
+    return kept[-6:]
 
 
 class FetchError(GitError):

@@ -1784,10 +1784,26 @@ class Git:
         return self.run(*args).stdout
 
     def range_diff(self, old: tuple[str, str], new: tuple[str, str]) -> list[str]:
-        """`range-diff --no-color -s OLD_BASE..OLD_TIP NEW_BASE..NEW_TIP`: the commit pairing, one line each."""
-        proc = self.run("-c", "core.abbrev=12", "range-diff", "--no-color", "-s",
-                        f"{old[0]}..{old[1]}", f"{new[0]}..{new[1]}")
-        return [line.rstrip() for line in proc.stdout.decode("utf-8", "replace").splitlines() if line.strip()]
+        """`range-diff --no-color -s OLD_BASE..OLD_TIP NEW_BASE..NEW_TIP`: the commit pairing, one line each.
+
+        A range with no commit (a PR whose head upstream merged by fast-forward: its base is its head), which
+        git refuses ("need two commit ranges"), pairs nothing: each commit of the other range is listed as
+        range-diff lists one only that range has (`N:  <sha> < -:  ----`, or `-:  ---- > N:  <sha>`)."""
+        sides = [self._range_commits(*old), self._range_commits(*new)]
+        if all(sides):
+            proc = self.run("-c", "core.abbrev=12", "range-diff", "--no-color", "-s",
+                            f"{old[0]}..{old[1]}", f"{new[0]}..{new[1]}")
+            return [line.rstrip() for line in proc.stdout.decode("utf-8", "replace").splitlines() if line.strip()]
+        none = "-" * 12
+        return [f"{n}:  {sha[:12]} < -:  {none} {subject}".rstrip() if sides[0] else
+                f"-:  {none} > {n}:  {sha[:12]} {subject}".rstrip()
+                for n, (sha, subject) in enumerate(sides[0] or sides[1], 1)]
+
+    def _range_commits(self, base: str, tip: str) -> list[tuple[str, str]]:
+        """The commits range-diff takes from BASE..TIP (no merges), oldest first: (full SHA, subject)."""
+        out = self.run("log", "--no-color", "--no-merges", "--topo-order", "--reverse", "--format=%H %s",
+                       "--end-of-options", f"{base}..{tip}").stdout.decode("utf-8", "replace")
+        return [(line[:40], line[41:]) for line in out.splitlines() if len(line) >= 40]
 
     def commits_between(self, base: str, tip: str) -> list[str]:
         """`rev-list BASE..TIP`: the full SHAs of the commits in TIP not in BASE, newest first."""

@@ -189,3 +189,25 @@ def test_a_reason_known_on_one_side_only_is_no_change(tmp_path: Path, cli: Cli) 
     disabled = next(e for e in out["entries"] if e["id"] == "pr/2")
     assert disabled["change"] == "unchanged", disabled
     assert (disabled["from"].get("reason"), disabled["to"].get("reason")) == (None, "disabled")
+
+
+def test_a_pr_whose_head_upstream_has_is_diffed_without_git_refusing(tmp_path: Path, cli: Cli) -> None:
+    """A moved PR whose range is empty on one night (its head is its base: upstream has it, merged by a
+    fast-forward, here pinned so) gives the other night's commits as range-diff lists a range's own
+    commits; `git range-diff` itself refuses an empty range ("need two commit ranges"), which failed the
+    whole diff with exit 4 (a new user's trial on fastapi)."""
+    nights = Nights(tmp_path, cli)
+    nights.night([{"pr": 1}, {"pr": 2}])
+    nights.night([{"pr": 1, "head": nights.base}, {"pr": 2}])
+    code, out = _diff(nights)
+    assert code == 0, out
+    moved = next(e for e in out["entries"] if e["id"] == "pr/1")
+    assert moved["change"] == "moved" and moved["to"]["status"] == "skipped", moved
+    assert [(p["old"], p["new"], p["change"], p["subject"]) for p in moved["range_diff"]] == [
+        (nights.p1a, None, "<", "f returns 10"), (nights.p1b, None, "<", "add h")]
+    nights.night([{"pr": 1}, {"pr": 2}])                     # and back: every commit is the new night's own
+    code, out = _diff(nights)
+    assert code == 0, out
+    moved = next(e for e in out["entries"] if e["id"] == "pr/1")
+    assert [(p["old"], p["new"], p["change"]) for p in moved["range_diff"]] == [
+        (None, nights.p1a, ">"), (None, nights.p1b, ">")]
