@@ -665,15 +665,38 @@ def union_new(
         if scratch:
             Scratch(Path(os.path.abspath(scratch)), name).check_usable()     # refuse before the manifest changes
         with _open_git(repo) as git, RepoLock(git.git_dir, wait=wait, notify=_diag):
+            before = loaded.path.read_bytes()
             updated = add_union_entry(loaded, name, prs, paths or [], patch=None if commit else
                                       (patch or f"unions/{name}.patch"), invocation=_union_options(manifest, repo))
+            written = updated.path.read_bytes()
             _diag(f"added carry/{name} to {updated.path}")
             union = Union(updated, git, name, notify=_diag,
                           scratch=Path(os.path.abspath(scratch)) if scratch else None,
                           invocation=_union_options(manifest, repo))
-            return _union_result(union, union.compose(offline=offline))
+            try:
+                outcome = union.compose(offline=offline)
+            except BaseException:
+                _take_back(updated.path, (before, written), union.state_path, union.entry.id)
+                raise
+            return _union_result(union, outcome)
 
     _run(body)
+
+
+def _take_back(path: Path, texts: tuple[bytes, bytes], state: Path, entry: str) -> None:
+    """`union new` failed before its fold was done or stopped (a PR upstream does not have, no network):
+    the manifest goes back to what it was, unless the fold saved a state (`union continue` needs the entry)
+    or the file is no longer what it wrote (TEXTS: before, written). A manifest naming a patch nothing
+    wrote would fail every sync."""
+    from carrytool.manifest.safefile import write_atomic
+
+    try:
+        if state.exists() or state.is_symlink() or path.read_bytes() != texts[1]:
+            return
+        write_atomic(path, texts[0])
+    except (OSError, CarryError):
+        return
+    _diag(f"took {entry} out of {path} again: its fold did not start")
 
 
 @union_app.command("compose")

@@ -278,6 +278,21 @@ def test_union_new_refuses_a_scratch_with_files_before_touching_the_manifest(cli
     assert (mine / "keep").read_text() == "keep\n"
 
 
+def test_union_new_of_a_pr_upstream_does_not_have_leaves_the_manifest_as_it_was(cli: Cli, tmp_path: Path) -> None:
+    """A fold that fails before it starts (upstream has no such PR) takes the entry out again: a manifest
+    naming a patch nothing wrote would fail every sync, and `union new` of the same PRs would be refused
+    as superseded twice (a new user's trial on fastapi)."""
+    fold = Fold(tmp_path, union="")
+    before = fold.manifest.read_text()
+    result = cli("union", "new", "u", "99999", "2", *fold.args())
+    assert result.exit_code == 2 and "upstream has no refs/pull/99999/head" in result.stderr
+    assert "took carry/u out of" in result.stderr
+    assert fold.manifest.read_text() == before and not (fold.manifest.parent / "unions").exists()
+    again = cli("union", "new", "u", "1", "2", *fold.args())
+    assert again.exit_code == 3, again.stdout + again.stderr    # the fold stops on its conflict, as before
+    assert fold.manifest.read_text() == before + "  - carry: u\n    patch: unions/u.patch\n    supersedes: [1, 2]\n"
+
+
 def test_a_file_git_moves_out_of_a_directory_s_way_names_the_pr_whose_directory_it_is(cli: Cli, tmp_path: Path) -> None:
     """PR 3 adds plans/x.txt, PR 4 a file `plans`: git moves PR 4's file aside (`plans~<side>`, a name
     no PR has). Both lines of the stop name PR 3, whose directory is in the way, and PR 4."""
