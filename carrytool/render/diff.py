@@ -41,7 +41,8 @@ def describe_entry(item: dict[str, Any]) -> str:
 
 def _state(side: dict[str, Any]) -> str:
     status = side.get("status", "unknown")
-    return f"{status} ({side['reason']})" if side.get("reason") else status
+    reason = side.get("reason")
+    return f"{status} ({reason})" if reason and reason != status else status
 
 
 def render_diff_text(diff: LockDiff, *, verbose: bool = False) -> str:

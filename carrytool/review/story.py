@@ -81,7 +81,8 @@ def _asserts(ex: Explanation, step: Step) -> list[dict[str, Any]]:
 
 def _summary(ex: Explanation, step: Step, story: dict[str, Any]) -> list[str]:
     title = f" ({step.entry.title})" if step.entry.title else ""
-    lines = [f"{step.id}{title}: {step.status}" + (f" ({step.reason})" if step.reason else "")
+    lines = [f"{step.id}{title}: {step.status}" + (f" ({step.reason})" if step.reason and step.reason != step.status
+                                                   else "")
              + (f": {step.detail}" if step.detail else "")]
     if step.entry.supersedes:
         lines.append("supersedes " + ", ".join(_supersede_text(item) for item in story["supersedes"]))

@@ -263,8 +263,8 @@ def test_explain_agrees_with_sync_on_blame(cli: Cli, small: Small) -> None:
     assert ex["plan"]["upstream_conflicts"] == {"pr/3": ["n.py"], "pr/2": ["n.py"]}
     stories = {s["id"]: s for s in ex["stories"]}
     assert stories["pr/3"]["entry"]["conflicts"] == [{"file": "n.py", "with": [], "upstream": True}]
-    assert stories["pr/3"]["summary"][0] == "pr/3: conflict (conflict): conflicts in n.py (with upstream alone)"
-    assert stories["pr/2"]["summary"][0] == "pr/2: conflict (conflict): conflicts in n.py (with upstream and pr/1)"
+    assert stories["pr/3"]["summary"][0] == "pr/3: conflict: conflicts in n.py (with upstream alone)"
+    assert stories["pr/2"]["summary"][0] == "pr/2: conflict: conflicts in n.py (with upstream and pr/1)"
 
 
 def test_union_suggestions_do_not_chain_through_an_upstream_conflict(cli: Cli, small: Small) -> None:
