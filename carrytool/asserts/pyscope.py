@@ -86,12 +86,16 @@ def resolve_scope(src: SourceFile, name: str | None) -> Scope | str:
 
 
 def suggest(name: str, defined: list[str]) -> str:
-    """Return "(defined there: ...)" listing the names closest to `name`, in source order."""
+    """Return "(defined there: ...)" listing the names closest to `name`, in source order: of those in
+    the class it names when that class is defined (`APIRoute.nope`: APIRoute's own, not APIRouter's)."""
     if not defined:
         return "(nothing is defined there)"
-    close = set(difflib.get_close_matches(name, defined, n=5, cutoff=0.6))
-    listed = [candidate for candidate in defined if candidate in close] or defined[:5]
-    more = ", ..." if len(defined) > len(listed) else ""
+    owner = name.strip().rpartition(".")[0]
+    pool = [d for d in defined if d.rpartition(".")[0] == owner] if owner in defined else []
+    pool = pool or defined
+    close = set(difflib.get_close_matches(name, pool, n=5, cutoff=0.6))
+    listed = [candidate for candidate in pool if candidate in close] or pool[:5]
+    more = ", ..." if len(pool) > len(listed) else ""
     return f"(defined there: {', '.join(listed)}{more})"
 
 

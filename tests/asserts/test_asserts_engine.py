@@ -308,7 +308,7 @@ def test_scopes(scope: str | None, bounds: dict[str, int], ok: bool, fragment: s
     ("defines", "Outer.Inner", None, True, "defined at pkg/mod.py:15"),
     ("defines", "Outer.value", None, True, "defined at pkg/mod.py:23"),
     ("defines", "Inner.methd", "Outer", False,
-     "Outer: Inner.methd is not defined in Outer (defined there: Inner, Inner.method, Inner.amethod, ...)"),
+     "Outer: Inner.methd is not defined in Outer (defined there: Inner.method, Inner.amethod)"),
     ("defines", "Outer.Inner.method.nope", None, False, "is not defined in pkg/mod.py"),
     ("calls", "g", "Outer.Iner.method", False,
      "no scope Outer.Iner.method in pkg/mod.py (defined there: Outer.Inner, Outer.Inner.method, Outer.Inner.amethod, "

@@ -96,6 +96,12 @@ def test_not_calls_message() -> None:
      "calls", "g", "Worker.wake_upp",
      "no scope Worker.wake_upp in vllm/x.py (defined there: Worker.sleep, Worker.wake_up, ...)"),
     (b"x = 1\n", "calls", "g", "f", "no scope f in vllm/x.py (nothing is defined there)"),
+    # a method missing from a class: that class's own are listed, not the look-alike class's (APIRouter's
+    # close names hid APIRoute's in a new user's trial on fastapi)
+    (b"class APIRouter:\n    def route(self): pass\n    def post(self): pass\n    def get(self): pass\n"
+     b"class APIRoute:\n    def __init__(self): pass\n    def matches(self): pass\n",
+     "calls", "g", "APIRoute.no_such_method",
+     "no scope APIRoute.no_such_method in vllm/x.py (defined there: APIRoute.__init__, APIRoute.matches)"),
 ])
 def test_missing_file_syntax_error_and_missing_scope(data: bytes | None, check: str, target: str,
                                                      scope: str | None, message: str) -> None:

@@ -85,7 +85,7 @@ class CuMemAllocator:
     ("matches", r"^\s+self\.remap\(\)$", "CuMemAllocator.sleep", False,
      r"CuMemAllocator.sleep: regex `^\s+self\.remap\(\)$` matches nothing in CuMemAllocator.sleep"),
     ("contains", "x", "CuMemAllocator.slep", False,
-     "no scope CuMemAllocator.slep in vllm/device_allocator/cumem.py (defined there: CuMemAllocator, CuMemAllocator.sleep, "
+     "no scope CuMemAllocator.slep in vllm/device_allocator/cumem.py (defined there: CuMemAllocator.sleep, "
      "CuMemAllocator.wake_up)"),
 ])
 def test_text_checks_in_a_python_scope(check: str, target: str, scope: str, ok: bool, message: str) -> None:
