@@ -58,7 +58,13 @@ def _kind(conflict: dict[str, Any]) -> str:
 def render_status(report: dict[str, Any], stream: TextIO, *, invocation: str = "") -> None:
     out = stream.write
     name = report["entry"].removeprefix("carry/")
-    out(f"{report['entry']} at {(report['commit'] or '(unresolved)')[:12]} on upstream {report['upstream'][:12]}\n")
+    if report["commit"]:
+        at = f"at {report['commit'][:12]}"
+    elif report.get("patch"):
+        at = f"from {report['patch']}"          # a patch union has no commit: its fold is the patch file
+    else:
+        at = "at a commit this repository does not have"
+    out(f"{report['entry']} {at} on upstream {report['upstream'][:12]}\n")
     if report.get("under_way"):
         out(f"  a fold is under way: carrytool union continue {shlex.quote(name)}{invocation} "
             f"(or abort)\n")

@@ -16,7 +16,7 @@ def status(union: Union, *, offline: bool) -> dict[str, Any]:
     upstream, items = union.resolve(offline)
     current = git.rev_parse(entry.commit) if entry.commit else None
     folded = {s.pr: s.head for s in entry.supersedes}
-    report: dict[str, Any] = {"entry": entry.id, "commit": current, "upstream": upstream}
+    report: dict[str, Any] = {"entry": entry.id, "commit": current, "patch": entry.patch, "upstream": upstream}
     report["stale"] = [{"pr": i.pr, "folded": folded[i.pr], "current": i.head} for i in items
                        if folded.get(i.pr) and not i.head.startswith(folded[i.pr])]  # type: ignore[arg-type]
     report["unfolded"] = [i.pr for i in items if not folded.get(i.pr)]

@@ -207,6 +207,8 @@ def test_union_new_adds_the_entry_keeping_comments_and_folds(cli: Cli, tmp_path:
     assert cli("sync", *fold.args()).exit_code == 0
     again = cli("union", "new", "u", "1", "2", *fold.args())
     assert again.exit_code == 2 and "already in" in again.stderr
+    status = union(cli, fold, "status")           # a patch union has no commit: its patch is named
+    assert status.stdout.startswith(f"carry/u from unions/u.patch on upstream {fold.base[:12]}\n"), status.stdout
 
 
 def test_union_new_with_a_commit_and_partial_paths(cli: Cli, tmp_path: Path) -> None:
