@@ -26,6 +26,9 @@ def console(stream: TextIO):  # noqa: ANN201 - rich.console.Console, imported la
                    soft_wrap=False, width=None if stream.isatty() else 120)
 
 
+FILES_WIDTH = 100     # plain output's files column: two names when they fit, else the first and a count
+
+
 def entry_rows(report: Report) -> list[tuple[str, str, str, str]]:
     rows = []
     for step in report.steps:
@@ -40,7 +43,8 @@ def entry_rows(report: Report) -> list[tuple[str, str, str, str]]:
             why = (why + "; " if why and why != "applied" else "") + \
                 f"{landing['landed']}/{landing['hunks']} hunks landed"
         names = data.get("files") or []
-        files = ", ".join(names[:2]) + (f" (+{len(names) - 2})" if len(names) > 2 else "")
+        shown = names[:1] + [n for n in names[1:2] if len(names[0]) + len(n) + 2 <= FILES_WIDTH - 8]
+        files = ", ".join(shown) + (f" (+{len(names) - len(shown)})" if len(names) > len(shown) else "")
         rows.append((step.id, step.status + (f" ({step.reason})" if step.reason and step.status != "conflict"
                                              else ""), why, files))
     return rows
@@ -48,7 +52,7 @@ def entry_rows(report: Report) -> list[tuple[str, str, str, str]]:
 
 def step_files_short(files: str) -> bool:
     """Plain output shows an entry's files when they fit on the line."""
-    return len(files) <= 100
+    return len(files) <= FILES_WIDTH
 
 
 def render_report(report: Report, stream: TextIO = sys.stdout, *, verbose: bool = False,

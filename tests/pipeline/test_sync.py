@@ -528,3 +528,19 @@ def test_conflict_names_only_the_entries_whose_lines_collide(cli: Cli, small: Sm
     code, report = sync(cli, small)
     assert code == 0 and by_id(report)["pr/3"]["conflicts"] == [{"file": "a.py", "with": ["pr/2"]}]
     assert "conflicts in a.py (with pr/2)" in by_id(report)["pr/3"]["detail"], by_id(report)["pr/3"]
+
+
+def test_plain_output_names_the_first_of_long_paths_with_a_count(cli: Cli, small: Small) -> None:
+    """An entry whose first two paths are too long for the files column together still shows the first
+    and how many more: the column vanished for such a row (a new user's trial on fastapi's docs)."""
+    deep = "docs/" + "/".join(["translations"] * 3) + "/tutorial"
+    long_names = [f"{deep}/first-long-page-name.md", f"{deep}/second-long-page-name.md", "z.md"]
+    small.pr(1, {name: "text\n" for name in long_names})
+    small.pr(2, {"x.py": "x = 1\n", "y.py": "y = 1\n"})
+    small.manifest([{"pr": 1}, {"pr": 2}])
+    result = cli("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")
+    assert result.exit_code == 0, result.stdout + result.stderr
+    row = next(line for line in result.stdout.splitlines() if line.lstrip().startswith("pr/1 "))
+    assert row.endswith(f"[{deep}/first-long-page-name.md (+2)]"), row
+    row = next(line for line in result.stdout.splitlines() if line.lstrip().startswith("pr/2 "))
+    assert row.endswith("[x.py, y.py]"), row
