@@ -198,8 +198,10 @@ def next_steps(report: Report, invocation: Invocation | None = None) -> list[str
     elif any(d.get("kind") == "dropped" for d in report.dropped):
         hints.append(f"next: `{run.command('explain')}` shows the dropped hunk and the commands that reproduce it")
     if any(not a.ok for a in report.asserts) and report.result and report.command == "sync":
-        hints.append(f"next: `{run.command('verify', '--rev', str(report.result['sha']))}` reproduces the failed "
-                     "asserts on the composed (unpublished) result")
+        sha = str(report.result["sha"])
+        state = "the fork branch already had it" if report.result.get("previous") == sha else "not published"
+        hints.append(f"next: `{run.command('verify', '--rev', sha)}` reproduces the failed asserts on the "
+                     f"composed result ({state})")
     return hints
 
 

@@ -544,3 +544,22 @@ def test_plain_output_names_the_first_of_long_paths_with_a_count(cli: Cli, small
     assert row.endswith(f"[{deep}/first-long-page-name.md (+2)]"), row
     row = next(line for line in result.stdout.splitlines() if line.lstrip().startswith("pr/2 "))
     assert row.endswith("[x.py, y.py]"), row
+
+
+def test_a_failed_assert_s_hint_says_whether_the_branch_has_the_result(cli: Cli, small: Small) -> None:
+    """The hint to reproduce a failed assert calls the result unpublished only when the branch does not
+    already point at it (an assert added after a green night fails on the very commit the branch holds)."""
+    small.pr(1, {"b.py": "x = 1\ny = 2\nz = 30\n"})
+    small.manifest([{"pr": 1}])
+    assert cli("sync", "-m", small.manifest_path, "--repo", small.work.path).exit_code == 0
+    green = small.branch()
+    small.manifest([{"pr": 1}], asserts=[{"name": "h", "file": "a.py", "defines": "h"}])
+    result = cli("sync", "-m", small.manifest_path, "--repo", small.work.path)
+    assert result.exit_code == 1 and small.branch() == green
+    assert f"verify --rev {green} " in result.stdout
+    assert "reproduces the failed asserts on the composed result (the fork branch already had it)" in result.stdout
+    small.pr(2, {"c.py": "c = 1\n"})
+    small.manifest([{"pr": 1}, {"pr": 2}], asserts=[{"name": "h", "file": "a.py", "defines": "h"}])
+    result = cli("sync", "-m", small.manifest_path, "--repo", small.work.path)
+    assert result.exit_code == 1 and small.branch() == green
+    assert "reproduces the failed asserts on the composed result (not published)" in result.stdout, result.stdout
