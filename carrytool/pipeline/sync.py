@@ -291,6 +291,8 @@ def _finish(manifest: Manifest, git: Git, options: SyncOptions, planned: Planned
     report, comp = planned.report, planned.composition
     assert comp is not None and report.result is not None
     report.asserts = evaluate_asserts(manifest, git, comp.result)
+    if options.push:
+        report.result["pushed"] = False        # asked for: the report says whether it happened, whatever stops it
     if report.exit_code != 0 or options.dry_run:
         return
     ref = branch_ref(manifest)

@@ -655,3 +655,16 @@ def test_an_upstream_conflict_that_two_earlier_entries_meet_only_together_names_
     assert code == 0, report
     assert by_id(report)["pr/1"]["status"] == by_id(report)["pr/4"]["status"] == "applied"
     assert by_id(report)["pr/2"]["conflicts"] == [{"file": "r.txt", "with": ["pr/1", "pr/4"], "upstream": True}]
+
+
+def test_a_push_a_failed_assert_stops_is_reported_as_not_pushed(cli: Cli, small: Small, tmp_path: Path) -> None:
+    """`--push` asked: the report's result says `pushed: false` when a failed assert stopped the run before
+    the push (the key was missing then; docs/ci.md lists it among result's keys)."""
+    fork, first = _pushed_fork(cli, small, tmp_path)
+    small.manifest([{"pr": 1}], fork={"branch": "dev", "url": "../fork"},
+                   asserts=[{"name": "h", "file": "a.py", "defines": "h"}])
+    code, report = cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--push")
+    assert code == 1 and report["result"]["pushed"] is False and report["result"]["updated"] is False
+    assert fork.ref("refs/heads/dev") == first["result"]["sha"]
+    code, report = cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path)
+    assert code == 1 and "pushed" not in report["result"]          # not asked: not said
