@@ -73,8 +73,9 @@ def verify_rebuild(manifest: Manifest, git: Git, rev: str | None, *, offline: bo
     if not matches:
         error = VerificationFailed(
             f"{target} is {actual[:12]}, but manifest + lock compose {expected[:12]}: the published branch is "
-            "not what the manifest says", hint="run `carrytool sync --locked` to publish exactly the lock, "
-            "or inspect with `git range-diff`")
+            "not what the manifest says", hint="run `carrytool sync --locked"
+            + (" --push" if manifest.fork.url else "") + "` to publish exactly the lock, or inspect with "
+            "`git range-diff`")
         report.error = {"exit_code": error.exit_code, "kind": "VerificationFailed", "message": str(error)}
     return report
 
