@@ -172,14 +172,14 @@ def next_steps(report: Report, invocation: Invocation | None = None) -> list[str
     if rebase:
         branch = report.upstream["branch"] if report.upstream else "upstream"
         hints.append(f"next: rebase {', '.join(s.id for s in rebase)} onto upstream {branch} (a conflict with "
-                     "upstream by itself: no union can solve it), or set `on_conflict: skip` on the entry")
+                     f"upstream by itself: no union can solve it), or set `on_conflict: skip` on "
+                     f"{'it' if len(rebase) == 1 else 'them'}")
     between = [s for s in failed if any(conf["with"] for conf in s.conflicts)]
-    if between:
-        pairs = sorted({c for s in between for conf in s.conflicts for c in conf["with"]} | {s.id for s in between})
-        numbers = [p.removeprefix("pr/") for p in pairs if p.startswith("pr/")]
-        hints.append(f"next: fold {', '.join(pairs)} into a union (`{run.command('explain')}` shows the overlap; "
+    for group, stopped in _conflict_groups(between):     # one union per set of entries that conflict together
+        numbers = [p.removeprefix("pr/") for p in group if p.startswith("pr/")]
+        hints.append(f"next: fold {', '.join(group)} into a union (`{run.command('explain')}` shows the overlap; "
                      f"`{run.command('union', 'new', 'NAME', *numbers)}` starts it), or set `on_conflict: skip` "
-                     "on the entry")
+                     f"on {', '.join(stopped)}")
     if any(v.kind == "owned-path" for v in report.violations):
         v = next(v for v in report.violations if v.kind == "owned-path")
         hints.append(f"next: let {v.other} supersede {v.entry} for {v.path} (`supersedes: [{{pr: N, paths: "
@@ -203,6 +203,27 @@ def next_steps(report: Report, invocation: Invocation | None = None) -> list[str
         hints.append(f"next: `{run.command('verify', '--rev', sha)}` reproduces the failed asserts on the "
                      f"composed result ({state})")
     return hints
+
+
+def _conflict_groups(steps: list) -> list[tuple[list[str], list[str]]]:  # noqa: ANN001 - steps of a report
+    """The entries STEPS conflict with, grouped: each group holds the entries linked by a conflict (one
+    entry's conflict names another), with the ones of STEPS in it; groups in order of their first entry."""
+    parent: dict[str, str] = {}
+
+    def root(name: str) -> str:
+        while parent.setdefault(name, name) != name:
+            name = parent[name]
+        return name
+
+    for step in steps:
+        for conf in step.conflicts:
+            for other in conf["with"]:
+                parent[root(other)] = root(step.id)
+    groups: dict[str, list[str]] = {}
+    for name in sorted(parent):
+        groups.setdefault(root(name), []).append(name)
+    stopped = {step.id for step in steps}
+    return [(members, [m for m in members if m in stopped]) for members in sorted(groups.values())]
 
 
 def outcome_line(report: Report) -> str:

@@ -563,3 +563,19 @@ def test_a_failed_assert_s_hint_says_whether_the_branch_has_the_result(cli: Cli,
     result = cli("sync", "-m", small.manifest_path, "--repo", small.work.path)
     assert result.exit_code == 1 and small.branch() == green
     assert "reproduces the failed asserts on the composed result (not published)" in result.stdout, result.stdout
+
+
+def test_conflicts_that_do_not_meet_get_a_union_each(cli: Cli, small: Small) -> None:
+    """pr/1 and pr/2 conflict in a.py, pr/3 and pr/4 in b.py: two unions are suggested, each naming the
+    entry to skip instead, not one union of all four (a new user's trial on Flask)."""
+    small.pr(1, A_TWO)
+    small.pr(2, A_THREE)
+    small.pr(3, B_TEN)
+    small.pr(4, {"b.py": "x = 11\ny = 2\nz = 3\n"})
+    small.manifest([{"pr": n} for n in (1, 2, 3, 4)])
+    result = cli("sync", "-m", small.manifest_path, "--repo", small.work.path)
+    assert result.exit_code == 3
+    hints = [line for line in result.stdout.splitlines() if line.startswith("next: fold")]
+    assert [h.split(" into")[0] for h in hints] == ["next: fold pr/1, pr/2", "next: fold pr/3, pr/4"], hints
+    assert hints[0].endswith("or set `on_conflict: skip` on pr/2") and "union new NAME 1 2 " in hints[0]
+    assert hints[1].endswith("or set `on_conflict: skip` on pr/4") and "union new NAME 3 4 " in hints[1]
