@@ -55,18 +55,22 @@ class RepoLock:
         waiting = False
         while not self._try_acquire():
             if time.monotonic() >= deadline:
-                holder = self._holder()
-                who = (f"pid {holder.get('pid')} on {holder.get('host')} since {holder.get('since')}"
-                       if holder else "another process")
-                raise LockHeld(f"another carrytool run holds {self.path} ({who})",
+                raise LockHeld(f"another carrytool run holds {self.path} ({self._who()})",
                                hint="wait for it, or pass --wait SECONDS (the lock is released when that "
                                     "process ends, even if it is killed)")
             if not waiting and self.notify:
-                holder = self._holder()
-                self.notify(f"waiting up to {self.wait:g}s for {self.path} (held by pid {holder.get('pid')})")
+                self.notify(f"waiting up to {self.wait:g}s for {self.path} (held by {self._who()})")
             waiting = True
             time.sleep(min(0.1, max(0.0, deadline - time.monotonic())))
         return self
+
+    def _who(self) -> str:
+        """Who holds the lock, as its file says; `another process` when it says nothing (a lock taken with
+        `flock` by something other than carrytool, or written an instant ago)."""
+        holder = self._holder()
+        if not holder or not holder.get("pid"):
+            return "another process"
+        return f"pid {holder.get('pid')} on {holder.get('host')} since {holder.get('since')}"
 
     def __exit__(self, *exc: object) -> None:
         if self._fd is None:

@@ -156,3 +156,23 @@ def test_a_lock_file_naming_another_host_is_taken_over_when_nobody_holds_it(tmp_
     assert notes == [f"removing a stale lock {repo.path / 'carrytool.lock'} left by pid {os.getpid()} on "
                      "elsewhere.example (no longer running)"]
     assert not (repo.path / "carrytool.lock").exists()
+
+
+def test_a_lock_held_by_something_else_says_another_process(tmp_path: Path) -> None:
+    """`flock` taken on the lock file by another program (the file records no holder): the wait and the
+    error say `another process`, not `pid None` (a new user's trial, holding it with flock(1))."""
+    import fcntl
+
+    repo = init_repo(tmp_path / "repo", bare=True)
+    path = repo.path / "carrytool.lock"
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        notes: list[str] = []
+        with pytest.raises(LockHeld) as err:
+            with RepoLock(repo.path, wait=0.2, notify=notes.append):
+                pass
+        assert notes == [f"waiting up to 0.2s for {path} (held by another process)"]
+        assert str(err.value).startswith(f"another carrytool run holds {path} (another process)")
+    finally:
+        os.close(fd)
