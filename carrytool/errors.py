@@ -115,10 +115,11 @@ class GitError(EnvironmentProblem):
 
 def _said(lines: list[str]) -> list[str]:
     """The last six lines of git's stderr before any usage text it printed (after `fatal: need two commit
-    ranges`, say, git prints its whole usage: the reason would scroll away)."""
+    ranges`, say, git prints its whole usage: the reason would scroll away); a tab (push --porcelain
+    separates its fields with them) is a space, not an escaped control character."""
     usage = next((n for n, line in enumerate(lines) if line.startswith("usage: ")), len(lines))
     kept = [line for line in lines[:usage] if line.strip()] or lines
-    return kept[-6:]
+    return [line.replace("\t", " ") for line in kept[-6:]]
 
 
 class FetchError(GitError):

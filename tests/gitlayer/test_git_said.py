@@ -15,3 +15,8 @@ def test_the_reason_comes_before_a_usage_text_git_printed() -> None:
 def test_without_a_usage_text_the_last_six_lines_are_shown() -> None:
     error = GitError("`git push` failed", stderr="".join(f"line {n}\n" for n in range(1, 9)))
     assert str(error).splitlines()[1:] == ["  git said: line 3", *[f"            line {n}" for n in range(4, 9)]]
+
+
+def test_a_porcelain_push_line_shows_its_tabs_as_spaces() -> None:
+    error = GitError("`git push` failed", stderr="!\tf1ea605:refs/heads/dev\t[remote rejected] (hook declined)\n")
+    assert str(error).splitlines()[1] == "  git said: ! f1ea605:refs/heads/dev [remote rejected] (hook declined)"
