@@ -1682,6 +1682,39 @@ class Git:
         return [list(changes) for changes in
                 _answers(self._diffs, wanted, ask, full=lambda added: len(self._diffs) + added > 20000)]
 
+    def reencoded_dirs(self, pairs: Sequence[tuple[str, str]]) -> Callable[[], list[set[str]]]:
+        """For each (old, new) tree or commit pair, the directories whose tree object differs with no file
+        changed below them: the same files, encoded otherwise (a mode git no longer writes, `100664` or a
+        zero-padded `040000`, in old, rewritten canonical in new). diff-tree reads modes canonical and
+        lists no file there; merge-tree takes such a side's tree object whole. One `diff-tree -r -t`
+        process, started now in a thread (it touches nothing of this Git's state); the function returned
+        waits for it and answers."""
+        if not pairs:
+            return list
+        self.flush_objects()
+        args = ("diff-tree", "-r", "-t", "-z", "--raw", "--stdin", "--no-renames", "--ignore-submodules=none")
+        argv, (cwd, env) = git_argv(*args), self._placement(args)
+        lines = self._pair_lines([(self.tree_of(old), self.tree_of(new)) for old, new in pairs])
+        job = Later(lambda: subprocess.run(argv, cwd=cwd, input=lines, capture_output=True, env=env),
+                    name="carrytool-reencoded")
+        self.join_at_close(job.thread)            # it runs in the scratch directory: close waits for it
+
+        def answer() -> list[set[str]]:
+            proc = job.result()
+            if proc.returncode != 0:
+                raise GitError(f"`git diff-tree -t` failed (exit {proc.returncode})",
+                               stderr=proc.stderr.decode("utf-8", "replace"))
+            out = []
+            for changes in _parse_diff_stdin(proc.stdout, len(pairs)):
+                dirs = {c.path for c in changes if c.status == "M" and c.old_mode == c.new_mode == "040000"}
+                for change in changes:
+                    if change.new_mode != "040000" or change.old_mode != "040000":   # a file, or a kind change
+                        parts = change.path.split("/")
+                        dirs.difference_update("/".join(parts[:n]) for n in range(1, len(parts)))
+                out.append(dirs)
+            return out
+        return answer
+
     def diff_patches(self, pairs: Sequence[tuple[str, str]]) -> list[bytes]:
         """`diff-tree -p -U0 --stdin`: the zero-context patch from each old to new tree, one process for
         the pairs not read before (patches are kept by tree pair: explain's evidence and the landing

@@ -180,6 +180,7 @@ class Composer:
         self._onto: dict[int, MergeResult] = {}
         self._upstream_has: set[int] = set()      # entries whose merge onto upstream changes nothing
         self._upstream_removed: dict[str, set[str]] = {}   # base -> the paths upstream deleted since
+        self._reencodes: set[int] = set()         # entries whose head encodes a directory anew (`_reencoding`)
 
     # -- the whole run ------------------------------------------------------------------------------
     def compose(self, steps: list[Step]) -> Composition:
@@ -199,7 +200,9 @@ class Composer:
         """
         pending = [s for s in steps if s.status == PENDING]
         if self.fast_path:     # the directories composing edits, read from upstream in one exchange
+            reencoding = self._reencoding(pending)
             self.git.preread_trees(self.upstream_tree, _directories(s.changes for s in pending))
+            self._reencodes = reencoding()
         onto = self._onto = self._mark_merged_upstream(pending)
         if self.merged_onto_upstream is not None:
             self.merged_onto_upstream([s for s in pending if s.status == PENDING and s.head and
@@ -233,7 +236,8 @@ class Composer:
             before = tip_tree
             fast = None
             # whether its merge onto upstream tells what the chained merge does with the paths it changes
-            alone_tells = self.fast_path and not self._renames_may_differ(step, tip_tree)
+            alone_tells = self.fast_path and id(step) not in self._reencodes and \
+                not self._renames_may_differ(step, tip_tree)
             if alone_tells and id(step) not in self._upstream_has:
                 fast = self._fast_tree(step, onto.get(id(step)), deltas.get(id(step)), touched, tip_tree)
             if id(step) in self._upstream_has:
@@ -334,7 +338,7 @@ class Composer:
         (PINNED_CONFIG), and were they ever on, an entry that adds (or renames) while upstream deleted
         something, or that deletes (or renames) while upstream added something, would be merged anyway.
         tests/pipeline/test_compose_paths.py compares with merge-tree."""
-        eligible = [s for s in steps if s.base and not s.filtered and s.all_changes]
+        eligible = [s for s in steps if s.base and not s.filtered and s.all_changes and id(s) not in self._reencodes]
         # every base's diff (not only the eligible ones'): merge_weights reads the others' from Git's memory
         bases = list(dict.fromkeys(s.base for s in steps if s.base))
         since = dict(zip(bases, self.git.diff_trees([(base, self.upstream_tree) for base in bases],  # type: ignore[misc]
@@ -360,6 +364,17 @@ class Composer:
                 edits[c.path] = None if c.status == "D" else (c.new_mode, c.new_oid)
             out[id(step)] = _Direct(self.git, self.upstream_tree, edits, own)  # type: ignore[assignment]
         return out
+
+    def _reencoding(self, pending: Sequence[Step]) -> Callable[[], set[int]]:
+        """The entries whose head holds a directory encoded otherwise than their base, with the same files
+        (Git.reencoded_dirs: a tree written before git wrote canonical modes, rewritten by the PR's git).
+        Their diff does not show it, but a merge takes the head's tree object of such a directory where
+        the other side left it as the base has it: no shortcut that edits the entry's diff into a tree
+        gives that tree, so their merges are made (an adversarial review's case). Asked now, answered by
+        the function returned (git reads the trees while the caller goes on)."""
+        checked = [s for s in pending if s.head and s.base and s.head != s.base and s.all_changes]
+        found = self.git.reencoded_dirs([(s.base, self._filtered_head(s)) for s in checked])  # type: ignore[misc]
+        return lambda: {id(step) for step, dirs in zip(checked, found()) if dirs}
 
     def _may_have_moved(self, step: Step, removed: set[str]) -> bool:
         """Whether the chained merge of STEP may have changed paths beyond its own and its upstream delta:

@@ -865,3 +865,53 @@ def test_conflicts_named_aside_ask_their_content_merges_as_one_batch(cli: Cli, s
     _, not_guessing = cli.json(*args)
     assert guessing == not_guessing
     assert len(batches) == 4 and sorted(t for batch in batches for t in batch) == asked
+
+
+def _raw_tree(repo, entries: list[tuple[str, str, str]]) -> str:  # noqa: ANN001 - a tests.gitrepo Repo
+    """A tree object written as given (modes git no longer writes included): (mode, name, oid) each."""
+    data = b"".join(mode.encode() + b" " + name.encode() + b"\0" + bytes.fromhex(oid) for mode, name, oid in entries)
+    return repo.git("hash-object", "-t", "tree", "-w", "--literally", "--stdin", input=data)
+
+
+def _raw_commit(repo, tree: str, parents: list[str], message: str, ref: str | None = None) -> str:  # noqa: ANN001
+    repo.tick()
+    commit = repo.git("commit-tree", tree, *[a for p in parents for a in ("-p", p)], "-m", message)
+    if ref:
+        repo.git("update-ref", ref, commit)
+    return commit
+
+
+@pytest.mark.parametrize("case", ["mode", "zero-padded", "second"])
+def test_a_directory_a_head_encodes_anew_is_the_chains(cli: Cli, tmp_path: Path, case: str,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """The base's w/ was written with a mode git no longer writes (100664, or a zero-padded 040000 entry);
+    the PR's head has the same files in w/ written canonical (its git rewrote it), and changes a.txt.
+    diff-tree lists only a.txt, yet merge-tree takes the head's w/ tree whole (upstream left w/ as the base
+    has it): the shortcuts that write the entry's diff into a tree kept upstream's w/ and gave another
+    tree than the chain's (an adversarial review). Such an entry is merged. SECOND: the same entry after
+    one that touches nothing of it (the delta shortcut, `_fast_tree`)."""
+    up = init_repo(tmp_path / "up", bare=True)
+    blob = lambda text: up.git("hash-object", "-w", "--stdin", input=text.encode())  # noqa: E731
+    weird, other, k1, k2, c1, c2 = (blob(t) for t in ("weird\n", "other\n", "k\n", "k2\n", "c\n", "c2\n"))
+    a1, a2 = blob("".join(f"line {i}\n" for i in range(10))), blob("".join(f"line {i}\n" for i in range(1, 10)))
+    if case == "zero-padded":
+        sub = _raw_tree(up, [("100644", "s.txt", other)])
+        old_w = _raw_tree(up, [("040000", "sub", sub), ("100644", "weird", weird)])
+        new_w = _raw_tree(up, [("40000", "sub", sub), ("100644", "weird", weird)])
+    else:
+        old_w = _raw_tree(up, [("100664", "weird", weird), ("100644", "x.txt", other)])
+        new_w = _raw_tree(up, [("100644", "weird", weird), ("100644", "x.txt", other)])
+    root = lambda a, k, w, c: _raw_tree(up, [("100644", "a.txt", a), ("100644", "c.txt", c),  # noqa: E731
+                                             ("100644", "k", k), ("40000", "w", w)])
+    base = _raw_commit(up, root(a1, k1, old_w, c1), [], "base")
+    _raw_commit(up, root(a1, k2, old_w, c1), [base], "upstream changes k", "refs/heads/main")
+    _raw_commit(up, root(a2, k1, new_w, c1), [base], "pr 1: a.txt, w/ rewritten", "refs/pull/1/head")
+    _raw_commit(up, root(a1, k1, old_w, c2), [base], "pr 2: c.txt", "refs/pull/2/head")
+    work = init_repo(tmp_path / "work", bare=True)
+    manifest = write_manifest(tmp_path / "m.yaml", {
+        "version": 1, "upstream": {"url": str(up.path)}, "fork": {"branch": "x"},
+        "entries": [{"pr": 2}, {"pr": 1}] if case == "second" else [{"pr": 1}]})
+    fast, slow = both_ways(cli, manifest, work.path, monkeypatch)
+    assert fast["result"]["sha"] == slow["result"]["sha"]
+    tree = work.git("rev-parse", f"{fast['result']['sha']}^{{tree}}")
+    assert work.git("rev-parse", f"{tree}:w") == new_w          # the head's w/, as merge-tree takes it
