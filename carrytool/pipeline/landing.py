@@ -23,6 +23,7 @@ from carrytool.pipeline.hunks import Hunk, find_block, is_subsequence_block, rea
 from carrytool.pipeline.plan import APPLIED, Step
 
 Owner = tuple[int, int]          # (index of the applied step, index of its hunk)
+ZERO = "0" * 40                  # the object id git gives what is not there (a deleted file's new side)
 
 
 _KEEPS_LINES = ("text", "rename", "mode")     # hunk kinds after which a file's owned lines are still there
@@ -50,6 +51,11 @@ class _Accountant:
         self.steps = list(steps)
         self.applied = [s for s in self.steps if s.status == APPLIED]
         self.ledger: dict[str, dict[int, Owner]] = {}
+        # what else landed that a later step can undo: a file an entry deleted (path -> owner), a whole file
+        # it set (binary, submodule, replaced: path -> owner), lines it only removed (path -> [(owner, lines)])
+        self.gone: dict[str, Owner] = {}
+        self.whole: dict[str, Owner] = {}
+        self.removals: dict[str, list[tuple[Owner, tuple[bytes, ...]]]] = {}
         self.renamed: dict[str, str] = {}                          # path -> where earlier steps moved it
         self.result = Accounting()
         self.entries: list[_Entry] = []
@@ -113,11 +119,15 @@ class _Accountant:
             if hunk.old_path and hunk.old_path != hunk.path:
                 if hunk.old_path in self.ledger:
                     self.ledger[hunk.path] = self.ledger.pop(hunk.old_path)
+                for kept in (self.whole, self.removals):
+                    if hunk.old_path in kept:
+                        kept[hunk.path] = kept.pop(hunk.old_path)  # type: ignore[assignment]
                 for source, target in list(self.renamed.items()):
                     if target == hunk.old_path:
                         self.renamed[source] = hunk.path
                 self.renamed[hunk.old_path] = hunk.path
             by_file.setdefault(hunk.path, []).append(hunk)
+        self.undone(index, step, by_file)
         intended_removed = self.intended_removed(index)
         for path, hunks in by_file.items():
             text_hunks = sorted((h for h in hunks if h.kind == "text"), key=lambda h: h.old_start)
@@ -141,6 +151,36 @@ class _Accountant:
             if step.resolution:
                 self.upstream_loss(index, path, removed, intended_removed.get(path, Counter()))
 
+    def undone(self, index: int, step: Step, by_file: dict[str, list[Hunk]]) -> None:
+        """What step INDEX undoes of earlier entries beyond their added lines: a file one deleted that it
+        brings back, a whole file one set (binary, submodule) that it changes, and, resolved with
+        `on_conflict: theirs` (a clean merge cannot bring them back), lines one only removed that occur
+        more often after it than before (its side's version of those lines won)."""
+        for path, hunks in by_file.items():
+            owner = self.gone.get(path)
+            if owner is not None and owner[0] != index and any(h.new_oid and h.new_oid != ZERO for h in hunks):
+                del self.gone[path]
+                self.clobber(index, path, [(1, owner)], None, how="brought the file it deleted back")
+            owner = self.whole.get(path)
+            if owner is not None and owner[0] != index and any(h.kind not in ("rename", "mode") for h in hunks):
+                del self.whole[path]
+                self.clobber(index, path, [(1, owner)], None, how="replaced the whole file")
+            if not step.resolution:
+                continue
+            before = after = None
+            for owner, lines in list(self.removals.get(path, [])):
+                if owner[0] == index:
+                    continue
+                if before is None:
+                    before = self.lines_at(step.parent, path) or []  # type: ignore[arg-type]
+                    after = self.lines_at(step.commit, path) or []   # type: ignore[arg-type]
+                back = find_block(after, lines)  # type: ignore[arg-type]
+                if len(back) > len(find_block(before, lines)):
+                    self.removals[path].remove((owner, lines))
+                    first = back[0] + 1
+                    self.clobber(index, path, [(first, owner), (first + len(lines) - 1, owner)], None,
+                                 how=f"brought back lines {first}-{first + len(lines) - 1} it had removed")
+
     def intended_removed(self, index: int) -> dict[str, Counter]:
         out: dict[str, Counter] = {}
         entry_hunks = self.entries[index].own        # run() registers the entry before follow()
@@ -148,7 +188,8 @@ class _Accountant:
             out.setdefault(hunk.path, Counter()).update(hunk.removed)
         return out
 
-    def clobber(self, index: int, path: str, lines: list[tuple[int, Owner]], whole: Hunk | None) -> None:
+    def clobber(self, index: int, path: str, lines: list[tuple[int, Owner]], whole: Hunk | None,
+                how: str | None = None) -> None:
         by = self.applied[index]
         groups: dict[Owner, list[int]] = {}
         for line, owner in lines:
@@ -162,11 +203,11 @@ class _Accountant:
             victim = self.entries[step_index]
             first, last = min(numbers), max(numbers)
             scope = scope_at(source, first) if source is not None and path.endswith(".py") else None
-            how = "replaced the whole file" if whole else f"removed lines {first}-{last}" if last != first \
-                else f"removed line {first}"
+            what = how or ("replaced the whole file" if whole else f"removed lines {first}-{last}" if last != first
+                           else f"removed line {first}")
             record = {"file": path, "by": by.id, "lines": [first, last], "scope": scope,
                       "message": f"{victim.step.id}'s change to {path}{f' ({scope})' if scope else ''} was "
-                                 f"clobbered: {by.id} {how}" +
+                                 f"clobbered: {by.id} {what}" +
                                  (f" (on_conflict: {by.resolution})" if by.resolution else "")}
             victim.clobbered.append(record)
             self.result.failures.append({"kind": "clobbered", "entry": victim.step.id, **record})
@@ -224,10 +265,23 @@ class _Accountant:
                 continue
             entry.landed[hunk_index] = how
             self.landed_keys.setdefault(hunk.key, (index, hunk_index))
+            if how == "applied":
+                self.keep_undoable(hunk, (index, hunk_index))
             if placed and hunk.added:
                 ledger = self.ledger.setdefault(hunk.path, {})
                 for line in range(placed[0], placed[0] + len(hunk.added)):
                     ledger[line] = (index, hunk_index)
+
+    def keep_undoable(self, hunk: Hunk, owner: Owner) -> None:
+        """Note what of a landed HUNK a later step could undo beyond its added lines (`undone`)."""
+        path = self.renamed.get(hunk.path, hunk.path)
+        if hunk.new_oid == ZERO:
+            self.gone[path] = owner                   # a deletion: its removed lines are the whole file
+        elif hunk.kind in ("binary", "submodule", "file"):
+            self.whole[path] = owner
+        elif hunk.kind == "text" and hunk.removed and not hunk.added and \
+                not all(_trivial(line) for line in hunk.removed):
+            self.removals.setdefault(path, []).append((owner, hunk.removed))
 
     def match(self, hunk: Hunk, candidates: list[Hunk], used: dict[int, int]):  # noqa: ANN201
         """Find HUNK inside this step's diff: (first new line, count), 'applied' (whole file), or None."""

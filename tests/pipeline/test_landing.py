@@ -113,3 +113,57 @@ def test_a_later_pure_rename_keeps_an_earlier_entrys_lines(cli: Cli, small: Smal
     assert landing(report, "pr/1") == {"hunks": 1, "landed": 1, "dropped": [], "clobbered": [], "survived": 1}
     where = "moved/big.txt" if "moved/big.txt" in second else "big.txt"
     assert "line five" in small.work.git("show", f"dev:{where}")
+
+
+# -- what a later `theirs` undoes beyond an earlier entry's added lines (an adversarial review) --------
+def test_a_line_an_entry_removed_that_theirs_brings_back_is_clobbered(cli: Cli, small: Small) -> None:
+    """pr/1 removes a dangerous line; pr/2, resolved in its favour, edits the lines around it, and its
+    side brings the line back: pr/1's hunk did not survive (it was reported as survived)."""
+    small.base = small.up.commit({"r.py": "a = 1\nb = 2\neval(user_input)\nc = 3\nd = 4\n"}, "r",
+                                 parent="main", ref="refs/heads/main")
+    small.pr(1, {"r.py": "a = 1\nb = 2\nc = 3\nd = 4\n"})
+    small.pr(2, {"r.py": "a = 1\nb = 22\neval(user_input)\nc = 33\nd = 4\n"})
+    small.manifest([{"pr": 1}, {"pr": 2, "on_conflict": "theirs"}])
+    code, report = sync(cli, small)
+    assert code == 1 and small.branch() is None
+    [lost] = landing(report, "pr/1")["clobbered"]
+    assert (lost["by"], lost["file"], lost["lines"]) == ("pr/2", "r.py", [3, 3])
+    assert "brought back lines 3-3 it had removed" in lost["message"] and landing(report, "pr/1")["survived"] == 0
+
+
+def test_a_file_an_entry_deleted_that_theirs_brings_back_is_clobbered(cli: Cli, small: Small) -> None:
+    small.base = small.up.commit({"legacy.py": "def check(pw):\n    return True\n"}, "legacy", parent="main",
+                                 ref="refs/heads/main")
+    small.pr(1, {"legacy.py": None})
+    small.pr(2, {"legacy.py": "def check(pw):\n    return True  # noqa\n"})
+    small.manifest([{"pr": 1}, {"pr": 2, "on_conflict": "theirs"}])
+    code, report = sync(cli, small)
+    assert code == 1
+    [lost] = landing(report, "pr/1")["clobbered"]
+    assert (lost["by"], lost["file"]) == ("pr/2", "legacy.py") and "brought the file it deleted back" in lost["message"]
+
+
+def test_a_binary_file_theirs_replaces_is_clobbered(cli: Cli, small: Small) -> None:
+    small.base = small.up.commit({"model.bin": b"\x00\x01BASE\x00"}, "bin", parent="main", ref="refs/heads/main")
+    small.pr(1, {"model.bin": b"\x00\x01FIXED\x00"})
+    small.pr(2, {"model.bin": b"\x00\x01OTHER\x00"})
+    small.manifest([{"pr": 1}, {"pr": 2, "on_conflict": "theirs"}])
+    code, report = sync(cli, small)
+    assert code == 1
+    [lost] = landing(report, "pr/1")["clobbered"]
+    assert (lost["by"], lost["file"]) == ("pr/2", "model.bin") and "replaced the whole file" in lost["message"]
+
+
+def test_what_a_later_entry_leaves_alone_still_survives(cli: Cli, small: Small) -> None:
+    """No false alarm: a later entry resolved theirs elsewhere in the file, a later pure rename of the
+    binary, and a removal whose text occurs elsewhere as often as before."""
+    small.base = small.up.commit({"r.py": "a = 1\nx = 0\nb = 2\nx = 0\nc = 3\n" + "".join(f"l{i}\n" for i in range(20)),
+                                  "model.bin": b"\x00BASE\x00"}, "r", parent="main", ref="refs/heads/main")
+    small.pr(1, {"r.py": "a = 1\nb = 2\nx = 0\nc = 3\n" + "".join(f"l{i}\n" for i in range(20)),
+                 "model.bin": b"\x00FIXED\x00"})
+    small.pr(2, {"r.py": "a = 1\nx = 0\nb = 2\nx = 0\nc = 3\n" + "".join(f"l{i}\n" for i in range(19)) + "l19!\n",
+                 "model.bin": None, "moved.bin": b"\x00BASE\x00"})
+    small.manifest([{"pr": 1}, {"pr": 2, "on_conflict": "theirs"}])
+    code, report = sync(cli, small)
+    assert code == 0, [e.get("landing") for e in report["entries"]]
+    assert landing(report, "pr/1")["clobbered"] == [] and landing(report, "pr/1")["survived"] == 2
