@@ -237,7 +237,7 @@ class _Accountant:
         applied_by_file: dict[str, list[Hunk]] = {}
         for hunk in diff:
             applied_by_file.setdefault(hunk.path, []).append(hunk)
-        used: dict[int, int] = {}            # id(applied hunk) -> lines consumed from its start
+        used: dict[int, set[int]] = {}       # id(applied hunk) -> the offsets of its added lines matched
         claimed: Counter = Counter()
         for hunk_index, hunk in enumerate(entry.own):
             how = self.match(hunk, applied_by_file.get(self.renamed.get(hunk.path, hunk.path), []), used)
@@ -283,7 +283,7 @@ class _Accountant:
                 not all(_trivial(line) for line in hunk.removed):
             self.removals.setdefault(path, []).append((owner, hunk.removed))
 
-    def match(self, hunk: Hunk, candidates: list[Hunk], used: dict[int, int]):  # noqa: ANN201
+    def match(self, hunk: Hunk, candidates: list[Hunk], used: dict[int, set[int]]):  # noqa: ANN201
         """Find HUNK inside this step's diff: (first new line, count), 'applied' (whole file), or None."""
         if hunk.kind != "text":
             return "applied" if self.whole_file_landed(hunk) else None
@@ -292,10 +292,11 @@ class _Accountant:
             if cand.kind != "text":
                 continue
             if hunk.added:
-                offset = _block_at(hunk.added, cand.added, used.get(id(cand), 0))
+                taken = used.setdefault(id(cand), set())
+                offset = _block_at(hunk.added, cand.added, taken)
                 # the removed side may differ when upstream changed those lines since the entry's base
                 if offset >= 0:
-                    used[id(cand)] = offset + len(hunk.added)
+                    taken.update(range(offset, offset + len(hunk.added)))
                     return (cand.new_start + offset, len(hunk.added))
             elif is_subsequence_block(hunk.removed, cand.removed) >= 0:
                 return "applied"
@@ -419,12 +420,14 @@ def _in(hunk: Hunk, paths: set[str]) -> bool:
     return hunk.path in paths or (hunk.old_path is not None and hunk.old_path in paths)
 
 
-def _block_at(block: Sequence[bytes], within: Sequence[bytes], start: int) -> int:
-    found = find_block(within, block, start)
-    if found:
-        return found[0]
-    found = find_block(within, block)
-    return found[0] if found else -1
+def _block_at(block: Sequence[bytes], within: Sequence[bytes], taken: set[int]) -> int:
+    """Where BLOCK occurs in WITHIN on lines no earlier hunk matched (TAKEN): the first such place after
+    the last line taken, else the first anywhere; -1 when none is free. Two hunks adding the same lines
+    never both match one place (both were put at the first when upstream had shifted the file, and the
+    second place, unowned, could be clobbered unseen: an adversarial review)."""
+    free = [at for at in find_block(within, block) if taken.isdisjoint(range(at, at + len(block)))]
+    after = [at for at in free if at > max(taken, default=-1)]
+    return (after or free or [-1])[0]
 
 
 def _shift(owned: dict[int, Owner], hunks: list[Hunk]) -> dict[int, Owner]:

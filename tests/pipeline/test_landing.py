@@ -167,3 +167,24 @@ def test_what_a_later_entry_leaves_alone_still_survives(cli: Cli, small: Small) 
     code, report = sync(cli, small)
     assert code == 0, [e.get("landing") for e in report["entries"]]
     assert landing(report, "pr/1")["clobbered"] == [] and landing(report, "pr/1")["survived"] == 2
+
+
+def test_two_hunks_adding_the_same_line_are_followed_at_their_own_places(cli: Cli, small: Small) -> None:
+    """pr/1 adds `check()` at two places; upstream then shifted the file 50 lines down. Both hunks were
+    matched to the first place, the second place was nobody's, and pr/2's `theirs` overwrite of it went
+    unseen (exit 0, an adversarial review). Each hunk now takes a place no other took."""
+    lines = [f"l{i} = {i}" for i in range(1, 41)]
+    text = lambda ls: "".join(x + "\n" for x in ls)  # noqa: E731
+    old = small.up.commit({"s.py": text(lines)}, "s", parent="main")
+    small.up.commit({"s.py": text([f"u{i} = {i}" for i in range(50)] + lines)}, "upstream shifts s.py", parent=old,
+                    ref="refs/heads/main")
+    small.up.commit({"s.py": text(lines[:9] + ["check()"] + lines[9:29] + ["check()"] + lines[29:])}, "pr 1",
+                    parent=old, ref="refs/pull/1/head")
+    theirs = list(lines)
+    theirs[28], theirs[29] = "l29 = 290", "l30 = 300"
+    small.up.commit({"s.py": text(theirs)}, "pr 2", parent=old, ref="refs/pull/2/head")
+    small.manifest([{"pr": 1}, {"pr": 2, "on_conflict": "theirs"}])
+    code, report = sync(cli, small)
+    assert code == 1, [e.get("landing") for e in report["entries"]]
+    [lost] = landing(report, "pr/1")["clobbered"]
+    assert (lost["by"], lost["lines"]) == ("pr/2", [81, 81]) and landing(report, "pr/1")["survived"] == 1
