@@ -106,6 +106,7 @@ class _Accountant:
             self.follow(index, diff)
             self.land(index, entry, diff)
         self.account_redundant()
+        self.account_provided()
         for entry in self.entries:
             entry.step.landing = self.summary(entry)
         return self.result
@@ -389,6 +390,21 @@ class _Accountant:
             if complete and providers:
                 step.redundant_with = list(providers)
                 step.detail = f"every hunk it carries is already applied by {', '.join(providers)}"
+
+    def account_provided(self) -> None:
+        """A union that supersedes a PR for a path its own change does not touch: the PR's change there is
+        in neither (the PR's hunks there are filtered out, the union has none). A warning (a union may
+        leave a change out on purpose), never silent: `explain` shows the union's coverage hunk by hunk."""
+        by_id = {step.id: step for step in self.steps}
+        for step in self.steps:
+            for path, union_id in sorted(step.provided_by.items()):
+                union = by_id.get(union_id)
+                if union is None or union.status != APPLIED or path in {p for c in union.all_changes for p in c.paths}:
+                    continue
+                self.result.warnings.append({
+                    "kind": "provided-absent", "entry": step.id, "other": union_id, "file": path,
+                    "message": f"{union_id} supersedes {step.id} for {path} but does not change {path}: "
+                               f"{step.id}'s change there is in neither (explain shows {union_id}'s coverage)"})
 
     def summary(self, entry: _Entry) -> dict[str, object]:
         clobbered_hunks = len({(c["file"], tuple(c["lines"])) for c in entry.clobbered})  # type: ignore[arg-type]

@@ -83,6 +83,21 @@ def test_partial_supersession_counts_filtered_hunks_as_provided(cli: Cli, small:
     assert code == 0
     got = landing(report, "pr/1")
     assert (got["hunks"], got["landed"], got["provided"]) == (2, 1, [{"by": "carry/union", "hunks": 1}])
+    assert not [w for w in report["warnings"] if w["kind"] == "provided-absent"]     # the union changes b.py
+
+
+def test_a_union_that_does_not_touch_a_path_it_provides_is_warned_about(cli: Cli, small: Small) -> None:
+    """The union supersedes pr/1 for b.py but changes only docs/c.txt: pr/1's b.py change is in neither.
+    Said (a warning: a union may leave a change out on purpose), not silent (an adversarial review)."""
+    union = small.up.commit({"docs/c.txt": "c3\n"}, "union", parent="main", ref="refs/heads/union")
+    small.pr(1, {"b.py": "x = 10\ny = 2\nz = 3\n", "a.py": "def f():\n    return 9\n\n\ndef g():\n    return 2\n"})
+    small.work.git("fetch", "-q", str(small.up.path), "refs/heads/union:refs/heads/union")
+    small.manifest([{"pr": 1}, {"carry": "union", "commit": union, "supersedes": [{"pr": 1, "paths": ["b.py"]}]}])
+    code, report = sync(cli, small)
+    assert code == 0
+    [absent] = [w for w in report["warnings"] if w["kind"] == "provided-absent"]
+    assert (absent["entry"], absent["other"], absent["file"]) == ("pr/1", "carry/union", "b.py")
+    assert "x = 10" not in small.work.git("show", "dev:b.py")          # indeed in neither
 
 
 def test_parse_patch_maps_hunks_to_exact_paths() -> None:
