@@ -55,7 +55,7 @@ class _Accountant:
         # it set (binary, submodule, replaced: path -> owner), lines it only removed (path -> [(owner, lines)])
         self.gone: dict[str, Owner] = {}
         self.whole: dict[str, Owner] = {}
-        self.removals: dict[str, list[tuple[Owner, tuple[bytes, ...]]]] = {}
+        self.removals: dict[str, list[tuple[Owner, tuple[bytes, ...], int]]] = {}   # ... and the line it follows
         self.renamed: dict[str, str] = {}                          # path -> where earlier steps moved it
         self.result = Accounting()
         self.entries: list[_Entry] = []
@@ -129,6 +129,10 @@ class _Accountant:
                 self.renamed[hunk.old_path] = hunk.path
             by_file.setdefault(hunk.path, []).append(hunk)
         self.undone(index, step, by_file)
+        for path, hunks in by_file.items():        # where lines other entries removed are now
+            if path in self.removals:
+                text = sorted((h for h in hunks if h.kind == "text"), key=lambda h: h.old_start)
+                self.removals[path] = [(owner, lines, _moved_gap(gap, text)) for owner, lines, gap in self.removals[path]]
         intended_removed = self.intended_removed(index)
         for path, hunks in by_file.items():
             text_hunks = sorted((h for h in hunks if h.kind == "text"), key=lambda h: h.old_start)
@@ -168,19 +172,17 @@ class _Accountant:
                 self.clobber(index, path, [(1, owner)], None, how="replaced the whole file")
             if not step.resolution:
                 continue
-            before = after = None
-            for owner, lines in list(self.removals.get(path, [])):
+            for owner, lines, gap in list(self.removals.get(path, [])):
                 if owner[0] == index:
                     continue
-                if before is None:
-                    before = self.lines_at(step.parent, path) or []  # type: ignore[arg-type]
-                    after = self.lines_at(step.commit, path) or []   # type: ignore[arg-type]
-                back = find_block(after, lines)  # type: ignore[arg-type]
-                if len(back) > len(find_block(before, lines)):
-                    self.removals[path].remove((owner, lines))
-                    first = back[0] + 1
-                    self.clobber(index, path, [(first, owner), (first + len(lines) - 1, owner)], None,
-                                 how=f"brought back lines {first}-{first + len(lines) - 1} it had removed")
+                for hunk in hunks:               # a hunk of this step at the place they were removed, adding them
+                    spot = find_block(hunk.added, lines) if hunk.kind == "text" and _at_gap(hunk, gap) else []
+                    if spot:
+                        self.removals[path].remove((owner, lines, gap))
+                        first = hunk.new_start + spot[0]
+                        self.clobber(index, path, [(first, owner), (first + len(lines) - 1, owner)], None,
+                                     how=f"brought back lines {first}-{first + len(lines) - 1} it had removed")
+                        break
 
     def intended_removed(self, index: int) -> dict[str, Counter]:
         out: dict[str, Counter] = {}
@@ -267,22 +269,23 @@ class _Accountant:
             entry.landed[hunk_index] = how
             self.landed_keys.setdefault(hunk.key, (index, hunk_index))
             if how == "applied":
-                self.keep_undoable(hunk, (index, hunk_index))
+                self.keep_undoable(hunk, (index, hunk_index), placed)
             if placed and hunk.added:
                 ledger = self.ledger.setdefault(hunk.path, {})
                 for line in range(placed[0], placed[0] + len(hunk.added)):
                     ledger[line] = (index, hunk_index)
 
-    def keep_undoable(self, hunk: Hunk, owner: Owner) -> None:
-        """Note what of a landed HUNK a later step could undo beyond its added lines (`undone`)."""
+    def keep_undoable(self, hunk: Hunk, owner: Owner, placed: tuple[int, int] | None) -> None:
+        """Note what of a landed HUNK a later step could undo beyond its added lines (`undone`); PLACED: for
+        lines it only removed, (the line of the step's result they followed, 0)."""
         path = self.renamed.get(hunk.path, hunk.path)
         if hunk.new_oid == ZERO:
             self.gone[path] = owner                   # a deletion: its removed lines are the whole file
-        elif hunk.kind in ("binary", "submodule", "file"):
+        elif hunk.kind in ("binary", "submodule"):    # not "file": an empty file added has no lines to own
             self.whole[path] = owner
-        elif hunk.kind == "text" and hunk.removed and not hunk.added and \
+        elif hunk.kind == "text" and hunk.removed and not hunk.added and placed is not None and \
                 not all(_trivial(line) for line in hunk.removed):
-            self.removals.setdefault(path, []).append((owner, hunk.removed))
+            self.removals.setdefault(path, []).append((owner, hunk.removed, placed[0]))
 
     def match(self, hunk: Hunk, candidates: list[Hunk], used: dict[int, set[int]]):  # noqa: ANN201
         """Find HUNK inside this step's diff: (first new line, count), 'applied' (whole file), or None."""
@@ -300,7 +303,7 @@ class _Accountant:
                     taken.update(range(offset, offset + len(hunk.added)))
                     return (cand.new_start + offset, len(hunk.added))
             elif is_subsequence_block(hunk.removed, cand.removed) >= 0:
-                return "applied"
+                return (cand.new_start + cand.new_count - 1 if cand.new_count else cand.new_start, 0)
         return None
 
     def whole_file_landed(self, hunk: Hunk) -> bool:
@@ -444,6 +447,28 @@ def _block_at(block: Sequence[bytes], within: Sequence[bytes], taken: set[int]) 
     free = [at for at in find_block(within, block) if taken.isdisjoint(range(at, at + len(block)))]
     after = [at for at in free if at > max(taken, default=-1)]
     return (after or free or [-1])[0]
+
+
+def _at_gap(hunk: Hunk, gap: int) -> bool:
+    """Whether HUNK (of a later step) changes the place after old line GAP: it replaces line GAP or GAP+1,
+    or inserts right there."""
+    if hunk.old_count:
+        return hunk.old_start - 1 <= gap <= hunk.old_start + hunk.old_count - 1
+    return hunk.old_start == gap
+
+
+def _moved_gap(gap: int, hunks: list[Hunk]) -> int:
+    """The place after old line GAP once HUNKS (sorted by old_start) were applied: shifted by the hunks
+    before it, or after the replacement of a hunk that covers it."""
+    delta = 0
+    for hunk in hunks:
+        if _at_gap(hunk, gap):
+            return hunk.new_start + hunk.new_count - 1 if hunk.new_count else hunk.new_start
+        end = hunk.old_start + hunk.old_count - 1 if hunk.old_count else hunk.old_start
+        if end > gap:
+            break
+        delta += hunk.new_count - hunk.old_count
+    return gap + delta
 
 
 def _shift(owned: dict[int, Owner], hunks: list[Hunk]) -> dict[int, Owner]:

@@ -203,3 +203,27 @@ def test_two_hunks_adding_the_same_line_are_followed_at_their_own_places(cli: Cl
     assert code == 1, [e.get("landing") for e in report["entries"]]
     [lost] = landing(report, "pr/1")["clobbered"]
     assert (lost["by"], lost["lines"]) == ("pr/2", [81, 81]) and landing(report, "pr/1")["survived"] == 1
+
+
+def test_a_later_entry_filling_an_empty_file_an_earlier_one_added_clobbers_nothing(cli: Cli, small: Small) -> None:
+    """An empty file has no lines to own: pr/2, stacked on pr/1, writing into pr/1's empty __init__.py is
+    no clobber (it was called `replaced the whole file`, exit 1: a review of the new checks)."""
+    one = small.pr(1, {"pkg/__init__.py": "", "pkg/m.py": "x = 1\n"})
+    small.pr(2, {"pkg/__init__.py": "from .m import x\n"}, parent=one)
+    small.manifest([{"pr": 1}, {"pr": 2}])
+    code, report = sync(cli, small)
+    assert code == 0, [e.get("landing") for e in report["entries"]]
+
+
+def test_a_line_like_a_removed_one_added_elsewhere_by_theirs_brings_nothing_back(cli: Cli, small: Small) -> None:
+    """pr/1 removes `log()` from f(); pr/2, resolved theirs (its conflict is in a.py), adds a function at the
+    end of r.py that calls log(). The removal is not undone: only a hunk of pr/2 at the place the lines
+    were removed, adding them, brings them back (any equal line anywhere did: a review of the new checks)."""
+    text = "def f():\n    log()\n    return None\n\n\n" + "".join(f"v{i} = {i}\n" for i in range(30))
+    small.base = small.up.commit({"r.py": text}, "r", parent="main", ref="refs/heads/main")
+    small.pr(1, {"r.py": text.replace("    log()\n", ""), "a.py": "def f():\n    return 2\n\n\ndef g():\n    return 2\n"})
+    small.pr(2, {"r.py": text + "\n\ndef h():\n    log()\n", "a.py": "def f():\n    return 3\n\n\ndef g():\n    return 2\n"})
+    small.manifest([{"pr": 1}, {"pr": 2, "on_conflict": "theirs"}])
+    code, report = sync(cli, small)
+    lost = landing(report, "pr/1")["clobbered"]
+    assert [c["file"] for c in lost] == ["a.py"], lost        # a.py's clobber is real; r.py's removal stands
