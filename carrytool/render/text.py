@@ -175,7 +175,8 @@ def next_steps(report: Report, invocation: Invocation | None = None) -> list[str
                      f"upstream by itself: no union can solve it), or set `on_conflict: skip` on "
                      f"{'it' if len(rebase) == 1 else 'them'}")
     between = [s for s in failed if any(conf["with"] for conf in s.conflicts)]
-    for group, stopped in _conflict_groups(between):     # one union per set of entries that conflict together
+    order = {step.id: n for n, step in enumerate(report.steps)}
+    for group, stopped in _conflict_groups(between, order):   # one union per set of entries that conflict together
         numbers = [p.removeprefix("pr/") for p in group if p.startswith("pr/")]
         hints.append(f"next: fold {', '.join(group)} into a union (`{run.command('explain')}` shows the overlap; "
                      f"`{run.command('union', 'new', 'NAME', *numbers)}` starts it), or set `on_conflict: skip` "
@@ -205,9 +206,10 @@ def next_steps(report: Report, invocation: Invocation | None = None) -> list[str
     return hints
 
 
-def _conflict_groups(steps: list) -> list[tuple[list[str], list[str]]]:  # noqa: ANN001 - steps of a report
-    """The entries STEPS conflict with, grouped: each group holds the entries linked by a conflict (one
-    entry's conflict names another), with the ones of STEPS in it; groups in order of their first entry."""
+def _conflict_groups(steps: list, order: dict[str, int]) -> list[tuple[list[str], list[str]]]:  # noqa: ANN001
+    """The entries STEPS (a report's) conflict with, grouped: each group holds the entries linked by a
+    conflict (one entry's conflict names another), with the ones of STEPS in it; entries in manifest
+    ORDER (`pr/2` before `pr/10`), groups in order of their first entry."""
     parent: dict[str, str] = {}
 
     def root(name: str) -> str:
@@ -220,10 +222,10 @@ def _conflict_groups(steps: list) -> list[tuple[list[str], list[str]]]:  # noqa:
             for other in conf["with"]:
                 parent[root(other)] = root(step.id)
     groups: dict[str, list[str]] = {}
-    for name in sorted(parent):
+    for name in sorted(parent, key=lambda name: (order.get(name, len(order)), name)):
         groups.setdefault(root(name), []).append(name)
     stopped = {step.id for step in steps}
-    return [(members, [m for m in members if m in stopped]) for members in sorted(groups.values())]
+    return [(members, [m for m in members if m in stopped]) for members in groups.values()]
 
 
 def outcome_line(report: Report) -> str:

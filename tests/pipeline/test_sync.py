@@ -579,3 +579,15 @@ def test_conflicts_that_do_not_meet_get_a_union_each(cli: Cli, small: Small) -> 
     assert [h.split(" into")[0] for h in hints] == ["next: fold pr/1, pr/2", "next: fold pr/3, pr/4"], hints
     assert hints[0].endswith("or set `on_conflict: skip` on pr/2") and "union new NAME 1 2 " in hints[0]
     assert hints[1].endswith("or set `on_conflict: skip` on pr/4") and "union new NAME 3 4 " in hints[1]
+
+
+def test_union_groups_name_entries_in_manifest_order() -> None:
+    """`pr/2` before `pr/10` (as the manifest has them), not as strings sort; groups by their first entry."""
+    from types import SimpleNamespace
+
+    from carrytool.render.text import _conflict_groups
+
+    order = {name: n for n, name in enumerate(["pr/2", "pr/9", "pr/10", "pr/11", "pr/30"])}
+    steps = [SimpleNamespace(id="pr/10", conflicts=[{"with": ["pr/2"]}]),
+             SimpleNamespace(id="pr/30", conflicts=[{"with": ["pr/9"]}, {"with": ["pr/11"]}])]
+    assert _conflict_groups(steps, order) == [(["pr/2", "pr/10"], ["pr/10"]), (["pr/9", "pr/11", "pr/30"], ["pr/30"])]
