@@ -3,8 +3,11 @@
 Each applied entry's intended change is its own diff (base -> head) as hunks. When the entry is
 applied, the composed step's diff (parent -> commit) must contain each hunk: its added lines in order,
 its removed lines gone. Lines that landed are then followed, diff by diff, through every later step
-(a sparse line -> owner ledger per file): a later step that removes them clobbers them. A step resolved
-with `on_conflict: theirs` that removes upstream lines its own diff never removed loses upstream content.
+(a sparse line -> owner ledger per file): a later step that removes them clobbers them. So does a later
+step that brings back a file an entry deleted or changes a binary (or submodule) it set, and one resolved
+`on_conflict: theirs` that adds lines an entry removed again at the place they were removed from. A step
+resolved with `on_conflict: theirs` that removes upstream lines its own diff never removed loses upstream
+content.
 
 Both diffs are read in one batched `diff-tree -p` process (a step whose raw diff equals its entry's own
 diff is read once); blobs are read only in the rare cases
@@ -159,8 +162,8 @@ class _Accountant:
     def undone(self, index: int, step: Step, by_file: dict[str, list[Hunk]]) -> None:
         """What step INDEX undoes of earlier entries beyond their added lines: a file one deleted that it
         brings back, a whole file one set (binary, submodule) that it changes, and, resolved with
-        `on_conflict: theirs` (a clean merge cannot bring them back), lines one only removed that occur
-        more often after it than before (its side's version of those lines won)."""
+        `on_conflict: theirs` (a clean merge cannot bring them back), lines one only removed that a hunk of
+        it at the place they were removed from (followed through every step since) adds again."""
         for path, hunks in by_file.items():
             owner = self.gone.get(path)
             if owner is not None and owner[0] != index and any(h.new_oid and h.new_oid != ZERO for h in hunks):
@@ -288,7 +291,8 @@ class _Accountant:
             self.removals.setdefault(path, []).append((owner, hunk.removed, placed[0]))
 
     def match(self, hunk: Hunk, candidates: list[Hunk], used: dict[int, set[int]]):  # noqa: ANN201
-        """Find HUNK inside this step's diff: (first new line, count), 'applied' (whole file), or None."""
+        """Find HUNK inside this step's diff: (first new line, count) for added lines, (the new line the
+        removed lines followed, 0) for a removal, 'applied' (whole file), or None."""
         if hunk.kind != "text":
             return "applied" if self.whole_file_landed(hunk) else None
         ordered = sorted(candidates, key=lambda c: abs(c.new_start - hunk.new_start))
