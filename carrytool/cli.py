@@ -58,7 +58,8 @@ def _invocation():  # noqa: ANN202 - render.commands.Invocation, imported lazily
     return Invocation.of(*_State.options)
 
 
-QuietOpt = Annotated[bool, typer.Option("-q", "--quiet", help="Only problems (errors, conflicts, failed checks) and the outcome line.")]
+QUIET_HELP = "Only problems (errors, conflicts, failed checks) and the outcome line."
+QuietOpt = Annotated[bool, typer.Option("-q", "--quiet", help=QUIET_HELP)]
 VerboseOpt = Annotated[bool, typer.Option("-v", "--verbose", help="Show files and details.")]
 
 
@@ -78,7 +79,7 @@ def _version(value: bool) -> None:
 def _main(
     version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
                                           help="Print the version and exit.")] = False,
-    quiet: Annotated[bool, typer.Option("-q", "--quiet", help="Only problems (errors, conflicts, failed checks) and the outcome line.")] = False,
+    quiet: Annotated[bool, typer.Option("-q", "--quiet", help=QUIET_HELP)] = False,
     verbose: Annotated[bool, typer.Option("-v", "--verbose", help="Show files and details.")] = False,
 ) -> None:
     _State.quiet, _State.verbose = quiet, verbose

@@ -135,7 +135,8 @@ class _Accountant:
         for path, hunks in by_file.items():        # where lines other entries removed are now
             if path in self.removals:
                 text = sorted((h for h in hunks if h.kind == "text"), key=lambda h: h.old_start)
-                self.removals[path] = [(owner, lines, _moved_gap(gap, text)) for owner, lines, gap in self.removals[path]]
+                self.removals[path] = [(owner, lines, _moved_gap(gap, text))
+                                       for owner, lines, gap in self.removals[path]]
         intended_removed = self.intended_removed(index)
         for path, hunks in by_file.items():
             text_hunks = sorted((h for h in hunks if h.kind == "text"), key=lambda h: h.old_start)
