@@ -1822,10 +1822,11 @@ class Git:
         A range with no commit (a PR whose head upstream merged by fast-forward: its base is its head), which
         git refuses ("need two commit ranges"), pairs nothing: each commit of the other range is listed as
         range-diff lists one only that range has (`N:  <sha> < -:  ----`, or `-:  ---- > N:  <sha>`)."""
-        sides = [self._range_commits(*old), self._range_commits(*new)]
-        if all(sides):
-            proc = self.run("-c", "core.abbrev=12", "range-diff", "--no-color", "-s",
-                            f"{old[0]}..{old[1]}", f"{new[0]}..{new[1]}")
+        args = ("-c", "core.abbrev=12", "range-diff", "--no-color", "-s", f"{old[0]}..{old[1]}", f"{new[0]}..{new[1]}")
+        proc = self.run(*args, check=False)
+        sides = [self._range_commits(*old), self._range_commits(*new)] if proc.returncode else []
+        if all(sides):                       # answered, or refused for another reason than an empty range
+            proc = self.run(*args) if proc.returncode else proc      # that reason raised as git says it
             return [line.rstrip() for line in proc.stdout.decode("utf-8", "replace").splitlines() if line.strip()]
         none = "-" * 12
         return [f"{n}:  {sha[:12]} < -:  {none} {subject}".rstrip() if sides[0] else
