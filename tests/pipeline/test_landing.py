@@ -146,27 +146,23 @@ def test_a_line_an_entry_removed_that_theirs_brings_back_is_clobbered(cli: Cli, 
     assert "brought back lines 3-3 it had removed" in lost["message"] and landing(report, "pr/1")["survived"] == 0
 
 
-def test_a_file_an_entry_deleted_that_theirs_brings_back_is_clobbered(cli: Cli, small: Small) -> None:
-    small.base = small.up.commit({"legacy.py": "def check(pw):\n    return True\n"}, "legacy", parent="main",
-                                 ref="refs/heads/main")
-    small.pr(1, {"legacy.py": None})
-    small.pr(2, {"legacy.py": "def check(pw):\n    return True  # noqa\n"})
+@pytest.mark.parametrize("path, base, first, second, how", [
+    ("legacy.py", "def check(pw):\n    return True\n", None, "def check(pw):\n    return True  # noqa\n",
+     "brought the file it deleted back"),
+    ("model.bin", b"\x00\x01BASE\x00", b"\x00\x01FIXED\x00", b"\x00\x01OTHER\x00", "replaced the whole file"),
+])
+def test_a_file_theirs_brings_back_or_replaces_whole_is_clobbered(cli: Cli, small: Small, path: str, base: object,
+                                                                 first: object, second: object, how: str) -> None:
+    """pr/1 deletes a file, or sets a binary; pr/2, resolved in its favour, brings the file back, or
+    replaces the binary: pr/1's change did not survive (it was reported as survived)."""
+    small.base = small.up.commit({path: base}, "the file", parent="main", ref="refs/heads/main")
+    small.pr(1, {path: first})
+    small.pr(2, {path: second})
     small.manifest([{"pr": 1}, {"pr": 2, "on_conflict": "theirs"}])
     code, report = sync(cli, small)
     assert code == 1
     [lost] = landing(report, "pr/1")["clobbered"]
-    assert (lost["by"], lost["file"]) == ("pr/2", "legacy.py") and "brought the file it deleted back" in lost["message"]
-
-
-def test_a_binary_file_theirs_replaces_is_clobbered(cli: Cli, small: Small) -> None:
-    small.base = small.up.commit({"model.bin": b"\x00\x01BASE\x00"}, "bin", parent="main", ref="refs/heads/main")
-    small.pr(1, {"model.bin": b"\x00\x01FIXED\x00"})
-    small.pr(2, {"model.bin": b"\x00\x01OTHER\x00"})
-    small.manifest([{"pr": 1}, {"pr": 2, "on_conflict": "theirs"}])
-    code, report = sync(cli, small)
-    assert code == 1
-    [lost] = landing(report, "pr/1")["clobbered"]
-    assert (lost["by"], lost["file"]) == ("pr/2", "model.bin") and "replaced the whole file" in lost["message"]
+    assert (lost["by"], lost["file"]) == ("pr/2", path) and how in lost["message"]
 
 
 def test_what_a_later_entry_leaves_alone_still_survives(cli: Cli, small: Small) -> None:
@@ -221,8 +217,9 @@ def test_a_line_like_a_removed_one_added_elsewhere_by_theirs_brings_nothing_back
     were removed, adding them, brings them back (any equal line anywhere did: a review of the new checks)."""
     text = "def f():\n    log()\n    return None\n\n\n" + "".join(f"v{i} = {i}\n" for i in range(30))
     small.base = small.up.commit({"r.py": text}, "r", parent="main", ref="refs/heads/main")
-    small.pr(1, {"r.py": text.replace("    log()\n", ""), "a.py": "def f():\n    return 2\n\n\ndef g():\n    return 2\n"})
-    small.pr(2, {"r.py": text + "\n\ndef h():\n    log()\n", "a.py": "def f():\n    return 3\n\n\ndef g():\n    return 2\n"})
+    a_py = "def f():\n    return {}\n\n\ndef g():\n    return 2\n"
+    small.pr(1, {"r.py": text.replace("    log()\n", ""), "a.py": a_py.format(2)})
+    small.pr(2, {"r.py": text + "\n\ndef h():\n    log()\n", "a.py": a_py.format(3)})
     small.manifest([{"pr": 1}, {"pr": 2, "on_conflict": "theirs"}])
     code, report = sync(cli, small)
     lost = landing(report, "pr/1")["clobbered"]
