@@ -51,7 +51,10 @@ def test_sync_applies_what_it_should_and_says_why_for_the_rest(cli: Cli, demo: S
             assert landing["landed"] == landing["hunks"] and not landing["dropped"] and not landing["clobbered"]
     assert all(a["ok"] for a in report["asserts"]) and len(report["asserts"]) == 10
     kinds = sorted(w["kind"] for w in report["warnings"])
-    assert kinds == ["identical-hunk", "stale-fold"]
+    assert kinds == ["identical-hunk", "provided-absent", "stale-fold"]
+    absent = next(w for w in report["warnings"] if w["kind"] == "provided-absent")   # what #45610 gained since
+    assert (absent["entry"], absent["other"], absent["file"]) == \
+        ("pr/45610", "carry/wake-path-union", "tests/v1/worker/test_pp_cudagraph_consensus.py")
     stale = next(w for w in report["warnings"] if w["kind"] == "stale-fold")
     assert (stale["pr"], stale["folded"], stale["current"]) == (45610, demo.prs[45610][1], demo.prs[45610][2])
 

@@ -401,17 +401,21 @@ class _Accountant:
 
     def account_provided(self) -> None:
         """A union that supersedes a PR for a path its own change does not touch: the PR's change there is
-        in neither (the PR's hunks there are filtered out, the union has none). A warning (a union may
-        leave a change out on purpose), never silent: `explain` shows the union's coverage hunk by hunk."""
+        in neither (the PR's hunks there are filtered out, the union has none). So too for a PR it
+        supersedes whole (skipped), for each path the PR's own diff changes (Step.superseded_paths): the
+        seed's union was trusted to hold the PRs it replaced, and nothing checked it. A warning (a union
+        may leave a change out on purpose), never silent: `explain` shows the union's coverage hunk by hunk."""
         by_id = {step.id: step for step in self.steps}
         for step in self.steps:
-            for path, union_id in sorted(step.provided_by.items()):
+            whole = [(path, step.superseded_by) for path in step.superseded_paths if step.superseded_by]
+            for path, union_id in sorted(step.provided_by.items()) or whole:
                 union = by_id.get(union_id)
                 if union is None or union.status != APPLIED or path in {p for c in union.all_changes for p in c.paths}:
                     continue
+                how = "" if step.superseded_paths else f" for {path}"
                 self.result.warnings.append({
                     "kind": "provided-absent", "entry": step.id, "other": union_id, "file": path,
-                    "message": f"{union_id} supersedes {step.id} for {path} but does not change {path}: "
+                    "message": f"{union_id} supersedes {step.id}{how} but does not change {path}: "
                                f"{step.id}'s change there is in neither (explain shows {union_id}'s coverage)"})
 
     def summary(self, entry: _Entry) -> dict[str, object]:

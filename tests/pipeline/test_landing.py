@@ -100,6 +100,29 @@ def test_a_union_that_does_not_touch_a_path_it_provides_is_warned_about(cli: Cli
     assert "x = 10" not in small.work.git("show", "dev:b.py")          # indeed in neither
 
 
+def test_a_union_that_leaves_out_a_file_of_a_pr_it_supersedes_whole_is_warned_about(cli: Cli, small: Small) -> None:
+    """The seed's last failure: nothing checked that the PRs a union replaced were really inside it. The
+    union supersedes pr/1 whole (pr/1 is skipped) but changes only b.py of pr/1's files: pr/1's a.py change
+    is in no entry of the build. A `provided-absent` warning per file, as for a partial supersession; a
+    file the union changes (however it re-expressed the PR there: explain's coverage) is not named."""
+    union = small.up.commit({"b.py": "x = 10\ny = 2\nz = 4\n", "docs/c.txt": "c3\n"}, "union", parent="main",
+                            ref="refs/heads/union")
+    small.pr(1, {"b.py": "x = 10\ny = 2\nz = 3\n", "a.py": "def f():\n    return 9\n\n\ndef g():\n    return 2\n"})
+    small.pr(2, {"docs/c.txt": "c2\n"})
+    small.work.git("fetch", "-q", str(small.up.path), "refs/heads/union:refs/heads/union")
+    small.manifest([{"pr": 1}, {"pr": 2}, {"carry": "union", "commit": union, "supersedes": [1, 2]}])
+    code, report = sync(cli, small)
+    assert code == 0
+    statuses = {e["id"]: (e["status"], e.get("reason")) for e in report["entries"]}
+    assert statuses["pr/1"] == statuses["pr/2"] == ("skipped", "superseded")
+    absent = [(w["entry"], w["other"], w["file"]) for w in report["warnings"] if w["kind"] == "provided-absent"]
+    assert absent == [("pr/1", "carry/union", "a.py")]
+    [warning] = [w for w in report["warnings"] if w["kind"] == "provided-absent"]
+    assert warning["message"].startswith("carry/union supersedes pr/1 but does not change a.py")
+    assert "return 9" not in small.work.git("show", "dev:a.py")          # indeed in neither
+    assert "head" not in next(e for e in report["entries"] if e["id"] == "pr/1")    # the entry reads as before
+
+
 def test_parse_patch_maps_hunks_to_exact_paths() -> None:
     old, new = "a" * 40, "b" * 40
     patch = (b'diff --git "a/dir x/q\\"uote" "b/dir x/q\\"uote"\nindex ' + old.encode() + b".." + new.encode() +

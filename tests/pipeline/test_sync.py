@@ -273,9 +273,12 @@ def test_stale_fold_warning_names_both_heads(cli: Cli, small: Small) -> None:
     small.manifest([{"pr": 1}, {"carry": "union", "commit": union, "supersedes": [{"pr": 1, "head": old[:9]}]}])
     code, report = sync(cli, small)
     assert code == 0
-    [warning] = report["warnings"]
+    warning, absent = report["warnings"]
     assert warning["kind"] == "stale-fold" and warning["entry"] == "carry/union" and warning["pr"] == 1
     assert warning["folded"] == old[:9] and warning["current"] == new
+    # what the PR gained since the fold is in neither: said file by file
+    assert (absent["kind"], absent["entry"], absent["other"], absent["file"]) == \
+        ("provided-absent", "pr/1", "carry/union", "docs/c.txt")
 
 
 def test_multi_commit_pr_and_pr_with_a_merge_commit(cli: Cli, small: Small) -> None:
