@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from carrytool.errors import UnknownRef
-from carrytool.gitlayer.git import EMPTY_TREE, Git, paths_of
+from carrytool.gitlayer.git import EMPTY_TREE, Git
 from carrytool.pipeline.plan import PENDING, Step
 from carrytool.pipeline.resolve import Resolved
 
@@ -13,11 +13,9 @@ from carrytool.pipeline.resolve import Resolved
 def gather(git: Git, resolved: Resolved, steps: Sequence[Step], *, everything: bool = False) -> None:
     """Fill head, base and all_changes of pending steps (of every step with EVERYTHING, for explain)."""
     todo = [s for s in steps if (s.status == PENDING or everything) and s.reason not in ("missing",)]
-    # PRs a union supersedes whole: only the paths they change, for the landing checks (Step.superseded_paths)
-    whole = [s for s in steps if s not in todo and s.reason == "superseded" and s.entry.kind == "pr"
-             and not s.provided_by and s.entry.number in resolved.heads]
-    pr_heads = [resolved.heads[s.entry.number] for s in [*todo, *whole]  # type: ignore[index]
-                if s.entry.kind == "pr" and s.entry.number in resolved.heads]
+    whole = _superseded_whole(resolved, steps)
+    pr_heads = [resolved.heads[s.entry.number] for s in todo  # type: ignore[index]
+                if s.entry.kind == "pr" and s.entry.number in resolved.heads] + [head for _u, _n, head in whole]
     bases = git.merge_bases(resolved.upstream, pr_heads)
     git.load_commits([*pr_heads, *(b for b in bases.values() if b)])   # one process, not a round trip each
     for step in todo:
@@ -35,14 +33,32 @@ def gather(git: Git, resolved: Resolved, steps: Sequence[Step], *, everything: b
             if step.head is None:
                 continue
             step.base = resolved.patch_bases.get(entry.id) or _first_parent(git, step.head)
-    superseded = [(s, resolved.heads[s.entry.number]) for s in whole]  # type: ignore[index]
-    superseded = [(s, head, bases[head]) for s, head in superseded if bases.get(head)]
-    pairs = [(s.base or EMPTY_TREE, s.head) for s in todo if s.head] + [(base, head) for _s, head, base in superseded]
+    superseded = [(union, number, head, bases[head]) for union, number, head in whole if bases.get(head)]
+    pairs = [(s.base or EMPTY_TREE, s.head) for s in todo if s.head] + [(b, h) for _u, _n, h, b in superseded]
     diffs = git.diff_trees(pairs)  # type: ignore[arg-type]
     for step, changes in zip([s for s in todo if s.head], diffs):
         step.all_changes = changes
-    for (step, _head, _base), changes in zip(superseded, diffs[len(diffs) - len(superseded):]):
-        step.superseded_paths = paths_of(changes)
+    for (union, number, _head, _base), changes in zip(superseded, diffs[len(diffs) - len(superseded):]):
+        union.superseded_diffs[number] = changes
+
+
+def _superseded_whole(resolved: Resolved, steps: Sequence[Step]) -> list[tuple[Step, int, str]]:
+    """(union, PR number, the PR's head) for each PR an enabled union supersedes whole: PR entries (skipped as
+    superseded) and PRs that are no entry, named with a folded head; for the landing checks
+    (Step.superseded_diffs: which of their files the union leaves out). A PR whose head is unknown (missing)
+    is left out."""
+    entries = {s.entry.number for s in steps if s.entry.kind == "pr"}
+    out = []
+    for union in steps:
+        if union.entry.kind != "carry" or not union.entry.enabled:
+            continue
+        for sup in union.entry.supersedes:
+            if sup.paths or sup.pr not in resolved.heads:
+                continue
+            if sup.pr not in entries or any(s.entry.number == sup.pr and s.superseded_by == union.id
+                                            and not s.provided_by for s in steps):
+                out.append((union, sup.pr, resolved.heads[sup.pr]))
+    return out
 
 
 def _first_parent(git: Git, sha: str) -> str | None:

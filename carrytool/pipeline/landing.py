@@ -21,7 +21,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from carrytool.gitlayer.git import EMPTY_TREE, Git
+from carrytool.gitlayer.git import EMPTY_TREE, REGULAR_MODES, Change, Git, paths_of
 from carrytool.pipeline.hunks import Hunk, find_block, is_subsequence_block, read_hunks
 from carrytool.pipeline.plan import APPLIED, Step
 
@@ -49,10 +49,11 @@ class _Entry:
 
 
 class _Accountant:
-    def __init__(self, git: Git, steps: Sequence[Step]) -> None:
+    def __init__(self, git: Git, steps: Sequence[Step], tip: str | None = None) -> None:
         self.git = git
         self.steps = list(steps)
         self.applied = [s for s in self.steps if s.status == APPLIED]
+        self.tip = tip or (self.applied[-1].commit if self.applied else None)    # the composed commit
         self.ledger: dict[str, dict[int, Owner]] = {}
         # what else landed that a later step can undo: a file an entry deleted (path -> owner), a whole file
         # it set (binary, submodule, replaced: path -> owner), lines it only removed (path -> [(owner, lines)])
@@ -401,22 +402,52 @@ class _Accountant:
 
     def account_provided(self) -> None:
         """A union that supersedes a PR for a path its own change does not touch: the PR's change there is
-        in neither (the PR's hunks there are filtered out, the union has none). So too for a PR it
-        supersedes whole (skipped), for each path the PR's own diff changes (Step.superseded_paths): the
-        seed's union was trusted to hold the PRs it replaced, and nothing checked it. A warning (a union
-        may leave a change out on purpose), never silent: `explain` shows the union's coverage hunk by hunk."""
+        in neither (the PR's hunks there are filtered out, the union has none). So too for each file of a
+        PR it supersedes whole (skipped, or no entry: Step.superseded_diffs): the seed's union was trusted
+        to hold the PRs it replaced, and nothing checked it. Unless the composed tree has that change
+        anyway (`_has`: upstream took it, or another entry brought it). Checked for a union applied, or
+        skipped because the image has its change already (merged upstream, redundant): the PRs it stands
+        for are skipped all the same. A warning (a union may leave a change out on purpose), never silent:
+        `explain` shows the union's coverage hunk by hunk."""
         by_id = {step.id: step for step in self.steps}
         for step in self.steps:
-            whole = [(path, step.superseded_by) for path in step.superseded_paths if step.superseded_by]
-            for path, union_id in sorted(step.provided_by.items()) or whole:
+            for path, union_id in sorted(step.provided_by.items()):
                 union = by_id.get(union_id)
-                if union is None or union.status != APPLIED or path in {p for c in union.all_changes for p in c.paths}:
-                    continue
-                how = "" if step.superseded_paths else f" for {path}"
-                self.result.warnings.append({
-                    "kind": "provided-absent", "entry": step.id, "other": union_id, "file": path,
-                    "message": f"{union_id} supersedes {step.id}{how} but does not change {path}: "
-                               f"{step.id}'s change there is in neither (explain shows {union_id}'s coverage)"})
+                if union is not None and self._left_out(union, step.all_changes, path):
+                    self._absent(step.id, union_id, path, f" for {path}")
+        for union in self.steps:
+            for number, changes in sorted(union.superseded_diffs.items()):
+                for path in paths_of(changes):
+                    if self._left_out(union, changes, path):
+                        self._absent(f"pr/{number}", union.id, path, "")
+
+    def _left_out(self, union: Step, changes: Sequence[Change], path: str) -> bool:
+        """Whether UNION, standing for the PR whose diff is CHANGES, leaves the PR's change at PATH out of
+        the image."""
+        if union.status != APPLIED and union.reason not in ("merged-upstream", "redundant"):
+            return False
+        return path not in {p for c in union.all_changes for p in c.paths} and not self._has(changes, path)
+
+    def _has(self, changes: Sequence[Change], path: str) -> bool:
+        """Whether the composed tree has the change CHANGES make at PATH: the file as they leave it, or a
+        file their change merges into without changing it (upstream took it and changed the file elsewhere)."""
+        if self.tip is None:
+            return False
+        found = self.git.blob_at(self.git.tree_of(self.tip), path)
+        if found == _wanted(changes, path):
+            return True
+        change = next((c for c in changes if c.path == path and c.status == "M"), None)
+        if change is None or found is None or \
+                not all(mode in REGULAR_MODES for mode in (found[0], change.old_mode, change.new_mode)):
+            return False
+        merged = self.git.merge_contents(found[1], change.old_oid, change.new_oid)
+        return merged is not None and merged[0] and merged[1] == self.git.read_blob(found[1])
+
+    def _absent(self, pr: str, union: str, path: str, how: str) -> None:
+        self.result.warnings.append({
+            "kind": "provided-absent", "entry": pr, "other": union, "file": path,
+            "message": f"{union} supersedes {pr}{how} but does not change {path}: "
+                       f"{pr}'s change there is in neither (explain shows {union}'s coverage)"})
 
     def summary(self, entry: _Entry) -> dict[str, object]:
         clobbered_hunks = len({(c["file"], tuple(c["lines"])) for c in entry.clobbered})  # type: ignore[arg-type]
@@ -437,6 +468,16 @@ class _Accountant:
             data["identical"] = identical
         data["survived"] = max(0, len(entry.landed) - clobbered_hunks)
         return data
+
+
+def _wanted(changes: Sequence[Change], path: str) -> tuple[str, str] | None:
+    """What CHANGES leave at PATH: (mode, oid), or None where they delete it or move it away."""
+    for change in changes:
+        if change.path == path:
+            return None if change.status == "D" else (change.new_mode, change.new_oid)
+        if change.old_path == path:
+            return None
+    return None
 
 
 def _trivial(line: bytes) -> bool:
@@ -497,6 +538,7 @@ def _shift(owned: dict[int, Owner], hunks: list[Hunk]) -> dict[int, Owner]:
     return out
 
 
-def account(git: Git, steps: Sequence[Step]) -> Accounting:
-    """Set `landing` on every applied step; return dropped/clobbered failures and warnings."""
-    return _Accountant(git, steps).run()
+def account(git: Git, steps: Sequence[Step], tip: str | None = None) -> Accounting:
+    """Set `landing` on every applied step; return dropped/clobbered failures and warnings. TIP: the
+    composed commit (the last applied entry's, or upstream when none applied)."""
+    return _Accountant(git, steps, tip).run()

@@ -32,9 +32,9 @@ class Step:
     changes: list[Change] = field(default_factory=list)        # base -> head, after filtering
     all_changes: list[Change] = field(default_factory=list)    # base -> head, the PR's whole diff
     filtered: list[str] = field(default_factory=list)
-    # a PR superseded whole: the paths its own diff changes (facts.gather; the landing checks say which of
-    # them its union leaves out). Not in the report: the entry reads as skipped, as before
-    superseded_paths: list[str] = field(default_factory=list)
+    # a union: the own diff of each PR it supersedes whole, by number (facts.gather; the landing checks say
+    # which of their files it leaves out). Not in the report: the entries read as before
+    superseded_diffs: dict[int, list[Change]] = field(default_factory=dict)
     redundant_with: list[str] = field(default_factory=list)
     conflicts: list[dict[str, object]] = field(default_factory=list)
     commit: str | None = None                 # the composed commit that applies it

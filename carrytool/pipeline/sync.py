@@ -218,7 +218,7 @@ def _compose(manifest: Manifest, git: Git, resolved: Resolved, missing: dict[int
         # the landing checks read
         git.keep(composition.result)
         git.migrate_objects(later=True)
-    return steps, violations, composition, account(git, steps)
+    return steps, violations, composition, account(git, steps, composition.result)
 
 
 def structured_rejections(manifest: Manifest, git: Git, steps: list[Step], composition: Composition,

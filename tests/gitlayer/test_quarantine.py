@@ -114,10 +114,10 @@ def test_the_composed_objects_are_in_the_store_before_the_landing_checks_end(sma
     seen: list[tuple[bool, bool]] = []
     account = sync.account
 
-    def checked(git: Git, steps: list) -> object:
+    def checked(git: Git, steps: list, *composed: str) -> object:
         tip = [s.commit for s in steps if s.commit][-1]
         started = git._migrating is not None
-        out = account(git, steps)
+        out = account(git, steps, *composed)
         git._await_migration()
         seen.append((started, _exists(small.work.path, tip)))   # the store alone: no ref names it yet
         return out

@@ -123,6 +123,91 @@ def test_a_union_that_leaves_out_a_file_of_a_pr_it_supersedes_whole_is_warned_ab
     assert "head" not in next(e for e in report["entries"] if e["id"] == "pr/1")    # the entry reads as before
 
 
+@pytest.mark.parametrize("whole", [True, False], ids=["whole", "partial"])
+def test_a_pr_change_the_image_has_anyway_is_not_warned_about(cli: Cli, small: Small, whole: bool) -> None:
+    """Upstream took pr/1's a.py change (a cherry-pick) and deleted csrc/k.cu as pr/1 does; the union,
+    which supersedes pr/1 (wholly, or for those paths), changes neither: pr/1's files there are in the
+    image as pr/1 has them, so nothing is in neither and nothing is warned about. Its docs/c.txt change
+    is in neither: that one is named."""
+    a_new = "def f():\n    return 9\n\n\ndef g():\n    return 2\n"
+    small.pr(1, {"a.py": a_new, "csrc/k.cu": None, "docs/c.txt": "c2\n", "b.py": "x = 10\ny = 2\nz = 3\n"})
+    small.up.commit({"a.py": a_new, "csrc/k.cu": None}, "upstream takes part of pr 1", parent="main",
+                    ref="refs/heads/main")
+    union = small.up.commit({"b.py": "x = 11\ny = 2\nz = 3\n"}, "union", parent="main", ref="refs/heads/union")
+    small.work.git("fetch", "-q", str(small.up.path), "refs/heads/union:refs/heads/union")
+    item = 1 if whole else {"pr": 1, "paths": ["a.py", "csrc/k.cu", "docs/c.txt", "b.py"]}
+    small.manifest([{"pr": 1}, {"carry": "union", "commit": union, "supersedes": [item]}])
+    code, report = sync(cli, small)
+    assert code == 0
+    absent = [(w["entry"], w["other"], w["file"]) for w in report["warnings"] if w["kind"] == "provided-absent"]
+    assert absent == [("pr/1", "carry/union", "docs/c.txt")]
+
+
+A_NINE = "def f():\n    return 9\n\n\ndef g():\n    return 2\n"
+B_TEN = "x = 10\ny = 2\nz = 3\n"
+
+
+def _union(small: Small, files: dict, parent: str = "main") -> str:
+    union = small.up.commit(files, "union", parent=parent, ref="refs/heads/union")
+    small.work.git("fetch", "-q", str(small.up.path), "refs/heads/union:refs/heads/union")
+    return union
+
+
+def _absent(report: dict) -> list[tuple[str, str, str]]:
+    return [(w["entry"], w["other"], w["file"]) for w in report["warnings"] if w["kind"] == "provided-absent"]
+
+
+@pytest.mark.parametrize("how", ["upstream", "stacked"])
+def test_a_pr_change_in_a_file_changed_elsewhere_too_is_in_the_image(cli: Cli, small: Small, how: str) -> None:
+    """pr/1's a.py change is in the image in a file that is not pr/1's a.py: upstream took the change and
+    changed g() as well, or pr/2, stacked on pr/1, brings it with more. Merging pr/1's change into that
+    file changes nothing: not named (an adversarial review found both warned about)."""
+    p1 = small.pr(1, {"a.py": A_NINE, "b.py": B_TEN})
+    more = "def f():\n    return 9\n\n\ndef g():\n    return 7\n"
+    entries: list = [{"pr": 1}]
+    if how == "upstream":
+        small.up.commit({"a.py": more}, "upstream takes it, and more", parent="main", ref="refs/heads/main")
+    else:
+        small.up.commit({"a.py": more}, "pr 2", parent=p1, ref="refs/pull/2/head")
+    union = _union(small, {"b.py": B_TEN})
+    entries += [{"carry": "union", "commit": union, "supersedes": [1]}] + ([{"pr": 2}] if how == "stacked" else [])
+    small.manifest(entries)
+    code, report = sync(cli, small)
+    assert code == 0 and "return 9" in small.work.git("show", "dev:a.py")
+    assert _absent(report) == []
+
+
+@pytest.mark.parametrize("how", ["merged-upstream", "redundant"])
+def test_a_union_the_image_has_already_still_stands_for_its_prs(cli: Cli, small: Small, how: str) -> None:
+    """The union's own change is in the image already (upstream took it, or pr/2 carries it): the union is
+    skipped, and so is pr/1, which it supersedes whole. pr/1's a.py change is in neither: named (an
+    adversarial review found it lost without a word)."""
+    small.pr(1, {"a.py": A_NINE, "b.py": B_TEN})
+    entries: list = [{"pr": 1}]
+    if how == "merged-upstream":
+        small.up.commit({"b.py": B_TEN}, "upstream takes b", parent="main", ref="refs/heads/main")
+    else:
+        small.pr(2, {"b.py": B_TEN})
+        entries.append({"pr": 2})
+    union = _union(small, {"b.py": B_TEN}, parent=small.base)
+    small.manifest(entries + [{"carry": "union", "commit": union, "supersedes": [1]}])
+    code, report = sync(cli, small)
+    assert code == 0
+    assert next(e for e in report["entries"] if e["id"] == "carry/union")["reason"] == how
+    assert _absent(report) == [("pr/1", "carry/union", "a.py")]
+    assert "return 9" not in small.work.git("show", "dev:a.py")
+
+
+def test_a_pr_that_is_no_entry_is_checked_too(cli: Cli, small: Small) -> None:
+    """The union names pr/1 with a folded head and pr/1 is no entry of its own: its a.py change is in
+    neither all the same."""
+    p1 = small.pr(1, {"a.py": A_NINE, "b.py": B_TEN})
+    union = _union(small, {"b.py": B_TEN})
+    small.manifest([{"carry": "union", "commit": union, "supersedes": [{"pr": 1, "head": p1[:9]}]}])
+    code, report = sync(cli, small)
+    assert code == 0 and _absent(report) == [("pr/1", "carry/union", "a.py")]
+
+
 def test_parse_patch_maps_hunks_to_exact_paths() -> None:
     old, new = "a" * 40, "b" * 40
     patch = (b'diff --git "a/dir x/q\\"uote" "b/dir x/q\\"uote"\nindex ' + old.encode() + b".." + new.encode() +

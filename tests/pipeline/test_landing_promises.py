@@ -24,12 +24,12 @@ def lose(monkeypatch: pytest.MonkeyPatch, entry: str) -> None:
     """A composer bug: ENTRY's commit gets its parent's tree (every hunk of it is lost) before the landing checks."""
     original = sync_module.account
 
-    def losing(git, steps):  # noqa: ANN001, ANN202
+    def losing(git, steps, *tip):  # noqa: ANN001, ANN002, ANN202
         for step in steps:
             if step.id == entry:
                 who = Signature("t", "t@example.com", 1700000000)
                 step.commit = git.write_commit(git.tree_of(step.parent), [step.parent], who, who, "lost")
-        return original(git, steps)
+        return original(git, steps, *tip)
 
     monkeypatch.setattr(sync_module, "account", losing)
 

@@ -95,9 +95,9 @@ def test_the_entries_patches_are_read_while_git_merges_them_onto_upstream(cli: C
 
     real_account = sync.account
 
-    def account(git: Git, steps):  # noqa: ANN001, ANN202
+    def account(git: Git, steps, *tip):  # noqa: ANN001, ANN002, ANN202
         events.append("landing")
-        return real_account(git, steps)
+        return real_account(git, steps, *tip)
 
     monkeypatch.setattr(Git, "prefetch_patches", prefetch)
     monkeypatch.setattr(Git, "merge_trees", merges)
