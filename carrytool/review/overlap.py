@@ -17,7 +17,7 @@ nor is a pair whose earlier entry upstream already has (_PairMerger._changes_not
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -105,11 +105,13 @@ def start_overlaps(git: Git, manifest: Manifest, upstream: str, evidence: Sequen
     composes meanwhile); `finish` collects them and classifies. Only the EVIDENCE's heads, bases and
     changes are read here (their planned steps may be linked later, before `finish`)."""
     order = [f for f in evidence if f.step is not None and f.head]
-    pairs = _sharing_pairs(order)
     merger = _PairMerger(git, manifest, upstream)
     alone = merger.alone(order)
+    merger._changed([f for f in order if f.id in merger.commits])
+    lands = [merger.lands(f) for f in order]
+    pairs = _sharing_pairs(lands)
     collect = merger.start_pairs([(order[i], order[j]) for i, j in pairs])
-    return StartedOverlaps(manifest, merger, order, pairs, alone, collect)
+    return StartedOverlaps(manifest, merger, order, pairs, alone, collect, lands)
 
 
 @dataclass
@@ -120,6 +122,7 @@ class StartedOverlaps:
     pairs: list[tuple[int, int]]
     alone: list[MergeResult]
     collect: Callable[[], list[tuple[list[str] | None, Any]]]
+    lands: list[frozenset[str]] = field(default_factory=list)     # per entry of ORDER: _PairMerger.lands
     compared: list[tuple[list[str], list[dict[str, Any]], list[str]]] | None = None
     _comparing: tuple[Later[None], float] | None = field(default=None, init=False, repr=False)
 
@@ -128,9 +131,10 @@ class StartedOverlaps:
     def compare(self, sources: Sources) -> None:
         """What needs no merge (files, identical hunks, scopes: the parsing), while the pair merges run on
         another core; needs the evidence's hunks. `finish` does it when this was not called."""
-        order = self.order
+        order, lands = self.order, self.lands
         keys = [_hunk_keys(f) for f in order]
-        self.compared = [_compare(order[i], order[j], keys[i], keys[j], sources) for i, j in self.pairs]
+        self.compared = [_compare(order[i], order[j], keys[i], keys[j], sources, lands[i] & lands[j])
+                         for i, j in self.pairs]
 
     def compare_later(self, sources: Sources) -> None:
         """`compare` in a thread of its own, while the caller composes: the composing thread mostly waits
@@ -205,11 +209,12 @@ def _mark_provided(manifest: Manifest, overlaps: Sequence[Overlap]) -> None:
                     overlap.provided_by = union_id
 
 
-def _sharing_pairs(order: Sequence[EntryFacts]) -> list[tuple[int, int]]:
-    """Index pairs (i < j) of entries that change a common path; an index file -> entries, never n^2."""
+def _sharing_pairs(lands: Sequence[Collection[str]]) -> list[tuple[int, int]]:
+    """Index pairs (i < j) of entries whose changes land on a common path (LANDS: per entry, the paths
+    `_PairMerger.lands`); an index file -> entries, never n^2."""
     by_file: dict[str, list[int]] = {}
-    for index, item in enumerate(order):
-        for path in item.files:
+    for index, landed in enumerate(lands):
+        for path in landed:
             by_file.setdefault(path, []).append(index)
     pairs: set[tuple[int, int]] = set()
     for indexes in by_file.values():
@@ -334,6 +339,13 @@ class _PairMerger:
         for item, changes in zip(todo, self.git.diff_trees([(self.upstream_tree, t) for t in trees], renames=False)):
             self.on_upstream[item.id] = frozenset(paths_of(changes))
 
+    def lands(self, item: EntryFacts) -> frozenset[str]:
+        """The paths where ITEM's change lands on upstream: its own files, and, merged alone cleanly, every
+        path that merge changed (`_changed`: upstream renamed a file it edits since its base, and its edit
+        is at the new path). Two entries whose changes land on a common path are a pair: their diffs may
+        share no path (one from before upstream's rename, one from after) and conflict all the same."""
+        return frozenset(item.files) | self.on_upstream.get(item.id, frozenset())
+
     def _changes_nothing(self, pair: tuple[EntryFacts, EntryFacts]) -> bool:
         """Whether PAIR is decided without merging: the first changes nothing on upstream (merged alone, it
         gives upstream's tree: upstream has it), and the second is a PR merged alone from its sole merge
@@ -445,11 +457,12 @@ def _hunk_keys(item: EntryFacts) -> dict[tuple, list[int]]:
     return out
 
 
-def _compare(a: EntryFacts, b: EntryFacts, keys_a: dict, keys_b: dict,
-             sources: Sources) -> tuple[list[str], list[dict[str, Any]], list[str]]:
-    """What two entries share whatever their merge says: files, identical hunks, scopes."""
+def _compare(a: EntryFacts, b: EntryFacts, keys_a: dict, keys_b: dict, sources: Sources,
+             landed: Collection[str] = ()) -> tuple[list[str], list[dict[str, Any]], list[str]]:
+    """What two entries share whatever their merge says: files (those both diffs change; else the paths
+    where both changes land on upstream, LANDED), identical hunks, scopes."""
     theirs = set(b.files)
-    shared = [p for p in a.files if p in theirs]
+    shared = [p for p in a.files if p in theirs] or sorted(landed)
     identical = []
     for key in sorted(set(keys_a) & set(keys_b), key=lambda k: keys_a[k][0]):
         hunk = a.hunks[keys_a[key][0]]

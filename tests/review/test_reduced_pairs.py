@@ -181,7 +181,7 @@ def _reduced_and_whole(cli: Cli, small: Small, monkeypatch: pytest.MonkeyPatch) 
     args = ("explain", "-m", small.manifest_path, "--repo", small.work.path, "--offline")
     cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")   # fetches
     code, reduced = cli.json(*args)
-    shutil.rmtree(Path(small.work.path) / "carrytool" / "cache")
+    shutil.rmtree(Path(small.work.path) / "carrytool" / "cache", ignore_errors=True)
     monkeypatch.setattr(_PairMerger, "shared_files_only", False)
     whole_code, whole = cli.json(*args)
     assert code == whole_code
@@ -407,3 +407,24 @@ def test_shared_files_alone_only_where_ours_has_regular_files(small: Small) -> N
         assert reduce.files_alone(git, ours_tree=git.tree_of(base), **kw) is not None     # a regular file there
     finally:
         git.close()
+
+
+def test_entries_that_meet_only_where_upstream_moved_a_file_are_a_pair(cli: Cli, small: Small,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Upstream renamed x.py to p.py after pr/1's base; pr/1 edits x.py, pr/2 (on today's upstream) the same
+    line of p.py. Their diffs share no path, yet pr/1's edit lands in p.py and sync names the conflict with
+    pr/1. The overlap map pairs entries by where their changes land on upstream (their merges alone), so
+    the pair is there, a conflict in p.py, and explain's union suggestion has it (it had neither)."""
+    up = small.up
+    old = up.commit({"x.py": _body("x", {})}, "x", parent="main")
+    up.commit({"x.py": None, "p.py": _body("x", {})}, "upstream renames x to p", parent=old, ref="refs/heads/main")
+    up.commit({"x.py": _body("x", {5: "pr 1"})}, "pr 1", parent=old, ref="refs/pull/1/head")
+    up.commit({"p.py": _body("x", {5: "pr 2"})}, "pr 2", parent="main", ref="refs/pull/2/head")
+    small.manifest([{"pr": 1}, {"pr": 2}], policy={"on_conflict": "skip"})
+    reduced, whole = _reduced_and_whole(cli, small, monkeypatch)
+    assert reduced["overlaps"] == whole["overlaps"]
+    assert [(o["entries"], o["kind"], o["files"], o.get("conflict_files")) for o in reduced["overlaps"]] == \
+        [(["pr/1", "pr/2"], "conflict", ["p.py"], ["p.py"])]
+    second = next(e for e in reduced["entries"] if e["id"] == "pr/2")
+    assert second["status"] == "conflict" and second["conflicts"] == [{"file": "p.py", "with": ["pr/1"]}]
+    assert any(s["kind"] == "union" and {"pr/1", "pr/2"} <= set(s["entries"]) for s in reduced["suggestions"])
