@@ -157,14 +157,30 @@ def apply_resolutions(conflicted: bytes, records: dict[str, bytes]) -> tuple[byt
     """Resolve each conflict hunk that has a record, on its own: (content, keys still missing).
 
     Hunks without a record stay in the content exactly as they were (markers and all). None as the
-    content only when the markers are malformed.
+    content only when the markers are malformed. Rebuilt line for line: no common text around a hunk
+    (the file starts with it, or another hunk follows it) adds no line, and an empty record (both sides
+    taken out) leaves none (joining the pieces gave each an empty line of its own, shown in the scratch
+    tree at the top of a file both PRs added).
     """
-    parts = split_conflicts(conflicted)
-    if parts is None:
+    lines = conflicted.split(b"\n")
+    spans = _spans(lines)
+    if spans is None:
         return None, ["malformed conflict markers"]
-    missing = [p.key for p in parts if isinstance(p, ConflictHunk) and p.key not in records]
-    pieces = [part if isinstance(part, bytes) else records.get(part.key, part.text()) for part in parts]
-    return b"\n".join(pieces), missing
+    out: list[bytes] = []
+    missing: list[str] = []
+    last = 0
+    for i, j, k in spans:
+        out += lines[last:i]
+        hunk = ConflictHunk(b"\n".join(lines[i + 1:j]), b"\n".join(lines[j + 1:k]))
+        record = records.get(hunk.key)
+        if record is None:
+            missing.append(hunk.key)
+            out += lines[i:k + 1]
+        elif record:
+            out += record.split(b"\n")
+        last = k + 1
+    out += lines[last:]
+    return b"\n".join(out), missing
 
 
 @dataclass(frozen=True)

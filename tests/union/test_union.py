@@ -159,6 +159,25 @@ def test_each_recorded_hunk_applies_on_its_own() -> None:
     assert content == b"a\nONE-TWO\nb\n<<<<<<< x\nthree\n=======\nFOUR!\n>>>>>>> y\nc" and len(missing) == 1
 
 
+def test_resolutions_add_no_line_where_a_conflict_starts_the_file_or_is_taken_out() -> None:
+    """A conflict on the file's first line, two conflicts with nothing between them, and a hunk resolved to
+    nothing (both sides taken out): the file is rebuilt line for line, with no empty line of its own where
+    the common text around a conflict is empty (a new user's trial found one at the top of a file both PRs
+    added, in the scratch tree and then in the union)."""
+    first = b"<<<<<<< x\none\n=======\ntwo\n>>>>>>> y\n\nClosing\n"
+    assert apply_resolutions(first, {}) == (first, [ConflictHunk(b"one", b"two").key])
+    key = ConflictHunk(b"one", b"two").key
+    assert apply_resolutions(first, {key: b"one"})[0] == b"one\n\nClosing\n"
+    assert apply_resolutions(first, {key: b""})[0] == b"\nClosing\n"
+    middle = b"a\n<<<<<<< x\none\n=======\ntwo\n>>>>>>> y\nb\n"
+    assert apply_resolutions(middle, {key: b""})[0] == b"a\nb\n"
+    assert apply_resolutions(middle, {key: b"one\ntwo"})[0] == b"a\none\ntwo\nb\n"
+    adjacent = b"<<<<<<< x\none\n=======\ntwo\n>>>>>>> y\n<<<<<<< x\nthree\n=======\nfour\n>>>>>>> y\n"
+    assert apply_resolutions(adjacent, {})[0] == adjacent
+    assert apply_resolutions(adjacent, {key: b"ONE"})[0] == \
+        b"ONE\n<<<<<<< x\nthree\n=======\nfour\n>>>>>>> y\n"
+
+
 def test_manifest_edits_keep_comments_and_layout() -> None:
     text = ("# top comment\nversion: 1\nentries:\n  - pr: 1   # keep me\n  - carry: u\n    commit: abcdef0\n"
             "    supersedes:\n      - 1\n      - {pr: 2, paths: [a.py]}\n      - pr: 3\n        paths: [b.py]\n"
