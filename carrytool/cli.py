@@ -58,7 +58,8 @@ def _invocation():  # noqa: ANN202 - render.commands.Invocation, imported lazily
     return Invocation.of(*_State.options)
 
 
-QUIET_HELP = "Only problems (errors, conflicts, failed checks) and the outcome line."
+QUIET_HELP = ("Only problems (errors, conflicts, failed checks, warnings that a change is missing or stale) and "
+              "the outcome line.")
 QuietOpt = Annotated[bool, typer.Option("-q", "--quiet", help=QUIET_HELP)]
 VerboseOpt = Annotated[bool, typer.Option("-v", "--verbose", help="Show files and details.")]
 
@@ -675,7 +676,7 @@ def union_new(
                           scratch=Path(os.path.abspath(scratch)) if scratch else None,
                           invocation=_union_options(manifest, repo))
             try:
-                outcome = union.compose(offline=offline)
+                outcome = union.compose(offline=offline, added=(before, written))
             except BaseException:
                 _take_back(updated.path, (before, written), union.state_path, union.entry.id)
                 raise
@@ -728,6 +729,9 @@ def union_abort(name: UnionName, manifest: ManifestOpt = None, repo: RepoOpt = P
     def action(union) -> int:  # noqa: ANN001
         root, left = union.abort()
         print(f"aborted the fold of carry/{union.name}; removed the files carrytool wrote in {root}")
+        if union.took_back:
+            print(f"took carry/{union.name} out of {union.manifest.path} again: `union new` added it and its "
+                  "fold never finished")
         if left:
             print(f"left in place (not carrytool's): {', '.join(left[:10])}" + (" ..." if len(left) > 10 else ""))
         return 0

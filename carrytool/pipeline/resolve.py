@@ -260,8 +260,14 @@ def commit_patch(manifest: Manifest, git: Git, entry: Entry, upstream: str) -> t
     try:
         data = path.read_bytes()
     except OSError as exc:
+        hint = None
+        if isinstance(exc, FileNotFoundError) and entry.supersedes:
+            stopped = (git.git_dir / "carrytool" / "union" / str(entry.name) / "state.json").exists()
+            hint = (f"its fold is stopped on a conflict and has written no patch yet: resolve it, then "
+                    f"`carrytool union continue {entry.name}` (or `carrytool union abort {entry.name}`)"
+                    if stopped else f"`carrytool union compose {entry.name}` writes it")
         raise InputError(f"{entry.id}: cannot read patch {entry.patch}: {exc.strerror}",
-                         where=f"{manifest.path}:{entry.line}") from None
+                         where=f"{manifest.path}:{entry.line}", hint=hint) from None
     tmp = git.tmpdir()
     patch_file = tmp / f"{entry.name}.patch"
     patch_file.write_bytes(data)

@@ -14,6 +14,8 @@ are written before the state moves; the manifest and patch are replaced by renam
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -113,6 +115,7 @@ class Union:
         self.scratch_option = scratch
         self.scratch = scratch or self.state_dir / "tree"
         self.store = Store(manifest.base_dir / "resolutions", ".".join(map(str, git.version)))
+        self.took_back = False      # abort put the manifest back as it was before `union new` (_take_back)
 
     def command(self, verb: str) -> str:
         """A next-step command the user can paste: their -m/--repo repeated, quoted."""
@@ -172,7 +175,9 @@ class Union:
         return Signature(self.manifest.identity.name, self.manifest.identity.email, when)
 
     # -- the fold -----------------------------------------------------------------------------------
-    def compose(self, *, offline: bool = False) -> Outcome:
+    def compose(self, *, offline: bool = False, added: tuple[bytes, bytes] | None = None) -> Outcome:
+        """Fold from the start. ADDED: the manifest before and after `union new` added this entry, kept in
+        the state while the fold is stopped, so that `abort` takes the entry out again (`_take_back`)."""
         if self.state_path.exists() or self.state_path.is_symlink():
             state = self.load()
             raise ConflictError(f"a fold of {self.entry.id} is already under way in {state['scratch']}",
@@ -182,6 +187,9 @@ class Union:
         state = {"name": self.name, "upstream": upstream, "items": [item.__dict__ for item in items],
                  "next": 0, "tip": upstream, "touched": {}, "reused": [], "used_keys": [],
                  "scratch": str(self.scratch)}
+        if added is not None:
+            state["added"] = {"before": base64.b64encode(added[0]).decode(),
+                              "written": hashlib.sha256(added[1]).hexdigest()}
         return self.advance(state)
 
     def advance(self, state: dict[str, Any], *, dry: bool = False) -> Outcome:
@@ -450,7 +458,23 @@ class Union:
                 raise
         root = Path(state["scratch"]) if state else self.scratch
         left = self.cleanup(root)
+        self.took_back = self._take_back(state.get("added") if state else None)
         return root, left
+
+    def _take_back(self, added: Any) -> bool:
+        """Put the manifest back as it was before `union new` added this entry (ADDED, from the state), when
+        the fold being aborted is that command's and the manifest is still what it wrote: a manifest naming a
+        patch nothing wrote fails every sync. Whether it did."""
+        if not isinstance(added, dict):
+            return False
+        try:
+            before = base64.b64decode(str(added["before"]), validate=True)
+            if hashlib.sha256(self.manifest.path.read_bytes()).hexdigest() != added["written"]:
+                return False
+            write_atomic(self.manifest.path, before)
+        except (OSError, ValueError, KeyError):
+            return False
+        return True
 
     # -- state --------------------------------------------------------------------------------------
     @property

@@ -447,3 +447,55 @@ def test_a_conflict_with_upstream_names_a_pr_whose_own_conflict_with_upstream_wa
                    ref="refs/pull/4/head")
     line, result = _next_stop_keeping_ours(cli, fold, "c.py")
     assert line.split()[1:3] == ["pr/3,", "pr/4"], result.stdout
+
+
+def test_a_file_both_prs_add_is_shown_in_the_scratch_as_git_merges_it(cli: Cli, tmp_path: Path) -> None:
+    """Two PRs add notes.txt with other first lines: the scratch tree's notes.txt is git's add/add merge,
+    line for line (its conflict starts the file: no empty line above it), and resolved as shown, the union
+    holds no line neither PR has (a new user's trial on pylint found one at the top)."""
+    fold = Fold(tmp_path, union="")
+    fold.up.commit({"notes.txt": "one a\none b\n\nClosing\n"}, "one adds notes", parent=fold.pr1,
+                   ref="refs/pull/1/head")
+    fold.up.commit({"notes.txt": "two\n\nClosing\n"}, "two adds notes", parent=fold.pr2, ref="refs/pull/2/head")
+    result = cli("union", "new", "u", "1", "2", *fold.args())
+    assert result.exit_code == 3, result.stdout + result.stderr
+    shown = (fold.scratch / "notes.txt").read_bytes()
+    assert shown.startswith(b"<<<<<<< ") and shown.endswith(b"\n\nClosing\n") and b"\n\n\n" not in shown
+    assert shown.split(b"\n")[1:5] == [b"one a", b"one b", b"=======", b"two"]
+    (fold.scratch / "notes.txt").write_bytes(b"one a\none b\ntwo\n\nClosing\n")
+    resolve_both(fold.scratch / "a.py")
+    done = union(cli, fold, "continue")
+    assert done.exit_code == 0, done.stdout + done.stderr
+    assert fold.up.git("--git-dir", str(fold.work), "show", f"{fold.ref()}:notes.txt") == "one a\none b\ntwo\n\nClosing"
+
+
+def test_abort_of_a_fold_union_new_started_takes_its_entry_out_again(cli: Cli, tmp_path: Path) -> None:
+    """`union new` stops on a conflict; the user aborts: the manifest is as it was before (the entry it
+    added named a patch nothing wrote, and every sync failed on it: a new user's trial on pylint). A
+    manifest the user edited since stays as it is."""
+    fold = Fold(tmp_path, union="")
+    before = fold.manifest.read_text()
+    assert cli("union", "new", "u", "1", "2", *fold.args()).exit_code == 3
+    aborted = union(cli, fold, "abort")
+    assert aborted.exit_code == 0 and "took carry/u out of" in aborted.stdout
+    assert fold.manifest.read_text() == before
+    code, _report = cli.json("sync", *fold.args(), "--dry-run")
+    assert code == 3                              # pr/1 and pr/2 conflict, as before: no exit 2 on a patch
+    assert cli("union", "new", "u", "1", "2", *fold.args()).exit_code == 3
+    fold.manifest.write_text(fold.manifest.read_text() + "# mine\n")
+    kept = union(cli, fold, "abort")
+    assert kept.exit_code == 0 and "took" not in kept.stdout and fold.manifest.read_text().endswith("# mine\n")
+    assert "carry: u" in fold.manifest.read_text()
+    assert union(cli, fold, "compose").exit_code == 3 and union(cli, fold, "abort").exit_code == 0
+    assert "carry: u" in fold.manifest.read_text()      # a fold `union compose` started takes nothing out
+
+
+def test_a_sync_while_a_fold_is_stopped_says_so(cli: Cli, tmp_path: Path) -> None:
+    """Between `union new` stopping and `union continue`, a sync finds no patch: it says the fold is
+    stopped and how to go on, not only that a file is missing (a new user's trial)."""
+    fold = Fold(tmp_path, union="")
+    assert cli("union", "new", "u", "1", "2", *fold.args()).exit_code == 3
+    result = cli("sync", *fold.args(), "--dry-run")
+    assert result.exit_code == 2 and "cannot read patch unions/u.patch" in result.stderr
+    assert "its fold is stopped on a conflict" in result.stderr and "carrytool union continue u" in result.stderr
+    assert union(cli, fold, "abort").exit_code == 0
