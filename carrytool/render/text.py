@@ -68,9 +68,15 @@ def render_report(report: Report, stream: TextIO = sys.stdout, *, verbose: bool 
         _render_plain(report, PrintableStream(stream), verbose, details)
 
 
+# warnings that say a change is missing from the image or stale, shown under --quiet too: never hidden
+LOSS_WARNINGS = ("provided-absent", "upstream-loss", "stale-fold")
+
+
 def render_quiet(report: Report, stream: TextIO = sys.stdout, *, invocation: Invocation | None = None) -> None:
-    """Print why a run failed (conflicts, violations, lost hunks, failed asserts) and the outcome line."""
-    for line in failure_lines(report) + next_steps(report, invocation):
+    """Print why a run failed (conflicts, violations, lost hunks, failed asserts), the warnings that a change
+    is missing or stale (LOSS_WARNINGS) and the outcome line."""
+    losses = [f"warning: {w.get('message') or w}" for w in report.warnings if w.get("kind") in LOSS_WARNINGS]
+    for line in failure_lines(report) + losses + next_steps(report, invocation):
         stream.write(printable(line) + "\n")
     stream.write(outcome_line(report) + "\n")
 
@@ -146,10 +152,14 @@ def failure_lines(report: Report) -> list[str]:
         lines.append(f"violation: {violation.message}")
     for drop in report.dropped:
         lines.append(f"lost: {drop['message']}")
+    status = {step.id: step for step in report.steps}
     for outcome in report.asserts:
         if not outcome.ok:
+            guarded = status.get(outcome.entry or "")
+            unapplied = f", which is not applied: {guarded.reason or guarded.status}" \
+                if guarded is not None and guarded.status != "applied" else ""
             lines.append(f"assert failed: {outcome.name}: {outcome.message}" +
-                         (f" (guards {outcome.entry})" if outcome.entry else "") +
+                         (f" (guards {outcome.entry}{unapplied})" if outcome.entry else "") +
                          (f" (why: {outcome.why})" if outcome.why else ""))
     return lines
 

@@ -69,6 +69,24 @@ def test_quiet_sync_still_says_why_it_failed(cli: Cli, small: Small) -> None:
     assert "upstream main at" not in result.stdout                      # quiet hides the rest
 
 
+def test_quiet_sync_still_names_a_change_in_neither_and_an_assert_on_an_entry_left_out(cli: Cli, small: Small) -> None:
+    """--quiet shows a warning that a change is missing from the image (a union superseding pr/1 leaves
+    its a.py out), and an assert failing for an entry that was not applied says so (a new user's trial:
+    both read as noise or were hidden)."""
+    small.pr(1, {"a.py": A2, "b.py": "x = 10\ny = 2\nz = 3\n"})
+    small.pr(2, {"b.py": "x = 20\ny = 2\nz = 3\n"})
+    union = small.up.commit({"b.py": "x = 10\ny = 2\nz = 3\n"}, "union", parent="main", ref="refs/heads/union")
+    small.work.git("fetch", "-q", str(small.up.path), "refs/heads/union:refs/heads/union")
+    small.manifest([{"pr": 1}, {"carry": "union", "commit": union, "supersedes": [1]},
+                    {"pr": 2, "on_conflict": "skip"}],
+                   asserts=[{"name": "x-twenty", "file": "b.py", "contains": "x = 20", "entry": "pr/2"}])
+    result = run(cli, small, "sync", "-q")
+    assert result.exit_code == 1, result.stdout + result.stderr
+    assert "warning: carry/union supersedes pr/1 but does not change a.py" in result.stdout
+    assert "(guards pr/2, which is not applied: conflict)" in result.stdout
+    assert "upstream main at" not in result.stdout                      # quiet hides the rest
+
+
 def test_an_error_is_printed_once_on_stderr(cli: Cli, small: Small) -> None:
     small.pr(1, {"a.py": A2})
     fork = init_repo(small.root / "fork.git", bare=True)
