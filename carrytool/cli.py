@@ -258,8 +258,9 @@ def check(
                 continue
             if not _State.quiet:
                 prs = sum(1 for e in loaded.entries if e.kind == "pr")
-                print(f"{loaded.path}: ok ({len(loaded.entries)} entries: {prs} PRs, "
-                      f"{len(loaded.entries) - prs} carries; {len(loaded.asserts)} asserts)")
+                carries, asserts = len(loaded.entries) - prs, len(loaded.asserts)
+                print(f"{loaded.path}: ok ({len(loaded.entries)} entries: {prs} PR{'s' * (prs != 1)}, "
+                      f"{carries} carr{'y' if carries == 1 else 'ies'}; {asserts} assert{'s' * (asserts != 1)})")
         return worst
 
     _run(body)

@@ -667,7 +667,7 @@ def test_pr_job_passes_on_a_harmless_pr(github: Project) -> None:
     github.open_pr(1, {"docs/fork-notes.md": "Notes.\n"})
     result = verify_pr(github, 1)
     assert result.status == "success", result.output
-    assert "ok (12 entries: 11 PRs, 1 carries; 10 asserts)" in result.step(STEP_CHECK).stdout
+    assert "ok (12 entries: 11 PRs, 1 carry; 10 asserts)" in result.step(STEP_CHECK).stdout
     assert "carrytool verify: 10/10 asserts hold" in result.step(STEP_ASSERTS).stdout
     assert "### carrytool verify: 10/10 asserts hold" in result.summary
     assert result.step(STEP_REBUILD).rc == 0

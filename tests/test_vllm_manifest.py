@@ -49,7 +49,7 @@ SLEEP_DOC = "docs/features/sleep_mode.md"   # a file of #45398 the union does no
 def test_manifest_passes_check(cli: Cli) -> None:
     result = cli("check", "-m", MANIFEST)
     assert result.exit_code == 0, result.stderr
-    assert result.stdout.strip() == f"{MANIFEST}: ok (13 entries: 12 PRs, 1 carries; 24 asserts)"
+    assert result.stdout.strip() == f"{MANIFEST}: ok (13 entries: 12 PRs, 1 carry; 24 asserts)"
 
 
 def test_manifest_validates_against_the_shipped_schema() -> None:

@@ -140,6 +140,10 @@ def detail_lines(report: Report, *, verbose: bool = False, invocation: Invocatio
     return lines + next_steps(report, invocation)
 
 
+def _hold(count: int) -> str:
+    return "1 assert holds" if count == 1 else f"{count} asserts hold"
+
+
 def failure_lines(report: Report) -> list[str]:
     """Why a run fails, one line each: conflicts, violations, lost hunks, failed asserts."""
     lines: list[str] = []
@@ -253,8 +257,8 @@ def _outcome(report: Report) -> str:
             rebuild = report.extra.get("rebuild")
             if rebuild:
                 return f"ok: {rebuild['rev']} is exactly what manifest + lock compose ({rebuild['actual'][:12]}); " \
-                       f"{len(report.asserts)} asserts hold"
-            return f"ok: {len(report.asserts)} asserts hold"
+                       f"{_hold(len(report.asserts))}"
+            return f"ok: {_hold(len(report.asserts))}"
         if result.get("updated"):
             prev = (result.get("previous") or "(new)")[:12]
             return f"ok: {result.get('branch')} {prev} -> {sha}" + (" (pushed)" if result.get("pushed") else "")

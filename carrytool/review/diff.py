@@ -105,8 +105,12 @@ def load_night(spec: str, *, manifest: Path, repo: Path) -> Night:
     top = work_tree_top(manifest.resolve().parent) or repo
     with Git(top) as git:
         data = git.blob_at_rev(rev, inner)
+        if data is None and git.rev_parse(rev) is None:
+            raise InputError(f"no lock at {spec}: {top} has no commit `{rev}`",
+                             hint="a repository whose history is one commit has no HEAD~1: name two lock files, "
+                                  "or a commit that holds the older lock")
         if data is None:
-            raise InputError(f"no lock at {spec}: `{rev}` or `{inner}` is not in {top}",
+            raise InputError(f"no lock at {spec}: `{rev}` has no `{inner}` (in {top})",
                              hint="REV:PATH takes PATH from the repository's top (e.g. HEAD~1:carries/"
                                   "manifest.yaml.lock)")
         side = git.blob_at_rev(rev, inner[: -len(".lock")]) if inner.endswith(".lock") else None

@@ -57,7 +57,7 @@ def test_check_many_files_reports_each(cli: Cli, tmp_path: Path) -> None:
     bad.write_text(GOOD.replace("branch: intarweb-dev", "branch: -x"))
     result = cli("check", good, bad)
     assert result.exit_code == 2
-    assert f"{good}: ok (4 entries: 3 PRs, 1 carries; 2 asserts)" in result.stdout
+    assert f"{good}: ok (4 entries: 3 PRs, 1 carry; 2 asserts)" in result.stdout
     assert f"{bad}:7: fork.branch" in result.stderr
 
 

@@ -118,6 +118,9 @@ def test_unknown_rev_path_is_input_error(nights: Nights) -> None:
     result = nights.cli("diff", "HEAD~5:carries/manifest.yaml.lock", "-m", nights.manifest,
                         "--repo", nights.work.path)
     assert result.exit_code == 2 and "no lock at HEAD~5:carries/manifest.yaml.lock" in result.stderr
+    assert "has no commit `HEAD~5`" in result.stderr          # the commit is missing, not the path
+    result = nights.cli("diff", "HEAD:carries/nothing.lock", "-m", nights.manifest, "--repo", nights.work.path)
+    assert result.exit_code == 2 and "`HEAD` has no `carries/nothing.lock`" in result.stderr
 
 
 def test_missing_object_names_the_fetch(nights: Nights, tmp_path: Path) -> None:
