@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shlex
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -263,9 +264,10 @@ def commit_patch(manifest: Manifest, git: Git, entry: Entry, upstream: str) -> t
         hint = None
         if isinstance(exc, FileNotFoundError) and entry.supersedes:
             stopped = (git.git_dir / "carrytool" / "union" / str(entry.name) / "state.json").exists()
+            name = shlex.quote(str(entry.name))
             hint = (f"its fold is stopped on a conflict and has written no patch yet: resolve it, then "
-                    f"`carrytool union continue {entry.name}` (or `carrytool union abort {entry.name}`)"
-                    if stopped else f"`carrytool union compose {entry.name}` writes it")
+                    f"`carrytool union continue {name}` (or `carrytool union abort {name}`)"
+                    if stopped else f"`carrytool union compose {name}` writes it")
         raise InputError(f"{entry.id}: cannot read patch {entry.patch}: {exc.strerror}",
                          where=f"{manifest.path}:{entry.line}", hint=hint) from None
     tmp = git.tmpdir()

@@ -16,7 +16,7 @@ def render_outcome(outcome: Outcome, stream: TextIO, *, fork_url: str | None) ->
         out(f"union carry/{name}: the fold stopped on a conflict the resolution store cannot resolve\n")
         width = max(len(c["file"]) for c in outcome.conflicts)
         for conflict in outcome.conflicts:
-            out(f"  {conflict['file'].ljust(width)}  {', '.join(conflict['entries'])}{_kind(conflict)}\n")
+            out(f"  {conflict['file'].ljust(width)}  {_who(conflict)}{_kind(conflict)}\n")
         if outcome.reused:
             out(f"reused from the store: {', '.join(outcome.reused)}\n")
         _structured(outcome, out)
@@ -46,6 +46,14 @@ def render_outcome(outcome: Outcome, stream: TextIO, *, fork_url: str | None) ->
     out(f"next: push it where sync can fetch it: git push {where} {outcome.commit}:refs/heads/carry/{name}{hidden}\n")
 
 
+def _who(conflict: dict[str, Any]) -> str:
+    """The PRs of a conflict, and upstream when the last of them conflicts with upstream alone there."""
+    entries = ", ".join(conflict["entries"])
+    if conflict.get("upstream"):
+        return f"{entries} with upstream {conflict['upstream']}" + (" alone" if len(conflict["entries"]) == 1 else "")
+    return entries
+
+
 def _kind(conflict: dict[str, Any]) -> str:
     if conflict["kind"] == "content":
         hunks = conflict.get("hunks")
@@ -64,7 +72,11 @@ def render_status(report: dict[str, Any], stream: TextIO, *, invocation: str = "
         at = f"from {report['patch']}"          # a patch union has no commit: its fold is the patch file
     else:
         at = "at a commit this repository does not have"
-    out(f"{report['entry']} {at} on upstream {report['upstream'][:12]}\n")
+    refold = report["refold"]
+    clean = not (report["stale"] or report["drift"] or report["merged_upstream"] or refold["needs_resolution"]
+                 or refold["changes"])
+    # the verdict on the union's own line: after its details it read as the next union's
+    out(f"{report['entry']} {at} on upstream {report['upstream'][:12]}{': up to date' if clean else ''}\n")
     if report.get("under_way"):
         out(f"  a fold is under way: carrytool union continue {shlex.quote(name)}{invocation} "
             f"(or abort)\n")
@@ -76,22 +88,18 @@ def render_status(report: dict[str, Any], stream: TextIO, *, invocation: str = "
         out(f"  drift: upstream {drift['commit'][:12]} {drift['subject']} changes an owned file\n")
     for pr in report["merged_upstream"]:
         out(f"  pr/{pr} is merged upstream: drop it from the union\n")
-    refold = report["refold"]
     if refold["reused"]:
         out(f"  a refold would reuse recorded resolutions for: {', '.join(refold['reused'])}\n")
     if refold["needs_resolution"]:
         out("  a refold would stop and ask about:\n")
         for conflict in refold["needs_resolution"]:
-            out(f"    {conflict['file']}  {', '.join(conflict['entries'])}{_kind(conflict)}\n")
+            out(f"    {conflict['file']}  {_who(conflict)}{_kind(conflict)}\n")
         out(f"  refold: carrytool union compose {shlex.quote(name)}{invocation}\n")
     elif refold["changes"] is not None:
         changed = ", ".join(refold["changes"]) or "nothing"
         out(f"  a refold would ask nothing and change: {changed}\n")
     else:
         out("  a refold would ask nothing\n")
-    clean = not (report["stale"] or report["drift"] or report["merged_upstream"] or refold["needs_resolution"]
-                 or refold["changes"])
-    out("  up to date\n" if clean else "")
 
 
 def _structured(outcome: Outcome, out) -> None:  # noqa: ANN001 - a stream's write

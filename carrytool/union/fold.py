@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from carrytool.errors import ConflictError, InputError, UnknownRef
+from carrytool.errors import CarryError, ConflictError, InputError, UnknownRef
 from carrytool.gitlayer.git import Git, MergeResult, Signature
 from carrytool.gitlayer.urls import resolve_local
 from carrytool.manifest import paths as pathmatch
@@ -235,14 +235,17 @@ class Union:
             shown = read_content(self.git, step.tree, path)
             parts = split_conflicts(shown[1]) if shown and kind == "content" else None
             # a file git moved aside (`X~<side>`, out of a directory's way) is X to the PRs that changed it
-            entries = self.collisions(merged.moved_aside.get(path, path), item, earlier, state)
+            entries, with_upstream = self.collisions(merged.moved_aside.get(path, path), item, earlier, state)
             conflicts.append({"file": path, "entries": entries, "kind": kind,
                               "hunks": sum(1 for p in parts or [] if not isinstance(p, bytes))})
+            if with_upstream:
+                conflicts[-1]["upstream"] = self.manifest.upstream.branch
         outcome.conflicts = conflicts
         outcome.reused = sorted(set(outcome.reused) | set(step.reused))
         if dry:
             return outcome
-        ours = f"the union so far ({', '.join(i.id for i in earlier) or 'upstream'})"
+        # the union so far is upstream with the PRs folded before: a line of upstream's is not theirs
+        ours = f"the union so far ({', '.join([f'upstream {self.manifest.upstream.branch}'] + [i.id for i in earlier])})"
         shown_tree = self.relabel(step.tree, conflicts, ours=ours, theirs=item.id)
         self.git.flush_objects()
         scratch = self._scratch(Path(state["scratch"]))
@@ -270,18 +273,19 @@ class Union:
             edits[conflict["file"]] = (found[0], self.git.write_blob(b"\n".join(lines)))
         return self.git.edit_tree(tree, edits) if edits else tree
 
-    def collisions(self, path: str, item: FoldItem, earlier: list[FoldItem], state: dict) -> list[str]:
+    def collisions(self, path: str, item: FoldItem, earlier: list[FoldItem], state: dict) -> tuple[list[str], bool]:
         """The earlier PRs whose own change to PATH conflicts with ITEM's (pairwise, on upstream), as sync
         names them (pipeline.compose `_describe_conflicts`): those that changed PATH or a file under it (the
         directory git moved a file out of the way of). Where ITEM conflicts in PATH with upstream
         alone, only those whose change meets the lines of that conflict (pipeline.blame): a PR that merely
-        changed a file of upstream's directory in the way, or other lines of the file, is not named."""
+        changed a file of upstream's directory in the way, or other lines of the file, is not named.
+        With ITEM itself last; and whether ITEM conflicts there with upstream alone (sync's `upstream`)."""
         inside = path + "/"
         touched = {i for p, ids in state["touched"].items() if p == path or p.startswith(inside)
                    for i in ids}
         touching = [e for e in earlier if e.id in touched]
         if not touching:
-            return [item.id]
+            return [item.id], True          # the union so far is upstream there
         upstream = state["upstream"]
         head = self.only_paths(item)
         *onto, alone = self.git.merge_trees([(upstream, self.only_paths(e)) for e in touching] + [(upstream, head)])
@@ -290,12 +294,12 @@ class Union:
             # with upstream there holds conflict markers (its resolution is the fold's own); one that
             # conflicted only in other files merged PATH as any other PR did
             clear = [(e, r) for e, r in zip(touching, onto) if not conflicted_at(r, path)]
-            return self._meeting(path, item, head, clear, alone, state) + [item.id]
+            return self._meeting(path, item, head, clear, alone, state) + [item.id], True
         sig = self.signature(0)
         applied = [self.git.write_commit(r.tree, [upstream], sig, sig, "carrytool: pair probe\n") for r in onto]
         pairs = self.git.merge_trees([(commit, head) for commit in applied])
         hits = [e.id for e, r in zip(touching, pairs) if path in r.conflicted_files]
-        return (hits or [e.id for e in touching]) + [item.id]
+        return (hits or [e.id for e in touching]) + [item.id], False
 
     def _meeting(self, path: str, item: FoldItem, head: str, clean: list[tuple[FoldItem, MergeResult]],
                  alone: MergeResult, state: dict) -> list[str]:
@@ -457,14 +461,16 @@ class Union:
             if not (self.state_path.exists() or self.state_path.is_symlink()):
                 raise
         root = Path(state["scratch"]) if state else self.scratch
-        left = self.cleanup(root)
+        # the manifest first: killed before the state goes, an abort run again still knows what to put back
         self.took_back = self._take_back(state.get("added") if state else None)
+        left = self.cleanup(root)
         return root, left
 
     def _take_back(self, added: Any) -> bool:
         """Put the manifest back as it was before `union new` added this entry (ADDED, from the state), when
         the fold being aborted is that command's and the manifest is still what it wrote: a manifest naming a
-        patch nothing wrote fails every sync. Whether it did."""
+        patch nothing wrote fails every sync. Whether it did; what stops it (the manifest made a link since)
+        is said, and the fold is aborted all the same."""
         if not isinstance(added, dict):
             return False
         try:
@@ -473,6 +479,9 @@ class Union:
                 return False
             write_atomic(self.manifest.path, before)
         except (OSError, ValueError, KeyError):
+            return False
+        except CarryError as exc:
+            self.notify(f"left {self.entry.id} in {self.manifest.path}: {exc.message}")
             return False
         return True
 

@@ -33,6 +33,25 @@ STORE_VERSION = 1
 FILE_MODES = ("100644", "100755", "120000")
 
 
+class _NoLines(bytes):
+    """The resolution of a hunk resolved to no line at all (both sides taken out): NO_LINES."""
+
+
+class _Legacy(bytes):
+    """A resolution recorded by a store without `lines` (before 0.2): its lines joined by newlines, where
+    b"" was put back as one empty line, and the hunk got an empty line of its own where no common text
+    preceded (or, the last one, followed) it; put back as then, so that a refold of a union folded then
+    gives its bytes (`apply_resolutions`)."""
+
+
+NO_LINES: bytes = _NoLines()      # a recorded resolution of zero lines (b"" is one empty line)
+
+
+def _resolution(lines: list[bytes]) -> bytes:
+    """LINES as a record: joined by newlines; NO_LINES for none (joined, none and one empty line are alike)."""
+    return b"\n".join(lines) if lines else NO_LINES
+
+
 @dataclass(frozen=True)
 class ConflictHunk:
     ours: bytes
@@ -89,32 +108,52 @@ def has_markers(data: bytes) -> bool:
 
 
 def extract_resolutions(conflicted: bytes, resolved: bytes) -> dict[str, bytes] | None:
-    """The resolution of each conflict hunk, found between the common text around it; None if the user
-    also changed text outside the conflicts (see `align_resolutions` for that case)."""
-    parts = split_conflicts(conflicted)
-    if parts is None:
+    """The resolution of each conflict hunk, found between the common text around it, line for line (a
+    hunk resolved to nothing is NO_LINES, one resolved to an empty line b""); None if the user also
+    changed text outside the conflicts (see `align_resolutions` for that case)."""
+    lines = conflicted.split(b"\n")
+    spans = _spans(lines)
+    if spans is None:
         return None
-    out: dict[str, bytes] = {}
-    text = resolved
-    first = parts[0]
-    assert isinstance(first, bytes)
-    if not text.startswith(first):
+    common = _common(lines, spans)
+    new = resolved.split(b"\n")
+    if new[:len(common[0])] != common[0]:
         return None
-    pos = len(first)
-    for index in range(1, len(parts), 2):
-        hunk, after = parts[index], parts[index + 1]
-        assert isinstance(hunk, ConflictHunk) and isinstance(after, bytes)
-        if index + 2 >= len(parts):
-            if not text.endswith(after) or len(text) - len(after) < pos:
+    pos, out = len(common[0]), {}
+    for n, (i, j, k) in enumerate(spans):
+        after = common[n + 1]
+        if n == len(spans) - 1:
+            end = len(new) - len(after)
+            if end < pos or new[end:] != after:
                 return None
-            end = len(text) - len(after)
         else:
-            end = text.find(after, pos) if after else pos
+            end = _find(new, after, pos)
             if end < 0:
                 return None
-        out[hunk.key] = _strip_joins(text[pos:end])
+        key = ConflictHunk(b"\n".join(lines[i + 1:j]), b"\n".join(lines[j + 1:k])).key
+        out[key] = _resolution(new[pos:end])
         pos = end + len(after)
     return out
+
+
+def _common(lines: list[bytes], spans: list[tuple[int, int, int]]) -> list[list[bytes]]:
+    """The lines around the conflict hunks SPANS: before the first, between each two, after the last."""
+    out, last = [], 0
+    for i, _j, k in spans:
+        out.append(lines[last:i])
+        last = k + 1
+    out.append(lines[last:])
+    return out
+
+
+def _find(seq: list[bytes], sub: list[bytes], start: int) -> int:
+    """Where the lines SUB first occur in SEQ from START on; START when SUB is empty; -1 when nowhere."""
+    if not sub:
+        return start
+    for at in range(start, len(seq) - len(sub) + 1):
+        if seq[at] == sub[0] and seq[at:at + len(sub)] == sub:
+            return at
+    return -1
 
 
 def align_resolutions(conflicted: bytes, resolved: bytes) -> dict[str, bytes]:
@@ -140,17 +179,8 @@ def align_resolutions(conflicted: bytes, resolved: bytes) -> dict[str, bytes]:
         after = [anchors[i] for i in range(end, len(old)) if i in anchors]
         lo = before[-1] + 1 if before else 0
         hi = after[0] if after else len(new)
-        out[hunk.key] = b"\n".join(new[lo:max(lo, hi)])
+        out[hunk.key] = _resolution(new[lo:max(lo, hi)])
     return out
-
-
-def _strip_joins(chunk: bytes) -> bytes:
-    """A resolution is stored without the newlines that join it to the common text around it."""
-    if chunk.startswith(b"\n"):
-        chunk = chunk[1:]
-    if chunk.endswith(b"\n"):
-        chunk = chunk[:-1]
-    return chunk
 
 
 def apply_resolutions(conflicted: bytes, records: dict[str, bytes]) -> tuple[bytes | None, list[str]]:
@@ -158,9 +188,9 @@ def apply_resolutions(conflicted: bytes, records: dict[str, bytes]) -> tuple[byt
 
     Hunks without a record stay in the content exactly as they were (markers and all). None as the
     content only when the markers are malformed. Rebuilt line for line: no common text around a hunk
-    (the file starts with it, or another hunk follows it) adds no line, and an empty record (both sides
-    taken out) leaves none (joining the pieces gave each an empty line of its own, shown in the scratch
-    tree at the top of a file both PRs added).
+    (the file starts with it, or another hunk follows it) adds no line (joining the pieces gave each an
+    empty line of its own, shown in the scratch tree at the top of a file both PRs added), and a NO_LINES
+    record none; a record of an older store (`_Legacy`) is put back as that version put it back.
     """
     lines = conflicted.split(b"\n")
     spans = _spans(lines)
@@ -168,18 +198,18 @@ def apply_resolutions(conflicted: bytes, records: dict[str, bytes]) -> tuple[byt
         return None, ["malformed conflict markers"]
     out: list[bytes] = []
     missing: list[str] = []
-    last = 0
+    last, record = 0, None
     for i, j, k in spans:
-        out += lines[last:i]
         hunk = ConflictHunk(b"\n".join(lines[i + 1:j]), b"\n".join(lines[j + 1:k]))
         record = records.get(hunk.key)
+        out += lines[last:i] or ([b""] if isinstance(record, _Legacy) else [])
         if record is None:
             missing.append(hunk.key)
             out += lines[i:k + 1]
-        elif record:
+        elif not isinstance(record, _NoLines):
             out += record.split(b"\n")
         last = k + 1
-    out += lines[last:]
+    out += lines[last:] or ([b""] if isinstance(record, _Legacy) else [])
     return b"\n".join(out), missing
 
 
@@ -255,7 +285,14 @@ class Store:
             if not isinstance(doc, dict) or not isinstance(doc.get("key"), str) or not _KEY.match(doc["key"]) \
                     or not isinstance(doc.get("resolution"), str):
                 raise _corrupt(path, "needs a 64-hex 'key' and a 'resolution' string")
-            records[doc["key"]] = doc["resolution"].encode("utf-8", "surrogateescape")
+            text = doc["resolution"].encode("utf-8", "surrogateescape")
+            count = doc.get("lines", -1)
+            if count == -1:           # recorded before `lines`: put back as that version did
+                records[doc["key"]] = _Legacy(text)
+            elif type(count) is not int or count != (text.count(b"\n") + 1 if text or count else 0):
+                raise _corrupt(path, "'lines' must be the number of lines of 'resolution' (0: none)")
+            else:
+                records[doc["key"]] = text if count else NO_LINES
         return records
 
     def load_fixups(self, union: str) -> list[Fixup]:
@@ -286,6 +323,8 @@ class Store:
             "ours": hunk.ours.decode("utf-8", "surrogateescape") if hunk else None,
             "theirs": hunk.theirs.decode("utf-8", "surrogateescape") if hunk else None,
             "resolution": resolution.decode("utf-8", "surrogateescape"),
+            # how many lines: joined by newlines, no line and one empty line read alike
+            "lines": 0 if isinstance(resolution, _NoLines) else resolution.count(b"\n") + 1,
             "git": self.git_version,
             "carrytool": __version__,
         }

@@ -6,12 +6,17 @@ import json
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from carrytool.demo import sources
 from carrytool.demo.scenario import Scenario
+from carrytool.errors import InputError
 from carrytool.manifest.edit import update_union
 from carrytool.manifest.load import load_manifest
 from carrytool.union.resolutions import (
+    NO_LINES,
     ConflictHunk,
+    Store,
     apply_resolutions,
     extract_resolutions,
     split_conflicts,
@@ -49,7 +54,7 @@ def compose_by_hand(cli: Cli, demo: Scenario) -> str:
     assert "vllm/v1/worker/gpu_worker.py  pr/45398, pr/45612" in result.stdout
     assert f"carrytool union continue {NAME}" in result.stdout and str(scratch(demo)) in result.stdout
     worker = scratch(demo) / sources.WORKER
-    assert b"<<<<<<< the union so far (pr/45398, pr/45619, pr/45620)" in worker.read_bytes()
+    assert b"<<<<<<< the union so far (upstream main, pr/45398, pr/45619, pr/45620)" in worker.read_bytes()
     assert b">>>>>>> pr/45612" in worker.read_bytes()
     resolve_worker(worker)
     result = union(cli, demo, "continue", NAME)    # the runner adjacency: from the demo's resolution store
@@ -124,7 +129,7 @@ def test_refold_after_a_pr_moved_needs_no_prompt(cli: Cli, demo: Scenario) -> No
     code, report = cli.json("sync", "-m", demo.manifest, "--repo", demo.work)
     assert code == 0 and report["ok"]
     status = cli("union", "status", NAME, "-m", demo.manifest, "--repo", demo.work)
-    assert "up to date" in status.stdout
+    assert status.stdout.splitlines()[0].endswith(": up to date")       # on the union's own line
 
 
 def test_markers_left_in_the_scratch_refuse_to_continue(cli: Cli, demo: Scenario) -> None:
@@ -168,14 +173,41 @@ def test_resolutions_add_no_line_where_a_conflict_starts_the_file_or_is_taken_ou
     assert apply_resolutions(first, {}) == (first, [ConflictHunk(b"one", b"two").key])
     key = ConflictHunk(b"one", b"two").key
     assert apply_resolutions(first, {key: b"one"})[0] == b"one\n\nClosing\n"
-    assert apply_resolutions(first, {key: b""})[0] == b"\nClosing\n"
+    assert apply_resolutions(first, {key: NO_LINES})[0] == b"\nClosing\n"
+    assert apply_resolutions(first, {key: b""})[0] == b"\n\nClosing\n"           # one empty line
     middle = b"a\n<<<<<<< x\none\n=======\ntwo\n>>>>>>> y\nb\n"
-    assert apply_resolutions(middle, {key: b""})[0] == b"a\nb\n"
+    assert apply_resolutions(middle, {key: NO_LINES})[0] == b"a\nb\n"
+    assert apply_resolutions(middle, {key: b""})[0] == b"a\n\nb\n"
+    # taken out and one empty line are told apart when recorded, and put back as recorded
+    assert extract_resolutions(middle, b"a\nb\n") == {key: NO_LINES}
+    assert extract_resolutions(middle, b"a\n\nb\n") == {key: b""}
+    assert extract_resolutions(middle, b"a\nb\n")[key] is NO_LINES
+    assert extract_resolutions(first, b"\none\n\nClosing\n") == {key: b"\none"}        # a leading empty line kept
     assert apply_resolutions(middle, {key: b"one\ntwo"})[0] == b"a\none\ntwo\nb\n"
     adjacent = b"<<<<<<< x\none\n=======\ntwo\n>>>>>>> y\n<<<<<<< x\nthree\n=======\nfour\n>>>>>>> y\n"
     assert apply_resolutions(adjacent, {})[0] == adjacent
     assert apply_resolutions(adjacent, {key: b"ONE"})[0] == \
         b"ONE\n<<<<<<< x\nthree\n=======\nfour\n>>>>>>> y\n"
+
+
+def test_a_record_of_an_older_store_at_the_top_of_a_file_is_put_back_as_then(tmp_path: Path) -> None:
+    """A store without `lines` (before 0.2) is read as that version wrote it and put back as it put it
+    back, its empty line above a hunk on a file's first line included: a union folded then keeps its
+    bytes on a refold. Its `lines`, when present, must match."""
+    store = Store(tmp_path / "resolutions", "2.39.5")
+    key = ConflictHunk(b"one", b"two").key
+    folder = tmp_path / "resolutions" / "u"
+    folder.mkdir(parents=True)
+    (folder / "a.json").write_text(json.dumps({"key": key, "file": "f.txt", "resolution": "one\ntwo"}))
+    first = b"<<<<<<< x\none\n=======\ntwo\n>>>>>>> y\n\nClosing\n"
+    assert apply_resolutions(first, store.load("u"))[0] == b"\none\ntwo\n\nClosing\n"
+    (folder / "a.json").write_text(json.dumps({"key": key, "file": "f.txt", "resolution": "one\ntwo", "lines": 2}))
+    assert apply_resolutions(first, store.load("u"))[0] == b"one\ntwo\n\nClosing\n"
+    (folder / "a.json").write_text(json.dumps({"key": key, "file": "f.txt", "resolution": "", "lines": 0}))
+    assert store.load("u")[key] is NO_LINES
+    (folder / "a.json").write_text(json.dumps({"key": key, "file": "f.txt", "resolution": "one", "lines": 3}))
+    with pytest.raises(InputError, match="'lines' must be the number of lines"):
+        store.load("u")
 
 
 def test_manifest_edits_keep_comments_and_layout() -> None:

@@ -208,7 +208,8 @@ def test_union_new_adds_the_entry_keeping_comments_and_folds(cli: Cli, tmp_path:
     again = cli("union", "new", "u", "1", "2", *fold.args())
     assert again.exit_code == 2 and "already in" in again.stderr
     status = union(cli, fold, "status")           # a patch union has no commit: its patch is named
-    assert status.stdout.startswith(f"carry/u from unions/u.patch on upstream {fold.base[:12]}\n"), status.stdout
+    assert status.stdout.startswith(f"carry/u from unions/u.patch on upstream {fold.base[:12]}: up to date\n"), \
+        status.stdout
 
 
 def test_union_new_with_a_commit_and_partial_paths(cli: Cli, tmp_path: Path) -> None:
@@ -347,6 +348,9 @@ def test_a_content_conflict_with_upstream_names_no_pr_that_changed_other_lines(c
     fold.up.commit({"a.py": edited({20: "line 20 by four\n"})}, "four: 20", parent=fold.base, ref="refs/pull/4/head")
     line = _stopped_lines(cli, fold)["a.py"]
     assert line.split()[1] == "pr/4" and "pr/3" not in line, line
+    assert "pr/4 with upstream main alone" in line, line          # said, as sync says it (a new user's trial)
+    shown = (fold.scratch / "a.py").read_text()
+    assert "<<<<<<< the union so far (upstream main, pr/3)" in shown     # upstream's line is not pr/3's
 
 
 def test_a_content_conflict_with_upstream_names_the_pr_that_changed_those_lines(cli: Cli, tmp_path: Path) -> None:
@@ -499,3 +503,72 @@ def test_a_sync_while_a_fold_is_stopped_says_so(cli: Cli, tmp_path: Path) -> Non
     assert result.exit_code == 2 and "cannot read patch unions/u.patch" in result.stderr
     assert "its fold is stopped on a conflict" in result.stderr and "carrytool union continue u" in result.stderr
     assert union(cli, fold, "abort").exit_code == 0
+
+
+FILL = "".join(f"fill {i}\n" for i in range(1, 9))
+
+
+def _with_f(tmp_path: Path, base: str, one: str, two: str) -> Fold:
+    """The fold scenario with f.txt, which both PRs change too (BASE, ONE, TWO)."""
+    fold = Fold(tmp_path, union="", extra={"f.txt": base})
+    fold.pr1 = fold.up.commit({"f.txt": one}, "one f", parent=fold.pr1, ref="refs/pull/1/head")
+    fold.pr2 = fold.up.commit({"f.txt": two}, "two f", parent=fold.pr2, ref="refs/pull/2/head")
+    return fold
+
+
+def test_a_hunk_resolved_to_one_empty_line_stays_one_when_another_hunk_is_asked_again(cli: Cli, tmp_path: Path) -> None:
+    """f.txt's first hunk resolved to one empty line, the second to both sides; pr/2 then changes its side
+    of the second: the refold asks about that one only and puts the first back as recorded, one empty line
+    (taken out and one empty line are told apart: an adversarial review found the line lost)."""
+    fold = _with_f(tmp_path, "h\nx\n" + FILL + "y\nt\n", "h\none\n" + FILL + "ONE\nt\n", "h\ntwo\n" + FILL + "TWO\nt\n")
+    assert cli("union", "new", "u", "1", "2", *fold.args()).exit_code == 3
+    (fold.scratch / "f.txt").write_text("h\n\n" + FILL + "ONE\nTWO\nt\n")
+    resolve_both(fold.scratch / "a.py")
+    assert union(cli, fold, "continue").exit_code == 0
+    assert fold.show(fold.ref(), "f.txt") == ("h\n\n" + FILL + "ONE\nTWO\nt\n").encode()
+    fold.up.commit({"f.txt": "h\ntwo\n" + FILL + "TWO v2\nt\n"}, "two v2", parent=fold.pr2, ref="refs/pull/2/head")
+    assert union(cli, fold, "compose").exit_code == 3
+    shown = (fold.scratch / "f.txt").read_text()
+    assert shown.startswith("h\n\nfill 1\n") and shown.count("<<<<<<<") == 1, shown
+    start, end = shown.index("<<<<<<<"), shown.index("\n", shown.index(">>>>>>>")) + 1
+    (fold.scratch / "f.txt").write_text(shown[:start] + "ONE\nTWO v2\n" + shown[end:])
+    assert union(cli, fold, "continue").exit_code == 0
+    assert fold.show(fold.ref(), "f.txt") == ("h\n\n" + FILL + "ONE\nTWO v2\nt\n").encode()
+
+
+def test_records_of_an_older_store_are_put_back_as_that_version_put_them_back(cli: Cli, tmp_path: Path) -> None:
+    """A store recorded before `lines` (a resolution of "" was one empty line then): a refold after an
+    upgrade gives the union's bytes as before (an adversarial review found a line lost silently)."""
+    fold = _with_f(tmp_path, FILL + "a\nx\nb\n" + FILL, FILL + "a\none\nb\n" + FILL, FILL + "a\ntwo\nb\n" + FILL)
+    assert cli("union", "new", "u", "1", "2", *fold.args()).exit_code == 3
+    user = (FILL + "a\n\nb\n" + FILL).encode()
+    (fold.scratch / "f.txt").write_bytes(user)
+    resolve_both(fold.scratch / "a.py")
+    assert union(cli, fold, "continue").exit_code == 0
+    store = fold.manifest.parent / "resolutions" / "u"
+    records = [p for p in store.glob("*.json") if json.loads(p.read_text())["file"] == "f.txt"]
+    [record] = records
+    doc = json.loads(record.read_text())
+    assert (doc["resolution"], doc["lines"]) == ("", 1)
+    del doc["lines"]                                   # as the older version wrote it
+    record.write_text(json.dumps(doc, indent=2) + "\n")
+    fold.up.commit({"c.txt": "c by one\n"}, "one: also c", parent=fold.pr1, ref="refs/pull/1/head")
+    refold = union(cli, fold, "compose")
+    assert refold.exit_code == 0, refold.stdout + refold.stderr
+    assert fold.show(fold.ref(), "f.txt") == user
+
+
+def test_abort_with_a_linked_manifest_aborts_and_says_the_entry_stays(cli: Cli, tmp_path: Path) -> None:
+    """The manifest became a link since `union new` (carrytool writes through no link): the fold is aborted
+    all the same and the output says the entry stays (an adversarial review: it exited 2 with the fold
+    already gone, and a second abort found nothing to do)."""
+    fold = Fold(tmp_path, union="")
+    assert cli("union", "new", "u", "1", "2", *fold.args()).exit_code == 3
+    real = fold.manifest.with_name("real.yaml")
+    fold.manifest.rename(real)
+    fold.manifest.symlink_to(real.name)
+    aborted = union(cli, fold, "abort")
+    assert aborted.exit_code == 0, aborted.stdout + aborted.stderr
+    assert "aborted the fold of carry/u" in aborted.stdout and "left carry/u in" in aborted.stderr
+    assert "carry: u" in real.read_text() and fold.manifest.is_symlink()
+    assert union(cli, fold, "abort").exit_code == 2          # nothing under way any more

@@ -77,12 +77,12 @@ def test_a_file_with_an_adjacency_and_a_true_conflict_stops_only_on_the_conflict
     hunks = [p for p in parts or [] if isinstance(p, ConflictHunk)]
     assert [(h.ours, h.theirs) for h in hunks] == [(b"    return 11", b"    return 12")]
     assert hunks[0].key == before[1].key                     # git's own hunk: the same resolution-store key
-    assert shown.replace(b"\n<<<<<<< the union so far (pr/1)\n    return 11\n=======\n    return 12\n>>>>>>> pr/2",
+    assert shown.replace(b"\n<<<<<<< the union so far (upstream main, pr/1)\n    return 11\n=======\n    return 12\n>>>>>>> pr/2",
                          b"\n    return 11") == _with("alpha", "11").replace(
         "        return 'alpha'\n", "        return 'alpha'\n\n    def beta(self):\n        return 'beta'\n").encode()
     assert "resolved structurally (not recorded): m.py lines 8-13 (methods, pr/2)" in result.stdout
     (fold.scratch / "m.py").write_bytes(shown.replace(
-        b"<<<<<<< the union so far (pr/1)\n    return 11\n=======\n    return 12\n>>>>>>> pr/2", b"    return 13"))
+        b"<<<<<<< the union so far (upstream main, pr/1)\n    return 11\n=======\n    return 12\n>>>>>>> pr/2", b"    return 13"))
     result = cli("union", "continue", "u", *fold.args(), env=_env(git))
     assert result.exit_code == 0, result.stdout + result.stderr
     records = [json.loads(p.read_text()) for p in (fold.manifest.parent / "resolutions" / "u").glob("*.json")]
