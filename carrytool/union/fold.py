@@ -266,10 +266,11 @@ class Union:
                 continue
             lines = found[1].split(b"\n")
             for i, line in enumerate(lines):
+                cr = b"\r" if line.endswith(b"\r") else b""     # a file of CRLF lines keeps them on its markers
                 if line.startswith(b"<<<<<<< "):
-                    lines[i] = b"<<<<<<< " + ours.encode()
+                    lines[i] = b"<<<<<<< " + ours.encode() + cr
                 elif line.startswith(b">>>>>>> "):
-                    lines[i] = b">>>>>>> " + theirs.encode()
+                    lines[i] = b">>>>>>> " + theirs.encode() + cr
             edits[conflict["file"]] = (found[0], self.git.write_blob(b"\n".join(lines)))
         return self.git.edit_tree(tree, edits) if edits else tree
 

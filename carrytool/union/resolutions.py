@@ -25,9 +25,9 @@ from carrytool import __version__
 from carrytool.errors import InputError
 from carrytool.manifest.safefile import refuse_symlink, write_atomic
 
-_START = re.compile(rb"^<{7}(?: .*)?$")
-_MID = re.compile(rb"^={7}$")
-_END = re.compile(rb"^>{7}(?: .*)?$")
+_START = re.compile(rb"^<{7}(?: .*)?\r?$")
+_MID = re.compile(rb"^={7}\r?$")      # git ends marker lines with CR too in a file of CRLF lines
+_END = re.compile(rb"^>{7}(?: .*)?\r?$")
 _KEY = re.compile(r"^[0-9a-f]{64}$")
 STORE_VERSION = 1
 FILE_MODES = ("100644", "100755", "120000")

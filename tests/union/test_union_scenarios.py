@@ -572,3 +572,25 @@ def test_abort_with_a_linked_manifest_aborts_and_says_the_entry_stays(cli: Cli, 
     assert "aborted the fold of carry/u" in aborted.stdout and "left carry/u in" in aborted.stderr
     assert "carry: u" in real.read_text() and fold.manifest.is_symlink()
     assert union(cli, fold, "abort").exit_code == 2          # nothing under way any more
+
+
+def test_a_file_of_crlf_lines_is_resolved_hunk_by_hunk_and_refolded_without_a_question(cli: Cli,
+                                                                                      tmp_path: Path) -> None:
+    """git ends the marker lines of a file of CRLF lines with CR too: its hunks are named, labelled (the CR
+    kept) and recorded one by one, and a refold after a PR moved elsewhere asks nothing and gives the same
+    bytes (an adversarial review: such a file was one whole-file edit, and every refold stopped on it)."""
+    crlf = FILL.replace("\n", "\r\n")
+    fold = _with_f(tmp_path, crlf + "a\r\nx\r\nb\r\n", crlf + "a\r\none\r\nb\r\n", crlf + "a\r\ntwo\r\nb\r\n")
+    assert cli("union", "new", "u", "1", "2", *fold.args()).exit_code == 3
+    shown = (fold.scratch / "f.txt").read_bytes()
+    assert b"<<<<<<< the union so far (upstream main, pr/1)\r\n" in shown and b">>>>>>> pr/2\r\n" in shown
+    user = (crlf + "a\r\none\r\ntwo\r\nb\r\n").encode()
+    (fold.scratch / "f.txt").write_bytes(user)
+    resolve_both(fold.scratch / "a.py")
+    assert union(cli, fold, "continue").exit_code == 0
+    store = fold.manifest.parent / "resolutions" / "u"
+    assert any(json.loads(p.read_text())["file"] == "f.txt" for p in store.glob("*.json"))   # a hunk record
+    fold.up.commit({"c.txt": "c by one\n"}, "one: also c", parent=fold.pr1, ref="refs/pull/1/head")
+    refold = union(cli, fold, "compose")
+    assert refold.exit_code == 0, refold.stdout + refold.stderr
+    assert fold.show(fold.ref(), "f.txt") == user
