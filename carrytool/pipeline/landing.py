@@ -17,6 +17,7 @@ where git's diff aligned a change differently (the fallback counts block occurre
 from __future__ import annotations
 
 import bisect
+import difflib
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -429,19 +430,36 @@ class _Accountant:
         return path not in {p for c in union.all_changes for p in c.paths} and not self._has(changes, path)
 
     def _has(self, changes: Sequence[Change], path: str) -> bool:
-        """Whether the composed tree has the change CHANGES make at PATH: the file as they leave it, or a
-        file their change merges into without changing it (upstream took it and changed the file elsewhere)."""
+        """Whether the composed tree has the change CHANGES make at PATH: the file as they leave it; or a
+        file of the same mode their change merges into without changing it, or where each conflict of that
+        merge is their side already inside the tip's (upstream took the change and changed the file next
+        to it, or elsewhere); or no file at a path they only modify (upstream moved or deleted it: where
+        the change lands is upstream's rename to say, which explain's coverage follows)."""
         if self.tip is None:
             return False
         found = self.git.blob_at(self.git.tree_of(self.tip), path)
         if found == _wanted(changes, path):
             return True
-        change = next((c for c in changes if c.path == path and c.status == "M"), None)
-        if change is None or found is None or \
-                not all(mode in REGULAR_MODES for mode in (found[0], change.old_mode, change.new_mode)):
+        change = next((c for c in changes if c.path == path and c.status in ("M", "R", "A")), None)
+        if change is None:
             return False
-        merged = self.git.merge_contents(found[1], change.old_oid, change.new_oid)
-        return merged is not None and merged[0] and merged[1] == self.git.read_blob(found[1])
+        if found is None:
+            return change.status == "M"
+        if found[0] != change.new_mode or not all(mode in REGULAR_MODES for mode in (found[0], change.new_mode)) \
+                or (change.status != "A" and change.old_mode not in REGULAR_MODES):
+            return False
+        base = None if change.status == "A" else change.old_oid
+        merged = self.git.merge_contents(found[1], base, change.new_oid)
+        if merged is None:
+            return False
+        tip = self.git.read_blob(found[1])
+        if merged[0]:
+            return merged[1] == tip
+        # a conflict: the tip changed lines next to the change (git's merge calls touching edits a
+        # conflict). The change is there when every block of lines it adds stands in the tip and no block
+        # it only removes does
+        old = _lines_of(self.git.read_blob(base)) if base else []
+        return _change_inside(old, _lines_of(self.git.read_blob(change.new_oid)), _lines_of(tip))
 
     def _absent(self, pr: str, union: str, path: str, how: str) -> None:
         self.result.warnings.append({
@@ -468,6 +486,29 @@ class _Accountant:
             data["identical"] = identical
         data["survived"] = max(0, len(entry.landed) - clobbered_hunks)
         return data
+
+
+def _lines_of(data: bytes) -> list[bytes]:
+    """DATA's lines, without their newlines (a last line without one too)."""
+    lines = data.split(b"\n")
+    return lines[:-1] if lines and not lines[-1] else lines
+
+
+def _change_inside(old: list[bytes], new: list[bytes], tip: list[bytes]) -> bool:
+    """Whether the change OLD -> NEW (lines) stands in TIP: each block of lines it adds (blank lines aside)
+    is in TIP as one block with the line before it or the one after it in NEW (its place: a line of the
+    change put elsewhere is not the change), and each block it only removes is not in TIP."""
+    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        if any(line.strip() for line in new[j1:j2]):
+            placed = [new[max(j1 - 1, 0):j2], new[j1:j2 + 1]]
+            if not any(find_block(tip, block) for block in placed):
+                return False
+        elif find_block(tip, old[i1:i2]):
+            return False
+    return True
 
 
 def _wanted(changes: Sequence[Change], path: str) -> tuple[str, str] | None:
