@@ -55,6 +55,13 @@ class Overlap:
     merge: tuple[str, str] | None = None         # the (ours, theirs) commits of the pair merge
     provided_by: str | None = None               # one of the pair is a union that provides the other here
     structurally: bool = False   # the conflict resolves by the structured rule (policy structured_merge)
+    # entry -> the paths of its own diff that FILES stand for, where a file is one its change only lands on
+    # (upstream moved its file): what a union's `supersedes` paths name. Not in the JSON
+    own: dict[str, list[str]] = field(default_factory=dict, repr=False)
+
+    def own_paths(self, entry_id: str, files: Sequence[str]) -> list[str]:
+        """FILES as ENTRY_ID's own diff names them (`own`)."""
+        return self.own.get(entry_id) or list(files)
 
     @property
     def kind(self) -> str:
@@ -107,7 +114,7 @@ def start_overlaps(git: Git, manifest: Manifest, upstream: str, evidence: Sequen
     order = [f for f in evidence if f.step is not None and f.head]
     merger = _PairMerger(git, manifest, upstream)
     alone = merger.alone(order)
-    merger._changed([f for f in order if f.id in merger.commits])
+    merger._changed(order)
     lands = [merger.lands(f) for f in order]
     pairs = _sharing_pairs(lands)
     collect = merger.start_pairs([(order[i], order[j]) for i, j in pairs])
@@ -123,6 +130,7 @@ class StartedOverlaps:
     alone: list[MergeResult]
     collect: Callable[[], list[tuple[list[str] | None, Any]]]
     lands: list[frozenset[str]] = field(default_factory=list)     # per entry of ORDER: _PairMerger.lands
+    own: dict[tuple[int, int], dict[str, list[str]]] = field(default_factory=dict)   # pair -> Overlap.own
     compared: list[tuple[list[str], list[dict[str, Any]], list[str]]] | None = None
     _comparing: tuple[Later[None], float] | None = field(default=None, init=False, repr=False)
 
@@ -135,6 +143,9 @@ class StartedOverlaps:
         keys = [_hunk_keys(f) for f in order]
         self.compared = [_compare(order[i], order[j], keys[i], keys[j], sources, lands[i] & lands[j])
                          for i, j in self.pairs]
+        for (i, j), (files, _identical, _scopes) in zip(self.pairs, self.compared):
+            if any(p not in order[i].files or p not in order[j].files for p in files):
+                self.own[(i, j)] = {f.id: self.merger.own_paths(f, files) for f in (order[i], order[j])}
 
     def compare_later(self, sources: Sources) -> None:
         """`compare` in a thread of its own, while the caller composes: the composing thread mostly waits
@@ -186,6 +197,7 @@ class StartedOverlaps:
         overlaps = []
         for (i, j), (conflict, how), found in zip(self.pairs, conflicts, compared):
             overlap = _classify(order[i], order[j], conflict, found)
+            overlap.own = self.own.get((i, j), {})
             if how is not None:
                 overlap.order, overlap.merge = how
                 overlap.structurally = bool(conflict) and tuple(how[0]) in merger.structurally
@@ -205,7 +217,7 @@ def _mark_provided(manifest: Manifest, overlaps: Sequence[Overlap]) -> None:
             number = int(other[3:])
             for sup in union.supersedes:
                 if sup.pr == number and (not sup.paths or all(paths.matches_any(sup.paths, f)
-                                                               for f in overlap.files)):
+                                                               for f in overlap.own_paths(other, overlap.files))):
                     overlap.provided_by = union_id
 
 
@@ -334,14 +346,23 @@ class _PairMerger:
         renames): its own files, and what else the merge gave it. A rename upstream made since its base
         carries its edit to the new path; merged from several bases (git's virtual one), it can change a
         path its diff from the base `git merge-base` names does not show (adversarial review's cases)."""
-        todo = list({f.id: f for f in firsts if f.id not in self.on_upstream}.values())
-        trees = [self.git.tree_of(self.commits[f.id]) for f in todo]
+        todo = list({f.id: f for f in firsts if f.id not in self.on_upstream and f.id in self.alone_results}.values())
+        trees = [self.alone_results[f.id].tree for f in todo]     # a conflicted merge's too: where it lands
         for item, changes in zip(todo, self.git.diff_trees([(self.upstream_tree, t) for t in trees], renames=False)):
             self.on_upstream[item.id] = frozenset(paths_of(changes))
 
+    def own_paths(self, item: EntryFacts, files: Sequence[str]) -> list[str]:
+        """FILES (where ITEM and another entry land) as ITEM's own diff names them: the ones it changes, and,
+        for a path its change only lands on, its files upstream no longer has there (moved or deleted
+        since its base: its edit went where upstream moved the file)."""
+        own = [p for p in files if p in item.files]
+        if len(own) < len(files):
+            own += [p for p in item.files if p not in own and not self._upstream_file(p)]
+        return own
+
     def lands(self, item: EntryFacts) -> frozenset[str]:
-        """The paths where ITEM's change lands on upstream: its own files, and, merged alone cleanly, every
-        path that merge changed (`_changed`: upstream renamed a file it edits since its base, and its edit
+        """The paths where ITEM's change lands on upstream: its own files, and every path its merge alone
+        changed (conflicted too: where an entry resolved `theirs` lands) (`_changed`: upstream renamed a file it edits since its base, and its edit
         is at the new path). Two entries whose changes land on a common path are a pair: their diffs may
         share no path (one from before upstream's rename, one from after) and conflict all the same."""
         return frozenset(item.files) | self.on_upstream.get(item.id, frozenset())
@@ -462,7 +483,8 @@ def _compare(a: EntryFacts, b: EntryFacts, keys_a: dict, keys_b: dict, sources: 
     """What two entries share whatever their merge says: files (those both diffs change; else the paths
     where both changes land on upstream, LANDED), identical hunks, scopes."""
     theirs = set(b.files)
-    shared = [p for p in a.files if p in theirs] or sorted(landed)
+    shared = [p for p in a.files if p in theirs]
+    shared += sorted(set(landed) - set(shared))
     identical = []
     for key in sorted(set(keys_a) & set(keys_b), key=lambda k: keys_a[k][0]):
         hunk = a.hunks[keys_a[key][0]]

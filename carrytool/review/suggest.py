@@ -44,7 +44,7 @@ def union_groups(manifest: Manifest, overlaps: Sequence[Overlap], evidence: Mapp
         if o.kind != "conflict" or not _in_play(evidence, o.entries):
             continue
         conflicted = o.conflict_files or o.files
-        a, b = (_representative(manifest, i, conflicted) for i in o.entries)
+        a, b = (_representative(manifest, i, o.own_paths(i, conflicted)) for i in o.entries)
         if a == b or a in alone or b in alone:
             continue
         key = (a, b) if order[a] < order[b] else (b, a)

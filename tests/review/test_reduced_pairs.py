@@ -205,7 +205,7 @@ def test_an_edit_upstream_moved_is_kept_in_the_pair_merge(cli: Cli, small: Small
     reduced, whole = _reduced_and_whole(cli, small, monkeypatch)
     assert reduced["overlaps"] == whole["overlaps"]
     assert [(o["entries"], o["kind"], o["files"], o.get("conflict_files")) for o in reduced["overlaps"]] == \
-        [(["pr/1", "pr/2"], "conflict", ["s.py"], ["p.py"])]
+        [(["pr/1", "pr/2"], "conflict", ["s.py", "p.py"], ["p.py"])]      # files: where both land too
     second = next(e for e in reduced["entries"] if e["id"] == "pr/2")
     assert second["status"] == "conflict" and second["conflicts"] == [{"file": "p.py", "with": ["pr/1"]}]
 
@@ -428,3 +428,51 @@ def test_entries_that_meet_only_where_upstream_moved_a_file_are_a_pair(cli: Cli,
     second = next(e for e in reduced["entries"] if e["id"] == "pr/2")
     assert second["status"] == "conflict" and second["conflicts"] == [{"file": "p.py", "with": ["pr/1"]}]
     assert any(s["kind"] == "union" and {"pr/1", "pr/2"} <= set(s["entries"]) for s in reduced["suggestions"])
+
+
+def _renamed_upstream(small: Small) -> str:
+    """Upstream renamed x.py to p.py (and has s.py); the commit before the rename."""
+    old = small.up.commit({"x.py": _body("x", {}), "s.py": _body("s", {})}, "x and s", parent="main")
+    small.up.commit({"x.py": None, "p.py": _body("x", {})}, "upstream renames x to p", parent=old,
+                    ref="refs/heads/main")
+    return old
+
+
+def test_a_union_carrying_a_moved_edit_provides_the_pr_it_supersedes_for_the_old_path(
+        cli: Cli, small: Small, monkeypatch: pytest.MonkeyPatch) -> None:
+    """carry/u, on today's upstream, carries pr/1's x.py edit in p.py and supersedes pr/1 for x.py (the
+    path pr/1's own diff names). Their changes land together in p.py: the pair is provided by the union,
+    and no union is suggested (an adversarial review: the pair read as a conflict to fold)."""
+    old = _renamed_upstream(small)
+    small.up.commit({"x.py": _body("x", {5: "pr 1"}), "s.py": _body("s", {3: "pr 1"})}, "pr 1", parent=old,
+                    ref="refs/pull/1/head")
+    union = small.up.commit({"p.py": _body("x", {5: "pr 1 and more"})}, "union", parent="main",
+                            ref="refs/heads/union")
+    small.work.git("fetch", "-q", str(small.up.path), "refs/heads/union:refs/heads/union")
+    small.manifest([{"pr": 1}, {"carry": "u", "commit": union, "supersedes": [{"pr": 1, "paths": ["x.py"]}]}],
+                   policy={"on_conflict": "skip"})
+    reduced, whole = _reduced_and_whole(cli, small, monkeypatch)
+    assert reduced["overlaps"] == whole["overlaps"]
+    assert [(o["entries"], o["files"], o.get("provided_by")) for o in reduced["overlaps"]] == \
+        [(["pr/1", "carry/u"], ["p.py"], "carry/u")]
+    assert not [s for s in reduced["suggestions"] if s["kind"] == "union"]
+
+
+def test_an_entry_resolved_theirs_pairs_where_its_change_lands(cli: Cli, small: Small,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """pr/1 conflicts with upstream alone in s.py (resolved `theirs`) and its x.py edit lands in p.py,
+    where pr/2 edits the same line: sync names pr/2's conflict with pr/1, and the overlap map has the pair
+    (its merge alone, conflicted, still says where it lands; an adversarial review found no pair)."""
+    old = small.up.commit({"x.py": _body("x", {}), "s.py": _body("s", {})}, "x", parent="main")
+    small.up.commit({"x.py": None, "p.py": _body("x", {}), "s.py": _body("s", {3: "upstream"})},
+                    "upstream renames x to p", parent=old, ref="refs/heads/main")
+    small.up.commit({"x.py": _body("x", {5: "pr 1"}), "s.py": _body("s", {3: "pr 1"})}, "pr 1", parent=old,
+                    ref="refs/pull/1/head")
+    small.up.commit({"p.py": _body("x", {5: "pr 2"})}, "pr 2", parent="main", ref="refs/pull/2/head")
+    small.manifest([{"pr": 1, "on_conflict": "theirs"}, {"pr": 2}], policy={"on_conflict": "skip"})
+    reduced, whole = _reduced_and_whole(cli, small, monkeypatch)
+    assert reduced["overlaps"] == whole["overlaps"]
+    assert [(o["entries"], o["kind"], o["files"]) for o in reduced["overlaps"]] == \
+        [(["pr/1", "pr/2"], "conflict", ["p.py"])]
+    second = next(e for e in reduced["entries"] if e["id"] == "pr/2")
+    assert second["conflicts"] == [{"file": "p.py", "with": ["pr/1"]}]
