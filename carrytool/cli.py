@@ -526,6 +526,8 @@ def diff(
             sys.stdout.write(result.dumps())
         elif fmt == "markdown":
             sys.stdout.write(render_diff_markdown(result))
+        elif _State.quiet:           # the outcome line alone: what changed, in numbers
+            sys.stdout.write(render_diff_text(result).splitlines()[1] + "\n")
         else:
             sys.stdout.write(render_diff_text(result, verbose=_State.verbose))
         return 0

@@ -135,6 +135,16 @@ def _apply_pins(manifest: Manifest, git: Git, resolved: Resolved, missing: dict[
         missing.pop(entry.number, None)  # type: ignore[arg-type]
 
 
+def _stopped_fold(git: Git, entry: Entry) -> str | None:
+    """The hint for a union ENTRY whose fold is stopped on a conflict (`union new` or `compose`): it has
+    written neither its patch nor its commit yet. None when no fold of it is under way in GIT."""
+    if not entry.supersedes or not (git.git_dir / "carrytool" / "union" / str(entry.name) / "state.json").exists():
+        return None
+    name = shlex.quote(str(entry.name))
+    return (f"its fold is stopped on a conflict and has written nothing yet: resolve it, then "
+            f"`carrytool union continue {name}` (or `carrytool union abort {name}`)")
+
+
 def _not_a_commit(git: Git, name: str | None) -> str:
     """Why NAME (a SHA or prefix that names no commit) cannot be composed: absent, or another object."""
     kind = git.object_type(name) if name and not name.startswith("-") else None
@@ -176,7 +186,7 @@ def _resolve_carries(manifest: Manifest, git: Git, resolved: Resolved, *, offlin
             continue
         sha = _lookup_commit(git, entry.commit)  # type: ignore[arg-type]
         if sha is None:
-            hint = ("name it by its full 40-digit SHA so it can be fetched from fork.url"
+            hint = _stopped_fold(git, entry) or ("name it by its full 40-digit SHA so it can be fetched from fork.url"
                     if len(entry.commit or "") < 40 else
                     "set fork.url to a remote that has it, or fetch it into the repository" if not manifest.fork.url
                     else "push it to the fork, or run without --offline" if offline else
@@ -263,11 +273,7 @@ def commit_patch(manifest: Manifest, git: Git, entry: Entry, upstream: str) -> t
     except OSError as exc:
         hint = None
         if isinstance(exc, FileNotFoundError) and entry.supersedes:
-            stopped = (git.git_dir / "carrytool" / "union" / str(entry.name) / "state.json").exists()
-            name = shlex.quote(str(entry.name))
-            hint = (f"its fold is stopped on a conflict and has written no patch yet: resolve it, then "
-                    f"`carrytool union continue {name}` (or `carrytool union abort {name}`)"
-                    if stopped else f"`carrytool union compose {name}` writes it")
+            hint = _stopped_fold(git, entry) or f"`carrytool union compose {shlex.quote(str(entry.name))}` writes it"
         raise InputError(f"{entry.id}: cannot read patch {entry.patch}: {exc.strerror}",
                          where=f"{manifest.path}:{entry.line}", hint=hint) from None
     tmp = git.tmpdir()

@@ -114,6 +114,14 @@ def test_rev_path_and_files(nights: Nights, tmp_path: Path) -> None:
     assert same["upstream"]["commits"] == 0
 
 
+def test_quiet_diff_prints_the_summary_line_alone(nights: Nights) -> None:
+    """-q: the summary line (what changed, in numbers), not every entry (a new user's trial)."""
+    full = nights.cli("diff", "-m", nights.manifest, "--repo", nights.work.path)
+    quiet = nights.cli("diff", "-q", "-m", nights.manifest, "--repo", nights.work.path)
+    assert full.exit_code == quiet.exit_code == 0
+    assert quiet.stdout == full.stdout.splitlines()[1] + "\n" and len(full.stdout.splitlines()) > 2
+
+
 def test_unknown_rev_path_is_input_error(nights: Nights) -> None:
     result = nights.cli("diff", "HEAD~5:carries/manifest.yaml.lock", "-m", nights.manifest,
                         "--repo", nights.work.path)

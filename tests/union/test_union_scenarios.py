@@ -494,13 +494,15 @@ def test_abort_of_a_fold_union_new_started_takes_its_entry_out_again(cli: Cli, t
     assert "carry: u" in fold.manifest.read_text()      # a fold `union compose` started takes nothing out
 
 
-def test_a_sync_while_a_fold_is_stopped_says_so(cli: Cli, tmp_path: Path) -> None:
-    """Between `union new` stopping and `union continue`, a sync finds no patch: it says the fold is
-    stopped and how to go on, not only that a file is missing (a new user's trial)."""
+@pytest.mark.parametrize("kind", ["patch", "commit"])
+def test_a_sync_while_a_fold_is_stopped_says_so(cli: Cli, tmp_path: Path, kind: str) -> None:
+    """Between `union new` stopping and `union continue`, a sync finds no patch (or no commit): it says the
+    fold is stopped and how to go on, not only that a file or commit is missing (a new user's trial)."""
     fold = Fold(tmp_path, union="")
-    assert cli("union", "new", "u", "1", "2", *fold.args()).exit_code == 3
+    assert cli("union", "new", "u", "1", "2", *fold.args(), *(["--commit"] if kind == "commit" else [])).exit_code == 3
     result = cli("sync", *fold.args(), "--dry-run")
-    assert result.exit_code == 2 and "cannot read patch unions/u.patch" in result.stderr
+    assert result.exit_code == 2, result.stdout + result.stderr
+    assert ("cannot read patch unions/u.patch" if kind == "patch" else "carry/u: commit") in result.stderr
     assert "its fold is stopped on a conflict" in result.stderr and "carrytool union continue u" in result.stderr
     assert union(cli, fold, "abort").exit_code == 0
 
