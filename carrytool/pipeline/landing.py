@@ -431,10 +431,11 @@ class _Accountant:
 
     def _has(self, changes: Sequence[Change], path: str) -> bool:
         """Whether the composed tree has the change CHANGES make at PATH: the file as they leave it; or a
-        file of the same mode their change merges into without changing it, or where each conflict of that
-        merge is their side already inside the tip's (upstream took the change and changed the file next
-        to it, or elsewhere); or no file at a path they only modify (upstream moved or deleted it: where
-        the change lands is upstream's rename to say, which explain's coverage follows)."""
+        file of the same mode their change merges into without changing it, or where each blocks of lines
+        their change adds stands at its place (upstream took the change and changed the file next to it,
+        or elsewhere); or no file at a path they only modify that upstream has no more either (upstream
+        moved or deleted it: where the change lands is upstream's rename to say, which explain's coverage
+        follows; an entry that deleted it took the change away)."""
         if self.tip is None:
             return False
         found = self.git.blob_at(self.git.tree_of(self.tip), path)
@@ -443,8 +444,9 @@ class _Accountant:
         change = next((c for c in changes if c.path == path and c.status in ("M", "R", "A")), None)
         if change is None:
             return False
-        if found is None:
-            return change.status == "M"
+        if found is None:       # upstream moved or deleted the file (not an entry: that loses the change)
+            first = self.applied[0].parent if self.applied else None
+            return change.status == "M" and (first is None or self.git.blob_at(self.git.tree_of(first), path) is None)
         if found[0] != change.new_mode or not all(mode in REGULAR_MODES for mode in (found[0], change.new_mode)) \
                 or (change.status != "A" and change.old_mode not in REGULAR_MODES):
             return False

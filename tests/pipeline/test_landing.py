@@ -210,7 +210,8 @@ def test_a_pr_that_is_no_entry_is_checked_too(cli: Cli, small: Small) -> None:
 
 LONG = "".join(f"line {i}\n" for i in range(1, 31))
 TEN = LONG.replace("line 10\n", "line ten\n")
-# case -> (pr/1's files besides b.py, upstream's commit, the base's extra files, pr/1's modes, warned files)
+# case -> (pr/1's files besides b.py, upstream's commit (or a pr/2 that deletes t.txt), the base's extra files,
+# pr/1's modes, the files warned about)
 TIP_CASES = {
     "adjacent edit": ({"t.txt": TEN}, {"t.txt": TEN.replace("line 11\n", "line eleven\n")}, {"t.txt": LONG}, None, []),
     "mode only": ({"a.py": "def f():\n    return 1\n\n\ndef g():\n    return 2\n"}, None, None,
@@ -218,6 +219,7 @@ TIP_CASES = {
     "rename and edit": ({"t.txt": None, "u.txt": TEN}, {"t.txt": None, "u.txt": TEN.replace("line 28", "line 28!")},
                         {"t.txt": LONG}, None, []),
     "moved by upstream": ({"t.txt": TEN}, {"t.txt": None, "u.txt": TEN}, {"t.txt": LONG}, None, []),
+    "deleted by an entry": ({"t.txt": TEN}, "pr/2 deletes t.txt", {"t.txt": LONG}, None, ["t.txt"]),
     "added, and more": ({"n.txt": LONG}, {"n.txt": LONG + "more\n"}, None, None, []),
     "added, not all": ({"n.txt": LONG}, {"n.txt": LONG.replace("line 20\n", "")}, None, None, ["n.txt"]),
     "moved next to": ({"t.txt": TEN}, {"t.txt": LONG.replace("line 11\n", "line ten\n")}, {"t.txt": LONG}, None,
@@ -231,16 +233,21 @@ def test_whether_the_tip_has_a_superseded_change(cli: Cli, small: Small, case: s
     """What the composed tree has of pr/1's files the union leaves out (an adversarial review's cases): the
     change with upstream's edit on the next line (git's merge calls that a conflict), the change at the
     path upstream renamed it to, an added file with more lines, are there; a mode change the tip lacks
-    (the merge of contents alone said "there") and a file missing a line of the change are named."""
+    (the merge of contents alone said "there"), a file missing a line of the change and a file another
+    entry deleted are named."""
     files, upstream, extra, modes, warned = TIP_CASES[case]
     if extra:
         small.base = small.up.commit(extra, "more", parent="main", ref="refs/heads/main")
     small.up.commit({**files, "b.py": B_TEN}, "pr 1", parent=small.base, ref="refs/pull/1/head", modes=modes)
-    if upstream:
+    deleting = upstream == "pr/2 deletes t.txt"
+    if deleting:
+        small.up.commit({"t.txt": None}, "pr 2", parent=small.base, ref="refs/pull/2/head")
+    elif upstream:
         small.up.commit(upstream, "upstream", parent="main", ref="refs/heads/main")
     union = _union(small, {"b.py": B_TEN})
     item = 1 if whole else {"pr": 1, "paths": sorted({*files, "b.py"})}
-    small.manifest([{"pr": 1}, {"carry": "union", "commit": union, "supersedes": [item]}])
+    small.manifest([{"pr": 1}, *([{"pr": 2}] if deleting else []), {"carry": "union", "commit": union,
+                                                                     "supersedes": [item]}])
     code, report = sync(cli, small)
     assert code == 0
     assert _absent(report) == [("pr/1", "carry/union", path) for path in warned]
