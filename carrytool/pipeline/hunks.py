@@ -15,7 +15,6 @@ from carrytool.gitlayer.git import Change, Git
 
 _HEADER = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 _INDEX = re.compile(rb"^index ([0-9a-f]{40})\.\.([0-9a-f]{40})")
-ZERO = "0" * 40
 
 
 @dataclass(frozen=True)

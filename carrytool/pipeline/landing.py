@@ -22,12 +22,12 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from carrytool.gitlayer.env import ZERO
 from carrytool.gitlayer.git import EMPTY_TREE, REGULAR_MODES, Change, Git, paths_of
 from carrytool.pipeline.hunks import Hunk, find_block, is_subsequence_block, read_hunks
 from carrytool.pipeline.plan import APPLIED, Step
 
 Owner = tuple[int, int]          # (index of the applied step, index of its hunk)
-ZERO = "0" * 40                  # the object id git gives what is not there (a deleted file's new side)
 
 
 _KEEPS_LINES = ("text", "rename", "mode")     # hunk kinds after which a file's owned lines are still there
@@ -55,6 +55,7 @@ class _Accountant:
         self.steps = list(steps)
         self.applied = [s for s in self.steps if s.status == APPLIED]
         self.tip = tip or (self.applied[-1].commit if self.applied else None)    # the composed commit
+        self._union_paths: dict[str, set[str]] = {}     # union id -> the paths its own diff changes (_left_out)
         self.ledger: dict[str, dict[int, Owner]] = {}
         # what else landed that a later step can undo: a file an entry deleted (path -> owner), a whole file
         # it set (binary, submodule, replaced: path -> owner), lines it only removed (path -> [(owner, lines)])
@@ -76,7 +77,7 @@ class _Accountant:
         return self._blobs[key]
 
     def source_of(self, oid: str | None) -> bytes | None:
-        if not oid or oid == "0" * 40:
+        if not oid or oid == ZERO:
             return None
         try:
             return self.git.read_blob(oid)
@@ -317,7 +318,7 @@ class _Accountant:
         """A binary/rename/mode/submodule change landed when the step's tree has its blob at its path."""
         step = self._current
         found = self.git.blob_at(self.git.tree_of(step.commit), hunk.path)  # type: ignore[arg-type]
-        if hunk.new_oid in (None, "0" * 40):
+        if hunk.new_oid in (None, ZERO):
             return found is None
         if found is not None and hunk.kind == "rename" and hunk.old_path:
             # the move happened: the content may carry other entries' edits, which their own hunks account for
@@ -427,7 +428,10 @@ class _Accountant:
         the image."""
         if union.status != APPLIED and union.reason not in ("merged-upstream", "redundant"):
             return False
-        return path not in {p for c in union.all_changes for p in c.paths} and not self._has(changes, path)
+        own = self._union_paths.get(union.id)
+        if own is None:
+            own = self._union_paths[union.id] = set(paths_of(union.all_changes))
+        return path not in own and not self._has(changes, path)
 
     def _has(self, changes: Sequence[Change], path: str) -> bool:
         """Whether the composed tree has the change CHANGES make at PATH: the file as they leave it; or a

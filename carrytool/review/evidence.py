@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from carrytool.errors import UnknownRef
+from carrytool.gitlayer.env import ZERO
 from carrytool.gitlayer.git import EMPTY_TREE, Change, Git, paths_of
 from carrytool.manifest.model import Entry, Manifest
 from carrytool.pipeline import facts
@@ -19,8 +20,6 @@ from carrytool.pipeline.hunks import Hunk, read_hunks
 from carrytool.pipeline.plan import Step
 from carrytool.pipeline.resolve import Resolved
 from carrytool.pipeline.scopes import SpanCache, is_python
-
-ZERO = "0" * 40
 
 
 class Sources:

@@ -13,10 +13,11 @@ import urllib.parse
 from dataclasses import dataclass, field
 from typing import Any
 
+from carrytool.gitlayer.env import ZERO
 from carrytool.gitlayer.git import Git
 from carrytool.manifest.edit import remove_entries, set_title
 from carrytool.manifest.model import Manifest
-from carrytool.pipeline.hunks import ZERO, Hunk, find_block, read_hunks
+from carrytool.pipeline.hunks import Hunk, find_block, read_hunks
 from carrytool.pipeline.resolve import namespace
 from carrytool.review.forge import ForgeClient, project_path
 
