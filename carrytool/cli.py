@@ -515,7 +515,7 @@ def diff(
 
     def body() -> int:
         from carrytool.manifest.load import manifest_path
-        from carrytool.render.diff import render_diff_markdown, render_diff_text
+        from carrytool.render.diff import render_diff_markdown, render_diff_text, summary_line
         from carrytool.review.diff import diff_nights, load_nights
 
         _check_format(fmt, ("text", "markdown", "json"))
@@ -527,7 +527,7 @@ def diff(
         elif fmt == "markdown":
             sys.stdout.write(render_diff_markdown(result))
         elif _State.quiet:           # the outcome line alone: what changed, in numbers
-            sys.stdout.write(render_diff_text(result).splitlines()[1] + "\n")
+            sys.stdout.write(summary_line(result) + "\n")
         else:
             sys.stdout.write(render_diff_text(result, verbose=_State.verbose))
         return 0
@@ -681,27 +681,22 @@ def union_new(
             try:
                 outcome = union.compose(offline=offline, added=(before, written))
             except BaseException:
-                _take_back(updated.path, (before, written), union.state_path, union.entry.id)
+                _take_back(union, (before, written))
                 raise
             return _union_result(union, outcome)
 
     _run(body)
 
 
-def _take_back(path: Path, texts: tuple[bytes, bytes], state: Path, entry: str) -> None:
+def _take_back(union, texts: tuple[bytes, bytes]) -> None:  # noqa: ANN001 - union.fold.Union, imported lazily
     """`union new` failed before its fold was done or stopped (a PR upstream does not have, no network):
-    the manifest goes back to what it was, unless the fold saved a state (`union continue` needs the entry)
-    or the file is no longer what it wrote (TEXTS: before, written). A manifest naming a patch nothing
-    wrote would fail every sync."""
-    from carrytool.manifest.safefile import write_atomic
+    the manifest goes back to what it was (TEXTS: before, written), unless the fold saved a state (`union
+    continue` needs the entry) or the file is no longer what it wrote (`Union.take_back`)."""
+    import hashlib
 
-    try:
-        if state.exists() or state.is_symlink() or path.read_bytes() != texts[1]:
-            return
-        write_atomic(path, texts[0])
-    except (OSError, CarryError):
-        return
-    _diag(f"took {entry} out of {path} again: its fold did not start")
+    state = union.state_path
+    if not (state.exists() or state.is_symlink()) and union.take_back(texts[0], hashlib.sha256(texts[1]).hexdigest()):
+        _diag(f"took {union.entry.id} out of {union.manifest.path} again: its fold did not start")
 
 
 @union_app.command("compose")

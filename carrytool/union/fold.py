@@ -467,24 +467,31 @@ class Union:
         left = self.cleanup(root)
         return root, left
 
-    def _take_back(self, added: Any) -> bool:
-        """Put the manifest back as it was before `union new` added this entry (ADDED, from the state), when
-        the fold being aborted is that command's and the manifest is still what it wrote: a manifest naming a
-        patch nothing wrote fails every sync. Whether it did; what stops it (the manifest made a link since)
-        is said, and the fold is aborted all the same."""
-        if not isinstance(added, dict):
-            return False
+    def take_back(self, before: bytes, written: str) -> bool:
+        """Put the manifest back as BEFORE, what it was before `union new` added this entry, when it is still
+        what that command wrote (WRITTEN: its SHA-256): a manifest naming a patch nothing wrote fails every
+        sync. Whether it did; what stops it (the manifest made a link since) is said."""
         try:
-            before = base64.b64decode(str(added["before"]), validate=True)
-            if hashlib.sha256(self.manifest.path.read_bytes()).hexdigest() != added["written"]:
+            if hashlib.sha256(self.manifest.path.read_bytes()).hexdigest() != written:
                 return False
             write_atomic(self.manifest.path, before)
-        except (OSError, ValueError, KeyError):
+        except OSError:
             return False
         except CarryError as exc:
             self.notify(f"left {self.entry.id} in {self.manifest.path}: {exc.message}")
             return False
         return True
+
+    def _take_back(self, added: Any) -> bool:
+        """`take_back` for the fold being aborted when `union new` started it (ADDED, from the state); the
+        fold is aborted all the same."""
+        if not isinstance(added, dict):
+            return False
+        try:
+            before, written = base64.b64decode(str(added["before"]), validate=True), str(added["written"])
+        except (ValueError, KeyError):
+            return False
+        return self.take_back(before, written)
 
     # -- state --------------------------------------------------------------------------------------
     @property
