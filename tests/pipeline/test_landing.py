@@ -74,10 +74,23 @@ def test_identical_hunks_are_applied_once_and_reported(cli: Cli, small: Small) -
     assert (warning["entry"], warning["other"], warning["file"]) == ("pr/2", "pr/1", "b.py")
 
 
-def test_partial_supersession_counts_filtered_hunks_as_provided(cli: Cli, small: Small) -> None:
-    union = small.up.commit({"b.py": "x = 10\ny = 2\nz = 3\n"}, "union", parent="main", ref="refs/heads/union")
-    small.pr(1, {"b.py": "x = 10\ny = 2\nz = 3\n", "docs/c.txt": "c2\n"})
+A_NINE = "def f():\n    return 9\n\n\ndef g():\n    return 2\n"
+B_TEN = "x = 10\ny = 2\nz = 3\n"
+
+
+def _union(small: Small, files: dict, parent: str = "main") -> str:
+    union = small.up.commit(files, "union", parent=parent, ref="refs/heads/union")
     small.work.git("fetch", "-q", str(small.up.path), "refs/heads/union:refs/heads/union")
+    return union
+
+
+def _absent(report: dict) -> list[tuple[str, str, str]]:
+    return [(w["entry"], w["other"], w["file"]) for w in report["warnings"] if w["kind"] == "provided-absent"]
+
+
+def test_partial_supersession_counts_filtered_hunks_as_provided(cli: Cli, small: Small) -> None:
+    union = _union(small, {"b.py": B_TEN})
+    small.pr(1, {"b.py": B_TEN, "docs/c.txt": "c2\n"})
     small.manifest([{"pr": 1}, {"carry": "union", "commit": union, "supersedes": [{"pr": 1, "paths": ["b.py"]}]}])
     code, report = sync(cli, small)
     assert code == 0
@@ -89,9 +102,8 @@ def test_partial_supersession_counts_filtered_hunks_as_provided(cli: Cli, small:
 def test_a_union_that_does_not_touch_a_path_it_provides_is_warned_about(cli: Cli, small: Small) -> None:
     """The union supersedes pr/1 for b.py but changes only docs/c.txt: pr/1's b.py change is in neither.
     Said (a warning: a union may leave a change out on purpose), not silent (an adversarial review)."""
-    union = small.up.commit({"docs/c.txt": "c3\n"}, "union", parent="main", ref="refs/heads/union")
-    small.pr(1, {"b.py": "x = 10\ny = 2\nz = 3\n", "a.py": "def f():\n    return 9\n\n\ndef g():\n    return 2\n"})
-    small.work.git("fetch", "-q", str(small.up.path), "refs/heads/union:refs/heads/union")
+    union = _union(small, {"docs/c.txt": "c3\n"})
+    small.pr(1, {"b.py": B_TEN, "a.py": A_NINE})
     small.manifest([{"pr": 1}, {"carry": "union", "commit": union, "supersedes": [{"pr": 1, "paths": ["b.py"]}]}])
     code, report = sync(cli, small)
     assert code == 0
@@ -105,18 +117,15 @@ def test_a_union_that_leaves_out_a_file_of_a_pr_it_supersedes_whole_is_warned_ab
     union supersedes pr/1 whole (pr/1 is skipped) but changes only b.py of pr/1's files: pr/1's a.py change
     is in no entry of the build. A `provided-absent` warning per file, as for a partial supersession; a
     file the union changes (however it re-expressed the PR there: explain's coverage) is not named."""
-    union = small.up.commit({"b.py": "x = 10\ny = 2\nz = 4\n", "docs/c.txt": "c3\n"}, "union", parent="main",
-                            ref="refs/heads/union")
-    small.pr(1, {"b.py": "x = 10\ny = 2\nz = 3\n", "a.py": "def f():\n    return 9\n\n\ndef g():\n    return 2\n"})
+    union = _union(small, {"b.py": "x = 10\ny = 2\nz = 4\n", "docs/c.txt": "c3\n"})
+    small.pr(1, {"b.py": B_TEN, "a.py": A_NINE})
     small.pr(2, {"docs/c.txt": "c2\n"})
-    small.work.git("fetch", "-q", str(small.up.path), "refs/heads/union:refs/heads/union")
     small.manifest([{"pr": 1}, {"pr": 2}, {"carry": "union", "commit": union, "supersedes": [1, 2]}])
     code, report = sync(cli, small)
     assert code == 0
     statuses = {e["id"]: (e["status"], e.get("reason")) for e in report["entries"]}
     assert statuses["pr/1"] == statuses["pr/2"] == ("skipped", "superseded")
-    absent = [(w["entry"], w["other"], w["file"]) for w in report["warnings"] if w["kind"] == "provided-absent"]
-    assert absent == [("pr/1", "carry/union", "a.py")]
+    assert _absent(report) == [("pr/1", "carry/union", "a.py")]
     [warning] = [w for w in report["warnings"] if w["kind"] == "provided-absent"]
     assert warning["message"].startswith("carry/union supersedes pr/1 but does not change a.py")
     assert "return 9" not in small.work.git("show", "dev:a.py")          # indeed in neither
@@ -129,32 +138,15 @@ def test_a_pr_change_the_image_has_anyway_is_not_warned_about(cli: Cli, small: S
     which supersedes pr/1 (wholly, or for those paths), changes neither: pr/1's files there are in the
     image as pr/1 has them, so nothing is in neither and nothing is warned about. Its docs/c.txt change
     is in neither: that one is named."""
-    a_new = "def f():\n    return 9\n\n\ndef g():\n    return 2\n"
-    small.pr(1, {"a.py": a_new, "csrc/k.cu": None, "docs/c.txt": "c2\n", "b.py": "x = 10\ny = 2\nz = 3\n"})
-    small.up.commit({"a.py": a_new, "csrc/k.cu": None}, "upstream takes part of pr 1", parent="main",
+    small.pr(1, {"a.py": A_NINE, "csrc/k.cu": None, "docs/c.txt": "c2\n", "b.py": B_TEN})
+    small.up.commit({"a.py": A_NINE, "csrc/k.cu": None}, "upstream takes part of pr 1", parent="main",
                     ref="refs/heads/main")
-    union = small.up.commit({"b.py": "x = 11\ny = 2\nz = 3\n"}, "union", parent="main", ref="refs/heads/union")
-    small.work.git("fetch", "-q", str(small.up.path), "refs/heads/union:refs/heads/union")
+    union = _union(small, {"b.py": "x = 11\ny = 2\nz = 3\n"})
     item = 1 if whole else {"pr": 1, "paths": ["a.py", "csrc/k.cu", "docs/c.txt", "b.py"]}
     small.manifest([{"pr": 1}, {"carry": "union", "commit": union, "supersedes": [item]}])
     code, report = sync(cli, small)
     assert code == 0
-    absent = [(w["entry"], w["other"], w["file"]) for w in report["warnings"] if w["kind"] == "provided-absent"]
-    assert absent == [("pr/1", "carry/union", "docs/c.txt")]
-
-
-A_NINE = "def f():\n    return 9\n\n\ndef g():\n    return 2\n"
-B_TEN = "x = 10\ny = 2\nz = 3\n"
-
-
-def _union(small: Small, files: dict, parent: str = "main") -> str:
-    union = small.up.commit(files, "union", parent=parent, ref="refs/heads/union")
-    small.work.git("fetch", "-q", str(small.up.path), "refs/heads/union:refs/heads/union")
-    return union
-
-
-def _absent(report: dict) -> list[tuple[str, str, str]]:
-    return [(w["entry"], w["other"], w["file"]) for w in report["warnings"] if w["kind"] == "provided-absent"]
+    assert _absent(report) == [("pr/1", "carry/union", "docs/c.txt")]
 
 
 @pytest.mark.parametrize("how", ["upstream", "stacked"])
