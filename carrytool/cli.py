@@ -50,6 +50,7 @@ class _State:
     quiet = False
     verbose = False
     options: tuple[Optional[Path], Optional[Path]] = (None, None)   # -m and --repo, repeated in next steps
+    outcome: Optional[int] = None      # the run's exit code, once known (before its output is written)
 
 
 def _invocation():  # noqa: ANN202 - render.commands.Invocation, imported lazily
@@ -85,6 +86,7 @@ def _main(
 ) -> None:
     _State.quiet, _State.verbose = quiet, verbose
     _State.options = (None, None)
+    _State.outcome = None
 
 
 def _diag(message: str) -> None:
@@ -108,7 +110,24 @@ def _run(body: Callable[[], int]) -> None:
     except KeyboardInterrupt:
         print("carrytool: interrupted; nothing was written", file=sys.stderr)
         raise typer.Exit(130) from None
+    except BrokenPipeError:
+        # the reader of the output went away (`carrytool sync | head -1`): the run is what it was, and its exit
+        # code says so (click would exit 1, "a check failed", whenever the reader left before a write)
+        _drop_stdout()
+        raise typer.Exit(_State.outcome if _State.outcome is not None else 0) from None
     raise typer.Exit(code)
+
+
+def _drop_stdout() -> None:
+    """Point stdout at /dev/null: what is left in its buffer must not fail again at exit."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
 
 
 def _load(manifest: Optional[Path]):  # noqa: ANN202
@@ -168,9 +187,14 @@ def _emit(report, fmt: str, report_file: Optional[Path]) -> None:  # noqa: ANN00
     from carrytool.pipeline.report import write_report
     from carrytool.render.text import render_quiet, render_report
 
+    _State.outcome = report.exit_code
     dumped = report.dumps() if fmt == "json" else None     # once, for the file and stdout alike
+    unwritten: CarryError | None = None
     if report_file:
-        write_report(report, report_file, dumped)
+        try:
+            write_report(report, report_file, dumped)
+        except CarryError as exc:       # the run is over: say what it did, then why the file is missing
+            unwritten = exc
     if dumped is not None:
         sys.stdout.write(dumped)
     elif not _State.quiet:
@@ -178,6 +202,15 @@ def _emit(report, fmt: str, report_file: Optional[Path]) -> None:  # noqa: ANN00
     else:  # quiet hides progress and detail, never the reasons for a failure
         render_quiet(report, sys.stdout, invocation=_invocation())
     _error_line(report)
+    if unwritten is not None:
+        result = report.result or {}
+        if result.get("updated"):
+            done = f"the run itself finished: {result.get('branch')} moved to {str(result.get('sha'))[:12]}" + \
+                   (" and the lock was written" if report.extra.get("lock_written") else "")
+        else:
+            done = f"the run itself finished (exit {report.exit_code}) and moved no branch"
+        raise type(unwritten)(f"{unwritten.message}; {done}", where=unwritten.where,
+                              hint="the output above is the report; run again once the file can be written")
 
 
 @app.command()
@@ -210,7 +243,7 @@ def sync(
         from carrytool.render.text import progress_reporter
 
         _check_format(fmt, ("text", "json"))
-        _check_report(report)
+        _check_report(report, manifest)
         with _report_failure("sync", report, fmt):
             loaded = _load(manifest)
             with _open_git(repo, quarantine=True) as git, \
@@ -312,7 +345,7 @@ def verify(
         from carrytool.pipeline.verify import verify_path, verify_rebuild, verify_rev
 
         _check_format(fmt, ("text", "json", "github"))
-        _check_report(report)
+        _check_report(report, manifest)
         if rev and path:
             raise _usage("use either --rev or --path, not both")
         if rebuild and path:
@@ -320,7 +353,12 @@ def verify(
         with _report_failure("verify", report, fmt):
             loaded = _load(manifest)
             if rebuild:
-                with _open_git(repo) as git:
+                from contextlib import nullcontext
+
+                from carrytool.gitlayer.repolock import RepoLock
+
+                with _open_git(repo) as git, \
+                        (RepoLock(git.git_dir, notify=_diag) if not offline else nullcontext()):   # it fetches
                     result = verify_rebuild(loaded, git, rev, offline=offline)
             elif rev:
                 with _open_git(repo) as git:
@@ -402,7 +440,7 @@ def explain(
         from carrytool.review.explanation import write_explanation
 
         _check_format(fmt, ("text", "markdown", "json", "commit-message"))
-        _check_report(report)
+        _check_report(report, manifest)
         with _report_failure("explain", report, fmt), ExitStack() as stack:
             loaded = _load(manifest)
             wanted = find_entries(loaded, entries or [])
@@ -784,11 +822,13 @@ def _work_tree(repo: Path) -> Path:
     return Path(top)
 
 
-def _check_report(path: Optional[Path]) -> None:
-    """A --report path that can never be written is refused before anything runs or moves."""
+def _check_report(path: Optional[Path], manifest: Optional[Path]) -> None:
+    """A --report path that can never be written, or that holds a file of the user's, is refused before
+    anything runs or moves."""
+    from carrytool.manifest.load import manifest_path
     from carrytool.pipeline.report import check_report_path
 
-    check_report_path(path)
+    check_report_path(path, manifest_path(manifest))
 
 
 def _check_format(fmt: str, allowed: tuple[str, ...]) -> None:

@@ -2032,13 +2032,32 @@ class Git:
         if self.bare and not (self.common_dir / "worktrees").is_dir():
             return {}
         out = self.run("worktree", "list", "--porcelain").stdout.decode("utf-8", "surrogateescape")
-        result, path = {}, ""
+        result, path, main = {}, "", None
         for line in out.splitlines():
             if line.startswith("worktree "):
                 path = line[len("worktree "):]
+                main = path if main is None else main
             elif line.startswith("branch "):
                 result[line[len("branch "):]] = path
+        # a work tree in the middle of a rebase or a bisect is detached, but the branch is still its own: git
+        # puts it back at the end (`rebase --abort` would undo a sync), and `git branch -f` refuses it too
+        dirs = [(self.common_dir, main)] if main is not None else []
+        for linked in sorted((self.common_dir / "worktrees").glob("*/gitdir")):
+            dirs.append((linked.parent, str(Path(_read_text(linked)).parent)))
+        for gitdir, where in dirs:
+            for state in ("rebase-merge/head-name", "rebase-apply/head-name", "BISECT_START"):
+                name = _read_text(gitdir / state)
+                if name and where is not None:
+                    result.setdefault(name if name.startswith("refs/") else f"refs/heads/{name}", where)
         return result
+
+
+def _read_text(path: Path) -> str:
+    """A small state file of git's, stripped; "" when it is not there."""
+    try:
+        return path.read_text(encoding="utf-8", errors="surrogateescape").strip()
+    except OSError:
+        return ""
 
 
 def _read_batches(oids: Sequence[str], ask: Callable[[bytes], bytes]) -> dict[str, tuple[str, bytes]]:

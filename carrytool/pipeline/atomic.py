@@ -24,12 +24,23 @@ def stage(path: Path, data: bytes) -> Path:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        os.chmod(tmp, 0o666 & ~_umask())
+        os.chmod(tmp, _mode_of(path))
     except OSError as exc:
         if tmp is not None:
             tmp.unlink(missing_ok=True)
         raise EnvironmentProblem(f"cannot write {path}: {exc.strerror or exc}") from None
     return tmp
+
+
+def _mode_of(path: Path) -> int:
+    """The permissions a file written at PATH gets: those of the regular file it replaces, else the umask's."""
+    try:
+        st = os.stat(path, follow_symlinks=False)
+    except OSError:
+        return 0o666 & ~_umask()
+    import stat
+
+    return stat.S_IMODE(st.st_mode) if stat.S_ISREG(st.st_mode) else 0o666 & ~_umask()
 
 
 def publish(tmp: Path, path: Path) -> None:

@@ -33,6 +33,10 @@ def gather(git: Git, resolved: Resolved, steps: Sequence[Step], *, everything: b
             if step.head is None:
                 continue
             step.base = resolved.patch_bases.get(entry.id) or _first_parent(git, step.head)
+            if entry.supersedes:
+                message = resolved.messages.get(entry.id)
+                step.composed_with = supersedes_trailer(
+                    message if message is not None else str(git.commit_info(step.head)["message"]))
     superseded = [(union, number, head, bases[head]) for union, number, head in whole if bases.get(head)]
     pairs = [(s.base or EMPTY_TREE, s.head) for s in todo if s.head] + [(b, h) for _u, _n, h, b in superseded]
     diffs = git.diff_trees(pairs)  # type: ignore[arg-type]
@@ -59,6 +63,16 @@ def _superseded_whole(resolved: Resolved, steps: Sequence[Step]) -> list[tuple[S
                                             and not s.provided_by for s in steps):
                 out.append((union, sup.pr, resolved.heads[sup.pr]))
     return out
+
+
+def supersedes_trailer(message: str) -> frozenset[int] | None:
+    """The PR numbers of MESSAGE's last `Carry-Supersedes:` trailer (`union new`, `union compose` and
+    `explain --format commit-message` write it: `3736 3743:src/a.py`), or None without one."""
+    found = None
+    for line in message.splitlines():
+        if line.startswith("Carry-Supersedes:"):
+            found = frozenset(int(n) for n in (word.split(":")[0] for word in line.split()[1:]) if n.isdigit())
+    return found
 
 
 def _first_parent(git: Git, sha: str) -> str | None:

@@ -409,29 +409,49 @@ class _Accountant:
         to hold the PRs it replaced, and nothing checked it. Unless the composed tree has that change
         anyway (`_has`: upstream took it, or another entry brought it). Checked for a union applied, or
         skipped because the image has its change already (merged upstream, redundant): the PRs it stands
-        for are skipped all the same. A warning (a union may leave a change out on purpose), never silent:
-        `explain` shows the union's coverage hunk by hunk."""
+        for are skipped all the same. A union skipped for any other reason (a conflict under
+        `on_conflict: skip`) leaves every file of the PRs it stands for out; one whose commit says which PRs
+        it was composed with (`Carry-Supersedes:`, as `union new`/`compose` and explain's draft message
+        write it) and does not name a PR it supersedes was not composed with that PR (added to `supersedes`
+        by hand, or a refold not finished): its files are checked too. A warning (a union may leave a change
+        out on purpose), never silent: `explain` shows the union's coverage hunk by hunk."""
         by_id = {step.id: step for step in self.steps}
         for step in self.steps:
             for path, union_id in sorted(step.provided_by.items()):
                 union = by_id.get(union_id)
-                if union is not None and self._left_out(union, step.all_changes, path):
-                    self._absent(step.id, union_id, path, f" for {path}")
+                why = self._left_out(union, step.entry.number, step.all_changes, path) if union else None
+                if why:
+                    self._absent(step.id, union_id, path, f" for {path}", why)
         for union in self.steps:
             for number, changes in sorted(union.superseded_diffs.items()):
                 for path in paths_of(changes):
-                    if self._left_out(union, changes, path):
-                        self._absent(f"pr/{number}", union.id, path, "")
+                    why = self._left_out(union, number, changes, path)
+                    if why:
+                        self._absent(f"pr/{number}", union.id, path, "", why)
 
-    def _left_out(self, union: Step, changes: Sequence[Change], path: str) -> bool:
-        """Whether UNION, standing for the PR whose diff is CHANGES, leaves the PR's change at PATH out of
-        the image."""
+    def _left_out(self, union: Step, number: int | None, changes: Sequence[Change], path: str) -> str | None:
+        """How UNION, standing for PR NUMBER whose diff is CHANGES, leaves the PR's change at PATH out of
+        the image (the warning's sentence after "UNION supersedes PR but"), or None when it does not."""
+        pr, name = f"pr/{number}", union.entry.name
         if union.status != APPLIED and union.reason not in ("merged-upstream", "redundant"):
-            return False
-        own = self._union_paths.get(union.id)
-        if own is None:
-            own = self._union_paths[union.id] = set(paths_of(union.all_changes))
-        return path not in own and not self._has(changes, path)
+            why = f"was not applied ({union.reason or union.status}): {pr}'s change to {path} is in no entry of " \
+                  f"the build"
+        else:
+            own = self._union_paths.get(union.id)
+            if own is None:
+                own = self._union_paths[union.id] = set(paths_of(union.all_changes))
+            if path not in own:
+                why = f"does not change {path}: {pr}'s change there is in neither (explain shows {union.id}'s coverage)"
+            elif number is not None and not self._composed_with(union, number):
+                named = " ".join(f"#{n}" for n in sorted(union.composed_with or ())) or "no PR"
+                why = f"was not composed with it (its commit's Carry-Supersedes names {named}): {pr}'s change " \
+                      f"to {path} is in no entry of the build (refold: carrytool union compose {name})"
+            else:
+                return None
+        return None if self._has(changes, path) else why
+
+    def _composed_with(self, union: Step, number: int) -> bool:
+        return union.composed_with is None or number in union.composed_with
 
     def _has(self, changes: Sequence[Change], path: str) -> bool:
         """Whether the composed tree has the change CHANGES make at PATH: the file as they leave it; or a
@@ -467,11 +487,9 @@ class _Accountant:
         old = _lines_of(self.git.read_blob(base)) if base else []
         return _change_inside(old, _lines_of(self.git.read_blob(change.new_oid)), _lines_of(tip))
 
-    def _absent(self, pr: str, union: str, path: str, how: str) -> None:
-        self.result.warnings.append({
-            "kind": "provided-absent", "entry": pr, "other": union, "file": path,
-            "message": f"{union} supersedes {pr}{how} but does not change {path}: "
-                       f"{pr}'s change there is in neither (explain shows {union}'s coverage)"})
+    def _absent(self, pr: str, union: str, path: str, how: str, why: str) -> None:
+        self.result.warnings.append({"kind": "provided-absent", "entry": pr, "other": union, "file": path,
+                                     "message": f"{union} supersedes {pr}{how} but {why}"})
 
     def summary(self, entry: _Entry) -> dict[str, object]:
         clobbered_hunks = len({(c["file"], tuple(c["lines"])) for c in entry.clobbered})  # type: ignore[arg-type]

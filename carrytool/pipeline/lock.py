@@ -95,6 +95,8 @@ class StagedLock:
 
 def stage_lock(manifest: Manifest, doc: dict[str, Any]) -> StagedLock:
     """Write DOC to a synced temporary file beside the lock (EnvironmentProblem, exit 4, when it cannot)."""
+    from carrytool.manifest.safefile import refuse_symlink
+
     path = lock_path(manifest)
     text = indented(doc) + "\n"
     try:
@@ -102,6 +104,7 @@ def stage_lock(manifest: Manifest, doc: dict[str, Any]) -> StagedLock:
             return StagedLock(path, None)
     except (OSError, UnicodeDecodeError):
         pass
+    refuse_symlink(path)     # the rename would replace the link, and leave the file it points to stale
     return StagedLock(path, stage(path, text.encode("utf-8")))
 
 

@@ -35,6 +35,9 @@ class Step:
     # a union: the own diff of each PR it supersedes whole, by number (facts.gather; the landing checks say
     # which of their files it leaves out). Not in the report: the entries read as before
     superseded_diffs: dict[int, list[Change]] = field(default_factory=dict)
+    # a union: the PRs its commit (or patch) says it was composed with, by its last `Carry-Supersedes:`
+    # trailer (facts.gather); None when it says nothing (a hand-made commit)
+    composed_with: frozenset[int] | None = None
     redundant_with: list[str] = field(default_factory=list)
     conflicts: list[dict[str, object]] = field(default_factory=list)
     commit: str | None = None                 # the composed commit that applies it

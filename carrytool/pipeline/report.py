@@ -71,6 +71,7 @@ class Report:
     violations: list[Violation] = field(default_factory=list)
     dropped: list[dict[str, Any]] = field(default_factory=list)       # landing failures (exit 1)
     failed_conflicts: list[Step] = field(default_factory=list)
+    strict_only: set[str] = field(default_factory=set)                 # of those, failed by --strict alone
     error: dict[str, Any] | None = None                                # a CarryError after planning began
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -116,15 +117,26 @@ class Report:
         return json.dumps(self.to_json(), ensure_ascii=True)
 
 
-def check_report_path(path: str | Path | None) -> None:
+def check_report_path(path: str | Path | None, manifest: Path | None = None) -> None:
     """Refuse a `--report` path that could never be written, before anything runs (so nothing moves
     for a report that then fails): an existing directory, or a path under a file. Missing directories
-    are fine: they are created when the report is written."""
+    are fine: they are created when the report is written. Nor is a file of the user's overwritten: the
+    MANIFEST or its lock, or any file that is not a report carrytool wrote (a report goes to the same
+    path night after night; a typo must not replace a patch or a source file)."""
     if path is None:
         return
     path = Path(path)
     if path.is_dir():
         raise InputError(f"--report {path} is a directory", hint=f"name a file, e.g. --report {path / 'report.json'}")
+    if manifest is not None and path.exists():
+        target = path.resolve()
+        for what, mine in (("the manifest", manifest), ("the manifest's lock", manifest.with_name(manifest.name + ".lock"))):
+            if target == mine.resolve():
+                raise InputError(f"--report {path} is {what}: it is not overwritten", hint="name another file, "
+                                 "e.g. --report sync-report.json")
+    if path.is_file() and not _a_report(path):
+        raise InputError(f"--report {path} exists and is not a report carrytool wrote: it is not overwritten",
+                         hint="name a new file, or remove that one first")
     ancestor = path.parent
     while not ancestor.exists() and ancestor != ancestor.parent:
         ancestor = ancestor.parent
@@ -132,6 +144,16 @@ def check_report_path(path: str | Path | None) -> None:
         raise InputError(f"--report {path}: {ancestor} is a file, not a directory")
     if not os.access(ancestor, os.W_OK | os.X_OK):
         raise EnvironmentProblem(f"--report {path}: cannot write into {ancestor}")
+
+
+def _a_report(path: Path) -> bool:
+    """Whether PATH holds a report of carrytool's (a JSON object naming carrytool first) or nothing."""
+    try:
+        with open(path, "rb") as stream:
+            head = stream.read(256).lstrip()
+    except OSError:
+        return True          # not readable: writing it says why
+    return not head or (head.startswith(b"{") and b'"carrytool"' in head)
 
 
 def write_report(report: Report, path: str | Path, dumped: str | None = None) -> None:

@@ -28,6 +28,7 @@ class Resolved:
     heads: dict[int, str] = field(default_factory=dict)          # PR number -> head commit
     commits: dict[str, str] = field(default_factory=dict)        # carry id -> carried commit
     patch_bases: dict[str, str] = field(default_factory=dict)    # carry id -> synthetic base of a patch
+    messages: dict[str, str] = field(default_factory=dict)       # carry id -> its patch's message (commit_patch)
     missing: dict[int, str] = field(default_factory=dict)        # PR number -> why it could not be had
     fork_remote: str | None = None                               # the fork branch as last seen remotely
     fork_remote_known: bool = False
@@ -181,7 +182,7 @@ def _resolve_carries(manifest: Manifest, git: Git, resolved: Resolved, *, offlin
         if entry.kind != "carry":
             continue
         if entry.patch:
-            base, head = commit_patch(manifest, git, entry, resolved.upstream)
+            base, head, resolved.messages[entry.id] = commit_patch(manifest, git, entry, resolved.upstream)
             resolved.commits[entry.id], resolved.patch_bases[entry.id] = head, base
             continue
         sha = _lookup_commit(git, entry.commit)  # type: ignore[arg-type]
@@ -261,8 +262,9 @@ def _permanent(stderr: str) -> bool:
                                    "no such file or directory", "cannot lock ref"))
 
 
-def commit_patch(manifest: Manifest, git: Git, entry: Entry, upstream: str) -> tuple[str, str]:
-    """Turn a format-patch file into (base, head) commits, so it merges 3-way like a carried commit.
+def commit_patch(manifest: Manifest, git: Git, entry: Entry, upstream: str) -> tuple[str, str, str]:
+    """Turn a format-patch file into (base, head) commits, so it merges 3-way like a carried commit, and
+    the patch's message (its head commit has the subject alone, as it always had: the same SHAs).
 
     The base is the patch's own preimage (`git apply --build-fake-ancestor`) when its blobs are known,
     else the upstream tree; the commits are deterministic (fixed identity, date 0).
@@ -292,7 +294,7 @@ def commit_patch(manifest: Manifest, git: Git, entry: Entry, upstream: str) -> t
     subject = _patch_subject(data) or entry.title or entry.id
     head = git.write_commit(head_tree, [base], sig, sig, f"{subject}\n")
     git.keep(head)          # the report and the lock name both; nothing composed reaches them
-    return base, head
+    return base, head, patch_message(data)
 
 
 def _fake_ancestor(git: Git, patch: Path, tmp: Path) -> str | None:
@@ -313,6 +315,12 @@ def _apply_to_tree(git: Git, patch: Path, tree: str, tmp: Path) -> str | None:
     if git.run("apply", "--cached", "--whitespace=nowarn", str(patch), check=False, env=env).returncode != 0:
         return None
     return git.run("write-tree", env=env).stdout.decode().strip()
+
+
+def patch_message(data: bytes) -> str:
+    """The message of a format-patch file: from its Subject to the `---` line or the diff."""
+    match = re.search(rb"^Subject: (?:\[[^\]]*\] )?(.*?)^(?:---$|diff --git )", data, re.MULTILINE | re.DOTALL)
+    return match.group(1).decode("utf-8", "replace") if match else ""
 
 
 def _patch_subject(data: bytes) -> str | None:

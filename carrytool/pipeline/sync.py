@@ -30,6 +30,7 @@ from carrytool.pipeline.landing import Accounting, account
 from carrytool.pipeline.lock import (
     StagedLock,
     build_lock,
+    lock_path,
     locked_resolution,
     read_lock,
     stage_lock,
@@ -104,7 +105,7 @@ def resolve_inputs(manifest: Manifest, git: Git, options: SyncOptions, progress:
         see_fork_branch(manifest, git, resolved, offline=options.offline, retry_delay=options.retry_delay)
     for entry in manifest.entries:
         if entry.patch:
-            base, head = commit_patch(manifest, git, entry, upstream)
+            base, head, resolved.messages[entry.id] = commit_patch(manifest, git, entry, upstream)
             resolved.commits[entry.id], resolved.patch_bases[entry.id] = head, base
     for entry in manifest.entries:
         if entry.kind == "pr" and entry.number not in heads and entry.enabled:
@@ -180,6 +181,7 @@ def _plan_and_compose(manifest: Manifest, git: Git, options: SyncOptions, progre
     report.dropped = accounting.failures
     report.warnings += accounting.warnings
     if options.strict:
+        report.strict_only = {s.id for s in steps if s.status == CONFLICT} - {s.id for s in report.failed_conflicts}
         report.failed_conflicts = [s for s in steps if s.status == CONFLICT]
     # the report names the composed commit (a dry run's too): it and what it reaches persist; the rest
     # of what composing wrote (stand-ins, merges whose result was not used) vanishes with the quarantine
@@ -275,11 +277,69 @@ def run_sync(manifest: Manifest, git: Git, options: SyncOptions, progress: Progr
         report = planned.report
         report.result = {"branch": manifest.fork.branch, "sha": planned.composition.result,  # type: ignore[union-attr]
                          "previous": previous, "updated": False}
+        unmade = unmade_commits(manifest, git, previous, planned.composition.result,  # type: ignore[union-attr]
+                                planned.resolved.upstream)
+        if unmade:
+            report.warnings.append(_replaced_warning(manifest, previous, unmade, options.dry_run))  # type: ignore[arg-type]
+        locked_result = _last_result(manifest) if options.locked else None
+        if locked_result and locked_result != report.result["sha"]:
+            report.warnings.append({
+                "kind": "lock-result", "locked": locked_result, "composed": report.result["sha"],
+                "message": f"the lock's inputs compose {str(report.result['sha'])[:12]}, but the lock's result is "
+                           f"{locked_result[:12]}: the manifest changed something the lock does not pin (its "
+                           "identity?), and the lock is left as it is; `carrytool sync` without --locked writes "
+                           "a new one"})
         try:
             _finish(manifest, git, options, planned, previous)
         except CarryError as exc:
             report.error = {"exit_code": exc.exit_code, "kind": type(exc).__name__, "message": str(exc)}
         return report
+
+
+def replaced_ref(manifest: Manifest, previous: str) -> str:
+    return f"{namespace(manifest)}/replaced/{previous}"
+
+
+def unmade_commits(manifest: Manifest, git: Git, previous: str | None, result: str | None,
+                   upstream: str, limit: int = 1000) -> list[tuple[str, str]]:
+    """(SHA, subject) of the commits the fork branch (at PREVIOUS) has that sync did not make and the new
+    RESULT does not have: committed or pushed onto the generated branch by hand, or a branch that was
+    something else before carrytool was pointed at it. Newest first, at most LIMIT. Sync's own commits say
+    so (their `Carry-Entry:` trailer); upstream's are in UPSTREAM or in the last night's result (the lock's)."""
+    if previous is None or previous == result or result is None:
+        return []
+    last = _last_result(manifest)
+    if last == previous:
+        return []
+    known = [sha for sha in (result, upstream, last) if sha and git.object_type(sha) == "commit"]
+    out = git.run("log", f"--max-count={limit}", "--format=%H%x1f%s%x1f%B%x1e", previous, "--not", *known,
+                  "--", check=False).stdout.decode("utf-8", "replace")
+    unmade = []
+    for record in out.split("\x1e"):
+        fields = record.strip("\n").split("\x1f")
+        if len(fields) == 3 and not any(line.startswith("Carry-Entry: ") for line in fields[2].splitlines()):
+            unmade.append((fields[0], fields[1]))
+    return unmade
+
+
+def _last_result(manifest: Manifest) -> str | None:
+    """The composed commit the lock beside the manifest names (the last published night), if it can be read."""
+    try:
+        result = json.loads(lock_path(manifest).read_text(encoding="utf-8")).get("result")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return result if isinstance(result, str) else None
+
+
+def _replaced_warning(manifest: Manifest, previous: str, unmade: list[tuple[str, str]], dry_run: bool
+                      ) -> dict[str, object]:
+    branch = manifest.fork.branch
+    shown = "; ".join(f"{sha[:12]} {subject}" for sha, subject in unmade[:5]) + ("; ..." if len(unmade) > 5 else "")
+    kept = f"; carrytool keeps its old tip {previous[:12]} as {replaced_ref(manifest, previous)}" if not dry_run else ""
+    return {"kind": "replaced-commits", "branch": branch, "previous": previous, "commits": [sha for sha, _ in unmade],
+            "message": f"{branch} has {len(unmade)} commit(s) that sync did not make (committed onto it by hand?), "
+                       f"which the new {branch} {'would not have' if dry_run else 'does not have'}: {shown}{kept}. "
+                       "The fork branch is generated: carry such a change as an entry of the manifest"}
 
 
 def _finish(manifest: Manifest, git: Git, options: SyncOptions, planned: Planned, previous: str | None) -> None:
@@ -304,6 +364,9 @@ def _finish(manifest: Manifest, git: Git, options: SyncOptions, planned: Planned
     staged = None if options.locked else stage_lock(manifest, lock_doc)
     crash_point("sync:lock-staged")
     try:
+        # asked again: a work tree may have switched to the branch while composing (its index would then
+        # undo the sync with the next commit), and nothing has moved yet
+        refuse_checked_out(git, manifest)
         if options.push:
             if git.ref_value(ref) != previous:
                 raise RefMoved(f"{ref} changed while carrytool was composing; nothing was pushed or written",
@@ -318,6 +381,9 @@ def _finish(manifest: Manifest, git: Git, options: SyncOptions, planned: Planned
                     if report.result.get("pushed") else "; nothing was written"
                 raise RefMoved(f"{ref} changed while carrytool was composing{pushed}", hint="run sync again")
             report.result["updated"] = True
+            if previous is not None and any(w["kind"] == "replaced-commits" for w in report.warnings):
+                # the commits sync did not make stay reachable (gc would take them: a bare clone keeps no reflog)
+                git.update_ref(replaced_ref(manifest, previous), previous, None, "carrytool sync: replaced by hand")
             crash_point("sync:branch-moved")
         if staged is not None:
             report.extra["lock_written"] = _publish_lock(staged, report.result)

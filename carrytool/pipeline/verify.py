@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from carrytool.asserts.spec import AssertOutcome
-from carrytool.errors import UnknownRef
+from carrytool.errors import InputError, UnknownRef
 from carrytool.gitlayer.git import Git
 from carrytool.manifest.model import Manifest
 from carrytool.pipeline.report import Report
@@ -43,9 +43,18 @@ def _disk_reader(root: Path) -> Callable[[str], bytes | None]:
     return read
 
 
+def _directory(root: Path) -> Path:
+    """ROOT resolved; InputError (exit 2) when it is no directory: every assert would fail on a typo."""
+    resolved = root.resolve()
+    if not resolved.is_dir():
+        raise InputError(f"--path {root}: {'not a directory' if resolved.exists() else 'no such directory'}",
+                         hint="pass the top of a checkout of the fork branch, or --rev REV")
+    return resolved
+
+
 def verify_path(manifest: Manifest, root: Path) -> Report:
     """Evaluate every assert on the files under ROOT (a checkout); nothing outside ROOT is read."""
-    root = root.resolve()
+    root = _directory(root)
     read = _disk_reader(root)
     report = Report("verify", asserts=_outcomes(manifest, read))
     report.extra["target"] = {"path": str(root)}
@@ -65,9 +74,13 @@ def verify_rebuild(manifest: Manifest, git: Git, rev: str | None, *, offline: bo
                                command="verify")
     expected = planned.composition.result  # type: ignore[union-attr]
     report = verify_rev(manifest, git, target)
+    # what fails sync fails the rebuild alike: the branch is CI's proof that the manifest builds it
     report.steps = planned.steps
     report.upstream = planned.report.upstream
     report.warnings = planned.report.warnings
+    report.violations = planned.report.violations
+    report.failed_conflicts = planned.report.failed_conflicts
+    report.dropped = planned.report.dropped
     matches = expected == actual
     report.extra["rebuild"] = {"rev": target, "expected": expected, "actual": actual, "ok": matches}
     if not matches:
@@ -112,7 +125,7 @@ def mutants_rev(manifest: Manifest, git: Git, rev: str) -> MutantsReport:
 
 def mutants_path(manifest: Manifest, root: Path) -> MutantsReport:
     """Judge the mutants of the asserts' guarded code in the files under ROOT; the files are only read."""
-    root = root.resolve()
+    root = _directory(root)
     return _mutants(manifest, _disk_reader(root), {"path": str(root)})
 
 

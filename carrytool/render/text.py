@@ -69,7 +69,7 @@ def render_report(report: Report, stream: TextIO = sys.stdout, *, verbose: bool 
 
 
 # warnings that say a change is missing from the image or stale, shown under --quiet too: never hidden
-LOSS_WARNINGS = ("provided-absent", "upstream-loss", "stale-fold")
+LOSS_WARNINGS = ("provided-absent", "upstream-loss", "stale-fold", "replaced-commits")
 
 
 def render_quiet(report: Report, stream: TextIO = sys.stdout, *, invocation: Invocation | None = None) -> None:
@@ -190,11 +190,23 @@ def next_steps(report: Report, invocation: Invocation | None = None) -> list[str
                      f"{'it' if len(rebase) == 1 else 'them'}")
     between = [s for s in failed if any(conf["with"] for conf in s.conflicts)]
     order = {step.id: n for n, step in enumerate(report.steps)}
+    steps = {step.id: step for step in report.steps}
     for group, stopped in _conflict_groups(between, order):   # one union per set of entries that conflict together
         numbers = [p.removeprefix("pr/") for p in group if p.startswith("pr/")]
-        hints.append(f"next: fold {', '.join(group)} into a union (`{run.command('explain')}` shows the overlap; "
-                     f"`{run.command('union', 'new', 'NAME', *numbers)}` starts it), or set `on_conflict: skip` "
-                     f"on {', '.join(stopped)}")
+        unions = [m for m in group if m in steps and steps[m].entry.kind == "carry" and steps[m].entry.supersedes]
+        if unions:       # a union already stands for some of them: the others join it (a union of one fixes nothing)
+            name = steps[unions[0]].entry.name
+            fold = f"add {', '.join(numbers) or 'the others'} to {unions[0]}'s `supersedes` and refold it " \
+                   f"(`{run.command('union', 'compose', name)}`)"
+        else:
+            fold = f"fold {', '.join(group)} into a union (`{run.command('explain')}` shows the overlap; " \
+                   f"`{run.command('union', 'new', 'NAME', *numbers)}` starts it)"
+        skipping = [m for m in stopped if m in report.strict_only]
+        other = f"set `on_conflict: skip` on {', '.join(m for m in stopped if m not in skipping)}" \
+            if len(skipping) < len(stopped) else ""
+        if skipping:     # --strict failed the run on conflicts the manifest skips: the other way out is known
+            other += (" or " if other else "") + f"run without --strict (`on_conflict: skip` skips {', '.join(skipping)})"
+        hints.append(f"next: {fold}, or {other}")
     if any(v.kind == "owned-path" for v in report.violations):
         v = next(v for v in report.violations if v.kind == "owned-path")
         hints.append(f"next: let {v.other} supersede {v.entry} for {v.path} (`supersedes: [{{pr: N, paths: "
@@ -263,7 +275,7 @@ def _outcome(report: Report) -> str:
             prev = (result.get("previous") or "(new)")[:12]
             return f"ok: {result.get('branch')} {prev} -> {sha}" + (" (pushed)" if result.get("pushed") else "")
         if report.extra.get("dry_run"):
-            return f"ok (dry run): {result.get('branch')} would be {sha}; nothing written"
+            return f"ok (dry run): {result.get('branch')} would be {sha}; no branch moved, no lock written"
         pushed = ", pushed to the fork" if result.get("pushed") else ""
         return f"ok: {result.get('branch')} already at {sha}{pushed}"
     verdict = {1: "verification failed", 2: "bad input", 3: "conflict", 4: "environment"}.get(code, "failed")

@@ -74,7 +74,7 @@ def render_status(report: dict[str, Any], stream: TextIO, *, invocation: str = "
         at = "at a commit this repository does not have"
     refold = report["refold"]
     clean = not (report["stale"] or report["drift"] or report["merged_upstream"] or refold["needs_resolution"]
-                 or refold["changes"])
+                 or refold["changes"] or report.get("not_composed"))
     # the verdict on the union's own line: after its details it read as the next union's
     out(f"{report['entry']} {at} on upstream {report['upstream'][:12]}{': up to date' if clean else ''}\n")
     if report.get("under_way"):
@@ -84,6 +84,9 @@ def render_status(report: dict[str, Any], stream: TextIO, *, invocation: str = "
         out(f"  stale: pr/{stale['pr']} folded at {stale['folded'][:12]}, now {stale['current'][:12]}\n")
     for pr in report["unfolded"]:
         out(f"  no folded head recorded for pr/{pr}\n")
+    for pr in report.get("not_composed", []):
+        out(f"  pr/{pr} is in supersedes, but the union was not composed with it (its Carry-Supersedes does not "
+            f"name it): refold: carrytool union compose {shlex.quote(name)}{invocation}\n")
     for drift in report["drift"]:
         out(f"  drift: upstream {drift['commit'][:12]} {drift['subject']} changes an owned file\n")
     for pr in report["merged_upstream"]:

@@ -20,6 +20,8 @@ def status(union: Union, *, offline: bool) -> dict[str, Any]:
     report["stale"] = [{"pr": i.pr, "folded": folded[i.pr], "current": i.head} for i in items
                        if folded.get(i.pr) and not i.head.startswith(folded[i.pr])]  # type: ignore[arg-type]
     report["unfolded"] = [i.pr for i in items if not folded.get(i.pr)]
+    composed = _composed_with(union, current)
+    report["not_composed"] = [s.pr for s in entry.supersedes if composed is not None and s.pr not in composed]
     report["drift"] = _drift(git, current, upstream, entry.owns)
     pairs = [(upstream, union.only_paths(i)) for i in items]
     upstream_tree = git.tree_of(upstream)
@@ -36,6 +38,21 @@ def status(union: Union, *, offline: bool) -> dict[str, Any]:
         report["refold"] = {"needs_resolution": refold.conflicts, "changes": None, "reused": refold.reused}
     report["under_way"] = union.state_path.exists()
     return report
+
+
+def _composed_with(union: Union, current: str | None) -> frozenset[int] | None:
+    """The PRs the union's commit or patch says it was composed with (its `Carry-Supersedes:` trailer)."""
+    from carrytool.pipeline.facts import supersedes_trailer
+    from carrytool.pipeline.resolve import patch_message
+
+    if current:
+        return supersedes_trailer(str(union.git.commit_info(current)["message"]))
+    if union.entry.patch:
+        try:
+            return supersedes_trailer(patch_message((union.manifest.base_dir / union.entry.patch).read_bytes()))
+        except OSError:
+            return None
+    return None
 
 
 def _drift(git: Git, union_commit: str | None, upstream: str, owns: tuple[str, ...]) -> list[dict[str, str]]:

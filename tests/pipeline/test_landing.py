@@ -369,3 +369,50 @@ def test_a_line_like_a_removed_one_added_elsewhere_by_theirs_brings_nothing_back
     code, report = sync(cli, small)
     lost = landing(report, "pr/1")["clobbered"]
     assert [c["file"] for c in lost] == ["a.py"], lost        # a.py's clobber is real; r.py's removal stands
+
+
+@pytest.mark.parametrize("whole", [True, False], ids=["whole", "partial"])
+def test_a_union_skipped_for_a_conflict_leaves_its_prs_out(cli: Cli, small: Small, whole: bool) -> None:
+    """helper-73: under `on_conflict: skip`, a union that conflicts with an earlier entry is skipped, and the
+    PRs it supersedes stayed `skipped (superseded)`: ok, no warning, and the branch moved without them.
+    Each of their files is named (the union was not applied), unless the image has the change anyway."""
+    small.pr(1, {"a.py": A_NINE, "b.py": B_TEN})
+    small.pr(2, {"docs/c.txt": "c2\n"})
+    small.pr(3, {"a.py": "def f():\n    return 3\n\n\ndef g():\n    return 2\n"})
+    union = _union(small, {"a.py": A_NINE, "b.py": B_TEN})
+    item = 1 if whole else {"pr": 1, "paths": ["a.py", "b.py"]}
+    small.manifest([{"pr": 3}, {"pr": 1}, {"pr": 2},
+                    {"carry": "union", "commit": union, "supersedes": [item], "on_conflict": "skip"}])
+    code, report = sync(cli, small)
+    statuses = {e["id"]: (e["status"], e.get("reason")) for e in report["entries"]}
+    assert code == 0 and statuses["carry/union"] == ("conflict", "conflict")
+    assert _absent(report) == [("pr/1", "carry/union", "a.py"), ("pr/1", "carry/union", "b.py")]
+    warning = next(w for w in report["warnings"] if w["kind"] == "provided-absent")
+    assert warning["message"] == ("carry/union supersedes pr/1" + ("" if whole else " for a.py") +
+                                  " but was not applied (conflict): pr/1's change to a.py is in no entry of the build")
+    assert "x = 10" not in small.work.git("show", "dev:b.py")          # indeed in no entry
+
+
+@pytest.mark.parametrize("trailer, named", [
+    ("Carry-Supersedes: 1", [("pr/2", "carry/union", "docs/c.txt")]),         # pr/2 added by hand, never folded
+    ("Carry-Supersedes: 1 2:docs/c.txt", []),                                # composed with both
+    ("", []),                                                                # a hand-made commit says nothing
+])
+def test_a_pr_the_union_was_not_composed_with_is_named(cli: Cli, small: Small, trailer: str, named: list) -> None:
+    """helper-73: a PR added to a union's `supersedes` by hand (or while a refold is stopped) is skipped as
+    superseded, though the union touches its file with other PRs' changes only: its change was lost
+    silently. A union whose commit names the PRs it was composed with (`Carry-Supersedes:`, written by
+    `union new`/`compose` and explain's draft message) and not this one: each of its files is named."""
+    small.pr(1, {"docs/c.txt": "c\nfrom one\n"})
+    small.pr(2, {"docs/c.txt": "from two\nc\n"})
+    union = small.up.commit({"docs/c.txt": "c\nfrom one\n"}, f"carry: union\n\n{trailer}\n", parent="main",
+                            ref="refs/heads/union")
+    small.work.git("fetch", "-q", str(small.up.path), "refs/heads/union:refs/heads/union")
+    small.manifest([{"pr": 1}, {"pr": 2}, {"carry": "union", "commit": union, "supersedes": [1, 2]}])
+    code, report = sync(cli, small)
+    assert code == 0 and _absent(report) == named
+    if named:
+        message = next(w for w in report["warnings"] if w["kind"] == "provided-absent")["message"]
+        assert message == ("carry/union supersedes pr/2 but was not composed with it (its commit's Carry-Supersedes "
+                           "names #1): pr/2's change to docs/c.txt is in no entry of the build (refold: carrytool "
+                           "union compose union)")

@@ -6,6 +6,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import jsonschema
@@ -392,6 +393,57 @@ def test_refuses_a_branch_checked_out_in_a_bare_repository_s_linked_work_tree(cl
     assert [a for a in asked if a[:1] == ("worktree",)]
 
 
+@pytest.mark.parametrize("state", ["rebase", "bisect"])
+def test_a_branch_being_rebased_or_bisected_is_checked_out(cli: Cli, small: Small, tmp_path: Path, state: str) -> None:
+    """helper-74: a work tree in the middle of a rebase (or a bisect) is detached, and `worktree list` shows
+    no branch for it, but the branch is still its own: git refuses `branch -f` there, and `rebase --abort`
+    would put the branch back where it was, undoing the sync without a word. Refused (exit 4)."""
+    small.pr(1, A_TWO)
+    small.manifest([{"pr": 1}])
+    bare = init_repo(tmp_path / "bare.git", bare=True)
+    assert cli("sync", "-m", small.manifest_path, "--repo", bare.path).exit_code == 0
+    wt = init_repo(tmp_path / "wt")      # (for its git(): the work tree itself is made by worktree add)
+    shutil.rmtree(wt.path)
+    bare.git("worktree", "add", "-q", str(wt.path), "dev")
+    if state == "rebase":
+        wt.git("rebase", "-q", "--exec", "false", "HEAD~1", check=False)
+        assert (bare.path / "worktrees" / "wt" / "rebase-merge" / "head-name").exists()
+    else:
+        wt.git("bisect", "start")
+        wt.git("checkout", "-q", "--detach")
+    assert "branch refs/heads/dev" not in bare.git("worktree", "list", "--porcelain")
+    small.up.commit({"c.txt": "more\n"}, "upstream moves", parent="main", ref="refs/heads/main")
+    before = bare.rev("dev")
+    result = cli("sync", "-m", small.manifest_path, "--repo", bare.path)
+    assert result.exit_code == 4 and f"checked out in the work tree {wt.path}" in result.stderr, result.stderr
+    assert bare.rev("dev") == before
+
+
+def test_a_branch_checked_out_while_composing_is_not_moved(cli: Cli, small: Small, tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """helper-74: the check ran once, before composing (minutes on a real fork); a maintainer who switched a
+    work tree to the branch meanwhile had it moved under them, and the next commit from its stale index
+    would revert what the sync brought. Asked again just before anything moves."""
+    import carrytool.pipeline.sync as sync_module
+
+    small.pr(1, A_TWO)
+    small.manifest([{"pr": 1}])
+    bare = init_repo(tmp_path / "bare.git", bare=True)
+    bare.git("fetch", "-q", str(small.up.path), "main:refs/heads/dev")
+    real = sync_module.crash_point
+
+    def meanwhile(name: str) -> None:
+        if name == "sync:composed":
+            bare.git("worktree", "add", "-q", str(tmp_path / "wt"), "dev")
+        real(name)
+
+    monkeypatch.setattr(sync_module, "crash_point", meanwhile)
+    before = bare.rev("dev")
+    result = cli("sync", "-m", small.manifest_path, "--repo", bare.path)
+    assert result.exit_code == 4 and "checked out in the work tree" in result.stderr, result.stderr
+    assert bare.rev("dev") == before and not (small.manifest_path.parent / "manifest.yaml.lock").exists()
+
+
 def test_never_touches_head_index_or_work_tree(cli: Cli, small: Small, tmp_path: Path) -> None:
     small.pr(1, A_TWO)
     small.manifest([{"pr": 1}])
@@ -584,6 +636,25 @@ def test_conflicts_that_do_not_meet_get_a_union_each(cli: Cli, small: Small) -> 
     assert hints[1].endswith("or set `on_conflict: skip` on pr/4") and "union new NAME 3 4 " in hints[1]
 
 
+def test_strict_and_union_conflicts_get_the_way_out_that_applies(cli: Cli, small: Small) -> None:
+    """helper-73: under --strict the hint said "set `on_conflict: skip`", which the manifest had (--strict
+    fails the run on it), and for a union's conflict with pr/3 it proposed `union new NAME 3`, a union of one
+    PR that fixes nothing: pr/3 joins the union that stands for the others."""
+    small.pr(1, A_TWO)
+    small.pr(3, A_THREE)
+    union = small.up.commit({"a.py": A_TWO["a.py"]}, "union", parent="main", ref="refs/heads/union")
+    small.work.git("fetch", "-q", str(small.up.path), "refs/heads/union:refs/heads/union")
+    small.manifest([{"pr": 3}, {"pr": 1}, {"carry": "u", "commit": union, "supersedes": [1]}],
+                   policy={"on_conflict": "skip"})
+    assert cli("sync", "-m", small.manifest_path, "--repo", small.work.path).exit_code == 0
+    result = cli("sync", "--strict", "-m", small.manifest_path, "--repo", small.work.path)
+    [hint] = [line for line in result.stdout.splitlines() if line.startswith("next: ")]
+    assert result.exit_code == 3 and hint == (
+        "next: add 3 to carry/u's `supersedes` and refold it (`carrytool union compose u -m "
+        f"{small.manifest_path} --repo {small.work.path}`), or run without --strict (`on_conflict: skip` skips "
+        "carry/u)")
+
+
 def test_union_groups_name_entries_in_manifest_order() -> None:
     """`pr/2` before `pr/10` (as the manifest has them), not as strings sort; groups by their first entry."""
     from types import SimpleNamespace
@@ -594,3 +665,137 @@ def test_union_groups_name_entries_in_manifest_order() -> None:
     steps = [SimpleNamespace(id="pr/10", conflicts=[{"with": ["pr/2"]}]),
              SimpleNamespace(id="pr/30", conflicts=[{"with": ["pr/9"]}, {"with": ["pr/11"]}])]
     assert _conflict_groups(steps, order) == [(["pr/2", "pr/10"], ["pr/10"]), (["pr/9", "pr/11", "pr/30"], ["pr/30"])]
+
+
+def test_report_never_overwrites_a_file_of_the_users(cli: Cli, small: Small, tmp_path: Path) -> None:
+    """helper-74: `--report carries/manifest.yaml` (a slip of the shell's completion) replaced the manifest
+    with the report, even on a dry run. The manifest, its lock and any file that is not a report carrytool
+    wrote are refused (exit 2) before anything runs; last night's report is replaced as always."""
+    small.pr(1, A_TWO)
+    small.manifest([{"pr": 1}])
+    assert cli("sync", "-m", small.manifest_path, "--repo", small.work.path).exit_code == 0
+    lock = small.manifest_path.with_name("manifest.yaml.lock")
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes\n")
+    for path in (small.manifest_path, lock, notes):
+        before = path.read_bytes()
+        for command in ("sync", "verify", "explain"):
+            extra = ["--dry-run"] if command == "sync" else ["--offline"] if command == "explain" else []
+            result = cli(command, "-m", small.manifest_path, "--repo", small.work.path, "--report", path, *extra)
+            assert result.exit_code == 2 and "it is not overwritten" in result.stderr, (command, path, result.output)
+            assert path.read_bytes() == before
+    report = tmp_path / "report.json"
+    for _ in range(2):          # a report (the same path night after night) is replaced
+        result = cli("sync", "-m", small.manifest_path, "--repo", small.work.path, "--report", report, "--dry-run")
+        assert result.exit_code == 0 and json.loads(report.read_text())["command"] == "sync"
+    assert cli("explain", "-m", small.manifest_path, "--repo", small.work.path, "--report", report,
+               "--offline").exit_code == 0
+
+
+def test_commits_made_on_the_generated_branch_by_hand_are_named_and_kept(cli: Cli, small: Small, tmp_path: Path) -> None:
+    """helper-74: a hotfix pushed onto the fork branch by hand was replaced by the next sync without a word
+    (exit 0, no warning), and in a bare clone (no reflog) left unreachable for gc. The branch is generated
+    and is replaced all the same, but the commits sync did not make are named (a `replaced-commits`
+    warning, shown by --quiet too) and stay reachable under refs/carrytool/<branch>/replaced/<old tip>."""
+    small.pr(1, A_TWO)
+    small.manifest([{"pr": 1}])
+    bare = init_repo(tmp_path / "bare.git", bare=True)
+    assert cli("sync", "-m", small.manifest_path, "--repo", bare.path).exit_code == 0
+    night = bare.rev("dev")
+    code, report = cli.json("sync", "-m", small.manifest_path, "--repo", bare.path)     # nothing by hand: silent
+    assert code == 0 and not [w for w in report["warnings"] if w["kind"] == "replaced-commits"]
+    tree = bare.git("rev-parse", "dev^{tree}")
+    hotfix = bare.git("commit-tree", tree, "-p", night, "-m", "HOTFIX by hand", env={"GIT_AUTHOR_DATE": "1700000000 +0000"})
+    bare.git("update-ref", "refs/heads/dev", hotfix)
+    small.up.commit({"c.txt": "more\n"}, "upstream moves", parent="main", ref="refs/heads/main")
+    code, report = cli.json("sync", "-m", small.manifest_path, "--repo", bare.path, "--dry-run")
+    [warning] = [w for w in report["warnings"] if w["kind"] == "replaced-commits"]
+    assert code == 0 and warning["commits"] == [hotfix] and "would not have" in warning["message"]
+    assert bare.git("for-each-ref", "refs/carrytool/dev/replaced") == ""       # a dry run writes no ref
+    result = cli("sync", "-q", "-m", small.manifest_path, "--repo", bare.path)
+    assert result.exit_code == 0 and f"dev has 1 commit(s) that sync did not make (committed onto it by hand?), " \
+        f"which the new dev does not have: {hotfix[:12]} HOTFIX by hand; carrytool keeps its old tip {hotfix[:12]} " \
+        f"as refs/carrytool/dev/replaced/{hotfix}" in result.stdout
+    assert bare.rev("dev") != hotfix and bare.rev(f"refs/carrytool/dev/replaced/{hotfix}") == hotfix
+
+
+def test_a_report_that_cannot_be_written_after_the_branch_moved_says_so(cli: Cli, small: Small, tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """helper-74: the report is written after the branch moved; a full disk there gave exit 4 with only
+    "cannot write ...", which the docs read as "nothing was written", and no summary. The output is
+    printed, and the error says what the run did."""
+    import carrytool.pipeline.report as report_module
+    from carrytool.errors import EnvironmentProblem
+
+    def full(*_args: object, **_kwargs: object) -> None:
+        raise EnvironmentProblem("cannot write out/sync.json: No space left on device")
+
+    small.pr(1, A_TWO)
+    small.manifest([{"pr": 1}])
+    monkeypatch.setattr(report_module, "write_report", full)
+    result = cli("sync", "-m", small.manifest_path, "--repo", small.work.path, "--report", tmp_path / "sync.json")
+    sha = small.branch()
+    assert result.exit_code == 4 and sha is not None and f"ok: dev (new) -> {sha[:12]}" in result.stdout
+    assert f"cannot write out/sync.json: No space left on device; the run itself finished: dev moved to {sha[:12]} " \
+           "and the lock was written" in result.stderr
+    result = cli("sync", "--dry-run", "-m", small.manifest_path, "--repo", small.work.path, "--report",
+                 tmp_path / "sync.json")
+    assert result.exit_code == 4 and "the run itself finished (exit 0) and moved no branch" in result.stderr
+
+
+def test_the_lock_is_not_written_through_a_link_and_keeps_its_mode(cli: Cli, small: Small, tmp_path: Path) -> None:
+    """helper-74: a symlinked lock was replaced by a regular file (the file it pointed to kept the old
+    result), and a rewritten lock lost its permissions. A link is refused before anything moves (exit 2,
+    as for the manifest); a regular lock keeps its mode."""
+    small.pr(1, A_TWO)
+    small.manifest([{"pr": 1}])
+    assert cli("sync", "-m", small.manifest_path, "--repo", small.work.path).exit_code == 0
+    lock = small.manifest_path.with_name("manifest.yaml.lock")
+    lock.chmod(0o640)
+    small.up.commit({"c.txt": "more\n"}, "upstream moves", parent="main", ref="refs/heads/main")
+    assert cli("sync", "-m", small.manifest_path, "--repo", small.work.path).exit_code == 0
+    assert lock.stat().st_mode & 0o777 == 0o640 and not lock.is_symlink()
+    night = small.branch()
+    shared = tmp_path / "shared.lock"
+    lock.rename(shared)
+    lock.symlink_to(shared)
+    small.up.commit({"c.txt": "more and more\n"}, "upstream moves again", parent="main", ref="refs/heads/main")
+    result = cli("sync", "-m", small.manifest_path, "--repo", small.work.path)
+    assert result.exit_code == 2 and "manifest.yaml.lock is a symlink" in result.stderr, result.output
+    assert lock.is_symlink() and small.branch() == night
+
+
+def test_locked_says_when_it_cannot_compose_the_locks_result(cli: Cli, small: Small) -> None:
+    """helper-74: `sync --locked` after the manifest's identity changed published another SHA than the
+    lock's `result` (which `carrytool diff` reads) without a word. Warned (`lock-result`); the lock stays."""
+    small.pr(1, A_TWO)
+    small.manifest([{"pr": 1}])
+    code, report = cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--locked")
+    assert code == 2                                      # no lock yet
+    assert cli("sync", "-m", small.manifest_path, "--repo", small.work.path).exit_code == 0
+    code, report = cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--locked")
+    assert code == 0 and not [w for w in report["warnings"] if w["kind"] == "lock-result"]
+    night = report["result"]["sha"]
+    lock = small.manifest_path.with_name("manifest.yaml.lock").read_text()
+    small.manifest_path.write_text(small.manifest_path.read_text() + "identity: {name: Other, email: o@x}\n")
+    code, report = cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--locked")
+    [warning] = [w for w in report["warnings"] if w["kind"] == "lock-result"]
+    assert code == 0 and (warning["locked"], warning["composed"]) == (night, report["result"]["sha"]) != (night, night)
+    assert small.manifest_path.with_name("manifest.yaml.lock").read_text() == lock
+
+
+@pytest.mark.parametrize("failing", [False, True], ids=["ok", "assert-fails"])
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_a_reader_that_leaves_early_does_not_change_the_exit_code(small: Small, failing: bool, fmt: str) -> None:
+    """helper-73: `carrytool sync | head -1` exited 0 or 1 at random (1 reads as "a check failed" in CI):
+    when the reader left before a write, the error ended the run with click's 1, or the interpreter's 120.
+    The exit code is the run's, whenever the reader leaves."""
+    small.pr(1, A_TWO)
+    small.manifest([{"pr": 1}], asserts=[{"name": "a", "file": "a.py", "contains": "nope" if failing else "def"}])
+    for _ in range(3):
+        proc = subprocess.Popen([sys.executable, "-m", "carrytool", "sync", "--dry-run", "--format", fmt, "-m",
+                                 str(small.manifest_path), "--repo", str(small.work.path)],
+                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        assert proc.stdout is not None
+        proc.stdout.close()                         # the reader is gone before anything is written
+        assert proc.wait(timeout=120) == (1 if failing else 0)

@@ -9,6 +9,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from carrytool.demo import sources
 from carrytool.demo.scenario import Scenario
 from tests.conftest import Cli
 
@@ -108,3 +109,41 @@ def test_a_run_that_fails_before_its_result_still_writes_the_report(command: str
     written = json.loads(report.read_text())
     assert written["ok"] is False and written["exit_code"] == 2 and written["command"] == command
     assert "entries[0].pr" in written["error"]["message"]
+
+
+def test_rebuild_fails_where_sync_would(cli: Cli, demo: Scenario) -> None:
+    """helper-74: --rebuild copied the plan's entries and warnings but not its violations, failed conflicts
+    or landing failures, so CI's proof passed on a manifest that sync refuses, with the same branch."""
+    tip = synced(cli, demo)
+    text = demo.manifest.read_text()
+    title = '    title: "cumem: synchronize at wake exit"\n'
+    assert title in text       # pr/45554 changes cumem.py too: a path rule sync refuses (exit 2)
+    demo.manifest.write_text(text.replace(title, f"{title}    owns: [{sources.CUMEM_PY}]\n", 1))
+    dry = cli("sync", "-m", demo.manifest, "--repo", demo.work, "--locked", "--dry-run", "--offline")
+    assert dry.exit_code == 2 and "pr/45554" in dry.output
+    code, report = cli.json("verify", "-m", demo.manifest, "--repo", demo.work, "--rebuild", "--offline")
+    assert code == 2 and report["ok"] is False and report["rebuild"]["expected"] == tip
+    assert "pr/45554" in [v["entry"] for v in report["violations"]]
+
+
+@pytest.mark.parametrize("mutants", [False, True])
+def test_verify_path_that_is_no_directory_is_bad_input(cli: Cli, demo: Scenario, tmp_path: Path, mutants: bool) -> None:
+    """helper-73: a typo in --path read as a failed check (exit 1, "... does not exist in the composed tree"
+    for every assert). It is bad input: exit 2, naming the path."""
+    (tmp_path / "file").write_text("x\n")
+    for path, why in ((tmp_path / "no-such-dir", "no such directory"), (tmp_path / "file", "not a directory")):
+        result = cli("verify", "-m", demo.manifest, "--path", path, *(["--mutants"] if mutants else []))
+        assert result.exit_code == 2 and f"--path {path}: {why}" in result.stderr, result.output
+
+
+def test_rebuild_that_fetches_takes_the_repository_lock(cli: Cli, demo: Scenario) -> None:
+    """helper-74: `verify --rebuild` fetches what the lock names into refs/carrytool/ without the repository's
+    lock, beside a sync that clears stale ref locks there. It takes the lock when it fetches (not --offline)."""
+    from carrytool.gitlayer.repolock import RepoLock
+
+    synced(cli, demo)
+    with RepoLock(demo.work):
+        result = cli("verify", "-m", demo.manifest, "--repo", demo.work, "--rebuild")
+        assert result.exit_code == 4 and "carrytool.lock" in result.stderr, result.output
+        assert cli("verify", "-m", demo.manifest, "--repo", demo.work, "--rebuild", "--offline").exit_code == 0
+    assert cli("verify", "-m", demo.manifest, "--repo", demo.work, "--rebuild").exit_code == 0

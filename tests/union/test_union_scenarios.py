@@ -596,3 +596,24 @@ def test_a_file_of_crlf_lines_is_resolved_hunk_by_hunk_and_refolded_without_a_qu
     refold = union(cli, fold, "compose")
     assert refold.exit_code == 0, refold.stdout + refold.stderr
     assert fold.show(fold.ref(), "f.txt") == user
+
+
+def test_a_pr_added_to_supersedes_by_hand_is_not_up_to_date(cli: Cli, tmp_path: Path) -> None:
+    """helper-73: a PR added to a folded union's `supersedes` by hand (to refold later) was skipped as
+    superseded while the union never had its change: sync said ok without a word, and `union status` said
+    "up to date". The union's patch names the PRs it was composed with (`Carry-Supersedes:`): both say it."""
+    fold = Fold(tmp_path, union="  - carry: u\n    patch: unions/u.patch\n    supersedes: [1]\n")
+    assert union(cli, fold, "compose").exit_code == 0
+    text = fold.manifest.read_text()
+    assert "supersedes: [{pr: 1, head: " in text
+    fold.manifest.write_text(text.replace("supersedes: [", "supersedes: [2, "))
+    status = union(cli, fold, "status").stdout
+    assert "up to date" not in status
+    assert "pr/2 is in supersedes, but the union was not composed with it (its Carry-Supersedes does not name it): " \
+           f"refold: carrytool union compose u -m {fold.manifest} --repo {fold.work}" in status
+    [report] = json.loads(cli("union", "status", "u", *fold.args(), "--format", "json").stdout)
+    assert report["not_composed"] == [2]
+    code, synced = cli.json("sync", *fold.args())
+    assert code == 0 and [(w["entry"], w["file"]) for w in synced["warnings"] if w["kind"] == "provided-absent"] \
+        == [("pr/2", "a.py")]
+    assert union(cli, fold, "compose").exit_code == 3      # the refold it names: pr/1 and pr/2 conflict in a.py
