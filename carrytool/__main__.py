@@ -18,12 +18,47 @@ def main() -> None:
     cli_main()
 
 
+class _Unbroken:
+    """A standard stream whose reader may leave (`carrytool sync | head -1`): from the first broken pipe on,
+    its file descriptor points at /dev/null and the run goes on, so that what it does and its exit code do
+    not depend on when the reader left (a write that raised stopped the run wherever it was: before
+    composing, for a diagnostic line, with exit 0)."""
+
+    def __init__(self, stream) -> None:  # noqa: ANN001 - a text stream
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            self._drop()
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            self._drop()
+
+    def _drop(self) -> None:
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, self._stream.fileno())
+            os.close(devnull)
+        except (OSError, ValueError):
+            pass
+
+    def __getattr__(self, name: str):  # noqa: ANN204 - everything else is the stream's
+        return getattr(self._stream, name)
+
+
 def entry() -> None:
     """Console entry point (also `python -m carrytool`): `main`, then out of the process without the
     interpreter's teardown, which frees every object a large run made (25-40 ms after a sync of 60 real PRs)
     for nothing. The work is done by then: every git process was waited for, every file written and closed
     by the command; the standard streams are flushed here. An exit that is not plain (a message instead of
     a status, a stream that cannot be flushed) is left to the interpreter, which reports it as it always has."""
+    sys.stdout, sys.stderr = _Unbroken(sys.stdout), _Unbroken(sys.stderr)   # type: ignore[assignment]
     try:
         main()
         code: object = 0

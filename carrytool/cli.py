@@ -111,10 +111,12 @@ def _run(body: Callable[[], int]) -> None:
         print("carrytool: interrupted; nothing was written", file=sys.stderr)
         raise typer.Exit(130) from None
     except BrokenPipeError:
-        # the reader of the output went away (`carrytool sync | head -1`): the run is what it was, and its exit
-        # code says so (click would exit 1, "a check failed", whenever the reader left before a write)
+        # the reader of the output went away (`carrytool sync | head -1`) while the result was written (the
+        # console script's streams never raise it: __main__._Unbroken): the exit code is the run's when known
+        if _State.outcome is None:
+            raise
         _drop_stdout()
-        raise typer.Exit(_State.outcome if _State.outcome is not None else 0) from None
+        raise typer.Exit(_State.outcome) from None
     raise typer.Exit(code)
 
 
@@ -390,6 +392,7 @@ def _verify_mutants(manifest: Optional[Path], repo: Path, rev: Optional[str], pa
         raise _usage("use either --rev or --path, not both")
     if rebuild:
         raise _usage("--mutants judges the asserts on one tree: drop --rebuild")
+    _check_report(report_file, manifest)
     loaded = _load(manifest)
     if rev:
         with _open_git(repo) as git:
@@ -397,8 +400,13 @@ def _verify_mutants(manifest: Optional[Path], repo: Path, rev: Optional[str], pa
     else:
         result = mutants_path(loaded, path or _work_tree(repo))
     if report_file:
-        with open(report_file, "w", encoding="utf-8") as out:
-            render_mutants_json(result, out)
+        import io
+
+        from carrytool.pipeline.atomic import write_atomic
+
+        text = io.StringIO()
+        render_mutants_json(result, text)
+        write_atomic(report_file, text.getvalue())
     if fmt == "json":
         render_mutants_json(result, sys.stdout)
     else:

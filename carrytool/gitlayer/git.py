@@ -2027,18 +2027,24 @@ class Git:
         return {name: oid for name, oid in pairs}
 
     def checked_out_branches(self) -> dict[str, str]:
-        """Branch ref -> work tree path for every work tree of the repository. A bare repository without
-        linked work trees (no `worktrees` directory, where git lists them) has none: no process asked."""
+        """Branch ref -> work tree path for every work tree of the repository (`branch_states`)."""
+        return {ref: where for ref, (where, _state) in self.branch_states().items()}
+
+    def branch_states(self) -> dict[str, tuple[str, str | None]]:
+        """Branch ref -> (work tree path, None when checked out there, else "rebase" or "bisect" under way on
+        it) for every work tree of the repository. A bare repository without linked work trees (no
+        `worktrees` directory, where git lists them) has none: no process asked."""
         if self.bare and not (self.common_dir / "worktrees").is_dir():
             return {}
         out = self.run("worktree", "list", "--porcelain").stdout.decode("utf-8", "surrogateescape")
-        result, path, main = {}, "", None
+        result: dict[str, tuple[str, str | None]] = {}
+        path, main = "", None
         for line in out.splitlines():
             if line.startswith("worktree "):
                 path = line[len("worktree "):]
                 main = path if main is None else main
             elif line.startswith("branch "):
-                result[line[len("branch "):]] = path
+                result[line[len("branch "):]] = (path, None)
         # a work tree in the middle of a rebase or a bisect is detached, but the branch is still its own: git
         # puts it back at the end (`rebase --abort` would undo a sync), and `git branch -f` refuses it too
         dirs = [(self.common_dir, main)] if main is not None else []
@@ -2048,7 +2054,8 @@ class Git:
             for state in ("rebase-merge/head-name", "rebase-apply/head-name", "BISECT_START"):
                 name = _read_text(gitdir / state)
                 if name and where is not None:
-                    result.setdefault(name if name.startswith("refs/") else f"refs/heads/{name}", where)
+                    ref = name if name.startswith("refs/") else f"refs/heads/{name}"
+                    result.setdefault(ref, (where, "bisect" if state == "BISECT_START" else "rebase"))
         return result
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from carrytool.errors import UnknownRef
@@ -67,11 +68,26 @@ def _superseded_whole(resolved: Resolved, steps: Sequence[Step]) -> list[tuple[S
 
 def supersedes_trailer(message: str) -> frozenset[int] | None:
     """The PR numbers of MESSAGE's last `Carry-Supersedes:` trailer (`union new`, `union compose` and
-    `explain --format commit-message` write it: `3736 3743:src/a.py`), or None without one."""
-    found = None
-    for line in message.splitlines():
-        if line.startswith("Carry-Supersedes:"):
-            found = frozenset(int(n) for n in (word.split(":")[0] for word in line.split()[1:]) if n.isdigit())
+    `explain --format commit-message` write it: `3736 3743:src/a.py,src/b.py`), or None without one. Read as
+    a person may write it too: `#3736`, commas, no space after the colon, the value folded onto indented
+    lines; any case of the key. Only ASCII digits make a number."""
+    found: frozenset[int] | None = None
+    lines = message.splitlines()
+    for index, line in enumerate(lines):
+        key, colon, value = line.partition(":")
+        if not colon or key.strip().lower() != "carry-supersedes":
+            continue
+        for more in lines[index + 1:]:          # a trailer's value may go on over indented lines
+            if not more[:1].isspace() or not more.strip():
+                break
+            value += " " + more
+        numbers: set[int] = set()
+        for token in value.split():
+            for part in token.split(":", 1)[0].split(","):      # `N:path,path` restricts N to those paths
+                match = re.fullmatch(r"#?([0-9]+)", part.strip())
+                if match:
+                    numbers.add(int(match.group(1)))
+        found = frozenset(numbers)
     return found
 
 

@@ -128,7 +128,7 @@ def check_report_path(path: str | Path | None, manifest: Path | None = None) -> 
     path = Path(path)
     if path.is_dir():
         raise InputError(f"--report {path} is a directory", hint=f"name a file, e.g. --report {path / 'report.json'}")
-    if manifest is not None and path.exists():
+    if manifest is not None:       # the lock too before the first sync writes it (the report would replace it)
         target = path.resolve()
         for what, mine in (("the manifest", manifest), ("the manifest's lock", manifest.with_name(manifest.name + ".lock"))):
             if target == mine.resolve():

@@ -76,12 +76,18 @@ def branch_ref(manifest: Manifest) -> str:
 
 def refuse_checked_out(git: Git, manifest: Manifest) -> None:
     ref = branch_ref(manifest)
-    where = git.checked_out_branches().get(ref)
-    if where is not None:
-        raise EnvironmentProblem(f"{manifest.fork.branch} is checked out in the work tree {where}; carrytool "
-                                 "will not move a checked-out branch",
-                                 hint=f"switch that work tree to another branch (`git -C {where} switch "
-                                      "--detach`), or sync into a bare clone")
+    found = git.branch_states().get(ref)
+    if found is None:
+        return
+    where, state = found
+    if state is None:
+        hint = f"switch that work tree to another branch (`git -C {where} switch --detach`), or sync into a bare clone"
+    else:            # git puts the branch back when the rebase or bisect ends: a sync would be undone
+        done = "rebase --continue` or `rebase --abort" if state == "rebase" else "bisect reset"
+        hint = f"finish the {state} there first (`git -C {where} {done}`), or sync into a bare clone"
+    raise EnvironmentProblem(f"{manifest.fork.branch} is checked out in the work tree {where}"
+                             f"{f' (a {state} is under way on it)' if state else ''}; carrytool will not move a "
+                             "checked-out branch", hint=hint)
 
 
 def resolve_inputs(manifest: Manifest, git: Git, options: SyncOptions, progress: Progress | None) -> Resolved:
@@ -97,9 +103,20 @@ def resolve_inputs(manifest: Manifest, git: Git, options: SyncOptions, progress:
         _fetch(git, url, {sha: f"{namespace(manifest)}/locked/{sha}" for sha in absent},
                retry_delay=options.retry_delay)
         absent = [sha for sha in absent if git.object_type(sha) is None]
+        carried_absent = [c for c in commits.values() if c in absent]
+        if carried_absent and manifest.fork.url:      # a carried commit lives in the fork (as sync fetches it)
+            _fetch(git, resolve_local(manifest.fork.url, manifest.base_dir),
+                   {sha: f"{namespace(manifest)}/locked/{sha}" for sha in carried_absent}, retry_delay=options.retry_delay)
+            absent = [sha for sha in absent if git.object_type(sha) is None]
     if absent:
+        carried = [f"{e.id} ({c[:12]})" for e, c in ((manifest.entry(i), c) for i, c in commits.items())
+                   if c in absent and e is not None]
+        hint = "run without --offline so they can be fetched, or fetch them into the repo" if options.offline else \
+            "upstream (and the fork, for a carried commit) were asked and have them no more (a PR head force-pushed away, a commit no " \
+            "branch of the fork holds" + (f": {', '.join(carried)}" if carried else "") + "); fetch them into " \
+            "the repository, and keep a carried commit on a branch of the fork of its own"
         raise UnknownRef(f"the lock names commits this repository does not have: {', '.join(s[:12] for s in absent)}",
-                         hint="run without --offline so they can be fetched, or fetch them into the repo")
+                         hint=hint)
     resolved = Resolved(upstream=upstream, heads=heads, commits=commits)
     if options.push:
         see_fork_branch(manifest, git, resolved, offline=options.offline, retry_delay=options.retry_delay)
@@ -277,10 +294,14 @@ def run_sync(manifest: Manifest, git: Git, options: SyncOptions, progress: Progr
         report = planned.report
         report.result = {"branch": manifest.fork.branch, "sha": planned.composition.result,  # type: ignore[union-attr]
                          "previous": previous, "updated": False}
-        unmade = unmade_commits(manifest, git, previous, planned.composition.result,  # type: ignore[union-attr]
-                                planned.resolved.upstream)
-        if unmade:
-            report.warnings.append(_replaced_warning(manifest, previous, unmade, options.dry_run))  # type: ignore[arg-type]
+        # what the run replaces: the local branch, and with --push the fork's branch as fetched
+        tips = [(previous, False)]
+        if options.push and planned.resolved.fork_remote not in (None, previous):
+            tips.append((planned.resolved.fork_remote, True))
+        for tip, remote in tips:
+            replaced = replaced_commits(manifest, git, tip, planned)
+            if tip is not None and replaced:
+                report.warnings.append(_replaced_warning(manifest, tip, replaced, remote))
         locked_result = _last_result(manifest) if options.locked else None
         if locked_result and locked_result != report.result["sha"]:
             report.warnings.append({
@@ -300,26 +321,49 @@ def replaced_ref(manifest: Manifest, previous: str) -> str:
     return f"{namespace(manifest)}/replaced/{previous}"
 
 
-def unmade_commits(manifest: Manifest, git: Git, previous: str | None, result: str | None,
-                   upstream: str, limit: int = 1000) -> list[tuple[str, str]]:
-    """(SHA, subject) of the commits the fork branch (at PREVIOUS) has that sync did not make and the new
-    RESULT does not have: committed or pushed onto the generated branch by hand, or a branch that was
-    something else before carrytool was pointed at it. Newest first, at most LIMIT. Sync's own commits say
-    so (their `Carry-Entry:` trailer); upstream's are in UPSTREAM or in the last night's result (the lock's)."""
-    if previous is None or previous == result or result is None:
+def replaced_commits(manifest: Manifest, git: Git, tip: str | None, planned: Planned, limit: int = 1000
+                     ) -> list[tuple[str, str, bool]]:
+    """(SHA, subject, carried) of the commits TIP (the fork branch before the run) has that sync did not make
+    and the composed result does not have: committed or pushed onto the generated branch by hand, or a
+    branch that was something else before carrytool was pointed at it (the old cherry-pick loop's).
+    Newest first, at most LIMIT. Sync's own commits say so (a `Carry-Entry:` trailer, committed by the
+    manifest's identity); upstream's are in upstream or in the last night's result (the lock's). None at all
+    when TIP's tree is the result's (nothing of its content goes). CARRIED: the commit's patch is the patch
+    of a commit an entry of the manifest carries (`git patch-id`): its change is composed anyway."""
+    result = planned.composition.result if planned.composition else None
+    if tip is None or result is None or tip == result or _last_result(manifest) == tip:
+        return []
+    if git.tree_of(tip) == git.tree_of(result):
         return []
     last = _last_result(manifest)
-    if last == previous:
-        return []
+    upstream = planned.resolved.upstream
     known = [sha for sha in (result, upstream, last) if sha and git.object_type(sha) == "commit"]
-    out = git.run("log", f"--max-count={limit}", "--format=%H%x1f%s%x1f%B%x1e", previous, "--not", *known,
+    out = git.run("log", f"--max-count={limit}", "--format=%H%x1f%cn <%ce>%x1f%s%x1f%B%x1e", tip, "--not", *known,
                   "--", check=False).stdout.decode("utf-8", "replace")
+    me = f"{manifest.identity.name} <{manifest.identity.email}>"
     unmade = []
     for record in out.split("\x1e"):
         fields = record.strip("\n").split("\x1f")
-        if len(fields) == 3 and not any(line.startswith("Carry-Entry: ") for line in fields[2].splitlines()):
-            unmade.append((fields[0], fields[1]))
-    return unmade
+        if len(fields) != 4:
+            continue
+        sha, committer, subject, body = fields
+        if committer != me or not any(line.startswith("Carry-Entry: ") for line in body.splitlines()):
+            unmade.append((sha, subject))
+    if not unmade:
+        return []
+    carried = _patch_ids(git, ["--no-walk=unsorted", *(sha for sha, _ in unmade)])
+    entries = [*planned.resolved.heads.values(), *planned.resolved.commits.values()]
+    ours = set(_patch_ids(git, [*entries, "--not", upstream, *planned.resolved.patch_bases.values()]).values())
+    return [(sha, subject, carried.get(sha) in ours) for sha, subject in unmade]
+
+
+def _patch_ids(git: Git, revs: list[str]) -> dict[str, str]:
+    """commit -> its `git patch-id --stable` for the commits `git log REVS` lists (merges have none)."""
+    log = git.run("log", "-p", "--no-merges", "--no-color", "--format=commit %H", *revs, "--", check=False).stdout
+    if not log:
+        return {}
+    out = git.run("patch-id", "--stable", input=log, check=False).stdout.decode("ascii", "replace")
+    return {commit: patch for patch, commit in (line.split() for line in out.splitlines() if len(line.split()) == 2)}
 
 
 def _last_result(manifest: Manifest) -> str | None:
@@ -331,15 +375,33 @@ def _last_result(manifest: Manifest) -> str | None:
     return result if isinstance(result, str) else None
 
 
-def _replaced_warning(manifest: Manifest, previous: str, unmade: list[tuple[str, str]], dry_run: bool
+def _replaced_warning(manifest: Manifest, previous: str, replaced: list[tuple[str, str, bool]], remote: bool
                       ) -> dict[str, object]:
     branch = manifest.fork.branch
-    shown = "; ".join(f"{sha[:12]} {subject}" for sha, subject in unmade[:5]) + ("; ..." if len(unmade) > 5 else "")
-    kept = f"; carrytool keeps its old tip {previous[:12]} as {replaced_ref(manifest, previous)}" if not dry_run else ""
-    return {"kind": "replaced-commits", "branch": branch, "previous": previous, "commits": [sha for sha, _ in unmade],
-            "message": f"{branch} has {len(unmade)} commit(s) that sync did not make (committed onto it by hand?), "
-                       f"which the new {branch} {'would not have' if dry_run else 'does not have'}: {shown}{kept}. "
-                       "The fork branch is generated: carry such a change as an entry of the manifest"}
+    where = f"the fork's {branch}" if remote else branch
+    lost = [(sha, subject) for sha, subject, carried in replaced if not carried]
+    same = len(replaced) - len(lost)
+    shown = "; ".join(f"{sha[:12]} {subject}" for sha, subject in lost[:5]) + ("; ..." if len(lost) > 5 else "")
+    what = f": {shown}" if lost else ""
+    if same:
+        what += f"{'; and ' if lost else ': '}{same} whose patch a PR or carry of the manifest carries too"
+    return {"kind": "replaced-commits", "branch": branch, "remote": remote, "previous": previous,
+            "commits": [sha for sha, _subject, _carried in replaced],
+            "carried": [sha for sha, _subject, carried in replaced if carried],
+            "message": f"{where} has {len(replaced)} commit(s) that sync did not make (committed onto it by hand?), "
+                       f"which the composed result does not have{what}. The branch is generated: carry such a "
+                       f"change as an entry of the manifest. Replacing {where}, carrytool keeps its old tip "
+                       f"{previous[:12]} as {replaced_ref(manifest, previous)}"}
+
+
+def _keep_replaced(manifest: Manifest, git: Git, warnings: list[dict], remote: bool) -> None:
+    """Before a branch is replaced, its old tip stays reachable when it had commits sync did not make (a bare
+    clone keeps no reflog, and the fork none of ours: gc would take them)."""
+    for warning in warnings:
+        if warning.get("kind") == "replaced-commits" and warning.get("remote") is remote:
+            ref = replaced_ref(manifest, str(warning["previous"]))
+            if git.ref_value(ref) is None:
+                git.update_ref(ref, str(warning["previous"]), None, "carrytool sync: the tip it replaces")
 
 
 def _finish(manifest: Manifest, git: Git, options: SyncOptions, planned: Planned, previous: str | None) -> None:
@@ -371,19 +433,18 @@ def _finish(manifest: Manifest, git: Git, options: SyncOptions, planned: Planned
             if git.ref_value(ref) != previous:
                 raise RefMoved(f"{ref} changed while carrytool was composing; nothing was pushed or written",
                                hint="run sync again")
+            _keep_replaced(manifest, git, report.warnings, remote=True)
             report.result["pushed"] = False
             report.result["pushed"] = push(manifest, git, comp.result, planned.resolved, options)
             crash_point("sync:pushed")
         if previous != comp.result:
+            _keep_replaced(manifest, git, report.warnings, remote=False)
             if not git.update_ref(ref, comp.result, previous, f"carrytool sync: {len(comp.applied)} entries "
                                                               f"on {manifest.upstream.branch}"):
                 pushed = " (the fork's branch was pushed; the lock was not written)" \
                     if report.result.get("pushed") else "; nothing was written"
                 raise RefMoved(f"{ref} changed while carrytool was composing{pushed}", hint="run sync again")
             report.result["updated"] = True
-            if previous is not None and any(w["kind"] == "replaced-commits" for w in report.warnings):
-                # the commits sync did not make stay reachable (gc would take them: a bare clone keeps no reflog)
-                git.update_ref(replaced_ref(manifest, previous), previous, None, "carrytool sync: replaced by hand")
             crash_point("sync:branch-moved")
         if staged is not None:
             report.extra["lock_written"] = _publish_lock(staged, report.result)

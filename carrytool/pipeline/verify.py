@@ -108,7 +108,10 @@ class MutantsReport:
         return 1 if self.failing else 0
 
     def to_json(self) -> dict[str, object]:
-        data = self.judged.to_json()
+        from carrytool import __version__
+
+        data: dict[str, object] = {"carrytool": __version__, "command": "verify --mutants"}
+        data.update(self.judged.to_json())
         data["failing"] = [outcome.to_json() for outcome in self.failing]
         data["target"] = self.target
         data["manifest"] = self.manifest

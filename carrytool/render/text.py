@@ -196,8 +196,12 @@ def next_steps(report: Report, invocation: Invocation | None = None) -> list[str
         unions = [m for m in group if m in steps and steps[m].entry.kind == "carry" and steps[m].entry.supersedes]
         if unions:       # a union already stands for some of them: the others join it (a union of one fixes nothing)
             name = steps[unions[0]].entry.name
-            fold = f"add {', '.join(numbers) or 'the others'} to {unions[0]}'s `supersedes` and refold it " \
-                   f"(`{run.command('union', 'compose', name)}`)"
+            carries = [m for m in group if m not in unions and not m.startswith("pr/")]
+            ways = [f"add {', '.join(numbers)} to {unions[0]}'s `supersedes` and refold it "
+                    f"(`{run.command('union', 'compose', name)}`)"] if numbers else []
+            if carries:      # only PRs can be superseded: a fork carry is made to apply on the union
+                ways.append(f"rebase {', '.join(carries)} onto {unions[0]} (a fork carry cannot join `supersedes`)")
+            fold = " and ".join(ways)
         else:
             fold = f"fold {', '.join(group)} into a union (`{run.command('explain')}` shows the overlap; " \
                    f"`{run.command('union', 'new', 'NAME', *numbers)}` starts it)"

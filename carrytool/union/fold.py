@@ -442,7 +442,10 @@ class Union:
                     self.store.record(self.name, path, key, hunks.get(key), text, info["entries"])
                     state["used_keys"].append(key)
                 records.update(found)
-                base: Content | None = (shown[0], apply_resolutions(shown[1], records)[0] or b"")
+                # the file as the fold made it, every hunk resolved as recorded, without a recorded edit
+                # outside the hunks that the scratch tree showed applied (that edit is the fixup again)
+                made = read_content(self.git, conflict["pre"], path) or shown
+                base: Content | None = (made[0], apply_resolutions(made[1], records)[0] or b"")
             elif info and info["kind"] == "content" and shown:
                 base = shown
             else:

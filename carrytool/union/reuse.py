@@ -56,8 +56,15 @@ def resolve_step(git: Git, merged: MergeResult, records: dict[str, bytes], fixup
     for fixup in fixups:
         current = read_content(git, pre, fixup.file)
         if unresolved.get(fixup.file) == "content" and current != fixup.base:
-            notify(f"{fixup.file}: your recorded edit outside the conflict hunks waits for the new "
-                        "hunks to be resolved; redo it in the scratch tree if it is still needed")
+            # the file has new hunks to resolve: the edit goes in around them (3-way, as always), or both
+            # versions are shown beside them; `union continue` records it again from what the user leaves
+            # (it was left out here, and `continue` then dropped it from the store: helper-76)
+            applied, clean = apply_fixup(git, fixup, current)
+            if applied is not None:
+                fixed[fixup.file] = (applied[0], git.write_blob(applied[1]))
+            notify(f"{fixup.file}: your recorded edit outside the conflict hunks ({fixup.item}) is "
+                   + ("applied in the scratch tree beside the new hunks: keep it as you resolve them" if clean else
+                      "shown beside the new hunks, both versions (it no longer applies as it was): resolve it too"))
             continue
         applied, clean = apply_fixup(git, fixup, current)
         fixed[fixup.file] = None if applied is None else (applied[0], git.write_blob(applied[1]))

@@ -392,6 +392,40 @@ def _pushed_fork(cli: Cli, small: Small, tmp_path: Path) -> tuple[Repo, dict]:
     return fork, report
 
 
+def test_a_push_over_commits_pushed_by_hand_names_and_keeps_them(cli: Cli, small: Small, tmp_path: Path) -> None:
+    """helper-75 and helper-76: `sync --push` force-pushed over a hotfix pushed to the fork by hand, without
+    a word, from the documented CI job (a fresh clone: no local branch to compare) as from a kept one: the
+    fork's branch as fetched is checked too, and its old tip kept here, before the push."""
+    fork, first = _pushed_fork(cli, small, tmp_path)
+    hotfix = fork.commit({"x": "y"}, "HOTFIX pushed by hand", parent="dev", ref="refs/heads/dev")
+    small.up.commit({"c.txt": "more\n"}, "upstream moves", parent="main", ref="refs/heads/main")
+    fresh = init_repo(tmp_path / "ci.git", bare=True)
+    code, report = cli.json("sync", "-m", small.manifest_path, "--repo", fresh.path, "--push")
+    [warning] = [w for w in report["warnings"] if w["kind"] == "replaced-commits"]
+    assert code == 0 and report["result"]["pushed"] is True and report["result"]["previous"] is None
+    assert (warning["remote"], warning["previous"], warning["commits"], warning["carried"]) == (True, hotfix, [hotfix], [])
+    assert warning["message"].startswith("the fork's dev has 1 commit(s) that sync did not make")
+    assert fresh.rev(f"refs/carrytool/dev/replaced/{hotfix}") == hotfix and fork.rev("dev") != hotfix
+
+
+def test_locked_fetches_a_carried_commit_from_the_fork_as_sync_does(cli: Cli, small: Small, tmp_path: Path) -> None:
+    """helper-76: a `commit:` carry that only the fork has: plain sync fetches it from fork.url, but
+    `sync --locked` and `verify --rebuild` in a fresh clone asked upstream alone, and failed (exit 2) with
+    "run without --offline", which they were. They ask the fork too; the hint says what was asked."""
+    fork = init_repo(tmp_path / "fork", bare=True)
+    small.pr(1, B_TEN)
+    fork.git("fetch", "-q", str(small.up.path), "main:refs/heads/upstream")
+    fix = fork.commit({"fix.txt": "fork-only\n"}, "fork fix", parent="upstream", ref="refs/heads/carries")
+    small.manifest([{"pr": 1}, {"carry": "fix", "commit": fix}], fork={"branch": "dev", "url": "../fork"})
+    assert cli("sync", "-m", small.manifest_path, "--repo", small.work.path).exit_code == 0
+    for command in (["sync", "--locked", "--dry-run"], ["verify", "--rebuild", "--rev", "refs/heads/dev"]):
+        fresh = init_repo(tmp_path / f"fresh-{command[0]}.git", bare=True)
+        if command[0] == "verify":       # CI's clone has the published branch (here: fetched from the sync's)
+            fresh.git("fetch", "-q", str(small.work.path), "dev:dev")
+        result = cli(*command, "-m", small.manifest_path, "--repo", fresh.path)
+        assert result.exit_code == 0, (command, result.output)
+
+
 def test_locked_push_republishes_the_lock_over_a_hand_pushed_branch(cli: Cli, small: Small, tmp_path: Path) -> None:
     fork, first = _pushed_fork(cli, small, tmp_path)
     by_hand = fork.commit({"x": "y"}, "pushed by hand", parent="dev", ref="refs/heads/dev")

@@ -416,3 +416,20 @@ def test_a_pr_the_union_was_not_composed_with_is_named(cli: Cli, small: Small, t
         assert message == ("carry/union supersedes pr/2 but was not composed with it (its commit's Carry-Supersedes "
                            "names #1): pr/2's change to docs/c.txt is in no entry of the build (refold: carrytool "
                            "union compose union)")
+
+
+@pytest.mark.parametrize("message, numbers", [
+    ("carry: u\n\nCarry-Union: u\nCarry-Supersedes: 3736 3743:src/a.py,src/b2.py\n", {3736, 3743}),   # as written
+    ("x\n\nCarry-Supersedes: 1 2 \u00b2\n", {1, 2}),        # a digit int() refuses crashed the run (helper-75)
+    ("x\n\nCarry-Supersedes: #1 #2\n", {1, 2}),
+    ("x\n\nCarry-Supersedes: 1, 2\n", {1, 2}),
+    ("x\n\nCarry-Supersedes:1 2\n", {1, 2}),
+    ("x\n\ncarry-supersedes: 1\n  2 3\nOther: 4\n", {1, 2, 3}),     # folded onto an indented line
+    ("x\n\nCarry-Supersedes: 1\n\nCarry-Supersedes: 7\n", {7}),       # the last one
+    ("x\n\nCarry-Supersedes:\n", set()),
+    ("a hand-made union\n\nCarry-Union: u\n", None),
+])
+def test_the_supersedes_trailer_is_read_as_people_write_it(message: str, numbers: set | None) -> None:
+    from carrytool.pipeline.facts import supersedes_trailer
+
+    assert supersedes_trailer(message) == (frozenset(numbers) if numbers is not None else None)

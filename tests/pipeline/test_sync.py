@@ -415,7 +415,10 @@ def test_a_branch_being_rebased_or_bisected_is_checked_out(cli: Cli, small: Smal
     small.up.commit({"c.txt": "more\n"}, "upstream moves", parent="main", ref="refs/heads/main")
     before = bare.rev("dev")
     result = cli("sync", "-m", small.manifest_path, "--repo", bare.path)
-    assert result.exit_code == 4 and f"checked out in the work tree {wt.path}" in result.stderr, result.stderr
+    assert result.exit_code == 4 and f"checked out in the work tree {wt.path} (a {state} is under way on it)" \
+        in result.stderr, result.stderr
+    done = "rebase --continue` or `rebase --abort" if state == "rebase" else "bisect reset"
+    assert f"finish the {state} there first (`git -C {wt.path} {done}`)" in result.stderr   # not switch --detach
     assert bare.rev("dev") == before
 
 
@@ -655,6 +658,20 @@ def test_strict_and_union_conflicts_get_the_way_out_that_applies(cli: Cli, small
         "carry/u)")
 
 
+def test_a_fork_carry_that_conflicts_with_a_union_is_not_told_to_join_it(cli: Cli, small: Small) -> None:
+    """helper-75: the hint for a fork carry's conflict with a union said to add "the others" to the union's
+    `supersedes`, which takes only PRs."""
+    small.pr(1, A_TWO)
+    union = small.up.commit({"a.py": A_TWO["a.py"]}, "union", parent="main", ref="refs/heads/union")
+    fix = small.up.commit(A_THREE, "fork fix", parent="main", ref="refs/heads/fix")
+    small.work.git("fetch", "-q", str(small.up.path), "refs/heads/union:refs/heads/union", "refs/heads/fix:refs/heads/fix")
+    small.manifest([{"pr": 1}, {"carry": "u", "commit": union, "supersedes": [1]}, {"carry": "fix", "commit": fix}])
+    result = cli("sync", "-m", small.manifest_path, "--repo", small.work.path)
+    [hint] = [line for line in result.stdout.splitlines() if line.startswith("next: ")]
+    assert result.exit_code == 3 and hint == ("next: rebase carry/fix onto carry/u (a fork carry cannot join "
+                                              "`supersedes`), or set `on_conflict: skip` on carry/fix")
+
+
 def test_union_groups_name_entries_in_manifest_order() -> None:
     """`pr/2` before `pr/10` (as the manifest has them), not as strings sort; groups by their first entry."""
     from types import SimpleNamespace
@@ -710,13 +727,47 @@ def test_commits_made_on_the_generated_branch_by_hand_are_named_and_kept(cli: Cl
     small.up.commit({"c.txt": "more\n"}, "upstream moves", parent="main", ref="refs/heads/main")
     code, report = cli.json("sync", "-m", small.manifest_path, "--repo", bare.path, "--dry-run")
     [warning] = [w for w in report["warnings"] if w["kind"] == "replaced-commits"]
-    assert code == 0 and warning["commits"] == [hotfix] and "would not have" in warning["message"]
+    assert code == 0 and warning["commits"] == [hotfix] and warning["remote"] is False
     assert bare.git("for-each-ref", "refs/carrytool/dev/replaced") == ""       # a dry run writes no ref
     result = cli("sync", "-q", "-m", small.manifest_path, "--repo", bare.path)
     assert result.exit_code == 0 and f"dev has 1 commit(s) that sync did not make (committed onto it by hand?), " \
-        f"which the new dev does not have: {hotfix[:12]} HOTFIX by hand; carrytool keeps its old tip {hotfix[:12]} " \
-        f"as refs/carrytool/dev/replaced/{hotfix}" in result.stdout
+        f"which the composed result does not have: {hotfix[:12]} HOTFIX by hand. The branch is generated: carry " \
+        f"such a change as an entry of the manifest. Replacing dev, carrytool keeps its old tip {hotfix[:12]} as " \
+        f"refs/carrytool/dev/replaced/{hotfix}" in result.stdout
     assert bare.rev("dev") != hotfix and bare.rev(f"refs/carrytool/dev/replaced/{hotfix}") == hotfix
+
+
+def test_replaced_commits_by_content_amended_and_cherry_picked(cli: Cli, small: Small, tmp_path: Path) -> None:
+    """helper-75: a composed commit amended by hand kept its Carry-Entry trailer and went without a word; the
+    old cherry-pick loop's branch with the same tree was named commit by commit. A commit sync made has the
+    trailer and the manifest's identity as committer; a branch whose tree is the result's loses nothing; a
+    cherry-pick whose patch an entry carries is counted apart (helper-76: the migration's one hotfix was
+    lost among the loop's twenty cherry-picks)."""
+    small.pr(1, A_TWO)
+    small.pr(2, {"docs/c.txt": "c2\n"})
+    small.manifest([{"pr": 1}, {"pr": 2}])
+    bare = init_repo(tmp_path / "bare.git", bare=True)
+    assert cli("sync", "-m", small.manifest_path, "--repo", bare.path).exit_code == 0
+    night = bare.rev("dev")
+    message = bare.git("log", "-1", "--format=%B", "dev")
+    amended = bare.git("commit-tree", bare.git("rev-parse", "dev^{tree}"), "-p", "dev~1", "-m", message + "\n(amended)")
+    bare.git("update-ref", "refs/heads/dev", amended)
+    small.up.commit({"c.txt": "more\n"}, "upstream moves", parent="main", ref="refs/heads/main")
+    code, report = cli.json("sync", "--dry-run", "-m", small.manifest_path, "--repo", bare.path)
+    assert [w["commits"] for w in report["warnings"] if w["kind"] == "replaced-commits"] == [[amended]]
+    # the loop's branch: pr/1 cherry-picked onto upstream, and a hotfix; then the same tree as the result
+    pick = small.up.commit(A_TWO, "pr 1, cherry-picked", parent="main", ref="refs/heads/loop")
+    hot = small.up.commit({"hot.txt": "fix\n"}, "HOTFIX", parent=pick, ref="refs/heads/loop")
+    bare.git("fetch", "-q", str(small.up.path), "+loop:refs/heads/dev")
+    code, report = cli.json("sync", "--dry-run", "-m", small.manifest_path, "--repo", bare.path)
+    [warning] = [w for w in report["warnings"] if w["kind"] == "replaced-commits"]
+    assert (warning["commits"], warning["carried"]) == ([hot, pick], [pick])
+    assert ": " + hot[:12] + " HOTFIX; and 1 whose patch a PR or carry of the manifest carries too." in warning["message"]
+    result = bare.git("rev-parse", report["result"]["sha"] + "^{tree}")
+    same = bare.git("commit-tree", result, "-p", "refs/heads/dev", "-m", "same content")
+    bare.git("update-ref", "refs/heads/dev", same)
+    code, report = cli.json("sync", "--dry-run", "-m", small.manifest_path, "--repo", bare.path)
+    assert code == 0 and not [w for w in report["warnings"] if w["kind"] == "replaced-commits"] and night
 
 
 def test_a_report_that_cannot_be_written_after_the_branch_moved_says_so(cli: Cli, small: Small, tmp_path: Path,
@@ -799,3 +850,18 @@ def test_a_reader_that_leaves_early_does_not_change_the_exit_code(small: Small, 
         assert proc.stdout is not None
         proc.stdout.close()                         # the reader is gone before anything is written
         assert proc.wait(timeout=120) == (1 if failing else 0)
+
+
+def test_a_reader_that_leaves_during_the_run_does_not_stop_it(small: Small) -> None:
+    """helper-75: the reader of stderr gone (`carrytool sync 2>&1 | head -1`) and a diagnostic written
+    before composing (a stale ref lock removed): the write raised, the run stopped there with nothing
+    composed, and exited 0. The run goes on and ends as it would have (the branch is made)."""
+    small.pr(1, A_TWO)
+    small.manifest([{"pr": 1}])
+    (small.work.path / "refs" / "carrytool" / "dev").mkdir(parents=True, exist_ok=True)
+    (small.work.path / "refs" / "carrytool" / "dev" / "upstream.lock").write_text("")
+    proc = subprocess.Popen([sys.executable, "-m", "carrytool", "sync", "-m", str(small.manifest_path), "--repo",
+                             str(small.work.path)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    assert proc.stderr is not None
+    proc.stderr.close()
+    assert proc.wait(timeout=120) == 0 and small.branch() is not None

@@ -147,3 +147,24 @@ def test_rebuild_that_fetches_takes_the_repository_lock(cli: Cli, demo: Scenario
         assert result.exit_code == 4 and "carrytool.lock" in result.stderr, result.output
         assert cli("verify", "-m", demo.manifest, "--repo", demo.work, "--rebuild", "--offline").exit_code == 0
     assert cli("verify", "-m", demo.manifest, "--repo", demo.work, "--rebuild").exit_code == 0
+
+
+def test_mutants_report_is_guarded_and_written_whole(cli: Cli, demo: Scenario, tmp_path: Path) -> None:
+    """helper-75: `verify --mutants --report carries/manifest.yaml` replaced the manifest (the --report guard
+    ran after the mutants branch), with a plain write; and a mutants report then counted as "not a report".
+    Guarded, written by rename, named as carrytool's (and a first sync's lock, not there yet, is refused)."""
+    synced(cli, demo)
+    before = demo.manifest.read_bytes()
+    result = cli("verify", "--mutants", "-m", demo.manifest, "--repo", demo.work, "--rev", "intarweb-dev",
+                 "--report", demo.manifest)
+    assert result.exit_code == 2 and "is the manifest" in result.stderr and demo.manifest.read_bytes() == before
+    out = tmp_path / "mutants.json"
+    for _ in range(2):
+        result = cli("verify", "--mutants", "-m", demo.manifest, "--repo", demo.work, "--rev", "intarweb-dev",
+                     "--report", out)
+        assert result.exit_code == 0, result.output
+        assert json.loads(out.read_text())["command"] == "verify --mutants"
+    lock = demo.manifest.with_name(demo.manifest.name + ".lock")
+    lock.unlink()
+    result = cli("sync", "-m", demo.manifest, "--repo", demo.work, "--report", lock)
+    assert result.exit_code == 2 and "is the manifest's lock" in result.stderr and not lock.exists()

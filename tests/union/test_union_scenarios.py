@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -617,3 +618,27 @@ def test_a_pr_added_to_supersedes_by_hand_is_not_up_to_date(cli: Cli, tmp_path: 
     assert code == 0 and [(w["entry"], w["file"]) for w in synced["warnings"] if w["kind"] == "provided-absent"] \
         == [("pr/2", "a.py")]
     assert union(cli, fold, "compose").exit_code == 3      # the refold it names: pr/1 and pr/2 conflict in a.py
+
+
+def test_an_edit_outside_the_hunks_survives_a_refold_that_asks_again(cli: Cli, fold: Fold) -> None:
+    """helper-76: a recorded edit outside the conflict hunks (a fixup) "waited" while a moved PR brought a
+    new hunk in the same file: the scratch tree did not have it, and `union continue` recorded the file as
+    the user left it, dropping the fixup from the store: the union lost the edit without a word. It is
+    applied beside the new hunks (3-way), so the user keeps it, and it is recorded again."""
+    by_hand(cli, fold)
+    assert b"line 10 edited by hand\n" in fold.show(fold.ref(), "a.py")
+    fold.up.commit({"a.py": edited({3: "line 3 by two\n", 15: "line 15 by two, v2\n"})}, "two: v2",
+                   parent=fold.pr2, ref="refs/pull/2/head")
+    result = union(cli, fold, "compose")
+    assert result.exit_code == 3, result.output
+    assert "your recorded edit outside the conflict hunks (pr/2) is applied in the scratch tree" in result.output
+    shown = (fold.scratch / "a.py").read_bytes()
+    assert b"line 10 edited by hand\n" in shown and b"<<<<<<< " in shown
+    (fold.scratch / "a.py").write_bytes(re.sub(rb"<<<<<<< [^\n]*\n.*?=======\n(.*?)>>>>>>> [^\n]*\n", rb"\1",
+                                               shown, flags=re.S))     # the new hunk: take pr/2's side
+    result = union(cli, fold, "continue")
+    assert result.exit_code == 0, result.output
+    first = fold.show(fold.ref(), "a.py")
+    assert b"line 10 edited by hand\n" in first and b"line 15 by two, v2\n" in first
+    assert union(cli, fold, "compose").exit_code == 0         # again: asks nothing, and keeps the edit
+    assert fold.show(fold.ref(), "a.py") == first
