@@ -30,14 +30,18 @@ class _Unbroken:
     def write(self, text: str) -> int:
         try:
             return self._stream.write(text)
-        except BrokenPipeError:
+        except OSError as exc:
+            if not _gone(exc):
+                raise
             self._drop()
             return len(text)
 
     def flush(self) -> None:
         try:
             self._stream.flush()
-        except BrokenPipeError:
+        except OSError as exc:
+            if not _gone(exc):
+                raise
             self._drop()
 
     def _drop(self) -> None:
@@ -52,13 +56,28 @@ class _Unbroken:
         return getattr(self._stream, name)
 
 
+def _gone(exc: OSError) -> bool:
+    """Whether EXC says the reader left (a broken pipe) or the descriptor was closed under the stream."""
+    import errno
+
+    return isinstance(exc, BrokenPipeError) or exc.errno == errno.EBADF
+
+
+def _stream(stream):  # noqa: ANN001, ANN202 - a text stream, or None when the descriptor was closed
+    """STREAM, whose reader may leave (_Unbroken); a closed one (`carrytool sync >&-`: Python has None)
+    writes to /dev/null."""
+    if stream is None:
+        stream = open(os.devnull, "w", encoding="utf-8")   # noqa: SIM115 - for the life of the process
+    return _Unbroken(stream)
+
+
 def entry() -> None:
     """Console entry point (also `python -m carrytool`): `main`, then out of the process without the
     interpreter's teardown, which frees every object a large run made (25-40 ms after a sync of 60 real PRs)
     for nothing. The work is done by then: every git process was waited for, every file written and closed
     by the command; the standard streams are flushed here. An exit that is not plain (a message instead of
     a status, a stream that cannot be flushed) is left to the interpreter, which reports it as it always has."""
-    sys.stdout, sys.stderr = _Unbroken(sys.stdout), _Unbroken(sys.stderr)   # type: ignore[assignment]
+    sys.stdout, sys.stderr = _stream(sys.stdout), _stream(sys.stderr)   # type: ignore[assignment]
     try:
         main()
         code: object = 0

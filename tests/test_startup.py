@@ -117,3 +117,13 @@ def test_an_exit_that_is_not_a_plain_status_is_left_to_the_interpreter(exit_with
     else:
         ran = _entry(f"m.main = lambda: sys.exit({exit_with})")
     assert (ran.returncode, ran.stderr) == (status, stderr)
+
+
+@pytest.mark.parametrize("closed", [">&-", "2>&-", ">&- 2>&-"])
+def test_a_closed_standard_stream_is_no_traceback(closed: str, tmp_path) -> None:  # noqa: ANN001
+    """helper-77: `carrytool --version >&-` (Python has no sys.stdout then) ended in a traceback, exit 120."""
+    err = tmp_path / "err"
+    proc = subprocess.run(["sh", "-c", f'"$0" -m carrytool --version {closed}' + ("" if "2>" in closed else f" 2>{err}"),
+                           sys.executable])
+    assert proc.returncode == 0
+    assert "2>" in closed or err.read_text() == ""

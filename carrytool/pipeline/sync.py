@@ -35,7 +35,7 @@ from carrytool.pipeline.lock import (
     read_lock,
     stage_lock,
 )
-from carrytool.pipeline.plan import CONFLICT, Step, plan_paths, plan_static
+from carrytool.pipeline.plan import APPLIED, CONFLICT, Step, plan_paths, plan_static
 from carrytool.pipeline.report import Report
 from carrytool.pipeline.resolve import (
     Resolved,
@@ -301,7 +301,7 @@ def run_sync(manifest: Manifest, git: Git, options: SyncOptions, progress: Progr
         for tip, remote in tips:
             replaced = replaced_commits(manifest, git, tip, planned)
             if tip is not None and replaced:
-                report.warnings.append(_replaced_warning(manifest, tip, replaced, remote))
+                report.warnings.append(_replaced_warning(manifest, tip, replaced, remote, options.dry_run))
         locked_result = _last_result(manifest) if options.locked else None
         if locked_result and locked_result != report.result["sha"]:
             report.warnings.append({
@@ -352,8 +352,10 @@ def replaced_commits(manifest: Manifest, git: Git, tip: str | None, planned: Pla
     if not unmade:
         return []
     carried = _patch_ids(git, ["--no-walk=unsorted", *(sha for sha, _ in unmade)])
-    entries = [*planned.resolved.heads.values(), *planned.resolved.commits.values()]
-    ours = set(_patch_ids(git, [*entries, "--not", upstream, *planned.resolved.patch_bases.values()]).values())
+    # the entries the result has (applied): a skipped PR's cherry-pick is not carried (helper-77)
+    entries = [s.head for s in planned.steps if s.status == APPLIED and s.head]
+    ours = set(_patch_ids(git, [*entries, "--not", upstream, *planned.resolved.patch_bases.values()]).values()) \
+        if entries else set()
     return [(sha, subject, carried.get(sha) in ours) for sha, subject in unmade]
 
 
@@ -375,8 +377,8 @@ def _last_result(manifest: Manifest) -> str | None:
     return result if isinstance(result, str) else None
 
 
-def _replaced_warning(manifest: Manifest, previous: str, replaced: list[tuple[str, str, bool]], remote: bool
-                      ) -> dict[str, object]:
+def _replaced_warning(manifest: Manifest, previous: str, replaced: list[tuple[str, str, bool]], remote: bool,
+                      dry_run: bool) -> dict[str, object]:
     branch = manifest.fork.branch
     where = f"the fork's {branch}" if remote else branch
     lost = [(sha, subject) for sha, subject, carried in replaced if not carried]
@@ -390,8 +392,9 @@ def _replaced_warning(manifest: Manifest, previous: str, replaced: list[tuple[st
             "carried": [sha for sha, _subject, carried in replaced if carried],
             "message": f"{where} has {len(replaced)} commit(s) that sync did not make (committed onto it by hand?), "
                        f"which the composed result does not have{what}. The branch is generated: carry such a "
-                       f"change as an entry of the manifest. Replacing {where}, carrytool keeps its old tip "
-                       f"{previous[:12]} as {replaced_ref(manifest, previous)}"}
+                       f"change as an entry of the manifest. Replacing {where}, carrytool "
+                       f"{'would keep' if dry_run else 'keeps'} its old tip {previous[:12]} as "
+                       f"{replaced_ref(manifest, previous)}"}
 
 
 def _keep_replaced(manifest: Manifest, git: Git, warnings: list[dict], remote: bool) -> None:

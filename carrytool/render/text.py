@@ -203,7 +203,9 @@ def next_steps(report: Report, invocation: Invocation | None = None) -> list[str
                 ways.append(f"rebase {', '.join(carries)} onto {unions[0]} (a fork carry cannot join `supersedes`)")
             fold = " and ".join(ways)
         else:
-            fold = f"fold {', '.join(group)} into a union (`{run.command('explain')}` shows the overlap; " \
+            shows = "the overlap map shows where" if report.command == "explain" else \
+                f"`{run.command('explain')}` shows the overlap"          # not explain's own advice to run explain
+            fold = f"fold {', '.join(group)} into a union ({shows}; " \
                    f"`{run.command('union', 'new', 'NAME', *numbers)}` starts it)"
         skipping = [m for m in stopped if m in report.strict_only]
         other = f"set `on_conflict: skip` on {', '.join(m for m in stopped if m not in skipping)}" \
@@ -218,8 +220,11 @@ def next_steps(report: Report, invocation: Invocation | None = None) -> list[str
     if any(v.kind == "excludes" for v in report.violations):
         hints.append("next: take the excluded paths out of the carry (or out of its `excludes`)")
     if any(d.get("kind") == "clobbered" for d in report.dropped):
-        hint = next(d for d in report.dropped if d.get("kind") == "clobbered")
-        both = [str(x).removeprefix("pr/") for x in (hint.get("entry"), hint.get("by")) if str(x).startswith("pr/")]
+        # every PR whose lines were overwritten, and every PR that overwrote them (helper-76: one pair was named)
+        order = {step.id: n for n, step in enumerate(report.steps)}
+        named = {str(x) for d in report.dropped if d.get("kind") == "clobbered" for x in (d.get("entry"), d.get("by"))
+                 if str(x).startswith("pr/")}
+        both = [x.removeprefix("pr/") for x in sorted(named, key=lambda x: (order.get(x, len(order)), x))]
         hints.append("next: `on_conflict: theirs` overwrote another entry's lines: compose both into a union "
                      f"instead (`{run.command('union', 'new', 'NAME', *(both or ['PR', 'PR']))}`)")
     dropped = sorted({str(d.get("entry")) for d in report.dropped if d.get("kind") == "dropped" and d.get("entry")})

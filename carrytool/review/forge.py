@@ -59,7 +59,9 @@ def project_path(url: str) -> str:
         path = text.split(":", 1)[1]
     else:
         raise InputError(f"cannot tell the forge project from upstream.url {redact(url)}",
-                         hint="status asks the forge about PRs: upstream.url must be the forge's URL")
+                         hint="status asks the forge about PRs: upstream.url must be the forge's URL (to fetch "
+                              "from a local mirror all the same, keep the forge's URL and tell git: "
+                              "`git config url./path/to/mirror.insteadOf https://github.com/OWNER/REPO`)")
     path = path.strip("/")
     path = path[:-4] if path.endswith(".git") else path
     if path.count("/") < 1:

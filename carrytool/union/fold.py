@@ -252,7 +252,7 @@ class Union:
         scratch.write(self.git, shown_tree)
         crash_point("stop:scratch")
         state["conflict"] = {"pr": item.pr, "tree": merged.tree, "pre": step.pre, "shown": shown_tree,
-                             "files": conflicts}
+                             "files": conflicts, "waiting": step.waiting}
         self.save(state)
         outcome.scratch = scratch.root
         return outcome
@@ -447,13 +447,17 @@ class Union:
                 made = read_content(self.git, conflict["pre"], path) or shown
                 base: Content | None = (made[0], apply_resolutions(made[1], records)[0] or b"")
             elif info and info["kind"] == "content" and shown:
-                base = shown
+                # deleted: the file as the fold made it (git's own labels, as the next fold makes it again)
+                base = read_content(self.git, conflict["pre"], path) or shown
             else:
                 base = read_content(self.git, conflict["pre"], path)
+            kind = info["kind"] if info else ""
+            if base == result and path in conflict.get("waiting", ()):
+                continue          # its recorded edit waited and was not redone: kept for the next fold
             if base == result and not (info and info["kind"] != "content"):
                 self.store.record_fixup(self.name, Fixup(item, path, base, base))   # drops an old one
             else:
-                self.store.record_fixup(self.name, Fixup(item, path, base, result), keep_same=True)
+                self.store.record_fixup(self.name, Fixup(item, path, base, result, kind), keep_same=True)
 
     def abort(self) -> tuple[Path | None, list[str]]:
         """Drop a stopped fold: its state and the files carrytool wrote in its scratch tree. Works on a

@@ -222,6 +222,10 @@ class Fixup:
     file: str
     base: tuple[str, bytes] | None
     result: tuple[str, bytes] | None
+    # what the file was when the edit was recorded: "" merged, "content" (conflict hunks), "other" (a
+    # conflict of another kind: deleted on one side, a link, ...), "fixup"; None in a record made before
+    # it was kept (taken to be any). Only an edit recorded on an "other" conflict settles one
+    conflict: str | None = None
 
     @property
     def key(self) -> str:
@@ -305,7 +309,11 @@ class Store:
                 if not isinstance(doc, dict) or not isinstance(doc.get("item"), str) \
                         or not isinstance(doc.get("file"), str) or not doc["file"]:
                     raise ValueError("needs 'item' and 'file' strings")
-                out.append(Fixup(doc["item"], doc["file"], _decode(doc.get("base")), _decode(doc.get("result"))))
+                conflict = doc.get("conflict")
+                if conflict is not None and not isinstance(conflict, str):
+                    raise ValueError("'conflict' must be a string")
+                out.append(Fixup(doc["item"], doc["file"], _decode(doc.get("base")), _decode(doc.get("result")),
+                                 conflict))
             except (ValueError, TypeError) as exc:
                 raise _corrupt(path, str(exc)) from None
         return sorted(out, key=lambda f: (f.item, f.file))
@@ -344,6 +352,8 @@ class Store:
             return target
         doc = {"item": fixup.item, "file": fixup.file, "base": _encode(fixup.base),
                "result": _encode(fixup.result), "git": self.git_version, "carrytool": __version__}
+        if fixup.conflict is not None:
+            doc["conflict"] = fixup.conflict
         write_atomic(target, (json.dumps(doc, indent=2, ensure_ascii=True) + "\n").encode())
         self._write_meta()
         return target

@@ -27,13 +27,14 @@ class Step:
     unresolved: dict[str, str] = field(default_factory=dict)     # path -> content | other | fixup
     reused: list[str] = field(default_factory=list)
     used: list[str] = field(default_factory=list)
+    waiting: list[str] = field(default_factory=list)     # files whose recorded edit waits (kept in the store)
 
 
 def resolve_step(git: Git, merged: MergeResult, records: dict[str, bytes], fixups: list[Fixup],
                  notify: Notify) -> Step:
     """Apply each recorded hunk on its own, then FIXUPS (those recorded for this PR); say what is left."""
     edits: dict[str, tuple[str, str] | None] = {}
-    unresolved, reused, used = {}, [], []
+    unresolved, reused, used, waiting = {}, [], [], []
     for path in merged.conflicted_paths:
         found = read_content(git, merged.tree, path)
         parts = split_conflicts(found[1]) if found and found[0] != "120000" and has_markers(found[1]) else None
@@ -56,15 +57,24 @@ def resolve_step(git: Git, merged: MergeResult, records: dict[str, bytes], fixup
     for fixup in fixups:
         current = read_content(git, pre, fixup.file)
         if unresolved.get(fixup.file) == "content" and current != fixup.base:
-            # the file has new hunks to resolve: the edit goes in around them (3-way, as always), or both
-            # versions are shown beside them; `union continue` records it again from what the user leaves
-            # (it was left out here, and `continue` then dropped it from the store: helper-76)
+            # the file has new hunks to resolve: the edit goes in beside them when it merges 3-way cleanly
+            # and leaves every hunk as it was (`union continue` then records it again from what the user
+            # leaves). Otherwise it waits, and is kept in the store (helper-76: `continue` dropped it)
             applied, clean = apply_fixup(git, fixup, current)
-            if applied is not None:
+            if clean and applied is not None and current is not None and _same_hunks(current[1], applied[1]):
                 fixed[fixup.file] = (applied[0], git.write_blob(applied[1]))
-            notify(f"{fixup.file}: your recorded edit outside the conflict hunks ({fixup.item}) is "
-                   + ("applied in the scratch tree beside the new hunks: keep it as you resolve them" if clean else
-                      "shown beside the new hunks, both versions (it no longer applies as it was): resolve it too"))
+                notify(f"{fixup.file}: your recorded edit outside the conflict hunks ({fixup.item}) is applied in "
+                       "the scratch tree beside the new hunks: keep it as you resolve them")
+            else:
+                waiting.append(fixup.file)
+                notify(f"{fixup.file}: your recorded edit outside the conflict hunks ({fixup.item}) does not apply "
+                       "beside the new hunks; redo it in the scratch tree if it is still needed (left out, it stays "
+                       "in the store and the next refold applies it, or stops on it). It was:\n"
+                       + _edit_of(fixup))
+            continue
+        if unresolved.get(fixup.file) == "other" and fixup.conflict not in (None, "other"):
+            # an edit recorded where the file merged (or conflicted in its lines) does not settle a conflict
+            # of another kind (a PR now deletes the file): that one is the user's to decide (helper-77)
             continue
         applied, clean = apply_fixup(git, fixup, current)
         fixed[fixup.file] = None if applied is None else (applied[0], git.write_blob(applied[1]))
@@ -74,7 +84,27 @@ def resolve_step(git: Git, merged: MergeResult, records: dict[str, bytes], fixup
         else:
             unresolved[fixup.file] = "fixup"
     tree = git.edit_tree(pre, fixed) if fixed else pre
-    return Step(pre, tree, unresolved, sorted(set(reused)), used)
+    return Step(pre, tree, unresolved, sorted(set(reused)), used, waiting)
+
+
+def _same_hunks(before: bytes, after: bytes) -> bool:
+    """Whether AFTER has exactly BEFORE's conflict hunks (same keys, in order): an edit applied beside
+    them touched none."""
+    a, b = split_conflicts(before), split_conflicts(after)
+    if a is None or b is None:
+        return False
+    return [p.key for p in a if not isinstance(p, bytes)] == [p.key for p in b if not isinstance(p, bytes)]
+
+
+def _edit_of(fixup: Fixup) -> str:
+    """The recorded edit as a unified diff (what to redo by hand), at most 40 lines."""
+    import difflib
+
+    old = (fixup.base[1] if fixup.base else b"").decode("utf-8", "replace").splitlines(keepends=True)
+    new = (fixup.result[1] if fixup.result else b"").decode("utf-8", "replace").splitlines(keepends=True)
+    lines = list(difflib.unified_diff(old, new, fixup.file, fixup.file, n=1))
+    shown = "".join(line if line.endswith("\n") else line + "\n" for line in lines[:40])
+    return shown + ("  ...\n" if len(lines) > 40 else "")
 
 def apply_fixup(git: Git, fixup: Fixup, current: Content | None) -> tuple[Content | None, bool]:
     """The file with FIXUP applied 3-way to CURRENT: (content, clean); unclean shows both versions."""

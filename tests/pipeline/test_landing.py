@@ -433,3 +433,15 @@ def test_the_supersedes_trailer_is_read_as_people_write_it(message: str, numbers
     from carrytool.pipeline.facts import supersedes_trailer
 
     assert supersedes_trailer(message) == (frozenset(numbers) if numbers is not None else None)
+
+
+def test_the_union_hint_after_a_clobber_names_every_pr_involved(cli: Cli, small: Small) -> None:
+    """helper-76: pr/3 resolved `theirs` overwrote lines of pr/1 and of pr/2; the next step proposed
+    `union new NAME 1 3` (the first clobber's pair), leaving pr/2 out."""
+    small.pr(1, {"a.py": "def f():\n    return 2\n\n\ndef g():\n    return 2\n"})
+    small.pr(2, {"a.py": "def f():\n    return 1\n\n\ndef g():\n    return 5\n"})
+    small.pr(3, {"a.py": "def f():\n    return 3\n\n\ndef g():\n    return 7\n"})
+    small.manifest([{"pr": 1}, {"pr": 2}, {"pr": 3, "on_conflict": "theirs"}])
+    result = cli("sync", "-m", small.manifest_path, "--repo", small.work.path)
+    assert result.exit_code == 1, result.output
+    assert "compose both into a union instead (`carrytool union new NAME 1 2 3 " in result.stdout, result.stdout

@@ -865,3 +865,31 @@ def test_a_reader_that_leaves_during_the_run_does_not_stop_it(small: Small) -> N
     assert proc.stderr is not None
     proc.stderr.close()
     assert proc.wait(timeout=120) == 0 and small.branch() is not None
+
+
+def test_explain_does_not_advise_running_explain(cli: Cli, small: Small) -> None:
+    """helper-76: explain's next step said "`carrytool explain` shows the overlap" while it was explain."""
+    small.pr(1, A_TWO)
+    small.pr(2, A_THREE)
+    small.manifest([{"pr": 1}, {"pr": 2}])
+    sync_hint = [line for line in cli("sync", "-m", small.manifest_path, "--repo", small.work.path).stdout.splitlines()
+                 if line.startswith("next: fold")]
+    explain = cli("explain", "--offline", "-m", small.manifest_path, "--repo", small.work.path).stdout
+    hints = [line.strip() for line in explain.splitlines() if line.strip().startswith("next: fold")]
+    assert "`carrytool explain " in sync_hint[0] and hints, explain
+    assert all("`carrytool explain" not in h and "the overlap map shows where" in h for h in hints)
+
+
+def test_a_cherry_pick_of_a_skipped_pr_is_not_counted_carried(cli: Cli, small: Small, tmp_path: Path) -> None:
+    """helper-77: the old branch's cherry-pick of pr/2 was counted "carried" (its patch is pr/2's) while pr/2
+    was skipped for a conflict: the result does not have it, and the message hid it among the carried."""
+    small.pr(1, A_TWO)
+    small.pr(2, A_THREE)
+    small.manifest([{"pr": 1}, {"pr": 2, "on_conflict": "skip"}])
+    bare = init_repo(tmp_path / "bare.git", bare=True)
+    pick = small.up.commit(A_THREE, "pr 2, cherry-picked", parent="main", ref="refs/heads/loop")
+    bare.git("fetch", "-q", str(small.up.path), "+loop:refs/heads/dev")
+    code, report = cli.json("sync", "--dry-run", "-m", small.manifest_path, "--repo", bare.path)
+    [warning] = [w for w in report["warnings"] if w["kind"] == "replaced-commits"]
+    assert code == 0 and (warning["commits"], warning["carried"]) == ([pick], [])
+    assert f": {pick[:12]} pr 2, cherry-picked. " in warning["message"] and "would keep its old tip" in warning["message"]

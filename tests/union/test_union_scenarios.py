@@ -642,3 +642,52 @@ def test_an_edit_outside_the_hunks_survives_a_refold_that_asks_again(cli: Cli, f
     assert b"line 10 edited by hand\n" in first and b"line 15 by two, v2\n" in first
     assert union(cli, fold, "compose").exit_code == 0         # again: asks nothing, and keeps the edit
     assert fold.show(fold.ref(), "a.py") == first
+
+
+def _fixups(fold: Fold) -> list[dict]:
+    folder = fold.manifest.parent / "resolutions" / "u" / "fixups"
+    return sorted((json.loads(p.read_text()) for p in folder.glob("*.json")), key=lambda d: (d["item"], d["file"]))
+
+
+def test_an_edit_that_no_longer_applies_beside_a_new_hunk_waits_and_is_kept(cli: Cli, fold: Fold) -> None:
+    """helper-77: merged 3-way into a file holding conflict markers, an edit that met a new hunk nested its
+    markers in the hunk's, and `continue` recorded a made-up hunk (the real one was asked again at every
+    refold). It waits instead: the scratch shows the new hunks alone, the message shows the edit to redo,
+    and the store keeps it when it is not redone."""
+    by_hand(cli, fold)
+    before = [d for d in _fixups(fold) if d["file"] == "a.py"]
+    fold.up.commit({"a.py": edited({3: "line 3 by two\n", 10: "line 10 by two v2\n", 15: "line 15 by two, v2\n"})},
+                   "two: v2", parent=fold.pr2, ref="refs/pull/2/head")
+    result = union(cli, fold, "compose")
+    assert result.exit_code == 3
+    assert "your recorded edit outside the conflict hunks (pr/2) does not apply beside the new hunks" in result.output
+    assert "-line 10\n+line 10 edited by hand\n" in result.output
+    shown = (fold.scratch / "a.py").read_bytes()
+    assert shown.count(b"<<<<<<< ") == shown.count(b">>>>>>> ") == 1 and b"edited by hand" not in shown
+    (fold.scratch / "a.py").write_bytes(re.sub(rb"<<<<<<< [^\n]*\n.*?=======\n(.*?)>>>>>>> [^\n]*\n", rb"\1",
+                                               shown, flags=re.S))
+    assert union(cli, fold, "continue").exit_code == 0
+    assert [d for d in _fixups(fold) if d["file"] == "a.py"] == before       # kept for the next fold
+
+
+def test_a_conflicted_file_deleted_by_hand_is_not_asked_again(cli: Cli, fold: Fold) -> None:
+    """helper-77: deleting a conflicted file at a stop recorded the fold's shown (relabelled) file as the
+    edit's base, which no later fold makes: every refold asked again, with nothing moved."""
+    assert union(cli, fold, "compose").exit_code == 3
+    (fold.scratch / "a.py").unlink()
+    assert union(cli, fold, "continue").exit_code == 0
+    result = union(cli, fold, "compose")
+    assert result.exit_code == 0, result.output
+    assert fold.ls(fold.ref(), "a.py") == ""
+
+
+def test_an_edit_recorded_where_a_file_merged_does_not_settle_its_deletion(cli: Cli, fold: Fold) -> None:
+    """helper-77: b.py had an edit recorded (it merged then); pr/2 moved to delete b.py, which pr/1 changes:
+    the old edit settled that conflict, the fold asked nothing and pr/2's deletion was dropped. It stops."""
+    by_hand(cli, fold)
+    assert any(d["file"] == "b.py" and d.get("conflict") == "" for d in _fixups(fold))
+    fold.up.commit({"a.py": edited({3: "line 3 by two\n", 15: "line 15 by two\n"}), "b.py": None}, "two: drop b.py",
+                   parent=fold.pr2, ref="refs/pull/2/head")
+    assert "b.py  pr/1, pr/2  (not a content conflict" in union(cli, fold, "status").stdout
+    result = union(cli, fold, "compose")
+    assert result.exit_code == 3 and "b.py" in result.output, result.output
