@@ -42,7 +42,7 @@ from carrytool.union.resolutions import (
     has_markers,
     split_conflicts,
 )
-from carrytool.union.reuse import Content, Step, read_content, resolve_step
+from carrytool.union.reuse import Content, Step, _edit_of, apply_fixup, read_content, resolve_step
 from carrytool.union.scratch import Scratch, _walk
 from carrytool.union.state import load_state, save_state
 
@@ -406,7 +406,8 @@ class Union:
             if shown.get(path) != (mode, oid):
                 edits[path] = (mode, oid)
         edits.update({p: None for p, (mode, _oid) in shown.items() if mode != "160000" and p not in snapshot})
-        self.record(state, conflict, snapshot, sorted(set(edits) | set(kinds)))
+        for path, content in self.record(state, conflict, snapshot, sorted(set(edits) | set(kinds))).items():
+            edits[path] = (content[0], self.git.write_blob(content[1]))      # a waiting edit applied after
         crash_point("continue:recorded")
         item = f"pr/{conflict['pr']}"
         tree = self.git.edit_tree(conflict["shown"], edits)
@@ -425,14 +426,31 @@ class Union:
         scratch.remove_files()
         return self.advance(state)
 
-    def record(self, state: dict, conflict: dict, snapshot: dict[str, Content], paths: list[str]) -> None:
-        """Record the resolution of each conflict hunk, and each other edit as a fixup of the folded PR."""
+    def record(self, state: dict, conflict: dict, snapshot: dict[str, Content], paths: list[str]
+               ) -> dict[str, Content]:
+        """Record the resolution of each conflict hunk, and each other edit as a fixup of the folded PR.
+        A recorded edit that waited (it did not apply beside the new hunks: `conflict["waiting"]`) is
+        applied 3-way to the file as the user left it, now that its hunks are resolved: returned, path ->
+        the file with it, for the fold's tree. One that does not apply there either is said, not dropped."""
         self.store.preflight()
         records = self.store.load(self.name)
         kinds = {c["file"]: c for c in conflict["files"]}
         item = f"pr/{conflict['pr']}"
+        waiting = {f.file: f for f in self.store.load_fixups(self.name)
+                   if f.item == item and f.file in conflict.get("waiting", [])}
+        applied: dict[str, Content] = {}
         for path in paths:
             result = snapshot.get(path)
+            old, unapplied = waiting.get(path), False
+            if old is not None and result is not None and result[0] != "120000":
+                merged, clean = apply_fixup(self.git, old, result)
+                if clean and merged is not None:
+                    if merged != result:
+                        self.notify(f"{path}: your recorded edit outside the conflict hunks ({item}) is applied "
+                                    "after your resolution")
+                        applied[path] = result = merged
+                else:
+                    unapplied = True
             info = kinds.get(path)
             shown = read_content(self.git, conflict["shown"], path)
             if info and info["kind"] == "content" and shown and result and result[0] != "120000":
@@ -452,12 +470,19 @@ class Union:
             else:
                 base = read_content(self.git, conflict["pre"], path)
             kind = info["kind"] if info else ""
-            if base == result and path in conflict.get("waiting", ()):
-                continue          # its recorded edit waited and was not redone: kept for the next fold
+            if unapplied and old is not None:
+                self.notify(f"{path}: your recorded edit outside the conflict hunks ({item}) does not apply to the "
+                            "file as you left it; " + ("it is kept in the store and the next refold stops on it (this "
+                                                       "union does not have it)" if base == result else
+                                                       "your edits to the file replace it in the store")
+                            + ". It was:\n" + _edit_of(old))
+                if base == result:
+                    continue
             if base == result and not (info and info["kind"] != "content"):
                 self.store.record_fixup(self.name, Fixup(item, path, base, base))   # drops an old one
             else:
                 self.store.record_fixup(self.name, Fixup(item, path, base, result, kind), keep_same=True)
+        return applied
 
     def abort(self) -> tuple[Path | None, list[str]]:
         """Drop a stopped fold: its state and the files carrytool wrote in its scratch tree. Works on a

@@ -58,4 +58,7 @@ def _problem(doc: Any) -> str | None:
                     or item.get("kind") not in ("content", "other", "fixup") \
                     or not isinstance(item.get("entries"), list):
                 return "a conflicted file is not {file, kind, entries}"
+        waiting = conflict.get("waiting", [])
+        if not isinstance(waiting, list) or not all(isinstance(path, str) for path in waiting):
+            return "'conflict.waiting' is not a list of paths"
     return None

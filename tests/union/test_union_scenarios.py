@@ -666,8 +666,49 @@ def test_an_edit_that_no_longer_applies_beside_a_new_hunk_waits_and_is_kept(cli:
     assert shown.count(b"<<<<<<< ") == shown.count(b">>>>>>> ") == 1 and b"edited by hand" not in shown
     (fold.scratch / "a.py").write_bytes(re.sub(rb"<<<<<<< [^\n]*\n.*?=======\n(.*?)>>>>>>> [^\n]*\n", rb"\1",
                                                shown, flags=re.S))
-    assert union(cli, fold, "continue").exit_code == 0
+    result = union(cli, fold, "continue")
+    assert result.exit_code == 0 and "does not apply to the file as you left it; it is kept in the store and the " \
+        "next refold stops on it (this union does not have it)" in result.output
     assert [d for d in _fixups(fold) if d["file"] == "a.py"] == before       # kept for the next fold
+
+
+@pytest.mark.parametrize("how", ["redo", "other-line"])
+def test_a_waiting_edit_at_continue(cli: Cli, fold: Fold, how: str) -> None:
+    """helper-78: a waiting edit the user redid as told was kept twice (the next refold stopped with nothing
+    changed); one the user did not redo but who edited another line of the file was replaced without a
+    word. Redone, it is recorded once and the refold asks nothing; replaced, the note shows what goes."""
+    by_hand(cli, fold)
+    fold.up.commit({"a.py": edited({3: "line 3 by two\n", 10: "line 10 by two v2\n", 15: "line 15 by two, v2\n"})},
+                   "two: v2", parent=fold.pr2, ref="refs/pull/2/head")
+    assert union(cli, fold, "compose").exit_code == 3
+    shown = (fold.scratch / "a.py").read_bytes()
+    resolved = re.sub(rb"<<<<<<< [^\n]*\n.*?=======\n(.*?)>>>>>>> [^\n]*\n", rb"\1", shown, flags=re.S)
+    if how == "redo":           # as the note printed it: line 10 (pr/2's now) edited by hand again
+        resolved = resolved.replace(b"line 10 by two v2\n", b"line 10 edited by hand\n")
+    else:
+        resolved = resolved.replace(b"line 20\n", b"line 20 by hand\n")
+    (fold.scratch / "a.py").write_bytes(resolved)
+    result = union(cli, fold, "continue")
+    assert result.exit_code == 0, result.output
+    if how == "redo":
+        again = union(cli, fold, "compose")
+        assert again.exit_code == 0, again.output
+        assert b"line 10 edited by hand\n" in fold.show(fold.ref(), "a.py")
+    else:
+        assert "your edits to the file replace it in the store. It was:" in result.output
+        assert "+line 10 edited by hand" in result.output
+
+
+def test_an_edit_that_does_not_settle_a_deletion_is_shown(cli: Cli, fold: Fold) -> None:
+    """helper-78: the stop on a modify/delete conflict did not mention the edit recorded there earlier, which
+    the user's decision then replaced in the store."""
+    by_hand(cli, fold)
+    fold.up.commit({"a.py": edited({3: "line 3 by two\n", 15: "line 15 by two\n"}), "b.py": None}, "two: drop b.py",
+                   parent=fold.pr2, ref="refs/pull/2/head")
+    result = union(cli, fold, "compose")
+    assert result.exit_code == 3
+    assert "b.py: your recorded edit (pr/2) was made where the file merged; it does not settle this conflict" \
+        in result.output and "+b6 by one" not in result.output and "b.py" in result.output
 
 
 def test_a_conflicted_file_deleted_by_hand_is_not_asked_again(cli: Cli, fold: Fold) -> None:
@@ -691,3 +732,17 @@ def test_an_edit_recorded_where_a_file_merged_does_not_settle_its_deletion(cli: 
     assert "b.py  pr/1, pr/2  (not a content conflict" in union(cli, fold, "status").stdout
     result = union(cli, fold, "compose")
     assert result.exit_code == 3 and "b.py" in result.output, result.output
+
+
+@pytest.mark.parametrize("value", [None, 5, "a.py"])
+def test_a_corrupt_waiting_list_in_the_state_is_bad_input(cli: Cli, fold: Fold, value: object) -> None:
+    """helper-78: `conflict.waiting` set to null or 5 ended `union continue` in a traceback (a string matched
+    substrings). The state check names it."""
+    assert union(cli, fold, "compose").exit_code == 3
+    state = next((fold.work / "carrytool" / "union").rglob("state.json"))
+    doc = json.loads(state.read_text())
+    doc["conflict"]["waiting"] = value
+    state.write_text(json.dumps(doc))
+    resolve_both(fold.scratch / "a.py")
+    result = union(cli, fold, "continue")
+    assert result.exit_code == 2 and "'conflict.waiting' is not a list of paths" in result.output, result.output
