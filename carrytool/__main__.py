@@ -45,15 +45,20 @@ class _Unbroken:
             self._drop()
 
     def _drop(self) -> None:
-        try:
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, self._stream.fileno())
-            os.close(devnull)
-        except (OSError, ValueError):
-            pass
+        to_devnull(self._stream)
 
     def __getattr__(self, name: str):  # noqa: ANN204 - everything else is the stream's
         return getattr(self._stream, name)
+
+
+def to_devnull(stream) -> None:  # noqa: ANN001 - a text stream
+    """Point STREAM's file descriptor at /dev/null: what is left in its buffer must not fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, stream.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
 
 
 def _gone(exc: OSError) -> bool:

@@ -50,7 +50,6 @@ class _State:
     quiet = False
     verbose = False
     options: tuple[Optional[Path], Optional[Path]] = (None, None)   # -m and --repo, repeated in next steps
-    outcome: Optional[int] = None      # the run's exit code, once known (before its output is written)
 
 
 def _invocation():  # noqa: ANN202 - render.commands.Invocation, imported lazily
@@ -86,7 +85,6 @@ def _main(
 ) -> None:
     _State.quiet, _State.verbose = quiet, verbose
     _State.options = (None, None)
-    _State.outcome = None
 
 
 def _diag(message: str) -> None:
@@ -110,26 +108,7 @@ def _run(body: Callable[[], int]) -> None:
     except KeyboardInterrupt:
         print("carrytool: interrupted; nothing was written", file=sys.stderr)
         raise typer.Exit(130) from None
-    except BrokenPipeError:
-        # the reader of the output went away (`carrytool sync | head -1`) while the result was written (the
-        # console script's streams never raise it: __main__._Unbroken): the exit code is the run's when known
-        if _State.outcome is None:
-            raise
-        _drop_stdout()
-        raise typer.Exit(_State.outcome) from None
     raise typer.Exit(code)
-
-
-def _drop_stdout() -> None:
-    """Point stdout at /dev/null: what is left in its buffer must not fail again at exit."""
-    import os
-
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
-    except (OSError, ValueError):
-        pass
 
 
 def _load(manifest: Optional[Path]):  # noqa: ANN202
@@ -189,7 +168,6 @@ def _emit(report, fmt: str, report_file: Optional[Path]) -> None:  # noqa: ANN00
     from carrytool.pipeline.report import write_report
     from carrytool.render.text import render_quiet, render_report
 
-    _State.outcome = report.exit_code
     dumped = report.dumps() if fmt == "json" else None     # once, for the file and stdout alike
     unwritten: CarryError | None = None
     if report_file:
