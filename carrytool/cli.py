@@ -604,8 +604,17 @@ def status(
                                  git.common_dir / "carrytool" / "forge-cache.json", offline=offline)
             result = gather_status(loaded, git, client, lock=lock)
         if write:
+            from carrytool.errors import InputError
+            from carrytool.manifest.load import parse_manifest
+
             text, result.written = apply_status(loaded, result)
             if text != loaded.text:
+                try:        # what it would write must still be a manifest (an assert may name a dropped PR)
+                    parse_manifest(text, loaded.path)
+                except CarryError as exc:
+                    raise InputError(f"--write would leave the manifest invalid, so nothing was written: {exc}",
+                                     hint="change what the error names by hand (e.g. an assert's `entry:` naming "
+                                          "a PR to drop), then run `status --write` again") from None
                 write_atomic(loaded.path, text)
         if fmt == "json":
             sys.stdout.write(result.dumps())

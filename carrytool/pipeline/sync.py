@@ -394,7 +394,7 @@ def _replaced_warning(manifest: Manifest, previous: str, replaced: list[tuple[st
                        f"which the composed result does not have{what}. The branch is generated: carry such a "
                        f"change as an entry of the manifest. Replacing {where}, carrytool "
                        f"{'would keep' if dry_run else 'keeps'} its old tip {previous[:12]} as "
-                       f"{replaced_ref(manifest, previous)}"}
+                       f"{replaced_ref(manifest, previous)}" + (" here and on the fork" if remote else "")}
 
 
 def _keep_replaced(manifest: Manifest, git: Git, warnings: list[dict], remote: bool) -> None:
@@ -438,7 +438,9 @@ def _finish(manifest: Manifest, git: Git, options: SyncOptions, planned: Planned
                                hint="run sync again")
             _keep_replaced(manifest, git, report.warnings, remote=True)
             report.result["pushed"] = False
-            report.result["pushed"] = push(manifest, git, comp.result, planned.resolved, options)
+            kept = [str(w["previous"]) for w in report.warnings if w.get("kind") == "replaced-commits" and w.get("remote")]
+            report.result["pushed"] = push(manifest, git, comp.result, planned.resolved, options,
+                                           keep=kept[0] if kept else None)
             crash_point("sync:pushed")
         if previous != comp.result:
             _keep_replaced(manifest, git, report.warnings, remote=False)
@@ -484,18 +486,24 @@ def _refused_as_moved(porcelain: str) -> bool:
     return any(line.startswith("!\t") and "\t[rejected] " in line for line in porcelain.splitlines())
 
 
-def push(manifest: Manifest, git: Git, sha: str, resolved: Resolved, options: SyncOptions) -> bool:
-    """Push SHA to the fork branch with a lease on the value seen at fetch time; False when already there."""
+def push(manifest: Manifest, git: Git, sha: str, resolved: Resolved, options: SyncOptions,
+         keep: str | None = None) -> bool:
+    """Push SHA to the fork branch with a lease on the value seen at fetch time; False when already there.
+    KEEP: the fork branch's tip when it has commits sync did not make (`replaced-commits`), pushed in the same
+    atomic push to refs/carrytool/<branch>/replaced/<tip> on the fork: the branch moves only if that ref is
+    made too, so what was pushed there by hand stays in the fork (a CI runner's clone is thrown away)."""
     url = resolve_local(manifest.fork.url, manifest.base_dir)  # type: ignore[arg-type]
     expected = resolved.fork_remote
     if expected == sha:
         return False
     dest = f"refs/heads/{manifest.fork.branch}"
     lease = f"--force-with-lease={dest}:{expected or ''}"
+    extra = ["--atomic"] if keep else []
+    refspecs = [f"{sha}:{dest}"] + ([f"{keep}:{replaced_ref(manifest, keep)}"] if keep else [])
     git.keep(sha)                     # what a push sends is in the store before it runs (see Git.run)
     attempts = 0
     while True:
-        proc = git.run("push", "--porcelain", "--no-verify", lease, "--end-of-options", url, f"{sha}:{dest}",
+        proc = git.run("push", "--porcelain", "--no-verify", *extra, lease, "--end-of-options", url, *refspecs,
                        check=False)
         if proc.returncode == 0:
             return True

@@ -405,7 +405,10 @@ def test_a_push_over_commits_pushed_by_hand_names_and_keeps_them(cli: Cli, small
     assert code == 0 and report["result"]["pushed"] is True and report["result"]["previous"] is None
     assert (warning["remote"], warning["previous"], warning["commits"], warning["carried"]) == (True, hotfix, [hotfix], [])
     assert warning["message"].startswith("the fork's dev has 1 commit(s) that sync did not make")
+    assert warning["message"].endswith(f"as refs/carrytool/dev/replaced/{hotfix} here and on the fork")
     assert fresh.rev(f"refs/carrytool/dev/replaced/{hotfix}") == hotfix and fork.rev("dev") != hotfix
+    # helper-79: the CI runner's clone is thrown away: the fork keeps the old tip too, in the same push
+    assert fork.rev(f"refs/carrytool/dev/replaced/{hotfix}") == hotfix
 
 
 def test_locked_fetches_a_carried_commit_from_the_fork_as_sync_does(cli: Cli, small: Small, tmp_path: Path) -> None:
@@ -424,6 +427,20 @@ def test_locked_fetches_a_carried_commit_from_the_fork_as_sync_does(cli: Cli, sm
             fresh.git("fetch", "-q", str(small.work.path), "dev:dev")
         result = cli(*command, "-m", small.manifest_path, "--repo", fresh.path)
         assert result.exit_code == 0, (command, result.output)
+
+
+def test_a_fork_that_refuses_the_kept_tip_is_not_pushed_over(cli: Cli, small: Small, tmp_path: Path) -> None:
+    """The kept tip goes in the same atomic push as the branch: a fork that refuses refs/carrytool/ (a hook)
+    refuses both, and the hand-pushed commit stays on its branch (exit 4, nothing moved)."""
+    fork, first = _pushed_fork(cli, small, tmp_path)
+    hotfix = fork.commit({"x": "y"}, "HOTFIX pushed by hand", parent="dev", ref="refs/heads/dev")
+    hook = fork.path / "hooks" / "pre-receive"
+    hook.write_text("#!/bin/sh\nwhile read old new ref; do case $ref in refs/carrytool/*) exit 1;; esac; done\n")
+    hook.chmod(0o755)
+    small.up.commit({"c.txt": "more\n"}, "upstream moves", parent="main", ref="refs/heads/main")
+    fresh = init_repo(tmp_path / "ci.git", bare=True)
+    code, report = cli.json("sync", "-m", small.manifest_path, "--repo", fresh.path, "--push", env={"CARRYTOOL_RETRY_DELAY": "0"})
+    assert code == 4 and report["result"]["pushed"] is False and fork.rev("dev") == hotfix
 
 
 def test_locked_push_republishes_the_lock_over_a_hand_pushed_branch(cli: Cli, small: Small, tmp_path: Path) -> None:

@@ -229,3 +229,18 @@ def test_status_without_write_leaves_the_manifest(cli: Cli, forge: Forge) -> Non
         forge.github(fake)
         _status(cli, forge, fake.url)
     assert forge.manifest.read_text() == before
+
+
+def test_write_never_leaves_an_invalid_manifest(cli: Cli, forge: Forge) -> None:
+    """helper-79: `status --write` dropped pr/1 (merged upstream) while an assert named it (`entry: pr/1`):
+    exit 0, and the next `check` exit 2. Nothing is written; the error names what to change."""
+    text = forge.manifest.read_text()
+    assert "asserts:" not in text
+    text += "asserts:\n  - {name: f-ten, file: a.py, contains: 'return 10', entry: pr/1}\n"
+    forge.manifest.write_text(text)
+    assert cli("check", "-m", forge.manifest).exit_code == 0
+    with FakeForge() as fake:
+        forge.github(fake)
+        result = _status(cli, forge, fake.url, "--write")
+    assert result.exit_code == 2 and "--write would leave the manifest invalid, so nothing was written" in result.stderr
+    assert "pr/1" in result.stderr and forge.manifest.read_text() == text
