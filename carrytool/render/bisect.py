@@ -13,12 +13,19 @@ from carrytool.review.bisect import BisectResult
 def next_command(result: BisectResult, invocation: Invocation) -> str | None:
     """`explain ENTRY` for an entry bad alone (or with carries); `union new` to fold PRs that break together."""
     if result.first_bad is None:
-        return None
+        guarded = _guarded(result)
+        return invocation.command("explain", *guarded) if guarded and not result.tip_good else None
     together = [*result.interacts_with, result.first_bad]
     if result.interacts_with and all(i.startswith("pr/") for i in together):
         numbers = sorted((i.removeprefix("pr/") for i in together), key=int)
         return invocation.command("union", "new", f"union-{'-'.join(numbers)}", *numbers)
     return invocation.command("explain", *together)
+
+
+def _guarded(result: BisectResult) -> list[str]:
+    """The entries of the chain that the asserts searched with guard (`entry:`), in chain order."""
+    wanted = {spec.entry for spec in result.checks.asserts if spec.entry}
+    return [link.id for link in result.chain.links if link.id in wanted]
 
 
 def render_bisect_json(result: BisectResult, stream: TextIO, invocation: Invocation) -> None:
@@ -39,6 +46,11 @@ def render_bisect_text(result: BisectResult, stream: TextIO, invocation: Invocat
             "nothing to bisect.")
     elif result.first_bad is None:
         say(f"Upstream {result.chain.upstream[:12]} itself fails: no entry of the chain broke it.")
+        guarded = _guarded(result)
+        if guarded:     # an assert of what an entry adds fails on upstream by design (helper-79)
+            say(f"  the asserts searched with check what {', '.join(guarded)} add{'s' if len(guarded) == 1 else ''} "
+                "(their `entry:`), which upstream alone never has: the entry no longer provides it (moved, "
+                "rebased, or skipped)")
     else:
         position = [link.id for link in result.chain.links].index(result.first_bad) + 1
         say(f"First bad entry: {result.first_bad} ({position} of {n} in the chain)")

@@ -362,7 +362,11 @@ def _wanted(night: Night) -> list[tuple[str | None, str, str]]:
               (lock.get("result"), fetch(fork_url, fork_branch), f"the composed {fork_branch}")]
     for item in lock["entries"]:
         if item.get("head") and item["id"].startswith("pr/"):
-            wanted.append((item["head"], fetch(url, pr_ref(int(item["id"][3:]))), f"{item['id']} head"))
+            # the PR's ref has its head now: after a force-push that night's head is only had by its SHA
+            # (where the server serves one: GitHub keeps them), else from a repository of that night's sync
+            # (its refs/carrytool/) (helper-79: the ref alone looped)
+            wanted.append((item["head"], fetch(url, pr_ref(int(item["id"][3:]))) + "; if the PR moved since: "
+                           + fetch(url, item["head"]), f"{item['id']} head"))
         if item.get("commit"):
             wanted.append((item["commit"], fetch(fork_url, item["commit"]), f"{item['id']} commit"))
     return wanted

@@ -206,3 +206,16 @@ def test_a_command_running_past_the_timeout_is_bad_and_never_cached(cli: Cli, sm
     code, again = bisect(cli, small, "--run", command, "--timeout", "0.5")
     assert again["first_bad"] == "pr/2" and again["probes"] == out["probes"] == 4
     assert again["cached"] == 2                    # the good trees; the timed-out ones ran again
+
+
+def test_an_assert_of_what_an_entry_adds_names_that_entry(cli: Cli, small: Small) -> None:
+    """helper-79: an assert that checks what pr/2 adds (`entry: pr/2`) fails on upstream by design; once pr/2
+    stopped providing it (a force-push), bisect said "upstream itself fails" and named nothing. It names
+    the entry the assert guards, and explains it next."""
+    build(small, 3, {}, [{"name": "g", "file": "a.py", "defines": "g", "entry": "pr/2"}])
+    code, out = bisect(cli, small)
+    assert code == 0 and out["first_bad"] is None and out["upstream"]["bad"] is True
+    assert out["next"].startswith("carrytool explain pr/2 ")
+    text = cli("bisect", "-m", small.manifest_path, "--repo", small.work.path)
+    assert "the asserts searched with check what pr/2 adds (their `entry:`), which upstream alone never has" \
+        in text.stdout, text.stdout

@@ -139,7 +139,8 @@ def test_missing_object_names_the_fetch(nights: Nights, tmp_path: Path) -> None:
     result = nights.cli("diff", "HEAD~1:carries/manifest.yaml.lock", str(new), "-m", nights.manifest,
                         "--repo", nights.work.path)
     assert result.exit_code == 4, result.output
-    assert f"{'1' * 40} (pr/1 head in {new}): git fetch ../../up refs/pull/1/head" in result.stderr
+    assert f"{'1' * 40} (pr/1 head in {new}): git fetch ../../up refs/pull/1/head; if the PR moved since: " \
+           f"git fetch ../../up {'1' * 40}" in result.stderr        # the ref alone has the new head (helper-79)
 
 
 def test_markdown_and_text(nights: Nights) -> None:
