@@ -93,8 +93,6 @@ def entry() -> None:
     try:
         sys.stdout.flush()
         sys.stderr.flush()
-    except BrokenPipeError:      # the reader left (`| head`): the exit code is the run's, whatever is unread
-        os._exit(code & 0xFF)
     except (OSError, ValueError):
         raise SystemExit(code) from None
     os._exit(code & 0xFF)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import stat
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -38,8 +39,6 @@ def _mode_of(path: Path) -> int:
         st = os.stat(path, follow_symlinks=False)
     except OSError:
         return 0o666 & ~_umask()
-    import stat
-
     return stat.S_IMODE(st.st_mode) if stat.S_ISREG(st.st_mode) else 0o666 & ~_umask()
 
 

@@ -25,7 +25,12 @@ LOCK_VERSION = 1
 
 
 def lock_path(manifest: Manifest) -> Path:
-    return manifest.path.with_name(manifest.path.name + ".lock")
+    return lock_path_of(manifest.path)
+
+
+def lock_path_of(manifest: Path) -> Path:
+    """`<manifest>.lock`, beside the manifest at MANIFEST."""
+    return manifest.with_name(manifest.name + ".lock")
 
 
 def _patch_digest(manifest: Manifest, patch: str) -> str | None:

@@ -129,8 +129,10 @@ def check_report_path(path: str | Path | None, manifest: Path | None = None) -> 
     if path.is_dir():
         raise InputError(f"--report {path} is a directory", hint=f"name a file, e.g. --report {path / 'report.json'}")
     if manifest is not None:       # the lock too before the first sync writes it (the report would replace it)
+        from carrytool.pipeline.lock import lock_path_of
+
         target = path.resolve()
-        for what, mine in (("the manifest", manifest), ("the manifest's lock", manifest.with_name(manifest.name + ".lock"))):
+        for what, mine in (("the manifest", manifest), ("the manifest's lock", lock_path_of(manifest))):
             if target == mine.resolve():
                 raise InputError(f"--report {path} is {what}: it is not overwritten", hint="name another file, "
                                  "e.g. --report sync-report.json")

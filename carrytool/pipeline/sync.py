@@ -294,15 +294,16 @@ def run_sync(manifest: Manifest, git: Git, options: SyncOptions, progress: Progr
         report = planned.report
         report.result = {"branch": manifest.fork.branch, "sha": planned.composition.result,  # type: ignore[union-attr]
                          "previous": previous, "updated": False}
+        last = _last_result(manifest)          # the last published night's result, read once
         # what the run replaces: the local branch, and with --push the fork's branch as fetched
         tips = [(previous, False)]
         if options.push and planned.resolved.fork_remote not in (None, previous):
             tips.append((planned.resolved.fork_remote, True))
         for tip, remote in tips:
-            replaced = replaced_commits(manifest, git, tip, planned)
+            replaced = replaced_commits(manifest, git, tip, planned, last)
             if tip is not None and replaced:
                 report.warnings.append(_replaced_warning(manifest, tip, replaced, remote, options.dry_run))
-        locked_result = _last_result(manifest) if options.locked else None
+        locked_result = last if options.locked else None
         if locked_result and locked_result != report.result["sha"]:
             report.warnings.append({
                 "kind": "lock-result", "locked": locked_result, "composed": report.result["sha"],
@@ -321,21 +322,20 @@ def replaced_ref(manifest: Manifest, previous: str) -> str:
     return f"{namespace(manifest)}/replaced/{previous}"
 
 
-def replaced_commits(manifest: Manifest, git: Git, tip: str | None, planned: Planned, limit: int = 1000
-                     ) -> list[tuple[str, str, bool]]:
+def replaced_commits(manifest: Manifest, git: Git, tip: str | None, planned: Planned, last: str | None,
+                     limit: int = 1000) -> list[tuple[str, str, bool]]:
     """(SHA, subject, carried) of the commits TIP (the fork branch before the run) has that sync did not make
     and the composed result does not have: committed or pushed onto the generated branch by hand, or a
     branch that was something else before carrytool was pointed at it (the old cherry-pick loop's).
     Newest first, at most LIMIT. Sync's own commits say so (a `Carry-Entry:` trailer, committed by the
-    manifest's identity); upstream's are in upstream or in the last night's result (the lock's). None at all
+    manifest's identity); upstream's are in upstream or in LAST, the last night's result (the lock's). None at all
     when TIP's tree is the result's (nothing of its content goes). CARRIED: the commit's patch is the patch
     of a commit an entry of the manifest carries (`git patch-id`): its change is composed anyway."""
     result = planned.composition.result if planned.composition else None
-    if tip is None or result is None or tip == result or _last_result(manifest) == tip:
+    if tip is None or result is None or tip == result or last == tip:
         return []
     if git.tree_of(tip) == git.tree_of(result):
         return []
-    last = _last_result(manifest)
     upstream = planned.resolved.upstream
     known = [sha for sha in (result, upstream, last) if sha and git.object_type(sha) == "commit"]
     out = git.run("log", f"--max-count={limit}", "--format=%H%x1f%cn <%ce>%x1f%s%x1f%B%x1e", tip, "--not", *known,
@@ -397,14 +397,14 @@ def _replaced_warning(manifest: Manifest, previous: str, replaced: list[tuple[st
                        f"{replaced_ref(manifest, previous)}" + (" here and on the fork" if remote else "")}
 
 
-def _keep_replaced(manifest: Manifest, git: Git, warnings: list[dict], remote: bool) -> None:
+def _keep_replaced(manifest: Manifest, git: Git, warnings: list[dict], remote: bool) -> list[str]:
     """Before a branch is replaced, its old tip stays reachable when it had commits sync did not make (a bare
-    clone keeps no reflog, and the fork none of ours: gc would take them)."""
-    for warning in warnings:
-        if warning.get("kind") == "replaced-commits" and warning.get("remote") is remote:
-            ref = replaced_ref(manifest, str(warning["previous"]))
-            if git.ref_value(ref) is None:
-                git.update_ref(ref, str(warning["previous"]), None, "carrytool sync: the tip it replaces")
+    clone keeps no reflog, and the fork none of ours: gc would take them). The tips kept."""
+    kept = [str(w["previous"]) for w in warnings if w.get("kind") == "replaced-commits" and w.get("remote") is remote]
+    for tip in kept:
+        if git.ref_value(replaced_ref(manifest, tip)) is None:
+            git.update_ref(replaced_ref(manifest, tip), tip, None, "carrytool sync: the tip it replaces")
+    return kept
 
 
 def _finish(manifest: Manifest, git: Git, options: SyncOptions, planned: Planned, previous: str | None) -> None:
@@ -436,9 +436,8 @@ def _finish(manifest: Manifest, git: Git, options: SyncOptions, planned: Planned
             if git.ref_value(ref) != previous:
                 raise RefMoved(f"{ref} changed while carrytool was composing; nothing was pushed or written",
                                hint="run sync again")
-            _keep_replaced(manifest, git, report.warnings, remote=True)
+            kept = _keep_replaced(manifest, git, report.warnings, remote=True)
             report.result["pushed"] = False
-            kept = [str(w["previous"]) for w in report.warnings if w.get("kind") == "replaced-commits" and w.get("remote")]
             report.result["pushed"] = push(manifest, git, comp.result, planned.resolved, options,
                                            keep=kept[0] if kept else None)
             crash_point("sync:pushed")

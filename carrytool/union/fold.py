@@ -42,7 +42,7 @@ from carrytool.union.resolutions import (
     has_markers,
     split_conflicts,
 )
-from carrytool.union.reuse import Content, Step, _edit_of, apply_fixup, read_content, resolve_step
+from carrytool.union.reuse import Content, Step, apply_fixup, describe_edit, read_content, resolve_step
 from carrytool.union.scratch import Scratch, _walk
 from carrytool.union.state import load_state, save_state
 
@@ -475,7 +475,7 @@ class Union:
                             "file as you left it; " + ("it is kept in the store and the next refold stops on it (this "
                                                        "union does not have it)" if base == result else
                                                        "your edits to the file replace it in the store")
-                            + ". It was:\n" + _edit_of(old))
+                            + ". It was:\n" + describe_edit(old))
                 if base == result:
                     continue
             if base == result and not (info and info["kind"] != "content"):

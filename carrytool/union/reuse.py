@@ -70,7 +70,7 @@ def resolve_step(git: Git, merged: MergeResult, records: dict[str, bytes], fixup
                 notify(f"{fixup.file}: your recorded edit outside the conflict hunks ({fixup.item}) does not apply "
                        "beside the new hunks; redo it in the scratch tree if it is still needed (left out, it stays "
                        "in the store and the next refold applies it, or stops on it). It was:\n"
-                       + _edit_of(fixup))
+                       + describe_edit(fixup))
             continue
         if unresolved.get(fixup.file) == "other" and fixup.conflict not in (None, "other"):
             # an edit recorded where the file merged (or conflicted in its lines) does not settle a conflict
@@ -78,7 +78,7 @@ def resolve_step(git: Git, merged: MergeResult, records: dict[str, bytes], fixup
             # is shown the edit (what they leave there replaces it in the store: helper-78)
             notify(f"{fixup.file}: your recorded edit ({fixup.item}) was made where the file merged; it does not "
                    "settle this conflict: decide the file, and redo the edit if it still applies. It was:\n"
-                   + _edit_of(fixup))
+                   + describe_edit(fixup))
             continue
         applied, clean = apply_fixup(git, fixup, current)
         fixed[fixup.file] = None if applied is None else (applied[0], git.write_blob(applied[1]))
@@ -100,7 +100,7 @@ def _same_hunks(before: bytes, after: bytes) -> bool:
     return [p.key for p in a if not isinstance(p, bytes)] == [p.key for p in b if not isinstance(p, bytes)]
 
 
-def _edit_of(fixup: Fixup) -> str:  # noqa: D401 - shared with fold.record
+def describe_edit(fixup: Fixup) -> str:
     """The recorded edit as a unified diff (what to redo by hand), at most 40 lines."""
     import difflib
 
