@@ -531,7 +531,8 @@ def diff(
     """What changed between two nights: upstream, each entry (added, removed, moved with a range-diff,
     status, refolded), asserts and resolutions.
 
-    Reads local objects only; a missing one is exit 4 naming the fetch that brings it.
+    Reads local objects only; a missing one is exit 4 naming the fetch that brings it (a PR head or carry
+    commit only a range-diff needs: that range-diff is left out and the fetch named instead).
     Example: carrytool diff --format markdown >> "$GITHUB_STEP_SUMMARY"
     """
     _flags(quiet, verbose)
@@ -540,12 +541,15 @@ def diff(
     def body() -> int:
         from carrytool.manifest.load import manifest_path
         from carrytool.render.diff import render_diff_markdown, render_diff_text, summary_line
+        from carrytool.render.safe import printable
         from carrytool.review.diff import diff_nights, load_nights
 
         _check_format(fmt, ("text", "markdown", "json"))
         nights = load_nights(old, new, manifest=manifest_path(manifest), repo=repo)
         with _open_git(repo) as git:
             result = diff_nights(git, *nights)
+        for line in result.unavailable():      # said even with -q: the diff is not whole
+            print(f"carrytool: warning: range-diff not shown for {printable(line)}", file=sys.stderr)
         if fmt == "json":
             sys.stdout.write(result.dumps())
         elif fmt == "markdown":

@@ -54,6 +54,8 @@ def render_diff_text(diff: LockDiff, *, verbose: bool = False) -> str:
         lines.append(f"  {item['id']}: {item['change']}: {describe_entry(item)}")
         lines += [f"      {pair['change']} {_short(pair['old'])} {_short(pair['new'])} {pair['subject']}"
                   for pair in item["range_diff"]]
+        lines += [f"      range-diff unavailable, not in this repository: {missing}"
+                  for missing in item.get("range_diff_unavailable", [])]
     lines += _lists("asserts", diff.asserts) + _lists("resolutions", diff.resolutions)
     return "\n".join(printable(line, newlines=False) for line in lines) + "\n"
 
@@ -88,6 +90,8 @@ def render_diff_markdown(diff: LockDiff) -> str:
                     f"{md_code(_short(pair['new']))} | {md_text(pair['subject'])} |" for pair in item["range_diff"]]
             parts += ["", f"<details><summary>{md_text(item['id'])}: range-diff</summary>", "",
                       "| | old | new | subject |", "|---|---|---|---|", *rows, "", "</details>"]
+        for missing in item.get("range_diff_unavailable", []):
+            parts += ["", f"{md_text(item['id'])}: range-diff unavailable, not in this repository: {md_code(missing)}"]
     extra = _lists("asserts", diff.asserts) + _lists("resolutions", diff.resolutions)
     if extra:
         parts += ["", *[f"- {md_text(line.strip())}" for line in extra]]

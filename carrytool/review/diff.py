@@ -59,6 +59,13 @@ class LockDiff:
     entries: list[dict[str, Any]] = field(default_factory=list)
     asserts: dict[str, list[str]] = field(default_factory=lambda: {"added": [], "removed": []})
     resolutions: dict[str, list[dict[str, str]]] = field(default_factory=lambda: {"added": [], "removed": []})
+    # SHA -> "SHA (what in which lock): the fetch that brings it", for the objects only a range-diff needs
+    absent: dict[str, str] = field(default_factory=dict)
+
+    def unavailable(self) -> list[str]:
+        """One line per entry whose range-diff could not be read (`range_diff_unavailable`)."""
+        return [f"{item['id']}: {missing}" for item in self.entries
+                for missing in item.get("range_diff_unavailable", [])]
 
     def to_json(self) -> dict[str, Any]:
         return {"locks": {"old": self.old.label, "new": self.new.label}, "upstream": self.upstream,
@@ -167,19 +174,19 @@ def _parse_quietly(data: bytes, path: Path) -> Manifest | None:
 
 def diff_nights(git: Git, old: Night, new: Night) -> LockDiff:
     """Compare two nights using only the objects already in GIT's repository."""
-    _require_objects(git, old, new)
+    absent = _require_objects(git, old, new)
     up_old, up_new = old.lock["upstream"]["sha"], new.lock["upstream"]["sha"]
     upstream = {"from": up_old, "to": up_new, "commits": git.count_commits(up_old, up_new)}
     behind = git.count_commits(up_new, up_old)
     if behind:
         upstream["dropped"] = behind        # upstream was rewritten: commits of the old night no longer there
-    result = LockDiff(old, new, upstream)
+    result = LockDiff(old, new, upstream, absent=absent)
     chains = (_chain(git, old.lock), _chain(git, new.lock))
     old_items = {item["id"]: item for item in old.lock["entries"]}
     new_items = {item["id"]: item for item in new.lock["entries"]}
     for entry_id, item in new_items.items():
         before = old_items.get(entry_id)
-        result.entries.append(_entry_change(git, entry_id, before, item, (old, new), chains))
+        result.entries.append(_entry_change(git, entry_id, before, item, (old, new), chains, absent))
     for entry_id, item in old_items.items():
         if entry_id not in new_items:
             result.entries.append({"id": entry_id, "change": "removed",
@@ -190,7 +197,8 @@ def diff_nights(git: Git, old: Night, new: Night) -> LockDiff:
 
 
 def _entry_change(git: Git, entry_id: str, before: dict | None, after: dict, nights: tuple[Night, Night],
-                  chains: tuple[dict[str, Link] | None, dict[str, Link] | None]) -> dict[str, Any]:
+                  chains: tuple[dict[str, Link] | None, dict[str, Link] | None],
+                  absent: dict[str, str]) -> dict[str, Any]:
     to = _side(after, chains[1], nights[1])
     if before is None:
         return {"id": entry_id, "change": "added", "from": None, "to": to, "range_diff": []}
@@ -198,12 +206,14 @@ def _entry_change(git: Git, entry_id: str, before: dict | None, after: dict, nig
     item = {"id": entry_id, "change": "unchanged", "from": frm, "to": to, "range_diff": []}
     if before.get("head") != after.get("head") and before.get("head") and after.get("head"):
         item["change"] = "moved"
-        pair = ((_base(git, nights[0].lock, before["head"], chains[0], entry_id), before["head"]),
-                (_base(git, nights[1].lock, after["head"], chains[1], entry_id), after["head"]))
-        item["range_diff"] = range_diff(git, *pair)
+        if not _unavailable(item, (before["head"], after["head"]), absent):
+            pair = ((_base(git, nights[0].lock, before["head"], chains[0], entry_id), before["head"]),
+                    (_base(git, nights[1].lock, after["head"], chains[1], entry_id), after["head"]))
+            item["range_diff"] = range_diff(git, *pair)
     elif _differs(before, after, "commit") or _differs(before, after, "sha256"):
         item["change"] = "refolded"
-        if before.get("commit") and after.get("commit"):
+        if before.get("commit") and after.get("commit") and \
+                not _unavailable(item, (before["commit"], after["commit"]), absent):
             pair = ((_parent(git, before["commit"]), before["commit"]),
                     (_parent(git, after["commit"]), after["commit"]))
             item["range_diff"] = range_diff(git, *pair)
@@ -213,6 +223,14 @@ def _entry_change(git: Git, entry_id: str, before: dict | None, after: dict, nig
     elif frm.get("resolution") != to.get("resolution"):
         item["change"] = "refolded"
     return item
+
+
+def _unavailable(item: dict[str, Any], shas: tuple[str, str], absent: dict[str, str]) -> bool:
+    """Whether either of SHAS is not here; if so ITEM says which and the fetch that brings it."""
+    missing = [absent[sha] for sha in dict.fromkeys(shas) if sha in absent]
+    if missing:
+        item["range_diff_unavailable"] = missing
+    return bool(missing)
 
 
 def _differs(before: dict[str, Any], after: dict[str, Any], key: str) -> bool:
@@ -331,21 +349,30 @@ def _resolutions(chains: tuple[dict[str, Link] | None, dict[str, Link] | None]) 
 
 # -- missing objects --------------------------------------------------------------------------------------
 
-def _require_objects(git: Git, old: Night, new: Night) -> None:
-    """Refuse (exit 4) when a SHA either lock names is not here, naming the fetch that would bring each."""
+def _require_objects(git: Git, old: Night, new: Night) -> dict[str, str]:
+    """Refuse (exit 4) when a SHA either lock names is not here, naming the fetch that would bring each;
+    a PR's head or a carry's commit (only a range-diff reads them) is returned instead: SHA -> that line."""
     missing: list[str] = []
+    absent: dict[str, str] = {}
     for night in (old, new):
-        for sha, fetch, what in _wanted(night):
-            if sha and git.object_type(sha) is None and not any(sha in line for line in missing):
-                missing.append(f"{sha} ({what} in {night.label}): {fetch}")
+        for sha, fetch, what, range_only in _wanted(night):
+            if not sha or sha in absent or any(sha in line for line in missing) or git.object_type(sha) is not None:
+                continue
+            line = f"{sha} ({what} in {night.label}): {fetch}"
+            if range_only:
+                absent[sha] = line
+            else:
+                missing.append(line)
     if missing:
         raise MissingObjects("objects the locks name are not in this repository (diff reads local objects "
                              "only):\n  " + "\n  ".join(missing),
                              hint="run the fetches above in the repository (or `carrytool sync --dry-run`), "
                                   "then rerun carrytool diff")
+    return absent
 
 
-def _wanted(night: Night) -> list[tuple[str | None, str, str]]:
+def _wanted(night: Night) -> list[tuple[str | None, str, str, bool]]:
+    """(SHA, the fetch that brings it, what it is, whether only a range-diff reads it) for NIGHT's objects."""
     lock, manifest = night.lock, night.manifest
     url = redact(lock["upstream"]["url"])
     branch = lock["upstream"]["branch"]
@@ -358,15 +385,15 @@ def _wanted(night: Night) -> list[tuple[str | None, str, str]]:
     def fetch(source: str, ref: str) -> str:
         return shlex.join(["git", "fetch", source, ref])
 
-    wanted = [(lock["upstream"]["sha"], fetch(url, branch), f"upstream {branch}"),
-              (lock.get("result"), fetch(fork_url, fork_branch), f"the composed {fork_branch}")]
+    wanted = [(lock["upstream"]["sha"], fetch(url, branch), f"upstream {branch}", False),
+              (lock.get("result"), fetch(fork_url, fork_branch), f"the composed {fork_branch}", False)]
     for item in lock["entries"]:
         if item.get("head") and item["id"].startswith("pr/"):
             # the PR's ref has its head now: after a force-push that night's head is only had by its SHA
             # (where the server serves one: GitHub keeps them), else from a repository of that night's sync
             # (its refs/carrytool/) (helper-79: the ref alone looped)
             wanted.append((item["head"], fetch(url, pr_ref(int(item["id"][3:]))) + "; if the PR moved since: "
-                           + fetch(url, item["head"]), f"{item['id']} head"))
+                           + fetch(url, item["head"]), f"{item['id']} head", True))
         if item.get("commit"):
-            wanted.append((item["commit"], fetch(fork_url, item["commit"]), f"{item['id']} commit"))
+            wanted.append((item["commit"], fetch(fork_url, item["commit"]), f"{item['id']} commit", True))
     return wanted

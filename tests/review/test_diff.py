@@ -132,15 +132,63 @@ def test_unknown_rev_path_is_input_error(nights: Nights) -> None:
 
 
 def test_missing_object_names_the_fetch(nights: Nights, tmp_path: Path) -> None:
+    """What the whole diff needs (upstream, a night's composed result) and is not here: exit 4, naming the
+    fetch."""
     lock = json.loads(nights.manifest.with_name("manifest.yaml.lock").read_text())
-    lock["entries"][0]["head"] = "1" * 40
+    lock["upstream"]["sha"] = "2" * 40
     new = tmp_path / "new.lock"
     new.write_text(json.dumps(lock))
     result = nights.cli("diff", "HEAD~1:carries/manifest.yaml.lock", str(new), "-m", nights.manifest,
                         "--repo", nights.work.path)
     assert result.exit_code == 4, result.output
-    assert f"{'1' * 40} (pr/1 head in {new}): git fetch ../../up refs/pull/1/head; if the PR moved since: " \
-           f"git fetch ../../up {'1' * 40}" in result.stderr        # the ref alone has the new head (helper-79)
+    assert f"{'2' * 40} (upstream main in {new}): git fetch ../../up main" in result.stderr
+
+
+def test_a_missing_pr_head_leaves_out_its_range_diff_alone(nights: Nights, tmp_path: Path) -> None:
+    """A PR head only a range-diff reads (a night whose PR was force-pushed since, read in a fresh clone
+    where the server serves the old head no more) leaves out that range-diff, naming the fetch, instead of
+    stopping the whole diff with exit 4 (helper-79's CI trial): the entry is still `moved`."""
+    lock = json.loads(nights.manifest.with_name("manifest.yaml.lock").read_text())
+    lock["entries"][0]["head"] = "1" * 40
+    new = tmp_path / "new.lock"
+    new.write_text(json.dumps(lock))
+    args = ("HEAD~1:carries/manifest.yaml.lock", str(new), "-m", nights.manifest, "--repo", nights.work.path)
+    result = nights.cli("diff", *args, "--format", "json")
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    line = f"{'1' * 40} (pr/1 head in {new}): git fetch ../../up refs/pull/1/head; if the PR moved since: " \
+           f"git fetch ../../up {'1' * 40}"         # the ref alone has the new head (helper-79)
+    moved = next(e for e in out["entries"] if e["id"] == "pr/1")
+    assert (moved["change"], moved["range_diff"], moved["range_diff_unavailable"]) == ("moved", [], [line])
+    assert f"carrytool: warning: range-diff not shown for pr/1: {line}" in result.stderr
+    assert [e for e in out["entries"] if e["id"] != "pr/1" and "range_diff_unavailable" in e] == []
+    text = nights.cli("diff", *args)
+    assert text.exit_code == 0 and f"      range-diff unavailable, not in this repository: {line}" in text.stdout
+    quiet = nights.cli("diff", "-q", *args)
+    assert quiet.exit_code == 0 and "range-diff not shown for pr/1" in quiet.stderr     # said even with -q
+    md = nights.cli("diff", *args, "--format", "markdown").stdout
+    assert f"pr/1: range-diff unavailable, not in this repository: `{line}`" in md
+
+
+def test_a_fresh_clone_without_the_force_pushed_head(nights: Nights, tmp_path: Path) -> None:
+    """The nightly job's clone: both nights' results and upstream fetched, the PR's ref at its new head;
+    the old head, force-pushed away, is nowhere. The diff is whole but that range-diff."""
+    old_lock = json.loads(nights.fork.show("HEAD~1", "carries/manifest.yaml.lock"))
+    nights.work.git("update-ref", "refs/old-night", old_lock["result"])
+    fresh = init_repo(tmp_path / "fresh", bare=True)
+    fresh.git("fetch", "-q", str(nights.work.path), "refs/heads/dev:refs/heads/dev", "refs/old-night:refs/old-night")
+    fresh.git("fetch", "-q", str(nights.up.path), "refs/heads/main:refs/heads/main",
+              "refs/pull/1/head:refs/pull/1/head")
+    assert fresh.git("cat-file", "-t", nights.p1b, check=False) == ""        # force-pushed away
+    code, out = nights.cli.json("diff", "-m", nights.manifest, "--repo", fresh.path)
+    assert code == 0, out
+    _, whole = _diff(nights)
+    for got, want in zip(out["entries"], whole["entries"]):
+        if got["id"] == "pr/1":
+            assert got["change"] == "moved" and got["range_diff"] == [] and got["range_diff_unavailable"]
+            assert got["range_diff_unavailable"][0].startswith(f"{nights.p1b} (pr/1 head in HEAD~1:")
+        else:
+            assert got == want
 
 
 def test_markdown_and_text(nights: Nights) -> None:
@@ -170,6 +218,14 @@ def test_refolded_carry(tmp_path: Path, cli: Cli) -> None:
     [item] = out["entries"]
     assert item["change"] == "refolded" and (item["from"]["commit"], item["to"]["commit"]) == (one, two)
     assert [p["change"] for p in item["range_diff"]] == ["!"]
+    lock = json.loads(n.fork.show("HEAD~1", "carries/manifest.yaml.lock"))
+    lock["entries"][0]["commit"] = "3" * 40          # a commit only its range-diff reads: left out, said
+    old = tmp_path / "old.lock"
+    old.write_text(json.dumps(lock))
+    code, out = n.cli.json("diff", str(old), "-m", n.manifest, "--repo", n.work.path)
+    [item] = out["entries"]
+    assert code == 0 and (item["change"], item["range_diff"]) == ("refolded", []), out
+    assert item["range_diff_unavailable"] == [f"{'3' * 40} (carry/u commit in {old}): git fetch FORK_URL {'3' * 40}"]
 
 
 
