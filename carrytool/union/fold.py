@@ -395,6 +395,11 @@ class Union:
         kinds = {c["file"]: c for c in conflict["files"]}
         still = [p for p, c in kinds.items() if c["kind"] != "other" and p in snapshot
                  and snapshot[p][0] != "120000" and has_markers(snapshot[p][1])]
+        # a conflicted file moved or copied elsewhere in the scratch tree takes its markers along: this
+        # stop's own marker lines (`relabel` names the sides) in any other file refuse as much
+        labels = self._labels(conflict)
+        still += [p for p, (mode, data) in sorted(snapshot.items()) if p not in kinds and mode != "120000"
+                  and labels and any(line.rstrip(b"\r") in labels for line in data.split(b"\n"))]
         if still:
             raise ConflictError(f"conflict markers remain in {', '.join(still)} (in {scratch.root})",
                                 hint=f"resolve them, then: {self.command('continue')}")
@@ -425,6 +430,16 @@ class Union:
         crash_point("continue:advanced")
         scratch.remove_files()
         return self.advance(state)
+
+    def _labels(self, conflict: dict) -> set[bytes]:
+        """The marker lines (`<<<<<<< ...`, `>>>>>>> ...`, without CR) of CONFLICT's shown files."""
+        labels: set[bytes] = set()
+        for item in conflict["files"]:
+            found = read_content(self.git, conflict["shown"], item["file"]) if item["kind"] == "content" else None
+            if found is not None and found[0] != "120000":
+                labels.update(line.rstrip(b"\r") for line in found[1].split(b"\n")
+                              if line.startswith((b"<<<<<<< ", b">>>>>>> ")))
+        return labels
 
     def record(self, state: dict, conflict: dict, snapshot: dict[str, Content], paths: list[str]
                ) -> dict[str, Content]:

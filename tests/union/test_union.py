@@ -142,6 +142,31 @@ def test_markers_left_in_the_scratch_refuse_to_continue(cli: Cli, demo: Scenario
     assert union(cli, demo, "continue", NAME).exit_code == 2
 
 
+@pytest.mark.parametrize("how", ["moved", "backup"])
+def test_markers_taken_to_another_file_refuse_to_continue(cli: Cli, demo: Scenario, how: str) -> None:
+    """A conflicted file moved elsewhere in the scratch tree (its old path deleted), or a merge tool's
+    backup of it (`.orig`) beside the resolved file: its markers went along, and continue took the file
+    into the union as it was, markers and all (only the conflicted paths were checked)."""
+    assert union(cli, demo, "compose", NAME).exit_code == 3
+    worker = scratch(demo) / sources.WORKER
+    other = worker.with_name(worker.name + ".orig" if how == "backup" else "worker_moved.py")
+    other.write_bytes(worker.read_bytes())
+    if how == "backup":
+        resolve_worker(worker)
+    else:
+        worker.unlink()
+    result = union(cli, demo, "continue", NAME)
+    assert result.exit_code == 3, result.stdout + result.stderr
+    assert f"conflict markers remain in {other.relative_to(scratch(demo)).as_posix()}" in result.stderr
+    if how == "moved":
+        result = union(cli, demo, "abort", NAME)
+        assert result.exit_code == 0 and other.exists(), result.output      # a file carrytool did not write
+        return
+    other.unlink()                                  # the backup removed: the fold goes on
+    result = union(cli, demo, "continue", NAME)
+    assert result.exit_code in (0, 3) and "conflict markers remain" not in result.stderr, result.stderr
+
+
 def test_status_reports_stale_folds_and_what_a_refold_needs(cli: Cli, demo: Scenario) -> None:
     code = cli("union", "status", "-m", demo.manifest, "--repo", demo.work, "--format", "json")
     [report] = json.loads(code.stdout)
