@@ -219,7 +219,10 @@ def _fetch(git: Git, url: str, specs: dict[str, str], *, retry_delay: float) -> 
     """One `git fetch URL SRC:DST...` for all refs; return the sources the remote does not have.
 
     A missing ref makes git refuse the whole fetch, so it is dropped and the fetch retried; a
-    transient failure is retried with backoff, then raised as FetchError (exit 4).
+    transient failure is retried with backoff, then raised as FetchError (exit 4). Every update is forced
+    (`+SRC`, whether SPECS say so or not): the refs are carrytool's own, and a carry amended or a head
+    pinned anew is no fast-forward of the commit fetched before, which git refuses, silently under
+    --quiet (helper-80: the night failed once with "cannot fetch", then passed).
     """
     present = git.fetch_present(url, specs)
     if present is not None:         # a local upstream whose objects are all here: no fetch needed
@@ -232,7 +235,7 @@ def _fetch(git: Git, url: str, specs: dict[str, str], *, retry_delay: float) -> 
             return absent
         args = ["fetch", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules", "--quiet",
                 "--no-auto-maintenance", "--no-auto-gc", "--end-of-options", url]
-        args += [f"{src}:{dst}" for src, dst in todo.items()]
+        args += [f"+{src.lstrip('+')}:{dst}" for src, dst in todo.items()]
         proc = git.run(*args, check=False)
         if proc.returncode == 0:
             return absent

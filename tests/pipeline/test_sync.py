@@ -518,6 +518,31 @@ def test_carried_commit_fetched_from_the_fork_and_pushed_with_a_lease(cli: Cli, 
     assert fork.ref("refs/heads/dev") == other
 
 
+def test_a_rewritten_carry_commit_is_fetched_over_the_old_one(cli: Cli, small: Small, tmp_path: Path) -> None:
+    """A carry amended (or rebased) and named by its new SHA: the fetch into refs/carrytool/.../carry/NAME
+    was not forced, git refused the update (not a fast-forward; silent under --quiet) and the night failed
+    with exit 4 "cannot fetch" once, and passed when run again (helper-80's trial, git 2.39 and 2.47). The
+    same for a pinned head moved to a commit that does not build on the old pin."""
+    fork = init_repo(tmp_path / "fork", bare=True)
+    fork.git("fetch", "-q", str(small.up.path), "main:main")
+    first = fork.commit(B_TEN, "fork-only fix", parent="main", ref="refs/heads/fixes")
+    amended = fork.commit(B_TEN, "fork-only fix, amended", parent="main", ref="refs/heads/fixes")
+    small.manifest([{"carry": "fix", "commit": first}], fork={"branch": "dev", "url": "../fork"})
+    code, report = sync(cli, small)
+    assert code == 0, report
+    small.manifest([{"carry": "fix", "commit": amended}], fork={"branch": "dev", "url": "../fork"})
+    code, report = sync(cli, small)
+    assert code == 0, report
+    lock = json.loads(small.manifest_path.with_name("manifest.yaml.lock").read_text())
+    assert [item["commit"] for item in lock["entries"]] == [amended]
+    small.pr(1, A_TWO)
+    for message in ("pr 1 as reviewed", "pr 1 redone"):      # upstream has each by its SHA only
+        pin = small.up.commit(A_THREE, message, parent=small.base)
+        small.manifest([{"pr": 1, "head": pin}])
+        code, report = sync(cli, small)
+        assert code == 0 and by_id(report)["pr/1"]["head"] == pin, report
+
+
 def test_patch_carry_applies_3way(cli: Cli, small: Small) -> None:
     small.up.commit(B_TEN, "patch source", parent="main", ref="refs/heads/p")
     patch = small.up.git("format-patch", "--stdout", "-1", "refs/heads/p")
