@@ -130,8 +130,10 @@ def resolve_inputs(manifest: Manifest, git: Git, options: SyncOptions, progress:
     return resolved
 
 
-def stale_folds(manifest: Manifest, resolved: Resolved) -> list[dict[str, object]]:
-    """Unions that folded a PR head that is no longer the PR's head."""
+def stale_folds(manifest: Manifest, git: Git, resolved: Resolved) -> list[dict[str, object]]:
+    """Unions that folded a PR head that is no longer the PR's head. A head that only changed as a commit
+    (the same tree on the same parents: a reworded message) is said to be so (`same_change`): the union has
+    its change, and a refold only records the new head (helper-80: read as "refold the union")."""
     warnings = []
     for entry in manifest.entries:
         if not entry.enabled:
@@ -139,12 +141,27 @@ def stale_folds(manifest: Manifest, resolved: Resolved) -> list[dict[str, object
         for sup in entry.supersedes:
             current = resolved.heads.get(sup.pr)
             if sup.head and current and not current.startswith(sup.head):
-                warnings.append({"kind": "stale-fold", "entry": entry.id, "pr": sup.pr, "folded": sup.head,
-                                 "current": current,
-                                 "message": f"{entry.id} folded pr/{sup.pr} at {sup.head[:12]}, but its head is "
-                                            f"now {current[:12]}: refold the union (carrytool union compose "
-                                            f"{entry.name})"})
+                warning: dict[str, object] = {"kind": "stale-fold", "entry": entry.id, "pr": sup.pr,
+                                              "folded": sup.head, "current": current}
+                folded = git.rev_parse(sup.head)        # 7 to 40 hex digits (the manifest's schema)
+                if folded and folded.startswith(sup.head.lower()) and _same_change(git, folded, current):
+                    warning["same_change"] = True
+                    warning["message"] = (f"{entry.id} folded pr/{sup.pr} at {sup.head[:12]}; its head is now "
+                                          f"{current[:12]}, the same tree on the same parents (a reworded commit): "
+                                          f"the union has its change, a refold records the new head (carrytool "
+                                          f"union compose {entry.name})")
+                else:
+                    warning["message"] = (f"{entry.id} folded pr/{sup.pr} at {sup.head[:12]}, but its head is "
+                                          f"now {current[:12]}: refold the union (carrytool union compose "
+                                          f"{entry.name})")
+                warnings.append(warning)
     return warnings
+
+
+def _same_change(git: Git, one: str, other: str) -> bool:
+    """Whether commits ONE and OTHER have the same tree and the same parents."""
+    a, b = git.commit_info(one), git.commit_info(other)
+    return a["tree"] == b["tree"] and a["parents"] == b["parents"]
 
 
 def plan_and_compose(manifest: Manifest, git: Git, options: SyncOptions, progress: Progress | None = None,
@@ -174,7 +191,7 @@ def _plan_and_compose(manifest: Manifest, git: Git, options: SyncOptions, progre
         resolved_hook(resolved)
     report = Report(command, upstream={"url": manifest.upstream.url, "branch": manifest.upstream.branch,
                                        "sha": resolved.upstream})
-    report.warnings += stale_folds(manifest, resolved)
+    report.warnings += stale_folds(manifest, git, resolved)
     # clean chained merges earlier runs kept (pipeline.keptmerges): written by sync, unless it is a dry run
     # (which writes nothing), and by explain, which keeps what it learns (as its scope cache); verify
     # merges everything again, a check independent of what earlier runs found

@@ -276,10 +276,29 @@ def test_stale_fold_warning_names_both_heads(cli: Cli, small: Small) -> None:
     assert code == 0
     warning, absent = report["warnings"]
     assert warning["kind"] == "stale-fold" and warning["entry"] == "carry/union" and warning["pr"] == 1
-    assert warning["folded"] == old[:9] and warning["current"] == new
+    assert warning["folded"] == old[:9] and warning["current"] == new and "same_change" not in warning
     # what the PR gained since the fold is in neither: said file by file
     assert (absent["kind"], absent["entry"], absent["other"], absent["file"]) == \
         ("provided-absent", "pr/1", "carry/union", "docs/c.txt")
+
+
+def test_stale_fold_of_a_reworded_head_says_the_union_has_its_change(cli: Cli, small: Small) -> None:
+    """A PR head that changed only as a commit (reworded: the same tree on the same parent) is still named
+    (the union records the old head) but said to be the same change: "refold the union" read as if the
+    union lacked something (helper-80's trial). A head with another tree is stale as before (above)."""
+    old = small.pr(1, A_TWO)
+    tree = small.up.git("rev-parse", f"{old}^{{tree}}")
+    reworded = small.up.git("commit-tree", tree, "-p", small.base, "-m", "pr 1, reworded")
+    small.up.git("update-ref", "refs/pull/1/head", reworded)
+    union = small.up.commit(A_TWO, "union", parent="main", ref="refs/heads/union")
+    small.work.git("fetch", "-q", str(small.up.path), "refs/heads/union:refs/heads/union", f"{old}:refs/old")
+    small.manifest([{"pr": 1}, {"carry": "union", "commit": union, "supersedes": [{"pr": 1, "head": old[:9]}]}])
+    code, report = sync(cli, small)
+    assert code == 0, report
+    [warning] = report["warnings"]
+    assert (warning["kind"], warning["folded"], warning["current"]) == ("stale-fold", old[:9], reworded)
+    assert warning["same_change"] is True and "the same tree on the same parents (a reworded commit): the union " \
+        "has its change, a refold records the new head (carrytool union compose union)" in warning["message"]
 
 
 def test_multi_commit_pr_and_pr_with_a_merge_commit(cli: Cli, small: Small) -> None:
