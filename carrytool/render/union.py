@@ -37,13 +37,16 @@ def render_outcome(outcome: Outcome, stream: TextIO, *, fork_url: str | None) ->
         what = f"the patch {outcome.patch}" if outcome.patch else "the new commit"
         out(f"manifest updated in place: {what} and each PR's folded head\n")
     if outcome.patch:
-        out(f"next: commit the manifest folder (the manifest, {outcome.patch} and resolutions/); "
-            "sync applies the patch\n")
+        out(f"next: commit the manifest folder (the manifest, {outcome.patch} and resolutions/), and see the "
+            f"union composed with the other entries, in the manifest's order (the fold merged it onto upstream "
+            f"alone): carrytool sync --dry-run{args}\n")
         return
     shown = redact(fork_url) if fork_url else "<fork.url>"
     where = shlex.quote(shown) if fork_url and shown == fork_url else shown
     hidden = " (credentials hidden: use your own)" if fork_url and shown != fork_url else ""
     out(f"next: push it where sync can fetch it: git push {where} {outcome.commit}:refs/heads/carry/{name}{hidden}\n")
+    out(f"then see it composed with the other entries, in the manifest's order (the fold merged it onto "
+        f"upstream alone): carrytool sync --dry-run{args}\n")
 
 
 def _who(conflict: dict[str, Any]) -> str:

@@ -61,6 +61,10 @@ def compose_by_hand(cli: Cli, demo: Scenario) -> str:
     assert result.exit_code == 0, result.stdout + result.stderr
     assert "1 conflicted file(s) resolved from the store" in result.stdout
     assert "manifest updated in place" in result.stdout
+    # the fold merged onto upstream alone: the next step shows it among the other entries (helper-80: it
+    # said "sync applies it", and sync then skipped it for a conflict with an earlier fork carry)
+    assert f"(the fold merged it onto upstream alone): carrytool sync --dry-run -m {demo.manifest} --repo " \
+           f"{demo.work}\n" in result.stdout
     return load_manifest(demo.manifest).entry(f"carry/{NAME}").commit or ""  # type: ignore[union-attr]
 
 
