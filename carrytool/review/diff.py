@@ -59,8 +59,6 @@ class LockDiff:
     entries: list[dict[str, Any]] = field(default_factory=list)
     asserts: dict[str, list[str]] = field(default_factory=lambda: {"added": [], "removed": []})
     resolutions: dict[str, list[dict[str, str]]] = field(default_factory=lambda: {"added": [], "removed": []})
-    # SHA -> "SHA (what in which lock): the fetch that brings it", for the objects only a range-diff needs
-    absent: dict[str, str] = field(default_factory=dict)
 
     def unavailable(self) -> list[str]:
         """One line per entry whose range-diff could not be read (`range_diff_unavailable`)."""
@@ -180,7 +178,7 @@ def diff_nights(git: Git, old: Night, new: Night) -> LockDiff:
     behind = git.count_commits(up_new, up_old)
     if behind:
         upstream["dropped"] = behind        # upstream was rewritten: commits of the old night no longer there
-    result = LockDiff(old, new, upstream, absent=absent)
+    result = LockDiff(old, new, upstream)
     chains = (_chain(git, old.lock), _chain(git, new.lock))
     old_items = {item["id"]: item for item in old.lock["entries"]}
     new_items = {item["id"]: item for item in new.lock["entries"]}
@@ -198,7 +196,7 @@ def diff_nights(git: Git, old: Night, new: Night) -> LockDiff:
 
 def _entry_change(git: Git, entry_id: str, before: dict | None, after: dict, nights: tuple[Night, Night],
                   chains: tuple[dict[str, Link] | None, dict[str, Link] | None],
-                  absent: dict[str, str]) -> dict[str, Any]:
+                  absent: dict[tuple[int, str], str]) -> dict[str, Any]:
     to = _side(after, chains[1], nights[1])
     if before is None:
         return {"id": entry_id, "change": "added", "from": None, "to": to, "range_diff": []}
@@ -206,14 +204,14 @@ def _entry_change(git: Git, entry_id: str, before: dict | None, after: dict, nig
     item = {"id": entry_id, "change": "unchanged", "from": frm, "to": to, "range_diff": []}
     if before.get("head") != after.get("head") and before.get("head") and after.get("head"):
         item["change"] = "moved"
-        if not _unavailable(item, (before["head"], after["head"]), absent):
+        if not _unavailable(item, "head", absent):
             pair = ((_base(git, nights[0].lock, before["head"], chains[0], entry_id), before["head"]),
                     (_base(git, nights[1].lock, after["head"], chains[1], entry_id), after["head"]))
             item["range_diff"] = range_diff(git, *pair)
     elif _differs(before, after, "commit") or _differs(before, after, "sha256"):
         item["change"] = "refolded"
         if before.get("commit") and after.get("commit") and \
-                not _unavailable(item, (before["commit"], after["commit"]), absent):
+                not _unavailable(item, "commit", absent):
             pair = ((_parent(git, before["commit"]), before["commit"]),
                     (_parent(git, after["commit"]), after["commit"]))
             item["range_diff"] = range_diff(git, *pair)
@@ -225,9 +223,10 @@ def _entry_change(git: Git, entry_id: str, before: dict | None, after: dict, nig
     return item
 
 
-def _unavailable(item: dict[str, Any], shas: tuple[str, str], absent: dict[str, str]) -> bool:
-    """Whether either of SHAS is not here; if so ITEM says which and the fetch that brings it."""
-    missing = [absent[sha] for sha in dict.fromkeys(shas) if sha in absent]
+def _unavailable(item: dict[str, Any], what: str, absent: dict[tuple[int, str], str]) -> bool:
+    """Whether ITEM's WHAT (`head`, `commit`) is missing on either night; if so ITEM says which and the
+    fetch that brings it."""
+    missing = [absent[key] for key in ((0, f"{item['id']} {what}"), (1, f"{item['id']} {what}")) if key in absent]
     if missing:
         item["range_diff_unavailable"] = missing
     return bool(missing)
@@ -349,19 +348,26 @@ def _resolutions(chains: tuple[dict[str, Link] | None, dict[str, Link] | None]) 
 
 # -- missing objects --------------------------------------------------------------------------------------
 
-def _require_objects(git: Git, old: Night, new: Night) -> dict[str, str]:
+def _require_objects(git: Git, old: Night, new: Night) -> dict[tuple[int, str], str]:
     """Refuse (exit 4) when a SHA either lock names is not here, naming the fetch that would bring each;
-    a PR's head or a carry's commit (only a range-diff reads them) is returned instead: SHA -> that line."""
+    a PR's head or a carry's commit (only a range-diff reads them) is returned instead, by (0 for OLD, 1
+    for NEW, what it is: `pr/N head`) -> that line. A SHA one night needs whole (its upstream) is
+    refused even where a night names it as a head too (helper-81: that git error had no fetch)."""
     missing: list[str] = []
-    absent: dict[str, str] = {}
-    for night in (old, new):
+    absent: dict[tuple[int, str], str] = {}
+    here: dict[str, bool] = {}
+    for index, night in enumerate((old, new)):
         for sha, fetch, what, range_only in _wanted(night):
-            if not sha or sha in absent or any(sha in line for line in missing) or git.object_type(sha) is not None:
+            if not sha:
+                continue
+            if sha not in here:
+                here[sha] = git.object_type(sha) is not None
+            if here[sha]:
                 continue
             line = f"{sha} ({what} in {night.label}): {fetch}"
             if range_only:
-                absent[sha] = line
-            else:
+                absent[(index, what)] = line
+            elif not any(known.startswith(sha) for known in missing):
                 missing.append(line)
     if missing:
         raise MissingObjects("objects the locks name are not in this repository (diff reads local objects "
@@ -394,6 +400,9 @@ def _wanted(night: Night) -> list[tuple[str | None, str, str, bool]]:
             # (its refs/carrytool/) (helper-79: the ref alone looped)
             wanted.append((item["head"], fetch(url, pr_ref(int(item["id"][3:]))) + "; if the PR moved since: "
                            + fetch(url, item["head"]), f"{item['id']} head", True))
-        if item.get("commit"):
+        if item.get("commit") and item.get("patch"):      # made from the patch where that night's sync ran
+            wanted.append((item["commit"], f"made by that night's sync from {item['patch']} (no remote has it): "
+                           "run diff in the repository that sync ran in", f"{item['id']} commit", True))
+        elif item.get("commit"):
             wanted.append((item["commit"], fetch(fork_url, item["commit"]), f"{item['id']} commit", True))
     return wanted

@@ -395,16 +395,18 @@ class Union:
         kinds = {c["file"]: c for c in conflict["files"]}
         still = [p for p, c in kinds.items() if c["kind"] != "other" and p in snapshot
                  and snapshot[p][0] != "120000" and has_markers(snapshot[p][1])]
+        shown = {path.decode("utf-8", "surrogateescape"): (mode, oid)
+                 for mode, oid, path in _walk(self.git, conflict["shown"], b"")}
         # a conflicted file moved or copied elsewhere in the scratch tree takes its markers along: this
-        # stop's own marker lines (`relabel` names the sides) in any other file refuse as much
+        # stop's own marker lines (`relabel` names the sides) in any other file refuse as much, where that
+        # file has more of them than the fold showed there (helper-81: a file of upstream's that holds such
+        # a line, e.g. documentation, refused every continue)
         labels = self._labels(conflict)
         still += [p for p, (mode, data) in sorted(snapshot.items()) if p not in kinds and mode != "120000"
-                  and labels and any(line.rstrip(b"\r") in labels for line in data.split(b"\n"))]
+                  and labels and self._more_labels(data, shown.get(p), labels)]
         if still:
             raise ConflictError(f"conflict markers remain in {', '.join(still)} (in {scratch.root})",
                                 hint=f"resolve them, then: {self.command('continue')}")
-        shown = {path.decode("utf-8", "surrogateescape"): (mode, oid)
-                 for mode, oid, path in _walk(self.git, conflict["shown"], b"")}
         edits: dict[str, tuple[str, str] | None] = {}
         for path, (mode, data) in snapshot.items():
             oid = self.git.write_blob(data)
@@ -430,6 +432,15 @@ class Union:
         crash_point("continue:advanced")
         scratch.remove_files()
         return self.advance(state)
+
+    def _more_labels(self, data: bytes, shown: tuple[str, str] | None, labels: set[bytes]) -> bool:
+        """Whether DATA holds more of LABELS (marker lines) than SHOWN, (mode, oid) of the file the fold
+        showed at its path (nothing, a link, a submodule: none)."""
+        count = _count_lines(data, labels)
+        if not count:
+            return False
+        before = self.git.read_blob(shown[1]) if shown and shown[0] in ("100644", "100755") else b""
+        return count > _count_lines(before, labels)
 
     def _labels(self, conflict: dict) -> set[bytes]:
         """The marker lines (`<<<<<<< ...`, `>>>>>>> ...`, without CR) of CONFLICT's shown files."""
@@ -571,3 +582,8 @@ class Union:
             except OSError:
                 pass
         return left
+
+
+def _count_lines(data: bytes, lines: set[bytes]) -> int:
+    """How many lines of DATA (without a CR at the end) are among LINES."""
+    return sum(1 for line in data.split(b"\n") if line.rstrip(b"\r") in lines)

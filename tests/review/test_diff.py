@@ -170,6 +170,56 @@ def test_a_missing_pr_head_leaves_out_its_range_diff_alone(nights: Nights, tmp_p
     assert f"pr/1: range-diff unavailable, not in this repository: `{line}`" in md
 
 
+def test_missing_objects_each_named_for_what_needs_them(nights: Nights, tmp_path: Path) -> None:
+    """One missing SHA that a night needs whole (its upstream) and another night names as a PR head is
+    refused with its fetch (it was taken for a head, and git's own error showed); one SHA two entries name
+    is said for each entry by its own name (helper-81)."""
+    old_lock = json.loads(nights.fork.show("HEAD~1", "carries/manifest.yaml.lock"))
+    new_lock = json.loads(nights.manifest.with_name("manifest.yaml.lock").read_text())
+    gone = "a" * 40
+    old_lock["entries"][0]["head"] = gone
+    new_lock["upstream"]["sha"] = gone
+    old, new = tmp_path / "old.lock", tmp_path / "new.lock"
+    old.write_text(json.dumps(old_lock))
+    new.write_text(json.dumps(new_lock))
+    result = nights.cli("diff", str(old), str(new), "-m", nights.manifest, "--repo", nights.work.path)
+    assert result.exit_code == 4, result.output
+    assert f"{gone} (upstream main in {new}): git fetch ../../up main" in result.stderr
+    assert "bad object" not in result.stderr
+    new_lock = json.loads(nights.manifest.with_name("manifest.yaml.lock").read_text())
+    for item in new_lock["entries"]:
+        if item.get("head"):
+            item["head"] = gone                  # every PR of the new night at one head this repo lacks
+    new.write_text(json.dumps(new_lock))
+    old.write_text(nights.fork.show("HEAD~1", "carries/manifest.yaml.lock"))
+    code, out = nights.cli.json("diff", str(old), str(new), "-m", nights.manifest, "--repo", nights.work.path)
+    assert code == 0, out
+    said = {e["id"]: e["range_diff_unavailable"] for e in out["entries"] if "range_diff_unavailable" in e}
+    assert set(said) == {"pr/1", "pr/3"}, said
+    for entry_id, lines in said.items():
+        assert [line.split(" in ")[0] for line in lines] == [f"{gone} ({entry_id} head"]
+
+
+def test_a_patch_carrys_commit_is_not_named_as_a_fetch(tmp_path: Path, cli: Cli) -> None:
+    """A patch carry's commit is made from the patch by the night's sync: no remote has it, so its fetch
+    is not named (`git fetch FORK_URL SHA` can never work: helper-81)."""
+    n = Nights(tmp_path, cli)
+    n.up.commit({"b.py": "x = 10\ny = 2\nz = 3\n"}, "patch source", parent=n.base, ref="refs/heads/p")
+    (n.manifest.parent).mkdir(parents=True, exist_ok=True)
+    (n.manifest.parent / "fix.patch").write_text(n.up.git("format-patch", "--stdout", "-1", "refs/heads/p") + "\n")
+    n.night([{"carry": "fix", "patch": "fix.patch"}])
+    lock = json.loads(n.manifest.with_name("manifest.yaml.lock").read_text())
+    lock["entries"][0]["commit"], lock["entries"][0]["sha256"] = "4" * 40, "0" * 64
+    old = tmp_path / "old.lock"
+    old.write_text(json.dumps(lock))
+    code, out = n.cli.json("diff", str(old), "-m", n.manifest, "--repo", n.work.path)
+    [item] = out["entries"]
+    assert code == 0 and item["change"] == "refolded", out
+    assert item["range_diff_unavailable"] == [f"{'4' * 40} (carry/fix commit in {old}): made by that night's sync "
+                                              "from fix.patch (no remote has it): run diff in the repository that "
+                                              "sync ran in"]
+
+
 def test_a_fresh_clone_without_the_force_pushed_head(nights: Nights, tmp_path: Path) -> None:
     """The nightly job's clone: both nights' results and upstream fetched, the PR's ref at its new head;
     the old head, force-pushed away, is nowhere. The diff is whole but that range-diff."""

@@ -171,6 +171,30 @@ def test_markers_taken_to_another_file_refuse_to_continue(cli: Cli, demo: Scenar
     assert result.exit_code in (0, 3) and "conflict markers remain" not in result.stderr, result.stderr
 
 
+def test_marker_lines_upstream_already_has_do_not_refuse_to_continue(cli: Cli, demo: Scenario, tmp_path: Path) -> None:
+    """A file of upstream's holding a line like the stop's markers (documentation of carrytool's output)
+    is shown as upstream has it: it refused every continue, with no way out but to edit it (helper-81).
+    Only more of them than the fold showed there refuse."""
+    doc = b">>>>>>> pr/45612\n<<<<<<< the union so far (upstream main, pr/45398, pr/45619, pr/45620)\n"
+    clone = tmp_path / "up"
+    env = {"GIT_AUTHOR_NAME": "x", "GIT_AUTHOR_EMAIL": "x@x", "GIT_COMMITTER_NAME": "x", "GIT_COMMITTER_EMAIL": "x@x",
+           "GIT_AUTHOR_DATE": "1790000000 +0000", "GIT_COMMITTER_DATE": "1790000000 +0000", "PATH": "/usr/bin:/bin"}
+    subprocess.run(["git", "clone", "-q", str(demo.upstream), str(clone)], check=True, env=env)
+    (clone / "docs").mkdir(exist_ok=True)
+    (clone / "docs" / "markers.md").write_bytes(doc)
+    for args in (["add", "docs/markers.md"], ["commit", "-q", "-m", "docs: markers"], ["push", "-q", "origin", "HEAD:main"]):
+        subprocess.run(["git", *args], cwd=clone, check=True, env=env)
+    assert union(cli, demo, "compose", NAME).exit_code == 3
+    assert (scratch(demo) / "docs" / "markers.md").read_bytes() == doc
+    resolve_worker(scratch(demo) / sources.WORKER)
+    (scratch(demo) / "docs" / "markers.md").write_bytes(doc + doc.splitlines(keepends=True)[0])   # one more
+    result = union(cli, demo, "continue", NAME)
+    assert result.exit_code == 3 and "conflict markers remain in docs/markers.md" in result.stderr, result.stderr
+    (scratch(demo) / "docs" / "markers.md").write_bytes(doc)
+    result = union(cli, demo, "continue", NAME)
+    assert result.exit_code in (0, 3) and "conflict markers remain" not in result.stderr, result.stderr
+
+
 def test_status_reports_stale_folds_and_what_a_refold_needs(cli: Cli, demo: Scenario) -> None:
     code = cli("union", "status", "-m", demo.manifest, "--repo", demo.work, "--format", "json")
     [report] = json.loads(code.stdout)
