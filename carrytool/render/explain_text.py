@@ -57,7 +57,9 @@ def header_line(ex: Explanation) -> str:
 def overlap_title(ex: Explanation) -> str:
     overlaps = ex.overlap_map.overlaps
     conflicts = sum(1 for o in overlaps if o.kind == "conflict")
-    return f"overlaps ({len(overlaps)} pairs share a file; {conflicts} conflict)"
+    undecided = sum(1 for o in overlaps if not o.merged)
+    return f"overlaps ({len(overlaps)} pairs share a file; {conflicts} conflict" + \
+        (f"; {undecided} not merged: both conflict with upstream alone)" if undecided else ")")
 
 
 def _overlap_cells(overlap: Any) -> tuple[str, ...]:
@@ -65,6 +67,8 @@ def _overlap_cells(overlap: Any) -> tuple[str, ...]:
     scopes = f" [{shorten(overlap.scopes)}]" if overlap.scopes else ""
     provided = " (the union provides it)" if getattr(overlap, "provided_by", None) else ""
     provided += " (resolved structurally)" if getattr(overlap, "structurally", False) else ""
+    # the pair was not merged: whether it conflicts is not known (helper-80: read as harmless)
+    provided += " (not merged: both conflict with upstream alone)" if not getattr(overlap, "merged", True) else ""
     return (overlap.kind + (f" (+{', '.join(also)})" if also else ""), " x ".join(overlap.entries) + provided,
             ", ".join(overlap.files) + scopes)
 

@@ -43,12 +43,14 @@ def plan_table(ex: Explanation) -> str:
 
 
 def overlap_table(ex: Explanation) -> str:
-    """The overlaps stronger than same-file; the same-file ones follow in a collapsed block."""
+    """The overlaps stronger than same-file, and those not merged (whether they conflict is not known:
+    helper-81, a same-file pair not merged read as harmless); the other same-file ones follow in a
+    collapsed block."""
     overlaps = ex.overlap_map.overlaps
     if not overlaps:
         return "No two entries change the same file."
-    strong = [o for o in overlaps if o.kind != "same-file"]
-    plain = [o for o in overlaps if o.kind == "same-file"]
+    strong = [o for o in overlaps if o.kind != "same-file" or not o.merged]
+    plain = [o for o in overlaps if o.kind == "same-file" and o.merged]
     parts = [_overlap_rows(strong)] if strong else ["No conflicts, identical hunks or shared scopes."]
     if plain:
         parts += ["", f"<details><summary>Same-file overlaps ({len(plain)})</summary>", "", _overlap_rows(plain),
@@ -61,6 +63,7 @@ def _overlap_rows(overlaps: list[Overlap]) -> str:
     for o in overlaps:
         kind = f"**{o.kind}**" if o.kind == "conflict" else o.kind
         kind += " (resolved structurally)" if o.structurally else ""
+        kind += " (not merged: both conflict with upstream alone)" if not o.merged else ""
         files = ", ".join(md_code(f) for f in o.files)
         scopes = ", ".join(md_code(s) for s in o.scopes)
         pair = f"{md_code(o.entries[0])} × {md_code(o.entries[1])}"
@@ -75,7 +78,7 @@ def node_id(entry_id: str) -> str:
 def mermaid(ex: Explanation) -> str:
     """`graph LR`: overlap edges labelled by kind (conflicts thick and red), supersessions dotted."""
     overlaps = ex.overlap_map.overlaps
-    edges = overlaps if len(overlaps) <= MAX_EDGES else [o for o in overlaps if o.kind != "same-file"]
+    edges = overlaps if len(overlaps) <= MAX_EDGES else [o for o in overlaps if o.kind != "same-file" or not o.merged]
     lines = ["```mermaid", "graph LR"]
     for step in ex.steps:
         lines.append(f'  {node_id(step.id)}["{step.id}"]')
@@ -84,7 +87,8 @@ def mermaid(ex: Explanation) -> str:
     for o in edges:
         if o.kind == "conflict":
             red.append(len(links))
-        links.append(f"  {node_id(o.entries[0])} {_EDGE[o.kind]}|{o.kind}| {node_id(o.entries[1])}")
+        label = o.kind + ("; not merged" if not o.merged else "")
+        links.append(f"  {node_id(o.entries[0])} {_EDGE[o.kind]}|{label}| {node_id(o.entries[1])}")
     ids = {s.id for s in ex.steps}
     for entry in ex.manifest.entries:
         for sup in entry.supersedes:

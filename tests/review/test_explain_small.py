@@ -162,3 +162,39 @@ def test_hunks_of_only_blank_lines_are_no_identical_hunk_evidence(cli: Cli, smal
     [overlap] = report["overlaps"]
     assert "identical-hunk" not in overlap["kinds"] and "identical_hunks" not in overlap, overlap
     assert overlap["files"] == ["a.py"]
+
+
+def test_a_pair_not_merged_says_so_in_text_and_markdown(cli: Cli, small: Small) -> None:
+    """Two PRs that each conflict with upstream alone in the file they share are not merged as a pair:
+    whether they conflict together is not known. The JSON said `"merged": false`; text and Markdown showed
+    the pair as its other kinds (identical-hunk), read as harmless (helper-80's trial on pallets/click)."""
+    base = small.base
+    small.pr(1, {"a.py": "def f():\n    return 10\n", "b.py": "x = 1\ny = 2\nz = 9\n"}, parent=base)
+    small.pr(2, {"a.py": "def f():\n    return 10\n", "b.py": "x = 1\ny = 2\nz = 8\n"}, parent=base)
+    small.up.commit({"a.py": "def f():\n    return 11\n"}, "upstream moves f", parent="main", ref="refs/heads/main")
+    small.manifest([{"pr": 1, "on_conflict": "skip"}, {"pr": 2, "on_conflict": "skip"}])
+    _, report = explain(cli, small)
+    [pair] = report["overlaps"]
+    assert pair["merged"] is False and pair["kind"] != "conflict", pair
+    args = ("explain", "-m", small.manifest_path, "--repo", small.work.path)
+    text = cli(*args).stdout
+    assert "1 not merged: both conflict with upstream alone)" in text
+    assert "pr/1 x pr/2 (not merged: both conflict with upstream alone)" in text
+    markdown = cli(*args, "--format", "markdown").stdout
+    assert " (not merged: both conflict with upstream alone) |" in markdown
+
+
+def test_a_same_file_pair_not_merged_is_not_put_away_in_markdown(cli: Cli, small: Small) -> None:
+    """A pair not merged whose only other kind is same-file went to the collapsed same-file block under
+    "No conflicts, identical hunks or shared scopes." (helper-81)."""
+    small.pr(1, {"t.txt": "one\ntwo\n"})
+    small.pr(2, {"t.txt": "uno\ndos\n"})
+    small.up.commit({"t.txt": "eins\nzwei\n"}, "upstream", parent="main", ref="refs/heads/main")
+    small.manifest([{"pr": 1, "on_conflict": "skip"}, {"pr": 2, "on_conflict": "skip"}])
+    _, report = explain(cli, small)
+    [pair] = report["overlaps"]
+    assert (pair["kind"], pair["merged"]) == ("same-file", False), pair
+    markdown = cli("explain", "-m", small.manifest_path, "--repo", small.work.path, "--format", "markdown").stdout
+    assert "No conflicts, identical hunks or shared scopes." not in markdown and "Same-file overlaps" not in markdown
+    assert "| `pr/1` × `pr/2` | same-file (not merged: both conflict with upstream alone) |" in markdown
+    assert "pr_1 ---|same-file; not merged| pr_2" in markdown
