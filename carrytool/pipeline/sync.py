@@ -179,14 +179,18 @@ def _plan_and_compose(manifest: Manifest, git: Git, options: SyncOptions, progre
     resolved = resolve_inputs(manifest, git, options, progress)
     missing = {n: why for n, why in resolved.missing.items()
                if any(e.kind == "pr" and e.number == n and manifest.on_missing(e) == "skip" for e in manifest.entries)}
-    for entry in manifest.entries:
-        if entry.kind == "pr" and entry.enabled and entry.number in resolved.missing and entry.number not in missing:
-            if not any(s.pr == entry.number and not s.paths for e in manifest.entries if e.enabled
-                       for s in e.supersedes):
-                raise UnknownRef(f"{entry.id}: {resolved.missing[entry.number]} (closed, or a wrong number?)",
-                                 where=f"{manifest.path}:{entry.line}",
-                                 hint="remove the entry, pin a `head:` that still exists, or set "
-                                      "`on_missing: skip`")
+    gone = [entry for entry in manifest.entries
+            if entry.kind == "pr" and entry.enabled and entry.number in resolved.missing and entry.number not in missing
+            and not any(s.pr == entry.number and not s.paths for e in manifest.entries if e.enabled
+                        for s in e.supersedes)]
+    if gone:           # every one of them named at once (helper-82: one a night, fixed one by one)
+        first, hint = gone[0], "remove the entry, pin a `head:` that still exists, or set `on_missing: skip`"
+        if len(gone) == 1:
+            raise UnknownRef(f"{first.id}: {resolved.missing[first.number]} (closed, or a wrong number?)",
+                             where=f"{manifest.path}:{first.line}", hint=hint)
+        raise UnknownRef(f"{len(gone)} PRs cannot be found (closed, or wrong numbers?):\n  " + "\n  ".join(
+                         f"{manifest.path}:{e.line}: {e.id}: {resolved.missing[e.number]}" for e in gone),
+                         hint=hint.replace("the entry", "the entries"))
     if resolved_hook is not None:
         resolved_hook(resolved)
     report = Report(command, upstream={"url": manifest.upstream.url, "branch": manifest.upstream.branch,
@@ -311,6 +315,10 @@ def run_sync(manifest: Manifest, git: Git, options: SyncOptions, progress: Progr
         report = planned.report
         report.result = {"branch": manifest.fork.branch, "sha": planned.composition.result,  # type: ignore[union-attr]
                          "previous": previous, "updated": False}
+        if options.push and planned.resolved.fork_remote_known:
+            # the fork's branch as fetched (the lease's value): `previous` is the local branch's, which a
+            # runner's fresh clone does not have (helper-82: null every night)
+            report.result["fork_previous"] = planned.resolved.fork_remote
         last = _last_result(manifest)          # the last published night's result, read once
         # what the run replaces: the local branch, and with --push the fork's branch as fetched
         tips = [(previous, False)]
@@ -332,6 +340,8 @@ def run_sync(manifest: Manifest, git: Git, options: SyncOptions, progress: Progr
             _finish(manifest, git, options, planned, previous)
         except CarryError as exc:
             report.error = {"exit_code": exc.exit_code, "kind": type(exc).__name__, "message": str(exc)}
+        if not options.dry_run:
+            _say_what_was_replaced(manifest, report)
         return report
 
 
@@ -409,9 +419,35 @@ def _replaced_warning(manifest: Manifest, previous: str, replaced: list[tuple[st
             "carried": [sha for sha, _subject, carried in replaced if carried],
             "message": f"{where} has {len(replaced)} commit(s) that sync did not make (committed onto it by hand?), "
                        f"which the composed result does not have{what}. The branch is generated: carry such a "
-                       f"change as an entry of the manifest. Replacing {where}, carrytool "
-                       f"{'would keep' if dry_run else 'keeps'} its old tip {previous[:12]} as "
-                       f"{replaced_ref(manifest, previous)}" + (" here and on the fork" if remote else "")}
+                       f"change as an entry of the manifest." + _replaced_tail(manifest, previous, remote,
+                                                                               "would keep" if dry_run else "keeps")}
+
+
+def _replaced_tail(manifest: Manifest, previous: str, remote: bool, how: str) -> str:
+    """The end of a replaced-commits message: HOW is `would keep` (a dry run), `keeps` (the branch is
+    replaced) or `not moved` (the run failed before replacing it: nothing was kept, nor needed)."""
+    where = f"the fork's {manifest.fork.branch}" if remote else manifest.fork.branch
+    ref = replaced_ref(manifest, previous) + (" here and on the fork" if remote else "")
+    if how == "not moved":
+        return (f" This run did not replace {where} (nothing moved); a run that replaces it keeps its old tip "
+                f"{previous[:12]} as {ref}")
+    return f" Replacing {where}, carrytool {how} its old tip {previous[:12]} as {ref}"
+
+
+def _say_what_was_replaced(manifest: Manifest, report: Report) -> None:
+    """Each replaced-commits warning says whether this run replaced that branch (helper-82: a failed run
+    said it kept a backup ref it never wrote, for it replaced nothing)."""
+    result = report.result or {}
+    for warning in report.warnings:
+        if warning.get("kind") != "replaced-commits":
+            continue
+        remote = bool(warning.get("remote"))
+        done = result.get("pushed") if remote else result.get("updated")
+        message = str(warning["message"])
+        cut = message.rfind(" Replacing ")
+        if cut >= 0:
+            warning["message"] = message[:cut] + _replaced_tail(manifest, str(warning["previous"]), remote,
+                                                                "keeps" if done else "not moved")
 
 
 def _keep_replaced(manifest: Manifest, git: Git, warnings: list[dict], remote: bool) -> list[str]:

@@ -282,7 +282,8 @@ def _outcome(report: Report) -> str:
             return f"ok: {_hold(len(report.asserts))}"
         if result.get("updated"):
             prev = (result.get("previous") or "(new)")[:12]
-            return f"ok: {result.get('branch')} {prev} -> {sha}" + (" (pushed)" if result.get("pushed") else "")
+            return f"ok: {result.get('branch')} {prev} -> {sha}" + (f" (pushed{_fork_was(result, 'was')})"
+                                                                      if result.get("pushed") else "")
         if report.extra.get("dry_run"):
             return f"ok (dry run): {result.get('branch')} would be {sha}; no branch moved, no lock written"
         pushed = ", pushed to the fork" if result.get("pushed") else ""
@@ -291,8 +292,16 @@ def _outcome(report: Report) -> str:
     tail = f"; {result.get('branch')} left at {(result.get('previous') or '(absent)')[:12]}" \
         if result and report.command == "sync" else ""
     if tail and result.get("pushed") is False:
-        tail += ", nothing pushed"
+        tail += f", nothing pushed{_fork_was(result, 'left at')}"
     return f"FAILED ({verdict}, exit {code}){tail}"
+
+
+def _fork_was(result: dict, verb: str) -> str:
+    """`; the fork's BRANCH VERB SHA` where the fork's branch (as fetched to push) is not the local branch's
+    old value (a fresh clone has no local branch: helper-82, "(new)" every night)."""
+    if "fork_previous" not in result or result["fork_previous"] == result.get("previous"):
+        return ""
+    return f"; the fork's {result.get('branch')} {verb} {(result['fork_previous'] or '(absent)')[:12]}"
 
 
 @contextmanager

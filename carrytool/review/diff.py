@@ -132,6 +132,15 @@ def _night(label: str, text: str, manifest: Manifest | None) -> Night:
     if isinstance(doc, dict) and "lock" not in doc and isinstance(doc.get("entries"), list) \
             and isinstance(doc.get("upstream"), dict) and doc["upstream"].get("sha"):
         return _report_night(label, doc, manifest)
+    if isinstance(doc, dict) and "lock" not in doc and doc.get("ok") is False and "entries" not in doc:
+        # a run that stopped before it had a plan (a PR gone, a fetch failed): its report has no entries
+        # (helper-82: "is not a carrytool lock", on the very night one wants to know what went)
+        error = doc.get("error") if isinstance(doc.get("error"), dict) else {}
+        said = str(error.get("message") or "no error recorded").strip()
+        raise InputError(f"{label} is the report of a sync that stopped before it composed anything (exit "
+                         f"{doc.get('exit_code', '?')}), so it has no entries to compare; it stopped on:\n  "
+                         + said.replace("\n", "\n  "),
+                         hint="fix what it names and sync again (the lock is still the last night that composed)")
     return Night(label, parse_lock(text, label), manifest)
 
 

@@ -409,6 +409,35 @@ def test_a_push_over_commits_pushed_by_hand_names_and_keeps_them(cli: Cli, small
     assert fresh.rev(f"refs/carrytool/dev/replaced/{hotfix}") == hotfix and fork.rev("dev") != hotfix
     # helper-79: the CI runner's clone is thrown away: the fork keeps the old tip too, in the same push
     assert fork.rev(f"refs/carrytool/dev/replaced/{hotfix}") == hotfix
+    # helper-82: `previous` is the local branch's, null in a fresh clone: the fork's is beside it, and said
+    assert report["result"]["fork_previous"] == hotfix
+    night = fork.rev("dev")
+    small.up.commit({"c.txt": "more again\n"}, "upstream moves again", parent="main", ref="refs/heads/main")
+    text = cli("sync", "-m", small.manifest_path, "--repo", init_repo(tmp_path / "ci2.git", bare=True).path, "--push")
+    assert text.exit_code == 0 and f"ok: dev (new) -> {fork.rev('dev')[:12]} (pushed; the fork's dev was " \
+        f"{night[:12]})" in text.stdout, text.stdout
+
+
+def test_a_failed_push_run_says_it_replaced_nothing(cli: Cli, small: Small, tmp_path: Path) -> None:
+    """helper-82: a red night (an assert fails: nothing moves) said it kept the fork's old tip under
+    refs/carrytool/.../replaced/, a ref it never wrote. It says this run replaced nothing; and the text
+    says where the fork's branch was left, not "(absent)" alone (a fresh clone has no local branch)."""
+    fork, _ = _pushed_fork(cli, small, tmp_path)
+    hotfix = fork.commit({"x": "y"}, "HOTFIX pushed by hand", parent="dev", ref="refs/heads/dev")
+    small.manifest([{"pr": 1}], fork={"branch": "dev", "url": "../fork"},
+                   asserts=[{"name": "never", "file": "b.py", "contains": "no such text"}])
+    fresh = init_repo(tmp_path / "ci.git", bare=True)
+    code, report = cli.json("sync", "-m", small.manifest_path, "--repo", fresh.path, "--push")
+    assert code == 1 and report["result"]["pushed"] is False and report["result"]["fork_previous"] == hotfix
+    [warning] = [w for w in report["warnings"] if w["kind"] == "replaced-commits"]
+    assert warning["message"].endswith(f"This run did not replace the fork's dev (nothing moved); a run that "
+                                       f"replaces it keeps its old tip {hotfix[:12]} as refs/carrytool/dev/"
+                                       f"replaced/{hotfix} here and on the fork"), warning["message"]
+    assert fresh.git("for-each-ref", "refs/carrytool/dev/replaced") == "" and fork.rev("dev") == hotfix
+    text = cli("sync", "-m", small.manifest_path, "--repo", init_repo(tmp_path / "ci2.git", bare=True).path, "--push")
+    assert text.exit_code == 1
+    assert f"FAILED (verification failed, exit 1); dev left at (absent), nothing pushed; the fork's dev left at " \
+           f"{hotfix[:12]}" in text.stdout, text.stdout
 
 
 def test_locked_fetches_a_carried_commit_from_the_fork_as_sync_does(cli: Cli, small: Small, tmp_path: Path) -> None:

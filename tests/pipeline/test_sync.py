@@ -488,6 +488,12 @@ def test_unknown_pr_is_exit_2_and_on_missing_skip(cli: Cli, small: Small) -> Non
     small.manifest([{"pr": 1}, {"pr": 999}])
     result = cli("sync", "-m", small.manifest_path, "--repo", small.work.path)
     assert result.exit_code == 2 and "pr/999" in result.stderr and "refs/pull/999/head" in result.stderr
+    small.manifest([{"pr": 998}, {"pr": 1}, {"pr": 999}])    # every missing PR named at once (helper-82)
+    result = cli("sync", "-m", small.manifest_path, "--repo", small.work.path)
+    assert result.exit_code == 2 and "2 PRs cannot be found (closed, or wrong numbers?):" in result.stderr
+    assert [line.split(": ")[1] for line in result.stderr.splitlines() if line.startswith("  ") and "pr/99" in line] \
+        == ["pr/998", "pr/999"], result.stderr
+    assert "hint: remove the entries, pin a `head:` that still exists, or set `on_missing: skip`" in result.stderr
     small.manifest([{"pr": 1}, {"pr": 999, "on_missing": "skip"}])
     code, report = sync(cli, small)
     assert code == 0 and by_id(report)["pr/999"]["reason"] == "missing"

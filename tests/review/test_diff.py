@@ -295,6 +295,21 @@ def test_a_sync_report_as_the_new_night(nights: Nights, tmp_path: Path) -> None:
         next(e for e in default["entries"] if e["id"] == "pr/1")["range_diff"]
 
 
+def test_a_report_of_a_sync_that_stopped_before_composing(nights: Nights, tmp_path: Path) -> None:
+    """A night that stopped before it had a plan (a PR gone under on_missing: fail) writes a report with no
+    entries; diff said it was "not a carrytool lock" (helper-82). It says what stopped that night."""
+    nights.up.git("update-ref", "-d", "refs/pull/4/head")
+    report = tmp_path / "sync-report.json"
+    run = nights.cli("sync", "-m", nights.manifest, "--repo", nights.work.path, "--report", report)
+    assert run.exit_code == 2 and "entries" not in json.loads(report.read_text())
+    result = nights.cli("diff", "HEAD:carries/manifest.yaml.lock", str(report), "-m", nights.manifest,
+                        "--repo", nights.work.path)
+    assert result.exit_code == 2, result.output
+    assert f"{report} is the report of a sync that stopped before it composed anything (exit 2), so it has no " \
+           "entries to compare; it stopped on:\n  " in result.stderr
+    assert "pr/4: upstream has no refs/pull/4/head" in result.stderr and "not a carrytool lock" not in result.stderr
+
+
 def test_a_reason_known_on_one_side_only_is_no_change(tmp_path: Path, cli: Cli) -> None:
     """A lock copied away from its manifest knows an entry was skipped, not why: that is not a change."""
     n = Nights(tmp_path / "n", cli)
