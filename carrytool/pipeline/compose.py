@@ -499,7 +499,7 @@ class Composer:
                        if step.resolution else None)
         if step.structured:
             step.detail = (f"{len(step.structured)} conflicting hunk(s) resolved structurally (policy "
-                           "structured_merge): both sides kept, verified")
+                           "structured_merge): each side's change kept, verified")
         return self._settle(step, tree, tip, tip_tree, comp)
 
     def _name_conflict(self, step: Step, result: MergeResult, applied: Sequence[Step], comp: Composition) -> bool:

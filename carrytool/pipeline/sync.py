@@ -279,11 +279,17 @@ def structured_rejections(manifest: Manifest, git: Git, steps: list[Step], compo
     return out
 
 
+# what a structured resolution kept, by rule (helper-83: an adjacent edit's rewrite replaces base lines, so
+# "both sides kept" was not what it did)
+_KEPT = {"adjacent-edit": "one side's rewrite kept with the other's insertion beside it",
+         "import-union": "the names both sides import, once each"}
+
+
 def structured_warnings(steps: list[Step]) -> list[dict[str, object]]:
     """One `structured-merge` warning per hunk resolved structurally: a reviewer should see each."""
     return [{"kind": "structured-merge", "entry": step.id, "file": h["file"], "lines": h["lines"], "rule": h["kind"],
              "message": f"{step.id}: {h['file']} lines {h['lines'][0]}-{h['lines'][1]} resolved structurally "  # type: ignore[index]
-                        f"({h['kind']}): both sides kept; review it"}
+                        f"({h['kind']}): {_KEPT.get(h['kind'], 'both sides kept')}; review it"}
             for step in steps for h in step.structured]
 
 

@@ -47,6 +47,15 @@ def render_bisect_text(result: BisectResult, stream: TextIO, invocation: Invocat
     elif result.first_bad is None:
         say(f"Upstream {result.chain.upstream[:12]} itself fails: no entry of the chain broke it.")
         guarded = _guarded(result)
+        verdict = result.verdict
+        if verdict is not None and verdict.command is not None and not verdict.failed:
+            # helper-83: a command that cannot pass anywhere (it needs `.git`, every probe timed out) read as
+            # upstream's own failure
+            cmd = verdict.command
+            why = f"timed out after {result.checks.timeout:g} s" if cmd.timed_out else f"exit {cmd.exit_code}"
+            say(f"  the command fails on upstream's own tree too ({why}): if upstream's code is not what fails, "
+                "it needs what a probed tree does not have (a `.git`, an install step, more time); see "
+                "docs/bisect.md")
         if guarded:     # an assert of what an entry adds fails on upstream by design (helper-79)
             say(f"  the asserts searched with check what {', '.join(guarded)} add{'s' if len(guarded) == 1 else ''} "
                 "(their `entry:`), which upstream alone never has: the entry no longer provides it (moved, "

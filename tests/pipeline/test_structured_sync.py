@@ -104,6 +104,11 @@ def test_the_demo_runner_adjacency_composes_without_a_recorded_resolution(cli, d
     assert report["entries"][1]["structured"] == [
         {"file": "vllm/v1/worker/gpu_model_runner.py", "lines": [33, 36], "kind": "adjacent-edit"},
         {"file": "vllm/v1/worker/gpu_model_runner.py", "lines": [38, 56], "kind": "methods"}]
+    said = [w["message"] for w in report["warnings"] if w["kind"] == "structured-merge"]
+    assert said == ["pr/45617: vllm/v1/worker/gpu_model_runner.py lines 33-36 resolved structurally (adjacent-edit): "
+                    "one side's rewrite kept with the other's insertion beside it; review it",   # not "both sides"
+                    "pr/45617: vllm/v1/worker/gpu_model_runner.py lines 38-56 resolved structurally (methods): "
+                    "both sides kept; review it"], said
     git = Git(demo.work)
     try:
         runner = git.file_at(report["result"]["sha"], "vllm/v1/worker/gpu_model_runner.py").decode()

@@ -115,6 +115,20 @@ def test_upstream_already_bad_names_no_entry(cli: Cli, small: Small) -> None:
     assert code == 0 and out["first_bad"] is None and out["upstream"]["bad"] is True
 
 
+def test_a_command_failing_on_upstream_too_says_so(cli: Cli, small: Small) -> None:
+    """A command that cannot pass on any tree (it needs a `.git`; every probe times out) read as upstream's
+    own failure (helper-83): the text says the command fails on upstream's tree as well."""
+    build(small, 2, {})
+    text = cli("bisect", "-m", small.manifest_path, "--repo", small.work.path, "--run", "git rev-parse HEAD")
+    assert text.exit_code == 0 and "itself fails" in text.stdout
+    assert "  the command fails on upstream's own tree too (exit 128): if upstream's code is not what fails, it " \
+           "needs what a probed tree does not have (a `.git`, an install step, more time)" in text.stdout, text.stdout
+    text = cli("bisect", "-m", small.manifest_path, "--repo", small.work.path, "--run", "sleep 5", "--timeout", "0.2")
+    assert "the command fails on upstream's own tree too (timed out after 0.2 s)" in text.stdout, text.stdout
+    text = cli("bisect", "-m", small.manifest_path, "--repo", small.work.path, "--run", "true")
+    assert "the command fails" not in text.stdout
+
+
 def test_a_later_entry_clobbering_what_an_earlier_one_fixed(cli: Cli, small: Small) -> None:
     """Upstream fails the check, pr/2 makes it hold, pr/5 (on_conflict: theirs) takes it away again."""
     clobber = {"a.py": F_BODY.replace("a = 1", "a = 10")}
