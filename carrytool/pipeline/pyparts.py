@@ -449,14 +449,29 @@ def definitions_of(body: list[ast.stmt], scope: str = "", shift: int = 0) -> Def
 
 
 def _bound(node: ast.stmt) -> list[str]:
+    """What NODE binds at the top of its scope: names, and the targets an assignment sets that are not
+    names (`SETTINGS['mode']`, `self.timeout`: as `ast.unparse` writes them), each unpacked (`a, *b = ...`)
+    (helper-83: an unpacked name or a subscript two insertions both assigned was kept twice, silently)."""
     if isinstance(node, _DEFS):
         return [node.name]
     if isinstance(node, (ast.Import, ast.ImportFrom)):
         return [a.asname or a.name.split(".")[0] for a in node.names if a.name != "*"]
     if isinstance(node, ast.Assign):
-        return [t.id for t in node.targets if isinstance(t, ast.Name)]
-    if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-        return [node.target.id]
+        return [name for target in node.targets for name in _targets(target)]
+    if isinstance(node, ast.AnnAssign) and (isinstance(node.target, ast.Name) or node.value is not None):
+        return _targets(node.target)
+    return []
+
+
+def _targets(target: ast.expr) -> list[str]:
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [name for element in target.elts for name in _targets(element)]
+    if isinstance(target, ast.Starred):
+        return _targets(target.value)
+    if isinstance(target, (ast.Attribute, ast.Subscript)):
+        return [ast.unparse(target)]
     return []
 
 

@@ -15,7 +15,9 @@ A hunk resolves when, after the lines all three sides share at its edges are set
 - or both inserted, and the same statements are in both: kept once where each insertion stays whole (one
   holds the other, or ours ends with what theirs begins with), else a `shadows` refusal.
 The whole file is then accepted only when it parses, no name is defined twice in a scope where neither
-side defined it twice, every line either side added is there, and the other order (theirs first) gives
+side defined it twice (nor an attribute or subscript an assignment sets: pyparts `_bound`), no dict
+display holds a key twice where an added line holds one, no added line imports `*`, every line either
+side added is there, and the other order (theirs first) gives
 the same definitions. Anything else refuses the file: it stays the conflict git reported; or, partially
 (`partial=True`, for unions), the refused hunks stay conflicts and the others resolve when the gates hold
 with the refused hunks taken as ours and as theirs. Files are parsed in pieces (pipeline.pyparts).
@@ -485,6 +487,9 @@ def _gates(base: bytes, ours: bytes, theirs: bytes, lines: list[bytes], segments
     spans: dict[tuple[str, str], list[tuple[int, int]]] = {}
     result = parsed.definitions(spans)
     added = sorted(inserted)
+    unsafe = _unsafe_insertion(parsed.tree, added)
+    if unsafe:
+        return unsafe
     twice = {key for key, n in result.items()
              if n > 1 and any(bisect.bisect_left(added, a) < bisect.bisect_right(added, b) for a, b in spans.get(key, ()))}
     if twice:       # parse the sides only when a name bound twice is bound in a resolved hunk
@@ -505,6 +510,34 @@ def _gates(base: bytes, ours: bytes, theirs: bytes, lines: list[bytes], segments
     other_parsed = pyparts.parse(other)
     if not other_parsed.ok or other_parsed.definitions() != result:
         return "order-dependent"
+    return None
+
+
+def _unsafe_insertion(tree: ast.Module | None, added: list[int]) -> str | None:
+    """What no count of bound names sees, in the statements that meet the lines ADDED (sorted, 1-based):
+    a `from M import *` (it binds names no one can list: helper-83, a def it overrode was kept beside it),
+    a dict display with a key twice where one of them is on an added line (the later value wins at run
+    time: helper-83, two PRs' values for one key both kept)."""
+    if tree is None:
+        return None
+
+    def meets(node: ast.AST) -> bool:
+        first = node.lineno  # type: ignore[attr-defined]
+        at = bisect.bisect_left(added, first)
+        return at < len(added) and added[at] <= (node.end_lineno or first)  # type: ignore[attr-defined]
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names) and meets(node):
+            return "star-import"
+        if isinstance(node, ast.Dict) and meets(node):
+            seen: dict[object, ast.expr] = {}
+            for key in node.keys:
+                if key is None:             # `**spread`
+                    continue
+                name = ("value", key.value) if isinstance(key, ast.Constant) else ("expr", ast.dump(key))
+                if name in seen and (meets(key) or meets(seen[name])):
+                    return "duplicate-key"
+                seen.setdefault(name, key)
     return None
 
 

@@ -87,6 +87,22 @@ REFUSED = [
      "def f():\n    pass\n    return 0\n"),
     ("mixed-scopes", "class A:\n    pass\n", "class A:\n    pass\n    def a(self):\n        pass\n",
      "class A:\n    pass\ndef b():\n    pass\n"),
+    # helper-83: each of these was resolved, both sides kept, one side's value lost at run time
+    ("duplicate-key", "R = {\n    'a': 1,\n    'z': 26,\n}\n", "R = {\n    'a': 1,\n    'k': 'pr1',\n    'z': 26,\n}\n",
+     "R = {\n    'a': 1,\n    \"k\": 'pr2',\n    'z': 26,\n}\n"),
+    ("duplicate-key", "R = {\n    'a': 1,\n}\n", "R = {\n    'a': 1,\n    1: 'one',\n}\n",     # 1 == True: one key
+     "R = {\n    'a': 1,\n    True: 'yes',\n}\n"),
+    ("shadows", "import os\nZ = 9\n", "import os\nbar, foo = 1, 2\nZ = 9\n", "import os\nfoo = 3\nZ = 9\n"),
+    ("shadows", "import os\nZ = 9\n", "import os\n[foo, *rest] = [1, 2]\nZ = 9\n", "import os\nfoo = 3\nZ = 9\n"),
+    ("shadows", "S = {}\nZ = 9\n", "S = {}\nS['mode'] = 'fast'\nZ = 9\n", "S = {}\nS[\"mode\"] = 'safe'\nZ = 9\n"),
+    ("shadows", "import os\nZ = 9\n", "import os\nos.environ_default = 'a'\nZ = 9\n",
+     "import os\nos.environ_default: str = 'b'\nZ = 9\n"),
+    ("shadows", "class A:\n    def __init__(self):\n        self.a = 1\n",
+     "class A:\n    def __init__(self):\n        self.a = 1\n        self.t = 5\n",
+     "class A:\n    def __init__(self):\n        self.a = 1\n        self.t = 30\n"),
+    ("star-import", "import os\n\n\ndef z():\n    pass\n",
+     "import os\n\n\ndef foo():\n    return 'mine'\n\n\ndef z():\n    pass\n",
+     "import os\n\n\nfrom helpers import *\n\n\ndef z():\n    pass\n"),
 ]
 
 
