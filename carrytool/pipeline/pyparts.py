@@ -423,16 +423,17 @@ def _parse_piece(source: bytes, piece: _Piece) -> tuple[list[ast.stmt], int] | N
     return body, len(piece.wrapper)
 
 
-def definitions_of(body: list[ast.stmt], scope: str = "", shift: int = 0) -> Defs:
-    """(scope, name) -> how often the name is bound at the top of that scope (defs, classes, imports, plain
-    assignments), scopes qualified by their enclosing defs (`Worker.wake_up`), and the (first, last) lines
-    (0-based) of each binding statement."""
+def definitions_of(body: list[ast.stmt], scope: str = "", shift: int = 0, *, walrus: bool = True) -> Defs:
+    """(scope, name) -> how often the name is bound at the top of that scope (defs, classes, imports,
+    assignments, loop and `with` targets, `type` aliases; with WALRUS, names an `:=` binds: the caller
+    knows whether its source has one), scopes qualified by their enclosing defs (`Worker.wake_up`), and
+    the (first, last) lines (0-based) of each binding statement."""
     out: Counter = Counter()
     lines: dict[Key, list[tuple[int, int]]] = {}
 
     def visit(nodes: list[ast.stmt], scope: str) -> None:
         for node in nodes:
-            for name in _bound(node):
+            for name in _bound(node) + (_walrus(node) if walrus else []):
                 out[(scope, name)] += 1
                 lines.setdefault((scope, name), []).append(
                     (node.lineno - 1 + shift, (node.end_lineno or node.lineno) - 1 + shift))
@@ -460,7 +461,16 @@ def _bound(node: ast.stmt) -> list[str]:
         return [name for target in node.targets for name in _targets(target)]
     if isinstance(node, ast.AnnAssign) and (isinstance(node.target, ast.Name) or node.value is not None):
         return _targets(node.target)
+    if isinstance(node, (ast.For, ast.AsyncFor)):          # helper-84: bindings the gates did not count
+        return _targets(node.target)
+    if isinstance(node, (ast.With, ast.AsyncWith)):
+        return [name for item in node.items if item.optional_vars is not None for name in _targets(item.optional_vars)]
+    if _TYPE_ALIAS is not None and isinstance(node, _TYPE_ALIAS) and isinstance(node.name, ast.Name):
+        return [node.name.id]
     return []
+
+
+_TYPE_ALIAS = getattr(ast, "TypeAlias", None)       # `type X = ...`, Python 3.12
 
 
 def _targets(target: ast.expr) -> list[str]:
@@ -471,8 +481,25 @@ def _targets(target: ast.expr) -> list[str]:
     if isinstance(target, ast.Starred):
         return _targets(target.value)
     if isinstance(target, (ast.Attribute, ast.Subscript)):
-        return [ast.unparse(target)]
+        try:
+            return [ast.unparse(target)]
+        except RecursionError:      # a target too deep to write back (helper-84): one no other can equal
+            return [f"<target at {target.lineno}:{target.col_offset}>"]
     return []
+
+
+def _walrus(node: ast.stmt) -> list[str]:
+    """The names NODE's own expressions bind with `:=` in its scope (comprehensions and default values
+    included: they bind there too; not a lambda's body, nor the statements NODE holds)."""
+    found: list[str] = []
+    todo = [child for child in ast.iter_child_nodes(node) if not isinstance(child, ast.stmt)]
+    while todo:
+        child = todo.pop()
+        if isinstance(child, ast.NamedExpr) and isinstance(child.target, ast.Name):
+            found.append(child.target.id)
+        if not isinstance(child, ast.Lambda):
+            todo.extend(grand for grand in ast.iter_child_nodes(child) if not isinstance(grand, ast.stmt))
+    return found
 
 
 class Parsed:
@@ -485,6 +512,7 @@ class Parsed:
         self._lines: dict[Key, list[tuple[int, int]]] = {}
         self.tree: ast.Module | None = None     # whole, or only the statements meeting the hot lines
         self.pieces = 0
+        self.all_spans = False      # the lines of every binding statement, not only those meeting hot lines
 
     def definitions(self, spans: dict[Key, list[tuple[int, int]]] | None = None) -> Counter:
         """(scope, name) -> how often it is bound (as pipeline.structured.definitions); SPANS receives the
@@ -495,12 +523,15 @@ class Parsed:
         return self._defs
 
 
-def parse(lines: list[bytes], hot: list[tuple[int, int]] = (), *, whole: bool = False) -> Parsed:  # type: ignore[assignment]
+def parse(lines: list[bytes], hot: list[tuple[int, int]] = (), *, whole: bool = False,
+          spans: bool = False) -> Parsed:  # type: ignore[assignment]
     """Parse the file of LINES; its `tree` holds (at least) every statement of the module that meets the HOT
-    line ranges (1-based, inclusive), with its enclosing classes, at their real lines. WHOLE: one `ast.parse`."""
+    line ranges (1-based, inclusive), with its enclosing classes, at their real lines. WHOLE: one `ast.parse`.
+    SPANS: `definitions` gives the lines of every binding statement (from the pieces' cache, parsing no
+    piece again), not only of those meeting HOT."""
     text = b"".join(lines)
     if not whole and _vouches(lines, text):
-        found = _by_pieces(lines, text, [(a - 1, b) for a, b in hot if a <= b])
+        found = _by_pieces(lines, text, [(a - 1, b) for a, b in hot if a <= b], spans)
         if found is not None:
             return found
     stats["whole"] += 1
@@ -510,7 +541,7 @@ def parse(lines: list[bytes], hot: list[tuple[int, int]] = (), *, whole: bool = 
         return Parsed(False)
     out = Parsed(True)
     out.tree = tree
-    out._defs, out._lines = definitions_of(tree.body)
+    out._defs, out._lines = definitions_of(tree.body, walrus=b":=" in text)
     return out
 
 
@@ -565,10 +596,11 @@ def whole_class(piece: _Piece) -> _Piece:
     return _Piece(piece.start, _end(piece), piece.wrapper, level=piece.level)
 
 
-def _by_pieces(lines: list[bytes], text: bytes, hot: list[tuple[int, int]]) -> Parsed | None:
+def _by_pieces(lines: list[bytes], text: bytes, hot: list[tuple[int, int]], spans: bool = False) -> Parsed | None:
     """The parse from the pieces, or None when one does not parse on its own (then the whole file decides)."""
     pieces = _plan(_scan(lines, text), 0, len(lines), (), b"")
     out = Parsed(True)
+    out.all_spans = spans
     body: list[ast.stmt] = []
     if not _collect(lines, pieces, "", hot, out, body):
         return None
@@ -588,6 +620,7 @@ def _collect(lines: list[bytes], pieces: Sequence[_Piece], scope: str, hot: list
     for piece in pieces:
         if piece.header:
             inner = Parsed(True)
+            inner.all_spans = out.all_spans
             nodes: list[ast.stmt] = []
             if _class(lines, piece, scope, hot, inner, nodes):
                 _merge(out, inner)
@@ -624,7 +657,7 @@ def _piece(lines: list[bytes], piece: _Piece, scope: str, hot: list[tuple[int, i
             _cache[source] = None
             return False
         nodes = parsed[0]
-        cached = _cache[source] = definitions_of(nodes, "", -len(piece.wrapper))
+        cached = _cache[source] = definitions_of(nodes, "", -len(piece.wrapper), walrus=b":=" in source)
         if warm:
             for node in nodes:
                 ast.increment_lineno(node, piece.start - len(piece.wrapper))
@@ -635,7 +668,7 @@ def _piece(lines: list[bytes], piece: _Piece, scope: str, hot: list[tuple[int, i
     for (inner, name), count in defs.items():
         key = (f"{scope}.{inner}" if scope and inner else scope or inner, name)
         out._defs[key] += count
-        if warm:       # the lines of bindings elsewhere never meet the lines asked about
+        if warm or out.all_spans:       # the lines of bindings elsewhere never meet the lines asked about
             out._lines.setdefault(key, []).extend([(a + piece.start, b + piece.start) for a, b in where[(inner, name)]])
     return True
 

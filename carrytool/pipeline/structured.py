@@ -493,9 +493,14 @@ def _gates(base: bytes, ours: bytes, theirs: bytes, lines: list[bytes], segments
     twice = {key for key, n in result.items()
              if n > 1 and any(bisect.bisect_left(added, a) < bisect.bisect_right(added, b) for a, b in spans.get(key, ()))}
     if twice:       # parse the sides only when a name bound twice is bound in a resolved hunk
-        sides = [pyparts.parse(split_lines(side)) for side in (ours, theirs)]
-        counts = [t.definitions() if t.ok else Counter() for t in sides]
-        if any(result[key] > max(c.get(key, 0) for c in counts) for key in twice):
+        # the statements binding it must be those of one side, the same text as many times: then the
+        # resolution binds it as that side did. A count alone let a side that binds it twice hide the other
+        # side's binding it overrides (helper-84: ours edits `T = 5` to `T = 10`, theirs adds `T = 30`)
+        whole = pyparts.parse(lines, spans=True)
+        sides = [(pyparts.parse(side_lines, spans=True), side_lines)
+                 for side_lines in (split_lines(ours), split_lines(theirs))]
+        mine = _bindings(whole, lines, twice)
+        if any(mine[key] not in [_bindings(p, side_lines, twice)[key] for p, side_lines in sides] for key in twice):
             return "shadows"
     rewritten = Counter(line for s in segments if isinstance(s, _Conflict) and s.merged_import is not None
                         for line in s.ours + s.theirs)
@@ -511,6 +516,17 @@ def _gates(base: bytes, ours: bytes, theirs: bytes, lines: list[bytes], segments
     if not other_parsed.ok or other_parsed.definitions() != result:
         return "order-dependent"
     return None
+
+
+def _bindings(parsed: pyparts.Parsed, lines: list[bytes], keys: set[tuple[str, str]]
+              ) -> dict[tuple[str, str], Counter[bytes]]:
+    """For each of KEYS, the statements that bind it in PARSED (a parse of LINES with every span), by their text
+    (each line stripped), counted; nothing when it does not parse."""
+    spans: dict[tuple[str, str], list[tuple[int, int]]] = {}
+    if parsed.ok:
+        parsed.definitions(spans)
+    return {key: Counter(b"\n".join(line.strip() for line in lines[a - 1:b]) for a, b in spans.get(key, ()))
+            for key in keys}
 
 
 def _unsafe_insertion(tree: ast.Module | None, added: list[int]) -> str | None:
@@ -531,14 +547,34 @@ def _unsafe_insertion(tree: ast.Module | None, added: list[int]) -> str | None:
             return "star-import"
         if isinstance(node, ast.Dict) and meets(node):
             seen: dict[object, ast.expr] = {}
+            spreads = [v for k, v in zip(node.keys, node.values) if k is None]
+            if any(meets(v) for v in spreads) and sum(1 for k, v in zip(node.keys, node.values)
+                                                     if meets(v) or (k is not None and meets(k))) > 1:
+                return "dict-spread"        # `**X` beside other added items: which wins depends on the order
             for key in node.keys:
                 if key is None:             # `**spread`
                     continue
-                name = ("value", key.value) if isinstance(key, ast.Constant) else ("expr", ast.dump(key))
+                name = _key_name(key)
                 if name in seen and (meets(key) or meets(seen[name])):
                     return "duplicate-key"
                 seen.setdefault(name, key)
     return None
+
+
+def _key_name(key: ast.expr) -> object:
+    """What a dict display's KEY is equal to: its value where it is a literal (`1`, `True` and `-0 + 1`
+    alike; an f-string of constants is its string), else its syntax."""
+    if isinstance(key, ast.JoinedStr) and all(isinstance(v, ast.Constant) for v in key.values):
+        return ("value", "".join(str(v.value) for v in key.values))   # type: ignore[attr-defined]
+    try:
+        value = ast.literal_eval(key)
+        hash(value)                 # a list is no key: its syntax stands for it
+        return ("value", value)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        try:
+            return ("expr", ast.dump(key))
+        except RecursionError:
+            return ("at", key.lineno, key.col_offset)
 
 
 def _added(base: bytes, side: bytes) -> Counter[bytes]:

@@ -37,7 +37,7 @@ def _near(spans: dict, hot: list[tuple[int, int]]) -> dict:
     return {key: found for key, found in out.items() if found}
 
 
-def _same(lines: list[bytes], hot: list[tuple[int, int]]) -> bool:
+def _same(lines: list[bytes], hot: list[tuple[int, int]], *, every_span: bool = False) -> bool:
     pieces = pyparts.parse(lines, hot)
     whole = pyparts.parse(lines, hot, whole=True)
     assert pieces.ok == whole.ok
@@ -47,6 +47,11 @@ def _same(lines: list[bytes], hot: list[tuple[int, int]]) -> bool:
         assert pieces.definitions(where_p) == whole.definitions(where_w)
         assert _near(where_p, hot) == _near(where_w, hot)
         assert _shape(pieces.tree, hot) == _shape(whole.tree, hot)
+    if whole.ok and every_span:     # spans=True: every binding's lines, from the pieces' cache (the shadows gate)
+        every: dict = {}
+        pyparts.parse(lines, hot, spans=True).definitions(every)
+        assert {key: sorted(found) for key, found in every.items()} == \
+            {key: sorted(found) for key, found in where_w.items()}
     return whole.ok
 
 
@@ -150,7 +155,7 @@ def test_pieces_say_what_the_whole_parse_says_on_real_and_broken_files() -> None
             hot = [(first, first + rng.randint(0, 8))]
             if rng.random() < 0.3:
                 pyparts._cache.clear()
-            if _same(text, hot):
+            if _same(text, hot, every_span=True):
                 parsed += 1
             else:
                 broken += 1
