@@ -591,7 +591,7 @@ def status(
     _State.options = (manifest, repo)
 
     def body() -> int:
-        from carrytool.pipeline.atomic import write_atomic
+        from carrytool.manifest.safefile import write_atomic as write_manifest
         from carrytool.pipeline.lock import lock_path, parse_lock
         from carrytool.render.status import render_status_text
         from carrytool.review.forge import ForgeClient, guess_forge
@@ -619,7 +619,7 @@ def status(
                     raise InputError(f"--write would leave the manifest invalid, so nothing was written: {exc}",
                                      hint="change what the error names by hand (e.g. an assert's `entry:` naming "
                                           "a PR to drop), then run `status --write` again") from None
-                write_atomic(loaded.path, text)
+                write_manifest(loaded.path, text.encode("utf-8"))   # never through a symlink (helper-85)
         if fmt == "json":
             sys.stdout.write(result.dumps())
         else:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import yaml
@@ -102,7 +103,7 @@ def add_union(text: str, name: str, prs: list[int], paths: dict[int, list[str]],
     key_col = items[0].start_mark.column
     if dash_col < 0:
         raise ManifestError("cannot tell how `entries` is indented: add the union by hand")
-    insert = text.find("\n", _last_end(last))
+    insert = text.find("\n", _last_end(last, text))
     insert = len(text) if insert < 0 else insert + 1
     pad, keys = " " * dash_col, " " * key_col
     lines = [f"{pad}-{' ' * (key_col - dash_col - 1)}carry: {name}",
@@ -118,21 +119,52 @@ def add_union(text: str, name: str, prs: list[int], paths: dict[int, list[str]],
     return head + "\n".join(lines) + "\n" + text[insert:]
 
 
-def _last_end(node: yaml.Node) -> int:
-    """Where the last scalar of NODE ends (a trailing comment or blank lines are not part of it)."""
+def _last_end(node: yaml.Node, text: str) -> int:
+    """Where the last scalar of NODE (parsed from TEXT) ends (a trailing comment or blank lines are not part
+    of it). A block scalar (`|`, `>`) ends, for the parser, where the next line begins, past blank lines: its
+    end is its last character (helper-85: removing an entry whose title was one removed the next line)."""
     if isinstance(node, yaml.MappingNode):
-        return max(_last_end(n) for pair in node.value for n in pair) if node.value else node.end_mark.index
+        return max(_last_end(n, text) for pair in node.value for n in pair) if node.value else node.end_mark.index
     if isinstance(node, yaml.SequenceNode):
-        return max((_last_end(n) for n in node.value), default=node.end_mark.index)
-    return node.end_mark.index
+        return max((_last_end(n, text) for n in node.value), default=node.end_mark.index)
+    end = node.end_mark.index
+    if isinstance(node, yaml.ScalarNode) and node.style in ("|", ">"):
+        while end > node.start_mark.index and text[end - 1] in " \t\r\n":
+            end -= 1
+    return end
 
 
 def _flow(value: str) -> str:
-    """VALUE as a YAML flow scalar: plain when safe, else double-quoted."""
-    import json
+    """VALUE as a YAML flow scalar: plain when it reads back as this very string (not `1234`, `true`,
+    `null`, `2026-08-20`: helper-85), else double-quoted: printable characters as they are (an emoji
+    too: JSON's surrogate-pair escapes read back as two lone surrogates), the rest escaped."""
+    plain = value and all(ch.isalnum() or ch in "/._-" for ch in value) and value[0] not in "-." and value.isascii()
+    if plain:
+        try:
+            plain = yaml.safe_load(value) == value
+        except yaml.YAMLError:
+            plain = False
+    return value if plain else _double_quoted(value)
 
-    plain = value and all(ch.isalnum() or ch in "/._-" for ch in value) and value[0] not in "-."
-    return value if plain else json.dumps(value)
+
+# what PyYAML reads as it is inside double quotes: printable, no line break of its own (\x85, \u2028, \u2029)
+_PRINTABLE = re.compile("[\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def _double_quoted(value: str) -> str:
+    out = []
+    for ch in value:
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif _PRINTABLE.fullmatch(ch):
+            out.append(ch)
+        elif 0xD800 <= ord(ch) <= 0xDFFF:
+            out.append("\\ufffd")                  # a lone surrogate is no character a file can hold
+        elif ord(ch) < 0x100:
+            out.append(f"\\x{ord(ch):02x}")
+        else:
+            out.append(f"\\u{ord(ch):04x}")
+    return '"' + "".join(out) + '"'
 
 
 def remove_entries(text: str, indexes: list[int]) -> str:
@@ -145,8 +177,13 @@ def remove_entries(text: str, indexes: list[int]) -> str:
         if _is_flow(root):
             raise ManifestError("`entries` is a flow list: remove the entry by hand")
         start = text.rfind("\n", 0, node.start_mark.index) + 1
-        end = text.find("\n", _last_end(node))
+        end = text.find("\n", _last_end(node, text))
         edits.append(_Edit(start, len(text) if end < 0 else end + 1, ""))
+    found = _mapping_get(root, "entries")
+    if found is not None and isinstance(found[1], yaml.SequenceNode) and \
+            len(set(indexes)) >= len(found[1].value):     # every entry goes: `entries: []`, not null (helper-85)
+        colon = text.find(":", found[0].end_mark.index)
+        edits.append(_Edit(colon + 1, colon + 1, " []"))
     for edit in sorted(edits, key=lambda e: e.start, reverse=True):
         text = text[:edit.start] + edit.text + text[edit.end:]
     return text
@@ -158,8 +195,8 @@ def set_title(text: str, index: int, title: str) -> str:
     node = _entry_node(root, index)
     value = _flow(title)
     found = _mapping_get(node, "title")
-    if found is not None:
-        edit = _Edit(found[1].start_mark.index, found[1].end_mark.index, value)
+    if found is not None:      # a block scalar's newline stays (helper-85: the next line was joined to it)
+        edit = _Edit(found[1].start_mark.index, _last_end(found[1], text), value)
     elif node.flow_style:
         close = node.end_mark.index - 1
         edit = _Edit(close, close, f", title: {value}")

@@ -6,6 +6,7 @@ It reads pull/merge request state only; it never writes to the forge.
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import re
@@ -137,8 +138,8 @@ class ForgeClient:
         self.used_network = True
         for attempt in range(4):
             try:
-                with urllib.request.urlopen(urllib.request.Request(url, headers=self._headers(etag)),
-                                            timeout=TIMEOUT) as reply:
+                with _OPENER.open(urllib.request.Request(url, headers=self._headers(etag)),
+                                  timeout=TIMEOUT) as reply:
                     self._link(url, reply.headers)
                     return reply.status, reply.headers, reply.read()
             except urllib.error.HTTPError as exc:
@@ -153,8 +154,9 @@ class ForgeClient:
                     self.sleep(0.5)
                     continue
                 raise self._failure(url, exc) from None
-            except (urllib.error.URLError, OSError) as exc:
-                reason = getattr(exc, "reason", exc)
+            except (urllib.error.URLError, OSError, http.client.HTTPException) as exc:
+                # a truncated answer or a garbled status line is no traceback either (helper-85)
+                reason = getattr(exc, "reason", None) or f"{type(exc).__name__}: {exc}"
                 raise ForgeError(f"cannot reach the forge at {redact(self.root)}: {reason}",
                                  hint="check --api-url / the network, or answer from the cache with --offline") \
                     from None
@@ -199,6 +201,24 @@ class ForgeClient:
         entry = self._cache.setdefault(url, {})
         entry.update(etag=etag, status=status, body=body)
         self._dirty = True
+
+
+class _SameHostAuth(urllib.request.HTTPRedirectHandler):
+    """Follow a redirect, but send the token only to the host it was meant for (helper-85: a redirect to
+    another host received `Authorization`; urllib copies every header but the content ones)."""
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):  # noqa: ANN001, ANN201 - urllib's signature
+        new = super().redirect_request(req, fp, code, msg, headers, newurl)
+        if new is not None:
+            before, after = urllib.parse.urlsplit(req.full_url), urllib.parse.urlsplit(new.full_url)
+            if (before.scheme, before.netloc.lower()) != (after.scheme, after.netloc.lower()):
+                for name in list(new.headers):
+                    if name.lower() in ("authorization", "private-token"):
+                        del new.headers[name]
+        return new
+
+
+_OPENER = urllib.request.build_opener(_SameHostAuth)
 
 
 def _json(body: bytes, url: str) -> Any:

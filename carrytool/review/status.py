@@ -73,6 +73,12 @@ def check_landed(git: Git, upstream: str, pr: dict[str, Any]) -> tuple[bool | No
     head = pr.get("head")
     if not head or git.object_type(head) is None:
         return None, f"its head {str(head)[:12]} is not in the repository (run `carrytool sync` to fetch it)"
+    merged = pr.get("merged_as")
+    if merged and (git.object_type(merged) != "commit" or not git.is_ancestor(merged, upstream)):
+        # merged since upstream was last fetched here: upstream as fetched lacks it, which says nothing about
+        # the merge (helper-85: `keep`, "upstream lacks 7 of its 7 hunk(s)")
+        return None, (f"its merge commit {merged[:12]} is not in upstream as fetched here (merged since the last "
+                      "sync?): run `carrytool sync`, then status again")
     base = _pr_base(git, upstream, pr)
     if base is None or base == head:
         return None, "cannot tell the PR's base commit, so not which hunks are its own"
@@ -86,9 +92,12 @@ def check_landed(git: Git, upstream: str, pr: dict[str, Any]) -> tuple[bool | No
 
 
 def _pr_base(git: Git, upstream: str, pr: dict[str, Any]) -> str | None:
-    """The forge's base if here; else where the head forked from upstream before the merge commit."""
+    """Where the head forked from the forge's base (GitHub's `base.sha` is the base branch's tip when the PR
+    was last updated, not its fork point: helper-85, other PRs merged since counted as the PR's own hunks,
+    reversed; GitLab's `diff_refs.base_sha` is the fork point already); else where it forked from upstream
+    before the merge commit."""
     if pr.get("base") and git.object_type(pr["base"]) == "commit":
-        return pr["base"]
+        return git.merge_base(pr["base"], pr["head"]) or pr["base"]
     merged = pr.get("merged_as")
     if merged and git.object_type(merged) == "commit":
         parents = git.commit_info(merged)["parents"]

@@ -39,3 +39,50 @@ def test_remove_entries_keeps_other_lines() -> None:
 def test_remove_from_a_flow_list_is_refused() -> None:
     with pytest.raises(ManifestError):
         remove_entries("version: 1\nentries: [{pr: 1}, {pr: 2}]\n", [0])
+
+
+BLOCK = """\
+version: 1
+entries:
+  - pr: 1
+    title: >
+      a long title
+      folded
+  - pr: 2   # IMPORTANT: still needed
+  - pr: 3
+    title: |
+      kept
+
+  # about pr 4
+  - pr: 4
+asserts: []
+"""
+
+
+def test_an_entry_ending_in_a_block_scalar_goes_alone() -> None:
+    """The parser ends a block scalar where the next line begins (past blank lines): removing pr/1 removed
+    pr/2's line too, and removing pr/3 the comment above pr/4 (helper-85)."""
+    assert remove_entries(BLOCK, [0]) == BLOCK.replace("  - pr: 1\n    title: >\n      a long title\n      folded\n", "")
+    assert remove_entries(BLOCK, [2]) == BLOCK.replace("  - pr: 3\n    title: |\n      kept\n", "")
+
+
+def test_a_block_scalar_title_set_keeps_its_line_end() -> None:
+    """The next line was joined to a retitled block-scalar title (helper-85: not YAML, or a traceback)."""
+    changed = set_title(set_title(BLOCK, 0, "New 1"), 2, "New 3")
+    assert changed == BLOCK.replace(">\n      a long title\n      folded\n", '"New 1"\n').replace(
+        "|\n      kept\n", '"New 3"\n')
+
+
+@pytest.mark.parametrize("title", ["Fix 😀 crash", "1234", "true", "null", "2026-08-20", "~", 'say "hi" \\ now',
+                                   "tab\there", "line\u2028break"])
+def test_a_title_reads_back_as_the_same_string(title: str) -> None:
+    """An emoji was written as JSON's surrogate-pair escapes (read back as two lone surrogates: sync crashed),
+    and `1234`, `true`, `null`, a date unquoted, read back as another type (helper-85)."""
+    import yaml
+
+    assert yaml.safe_load(set_title(TEXT, 0, title))["entries"][0]["title"] == title
+
+
+def test_removing_every_entry_leaves_an_empty_list() -> None:
+    """`entries:` with nothing is null, which the manifest refuses (helper-85); an empty list is valid."""
+    assert remove_entries(TEXT, [0, 1, 2]) == "version: 1\nentries: []\n  # first\n  # trailing\nasserts: []\n"

@@ -193,6 +193,50 @@ def test_token_sent_never_printed(cli: Cli, forge: Forge) -> None:
     assert [s.path for s in seen].count("/repos/acme/widget/pulls/3") == 2      # one retry
 
 
+def test_the_token_follows_no_redirect_to_another_host(cli: Cli, forge: Forge) -> None:
+    """A redirect to another host received the token (urllib copies every header but the content ones:
+    helper-85); to the same host it is kept (GitHub redirects a renamed repository's API there)."""
+    with FakeForge() as fake, FakeForge() as other:
+        forge.github(fake)
+        fake.route("/repos/acme/widget/pulls/3", Reply({}, 302, {"Location": other.url + "/moved/3"}))
+        fake.route("/repos/acme/widget/pulls/2", Reply({}, 301, {"Location": "{root}/repositories/9/pulls/2"}))
+        result = _status(cli, forge, fake.url, env={"GITHUB_TOKEN": TOKEN})
+        elsewhere, here = list(other.seen), [s for s in fake.seen if s.path == "/repositories/9/pulls/2"]
+    assert [s.path for s in elsewhere] == ["/moved/3"] and "Authorization" not in elsewhere[0].headers
+    assert here and here[0].headers["Authorization"] == f"Bearer {TOKEN}", result.output
+    assert TOKEN not in result.output
+
+
+@pytest.mark.parametrize("answer", [b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n{", b"GARBAGE\r\n\r\n"])
+def test_a_broken_answer_is_exit_4_not_a_traceback(cli: Cli, forge: Forge, answer: bytes) -> None:
+    """A truncated body (IncompleteRead) or a garbled status line (BadStatusLine) is http.client's, not an
+    OSError: it was a traceback, exit 70 (helper-85)."""
+    import socket
+    import threading
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            conn.recv(65536)
+            conn.sendall(answer)
+            conn.close()
+
+    threading.Thread(target=serve, daemon=True).start()
+    try:
+        result = _status(cli, forge, f"http://127.0.0.1:{server.getsockname()[1]}")
+    finally:
+        server.close()
+    assert result.exit_code == 4 and "cannot reach the forge" in result.stderr, result.output
+    assert "Traceback" not in result.output
+
+
 def test_rate_limit_retry_after_then_too_long(cli: Cli, forge: Forge) -> None:
     with FakeForge() as fake:
         forge.github(fake)
@@ -221,6 +265,46 @@ def test_write_drops_and_retitles_keeping_comments(cli: Cli, forge: Forge) -> No
                 .replace("title: old title   # will be retitled", 'title: "new title"   # will be retitled'))
     assert forge.manifest.read_text() == expected
     assert cli("check", "-m", forge.manifest).exit_code == 0
+
+
+def test_githubs_base_sha_is_the_branch_tip_and_a_merge_not_fetched_is_investigated(cli: Cli, forge: Forge) -> None:
+    """GitHub's `base.sha` is the base branch's tip when the PR was last updated: #1's diff from there
+    counted #2's merged changes as #1's own, reversed, and said `keep` (upstream lacks them); its fork point
+    with the head is the base. A PR merged after upstream was last fetched here (its merge commit not in
+    upstream as fetched) said `keep`, "upstream lacks ... hunks": it is `investigate` (helper-85)."""
+    with FakeForge() as fake:
+        forge.github(fake)
+        # the base branch's tip when #1 was last updated: #2's change in, #1 not yet
+        tip = forge.up.commit({"b.py": B.replace("b3 = 3", "b3 = 33")}, "#2 first", parent=forge.base,
+                              ref="refs/keep/tip")
+        forge.work.git("fetch", "-q", str(forge.up.path), "refs/keep/tip:refs/up/keep/tip")
+        body = dict(fake.routes["/repos/acme/widget/pulls/1"][0].body)
+        body["base"] = {"sha": tip}
+        fake.route("/repos/acme/widget/pulls/1", Reply(body))
+        late = forge.up.commit({"e.txt": "e2\n"}, "Merge #4", parent="main", parents=["main", forge.p4b],
+                               ref="refs/heads/main")      # upstream moved on; this repository has not fetched it
+        body4 = dict(fake.routes["/repos/acme/widget/pulls/4"][0].body)
+        body4.update(state="closed", merged=True, merge_commit_sha=late)
+        fake.route("/repos/acme/widget/pulls/4", Reply(body4))
+        code, out = cli.json("status", "-m", forge.manifest, "--repo", forge.work.path, "--api-url", fake.url)
+    by = {item["id"]: item for item in out["entries"]}
+    assert (by["pr/1"]["suggestion"], by["pr/1"]["landed"]) == ("drop", True), by["pr/1"]["why"]
+    assert by["pr/4"]["suggestion"] == "investigate" and by["pr/4"]["landed"] is None, by["pr/4"]
+    assert f"its merge commit {late[:12]} is not in upstream as fetched here" in by["pr/4"]["why"]
+
+
+def test_write_never_replaces_a_symlinked_manifest(cli: Cli, forge: Forge) -> None:
+    """A manifest that is a symlink was replaced by a regular file, its target left as it was (helper-85):
+    refused (exit 2), as every file carrytool writes beside the manifest."""
+    real = forge.manifest.with_name("real.yaml")
+    forge.manifest.rename(real)
+    forge.manifest.symlink_to(real.name)
+    before = real.read_text()
+    with FakeForge() as fake:
+        forge.github(fake)
+        result = _status(cli, forge, fake.url, "--write")
+    assert result.exit_code == 2 and "is a symlink" in result.stderr, result.output
+    assert forge.manifest.is_symlink() and real.read_text() == before
 
 
 def test_status_without_write_leaves_the_manifest(cli: Cli, forge: Forge) -> None:
