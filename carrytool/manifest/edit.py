@@ -129,6 +129,10 @@ def _last_end(node: yaml.Node, text: str) -> int:
         return max((_last_end(n, text) for n in node.value), default=node.end_mark.index)
     end = node.end_mark.index
     if isinstance(node, yaml.ScalarNode) and node.style in ("|", ">"):
+        header = re.match(r"[|>][0-9+-]*", text[node.start_mark.index:])
+        if header and "+" in header.group(0):
+            # keep chomping: its trailing blank lines are its value (helper-86): it ends at its last newline
+            return max(node.start_mark.index, end - 1) if end and text[end - 1] == "\n" else end
         while end > node.start_mark.index and text[end - 1] in " \t\r\n":
             end -= 1
     return end
@@ -180,9 +184,12 @@ def remove_entries(text: str, indexes: list[int]) -> str:
         end = text.find("\n", _last_end(node, text))
         edits.append(_Edit(start, len(text) if end < 0 else end + 1, ""))
     found = _mapping_get(root, "entries")
-    if found is not None and isinstance(found[1], yaml.SequenceNode) and \
+    if indexes and found is not None and isinstance(found[1], yaml.SequenceNode) and \
             len(set(indexes)) >= len(found[1].value):     # every entry goes: `entries: []`, not null (helper-85)
         colon = text.find(":", found[0].end_mark.index)
+        rest = text[colon + 1:text.find("\n", colon) if "\n" in text[colon:] else len(text)].strip()
+        if rest and not rest.startswith("#"):       # an anchor or a tag (helper-86: `entries: [] &e`)
+            raise ManifestError("`entries` carries an anchor or a tag: remove its last entry by hand")
         edits.append(_Edit(colon + 1, colon + 1, " []"))
     for edit in sorted(edits, key=lambda e: e.start, reverse=True):
         text = text[:edit.start] + edit.text + text[edit.end:]

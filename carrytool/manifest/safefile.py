@@ -39,3 +39,18 @@ def write_atomic(path: Path, data: bytes) -> None:
     except OSError as exc:
         Path(temp).unlink(missing_ok=True)
         raise EnvironmentProblem(f"cannot write {path}: {exc.strerror}; it was left as it was") from None
+    _sync_directory(path.parent)
+
+
+def _sync_directory(folder: Path) -> None:
+    """fsync FOLDER, so that the rename survives a crash (as pipeline.atomic's writes do: helper-86)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

@@ -217,6 +217,15 @@ class _SameHostAuth(urllib.request.HTTPRedirectHandler):
                         del new.headers[name]
         return new
 
+    def http_error_302(self, req, fp, code, msg, headers):  # noqa: ANN001, ANN201 - urllib's signature
+        try:
+            return super().http_error_302(req, fp, code, msg, headers)
+        except ValueError as exc:         # a Location urllib cannot parse (helper-86): its answer is closed
+            fp.close()
+            raise urllib.error.URLError(f"a redirect to an unusable URL ({exc})") from None
+
+    http_error_301 = http_error_303 = http_error_307 = http_error_308 = http_error_302
+
 
 _OPENER = urllib.request.build_opener(_SameHostAuth)
 

@@ -74,11 +74,15 @@ def check_landed(git: Git, upstream: str, pr: dict[str, Any]) -> tuple[bool | No
     if not head or git.object_type(head) is None:
         return None, f"its head {str(head)[:12]} is not in the repository (run `carrytool sync` to fetch it)"
     merged = pr.get("merged_as")
-    if merged and (git.object_type(merged) != "commit" or not git.is_ancestor(merged, upstream)):
+    if merged and git.object_type(merged) != "commit":
         # merged since upstream was last fetched here: upstream as fetched lacks it, which says nothing about
         # the merge (helper-85: `keep`, "upstream lacks 7 of its 7 hunk(s)")
-        return None, (f"its merge commit {merged[:12]} is not in upstream as fetched here (merged since the last "
-                      "sync?): run `carrytool sync`, then status again")
+        return None, (f"its merge commit {merged[:12]} is not in this repository (merged since the last sync?): "
+                      "run `carrytool sync`, then status again")
+    # here but not in upstream's history: merged since the last sync, or into another branch and picked
+    # over (helper-86): the hunks say whether upstream has the change; the words say why it may not
+    elsewhere = f" (its merge commit {merged[:12]} is not in upstream as fetched here: merged since the last " \
+        "sync, or elsewhere)" if merged and not git.is_ancestor(merged, upstream) else ""
     base = _pr_base(git, upstream, pr)
     if base is None or base == head:
         return None, "cannot tell the PR's base commit, so not which hunks are its own"
@@ -88,7 +92,7 @@ def check_landed(git: Git, upstream: str, pr: dict[str, Any]) -> tuple[bool | No
     if not missing:
         return True, f"all {len(hunks)} hunk(s) of its diff are on upstream"
     shown = ", ".join(h.describe() for h in missing[:5]) + (", ..." if len(missing) > 5 else "")
-    return False, f"upstream lacks {len(missing)} of its {len(hunks)} hunk(s): {shown}"
+    return False, f"upstream lacks {len(missing)} of its {len(hunks)} hunk(s): {shown}{elsewhere}"
 
 
 def _pr_base(git: Git, upstream: str, pr: dict[str, Any]) -> str | None:
@@ -97,7 +101,9 @@ def _pr_base(git: Git, upstream: str, pr: dict[str, Any]) -> str | None:
     reversed; GitLab's `diff_refs.base_sha` is the fork point already); else where it forked from upstream
     before the merge commit."""
     if pr.get("base") and git.object_type(pr["base"]) == "commit":
-        return git.merge_base(pr["base"], pr["head"]) or pr["base"]
+        fork = git.merge_base(pr["base"], pr["head"]) or pr["base"]
+        if fork != pr["head"]:          # a base that holds the head (merged by hand, fast-forward): below
+            return fork
     merged = pr.get("merged_as")
     if merged and git.object_type(merged) == "commit":
         parents = git.commit_info(merged)["parents"]

@@ -86,3 +86,26 @@ def test_a_title_reads_back_as_the_same_string(title: str) -> None:
 def test_removing_every_entry_leaves_an_empty_list() -> None:
     """`entries:` with nothing is null, which the manifest refuses (helper-85); an empty list is valid."""
     assert remove_entries(TEXT, [0, 1, 2]) == "version: 1\nentries: []\n  # first\n  # trailing\nasserts: []\n"
+
+
+def test_a_keep_chomped_block_scalar_keeps_its_blank_lines() -> None:
+    """`|+` keeps its trailing blank lines: they are its value. Trimmed as a clipped one is, `union new`
+    appended before them and the title lost them (helper-86)."""
+    import yaml
+
+    from carrytool.manifest.edit import add_union
+
+    text = "entries:\n  - pr: 1\n    title: |+\n      foo\n\n\n# c\n"
+    added = add_union(text, "u1", [1, 2], {}, patch=None)
+    assert yaml.safe_load(added)["entries"][0]["title"] == "foo\n\n\n"
+    assert [e.get("carry") for e in yaml.safe_load(added)["entries"]] == [None, "u1"]
+    two = "entries:\n  - pr: 1\n    title: |+\n      a\n\n  - pr: 2\n"
+    assert remove_entries(two, [1]) == "entries:\n  - pr: 1\n    title: |+\n      a\n\n"
+
+
+def test_every_entry_removed_under_an_anchor_is_refused_not_mangled() -> None:
+    """`entries: &e` became `entries: [] &e`, not YAML (helper-86)."""
+    with pytest.raises(ManifestError, match="anchor or a tag"):
+        remove_entries("version: 1\nentries: &e\n  - pr: 1\n", [0])
+    assert remove_entries("version: 1\nentries:   # the PRs\n  - pr: 1\n", [0]) == \
+        "version: 1\nentries: []   # the PRs\n"

@@ -207,7 +207,8 @@ def test_the_token_follows_no_redirect_to_another_host(cli: Cli, forge: Forge) -
     assert TOKEN not in result.output
 
 
-@pytest.mark.parametrize("answer", [b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n{", b"GARBAGE\r\n\r\n"])
+@pytest.mark.parametrize("answer", [b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n{", b"GARBAGE\r\n\r\n",
+                                    b"HTTP/1.1 302 Found\r\nLocation: http://[::1/x\r\nContent-Length: 0\r\n\r\n"])
 def test_a_broken_answer_is_exit_4_not_a_traceback(cli: Cli, forge: Forge, answer: bytes) -> None:
     """A truncated body (IncompleteRead) or a garbled status line (BadStatusLine) is http.client's, not an
     OSError: it was a traceback, exit 70 (helper-85)."""
@@ -217,21 +218,29 @@ def test_a_broken_answer_is_exit_4_not_a_traceback(cli: Cli, forge: Forge, answe
     server = socket.socket()
     server.bind(("127.0.0.1", 0))
     server.listen(8)
+    server.settimeout(0.1)
+    stop = threading.Event()
 
     def serve() -> None:
-        while True:
+        # the socket is closed only once this thread is done: closed under a blocked accept, its number
+        # went to the next test's server while this thread still accepted on it (that test hung)
+        while not stop.is_set():
             try:
                 conn, _ = server.accept()
             except OSError:
-                return
-            conn.recv(65536)
-            conn.sendall(answer)
-            conn.close()
+                continue
+            with conn:
+                conn.settimeout(5)
+                conn.recv(65536)
+                conn.sendall(answer)
 
-    threading.Thread(target=serve, daemon=True).start()
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
     try:
         result = _status(cli, forge, f"http://127.0.0.1:{server.getsockname()[1]}")
     finally:
+        stop.set()
+        thread.join()
         server.close()
     assert result.exit_code == 4 and "cannot reach the forge" in result.stderr, result.output
     assert "Traceback" not in result.output
@@ -290,7 +299,36 @@ def test_githubs_base_sha_is_the_branch_tip_and_a_merge_not_fetched_is_investiga
     by = {item["id"]: item for item in out["entries"]}
     assert (by["pr/1"]["suggestion"], by["pr/1"]["landed"]) == ("drop", True), by["pr/1"]["why"]
     assert by["pr/4"]["suggestion"] == "investigate" and by["pr/4"]["landed"] is None, by["pr/4"]
-    assert f"its merge commit {late[:12]} is not in upstream as fetched here" in by["pr/4"]["why"]
+    assert f"its merge commit {late[:12]} is not in this repository (merged since the last sync?)" in by["pr/4"]["why"]
+
+
+def test_a_base_that_holds_the_head_falls_back_to_the_merge(cli: Cli, forge: Forge) -> None:
+    """A base SHA that already holds the head (the branch tip after the merge) forks at the head itself:
+    that said "cannot tell the PR's base" (helper-86); the merge commit's first parent tells it."""
+    with FakeForge() as fake:
+        forge.github(fake)
+        body = dict(fake.routes["/repos/acme/widget/pulls/1"][0].body)
+        body["base"] = {"sha": forge.m1}
+        fake.route("/repos/acme/widget/pulls/1", Reply(body))
+        code, out = cli.json("status", "-m", forge.manifest, "--repo", forge.work.path, "--api-url", fake.url)
+    [item] = [e for e in out["entries"] if e["id"] == "pr/1"]
+    assert (item["suggestion"], item["landed"]) == ("drop", True), item["why"]
+
+
+def test_a_merge_commit_here_but_not_in_upstream_is_judged_by_its_hunks(cli: Cli, forge: Forge) -> None:
+    """A merge commit this repository has that upstream's history does not (merged into another branch,
+    the change picked over; or merged since the last sync): the hunks decide, and the words say why
+    upstream may lack them (helper-86: investigate for good was never resolved by a sync)."""
+    with FakeForge() as fake:
+        forge.github(fake)
+        body = dict(fake.routes["/repos/acme/widget/pulls/4"][0].body)
+        body.update(state="closed", merged=True, merge_commit_sha=forge.p5a)     # here, not upstream's
+        fake.route("/repos/acme/widget/pulls/4", Reply(body))
+        code, out = cli.json("status", "-m", forge.manifest, "--repo", forge.work.path, "--api-url", fake.url)
+    [item] = [e for e in out["entries"] if e["id"] == "pr/4"]
+    assert (item["suggestion"], item["landed"]) == ("keep", False), item
+    assert f"(its merge commit {forge.p5a[:12]} is not in upstream as fetched here: merged since the last " \
+        "sync, or elsewhere)" in item["why"]
 
 
 def test_write_never_replaces_a_symlinked_manifest(cli: Cli, forge: Forge) -> None:
