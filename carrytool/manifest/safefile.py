@@ -39,11 +39,11 @@ def write_atomic(path: Path, data: bytes) -> None:
     except OSError as exc:
         Path(temp).unlink(missing_ok=True)
         raise EnvironmentProblem(f"cannot write {path}: {exc.strerror}; it was left as it was") from None
-    _sync_directory(path.parent)
+    sync_directory(path.parent)
 
 
-def _sync_directory(folder: Path) -> None:
-    """fsync FOLDER, so that the rename survives a crash (as pipeline.atomic's writes do: helper-86)."""
+def sync_directory(folder: Path) -> None:
+    """fsync FOLDER, so that a rename in it survives a crash (every atomic write here and in pipeline.atomic)."""
     try:
         fd = os.open(folder, os.O_RDONLY)
     except OSError:

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from carrytool.errors import EnvironmentProblem
+from carrytool.manifest.safefile import sync_directory
 
 
 def stage(path: Path, data: bytes) -> Path:
@@ -49,16 +50,7 @@ def publish(tmp: Path, path: Path) -> None:
     except OSError as exc:
         tmp.unlink(missing_ok=True)
         raise EnvironmentProblem(f"cannot write {path}: {exc.strerror or exc}") from None
-    try:
-        fd = os.open(path.parent, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+    sync_directory(path.parent)
 
 
 def write_atomic(path: str | Path, text: str) -> None:
