@@ -76,12 +76,23 @@ class ForgeClient:
     def __init__(self, forge: str, api_root: str | None, cache_file: Path, *, offline: bool = False,
                  sleep: Callable[[float], None] = time.sleep, clock: Callable[[], float] = time.time) -> None:
         self.forge = forge
-        self.root = (api_root or os.environ.get(API_VARS[forge]) or API_ROOTS[forge]).rstrip("/")
+        chosen = api_root or os.environ.get(API_VARS[forge])
+        self.root = (chosen or API_ROOTS[forge]).rstrip("/")
+        if not re.match(r"https?://[^/]", self.root, re.I):
+            raise InputError(f"the forge's API root {redact(self.root)} is not an http(s) URL",
+                             hint="pass --api-url https://HOST/... (GitHub Enterprise: https://HOST/api/v3)")
         self._token = os.environ.get(TOKEN_VARS[forge]) or None
         self.cache_file = cache_file
         self.offline = offline
         self.sleep, self.clock = sleep, clock
         self._cache = _read_cache(cache_file)
+        if offline and not chosen:
+            # answers cached from one other API root (a run with --api-url): offline, without one, read
+            # those rather than find nothing for the default root
+            marker = "/repos/" if forge == "github" else "/projects/"
+            roots = {url.split(marker, 1)[0] for url in self._cache if marker in url}
+            if len(roots) == 1 and self.root not in roots:
+                self.root = roots.pop()
         self._dirty = False
         self.used_network = False
 

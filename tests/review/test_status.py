@@ -169,6 +169,17 @@ def test_etag_reuse_offline_and_cache_file(cli: Cli, forge: Forge) -> None:
                              "--offline", "--format", "json").stdout)
     assert offline["source"] == "cache"
     assert offline["entries"] == first["entries"]
+    # without --api-url: the cache holds one API root's answers, which offline reads (it found nothing
+    # under the default root, every PR `investigate`: an older note)
+    alone = json.loads(cli("status", "-m", forge.manifest, "--repo", forge.work.path, "--offline",
+                           "--format", "json").stdout)
+    assert alone["entries"] == first["entries"]
+
+
+def test_an_api_url_that_is_not_http_is_bad_input(cli: Cli, forge: Forge) -> None:
+    """`--api-url example.com/api` (no scheme) was exit 4, "cannot reach the forge" (helper-85)."""
+    result = _status(cli, forge, "example.com/api")
+    assert result.exit_code == 2 and "is not an http(s) URL" in result.stderr, result.output
 
 
 def test_offline_without_cache(cli: Cli, forge: Forge) -> None:
