@@ -161,6 +161,10 @@ class ForgeClient:
                 if wait is not None and attempt < 3:
                     self.sleep(wait)
                     continue
+                if wait is not None:      # still rate-limited: not "access is forbidden" (helper-85)
+                    raise ForgeError(f"the forge's rate limit held through {attempt + 1} tries of {redact(url)}",
+                                     hint=f"set {TOKEN_VARS[self.forge]} for a higher limit, wait, or answer from "
+                                          "the cache with --offline") from None
                 if exc.code >= 500 and attempt == 0:
                     self.sleep(0.5)
                     continue

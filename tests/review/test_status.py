@@ -274,6 +274,16 @@ def test_rate_limit_retry_after_then_too_long(cli: Cli, forge: Forge) -> None:
     assert "rate limit holds for" in result.stderr and "--offline" in result.stderr
 
 
+def test_a_rate_limit_that_keeps_answering_is_said_to_be_one(cli: Cli, forge: Forge) -> None:
+    """Short rate limits four times in a row ended as "access is forbidden, check GITHUB_TOKEN" (helper-85)."""
+    with FakeForge() as fake:
+        forge.github(fake)
+        fake.route("/repos/acme/widget/pulls/1", Reply({"message": "slow down"}, 403, {"Retry-After": "0"}))
+        result = _status(cli, forge, fake.url)
+    assert result.exit_code == 4 and "the forge's rate limit held through 4 tries" in result.stderr, result.stderr
+    assert "forbidden" not in result.stderr
+
+
 def test_write_drops_and_retitles_keeping_comments(cli: Cli, forge: Forge) -> None:
     before = forge.manifest.read_text()
     with FakeForge() as fake:
