@@ -119,6 +119,9 @@ def add_union(text: str, name: str, prs: list[int], paths: dict[int, list[str]],
     return head + "\n".join(lines) + "\n" + text[insert:]
 
 
+_BLOCK_HEADER = re.compile(r"[|>][0-9+-]*")       # a block scalar's indicators: `|`, `>+`, `|2-`
+
+
 def _last_end(node: yaml.Node, text: str) -> int:
     """Where the last scalar of NODE (parsed from TEXT) ends (a trailing comment or blank lines are not part
     of it). A block scalar (`|`, `>`) ends, for the parser, where the next line begins, past blank lines: its
@@ -129,7 +132,7 @@ def _last_end(node: yaml.Node, text: str) -> int:
         return max((_last_end(n, text) for n in node.value), default=node.end_mark.index)
     end = node.end_mark.index
     if isinstance(node, yaml.ScalarNode) and node.style in ("|", ">"):
-        header = re.match(r"[|>][0-9+-]*", text[node.start_mark.index:])
+        header = _BLOCK_HEADER.match(text, node.start_mark.index)
         if header and "+" in header.group(0):
             # keep chomping: its trailing blank lines are its value (helper-86): it ends at its last newline
             return max(node.start_mark.index, end - 1) if end and text[end - 1] == "\n" else end

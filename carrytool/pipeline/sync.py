@@ -333,7 +333,7 @@ def run_sync(manifest: Manifest, git: Git, options: SyncOptions, progress: Progr
         for tip, remote in tips:
             replaced = replaced_commits(manifest, git, tip, planned, last)
             if tip is not None and replaced:
-                report.warnings.append(_replaced_warning(manifest, tip, replaced, remote, options.dry_run))
+                report.warnings.append(_replaced_warning(manifest, tip, replaced, remote))
         locked_result = last if options.locked else None
         if locked_result and locked_result != report.result["sha"]:
             report.warnings.append({
@@ -346,8 +346,7 @@ def run_sync(manifest: Manifest, git: Git, options: SyncOptions, progress: Progr
             _finish(manifest, git, options, planned, previous)
         except CarryError as exc:
             report.error = {"exit_code": exc.exit_code, "kind": type(exc).__name__, "message": str(exc)}
-        if not options.dry_run:
-            _say_what_was_replaced(manifest, report)
+        _say_what_was_replaced(manifest, report, options.dry_run)
         return report
 
 
@@ -410,8 +409,10 @@ def _last_result(manifest: Manifest) -> str | None:
     return result if isinstance(result, str) else None
 
 
-def _replaced_warning(manifest: Manifest, previous: str, replaced: list[tuple[str, str, bool]], remote: bool,
-                      dry_run: bool) -> dict[str, object]:
+def _replaced_warning(manifest: Manifest, previous: str, replaced: list[tuple[str, str, bool]], remote: bool
+                      ) -> dict[str, object]:
+    """The replaced-commits warning for the tip PREVIOUS; its message ends once the run knows whether it
+    replaced that branch (`_say_what_was_replaced`)."""
     branch = manifest.fork.branch
     where = f"the fork's {branch}" if remote else branch
     lost = [(sha, subject) for sha, subject, carried in replaced if not carried]
@@ -425,8 +426,7 @@ def _replaced_warning(manifest: Manifest, previous: str, replaced: list[tuple[st
             "carried": [sha for sha, _subject, carried in replaced if carried],
             "message": f"{where} has {len(replaced)} commit(s) that sync did not make (committed onto it by hand?), "
                        f"which the composed result does not have{what}. The branch is generated: carry such a "
-                       f"change as an entry of the manifest." + _replaced_tail(manifest, previous, remote,
-                                                                               "would keep" if dry_run else "keeps")}
+                       f"change as an entry of the manifest."}
 
 
 def _replaced_tail(manifest: Manifest, previous: str, remote: bool, how: str) -> str:
@@ -440,20 +440,18 @@ def _replaced_tail(manifest: Manifest, previous: str, remote: bool, how: str) ->
     return f" Replacing {where}, carrytool {how} its old tip {previous[:12]} as {ref}"
 
 
-def _say_what_was_replaced(manifest: Manifest, report: Report) -> None:
-    """Each replaced-commits warning says whether this run replaced that branch (helper-82: a failed run
-    said it kept a backup ref it never wrote, for it replaced nothing)."""
+def _say_what_was_replaced(manifest: Manifest, report: Report, dry_run: bool) -> None:
+    """End each replaced-commits message with what this run did to that branch: would keep its old tip (a
+    dry run), kept it, or replaced nothing (helper-82: a failed run said it kept a backup ref it never
+    wrote)."""
     result = report.result or {}
     for warning in report.warnings:
         if warning.get("kind") != "replaced-commits":
             continue
         remote = bool(warning.get("remote"))
         done = result.get("pushed") if remote else result.get("updated")
-        message = str(warning["message"])
-        cut = message.rfind(" Replacing ")
-        if cut >= 0:
-            warning["message"] = message[:cut] + _replaced_tail(manifest, str(warning["previous"]), remote,
-                                                                "keeps" if done else "not moved")
+        how = "would keep" if dry_run else "keeps" if done else "not moved"
+        warning["message"] = str(warning["message"]) + _replaced_tail(manifest, str(warning["previous"]), remote, how)
 
 
 def _keep_replaced(manifest: Manifest, git: Git, warnings: list[dict], remote: bool) -> list[str]:

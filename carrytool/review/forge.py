@@ -163,8 +163,7 @@ class ForgeClient:
                     continue
                 if wait is not None:      # still rate-limited: not "access is forbidden" (helper-85)
                     raise ForgeError(f"the forge's rate limit held through {attempt + 1} tries of {redact(url)}",
-                                     hint=f"set {TOKEN_VARS[self.forge]} for a higher limit, wait, or answer from "
-                                          "the cache with --offline") from None
+                                     hint=self._limit_hint()) from None
                 if exc.code >= 500 and attempt == 0:
                     self.sleep(0.5)
                     continue
@@ -194,9 +193,11 @@ class ForgeClient:
             return None
         if wait > MAX_WAIT:
             raise ForgeError(f"the forge's rate limit holds for {int(wait)}s more (limit reached)",
-                             hint=f"set {TOKEN_VARS[self.forge]} for a higher limit, wait, or answer from the cache "
-                                  "with --offline")
+                             hint=self._limit_hint())
         return wait
+
+    def _limit_hint(self) -> str:
+        return f"set {TOKEN_VARS[self.forge]} for a higher limit, wait, or answer from the cache with --offline"
 
     def _failure(self, url: str, exc: urllib.error.HTTPError) -> ForgeError:
         what = {401: "the token was refused", 403: "access is forbidden"}.get(exc.code, f"HTTP {exc.code}")

@@ -79,10 +79,6 @@ def check_landed(git: Git, upstream: str, pr: dict[str, Any]) -> tuple[bool | No
         # the merge (helper-85: `keep`, "upstream lacks 7 of its 7 hunk(s)")
         return None, (f"its merge commit {merged[:12]} is not in this repository (merged since the last sync?): "
                       "run `carrytool sync`, then status again")
-    # here but not in upstream's history: merged since the last sync, or into another branch and picked
-    # over (helper-86): the hunks say whether upstream has the change; the words say why it may not
-    elsewhere = f" (its merge commit {merged[:12]} is not in upstream as fetched here: merged since the last " \
-        "sync, or elsewhere)" if merged and not git.is_ancestor(merged, upstream) else ""
     base = _pr_base(git, upstream, pr)
     if base is None or base == head:
         return None, "cannot tell the PR's base commit, so not which hunks are its own"
@@ -92,6 +88,10 @@ def check_landed(git: Git, upstream: str, pr: dict[str, Any]) -> tuple[bool | No
     if not missing:
         return True, f"all {len(hunks)} hunk(s) of its diff are on upstream"
     shown = ", ".join(h.describe() for h in missing[:5]) + (", ..." if len(missing) > 5 else "")
+    # here but not in upstream's history: merged since the last sync, or into another branch and picked
+    # over (helper-86): the hunks say whether upstream has the change; the words say why it may not
+    elsewhere = f" (its merge commit {merged[:12]} is not in upstream as fetched here: merged since the last " \
+        "sync, or elsewhere)" if merged and not git.is_ancestor(merged, upstream) else ""
     return False, f"upstream lacks {len(missing)} of its {len(hunks)} hunk(s): {shown}{elsewhere}"
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from carrytool.errors import CarryError, ConflictError, InputError, UnknownRef
-from carrytool.gitlayer.git import Git, MergeResult, Signature
+from carrytool.gitlayer.git import REGULAR_MODES, Git, MergeResult, Signature
 from carrytool.gitlayer.urls import resolve_local
 from carrytool.manifest import paths as pathmatch
 from carrytool.manifest.edit import update_union
@@ -439,7 +439,7 @@ class Union:
         count = _count_lines(data, labels)
         if not count:
             return False
-        before = self.git.read_blob(shown[1]) if shown and shown[0] in ("100644", "100755") else b""
+        before = self.git.read_blob(shown[1]) if shown and shown[0] in REGULAR_MODES else b""
         return count > _count_lines(before, labels)
 
     def _labels(self, conflict: dict) -> set[bytes]:
