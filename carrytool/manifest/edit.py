@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import yaml
@@ -15,6 +16,16 @@ class _Edit:
     start: int
     end: int
     text: str
+
+
+def in_its_line_ends(text: str, edit: Callable[[str], str]) -> str:
+    """EDIT applied to TEXT, a manifest as read (no newline translation). A file whose every line ends in
+    CRLF (a Windows checkout) is edited with LF and given CRLF back, so the lines an edit adds end as the
+    file's do and no other line changes (`union new` and `union compose` wrote such a file back with LF
+    everywhere); any other file is edited as it is."""
+    if "\r\n" in text and text.count("\r\n") == text.count("\n"):
+        return edit(text.replace("\r\n", "\n")).replace("\n", "\r\n")
+    return edit(text)
 
 
 def _mapping_get(node: yaml.MappingNode, key: str) -> tuple[yaml.Node, yaml.Node] | None:

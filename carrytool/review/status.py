@@ -15,7 +15,7 @@ from typing import Any
 
 from carrytool.gitlayer.env import ZERO
 from carrytool.gitlayer.git import Git
-from carrytool.manifest.edit import remove_entries, set_title
+from carrytool.manifest.edit import in_its_line_ends, remove_entries, set_title
 from carrytool.manifest.model import Manifest
 from carrytool.pipeline.hunks import Hunk, find_block, read_hunks
 from carrytool.pipeline.resolve import namespace
@@ -212,15 +212,20 @@ def _known_heads(git: Git, manifest: Manifest, lock: dict[str, Any] | None) -> d
 
 def apply_status(manifest: Manifest, result: StatusResult) -> tuple[str, list[str]]:
     """The manifest's text with the drops and title updates of RESULT applied (nothing else), and what changed."""
-    text, done, drops = manifest.text, [], []
-    for item in result.entries:
-        entry = manifest.entry(item["id"])
-        if entry is None:
-            continue
-        if item["suggestion"] == "retitle":
-            text = set_title(text, entry.index, item["title"])
-            done.append(f"{item['id']}: title set to {item['title']!r}")
-        elif item["suggestion"] == "drop":
-            drops.append(entry.index)
-            done.append(f"{item['id']}: removed (merged upstream)")
-    return (remove_entries(text, drops) if drops else text), done
+    done: list[str] = []
+
+    def edit(text: str) -> str:
+        drops = []
+        for item in result.entries:
+            entry = manifest.entry(item["id"])
+            if entry is None:
+                continue
+            if item["suggestion"] == "retitle":
+                text = set_title(text, entry.index, item["title"])
+                done.append(f"{item['id']}: title set to {item['title']!r}")
+            elif item["suggestion"] == "drop":
+                drops.append(entry.index)
+                done.append(f"{item['id']}: removed (merged upstream)")
+        return remove_entries(text, drops) if drops else text
+
+    return in_its_line_ends(manifest.text, edit), done

@@ -26,7 +26,7 @@ from carrytool.errors import CarryError, ConflictError, InputError, UnknownRef
 from carrytool.gitlayer.git import REGULAR_MODES, Git, MergeResult, Signature
 from carrytool.gitlayer.urls import resolve_local
 from carrytool.manifest import paths as pathmatch
-from carrytool.manifest.edit import update_union
+from carrytool.manifest.edit import in_its_line_ends, update_union
 from carrytool.manifest.load import parse_manifest
 from carrytool.manifest.model import Entry, Manifest
 from carrytool.manifest.safefile import refuse_symlink, write_atomic
@@ -365,15 +365,17 @@ class Union:
 
     def update_manifest(self, commit: str, folded: dict[int, str]) -> bool:
         """Write the patch file (a `patch:` union) and the manifest, each by rename; True if it changed."""
-        text = self.manifest.path.read_text(encoding="utf-8")
+        text = self.manifest.path.read_bytes().decode("utf-8")
         if self.entry.patch:
             patch = self.git.run("format-patch", "-1", "--stdout", "--zero-commit", "--no-signature",
                                  "--no-stat", commit).stdout
             write_atomic(self.manifest.base_dir / self.entry.patch, patch)
             crash_point("finish:patch")
-            new_text = update_union(text, self.entry.index, commit=None, folded=folded)
+            new_text = in_its_line_ends(text, lambda lf: update_union(lf, self.entry.index, commit=None,
+                                                                      folded=folded))
         else:
-            new_text = update_union(text, self.entry.index, commit=commit, folded=folded)
+            new_text = in_its_line_ends(text, lambda lf: update_union(lf, self.entry.index, commit=commit,
+                                                                      folded=folded))
         if new_text == text:
             return False
         parse_manifest(new_text, self.manifest.path)      # never write a manifest that does not load

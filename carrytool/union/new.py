@@ -5,7 +5,7 @@ from __future__ import annotations
 import shlex
 
 from carrytool.errors import InputError
-from carrytool.manifest.edit import add_union
+from carrytool.manifest.edit import add_union, in_its_line_ends
 from carrytool.manifest.load import parse_manifest
 from carrytool.manifest.model import Manifest
 from carrytool.manifest.safefile import write_atomic
@@ -33,8 +33,9 @@ def add_union_entry(manifest: Manifest, name: str, prs: list[int], paths: list[s
                          hint=f"refold it: carrytool union compose {shlex.quote(name)}{invocation}")
     if not prs or len(set(prs)) != len(prs) or any(pr < 1 for pr in prs):
         raise InputError("union new needs distinct PR numbers above 0")
-    text = manifest.path.read_text(encoding="utf-8")
-    new_text = add_union(text, name, prs, parse_paths(paths, prs), patch=patch)
+    text = manifest.path.read_bytes().decode("utf-8")
+    globs = parse_paths(paths, prs)
+    new_text = in_its_line_ends(text, lambda lf: add_union(lf, name, prs, globs, patch=patch))
     updated = parse_manifest(new_text, manifest.path)
     write_atomic(manifest.path, new_text.encode("utf-8"))
     return updated

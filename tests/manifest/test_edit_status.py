@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from carrytool.errors import ManifestError
-from carrytool.manifest.edit import remove_entries, set_title
+from carrytool.manifest.edit import in_its_line_ends, remove_entries, set_title
 
 TEXT = """\
 version: 1
@@ -109,3 +109,20 @@ def test_every_entry_removed_under_an_anchor_is_refused_not_mangled() -> None:
         remove_entries("version: 1\nentries: &e\n  - pr: 1\n", [0])
     assert remove_entries("version: 1\nentries:   # the PRs\n  - pr: 1\n", [0]) == \
         "version: 1\nentries: []   # the PRs\n"
+
+
+@pytest.mark.parametrize("edit", [lambda t: set_title(t, 2, "three"), lambda t: remove_entries(t, [1]),
+                                  lambda t: set_title(remove_entries(t, [0]), 0, "two")])
+def test_a_crlf_manifest_keeps_crlf_on_every_line(edit) -> None:  # noqa: ANN001
+    """A manifest checked out with CRLF line ends: an edit adds lines ending as the file's do and changes no
+    other line's end (an older note: `union new` wrote such a file back with LF on every line)."""
+    crlf = TEXT.replace("\n", "\r\n")
+    out = in_its_line_ends(crlf, edit)
+    assert out == edit(TEXT).replace("\n", "\r\n")
+    assert out.count("\n") == out.count("\r\n")
+
+
+def test_a_mixed_line_end_manifest_is_edited_as_it_is() -> None:
+    mixed = TEXT.replace("version: 1\n", "version: 1\r\n")
+    assert in_its_line_ends(mixed, lambda t: remove_entries(t, [1])) == remove_entries(mixed, [1])
+    assert in_its_line_ends(mixed, lambda t: remove_entries(t, [1])).startswith("version: 1\r\nentries:\n")

@@ -297,6 +297,21 @@ def test_write_drops_and_retitles_keeping_comments(cli: Cli, forge: Forge) -> No
     assert cli("check", "-m", forge.manifest).exit_code == 0
 
 
+def test_write_keeps_a_crlf_manifest_crlf(cli: Cli, forge: Forge) -> None:
+    """--write on a manifest with CRLF line ends keeps every line's end (it did; `union new` did not, and
+    both now edit through manifest.edit.in_its_line_ends)."""
+    before = forge.manifest.read_bytes().replace(b"\n", b"\r\n")
+    forge.manifest.write_bytes(before)
+    with FakeForge() as fake:
+        forge.github(fake)
+        result = _status(cli, forge, fake.url, "--write")
+    assert result.exit_code == 0, result.output
+    expected = (before.replace(b'  - pr: 1\r\n    title: "f returns ten"\r\n', b"")
+                .replace(b"title: old title   # will be retitled", b'title: "new title"   # will be retitled'))
+    assert forge.manifest.read_bytes() == expected != before
+    assert cli("check", "-m", forge.manifest).exit_code == 0
+
+
 def test_githubs_base_sha_is_the_branch_tip_and_a_merge_not_fetched_is_investigated(cli: Cli, forge: Forge) -> None:
     """GitHub's `base.sha` is the base branch's tip when the PR was last updated: #1's diff from there
     counted #2's merged changes as #1's own, reversed, and said `keep` (upstream lacks them); its fork point

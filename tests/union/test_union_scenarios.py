@@ -213,6 +213,25 @@ def test_union_new_adds_the_entry_keeping_comments_and_folds(cli: Cli, tmp_path:
         status.stdout
 
 
+def test_union_new_and_compose_keep_a_crlf_manifest_crlf(cli: Cli, tmp_path: Path) -> None:
+    """A manifest with CRLF line ends (a Windows checkout) was written back by `union new` with LF on every
+    line (an older note): every line of the user's file changed. Its lines keep their ends, the added
+    ones end as the file's do, through new, continue and a refold that sets a PR's head."""
+    fold = Fold(tmp_path, union="")
+    before = fold.manifest.read_bytes().replace(b"\n", b"\r\n")
+    fold.manifest.write_bytes(before)
+    result = cli("union", "new", "u", "1", "2", *fold.args())
+    assert result.exit_code == 3, result.stdout + result.stderr
+    after = fold.manifest.read_bytes()
+    assert after == before + b"  - carry: u\r\n    patch: unions/u.patch\r\n    supersedes: [1, 2]\r\n"
+    resolve_both(fold.scratch / "a.py")
+    assert union(cli, fold, "continue").exit_code == 0
+    text = fold.manifest.read_bytes()
+    assert text.count(b"\n") == text.count(b"\r\n") and f"{{pr: 2, head: {fold.pr2}}}".encode() in text
+    assert text.startswith(before.split(b"  - carry: u")[0].splitlines(keepends=True)[0])
+    assert cli("sync", *fold.args()).exit_code == 0
+
+
 def test_union_new_with_a_commit_and_partial_paths(cli: Cli, tmp_path: Path) -> None:
     fold = Fold(tmp_path, union="")
     result = cli("union", "new", "u", "1", "2", "--commit", "--paths", "1=b.py", *fold.args())
