@@ -16,7 +16,7 @@ from typing import Any
 from carrytool import __version__
 from carrytool.errors import LockMismatch
 from carrytool.gitlayer.urls import redact
-from carrytool.manifest.model import Manifest
+from carrytool.manifest.model import Entry, Manifest
 from carrytool.pipeline.atomic import publish, stage
 from carrytool.pipeline.jsontext import indented
 from carrytool.pipeline.resolve import Resolved
@@ -40,6 +40,29 @@ def _patch_digest(manifest: Manifest, patch: str) -> str | None:
         return None
 
 
+def _digest(data: Any) -> str:
+    return hashlib.sha256(json.dumps(data, sort_keys=True, separators=(",", ":")).encode("utf-8")).hexdigest()[:16]
+
+
+def manifest_settings(manifest: Manifest) -> str:
+    """What of the manifest outside `entries` decides the composed commits besides the SHAs the lock pins:
+    the identity and the policy, as a digest (the lock's `settings`)."""
+    identity, policy = manifest.identity, manifest.policy
+    return _digest({"identity": [identity.name, identity.email],
+                    "policy": [policy.on_conflict, policy.on_missing, list(policy.structured_merge)]})
+
+
+def entry_settings(entry: Entry, *, enabled: bool | None = None) -> str:
+    """What of ENTRY decides the composed commits besides its SHAs (an entry's `settings` in the lock):
+    enabled, title (the commit's subject), on_conflict, on_missing, structured_merge and the supersedes' PRs
+    and paths, as a digest (not `owns`, `excludes` nor `policy.precompiled`: rules that fail a run, which
+    `--locked` and `--rebuild` judge as sync does). ENABLED: as if it were so."""
+    return _digest({"enabled": entry.enabled if enabled is None else enabled, "title": entry.title,
+                    "on_conflict": entry.on_conflict, "on_missing": entry.on_missing,
+                    "structured_merge": None if entry.structured_merge is None else list(entry.structured_merge),
+                    "supersedes": [[s.pr, list(s.paths)] for s in entry.supersedes]})
+
+
 def build_lock(manifest: Manifest, resolved: Resolved, result: str | None) -> dict[str, Any]:
     """The lock document for RESOLVED (stable key order, nothing time- or machine-dependent).
 
@@ -57,6 +80,7 @@ def build_lock(manifest: Manifest, resolved: Resolved, result: str | None) -> di
             item["commit"] = resolved.commits.get(entry.id)
         else:
             item["commit"] = resolved.commits.get(entry.id)
+        item["settings"] = entry_settings(entry)
         entries.append(item)
     entry_prs = {e.number for e in manifest.entries if e.kind == "pr"}
     folded = {str(n): sha for n, sha in sorted(resolved.heads.items()) if n not in entry_prs}
@@ -65,6 +89,7 @@ def build_lock(manifest: Manifest, resolved: Resolved, result: str | None) -> di
         "carrytool": __version__,
         "upstream": {"url": redact(manifest.upstream.url), "branch": manifest.upstream.branch, "sha": resolved.upstream},
         "fork": {"branch": manifest.fork.branch},
+        "settings": manifest_settings(manifest),
         "entries": entries,
     }
     if folded:
@@ -158,8 +183,8 @@ def parse_lock(text: str, where: str) -> dict[str, Any]:
 
 
 _OID = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
-_TOP_KEYS = ("lock", "carrytool", "git", "upstream", "fork", "entries", "superseded_heads", "result")
-_ENTRY_KEYS = ("id", "head", "commit", "patch", "sha256")
+_TOP_KEYS = ("lock", "carrytool", "git", "upstream", "fork", "settings", "entries", "superseded_heads", "result")
+_ENTRY_KEYS = ("id", "head", "commit", "patch", "sha256", "settings")
 
 
 def _check_shape(doc: dict[str, Any], path: Path) -> None:
@@ -197,6 +222,7 @@ def _check_shape(doc: dict[str, Any], path: Path) -> None:
 
     keys(doc, _TOP_KEYS, "")
     text(doc, "carrytool", "carrytool")
+    text(doc, "settings", "settings")
     text(doc, "git", "git")
     if "upstream" not in doc:
         raise bad("upstream", "is missing", shown=False)
@@ -218,6 +244,7 @@ def _check_shape(doc: dict[str, Any], path: Path) -> None:
         sha(item, "commit", f"entries[{i}].commit", required=False)
         text(item, "patch", f"entries[{i}].patch")
         text(item, "sha256", f"entries[{i}].sha256", nullable=True)
+        text(item, "settings", f"entries[{i}].settings")
     folded = doc.get("superseded_heads", {})
     if not isinstance(folded, dict):
         raise bad("superseded_heads", "must be a mapping of PR number to SHA", folded)
@@ -264,6 +291,25 @@ def _check_matches(manifest: Manifest, doc: dict[str, Any], path: Path) -> None:
                                hint=hint)
         if entry.patch and item.get("sha256") != _patch_digest(manifest, entry.patch):
             raise LockMismatch(f"{entry.id}: {entry.patch} changed since the lock was written", hint=hint)
+    _check_settings(manifest, doc, path, hint)
+
+
+def _check_settings(manifest: Manifest, doc: dict[str, Any], path: Path, hint: str) -> None:
+    """The settings that decide the composed commits besides the pinned SHAs are the lock's (helper-87: an
+    entry disabled since the lock was written, `sync --locked` moved the branch to a commit the lock does
+    not name and `verify --rebuild` passed it). A lock written before carrytool recorded them (no
+    `settings`) is not checked: its `result` still is (the `lock-result` warning)."""
+    said = f"{path} was written"
+    if "settings" in doc and doc["settings"] != manifest_settings(manifest):
+        raise LockMismatch(f"the manifest's identity or policy changed since {said}", hint=hint)
+    for entry, item in zip(manifest.entries, doc["entries"]):
+        if "settings" not in item or item["settings"] == entry_settings(entry):
+            continue
+        if item["settings"] == entry_settings(entry, enabled=not entry.enabled):
+            change = "disabled" if not entry.enabled else "enabled again"
+            raise LockMismatch(f"{entry.id} was {change} since {said}", hint=hint)
+        raise LockMismatch(f"{entry.id} changed since {said} (one of: title, on_conflict, on_missing, "
+                           "structured_merge, supersedes)", hint=hint)
 
 
 def locked_resolution(manifest: Manifest, lock: Lock) -> tuple[str, dict[int, str], dict[str, str]]:

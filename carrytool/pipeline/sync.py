@@ -333,7 +333,8 @@ def run_sync(manifest: Manifest, git: Git, options: SyncOptions, progress: Progr
         for tip, remote in tips:
             replaced = replaced_commits(manifest, git, tip, planned, last)
             if tip is not None and replaced:
-                report.warnings.append(_replaced_warning(manifest, tip, replaced, remote))
+                same = git.tree_of(tip) == git.tree_of(planned.composition.result)  # type: ignore[union-attr]
+                report.warnings.append(_replaced_warning(manifest, tip, replaced, remote, same_tree=same))
         locked_result = last if options.locked else None
         if locked_result and locked_result != report.result["sha"]:
             report.warnings.append({
@@ -361,12 +362,13 @@ def replaced_commits(manifest: Manifest, git: Git, tip: str | None, planned: Pla
     branch that was something else before carrytool was pointed at it (the old cherry-pick loop's).
     Newest first, at most LIMIT. Sync's own commits say so (a `Carry-Entry:` trailer, committed by the
     manifest's identity); upstream's are in upstream or in LAST, the last night's result (the lock's). None at all
-    when TIP's tree is the result's (nothing of its content goes). CARRIED: the commit's patch is the patch
-    of a commit an entry of the manifest carries (`git patch-id`): its change is composed anyway."""
+    when TIP's tree is the result's and every such commit's patch is carried (the old cherry-pick loop's
+    branch: nothing of it goes); with the result's tree, the commits whose patch is not carried are named
+    all the same (helper-87: an empty commit, a release marker, went without a word, and no ref kept it).
+    CARRIED: the commit's patch is the patch of a commit an entry of the manifest carries (`git patch-id`):
+    its change is composed anyway."""
     result = planned.composition.result if planned.composition else None
     if tip is None or result is None or tip == result or last == tip:
-        return []
-    if git.tree_of(tip) == git.tree_of(result):
         return []
     upstream = planned.resolved.upstream
     known = [sha for sha in (result, upstream, last) if sha and git.object_type(sha) == "commit"]
@@ -388,7 +390,10 @@ def replaced_commits(manifest: Manifest, git: Git, tip: str | None, planned: Pla
     entries = [s.head for s in planned.steps if s.status == APPLIED and s.head]
     ours = set(_patch_ids(git, [*entries, "--not", upstream, *planned.resolved.patch_bases.values()]).values()) \
         if entries else set()
-    return [(sha, subject, carried.get(sha) in ours) for sha, subject in unmade]
+    out = [(sha, subject, carried.get(sha) in ours) for sha, subject in unmade]
+    if git.tree_of(tip) == git.tree_of(result):
+        out = [item for item in out if not item[2]]
+    return out
 
 
 def _patch_ids(git: Git, revs: list[str]) -> dict[str, str]:
@@ -409,10 +414,10 @@ def _last_result(manifest: Manifest) -> str | None:
     return result if isinstance(result, str) else None
 
 
-def _replaced_warning(manifest: Manifest, previous: str, replaced: list[tuple[str, str, bool]], remote: bool
-                      ) -> dict[str, object]:
+def _replaced_warning(manifest: Manifest, previous: str, replaced: list[tuple[str, str, bool]], remote: bool, *,
+                      same_tree: bool = False) -> dict[str, object]:
     """The replaced-commits warning for the tip PREVIOUS; its message ends once the run knows whether it
-    replaced that branch (`_say_what_was_replaced`)."""
+    replaced that branch (`_say_what_was_replaced`). SAME_TREE: PREVIOUS has the result's files."""
     branch = manifest.fork.branch
     where = f"the fork's {branch}" if remote else branch
     lost = [(sha, subject) for sha, subject, carried in replaced if not carried]
@@ -425,8 +430,10 @@ def _replaced_warning(manifest: Manifest, previous: str, replaced: list[tuple[st
             "commits": [sha for sha, _subject, _carried in replaced],
             "carried": [sha for sha, _subject, carried in replaced if carried],
             "message": f"{where} has {len(replaced)} commit(s) that sync did not make (committed onto it by hand?), "
-                       f"which the composed result does not have{what}. The branch is generated: carry such a "
-                       f"change as an entry of the manifest."}
+                       f"which the composed result does not have{what}."
+                       + (" Its files are the result's: what goes is those commits (their messages, an empty "
+                          "commit)." if same_tree else "")
+                       + " The branch is generated: carry such a change as an entry of the manifest."}
 
 
 def _replaced_tail(manifest: Manifest, previous: str, remote: bool, how: str) -> str:

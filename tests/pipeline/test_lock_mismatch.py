@@ -64,8 +64,10 @@ def test_the_lock_records_every_resolved_input(cli: Cli, locked: Locked) -> None
     assert doc["lock"] == 1 and doc["upstream"] == {"url": "../up", "branch": "main", "sha": small.base}
     assert doc["fork"] == {"branch": "dev"}
     assert [e["id"] for e in doc["entries"]] == ["pr/1", "pr/2", "carry/union", "carry/fix"]
-    assert doc["entries"][0] == {"id": "pr/1", "head": small.up.ref("refs/pull/1/head")}
-    assert doc["entries"][2] == {"id": "carry/union", "commit": locked.union}
+    assert doc["entries"][0] == {"id": "pr/1", "head": small.up.ref("refs/pull/1/head"),
+                                 "settings": "9edf7e8ee98accc2"}
+    assert doc["entries"][2] == {"id": "carry/union", "commit": locked.union, "settings": "707b3278b7399652"}
+    assert doc["settings"] == "416c66c3c8b294c6"
     fix = doc["entries"][3]
     assert fix["patch"] == "fix.patch" and len(fix["sha256"]) == 64 and len(fix["commit"]) == 40
     assert doc["superseded_heads"] == {"3": locked.folded}, "a folded PR's head must be locked too"
@@ -110,9 +112,33 @@ MANIFEST_EDITS = {
                      "carry/union names commit"),
     "patch-changed": (lambda s: (s.small.manifest_path.parent / "fix.patch").write_text(
         (s.small.manifest_path.parent / "fix.patch").read_text() + "\n"), "fix.patch changed since the lock"),
+    # helper-87: an entry disabled since the lock, --locked moved the branch and verify --rebuild passed it
+    "disabled": (lambda s: s.manifest([s.entries[0], {"pr": 2, "enabled": False}] + s.entries[2:]),
+                 "pr/2 was disabled since"),
+    "enabled-again": (lambda s: _disabled_lock(s, 1), "pr/2 was enabled again since"),
+    "title": (lambda s: s.manifest([{"pr": 1, "title": "a new title"}] + s.entries[1:]), "pr/1 changed since"),
+    "on-conflict": (lambda s: s.manifest([{"pr": 1, "on_conflict": "skip"}] + s.entries[1:]), "pr/1 changed since"),
+    "supersedes-paths": (lambda s: s.manifest(s.entries[:2] + [{**s.entries[2], "supersedes": [
+        {"pr": 3, "head": s.folded, "paths": ["csrc/*"]}]}] + s.entries[3:]), "carry/union changed since"),
+    "identity": (lambda s: s.manifest(identity={"name": "bot", "email": "bot@example.com"}),
+                 "the manifest's identity or policy changed since"),
+    "policy": (lambda s: s.manifest(policy={"on_conflict": "skip"}), "the manifest's identity or policy changed"),
     "lock-version": (lambda s: s.lock.write_text(s.lock.read_text().replace('"lock": 1,', '"lock": 2,')),
                      "is not a carrytool lock (version 1)"),
 }
+
+
+def _disabled_lock(s: Locked, index: int) -> None:
+    """The lock of a night when entries[INDEX] was disabled; the manifest has it enabled since."""
+    entries = list(s.entries)
+    entries[index] = {**entries[index], "enabled": False}
+    s.manifest(entries)
+    doc = json.loads(s.lock.read_text())
+    from carrytool.manifest.load import load_manifest
+    from carrytool.pipeline.lock import entry_settings
+    doc["entries"][index]["settings"] = entry_settings(load_manifest(s.small.manifest_path).entries[index])
+    s.lock.write_text(json.dumps(doc, indent=2) + "\n")
+    s.manifest()
 
 
 @pytest.mark.parametrize("name", list(MANIFEST_EDITS))
@@ -142,3 +168,20 @@ def test_locked_never_rewrites_the_lock(cli: Cli, locked: Locked) -> None:
     assert code == 0 and report["result"]["sha"] == doc["result"]
     assert locked.lock.read_bytes() == text
     assert "lock_written" not in report
+
+
+def test_an_entry_disabled_since_the_lock_fails_the_rebuild_and_an_older_lock_warns(cli: Cli, locked: Locked) -> None:
+    """helper-87: `verify --rebuild` passed a branch composed with an entry disabled since the lock (exit 2
+    now, as `sync --locked`). A lock written before carrytool recorded settings is not checked for them:
+    its result is, as before (the `lock-result` warning)."""
+    small = locked.small
+    locked.manifest([locked.entries[0], {"pr": 2, "enabled": False}] + locked.entries[2:])
+    result = cli("verify", "--rebuild", "-m", small.manifest_path, "--repo", small.work.path)
+    assert result.exit_code == 2 and "pr/2 was disabled since" in " ".join(result.stderr.split()), result.output
+    doc = json.loads(locked.lock.read_text())
+    del doc["settings"]
+    for item in doc["entries"]:
+        del item["settings"]
+    locked.lock.write_text(json.dumps(doc, indent=2) + "\n")
+    code, report = cli.json("sync", "--locked", "--dry-run", "-m", small.manifest_path, "--repo", small.work.path)
+    assert code == 0 and [w["kind"] for w in report["warnings"]] == ["lock-result"], report

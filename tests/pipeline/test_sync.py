@@ -321,7 +321,8 @@ def test_locked_reproduces_after_a_pr_moved(cli: Cli, small: Small) -> None:
     small.manifest([{"pr": 1}])
     _, first = sync(cli, small)
     lock = json.loads(small.manifest_path.with_name("manifest.yaml.lock").read_text())
-    assert lock["upstream"]["sha"] == small.base and lock["entries"] == [{"id": "pr/1", "head": head}]
+    assert lock["upstream"]["sha"] == small.base and [{k: v for k, v in e.items() if k != "settings"} for e in lock["entries"]] == \
+        [{"id": "pr/1", "head": head}]
     assert lock["result"] == first["result"]["sha"] and "git" not in lock   # no machine fact
     small.up.commit(A_THREE, "pr moved", parent=head, ref="refs/pull/1/head")
     small.up.commit({"docs/c.txt": "upstream moved\n"}, "up", parent="main", ref="refs/heads/main")
@@ -817,7 +818,30 @@ def test_replaced_commits_by_content_amended_and_cherry_picked(cli: Cli, small: 
     same = bare.git("commit-tree", result, "-p", "refs/heads/dev", "-m", "same content")
     bare.git("update-ref", "refs/heads/dev", same)
     code, report = cli.json("sync", "--dry-run", "-m", small.manifest_path, "--repo", bare.path)
-    assert code == 0 and not [w for w in report["warnings"] if w["kind"] == "replaced-commits"] and night
+    # the result's files: the cherry-pick an entry carries goes unsaid; the hotfix (undone since) and the
+    # commit with the result's tree are named, their files being the result's (helper-87)
+    [warning] = [w for w in report["warnings"] if w["kind"] == "replaced-commits"]
+    assert code == 0 and (warning["commits"], warning["carried"]) == ([same, hot], []) and night
+    assert "Its files are the result's: what goes is those commits" in warning["message"]
+    # the loop's branch with nothing but what the manifest carries, and the result's files: nothing to say
+    bare.git("update-ref", "refs/heads/dev", bare.git("commit-tree", result, "-p", pick, "-m", "pr 2, cherry-picked"))
+    code, report = cli.json("sync", "--dry-run", "-m", small.manifest_path, "--repo", bare.path)
+    assert code == 0 and not [w for w in report["warnings"] if w["kind"] == "replaced-commits"]
+
+
+def test_an_empty_commit_on_the_branch_is_kept_not_dropped(cli: Cli, small: Small, tmp_path: Path) -> None:
+    """helper-87: a commit by hand that changes no file (a release marker) went without a word and no ref
+    kept it (the branch's tree was the result's, which was taken for "nothing goes")."""
+    small.pr(1, A_TWO)
+    small.manifest([{"pr": 1}])
+    bare = init_repo(tmp_path / "bare.git", bare=True)
+    assert cli("sync", "-m", small.manifest_path, "--repo", bare.path).exit_code == 0
+    marker = bare.git("commit-tree", bare.git("rev-parse", "dev^{tree}"), "-p", "dev", "-m", "release marker")
+    bare.git("update-ref", "refs/heads/dev", marker)
+    code, report = cli.json("sync", "-m", small.manifest_path, "--repo", bare.path)
+    [warning] = [w for w in report["warnings"] if w["kind"] == "replaced-commits"]
+    assert code == 0 and warning["commits"] == [marker] and "release marker" in warning["message"]
+    assert bare.rev(f"refs/carrytool/dev/replaced/{marker}") == marker and bare.rev("dev") != marker
 
 
 def test_a_report_that_cannot_be_written_after_the_branch_moved_says_so(cli: Cli, small: Small, tmp_path: Path,
@@ -868,7 +892,9 @@ def test_the_lock_is_not_written_through_a_link_and_keeps_its_mode(cli: Cli, sma
 
 def test_locked_says_when_it_cannot_compose_the_locks_result(cli: Cli, small: Small) -> None:
     """helper-74: `sync --locked` after the manifest's identity changed published another SHA than the
-    lock's `result` (which `carrytool diff` reads) without a word. Warned (`lock-result`); the lock stays."""
+    lock's `result` (which `carrytool diff` reads) without a word. The lock keeps the identity's digest now
+    (helper-87): exit 2, nothing moved; the lock stays. (A lock without it: the `lock-result` warning,
+    test_lock_mismatch.)"""
     small.pr(1, A_TWO)
     small.manifest([{"pr": 1}])
     code, report = cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--locked")
@@ -879,10 +905,9 @@ def test_locked_says_when_it_cannot_compose_the_locks_result(cli: Cli, small: Sm
     night = report["result"]["sha"]
     lock = small.manifest_path.with_name("manifest.yaml.lock").read_text()
     small.manifest_path.write_text(small.manifest_path.read_text() + "identity: {name: Other, email: o@x}\n")
-    code, report = cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--locked")
-    [warning] = [w for w in report["warnings"] if w["kind"] == "lock-result"]
-    assert code == 0 and (warning["locked"], warning["composed"]) == (night, report["result"]["sha"]) != (night, night)
-    assert small.manifest_path.with_name("manifest.yaml.lock").read_text() == lock
+    result = cli("sync", "-m", small.manifest_path, "--repo", small.work.path, "--locked")
+    assert result.exit_code == 2 and "the manifest's identity or policy changed since" in result.stderr
+    assert small.manifest_path.with_name("manifest.yaml.lock").read_text() == lock and small.branch() == night
 
 
 @pytest.mark.parametrize("failing", [False, True], ids=["ok", "assert-fails"])
