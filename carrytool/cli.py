@@ -432,6 +432,12 @@ def explain(
             wanted = find_entries(loaded, entries or [])
             if fmt == "commit-message" and (len(wanted) != 1 or wanted[0].kind != "carry"):
                 raise _usage("--format commit-message needs exactly one carry ENTRY (e.g. carry/wake-path-union)")
+            if fmt == "commit-message" and not wanted[0].supersedes:
+                # helper-87: a draft "union of " with an empty Carry-Supersedes trailer, which sync reads
+                from carrytool.errors import InputError
+                raise InputError(f"--format commit-message drafts a union's message: {wanted[0].id} supersedes no "
+                                 "PR", hint="list the PRs it stands for under its `supersedes:` (docs/manifest.md), "
+                                 "or write a plain carry's message by hand")
             git = stack.enter_context(_open_git(repo, quarantine=True))
             lock = RepoLock(git.git_dir, notify=_diag) if not offline else None   # fetching writes refs
             with lock or nullcontext(), progress_reporter(sys.stderr, fmt == "text" and not _State.quiet) as progress:

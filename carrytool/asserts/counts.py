@@ -129,16 +129,29 @@ def check_calls(src: SourceFile, scope: Scope, target: Dotted, shown: str,
         ends = "returns" if returning else "ends"
         return failed(f"{scope.prefix}no path through {scope.where} {ends}, so the calls of {shown} cannot be "
                       f"counted (want {want_bounds(low, high)})", scope.line)
-    return _judge_bounds(src, scope, final, shown, low, high, first, "returning " if returning else "")
+    lines = sorted({call.lineno for call in domain.calls})
+    return _judge_bounds(src, scope, final, shown, low, high, first, "returning " if returning else "", lines)
+
+
+def _calls_at(src: SourceFile, lines: list[int], most: int = 5) -> str:
+    """' (calls at F:L1, F:L2)': where the calls are, when every path calls as often (helper-87: a `times`
+    failure pointed at the `def` line alone)."""
+    if not lines:
+        return ""
+    return f" (calls at {', '.join(src.at(line) for line in lines[:most])}{', ...' if len(lines) > most else ''})"
 
 
 def _judge_bounds(src: SourceFile, scope: Scope, final: Count, shown: str,
-                  low: int | None, high: int | None, first: int | None, kind: str) -> Verdict:
+                  low: int | None, high: int | None, first: int | None, kind: str,
+                  lines: list[int] | None = None) -> Verdict:
     want = want_bounds(low, high)
+    lines = lines or []
     problems: list[tuple[str, int | None]] = []
     if low is not None and final.low < low:
-        problems.append((f"{shown} is {called(final.low)} on {_path(src, scope, final, final.low_why, kind)} "
-                         f"(want {want})", final.low_why.line if final.low_why else scope.line))
+        where = _calls_at(src, lines) if final.low_why is None and final.low == final.high else ""
+        problems.append((f"{shown} is {called(final.low)} on {_path(src, scope, final, final.low_why, kind)}{where} "
+                         f"(want {want})", final.low_why.line if final.low_why else
+                         (lines[0] if lines else scope.line)))
     if high is not None and final.high > high:
         if final.high == UNBOUNDED and final.loop:
             kind, loop_line, call_line = final.loop
@@ -146,8 +159,11 @@ def _judge_bounds(src: SourceFile, scope: Scope, final: Count, shown: str,
                              f"may be called any number of times (want {want})", call_line))
         else:
             count = int(final.high)
-            problems.append((f"{shown} is {called(count)} on {_path(src, scope, final, final.high_why, kind)} "
-                             f"(want {want})", final.high_why.line if final.high_why else scope.line))
+            where = _calls_at(src, lines) if final.high_why is None and final.low == final.high else ""
+            # no branch decides it: the annotation goes to the first call past the bound, in the file's order
+            extra = lines[min(high, len(lines) - 1)] if lines else scope.line
+            problems.append((f"{shown} is {called(count)} on {_path(src, scope, final, final.high_why, kind)}{where} "
+                             f"(want {want})", final.high_why.line if final.high_why else extra))
     if problems:
         return failed(scope.prefix + "; ".join(text for text, _ in problems), problems[0][1])
     return passed(_holding(scope, final, shown, want, kind), first)

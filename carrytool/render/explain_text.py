@@ -15,7 +15,7 @@ from carrytool.render.text import (
     use_rich,
 )
 from carrytool.review.explanation import Explanation
-from carrytool.review.story import shorten
+from carrytool.review.story import files_said, shorten
 
 _KIND_STYLE = {"conflict": "bold red", "identical-hunk": "magenta", "same-scope": "yellow", "same-file": "dim"}
 
@@ -70,7 +70,7 @@ def _overlap_cells(overlap: Any) -> tuple[str, ...]:
     # the pair was not merged: whether it conflicts is not known (helper-80: read as harmless)
     provided += " (not merged: both conflict with upstream alone)" if not getattr(overlap, "merged", True) else ""
     return (overlap.kind + (f" (+{', '.join(also)})" if also else ""), " x ".join(overlap.entries) + provided,
-            ", ".join(overlap.files) + scopes)
+            files_said(overlap.files, overlap.conflict_files) + scopes)
 
 
 def body_lines(ex: Explanation, invocation: Invocation | None = None) -> list[str]:

@@ -12,6 +12,7 @@ from carrytool.render.safe import md_code, md_fence, md_text
 from carrytool.render.text import detail_lines, entry_rows
 from carrytool.review.explanation import Explanation
 from carrytool.review.overlap import Overlap
+from carrytool.review.story import files_said
 
 _STATUS_MARK = {"applied": "✅", "skipped": "⏭️", "conflict": "❌"}
 _EDGE = {"conflict": "===", "identical-hunk": "---", "same-scope": "---", "same-file": "---"}
@@ -64,7 +65,7 @@ def _overlap_rows(overlaps: list[Overlap]) -> str:
         kind = f"**{o.kind}**" if o.kind == "conflict" else o.kind
         kind += " (resolved structurally)" if o.structurally else ""
         kind += " (not merged: both conflict with upstream alone)" if not o.merged else ""
-        files = ", ".join(md_code(f) for f in o.files)
+        files = files_said(o.files, o.conflict_files, md_code)
         scopes = ", ".join(md_code(s) for s in o.scopes)
         pair = f"{md_code(o.entries[0])} × {md_code(o.entries[1])}"
         rows.append(f"| {pair} | {kind} | {', '.join(o.kinds[1:])} | {files} | {scopes} |")

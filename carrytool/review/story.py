@@ -107,12 +107,29 @@ def _summary(ex: Explanation, step: Step, story: dict[str, Any]) -> list[str]:
     for item in story["overlaps"]:
         other = item["entries"][1] if item["entries"][0] == step.id else item["entries"][0]
         scopes = f" ({shorten(item['scopes'])})" if item["scopes"] else ""
-        lines.append(f"{item['kind']} with {other} in {', '.join(item['files'])}{scopes}")
+        conflicting, rest = split_files(item["files"], item.get("conflict_files", []))
+        where = f"{', '.join(conflicting)}; also shares {', '.join(rest)}" if conflicting else ", ".join(rest)
+        lines.append(f"{item['kind']} with {other} in {where}{scopes}")
     for item in story["asserts"]:
         state = "" if item["ok"] is None else (" [holds]" if item["ok"] else " [FAILS]")
         lines.append(f"guarded by {item['check']}{state}")
     lines += [s["message"] for s in story["suggestions"]]
     return lines
+
+
+def split_files(files: list[str], conflict_files: list[str]) -> tuple[list[str], list[str]]:
+    """A pair's shared FILES as (the ones it conflicts in, the others), when it conflicts in only some of
+    them (helper-87: a pair conflicting in CHANGES.rst alone was shown "conflict ... CHANGES.rst,
+    environment.py [Template.generate_async]"); else ([], FILES)."""
+    if not conflict_files or set(files) <= set(conflict_files):
+        return [], list(files)
+    return list(conflict_files), [f for f in files if f not in conflict_files]
+
+
+def files_said(files: list[str], conflict_files: list[str], quote: Any = str) -> str:
+    """FILES joined (each through QUOTE), the ones the pair conflicts in marked when it is only some."""
+    conflicting, rest = split_files(files, conflict_files)
+    return ", ".join([quote(f) + " (conflicts)" for f in conflicting] + [quote(f) for f in rest])
 
 
 def shorten(names: list[str], most: int = 4) -> str:

@@ -84,7 +84,7 @@ def test_call_targets_match_as_suffix_on_whole_components(call: str, target: str
 
 COUNTS = [
     ("straight line", "g()", {"times": 1}, True, "g is called exactly 1 time on every path (1 path) through f"),
-    ("twice", "g()\ng()", {"times": 1}, False, "g is called 2 times on every path through f (want exactly 1)"),
+    ("twice", "g()\ng()", {"times": 1}, False, "g is called 2 times on every path through f (calls at pkg/mod.py:2, pkg/mod.py:3) (want exactly 1)"),
     ("if/else both", "if c:\n    g()\nelse:\n    g()", {"times": 1}, True, "(2 paths)"),
     ("if without else", "if c:\n    g()", {"times": 1}, False,
      "g is never called on the path that skips the `if c` at pkg/mod.py:2 (want exactly 1)"),
@@ -177,7 +177,7 @@ COUNTS = [
     ("max zero without calls", "h()", {"max": 0}, True, "g is called exactly 0 times on every path"),
     ("unreachable code", "return\ng()", {"min": 1}, False, "(the call at pkg/mod.py:3 is unreachable)"),
     ("f-string expression", "s = f'{g()}'", {"times": 1}, True, "exactly 1 time"),
-    ("times zero", "g()", {"times": 0}, False, "g is called 1 time on every path through f (want exactly 0)"),
+    ("times zero", "g()", {"times": 0}, False, "g is called 1 time on every path through f (calls at pkg/mod.py:2) (want exactly 0)"),
     ("min without calls", "h()", {"min": 1}, False, "g is never called on any path through f"),
 ]
 

@@ -89,15 +89,15 @@ CASES = {
 }
 
 TABLE = [
-    ('return in try, finally calls', {"times": 1}, False, 'f: g is called 2 times on every path through f (want exactly 1)'),
+    ('return in try, finally calls', {"times": 1}, False, 'f: g is called 2 times on every path through f (calls at m.py:4, m.py:5, m.py:7) (want exactly 1)'),
     ('return in try, finally calls', {"min": 2}, True, 'g is called exactly 2 times on every path (2 paths) through f'),
-    ('return in try, finally calls', {"max": 1}, False, 'f: g is called 2 times on every path through f (want at most 1)'),
+    ('return in try, finally calls', {"max": 1}, False, 'f: g is called 2 times on every path through f (calls at m.py:4, m.py:5, m.py:7) (want at most 1)'),
     ('return in try, finally calls', {}, True, 'g is called on at least one path through f (first at m.py:4)'),
     ('return in try, finally calls', ("a", "b"), False, 'f: a is never called on any path through f'),
     ('return in try, finally calls', ("h", "b"), False, 'f: h is never called on any path through f'),
     ('return in try, finally calls', ("g", "h"), False, 'f: h is never called on any path through f'),
     ('raise in try', {"times": 1}, True, 'g is called exactly 1 time on every path (2 paths) through f'),
-    ('raise in try', {"min": 2}, False, 'f: g is called 1 time on every path through f (want at least 2)'),
+    ('raise in try', {"min": 2}, False, 'f: g is called 1 time on every path through f (calls at m.py:7) (want at least 2)'),
     ('raise in try', {"max": 1}, True, 'g is called exactly 1 time on every path (2 paths) through f'),
     ('raise in try', {}, True, 'g is called on at least one path through f (first at m.py:7)'),
     ('raise in try', ("a", "b"), False, 'f: a is never called on any path through f'),

@@ -45,7 +45,8 @@ def test_returning_judges_only_paths_that_return() -> None:
     assert judge("wake", "returning", times=1) == (
         True, "backend.resume is called exactly 1 time on every returning path (1 returning path) through wake")
     assert judge("wake", "returning", max=0) == (
-        False, "wake: backend.resume is called 1 time on every returning path through wake (want at most 0)")
+        False, "wake: backend.resume is called 1 time on every returning path through wake (calls at pkg/w.py:4) "
+               "(want at most 0)")
 
 
 def test_returning_keeps_finally_on_the_returning_paths() -> None:
@@ -70,3 +71,16 @@ def test_a_scope_that_always_raises_has_no_returning_path() -> None:
 def test_malformed_paths_fail_the_assert(spec: AssertSpec, problem: str) -> None:
     outcome = evaluate(spec, b"def g():\n    pass\n")
     assert (outcome.ok, outcome.message) == (False, problem)
+
+
+def test_a_count_every_path_has_names_the_calls_and_points_past_the_bound() -> None:
+    """helper-87: a `times` failure with no branch deciding it pointed at the `def` line alone; the calls
+    are named and the annotation goes to the first call past the bound."""
+    source = b"def f(self):\n    self.compile()\n    x = 1\n    self.compile()\n    self.compile()\n"
+    spec = AssertSpec(name="c", file="m.py", check="calls", target="self.compile", scope="f", times=1)  # type: ignore[arg-type]
+    outcome = evaluate(spec, source)
+    assert (outcome.ok, outcome.line) == (False, 4)
+    assert "is called 3 times on every path through f (calls at m.py:2, m.py:4, m.py:5) (want exactly 1)" \
+        in outcome.message
+    few = AssertSpec(name="c", file="m.py", check="calls", target="self.compile", scope="f", min=4)  # type: ignore[arg-type]
+    assert evaluate(few, source).line == 2

@@ -198,3 +198,35 @@ def test_a_same_file_pair_not_merged_is_not_put_away_in_markdown(cli: Cli, small
     assert "No conflicts, identical hunks or shared scopes." not in markdown and "Same-file overlaps" not in markdown
     assert "| `pr/1` × `pr/2` | same-file (not merged: both conflict with upstream alone) |" in markdown
     assert "pr_1 ---|same-file; not merged| pr_2" in markdown
+
+
+def test_a_pair_conflicting_in_one_of_its_shared_files_says_which(cli: Cli, small: Small) -> None:
+    """helper-87: a pair conflicting in one file of the two it shares was shown "conflict (+same-scope)
+    ... a.py, b.py [f]" in text, Markdown and the stories, though only a.py conflicts (the JSON's
+    `conflict_files` said so). The file it conflicts in is marked; the others are "also shared"."""
+    with_f5(small)
+    small.pr(1, {"a.py": F5.replace("a = 1", "a = 10"), "b.py": "x = 10\ny = 2\nz = 3\n"})
+    small.pr(2, {"a.py": F5.replace("a = 1", "a = 20"), "b.py": "x = 1\ny = 2\nz = 30\n"})
+    small.manifest([{"pr": 1}, {"pr": 2, "on_conflict": "skip"}])
+    code, report = explain(cli, small)
+    [overlap] = report["overlaps"]
+    assert code == 0 and overlap["files"] == ["a.py", "b.py"] and overlap["conflict_files"] == ["a.py"]
+    text = cli("explain", "-m", small.manifest_path, "--repo", small.work.path).stdout
+    assert "pr/1 x pr/2  a.py (conflicts), b.py [f]" in text, text
+    story = cli("explain", "-m", small.manifest_path, "--repo", small.work.path, "pr/2").stdout
+    assert "conflict with pr/1 in a.py; also shares b.py (f)" in story, story
+    markdown = cli("explain", "-m", small.manifest_path, "--repo", small.work.path, "--format", "markdown").stdout
+    assert "| `a.py` (conflicts), `b.py` |" in markdown, markdown
+
+
+def test_a_commit_message_is_drafted_for_a_union_only(cli: Cli, small: Small) -> None:
+    """helper-87: `--format commit-message` for a carry that supersedes nothing drafted "union of " with an
+    empty `Carry-Supersedes:` trailer (exit 0), which sync reads if committed: exit 2, saying why."""
+    fix = small.up.commit({"b.py": "x = 1\ny = 2\nz = 4\n"}, "fork fix", parent="main", ref="refs/heads/fix")
+    small.work.git("fetch", "-q", str(small.up.path), "refs/heads/fix:refs/heads/fix")
+    small.manifest([{"carry": "audit", "commit": fix}])
+    result = cli("explain", "-m", small.manifest_path, "--repo", small.work.path, "--format", "commit-message",
+                 "carry/audit")
+    assert result.exit_code == 2 and result.stdout == "", result.output
+    assert "drafts a union's message: carry/audit supersedes no PR" in result.stderr
+    assert "Traceback" not in result.stderr

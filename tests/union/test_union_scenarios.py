@@ -691,28 +691,41 @@ def test_an_edit_that_no_longer_applies_beside_a_new_hunk_waits_and_is_kept(cli:
     assert [d for d in _fixups(fold) if d["file"] == "a.py"] == before       # kept for the next fold
 
 
-@pytest.mark.parametrize("how", ["redo", "other-line"])
+@pytest.mark.parametrize("how", ["redo", "redo-in-hunk", "other-line"])
 def test_a_waiting_edit_at_continue(cli: Cli, fold: Fold, how: str) -> None:
-    """helper-78: a waiting edit the user redid as told was kept twice (the next refold stopped with nothing
-    changed); one the user did not redo but who edited another line of the file was replaced without a
-    word. Redone, it is recorded once and the refold asks nothing; replaced, the note shows what goes."""
+    """helper-78: a waiting edit the user redid as told was kept twice; one the user did not redo but who
+    edited another line of the file was replaced without a word. Redone, it is recorded once and the
+    refold asks nothing; replaced, the note shows what goes. redo-in-hunk (helper-89: `redo` alone passed
+    without the fix, the store keeping one fixup per PR and file): pr/1 moves onto line 10 too, so the edit
+    waits on a new hunk there and its redo is that hunk's resolution; the fixup that waited goes, the edit
+    is not kept a second time as a fixup."""
     by_hand(cli, fold)
+    if how == "redo-in-hunk":
+        fold.up.commit({"a.py": edited({3: "line 3 by one\n", 10: "line 10 by one\n", 15: "line 15 by one\n"})},
+                       "one: v2", parent=fold.pr1, ref="refs/pull/1/head")
     fold.up.commit({"a.py": edited({3: "line 3 by two\n", 10: "line 10 by two v2\n", 15: "line 15 by two, v2\n"})},
                    "two: v2", parent=fold.pr2, ref="refs/pull/2/head")
-    assert union(cli, fold, "compose").exit_code == 3
+    stop = union(cli, fold, "compose")
+    assert stop.exit_code == 3 and "does not apply beside the new hunks" in stop.output, stop.output
     shown = (fold.scratch / "a.py").read_bytes()
     resolved = re.sub(rb"<<<<<<< [^\n]*\n.*?=======\n(.*?)>>>>>>> [^\n]*\n", rb"\1", shown, flags=re.S)
     if how == "redo":           # as the note printed it: line 10 (pr/2's now) edited by hand again
+        resolved = resolved.replace(b"line 10 by two v2\n", b"line 10 edited by hand\n")
+    elif how == "redo-in-hunk":     # the same, line 10 being a conflict hunk now
+        assert shown.count(b"<<<<<<< ") == 2 and b"line 10 by one\n=======\nline 10 by two v2\n" in shown
         resolved = resolved.replace(b"line 10 by two v2\n", b"line 10 edited by hand\n")
     else:
         resolved = resolved.replace(b"line 20\n", b"line 20 by hand\n")
     (fold.scratch / "a.py").write_bytes(resolved)
     result = union(cli, fold, "continue")
     assert result.exit_code == 0, result.output
-    if how == "redo":
+    if how.startswith("redo"):
+        assert "does not apply to the file as you left it" not in result.output
+        if how == "redo-in-hunk":   # in the hunk's recorded resolution only, not in a fixup as well
+            assert [d for d in _fixups(fold) if d["file"] == "a.py"] == []
         again = union(cli, fold, "compose")
         assert again.exit_code == 0, again.output
-        assert b"line 10 edited by hand\n" in fold.show(fold.ref(), "a.py")
+        assert fold.show(fold.ref(), "a.py") == resolved
     else:
         assert "your edits to the file replace it in the store. It was:" in result.output
         assert "+line 10 edited by hand" in result.output
