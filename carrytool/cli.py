@@ -94,8 +94,9 @@ def _diag(message: str) -> None:
         print(printable(message), file=sys.stderr)
 
 
-def _run(body: Callable[[], int]) -> None:
-    """Run a command body; map CarryError to its exit code with a message, never a traceback."""
+def _run(body: Callable[[], int], *, interrupted: str = "nothing was written") -> None:
+    """Run a command body; map CarryError to its exit code with a message, never a traceback. INTERRUPTED:
+    what an interrupt (Ctrl-C) leaves, in words."""
     try:
         code = body()
     except CarryError as exc:
@@ -106,7 +107,7 @@ def _run(body: Callable[[], int]) -> None:
         print(f"carrytool: error: {printable(_invocation().rewrite(redact(str(exc))))}", file=sys.stderr)
         raise typer.Exit(exc.exit_code) from None
     except KeyboardInterrupt:
-        print("carrytool: interrupted; nothing was written", file=sys.stderr)
+        print(f"carrytool: interrupted; {interrupted}", file=sys.stderr)
         raise typer.Exit(130) from None
     raise typer.Exit(code)
 
@@ -728,7 +729,18 @@ def union_new(
                 raise
             return _union_result(union, outcome)
 
-    _run(body)
+    _run(body, interrupted=_union_interrupted(name))
+
+
+def _union_interrupted(name: str) -> str:
+    """What an interrupted union command leaves (helper-88: "nothing was written", after it wrote records,
+    the patch or the manifest): each file whole, the fold where it stopped."""
+    import shlex
+
+    bare = shlex.quote(name.removeprefix("carry/"))
+    return (f"what the fold wrote so far stays (each file whole: records, the scratch tree, the patch, the "
+            f"manifest): `carrytool union status {bare}` says where it stands; `carrytool union continue {bare}` "
+            f"goes on when a fold is under way, `carrytool union abort {bare}` drops it")
 
 
 def _take_back(union, texts: tuple[bytes, bytes]) -> None:  # noqa: ANN001 - union.fold.Union, imported lazily
@@ -752,7 +764,8 @@ def union_compose(
     Example: carrytool union compose wake-path-union
     """
     _run(lambda: _union_run(manifest, repo, name, scratch, wait,
-                            lambda union: _union_result(union, union.compose(offline=offline))))
+                            lambda union: _union_result(union, union.compose(offline=offline))),
+         interrupted=_union_interrupted(name))
 
 
 @union_app.command("continue")
@@ -760,7 +773,7 @@ def union_continue(name: UnionName, manifest: ManifestOpt = None, repo: RepoOpt 
                    scratch: ScratchOpt = None, wait: WaitOpt = 0.0) -> None:
     """Take every change made in the scratch tree (recorded for the next fold) and go on with the fold."""
     _run(lambda: _union_run(manifest, repo, name, scratch, wait,
-                            lambda union: _union_result(union, union.resume())))
+                            lambda union: _union_result(union, union.resume())), interrupted=_union_interrupted(name))
 
 
 @union_app.command("abort")
@@ -777,7 +790,7 @@ def union_abort(name: UnionName, manifest: ManifestOpt = None, repo: RepoOpt = P
             print(f"left in place (not carrytool's): {', '.join(left[:10])}" + (" ..." if len(left) > 10 else ""))
         return 0
 
-    _run(lambda: _union_run(manifest, repo, name, scratch, wait, action))
+    _run(lambda: _union_run(manifest, repo, name, scratch, wait, action), interrupted=_union_interrupted(name))
 
 
 @union_app.command("status")

@@ -32,7 +32,14 @@ def render_outcome(outcome: Outcome, stream: TextIO, *, fork_url: str | None) ->
         out(f"  pr/{pr} at {head[:12]}\n")
     _structured(outcome, out)
     if outcome.unused_records:
-        out(f"note: {outcome.unused_records} recorded resolution(s) were not needed by this fold\n")
+        named = "; ".join(f"{file} ({', '.join(entries)})" if entries else file
+                          for file, entries in outcome.unused[:8]) + ("; ..." if len(outcome.unused) > 8 else "")
+        out(f"note: {outcome.unused_records} recorded resolution(s) were not needed by this fold (the conflicts "
+            f"they resolved did not happen): {named}\n")
+    for file in outcome.edited_alone:
+        out(f"warning: {file}: your recorded edit outside the conflict hunks went into the union, but a resolution "
+            f"you recorded in {file} was not needed by this fold: if the edit relied on it, the union is broken "
+            f"there; review it: git show {outcome.commit}:{file}\n")
     if outcome.manifest_updated:
         what = f"the patch {outcome.patch}" if outcome.patch else "the new commit"
         out(f"manifest updated in place: {what} and each PR's folded head\n")
@@ -77,12 +84,15 @@ def render_status(report: dict[str, Any], stream: TextIO, *, invocation: str = "
         at = "at a commit this repository does not have"
     refold = report["refold"]
     clean = not (report["stale"] or report["drift"] or report["merged_upstream"] or refold["needs_resolution"]
-                 or refold["changes"] or report.get("not_composed"))
+                 or refold["changes"] or report.get("not_composed") or report.get("patch_edited"))
     # the verdict on the union's own line: after its details it read as the next union's
     out(f"{report['entry']} {at} on upstream {report['upstream'][:12]}{': up to date' if clean else ''}\n")
     if report.get("under_way"):
         out(f"  a fold is under way: carrytool union continue {shlex.quote(name)}{invocation} "
             f"(or abort)\n")
+    if report.get("patch_edited"):
+        out(f"  {report['patch_edited']}: a refold would replace it (union compose refuses until it is restored "
+            "or deleted)\n")
     for stale in report["stale"]:
         out(f"  stale: pr/{stale['pr']} folded at {stale['folded'][:12]}, now {stale['current'][:12]}\n")
     for pr in report["unfolded"]:

@@ -32,7 +32,7 @@ from carrytool.manifest.model import Entry, Manifest
 from carrytool.manifest.safefile import refuse_symlink, write_atomic
 from carrytool.pipeline.atomic import crash_point
 from carrytool.pipeline.blame import conflicted_at, meets_conflict, meets_conflict_many, takes_file_away
-from carrytool.pipeline.resolve import _fetch, namespace
+from carrytool.pipeline.resolve import _fetch, namespace, patch_message
 from carrytool.pipeline.structured_tree import resolve_merge, without_resolved
 from carrytool.union.resolutions import (
     Fixup,
@@ -77,6 +77,8 @@ class Outcome:
     manifest_updated: bool = False
     folded: dict[int, str] = field(default_factory=dict)
     unused_records: int = 0
+    unused: list[tuple[str, list[str]]] = field(default_factory=list)   # (file, entries) of each unused record
+    edited_alone: list[str] = field(default_factory=list)   # files a recorded edit went into beside an unused record
     patch: str | None = None                               # the patch file a `patch:` union writes
     invocation: str = ""                                   # the -m/--repo to repeat in next steps
 
@@ -156,6 +158,25 @@ class Union:
             items.append(FoldItem(pr, head, base, sup_paths, titles.get(pr)))
         return upstream, items
 
+    def patch_edited(self) -> str | None:
+        """Why a `patch:` union's file looks edited by hand since the last fold here wrote it (its message is
+        that fold's, its changes are not), else None (helper-88: `union compose` replaced such an edit without
+        a word, and `union status` said "up to date"). A patch another fold wrote (a colleague's refold:
+        another message) or one this repository has no fold of is not judged."""
+        if not self.entry.patch:
+            return None
+        path = self.manifest.base_dir / self.entry.patch
+        last = self.git.ref_value(f"{namespace(self.manifest)}/carry/{self.name}")
+        if last is None or path.is_symlink() or not path.is_file():
+            return None
+        data = path.read_bytes()
+        wrote = self.git.run("format-patch", "-1", "--stdout", "--zero-commit", "--no-signature", "--no-stat",
+                             last).stdout
+        if data == wrote or patch_message(data) != patch_message(wrote):
+            return None
+        return (f"{self.entry.patch} is not what the last fold of {self.entry.id} wrote ({last[:12]}): the same "
+                "message with other changes (edited by hand?)")
+
     def only_paths(self, item: FoldItem) -> str:
         """The PR's head, or for a partial supersession a commit on its base with only those paths changed."""
         if not item.paths:
@@ -183,6 +204,12 @@ class Union:
             raise ConflictError(f"a fold of {self.entry.id} is already under way in {state['scratch']}",
                                 hint=f"{self.command('continue')}  (or: {self.command('abort')})")
         self._scratch(self.scratch).check_usable()
+        edited = self.patch_edited()
+        if edited:
+            raise InputError(f"{edited}: this fold would replace it, and the edit with it",
+                             hint=f"keep the edit as a carry of its own (a commit on top of the union), or redo it at "
+                                  f"a stop of the fold; to let the fold replace it, restore the file (git checkout -- "
+                                  f"{shlex.quote(self.entry.patch or '')}) or delete it")
         upstream, items = self.resolve(offline)
         state = {"name": self.name, "upstream": upstream, "items": [item.__dict__ for item in items],
                  "next": 0, "tip": upstream, "touched": {}, "reused": [], "used_keys": [],
@@ -207,13 +234,20 @@ class Union:
             if step.unresolved:
                 return self.stop(state, item, merged, step, outcome, dry)
             state["reused"] += [p for p in step.reused if p not in state["reused"]]
+            edited = state.setdefault("edited", [])
+            edited += [p for p in step.fixed if p not in edited]
             for change in self.git.diff_trees([(state["tip"], step.tree)])[0]:
                 for path in change.paths:
                     state["touched"].setdefault(path, []).append(item.id)
             sig = self.signature(0)
             state["tip"] = self.git.write_commit(step.tree, [state["tip"]], sig, sig, f"carrytool fold: {item.id}\n")
             state["next"] += 1
-        outcome.unused_records = len(set(records) - set(state["used_keys"]))
+        unused = set(records) - set(state["used_keys"])
+        outcome.unused_records = len(unused)
+        outcome.unused = self.store.where(self.name, unused)
+        # an edit recorded beside a resolution this fold did not need may rely on it (helper-88: a PR taken out
+        # of the union, the conflict went, the edit stayed: the union used a parameter no longer there)
+        outcome.edited_alone = sorted(set(state.get("edited", [])) & {file for file, _entries in outcome.unused})
         return self.finish(state, items, outcome, dry)
 
     def merge_structurally(self, merged: MergeResult, item: FoldItem, state: dict[str, Any]) -> MergeResult:
@@ -244,6 +278,7 @@ class Union:
         outcome.reused = sorted(set(outcome.reused) | set(step.reused))
         if dry:
             return outcome
+        self._earlier_resolutions(state, item, conflicts)
         # the union so far is upstream with the PRs folded before: a line of upstream's is not theirs
         ours = f"the union so far ({', '.join([f'upstream {self.manifest.upstream.branch}'] + [i.id for i in earlier])})"
         shown_tree = self.relabel(step.tree, conflicts, ours=ours, theirs=item.id)
@@ -256,6 +291,21 @@ class Union:
         self.save(state)
         outcome.scratch = scratch.root
         return outcome
+
+    def _earlier_resolutions(self, state: dict, item: FoldItem, conflicts: list[dict]) -> None:
+        """Print the resolutions recorded for ITEM in the files this stop asks about that this fold did not
+        use: what the user decided there before the PR moved (helper-88: redone from memory; a recorded
+        edit outside the hunks was shown, a hunk's resolution was not)."""
+        files = {c["file"] for c in conflicts if c["kind"] == "content"}
+        records = self.store.load(self.name)
+        unused = set(records) - set(state["used_keys"])
+        for file, entries, text in self.store.described(self.name, unused):
+            if file not in files or item.id not in entries:
+                continue
+            lines = text.split("\n") if text else []
+            shown = "\n".join(f"    {line}" for line in lines[:20]) + ("\n    ..." if len(lines) > 20 else "")
+            self.notify(f"{file}: a conflict there you resolved before ({', '.join(entries)}) changed since (a PR "
+                        f"moved), so its recorded resolution does not apply; it was:\n{shown or '    (no lines)'}")
 
     def relabel(self, tree: str, conflicts: list[dict], *, ours: str, theirs: str) -> str:
         """Name the sides of each conflict hunk (git labels them with bare SHAs); return the shown tree."""
@@ -390,6 +440,7 @@ class Union:
         if self.scratch_option and Path(state["scratch"]) != self.scratch_option:
             raise InputError(f"this fold's scratch tree is {state['scratch']}, not {self.scratch_option}",
                              hint=f"{self.command('continue')} (without --scratch)")
+        self._check_supersedes(state)
         if not conflict:        # interrupted after the last continue advanced the state: go on
             return self.advance(state)
         scratch = self._scratch(Path(state["scratch"]))
@@ -453,6 +504,23 @@ class Union:
                 labels.update(line.rstrip(b"\r") for line in found[1].split(b"\n")
                               if line.startswith((b"<<<<<<< ", b">>>>>>> ")))
         return labels
+
+    def _check_supersedes(self, state: dict) -> None:
+        """The PRs the stopped fold began with (and their paths, in fold order) are still the manifest's
+        `supersedes` (helper-88: one removed while the fold was stopped, `continue` folded it all the same,
+        wrote a patch with it and a trailer without it, and sync then skipped the union for a conflict)."""
+        began = [(int(item["pr"]), list(item["paths"])) for item in state["items"]]
+        now = [(pr, list(globs)) for pr, globs in fold_order(self.manifest, self.entry)]
+        if began == now:
+            return
+        before, after = dict(began), dict(now)
+        what = [f"pr/{pr} added" for pr in after if pr not in before]
+        what += [f"pr/{pr} removed" for pr in before if pr not in after]
+        what += [f"pr/{pr}'s paths changed" for pr in after if pr in before and after[pr] != before[pr]]
+        raise InputError(f"{self.entry.id}'s supersedes changed since this fold began ({', '.join(what) or 'reordered'}):"
+                         " continuing would fold what the manifest no longer says",
+                         hint=f"{self.command('abort')}, then {self.command('compose')} (what you resolved so far is "
+                              "in the resolution store, and the new fold reuses it)")
 
     def record(self, state: dict, conflict: dict, snapshot: dict[str, Content], paths: list[str]
                ) -> dict[str, Content]:
@@ -533,6 +601,13 @@ class Union:
         sync. Whether it did; what stops it (the manifest made a link since) is said."""
         try:
             if hashlib.sha256(self.manifest.path.read_bytes()).hexdigest() != written:
+                # edited since: the entry stays, said (helper-88: abort said nothing, and the next sync stopped
+                # on a patch no fold wrote)
+                patch = self.manifest.base_dir / self.entry.patch if self.entry.patch else None
+                missing = f"; it names {self.entry.patch}, which no fold wrote, so sync stops on it (exit 2) " \
+                    "until the entry goes or a fold of it finishes" if patch is not None and not patch.exists() else ""
+                self.notify(f"left {self.entry.id} in {self.manifest.path}: the manifest was edited since `union "
+                            f"new` added the entry{missing}; remove it by hand, or {self.command('compose')}")
                 return False
             write_atomic(self.manifest.path, before)
         except OSError:

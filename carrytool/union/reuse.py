@@ -28,6 +28,7 @@ class Step:
     reused: list[str] = field(default_factory=list)
     used: list[str] = field(default_factory=list)
     waiting: list[str] = field(default_factory=list)     # files whose recorded edit waits (kept in the store)
+    fixed: list[str] = field(default_factory=list)       # files a recorded edit (fixup) went into, cleanly
 
 
 def resolve_step(git: Git, merged: MergeResult, records: dict[str, bytes], fixups: list[Fixup],
@@ -54,6 +55,7 @@ def resolve_step(git: Git, merged: MergeResult, records: dict[str, bytes], fixup
             reused.append(path)
     pre = git.edit_tree(merged.tree, edits) if edits else merged.tree
     fixed: dict[str, tuple[str, str] | None] = {}
+    went: list[str] = []
     for fixup in fixups:
         current = read_content(git, pre, fixup.file)
         if unresolved.get(fixup.file) == "content" and current != fixup.base:
@@ -85,10 +87,12 @@ def resolve_step(git: Git, merged: MergeResult, records: dict[str, bytes], fixup
         if clean:
             unresolved.pop(fixup.file, None)
             reused.append(fixup.file)
+            if applied != current:
+                went.append(fixup.file)
         else:
             unresolved[fixup.file] = "fixup"
     tree = git.edit_tree(pre, fixed) if fixed else pre
-    return Step(pre, tree, unresolved, sorted(set(reused)), used, waiting)
+    return Step(pre, tree, unresolved, sorted(set(reused)), used, waiting, sorted(set(went)))
 
 
 def _same_hunks(before: bytes, after: bytes) -> bool:

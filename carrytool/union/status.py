@@ -37,6 +37,7 @@ def status(union: Union, *, offline: bool) -> dict[str, Any]:
     else:
         report["refold"] = {"needs_resolution": refold.conflicts, "changes": None, "reused": refold.reused}
     report["under_way"] = union.state_path.exists()
+    report["patch_edited"] = union.patch_edited()
     return report
 
 

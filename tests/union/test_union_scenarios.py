@@ -663,6 +663,11 @@ def test_an_edit_outside_the_hunks_survives_a_refold_that_asks_again(cli: Cli, f
     assert fold.show(fold.ref(), "a.py") == first
 
 
+def _records(fold: Fold) -> list[dict]:
+    folder = fold.manifest.parent / "resolutions" / "u"
+    return sorted((json.loads(p.read_text()) for p in folder.glob("*.json")), key=lambda d: d["key"])
+
+
 def _fixups(fold: Fold) -> list[dict]:
     folder = fold.manifest.parent / "resolutions" / "u" / "fixups"
     return sorted((json.loads(p.read_text()) for p in folder.glob("*.json")), key=lambda d: (d["item"], d["file"]))
@@ -778,3 +783,105 @@ def test_a_corrupt_waiting_list_in_the_state_is_bad_input(cli: Cli, fold: Fold, 
     resolve_both(fold.scratch / "a.py")
     result = union(cli, fold, "continue")
     assert result.exit_code == 2 and "'conflict.waiting' is not a list of paths" in result.output, result.output
+
+
+# -- helper-88 -------------------------------------------------------------------------------------------
+def _supersedes_without(fold: Fold, pr: int) -> None:
+    text = fold.manifest.read_text()
+    changed = re.sub(rf"\{{pr: {pr}(, head: [0-9a-f]+)?\}}, ?|, ?\{{pr: {pr}(, head: [0-9a-f]+)?\}}", "", text)
+    changed = changed if changed != text else re.sub(rf"supersedes: \[{pr}, ?|, ?{pr}\]", lambda m: "supersedes: [" if
+                                                     m.group(0).startswith("supersedes") else "]", text)
+    assert changed != text, text
+    fold.manifest.write_text(changed)
+
+
+def test_supersedes_changed_while_the_fold_is_stopped_is_refused(cli: Cli, fold: Fold) -> None:
+    """helper-88: a PR taken out of `supersedes` while the fold was stopped was folded all the same by
+    `continue` (a patch with it, a trailer without it; sync then skipped the union). Refused, exit 2,
+    naming the change; abort and compose fold what the manifest says."""
+    assert union(cli, fold, "compose").exit_code == 3
+    resolve_both(fold.scratch / "a.py")
+    _supersedes_without(fold, 1)
+    result = union(cli, fold, "continue")
+    assert result.exit_code == 2 and "supersedes changed since this fold began (pr/1 removed)" in result.stderr, \
+        result.output
+    assert "union abort u" in result.stderr and (fold.scratch / "a.py").exists()
+    assert union(cli, fold, "abort").exit_code == 0
+    again = union(cli, fold, "compose")
+    assert again.exit_code == 0 and "from 1 PRs" in again.stdout, again.output
+
+
+def test_a_recorded_edit_beside_a_resolution_no_longer_needed_is_warned(cli: Cli, fold: Fold) -> None:
+    """helper-88: pr/1 taken out of the union, the a.py conflict went and its recorded resolutions with it,
+    while the edit recorded beside them (pr/2's, line 10) still went in: exit 0 with "2 recorded
+    resolution(s) were not needed". They are named, and the edit that went in beside them is warned about."""
+    by_hand(cli, fold)
+    _supersedes_without(fold, 1)
+    result = union(cli, fold, "compose")
+    assert result.exit_code == 0, result.output
+    assert "recorded resolution(s) were not needed by this fold (the conflicts they resolved did not happen): " \
+        "a.py (pr/1, pr/2)" in result.stdout, result.stdout
+    assert "warning: a.py: your recorded edit outside the conflict hunks went into the union, but a resolution " \
+        "you recorded in a.py was not needed" in result.stdout
+    assert b"line 10 edited by hand\n" in fold.show(fold.ref(), "a.py")
+
+
+def test_a_patch_edited_by_hand_is_not_replaced_by_a_refold(cli: Cli, fold: Fold) -> None:
+    """helper-88: an edit made by hand in unions/u.patch was replaced by `union compose` without a word, and
+    `union status` said "up to date". Refused (exit 2) and said by status; restored, the refold goes on."""
+    by_hand(cli, fold)
+    patch = fold.manifest.parent / "unions" / "u.patch"
+    written = patch.read_bytes()
+    assert b"+line 10 edited by hand\n" in written
+    patch.write_bytes(written.replace(b"+line 10 edited by hand\n", b"+line 10 edited by hand, and again\n"))
+    status = union(cli, fold, "status")
+    assert "u.patch is not what the last fold of carry/u wrote" in status.stdout and "up to date" not in status.stdout
+    result = union(cli, fold, "compose")
+    assert result.exit_code == 2 and "this fold would replace it, and the edit with it" in result.stderr, result.output
+    assert b"and again" in patch.read_bytes()
+    patch.write_bytes(written)
+    assert union(cli, fold, "compose").exit_code == 0 and patch.read_bytes() == written
+
+
+def test_an_abort_that_leaves_the_entry_says_so(cli: Cli, tmp_path: Path) -> None:
+    """helper-88: `union abort` after `union new`, the manifest edited meanwhile, kept the entry (it is the
+    user's file now) without a word, and the next sync stopped on a patch no fold wrote. It says so."""
+    fold = Fold(tmp_path, union="")
+    assert cli("union", "new", "u", "1", "2", *fold.args()).exit_code == 3
+    fold.manifest.write_text(fold.manifest.read_text().replace("a comment to keep", "edited meanwhile"))
+    result = union(cli, fold, "abort")
+    assert result.exit_code == 0 and "carry: u" in fold.manifest.read_text()
+    assert "left carry/u in" in result.output and "the manifest was edited since `union new` added the entry; " \
+        "it names unions/u.patch, which no fold wrote, so sync stops on it (exit 2)" in " ".join(result.output.split())
+
+
+def test_an_interrupted_union_command_does_not_claim_nothing_was_written(cli: Cli, fold: Fold,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """helper-88: Ctrl-C during `union continue` said "nothing was written" after records, the patch or the
+    manifest were written. It says what stays and what to run."""
+    assert union(cli, fold, "compose").exit_code == 3
+    from carrytool.union.fold import Union
+
+    def interrupted(self):  # noqa: ANN001, ANN202
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Union, "resume", interrupted)
+    result = union(cli, fold, "continue")
+    assert result.exit_code == 130 and "nothing was written" not in result.stderr
+    assert "`carrytool union status u` says where it stands" in result.stderr, result.stderr
+
+
+def test_a_stop_shows_the_resolution_recorded_before_the_pr_moved(cli: Cli, fold: Fold) -> None:
+    """helper-88: a PR that moved changed a hunk the user had resolved: the stop showed the new hunk alone
+    (a recorded edit outside the hunks was shown, the hunk's old resolution was not) and it was redone from
+    memory. The stop prints it."""
+    by_hand(cli, fold)
+    old = [d for d in _records(fold) if "line 3 by one" in d["resolution"]]
+    fold.up.commit({"a.py": edited({3: "line 3 by two, v2\n", 15: "line 15 by two\n"})}, "two: v2", parent=fold.pr2,
+                   ref="refs/pull/2/head")
+    result = union(cli, fold, "compose")
+    assert result.exit_code == 3, result.output
+    assert "a.py: a conflict there you resolved before (pr/1, pr/2) changed since (a PR moved), so its recorded " \
+        "resolution does not apply; it was:\n" in result.output, result.output
+    assert len(old) == 1 and "\n".join(f"    {line}" for line in old[0]["resolution"].split("\n")) in result.output
+    assert "line 15" not in result.output.split("it was:")[1].split("\n")[1]
