@@ -129,7 +129,7 @@ def check_calls(src: SourceFile, scope: Scope, target: Dotted, shown: str,
         ends = "returns" if returning else "ends"
         return failed(f"{scope.prefix}no path through {scope.where} {ends}, so the calls of {shown} cannot be "
                       f"counted (want {want_bounds(low, high)})", scope.line)
-    lines = sorted({call.lineno for call in domain.calls})
+    lines = sorted(call.lineno for call in {id(c): c for c in domain.calls}.values())   # a `finally` walks twice
     return _judge_bounds(src, scope, final, shown, low, high, first, "returning " if returning else "", lines)
 
 
@@ -138,7 +138,9 @@ def _calls_at(src: SourceFile, lines: list[int], most: int = 5) -> str:
     failure pointed at the `def` line alone)."""
     if not lines:
         return ""
-    return f" (calls at {', '.join(src.at(line) for line in lines[:most])}{', ...' if len(lines) > most else ''})"
+    counted = {line: lines.count(line) for line in lines}         # in order; two calls on one line: "(2)"
+    shown = [src.at(line) + (f" ({n})" if n > 1 else "") for line, n in counted.items()]
+    return f" (calls at {', '.join(shown[:most])}{', ...' if len(shown) > most else ''})"
 
 
 def _judge_bounds(src: SourceFile, scope: Scope, final: Count, shown: str,
@@ -160,8 +162,9 @@ def _judge_bounds(src: SourceFile, scope: Scope, final: Count, shown: str,
         else:
             count = int(final.high)
             where = _calls_at(src, lines) if final.high_why is None and final.low == final.high else ""
-            # no branch decides it: the annotation goes to the first call past the bound, in the file's order
-            extra = lines[min(high, len(lines) - 1)] if lines else scope.line
+            # no branch decides it: the annotation goes to the last call (past the bound wherever the calls are:
+            # helper-90, the (bound+1)-th call in the file's order may be another branch's)
+            extra = lines[-1] if lines else scope.line
             problems.append((f"{shown} is {called(count)} on {_path(src, scope, final, final.high_why, kind)}{where} "
                              f"(want {want})", final.high_why.line if final.high_why else extra))
     if problems:

@@ -77,7 +77,7 @@ class Editor:
         place = self.places[id(stmt)]
         for other, where in ((place.index - 1, "before"), (place.index + 1, "after")):
             if 0 <= other < len(place.block) and self._whole_lines(place.block[other]) \
-                    and self._swappable(place, min(other, place.index)):
+                    and not _inert(place.block[other]) and self._swappable(place, min(other, place.index)):
                 neighbour = place.block[other]
                 yield from self._swapped(stmt, neighbour, "swap",
                                          f"`{_code(stmt)}` moved {where} `{_code(neighbour)}`")
@@ -280,3 +280,10 @@ def _code(node: ast.AST) -> str:
     if isinstance(node, (ast.If, ast.While, ast.For, ast.With, *_TRY, ast.FunctionDef)):
         return short_code(node).split(":", 1)[0][:40] + ": ..."
     return short_code(node)
+
+
+def _inert(stmt: ast.stmt) -> bool:
+    """A statement that does nothing when it runs (a docstring or another bare constant, `pass`): moving a
+    statement across it changes nothing, a mutant no assert can kill (helper-87: a survivor "moved before
+    the docstring" lowered the score)."""
+    return isinstance(stmt, ast.Pass) or (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant))

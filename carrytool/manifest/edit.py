@@ -20,11 +20,13 @@ class _Edit:
 
 def in_its_line_ends(text: str, edit: Callable[[str], str]) -> str:
     """EDIT applied to TEXT, a manifest as read (no newline translation). A file whose every line ends in
-    CRLF (a Windows checkout) is edited with LF and given CRLF back, so the lines an edit adds end as the
-    file's do and no other line changes (`union new` and `union compose` wrote such a file back with LF
-    everywhere); any other file is edited as it is."""
+    CRLF (a Windows checkout), or CR alone, is edited with LF and given its own ends back, so the lines an
+    edit adds end as the file's do and no other line changes (`union new` and `union compose` wrote such a
+    file back with LF everywhere); any other file is edited as it is."""
     if "\r\n" in text and text.count("\r\n") == text.count("\n"):
         return edit(text.replace("\r\n", "\n")).replace("\n", "\r\n")
+    if "\r" in text and "\n" not in text:           # CR alone ends every line (helper-90: exit 2, not valid YAML)
+        return edit(text.replace("\r", "\n")).replace("\n", "\r")
     return edit(text)
 
 

@@ -46,21 +46,29 @@ def _digest(data: Any) -> str:
 
 def manifest_settings(manifest: Manifest) -> str:
     """What of the manifest outside `entries` decides the composed commits besides the SHAs the lock pins:
-    the identity and the policy, as a digest (the lock's `settings`)."""
-    identity, policy = manifest.identity, manifest.policy
+    the identity, and `policy.precompiled` (a PR that changes such a path is skipped), as a digest (the
+    lock's `settings`). The policy's defaults count in each entry's settings, as they take effect there."""
+    identity = manifest.identity
     return _digest({"identity": [identity.name, identity.email],
-                    "policy": [policy.on_conflict, policy.on_missing, list(policy.structured_merge)]})
+                    "precompiled": sorted(manifest.policy.precompiled)})
 
 
-def entry_settings(entry: Entry, *, enabled: bool | None = None) -> str:
-    """What of ENTRY decides the composed commits besides its SHAs (an entry's `settings` in the lock):
-    enabled, title (the commit's subject), on_conflict, on_missing, structured_merge and the supersedes' PRs
-    and paths, as a digest (not `owns`, `excludes` nor `policy.precompiled`: rules that fail a run, which
-    `--locked` and `--rebuild` judge as sync does). ENABLED: as if it were so."""
-    return _digest({"enabled": entry.enabled if enabled is None else enabled, "title": entry.title,
-                    "on_conflict": entry.on_conflict, "on_missing": entry.on_missing,
-                    "structured_merge": None if entry.structured_merge is None else list(entry.structured_merge),
-                    "supersedes": [[s.pr, list(s.paths)] for s in entry.supersedes]})
+def entry_settings(manifest: Manifest, entry: Entry, *, enabled: bool | None = None) -> str:
+    """What of ENTRY decides the composed commits besides its SHAs (an entry's `settings` in the lock), as
+    it takes effect (the policy's defaults applied; no title and an empty one alike; supersedes in any
+    order): enabled, and for an enabled entry its title (the commit's subject), on_conflict, on_missing,
+    structured_merge paths and the supersedes' PRs and paths, as a digest. Not `owns` or `excludes`: rules
+    that fail a run, which `--locked` and `--rebuild` judge as sync does. ENABLED: as if it were so."""
+    on = entry.enabled if enabled is None else enabled
+    if not on:
+        return _digest({"enabled": False})
+    policy = manifest.policy
+    return _digest({"enabled": True, "title": entry.title or "",
+                    "on_conflict": entry.on_conflict or policy.on_conflict,
+                    "on_missing": entry.on_missing or policy.on_missing,
+                    "structured_merge": sorted(policy.structured_merge if entry.structured_merge is None
+                                               else entry.structured_merge),
+                    "supersedes": sorted([s.pr, sorted(s.paths)] for s in entry.supersedes)})
 
 
 def build_lock(manifest: Manifest, resolved: Resolved, result: str | None) -> dict[str, Any]:
@@ -80,7 +88,7 @@ def build_lock(manifest: Manifest, resolved: Resolved, result: str | None) -> di
             item["commit"] = resolved.commits.get(entry.id)
         else:
             item["commit"] = resolved.commits.get(entry.id)
-        item["settings"] = entry_settings(entry)
+        item["settings"] = entry_settings(manifest, entry)
         entries.append(item)
     entry_prs = {e.number for e in manifest.entries if e.kind == "pr"}
     folded = {str(n): sha for n, sha in sorted(resolved.heads.items()) if n not in entry_prs}
@@ -301,15 +309,15 @@ def _check_settings(manifest: Manifest, doc: dict[str, Any], path: Path, hint: s
     `settings`) is not checked: its `result` still is (the `lock-result` warning)."""
     said = f"{path} was written"
     if "settings" in doc and doc["settings"] != manifest_settings(manifest):
-        raise LockMismatch(f"the manifest's identity or policy changed since {said}", hint=hint)
+        raise LockMismatch(f"the manifest's identity or policy.precompiled changed since {said}", hint=hint)
     for entry, item in zip(manifest.entries, doc["entries"]):
-        if "settings" not in item or item["settings"] == entry_settings(entry):
+        if "settings" not in item or item["settings"] == entry_settings(manifest, entry):
             continue
-        if item["settings"] == entry_settings(entry, enabled=not entry.enabled):
+        if item["settings"] == entry_settings(manifest, entry, enabled=not entry.enabled):
             change = "disabled" if not entry.enabled else "enabled again"
             raise LockMismatch(f"{entry.id} was {change} since {said}", hint=hint)
-        raise LockMismatch(f"{entry.id} changed since {said} (one of: title, on_conflict, on_missing, "
-                           "structured_merge, supersedes)", hint=hint)
+        raise LockMismatch(f"{entry.id} changed since {said} (one of: its title, on_conflict, on_missing, "
+                           "structured_merge or supersedes, as they take effect with the policy's defaults)", hint=hint)
 
 
 def locked_resolution(manifest: Manifest, lock: Lock) -> tuple[str, dict[int, str], dict[str, str]]:

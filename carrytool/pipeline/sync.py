@@ -340,9 +340,9 @@ def run_sync(manifest: Manifest, git: Git, options: SyncOptions, progress: Progr
             report.warnings.append({
                 "kind": "lock-result", "locked": locked_result, "composed": report.result["sha"],
                 "message": f"the lock's inputs compose {str(report.result['sha'])[:12]}, but the lock's result is "
-                           f"{locked_result[:12]}: the manifest changed something the lock does not pin (its "
-                           "identity?), and the lock is left as it is; `carrytool sync` without --locked writes "
-                           "a new one"})
+                           f"{locked_result[:12]}: something the lock does not pin changed (with a lock written "
+                           "before carrytool kept the manifest's settings in it: the identity, a title, a policy), "
+                           "and the lock is left as it is; `carrytool sync` without --locked writes a new one"})
         try:
             _finish(manifest, git, options, planned, previous)
         except CarryError as exc:
@@ -362,9 +362,9 @@ def replaced_commits(manifest: Manifest, git: Git, tip: str | None, planned: Pla
     branch that was something else before carrytool was pointed at it (the old cherry-pick loop's).
     Newest first, at most LIMIT. Sync's own commits say so (a `Carry-Entry:` trailer, committed by the
     manifest's identity); upstream's are in upstream or in LAST, the last night's result (the lock's). None at all
-    when TIP's tree is the result's and every such commit's patch is carried (the old cherry-pick loop's
-    branch: nothing of it goes); with the result's tree, the commits whose patch is not carried are named
-    all the same (helper-87: an empty commit, a release marker, went without a word, and no ref kept it).
+    when TIP's tree is the result's but for the commits that change no file (helper-87: an empty commit, a
+    release marker, went without a word, and no ref kept it; the old cherry-pick loop's merges and picks,
+    whose changes the result has, go unsaid).
     CARRIED: the commit's patch is the patch of a commit an entry of the manifest carries (`git patch-id`):
     its change is composed anyway."""
     result = planned.composition.result if planned.composition else None
@@ -390,10 +390,17 @@ def replaced_commits(manifest: Manifest, git: Git, tip: str | None, planned: Pla
     entries = [s.head for s in planned.steps if s.status == APPLIED and s.head]
     ours = set(_patch_ids(git, [*entries, "--not", upstream, *planned.resolved.patch_bases.values()]).values()) \
         if entries else set()
-    out = [(sha, subject, carried.get(sha) in ours) for sha, subject in unmade]
     if git.tree_of(tip) == git.tree_of(result):
-        out = [item for item in out if not item[2]]
-    return out
+        # the result's files: only what changes no file is lost (helper-90: a migration's merges and squashed
+        # picks were named, though each change they made is in the result)
+        return [(sha, subject, False) for sha, subject in unmade if _changes_nothing(git, sha)]
+    return [(sha, subject, carried.get(sha) in ours) for sha, subject in unmade]
+
+
+def _changes_nothing(git: Git, sha: str) -> bool:
+    """SHA is a commit with one parent and its parent's tree (an empty commit)."""
+    parents = git.commit_info(sha)["parents"]
+    return len(parents) == 1 and git.tree_of(sha) == git.tree_of(parents[0])  # type: ignore[arg-type,index]
 
 
 def _patch_ids(git: Git, revs: list[str]) -> dict[str, str]:
@@ -431,8 +438,8 @@ def _replaced_warning(manifest: Manifest, previous: str, replaced: list[tuple[st
             "carried": [sha for sha, _subject, carried in replaced if carried],
             "message": f"{where} has {len(replaced)} commit(s) that sync did not make (committed onto it by hand?), "
                        f"which the composed result does not have{what}."
-                       + (" Its files are the result's: what goes is those commits (their messages, an empty "
-                          "commit)." if same_tree else "")
+                       + (" They change no file (the branch's files are the result's): what goes is the commits "
+                          "themselves." if same_tree else "")
                        + " The branch is generated: carry such a change as an entry of the manifest."}
 
 

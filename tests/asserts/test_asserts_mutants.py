@@ -109,3 +109,13 @@ def test_an_assert_failing_on_the_original_kills_nothing() -> None:
     judged = judge_mutants([spec("never", "calls", "nothing_called"), spec("r", "calls", "*.resume", times=1)], read)
     assert not judged.baseline[0].ok
     assert all("never" not in names for names in judged.killers)
+
+
+def test_no_swap_across_a_docstring_or_pass() -> None:
+    """helper-87: `x` "moved before" the docstring survived every assert (it changes nothing) and lowered the
+    score. No statement is swapped with a docstring, another bare constant or `pass`."""
+    source = b'def f(self):\n    """Doc."""\n    x = self.g()\n    pass\n    return x\n'
+    specs = [AssertSpec(name="g", file="m.py", check="calls", target="g", scope="f")]  # type: ignore[arg-type]
+    found = [m.description for m in derive_mutants(specs, lambda path: source if path == "m.py" else None)]
+    assert any("deleted `x = self.g()`" in d for d in found), found
+    assert not any("moved" in d for d in found), found

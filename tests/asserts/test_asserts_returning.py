@@ -79,8 +79,16 @@ def test_a_count_every_path_has_names_the_calls_and_points_past_the_bound() -> N
     source = b"def f(self):\n    self.compile()\n    x = 1\n    self.compile()\n    self.compile()\n"
     spec = AssertSpec(name="c", file="m.py", check="calls", target="self.compile", scope="f", times=1)  # type: ignore[arg-type]
     outcome = evaluate(spec, source)
-    assert (outcome.ok, outcome.line) == (False, 4)
+    assert (outcome.ok, outcome.line) == (False, 5)
     assert "is called 3 times on every path through f (calls at m.py:2, m.py:4, m.py:5) (want exactly 1)" \
         in outcome.message
     few = AssertSpec(name="c", file="m.py", check="calls", target="self.compile", scope="f", min=4)  # type: ignore[arg-type]
     assert evaluate(few, source).line == 2
+    # helper-90: two calls on one line counted as one; the (bound+1)-th call in the file's order was the
+    # else branch's, not the one every path makes: the annotation goes to the last call
+    two = b"def f(c):\n    g(); g()\n    g()\n"
+    spec = AssertSpec(name="c", file="m.py", check="calls", target="g", scope="f", times=1)  # type: ignore[arg-type]
+    outcome = evaluate(spec, two)
+    assert outcome.line == 3 and "(calls at m.py:2 (2), m.py:3)" in outcome.message, outcome.message
+    branches = b"def f(c):\n    if c:\n        g()\n    else:\n        g()\n    g()\n"
+    assert evaluate(spec, branches).line == 6

@@ -126,3 +126,11 @@ def test_a_mixed_line_end_manifest_is_edited_as_it_is() -> None:
     mixed = TEXT.replace("version: 1\n", "version: 1\r\n")
     assert in_its_line_ends(mixed, lambda t: remove_entries(t, [1])) == remove_entries(mixed, [1])
     assert in_its_line_ends(mixed, lambda t: remove_entries(t, [1])).startswith("version: 1\r\nentries:\n")
+
+
+
+def test_a_cr_only_manifest_keeps_cr() -> None:
+    """helper-90: a manifest whose lines end in CR alone (which YAML reads) was given to the edit as one line:
+    `union new` failed, exit 2 "not valid YAML" (before, the file was rewritten with LF)."""
+    cr = TEXT.replace("\n", "\r")
+    assert in_its_line_ends(cr, lambda t: remove_entries(t, [1])) == remove_entries(TEXT, [1]).replace("\n", "\r")

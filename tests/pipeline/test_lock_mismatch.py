@@ -65,9 +65,9 @@ def test_the_lock_records_every_resolved_input(cli: Cli, locked: Locked) -> None
     assert doc["fork"] == {"branch": "dev"}
     assert [e["id"] for e in doc["entries"]] == ["pr/1", "pr/2", "carry/union", "carry/fix"]
     assert doc["entries"][0] == {"id": "pr/1", "head": small.up.ref("refs/pull/1/head"),
-                                 "settings": "9edf7e8ee98accc2"}
-    assert doc["entries"][2] == {"id": "carry/union", "commit": locked.union, "settings": "707b3278b7399652"}
-    assert doc["settings"] == "416c66c3c8b294c6"
+                                 "settings": "0e1be00abee46782"}
+    assert doc["entries"][2] == {"id": "carry/union", "commit": locked.union, "settings": "9f5d0f5facb960d3"}
+    assert doc["settings"] == "20be039c903fb348"
     fix = doc["entries"][3]
     assert fix["patch"] == "fix.patch" and len(fix["sha256"]) == 64 and len(fix["commit"]) == 40
     assert doc["superseded_heads"] == {"3": locked.folded}, "a folded PR's head must be locked too"
@@ -121,8 +121,11 @@ MANIFEST_EDITS = {
     "supersedes-paths": (lambda s: s.manifest(s.entries[:2] + [{**s.entries[2], "supersedes": [
         {"pr": 3, "head": s.folded, "paths": ["csrc/*"]}]}] + s.entries[3:]), "carry/union changed since"),
     "identity": (lambda s: s.manifest(identity={"name": "bot", "email": "bot@example.com"}),
-                 "the manifest's identity or policy changed since"),
-    "policy": (lambda s: s.manifest(policy={"on_conflict": "skip"}), "the manifest's identity or policy changed"),
+                 "the manifest's identity or policy.precompiled changed since"),
+    # helper-90: a PR touching a path made precompiled since is skipped: another commit than the lock's
+    "precompiled": (lambda s: s.manifest(policy={"precompiled": {"paths": ["docs/**"]}}),
+                    "the manifest's identity or policy.precompiled changed since"),
+    "policy": (lambda s: s.manifest(policy={"on_conflict": "skip"}), "pr/1 changed since"),
     "lock-version": (lambda s: s.lock.write_text(s.lock.read_text().replace('"lock": 1,', '"lock": 2,')),
                      "is not a carrytool lock (version 1)"),
 }
@@ -136,7 +139,8 @@ def _disabled_lock(s: Locked, index: int) -> None:
     doc = json.loads(s.lock.read_text())
     from carrytool.manifest.load import load_manifest
     from carrytool.pipeline.lock import entry_settings
-    doc["entries"][index]["settings"] = entry_settings(load_manifest(s.small.manifest_path).entries[index])
+    manifest = load_manifest(s.small.manifest_path)
+    doc["entries"][index]["settings"] = entry_settings(manifest, manifest.entries[index])
     s.lock.write_text(json.dumps(doc, indent=2) + "\n")
     s.manifest()
 
@@ -185,3 +189,14 @@ def test_an_entry_disabled_since_the_lock_fails_the_rebuild_and_an_older_lock_wa
     locked.lock.write_text(json.dumps(doc, indent=2) + "\n")
     code, report = cli.json("sync", "--locked", "--dry-run", "-m", small.manifest_path, "--repo", small.work.path)
     assert code == 0 and [w["kind"] for w in report["warnings"]] == ["lock-result"], report
+
+
+@pytest.mark.parametrize("edit", [
+    {"on_conflict": "fail"}, {"on_missing": "fail"}, {"structured_merge": {"paths": []}}])
+def test_an_edit_that_changes_nothing_as_it_takes_effect_is_no_drift(cli: Cli, locked: Locked, edit: dict) -> None:
+    """helper-90: the digest read the fields as written: the policy's default written on an entry, or an
+    empty structured_merge, was drift (exit 2) though the composed commit is the same. Read as they take effect."""
+    small = locked.small
+    locked.manifest([{**locked.entries[0], **edit}] + locked.entries[1:])
+    code, report = cli.json("sync", "--locked", "--dry-run", "-m", small.manifest_path, "--repo", small.work.path)
+    assert code == 0 and report["result"]["sha"] == small.branch(), report.get("error")
