@@ -346,6 +346,8 @@ def verify(
                     result = verify_rev(loaded, git, rev)
             else:
                 result = verify_path(loaded, path or _work_tree(repo))
+                if path is None:
+                    _note_checkout(loaded, repo, result)
         if fmt == "github":
             from carrytool.render.github import emit_github
 
@@ -827,6 +829,24 @@ def union_status(name: Annotated[Optional[str], typer.Argument(help="The carry e
         return 0
 
     _run(body)
+
+
+def _note_checkout(manifest, repo: Path, report) -> None:  # noqa: ANN001 - Manifest, Report: imported lazily
+    """`verify` with neither --rev nor --path checks the work tree: when the fork branch is not what it has
+    checked out, say what was checked and how to check the branch (helper-91: "0/2 hold, FAILED" right after
+    a sync, the work tree being upstream's main)."""
+    from carrytool.gitlayer.git import Git
+
+    with Git(repo) as git:
+        head = git.run("symbolic-ref", "--short", "-q", "HEAD", cwd=repo, check=False).stdout.decode().strip()
+    branch = manifest.fork.branch
+    if head == branch:
+        return
+    where = report.extra.get("target", {}).get("path", str(repo))
+    report.warnings.append({
+        "kind": "work-tree", "branch": head or None,
+        "message": f"checked the files of the work tree {where}, which has {head or 'a detached HEAD'} checked out, "
+                   f"not the fork branch {branch}: `carrytool verify --rev {branch}` checks what sync composed"})
 
 
 def _work_tree(repo: Path) -> Path:

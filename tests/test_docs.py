@@ -36,7 +36,8 @@ HEADINGS = {"manifest": "Top level", "upstream": "`upstream`", "fork": "`fork`",
             "supersede": "`entries[].supersedes[]`", "assert": "`asserts[]`"}
 TYPE_WORDS = {"int": "integer", "str": "string", "bool": "boolean", "sha": "hex SHA", "url": "URL",
               "branch": "branch name", "ref": "ref pattern", "path": "path", "regex": "regular expression",
-              "dotted": "dotted name", "call": "call target", "name": "name", "enum": "one of", "list": "list", "map": "mapping"}
+              "dotted": "dotted name", "call": "call target", "name": "name", "enum": "one of", "list": "list", "map": "mapping",
+              "entry": "entry"}
 
 
 def sections(text: str) -> dict[str, str]:

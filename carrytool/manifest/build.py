@@ -112,6 +112,10 @@ class _Builder:
         elif key.type == "list":
             if not isinstance(value, YList):
                 raise self.fail(keypath, line, f"must be {expected['list']}, got {_kind(value)}")
+        elif key.type == "entry":      # `entry: 14260` is read as a number by YAML (helper-91: refused)
+            if isinstance(value, bool) or not isinstance(value, (str, int)) or not str(value).strip():
+                raise self.fail(keypath, line, f"must be an entry (pr/N, carry/NAME, or a bare PR number or carry "
+                                               f"name), got {_show(value, raw)}")
         elif key.type == "sha":
             text = raw if raw is not None and not isinstance(value, str) else value
             if not isinstance(text, (str, int)) or isinstance(text, bool) or not _HEX.match(str(text)):
@@ -433,6 +437,7 @@ class _Builder:
             raise self.fail(f"{keypath}.min", data.key_lines["min"], f"min {data['min']} is above max {data['max']}")
         entry = data.get("entry")
         if entry is not None:
+            entry = str(entry)
             entry = entry if "/" in entry else (f"pr/{entry}" if entry.isdigit() else f"carry/{entry}")
             if entry not in ids:
                 raise self.fail(f"{keypath}.entry", data.key_lines["entry"], f"no entry {entry} in this manifest")

@@ -110,7 +110,8 @@ SCHEMA: dict[str, tuple[Key, ...]] = {
         Key("name", "str", "Unique name; default derived from the check."),
         Key("file", "path", "The file the assertion reads, in the composed tree.", required=True),
         Key("in", "dotted", "Scope: Class.method, function, Outer.Inner.method (default: whole module)."),
-        Key("entry", "str", "The entry this assertion guards (pr/N or carry/NAME)."),
+        Key("entry", "entry", "The entry this assertion guards (pr/N or carry/NAME, or a bare PR number or "
+            "carry name)."),
         Key("why", "str", "Shown on failure."),
         Key("defines", "dotted", "The qualified name is defined (function, async function or class)."),
         Key("mentions", "dotted", "The name is used as an identifier in the scope."),

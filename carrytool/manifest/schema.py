@@ -58,6 +58,8 @@ def _key_schema(key: Key) -> dict[str, Any]:
             doc["items"] = {"type": "string", **({"pattern": _PATTERNS[key.items]} if key.items in _PATTERNS else {})}
     elif key.type == "sha":
         doc["anyOf"] = [{"type": "string", "pattern": _PATTERNS["sha"]}, {"type": "integer"}]
+    elif key.type == "entry":
+        doc["anyOf"] = [{"type": "string", "minLength": 1}, {"type": "integer", "minimum": 1}]
     else:
         doc["type"] = "string"
         if key.type in _PATTERNS:

@@ -181,15 +181,21 @@ def _suggest(item: dict[str, Any], landed_why: str, title: str | None, known: st
         return {"suggestion": "investigate", "why": f"{merged}; {landed_why}"}
     if state == "closed":
         return {"suggestion": "investigate", "why": "closed upstream without merging: the fork now carries it alone"}
+    # one suggestion, the strongest; what the others would have said goes into its `why` (an older note: a
+    # retitle hid that the head had moved)
+    retitled = title is not None and item["title"] is not None and title != item["title"]
+    moved = bool(known and head and known != head)
+    said_title = f"the title upstream is now {item['title']!r} (manifest: {title!r})"
+    said_moved = f"its head moved {str(known)[:12]} -> {head[:12]} since the last sync (`carrytool diff` after the " \
+        "next sync shows what changed)"
     if folded and head and not head.startswith(folded[1]):
         union = folded[0].name
-        return {"suggestion": "refold", "why": f"{folded[0].id} folded {folded[1][:12]}, its head is now {head[:12]}: "
-                                               f"run `carrytool union compose {union}`"}
-    if title is not None and item["title"] is not None and title != item["title"]:
-        return {"suggestion": "retitle", "why": f"the title upstream is now {item['title']!r} (manifest: {title!r})"}
-    if known and head and known != head:
-        return {"suggestion": "keep", "why": f"open; its head moved {known[:12]} -> {head[:12]} since the last sync "
-                                             "(`carrytool diff` after the next sync shows what changed)"}
+        why = f"{folded[0].id} folded {folded[1][:12]}, its head is now {head[:12]}: run `carrytool union compose {union}`"
+        return {"suggestion": "refold", "why": why + (f"; also, {said_title}" if retitled else "")}
+    if retitled:
+        return {"suggestion": "retitle", "why": said_title + (f"; also, {said_moved}" if moved else "")}
+    if moved:
+        return {"suggestion": "keep", "why": f"open; {said_moved}"}
     return {"suggestion": "keep", "why": "open upstream"}
 
 

@@ -76,6 +76,13 @@ def test_good_manifest_loads_with_defaults(tmp_path: Path) -> None:
     assert m.find_entry("45552").id == "pr/45552" and m.find_entry("wake-path-union").id == "carry/wake-path-union"
 
 
+def test_an_asserts_entry_may_be_a_bare_pr_number(tmp_path: Path) -> None:
+    """helper-91: `entry: 45398` (a YAML integer) was refused, "must be a string, got '45398'", though the
+    docs say a bare number is taken."""
+    m = load_manifest(write(tmp_path, GOOD.replace("    entry: carry/wake-path-union", "    entry: 45398")))
+    assert m.asserts[0].entry == "pr/45398"
+
+
 def test_numeric_looking_shas_stay_text(tmp_path: Path) -> None:
     m = load_manifest(write(tmp_path, GOOD.replace("head: 1a2b3c4", "head: 1234567")))
     assert m.entries[0].head == "1234567"
@@ -111,6 +118,8 @@ BAD = [
     ("  - file: csrc/x.cu\n", "  - file: csrc/x.cu\n    min: 1\n", ["asserts[1].min", "only goes with 'calls'"], 38),
     ("  - file: csrc/x.cu\n", "  - file: csrc/x.cu\n    max: 1\n", ["asserts[1].max", "only goes with 'calls'"], 38),
     ("    entry: carry/wake-path-union", "    entry: pr/1", ["asserts[0].entry", "no entry pr/1"], 36),
+    ("    entry: carry/wake-path-union", "    entry: 1", ["asserts[0].entry", "no entry pr/1"], 36),
+    ("    entry: carry/wake-path-union", "    entry: true", ["asserts[0].entry", "must be an entry"], 36),
     ("version: 1", "version: 2", ["unsupported version 2"], 1),
     ("  url: https://github.com/vllm-project/vllm.git", "  url: ext::sh -c touch% /tmp/pwned", ["upstream.url", "ext::"], 3),
     ("  url: https://github.com/vllm-project/vllm.git", "  url: --upload-pack=touch /tmp/x", ["upstream.url", "starts with '-'"], 3),

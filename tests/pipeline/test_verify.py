@@ -60,6 +60,26 @@ def test_verify_path_reads_a_checkout(cli: Cli, demo: Scenario, tmp_path: Path) 
     assert code == 1 and "syntax error" in kv["message"]
 
 
+def test_verify_of_a_work_tree_without_the_fork_branch_says_what_it_checked(cli: Cli, demo: Scenario,
+                                                                           tmp_path: Path) -> None:
+    """helper-91: right after a sync, plain `verify` in a clone with upstream's main checked out said "0/2
+    hold, FAILED" and never what it had checked. A warning names the work tree, its branch and the command
+    that checks the fork branch; none when the fork branch is checked out."""
+    synced(cli, demo)
+    checkout = tmp_path / "checkout"
+    subprocess.run(["git", "clone", "-q", "-b", "main", str(demo.upstream), str(checkout)], check=True)
+    code, report = cli.json("verify", "-m", demo.manifest, "--repo", checkout)
+    [warning] = [w for w in report["warnings"] if w["kind"] == "work-tree"]
+    assert code == 1 and warning["branch"] == "main"
+    assert f"checked the files of the work tree {checkout}, which has main checked out, not the fork branch " \
+        "intarweb-dev: `carrytool verify --rev intarweb-dev` checks what sync composed" in warning["message"]
+    assert "carrytool verify --rev intarweb-dev" in cli("verify", "-m", demo.manifest, "--repo", checkout).stdout
+    subprocess.run(["git", "-C", str(checkout), "fetch", "-q", str(demo.work), "intarweb-dev:intarweb-dev"], check=True)
+    subprocess.run(["git", "-C", str(checkout), "checkout", "-q", "intarweb-dev"], check=True)
+    code, report = cli.json("verify", "-m", demo.manifest, "--repo", checkout)
+    assert code == 0 and not [w for w in report["warnings"] if w["kind"] == "work-tree"]
+
+
 def test_verify_report_file_and_bad_rev(cli: Cli, demo: Scenario, tmp_path: Path) -> None:
     out = tmp_path / "verify.json"
     result = cli("verify", "-m", demo.manifest, "--repo", demo.upstream, "--rev", "main", "--report", out)

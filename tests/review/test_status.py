@@ -297,6 +297,20 @@ def test_write_drops_and_retitles_keeping_comments(cli: Cli, forge: Forge) -> No
     assert cli("check", "-m", forge.manifest).exit_code == 0
 
 
+def test_a_second_finding_goes_into_the_why_of_the_first(cli: Cli, forge: Forge) -> None:
+    """An older note: one suggestion per PR hid a second (a retitle hid that the head had moved since the
+    last sync). The suggestion stays the strongest; its `why` says the other."""
+    forge.work.git("update-ref", "refs/carrytool/dev/pr/6", forge.base)       # the last sync saw another head
+    with FakeForge() as fake:
+        forge.github(fake)
+        code, out = cli.json("status", "-m", forge.manifest, "--repo", forge.work.path, "--api-url", fake.url)
+    [item] = [e for e in out["entries"] if e["id"] == "pr/6"]
+    assert code == 0 and item["suggestion"] == "retitle", item
+    assert item["why"] == (f"the title upstream is now 'new title' (manifest: 'old title'); also, its head moved "
+                           f"{forge.base[:12]} -> {forge.p6[:12]} since the last sync (`carrytool diff` after the "
+                           "next sync shows what changed)")
+
+
 def test_write_keeps_a_crlf_manifest_crlf(cli: Cli, forge: Forge) -> None:
     """--write on a manifest with CRLF line ends keeps every line's end (it did; `union new` did not, and
     both now edit through manifest.edit.in_its_line_ends)."""
