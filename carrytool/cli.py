@@ -663,15 +663,16 @@ UnionName = Annotated[str, typer.Argument(help="The carry entry (NAME or carry/N
 
 
 def _union_run(manifest: Optional[Path], repo: Path, name: str, scratch: Optional[Path], wait: float,
-               action: Callable) -> int:  # noqa: ANN001
-    """Run ACTION(union) holding the repository lock; render the outcome it returns."""
+               action: Callable, *, aborting: bool = False) -> int:  # noqa: ANN001
+    """Run ACTION(union) holding the repository lock; render the outcome it returns. ABORTING: a union whose
+    `supersedes` is empty may be aborted (helper-92: emptied during a stop, the fold could not be dropped)."""
     from carrytool.gitlayer.repolock import RepoLock
     from carrytool.union.fold import Union
 
     loaded = _load(manifest)
     with _open_git(repo) as git, RepoLock(git.git_dir, wait=wait, notify=_diag):
         union = Union(loaded, git, name, notify=_diag, scratch=Path(os.path.abspath(scratch)) if scratch else None,
-                      invocation=_union_options(manifest, repo))
+                      invocation=_union_options(manifest, repo), aborting=aborting)
         return action(union)
 
 
@@ -731,15 +732,15 @@ def union_new(
                 raise
             return _union_result(union, outcome)
 
-    _run(body, interrupted=_union_interrupted(name))
+    _run(body, interrupted=_union_interrupted(name, manifest, repo))
 
 
-def _union_interrupted(name: str) -> str:
+def _union_interrupted(name: str, manifest: Optional[Path], repo: Path) -> str:
     """What an interrupted union command leaves (helper-88: "nothing was written", after it wrote records,
-    the patch or the manifest): each file whole, the fold where it stopped."""
+    the patch or the manifest): each file whole, the fold where it stopped; the commands repeat -m/--repo."""
     import shlex
 
-    bare = shlex.quote(name.removeprefix("carry/"))
+    bare = shlex.quote(name.removeprefix("carry/")) + _union_options(manifest, repo)
     return (f"what the fold wrote so far stays (each file whole: records, the scratch tree, the patch, the "
             f"manifest): `carrytool union status {bare}` says where it stands; `carrytool union continue {bare}` "
             f"goes on when a fold is under way, `carrytool union abort {bare}` drops it")
@@ -767,7 +768,7 @@ def union_compose(
     """
     _run(lambda: _union_run(manifest, repo, name, scratch, wait,
                             lambda union: _union_result(union, union.compose(offline=offline))),
-         interrupted=_union_interrupted(name))
+         interrupted=_union_interrupted(name, manifest, repo))
 
 
 @union_app.command("continue")
@@ -775,7 +776,8 @@ def union_continue(name: UnionName, manifest: ManifestOpt = None, repo: RepoOpt 
                    scratch: ScratchOpt = None, wait: WaitOpt = 0.0) -> None:
     """Take every change made in the scratch tree (recorded for the next fold) and go on with the fold."""
     _run(lambda: _union_run(manifest, repo, name, scratch, wait,
-                            lambda union: _union_result(union, union.resume())), interrupted=_union_interrupted(name))
+                            lambda union: _union_result(union, union.resume())),
+         interrupted=_union_interrupted(name, manifest, repo))
 
 
 @union_app.command("abort")
@@ -792,7 +794,8 @@ def union_abort(name: UnionName, manifest: ManifestOpt = None, repo: RepoOpt = P
             print(f"left in place (not carrytool's): {', '.join(left[:10])}" + (" ..." if len(left) > 10 else ""))
         return 0
 
-    _run(lambda: _union_run(manifest, repo, name, scratch, wait, action), interrupted=_union_interrupted(name))
+    _run(lambda: _union_run(manifest, repo, name, scratch, wait, action, aborting=True),
+         interrupted=_union_interrupted(name, manifest, repo))
 
 
 @union_app.command("status")

@@ -32,10 +32,14 @@ def render_outcome(outcome: Outcome, stream: TextIO, *, fork_url: str | None) ->
         out(f"  pr/{pr} at {head[:12]}\n")
     _structured(outcome, out)
     if outcome.unused_records:
-        named = "; ".join(f"{file} ({', '.join(entries)})" if entries else file
-                          for file, entries in outcome.unused[:8]) + ("; ..." if len(outcome.unused) > 8 else "")
-        out(f"note: {outcome.unused_records} recorded resolution(s) were not needed by this fold (the conflicts "
-            f"they resolved did not happen): {named}\n")
+        counted: dict[tuple[str, tuple[str, ...]], int] = {}
+        for file, entries in outcome.unused:
+            counted[(file, tuple(entries))] = counted.get((file, tuple(entries)), 0) + 1
+        named = "; ".join(f"{file}" + (f" ({', '.join(entries)})" if entries else "") + (f": {n}" if n > 1 else "")
+                          for (file, entries), n in list(counted.items())[:8]) + ("; ..." if len(counted) > 8 else "")
+        out(f"note: {outcome.unused_records} recorded resolution(s) were not needed by this fold"
+            + (f"; the conflicts some resolved did not happen this time: {named}\n" if outcome.unused else
+               " (resolutions of conflicts resolved again since: the store keeps every one)\n"))
     for file in outcome.edited_alone:
         out(f"warning: {file}: your recorded edit outside the conflict hunks went into the union, but a resolution "
             f"you recorded in {file} was not needed by this fold: if the edit relied on it, the union is broken "

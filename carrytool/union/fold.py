@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import re
 import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -83,14 +84,24 @@ class Outcome:
     invocation: str = ""                                   # the -m/--repo to repeat in next steps
 
 
-def union_entry(manifest: Manifest, name: str, invocation: str = "") -> Entry:
+_INDEX_LINE = re.compile(rb"^index [0-9a-f]+\.\.[0-9a-f]+(?: [0-7]+)?\n", re.MULTILINE)
+
+
+def _comparable_patch(data: bytes) -> bytes:
+    """A format-patch file as patch_edited compares it: LF line ends (a CRLF checkout, core.autocrlf) and no
+    `index` lines (git shortens their SHAs to a length that grows with the repository: helper-92, a patch
+    nobody edited was refused once the repository had fetched more objects)."""
+    return _INDEX_LINE.sub(b"", data.replace(b"\r\n", b"\n"))
+
+
+def union_entry(manifest: Manifest, name: str, invocation: str = "", *, aborting: bool = False) -> Entry:
     entry = manifest.find_entry(name if name.startswith("carry/") else f"carry/{name}")
     if entry is None or entry.kind != "carry":
         carries = ", ".join(e.name for e in manifest.entries if e.kind == "carry") or "none"
         bare = name.removeprefix("carry/")
         raise InputError(f"no carry entry '{name}' in {manifest.path} (carries: {carries})",
                          hint=f"start it with: carrytool union new {shlex.quote(bare)} PR PR ...{invocation}")
-    if not entry.supersedes:
+    if not entry.supersedes and not aborting:
         raise InputError(f"{entry.id} supersedes no PR: there is nothing to fold",
                          hint="list the PRs it provides under `supersedes:`")
     return entry
@@ -106,11 +117,11 @@ def fold_order(manifest: Manifest, entry: Entry) -> list[tuple[int, tuple[str, .
 
 class Union:
     def __init__(self, manifest: Manifest, git: Git, name: str, *, notify: Notify | None = None,
-                 scratch: Path | None = None, invocation: str = "") -> None:
+                 scratch: Path | None = None, invocation: str = "", aborting: bool = False) -> None:
         self.manifest = manifest
         self.git = git
         self.invocation = invocation
-        self.entry = union_entry(manifest, name, invocation)
+        self.entry = union_entry(manifest, name, invocation, aborting=aborting)
         self.name = self.entry.name or name
         self.notify = notify or (lambda _msg: None)
         self.state_dir = git.git_dir / "carrytool" / "union" / self.name
@@ -169,9 +180,9 @@ class Union:
         last = self.git.ref_value(f"{namespace(self.manifest)}/carry/{self.name}")
         if last is None or path.is_symlink() or not path.is_file():
             return None
-        data = path.read_bytes()
-        wrote = self.git.run("format-patch", "-1", "--stdout", "--zero-commit", "--no-signature", "--no-stat",
-                             last).stdout
+        data = _comparable_patch(path.read_bytes())
+        wrote = _comparable_patch(self.git.run("format-patch", "-1", "--stdout", "--zero-commit", "--no-signature",
+                                               "--no-stat", last).stdout)
         if data == wrote or patch_message(data) != patch_message(wrote):
             return None
         return (f"{self.entry.patch} is not what the last fold of {self.entry.id} wrote ({last[:12]}): the same "
@@ -234,8 +245,8 @@ class Union:
             if step.unresolved:
                 return self.stop(state, item, merged, step, outcome, dry)
             state["reused"] += [p for p in step.reused if p not in state["reused"]]
-            edited = state.setdefault("edited", [])
-            edited += [p for p in step.fixed if p not in edited]
+            edited = state.setdefault("edited", [])       # [file, item]: a recorded edit of ITEM went into FILE
+            edited += [[p, item.id] for p in step.fixed if [p, item.id] not in edited]
             for change in self.git.diff_trees([(state["tip"], step.tree)])[0]:
                 for path in change.paths:
                     state["touched"].setdefault(path, []).append(item.id)
@@ -244,10 +255,17 @@ class Union:
             state["next"] += 1
         unused = set(records) - set(state["used_keys"])
         outcome.unused_records = len(unused)
-        outcome.unused = self.store.where(self.name, unused)
-        # an edit recorded beside a resolution this fold did not need may rely on it (helper-88: a PR taken out
-        # of the union, the conflict went, the edit stayed: the union used a parameter no longer there)
-        outcome.edited_alone = sorted(set(state.get("edited", [])) & {file for file, _entries in outcome.unused})
+        # the store keeps every resolution: one of a conflict resolved again since (the PR moved) is unused
+        # beside its successor, which this fold used (helper-92: named as "did not happen", warned forever).
+        # Named: those of conflicts that did not happen this time (no resolution of that file and PRs used)
+        used = {(file, tuple(entries)) for file, entries in self.store.where(self.name, set(state["used_keys"]))}
+        outcome.unused = [(file, entries) for file, entries in self.store.where(self.name, unused)
+                          if (file, tuple(entries)) not in used]
+        # an edit recorded beside such a resolution, by one of its PRs, may rely on it (helper-88: a PR taken
+        # out of the union, the conflict went, the edit stayed: the union used a parameter no longer there)
+        edited = {(str(file), str(by)) for file, by in state.get("edited", []) if isinstance(file, str)}
+        outcome.edited_alone = sorted({file for file, entries in outcome.unused for f, by in edited
+                                       if f == file and by in entries})
         return self.finish(state, items, outcome, dry)
 
     def merge_structurally(self, merged: MergeResult, item: FoldItem, state: dict[str, Any]) -> MergeResult:
@@ -299,13 +317,20 @@ class Union:
         files = {c["file"] for c in conflicts if c["kind"] == "content"}
         records = self.store.load(self.name)
         unused = set(records) - set(state["used_keys"])
-        for file, entries, text in self.store.described(self.name, unused):
-            if file not in files or item.id not in entries:
+        # of this PR and those folded before it (helper-92: a later PR's, which its step then reused, was shown)
+        folded = {f"pr/{raw['pr']}" for raw in state["items"][:state["next"]]} | {item.id}
+        for file, entries, text, count in self.store.described(self.name, unused):
+            if file not in files or item.id not in entries or not set(entries) <= folded:
                 continue
-            lines = text.split("\n") if text else []
-            shown = "\n".join(f"    {line}" for line in lines[:20]) + ("\n    ..." if len(lines) > 20 else "")
+            lines = text.split("\n") if count else []
+            shown = "\n".join(f"    {line[:200]}" + (" ..." if len(line) > 200 else "") for line in lines[:20])
+            shown += "\n    ..." if len(lines) > 20 else ""
+            if not lines:
+                shown = "    (nothing: you resolved it to no lines)"
+            elif lines == [""]:
+                shown = "    (one empty line)"
             self.notify(f"{file}: a conflict there you resolved before ({', '.join(entries)}) changed since (a PR "
-                        f"moved), so its recorded resolution does not apply; it was:\n{shown or '    (no lines)'}")
+                        f"moved), so its recorded resolution does not apply; it was:\n{shown}")
 
     def relabel(self, tree: str, conflicts: list[dict], *, ours: str, theirs: str) -> str:
         """Name the sides of each conflict hunk (git labels them with bare SHAs); return the shown tree."""
@@ -509,18 +534,21 @@ class Union:
         """The PRs the stopped fold began with (and their paths, in fold order) are still the manifest's
         `supersedes` (helper-88: one removed while the fold was stopped, `continue` folded it all the same,
         wrote a patch with it and a trailer without it, and sync then skipped the union for a conflict)."""
-        began = [(int(item["pr"]), list(item["paths"])) for item in state["items"]]
-        now = [(pr, list(globs)) for pr, globs in fold_order(self.manifest, self.entry)]
+        began = [(int(item["pr"]), sorted(item["paths"])) for item in state["items"]]
+        now = [(pr, sorted(globs)) for pr, globs in fold_order(self.manifest, self.entry)]
         if began == now:
             return
         before, after = dict(began), dict(now)
         what = [f"pr/{pr} added" for pr in after if pr not in before]
         what += [f"pr/{pr} removed" for pr in before if pr not in after]
         what += [f"pr/{pr}'s paths changed" for pr in after if pr in before and after[pr] != before[pr]]
+        listed = ", ".join(f"pr/{pr}" + (f" ({', '.join(globs)})" if globs else "") for pr, globs in began)
         raise InputError(f"{self.entry.id}'s supersedes changed since this fold began ({', '.join(what) or 'reordered'}):"
                          " continuing would fold what the manifest no longer says",
-                         hint=f"{self.command('abort')}, then {self.command('compose')} (what you resolved so far is "
-                              "in the resolution store, and the new fold reuses it)")
+                         hint=f"to keep what you did in the scratch tree, put supersedes back as the fold began ({listed}),"
+                              f" {self.command('continue')}, then change it and {self.command('compose')} (what continue "
+                              f"records is reused); {self.command('abort')} drops this stop's work (the stops before it "
+                              "are recorded)")
 
     def record(self, state: dict, conflict: dict, snapshot: dict[str, Content], paths: list[str]
                ) -> dict[str, Content]:
@@ -603,11 +631,16 @@ class Union:
             if hashlib.sha256(self.manifest.path.read_bytes()).hexdigest() != written:
                 # edited since: the entry stays, said (helper-88: abort said nothing, and the next sync stopped
                 # on a patch no fold wrote)
+                # ... unless the fold finished and wrote it itself (helper-92: interrupted right after, the
+                # user was told to remove a finished union): then the entry names what the fold made
                 patch = self.manifest.base_dir / self.entry.patch if self.entry.patch else None
-                missing = f"; it names {self.entry.patch}, which no fold wrote, so sync stops on it (exit 2) " \
-                    "until the entry goes or a fold of it finishes" if patch is not None and not patch.exists() else ""
-                self.notify(f"left {self.entry.id} in {self.manifest.path}: the manifest was edited since `union "
-                            f"new` added the entry{missing}; remove it by hand, or {self.command('compose')}")
+                unfinished = not patch.exists() if patch is not None else \
+                    self.git.ref_value(f"{namespace(self.manifest)}/carry/{self.name}") is None
+                if unfinished:
+                    missing = f"; it names {self.entry.patch}, which no fold wrote, so sync stops on it (exit 2) " \
+                        "until the entry goes or a fold of it finishes" if patch is not None else ""
+                    self.notify(f"left {self.entry.id} in {self.manifest.path}: the manifest was edited since `union "
+                                f"new` added the entry{missing}; remove it by hand, or {self.command('compose')}")
                 return False
             write_atomic(self.manifest.path, before)
         except OSError:

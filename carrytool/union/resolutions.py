@@ -300,19 +300,22 @@ class Store:
         return records
 
     def where(self, union: str, keys: set[str]) -> list[tuple[str, list[str]]]:
-        """(file, entries) of each record of UNION whose key is one of KEYS, sorted: what an unused
-        resolution resolved, to name it (helper-88: "3 recorded resolution(s) were not needed", no more)."""
-        return sorted((file, entries) for file, entries, _text in self.described(union, keys))
+        """(file, entries) of each record of UNION whose key is one of KEYS, sorted: what a resolution
+        resolved, to name it (helper-88: "3 recorded resolution(s) were not needed", no more)."""
+        return sorted((file, entries) for file, entries, _text, _lines in self.described(union, keys))
 
-    def described(self, union: str, keys: set[str]) -> list[tuple[str, list[str], str]]:
-        """(file, entries, resolution) of each record of UNION whose key is one of KEYS, in key order."""
+    def described(self, union: str, keys: set[str]) -> list[tuple[str, list[str], str, int]]:
+        """(file, entries, resolution, its number of lines) of each record of UNION whose key is one of KEYS,
+        in key order."""
         out = []
         folder = self._dir(union)
         for path in sorted(folder.glob("*.json")) if keys and folder.is_dir() else []:
             doc = self._read(path)
             if isinstance(doc, dict) and doc.get("key") in keys:
                 entries = doc.get("entries") if isinstance(doc.get("entries"), list) else []
-                out.append((str(doc.get("file") or "?"), [str(e) for e in entries], str(doc.get("resolution", ""))))
+                text = str(doc.get("resolution", ""))
+                lines = doc.get("lines") if type(doc.get("lines")) is int else text.count("\n") + 1
+                out.append((str(doc.get("file") or "?"), [str(e) for e in entries], text, lines))
         return out
 
     def load_fixups(self, union: str) -> list[Fixup]:

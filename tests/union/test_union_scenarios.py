@@ -819,8 +819,8 @@ def test_a_recorded_edit_beside_a_resolution_no_longer_needed_is_warned(cli: Cli
     _supersedes_without(fold, 1)
     result = union(cli, fold, "compose")
     assert result.exit_code == 0, result.output
-    assert "recorded resolution(s) were not needed by this fold (the conflicts they resolved did not happen): " \
-        "a.py (pr/1, pr/2)" in result.stdout, result.stdout
+    assert "note: 2 recorded resolution(s) were not needed by this fold; the conflicts some resolved did not " \
+        "happen this time: a.py (pr/1, pr/2): 2\n" in result.stdout, result.stdout
     assert "warning: a.py: your recorded edit outside the conflict hunks went into the union, but a resolution " \
         "you recorded in a.py was not needed" in result.stdout
     assert b"line 10 edited by hand\n" in fold.show(fold.ref(), "a.py")
@@ -868,7 +868,8 @@ def test_an_interrupted_union_command_does_not_claim_nothing_was_written(cli: Cl
     monkeypatch.setattr(Union, "resume", interrupted)
     result = union(cli, fold, "continue")
     assert result.exit_code == 130 and "nothing was written" not in result.stderr
-    assert "`carrytool union status u` says where it stands" in result.stderr, result.stderr
+    assert f"`carrytool union status u -m {fold.manifest} --repo {fold.work}` says where it stands" \
+        in " ".join(result.stderr.split()), result.stderr
 
 
 def test_a_stop_shows_the_resolution_recorded_before_the_pr_moved(cli: Cli, fold: Fold) -> None:
@@ -885,3 +886,92 @@ def test_a_stop_shows_the_resolution_recorded_before_the_pr_moved(cli: Cli, fold
         "resolution does not apply; it was:\n" in result.output, result.output
     assert len(old) == 1 and "\n".join(f"    {line}" for line in old[0]["resolution"].split("\n")) in result.output
     assert "line 15" not in result.output.split("it was:")[1].split("\n")[1]
+
+
+# -- helper-92: a review of the above ----------------------------------------------------------------------
+def test_a_patch_nobody_edited_is_not_judged_edited_by_its_index_lines_or_line_ends(cli: Cli, fold: Fold) -> None:
+    """helper-92: git shortens the `index` lines' SHAs to a length that grows with the repository: once the
+    repository had more objects, a patch nobody edited was refused as "edited by hand?". And a CRLF
+    checkout of an edited patch (core.autocrlf) was not judged at all: replaced without a word."""
+    by_hand(cli, fold)
+    patch = fold.manifest.parent / "unions" / "u.patch"
+    written = patch.read_bytes()
+    longer = re.sub(rb"^index ([0-9a-f]+)\.\.([0-9a-f]+)", lambda m: b"index " + m[1] + b"0" + b".." + m[2] + b"0",
+                    written, flags=re.M)
+    assert longer != written
+    patch.write_bytes(longer)
+    assert "not what the last fold" not in union(cli, fold, "status").stdout
+    assert union(cli, fold, "compose").exit_code == 0
+    edited_crlf = patch.read_bytes().replace(b"+line 10 edited by hand\n", b"+line 10 edited by hand, again\n")
+    patch.write_bytes(edited_crlf.replace(b"\n", b"\r\n"))
+    result = union(cli, fold, "compose")
+    assert result.exit_code == 2 and "this fold would replace it" in result.stderr, result.output
+
+
+def test_the_supersedes_refusal_does_not_promise_what_is_not_recorded(cli: Cli, fold: Fold) -> None:
+    """helper-92: the hint said the stop's resolutions were in the store and abort + compose would reuse them;
+    nothing of the stop is recorded before continue: it says how to keep it. Reordered globs are no change."""
+    assert union(cli, fold, "compose").exit_code == 3
+    resolve_both(fold.scratch / "a.py")
+    _supersedes_without(fold, 1)
+    result = union(cli, fold, "continue")
+    said = " ".join(result.stderr.split())
+    assert result.exit_code == 2 and "put supersedes back as the fold began (pr/1, pr/2)" in said, said
+    assert "drops this stop's work" in said and "reuses it)" not in said
+
+
+def test_a_resolution_resolved_again_is_not_warned_about_forever(cli: Cli, fold: Fold) -> None:
+    """helper-92: the store keeps every resolution; after pr/2 moved and its hunk was resolved again, the old
+    record was named as a conflict that "did not happen" and every later refold warned that the union was
+    broken in a.py (the edit recorded there by pr/2)."""
+    by_hand(cli, fold)
+    fold.up.commit({"a.py": edited({3: "line 3 by two, v2\n", 15: "line 15 by two\n"})}, "two: v2", parent=fold.pr2,
+                   ref="refs/pull/2/head")
+    assert union(cli, fold, "compose").exit_code == 3
+    resolve_both(fold.scratch / "a.py")
+    assert union(cli, fold, "continue").exit_code == 0
+    result = union(cli, fold, "compose")
+    assert result.exit_code == 0 and "warning:" not in result.stdout, result.stdout
+    assert "note: 1 recorded resolution(s) were not needed by this fold (resolutions of conflicts resolved again " \
+        "since" in result.stdout
+
+
+def test_an_abort_of_a_finished_fold_says_nothing_and_one_with_an_empty_supersedes_works(cli: Cli, fold: Fold) -> None:
+    """helper-92: interrupted right after the fold of `union new` wrote the manifest, take_back said the user
+    had edited it and to remove the entry by hand (a finished union). And a fold whose supersedes was
+    emptied while it was stopped could not be aborted ("supersedes no PR")."""
+    from carrytool.gitlayer.git import Git
+    from carrytool.manifest.load import load_manifest
+    from carrytool.union.fold import Union
+
+    by_hand(cli, fold)
+    said: list[str] = []
+    with Git(fold.work) as git:
+        union_ = Union(load_manifest(fold.manifest), git, "u", notify=said.append)
+        assert union_.take_back(b"before", "0" * 64) is False and said == []     # the fold finished: its patch is there
+        (fold.manifest.parent / "unions" / "u.patch").unlink()
+        assert union_.take_back(b"before", "0" * 64) is False and "left carry/u in" in said[0]
+    fold.up.commit({"a.py": edited({3: "line 3 by two, v3\n", 15: "line 15 by two\n"})}, "two: v3", parent=fold.pr2,
+                   ref="refs/pull/2/head")
+    assert union(cli, fold, "compose").exit_code == 3
+    fold.manifest.write_text(re.sub(r"supersedes: \[.*\]", "supersedes: []", fold.manifest.read_text()))
+    result = union(cli, fold, "abort")
+    assert result.exit_code == 0 and "aborted the fold of carry/u" in result.stdout, result.output
+
+
+def test_a_stop_does_not_show_a_later_prs_resolution_as_stale(cli: Cli, tmp_path: Path) -> None:
+    """helper-92: at pr/2's stop, the resolution recorded with pr/3 (folded after it, and reused there) was
+    printed as "changed since ... does not apply"."""
+    fold = Fold(tmp_path, union="  - carry: u\n    patch: unions/u.patch\n    supersedes: [2, 3]\n")
+    fold.up.commit({"a.py": edited({3: "line 3 upstream\n"})}, "upstream", parent="main", ref="refs/heads/main")
+    fold.up.commit({"a.py": edited({15: "line 15 by three\n"})}, "three", parent=fold.base, ref="refs/pull/3/head")
+    assert union(cli, fold, "compose").exit_code == 3          # pr/2 meets upstream at line 3
+    resolve_both(fold.scratch / "a.py")
+    assert union(cli, fold, "continue").exit_code == 3         # pr/3 meets pr/2 at line 15
+    resolve_both(fold.scratch / "a.py")
+    assert union(cli, fold, "continue").exit_code == 0
+    fold.up.commit({"a.py": edited({3: "line 3 by two, v2\n", 15: "line 15 by two\n"})}, "two: v2", parent=fold.pr2,
+                   ref="refs/pull/2/head")
+    result = union(cli, fold, "compose")
+    assert result.exit_code == 3 and "a conflict there you resolved before (pr/2)" in result.stderr, result.output
+    assert "three" not in result.stderr, result.stderr
