@@ -840,16 +840,21 @@ def _note_checkout(manifest, repo: Path, report) -> None:  # noqa: ANN001 - Mani
     a sync, the work tree being upstream's main)."""
     from carrytool.gitlayer.git import Git
 
+    branch = manifest.fork.branch
     with Git(repo) as git:
         head = git.run("symbolic-ref", "--short", "-q", "HEAD", cwd=repo, check=False).stdout.decode().strip()
-    branch = manifest.fork.branch
-    if head == branch:
-        return
+        if head == branch:
+            return
+        # a rev this repository has (helper-93: `--rev BRANCH` in a clone without it was exit 2)
+        rev = next((r for r in (branch, f"origin/{branch}") if git.rev_parse(r) is not None), None)
     where = report.extra.get("target", {}).get("path", str(repo))
+    options = _union_options(_State.options[0], repo)
+    then = f"`carrytool verify --rev {rev}{options}` checks what sync composed" if rev else \
+        f"the fork branch is not in this repository: `carrytool verify --rev {branch}{options}` where sync wrote it"
     report.warnings.append({
         "kind": "work-tree", "branch": head or None,
         "message": f"checked the files of the work tree {where}, which has {head or 'a detached HEAD'} checked out, "
-                   f"not the fork branch {branch}: `carrytool verify --rev {branch}` checks what sync composed"})
+                   f"not the fork branch {branch}: {then}"})
 
 
 def _work_tree(repo: Path) -> Path:
@@ -858,7 +863,15 @@ def _work_tree(repo: Path) -> Path:
     git = Git(repo)
     if git.bare:
         raise _usage("--repo is bare: pass --rev REV (or --path DIR)")
-    top = git.run("rev-parse", "--show-toplevel", cwd=repo).stdout.decode().strip()
+    # git's own answer from REPO, not under the GIT_DIR the wrapper sets (helper-93: from a subdirectory
+    # that directory was taken for the top: the asserts' files were not found, "0/10 hold, FAILED")
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if k not in ("GIT_DIR", "GIT_WORK_TREE")}
+    found = subprocess.run(["git", "-C", str(repo), "rev-parse", "--show-toplevel"], capture_output=True, env=env)
+    top = found.stdout.decode().strip() if found.returncode == 0 else ""
+    if not top:
+        top = git.run("rev-parse", "--show-toplevel", cwd=repo).stdout.decode().strip()
     git.close()
     return Path(top)
 

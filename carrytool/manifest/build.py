@@ -113,9 +113,12 @@ class _Builder:
             if not isinstance(value, YList):
                 raise self.fail(keypath, line, f"must be {expected['list']}, got {_kind(value)}")
         elif key.type == "entry":      # `entry: 14260` is read as a number by YAML (helper-91: refused)
-            if isinstance(value, bool) or not isinstance(value, (str, int)) or not str(value).strip():
-                raise self.fail(keypath, line, f"must be an entry (pr/N, carry/NAME, or a bare PR number or carry "
-                                               f"name), got {_show(value, raw)}")
+            # a number as written in decimal digits (helper-93: 0x1F read as pr/31, 010 as pr/8)
+            text = raw if raw is not None and isinstance(value, int) else str(value)
+            if isinstance(value, bool) or not isinstance(value, (str, int)) or not str(value).strip() \
+                    or (isinstance(value, int) and not re.fullmatch(r"[0-9]+", text)):
+                raise self.fail(keypath, line, f"must be an entry (pr/N, carry/NAME, or a bare PR number in decimal "
+                                               f"digits or carry name), got {_show(value, raw)}")
         elif key.type == "sha":
             text = raw if raw is not None and not isinstance(value, str) else value
             if not isinstance(text, (str, int)) or isinstance(text, bool) or not _HEX.match(str(text)):
@@ -437,8 +440,9 @@ class _Builder:
             raise self.fail(f"{keypath}.min", data.key_lines["min"], f"min {data['min']} is above max {data['max']}")
         entry = data.get("entry")
         if entry is not None:
-            entry = str(entry)
-            entry = entry if "/" in entry else (f"pr/{entry}" if entry.isdigit() else f"carry/{entry}")
+            entry = str(int(data.raw.get("entry", str(entry)), 10)) if isinstance(entry, int) else entry
+            entry = entry if "/" in entry else (f"pr/{int(entry)}" if entry.isascii() and entry.isdigit() else
+                                                f"carry/{entry}")
             if entry not in ids:
                 raise self.fail(f"{keypath}.entry", data.key_lines["entry"], f"no entry {entry} in this manifest")
         name = data.get("name") or _default_name(check, target, data.get("in"), data["file"])

@@ -91,7 +91,9 @@ def _comparable_patch(data: bytes) -> bytes:
     """A format-patch file as patch_edited compares it: LF line ends (a CRLF checkout, core.autocrlf) and no
     `index` lines (git shortens their SHAs to a length that grows with the repository: helper-92, a patch
     nobody edited was refused once the repository had fetched more objects)."""
-    return _INDEX_LINE.sub(b"", data.replace(b"\r\n", b"\n"))
+    if data.count(b"\r\n") == data.count(b"\n"):        # the whole file (helper-93: one line's CR is an edit)
+        data = data.replace(b"\r\n", b"\n")
+    return _INDEX_LINE.sub(b"", data)
 
 
 def union_entry(manifest: Manifest, name: str, invocation: str = "", *, aborting: bool = False) -> Entry:
@@ -245,7 +247,9 @@ class Union:
             if step.unresolved:
                 return self.stop(state, item, merged, step, outcome, dry)
             state["reused"] += [p for p in step.reused if p not in state["reused"]]
-            edited = state.setdefault("edited", [])       # [file, item]: a recorded edit of ITEM went into FILE
+            # [file, item]: a recorded edit of ITEM went into FILE (a state of c8b6311's parent held bare files:
+            # helper-93, continue crashed on it; they are dropped)
+            edited = state["edited"] = [e for e in state.get("edited", []) if isinstance(e, list) and len(e) == 2]
             edited += [[p, item.id] for p in step.fixed if [p, item.id] not in edited]
             for change in self.git.diff_trees([(state["tip"], step.tree)])[0]:
                 for path in change.paths:
@@ -255,15 +259,13 @@ class Union:
             state["next"] += 1
         unused = set(records) - set(state["used_keys"])
         outcome.unused_records = len(unused)
-        # the store keeps every resolution: one of a conflict resolved again since (the PR moved) is unused
-        # beside its successor, which this fold used (helper-92: named as "did not happen", warned forever).
-        # Named: those of conflicts that did not happen this time (no resolution of that file and PRs used)
-        used = {(file, tuple(entries)) for file, entries in self.store.where(self.name, set(state["used_keys"]))}
-        outcome.unused = [(file, entries) for file, entries in self.store.where(self.name, unused)
-                          if (file, tuple(entries)) not in used]
+        # the store keeps every resolution: one the user resolved again at a stop (the PR moved) is marked
+        # `replaced` then (helper-92: named as "did not happen", warned about forever; helper-93: matching
+        # them by file and PRs hid a hunk that really went). Named: the others, conflicts that did not happen
+        outcome.unused = self.store.where(self.name, unused, replaced=False)
         # an edit recorded beside such a resolution, by one of its PRs, may rely on it (helper-88: a PR taken
         # out of the union, the conflict went, the edit stayed: the union used a parameter no longer there)
-        edited = {(str(file), str(by)) for file, by in state.get("edited", []) if isinstance(file, str)}
+        edited = {(str(e[0]), str(e[1])) for e in state.get("edited", []) if isinstance(e, list) and len(e) == 2}
         outcome.edited_alone = sorted({file for file, entries in outcome.unused for f, by in edited
                                        if f == file and by in entries})
         return self.finish(state, items, outcome, dry)
@@ -296,7 +298,7 @@ class Union:
         outcome.reused = sorted(set(outcome.reused) | set(step.reused))
         if dry:
             return outcome
-        self._earlier_resolutions(state, item, conflicts)
+        replaces = self._earlier_resolutions(state, item, conflicts)
         # the union so far is upstream with the PRs folded before: a line of upstream's is not theirs
         ours = f"the union so far ({', '.join([f'upstream {self.manifest.upstream.branch}'] + [i.id for i in earlier])})"
         shown_tree = self.relabel(step.tree, conflicts, ours=ours, theirs=item.id)
@@ -305,12 +307,12 @@ class Union:
         scratch.write(self.git, shown_tree)
         crash_point("stop:scratch")
         state["conflict"] = {"pr": item.pr, "tree": merged.tree, "pre": step.pre, "shown": shown_tree,
-                             "files": conflicts, "waiting": step.waiting}
+                             "files": conflicts, "waiting": step.waiting, "replaces": replaces}
         self.save(state)
         outcome.scratch = scratch.root
         return outcome
 
-    def _earlier_resolutions(self, state: dict, item: FoldItem, conflicts: list[dict]) -> None:
+    def _earlier_resolutions(self, state: dict, item: FoldItem, conflicts: list[dict]) -> list[str]:
         """Print the resolutions recorded for ITEM in the files this stop asks about that this fold did not
         use: what the user decided there before the PR moved (helper-88: redone from memory; a recorded
         edit outside the hunks was shown, a hunk's resolution was not)."""
@@ -319,9 +321,11 @@ class Union:
         unused = set(records) - set(state["used_keys"])
         # of this PR and those folded before it (helper-92: a later PR's, which its step then reused, was shown)
         folded = {f"pr/{raw['pr']}" for raw in state["items"][:state["next"]]} | {item.id}
-        for file, entries, text, count in self.store.described(self.name, unused):
+        shown_keys: list[str] = []
+        for key, file, entries, text, count in self.store.described(self.name, unused, keyed=True):
             if file not in files or item.id not in entries or not set(entries) <= folded:
                 continue
+            shown_keys.append(key)
             lines = text.split("\n") if count else []
             shown = "\n".join(f"    {line[:200]}" + (" ..." if len(line) > 200 else "") for line in lines[:20])
             shown += "\n    ..." if len(lines) > 20 else ""
@@ -331,6 +335,7 @@ class Union:
                 shown = "    (one empty line)"
             self.notify(f"{file}: a conflict there you resolved before ({', '.join(entries)}) changed since (a PR "
                         f"moved), so its recorded resolution does not apply; it was:\n{shown}")
+        return shown_keys
 
     def relabel(self, tree: str, conflicts: list[dict], *, ours: str, theirs: str) -> str:
         """Name the sides of each conflict hunk (git labels them with bare SHAs); return the shown tree."""
@@ -559,6 +564,9 @@ class Union:
         self.store.preflight()
         records = self.store.load(self.name)
         kinds = {c["file"]: c for c in conflict["files"]}
+        # what the stop showed as resolved before, and the user resolved again now: not named as a conflict
+        # that did not happen by the folds to come
+        self.store.mark_replaced(self.name, set(conflict.get("replaces") or []))
         item = f"pr/{conflict['pr']}"
         waiting = {f.file: f for f in self.store.load_fixups(self.name)
                    if f.item == item and f.file in conflict.get("waiting", [])}
@@ -639,8 +647,9 @@ class Union:
                 if unfinished:
                     missing = f"; it names {self.entry.patch}, which no fold wrote, so sync stops on it (exit 2) " \
                         "until the entry goes or a fold of it finishes" if patch is not None else ""
+                    then = f", or {self.command('compose')}" if self.entry.supersedes else ""
                     self.notify(f"left {self.entry.id} in {self.manifest.path}: the manifest was edited since `union "
-                                f"new` added the entry{missing}; remove it by hand, or {self.command('compose')}")
+                                f"new` added the entry{missing}; remove it by hand{then}")
                 return False
             write_atomic(self.manifest.path, before)
         except OSError:
@@ -675,6 +684,8 @@ class Union:
         try:
             return load_state(self.state_path, hint=hint)
         except FileNotFoundError:
+            if not self.entry.supersedes:       # (only `abort` gets here with one: helper-93, it hinted compose)
+                raise InputError(f"{self.entry.id} supersedes no PR, and no fold of it is under way") from None
             raise InputError(f"no fold of {self.entry.id} under way",
                              hint=self.command("compose")) from None
 

@@ -81,6 +81,9 @@ def test_an_asserts_entry_may_be_a_bare_pr_number(tmp_path: Path) -> None:
     docs say a bare number is taken."""
     m = load_manifest(write(tmp_path, GOOD.replace("    entry: carry/wake-path-union", "    entry: 45398")))
     assert m.asserts[0].entry == "pr/45398"
+    # written with a leading zero, YAML 1.1 reads octal: the digits as written decide (helper-93)
+    m = load_manifest(write(tmp_path, GOOD.replace("    entry: carry/wake-path-union", "    entry: 045398")))
+    assert m.asserts[0].entry == "pr/45398"
 
 
 def test_numeric_looking_shas_stay_text(tmp_path: Path) -> None:
@@ -120,6 +123,8 @@ BAD = [
     ("    entry: carry/wake-path-union", "    entry: pr/1", ["asserts[0].entry", "no entry pr/1"], 36),
     ("    entry: carry/wake-path-union", "    entry: 1", ["asserts[0].entry", "no entry pr/1"], 36),
     ("    entry: carry/wake-path-union", "    entry: true", ["asserts[0].entry", "must be an entry"], 36),
+    ("    entry: carry/wake-path-union", "    entry: 0xB1F6", ["asserts[0].entry", "decimal digits", "0xB1F6"], 36),
+    ("    entry: carry/wake-path-union", "    entry: 1:30", ["asserts[0].entry", "decimal digits"], 36),
     ("version: 1", "version: 2", ["unsupported version 2"], 1),
     ("  url: https://github.com/vllm-project/vllm.git", "  url: ext::sh -c touch% /tmp/pwned", ["upstream.url", "ext::"], 3),
     ("  url: https://github.com/vllm-project/vllm.git", "  url: --upload-pack=touch /tmp/x", ["upstream.url", "starts with '-'"], 3),

@@ -71,9 +71,20 @@ def test_verify_of_a_work_tree_without_the_fork_branch_says_what_it_checked(cli:
     code, report = cli.json("verify", "-m", demo.manifest, "--repo", checkout)
     [warning] = [w for w in report["warnings"] if w["kind"] == "work-tree"]
     assert code == 1 and warning["branch"] == "main"
+    # the fork branch is not in this clone (helper-93: the hint named `--rev intarweb-dev`, exit 2 there)
     assert f"checked the files of the work tree {checkout}, which has main checked out, not the fork branch " \
-        "intarweb-dev: `carrytool verify --rev intarweb-dev` checks what sync composed" in warning["message"]
-    assert "carrytool verify --rev intarweb-dev" in cli("verify", "-m", demo.manifest, "--repo", checkout).stdout
+        f"intarweb-dev: the fork branch is not in this repository: `carrytool verify --rev intarweb-dev -m " \
+        f"{demo.manifest} --repo {checkout}` where sync wrote it" in warning["message"], warning["message"]
+    subprocess.run(["git", "-C", str(checkout), "fetch", "-q", str(demo.work), "intarweb-dev:refs/remotes/origin/"
+                    "intarweb-dev"], check=True)
+    code, report = cli.json("verify", "-m", demo.manifest, "--repo", checkout)
+    [warning] = [w for w in report["warnings"] if w["kind"] == "work-tree"]
+    said = warning["message"].split("`")[1]
+    assert said == f"carrytool verify --rev origin/intarweb-dev -m {demo.manifest} --repo {checkout}", said
+    assert cli(*said.split()[1:]).exit_code == 0            # the command it names works
+    # run from a subdirectory (helper-93: the subdirectory was taken for the top, "0/10 hold, FAILED")
+    code, report = cli.json("verify", "-m", demo.manifest, "--repo", checkout / "vllm")
+    assert report["target"]["path"] == str(checkout), report.get("target")
     subprocess.run(["git", "-C", str(checkout), "fetch", "-q", str(demo.work), "intarweb-dev:intarweb-dev"], check=True)
     subprocess.run(["git", "-C", str(checkout), "checkout", "-q", "intarweb-dev"], check=True)
     code, report = cli.json("verify", "-m", demo.manifest, "--repo", checkout)

@@ -975,3 +975,50 @@ def test_a_stop_does_not_show_a_later_prs_resolution_as_stale(cli: Cli, tmp_path
     result = union(cli, fold, "compose")
     assert result.exit_code == 3 and "a conflict there you resolved before (pr/2)" in result.stderr, result.output
     assert "three" not in result.stderr, result.stderr
+
+
+# -- helper-93: a review of the above ----------------------------------------------------------------------
+def test_a_hunk_that_no_longer_conflicts_beside_one_reused_is_named(cli: Cli, fold: Fold) -> None:
+    """helper-93: records were matched by file and PRs: with a.py's line-3 hunk reused, the line-15 hunk
+    that no longer conflicted (pr/2 moved off it) was said "resolved again", and the warning about the edit
+    recorded beside it was lost."""
+    by_hand(cli, fold)
+    fold.up.commit({"a.py": edited({3: "line 3 by two\n"})}, "two: line 3 only", parent=fold.pr2,
+                   ref="refs/pull/2/head")
+    result = union(cli, fold, "compose")
+    assert result.exit_code == 0, result.output
+    assert "the conflicts some resolved did not happen this time: a.py (pr/1, pr/2)" in result.stdout, result.stdout
+    assert "warning: a.py: your recorded edit" in result.stdout
+
+
+def test_a_fold_state_of_the_previous_format_continues(cli: Cli, fold: Fold) -> None:
+    """helper-93: a state whose "edited" held bare file names (the commit before) crashed every continue
+    (ValueError, exit 70)."""
+    assert union(cli, fold, "compose").exit_code == 3
+    state_path = fold.work / "carrytool" / "union" / "u" / "state.json"
+    state = json.loads(state_path.read_text())
+    state["edited"] = ["b.py"]
+    state_path.write_text(json.dumps(state))
+    resolve_both(fold.scratch / "a.py")
+    result = union(cli, fold, "continue")
+    assert result.exit_code == 0, result.output
+
+
+def test_a_crlf_line_in_a_patch_is_an_edit(cli: Cli, fold: Fold) -> None:
+    """helper-93: line ends were ignored line by line: one line given a CR (which the composed file keeps)
+    was not judged an edit, and compose replaced it."""
+    by_hand(cli, fold)
+    patch = fold.manifest.parent / "unions" / "u.patch"
+    patch.write_bytes(patch.read_bytes().replace(b"+line 10 edited by hand\n", b"+line 10 edited by hand\r\n"))
+    result = union(cli, fold, "compose")
+    assert result.exit_code == 2 and "this fold would replace it" in result.stderr, result.output
+
+
+def test_abort_of_a_carry_that_is_no_union_says_so(cli: Cli, fold: Fold) -> None:
+    """helper-93: `union abort` of a plain carry said "no fold under way" and hinted `union compose`, which
+    refuses it."""
+    text = fold.manifest.read_text()
+    fold.manifest.write_text(text + "  - carry: plain\n    commit: " + fold.pr1 + "\n")
+    result = cli("union", "abort", "plain", *fold.args())
+    assert result.exit_code == 2 and "carry/plain supersedes no PR, and no fold of it is under way" in result.stderr
+    assert "union compose" not in result.stderr
