@@ -51,6 +51,9 @@ class BisectResult:
     upstream_bad: bool | None = None     # None: upstream was not probed
     probes: int = 0
     cached: int = 0
+    # the command run again on the trees the answer rests on: same verdicts (True), another (False: flaky),
+    # nothing to run again (None: no command, or the verdicts came from the cache)
+    confirmed: bool | None = None
 
     @property
     def exit_code(self) -> int:
@@ -59,6 +62,7 @@ class BisectResult:
     def to_json(self) -> dict[str, object]:
         return {"first_bad": self.first_bad, "alone_bad": self.alone_bad, "interacts_with": self.interacts_with,
                 "checks": checks_json(self.verdict), "probes": self.probes, "cached": self.cached,
+                "confirmed": self.confirmed,
                 "chain": [{"id": link.id, "commit": link.commit} for link in self.chain.links],
                 "upstream": {"sha": self.chain.upstream, "bad": self.upstream_bad},
                 "searched_with": [spec.name for spec in self.checks.asserts] +
@@ -221,10 +225,12 @@ class Search:
                 lo = mid
         if hi == 0 or (hi == 1 and self.bad(self.prefix_tree(0))):
             result.verdict = self.prober.judge(self.prefix_tree(0))
+            result.confirmed = self._confirmed([0])
             return self._counted(result)
         culprit = self.chain.links[hi - 1]
         result.first_bad = culprit.id
         result.verdict = self.prober.judge(self.prefix_tree(hi))
+        result.confirmed = self._confirmed([hi - 1, hi])
         # bad alone: upstream is good and upstream + the culprit is bad (when upstream is bad too, the
         # culprit broke what earlier entries had made good: that is an interaction)
         result.alone_bad = hi == 1 or (self.bad(self.subset_tree([culprit]))
@@ -233,6 +239,13 @@ class Search:
             minimal = ddmin(list(self.chain.links[:hi - 1]), lambda subset: self.breaks_with(subset, culprit))
             result.interacts_with = [link.id for link in minimal]
         return self._counted(result)
+
+    def _confirmed(self, prefixes: Sequence[int]) -> bool | None:
+        """The command run again on the trees of PREFIXES (the boundary the answer rests on): whether every
+        verdict held; None when none was this run's to confirm."""
+        answers = [self.prober.confirm(self.prefix_tree(k)) for k in prefixes]
+        found = [a for a in answers if a is not None]
+        return all(found) if found else None
 
     def breaks_with(self, subset: Sequence[Link], culprit: Link) -> bool:
         """True when upstream + SUBSET is good and adding CULPRIT makes it bad."""

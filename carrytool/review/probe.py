@@ -101,6 +101,20 @@ class Prober:
         self.seen[tree] = verdict
         return verdict
 
+    def confirm(self, tree: str) -> bool | None:
+        """Run the command on TREE once more when this run ran it there (a verdict from the cache was run
+        before: a rerun of the search runs nothing): whether it gives the same verdict. None when there is
+        nothing to confirm. A different verdict drops TREE's cached one, so the next run runs it again
+        (a flaky command gave a confident wrong answer, and its failures stayed in the cache: an older note)."""
+        known = self.seen.get(tree)
+        if known is None or known.failed or known.command is None or known.cached or self.checks.command is None:
+            return None
+        again = run_in_tree(self.git, tree, self.checks.command, self.checks.timeout)
+        same = again.ok == known.command.ok
+        if not same:
+            self.cache.drop(tree, self.checks.command)
+        return same
+
 
 class VerdictCache:
     """Command verdicts by (tree SHA, command), in one JSON file written atomically."""
@@ -128,6 +142,12 @@ class VerdictCache:
         if not isinstance(row, dict) or row.get("command") != command or not isinstance(row.get("exit_code"), int):
             return None
         return CommandVerdict(command, row["exit_code"], str(row.get("output", "")))  # type: ignore[arg-type]
+
+    def drop(self, tree: str, command: str) -> None:
+        """Forget the verdict of COMMAND on TREE (rewrite the cache file when it had one)."""
+        data = self._load()
+        if data.pop(self.key(tree, command), None) is not None:
+            write_atomic(self.path, json.dumps({"version": CACHE_VERSION, "verdicts": data}, sort_keys=True) + "\n")
 
     def put(self, tree: str, verdict: CommandVerdict) -> None:
         """Record VERDICT for TREE and rewrite the cache file (temp file beside it, then rename)."""

@@ -72,7 +72,7 @@ def test_run_finds_the_entry_in_few_probes_and_a_rerun_is_cached(cli: Cli, small
     assert out["checks"]["command"] == command and out["checks"]["exit_code"] == 1
     assert out["probes"] <= math.log2(count) + 3 and out["cached"] == 0
     runs = marker.read_text().splitlines()
-    assert len(runs) == out["probes"]
+    assert len(runs) == out["probes"] + 2 and out["confirmed"] is True  # and the boundary's two trees again
     assert all(not run.startswith(str(small.work.path)) for run in runs)     # never in the user's repository
     assert json.loads((small.work.path / "carrytool" / "bisect-cache.json").read_text())["version"] == 1
     code, again = bisect(cli, small, "--run", command)
@@ -233,3 +233,30 @@ def test_an_assert_of_what_an_entry_adds_names_that_entry(cli: Cli, small: Small
     text = cli("bisect", "-m", small.manifest_path, "--repo", small.work.path)
     assert "the asserts searched with check what pr/2 adds (their `entry:`), which upstream alone never has" \
         in text.stdout, text.stdout
+
+
+def test_a_flaky_command_is_not_confirmed_and_its_cache_is_dropped(cli: Cli, small: Small, tmp_path: Path) -> None:
+    """An older note: a flaky `--run` gave a confident wrong answer, and its failures stayed in the cache.
+    The command runs again on the trees the answer rests on (the last good and the first bad prefix): a
+    deterministic one confirms; one that passes the second time on a tree is said to be flaky (exit 0 still:
+    the search finished), and the first bad tree's cached verdict is dropped. A rerun answered from the cache
+    runs nothing, confirms nothing."""
+    build(small, 6, {4: {"a.py": "def g():\n    return 1\n"}})
+    steady = "grep -q 'def f' a.py"
+    code, out = bisect(cli, small, "--run", steady)
+    assert code == 0 and out["first_bad"] == "pr/4" and out["confirmed"] is True, out
+    code, again = bisect(cli, small, "--run", steady)
+    assert again["cached"] == again["probes"] and again["confirmed"] is None
+    seen = tmp_path / "seen"
+    seen.mkdir()
+    # a tree's first run is the real check; the second always passes
+    flaky = f"f={seen}/$CARRYTOOL_BISECT_TREE; if [ -e $f ]; then exit 0; fi; touch $f; grep -q 'def f' a.py"
+    code, out = bisect(cli, small, "--run", flaky)
+    assert code == 0 and out["first_bad"] == "pr/4" and out["confirmed"] is False, out
+    bad_tree = small.work.git("rev-parse", out["chain"][3]["commit"] + "^{tree}")
+    good_tree = small.work.git("rev-parse", out["chain"][2]["commit"] + "^{tree}")
+    cache = json.loads((small.work.path / "carrytool" / "bisect-cache.json").read_text())["verdicts"]
+    trees = {key.split()[0] for key, row in cache.items() if row["command"] == flaky}
+    assert good_tree in trees and bad_tree not in trees, (trees, bad_tree)
+    text = cli("bisect", "-m", small.manifest_path, "--repo", small.work.path, "--run", flaky).stdout
+    assert "NOT CONFIRMED" in text or "confirmed" in text, text
