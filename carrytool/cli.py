@@ -845,12 +845,19 @@ def _note_checkout(manifest, repo: Path, report) -> None:  # noqa: ANN001 - Mani
         head = git.run("symbolic-ref", "--short", "-q", "HEAD", cwd=repo, check=False).stdout.decode().strip()
         if head == branch:
             return
-        # a rev this repository has (helper-93: `--rev BRANCH` in a clone without it was exit 2)
-        rev = next((r for r in (branch, f"origin/{branch}") if git.rev_parse(r) is not None), None)
+        # a rev this repository has (helper-93: `--rev BRANCH` in a clone without it was exit 2): the branch,
+        # else a remote's copy of it (origin first)
+        remotes = git.run("for-each-ref", "--format=%(refname:short)", f"refs/remotes/*/{branch}",
+                          check=False).stdout.decode().split()
+        found = [branch] if git.rev_parse(f"refs/heads/{branch}") is not None else []
+        found += sorted(remotes, key=lambda r: (not r.startswith("origin/"), r))
+        rev = found[0] if found else None
     where = report.extra.get("target", {}).get("path", str(repo))
     options = _union_options(_State.options[0], repo)
+    # no command with this --repo when the branch is not here (helper-94: it was exit 2 as written)
     then = f"`carrytool verify --rev {rev}{options}` checks what sync composed" if rev else \
-        f"the fork branch is not in this repository: `carrytool verify --rev {branch}{options}` where sync wrote it"
+        f"the fork branch is not in this repository: fetch it, or run `carrytool verify --rev {branch}` in the " \
+        "repository sync wrote it to"
     report.warnings.append({
         "kind": "work-tree", "branch": head or None,
         "message": f"checked the files of the work tree {where}, which has {head or 'a detached HEAD'} checked out, "

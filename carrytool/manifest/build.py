@@ -440,9 +440,10 @@ class _Builder:
             raise self.fail(f"{keypath}.min", data.key_lines["min"], f"min {data['min']} is above max {data['max']}")
         entry = data.get("entry")
         if entry is not None:
-            entry = str(int(data.raw.get("entry", str(entry)), 10)) if isinstance(entry, int) else entry
-            entry = entry if "/" in entry else (f"pr/{int(entry)}" if entry.isascii() and entry.isdigit() else
-                                                f"carry/{entry}")
+            entry = data.raw.get("entry", str(entry)) if isinstance(entry, int) else entry
+            # leading zeros go as digits, not through int(): no limit on length (helper-94: 5,000 nines crashed)
+            entry = entry if "/" in entry else (f"pr/{entry.lstrip('0') or '0'}" if entry.isascii() and
+                                                entry.isdigit() else f"carry/{entry}")
             if entry not in ids:
                 raise self.fail(f"{keypath}.entry", data.key_lines["entry"], f"no entry {entry} in this manifest")
         name = data.get("name") or _default_name(check, target, data.get("in"), data["file"])

@@ -37,13 +37,12 @@ def render_outcome(outcome: Outcome, stream: TextIO, *, fork_url: str | None) ->
             counted[(file, tuple(entries))] = counted.get((file, tuple(entries)), 0) + 1
         named = "; ".join(f"{file}" + (f" ({', '.join(entries)})" if entries else "") + (f": {n}" if n > 1 else "")
                           for (file, entries), n in list(counted.items())[:8]) + ("; ..." if len(counted) > 8 else "")
-        out(f"note: {outcome.unused_records} recorded resolution(s) were not needed by this fold"
-            + (f"; the conflicts some resolved did not happen this time: {named}\n" if outcome.unused else
-               " (resolutions of conflicts resolved again since: the store keeps every one)\n"))
+        out(f"note: {outcome.unused_records} recorded resolution(s) were not needed by this fold (conflicts it did "
+            f"not meet as recorded: a PR moved, or left the union; the store keeps every resolution): {named}\n")
     for file in outcome.edited_alone:
         out(f"warning: {file}: your recorded edit outside the conflict hunks went into the union, but a resolution "
-            f"you recorded in {file} was not needed by this fold: if the edit relied on it, the union is broken "
-            f"there; review it: git show {outcome.commit}:{file}\n")
+            f"you recorded in {file} with a PR that left the union was not needed by this fold: if the edit relied "
+            f"on it, the union is broken there; review it: git show {outcome.commit}:{file}\n")
     if outcome.manifest_updated:
         what = f"the patch {outcome.patch}" if outcome.patch else "the new commit"
         out(f"manifest updated in place: {what} and each PR's folded head\n")

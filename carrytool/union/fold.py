@@ -84,16 +84,23 @@ class Outcome:
     invocation: str = ""                                   # the -m/--repo to repeat in next steps
 
 
-_INDEX_LINE = re.compile(rb"^index [0-9a-f]+\.\.[0-9a-f]+(?: [0-7]+)?\n", re.MULTILINE)
+_INDEX_LINE = re.compile(rb"^index [0-9a-f]+\.\.[0-9a-f]+(?: [0-7]+)?\r?\n", re.MULTILINE)
 
 
 def _comparable_patch(data: bytes) -> bytes:
-    """A format-patch file as patch_edited compares it: LF line ends (a CRLF checkout, core.autocrlf) and no
-    `index` lines (git shortens their SHAs to a length that grows with the repository: helper-92, a patch
-    nobody edited was refused once the repository had fetched more objects)."""
-    if data.count(b"\r\n") == data.count(b"\n"):        # the whole file (helper-93: one line's CR is an edit)
-        data = data.replace(b"\r\n", b"\n")
+    """A format-patch file without its `index` lines (git shortens their SHAs to a length that grows with the
+    repository: helper-92, a patch nobody edited was refused once the repository had fetched more objects)."""
     return _INDEX_LINE.sub(b"", data)
+
+
+def _same_patch(disk: bytes, wrote: bytes) -> bool:
+    """DISK is WROTE but for `index` lines and, when every line of DISK ends in CRLF (a core.autocrlf
+    checkout, which writes git's mixed line ends all CRLF: helper-94), line ends; otherwise a line given a
+    CR is an edit (helper-93)."""
+    disk, wrote = _comparable_patch(disk), _comparable_patch(wrote)
+    if disk.count(b"\r\n") == disk.count(b"\n"):
+        disk, wrote = disk.replace(b"\r\n", b"\n"), wrote.replace(b"\r\n", b"\n")
+    return disk == wrote
 
 
 def union_entry(manifest: Manifest, name: str, invocation: str = "", *, aborting: bool = False) -> Entry:
@@ -182,10 +189,11 @@ class Union:
         last = self.git.ref_value(f"{namespace(self.manifest)}/carry/{self.name}")
         if last is None or path.is_symlink() or not path.is_file():
             return None
-        data = _comparable_patch(path.read_bytes())
-        wrote = _comparable_patch(self.git.run("format-patch", "-1", "--stdout", "--zero-commit", "--no-signature",
-                                               "--no-stat", last).stdout)
-        if data == wrote or patch_message(data) != patch_message(wrote):
+        data = path.read_bytes()
+        wrote = self.git.run("format-patch", "-1", "--stdout", "--zero-commit", "--no-signature", "--no-stat",
+                             last).stdout
+        if _same_patch(data, wrote) or patch_message(data.replace(b"\r\n", b"\n")) != \
+                patch_message(wrote.replace(b"\r\n", b"\n")):
             return None
         return (f"{self.entry.patch} is not what the last fold of {self.entry.id} wrote ({last[:12]}): the same "
                 "message with other changes (edited by hand?)")
@@ -259,15 +267,17 @@ class Union:
             state["next"] += 1
         unused = set(records) - set(state["used_keys"])
         outcome.unused_records = len(unused)
-        # the store keeps every resolution: one the user resolved again at a stop (the PR moved) is marked
-        # `replaced` then (helper-92: named as "did not happen", warned about forever; helper-93: matching
-        # them by file and PRs hid a hunk that really went). Named: the others, conflicts that did not happen
-        outcome.unused = self.store.where(self.name, unused, replaced=False)
-        # an edit recorded beside such a resolution, by one of its PRs, may rely on it (helper-88: a PR taken
-        # out of the union, the conflict went, the edit stayed: the union used a parameter no longer there)
+        # named as what they are: conflicts this fold did not meet as recorded (a PR moved, or left the union).
+        # The store keeps every resolution, so one resolved again is among them: no "did not happen" claim
+        # (helper-92, -93, -94: each rule that guessed which were superseded was wrong one way or the other)
+        outcome.unused = self.store.where(self.name, unused)
+        # certain, and warned about: a resolution with a PR that left the union, beside which an edit recorded
+        # by one of its PRs still in the fold went in (helper-88: the conflict went with the PR, the edit
+        # stayed, and the union used a parameter no longer there)
+        folding = {item.id for item in items}
         edited = {(str(e[0]), str(e[1])) for e in state.get("edited", []) if isinstance(e, list) and len(e) == 2}
         outcome.edited_alone = sorted({file for file, entries in outcome.unused for f, by in edited
-                                       if f == file and by in entries})
+                                       if f == file and by in entries and not set(entries) <= folding})
         return self.finish(state, items, outcome, dry)
 
     def merge_structurally(self, merged: MergeResult, item: FoldItem, state: dict[str, Any]) -> MergeResult:
@@ -298,7 +308,7 @@ class Union:
         outcome.reused = sorted(set(outcome.reused) | set(step.reused))
         if dry:
             return outcome
-        replaces = self._earlier_resolutions(state, item, conflicts)
+        self._earlier_resolutions(state, item, conflicts)
         # the union so far is upstream with the PRs folded before: a line of upstream's is not theirs
         ours = f"the union so far ({', '.join([f'upstream {self.manifest.upstream.branch}'] + [i.id for i in earlier])})"
         shown_tree = self.relabel(step.tree, conflicts, ours=ours, theirs=item.id)
@@ -307,12 +317,12 @@ class Union:
         scratch.write(self.git, shown_tree)
         crash_point("stop:scratch")
         state["conflict"] = {"pr": item.pr, "tree": merged.tree, "pre": step.pre, "shown": shown_tree,
-                             "files": conflicts, "waiting": step.waiting, "replaces": replaces}
+                             "files": conflicts, "waiting": step.waiting}
         self.save(state)
         outcome.scratch = scratch.root
         return outcome
 
-    def _earlier_resolutions(self, state: dict, item: FoldItem, conflicts: list[dict]) -> list[str]:
+    def _earlier_resolutions(self, state: dict, item: FoldItem, conflicts: list[dict]) -> None:
         """Print the resolutions recorded for ITEM in the files this stop asks about that this fold did not
         use: what the user decided there before the PR moved (helper-88: redone from memory; a recorded
         edit outside the hunks was shown, a hunk's resolution was not)."""
@@ -321,11 +331,9 @@ class Union:
         unused = set(records) - set(state["used_keys"])
         # of this PR and those folded before it (helper-92: a later PR's, which its step then reused, was shown)
         folded = {f"pr/{raw['pr']}" for raw in state["items"][:state["next"]]} | {item.id}
-        shown_keys: list[str] = []
-        for key, file, entries, text, count in self.store.described(self.name, unused, keyed=True):
+        for file, entries, text, count in self.store.described(self.name, unused):
             if file not in files or item.id not in entries or not set(entries) <= folded:
                 continue
-            shown_keys.append(key)
             lines = text.split("\n") if count else []
             shown = "\n".join(f"    {line[:200]}" + (" ..." if len(line) > 200 else "") for line in lines[:20])
             shown += "\n    ..." if len(lines) > 20 else ""
@@ -333,9 +341,9 @@ class Union:
                 shown = "    (nothing: you resolved it to no lines)"
             elif lines == [""]:
                 shown = "    (one empty line)"
-            self.notify(f"{file}: a conflict there you resolved before ({', '.join(entries)}) changed since (a PR "
-                        f"moved), so its recorded resolution does not apply; it was:\n{shown}")
-        return shown_keys
+            # not "changed": a PR that moved off the lines has no conflict there any more (helper-94)
+            self.notify(f"{file}: you resolved a conflict there before ({', '.join(entries)}) that this fold does "
+                        f"not meet as recorded (a PR moved); your resolution was:\n{shown}")
 
     def relabel(self, tree: str, conflicts: list[dict], *, ours: str, theirs: str) -> str:
         """Name the sides of each conflict hunk (git labels them with bare SHAs); return the shown tree."""
@@ -564,9 +572,6 @@ class Union:
         self.store.preflight()
         records = self.store.load(self.name)
         kinds = {c["file"]: c for c in conflict["files"]}
-        # what the stop showed as resolved before, and the user resolved again now: not named as a conflict
-        # that did not happen by the folds to come
-        self.store.mark_replaced(self.name, set(conflict.get("replaces") or []))
         item = f"pr/{conflict['pr']}"
         waiting = {f.file: f for f in self.store.load_fixups(self.name)
                    if f.item == item and f.file in conflict.get("waiting", [])}

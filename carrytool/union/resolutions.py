@@ -299,47 +299,24 @@ class Store:
                 records[doc["key"]] = text if count else NO_LINES
         return records
 
-    def where(self, union: str, keys: set[str], *, replaced: bool | None = None) -> list[tuple[str, list[str]]]:
+    def where(self, union: str, keys: set[str]) -> list[tuple[str, list[str]]]:
         """(file, entries) of each record of UNION whose key is one of KEYS, sorted: what a resolution
-        resolved, to name it (helper-88: "3 recorded resolution(s) were not needed", no more). REPLACED:
-        only those marked so (True) or not (False)."""
-        return sorted((file, entries) for _key, file, entries, _text, _lines
-                      in self.described(union, keys, keyed=True, replaced=replaced))
+        resolved, to name it (helper-88: "3 recorded resolution(s) were not needed", no more)."""
+        return sorted((file, entries) for file, entries, _text, _lines in self.described(union, keys))
 
-    def described(self, union: str, keys: set[str], *, keyed: bool = False,
-                  replaced: bool | None = None) -> list[Any]:
+    def described(self, union: str, keys: set[str]) -> list[tuple[str, list[str], str, int]]:
         """(file, entries, resolution, its number of lines) of each record of UNION whose key is one of KEYS,
-        in key order (KEYED: the key first). REPLACED: only those `mark_replaced` marked (True) or not
-        (False); a record marked so is never shown as an earlier resolution again."""
-        out: list[Any] = []
-        for _path, doc in self._records_in(union, keys):
-            if replaced is not None and bool(doc.get("replaced")) != replaced:
-                continue
-            if replaced is None and doc.get("replaced"):
-                continue
-            entries = doc.get("entries") if isinstance(doc.get("entries"), list) else []
-            text = str(doc.get("resolution", ""))
-            lines = doc.get("lines") if type(doc.get("lines")) is int else text.count("\n") + 1
-            row = (str(doc.get("file") or "?"), [str(e) for e in entries], text, lines)
-            out.append((doc["key"], *row) if keyed else row)
-        return out
-
-    def _records_in(self, union: str, keys: set[str]) -> list[tuple[Path, dict]]:
-        folder = self._dir(union)
+        in key order."""
         out = []
+        folder = self._dir(union)
         for path in sorted(folder.glob("*.json")) if keys and folder.is_dir() else []:
             doc = self._read(path)
             if isinstance(doc, dict) and doc.get("key") in keys:
-                out.append((path, doc))
+                entries = doc.get("entries") if isinstance(doc.get("entries"), list) else []
+                text = str(doc.get("resolution", ""))
+                lines = doc.get("lines") if type(doc.get("lines")) is int else text.count("\n") + 1
+                out.append((str(doc.get("file") or "?"), [str(e) for e in entries], text, lines))
         return out
-
-    def mark_replaced(self, union: str, keys: set[str]) -> None:
-        """Mark the records of KEYS `replaced`: a stop showed them as the earlier resolution of a hunk a PR's
-        move changed, and the user resolved it again. Kept (a PR moving back finds them), not named again."""
-        for path, doc in self._records_in(union, keys):
-            if not doc.get("replaced"):
-                text = json.dumps({**doc, "replaced": True}, indent=2, ensure_ascii=True) + "\n"
-                write_atomic(path, text.encode())
 
     def load_fixups(self, union: str) -> list[Fixup]:
         """Every recorded fixup of UNION, in file order; a malformed one is an InputError naming it."""

@@ -84,6 +84,8 @@ def test_an_asserts_entry_may_be_a_bare_pr_number(tmp_path: Path) -> None:
     # written with a leading zero, YAML 1.1 reads octal: the digits as written decide (helper-93)
     m = load_manifest(write(tmp_path, GOOD.replace("    entry: carry/wake-path-union", "    entry: 045398")))
     assert m.asserts[0].entry == "pr/45398"
+    with pytest.raises(ManifestError, match="no entry pr/9999"):     # helper-94: int() of 5,000 digits crashed
+        load_manifest(write(tmp_path, GOOD.replace("    entry: carry/wake-path-union", f"    entry: '{'9' * 5000}'")))
 
 
 def test_numeric_looking_shas_stay_text(tmp_path: Path) -> None:

@@ -819,10 +819,11 @@ def test_a_recorded_edit_beside_a_resolution_no_longer_needed_is_warned(cli: Cli
     _supersedes_without(fold, 1)
     result = union(cli, fold, "compose")
     assert result.exit_code == 0, result.output
-    assert "note: 2 recorded resolution(s) were not needed by this fold; the conflicts some resolved did not " \
-        "happen this time: a.py (pr/1, pr/2): 2\n" in result.stdout, result.stdout
+    assert "note: 2 recorded resolution(s) were not needed by this fold (conflicts it did not meet as recorded: a " \
+        "PR moved, or left the union; the store keeps every resolution): a.py (pr/1, pr/2): 2\n" in result.stdout, \
+        result.stdout
     assert "warning: a.py: your recorded edit outside the conflict hunks went into the union, but a resolution " \
-        "you recorded in a.py was not needed" in result.stdout
+        "you recorded in a.py with a PR that left the union was not needed" in result.stdout
     assert b"line 10 edited by hand\n" in fold.show(fold.ref(), "a.py")
 
 
@@ -882,10 +883,10 @@ def test_a_stop_shows_the_resolution_recorded_before_the_pr_moved(cli: Cli, fold
                    ref="refs/pull/2/head")
     result = union(cli, fold, "compose")
     assert result.exit_code == 3, result.output
-    assert "a.py: a conflict there you resolved before (pr/1, pr/2) changed since (a PR moved), so its recorded " \
-        "resolution does not apply; it was:\n" in result.output, result.output
+    assert "a.py: you resolved a conflict there before (pr/1, pr/2) that this fold does not meet as recorded (a " \
+        "PR moved); your resolution was:\n" in result.output, result.output
     assert len(old) == 1 and "\n".join(f"    {line}" for line in old[0]["resolution"].split("\n")) in result.output
-    assert "line 15" not in result.output.split("it was:")[1].split("\n")[1]
+    assert "line 15" not in result.output.split("your resolution was:")[1].split("\n")[1]
 
 
 # -- helper-92: a review of the above ----------------------------------------------------------------------
@@ -932,8 +933,14 @@ def test_a_resolution_resolved_again_is_not_warned_about_forever(cli: Cli, fold:
     assert union(cli, fold, "continue").exit_code == 0
     result = union(cli, fold, "compose")
     assert result.exit_code == 0 and "warning:" not in result.stdout, result.stdout
-    assert "note: 1 recorded resolution(s) were not needed by this fold (resolutions of conflicts resolved again " \
-        "since" in result.stdout
+    assert "note: 1 recorded resolution(s) were not needed by this fold (conflicts it did not meet as recorded" \
+        in result.stdout
+    # helper-94: pr/2 moves back; its first resolution is used again, the second is not: no warning either
+    fold.up.commit({"a.py": edited({3: "line 3 by two\n", 15: "line 15 by two\n"})}, "two: back", parent=fold.pr2,
+                   ref="refs/pull/2/head")
+    for _ in range(2):
+        again = union(cli, fold, "compose")
+        assert again.exit_code == 0 and "warning:" not in again.stdout, again.stdout
 
 
 def test_an_abort_of_a_finished_fold_says_nothing_and_one_with_an_empty_supersedes_works(cli: Cli, fold: Fold) -> None:
@@ -973,22 +980,23 @@ def test_a_stop_does_not_show_a_later_prs_resolution_as_stale(cli: Cli, tmp_path
     fold.up.commit({"a.py": edited({3: "line 3 by two, v2\n", 15: "line 15 by two\n"})}, "two: v2", parent=fold.pr2,
                    ref="refs/pull/2/head")
     result = union(cli, fold, "compose")
-    assert result.exit_code == 3 and "a conflict there you resolved before (pr/2)" in result.stderr, result.output
+    assert result.exit_code == 3 and "you resolved a conflict there before (pr/2)" in result.stderr, result.output
     assert "three" not in result.stderr, result.stderr
 
 
 # -- helper-93: a review of the above ----------------------------------------------------------------------
 def test_a_hunk_that_no_longer_conflicts_beside_one_reused_is_named(cli: Cli, fold: Fold) -> None:
     """helper-93: records were matched by file and PRs: with a.py's line-3 hunk reused, the line-15 hunk
-    that no longer conflicted (pr/2 moved off it) was said "resolved again", and the warning about the edit
-    recorded beside it was lost."""
+    that no longer conflicted (pr/2 moved off it) was said "resolved again". It is named, as a conflict not
+    met as recorded; no warning: its PRs are all in the union (the edit is pr/2's, applied 3-way)."""
     by_hand(cli, fold)
     fold.up.commit({"a.py": edited({3: "line 3 by two\n"})}, "two: line 3 only", parent=fold.pr2,
                    ref="refs/pull/2/head")
     result = union(cli, fold, "compose")
     assert result.exit_code == 0, result.output
-    assert "the conflicts some resolved did not happen this time: a.py (pr/1, pr/2)" in result.stdout, result.stdout
-    assert "warning: a.py: your recorded edit" in result.stdout
+    assert "a PR moved, or left the union; the store keeps every resolution): a.py (pr/1, pr/2)\n" in result.stdout, \
+        result.stdout
+    assert "warning:" not in result.stdout
 
 
 def test_a_fold_state_of_the_previous_format_continues(cli: Cli, fold: Fold) -> None:
@@ -1022,3 +1030,17 @@ def test_abort_of_a_carry_that_is_no_union_says_so(cli: Cli, fold: Fold) -> None
     result = cli("union", "abort", "plain", *fold.args())
     assert result.exit_code == 2 and "carry/plain supersedes no PR, and no fold of it is under way" in result.stderr
     assert "union compose" not in result.stderr
+
+
+
+def test_a_crlf_checkout_of_a_patch_with_crlf_lines_is_no_edit(cli: Cli, fold: Fold) -> None:
+    """helper-94: a PR editing a CRLF file makes git's patch mixed (CRLF content lines, LF headers); a
+    core.autocrlf checkout writes it all CRLF: compared line end by line end, it was "edited by hand?"."""
+    fold.up.commit({"w.txt": "w by one\r\n"}, "one: a CRLF file", parent=fold.pr1, ref="refs/pull/1/head")
+    by_hand(cli, fold)
+    patch = fold.manifest.parent / "unions" / "u.patch"
+    written = patch.read_bytes()
+    assert b"+w by one\r\n" in written
+    patch.write_bytes(written.replace(b"\r\n", b"\n").replace(b"\n", b"\r\n"))
+    result = union(cli, fold, "compose")
+    assert result.exit_code == 0, result.output
