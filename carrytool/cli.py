@@ -856,8 +856,8 @@ def _note_checkout(manifest, repo: Path, report) -> None:  # noqa: ANN001 - Mani
     options = _union_options(_State.options[0], repo)
     # no command with this --repo when the branch is not here (helper-94: it was exit 2 as written)
     then = f"`carrytool verify --rev {rev}{options}` checks what sync composed" if rev else \
-        f"the fork branch is not in this repository: fetch it, or run `carrytool verify --rev {branch}` in the " \
-        "repository sync wrote it to"
+        f"the fork branch is not in this repository: fetch it, or run `carrytool verify --rev {branch}" \
+        f"{_union_options(_State.options[0], Path('.'))}` in the repository sync wrote it to"
     report.warnings.append({
         "kind": "work-tree", "branch": head or None,
         "message": f"checked the files of the work tree {where}, which has {head or 'a detached HEAD'} checked out, "

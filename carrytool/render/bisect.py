@@ -70,8 +70,8 @@ def render_bisect_text(result: BisectResult, stream: TextIO, invocation: Invocat
             say(f"  {alone}; it breaks the check together with: {', '.join(result.interacts_with) or '?'}")
     if result.confirmed is False:
         say("  NOT CONFIRMED: run again on the trees this answer rests on, the command gave another verdict: it is "
-            "flaky, and this answer is not to be trusted (their cached verdicts were dropped; make the command "
-            "deterministic, e.g. with retries inside it, and run bisect again)")
+            "flaky, and this answer is not to be trusted (the changed verdict was dropped from the cache; make "
+            "the command deterministic, e.g. with retries inside it, and run bisect again)")
     elif result.confirmed:
         say("  confirmed: run again on the trees this answer rests on, the command gave the same verdicts")
     _render_checks(result, say)

@@ -107,9 +107,12 @@ class Prober:
         nothing to confirm. A different verdict drops TREE's cached one, so the next run runs it again
         (a flaky command gave a confident wrong answer, and its failures stayed in the cache: an older note)."""
         known = self.seen.get(tree)
-        if known is None or known.failed or known.command is None or known.cached or self.checks.command is None:
+        if known is None or known.failed or known.command is None or known.cached or self.checks.command is None \
+                or known.command.timed_out:
             return None
         again = run_in_tree(self.git, tree, self.checks.command, self.checks.timeout)
+        if again.timed_out:            # slower this time: says nothing of flakiness (helper-95: "flaky")
+            return None
         same = again.ok == known.command.ok
         if not same:
             self.cache.drop(tree, self.checks.command)

@@ -74,7 +74,7 @@ def test_verify_of_a_work_tree_without_the_fork_branch_says_what_it_checked(cli:
     # the fork branch is not in this clone (helper-93: the hint named `--rev intarweb-dev`, exit 2 there)
     assert f"checked the files of the work tree {checkout}, which has main checked out, not the fork branch " \
         "intarweb-dev: the fork branch is not in this repository: fetch it, or run `carrytool verify --rev " \
-        "intarweb-dev` in the repository sync wrote it to" in warning["message"], warning["message"]
+        f"intarweb-dev -m {demo.manifest}` in the repository sync wrote it to" in warning["message"], warning["message"]
     subprocess.run(["git", "-C", str(checkout), "fetch", "-q", str(demo.work), "intarweb-dev:refs/remotes/fork/"
                     "intarweb-dev", "intarweb-dev:refs/remotes/origin/intarweb-dev"], check=True)
     code, report = cli.json("verify", "-m", demo.manifest, "--repo", checkout)
