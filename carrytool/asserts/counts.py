@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import math
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -138,8 +139,8 @@ def _calls_at(src: SourceFile, lines: list[int], most: int = 5) -> str:
     failure pointed at the `def` line alone)."""
     if not lines:
         return ""
-    counted = {line: lines.count(line) for line in lines}         # in order; two calls on one line: "(2)"
-    shown = [src.at(line) + (f" ({n})" if n > 1 else "") for line, n in counted.items()]
+    # in order; two calls on one line: "(2)"
+    shown = [src.at(line) + (f" ({n})" if n > 1 else "") for line, n in Counter(lines).items()]
     return f" (calls at {', '.join(shown[:most])}{', ...' if len(shown) > most else ''})"
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shlex
+from collections import Counter
 from typing import Any, TextIO
 
 from carrytool.gitlayer.urls import redact
@@ -32,9 +33,7 @@ def render_outcome(outcome: Outcome, stream: TextIO, *, fork_url: str | None) ->
         out(f"  pr/{pr} at {head[:12]}\n")
     _structured(outcome, out)
     if outcome.unused_records:
-        counted: dict[tuple[str, tuple[str, ...]], int] = {}
-        for file, entries in outcome.unused:
-            counted[(file, tuple(entries))] = counted.get((file, tuple(entries)), 0) + 1
+        counted = Counter((file, tuple(entries)) for file, entries in outcome.unused)
         named = "; ".join(f"{file}" + (f" ({', '.join(entries)})" if entries else "") + (f": {n}" if n > 1 else "")
                           for (file, entries), n in list(counted.items())[:8]) + ("; ..." if len(counted) > 8 else "")
         out(f"note: {outcome.unused_records} recorded resolution(s) were not needed by this fold (conflicts it did "

@@ -150,13 +150,17 @@ class VerdictCache:
         """Forget the verdict of COMMAND on TREE (rewrite the cache file when it had one)."""
         data = self._load()
         if data.pop(self.key(tree, command), None) is not None:
-            write_atomic(self.path, json.dumps({"version": CACHE_VERSION, "verdicts": data}, sort_keys=True) + "\n")
+            self._save(data)
 
     def put(self, tree: str, verdict: CommandVerdict) -> None:
         """Record VERDICT for TREE and rewrite the cache file (temp file beside it, then rename)."""
         data = self._load()
         data[self.key(tree, verdict.command)] = {"command": verdict.command, "exit_code": verdict.exit_code,
                                                  "output": verdict.output}
+        self._save(data)
+
+    def _save(self, data: dict[str, dict[str, object]]) -> None:
+        """Rewrite the cache file with DATA (temp file beside it, then rename)."""
         write_atomic(self.path, json.dumps({"version": CACHE_VERSION, "verdicts": data}, sort_keys=True) + "\n")
 
 

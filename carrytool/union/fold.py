@@ -190,13 +190,17 @@ class Union:
         if last is None or path.is_symlink() or not path.is_file():
             return None
         data = path.read_bytes()
-        wrote = self.git.run("format-patch", "-1", "--stdout", "--zero-commit", "--no-signature", "--no-stat",
-                             last).stdout
+        wrote = self._patch_of(last)
         if _same_patch(data, wrote) or patch_message(data.replace(b"\r\n", b"\n")) != \
                 patch_message(wrote.replace(b"\r\n", b"\n")):
             return None
         return (f"{self.entry.patch} is not what the last fold of {self.entry.id} wrote ({last[:12]}): the same "
                 "message with other changes (edited by hand?)")
+
+    def _patch_of(self, commit: str) -> bytes:
+        """The patch file a `patch:` union's fold writes for COMMIT (and patch_edited compares with)."""
+        return self.git.run("format-patch", "-1", "--stdout", "--zero-commit", "--no-signature", "--no-stat",
+                            commit).stdout
 
     def only_paths(self, item: FoldItem) -> str:
         """The PR's head, or for a partial supersession a commit on its base with only those paths changed."""
@@ -246,6 +250,9 @@ class Union:
         fixups = self.store.load_fixups(self.name)
         outcome = Outcome(self.name, done=False, reused=state["reused"], invocation=self.invocation,
                           structured=state.setdefault("structured", []))
+        # [file, item]: a recorded edit of ITEM went into FILE (a state of c8b6311's parent held bare files:
+        # helper-93, continue crashed on it; they are dropped)
+        edited = state["edited"] = [e for e in state.get("edited", []) if isinstance(e, list) and len(e) == 2]
         while state["next"] < len(items):
             item = items[state["next"]]
             merged = self.git.merge_trees([(state["tip"], self.only_paths(item))])[0]
@@ -255,9 +262,6 @@ class Union:
             if step.unresolved:
                 return self.stop(state, item, merged, step, outcome, dry)
             state["reused"] += [p for p in step.reused if p not in state["reused"]]
-            # [file, item]: a recorded edit of ITEM went into FILE (a state of c8b6311's parent held bare files:
-            # helper-93, continue crashed on it; they are dropped)
-            edited = state["edited"] = [e for e in state.get("edited", []) if isinstance(e, list) and len(e) == 2]
             edited += [[p, item.id] for p in step.fixed if [p, item.id] not in edited]
             for change in self.git.diff_trees([(state["tip"], step.tree)])[0]:
                 for path in change.paths:
@@ -275,7 +279,6 @@ class Union:
         # by one of its PRs still in the fold went in (helper-88: the conflict went with the PR, the edit
         # stayed, and the union used a parameter no longer there)
         folding = {item.id for item in items}
-        edited = {(str(e[0]), str(e[1])) for e in state.get("edited", []) if isinstance(e, list) and len(e) == 2}
         outcome.edited_alone = sorted({file for file, entries in outcome.unused for f, by in edited
                                        if f == file and by in entries and not set(entries) <= folding})
         return self.finish(state, items, outcome, dry)
@@ -455,9 +458,7 @@ class Union:
         """Write the patch file (a `patch:` union) and the manifest, each by rename; True if it changed."""
         text = self.manifest.path.read_bytes().decode("utf-8")
         if self.entry.patch:
-            patch = self.git.run("format-patch", "-1", "--stdout", "--zero-commit", "--no-signature",
-                                 "--no-stat", commit).stdout
-            write_atomic(self.manifest.base_dir / self.entry.patch, patch)
+            write_atomic(self.manifest.base_dir / self.entry.patch, self._patch_of(commit))
             crash_point("finish:patch")
             new_text = in_its_line_ends(text, lambda lf: update_union(lf, self.entry.index, commit=None,
                                                                       folded=folded))
