@@ -374,12 +374,13 @@ def _verify_mutants(manifest: Optional[Path], repo: Path, rev: Optional[str], pa
     if rebuild:
         raise _usage("--mutants judges the asserts on one tree: drop --rebuild")
     _check_report(report_file, manifest)
-    loaded = _load(manifest)
-    if rev:
-        with _open_git(repo) as git:
-            result = mutants_rev(loaded, git, rev)
-    else:
-        result = mutants_path(loaded, path or _work_tree(repo))
+    with _report_failure("verify", None, fmt):
+        loaded = _load(manifest)
+        if rev:
+            with _open_git(repo) as git:
+                result = mutants_rev(loaded, git, rev)
+        else:
+            result = mutants_path(loaded, path or _work_tree(repo))
     if report_file:
         import io
 
@@ -505,18 +506,20 @@ def bisect(
         _check_format(fmt, ("text", "json"))
         if rev and (offline or locked):
             raise _usage("--rev reads the chain of a composed commit: --offline and --locked do not apply")
-        loaded = _load(manifest)
-        checks = select_checks(loaded, asserts or [], run, timeout)
-        with _open_git(repo) as git:
-            fetching = not rev and not offline
-            lock = RepoLock(git.git_dir, notify=_diag) if fetching else None
-            with lock or nullcontext(), progress_reporter(sys.stderr, fmt == "text" and not _State.quiet) as progress:
-                result = run_bisect(loaded, git, checks, rev=rev, offline=offline, locked=locked,
-                                    narrow=not asserts, progress=progress)
-            if fmt == "json":
-                render_bisect_json(result, sys.stdout, _invocation())
-            else:
-                render_bisect_text(result, sys.stdout, _invocation())
+        with _report_failure("bisect", None, fmt):
+            loaded = _load(manifest)
+            checks = select_checks(loaded, asserts or [], run, timeout)
+            with _open_git(repo) as git:
+                fetching = not rev and not offline
+                lock = RepoLock(git.git_dir, notify=_diag) if fetching else None
+                shown = fmt == "text" and not _State.quiet
+                with lock or nullcontext(), progress_reporter(sys.stderr, shown) as progress:
+                    result = run_bisect(loaded, git, checks, rev=rev, offline=offline, locked=locked,
+                                        narrow=not asserts, progress=progress)
+        if fmt == "json":
+            render_bisect_json(result, sys.stdout, _invocation())
+        else:
+            render_bisect_text(result, sys.stdout, _invocation())
         return result.exit_code
 
     _run(body)
@@ -554,9 +557,10 @@ def diff(
         from carrytool.review.diff import diff_nights, load_nights
 
         _check_format(fmt, ("text", "markdown", "json"))
-        nights = load_nights(old, new, manifest=manifest_path(manifest), repo=repo)
-        with _open_git(repo) as git:
-            result = diff_nights(git, *nights)
+        with _report_failure("diff", None, fmt):
+            nights = load_nights(old, new, manifest=manifest_path(manifest), repo=repo)
+            with _open_git(repo) as git:
+                result = diff_nights(git, *nights)
         for line in result.unavailable():      # said even with -q: the diff is not whole
             print(f"carrytool: warning: range-diff not shown for {printable(line)}", file=sys.stderr)
         if fmt == "json":
@@ -609,26 +613,27 @@ def status(
         _check_format(fmt, ("text", "json"))
         if forge not in (None, "github", "gitlab"):
             raise _usage(f"--forge must be github or gitlab, got '{forge}'")
-        loaded = _load(manifest)
-        path = lock_path(loaded)
-        lock = parse_lock(path.read_text(encoding="utf-8"), str(path)) if path.is_file() else None
-        with _open_git(repo) as git:
-            client = ForgeClient(forge or guess_forge(loaded.upstream.url), api_url,
-                                 git.common_dir / "carrytool" / "forge-cache.json", offline=offline)
-            result = gather_status(loaded, git, client, lock=lock)
-        if write:
-            from carrytool.errors import InputError
-            from carrytool.manifest.load import parse_manifest
+        with _report_failure("status", None, fmt):
+            loaded = _load(manifest)
+            path = lock_path(loaded)
+            lock = parse_lock(path.read_text(encoding="utf-8"), str(path)) if path.is_file() else None
+            with _open_git(repo) as git:
+                client = ForgeClient(forge or guess_forge(loaded.upstream.url), api_url,
+                                     git.common_dir / "carrytool" / "forge-cache.json", offline=offline)
+                result = gather_status(loaded, git, client, lock=lock)
+            if write:
+                from carrytool.errors import InputError
+                from carrytool.manifest.load import parse_manifest
 
-            text, result.written = apply_status(loaded, result)
-            if text != loaded.text:
-                try:        # what it would write must still be a manifest (an assert may name a dropped PR)
-                    parse_manifest(text, loaded.path)
-                except CarryError as exc:
-                    raise InputError(f"--write would leave the manifest invalid, so nothing was written: {exc}",
-                                     hint="change what the error names by hand (e.g. an assert's `entry:` naming "
-                                          "a PR to drop), then run `status --write` again") from None
-                write_manifest(loaded.path, text.encode("utf-8"))   # never through a symlink (helper-85)
+                text, result.written = apply_status(loaded, result)
+                if text != loaded.text:
+                    try:        # what it would write must still be a manifest (an assert may name a dropped PR)
+                        parse_manifest(text, loaded.path)
+                    except CarryError as exc:
+                        raise InputError(f"--write would leave the manifest invalid, so nothing was written: {exc}",
+                                         hint="change what the error names by hand (e.g. an assert's `entry:` naming "
+                                              "a PR to drop), then run `status --write` again") from None
+                    write_manifest(loaded.path, text.encode("utf-8"))   # never through a symlink (helper-85)
         if fmt == "json":
             sys.stdout.write(result.dumps())
         else:
@@ -680,7 +685,7 @@ def _union_result(union, outcome) -> int:  # noqa: ANN001
     from carrytool.errors import EXIT_CONFLICT
     from carrytool.render.union import render_outcome
 
-    render_outcome(outcome, sys.stdout, fork_url=union.manifest.fork.url)
+    render_outcome(outcome, sys.stdout, fork_url=union.manifest.fork.url, quiet=_State.quiet)
     return 0 if outcome.done else EXIT_CONFLICT
 
 
@@ -699,11 +704,14 @@ def union_new(
     commit: Annotated[bool, typer.Option("--commit", help="Keep the union as a commit (under refs) "
                                                           "instead of a patch file.")] = False,
     offline: Annotated[bool, typer.Option("--offline", help="Do not fetch.")] = False,
+    quiet: QuietOpt = False,
 ) -> None:
     """Add `- carry: NAME` superseding PRs at the end of the manifest's entries, then fold it (exit 3 if it stops).
 
     Example: carrytool union new wake-path-union 45398 45612 --paths 45612='vllm/v1/worker/*'
     """
+    _flags(quiet, False)
+
     def body() -> int:
         from carrytool.union.new import add_union_entry
 
@@ -761,11 +769,13 @@ def _take_back(union, texts: tuple[bytes, bytes]) -> None:  # noqa: ANN001 - uni
 def union_compose(
     name: UnionName, manifest: ManifestOpt = None, repo: RepoOpt = Path("."), scratch: ScratchOpt = None,
     wait: WaitOpt = 0.0, offline: Annotated[bool, typer.Option("--offline", help="Do not fetch.")] = False,
+    quiet: QuietOpt = False,
 ) -> None:
     """Merge the current heads of the PRs NAME supersedes onto upstream; stop on a conflict the store cannot resolve.
 
     Example: carrytool union compose wake-path-union
     """
+    _flags(quiet, False)
     _run(lambda: _union_run(manifest, repo, name, scratch, wait,
                             lambda union: _union_result(union, union.compose(offline=offline))),
          interrupted=_union_interrupted(name, manifest, repo))
@@ -773,8 +783,9 @@ def union_compose(
 
 @union_app.command("continue")
 def union_continue(name: UnionName, manifest: ManifestOpt = None, repo: RepoOpt = Path("."),
-                   scratch: ScratchOpt = None, wait: WaitOpt = 0.0) -> None:
+                   scratch: ScratchOpt = None, wait: WaitOpt = 0.0, quiet: QuietOpt = False) -> None:
     """Take every change made in the scratch tree (recorded for the next fold) and go on with the fold."""
+    _flags(quiet, False)
     _run(lambda: _union_run(manifest, repo, name, scratch, wait,
                             lambda union: _union_result(union, union.resume())),
          interrupted=_union_interrupted(name, manifest, repo))
@@ -782,8 +793,10 @@ def union_continue(name: UnionName, manifest: ManifestOpt = None, repo: RepoOpt 
 
 @union_app.command("abort")
 def union_abort(name: UnionName, manifest: ManifestOpt = None, repo: RepoOpt = Path("."),
-                scratch: ScratchOpt = None, wait: WaitOpt = 0.0) -> None:
+                scratch: ScratchOpt = None, wait: WaitOpt = 0.0, quiet: QuietOpt = False) -> None:
     """Drop a stopped fold and the files carrytool wrote in its scratch tree (recorded resolutions stay)."""
+    _flags(quiet, False)
+
     def action(union) -> int:  # noqa: ANN001
         root, left = union.abort()
         print(f"aborted the fold of carry/{union.name}; removed the files carrytool wrote in {root}")
@@ -803,8 +816,10 @@ def union_status(name: Annotated[Optional[str], typer.Argument(help="The carry e
                  manifest: ManifestOpt = None, repo: RepoOpt = Path("."),
                  offline: Annotated[bool, typer.Option("--offline", help="Do not fetch.")] = False,
                  scratch: ScratchOpt = None, wait: WaitOpt = 0.0,
-                 fmt: Annotated[str, typer.Option("--format", help="text or json.")] = "text") -> None:
+                 fmt: Annotated[str, typer.Option("--format", help="text or json.")] = "text",
+                 quiet: QuietOpt = False) -> None:
     """Stale folds, upstream drift into owned files, PRs merged upstream, and what a refold would reuse and ask."""
+    _flags(quiet, False)
     def body() -> int:
         import json as _json
         from contextlib import nullcontext
@@ -815,15 +830,16 @@ def union_status(name: Annotated[Optional[str], typer.Argument(help="The carry e
         from carrytool.union.status import status
 
         _check_format(fmt, ("text", "json"))
-        loaded = _load(manifest)
-        names = [name] if name else [e.name for e in loaded.entries if e.kind == "carry" and e.supersedes]
-        invocation = _union_options(manifest, repo)
-        with _open_git(repo) as git:
-            lock = RepoLock(git.git_dir, wait=wait, notify=_diag) if not offline else None   # fetching writes refs
-            with lock or nullcontext():
-                reports = [status(Union(loaded, git, n, notify=_diag, invocation=invocation,
-                                        scratch=Path(os.path.abspath(scratch)) if scratch else None),
-                                  offline=offline) for n in names]
+        with _report_failure("union status", None, fmt):
+            loaded = _load(manifest)
+            names = [name] if name else [e.name for e in loaded.entries if e.kind == "carry" and e.supersedes]
+            invocation = _union_options(manifest, repo)
+            with _open_git(repo) as git:
+                lock = RepoLock(git.git_dir, wait=wait, notify=_diag) if not offline else None   # fetching: refs
+                with lock or nullcontext():
+                    reports = [status(Union(loaded, git, n, notify=_diag, invocation=invocation,
+                                            scratch=Path(os.path.abspath(scratch)) if scratch else None),
+                                      offline=offline) for n in names]
         if fmt == "json":
             print(_json.dumps(reports, indent=2))
         else:

@@ -10,7 +10,10 @@ from carrytool.gitlayer.urls import redact
 from carrytool.union.fold import Outcome
 
 
-def render_outcome(outcome: Outcome, stream: TextIO, *, fork_url: str | None) -> None:
+def render_outcome(outcome: Outcome, stream: TextIO, *, fork_url: str | None, quiet: bool = False) -> None:
+    """A fold's outcome. QUIET (`-q`): a stop is said whole (it is the problem); a finished fold by its
+    outcome line, its warnings and whether the manifest changed, without the PRs folded, the note on
+    resolutions it did not need and the next commands."""
     out = stream.write
     name, args = outcome.name, outcome.invocation
     if not outcome.done:
@@ -29,10 +32,10 @@ def render_outcome(outcome: Outcome, stream: TextIO, *, fork_url: str | None) ->
         return
     reused = f"; {len(outcome.reused)} conflicted file(s) resolved from the store" if outcome.reused else ""
     out(f"union carry/{name}: composed {outcome.commit} from {len(outcome.folded)} PRs{reused}\n")
-    for pr, head in outcome.folded.items():
+    for pr, head in outcome.folded.items() if not quiet else ():
         out(f"  pr/{pr} at {head[:12]}\n")
     _structured(outcome, out)
-    if outcome.unused_records:
+    if outcome.unused_records and not quiet:
         counted = Counter((file, tuple(entries)) for file, entries in outcome.unused)
         named = "; ".join(f"{file}" + (f" ({', '.join(entries)})" if entries else "") + (f": {n}" if n > 1 else "")
                           for (file, entries), n in list(counted.items())[:8]) + ("; ..." if len(counted) > 8 else "")
@@ -45,6 +48,8 @@ def render_outcome(outcome: Outcome, stream: TextIO, *, fork_url: str | None) ->
     if outcome.manifest_updated:
         what = f"the patch {outcome.patch}" if outcome.patch else "the new commit"
         out(f"manifest updated in place: {what} and each PR's folded head\n")
+    if quiet:
+        return
     if outcome.patch:
         out(f"next: commit the manifest folder (the manifest, {outcome.patch} and resolutions/), and see the "
             f"union composed with the other entries, in the manifest's order (the fold merged it onto upstream "

@@ -258,3 +258,22 @@ def test_cleanup_never_deletes_through_a_symlinked_directory(cli: Cli, tmp_path:
     os.symlink(outside, fold.scratch / "pkg")
     assert union(cli, fold, "abort").exit_code == 0
     assert (outside / "mod.py").read_text() == "mine\n"
+
+
+def test_quiet_union_commands_say_the_stop_whole_and_a_fold_by_its_outcome(cli: Cli, fold: Fold) -> None:
+    """`-q` after the verb (an older note: the union commands took it only before `union`): a stop is the
+    problem and is said whole; a finished fold by its outcome line and the manifest update, without the PRs
+    folded and the next commands."""
+    loud = stop(cli, fold)
+    assert union(cli, fold, "abort", "-q").exit_code == 0
+    quiet = stop(cli, fold, "-q")
+    assert quiet.stdout == loud.stdout and "union continue u" in quiet.stdout
+    resolve_both(fold.scratch / "a.py")
+    result = union(cli, fold, "continue", "-q")
+    assert result.exit_code == 0, result.stdout + result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("union carry/u: composed ") and "manifest updated in place" in lines[1]
+    assert len(lines) == 2, result.stdout                       # no "  pr/1 at ...", no "next: ..."
+    again = union(cli, fold, "compose")                         # the same fold, not quiet: all of it
+    assert again.exit_code == 0 and "  pr/1 at " in again.stdout and "next: " in again.stdout
+    assert union(cli, fold, "status", "-q").exit_code == 0
