@@ -89,9 +89,15 @@ def _main(
 
 def _diag(message: str) -> None:
     if not _State.quiet:
-        from carrytool.render.safe import printable
+        _say(message)
 
-        print(printable(message), file=sys.stderr)
+
+def _say(message: str) -> None:
+    """A note said even with -q: what a union fold tells (an edit it could not apply, a resolution it did not
+    need, the manifest it left as it was) is about the user's work (helper-98: -q hid them all)."""
+    from carrytool.render.safe import printable
+
+    print(printable(message), file=sys.stderr)
 
 
 def _run(body: Callable[[], int], *, interrupted: str = "nothing was written") -> None:
@@ -138,11 +144,17 @@ def _failed_report(command: str, exc: CarryError, report_file: Optional[Path], f
     """A run that stopped before it had a plan still leaves a report (ok: false, the error) for CI."""
     from carrytool.pipeline.report import Report, write_report
 
-    failed = Report(command, error={"exit_code": exc.exit_code, "kind": type(exc).__name__, "message": str(exc)})
+    error = {"exit_code": exc.exit_code, "kind": type(exc).__name__, "message": str(exc)}
+    failed = Report(command, error=error)
     if report_file:
         write_report(failed, report_file)
-    if fmt == "json":
+    if fmt == "json" and command in ("sync", "verify", "explain"):      # a report's shape, as --report writes
         sys.stdout.write(failed.dumps())
+    elif fmt == "json":           # the other commands' documents have no `asserts`/`warnings` of a report's
+        import json
+
+        doc = {"carrytool": __version__, "command": command, "ok": False, "exit_code": exc.exit_code, "error": error}
+        sys.stdout.write(json.dumps(doc, indent=2) + "\n")
 
 
 @contextmanager
@@ -374,7 +386,7 @@ def _verify_mutants(manifest: Optional[Path], repo: Path, rev: Optional[str], pa
     if rebuild:
         raise _usage("--mutants judges the asserts on one tree: drop --rebuild")
     _check_report(report_file, manifest)
-    with _report_failure("verify", None, fmt):
+    with _report_failure("verify --mutants", None, fmt):
         loaded = _load(manifest)
         if rev:
             with _open_git(repo) as git:
@@ -528,7 +540,8 @@ def bisect(
 @app.command()
 def diff(
     old: Annotated[Optional[str], typer.Argument(
-        metavar="[OLD]", help="The older lock: a file or REV:PATH (default: the manifest's lock at HEAD~1).",
+        metavar="[OLD]", help="The older lock: a file or REV:PATH (default: the last committed night before "
+                              "the lock on disk).",
         show_default=False)] = None,
     new: Annotated[Optional[str], typer.Argument(
         metavar="[NEW]", help="The newer lock: a file or REV:PATH (default: the lock file on disk).",
@@ -676,7 +689,7 @@ def _union_run(manifest: Optional[Path], repo: Path, name: str, scratch: Optiona
 
     loaded = _load(manifest)
     with _open_git(repo) as git, RepoLock(git.git_dir, wait=wait, notify=_diag):
-        union = Union(loaded, git, name, notify=_diag, scratch=Path(os.path.abspath(scratch)) if scratch else None,
+        union = Union(loaded, git, name, notify=_say, scratch=Path(os.path.abspath(scratch)) if scratch else None,
                       invocation=_union_options(manifest, repo), aborting=aborting)
         return action(union)
 
@@ -730,7 +743,7 @@ def union_new(
                                       (patch or f"unions/{name}.patch"), invocation=_union_options(manifest, repo))
             written = updated.path.read_bytes()
             _diag(f"added carry/{name} to {updated.path}")
-            union = Union(updated, git, name, notify=_diag,
+            union = Union(updated, git, name, notify=_say,
                           scratch=Path(os.path.abspath(scratch)) if scratch else None,
                           invocation=_union_options(manifest, repo))
             try:
@@ -762,7 +775,7 @@ def _take_back(union, texts: tuple[bytes, bytes]) -> None:  # noqa: ANN001 - uni
 
     state = union.state_path
     if not (state.exists() or state.is_symlink()) and union.take_back(texts[0], hashlib.sha256(texts[1]).hexdigest()):
-        _diag(f"took {union.entry.id} out of {union.manifest.path} again: its fold did not start")
+        _say(f"took {union.entry.id} out of {union.manifest.path} again: its fold did not start")
 
 
 @union_app.command("compose")
@@ -837,7 +850,7 @@ def union_status(name: Annotated[Optional[str], typer.Argument(help="The carry e
             with _open_git(repo) as git:
                 lock = RepoLock(git.git_dir, wait=wait, notify=_diag) if not offline else None   # fetching: refs
                 with lock or nullcontext():
-                    reports = [status(Union(loaded, git, n, notify=_diag, invocation=invocation,
+                    reports = [status(Union(loaded, git, n, notify=_say, invocation=invocation,
                                             scratch=Path(os.path.abspath(scratch)) if scratch else None),
                                       offline=offline) for n in names]
         if fmt == "json":

@@ -2127,6 +2127,8 @@ def _write_whole(path: str, data: bytes) -> None:
 
 def work_tree_top(path: Path) -> Path | None:
     """`rev-parse --show-toplevel` run from PATH (a directory): the work tree holding it, or None."""
+    if not path.is_dir():           # (helper-98: a traceback for a manifest folder that is not there)
+        return None
     proc = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=path, capture_output=True, env=scrubbed_env())
     top = proc.stdout.decode("utf-8", "surrogateescape").strip()
     return Path(top) if proc.returncode == 0 and top else None

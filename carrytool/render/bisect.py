@@ -11,7 +11,11 @@ from carrytool.review.bisect import BisectResult
 
 
 def next_command(result: BisectResult, invocation: Invocation) -> str | None:
-    """`explain ENTRY` for an entry bad alone (or with carries); `union new` to fold PRs that break together."""
+    """`explain ENTRY` for an entry bad alone (or with carries); `union new` to fold PRs that break together.
+    None for an answer the rerun did not confirm (helper-97: `union new`, which edits the manifest, was
+    proposed on an answer bisect had just said not to trust)."""
+    if result.confirmed is False:
+        return None
     if result.first_bad is None:
         guarded = _guarded(result)
         return invocation.command("explain", *guarded) if guarded and not result.tip_good else None

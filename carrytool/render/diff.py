@@ -15,7 +15,24 @@ def summary_line(diff: LockDiff) -> str:
     up = diff.upstream
     moved = f"+{up['commits']} commits" + (f", {up['dropped']} rewritten away" if up.get("dropped") else "")
     counts = ", ".join(f"{n} {change}" for change, n in sorted(diff.counts().items()))
-    return f"upstream {up['from'][:12]} -> {up['to'][:12]} ({moved}); {counts or 'no entries'}"
+    order = "; order changed" if diff.order() else ""
+    return f"upstream {up['from'][:12]} -> {up['to'][:12]} ({moved}); {counts or 'no entries'}{order}"
+
+
+def _changes(diff: LockDiff) -> list[str]:
+    """The lines after the entries: the new order, the composed branch when it changed, asserts (or why they
+    were not compared), resolutions."""
+    lines = []
+    order = diff.order()
+    if order:
+        lines.append(f"  order changed: {', '.join(order['from'])} -> {', '.join(order['to'])}")
+    result = diff.result()
+    if result["from"] != result["to"]:
+        lines.append(f"  composed: {_short(result['from'])} -> {_short(result['to'])}")
+    if diff.asserts.get("known") is False:
+        lines.append("  asserts not compared: a night's manifest is not known (none beside its lock, or one that "
+                     "does not parse)")
+    return lines + _lists("asserts", diff.asserts) + _lists("resolutions", diff.resolutions)
 
 
 def describe_entry(item: dict[str, Any]) -> str:
@@ -56,7 +73,7 @@ def render_diff_text(diff: LockDiff, *, verbose: bool = False) -> str:
                   for pair in item["range_diff"]]
         lines += [f"      range-diff unavailable, not in this repository: {missing}"
                   for missing in item.get("range_diff_unavailable", [])]
-    lines += _lists("asserts", diff.asserts) + _lists("resolutions", diff.resolutions)
+    lines += _changes(diff)
     return "\n".join(printable(line, newlines=False) for line in lines) + "\n"
 
 
@@ -64,10 +81,10 @@ def _short(sha: str | None) -> str:
     return sha[:12] if sha else "-" * 12
 
 
-def _lists(what: str, change: dict[str, list]) -> list[str]:
+def _lists(what: str, change: dict[str, Any]) -> list[str]:
     out = []
-    for verb in ("added", "removed"):
-        names = [n if isinstance(n, str) else f"{n['entry']}: {n['resolution']}" for n in change[verb]]
+    for verb in ("added", "removed", "changed"):
+        names = [n if isinstance(n, str) else f"{n['entry']}: {n['resolution']}" for n in change.get(verb, [])]
         if names:
             out.append(f"  {what} {verb}: {', '.join(names)}")
     return out
@@ -92,7 +109,7 @@ def render_diff_markdown(diff: LockDiff) -> str:
                       "| | old | new | subject |", "|---|---|---|---|", *rows, "", "</details>"]
         for missing in item.get("range_diff_unavailable", []):
             parts += ["", f"{md_text(item['id'])}: range-diff unavailable, not in this repository: {md_code(missing)}"]
-    extra = _lists("asserts", diff.asserts) + _lists("resolutions", diff.resolutions)
+    extra = _changes(diff)
     if extra:
         parts += ["", *[f"- {md_text(line.strip())}" for line in extra]]
     return "\n".join(parts).rstrip() + "\n"

@@ -241,11 +241,14 @@ class Search:
         return self._counted(result)
 
     def _confirmed(self, prefixes: Sequence[int]) -> bool | None:
-        """The command run again on the trees of PREFIXES (the boundary the answer rests on): whether every
-        verdict held; None when none was this run's to confirm."""
+        """The command run again on the trees of PREFIXES (the boundary the answer rests on): False when a
+        verdict changed; True only when every one was run again and held; None otherwise (one came from the
+        cache or a timeout, or its rerun timed out: helper-97, a timed-out first bad tree, never run again,
+        was "confirmed" by the good tree's rerun alone)."""
         answers = [self.prober.confirm(self.prefix_tree(k)) for k in prefixes]
-        found = [a for a in answers if a is not None]
-        return all(found) if found else None
+        if False in answers:
+            return False
+        return None if None in answers else True
 
     def breaks_with(self, subset: Sequence[Link], culprit: Link) -> bool:
         """True when upstream + SUBSET is good and adding CULPRIT makes it bad."""

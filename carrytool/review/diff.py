@@ -10,13 +10,14 @@ from __future__ import annotations
 import json
 import re
 import shlex
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from carrytool.asserts.spec import AssertSpec
 from carrytool.errors import CarryError, EnvironmentProblem, InputError
 from carrytool.gitlayer.git import Git, work_tree_top
-from carrytool.gitlayer.urls import redact
+from carrytool.gitlayer.urls import redact, resolve_local
 from carrytool.manifest.load import parse_manifest
 from carrytool.manifest.model import Manifest
 from carrytool.pipeline.lock import parse_lock
@@ -37,6 +38,9 @@ class Night:
     lock: dict[str, Any]
     manifest: Manifest | None = None
     statuses: dict[str, dict[str, str]] | None = None    # a sync report's own statuses (with reasons)
+    # where a relative `url:` of the lock is read from, as sync read it: its own manifest's directory, else
+    # that of the manifest diff was given (-m) (helper-97: the hint `git fetch ../../up.git` failed in --repo)
+    base: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -57,7 +61,7 @@ class LockDiff:
     new: Night
     upstream: dict[str, Any]
     entries: list[dict[str, Any]] = field(default_factory=list)
-    asserts: dict[str, list[str]] = field(default_factory=lambda: {"added": [], "removed": []})
+    asserts: dict[str, Any] = field(default_factory=lambda: {"added": [], "removed": [], "changed": []})
     resolutions: dict[str, list[dict[str, str]]] = field(default_factory=lambda: {"added": [], "removed": []})
 
     def unavailable(self) -> list[str]:
@@ -67,7 +71,22 @@ class LockDiff:
 
     def to_json(self) -> dict[str, Any]:
         return {"locks": {"old": self.old.label, "new": self.new.label}, "upstream": self.upstream,
-                "entries": self.entries, "asserts": self.asserts, "resolutions": self.resolutions}
+                "result": self.result(), "order": self.order(), "entries": self.entries, "asserts": self.asserts,
+                "resolutions": self.resolutions}
+
+    def result(self) -> dict[str, str | None]:
+        """The composed commit of each night: a lock's `result` (the branch sync published); for a red night's
+        report, the commit it composed (`result.sha`: not published)."""
+        return {"from": self.old.lock.get("result"), "to": self.new.lock.get("result")}
+
+    def order(self) -> dict[str, list[str]] | None:
+        """The entries both nights carry, in each night's order, when that order changed (helper-97: swapping
+        two entries composed another branch, and diff said "3 unchanged"); None when it did not."""
+        new_ids = {item["id"] for item in self.new.lock["entries"]}
+        old_ids = {item["id"] for item in self.old.lock["entries"]}
+        before = list(dict.fromkeys(item["id"] for item in self.old.lock["entries"] if item["id"] in new_ids))
+        after = list(dict.fromkeys(item["id"] for item in self.new.lock["entries"] if item["id"] in old_ids))
+        return {"from": before, "to": after} if before != after else None
 
     def dumps(self) -> str:
         return json.dumps(self.to_json(), indent=2) + "\n"
@@ -82,16 +101,90 @@ class LockDiff:
 # -- reading the two nights ---------------------------------------------------------------------------
 
 def load_nights(old: str | None, new: str | None, *, manifest: Path, repo: Path) -> tuple[Night, Night]:
-    """The two locks to compare: files or REV:PATH; by default the manifest's lock at HEAD~1 and on disk."""
+    """The two locks to compare: files or REV:PATH; by default the last committed night before the lock on
+    disk (`_last_night`) and the lock on disk."""
     lock_file = manifest.with_name(manifest.name + ".lock")
     if old is None:
-        top = work_tree_top(manifest.resolve().parent)
-        if top is None:
-            raise InputError(f"{manifest} is not in a git work tree, so there is no HEAD~1 to compare with",
-                             hint="name both locks: `carrytool diff OLD.lock NEW.lock` (or REV:PATH)")
-        old = f"HEAD~1:{lock_file.resolve().relative_to(top.resolve()).as_posix()}"
+        old = _last_night(manifest, lock_file)
     return load_night(old, manifest=manifest, repo=repo), load_night(new or str(lock_file), manifest=manifest,
                                                                     repo=repo)
+
+
+def _last_night(manifest: Path, lock_file: Path) -> str:
+    """REV:PATH of the night before the lock on disk: the newest commit that changed the lock, or, when the
+    lock on disk is that commit's (the night committed it), the one that changed it before. Its manifest is
+    read at the same commit: the one that night ran with. (HEAD~1 it was: after a night, a commit of the
+    manifest alone, then a night, HEAD~1 held the older night's lock beside the newer manifest, and the
+    asserts changed in between were never said: helper-97.)"""
+    both = "name both locks: `carrytool diff OLD.lock NEW.lock` (or REV:PATH)"
+    top = work_tree_top(manifest.resolve().parent)
+    if top is None:
+        raise InputError(f"{manifest} is not in a git work tree, so there is no committed night to compare with",
+                         hint=both)
+    try:
+        inner = lock_file.resolve().relative_to(top.resolve()).as_posix()
+    except ValueError:          # a manifest linked in from elsewhere: its lock is not in this work tree
+        raise InputError(f"{lock_file} is not in the work tree {top}, so there is no committed night to compare "
+                         "with", hint=both) from None
+    on_disk = _lock_text(lock_file)
+    with Git(top) as git:
+        head = git.rev_parse("HEAD")          # (git runs log away from the user's refs: by SHA)
+        proc = git.run("log", "--no-color", "--format=%H", "-n", "50", "--end-of-options", head, "--",
+                       f":(literal){inner}", check=False) if head else None
+        changed = proc.stdout.decode("ascii", "replace").split() if proc and proc.returncode == 0 else []
+        shallow = _shallow_ends(git)
+        picked, newest = None, True
+        for commit in changed:
+            if commit in shallow and _has_parents(git, commit):
+                break              # the history is cut here: git says this commit made the lock it has
+            text = git.blob_at_rev(commit, inner)
+            if text is None:
+                continue           # it deleted the lock (helper-98: that commit was picked, and had none)
+            if newest and on_disk is not None and _same_lock(text, on_disk):
+                newest = False
+                continue           # the lock on disk is the newest commit's: the night committed it
+            picked = commit
+            break
+        if picked is None:
+            if shallow:
+                raise InputError(f"this is a shallow clone of {top}: its history stops before the night before "
+                                 f"the lock on disk", hint="fetch more history (`git fetch --deepen=50`, or "
+                                 "`fetch-depth: 0` in actions/checkout), or " + both)
+            raise InputError(f"no committed night before the lock on disk: no earlier commit of {top} holds "
+                             f"another {inner}", hint=both)
+        # said as HEAD or HEAD~1 when it is one of them (the usual nights), else by its SHA
+        name = next((rev for rev in ("HEAD~1", "HEAD") if git.rev_parse(rev) == picked), picked)
+    return f"{name}:{inner}"
+
+
+def _lock_text(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
+
+
+def _same_lock(committed: bytes, on_disk: bytes) -> bool:
+    """Whether the lock on disk is the committed one: the same JSON (a checkout may have changed its line
+    ends: core.autocrlf, an eol attribute; helper-98), else the same bytes."""
+    try:
+        return json.loads(committed) == json.loads(on_disk)
+    except ValueError:
+        return committed == on_disk
+
+
+def _has_parents(git: Git, commit: str) -> bool:
+    """Whether COMMIT names a parent (a shallow clone's cut end may be the first commit of all)."""
+    obj = git.read_object(commit)
+    return obj is None or b"\nparent " in obj[1].split(b"\n\n", 1)[0]
+
+
+def _shallow_ends(git: Git) -> set[str]:
+    """The commits where a shallow clone's history is cut (`<git dir>/shallow`); none in a whole clone."""
+    try:
+        return set((git.common_dir / "shallow").read_text(encoding="ascii").split())
+    except (OSError, UnicodeDecodeError):
+        return set()
 
 
 def load_night(spec: str, *, manifest: Path, repo: Path) -> Night:
@@ -105,7 +198,7 @@ def load_night(spec: str, *, manifest: Path, repo: Path) -> Night:
                                                         "carries/manifest.yaml.lock)") from None
         except (OSError, UnicodeDecodeError) as exc:
             raise InputError(f"cannot read the lock {spec}: {exc}") from None
-        return _night(spec, text, _manifest_beside(path))
+        return _night(spec, text, _manifest_beside(path), manifest.resolve().parent)
     rev, _, inner = spec.partition(":")
     top = work_tree_top(manifest.resolve().parent) or repo
     with Git(top) as git:
@@ -120,10 +213,11 @@ def load_night(spec: str, *, manifest: Path, repo: Path) -> Night:
                                   "manifest.yaml.lock)")
         side = git.blob_at_rev(rev, inner[: -len(".lock")]) if inner.endswith(".lock") else None
     return _night(spec, data.decode("utf-8", "replace"),
-                  _parse_quietly(side, top / inner[: -len(".lock")]) if side is not None else None)
+                  _parse_quietly(side, top / inner[: -len(".lock")]) if side is not None else None,
+                  manifest.resolve().parent)
 
 
-def _night(label: str, text: str, manifest: Manifest | None) -> Night:
+def _night(label: str, text: str, manifest: Manifest | None, base: Path | None = None) -> Night:
     """A lock; or a sync report (`--report FILE`), which a red night leaves where no lock is written."""
     try:
         doc = json.loads(text)
@@ -131,7 +225,7 @@ def _night(label: str, text: str, manifest: Manifest | None) -> Night:
         doc = None
     if isinstance(doc, dict) and "lock" not in doc and isinstance(doc.get("entries"), list) \
             and isinstance(doc.get("upstream"), dict) and doc["upstream"].get("sha"):
-        return _report_night(label, doc, manifest)
+        return replace(_report_night(label, doc, manifest), base=manifest.base_dir if manifest else base)
     if isinstance(doc, dict) and "lock" not in doc and doc.get("ok") is False and "entries" not in doc:
         # a run that stopped before it had a plan (a PR gone, a fetch failed): its report has no entries
         # (helper-82: "is not a carrytool lock", on the very night one wants to know what went)
@@ -141,7 +235,7 @@ def _night(label: str, text: str, manifest: Manifest | None) -> Night:
                          f"{doc.get('exit_code', '?')}), so it has no entries to compare; it stopped on:\n  "
                          + said.replace("\n", "\n  "),
                          hint="fix what it names and sync again (the lock is still the last night that composed)")
-    return Night(label, parse_lock(text, label), manifest)
+    return Night(label, parse_lock(text, label), manifest, base=manifest.base_dir if manifest else base)
 
 
 def _report_night(label: str, report: dict[str, Any], manifest: Manifest | None) -> Night:
@@ -339,11 +433,23 @@ def _full(abbrev: str, candidates: list[str]) -> str | None:
     return next((sha for sha in candidates if sha.startswith(abbrev)), abbrev)
 
 
-def _asserts(old: Manifest | None, new: Manifest | None) -> dict[str, list[str]]:
+def _asserts(old: Manifest | None, new: Manifest | None) -> dict[str, Any]:
+    """Asserts added, removed, and changed (the same name, another check: where it is written and its `why`
+    aside) (helper-97: `times: 1` -> `max: 1` went unsaid); `known: false` when a night's manifest is not
+    known (a lock file with no manifest beside it), so nothing could be compared."""
     if old is None or new is None:
-        return {"added": [], "removed": []}
-    before, after = [a.name for a in old.asserts], [a.name for a in new.asserts]
-    return {"added": [n for n in after if n not in before], "removed": [n for n in before if n not in after]}
+        return {"added": [], "removed": [], "changed": [], "known": False}
+    before = {a.name: _meaning(a) for a in old.asserts}
+    after = {a.name: _meaning(a) for a in new.asserts}
+    return {"added": [n for n in after if n not in before], "removed": [n for n in before if n not in after],
+            "changed": [n for n in after if n in before and after[n] != before[n]], "known": True}
+
+
+def _meaning(spec: AssertSpec) -> AssertSpec:
+    """SPEC without what does not change what it checks: where it is written, its `why`, the order of its
+    `args` and `after` (sets), `in_try: false` (no requirement, as when it is not written) (helper-98)."""
+    return replace(spec, line=None, why=None, args=tuple(sorted(spec.args, key=repr)) if spec.args else spec.args,
+                   after=tuple(sorted(spec.after)) if spec.after else spec.after, in_try=spec.in_try or None)
 
 
 def _resolutions(chains: tuple[dict[str, Link] | None, dict[str, Link] | None]) -> dict[str, list[dict[str, str]]]:
@@ -389,9 +495,10 @@ def _require_objects(git: Git, old: Night, new: Night) -> dict[tuple[int, str], 
 def _wanted(night: Night) -> list[tuple[str | None, str, str, bool]]:
     """(SHA, the fetch that brings it, what it is, whether only a range-diff reads it) for NIGHT's objects."""
     lock, manifest = night.lock, night.manifest
-    url = redact(lock["upstream"]["url"])
+    base = night.base or Path.cwd()
+    url = redact(resolve_local(lock["upstream"]["url"], base))
     branch = lock["upstream"]["branch"]
-    fork_url = redact(manifest.fork.url) if manifest and manifest.fork.url else "FORK_URL"
+    fork_url = redact(resolve_local(manifest.fork.url, base)) if manifest and manifest.fork.url else "FORK_URL"
     fork_branch = (lock.get("fork") or {}).get("branch") or (manifest.fork.branch if manifest else "BRANCH")
 
     def pr_ref(number: int) -> str:

@@ -217,6 +217,8 @@ def test_a_command_running_past_the_timeout_is_bad_and_never_cached(cli: Cli, sm
     code, out = bisect(cli, small, "--run", command, "--timeout", "0.5")
     assert code == 0 and out["first_bad"] == "pr/2" and out["alone_bad"] is True
     assert out["checks"]["timed_out"] is True and out["checks"]["exit_code"] is None
+    # the first bad tree timed out: never run again, so the good tree's rerun alone confirms nothing (helper-97)
+    assert out["confirmed"] is None
     code, again = bisect(cli, small, "--run", command, "--timeout", "0.5")
     assert again["first_bad"] == "pr/2" and again["probes"] == out["probes"] == 4
     assert again["cached"] == 2                    # the good trees; the timed-out ones ran again
@@ -253,6 +255,7 @@ def test_a_flaky_command_is_not_confirmed_and_its_cache_is_dropped(cli: Cli, sma
     flaky = f"f={seen}/$CARRYTOOL_BISECT_TREE; if [ -e $f ]; then exit 0; fi; touch $f; grep -q 'def f' a.py"
     code, out = bisect(cli, small, "--run", flaky)
     assert code == 0 and out["first_bad"] == "pr/4" and out["confirmed"] is False, out
+    assert out["next"] is None            # helper-97: no next step (`explain`, `union new`) on an untrusted answer
     bad_tree = small.work.git("rev-parse", out["chain"][3]["commit"] + "^{tree}")
     good_tree = small.work.git("rev-parse", out["chain"][2]["commit"] + "^{tree}")
     cache = json.loads((small.work.path / "carrytool" / "bisect-cache.json").read_text())["verdicts"]

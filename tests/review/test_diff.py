@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -88,7 +89,8 @@ def test_diff_between_two_nights(nights: Nights) -> None:
     assert (status["from"]["status"], status["to"]["status"]) == ("applied", "skipped")
     removed = next(e for e in out["entries"] if e["id"] == "pr/2")
     assert removed["from"]["status"] == "applied" and removed["to"] is None
-    assert out["asserts"] == {"added": ["f-defined"], "removed": []}
+    assert out["asserts"] == {"added": ["f-defined"], "removed": [], "changed": [], "known": True}
+    assert out["result"] == {"from": old_lock["result"], "to": new_lock["result"]} and out["order"] is None
 
 
 def test_diff_same_on_new_git(nights: Nights, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -108,7 +110,11 @@ def test_rev_path_and_files(nights: Nights, tmp_path: Path) -> None:
     old.write_text(nights.fork.show("HEAD~1", "carries/manifest.yaml.lock"))
     _, files = _diff(nights, str(old), str(nights.manifest.with_name("manifest.yaml.lock")))
     assert files["entries"] == default["entries"]
-    assert files["asserts"] == {"added": [], "removed": []}     # no manifest beside old.lock: unknown
+    # no manifest beside old.lock: unknown, and said so
+    assert files["asserts"] == {"added": [], "removed": [], "changed": [], "known": False}
+    text = nights.cli("diff", str(old), str(nights.manifest.with_name("manifest.yaml.lock")), "-m",
+                      nights.manifest, "--repo", nights.work.path).stdout
+    assert "asserts not compared: a night's manifest is not known" in text
     code, same = _diff(nights, "HEAD:carries/manifest.yaml.lock")
     assert code == 0 and {e["change"] for e in same["entries"]} == {"unchanged"}
     assert same["upstream"]["commits"] == 0
@@ -141,7 +147,10 @@ def test_missing_object_names_the_fetch(nights: Nights, tmp_path: Path) -> None:
     result = nights.cli("diff", "HEAD~1:carries/manifest.yaml.lock", str(new), "-m", nights.manifest,
                         "--repo", nights.work.path)
     assert result.exit_code == 4, result.output
-    assert f"{'2' * 40} (upstream main in {new}): git fetch ../../up main" in result.stderr
+    # a relative url: as sync read it, from the manifest's directory (helper-97: `git fetch ../../up main`
+    # failed where the hint is run, in --repo)
+    up = nights.up.path.resolve()
+    assert f"{'2' * 40} (upstream main in {new}): git fetch {up} main" in result.stderr
 
 
 def test_a_missing_pr_head_leaves_out_its_range_diff_alone(nights: Nights, tmp_path: Path) -> None:
@@ -156,8 +165,9 @@ def test_a_missing_pr_head_leaves_out_its_range_diff_alone(nights: Nights, tmp_p
     result = nights.cli("diff", *args, "--format", "json")
     assert result.exit_code == 0, result.output
     out = json.loads(result.stdout)
-    line = f"{'1' * 40} (pr/1 head in {new}): git fetch ../../up refs/pull/1/head; if the PR moved since: " \
-           f"git fetch ../../up {'1' * 40}"         # the ref alone has the new head (helper-79)
+    up = nights.up.path.resolve()
+    line = f"{'1' * 40} (pr/1 head in {new}): git fetch {up} refs/pull/1/head; if the PR moved since: " \
+           f"git fetch {up} {'1' * 40}"         # the ref alone has the new head (helper-79)
     moved = next(e for e in out["entries"] if e["id"] == "pr/1")
     assert (moved["change"], moved["range_diff"], moved["range_diff_unavailable"]) == ("moved", [], [line])
     assert f"carrytool: warning: range-diff not shown for pr/1: {line}" in result.stderr
@@ -184,7 +194,7 @@ def test_missing_objects_each_named_for_what_needs_them(nights: Nights, tmp_path
     new.write_text(json.dumps(new_lock))
     result = nights.cli("diff", str(old), str(new), "-m", nights.manifest, "--repo", nights.work.path)
     assert result.exit_code == 4, result.output
-    assert f"{gone} (upstream main in {new}): git fetch ../../up main" in result.stderr
+    assert f"{gone} (upstream main in {new}): git fetch {nights.up.path.resolve()} main" in result.stderr
     assert "bad object" not in result.stderr
     new_lock = json.loads(nights.manifest.with_name("manifest.yaml.lock").read_text())
     for item in new_lock["entries"]:
@@ -344,3 +354,135 @@ def test_a_pr_whose_head_upstream_has_is_diffed_without_git_refusing(tmp_path: P
     moved = next(e for e in out["entries"] if e["id"] == "pr/1")
     assert [(p["old"], p["new"], p["change"]) for p in moved["range_diff"]] == [
         (None, nights.p1a, ">"), (None, nights.p1b, ">")]
+
+
+def test_the_default_old_night_is_the_last_commit_of_the_lock(tmp_path: Path, cli: Cli) -> None:
+    """helper-97: a night, then a person's commit of the manifest alone (an assert renamed, another made
+    stricter, an entry disabled), then a night: `carrytool diff` read HEAD~1's lock (the first night's)
+    beside HEAD~1's manifest (already the edited one), so the assert changes went unsaid. The old night is
+    the commit that last changed the lock before the one on disk, its manifest read at that commit."""
+    n = Nights(tmp_path, cli)
+    once = {"name": "h-once", "file": "a.py", "in": "f", "calls": "g", "times": 0}
+    first = n.night([{"pr": 1}, {"pr": 2}, {"pr": 3}], asserts=[{"name": "f-old", "file": "a.py", "defines": "f"},
+                                                                 once])
+    night_one = n.fork.ref("refs/heads/main")
+    edited = [{"pr": 1}, {"pr": 2, "enabled": False}, {"pr": 3}]
+    stricter = {**once, "times": None, "max": 0}
+    del stricter["times"]
+    asserts = [{"name": "f-new", "file": "a.py", "defines": "f"}, stricter]
+    write_manifest(n.manifest, {"version": 1, "upstream": {"url": "../../up", "branch": "main"},
+                                "fork": {"branch": "dev"}, "policy": {"on_conflict": "skip"}, "entries": edited,
+                                "asserts": asserts})
+    n.fork.commit({"carries/manifest.yaml": n.manifest.read_text()}, "a person: rename an assert, drop pr/2",
+                  parent=night_one, ref="refs/heads/main")
+    n.fork.git("reset", "-q", "--hard")
+    second = n.night(edited, asserts=asserts)          # this night's lock and manifest, committed
+    for committed in (True, False):
+        if not committed:       # the night wrote its lock and has not committed it yet: the same old night
+            n.fork.git("reset", "-q", "--soft", "HEAD~1")
+        code, out = cli.json("diff", "-m", n.manifest, "--repo", n.work.path)
+        assert code == 0, out
+        # night one is HEAD~2 (said by its SHA) once the second night is committed, HEAD~1 before
+        assert out["locks"]["old"] == f"{night_one if committed else 'HEAD~1'}:carries/manifest.yaml.lock"
+        assert out["asserts"] == {"added": ["f-new"], "removed": ["f-old"], "changed": ["h-once"],
+                                  "known": True}, out["asserts"]
+        pr2 = next(e for e in out["entries"] if e["id"] == "pr/2")
+        assert (pr2["change"], pr2["from"]["status"], pr2["to"]["status"], pr2["to"]["reason"]) == (
+            "status", "applied", "skipped", "disabled"), pr2
+        assert out["result"] == {"from": first["result"], "to": second["result"]}
+    n.fork.git("commit", "-q", "-m", "night")
+    text = cli("diff", "-m", n.manifest, "--repo", n.work.path).stdout
+    assert "asserts changed: h-once" in text and "asserts added: f-new" in text
+
+
+def test_a_new_order_is_said_with_the_branch_it_composed(nights: Nights) -> None:
+    """helper-97: two entries swapped, the branch composed anew, and diff said "3 unchanged"."""
+    nights.night([{"pr": 4}, {"pr": 3}, {"pr": 1}], asserts=[{"name": "f-defined", "file": "a.py", "defines": "f"}])
+    code, out = _diff(nights)
+    assert code == 0, out
+    assert out["order"] == {"from": ["pr/1", "pr/3", "pr/4"], "to": ["pr/4", "pr/3", "pr/1"]}
+    assert out["result"]["from"] != out["result"]["to"]
+    assert {e["change"] for e in out["entries"]} == {"unchanged"}
+    text = nights.cli("diff", "-m", nights.manifest, "--repo", nights.work.path).stdout
+    assert "3 unchanged; order changed" in text and "order changed: pr/1, pr/3, pr/4 -> pr/4, pr/3, pr/1" in text
+    assert f"composed: {out['result']['from'][:12]} -> {out['result']['to'][:12]}" in text
+    md = nights.cli("diff", "-m", nights.manifest, "--repo", nights.work.path, "--format", "markdown").stdout
+    assert "order changed: pr/1, pr/3, pr/4" in md
+
+
+def _lockless_night(n: Nights) -> None:
+    """The fork's lock deleted in a commit of its own."""
+    n.fork.git("rm", "-q", "carries/manifest.yaml.lock")
+    n.fork.git("commit", "-q", "-m", "drop the lock")
+
+
+def test_the_default_old_night_skips_a_deleted_lock_and_line_ends(tmp_path: Path, cli: Cli) -> None:
+    """helper-98: the commit that deleted the lock was taken as the night before (exit 2, "no lock at
+    HEAD:..."); in a core.autocrlf checkout, the committed lock never equalled the one on disk, so diff
+    compared the lock with itself ("2 unchanged")."""
+    n = Nights(tmp_path, cli)
+    n.night([{"pr": 1}, {"pr": 2}])
+    second = n.night([{"pr": 1}, {"pr": 3}])
+    night_two = n.fork.ref("refs/heads/main")
+    _lockless_night(n)
+    write_manifest(n.manifest, {"version": 1, "upstream": {"url": "../../up", "branch": "main"},
+                                "fork": {"branch": "dev"}, "policy": {"on_conflict": "skip"},
+                                "entries": [{"pr": 1}, {"pr": 4}]})
+    assert cli("sync", "-m", n.manifest, "--repo", n.work.path).exit_code == 0      # not committed
+    code, out = cli.json("diff", "-m", n.manifest, "--repo", n.work.path)
+    assert code == 0, out
+    assert out["locks"]["old"] == "HEAD~1:carries/manifest.yaml.lock" and out["result"]["from"] == second["result"]
+    assert {e["id"]: e["change"] for e in out["entries"]} == {"pr/1": "unchanged", "pr/4": "added", "pr/3": "removed"}
+    n.fork.git("add", "carries/manifest.yaml.lock")
+    n.fork.git("commit", "-q", "-m", "night")
+    code, again = cli.json("diff", "-m", n.manifest, "--repo", n.work.path)      # committed: the same night before
+    assert again["locks"]["old"] == f"{night_two}:carries/manifest.yaml.lock" and again["entries"] == out["entries"]
+    crlf = tmp_path / "crlf"      # the fork cloned with CRLF line ends in its checkout
+    subprocess.run(["git", "-c", "core.autocrlf=true", "clone", "-q", str(n.fork.path), str(crlf)], check=True)
+    subprocess.run(["git", "config", "core.autocrlf", "true"], cwd=crlf, check=True)
+    assert b"\r\n" in (crlf / "carries" / "manifest.yaml.lock").read_bytes()
+    code, there = cli.json("diff", "-m", crlf / "carries" / "manifest.yaml", "--repo", n.work.path)
+    assert code == 0 and there["locks"]["old"].startswith(night_two) and there["entries"] == out["entries"], there
+
+
+def test_a_shallow_clone_says_its_history_is_cut(nights: Nights, tmp_path: Path) -> None:
+    """helper-98: in a clone of depth 2, the history's cut end looked like the commit that added the lock,
+    and diff compared with it, silently: it refuses, naming the fetch that brings the history."""
+    nights.fork.git("commit", "-q", "--allow-empty", "-m", "a commit of something else")
+    shallow = tmp_path / "shallow"
+    subprocess.run(["git", "clone", "-q", "--depth", "2", f"file://{nights.fork.path}", str(shallow)], check=True)
+    result = nights.cli("diff", "-m", shallow / "carries" / "manifest.yaml", "--repo", nights.work.path)
+    assert result.exit_code == 2 and "shallow clone" in result.stderr and "--deepen" in result.stderr, result.output
+    deep = tmp_path / "deep"
+    subprocess.run(["git", "clone", "-q", "--depth", "3", f"file://{nights.fork.path}", str(deep)], check=True)
+    code, out = nights.cli.json("diff", "-m", deep / "carries" / "manifest.yaml", "--repo", nights.work.path)
+    # depth 3 reaches the first commit of all, which has no parent: nothing is cut
+    first = nights.fork.git("rev-parse", "HEAD~2")
+    assert code == 0 and out["locks"]["old"] == f"{first}:carries/manifest.yaml.lock", out
+    assert out["asserts"]["added"] == ["f-defined"], out
+
+
+def test_no_manifest_folder_is_an_input_error(cli: Cli, tmp_path: Path) -> None:
+    """helper-98: `carrytool diff` where carries/ is not there was a traceback."""
+    result = cli("diff", "-m", tmp_path / "nowhere" / "manifest.yaml", "--repo", tmp_path, "--format", "json")
+    assert result.exit_code == 2 and json.loads(result.stdout)["error"]["kind"] == "InputError"
+
+
+def test_what_does_not_change_an_assert_is_no_change(tmp_path: Path) -> None:
+    """helper-98: `args` with their keys reordered, `after` reordered, `in_try: false` against none, a new `why`
+    were reported as changed asserts; `in_try: true` is a change."""
+    from carrytool.manifest.load import load_manifest
+    from carrytool.review.diff import _asserts
+
+    one = {"name": "c", "file": "a.py", "in": "f", "calls": "g", "args": {"0": "x", "key": "y"}, "after": ["a", "b"]}
+    two = {**one, "args": {"key": "y", "0": "x"}, "after": ["b", "a"], "in_try": False, "why": "reworded"}
+
+    def manifest(name: str, spec: dict):
+        data = {"version": 1, "upstream": {"url": "../up", "branch": "main"}, "fork": {"branch": "dev"},
+                "entries": [{"pr": 1}], "asserts": [spec]}
+        return load_manifest(write_manifest(tmp_path / name / "manifest.yaml", data))
+
+    assert _asserts(manifest("one", one), manifest("two", two)) == {"added": [], "removed": [], "changed": [],
+                                                                    "known": True}
+    assert _asserts(manifest("one", one), manifest("three", {**two, "in_try": True}))["changed"] == ["c"]
+    assert _asserts(manifest("one", one), manifest("four", {**one, "after": ["a"]}))["changed"] == ["c"]

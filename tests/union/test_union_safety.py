@@ -277,3 +277,13 @@ def test_quiet_union_commands_say_the_stop_whole_and_a_fold_by_its_outcome(cli: 
     again = union(cli, fold, "compose")                         # the same fold, not quiet: all of it
     assert again.exit_code == 0 and "  pr/1 at " in again.stdout and "next: " in again.stdout
     assert union(cli, fold, "status", "-q").exit_code == 0
+
+
+def test_quiet_keeps_what_a_fold_says_about_the_users_work(cli: Cli, tmp_path: Path) -> None:
+    """helper-98: with -q, `union abort` said nothing of leaving the entry `union new` added in a manifest
+    edited since (the next sync stops on it): the fold's notes are about the user's work, said even with -q."""
+    fold = Fold(tmp_path, union="")
+    assert cli("union", "new", "u", "1", "2", *fold.args()).exit_code == 3
+    fold.manifest.write_text(fold.manifest.read_text().replace("a comment to keep", "edited meanwhile"))
+    result = cli("union", "abort", "u", "-q", *fold.args())
+    assert result.exit_code == 0 and "left carry/u in" in result.stderr, result.stderr
