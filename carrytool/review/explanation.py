@@ -68,8 +68,9 @@ class Explanation:
             data["stories"] = self.stories
         return data
 
-    def dumps(self) -> str:
-        return indented(self.to_json()) + "\n"
+    def dumps(self, data: dict[str, Any] | None = None) -> str:
+        """The JSON text of DATA (default: `to_json()`)."""
+        return indented(self.to_json() if data is None else data) + "\n"
 
 
 def write_explanation(ex: Explanation, path: str | Path, dumped: str | None = None) -> None:

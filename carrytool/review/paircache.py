@@ -2,9 +2,10 @@
 
 The overlap map decides a pair of entries that share a file by a merge (overlap._PairMerger): the paths
 where the pair conflicts, and whether the structured rule resolves them, follow from nothing but the
-merge's two commits (the earlier entry alone on upstream, whose parent is upstream; the later one's head,
-reduced or whole, whose parent is its base), the later entry's own merge alone onto upstream (two
-commits too: its conflicts are its own), the structured-merge patterns, the rule's switches, and the
+whole merge's two commits (the earlier entry alone on upstream, whose parent is upstream; the later one's
+head, or its stand-in), both entries' bases and heads (the merge the pair is decided by, the later head
+reduced to the paths that decide it, follows from these: a kept pair builds none), the later entry's own
+merge alone onto upstream (two commits too: its conflicts are its own), the structured-merge patterns, the rule's switches, and the
 git and carrytool that merge and decide (its version and a digest of the source that decides, CODE).
 Commits never change, so a decision kept under all of them is valid forever, as the scope cache's spans
 are under a blob SHA.
@@ -23,7 +24,7 @@ from pathlib import Path
 from carrytool.pipeline.kept import KeptAnswers
 
 PAIRS_MAX = 20_000      # decisions a file keeps (~2 MB): every run reads it whole
-RULE = "pairs-1"        # bump when what a pair merge decides, or how, changes
+RULE = "pairs-2"        # bump when what a pair merge decides, or how, or what its key holds, changes
 # the code that asks a pair merge and decides from its answer: a decision is this code's only
 CODE = ("review/overlap.py", "review/paircache.py", "pipeline/blame.py", "pipeline/structured.py",
         "pipeline/structured_tree.py", "pipeline/pyparts.py", "pipeline/compose.py", "pipeline/reduce.py",
@@ -46,9 +47,10 @@ class PairDecisions(KeptAnswers[Decision]):
         super().__init__(folder, "pairs", version, RULE, CODE, PAIRS_MAX, _decode,
                          lambda decision: [decision[0], decision[1]])
 
-    def key(self, pair: tuple[str, str], alone: tuple[str, str] | None, patterns: Sequence[str],
+    def key(self, pair: Sequence[str], alone: tuple[str, str] | None, patterns: Sequence[str],
             switches: Sequence[object]) -> str:
-        """The key of a pair merge PAIR (ours, theirs) whose later entry merged alone as ALONE."""
+        """The key of a pair whose inputs are PAIR (its whole merge's ours and theirs, and the entries' bases and
+        heads) and whose later entry merged alone as ALONE."""
         return self.digest(list(pair), list(alone) if alone else None, list(patterns), [str(s) for s in switches])
 
     def put(self, key: str, decision: Decision) -> None:

@@ -38,14 +38,22 @@ def test_kept_decisions_give_the_report_the_merges_give(cli: Cli, small: Small,
     args = ("explain", "-m", small.manifest_path, "--repo", small.work.path, "--offline")
     cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")   # fetches
     batches = _pair_batches(monkeypatch)
+    from carrytool.review import overlap
+
+    built: list[str] = []          # the reduced heads (and files-alone merges) the pair merges are made of
+    for name in ("reduced_head", "files_alone"):
+        real = getattr(overlap, name)
+        monkeypatch.setattr(overlap, name, lambda *a, _real=real, _name=name, **k: built.append(_name) or _real(*a, **k))
     code, first = cli.json(*args)
-    assert batches and batches[0] >= 15 and len(_files(small)) == 1
+    assert batches and batches[0] >= 15 and len(_files(small)) == 1 and built
+    built.clear()
     kept = json.loads(_files(small)[0].read_text())["pairs"]
     assert len(kept) == batches[0]
     assert any(paths for paths, _ in kept.values())           # conflicts are kept too, not only clean pairs
     batches.clear()
     again_code, again = cli.json(*args)
     assert batches == []                                      # every pair from the file: no merge at all
+    assert built == []            # nor the reduced heads those merges would take (helper-96: 1.6 s on polars)
     monkeypatch.setattr(_PairMerger, "keep_decisions", False)
     merged_code, merged = cli.json(*args)
     assert batches and batches[0] >= 15
