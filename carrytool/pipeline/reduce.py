@@ -29,8 +29,45 @@ def reduced_head(git: Git, *, head: str, base: str, changes: Sequence[Change], k
     rest = [c for c in changes if c.status == "M" and c.path not in keep and is_file(c.path)]
     if not rest:
         return None
-    tree = git.edit_tree(git.tree_of(head), {c.path: (c.old_mode, c.old_oid) for c in rest})
+    tree = _reduced_tree(git, head, base, changes, rest)
     return git.write_commit(tree, [base], sig, sig, f"carrytool: {what}, its other files at their base\n")
+
+
+FROM_BASE = True       # build a reduced tree from the base when that takes fewer edits (tests compare both)
+
+
+def _reduced_tree(git: Git, head: str, base: str, changes: Sequence[Change], rest: Sequence[Change]) -> str:
+    """HEAD's tree with the paths of REST (files it only modifies) at their BASE version: HEAD's tree with REST
+    put back, or BASE's tree with every other change of CHANGES (its whole diff) made, whichever is fewer
+    edits (helper-96: pairs of 400-file PRs sharing a few files put back 375 paths, 7 ms a head). The same
+    paths, modes and blobs either way: a path neither changes is BASE's and HEAD's alike. (A directory git
+    stored in another form in BASE than in HEAD, with the same files, as tools of long ago wrote `100664`,
+    keeps that form: the trees' bytes may then differ, not what any path holds, and a reduced head only
+    decides which paths conflict, from their blobs; helper-99.)"""
+    if FROM_BASE and len(changes) - len(rest) < len(rest):
+        edits = _edits_from_base(changes, rest)
+        if edits is not None:
+            return git.edit_tree(git.tree_of(base), edits)
+    return git.edit_tree(git.tree_of(head), {c.path: (c.old_mode, c.old_oid) for c in rest})
+
+
+def _edits_from_base(changes: Sequence[Change], rest: Sequence[Change]) -> dict[str, tuple[str, str] | None] | None:
+    """The edits that make BASE's tree HEAD's but for REST: each change of CHANGES outside REST, made. None
+    unless each edit names a path of its own (no rename from a path another change adds) and none is a
+    folder of another (a file replacing a directory): then they apply in any order."""
+    reset = {id(c) for c in rest}
+    edits: dict[str, tuple[str, str] | None] = {}
+    for change in changes:
+        if id(change) in reset:
+            continue
+        made = [(change.old_path, None)] if change.old_path is not None else []
+        made.append((change.path, None if change.status == "D" else (change.new_mode, change.new_oid)))
+        for path, value in made:
+            if path in edits:
+                return None
+            edits[path] = value
+    folders = {path[:i] for path in edits for i, ch in enumerate(path) if ch == "/"}
+    return None if folders & edits.keys() else edits
 
 
 def files_alone(git: Git, *, base: str, changes: Sequence[Change], keep: Collection[str], ours_tree: str,

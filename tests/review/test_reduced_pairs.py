@@ -256,20 +256,28 @@ def _explain_pairs(git: Git) -> tuple[dict, Signature, list[tuple]]:
     return heads, sig, pairs
 
 
-def test_a_reduced_merge_differs_from_the_whole_merge_only_on_the_paths_it_reset(small: Small) -> None:
+def test_a_reduced_merge_differs_from_the_whole_merge_only_on_the_paths_it_reset(
+        small: Small, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every pair of the corpus, merged as explain does (the second's head onto the first alone on
     upstream): the reduced merge's tree and conflicts equal the whole merge's on every path but those
-    the reduction put back at their base version, whatever the head deletes or renames."""
+    the reduction put back at their base version, whatever the head deletes or renames. The reduced tree
+    is the same built from the head (its other files put back) as from the base (its changes made)."""
     _corpus(small)
     git = Git(small.up.path)
     try:
         heads, sig, pairs = _explain_pairs(git)
-        reduced = 0
+        reduced = from_base = 0
         for first, ours, keep, second, base, second_changes in pairs:
-            head = reduce.reduced_head(git, head=heads[second], base=base, changes=second_changes, keep=keep,
-                                       ours_tree=git.tree_of(ours), sig=sig, what=f"pr {second}")
+            kwargs = dict(head=heads[second], base=base, changes=second_changes, keep=keep,
+                          ours_tree=git.tree_of(ours), sig=sig, what=f"pr {second}")
+            head = reduce.reduced_head(git, **kwargs)
             if head is None:
                 continue
+            monkeypatch.setattr(reduce, "FROM_BASE", False)
+            assert git.tree_of(reduce.reduced_head(git, **kwargs)) == git.tree_of(head), (first, second)
+            monkeypatch.setattr(reduce, "FROM_BASE", True)
+            rest = sum(c.status == "M" and c.path not in keep for c in second_changes)
+            from_base += len(second_changes) - rest < rest
             reduced += 1
             reset = set(paths_of(git.diff_trees([(heads[second], head)])[0]))
             assert reset and not reset & keep
@@ -281,7 +289,7 @@ def test_a_reduced_merge_differs_from_the_whole_merge_only_on_the_paths_it_reset
             differ = set(paths_of(git.diff_trees([(whole.tree, part.tree)], renames=False)[0]))
             assert differ <= reset | conflicted, (first, second)
             assert {s for s in whole.stages if s.path not in reset} == set(part.stages), (first, second)
-        assert reduced >= 15
+        assert reduced >= 15 and from_base >= 3, (reduced, from_base)
     finally:
         git.close()
 
@@ -476,3 +484,45 @@ def test_an_entry_resolved_theirs_pairs_where_its_change_lands(cli: Cli, small: 
         [(["pr/1", "pr/2"], "conflict", ["p.py"])]
     second = next(e for e in reduced["entries"] if e["id"] == "pr/2")
     assert second["conflicts"] == [{"file": "p.py", "with": ["pr/1"]}]
+
+
+@pytest.mark.parametrize("twist", ["plain", "dir-to-file", "rename-over-add"])
+def test_a_reduced_tree_from_the_base_is_the_one_from_the_head(small: Small, monkeypatch: pytest.MonkeyPatch,
+                                                               twist: str) -> None:
+    """A head that modifies many files and keeps few of them (helper-96: 400-file PRs) is reduced from its
+    base, its other changes made (adds, deletes, a rename, a mode change, a submodule): the same tree as its
+    head with the modified files put back, whichever way it is built. Where an edit's path is another's
+    folder, or two edits name one path, the head's way is taken."""
+    files = {f"pkg/f{i}.py": _body(f"f{i}", {}) for i in range(8)} | {
+        "gone.txt": "gone\n", "old/name.py": _body("moved", {}), "tool.sh": "echo\n", "dir/inside.txt": "in\n"}
+    base = small.up.commit(files, "base", parent="main")
+    change = {f"pkg/f{i}.py": _body(f"f{i}", {3: f"head {i}"}) for i in range(8)} | {
+        "gone.txt": None, "old/name.py": None, "new/name.py": _body("moved", {}), "added.txt": "new\n",
+        "tool.sh": "echo\n", "sub": "1" * 40}
+    modes = {"tool.sh": "100755", "sub": "160000"}
+    if twist == "dir-to-file":
+        change |= {"dir/inside.txt": None, "dir": "a file where a folder was\n"}
+    head = small.up.commit(change, "head", parent=base, modes=modes)
+    git = Git(small.up.path)
+    try:
+        changes = git.diff_trees([(base, head)])[0]
+        if twist == "rename-over-add":       # two changes naming one path: no order makes them right
+            changes = changes + [c for c in changes if c.status == "R"]
+        assert any(c.status == "R" for c in changes) and any(c.status == "D" for c in changes)
+        keep = {"pkg/f0.py", "tool.sh"}         # tool.sh: its mode change is made from the base
+        kwargs = dict(head=head, base=base, changes=changes, keep=keep, ours_tree=git.tree_of(base),
+                      sig=Signature("t", "t@example.com", 1700000000), what="the head")
+        rest = [c for c in changes if c.status == "M" and c.path not in keep]
+        from_base = reduce._edits_from_base(changes, rest)
+        assert (from_base is None) == (twist != "plain"), from_base
+        built = git.tree_of(reduce.reduced_head(git, **kwargs))
+        monkeypatch.setattr(reduce, "FROM_BASE", False)
+        assert git.tree_of(reduce.reduced_head(git, **kwargs)) == built
+        if twist == "plain":
+            listing = git.run("ls-tree", "-r", built).stdout.decode().splitlines()
+            shown = {line.split("\t")[1]: line.split("\t")[0] for line in listing}
+            assert "gone.txt" not in shown and "old/name.py" not in shown and shown["sub"].startswith("160000 commit")
+            assert shown["tool.sh"].startswith("100755") and shown["pkg/f0.py"] != shown["pkg/f1.py"]
+            assert shown["pkg/f1.py"].split()[2] == next(c.old_oid for c in changes if c.path == "pkg/f1.py")
+    finally:
+        git.close()
