@@ -25,6 +25,12 @@ _DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 _CALL = re.compile(r"^(\*\.)?[A-Za-z_][A-Za-z0-9_]*(\(\))?(\.[A-Za-z_][A-Za-z0-9_]*(\(\))?)*$")
 
 
+def pr_id(text: str) -> str:
+    """`pr/045398` as the manifest names it, `pr/45398` (a PR number's leading zeros are not part of it);
+    any other text as it is."""
+    number = text[3:] if text.startswith("pr/") else ""
+    return f"pr/{number.lstrip('0') or '0'}" if number.isascii() and number.isdigit() else text
+
 @dataclass(frozen=True)
 class Key:
     """One accepted key of a manifest section: its type, whether it is required, and what it means."""
@@ -228,7 +234,7 @@ class Manifest:
     def find_entry(self, text: str) -> Entry | None:
         """Look an entry up by id (`pr/45612`, `carry/NAME`), bare PR number or bare carry name."""
         text = text.strip()
-        for candidate in (text, f"pr/{text}", f"carry/{text}"):
+        for candidate in (pr_id(text), pr_id(f"pr/{text}"), f"carry/{text}"):
             entry = self.entry(candidate)
             if entry:
                 return entry

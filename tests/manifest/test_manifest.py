@@ -250,3 +250,12 @@ def test_an_unnamed_assert_is_named_by_its_check_target_and_scope(tmp_path: Path
     path.write_text(GOOD.replace("  - name: resume-once\n    file:", "  - file:"))
     m = load_manifest(path)
     assert m.asserts[0].name == "calls backend.resume in Worker.wake_up"
+
+
+def test_a_pr_id_with_leading_zeros_names_the_pr(tmp_path: Path) -> None:
+    """An older note: `entry: pr/045398` was "no entry pr/045398", though `entry: 045398` named pr/45398; and
+    `explain pr/045398` found nothing."""
+    m = load_manifest(write(tmp_path, GOOD.replace("    entry: carry/wake-path-union", "    entry: pr/045398")))
+    assert m.asserts[0].entry == "pr/45398"
+    assert m.find_entry("pr/045398").id == m.find_entry("045398").id == "pr/45398"
+    assert m.find_entry("pr/0") is None and m.find_entry("carry/wake-path-union").id == "carry/wake-path-union"
