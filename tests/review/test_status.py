@@ -416,3 +416,24 @@ def test_write_never_leaves_an_invalid_manifest(cli: Cli, forge: Forge) -> None:
         result = _status(cli, forge, fake.url, "--write")
     assert result.exit_code == 2 and "--write would leave the manifest invalid, so nothing was written" in result.stderr
     assert "pr/1" in result.stderr and forge.manifest.read_text() == text
+
+
+def test_write_applies_the_title_a_refold_names(cli: Cli, forge: Forge) -> None:
+    """An older note: a PR both carried as an entry (with a title) and folded into a union, whose head moved
+    and whose title changed upstream, is suggested `refold`, the title said in its `why`; `--write` applied
+    only `retitle` suggestions, so the title said there was never written."""
+    text = forge.manifest.read_text().replace("  - pr: 7\n", "  - pr: 7\n  - pr: 5\n    title: old five\n")
+    forge.manifest.write_text(text)
+    with FakeForge() as fake:
+        forge.github(fake)
+        fake.route("/repos/acme/widget/pulls/5", Reply({"number": 5, "state": "open", "title": "five, renamed",
+                                                        "head": {"sha": forge.p5b}, "base": {"sha": forge.base},
+                                                        "merged": False, "merge_commit_sha": None,
+                                                        "merged_at": None}, etag='"pr5b"'))
+        code, out = cli.json("status", "-m", forge.manifest, "--repo", forge.work.path, "--api-url", fake.url)
+        [item] = [e for e in out["entries"] if e["id"] == "pr/5"]
+        assert item["suggestion"] == "refold" and "also, the title upstream is now 'five, renamed'" in item["why"]
+        result = _status(cli, forge, fake.url, "--write")
+    assert result.exit_code == 0, result.output
+    assert "pr/5: title set to 'five, renamed'" in result.stdout
+    assert '  - pr: 5\n    title: "five, renamed"\n' in forge.manifest.read_text()
