@@ -49,8 +49,12 @@ def render_bisect_text(result: BisectResult, stream: TextIO, invocation: Invocat
         say(f"The tip of the chain ({n} entries on upstream {result.chain.upstream[:12]}) passes every check: "
             "nothing to bisect.")
     elif result.first_bad is None:
-        say(f"Upstream {result.chain.upstream[:12]} itself fails: no entry of the chain broke it.")
         guarded = _guarded(result)
+        if guarded:     # helper-100: "upstream itself fails: no entry broke it" read as nothing to do
+            say(f"No prefix of the chain passes, upstream {result.chain.upstream[:12]} alone included: what "
+                f"the asserts check is never there, so no entry broke it; it was to come from {', '.join(guarded)}.")
+        else:
+            say(f"Upstream {result.chain.upstream[:12]} itself fails: no entry of the chain broke it.")
         verdict = result.verdict
         if verdict is not None and verdict.command is not None and not verdict.failed:
             # helper-83: a command that cannot pass anywhere (it needs `.git`, every probe timed out) read as

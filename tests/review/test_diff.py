@@ -303,6 +303,10 @@ def test_a_sync_report_as_the_new_night(nights: Nights, tmp_path: Path) -> None:
     assert (skipped["to"]["status"], skipped["to"]["reason"]) == ("conflict", "conflict")
     assert next(e for e in out["entries"] if e["id"] == "pr/1")["range_diff"] == \
         next(e for e in default["entries"] if e["id"] == "pr/1")["range_diff"]
+    # the report has no manifest beside it: it was made from the one on disk, whose asserts are compared
+    # (helper-100: "asserts not compared", always, on the red night one wants them)
+    assert out["asserts"] == default["asserts"] == {"added": ["f-defined"], "removed": [], "changed": [],
+                                                    "known": True}
 
 
 def test_a_report_of_a_sync_that_stopped_before_composing(nights: Nights, tmp_path: Path) -> None:
@@ -486,3 +490,19 @@ def test_what_does_not_change_an_assert_is_no_change(tmp_path: Path) -> None:
                                                                     "known": True}
     assert _asserts(manifest("one", one), manifest("three", {**two, "in_try": True}))["changed"] == ["c"]
     assert _asserts(manifest("one", one), manifest("four", {**one, "after": ["a"]}))["changed"] == ["c"]
+
+
+def test_a_night_composed_again_since_is_fetched_by_its_sha(nights: Nights, tmp_path: Path) -> None:
+    """helper-100: the morning after, the night before's composed result is not on the fork branch any more
+    (each night composes it again on a new upstream): the hint named only `git fetch FORK BRANCH`, which can
+    never bring it. It names the fetch by SHA too, and the repository where that night's sync ran."""
+    lock = json.loads(nights.manifest.with_name("manifest.yaml.lock").read_text())
+    gone = "b" * 40
+    lock["result"] = gone
+    old = tmp_path / "old.lock"
+    old.write_text(json.dumps(lock))
+    result = nights.cli("diff", str(old), str(nights.manifest.with_name("manifest.yaml.lock")), "-m",
+                        nights.manifest, "--repo", nights.work.path)
+    assert result.exit_code == 4, result.output
+    assert f"{gone} (the composed dev in {old}): git fetch FORK_URL dev; if dev was composed again since: " \
+           f"git fetch FORK_URL {gone}, or run diff in the repository that night's sync ran in" in result.stderr
