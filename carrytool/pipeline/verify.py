@@ -86,9 +86,11 @@ def verify_rebuild(manifest: Manifest, git: Git, rev: str | None, *, offline: bo
     if not matches:
         error = VerificationFailed(
             f"{target} is {actual[:12]}, but manifest + lock compose {expected[:12]}: the published branch is "
-            "not what the manifest says", hint="run `carrytool sync --locked"
-            + (" --push" if manifest.fork.url else "") + "` to publish exactly the lock, or inspect with "
-            "`git range-diff`")
+            "not what the manifest says", hint="when a nightly sync published the branch but its lock was not "
+            "committed (the lock's push lost a race), the next nightly sync puts both right: leave the branch; "
+            "otherwise `carrytool sync --locked" + (" --push" if manifest.fork.url else "") + "` publishes exactly "
+            "the lock (it replaces the branch), or inspect with `git range-diff`")
+        # (helper-100: the hint named that command alone, and after such a race it put yesterday's branch back)
         report.error = {"exit_code": error.exit_code, "kind": "VerificationFailed", "message": str(error)}
     return report
 

@@ -108,7 +108,9 @@ def test_rebuild_proves_the_published_branch(cli: Cli, demo: Scenario) -> None:
     result = cli("verify", "-m", demo.manifest, "--repo", demo.work, "--rebuild", "--offline")
     assert result.exit_code == 1 and "not what the manifest says" in result.stderr
     # the fork has a url: publishing the lock is a push (without --push nothing reaches the fork)
-    assert "`carrytool sync --locked --push " in result.stderr and "to publish exactly the lock" in result.stderr
+    assert "`carrytool sync --locked --push " in result.stderr and "publishes exactly the lock" in result.stderr
+    # helper-100: after a night whose lock push lost a race, that command put yesterday's branch back
+    assert "the next nightly sync puts both right: leave the branch" in result.stderr
 
 
 def test_verify_verbose_lists_the_asserts_that_held(cli: Cli, demo: Scenario) -> None:
