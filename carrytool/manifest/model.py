@@ -31,6 +31,7 @@ def pr_id(text: str) -> str:
     number = text[3:] if text.startswith("pr/") else ""
     return f"pr/{number.lstrip('0') or '0'}" if number.isascii() and number.isdigit() else text
 
+
 @dataclass(frozen=True)
 class Key:
     """One accepted key of a manifest section: its type, whether it is required, and what it means."""

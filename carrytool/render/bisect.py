@@ -51,8 +51,9 @@ def render_bisect_text(result: BisectResult, stream: TextIO, invocation: Invocat
     elif result.first_bad is None:
         guarded = _guarded(result)
         if guarded:     # helper-100: "upstream itself fails: no entry broke it" read as nothing to do
-            say(f"No prefix of the chain passes, upstream {result.chain.upstream[:12]} alone included: what "
-                f"the asserts check is never there, so no entry broke it; it was to come from {', '.join(guarded)}.")
+            # (what was probed, no more: a binary search probes a few prefixes; helper-101)
+            say(f"Upstream {result.chain.upstream[:12]} fails the asserts, and so did every prefix of the chain "
+                f"probed: what they check is to come from {', '.join(guarded)} (their `entry:`).")
         else:
             say(f"Upstream {result.chain.upstream[:12]} itself fails: no entry of the chain broke it.")
         verdict = result.verdict

@@ -107,7 +107,7 @@ def load_nights(old: str | None, new: str | None, *, manifest: Path, repo: Path)
     if old is None:
         old = _last_night(manifest, lock_file)
     return load_night(old, manifest=manifest, repo=repo), load_night(new or str(lock_file), manifest=manifest,
-                                                                    repo=repo)
+                                                                    repo=repo, newest=True)
 
 
 def _last_night(manifest: Path, lock_file: Path) -> str:
@@ -187,8 +187,11 @@ def _shallow_ends(git: Git) -> set[str]:
         return set()
 
 
-def load_night(spec: str, *, manifest: Path, repo: Path) -> Night:
-    """Read one lock: an existing file, else REV:PATH in the repository holding the manifest."""
+def load_night(spec: str, *, manifest: Path, repo: Path, newest: bool = False) -> Night:
+    """Read one lock: an existing file, else REV:PATH in the repository holding the manifest. NEWEST: the
+    newer of the two nights, whose sync report (a red night's) is read with MANIFEST, the one diff is given:
+    the older night's manifest may have changed since (helper-101: its asserts were then compared with
+    today's)."""
     path = Path(spec)
     if path.is_file() or ":" not in spec:
         try:
@@ -198,7 +201,8 @@ def load_night(spec: str, *, manifest: Path, repo: Path) -> Night:
                                                         "carries/manifest.yaml.lock)") from None
         except (OSError, UnicodeDecodeError) as exc:
             raise InputError(f"cannot read the lock {spec}: {exc}") from None
-        return _night(spec, text, _manifest_beside(path), manifest.resolve().parent, given=manifest)
+        return _night(spec, text, _manifest_beside(path), manifest.resolve().parent,
+                      given=manifest if newest else None)
     rev, _, inner = spec.partition(":")
     top = work_tree_top(manifest.resolve().parent) or repo
     with Git(top) as git:

@@ -228,7 +228,7 @@ def apply_status(manifest: Manifest, result: StatusResult) -> tuple[str, list[st
                 continue
             # a refold's `why` may say the title changed too (one suggestion per PR): it is applied as well
             if item["suggestion"] == "retitle" or (item["suggestion"] == "refold" and entry.title is not None and
-                                                   item.get("title") and item["title"] != entry.title):
+                                                   item.get("title") is not None and item["title"] != entry.title):
                 text = set_title(text, entry.index, item["title"])
                 done.append(f"{item['id']}: title set to {item['title']!r}")
             elif item["suggestion"] == "drop":

@@ -236,8 +236,8 @@ def test_an_assert_of_what_an_entry_adds_names_that_entry(cli: Cli, small: Small
     assert "the asserts searched with check what pr/2 adds (their `entry:`), which upstream alone never has" \
         in text.stdout, text.stdout
     # the first line does not say "upstream itself fails" as if nothing were to be done (helper-100)
-    assert text.stdout.startswith("No prefix of the chain passes, upstream ") and \
-        "it was to come from pr/2." in text.stdout.splitlines()[0], text.stdout
+    assert text.stdout.startswith("Upstream ") and "fails the asserts, and so did every prefix of the chain " \
+        "probed: what they check is to come from pr/2 (their `entry:`)." in text.stdout.splitlines()[0], text.stdout
 
 
 def test_a_flaky_command_is_not_confirmed_and_its_cache_is_dropped(cli: Cli, small: Small, tmp_path: Path) -> None:

@@ -506,3 +506,15 @@ def test_a_night_composed_again_since_is_fetched_by_its_sha(nights: Nights, tmp_
     assert result.exit_code == 4, result.output
     assert f"{gone} (the composed dev in {old}): git fetch FORK_URL dev; if dev was composed again since: " \
            f"git fetch FORK_URL {gone}, or run diff in the repository that night's sync ran in" in result.stderr
+
+
+def test_a_report_as_the_older_night_has_no_known_asserts(nights: Nights, tmp_path: Path) -> None:
+    """helper-101: a red night's report given as OLD was read with today's manifest (-m), so an assert added
+    since read as no change (`known: true`). Only the newer night's report is read with the manifest given."""
+    report = tmp_path / "sync-report.json"
+    nights.cli("sync", "-m", nights.manifest, "--repo", nights.work.path, "--dry-run", "--report", report)
+    nights.night([{"pr": 1}, {"pr": 3}, {"pr": 4}], asserts=[{"name": "f-defined", "file": "a.py", "defines": "f"},
+                                                             {"name": "g-new", "file": "a.py", "not_calls": "g", "in": "f"}])
+    code, out = _diff(nights, str(report))
+    assert code == 0, out
+    assert out["asserts"] == {"added": [], "removed": [], "changed": [], "known": False}
