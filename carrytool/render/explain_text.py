@@ -50,8 +50,11 @@ def header_line(ex: Explanation) -> str:
     up = ex.planned.report.upstream or {}
     comp = ex.planned.composition
     tip = comp.result[:12] if comp else "?"
+    code = ex.planned.report.exit_code
+    # a plan sync would not publish says so here, not only on the last line (helper-100)
+    kept = f", which sync would not publish (it would exit {code})" if code else ""
     return (f"upstream {up.get('branch')} at {str(up.get('sha'))[:12]}; the plan composes "
-            f"{ex.manifest.fork.branch} = {tip} (explain writes no branch and no lock)")
+            f"{ex.manifest.fork.branch} = {tip}{kept} (explain writes no branch and no lock)")
 
 
 def overlap_title(ex: Explanation) -> str:

@@ -230,3 +230,16 @@ def test_a_commit_message_is_drafted_for_a_union_only(cli: Cli, small: Small) ->
     assert result.exit_code == 2 and result.stdout == "", result.output
     assert "drafts a union's message: carry/audit supersedes no PR" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_the_first_line_says_when_sync_would_not_publish_the_plan(cli: Cli, small: Small) -> None:
+    """helper-100: "the plan composes dev = X" on the first line, "sync would exit 3" on the last: a plan sync
+    would not publish says so where it is named."""
+    small.pr(1, {"a.py": "def f():\n    return 2\n\n\ndef g():\n    return 2\n"})
+    small.pr(2, {"a.py": "def f():\n    return 3\n\n\ndef g():\n    return 2\n"})
+    for policy, said in (("fail", True), ("skip", False)):
+        small.manifest([{"pr": 1}, {"pr": 2}], policy={"on_conflict": policy})
+        result = cli("explain", "-m", small.manifest_path, "--repo", small.work.path)
+        assert result.exit_code == 0, result.output
+        first = result.stdout.splitlines()[0]
+        assert ("which sync would not publish (it would exit 3)" in first) == said, first
