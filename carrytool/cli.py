@@ -838,6 +838,7 @@ def union_status(name: Annotated[Optional[str], typer.Argument(help="The carry e
                  quiet: QuietOpt = False) -> None:
     """Stale folds, upstream drift into owned files, PRs merged upstream, and what a refold would reuse and ask."""
     _flags(quiet, False)
+
     def body() -> int:
         import json as _json
         from contextlib import nullcontext

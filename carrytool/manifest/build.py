@@ -442,9 +442,10 @@ class _Builder:
         entry = data.get("entry")
         if entry is not None:
             entry = data.raw.get("entry", str(entry)) if isinstance(entry, int) else entry
-            # leading zeros go as digits, not through int(): no limit on length (helper-94: 5,000 nines crashed)
-            entry = pr_id(entry) if "/" in entry else (f"pr/{entry.lstrip('0') or '0'}" if entry.isascii() and
-                                                       entry.isdigit() else f"carry/{entry}")
+            # leading zeros go as digits (pr_id), not through int(): no limit on length (helper-94: 5,000 nines
+            # crashed)
+            entry = pr_id(entry if "/" in entry else
+                          f"pr/{entry}" if entry.isascii() and entry.isdigit() else f"carry/{entry}")
             if entry not in ids:
                 raise self.fail(f"{keypath}.entry", data.key_lines["entry"], f"no entry {entry} in this manifest")
         name = data.get("name") or _default_name(check, target, data.get("in"), data["file"])

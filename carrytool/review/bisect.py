@@ -51,8 +51,8 @@ class BisectResult:
     upstream_bad: bool | None = None     # None: upstream was not probed
     probes: int = 0
     cached: int = 0
-    # the command run again on the trees the answer rests on: same verdicts (True), another (False: flaky),
-    # nothing to run again (None: no command, or the verdicts came from the cache)
+    # the command run again on the trees the answer rests on: both run again, same verdicts (True); a verdict
+    # changed (False: flaky); either not run again (None: no command, a verdict from the cache or a timeout)
     confirmed: bool | None = None
 
     @property

@@ -153,7 +153,7 @@ def _last_night(manifest: Path, lock_file: Path) -> str:
             raise InputError(f"no committed night before the lock on disk: no earlier commit of {top} holds "
                              f"another {inner}", hint=both)
         # said as HEAD or HEAD~1 when it is one of them (the usual nights), else by its SHA
-        name = next((rev for rev in ("HEAD~1", "HEAD") if git.rev_parse(rev) == picked), picked)
+        name = "HEAD" if picked == head else "HEAD~1" if picked == git.rev_parse("HEAD~1") else picked
     return f"{name}:{inner}"
 
 
@@ -234,7 +234,7 @@ def _night(label: str, text: str, manifest: Manifest | None, base: Path | None =
             # a red night's report (`sync --report FILE`) has no manifest beside it: it was made from the one
             # diff is given, on disk, as the nightly job runs it (helper-100: asserts were never compared)
             manifest = _read_quietly(given)
-        return replace(_report_night(label, doc, manifest), base=manifest.base_dir if manifest else base)
+        return _report_night(label, doc, manifest, manifest.base_dir if manifest else base)
     if isinstance(doc, dict) and "lock" not in doc and doc.get("ok") is False and "entries" not in doc:
         # a run that stopped before it had a plan (a PR gone, a fetch failed): its report has no entries
         # (helper-82: "is not a carrytool lock", on the very night one wants to know what went)
@@ -247,7 +247,7 @@ def _night(label: str, text: str, manifest: Manifest | None, base: Path | None =
     return Night(label, parse_lock(text, label), manifest, base=manifest.base_dir if manifest else base)
 
 
-def _report_night(label: str, report: dict[str, Any], manifest: Manifest | None) -> Night:
+def _report_night(label: str, report: dict[str, Any], manifest: Manifest | None, base: Path | None) -> Night:
     """A sync report read as a lock: its upstream, each entry's head (a carry's head is its commit), its result."""
     entries, statuses = [], {}
     for item in report["entries"]:
@@ -259,7 +259,7 @@ def _report_night(label: str, report: dict[str, Any], manifest: Manifest | None)
     up = report["upstream"]
     lock = {"upstream": {"url": up.get("url", ""), "branch": up.get("branch", ""), "sha": up["sha"]},
             "entries": entries, "result": (report.get("result") or {}).get("sha")}
-    return Night(label, lock, manifest, statuses)
+    return Night(label, lock, manifest, statuses, base)
 
 
 def _manifest_beside(lock: Path) -> Manifest | None:
@@ -518,13 +518,14 @@ def _wanted(night: Night) -> list[tuple[str | None, str, str, bool]]:
         return shlex.join(["git", "fetch", source, ref])
 
     result = lock.get("result")
-    # a later night composed the branch again: that night's result is had by its SHA only (helper-100: the
-    # branch alone could never bring it), where the fork serves one, or from the repository its sync ran in
+    brings_result = fetch(fork_url, fork_branch)
+    if result:      # a later night composed the branch again: that night's result is had by its SHA only
+        # (helper-100: the branch alone could never bring it), where the fork serves one, or from the
+        # repository its sync ran in
+        brings_result += f"; if {fork_branch} was composed again since: {fetch(fork_url, result)}, or run diff " \
+                         "in the repository that night's sync ran in"
     wanted = [(lock["upstream"]["sha"], fetch(url, branch), f"upstream {branch}", False),
-              (result, fetch(fork_url, fork_branch) + (f"; if {fork_branch} was composed again since: "
-                                                       + fetch(fork_url, result) + ", or run diff in the "
-                                                       "repository that night's sync ran in" if result else ""),
-               f"the composed {fork_branch}", False)]
+              (result, brings_result, f"the composed {fork_branch}", False)]
     for item in lock["entries"]:
         if item.get("head") and item["id"].startswith("pr/"):
             # the PR's ref has its head now: after a force-push that night's head is only had by its SHA

@@ -398,7 +398,7 @@ class _PairMerger:
         switches = (self.shared_files_only, self.regions_from_merges, self.share_with_compose, self.shared_files_alone,
                     self.files_from_upstream)
         inputs = [*job, first.base or "", first.head or "", second.base or "", second.head or ""]
-        return self.decisions.key(tuple(inputs), self.alone_lines.get(second.id), list(patterns), switches)
+        return self.decisions.key(inputs, self.alone_lines.get(second.id), list(patterns), switches)
 
     def _decide(self, plan: list[tuple[EntryFacts, EntryFacts] | None], jobs: list[tuple[str, str]],
                 known: list[tuple[str, Decision | None]], merged: list[MergeResult]) -> list[tuple[list[str] | None, Any]]:

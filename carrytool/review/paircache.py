@@ -5,8 +5,9 @@ where the pair conflicts, and whether the structured rule resolves them, follow 
 whole merge's two commits (the earlier entry alone on upstream, whose parent is upstream; the later one's
 head, or its stand-in), both entries' bases and heads (the merge the pair is decided by, the later head
 reduced to the paths that decide it, follows from these: a kept pair builds none), the later entry's own
-merge alone onto upstream (two commits too: its conflicts are its own), the structured-merge patterns, the rule's switches, and the
-git and carrytool that merge and decide (its version and a digest of the source that decides, CODE).
+merge alone onto upstream (two commits too: its conflicts are its own), the structured-merge patterns, the
+rule's switches, and the git and carrytool that merge and decide (its version and a digest of the source
+that decides, CODE).
 Commits never change, so a decision kept under all of them is valid forever, as the scope cache's spans
 are under a blob SHA.
 
