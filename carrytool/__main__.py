@@ -5,6 +5,23 @@ import os
 import sys
 
 
+def _real_package() -> None:
+    """`python -m carrytool` run where a folder `carrytool/` is (a bare repository carrytool ran in keeps its
+    cache there) imports that folder, as a namespace package, ahead of an editable install, which finds
+    this module but not the package's own names (helper-102: an ImportError traceback). Then the folder is
+    dropped and the real package imported; a console script never has the current directory on its path."""
+    package = sys.modules.get("carrytool")
+    if package is None or getattr(package, "__file__", None) is not None:
+        return
+    here = os.getcwd()
+    sys.path[:] = [p for p in sys.path if p not in ("", ".", here)]
+    del sys.modules["carrytool"]
+    import carrytool  # noqa: F401 - the real package, found where the install put it
+
+
+_real_package()
+
+
 def main() -> None:
     """The CLI, returning (or raising SystemExit) as any callable does: for callers in-process."""
     if sys.argv[1:] == ["--version"]:
@@ -13,8 +30,11 @@ def main() -> None:
         sys.stdout.write(f"carrytool {__version__}\n")     # what the CLI's own --version prints
         sys.stdout.flush()
         return
-    from carrytool.cli import main as cli_main
-
+    try:
+        from carrytool.cli import main as cli_main
+    except KeyboardInterrupt:          # Ctrl-C while starting: nothing was done yet (helper-103: a traceback)
+        sys.stderr.write("carrytool: interrupted; nothing was done\n")
+        raise SystemExit(130) from None
     cli_main()
 
 

@@ -115,7 +115,25 @@ def _run(body: Callable[[], int], *, interrupted: str = "nothing was written") -
     except KeyboardInterrupt:
         print(f"carrytool: interrupted; {interrupted}", file=sys.stderr)
         raise typer.Exit(130) from None
+    except Exception as exc:
+        if not _interrupting(exc):
+            raise
+        # what an interrupt raised on its way out (a thread starting, a pipe closed under a read: helper-103)
+        print(f"carrytool: interrupted; {interrupted}", file=sys.stderr)
+        raise typer.Exit(130) from None
     raise typer.Exit(code)
+
+
+def _interrupting(exc: BaseException) -> bool:
+    """Whether EXC was raised while an interrupt (Ctrl-C) was being handled: one in its context chain."""
+    seen: set[int] = set()
+    found: BaseException | None = exc
+    while found is not None and id(found) not in seen:
+        if isinstance(found, KeyboardInterrupt):
+            return True
+        seen.add(id(found))
+        found = found.__context__
+    return False
 
 
 def _load(manifest: Optional[Path]):  # noqa: ANN202
@@ -447,7 +465,10 @@ def explain(
             loaded = _load(manifest)
             wanted = find_entries(loaded, entries or [])
             if fmt == "commit-message" and (len(wanted) != 1 or wanted[0].kind != "carry"):
-                raise _usage("--format commit-message needs exactly one carry ENTRY (e.g. carry/wake-path-union)")
+                # a union of this manifest as the example (helper-102: the demo's name, in every manifest)
+                example = next((e.id for e in loaded.entries if e.kind == "carry" and e.supersedes),
+                               next((e.id for e in loaded.entries if e.kind == "carry"), "carry/NAME"))
+                raise _usage(f"--format commit-message needs exactly one carry ENTRY (e.g. {example})")
             if fmt == "commit-message" and not wanted[0].supersedes:
                 # helper-87: a draft "union of " with an empty Carry-Supersedes trailer, which sync reads
                 from carrytool.errors import InputError

@@ -373,6 +373,8 @@ class Git:
         repo = Path(repo)
         if not repo.exists():
             raise EnvironmentProblem(f"{repo} does not exist", hint="pass --repo DIR of a git repository")
+        if not repo.is_dir():           # (helper-103: a file was a NotADirectoryError traceback)
+            raise EnvironmentProblem(f"{repo} is not a directory", hint="pass --repo DIR of a git repository")
         proc = subprocess.run(["git", "rev-parse", "--absolute-git-dir", "--is-bare-repository",
                                "--show-object-format", "--git-common-dir", "--git-path", "objects"],
                               cwd=repo, capture_output=True, env=scrubbed_env())
@@ -1030,7 +1032,9 @@ class Git:
             except BaseException:             # as subprocess.run does: none is left running, nor unreaped
                 for proc in procs:
                     proc.kill()
-                    proc.communicate()        # reaped, its pipe closed
+                    proc.wait()               # reaped (helper-103: communicate() again, after an interrupt in
+                    if proc.stdout is not None:     # the first, raised on its closed pipe: a traceback)
+                        proc.stdout.close()
                 raise
             out += [answer.decode().strip() or None if proc.returncode == 0 else None
                     for proc, answer in zip(procs, answers)]

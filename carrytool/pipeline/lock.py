@@ -280,6 +280,10 @@ def _check_matches(manifest: Manifest, doc: dict[str, Any], path: Path) -> None:
     if redact(up["url"]) != redact(manifest.upstream.url) or up.get("branch") != manifest.upstream.branch:
         raise LockMismatch(f"{path} was written for upstream {redact(str(up.get('url')))} {up.get('branch')}, the "
                            f"manifest says {redact(manifest.upstream.url)} {manifest.upstream.branch}", hint=hint)
+    fork = (doc.get("fork") or {}).get("branch")
+    if fork is not None and fork != manifest.fork.branch:      # (helper-103: taken as this branch's lock)
+        raise LockMismatch(f"{path} was written for the fork branch {fork}, the manifest says "
+                           f"{manifest.fork.branch}", hint=hint)
     locked = [e.get("id") for e in doc.get("entries") or []]
     declared = [e.id for e in manifest.entries]
     if locked != declared:

@@ -29,6 +29,9 @@ class Step:
     provided_by: dict[str, str] = field(default_factory=dict)   # filtered path -> union id
     head: str | None = None
     base: str | None = None
+    # a PR skipped before its facts were read (superseded, disabled): the head fetched, as the lock records
+    # it; the report's `head` (`carrytool diff` of a red night's report says whether it moved: helper-102)
+    fetched_head: str | None = None
     changes: list[Change] = field(default_factory=list)        # base -> head, after filtering
     all_changes: list[Change] = field(default_factory=list)    # base -> head, the PR's whole diff
     filtered: list[str] = field(default_factory=list)

@@ -39,7 +39,7 @@ def entry_json(step: Step) -> dict[str, Any]:
     if step.redundant_with or step.reason == "redundant":
         data["redundant_with"] = list(step.redundant_with)
     for key in ("head", "base", "commit"):
-        value = getattr(step, key)
+        value = getattr(step, key) or (step.fetched_head if key == "head" else None)
         if value:
             data[key] = value
     if step.head or step.changes:

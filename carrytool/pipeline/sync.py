@@ -213,6 +213,9 @@ def _plan_and_compose(manifest: Manifest, git: Git, options: SyncOptions, progre
     if kept is not None and (command == "explain" or (command == "sync" and not options.dry_run)):
         kept.save()
     report.steps = steps
+    for step in steps:       # a PR skipped before its facts were read: its head as fetched (and locked)
+        if step.entry.kind == "pr" and step.head is None:
+            step.fetched_head = resolved.heads.get(step.entry.number)  # type: ignore[arg-type]
     report.violations = violations
     report.failed_conflicts = list(composition.failed_conflicts)
     report.warnings += structured_warnings(steps)
@@ -325,7 +328,7 @@ def run_sync(manifest: Manifest, git: Git, options: SyncOptions, progress: Progr
             # the fork's branch as fetched (the lease's value): `previous` is the local branch's, which a
             # runner's fresh clone does not have (helper-82: null every night)
             report.result["fork_previous"] = planned.resolved.fork_remote
-        last = _last_result(manifest)          # the last published night's result, read once
+        last = last_result(manifest)          # the last published night's result, read once
         # what the run replaces: the local branch, and with --push the fork's branch as fetched
         tips = [(previous, False)]
         if options.push and planned.resolved.fork_remote not in (None, previous):
@@ -337,12 +340,7 @@ def run_sync(manifest: Manifest, git: Git, options: SyncOptions, progress: Progr
                 report.warnings.append(_replaced_warning(manifest, tip, replaced, remote, same_tree=same))
         locked_result = last if options.locked else None
         if locked_result and locked_result != report.result["sha"]:
-            report.warnings.append({
-                "kind": "lock-result", "locked": locked_result, "composed": report.result["sha"],
-                "message": f"the lock's inputs compose {str(report.result['sha'])[:12]}, but the lock's result is "
-                           f"{locked_result[:12]}: something the lock does not pin changed (with a lock written "
-                           "before carrytool kept the manifest's settings in it: the identity, a title, a policy), "
-                           "and the lock is left as it is; `carrytool sync` without --locked writes a new one"})
+            report.warnings.append(lock_result_warning(locked_result, report.result["sha"]))
         try:
             _finish(manifest, git, options, planned, previous)
         except CarryError as exc:
@@ -412,7 +410,16 @@ def _patch_ids(git: Git, revs: list[str]) -> dict[str, str]:
     return {commit: patch for patch, commit in (line.split() for line in out.splitlines() if len(line.split()) == 2)}
 
 
-def _last_result(manifest: Manifest) -> str | None:
+def lock_result_warning(locked: str, composed: str) -> dict[str, object]:
+    """The `lock-result` warning: the lock's inputs compose COMPOSED, not the result LOCKED it names."""
+    return {"kind": "lock-result", "locked": locked, "composed": composed,
+            "message": f"the lock's inputs compose {composed[:12]}, but the lock's result is {locked[:12]}: something "
+                       "the lock does not pin changed (with a lock written before carrytool kept the manifest's "
+                       "settings in it: the identity, a title, a policy), and the lock is left as it is; "
+                       "`carrytool sync` without --locked writes a new one"}
+
+
+def last_result(manifest: Manifest) -> str | None:
     """The composed commit the lock beside the manifest names (the last published night), if it can be read."""
     try:
         result = json.loads(lock_path(manifest).read_text(encoding="utf-8")).get("result")

@@ -64,7 +64,7 @@ def verify_path(manifest: Manifest, root: Path) -> Report:
 def verify_rebuild(manifest: Manifest, git: Git, rev: str | None, *, offline: bool) -> Report:
     """Recompose from manifest and lock in memory; fail unless REV (default: the fork branch) is that SHA."""
     from carrytool.errors import VerificationFailed
-    from carrytool.pipeline.sync import SyncOptions, plan_and_compose
+    from carrytool.pipeline.sync import SyncOptions, last_result, lock_result_warning, plan_and_compose
 
     target = rev or f"refs/heads/{manifest.fork.branch}"
     actual = git.rev_parse(target)
@@ -78,6 +78,9 @@ def verify_rebuild(manifest: Manifest, git: Git, rev: str | None, *, offline: bo
     report.steps = planned.steps
     report.upstream = planned.report.upstream
     report.warnings = planned.report.warnings
+    locked = last_result(manifest)
+    if locked and locked != expected:           # as sync --locked says it (helper-103: nothing was said)
+        report.warnings.append(lock_result_warning(locked, expected))
     report.violations = planned.report.violations
     report.failed_conflicts = planned.report.failed_conflicts
     report.dropped = planned.report.dropped

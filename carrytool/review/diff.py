@@ -104,6 +104,13 @@ def load_nights(old: str | None, new: str | None, *, manifest: Path, repo: Path)
     """The two locks to compare: files or REV:PATH; by default the last committed night before the lock on
     disk (`_last_night`) and the lock on disk."""
     lock_file = manifest.with_name(manifest.name + ".lock")
+    both = "name both locks: `carrytool diff OLD.lock NEW.lock` (or REV:PATH)"
+    if old is None and manifest.is_dir():
+        raise InputError(f"cannot read the manifest {manifest}: Is a directory", hint="pass -m FILE")
+    if old is None and not manifest.exists():      # (helper-102: "not in a git work tree", or "no night before")
+        raise InputError(f"no manifest at {manifest}", hint="pass -m FILE, set CARRYTOOL_MANIFEST, or " + both)
+    if new is None and not lock_file.exists():
+        raise InputError(f"no lock at {lock_file}: no night was synced beside this manifest", hint=both)
     if old is None:
         old = _last_night(manifest, lock_file)
     return load_night(old, manifest=manifest, repo=repo), load_night(new or str(lock_file), manifest=manifest,

@@ -140,7 +140,8 @@ class StartedOverlaps:
         """What needs no merge (files, identical hunks, scopes: the parsing), while the pair merges run on
         another core; needs the evidence's hunks. `finish` does it when this was not called."""
         order, lands = self.order, self.lands
-        keys = [_hunk_keys(f) for f in order]
+        ids: dict[tuple, int] = {}          # every hunk key, as a number: one hash per hunk, not one per pair
+        keys = [_hunk_keys(f, ids) for f in order]
         self.compared = [_compare(order[i], order[j], keys[i], keys[j], sources, lands[i] & lands[j])
                          for i, j in self.pairs]
         own = [set(f.files) for f in order]          # (each `files` is a new list: asked once per entry)
@@ -480,13 +481,14 @@ class _PairMerger:
                               other_tree=self.git.tree_of(self.commits[first.id]), merges=merges)
 
 
-def _hunk_keys(item: EntryFacts) -> dict[tuple, list[int]]:
-    """Hunk key -> its indexes; hunks of only blank lines are not evidence of anything."""
-    out: dict[tuple, list[int]] = {}
+def _hunk_keys(item: EntryFacts, ids: dict[tuple, int]) -> dict[int, list[int]]:
+    """Hunk key (as its number in IDS, which numbers each new key) -> its indexes; hunks of only blank
+    lines are not evidence of anything."""
+    out: dict[int, list[int]] = {}
     for index, hunk in enumerate(item.hunks):
         if hunk.kind == "text" and not any(line.strip() for line in hunk.removed + hunk.added):
             continue
-        out.setdefault(hunk.key, []).append(index)
+        out.setdefault(ids.setdefault(hunk.key, len(ids)), []).append(index)
     return out
 
 
@@ -498,7 +500,7 @@ def _compare(a: EntryFacts, b: EntryFacts, keys_a: dict, keys_b: dict, sources: 
     shared = [p for p in a.files if p in theirs]
     shared += sorted(set(landed) - set(shared))
     identical = []
-    for key in sorted(set(keys_a) & set(keys_b), key=lambda k: keys_a[k][0]):
+    for key in sorted(keys_a.keys() & keys_b.keys(), key=lambda k: keys_a[k][0]):
         hunk = a.hunks[keys_a[key][0]]
         identical.append({"file": hunk.path, "lines": list(hunk.span)})
     scopes: set[str] = set()

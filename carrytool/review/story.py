@@ -109,7 +109,9 @@ def _summary(ex: Explanation, step: Step, story: dict[str, Any]) -> list[str]:
         scopes = f" ({shorten(item['scopes'])})" if item["scopes"] else ""
         conflicting, rest = split_files(item["files"], item.get("conflict_files", []))
         where = f"{', '.join(conflicting)}; also shares {', '.join(rest)}" if conflicting else ", ".join(rest)
-        lines.append(f"{item['kind']} with {other} in {where}{scopes}")
+        # as the overlaps table says it (helper-105: a union's story showed its expected conflict unexplained)
+        provided = " (the union provides it)" if item.get("provided_by") else ""
+        lines.append(f"{item['kind']} with {other} in {where}{scopes}{provided}")
     for item in story["asserts"]:
         state = "" if item["ok"] is None else (" [holds]" if item["ok"] else " [FAILS]")
         lines.append(f"guarded by {item['check']}{state}")

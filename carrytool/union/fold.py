@@ -147,7 +147,9 @@ class Union:
         return Scratch(root, self.name, hint=f"{self.command('abort')}, then {self.command('compose')}")
 
     # -- inputs -------------------------------------------------------------------------------------
-    def resolve(self, offline: bool) -> tuple[str, list[FoldItem]]:
+    def resolve(self, offline: bool, *, new: bool = False) -> tuple[str, list[FoldItem]]:
+        """Upstream's head and the PRs to fold, fetched. NEW: for `union new`, which takes its entry out of
+        the manifest again when this fails (so the hint names the command, not the entry)."""
         ns = namespace(self.manifest)
         order = fold_order(self.manifest, self.entry)
         if not offline:
@@ -156,8 +158,10 @@ class Union:
             specs.update({f"+{self.manifest.upstream.pr_ref_for(pr)}": f"{ns}/pr/{pr}" for pr, _ in order})
             absent = _fetch(self.git, url, specs, retry_delay=1.0)
             if absent:
-                raise UnknownRef(f"upstream has no {', '.join(s.lstrip('+') for s in sorted(absent))}",
-                                 hint=f"drop the PR from {self.entry.id}'s supersedes, or pin it")
+                # (helper-102: after `union new` took the entry out again, the hint named its supersedes)
+                hint = "check the PR numbers given to `carrytool union new` and run it again" if new else \
+                    f"drop the PR from {self.entry.id}'s supersedes, or pin it"
+                raise UnknownRef(f"upstream has no {', '.join(s.lstrip('+') for s in sorted(absent))}", hint=hint)
         commit = self.entry.commit
         if not offline and commit and len(commit) == 40 and self.git.object_type(commit) is None \
                 and self.manifest.fork.url:
@@ -235,7 +239,7 @@ class Union:
                              hint=f"keep the edit as a carry of its own (a commit on top of the union), or redo it at "
                                   f"a stop of the fold; to let the fold replace it, restore the file (git checkout -- "
                                   f"{shlex.quote(self.entry.patch or '')}) or delete it")
-        upstream, items = self.resolve(offline)
+        upstream, items = self.resolve(offline, new=added is not None)
         state = {"name": self.name, "upstream": upstream, "items": [item.__dict__ for item in items],
                  "next": 0, "tip": upstream, "touched": {}, "reused": [], "used_keys": [],
                  "scratch": str(self.scratch)}

@@ -129,7 +129,9 @@ def test_a_union_that_leaves_out_a_file_of_a_pr_it_supersedes_whole_is_warned_ab
     [warning] = [w for w in report["warnings"] if w["kind"] == "provided-absent"]
     assert warning["message"].startswith("carry/union supersedes pr/1 but does not change a.py")
     assert "return 9" not in small.work.git("show", "dev:a.py")          # indeed in neither
-    assert "head" not in next(e for e in report["entries"] if e["id"] == "pr/1")    # the entry reads as before
+    entry = next(e for e in report["entries"] if e["id"] == "pr/1")     # the entry reads as before: no diff,
+    assert "base" not in entry and "files" not in entry          # only the head fetched, as the lock has it
+    assert entry["head"] == small.up.ref("refs/pull/1/head")
 
 
 @pytest.mark.parametrize("whole", [True, False], ids=["whole", "partial"])

@@ -106,6 +106,9 @@ MANIFEST_EDITS = {
                      "was written for upstream ../up main, the manifest says ../up/ main"),
     "upstream-branch": (lambda s: s.manifest(upstream={"url": "../up", "branch": "p"}),
                         "was written for upstream ../up main, the manifest says ../up p"),
+    # helper-103: a lock written for another fork branch was taken as this one's
+    "fork-branch": (lambda s: s.manifest(fork={"branch": "other", "url": "../fork"}),
+                    "was written for the fork branch dev, the manifest says other"),
     "pinned-head": (lambda s: s.manifest([{"pr": 1, "head": s.small.base[:10]}] + s.entries[1:]),
                     "pr/1 is pinned to"),
     "carry-commit": (lambda s: s.manifest(s.entries[:2] + [{**s.entries[2], "commit": s.other}] + s.entries[3:]),
@@ -189,6 +192,21 @@ def test_an_entry_disabled_since_the_lock_fails_the_rebuild_and_an_older_lock_wa
     locked.lock.write_text(json.dumps(doc, indent=2) + "\n")
     code, report = cli.json("sync", "--locked", "--dry-run", "-m", small.manifest_path, "--repo", small.work.path)
     assert code == 0 and [w["kind"] for w in report["warnings"]] == ["lock-result"], report
+
+
+def test_verify_rebuild_warns_when_the_lock_names_another_result(cli: Cli, locked: Locked) -> None:
+    """helper-103: a lock whose `result` is not what its inputs compose (hand-edited, or written by an older
+    carrytool) got the `lock-result` warning from `sync --locked`, and nothing from `verify --rebuild`."""
+    small = locked.small
+    doc = json.loads(locked.lock.read_text())
+    doc["result"] = locked.other
+    locked.lock.write_text(json.dumps(doc, indent=2) + "\n")
+    code, report = cli.json("verify", "--rebuild", "-m", small.manifest_path, "--repo", small.work.path)
+    assert code == 0 and report["rebuild"]["ok"] is True, report
+    warned = [w for w in report["warnings"] if w["kind"] == "lock-result"]
+    assert [(w["locked"], w["composed"]) for w in warned] == [(locked.other, small.branch())], report["warnings"]
+    result = cli("verify", "--rebuild", "-m", small.manifest_path, "--repo", small.work.path)
+    assert result.exit_code == 0 and "but the lock's result is" in " ".join(result.output.split()), result.output
 
 
 @pytest.mark.parametrize("edit", [

@@ -472,6 +472,25 @@ def test_no_manifest_folder_is_an_input_error(cli: Cli, tmp_path: Path) -> None:
     assert result.exit_code == 2 and json.loads(result.stdout)["error"]["kind"] == "InputError"
 
 
+def test_a_missing_manifest_or_lock_is_named(nights: Nights) -> None:
+    """helper-102: a manifest that is not there was "not in a git work tree" (its folder missing) or "no
+    committed night before the lock on disk" (in the work tree), and a missing lock the latter too."""
+    missing = nights.manifest.with_name("nope.yaml")
+    for manifest in (missing, nights.manifest.parent / "carries" / "manifest.yaml"):
+        result = nights.cli("diff", "-m", manifest, "--repo", nights.work.path)
+        assert result.exit_code == 2 and f"no manifest at {manifest}" in result.stderr, result.stderr
+    result = nights.cli("diff", "-m", nights.manifest.parent, "--repo", nights.work.path)
+    assert result.exit_code == 2 and f"cannot read the manifest {nights.manifest.parent}: Is a directory" in \
+        result.stderr, result.stderr
+    missing.write_text(nights.manifest.read_text())
+    result = nights.cli("diff", "-m", missing, "--repo", nights.work.path)
+    assert result.exit_code == 2 and f"no lock at {missing}.lock" in " ".join(result.stderr.split()), result.stderr
+    # with both nights named, neither is needed
+    result = nights.cli("diff", "HEAD~1:carries/manifest.yaml.lock", "HEAD:carries/manifest.yaml.lock", "-m",
+                        missing, "--repo", nights.work.path)
+    assert result.exit_code == 0, result.output
+
+
 def test_what_does_not_change_an_assert_is_no_change(tmp_path: Path) -> None:
     """helper-98: `args` with their keys reordered, `after` reordered, `in_try: false` against none, a new `why`
     were reported as changed asserts; `in_try: true` is a change."""
@@ -518,3 +537,26 @@ def test_a_report_as_the_older_night_has_no_known_asserts(nights: Nights, tmp_pa
     code, out = _diff(nights, str(report))
     assert code == 0, out
     assert out["asserts"] == {"added": [], "removed": [], "changed": [], "known": False}
+
+
+def test_a_report_says_the_head_of_a_pr_it_skipped_before_reading_it(tmp_path: Path, cli: Cli) -> None:
+    """helper-102: a sync report gave no `head` to a PR superseded whole (or disabled), so `diff` of a red
+    night's report said such a PR was unchanged where the lock of the same night said it moved."""
+    n = Nights(tmp_path, cli)
+    union = n.up.commit({"a.py": "def f():\n    return 10\n", "h.py": H.format(3)}, "union", parent=n.base)
+    n.work.git("fetch", "-q", str(n.up.path), f"{union}:refs/union/one")
+    entries = [{"pr": 1}, {"pr": 2, "enabled": False}, {"carry": "u", "commit": union,
+                                                         "supersedes": [{"pr": 1, "head": n.p1b}]}]
+    n.night(entries)
+    n.second_day()
+    p2 = n.up.commit({"c.txt": "c3\n"}, "pr 2 again", parent=n.p2, ref="refs/pull/2/head")
+    report = tmp_path / "sync-report.json"
+    n.cli("sync", "-m", n.manifest, "--repo", n.work.path, "--dry-run", "--report", report)
+    heads = {e["id"]: e.get("head") for e in json.loads(report.read_text())["entries"]}
+    assert heads == {"pr/1": n.p1c, "pr/2": p2, "carry/u": union}, heads
+    n.night(entries)
+    _, by_locks = _diff(n)
+    code, by_report = _diff(n, "HEAD~1:carries/manifest.yaml.lock", str(report))
+    assert code == 0 and [(e["id"], e["change"]) for e in by_report["entries"]] == \
+        [(e["id"], e["change"]) for e in by_locks["entries"]] == [("pr/1", "moved"), ("pr/2", "moved"),
+                                                                 ("carry/u", "unchanged")], by_report

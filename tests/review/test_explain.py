@@ -195,7 +195,12 @@ def test_explain_entry_prints_only_its_story(cli: Cli, demo: Scenario) -> None:
     result = cli("explain", "-m", demo.manifest, "--repo", demo.work, "45612")
     out = result.stdout
     assert result.exit_code == 0 and out.startswith("story of pr/45612\n  pr/45612 (symmetric gloo wake handshake):")
-    assert "git merge-base " in out and "conflict with pr/45398 in vllm/v1/worker/gpu_worker.py" in out
+    assert "git merge-base " in out and "conflict with pr/45398 in vllm/v1/worker/gpu_worker.py (Worker.wake_up)\n" \
+        in out
+    # the union's conflict is expected, as the overlaps table says (helper-105: unexplained in the story)
+    assert "conflict with carry/wake-path-union in vllm/v1/worker/gpu_worker.py; also shares " \
+           "tests/v1/worker/test_gpu_worker_wake_barrier.py (Worker._needs_wake_sync, Worker._wake_handshake, " \
+           "Worker.wake_up, test_failed_peer_raises) (the union provides it)\n" in out, out
     assert "overlaps (" not in out and "plan\n" not in out and "sync would exit" not in out
     assert "pr/44778" not in out                                         # a pair it is not part of
     again = cli("explain", "-m", demo.manifest, "--repo", demo.work, "--offline", "45612")

@@ -230,6 +230,10 @@ def test_a_commit_message_is_drafted_for_a_union_only(cli: Cli, small: Small) ->
     assert result.exit_code == 2 and result.stdout == "", result.output
     assert "drafts a union's message: carry/audit supersedes no PR" in result.stderr
     assert "Traceback" not in result.stderr
+    # no ENTRY: the example is a carry of this manifest (helper-102: the demo's carry/wake-path-union)
+    result = cli("explain", "-m", small.manifest_path, "--repo", small.work.path, "--format", "commit-message")
+    assert result.exit_code == 2 and "needs exactly one carry ENTRY (e.g. carry/audit)" in result.stderr, \
+        result.stderr
 
 
 def test_the_first_line_says_when_sync_would_not_publish_the_plan(cli: Cli, small: Small) -> None:

@@ -310,6 +310,9 @@ def test_union_new_of_a_pr_upstream_does_not_have_leaves_the_manifest_as_it_was(
     result = cli("union", "new", "u", "99999", "2", *fold.args())
     assert result.exit_code == 2 and "upstream has no refs/pull/99999/head" in result.stderr
     assert "took carry/u out of" in result.stderr
+    # helper-102: the hint named the supersedes of an entry no longer in the manifest
+    stderr = " ".join(result.stderr.split())
+    assert "check the PR numbers given to `carrytool union new`" in stderr and "supersedes" not in stderr, stderr
     assert fold.manifest.read_text() == before and not (fold.manifest.parent / "unions").exists()
     again = cli("union", "new", "u", "1", "2", *fold.args())
     assert again.exit_code == 3, again.stdout + again.stderr    # the fold stops on its conflict, as before
