@@ -26,6 +26,7 @@ from carrytool.gitlayer.env import ZERO
 from carrytool.gitlayer.git import EMPTY_TREE, REGULAR_MODES, Change, Git, paths_of
 from carrytool.pipeline.hunks import Hunk, find_block, is_subsequence_block, read_hunks
 from carrytool.pipeline.plan import APPLIED, Step
+from carrytool.pipeline.shadowed import adds_definition, defined_names, shadowed_definitions
 
 Owner = tuple[int, int]          # (index of the applied step, index of its hunk)
 
@@ -67,6 +68,8 @@ class _Accountant:
         self.entries: list[_Entry] = []
         self.landed_keys: dict[tuple, tuple[int, int]] = {}       # hunk key -> first owner that landed it
         self._blobs: dict[tuple[str, str], list[bytes] | None] = {}
+        self.defining: set[str] = set()          # Python files where a landed hunk adds a def/class line
+        self._removed_names: dict[Owner, frozenset[str]] = {}      # _redefined
 
     # -- reading -------------------------------------------------------------------------------------
     def lines_at(self, commit: str, path: str) -> list[bytes] | None:
@@ -113,6 +116,7 @@ class _Accountant:
             self.land(index, entry, diff)
         self.account_redundant()
         self.account_provided()
+        self.account_shadowed()
         for entry in self.entries:
             entry.step.landing = self.summary(entry)
         return self.result
@@ -254,7 +258,7 @@ class _Accountant:
             if how is None:   # the merge followed a rename (by upstream or an earlier entry)
                 others = [h for h in diff if h.path != self.renamed.get(hunk.path, hunk.path)]
                 how = self.match(hunk, others, used) if hunk.kind == "text" else None
-            placed: tuple[int, int] | None = None
+            placed: tuple[int, int, str] | None = None        # (first line, lines, the path it is at)
             if isinstance(how, tuple):
                 placed, how = how, "applied"
             if how is None and hunk.key in self.landed_keys:
@@ -278,11 +282,15 @@ class _Accountant:
             if how == "applied":
                 self.keep_undoable(hunk, (index, hunk_index), placed)
             if placed and hunk.added:
-                ledger = self.ledger.setdefault(hunk.path, {})
+                # owned where it landed: upstream may have moved the file since the entry's base (helper-106:
+                # its lines were kept under the entry's own path, which the later steps' diffs never name)
+                ledger = self.ledger.setdefault(placed[2], {})
                 for line in range(placed[0], placed[0] + len(hunk.added)):
                     ledger[line] = (index, hunk_index)
+                if placed[2].endswith(".py") and adds_definition(hunk.added, hunk.removed):
+                    self.defining.add(placed[2])
 
-    def keep_undoable(self, hunk: Hunk, owner: Owner, placed: tuple[int, int] | None) -> None:
+    def keep_undoable(self, hunk: Hunk, owner: Owner, placed: tuple[int, int, str] | None) -> None:
         """Note what of a landed HUNK a later step could undo beyond its added lines (`undone`); PLACED: for
         lines it only removed, (the line of the step's result they followed, 0)."""
         path = self.renamed.get(hunk.path, hunk.path)
@@ -295,8 +303,8 @@ class _Accountant:
             self.removals.setdefault(path, []).append((owner, hunk.removed, placed[0]))
 
     def match(self, hunk: Hunk, candidates: list[Hunk], used: dict[int, set[int]]):  # noqa: ANN201
-        """Find HUNK inside this step's diff: (first new line, count) for added lines, (the new line the
-        removed lines followed, 0) for a removal, 'applied' (whole file), or None."""
+        """Find HUNK inside this step's diff: (first new line, count, path) for added lines, (the new line the
+        removed lines followed, 0, path) for a removal, 'applied' (whole file), or None."""
         if hunk.kind != "text":
             return "applied" if self.whole_file_landed(hunk) else None
         ordered = sorted(candidates, key=lambda c: abs(c.new_start - hunk.new_start))
@@ -309,9 +317,9 @@ class _Accountant:
                 # the removed side may differ when upstream changed those lines since the entry's base
                 if offset >= 0:
                     taken.update(range(offset, offset + len(hunk.added)))
-                    return (cand.new_start + offset, len(hunk.added))
+                    return (cand.new_start + offset, len(hunk.added), cand.path)
             elif is_subsequence_block(hunk.removed, cand.removed) >= 0:
-                return (cand.new_start + cand.new_count - 1 if cand.new_count else cand.new_start, 0)
+                return (cand.new_start + cand.new_count - 1 if cand.new_count else cand.new_start, 0, cand.path)
         return None
 
     def whole_file_landed(self, hunk: Hunk) -> bool:
@@ -337,7 +345,7 @@ class _Accountant:
         after = self.lines_at(step.commit, path) or []   # type: ignore[arg-type]
         return bool(find_block(before, hunk.added)) and bool(find_block(after, hunk.added))
 
-    def fallback(self, step: Step, hunk: Hunk, claimed: Counter) -> tuple[int, int] | None:
+    def fallback(self, step: Step, hunk: Hunk, claimed: Counter) -> tuple[int, int, str] | None:
         """Git aligned the change differently: the block must occur more often after the step than before."""
         if hunk.kind != "text":
             return None
@@ -352,11 +360,11 @@ class _Accountant:
             claimed[block] += 1
             spots = find_block(after, block)
             best = min(spots, key=lambda i: abs(i + 1 - hunk.new_start))
-            return (best + 1, len(block))
+            return (best + 1, len(block), path)
         if -gained - claimed[block] <= 0:
             return None
         claimed[block] += 1
-        return (hunk.new_start, 0)
+        return (hunk.new_start, 0, path)
 
     def drop(self, index: int, entry: _Entry, hunk: Hunk) -> None:
         step = entry.step
@@ -375,6 +383,27 @@ class _Accountant:
                              f"not contain it{blame}"}
         entry.dropped.append(record)
         self.result.failures.append({"kind": "dropped", "entry": step.id, **record})
+
+    def account_shadowed(self) -> None:
+        """A definition an entry landed that the composed module defines again in the same scope, by another
+        entry or upstream (pipeline.shadowed): both hunks landed, and one of them is dead code. A warning:
+        nothing was dropped, and the composed file is what the merges made."""
+        if not self.tip or not self.defining:
+            return
+        owners: dict[str, dict[int, tuple[str, frozenset[str]]]] = {}
+        for path in dict.fromkeys(self.renamed.get(p, p) for p in sorted(self.defining)):   # a later step moved it
+            owners[path] = {line: (self.applied[step].id, self._redefined(step, hunk))
+                            for line, (step, hunk) in self.ledger.get(path, {}).items()}
+        self.result.warnings += shadowed_definitions(self.git, self.tip, owners)
+
+    def _redefined(self, step: int, hunk: int) -> frozenset[str]:
+        """The names hunk HUNK of applied step STEP removes a definition of: a def line it rewrites (a new
+        signature) defines nothing new (helper-106: upstream's own pair was blamed on the PR)."""
+        key = (step, hunk)
+        found = self._removed_names.get(key)
+        if found is None:
+            found = self._removed_names[key] = defined_names(self.entries[step].own[hunk].removed)
+        return found
 
     # -- redundant entries ----------------------------------------------------------------------------
     def account_redundant(self) -> None:

@@ -69,7 +69,7 @@ def render_report(report: Report, stream: TextIO = sys.stdout, *, verbose: bool 
 
 
 # warnings that say a change is missing from the image or stale, shown under --quiet too: never hidden
-LOSS_WARNINGS = ("provided-absent", "upstream-loss", "stale-fold", "replaced-commits")
+LOSS_WARNINGS = ("provided-absent", "upstream-loss", "stale-fold", "replaced-commits", "shadowed-definition")
 
 
 def render_quiet(report: Report, stream: TextIO = sys.stdout, *, invocation: Invocation | None = None) -> None:

@@ -447,3 +447,19 @@ def test_the_union_hint_after_a_clobber_names_every_pr_involved(cli: Cli, small:
     result = cli("sync", "-m", small.manifest_path, "--repo", small.work.path)
     assert result.exit_code == 1, result.output
     assert "compose both into a union instead (`carrytool union new NAME 1 2 3 " in result.stdout, result.stdout
+
+
+def test_lines_landed_in_a_file_upstream_moved_are_followed_there(cli: Cli, small: Small) -> None:
+    """helper-106: an entry's lines were kept under its own path (m.py) when they landed in the file
+    upstream had moved since its base (n.py): a later entry removing them there was never seen."""
+    module = "".join(f"def f{n}():\n    return {n}\n\n\n" for n in range(10))
+    small.base = small.up.commit({"m.py": module}, "a module", parent="main", ref="refs/heads/main")
+    small.pr(1, {"m.py": module.replace("return 5\n", "return 50\n")})
+    moved = small.up.commit({"m.py": None, "n.py": module}, "upstream moves m.py", parent="main",
+                            ref="refs/heads/main")
+    small.pr(2, {"n.py": module.replace("return 5\n", "return 55\n")}, parent=moved)
+    small.manifest([{"pr": 1}, {"pr": 2, "on_conflict": "theirs"}])
+    code, report = sync(cli, small)
+    assert code == 1 and small.branch() is None, report
+    [lost] = landing(report, "pr/1")["clobbered"]
+    assert (lost["file"], lost["by"]) == ("n.py", "pr/2"), lost

@@ -285,7 +285,7 @@ def _triple_strings_by_tokenize(text: bytes) -> list[tuple[int, int]] | None:
                 first, triple = opened.pop()
                 if not opened and (triple or first != token.end[0]):
                     out.append((first, token.end[0]))
-    except (tokenize.TokenError, SyntaxError):
+    except (tokenize.TokenError, SyntaxError, UnicodeDecodeError):   # (a quote dropped inside a UTF-8 character)
         return None
     return sorted(out)
 

@@ -1,0 +1,164 @@
+"""Definitions one entry adds that another entry, or upstream, defines again in the same scope of a module.
+
+Two PRs that each add `class OpenRowset` to one module, at different places, merge cleanly, and both
+hunks land: the module then binds the name twice, and the later definition replaces the earlier one
+when the module runs, whose code is dead. So does an entry that adds a function upstream has since
+added elsewhere in the file. Nothing failed and nothing was dropped, yet one change is not in the image.
+
+Found from what landing knows (which lines of the composed file each entry landed): only files where an
+entry's own hunks add a `def`/`class` line are read, scanned for names defined twice in one scope (a
+regular expression, in C, and the indentation of the definitions around), and only a file with such a
+pair is parsed, to compare the definitions of each scope's own body (the module's, a class's). Not
+counted: definitions that are several by design (an `@overload`, under any name it is imported as; a
+property's `setter`/`getter`/`deleter`, `register`ed and `dispatch`ed implementations, a hybrid's
+`expression`; any definition whose decorator takes arguments, as registering decorators do: `@given(...)`,
+`@app.get(...)`), the name `_`, definitions in `if`/`try` branches (alternatives, not a second binding),
+and names defined twice by one entry alone, or by upstream alone: what the composition made is what is
+said. A def line an entry rewrote (a new signature) defines nothing new: it stays upstream's.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import warnings
+from collections.abc import Mapping, Sequence
+
+from carrytool.gitlayer.git import Git
+
+DEF_LINE = re.compile(rb"^([ \t]*)(?:async[ \t]+def|def|class)[ \t]+([A-Za-z_][A-Za-z0-9_]*)", re.M)
+UPSTREAM = "upstream"
+# decorators (their last name) that make a definition one of several by design
+_BY_DESIGN = frozenset({"overload", "setter", "getter", "deleter", "register", "dispatch", "expression",
+                        "comparator", "update_expression", "inplace"})
+
+Owners = Mapping[int, tuple[str, frozenset[str]]]    # line -> (the entry that landed it, names its hunk removed)
+
+
+def defined_names(lines: Sequence[bytes]) -> frozenset[str]:
+    """The names LINES (a hunk's added or removed lines) define with a `def`/`class` line."""
+    if not any(b"def" in line or b"class" in line for line in lines):
+        return frozenset()
+    return frozenset(m.group(2).decode("ascii") for m in DEF_LINE.finditer(b"\n".join(lines)))
+
+
+def adds_definition(added: Sequence[bytes], removed: Sequence[bytes] = ()) -> bool:
+    """Whether ADDED defines a name that REMOVED (the same hunk's) did not: a new definition, not a def line
+    rewritten."""
+    new = defined_names(added)
+    return bool(new) and not new <= defined_names(removed)
+
+
+def owner(owners: Owners, line: int, name: str) -> str:
+    """Who defined NAME at LINE: the entry that landed the line, unless its hunk rewrote a definition of
+    NAME there (then it is upstream's, changed); upstream for a line no entry landed."""
+    found = owners.get(line)
+    return UPSTREAM if found is None or name in found[1] else found[0]
+
+
+def shadowed_definitions(git: Git, tip: str, owners: Mapping[str, Owners]) -> list[dict[str, object]]:
+    """The warnings for the composed commit TIP. OWNERS: path -> who landed which lines of TIP's file (every
+    other line is upstream's), for the files where an entry added a definition."""
+    out: list[dict[str, object]] = []
+    for path, owned in sorted(owners.items()):
+        data = git.file_at(tip, path)
+        if data is None or not _suspect(data, owned):
+            continue
+        module = _parse(data)
+        if module is None:
+            continue               # not Python this interpreter reads: nothing is said
+        aliases = _overload_names(module)
+        for scope, nodes in _twice(module, aliases):
+            by = [owner(owned, node.lineno, node.name) for node in nodes]
+            if len(set(by)) > 1:
+                out.append(_warning(path, scope, nodes, by))
+    return out
+
+
+def _parse(data: bytes) -> ast.Module | None:
+    """DATA parsed, its lines numbered as git numbers them: a lone carriage return, a line end to Python,
+    is not one to git (helper-106: every later line was one off), so it is read as a space."""
+    try:
+        with warnings.catch_warnings():          # (invalid escapes warn when parsed, on newer Pythons)
+            warnings.simplefilter("ignore")
+            return ast.parse(data.replace(b"\r", b" "))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def _suspect(data: bytes, owned: Owners) -> bool:
+    """Whether DATA defines a name twice in one scope (the module's body, or a class's: the `def`/`class`
+    lines before it with less indentation say which), not both by the same side: the cheap scan before a
+    parse. (A `def` inside a function is that function's: test modules define the same helper in many
+    tests. A `class` line at the start of a line inside a string can make it miss a pair.)"""
+    seen: dict[tuple[int, bytes], list[int]] = {}
+    stack: list[tuple[int, int, bool]] = []        # (indentation, line, a class) of the enclosing definitions
+    line, pos = 1, 0
+    for match in DEF_LINE.finditer(data):
+        line += data.count(b"\n", pos, match.start())
+        pos = match.start()
+        indent = len(match.group(1).expandtabs())
+        while stack and stack[-1][0] >= indent:
+            stack.pop()
+        if all(is_class for _indent, _line, is_class in stack) and match.group(2) != b"_":
+            seen.setdefault((stack[-1][1] if stack else 0, match.group(2)), []).append(line)
+        stack.append((indent, line, data.startswith(b"class", match.end(1))))
+    return any(len(lines) > 1 and len({owner(owned, n, name.decode("ascii")) for n in lines}) > 1
+               for (_scope, name), lines in seen.items())
+
+
+Definition = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+
+
+def _twice(module: ast.Module, overloads: frozenset[str]) -> list[tuple[str, list[Definition]]]:
+    """(scope, definitions) for each name a scope's own body defines more than once, not counting the
+    definitions that are several by design (`_by_design`): the module's body and each class's, nested
+    classes too (a function's body is its own business)."""
+    out: list[tuple[str, list[Definition]]] = []
+    todo: list[tuple[str, list[ast.stmt]]] = [("", module.body)]
+    while todo:
+        scope, body = todo.pop(0)
+        named: dict[str, list[Definition]] = {}
+        for node in body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                if node.name != "_" and not _by_design(node, overloads):
+                    named.setdefault(node.name, []).append(node)
+                if isinstance(node, ast.ClassDef):
+                    todo.append((f"{scope}.{node.name}" if scope else node.name, node.body))
+        out += [(scope, nodes) for nodes in named.values() if len(nodes) > 1]
+    return out
+
+
+def _overload_names(module: ast.Module) -> frozenset[str]:
+    """The names `typing.overload` goes by in MODULE (`from typing import overload as ov`) besides its own."""
+    return frozenset({"overload"} | {alias.asname for node in module.body if isinstance(node, ast.ImportFrom)
+                                     for alias in node.names if alias.name == "overload" and alias.asname})
+
+
+def _by_design(node: Definition, overloads: frozenset[str]) -> bool:
+    """Whether NODE is one of several definitions of its name by design: decorated with an overload, an
+    accessor or a registration (`_BY_DESIGN`), or with a decorator that takes arguments (registering ones
+    do, and keep each definition: `@given("a step")`, `@app.get("/path")`)."""
+    for decorator in node.decorator_list:
+        if isinstance(decorator, ast.Call):
+            return True
+        name = decorator.attr if isinstance(decorator, ast.Attribute) else \
+            decorator.id if isinstance(decorator, ast.Name) else ""
+        if name in _BY_DESIGN or name in overloads:
+            return True
+    return False
+
+
+def _warning(path: str, scope: str, nodes: list[Definition], by: list[str]) -> dict[str, object]:
+    """The warning for NODES (the definitions of one name in one scope, in file order), landed by BY."""
+    name = nodes[0].name
+    lines = [node.lineno for node in nodes]
+    where = f"{scope}.{name}" if scope else name
+    # the entry whose definition no longer counts, else (upstream's no longer counts) the one replacing it
+    entry = next((owner for owner in by[:-1] if owner != UPSTREAM), by[-1])
+    lost = ", ".join(dict.fromkeys(f"{owner}'s" for owner in by[:-1]))
+    said = ", ".join(f"line {line} by {owner}" for line, owner in zip(lines, by))
+    return {"kind": "shadowed-definition", "entry": entry, "file": path, "name": where, "lines": lines,
+            "by": by,
+            "message": f"{path} defines {where} {len(nodes)} times in one scope ({said}): when the module runs, "
+                       f"the last, {by[-1]}'s, replaces {lost}, whose code is dead"}
