@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import os
 import sys
@@ -112,16 +113,36 @@ def _run(body: Callable[[], int], *, interrupted: str = "nothing was written") -
         # no credential of a URL, ever; control characters escaped; hints repeat the user's -m/--repo
         print(f"carrytool: error: {printable(_invocation().rewrite(redact(str(exc))))}", file=sys.stderr)
         raise typer.Exit(exc.exit_code) from None
-    except KeyboardInterrupt:
-        print(f"carrytool: interrupted; {interrupted}", file=sys.stderr)
+    except KeyboardInterrupt as exc:
+        print(f"carrytool: interrupted{_by(exc)}; {_said(exc, interrupted)}", file=sys.stderr)
         raise typer.Exit(130) from None
     except Exception as exc:
         if not _interrupting(exc):
             raise
         # what an interrupt raised on its way out (a thread starting, a pipe closed under a read: helper-103)
-        print(f"carrytool: interrupted; {interrupted}", file=sys.stderr)
+        cause = exc.__context__
+        print(f"carrytool: interrupted{_by(cause) if cause else ''}; {_said(cause, interrupted)}", file=sys.stderr)
         raise typer.Exit(130) from None
     raise typer.Exit(code)
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (a CI job cancelled, `timeout`): handled as Ctrl-C is, so that every clean-up runs (helper-108:
+    without it the process ended on the spot, and bisect's temporary tree stayed)."""
+
+
+def _terminated(signum: int, frame: object) -> None:
+    raise Terminated
+
+
+def _by(exc: BaseException) -> str:
+    return " (SIGTERM)" if isinstance(exc, Terminated) else ""
+
+
+def _said(exc: BaseException | None, otherwise: str) -> str:
+    """What the run had done when interrupted: what the code it interrupted noted on the exception
+    (`carrytool_done`: sync, after the branch moved or while it pushed), else OTHERWISE."""
+    return getattr(exc, "carrytool_done", None) or otherwise
 
 
 def _interrupting(exc: BaseException) -> bool:
@@ -560,7 +581,9 @@ def bisect(
             render_bisect_text(result, sys.stdout, _invocation())
         return result.exit_code
 
-    _run(body)
+    # (helper-108: "nothing was written", after it kept verdicts)
+    _run(body, interrupted="the verdicts found so far stay in its cache (a rerun takes them); no branch, ref or "
+                           "file of yours was written")
 
 
 @app.command()
@@ -1021,6 +1044,20 @@ def _app_for(argv: list[str]) -> typer.Typer:
 
 def main() -> None:
     """Console entry point (`carrytool --version` is answered before this, in `carrytool.__main__`)."""
+    import signal
+
+    before = None
+    with contextlib.suppress(ValueError):          # (not in the main thread: a caller embedding the CLI)
+        if signal.getsignal(signal.SIGTERM) is not signal.SIG_IGN:      # an ignored SIGTERM stays ignored
+            before = signal.signal(signal.SIGTERM, _terminated)
+    try:
+        _main()
+    finally:
+        if before is not None:                     # (helper-109: an in-process caller's SIGTERM raised ours)
+            signal.signal(signal.SIGTERM, before)
+
+
+def _main() -> None:
     shell = _completion_shell(sys.argv[1:])
     if shell is not None:
         _show_completion(shell)

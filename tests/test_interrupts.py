@@ -115,3 +115,34 @@ def test_python_m_where_a_carrytool_folder_is(tmp_path: Path) -> None:
         assert proc.returncode == (0 if argv == ["--version"] else 2), proc.stderr
     assert proc.stderr.startswith("carrytool: error: no manifest at nowhere.yaml")
     assert carrytool.__file__ is not None
+
+
+@pytest.mark.parametrize("ignored", [False, True])
+def test_the_sigterm_handler_is_the_callers_again_afterwards(monkeypatch: pytest.MonkeyPatch, ignored: bool) -> None:
+    """helper-109: after an in-process call, the caller's SIGTERM raised carrytool's exception; an ignored
+    SIGTERM (nohup, a supervisor) was handled all the same."""
+    import signal
+
+    from carrytool.__main__ import main
+
+    def callers(signum: int, frame: object) -> None:
+        pass
+
+    before = signal.signal(signal.SIGTERM, signal.SIG_IGN if ignored else callers)
+    try:
+        seen: list[object] = []
+        real = signal.signal
+
+        def spy(signum: int, handler: object) -> object:
+            seen.append(handler)
+            return real(signum, handler)
+
+        monkeypatch.setattr(signal, "signal", spy)
+        monkeypatch.setattr(sys, "argv", ["carrytool", "check", "-m", "/nonexistent/manifest.yaml"])
+        with pytest.raises(SystemExit):
+            main()
+        monkeypatch.undo()
+        assert signal.getsignal(signal.SIGTERM) is (signal.SIG_IGN if ignored else callers)
+        assert len(seen) == (0 if ignored else 2)
+    finally:
+        signal.signal(signal.SIGTERM, before)

@@ -22,7 +22,7 @@ from carrytool.asserts.names import (
     names_identifier,
     render,
 )
-from carrytool.asserts.pyscope import Scope, definitions, segment, suggest
+from carrytool.asserts.pyscope import Scope, definitions, run_body, segment, suggest
 from carrytool.asserts.source import SourceFile
 
 _NESTING = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
@@ -102,7 +102,34 @@ def check_defines(src: SourceFile, scope: Scope, target: str) -> Verdict:
         line = found[0].lineno
         return passed(f"{prefix}{target} is defined at {src.at(line)}", line)
     inside = [name[len(prefix):] for name in definitions(src) if name.startswith(prefix)]
-    return failed(f"{scope.prefix}{target} is not defined in {scope.where} {suggest(target, inside)}", scope.line)
+    assigned = _assigned_at(scope, target)
+    # (helper-107: a grep marker on a constant became `defines: BROTLI_INSTALLED`, failing with no why)
+    why = f"; {target} is assigned at {src.at(assigned)}, and `defines` finds functions and classes only: " \
+          f"`mentions: {target}` requires the name" if assigned else ""
+    return failed(f"{scope.prefix}{target} is not defined in {scope.where} {suggest(target, inside)}{why}",
+                  scope.line)
+
+
+def _assigned_at(scope: Scope, target: str) -> int | None:
+    """The line where SCOPE's own statements (in `if`/`try`/`with` blocks too, not in a nested definition)
+    assign TARGET, a plain name, or import it; None when they do not."""
+    if "." in target:
+        return None
+    todo = [stmt for node in scope.nodes for stmt in run_body(node)]
+    while todo:
+        stmt = todo.pop(0)
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            if any(isinstance(n, ast.Name) and n.id == target and isinstance(n.ctx, ast.Store)
+                   for t in targets for n in ast.walk(t)):
+                return stmt.lineno
+        elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            if any((alias.asname or alias.name.split(".")[0]) == target for alias in stmt.names):
+                return stmt.lineno
+        elif not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            todo += [child for field in ("body", "orelse", "finalbody") for child in getattr(stmt, field, [])]
+            todo += [child for handler in getattr(stmt, "handlers", []) for child in handler.body]
+    return None
 
 
 def check_mentions(src: SourceFile, scope: Scope, target: Dotted, shown: str) -> Verdict:

@@ -354,8 +354,8 @@ def replaced_ref(manifest: Manifest, previous: str) -> str:
 
 
 def replaced_commits(manifest: Manifest, git: Git, tip: str | None, planned: Planned, last: str | None,
-                     limit: int = 1000) -> list[tuple[str, str, bool]]:
-    """(SHA, subject, carried) of the commits TIP (the fork branch before the run) has that sync did not make
+                     limit: int = 1000) -> list[tuple[str, str, bool, str | None]]:
+    """(SHA, subject, carried, copy of) of the commits TIP (the fork branch before the run) has that sync did not make
     and the composed result does not have: committed or pushed onto the generated branch by hand, or a
     branch that was something else before carrytool was pointed at it (the old cherry-pick loop's).
     Newest first, at most LIMIT. Sync's own commits say so (a `Carry-Entry:` trailer, committed by the
@@ -364,7 +364,9 @@ def replaced_commits(manifest: Manifest, git: Git, tip: str | None, planned: Pla
     release marker, went without a word, and no ref kept it; the old cherry-pick loop's merges and picks,
     whose changes the result has, go unsaid).
     CARRIED: the commit's patch is the patch of a commit an entry of the manifest carries (`git patch-id`):
-    its change is composed anyway."""
+    its change is composed anyway. COPY OF: else the entry one of whose commits has the same subject (the
+    old loop's cherry-pick of a PR the manifest carries, resolved otherwise: helper-107, a migration's picks
+    were all "committed by hand?")."""
     result = planned.composition.result if planned.composition else None
     if tip is None or result is None or tip == result or last == tip:
         return []
@@ -391,8 +393,26 @@ def replaced_commits(manifest: Manifest, git: Git, tip: str | None, planned: Pla
     if git.tree_of(tip) == git.tree_of(result):
         # the result's files: only what changes no file is lost (helper-90: a migration's merges and squashed
         # picks were named, though each change they made is in the result)
-        return [(sha, subject, False) for sha, subject in unmade if _changes_nothing(git, sha)]
-    return [(sha, subject, carried.get(sha) in ours) for sha, subject in unmade]
+        return [(sha, subject, False, None) for sha, subject in unmade if _changes_nothing(git, sha)]
+    out = [(sha, subject, carried.get(sha) in ours) for sha, subject in unmade]
+    copies = _subjects(git, planned) if any(not was for _sha, _subject, was in out) else {}
+    return [(sha, subject, was, None if was else copies.get(subject)) for sha, subject, was in out]
+
+
+def _subjects(git: Git, planned: Planned) -> dict[str, str]:
+    """Subject -> the first applied entry (manifest order) one of whose own commits (not a merge) has it. A
+    skipped entry's pick is not its copy in the result: the result has no such change (helper-109)."""
+    steps = [s for s in planned.steps if s.head and s.status == APPLIED]
+    if not steps:
+        return {}
+    out: dict[str, str] = {}
+    for step in steps:        # one log per entry: its commits alone (a log of several would not say whose)
+        log = git.run("log", "--no-merges", "--max-count=500", "--format=%s", step.head, "--not", planned.resolved.upstream,
+                      *([step.base] if step.base else []), "--", check=False).stdout.decode("utf-8", "replace")
+        for subject in log.splitlines():
+            if subject.strip():
+                out.setdefault(subject, step.id)
+    return out
 
 
 def _changes_nothing(git: Git, sha: str) -> bool:
@@ -428,22 +448,26 @@ def last_result(manifest: Manifest) -> str | None:
     return result if isinstance(result, str) else None
 
 
-def _replaced_warning(manifest: Manifest, previous: str, replaced: list[tuple[str, str, bool]], remote: bool, *,
-                      same_tree: bool = False) -> dict[str, object]:
+def _replaced_warning(manifest: Manifest, previous: str, replaced: list[tuple[str, str, bool, str | None]],
+                      remote: bool, *, same_tree: bool = False) -> dict[str, object]:
     """The replaced-commits warning for the tip PREVIOUS; its message ends once the run knows whether it
     replaced that branch (`_say_what_was_replaced`). SAME_TREE: PREVIOUS has the result's files."""
     branch = manifest.fork.branch
     where = f"the fork's {branch}" if remote else branch
-    lost = [(sha, subject) for sha, subject, carried in replaced if not carried]
+    lost = [(sha, subject, copy) for sha, subject, carried, copy in replaced if not carried]
     same = len(replaced) - len(lost)
-    shown = "; ".join(f"{sha[:12]} {subject}" for sha, subject in lost[:5]) + ("; ..." if len(lost) > 5 else "")
+    shown = "; ".join(f"{sha[:12]} {subject}" + (f" ({copy} has a commit of that subject; this one's patch differs)" if copy else "")
+                      for sha, subject, copy in lost[:5]) + ("; ..." if len(lost) > 5 else "")
     what = f": {shown}" if lost else ""
     if same:
         what += f"{'; and ' if lost else ': '}{same} whose patch a PR or carry of the manifest carries too"
+    how = "committed onto it by hand?" if any(copy is None for _sha, _subject, copy in lost) or not lost else \
+        "picks of entries of the manifest, each resolved otherwise: the old loop's?"
     return {"kind": "replaced-commits", "branch": branch, "remote": remote, "previous": previous,
-            "commits": [sha for sha, _subject, _carried in replaced],
-            "carried": [sha for sha, _subject, carried in replaced if carried],
-            "message": f"{where} has {len(replaced)} commit(s) that sync did not make (committed onto it by hand?), "
+            "commits": [sha for sha, _subject, _carried, _copy in replaced],
+            "carried": [sha for sha, _subject, carried, _copy in replaced if carried],
+            "copies": {sha: copy for sha, _subject, _carried, copy in replaced if copy},
+            "message": f"{where} has {len(replaced)} commit(s) that sync did not make ({how}), "
                        f"which the composed result does not have{what}."
                        + (" They change no file (the branch's files are the result's): what goes is the commits "
                           "themselves." if same_tree else "")
@@ -506,6 +530,7 @@ def _finish(manifest: Manifest, git: Git, options: SyncOptions, planned: Planned
     # place. A refused push moves nothing local; once the branch moved only the lock's rename is left.
     staged = None if options.locked else stage_lock(manifest, lock_doc)
     crash_point("sync:lock-staged")
+    pushing = False
     try:
         # asked again: a work tree may have switched to the branch while composing (its index would then
         # undo the sync with the next commit), and nothing has moved yet
@@ -516,6 +541,7 @@ def _finish(manifest: Manifest, git: Git, options: SyncOptions, planned: Planned
                                hint="run sync again")
             kept = _keep_replaced(manifest, git, report.warnings, remote=True)
             report.result["pushed"] = False
+            pushing = True
             report.result["pushed"] = push(manifest, git, comp.result, planned.resolved, options,
                                            keep=kept[0] if kept else None)
             crash_point("sync:pushed")
@@ -530,9 +556,27 @@ def _finish(manifest: Manifest, git: Git, options: SyncOptions, planned: Planned
             crash_point("sync:branch-moved")
         if staged is not None:
             report.extra["lock_written"] = _publish_lock(staged, report.result)
+    except KeyboardInterrupt as exc:      # (helper-109: "nothing was written", after the branch moved)
+        exc.carrytool_done = _moved_so_far(manifest, report.result, pushing)  # type: ignore[attr-defined]
+        raise
     finally:
         if staged is not None:
             staged.discard()
+
+
+def _moved_so_far(manifest: Manifest, result: dict, pushing: bool) -> str | None:
+    """What an interrupt of _finish leaves, in words; None when nothing moved (the usual sentence holds)."""
+    branch, sha = manifest.fork.branch, str(result.get("sha"))[:12]
+    if result.get("updated"):
+        pushed = " and pushed to the fork" if result.get("pushed") else ""
+        return f"{branch} was moved to {sha}{pushed}, but the lock was not written: run sync again, which writes it"
+    if result.get("pushed"):
+        return f"the fork's {branch} was pushed ({sha}), but the local branch and the lock were not written: run " \
+               "sync again"
+    if pushing:
+        return f"interrupted while pushing: the fork's {branch} may have moved to {sha}; the local branch and the " \
+               "lock were not written: run sync again"
+    return None
 
 
 def _publish_lock(staged: StagedLock, result: dict) -> bool:

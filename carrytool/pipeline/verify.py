@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -56,7 +56,12 @@ def verify_path(manifest: Manifest, root: Path) -> Report:
     """Evaluate every assert on the files under ROOT (a checkout); nothing outside ROOT is read."""
     root = _directory(root)
     read = _disk_reader(root)
-    report = Report("verify", asserts=_outcomes(manifest, read))
+    # (helper-108: "does not exist in the composed tree", of a checkout's link to outside it)
+    outcomes = [replace(o, message=f"{o.file} is not a file in {root} (missing, a directory, or a link "
+                                               "to outside it: nothing outside the checkout is read)")
+                if o.message == f"{o.file} does not exist in the composed tree" else o
+                for o in _outcomes(manifest, read)]
+    report = Report("verify", asserts=outcomes)
     report.extra["target"] = {"path": str(root)}
     return report
 

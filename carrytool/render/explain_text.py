@@ -98,7 +98,7 @@ def body_lines(ex: Explanation, invocation: Invocation | None = None) -> list[st
             for hunk in cov.hunks:
                 if hunk.status != "verbatim":
                     lines.append(f"      {hunk_line(hunk)}")
-    details = detail_lines(ex.planned.report, invocation=invocation)
+    details = detail_lines(ex.planned.report, invocation=invocation, unions=ex.union_suggestions)
     if details:
         lines += ["", "details"] + [f"  {line}" for line in details]
     if not ex.asserts_known:

@@ -119,7 +119,7 @@ def _detail_sections(ex: Explanation, invocation: Invocation | None) -> list[tup
         sections.append((f"Suggestions ({len(ex.suggestions)})", _suggestions(ex.suggestions)))
     if ex.coverage:
         sections.append(("Union coverage", _coverage(ex)))
-    details = detail_lines(ex.planned.report, invocation=invocation)
+    details = detail_lines(ex.planned.report, invocation=invocation, unions=ex.union_suggestions)
     if details or not ex.asserts_known:
         if not ex.asserts_known:
             details.append("asserts: not evaluated (the assertion engine is not installed)")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, TextIO
 
@@ -124,9 +124,9 @@ def _render_rich(report: Report, stream: TextIO, verbose: bool, details: list[st
 
 
 def detail_lines(report: Report, *, verbose: bool = False, invocation: Invocation | None = None,
-                 show_error: bool = True) -> list[str]:
+                 show_error: bool = True, unions: Sequence[Sequence[str]] = ()) -> list[str]:
     """Conflicts, violations, landing failures, failed asserts (with `verbose`, held ones too), warnings,
-    the error (unless `show_error` is False) and the next steps."""
+    the error (unless `show_error` is False) and the next steps (UNIONS: explain's suggested unions)."""
     lines = failure_lines(report)
     if verbose:
         lines += [f"assert held: {outcome.name}: {outcome.message}" for outcome in report.asserts if outcome.ok]
@@ -137,7 +137,7 @@ def detail_lines(report: Report, *, verbose: bool = False, invocation: Invocatio
         lines.append(f"warning: {warning.get('message') or warning}")
     if report.error and show_error:
         lines.append(f"error: {report.error['message']}")
-    return lines + next_steps(report, invocation)
+    return lines + next_steps(report, invocation, unions)
 
 
 def _hold(count: int) -> str:
@@ -177,8 +177,11 @@ def conflict_culprits(report: Report, conflict: dict) -> str:
     return entries or upstream
 
 
-def next_steps(report: Report, invocation: Invocation | None = None) -> list[str]:
-    """What to run or change next, for each kind of failure in REPORT (commands as the user can paste them)."""
+def next_steps(report: Report, invocation: Invocation | None = None, unions: Sequence[Sequence[str]] = ()) -> list[str]:
+    """What to run or change next, for each kind of failure in REPORT (commands as the user can paste them).
+    UNIONS: the unions explain suggests (from every pair's merge, not only the chain's): a group of entries
+    conflicting in the chain that one of them holds is named as that whole union (helper-107: explain
+    suggested three PRs, its next step two, and the third conflicted with the union the next night)."""
     run = invocation or Invocation()
     hints: list[str] = []
     failed = report.failed_conflicts
@@ -192,19 +195,20 @@ def next_steps(report: Report, invocation: Invocation | None = None) -> list[str
     order = {step.id: n for n, step in enumerate(report.steps)}
     steps = {step.id: step for step in report.steps}
     for group, stopped in _conflict_groups(between, order):   # one union per set of entries that conflict together
+        group = next((list(union) for union in unions if set(group) <= set(union)), group)
         numbers = [p.removeprefix("pr/") for p in group if p.startswith("pr/")]
-        unions = [m for m in group if m in steps and steps[m].entry.kind == "carry" and steps[m].entry.supersedes]
-        if unions:       # a union already stands for some of them: the others join it (a union of one fixes nothing)
-            name = steps[unions[0]].entry.name
-            carries = [m for m in group if m not in unions and not m.startswith("pr/")]
-            ways = [f"add {', '.join(numbers)} to {unions[0]}'s `supersedes` and refold it "
+        standing = [m for m in group if m in steps and steps[m].entry.kind == "carry" and steps[m].entry.supersedes]
+        if standing:     # a union already stands for some of them: the others join it (a union of one fixes nothing)
+            name = steps[standing[0]].entry.name
+            carries = [m for m in group if m not in standing and not m.startswith("pr/")]
+            ways = [f"add {', '.join(numbers)} to {standing[0]}'s `supersedes` and refold it "
                     f"(`{run.command('union', 'compose', name)}`)"] if numbers else []
             if carries:      # only PRs can be superseded: a fork carry is made to apply on the union
-                ways.append(f"rebase {', '.join(carries)} onto {unions[0]} (a fork carry cannot join `supersedes`)")
+                ways.append(f"rebase {', '.join(carries)} onto {standing[0]} (a fork carry cannot join `supersedes`)")
             fold = " and ".join(ways)
         else:
             shows = "the overlap map shows where" if report.command == "explain" else \
-                f"`{run.command('explain')}` shows the overlap"          # not explain's own advice to run explain
+                f"`{run.command('explain')}` shows the overlap, and the PRs that also conflict with them"
             fold = f"fold {', '.join(group)} into a union ({shows}; " \
                    f"`{run.command('union', 'new', 'NAME', *numbers)}` starts it)"
         skipping = [m for m in stopped if m in report.strict_only]
@@ -291,6 +295,10 @@ def _outcome(report: Report) -> str:
     verdict = {1: "verification failed", 2: "bad input", 3: "conflict", 4: "environment"}.get(code, "failed")
     tail = f"; {result.get('branch')} left at {(result.get('previous') or '(absent)')[:12]}" \
         if result and report.command == "sync" else ""
+    rebuild = report.extra.get("rebuild") if report.command == "verify" else None
+    if rebuild and not rebuild.get("ok"):      # (helper-107: "asserts: 7/7 hold", then a bare FAILED)
+        tail = f": {rebuild['rev']} is {str(rebuild['actual'])[:12]}, not {str(rebuild['expected'])[:12]}, what " \
+               "manifest + lock compose"
     if tail and result.get("pushed") is False:
         tail += f", nothing pushed{_fork_was(result, 'left at')}"
     return f"FAILED ({verdict}, exit {code}){tail}"

@@ -40,6 +40,11 @@ class Explanation:
         return self.planned.steps
 
     @property
+    def union_suggestions(self) -> list[list[str]]:
+        """The entries of each union the suggestions propose (manifest order)."""
+        return [list(item["entries"]) for item in self.suggestions if item.get("kind") == "union"]
+
+    @property
     def asserts_known(self) -> bool:
         """Whether the asserts were evaluated (the assertion engine is installed)."""
         return self.asserts is not None

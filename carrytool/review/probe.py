@@ -8,6 +8,7 @@ blobs directly (no checkout: no hooks, no filters, no attributes). Command verdi
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -24,6 +25,7 @@ from carrytool.pipeline.atomic import write_atomic
 
 CACHE_VERSION = 1
 TAIL_LINES = 20
+TAIL_BYTES = 8192        # the most of a command's output read (its end): what the verdict and the cache keep
 
 
 @dataclass(frozen=True)
@@ -165,23 +167,38 @@ class VerdictCache:
 
 
 def run_in_tree(git: Git, tree: str, command: str, timeout: float) -> CommandVerdict:
-    """Write TREE into a fresh temporary directory and run `sh -c COMMAND` there, killed after TIMEOUT."""
-    workdir = Path(tempfile.mkdtemp(prefix="carrytool-bisect-"))
+    """Write TREE into a fresh temporary directory and run `sh -c COMMAND` there, killed after TIMEOUT.
+
+    The verdict is the shell's exit, as `git bisect run` takes it: its output goes to a file beside the
+    tree, whose end is read (TAIL_BYTES at most), so a job it leaves in the background neither holds the
+    answer until it closes the output nor makes it a timeout, and a command printing without end costs
+    no memory (helper-108). When the shell is done, timed out or interrupted (Ctrl-C, which a command in
+    a session of its own never sees), its process group is killed: nothing it started goes on in a tree
+    that is then removed. git run by the command finds no repository above the tree
+    (GIT_CEILING_DIRECTORIES), wherever TMPDIR is."""
+    root = Path(tempfile.mkdtemp(prefix="carrytool-bisect-"))
+    workdir, output = root / "tree", root / "output"
+    proc: subprocess.Popen | None = None
     try:
+        workdir.mkdir()
         materialise(git, tree, workdir)
         env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
         env["CARRYTOOL_BISECT_TREE"] = tree
-        proc = subprocess.Popen(["sh", "-c", command], cwd=workdir, env=env, stdin=subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+        env["GIT_CEILING_DIRECTORIES"] = str(root)
+        with open(output, "wb") as sink:
+            proc = subprocess.Popen(["sh", "-c", command], cwd=workdir, env=env, stdin=subprocess.DEVNULL,
+                                    stdout=sink, stderr=subprocess.STDOUT, start_new_session=True)
         try:
-            out, _ = proc.communicate(timeout=timeout)
-            return CommandVerdict(command, proc.returncode, _tail(out))
+            code: int | None = proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
-            _kill_group(proc)
-            out, _ = proc.communicate()
-            return CommandVerdict(command, None, _tail(out), timed_out=True)
+            code = None
+        return CommandVerdict(command, code, _tail(output), timed_out=code is None)
     finally:
-        shutil.rmtree(workdir, ignore_errors=True)
+        if proc is not None:
+            _kill_group(proc)
+            with contextlib.suppress(Exception):
+                proc.wait(timeout=10)        # reaped (killed: at once)
+        shutil.rmtree(root, ignore_errors=True)
 
 
 def materialise(git: Git, tree: str, root: Path) -> None:
@@ -216,10 +233,21 @@ def _walk(git: Git, tree: str, root: Path, files: list[tuple[Path, str, str]]) -
 def _kill_group(proc: subprocess.Popen) -> None:
     try:
         os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
+    except OSError:          # none left (ESRCH), or what is left is not ours to kill (EPERM): helper-109
         pass
 
 
-def _tail(output: bytes) -> str:
-    lines = output.decode("utf-8", "replace").splitlines()
+def _tail(path: Path) -> str:
+    """The last TAIL_LINES lines of the file at PATH, from its last TAIL_BYTES bytes (a line cut there
+    starts with `...`)."""
+    try:
+        with open(path, "rb") as handle:
+            size = handle.seek(0, os.SEEK_END)
+            handle.seek(max(0, size - TAIL_BYTES))
+            data = handle.read(TAIL_BYTES)
+    except OSError:
+        return ""
+    lines = data.decode("utf-8", "replace").splitlines()
+    if size > TAIL_BYTES and lines:
+        lines[0] = "..." + lines[0]
     return "\n".join(lines[-TAIL_LINES:])

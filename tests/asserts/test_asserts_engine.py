@@ -318,6 +318,45 @@ def test_defines_and_scope_lookup(check: str, target: str, scope: str | None, ok
     expect(run(check, target, SCOPES, scope), ok, fragment)
 
 
+ASSIGNED = """
+import zlib as z
+try:
+    import brotli
+    BROTLI_INSTALLED = True
+except ImportError:
+    BROTLI_INSTALLED = False
+
+
+class Decoder:
+    limit: int = 3
+
+    def decode(self):
+        local = 1
+
+
+REGISTRY[KEY] = 1
+obj.HANDLER = None
+"""
+
+
+@pytest.mark.parametrize("target, scope, fragment", [
+    ("BROTLI_INSTALLED", None, "; BROTLI_INSTALLED is assigned at pkg/mod.py:4, and `defines` finds functions and "
+                               "classes only: `mentions: BROTLI_INSTALLED` requires the name"),
+    ("brotli", None, "; brotli is assigned at pkg/mod.py:3"),
+    ("z", None, "; z is assigned at pkg/mod.py:1"),
+    ("limit", "Decoder", "Decoder: limit is not defined in Decoder (defined there: decode); limit is assigned at "
+                         "pkg/mod.py:10"),
+])
+def test_defines_of_a_name_assigned_says_what_finds_it(target: str, scope: str | None, fragment: str) -> None:
+    """helper-107: a grep marker on a constant became `defines: BROTLI_INSTALLED`, which failed naming only
+    the functions and classes defined there."""
+    expect(run("defines", target, ASSIGNED, scope), False, fragment)
+    for name in ("local", "KEY", "obj"):        # a function's own names; names only read where others are set
+        verdict = run("defines", name, ASSIGNED, None)
+        expect(verdict, False, f"{name} is not defined in pkg/mod.py")
+        assert "assigned" not in verdict.message, verdict.message
+
+
 # ---- order -----------------------------------------------------------------------------------------
 
 ORDER = [

@@ -268,3 +268,29 @@ def test_a_transient_push_failure_is_retried(small: Small, tmp_path: Path) -> No
     result = run("sync", "-m", str(small.manifest_path), "--repo", str(small.work.path), "--push", env=env)
     assert result.returncode == 0, result.stderr
     assert state.exists() and fork.ref("refs/heads/dev") == small.branch()
+
+
+def test_an_interrupt_after_the_branch_moved_says_what_moved(small: Small, tmp_path: Path) -> None:
+    """helper-109: SIGTERM (a cancelled CI job) after the branch moved and before the lock was written said
+    "nothing was written"; SIGTERM itself ended the run on the spot (no clean-up)."""
+    small.pr(1, {"b.py": "x = 10\ny = 2\nz = 3\n"})
+    small.manifest([{"pr": 1}])
+    fifo = tmp_path / "pause"
+    os.mkfifo(fifo)
+    proc = subprocess.Popen([*CARRYTOOL, "sync", "-m", str(small.manifest_path), "--repo", str(small.work.path)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "CARRYTOOL_PAUSE_AT": f"sync:branch-moved={fifo}"})
+    writer = _meet(fifo, proc)
+    try:
+        proc.send_signal(signal.SIGTERM)
+        _out, err = proc.communicate(timeout=120)
+    finally:
+        os.close(writer)
+    sha = small.branch()
+    assert proc.returncode == 130 and sha is not None, err
+    assert err == f"carrytool: interrupted (SIGTERM); dev was moved to {sha[:12]}, but the lock was not written: " \
+                  "run sync again, which writes it\n", err
+    lock = small.manifest_path.with_name("manifest.yaml.lock")
+    assert not lock.exists() and not list(lock.parent.glob(".manifest.yaml.lock.*"))    # the staged one removed
+    again = run("sync", "-m", str(small.manifest_path), "--repo", str(small.work.path), "--format", "json")
+    assert again.returncode == 0 and json.loads(lock.read_text())["result"] == sha

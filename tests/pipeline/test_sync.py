@@ -967,3 +967,81 @@ def test_a_cherry_pick_of_a_skipped_pr_is_not_counted_carried(cli: Cli, small: S
     [warning] = [w for w in report["warnings"] if w["kind"] == "replaced-commits"]
     assert code == 0 and (warning["commits"], warning["carried"]) == ([pick], [])
     assert f": {pick[:12]} pr 2, cherry-picked. " in warning["message"] and "would keep its old tip" in warning["message"]
+
+
+def test_the_old_loops_picks_of_a_pr_are_named_as_such(cli: Cli, small: Small, tmp_path: Path) -> None:
+    """helper-107: on the migration's first night every cherry-pick the loop resolved otherwise (`-X theirs`)
+    was named "committed onto it by hand?", and one looked for a hotfix that did not exist: a commit whose
+    subject is one of an entry's own commits says so (JSON `copies`)."""
+    small.pr(1, A_TWO)
+    small.pr(2, {"docs/c.txt": "c2\n"})
+    small.manifest([{"pr": 1}, {"pr": 2}])
+    bare = init_repo(tmp_path / "bare.git", bare=True)
+    pick = small.up.commit({"docs/c.txt": "c2, as the loop resolved it\n"}, "pr 2", parent="main",
+                           ref="refs/heads/loop")
+    bare.git("fetch", "-q", str(small.up.path), "+loop:refs/heads/dev")
+    code, report = cli.json("sync", "--dry-run", "-m", small.manifest_path, "--repo", bare.path)
+    [warning] = [w for w in report["warnings"] if w["kind"] == "replaced-commits"]
+    assert code == 0 and (warning["commits"], warning["carried"], warning["copies"]) == ([pick], [], {pick: "pr/2"})
+    assert warning["message"].startswith("dev has 1 commit(s) that sync did not make (picks of entries of the "
+                                         "manifest, each resolved otherwise: the old loop's?), which the composed "
+                                         f"result does not have: {pick[:12]} pr 2 (pr/2 has a commit of that "
+                                         "subject; this one's patch differs)."), warning["message"]
+    hot = small.up.commit({"hot.txt": "fix\n"}, "HOTFIX", parent=pick, ref="refs/heads/loop")
+    bare.git("fetch", "-q", str(small.up.path), "+loop:refs/heads/dev")
+    code, report = cli.json("sync", "--dry-run", "-m", small.manifest_path, "--repo", bare.path)
+    [warning] = [w for w in report["warnings"] if w["kind"] == "replaced-commits"]
+    assert (warning["commits"], warning["copies"]) == ([hot, pick], {pick: "pr/2"})
+    assert "(committed onto it by hand?)" in warning["message"] and f"{hot[:12]} HOTFIX; {pick[:12]} pr 2 (pr/2" \
+        in warning["message"]
+
+
+def test_explain_next_step_names_the_union_it_suggests(cli: Cli, small: Small) -> None:
+    """helper-107: pr/2 conflicts with pr/1 in the chain; pr/3 merges there (pr/2 stopped) but conflicts with
+    pr/2. explain suggested a union of all three, its next step `union new NAME 1 2`, and the union then
+    conflicted with pr/3. The next step names the union explain suggests; sync's says explain shows more."""
+    small.pr(1, {"a.py": "def f():\n    return 10\n\n\ndef g():\n    return 2\n"})
+    small.pr(2, {"a.py": "def f():\n    return 20\n\n\ndef g():\n    return 20\n"})
+    small.pr(3, {"a.py": "def f():\n    return 1\n\n\ndef g():\n    return 30\n"})
+    small.manifest([{"pr": 1}, {"pr": 2}, {"pr": 3}])
+    result = cli("sync", "--dry-run", "-m", small.manifest_path, "--repo", small.work.path)
+    [hint] = [line for line in result.stdout.splitlines() if line.startswith("next: fold")]
+    assert hint.startswith("next: fold pr/1, pr/2 into a union (`carrytool explain ") and \
+        "shows the overlap, and the PRs that also conflict with them; `carrytool union new NAME 1 2 " in hint, hint
+    explain = cli("explain", "--offline", "-m", small.manifest_path, "--repo", small.work.path).stdout
+    [hint] = [line.strip() for line in explain.splitlines() if line.strip().startswith("next: fold")]
+    assert hint.startswith("next: fold pr/1, pr/2, pr/3 into a union (the overlap map shows where; `carrytool "
+                           "union new NAME 1 2 3 "), hint
+    assert "consider a union of pr/1, pr/2, pr/3" in explain
+
+
+def test_each_conflict_group_is_named_as_the_union_explain_suggests() -> None:
+    """helper-109: the first group's hint took explain's union; a local variable then hid the suggestions
+    from every later group."""
+    from carrytool.manifest.model import Entry
+    from carrytool.pipeline.plan import Step
+    from carrytool.pipeline.report import Report
+    from carrytool.render.text import next_steps
+
+    steps = [Step(Entry("pr", number=n)) for n in (1, 2, 3, 4)]
+    for step, other in ((steps[1], "pr/1"), (steps[3], "pr/3")):
+        step.status = "conflict"
+        step.conflicts = [{"file": "a.py", "with": [other]}]
+    report = Report("explain", steps=steps, failed_conflicts=[steps[1], steps[3]])
+    hints = next_steps(report, unions=[["pr/1", "pr/2", "pr/9"], ["pr/3", "pr/4", "pr/8"]])
+    assert [h.split("`")[1] for h in hints] == ["carrytool union new NAME 1 2 9", "carrytool union new NAME 3 4 8"]
+
+
+def test_a_pick_of_a_skipped_pr_is_no_copy_of_it(cli: Cli, small: Small, tmp_path: Path) -> None:
+    """helper-109: a pick of a PR the run skipped was called that PR's copy ("the old loop's?"), which reads as
+    harmless: the result has no such change."""
+    small.pr(1, A_TWO)
+    small.pr(2, A_THREE)
+    small.manifest([{"pr": 1}, {"pr": 2, "on_conflict": "skip"}])
+    bare = init_repo(tmp_path / "bare.git", bare=True)
+    pick = small.up.commit({"b.py": "x = 1\ny = 2\nz = 3\nw = 4\n"}, "pr 2", parent="main", ref="refs/heads/loop")
+    bare.git("fetch", "-q", str(small.up.path), "+loop:refs/heads/dev")
+    code, report = cli.json("sync", "--dry-run", "-m", small.manifest_path, "--repo", bare.path)
+    [warning] = [w for w in report["warnings"] if w["kind"] == "replaced-commits"]
+    assert code == 0 and (warning["commits"], warning["copies"]) == ([pick], {})
+    assert "(committed onto it by hand?)" in warning["message"]

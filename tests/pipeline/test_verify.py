@@ -107,6 +107,10 @@ def test_rebuild_proves_the_published_branch(cli: Cli, demo: Scenario) -> None:
     subprocess.run(["git", "update-ref", "refs/heads/intarweb-dev", demo.upstream_head], cwd=demo.work, check=True)
     result = cli("verify", "-m", demo.manifest, "--repo", demo.work, "--rebuild", "--offline")
     assert result.exit_code == 1 and "not what the manifest says" in result.stderr
+    # the outcome line says why, beside "asserts: N/N hold" (helper-107: a bare FAILED there)
+    assert result.stdout.rstrip().endswith(f"FAILED (verification failed, exit 1): refs/heads/intarweb-dev is "
+                                           f"{demo.upstream_head[:12]}, not {tip[:12]}, what manifest + lock "
+                                           "compose"), result.stdout
     # the fork has a url: publishing the lock is a push (without --push nothing reaches the fork)
     assert "`carrytool sync --locked --push " in result.stderr and "publishes exactly the lock" in result.stderr
     # helper-100: after a night whose lock push lost a race, that command put yesterday's branch back
@@ -167,6 +171,21 @@ def test_verify_path_that_is_no_directory_is_bad_input(cli: Cli, demo: Scenario,
     for path, why in ((tmp_path / "no-such-dir", "no such directory"), (tmp_path / "file", "not a directory")):
         result = cli("verify", "-m", demo.manifest, "--path", path, *(["--mutants"] if mutants else []))
         assert result.exit_code == 2 and f"--path {path}: {why}" in result.stderr, result.output
+
+
+def test_verify_path_says_a_file_is_not_in_the_checkout(cli: Cli, demo: Scenario, tmp_path: Path) -> None:
+    """helper-108: a file of the checkout that links to outside it "does not exist in the composed tree"."""
+    outside = tmp_path / "outside.py"
+    outside.write_text("def wake_up():\n    pass\n")
+    checkout = tmp_path / "checkout"
+    target = checkout / "vllm" / "v1" / "worker" / "gpu_worker.py"
+    target.parent.mkdir(parents=True)
+    target.symlink_to(outside)
+    code, report = cli.json("verify", "-m", demo.manifest, "--path", checkout)
+    messages = {a["message"] for a in report["asserts"] if a["file"] == "vllm/v1/worker/gpu_worker.py"}
+    assert code == 1 and messages == {f"vllm/v1/worker/gpu_worker.py is not a file in {checkout.resolve()} "
+                                      "(missing, a directory, or a link to outside it: nothing outside the "
+                                      "checkout is read)"}, messages
 
 
 def test_rebuild_that_fetches_takes_the_repository_lock(cli: Cli, demo: Scenario) -> None:

@@ -4,12 +4,21 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
 from pathlib import Path
 
 import pytest
 
+from carrytool.gitlayer.git import Git
 from carrytool.review.bisect import ddmin
+from carrytool.review.probe import TAIL_BYTES, run_in_tree
 from tests.conftest import Cli, Small
+from tests.gitrepo import init_repo
 
 F_BODY = "def f():\n    a = 1\n    b = 2\n    c = 3\n    d = 4\n    return a\n"
 H_EARLY = "def f():\n    a = 1\n    h()\n    b = 2\n    c = 3\n    d = 4\n    return a\n"
@@ -270,3 +279,93 @@ def test_a_flaky_command_is_not_confirmed_and_its_cache_is_dropped(cli: Cli, sma
     slower = f"f={slow}/$CARRYTOOL_BISECT_TREE; [ -e $f ] && sleep 3; touch $f; grep -q 'def f' a.py"
     code, out = bisect(cli, small, "--run", slower, "--timeout", "1")
     assert code == 0 and out["first_bad"] == "pr/4" and out["confirmed"] is None, out
+
+
+# ---- run_in_tree: the shell's exit is the verdict; nothing it started outlives it (helper-108) ----------
+
+def _tree(tmp_path: Path) -> tuple[Git, str]:
+    repo = init_repo(tmp_path / "r")
+    commit = repo.commit({"a.txt": "a\n"}, "a")
+    git = Git(repo.path)
+    return git, git.tree_of(commit)
+
+
+def test_a_job_left_in_the_background_neither_holds_the_verdict_nor_outlives_it(tmp_path: Path) -> None:
+    """A background job kept the output pipe open: every tree was a timeout (a wrong answer), and one that
+    left its session hung the run past --timeout; then it ran on in the tree carrytool removed."""
+    git, tree = _tree(tmp_path)
+    marker = tmp_path / "late"
+    with git:
+        started = time.monotonic()
+        verdict = run_in_tree(git, tree, f"(sleep 2; echo late > {marker}) & echo done; exit 3", timeout=20)
+        assert time.monotonic() - started < 10
+        assert (verdict.exit_code, verdict.timed_out, verdict.output) == (3, False, "done")
+        escaped = run_in_tree(git, tree, "setsid sleep 30 & exit 0", timeout=20)
+        assert escaped.exit_code == 0 and time.monotonic() - started < 15
+    time.sleep(2.5)
+    assert not marker.exists()
+
+
+def test_output_without_end_is_read_from_its_end(tmp_path: Path) -> None:
+    """50 MB of output was kept whole, in memory, in the verdict cache and the JSON."""
+    git, tree = _tree(tmp_path)
+    with git:
+        verdict = run_in_tree(git, tree, "head -c 3000000 /dev/zero | tr '\\0' x; echo; echo last; exit 1", 20)
+    assert verdict.exit_code == 1 and verdict.output.endswith("\nlast")
+    assert len(verdict.output) <= TAIL_BYTES + 3 and verdict.output.startswith("...x")
+
+
+def test_an_interrupt_kills_the_command_and_removes_its_tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C never reaches a command in a session of its own: it ran on after carrytool exited, in a
+    removed tree."""
+    git, tree = _tree(tmp_path)
+    marker = tmp_path / "ran"
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    real_wait = subprocess.Popen.wait
+
+    def interrupted(self: subprocess.Popen, timeout: float | None = None) -> int:
+        if timeout == 20:
+            raise KeyboardInterrupt
+        return real_wait(self, timeout)
+
+    monkeypatch.setattr(subprocess.Popen, "wait", interrupted)
+    with git, pytest.raises(KeyboardInterrupt):
+        run_in_tree(git, tree, f"sleep 1; echo ran > {marker}", timeout=20)
+    monkeypatch.undo()
+    time.sleep(1.5)
+    assert not marker.exists() and list((tmp_path / "tmp").iterdir()) == []
+
+
+def test_git_in_the_command_finds_no_repository_above_the_tree(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """With TMPDIR inside a repository, the command's git worked on the user's repository."""
+    git, tree = _tree(tmp_path)
+    user = init_repo(tmp_path / "user")
+    (user.path / "tmp").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(user.path / "tmp"))
+    with git:
+        verdict = run_in_tree(git, tree, "git rev-parse --show-toplevel", timeout=20)
+    assert verdict.exit_code != 0 and "not a git repository" in verdict.output, verdict
+
+
+def test_sigterm_is_an_interrupt_that_cleans_up(small: Small, tmp_path: Path) -> None:
+    """helper-108: a cancelled CI job (SIGTERM) ended carrytool on the spot: bisect's temporary tree stayed,
+    and its command ran on. It is handled as Ctrl-C is: exit 130, everything cleaned."""
+    build(small, 2, {})
+    marker, tmp = tmp_path / "ran", tmp_path / "tmp"
+    tmp.mkdir()
+    env = {**os.environ, "TMPDIR": str(tmp)}
+    proc = subprocess.Popen([sys.executable, "-m", "carrytool", "bisect", "-m", str(small.manifest_path), "--repo",
+                             str(small.work.path), "--run", f"sleep 3; echo ran > {marker}"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    deadline = time.monotonic() + 60
+    while not any(p.name.startswith("carrytool-bisect-") for p in tmp.iterdir()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.3)                                           # the command started in the tree
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, (out, err)
+    assert err.startswith("carrytool: interrupted (SIGTERM); the verdicts found so far stay in its cache"), err
+    time.sleep(3.5)
+    assert not marker.exists() and not [p for p in tmp.iterdir() if p.name.startswith("carrytool-bisect-")]
