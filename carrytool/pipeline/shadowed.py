@@ -86,7 +86,7 @@ def _parse(data: bytes) -> ast.Module | None:
         return None
 
 
-def _suspect(data: bytes, owned: Owners) -> bool:
+def _suspect(data: bytes, owned: Owners, *, owned_apart: bool = True) -> bool:
     """Whether DATA defines a name twice in one scope (the module's body, or a class's: the `def`/`class`
     lines before it with less indentation say which), not both by the same side: the cheap scan before a
     parse. (A `def` inside a function is that function's: test modules define the same helper in many
@@ -103,11 +103,65 @@ def _suspect(data: bytes, owned: Owners) -> bool:
         if all(is_class for _indent, _line, is_class in stack) and match.group(2) != b"_":
             seen.setdefault((stack[-1][1] if stack else 0, match.group(2)), []).append(line)
         stack.append((indent, line, data.startswith(b"class", match.end(1))))
-    return any(len(lines) > 1 and len({owner(owned, n, name.decode("ascii")) for n in lines}) > 1
+    return any(len(lines) > 1 and (not owned_apart or len({owner(owned, n, name.decode("ascii")) for n in lines}) > 1)
                for (_scope, name), lines in seen.items())
 
 
 Definition = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+
+
+def folded_twice(git: Git, upstream: str, tip: str, folded: Sequence[tuple[str, str, str]]) -> list[str]:
+    """What a union fold TIP (on UPSTREAM) defines more often in one scope than upstream does and than any
+    one of the FOLDED PRs' heads does ((id, base, head) each): two PRs' definitions of one name, which the
+    union holds both of (sync cannot tell them apart: the union is one entry). One message per name.
+    Only the Python files the fold changes that define a name twice (the scan) are parsed, with the same
+    versions of upstream and the heads."""
+    out: list[str] = []
+    changes = git.diff_trees([(git.tree_of(upstream), git.tree_of(tip))], renames=False)[0]
+    for path in sorted({c.path for c in changes if c.path.endswith(".py") and c.status != "D"}):
+        data = git.file_at(tip, path)
+        counts = _counts(data) if data is not None and _defined_twice(data) else None
+        twice = {key: n for key, n in (counts or {}).items() if n > 1}
+        if not twice:
+            continue
+        before = _counts(git.file_at(upstream, path)) or {}
+        sides = [(pr, _counts(git.file_at(head, path)) or {}, _counts(git.file_at(base, path)) or {})
+                 for pr, base, head in folded]
+        for (scope, name), n in sorted(twice.items()):
+            key = (scope, name)
+            if n <= max([before.get(key, 0)] + [head.get(key, 0) for _pr, head, _base in sides]):
+                continue             # upstream's own, or one PR's own
+            adders = [pr for pr, head, base in sides if head.get(key, 0) > base.get(key, 0)]
+            where = f"{scope}.{name}" if scope else name
+            beside = ", beside upstream's" if before.get(key) else ""
+            out.append(f"{path}: the union defines {where} {n} times in one scope ({', '.join(adders)} each add "
+                       f"one{beside}): when the module runs the last replaces the others, whose code is dead")
+    return out
+
+
+def _defined_twice(data: bytes) -> bool:
+    """The scan of `_suspect`, whoever landed what: a name defined twice in one scope."""
+    return _suspect(data, {}, owned_apart=False)
+
+
+def _counts(data: bytes | None) -> dict[tuple[str, str], int] | None:
+    """(scope, name) -> how many definitions of NAME the scope's own body holds, not counting those several
+    by design (`_twice`); None when DATA is no Python this interpreter reads."""
+    module = _parse(data) if data is not None else None
+    if module is None:
+        return None
+    aliases = _overload_names(module)
+    out: dict[tuple[str, str], int] = {}
+    todo: list[tuple[str, list[ast.stmt]]] = [("", module.body)]
+    while todo:
+        scope, body = todo.pop(0)
+        for node in body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                if node.name != "_" and not _by_design(node, aliases):
+                    out[(scope, node.name)] = out.get((scope, node.name), 0) + 1
+                if isinstance(node, ast.ClassDef):
+                    todo.append((f"{scope}.{node.name}" if scope else node.name, node.body))
+    return out
 
 
 def _twice(module: ast.Module, overloads: frozenset[str]) -> list[tuple[str, list[Definition]]]:

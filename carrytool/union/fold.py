@@ -32,8 +32,14 @@ from carrytool.manifest.load import parse_manifest
 from carrytool.manifest.model import Entry, Manifest
 from carrytool.manifest.safefile import refuse_symlink, write_atomic
 from carrytool.pipeline.atomic import crash_point
-from carrytool.pipeline.blame import conflicted_at, meets_conflict, meets_conflict_many, takes_file_away
+from carrytool.pipeline.blame import (
+    conflicted_at,
+    meets_conflict,
+    meets_conflict_many,
+    takes_file_away,
+)
 from carrytool.pipeline.resolve import _fetch, namespace, patch_message
+from carrytool.pipeline.shadowed import folded_twice
 from carrytool.pipeline.structured_tree import resolve_merge, without_resolved
 from carrytool.union.resolutions import (
     Fixup,
@@ -43,7 +49,14 @@ from carrytool.union.resolutions import (
     has_markers,
     split_conflicts,
 )
-from carrytool.union.reuse import Content, Step, apply_fixup, describe_edit, read_content, resolve_step
+from carrytool.union.reuse import (
+    Content,
+    Step,
+    apply_fixup,
+    describe_edit,
+    read_content,
+    resolve_step,
+)
 from carrytool.union.scratch import Scratch, _walk
 from carrytool.union.state import load_state, save_state
 
@@ -424,6 +437,9 @@ class Union:
         commit = self.git.write_commit(tree, [state["upstream"]], self.signature(when), self.signature(when), message)
         outcome.done, outcome.commit = True, commit
         outcome.folded = {item.pr: item.head for item in items}
+        # two PRs' definitions of one name, both folded in: the union is one entry to sync, which cannot see it
+        for note in folded_twice(self.git, state["upstream"], commit, [(i.id, i.base, i.head) for i in items]):
+            self.notify(f"warning: {note}")
         outcome.patch = self.entry.patch
         if dry:
             return outcome

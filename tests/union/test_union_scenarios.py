@@ -1047,3 +1047,28 @@ def test_a_crlf_checkout_of_a_patch_with_crlf_lines_is_no_edit(cli: Cli, fold: F
     patch.write_bytes(written.replace(b"\r\n", b"\n").replace(b"\n", b"\r\n"))
     result = union(cli, fold, "compose")
     assert result.exit_code == 0, result.output
+
+
+def test_a_fold_of_two_prs_defining_one_name_says_so(cli: Cli, tmp_path: Path) -> None:
+    """Two PRs each adding `def twin()` to one module, at different places, fold cleanly; sync then sees the
+    union as one entry and cannot tell whose each definition is (helper-105's and dask's real pair of fixes
+    for one issue, each adding the same test): the fold says so, even with -q."""
+    module = "".join(f"def f{n}():\n    return {n}\n\n\n" for n in range(12))
+    fold = Fold(tmp_path, extra={"m.py": module})
+    at = module.index("def f2():")
+    fold.up.commit({"m.py": module[:at] + "def twin():\n    return 1\n\n\n" + module[at:]}, "one: twin",
+                   parent=fold.base, ref="refs/pull/1/head")
+    at = module.index("def f9():")
+    fold.up.commit({"m.py": module[:at] + "def twin():\n    return 2\n\n\n" + module[at:]}, "two: twin",
+                   parent=fold.base, ref="refs/pull/2/head")
+    result = cli("union", "compose", "u", "-q", *fold.args())
+    assert result.exit_code == 0, result.output
+    assert "warning: m.py: the union defines twin 2 times in one scope (pr/1, pr/2 each add one): when the " \
+           "module runs the last replaces the others, whose code is dead" in " ".join(result.output.split())
+    # one PR's own pair, or a name the PRs define once each in different files, is not said
+    fold.up.commit({"m.py": module[:at] + "def twin():\n    return 2\n\n\n" + module[at:], "n.py": "def twin():\n"
+                    "    pass\n"}, "two: twin elsewhere", parent=fold.base, ref="refs/pull/2/head")
+    fold.up.commit({"m.py": module + "def solo():\n    pass\n\n\ndef solo():\n    pass\n"}, "one: solo twice",
+                   parent=fold.base, ref="refs/pull/1/head")
+    again = cli("union", "compose", "u", *fold.args())
+    assert again.exit_code == 0 and "the union defines" not in again.output, again.output
