@@ -20,7 +20,7 @@ import bisect
 import difflib
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from carrytool.gitlayer.env import ZERO
 from carrytool.gitlayer.git import EMPTY_TREE, REGULAR_MODES, Change, Git, paths_of
@@ -270,7 +270,7 @@ class _Accountant:
                     "message": f"{step.id} and {self.applied[owner_step].id} carry the same hunk in "
                                f"{hunk.describe()}: it is applied once"})
             if how is None:
-                placed = self.fallback(step, hunk, claimed)
+                placed = self.fallback(step, hunk, claimed) or self.slid(step, hunk, claimed)
                 how = "applied" if placed else None
             if how is None and self.already_present(step, hunk):
                 how = "present"
@@ -365,6 +365,39 @@ class _Accountant:
             return None
         claimed[block] += 1
         return (hunk.new_start, 0, path)
+
+    def slid(self, step: Step, hunk: Hunk, claimed: Counter) -> tuple[int, int, str] | None:
+        """HUNK aligned otherwise: lines inserted (or deleted) beside lines equal to their last (or first)
+        ones can be placed several ways, each the same change of the file. Git's zero-context diff picks
+        one; the merge may have kept the lines around another, and upstream may have changed the lines the
+        picked one takes in (helper-110: poetry's pr/10402 adds a test whose last 8 lines repeat the
+        previous test's; `diff -U0` placed it 8 lines earlier, taking in those 8 lines, which upstream had
+        rewritten since: "did not land", and a red night). Each other placement, slid up or down over the
+        entry's base, is looked for as `fallback` looks for the hunk."""
+        if hunk.kind != "text" or (hunk.added and hunk.removed) or not step.base:
+            return None
+        base = self.lines_at(step.base, hunk.old_path or hunk.path)
+        block = list(hunk.added or hunk.removed)
+        if base is None or not block:
+            return None
+        n = len(block)
+        start = hunk.old_start if hunk.added else hunk.old_start - 1     # 0-based: where it goes / begins
+        end = start if hunk.added else start + n                           # base[start:end]: what it deletes
+        others: list[list[bytes]] = []
+        shift = 1
+        while shift <= n and end + shift <= len(base) and block[shift - 1] == base[end + shift - 1]:
+            others.append(block[shift:] + base[end:end + shift])            # slid down
+            shift += 1
+        shift = 1
+        while shift <= n and start - shift >= 0 and block[n - shift] == base[start - shift]:
+            others.append(base[start - shift:start] + block[:n - shift])    # slid up
+            shift += 1
+        for other in others:
+            moved = replace(hunk, added=tuple(other)) if hunk.added else replace(hunk, removed=tuple(other))
+            placed = self.fallback(step, moved, claimed)
+            if placed:
+                return placed
+        return None
 
     def drop(self, index: int, entry: _Entry, hunk: Hunk) -> None:
         step = entry.step

@@ -20,17 +20,25 @@ said. A def line an entry rewrote (a new signature) defines nothing new: it stay
 from __future__ import annotations
 
 import ast
+import bisect
 import re
 import warnings
 from collections.abc import Mapping, Sequence
 
 from carrytool.gitlayer.git import Git
+from carrytool.pipeline.pyparts import triple_quoted
 
-DEF_LINE = re.compile(rb"^([ \t]*)(?:async[ \t]+def|def|class)[ \t]+([A-Za-z_][A-Za-z0-9_]*)", re.M)
+# a name's bytes: ASCII letters, digits, `_`, and any byte of a UTF-8 letter (helper-111: `def été()`)
+DEF_LINE = re.compile(rb"^([ \t]*)(?:async[ \t]+def|def|class)[ \t]+([A-Za-z_\x80-\xff][A-Za-z0-9_\x80-\xff]*)", re.M)
 UPSTREAM = "upstream"
 # decorators (their last name) that make a definition one of several by design
 _BY_DESIGN = frozenset({"overload", "setter", "getter", "deleter", "register", "dispatch", "expression",
                         "comparator", "update_expression", "inplace"})
+# decorators that take arguments and wrap the definition they are given (the name binds the last one), where
+# registering ones keep each (helper-111: two `@pytest.mark.parametrize(...) def test_x` went unsaid)
+_WRAPPING = frozenset({"fixture", "parametrize", "skipif", "xfail", "skip", "usefixtures", "filterwarnings",
+                       "dataclass", "lru_cache", "cache", "patch", "object", "wraps", "total_ordering", "define",
+                       "frozen", "s", "attrs", "timeout", "flaky", "deprecated", "contextmanager"})
 
 Owners = Mapping[int, tuple[str, frozenset[str]]]    # line -> (the entry that landed it, names its hunk removed)
 
@@ -39,7 +47,11 @@ def defined_names(lines: Sequence[bytes]) -> frozenset[str]:
     """The names LINES (a hunk's added or removed lines) define with a `def`/`class` line."""
     if not any(b"def" in line or b"class" in line for line in lines):
         return frozenset()
-    return frozenset(m.group(2).decode("ascii") for m in DEF_LINE.finditer(b"\n".join(lines)))
+    return frozenset(_name(m.group(2)) for m in DEF_LINE.finditer(b"\n".join(lines)))
+
+
+def _name(raw: bytes) -> str:
+    return raw.decode("utf-8", "replace")
 
 
 def adds_definition(added: Sequence[bytes], removed: Sequence[bytes] = ()) -> bool:
@@ -93,8 +105,16 @@ def _suspect(data: bytes, owned: Owners, *, owned_apart: bool = True) -> bool:
     tests. A `class` line at the start of a line inside a string can make it miss a pair.)"""
     seen: dict[tuple[int, bytes], list[int]] = {}
     stack: list[tuple[int, int, bool]] = []        # (indentation, line, a class) of the enclosing definitions
+    # a `def` at the start of a line inside a triple-quoted string (code a test compiles) is no definition:
+    # taken for one, it made every later method of its class look nested in it (helper-111)
+    strings = [(start, end) for start, end, _quote, _passed in triple_quoted(data)
+               if end > 0 and data.find(b"\n", start, end) >= 0]
+    starts = [start for start, _end in strings]
     line, pos = 1, 0
     for match in DEF_LINE.finditer(data):
+        at = bisect.bisect_right(starts, match.start()) - 1
+        if at >= 0 and match.start() < strings[at][1]:
+            continue
         line += data.count(b"\n", pos, match.start())
         pos = match.start()
         indent = len(match.group(1).expandtabs())
@@ -103,7 +123,7 @@ def _suspect(data: bytes, owned: Owners, *, owned_apart: bool = True) -> bool:
         if all(is_class for _indent, _line, is_class in stack) and match.group(2) != b"_":
             seen.setdefault((stack[-1][1] if stack else 0, match.group(2)), []).append(line)
         stack.append((indent, line, data.startswith(b"class", match.end(1))))
-    return any(len(lines) > 1 and (not owned_apart or len({owner(owned, n, name.decode("ascii")) for n in lines}) > 1)
+    return any(len(lines) > 1 and (not owned_apart or len({owner(owned, n, _name(name)) for n in lines}) > 1)
                for (_scope, name), lines in seen.items())
 
 
@@ -131,11 +151,12 @@ def folded_twice(git: Git, upstream: str, tip: str, folded: Sequence[tuple[str, 
             key = (scope, name)
             if n <= max([before.get(key, 0)] + [head.get(key, 0) for _pr, head, _base in sides]):
                 continue             # upstream's own, or one PR's own
-            adders = [pr for pr, head, base in sides if head.get(key, 0) > base.get(key, 0)]
+            who = [pr for pr, head, _base in sides if head.get(key)]
             where = f"{scope}.{name}" if scope else name
-            beside = ", beside upstream's" if before.get(key) else ""
-            out.append(f"{path}: the union defines {where} {n} times in one scope ({', '.join(adders)} each add "
-                       f"one{beside}): when the module runs the last replaces the others, whose code is dead")
+            said = f"{', '.join(who)} {'defines' if len(who) == 1 else 'each define'} it" + \
+                (", as upstream does" if before.get(key) else "")
+            out.append(f"{path}: the union defines {where} {n} times in one scope ({said}): when the module runs "
+                       "the last replaces the others, whose code is dead")
     return out
 
 
@@ -179,8 +200,18 @@ def _twice(module: ast.Module, overloads: frozenset[str]) -> list[tuple[str, lis
                     named.setdefault(node.name, []).append(node)
                 if isinstance(node, ast.ClassDef):
                     todo.append((f"{scope}.{node.name}" if scope else node.name, node.body))
+            else:    # each block of an `if`/`try`/`with` binds in the scope, apart from its alternatives
+                todo += [(scope, block) for block in _blocks(node)]
         out += [(scope, nodes) for nodes in named.values() if len(nodes) > 1]
     return out
+
+
+def _blocks(node: ast.stmt) -> list[list[ast.stmt]]:
+    """The statement lists of a compound statement that run in the scope it is in (not a definition's)."""
+    blocks = [getattr(node, name) for name in ("body", "orelse", "finalbody") if getattr(node, name, None)]
+    blocks += [handler.body for handler in getattr(node, "handlers", [])]
+    blocks += [case.body for case in getattr(node, "cases", [])]
+    return [block for block in blocks if isinstance(block, list)]
 
 
 def _overload_names(module: ast.Module) -> frozenset[str]:
@@ -194,13 +225,25 @@ def _by_design(node: Definition, overloads: frozenset[str]) -> bool:
     accessor or a registration (`_BY_DESIGN`), or with a decorator that takes arguments (registering ones
     do, and keep each definition: `@given("a step")`, `@app.get("/path")`)."""
     for decorator in node.decorator_list:
-        if isinstance(decorator, ast.Call):
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        parts = _dotted(target)
+        if parts and (parts[-1] in _BY_DESIGN or parts[-1] in overloads):
             return True
-        name = decorator.attr if isinstance(decorator, ast.Attribute) else \
-            decorator.id if isinstance(decorator, ast.Name) else ""
-        if name in _BY_DESIGN or name in overloads:
+        if isinstance(decorator, ast.Call) and not (parts and (parts[-1] in _WRAPPING or "mark" in parts)):
             return True
     return False
+
+
+def _dotted(node: ast.expr) -> list[str]:
+    """`a.b.c` as ["a", "b", "c"] (what a decorator names); [] for anything else."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return parts[::-1]
+    return parts[::-1]
 
 
 def _warning(path: str, scope: str, nodes: list[Definition], by: list[str]) -> dict[str, object]:

@@ -93,6 +93,10 @@ def _summary(ex: Explanation, step: Step, story: dict[str, Any]) -> list[str]:
         lines.append(f"left to apply: {left}")
     if step.reason == "redundant":
         lines.append("redundant with " + (", ".join(step.redundant_with) or "nothing: its diff is empty"))
+    landing = step.landing or {}
+    # what `next:` sends the reader here for (helper-110: only the JSON and markdown had it)
+    lines += [f"hunk did not land: {item['message']}" for item in landing.get("dropped", [])]
+    lines += [f"hunk clobbered: {item['message']}" for item in landing.get("clobbered", [])]
     alone = ex.overlap_map.upstream_conflicts.get(step.id)
     if alone:
         lines.append(f"conflicts with upstream alone in {', '.join(alone)}: rebase needed")

@@ -463,3 +463,48 @@ def test_lines_landed_in_a_file_upstream_moved_are_followed_there(cli: Cli, smal
     assert code == 1 and small.branch() is None, report
     [lost] = landing(report, "pr/1")["clobbered"]
     assert (lost["file"], lost["by"]) == ("n.py", "pr/2"), lost
+
+
+
+def test_an_insertion_the_patch_placed_otherwise_than_the_merge_lands(small: Small) -> None:
+    """helper-110: poetry's pr/10402 adds a test whose last 8 lines repeat the previous test's. `diff -U0`
+    put the inserted block 8 lines up (taking in the previous test's tail and leaving out its own), the
+    merge kept the lines where they were, and upstream had rewritten the previous test's tail since: the
+    block was nowhere verbatim, "did not land", a red night, with the test whole in the result. (git's
+    choice between the placements depends on the whole file: the hunk as `-U0` gave it is built here,
+    the trees are real.) The same insertion slid over the repeated lines is found; slid the wrong way, or
+    over lines that differ, it is not."""
+    from collections import Counter
+
+    from carrytool.gitlayer.git import Git
+    from carrytool.manifest.model import Entry
+    from carrytool.pipeline.hunks import Hunk
+    from carrytool.pipeline.landing import _Accountant
+    from carrytool.pipeline.plan import Step
+
+    tail = ["[tool.dev]", 'pytest = "1"', '"""', "", "    assert expected in output()", "", ""]
+    one = ["def test_one():", '    expected = """\\', "[project]", 'name = "one"'] + tail
+    two = ["def test_two():", '    expected = """\\', "[project]", 'name = "two"'] + tail
+    three = ["def test_three():", "    pass", ""]
+    base_lines = one + three                       # the head: one + two + three
+    up_lines = [line.replace("[tool.dev]", "[groups]") for line in one] + three     # upstream rewrote one's tail
+    result_lines = [line.replace("[tool.dev]", "[groups]") for line in one] + two + three
+    text = lambda lines: "\n".join(lines)  # noqa: E731
+    base = small.up.commit({"t.py": text(base_lines)}, "base", parent="main")
+    parent = small.up.commit({"t.py": text(up_lines)}, "upstream", parent=base)
+    result = small.up.commit({"t.py": text(result_lines)}, "composed", parent=parent)
+    step = Step(Entry("pr", number=1))
+    step.base, step.parent, step.commit = base, parent, result
+    # -U0 placed it len(tail) lines up: inserted after line 4 of the base, the block is one's tail, then two
+    # without its own tail
+    shifted = tuple(s.encode() for s in tail + two[:-len(tail)])
+    hunk = Hunk("t.py", 4, 0, 5, len(shifted), (), shifted)
+    with Git(small.up.path) as git:
+        accountant = _Accountant(git, [step])
+        assert accountant.fallback(step, hunk, Counter()) is None          # verbatim: nowhere
+        placed = accountant.slid(step, hunk, Counter())
+        assert placed is not None and placed[1:] == (len(two), "t.py"), placed
+        first = placed[0] - 1             # the composed lines it owns: taken out, upstream's file is left
+        assert result_lines[:first] + result_lines[first + len(two):] == up_lines
+        # placed where the repeated lines do not lead it (one line further down): no other placement
+        assert accountant.slid(step, Hunk("t.py", 4 + 1, 0, 6, len(shifted), (), shifted), Counter()) is None

@@ -49,6 +49,12 @@ def test_a_dropped_hunk_fails_the_sync(cli: Cli, small: Small, monkeypatch: pyte
     assert "did not land: the composed result does not contain it" in got["dropped"][0]["message"]
     assert report["exit_code"] == 1
     assert landing(report, "pr/1")["dropped"] == []
+    # the hint sends the reader to the entry's story, which says it (helper-110: only JSON and markdown did)
+    hint = next(line for line in cli("sync", "--dry-run", "-m", small.manifest_path, "--repo",
+                                      small.work.path).stdout.splitlines() if "shows the dropped hunk" in line)
+    assert "carrytool explain pr/2 " in hint, hint
+    story = cli("explain", "pr/2", "-m", small.manifest_path, "--repo", small.work.path, "--offline").stdout
+    assert f"hunk did not land: {got['dropped'][0]['message']}" in story, story
 
 
 @pytest.mark.parametrize("kind", ["binary", "symlink"])

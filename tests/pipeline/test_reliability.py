@@ -9,6 +9,7 @@ import select
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -282,6 +283,7 @@ def test_an_interrupt_after_the_branch_moved_says_what_moved(small: Small, tmp_p
                             env={**os.environ, "CARRYTOOL_PAUSE_AT": f"sync:branch-moved={fifo}"})
     writer = _meet(fifo, proc)
     try:
+        _reading(proc.pid)
         proc.send_signal(signal.SIGTERM)
         _out, err = proc.communicate(timeout=120)
     finally:
@@ -294,3 +296,18 @@ def test_an_interrupt_after_the_branch_moved_says_what_moved(small: Small, tmp_p
     assert not lock.exists() and not list(lock.parent.glob(".manifest.yaml.lock.*"))    # the staged one removed
     again = run("sync", "-m", str(small.manifest_path), "--repo", str(small.work.path), "--format", "json")
     assert again.returncode == 0 and json.loads(lock.read_text())["result"] == sha
+
+
+def _reading(pid: int) -> None:
+    """Wait until PID sits in read(2) (Linux: /proc/PID/syscall), so that a signal interrupts that read:
+    Python 3.10 runs the handler of a signal that arrived just before a blocking call only once the call
+    returns, which a pause point's never does (CI: the test hung there, on 3.10 alone)."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            if Path(f"/proc/{pid}/syscall").read_text().split()[0] in ("0", "63"):     # read: x86-64, arm64
+                return
+        except (OSError, IndexError):
+            time.sleep(0.5)            # no /proc: give it time
+            return
+        time.sleep(0.01)

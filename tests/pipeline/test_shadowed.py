@@ -183,3 +183,37 @@ def test_a_lone_carriage_return_does_not_shift_the_lines(cli: Cli, small: Small)
     [warning] = _shadowed(report)
     composed = small.work.git("show", "dev:m.py").split("\n")
     assert [composed[n - 1] for n in warning["lines"]] == ["def twin(): return 1", "def twin(): return 2"]
+
+
+def test_what_the_first_version_missed(cli: Cli, small: Small) -> None:
+    """helper-111: a `def` at the start of a line inside a string (code a test compiles) hid every later
+    pair of its class; a name with a letter beyond ASCII was not read; a decorator with arguments that
+    wraps (`@pytest.mark.parametrize(...)`, `@pytest.fixture(scope=...)`, `@dataclass(frozen=True)`) counted
+    as registering; a pair inside one `if` block was not looked at."""
+    module = ("import pytest\n\n\nclass TestParse:\n    def test_src(self):\n        src = '''\n"
+              "def foo():\n    return 1\n'''\n        assert compile(src, 'x', 'exec')\n\n"
+              "    def test_a(self):\n        pass\n\n    def test_b(self):\n        pass\n\n\n"
+              "if FLAG:\n    def g():\n        return 0\n\n    def h():\n        return 0\n\n\n"
+              "def end():\n    pass\n")
+
+    def at(text: str, anchor: str, block: str) -> str:
+        return _between(text, anchor, block)
+
+    one = at(module, "    def test_b(self):", "    def test_new(self):\n        return 1\n\n")
+    one = at(one, "    def h():", "    def g2():\n        return 1\n\n")
+    one = at(one, "def end():", "def été():\n    return 1\n\n\n@pytest.mark.parametrize('x', [1])\ndef test_p(x):\n"
+                                "    pass\n\n\n@pytest.fixture(scope='module')\ndef res():\n    return 1\n\n\n")
+    two = module.replace("        pass\n\n\nif FLAG:", "        pass\n\n    def test_new(self):\n        return 2\n\n\nif FLAG:")
+    two = two.replace("        return 0\n\n\ndef end", "        return 0\n\n    def g2():\n        return 2\n\n\ndef end")
+    two = two + "\n\ndef été():\n    return 2\n\n\n@pytest.mark.parametrize('x', [2])\ndef test_p(x):\n    pass\n\n\n" \
+        "@pytest.fixture(scope='module')\ndef res():\n    return 2\n"
+    strings = module[:module.index("\n\nif FLAG")] + "\n"          # the class alone: its pair is the file's only one
+    small.base = small.up.commit({"t.py": module, "u.py": strings}, "tests", parent="main", ref="refs/heads/main")
+    small.pr(1, {"t.py": one, "u.py": at(strings, "    def test_b(self):", "    def test_new(self):\n        return 1\n\n")})
+    small.pr(2, {"t.py": two, "u.py": strings + "\n    def test_new(self):\n        return 2\n"})
+    small.manifest([{"pr": 1}, {"pr": 2}])
+    code, report = sync(cli, small)
+    assert code == 0 and [e["status"] for e in report["entries"]] == ["applied", "applied"], report
+    assert sorted((w["file"], w["name"]) for w in _shadowed(report)) == [
+        ("t.py", "TestParse.test_new"), ("t.py", "g2"), ("t.py", "res"), ("t.py", "test_p"), ("t.py", "été"),
+        ("u.py", "TestParse.test_new")]

@@ -1063,7 +1063,7 @@ def test_a_fold_of_two_prs_defining_one_name_says_so(cli: Cli, tmp_path: Path) -
                    parent=fold.base, ref="refs/pull/2/head")
     result = cli("union", "compose", "u", "-q", *fold.args())
     assert result.exit_code == 0, result.output
-    assert "warning: m.py: the union defines twin 2 times in one scope (pr/1, pr/2 each add one): when the " \
+    assert "warning: m.py: the union defines twin 2 times in one scope (pr/1, pr/2 each define it): when the " \
            "module runs the last replaces the others, whose code is dead" in " ".join(result.output.split())
     # one PR's own pair, or a name the PRs define once each in different files, is not said
     fold.up.commit({"m.py": module[:at] + "def twin():\n    return 2\n\n\n" + module[at:], "n.py": "def twin():\n"
