@@ -70,6 +70,7 @@ class _Accountant:
         self._blobs: dict[tuple[str, str], list[bytes] | None] = {}
         self.defining: set[str] = set()          # Python files where a landed hunk adds a def/class line
         self._removed_names: dict[Owner, frozenset[str]] = {}      # _redefined
+        self._here: dict[str, set[int]] = {}    # the current step's: path -> the lines its hunks were found at
 
     # -- reading -------------------------------------------------------------------------------------
     def lines_at(self, commit: str, path: str) -> list[bytes] | None:
@@ -248,6 +249,7 @@ class _Accountant:
     def land(self, index: int, entry: _Entry, diff: list[Hunk]) -> None:
         step = entry.step
         self._current = step
+        self._here = {}
         applied_by_file: dict[str, list[Hunk]] = {}
         for hunk in diff:
             applied_by_file.setdefault(hunk.path, []).append(hunk)
@@ -282,6 +284,7 @@ class _Accountant:
             if how == "applied":
                 self.keep_undoable(hunk, (index, hunk_index), placed)
             if placed and hunk.added:
+                self._here.setdefault(placed[2], set()).update(range(placed[0], placed[0] + len(hunk.added)))
                 # owned where it landed: upstream may have moved the file since the entry's base (helper-106:
                 # its lines were kept under the entry's own path, which the later steps' diffs never name)
                 ledger = self.ledger.setdefault(placed[2], {})
@@ -357,8 +360,13 @@ class _Accountant:
         if hunk.added:
             if gained - claimed[block] <= 0:
                 return None
+            # not where another hunk of the step was found: lines it added beside equal ones may form this
+            # block too (helper-112: a hunk the merge dropped was taken for landed on its neighbour's lines)
+            here = self._here.get(path, set())
+            spots = [i for i in find_block(after, block) if here.isdisjoint(range(i + 1, i + 1 + len(block)))]
+            if not spots:
+                return None
             claimed[block] += 1
-            spots = find_block(after, block)
             best = min(spots, key=lambda i: abs(i + 1 - hunk.new_start))
             return (best + 1, len(block), path)
         if -gained - claimed[block] <= 0:

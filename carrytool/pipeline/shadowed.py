@@ -37,8 +37,12 @@ _BY_DESIGN = frozenset({"overload", "setter", "getter", "deleter", "register", "
 # decorators that take arguments and wrap the definition they are given (the name binds the last one), where
 # registering ones keep each (helper-111: two `@pytest.mark.parametrize(...) def test_x` went unsaid)
 _WRAPPING = frozenset({"fixture", "parametrize", "skipif", "xfail", "skip", "usefixtures", "filterwarnings",
-                       "dataclass", "lru_cache", "cache", "patch", "object", "wraps", "total_ordering", "define",
-                       "frozen", "s", "attrs", "timeout", "flaky", "deprecated", "contextmanager"})
+                       "dataclass", "lru_cache", "cache", "wraps", "total_ordering", "timeout", "flaky",
+                       "deprecated", "contextmanager"})
+# ... and those whose last name registers elsewhere (`@router.patch("/a")`, helper-112): wrapping after these
+_WRAPPING_AFTER = {"patch": {"", "mock"}, "object": {"patch"}, "dict": {"patch"}, "multiple": {"patch"},
+                   "define": {"", "attr", "attrs"}, "frozen": {"", "attr", "attrs"}, "s": {"attr"},
+                   "attrs": {"", "attr"}}
 
 Owners = Mapping[int, tuple[str, frozenset[str]]]    # line -> (the entry that landed it, names its hunk removed)
 
@@ -101,20 +105,29 @@ def _parse(data: bytes) -> ast.Module | None:
 def _suspect(data: bytes, owned: Owners, *, owned_apart: bool = True) -> bool:
     """Whether DATA defines a name twice in one scope (the module's body, or a class's: the `def`/`class`
     lines before it with less indentation say which), not both by the same side: the cheap scan before a
-    parse. (A `def` inside a function is that function's: test modules define the same helper in many
-    tests. A `class` line at the start of a line inside a string can make it miss a pair.)"""
+    parse, which decides. (A `def` inside a function is that function's: test modules define the same
+    helper in many tests.) Twice over: a `def` at the start of a line inside a triple-quoted string (code a
+    test compiles) is no definition, and taken for one it made every later method of its class look nested
+    in it (helper-111); the quote pairing that leaves such strings out (`triple_quoted`, fast) may pair a
+    quote in a comment with the next docstring and leave out what lies between (helper-112). So the file
+    is read with those strings left out, and as it is: a pair either way is a suspect. (Python's own
+    pairing, `strings_exactly`, cost 40-100 ms a sync more on real corpora.)"""
+    matches = list(DEF_LINE.finditer(data))
+    if len(matches) < 2:
+        return False
+    spans = [(start, end) for start, end, _quote, _passed in triple_quoted(data)
+             if end > 0 and data.find(b"\n", start, end) >= 0]
+    starts = [start for start, _end in spans]
+    inside = [(at := bisect.bisect_right(starts, m.start()) - 1) >= 0 and m.start() < spans[at][1] for m in matches]
+    return _pairs(data, [m for m, skip in zip(matches, inside) if not skip], owned, owned_apart) or \
+        (any(inside) and _pairs(data, matches, owned, owned_apart))
+
+
+def _pairs(data: bytes, matches: list[re.Match[bytes]], owned: Owners, owned_apart: bool) -> bool:
     seen: dict[tuple[int, bytes], list[int]] = {}
     stack: list[tuple[int, int, bool]] = []        # (indentation, line, a class) of the enclosing definitions
-    # a `def` at the start of a line inside a triple-quoted string (code a test compiles) is no definition:
-    # taken for one, it made every later method of its class look nested in it (helper-111)
-    strings = [(start, end) for start, end, _quote, _passed in triple_quoted(data)
-               if end > 0 and data.find(b"\n", start, end) >= 0]
-    starts = [start for start, _end in strings]
     line, pos = 1, 0
-    for match in DEF_LINE.finditer(data):
-        at = bisect.bisect_right(starts, match.start()) - 1
-        if at >= 0 and match.start() < strings[at][1]:
-            continue
+    for match in matches:
         line += data.count(b"\n", pos, match.start())
         pos = match.start()
         indent = len(match.group(1).expandtabs())
@@ -229,9 +242,18 @@ def _by_design(node: Definition, overloads: frozenset[str]) -> bool:
         parts = _dotted(target)
         if parts and (parts[-1] in _BY_DESIGN or parts[-1] in overloads):
             return True
-        if isinstance(decorator, ast.Call) and not (parts and (parts[-1] in _WRAPPING or "mark" in parts)):
+        if isinstance(decorator, ast.Call) and not _wraps(parts):
             return True
     return False
+
+
+def _wraps(parts: list[str]) -> bool:
+    """Whether a decorator taking arguments, named PARTS (`pytest.mark.parametrize`), wraps what it decorates
+    rather than registering it."""
+    if not parts:
+        return False
+    before = parts[-2] if len(parts) > 1 else ""
+    return "mark" in parts or parts[-1] in _WRAPPING or before in _WRAPPING_AFTER.get(parts[-1], ())
 
 
 def _dotted(node: ast.expr) -> list[str]:

@@ -508,3 +508,31 @@ def test_an_insertion_the_patch_placed_otherwise_than_the_merge_lands(small: Sma
         assert result_lines[:first] + result_lines[first + len(two):] == up_lines
         # placed where the repeated lines do not lead it (one line further down): no other placement
         assert accountant.slid(step, Hunk("t.py", 4 + 1, 0, 6, len(shifted), (), shifted), Counter()) is None
+
+
+def test_a_dropped_hunk_is_not_found_on_the_lines_of_its_neighbour(small: Small) -> None:
+    """helper-112: an entry adds `check(x)` at the top of f and `x = load()`, `check(x)` in g; the composition
+    keeps f's change and drops g's. g's block (and its placement slid over the repeated `x = load()`) could
+    be read on f's new line beside an old one: both hunks "landed", nothing said. A block is not looked for
+    on lines another hunk of the step was found at."""
+    from carrytool.gitlayer.git import Git
+    from carrytool.manifest.model import Entry
+    from carrytool.pipeline.landing import _Accountant
+    from carrytool.pipeline.plan import APPLIED, Step
+
+    f = ["def f(x):", "    x = load()", "    return x", "", ""]
+    g = ["def g():", "    x = load()", "    return x"]
+    f_checked = ["def f(x):", "    check(x)", "    x = load()", "    return x", "", ""]
+    text = lambda *lines: "\n".join(lines) + "\n"  # noqa: E731
+    base = small.up.commit({"m.py": text(*f, *g)}, "base", parent="main")
+    head = small.up.commit({"m.py": text(*f_checked, "def g():", "    x = load()", "    check(x)", "    x = load()",
+                                         "    return x")}, "pr", parent=base)
+    result = small.up.commit({"m.py": text(*f_checked, *g)}, "composed, g's change lost", parent=base)
+    step = Step(Entry("pr", number=1))
+    step.status, step.base, step.head, step.parent, step.commit = APPLIED, base, head, base, result
+    with Git(small.up.path) as git:
+        step.all_changes = git.diff_trees([(base, head)])[0]
+        step.changes = list(step.all_changes)
+        accounting = _Accountant(git, [step]).run()
+    assert [(failure["kind"], failure["lines"]) for failure in accounting.failures] == [("dropped", [8, 9])], \
+        accounting.failures

@@ -217,3 +217,26 @@ def test_what_the_first_version_missed(cli: Cli, small: Small) -> None:
     assert sorted((w["file"], w["name"]) for w in _shadowed(report)) == [
         ("t.py", "TestParse.test_new"), ("t.py", "g2"), ("t.py", "res"), ("t.py", "test_p"), ("t.py", "été"),
         ("u.py", "TestParse.test_new")]
+
+
+def test_quotes_in_comments_and_routes_named_patch(cli: Cli, small: Small) -> None:
+    """helper-112: a `\"\"\"` in a comment (or a one-line string) paired with the next docstring and hid the
+    pair between from the scan; `@router.patch("/a")` registers a route (both stay), where `@patch(...)`
+    of unittest.mock wraps."""
+    module = ("# a \"\"\" in a comment\n\n\ndef f1():\n    return 1\n\n\n"
+              "def f2():\n    \"\"\"A docstring.\"\"\"\n    return 2\n\n\ndef f3():\n    return 3\n")
+    routes = "from fastapi import APIRouter\nfrom unittest.mock import patch\n\nrouter = APIRouter()\n\n\n" \
+             "def end():\n    pass\n"
+    small.base = small.up.commit({"c.py": module, "r.py": routes}, "base", parent="main", ref="refs/heads/main")
+    one = {"c.py": _between(module, "def f2():", "def twin():\n    return 1\n\n\n"),
+           "r.py": _between(routes, "def end():", "@router.patch('/a')\ndef update():\n    pass\n\n\n"
+                                                  "@patch('os.getcwd')\ndef test_cwd(mocked):\n    pass\n\n\n")}
+    two = {"c.py": module + "\n\ndef twin():\n    return 2\n",
+           "r.py": routes + "\n\n@router.patch('/b')\ndef update():\n    pass\n\n\n@patch('os.getcwd')\n"
+                            "def test_cwd(mocked):\n    pass\n"}
+    small.pr(1, one)
+    small.pr(2, two)
+    small.manifest([{"pr": 1}, {"pr": 2}])
+    code, report = sync(cli, small)
+    assert code == 0 and [e["status"] for e in report["entries"]] == ["applied", "applied"], report
+    assert sorted((w["file"], w["name"]) for w in _shadowed(report)) == [("c.py", "twin"), ("r.py", "test_cwd")]
