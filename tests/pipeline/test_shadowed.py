@@ -26,11 +26,16 @@ def _shadowed(report: dict) -> list[dict]:
     return [w for w in report["warnings"] if w["kind"] == "shadowed-definition"]
 
 
-def test_two_prs_defining_one_class_at_different_places(cli: Cli, small: Small) -> None:
+def _two_prs(small: Small, one: str, two: str) -> None:
+    """pr/1 adds ONE before f2, pr/2 adds TWO before f9, both to MODULE; the manifest carries both."""
     _base(small)
-    small.pr(1, {"m.py": _between(MODULE, "def f2():", "class OpenRowset:\n    kind = 1\n\n\n")})
-    small.pr(2, {"m.py": _between(MODULE, "def f9():", "class OpenRowset:\n    kind = 2\n\n\n")})
+    small.pr(1, {"m.py": _between(MODULE, "def f2():", one)})
+    small.pr(2, {"m.py": _between(MODULE, "def f9():", two)})
     small.manifest([{"pr": 1}, {"pr": 2}])
+
+
+def test_two_prs_defining_one_class_at_different_places(cli: Cli, small: Small) -> None:
+    _two_prs(small, "class OpenRowset:\n    kind = 1\n\n\n", "class OpenRowset:\n    kind = 2\n\n\n")
     code, report = sync(cli, small)
     assert code == 0 and [e["status"] for e in report["entries"]] == ["applied", "applied"], report
     [warning] = _shadowed(report)
@@ -99,10 +104,7 @@ def test_a_nested_class_and_a_file_that_does_not_parse(cli: Cli, small: Small) -
 
 
 def test_explain_and_verify_rebuild_say_it_too(cli: Cli, small: Small) -> None:
-    _base(small)
-    small.pr(1, {"m.py": _between(MODULE, "def f2():", "def twin():\n    return 1\n\n\n")})
-    small.pr(2, {"m.py": _between(MODULE, "def f9():", "def twin():\n    return 2\n\n\n")})
-    small.manifest([{"pr": 1}, {"pr": 2}])
+    _two_prs(small, "def twin():\n    return 1\n\n\n", "def twin():\n    return 2\n\n\n")
     code, report = sync(cli, small)
     assert code == 0 and [w["name"] for w in _shadowed(report)] == ["twin"]
     code, explained = cli.json("explain", "-m", small.manifest_path, "--repo", small.work.path, "--offline")
