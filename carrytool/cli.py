@@ -117,11 +117,11 @@ def _run(body: Callable[[], int], *, interrupted: str = "nothing was written") -
         print(f"carrytool: interrupted{_by(exc)}; {_said(exc, interrupted)}", file=sys.stderr)
         raise typer.Exit(130) from None
     except Exception as exc:
-        if not _interrupting(exc):
-            raise
         # what an interrupt raised on its way out (a thread starting, a pipe closed under a read: helper-103)
-        cause = exc.__context__
-        print(f"carrytool: interrupted{_by(cause) if cause else ''}; {_said(cause, interrupted)}", file=sys.stderr)
+        cause = _interrupt_in(exc)
+        if cause is None:
+            raise
+        print(f"carrytool: interrupted{_by(cause)}; {_said(cause, interrupted)}", file=sys.stderr)
         raise typer.Exit(130) from None
     raise typer.Exit(code)
 
@@ -139,22 +139,22 @@ def _by(exc: BaseException) -> str:
     return " (SIGTERM)" if isinstance(exc, Terminated) else ""
 
 
-def _said(exc: BaseException | None, otherwise: str) -> str:
+def _said(exc: BaseException, otherwise: str) -> str:
     """What the run had done when interrupted: what the code it interrupted noted on the exception
     (`carrytool_done`: sync, after the branch moved or while it pushed), else OTHERWISE."""
     return getattr(exc, "carrytool_done", None) or otherwise
 
 
-def _interrupting(exc: BaseException) -> bool:
-    """Whether EXC was raised while an interrupt (Ctrl-C) was being handled: one in its context chain."""
+def _interrupt_in(exc: BaseException) -> KeyboardInterrupt | None:
+    """The interrupt (Ctrl-C, SIGTERM) being handled when EXC was raised: the first in its context chain."""
     seen: set[int] = set()
     found: BaseException | None = exc
     while found is not None and id(found) not in seen:
         if isinstance(found, KeyboardInterrupt):
-            return True
+            return found
         seen.add(id(found))
         found = found.__context__
-    return False
+    return None
 
 
 def _load(manifest: Optional[Path]):  # noqa: ANN202

@@ -38,6 +38,7 @@ from carrytool.asserts.text import check_text
 from carrytool.asserts.trys import check_in_try
 
 _BOUNDS = ("times", "min", "max", "guarded_by")
+MISSING = "does not exist in the composed tree"       # what a file the tree does not have is said to do
 _CALL_CHECKS = ("calls", "not_calls", "order")
 
 
@@ -46,22 +47,23 @@ def evaluate(spec: AssertSpec, source: bytes | None) -> AssertOutcome:
     return _evaluate(spec, SourceFile(spec.file, source) if source is not None else None)
 
 
-def evaluate_all(specs: Iterable[AssertSpec],
-                 read_file: Callable[[str], bytes | None]) -> list[AssertOutcome]:
-    """Evaluate assertions in order, reading each distinct file once and parsing each Python file once."""
+def evaluate_all(specs: Iterable[AssertSpec], read_file: Callable[[str], bytes | None], *,
+                 missing: str = MISSING) -> list[AssertOutcome]:
+    """Evaluate assertions in order, reading each distinct file once and parsing each Python file once.
+    MISSING: what is said of a file READ_FILE does not have (`FILE <missing>`)."""
     files: dict[str, SourceFile | None] = {}
     outcomes: list[AssertOutcome] = []
     for spec in specs:
         if spec.file not in files:
             data = read_file(spec.file)
             files[spec.file] = SourceFile(spec.file, data) if data is not None else None
-        outcomes.append(_evaluate(spec, files[spec.file]))
+        outcomes.append(_evaluate(spec, files[spec.file], missing))
     return outcomes
 
 
-def _evaluate(spec: AssertSpec, src: SourceFile | None) -> AssertOutcome:
+def _evaluate(spec: AssertSpec, src: SourceFile | None, missing: str = MISSING) -> AssertOutcome:
     try:
-        verdict = _judge(spec, src)
+        verdict = _judge(spec, src, missing)
     except RecursionError:
         # The walks recurse along the nesting of the code; absurdly deep code is refused, not crashed on.
         verdict = failed(f"{spec.file}: the code is nested too deeply to analyse")
@@ -69,9 +71,9 @@ def _evaluate(spec: AssertSpec, src: SourceFile | None) -> AssertOutcome:
                          line=verdict.line, entry=spec.entry, why=spec.why)
 
 
-def _judge(spec: AssertSpec, src: SourceFile | None) -> Verdict:
+def _judge(spec: AssertSpec, src: SourceFile | None, missing: str) -> Verdict:
     if src is None:
-        return failed(f"{spec.file} does not exist in the composed tree")
+        return failed(f"{spec.file} {missing}")
     problem = spec_problem(spec)
     if problem:
         return failed(problem)

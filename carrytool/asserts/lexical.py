@@ -22,7 +22,7 @@ from carrytool.asserts.names import (
     names_identifier,
     render,
 )
-from carrytool.asserts.pyscope import Scope, definitions, run_body, segment, suggest
+from carrytool.asserts.pyscope import Scope, compound_blocks, definitions, run_body, segment, suggest
 from carrytool.asserts.source import SourceFile
 
 _NESTING = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
@@ -111,8 +111,8 @@ def check_defines(src: SourceFile, scope: Scope, target: str) -> Verdict:
 
 
 def _assigned_at(scope: Scope, target: str) -> int | None:
-    """The line where SCOPE's own statements (in `if`/`try`/`with` blocks too, not in a nested definition)
-    assign TARGET, a plain name, or import it; None when they do not."""
+    """The line where SCOPE's own statements (in the blocks of compound statements too, not in a nested
+    definition) assign TARGET, a plain name, or import it; None when they do not."""
     if "." in target:
         return None
     todo = [stmt for node in scope.nodes for stmt in run_body(node)]
@@ -127,8 +127,7 @@ def _assigned_at(scope: Scope, target: str) -> int | None:
             if any((alias.asname or alias.name.split(".")[0]) == target for alias in stmt.names):
                 return stmt.lineno
         elif not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            todo += [child for field in ("body", "orelse", "finalbody") for child in getattr(stmt, field, [])]
-            todo += [child for handler in getattr(stmt, "handlers", []) for child in handler.body]
+            todo += [child for block in compound_blocks(stmt) for child in block]
     return None
 
 

@@ -61,10 +61,10 @@ def _collect(stmts: list[ast.stmt], prefix: str, found: dict[str, list[DefNode]]
             found.setdefault(qualname, []).append(stmt)
             stack += [(child, qualname + ".") for child in reversed(stmt.body)]
             continue
-        stack += [(child, where) for block in reversed(_blocks(stmt)) for child in reversed(block)]
+        stack += [(child, where) for block in reversed(compound_blocks(stmt)) for child in reversed(block)]
 
 
-def _blocks(stmt: ast.stmt) -> list[list[ast.stmt]]:
+def compound_blocks(stmt: ast.stmt) -> list[list[ast.stmt]]:
     """Return the statement lists nested in a compound statement (if, try, with, loops, match)."""
     blocks = [getattr(stmt, field) for field in ("body", "orelse", "finalbody")
               if isinstance(getattr(stmt, field, None), list)]

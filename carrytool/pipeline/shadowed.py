@@ -23,8 +23,9 @@ import ast
 import bisect
 import re
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
+from carrytool.asserts.pyscope import compound_blocks
 from carrytool.gitlayer.git import Git
 from carrytool.pipeline.pyparts import triple_quoted
 
@@ -180,29 +181,30 @@ def _defined_twice(data: bytes) -> bool:
 
 def _counts(data: bytes | None) -> dict[tuple[str, str], int] | None:
     """(scope, name) -> how many definitions of NAME the scope's own body holds, not counting those several
-    by design (`_twice`); None when DATA is no Python this interpreter reads."""
+    by design (`_bodies`, without the blocks of compound statements); None when DATA is no Python this
+    interpreter reads."""
     module = _parse(data) if data is not None else None
     if module is None:
         return None
-    aliases = _overload_names(module)
     out: dict[tuple[str, str], int] = {}
-    todo: list[tuple[str, list[ast.stmt]]] = [("", module.body)]
-    while todo:
-        scope, body = todo.pop(0)
-        for node in body:
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                if node.name != "_" and not _by_design(node, aliases):
-                    out[(scope, node.name)] = out.get((scope, node.name), 0) + 1
-                if isinstance(node, ast.ClassDef):
-                    todo.append((f"{scope}.{node.name}" if scope else node.name, node.body))
+    for scope, named in _bodies(module, _overload_names(module), blocks=False):
+        for name, nodes in named.items():
+            out[(scope, name)] = out.get((scope, name), 0) + len(nodes)
     return out
 
 
 def _twice(module: ast.Module, overloads: frozenset[str]) -> list[tuple[str, list[Definition]]]:
-    """(scope, definitions) for each name a scope's own body defines more than once, not counting the
-    definitions that are several by design (`_by_design`): the module's body and each class's, nested
-    classes too (a function's body is its own business)."""
-    out: list[tuple[str, list[Definition]]] = []
+    """(scope, definitions) for each name a body defines more than once (`_bodies`, with the blocks)."""
+    return [(scope, nodes) for scope, named in _bodies(module, overloads, blocks=True)
+            for nodes in named.values() if len(nodes) > 1]
+
+
+def _bodies(module: ast.Module, overloads: frozenset[str], *, blocks: bool
+            ) -> Iterator[tuple[str, dict[str, list[Definition]]]]:
+    """Each body's definitions by name, not counting the name `_` nor definitions several by design
+    (`_by_design`): the module's body and each class's, nested classes too (a function's body is its own
+    business), with the scope each binds in; with BLOCKS, each block of an `if`/`try`/`with` (...) as a
+    body of its own, binding in the scope it is in, apart from its alternatives."""
     todo: list[tuple[str, list[ast.stmt]]] = [("", module.body)]
     while todo:
         scope, body = todo.pop(0)
@@ -213,18 +215,9 @@ def _twice(module: ast.Module, overloads: frozenset[str]) -> list[tuple[str, lis
                     named.setdefault(node.name, []).append(node)
                 if isinstance(node, ast.ClassDef):
                     todo.append((f"{scope}.{node.name}" if scope else node.name, node.body))
-            else:    # each block of an `if`/`try`/`with` binds in the scope, apart from its alternatives
-                todo += [(scope, block) for block in _blocks(node)]
-        out += [(scope, nodes) for nodes in named.values() if len(nodes) > 1]
-    return out
-
-
-def _blocks(node: ast.stmt) -> list[list[ast.stmt]]:
-    """The statement lists of a compound statement that run in the scope it is in (not a definition's)."""
-    blocks = [getattr(node, name) for name in ("body", "orelse", "finalbody") if getattr(node, name, None)]
-    blocks += [handler.body for handler in getattr(node, "handlers", [])]
-    blocks += [case.body for case in getattr(node, "cases", [])]
-    return [block for block in blocks if isinstance(block, list)]
+            elif blocks:
+                todo += [(scope, block) for block in compound_blocks(node)]
+        yield scope, named
 
 
 def _overload_names(module: ast.Module) -> frozenset[str]:
@@ -257,14 +250,13 @@ def _wraps(parts: list[str]) -> bool:
 
 
 def _dotted(node: ast.expr) -> list[str]:
-    """`a.b.c` as ["a", "b", "c"] (what a decorator names); [] for anything else."""
+    """`a.b.c` as ["a", "b", "c"] (what a decorator names); of `f().b`, ["b"]."""
     parts: list[str] = []
     while isinstance(node, ast.Attribute):
         parts.append(node.attr)
         node = node.value
     if isinstance(node, ast.Name):
         parts.append(node.id)
-        return parts[::-1]
     return parts[::-1]
 
 

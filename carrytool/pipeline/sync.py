@@ -407,8 +407,9 @@ def _subjects(git: Git, planned: Planned) -> dict[str, str]:
         return {}
     out: dict[str, str] = {}
     for step in steps:        # one log per entry: its commits alone (a log of several would not say whose)
-        log = git.run("log", "--no-merges", "--max-count=500", "--format=%s", step.head, "--not", planned.resolved.upstream,
-                      *([step.base] if step.base else []), "--", check=False).stdout.decode("utf-8", "replace")
+        log = git.run("log", "--no-merges", "--max-count=500", "--format=%s", step.head, "--not",
+                      planned.resolved.upstream, *([step.base] if step.base else []), "--",
+                      check=False).stdout.decode("utf-8", "replace")
         for subject in log.splitlines():
             if subject.strip():
                 out.setdefault(subject, step.id)
@@ -456,7 +457,8 @@ def _replaced_warning(manifest: Manifest, previous: str, replaced: list[tuple[st
     where = f"the fork's {branch}" if remote else branch
     lost = [(sha, subject, copy) for sha, subject, carried, copy in replaced if not carried]
     same = len(replaced) - len(lost)
-    shown = "; ".join(f"{sha[:12]} {subject}" + (f" ({copy} has a commit of that subject; this one's patch differs)" if copy else "")
+    copied = " ({} has a commit of that subject; this one's patch differs)"
+    shown = "; ".join(f"{sha[:12]} {subject}" + (copied.format(copy) if copy else "")
                       for sha, subject, copy in lost[:5]) + ("; ..." if len(lost) > 5 else "")
     what = f": {shown}" if lost else ""
     if same:

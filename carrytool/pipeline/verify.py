@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -14,10 +14,11 @@ from carrytool.manifest.model import Manifest
 from carrytool.pipeline.report import Report
 
 
-def _outcomes(manifest: Manifest, read) -> list[AssertOutcome]:  # noqa: ANN001
-    from carrytool.asserts import evaluate_all
+def _outcomes(manifest: Manifest, read, *, missing: str | None = None) -> list[AssertOutcome]:  # noqa: ANN001
+    """The asserts judged on what READ reads; MISSING: what a file it does not have is said to do."""
+    from carrytool.asserts.engine import MISSING, evaluate_all
 
-    return evaluate_all(manifest.asserts, read)
+    return evaluate_all(manifest.asserts, read, missing=missing or MISSING)
 
 
 def verify_rev(manifest: Manifest, git: Git, rev: str) -> Report:
@@ -57,10 +58,8 @@ def verify_path(manifest: Manifest, root: Path) -> Report:
     root = _directory(root)
     read = _disk_reader(root)
     # (helper-108: "does not exist in the composed tree", of a checkout's link to outside it)
-    outcomes = [replace(o, message=f"{o.file} is not a file in {root} (missing, a directory, or a link "
-                                               "to outside it: nothing outside the checkout is read)")
-                if o.message == f"{o.file} does not exist in the composed tree" else o
-                for o in _outcomes(manifest, read)]
+    outcomes = _outcomes(manifest, read, missing=f"is not a file in {root} (missing, a directory, or a link to "
+                                                 "outside it: nothing outside the checkout is read)")
     report = Report("verify", asserts=outcomes)
     report.extra["target"] = {"path": str(root)}
     return report
