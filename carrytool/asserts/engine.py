@@ -89,7 +89,12 @@ def _judge(spec: AssertSpec, src: SourceFile | None, missing: str) -> Verdict:
 
 def _judge_python(spec: AssertSpec, src: SourceFile, scope: Scope) -> Verdict:
     try:
-        return _judge_scope(spec, src, scope)
+        verdict = _judge_scope(spec, src, scope)
+        if verdict.ok or not scope.dead:
+            return verdict
+        # the code the user sees may be in a definition that never runs as its name (helper-115)
+        return failed(f"{verdict.message} ({'; '.join(scope.dead)}: only the last binding of a name in a body "
+                      f"counts)", verdict.line)
     except TooComplex as error:
         # Walks are linear in the size of the scope; only absurd code gets here, and it must not hang CI.
         return failed(f"{scope.prefix}{scope.where} is too complex to analyse ({error}), so the assert "

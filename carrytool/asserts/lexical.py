@@ -22,7 +22,15 @@ from carrytool.asserts.names import (
     names_identifier,
     render,
 )
-from carrytool.asserts.pyscope import Scope, compound_blocks, definitions, run_body, segment, suggest
+from carrytool.asserts.pyscope import (
+    Scope,
+    compound_blocks,
+    dead_definitions,
+    definitions,
+    run_body,
+    segment,
+    suggest,
+)
 from carrytool.asserts.source import SourceFile
 
 _NESTING = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
@@ -101,6 +109,11 @@ def check_defines(src: SourceFile, scope: Scope, target: str) -> Verdict:
     if found:
         line = found[0].lineno
         return passed(f"{prefix}{target} is defined at {src.at(line)}", line)
+    dead = dead_definitions(src).get(prefix + target)
+    if dead:
+        _node, why, whose = dead[0]
+        return failed(f"{scope.prefix}{why.said(src, whose)}, so {prefix}{target} is not defined there (only the "
+                      f"last binding of a name in a body counts)", why.line)
     inside = [name[len(prefix):] for name in definitions(src) if name.startswith(prefix)]
     assigned = _assigned_at(scope, target)
     # (helper-107: a grep marker on a constant became `defines: BROTLI_INSTALLED`, failing with no why)

@@ -25,6 +25,7 @@ import re
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
 
+from carrytool.asserts.bydesign import Definition, by_design, overload_names
 from carrytool.asserts.pyscope import compound_blocks
 from carrytool.gitlayer.git import Git
 from carrytool.pipeline.pyparts import triple_quoted
@@ -32,18 +33,6 @@ from carrytool.pipeline.pyparts import triple_quoted
 # a name's bytes: ASCII letters, digits, `_`, and any byte of a UTF-8 letter (helper-111: `def été()`)
 DEF_LINE = re.compile(rb"^([ \t]*)(?:async[ \t]+def|def|class)[ \t]+([A-Za-z_\x80-\xff][A-Za-z0-9_\x80-\xff]*)", re.M)
 UPSTREAM = "upstream"
-# decorators (their last name) that make a definition one of several by design
-_BY_DESIGN = frozenset({"overload", "setter", "getter", "deleter", "register", "dispatch", "expression",
-                        "comparator", "update_expression", "inplace"})
-# decorators that take arguments and wrap the definition they are given (the name binds the last one), where
-# registering ones keep each (helper-111: two `@pytest.mark.parametrize(...) def test_x` went unsaid)
-_WRAPPING = frozenset({"fixture", "parametrize", "skipif", "xfail", "skip", "usefixtures", "filterwarnings",
-                       "dataclass", "lru_cache", "cache", "wraps", "total_ordering", "timeout", "flaky",
-                       "deprecated", "contextmanager"})
-# ... and those whose last name registers elsewhere (`@router.patch("/a")`, helper-112): wrapping after these
-_WRAPPING_AFTER = {"patch": {"", "mock"}, "object": {"patch"}, "dict": {"patch"}, "multiple": {"patch"},
-                   "define": {"", "attr", "attrs"}, "frozen": {"", "attr", "attrs"}, "s": {"attr"},
-                   "attrs": {"", "attr"}}
 
 Owners = Mapping[int, tuple[str, frozenset[str]]]    # line -> (the entry that landed it, names its hunk removed)
 
@@ -84,7 +73,7 @@ def shadowed_definitions(git: Git, tip: str, owners: Mapping[str, Owners]) -> li
         module = _parse(data)
         if module is None:
             continue               # not Python this interpreter reads: nothing is said
-        aliases = _overload_names(module)
+        aliases = overload_names(module)
         for scope, nodes in _twice(module, aliases):
             by = [owner(owned, node.lineno, node.name) for node in nodes]
             if len(set(by)) > 1:
@@ -141,8 +130,6 @@ def _pairs(data: bytes, matches: list[re.Match[bytes]], owned: Owners, owned_apa
                for (_scope, name), lines in seen.items())
 
 
-Definition = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
-
 
 def folded_twice(git: Git, upstream: str, tip: str, folded: Sequence[tuple[str, str, str]]) -> list[str]:
     """What a union fold TIP (on UPSTREAM) defines more often in one scope than upstream does and than any
@@ -187,7 +174,7 @@ def _counts(data: bytes | None) -> dict[tuple[str, str], int] | None:
     if module is None:
         return None
     out: dict[tuple[str, str], int] = {}
-    for scope, named in _bodies(module, _overload_names(module), blocks=False):
+    for scope, named in _bodies(module, overload_names(module), blocks=False):
         for name, nodes in named.items():
             out[(scope, name)] = out.get((scope, name), 0) + len(nodes)
     return out
@@ -202,7 +189,7 @@ def _twice(module: ast.Module, overloads: frozenset[str]) -> list[tuple[str, lis
 def _bodies(module: ast.Module, overloads: frozenset[str], *, blocks: bool
             ) -> Iterator[tuple[str, dict[str, list[Definition]]]]:
     """Each body's definitions by name, not counting the name `_` nor definitions several by design
-    (`_by_design`): the module's body and each class's, nested classes too (a function's body is its own
+    (`by_design`): the module's body and each class's, nested classes too (a function's body is its own
     business), with the scope each binds in; with BLOCKS, each block of an `if`/`try`/`with` (...) as a
     body of its own, binding in the scope it is in, apart from its alternatives."""
     todo: list[tuple[str, list[ast.stmt]]] = [("", module.body)]
@@ -211,53 +198,13 @@ def _bodies(module: ast.Module, overloads: frozenset[str], *, blocks: bool
         named: dict[str, list[Definition]] = {}
         for node in body:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                if node.name != "_" and not _by_design(node, overloads):
+                if node.name != "_" and not by_design(node, overloads):
                     named.setdefault(node.name, []).append(node)
                 if isinstance(node, ast.ClassDef):
                     todo.append((f"{scope}.{node.name}" if scope else node.name, node.body))
             elif blocks:
                 todo += [(scope, block) for block in compound_blocks(node)]
         yield scope, named
-
-
-def _overload_names(module: ast.Module) -> frozenset[str]:
-    """The names `typing.overload` goes by in MODULE (`from typing import overload as ov`) besides its own."""
-    return frozenset({"overload"} | {alias.asname for node in module.body if isinstance(node, ast.ImportFrom)
-                                     for alias in node.names if alias.name == "overload" and alias.asname})
-
-
-def _by_design(node: Definition, overloads: frozenset[str]) -> bool:
-    """Whether NODE is one of several definitions of its name by design: decorated with an overload, an
-    accessor or a registration (`_BY_DESIGN`), or with a decorator that takes arguments (registering ones
-    do, and keep each definition: `@given("a step")`, `@app.get("/path")`)."""
-    for decorator in node.decorator_list:
-        target = decorator.func if isinstance(decorator, ast.Call) else decorator
-        parts = _dotted(target)
-        if parts and (parts[-1] in _BY_DESIGN or parts[-1] in overloads):
-            return True
-        if isinstance(decorator, ast.Call) and not _wraps(parts):
-            return True
-    return False
-
-
-def _wraps(parts: list[str]) -> bool:
-    """Whether a decorator taking arguments, named PARTS (`pytest.mark.parametrize`), wraps what it decorates
-    rather than registering it."""
-    if not parts:
-        return False
-    before = parts[-2] if len(parts) > 1 else ""
-    return "mark" in parts or parts[-1] in _WRAPPING or before in _WRAPPING_AFTER.get(parts[-1], ())
-
-
-def _dotted(node: ast.expr) -> list[str]:
-    """`a.b.c` as ["a", "b", "c"] (what a decorator names); of `f().b`, ["b"]."""
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-    return parts[::-1]
 
 
 def _warning(path: str, scope: str, nodes: list[Definition], by: list[str]) -> dict[str, object]:
