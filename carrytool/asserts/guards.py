@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from carrytool.asserts.lexical import is_call_of
+from carrytool.asserts.lexical import is_call_of, lexical_index
 from carrytool.asserts.messages import Verdict, failed, passed, short_code
 from carrytool.asserts.names import Dotted, expression_mentions
 from carrytool.asserts.pyscope import Scope
@@ -32,11 +32,12 @@ def find_calls(src: SourceFile, scope: Scope, target: Dotted,
     """Return the calls of `target` in the scope and, in source order, those no guarding `if` encloses."""
     calls: list[ast.Call] = []
     loose: list[Unguarded] = []
+    unevaluated = lexical_index(src, scope).unevaluated   # annotations call nothing (helper-115)
     for root in scope.nodes:
         stack: list[tuple[ast.AST, bool, ast.If | ast.IfExp | None]] = [(root, False, None)]
         while stack:
             node, guarded, false_side_of = stack.pop()
-            if isinstance(node, ast.Call) and is_call_of(src, node, target):
+            if isinstance(node, ast.Call) and id(node) not in unevaluated and is_call_of(src, node, target):
                 calls.append(node)
                 if not guarded:
                     loose.append(Unguarded(node, false_side_of))

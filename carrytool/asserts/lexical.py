@@ -38,10 +38,16 @@ _NESTING = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 
 @dataclass(frozen=True)
 class LexicalIndex:
-    """What a scope holds, in source order: its calls (and whether the scope runs them), its identifiers."""
+    """What a scope holds, in source order: its calls (and whether the scope runs them), its identifiers.
+
+    Neither holds what sits in an annotation Python never evaluates (a local variable's, or any under
+    `from __future__ import annotations`): no call happens there (helper-115). Such identifiers are kept
+    apart, in `unevaluated`: they are mentions, not reads.
+    """
 
     calls: list[tuple[ast.Call, bool]]
     identifiers: list[ast.AST]
+    unevaluated: frozenset[int] = frozenset()   # ids of the nodes in annotations never evaluated
 
 
 def lexical_index(src: SourceFile, scope: Scope) -> LexicalIndex:
@@ -49,14 +55,18 @@ def lexical_index(src: SourceFile, scope: Scope) -> LexicalIndex:
     def build() -> LexicalIndex:
         calls: list[tuple[ast.Call, bool]] = []
         nodes: list[ast.AST] = []
+        unevaluated: set[int] = set()
+        future = _future_annotations(src)
         for root in scope.nodes:
-            for node, runs in _walk(root):
+            for node, runs, evaluated in _walk(root, future):
                 nodes.append(node)
-                if isinstance(node, ast.Call):
+                if not evaluated:
+                    unevaluated.add(id(node))
+                elif isinstance(node, ast.Call):
                     calls.append((node, runs))
         calls.sort(key=lambda item: _position(item[0]))
         identifiers = sorted(identifier_nodes(nodes), key=_position)
-        return LexicalIndex(calls, identifiers)
+        return LexicalIndex(calls, identifiers, frozenset(unevaluated))
     return src.memo(("lexical", tuple(id(node) for node in scope.nodes)), build)
 
 
@@ -65,17 +75,30 @@ def lexical_calls(src: SourceFile, scope: Scope) -> list[tuple[ast.Call, bool]]:
     return lexical_index(src, scope).calls
 
 
-def _walk(root: ast.AST) -> Iterator[tuple[ast.AST, bool]]:
-    """Yield every node under `root` (iteratively: deep code must not exhaust the stack)."""
-    stack: list[tuple[ast.AST, bool]] = [(root, True)]
+def _future_annotations(src: SourceFile) -> bool:
+    """Whether the module has `from __future__ import annotations` (no annotation is evaluated then)."""
+    return any(isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__"
+               and any(alias.name == "annotations" for alias in stmt.names) for stmt in getattr(src.tree, "body", ()))
+
+
+def _walk(root: ast.AST, future: bool) -> Iterator[tuple[ast.AST, bool, bool]]:
+    """Yield every node under `root` with whether the scope runs it and whether Python evaluates it at all
+    (iteratively: deep code must not exhaust the stack)."""
+    # (node, runs, evaluated, in a function's own body: where a variable's annotation is never evaluated)
+    stack: list[tuple[ast.AST, bool, bool, bool]] = [(root, True, True, False)]
     while stack:
-        node, runs = stack.pop()
-        yield node, runs
+        node, runs, evaluated, local = stack.pop()
+        yield node, runs, evaluated
         for name, value in ast.iter_fields(node):
             child_runs = _child_runs(node, name, runs, node is root)
+            child_evaluated = evaluated and not (name in ("annotation", "returns") and (
+                future or (local and isinstance(node, ast.AnnAssign))))
+            child_local = local
+            if name == "body" and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                child_local = not isinstance(node, ast.ClassDef)   # a class body's annotations are evaluated
             for child in value if isinstance(value, list) else [value]:
                 if isinstance(child, ast.AST):
-                    stack.append((child, child_runs))
+                    stack.append((child, child_runs, child_evaluated, child_local))
 
 
 def _child_runs(node: ast.AST, field: str, runs: bool, is_root: bool) -> bool:
@@ -160,13 +183,15 @@ def check_reads(src: SourceFile, scope: Scope, target: Dotted, shown: str) -> Ve
     A parameter, an assignment target, a keyword argument's name or an attribute being assigned do not
     read it; `x = NAME`, `f(NAME)`, `if NAME is None` and `self.NAME.g()` do.
     """
-    for node in lexical_index(src, scope).identifiers:
+    index = lexical_index(src, scope)
+    for node in index.identifiers:
         if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Load) \
-                and names_identifier(node, target):
+                and id(node) not in index.unevaluated and names_identifier(node, target):
             line = getattr(node, "lineno", None)
             return passed(f"{shown} is read in {scope.where} at {src.at(line)}", line)
-    declared = next((node for node in lexical_index(src, scope).identifiers if names_identifier(node, target)), None)
-    hint = (f" (it is only bound or declared, e.g. at {src.at(getattr(declared, 'lineno', None))})"
+    declared = next((node for node in index.identifiers if names_identifier(node, target)), None)
+    how = "in an annotation Python never evaluates" if id(declared) in index.unevaluated else "bound or declared"
+    hint = (f" (it is only {how}, e.g. at {src.at(getattr(declared, 'lineno', None))})"
             if declared is not None else text_hint(src, scope, target[-1][0]))
     return failed(f"{scope.prefix}{shown} is never read in {scope.where}{hint}", scope.line)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 
-from carrytool.asserts.lexical import is_call_of
+from carrytool.asserts.lexical import is_call_of, lexical_index
 from carrytool.asserts.messages import Verdict, failed, passed
 from carrytool.asserts.names import Dotted
 from carrytool.asserts.pyscope import Scope
@@ -23,11 +23,12 @@ def calls_in_try(src: SourceFile, scope: Scope, target: Dotted) -> tuple[list[as
     """Return (the calls of `target` inside a handled `try` body, the others), in source order."""
     inside: list[ast.Call] = []
     outside: list[ast.Call] = []
+    unevaluated = lexical_index(src, scope).unevaluated   # annotations call nothing (helper-115)
     for root in scope.nodes:
         stack: list[tuple[ast.AST, bool]] = [(root, False)]
         while stack:
             node, caught = stack.pop()
-            if isinstance(node, ast.Call) and is_call_of(src, node, target):
+            if isinstance(node, ast.Call) and id(node) not in unevaluated and is_call_of(src, node, target):
                 (inside if caught else outside).append(node)
             if isinstance(node, _TRY):
                 handled = bool(node.handlers)
