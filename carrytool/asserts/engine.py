@@ -126,7 +126,7 @@ def _judge_scope(spec: AssertSpec, src: SourceFile, scope: Scope) -> Verdict:
     low, high = _bounds(spec)
     counted = check_calls(src, scope, dotted, shown, low, high, returning=spec.paths == "returning",
                           through=spec.through)
-    if counted.ok and (spec.after or spec.in_try):
+    if counted.ok and (spec.after or spec.in_try is not None):
         return _judge_placement(spec, src, scope, dotted, shown, counted)
     if not counted.ok or spec.guarded_by is None:
         return counted
@@ -139,14 +139,14 @@ def _judge_scope(spec: AssertSpec, src: SourceFile, scope: Scope) -> Verdict:
 
 def _judge_placement(spec: AssertSpec, src: SourceFile, scope: Scope, dotted: tuple, shown: str,
                      counted: Verdict) -> Verdict:
-    """Judge `after` / `in_try` once `calls` (with its bounds) holds; then `guarded_by`."""
+    """Judge `after` / `in_try` (true or false) once `calls` (with its bounds) holds; then `guarded_by`."""
     verdicts = [counted]
     if spec.after:
         work = [name.strip() for name in spec.after]
         verdicts.append(check_after(src, scope, dotted, shown, [parse_call_target(name) or () for name in work],
                                     work, through=spec.through))
-    if spec.in_try:
-        verdicts.append(check_in_try(src, scope, dotted, shown))
+    if spec.in_try is not None:
+        verdicts.append(check_in_try(src, scope, dotted, shown, want=spec.in_try))
     if spec.guarded_by is not None:
         guard = spec.guarded_by.strip()
         verdicts.append(check_guarded(src, scope, dotted, shown, parse_target(guard) or (), guard))

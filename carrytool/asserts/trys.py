@@ -1,4 +1,5 @@
-"""`calls: D` + `in_try: true`: a call of D sits in the body of a `try` that has an `except` handler.
+"""`calls: D` + `in_try: true`: a call of D sits in the body of a `try` that has an `except` handler;
+`in_try: false`: none does (a raise in D leaves the scope).
 
 "The local wake wrapped in try/except": a raise in D is caught in the scope, so what follows the `try`
 (a handshake that tells the peers) still runs. The check is lexical and asks for at least one such call,
@@ -40,9 +41,15 @@ def calls_in_try(src: SourceFile, scope: Scope, target: Dotted) -> tuple[list[as
     return sorted(inside, key=order), sorted(outside, key=order)
 
 
-def check_in_try(src: SourceFile, scope: Scope, target: Dotted, shown: str) -> Verdict:
-    """Judge the `in_try` part of `calls: D` + `in_try: true`."""
+def check_in_try(src: SourceFile, scope: Scope, target: Dotted, shown: str, *, want: bool = True) -> Verdict:
+    """Judge the `in_try` part of `calls: D` + `in_try: true` (WANT), or `in_try: false`: then no call of D
+    sits in such a `try` (helper-115: `false` was accepted and judged nothing)."""
     inside, outside = calls_in_try(src, scope, target)
+    if not want:
+        if not inside:
+            return passed(f"no call of {shown} sits in the body of a `try` with an `except` handler", scope.line)
+        return failed(f"{scope.prefix}{shown} at {src.at(inside[0].lineno)} sits in the body of a `try` with an "
+                      f"`except` handler (want none)", inside[0].lineno)
     if inside:
         return passed(f"{shown} at {src.at(inside[0].lineno)} is inside a `try` with an `except` handler",
                       inside[0].lineno)

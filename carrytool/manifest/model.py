@@ -142,7 +142,8 @@ SCHEMA: dict[str, tuple[Key, ...]] = {
             "end with these dotted names count, e.g. {op: ReduceOp.MIN, group: cpu_group}.", items="args"),
         Key("after", "list", "calls: no call of these targets can run once the target was called (it comes "
             "after them, e.g. a synchronize after the re-map loop).", items="call"),
-        Key("in_try", "bool", "calls: some call of the target sits in the body of a try with an except handler."),
+        Key("in_try", "bool", "calls: true, some call of the target sits in the body of a try with an except "
+            "handler; false, none does."),
     ),
 }
 

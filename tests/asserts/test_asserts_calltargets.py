@@ -230,6 +230,20 @@ def test_in_try_wants_a_call_inside_a_handled_try() -> None:
     expect(run("calls", "g", only_finally, "f", in_try=True), False, "with an `except` handler")
 
 
+
+def test_in_try_false_wants_no_call_inside_a_handled_try() -> None:
+    # helper-115: `in_try: false` was accepted and judged nothing, so a wrapped call still held
+    expect(run("calls", "*.resume", WORKER, "Worker.wake_up", in_try=False), False,
+           "Worker.wake_up: *.resume at pkg/mod.py:7")
+    expect(run("calls", "*.resume", WORKER, "Worker.wake_up", in_try=False), False,
+           "sits in the body of a `try` with an `except` handler (want none)")
+    bare = WORKER.replace("            try:\n                backend.resume(tags)\n            except Exception:\n"
+                          "                ok = 0\n", "            backend.resume(tags)\n")
+    expect(run("calls", "*.resume", bare, "Worker.wake_up", in_try=False), True,
+           "no call of *.resume sits in the body of a `try` with an `except` handler")
+    only_finally = "def f():\n    try:\n        g()\n    finally:\n        h()\n"
+    expect(run("calls", "g", only_finally, "f", in_try=False), True, "no call of g sits")
+
 # ---- `reads:` a value used, not a name declared ----------------------------------------------------------
 
 @pytest.mark.parametrize("body, ok, fragment", [
