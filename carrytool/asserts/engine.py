@@ -14,7 +14,9 @@ nested functions included (`guards`).
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 
 from carrytool.asserts.after import check_after
 from carrytool.asserts.calltarget import args_problem, parse_call_target, render_target
@@ -77,6 +79,7 @@ def _judge(spec: AssertSpec, src: SourceFile | None, missing: str) -> Verdict:
     problem = spec_problem(spec)
     if problem:
         return failed(problem)
+    spec = _normalized(spec)
     if spec.check in TEXT_CHECKS and not spec.scope:
         return check_text(src, None, spec.check, str(spec.target))
     if src.parse_error:
@@ -154,6 +157,20 @@ def _judge_placement(spec: AssertSpec, src: SourceFile, scope: Scope, dotted: tu
     if bad is not None:
         return bad
     return passed("; ".join(verdict.message for verdict in verdicts), counted.line)
+
+
+def _normalized(spec: AssertSpec) -> AssertSpec:
+    """SPEC with its names as Python reads identifiers, in NFKC: a decomposed `é` an editor wrote is the `é`
+    of the code (helper-115: names beyond ASCII). A text check's text stays as written."""
+    def nfkc(text: str) -> str:
+        return unicodedata.normalize("NFKC", text)
+    target = spec.target if spec.check in TEXT_CHECKS else \
+        tuple(map(nfkc, spec.target)) if isinstance(spec.target, tuple) else nfkc(spec.target)
+    return replace(spec, target=target, scope=spec.scope and nfkc(spec.scope),
+                   guarded_by=spec.guarded_by and nfkc(spec.guarded_by),
+                   after=spec.after and tuple(map(nfkc, spec.after)),
+                   args=tuple((key, nfkc(value) if isinstance(value, str) else value) for key, value in spec.args)
+                   if isinstance(spec.args, (tuple, list)) else spec.args)
 
 
 def spec_problem(spec: AssertSpec) -> str | None:

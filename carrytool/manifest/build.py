@@ -19,8 +19,6 @@ from carrytool.errors import ManifestError
 from carrytool.gitlayer.urls import refname_problem, url_problem
 from carrytool.manifest import paths as pathlib_
 from carrytool.manifest.model import (
-    _CALL,
-    _DOTTED,
     _HEX,
     _NAME,
     SCHEMA,
@@ -32,6 +30,8 @@ from carrytool.manifest.model import (
     Policy,
     Supersede,
     Upstream,
+    is_call_target,
+    is_dotted,
     pr_id,
 )
 from carrytool.manifest.yamlload import YList, YMap
@@ -411,12 +411,12 @@ class _Builder:
             raise self.fail(f"{keypath}.file", data.key_lines["file"], f"refused: {file_problem}")
         target: str | tuple[str, ...] = data[check]
         if check == "order":
-            if len(target) < 2 or not all(isinstance(t, str) and _CALL.match(t) for t in target):
+            if len(target) < 2 or not all(isinstance(t, str) and is_call_target(t) for t in target):
                 raise self.fail(f"{keypath}.order", line, "must list at least two call targets (dotted names)")
             target = tuple(target)
-        elif check in ("defines", "mentions", "reads") and not _DOTTED.match(target):
+        elif check in ("defines", "mentions", "reads") and not is_dotted(target):
             raise self.fail(f"{keypath}.{check}", line, f"'{target}' is not a dotted Python name")
-        elif check in ("calls", "not_calls") and not _CALL.match(target):
+        elif check in ("calls", "not_calls") and not is_call_target(target):
             raise self.fail(f"{keypath}.{check}", line, f"'{target}' is not a call target (a dotted name, "
                             "optionally with () where the chain calls: get_pp_group().all_reduce)")
         elif check == "matches":
@@ -425,7 +425,7 @@ class _Builder:
             except re.error as exc:
                 raise self.fail(f"{keypath}.matches", line, f"invalid regular expression: {exc}") from None
         for key in ("in", "guarded_by"):
-            if key in data and not _DOTTED.match(data[key]):
+            if key in data and not is_dotted(data[key]):
                 raise self.fail(f"{keypath}.{key}", data.key_lines[key], f"'{data[key]}' is not a dotted Python name")
         self.check_call_modifiers(data, keypath, check)
         modifiers = [k for k in ("times", "min", "max", "guarded_by", "paths") if k in data]
@@ -464,13 +464,13 @@ class _Builder:
             if key in data and check not in checks:
                 raise self.fail(f"{keypath}.{key}", data.key_lines[key],
                                 f"'{key}' only goes with {' or '.join(repr(c) for c in checks)}")
-        if "after" in data and (not data["after"] or not all(isinstance(t, str) and _CALL.match(t)
+        if "after" in data and (not data["after"] or not all(isinstance(t, str) and is_call_target(t)
                                                                 for t in data["after"])):
             raise self.fail(f"{keypath}.after", data.key_lines["after"], "must list call targets (dotted names)")
         for name, value in (data.get("args") or {}).items():
             name_ok = (isinstance(name, int) and not isinstance(name, bool) and name >= 0) or (
                 isinstance(name, str) and (name.isidentifier() or name.isdigit()))
-            if not name_ok or not isinstance(value, str) or not _DOTTED.match(value):
+            if not name_ok or not isinstance(value, str) or not is_dotted(value):
                 raise self.fail(f"{keypath}.args.{name}", data.key_lines["args"],
                                 f"'{name}: {value}' must name an argument (a keyword, or a position 0, 1, ...) "
                                 "and a dotted name its value ends with, e.g. op: ReduceOp.MIN")

@@ -19,10 +19,22 @@ ON_CONFLICT_ENTRY = ("fail", "skip", "theirs")
 ON_MISSING = ("fail", "skip")
 _HEX = re.compile(r"^[0-9a-fA-F]{7,40}$")
 _NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]*$")
-_DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
-# a call target may say where a call sits in the chain: `get_pp_group().all_reduce`
-# and `*.suspend` matches a method called on any receiver (`self._get_sleep_mode_backend().suspend()`)
-_CALL = re.compile(r"^(\*\.)?[A-Za-z_][A-Za-z0-9_]*(\(\))?(\.[A-Za-z_][A-Za-z0-9_]*(\(\))?)*$")
+
+
+def is_dotted(text: object) -> bool:
+    """Whether TEXT is a dotted Python name (`Worker.wake_up`): each part an identifier as Python takes it,
+    beyond ASCII too (helper-115: `Café.résumé` was refused)."""
+    return isinstance(text, str) and all(part.isidentifier() for part in text.split("."))
+
+
+def is_call_target(text: object) -> bool:
+    """Whether TEXT is a call target: a dotted name that may say where a call sits in the chain
+    (`get_pp_group().all_reduce`), and `*.suspend`, a method called on any receiver
+    (`self._get_sleep_mode_backend().suspend()`)."""
+    if not isinstance(text, str):
+        return False
+    parts = text.removeprefix("*.").split(".")
+    return all(part.removesuffix("()").isidentifier() for part in parts)
 
 
 def pr_id(text: str) -> str:

@@ -15,11 +15,14 @@ from carrytool.asserts.spec import CHECKS
 from carrytool.manifest.model import SCHEMA, Key
 
 SHIPPED = Path(__file__).parents[1] / "schemas" / "manifest.schema.json"
+# An identifier, approximately: the loader takes what str.isidentifier takes, beyond ASCII too (helper-115);
+# a pattern any JSON Schema validator reads (no \p{L}) lets every character past ASCII through instead.
+_IDENT = "[A-Za-z_\\u0080-\\uffff][A-Za-z0-9_\\u0080-\\uffff]*"
 _PATTERNS = {
     "sha": "^[0-9a-fA-F]{7,40}$",
     "name": "^[A-Za-z0-9_][A-Za-z0-9._-]*$",
-    "dotted": "^[A-Za-z_][A-Za-z0-9_]*(\\.[A-Za-z_][A-Za-z0-9_]*)*$",
-    "call": "^(\\*\\.)?[A-Za-z_][A-Za-z0-9_]*(\\(\\))?(\\.[A-Za-z_][A-Za-z0-9_]*(\\(\\))?)*$",
+    "dotted": f"^{_IDENT}(\\.{_IDENT})*$",
+    "call": f"^(\\*\\.)?{_IDENT}(\\(\\))?(\\.{_IDENT}(\\(\\))?)*$",
     "branch": "^[^-\\s~^:?*\\[\\\\][^\\s~^:?*\\[\\\\]*$",
     "url": "^[^-\\s]",
     "path": "^(?!/)(?!.*(^|/)\\.\\.(/|$)).+$",
@@ -44,7 +47,7 @@ def _key_schema(key: Key) -> dict[str, Any]:
     elif key.type == "enum":
         doc["enum"] = list(key.choices)
     elif key.type == "map" and key.items == "args":
-        doc.update({"type": "object", "minProperties": 1, "propertyNames": {"pattern": "^([A-Za-z_][A-Za-z0-9_]*|[0-9]+)$"},
+        doc.update({"type": "object", "minProperties": 1, "propertyNames": {"pattern": f"^({_IDENT}|[0-9]+)$"},
                     "additionalProperties": {"type": "string", "pattern": _PATTERNS["dotted"]}})
     elif key.type == "map":
         doc = {"$ref": f"#/$defs/{key.items}", "description": key.doc}

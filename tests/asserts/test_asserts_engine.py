@@ -504,3 +504,20 @@ def test_a_path_through_a_conditional_expression_names_its_arm(expression: str, 
     outcome = run("calls", "g", f"def f(c):\n    x = {expression}\n    return x\n", "f", times=1)
     expect(outcome, False, f"f: g is never called on the path through the {arm} arm of `{expression}` at "
                            "pkg/mod.py:2 (want exactly 1)")
+
+
+def test_unicode_identifiers_are_judged() -> None:
+    # helper-115: names beyond ASCII could not be written
+    source = "class Café:\n    def résumé(self):\n        self.backend.réveil()\n"
+    expect(run("calls", "backend.réveil", source, "Café.résumé"), True, "backend.réveil is called")
+    expect(run("defines", "Café.résumé", source), True, "Café.résumé is defined at pkg/mod.py:2")
+    expect(run("mentions", "réveil", source, "Café"), True, "réveil is mentioned")
+
+
+def test_a_name_is_compared_as_python_normalises_it() -> None:
+    # Python reads identifiers in NFKC: `re\u0301veil` (an editor's decomposed é) is the name `réveil`
+    source = "class Café:\n    def résumé(self):\n        self.backend.réveil()\n"
+    decomposed = "backend.re\u0301veil"
+    expect(run("calls", decomposed, source, "Cafe\u0301.re\u0301sume\u0301"), True, "is called")
+    expect(run("defines", "Cafe\u0301.re\u0301sume\u0301", source), True, "is defined at pkg/mod.py:2")
+    expect(run("mentions", "re\u0301veil", source, "Café"), True, "is mentioned")

@@ -259,3 +259,31 @@ def test_a_pr_id_with_leading_zeros_names_the_pr(tmp_path: Path) -> None:
     assert m.asserts[0].entry == "pr/45398"
     assert m.find_entry("pr/045398").id == m.find_entry("045398").id == "pr/45398"
     assert m.find_entry("pr/0") is None and m.find_entry("carry/wake-path-union").id == "carry/wake-path-union"
+
+
+@pytest.mark.parametrize("key, value", [
+    ("in", "Café.résumé"), ("mentions", "réveil"), ("defines", "Café.résumé"), ("calls", "backend.réveil"),
+    ("calls", "'*.réveil'"), ("not_calls", "obtenir().réveil"), ("order", "[réveil, Café.résumé]"),
+    ("reads", "ΔT"), ("guarded_by", "été"), ("after", "[réveil]"), ("args", "{mode: Mode.RAPIDE_É}"),
+])
+def test_unicode_identifiers_are_names(tmp_path: Path, key: str, value: str) -> None:
+    # helper-115: `in: "Café.résumé"` was "not a dotted Python name"; Python accepts it (str.isidentifier)
+    check = "" if key in ("mentions", "defines", "calls", "not_calls", "order", "reads") else "    calls: g\n"
+    text = GOOD.replace("    calls: backend.resume\n    times: 1\n", f"{check}    {key}: {value}\n")
+    if key == "in":
+        text = text.replace("    in: Worker.wake_up\n", "")
+    spec = load_manifest(write(tmp_path, text)).asserts[0]
+    assert spec.file == "vllm/v1/worker/gpu_worker.py"
+
+
+@pytest.mark.parametrize("key, value", [
+    ("mentions", "réveil.2x"), ("calls", "backend.ré veil"), ("in", "Café..résumé"), ("args", "{mode: 'a-b'}"),
+])
+def test_what_python_does_not_take_for_a_name_is_still_refused(tmp_path: Path, key: str, value: str) -> None:
+    check = "" if key in ("mentions", "calls") else "    calls: g\n"
+    text = GOOD.replace("    calls: backend.resume\n    times: 1\n", f"{check}    {key}: {value}\n")
+    if key == "in":
+        text = text.replace("    in: Worker.wake_up\n", "")
+    with pytest.raises(ManifestError) as info:
+        load_manifest(write(tmp_path, text))
+    assert info.value.exit_code == 2 and f"asserts[0].{key}" in str(info.value)

@@ -33,6 +33,14 @@ def test_schema_accepts_what_the_loader_accepts_and_names_every_key() -> None:
         assert set(props) == {k.name for k in keys}, section
 
 
+
+def test_schema_accepts_names_beyond_ascii_as_the_loader_does() -> None:
+    # helper-115: the loader takes what str.isidentifier takes; an editor must not flag it
+    doc = yaml.safe_load(GOOD)
+    doc["asserts"][0].update({"in": "Café.résumé", "calls": "*.réveil", "guarded_by": "été",
+                              "args": {"mode": "Mode.RAPIDE_É"}})
+    jsonschema.validate(doc, manifest_schema())
+
 def test_schema_rejects_typos_two_checks_and_bad_entries() -> None:
     schema = manifest_schema()
     base = yaml.safe_load(GOOD)
