@@ -187,6 +187,9 @@ def spec_problem(spec: AssertSpec) -> str | None:
         if not names or any(parse_call_target(name) is None for name in names):
             return f"`order` needs a list of dotted names such as [torch.cuda.synchronize, unmap_and_release], " \
                    f"got {target!r}"
+        twice = next((name for i, name in enumerate(names) if name.strip() in [n.strip() for n in names[:i]]), None)
+        if twice:
+            return f"`order` lists {twice.strip()} twice: a call cannot come after itself, so it can never hold"
     elif check in _CALL_CHECKS and parse_call_target(target) is None:
         return f"`{check}` needs a dotted name such as backend.resume, got {target!r}"
     elif check not in _CALL_CHECKS and (parse_target(target) is None or (check == "defines" and "(" in str(target))):

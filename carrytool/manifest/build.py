@@ -129,8 +129,10 @@ class _Builder:
                 raise self.fail(keypath, line, f"must be a string, got {_show(value, raw)}")
             if key.type == "enum" and value not in key.choices:
                 raise self.fail(keypath, line, f"must be one of {', '.join(key.choices)}, got '{value}'")
-            if key.type in ("str", "name", "dotted", "call") and not value.strip():
-                raise self.fail(keypath, line, "must not be empty")
+            if key.type in ("str", "name", "dotted", "call", "regex") and not value.strip():
+                # (helper-115: an empty `matches` passed check: an empty expression matches every file)
+                raise self.fail(keypath, line, "must not be empty", hint="write the text or expression the file "
+                                "must have" if keypath.rsplit(".", 1)[-1] in ("contains", "absent", "matches") else None)
 
     def text_value(self, data: YMap, key: str) -> str | None:
         """A sha-like value as text, even when YAML read digits as a number."""
@@ -413,6 +415,12 @@ class _Builder:
         if check == "order":
             if len(target) < 2 or not all(isinstance(t, str) and is_call_target(t) for t in target):
                 raise self.fail(f"{keypath}.order", line, "must list at least two call targets (dotted names)")
+            twice = repeated(target)
+            if twice:
+                # (helper-115: `order: [a, a]` passed check and failed every verify)
+                raise self.fail(f"{keypath}.order", line, f"lists {twice} twice: a call cannot come after itself, so "
+                                "the assert can never hold", hint=f"keep one {twice}; for how many times it is called, "
+                                f"use `calls: {twice}` with `times`, `min` or `max`")
             target = tuple(target)
         elif check in ("defines", "mentions", "reads") and not is_dotted(target):
             raise self.fail(f"{keypath}.{check}", line, f"'{target}' is not a dotted Python name")
@@ -421,9 +429,14 @@ class _Builder:
                             "optionally with () where the chain calls: get_pp_group().all_reduce)")
         elif check == "matches":
             try:
-                re.compile(target, re.MULTILINE)
+                pattern = re.compile(target, re.MULTILINE)
             except re.error as exc:
                 raise self.fail(f"{keypath}.matches", line, f"invalid regular expression: {exc}") from None
+            if pattern.search(""):
+                # it finds a match in any text, so the assert can never fail (helper-115)
+                raise self.fail(f"{keypath}.matches", line, f"'{target}' matches the empty text, so it holds on every "
+                                "file", hint="make a part the line must have required (not optional: no `?`, `*` or "
+                                "empty alternative around all of it)")
         for key in ("in", "guarded_by"):
             if key in data and not is_dotted(data[key]):
                 raise self.fail(f"{keypath}.{key}", data.key_lines[key], f"'{data[key]}' is not a dotted Python name")
@@ -476,6 +489,16 @@ class _Builder:
                                 "and a dotted name its value ends with, e.g. op: ReduceOp.MIN")
         if "args" in data and not data["args"]:
             raise self.fail(f"{keypath}.args", data.key_lines["args"], "must name at least one argument")
+
+
+def repeated(names: list[str] | tuple[str, ...]) -> str | None:
+    """The first name NAMES lists twice (as written, spaces aside), or None."""
+    seen: set[str] = set()
+    for name in names:
+        if name.strip() in seen:
+            return name.strip()
+        seen.add(name.strip())
+    return None
 
 
 def _default_name(check: str, target: str | tuple[str, ...], scope: str | None, file: str) -> str:

@@ -521,3 +521,8 @@ def test_a_name_is_compared_as_python_normalises_it() -> None:
     expect(run("calls", decomposed, source, "Cafe\u0301.re\u0301sume\u0301"), True, "is called")
     expect(run("defines", "Cafe\u0301.re\u0301sume\u0301", source), True, "is defined at pkg/mod.py:2")
     expect(run("mentions", "re\u0301veil", source, "Café"), True, "is mentioned")
+
+
+def test_an_order_naming_a_call_twice_is_malformed() -> None:
+    expect(run("order", ("a", "b", "a"), "def f():\n    a()\n    b()\n    a()\n", "f"), False,
+           "`order` lists a twice: a call cannot come after itself")

@@ -139,6 +139,12 @@ BAD = [
     ("    excludes: [vllm/device_allocator/cumem.py]", "    excludes: [vllm/v1/worker]", ["both owns and excludes"], 28),
     ("  - pr: 45398\n", "  - pr: 45398\n    patch: x.patch\n", ["entries[1].patch", "belongs to a carry"], 18),
     ("    in: Worker.wake_up", "    in: Worker wake_up", ["asserts[0].in", "not a dotted Python name"], 32),
+    # helper-115: these passed `check` and failed only at verify (exit 1)
+    ("    matches: \"cuMem(Map|Create)\"", "    matches: \"\"", ["asserts[1].matches", "must not be empty"], 38),
+    ("    matches: \"cuMem(Map|Create)\"", "    matches: \"(cuMem)?\"", ["asserts[1].matches", "matches the empty text",
+                                                                          "holds on every file"], 38),
+    ("    calls: backend.resume\n    times: 1\n", "    order: [a, b, a]\n",
+     ["asserts[0].order", "lists a twice", "can never hold"], 33),
     ("    owns: [vllm/v1/worker/gpu_worker.py]", "    owns: vllm/v1/worker/gpu_worker.py", ["entries[3].owns", "must be a list"], 27),
     ("    times: 1\n", "    times: 1\n    paths: sometimes\n", ["asserts[0].paths", "all, returning", "'sometimes'"], 35),
     ("    times: 1\n", "    paths: returning\n", ["asserts[0].paths", "needs 'times', 'min' or 'max'"], 34),
