@@ -26,6 +26,11 @@ from carrytool.asserts.names import Dotted, Part, dotted_form, is_suffix, parse_
 _CONSTANTS = {"True": True, "False": False, "None": None}
 
 
+def constant_name(value: object) -> str | None:
+    """`True`, `False` or `None` for the constant VALUE (what YAML's true, false and null load as), else None."""
+    return next((name for name, constant in _CONSTANTS.items() if value is constant), None)
+
+
 class CallTarget(tuple):  # type: ignore[type-arg]
     """A dotted call target with a receiver wildcard and/or argument filters (see the module docstring)."""
 
@@ -51,7 +56,7 @@ def parse_call_target(text: object, args: Mapping[object, object] | None = None)
         return None
     filters: list[tuple[str | int, Dotted]] = []
     for key, value in (args or {}).items():
-        parsed = parse_target(value) if isinstance(value, str) else None
+        parsed = parse_target(value if isinstance(value, str) else constant_name(value))
         if parsed is None or not _valid_key(key):
             return None
         filters.append((int(key) if isinstance(key, int) or str(key).isdigit() else str(key), parsed))
@@ -77,8 +82,8 @@ def args_problem(args: object) -> str | None:
     for key, value in args.items():
         if not _valid_key(key):
             return f"`args` keys are keyword names or positions (0, 1, ...), got {key!r}"
-        if not isinstance(value, str) or parse_target(value) is None:
-            return f"`args` values are dotted names such as ReduceOp.MIN, got {value!r} for {key}"
+        if parse_target(value if isinstance(value, str) else constant_name(value)) is None:
+            return f"`args` values are dotted names such as ReduceOp.MIN, or True, False, None, got {value!r} for {key}"
     return None
 
 

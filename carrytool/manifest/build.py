@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+from carrytool.asserts.calltarget import constant_name
 from carrytool.asserts.spec import CHECKS, AssertSpec
 from carrytool.errors import ManifestError
 from carrytool.gitlayer.urls import refname_problem, url_problem
@@ -466,7 +467,7 @@ class _Builder:
             name=name, file=pathlib_.normalize(data["file"]), check=check, target=target, scope=data.get("in"),
             times=data.get("times"), min=data.get("min"), max=data.get("max"), guarded_by=data.get("guarded_by"),
             paths=data.get("paths", "all"), why=data.get("why"), entry=entry, line=data.line,
-            through=data.get("through"), args=tuple(data["args"].items()) if "args" in data else None,
+            through=data.get("through"), args=_args(data["args"]) if "args" in data else None,
             after=tuple(data["after"]) if "after" in data else None, in_try=data.get("in_try"))
 
     def check_call_modifiers(self, data: YMap, keypath: str, check: str) -> None:
@@ -483,12 +484,24 @@ class _Builder:
         for name, value in (data.get("args") or {}).items():
             name_ok = (isinstance(name, int) and not isinstance(name, bool) and name >= 0) or (
                 isinstance(name, str) and (name.isidentifier() or name.isdigit()))
-            if not name_ok or not isinstance(value, str) or not is_dotted(value):
+            if name_ok and not isinstance(value, str) and constant_name(value) is None:
+                # (helper-115: `{n: 3}` said "must name a dotted name" and no more)
+                raise self.fail(f"{keypath}.args.{name}", data.key_lines["args"],
+                                f"got {_show(value, None)}: a value is a dotted name its argument ends with "
+                                "(op: ReduceOp.MIN) or one of true, false or null (the constants True, False, None)")
+            if not name_ok or (isinstance(value, str) and not is_dotted(value)):
                 raise self.fail(f"{keypath}.args.{name}", data.key_lines["args"],
                                 f"'{name}: {value}' must name an argument (a keyword, or a position 0, 1, ...) "
                                 "and a dotted name its value ends with, e.g. op: ReduceOp.MIN")
         if "args" in data and not data["args"]:
             raise self.fail(f"{keypath}.args", data.key_lines["args"], "must name at least one argument")
+
+
+def _args(args: YMap) -> tuple[tuple[str | int, str], ...]:
+    """ARGS as the spec holds them: YAML's true, false and null as the constants' names (helper-115: `polar:
+    True` was refused though True compares as the constant)."""
+    return tuple((key, value if isinstance(value, str) else constant_name(value) or str(value))
+                 for key, value in args.items())
 
 
 def repeated(names: list[str] | tuple[str, ...]) -> str | None:

@@ -48,7 +48,8 @@ def _key_schema(key: Key) -> dict[str, Any]:
         doc["enum"] = list(key.choices)
     elif key.type == "map" and key.items == "args":
         doc.update({"type": "object", "minProperties": 1, "propertyNames": {"pattern": f"^({_IDENT}|[0-9]+)$"},
-                    "additionalProperties": {"type": "string", "pattern": _PATTERNS["dotted"]}})
+                    "additionalProperties": {"anyOf": [{"type": "string", "pattern": _PATTERNS["dotted"]},
+                                                              {"type": ["boolean", "null"]}]}})
     elif key.type == "map":
         doc = {"$ref": f"#/$defs/{key.items}", "description": key.doc}
     elif key.type == "list":

@@ -268,3 +268,10 @@ def test_after_a_target_called_in_a_loop_the_work_that_follows_the_loop_runs_aft
     moved = source.replace("    copy_(xs)\n", "").replace("    create_and_map(xs)\n", "    create_and_map(xs)\n    copy_(xs)\n")
     expect(run("calls", "torch.cuda.synchronize", moved, "wake_up", after=("create_and_map", "copy_"), min=0),
            True, "no call of create_and_map, copy_ can run after torch.cuda.synchronize")
+
+
+def test_args_take_the_constants_as_values_too() -> None:
+    # helper-115: a YAML true/false/null reaches the engine as a bool or None when the spec is built in code
+    source = "def f():\n    plot(polar=True, group=None)\n"
+    expect(run("calls", "plot", source, "f", args=(("polar", True), ("group", None))), True, "is called")
+    expect(run("calls", "plot", source, "f", args=(("polar", False),)), False, "never called")

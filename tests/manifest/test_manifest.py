@@ -152,6 +152,7 @@ BAD = [
     ("    times: 1\n", "    times: 1\n    through: remote\n", ["asserts[0].through", "must be one of local"], 35),
     ("    times: 1\n", "    times: 1\n    args: {op: 'Reduce Op'}\n", ["asserts[0].args.op", "a keyword, or a position"], 35),
     ("    times: 1\n", "    times: 1\n    args: {}\n", ["asserts[0].args", "at least one argument"], 35),
+    ("    times: 1\n", "    times: 1\n    args: {n: 3}\n", ["asserts[0].args.n", "got 3", "true, false or null"], 35),
     ("    times: 1\n", "    times: 1\n    args: [op]\n", ["asserts[0].args", "must be a mapping"], 35),
     ("    times: 1\n", "    times: 1\n    after: [a b]\n", ["asserts[0].after", "call targets"], 35),
     ("    times: 1\n", "    times: 1\n    in_try: yes please\n", ["asserts[0].in_try", "true or false"], 35),
@@ -293,3 +294,10 @@ def test_what_python_does_not_take_for_a_name_is_still_refused(tmp_path: Path, k
     with pytest.raises(ManifestError) as info:
         load_manifest(write(tmp_path, text))
     assert info.value.exit_code == 2 and f"asserts[0].{key}" in str(info.value)
+
+
+def test_yaml_true_false_null_are_the_constants_in_args(tmp_path: Path) -> None:
+    # helper-115: `args: {polar: True}` was refused though True/False/None compare as constants
+    text = GOOD.replace("    times: 1\n", "    times: 1\n    args: {polar: True, strict: false, group: null, op: 'None'}\n")
+    spec = load_manifest(write(tmp_path, text)).asserts[0]
+    assert spec.args == (("polar", "True"), ("strict", "False"), ("group", "None"), ("op", "None"))

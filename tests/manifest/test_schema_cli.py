@@ -41,6 +41,12 @@ def test_schema_accepts_names_beyond_ascii_as_the_loader_does() -> None:
                               "args": {"mode": "Mode.RAPIDE_É"}})
     jsonschema.validate(doc, manifest_schema())
 
+
+def test_schema_accepts_true_false_null_as_argument_values() -> None:
+    doc = yaml.safe_load(GOOD)
+    doc["asserts"][0]["args"] = {"polar": True, "group": None}
+    jsonschema.validate(doc, manifest_schema())
+
 def test_schema_rejects_typos_two_checks_and_bad_entries() -> None:
     schema = manifest_schema()
     base = yaml.safe_load(GOOD)
