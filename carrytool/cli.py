@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, NoReturn, Optional
 
 import typer
 
@@ -114,16 +114,20 @@ def _run(body: Callable[[], int], *, interrupted: str = "nothing was written") -
         print(f"carrytool: error: {printable(_invocation().rewrite(redact(str(exc))))}", file=sys.stderr)
         raise typer.Exit(exc.exit_code) from None
     except KeyboardInterrupt as exc:
-        print(f"carrytool: interrupted{_by(exc)}; {_said(exc, interrupted)}", file=sys.stderr)
-        raise typer.Exit(130) from None
+        _interrupted(exc, interrupted)
     except Exception as exc:
         # what an interrupt raised on its way out (a thread starting, a pipe closed under a read: helper-103)
         cause = _interrupt_in(exc)
         if cause is None:
             raise
-        print(f"carrytool: interrupted{_by(cause)}; {_said(cause, interrupted)}", file=sys.stderr)
-        raise typer.Exit(130) from None
+        _interrupted(cause, interrupted)
     raise typer.Exit(code)
+
+
+def _interrupted(exc: KeyboardInterrupt, otherwise: str) -> NoReturn:
+    print(f"carrytool: interrupted{_by(exc)}; {_said(exc, otherwise)}", file=sys.stderr)
+    exc.carrytool_said = True        # type: ignore[attr-defined]  # (main says it when nothing else did)
+    raise typer.Exit(130) from None
 
 
 class Terminated(KeyboardInterrupt):
@@ -166,7 +170,8 @@ def _load(manifest: Optional[Path]):  # noqa: ANN202
 def _open_git(repo: Path, *, quarantine: bool = False):  # noqa: ANN202
     from carrytool.gitlayer.git import Git
 
-    return Git(repo, quarantine=quarantine)
+    # a --repo the user named is that repository; the default (`.`) is found from a folder inside it, as git does
+    return Git(repo, quarantine=quarantine, exact=repo != Path("."))
 
 
 def _union_options(manifest: Optional[Path], repo: Path) -> str:
@@ -1063,7 +1068,12 @@ def _main() -> None:
         _show_completion(shell)
     try:
         _app_for(sys.argv[1:])()
-    except SystemExit:
+    except SystemExit as exc:
+        cause = _interrupt_in(exc)
+        if cause is not None and not getattr(cause, "carrytool_said", False):
+            # Ctrl-C or SIGTERM while click read the command line: typer's silent exit 130 (older: "Aborted!", 1)
+            print(f"carrytool: interrupted{_by(cause)}; nothing was done", file=sys.stderr)
+            sys.exit(130)
         raise
     except Exception:  # an unexpected bug: show it, as the style asks
         import traceback

@@ -12,7 +12,7 @@ import pytest
 import typer
 
 import carrytool
-from carrytool.cli import _run
+from carrytool.cli import Terminated, _run
 from carrytool.gitlayer.git import Git
 from tests.gitrepo import init_repo, write_manifest
 
@@ -146,3 +146,58 @@ def test_the_sigterm_handler_is_the_callers_again_afterwards(monkeypatch: pytest
         assert len(seen) == (0 if ignored else 2)
     finally:
         signal.signal(signal.SIGTERM, before)
+
+
+@pytest.mark.parametrize("interrupt", [KeyboardInterrupt, Terminated])
+def test_an_interrupt_while_the_command_line_is_read_exits_130(monkeypatch: pytest.MonkeyPatch,
+                                                                capsys: pytest.CaptureFixture[str],
+                                                                interrupt: type[KeyboardInterrupt]) -> None:
+    """Ctrl-C (or SIGTERM) while click read the command line was click's `Aborted!`, exit 1: a failure
+    a CI job could not tell from a failed sync."""
+    import click
+
+    from carrytool.cli import main
+
+    def interrupted(*args: object) -> None:
+        raise interrupt
+
+    monkeypatch.setattr(click.Path, "convert", interrupted)
+    monkeypatch.setattr(sys, "argv", ["carrytool", "sync", "--manifest", "m.yaml"])
+    with pytest.raises(SystemExit) as exit_:
+        main()
+    assert exit_.value.code == 130
+    said = "(SIGTERM)" if interrupt is Terminated else ""
+    assert f"carrytool: interrupted{' ' + said if said else ''}; nothing was done\n" in capsys.readouterr().err
+
+
+def test_a_repo_that_is_a_folder_inside_a_repository_is_refused(tmp_path: Path) -> None:
+    """helper-113: `--repo outer/plain` (a folder, not a repository) found `outer` above it and wrote the fork
+    branch and every fetched object into `outer/.git`, a repository the user never named. The default
+    (`.`) is still found from a folder inside the clone, as git does, unless GIT_CEILING_DIRECTORIES
+    (now honoured) stops the search."""
+    outer = init_repo(tmp_path / "outer", bare=False)
+    (outer.path / "plain").mkdir()
+    manifest = write_manifest(tmp_path / "m.yaml", {"version": 1, "upstream": {"url": str(tmp_path / "up"),
+                              "branch": "main"}, "fork": {"branch": "dev"}, "entries": [{"pr": 1}]})
+    proc = subprocess.run([sys.executable, "-m", "carrytool", "sync", "-m", str(manifest), "--repo", "outer/plain"],
+                          capture_output=True, text=True, cwd=tmp_path)
+    assert proc.returncode == 4, proc.stderr
+    assert f"outer/plain is not a git repository: it is a folder inside the repository {outer.path}" in proc.stderr
+    assert outer.git("for-each-ref") == "" and not (outer.path / ".git" / "carrytool").exists()
+    ceiling = {**os.environ, "GIT_CEILING_DIRECTORIES": str(outer.path)}
+    proc = subprocess.run([sys.executable, "-m", "carrytool", "sync", "-m", str(manifest)], capture_output=True,
+                          text=True, cwd=outer.path / "plain", env=ceiling)
+    assert proc.returncode == 4 and ". is not a git repository" in proc.stderr, proc.stderr
+    for repo in (str(outer.path), str(outer.path / ".git")):          # the repository itself, either way
+        proc = subprocess.run([sys.executable, "-m", "carrytool", "sync", "-m", str(manifest), "--repo", repo],
+                              capture_output=True, text=True, cwd=tmp_path)
+        assert "not a git repository" not in proc.stderr, proc.stderr
+
+
+def test_warnings_as_errors_do_not_stop_the_cli(tmp_path: Path) -> None:
+    """helper-113: with PYTHONWARNINGS=error a dependency's DeprecationWarning (typer reading a helper click
+    deprecates) stopped every command at import: a traceback and exit 1, "verification failed" to CI."""
+    env = {**os.environ, "PYTHONWARNINGS": "error"}
+    proc = subprocess.run([sys.executable, "-m", "carrytool", "check", "-m", "nowhere.yaml"], capture_output=True,
+                          text=True, cwd=tmp_path, env=env)
+    assert "Traceback" not in proc.stderr and proc.returncode == 2, proc.stderr

@@ -18,6 +18,7 @@ import hashlib
 import itertools
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import tempfile
@@ -364,11 +365,12 @@ def _cores() -> int:
 class Git:
     """A repository and the git commands carrytool runs in it."""
 
-    def __init__(self, repo: Path | str, *, quarantine: bool = False) -> None:
+    def __init__(self, repo: Path | str, *, quarantine: bool = False, exact: bool = False) -> None:
         """QUARANTINE: objects this run writes go to a quarantine first (see migrate_objects): for
         commands that write many objects and name few (sync, explain). Without it every object is
         written into the repository's store at once (what a command that must survive a kill -9
-        between writing an object and naming it in a file needs)."""
+        between writing an object and naming it in a file needs). EXACT: REPO must be a repository (its
+        work tree's top or its git dir), not a folder inside one (a `--repo` the user named)."""
         self.version = git_version()
         repo = Path(repo)
         if not repo.exists():
@@ -384,6 +386,8 @@ class Git:
                                      hint="run inside the fork's clone, or pass --repo DIR")
         self.git_dir = Path(lines[0])
         self.bare = lines[1] == "true"
+        if exact:
+            _refuse_inside(repo, self.git_dir, (repo / lines[3]).resolve(), self.bare)
         self.object_format = lines[2]
         if self.object_format != "sha1":
             raise EnvironmentProblem(
@@ -414,6 +418,7 @@ class Git:
         self._diffs: dict[tuple[str, str, bool], list[Change]] = {}
         self._bases: dict[str, dict[str, str | None]] = {}     # upstream -> head -> merge base
         self._sole: set[tuple[str, str]] = set()      # (upstream, head) whose merge base is their only one
+        self._outside: dict[str, dict[str, list[str]]] = {}   # upstream -> the parents of heads' commits not in it
         self._merged: dict[str, MergeResult] = {}     # merge_trees' answers by stdin line
         self._explicit_bases: bool | None = None
         self._quarantine: Path | None = None
@@ -871,6 +876,44 @@ class Git:
         close waits for it before the scratch goes, even when the caller could not (a second Ctrl-C)."""
         self._threads = [known for known in self._threads if known.is_alive()] + [thread]
 
+    def patch_ids_later(self, commits: Sequence[str]) -> Callable[[], dict[str, str]]:
+        """commit -> `git patch-id --stable` of its change without context lines (`-U0`: the same change made
+        where the lines around it differ, a rebase onto a moved upstream, has the same id; merges and empty
+        commits have none), for each of COMMITS: `log -p` piped into `patch-id`, started now in a thread (it touches nothing of this Git's
+        state: a run reads them while it composes); the function returned waits for them."""
+        if not commits:
+            return dict
+        self.flush_objects()
+        log = ("log", "-p", "-U0", "--no-walk=unsorted", "--no-merges", "--no-color", "--no-ext-diff", "--format=commit %H",
+               "--stdin")
+        argv, (cwd, env) = git_argv(*log), self._placement(log)
+        ids = git_argv("patch-id", "--stable")
+        names = "".join(f"{sha}\n" for sha in commits).encode()
+
+        def read() -> bytes:
+            with subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=subprocess.DEVNULL) as diff, \
+                    subprocess.Popen(ids, cwd=cwd, env=env, stdin=diff.stdout, stdout=subprocess.PIPE,
+                                     stderr=subprocess.DEVNULL) as patch:
+                assert diff.stdin is not None and diff.stdout is not None
+                diff.stdout.close()               # patch-id holds it: log sees a closed pipe if patch-id ends
+                try:
+                    diff.stdin.write(names)
+                    diff.stdin.close()
+                except BrokenPipeError:
+                    pass
+                return patch.communicate()[0]
+
+        job = Later(read, name="carrytool-patch-ids")
+        self.join_at_close(job.thread)            # it runs in the scratch directory: close waits for it
+
+        def answer() -> dict[str, str]:
+            out = job.result().decode("ascii", "replace")
+            return {commit: patch for patch, commit in (line.split() for line in out.splitlines()
+                                                        if len(line.split()) == 2)}
+
+        return answer
+
     def read_blobs_later(self, oids: Sequence[str]) -> Callable[[], dict[str, bytes]]:
         """read_blobs in two halves, for another thread: what its process needs is settled now (every
         staged object written, its directory and environment), and the function returned runs it, in any
@@ -977,6 +1020,7 @@ class Git:
                 boundary.add(fields[0][1:])
             else:
                 parents[fields[0]] = fields[1:]
+        self._outside.setdefault(upstream, {}).update(parents)
         result: dict[str, str | None] = {}
         ask: list[str] = []                  # heads whose walk reached several upstream commits
         for head in unique:
@@ -1003,10 +1047,59 @@ class Git:
         result.update(zip(ask, self.merge_base_many(upstream, ask)))
         return result
 
+    def is_shallow(self) -> bool:
+        """Whether the repository is a shallow clone (its history cut where its `shallow` file says)."""
+        return (self.common_dir / "shallow").exists()
+
+    def outside(self, upstream: str, head: str) -> set[str]:
+        """The commits of HEAD's history that are not in UPSTREAM's: read from the walk `merge_bases` made of
+        the heads it was asked about (no process)."""
+        parents = self._outside.get(upstream, {})
+        stack, seen = [head], set()
+        while stack:
+            found = stack.pop()
+            if found not in seen and found in parents:
+                seen.add(found)
+                stack.extend(parents[found])
+        return seen
+
     def sole_merge_base(self, upstream: str, head: str) -> bool:
         """Whether merge_bases found HEAD's base with UPSTREAM as their only merge base: then git merges
         HEAD onto UPSTREAM from that base alone, as it merges HEAD onto any commit whose only parent it is."""
         return (upstream, head) in self._sole
+
+    def merged_in(self, upstream: str, head: str) -> tuple[str, str] | None:
+        """For HEAD in UPSTREAM's history: the commit of upstream's first-parent line that merged it, and the
+        base HEAD's change was made from (HEAD's merge base with that merge's first parent). None when HEAD
+        came in on the first-parent line itself (a fast-forward, a rebase): its own change is then not told
+        apart from upstream's."""
+        proc = self.run("rev-list", "--first-parent", "--ancestry-path", "--parents", f"{head}..{upstream}",
+                        check=False)
+        lines = proc.stdout.decode("ascii", "replace").splitlines()
+        if proc.returncode != 0 or not lines:
+            return None
+        merge, *parents = lines[-1].split()
+        if len(parents) < 2 or parents[0] == head:
+            return None
+        fork = self.merge_base(parents[0], head)
+        return (merge, fork) if fork and fork != head else None
+
+    def reverted_in(self, merge: str, head: str, upstream: str) -> str | None:
+        """The commit of UPSTREAM's history since MERGE that reverts MERGE or HEAD (`git revert` writes "This
+        reverts commit <sha>", the forge's revert button too) and that no later commit reverts in turn;
+        None when there is none."""
+        proc = self.run("log", "--reverse", "--fixed-strings", "--grep=This reverts commit", "--format=%H%x00%B%x00",
+                        f"{merge}..{upstream}", check=False)
+        fields = proc.stdout.decode("utf-8", "replace").split("\0") if proc.returncode == 0 else []
+        undone: dict[str, str] = {}         # commit reverted (as the message names it) -> the revert
+        for sha, body in zip(fields[0::2], fields[1::2]):
+            for target in _REVERTS.findall(body):
+                again = [named for named, by in undone.items() if by.startswith(target)]   # a revert reverted
+                for named in again:
+                    del undone[named]
+                if not again:
+                    undone[target] = sha.strip()
+        return next((by for named, by in undone.items() if merge.startswith(named) or head.startswith(named)), None)
 
     def merge_base(self, a: str, b: str) -> str | None:
         proc = self.run("merge-base", a, b, check=False)
@@ -2095,6 +2188,28 @@ def _blobs(batch: dict[str, tuple[str, bytes]]) -> dict[str, bytes]:
     return {oid: data for oid, (kind, data) in batch.items() if kind == "blob"}
 
 
+_REVERTS = re.compile(r"This reverts commit ([0-9a-f]{7,40})")
+
+
+def _refuse_inside(repo: Path, git_dir: Path, common_dir: Path, bare: bool) -> None:
+    """Raise when REPO is a folder inside a repository rather than the repository (helper-113: `--repo
+    outer/plain-dir` wrote the fork branch and every fetched object into `outer/.git`, a repository the user
+    never named)."""
+    where = repo.resolve()
+    if where in (git_dir.resolve(), common_dir):
+        return
+    top = None
+    if not bare and not where.is_relative_to(git_dir.resolve()):
+        proc = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=repo, capture_output=True, env=scrubbed_env())
+        top = proc.stdout.decode("utf-8", "surrogateescape").rstrip("\n") if proc.returncode == 0 else None
+        if top is not None and Path(top).resolve() == where:
+            return
+    found = top or str(common_dir)
+    raise EnvironmentProblem(f"{repo} is not a git repository: it is a folder inside the repository {found}",
+                             hint=f"pass --repo {shlex.quote(found)} to use that one, or make {repo} a repository "
+                                  f"of its own (`git init`, `git clone`)")
+
+
 def _parse_commit(data: bytes) -> dict[str, object]:
     """A commit object's tree, parents, author/committer timestamps and message."""
     head, _, message = data.partition(b"\n\n")
@@ -2107,6 +2222,8 @@ def _parse_commit(data: bytes) -> dict[str, object]:
             info["parents"].append(value.decode())  # type: ignore[union-attr]
         elif key in (b"author", b"committer"):
             stamp = value.rsplit(b" ", 2)
+            if key == b"author":        # who and when: what a rebase or an amend keeps of a commit
+                info["author"] = value.decode("utf-8", "replace")
             info[key.decode() + "_time"] = int(stamp[1]) if len(stamp) == 3 and stamp[1].isdigit() else 0
     return info
 

@@ -323,7 +323,9 @@ class Composer:
             result = self._chained(step, tip_tree, lambda: self._merge_onto(step, tip, tip_tree))
             if result.clean and result.tree != tip_tree:
                 return self._commit(step, result.tree, tip, comp)
-        step.skip("merged-upstream", UPSTREAM_HAS_IT)
+        step.skip("merged-upstream", UPSTREAM_HAS_IT if not step.reverted_in else
+                  f"upstream merged it in {step.merged_in[:12]} and reverted it in {step.reverted_in[:12]}, but "  # type: ignore[index]
+                  "has its change: merging it onto upstream changes nothing")
         return tip, tip_tree
 
     def _onto_upstream_directly(self, steps: Sequence[Step]) -> dict[int, MergeResult]:

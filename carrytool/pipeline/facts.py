@@ -27,8 +27,11 @@ def gather(git: Git, resolved: Resolved, steps: Sequence[Step], *, everything: b
                 continue
             step.base = bases.get(step.head)
             if step.base is None:
-                raise UnknownRef(f"{entry.id}: head {step.head[:12]} shares no history with upstream",
-                                 hint="is upstream.pr_ref pointing at the right repository?")
+                shallow = git.is_shallow()
+                raise UnknownRef(f"{entry.id}: head {step.head[:12]} shares no history with upstream" +
+                                 (" in this shallow clone" if shallow else ""),
+                                 hint="deepen it: `git fetch --unshallow` (actions/checkout: `fetch-depth: 0`)"
+                                 if shallow else "is upstream.pr_ref pointing at the right repository?")
         else:
             step.head = resolved.commits.get(entry.id)
             if step.head is None:
@@ -38,6 +41,17 @@ def gather(git: Git, resolved: Resolved, steps: Sequence[Step], *, everything: b
                 message = resolved.messages.get(entry.id)
                 step.composed_with = supersedes_trailer(
                     message if message is not None else str(git.commit_info(step.head)["message"]))
+    for step in todo:
+        # a PR upstream merged, then reverted (`git revert`, or the forge's revert button: "This reverts commit
+        # <the merge>"): carried again, from the base its change was made on (helper-114: skipped as merged,
+        # its lines were gone from the image, nothing said). Only a revert says so: a merged PR's change
+        # merged again from its base also differs from upstream where upstream deleted or rewrote its lines
+        # since (helper-117: pytest's release removes every changelog fragment), which is no revert
+        if step.entry.kind == "pr" and step.head and step.base == step.head:
+            found = git.merged_in(resolved.upstream, step.head)
+            revert = found and git.reverted_in(found[0], step.head, resolved.upstream)
+            if found and revert:
+                (step.merged_in, step.base), step.reverted_in = found, revert
     superseded = [(union, number, head, bases[head]) for union, number, head in whole if bases.get(head)]
     pairs = [(s.base or EMPTY_TREE, s.head) for s in todo if s.head] + [(b, h) for _u, _n, h, b in superseded]
     diffs = git.diff_trees(pairs)  # type: ignore[arg-type]

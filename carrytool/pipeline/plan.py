@@ -29,6 +29,10 @@ class Step:
     provided_by: dict[str, str] = field(default_factory=dict)   # filtered path -> union id
     head: str | None = None
     base: str | None = None
+    # a PR upstream merged (its head is in upstream's history) and reverted since: the commit that merged it
+    # and the one that reverted it; its base is then the one its change was made on (facts.gather)
+    merged_in: str | None = None
+    reverted_in: str | None = None
     # a PR skipped before its facts were read (superseded, disabled): the head fetched, as the lock records
     # it; the report's `head` (`carrytool diff` of a red night's report says whether it moved: helper-102)
     fetched_head: str | None = None

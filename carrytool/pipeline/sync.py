@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -148,12 +149,12 @@ def stale_folds(manifest: Manifest, git: Git, resolved: Resolved) -> list[dict[s
                     warning["same_change"] = True
                     warning["message"] = (f"{entry.id} folded pr/{sup.pr} at {sup.head[:12]}; its head is now "
                                           f"{current[:12]}, the same tree on the same parents (a reworded commit): "
-                                          f"the union has its change, a refold records the new head (carrytool "
-                                          f"union compose {entry.name})")
+                                          f"the union has its change, a refold records the new head "
+                                          f"(`carrytool union compose {shlex.quote(str(entry.name))}`)")
                 else:
                     warning["message"] = (f"{entry.id} folded pr/{sup.pr} at {sup.head[:12]}, but its head is "
-                                          f"now {current[:12]}: refold the union (carrytool union compose "
-                                          f"{entry.name})")
+                                          f"now {current[:12]}: refold the union "
+                                          f"(`carrytool union compose {shlex.quote(str(entry.name))}`)")
                 warnings.append(warning)
     return warnings
 
@@ -200,12 +201,12 @@ def _plan_and_compose(manifest: Manifest, git: Git, options: SyncOptions, progre
     # (which writes nothing), and by explain, which keeps what it learns (as its scope cache); verify
     # merges everything again, a check independent of what earlier runs found
     kept = KeptMerges(git.common_dir / "carrytool" / "cache", git.version) if command != "verify" else None
-    steps, violations, composition, accounting = _compose(manifest, git, resolved, missing, progress, frozenset(),
-                                                          kept)
+    steps, violations, composition, accounting, stacks = _compose(manifest, git, resolved, missing, progress,
+                                                                  frozenset(), kept)
     rejected = structured_rejections(manifest, git, steps, composition, accounting)
     if rejected:    # a structured resolution a check rejected goes back to being the conflict it was
-        steps, violations, composition, accounting = _compose(manifest, git, resolved, missing, progress,
-                                                              frozenset(rejected), kept)
+        steps, violations, composition, accounting, stacks = _compose(manifest, git, resolved, missing, progress,
+                                                                      frozenset(rejected), kept)
         why = {"landing": "a hunk did not land", "asserts": "an assert failed on it"}
         for step in steps:
             if step.id in rejected and step.status == CONFLICT:
@@ -218,7 +219,8 @@ def _plan_and_compose(manifest: Manifest, git: Git, options: SyncOptions, progre
             step.fetched_head = resolved.heads.get(step.entry.number)  # type: ignore[arg-type]
     report.violations = violations
     report.failed_conflicts = list(composition.failed_conflicts)
-    report.warnings += structured_warnings(steps)
+    report.warnings += structured_warnings(steps) + reverted_warnings(steps) + \
+        stacks()
     report.dropped = accounting.failures
     report.warnings += accounting.warnings
     if options.strict:
@@ -233,12 +235,14 @@ def _plan_and_compose(manifest: Manifest, git: Git, options: SyncOptions, progre
 
 def _compose(manifest: Manifest, git: Git, resolved: Resolved, missing: dict[int, str], progress: Progress | None,
              structured_off: frozenset[str], kept: KeptMerges | None = None,
-             aside: bool = True) -> tuple[list[Step], list, Composition, Accounting]:
+             aside: bool = True) -> tuple[list[Step], list, Composition, Accounting,
+                                          Callable[[], list[dict[str, object]]]]:
     """Plan and compose from scratch (the steps are fresh each time: composing settles them). ASIDE: the
     entries that conflict with upstream alone are merged beside the chain (Composer.aside); should one
     merge cleanly after all, everything is composed again without that guess."""
     steps = plan_static(manifest, missing)
     facts.gather(git, resolved, steps)
+    stacks = stale_stacks(git, resolved.upstream, steps)     # their patch ids read while composing
     violations = plan_paths(manifest, steps)
     composer = Composer(git, manifest, resolved.upstream, progress)
     # the landing checks read every applied entry's own patch: read them while composing, on another core,
@@ -261,7 +265,7 @@ def _compose(manifest: Manifest, git: Git, resolved: Resolved, missing: dict[int
         # the landing checks read
         git.keep(composition.result)
         git.migrate_objects(later=True)
-    return steps, violations, composition, account(git, steps, composition.result)
+    return steps, violations, composition, account(git, steps, composition.result), stacks
 
 
 def structured_rejections(manifest: Manifest, git: Git, steps: list[Step], composition: Composition,
@@ -286,6 +290,103 @@ def structured_rejections(manifest: Manifest, git: Git, steps: list[Step], compo
 # "both sides kept" was not what it did)
 _KEPT = {"adjacent-edit": "one side's rewrite kept with the other's insertion beside it",
          "import-union": "the names both sides import, once each"}
+
+
+def stale_stacks(git: Git, upstream: str, steps: list[Step]) -> Callable[[], list[dict[str, object]]]:
+    """`stale-stack` warnings: two PRs holding one commit in two versions (the same author, author date and
+    subject, what a rebase or an amend keeps; another patch id), neither built on the other's head. When one
+    PR's head is such a commit and the other's is not, the other was built on it before it was rewritten:
+    it carries the old version, and can put back what the rewrite changed or removed (helper-114: pr/3710,
+    amended, no longer added a line that pr/9001, stacked on its old head, put back; every hunk landed,
+    nothing was said). Else neither is the other's base (two PRs on two versions of a third branch): the one
+    composed later brings its version over the other's. A commit both hold with the same patch (only
+    rebased) merges as one: no warning. (Which version is newer is not read from commit dates: a rebase of
+    the stale PR dates its copies anew, helper-117.)
+
+    In two halves: the commits are compared now (facts.gather's walk, one `cat-file`), their patch ids read
+    in the background (while composing: a few hundred ms where the commits are large); the function returned
+    makes the warnings."""
+    prs = [s for s in steps if s.entry.kind == "pr" and s.head]
+    own = {s.id: git.outside(upstream, s.head) for s in prs}        # type: ignore[arg-type]
+    if sum(len(commits) > 0 for commits in own.values()) < 2:
+        return list
+    every = set().union(*own.values())
+    git.load_commits(every)
+    keys = {sha: _authored(git.commit_info(sha)) for sha in every}
+    found: list[tuple[Step, Step, str, str, bool]] = []   # (stale or later, other, its commit, the other's, on it)
+    for n, one in enumerate(prs):
+        mine = {keys[sha]: sha for sha in own[one.id]}
+        for other in prs[n + 1:]:
+            if one.head in own[other.id] or other.head in own[one.id]:   # one built on the other's head: a stack
+                continue
+            pairs = [(mine[keys[sha]], sha) for sha in sorted(own[other.id] - own[one.id])
+                     if keys[sha] in mine and mine[keys[sha]] not in own[other.id]]
+            if not pairs:
+                continue
+            tops = (one.head in {a for a, _b in pairs}, other.head in {b for _a, b in pairs})
+            if tops == (True, False):          # other was built on one: other holds the old version
+                found += [(other, one, b, a, True) for a, b in pairs]
+            elif tops == (False, True):
+                found += [(one, other, a, b, True) for a, b in pairs]
+            else:
+                found += [(other, one, b, a, False) for a, b in pairs]
+    if not found:
+        return list
+    later = git.patch_ids_later(sorted({sha for *_steps, a, b, _on in found for sha in (a, b)}))
+    return lambda: _stale_warnings(keys, found, later())
+
+
+def _stale_warnings(keys: dict[str, tuple[str, str]], found: list[tuple[Step, Step, str, str, bool]],
+                    patches: dict[str, str]) -> list[dict[str, object]]:
+    grouped: dict[tuple[str, bool], dict[str, list[tuple[str, str]]]] = {}   # (PR, built on) -> other PR -> pairs
+    for entry, other, here, there, built_on in found:
+        if patches.get(here) and patches.get(there) and patches[here] != patches[there]:
+            grouped.setdefault((entry.id, built_on), {}).setdefault(other.id, []).append((here, there))
+    out: list[dict[str, object]] = []
+    for (entry_id, built_on), by in grouped.items():
+        others = sorted(by)
+        commits = sorted({pair for pairs in by.values() for pair in pairs})
+        here, there = by[others[0]][0]
+        count = f"{len({a for a, _b in commits})} commit(s)"
+        versions = f"{keys[here][1]!r}: {here[:12]} in {entry_id}, {there[:12]} in {others[0]}"
+        if built_on:
+            message = (f"{entry_id} holds {count} of {', '.join(others)} in another version than {others[0]} has now "
+                       f"({versions}): it was built on {others[0]} before that was rewritten, and carries the old "
+                       f"version, which can put back what the rewrite changed or removed; rebase {entry_id} onto "
+                       f"{others[0]}'s head")
+        else:
+            message = (f"{entry_id} and {', '.join(others)} hold {count} in different versions ({versions}), neither "
+                       f"built on the other's head: the one composed later brings its version over the other's; "
+                       f"rebase them onto one version")
+        out.append({"kind": "stale-stack", "entry": entry_id, "on": others, "built_on": built_on,
+                    "commits": [{"here": a, "there": b} for a, b in commits], "message": message})
+    return out
+
+
+def _authored(info: dict[str, object]) -> tuple[str, str]:
+    """What a rebase or an amend keeps of a commit: its author with the date, and its subject."""
+    return str(info.get("author", "")), str(info["message"]).split("\n", 1)[0]
+
+
+def reverted_warnings(steps: list[Step]) -> list[dict[str, object]]:
+    """One `merged-upstream-reverted` warning per PR upstream merged and reverted since, carried again from the
+    base its change was made on (helper-114: skipped as merged-upstream, its lines were gone from the image,
+    exit 0, nothing said); none when upstream has its change all the same."""
+    out: list[dict[str, object]] = []
+    for step in steps:
+        if step.reverted_in is None or step.merged_in is None or step.reason == "merged-upstream":
+            continue
+        said = f"{step.id}: upstream merged it in {step.merged_in[:12]} and reverted it in {step.reverted_in[:12]}"
+        if step.status == APPLIED:
+            message = f"{said}: it is applied again, as it was made; remove the entry to leave it out"
+        elif step.status == CONFLICT:
+            message = f"{said}: applied again as it was made, it conflicts; rebase the PR, or remove the entry"
+        else:
+            message = f"{said}: applied again as it was made, it is {step.status} ({step.reason}): see its entry"
+        out.append({"kind": "merged-upstream-reverted", "entry": step.id, "merged_in": step.merged_in,
+                    "reverted_in": step.reverted_in, "base": step.base, "applied": step.status == APPLIED,
+                    "message": message})
+    return out
 
 
 def structured_warnings(steps: list[Step]) -> list[dict[str, object]]:

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 _IN_TEXT = re.compile(r"`carrytool ([a-z-]+)((?: [^`]*)?)`")
-_OWN_OPTIONS = ("sync", "verify", "explain", "check")   # `union` and the others print their own
+_OWN_OPTIONS = ("sync", "verify", "explain", "check", "union")   # the others print their own
+_GIVEN = ("-m", "--manifest", "--repo")
 
 
 @dataclass(frozen=True)
@@ -38,7 +39,8 @@ class Invocation:
         return shlex.join(["carrytool", *words, *self.options()])
 
     def rewrite(self, text: str) -> str:
-        """Return TEXT with every `` `carrytool sync|verify|explain|check ...` `` given this invocation's options."""
+        """Return TEXT with every `` `carrytool sync|verify|explain|check|union ...` `` given this invocation's
+        options (one that names its own `-m` or `--repo` is left as it is)."""
         if not self.options():
             return text
 
@@ -48,6 +50,8 @@ class Invocation:
             try:
                 words = shlex.split(match.group(2))
             except ValueError:
+                return match.group(0)
+            if any(word.split("=")[0] in _GIVEN for word in words):     # a command that says its own
                 return match.group(0)
             return f"`{self.command(match.group(1), *words)}`"
 

@@ -69,13 +69,16 @@ def render_report(report: Report, stream: TextIO = sys.stdout, *, verbose: bool 
 
 
 # warnings that say a change is missing from the image or stale, shown under --quiet too: never hidden
-LOSS_WARNINGS = ("provided-absent", "upstream-loss", "stale-fold", "replaced-commits", "shadowed-definition")
+LOSS_WARNINGS = ("provided-absent", "upstream-loss", "stale-fold", "replaced-commits", "shadowed-definition",
+                 "merged-upstream-reverted", "stale-stack")
 
 
 def render_quiet(report: Report, stream: TextIO = sys.stdout, *, invocation: Invocation | None = None) -> None:
     """Print why a run failed (conflicts, violations, lost hunks, failed asserts), the warnings that a change
     is missing or stale (LOSS_WARNINGS) and the outcome line."""
-    losses = [f"warning: {w.get('message') or w}" for w in report.warnings if w.get("kind") in LOSS_WARNINGS]
+    run = invocation or Invocation()
+    losses = [f"warning: {run.rewrite(str(w.get('message') or w))}" for w in report.warnings
+              if w.get("kind") in LOSS_WARNINGS]
     for line in failure_lines(report) + losses + next_steps(report, invocation):
         stream.write(printable(line) + "\n")
     stream.write(outcome_line(report) + "\n")
@@ -133,8 +136,8 @@ def detail_lines(report: Report, *, verbose: bool = False, invocation: Invocatio
     passed = sum(1 for a in report.asserts if a.ok)
     if report.asserts:
         lines.append(f"asserts: {passed}/{len(report.asserts)} hold")
-    for warning in report.warnings:
-        lines.append(f"warning: {warning.get('message') or warning}")
+    for warning in report.warnings:      # a command it names repeats the run's -m and --repo (helper-114)
+        lines.append(f"warning: {(invocation or Invocation()).rewrite(str(warning.get('message') or warning))}")
     if report.error and show_error:
         lines.append(f"error: {report.error['message']}")
     return lines + next_steps(report, invocation, unions)
@@ -185,7 +188,13 @@ def next_steps(report: Report, invocation: Invocation | None = None, unions: Seq
     run = invocation or Invocation()
     hints: list[str] = []
     failed = report.failed_conflicts
-    rebase = [s for s in failed if any(conf.get("upstream") for conf in s.conflicts)]
+    alone = [s for s in failed if any(conf.get("upstream") for conf in s.conflicts)]
+    # a union is refolded onto upstream, not rebased by hand (helper-114: "rebase carry/x")
+    refold = [s for s in alone if s.entry.kind == "carry" and s.entry.supersedes and s.entry.name]
+    for step in refold:
+        hints.append(f"next: refold {step.id} onto upstream (a conflict with upstream by itself): "
+                     f"`{run.command('union', 'compose', str(step.entry.name))}`")
+    rebase = [s for s in alone if s not in refold]
     if rebase:
         branch = report.upstream["branch"] if report.upstream else "upstream"
         hints.append(f"next: rebase {', '.join(s.id for s in rebase)} onto upstream {branch} (a conflict with "

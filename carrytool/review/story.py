@@ -180,7 +180,11 @@ def _commands(git: Git, ex: Explanation, step: Step) -> list[dict[str, str]]:
     if facts is None or not facts.head:
         return out
     head, base = facts.head, facts.base
-    if step.entry.kind == "pr":
+    if step.entry.kind == "pr" and step.merged_in:
+        add(f"its base (upstream merged it in {step.merged_in[:12]} and reverted it in {step.reverted_in[:12]}; "  # type: ignore[index]
+            f"the base it was made on): prints {base}",
+            ["git", "merge-base", f"{step.merged_in}^1", head])
+    elif step.entry.kind == "pr":
         add(f"its base: prints {base}", ["git", "merge-base", upstream, head])
     elif base:
         add(f"its base (the carried commit's parent): prints {base}", ["git", "rev-parse", f"{head}^"])
@@ -207,6 +211,9 @@ def _commands(git: Git, ex: Explanation, step: Step) -> list[dict[str, str]]:
         add(f"the merge that applies it: prints {git.tree_of(step.commit)}", ["git", "merge-tree", "--write-tree", *merge])
     elif step.status == "conflict" and merge:
         add("the merge that conflicts: exits 1 and names the conflicts", ["git", "merge-tree", "--write-tree", *merge])
+    elif step.reason == "merged-upstream" and step.merged_in and merge:
+        add(f"upstream already has its change: prints upstream's tree {git.tree_of(upstream)}",
+            ["git", "merge-tree", "--write-tree", *merge])
     elif step.reason == "merged-upstream":
         add(f"upstream already has it: prints upstream's tree {git.tree_of(upstream)}",
             ["git", "merge-tree", "--write-tree", upstream, head])
@@ -225,11 +232,12 @@ def _merge_pair(git: Git, ex: Explanation, step: Step, onto: str) -> tuple[str, 
     head = getattr(step, "_filtered_commit", None) or step.head
     if head is None:
         return None
-    if step.entry.kind == "pr":
+    if step.entry.kind == "pr" and not step.merged_in:
         return onto, head
     info = git.commit_info(ex.planned.resolved.upstream)
     when: int = info["committer_time"]  # type: ignore[assignment]
     sig = Signature(ex.manifest.identity.name, ex.manifest.identity.email, when)
-    parents = [onto] + ([step.base] if step.base else [])
+    # a PR upstream merged is in ONTO's history: its base alone, else git's merge base would be its head
+    parents = [step.base] if step.merged_in else [onto] + ([step.base] if step.base else [])
     shaped = git.write_commit(git.tree_of(onto), parents, sig, sig, f"carrytool: merge base for {step.id}\n")
     return shaped, head

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -124,6 +126,100 @@ def test_merged_upstream_by_ancestry(cli: Cli, small: Small) -> None:
     code, report = sync(cli, small)
     assert code == 0 and by_id(report)["pr/1"]["reason"] == "merged-upstream"
     assert report["result"]["sha"] == head
+
+
+A_ONE = {"a.py": "def f():\n    return 1\n\n\ndef g():\n    return 2\n"}
+A_TWENTY = {"a.py": "def f():\n    return 20\n\n\ndef g():\n    return 2\n"}
+
+
+def _merged_by_a_merge_commit(small: Small, *then: tuple[dict, str]) -> tuple[str, list[str]]:
+    """Upstream merges PR 1 (A_TWO, made on the base) with a merge commit, then commits each (files, message)
+    of THEN on top ("{merge}" and "{0}", "{1}"... in a message name the merge and those commits): (the merge,
+    THEN's commits)."""
+    head = small.pr(1, A_TWO)
+    before = small.up.commit({"b.py": "x = 1\ny = 2\nz = 4\n"}, "upstream moves on", parent="main")
+    merge = small.up.commit(A_TWO, "Merge pull request #1", parent=before, parents=[before, head],
+                            ref="refs/heads/main")
+    made: list[str] = []
+    for files, message in then:
+        made.append(small.up.commit(files, message.format(*made, merge=merge), parent="main", ref="refs/heads/main"))
+    return merge, made
+
+
+def _revert(of: str = "{merge}") -> str:
+    return f'Revert "Merge pull request #1"\n\nThis reverts commit {of}, reversing\nchanges made to abc.\n'
+
+
+def test_a_merged_pr_that_upstream_reverted_is_applied_again_and_said(cli: Cli, small: Small,
+                                                                     report_schema: dict) -> None:
+    """helper-114: upstream merged the PR with a merge commit, then reverted it; its head is in upstream's
+    history, so it was skipped as merged-upstream ("its head is already in upstream's history") and its
+    lines were gone from the image, exit 0, nothing said. Its change is read from the base it was made on."""
+    merge, [revert] = _merged_by_a_merge_commit(small, (A_ONE, _revert()))
+    small.manifest([{"pr": 1}])
+    code, report = sync(cli, small)
+    assert code == 0, report
+    jsonschema.validate(report, report_schema)
+    entry = by_id(report)["pr/1"]
+    assert (entry["status"], entry["base"]) == ("applied", small.base)
+    assert small.work.git("show", "dev:a.py") == A_TWO["a.py"].strip()
+    assert small.work.git("show", "dev:b.py") == "x = 1\ny = 2\nz = 4"
+    [warning] = [w for w in report["warnings"] if w["kind"] == "merged-upstream-reverted"]
+    assert warning == {"kind": "merged-upstream-reverted", "entry": "pr/1", "merged_in": merge, "reverted_in": revert,
+                       "base": small.base, "applied": True, "message": warning["message"]}
+    assert f"upstream merged it in {merge[:12]} and reverted it in {revert[:12]}: it is applied again" \
+        in warning["message"]
+    assert f"warning: {warning['message']}" in cli("sync", "-q", "-m", small.manifest_path, "--repo",
+                                                   small.work.path).stdout
+
+
+@pytest.mark.parametrize("then", ["nothing", "rewritten", "revert reverted"])
+def test_a_merged_pr_not_reverted_is_merged_upstream_and_nothing_more(cli: Cli, small: Small, then: str) -> None:
+    """helper-117: a merged PR's change merged again from its base differs from upstream wherever upstream
+    rewrote or deleted its lines since (pytest's release deletes every changelog fragment): only a revert
+    makes it carried again; else it is merged-upstream, quietly, as before."""
+    after = {"nothing": [], "rewritten": [(A_TWENTY, "upstream rewrites f")],
+             "revert reverted": [(A_ONE, _revert()), (A_TWO, 'Revert "Revert"\n\nThis reverts commit {0}.\n')]}[then]
+    _merged, made = _merged_by_a_merge_commit(small, *after)
+    small.manifest([{"pr": 1}])
+    code, report = sync(cli, small)
+    entry = by_id(report)["pr/1"]
+    assert code == 0 and (entry["status"], entry["reason"]) == ("skipped", "merged-upstream"), report
+    assert entry["detail"] == "its head is already in upstream's history" and not report["warnings"]
+    assert report["result"]["sha"] == small.up.rev("main")
+
+
+def test_a_reverted_pr_that_no_longer_merges_is_a_conflict(cli: Cli, small: Small) -> None:
+    """Reverted, then its lines rewritten: carried again, it conflicts with upstream, as any PR that needs a
+    rebase does (the image no longer has it), and the warning says why it was carried again."""
+    _merge, [revert, _rewrite] = _merged_by_a_merge_commit(small, (A_ONE, _revert()), (A_TWENTY, "upstream rewrites f"))
+    small.manifest([{"pr": 1}])
+    code, report = sync(cli, small)
+    entry = by_id(report)["pr/1"]
+    assert code == 3 and entry["status"] == "conflict", report
+    [warning] = [w for w in report["warnings"] if w["kind"] == "merged-upstream-reverted"]
+    assert warning["applied"] is False and f"reverted it in {revert[:12]}: applied again as it was made, it " \
+        "conflicts" in warning["message"]
+
+
+def test_explain_reproduces_a_reverted_prs_base_and_merge(cli: Cli, small: Small) -> None:
+    """explain's commands for a PR upstream merged and reverted: `git merge-base upstream head` prints the head
+    and `git merge-tree upstream head` changes nothing; they start from the base its change was made on, and
+    print what they say."""
+    _merged_by_a_merge_commit(small, (A_ONE, _revert()))
+    small.manifest([{"pr": 1}])
+    sync(cli, small)
+    code, report = cli.json("explain", "pr/1", "--offline", "-m", small.manifest_path, "--repo", small.work.path)
+    assert code == 0, report
+    [story] = report["stories"]
+    checked = 0
+    for item in story["commands"]:
+        proc = subprocess.run(shlex.split(item["command"]), cwd=small.work.path, capture_output=True, text=True)
+        printed = re.search(r"prints (?:upstream's tree )?([0-9a-f]{40})", item["purpose"])
+        if printed:
+            assert proc.returncode == 0 and proc.stdout.split()[0] == printed.group(1), item
+            checked += 1
+    assert checked == 2 and story["base"] == small.base
 
 
 def test_redundant_names_what_provides_it(cli: Cli, small: Small) -> None:
@@ -298,7 +394,104 @@ def test_stale_fold_of_a_reworded_head_says_the_union_has_its_change(cli: Cli, s
     [warning] = report["warnings"]
     assert (warning["kind"], warning["folded"], warning["current"]) == ("stale-fold", old[:9], reworded)
     assert warning["same_change"] is True and "the same tree on the same parents (a reworded commit): the union " \
-        "has its change, a refold records the new head (carrytool union compose union)" in warning["message"]
+        "has its change, a refold records the new head (`carrytool union compose union`)" in warning["message"]
+
+
+def test_warnings_and_next_steps_name_union_commands_with_the_runs_options(cli: Cli, small: Small) -> None:
+    """helper-114: a union that conflicts with upstream by itself was told to "rebase carry/union onto upstream"
+    (a union is refolded: `union compose`), and the stale-fold warning's `union compose` had no -m/--repo
+    (run as printed from elsewhere, it used another repository)."""
+    old = small.pr(1, A_TWO)
+    union = small.up.commit(A_TWO, "union", parent="main", ref="refs/heads/union")
+    small.pr(1, A_THREE)                                           # the PR moved past the folded head
+    small.up.commit({"a.py": "def f():\n    return 7\n\n\ndef g():\n    return 2\n"}, "upstream rewrites f",
+                    parent="main", ref="refs/heads/main")        # and upstream rewrote what the union changes
+    small.work.git("fetch", "-q", str(small.up.path), "refs/heads/union:refs/heads/union", f"{old}:refs/old")
+    small.manifest([{"carry": "union", "commit": union, "supersedes": [{"pr": 1, "head": old}]}])
+    result = cli("sync", "-m", small.manifest_path, "--repo", small.work.path)
+    assert result.exit_code == 3, result.stdout
+    options = f"-m {small.manifest_path.resolve()} --repo {small.work.path.resolve()}"
+    assert f"refold the union (`carrytool union compose union {options}`)" in result.stdout
+    assert "next: refold carry/union onto upstream (a conflict with upstream by itself): " \
+        f"`carrytool union compose union {options}`" in result.stdout
+    assert "rebase carry/union" not in result.stdout
+
+
+def _rewritten(small: Small, old: str, files: dict, parent: str) -> str:
+    """OLD as a rebase or an amend leaves it: the same author, author date and message, FILES on PARENT;
+    refs/pull/1/head points at it."""
+    tree = small.up.git("rev-parse", f"{small.up.commit(files, 'scratch', parent=parent)}^{{tree}}")
+    when = small.up.git("log", "-1", "--format=%ad", "--date=raw", old)
+    new = small.up.git("commit-tree", tree, "-p", parent, "-m", "pr 1", env={"GIT_AUTHOR_DATE": when})
+    small.up.git("update-ref", "refs/pull/1/head", new)
+    return new
+
+
+def test_a_pr_stacked_on_an_old_version_of_another_is_said(cli: Cli, small: Small) -> None:
+    """helper-114: pr/2 is built on pr/1; pr/1 is amended (it no longer adds `w = 4`) while pr/2 still sits
+    on the old pr/1: pr/2's diff from upstream puts `w = 4` back, every hunk lands, exit 0, nothing said.
+    pr/2 holds pr/1's commit as it was (same author, date and subject, another change): said every night
+    until pr/2 is rebased; pr/1 only rebased (the same change on a new parent) is no warning."""
+    old = small.pr(1, {"b.py": "x = 1\ny = 2\nz = 3\nw = 4\n"})
+    small.up.commit({"docs/c.txt": "c2\n"}, "pr 2, on pr 1", parent=old, ref="refs/pull/2/head")
+    small.manifest([{"pr": 1}, {"pr": 2}])
+    stale = lambda report: [w for w in report["warnings"] if w["kind"] == "stale-stack"]  # noqa: E731
+    code, first = sync(cli, small)
+    assert code == 0 and not stale(first), first
+    moved = small.up.commit({"docs/new.txt": "new\n"}, "upstream moves on", parent="main", ref="refs/heads/main")
+    _rewritten(small, old, {"b.py": "x = 1\ny = 2\nz = 3\nw = 4\n"}, moved)       # rebased only
+    code, rebased = sync(cli, small)
+    assert code == 0 and not stale(rebased), rebased
+    new = _rewritten(small, old, A_TWO, small.base)                                 # amended: a.py, no `w = 4`
+    code, report = sync(cli, small)
+    assert code == 0, report
+    assert small.work.git("show", "dev:b.py").endswith("w = 4")          # what pr/2 still carries
+    [warning] = stale(report)
+    assert warning == {"kind": "stale-stack", "entry": "pr/2", "on": ["pr/1"], "built_on": True,
+                       "commits": [{"here": old, "there": new}], "message": warning["message"]}
+    assert f"pr/2 holds 1 commit(s) of pr/1 in another version than pr/1 has now ('pr 1': {old[:12]} in pr/2, " \
+        f"{new[:12]} in pr/1): it was built on pr/1 before that was rewritten" in warning["message"]
+    # said again the next night (nothing moved), under -q too
+    assert "warning: pr/2 holds 1 commit(s) of pr/1" in cli("sync", "-q", "-m", small.manifest_path, "--repo",
+                                                           small.work.path).stdout
+    small.up.commit({"docs/c.txt": "c2\n"}, "pr 2, on pr 1", parent=new, ref="refs/pull/2/head")
+    code, fixed = sync(cli, small)
+    assert code == 0 and not stale(fixed), fixed
+
+
+def test_a_stale_stack_rebased_later_is_still_the_stale_one(cli: Cli, small: Small) -> None:
+    """helper-117: pr/2, built on pr/1's old commit, rebased onto upstream after pr/1 was amended: its copy of
+    pr/1's commit is dated later than pr/1's own, and the warning named pr/1 ("rebase pr/1 ..."), whose
+    advice would put the old version into pr/1. The PR whose head is the commit is its owner."""
+    old = small.pr(1, {"b.py": "x = 1\ny = 2\nz = 3\nw = 4\n"})
+    new = _rewritten(small, old, A_TWO, small.base)                                   # pr/1 amended
+    moved = small.up.commit({"docs/new.txt": "new\n"}, "upstream moves on", parent="main", ref="refs/heads/main")
+    scratch = small.up.commit({"b.py": "x = 1\ny = 2\nz = 3\nw = 4\n"}, "scratch", parent=moved)
+    tree = small.up.git("rev-parse", f"{scratch}^{{tree}}")
+    when = small.up.git("log", "-1", "--format=%ad", "--date=raw", old)
+    small.up.tick()
+    copy = small.up.git("commit-tree", tree, "-p", moved, "-m", "pr 1", env={"GIT_AUTHOR_DATE": when})
+    small.up.commit({"docs/c.txt": "c2\n"}, "pr 2", parent=copy, ref="refs/pull/2/head")   # pr/2 rebased later
+    small.manifest([{"pr": 1}, {"pr": 2}])
+    code, report = sync(cli, small)
+    [warning] = [w for w in report["warnings"] if w["kind"] == "stale-stack"]
+    assert (warning["entry"], warning["on"], warning["built_on"]) == ("pr/2", ["pr/1"], True), warning
+    assert warning["commits"] == [{"here": copy, "there": new}] and "rebase pr/2 onto pr/1's head" in warning["message"]
+
+
+def test_two_prs_on_two_versions_of_a_third_branch_are_said_neutrally(cli: Cli, small: Small) -> None:
+    """Neither PR is built on the other's head (polars: PRs on two versions of the next-release branch): the one
+    composed later brings its version over the other's; neither is called the stale one."""
+    old = small.up.commit({"b.py": "x = 1\ny = 2\nz = 3\nw = 4\n"}, "pr 1", parent=small.base)
+    new = _rewritten(small, old, A_TWO, small.base)
+    small.up.commit({"docs/c.txt": "c2\n"}, "pr 1's own", parent=old, ref="refs/pull/1/head")
+    small.up.commit({"docs/new.txt": "n\n"}, "pr 2's own", parent=new, ref="refs/pull/2/head")
+    small.manifest([{"pr": 1}, {"pr": 2}])
+    code, report = sync(cli, small)
+    [warning] = [w for w in report["warnings"] if w["kind"] == "stale-stack"]
+    assert (warning["entry"], warning["on"], warning["built_on"]) == ("pr/2", ["pr/1"], False), warning
+    assert warning["commits"] == [{"here": new, "there": old}]
+    assert "pr/2 and pr/1 hold 1 commit(s) in different versions" in warning["message"]
 
 
 def test_multi_commit_pr_and_pr_with_a_merge_commit(cli: Cli, small: Small) -> None:
@@ -1045,3 +1238,19 @@ def test_a_pick_of_a_skipped_pr_is_no_copy_of_it(cli: Cli, small: Small, tmp_pat
     [warning] = [w for w in report["warnings"] if w["kind"] == "replaced-commits"]
     assert code == 0 and (warning["commits"], warning["copies"]) == ([pick], {})
     assert "(committed onto it by hand?)" in warning["message"]
+
+
+def test_a_shallow_clone_is_named_with_how_to_deepen_it(cli: Cli, small: Small, tmp_path: Path) -> None:
+    """helper-113: in a shallow clone (actions/checkout's default depth) a PR's head "shares no history with
+    upstream", with a hint about upstream.pr_ref: the clone is shallow, and the hint says how to deepen it."""
+    small.pr(1, A_TWO)
+    for n in range(3):
+        small.up.commit({"docs/c.txt": f"c{n}\n"}, f"upstream {n}", parent="main", ref="refs/heads/main")
+    small.manifest([{"pr": 1}])
+    shallow = tmp_path / "shallow.git"
+    subprocess.run(["git", "clone", "-q", "--bare", "--depth", "1", f"file://{small.up.path}", str(shallow)],
+                   check=True, capture_output=True)
+    code, report = cli.json("sync", "-m", small.manifest_path, "--repo", shallow)
+    assert code == 2, report
+    assert "shares no history with upstream in this shallow clone" in report["error"]["message"]
+    assert "git fetch --unshallow" in cli("sync", "-m", small.manifest_path, "--repo", shallow).stderr

@@ -133,7 +133,10 @@ def test_default_options_are_left_out_and_odd_paths_quoted() -> None:
     odd = Invocation(Path("/tmp/my manifests/m.yaml"), None)
     assert odd.command("explain") == "carrytool explain -m '/tmp/my manifests/m.yaml'"
     assert odd.rewrite("run `carrytool sync` once") == "run `carrytool sync -m '/tmp/my manifests/m.yaml'` once"
-    assert odd.rewrite("`carrytool union compose X`") == "`carrytool union compose X`"
+    # a union command too (helper-114: the stale-fold warning's refold ran elsewhere), unless it says its own
+    assert odd.rewrite("`carrytool union compose X`") == "`carrytool union compose X -m '/tmp/my manifests/m.yaml'`"
+    assert odd.rewrite("`carrytool union compose X -m m.yaml`") == "`carrytool union compose X -m m.yaml`"
+    assert odd.rewrite("`carrytool union compose X --repo=r`") == "`carrytool union compose X --repo=r`"
 
 
 def test_story_names_an_upstream_conflict_and_no_merge_for_merged_upstream(cli: Cli, small: Small) -> None:
