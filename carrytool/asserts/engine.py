@@ -33,6 +33,7 @@ from carrytool.asserts.local import check_not_calls_through
 from carrytool.asserts.messages import Verdict, failed, passed
 from carrytool.asserts.names import parse_target
 from carrytool.asserts.order import check_order
+from carrytool.asserts.paths import unreachable
 from carrytool.asserts.pyscope import Scope, resolve_scope
 from carrytool.asserts.source import SourceFile
 from carrytool.asserts.spec import CHECKS, PATHS, TEXT_CHECKS, AssertOutcome, AssertSpec
@@ -84,10 +85,23 @@ def _judge(spec: AssertSpec, src: SourceFile | None, missing: str) -> Verdict:
         return check_text(src, None, spec.check, str(spec.target))
     if src.parse_error:
         return failed(src.parse_error)
-    scope = resolve_scope(src, spec.scope)
+    scope = _running(src, resolve_scope(src, spec.scope))
     if isinstance(scope, str):
         return failed(scope)
     return _judge_python(spec, src, scope)
+
+
+def _running(src: SourceFile, scope: Scope | str) -> Scope | str:
+    """SCOPE without its definitions no path runs (`if False:` + `def`), or why none is left (helper-115)."""
+    if isinstance(scope, str):
+        return scope
+    dead = unreachable(src)
+    live = tuple(node for node in scope.nodes if id(node) not in dead)
+    if live:
+        return scope if len(live) == len(scope.nodes) else replace(scope, nodes=live)
+    node = scope.nodes[0]
+    return f"{scope.where} at {src.at(getattr(node, 'lineno', None))} is never defined: its `def` never runs " \
+           f"({dead[id(node)].fill(src)})"
 
 
 def _judge_python(spec: AssertSpec, src: SourceFile, scope: Scope) -> Verdict:

@@ -57,10 +57,14 @@ class Label:
 
     def render(self, src: SourceFile) -> str:
         """Return the path this decision describes: "the path through the `if x` branch at f.py:3"."""
+        return "the path " + self.fill(src)
+
+    def fill(self, src: SourceFile) -> str:
+        """Return the text with its code and place filled in: "through the `if x` branch at f.py:3"."""
         code = short_code(self.node)
         if self.guard is not None:
             code += f" if {short_code(self.guard)}"
-        return "the path " + self.text.replace("{at}", src.at(self.line)).replace("{code}", code)
+        return self.text.replace("{at}", src.at(self.line)).replace("{code}", code)
 
 
 Alt = tuple[S, "Label | None"]
@@ -98,6 +102,13 @@ class ExpressionWalker(Generic[S]):
         self.domain = domain
         self.src = src
         self.budget = budget or Budget()
+        # the code this walk found never runs, whatever the run: (its nodes, why: "after the `return` at {at}")
+        self.skipped: list[tuple[list[ast.AST], Label]] = []
+
+    def skip(self, nodes: Sequence[ast.AST], why: Label) -> None:
+        """Note NODES as code no path runs (see `paths.unreachable`)."""
+        if nodes:
+            self.skipped.append((list(nodes), why))
 
     def join(self, alts: Sequence[tuple[S | None, Label | None]]) -> S | None:
         """Join the reachable alternatives; None when none is reachable."""
@@ -137,12 +148,20 @@ class ExpressionWalker(Generic[S]):
 
     def _boolop(self, node: ast.BoolOp, state: S) -> S:
         op = "and" if isinstance(node.op, ast.And) else "or"
+        stops = not isinstance(node.op, ast.And)   # the truth that short-circuits this operator
         alts: list[tuple[S, Label | None]] = []
         for index, value in enumerate(node.values):
             state = self.expr(value, state)
-            if index < len(node.values) - 1:
+            if index == len(node.values) - 1:
+                break
+            truth = constant_truth(value)
+            if truth is None or truth == stops:
                 alts.append((state, Label(f"that short-circuits the `{op}` at {{at}} after `{{code}}`",
                                           value.lineno, value)))
+            if truth == stops:   # `False and x()`: x() never runs, as Python folds it (helper-115)
+                self.skip(node.values[index + 1:], Label(f"after the always-{str(stops).lower()} `{{code}}` "
+                                                         f"short-circuits the `{op}` at {{at}}", value.lineno, value))
+                return self.merge(alts)
         alts.append((state, Label(f"that evaluates every operand of the `{op}` at {{at}}", node.lineno)))
         return self.merge(alts)
 
@@ -157,6 +176,12 @@ class ExpressionWalker(Generic[S]):
 
     def _ifexp(self, node: ast.IfExp, state: S) -> S:
         state = self.expr(node.test, state)
+        truth = constant_truth(node.test)
+        if truth is not None:   # `a() if False else b()` only ever runs b() (helper-115)
+            live, dead = (node.body, node.orelse) if truth else (node.orelse, node.body)
+            self.skip([dead], Label(f"in the {'false' if truth else 'true'} arm of `{{code}}` at {{at}}, whose "
+                                    f"test is always {str(truth).lower()}", node.lineno, node))
+            return self.expr(live, state)
         return self.merge([
             (self.expr(node.body, state), Label("through the true arm of `{code}` at {at}", node.lineno, node)),
             (self.expr(node.orelse, state), Label("through the false arm of `{code}` at {at}", node.lineno, node)),
@@ -201,6 +226,28 @@ class ExpressionWalker(Generic[S]):
         else:
             state = self.expr(node.elt, state)
         return self.merge([*filtered, (state, None)])
+
+
+def constant_truth(test: ast.expr) -> bool | None:
+    """Return the truth TEST has on every run, as Python folds it, or None when it depends on the run.
+
+    Literals (`False`, `0`, `None`, `""`, `True`, `1`), `not` of one, an `and` with an always-false operand
+    and an `or` with an always-true one: code such a test excludes can never run (helper-115: `if False:`
+    kept `calls`, `reads` and `defines` green). Names are never folded: `TYPE_CHECKING` and `DEBUG` are
+    rebound, patched or flipped, and the code under them is meant to run somewhere.
+    """
+    if isinstance(test, ast.Constant):
+        return bool(test.value)
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        truth = constant_truth(test.operand)
+        return None if truth is None else not truth
+    if isinstance(test, ast.BoolOp):
+        truths = [constant_truth(value) for value in test.values]
+        decisive = not isinstance(test.op, ast.And)   # one always-false operand decides an `and`
+        if decisive in truths:
+            return decisive
+        return (not decisive) if all(truth is not None for truth in truths) else None
+    return None
 
 
 def evaluated_children(node: ast.AST) -> list[ast.AST]:

@@ -32,7 +32,9 @@ def find_calls(src: SourceFile, scope: Scope, target: Dotted,
     """Return the calls of `target` in the scope and, in source order, those no guarding `if` encloses."""
     calls: list[ast.Call] = []
     loose: list[Unguarded] = []
-    unevaluated = lexical_index(src, scope).unevaluated   # annotations call nothing (helper-115)
+    index = lexical_index(src, scope)
+    # annotations call nothing, nor does code no path runs (helper-115)
+    unevaluated = index.unevaluated | index.dead.keys()
     for root in scope.nodes:
         stack: list[tuple[ast.AST, bool, ast.If | ast.IfExp | None]] = [(root, False, None)]
         while stack:

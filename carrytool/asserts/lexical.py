@@ -10,10 +10,11 @@ from __future__ import annotations
 import ast
 import difflib
 import re
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 
 from carrytool.asserts.calltarget import matches_call
+from carrytool.asserts.expressions import Label
 from carrytool.asserts.messages import Verdict, failed, passed
 from carrytool.asserts.names import (
     Dotted,
@@ -22,6 +23,7 @@ from carrytool.asserts.names import (
     names_identifier,
     render,
 )
+from carrytool.asserts.paths import unreachable
 from carrytool.asserts.pyscope import (
     Scope,
     compound_blocks,
@@ -48,6 +50,7 @@ class LexicalIndex:
     calls: list[tuple[ast.Call, bool]]
     identifiers: list[ast.AST]
     unevaluated: frozenset[int] = frozenset()   # ids of the nodes in annotations never evaluated
+    dead: Mapping[int, Label] = field(default_factory=dict)   # ids of the nodes no path runs, with why
 
 
 def lexical_index(src: SourceFile, scope: Scope) -> LexicalIndex:
@@ -57,16 +60,18 @@ def lexical_index(src: SourceFile, scope: Scope) -> LexicalIndex:
         nodes: list[ast.AST] = []
         unevaluated: set[int] = set()
         future = _future_annotations(src)
+        unreached = unreachable(src)
         for root in scope.nodes:
             for node, runs, evaluated in _walk(root, future):
                 nodes.append(node)
                 if not evaluated:
                     unevaluated.add(id(node))
                 elif isinstance(node, ast.Call):
-                    calls.append((node, runs))
+                    calls.append((node, runs and id(node) not in unreached))
         calls.sort(key=lambda item: _position(item[0]))
         identifiers = sorted(identifier_nodes(nodes), key=_position)
-        return LexicalIndex(calls, identifiers, frozenset(unevaluated))
+        dead = {id(node): unreached[id(node)] for node in nodes if id(node) in unreached}
+        return LexicalIndex(calls, identifiers, frozenset(unevaluated), dead)
     return src.memo(("lexical", tuple(id(node) for node in scope.nodes)), build)
 
 
@@ -128,10 +133,15 @@ def is_call_of(src: SourceFile, call: ast.Call, target: Dotted) -> bool:
 def check_defines(src: SourceFile, scope: Scope, target: str) -> Verdict:
     """Judge `defines: Q`: Q (relative to the scope) is a function, async function or class there."""
     prefix = f"{scope.name}." if scope.name else ""
-    found = definitions(src).get(prefix + target)
+    every = definitions(src).get(prefix + target, [])
+    found = [node for node in every if id(node) not in unreachable(src)]
     if found:
         line = found[0].lineno
         return passed(f"{prefix}{target} is defined at {src.at(line)}", line)
+    if every:   # (helper-115: `if False:` + `def` kept `defines` green)
+        why = unreachable(src)[id(every[0])]
+        return failed(f"{scope.prefix}{prefix}{target} at {src.at(every[0].lineno)} is never defined: its `def` never "
+                      f"runs ({why.fill(src)})", every[0].lineno)
     dead = dead_definitions(src).get(prefix + target)
     if dead:
         _node, why, whose = dead[0]
@@ -169,12 +179,23 @@ def _assigned_at(scope: Scope, target: str) -> int | None:
 
 def check_mentions(src: SourceFile, scope: Scope, target: Dotted, shown: str) -> Verdict:
     """Judge `mentions: NAME`: NAME is used as a name, attribute, argument or keyword in the scope."""
-    for node in lexical_index(src, scope).identifiers:
-        if names_identifier(node, target):
+    index = lexical_index(src, scope)
+    for node in index.identifiers:
+        if id(node) not in index.dead and names_identifier(node, target):
             line = getattr(node, "lineno", None)
             return passed(f"{shown} is mentioned in {scope.where} at {src.at(line)}", line)
+    hint = _dead_hint(src, index, target) or text_hint(src, scope, target[-1][0])
     return failed(f"{scope.prefix}{shown} is never mentioned in {scope.where} as a name, attribute, argument "
-                  f"or keyword{text_hint(src, scope, target[-1][0])}", scope.line)
+                  f"or keyword{hint}", scope.line)
+
+
+def _dead_hint(src: SourceFile, index: LexicalIndex, target: Dotted) -> str:
+    """' (the mention at F:L never runs: under the always-false `if False` at F:K)', or ""."""
+    node = next((node for node in index.identifiers if id(node) in index.dead and names_identifier(node, target)),
+                None)
+    if node is None:
+        return ""
+    return f" (the mention at {src.at(getattr(node, 'lineno', None))} never runs: {index.dead[id(node)].fill(src)})"
 
 
 def check_reads(src: SourceFile, scope: Scope, target: Dotted, shown: str) -> Verdict:
@@ -184,11 +205,17 @@ def check_reads(src: SourceFile, scope: Scope, target: Dotted, shown: str) -> Ve
     read it; `x = NAME`, `f(NAME)`, `if NAME is None` and `self.NAME.g()` do.
     """
     index = lexical_index(src, scope)
-    for node in index.identifiers:
-        if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Load) \
-                and id(node) not in index.unevaluated and names_identifier(node, target):
+    reads = [node for node in index.identifiers
+             if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Load)
+             and id(node) not in index.unevaluated and names_identifier(node, target)]
+    for node in reads:
+        if id(node) not in index.dead:   # a read no path runs reads nothing (helper-115)
             line = getattr(node, "lineno", None)
             return passed(f"{shown} is read in {scope.where} at {src.at(line)}", line)
+    if reads:
+        line = getattr(reads[0], "lineno", None)
+        return failed(f"{scope.prefix}{shown} is never read in {scope.where} (the read at {src.at(line)} never "
+                      f"runs: {index.dead[id(reads[0])].fill(src)})", line)
     declared = next((node for node in index.identifiers if names_identifier(node, target)), None)
     how = "in an annotation Python never evaluates" if id(declared) in index.unevaluated else "bound or declared"
     hint = (f" (it is only {how}, e.g. at {src.at(getattr(declared, 'lineno', None))})"
@@ -203,15 +230,21 @@ def check_not_calls(src: SourceFile, scope: Scope, target: Dotted, shown: str) -
         return passed(f"{shown} is not called anywhere in {scope.where}", scope.line)
     more = len(found) - 1
     others = f" and {more} more place{'s' if more > 1 else ''}" if more else ""
-    return failed(f"{scope.prefix}{shown} is called at {src.at(found[0].lineno)}{others} (want no calls)",
+    # Dead code still counts here: the failure is loud and the fix is to delete it, where a model gap in
+    # what "never runs" would let a live call pass silently (helper-115). Say so, so no one hunts a path.
+    dead = lexical_index(src, scope).dead.get(id(found[0]))
+    never = f" (it never runs: {dead.fill(src)}; `not_calls` counts dead code too)" if dead else ""
+    return failed(f"{scope.prefix}{shown} is called at {src.at(found[0].lineno)}{never}{others} (want no calls)",
                   found[0].lineno)
 
 
 def absence_hint(src: SourceFile, scope: Scope, target: Dotted) -> str:
     """Say why a target that no path calls may still look present: an unrun call, a near name, text."""
-    for call, runs in lexical_calls(src, scope):
+    index = lexical_index(src, scope)
+    for call, runs in index.calls:
         if is_call_of(src, call, target):
-            why = ("is unreachable" if runs
+            dead = index.dead.get(id(call))
+            why = (f"never runs: {dead.fill(src)}" if dead else "is unreachable" if runs
                    else "is not run by the scope: it is in a nested def, lambda, class or annotation")
             return f" (the call at {src.at(call.lineno)} {why})"
     # Compare like with like: the callee's trailing components, as many as the target has.

@@ -9,7 +9,9 @@ The path model, as the contract fixes it and where it is silent:
 - `if`/`elif`/`else` and `match` cases are alternatives; an `if` without `else` and a `match` without an
   irrefutable case also have the path that takes none of them. Tests are not evaluated (any branch may
   be taken), except that `while True:` (any constant true test) always enters its body and leaves only
-  by `break`, `return` or `raise`.
+  by `break`, `return` or `raise`, and a test Python folds (`if False:`, `if False and x():`, `while 0:`,
+  `if not True:`: `constant_truth`) takes only the branch it decides; what no path runs is noted as
+  skipped, for the lexical checks to ignore too (`unreachable`; helper-115).
 - A loop body (`for`, `async for`, `while`, comprehensions) runs zero or more times: a call in it has no
   upper bound and does not count toward a minimum. A `for`'s iterable is evaluated once, a `while`'s test
   before every iteration; `else:` of a loop runs when it ends without `break`.
@@ -44,6 +46,8 @@ from carrytool.asserts.expressions import (
     ExpressionWalker,
     Label,
     S,
+    TooComplex,
+    constant_truth,
     evaluated_children,
 )
 from carrytool.asserts.pyscope import Scope, run_body
@@ -100,14 +104,22 @@ class Walker(ExpressionWalker[S]):
         """Walk a statement list; statements after a jump are unreachable and not walked."""
         out: Exits[S] = Exits()
         current = state
-        for stmt in stmts:
+        for index, stmt in enumerate(stmts):
             exits = self.stmt(stmt, current)
             out.absorb(exits)
             if exits.normal is None:
+                if index + 1 < len(stmts):
+                    self.skip(stmts[index + 1:], self._ended_by(stmt))
                 return out
             current = exits.normal
         out.normal = current
         return out
+
+    def _ended_by(self, stmt: ast.stmt) -> Label:
+        """Say why no path gets past STMT: the jump it is, or the compound statement no path leaves."""
+        if isinstance(stmt, (ast.Return, ast.Raise, ast.Break, ast.Continue)):
+            return Label(f"after the `{type(stmt).__name__.lower()}` at {{at}}", stmt.lineno)
+        return Label("after the statement at {at}, which no path leaves", stmt.lineno)
 
     def stmt(self, node: ast.stmt, state: S) -> Exits[S]:
         """Walk one statement."""
@@ -145,8 +157,17 @@ class Walker(ExpressionWalker[S]):
         current, keyword = node, "if"
         while True:
             state = self.expr(current.test, state)
+            truth = constant_truth(current.test)   # `if False:` never runs, `if True:` always (helper-115)
             taken = Label(f"through the `{keyword} {{code}}` branch at {{at}}", current.lineno, current.test)
-            branches.append((self.block(current.body, state), taken))
+            if truth is False:
+                self.skip(current.body, Label(f"under the always-false `{keyword} {{code}}` at {{at}}", current.lineno,
+                                              current.test))
+            else:
+                branches.append((self.block(current.body, state), taken))
+            if truth is True:
+                self.skip(current.orelse, Label(f"in the `else` part of the always-true `{keyword} {{code}}` at {{at}}",
+                                                current.lineno, current.test))
+                return self._merge(branches)
             elif_node = self._elif(current)
             if elif_node is not None:
                 current, keyword = elif_node, "elif"
@@ -213,15 +234,20 @@ class Walker(ExpressionWalker[S]):
         if node.handlers:
             caught = self.join([(body.normal, None), *body.jumps()])
             for handler in node.handlers:
-                if caught is None:
-                    break  # no path through the body ends, so no handler can run after it
+                if caught is None:  # no path through the body ends, so no handler can run after it
+                    self.skip(node.handlers, Label("in a handler of the `try` at {at}, whose body no path leaves",
+                                                   node.lineno))
+                    break
                 exits = self.block(handler.body, self.exprs([handler.type], caught))
                 out.absorb(exits)
                 branches.append((exits.normal, self._handler_label(handler, node)))
         else:
             out.raises += body.raises
         no_exception = body.normal
-        if node.orelse and no_exception is not None:
+        if no_exception is None:
+            self.skip(node.orelse, Label("in the `else` of the `try` at {at}, whose body never ends normally",
+                                         node.lineno))
+        elif node.orelse:
             exits = self.block(node.orelse, no_exception)
             out.absorb(exits)
             no_exception = exits.normal
@@ -261,6 +287,10 @@ class Walker(ExpressionWalker[S]):
 
     def _while(self, node: ast.While, state: S) -> Exits[S]:
         entry = self.expr(node.test, state)
+        if constant_truth(node.test) is False:   # `while False:` / `while 0:` never enters (helper-115)
+            self.skip(node.body, Label("in the body of the always-false `while {code}` at {at}", node.lineno,
+                                       node.test))
+            return self.block(node.orelse, entry) if node.orelse else Exits(normal=entry)
         return self._loop(node, entry, lambda s: self.block(node.body, s), node.test)
 
     def _loop(self, node: ast.For | ast.AsyncFor | ast.While, entry: S,
@@ -279,7 +309,10 @@ class Walker(ExpressionWalker[S]):
 
         out: Exits[S] = Exits(returns=rebased(once.returns), raises=rebased(once.raises))
         ends: list[tuple[S | None, Label | None]] = list(rebased(once.breaks))
-        if not enters:
+        if enters:
+            self.skip(node.orelse, Label("in the `else` of the `while {code}` at {at}, which only `break` leaves",
+                                         node.lineno, test))
+        else:
             done = Exits(normal=head)
             if node.orelse:  # break/continue in a loop's else belong to an enclosing loop
                 done = self.block(node.orelse, head)
@@ -293,7 +326,7 @@ _JUMPS = ("returns", "raises", "breaks", "continues")
 
 
 def _always_true(test: ast.expr) -> bool:
-    return isinstance(test, ast.Constant) and bool(test.value)
+    return constant_truth(test) is True
 
 
 def _irrefutable(pattern: ast.pattern) -> bool:
@@ -323,3 +356,61 @@ _STATEMENTS: dict[type, Callable[..., Exits[Any]]] = {
 }
 if hasattr(ast, "TryStar"):  # Python 3.11+: `except*` behaves like `except` for paths
     _STATEMENTS[ast.TryStar] = Walker._try
+
+
+class _Reach:
+    """The domain that computes nothing: a walk with it only notes the code no path runs."""
+
+    def start(self) -> bool:
+        return True
+
+    def on_call(self, state: bool, call: ast.Call) -> bool:
+        return state
+
+    def join(self, alts: Sequence[Alt[bool]]) -> bool:
+        return True
+
+    def widen(self, entry: bool, back: bool | None, loop: ast.AST, skip: Label | None) -> bool:
+        return entry
+
+    def rebase(self, state: bool, head: bool) -> bool:
+        return state
+
+    def seed(self, joined: bool) -> bool:
+        return joined
+
+    def then(self, state: bool, seed: bool, final: bool) -> bool:
+        return state
+
+
+def unreachable(src: SourceFile) -> dict[int, Label]:
+    """Return, by node id, every node of the file in code no path runs, with why (built once per file).
+
+    The path model decides, so every check agrees with `calls`: the body of an always-false `if`/`while`
+    and the `else` of an always-true `if` (see `constant_truth`), operands a constant short-circuits, and
+    what follows a `return`, `raise`, `break`, `continue` or a statement no path leaves, in the module, in
+    class bodies and in every function and lambda, nested ones included (helper-115: `reads` held on a read
+    under `if False:` or after the final `return`). A nested function no one calls still runs as far as this
+    goes: whether something calls it, a decorator registers it or a caller gets it is not decided here.
+    """
+    def build() -> dict[int, Label]:
+        skipped: list[tuple[list[ast.AST], Label]] = []
+        for node in ast.walk(src.tree) if src.tree is not None else ():
+            if not isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                continue
+            walker = Walker(_Reach(), src)
+            try:
+                if isinstance(node, ast.Lambda):
+                    walker.expr(node.body, True)
+                else:
+                    walker.block(run_body(node), True)
+            except TooComplex:
+                continue  # absurd code: all of this body counts as running, as before (its own checks say it is too complex)
+            skipped += walker.skipped
+        out: dict[int, Label] = {}
+        for nodes, why in skipped:   # outer bodies are walked first, so the outermost reason wins
+            for root in nodes:
+                for node in ast.walk(root):
+                    out.setdefault(id(node), why)
+        return out
+    return src.memo("unreachable", build)

@@ -24,7 +24,9 @@ def calls_in_try(src: SourceFile, scope: Scope, target: Dotted) -> tuple[list[as
     """Return (the calls of `target` inside a handled `try` body, the others), in source order."""
     inside: list[ast.Call] = []
     outside: list[ast.Call] = []
-    unevaluated = lexical_index(src, scope).unevaluated   # annotations call nothing (helper-115)
+    index = lexical_index(src, scope)
+    # annotations call nothing, nor does code no path runs (helper-115)
+    unevaluated = index.unevaluated | index.dead.keys()
     for root in scope.nodes:
         stack: list[tuple[ast.AST, bool]] = [(root, False)]
         while stack:

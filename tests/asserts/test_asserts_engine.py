@@ -175,7 +175,7 @@ COUNTS = [
     ("assert test runs", "assert g(), h()", {"times": 1}, True, "exactly 1 time"),
     ("assert message does not", "assert c, g()", {"max": 0}, True, "exactly 0 times"),
     ("max zero without calls", "h()", {"max": 0}, True, "g is called exactly 0 times on every path"),
-    ("unreachable code", "return\ng()", {"min": 1}, False, "(the call at pkg/mod.py:3 is unreachable)"),
+    ("unreachable code", "return\ng()", {"min": 1}, False, "(the call at pkg/mod.py:3 never runs: after the `return` at pkg/mod.py:2)"),
     ("f-string expression", "s = f'{g()}'", {"times": 1}, True, "exactly 1 time"),
     ("times zero", "g()", {"times": 0}, False, "g is called 1 time on every path through f (calls at pkg/mod.py:2) (want exactly 0)"),
     ("min without calls", "h()", {"min": 1}, False, "g is never called on any path through f"),
