@@ -185,7 +185,7 @@ def check_mentions(src: SourceFile, scope: Scope, target: Dotted, shown: str) ->
             line = getattr(node, "lineno", None)
             return passed(f"{shown} is mentioned in {scope.where} at {src.at(line)}", line)
     hint = _dead_hint(src, index, target) or text_hint(src, scope, target[-1][0])
-    return failed(f"{scope.prefix}{shown} is never mentioned in {scope.where} as a name, attribute, argument "
+    return failed(f"{scope.prefix}{shown} is never mentioned in {scope.located(src)} as a name, attribute, argument "
                   f"or keyword{hint}", scope.line)
 
 
@@ -214,13 +214,13 @@ def check_reads(src: SourceFile, scope: Scope, target: Dotted, shown: str) -> Ve
             return passed(f"{shown} is read in {scope.where} at {src.at(line)}", line)
     if reads:
         line = getattr(reads[0], "lineno", None)
-        return failed(f"{scope.prefix}{shown} is never read in {scope.where} (the read at {src.at(line)} never "
+        return failed(f"{scope.prefix}{shown} is never read in {scope.located(src)} (the read at {src.at(line)} never "
                       f"runs: {index.dead[id(reads[0])].fill(src)})", line)
     declared = next((node for node in index.identifiers if names_identifier(node, target)), None)
     how = "in an annotation Python never evaluates" if id(declared) in index.unevaluated else "bound or declared"
     hint = (f" (it is only {how}, e.g. at {src.at(getattr(declared, 'lineno', None))})"
             if declared is not None else text_hint(src, scope, target[-1][0]))
-    return failed(f"{scope.prefix}{shown} is never read in {scope.where}{hint}", scope.line)
+    return failed(f"{scope.prefix}{shown} is never read in {scope.located(src)}{hint}", scope.line)
 
 
 def check_not_calls(src: SourceFile, scope: Scope, target: Dotted, shown: str) -> Verdict:
@@ -244,7 +244,11 @@ def absence_hint(src: SourceFile, scope: Scope, target: Dotted) -> str:
     for call, runs in index.calls:
         if is_call_of(src, call, target):
             dead = index.dead.get(id(call))
-            why = (f"never runs: {dead.fill(src)}" if dead else "is unreachable" if runs
+            message = _assert_message_of(scope, call)
+            # (helper-115: a call in an assert's message was said to be "unreachable")
+            why = (f"never runs: {dead.fill(src)}" if dead else
+                   f"is in the message of the `assert` at {src.at(message.lineno)}: it runs only when the assert "
+                   f"fails, and never under `python -O`" if message else "is unreachable" if runs
                    else "is not run by the scope: it is in a nested def, lambda, class or annotation")
             return f" (the call at {src.at(call.lineno)} {why})"
     # Compare like with like: the callee's trailing components, as many as the target has.
@@ -258,6 +262,16 @@ def absence_hint(src: SourceFile, scope: Scope, target: Dotted) -> str:
         if names_identifier(node, ((name, False),)):
             return f" (`{name}` is used at {src.at(getattr(node, 'lineno', None))}, but not called)"
     return text_hint(src, scope, name)
+
+
+def _assert_message_of(scope: Scope, call: ast.Call) -> ast.Assert | None:
+    """The `assert` whose message holds CALL, or None (only on failures: one more walk of the scope)."""
+    for root in scope.nodes:
+        for node in ast.walk(root):
+            if isinstance(node, ast.Assert) and node.msg is not None \
+                    and any(inner is call for inner in ast.walk(node.msg)):
+                return node
+    return None
 
 
 def text_hint(src: SourceFile, scope: Scope, word: str) -> str:

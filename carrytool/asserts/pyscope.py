@@ -46,6 +46,11 @@ class Scope:
         """Return the line of the (first) definition, None for the whole module."""
         return getattr(self.nodes[0], "lineno", None) if self.name else None
 
+    def located(self, src: SourceFile) -> str:
+        """Return how a failure names the scope so an editor can jump there: `Worker.wake_up at m.py:2`, or
+        the file's path for the module (helper-115: "never read in PrettyPrinter._print_Add" said not where)."""
+        return f"{self.where} at {src.at(self.line)}" if self.name else self.where
+
 
 @dataclass(frozen=True)
 class Dead:

@@ -21,6 +21,7 @@ def check_text(src: SourceFile, scope: Scope | None, check: str, target: str) ->
     """Judge one text check; `scope` None (or the module scope) means the whole file."""
     prefix = scope.prefix if scope else ""
     where = scope.where if scope and scope.name else src.path
+    located = scope.located(src) if scope and scope.name else src.path   # a failure says where to look
     shown = quote_text(target)
     if check == "matches":
         try:
@@ -29,12 +30,12 @@ def check_text(src: SourceFile, scope: Scope | None, check: str, target: str) ->
             return failed(f"{prefix}invalid regex {shown}: {exc}")
         line = _first_line(src, scope, lambda text: _search(pattern, text))
         if line is None:
-            return failed(f"{prefix}regex {shown} matches nothing in {where}", _line(scope))
+            return failed(f"{prefix}regex {shown} matches nothing in {located}", _line(scope))
         return passed(f"regex {shown} matches at {src.at(line)}", line)
     line = _first_line(src, scope, lambda text: _find(text, target))
     if check == "contains":
         if line is None:
-            return failed(f"{prefix}{shown} is not in {where}", _line(scope))
+            return failed(f"{prefix}{shown} is not in {located}", _line(scope))
         return passed(f"{shown} is present at {src.at(line)}", line)
     if line is not None:
         return failed(f"{prefix}{shown} is present at {src.at(line)} (want it absent)", line)

@@ -250,7 +250,7 @@ def test_in_try_false_wants_no_call_inside_a_handled_try() -> None:
     ("    mode = synced\n", True, "synced is read in f at pkg/mod.py:2"),
     ("    if synced is not None:\n        pass\n", True, "is read"),
     ("    g(mode=synced)\n", True, "is read"),
-    ("    pass\n", False, "synced is never read in f (it is only bound or declared, e.g. at pkg/mod.py:1)"),
+    ("    pass\n", False, "synced is never read in f at pkg/mod.py:1 (it is only bound or declared, e.g. at pkg/mod.py:1)"),
     ("    synced = 1\n", False, "never read"),
     ("    g(synced=1)\n", False, "never read"),
 ])

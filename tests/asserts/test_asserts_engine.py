@@ -474,7 +474,7 @@ MENTIONS = [
     ("argument", "tags", "pass", True, "tags is mentioned in f at pkg/mod.py:1"),
     ("lambda argument", "item", "k = lambda item: 0", True, "mentioned in f at pkg/mod.py:2"),
     ("string", "scale_specs", "h('scale_specs')", False,
-     "scale_specs is never mentioned in f as a name, attribute, argument or keyword (`scale_specs` appears at "
+     "scale_specs is never mentioned in f at pkg/mod.py:1 as a name, attribute, argument or keyword (`scale_specs` appears at "
      "pkg/mod.py:2, but only in a comment, a string, an import or a definition's name)"),
     ("comment", "scale_specs", "pass  # scale_specs", False, "appears at pkg/mod.py:2"),
     ("definition name", "scale_specs", "def scale_specs():\n    pass", False, "never mentioned"),

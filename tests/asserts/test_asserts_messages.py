@@ -168,3 +168,35 @@ def test_messages_name_files_by_their_path_in_the_tree() -> None:
         assert run(file, data, "calls", "g", "nope").message == f"no scope nope in {file} (defined there: f)"
         assert run(file, data, "not_calls", "h").message == f"h is not called anywhere in {file}"
         assert run(file, data, "contains", "g()").message == f"`g()` is present at {file}:4"
+
+
+def test_lexical_and_text_failures_say_where_the_scope_is() -> None:
+    # (helper-115: "is_extended_negative is never read in PrettyPrinter._print_Add" named no file:line)
+    source = placed("""
+        class PrettyPrinter:
+            def _print_Add(self, expr):
+                return expr.is_zero
+    """, "def _print_Add", 120)
+    where = "PrettyPrinter._print_Add at sympy/pretty.py:120"
+    for check, target, said in [("reads", "is_extended_negative", f"is_extended_negative is never read in {where}"),
+                                ("mentions", "is_extended_negative", f"is_extended_negative is never mentioned in {where}"),
+                                ("contains", "is_extended_negative", f"`is_extended_negative` is not in {where}"),
+                                ("matches", "negative$", f"regex `negative$` matches nothing in {where}")]:
+        outcome = run("sympy/pretty.py", source, check, target, "PrettyPrinter._print_Add")
+        assert (outcome.ok, outcome.line) == (False, 120)
+        assert outcome.message.startswith(f"PrettyPrinter._print_Add: {said}"), outcome.message
+
+
+def test_a_call_in_an_assert_message_is_said_to_run_only_when_the_assert_fails() -> None:
+    # (helper-115: "the call at meijerint.py:1741 is unreachable", though it runs whenever the assert fails)
+    source = placed("""
+        def _rewrite(f, x):
+            assert f.is_polynomial(x), _debug(f)
+            return f
+    """, "assert", 1741)
+    outcome = run("sympy/meijerint.py", source, "calls", "_debug", "_rewrite")
+    assert not outcome.ok
+    assert outcome.message == (
+        "_rewrite: _debug is never called on any path through _rewrite (the call at sympy/meijerint.py:1741 is in "
+        "the message of the `assert` at sympy/meijerint.py:1741: it runs only when the assert fails, and never "
+        "under `python -O`)")

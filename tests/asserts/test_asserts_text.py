@@ -75,7 +75,7 @@ class CuMemAllocator:
     ("contains", "torch.cuda.synchronize()", "CuMemAllocator.wake_up", True,  # text checks see comments
      "`torch.cuda.synchronize()` is present at vllm/device_allocator/cumem.py:12"),
     ("contains", "self.remap()", "CuMemAllocator.sleep", False,
-     "CuMemAllocator.sleep: `self.remap()` is not in CuMemAllocator.sleep"),
+     "CuMemAllocator.sleep: `self.remap()` is not in CuMemAllocator.sleep at vllm/device_allocator/cumem.py:6"),
     ("contains", "@torch.no_grad()", "CuMemAllocator.sleep", True, "`@torch.no_grad()` is present at vllm/device_allocator/cumem.py:5"),
     ("absent", "self.unmap()", "CuMemAllocator.wake_up", True, "`self.unmap()` is absent from CuMemAllocator.wake_up"),
     ("absent", "self.unmap()", "CuMemAllocator.sleep", False,
@@ -83,7 +83,8 @@ class CuMemAllocator:
     ("matches", r"^\s+self\.remap\(\)$", "CuMemAllocator.wake_up", True,
      r"regex `^\s+self\.remap\(\)$` matches at vllm/device_allocator/cumem.py:11"),
     ("matches", r"^\s+self\.remap\(\)$", "CuMemAllocator.sleep", False,
-     r"CuMemAllocator.sleep: regex `^\s+self\.remap\(\)$` matches nothing in CuMemAllocator.sleep"),
+     r"CuMemAllocator.sleep: regex `^\s+self\.remap\(\)$` matches nothing in CuMemAllocator.sleep at "
+     r"vllm/device_allocator/cumem.py:6"),
     ("contains", "x", "CuMemAllocator.slep", False,
      "no scope CuMemAllocator.slep in vllm/device_allocator/cumem.py (defined there: CuMemAllocator.sleep, "
      "CuMemAllocator.wake_up)"),
