@@ -27,7 +27,10 @@ def verify_rev(manifest: Manifest, git: Git, rev: str) -> Report:
     if sha is None:
         raise UnknownRef(f"no commit '{rev}' in {git.repo}", hint="pass a branch, tag or SHA that exists")
     report = Report("verify", asserts=_outcomes(manifest, lambda path: git.file_at(sha, path)))
-    report.extra["target"] = {"rev": rev, "sha": sha}
+    message = str(git.commit_info(sha)["message"])
+    # whether `bisect --rev` can read a chain from it: the next step of a failure depends on it (helper-115)
+    composed = any(line.startswith("Carry-Entry: ") for line in message.splitlines())
+    report.extra["target"] = {"rev": rev, "sha": sha, "composed": composed}
     return report
 
 

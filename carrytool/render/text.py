@@ -251,7 +251,30 @@ def next_steps(report: Report, invocation: Invocation | None = None, unions: Seq
         state = "the fork branch already had it" if report.result.get("previous") == sha else "not published"
         hints.append(f"next: `{run.command('verify', '--rev', sha)}` reproduces the failed asserts on the "
                      f"composed result ({state})")
+    if any(not a.ok for a in report.asserts) and report.command == "verify":
+        hints.append(_verify_next(report, run))
     return hints
+
+
+def _verify_next(report: Report, run: Invocation) -> str:
+    """The next step of a failed `verify`: bisect the chain for the entry that broke the asserts (of the composed
+    commit verified, else of the manifest composed as sync would), and explain the entries they guard
+    (helper-115: verify printed no `next:` line where sync did)."""
+    failed = [a for a in report.asserts if not a.ok]
+    target = report.extra.get("target") or {}
+    names = [word for a in failed for word in ("--assert", a.name)] if len(failed) <= 3 else []  # else: bisect's default
+    them = "it" if len(failed) == 1 else "them"
+    if target.get("composed"):
+        hint = f"next: `{run.command('bisect', '--rev', str(target['sha']), *names)}` names the entry of that chain " \
+               f"that broke {them}"
+    else:
+        hint = f"next: `{run.command('bisect', *names)}` composes the manifest as sync would and names the entry " \
+               f"that breaks {them}"
+    entries = sorted({a.entry for a in failed if a.entry})
+    if entries:
+        hint += f"; `{run.command('explain', *entries)}` shows what {', '.join(entries)} carr" \
+                f"{'ies' if len(entries) == 1 else 'y'} and where it lands"
+    return hint
 
 
 def _conflict_groups(steps: list, order: dict[str, int]) -> list[tuple[list[str], list[str]]]:  # noqa: ANN001

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 import subprocess
 from pathlib import Path
 
@@ -11,7 +12,8 @@ import pytest
 
 from carrytool.demo import sources
 from carrytool.demo.scenario import Scenario
-from tests.conftest import Cli
+from tests.conftest import Cli, Small
+from tests.review.test_bisect import DEFINES_F, build
 
 
 def synced(cli: Cli, demo: Scenario) -> str:
@@ -220,3 +222,26 @@ def test_mutants_report_is_guarded_and_written_whole(cli: Cli, demo: Scenario, t
     lock.unlink()
     result = cli("sync", "-m", demo.manifest, "--repo", demo.work, "--report", lock)
     assert result.exit_code == 2 and "is the manifest's lock" in result.stderr and not lock.exists()
+
+
+def test_a_failed_verify_says_what_to_run_next(cli: Cli, small: Small) -> None:
+    # (helper-115: verify printed no `next:` line on a failed assert, where sync did)
+    guarded = {**DEFINES_F, "entry": "pr/1"}
+    build(small, 3, {2: {"a.py": "def g():\n    return 1\n"}}, [guarded])
+    code, report = cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path)
+    sha = report["result"]["sha"]
+    assert code == 1 and not report["ok"], report
+    options = ["-m", str(small.manifest_path.resolve()), "--repo", str(Path(small.work.path).resolve())]
+    result = cli("verify", *options, "--rev", sha)
+    assert result.exit_code == 1
+    bisect = shlex.join(["carrytool", "bisect", "--rev", sha, "--assert", "f-defined", *options])
+    explain = shlex.join(["carrytool", "explain", "pr/1", *options])
+    assert (f"next: `{bisect}` names the entry of that chain that broke it; `{explain}` shows what pr/1 carries "
+            f"and where it lands") in result.stdout, result.stdout
+    # the step works, and finds the entry
+    code, out = cli.json(*shlex.split(bisect)[1:])
+    assert code == 0 and out["first_bad"] == "pr/2", out
+    # a checkout (no chain to read): bisect composes the manifest
+    quiet = cli("verify", "-q", *options, "--path", small.work.path)
+    assert f"next: `{shlex.join(['carrytool', 'bisect', '--assert', 'f-defined', *options])}` composes the " \
+           f"manifest as sync would and names the entry that breaks it" in quiet.stdout, quiet.stdout
