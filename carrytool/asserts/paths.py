@@ -224,7 +224,13 @@ class Walker(ExpressionWalker[S]):
     def _with(self, node: ast.With | ast.AsyncWith, state: S) -> Exits[S]:
         for item in node.items:
             state = self.exprs([item.context_expr, item.optional_vars], state)
-        return self.block(node.body, state)
+        exits = self.block(node.body, state)
+        if exits.raises and any(_swallows(item.context_expr) for item in node.items):
+            # `with pytest.raises(E):`, `contextlib.suppress(E)`: what the body raises, the manager swallows, and
+            # the path goes on after the `with` (helper-119); `with open(p):` or a lock does not (helper-120)
+            swallowed = Label("where the `with` at {at} swallows what its body raises", node.lineno)
+            exits.normal = self.join([(exits.normal, None), *((raised, swallowed) for raised, _why in exits.raises)])
+        return exits
 
     def _try(self, node: ast.Try, state: S) -> Exits[S]:
         body = self.block(node.body, state)
@@ -323,6 +329,18 @@ class Walker(ExpressionWalker[S]):
 
 
 _JUMPS = ("returns", "raises", "breaks", "continues")
+
+
+# context managers whose `__exit__` swallows the exception their body raises (by their last name)
+_SWALLOWING = frozenset({"raises", "suppress", "assertRaises", "assertRaisesRegex", "assertRaisesRegexp",
+                         "raises_regex", "assert_raises", "assert_raises_regex"})
+
+
+def _swallows(manager: ast.expr) -> bool:
+    """Whether MANAGER (a `with` item's expression) is a call of a known swallowing manager (`_SWALLOWING`)."""
+    target = manager.func if isinstance(manager, ast.Call) else manager
+    name = target.attr if isinstance(target, ast.Attribute) else target.id if isinstance(target, ast.Name) else ""
+    return name in _SWALLOWING
 
 
 def _always_true(test: ast.expr) -> bool:

@@ -168,7 +168,8 @@ def resolve_scope(src: SourceFile, name: str | None) -> Scope | str:
         return f"{qualname}: {dead[0]}, so its code never runs (only the last binding of a name in a body counts)"
     if not found:
         return f"no scope {name} in {src.path} {suggest(name, list(definitions(src)))}"
-    overloads = overload_names(src.tree)
+    tree = src.tree
+    overloads = src.memo("overloads", lambda: overload_names(tree))   # once a file, not once an assert (helper-119)
     real = [node for node in found if not is_overload(node, overloads)]
     return Scope(qualname, tuple(real or found), qualname, dead)
 

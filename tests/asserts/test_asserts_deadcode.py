@@ -111,3 +111,37 @@ def test_not_calls_still_counts_dead_calls_and_says_they_never_run() -> None:
     expect(run("not_calls", "g", source, "f"), False,
            "g is called at pkg/mod.py:3 (it never runs: under the always-false `if False` at pkg/mod.py:2; "
            "`not_calls` counts dead code too)")
+
+
+SWALLOWED = """
+def test_x(config):
+    {manager}:
+        raise ValueError(1)
+    config.notify_exception(flag)
+    class A:
+        def hook(self):
+            return helper()
+"""
+
+
+@pytest.mark.parametrize("manager", ["with pytest.raises(ValueError)", "with contextlib.suppress(KeyError)",
+                                     "with open(p) as f, suppress(OSError)", "async with self.assertRaises(E)"])
+def test_code_after_a_with_whose_body_raises_runs(manager: str) -> None:
+    """helper-119: `with pytest.raises(...): raise ...` (92 places in pytest's tests) ended every path, so the
+    code after it was dead: `reads`, `mentions`, `defines`, `in:` and `calls` failed on live code. A context
+    manager's `__exit__` may swallow what its body raises, and the path goes on after the `with`."""
+    source = SWALLOWED.format(manager=manager)
+    expect(run("reads", "config", source, "test_x"), True, "read")
+    expect(run("mentions", "notify_exception", source, "test_x"), True, "")
+    expect(run("defines", "test_x.A.hook", source), True, "defined at")
+    expect(run("calls", "helper", source, "test_x.A.hook"), True, "")
+    expect(run("calls", "config.notify_exception", source, "test_x"), True, "")
+
+
+@pytest.mark.parametrize("body", ["return 1", "raise ValueError(1)"])
+def test_code_after_a_with_whose_body_leaves_is_still_dead(body: str) -> None:
+    """A `return` is never swallowed; a `raise` under a manager not known to swallow it (`open`, a lock) ends
+    the path as before (helper-120: every `with` taken to swallow let `order: [a, b]` hold where b never ran)."""
+    source = f"def f(p):\n    a()\n    with open(p):\n        {body}\n    b()\n"
+    expect(run("calls", "b", source, "f"), False, "never runs")
+    expect(run("order", ("a", "b"), source, "f"), False, "")
