@@ -230,7 +230,8 @@ class _Builder:
             pre = self.section(data["precompiled"], "precompiled", "policy.precompiled", data.key_lines["precompiled"])
             precompiled = self.patterns(pre["paths"], "policy.precompiled.paths")
         structured = self.structured_merge(data, "policy") if "structured_merge" in data else ()
-        return Policy(data.get("on_conflict", "fail"), data.get("on_missing", "fail"), precompiled, structured)
+        return Policy(data.get("on_conflict", "fail"), data.get("on_missing", "fail"), precompiled, structured,
+                      data.get("stacked", "whole"))
 
     def structured_merge(self, data: YMap, keypath: str) -> tuple[str, ...]:
         section = self.section(data["structured_merge"], "structured_merge", f"{keypath}.structured_merge",

@@ -17,6 +17,7 @@ DEFAULT_MANIFEST = "carries/manifest.yaml"
 ON_CONFLICT = ("fail", "skip")
 ON_CONFLICT_ENTRY = ("fail", "skip", "theirs")
 ON_MISSING = ("fail", "skip")
+STACKED = ("whole", "own-commits")
 _HEX = re.compile(r"^[0-9a-fA-F]{7,40}$")
 _NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]*$")
 
@@ -93,6 +94,9 @@ SCHEMA: dict[str, tuple[Key, ...]] = {
             items="precompiled"),
         Key("structured_merge", "map", "Python files whose conflicts may resolve structurally (both sides only "
             "inserted whole statements or items), verified before they are accepted.", items="structured_merge"),
+        Key("stacked", "enum", "A PR built on an earlier PR's head whose whole change conflicts with it: whole (a "
+            "conflict, as the plain merge chain) or own-commits (its own commits merged onto that head).",
+            choices=STACKED, default="whole"),
     ),
     "structured_merge": (
         Key("paths", "list", "Path patterns of Python files (globs; `**` spans directories), e.g. \"**/*.py\"; "
@@ -188,6 +192,7 @@ class Policy:
     on_missing: str = "fail"
     precompiled: tuple[str, ...] = ()
     structured_merge: tuple[str, ...] = ()
+    stacked: str = "whole"
 
 
 @dataclass(frozen=True)

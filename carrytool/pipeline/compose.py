@@ -250,7 +250,7 @@ class Composer:
                 known = self._known_conflict(step, onto.get(id(step)), touched) if alone_tells else None
                 partial = self._partial(step, onto.get(id(step)), deltas.get(id(step)), touched) \
                     if alone_tells else None
-                if aside is not None and known is None and partial is None and \
+                if aside is not None and known is None and partial is None and not self._may_stack(step) and \
                         self._conflicts_for_good(step, onto.get(id(step))) and self._kept_tree(step, tip_tree) is None:
                     # it conflicts with upstream alone under a policy that only names conflicts: it almost
                     # surely conflicts here too, and then the tip stays. Its chained merge goes to another
@@ -489,6 +489,8 @@ class Composer:
         if result is None:
             result = self._chained(step, tip_tree, lambda: self._merge_chained(step, tip, tip_tree, partial))
         if not result.clean:
+            result = self._on_its_lower(step, result, tip, tip_tree, comp)
+        if not result.clean:
             result = self._merge_structurally(step, result, tip, tip_tree, known is not None)
         tree = result.tree
         if not result.clean:
@@ -502,7 +504,37 @@ class Composer:
         if step.structured:
             step.detail = (f"{len(step.structured)} conflicting hunk(s) resolved structurally (policy "
                            "structured_merge): each side's change kept, verified")
+        if step.stacked and step.built_on:
+            step.detail = (f"stacked on {step.built_on[0]}: its own commits applied onto {step.built_on[0]}'s head "
+                           f"{step.built_on[1][:12]} (its whole change conflicts with the lines {step.built_on[0]} "
+                           "added)")
         return self._settle(step, tree, tip, tip_tree, comp)
+
+    def _may_stack(self, step: Step) -> bool:
+        """Whether STEP's conflict may be merged again as its own commits (`_on_its_lower`): never guessed to
+        conflict beside the chain, which names a conflict without trying that (helper-120)."""
+        return step.built_on is not None and self.manifest.policy.stacked == "own-commits"
+
+    def _on_its_lower(self, step: Step, result: MergeResult, tip: str, tip_tree: str, comp: Composition) -> MergeResult:
+        """A PR stacked on an earlier PR (its history holds that PR's head) whose whole change conflicts on
+        the result so far: its own commits alone (the lower's head to its head) merged onto it, when the
+        lower was applied at that head, under `policy.stacked: own-commits`. Its whole change repeats the
+        lower's, and conflicts wherever it edits or adds lines next to the lower's (helper-114: httpx pr/3726
+        on pr/3725), where git merging the branch with its history would be clean. Only a conflict is merged
+        again: a clean chained merge stays what the plain chain gives. Opt-in: by default an entry is its
+        whole change, as the plain merge chain takes it (its conflict then says it is stacked)."""
+        if not self._may_stack(step) or step.filtered or step.head is None:
+            return result
+        lower_id, lower_head = step.built_on
+        if not any(s.id == lower_id and s.head == lower_head for s in comp.applied):
+            return result
+        sig = Signature(self.manifest.identity.name, self.manifest.identity.email, self.upstream_time)
+        ours = self.git.write_commit(tip_tree, [lower_head], sig, sig, "carrytool: stand-in for the result so far\n")
+        stacked = self.git.merge_one(ours, step.head)
+        if not stacked.clean:
+            return result
+        step.stacked = True
+        return stacked
 
     def _name_conflict(self, step: Step, result: MergeResult, applied: Sequence[Step], comp: Composition) -> bool:
         """Describe the conflicts of RESULT, STEP's chained merge, with the entries APPLIED before it; skip
@@ -511,7 +543,12 @@ class Composer:
         step.conflicts = self._describe_conflicts(step, result, applied)
         if mode == "theirs":
             return False
-        step.skip("conflict", _conflict_detail(step.conflicts), status=CONFLICT)
+        detail = _conflict_detail(step.conflicts)
+        if self.manifest.policy.stacked == "whole" and stacked_on(step) is not None:
+            step.stacked_conflict = stacked_on(step)
+            detail += (f"; it is stacked on {step.stacked_conflict} (its history holds that PR's head): "
+                       "`policy.stacked: own-commits` merges its own commits onto it instead, where they merge")
+        step.skip("conflict", detail, status=CONFLICT)
         if mode == "fail":
             comp.failed_conflicts.append(step)
         return True
@@ -692,6 +729,8 @@ class Composer:
             lines.append(f"Carry-Head: {step.head}")
         if step.base:
             lines.append(f"Carry-Base: {step.base}")
+        if step.stacked and step.built_on:
+            lines.append(f"Carry-Stacked-On: {step.built_on[0]} {step.built_on[1]}")
         lines += [f"Carry-Filtered: {path} (from {step.provided_by.get(path, '?')})" for path in step.filtered]
         if step.resolution:
             lines.append(f"Carry-Resolution: {step.resolution} ({', '.join(step.resolved_paths)})")
@@ -878,6 +917,14 @@ def _renamed_from(step: Step, path: str, applied: Sequence[Step]) -> list[str]:
     file (the other side of a rename/rename, which names no entry in PATH itself)."""
     sources = {c.old_path for c in step.changes if c.status == "R" and c.path == path}
     return [s.id for s in applied if sources & set(s.files)]
+
+
+def stacked_on(step: Step) -> str | None:
+    """The earlier PR a conflicting STEP is stacked on and conflicts with (when its whole change conflicts)."""
+    if step.built_on is None or step.stacked:
+        return None
+    lower = step.built_on[0]
+    return lower if any(lower in c.get("with", ()) for c in step.conflicts) else None  # type: ignore[operator]
 
 
 def _conflict_detail(conflicts: Sequence[dict[str, object]]) -> str:

@@ -52,6 +52,7 @@ def gather(git: Git, resolved: Resolved, steps: Sequence[Step], *, everything: b
             revert = found and git.reverted_in(found[0], step.head, resolved.upstream)
             if found and revert:
                 (step.merged_in, step.base), step.reverted_in = found, revert
+    _stacks(git, resolved.upstream, [s for s in todo if s.entry.kind == "pr" and s.head and s.base != s.head])
     superseded = [(union, number, head, bases[head]) for union, number, head in whole if bases.get(head)]
     pairs = [(s.base or EMPTY_TREE, s.head) for s in todo if s.head] + [(b, h) for _u, _n, h, b in superseded]
     diffs = git.diff_trees(pairs)  # type: ignore[arg-type]
@@ -59,6 +60,18 @@ def gather(git: Git, resolved: Resolved, steps: Sequence[Step], *, everything: b
         step.all_changes = changes
     for (union, number, _head, _base), changes in zip(superseded, diffs[len(diffs) - len(superseded):]):
         union.superseded_diffs[number] = changes
+
+
+def _stacks(git: Git, upstream: str, prs: Sequence[Step]) -> None:
+    """Note, on each PR whose history holds an earlier PR entry's head beyond upstream, the nearest such
+    (`Step.built_on`: the one holding the most commits); from the walk merge_bases made, no process."""
+    own = {id(s): git.outside(upstream, s.head) for s in prs}        # type: ignore[arg-type]
+    for n, upper in enumerate(prs):
+        lowers = [s for s in prs[:n] if s.head != upper.head and s.head in own[id(upper)]]
+        if lowers:
+            lower = max(lowers, key=lambda s: len(own[id(s)]))
+            upper.built_on = (lower.id, lower.head)                   # type: ignore[assignment]
+            upper.built_over = frozenset(s.id for s in lowers)
 
 
 def _superseded_whole(resolved: Resolved, steps: Sequence[Step]) -> list[tuple[Step, int, str]]:

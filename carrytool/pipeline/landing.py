@@ -224,6 +224,16 @@ class _Accountant:
                       "message": f"{victim.step.id}'s change to {path}{f' ({scope})' if scope else ''} was "
                                  f"clobbered: {by.id} {what}" +
                                  (f" (on_conflict: {by.resolution})" if by.resolution else "")}
+            if victim.step.id in by.built_over:
+                # a PR built on the victim's head changed its lines in commits of its own: what its author did
+                # to them, said (the victim's lines are gone all the same: not "survived"), not a failure
+                # (helper-120: a stacked PR reverting part of its lower was hidden by a skip here)
+                record["stacked"] = True
+                record["message"] = (f"{victim.step.id}'s change to {path}{f' ({scope})' if scope else ''} was "
+                                     f"changed by {by.id}, built on it: {by.id} {what} in its own commits")
+                victim.clobbered.append(record)
+                self.result.warnings.append({"kind": "stacked-edit", "entry": victim.step.id, **record})
+                continue
             victim.clobbered.append(record)
             self.result.failures.append({"kind": "clobbered", "entry": victim.step.id, **record})
 
@@ -266,11 +276,12 @@ class _Accountant:
             if how is None and hunk.key in self.landed_keys:
                 owner_step, _ = self.landed_keys[hunk.key]
                 how = "identical"
-                self.result.warnings.append({
+                stacked = self.applied[owner_step].id in step.built_over
+                self.result.warnings += [] if stacked else [{   # a stack repeats its lower's hunks by construction
                     "kind": "identical-hunk", "entry": step.id, "other": self.applied[owner_step].id,
                     "file": hunk.path, "lines": list(hunk.span),
                     "message": f"{step.id} and {self.applied[owner_step].id} carry the same hunk in "
-                               f"{hunk.describe()}: it is applied once"})
+                               f"{hunk.describe()}: it is applied once"}]
             if how is None:
                 placed = self.fallback(step, hunk, claimed) or self.slid(step, hunk, claimed)
                 how = "applied" if placed else None

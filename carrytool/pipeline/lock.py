@@ -46,11 +46,14 @@ def _digest(data: Any) -> str:
 
 def manifest_settings(manifest: Manifest) -> str:
     """What of the manifest outside `entries` decides the composed commits besides the SHAs the lock pins:
-    the identity, and `policy.precompiled` (a PR that changes such a path is skipped), as a digest (the
+    the identity, `policy.precompiled` (a PR that changes such a path is skipped) and `policy.stacked`, as a digest (the
     lock's `settings`). The policy's defaults count in each entry's settings, as they take effect there."""
     identity = manifest.identity
-    return _digest({"identity": [identity.name, identity.email],
-                    "precompiled": sorted(manifest.policy.precompiled)})
+    settings: dict[str, object] = {"identity": [identity.name, identity.email],
+                                   "precompiled": sorted(manifest.policy.precompiled)}
+    if manifest.policy.stacked != "whole":     # (only then: the locks written before it stay valid; helper-120)
+        settings["stacked"] = manifest.policy.stacked
+    return _digest(settings)
 
 
 def entry_settings(manifest: Manifest, entry: Entry, *, enabled: bool | None = None) -> str:

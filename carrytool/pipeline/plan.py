@@ -33,6 +33,12 @@ class Step:
     # and the one that reverted it; its base is then the one its change was made on (facts.gather)
     merged_in: str | None = None
     reverted_in: str | None = None
+    # a PR built on an earlier PR entry's head (its history holds that head, beyond upstream): (id, head) of the
+    # nearest such; composing applies it onto that PR's head when its whole change conflicts (facts.gather)
+    built_on: tuple[str, str] | None = None
+    built_over: frozenset[str] = frozenset()  # every earlier PR entry whose head its history holds
+    stacked: bool = False                     # applied as its own commits onto `built_on`'s head
+    stacked_conflict: str | None = None       # its whole change conflicts with the PR it is stacked on
     # a PR skipped before its facts were read (superseded, disabled): the head fetched, as the lock records
     # it; the report's `head` (`carrytool diff` of a red night's report says whether it moved: helper-102)
     fetched_head: str | None = None

@@ -53,6 +53,8 @@ def entry_json(step: Step) -> dict[str, Any]:
         data["resolution"] = {"mode": step.resolution, "files": list(step.resolved_paths)}
     if step.structured:
         data["structured"] = list(step.structured)
+    if step.stacked and step.built_on:
+        data["stacked_on"] = {"entry": step.built_on[0], "head": step.built_on[1]}
     if step.landing is not None:
         data["landing"] = step.landing
     return data

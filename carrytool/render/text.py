@@ -200,6 +200,11 @@ def next_steps(report: Report, invocation: Invocation | None = None, unions: Seq
         hints.append(f"next: rebase {', '.join(s.id for s in rebase)} onto upstream {branch} (a conflict with "
                      f"upstream by itself: no union can solve it), or set `on_conflict: skip` on "
                      f"{'it' if len(rebase) == 1 else 'them'}")
+    stacks = [s for s in failed if s.stacked_conflict]
+    if stacks:          # before the union: a PR stacked on another needs no union to apply on it
+        hints.append(f"next: {', '.join(f'{s.id} is stacked on {s.stacked_conflict}' for s in stacks)}: "
+                     "`policy: {stacked: own-commits}` in the manifest merges each one's own commits onto the PR "
+                     "it is stacked on (as git merging its branch would), instead of its whole change")
     between = [s for s in failed if any(conf["with"] for conf in s.conflicts)]
     order = {step.id: n for n, step in enumerate(report.steps)}
     steps = {step.id: step for step in report.steps}

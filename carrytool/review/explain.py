@@ -72,6 +72,11 @@ def explain(manifest: Manifest, git: Git, *, offline: bool = False, entries: Seq
         if item.step is not None:
             item.step = by_id[item.id]
     overlap_map = early["overlaps"].finish(sources)  # type: ignore[attr-defined]
+    for overlap in overlap_map.overlaps:    # a pair whose later is built on the earlier's head: no union's
+        later = by_id.get(overlap.entries[1])
+        overlap.stacked = later is not None and overlap.entries[0] in later.built_over
+        overlap.applied_stacked = overlap.stacked and later is not None and later.stacked and \
+            later.built_on is not None and later.built_on[0] == overlap.entries[0]
     full_heads = _full_heads(git, manifest)
     coverage = union_coverage(manifest, evidence, sources, full_heads)
     suggestions = union_groups(manifest, overlap_map.overlaps, evidence, overlap_map.upstream_conflicts)

@@ -55,6 +55,8 @@ class Overlap:
     merge: tuple[str, str] | None = None         # the (ours, theirs) commits of the pair merge
     provided_by: str | None = None               # one of the pair is a union that provides the other here
     structurally: bool = False   # the conflict resolves by the structured rule (policy structured_merge)
+    stacked: bool = False        # the later is built on the earlier's head (a stack: no union's to fold)
+    applied_stacked: bool = False   # ... and sync applied its own commits onto it (policy.stacked: own-commits)
     # entry -> the paths of its own diff that FILES stand for, where a file is one its change only lands on
     # (upstream moved its file): what a union's `supersedes` paths name. Not in the JSON
     own: dict[str, list[str]] = field(default_factory=dict, repr=False)
@@ -86,6 +88,10 @@ class Overlap:
             data["provided_by"] = self.provided_by
         if self.structurally:
             data["resolved"] = "structurally"
+        if self.stacked:
+            data["stacked"] = True
+        if self.applied_stacked:
+            data["resolved"] = "stacked"
         return data
 
 

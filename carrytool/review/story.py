@@ -232,12 +232,15 @@ def _merge_pair(git: Git, ex: Explanation, step: Step, onto: str) -> tuple[str, 
     head = getattr(step, "_filtered_commit", None) or step.head
     if head is None:
         return None
-    if step.entry.kind == "pr" and not step.merged_in:
+    if step.entry.kind == "pr" and not step.merged_in and not step.stacked:
         return onto, head
     info = git.commit_info(ex.planned.resolved.upstream)
     when: int = info["committer_time"]  # type: ignore[assignment]
     sig = Signature(ex.manifest.identity.name, ex.manifest.identity.email, when)
     # a PR upstream merged is in ONTO's history: its base alone, else git's merge base would be its head
-    parents = [step.base] if step.merged_in else [onto] + ([step.base] if step.base else [])
+    if step.stacked and step.built_on:        # its own commits onto the PR it is stacked on (compose._on_its_lower)
+        parents = [step.built_on[1]]
+    else:
+        parents = [step.base] if step.merged_in else [onto] + ([step.base] if step.base else [])
     shaped = git.write_commit(git.tree_of(onto), parents, sig, sig, f"carrytool: merge base for {step.id}\n")
     return shaped, head

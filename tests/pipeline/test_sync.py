@@ -438,6 +438,8 @@ def test_a_pr_stacked_on_an_old_version_of_another_is_said(cli: Cli, small: Smal
     stale = lambda report: [w for w in report["warnings"] if w["kind"] == "stale-stack"]  # noqa: E731
     code, first = sync(cli, small)
     assert code == 0 and not stale(first), first
+    # pr/2 holds pr/1's head: a stack, whose hunks repeat pr/1's by construction (no identical-hunk warning)
+    assert not [w for w in first["warnings"] if w["kind"] == "identical-hunk"], first["warnings"]
     moved = small.up.commit({"docs/new.txt": "new\n"}, "upstream moves on", parent="main", ref="refs/heads/main")
     _rewritten(small, old, {"b.py": "x = 1\ny = 2\nz = 3\nw = 4\n"}, moved)       # rebased only
     code, rebased = sync(cli, small)
@@ -1254,3 +1256,103 @@ def test_a_shallow_clone_is_named_with_how_to_deepen_it(cli: Cli, small: Small, 
     assert code == 2, report
     assert "shares no history with upstream in this shallow clone" in report["error"]["message"]
     assert "git fetch --unshallow" in cli("sync", "-m", small.manifest_path, "--repo", shallow).stderr
+
+
+def test_a_pr_stacked_on_another_applies_its_own_commits_when_its_whole_change_conflicts(cli: Cli, small: Small) -> None:
+    """helper-114: pr/2 is built on pr/1's head and edits the line pr/1 changed: its whole change from upstream
+    conflicts with pr/1's ("fold them into a union"), where git merging the branch with its history is clean.
+    Under `policy.stacked: own-commits` its own commits (pr/1's head to its head) are merged onto the result
+    instead; by default it stays the conflict the plain chain has, and says it is stacked."""
+    lower = small.pr(1, A_TWO)
+    stacked = {"a.py": "def f():\n    return 2  # and said so\n\n\ndef g():\n    return 2\n"}
+    upper = small.up.commit(stacked, "pr 2, on pr 1", parent=lower, ref="refs/pull/2/head")
+    small.manifest([{"pr": 1}, {"pr": 2}])
+    code, report = sync(cli, small)            # by default its whole change, as the plain chain takes it
+    entry = by_id(report)["pr/2"]
+    assert code == 3 and entry["status"] == "conflict" and "stacked_on" not in entry, report
+    assert "; it is stacked on pr/1 (its history holds that PR's head): `policy.stacked: own-commits`" in entry["detail"]
+    assert "next: pr/2 is stacked on pr/1: `policy: {stacked: own-commits}`" in \
+        cli("sync", "-m", small.manifest_path, "--repo", small.work.path).stdout
+    code, ex = cli.json("explain", "--offline", "-m", small.manifest_path, "--repo", small.work.path)
+    [pair] = [o for o in ex["overlaps"] if o["entries"] == ["pr/1", "pr/2"]]
+    assert pair["stacked"] is True and "resolved" not in pair       # a stack: no union to suggest
+    assert not [s for s in ex["suggestions"] if s["kind"] == "union"], ex["suggestions"]
+    small.manifest([{"pr": 1}, {"pr": 2}], policy={"stacked": "own-commits"})
+    code, report = sync(cli, small)
+    assert code == 0, report
+    entry = by_id(report)["pr/2"]
+    assert entry["status"] == "applied" and entry["stacked_on"] == {"entry": "pr/1", "head": lower}
+    assert entry["detail"].startswith("stacked on pr/1: its own commits applied onto pr/1's head")
+    assert small.work.git("show", "dev:a.py") == stacked["a.py"].strip()
+    assert f"Carry-Stacked-On: pr/1 {lower}" in small.work.git("log", "-1", "--format=%B", "dev")
+    code, ex = cli.json("explain", "--offline", "pr/2", "-m", small.manifest_path, "--repo", small.work.path)
+    [pair] = [o for o in ex["overlaps"] if o["entries"] == ["pr/1", "pr/2"]]
+    assert pair["kind"] == "conflict" and pair["resolved"] == "stacked" and pair["stacked"] is True
+    assert not [s for s in ex["suggestions"] if s["kind"] == "union"]
+    [story] = ex["stories"]
+    [merge] = [c for c in story["commands"] if c["purpose"].startswith("the merge that applies it")]
+    proc = subprocess.run(shlex.split(merge["command"]), cwd=small.work.path, capture_output=True, text=True)
+    assert proc.returncode == 0 and proc.stdout.split()[0] == small.work.git("rev-parse", "dev^{tree}")
+    assert upper
+
+
+def test_a_stacked_pr_whose_lower_moved_is_the_conflict_it_is(cli: Cli, small: Small) -> None:
+    """pr/1 pushed over since pr/2 was built on it: pr/2's history no longer holds pr/1's head, its own commits
+    are not told apart, and its whole change conflicts (with the stale-stack warning when the commits match)."""
+    lower = small.pr(1, A_TWO)
+    small.up.commit({"a.py": "def f():\n    return 2  # and said so\n\n\ndef g():\n    return 2\n"}, "pr 2, on pr 1",
+                    parent=lower, ref="refs/pull/2/head")
+    small.pr(1, A_THREE)
+    small.manifest([{"pr": 1}, {"pr": 2}], policy={"stacked": "own-commits"})
+    code, report = sync(cli, small)
+    entry = by_id(report)["pr/2"]
+    assert code == 3 and entry["status"] == "conflict" and "stacked_on" not in entry, report
+
+
+def test_a_stacked_pr_reverting_part_of_its_lower_is_said_and_not_survived(cli: Cli, small: Small) -> None:
+    """helper-120: pr/2, built on pr/1, puts pr/1's b.py change back in its own commits: with the landing
+    check skipping clobbers by a stacked PR, pr/1 reported every hunk "survived" while its b.py change was gone
+    from the image. It is a `stacked-edit` warning (what the stacked PR's author did), and not survived."""
+    lower = small.pr(1, {**A_TWO, **B_TEN})
+    small.up.commit({"a.py": "def f():\n    return 2  # and said so\n\n\ndef g():\n    return 2\n",
+                     "b.py": "x = 1\ny = 2\nz = 3\n"}, "pr 2, on pr 1", parent=lower, ref="refs/pull/2/head")
+    small.manifest([{"pr": 1}, {"pr": 2}], policy={"stacked": "own-commits"})
+    code, report = sync(cli, small)
+    assert code == 0, report
+    assert small.work.git("show", "dev:b.py").startswith("x = 1\n")
+    landing = by_id(report)["pr/1"]["landing"]
+    assert landing["survived"] < landing["landed"] and all(c["stacked"] for c in landing["clobbered"]), landing
+    edits = [w for w in report["warnings"] if w["kind"] == "stacked-edit"]
+    assert {w["file"] for w in edits} == {"a.py", "b.py"} and all(w["by"] == "pr/2" for w in edits)
+    assert "pr/1's change to b.py was changed by pr/2, built on it: pr/2 removed line 1 in its own commits" \
+        in [w["message"] for w in edits]
+
+
+def test_a_stacked_pr_is_never_guessed_to_conflict_beside_the_chain(cli: Cli, small: Small) -> None:
+    """helper-120: under `policy.stacked: own-commits` a stacked PR that conflicts with upstream alone was merged
+    beside the chain (the guess that it conflicts there too), which names the conflict without trying its own
+    commits: the result depended on whether another entry's guess failed."""
+    lower = small.pr(1, A_TWO)
+    small.up.commit({"a.py": "def f():\n    return 2  # and said so\n\n\ndef g():\n    return 2\n"}, "pr 2, on pr 1",
+                    parent=lower, ref="refs/pull/2/head")
+    small.up.commit({"a.py": "def f():\n    return 10\n\n\ndef g():\n    return 2\n"}, "upstream rewrites f",
+                    parent="main", ref="refs/heads/main")
+    small.manifest([{"pr": 1, "on_conflict": "theirs"}, {"pr": 2}], policy={"stacked": "own-commits",
+                                                                           "on_conflict": "skip"})
+    code, report = sync(cli, small)
+    entry = by_id(report)["pr/2"]
+    assert entry["status"] == "applied" and entry["stacked_on"]["entry"] == "pr/1", report
+
+
+def test_the_stacked_policy_is_part_of_the_lock(cli: Cli, small: Small) -> None:
+    """helper-120: switching `policy.stacked` changes the composed commits; `--locked` took the old lock (exit 0
+    with another result) where the other settings make it a lock mismatch (exit 2)."""
+    lower = small.pr(1, A_TWO)
+    small.up.commit({"a.py": "def f():\n    return 2  # and said so\n\n\ndef g():\n    return 2\n"}, "pr 2, on pr 1",
+                    parent=lower, ref="refs/pull/2/head")
+    small.manifest([{"pr": 1}, {"pr": 2}], policy={"on_conflict": "skip"})
+    code, _report = sync(cli, small)
+    assert code == 0
+    small.manifest([{"pr": 1}, {"pr": 2}], policy={"on_conflict": "skip", "stacked": "own-commits"})
+    code, report = sync(cli, small, "--locked", "--dry-run")
+    assert code == 2 and "lock" in report["error"]["message"], report
