@@ -951,6 +951,8 @@ def _note_checkout(manifest, repo: Path, report) -> None:  # noqa: ANN001 - Mani
 def _work_tree(repo: Path) -> Path:
     from carrytool.gitlayer.git import Git
 
+    # a folder inside a checkout verifies that checkout's files, as the report's target says: verify writes
+    # nothing, and `--repo checkout/sub` is how a user in a subfolder names it (helper-93)
     git = Git(repo)
     if git.bare:
         raise _usage("--repo is bare: pass --rev REV (or --path DIR)")

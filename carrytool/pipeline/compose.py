@@ -504,10 +504,10 @@ class Composer:
         if step.structured:
             step.detail = (f"{len(step.structured)} conflicting hunk(s) resolved structurally (policy "
                            "structured_merge): each side's change kept, verified")
-        if step.stacked and step.built_on:
-            step.detail = (f"stacked on {step.built_on[0]}: its own commits applied onto {step.built_on[0]}'s head "
-                           f"{step.built_on[1][:12]} (its whole change conflicts with the lines {step.built_on[0]} "
-                           "added)")
+        if step.stacked_onto:
+            lower, head = step.stacked_onto
+            step.detail = (f"stacked on {lower}: its own commits applied onto {lower}'s head {head[:12]} (its whole "
+                           f"change conflicts with the lines {lower} added)")
         return self._settle(step, tree, tip, tip_tree, comp)
 
     def _may_stack(self, step: Step) -> bool:
@@ -525,15 +525,20 @@ class Composer:
         whole change, as the plain merge chain takes it (its conflict then says it is stacked)."""
         if not self._may_stack(step) or step.filtered or step.head is None:
             return result
-        lower_id, lower_head = step.built_on
-        if not any(s.id == lower_id and s.head == lower_head for s in comp.applied):
+        applied = {(s.id, s.head): s for s in comp.applied}
+        # the nearest PR it is built on that was applied at that head (one that did not apply is carried
+        # in its commits since the next one down)
+        lower = next((applied[item] for item in step.built_order if item in applied), None)
+        if lower is None or lower.base != step.base:
+            # its commits since that head merge upstream in (another base): they hold upstream's changes
+            # since, which a merge from that head alone would put back (helper-122: a file upstream deleted)
             return result
         sig = Signature(self.manifest.identity.name, self.manifest.identity.email, self.upstream_time)
-        ours = self.git.write_commit(tip_tree, [lower_head], sig, sig, "carrytool: stand-in for the result so far\n")
+        ours = self.git.write_commit(tip_tree, [lower.head], sig, sig, "carrytool: stand-in for the result so far\n")  # type: ignore[list-item]
         stacked = self.git.merge_one(ours, step.head)
         if not stacked.clean:
             return result
-        step.stacked = True
+        step.stacked, step.stacked_onto = True, (lower.id, lower.head)   # type: ignore[assignment]
         return stacked
 
     def _name_conflict(self, step: Step, result: MergeResult, applied: Sequence[Step], comp: Composition) -> bool:
@@ -614,6 +619,9 @@ class Composer:
 
     def _settle(self, step: Step, tree: str, tip: str, tip_tree: str, comp: Composition) -> tuple[str, str]:
         """Commit STEP's tree, or mark it redundant when it changes nothing on the result so far."""
+        if step.reverted_in and step.merged_in and not step.detail:     # (every way of applying it: helper-122)
+            step.detail = (f"upstream merged it in {step.merged_in[:12]} and reverted it in {step.reverted_in[:12]}: "
+                           "applied again, from the base its change was made on")
         if tree == tip_tree:
             step.redundant_with = redundant_with(step, comp.applied)
             names = ", ".join(step.redundant_with) or "earlier entries"
@@ -729,8 +737,8 @@ class Composer:
             lines.append(f"Carry-Head: {step.head}")
         if step.base:
             lines.append(f"Carry-Base: {step.base}")
-        if step.stacked and step.built_on:
-            lines.append(f"Carry-Stacked-On: {step.built_on[0]} {step.built_on[1]}")
+        if step.stacked_onto:
+            lines.append(f"Carry-Stacked-On: {step.stacked_onto[0]} {step.stacked_onto[1]}")
         lines += [f"Carry-Filtered: {path} (from {step.provided_by.get(path, '?')})" for path in step.filtered]
         if step.resolution:
             lines.append(f"Carry-Resolution: {step.resolution} ({', '.join(step.resolved_paths)})")
@@ -920,11 +928,13 @@ def _renamed_from(step: Step, path: str, applied: Sequence[Step]) -> list[str]:
 
 
 def stacked_on(step: Step) -> str | None:
-    """The earlier PR a conflicting STEP is stacked on and conflicts with (when its whole change conflicts)."""
-    if step.built_on is None or step.stacked:
+    """An earlier PR a conflicting STEP is built on (its history holds that PR's head) and conflicts with, the
+    nearest first (when its whole change conflicts; helper-121: pr/14858 conflicting with pr/14856, not with
+    pr/14857 which did not apply, was not said to be stacked)."""
+    if step.stacked:
         return None
-    lower = step.built_on[0]
-    return lower if any(lower in c.get("with", ()) for c in step.conflicts) else None  # type: ignore[operator]
+    met = {name for c in step.conflicts for name in c.get("with", ())}  # type: ignore[attr-defined]
+    return next((name for name, _head in step.built_order if name in met), None)
 
 
 def _conflict_detail(conflicts: Sequence[dict[str, object]]) -> str:

@@ -69,8 +69,9 @@ def _stacks(git: Git, upstream: str, prs: Sequence[Step]) -> None:
     for n, upper in enumerate(prs):
         lowers = [s for s in prs[:n] if s.head != upper.head and s.head in own[id(upper)]]
         if lowers:
-            lower = max(lowers, key=lambda s: len(own[id(s)]))
-            upper.built_on = (lower.id, lower.head)                   # type: ignore[assignment]
+            nearest = sorted(lowers, key=lambda s: -len(own[id(s)]))
+            upper.built_order = tuple((s.id, s.head) for s in nearest)   # type: ignore[misc]
+            upper.built_on = upper.built_order[0]
             upper.built_over = frozenset(s.id for s in lowers)
 
 

@@ -90,7 +90,13 @@ class _Accountant:
 
     # -- the run -------------------------------------------------------------------------------------
     def run(self) -> Accounting:
-        intended_pairs = [(s.base or EMPTY_TREE, s.head) for s in self.applied]
+        intended_pairs = [(own_base(s) or EMPTY_TREE, s.head) for s in self.applied]
+        # a PR applied as its own commits onto the PR it is stacked on (compose._on_its_lower) is accounted
+        # for those commits' hunks: its whole change's hunks that hold the lower's lines beside its own were
+        # nowhere as blocks (helper-121: "did not land", a red night, depending on the entries' order)
+        stacked = [k for k, s in enumerate(self.applied) if own_base(s) != s.base]
+        own = dict(zip(stacked, self.git.diff_trees([intended_pairs[k] for k in stacked]))) if stacked else {}
+        intended_changes = [own.get(k, s.all_changes) for k, s in enumerate(self.applied)]
         applied_pairs = [(s.parent, s.commit) for s in self.applied]
         # what each step changed: known from composing for the fast path's steps (checked against both
         # trees, level by level down its paths: a step whose commit is not what composing says is asked
@@ -103,10 +109,10 @@ class _Accountant:
         applied_changes = [next(asked) if k is None else list(k) for k in known]
         # a step that changed exactly the blobs its entry's own diff changes (upstream left those files
         # alone since the entry's base) has the same patch: read it once
-        same = [list(s.all_changes) == changes for s, changes in zip(self.applied, applied_changes)]
+        same = [list(mine) == changes for mine, changes in zip(intended_changes, applied_changes)]
         rest = [k for k, equal in enumerate(same) if not equal]
         everything = read_hunks(self.git, intended_pairs + [applied_pairs[k] for k in rest],
-                                [s.all_changes for s in self.applied] + [applied_changes[k] for k in rest])
+                                intended_changes + [applied_changes[k] for k in rest])
         intended, read = everything[:len(self.applied)], iter(everything[len(self.applied):])
         stepped = [intended[k] if equal else next(read) for k, equal in enumerate(same)]
         for index, (step, hunks, diff) in enumerate(zip(self.applied, intended, stepped)):
@@ -393,9 +399,9 @@ class _Accountant:
         previous test's; `diff -U0` placed it 8 lines earlier, taking in those 8 lines, which upstream had
         rewritten since: "did not land", and a red night). Each other placement, slid up or down over the
         entry's base, is looked for as `fallback` looks for the hunk."""
-        if hunk.kind != "text" or (hunk.added and hunk.removed) or not step.base:
+        if hunk.kind != "text" or (hunk.added and hunk.removed) or not own_base(step):
             return None
-        base = self.lines_at(step.base, hunk.old_path or hunk.path)
+        base = self.lines_at(own_base(step), hunk.old_path or hunk.path)  # type: ignore[arg-type]
         block = list(hunk.added or hunk.removed)
         if base is None or not block:
             return None
@@ -591,6 +597,12 @@ class _Accountant:
             data["identical"] = identical
         data["survived"] = max(0, len(entry.landed) - clobbered_hunks)
         return data
+
+
+def own_base(step: Step) -> str | None:
+    """Where the change STEP applied starts: the head of the PR it is stacked on when it was applied as its
+    own commits onto it, else its base."""
+    return step.stacked_onto[1] if step.stacked_onto else step.base
 
 
 def _lines_of(data: bytes) -> list[bytes]:

@@ -37,7 +37,9 @@ class Step:
     # nearest such; composing applies it onto that PR's head when its whole change conflicts (facts.gather)
     built_on: tuple[str, str] | None = None
     built_over: frozenset[str] = frozenset()  # every earlier PR entry whose head its history holds
-    stacked: bool = False                     # applied as its own commits onto `built_on`'s head
+    built_order: tuple[tuple[str, str], ...] = ()   # ... as (id, head), the nearest first
+    stacked: bool = False                     # applied as its own commits onto `stacked_onto`'s head
+    stacked_onto: tuple[str, str] | None = None     # (id, head) of the PR it was applied onto
     stacked_conflict: str | None = None       # its whole change conflicts with the PR it is stacked on
     # a PR skipped before its facts were read (superseded, disabled): the head fetched, as the lock records
     # it; the report's `head` (`carrytool diff` of a red night's report says whether it moved: helper-102)

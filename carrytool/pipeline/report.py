@@ -53,8 +53,8 @@ def entry_json(step: Step) -> dict[str, Any]:
         data["resolution"] = {"mode": step.resolution, "files": list(step.resolved_paths)}
     if step.structured:
         data["structured"] = list(step.structured)
-    if step.stacked and step.built_on:
-        data["stacked_on"] = {"entry": step.built_on[0], "head": step.built_on[1]}
+    if step.stacked_onto:
+        data["stacked_on"] = {"entry": step.stacked_onto[0], "head": step.stacked_onto[1]}
     if step.landing is not None:
         data["landing"] = step.landing
     return data

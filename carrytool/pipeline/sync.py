@@ -314,6 +314,7 @@ def stale_stacks(git: Git, upstream: str, steps: list[Step]) -> Callable[[], lis
     git.load_commits(every)
     keys = {sha: _authored(git.commit_info(sha)) for sha in every}
     found: list[tuple[Step, Step, str, str, bool]] = []   # (stale or later, other, its commit, the other's, on it)
+    was: dict[tuple[str, str], str] = {}     # (stale, the PR it was built on) -> its copy of that PR's head
     for n, one in enumerate(prs):
         mine = {keys[sha]: sha for sha in own[one.id]}
         for other in prs[n + 1:]:
@@ -326,18 +327,20 @@ def stale_stacks(git: Git, upstream: str, steps: list[Step]) -> Callable[[], lis
             tops = (one.head in {a for a, _b in pairs}, other.head in {b for _a, b in pairs})
             if tops == (True, False):          # other was built on one: other holds the old version
                 found += [(other, one, b, a, True) for a, b in pairs]
+                was[(other.id, one.id)] = next(b for a, b in pairs if a == one.head)
             elif tops == (False, True):
                 found += [(one, other, a, b, True) for a, b in pairs]
+                was[(one.id, other.id)] = next(a for a, b in pairs if b == other.head)
             else:
                 found += [(other, one, b, a, False) for a, b in pairs]
     if not found:
         return list
     later = git.patch_ids_later(sorted({sha for *_steps, a, b, _on in found for sha in (a, b)}))
-    return lambda: _stale_warnings(keys, found, later())
+    return lambda: _stale_warnings(keys, found, later(), was)
 
 
 def _stale_warnings(keys: dict[str, tuple[str, str]], found: list[tuple[Step, Step, str, str, bool]],
-                    patches: dict[str, str]) -> list[dict[str, object]]:
+                    patches: dict[str, str], was: dict[tuple[str, str], str]) -> list[dict[str, object]]:
     grouped: dict[tuple[str, bool], dict[str, list[tuple[str, str]]]] = {}   # (PR, built on) -> other PR -> pairs
     for entry, other, here, there, built_on in found:
         if patches.get(here) and patches.get(there) and patches[here] != patches[there]:
@@ -358,8 +361,12 @@ def _stale_warnings(keys: dict[str, tuple[str, str]], found: list[tuple[Step, St
             message = (f"{entry_id} and {', '.join(others)} hold {count} in different versions ({versions}), neither "
                        f"built on the other's head: the one composed later brings its version over the other's; "
                        f"rebase them onto one version")
-        out.append({"kind": "stale-stack", "entry": entry_id, "on": others, "built_on": built_on,
-                    "commits": [{"here": a, "there": b} for a, b in commits], "message": message})
+        warning = {"kind": "stale-stack", "entry": entry_id, "on": others, "built_on": built_on,
+                   "commits": [{"here": a, "there": b} for a, b in commits], "message": message}
+        pins = {other: was[(entry_id, other)] for other in others if (entry_id, other) in was}
+        if pins:         # the heads of the PRs it was built on, as it holds them: `head:` pins carry those versions
+            warning["was"] = pins
+        out.append(warning)
     return out
 
 

@@ -205,7 +205,19 @@ def next_steps(report: Report, invocation: Invocation | None = None, unions: Seq
         hints.append(f"next: {', '.join(f'{s.id} is stacked on {s.stacked_conflict}' for s in stacks)}: "
                      "`policy: {stacked: own-commits}` in the manifest merges each one's own commits onto the PR "
                      "it is stacked on (as git merging its branch would), instead of its whole change")
-    between = [s for s in failed if any(conf["with"] for conf in s.conflicts)]
+    stale = {str(w["entry"]): w for w in report.warnings if w.get("kind") == "stale-stack" and w.get("was")}
+    # a stale stack in conflict with a PR it was built on: a union would keep the old version (helper-121)
+    stale_conflicts = [s for s in failed if s.id in stale and
+                       {name for conf in s.conflicts for name in conf["with"]} & set(stale[s.id]["was"])]  # type: ignore[arg-type]
+    for step in stale_conflicts:
+        pins: dict[str, str] = stale[step.id]["was"]  # type: ignore[assignment]
+        lowers = ", ".join(pins)
+        said = " and ".join(f"`head: {head[:12]}` on {lower}" for lower, head in pins.items())
+        hints.append(f"next: {step.id} is built on an older version of {lowers} (stale-stack): rebase {step.id} onto "
+                     f"the current head; until then {said} carr{'ies' if len(pins) == 1 else 'y'} the version it was "
+                     "built on (with `policy.stacked: own-commits` where its whole change conflicts with it)")
+    between = [s for s in failed if any(conf["with"] for conf in s.conflicts) and not s.stacked_conflict
+               and s not in stale_conflicts]
     order = {step.id: n for n, step in enumerate(report.steps)}
     steps = {step.id: step for step in report.steps}
     for group, stopped in _conflict_groups(between, order):   # one union per set of entries that conflict together

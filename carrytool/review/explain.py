@@ -76,7 +76,7 @@ def explain(manifest: Manifest, git: Git, *, offline: bool = False, entries: Seq
         later = by_id.get(overlap.entries[1])
         overlap.stacked = later is not None and overlap.entries[0] in later.built_over
         overlap.applied_stacked = overlap.stacked and later is not None and later.stacked and \
-            later.built_on is not None and later.built_on[0] == overlap.entries[0]
+            later.stacked_onto is not None and later.stacked_onto[0] == overlap.entries[0]
     full_heads = _full_heads(git, manifest)
     coverage = union_coverage(manifest, evidence, sources, full_heads)
     suggestions = union_groups(manifest, overlap_map.overlaps, evidence, overlap_map.upstream_conflicts)

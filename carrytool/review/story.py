@@ -238,8 +238,8 @@ def _merge_pair(git: Git, ex: Explanation, step: Step, onto: str) -> tuple[str, 
     when: int = info["committer_time"]  # type: ignore[assignment]
     sig = Signature(ex.manifest.identity.name, ex.manifest.identity.email, when)
     # a PR upstream merged is in ONTO's history: its base alone, else git's merge base would be its head
-    if step.stacked and step.built_on:        # its own commits onto the PR it is stacked on (compose._on_its_lower)
-        parents = [step.built_on[1]]
+    if step.stacked_onto:        # its own commits onto the PR it is stacked on (compose._on_its_lower)
+        parents = [step.stacked_onto[1]]
     else:
         parents = [step.base] if step.merged_in else [onto] + ([step.base] if step.base else [])
     shaped = git.write_commit(git.tree_of(onto), parents, sig, sig, f"carrytool: merge base for {step.id}\n")

@@ -450,7 +450,7 @@ def test_a_pr_stacked_on_an_old_version_of_another_is_said(cli: Cli, small: Smal
     assert small.work.git("show", "dev:b.py").endswith("w = 4")          # what pr/2 still carries
     [warning] = stale(report)
     assert warning == {"kind": "stale-stack", "entry": "pr/2", "on": ["pr/1"], "built_on": True,
-                       "commits": [{"here": old, "there": new}], "message": warning["message"]}
+                       "commits": [{"here": old, "there": new}], "was": {"pr/1": old}, "message": warning["message"]}
     assert f"pr/2 holds 1 commit(s) of pr/1 in another version than pr/1 has now ('pr 1': {old[:12]} in pr/2, " \
         f"{new[:12]} in pr/1): it was built on pr/1 before that was rewritten" in warning["message"]
     # said again the next night (nothing moved), under -q too
@@ -1356,3 +1356,108 @@ def test_the_stacked_policy_is_part_of_the_lock(cli: Cli, small: Small) -> None:
     small.manifest([{"pr": 1}, {"pr": 2}], policy={"on_conflict": "skip", "stacked": "own-commits"})
     code, report = sync(cli, small, "--locked", "--dry-run")
     assert code == 2 and "lock" in report["error"]["message"], report
+
+
+def test_a_pr_applied_on_its_lower_is_accounted_for_its_own_commits(cli: Cli, small: Small) -> None:
+    """helper-121: applied as its own commits, a stacked PR was checked for its whole change's hunks, which hold
+    the lower's lines beside its own: where other entries had changed lines around them, such a hunk was
+    nowhere as a block ("did not land", exit 1; pytest's pr/14858 after pr/14899 and pr/14917, ok in another
+    order). Its own commits' hunks are what it applied: here one (a.py), not the lower's b.py again."""
+    lower = small.pr(1, {**A_TWO, **B_TEN})
+    small.up.commit({"a.py": "def f():\n    return 2  # and said so\n\n\ndef g():\n    return 2\n"}, "pr 2, on pr 1",
+                    parent=lower, ref="refs/pull/2/head")
+    small.manifest([{"pr": 1}, {"pr": 2}], policy={"stacked": "own-commits"})
+    code, report = sync(cli, small)
+    landing = by_id(report)["pr/2"]["landing"]
+    assert code == 0 and (landing["hunks"], landing["landed"]) == (1, 1), report
+
+
+def test_a_stale_stack_that_conflicts_is_told_to_rebase_or_pin_not_to_fold(cli: Cli, small: Small) -> None:
+    """helper-121: pr/2, built on pr/1 before pr/1 was amended, conflicts with it; the next step said to fold
+    both into a union, which would keep the old version. It says to rebase, and how to carry the version pr/2
+    was built on meanwhile (a `head:` pin of pr/1, which works as printed)."""
+    old = small.pr(1, A_TWO)
+    small.up.commit({"a.py": "def f():\n    return 2  # and said so\n\n\ndef g():\n    return 2\n"}, "pr 2, on pr 1",
+                    parent=old, ref="refs/pull/2/head")
+    _rewritten(small, old, A_THREE, small.base)                                      # pr/1 amended
+    small.manifest([{"pr": 1}, {"pr": 2}])
+    out = cli("sync", "-m", small.manifest_path, "--repo", small.work.path).stdout
+    assert f"next: pr/2 is built on an older version of pr/1 (stale-stack): rebase pr/2 onto the current head; " \
+        f"until then `head: {old[:12]}` on pr/1 carries the version it was built on (with `policy.stacked: " \
+        "own-commits` where its whole change conflicts with it)" in out, out
+    assert "into a union" not in out
+    small.manifest([{"pr": 1, "head": old[:12]}, {"pr": 2}], policy={"stacked": "own-commits"})
+    code, report = sync(cli, small)           # (its whole change conflicts with pr/1's: a stack, applied as one)
+    assert code == 0 and by_id(report)["pr/2"]["status"] == "applied", report
+
+
+def test_every_pr_of_a_stack_that_conflicts_is_said_to_be_stacked(cli: Cli, small: Small) -> None:
+    """helper-121: in a stack of three, the third conflicted with the first (the second did not apply), and
+    neither its detail nor the next step said it was stacked: a union of all three was suggested."""
+    lower = small.pr(1, A_TWO)
+    second = small.up.commit({"a.py": "def f():\n    return 2  # and said so\n\n\ndef g():\n    return 2\n"},
+                             "pr 2, on pr 1", parent=lower, ref="refs/pull/2/head")
+    small.up.commit({"a.py": "def f():\n    return 2  # and said so twice\n\n\ndef g():\n    return 2\n"},
+                    "pr 3, on pr 2", parent=second, ref="refs/pull/3/head")
+    small.manifest([{"pr": 1}, {"pr": 2}, {"pr": 3}])
+    result = cli("sync", "-m", small.manifest_path, "--repo", small.work.path)
+    assert "next: pr/2 is stacked on pr/1, pr/3 is stacked on pr/1: `policy: {stacked: own-commits}`" \
+        in result.stdout, result.stdout
+    assert "into a union" not in result.stdout
+    small.manifest([{"pr": 1}, {"pr": 2}, {"pr": 3}], policy={"stacked": "own-commits"})
+    code, report = sync(cli, small)
+    assert code == 0 and [by_id(report)[f"pr/{n}"]["status"] for n in (1, 2, 3)] == ["applied"] * 3, report
+
+
+SAID = {"a.py": "def f():\n    return 2  # and said so\n\n\ndef g():\n    return 2\n"}
+
+
+def test_a_stacked_pr_that_merged_upstream_in_is_not_applied_from_its_lower_alone(cli: Cli, small: Small) -> None:
+    """helper-122: pr/2 merged upstream's main (which added d.py) into itself after pr/1; upstream deleted d.py
+    since. Merged from pr/1's head alone, its own commits put d.py back (exit 0, every hunk landed): its base
+    is not pr/1's, so it stays the conflict its whole change is."""
+    lower = small.pr(1, A_TWO)
+    added = small.up.commit({"d.py": "new = 1\n"}, "upstream adds d", parent=small.base, ref="refs/heads/main")
+    merged = small.up.commit({"d.py": "new = 1\n"}, "merge main into pr 2", parent=lower, parents=[lower, added])
+    small.up.commit(SAID, "pr 2 own", parent=merged, ref="refs/pull/2/head")
+    small.up.commit({"d.py": None}, "upstream deletes d", parent="main", ref="refs/heads/main")
+    small.manifest([{"pr": 1}, {"pr": 2}], policy={"stacked": "own-commits", "on_conflict": "skip"})
+    code, report = sync(cli, small)
+    assert small.work.git("ls-tree", "dev", "d.py") == "" and by_id(report)["pr/2"]["status"] == "conflict", report
+
+
+def test_a_stale_pr_in_conflict_with_another_pr_still_gets_its_union(cli: Cli, small: Small) -> None:
+    """helper-122: pr/2 is stale on pr/1 (amended elsewhere) but conflicts only with pr/3: the stale hint (no help)
+    replaced the union suggestion for that conflict."""
+    old = small.pr(1, B_TEN)
+    small.up.commit(SAID, "pr 2, on pr 1", parent=old, ref="refs/pull/2/head")
+    _rewritten(small, old, {**B_TEN, "docs/c.txt": "c2\n"}, small.base)
+    small.pr(3, {"a.py": "def f():\n    return 7\n\n\ndef g():\n    return 2\n"})
+    small.manifest([{"pr": 1}, {"pr": 3}, {"pr": 2}])
+    out = cli("sync", "-m", small.manifest_path, "--repo", small.work.path).stdout
+    assert "into a union" in out and "(stale-stack): rebase" not in out, out
+
+
+def test_a_stale_stack_over_two_prs_pins_both(cli: Cli, small: Small) -> None:
+    """helper-122: pr/3 on pr/2 on pr/1; pr/1 amended and pr/2 rebased onto it, pr/3 left on both old heads: the
+    next step pinned pr/1 alone, which left pr/2 in conflict. Both heads pr/3 holds are named."""
+    a1 = small.pr(1, B_TEN)
+    b1 = small.up.commit({"docs/c.txt": "c b\n"}, "pr 2", parent=a1, ref="refs/pull/2/head")
+    small.up.commit(SAID, "pr 3", parent=b1, ref="refs/pull/3/head")
+    a2 = _rewritten(small, a1, {"b.py": "x = 11\ny = 2\nz = 3\n"}, small.base)
+    scratch = small.up.commit({"docs/c.txt": "c b\n"}, "scratch", parent=a2)
+    when = small.up.git("log", "-1", "--format=%ad", "--date=raw", b1)
+    b2 = small.up.git("commit-tree", f"{scratch}^{{tree}}", "-p", a2, "-m", "pr 2", env={"GIT_AUTHOR_DATE": when})
+    small.up.git("update-ref", "refs/pull/2/head", b2)
+    small.manifest([{"pr": 1}, {"pr": 2}, {"pr": 3}])
+    out = cli("sync", "-m", small.manifest_path, "--repo", small.work.path).stdout
+    assert f"`head: {a1[:12]}` on pr/1 and `head: {b1[:12]}` on pr/2" in out, out
+
+
+def test_a_reverted_pr_applied_again_says_so_in_its_entry(cli: Cli, small: Small) -> None:
+    """helper-122: the detail was only set on the chained merge's way; composed by the fast path it had none."""
+    merge, [revert] = _merged_by_a_merge_commit(small, (A_ONE, _revert()))
+    small.manifest([{"pr": 1}])
+    _code, report = sync(cli, small)
+    assert by_id(report)["pr/1"]["detail"] == f"upstream merged it in {merge[:12]} and reverted it in " \
+        f"{revert[:12]}: applied again, from the base its change was made on"
