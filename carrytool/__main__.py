@@ -34,7 +34,8 @@ def main() -> None:
 
     # typer < 0.20 (pinned for start-up time) reads a helper click 8.5 deprecates: with PYTHONWARNINGS=error
     # every command stopped at import, exit 1 ("verification failed" to CI; helper-113)
-    warnings.filterwarnings("ignore", message=r".*click\.utils\.get_(binary|text)_stream.*", category=DeprecationWarning)
+    warnings.filterwarnings("ignore", message=r".*click\.utils\.get_(binary|text)_stream.*",
+                            category=DeprecationWarning)
     try:
         from carrytool.cli import main as cli_main
     except KeyboardInterrupt:          # Ctrl-C while starting: nothing was done yet (helper-103: a traceback)

@@ -879,13 +879,14 @@ class Git:
     def patch_ids_later(self, commits: Sequence[str]) -> Callable[[], dict[str, str]]:
         """commit -> `git patch-id --stable` of its change without context lines (`-U0`: the same change made
         where the lines around it differ, a rebase onto a moved upstream, has the same id; merges and empty
-        commits have none), for each of COMMITS: `log -p` piped into `patch-id`, started now in a thread (it touches nothing of this Git's
-        state: a run reads them while it composes); the function returned waits for them."""
+        commits have none), for each of COMMITS: `log -p` piped into `patch-id`, started now in a thread (it
+        touches nothing of this Git's state: a run reads them while it composes); the function returned
+        waits for them."""
         if not commits:
             return dict
         self.flush_objects()
-        log = ("log", "-p", "-U0", "--no-walk=unsorted", "--no-merges", "--no-color", "--no-ext-diff", "--format=commit %H",
-               "--stdin")
+        log = ("log", "-p", "-U0", "--no-walk=unsorted", "--no-merges", "--no-color", "--no-ext-diff",
+               "--format=commit %H", "--stdin")
         argv, (cwd, env) = git_argv(*log), self._placement(log)
         ids = git_argv("patch-id", "--stable")
         names = "".join(f"{sha}\n" for sha in commits).encode()
@@ -2200,7 +2201,8 @@ def _refuse_inside(repo: Path, git_dir: Path, common_dir: Path, bare: bool) -> N
         return
     top = None
     if not bare and not where.is_relative_to(git_dir.resolve()):
-        proc = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=repo, capture_output=True, env=scrubbed_env())
+        proc = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=repo, capture_output=True,
+                              env=scrubbed_env())
         top = proc.stdout.decode("utf-8", "surrogateescape").rstrip("\n") if proc.returncode == 0 else None
         if top is not None and Path(top).resolve() == where:
             return

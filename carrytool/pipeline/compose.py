@@ -323,9 +323,9 @@ class Composer:
             result = self._chained(step, tip_tree, lambda: self._merge_onto(step, tip, tip_tree))
             if result.clean and result.tree != tip_tree:
                 return self._commit(step, result.tree, tip, comp)
+        reverted = f"upstream merged it in {str(step.merged_in)[:12]} and reverted it in {str(step.reverted_in)[:12]}"
         step.skip("merged-upstream", UPSTREAM_HAS_IT if not step.reverted_in else
-                  f"upstream merged it in {step.merged_in[:12]} and reverted it in {step.reverted_in[:12]}, but "  # type: ignore[index]
-                  "has its change: merging it onto upstream changes nothing")
+                  f"{reverted}, but has its change: merging it onto upstream changes nothing")
         return tip, tip_tree
 
     def _onto_upstream_directly(self, steps: Sequence[Step]) -> dict[int, MergeResult]:
@@ -534,7 +534,8 @@ class Composer:
             # since, which a merge from that head alone would put back (helper-122: a file upstream deleted)
             return result
         sig = Signature(self.manifest.identity.name, self.manifest.identity.email, self.upstream_time)
-        ours = self.git.write_commit(tip_tree, [lower.head], sig, sig, "carrytool: stand-in for the result so far\n")  # type: ignore[list-item]
+        ours = self.git.write_commit(tip_tree, [str(lower.head)], sig, sig,
+                                     "carrytool: stand-in for the result so far\n")
         stacked = self.git.merge_one(ours, step.head)
         if not stacked.clean:
             return result

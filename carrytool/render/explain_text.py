@@ -70,8 +70,10 @@ def _overlap_cells(overlap: Any) -> tuple[str, ...]:
     scopes = f" [{shorten(overlap.scopes)}]" if overlap.scopes else ""
     provided = " (the union provides it)" if getattr(overlap, "provided_by", None) else ""
     provided += " (resolved structurally)" if getattr(overlap, "structurally", False) else ""
-    provided += " (stacked: sync applies the later onto the earlier's head)" if getattr(overlap, "applied_stacked", False) \
-        else " (stacked: the later is built on the earlier's head)" if getattr(overlap, "stacked", False) else ""
+    if getattr(overlap, "applied_stacked", False):
+        provided += " (stacked: sync applies the later onto the earlier's head)"
+    elif getattr(overlap, "stacked", False):
+        provided += " (stacked: the later is built on the earlier's head)"
     # the pair was not merged: whether it conflicts is not known (helper-80: read as harmless)
     provided += " (not merged: both conflict with upstream alone)" if not getattr(overlap, "merged", True) else ""
     return (overlap.kind + (f" (+{', '.join(also)})" if also else ""), " x ".join(overlap.entries) + provided,

@@ -207,8 +207,9 @@ def next_steps(report: Report, invocation: Invocation | None = None, unions: Seq
                      "it is stacked on (as git merging its branch would), instead of its whole change")
     stale = {str(w["entry"]): w for w in report.warnings if w.get("kind") == "stale-stack" and w.get("was")}
     # a stale stack in conflict with a PR it was built on: a union would keep the old version (helper-121)
-    stale_conflicts = [s for s in failed if s.id in stale and
-                       {name for conf in s.conflicts for name in conf["with"]} & set(stale[s.id]["was"])]  # type: ignore[arg-type]
+    met = {s.id: {name for conf in s.conflicts for name in conf["with"]} for s in failed}
+    stale_conflicts = [s for s in failed
+                       if s.id in stale and met[s.id] & set(stale[s.id]["was"])]  # type: ignore[arg-type]
     for step in stale_conflicts:
         pins: dict[str, str] = stale[step.id]["was"]  # type: ignore[assignment]
         lowers = ", ".join(pins)
