@@ -419,6 +419,7 @@ class Git:
         self._bases: dict[str, dict[str, str | None]] = {}     # upstream -> head -> merge base
         self._sole: set[tuple[str, str]] = set()      # (upstream, head) whose merge base is their only one
         self._outside: dict[str, dict[str, list[str]]] = {}   # upstream -> the parents of heads' commits not in it
+        self._outside_of: dict[tuple[str, str], frozenset[str]] = {}   # (upstream, head) -> `outside`
         self._merged: dict[str, MergeResult] = {}     # merge_trees' answers by stdin line
         self._explicit_bases: bool | None = None
         self._quarantine: Path | None = None
@@ -1052,9 +1053,12 @@ class Git:
         """Whether the repository is a shallow clone (its history cut where its `shallow` file says)."""
         return (self.common_dir / "shallow").exists()
 
-    def outside(self, upstream: str, head: str) -> set[str]:
+    def outside(self, upstream: str, head: str) -> frozenset[str]:
         """The commits of HEAD's history that are not in UPSTREAM's: read from the walk `merge_bases` made of
         the heads it was asked about (no process)."""
+        known = self._outside_of.get((upstream, head))       # (facts and the stale-stack check both ask)
+        if known is not None:
+            return known
         parents = self._outside.get(upstream, {})
         stack, seen = [head], set()
         while stack:
@@ -1062,7 +1066,10 @@ class Git:
             if found not in seen and found in parents:
                 seen.add(found)
                 stack.extend(parents[found])
-        return seen
+        if not seen:         # (a head not walked yet, or in upstream: nothing kept, asked again later)
+            return frozenset()
+        self._outside_of[(upstream, head)] = frozenset(seen)
+        return self._outside_of[(upstream, head)]
 
     def sole_merge_base(self, upstream: str, head: str) -> bool:
         """Whether merge_bases found HEAD's base with UPSTREAM as their only merge base: then git merges

@@ -323,9 +323,8 @@ class Composer:
             result = self._chained(step, tip_tree, lambda: self._merge_onto(step, tip, tip_tree))
             if result.clean and result.tree != tip_tree:
                 return self._commit(step, result.tree, tip, comp)
-        reverted = f"upstream merged it in {str(step.merged_in)[:12]} and reverted it in {str(step.reverted_in)[:12]}"
-        step.skip("merged-upstream", UPSTREAM_HAS_IT if not step.reverted_in else
-                  f"{reverted}, but has its change: merging it onto upstream changes nothing")
+        step.skip("merged-upstream", UPSTREAM_HAS_IT if not step.reverted else
+                  f"{step.reverted}, but has its change: merging it onto upstream changes nothing")
         return tip, tip_tree
 
     def _onto_upstream_directly(self, steps: Sequence[Step]) -> dict[int, MergeResult]:
@@ -539,7 +538,7 @@ class Composer:
         stacked = self.git.merge_one(ours, step.head)
         if not stacked.clean:
             return result
-        step.stacked, step.stacked_onto = True, (lower.id, lower.head)   # type: ignore[assignment]
+        step.stacked_onto = (lower.id, lower.head)   # type: ignore[assignment]
         return stacked
 
     def _name_conflict(self, step: Step, result: MergeResult, applied: Sequence[Step], comp: Composition) -> bool:
@@ -620,9 +619,8 @@ class Composer:
 
     def _settle(self, step: Step, tree: str, tip: str, tip_tree: str, comp: Composition) -> tuple[str, str]:
         """Commit STEP's tree, or mark it redundant when it changes nothing on the result so far."""
-        if step.reverted_in and step.merged_in and not step.detail:     # (every way of applying it: helper-122)
-            step.detail = (f"upstream merged it in {step.merged_in[:12]} and reverted it in {step.reverted_in[:12]}: "
-                           "applied again, from the base its change was made on")
+        if step.reverted and not step.detail:     # (every way of applying it: helper-122)
+            step.detail = f"{step.reverted}: applied again, from the base its change was made on"
         if tree == tip_tree:
             step.redundant_with = redundant_with(step, comp.applied)
             names = ", ".join(step.redundant_with) or "earlier entries"

@@ -64,15 +64,14 @@ def gather(git: Git, resolved: Resolved, steps: Sequence[Step], *, everything: b
 
 def _stacks(git: Git, upstream: str, prs: Sequence[Step]) -> None:
     """Note, on each PR whose history holds an earlier PR entry's head beyond upstream, the nearest such
-    (`Step.built_on`: the one holding the most commits); from the walk merge_bases made, no process."""
+    first (`Step.built_order`: the one holding the most commits first); from the walk merge_bases made, no
+    process."""
     own = {id(s): git.outside(upstream, s.head) for s in prs}        # type: ignore[arg-type]
     for n, upper in enumerate(prs):
         lowers = [s for s in prs[:n] if s.head != upper.head and s.head in own[id(upper)]]
         if lowers:
             nearest = sorted(lowers, key=lambda s: -len(own[id(s)]))
             upper.built_order = tuple((s.id, s.head) for s in nearest)   # type: ignore[misc]
-            upper.built_on = upper.built_order[0]
-            upper.built_over = frozenset(s.id for s in lowers)
 
 
 def _superseded_whole(resolved: Resolved, steps: Sequence[Step]) -> list[tuple[Step, int, str]]:

@@ -33,13 +33,10 @@ class Step:
     # and the one that reverted it; its base is then the one its change was made on (facts.gather)
     merged_in: str | None = None
     reverted_in: str | None = None
-    # a PR built on an earlier PR entry's head (its history holds that head, beyond upstream): (id, head) of the
-    # nearest such; composing applies it onto that PR's head when its whole change conflicts (facts.gather)
-    built_on: tuple[str, str] | None = None
-    built_over: frozenset[str] = frozenset()  # every earlier PR entry whose head its history holds
-    built_order: tuple[tuple[str, str], ...] = ()   # ... as (id, head), the nearest first
-    stacked: bool = False                     # applied as its own commits onto `stacked_onto`'s head
-    stacked_onto: tuple[str, str] | None = None     # (id, head) of the PR it was applied onto
+    # a PR built on earlier PR entries' heads (its history holds them, beyond upstream): (id, head) of each,
+    # the nearest first (facts.gather); composing may apply it onto one of them when its whole change conflicts
+    built_order: tuple[tuple[str, str], ...] = ()
+    stacked_onto: tuple[str, str] | None = None     # (id, head) of the PR it was applied onto as its own commits
     stacked_conflict: str | None = None       # its whole change conflicts with the PR it is stacked on
     # a PR skipped before its facts were read (superseded, disabled): the head fetched, as the lock records
     # it; the report's `head` (`carrytool diff` of a red night's report says whether it moved: helper-102)
@@ -73,6 +70,28 @@ class Step:
     @property
     def files(self) -> list[str]:
         return paths_of(self.changes)
+
+    @property
+    def built_on(self) -> tuple[str, str] | None:
+        """(id, head) of the nearest earlier PR entry it is built on, or None."""
+        return self.built_order[0] if self.built_order else None
+
+    @property
+    def built_over(self) -> frozenset[str]:
+        """Every earlier PR entry whose head its history holds."""
+        return frozenset(name for name, _head in self.built_order)
+
+    @property
+    def stacked(self) -> bool:
+        """Applied as its own commits onto the head of a PR it is built on (`stacked_onto`)."""
+        return self.stacked_onto is not None
+
+    @property
+    def reverted(self) -> str | None:
+        """`upstream merged it in M and reverted it in R`, for a PR upstream merged and reverted since."""
+        if self.merged_in is None or self.reverted_in is None:
+            return None
+        return f"upstream merged it in {self.merged_in[:12]} and reverted it in {self.reverted_in[:12]}"
 
     def skip(self, reason: str, detail: str, status: str = SKIPPED) -> None:
         self.status, self.reason, self.detail = status, reason, detail

@@ -381,9 +381,9 @@ def reverted_warnings(steps: list[Step]) -> list[dict[str, object]]:
     exit 0, nothing said); none when upstream has its change all the same."""
     out: list[dict[str, object]] = []
     for step in steps:
-        if step.reverted_in is None or step.merged_in is None or step.reason == "merged-upstream":
+        if step.reverted is None or step.reason == "merged-upstream":
             continue
-        said = f"{step.id}: upstream merged it in {step.merged_in[:12]} and reverted it in {step.reverted_in[:12]}"
+        said = f"{step.id}: {step.reverted}"
         if step.status == APPLIED:
             message = f"{said}: it is applied again, as it was made; remove the entry to leave it out"
         elif step.status == CONFLICT:

@@ -270,7 +270,7 @@ def _fresh(step: Step) -> Step:
     return Step(entry, head=step.head, base=step.base, changes=list(step.changes),
                 all_changes=list(step.all_changes), filtered=list(step.filtered),
                 provided_by=dict(step.provided_by), merged_in=step.merged_in, reverted_in=step.reverted_in,
-                built_on=step.built_on, built_over=step.built_over, built_order=step.built_order)
+                built_order=step.built_order)
 
 
 def ddmin(items: list, fails: Callable[[list], bool]) -> list:

@@ -181,8 +181,7 @@ def _commands(git: Git, ex: Explanation, step: Step) -> list[dict[str, str]]:
         return out
     head, base = facts.head, facts.base
     if step.entry.kind == "pr" and step.merged_in:
-        reverted = f"upstream merged it in {step.merged_in[:12]} and reverted it in {str(step.reverted_in)[:12]}"
-        add(f"its base ({reverted}; the base it was made on): prints {base}",
+        add(f"its base ({step.reverted}; the base it was made on): prints {base}",
             ["git", "merge-base", f"{step.merged_in}^1", head])
     elif step.entry.kind == "pr":
         add(f"its base: prints {base}", ["git", "merge-base", upstream, head])
