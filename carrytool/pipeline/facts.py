@@ -41,13 +41,15 @@ def gather(git: Git, resolved: Resolved, steps: Sequence[Step], *, everything: b
                 message = resolved.messages.get(entry.id)
                 step.composed_with = supersedes_trailer(
                     message if message is not None else str(git.commit_info(step.head)["message"]))
+    suspects = git.revert_suspects(resolved.upstream, [s.head for s in todo if s.entry.kind == "pr" and s.head
+                                                       and s.base == s.head])
     for step in todo:
         # a PR upstream merged, then reverted (`git revert`, or the forge's revert button: "This reverts commit
         # <the merge>"): carried again, from the base its change was made on (helper-114: skipped as merged,
         # its lines were gone from the image, nothing said). Only a revert says so: a merged PR's change
         # merged again from its base also differs from upstream where upstream deleted or rewrote its lines
         # since (helper-117: pytest's release removes every changelog fragment), which is no revert
-        if step.entry.kind == "pr" and step.head and step.base == step.head:
+        if step.entry.kind == "pr" and step.head in suspects and step.base == step.head:
             found = git.merged_in(resolved.upstream, step.head)
             revert = found and git.reverted_in(found[0], step.head, resolved.upstream)
             if found and revert:

@@ -1454,6 +1454,62 @@ def test_a_stale_stack_over_two_prs_pins_both(cli: Cli, small: Small) -> None:
     assert f"`head: {a1[:12]}` on pr/1 and `head: {b1[:12]}` on pr/2" in out, out
 
 
+def test_a_reverted_pr_is_found_when_a_later_merged_pr_holds_the_revert(cli: Cli, small: Small) -> None:
+    """The revert search reads once what upstream has beyond the merged heads' common history, not beyond
+    each of them: PR 2 was made after upstream reverted PR 1 and merged too, so the revert is in PR 2's
+    history (what upstream has beyond both heads leaves it out)."""
+    merge, [revert] = _merged_by_a_merge_commit(small, (A_ONE, _revert()))
+    later = small.pr(2, {"c.py": "c = 1\n"}, parent=revert)
+    small.up.commit({"c.py": "c = 1\n"}, "Merge pull request #2", parent="main", parents=[revert, later],
+                    ref="refs/heads/main")
+    small.manifest([{"pr": 1}, {"pr": 2}])
+    code, report = sync(cli, small)
+    entries = by_id(report)
+    assert code == 0 and entries["pr/1"]["status"] == "applied", report
+    assert (entries["pr/2"]["status"], entries["pr/2"]["reason"]) == ("skipped", "merged-upstream")
+    assert [(w["entry"], w["merged_in"], w["reverted_in"]) for w in report["warnings"]
+            if w["kind"] == "merged-upstream-reverted"] == [("pr/1", merge, revert)]
+    assert small.work.git("show", "dev:a.py") == A_TWO["a.py"].strip()
+
+
+def test_a_pinned_head_below_the_merged_one_is_found_reverted(cli: Cli, small: Small) -> None:
+    """The PR's branch moved on after the head the manifest pins, and upstream merged the later head, then
+    reverted that merge: the revert names a merge whose second parent is not the pinned head but holds it."""
+    head = small.pr(1, A_TWO)
+    moved = small.pr(1, {"d.py": "d = 1\n"}, parent=head)
+    before = small.up.commit({"b.py": "x = 1\ny = 2\nz = 4\n"}, "upstream moves on", parent="main")
+    merge = small.up.commit({**A_TWO, "d.py": "d = 1\n"}, "Merge pull request #1", parent=before,
+                            parents=[before, moved], ref="refs/heads/main")
+    revert = small.up.commit({**A_ONE, "d.py": None}, _revert(merge), parent="main", ref="refs/heads/main")
+    small.manifest([{"pr": 1, "head": head}])
+    code, report = sync(cli, small)
+    assert code == 0 and by_id(report)["pr/1"]["status"] == "applied", by_id(report)["pr/1"]
+    assert [(w["entry"], w["merged_in"], w["reverted_in"]) for w in report["warnings"]
+            if w["kind"] == "merged-upstream-reverted"] == [("pr/1", merge, revert)]
+    assert small.work.git("show", "dev:a.py") == A_TWO["a.py"].strip()
+
+
+def test_revert_suspects_are_the_heads_a_revert_may_name(small: Small) -> None:
+    """Git.revert_suspects, the filter before merged_in/reverted_in: a head named by a revert (a short
+    name too), a head a named merge brought in (beyond its first parent); not a head whose revert names
+    another commit, nor one merged before the named merge's first parent."""
+    from carrytool.gitlayer.git import Git
+    early = small.pr(3, {"e.py": "e = 1\n"})
+    small.up.commit({"e.py": "e = 1\n"}, "Merge pull request #3", parent="main", parents=[small.base, early],
+                    ref="refs/heads/main")
+    merge, [other] = _merged_by_a_merge_commit(small, ({"f.py": "f\n"}, "unrelated"))
+    head = small.up.rev("refs/pull/1/head")
+    with Git(small.up.path) as git:
+        assert git.revert_suspects(small.up.rev("main"), [head, early]) == set()
+        unrelated = small.up.commit({"f.py": None}, _revert(other), parent="main")
+        assert git.revert_suspects(unrelated, [head, early]) == set()
+        short = small.up.commit(A_ONE, _revert(head[:7]), parent="main")
+        assert git.revert_suspects(short, [head, early]) == {head}
+        of_merge = small.up.commit(A_ONE, _revert(merge), parent="main")
+        assert git.revert_suspects(of_merge, [head, early]) == {head}
+        assert git.revert_suspects(of_merge, []) == set()
+
+
 def test_a_reverted_pr_applied_again_says_so_in_its_entry(cli: Cli, small: Small) -> None:
     """helper-122: the detail was only set on the chained merge's way; composed by the fast path it had none."""
     merge, [revert] = _merged_by_a_merge_commit(small, (A_ONE, _revert()))
