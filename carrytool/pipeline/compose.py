@@ -901,16 +901,22 @@ class Composer:
             if theirs is None:
                 if path not in moved.values():           # (moved aside: the entry has a directory there)
                     edits[path] = None                   # the entry deleted it
-            elif ours is None or theirs.mode in ("160000", "120000"):
-                edits[path] = (theirs.mode, theirs.oid)  # we deleted it (or have a directory), a link: take theirs
-            else:
-                edits[path] = (theirs.mode, self._merge_theirs(base, ours, theirs))
+            elif ours is None or theirs.mode not in REGULAR_MODES or ours.mode not in REGULAR_MODES:
+                # we deleted it (or have a directory), a link, a submodule, either side: take theirs (helper-124:
+                # a submodule's commit read as a blob to merge, "missing from the repository", exit 4)
+                edits[path] = (theirs.mode, theirs.oid)
+            else:   # the mode as git merges it: the entry's when it changed it, else ours (helper-124: an
+                # executable bit upstream or an earlier entry set was dropped, every line landed, nothing said)
+                mode = theirs.mode if base is None or theirs.mode != base.mode or ours.mode not in REGULAR_MODES \
+                    else ours.mode
+                edits[path] = (mode, self._merge_theirs(base, ours, theirs))
         return self.git.edit_tree(result.tree, edits)
 
     def _merge_theirs(self, base: ConflictStage | None, ours: ConflictStage, theirs: ConflictStage) -> str:
         """Theirs wins each conflicting hunk, as git's `-X theirs` (Git.merge_theirs); a binary takes theirs
         as a whole."""
-        merged = self.git.merge_theirs(ours.oid, base.oid if base else None, theirs.oid)
+        merged = self.git.merge_theirs(ours.oid, base.oid if base and base.mode in REGULAR_MODES else None,
+                                       theirs.oid)
         return theirs.oid if merged is None else self.git.write_blob(merged)
 
 

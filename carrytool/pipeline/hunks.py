@@ -11,7 +11,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from carrytool.gitlayer.git import Change, Git
+from carrytool.gitlayer.git import REGULAR_MODES, Change, Git
 
 _HEADER = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 _INDEX = re.compile(rb"^index ([0-9a-f]{40})\.\.([0-9a-f]{40})")
@@ -31,6 +31,7 @@ class Hunk:
     kind: str = "text"              # text | binary | rename | mode | submodule | file
     old_path: str | None = None
     new_oid: str | None = None
+    new_mode: str | None = None     # the file's mode after the change (a "mode" hunk: the one it sets)
 
     @property
     def key(self) -> tuple[str, tuple[bytes, ...], tuple[bytes, ...], str]:
@@ -70,6 +71,11 @@ def parse_patch(patch: bytes, changes: Sequence[Change]) -> list[Hunk]:
         text_hunks = list(_text_hunks(section, change))
         if text_hunks:
             hunks += text_hunks
+            if change.old_mode != change.new_mode and {change.old_mode, change.new_mode} <= set(REGULAR_MODES):
+                # its content and its executable bit: the bit is a change of its own, accounted as one
+                # (helper-124: a later entry resolved `theirs` dropped it, every line landed, nothing said)
+                hunks.append(Hunk(change.path, 0, 0, 0, 0, (), (), "mode", change.old_path, change.new_oid,
+                                  change.new_mode))
         else:
             hunks.append(_whole_file(change, section))
     for change in changes:
@@ -108,7 +114,7 @@ def _text_hunks(section: list[bytes], change: Change):  # noqa: ANN202 - a gener
 def _make(change: Change, parts: list) -> Hunk:
     old_start, old_count, new_start, new_count, removed, added = parts
     return Hunk(change.path, old_start, old_count, new_start, new_count, tuple(removed), tuple(added),
-                "text", change.old_path, change.new_oid)
+                "text", change.old_path, change.new_oid, change.new_mode)
 
 
 def _whole_file(change: Change, section: list[bytes]) -> Hunk:
@@ -122,7 +128,7 @@ def _whole_file(change: Change, section: list[bytes]) -> Hunk:
         kind = "mode"
     else:
         kind = "file"
-    return Hunk(change.path, 0, 0, 0, 0, (), (), kind, change.old_path, change.new_oid)
+    return Hunk(change.path, 0, 0, 0, 0, (), (), kind, change.old_path, change.new_oid, change.new_mode)
 
 
 def read_hunks(git: Git, pairs: Sequence[tuple[str, str]], changes: Sequence[Sequence[Change]]) -> list[list[Hunk]]:

@@ -32,6 +32,7 @@ Owner = tuple[int, int]          # (index of the applied step, index of its hunk
 
 
 _KEEPS_LINES = ("text", "rename", "mode")     # hunk kinds after which a file's owned lines are still there
+_WHOLE = ("binary", "submodule", "file")        # hunk kinds that replace a file whole
 
 
 @dataclass
@@ -62,6 +63,7 @@ class _Accountant:
         # it set (binary, submodule, replaced: path -> owner), lines it only removed (path -> [(owner, lines)])
         self.gone: dict[str, Owner] = {}
         self.whole: dict[str, Owner] = {}
+        self.modes: dict[str, tuple[Owner, str]] = {}             # an executable bit it set: path -> (owner, mode)
         self.removals: dict[str, list[tuple[Owner, tuple[bytes, ...], int]]] = {}   # ... and the line it follows
         self.renamed: dict[str, str] = {}                          # path -> where earlier steps moved it
         self.result = Accounting()
@@ -137,7 +139,7 @@ class _Accountant:
             if hunk.old_path and hunk.old_path != hunk.path:
                 if hunk.old_path in self.ledger:
                     self.ledger[hunk.path] = self.ledger.pop(hunk.old_path)
-                for kept in (self.whole, self.removals):
+                for kept in (self.whole, self.removals, self.modes):
                     if hunk.old_path in kept:
                         kept[hunk.path] = kept.pop(hunk.old_path)  # type: ignore[assignment]
                 for source, target in list(self.renamed.items()):
@@ -145,6 +147,7 @@ class _Accountant:
                         self.renamed[source] = hunk.path
                 self.renamed[hunk.old_path] = hunk.path
             by_file.setdefault(hunk.path, []).append(hunk)
+        set_whole = {path for path in by_file if path in self.whole or path in self.gone}   # (before undone)
         self.undone(index, step, by_file)
         for path, hunks in by_file.items():        # where lines other entries removed are now
             if path in self.removals:
@@ -162,6 +165,8 @@ class _Accountant:
                 self.clobber(index, path, sorted(owned.items()), whole)
                 self.ledger[path] = {}
                 continue
+            if step.resolution and path not in set_whole and any(h.kind in _WHOLE for h in hunks):
+                self.upstream_replaced(index, path)
             removed: list[tuple[int, Owner | None, bytes]] = []
             for hunk in text_hunks:
                 for k in range(hunk.old_count if hunk.removed else 0):
@@ -188,6 +193,12 @@ class _Accountant:
             if owner is not None and owner[0] != index and any(h.kind not in ("rename", "mode") for h in hunks):
                 del self.whole[path]
                 self.clobber(index, path, [(1, owner)], None, how="replaced the whole file")
+            kept = self.modes.get(path)
+            if kept is not None and kept[0][0] != index and any(h.kind == "mode" and h.new_mode != kept[1]
+                                                                  for h in hunks):
+                del self.modes[path]
+                back = next(h.new_mode for h in hunks if h.kind == "mode")
+                self.clobber(index, path, [(1, kept[0])], None, how=f"set its mode to {back} again")
             if not step.resolution:
                 continue
             for owner, lines, gap in list(self.removals.get(path, [])):
@@ -261,6 +272,23 @@ class _Accountant:
                            f"{path} at {min(lost)}-{max(lost)} that its own diff never changed: possible "
                            "upstream content loss"})
 
+    def upstream_replaced(self, index: int, path: str) -> None:
+        """Step INDEX, resolved `theirs`, replaced PATH whole (a binary, a submodule, a link or a file of
+        another type: no lines to merge) where no entry had set it: upstream's version is gone when it is not
+        the one the entry's own change started from (helper-124: a binary both changed, a submodule bumped
+        where upstream had made a file, a file made a link where upstream had edited it: gone, nothing said)."""
+        step = self.applied[index]
+        tree_of = self.git.tree_of
+        before = self.git.blob_at(tree_of(step.parent), path) if step.parent else None   # type: ignore[arg-type]
+        base = own_base(step)
+        if before is None or before == (self.git.blob_at(tree_of(base), path) if base else None):  # type: ignore[arg-type]
+            return
+        self.result.warnings.append({
+            "kind": "upstream-loss", "entry": step.id, "file": path, "lines": [0, 0],
+            "message": f"{step.id} (on_conflict: {step.resolution}) replaced {path} whole with its own version: "
+                       "the version upstream had there since the entry's base is gone: possible upstream content "
+                       "loss"})
+
     # -- landing --------------------------------------------------------------------------------------
     def land(self, index: int, entry: _Entry, diff: list[Hunk]) -> None:
         step = entry.step
@@ -291,6 +319,9 @@ class _Accountant:
             if how is None:
                 placed = self.fallback(step, hunk, claimed) or self.slid(step, hunk, claimed)
                 how = "applied" if placed else None
+            if how is None and hunk.new_oid == ZERO and hunk.kind == "text" and self.whole_file_landed(hunk):
+                how = "applied"    # the file is gone, as the entry deleted it: lines an earlier entry changed in
+                # it are that entry's loss (clobbered), not a deletion that did not land (helper-124)
             if how is None and self.already_present(step, hunk):
                 how = "present"
             if how is None:
@@ -318,6 +349,8 @@ class _Accountant:
             self.gone[path] = owner                   # a deletion: its removed lines are the whole file
         elif hunk.kind in ("binary", "submodule"):    # not "file": an empty file added has no lines to own
             self.whole[path] = owner
+        elif hunk.kind == "mode":
+            self.modes[path] = (owner, hunk.new_mode)     # type: ignore[assignment]
         elif hunk.kind == "text" and hunk.removed and not hunk.added and placed is not None and \
                 not all(_trivial(line) for line in hunk.removed):
             self.removals.setdefault(path, []).append((owner, hunk.removed, placed[0]))
@@ -343,11 +376,16 @@ class _Accountant:
         return None
 
     def whole_file_landed(self, hunk: Hunk) -> bool:
-        """A binary/rename/mode/submodule change landed when the step's tree has its blob at its path."""
+        """A binary/rename/submodule change landed when the step's tree has its blob at its path, a mode
+        change when the file there has its mode (helper-124: a PR that only made a script executable, on a
+        file upstream edited since, "did not land" and failed every night: its blob is the old content)."""
         step = self._current
-        found = self.git.blob_at(self.git.tree_of(step.commit), hunk.path)  # type: ignore[arg-type]
-        if hunk.new_oid in (None, ZERO):
-            return found is None
+        path = self.renamed.get(hunk.path, hunk.path) if hunk.new_oid == ZERO else hunk.path
+        found = self.git.blob_at(self.git.tree_of(step.commit), path)  # type: ignore[arg-type]
+        if hunk.kind == "mode":
+            return found is not None and found[0] == hunk.new_mode
+        if hunk.new_oid in (None, ZERO):         # (a directory there now: no file, as the entry left it)
+            return found is None or found[0].lstrip("0") == "40000"
         if found is not None and hunk.kind == "rename" and hunk.old_path:
             # the move happened: the content may carry other entries' edits, which their own hunks account for
             return found[1] == hunk.new_oid or self.git.blob_at(self.git.tree_of(step.commit), hunk.old_path) is None  # type: ignore[arg-type]
