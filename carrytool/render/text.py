@@ -136,11 +136,56 @@ def detail_lines(report: Report, *, verbose: bool = False, invocation: Invocatio
     passed = sum(1 for a in report.asserts if a.ok)
     if report.asserts:
         lines.append(f"asserts: {passed}/{len(report.asserts)} hold")
-    for warning in report.warnings:      # a command it names repeats the run's -m and --repo (helper-114)
-        lines.append(f"warning: {(invocation or Invocation()).rewrite(str(warning.get('message') or warning))}")
+    lines += warning_lines(report, invocation)
     if report.error and show_error:
         lines.append(f"error: {report.error['message']}")
     return lines + next_steps(report, invocation, unions)
+
+
+HUNKS_APART = 3     # a pair of entries sharing more identical hunks than this has one line for them all
+PAIRS_SHOWN = 10    # and past this many such pairs, one line for the rest: the report keeps every warning
+PLACES_SHOWN = 3    # the places a pair's line names
+
+
+def warning_lines(report: Report, invocation: Invocation | None = None) -> list[str]:
+    """One `warning:` line per warning of REPORT (a command it names repeats the run's -m and --repo: helper-114),
+    but one line for the identical-hunk warnings of a pair of entries that share more than HUNKS_APART hunks,
+    and one line for every pair past PAIRS_SHOWN (helper-126: a jax PR based on a newer upstream than the pinned
+    one carried upstream's commits, and sync printed 3,163 identical-hunk lines)."""
+    run = invocation or Invocation()
+    pairs: dict[tuple[str, str], list[dict]] = {}
+    for warning in report.warnings:
+        if warning.get("kind") == "identical-hunk":
+            pairs.setdefault((str(warning.get("entry")), str(warning.get("other"))), []).append(warning)
+    shown = set(list(pairs)[:PAIRS_SHOWN])
+    applied = {step.id for step in report.steps if step.status == "applied"}
+    lines: list[str] = []
+    for warning in report.warnings:
+        pair = (str(warning.get("entry")), str(warning.get("other")))
+        if warning.get("kind") == "identical-hunk" and (pair not in shown or len(pairs[pair]) > HUNKS_APART):
+            if pair in shown and warning is pairs[pair][0]:
+                lines.append(f"warning: {_same_hunks(pair, pairs[pair], once=pair[0] in applied)}")
+            continue
+        lines.append(f"warning: {run.rewrite(str(warning.get('message') or warning))}")
+    rest = [pair for pair in pairs if pair not in shown]
+    if rest:
+        hunks = sum(len(pairs[pair]) for pair in rest)
+        lines.append(f"warning: {len(rest)} more pairs of entries carry the same hunks ({hunks} hunks): see the "
+                     "report's warnings (--report FILE or --format json)")
+    return lines
+
+
+def _same_hunks(pair: tuple[str, str], warnings: list[dict], *, once: bool) -> str:
+    """`pr/B and pr/A carry the same N hunks in K files (a.py:3, a.py:40-41, b.py:7 and M more)`."""
+    places = []
+    for warning in warnings:
+        first, last = (list(warning.get("lines") or []) + [0, 0])[:2]
+        places.append(f"{warning.get('file')}" + (f":{first}" if first else "") +
+                      (f"-{last}" if last and last != first else ""))
+    files = len({warning.get("file") for warning in warnings})
+    more = f" and {len(places) - PLACES_SHOWN} more" if len(places) > PLACES_SHOWN else ""
+    return f"{pair[0]} and {pair[1]} carry the same {len(warnings)} hunks in {files} file{'s' * (files != 1)} " \
+           f"({', '.join(places[:PLACES_SHOWN])}{more})" + (": each is applied once" if once else "")
 
 
 def _hold(count: int) -> str:

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from carrytool.gitlayer.git import Change
 from carrytool.pipeline.hunks import parse_patch
+from carrytool.pipeline.report import Report
+from carrytool.render.text import warning_lines
 from tests.conftest import Cli, Small
 from tests.pipeline.test_sync import by_id, sync
 
@@ -536,3 +540,37 @@ def test_a_dropped_hunk_is_not_found_on_the_lines_of_its_neighbour(small: Small)
         accounting = _Accountant(git, [step]).run()
     assert [(failure["kind"], failure["lines"]) for failure in accounting.failures] == [("dropped", [8, 9])], \
         accounting.failures
+
+
+def test_many_identical_hunks_of_a_pair_print_one_line(cli: Cli, small: Small, tmp_path) -> None:
+    """The text has one line for a pair sharing many hunks (helper-126: 3,163 lines on jax); the report keeps each."""
+    same = {f"same/f{n}.txt": f"shared {n}\n" for n in range(6)}
+    small.pr(1, same)
+    small.pr(2, {**same, "docs/c.txt": "c2\n"})
+    small.manifest([{"pr": 1}, {"pr": 2}])
+    saved = tmp_path / "sync.json"
+    result = cli("sync", "-m", small.manifest_path, "--repo", small.work.path, "--report", saved)
+    assert result.exit_code == 0, result.stdout
+    said = [line for line in result.stdout.splitlines() if "pr/2 and pr/1" in line]
+    assert said == ["warning: pr/2 and pr/1 carry the same 6 hunks in 6 files (same/f0.txt:1, same/f1.txt:1, "
+                    "same/f2.txt:1 and 3 more): each is applied once"], result.stdout
+    warnings = [w for w in json.loads(saved.read_text())["warnings"] if w["kind"] == "identical-hunk"]
+    assert sorted(w["file"] for w in warnings) == sorted(same)
+
+
+def _identical(entry: str, other: str, line: int) -> dict:
+    return {"kind": "identical-hunk", "entry": entry, "other": other, "file": "a.py", "lines": [line, line],
+            "message": f"{entry} and {other} carry the same hunk in a.py:{line}"}
+
+
+def test_identical_hunk_lines_group_by_pair_and_stop_past_ten_pairs() -> None:
+    few = [_identical("pr/2", "pr/1", n) for n in (3, 9)]                     # a few: one line each, as before
+    many = [_identical(f"pr/{n}", "pr/1", line) for n in range(3, 15) for line in (5, 40, 41, 80)]
+    report = Report("sync", warnings=[*few, {"kind": "stale-fold", "message": "refold"}, *many])
+    lines = warning_lines(report)
+    assert lines[:3] == ["warning: pr/2 and pr/1 carry the same hunk in a.py:3",
+                         "warning: pr/2 and pr/1 carry the same hunk in a.py:9", "warning: refold"]
+    assert lines[3] == "warning: pr/3 and pr/1 carry the same 4 hunks in 1 file (a.py:5, a.py:40, a.py:41 and 1 more)"
+    assert len(lines) == 3 + 9 + 1      # ten pairs shown, then one line for the other three
+    assert lines[-1] == "warning: 3 more pairs of entries carry the same hunks (12 hunks): see the report's " \
+                        "warnings (--report FILE or --format json)"
