@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from carrytool.errors import CarryError, ConflictError, InputError, UnknownRef
+from carrytool.errors import CarryError, ConflictError, GitError, InputError, UnknownRef
 from carrytool.gitlayer.git import REGULAR_MODES, Git, MergeResult, Signature
 from carrytool.gitlayer.urls import resolve_local
 from carrytool.manifest import paths as pathmatch
@@ -57,7 +57,7 @@ from carrytool.union.reuse import (
     read_content,
     resolve_step,
 )
-from carrytool.union.scratch import Scratch, _walk
+from carrytool.union.scratch import MissingBlob, Scratch, _walk
 from carrytool.union.state import load_state, save_state
 
 Notify = Callable[[str], None]
@@ -334,13 +334,36 @@ class Union:
         shown_tree = self.relabel(step.tree, conflicts, ours=ours, theirs=item.id)
         self.git.flush_objects()
         scratch = self._scratch(Path(state["scratch"]))
-        scratch.write(self.git, shown_tree)
+        try:
+            scratch.write(self.git, shown_tree)
+        except MissingBlob as missing:
+            scratch.remove_files()
+            raise self.missing_blob(missing, state["upstream"], [*earlier, item]) from None
         crash_point("stop:scratch")
         state["conflict"] = {"pr": item.pr, "tree": merged.tree, "pre": step.pre, "shown": shown_tree,
                              "files": conflicts, "waiting": step.waiting}
         self.save(state)
         outcome.scratch = scratch.root
         return outcome
+
+    def missing_blob(self, missing: MissingBlob, upstream: str, items: list[FoldItem]) -> GitError:
+        """MISSING (a blob of the tree to write to the scratch) named with where it comes from, upstream or the
+        PRs folded (ITEMS), and the fetch that brings it (helper-126: a partial jax mirror, "object f866c53... is
+        missing" and no path)."""
+        branch = self.manifest.upstream.branch
+        sources = [(f"upstream {branch} at {upstream[:12]}", upstream, f"refs/heads/{branch}"),
+                   *((f"{i.id} at {i.head[:12]}", i.head, self.manifest.upstream.pr_ref_for(i.pr)) for i in items)]
+        having = [(label, ref) for label, rev, ref in sources
+                  if (self.git.blob_at(self.git.tree_of(rev), missing.path) or ("", ""))[1] == missing.oid]
+        where = ", ".join(label for label, _ in having) or f"the merged tree {missing.tree[:12]}"
+        url = resolve_local(self.manifest.upstream.url, self.manifest.base_dir)
+        fetch = shlex.join(["git", "-C", str(self.git.git_dir), "fetch", "--refetch", url,
+                            having[0][1] if having else f"refs/heads/{branch}"])
+        return GitError(f"{missing.path} (blob {missing.oid}, as {where} has it) is missing from the repository: "
+                        f"the fold of {self.entry.id} stopped on a conflict, and its scratch tree cannot be written",
+                        hint=f"the repository is incomplete (a partial mirror or an interrupted fetch): fetch the "
+                             f"object again (`{fetch}`; `git -C {shlex.quote(str(self.git.git_dir))} fsck "
+                             "--connectivity-only` lists what else is missing), then run the command again")
 
     def _earlier_resolutions(self, state: dict, item: FoldItem, conflicts: list[dict]) -> None:
         """Print the resolutions recorded for ITEM in the files this stop asks about that this fold did not

@@ -14,7 +14,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from carrytool.errors import EnvironmentProblem, InputError
+from carrytool.errors import EnvironmentProblem, GitError, InputError
 from carrytool.gitlayer.env import decode_path, encode_path
 from carrytool.gitlayer.git import Git
 
@@ -22,6 +22,16 @@ MARKER = ".carrytool-scratch"
 _FORBIDDEN = {b"", b".", b"..", b".git"}
 
 Snapshot = dict[str, tuple[str, bytes]]      # path -> (mode, content or link target)
+
+
+class MissingBlob(GitError):
+    """A blob TREE names at PATH that the repository lacks (a partial mirror, an interrupted fetch)."""
+
+    def __init__(self, path: str, oid: str, tree: str) -> None:
+        super().__init__(f"{path} (blob {oid}, in tree {tree}) is missing from the repository: the scratch tree "
+                         "cannot be written", hint="fetch the missing object (the repository is incomplete), then "
+                                                   "run the command again")
+        self.path, self.oid, self.tree = path, oid, tree
 
 
 @dataclass
@@ -95,11 +105,14 @@ class Scratch:
         root = encode_path(str(self.root))
         for mode, oid, path in entries:
             target = root + b"/" + path
-            os.makedirs(os.path.dirname(target), exist_ok=True)
             if mode == "160000":
                 os.makedirs(target, exist_ok=True)
                 continue
-            data = git.read_blob(oid)
+            found = git.read_object(oid)
+            if found is None:       # before its directory is made: remove_files leaves none behind
+                raise MissingBlob(decode_path(path), oid, tree)
+            data = found[1]
+            os.makedirs(os.path.dirname(target), exist_ok=True)
             if mode == "120000":
                 os.symlink(data, target)
                 continue

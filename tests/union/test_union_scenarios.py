@@ -16,7 +16,7 @@ import pytest
 
 from carrytool.union.resolutions import split_conflicts
 from tests.conftest import Cli
-from tests.gitrepo import init_repo
+from tests.gitrepo import Repo, init_repo
 from tests.union.fold_scenario import A_BASE, Fold, edited, resolve_both
 
 
@@ -317,6 +317,28 @@ def test_union_new_of_a_pr_upstream_does_not_have_leaves_the_manifest_as_it_was(
     again = cli("union", "new", "u", "1", "2", *fold.args())
     assert again.exit_code == 3, again.stdout + again.stderr    # the fold stops on its conflict, as before
     assert fold.manifest.read_text() == before + "  - carry: u\n    patch: unions/u.patch\n    supersedes: [1, 2]\n"
+
+
+def test_union_new_on_an_upstream_missing_a_blob_names_its_path_and_the_fetch(cli: Cli, tmp_path: Path) -> None:
+    """Upstream's tree names a blob the repository lacks (helper-126: a partial jax mirror): the stop could
+    not write its scratch tree, and the error named the object alone. It names the path, that upstream has
+    it, and the fetch that brings it; exit 4 as before, no scratch left, the manifest as it was."""
+    fold = Fold(tmp_path, union="")
+    before = fold.manifest.read_text()
+    work = Repo(fold.work)
+    work.git("fetch", "-q", str(fold.up.path), "main:refs/carrytool/dev/upstream",
+             "refs/pull/1/head:refs/carrytool/dev/pr/1", "refs/pull/2/head:refs/carrytool/dev/pr/2")
+    gone = "f866c53" + "0" * 33
+    vendor = work.git("mktree", "--missing", input=f"100644 blob {gone}\tblob.bin\n".encode())
+    tree = work.git("mktree", input=f"{work.git('ls-tree', fold.base)}\n040000 tree {vendor}\tvendor\n".encode())
+    upstream = work.git("commit-tree", tree, "-p", fold.base, "-m", "vendor a blob")
+    work.git("update-ref", "refs/carrytool/dev/upstream", upstream)
+    result = cli("union", "new", "u", "1", "2", "--offline", *fold.args())
+    stderr = " ".join(result.stderr.split())
+    assert result.exit_code == 4, result.stdout + result.stderr
+    assert f"vendor/blob.bin (blob {gone}, as upstream main at {upstream[:12]} has it) is missing" in stderr, stderr
+    assert f"`git -C {fold.work} fetch --refetch {fold.up.path} refs/heads/main`" in stderr, stderr
+    assert fold.manifest.read_text() == before and not fold.scratch.exists()
 
 
 def test_a_file_git_moves_out_of_a_directory_s_way_names_the_pr_whose_directory_it_is(cli: Cli, tmp_path: Path) -> None:
