@@ -19,10 +19,10 @@ def summary_line(diff: LockDiff) -> str:
     return f"upstream {up['from'][:12]} -> {up['to'][:12]} ({moved}); {counts or 'no entries'}{order}"
 
 
-def _changes(diff: LockDiff) -> list[str]:
-    """The lines after the entries: the new order, the composed branch when it changed, asserts (or why they
-    were not compared), resolutions."""
-    lines = []
+def _changes(diff: LockDiff, shown: list[dict[str, Any]]) -> list[str]:
+    """The lines after the entries: where to read why an entry SHOWN is not applied, the new order, the composed
+    branch when it changed, asserts (or why they were not compared), resolutions."""
+    lines = [_REPORTS_HINT] if any(_unknown_reason(item, _locks(diff)) for item in shown) else []
     order = diff.order()
     if order:
         lines.append(f"  order changed: {', '.join(order['from'])} -> {', '.join(order['to'])}")
@@ -35,14 +35,22 @@ def _changes(diff: LockDiff) -> list[str]:
     return lines + _lists("asserts", diff.asserts) + _lists("resolutions", diff.resolutions)
 
 
-def describe_entry(item: dict[str, Any]) -> str:
-    """What happened to one entry beyond its change word, in words (no markup)."""
+# a lock records the chain it composed, not why an entry is not in it (helper-126: a PR gone from applied to
+# conflict read "applied -> skipped"); the reports of both nights have the reasons
+_LOCK_SAYS = "the lock has no reason"
+_REPORTS_HINT = "  not applied: a lock records what was applied, not why the rest was not; for the reasons, diff " \
+                "the nights' reports (each night's `sync --report FILE`): carrytool diff OLD.json NEW.json"
+
+
+def describe_entry(item: dict[str, Any], *, locks: tuple[bool, bool] = (False, False)) -> str:
+    """What happened to one entry beyond its change word, in words (no markup). LOCKS: whether the old and
+    the new night are locks (an entry a lock's chain lacks is "not applied", for a reason it does not know)."""
     frm, to = item.get("from") or {}, item.get("to") or {}
     change = item["change"]
     if change == "added":
-        return _state(to)
+        return _state(to, locks[1]) + _unknown_reason(item, locks)
     if change == "removed":
-        return f"was {_state(frm)}"
+        return f"was {_state(frm, locks[0])}" + _unknown_reason(item, locks)
     if change == "moved":
         text = f"head {frm['head'][:12]} -> {to['head'][:12]}"
     elif change == "refolded":
@@ -51,29 +59,42 @@ def describe_entry(item: dict[str, Any]) -> str:
             text += f", resolution {frm.get('resolution') or 'none'} -> {to.get('resolution') or 'none'}"
     else:
         text = ""
-    if _state(frm) != _state(to):
-        text = (text + "; " if text else "") + f"{_state(frm)} -> {_state(to)}"
-    return text or _state(to)
+    if _state(frm, locks[0]) != _state(to, locks[1]):
+        text = (text + "; " if text else "") + f"{_state(frm, locks[0])} -> {_state(to, locks[1])}"
+    return (text or _state(to, locks[1])) + _unknown_reason(item, locks)
 
 
-def _state(side: dict[str, Any]) -> str:
+def _state(side: dict[str, Any], lock: bool = False) -> str:
     status = side.get("status", "unknown")
     reason = side.get("reason")
+    if lock and status == "skipped" and not reason:
+        return "not applied"
     return f"{status} ({reason})" if reason and reason != status else status
+
+
+def _unknown_reason(item: dict[str, Any], locks: tuple[bool, bool]) -> str:
+    """` (the lock has no reason)` when a side of ITEM is a lock's entry outside its chain, with no reason."""
+    sides = (item.get("from") or {}, item.get("to") or {})
+    return f" ({_LOCK_SAYS})" if any(_state(side, lock) == "not applied" for side, lock in zip(sides, locks)) else ""
+
+
+def _locks(diff: LockDiff) -> tuple[bool, bool]:
+    """Whether the old and the new night are locks (a report has each entry's status and reason)."""
+    return diff.old.statuses is None, diff.new.statuses is None
 
 
 def render_diff_text(diff: LockDiff, *, verbose: bool = False) -> str:
     """The diff for a terminal: one summary line, then one line per changed entry (all with VERBOSE)."""
     lines = [f"carrytool diff {diff.old.label} -> {diff.new.label}", summary_line(diff)]
-    for item in diff.entries:
-        if item["change"] == "unchanged" and not verbose:
-            continue
-        lines.append(f"  {item['id']}: {item['change']}: {describe_entry(item)}")
+    locks = _locks(diff)
+    shown = [item for item in diff.entries if item["change"] != "unchanged" or verbose]
+    for item in shown:
+        lines.append(f"  {item['id']}: {item['change']}: {describe_entry(item, locks=locks)}")
         lines += [f"      {pair['change']} {_short(pair['old'])} {_short(pair['new'])} {pair['subject']}"
                   for pair in item["range_diff"]]
         lines += [f"      range-diff unavailable, not in this repository: {missing}"
                   for missing in item.get("range_diff_unavailable", [])]
-    lines += _changes(diff)
+    lines += _changes(diff, shown)
     return "\n".join(printable(line, newlines=False) for line in lines) + "\n"
 
 
@@ -97,8 +118,8 @@ def render_diff_markdown(diff: LockDiff) -> str:
     changed = [item for item in diff.entries if item["change"] != "unchanged"]
     if changed:
         parts += ["| entry | change | detail |", "|---|---|---|"]
-        parts += [f"| {md_code(item['id'])} | {item['change']} | {_md_arrows(describe_entry(item))} |"
-                  for item in changed]
+        parts += [f"| {md_code(item['id'])} | {item['change']} | "
+                  f"{_md_arrows(describe_entry(item, locks=_locks(diff)))} |" for item in changed]
     else:
         parts.append("No entry changed.")
     for item in changed:
@@ -109,7 +130,7 @@ def render_diff_markdown(diff: LockDiff) -> str:
                       "| | old | new | subject |", "|---|---|---|---|", *rows, "", "</details>"]
         for missing in item.get("range_diff_unavailable", []):
             parts += ["", f"{md_text(item['id'])}: range-diff unavailable, not in this repository: {md_code(missing)}"]
-    extra = _changes(diff)
+    extra = _changes(diff, changed)
     if extra:
         parts += ["", *[f"- {md_text(line.strip())}" for line in extra]]
     return "\n".join(parts).rstrip() + "\n"

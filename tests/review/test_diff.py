@@ -255,7 +255,7 @@ def test_markdown_and_text(nights: Nights) -> None:
     args = ("-m", nights.manifest, "--repo", nights.work.path)
     md = nights.cli("diff", *args, "--format", "markdown").stdout
     assert f"| `pr/1` | moved | head {nights.p1b[:12]} → {nights.p1c[:12]} |" in md
-    assert "| `pr/3` | status | applied → skipped |" in md
+    assert "| `pr/3` | status | applied → not applied (the lock has no reason) |" in md
     assert "| `pr/4` | added | applied |" in md
     assert "<details><summary>pr/1: range-diff</summary>" in md
     assert f"| ! (changed) | `{nights.p1b[:12]}` | `{nights.p1b2[:12]}` | add h |" in md
@@ -264,6 +264,23 @@ def test_markdown_and_text(nights: Nights) -> None:
     assert f"  pr/1: moved: head {nights.p1b[:12]} -> {nights.p1c[:12]}" in text
     assert f"      > {'-' * 12} {nights.p1c[:12]} add i" in text
     assert "pr/2: removed: was applied" in text
+
+
+def test_a_lock_says_not_applied_and_where_the_reason_is(nights: Nights, tmp_path: Path) -> None:
+    """pr/3 went from applied to conflict (skipped under `on_conflict: skip`): two locks said "applied ->
+    skipped", a reason they do not have (helper-126, on jax). The text says what a lock can tell, and names
+    the diff of the reports that says why; a report's own status is said as it is."""
+    args = ("-m", nights.manifest, "--repo", nights.work.path)
+    text = nights.cli("diff", *args).stdout
+    assert "  pr/3: status: applied -> not applied (the lock has no reason)\n" in text, text
+    assert "for the reasons, diff the nights' reports (each night's `sync --report FILE`): carrytool diff " \
+           "OLD.json NEW.json" in text and "skipped" not in text, text
+    report = tmp_path / "sync-report.json"
+    nights.cli("sync", *args, "--dry-run", "--report", report)
+    text = nights.cli("diff", "HEAD~1:carries/manifest.yaml.lock", report, *args).stdout
+    assert "  pr/3: status: applied -> conflict\n" in text and "the lock has no reason" not in text, text
+    _, out = _diff(nights)            # the JSON keeps its documented value
+    assert next(e for e in out["entries"] if e["id"] == "pr/3")["to"]["status"] == "skipped"
 
 
 def test_refolded_carry(tmp_path: Path, cli: Cli) -> None:
