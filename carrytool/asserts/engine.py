@@ -70,8 +70,11 @@ def _evaluate(spec: AssertSpec, src: SourceFile | None, missing: str = MISSING) 
     except RecursionError:
         # The walks recurse along the nesting of the code; absurdly deep code is refused, not crashed on.
         verdict = failed(f"{spec.file}: the code is nested too deeply to analyse")
+    # a Python check (or a scoped text check) on a file that does not parse was not judged at all
+    unparsable = not verdict.ok and src is not None and (spec.check not in TEXT_CHECKS or bool(spec.scope)) \
+        and verdict.message == src.parse_error
     return AssertOutcome(name=spec.name, file=spec.file, ok=verdict.ok, message=verdict.message,
-                         line=verdict.line, entry=spec.entry, why=spec.why)
+                         line=verdict.line, entry=spec.entry, why=spec.why, unparsable=unparsable)
 
 
 def _judge(spec: AssertSpec, src: SourceFile | None, missing: str) -> Verdict:

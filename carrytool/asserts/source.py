@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import io
 import re
+import sys
 import tokenize
 from collections.abc import Callable
 from functools import cached_property
@@ -13,6 +14,12 @@ from typing import TypeVar, cast
 T = TypeVar("T")
 
 _NEWLINES = re.compile(r"\r\n|\r")
+RUNNING = f"Python {sys.version_info.major}.{sys.version_info.minor}"
+# grammar a failing line may hold that a newer Python parses: (pattern, what it is, the first Python with it)
+_NEWER = ((re.compile(r"\s*type\s+\w+\s*(\[.*\])?\s*="), "a `type` statement", (3, 12)),
+          (re.compile(r"\s*(async\s+)?def\s+\w+\s*\["), "PEP 695 type parameters", (3, 12)),
+          (re.compile(r"\s*class\s+\w+\s*\["), "PEP 695 type parameters", (3, 12)),
+          (re.compile(r"\s*except\s*\*"), "`except*`", (3, 11)))
 
 
 class SourceFile:
@@ -50,10 +57,19 @@ class SourceFile:
             return ast.parse(self.data, filename=self.path), None
         except SyntaxError as exc:
             where = f"{self.path}:{exc.lineno}" if exc.lineno else self.path
-            return None, f"{where}: syntax error: {exc.msg}"
+            return None, f"{where}: syntax error: {exc.msg} ({self._grammar(exc.lineno)})"
         except (ValueError, RecursionError, MemoryError) as exc:
             # Null bytes (ValueError before Python 3.12) and absurd nesting are not Python either.
             return None, f"{self.path}: cannot parse as Python: {exc}"
+
+    def _grammar(self, line: int | None) -> str:
+        """Name the Python that refused the file: the project may need a newer one (helper-125: jax's PEP 695
+        `def jit[**P, R](...)` was "a syntax error" to carrytool on Python 3.11, and bisect blamed an entry)."""
+        newer = next(((what, f"Python {since[0]}.{since[1]}") for pattern, what, since in _NEWER
+                      if since > sys.version_info[:2] and pattern.match(self.line_text(line or 0))), None)
+        said = f"the line holds {newer[0]}, new in {newer[1]}: " if newer else ""
+        return (f"{said}the file does not parse with {RUNNING}, the Python carrytool runs on; if the project "
+                "needs a newer Python, run carrytool with it")
 
     def _undecodable(self) -> str | None:
         """Say where the bytes stop being text in the source's encoding (the same for every Python)."""

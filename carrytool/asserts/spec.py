@@ -46,6 +46,7 @@ class AssertOutcome:
     line: int | None = None                # the line in `file` the message is about, when there is one
     entry: str | None = None
     why: str | None = None
+    unparsable: bool = False               # the file does not parse (on this Python): the check was not judged
 
     def to_json(self) -> dict[str, object]:
         data: dict[str, object] = {"name": self.name, "file": self.file, "ok": self.ok,

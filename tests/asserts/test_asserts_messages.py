@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import sys
 import textwrap
 
 import pytest
 
 from carrytool.asserts import AssertOutcome, AssertSpec, evaluate
+
+RUNNING = f"Python {sys.version_info.major}.{sys.version_info.minor}"
+NO_PARSE = (f"the file does not parse with {RUNNING}, the Python carrytool runs on; if the project needs a newer "
+            "Python, run carrytool with it")
 
 
 def placed(source: str, marker: str, line: int) -> bytes:
@@ -90,8 +95,8 @@ def test_not_calls_message() -> None:
 @pytest.mark.parametrize("data, check, target, scope, message", [
     (None, "calls", "g", None, "vllm/x.py does not exist in the composed tree"),
     (None, "contains", "g", None, "vllm/x.py does not exist in the composed tree"),
-    (b"x = 1\n" * 11 + b"def f(:\n", "calls", "g", None, "vllm/x.py:12: syntax error: invalid syntax"),
-    (b"def f(:\n", "contains", "def", "f", "vllm/x.py:1: syntax error: invalid syntax"),
+    (b"x = 1\n" * 11 + b"def f(:\n", "calls", "g", None, f"vllm/x.py:12: syntax error: invalid syntax ({NO_PARSE})"),
+    (b"def f(:\n", "contains", "def", "f", f"vllm/x.py:1: syntax error: invalid syntax ({NO_PARSE})"),
     (b"class Worker:\n    def __init__(self): pass\n    def sleep(self): pass\n    def wake_up(self): pass\n",
      "calls", "g", "Worker.wake_upp",
      "no scope Worker.wake_upp in vllm/x.py (defined there: Worker.sleep, Worker.wake_up, ...)"),
@@ -107,6 +112,30 @@ def test_missing_file_syntax_error_and_missing_scope(data: bytes | None, check: 
                                                      scope: str | None, message: str) -> None:
     outcome = run("vllm/x.py", data, check, target, scope)
     assert (outcome.ok, outcome.message) == (False, message)
+
+
+def test_a_syntax_error_names_the_python_that_refused_the_file() -> None:
+    """helper-125: jax (Python >= 3.12) on carrytool running on 3.11: `def jit[**P, R](...)` was only "syntax
+    error: expected '('", every assert on the file failed, and nothing said the Python was the cause."""
+    outcome = run("jax/_src/api.py", b"import x\n\n\ndef f(:\n    pass\n", "defines", "f")
+    assert (outcome.ok, outcome.unparsable, outcome.line) == (False, True, None)
+    assert outcome.message.startswith("jax/_src/api.py:4: syntax error: invalid syntax (")
+    assert f"does not parse with {RUNNING}, the Python carrytool runs on" in outcome.message
+    assert "if the project needs a newer Python, run carrytool with it" in outcome.message
+    # a text check reads the file as text: it is judged, parse or not
+    assert run("jax/_src/api.py", b"def f(:\n", "contains", "def f").unparsable is False
+
+
+@pytest.mark.skipif(sys.version_info >= (3, 12), reason="this Python parses PEP 695 and `type` statements")
+@pytest.mark.parametrize("source, line, what", [
+    (b"import x\n\n\ndef jit[**P, R](fun):\n    pass\n", 4, "PEP 695 type parameters"),
+    (b"class Box[T]:\n    pass\n", 1, "PEP 695 type parameters"),
+    (b"x = 1\ntype Shape = tuple[int, ...]\n", 2, "a `type` statement"),
+])
+def test_newer_grammar_on_the_failing_line_is_named(source: bytes, line: int, what: str) -> None:
+    outcome = run("jax/_src/api.py", source, "defines", "jit")
+    assert outcome.message.startswith(f"jax/_src/api.py:{line}: syntax error: ")
+    assert f"(the line holds {what}, new in Python 3.12: {NO_PARSE})" in outcome.message, outcome.message
 
 
 @pytest.mark.parametrize("bounds, message", [
