@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import TextIO
 
+from carrytool.asserts.source import RUNNING
 from carrytool.render.commands import Invocation
 from carrytool.render.safe import printable
 from carrytool.review.bisect import BisectResult
@@ -18,6 +19,8 @@ def next_command(result: BisectResult, invocation: Invocation) -> str | None:
         return None
     if result.first_bad is None:
         guarded = _guarded(result)
+        if result.unjudged:     # nothing was judged: no entry to explain (helper-125)
+            return None
         return invocation.command("explain", *guarded) if guarded and not result.tip_good else None
     together = [*result.interacts_with, result.first_bad]
     if result.interacts_with and all(i.startswith("pr/") for i in together):
@@ -27,8 +30,10 @@ def next_command(result: BisectResult, invocation: Invocation) -> str | None:
 
 
 def _guarded(result: BisectResult) -> list[str]:
-    """The entries of the chain that the asserts searched with guard (`entry:`), in chain order."""
-    wanted = {spec.entry for spec in result.checks.asserts if spec.entry}
+    """The entries of the chain that the asserts searched with guard (`entry:`), in chain order; not those
+    of asserts on a file that does not parse (not judged: the entry may well provide what they check)."""
+    unjudged = {o.name for o in result.verdict.failed if o.unparsable} if result.verdict else set()
+    wanted = {spec.entry for spec in result.checks.asserts if spec.entry and spec.name not in unjudged}
     return [link.id for link in result.chain.links if link.id in wanted]
 
 
@@ -48,6 +53,14 @@ def render_bisect_text(result: BisectResult, stream: TextIO, invocation: Invocat
     if result.tip_good:
         say(f"The tip of the chain ({n} entries on upstream {result.chain.upstream[:12]}) passes every check: "
             "nothing to bisect.")
+    elif result.first_bad is None and result.unjudged:
+        files = ", ".join(result.unparsable)
+        say(f"Upstream {result.chain.upstream[:12]} fails the asserts, and so did every prefix of the chain probed, "
+            f"but none of them was judged: {files} do{'es' if len(result.unparsable) == 1 else ''} not parse with "
+            f"{RUNNING}, the Python carrytool runs on: no entry is to blame.")
+        say("  a file the project's Python parses may use newer syntax than this one: if the project needs a "
+            "newer Python, install carrytool with it and run this bisect again; a real syntax error is to be "
+            "fixed where the FAIL line below points")
     elif result.first_bad is None:
         guarded = _guarded(result)
         if guarded:     # helper-100: "upstream itself fails: no entry broke it" read as nothing to do
@@ -69,6 +82,10 @@ def render_bisect_text(result: BisectResult, stream: TextIO, invocation: Invocat
             say(f"  the asserts searched with check what {', '.join(guarded)} add{'s' if len(guarded) == 1 else ''} "
                 "(their `entry:`), which upstream alone never has: the entry no longer provides it (moved, "
                 "rebased, or skipped)")
+        if result.unparsable:   # some failed, some were not judged at all (helper-125)
+            one = len(result.unparsable) == 1
+            say(f"  not judged: the asserts on {', '.join(result.unparsable)}, which do{'es' if one else ''} not "
+                f"parse with {RUNNING}, the Python carrytool runs on")
     else:
         position = [link.id for link in result.chain.links].index(result.first_bad) + 1
         say(f"First bad entry: {result.first_bad} ({position} of {n} in the chain)")

@@ -59,10 +59,23 @@ class BisectResult:
     def exit_code(self) -> int:
         return 1 if self.tip_good else 0
 
+    @property
+    def unparsable(self) -> list[str]:
+        """The files that do not parse where the verdict was taken: their failing asserts were not judged
+        (helper-125: jax's newer grammar on an older Python read as "the entry no longer provides it")."""
+        failed = self.verdict.failed if self.verdict else []
+        return sorted({o.file for o in failed if o.unparsable})
+
+    @property
+    def unjudged(self) -> bool:
+        """True when no failing assert was judged: every one is on a file that does not parse."""
+        failed = self.verdict.failed if self.verdict else []
+        return bool(failed) and all(o.unparsable for o in failed)
+
     def to_json(self) -> dict[str, object]:
         return {"first_bad": self.first_bad, "alone_bad": self.alone_bad, "interacts_with": self.interacts_with,
                 "checks": checks_json(self.verdict), "probes": self.probes, "cached": self.cached,
-                "confirmed": self.confirmed,
+                "confirmed": self.confirmed, "unparsable": self.unparsable,
                 "chain": [{"id": link.id, "commit": link.commit} for link in self.chain.links],
                 "upstream": {"sha": self.chain.upstream, "bad": self.upstream_bad},
                 "searched_with": [spec.name for spec in self.checks.asserts] +

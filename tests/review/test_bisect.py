@@ -23,6 +23,7 @@ from tests.gitrepo import init_repo
 F_BODY = "def f():\n    a = 1\n    b = 2\n    c = 3\n    d = 4\n    return a\n"
 H_EARLY = "def f():\n    a = 1\n    h()\n    b = 2\n    c = 3\n    d = 4\n    return a\n"
 H_LATE = "def f():\n    a = 1\n    b = 2\n    c = 3\n    d = 4\n    h()\n    return a\n"
+RUNNING = f"Python {sys.version_info.major}.{sys.version_info.minor}"
 H_ONCE = {"name": "h-once", "file": "a.py", "in": "f", "calls": "h", "max": 1}
 DEFINES_F = {"name": "f-defined", "file": "a.py", "defines": "f"}
 
@@ -249,6 +250,43 @@ def test_an_assert_of_what_an_entry_adds_names_that_entry(cli: Cli, small: Small
         "probed: what they check is to come from pr/2 (their `entry:`)." in text.stdout.splitlines()[0], text.stdout
 
 
+def test_an_assert_on_a_file_that_does_not_parse_is_not_judged(cli: Cli, small: Small) -> None:
+    """helper-125: jax (Python >= 3.12) bisected by carrytool on 3.11: its api.py (PEP 695) parsed nowhere, and
+    the assert guarding pr/2's def failed on upstream and every prefix, so bisect said "the entry no longer
+    provides it (moved, rebased, or skipped)" of an entry that applied. It says the file does not parse with
+    this Python: no entry is to blame, nothing to explain. (`def f(:` stands for newer grammar: it fails on
+    every Python.)"""
+    unparsable = "def f(:\n    pass\n"
+    base = small.up.commit({"a.py": unparsable}, "base", parent=small.base, ref="refs/heads/main")
+    for n in (1, 2, 3):
+        small.up.commit({"a.py": unparsable + "\n\ndef g():\n    pass\n"} if n == 2 else {f"f{n}.txt": "x\n"},
+                        f"pr {n}", parent=base, ref=f"refs/pull/{n}/head")
+    small.manifest([{"pr": n} for n in (1, 2, 3)],
+                   asserts=[{"name": "g", "file": "a.py", "defines": "g", "entry": "pr/2"}])
+    code, out = bisect(cli, small)
+    assert code == 0 and out["first_bad"] is None and out["unparsable"] == ["a.py"]
+    assert out["next"] is None
+    assert out["checks"][0]["message"].startswith("a.py:1: syntax error: invalid syntax (the file does not parse "
+                                                  f"with {RUNNING}, the Python carrytool runs on")
+    text = cli("bisect", "-m", small.manifest_path, "--repo", small.work.path).stdout
+    assert "no longer provides" not in text and "Next:" not in text, text
+    assert text.splitlines()[0].endswith(f"fails the asserts, and so did every prefix of the chain probed, but none "
+                                         f"of them was judged: a.py does not parse with {RUNNING}, the Python "
+                                         "carrytool runs on: no entry is to blame."), text
+    assert "if the project needs a newer Python, install carrytool with it and run this bisect again" in text
+    # beside an assert that was judged (and fails everywhere), the unjudged one is said to be so, and its
+    # entry is not the one the judged assert's message blames
+    small.manifest([{"pr": n} for n in (1, 2, 3)],
+                   asserts=[{"name": "g", "file": "a.py", "defines": "g", "entry": "pr/2"},
+                            {"name": "h", "file": "b.py", "defines": "h", "entry": "pr/3"}])
+    code, out = bisect(cli, small)
+    assert out["unparsable"] == ["a.py"] and out["next"].startswith("carrytool explain pr/3 "), out
+    text = cli("bisect", "-m", small.manifest_path, "--repo", small.work.path).stdout
+    assert "what they check is to come from pr/3 (their `entry:`)." in text.splitlines()[0], text
+    assert f"  not judged: the asserts on a.py, which does not parse with {RUNNING}, the Python carrytool runs on" \
+        in text.splitlines(), text
+
+
 def test_a_flaky_command_is_not_confirmed_and_its_cache_is_dropped(cli: Cli, small: Small, tmp_path: Path) -> None:
     """An older note: a flaky `--run` gave a confident wrong answer, and its failures stayed in the cache.
     The command runs again on the trees the answer rests on (the last good and the first bad prefix): a
@@ -369,3 +407,4 @@ def test_sigterm_is_an_interrupt_that_cleans_up(small: Small, tmp_path: Path) ->
     assert err.startswith("carrytool: interrupted (SIGTERM); the verdicts found so far stay in its cache"), err
     time.sleep(3.5)
     assert not marker.exists() and not [p for p in tmp.iterdir() if p.name.startswith("carrytool-bisect-")]
+
