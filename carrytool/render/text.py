@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, TextIO
 
+from carrytool.pipeline.plan import Step
 from carrytool.pipeline.report import Report, entry_json
 from carrytool.render.commands import Invocation
 from carrytool.render.safe import PrintableStream, printable
@@ -225,6 +226,21 @@ def conflict_culprits(report: Report, conflict: dict) -> str:
     return entries or upstream
 
 
+def _other_ways(stopped: Sequence[Step], strict_only: set[str]) -> str:
+    """How else STOPPED (conflicting with upstream alone) can stop failing the run: `on_conflict: skip`, and for
+    those --strict fails although the manifest skips them, what works under --strict (helper-125: it said to
+    set `on_conflict: skip`, which they had)."""
+    skipping = [s.id for s in stopped if s.id in strict_only]
+    failing = [s.id for s in stopped if s.id not in strict_only]
+    ways = [f"set `on_conflict: skip` on {', '.join(failing) if skipping else 'it' if len(failing) == 1 else 'them'}"
+            ] if failing else []
+    if skipping:
+        names = ", ".join(skipping)
+        ways.append(f"set `enabled: false` on {names} (or drop {'it' if len(skipping) == 1 else 'them'}), or run "
+                    f"without --strict (`on_conflict: skip` skips {names})")
+    return " or ".join(ways)
+
+
 def next_steps(report: Report, invocation: Invocation | None = None, unions: Sequence[Sequence[str]] = ()) -> list[str]:
     """What to run or change next, for each kind of failure in REPORT (commands as the user can paste them).
     UNIONS: the unions explain suggests (from every pair's merge, not only the chain's): a group of entries
@@ -243,8 +259,7 @@ def next_steps(report: Report, invocation: Invocation | None = None, unions: Seq
     if rebase:
         branch = report.upstream["branch"] if report.upstream else "upstream"
         hints.append(f"next: rebase {', '.join(s.id for s in rebase)} onto upstream {branch} (a conflict with "
-                     f"upstream by itself: no union can solve it), or set `on_conflict: skip` on "
-                     f"{'it' if len(rebase) == 1 else 'them'}")
+                     f"upstream by itself: no union can solve it), or {_other_ways(rebase, report.strict_only)}")
     stacks = [s for s in failed if s.stacked_conflict]
     if stacks:          # before the union: a PR stacked on another needs no union to apply on it
         hints.append(f"next: {', '.join(f'{s.id} is stacked on {s.stacked_conflict}' for s in stacks)}: "

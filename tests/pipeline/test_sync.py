@@ -904,6 +904,32 @@ def test_strict_and_union_conflicts_get_the_way_out_that_applies(cli: Cli, small
         "carry/u)")
 
 
+def test_strict_does_not_suggest_the_skip_the_manifest_has(cli: Cli, small: Small) -> None:
+    """helper-125 (jax): `sync --strict` said "rebase pr/1, pr/2 ... or set `on_conflict: skip` on them" of PRs
+    that conflict with upstream alone and have it: --strict fails the run on a skipped conflict all the same.
+    It says what works under --strict; a PR without the skip is still told to set it."""
+    small.pr(1, A_TWO)
+    small.pr(2, B_TEN)
+    small.up.commit({**A_THREE, "b.py": "x = 11\ny = 2\nz = 3\n"}, "upstream moved", parent="main",
+                    ref="refs/heads/main")
+    small.manifest([{"pr": 1}, {"pr": 2}], policy={"on_conflict": "skip"})
+    result = cli("sync", "--strict", "--dry-run", "-m", small.manifest_path, "--repo", small.work.path)
+    [hint] = [line for line in result.stdout.splitlines() if line.startswith("next: rebase")]
+    assert result.exit_code == 3 and "`on_conflict: skip` on" not in hint, hint
+    assert hint == ("next: rebase pr/1, pr/2 onto upstream main (a conflict with upstream by itself: no union can "
+                    "solve it), or set `enabled: false` on pr/1, pr/2 (or drop them), or run without --strict "
+                    "(`on_conflict: skip` skips pr/1, pr/2)")
+    small.manifest([{"pr": 1}, {"pr": 2, "on_conflict": "fail"}], policy={"on_conflict": "skip"})
+    result = cli("sync", "--strict", "--dry-run", "-m", small.manifest_path, "--repo", small.work.path)
+    [hint] = [line for line in result.stdout.splitlines() if line.startswith("next: rebase")]
+    assert hint.endswith("no union can solve it), or set `on_conflict: skip` on pr/2 or set `enabled: false` on "
+                         "pr/1 (or drop it), or run without --strict (`on_conflict: skip` skips pr/1)"), hint
+    # without --strict nothing changes: the PR that fails the run is told to skip
+    result = cli("sync", "--dry-run", "-m", small.manifest_path, "--repo", small.work.path)
+    [hint] = [line for line in result.stdout.splitlines() if line.startswith("next: rebase")]
+    assert hint.startswith("next: rebase pr/2 ") and hint.endswith("or set `on_conflict: skip` on it"), hint
+
+
 def test_a_fork_carry_that_conflicts_with_a_union_is_not_told_to_join_it(cli: Cli, small: Small) -> None:
     """helper-75: the hint for a fork carry's conflict with a union said to add "the others" to the union's
     `supersedes`, which takes only PRs."""
