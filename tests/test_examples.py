@@ -605,8 +605,9 @@ def test_red_night_after_a_green_one_puts_the_diff_in_the_summary(github: Projec
     assert diff.ran and diff.rc == 0, diff.stderr
     assert f"## carrytool diff: `HEAD:{MANIFEST}.lock` → `sync-report.json`" in result.summary
     # the union, disabled tonight, had superseded these PRs: now they are applied, or conflict
-    assert "| `pr/45398` | status | skipped → applied |" in result.summary
-    assert "| `pr/45612` | status | skipped → conflict |" in result.summary
+    # (a lock records what it applied, not why the rest was not: the night's report says, helper-123)
+    assert "| `pr/45398` | status | not applied → applied (the lock has no reason) |" in result.summary
+    assert "| `pr/45612` | status | not applied → conflict (the lock has no reason) |" in result.summary
     assert "| `carry/wake-path-union` | status | applied → skipped (disabled) |" in result.summary
 
 

@@ -63,7 +63,7 @@ class SourceFile:
             return None, f"{self.path}: cannot parse as Python: {exc}"
 
     def _grammar(self, line: int | None) -> str:
-        """Name the Python that refused the file: the project may need a newer one (helper-125: jax's PEP 695
+        """Name the Python that refused the file: the project may need a newer one (helper-123: jax's PEP 695
         `def jit[**P, R](...)` was "a syntax error" to carrytool on Python 3.11, and bisect blamed an entry)."""
         newer = next(((what, f"Python {since[0]}.{since[1]}") for pattern, what, since in _NEWER
                       if since > sys.version_info[:2] and pattern.match(self.line_text(line or 0))), None)

@@ -19,7 +19,7 @@ def next_command(result: BisectResult, invocation: Invocation) -> str | None:
         return None
     if result.first_bad is None:
         guarded = _guarded(result)
-        if result.unjudged:     # nothing was judged: no entry to explain (helper-125)
+        if result.unjudged:     # nothing was judged: no entry to explain (helper-123)
             return None
         return invocation.command("explain", *guarded) if guarded and not result.tip_good else None
     together = [*result.interacts_with, result.first_bad]
@@ -82,7 +82,7 @@ def render_bisect_text(result: BisectResult, stream: TextIO, invocation: Invocat
             say(f"  the asserts searched with check what {', '.join(guarded)} add{'s' if len(guarded) == 1 else ''} "
                 "(their `entry:`), which upstream alone never has: the entry no longer provides it (moved, "
                 "rebased, or skipped)")
-        if result.unparsable:   # some failed, some were not judged at all (helper-125)
+        if result.unparsable:   # some failed, some were not judged at all (helper-123)
             one = len(result.unparsable) == 1
             say(f"  not judged: the asserts on {', '.join(result.unparsable)}, which do{'es' if one else ''} not "
                 f"parse with {RUNNING}, the Python carrytool runs on")

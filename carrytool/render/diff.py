@@ -35,7 +35,7 @@ def _changes(diff: LockDiff, shown: list[dict[str, Any]]) -> list[str]:
     return lines + _lists("asserts", diff.asserts) + _lists("resolutions", diff.resolutions)
 
 
-# a lock records the chain it composed, not why an entry is not in it (helper-126: a PR gone from applied to
+# a lock records the chain it composed, not why an entry is not in it (helper-123: a PR gone from applied to
 # conflict read "applied -> skipped"); the reports of both nights have the reasons
 _LOCK_SAYS = "the lock has no reason"
 _REPORTS_HINT = "  not applied: a lock records what was applied, not why the rest was not; for the reasons, diff " \

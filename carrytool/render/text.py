@@ -151,7 +151,7 @@ PLACES_SHOWN = 3    # the places a pair's line names
 def warning_lines(report: Report, invocation: Invocation | None = None) -> list[str]:
     """One `warning:` line per warning of REPORT (a command it names repeats the run's -m and --repo: helper-114),
     but one line for the identical-hunk warnings of a pair of entries that share more than HUNKS_APART hunks,
-    and one line for every pair past PAIRS_SHOWN (helper-126: a jax PR based on a newer upstream than the pinned
+    and one line for every pair past PAIRS_SHOWN (helper-123: a jax PR based on a newer upstream than the pinned
     one carried upstream's commits, and sync printed 3,163 identical-hunk lines)."""
     run = invocation or Invocation()
     pairs: dict[tuple[str, str], list[dict]] = {}
@@ -228,7 +228,7 @@ def conflict_culprits(report: Report, conflict: dict) -> str:
 
 def _other_ways(stopped: Sequence[Step], strict_only: set[str]) -> str:
     """How else STOPPED (conflicting with upstream alone) can stop failing the run: `on_conflict: skip`, and for
-    those --strict fails although the manifest skips them, what works under --strict (helper-125: it said to
+    those --strict fails although the manifest skips them, what works under --strict (helper-123: it said to
     set `on_conflict: skip`, which they had)."""
     skipping = [s.id for s in stopped if s.id in strict_only]
     failing = [s.id for s in stopped if s.id not in strict_only]

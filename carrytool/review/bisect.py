@@ -62,7 +62,7 @@ class BisectResult:
     @property
     def unparsable(self) -> list[str]:
         """The files that do not parse where the verdict was taken: their failing asserts were not judged
-        (helper-125: jax's newer grammar on an older Python read as "the entry no longer provides it")."""
+        (helper-123: jax's newer grammar on an older Python read as "the entry no longer provides it")."""
         failed = self.verdict.failed if self.verdict else []
         return sorted({o.file for o in failed if o.unparsable})
 

@@ -348,7 +348,7 @@ class Union:
 
     def missing_blob(self, missing: MissingBlob, upstream: str, items: list[FoldItem]) -> GitError:
         """MISSING (a blob of the tree to write to the scratch) named with where it comes from, upstream or the
-        PRs folded (ITEMS), and the fetch that brings it (helper-126: a partial jax mirror, "object f866c53... is
+        PRs folded (ITEMS), and the fetch that brings it (helper-123: a partial jax mirror, "object f866c53... is
         missing" and no path)."""
         branch = self.manifest.upstream.branch
         sources = [(f"upstream {branch} at {upstream[:12]}", upstream, f"refs/heads/{branch}"),

@@ -115,7 +115,7 @@ def test_missing_file_syntax_error_and_missing_scope(data: bytes | None, check: 
 
 
 def test_a_syntax_error_names_the_python_that_refused_the_file() -> None:
-    """helper-125: jax (Python >= 3.12) on carrytool running on 3.11: `def jit[**P, R](...)` was only "syntax
+    """helper-123: jax (Python >= 3.12) on carrytool running on 3.11: `def jit[**P, R](...)` was only "syntax
     error: expected '('", every assert on the file failed, and nothing said the Python was the cause."""
     outcome = run("jax/_src/api.py", b"import x\n\n\ndef f(:\n    pass\n", "defines", "f")
     assert (outcome.ok, outcome.unparsable, outcome.line) == (False, True, None)

@@ -543,7 +543,7 @@ def test_a_dropped_hunk_is_not_found_on_the_lines_of_its_neighbour(small: Small)
 
 
 def test_many_identical_hunks_of_a_pair_print_one_line(cli: Cli, small: Small, tmp_path) -> None:
-    """The text has one line for a pair sharing many hunks (helper-126: 3,163 lines on jax); the report keeps each."""
+    """The text has one line for a pair sharing many hunks (helper-123: 3,163 lines on jax); the report keeps each."""
     same = {f"same/f{n}.txt": f"shared {n}\n" for n in range(6)}
     small.pr(1, same)
     small.pr(2, {**same, "docs/c.txt": "c2\n"})

@@ -905,7 +905,7 @@ def test_strict_and_union_conflicts_get_the_way_out_that_applies(cli: Cli, small
 
 
 def test_strict_does_not_suggest_the_skip_the_manifest_has(cli: Cli, small: Small) -> None:
-    """helper-125 (jax): `sync --strict` said "rebase pr/1, pr/2 ... or set `on_conflict: skip` on them" of PRs
+    """helper-123 (jax): `sync --strict` said "rebase pr/1, pr/2 ... or set `on_conflict: skip` on them" of PRs
     that conflict with upstream alone and have it: --strict fails the run on a skipped conflict all the same.
     It says what works under --strict; a PR without the skip is still told to set it."""
     small.pr(1, A_TWO)

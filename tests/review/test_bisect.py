@@ -251,7 +251,7 @@ def test_an_assert_of_what_an_entry_adds_names_that_entry(cli: Cli, small: Small
 
 
 def test_an_assert_on_a_file_that_does_not_parse_is_not_judged(cli: Cli, small: Small) -> None:
-    """helper-125: jax (Python >= 3.12) bisected by carrytool on 3.11: its api.py (PEP 695) parsed nowhere, and
+    """helper-123: jax (Python >= 3.12) bisected by carrytool on 3.11: its api.py (PEP 695) parsed nowhere, and
     the assert guarding pr/2's def failed on upstream and every prefix, so bisect said "the entry no longer
     provides it (moved, rebased, or skipped)" of an entry that applied. It says the file does not parse with
     this Python: no entry is to blame, nothing to explain. (`def f(:` stands for newer grammar: it fails on
@@ -407,4 +407,3 @@ def test_sigterm_is_an_interrupt_that_cleans_up(small: Small, tmp_path: Path) ->
     assert err.startswith("carrytool: interrupted (SIGTERM); the verdicts found so far stay in its cache"), err
     time.sleep(3.5)
     assert not marker.exists() and not [p for p in tmp.iterdir() if p.name.startswith("carrytool-bisect-")]
-

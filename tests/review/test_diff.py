@@ -268,7 +268,7 @@ def test_markdown_and_text(nights: Nights) -> None:
 
 def test_a_lock_says_not_applied_and_where_the_reason_is(nights: Nights, tmp_path: Path) -> None:
     """pr/3 went from applied to conflict (skipped under `on_conflict: skip`): two locks said "applied ->
-    skipped", a reason they do not have (helper-126, on jax). The text says what a lock can tell, and names
+    skipped", a reason they do not have (helper-123, on jax). The text says what a lock can tell, and names
     the diff of the reports that says why; a report's own status is said as it is."""
     args = ("-m", nights.manifest, "--repo", nights.work.path)
     text = nights.cli("diff", *args).stdout

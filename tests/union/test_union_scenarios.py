@@ -320,7 +320,7 @@ def test_union_new_of_a_pr_upstream_does_not_have_leaves_the_manifest_as_it_was(
 
 
 def test_union_new_on_an_upstream_missing_a_blob_names_its_path_and_the_fetch(cli: Cli, tmp_path: Path) -> None:
-    """Upstream's tree names a blob the repository lacks (helper-126: a partial jax mirror): the stop could
+    """Upstream's tree names a blob the repository lacks (helper-123: a partial jax mirror): the stop could
     not write its scratch tree, and the error named the object alone. It names the path, that upstream has
     it, and the fetch that brings it; exit 4 as before, no scratch left, the manifest as it was."""
     fold = Fold(tmp_path, union="")
