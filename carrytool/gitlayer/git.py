@@ -1090,7 +1090,7 @@ class Git:
         descends = {line.split(" ", 1)[0]: line.split()[1:]
                     for line in proc.stdout.decode("ascii", "replace").splitlines()}
         merge, parents = None, []
-        found = upstream if upstream in descends or not descends else self.rev_parse(upstream)   # (a name)
+        found: str | None = upstream                  # (a full SHA, as the run's upstream always is)
         while found in descends:
             merge, parents = found, descends[found]
             found = parents[0] if parents else None
@@ -1139,7 +1139,10 @@ class Git:
         for merge, first in merges:
             if not rest:
                 break
-            beyond = set(self.run("rev-list", merge, "--not", first).stdout.decode().split())
+            proc = self.run("rev-list", merge, "--not", first, check=False)
+            if proc.returncode != 0:              # (a shallow clone cut at the merge: merged_in decides)
+                return suspects | set(rest)
+            beyond = set(proc.stdout.decode().split())
             suspects.update(head for head in rest if head in beyond)
             rest = [head for head in rest if head not in beyond]
         return suspects
@@ -1151,15 +1154,16 @@ class Git:
         proc = self.run("log", "--reverse", "--fixed-strings", "--grep=This reverts commit", "--format=%H%x00%B%x00",
                         f"{merge}..{upstream}", check=False)
         fields = proc.stdout.decode("utf-8", "replace").split("\0") if proc.returncode == 0 else []
-        undone: dict[str, str] = {}         # commit reverted (as the message names it) -> the revert
-        for sha, body in zip(fields[0::2], fields[1::2]):
-            for target in _REVERTS.findall(body):
-                again = [named for named, by in undone.items() if by.startswith(target)]   # a revert reverted
-                for named in again:
-                    del undone[named]
-                if not again:
-                    undone[target] = sha.strip()
-        return next((by for named, by in undone.items() if merge.startswith(named) or head.startswith(named)), None)
+        reverts = [(sha.strip(), target) for sha, body in zip(fields[0::2], fields[1::2])
+                   for target in _REVERTS.findall(body)]          # (the revert, the commit it names), oldest first
+
+        def standing(commit: str) -> str | None:
+            """The latest revert naming COMMIT that no later one undoes in turn (a revert of a revert of a
+            revert reverts again: helper-127's third revert was taken for none)."""
+            return next((sha for sha, target in reversed(reverts) if commit.startswith(target)
+                         and standing(sha) is None), None)
+
+        return standing(merge) or standing(head)
 
     def merge_base(self, a: str, b: str) -> str | None:
         proc = self.run("merge-base", a, b, check=False)

@@ -303,7 +303,8 @@ class _Accountant:
             how = self.match(hunk, applied_by_file.get(self.renamed.get(hunk.path, hunk.path), []), used)
             if how is None:   # the merge followed a rename (by upstream or an earlier entry)
                 others = [h for h in diff if h.path != self.renamed.get(hunk.path, hunk.path)]
-                how = self.match(hunk, others, used) if hunk.kind == "text" else None
+                how = self.match(hunk, others, used) if hunk.kind == "text" else \
+                    self._mode_moved(hunk, others, {h.path for h in entry.own}) if hunk.kind == "mode" else None
             placed: tuple[int, int, str] | None = None        # (first line, lines, the path it is at)
             if isinstance(how, tuple):
                 placed, how = how, "applied"
@@ -341,6 +342,13 @@ class _Accountant:
                 if placed[2].endswith(".py") and adds_definition(hunk.added, hunk.removed):
                     self.defining.add(placed[2])
 
+    def _mode_moved(self, hunk: Hunk, others: list[Hunk], own: set[str]) -> tuple[int, int, str] | None:
+        """Where the step set HUNK's mode on a file the entry's own change does not name: upstream moved
+        the file since the entry's base, and the merge followed (helper-127: "run.sh (mode change) did not
+        land", its bit and its lines being at bin/run.sh). (0, 0, that path), or None."""
+        return next(((0, 0, h.path) for h in others if h.kind == "mode" and h.new_mode == hunk.new_mode
+                     and h.path not in own), None)
+
     def keep_undoable(self, hunk: Hunk, owner: Owner, placed: tuple[int, int, str] | None) -> None:
         """Note what of a landed HUNK a later step could undo beyond its added lines (`undone`); PLACED: for
         lines it only removed, (the line of the step's result they followed, 0)."""
@@ -350,7 +358,7 @@ class _Accountant:
         elif hunk.kind in ("binary", "submodule"):    # not "file": an empty file added has no lines to own
             self.whole[path] = owner
         elif hunk.kind == "mode":
-            self.modes[path] = (owner, hunk.new_mode)     # type: ignore[assignment]
+            self.modes[placed[2] if placed else path] = (owner, hunk.new_mode)     # type: ignore[assignment]
         elif hunk.kind == "text" and hunk.removed and not hunk.added and placed is not None and \
                 not all(_trivial(line) for line in hunk.removed):
             self.removals.setdefault(path, []).append((owner, hunk.removed, placed[0]))

@@ -74,6 +74,7 @@ class Report:
     dropped: list[dict[str, Any]] = field(default_factory=list)       # landing failures (exit 1)
     failed_conflicts: list[Step] = field(default_factory=list)
     strict_only: set[str] = field(default_factory=set)                 # of those, failed by --strict alone
+    strict: bool = False                                               # --strict: every conflict fails the run
     error: dict[str, Any] | None = None                                # a CarryError after planning began
     extra: dict[str, Any] = field(default_factory=dict)
 

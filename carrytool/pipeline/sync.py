@@ -223,6 +223,7 @@ def _plan_and_compose(manifest: Manifest, git: Git, options: SyncOptions, progre
         stacks()
     report.dropped = accounting.failures
     report.warnings += accounting.warnings
+    report.strict = options.strict
     if options.strict:
         report.strict_only = {s.id for s in steps if s.status == CONFLICT} - {s.id for s in report.failed_conflicts}
         report.failed_conflicts = [s for s in steps if s.status == CONFLICT]

@@ -8,7 +8,6 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, TextIO
 
-from carrytool.pipeline.plan import Step
 from carrytool.pipeline.report import Report, entry_json
 from carrytool.render.commands import Invocation
 from carrytool.render.safe import PrintableStream, printable
@@ -161,28 +160,31 @@ def warning_lines(report: Report, invocation: Invocation | None = None) -> list[
     shown = set(list(pairs)[:PAIRS_SHOWN])
     applied = {step.id for step in report.steps if step.status == "applied"}
     lines: list[str] = []
+    said: set[tuple[str, str]] = set()
     for warning in report.warnings:
         pair = (str(warning.get("entry")), str(warning.get("other")))
         if warning.get("kind") == "identical-hunk" and (pair not in shown or len(pairs[pair]) > HUNKS_APART):
-            if pair in shown and warning is pairs[pair][0]:
+            if pair in shown and pair not in said:
+                said.add(pair)
                 lines.append(f"warning: {_same_hunks(pair, pairs[pair], once=pair[0] in applied)}")
             continue
         lines.append(f"warning: {run.rewrite(str(warning.get('message') or warning))}")
     rest = [pair for pair in pairs if pair not in shown]
     if rest:
         hunks = sum(len(pairs[pair]) for pair in rest)
-        lines.append(f"warning: {len(rest)} more pairs of entries carry the same hunks ({hunks} hunks): see the "
-                     "report's warnings (--report FILE or --format json)")
+        lines.append(f"warning: {len(rest)} more pair{'s' * (len(rest) != 1)} of entries carr"
+                     f"{'y' if len(rest) != 1 else 'ies'} the same hunks ({hunks} hunk{'s' * (hunks != 1)}): see "
+                     "the report's warnings (--report FILE or --format json)")
     return lines
 
 
 def _same_hunks(pair: tuple[str, str], warnings: list[dict], *, once: bool) -> str:
     """`pr/B and pr/A carry the same N hunks in K files (a.py:3, a.py:40-41, b.py:7 and M more)`."""
-    places = []
+    places: list[str] = []
     for warning in warnings:
         first, last = (list(warning.get("lines") or []) + [0, 0])[:2]
-        places.append(f"{warning.get('file')}" + (f":{first}" if first else "") +
-                      (f"-{last}" if last and last != first else ""))
+        place = f"{warning.get('file')}" + (f":{first}" if first else "") + (f"-{last}" if last and last != first else "")
+        places += [] if place in places else [place]
     files = len({warning.get("file") for warning in warnings})
     more = f" and {len(places) - PLACES_SHOWN} more" if len(places) > PLACES_SHOWN else ""
     return f"{pair[0]} and {pair[1]} carry the same {len(warnings)} hunks in {files} file{'s' * (files != 1)} " \
@@ -226,19 +228,19 @@ def conflict_culprits(report: Report, conflict: dict) -> str:
     return entries or upstream
 
 
-def _other_ways(stopped: Sequence[Step], strict_only: set[str]) -> str:
-    """How else STOPPED (conflicting with upstream alone) can stop failing the run: `on_conflict: skip`, and for
-    those --strict fails although the manifest skips them, what works under --strict (helper-123: it said to
-    set `on_conflict: skip`, which they had)."""
-    skipping = [s.id for s in stopped if s.id in strict_only]
-    failing = [s.id for s in stopped if s.id not in strict_only]
-    ways = [f"set `on_conflict: skip` on {', '.join(failing) if skipping else 'it' if len(failing) == 1 else 'them'}"
-            ] if failing else []
-    if skipping:
-        names = ", ".join(skipping)
-        ways.append(f"set `enabled: false` on {names} (or drop {'it' if len(skipping) == 1 else 'them'}), or run "
-                    f"without --strict (`on_conflict: skip` skips {names})")
-    return " or ".join(ways)
+def _other_ways(stopped: Sequence[str], report: Report, *, rebase: bool = False) -> str:
+    """How else STOPPED (entries whose conflict fails the run) can stop failing it: `on_conflict: skip`; under
+    --strict, which fails a run on every conflict, skipped or not, only a run without it (with the skip where
+    the manifest has none), or for PRs that need a rebase (REBASE), `enabled: false` (helper-123, helper-127:
+    it said to set `on_conflict: skip`, which some had, and which --strict fails the run on all the same)."""
+    failing = [name for name in stopped if name not in report.strict_only]
+    one = len(stopped) == 1
+    if not report.strict:
+        return f"set `on_conflict: skip` on {('it' if one else 'them') if rebase else ', '.join(failing)}"
+    skip = f" with `on_conflict: skip` on {', '.join(failing)}" if failing else \
+        f" (`on_conflict: skip` skips {', '.join(stopped)})"
+    disable = f"set `enabled: false` on {', '.join(stopped)} (or drop {'it' if one else 'them'}), or " if rebase else ""
+    return f"{disable}run without --strict{skip}"
 
 
 def next_steps(report: Report, invocation: Invocation | None = None, unions: Sequence[Sequence[str]] = ()) -> list[str]:
@@ -259,7 +261,7 @@ def next_steps(report: Report, invocation: Invocation | None = None, unions: Seq
     if rebase:
         branch = report.upstream["branch"] if report.upstream else "upstream"
         hints.append(f"next: rebase {', '.join(s.id for s in rebase)} onto upstream {branch} (a conflict with "
-                     f"upstream by itself: no union can solve it), or {_other_ways(rebase, report.strict_only)}")
+                     f"upstream by itself: no union can solve it), or {_other_ways([s.id for s in rebase], report, rebase=True)}")
     stacks = [s for s in failed if s.stacked_conflict]
     if stacks:          # before the union: a PR stacked on another needs no union to apply on it
         hints.append(f"next: {', '.join(f'{s.id} is stacked on {s.stacked_conflict}' for s in stacks)}: "
@@ -298,12 +300,7 @@ def next_steps(report: Report, invocation: Invocation | None = None, unions: Seq
                 f"`{run.command('explain')}` shows the overlap, and the PRs that also conflict with them"
             fold = f"fold {', '.join(group)} into a union ({shows}; " \
                    f"`{run.command('union', 'new', 'NAME', *numbers)}` starts it)"
-        skipping = [m for m in stopped if m in report.strict_only]
-        other = f"set `on_conflict: skip` on {', '.join(m for m in stopped if m not in skipping)}" \
-            if len(skipping) < len(stopped) else ""
-        if skipping:     # --strict failed the run on conflicts the manifest skips: the other way out is known
-            other += (" or " if other else "") + f"run without --strict (`on_conflict: skip` skips {', '.join(skipping)})"
-        hints.append(f"next: {fold}, or {other}")
+        hints.append(f"next: {fold}, or {_other_ways(stopped, report)}")
     if any(v.kind == "owned-path" for v in report.violations):
         v = next(v for v in report.violations if v.kind == "owned-path")
         hints.append(f"next: let {v.other} supersede {v.entry} for {v.path} (`supersedes: [{{pr: N, paths: "

@@ -114,3 +114,25 @@ def test_theirs_making_a_submodule_a_directory_lands_its_deletion(cli: Cli, smal
     small.pr(1, {"sub": None, "sub/x": "x\n"}, parent=start)
     code, report = _sync(cli, small, [{"pr": 1, "on_conflict": "theirs"}])
     assert code == 0 and _entry(report, "pr/1")["landing"]["dropped"] == [], _entry(report, "pr/1")
+
+
+def test_an_executable_bit_on_a_file_upstream_moved_lands_where_the_merge_put_it(cli: Cli, small: Small) -> None:
+    """helper-127: upstream moved run.sh to bin/run.sh since the PR's base; the merge follows the move, and
+    bin/run.sh has the PR's edit and its bit, yet the bit "did not land" (it was looked for at run.sh)."""
+    start = small.up.commit({"run.sh": BODY, "tool.sh": BODY}, "scripts", parent="main", ref="refs/heads/main")
+    small.up.commit({"run.sh": None, "bin/run.sh": BODY, "tool.sh": None, "bin/tool.sh": BODY}, "upstream moves them",
+                    parent="main", ref="refs/heads/main")
+    small.up.commit({"run.sh": BODY.replace("line 5\n", "PR\n"), "tool.sh": BODY}, "pr 1", parent=start,
+                    ref="refs/pull/1/head", modes={"run.sh": "100755", "tool.sh": "100755"})
+    code, report = _sync(cli, small, [{"pr": 1}])
+    assert code == 0, _entry(report, "pr/1")["landing"]
+    assert (_mode(small, report, "bin/run.sh"), _mode(small, report, "bin/tool.sh")) == ("100755", "100755")
+
+
+def test_theirs_on_a_file_both_added_keeps_ours_mode_as_git_does(cli: Cli, small: Small) -> None:
+    """helper-127: upstream and the PR both add new.sh, upstream's executable: git keeps ours' mode (and
+    calls the modes a conflict); the entry's lines win under `theirs`, the bit upstream set stays."""
+    small.up.commit({"new.sh": "up\n"}, "upstream adds", parent="main", ref="refs/heads/main", modes={"new.sh": "100755"})
+    small.pr(1, {"new.sh": "pr\n"})
+    code, report = _sync(cli, small, [{"pr": 1, "on_conflict": "theirs"}])
+    assert code == 0 and _mode(small, report, "new.sh") == "100755", report

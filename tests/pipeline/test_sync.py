@@ -189,6 +189,40 @@ def test_a_merged_pr_not_reverted_is_merged_upstream_and_nothing_more(cli: Cli, 
     assert report["result"]["sha"] == small.up.rev("main")
 
 
+def test_a_revert_of_a_revert_of_a_revert_reverts_the_pr_again(cli: Cli, small: Small) -> None:
+    """helper-127: the third revert undoes the second, which undid the first: upstream has the PR's change no
+    more. The second was forgotten once it cancelled the first, so the third read as a revert of nothing."""
+    merge, [first, _second, _third] = _merged_by_a_merge_commit(
+        small, (A_ONE, _revert()), (A_TWO, 'Revert "Revert"\n\nThis reverts commit {0}.\n'),
+        (A_ONE, 'Revert "Revert "Revert""\n\nThis reverts commit {1}.\n'))
+    small.manifest([{"pr": 1}])
+    code, report = sync(cli, small)
+    assert code == 0 and by_id(report)["pr/1"]["status"] == "applied", report
+    # (the revert of the merge stands again: the one named)
+    assert [(w["merged_in"], w["reverted_in"]) for w in report["warnings"]] == [(merge, first)]
+    assert small.work.git("show", "dev:a.py") == A_TWO["a.py"].strip()
+
+
+def test_revert_suspects_in_a_shallow_clone_cut_at_a_named_merge(small: Small, tmp_path: Path) -> None:
+    """helper-127: a revert names a merge whose first parent a shallow clone does not have: the walk beyond
+    it failed ("bad object"), exit 4 every night. Every head it cannot rule out is a suspect (merged_in and
+    reverted_in decide, as before the filter)."""
+    from carrytool.gitlayer.git import Git
+    head = small.pr(1, A_TWO)
+    side = small.up.commit({"s.py": "s\n"}, "side", parent="main")
+    cut = small.up.commit({"s.py": "s\n"}, "Merge side", parent="main", parents=[small.base, side],
+                          ref="refs/heads/main")
+    small.up.commit(A_TWO, "Merge pull request #1", parent="main", parents=[cut, head], ref="refs/heads/main")
+    small.up.commit({"s.py": None}, _revert(cut), parent="main", ref="refs/heads/main")
+    clone = tmp_path / "shallow"
+    subprocess.run(["git", "clone", "-q", "--depth", "3", "--no-single-branch", f"file://{small.up.path}",
+                    str(clone)], check=True, capture_output=True)
+    assert cut in (clone / ".git" / "shallow").read_text().split()
+    subprocess.run(["git", "-C", str(clone), "fetch", "-q", "origin", f"{head}:refs/heads/pr"], check=True)
+    with Git(clone) as git:
+        assert git.revert_suspects(small.up.rev("main"), [head]) == {head}
+
+
 def test_a_reverted_pr_that_no_longer_merges_is_a_conflict(cli: Cli, small: Small) -> None:
     """Reverted, then its lines rewritten: carried again, it conflicts with upstream, as any PR that needs a
     rebase does (the image no longer has it), and the warning says why it was carried again."""
@@ -922,12 +956,19 @@ def test_strict_does_not_suggest_the_skip_the_manifest_has(cli: Cli, small: Smal
     small.manifest([{"pr": 1}, {"pr": 2, "on_conflict": "fail"}], policy={"on_conflict": "skip"})
     result = cli("sync", "--strict", "--dry-run", "-m", small.manifest_path, "--repo", small.work.path)
     [hint] = [line for line in result.stdout.splitlines() if line.startswith("next: rebase")]
-    assert hint.endswith("no union can solve it), or set `on_conflict: skip` on pr/2 or set `enabled: false` on "
-                         "pr/1 (or drop it), or run without --strict (`on_conflict: skip` skips pr/1)"), hint
+    assert hint.endswith("no union can solve it), or set `enabled: false` on pr/1, pr/2 (or drop them), or run "
+                         "without --strict with `on_conflict: skip` on pr/2"), hint
     # without --strict nothing changes: the PR that fails the run is told to skip
     result = cli("sync", "--dry-run", "-m", small.manifest_path, "--repo", small.work.path)
     [hint] = [line for line in result.stdout.splitlines() if line.startswith("next: rebase")]
     assert hint.startswith("next: rebase pr/2 ") and hint.endswith("or set `on_conflict: skip` on it"), hint
+    # one without the skip alone: --strict fails on it whatever it says (helper-127: told to set the skip, then
+    # exit 3 again)
+    small.manifest([{"pr": 1, "on_conflict": "fail"}])
+    result = cli("sync", "--strict", "--dry-run", "-m", small.manifest_path, "--repo", small.work.path)
+    [hint] = [line for line in result.stdout.splitlines() if line.startswith("next: rebase")]
+    assert hint.endswith("or set `enabled: false` on pr/1 (or drop it), or run without --strict with "
+                         "`on_conflict: skip` on pr/1"), hint
 
 
 def test_a_fork_carry_that_conflicts_with_a_union_is_not_told_to_join_it(cli: Cli, small: Small) -> None:
