@@ -6,7 +6,8 @@ the standard library's `ast` (`lineno`/`end_lineno`); nothing here runs git.
 
 A hunk resolves when, after the lines all three sides share at its edges are set aside:
 - the base part is empty and each side inserted whole statements of the allowed kinds (definitions,
-  imports, assignments) into the same body, or whole items of the same list/dict/set/tuple literal:
+  imports, assignments) into the same body, neither reading what the other binds nor calling anything as
+  it runs (pipeline.pyorder: else `order-dependent`), or whole items of the same list/dict/set/tuple literal:
   the result holds ours' insertion, then theirs', each byte for byte (ours is the earlier entry);
 - or each part is one `from m import ...` of the same module and both sides only added names: the
   union of the names, sorted when both sides kept them sorted, else ours' order then theirs' additions.
@@ -31,7 +32,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from carrytool.pipeline import pyparts
+from carrytool.pipeline import pyorder, pyparts
 
 MARKER_SIZE = 23          # `git merge-file --marker-size`: long enough that source text never holds one
 _LINE = re.compile(rb"[^\n]*\n|[^\n]+\Z")
@@ -61,6 +62,7 @@ class Resolution:
     hunks: list[Hunk] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)   # one reason per refused hunk, or one per file gate
     variants: tuple[bytes, bytes, bytes] | None = None
+    why: list[str] = field(default_factory=list)       # REFUSED, each said in a sentence (`explain_refusal`)
 
     @property
     def ok(self) -> bool:
@@ -76,6 +78,7 @@ class _Conflict:
     suffix: list[bytes] = field(default_factory=list)
     kind: str | None = None
     refused: str | None = None
+    why: str | None = None              # a sentence saying why it is refused, when more is known than REFUSED
     merged_import: list[bytes] | None = None
     parts: list[list[bytes]] = field(default_factory=list)   # what the resolution holds, in order
     swappable: bool = False          # two insertions at one place: "the other order" swaps them
@@ -83,6 +86,33 @@ class _Conflict:
 
 
 Segment = "list[bytes] | _Conflict"
+
+# what each refusal means, for the one the user reads (`explain_refusal`); some say more (the name at fault)
+REFUSALS = {
+    "markers": "git's merge of it could not be read",
+    "not-utf8": "it is not UTF-8 text",
+    "binary": "it is not text",
+    "not-a-content-conflict": "the conflict is not in its lines (a rename, a deletion, a mode or a type change)",
+    "edit-edit": "both sides changed the same lines",
+    "delete-edit": "one side deleted lines the other changed",
+    "syntax": "the merged file does not parse",
+    "not-statements": "an insertion is not whole statements",
+    "not-items": "an insertion is not whole items of one literal",
+    "other-statements": "an insertion holds statements other than definitions, imports or assignments, whose "
+                        "order may matter",
+    "mixed-scopes": "the insertions are in different bodies",
+    "shadows": "a name would be bound twice",
+    "duplicate-key": "a dict key would be given twice",
+    "dict-spread": "a `**spread` is added beside other added items: which wins depends on the order",
+    "star-import": "an added `from m import *` binds names no one can list",
+    "lost-line": "a line one side added would be lost",
+    "order-dependent": "the other order gives other definitions",
+}
+
+
+def explain_refusal(kind: str) -> str:
+    """The sentence saying what refusal KIND means."""
+    return REFUSALS.get(kind, kind)
 
 
 def split_lines(text: bytes) -> list[bytes]:
@@ -132,18 +162,18 @@ def resolve(base: bytes, ours: bytes, theirs: bytes, merged: bytes, *, partial: 
     hunks hold aside; a gate that fails refuses every hunk (it cannot say which one is at fault)."""
     segments = parse_diff3(merged)
     if segments is None:
-        return Resolution(None, refused=["markers"])
+        return _refuse(["markers"])
     try:
         for text in (base, ours, theirs):
             text.decode("utf-8")
     except UnicodeDecodeError:
-        return Resolution(None, refused=["not-utf8"])
+        return _refuse(["not-utf8"])
     conflicts = [s for s in segments if isinstance(s, _Conflict)]
     for conflict in conflicts:
         _classify_lines(conflict)
-    early = [c.refused for c in conflicts if c.refused]
+    early = [c for c in conflicts if c.refused]
     if early and (not partial or len(early) == len(conflicts)):
-        return Resolution(None, refused=early)
+        return _refuse_hunks(early)
     lines, blocks = _assemble(segments, theirs_first=False)
     parsed = pyparts.parse(lines, [r for pair in blocks for r in pair])
     tree = parsed.tree if parsed.ok else None
@@ -157,7 +187,7 @@ def resolve(base: bytes, ours: bytes, theirs: bytes, merged: bytes, *, partial: 
                 _classify_statements(conflict, index, first, second, lines)
     refused = [c.refused for c in conflicts if c.refused]
     if refused and (not partial or len(refused) == len(conflicts)):
-        return Resolution(None, refused=refused)  # type: ignore[arg-type]
+        return _refuse_hunks([c for c in conflicts if c.refused])
     text = b"".join(lines)
     inserted = {line for c, pair in zip(conflicts, blocks) if not c.refused for a, b in pair
                 for line in range(a, b + 1)}
@@ -175,12 +205,23 @@ def resolve(base: bytes, ours: bytes, theirs: bytes, merged: bytes, *, partial: 
                      for line in range(a, b + 1)}
             problem = _gates(base, ours, theirs, other_lines, segments, other, moved, refused_as="theirs")
     if problem:
-        return Resolution(None, refused=[problem] * len(conflicts))
+        kind, why = problem if isinstance(problem, tuple) else (problem, explain_refusal(problem))
+        return _refuse([kind] * len(conflicts), [why] * len(conflicts))
     hunks = [Hunk((min(o[0], t[0]), max(o[1], t[1])), c.kind or "statements")  # type: ignore[arg-type]
              for c, (o, t) in zip(conflicts, blocks) if not c.refused]
     if refused:
-        return Resolution(None, hunks, refused, variants)  # type: ignore[arg-type]
+        return Resolution(None, hunks, refused, variants,  # type: ignore[arg-type]
+                          [c.why or explain_refusal(c.refused) for c in conflicts if c.refused])
     return Resolution(text, hunks)
+
+
+def _refuse(kinds: list[str], whys: list[str] | None = None) -> Resolution:
+    return Resolution(None, refused=kinds, why=whys or [explain_refusal(kind) for kind in kinds])
+
+
+def _refuse_hunks(conflicts: list[_Conflict]) -> Resolution:
+    return _refuse([c.refused for c in conflicts],  # type: ignore[misc]
+                   [c.why or explain_refusal(c.refused) for c in conflicts])  # type: ignore[arg-type]
 
 
 def sides_of(shown: bytes) -> tuple[bytes, bytes, list[int]] | None:
@@ -347,11 +388,11 @@ def _blank(line: bytes) -> bool:
 
 
 def _statement_kind(index: _Index, first: int, last: int, lines: list[bytes], *,
-                    any_statement: bool = False) -> tuple[str | None, object, str | None]:
-    """(kind, parent, refusal) for lines FIRST..LAST: whole sibling statements of one body, or whole items
-    of one literal. An empty range has no kind and no parent."""
+                    any_statement: bool = False) -> tuple[str | None, object, str | None, list[ast.stmt]]:
+    """(kind, parent, refusal, statements) for lines FIRST..LAST: whole sibling statements of one body, or
+    whole items of one literal (no statements). An empty range has no kind and no parent."""
     if first > last:
-        return None, None, None
+        return None, None, None, []
     if any(lines[i - 1].strip() for i in range(first, last + 1)):    # blank lines at the edges belong to no
         while not lines[first - 1].strip():                          # statement: a method inserted last in
             first += 1                                               # its class, then a blank line, is whole
@@ -364,7 +405,7 @@ def _statement_kind(index: _Index, first: int, last: int, lines: list[bytes], *,
         elif start < first <= end < last or first < start <= last < end:
             straddle = True
     if straddle:
-        return None, None, "not-statements"
+        return None, None, "not-statements", []
     nested = {id(n) for _, _, n, _ in inside}
     top = [(s, e, n, p) for s, e, n, p in inside if id(index.parents[id(n)]) not in nested]
     code = [i for i in range(first, last + 1) if not _blank(lines[i - 1])]
@@ -372,14 +413,14 @@ def _statement_kind(index: _Index, first: int, last: int, lines: list[bytes], *,
     if top and all(i in covered for i in code):
         parents = {p for _, _, _, p in top}
         if len(parents) != 1:
-            return None, None, "mixed-scopes"
+            return None, None, "mixed-scopes", []
         nodes = [n for _, _, n, _ in top]
         if not any_statement and not all(isinstance(n, _ALLOWED) for n in nodes):
-            return None, None, "other-statements"
-        return _kind_of(nodes, index.parents[id(nodes[0])]), parents.pop(), None
+            return None, None, "other-statements", []
+        return _kind_of(nodes, index.parents[id(nodes[0])]), parents.pop(), None, nodes
     if top:
-        return None, None, "not-statements"
-    return _items_kind(index, first, last, code)
+        return None, None, "not-statements", []
+    return (*_items_kind(index, first, last, code), [])
 
 
 def _items_kind(index: _Index, first: int, last: int, code: list[int]):  # noqa: ANN202 - internal
@@ -417,19 +458,23 @@ def _kind_of(nodes: list[ast.stmt], parent: ast.AST) -> str:
 def _classify_statements(conflict: _Conflict, index: _Index, first: tuple[int, int], second: tuple[int, int],
                          lines: list[bytes]) -> None:
     """Both parts must be whole statements of one body (for two insertions: definitions, imports or
-    assignments, whose order does not matter), or whole items of one literal."""
+    assignments, neither reading what the other binds nor calling anything: pipeline.pyorder), or whole
+    items of one literal."""
     free = not conflict.swappable and conflict.shared is None      # a rewrite next to an insertion
-    kind_a, parent_a, why_a = _statement_kind(index, *first, lines, any_statement=free)
-    kind_b, parent_b, why_b = _statement_kind(index, *second, lines, any_statement=free)
+    kind_a, parent_a, why_a, nodes_a = _statement_kind(index, *first, lines, any_statement=free)
+    kind_b, parent_b, why_b, nodes_b = _statement_kind(index, *second, lines, any_statement=free)
     if conflict.shared is not None and not why_a and not why_b:
         at = first[0] if first[0] <= first[1] else second[0]
-        _, parent_c, why_c = _statement_kind(index, at + conflict.shared[0], at + conflict.shared[1] - 1, lines)
+        _, parent_c, why_c, _ = _statement_kind(index, at + conflict.shared[0], at + conflict.shared[1] - 1,
+                                                lines)
         if why_c or (parent_c is not None and parent_c not in {p for p in (parent_a, parent_b) if p is not None}):
             why_a = why_c or "mixed-scopes"
     if why_a or why_b:
         conflict.refused = why_a or why_b
     elif kind_a and kind_b and parent_a != parent_b:
         conflict.refused = "mixed-scopes"
+    elif conflict.swappable and nodes_a and nodes_b and (order := pyorder.order_conflict(nodes_a, nodes_b)):
+        conflict.refused, conflict.why = "order-dependent", order
     elif conflict.kind is None:
         kinds = {k for k in (kind_a, kind_b) if k}
         conflict.kind = kinds.pop() if len(kinds) == 1 else "definitions"
@@ -481,9 +526,10 @@ def _merge_import(base: list[bytes], ours: list[bytes], theirs: list[bytes]) -> 
 # -- whole-file gates --------------------------------------------------------------------------------
 
 def _gates(base: bytes, ours: bytes, theirs: bytes, lines: list[bytes], segments,  # noqa: ANN001
-           parsed: pyparts.Parsed, inserted: set[int], *, refused_as: str = "ours") -> str | None:
-    """The reason the resolved file is refused, or None: shadowing, a lost line, order dependence. Refused
-    conflicts (in TEXT as REFUSED_AS) still hold both sides' lines: they count as present."""
+           parsed: pyparts.Parsed, inserted: set[int], *, refused_as: str = "ours") -> str | tuple[str, str] | None:
+    """The reason the resolved file is refused (alone, or with a sentence naming what is at fault), or None:
+    shadowing, a lost line, order dependence. Refused conflicts (in TEXT as REFUSED_AS) still hold both
+    sides' lines: they count as present."""
     spans: dict[tuple[str, str], list[tuple[int, int]]] = {}
     result = parsed.definitions(spans)
     added = sorted(inserted)
@@ -500,8 +546,10 @@ def _gates(base: bytes, ours: bytes, theirs: bytes, lines: list[bytes], segments
         sides = [(pyparts.parse(side_lines, spans=True), side_lines)
                  for side_lines in (split_lines(ours), split_lines(theirs))]
         mine = _bindings(whole, lines, twice)
-        if any(mine[key] not in [_bindings(p, side_lines, twice)[key] for p, side_lines in sides] for key in twice):
-            return "shadows"
+        side_bindings = [_bindings(p, side_lines, twice) for p, side_lines in sides]
+        for scope, name in sorted(key for key in twice if mine[key] not in [b[key] for b in side_bindings]):
+            where = f" in `{scope}`" if scope else ""
+            return "shadows", f"two definitions of `{name}`{where}: the later one would override the other side's"
     rewritten = Counter(line for s in segments if isinstance(s, _Conflict) and s.merged_import is not None
                         for line in s.ours + s.theirs)
     held = Counter(line for s in segments if isinstance(s, _Conflict) and s.refused for line in s.ours + s.theirs)

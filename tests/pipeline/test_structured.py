@@ -66,6 +66,9 @@ RESOLVED = [
     ("assignments",      # a target too deep for ast.unparse (RecursionError: helper-84) is no crash
      "import os\nZ = 9\n", "import os\nD[" + "1+" * 800 + "1] = 2\nZ = 9\n", "import os\nfoo = 3\nZ = 9\n",
      "import os\nD[" + "1+" * 800 + "1] = 2\nfoo = 3\nZ = 9\n"),
+    ("functions",        # a body reads what the other side binds only when called: both are bound by then
+     "import os\nZ = 9\n", "import os\ndef a():\n    return b()\nZ = 9\n", "import os\ndef b():\n    return 1\nZ = 9\n",
+     "import os\ndef a():\n    return b()\ndef b():\n    return 1\nZ = 9\n"),
     ("adjacent-edit",
      "def f(x):\n    for a in x:\n        a.zero()\n    sync()\n",
      "def f(x):\n    for t in it(x):\n        t.zero()\n    sync()\n",
@@ -117,6 +120,18 @@ REFUSED = [
     ("shadows", "import os\nZ = 9\n", "import os\na = (foo := 1)\nZ = 9\n", "import os\nfoo = 3\nZ = 9\n"),
     ("duplicate-key", "R = {\n    'a': 1,\n}\n", "R = {\n    'a': 1,\n    f'k': 1,\n}\n", "R = {\n    'a': 1,\n    'k': 2,\n}\n"),
     ("duplicate-key", "R = {\n    'a': 1,\n}\n", "R = {\n    'a': 1,\n    0: 1,\n}\n", "R = {\n    'a': 1,\n    -0: 2,\n}\n"),
+    # helper-128: one insertion reads what the other binds, or calls something: the order decides the result
+    ("order-dependent", "U: A = str | bytes\nZ = 9\n", "U: A = str | bytes\nU = str\nZ = 9\n",
+     "U: A = str | bytes\nT = U\nZ = 9\n"),
+    ("order-dependent", "def f(url, parts):\n    a = 1\n    return a\n",
+     "def f(url, parts):\n    a = 1\n    url = url.strip()\n    return a\n",
+     "def f(url, parts):\n    a = 1\n    host = parts.netloc or url\n    return a\n"),
+    ("order-dependent", "class A:\n    def __init__(self):\n        self.a = 1\n",
+     "class A:\n    def __init__(self):\n        self.a = 1\n        self.b = 2\n",
+     "class A:\n    def __init__(self):\n        self.a = 1\n        self.c = self.b + 1\n"),
+    ("order-dependent", "import os\nZ = 9\n", "import os\nA = make()\nZ = 9\n", "import os\nB = 2\nZ = 9\n"),
+    ("order-dependent", "import os\nZ = 9\n", "import os\n@register(B)\ndef a():\n    pass\nZ = 9\n",
+     "import os\nB = 2\nZ = 9\n"),
     ("dict-spread", "R = {\n    **B,\n}\n", "R = {\n    **B,\n    'k': 1,\n}\n", "R = {\n    **B,\n    **O,\n}\n"),
     ("star-import", "import os\n\n\ndef z():\n    pass\n",
      "import os\n\n\ndef foo():\n    return 'mine'\n\n\ndef z():\n    pass\n",
