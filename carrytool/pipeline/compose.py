@@ -546,6 +546,10 @@ class Composer:
         STEP (whether it did: not under `theirs`, which resolves them)."""
         mode = self.manifest.on_conflict(step.entry)
         step.conflicts = self._describe_conflicts(step, result, applied)
+        for conflict in step.conflicts:      # why the structured merge left it a conflict (helper-128)
+            refusal = step.structured_refused.get(conflict["file"])  # type: ignore[arg-type]
+            if refusal:
+                conflict["structured"] = dict(refusal)
         if mode == "theirs":
             return False
         detail = _conflict_detail(step.conflicts)
@@ -601,6 +605,7 @@ class Composer:
         """RESULT with every conflict resolved by the structured rule (pipeline.structured), when the
         entry's `structured_merge` selects all its conflicted files and each resolves; else RESULT."""
         patterns = self.manifest.structured_paths(step.entry)
+        step.structured_refused = {}
         if not patterns or step.id in self.structured_off:
             return result
         if shortcut:        # a shortcut named the conflicts; the resolved tree needs the chained merge's
@@ -611,7 +616,7 @@ class Composer:
         from carrytool.pipeline.structured_tree import resolve_merge
 
         resolved = resolve_merge(self.git, result, patterns)
-        step.structured_refused = resolved.refused
+        step.structured_refused = resolved.refusals()
         if resolved.tree is None:
             return result
         step.structured = resolved.report()
@@ -944,10 +949,14 @@ def stacked_on(step: Step) -> str | None:
 
 
 def _conflict_detail(conflicts: Sequence[dict[str, object]]) -> str:
-    """`conflicts in a.py (with upstream alone), b.py (with pr/1)`: each file and who it conflicts with."""
+    """`conflicts in a.py (with upstream alone), b.py (with pr/1)`: each file and who it conflicts with, and
+    why the structured merge did not resolve it where it was asked to."""
     parts = []
     for conflict in conflicts:
         entries = ", ".join(conflict["with"])  # type: ignore[arg-type]
         who = ("upstream" + (f" and {entries}" if entries else " alone")) if conflict.get("upstream") else entries
-        parts.append(f"{conflict['file']}" + (f" (with {who})" if who else ""))
+        said = [f"with {who}"] if who else []
+        if conflict.get("structured"):
+            said.append(f"the structured merge refused: {conflict['structured']['why']}")  # type: ignore[index]
+        parts.append(f"{conflict['file']}" + (f" ({'; '.join(said)})" if said else ""))
     return "conflicts in " + ", ".join(parts)

@@ -57,7 +57,8 @@ class Step:
     resolution: str | None = None             # "theirs" when conflicting hunks were forced
     resolved_paths: list[str] = field(default_factory=list)
     structured: list[dict[str, object]] = field(default_factory=list)         # hunks resolved structurally
-    structured_refused: dict[str, list[str]] = field(default_factory=dict)   # path -> why not (per hunk)
+    # path -> why the structured merge left it conflicted: {"refused": KIND, "why": SENTENCE}
+    structured_refused: dict[str, dict[str, str]] = field(default_factory=dict)
     landing: dict[str, object] | None = None
     # what applying it changed (parent -> commit), when composing knows it without asking git: the upstream
     # delta the fast path wrote into a tree no earlier entry touched at those paths (else None: diff-tree)

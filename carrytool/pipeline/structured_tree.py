@@ -17,6 +17,7 @@ from carrytool.pipeline.structured import (
     MARKER_SIZE,
     Hunk,
     Resolution,
+    explain_refusal,
     resolve,
     sides_of,
 )
@@ -30,6 +31,20 @@ class TreeResolution:
     hunks: dict[str, list[Hunk]] = field(default_factory=dict)
     refused: dict[str, list[str]] = field(default_factory=dict)
     partial: set[str] = field(default_factory=set)    # paths resolved in part: still conflicted, fewer hunks
+    why: dict[str, str] = field(default_factory=dict)  # a refused path -> its first refusal, in a sentence
+
+    def refusals(self) -> dict[str, dict[str, str]]:
+        """Each conflicted path the rule was asked about -> `{"refused": KIND, "why": SENTENCE}`: its first
+        refusal, or, for a path that resolved while another did not, that it stays (an entry applies whole).
+        Paths the patterns do not select are not its business."""
+        out = {path: {"refused": kinds[0], "why": self.why.get(path) or explain_refusal(kinds[0])}
+               for path, kinds in sorted(self.refused.items()) if kinds[0] != "not-selected"}
+        blocking = sorted(self.refused)
+        if self.tree is None and blocking:
+            for path in sorted(set(self.hunks) - set(self.refused)):
+                out[path] = {"refused": "other-file", "why": f"it resolves, but {blocking[0]} does not, and an "
+                             "entry applies whole"}
+        return out
 
     def report(self) -> list[dict[str, object]]:
         """The report's `structured` list: one item per resolved hunk, by file then line."""
@@ -91,6 +106,8 @@ def resolve_merge(git: Git, result: MergeResult, patterns: Sequence[str], *, par
         resolution = resolve_file(git, *blobs, partial=partial)
         if resolution is None or not resolution.ok:
             out.refused[path] = resolution.refused if resolution else ["binary"]
+            if resolution and resolution.why:
+                out.why[path] = resolution.why[0]
             found = git.blob_at(result.tree, path)
             shown = shown_partly(git, resolution, git.read_blob(found[1])) \
                 if resolution and resolution.variants and found else None

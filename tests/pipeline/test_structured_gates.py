@@ -1,6 +1,6 @@
 """Structured merge (issue 19): every gate sends a resolution back to the conflict git reported, exactly as
-without the policy (the same report but for one sentence, the same SHAs), and a resolution gives the same
-SHA on git 2.39 and 2.47."""
+without the policy (the same report but for the sentence, and the record, saying why; the same SHAs), and
+a resolution gives the same SHA on git 2.39 and 2.47."""
 
 from __future__ import annotations
 
@@ -36,8 +36,14 @@ def _both(cli, small: Small, **extra) -> tuple[tuple[int, dict], tuple[int, dict
 
 
 def _same_but_the_detail(plain: dict, structured: dict, why: str | None) -> None:
-    """STRUCTURED is PLAIN but for `; its structured resolution was rejected: WHY` (None: not even that)."""
+    """STRUCTURED is PLAIN but for `; its structured resolution was rejected: WHY` (None: the rule refused
+    it, and each conflict says why in its record and its detail: helper-128)."""
     entry = structured["entries"][1]
+    for conflict in entry["conflicts"]:
+        refusal = conflict.pop("structured", None)
+        assert (refusal is not None) == (why is None), conflict
+        if refusal is not None:
+            entry["detail"] = entry["detail"].replace(f"; the structured merge refused: {refusal['why']}", "", 1)
     if why is not None:
         suffix = f"; its structured resolution was rejected: {why}"
         assert entry["detail"].endswith(suffix)

@@ -81,10 +81,45 @@ def test_an_assert_the_structured_result_breaks_sends_it_back_to_a_conflict(cli,
     assert small.work.git("cat-file", "-t", blob, check=False).strip() != "blob"
 
 
-def test_a_shadowing_insertion_stays_a_conflict(cli, small: Small) -> None:
+def test_a_shadowing_insertion_stays_a_conflict_and_says_why(cli, small: Small, report_schema) -> None:
+    """helper-128: the report, the detail and the text said only `conflicts in r.py (with pr/1)`."""
     _two_prs(small, WITH_A, BASE + "\n    def alpha(self):\n        return 'b'\n")
     code, report = _sync(cli, small, small.manifest([{"pr": 1}, {"pr": 2}], policy=POLICY))
     assert code == 3 and report["entries"][1]["status"] == "conflict"
+    jsonschema.validate(report, report_schema)
+    why = "two definitions of `alpha` in `Runner`: the later one would override the other side's"
+    assert report["entries"][1]["conflicts"] == [
+        {"file": "r.py", "with": ["pr/1"], "structured": {"refused": "shadows", "why": why}}]
+    assert report["entries"][1]["detail"] == f"conflicts in r.py (with pr/1; the structured merge refused: {why})"
+    text = cli("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run").stdout
+    assert f"the structured merge refused: {why}" in text
+    code, report = _sync(cli, small, small.manifest([{"pr": 1}, {"pr": 2}]))      # not asked: nothing said
+    assert report["entries"][1]["conflicts"] == [{"file": "r.py", "with": ["pr/1"]}]
+
+
+# helper-128: two insertions at one place where one reads what the other binds were kept in one order, git's
+# conflict silently decided; the other order gives another value
+ORDERED = [
+    ("module", "UrlT: TypeAlias = str | bytes\n", "\n\ndef f():\n    pass\n", "UrlT = str\n", "_URL_TYPES = UrlT\n",
+     "one insertion reads `UrlT`"),
+    ("function", "def f(url, parts):\n    parts = parse(url)\n", "    return parts\n", "    url = url.strip()\n",
+     "    host = parts.netloc or url\n", "one insertion reads `url`"),
+]
+
+
+@pytest.mark.parametrize(("where", "head", "tail", "one", "two", "why"), ORDERED, ids=[o[0] for o in ORDERED])
+def test_insertions_whose_order_matters_stay_a_conflict(cli, small: Small, where: str, head: str, tail: str,
+                                                        one: str, two: str, why: str) -> None:
+    small.up.commit({"m.py": head + tail}, "m", parent=small.base, ref="refs/heads/main")
+    main = small.up.rev("refs/heads/main")
+    small.pr(1, {"m.py": head + one + tail}, parent=main)
+    small.pr(2, {"m.py": head + two + tail}, parent=main)
+    code, report = _sync(cli, small, small.manifest([{"pr": 1}, {"pr": 2}], policy=POLICY))
+    assert code == 3 and report["entries"][1]["status"] == "conflict", report
+    assert "structured" not in report["entries"][1]
+    [conflict] = report["entries"][1]["conflicts"]
+    assert conflict["structured"]["refused"] == "order-dependent"
+    assert conflict["structured"]["why"].startswith(why)
 
 
 def test_the_demo_runner_adjacency_composes_without_a_recorded_resolution(cli, demo) -> None:
