@@ -19,8 +19,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from carrytool.gitlayer.env import ZERO
+from carrytool.gitlayer.git import Change
 from carrytool.pipeline import pyparts
 from carrytool.pipeline.atomic import write_json_cache
+from carrytool.pipeline.hunks import Hunk
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _BLOCKS = ("body", "handlers", "orelse", "finalbody", "cases")   # where statements nest, in source order
@@ -569,4 +572,27 @@ def scope_names(path: str, source: bytes | None, lines: Iterable[tuple[int, int]
     found: set[str] = set()
     for first, last in lines:
         found |= scopes_in(source, first, last)
+    return sorted(found)
+
+
+def hunk_sides(hunk: Hunk, change: Change | None) -> list[tuple[str, int, Sequence[bytes]]]:
+    """(blob, first line, lines) of the sides of HUNK whose scopes count: its removed lines in the base
+    blob, its added lines in the head blob (a Python file's text hunks only)."""
+    if hunk.kind != "text" or change is None or not is_python(hunk.path):
+        return []
+    return [(oid, start, lines) for oid, start, lines in ((change.old_oid, hunk.old_start, hunk.removed),
+                                                         (change.new_oid, hunk.new_start, hunk.added))
+            if lines and oid and oid != ZERO]
+
+
+def hunk_scopes(hunk: Hunk, change: Change | None, scope_at: Callable[[str, int], str | None]) -> list[str]:
+    """Qualified scopes of HUNK (CHANGE: its file's change): its removed lines in the base blob, its added
+    lines in the head blob, each asked of SCOPE_AT(blob, line). explain's coverage and sync's check of a
+    union's hunks (pipeline.provided) ask the same."""
+    found: set[str] = set()
+    for oid, start, lines in hunk_sides(hunk, change):
+        # blank lines between two methods belong to the class: they would make every edit "same-scope"
+        numbers = [start + k for k, text in enumerate(lines) if text.strip()] or \
+            [start + k for k in range(len(lines))]
+        found.update(s for s in (scope_at(oid, n) for n in numbers) if s)
     return sorted(found)

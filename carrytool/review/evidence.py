@@ -19,7 +19,7 @@ from carrytool.pipeline import facts
 from carrytool.pipeline.hunks import Hunk, read_hunks
 from carrytool.pipeline.plan import Step
 from carrytool.pipeline.resolve import Resolved
-from carrytool.pipeline.scopes import SpanCache, is_python
+from carrytool.pipeline.scopes import SpanCache, hunk_scopes, hunk_sides
 
 
 class Sources:
@@ -137,23 +137,11 @@ class EntryFacts:
 
 
 def _sides(hunk: Hunk, change: Change | None) -> list[tuple[str, int, Sequence[bytes]]]:
-    """(blob, first line, lines) of the sides of HUNK whose scopes count: its removed lines in the base
-    blob, its added lines in the head blob (a Python file's text hunks only)."""
-    if hunk.kind != "text" or change is None or not is_python(hunk.path):
-        return []
-    return [(oid, start, lines) for oid, start, lines in ((change.old_oid, hunk.old_start, hunk.removed),
-                                                         (change.new_oid, hunk.new_start, hunk.added))
-            if lines and oid and oid != ZERO]
+    return hunk_sides(hunk, change)
 
 
 def _hunk_scopes(hunk: Hunk, change: Change | None, sources: Sources) -> list[str]:
-    found: set[str] = set()
-    for oid, start, lines in _sides(hunk, change):
-        # blank lines between two methods belong to the class: they would make every edit "same-scope"
-        numbers = [start + k for k, text in enumerate(lines) if text.strip()] or \
-            [start + k for k in range(len(lines))]
-        found.update(s for s in (sources.scope_at(oid, n) for n in numbers) if s)
-    return sorted(found)
+    return hunk_scopes(hunk, change, sources.scope_at)
 
 
 def gather_evidence(git: Git, manifest: Manifest, resolved: Resolved, steps: Sequence[Step], *,
