@@ -60,8 +60,9 @@ def gather(git: Git, resolved: Resolved, steps: Sequence[Step], *, everything: b
     diffs = git.diff_trees(pairs)  # type: ignore[arg-type]
     for step, changes in zip([s for s in todo if s.head], diffs):
         step.all_changes = changes
-    for (union, number, _head, _base), changes in zip(superseded, diffs[len(diffs) - len(superseded):]):
+    for (union, number, head, base), changes in zip(superseded, diffs[len(diffs) - len(superseded):]):
         union.superseded_diffs[number] = changes
+        union.superseded_heads[number] = (base, head)
 
 
 def _stacks(git: Git, upstream: str, prs: Sequence[Step]) -> None:

@@ -26,6 +26,7 @@ from carrytool.gitlayer.env import ZERO
 from carrytool.gitlayer.git import EMPTY_TREE, REGULAR_MODES, Change, Git, paths_of
 from carrytool.pipeline.hunks import Hunk, find_block, is_subsequence_block, read_hunks
 from carrytool.pipeline.plan import APPLIED, Step
+from carrytool.pipeline.provided import Folded, UnionCheck, left_out
 from carrytool.pipeline.shadowed import adds_definition, defined_names, shadowed_definitions
 
 Owner = tuple[int, int]          # (index of the applied step, index of its hunk)
@@ -549,18 +550,51 @@ class _Accountant:
         by hand, or a refold not finished): its files are checked too. A warning (a union may leave a change
         out on purpose), never silent: `explain` shows the union's coverage hunk by hunk."""
         by_id = {step.id: step for step in self.steps}
+        trusted: dict[str, list[Folded]] = {}     # union id -> the PRs' files it changes: checked hunk by hunk
         for step in self.steps:
+            kept: dict[str, set[str]] = {}
             for path, union_id in sorted(step.provided_by.items()):
                 union = by_id.get(union_id)
                 why = self._left_out(union, step.entry.number, step.all_changes, path) if union else None
                 if why:
                     self._absent(step.id, union_id, path, f" for {path}", why)
+                elif union:
+                    kept.setdefault(union_id, set()).add(path)
+            for union_id, paths in kept.items():
+                if step.base and step.head:
+                    trusted.setdefault(union_id, []).append(
+                        Folded(step.id, step.base, step.head, step.all_changes, frozenset(paths)))
         for union in self.steps:
             for number, changes in sorted(union.superseded_diffs.items()):
+                paths = set()
                 for path in paths_of(changes):
                     why = self._left_out(union, number, changes, path)
                     if why:
                         self._absent(f"pr/{number}", union.id, path, "", why)
+                    else:
+                        paths.add(path)
+                if number in union.superseded_heads:
+                    base, head = union.superseded_heads[number]
+                    trusted.setdefault(union.id, []).append(Folded(f"pr/{number}", base, head, changes,
+                                                                   frozenset(paths)))
+        self.account_left_out(by_id, trusted)
+
+    def account_left_out(self, by_id: dict[str, Step], trusted: dict[str, list[Folded]]) -> None:
+        """Each hunk of a PR a union stands for, in a file the union changes, that the composed tree lacks
+        and that is in no region the union had to reconcile (pipeline.provided: no other PR it folds, nor
+        the union itself, changes those lines): a `provided-absent` warning naming the lines (helper-128: a
+        resolution that took one side dropped a third PR's method, and sync said nothing)."""
+        checks = [(union_id, UnionCheck(union.base, union.head, union.all_changes, self.tip, tuple(folded)))
+                  for union_id, folded in trusted.items()
+                  for union in [by_id[union_id]] if union.base and union.head and self.tip]
+        for (union_id, _check), found in zip(checks, left_out(self.git, [c for _u, c in checks])):
+            for lost in found:
+                self.result.warnings.append({
+                    "kind": "provided-absent", "entry": lost.pr, "other": union_id, "file": lost.file,
+                    "lines": list(lost.lines),
+                    "message": f"{union_id} supersedes {lost.pr} but the composed tree lacks its hunk "
+                               f"{lost.describe()}, in no region {union_id} reconciled ({lost.region()}): "
+                               f"dropped at a stop of the fold? (explain shows {union_id}'s coverage)"})
 
     def _left_out(self, union: Step, number: int | None, changes: Sequence[Change], path: str) -> str | None:
         """How UNION, standing for PR NUMBER whose diff is CHANGES, leaves the PR's change at PATH out of

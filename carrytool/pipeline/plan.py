@@ -47,6 +47,7 @@ class Step:
     # a union: the own diff of each PR it supersedes whole, by number (facts.gather; the landing checks say
     # which of their files it leaves out). Not in the report: the entries read as before
     superseded_diffs: dict[int, list[Change]] = field(default_factory=dict)
+    superseded_heads: dict[int, tuple[str, str]] = field(default_factory=dict)   # ... their (base, head)
     # a union: the PRs its commit (or patch) says it was composed with, by its last `Carry-Supersedes:`
     # trailer (facts.gather); None when it says nothing (a hand-made commit)
     composed_with: frozenset[int] | None = None

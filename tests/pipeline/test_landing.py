@@ -399,16 +399,18 @@ def test_a_union_skipped_for_a_conflict_leaves_its_prs_out(cli: Cli, small: Smal
     assert "x = 10" not in small.work.git("show", "dev:b.py")          # indeed in no entry
 
 
-@pytest.mark.parametrize("trailer, named", [
-    ("Carry-Supersedes: 1", [("pr/2", "carry/union", "docs/c.txt")]),         # pr/2 added by hand, never folded
-    ("Carry-Supersedes: 1 2:docs/c.txt", []),                                # composed with both
-    ("", []),                                                                # a hand-made commit says nothing
+@pytest.mark.parametrize("trailer, hunk", [
+    ("Carry-Supersedes: 1", False),         # pr/2 added by hand, never folded: its file is named
+    ("Carry-Supersedes: 1 2:docs/c.txt", True),      # composed with both: pr/2's hunk, lost, is named
+    ("", True),                                       # a hand-made commit says nothing: so is the hunk
 ])
-def test_a_pr_the_union_was_not_composed_with_is_named(cli: Cli, small: Small, trailer: str, named: list) -> None:
+def test_a_pr_the_union_was_not_composed_with_is_named(cli: Cli, small: Small, trailer: str, hunk: bool) -> None:
     """helper-73: a PR added to a union's `supersedes` by hand (or while a refold is stopped) is skipped as
     superseded, though the union touches its file with other PRs' changes only: its change was lost
     silently. A union whose commit names the PRs it was composed with (`Carry-Supersedes:`, written by
-    `union new`/`compose` and explain's draft message) and not this one: each of its files is named."""
+    `union new`/`compose` and explain's draft message) and not this one: each of its files is named.
+    Composed with it (or saying nothing), the union still lacks pr/2's line, which no other PR's change
+    meets: that hunk is named (helper-128)."""
     small.pr(1, {"docs/c.txt": "c\nfrom one\n"})
     small.pr(2, {"docs/c.txt": "from two\nc\n"})
     union = small.up.commit({"docs/c.txt": "c\nfrom one\n"}, f"carry: union\n\n{trailer}\n", parent="main",
@@ -416,12 +418,16 @@ def test_a_pr_the_union_was_not_composed_with_is_named(cli: Cli, small: Small, t
     small.work.git("fetch", "-q", str(small.up.path), "refs/heads/union:refs/heads/union")
     small.manifest([{"pr": 1}, {"pr": 2}, {"carry": "union", "commit": union, "supersedes": [1, 2]}])
     code, report = sync(cli, small)
-    assert code == 0 and _absent(report) == named
-    if named:
-        message = next(w for w in report["warnings"] if w["kind"] == "provided-absent")["message"]
-        assert message == ("carry/union supersedes pr/2 but was not composed with it (its commit's Carry-Supersedes "
-                           "names #1): pr/2's change to docs/c.txt is in no entry of the build (refold: carrytool "
-                           "union compose union)")
+    assert code == 0 and _absent(report) == [("pr/2", "carry/union", "docs/c.txt")]
+    [warning] = [w for w in report["warnings"] if w["kind"] == "provided-absent"]
+    assert ("lines" in warning) is hunk
+    if hunk:
+        assert warning["message"].startswith("carry/union supersedes pr/2 but the composed tree lacks its hunk "
+                                             "docs/c.txt:1, in no region carry/union reconciled")
+    else:
+        assert warning["message"] == ("carry/union supersedes pr/2 but was not composed with it (its commit's "
+                                      "Carry-Supersedes names #1): pr/2's change to docs/c.txt is in no entry of "
+                                      "the build (refold: carrytool union compose union)")
 
 
 @pytest.mark.parametrize("message, numbers", [
