@@ -134,5 +134,10 @@ class LockHeld(EnvironmentProblem):
     """Another carrytool process holds the repository's lock (exit 4)."""
 
 
+class FoldUnderWay(EnvironmentProblem):
+    """A fold of the union is stopped, not yet continued or aborted: its state holds the union (exit 4, as a
+    held lock; helper-128: it was the conflict code, 3)."""
+
+
 class RefMoved(EnvironmentProblem):
     """A ref changed under us between reading and writing it (exit 4)."""

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from carrytool.errors import CarryError, ConflictError, GitError, InputError, UnknownRef
+from carrytool.errors import CarryError, ConflictError, FoldUnderWay, GitError, InputError, UnknownRef
 from carrytool.gitlayer.git import REGULAR_MODES, Git, MergeResult, Signature
 from carrytool.gitlayer.urls import resolve_local
 from carrytool.manifest import paths as pathmatch
@@ -244,7 +244,7 @@ class Union:
         the state while the fold is stopped, so that `abort` takes the entry out again (`_take_back`)."""
         if self.state_path.exists() or self.state_path.is_symlink():
             state = self.load()
-            raise ConflictError(f"a fold of {self.entry.id} is already under way in {state['scratch']}",
+            raise FoldUnderWay(f"a fold of {self.entry.id} is already under way in {state['scratch']}",
                                 hint=f"{self.command('continue')}  (or: {self.command('abort')})")
         self._scratch(self.scratch).check_usable()
         edited = self.patch_edited()

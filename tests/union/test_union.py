@@ -140,7 +140,8 @@ def test_markers_left_in_the_scratch_refuse_to_continue(cli: Cli, demo: Scenario
     assert union(cli, demo, "compose", NAME).exit_code == 3
     result = union(cli, demo, "continue", NAME)
     assert result.exit_code == 3 and "conflict markers remain in vllm/v1/worker/gpu_worker.py" in result.stderr
-    assert union(cli, demo, "compose", NAME).exit_code == 3     # a fold is already under way
+    result = union(cli, demo, "compose", NAME)                  # a fold is already under way: held, as a lock
+    assert result.exit_code == 4 and "is already under way" in result.stderr, result.stderr
     result = union(cli, demo, "abort", NAME)
     assert result.exit_code == 0 and not scratch(demo).exists()
     assert union(cli, demo, "continue", NAME).exit_code == 2
