@@ -802,8 +802,8 @@ def union_new(
                           invocation=_union_options(manifest, repo))
             try:
                 outcome = union.compose(offline=offline, added=(before, written))
-            except BaseException:
-                _take_back(union, (before, written))
+            except BaseException as exc:
+                _take_back(union, (before, written), theirs=_is_fold_under_way(exc))
                 raise
             return _union_result(union, outcome)
 
@@ -821,14 +821,22 @@ def _union_interrupted(name: str, manifest: Optional[Path], repo: Path) -> str:
             f"goes on when a fold is under way, `carrytool union abort {bare}` drops it")
 
 
-def _take_back(union, texts: tuple[bytes, bytes]) -> None:  # noqa: ANN001 - union.fold.Union, imported lazily
+def _is_fold_under_way(exc: BaseException) -> bool:
+    from carrytool.errors import FoldUnderWay
+
+    return isinstance(exc, FoldUnderWay)
+
+
+def _take_back(union, texts: tuple[bytes, bytes], *, theirs: bool = False) -> None:  # noqa: ANN001 - union.fold.Union
     """`union new` failed before its fold was done or stopped (a PR upstream does not have, no network):
     the manifest goes back to what it was (TEXTS: before, written), unless the fold saved a state (`union
-    continue` needs the entry) or the file is no longer what it wrote (`Union.take_back`)."""
+    continue` needs the entry) or the file is no longer what it wrote (`Union.take_back`). THEIRS: the state
+    there is another fold's, under way from another manifest (helper-130: the entry stayed in this one)."""
     import hashlib
 
     state = union.state_path
-    if not (state.exists() or state.is_symlink()) and union.take_back(texts[0], hashlib.sha256(texts[1]).hexdigest()):
+    if (theirs or not (state.exists() or state.is_symlink())) and \
+            union.take_back(texts[0], hashlib.sha256(texts[1]).hexdigest()):
         _say(f"took {union.entry.id} out of {union.manifest.path} again: its fold did not start")
 
 

@@ -206,6 +206,13 @@ def _commands(git: Git, ex: Explanation, step: Step) -> list[dict[str, str]]:
             if done and done.head:
                 add(f"{other} already carries the same hunks",
                     ["git", "diff", str(done.base), done.head, "--", *step.files])
+    elif step.status == "applied" and merge and step.commit and (step.structured or step.resolution):
+        # git's merge conflicts there: the tree is that merge resolved (helper-128: the story said the command
+        # printed the tree, and it exits 1 with another)
+        how = "resolved structurally (`structured_merge`)" if step.structured else \
+            f"resolved `on_conflict: {step.resolution}`"
+        add(f"the merge that applies it: exits 1 with conflicts in {', '.join(_conflicted(step))}, which carrytool "
+            f"{how}: the tree it applied is {git.tree_of(step.commit)}", ["git", "merge-tree", "--write-tree", *merge])
     elif step.status == "applied" and merge and step.commit:
         add(f"the merge that applies it: prints {git.tree_of(step.commit)}", ["git", "merge-tree", "--write-tree", *merge])
     elif step.status == "conflict" and merge:
@@ -224,6 +231,13 @@ def _commands(git: Git, ex: Explanation, step: Step) -> list[dict[str, str]]:
                 "alone on upstream (commits explain wrote; exits 1)",
                 ["git", "merge-tree", "--write-tree", *overlap.merge])
     return out
+
+
+def _conflicted(step: Step) -> list[str]:
+    """The files STEP's own merge conflicted in, that a resolution settled (structured hunks, or `theirs`)."""
+    files = dict.fromkeys([str(hunk.get("file")) for hunk in step.structured if hunk.get("file")] +
+                          list(step.resolved_paths))
+    return list(files) or list(step.files)
 
 
 def _merge_pair(git: Git, ex: Explanation, step: Step, onto: str) -> tuple[str, str] | None:

@@ -256,6 +256,23 @@ def test_explain_reproduces_a_reverted_prs_base_and_merge(cli: Cli, small: Small
     assert checked == 2 and story["base"] == small.base
 
 
+def test_explain_says_a_resolved_merge_exits_1_and_names_the_tree_applied(cli: Cli, small: Small) -> None:
+    """helper-128: for an entry whose merge a resolution settled (structured, or `theirs`), the story said
+    "the merge that applies it: prints TREE", and the command exits 1 with conflicts and another tree."""
+    small.pr(1, A_THREE)
+    small.up.commit(A_TWENTY, "upstream rewrites f", parent="main", ref="refs/heads/main")
+    small.manifest([{"pr": 1, "on_conflict": "theirs"}])
+    code, report = sync(cli, small)
+    assert code == 0, report
+    code, explained = cli.json("explain", "pr/1", "--offline", "-m", small.manifest_path, "--repo", small.work.path)
+    [item] = [c for c in explained["stories"][0]["commands"] if c["purpose"].startswith("the merge that applies")]
+    tree = small.work.git("rev-parse", f"{report['result']['sha']}^{{tree}}")
+    assert item["purpose"] == ("the merge that applies it: exits 1 with conflicts in a.py, which carrytool resolved "
+                               f"`on_conflict: theirs`: the tree it applied is {tree}"), item
+    proc = subprocess.run(shlex.split(item["command"]), cwd=small.work.path, capture_output=True, text=True)
+    assert proc.returncode == 1 and "CONFLICT" in proc.stdout
+
+
 def test_redundant_names_what_provides_it(cli: Cli, small: Small) -> None:
     small.pr(1, A_TWO)
     small.pr(2, A_TWO, message="same change again")

@@ -213,6 +213,21 @@ def test_union_new_adds_the_entry_keeping_comments_and_folds(cli: Cli, tmp_path:
         status.stdout
 
 
+def test_union_new_beside_a_fold_under_way_from_another_manifest_leaves_it_as_it_was(cli: Cli,
+                                                                                  tmp_path: Path) -> None:
+    """helper-130: a fold of the union stopped from one manifest; `union new` of the same union from a copy
+    of it said "added carry/u", stopped (exit 4: the fold under way) and left the entry in the copy, since
+    the state it found made it take that fold for its own."""
+    fold = Fold(tmp_path, union="")
+    copy = fold.manifest.with_name("copy.yaml")
+    copy.write_bytes(fold.manifest.read_bytes())
+    assert cli("union", "new", "u", "1", "2", *fold.args()).exit_code == 3
+    result = cli("union", "new", "u", "1", "2", "-m", str(copy), "--repo", str(fold.work))
+    assert result.exit_code == 4 and "already under way" in result.stderr, result.stdout + result.stderr
+    assert copy.read_bytes() == fold.manifest.read_bytes().split(b"  - carry: u")[0]
+    assert "took carry/u out of" in result.stdout + result.stderr
+
+
 def test_union_new_and_compose_keep_a_crlf_manifest_crlf(cli: Cli, tmp_path: Path) -> None:
     """A manifest with CRLF line ends (a Windows checkout) was written back by `union new` with LF on every
     line (an older note): every line of the user's file changed. Its lines keep their ends, the added
