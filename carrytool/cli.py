@@ -803,7 +803,7 @@ def union_new(
             try:
                 outcome = union.compose(offline=offline, added=(before, written))
             except BaseException as exc:
-                _take_back(union, (before, written), theirs=_is_fold_under_way(exc))
+                _take_back(union, (before, written), theirs=_fold_of_another(exc, updated.path))
                 raise
             return _union_result(union, outcome)
 
@@ -821,10 +821,13 @@ def _union_interrupted(name: str, manifest: Optional[Path], repo: Path) -> str:
             f"goes on when a fold is under way, `carrytool union abort {bare}` drops it")
 
 
-def _is_fold_under_way(exc: BaseException) -> bool:
+def _fold_of_another(exc: BaseException, manifest: Path) -> bool:
+    """Whether EXC says a fold of the union is under way from another manifest than MANIFEST (its state is
+    not this command's: helper-130); from this one, the entry is that fold's, which `continue` needs
+    (helper-131: taken out, `continue` and `union new` sent the user round in a loop)."""
     from carrytool.errors import FoldUnderWay
 
-    return isinstance(exc, FoldUnderWay)
+    return isinstance(exc, FoldUnderWay) and exc.manifest is not None and Path(exc.manifest) != manifest.resolve()
 
 
 def _take_back(union, texts: tuple[bytes, bytes], *, theirs: bool = False) -> None:  # noqa: ANN001 - union.fold.Union

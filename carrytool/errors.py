@@ -136,7 +136,12 @@ class LockHeld(EnvironmentProblem):
 
 class FoldUnderWay(EnvironmentProblem):
     """A fold of the union is stopped, not yet continued or aborted: its state holds the union (exit 4, as a
-    held lock; helper-128: it was the conflict code, 3)."""
+    held lock; helper-128: it was the conflict code, 3). MANIFEST: the one that fold was started from (None:
+    a state written before it was recorded)."""
+
+    def __init__(self, message: str, *, hint: str | None = None, manifest: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.manifest = manifest
 
 
 class RefMoved(EnvironmentProblem):

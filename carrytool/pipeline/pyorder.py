@@ -17,18 +17,13 @@ from collections.abc import Iterator, Sequence
 from carrytool.pipeline.pyparts import _bound, _walrus
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
-# builtins that only compute from their arguments (not print, open, setattr, exec...: their order shows)
-_BUILTINS = frozenset({"abs", "all", "any", "bool", "bytes", "chr", "dict", "divmod", "enumerate", "filter",
-                       "float", "frozenset", "int", "isinstance", "issubclass", "iter", "len", "list", "map", "max",
-                       "min", "object", "ord", "range", "repr", "reversed", "round", "set", "slice", "sorted", "str",
-                       "sum", "tuple", "type", "zip"})
 
 
 def order_conflict(first: Sequence[ast.stmt], second: Sequence[ast.stmt]) -> str | None:
     """Why FIRST and SECOND, two insertions at one place in one body, may not run in either order (a
     sentence naming the name or the call), or None when each runs the same whichever runs first."""
     for reader, binder in ((first, second), (second, first)):
-        bound = {name for node in binder for name in (*_bound(node), *_walrus(node))}
+        bound = {name for node in binder for name in (*_bound(node), *_walrus(node), *_changed(node))}
         for node in reader:
             read = next((text for text in _reads(node) if _depends(text, bound)), None)
             if read is not None:
@@ -60,25 +55,41 @@ def _runs(node: ast.AST, *, decorators: bool = True) -> Iterator[ast.AST]:
 
 
 def _reads(node: ast.stmt) -> Iterator[str]:
-    """What NODE reads as it runs: names, and attributes and subscripts (as `ast.unparse` writes them)."""
+    """What NODE reads as it runs: names, and attributes and subscripts (as `ast.unparse` writes them), each
+    access whole (`self.b`, not `self` too: the base of an access is read through it)."""
+    bases = {id(part.value) for part in _runs(node) if isinstance(part, (ast.Attribute, ast.Subscript))}
     for part in _runs(node):
+        if id(part) in bases:
+            continue
         if isinstance(part, ast.Name) and isinstance(part.ctx, ast.Load):
             yield part.id
         elif isinstance(part, (ast.Attribute, ast.Subscript)) and isinstance(part.ctx, ast.Load):
             yield _text(part)
+        elif isinstance(part, ast.AugAssign):        # `x += 1` reads x first
+            yield part.target.id if isinstance(part.target, ast.Name) else _text(part.target)
+
+
+def _changed(node: ast.stmt) -> Iterator[str]:
+    """What NODE changes as it runs beyond what it binds anew: `x += 1` and `del x` (helper-131: beside
+    `y = x`, each order gives `y` another value, or a NameError)."""
+    for part in _runs(node):
+        targets = [part.target] if isinstance(part, ast.AugAssign) else part.targets if isinstance(part, ast.Delete) \
+            else []
+        for target in targets:
+            yield target.id if isinstance(target, ast.Name) else _text(target)
 
 
 def _depends(read: str, bound: set[str]) -> bool:
-    """Whether reading READ reads one of BOUND (`a.b` reads what binding `a` or `a.b` sets)."""
-    return any(read == name or read.startswith((name + ".", name + "[")) for name in bound)
+    """Whether reading READ reads one of BOUND: `a.b` reads what binding `a` or `a.b` sets, and `a` what
+    binding `a.b` or `a[k]` changes in it (helper-131: `n = len(D)` beside `D['k'] = 1`)."""
+    return any(read == name or read.startswith((name + ".", name + "[")) or name.startswith((read + ".", read + "["))
+               for name in bound)
 
 
 def _calls(node: ast.stmt) -> Iterator[ast.Call]:
-    """The calls NODE makes as it runs, but of builtins that only compute from their arguments (`len`, `range`,
-    `iter`...: their arguments are weighed by `_reads`, and a side that rebinds one binds a name the other
-    reads): 4 of pytest's 12 such refusals were `len`, `range` and `iter`."""
-    return (part for part in _runs(node, decorators=False) if isinstance(part, ast.Call)
-            and not (isinstance(part.func, ast.Name) and part.func.id in _BUILTINS))
+    """The calls NODE makes as it runs (a builtin's too: `filter(is_enabled, ...)` runs what it is given, and
+    `sorted(key=...)` or `str(conf)` what the object defines: helper-131)."""
+    return (part for part in _runs(node, decorators=False) if isinstance(part, ast.Call))
 
 
 def _text(node: ast.expr) -> str:

@@ -245,7 +245,8 @@ class Union:
         if self.state_path.exists() or self.state_path.is_symlink():
             state = self.load()
             raise FoldUnderWay(f"a fold of {self.entry.id} is already under way in {state['scratch']}",
-                                hint=f"{self.command('continue')}  (or: {self.command('abort')})")
+                               hint=f"{self.command('continue')}  (or: {self.command('abort')})",
+                               manifest=state.get("manifest"))
         self._scratch(self.scratch).check_usable()
         edited = self.patch_edited()
         if edited:
@@ -256,7 +257,7 @@ class Union:
         upstream, items = self.resolve(offline, new=added is not None)
         state = {"name": self.name, "upstream": upstream, "items": [item.__dict__ for item in items],
                  "next": 0, "tip": upstream, "touched": {}, "reused": [], "used_keys": [],
-                 "scratch": str(self.scratch)}
+                 "scratch": str(self.scratch), "manifest": str(self.manifest.path.resolve())}
         if added is not None:
             state["added"] = {"before": base64.b64encode(added[0]).decode(),
                               "written": hashlib.sha256(added[1]).hexdigest()}

@@ -24,9 +24,6 @@ def git(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Git]:
 CLASS = "class A:\n    def x(self):\n        pass\n"
 
 RESOLVED = [
-    ("assignments",  # a builtin that only computes from its arguments runs the same in either order
-     "import os\nZ = 9\n", "import os\nA = len(os.sep)\nZ = 9\n", "import os\nB = 2\nZ = 9\n",
-     "import os\nA = len(os.sep)\nB = 2\nZ = 9\n"),
     ("methods",
      CLASS,
      CLASS + "\n    def a(self):\n        return 1\n",
@@ -136,6 +133,9 @@ REFUSED = [
     ("order-dependent", "import os\nZ = 9\n", "import os\n@register(B)\ndef a():\n    pass\nZ = 9\n",
      "import os\nB = 2\nZ = 9\n"),
     ("order-dependent", "import os\nZ = 9\n", "import os\nA = print('a')\nZ = 9\n", "import os\nB = 2\nZ = 9\n"),
+    # helper-131: a builtin runs what it is given
+    ("order-dependent", "import os\nZ = 9\n", "import os\nE = list(filter(on, P))\nZ = 9\n",
+     "import os\nOFF = {'f'}\nZ = 9\n"),
     ("dict-spread", "R = {\n    **B,\n}\n", "R = {\n    **B,\n    'k': 1,\n}\n", "R = {\n    **B,\n    **O,\n}\n"),
     ("star-import", "import os\n\n\ndef z():\n    pass\n",
      "import os\n\n\ndef foo():\n    return 'mine'\n\n\ndef z():\n    pass\n",
@@ -195,3 +195,17 @@ def test_a_crlf_file_resolved_in_part_keeps_merge_trees_marker_lines(git: Git) -
     assert shown is not None and b"\r\r\n" not in shown[0]
     conflict = merged[1][merged[1].rindex(b"<<<<<<< "):]
     assert shown[0].endswith(conflict) and conflict.count(b"\r\n") == 7
+
+
+@pytest.mark.parametrize(("one", "other", "matters"), [
+    ("D['k'] = 1", "m = D", True),               # helper-131: the whole object read beside a key set in it
+    ("conf.mode = 'fast'", "label = conf", True),
+    ("x += 1", "x = 5", True),                     # `+=` reads x first
+    ("del x", "y = x", True),
+    ("self.b = 2", "self.c = self.a", False),     # the base of an access is no read of the whole object
+    ("A = 1", "B = (2, 3)", False),
+])
+def test_the_order_rule_reads_whole_objects_and_what_changes_them(one: str, other: str, matters: bool) -> None:
+    from carrytool.pipeline.pyorder import order_conflict
+    found = order_conflict(ast.parse(one).body, ast.parse(other).body)
+    assert (found is not None) == matters, found

@@ -228,6 +228,20 @@ def test_union_new_beside_a_fold_under_way_from_another_manifest_leaves_it_as_it
     assert "took carry/u out of" in result.stdout + result.stderr
 
 
+def test_union_new_beside_its_own_fold_under_way_keeps_the_entry_that_fold_needs(cli: Cli, tmp_path: Path) -> None:
+    """helper-131: the entry taken out by hand while the fold is stopped, `union new` puts it back and stops
+    on the fold under way (exit 4): the entry stays, since that fold, from this manifest, needs it, and
+    `continue` goes on (it was taken out again, and each command's hint named the other)."""
+    fold = Fold(tmp_path, union="")
+    assert cli("union", "new", "u", "1", "2", *fold.args()).exit_code == 3
+    text = fold.manifest.read_text()
+    fold.manifest.write_text(text[:text.index("  - carry: u")])
+    again = cli("union", "new", "u", "1", "2", *fold.args())
+    assert again.exit_code == 4 and "carry: u" in fold.manifest.read_text(), again.stdout + again.stderr
+    resolve_both(fold.scratch / "a.py")
+    assert union(cli, fold, "continue").exit_code == 0
+
+
 def test_union_new_and_compose_keep_a_crlf_manifest_crlf(cli: Cli, tmp_path: Path) -> None:
     """A manifest with CRLF line ends (a Windows checkout) was written back by `union new` with LF on every
     line (an older note): every line of the user's file changed. Its lines keep their ends, the added
