@@ -579,6 +579,9 @@ def test_sync_composes_the_real_manifest(cli: Cli, tmp_path: Path, report_schema
         {("pr/45612", "pr/45552", CUMEM)}
     assert all(a["ok"] for a in report["asserts"]) and len(report["asserts"]) == len(ALL_ASSERTS)
     assert [w["pr"] for w in report["warnings"] if w["kind"] == "stale-fold"] == [45610]
+    # the union re-expresses #45612's handshake test as the fork's own (renamed, "17 cases" against the
+    # PR's 15): nothing it folds is left out (helper-131's review)
+    assert not [w for w in report["warnings"] if w["kind"] == "provided-absent"]
     tree = {path: work.show("refs/heads/intarweb-dev", path) + "\n" for path in FINAL}
     assert tree == FINAL
     lock = json.loads((carries / "vllm-intarweb.yaml.lock").read_text())

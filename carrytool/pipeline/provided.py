@@ -3,26 +3,33 @@
 A union folds PRs and its maintainer resolves where they meet; the per-path check (landing.account_provided)
 trusts a union for every file it changes. Here each hunk of a folded PR in such a file is looked for in
 the tree that should hold it (the composed tip; the union's own commit for `union continue`): its added
-lines (blank or bracket-only lines at either end aside) as one block, anywhere in the file. A hunk not
-there is left out unless it lies in a region the union had to reconcile: one that another folded PR's
-hunk, or the union's own, changes too (their lines meet or touch in the same base file, as git's merge
-sees a conflict), in the same def/class for Python (explain's coverage: `re-expressed`). Where the base
+lines (blank or bracket-only lines at either end aside) as one block, within the def/class they belong to
+when the tip still has a def/class of each of those names (a line the same text in another method is not
+the PR's: helper-131), anywhere in the file otherwise. Where the block is not there, most of its lines that
+say something (two thirds, at least two) standing there compared loosely (_re_expressed) mean the union
+carries the change in another form: renamed, moved, reformatted, tweaked (helper-131: the vLLM union's own
+version of #45612's test). A hunk not there is left out unless it lies in a region the union had to
+reconcile: one that another folded PR's hunk, or the union's own, changes too (their lines meet or touch
+in the same base file, as git's merge sees a conflict), in the same def/class for Python (explain's coverage: `re-expressed`). Where the base
 files differ and lines cannot be compared, the union's scopes decide (outside Python: that it changes
 the file at all), as coverage's classification does. Pure deletions are not checked (a removed line may
 stand elsewhere by right).
 
-One batched `diff-tree -p` for every PR and union; blobs through the long-lived `cat-file --batch`,
-Python files parsed only where a hunk is missing.
+One batched `diff-tree -p` for every PR and union; blobs through the long-lived `cat-file --batch`;
+the PRs' Python files parsed by the pieces around their hunks (pipeline.scopes), the tip's wholly where a
+hunk lies in a def/class (each distinct piece once, and cached on disk).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from carrytool.gitlayer.env import ZERO
 from carrytool.gitlayer.git import Change, Git
 from carrytool.pipeline.hunks import Hunk, find_block, read_hunks
-from carrytool.pipeline.scopes import SpanCache, hunk_scopes
+from carrytool.pipeline.scopes import SpanCache, hunk_scopes, is_python
 
 
 @dataclass(frozen=True)
@@ -72,27 +79,28 @@ def left_out(git: Git, unions: Sequence[UnionCheck]) -> list[list[LeftOut]]:
     changes = [list(c) for u in wanted for c in [*(f.changes for f in u.folded), u.changes]]
     hunks = iter(read_hunks(git, pairs, changes) if pairs else [])
     found: dict[int, list[LeftOut]] = {}
-    spans = SpanCache()
+    spans = SpanCache(git.common_dir / "carrytool" / "cache")     # explain's: PRs' heads are asked again
     for union in wanted:
         mine = [next(hunks) for _ in union.folded]
         found[id(union)] = _left_out(git, spans, union, mine, next(hunks))
+    spans.save()
     return [found.get(id(u), []) for u in unions]
 
 
 def _left_out(git: Git, spans: SpanCache, union: UnionCheck, folded: list[list[Hunk]], own: list[Hunk]
               ) -> list[LeftOut]:
-    tip: dict[str, list[bytes] | None] = {}
+    tips: dict[str, _Tip | None] = {}
     missing: list[tuple[int, Hunk]] = []
     for k, (pr, hunks) in enumerate(zip(union.folded, folded)):
         for hunk in hunks:
-            block = _core(hunk.added) if hunk.kind == "text" and hunk.path in pr.paths else ()
+            offset, block = _core(hunk.added) if hunk.kind == "text" and hunk.path in pr.paths else (0, ())
             if not block:
                 continue
-            if hunk.path not in tip:
-                data = git.file_at(union.tip, hunk.path)
-                tip[hunk.path] = data.split(b"\n") if data is not None else None
-            lines = tip[hunk.path]
-            if lines is not None and not find_block(lines, block):    # a file gone: the per-path check's
+            if hunk.path not in tips:
+                tips[hunk.path] = _read_tip(git, union.tip, hunk.path)
+            tip = tips[hunk.path]                       # None: a file gone, the per-path check's
+            if tip is not None and not _stands(git, spans, tip, hunk, _change_of(pr.changes, hunk.path),
+                                               hunk.new_start + offset, block):
                 missing.append((k, hunk))
     if not missing:
         return []
@@ -141,14 +149,102 @@ def _touch(one: Hunk, two: Hunk) -> bool:
     return a <= d and c <= b
 
 
-def _core(lines: Sequence[bytes]) -> tuple[bytes, ...]:
-    """LINES without the lines that say nothing on their own (blank, brackets only) at either end."""
-    trivial = [not line.strip(b" \t\r()[]{}:;,.#") for line in lines]
+def _core(lines: Sequence[bytes]) -> tuple[int, tuple[bytes, ...]]:
+    """LINES without the lines that say nothing on their own (blank, brackets only) at either end, and the
+    index of the first line kept."""
+    trivial = [_trivial(line) for line in lines]
     if all(trivial):
-        return ()
+        return 0, ()
     first = trivial.index(False)
     last = len(trivial) - trivial[::-1].index(False)
-    return tuple(lines[first:last])
+    return first, tuple(lines[first:last])
+
+
+def _trivial(line: bytes) -> bool:
+    return not line.strip(b" \t\r()[]{}:;,.#")
+
+
+@dataclass(frozen=True)
+class _Tip:
+    """A file of the tree a union's PRs' hunks must stand in: its blob and its lines."""
+
+    oid: str
+    lines: list[bytes]
+
+
+def _read_tip(git: Git, tree: str, path: str) -> _Tip | None:
+    found = git.blob_at(git.tree_of(tree), path)
+    if found is None or found[0] in ("040000", "160000"):
+        return None
+    return _Tip(found[1], git.read_blob(found[1]).split(b"\n"))
+
+
+def _stands(git: Git, spans: SpanCache, tip: _Tip, hunk: Hunk, change: Change | None, start: int,
+            block: tuple[bytes, ...]) -> bool:
+    """Whether BLOCK (HUNK's added lines from line START of the PR's head) stands in TIP: as one block in
+    the def/class its lines belong to when TIP still has a def/class of each of those names (a line the
+    same text elsewhere in the file is not the PR's), anywhere in the file otherwise; or re-expressed there
+    (_re_expressed: renamed, moved, reformatted, tweaked)."""
+    python = change is not None and change.new_oid != ZERO and is_python(hunk.path)
+    owners = [spans.scope(change.new_oid, start + k, lambda: git.read_blob(change.new_oid))
+              if python and change is not None and line.strip() else None for k, line in enumerate(block)]
+    first, last, kept = 0, len(tip.lines), frozenset[str]()
+    names = {name for name in owners if name}
+    if names:
+        tip_spans = spans.spans(tip.oid, lambda: git.read_blob(tip.oid))
+        held = [(a, b) for a, b, name in tip_spans if name in names]
+        if {name for _a, _b, name in tip_spans if name in names} == names:
+            first, last, kept = min(a for a, _b in held) - 1, max(b for _a, b in held), frozenset(names)
+    if any(at + len(block) <= last for at in find_block(tip.lines, block, first)):
+        return True
+    return _re_expressed(block, owners, tip.lines[first:last], kept, python=python)
+
+
+_HEADER = re.compile(rb"^((?:async[ \t]+)?def|class)[ \t]+\w+")
+
+
+def _re_expressed(block: Sequence[bytes], owners: Sequence[str | None], region: Sequence[bytes],
+                  kept: frozenset[str], *, python: bool) -> bool:
+    """Whether most of BLOCK's lines that say something (at least 2, two thirds of them) stand in REGION,
+    each compared without its whitespace (Python: its comment, and a def/class header without its name):
+    the union carries the change in another form. A header whose def/class (OWNERS: the scope of each
+    line) KEPT still holds stands whatever its signature became. One such line must stand as it was."""
+    wanted = [(_plain(line, python=python), owner in kept and _HEADER.match(line.lstrip()) is not None)
+              for line, owner in zip(block, owners) if not _trivial(line)]
+    wanted = [(line, header) for line, header in wanted if line]
+    if len(wanted) < 2:
+        return False
+    there = {_plain(line, python=python) for line in region}
+    standing = sum(1 for line, header in wanted if header or line in there)
+    return 3 * standing >= 2 * len(wanted)
+
+
+def _plain(line: bytes, *, python: bool) -> bytes:
+    """LINE as _re_expressed compares it: without whitespace; for Python without its comment, and a
+    def/class header with its name left out (`def _(a, b):`)."""
+    if python:
+        line = _HEADER.sub(rb"\1 _", _uncommented(line.strip()))
+    return line.translate(None, b" \t\r\n")
+
+
+def _uncommented(line: bytes) -> bytes:
+    """LINE up to a `#` outside a one-line string (a line inside a longer string may lose some text: both
+    sides of the comparison do)."""
+    quote = 0
+    k = 0
+    while k < len(line):
+        c = line[k]
+        if quote:
+            if c == 92:                 # a backslash: the next character is the string's
+                k += 1
+            elif c == quote:
+                quote = 0
+        elif c in (34, 39):
+            quote = c
+        elif c == 35:
+            return line[:k]
+        k += 1
+    return line
 
 
 def _change_of(changes: Sequence[Change], path: str) -> Change | None:

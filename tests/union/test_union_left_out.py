@@ -8,7 +8,7 @@ from pathlib import Path
 
 from carrytool.union.resolutions import ConflictHunk, split_conflicts
 from tests.conftest import Cli
-from tests.gitrepo import init_repo
+from tests.gitrepo import init_repo, write_manifest
 from tests.union.fold_scenario import Fold
 
 AGENT = ('class Agent:\n    def __init__(self, name: str = "x"):\n        self.name = name\n\n'
@@ -111,3 +111,54 @@ def test_a_true_conflict_the_union_reconciled_is_not_warned_about(cli: Cli, tmp_
     code, report = cli.json("sync", *fold.args())
     assert code == 0 and not [w for w in report["warnings"] if w["kind"] == "provided-absent"]
     assert "line 3 by both" in fold.show("dev", "a.py").decode()
+
+
+# A union committed by hand over two PRs that change a.py (helper-131's review: sync warned for a
+# union that carries a PR's function renamed, or moved and reformatted; and missed a one-line hunk
+# dropped from one method because another method has the same line).
+ADD = "import os\n\n\ndef f(x):\n    y = x + 1\n    return y\n\n\ndef g(x):\n    return x * 2\n"
+ADD_K = "\n\ndef k(a, b):\n    return a + b  # the sum\n"
+WORKER = ("import torch\n\n\nclass Worker:\n    def sleep(self):\n        self.offload()\n        torch.cuda.synchronize()\n\n"
+          "    def wake_up(self, tags=None):\n        self.reload(tags)\n        self.ready = True\n\n"
+          "    def other(self):\n        return 1\n")
+
+
+def _absent_at_sync(cli: Cli, root: Path, base: dict[str, str], prs: dict[int, dict[str, str]],
+                    union: dict[str, str]) -> list[tuple[str, str, list[int]]]:
+    """Sync upstream BASE, PRS and a union of them committed as UNION on main: its provided-absent warnings."""
+    up = init_repo(root / "up")
+    main = up.commit(base, "base", ref="refs/heads/main")
+    for number, files in prs.items():
+        up.commit(files, f"pr {number}", parent=main, ref=f"refs/pull/{number}/head")
+    commit = up.commit(union, "carry: union", parent=main, ref="refs/heads/union")
+    work = init_repo(root / "work", bare=True)
+    work.git("fetch", "-q", str(up.path), "refs/heads/union:refs/heads/union")
+    manifest = write_manifest(root / "carries" / "manifest.yaml", {
+        "version": 1, "upstream": {"url": "../up", "branch": "main"}, "fork": {"branch": "dev"},
+        "entries": [*({"pr": n} for n in prs), {"carry": "union", "commit": commit, "supersedes": list(prs)}]})
+    code, report = cli.json("sync", "-m", str(manifest), "--repo", str(work.path))
+    assert code == 0, report.get("error")
+    return [(w["entry"], w["file"], w["lines"]) for w in report["warnings"] if w["kind"] == "provided-absent"]
+
+
+def test_a_function_the_union_renamed_is_not_warned_about(cli: Cli, tmp_path: Path) -> None:
+    renamed = (ADD + ADD_K).replace("def k(", "def add(").replace("return x * 2", "return x * 3")
+    assert _absent_at_sync(cli, tmp_path, {"a.py": ADD}, {1: {"a.py": ADD + ADD_K},
+                                                           2: {"a.py": ADD.replace("return x * 2", "return x * 3")}},
+                           {"a.py": renamed}) == []
+
+
+def test_a_function_the_union_moved_and_reformatted_is_not_warned_about(cli: Cli, tmp_path: Path) -> None:
+    moved = ADD.replace("import os\n", "import os\n\n\ndef k(a: int, b: int) -> int:\n    return a  +  b\n\n")
+    moved = moved.replace("return x * 2", "return x * 3")
+    assert _absent_at_sync(cli, tmp_path, {"a.py": ADD}, {1: {"a.py": ADD + ADD_K},
+                                                           2: {"a.py": ADD.replace("return x * 2", "return x * 3")}},
+                           {"a.py": moved}) == []
+
+
+def test_a_line_dropped_from_one_method_is_warned_about_though_another_method_has_it(cli: Cli, tmp_path: Path
+                                                                                       ) -> None:
+    synced = WORKER.replace("        self.reload(tags)\n", "        self.reload(tags)\n        torch.cuda.synchronize()\n")
+    other = WORKER.replace("        return 1\n", "        return 2\n")
+    assert _absent_at_sync(cli, tmp_path, {"w.py": WORKER}, {1: {"w.py": synced}, 2: {"w.py": other}},
+                           {"w.py": other}) == [("pr/1", "w.py", [11, 11])]
