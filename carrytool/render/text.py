@@ -202,7 +202,9 @@ def failure_lines(report: Report) -> list[str]:
         for conflict in step.conflicts:
             culprits = conflict_culprits(report, conflict)
             label = f"resolved (on_conflict: {step.resolution})" if step.resolution else "conflict"
-            lines.append(f"{label}: {step.id} in {conflict['file']} with {culprits}")
+            refused = conflict.get("structured") or {}          # why the structured merge left it (helper-129)
+            lines.append(f"{label}: {step.id} in {conflict['file']} with {culprits}" +
+                         (f" (the structured merge refused: {refused['why']})" if refused.get("why") else ""))
     for violation in report.violations:
         lines.append(f"violation: {violation.message}")
     for drop in report.dropped:

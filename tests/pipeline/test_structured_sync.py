@@ -93,6 +93,7 @@ def test_a_shadowing_insertion_stays_a_conflict_and_says_why(cli, small: Small, 
     assert report["entries"][1]["detail"] == f"conflicts in r.py (with pr/1; the structured merge refused: {why})"
     text = cli("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run").stdout
     assert f"the structured merge refused: {why}" in text
+    assert f"conflict: pr/2 in r.py with pr/1 (the structured merge refused: {why})" in text    # the failure line
     code, report = _sync(cli, small, small.manifest([{"pr": 1}, {"pr": 2}]))      # not asked: nothing said
     assert report["entries"][1]["conflicts"] == [{"file": "r.py", "with": ["pr/1"]}]
 
