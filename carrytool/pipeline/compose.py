@@ -46,6 +46,7 @@ from carrytool.pipeline.plan import (
     PENDING,
     Step,
     redundant_with,
+    structured_refusal,
 )
 from carrytool.pipeline.reduce import reduced_head
 
@@ -955,8 +956,6 @@ def _conflict_detail(conflicts: Sequence[dict[str, object]]) -> str:
     for conflict in conflicts:
         entries = ", ".join(conflict["with"])  # type: ignore[arg-type]
         who = ("upstream" + (f" and {entries}" if entries else " alone")) if conflict.get("upstream") else entries
-        said = [f"with {who}"] if who else []
-        if conflict.get("structured"):
-            said.append(f"the structured merge refused: {conflict['structured']['why']}")  # type: ignore[index]
+        said = [text for text in (f"with {who}" if who else None, structured_refusal(conflict)) if text]
         parts.append(f"{conflict['file']}" + (f" ({'; '.join(said)})" if said else ""))
     return "conflicts in " + ", ".join(parts)

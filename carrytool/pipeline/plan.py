@@ -227,3 +227,11 @@ def redundant_with(step: Step, applied: Iterable[Step]) -> list[str]:
     """The earlier applied entries that touched the files of STEP (what already provides it)."""
     files = set(step.files)
     return [s.id for s in applied if files & set(s.files)]
+
+
+def structured_refusal(conflict: dict[str, object]) -> str | None:
+    """`the structured merge refused: WHY` for a conflict record the structured merge was asked about and
+    left (compose names it in the entry's detail, the text output in the run's `conflict:` line), else None."""
+    refused = conflict.get("structured")
+    why = refused.get("why") if isinstance(refused, dict) else None
+    return f"the structured merge refused: {why}" if why else None

@@ -210,8 +210,7 @@ def resolve(base: bytes, ours: bytes, theirs: bytes, merged: bytes, *, partial: 
     hunks = [Hunk((min(o[0], t[0]), max(o[1], t[1])), c.kind or "statements")  # type: ignore[arg-type]
              for c, (o, t) in zip(conflicts, blocks) if not c.refused]
     if refused:
-        return Resolution(None, hunks, refused, variants,  # type: ignore[arg-type]
-                          [c.why or explain_refusal(c.refused) for c in conflicts if c.refused])
+        return Resolution(None, hunks, refused, variants, _whys([c for c in conflicts if c.refused]))  # type: ignore[arg-type]
     return Resolution(text, hunks)
 
 
@@ -220,8 +219,12 @@ def _refuse(kinds: list[str], whys: list[str] | None = None) -> Resolution:
 
 
 def _refuse_hunks(conflicts: list[_Conflict]) -> Resolution:
-    return _refuse([c.refused for c in conflicts],  # type: ignore[misc]
-                   [c.why or explain_refusal(c.refused) for c in conflicts])  # type: ignore[arg-type]
+    return _refuse([c.refused for c in conflicts], _whys(conflicts))  # type: ignore[misc]
+
+
+def _whys(conflicts: list[_Conflict]) -> list[str]:
+    """Each refused one of CONFLICTS said in a sentence: what is known of it, else what its kind means."""
+    return [c.why or explain_refusal(c.refused) for c in conflicts]  # type: ignore[arg-type]
 
 
 def sides_of(shown: bytes) -> tuple[bytes, bytes, list[int]] | None:

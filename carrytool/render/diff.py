@@ -22,7 +22,8 @@ def summary_line(diff: LockDiff) -> str:
 def _changes(diff: LockDiff, shown: list[dict[str, Any]]) -> list[str]:
     """The lines after the entries: where to read why an entry SHOWN is not applied, the new order, the composed
     branch when it changed, asserts (or why they were not compared), resolutions."""
-    lines = [_REPORTS_HINT] if any(_unknown_reason(item, _locks(diff)) for item in shown) else []
+    locks = _locks(diff)
+    lines = [_REPORTS_HINT] if any(_unknown_reason(item, locks) for item in shown) else []
     order = diff.order()
     if order:
         lines.append(f"  order changed: {', '.join(order['from'])} -> {', '.join(order['to'])}")

@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, TextIO
 
+from carrytool.pipeline.plan import structured_refusal
 from carrytool.pipeline.report import Report, entry_json
 from carrytool.render.commands import Invocation
 from carrytool.render.safe import PrintableStream, printable
@@ -202,9 +203,9 @@ def failure_lines(report: Report) -> list[str]:
         for conflict in step.conflicts:
             culprits = conflict_culprits(report, conflict)
             label = f"resolved (on_conflict: {step.resolution})" if step.resolution else "conflict"
-            refused = conflict.get("structured") or {}          # why the structured merge left it (helper-129)
+            refused = structured_refusal(conflict)            # why the structured merge left it (helper-129)
             lines.append(f"{label}: {step.id} in {conflict['file']} with {culprits}" +
-                         (f" (the structured merge refused: {refused['why']})" if refused.get("why") else ""))
+                         (f" ({refused})" if refused else ""))
     for violation in report.violations:
         lines.append(f"violation: {violation.message}")
     for drop in report.dropped:

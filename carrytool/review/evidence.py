@@ -113,12 +113,12 @@ class EntryFacts:
         """Qualified scopes of HUNK: its removed lines in the base file, its added lines in the head file."""
         key = id(hunk)
         if key not in self._scopes:
-            self._scopes[key] = _hunk_scopes(hunk, self.change_of(hunk), sources)
+            self._scopes[key] = hunk_scopes(hunk, self.change_of(hunk), sources.scope_at)
         return self._scopes[key]
 
     def blobs_in(self, path: str) -> set[str]:
         """The blobs `scopes_in(PATH)` reads: each hunk's base blob (removed lines), head blob (added lines)."""
-        return {oid for hunk in self.hunks_in(path) for oid, _, _ in _sides(hunk, self.change_of(hunk))}
+        return {oid for hunk in self.hunks_in(path) for oid, _, _ in hunk_sides(hunk, self.change_of(hunk))}
 
     def scopes_in(self, path: str, sources: Sources) -> frozenset[str]:
         """The scopes of every hunk in PATH: asked for every pair that shares PATH, kept per path (helper-96:
@@ -134,14 +134,6 @@ class EntryFacts:
                 out.update(self.scopes_of(hunk, sources))
             found = memo[path] = frozenset(out)
         return found
-
-
-def _sides(hunk: Hunk, change: Change | None) -> list[tuple[str, int, Sequence[bytes]]]:
-    return hunk_sides(hunk, change)
-
-
-def _hunk_scopes(hunk: Hunk, change: Change | None, sources: Sources) -> list[str]:
-    return hunk_scopes(hunk, change, sources.scope_at)
 
 
 def gather_evidence(git: Git, manifest: Manifest, resolved: Resolved, steps: Sequence[Step], *,
