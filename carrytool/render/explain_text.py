@@ -17,6 +17,7 @@ from carrytool.render.text import (
 from carrytool.review.explanation import Explanation
 from carrytool.review.story import files_said, shorten
 
+FILES_SHOWN = 8      # per overlap line, besides the files it conflicts in (the JSON lists every one)
 _KIND_STYLE = {"conflict": "bold red", "identical-hunk": "magenta", "same-scope": "yellow", "same-file": "dim"}
 
 
@@ -74,10 +75,13 @@ def _overlap_cells(overlap: Any) -> tuple[str, ...]:
         provided += " (stacked: sync applies the later onto the earlier's head)"
     elif getattr(overlap, "stacked", False):
         provided += " (stacked: the later is built on the earlier's head)"
+    elif getattr(overlap, "shared_commits", 0):
+        shared = overlap.shared_commits
+        provided += f" (both built on one branch: {shared} commit{'s' if shared != 1 else ''} beyond upstream in common)"
     # the pair was not merged: whether it conflicts is not known (helper-80: read as harmless)
     provided += " (not merged: both conflict with upstream alone)" if not getattr(overlap, "merged", True) else ""
     return (overlap.kind + (f" (+{', '.join(also)})" if also else ""), " x ".join(overlap.entries) + provided,
-            files_said(overlap.files, overlap.conflict_files) + scopes)
+            files_said(overlap.files, overlap.conflict_files, most=FILES_SHOWN) + scopes)
 
 
 def body_lines(ex: Explanation, invocation: Invocation | None = None) -> list[str]:

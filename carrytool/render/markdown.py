@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 from carrytool.render.commands import Invocation
-from carrytool.render.explain_text import header_line, hunk_line, outcome_line
+from carrytool.render.explain_text import FILES_SHOWN, header_line, hunk_line, outcome_line
 from carrytool.render.safe import md_code, md_fence, md_text
 from carrytool.render.text import detail_lines, entry_rows
 from carrytool.review.explanation import Explanation
@@ -65,8 +65,9 @@ def _overlap_rows(overlaps: list[Overlap]) -> str:
         kind = f"**{o.kind}**" if o.kind == "conflict" else o.kind
         kind += " (resolved structurally)" if o.structurally else ""
         kind += " (not merged: both conflict with upstream alone)" if not o.merged else ""
-        files = files_said(o.files, o.conflict_files, md_code)
-        scopes = ", ".join(md_code(s) for s in o.scopes)
+        files = files_said(o.files, o.conflict_files, md_code, most=FILES_SHOWN)
+        scopes = ", ".join(md_code(s) for s in o.scopes[:FILES_SHOWN]) + \
+            (f", ... (+{len(o.scopes) - FILES_SHOWN} more)" if len(o.scopes) > FILES_SHOWN else "")
         pair = f"{md_code(o.entries[0])} × {md_code(o.entries[1])}"
         rows.append(f"| {pair} | {kind} | {', '.join(o.kinds[1:])} | {files} | {scopes} |")
     return "\n".join(rows)

@@ -73,8 +73,11 @@ def explain(manifest: Manifest, git: Git, *, offline: bool = False, entries: Seq
             item.step = by_id[item.id]
     overlap_map = early["overlaps"].finish(sources)  # type: ignore[attr-defined]
     for overlap in overlap_map.overlaps:    # a pair whose later is built on the earlier's head: no union's
-        later = by_id.get(overlap.entries[1])
+        earlier, later = by_id.get(overlap.entries[0]), by_id.get(overlap.entries[1])
         overlap.stacked = later is not None and overlap.entries[0] in later.built_over
+        if earlier is not None and later is not None and earlier.head and later.head:   # one branch's commits
+            overlap.shared_commits = len(git.outside(resolved.upstream, earlier.head)
+                                         & git.outside(resolved.upstream, later.head))
         overlap.applied_stacked = overlap.stacked and later is not None and later.stacked and \
             later.stacked_onto is not None and later.stacked_onto[0] == overlap.entries[0]
     full_heads = _full_heads(git, manifest)

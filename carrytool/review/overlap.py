@@ -34,6 +34,11 @@ from carrytool.review.paircache import Decision, PairDecisions
 
 # strongest first: the order of `kinds`, and `kind` is the first of them
 KINDS = ("conflict", "identical-hunk", "same-scope", "same-file")
+# identical hunks the JSON lists per pair, the first in the earlier entry's diff order; beyond them it gives
+# `identical_hunks_total`. Two PRs built on one branch share all its hunks: 60 polars PRs, a dozen of them
+# on one 350-file branch, named 99,857 identical hunks, 7.8 MB of a 19 MB report that took a warm explain a
+# second to write, and no reviewer reads the 1,549th of a pair
+IDENTICAL_SHOWN = 50
 # While explain parses in a thread of its own, the thread that composes waits at most this long for the
 # interpreter after each of its many answers from git (cold explain of 60 mypy PRs, git 2.39: 3.02 s wall
 # without the thread, 2.86 s with it and Python's default 5 ms, 2.50 s with 1 ms)
@@ -56,6 +61,7 @@ class Overlap:
     provided_by: str | None = None               # one of the pair is a union that provides the other here
     structurally: bool = False   # the conflict resolves by the structured rule (policy structured_merge)
     stacked: bool = False        # the later is built on the earlier's head (a stack: no union's to fold)
+    shared_commits: int = 0      # commits beyond upstream both heads hold (built on one branch, or stacked)
     applied_stacked: bool = False   # ... and sync applied its own commits onto it (policy.stacked: own-commits)
     # entry -> the paths of its own diff that FILES stand for, where a file is one its change only lands on
     # (upstream moved its file): what a union's `supersedes` paths name. Not in the JSON
@@ -81,7 +87,9 @@ class Overlap:
         if self.conflict_files:
             data["conflict_files"] = list(self.conflict_files)
         if self.identical:
-            data["identical_hunks"] = list(self.identical)
+            data["identical_hunks"] = list(self.identical[:IDENTICAL_SHOWN])
+            if len(self.identical) > IDENTICAL_SHOWN:
+                data["identical_hunks_total"] = len(self.identical)
         if not self.merged:
             data["merged"] = False
         if self.provided_by:
@@ -90,6 +98,8 @@ class Overlap:
             data["resolved"] = "structurally"
         if self.stacked:
             data["stacked"] = True
+        if self.shared_commits:
+            data["shared_commits"] = self.shared_commits
         if self.applied_stacked:
             data["resolved"] = "stacked"
         return data

@@ -132,10 +132,14 @@ def split_files(files: list[str], conflict_files: list[str]) -> tuple[list[str],
     return list(conflict_files), [f for f in files if f not in conflict_files]
 
 
-def files_said(files: list[str], conflict_files: list[str], quote: Any = str) -> str:
-    """FILES joined (each through QUOTE), the ones the pair conflicts in marked when it is only some."""
+def files_said(files: list[str], conflict_files: list[str], quote: Any = str, most: int | None = None) -> str:
+    """FILES joined (each through QUOTE), the ones the pair conflicts in marked when it is only some; with
+    MOST, every conflicting file and at most MOST others, then how many more (60 polars PRs on one branch:
+    pairs of 350 files each, 1.2 MB of explain's text)."""
     conflicting, rest = split_files(files, conflict_files)
-    return ", ".join([quote(f) + " (conflicts)" for f in conflicting] + [quote(f) for f in rest])
+    more = len(rest) - most if most is not None and len(rest) > most else 0
+    said = [quote(f) + " (conflicts)" for f in conflicting] + [quote(f) for f in rest[:len(rest) - more]]
+    return ", ".join(said) + (f", ... (+{more} more files)" if more else "")
 
 
 def shorten(names: list[str], most: int = 4) -> str:

@@ -247,3 +247,42 @@ def test_the_first_line_says_when_sync_would_not_publish_the_plan(cli: Cli, smal
         assert result.exit_code == 0, result.output
         first = result.stdout.splitlines()[0]
         assert ("which sync would not publish (it would exit 3)" in first) == said, first
+
+
+def test_two_prs_built_on_one_branch_are_said_so_and_kept_short(cli: Cli, small: Small, report_schema: dict,
+                                                                monkeypatch) -> None:
+    """60 polars PRs, a dozen of them built on one 350-file branch: each pair of those listed every shared
+    file on its explain line and every identical hunk in the JSON (1.2 MB of text, 19 MB of JSON, 99,857
+    identical hunks). The pair says it shares the branch's commits; the text names the first files and how
+    many more; the JSON lists the first identical hunks and their total."""
+    from carrytool.review import overlap as overlap_module
+    monkeypatch.setattr(overlap_module, "IDENTICAL_SHOWN", 3)
+    branch = small.up.commit({f"m{i:02}.py": f"x = {i}\n" for i in range(12)}, "a branch of twelve modules",
+                             parent=small.base, ref="refs/heads/feature")
+    small.pr(1, {"a.py": "def f():\n    return 10\n"}, parent=branch)
+    small.pr(2, {"b.py": "x = 10\ny = 2\nz = 3\n"}, parent=branch)
+    small.manifest([{"pr": 1}, {"pr": 2}])
+    code, report = explain(cli, small)
+    assert code == 0
+    jsonschema.validate(report, report_schema)
+    [pair] = report["overlaps"]
+    assert pair["files"] == [f"m{i:02}.py" for i in range(12)] and pair["kind"] == "identical-hunk"
+    assert pair["shared_commits"] == 1 and pair["identical_hunks_total"] == 12
+    assert pair["identical_hunks"] == [{"file": f"m{i:02}.py", "lines": [1, 1]} for i in range(3)]
+    args = ("explain", "-m", small.manifest_path, "--repo", small.work.path)
+    text = cli(*args).stdout
+    assert "pr/1 x pr/2 (both built on one branch: 1 commit beyond upstream in common)" in text, text
+    assert "m07.py, ... (+4 more files)" in text and "m08.py" not in text, text
+    markdown = cli(*args, "--format", "markdown").stdout
+    assert "`m07.py`, ... (+4 more files)" in markdown and "m08.py" not in markdown, markdown
+
+
+def test_prs_on_their_own_bases_share_no_commits(cli: Cli, small: Small) -> None:
+    with_f5(small)
+    small.pr(1, {"a.py": F5.replace("a = 1", "a = 10")})
+    small.pr(2, {"a.py": F5.replace("a = 1", "a = 10").replace("d = 4", "d = 40")})
+    small.manifest([{"pr": 1}, {"pr": 2}])
+    _, report = explain(cli, small)
+    [pair] = report["overlaps"]
+    assert "shared_commits" not in pair and "identical_hunks_total" not in pair, pair
+    assert "built on one branch" not in cli("explain", "-m", small.manifest_path, "--repo", small.work.path).stdout
