@@ -911,11 +911,11 @@ class Composer:
                 # we deleted it (or have a directory), a link, a submodule, either side: take theirs (helper-124:
                 # a submodule's commit read as a blob to merge, "missing from the repository", exit 4)
                 edits[path] = (theirs.mode, theirs.oid)
-            else:   # the mode as git merges it: the entry's when ours has its base's (or the entry's), else
-                # ours, as on a file both added (helper-124, helper-127: an executable bit upstream or an earlier
-                # entry set was dropped, every line landed, nothing said)
-                mode = theirs.mode if ours.mode == theirs.mode or (base is not None and ours.mode == base.mode) \
-                    else ours.mode
+            else:   # the mode as git merges it where it merges cleanly: ours when only ours changed it
+                # (helper-124, helper-127: an executable bit upstream or an earlier entry set was dropped, every
+                # line landed, nothing said); where git calls the modes a conflict (a file both added with
+                # different modes) the entry's wins, as its lines do (helper-136: ours' was kept, nothing said)
+                mode = ours.mode if base is not None and theirs.mode == base.mode else theirs.mode
                 edits[path] = (mode, self._merge_theirs(base, ours, theirs))
         return self.git.edit_tree(result.tree, edits)
 

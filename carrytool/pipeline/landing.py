@@ -119,6 +119,7 @@ class _Accountant:
         intended, read = everything[:len(self.applied)], iter(everything[len(self.applied):])
         stepped = [intended[k] if equal else next(read) for k, equal in enumerate(same)]
         for index, (step, hunks, diff) in enumerate(zip(self.applied, intended, stepped)):
+            hunks = hunks + _added_modes(intended_changes[index])
             filtered = set(step.filtered)
             entry = _Entry(step, [h for h in hunks if not _in(h, filtered)], [h for h in hunks if _in(h, filtered)])
             self.entries.append(entry)
@@ -149,6 +150,7 @@ class _Accountant:
                 self.renamed[hunk.old_path] = hunk.path
             by_file.setdefault(hunk.path, []).append(hunk)
         set_whole = {path for path in by_file if path in self.whole or path in self.gone}   # (before undone)
+        set_mode = {path for path in by_file if path in self.modes}     # an entry's bit: undone says its loss
         self.undone(index, step, by_file)
         for path, hunks in by_file.items():        # where lines other entries removed are now
             if path in self.removals:
@@ -168,6 +170,8 @@ class _Accountant:
                 continue
             if step.resolution and path not in set_whole and any(h.kind in _WHOLE for h in hunks):
                 self.upstream_replaced(index, path)
+            if step.resolution and path not in set_mode and any(h.kind == "mode" for h in hunks):
+                self.upstream_mode_replaced(index, path, next(h.new_mode for h in hunks if h.kind == "mode"))
             removed: list[tuple[int, Owner | None, bytes]] = []
             for hunk in text_hunks:
                 for k in range(hunk.old_count if hunk.removed else 0):
@@ -289,6 +293,26 @@ class _Accountant:
             "message": f"{step.id} (on_conflict: {step.resolution}) replaced {path} whole with its own version: "
                        "the version upstream had there since the entry's base is gone: possible upstream content "
                        "loss"})
+
+    def upstream_mode_replaced(self, index: int, path: str, mode: str | None) -> None:
+        """Step INDEX, resolved `theirs`, set PATH's mode to MODE over the one upstream gave it since the
+        entry's base (helper-136: a file both added, upstream's executable and the entry's not: git calls
+        the modes a conflict, `theirs` takes the entry's, and upstream's bit was gone with nothing said)."""
+        step = self.applied[index]
+        tree_of = self.git.tree_of
+        before = self.git.blob_at(tree_of(step.parent), path) if step.parent else None   # type: ignore[arg-type]
+        base = own_base(step)
+        started = self.git.blob_at(tree_of(base), path) if base else None   # type: ignore[arg-type]
+        first = self.applied[0].parent                  # upstream, where the composition starts
+        upstream = self.git.blob_at(tree_of(first), path) if first else None   # type: ignore[arg-type]
+        if before is None or (started is not None and started[0] == before[0]) \
+                or upstream is None or upstream[0] != before[0]:
+            return          # the entry changed the mode it started from, or upstream did not set it
+        self.result.warnings.append({
+            "kind": "upstream-loss", "entry": step.id, "file": path, "lines": [0, 0],
+            "message": f"{step.id} (on_conflict: {step.resolution}) set the mode of {path} to {mode} over "
+                       f"{before[0]}, the mode upstream gave it since the entry's base: possible upstream "
+                       "content loss"})
 
     # -- landing --------------------------------------------------------------------------------------
     def land(self, index: int, entry: _Entry, diff: list[Hunk]) -> None:
@@ -721,6 +745,13 @@ def _wanted(changes: Sequence[Change], path: str) -> tuple[str, str] | None:
 def _trivial(line: bytes) -> bool:
     """A line that says nothing on its own: blank, or only brackets and punctuation."""
     return not line.strip(b" \t\r()[]{}:;,.#")
+
+
+def _added_modes(changes: Sequence[Change]) -> list[Hunk]:
+    """A "mode" hunk for each executable file CHANGES add: the bit is a change of its own, as it is on a
+    file they edit (parse_patch) (helper-136: a file both added, resolved `theirs`, kept upstream's mode)."""
+    return [Hunk(c.path, 0, 0, 0, 0, (), (), "mode", c.old_path, c.new_oid, c.new_mode)
+            for c in changes if c.status == "A" and c.new_mode == "100755"]
 
 
 def _in(hunk: Hunk, paths: set[str]) -> bool:

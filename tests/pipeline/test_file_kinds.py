@@ -129,10 +129,38 @@ def test_an_executable_bit_on_a_file_upstream_moved_lands_where_the_merge_put_it
     assert (_mode(small, report, "bin/run.sh"), _mode(small, report, "bin/tool.sh")) == ("100755", "100755")
 
 
-def test_theirs_on_a_file_both_added_keeps_ours_mode_as_git_does(cli: Cli, small: Small) -> None:
-    """helper-127: upstream and the PR both add new.sh, upstream's executable: git keeps ours' mode (and
-    calls the modes a conflict); the entry's lines win under `theirs`, the bit upstream set stays."""
-    small.up.commit({"new.sh": "up\n"}, "upstream adds", parent="main", ref="refs/heads/main", modes={"new.sh": "100755"})
-    small.pr(1, {"new.sh": "pr\n"})
+def test_theirs_on_a_file_both_added_takes_the_entrys_mode_and_says_upstreams_loss(cli: Cli, small: Small) -> None:
+    """helper-136: upstream and the PR both add new.sh with different modes, which git calls a conflict (and
+    leaves ours' mode). Under `theirs` the entry's side wins it, as its lines do: its mode is in the result,
+    and the executable bit upstream set is said gone, as `upstream-loss` says other replacements."""
+    small.up.commit({"new.sh": "same\n"}, "upstream adds", parent="main", ref="refs/heads/main",
+                    modes={"new.sh": "100755"})
+    small.pr(1, {"new.sh": "same\n"})
     code, report = _sync(cli, small, [{"pr": 1, "on_conflict": "theirs"}])
-    assert code == 0 and _mode(small, report, "new.sh") == "100755", report
+    assert code == 0 and _entry(report, "pr/1")["resolution"]["files"] == ["new.sh"], report
+    assert _mode(small, report, "new.sh") == "100644"
+    [loss] = [w for w in report["warnings"] if w["kind"] == "upstream-loss"]
+    assert (loss["entry"], loss["file"]) == ("pr/1", "new.sh"), report["warnings"]
+    assert loss["message"] == ("pr/1 (on_conflict: theirs) set the mode of new.sh to 100644 over 100755, the mode "
+                               "upstream gave it since the entry's base: possible upstream content loss")
+
+
+def test_theirs_on_a_file_both_added_lands_the_entrys_executable_bit(cli: Cli, small: Small) -> None:
+    """helper-136: the PR adds run.sh executable, upstream adds it not: ours' mode was kept under `theirs`,
+    the PR's bit gone and every hunk "landed". The bit of a file an entry adds is accounted as a change of
+    its own; an earlier entry's bit that a later one's `theirs` replaces is that entry's clobber."""
+    small.up.commit({"run.sh": "up\n"}, "upstream adds", parent="main", ref="refs/heads/main")
+    small.up.commit({"run.sh": "pr\n"}, "pr 1", parent=small.base, ref="refs/pull/1/head", modes={"run.sh": "100755"})
+    code, report = _sync(cli, small, [{"pr": 1, "on_conflict": "theirs"}])
+    assert code == 0 and _mode(small, report, "run.sh") == "100755", report
+    assert _entry(report, "pr/1")["landing"] == {"hunks": 2, "landed": 2, "dropped": [], "clobbered": [], "survived": 2}
+    losses = sorted(w["lines"] for w in report["warnings"] if w["kind"] == "upstream-loss")
+    assert losses == [[0, 0], [1, 1]], report["warnings"]      # upstream's mode, and its line
+    small.up.commit({"tool.sh": "two\n"}, "pr 2", parent=small.base, ref="refs/pull/2/head",
+                    modes={"tool.sh": "100755"})
+    small.pr(3, {"tool.sh": "three\n"})
+    code, report = _sync(cli, small, [{"pr": 2}, {"pr": 3, "on_conflict": "theirs"}])
+    assert code == 1 and _mode(small, report, "tool.sh") == "100644", report
+    clobbers = [c["message"] for c in _entry(report, "pr/2")["landing"]["clobbered"]]
+    assert "pr/2's change to tool.sh was clobbered: pr/3 set its mode to 100644 again (on_conflict: theirs)" \
+        in clobbers, clobbers
