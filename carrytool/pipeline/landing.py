@@ -337,11 +337,9 @@ class _Accountant:
                 owner_step, _ = self.landed_keys[hunk.key]
                 how = "identical"
                 stacked = self.applied[owner_step].id in step.built_over
-                self.result.warnings += [] if stacked else [{   # a stack repeats its lower's hunks by construction
-                    "kind": "identical-hunk", "entry": step.id, "other": self.applied[owner_step].id,
-                    "file": hunk.path, "lines": list(hunk.span),
-                    "message": f"{step.id} and {self.applied[owner_step].id} carry the same hunk in "
-                               f"{hunk.describe()}: it is applied once"}]
+                # a stack repeats its lower's hunks by construction
+                self.result.warnings += [] if stacked else [
+                    _identical(step.id, self.applied[owner_step].id, hunk, ": it is applied once")]
             if how is None:
                 placed = self.fallback(step, hunk, claimed) or self.slid(step, hunk, claimed)
                 how = "applied" if placed else None
@@ -551,11 +549,7 @@ class _Accountant:
                     complete = False
                     continue
                 providers.setdefault(self.applied[owner[0]].id, None)
-                self.result.warnings.append({
-                    "kind": "identical-hunk", "entry": step.id, "other": self.applied[owner[0]].id,
-                    "file": hunk.path, "lines": list(hunk.span),
-                    "message": f"{step.id} and {self.applied[owner[0]].id} carry the same hunk in "
-                               f"{hunk.describe()}"})
+                self.result.warnings.append(_identical(step.id, self.applied[owner[0]].id, hunk))
             if complete and providers:
                 step.redundant_with = list(providers)
                 step.detail = f"every hunk it carries is already applied by {', '.join(providers)}"
@@ -745,6 +739,20 @@ def _wanted(changes: Sequence[Change], path: str) -> tuple[str, str] | None:
 def _trivial(line: bytes) -> bool:
     """A line that says nothing on its own: blank, or only brackets and punctuation."""
     return not line.strip(b" \t\r()[]{}:;,.#")
+
+
+def _identical(entry: str, other: str, hunk: Hunk, tail: str = "") -> dict[str, object]:
+    """The identical-hunk warning for HUNK, which ENTRY and OTHER both carry; a change that is not lines
+    says which (`change`, and a mode change its `mode`), so a line grouping them can say so (helper-136:
+    a mode change read as a bare path there)."""
+    warning: dict[str, object] = {"kind": "identical-hunk", "entry": entry, "other": other, "file": hunk.path,
+                                  "lines": list(hunk.span)}
+    if hunk.kind != "text":
+        warning["change"] = hunk.kind
+    if hunk.kind == "mode":
+        warning["mode"] = hunk.new_mode
+    warning["message"] = f"{entry} and {other} carry the same hunk in {hunk.describe()}{tail}"
+    return warning
 
 
 def _added_modes(changes: Sequence[Change]) -> list[Hunk]:

@@ -183,13 +183,24 @@ def _same_hunks(pair: tuple[str, str], warnings: list[dict], *, once: bool) -> s
     """`pr/B and pr/A carry the same N hunks in K files (a.py:3, a.py:40-41, b.py:7 and M more)`."""
     places: list[str] = []
     for warning in warnings:
-        first, last = (list(warning.get("lines") or []) + [0, 0])[:2]
-        place = f"{warning.get('file')}" + (f":{first}" if first else "") + (f"-{last}" if last and last != first else "")
+        place = _place(warning)
         places += [] if place in places else [place]
     files = len({warning.get("file") for warning in warnings})
     more = f" and {len(places) - PLACES_SHOWN} more" if len(places) > PLACES_SHOWN else ""
     return f"{pair[0]} and {pair[1]} carry the same {len(warnings)} hunks in {files} file{'s' * (files != 1)} " \
            f"({', '.join(places[:PLACES_SHOWN])}{more})" + (": each is applied once" if once else "")
+
+
+def _place(warning: dict) -> str:
+    """`a.py:3-5` for lines; `run.sh (mode 100755)` for a mode change, `logo.png (binary change)` for another
+    change that is not lines (helper-136: a mode change read as a bare path)."""
+    first, last = (list(warning.get("lines") or []) + [0, 0])[:2]
+    change = warning.get("change")
+    if change == "mode" and warning.get("mode"):
+        return f"{warning.get('file')} (mode {warning['mode']})"
+    if change:
+        return f"{warning.get('file')} ({change} change)"
+    return f"{warning.get('file')}" + (f":{first}" if first else "") + (f"-{last}" if last and last != first else "")
 
 
 def _hold(count: int) -> str:

@@ -564,6 +564,26 @@ def test_many_identical_hunks_of_a_pair_print_one_line(cli: Cli, small: Small, t
     assert sorted(w["file"] for w in warnings) == sorted(same)
 
 
+def test_a_grouped_identical_mode_change_reads_as_a_mode_change(cli: Cli, small: Small, tmp_path) -> None:
+    """helper-136: a pair's grouped identical-hunk line showed a mode-only hunk as a bare path (`run.sh`),
+    where a content hunk reads `a.txt:1`; it reads `run.sh (mode 100755)` (here pr/2 is redundant with pr/1)."""
+    scripts = {"run.sh": "echo\n", "tool.sh": "echo\n"}
+    start = small.up.commit(scripts, "scripts", parent="main", ref="refs/heads/main")
+    same, modes = {"a.txt": "a\n", "b.txt": "b\n", **scripts}, {"run.sh": "100755", "tool.sh": "100755"}
+    small.up.commit(same, "pr 1", parent=start, ref="refs/pull/1/head", modes=modes)
+    small.up.commit(same, "pr 2", parent=start, ref="refs/pull/2/head", modes=modes)
+    small.manifest([{"pr": 1}, {"pr": 2}])
+    saved = tmp_path / "sync.json"
+    result = cli("sync", "-m", small.manifest_path, "--repo", small.work.path, "--report", saved)
+    assert result.exit_code == 0, result.stdout
+    said = [line for line in result.stdout.splitlines() if "pr/2 and pr/1" in line]
+    assert said == ["warning: pr/2 and pr/1 carry the same 4 hunks in 4 files (a.txt:1, b.txt:1, "
+                    "run.sh (mode 100755) and 1 more)"], result.stdout
+    [mode] = [w for w in json.loads(saved.read_text())["warnings"] if w.get("file") == "run.sh"]
+    assert (mode["file"], mode["mode"], mode["message"]) == \
+        ("run.sh", "100755", "pr/2 and pr/1 carry the same hunk in run.sh (mode change)")
+
+
 def _identical(entry: str, other: str, line: int) -> dict:
     return {"kind": "identical-hunk", "entry": entry, "other": other, "file": "a.py", "lines": [line, line],
             "message": f"{entry} and {other} carry the same hunk in a.py:{line}"}
