@@ -1105,7 +1105,9 @@ class Git:
         `merged_in` and `reverted_in` decide, for these alone: each costs a kept merged PR a walk of upstream's
         history since it, every night (0.04 s for each of ten old pytest PRs), where this is one `git log` of
         what upstream has beyond all the heads' common history, for all of them, and one walk per merge a
-        revert names. A name git finds ambiguous makes every head a suspect."""
+        revert names. A name git finds ambiguous makes every head a suspect. A name is a commit's object name
+        only: git takes a branch or tag named like an abbreviated one first, so such a name is looked up
+        among the objects it abbreviates (`_commit_abbreviated`)."""
         heads = list(dict.fromkeys(heads))
         if not heads:
             return set()
@@ -1121,8 +1123,8 @@ class Git:
         if not rest or not named:
             return suspects
         data = self.run("cat-file", "--batch", input="".join(f"{name}\n" for name in named).encode()).stdout
-        merges, i = [], 0
-        while i < len(data):
+        merges, shadowed, i = [], [], 0
+        for name in named:                        # (one answer each, in order)
             end = data.index(b"\n", i)
             header, i = data[i:end].split(), end + 1
             if header[-1] == b"ambiguous":        # (a short name: a head it may be is not told apart)
@@ -1130,12 +1132,21 @@ class Git:
             if len(header) != 3:
                 continue                          # missing: neither a head nor the merge of one
             size = int(header[2])
-            if header[1] == b"commit":
+            if not header[0].decode().startswith(name):
+                shadowed.append(name)             # a branch or tag of that name (helper-136): not the commit
+            elif header[1] == b"commit":
                 parents = [line[7:].decode() for line in data[i:i + size].split(b"\n\n", 1)[0].split(b"\n")
                            if line.startswith(b"parent ")]
                 if len(parents) > 1:
                     merges.append((header[0].decode(), parents[0]))
             i += size + 1
+        for name in shadowed:
+            commit = self._commit_abbreviated(name)
+            if commit == "ambiguous":
+                return set(heads)
+            parents = self.commit_info(commit)["parents"] if commit else []
+            if len(parents) > 1:                  # type: ignore[arg-type]
+                merges.append((commit, parents[0]))  # type: ignore[index]
         for merge, first in merges:
             if not rest:
                 break
@@ -1146,6 +1157,14 @@ class Git:
             suspects.update(head for head in rest if head in beyond)
             rest = [head for head in rest if head not in beyond]
         return suspects
+
+    def _commit_abbreviated(self, prefix: str) -> str | None:
+        """The commit whose object name PREFIX (hex) abbreviates, whatever refs are named PREFIX
+        (`rev-parse --disambiguate`): None when there is none, "ambiguous" when there are several."""
+        proc = self.run("rev-parse", f"--disambiguate={prefix}", check=False)
+        names = [oid for oid in proc.stdout.decode().split() if oid.startswith(prefix)] if proc.returncode == 0 else []
+        commits = [oid for oid, kind in self.object_types(names).items() if kind == "commit"]
+        return commits[0] if len(commits) == 1 else "ambiguous" if commits else None
 
     def reverted_in(self, merge: str, head: str, upstream: str) -> str | None:
         """The commit of UPSTREAM's history since MERGE that reverts MERGE or HEAD (`git revert` writes "This

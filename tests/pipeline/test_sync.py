@@ -1594,6 +1594,27 @@ def test_revert_suspects_are_the_heads_a_revert_may_name(small: Small) -> None:
         assert git.revert_suspects(of_merge, []) == set()
 
 
+def test_revert_suspects_read_a_revert_name_as_a_commit_not_a_branch_of_that_name(small: Small) -> None:
+    """helper-136: "This reverts commit <short>" was looked up as git looks up any name, a branch or tag of
+    that name first: a branch named like the abbreviation, at a merge that brought the head in, made the head
+    a suspect (a walk of upstream's history for it every night), and a branch named like the abbreviation of
+    such a merge, at another commit, hid a revert of the PR. The name is read as the commit it abbreviates."""
+    from carrytool.gitlayer.git import Git
+    merge, [other] = _merged_by_a_merge_commit(small, ({"f.py": "f\n"}, "unrelated"))
+    head = small.up.rev("refs/pull/1/head")
+    small.up.git("branch", other[:7], merge)              # a branch named like other's abbreviation, at the merge
+    small.up.git("tag", "d00d00d", merge)                  # a tag named like an abbreviation of nothing
+    with Git(small.up.path) as git:
+        assert git.rev_parse(other[:7]) == merge          # (git itself takes the branch)
+        reverts = small.up.commit({"f.py": None}, _revert(other[:7]), parent="main")
+        assert git.revert_suspects(reverts, [head]) == set()
+        nothing = small.up.commit({"f.py": None}, _revert("d00d00d"), parent="main")
+        assert git.revert_suspects(nothing, [head]) == set()
+        small.up.git("branch", merge[:8], other)          # and the merge's abbreviation, a branch at `other`:
+        of_merge = small.up.commit(A_ONE, _revert(merge[:8]), parent="main")   # the revert of the merge is one
+        assert git.revert_suspects(of_merge, [head]) == {head}
+
+
 def test_a_reverted_pr_applied_again_says_so_in_its_entry(cli: Cli, small: Small) -> None:
     """helper-122: the detail was only set on the chained merge's way; composed by the fast path it had none."""
     merge, [revert] = _merged_by_a_merge_commit(small, (A_ONE, _revert()))
