@@ -164,20 +164,32 @@ class Lock:
         return self.doc.get("result")
 
 
-def read_lock(manifest: Manifest) -> Lock:
-    """Read the lock beside the manifest; raise LockMismatch when it is absent, unreadable or stale."""
+def resync_hint(ran: str | None, why: str) -> str:
+    """The next step when the lock is to be written anew: a plain `carrytool sync`, WHY it is run; RAN, the
+    command that read the lock (`sync --locked`, `verify --rebuild ...`; None: one that only reads a lock
+    file), says how the hint names it (helper-136: `verify --rebuild` was told to drop a --locked it was
+    not given)."""
+    if ran is None:
+        return f"run `carrytool sync` {why}"
+    if ran.split()[0] == "sync":
+        return f"run `carrytool sync` without --locked {why}"
+    return f"run `carrytool sync` {why}, then `carrytool {ran}` again"
+
+
+def read_lock(manifest: Manifest, *, ran: str = "sync --locked") -> Lock:
+    """Read the lock beside the manifest; raise LockMismatch when it is absent, unreadable or stale. RAN:
+    the command reading it, as the hints name it (resync_hint)."""
     path = lock_path(manifest)
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise LockMismatch(f"no lock at {path}", hint="run `carrytool sync` once (without --locked) to write it") \
-            from None
+        raise LockMismatch(f"no lock at {path}", hint=resync_hint(ran, "once to write it")) from None
     except (OSError, ValueError) as exc:
         raise LockMismatch(f"cannot read the lock {path}: {exc}") from None
     if not isinstance(doc, dict) or doc.get("lock") != LOCK_VERSION:
         raise LockMismatch(f"{path} is not a carrytool lock (version {LOCK_VERSION})")
-    _check_shape(doc, path)
-    _check_matches(manifest, doc, path)
+    _check_shape(doc, path, ran)
+    _check_matches(manifest, doc, path, ran)
     return Lock(doc, path)
 
 
@@ -189,7 +201,7 @@ def parse_lock(text: str, where: str) -> dict[str, Any]:
         raise LockMismatch(f"cannot read the lock {where}: {exc}") from None
     if not isinstance(doc, dict) or doc.get("lock") != LOCK_VERSION:
         raise LockMismatch(f"{where} is not a carrytool lock (version {LOCK_VERSION})")
-    _check_shape(doc, Path(where))
+    _check_shape(doc, Path(where), None)
     return doc
 
 
@@ -198,13 +210,12 @@ _TOP_KEYS = ("lock", "carrytool", "git", "upstream", "fork", "settings", "entrie
 _ENTRY_KEYS = ("id", "head", "commit", "patch", "sha256", "settings")
 
 
-def _check_shape(doc: dict[str, Any], path: Path) -> None:
+def _check_shape(doc: dict[str, Any], path: Path, ran: str | None) -> None:
     """Every key and type of a lock as sync writes it; a hand edit is an input error naming the key."""
     def bad(key: str, what: str, value: Any = None, shown: bool = True) -> LockMismatch:
         got = f", got {_show(value)}" if shown else ""
-        return LockMismatch(f"`{key}` {what}{got}", where=str(path),
-                            hint="the lock is written by `carrytool sync`: rerun it without --locked to rewrite "
-                                 "the lock rather than editing it by hand")
+        return LockMismatch(f"`{key}` {what}{got}", where=str(path), hint="the lock is written by sync: " +
+                            resync_hint(ran, "to rewrite the lock rather than editing it by hand"))
 
     def keys(data: Any, allowed: tuple[str, ...], key: str) -> None:
         if not isinstance(data, dict):
@@ -276,8 +287,8 @@ def _show(value: Any) -> str:
     return _clip(text, 60)
 
 
-def _check_matches(manifest: Manifest, doc: dict[str, Any], path: Path) -> None:
-    hint = "run `carrytool sync` without --locked to re-resolve, and commit the new lock"
+def _check_matches(manifest: Manifest, doc: dict[str, Any], path: Path, ran: str) -> None:
+    hint = resync_hint(ran, "to re-resolve, and commit the new lock")
     up = doc.get("upstream") or {}
     # both sides redacted: a lock written by an older carrytool that kept a short https user name matches
     if redact(up["url"]) != redact(manifest.upstream.url) or up.get("branch") != manifest.upstream.branch:

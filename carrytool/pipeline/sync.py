@@ -34,6 +34,7 @@ from carrytool.pipeline.lock import (
     lock_path,
     locked_resolution,
     read_lock,
+    resync_hint,
     stage_lock,
 )
 from carrytool.pipeline.plan import APPLIED, CONFLICT, Step, plan_paths, plan_static
@@ -59,6 +60,7 @@ class SyncOptions:
     strict: bool = False
     retry_delay: float = float(os.environ.get("CARRYTOOL_RETRY_DELAY", "1.0"))
     wait: float = 0.0
+    locked_as: str = "sync --locked"      # with locked: the command reading the lock, as hints name it
 
 
 @dataclass
@@ -95,7 +97,7 @@ def resolve_inputs(manifest: Manifest, git: Git, options: SyncOptions, progress:
     """The SHAs to compose: fetched and resolved, or exactly those of the lock with --locked."""
     if not options.locked:
         return resolve(manifest, git, offline=options.offline, progress=progress, retry_delay=options.retry_delay)
-    lock = read_lock(manifest)
+    lock = read_lock(manifest, ran=options.locked_as)
     upstream, heads, commits = locked_resolution(manifest, lock)
     wanted = [upstream, *heads.values(), *(c for i, c in commits.items() if not manifest.entry(i).patch)]  # type: ignore[union-attr]
     absent = [sha for sha in wanted if git.object_type(sha) is None]
@@ -449,7 +451,7 @@ def run_sync(manifest: Manifest, git: Git, options: SyncOptions, progress: Progr
                 report.warnings.append(_replaced_warning(manifest, tip, replaced, remote, same_tree=same))
         locked_result = last if options.locked else None
         if locked_result and locked_result != report.result["sha"]:
-            report.warnings.append(lock_result_warning(locked_result, report.result["sha"]))
+            report.warnings.append(lock_result_warning(locked_result, report.result["sha"], options.locked_as))
         try:
             _finish(manifest, git, options, planned, previous)
         except CarryError as exc:
@@ -540,13 +542,14 @@ def _patch_ids(git: Git, revs: list[str]) -> dict[str, str]:
     return {commit: patch for patch, commit in (line.split() for line in out.splitlines() if len(line.split()) == 2)}
 
 
-def lock_result_warning(locked: str, composed: str) -> dict[str, object]:
-    """The `lock-result` warning: the lock's inputs compose COMPOSED, not the result LOCKED it names."""
+def lock_result_warning(locked: str, composed: str, ran: str = "sync --locked") -> dict[str, object]:
+    """The `lock-result` warning: the lock's inputs compose COMPOSED, not the result LOCKED it names; RAN:
+    the command that read the lock (resync_hint)."""
     return {"kind": "lock-result", "locked": locked, "composed": composed,
             "message": f"the lock's inputs compose {composed[:12]}, but the lock's result is {locked[:12]}: something "
                        "the lock does not pin changed (with a lock written before carrytool kept the manifest's "
-                       "settings in it: the identity, a title, a policy), and the lock is left as it is; "
-                       "`carrytool sync` without --locked writes a new one"}
+                       "settings in it: the identity, a title, a policy), and the lock is left as it is: "
+                       + resync_hint(ran, "to write a new one")}
 
 
 def last_result(manifest: Manifest) -> str | None:

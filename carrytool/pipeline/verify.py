@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -77,7 +78,9 @@ def verify_rebuild(manifest: Manifest, git: Git, rev: str | None, *, offline: bo
     actual = git.rev_parse(target)
     if actual is None:
         raise UnknownRef(f"no commit '{target}' in {git.repo}", hint="pass --rev with the published fork branch")
-    planned = plan_and_compose(manifest, git, SyncOptions(locked=True, dry_run=True, offline=offline),
+    # the hints of a lock that does not match name the command the user ran (helper-136: "without --locked")
+    ran = shlex.join(["verify", "--rebuild", *(["--rev", rev] if rev else []), *(["--offline"] if offline else [])])
+    planned = plan_and_compose(manifest, git, SyncOptions(locked=True, dry_run=True, offline=offline, locked_as=ran),
                                command="verify")
     expected = planned.composition.result  # type: ignore[union-attr]
     report = verify_rev(manifest, git, target)
@@ -87,7 +90,7 @@ def verify_rebuild(manifest: Manifest, git: Git, rev: str | None, *, offline: bo
     report.warnings = planned.report.warnings
     locked = last_result(manifest)
     if locked and locked != expected:           # as sync --locked says it (helper-103: nothing was said)
-        report.warnings.append(lock_result_warning(locked, expected))
+        report.warnings.append(lock_result_warning(locked, expected, ran))
     report.violations = planned.report.violations
     report.failed_conflicts = planned.report.failed_conflicts
     report.dropped = planned.report.dropped

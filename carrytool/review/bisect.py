@@ -125,7 +125,7 @@ def searchable(manifest: Manifest) -> Manifest:
 def composed_chain(manifest: Manifest, git: Git, *, offline: bool = False, locked: bool = False,
                    progress: Progress | None = None) -> Chain:
     """Compose MANIFEST as sync would, in memory (only objects are written), conflicts skipped."""
-    options = SyncOptions(offline=offline, locked=locked, dry_run=True)
+    options = SyncOptions(offline=offline, locked=locked, dry_run=True, locked_as="bisect --locked")
     planned = plan_and_compose(searchable(manifest), git, options, progress, command="bisect")
     links = tuple(Link(s.id, s.commit, s) for s in planned.steps if s.status == APPLIED and s.commit)
     return Chain(planned.resolved.upstream, links)

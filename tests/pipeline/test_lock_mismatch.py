@@ -218,3 +218,35 @@ def test_an_edit_that_changes_nothing_as_it_takes_effect_is_no_drift(cli: Cli, l
     locked.manifest([{**locked.entries[0], **edit}] + locked.entries[1:])
     code, report = cli.json("sync", "--locked", "--dry-run", "-m", small.manifest_path, "--repo", small.work.path)
     assert code == 0 and report["result"]["sha"] == small.branch(), report.get("error")
+
+
+def test_lock_hints_name_the_command_that_read_the_lock(cli: Cli, locked: Locked) -> None:
+    """helper-136: `verify --rebuild` users were told to run sync "without --locked", a flag they never passed.
+    sync --locked is told to drop it; verify --rebuild to run a plain sync, then its own command again."""
+    small = locked.small
+    where = f"-m {small.manifest_path} --repo {small.work.path}"
+    locked.manifest(locked.entries + [{"pr": 3}])
+    said = cli("sync", "--locked", "-m", small.manifest_path, "--repo", small.work.path)
+    assert said.exit_code == 2 and f"hint: run `carrytool sync {where}` without --locked to re-resolve, and commit " \
+        "the new lock" in " ".join(said.stderr.split()), said.stderr
+    said = cli("verify", "--rebuild", "--rev", "dev", "-m", small.manifest_path, "--repo", small.work.path)
+    assert said.exit_code == 2, said.output
+    assert f"hint: run `carrytool sync {where}` to re-resolve, and commit the new lock, then `carrytool verify " \
+           f"--rebuild --rev dev {where}` again" in " ".join(said.stderr.split()), said.stderr
+    assert "--locked" not in said.stderr
+    locked.manifest()
+    doc = json.loads(locked.lock.read_text())
+    doc["result"] = locked.other
+    locked.lock.write_text(json.dumps(doc, indent=2) + "\n")
+    code, report = cli.json("verify", "--rebuild", "-m", small.manifest_path, "--repo", small.work.path)
+    [warned] = [w for w in report["warnings"] if w["kind"] == "lock-result"]
+    assert code == 0 and warned["message"].endswith(
+        "the lock is left as it is: run `carrytool sync` to write a new one, then `carrytool verify --rebuild` "
+        "again"), warned["message"]
+    locked.lock.unlink()
+    said = cli("verify", "--rebuild", "-m", small.manifest_path, "--repo", small.work.path)
+    assert said.exit_code == 2 and f"hint: run `carrytool sync {where}` once to write it, then `carrytool verify " \
+        f"--rebuild {where}` again" in " ".join(said.stderr.split()), said.stderr
+    said = cli("sync", "--locked", "-m", small.manifest_path, "--repo", small.work.path)
+    assert said.exit_code == 2 and f"hint: run `carrytool sync {where}` without --locked once to write it" \
+        in " ".join(said.stderr.split()), said.stderr
