@@ -25,6 +25,7 @@ from dataclasses import dataclass, field, replace
 from carrytool.gitlayer.env import ZERO
 from carrytool.gitlayer.git import EMPTY_TREE, REGULAR_MODES, Change, Git, paths_of
 from carrytool.pipeline.hunks import Hunk, find_block, is_subsequence_block, read_hunks
+from carrytool.pipeline.dictkeys import adds_key, duplicate_keys, written_keys
 from carrytool.pipeline.plan import APPLIED, Step
 from carrytool.pipeline.provided import Folded, UnionCheck, left_out
 from carrytool.pipeline.shadowed import adds_definition, defined_names, shadowed_definitions
@@ -72,6 +73,7 @@ class _Accountant:
         self.landed_keys: dict[tuple, tuple[int, int]] = {}       # hunk key -> first owner that landed it
         self._blobs: dict[tuple[str, str], list[bytes] | None] = {}
         self.defining: set[str] = set()          # Python files where a landed hunk adds a def/class line
+        self.keying: set[str] = set()            # ... where a landed hunk adds a line writing a dict key
         self._removed_names: dict[Owner, frozenset[str]] = {}      # _redefined
         self._here: dict[str, set[int]] = {}    # the current step's: path -> the lines its hunks were found at
 
@@ -128,6 +130,7 @@ class _Accountant:
         self.account_redundant()
         self.account_provided()
         self.account_shadowed()
+        self.account_duplicate_keys()
         for entry in self.entries:
             entry.step.landing = self.summary(entry)
         return self.result
@@ -364,6 +367,8 @@ class _Accountant:
                     ledger[line] = (index, hunk_index)
                 if placed[2].endswith(".py") and adds_definition(hunk.added, hunk.removed):
                     self.defining.add(placed[2])
+                if placed[2].endswith(".py") and adds_key(hunk.added, hunk.removed):
+                    self.keying.add(placed[2])
 
     def _mode_moved(self, hunk: Hunk, others: list[Hunk], own: set[str]) -> tuple[int, int, str] | None:
         """Where the step set HUNK's mode on a file the entry's own change does not name: upstream moved
@@ -522,6 +527,20 @@ class _Accountant:
             owners[path] = {line: (self.applied[step].id, self._redefined(step, hunk))
                             for line, (step, hunk) in self.ledger.get(path, {}).items()}
         self.result.warnings += shadowed_definitions(self.git, self.tip, owners)
+
+    def account_duplicate_keys(self) -> None:
+        """A key an entry landed in a dict display that the composed module writes again in the same display,
+        by another entry or upstream (pipeline.dictkeys): the later value wins, the earlier is dead. A warning,
+        as `account_shadowed`'s."""
+        if not self.tip or not self.keying:
+            return
+        removed: dict[Owner, tuple[str, frozenset[object]]] = {}      # each hunk's keys, read once
+        for owner in {o for p in self.keying for o in self.ledger.get(self.renamed.get(p, p), {}).values()}:
+            step, hunk = owner
+            removed[owner] = (self.applied[step].id, written_keys(self.entries[step].own[hunk].removed))
+        owners = {path: {line: removed[owner] for line, owner in self.ledger.get(path, {}).items()}
+                  for path in dict.fromkeys(self.renamed.get(p, p) for p in sorted(self.keying))}
+        self.result.warnings += duplicate_keys(self.git, self.tip, owners)
 
     def _redefined(self, step: int, hunk: int) -> frozenset[str]:
         """The names hunk HUNK of applied step STEP removes a definition of: a def line it rewrites (a new

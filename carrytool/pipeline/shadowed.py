@@ -70,7 +70,7 @@ def shadowed_definitions(git: Git, tip: str, owners: Mapping[str, Owners]) -> li
         data = git.file_at(tip, path)
         if data is None or not _suspect(data, owned):
             continue
-        module = _parse(data)
+        module = parse_module(data)
         if module is None:
             continue               # not Python this interpreter reads: nothing is said
         aliases = overload_names(module)
@@ -81,7 +81,7 @@ def shadowed_definitions(git: Git, tip: str, owners: Mapping[str, Owners]) -> li
     return out
 
 
-def _parse(data: bytes) -> ast.Module | None:
+def parse_module(data: bytes) -> ast.Module | None:
     """DATA parsed, its lines numbered as git numbers them: a lone carriage return, a line end to Python,
     is not one to git (helper-106: every later line was one off), so it is read as a space."""
     try:
@@ -170,7 +170,7 @@ def _counts(data: bytes | None) -> dict[tuple[str, str], int] | None:
     """(scope, name) -> how many definitions of NAME the scope's own body holds, not counting those several
     by design (`_bodies`, without the blocks of compound statements); None when DATA is no Python this
     interpreter reads."""
-    module = _parse(data) if data is not None else None
+    module = parse_module(data) if data is not None else None
     if module is None:
         return None
     out: dict[tuple[str, str], int] = {}

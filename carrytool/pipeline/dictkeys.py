@@ -1,0 +1,151 @@
+"""Keys one entry adds to a dict display that another entry, or upstream, writes again in the same display.
+
+Two PRs that each add `'sinh': ...` to one `handlers_dict = {...}`, at different places, merge cleanly, and
+both hunks land: the dict then holds the key twice, the later value wins when the module runs, and the
+earlier one is dead (helper-133: sympy's pr/30138 and pr/30192 in sympy/assumptions/refine.py). So does an
+entry adding a key upstream has since added elsewhere in the display. `pipeline.shadowed`'s rule, for keys.
+
+Found from what landing knows (which lines of the composed file each entry landed): only files where an
+entry's hunk adds a line writing a constant key (`'name':`, `3:`, `('a', 1):`) are read, scanned with a
+regular expression for such a key written twice in the file, one of them on a line an entry landed, and
+only then parsed. Keys compared by value (`'a'` and `"a"` are one key): strings, bytes, integers and
+tuples of those. Not said: a key written twice by one entry alone, or by upstream alone, and a key line a
+hunk rewrote (it removed a line writing that key): it stays upstream's, changed.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator, Mapping, Sequence
+
+from carrytool.gitlayer.git import Git
+from carrytool.pipeline.shadowed import UPSTREAM, parse_module
+
+# a constant key written before a `:`, at a line's start or after `{` or `,`: a plain string literal (no escapes), an integer, a one-line tuple
+KEY = re.compile(rb"""(?:^|[{,])[ \t]*((?:[bBuU]?(['"])(?:(?!\2)[^\\\n])*\2)|\d+|\([^()\n]*\))[ \t]*:(?!=)""",
+                 re.M)
+Owners = Mapping[int, tuple[str, frozenset[object]]]    # line -> (the entry that landed it, keys its hunk removed)
+
+
+def written_keys(lines: Sequence[bytes]) -> frozenset[object]:
+    """The constant keys LINES (a hunk's added or removed lines) seem to write, by value."""
+    return frozenset(_values(b"\n".join(lines))) if any(b":" in line for line in lines) else frozenset()
+
+
+def adds_key(added: Sequence[bytes], removed: Sequence[bytes] = ()) -> bool:
+    """Whether ADDED writes a key that REMOVED (the same hunk's) did not."""
+    new = written_keys(added)
+    return bool(new) and not new <= written_keys(removed)
+
+
+def _values(data: bytes) -> Iterator[object]:
+    for match in KEY.finditer(data):
+        value = _literal(match.group(1))
+        if value is not None:
+            yield value
+
+
+def _literal(token: bytes) -> object:
+    try:
+        value = ast.literal_eval(token.decode("utf-8"))
+    except (ValueError, SyntaxError, UnicodeDecodeError, MemoryError, RecursionError):
+        return None
+    return value if _is_key(value) else None
+
+
+def _is_key(value: object) -> bool:
+    if isinstance(value, tuple):
+        return all(_is_key(v) for v in value)
+    return isinstance(value, (str, bytes, int)) and not isinstance(value, bool)
+
+
+def duplicate_keys(git: Git, tip: str, owners: Mapping[str, Owners]) -> list[dict[str, object]]:
+    """The warnings for the composed commit TIP. OWNERS: path -> who landed which lines of TIP's file (every
+    other line is upstream's), for the files where an entry added a key."""
+    out: list[dict[str, object]] = []
+    for path, owned in sorted(owners.items()):
+        data = git.file_at(tip, path)
+        if data is None or not _suspect(data, owned):
+            continue
+        module = parse_module(data)
+        if module is None:
+            continue
+        for where, key, lines in _twice(module):
+            by = [_owner(owned, line, key) for line in lines]
+            if len(set(by)) > 1:
+                out.append(_warning(path, where, key, lines, by))
+    return out
+
+
+def _owner(owned: Owners, line: int, key: object) -> str:
+    found = owned.get(line)
+    return UPSTREAM if found is None or key in found[1] else found[0]
+
+
+def _suspect(data: bytes, owned: Owners) -> bool:
+    """Whether a key written on a line an entry landed is written again somewhere in DATA (the scan)."""
+    lines = data.split(b"\n")
+    mine = set().union(*(written_keys([lines[n - 1]]) for n in owned if 0 < n <= len(lines)))
+    if not mine:
+        return False
+    seen: set[object] = set()
+    for value in _values(data):
+        if value in mine and value in seen:
+            return True
+        seen.add(value)
+    return False
+
+
+def _twice(module: ast.Module) -> Iterator[tuple[str, object, list[int]]]:
+    """(where the dict is, key, the lines it is written at) for each constant key a dict display holds twice."""
+    for node, where in _dicts(module, ""):
+        lines: dict[object, list[int]] = {}
+        for key in node.keys:
+            value = _constant(key) if key is not None else None
+            if value is not None:
+                lines.setdefault(value, []).append(key.lineno)  # type: ignore[union-attr]
+        for value, at in lines.items():
+            if len(at) > 1:
+                yield where, value, at
+
+
+def _constant(node: ast.expr) -> object:
+    if isinstance(node, ast.Constant):
+        return node.value if _is_key(node.value) else None
+    if isinstance(node, ast.Tuple):
+        values = [_constant(element) for element in node.elts]
+        return tuple(values) if all(v is not None for v in values) else None
+    return None
+
+
+def _dicts(node: ast.AST, scope: str) -> Iterator[tuple[ast.Dict, str]]:
+    """Each dict display under NODE with a name for it: its assignment target if it is one's whole value
+    (`handlers_dict`), else `the dict at line N`, and the def/class it is in (`in Refiner.setup`)."""
+    for child in ast.iter_child_nodes(node):
+        inner = scope
+        if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            inner = f"{scope}.{child.name}" if scope else child.name
+        elif isinstance(child, (ast.Assign, ast.AnnAssign)) and isinstance(child.value, ast.Dict):
+            target = child.targets[0] if isinstance(child, ast.Assign) else child.target
+            yield child.value, _named(ast.unparse(target), scope)
+            yield from _dicts(child.value, scope)
+            continue
+        if isinstance(child, ast.Dict):
+            yield child, _named(f"the dict at line {child.lineno}", scope)
+        yield from _dicts(child, inner)
+
+
+def _named(name: str, scope: str) -> str:
+    return f"{name} (in {scope})" if scope else name
+
+
+def _warning(path: str, where: str, key: object, lines: list[int], by: list[str]) -> dict[str, object]:
+    """The warning for KEY written at LINES (file order) of one dict display, landed by BY."""
+    entry = next((owner for owner in by[:-1] if owner != UPSTREAM), by[-1])
+    lost = ", ".join(dict.fromkeys(f"{owner}'s" for owner in by[:-1]))
+    said = ", ".join(f"line {line} by {owner}" for line, owner in zip(lines, by))
+    return {"kind": "duplicate-key", "entry": entry, "file": path, "dict": where, "key": repr(key),
+            "lines": lines, "by": by,
+            "message": f"{path}: the dict {where} holds the key {key!r} {len(lines)} times ({said}): the last, "
+                       f"{by[-1]}'s, wins when the module runs, and {lost} value is dead"}

@@ -1,0 +1,91 @@
+"""A key one entry adds to a dict display that another entry, or upstream, writes again in the same display:
+both hunks land, the merges are clean, and one value is dead (helper-133: sympy's pr/30138 and pr/30192 each
+added 'sinh', 'cosh', 'tanh' to `handlers_dict` in sympy/assumptions/refine.py, and sync said nothing)."""
+
+from __future__ import annotations
+
+import pytest
+
+from carrytool.pipeline.dictkeys import adds_key, written_keys
+from tests.conftest import Cli, Small
+from tests.pipeline.test_sync import sync
+
+HANDLERS = "".join(f"    'h{n}': refine_h{n},\n" for n in range(14))
+MODULE = "def refine_abs(expr):\n    return expr\n\n\nhandlers_dict = {\n" + HANDLERS + "}\n\n\n" + \
+    "OTHER = {\n" + "".join(f"    {n}: 'o{n}',\n" for n in range(10)) + "}\n"
+
+
+def _between(text: str, anchor: str, block: str) -> str:
+    at = text.index(anchor)
+    return text[:at] + block + text[at:]
+
+
+def _keys(report: dict) -> list[dict]:
+    return [w for w in report["warnings"] if w["kind"] == "duplicate-key"]
+
+
+def _base(small: Small, text: str = MODULE) -> None:
+    small.base = small.up.commit({"refine.py": text}, "a module", parent="main", ref="refs/heads/main")
+
+
+def test_two_prs_adding_one_key_to_one_dict_at_different_places(cli: Cli, small: Small) -> None:
+    _base(small)
+    small.pr(1, {"refine.py": _between(MODULE, "    'h2':", "    'sinh': refine_sinh,\n")})
+    small.pr(2, {"refine.py": _between(MODULE, "    'h11':", '    "sinh": refine_sinh_too,\n')})
+    small.manifest([{"pr": 1}, {"pr": 2}])
+    code, report = sync(cli, small)
+    assert code == 0 and [e["status"] for e in report["entries"]] == ["applied", "applied"], report
+    [warning] = _keys(report)
+    composed = small.work.git("show", "dev:refine.py").splitlines()
+    assert [composed[n - 1].split(":")[0].strip() for n in warning["lines"]] == ["'sinh'", '"sinh"']
+    assert {k: warning[k] for k in ("entry", "file", "dict", "key", "by")} == \
+        {"entry": "pr/1", "file": "refine.py", "dict": "handlers_dict", "key": "'sinh'", "by": ["pr/1", "pr/2"]}
+    first, second = warning["lines"]
+    assert warning["message"] == (f"refine.py: the dict handlers_dict holds the key 'sinh' 2 times (line {first} by "
+                                  f"pr/1, line {second} by pr/2): the last, pr/2's, wins when the module runs, and "
+                                  "pr/1's value is dead")
+    text = cli("sync", "-q", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")
+    assert "holds the key 'sinh' 2 times" in " ".join(text.output.split()), text.output
+
+
+def test_a_key_upstream_added_since_in_a_function_and_a_pr_adds_too(cli: Cli, small: Small) -> None:
+    inner = "def table():\n    return {\n" + "".join(f"        ({n}, 'x'): {n},\n" for n in range(12)) + "    }\n"
+    _base(small, inner)
+    small.pr(1, {"refine.py": _between(inner, "        (9, 'x')", "        (20, 'x'): 'pr',\n")})
+    small.up.commit({"refine.py": _between(inner, "        (1, 'x')", "        (20, 'x'): 'up',\n")},
+                    "upstream adds (20, 'x')", parent="main", ref="refs/heads/main")
+    small.manifest([{"pr": 1}])
+    code, report = sync(cli, small)
+    assert code == 0, report
+    [warning] = _keys(report)
+    assert (warning["entry"], warning["dict"], warning["key"], warning["by"]) == \
+        ("pr/1", "the dict at line 2 (in table)", "(20, 'x')", ["upstream", "pr/1"])
+    assert "the last, pr/1's, wins when the module runs, and upstream's value is dead" in warning["message"]
+
+
+def test_keys_twice_in_two_dicts_by_one_entry_or_by_upstream_are_not_said(cli: Cli, small: Small) -> None:
+    upstream_twice = _between(MODULE, "    'h9':", "    'h1': again,\n")             # upstream's own pair
+    _base(small, upstream_twice)
+    one = _between(upstream_twice, "    'h3':", "    'own': 1,\n")
+    small.pr(1, {"refine.py": _between(one, "    'h12':", "    'own': 2,\n")})   # twice, by pr/1 alone
+    small.pr(2, {"refine.py": _between(upstream_twice, "    5:", "    'own': 3,\n")})   # 'own', in OTHER
+    # pr/3 rewrites upstream's second 'h1' (a new value): the pair stays upstream's
+    small.pr(3, {"refine.py": upstream_twice.replace("    'h1': again,\n", "    'h1': again_and_again,\n")})
+    small.manifest([{"pr": 1}, {"pr": 2}, {"pr": 3}])
+    code, report = sync(cli, small)
+    assert code == 0 and [e["status"] for e in report["entries"]] == ["applied"] * 3, report
+    assert _keys(report) == []
+
+
+@pytest.mark.parametrize(("added", "removed", "adds"), [
+    ([b"    'sinh': refine_sinh,"], [], True),
+    ([b"    'sinh': refine_sinh_new,"], [b"    'sinh': refine_sinh,"], False),
+    ([b"x = d['a']", b"y = lambda v: v", b"z = s[1:2]"], [], False),
+    ([b"    (1, b'k'): 2, 7: 'seven'"], [], True),
+])
+def test_adds_key(added: list[bytes], removed: list[bytes], adds: bool) -> None:
+    assert adds_key(added, removed) is adds
+
+
+def test_written_keys_compares_by_value() -> None:
+    assert written_keys([b"{'a': 1, \"a\": 2, 3: 4, (1, 'b'): 5, True: 6}"]) == {"a", 3, (1, "b")}
