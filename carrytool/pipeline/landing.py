@@ -24,11 +24,12 @@ from dataclasses import dataclass, field, replace
 
 from carrytool.gitlayer.env import ZERO
 from carrytool.gitlayer.git import EMPTY_TREE, REGULAR_MODES, Change, Git, paths_of
-from carrytool.pipeline.hunks import Hunk, find_block, is_subsequence_block, read_hunks
 from carrytool.pipeline.dictkeys import adds_key, duplicate_keys, written_keys
+from carrytool.pipeline.hunks import Hunk, find_block, is_subsequence_block, read_hunks
 from carrytool.pipeline.plan import APPLIED, Step
 from carrytool.pipeline.provided import Folded, UnionCheck, left_out
 from carrytool.pipeline.shadowed import adds_definition, defined_names, shadowed_definitions
+from carrytool.pipeline.unbound import binding_line, loose_names, unbound_names
 
 Owner = tuple[int, int]          # (index of the applied step, index of its hunk)
 
@@ -74,6 +75,7 @@ class _Accountant:
         self._blobs: dict[tuple[str, str], list[bytes] | None] = {}
         self.defining: set[str] = set()          # Python files where a landed hunk adds a def/class line
         self.keying: set[str] = set()            # ... where a landed hunk adds a line writing a dict key
+        self.overridden: dict[tuple[int, str], None] = {}   # (step, Python file) where `theirs` lost upstream lines
         self._removed_names: dict[Owner, frozenset[str]] = {}      # _redefined
         self._here: dict[str, set[int]] = {}    # the current step's: path -> the lines its hunks were found at
 
@@ -131,6 +133,7 @@ class _Accountant:
         self.account_provided()
         self.account_shadowed()
         self.account_duplicate_keys()
+        self.account_unbound()
         for entry in self.entries:
             entry.step.landing = self.summary(entry)
         return self.result
@@ -274,6 +277,8 @@ class _Accountant:
             lost.append(line)
         if lost:
             step = self.applied[index]
+            if path.endswith(".py"):
+                self.overridden[(index, path)] = None
             self.result.warnings.append({
                 "kind": "upstream-loss", "entry": step.id, "file": path, "lines": [min(lost), max(lost)],
                 "message": f"{step.id} (on_conflict: {step.resolution}) overrode {len(lost)} upstream line(s) of "
@@ -541,6 +546,36 @@ class _Accountant:
         owners = {path: {line: removed[owner] for line, owner in self.ledger.get(path, {}).items()}
                   for path in dict.fromkeys(self.renamed.get(p, p) for p in sorted(self.keying))}
         self.result.warnings += duplicate_keys(self.git, self.tip, owners)
+
+    def account_unbound(self) -> None:
+        """A name the composed module loads that nothing binds any more, where an `on_conflict: theirs` step
+        overrode upstream lines (pipeline.unbound): bound (or unused) before that step and in the entry's own
+        version, unbound after it and at the tip. The binding the step's resolution dropped is named."""
+        for index, path in self.overridden:
+            at = self.renamed.get(path, path)
+            tip = self.git.file_at(self.tip, at) if self.tip else None     # type: ignore[arg-type]
+            loose = unbound_names(tip) if tip is not None else None
+            if not loose:
+                continue
+            step = self.applied[index]
+            versions = [self.git.file_at(commit, path) if commit else None   # type: ignore[arg-type]
+                        for commit in (step.commit if step.commit != self.tip else None, step.parent, step.head)]
+            after, before, own = [loose_names(data) if data is not None else frozenset() for data in versions]
+            if after is None or before is None or own is None:
+                continue
+            for name, line in sorted(loose.items(), key=lambda item: item[1]):
+                if (versions[0] is None or name in after) and name not in before and name not in own:
+                    self.result.warnings.append(self._unbound(step, at, name, line, versions[1]))
+
+    def _unbound(self, step: Step, path: str, name: str, line: int, before: bytes | None) -> dict[str, object]:
+        bound = binding_line(before, name) if before is not None else None
+        text = before.split(b"\n")[bound - 1].strip().decode("utf-8", "replace") if before and bound else None
+        dropped = f" dropped `{text}` (line {bound} before it)" if text else " dropped its binding"
+        return {"kind": "unbound-name", "entry": step.id, "file": path, "name": name, "line": line,
+                "dropped": {"line": bound, "text": text} if text else None,
+                "message": f"{path} uses {name} at line {line}, which nothing binds any more: {step.id} "
+                           f"(on_conflict: {step.resolution}){dropped}; the module raises NameError when line "
+                           f"{line} runs"}
 
     def _redefined(self, step: int, hunk: int) -> frozenset[str]:
         """The names hunk HUNK of applied step STEP removes a definition of: a def line it rewrites (a new
