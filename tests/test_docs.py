@@ -33,7 +33,8 @@ MINE = ("manifest.md", "ci.md", "migrating.md")
 HEADINGS = {"manifest": "Top level", "upstream": "`upstream`", "fork": "`fork`", "identity": "`identity`",
             "policy": "`policy`", "precompiled": "`policy.precompiled`",
             "structured_merge": "`policy.structured_merge`", "entry": "`entries[]`",
-            "supersede": "`entries[].supersedes[]`", "assert": "`asserts[]`"}
+            "supersede": "`entries[].supersedes[]`", "drop": "`entries[].supersedes[].drops[]`",
+            "assert": "`asserts[]`"}
 TYPE_WORDS = {"int": "integer", "str": "string", "bool": "boolean", "sha": "hex SHA", "url": "URL",
               "branch": "branch name", "ref": "ref pattern", "path": "path", "regex": "regular expression",
               "dotted": "dotted name", "call": "call target", "name": "name", "enum": "one of", "list": "list", "map": "mapping",

@@ -23,6 +23,7 @@ from carrytool.manifest.model import (
     _HEX,
     _NAME,
     SCHEMA,
+    Drop,
     Entry,
     Fork,
     Identity,
@@ -336,15 +337,43 @@ class _Builder:
                 if "paths" in item and not paths:
                     raise self.fail(f"{keypath}[{i}].paths", line, "must list at least one path (omit it to "
                                     "supersede the whole PR)")
-                sup = Supersede(item["pr"], self.text_value(item, "head"), paths, line)
+                drops = self.drops(item["drops"], f"{keypath}[{i}].drops", paths) if "drops" in item else ()
+                sup = Supersede(item["pr"], self.text_value(item, "head"), paths, line, drops)
             elif isinstance(item, int) and not isinstance(item, bool) and 0 <= item <= MAX_INT:
                 sup = Supersede(item, None, (), line)
             else:
-                raise self.fail(f"{keypath}[{i}]", line, f"must be a PR number or {{pr, head, paths}}, got "
+                raise self.fail(f"{keypath}[{i}]", line, f"must be a PR number or {{pr, head, paths, drops}}, got "
                                 f"{_show(item, items.raw[i])}")
             if any(s.pr == sup.pr for s in out):
                 raise self.fail(f"{keypath}[{i}]", line, f"pr/{sup.pr} is listed twice")
             out.append(sup)
+        return tuple(out)
+
+    def drops(self, items: YList, keypath: str, paths: tuple[str, ...]) -> tuple[Drop, ...]:
+        """A supersedes item's `drops`: each {file, in, why}; a file its PATHS (a partial item's) cannot reach is
+        refused, as is a drop listed twice."""
+        out: list[Drop] = []
+        for i, item in enumerate(items):
+            where, line = f"{keypath}[{i}]", items.item_lines[i]
+            data = self.section(item, "drop", where, line)
+            file_line = data.key_lines["file"]
+            problem = pathlib_.glob_problem(data["file"])
+            if problem:
+                raise self.fail(f"{where}.file", file_line, f"refused: {problem}")
+            file = pathlib_.normalize(data["file"])
+            if paths and not any(pathlib_.matches(p, file) or pathlib_.matches(file, p) for p in paths):
+                raise self.fail(f"{where}.file", file_line, f"{file} is not among this PR's paths ({', '.join(paths)}):"
+                                " the union provides nothing of it to drop", hint="name a file under its `paths`")
+            scope = data.get("in")
+            if scope is not None and not is_dotted(scope):
+                raise self.fail(f"{where}.in", data.key_lines["in"], f"'{scope}' is not a dotted Python name "
+                                "(Class.method, function)")
+            drop = Drop(file, " ".join(data["why"].split()), scope, data.line)
+            twice = next((d for d in out if (d.file, d.scope) == (drop.file, drop.scope)), None)
+            if twice is not None:
+                raise self.fail(where, data.line, f"drops {drop.describe()} twice (first at line {twice.line})",
+                                hint="keep one, with both reasons in its why")
+            out.append(drop)
         return tuple(out)
 
     def check_supersessions(self, entries: list[Entry]) -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from carrytool.asserts.spec import PATHS, AssertSpec
+from carrytool.manifest.paths import matches
 
 DEFAULT_MANIFEST = "carries/manifest.yaml"
 ON_CONFLICT = ("fail", "skip")
@@ -128,6 +129,15 @@ SCHEMA: dict[str, tuple[Key, ...]] = {
         Key("head", "sha", "The PR head folded into the carry (enables the stale-fold warning)."),
         Key("paths", "list", "Partial: only these paths come from the carry; the rest of the PR applies.",
             items="pattern"),
+        Key("drops", "list", "Hunks of the PR the carry leaves out on purpose ({file, in, why}): not warned "
+            "provided-absent, shown with their why.", items="drop"),
+    ),
+    "drop": (
+        Key("file", "path", "The PR's file(s) whose left-out hunks are dropped on purpose (a path pattern).",
+            required=True),
+        Key("in", "dotted", "Scope: only hunks within this def/class (Class.method, function; nested ones "
+            "count). Default: every hunk of the file."),
+        Key("why", "str", "Why the carry leaves these hunks out: shown by sync and in the report.", required=True),
     ),
     "assert": (
         Key("name", "str", "Unique name; default derived from the check."),
@@ -196,11 +206,34 @@ class Policy:
 
 
 @dataclass(frozen=True)
+class Drop:
+    """A PR's hunks a union leaves out on purpose: those in FILE (a pattern), within SCOPE when given."""
+
+    file: str
+    why: str
+    scope: str | None = None
+    line: int = 0
+
+    def covers(self, path: str, scopes: tuple[str, ...]) -> bool:
+        """Whether a hunk at PATH, in the def/classes SCOPES (none: module level), is one of these: in a
+        matching file and, with a scope, every def/class it lies in is the scope or nested under it."""
+        if not matches(self.file, path):
+            return False
+        if self.scope is None:
+            return True
+        return bool(scopes) and all(s == self.scope or s.startswith(self.scope + ".") for s in scopes)
+
+    def describe(self) -> str:
+        return self.file + (f" in {self.scope}" if self.scope else "")
+
+
+@dataclass(frozen=True)
 class Supersede:
     pr: int
     head: str | None = None
     paths: tuple[str, ...] = ()     # empty: the whole PR
     line: int = 0
+    drops: tuple[Drop, ...] = ()
 
     @property
     def partial(self) -> bool:

@@ -31,7 +31,7 @@ _PATTERNS = {
 }
 _SECTION_TITLES = {"upstream": "Upstream", "fork": "Fork", "identity": "Identity", "policy": "Policy",
                    "precompiled": "Precompiled", "structured_merge": "StructuredMerge", "entry": "Entry",
-                   "supersede": "Supersede", "assert": "Assert"}
+                   "supersede": "Supersede", "drop": "Drop", "assert": "Assert"}
 
 
 def _key_schema(key: Key) -> dict[str, Any]:
@@ -98,8 +98,9 @@ def manifest_schema() -> dict[str, Any]:
                               {"required": ["carry"], "not": {"required": ["pr"]},
                                "oneOf": [{"required": ["commit"]}, {"required": ["patch"]}]}]
     supersede = defs.pop("supersede")
-    defs["supersede"] = {"description": "A PR number, or {pr, head, paths}.",
+    defs["supersede"] = {"description": "A PR number, or {pr, head, paths, drops}.",
                          "oneOf": [{"type": "integer", "minimum": 1}, supersede]}
+    defs["drop"]["properties"]["why"]["pattern"] = "\\S"      # the loader refuses an empty or blank why
     defs["assert"]["oneOf"] = [{"required": [check]} for check in CHECKS]
     top["$defs"] = defs
     return top
