@@ -167,6 +167,11 @@ def _flow(value: str) -> str:
     return value if plain else _double_quoted(value)
 
 
+def flow_scalar(value: str) -> str:
+    """VALUE as a YAML flow scalar that reads back as this very string (for a line of YAML to show)."""
+    return _flow(value)
+
+
 # what PyYAML reads as it is inside double quotes: printable, no line break of its own (\x85, \u2028, \u2029)
 _PRINTABLE = re.compile("[\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 

@@ -27,7 +27,7 @@ from carrytool.gitlayer.git import EMPTY_TREE, REGULAR_MODES, Change, Git, paths
 from carrytool.pipeline.dictkeys import adds_key, duplicate_keys, written_keys
 from carrytool.pipeline.hunks import Hunk, find_block, is_subsequence_block, read_hunks
 from carrytool.pipeline.plan import APPLIED, Step
-from carrytool.pipeline.provided import Folded, UnionCheck, left_out
+from carrytool.pipeline.provided import Folded, LeftOut, UnionCheck, account_drops, drop_hint, left_out
 from carrytool.pipeline.shadowed import adds_definition, defined_names, shadowed_definitions
 from carrytool.pipeline.unbound import binding_line, loose_names, unbound_names
 
@@ -655,18 +655,42 @@ class _Accountant:
         """Each hunk of a PR a union stands for, in a file the union changes, that the composed tree lacks
         and that is in no region the union had to reconcile (pipeline.provided: no other PR it folds, nor
         the union itself, changes those lines): a `provided-absent` warning naming the lines (helper-128: a
-        resolution that took one side dropped a third PR's method, and sync said nothing)."""
+        resolution that took one side dropped a third PR's method, and sync said nothing). Unless the union's
+        `supersedes` declares it dropped on purpose (`drops`): then it is on the union's `dropped_on_purpose`;
+        a declared drop that matches no such hunk is a `stale-drop` warning (helper-135)."""
         checks = [(union_id, UnionCheck(union.base, union.head, union.all_changes, self.tip, tuple(folded)))
                   for union_id, folded in trusted.items()
                   for union in [by_id[union_id]] if union.base and union.head and self.tip]
-        for (union_id, _check), found in zip(checks, left_out(self.git, [c for _u, c in checks])):
-            for lost in found:
-                self.result.warnings.append({
-                    "kind": "provided-absent", "entry": lost.pr, "other": union_id, "file": lost.file,
-                    "lines": list(lost.lines),
-                    "message": f"{union_id} supersedes {lost.pr} but the composed tree lacks its hunk "
-                               f"{lost.describe()}, in no region {union_id} reconciled ({lost.region()}): "
-                               f"dropped at a stop of the fold? (explain shows {union_id}'s coverage)"})
+        found = dict(zip([union_id for union_id, _c in checks], left_out(self.git, [c for _u, c in checks])))
+        for union_id, lost in found.items():
+            self._account_drops(by_id[union_id], lost)
+        for union in self.steps:       # no hunk to look for: every drop it declares matches nothing
+            if union.id not in found and any(s.drops for s in union.entry.supersedes) and self.tip and \
+                    (union.status == APPLIED or union.reason in ("merged-upstream", "redundant")):
+                self._account_drops(union, [])
+
+    def _account_drops(self, union: Step, found: list[LeftOut]) -> None:
+        """FOUND, UNION's hunks left out, as `provided-absent` warnings, or dropped on purpose (its `drops`); and
+        each declared drop that matches none as a `stale-drop` warning."""
+        drops = account_drops(found, union.entry.supersedes)
+        for lost in drops.absent:
+            self.result.warnings.append({
+                "kind": "provided-absent", "entry": lost.pr, "other": union.id, "file": lost.file,
+                "lines": list(lost.lines),
+                "message": f"{union.id} supersedes {lost.pr} but the composed tree lacks its hunk "
+                           f"{lost.describe()}, in no region {union.id} reconciled ({lost.region()}): "
+                           f"dropped at a stop of the fold? (explain shows {union.id}'s coverage; if on purpose, "
+                           f"{drop_hint(lost, union.entry.supersedes)})"})
+        union.dropped_on_purpose = [{"pr": int(lost.pr.removeprefix("pr/")), "file": lost.file,
+                                     "lines": list(lost.lines), "scopes": list(lost.scopes), "in": drop.scope,
+                                     "why": drop.why} for lost, drop in drops.dropped]
+        for number, drop in drops.stale:
+            self.result.warnings.append({
+                "kind": "stale-drop", "entry": union.id, "pr": number, "file": drop.file, "in": drop.scope,
+                "line": drop.line,
+                "message": f"{union.id} declares pr/{number}'s hunks in {drop.describe()} dropped on purpose (manifest "
+                           f"line {drop.line}), but it lacks no such hunk: it carries them now, the PR changed, or "
+                           f"the file or scope is wrong; remove or fix the drop"})
 
     def _left_out(self, union: Step, number: int | None, changes: Sequence[Change], path: str) -> str | None:
         """How UNION, standing for PR NUMBER whose diff is CHANGES, leaves the PR's change at PATH out of

@@ -61,6 +61,8 @@ class Step:
     # path -> why the structured merge left it conflicted: {"refused": KIND, "why": SENTENCE}
     structured_refused: dict[str, dict[str, str]] = field(default_factory=dict)
     landing: dict[str, object] | None = None
+    # a union: its PRs' hunks it leaves out as its supersedes' `drops` declare ({pr, file, lines, scopes, in, why})
+    dropped_on_purpose: list[dict[str, object]] = field(default_factory=list)
     # what applying it changed (parent -> commit), when composing knows it without asking git: the upstream
     # delta the fast path wrote into a tree no earlier entry touched at those paths (else None: diff-tree)
     applied_changes: list[Change] | None = None

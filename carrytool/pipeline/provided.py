@@ -15,6 +15,10 @@ files differ and lines cannot be compared, the union's scopes decide (outside Py
 the file at all), as coverage's classification does. Pure deletions are not checked (a removed line may
 stand elsewhere by right).
 
+A hunk left out that the union's `supersedes` item declares dropped on purpose (`drops`: file, scope, why)
+is not left out but accounted as dropped (account_drops); a declared drop that matches no hunk left out is
+stale (helper-135: a maintainer's deliberate drop was warned every night, and nothing said why).
+
 One batched `diff-tree -p` for every PR and union; blobs through the long-lived `cat-file --batch`;
 the PRs' Python files parsed by the pieces around their hunks (pipeline.scopes), the tip's wholly where a
 hunk lies in a def/class (each distinct piece once, and cached on disk).
@@ -28,6 +32,8 @@ from dataclasses import dataclass
 
 from carrytool.gitlayer.env import ZERO
 from carrytool.gitlayer.git import Change, Git
+from carrytool.manifest.edit import flow_scalar
+from carrytool.manifest.model import Drop, Supersede
 from carrytool.pipeline.hunks import Hunk, find_block, read_hunks
 from carrytool.pipeline.scopes import SpanCache, hunk_scopes, is_python
 
@@ -70,6 +76,60 @@ class LeftOut:
         """Why it is not a region the union reconciled, as a clause."""
         return "no other PR it folds, nor the union itself, changes those lines" + \
             (" in that def/class" if self.scopes else "")
+
+
+@dataclass(frozen=True)
+class Drops:
+    """A union's hunks left out, split by its `drops`: still ABSENT (warned), DROPPED on purpose (each with the
+    drop that declares it), and the STALE drops that match no hunk left out (each with its PR's number)."""
+
+    absent: tuple[LeftOut, ...]
+    dropped: tuple[tuple[LeftOut, Drop], ...]
+    stale: tuple[tuple[int, Drop], ...]
+
+
+def account_drops(found: Sequence[LeftOut], supersedes: Sequence[Supersede]) -> Drops:
+    """FOUND (a union's hunks left out) against the `drops` its SUPERSEDES items declare."""
+    declared = {f"pr/{s.pr}": s.drops for s in supersedes if s.drops}
+    absent, dropped = [], []
+    used: set[tuple[str, Drop]] = set()       # a hunk two drops cover is accounted to the first: neither is stale
+    for lost in found:
+        covering = [d for d in declared.get(lost.pr, ()) if d.covers(lost.file, lost.scopes)]
+        if covering:
+            dropped.append((lost, covering[0]))
+        else:
+            absent.append(lost)
+        used |= {(lost.pr, d) for d in covering}
+    stale = [(s.pr, d) for s in supersedes for d in s.drops if (f"pr/{s.pr}", d) not in used]
+    return Drops(tuple(absent), tuple(dropped), tuple(stale))
+
+
+def drop_hint(lost: LeftOut, supersedes: Sequence[Supersede]) -> str:
+    """The YAML that declares LOST dropped on purpose, as one line: the `drops` item to add to its PR's
+    `supersedes` item (written whole when the item is a bare number)."""
+    common = _common_scope(lost.scopes)
+    item = f"{{file: {flow_scalar(lost.file)}" + (f", in: {common}" if common else "") + ', why: "..."}'
+    number = int(lost.pr.removeprefix("pr/"))
+    sup = next((s for s in supersedes if s.pr == number), None)
+    if sup is not None and sup.drops:
+        return f"add `{item}` to the `drops:` of its supersedes item (pr: {number})"
+    if sup is not None and (sup.head or sup.paths):
+        return f"add `drops: [{item}]` to its supersedes item (pr: {number})"
+    return f"write its supersedes item as `{{pr: {number}, drops: [{item}]}}`"
+
+
+def _common_scope(scopes: Sequence[str]) -> str | None:
+    """The innermost def/class every one of SCOPES lies in (None: module level, or none they share)."""
+    if not scopes:
+        return None
+    parts = scopes[0].split(".")
+    for scope in scopes[1:]:
+        other = scope.split(".")
+        k = 0
+        while k < min(len(parts), len(other)) and parts[k] == other[k]:
+            k += 1
+        parts = parts[:k]
+    return ".".join(parts) or None
 
 
 def left_out(git: Git, unions: Sequence[UnionCheck]) -> list[list[LeftOut]]:

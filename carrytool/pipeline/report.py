@@ -57,6 +57,8 @@ def entry_json(step: Step) -> dict[str, Any]:
         data["stacked_on"] = {"entry": step.stacked_onto[0], "head": step.stacked_onto[1]}
     if step.landing is not None:
         data["landing"] = step.landing
+    if step.dropped_on_purpose:
+        data["dropped_on_purpose"] = list(step.dropped_on_purpose)
     return data
 
 

@@ -71,7 +71,7 @@ def render_report(report: Report, stream: TextIO = sys.stdout, *, verbose: bool 
 
 # warnings that say a change is missing from the image or stale, shown under --quiet too: never hidden
 LOSS_WARNINGS = ("provided-absent", "upstream-loss", "stale-fold", "replaced-commits", "shadowed-definition",
-                 "duplicate-key", "unbound-name", "merged-upstream-reverted", "stale-stack")
+                 "duplicate-key", "unbound-name", "merged-upstream-reverted", "stale-stack", "stale-drop")
 
 
 def render_quiet(report: Report, stream: TextIO = sys.stdout, *, invocation: Invocation | None = None) -> None:
@@ -137,7 +137,7 @@ def detail_lines(report: Report, *, verbose: bool = False, invocation: Invocatio
     passed = sum(1 for a in report.asserts if a.ok)
     if report.asserts:
         lines.append(f"asserts: {passed}/{len(report.asserts)} hold")
-    lines += warning_lines(report, invocation)
+    lines += warning_lines(report, invocation) + dropped_on_purpose_lines(report)
     if report.error and show_error:
         lines.append(f"error: {report.error['message']}")
     return lines + next_steps(report, invocation, unions)
@@ -176,6 +176,19 @@ def warning_lines(report: Report, invocation: Invocation | None = None) -> list[
         lines.append(f"warning: {len(rest)} more pair{'s' * (len(rest) != 1)} of entries carr"
                      f"{'y' if len(rest) != 1 else 'ies'} the same hunks ({hunks} hunk{'s' * (hunks != 1)}): see "
                      "the report's warnings (--report FILE or --format json)")
+    return lines
+
+
+def dropped_on_purpose_lines(report: Report) -> list[str]:
+    """One line per hunk a union leaves out as its `drops` declare, with the why (helper-135)."""
+    lines = []
+    for step in report.steps:
+        for drop in step.dropped_on_purpose:
+            first, last = drop["lines"]  # type: ignore[misc]
+            where = f"{drop['file']}:{first}" + (f"-{last}" if last != first else "")
+            scopes = drop["scopes"]
+            where += f" ({', '.join(scopes)})" if scopes else ""  # type: ignore[arg-type]
+            lines.append(f"dropped on purpose: {step.id} leaves out pr/{drop['pr']}'s hunk {where}: {drop['why']}")
     return lines
 
 

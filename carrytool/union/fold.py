@@ -38,7 +38,7 @@ from carrytool.pipeline.blame import (
     meets_conflict_many,
     takes_file_away,
 )
-from carrytool.pipeline.provided import Folded, UnionCheck, left_out
+from carrytool.pipeline.provided import Folded, UnionCheck, account_drops, drop_hint, left_out
 from carrytool.pipeline.resolve import _fetch, namespace, patch_message
 from carrytool.pipeline.shadowed import folded_twice
 from carrytool.pipeline.structured_tree import resolve_merge, without_resolved
@@ -466,7 +466,7 @@ class Union:
         for note in folded_twice(self.git, state["upstream"], commit, [(i.id, i.base, i.head) for i in items]):
             self.notify(f"warning: {note}")
         for note in self.left_out(state["upstream"], commit, items):
-            self.notify(f"warning: {note}")
+            self.notify(note)
         outcome.patch = self.entry.patch
         if dry:
             return outcome
@@ -485,14 +485,23 @@ class Union:
     def left_out(self, upstream: str, commit: str, items: list[FoldItem]) -> list[str]:
         """The hunks of the folded ITEMS the union COMMIT lacks, outside the regions it reconciled (another
         PR's, or its own, change meets them: pipeline.provided), as sync will warn of them (helper-128: the
-        side a stop was resolved to dropped a third PR's method, and nothing said so)."""
+        side a stop was resolved to dropped a third PR's method, and nothing said so), each with the YAML that
+        declares it dropped on purpose; those its `drops` declare, with their why; and the stale drops
+        (helper-135). One line each, a warning prefixed `warning: `."""
         diffs = self.git.diff_trees([(i.base, i.head) for i in items] + [(upstream, commit)])
         folded = tuple(Folded(i.id, i.base, i.head, changes, frozenset(
             p for c in changes for p in c.paths if not i.paths or pathmatch.matches_any(i.paths, p)))
             for i, changes in zip(items, diffs))
         [found] = left_out(self.git, [UnionCheck(upstream, commit, diffs[-1], commit, folded)])
-        return [f"the union lacks {lost.pr}'s hunk {lost.describe()}, in no region it reconciled ({lost.region()}): "
-                f"dropped by a side taken at a stop? sync will warn provided-absent" for lost in found]
+        supersedes = self.entry.supersedes
+        drops = account_drops(found, supersedes)
+        notes = [f"warning: the union lacks {lost.pr}'s hunk {lost.describe()}, in no region it reconciled "
+                 f"({lost.region()}): dropped by a side taken at a stop? sync will warn provided-absent; if on "
+                 f"purpose, {drop_hint(lost, supersedes)}" for lost in drops.absent]
+        notes += [f"dropped on purpose: {lost.pr}'s hunk {lost.describe()}: {drop.why}" for lost, drop in drops.dropped]
+        notes += [f"warning: pr/{number}'s drop of {drop.describe()} (manifest line {drop.line}) matches no hunk the "
+                  "union lacks: sync will warn stale-drop; remove or fix it" for number, drop in drops.stale]
+        return notes
 
     def message(self, state: dict, items: list[FoldItem]) -> str:
         """The drafted union message (explain's), describing this fold: the heads it just folded."""
