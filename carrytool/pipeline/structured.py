@@ -6,9 +6,10 @@ the standard library's `ast` (`lineno`/`end_lineno`); nothing here runs git.
 
 A hunk resolves when, after the lines all three sides share at its edges are set aside:
 - the base part is empty and each side inserted whole statements of the allowed kinds (definitions,
-  imports, assignments) into the same body, neither reading what the other binds nor calling anything as
-  it runs (pipeline.pyorder: else `order-dependent`), or whole items of the same list/dict/set/tuple literal:
-  the result holds ours' insertion, then theirs', each byte for byte (ours is the earlier entry);
+  imports, assignments) into the same body, neither reading what the other binds nor making a call as it
+  runs whose order may matter (pipeline.pyorder, pipeline.pycalls: else `order-dependent`), or whole items
+  of the same list/dict/set/tuple literal: the result holds ours' insertion, then theirs', each byte for
+  byte (ours is the earlier entry);
 - or each part is one `from m import ...` of the same module and both sides only added names: the
   union of the names, sorted when both sides kept them sorted, else ours' order then theirs' additions.
 - or one side rewrote whole statements and the other only inserted whole statements right before or
@@ -30,9 +31,10 @@ import ast
 import bisect
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from carrytool.pipeline import pyorder, pyparts
+from carrytool.pipeline import pycalls, pyorder, pyparts
 
 MARKER_SIZE = 23          # `git merge-file --marker-size`: long enough that source text never holds one
 _LINE = re.compile(rb"[^\n]*\n|[^\n]+\Z")
@@ -182,9 +184,10 @@ def resolve(base: bytes, ours: bytes, theirs: bytes, merged: bytes, *, partial: 
             conflict.refused = conflict.refused or "syntax"
     else:
         index = _Index(tree, [r for c, pair in zip(conflicts, blocks) if not c.refused for r in pair])
+        module = _module_facts(ours, theirs)
         for conflict, (first, second) in zip(conflicts, blocks):
             if conflict.refused is None and conflict.parts:
-                _classify_statements(conflict, index, first, second, lines)
+                _classify_statements(conflict, index, first, second, lines, module)
     refused = [c.refused for c in conflicts if c.refused]
     if refused and (not partial or len(refused) == len(conflicts)):
         return _refuse_hunks([c for c in conflicts if c.refused])
@@ -347,8 +350,22 @@ def _assemble(segments, *, theirs_first: bool, refused_as: str = "ours"):  # noq
 def _parse(text: bytes) -> ast.Module | None:
     try:
         return ast.parse(text)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
+
+
+def _module_facts(ours: bytes, theirs: bytes) -> Callable[[], pycalls.Module | None]:
+    """The facts the order rule needs of the whole module (pipeline.pycalls), from OURS and THEIRS (the
+    resolution holds the statements of both): parsed once, when first asked for; None when one does not parse."""
+    found: list[pycalls.Module | None] = []
+
+    def facts() -> pycalls.Module | None:
+        if not found:
+            trees = [_parse(side) for side in (ours, theirs)]
+            found.append(pycalls.module_of(trees) if all(trees) else None)  # type: ignore[arg-type]
+        return found[0]
+
+    return facts
 
 
 class _Index:
@@ -459,10 +476,11 @@ def _kind_of(nodes: list[ast.stmt], parent: ast.AST) -> str:
 
 
 def _classify_statements(conflict: _Conflict, index: _Index, first: tuple[int, int], second: tuple[int, int],
-                         lines: list[bytes]) -> None:
+                         lines: list[bytes], module: Callable[[], pycalls.Module | None] | None = None) -> None:
     """Both parts must be whole statements of one body (for two insertions: definitions, imports or
-    assignments, neither reading what the other binds nor calling anything: pipeline.pyorder), or whole
-    items of one literal."""
+    assignments, neither reading what the other binds nor making a call whose order may matter:
+    pipeline.pyorder), or whole items of one literal. MODULE: the facts of the whole module the order rule
+    may ask for (`_module_facts`)."""
     free = not conflict.swappable and conflict.shared is None      # a rewrite next to an insertion
     kind_a, parent_a, why_a, nodes_a = _statement_kind(index, *first, lines, any_statement=free)
     kind_b, parent_b, why_b, nodes_b = _statement_kind(index, *second, lines, any_statement=free)
@@ -476,7 +494,8 @@ def _classify_statements(conflict: _Conflict, index: _Index, first: tuple[int, i
         conflict.refused = why_a or why_b
     elif kind_a and kind_b and parent_a != parent_b:
         conflict.refused = "mixed-scopes"
-    elif conflict.swappable and nodes_a and nodes_b and (order := pyorder.order_conflict(nodes_a, nodes_b)):
+    elif conflict.swappable and nodes_a and nodes_b and (order := pyorder.order_conflict(
+            nodes_a, nodes_b, module, body_of=index.parents.get(id(nodes_a[0])))):
         conflict.refused, conflict.why = "order-dependent", order
     elif conflict.kind is None:
         kinds = {k for k in (kind_a, kind_b) if k}

@@ -105,6 +105,8 @@ ORDERED = [
      "one insertion reads `UrlT`"),
     ("function", "def f(url, parts):\n    parts = parse(url)\n", "    return parts\n", "    url = url.strip()\n",
      "    host = parts.netloc or url\n", "one insertion reads `url`"),
+    ("call", "import os\n", "\n\ndef f():\n    pass\n", "def set_x():\n    global X\n    X = 1\n\n\nDONE = set_x()\n",
+     "X = 2\n", "an insertion calls `set_x`"),       # helper-134: it runs at the insertion, binding X
 ]
 
 
@@ -170,6 +172,8 @@ CASES = [
     ("functions", "import os\n\n\ndef f():\n    return 1\n", "\n\ndef g():\n    return 2\n", "\n\ndef h():\n    return 3\n"),
     ("imports", "import os\nimport sys\n", "import re\n", "import json\n"),
     ("items", "NAMES = [\n    'a',\n]\n", "    'b',\n", "    'c',\n"),
+    ("definitions", "from dataclasses import dataclass, field\n\n\n@dataclass\nclass C:\n    a: int = 0\n",
+     "    b: list = field(default_factory=list)\n", "\n    def m(self):\n        return 1\n"),     # helper-134
 ]
 
 
