@@ -334,14 +334,9 @@ def next_steps(report: Report, invocation: Invocation | None = None, unions: Seq
                      f"[{v.path}]}}]`), or drop {v.entry}")
     if any(v.kind == "excludes" for v in report.violations):
         hints.append("next: take the excluded paths out of the carry (or out of its `excludes`)")
-    if any(d.get("kind") == "clobbered" for d in report.dropped):
-        # every PR whose lines were overwritten, and every PR that overwrote them (helper-76: one pair was named)
-        order = {step.id: n for n, step in enumerate(report.steps)}
-        named = {str(x) for d in report.dropped if d.get("kind") == "clobbered" for x in (d.get("entry"), d.get("by"))
-                 if str(x).startswith("pr/")}
-        both = [x.removeprefix("pr/") for x in sorted(named, key=lambda x: (order.get(x, len(order)), x))]
-        hints.append("next: `on_conflict: theirs` overwrote another entry's lines: compose both into a union "
-                     f"instead (`{run.command('union', 'new', 'NAME', *(both or ['PR', 'PR']))}`)")
+    clobbers = [d for d in report.dropped if d.get("kind") == "clobbered"]
+    if clobbers:
+        hints.append(_clobber_next(clobbers, report, run))
     dropped = sorted({str(d.get("entry")) for d in report.dropped if d.get("kind") == "dropped" and d.get("entry")})
     if dropped:
         hints.append(f"next: `{run.command('explain', *dropped)}` shows the dropped hunk and the commands that "
@@ -356,6 +351,32 @@ def next_steps(report: Report, invocation: Invocation | None = None, unions: Seq
     if any(not a.ok for a in report.asserts) and report.command == "verify":
         hints.append(_verify_next(report, run))
     return hints
+
+
+def _clobber_next(clobbers: list[dict[str, Any]], report: Report, run: Invocation) -> str:
+    """The next step after entries removed other entries' lines: fold the PRs into a union (every PR whose
+    lines went and every PR that removed them: helper-76 saw one pair named); said as `on_conflict: theirs`
+    only where an entry resolved so (helper-133: a fork carry's own commit, merged cleanly, edited a PR's
+    line and was told `theirs` did it, with a union of that one PR to make)."""
+    order = {step.id: n for n, step in enumerate(report.steps)}
+    steps = {step.id: step for step in report.steps}
+    named = {str(x) for d in clobbers for x in (d.get("entry"), d.get("by")) if str(x).startswith("pr/")}
+    prs = [x.removeprefix("pr/") for x in sorted(named, key=lambda x: (order.get(x, len(order)), x))]
+    forced = [str(d.get("by")) for d in clobbers if steps.get(str(d.get("by"))) and steps[str(d.get("by"))].resolution]
+    cause = "`on_conflict: theirs` overwrote another entry's lines" if forced else \
+        " and ".join(dict.fromkeys(f"{d.get('by')}'s own change edits {d.get('entry')}'s lines" for d in clobbers)) + \
+        " (a clean merge: its commit changes them)"
+    carries = list(dict.fromkeys(str(d.get("by")) for d in clobbers if not str(d.get("by")).startswith("pr/")))
+    if carries:     # a fork change cannot join a union's `supersedes`: it is made to carry the PR's lines
+        victims = list(dict.fromkeys(str(d.get("entry")) for d in clobbers if str(d.get("by")) in carries))
+        numbers = [v.removeprefix("pr/") for v in victims if v.startswith("pr/")]
+        its = "its" if len(carries) == 1 else "their"
+        return (f"next: {cause}: if {', '.join(carries)} means to change them, make {its} commit carry "
+                f"{', '.join(victims)}'s change too and let it supersede {'it' if len(victims) == 1 else 'them'}"
+                + (f" (`supersedes: [{', '.join(numbers)}]`)" if numbers else "")
+                + f"; else change {', '.join(carries)} to leave those lines alone")
+    return (f"next: {cause}: compose both into a union instead "
+            f"(`{run.command('union', 'new', 'NAME', *(prs or ['PR', 'PR']))}`)")
 
 
 def _verify_next(report: Report, run: Invocation) -> str:

@@ -97,6 +97,7 @@ def _summary(ex: Explanation, step: Step, story: dict[str, Any]) -> list[str]:
     # what `next:` sends the reader here for (helper-110: only the JSON and markdown had it)
     lines += [f"hunk did not land: {item['message']}" for item in landing.get("dropped", [])]
     lines += [f"hunk clobbered: {item['message']}" for item in landing.get("clobbered", [])]
+    lines += [f"hunk changed by a PR built on it: {item['message']}" for item in landing.get("stacked_edits", [])]
     alone = ex.overlap_map.upstream_conflicts.get(step.id)
     if alone:
         lines.append(f"conflicts with upstream alone in {', '.join(alone)}: rebase needed")

@@ -600,3 +600,20 @@ def test_identical_hunk_lines_group_by_pair_and_stop_past_ten_pairs() -> None:
     assert len(lines) == 3 + 9 + 1      # ten pairs shown, then one line for the other three
     assert lines[-1] == "warning: 3 more pairs of entries carry the same hunks (12 hunks): see the report's " \
                         "warnings (--report FILE or --format json)"
+
+
+def test_a_fork_carry_editing_a_prs_line_is_not_blamed_on_theirs(cli: Cli, small: Small) -> None:
+    """helper-133 on sympy: a fork fix committed on the composed branch changed pr/30059's line; it merged
+    cleanly, and the next step said `on_conflict: theirs` (set nowhere) overwrote it and proposed a union of
+    that one PR, which a fork carry cannot join. It says what the carry did and the two ways out."""
+    head = small.pr(1, {"a.py": "def f():\n    return 2\n\n\ndef g():\n    return 2\n"})
+    fix = small.up.commit({"a.py": "def f():\n    return 22\n\n\ndef g():\n    return 2\n"}, "fork fix of f",
+                          parent=head, ref="refs/heads/fix")
+    small.work.git("fetch", "-q", str(small.up.path), "refs/heads/fix:refs/heads/fix")
+    small.manifest([{"pr": 1}, {"carry": "fix", "commit": fix}])
+    result = cli("sync", "-m", small.manifest_path, "--repo", small.work.path)
+    assert result.exit_code == 1, result.output
+    assert "theirs" not in result.stdout and "union new" not in result.stdout, result.stdout
+    assert ("next: carry/fix's own change edits pr/1's lines (a clean merge: its commit changes them): if "
+            "carry/fix means to change them, make its commit carry pr/1's change too and let it supersede it "
+            "(`supersedes: [1]`); else change carry/fix to leave those lines alone") in result.stdout, result.stdout
