@@ -773,7 +773,7 @@ def union_new(
     offline: Annotated[bool, typer.Option("--offline", help="Do not fetch.")] = False,
     quiet: QuietOpt = False,
 ) -> None:
-    """Add `- carry: NAME` superseding PRs at the end of the manifest's entries, then fold it (exit 3 if it stops).
+    """Add `- carry: NAME` superseding PRs before the first of their entries, then fold it (exit 3 if it stops).
 
     Example: carrytool union new wake-path-union 45398 45612 --paths 45612='vllm/v1/worker/*'
     """
@@ -793,10 +793,14 @@ def union_new(
             Scratch(Path(os.path.abspath(scratch)), name).check_usable()     # refuse before the manifest changes
         with _open_git(repo) as git, RepoLock(git.git_dir, wait=wait, notify=_diag):
             before = loaded.path.read_bytes()
-            updated = add_union_entry(loaded, name, prs, paths or [], patch=None if commit else
-                                      (patch or f"unions/{name}.patch"), invocation=_union_options(manifest, repo))
+            updated, place = add_union_entry(loaded, name, prs, paths or [], patch=None if commit else
+                                             (patch or f"unions/{name}.patch"),
+                                             invocation=_union_options(manifest, repo))
             written = updated.path.read_bytes()
-            _diag(f"added carry/{name} to {updated.path}")
+            _diag(f"added carry/{name} to {updated.path}, " +
+                  (f"before {place.id} (the first of its PRs among the entries): sync applies it in that place"
+                   if place else
+                   "as the last entry (none of its PRs is an entry)"))
             union = Union(updated, git, name, notify=_say,
                           scratch=Path(os.path.abspath(scratch)) if scratch else None,
                           invocation=_union_options(manifest, repo))

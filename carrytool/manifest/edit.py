@@ -99,9 +99,11 @@ def _int(text: str) -> int | None:
         return None
 
 
-def add_union(text: str, name: str, prs: list[int], paths: dict[int, list[str]], *, patch: str | None) -> str:
-    """Return TEXT with `- carry: NAME` (supersedes PRS, PATHS per PR) appended to `entries`, as the last
-    entry, in the entries' own indentation; everything else (comments included) stays as it was.
+def add_union(text: str, name: str, prs: list[int], paths: dict[int, list[str]], *, patch: str | None,
+              before: int | None = None) -> str:
+    """Return TEXT with `- carry: NAME` (supersedes PRS, PATHS per PR) in `entries`, in the entries' own
+    indentation: just before entries[BEFORE] (and the comment lines right above it, which stay with it),
+    or appended as the last entry when BEFORE is None; everything else (comments included) stays as it was.
 
     PATCH names the patch file the fold writes; None keeps a commit (a placeholder until the first fold)."""
     root = yaml.compose(text, Loader=yaml.SafeLoader)
@@ -110,14 +112,18 @@ def add_union(text: str, name: str, prs: list[int], paths: dict[int, list[str]],
         raise ManifestError("`entries` is not a block list with at least one entry: add the union by hand",
                             hint="see docs/manifest.md, 'entries'")
     items = found[1].value
-    last = items[-1]
     line_start = text.rfind("\n", 0, items[0].start_mark.index) + 1
     dash_col = text[line_start:items[0].start_mark.index].find("-")
     key_col = items[0].start_mark.column
     if dash_col < 0:
         raise ManifestError("cannot tell how `entries` is indented: add the union by hand")
-    insert = text.find("\n", _last_end(last, text))
-    insert = len(text) if insert < 0 else insert + 1
+    if before is None:
+        insert = text.find("\n", _last_end(items[-1], text))
+        insert = len(text) if insert < 0 else insert + 1
+    else:
+        start = _entry_node(root, before).start_mark.index
+        floor = _last_end(items[before - 1], text) if before else found[0].end_mark.index
+        insert = _above_comments(text, start, floor)
     pad, keys = " " * dash_col, " " * key_col
     lines = [f"{pad}-{' ' * (key_col - dash_col - 1)}carry: {name}",
              f"{keys}{'patch: ' + _flow(patch) if patch else 'commit: 0000000   # carrytool union compose sets it'}"]
@@ -130,6 +136,21 @@ def add_union(text: str, name: str, prs: list[int], paths: dict[int, list[str]],
         lines.append(f"{keys}supersedes: [{', '.join(map(str, prs))}]")
     head = text[:insert] if text[:insert].endswith("\n") or not text[:insert] else text[:insert] + "\n"
     return head + "\n".join(lines) + "\n" + text[insert:]
+
+
+def _above_comments(text: str, start: int, floor: int) -> int:
+    """Where the line holding START begins, above the whole-line comments right over it (no blank line
+    between: they speak of that entry, and stay with it), none of them at or before FLOOR (the end of the
+    entry before: a block scalar's line that reads like a comment is its value)."""
+    insert = text.rfind("\n", 0, start) + 1
+    while "-" not in text[insert:start] and insert > 0:      # `-` alone on its line (or with an anchor)
+        insert = text.rfind("\n", 0, insert - 1) + 1
+    while insert > 0:
+        above = text.rfind("\n", 0, insert - 1) + 1
+        if above <= floor or not text[above:insert].strip().startswith("#"):
+            break
+        insert = above
+    return insert
 
 
 _BLOCK_HEADER = re.compile(r"[|>][0-9+-]*")       # a block scalar's indicators: `|`, `>+`, `|2-`

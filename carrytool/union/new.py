@@ -1,4 +1,5 @@
-"""`carrytool union new`: add a union's carry entry at the end of the manifest, keeping its layout."""
+"""`carrytool union new`: add a union's carry entry where the first PR it supersedes stands (else at the end
+of the manifest), keeping its layout."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import shlex
 from carrytool.errors import InputError
 from carrytool.manifest.edit import add_union, in_its_line_ends
 from carrytool.manifest.load import parse_manifest
-from carrytool.manifest.model import Manifest
+from carrytool.manifest.model import Entry, Manifest
 from carrytool.manifest.safefile import write_atomic
 
 
@@ -25,9 +26,18 @@ def parse_paths(values: list[str], prs: list[int]) -> dict[int, list[str]]:
     return out
 
 
+def union_place(manifest: Manifest, prs: list[int]) -> Entry | None:
+    """The entry a new union superseding PRS goes before: the first of its PRs' entries (sync applies the
+    union there, in their place: appended, a PR between them and the end that builds on them was applied
+    before the union, conflicted with it and took the PRs' changes out of the branch: helper-133); None
+    when none of them is an entry (the union is appended)."""
+    return next((e for e in manifest.entries if e.kind == "pr" and e.number in prs), None)
+
+
 def add_union_entry(manifest: Manifest, name: str, prs: list[int], paths: list[str], *, patch: str | None,
-                    invocation: str = "") -> Manifest:
-    """Append `- carry: NAME` superseding PRS to MANIFEST's file (validated, replaced by rename); return it."""
+                    invocation: str = "") -> tuple[Manifest, Entry | None]:
+    """Add `- carry: NAME` superseding PRS to MANIFEST's file (validated, replaced by rename), before the
+    first PR entry it supersedes (`union_place`) or at the end; return the manifest and that PR entry."""
     if manifest.find_entry(f"carry/{name}") is not None:
         raise InputError(f"carry/{name} is already in {manifest.path}",
                          hint=f"refold it: carrytool union compose {shlex.quote(name)}{invocation}")
@@ -35,7 +45,9 @@ def add_union_entry(manifest: Manifest, name: str, prs: list[int], paths: list[s
         raise InputError("union new needs distinct PR numbers above 0")
     text = manifest.path.read_bytes().decode("utf-8")
     globs = parse_paths(paths, prs)
-    new_text = in_its_line_ends(text, lambda lf: add_union(lf, name, prs, globs, patch=patch))
+    place = union_place(manifest, prs)
+    new_text = in_its_line_ends(text, lambda lf: add_union(lf, name, prs, globs, patch=patch,
+                                                           before=place.index if place else None))
     updated = parse_manifest(new_text, manifest.path)
     write_atomic(manifest.path, new_text.encode("utf-8"))
-    return updated
+    return updated, place
