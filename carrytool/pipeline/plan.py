@@ -52,6 +52,9 @@ class Step:
     # trailer (facts.gather); None when it says nothing (a hand-made commit)
     composed_with: frozenset[int] | None = None
     redundant_with: list[str] = field(default_factory=list)
+    # superseded (whole, or for its filtered paths) by a union that was not applied: the union's id
+    # (say_unapplied_unions); its change there is in no entry of the result
+    lost_with: str | None = None
     conflicts: list[dict[str, object]] = field(default_factory=list)
     commit: str | None = None                 # the composed commit that applies it
     parent: str | None = None                 # the composed commit it was applied onto
@@ -191,6 +194,40 @@ def _filter_partial(step: Step, carriers: list[tuple[Entry, tuple[str, ...]]]) -
         unions = sorted(set(step.provided_by.values()))
         step.superseded_by = unions[0]
         step.skip("superseded", f"every path it changes is provided by {', '.join(unions)}")
+
+
+def union_lost(union: Step) -> bool:
+    """Whether UNION, a carry, leaves out the PRs it supersedes: not applied, for a reason that does not say
+    the result has its change anyway (merged upstream, redundant)."""
+    return bool(union.entry.supersedes) and union.status != APPLIED and \
+        union.reason not in ("merged-upstream", "redundant")
+
+
+def say_unapplied_unions(steps: list[Step], warnings: Iterable[dict[str, object]]) -> None:
+    """Say, on each PR entry a union stands for that was not applied (a conflict under `on_conflict: skip`),
+    that the PR's change is lost with it: it is skipped as `superseded` (or applied without the union's
+    paths) like when the union applies, and `by carry/u` read as all being well (helper-133: the union
+    conflicted with a later PR and sync printed ok). WARNINGS: the run's; its `provided-absent` ones name
+    the files whose change the result lacks (the landing checks found the rest in it anyway)."""
+    by_id = {step.id: step for step in steps}
+    absent: dict[tuple[str, str], list[str]] = {}
+    for warning in warnings:
+        if warning.get("kind") == "provided-absent":
+            files = absent.setdefault((str(warning.get("entry")), str(warning.get("other"))), [])
+            files += [] if warning.get("file") in files else [str(warning.get("file"))]
+    for step in steps:
+        ids = [step.superseded_by] if step.reason == "superseded" else sorted(set(step.provided_by.values()))
+        lost = [by_id[i] for i in ids if i in by_id and union_lost(by_id[i])]
+        if not lost:
+            continue
+        union = lost[0]
+        step.lost_with = union.id
+        files = absent.get((step.id, union.id), [])
+        whose = "its change" if step.reason == "superseded" else f"its change to {', '.join(step.filtered)}"
+        missing = f"{whose} is not in the result ({', '.join(files)})" if files else \
+            f"{whose} is in the result only where another entry or upstream brings it"
+        said = f"superseded by {union.id}, which was not applied ({union.reason or union.status}): {missing}"
+        step.detail = f"{step.detail}; {said}" if step.status == APPLIED and step.detail else said
 
 
 def _check_precompiled(manifest: Manifest, step: Step) -> list[Violation]:

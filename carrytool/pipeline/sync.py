@@ -37,7 +37,7 @@ from carrytool.pipeline.lock import (
     resync_hint,
     stage_lock,
 )
-from carrytool.pipeline.plan import APPLIED, CONFLICT, Step, plan_paths, plan_static
+from carrytool.pipeline.plan import APPLIED, CONFLICT, Step, plan_paths, plan_static, say_unapplied_unions
 from carrytool.pipeline.report import Report
 from carrytool.pipeline.resolve import (
     Resolved,
@@ -225,6 +225,7 @@ def _plan_and_compose(manifest: Manifest, git: Git, options: SyncOptions, progre
         stacks()
     report.dropped = accounting.failures
     report.warnings += accounting.warnings
+    say_unapplied_unions(steps, report.warnings)
     report.strict = options.strict
     if options.strict:
         report.strict_only = {s.id for s in steps if s.status == CONFLICT} - {s.id for s in report.failed_conflicts}

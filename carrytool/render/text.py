@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, TextIO
 
-from carrytool.pipeline.plan import structured_refusal
+from carrytool.pipeline.plan import structured_refusal, union_lost
 from carrytool.pipeline.report import Report, entry_json
 from carrytool.render.commands import Invocation
 from carrytool.render.safe import PrintableStream, printable
@@ -35,10 +35,12 @@ def entry_rows(report: Report) -> list[tuple[str, str, str, str]]:
     for step in report.steps:
         data = entry_json(step)
         why = data.get("detail") or ""
-        if step.reason == "superseded" and step.superseded_by:
+        if step.reason == "superseded" and step.superseded_by and not step.lost_with:
             why = f"by {step.superseded_by}"
         if step.filtered and step.status == "applied":
             why = f"without {', '.join(step.filtered)} (from {', '.join(sorted(set(step.provided_by.values())))})"
+            if step.lost_with:          # (the union's paths are in no entry: said, not "without" alone)
+                why += f"; {data['detail']}"
         landing = data.get("landing")
         if landing and step.status == "applied":
             why = (why + "; " if why and why != "applied" else "") + \
@@ -425,7 +427,23 @@ def _conflict_groups(steps: list, order: dict[str, int]) -> list[tuple[list[str]
 def outcome_line(report: Report) -> str:
     structured = sum(len(step.structured) for step in report.steps)
     note = f" ({structured} conflict hunk(s) resolved structurally: see the warnings)" if structured else ""
-    return _outcome(report) + note
+    return _outcome(report) + note + _lost_note(report)
+
+
+def _lost_note(report: Report) -> str:
+    """`; but carry/u was not applied (conflict): the result lacks changes of pr/1, pr/2, which it supersedes`, for
+    each union that left its PRs out (helper-133: "ok" alone, and the two PRs were gone from the branch)."""
+    notes = []
+    for union in report.steps:
+        if union.entry.kind == "carry" and union_lost(union):
+            absent = sorted({str(w.get("entry")) for w in report.warnings
+                             if w.get("kind") == "provided-absent" and w.get("other") == union.id},
+                            key=lambda pr: (len(pr), pr))
+            said = f"the result lacks changes of {', '.join(absent)}, which it supersedes (see the provided-absent " \
+                "warnings)" if absent else \
+                "the PRs it supersedes are in the result only where other entries bring them"
+            notes.append(f"{union.id} was not applied ({union.reason or union.status}): {said}")
+    return "; but " + "; ".join(notes) if notes else ""
 
 
 def _outcome(report: Report) -> str:

@@ -1,4 +1,4 @@
-"""Where `union new` puts the union (helper-133)."""
+"""Where `union new` puts the union (helper-133), and what sync says when a union is not applied."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from carrytool.errors import ManifestError
 from carrytool.manifest.edit import add_union
 from tests.conftest import Cli
-from tests.union.fold_scenario import Fold, edited, resolve_both
+from tests.union.fold_scenario import UNION, Fold, edited, resolve_both
 
 ADDED = "  - carry: u\n    patch: unions/u.patch\n    supersedes: [1, 2]\n"
 
@@ -23,6 +23,15 @@ def sympy(tmp_path: Path, *, union: str = "") -> Fold:
     text = fold.manifest.read_text()
     fold.manifest.write_text(text.replace("entries:\n", "policy: {on_conflict: skip}\nentries:\n"))
     return fold
+
+
+def fold_by_hand(cli: Cli, fold: Fold, *verb: str) -> bytes:
+    result = cli("union", *verb, *fold.args())
+    assert result.exit_code == 3, result.stdout + result.stderr
+    resolved = resolve_both(fold.scratch / "a.py", outside=b"line 10 by hand\n")
+    done = cli("union", "continue", "u", *fold.args())
+    assert done.exit_code == 0, done.stdout + done.stderr
+    return resolved
 
 
 def test_union_new_takes_the_place_of_its_first_pr_and_sync_applies_it_there(cli: Cli, tmp_path: Path) -> None:
@@ -95,3 +104,44 @@ def test_add_union_before_an_entry_keeps_the_layout(before: int, text: str, expe
 def test_add_union_before_an_entry_that_is_not_there_refuses() -> None:
     with pytest.raises(ManifestError):
         add_union("entries:\n- pr: 1\n", "u", [2], {}, patch=None, before=3)
+
+
+def test_a_union_not_applied_says_its_prs_are_lost(cli: Cli, tmp_path: Path) -> None:
+    """The union after pr/3, as `union new` put it before (and as a hand-written manifest may): it conflicts
+    with pr/3 and is skipped; pr/1 and pr/2, skipped as superseded, said `by carry/u` as when all is well.
+    Each says it is lost with the union, and so does the outcome line, the exit code unchanged (0)."""
+    fold = sympy(tmp_path, union=UNION)
+    fold_by_hand(cli, fold, "compose", "u")
+    result = cli("sync", *fold.args())
+    assert result.exit_code == 0, result.stdout + result.stderr
+    rows = {line.split()[0]: line for line in result.stdout.splitlines() if line.startswith("  ")}
+    for pr in ("pr/1", "pr/2"):
+        assert "superseded by carry/u, which was not applied (conflict): its change is not in the result (a.py" \
+            in rows[pr], result.stdout
+    outcome = result.stdout.splitlines()[-1]
+    assert outcome.startswith("ok: ") and "; but carry/u was not applied (conflict): the result lacks changes " \
+        "of pr/1, pr/2, which it supersedes (see the provided-absent warnings)" in outcome, outcome
+    quiet = cli("sync", "-q", *fold.args())
+    assert "carry/u was not applied" in quiet.stdout.splitlines()[-1], quiet.stdout
+    code, report = cli.json("sync", *fold.args())
+    entries = {e["id"]: e for e in report["entries"]}
+    assert code == 0 and entries["carry/u"]["status"] == "conflict"
+    assert entries["pr/2"]["detail"].startswith("superseded by carry/u, which was not applied (conflict): its "
+                                                "change is not in the result (a.py")
+
+
+def test_a_partial_union_not_applied_says_the_paths_are_lost(cli: Cli, tmp_path: Path) -> None:
+    """pr/1 is applied without b.py, which the union provides; the union (pr/2's a.py) conflicts with pr/1's
+    a.py and is skipped: b.py's change is in no entry, and pr/1's row says so, not `without b.py` alone."""
+    partial = "  - carry: u\n    patch: unions/u.patch\n    supersedes: [2, {pr: 1, paths: [b.py]}]\n"
+    fold = sympy(tmp_path, union=partial)
+    done = cli("union", "compose", "u", *fold.args())
+    assert done.exit_code == 0, done.stdout + done.stderr
+    code, report = cli.json("sync", *fold.args())
+    entries = {e["id"]: e for e in report["entries"]}
+    assert code == 0 and entries["carry/u"]["status"] == "conflict" and entries["pr/1"]["status"] == "applied"
+    assert entries["pr/1"]["detail"] == "superseded by carry/u, which was not applied (conflict): its change to " \
+        "b.py is not in the result (b.py)", entries["pr/1"]
+    result = cli("sync", *fold.args())
+    row = next(line for line in result.stdout.splitlines() if line.startswith("  pr/1 "))
+    assert "without b.py (from carry/u); superseded by carry/u, which was not applied (conflict)" in row, result.stdout
