@@ -47,6 +47,7 @@ FACTORIES = frozenset({
 })
 CONSTRUCTORS = frozenset({"builtins.frozenset", "builtins.tuple", "builtins.list", "builtins.dict", "builtins.set",
                           "builtins.object"})
+_PLAIN_METACLASSES = frozenset({"abc.ABCMeta"})   # builds a class running no code of the module
 _DYNAMIC = frozenset({"globals", "vars", "locals", "eval", "exec", "__import__", "compile", "breakpoint"})
 _INTROSPECTIVE = frozenset({"sys", "inspect", "importlib", "gc", "builtins", "ctypes", "runpy", "pkgutil"})
 _RUNS_CODE = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.NamedExpr, ast.Await,
@@ -58,11 +59,16 @@ _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 class Module:
     """What the order rule needs of the whole module: IMPORTS (a name -> the dotted name it imports, for
     names bound by imports of that one thing and nothing else), BOUND (every name bound anywhere in it),
-    and LAZY_ANNOTATIONS (`from __future__ import annotations`: annotations are strings, not run)."""
+    LAZY_ANNOTATIONS (`from __future__ import annotations`: annotations are strings, not run), CODE (names a
+    def or a class of the module binds: decorating with one runs the module's own code) and HOOKS (classes of
+    the module whose subclassing runs its code: an `__init_subclass__`, a metaclass, or a base of the module
+    that has one: helper-139)."""
 
     imports: dict[str, str]
     bound: frozenset[str]
     lazy_annotations: bool
+    code: frozenset[str] = frozenset()
+    hooks: frozenset[str] = frozenset()
 
 
 def module_of(trees: Sequence[ast.Module]) -> Module | None:
@@ -82,7 +88,42 @@ def module_of(trees: Sequence[ast.Module]) -> Module | None:
     imports = {name: found.pop() for name, found in origins.items() if len(found) == 1 and name not in other}
     lazy = all(any(isinstance(node, ast.ImportFrom) and node.module == "__future__"
                    and any(a.name == "annotations" for a in node.names) for node in tree.body) for tree in trees)
-    return Module(imports, frozenset(other | set(origins)), lazy)
+    code = {node.name for tree in trees for node in ast.walk(tree) if isinstance(node, (*_FUNCTIONS, ast.ClassDef))}
+    return Module(imports, frozenset(other | set(origins)), lazy, frozenset(code), _hooks(trees, imports))
+
+
+def _hooks(trees: Sequence[ast.Module], imports: dict[str, str]) -> frozenset[str]:
+    """The classes of TREES whose subclassing runs code of the module: one that defines `__init_subclass__` or
+    names a metaclass (but `abc.ABCMeta`, by IMPORTS), or has a base that is such a class (its name, or attributes of it)."""
+    classes = [node for tree in trees for node in ast.walk(tree) if isinstance(node, ast.ClassDef)]
+    hooks = {node.name for node in classes
+             if any(imports.get(root_name(k.value) or "", "") + _attrs(k.value) not in _PLAIN_METACLASSES
+                    for k in node.keywords if k.arg == "metaclass")
+             or any(isinstance(part, _FUNCTIONS) and part.name == "__init_subclass__" for part in node.body)}
+    grew = True
+    while grew:
+        grew = False
+        for node in classes:
+            if node.name not in hooks and any(root_name(base) in hooks for base in node.bases):
+                hooks.add(node.name)
+                grew = True
+    return frozenset(hooks)
+
+
+def _attrs(node: ast.expr) -> str:
+    """The attributes NODE takes of its root name: `.ABCMeta` for `abc.ABCMeta`, nothing for `ABCMeta`."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.insert(0, "." + node.attr)
+        node = node.value
+    return "".join(parts)
+
+
+def root_name(node: ast.expr) -> str | None:
+    """The name NODE (a name, attributes of one, or a call or subscript of such) is rooted in, else None."""
+    while isinstance(node, (ast.Attribute, ast.Call, ast.Subscript)):
+        node = node.func if isinstance(node, ast.Call) else node.value
+    return node.id if isinstance(node, ast.Name) else None
 
 
 def _imported(node: ast.Import | ast.ImportFrom) -> Iterable[tuple[str, str]]:

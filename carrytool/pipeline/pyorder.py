@@ -12,7 +12,8 @@ theirs' versions of the file) annotations are strings, not run: a def's annotati
 assignment's annotation are no reads (its value still is), unless a decorator or a class's base or
 decorator in the insertion may resolve them as it runs (`@singledispatch` registers by them, `@dataclass`
 looks `ClassVar` up, a pydantic model resolves them). Names both insertions bind are left to the `shadows`
-gate (pipeline.structured).
+gate (pipeline.structured). What a decorator, a base or a metaclass runs, and the order of a class body's
+names, are pipeline.pynamespace's (helper-139).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Iterator, Sequence
 
-from carrytool.pipeline import pycalls
+from carrytool.pipeline import pycalls, pynamespace
 from carrytool.pipeline.pyparts import _bound, _walrus
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -61,6 +62,9 @@ def order_conflict(first: Sequence[ast.stmt], second: Sequence[ast.stmt],
             if calls:
                 return (f"an insertion calls `{_short(_text(calls[0].func))}` as it runs: what the call runs may "
                         "depend on the other insertion at the same place, so their order may matter")
+    if isinstance(body_of, ast.ClassDef) or any(isinstance(node, (*_FUNCTIONS, ast.ClassDef))
+                                                for node in (*first, *second)):
+        return pynamespace.namespace_conflict(first, second, known(), body_of=body_of)
     return None
 
 

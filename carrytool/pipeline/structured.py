@@ -7,7 +7,8 @@ the standard library's `ast` (`lineno`/`end_lineno`); nothing here runs git.
 A hunk resolves when, after the lines all three sides share at its edges are set aside:
 - the base part is empty and each side inserted whole statements of the allowed kinds (definitions,
   imports, assignments) into the same body, neither reading what the other binds nor making a call as it
-  runs whose order may matter (pipeline.pyorder, pipeline.pycalls: else `order-dependent`), or whole items
+  runs whose order may matter (pipeline.pyorder, pipeline.pycalls), nor both binding names in one class
+  body or registering by decorators (pipeline.pynamespace: else `order-dependent`), or whole items
   of the same list/dict/set/tuple literal: the result holds ours' insertion, then theirs', each byte for
   byte (ours is the earlier entry);
 - or each part is one `from m import ...` of the same module and both sides only added names: the

@@ -15,6 +15,9 @@ from carrytool.pipeline.structured_tree import resolve_file
 FUTURE = "from __future__ import annotations\n\nimport os\n"
 DATACLASS = "from dataclasses import dataclass, field\n\n\n@dataclass\nclass C:\n    a: int = 0\n"
 ENUM = "from enum import Enum, auto\n\n\nclass Color(Enum):\n    RED = auto()\n"
+REQUIRED = "from dataclasses import dataclass\n\n\n@dataclass\nclass C:\n    a: int\n"
+REGISTRY = "REG = []\n\n\ndef register(f):\n    REG.append((f.__name__, MODE))\n    return f\n"
+SUBCLASSES = "class Base:\n    seen = []\n\n    def __init_subclass__(cls, **kw):\n        Base.seen.append(LIMIT)\n"
 
 
 @pytest.fixture(scope="module")
@@ -56,6 +59,20 @@ SAFE = [
      "def g(y):\n    return y\n"),
     # a def declaring `global X` runs nothing as it is defined: X is bound by the time it is called
     ("global-not-called", "import os\n", "def set_x():\n    global X\n    X = 1\n", "X = 2\n"),
+    # helper-139: methods are no fields, members nor registrations: a dataclass's, a class's with a base
+    ("dataclass-methods", DATACLASS, "    def m(self):\n        return 1\n",
+     "    @property\n    def n(self):\n        return 2\n"),
+    ("abstract-methods", "import abc\n\n\nclass K(abc.ABC):\n    a = 0\n",
+     "    @abc.abstractmethod\n    def m(self):\n        pass\n", "    @classmethod\n    def n(cls):\n        return 2\n"),
+    ("property-setters", "class K:\n    a = 0\n", "    @property\n    def x(self):\n        return 1\n\n    @x.setter\n"
+     "    def x(self, v):\n        pass\n", "    @property\n    def y(self):\n        return 2\n"),
+    # decorators that only wrap register nothing; a base of the module without hooks runs nothing of it
+    ("wrapping-decorators", "import functools\nimport pytest\n", "@functools.cache\ndef a():\n    return 1\n",
+     "@pytest.fixture()\ndef b():\n    return 2\n"),
+    ("local-base-without-hooks", "import abc\n\n\nclass Base(metaclass=abc.ABCMeta):\n    pass\n",
+     "class A(Base):\n    x = 1\n", "class B(Base):\n    y = 2\n"),
+    # a base imported from elsewhere may register its subclasses: accepted, unsound in principle (pynamespace)
+    ("imported-bases", "from torch import nn\n", "class A(nn.Module):\n    x = 1\n", "class B(nn.Module):\n    y = 2\n"),
 ]
 
 
@@ -110,6 +127,32 @@ ORDERED = [
      "CV = ClassVar\n", "one insertion reads"),
     ("future-based-class", FUTURE + "from pydantic import BaseModel\n", "class M(BaseModel):\n    x: Url\n",
      "Url = str\n", "one insertion reads"),
+    # helper-139: a class body's names in order are fields (`__init__`'s parameters), members, a namespace
+    ("dataclass-fields", DATACLASS, "    x: int = 0\n", "    y: str = ''\n", "both insertions bind names in the body"),
+    # y after x is a TypeError (a field without a default after one with it); x after y is C(a, y, x=0)
+    ("dataclass-required", REQUIRED, "    x: int = 0\n", "    y: str\n", "both insertions bind names in the body"),
+    ("dataclass-factory", DATACLASS, "    x: list = field(default_factory=list)\n", "    y: int = 1\n",
+     "both insertions bind names in the body"),
+    ("namedtuple", "from typing import NamedTuple\n\n\nclass P(NamedTuple):\n    a: int\n", "    x: int = 0\n",
+     "    y: int = 0\n", "both insertions bind names in the body"),
+    ("attrs", "import attrs\n\n\n@attrs.define\nclass P:\n    a: int = 0\n", "    x: int = 1\n", "    y: int = 2\n",
+     "both insertions bind names in the body"),
+    ("enum-members", "import enum\n\n\nclass Color(enum.Enum):\n    RED = 1\n", "    GREEN = 2\n", "    VERT = 2\n",
+     "both insertions bind names in the body"),          # the first bound is the member, the other its alias
+    ("enum-member-def", "import enum\n\n\nclass Color(enum.Enum):\n    RED = 1\n",
+     "    @enum.member\n    def green(self):\n        pass\n", "    BLUE = 3\n", "both insertions bind names in the body"),
+    ("metaclass", "from helpers import Meta\n\n\nclass K(metaclass=Meta):\n    a = 1\n", "    x = 1\n", "    y = 2\n",
+     "both insertions bind names in the body"),
+    ("plain-class", "from dataclasses import dataclass\n\n\nclass C:\n    a: int = 0\n", "    x: int = 1\n",
+     "    y: int = 2\n", "both insertions bind names in the body"),     # `dataclass(C)` may come after it
+    # each registers as it runs: REG's order is the order they ran in
+    ("registrations", "from helpers import app\n", "@app.command()\ndef a():\n    pass\n",
+     "@app.command()\ndef b():\n    pass\n", "both insertions are decorated, `app.command()`"),
+    # the module's own code runs at the insertion: register reads MODE, __init_subclass__ LIMIT
+    ("local-decorator", REGISTRY, "@register\ndef a():\n    pass\n", "MODE = 'x'\n", "an insertion runs `register`"),
+    ("init-subclass", SUBCLASSES, "class A(Base):\n    pass\n", "LIMIT = 3\n", "an insertion runs `Base`"),
+    ("local-metaclass", "class Meta(type):\n    def __new__(m, n, b, ns):\n        return super().__new__(m, n, b, ns)\n",
+     "class A(metaclass=Meta):\n    pass\n", "B = 2\n", "an insertion runs `Meta`"),
 ]
 
 
@@ -134,3 +177,39 @@ def test_a_module_level_call_of_a_function_declaring_global_stays_a_conflict(git
         assert resolution.why[0].startswith("an insertion calls `set_x`")
     resolution = _resolve(git, "def set_x():\n    global X\n    X = 1\n", "DONE = set_x()\n", "X = 2\n")
     assert resolution is not None and resolution.refused == ["order-dependent"]
+
+
+def _run(source: str) -> object:
+    """What running SOURCE gives: its OUT, or the exception it raises (the type and message)."""
+    space: dict[str, object] = {}
+    try:
+        exec(compile(source, "m.py", "exec"), space)     # noqa: S102 - the test's own source text
+    except Exception as error:                          # noqa: BLE001 - a NameError, a TypeError: the outcome
+        return f"{type(error).__name__}: {error}"
+    return space["OUT"]
+
+
+# (name, head, ours' insertion, theirs', tail giving OUT): helper-139, each resolved before in the order the
+# insertions are given (sync exit 0); run in the other order it gives another OUT or raises
+RUNS = [
+    ("dataclass-fields", DATACLASS, "    x: int = 0\n", "    y: str = ''\n",
+     "\n\nimport inspect\nOUT = str(inspect.signature(C))\n"),
+    ("dataclass-required", REQUIRED, "    x: int = 0\n", "    y: str\n", "\n\nOUT = C(1, 'y')\n"),
+    ("enum-alias", "import enum\n\n\nclass Color(enum.Enum):\n    RED = 1\n", "    GREEN = 2\n", "    VERT = 2\n",
+     "\n\nOUT = [c.name for c in Color]\n"),
+    ("dataclass-later", "from dataclasses import dataclass, fields\n\n\nclass C:\n    a: int = 0\n", "    x: int = 1\n",
+     "    y: int = 2\n", "\n\ndataclass(C)\nOUT = [f.name for f in fields(C)]\n"),
+    ("registrations", "REG = []\n\n\ndef command(f):\n    REG.append(f.__name__)\n    return f\n",
+     "@command\ndef a():\n    pass\n", "@command\ndef b():\n    pass\n", "OUT = REG\n"),
+    ("local-decorator", REGISTRY, "@register\ndef a():\n    pass\n", "MODE = 'x'\n", "OUT = REG\n"),
+    ("init-subclass", SUBCLASSES, "class A(Base):\n    pass\n", "LIMIT = 3\n", "OUT = Base.seen\n"),
+]
+
+
+@pytest.mark.parametrize(("head", "one", "two", "tail"), [r[1:] for r in RUNS], ids=[r[0] for r in RUNS])
+def test_insertions_each_order_runs_differently_stay_a_conflict(git: Git, head: str, one: str, two: str,
+                                                                tail: str) -> None:
+    assert _run(head + one + two + tail) != _run(head + two + one + tail)      # the order does matter
+    for ours, theirs in ((one, two), (two, one)):
+        resolution = _resolve(git, head, ours, theirs, tail)
+        assert resolution is not None and resolution.refused == ["order-dependent"], resolution

@@ -107,6 +107,14 @@ ORDERED = [
      "    host = parts.netloc or url\n", "one insertion reads `url`"),
     ("call", "import os\n", "\n\ndef f():\n    pass\n", "def set_x():\n    global X\n    X = 1\n\n\nDONE = set_x()\n",
      "X = 2\n", "an insertion calls `set_x`"),       # helper-134: it runs at the insertion, binding X
+    # helper-139: pr/2's `y: str` after pr/1's `x: int = 0` is a TypeError; the other order, C(a, y, x=0)
+    ("dataclass", "from dataclasses import dataclass\n\n\n@dataclass\nclass C:\n    a: int\n", "\n\nC(1, 'y')\n",
+     "    x: int = 0\n", "    y: str\n", "both insertions bind names in the body of class `C`"),
+    ("enum", "import enum\n\n\nclass Color(enum.Enum):\n    RED = 1\n", "\n\nBY_VALUE = Color(2)\n",
+     "    GREEN = 2\n", "    VERT = 2\n", "both insertions bind names in the body of class `Color`"),
+    ("registration", "import typer\n\napp = typer.Typer()\n", "\n\nif __name__ == '__main__':\n    app()\n",
+     "\n\n@app.command()\ndef build():\n    pass\n", "\n\n@app.command()\ndef clean():\n    pass\n",
+     "both insertions are decorated, `app.command()`"),
 ]
 
 
