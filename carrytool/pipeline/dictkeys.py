@@ -121,19 +121,26 @@ def _constant(node: ast.expr) -> object:
 
 def _dicts(node: ast.AST, scope: str) -> Iterator[tuple[ast.Dict, str]]:
     """Each dict display under NODE with a name for it: its assignment target if it is one's whole value
-    (`handlers_dict`), else `the dict at line N`, and the def/class it is in (`in Refiner.setup`)."""
-    for child in ast.iter_child_nodes(node):
-        inner = scope
-        if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            inner = f"{scope}.{child.name}" if scope else child.name
-        elif isinstance(child, (ast.Assign, ast.AnnAssign)) and isinstance(child.value, ast.Dict):
-            target = child.targets[0] if isinstance(child, ast.Assign) else child.target
-            yield child.value, _named(ast.unparse(target), scope)
-            yield from _dicts(child.value, scope)
-            continue
-        if isinstance(child, ast.Dict):
-            yield child, _named(f"the dict at line {child.lineno}", scope)
-        yield from _dicts(child, inner)
+    (`handlers_dict`), else `the dict at line N`, and the def/class it is in (`in Refiner.setup`). Walked
+    with a stack of its own, in source order: a tree that parses can still nest deeper than Python's
+    recursion limit (helper-140: a 980-term `1 + 1 + ...` beside a duplicated key, RecursionError, exit 70)."""
+    stack: list[tuple[ast.AST, str]] = [(node, scope)]
+    while stack:
+        parent, outer = stack.pop()
+        later: list[tuple[ast.AST, str]] = []
+        for child in ast.iter_child_nodes(parent):
+            inner = outer
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                inner = f"{outer}.{child.name}" if outer else child.name
+            elif isinstance(child, (ast.Assign, ast.AnnAssign)) and isinstance(child.value, ast.Dict):
+                target = child.targets[0] if isinstance(child, ast.Assign) else child.target
+                yield child.value, _named(ast.unparse(target), outer)
+                later.append((child.value, outer))
+                continue
+            if isinstance(child, ast.Dict):
+                yield child, _named(f"the dict at line {child.lineno}", outer)
+            later.append((child, inner))
+        stack.extend(reversed(later))
 
 
 def _named(name: str, scope: str) -> str:

@@ -89,3 +89,16 @@ def test_adds_key(added: list[bytes], removed: list[bytes], adds: bool) -> None:
 
 def test_written_keys_compares_by_value() -> None:
     assert written_keys([b"{'a': 1, \"a\": 2, 3: 4, (1, 'b'): 5, True: 6}"]) == {"a", 3, (1, "b")}
+
+
+def test_a_module_nesting_deeper_than_the_recursion_limit_is_read(cli: Cli, small: Small) -> None:
+    """helper-140: a module that parses but nests some thousand levels (a long `1 + 1 + ...`, generated
+    code), beside a key written twice: the dict walk recursed, RecursionError, sync exit 70 with a traceback."""
+    deep = "D = {\n    'a': 1,\n    'b': 0,\n}\n\nBIG = " + " + ".join(["1"] * 1500) + "\n"
+    _base(small, deep)
+    small.pr(1, {"refine.py": deep.replace("    'b': 0,\n", "    'b': 0,\n    'a': 5,\n")})
+    small.manifest([{"pr": 1}])
+    code, report = sync(cli, small)
+    assert code == 0, report
+    [warning] = _keys(report)
+    assert (warning["dict"], warning["key"], warning["by"]) == ("D", "'a'", ["upstream", "pr/1"]), warning
