@@ -770,10 +770,12 @@ def union_new(
                                                  show_default=False)] = None,
     commit: Annotated[bool, typer.Option("--commit", help="Keep the union as a commit (under refs) "
                                                           "instead of a patch file.")] = False,
+    in_place: Annotated[bool, typer.Option("--in-place", help="Put it where the first PR it supersedes stands "
+                                                            "(default: the end of the entries).")] = False,
     offline: Annotated[bool, typer.Option("--offline", help="Do not fetch.")] = False,
     quiet: QuietOpt = False,
 ) -> None:
-    """Add `- carry: NAME` superseding PRs before the first of their entries, then fold it (exit 3 if it stops).
+    """Add `- carry: NAME` superseding PRs at the end of the entries, then fold it (exit 3 if it stops).
 
     Example: carrytool union new wake-path-union 45398 45612 --paths 45612='vllm/v1/worker/*'
     """
@@ -795,12 +797,12 @@ def union_new(
             before = loaded.path.read_bytes()
             updated, place = add_union_entry(loaded, name, prs, paths or [], patch=None if commit else
                                              (patch or f"unions/{name}.patch"),
-                                             invocation=_union_options(manifest, repo))
+                                             invocation=_union_options(manifest, repo), in_place=in_place)
             written = updated.path.read_bytes()
             _diag(f"added carry/{name} to {updated.path}, " +
                   (f"before {place.id} (the first of its PRs among the entries): sync applies it in that place"
-                   if place else
-                   "as the last entry (none of its PRs is an entry)"))
+                   if place else "as the last entry" + (" (none of its PRs is an entry)" if in_place else
+                                                        " (`--in-place` puts it where its first PR stands)")))
             union = Union(updated, git, name, notify=_say,
                           scratch=Path(os.path.abspath(scratch)) if scratch else None,
                           invocation=_union_options(manifest, repo))

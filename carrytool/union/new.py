@@ -1,5 +1,5 @@
-"""`carrytool union new`: add a union's carry entry where the first PR it supersedes stands (else at the end
-of the manifest), keeping its layout."""
+"""`carrytool union new`: add a union's carry entry at the end of the manifest (with `--in-place`, where the
+first PR it supersedes stands), keeping its layout."""
 
 from __future__ import annotations
 
@@ -35,9 +35,10 @@ def union_place(manifest: Manifest, prs: list[int]) -> Entry | None:
 
 
 def add_union_entry(manifest: Manifest, name: str, prs: list[int], paths: list[str], *, patch: str | None,
-                    invocation: str = "") -> tuple[Manifest, Entry | None]:
-    """Add `- carry: NAME` superseding PRS to MANIFEST's file (validated, replaced by rename), before the
-    first PR entry it supersedes (`union_place`) or at the end; return the manifest and that PR entry."""
+                    invocation: str = "", in_place: bool = False) -> tuple[Manifest, Entry | None]:
+    """Add `- carry: NAME` superseding PRS to MANIFEST's file (validated, replaced by rename): at the end of
+    `entries`, as the contract says, or, IN_PLACE, before the first PR entry it supersedes (`union_place`);
+    return the manifest and that PR entry (None when appended)."""
     if manifest.find_entry(f"carry/{name}") is not None:
         raise InputError(f"carry/{name} is already in {manifest.path}",
                          hint=f"refold it: carrytool union compose {shlex.quote(name)}{invocation}")
@@ -45,7 +46,7 @@ def add_union_entry(manifest: Manifest, name: str, prs: list[int], paths: list[s
         raise InputError("union new needs distinct PR numbers above 0")
     text = manifest.path.read_bytes().decode("utf-8")
     globs = parse_paths(paths, prs)
-    place = union_place(manifest, prs)
+    place = union_place(manifest, prs) if in_place else None
     new_text = in_its_line_ends(text, lambda lf: add_union(lf, name, prs, globs, patch=patch,
                                                            before=place.index if place else None))
     updated = parse_manifest(new_text, manifest.path)

@@ -36,11 +36,12 @@ def fold_by_hand(cli: Cli, fold: Fold, *verb: str) -> bytes:
 
 def test_union_new_takes_the_place_of_its_first_pr_and_sync_applies_it_there(cli: Cli, tmp_path: Path) -> None:
     """helper-133 (sympy): `union new` appended the union after pr/3, which sync then applied first; the union
-    conflicted with it, was skipped, and the two PRs it supersedes were gone from a green run. In pr/1's
-    place, the union is applied and pr/3, which conflicts with it, is the one skipped; pr/4 applies after."""
+    conflicted with it, was skipped, and the two PRs it supersedes were gone from a green run. With
+    `--in-place`, in pr/1's place, the union is applied and pr/3, which conflicts with it, is the one skipped;
+    pr/4 applies after."""
     fold = sympy(tmp_path)
     before = fold.manifest.read_text()
-    result = cli("union", "new", "u", "2", "1", *fold.args())
+    result = cli("union", "new", "u", "2", "1", "--in-place", *fold.args())
     assert f"added carry/u to {fold.manifest}, before pr/1 (the first of its PRs among the entries)" in \
         " ".join(result.stderr.split()), result.stderr
     assert fold.manifest.read_text() == before.replace("  - pr: 1", ADDED.replace("[1, 2]", "[2, 1]") + "  - pr: 1")
@@ -64,7 +65,7 @@ def test_union_new_takes_the_place_of_its_first_pr_and_sync_applies_it_there(cli
 def test_abort_after_union_new_in_a_prs_place_puts_the_manifest_back(cli: Cli, tmp_path: Path) -> None:
     fold = sympy(tmp_path)
     before = fold.manifest.read_bytes()
-    assert cli("union", "new", "u", "1", "2", *fold.args()).exit_code == 3
+    assert cli("union", "new", "u", "1", "2", "--in-place", *fold.args()).exit_code == 3
     status = cli("union", "status", "u", *fold.args())
     assert "stopped" in status.stdout or "under way" in status.stdout, status.stdout + status.stderr
     aborted = cli("union", "abort", "u", *fold.args())
@@ -76,11 +77,22 @@ def test_a_union_none_of_whose_prs_is_an_entry_is_appended(cli: Cli, tmp_path: P
     fold = Fold(tmp_path, union="")
     fold.up.commit({"c.txt": "c by seven\n"}, "seven", parent=fold.base, ref="refs/pull/7/head")
     before = fold.manifest.read_text()
-    result = cli("union", "new", "v", "7", *fold.args())
+    result = cli("union", "new", "v", "7", "--in-place", *fold.args())
     assert result.exit_code == 0, result.stdout + result.stderr
     assert "as the last entry (none of its PRs is an entry)" in " ".join(result.stderr.split())
     assert fold.manifest.read_text().startswith(before + "  - carry: v\n    patch: unions/v.patch\n")
 
+
+
+def test_union_new_appends_the_union_by_default_as_the_contract_says(cli: Cli, tmp_path: Path) -> None:
+    """The contract: `union new` adds the entry "at the end of `entries`"; `--in-place` is the option."""
+    fold = sympy(tmp_path)
+    before = fold.manifest.read_text()
+    result = cli("union", "new", "u", "2", "1", *fold.args())
+    assert result.exit_code == 3, result.stdout + result.stderr
+    assert "as the last entry (`--in-place` puts it where its first PR stands)" in " ".join(result.stderr.split())
+    assert fold.manifest.read_text().startswith(before) and fold.manifest.read_text().endswith(
+        "  - carry: u\n    patch: unions/u.patch\n    supersedes: [2, 1]\n"), fold.manifest.read_text()
 
 @pytest.mark.parametrize(("before", "text", "expected"), [
     # the comment right over pr/2 stays with it; the one after a blank line, and pr/1's own, stay where they are
