@@ -2,7 +2,8 @@
 
 A pattern is a '/'-separated path inside the tree. It matches a path when it names the path itself,
 a directory containing it (`vllm/worker` matches `vllm/worker/gpu_worker.py`), or matches it as a glob:
-`*` and `?` stay inside one component, `**` spans any number of components, `[abc]` is a class.
+`*` and `?` stay inside one component, `**` spans any number of components, `[abc]` is a class (a literal
+`[`, `*` or `?` is a class of one: `pages/[[]id].js` names `pages/[id].js`).
 """
 
 from __future__ import annotations
@@ -72,13 +73,18 @@ def _compile(pattern: str) -> re.Pattern[str]:
                 body = pattern[i + 1:end]
                 if body.startswith("!"):
                     body = "^" + body[1:]
-                out.append("[" + body.replace("\\", "\\\\") + "]")
+                out.append("[" + body.replace("\\", "\\\\").replace("[", "\\[") + "]")  # a `[` in a class is literal
                 i = end + 1
         else:
             out.append(re.escape(ch))
             i += 1
     # a pattern also covers everything below what it names
     return re.compile("".join(out) + "(?:/.*)?", re.DOTALL)
+
+
+def literal_pattern(path: str) -> str:
+    """A pattern that names PATH itself, its glob characters each a class of one (`pages/[[]id].js`)."""
+    return "".join(f"[{ch}]" if ch in _GLOB_CHARS else ch for ch in path)
 
 
 def matches(pattern: str, path: str) -> bool:
