@@ -214,14 +214,15 @@ class Drop:
     scope: str | None = None
     line: int = 0
 
-    def covers(self, path: str, scopes: tuple[str, ...]) -> bool:
+    def covers(self, path: str, scopes: tuple[str, ...], *, module: bool = False) -> bool:
         """Whether a hunk at PATH, in the def/classes SCOPES (none: module level), is one of these: in a
-        matching file and, with a scope, every def/class it lies in is the scope or nested under it."""
+        matching file and, with a scope, every def/class it lies in is the scope or nested under it, and no
+        line of it at module level (MODULE; a whole file is)."""
         if not matches(self.file, path):
             return False
         if self.scope is None:
             return True
-        return bool(scopes) and all(s == self.scope or s.startswith(self.scope + ".") for s in scopes)
+        return bool(scopes) and not module and all(s == self.scope or s.startswith(self.scope + ".") for s in scopes)
 
     def describe(self) -> str:
         return self.file + (f" in {self.scope}" if self.scope else "")

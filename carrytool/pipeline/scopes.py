@@ -589,10 +589,25 @@ def hunk_scopes(hunk: Hunk, change: Change | None, scope_at: Callable[[str, int]
     """Qualified scopes of HUNK (CHANGE: its file's change): its removed lines in the base blob, its added
     lines in the head blob, each asked of SCOPE_AT(blob, line). explain's coverage and sync's check of a
     union's hunks (pipeline.provided) ask the same."""
+    return hunk_reach(hunk, change, scope_at)[0]
+
+
+def hunk_reach(hunk: Hunk, change: Change | None, scope_at: Callable[[str, int], str | None]
+               ) -> tuple[list[str], bool]:
+    """HUNK's scopes (hunk_scopes), and whether a line of it that says something (not blank, not only a
+    comment) lies at module level: a drop scoped to a def/class does not cover such a hunk (helper-140: a
+    new def and the module-level line registering it, one hunk). A hunk outside Python has no scopes and
+    lies at module level."""
     found: set[str] = set()
+    module = not hunk_sides(hunk, change)
     for oid, start, lines in hunk_sides(hunk, change):
         # blank lines between two methods belong to the class: they would make every edit "same-scope"
         numbers = [start + k for k, text in enumerate(lines) if text.strip()] or \
             [start + k for k in range(len(lines))]
-        found.update(s for s in (scope_at(oid, n) for n in numbers) if s)
-    return sorted(found)
+        for n in numbers:
+            scope = scope_at(oid, n)
+            if scope:
+                found.add(scope)
+            elif not lines[n - start].lstrip().startswith(b"#") and lines[n - start].strip():
+                module = True
+    return sorted(found), module
