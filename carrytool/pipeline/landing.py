@@ -61,6 +61,7 @@ class _Accountant:
         self.applied = [s for s in self.steps if s.status == APPLIED]
         self.tip = tip or (self.applied[-1].commit if self.applied else None)    # the composed commit
         self._union_paths: dict[str, set[str]] = {}     # union id -> the paths its own diff changes (_left_out)
+        self._files_dropped: dict[str, list[LeftOut]] = {}  # union id -> the PRs' files its drops cover
         self.ledger: dict[str, dict[int, Owner]] = {}
         # what else landed that a later step can undo: a file an entry deleted (path -> owner), a whole file
         # it set (binary, submodule, replaced: path -> owner), lines it only removed (path -> [(owner, lines)])
@@ -628,8 +629,9 @@ class _Accountant:
             for path, union_id in sorted(step.provided_by.items()):
                 union = by_id.get(union_id)
                 why = self._left_out(union, step.entry.number, step.all_changes, path) if union else None
-                if why:
-                    self._absent(step.id, union_id, path, f" for {path}", why)
+                if why and union:
+                    self._file_left_out(union, LeftOut(step.id, path, None, (), True, step.head or ""),
+                                        f" for {path}", why)
                 elif union:
                     kept.setdefault(union_id, set()).add(path)
             for union_id, paths in kept.items():
@@ -642,7 +644,8 @@ class _Accountant:
                 for path in paths_of(changes):
                     why = self._left_out(union, number, changes, path)
                     if why:
-                        self._absent(f"pr/{number}", union.id, path, "", why)
+                        head = union.superseded_heads.get(number, ("", ""))[1]
+                        self._file_left_out(union, LeftOut(f"pr/{number}", path, None, (), True, head), "", why)
                     else:
                         paths.add(path)
                 if number in union.superseded_heads:
@@ -666,13 +669,26 @@ class _Accountant:
             self._account_drops(by_id[union_id], lost)
         for union in self.steps:       # no hunk to look for: every drop it declares matches nothing
             if union.id not in found and any(s.drops for s in union.entry.supersedes) and self.tip and \
-                    (union.status == APPLIED or union.reason in ("merged-upstream", "redundant")):
+                    _judged(union):
                 self._account_drops(union, [])
 
+    def _file_left_out(self, union: Step, lost: LeftOut, how: str, why: str) -> None:
+        """A PR's file UNION leaves out (LOST, no lines: WHY says how): a `provided-absent` warning; where the
+        union was applied and does not change the file, dropped on purpose when a drop without `in` covers it
+        (helper-140: the docs' own `tests/**` drop was warned, and called stale), else the warning ends with the
+        YAML that declares it."""
+        if _judged(union) and lost.file not in self._union_paths.get(union.id, ()):
+            if account_drops([lost], union.entry.supersedes).dropped:
+                self._files_dropped.setdefault(union.id, []).append(lost)
+                return
+            why += f"; if on purpose, {drop_hint(lost, union.entry.supersedes)}"
+        self._absent(lost.pr, union.id, lost.file, how, why)
+
     def _account_drops(self, union: Step, found: list[LeftOut]) -> None:
-        """FOUND, UNION's hunks left out, as `provided-absent` warnings, or dropped on purpose (its `drops`); and
-        each declared drop that matches none as a `stale-drop` warning."""
-        drops = account_drops(found, union.entry.supersedes)
+        """FOUND, UNION's hunks the tree lacks verbatim, as `provided-absent` warnings (those absent), or dropped
+        on purpose (its `drops`, which also cover the files it leaves out: _file_left_out); and, where UNION was
+        applied (_judged), each declared drop that covers none as a `stale-drop` warning."""
+        drops = account_drops(self._files_dropped.get(union.id, []) + list(found), union.entry.supersedes)
         for lost in drops.absent:
             self.result.warnings.append({
                 "kind": "provided-absent", "entry": lost.pr, "other": union.id, "file": lost.file,
@@ -682,21 +698,21 @@ class _Accountant:
                            f"dropped at a stop of the fold? (explain shows {union.id}'s coverage; if on purpose, "
                            f"{drop_hint(lost, union.entry.supersedes)})"})
         union.dropped_on_purpose = [{"pr": int(lost.pr.removeprefix("pr/")), "file": lost.file,
-                                     "lines": list(lost.lines), "scopes": list(lost.scopes), "in": drop.scope,
-                                     "why": drop.why} for lost, drop in drops.dropped]
-        for number, drop in drops.stale:
+                                     "lines": list(lost.lines) if lost.lines else None, "scopes": list(lost.scopes),
+                                     "in": drop.scope, "why": drop.why} for lost, drop in drops.dropped]
+        for number, drop in drops.stale if _judged(union) else ():
             self.result.warnings.append({
                 "kind": "stale-drop", "entry": union.id, "pr": number, "file": drop.file, "in": drop.scope,
                 "line": drop.line,
                 "message": f"{union.id} declares pr/{number}'s hunks in {drop.describe()} dropped on purpose (manifest "
-                           f"line {drop.line}), but it lacks no such hunk: it carries them now, the PR changed, or "
+                           f"line {drop.line}), but it lacks none of them verbatim: it carries them now, the PR changed, or "
                            f"the file or scope is wrong; remove or fix the drop"})
 
     def _left_out(self, union: Step, number: int | None, changes: Sequence[Change], path: str) -> str | None:
         """How UNION, standing for PR NUMBER whose diff is CHANGES, leaves the PR's change at PATH out of
         the image (the warning's sentence after "UNION supersedes PR but"), or None when it does not."""
         pr, name = f"pr/{number}", union.entry.name
-        if union.status != APPLIED and union.reason not in ("merged-upstream", "redundant"):
+        if not _judged(union):
             why = f"was not applied ({union.reason or union.status}): {pr}'s change to {path} is in no entry of " \
                   f"the build"
         else:
@@ -778,6 +794,12 @@ class _Accountant:
             data["identical"] = identical
         data["survived"] = max(0, len(entry.landed) - clobbered_hunks)
         return data
+
+
+def _judged(union: Step) -> bool:
+    """Whether what UNION leaves out of its PRs is its own doing: it was applied, or skipped because the image
+    has its change (merged upstream, redundant). One not applied loses them all: its drops are not judged."""
+    return union.status == APPLIED or union.reason in ("merged-upstream", "redundant")
 
 
 def own_base(step: Step) -> str | None:

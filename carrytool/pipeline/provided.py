@@ -34,8 +34,9 @@ from carrytool.gitlayer.env import ZERO
 from carrytool.gitlayer.git import Change, Git
 from carrytool.manifest.edit import flow_scalar
 from carrytool.manifest.model import Drop, Supersede
+from carrytool.manifest.paths import literal_pattern
 from carrytool.pipeline.hunks import Hunk, find_block, read_hunks
-from carrytool.pipeline.scopes import SpanCache, hunk_scopes, is_python
+from carrytool.pipeline.scopes import SpanCache, hunk_reach, is_python
 
 
 @dataclass(frozen=True)
@@ -60,14 +61,25 @@ class UnionCheck:
     folded: tuple[Folded, ...]
 
 
+VERBATIM, ABSENT, RECONCILED, RE_EXPRESSED = "verbatim", "absent", "reconciled", "re-expressed"
+
+
 @dataclass(frozen=True)
 class LeftOut:
+    """A PR's hunk (or, LINES None, its whole file) the tree lacks verbatim: HOW (ABSENT: warned unless a drop
+    covers it; RECONCILED: missing in a region the union reconciled; RE_EXPRESSED: there in another form)."""
+
     pr: str
     file: str
-    lines: tuple[int, int]          # in the PR's head
+    lines: tuple[int, int] | None   # in the PR's head; None: the whole file (the union does not change it)
     scopes: tuple[str, ...]
+    module: bool = False            # a line of it at module level (or the whole file): only a drop without `in`
+    head: str = ""                  # the PR's head it was read at (the hint's `head:`)
+    how: str = ABSENT
 
     def describe(self) -> str:
+        if self.lines is None:
+            return f"{self.file} (the whole file)"
         first, last = self.lines
         where = f"{self.file}:{first}" + (f"-{last}" if last != first else "")
         return where + (f" ({', '.join(self.scopes)})" if self.scopes else "")
@@ -81,7 +93,8 @@ class LeftOut:
 @dataclass(frozen=True)
 class Drops:
     """A union's hunks left out, split by its `drops`: still ABSENT (warned), DROPPED on purpose (each with the
-    drop that declares it), and the STALE drops that match no hunk left out (each with its PR's number)."""
+    drop that declares it), and the STALE drops that cover no hunk the tree lacks verbatim (each with its PR's
+    number)."""
 
     absent: tuple[LeftOut, ...]
     dropped: tuple[tuple[LeftOut, Drop], ...]
@@ -89,15 +102,17 @@ class Drops:
 
 
 def account_drops(found: Sequence[LeftOut], supersedes: Sequence[Supersede]) -> Drops:
-    """FOUND (a union's hunks left out) against the `drops` its SUPERSEDES items declare."""
+    """FOUND (a union's hunks the tree lacks verbatim) against the `drops` its SUPERSEDES items declare. A drop
+    covering a hunk reconciled or re-expressed is not stale: the hunk is dropped on purpose (helper-141: a hunk
+    dropped at a stop, declared, was called carried); such a hunk no drop covers is no warning."""
     declared = {f"pr/{s.pr}": s.drops for s in supersedes if s.drops}
     absent, dropped = [], []
     used: set[tuple[str, Drop]] = set()       # a hunk two drops cover is accounted to the first: neither is stale
     for lost in found:
-        covering = [d for d in declared.get(lost.pr, ()) if d.covers(lost.file, lost.scopes)]
+        covering = [d for d in declared.get(lost.pr, ()) if d.covers(lost.file, lost.scopes, module=lost.module)]
         if covering:
             dropped.append((lost, covering[0]))
-        else:
+        elif lost.how == ABSENT:
             absent.append(lost)
         used |= {(lost.pr, d) for d in covering}
     stale = [(s.pr, d) for s in supersedes for d in s.drops if (f"pr/{s.pr}", d) not in used]
@@ -106,16 +121,21 @@ def account_drops(found: Sequence[LeftOut], supersedes: Sequence[Supersede]) -> 
 
 def drop_hint(lost: LeftOut, supersedes: Sequence[Supersede]) -> str:
     """The YAML that declares LOST dropped on purpose, as one line: the `drops` item to add to its PR's
-    `supersedes` item (written whole when the item is a bare number)."""
-    common = _common_scope(lost.scopes)
-    item = f"{{file: {flow_scalar(lost.file)}" + (f", in: {common}" if common else "") + ', why: "..."}'
+    `supersedes` item (written whole when the item is a bare number), its `file` a pattern naming only that
+    file; with the `head:` LOST was read at when the item has none, so that the PR moving is a `stale-fold`
+    (helper-140: a drop went on covering the hunks a PR gained later)."""
+    common = None if lost.module else _common_scope(lost.scopes)
+    item = f"{{file: {flow_scalar(literal_pattern(lost.file))}" + (f", in: {common}" if common else "") + \
+        ', why: "..."}'
     number = int(lost.pr.removeprefix("pr/"))
     sup = next((s for s in supersedes if s.pr == number), None)
+    head = f"head: {lost.head}" if lost.head and (sup is None or not sup.head) else ""
     if sup is not None and sup.drops:
-        return f"add `{item}` to the `drops:` of its supersedes item (pr: {number})"
+        return f"add `{item}` to the `drops:` of its supersedes item (pr: {number})" + \
+            (f", and `{head}` to that item" if head else "")
     if sup is not None and (sup.head or sup.paths):
-        return f"add `drops: [{item}]` to its supersedes item (pr: {number})"
-    return f"write its supersedes item as `{{pr: {number}, drops: [{item}]}}`"
+        return f"add `{head + ', ' if head else ''}drops: [{item}]` to its supersedes item (pr: {number})"
+    return f"write its supersedes item as `{{pr: {number}, {head + ', ' if head else ''}drops: [{item}]}}`"
 
 
 def _common_scope(scopes: Sequence[str]) -> str | None:
@@ -133,7 +153,9 @@ def _common_scope(scopes: Sequence[str]) -> str | None:
 
 
 def left_out(git: Git, unions: Sequence[UnionCheck]) -> list[list[LeftOut]]:
-    """For each of UNIONS, the hunks of its folded PRs its tip lacks outside the regions it reconciled."""
+    """For each of UNIONS, the hunks of its folded PRs its tip lacks verbatim: ABSENT outside the regions it
+    reconciled, else RECONCILED, or RE_EXPRESSED where it carries them in another form (the last two are no
+    warning: a drop covering one is not stale)."""
     wanted = [u for u in unions if any(f.paths for f in u.folded)]
     pairs = [pair for u in wanted for pair in [*((f.base, f.head) for f in u.folded), (u.base, u.head)]]
     changes = [list(c) for u in wanted for c in [*(f.changes for f in u.folded), u.changes]]
@@ -150,7 +172,7 @@ def left_out(git: Git, unions: Sequence[UnionCheck]) -> list[list[LeftOut]]:
 def _left_out(git: Git, spans: SpanCache, union: UnionCheck, folded: list[list[Hunk]], own: list[Hunk]
               ) -> list[LeftOut]:
     tips: dict[str, _Tip | None] = {}
-    missing: list[tuple[int, Hunk]] = []
+    missing: list[tuple[int, Hunk, str | None]] = []
     for k, (pr, hunks) in enumerate(zip(union.folded, folded)):
         for hunk in hunks:
             offset, block = _core(hunk.added) if hunk.kind == "text" and hunk.path in pr.paths else (0, ())
@@ -159,26 +181,29 @@ def _left_out(git: Git, spans: SpanCache, union: UnionCheck, folded: list[list[H
             if hunk.path not in tips:
                 tips[hunk.path] = _read_tip(git, union.tip, hunk.path)
             tip = tips[hunk.path]                       # None: a file gone, the per-path check's
-            if tip is not None and not _stands(git, spans, tip, hunk, _change_of(pr.changes, hunk.path),
-                                               hunk.new_start + offset, block):
-                missing.append((k, hunk))
+            how = _standing(git, spans, tip, hunk, _change_of(pr.changes, hunk.path), hunk.new_start + offset,
+                            block) if tip is not None else VERBATIM
+            if how != VERBATIM:
+                missing.append((k, hunk, how))
     if not missing:
         return []
 
-    def scopes(hunk: Hunk, changes: Sequence[Change]) -> list[str]:
-        return hunk_scopes(hunk, _change_of(changes, hunk.path), lambda oid, line: spans.scope(
+    def reach(hunk: Hunk, changes: Sequence[Change]) -> tuple[list[str], bool]:
+        return hunk_reach(hunk, _change_of(changes, hunk.path), lambda oid, line: spans.scope(
             oid, line, lambda: git.read_blob(oid)))
 
     out = []
-    for k, hunk in missing:
+    for k, hunk, how in missing:
         pr = union.folded[k]
-        mine = (hunk, _change_of(pr.changes, hunk.path), scopes(hunk, pr.changes))
-        others = [(h, other.changes) for j, other in enumerate(union.folded) if j != k
-                  for h in folded[j] if h.path == hunk.path]
-        others += [(h, union.changes) for h in own if h.path == hunk.path]
-        if not any(_meet(mine, (h, _change_of(changes, h.path)), lambda h=h, c=changes: scopes(h, c))
-                         for h, changes in others):
-            out.append(LeftOut(pr.id, hunk.path, hunk.span, tuple(mine[2])))
+        scopes, module = reach(hunk, pr.changes)
+        if how is None:
+            mine = (hunk, _change_of(pr.changes, hunk.path), scopes)
+            others = [(h, other.changes) for j, other in enumerate(union.folded) if j != k
+                      for h in folded[j] if h.path == hunk.path]
+            others += [(h, union.changes) for h in own if h.path == hunk.path]
+            how = RECONCILED if any(_meet(mine, (h, _change_of(changes, h.path)),
+                                          lambda h=h, c=changes: reach(h, c)[0]) for h, changes in others) else ABSENT
+        out.append(LeftOut(pr.id, hunk.path, hunk.span, tuple(scopes), module, pr.head, how))
     return out
 
 
@@ -239,12 +264,12 @@ def _read_tip(git: Git, tree: str, path: str) -> _Tip | None:
     return _Tip(found[1], git.read_blob(found[1]).split(b"\n"))
 
 
-def _stands(git: Git, spans: SpanCache, tip: _Tip, hunk: Hunk, change: Change | None, start: int,
-            block: tuple[bytes, ...]) -> bool:
-    """Whether BLOCK (HUNK's added lines from line START of the PR's head) stands in TIP: as one block in
-    the def/class its lines belong to when TIP still has a def/class of each of those names (a line the
-    same text elsewhere in the file is not the PR's), anywhere in the file otherwise; or re-expressed there
-    (_re_expressed: renamed, moved, reformatted, tweaked)."""
+def _standing(git: Git, spans: SpanCache, tip: _Tip, hunk: Hunk, change: Change | None, start: int,
+              block: tuple[bytes, ...]) -> str | None:
+    """How BLOCK (HUNK's added lines from line START of the PR's head) stands in TIP: VERBATIM, as one block
+    in the def/class its lines belong to when TIP still has a def/class of each of those names (a line the
+    same text elsewhere in the file is not the PR's), anywhere in the file otherwise; RE_EXPRESSED there
+    (_re_expressed: renamed, moved, reformatted, tweaked); None: not at all."""
     python = change is not None and change.new_oid != ZERO and is_python(hunk.path)
     owners = [spans.scope(change.new_oid, start + k, lambda: git.read_blob(change.new_oid))
               if python and change is not None and line.strip() else None for k, line in enumerate(block)]
@@ -256,8 +281,8 @@ def _stands(git: Git, spans: SpanCache, tip: _Tip, hunk: Hunk, change: Change | 
         if {name for _a, _b, name in tip_spans if name in names} == names:
             first, last, kept = min(a for a, _b in held) - 1, max(b for _a, b in held), frozenset(names)
     if any(at + len(block) <= last for at in find_block(tip.lines, block, first)):
-        return True
-    return _re_expressed(block, owners, tip.lines[first:last], kept, python=python)
+        return VERBATIM
+    return RE_EXPRESSED if _re_expressed(block, owners, tip.lines[first:last], kept, python=python) else None
 
 
 _HEADER = re.compile(rb"^((?:async[ \t]+)?def|class)[ \t]+\w+")

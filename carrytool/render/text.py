@@ -186,6 +186,10 @@ def dropped_on_purpose_lines(report: Report) -> list[str]:
     lines = []
     for step in report.steps:
         for drop in step.dropped_on_purpose:
+            if drop["lines"] is None:        # a file the union does not change
+                lines.append(f"dropped on purpose: {step.id} leaves out pr/{drop['pr']}'s change to {drop['file']} "
+                             f"(the whole file): {drop['why']}")
+                continue
             first, last = drop["lines"]  # type: ignore[misc]
             where = f"{drop['file']}:{first}" + (f"-{last}" if last != first else "")
             scopes = drop["scopes"]

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from carrytool.errors import CarryError, ConflictError, FoldUnderWay, GitError, InputError, UnknownRef
-from carrytool.gitlayer.git import REGULAR_MODES, Git, MergeResult, Signature
+from carrytool.gitlayer.git import REGULAR_MODES, Git, MergeResult, Signature, paths_of
 from carrytool.gitlayer.urls import resolve_local
 from carrytool.manifest import paths as pathmatch
 from carrytool.manifest.edit import in_its_line_ends, update_union
@@ -38,7 +38,7 @@ from carrytool.pipeline.blame import (
     meets_conflict_many,
     takes_file_away,
 )
-from carrytool.pipeline.provided import Folded, UnionCheck, account_drops, drop_hint, left_out
+from carrytool.pipeline.provided import Folded, LeftOut, UnionCheck, account_drops, drop_hint, left_out
 from carrytool.pipeline.resolve import _fetch, namespace, patch_message
 from carrytool.pipeline.shadowed import folded_twice
 from carrytool.pipeline.structured_tree import resolve_merge, without_resolved
@@ -494,13 +494,17 @@ class Union:
             for i, changes in zip(items, diffs))
         [found] = left_out(self.git, [UnionCheck(upstream, commit, diffs[-1], commit, folded)])
         supersedes = self.entry.supersedes
-        drops = account_drops(found, supersedes)
+        own = set(paths_of(diffs[-1]))        # a PR's file the union does not change: a drop without `in` covers it
+        files = [LeftOut(f.id, path, None, (), True, f.head) for f in folded for path in sorted(f.paths - own)]
+        drops = account_drops([lost for lost in files if account_drops([lost], supersedes).dropped] + found,
+                              supersedes)
         notes = [f"warning: the union lacks {lost.pr}'s hunk {lost.describe()}, in no region it reconciled "
                  f"({lost.region()}): dropped by a side taken at a stop? sync will warn provided-absent; if on "
                  f"purpose, {drop_hint(lost, supersedes)}" for lost in drops.absent]
-        notes += [f"dropped on purpose: {lost.pr}'s hunk {lost.describe()}: {drop.why}" for lost, drop in drops.dropped]
-        notes += [f"warning: pr/{number}'s drop of {drop.describe()} (manifest line {drop.line}) matches no hunk the "
-                  "union lacks: sync will warn stale-drop; remove or fix it" for number, drop in drops.stale]
+        notes += [f"dropped on purpose: {lost.pr}'s {'change to ' if lost.lines is None else 'hunk '}"
+                  f"{lost.describe()}: {drop.why}" for lost, drop in drops.dropped]
+        notes += [f"warning: pr/{number}'s drop of {drop.describe()} (manifest line {drop.line}) covers no hunk the "
+                  "union lacks verbatim: sync will warn stale-drop; remove or fix it" for number, drop in drops.stale]
         return notes
 
     def message(self, state: dict, items: list[FoldItem]) -> str:

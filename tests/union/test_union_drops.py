@@ -55,8 +55,8 @@ def test_without_drops_both_hunks_of_the_pr_are_warned(cli: Cli, tmp_path: Path)
     report = _sync(cli, tmp_path, None)
     assert _absent(report) == [("pr/1", "w.py", [7, 7]), ("pr/1", "w.py", [24, 24])]
     [sleep, _wake] = [w for w in report["warnings"] if w["kind"] == "provided-absent"]
-    assert "if on purpose, write its supersedes item as `{pr: 1, drops: [{file: w.py, in: Worker.sleep, " \
-           'why: "..."}]}`' in sleep["message"]
+    assert "if on purpose, write its supersedes item as `{pr: 1, head: a918284984b579c0be632733b9dd3874ada735ab, " \
+           'drops: [{file: w.py, in: Worker.sleep, why: "..."}]}`' in sleep["message"]
 
 
 def test_a_declared_drop_silences_that_hunk_only_and_the_report_says_why(cli: Cli, tmp_path: Path,
@@ -129,8 +129,8 @@ def test_continue_says_how_to_declare_a_drop_and_compose_keeps_the_declaration(c
     _take_theirs(prs.scratch / "agent.py")
     result = cli("union", "continue", "u", *prs.args())
     assert result.exit_code == 0, result.stdout + result.stderr
-    assert "if on purpose, write its supersedes item as `{pr: 102, drops: [{file: agent.py, in: Agent.describe, " \
-           'why: "..."}]}`' in result.stdout + result.stderr
+    assert "if on purpose, write its supersedes item as `{pr: 102, head: ed11754399c49105cf8b0c904e77f845dece434c, " \
+           'drops: [{file: agent.py, in: Agent.describe, why: "..."}]}`' in result.stdout + result.stderr
     prs.manifest.write_text(MANIFEST_DROPPED)
     result = cli("union", "compose", "u", *prs.args())     # a refold: the recorded resolution is reused
     assert result.exit_code == 0, result.stdout + result.stderr
