@@ -31,8 +31,9 @@ def _changes(diff: LockDiff, shown: list[dict[str, Any]]) -> list[str]:
     if result["from"] != result["to"]:
         lines.append(f"  composed: {_short(result['from'])} -> {_short(result['to'])}")
     if diff.asserts.get("known") is False:
-        lines.append("  asserts not compared: a night's manifest is not known (none beside its lock, or one that "
-                     "does not parse)")
+        # `-m` is the newer night's manifest (helper-141 passed it with two reports and read it as ignored)
+        lines.append("  asserts not compared: the older night's manifest is not known (a report names none, and `-m` "
+                     "is the newer night's; a lock has none beside it, or one that does not parse)")
     return lines + _lists("asserts", diff.asserts) + _lists("resolutions", diff.resolutions)
 
 
