@@ -30,11 +30,24 @@ def _changes(diff: LockDiff, shown: list[dict[str, Any]]) -> list[str]:
     result = diff.result()
     if result["from"] != result["to"]:
         lines.append(f"  composed: {_short(result['from'])} -> {_short(result['to'])}")
+    runs = diff.outcome()
+    if runs["from"] != runs["to"]:
+        lines.append(f"  run: {_run_said(runs['from'])} -> {_run_said(runs['to'])}")
+    for item in diff.asserts.get("failing", []):
+        lines.append(f"  assert failing now: {item['name']}" + (f": {item['message']}" if item["message"] else ""))
+    if diff.asserts.get("holding_again"):
+        lines.append(f"  asserts holding again: {', '.join(diff.asserts['holding_again'])}")
     if diff.asserts.get("known") is False:
         # `-m` is the newer night's manifest (helper-141 passed it with two reports and read it as ignored)
         lines.append("  asserts not compared: the older night's manifest is not known (a report names none, and `-m` "
                      "is the newer night's; a lock has none beside it, or one that does not parse)")
     return lines + _lists("asserts", diff.asserts) + _lists("resolutions", diff.resolutions)
+
+
+def _run_said(run: dict[str, Any]) -> str:
+    if run["published"]:
+        return "published (a lock)"
+    return ("ok" if run["ok"] else "FAILED") + f" (exit {run['exit_code']}, a report)"
 
 
 # a lock records the chain it composed, not why an entry is not in it (helper-123: a PR gone from applied to

@@ -41,6 +41,9 @@ class Night:
     # where a relative `url:` of the lock is read from, as sync read it: its own manifest's directory, else
     # that of the manifest diff was given (-m) (helper-97: the hint `git fetch ../../up.git` failed in --repo)
     base: Path | None = None
+    # a sync report's outcome: {"ok", "exit_code", "asserts": [{"name", "ok", "message"}]}; None for a lock,
+    # which only a run that published writes (every assert of its manifest held)
+    run: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -71,8 +74,13 @@ class LockDiff:
 
     def to_json(self) -> dict[str, Any]:
         return {"locks": {"old": self.old.label, "new": self.new.label}, "upstream": self.upstream,
-                "result": self.result(), "order": self.order(), "entries": self.entries, "asserts": self.asserts,
-                "resolutions": self.resolutions}
+                "result": self.result(), "order": self.order(), "outcome": self.outcome(), "entries": self.entries,
+                "asserts": self.asserts, "resolutions": self.resolutions}
+
+    def outcome(self) -> dict[str, dict[str, Any]]:
+        """How each night's run ended: a report's `ok` and `exit_code`; a lock's is a run that published
+        (helper-143: the diff of a green night's report and a red one's never said the new one was red)."""
+        return {"from": _outcome(self.old), "to": _outcome(self.new)}
 
     def result(self) -> dict[str, str | None]:
         """The composed commit of each night: a lock's `result` (the branch sync published); for a red night's
@@ -254,6 +262,12 @@ def _night(label: str, text: str, manifest: Manifest | None, base: Path | None =
     return Night(label, parse_lock(text, label), manifest, base=manifest.base_dir if manifest else base)
 
 
+def _outcome(night: Night) -> dict[str, Any]:
+    if night.run is None:
+        return {"ok": True, "exit_code": 0, "published": True}
+    return {"ok": night.run["ok"], "exit_code": night.run["exit_code"], "published": False}
+
+
 def _report_night(label: str, report: dict[str, Any], manifest: Manifest | None, base: Path | None) -> Night:
     """A sync report read as a lock: its upstream, each entry's head (a carry's head is its commit), its result."""
     entries, statuses = [], {}
@@ -266,7 +280,10 @@ def _report_night(label: str, report: dict[str, Any], manifest: Manifest | None,
     up = report["upstream"]
     lock = {"upstream": {"url": up.get("url", ""), "branch": up.get("branch", ""), "sha": up["sha"]},
             "entries": entries, "result": (report.get("result") or {}).get("sha")}
-    return Night(label, lock, manifest, statuses, base)
+    checks = [{"name": str(a.get("name")), "ok": a.get("ok") is not False, "message": str(a.get("message") or "")}
+              for a in report.get("asserts") or [] if isinstance(a, dict) and a.get("name")]
+    run = {"ok": report.get("ok") is not False, "exit_code": report.get("exit_code"), "asserts": checks}
+    return Night(label, lock, manifest, statuses, base, run)
 
 
 def _manifest_beside(lock: Path) -> Manifest | None:
@@ -309,7 +326,7 @@ def diff_nights(git: Git, old: Night, new: Night) -> LockDiff:
         if entry_id not in new_items:
             result.entries.append({"id": entry_id, "change": "removed",
                                    "from": _side(item, chains[0], old), "to": None, "range_diff": []})
-    result.asserts = _asserts(old.manifest, new.manifest)
+    result.asserts = {**_asserts(old.manifest, new.manifest), **_assert_results(old, new)}
     result.resolutions = _resolutions(chains)
     return result
 
@@ -460,6 +477,27 @@ def _asserts(old: Manifest | None, new: Manifest | None) -> dict[str, Any]:
     after = {a.name: _meaning(a) for a in new.asserts}
     return {"added": [n for n in after if n not in before], "removed": [n for n in before if n not in after],
             "changed": [n for n in after if n in before and after[n] != before[n]], "known": True}
+
+
+def _assert_results(old: Night, new: Night) -> dict[str, Any]:
+    """Which asserts fail in the new night that did not in the old (`failing`, with the new night's message),
+    and which failed in the old and hold in the new (`holding_again`): read from the reports' results; a lock's
+    night held every assert of its manifest. Only the names each report lists are compared, so this needs no
+    manifest (helper-143: the night an assert was added and failed, the diff of the two reports said only
+    that a PR moved)."""
+    def failed(night: Night) -> dict[str, str]:
+        return {a["name"]: a["message"] for a in night.run["asserts"] if not a["ok"]} if night.run else {}
+
+    def listed(night: Night) -> set[str] | None:     # a lock's night held its manifest's (None: not known)
+        if night.run:
+            return {a["name"] for a in night.run["asserts"]}
+        return {a.name for a in night.manifest.asserts} if night.manifest else None
+
+    before, after = failed(old), failed(new)
+    held_after = listed(new)
+    return {"failing": [{"name": name, "message": message} for name, message in after.items() if name not in before],
+            "holding_again": [name for name in before if name not in after
+                              and (held_after is None or name in held_after)]}
 
 
 def _meaning(spec: AssertSpec) -> AssertSpec:

@@ -8,6 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tests.conftest import SECOND_GIT, Cli
 from tests.gitrepo import init_repo, write_manifest
@@ -89,7 +90,8 @@ def test_diff_between_two_nights(nights: Nights) -> None:
     assert (status["from"]["status"], status["to"]["status"]) == ("applied", "skipped")
     removed = next(e for e in out["entries"] if e["id"] == "pr/2")
     assert removed["from"]["status"] == "applied" and removed["to"] is None
-    assert out["asserts"] == {"added": ["f-defined"], "removed": [], "changed": [], "known": True}
+    assert out["asserts"] == {"added": ["f-defined"], "removed": [], "changed": [], "known": True, "failing": [],
+                              "holding_again": []}
     assert out["result"] == {"from": old_lock["result"], "to": new_lock["result"]} and out["order"] is None
 
 
@@ -111,7 +113,8 @@ def test_rev_path_and_files(nights: Nights, tmp_path: Path) -> None:
     _, files = _diff(nights, str(old), str(nights.manifest.with_name("manifest.yaml.lock")))
     assert files["entries"] == default["entries"]
     # no manifest beside old.lock: unknown, and said so
-    assert files["asserts"] == {"added": [], "removed": [], "changed": [], "known": False}
+    assert files["asserts"] == {"added": [], "removed": [], "changed": [], "known": False, "failing": [],
+                                "holding_again": []}
     text = nights.cli("diff", str(old), str(nights.manifest.with_name("manifest.yaml.lock")), "-m",
                       nights.manifest, "--repo", nights.work.path).stdout
     assert "asserts not compared: the older night's manifest is not known (a report names none, and `-m` is the " \
@@ -324,7 +327,7 @@ def test_a_sync_report_as_the_new_night(nights: Nights, tmp_path: Path) -> None:
     # the report has no manifest beside it: it was made from the one on disk, whose asserts are compared
     # (helper-100: "asserts not compared", always, on the red night one wants them)
     assert out["asserts"] == default["asserts"] == {"added": ["f-defined"], "removed": [], "changed": [],
-                                                    "known": True}
+                                                    "known": True, "failing": [], "holding_again": []}
 
 
 def test_a_report_of_a_sync_that_stopped_before_composing(nights: Nights, tmp_path: Path) -> None:
@@ -407,7 +410,7 @@ def test_the_default_old_night_is_the_last_commit_of_the_lock(tmp_path: Path, cl
         # night one is HEAD~2 (said by its SHA) once the second night is committed, HEAD~1 before
         assert out["locks"]["old"] == f"{night_one if committed else 'HEAD~1'}:carries/manifest.yaml.lock"
         assert out["asserts"] == {"added": ["f-new"], "removed": ["f-old"], "changed": ["h-once"],
-                                  "known": True}, out["asserts"]
+                                  "known": True, "failing": [], "holding_again": []}, out["asserts"]
         pr2 = next(e for e in out["entries"] if e["id"] == "pr/2")
         assert (pr2["change"], pr2["from"]["status"], pr2["to"]["status"], pr2["to"]["reason"]) == (
             "status", "applied", "skipped", "disabled"), pr2
@@ -554,7 +557,8 @@ def test_a_report_as_the_older_night_has_no_known_asserts(nights: Nights, tmp_pa
                                                              {"name": "g-new", "file": "a.py", "not_calls": "g", "in": "f"}])
     code, out = _diff(nights, str(report))
     assert code == 0, out
-    assert out["asserts"] == {"added": [], "removed": [], "changed": [], "known": False}
+    assert out["asserts"] == {"added": [], "removed": [], "changed": [], "known": False, "failing": [],
+                              "holding_again": []}
 
 
 def test_a_report_says_the_head_of_a_pr_it_skipped_before_reading_it(tmp_path: Path, cli: Cli) -> None:
@@ -578,3 +582,36 @@ def test_a_report_says_the_head_of_a_pr_it_skipped_before_reading_it(tmp_path: P
     assert code == 0 and [(e["id"], e["change"]) for e in by_report["entries"]] == \
         [(e["id"], e["change"]) for e in by_locks["entries"]] == [("pr/1", "moved"), ("pr/2", "moved"),
                                                                  ("carry/u", "unchanged")], by_report
+
+
+def test_the_diff_of_two_reports_says_the_new_night_failed_and_on_which_assert(nights: Nights, tmp_path: Path
+                                                                               ) -> None:
+    """helper-143: the night an assert was added and failed, `diff` of the two nights' reports said only that a
+    PR moved: not that the new night was red, nor which assert failed. Each report's outcome and assert
+    results are compared; a lock's night is one that published, every assert of its manifest held."""
+    args = ("-m", nights.manifest, "--repo", nights.work.path)
+    green, red = tmp_path / "green.json", tmp_path / "red.json"
+    assert nights.cli("sync", *args, "--dry-run", "--report", green).exit_code == 0
+    data = yaml.safe_load(nights.manifest.read_text())
+    data["asserts"].append({"name": "g-defined", "file": "a.py", "defines": "g"})
+    write_manifest(nights.manifest, data)
+    assert nights.cli("sync", *args, "--report", red).exit_code == 1
+    code, out = _diff(nights, str(green), str(red))
+    assert code == 0, out
+    assert out["outcome"] == {"from": {"ok": True, "exit_code": 0, "published": False},
+                              "to": {"ok": False, "exit_code": 1, "published": False}}
+    [failing] = out["asserts"]["failing"]
+    assert failing["name"] == "g-defined" and failing["message"], failing
+    assert out["asserts"]["holding_again"] == []
+    text = " ".join(nights.cli("diff", str(green), str(red), *args).stdout.split())
+    assert "run: ok (exit 0, a report) -> FAILED (exit 1, a report)" in text, text
+    assert f"assert failing now: g-defined: {failing['message']}" in text, text
+    # the next night publishes again (the assert taken out): it no longer fails, and it is not "holding again"
+    data["asserts"] = data["asserts"][:-1]
+    write_manifest(nights.manifest, data)
+    assert nights.cli("sync", *args).exit_code == 0
+    code, back = _diff(nights, str(red), str(nights.manifest.with_name("manifest.yaml.lock")))
+    assert back["outcome"]["to"] == {"ok": True, "exit_code": 0, "published": True}, back["outcome"]
+    assert (back["asserts"]["failing"], back["asserts"]["holding_again"]) == ([], []), back["asserts"]
+    assert "run: FAILED (exit 1, a report) -> published (a lock)" in nights.cli(
+        "diff", str(red), str(nights.manifest.with_name("manifest.yaml.lock")), *args).stdout
