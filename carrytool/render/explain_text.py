@@ -101,8 +101,7 @@ def body_lines(ex: Explanation, invocation: Invocation | None = None) -> list[st
         lines += ["", "union coverage"]
         for cov in ex.coverage:
             lines.append(f"  {cov.union} carries {cov.pr}" + (f" ({', '.join(cov.paths)})" if cov.paths else "")
-                         + f": {cov.count('verbatim')} verbatim, {cov.count('re-expressed')} re-expressed, "
-                           f"{cov.count('absent')} absent")
+                         + f": {cov.counts_said()}")
             for hunk in cov.hunks:
                 if hunk.status != "verbatim":
                     lines.append(f"      {hunk_line(hunk)}")
@@ -119,7 +118,8 @@ def hunk_line(hunk: Any) -> str:
     guard = ""
     if hunk.status == "re-expressed":
         guard = f"; guarded by {', '.join(hunk.asserts)}" if hunk.asserts else "; NOT guarded by any assert"
-    return f"{hunk.status}: {hunk.file}:{hunk.lines[0]}-{hunk.lines[1]}{scopes}{guard}"
+    why = f": {hunk.why}" if getattr(hunk, "why", None) else ""
+    return f"{hunk.status}: {hunk.file}:{hunk.lines[0]}-{hunk.lines[1]}{scopes}{guard}{why}"
 
 
 def story_lines(story: dict[str, Any]) -> list[str]:

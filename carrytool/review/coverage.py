@@ -6,7 +6,10 @@ deletion: whose removed lines contain its removed block; for a binary/rename/mod
 head has the same blob there). Otherwise it is `re-expressed` when the union changes the same scope
 (or, outside Python, the same file) differently, and `absent` when the union does not touch it at all.
 Re-expressed hunks are where a reviewer has to read code: the asserts that guard them are listed
-(see `guarding_asserts`).
+(see `guarding_asserts`). What sync's own check of the composed tree found (`with_sync_verdicts`) has the
+last word over this reading of the union's diff: a hunk it found left out (`provided-absent` with its
+lines) is `absent`, one the union's `drops` declare is `dropped` (with the why) (helper-141: a hunk the
+maintainer dropped at a union stop read `re-expressed`, the union changing its def elsewhere).
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from carrytool.manifest.model import Entry, Manifest, Supersede
 from carrytool.pipeline.hunks import Hunk, find_block
 from carrytool.review.evidence import EntryFacts, Sources
 
-VERBATIM, RE_EXPRESSED, ABSENT = "verbatim", "re-expressed", "absent"
+VERBATIM, RE_EXPRESSED, ABSENT, DROPPED = "verbatim", "re-expressed", "absent", "dropped"
 
 
 @dataclass
@@ -31,10 +34,14 @@ class HunkCoverage:
     scopes: list[str]
     status: str
     asserts: list[str] = field(default_factory=list)
+    why: str | None = None            # DROPPED: the union's `drops` item's why
 
     def to_json(self) -> dict[str, Any]:
-        return {"file": self.file, "lines": list(self.lines), "scopes": self.scopes, "status": self.status,
+        data = {"file": self.file, "lines": list(self.lines), "scopes": self.scopes, "status": self.status,
                 "asserts": self.asserts}
+        if self.why is not None:
+            data["why"] = self.why
+        return data
 
 
 @dataclass
@@ -54,8 +61,14 @@ class Coverage:
     def to_json(self) -> dict[str, Any]:
         return {"union": self.union, "pr": self.pr, "paths": self.paths, "head": self.head,
                 "folded": self.folded, "verbatim": self.count(VERBATIM),
-                "re_expressed": self.count(RE_EXPRESSED), "absent": self.count(ABSENT),
+                "re_expressed": self.count(RE_EXPRESSED), "absent": self.count(ABSENT), "dropped": self.count(DROPPED),
                 "hunks": [h.to_json() for h in self.hunks]}
+
+    def counts_said(self) -> str:
+        """`3 verbatim, 1 re-expressed, 0 absent` (`, 1 dropped on purpose` when one is)."""
+        dropped = self.count(DROPPED)
+        return f"{self.count(VERBATIM)} verbatim, {self.count(RE_EXPRESSED)} re-expressed, {self.count(ABSENT)} " \
+               "absent" + (f", {dropped} dropped on purpose" if dropped else "")
 
 
 def union_coverage(manifest: Manifest, evidence: Mapping[str, EntryFacts], sources: Sources,
@@ -71,6 +84,35 @@ def union_coverage(manifest: Manifest, evidence: Mapping[str, EntryFacts], sourc
             if pr is not None:
                 out.append(_cover(manifest, union, sup, pr, facts, sources, heads or {}))
     return out
+
+
+def with_sync_verdicts(coverage: Sequence[Coverage], warnings: Sequence[Mapping[str, Any]],
+                       dropped: Mapping[str, Sequence[Mapping[str, Any]]]) -> None:
+    """Give COVERAGE what sync's check of the composed tree found (pipeline.provided): a PR's hunk it found
+    left out (a `provided-absent` warning naming its lines, or the whole file) is ABSENT, whatever the union's
+    diff touches; one the union's `drops` cover (DROPPED: union id -> its `dropped_on_purpose`) is DROPPED,
+    with its why. A hunk the union's own diff holds (VERBATIM) stays so."""
+    absent: dict[tuple[str, str], set[tuple[str, tuple[int, ...] | None]]] = {}
+    for warning in warnings:
+        if warning.get("kind") == "provided-absent" and warning.get("other") and warning.get("entry"):
+            lines = warning.get("lines")
+            absent.setdefault((str(warning["other"]), str(warning["entry"])), set()).add(
+                (str(warning.get("file")), tuple(lines) if lines else None))
+    declared: dict[tuple[str, str], dict[tuple[str, tuple[int, ...] | None], str]] = {}
+    for union, items in dropped.items():
+        for item in items:
+            lines = item.get("lines")
+            declared.setdefault((union, f"pr/{item.get('pr')}"), {})[
+                (str(item.get("file")), tuple(lines) if lines else None)] = str(item.get("why") or "")
+    for cov in coverage:
+        gone, why = absent.get((cov.union, cov.pr), set()), declared.get((cov.union, cov.pr), {})
+        for hunk in cov.hunks:
+            key = (hunk.file, tuple(hunk.lines))
+            said = why.get(key, why.get((hunk.file, None)))
+            if said is not None:
+                hunk.status, hunk.why = DROPPED, said
+            elif hunk.status != VERBATIM and (key in gone or (hunk.file, None) in gone):
+                hunk.status = ABSENT
 
 
 def _cover(manifest: Manifest, union: Entry, sup: Supersede, pr: EntryFacts, facts: EntryFacts,

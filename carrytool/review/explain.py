@@ -25,7 +25,7 @@ from carrytool.pipeline.sync import (
     evaluate_asserts,
     plan_and_compose,
 )
-from carrytool.review.coverage import describe_assert, union_coverage
+from carrytool.review.coverage import describe_assert, union_coverage, with_sync_verdicts
 from carrytool.review.evidence import (
     EntryFacts,
     Sources,
@@ -82,6 +82,8 @@ def explain(manifest: Manifest, git: Git, *, offline: bool = False, entries: Seq
             later.stacked_onto is not None and later.stacked_onto[0] == overlap.entries[0]
     full_heads = _full_heads(git, manifest)
     coverage = union_coverage(manifest, evidence, sources, full_heads)
+    with_sync_verdicts(coverage, planned.report.warnings,
+                       {step.id: step.dropped_on_purpose for step in planned.steps if step.dropped_on_purpose})
     suggestions = union_groups(manifest, overlap_map.overlaps, evidence, overlap_map.upstream_conflicts)
     suggestions += stale_folds(git, resolved.upstream, planned.report.warnings)
     suggestions += drift(git, manifest, resolved.upstream, evidence, resolved.patch_bases)

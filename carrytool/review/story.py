@@ -166,7 +166,7 @@ def _coverage_line(cov: Coverage, who: str) -> str:
             where = f"{hunk.file}:{hunk.lines[0]}" + (f" ({', '.join(hunk.scopes)})" if hunk.scopes else "")
             guard = f", guarded by {', '.join(hunk.asserts)}" if hunk.asserts else ", NOT guarded by any assert"
             tail.append(f"{hunk.status} {where}{guard if hunk.status == 're-expressed' else ''}")
-    counts = f"{cov.count('verbatim')} verbatim, {cov.count('re-expressed')} re-expressed, {cov.count('absent')} absent"
+    counts = cov.counts_said()
     return f"{subject}: {counts}" + (f" [{'; '.join(tail)}]" if tail else "")
 
 

@@ -286,3 +286,44 @@ def test_prs_on_their_own_bases_share_no_commits(cli: Cli, small: Small) -> None
     [pair] = report["overlaps"]
     assert "shared_commits" not in pair and "identical_hunks_total" not in pair, pair
     assert "built on one branch" not in cli("explain", "-m", small.manifest_path, "--repo", small.work.path).stdout
+
+
+SLEEP = "class Worker:\n    def sleep(self):\n" + "".join(f"        self.a{k} = {k}\n" for k in range(10))
+
+
+def _union_changing_the_def_elsewhere(small: Small, drops: list | None = None) -> None:
+    """pr/1 adds a line near the top of Worker.sleep; the union (supersedes 1) changes the same def near its
+    end and does not hold pr/1's line: it changes the scope, so its diff alone reads `re-expressed`."""
+    small.base = small.up.commit({"w.py": SLEEP}, "a worker", parent="main", ref="refs/heads/main")
+    small.pr(1, {"w.py": SLEEP.replace("        self.a1 = 1\n", "        self.a1 = 1\n        self.flush()\n")})
+    union = small.up.commit({"w.py": SLEEP.replace("self.a8 = 8", "self.a8 = 80")}, "union", parent=small.base,
+                            ref="refs/heads/union")
+    small.work.git("fetch", "-q", str(small.up.path), "refs/heads/union:refs/heads/union")
+    item = {"pr": 1, "drops": drops} if drops else 1
+    small.manifest([{"pr": 1}, {"carry": "union", "commit": union, "supersedes": [item]}])
+
+
+def test_coverage_takes_syncs_verdict_of_a_hunk_the_union_left_out(cli: Cli, small: Small) -> None:
+    """helper-141 on xarray: a hunk the maintainer left out read `re-expressed` in explain's coverage (the union
+    changed its def elsewhere) while sync's check of the composed tree found it absent (`provided-absent`
+    with its lines). Coverage says what sync found."""
+    _union_changing_the_def_elsewhere(small)
+    code, report = explain(cli, small)
+    assert code == 0, report
+    assert [(w["entry"], w["lines"]) for w in report["warnings"] if w["kind"] == "provided-absent"] == \
+        [("pr/1", [5, 5])], report["warnings"]
+    [cov] = report["coverage"]
+    assert [(h["lines"], h["status"]) for h in cov["hunks"]] == [([5, 5], "absent")], cov
+    assert (cov["re_expressed"], cov["absent"], cov["dropped"]) == (0, 1, 0)
+
+
+def test_coverage_says_a_hunk_the_union_drops_on_purpose_with_its_why(cli: Cli, small: Small) -> None:
+    _union_changing_the_def_elsewhere(small, [{"file": "w.py", "in": "Worker.sleep", "why": "flushed by upstream"}])
+    code, report = explain(cli, small)
+    assert code == 0, report
+    [cov] = report["coverage"]
+    assert [(h["status"], h.get("why")) for h in cov["hunks"]] == [("dropped", "flushed by upstream")], cov
+    assert (cov["absent"], cov["dropped"]) == (0, 1)
+    text = cli("explain", "-m", small.manifest_path, "--repo", small.work.path).stdout
+    assert "carry/union carries pr/1: 0 verbatim, 0 re-expressed, 0 absent, 1 dropped on purpose" in text, text
+    assert "dropped: w.py:5-5 (Worker.sleep): flushed by upstream" in text, text
