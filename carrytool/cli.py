@@ -287,7 +287,7 @@ def sync(
                     progress_reporter(sys.stderr, fmt == "text" and not _State.quiet) as progress:
                 options = SyncOptions(offline=offline, locked=locked, push=push, dry_run=dry_run, strict=strict,
                                       wait=wait)
-                result = run_sync(loaded, git, options, progress, notify=_diag)
+                result = run_sync(loaded, git, options, progress, notify=_say)
                 git.keep_named(result.names())      # every SHA the report names persists
         if dry_run:
             result.extra["dry_run"] = True
@@ -395,7 +395,7 @@ def verify(
                 from carrytool.gitlayer.repolock import RepoLock
 
                 with _open_git(repo) as git, \
-                        (RepoLock(git.git_dir, notify=_diag) if not offline else nullcontext()):   # it fetches
+                        (RepoLock(git.git_dir, notify=_say) if not offline else nullcontext()):   # it fetches
                     result = verify_rebuild(loaded, git, rev, offline=offline)
             elif rev:
                 with _open_git(repo) as git:
@@ -502,7 +502,7 @@ def explain(
                                  "PR", hint="list the PRs it stands for under its `supersedes:` (docs/manifest.md), "
                                  "or write a plain carry's message by hand")
             git = stack.enter_context(_open_git(repo, quarantine=True))
-            lock = RepoLock(git.git_dir, notify=_diag) if not offline else None   # fetching writes refs
+            lock = RepoLock(git.git_dir, notify=_say) if not offline else None   # fetching writes refs
             with lock or nullcontext(), progress_reporter(sys.stderr, fmt == "text" and not _State.quiet) as progress:
                 result = run_explain(loaded, git, offline=offline, entries=wanted, progress=progress)
             # every SHA the report names persists (read from its compact JSON, which json encodes in C);
@@ -575,7 +575,7 @@ def bisect(
             checks = select_checks(loaded, asserts or [], run, timeout)
             with _open_git(repo) as git:
                 fetching = not rev and not offline
-                lock = RepoLock(git.git_dir, notify=_diag) if fetching else None
+                lock = RepoLock(git.git_dir, notify=_say) if fetching else None
                 shown = fmt == "text" and not _State.quiet
                 with lock or nullcontext(), progress_reporter(sys.stderr, shown) as progress:
                     result = run_bisect(loaded, git, checks, rev=rev, offline=offline, locked=locked,
@@ -742,7 +742,7 @@ def _union_run(manifest: Optional[Path], repo: Path, name: str, scratch: Optiona
     from carrytool.union.fold import Union
 
     loaded = _load(manifest)
-    with _open_git(repo) as git, RepoLock(git.git_dir, wait=wait, notify=_diag):
+    with _open_git(repo) as git, RepoLock(git.git_dir, wait=wait, notify=_say):
         union = Union(loaded, git, name, notify=_say, scratch=Path(os.path.abspath(scratch)) if scratch else None,
                       invocation=_union_options(manifest, repo), aborting=aborting)
         return action(union)
@@ -793,7 +793,7 @@ def union_new(
         loaded = _load(manifest)
         if scratch:
             Scratch(Path(os.path.abspath(scratch)), name).check_usable()     # refuse before the manifest changes
-        with _open_git(repo) as git, RepoLock(git.git_dir, wait=wait, notify=_diag):
+        with _open_git(repo) as git, RepoLock(git.git_dir, wait=wait, notify=_say):
             before = loaded.path.read_bytes()
             updated, place = add_union_entry(loaded, name, prs, paths or [], patch=None if commit else
                                              (patch or f"unions/{name}.patch"),
@@ -920,7 +920,7 @@ def union_status(name: Annotated[Optional[str], typer.Argument(help="The carry e
             names = [name] if name else [e.name for e in loaded.entries if e.kind == "carry" and e.supersedes]
             invocation = _union_options(manifest, repo)
             with _open_git(repo) as git:
-                lock = RepoLock(git.git_dir, wait=wait, notify=_diag) if not offline else None   # fetching: refs
+                lock = RepoLock(git.git_dir, wait=wait, notify=_say) if not offline else None   # fetching: refs
                 with lock or nullcontext():
                     reports = [status(Union(loaded, git, n, notify=_say, invocation=invocation,
                                             scratch=Path(os.path.abspath(scratch)) if scratch else None),

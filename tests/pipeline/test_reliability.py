@@ -105,7 +105,8 @@ def test_a_live_lock_makes_the_second_run_exit_4_naming_the_holder(small: Small)
         result = run("sync", "-m", str(small.manifest_path), "--repo", str(small.work.path), "--wait", "0.3")
         assert result.returncode == 4 and f"pid {holder.pid}" in result.stderr
         assert small.branch() is None
-        waiter = subprocess.Popen([*CARRYTOOL, "sync", "-m", str(small.manifest_path), "--repo",
+        # -q too (helper-143: a CI log could not explain a pause of up to --wait seconds)
+        waiter = subprocess.Popen([*CARRYTOOL, "sync", "-q", "-m", str(small.manifest_path), "--repo",
                                    str(small.work.path), "--wait", "120"], stderr=subprocess.PIPE, text=True,
                                   stdout=subprocess.DEVNULL)
         notice = waiter.stderr.readline()        # it says it waits once it found the lock held: release now
