@@ -199,8 +199,8 @@ def _filter_partial(step: Step, carriers: list[tuple[Entry, tuple[str, ...]]]) -
 def union_lost(union: Step) -> bool:
     """Whether UNION, a carry, leaves out the PRs it supersedes: not applied, for a reason that does not say
     the result has its change anyway (merged upstream, redundant)."""
-    return bool(union.entry.supersedes) and union.status != APPLIED and \
-        union.reason not in ("merged-upstream", "redundant")
+    return bool(union.entry.supersedes) and union.entry.enabled and union.status != APPLIED and \
+        union.reason not in ("merged-upstream", "redundant")     # (a disabled one supersedes nothing: helper-144)
 
 
 def say_unapplied_unions(steps: list[Step], warnings: Iterable[dict[str, object]]) -> None:
@@ -220,13 +220,17 @@ def say_unapplied_unions(steps: list[Step], warnings: Iterable[dict[str, object]
         lost = [by_id[i] for i in ids if i in by_id and union_lost(by_id[i])]
         if not lost:
             continue
-        union = lost[0]
-        step.lost_with = union.id
-        files = absent.get((step.id, union.id), [])
-        whose = "its change" if step.reason == "superseded" else f"its change to {', '.join(step.filtered)}"
-        missing = f"{whose} is not in the result ({', '.join(files)})" if files else \
-            f"{whose} is in the result only where another entry or upstream brings it"
-        said = f"superseded by {union.id}, which was not applied ({union.reason or union.status}): {missing}"
+        step.lost_with = lost[0].id
+        sentences = []
+        for union in lost:      # each with the paths it stands for (helper-144: another union's, applied, were named)
+            files = absent.get((step.id, union.id), [])
+            own = [p for p, by in step.provided_by.items() if by == union.id]
+            whose = "its change" if step.reason == "superseded" else f"its change to {', '.join(own)}"
+            missing = f"{whose} is not in the result ({', '.join(files)})" if files else \
+                f"{whose} is in the result only where another entry or upstream brings it"
+            sentences.append(f"superseded by {union.id}, which was not applied ({union.reason or union.status}): "
+                             f"{missing}")
+        said = "; ".join(sentences)
         step.detail = f"{step.detail}; {said}" if step.status == APPLIED and step.detail else said
 
 

@@ -34,7 +34,8 @@ def _changes(diff: LockDiff, shown: list[dict[str, Any]]) -> list[str]:
     if runs["from"] != runs["to"]:
         lines.append(f"  run: {_run_said(runs['from'])} -> {_run_said(runs['to'])}")
     for item in diff.asserts.get("failing", []):
-        lines.append(f"  assert failing now: {item['name']}" + (f": {item['message']}" if item["message"] else ""))
+        then = _THEN.get(item.get("before", ""), "")
+        lines.append(f"  assert failing now: {item['name']}{then}" + (f": {item['message']}" if item["message"] else ""))
     if diff.asserts.get("holding_again"):
         lines.append(f"  asserts holding again: {', '.join(diff.asserts['holding_again'])}")
     if diff.asserts.get("known") is False:
@@ -44,10 +45,15 @@ def _changes(diff: LockDiff, shown: list[dict[str, Any]]) -> list[str]:
     return lines + _lists("asserts", diff.asserts) + _lists("resolutions", diff.resolutions)
 
 
+_THEN = {"held": " (it held on the old night)", "new": " (new since the old night)",
+         "not run": " (not run on the old night: it stopped before its asserts)", "unknown": ""}
+
+
 def _run_said(run: dict[str, Any]) -> str:
     if run["published"]:
         return "published (a lock)"
-    return ("ok" if run["ok"] else "FAILED") + f" (exit {run['exit_code']}, a report)"
+    code = run["exit_code"]         # (a report need not say it: the schema does not require it)
+    return ("ok" if run["ok"] else "FAILED") + (f" (exit {code}, a report)" if isinstance(code, int) else " (a report)")
 
 
 # a lock records the chain it composed, not why an entry is not in it (helper-123: a PR gone from applied to

@@ -65,6 +65,13 @@ def _overlap_rows(overlaps: list[Overlap]) -> str:
         kind = f"**{o.kind}**" if o.kind == "conflict" else o.kind
         kind += " (resolved structurally)" if o.structurally else ""
         kind += " (not merged: both conflict with upstream alone)" if not o.merged else ""
+        if o.applied_stacked:        # as the text says them (helper-144: the markdown never did)
+            kind += " (stacked: sync applies the later onto the earlier's head)"
+        elif o.stacked:
+            kind += " (stacked: the later is built on the earlier's head)"
+        elif o.shared_commits:
+            kind += f" (both built on one branch: {o.shared_commits} commit{'s' if o.shared_commits != 1 else ''} " \
+                    "beyond upstream in common)"
         files = files_said(o.files, o.conflict_files, md_code, most=FILES_SHOWN)
         scopes = ", ".join(md_code(s) for s in o.scopes[:FILES_SHOWN]) + \
             (f", ... (+{len(o.scopes) - FILES_SHOWN} more)" if len(o.scopes) > FILES_SHOWN else "")

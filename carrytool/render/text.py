@@ -342,7 +342,7 @@ def next_steps(report: Report, invocation: Invocation | None = None, unions: Seq
         hints.append("next: take the excluded paths out of the carry (or out of its `excludes`)")
     clobbers = [d for d in report.dropped if d.get("kind") == "clobbered"]
     if clobbers:
-        hints.append(_clobber_next(clobbers, report, run))
+        hints += _clobber_next(clobbers, report, run)
     dropped = sorted({str(d.get("entry")) for d in report.dropped if d.get("kind") == "dropped" and d.get("entry")})
     if dropped:
         hints.append(f"next: `{run.command('explain', *dropped)}` shows the dropped hunk and the commands that "
@@ -359,30 +359,50 @@ def next_steps(report: Report, invocation: Invocation | None = None, unions: Seq
     return hints
 
 
-def _clobber_next(clobbers: list[dict[str, Any]], report: Report, run: Invocation) -> str:
-    """The next step after entries removed other entries' lines: fold the PRs into a union (every PR whose
-    lines went and every PR that removed them: helper-76 saw one pair named); said as `on_conflict: theirs`
-    only where an entry resolved so (helper-133: a fork carry's own commit, merged cleanly, edited a PR's
-    line and was told `theirs` did it, with a union of that one PR to make)."""
+def _clobber_next(clobbers: list[dict[str, Any]], report: Report, run: Invocation) -> list[str]:
+    """The next steps after entries removed other entries' lines, one per entry that removed them: its cause
+    (`on_conflict: theirs` only where that entry resolved so: helper-133, a fork carry's clean merge was
+    blamed on it; helper-144, one `theirs` in a run coloured every other clobber) and the way out that
+    entry's kind has: PRs fold into a union (every PR whose lines went and the PR that removed them:
+    helper-76 saw one pair named), a union takes the PRs into its `supersedes` and is refolded, a fork carry
+    carries the PR's change and supersedes it, or holds the other carry's change (a carry is never in
+    `supersedes`)."""
     order = {step.id: n for n, step in enumerate(report.steps)}
     steps = {step.id: step for step in report.steps}
-    named = {str(x) for d in clobbers for x in (d.get("entry"), d.get("by")) if str(x).startswith("pr/")}
-    prs = [x.removeprefix("pr/") for x in sorted(named, key=lambda x: (order.get(x, len(order)), x))]
-    forced = [str(d.get("by")) for d in clobbers if steps.get(str(d.get("by"))) and steps[str(d.get("by"))].resolution]
-    cause = "`on_conflict: theirs` overwrote another entry's lines" if forced else \
-        " and ".join(dict.fromkeys(f"{d.get('by')}'s own change edits {d.get('entry')}'s lines" for d in clobbers)) + \
-        " (a clean merge: its commit changes them)"
-    carries = list(dict.fromkeys(str(d.get("by")) for d in clobbers if not str(d.get("by")).startswith("pr/")))
-    if carries:     # a fork change cannot join a union's `supersedes`: it is made to carry the PR's lines
-        victims = list(dict.fromkeys(str(d.get("entry")) for d in clobbers if str(d.get("by")) in carries))
-        numbers = [v.removeprefix("pr/") for v in victims if v.startswith("pr/")]
-        its = "its" if len(carries) == 1 else "their"
-        return (f"next: {cause}: if {', '.join(carries)} means to change them, make {its} commit carry "
-                f"{', '.join(victims)}'s change too and let it supersede {'it' if len(victims) == 1 else 'them'}"
-                + (f" (`supersedes: [{', '.join(numbers)}]`)" if numbers else "")
-                + f"; else change {', '.join(carries)} to leave those lines alone")
-    return (f"next: {cause}: compose both into a union instead "
-            f"(`{run.command('union', 'new', 'NAME', *(prs or ['PR', 'PR']))}`)")
+    victims_of: dict[str, list[str]] = {}
+    for item in clobbers:
+        victims = victims_of.setdefault(str(item.get("by")), [])
+        victims += [] if str(item.get("entry")) in victims else [str(item.get("entry"))]
+    hints = []
+    for by in sorted(victims_of, key=lambda x: (order.get(x, len(order)), x)):
+        victims = sorted(victims_of[by], key=lambda x: (order.get(x, len(order)), x))
+        step = steps.get(by)
+        forced = step is not None and step.resolution
+        whose = ", ".join(victims)
+        cause = f"{by} (`on_conflict: {step.resolution}`) overwrote {whose}'s lines" if forced and step else \
+            f"{by}'s own change edits {whose}'s lines (a clean merge: its commit changes them)"
+        prs = [v for v in victims if v.startswith("pr/")]
+        carries = [v for v in victims if not v.startswith("pr/")]
+        numbers = [v.removeprefix("pr/") for v in prs]
+        union = step is not None and step.entry.kind == "carry" and bool(step.entry.supersedes)
+        ways = []
+        if by.startswith("pr/"):
+            both = sorted(prs + [by], key=lambda x: (order.get(x, len(order)), x))
+            ways.append("compose both into a union instead "
+                        f"(`{run.command('union', 'new', 'NAME', *[x.removeprefix('pr/') for x in both])}`)")
+        elif union and step is not None:
+            if numbers:
+                ways.append(f"add {', '.join(numbers)} to {by}'s `supersedes` and refold it "
+                            f"(`{run.command('union', 'compose', str(step.entry.name))}`)")
+        elif numbers:
+            ways.append(f"if {by} means to change them, make its commit carry {', '.join(prs)}'s change too and let "
+                        f"it supersede {'it' if len(prs) == 1 else 'them'} (`supersedes: [{', '.join(numbers)}]`)")
+        if carries:
+            ways.append(f"fold {', '.join(carries)} into {by} (one carry holding both changes)")
+        if not by.startswith("pr/"):
+            ways.append(f"{'else ' if ways else ''}change {by} to leave those lines alone")
+        hints.append(f"next: {cause}: {'; '.join(ways)}")
+    return hints
 
 
 def _verify_next(report: Report, run: Invocation) -> str:

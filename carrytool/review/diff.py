@@ -493,9 +493,20 @@ def _assert_results(old: Night, new: Night) -> dict[str, Any]:
             return {a["name"] for a in night.run["asserts"]}
         return {a.name for a in night.manifest.asserts} if night.manifest else None
 
+    def then(name: str) -> str:
+        """What the old night says of an assert failing now: `held`, `new` (not in it), `not run` (a report of
+        a run that stopped before its asserts: helper-144 read "failing now" as "held before"), `unknown`."""
+        if old.run is None:
+            names = listed(old)
+            return "unknown" if names is None else "held" if name in names else "new"
+        if any(a["name"] == name for a in old.run["asserts"]):
+            return "held"
+        return "not run" if not old.run["asserts"] and old.run["exit_code"] not in (0, 1) else "new"
+
     before, after = failed(old), failed(new)
     held_after = listed(new)
-    return {"failing": [{"name": name, "message": message} for name, message in after.items() if name not in before],
+    return {"failing": [{"name": name, "message": message, "before": then(name)}
+                        for name, message in after.items() if name not in before],
             "holding_again": [name for name in before if name not in after
                               and (held_after is None or name in held_after)]}
 

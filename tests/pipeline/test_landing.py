@@ -617,3 +617,56 @@ def test_a_fork_carry_editing_a_prs_line_is_not_blamed_on_theirs(cli: Cli, small
     assert ("next: carry/fix's own change edits pr/1's lines (a clean merge: its commit changes them): if "
             "carry/fix means to change them, make its commit carry pr/1's change too and let it supersede it "
             "(`supersedes: [1]`); else change carry/fix to leave those lines alone") in result.stdout, result.stdout
+
+
+def test_each_clobber_gets_its_own_cause_and_way_out(cli: Cli, small: Small) -> None:
+    """helper-144: pr/2 resolved `theirs` over pr/1, and carry/fix (built on pr/3's head) edited pr/3's line in a
+    clean merge: one hint blamed both on `theirs` and left out the union of pr/1 and pr/2."""
+    small.base = small.up.commit({"a.py": "x = 1\n\n\n\n\ny = 1\n", "b.py": "z = 1\n"}, "base", parent="main",
+                                 ref="refs/heads/main")
+    small.pr(1, {"a.py": "x = 10\n\n\n\n\ny = 1\n"})
+    small.pr(2, {"a.py": "x = 20\n\n\n\n\ny = 1\n"})
+    three = small.pr(3, {"b.py": "z = 3\n"})
+    fix = small.up.commit({"b.py": "z = 33\n"}, "fork fix of z", parent=three, ref="refs/heads/fix")
+    small.work.git("fetch", "-q", str(small.up.path), "refs/heads/fix:refs/heads/fix")
+    small.manifest([{"pr": 1}, {"pr": 2, "on_conflict": "theirs"}, {"pr": 3}, {"carry": "fix", "commit": fix}])
+    result = cli("sync", "-m", small.manifest_path, "--repo", small.work.path)
+    assert result.exit_code == 1, result.output
+    out = " ".join(result.stdout.split())
+    assert "next: pr/2 (`on_conflict: theirs`) overwrote pr/1's lines: compose both into a union instead " \
+           "(`carrytool union new NAME 1 2" in out, out
+    assert "next: carry/fix's own change edits pr/3's lines (a clean merge: its commit changes them): if carry/fix " \
+           "means to change them, make its commit carry pr/3's change too and let it supersede it (`supersedes: " \
+           "[3]`); else change carry/fix to leave those lines alone" in out, out
+
+
+def test_a_carry_editing_another_carrys_lines_is_told_to_hold_both(cli: Cli, small: Small) -> None:
+    """helper-144: carry/b, built on carry/a, edits its line; the hint said to supersede carry/a, which only a
+    PR can be."""
+    first = small.up.commit({"b.py": "x = 10\ny = 2\nz = 3\n"}, "carry a", parent=small.base, ref="refs/heads/a")
+    second = small.up.commit({"b.py": "x = 11\ny = 2\nz = 3\n"}, "carry b", parent=first, ref="refs/heads/b")
+    for ref in ("a", "b"):
+        small.work.git("fetch", "-q", str(small.up.path), f"refs/heads/{ref}:refs/heads/{ref}")
+    small.manifest([{"carry": "a", "commit": first}, {"carry": "b", "commit": second}])
+    result = cli("sync", "-m", small.manifest_path, "--repo", small.work.path)
+    assert result.exit_code == 1, result.output
+    out = " ".join(result.stdout.split())
+    assert "next: carry/b's own change edits carry/a's lines (a clean merge: its commit changes them): fold carry/a " \
+           "into carry/b (one carry holding both changes); else change carry/b to leave those lines alone" in out, out
+    assert "supersede" not in out.split("next: carry/b")[1], out
+
+
+def test_a_union_editing_a_prs_lines_is_told_to_take_it_in_and_refold(cli: Cli, small: Small) -> None:
+    """helper-144: a union (supersedes pr/1) edited pr/2's line and was told `supersedes: [2]`, which, followed,
+    drops pr/1 from it."""
+    small.base = small.up.commit({"a.py": "x = 1\n\n\n\n\ny = 1\n"}, "base", parent="main", ref="refs/heads/main")
+    small.pr(1, {"a.py": "x = 10\n\n\n\n\ny = 1\n"})
+    two = small.pr(2, {"a.py": "x = 1\n\n\n\n\ny = 2\n"})
+    union = small.up.commit({"a.py": "x = 10\n\n\n\n\ny = 22\n"}, "union of 1 (and y)", parent=two,
+                            ref="refs/heads/union")
+    small.work.git("fetch", "-q", str(small.up.path), "refs/heads/union:refs/heads/union")
+    small.manifest([{"pr": 2}, {"pr": 1}, {"carry": "u", "commit": union, "supersedes": [1]}])
+    result = cli("sync", "-m", small.manifest_path, "--repo", small.work.path)
+    out = " ".join(result.stdout.split())
+    assert result.exit_code == 1 and "carry/u's own change edits pr/2's lines" in out, out
+    assert "add 2 to carry/u's `supersedes` and refold it (`carrytool union compose u" in out, out

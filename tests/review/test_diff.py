@@ -601,11 +601,11 @@ def test_the_diff_of_two_reports_says_the_new_night_failed_and_on_which_assert(n
     assert out["outcome"] == {"from": {"ok": True, "exit_code": 0, "published": False},
                               "to": {"ok": False, "exit_code": 1, "published": False}}
     [failing] = out["asserts"]["failing"]
-    assert failing["name"] == "g-defined" and failing["message"], failing
+    assert failing["name"] == "g-defined" and failing["message"] and failing["before"] == "new", failing
     assert out["asserts"]["holding_again"] == []
     text = " ".join(nights.cli("diff", str(green), str(red), *args).stdout.split())
     assert "run: ok (exit 0, a report) -> FAILED (exit 1, a report)" in text, text
-    assert f"assert failing now: g-defined: {failing['message']}" in text, text
+    assert f"assert failing now: g-defined (new since the old night): {failing['message']}" in text, text
     # the next night publishes again (the assert taken out): it no longer fails, and it is not "holding again"
     data["asserts"] = data["asserts"][:-1]
     write_manifest(nights.manifest, data)
@@ -615,3 +615,27 @@ def test_the_diff_of_two_reports_says_the_new_night_failed_and_on_which_assert(n
     assert (back["asserts"]["failing"], back["asserts"]["holding_again"]) == ([], []), back["asserts"]
     assert "run: FAILED (exit 1, a report) -> published (a lock)" in nights.cli(
         "diff", str(red), str(nights.manifest.with_name("manifest.yaml.lock")), *args).stdout
+
+
+def test_an_assert_failing_after_a_night_that_ran_none_is_not_said_to_have_held(nights: Nights, tmp_path: Path
+                                                                                ) -> None:
+    """helper-144: the old night stopped before its asserts (a conflict under `on_conflict: fail`, exit 3) and
+    the new one fails an assert: it was said "failing now", as if it had held. And a report without
+    `exit_code` (the schema does not require it) read "exit None"."""
+    args = ("-m", nights.manifest, "--repo", nights.work.path)
+    stopped, red = tmp_path / "stopped.json", tmp_path / "red.json"
+    data = yaml.safe_load(nights.manifest.read_text())
+    data["asserts"].append({"name": "g-defined", "file": "a.py", "defines": "g"})
+    write_manifest(nights.manifest, data)
+    assert nights.cli("sync", *args, "--report", red).exit_code == 1
+    old = json.loads(red.read_text())
+    old.update(ok=False, exit_code=3, asserts=[])        # as a run that stopped on a conflict writes it
+    stopped.write_text(json.dumps(old))
+    code, out = _diff(nights, str(stopped), str(red))
+    assert code == 0 and [f["before"] for f in out["asserts"]["failing"]] == ["not run"], out["asserts"]
+    text = " ".join(nights.cli("diff", str(stopped), str(red), *args).stdout.split())
+    assert "assert failing now: g-defined (not run on the old night: it stopped before its asserts)" in text, text
+    del old["exit_code"]
+    stopped.write_text(json.dumps(old))
+    text = " ".join(nights.cli("diff", str(stopped), str(red), *args).stdout.split())
+    assert "run: FAILED (a report) -> FAILED (exit 1, a report)" in text and "None" not in text, text

@@ -275,6 +275,7 @@ def test_two_prs_built_on_one_branch_are_said_so_and_kept_short(cli: Cli, small:
     assert "m07.py, ... (+4 more files)" in text and "m08.py" not in text, text
     markdown = cli(*args, "--format", "markdown").stdout
     assert "`m07.py`, ... (+4 more files)" in markdown and "m08.py" not in markdown, markdown
+    assert "(both built on one branch: 1 commit beyond upstream in common)" in markdown, markdown
 
 
 def test_prs_on_their_own_bases_share_no_commits(cli: Cli, small: Small) -> None:
