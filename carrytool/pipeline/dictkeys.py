@@ -20,7 +20,7 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 
 from carrytool.gitlayer.git import Git
-from carrytool.pipeline.shadowed import UPSTREAM, parse_module
+from carrytool.pipeline.shadowed import UPSTREAM, owned_modules
 
 # a constant key written before a `:`, at a line's start or after `{` or `,`: a plain string literal (no escapes), an integer, a one-line tuple
 KEY = re.compile(rb"""(?:^|[{,])[ \t]*((?:[bBuU]?(['"])(?:(?!\2)[^\\\n])*\2)|\d+|\([^()\n]*\))[ \t]*:(?!=)""",
@@ -64,13 +64,7 @@ def duplicate_keys(git: Git, tip: str, owners: Mapping[str, Owners]) -> list[dic
     """The warnings for the composed commit TIP. OWNERS: path -> who landed which lines of TIP's file (every
     other line is upstream's), for the files where an entry added a key."""
     out: list[dict[str, object]] = []
-    for path, owned in sorted(owners.items()):
-        data = git.file_at(tip, path)
-        if data is None or not _suspect(data, owned):
-            continue
-        module = parse_module(data)
-        if module is None:
-            continue
+    for path, owned, module in owned_modules(git, tip, owners, _suspect):
         for where, key, lines in _twice(module):
             by = [_owner(owned, line, key) for line in lines]
             if len(set(by)) > 1:

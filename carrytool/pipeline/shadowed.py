@@ -23,7 +23,7 @@ import ast
 import bisect
 import re
 import warnings
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 
 from carrytool.asserts.bydesign import Definition, by_design, overload_names
 from carrytool.asserts.pyscope import compound_blocks
@@ -62,17 +62,25 @@ def owner(owners: Owners, line: int, name: str) -> str:
     return UPSTREAM if found is None or name in found[1] else found[0]
 
 
+def owned_modules(git: Git, tip: str, owners: Mapping[str, Owners], suspect: Callable[[bytes, Owners], bool]
+                  ) -> Iterator[tuple[str, Owners, ast.Module]]:
+    """Each file of OWNERS (path -> who landed which lines) at TIP that the cheap SUSPECT scan says may hold
+    what is looked for, parsed; a file not Python this interpreter reads is left out: nothing is said of it
+    (the shadowed-definition and duplicate-key checks)."""
+    for path, owned in sorted(owners.items()):
+        data = git.file_at(tip, path)
+        if data is None or not suspect(data, owned):
+            continue
+        module = parse_module(data)
+        if module is not None:
+            yield path, owned, module
+
+
 def shadowed_definitions(git: Git, tip: str, owners: Mapping[str, Owners]) -> list[dict[str, object]]:
     """The warnings for the composed commit TIP. OWNERS: path -> who landed which lines of TIP's file (every
     other line is upstream's), for the files where an entry added a definition."""
     out: list[dict[str, object]] = []
-    for path, owned in sorted(owners.items()):
-        data = git.file_at(tip, path)
-        if data is None or not _suspect(data, owned):
-            continue
-        module = parse_module(data)
-        if module is None:
-            continue               # not Python this interpreter reads: nothing is said
+    for path, owned, module in owned_modules(git, tip, owners, _suspect):
         aliases = overload_names(module)
         for scope, nodes in _twice(module, aliases):
             by = [owner(owned, node.lineno, node.name) for node in nodes]
