@@ -693,8 +693,8 @@ class _Accountant:
             self.result.warnings.append({
                 "kind": "provided-absent", "entry": lost.pr, "other": union.id, "file": lost.file,
                 "lines": list(lost.lines),
-                "message": f"{union.id} supersedes {lost.pr} but the composed tree lacks its hunk "
-                           f"{lost.describe()}, in no region {union.id} reconciled ({lost.region()}): "
+                "message": f"{union.id} supersedes {lost.pr} but the composed tree {lost.lacking('its')}, "
+                           f"in no region {union.id} reconciled ({lost.region()}): "
                            f"dropped at a stop of the fold? (explain shows {union.id}'s coverage; if on purpose, "
                            f"{drop_hint(lost, union.entry.supersedes)})"})
         union.dropped_on_purpose = [{"pr": int(lost.pr.removeprefix("pr/")), "file": lost.file,

@@ -12,8 +12,10 @@ version of #45612's test). A hunk not there is left out unless it lies in a regi
 reconcile: one that another folded PR's hunk, or the union's own, changes too (their lines meet or touch
 in the same base file, as git's merge sees a conflict), in the same def/class for Python (explain's coverage: `re-expressed`). Where the base
 files differ and lines cannot be compared, the union's scopes decide (outside Python: that it changes
-the file at all), as coverage's classification does. Pure deletions are not checked (a removed line may
-stand elsewhere by right).
+the file at all), as coverage's classification does. A hunk that only removes lines is left out when the
+tip still holds them where the PR removes them (_still_there: in the def/class they lay in, else between
+the same neighbours) more often than the PR's head does (helper-144: a deletion the union dropped was
+called re-expressed, and its drop stale); the same line standing elsewhere is no loss.
 
 A hunk left out that the union's `supersedes` item declares dropped on purpose (`drops`: file, scope, why)
 is not left out but accounted as dropped (account_drops); a declared drop that matches no hunk left out is
@@ -29,6 +31,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 
 from carrytool.gitlayer.env import ZERO
 from carrytool.gitlayer.git import Change, Git
@@ -76,6 +79,16 @@ class LeftOut:
     module: bool = False            # a line of it at module level (or the whole file): only a drop without `in`
     head: str = ""                  # the PR's head it was read at (the hint's `head:`)
     how: str = ABSENT
+    removed: tuple[int, int] | None = None   # a pure deletion: the lines it removes in the PR's base
+
+    def lacking(self, whose: str = "") -> str:
+        """How the tree leaves it out, as a clause: lacks WHOSE hunk (default: its PR's), or (a pure deletion)
+        still has the lines it removes."""
+        if self.removed is None:
+            return "lacks " + (whose or self.pr + "'s") + f" hunk {self.describe()}"
+        first, last = self.removed
+        return f"still has the lines {self.pr} removes at {self.describe()} ({self.file}:{first}" + \
+            (f"-{last}" if last != first else "") + " in its base)"
 
     def describe(self) -> str:
         if self.lines is None:
@@ -172,19 +185,28 @@ def left_out(git: Git, unions: Sequence[UnionCheck]) -> list[list[LeftOut]]:
 def _left_out(git: Git, spans: SpanCache, union: UnionCheck, folded: list[list[Hunk]], own: list[Hunk]
               ) -> list[LeftOut]:
     tips: dict[str, _Tip | None] = {}
-    missing: list[tuple[int, Hunk, str | None]] = []
+    missing: list[tuple[int, Hunk, str | None, tuple[int, int] | None]] = []
     for k, (pr, hunks) in enumerate(zip(union.folded, folded)):
         for hunk in hunks:
-            offset, block = _core(hunk.added) if hunk.kind == "text" and hunk.path in pr.paths else (0, ())
+            change = _change_of(pr.changes, hunk.path)
+            # a pure deletion (not of the whole file: the per-path check's) is looked for by its removed lines
+            deletion = not hunk.added and change is not None and change.new_oid != ZERO
+            offset, block = _core(hunk.removed if deletion else hunk.added) \
+                if hunk.kind == "text" and hunk.path in pr.paths else (0, ())
             if not block:
                 continue
             if hunk.path not in tips:
                 tips[hunk.path] = _read_tip(git, union.tip, hunk.path)
             tip = tips[hunk.path]                       # None: a file gone, the per-path check's
-            how = _standing(git, spans, tip, hunk, _change_of(pr.changes, hunk.path), hunk.new_start + offset,
-                            block) if tip is not None else VERBATIM
+            if tip is None:
+                how: str | None = VERBATIM
+            elif deletion and change is not None:
+                how = None if _still_there(git, spans, tip, change, hunk.old_start + offset, block) else VERBATIM
+            else:
+                how = _standing(git, spans, tip, hunk, change, hunk.new_start + offset, block)
             if how != VERBATIM:
-                missing.append((k, hunk, how))
+                removed = (hunk.old_start + offset, hunk.old_start + offset + len(block) - 1) if deletion else None
+                missing.append((k, hunk, how, removed))
     if not missing:
         return []
 
@@ -193,7 +215,7 @@ def _left_out(git: Git, spans: SpanCache, union: UnionCheck, folded: list[list[H
             oid, line, lambda: git.read_blob(oid)))
 
     out = []
-    for k, hunk, how in missing:
+    for k, hunk, how, removed in missing:
         pr = union.folded[k]
         scopes, module = reach(hunk, pr.changes)
         if how is None:
@@ -203,7 +225,7 @@ def _left_out(git: Git, spans: SpanCache, union: UnionCheck, folded: list[list[H
             others += [(h, union.changes) for h in own if h.path == hunk.path]
             how = RECONCILED if any(_meet(mine, (h, _change_of(changes, h.path)),
                                           lambda h=h, c=changes: reach(h, c)[0]) for h, changes in others) else ABSENT
-        out.append(LeftOut(pr.id, hunk.path, hunk.span, tuple(scopes), module, pr.head, how))
+        out.append(LeftOut(pr.id, hunk.path, hunk.span, tuple(scopes), module, pr.head, how, removed))
     return out
 
 
@@ -283,6 +305,52 @@ def _standing(git: Git, spans: SpanCache, tip: _Tip, hunk: Hunk, change: Change 
     if any(at + len(block) <= last for at in find_block(tip.lines, block, first)):
         return VERBATIM
     return RE_EXPRESSED if _re_expressed(block, owners, tip.lines[first:last], kept, python=python) else None
+
+
+def _still_there(git: Git, spans: SpanCache, tip: _Tip, change: Change, start: int, block: tuple[bytes, ...]
+                 ) -> bool:
+    """Whether TIP still holds BLOCK, the lines a PR's pure deletion (CHANGE) removes from line START of its
+    base, where the PR removes them, more often than the PR's head does (a line the PR moves within its
+    def/class is carried): in the def/class each line that says something lay in, when every one lay in
+    one and TIP still has a def/class of each of those names; else between the same neighbours as in the
+    base (the nearest line that says something on either side, compared without whitespace)."""
+    if not find_block(tip.lines, block):
+        return False                                # the usual answer: asked before anything is parsed
+    base, head = partial(git.read_blob, change.old_oid), git.read_blob(change.new_oid).split(b"\n")
+    owners = {spans.scope(change.old_oid, start + k, base) if is_python(change.path) else None
+              for k, line in enumerate(block) if line.strip()}
+    if None not in owners:
+        tip_spans = spans.spans(tip.oid, partial(git.read_blob, tip.oid))
+        if {name for _a, _b, name in tip_spans if name in owners} == owners:
+            head_spans = spans.spans(change.new_oid, partial(git.read_blob, change.new_oid))
+            return _held(tip.lines, tip_spans, owners, block) > _held(head, head_spans, owners, block)
+    around = _neighbours(base().split(b"\n"), start - 1, len(block))
+    return _beside(tip.lines, block, around) > _beside(head, block, around)
+
+
+def _held(lines: Sequence[bytes], spans: Sequence[tuple[int, int, str]], names: set[str | None],
+          block: tuple[bytes, ...]) -> int:
+    """How many times BLOCK stands in LINES within the def/classes NAMES (SPANS: LINES' def/classes)."""
+    held = [(a, b) for a, b, name in spans if name in names]
+    if not held:
+        return 0
+    first, last = min(a for a, _b in held) - 1, max(b for _a, b in held)
+    return sum(1 for at in find_block(lines, block, first) if at + len(block) <= last)
+
+
+def _beside(lines: Sequence[bytes], block: tuple[bytes, ...], around: tuple[bytes | None, bytes | None]) -> int:
+    """How many times BLOCK stands in LINES between the neighbours AROUND (_neighbours)."""
+    return sum(1 for at in find_block(lines, block) if _neighbours(lines, at, len(block)) == around)
+
+
+def _neighbours(lines: Sequence[bytes], at: int, count: int) -> tuple[bytes | None, bytes | None]:
+    """The nearest line that says something before index AT and after the COUNT lines from it, without
+    whitespace (None: the file's start or end)."""
+    def bare(k: int) -> bytes:
+        return lines[k].translate(None, b" \t\r")
+    before = next((bare(k) for k in range(at - 1, -1, -1) if bare(k)), None)
+    after = next((bare(k) for k in range(at + count, len(lines)) if bare(k)), None)
+    return before, after
 
 
 _HEADER = re.compile(rb"^((?:async[ \t]+)?def|class)[ \t]+\w+")

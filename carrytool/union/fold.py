@@ -498,7 +498,7 @@ class Union:
         files = [LeftOut(f.id, path, None, (), True, f.head) for f in folded for path in sorted(f.paths - own)]
         drops = account_drops([lost for lost in files if account_drops([lost], supersedes).dropped] + found,
                               supersedes)
-        notes = [f"warning: the union lacks {lost.pr}'s hunk {lost.describe()}, in no region it reconciled "
+        notes = [f"warning: the union {lost.lacking()}, in no region it reconciled "
                  f"({lost.region()}): dropped by a side taken at a stop? sync will warn provided-absent; if on "
                  f"purpose, {drop_hint(lost, supersedes)}" for lost in drops.absent]
         notes += [f"dropped on purpose: {lost.pr}'s {'change to ' if lost.lines is None else 'hunk '}"
