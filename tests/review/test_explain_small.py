@@ -328,3 +328,27 @@ def test_coverage_says_a_hunk_the_union_drops_on_purpose_with_its_why(cli: Cli, 
     text = cli("explain", "-m", small.manifest_path, "--repo", small.work.path).stdout
     assert "carry/union carries pr/1: 0 verbatim, 0 re-expressed, 0 absent, 1 dropped on purpose" in text, text
     assert "dropped: w.py:5-5 (Worker.sleep): flushed by upstream" in text, text
+
+
+def test_coverage_says_a_deletion_the_union_leaves_out_is_absent_or_dropped(cli: Cli, small: Small) -> None:
+    """helper-144: pr/1 only deletes a line of Worker.sleep; the union changes the def elsewhere and keeps that
+    line. Coverage read `re-expressed` and sync said nothing; a drop declaring it was called stale."""
+    small.base = small.up.commit({"w.py": SLEEP}, "a worker", parent="main", ref="refs/heads/main")
+    small.pr(1, {"w.py": SLEEP.replace("        self.a1 = 1\n", "")})
+    union = small.up.commit({"w.py": SLEEP.replace("self.a8 = 8", "self.a8 = 80")}, "union", parent=small.base,
+                            ref="refs/heads/union")
+    small.work.git("fetch", "-q", str(small.up.path), "refs/heads/union:refs/heads/union")
+    small.manifest([{"pr": 1}, {"carry": "union", "commit": union, "supersedes": [1]}])
+    code, report = explain(cli, small)
+    assert code == 0, report
+    assert [(w["entry"], w["lines"]) for w in report["warnings"] if w["kind"] == "provided-absent"] == \
+        [("pr/1", [3, 3])], report["warnings"]
+    [cov] = report["coverage"]
+    assert [(h["lines"], h["status"]) for h in cov["hunks"]] == [([3, 3], "absent")], cov
+    drop = {"file": "w.py", "in": "Worker.sleep", "why": "a1 stays"}
+    small.manifest([{"pr": 1}, {"carry": "union", "commit": union, "supersedes": [{"pr": 1, "drops": [drop]}]}])
+    code, report = explain(cli, small)
+    assert code == 0, report
+    [cov] = report["coverage"]
+    assert [(h["lines"], h["status"], h.get("why")) for h in cov["hunks"]] == [([3, 3], "dropped", "a1 stays")], cov
+    assert not [w for w in report["warnings"] if w["kind"] in ("provided-absent", "stale-drop")], report["warnings"]
