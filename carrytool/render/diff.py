@@ -39,9 +39,13 @@ def _changes(diff: LockDiff, shown: list[dict[str, Any]]) -> list[str]:
     if diff.asserts.get("holding_again"):
         lines.append(f"  asserts holding again: {', '.join(diff.asserts['holding_again'])}")
     if diff.asserts.get("known") is False:
-        # `-m` is the newer night's manifest (helper-141 passed it with two reports and read it as ignored)
-        lines.append("  asserts not compared: the older night's manifest is not known (a report names none, and `-m` "
-                     "is the newer night's; a lock has none beside it, or one that does not parse)")
+        # `-m` is the newer night's manifest (helper-141 passed it with two reports and read it as ignored); a lock's
+        # is the file beside it (helper-143: the demo's line spoke of reports to a reader of two locks)
+        unknown = diff.old if diff.old.manifest is None else diff.new
+        why = "a report names none, and `-m` is the newer night's" if unknown.run is not None else \
+            "a lock's is the manifest beside it (the lock's name without `.lock`), and there is none that parses"
+        lines.append(f"  asserts not compared: the {'older' if unknown is diff.old else 'newer'} night's manifest "
+                     f"is not known ({why})")
     return lines + _lists("asserts", diff.asserts) + _lists("resolutions", diff.resolutions)
 
 

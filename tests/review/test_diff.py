@@ -117,8 +117,8 @@ def test_rev_path_and_files(nights: Nights, tmp_path: Path) -> None:
                                 "holding_again": []}
     text = nights.cli("diff", str(old), str(nights.manifest.with_name("manifest.yaml.lock")), "-m",
                       nights.manifest, "--repo", nights.work.path).stdout
-    assert "asserts not compared: the older night's manifest is not known (a report names none, and `-m` is the " \
-        "newer night's" in " ".join(text.split()), text
+    assert "asserts not compared: the older night's manifest is not known (a lock's is the manifest beside it " \
+        "(the lock's name without `.lock`), and there is none that parses)" in " ".join(text.split()), text
     code, same = _diff(nights, "HEAD:carries/manifest.yaml.lock")
     assert code == 0 and {e["change"] for e in same["entries"]} == {"unchanged"}
     assert same["upstream"]["commits"] == 0
@@ -559,6 +559,9 @@ def test_a_report_as_the_older_night_has_no_known_asserts(nights: Nights, tmp_pa
     assert code == 0, out
     assert out["asserts"] == {"added": [], "removed": [], "changed": [], "known": False, "failing": [],
                               "holding_again": []}
+    text = nights.cli("diff", str(report), "-m", nights.manifest, "--repo", nights.work.path).stdout
+    assert "asserts not compared: the older night's manifest is not known (a report names none, and `-m` is the " \
+        "newer night's)" in " ".join(text.split()), text
 
 
 def test_a_report_says_the_head_of_a_pr_it_skipped_before_reading_it(tmp_path: Path, cli: Cli) -> None:
