@@ -26,7 +26,7 @@ from carrytool.gitlayer.env import ZERO
 from carrytool.gitlayer.git import EMPTY_TREE, REGULAR_MODES, Change, Git, paths_of
 from carrytool.pipeline.dictkeys import adds_key, duplicate_keys, written_keys
 from carrytool.pipeline.hunks import Hunk, find_block, is_subsequence_block, read_hunks
-from carrytool.pipeline.plan import APPLIED, Step
+from carrytool.pipeline.plan import APPLIED, Step, union_judged
 from carrytool.pipeline.provided import Folded, LeftOut, UnionCheck, account_drops, drop_hint, left_out
 from carrytool.pipeline.shadowed import adds_definition, defined_names, shadowed_definitions
 from carrytool.pipeline.unbound import binding_line, loose_names, unbound_names
@@ -669,7 +669,7 @@ class _Accountant:
             self._account_drops(by_id[union_id], lost)
         for union in self.steps:       # no hunk to look for: every drop it declares matches nothing
             if union.id not in found and any(s.drops for s in union.entry.supersedes) and self.tip and \
-                    _judged(union):
+                    union_judged(union):
                 self._account_drops(union, [])
 
     def _file_left_out(self, union: Step, lost: LeftOut, how: str, why: str) -> None:
@@ -677,7 +677,7 @@ class _Accountant:
         union was applied and does not change the file, dropped on purpose when a drop without `in` covers it
         (helper-140: the docs' own `tests/**` drop was warned, and called stale), else the warning ends with the
         YAML that declares it."""
-        if _judged(union) and lost.file not in self._union_paths.get(union.id, ()):
+        if union_judged(union) and lost.file not in self._union_paths.get(union.id, ()):
             if account_drops([lost], union.entry.supersedes).dropped:
                 self._files_dropped.setdefault(union.id, []).append(lost)
                 return
@@ -687,7 +687,7 @@ class _Accountant:
     def _account_drops(self, union: Step, found: list[LeftOut]) -> None:
         """FOUND, UNION's hunks the tree lacks verbatim, as `provided-absent` warnings (those absent), or dropped
         on purpose (its `drops`, which also cover the files it leaves out: _file_left_out); and, where UNION was
-        applied (_judged), each declared drop that covers none as a `stale-drop` warning."""
+        applied (union_judged), each declared drop that covers none as a `stale-drop` warning."""
         drops = account_drops(self._files_dropped.get(union.id, []) + list(found), union.entry.supersedes)
         for lost in drops.absent:
             self.result.warnings.append({
@@ -700,7 +700,7 @@ class _Accountant:
         union.dropped_on_purpose = [{"pr": int(lost.pr.removeprefix("pr/")), "file": lost.file,
                                      "lines": list(lost.lines) if lost.lines else None, "scopes": list(lost.scopes),
                                      "in": drop.scope, "why": drop.why} for lost, drop in drops.dropped]
-        for number, drop in drops.stale if _judged(union) else ():
+        for number, drop in drops.stale if union_judged(union) else ():
             self.result.warnings.append({
                 "kind": "stale-drop", "entry": union.id, "pr": number, "file": drop.file, "in": drop.scope,
                 "line": drop.line,
@@ -712,7 +712,7 @@ class _Accountant:
         """How UNION, standing for PR NUMBER whose diff is CHANGES, leaves the PR's change at PATH out of
         the image (the warning's sentence after "UNION supersedes PR but"), or None when it does not."""
         pr, name = f"pr/{number}", union.entry.name
-        if not _judged(union):
+        if not union_judged(union):
             why = f"was not applied ({union.reason or union.status}): {pr}'s change to {path} is in no entry of " \
                   f"the build"
         else:
@@ -794,12 +794,6 @@ class _Accountant:
             data["identical"] = identical
         data["survived"] = max(0, len(entry.landed) - clobbered_hunks)
         return data
-
-
-def _judged(union: Step) -> bool:
-    """Whether what UNION leaves out of its PRs is its own doing: it was applied, or skipped because the image
-    has its change (merged upstream, redundant). One not applied loses them all: its drops are not judged."""
-    return union.status == APPLIED or union.reason in ("merged-upstream", "redundant")
 
 
 def own_base(step: Step) -> str | None:

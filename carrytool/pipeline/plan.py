@@ -6,8 +6,9 @@ Nothing here talks to git. The composer later settles the steps that only a merg
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from carrytool.gitlayer.git import Change, paths_of
 from carrytool.manifest import paths
@@ -196,11 +197,30 @@ def _filter_partial(step: Step, carriers: list[tuple[Entry, tuple[str, ...]]]) -
         step.skip("superseded", f"every path it changes is provided by {', '.join(unions)}")
 
 
+def provided_absent(warnings: Iterable[Mapping[str, Any]]
+                    ) -> dict[tuple[str, str], list[tuple[str, tuple[int, ...] | None]]]:
+    """(PR id, union id) -> the (file, lines: None for the whole file) of each `provided-absent` warning, in
+    order: what the landing checks found a union leaves out (read by sync's rows, its outcome line and
+    explain's coverage)."""
+    out: dict[tuple[str, str], list[tuple[str, tuple[int, ...] | None]]] = {}
+    for warning in warnings:
+        if warning.get("kind") == "provided-absent":
+            lines = warning.get("lines")
+            out.setdefault((str(warning.get("entry")), str(warning.get("other"))), []).append(
+                (str(warning.get("file")), tuple(lines) if lines else None))
+    return out
+
+
+def union_judged(union: Step) -> bool:
+    """Whether what UNION leaves out of its PRs is its own doing: it was applied, or skipped because the image
+    has its change (merged upstream, redundant). One not applied loses them all: its drops are not judged."""
+    return union.status == APPLIED or union.reason in ("merged-upstream", "redundant")
+
+
 def union_lost(union: Step) -> bool:
-    """Whether UNION, a carry, leaves out the PRs it supersedes: not applied, for a reason that does not say
-    the result has its change anyway (merged upstream, redundant)."""
-    return bool(union.entry.supersedes) and union.entry.enabled and union.status != APPLIED and \
-        union.reason not in ("merged-upstream", "redundant")     # (a disabled one supersedes nothing: helper-144)
+    """Whether UNION, a carry, leaves out the PRs it supersedes: enabled (a disabled one supersedes nothing:
+    helper-144) and not applied, for a reason that does not say the result has its change anyway."""
+    return bool(union.entry.supersedes) and union.entry.enabled and not union_judged(union)
 
 
 def say_unapplied_unions(steps: list[Step], warnings: Iterable[dict[str, object]]) -> None:
@@ -210,11 +230,7 @@ def say_unapplied_unions(steps: list[Step], warnings: Iterable[dict[str, object]
     conflicted with a later PR and sync printed ok). WARNINGS: the run's; its `provided-absent` ones name
     the files whose change the result lacks (the landing checks found the rest in it anyway)."""
     by_id = {step.id: step for step in steps}
-    absent: dict[tuple[str, str], list[str]] = {}
-    for warning in warnings:
-        if warning.get("kind") == "provided-absent":
-            files = absent.setdefault((str(warning.get("entry")), str(warning.get("other"))), [])
-            files += [] if warning.get("file") in files else [str(warning.get("file"))]
+    absent = provided_absent(warnings)
     for step in steps:
         ids = [step.superseded_by] if step.reason == "superseded" else sorted(set(step.provided_by.values()))
         lost = [by_id[i] for i in ids if i in by_id and union_lost(by_id[i])]
@@ -223,7 +239,7 @@ def say_unapplied_unions(steps: list[Step], warnings: Iterable[dict[str, object]
         step.lost_with = lost[0].id
         sentences = []
         for union in lost:      # each with the paths it stands for (helper-144: another union's, applied, were named)
-            files = absent.get((step.id, union.id), [])
+            files = list(dict.fromkeys(file for file, _lines in absent.get((step.id, union.id), [])))
             own = [p for p, by in step.provided_by.items() if by == union.id]
             whose = "its change" if step.reason == "superseded" else f"its change to {', '.join(own)}"
             missing = f"{whose} is not in the result ({', '.join(files)})" if files else \

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, TextIO
 
-from carrytool.pipeline.plan import structured_refusal, union_lost
+from carrytool.pipeline.plan import provided_absent, structured_refusal, union_lost
 from carrytool.pipeline.report import Report, entry_json
 from carrytool.render.commands import Invocation
 from carrytool.render.safe import PrintableStream, printable
@@ -369,17 +369,20 @@ def _clobber_next(clobbers: list[dict[str, Any]], report: Report, run: Invocatio
     `supersedes`)."""
     order = {step.id: n for n, step in enumerate(report.steps)}
     steps = {step.id: step for step in report.steps}
+
+    def rank(entry_id: str) -> tuple[int, str]:         # manifest order
+        return order.get(entry_id, len(order)), entry_id
+
     victims_of: dict[str, list[str]] = {}
     for item in clobbers:
         victims = victims_of.setdefault(str(item.get("by")), [])
         victims += [] if str(item.get("entry")) in victims else [str(item.get("entry"))]
     hints = []
-    for by in sorted(victims_of, key=lambda x: (order.get(x, len(order)), x)):
-        victims = sorted(victims_of[by], key=lambda x: (order.get(x, len(order)), x))
+    for by in sorted(victims_of, key=rank):
+        victims = sorted(victims_of[by], key=rank)
         step = steps.get(by)
-        forced = step is not None and step.resolution
         whose = ", ".join(victims)
-        cause = f"{by} (`on_conflict: {step.resolution}`) overwrote {whose}'s lines" if forced and step else \
+        cause = f"{by} (`on_conflict: {step.resolution}`) overwrote {whose}'s lines" if step and step.resolution else \
             f"{by}'s own change edits {whose}'s lines (a clean merge: its commit changes them)"
         prs = [v for v in victims if v.startswith("pr/")]
         carries = [v for v in victims if not v.startswith("pr/")]
@@ -387,7 +390,7 @@ def _clobber_next(clobbers: list[dict[str, Any]], report: Report, run: Invocatio
         union = step is not None and step.entry.kind == "carry" and bool(step.entry.supersedes)
         ways = []
         if by.startswith("pr/"):
-            both = sorted(prs + [by], key=lambda x: (order.get(x, len(order)), x))
+            both = sorted(prs + [by], key=rank)
             ways.append("compose both into a union instead "
                         f"(`{run.command('union', 'new', 'NAME', *[x.removeprefix('pr/') for x in both])}`)")
         elif union and step is not None:
@@ -458,11 +461,10 @@ def _lost_note(report: Report) -> str:
     """`; but carry/u was not applied (conflict): the result lacks changes of pr/1, pr/2, which it supersedes`, for
     each union that left its PRs out (helper-133: "ok" alone, and the two PRs were gone from the branch)."""
     notes = []
+    lacking = provided_absent(report.warnings)
     for union in report.steps:
         if union.entry.kind == "carry" and union_lost(union):
-            absent = sorted({str(w.get("entry")) for w in report.warnings
-                             if w.get("kind") == "provided-absent" and w.get("other") == union.id},
-                            key=lambda pr: (len(pr), pr))
+            absent = sorted({pr for pr, other in lacking if other == union.id}, key=lambda pr: (len(pr), pr))
             said = f"the result lacks changes of {', '.join(absent)}, which it supersedes (see the provided-absent " \
                 "warnings)" if absent else \
                 "the PRs it supersedes are in the result only where other entries bring them"

@@ -22,6 +22,7 @@ from carrytool.asserts.spec import AssertSpec
 from carrytool.manifest import paths
 from carrytool.manifest.model import Entry, Manifest, Supersede
 from carrytool.pipeline.hunks import Hunk, find_block
+from carrytool.pipeline.plan import provided_absent
 from carrytool.review.evidence import EntryFacts, Sources
 
 VERBATIM, RE_EXPRESSED, ABSENT, DROPPED = "verbatim", "re-expressed", "absent", "dropped"
@@ -92,12 +93,7 @@ def with_sync_verdicts(coverage: Sequence[Coverage], warnings: Sequence[Mapping[
     left out (a `provided-absent` warning naming its lines, or the whole file) is ABSENT, whatever the union's
     diff touches; one the union's `drops` cover (DROPPED: union id -> its `dropped_on_purpose`) is DROPPED,
     with its why. A hunk the union's own diff holds (VERBATIM) stays so."""
-    absent: dict[tuple[str, str], set[tuple[str, tuple[int, ...] | None]]] = {}
-    for warning in warnings:
-        if warning.get("kind") == "provided-absent" and warning.get("other") and warning.get("entry"):
-            lines = warning.get("lines")
-            absent.setdefault((str(warning["other"]), str(warning["entry"])), set()).add(
-                (str(warning.get("file")), tuple(lines) if lines else None))
+    absent = provided_absent(warnings)
     declared: dict[tuple[str, str], dict[tuple[str, tuple[int, ...] | None], str]] = {}
     for union, items in dropped.items():
         for item in items:
@@ -105,7 +101,7 @@ def with_sync_verdicts(coverage: Sequence[Coverage], warnings: Sequence[Mapping[
             declared.setdefault((union, f"pr/{item.get('pr')}"), {})[
                 (str(item.get("file")), tuple(lines) if lines else None)] = str(item.get("why") or "")
     for cov in coverage:
-        gone, why = absent.get((cov.union, cov.pr), set()), declared.get((cov.union, cov.pr), {})
+        gone, why = set(absent.get((cov.pr, cov.union), [])), declared.get((cov.union, cov.pr), {})
         for hunk in cov.hunks:
             key = (hunk.file, tuple(hunk.lines))
             said = why.get(key, why.get((hunk.file, None)))
