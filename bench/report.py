@@ -93,7 +93,9 @@ def render_explain(summaries: Sequence[Summary]) -> str:
               "sync CPU s", "explain CPU s", "explain (warm) CPU s", "explain/sync CPU", "explain (warm)/sync CPU",
               "explain RSS MB"]
     return ("\n\nexplain beside sync: `explain --offline` in the carrytool runner's repository right after its syncs "
-            "(sync = the cold sync above); explain = no scope cache, every Python blob it needs parsed; "
+            "(sync = the cold sync above); explain = nothing an explain keeps (no scope cache: every Python blob it "
+            "needs parsed; no pair decisions: every pair merged), what the syncs kept (merges, the landing checks' "
+            "findings) found as after the nightly sync; "
             "(warm) = again, with the cache the first run wrote\n\n" + table(rows, header))
 
 

@@ -151,10 +151,13 @@ def test_bisect_finds_the_entry_behind_the_clobber(cli: Cli, demo: Scenario) -> 
 
 
 def test_demo_keep_leaves_a_scenario_to_explore(tmp_path: Path) -> None:
+    """A relative --keep, as a newcomer types it (`--keep demo1` failed: git fetched `demo1/upstream.git`
+    from inside the scenario's repository)."""
     keep = tmp_path / "kept"
-    proc = subprocess.run([sys.executable, "-m", "carrytool", "demo", "--keep", str(keep)], capture_output=True,
-                          text=True, timeout=120)
-    assert proc.returncode == 0
+    proc = subprocess.run([sys.executable, "-m", "carrytool", "demo", "--keep", "kept"], capture_output=True,
+                          text=True, timeout=120, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert f"cd {keep} &&" in proc.stdout       # the hints' folder is one to paste from anywhere
     assert (keep / "carries" / "manifest.yaml").exists() and (keep / "work.git").is_dir()
     lock = json.loads((keep / "carries" / "manifest.yaml.lock").read_text())
     assert lock["result"]

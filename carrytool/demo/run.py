@@ -84,7 +84,8 @@ def _bisect_naive(naive: Path, sc: Scenario) -> None:
 
 def run_demo(keep: Path | None = None) -> int:
     """Build the scenario, show the naive loop losing fixes, then sync; return sync's exit code."""
-    root = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="carrytool-demo-"))
+    # absolute: the scenario's repositories name each other by path, and git runs inside them
+    root = Path(keep).absolute() if keep else Path(tempfile.mkdtemp(prefix="carrytool-demo-"))
     if keep:
         _prepare_keep(root)
     try:

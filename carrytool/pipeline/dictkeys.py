@@ -20,7 +20,8 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 
 from carrytool.gitlayer.git import Git
-from carrytool.pipeline.shadowed import UPSTREAM, owned_modules
+from carrytool.pipeline.keptfindings import Finding, KeptFindings
+from carrytool.pipeline.shadowed import UPSTREAM, owned_findings
 
 # a constant key written before a `:`, at a line's start or after `{` or `,`: a plain string literal (no escapes), an integer, a one-line tuple
 KEY = re.compile(rb"""(?:^|[{,])[ \t]*((?:[bBuU]?(['"])(?:(?!\2)[^\\\n])*\2)|\d+|\([^()\n]*\))[ \t]*:(?!=)""",
@@ -60,16 +61,24 @@ def _is_key(value: object) -> bool:
     return isinstance(value, (str, bytes, int)) and not isinstance(value, bool)
 
 
-def duplicate_keys(git: Git, tip: str, owners: Mapping[str, Owners]) -> list[dict[str, object]]:
+def duplicate_keys(git: Git, tip: str, owners: Mapping[str, Owners], kept: KeptFindings | None = None
+                   ) -> list[dict[str, object]]:
     """The warnings for the composed commit TIP. OWNERS: path -> who landed which lines of TIP's file (every
-    other line is upstream's), for the files where an entry added a key."""
+    other line is upstream's), for the files where an entry added a key. KEPT: what earlier runs found
+    parsing the same blobs."""
     out: list[dict[str, object]] = []
-    for path, owned, module in owned_modules(git, tip, owners, _suspect):
-        for where, key, lines in _twice(module):
+    for path, owned, found in owned_findings(git, tip, owners, _suspect, "duplicate-keys", _found, kept):
+        for where, written, lines in found:
+            key = _literal(written.encode("utf-8"))     # (kept as its repr: a key is a string, bytes, ...)
             by = [_owner(owned, line, key) for line in lines]
-            if len(set(by)) > 1:
+            if key is not None and len(set(by)) > 1:
                 out.append(_warning(path, where, key, lines, by))
     return out
+
+
+def _found(module: ast.Module) -> list[Finding]:
+    """(the dict display, the key's repr, the lines it is written at) for each key a display writes twice."""
+    return [(where, repr(key), lines) for where, key, lines in _twice(module)]
 
 
 def _owner(owned: Owners, line: int, key: object) -> str:

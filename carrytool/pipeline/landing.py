@@ -26,6 +26,7 @@ from carrytool.gitlayer.env import ZERO
 from carrytool.gitlayer.git import EMPTY_TREE, REGULAR_MODES, Change, Git, paths_of
 from carrytool.pipeline.dictkeys import adds_key, duplicate_keys, written_keys
 from carrytool.pipeline.hunks import Hunk, find_block, is_subsequence_block, read_hunks
+from carrytool.pipeline.keptfindings import KeptFindings
 from carrytool.pipeline.plan import APPLIED, Step, union_judged
 from carrytool.pipeline.provided import Folded, LeftOut, UnionCheck, account_drops, drop_hint, left_out
 from carrytool.pipeline.shadowed import adds_definition, defined_names, shadowed_definitions
@@ -55,8 +56,10 @@ class _Entry:
 
 
 class _Accountant:
-    def __init__(self, git: Git, steps: Sequence[Step], tip: str | None = None) -> None:
+    def __init__(self, git: Git, steps: Sequence[Step], tip: str | None = None,
+                 findings: KeptFindings | None = None) -> None:
         self.git = git
+        self.findings = findings       # what parsing the composed modules found before (pipeline.keptfindings)
         self.steps = list(steps)
         self.applied = [s for s in self.steps if s.status == APPLIED]
         self.tip = tip or (self.applied[-1].commit if self.applied else None)    # the composed commit
@@ -532,7 +535,7 @@ class _Accountant:
         for path in dict.fromkeys(self.renamed.get(p, p) for p in sorted(self.defining)):   # a later step moved it
             owners[path] = {line: (self.applied[step].id, self._redefined(step, hunk))
                             for line, (step, hunk) in self.ledger.get(path, {}).items()}
-        self.result.warnings += shadowed_definitions(self.git, self.tip, owners)
+        self.result.warnings += shadowed_definitions(self.git, self.tip, owners, self.findings)
 
     def account_duplicate_keys(self) -> None:
         """A key an entry landed in a dict display that the composed module writes again in the same display,
@@ -546,7 +549,7 @@ class _Accountant:
             removed[owner] = (self.applied[step].id, written_keys(self.entries[step].own[hunk].removed))
         owners = {path: {line: removed[owner] for line, owner in self.ledger.get(path, {}).items()}
                   for path in dict.fromkeys(self.renamed.get(p, p) for p in sorted(self.keying))}
-        self.result.warnings += duplicate_keys(self.git, self.tip, owners)
+        self.result.warnings += duplicate_keys(self.git, self.tip, owners, self.findings)
 
     def account_unbound(self) -> None:
         """A name the composed module loads that nothing binds any more, where an `on_conflict: theirs` step
@@ -914,7 +917,9 @@ def _shift(owned: dict[int, Owner], hunks: list[Hunk]) -> dict[int, Owner]:
     return out
 
 
-def account(git: Git, steps: Sequence[Step], tip: str | None = None) -> Accounting:
+def account(git: Git, steps: Sequence[Step], tip: str | None = None, findings: KeptFindings | None = None
+            ) -> Accounting:
     """Set `landing` on every applied step; return dropped/clobbered failures and warnings. TIP: the
-    composed commit (the last applied entry's, or upstream when none applied)."""
-    return _Accountant(git, steps, tip).run()
+    composed commit (the last applied entry's, or upstream when none applied). FINDINGS: what earlier runs
+    found parsing the composed modules (pipeline.keptfindings)."""
+    return _Accountant(git, steps, tip, findings).run()

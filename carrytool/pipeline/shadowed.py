@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from carrytool.asserts.bydesign import Definition, by_design, overload_names
 from carrytool.asserts.pyscope import compound_blocks
 from carrytool.gitlayer.git import Git
+from carrytool.pipeline.keptfindings import Finding, KeptFindings
 from carrytool.pipeline.pyparts import triple_quoted
 
 # a name's bytes: ASCII letters, digits, `_`, and any byte of a UTF-8 letter (helper-111: `def été()`)
@@ -62,31 +63,52 @@ def owner(owners: Owners, line: int, name: str) -> str:
     return UPSTREAM if found is None or name in found[1] else found[0]
 
 
-def owned_modules(git: Git, tip: str, owners: Mapping[str, Owners], suspect: Callable[[bytes, Owners], bool]
-                  ) -> Iterator[tuple[str, Owners, ast.Module]]:
+def owned_findings(git: Git, tip: str, owners: Mapping[str, Owners], suspect: Callable[[bytes, Owners], bool],
+                   check: str, find: Callable[[ast.Module], list[Finding]], kept: KeptFindings | None = None
+                   ) -> Iterator[tuple[str, Owners, list[Finding]]]:
     """Each file of OWNERS (path -> who landed which lines) at TIP that the cheap SUSPECT scan says may hold
-    what is looked for, parsed; a file not Python this interpreter reads is left out: nothing is said of it
-    (the shadowed-definition and duplicate-key checks)."""
+    what is looked for, with what FIND finds in it parsed, when it finds something: kept by blob in KEPT,
+    as CHECK's (pipeline.keptfindings), so a blob is parsed for a check once. A file not Python this
+    interpreter reads has no finding: nothing is said of it (the shadowed-definition and duplicate-key
+    checks)."""
+    tree = git.tree_of(tip)
     for path, owned in sorted(owners.items()):
-        data = git.file_at(tip, path)
-        if data is None or not suspect(data, owned):
+        at = git.blob_at(tree, path)
+        if at is None or at[0] in ("040000", "160000"):
             continue
-        module = parse_module(data)
-        if module is not None:
-            yield path, owned, module
+        data = git.read_blob(at[1])
+        if not suspect(data, owned):
+            continue
+        key = kept.key(check, at[1]) if kept is not None else ""
+        found = kept.get(key) if kept is not None else None
+        if found is None:
+            module = parse_module(data)
+            found = find(module) if module is not None else []
+            if kept is not None:
+                kept.parsed += 1
+                kept.put(key, found)
+        if found:
+            yield path, owned, found
 
 
-def shadowed_definitions(git: Git, tip: str, owners: Mapping[str, Owners]) -> list[dict[str, object]]:
+def shadowed_definitions(git: Git, tip: str, owners: Mapping[str, Owners], kept: KeptFindings | None = None
+                         ) -> list[dict[str, object]]:
     """The warnings for the composed commit TIP. OWNERS: path -> who landed which lines of TIP's file (every
-    other line is upstream's), for the files where an entry added a definition."""
+    other line is upstream's), for the files where an entry added a definition. KEPT: what earlier runs
+    found parsing the same blobs."""
     out: list[dict[str, object]] = []
-    for path, owned, module in owned_modules(git, tip, owners, _suspect):
-        aliases = overload_names(module)
-        for scope, nodes in _twice(module, aliases):
-            by = [owner(owned, node.lineno, node.name) for node in nodes]
+    for path, owned, found in owned_findings(git, tip, owners, _suspect, "shadowed", _found, kept):
+        for scope, name, lines in found:
+            by = [owner(owned, line, name) for line in lines]
             if len(set(by)) > 1:
-                out.append(_warning(path, scope, nodes, by))
+                out.append(_warning(path, scope, name, lines, by))
     return out
+
+
+def _found(module: ast.Module) -> list[Finding]:
+    """(scope, name, the lines of its definitions) for each name a scope of MODULE defines twice (`_twice`)."""
+    return [(scope, nodes[0].name, [node.lineno for node in nodes])
+            for scope, nodes in _twice(module, overload_names(module))]
 
 
 def parse_module(data: bytes) -> ast.Module | None:
@@ -215,10 +237,8 @@ def _bodies(module: ast.Module, overloads: frozenset[str], *, blocks: bool
         yield scope, named
 
 
-def _warning(path: str, scope: str, nodes: list[Definition], by: list[str]) -> dict[str, object]:
-    """The warning for NODES (the definitions of one name in one scope, in file order), landed by BY."""
-    name = nodes[0].name
-    lines = [node.lineno for node in nodes]
+def _warning(path: str, scope: str, name: str, lines: list[int], by: list[str]) -> dict[str, object]:
+    """The warning for NAME, defined at LINES (file order) of one scope, landed by BY."""
     where = f"{scope}.{name}" if scope else name
     # the entry whose definition no longer counts, else (upstream's no longer counts) the one replacing it
     entry = next((owner for owner in by[:-1] if owner != UPSTREAM), by[-1])
@@ -226,5 +246,5 @@ def _warning(path: str, scope: str, nodes: list[Definition], by: list[str]) -> d
     said = ", ".join(f"line {line} by {owner}" for line, owner in zip(lines, by))
     return {"kind": "shadowed-definition", "entry": entry, "file": path, "name": where, "lines": lines,
             "by": by,
-            "message": f"{path} defines {where} {len(nodes)} times in one scope ({said}): when the module runs, "
+            "message": f"{path} defines {where} {len(lines)} times in one scope ({said}): when the module runs, "
                        f"the last, {by[-1]}'s, replaces {lost}, whose code is dead"}

@@ -26,6 +26,7 @@ from carrytool.manifest.model import Manifest
 from carrytool.pipeline import facts
 from carrytool.pipeline.atomic import crash_point
 from carrytool.pipeline.compose import Composer, Composition, Misguessed
+from carrytool.pipeline.keptfindings import KeptFindings
 from carrytool.pipeline.keptmerges import KeptMerges
 from carrytool.pipeline.landing import Accounting, account
 from carrytool.pipeline.lock import (
@@ -201,20 +202,25 @@ def _plan_and_compose(manifest: Manifest, git: Git, options: SyncOptions, progre
     report.warnings += stale_folds(manifest, git, resolved)
     # clean chained merges earlier runs kept (pipeline.keptmerges): written by sync, unless it is a dry run
     # (which writes nothing), and by explain, which keeps what it learns (as its scope cache); verify
-    # merges everything again, a check independent of what earlier runs found
-    kept = KeptMerges(git.common_dir / "carrytool" / "cache", git.version) if command != "verify" else None
+    # merges everything again, a check independent of what earlier runs found; so too what the landing
+    # checks found parsing the composed modules (pipeline.keptfindings)
+    cache = git.common_dir / "carrytool" / "cache"
+    kept = KeptMerges(cache, git.version) if command != "verify" else None
+    findings = KeptFindings(cache, git.version) if command != "verify" else None
     steps, violations, composition, accounting, stacks = _compose(manifest, git, resolved, missing, progress,
-                                                                  frozenset(), kept)
+                                                                  frozenset(), kept, findings)
     rejected = structured_rejections(manifest, git, steps, composition, accounting)
     if rejected:    # a structured resolution a check rejected goes back to being the conflict it was
         steps, violations, composition, accounting, stacks = _compose(manifest, git, resolved, missing, progress,
-                                                                      frozenset(rejected), kept)
+                                                                      frozenset(rejected), kept, findings)
         why = {"landing": "a hunk did not land", "asserts": "an assert failed on it"}
         for step in steps:
             if step.id in rejected and step.status == CONFLICT:
                 step.detail = f"{step.detail}; its structured resolution was rejected: {why[rejected[step.id]]}"
-    if kept is not None and (command == "explain" or (command == "sync" and not options.dry_run)):
+    if kept is not None and findings is not None and (command == "explain" or
+                                                      (command == "sync" and not options.dry_run)):
         kept.save()
+        findings.save()
     report.steps = steps
     for step in steps:       # a PR skipped before its facts were read: its head as fetched (and locked)
         if step.entry.kind == "pr" and step.head is None:
@@ -238,7 +244,7 @@ def _plan_and_compose(manifest: Manifest, git: Git, options: SyncOptions, progre
 
 
 def _compose(manifest: Manifest, git: Git, resolved: Resolved, missing: dict[int, str], progress: Progress | None,
-             structured_off: frozenset[str], kept: KeptMerges | None = None,
+             structured_off: frozenset[str], kept: KeptMerges | None = None, findings: KeptFindings | None = None,
              aside: bool = True) -> tuple[list[Step], list, Composition, Accounting,
                                           Callable[[], list[dict[str, object]]]]:
     """Plan and compose from scratch (the steps are fresh each time: composing settles them). ASIDE: the
@@ -262,14 +268,14 @@ def _compose(manifest: Manifest, git: Git, resolved: Resolved, missing: dict[int
     except Misguessed:
         composition = None      # composed again below, outside the handler: the first pass can go
     if composition is None:
-        return _compose(manifest, git, resolved, missing, progress, structured_off, kept, aside=False)
+        return _compose(manifest, git, resolved, missing, progress, structured_off, kept, findings, aside=False)
     if not any(step.structured for step in steps):
         # the composition stands (only a structured resolution can be composed again): what it reaches
         # persists whatever the checks say (the report names it), so it is packed into the store while
         # the landing checks read
         git.keep(composition.result)
         git.migrate_objects(later=True)
-    return steps, violations, composition, account(git, steps, composition.result), stacks
+    return steps, violations, composition, account(git, steps, composition.result, findings), stacks
 
 
 def structured_rejections(manifest: Manifest, git: Git, steps: list[Step], composition: Composition,
