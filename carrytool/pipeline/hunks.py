@@ -7,6 +7,7 @@ pure renames, mode changes, submodule pointers) count as one whole-file hunk eac
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -134,7 +135,15 @@ def _whole_file(change: Change, section: list[bytes]) -> Hunk:
 def read_hunks(git: Git, pairs: Sequence[tuple[str, str]], changes: Sequence[Sequence[Change]]) -> list[list[Hunk]]:
     """Hunks of every (old, new) pair, from one batched patch process; CHANGES are the raw diffs of the pairs."""
     patches = git.diff_patches(pairs)
-    return [parse_patch(patch, chg) for patch, chg in zip(patches, changes)]
+    return [list(_parsed(patch, tuple(chg))) for patch, chg in zip(patches, changes)]
+
+
+@functools.lru_cache(maxsize=512)
+def _parsed(patch: bytes, changes: tuple[Change, ...]) -> tuple[Hunk, ...]:
+    """parse_patch, once per distinct patch: explain's evidence and the landing checks read the same entries'
+    diffs (git keeps the patches by tree pair, so the same bytes come back; hunks are immutable). 60 polars
+    PRs, a dozen on one 350-file branch: the landing's 0.13 s of parsing in an explain."""
+    return tuple(parse_patch(patch, changes))
 
 
 def find_block(lines: Sequence[bytes], block: Sequence[bytes], start: int = 0) -> list[int]:

@@ -11,6 +11,7 @@ from carrytool.pipeline.hunks import parse_patch
 from carrytool.pipeline.report import Report
 from carrytool.render.text import warning_lines
 from tests.conftest import Cli, Small
+from tests.pipeline import test_sync
 from tests.pipeline.test_sync import by_id, sync
 
 BIG = "".join(f"line {i}\n" for i in range(1, 41))
@@ -263,6 +264,31 @@ def test_parse_patch_maps_hunks_to_exact_paths() -> None:
         ('dir x/q"uote', 10, 1, 12, 1, (b"gone",), (b"here",)),
     ]
     assert hunks[0].describe() == 'dir x/q"uote:4-5'
+
+
+def test_explain_parses_each_entry_s_patch_once(cli: Cli, small: Small, monkeypatch: pytest.MonkeyPatch) -> None:
+    """explain's evidence and its landing checks read the same entries' diffs: one parse each (the parsed
+    hunks are shared; the report is the one parsing twice gives)."""
+    from carrytool.pipeline import hunks as hunks_module
+
+    small.pr(1, test_sync.A_TWO)
+    small.pr(3, test_sync.B_TEN)
+    small.manifest([{"pr": 1}, {"pr": 3}])
+    argv = ("explain", "--offline", "--format", "json", "-m", small.manifest_path, "--repo", small.work.path)
+    assert sync(cli, small)[0] == 0
+    parsed: list[bytes] = []
+    real = hunks_module.parse_patch
+
+    def spy(patch, changes):  # noqa: ANN001, ANN202
+        parsed.append(patch)
+        return real(patch, changes)
+
+    monkeypatch.setattr(hunks_module, "parse_patch", spy)
+    hunks_module._parsed.cache_clear()
+    code, shared = cli.json(*argv)
+    assert code == 0 and len(parsed) == len(set(parsed)) == 2, parsed
+    monkeypatch.setattr(hunks_module, "_parsed", lambda patch, changes: tuple(real(patch, changes)))
+    assert cli.json(*argv) == (code, shared)
 
 
 @pytest.mark.parametrize("second", [
