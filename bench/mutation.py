@@ -1,9 +1,10 @@
 """`make mutation`: mutation score of the test suite over the core packages (mutmut 3), sampled or full.
 
 The core packages (`CORE`): pipeline, asserts, union, manifest, and the git layer's ref and redaction code
-(urls.py, repolock.py and the ref methods of git.py). All their mutants are generated once (cheap) in a
-private copy of the repository under $TMPDIR/carrytool-mutation/core (outside every git work tree: a
-mutant that breaks a test repository must never reach this one; CARRYTOOL_MUTATION_DIR moves it).
+(urls.py, repolock.py and Git's ref methods, in refs.py and processes.py). All their mutants are
+generated once (cheap) in a private copy of the repository under $TMPDIR/carrytool-mutation/core (outside
+every git work tree: a mutant that breaks a test repository must never reach this one;
+CARRYTOOL_MUTATION_DIR moves it).
 
 Checking every mutant costs hours on a 2-core machine (each runs the tests covering its function), so the
 default is a **seeded, stratified random sample**: the same fraction of each package's mutants, drawn with
@@ -53,10 +54,13 @@ CORE: dict[str, list[str]] = {
     "asserts": ["asserts/*"],
     "union": ["union/*"],
     "manifest": ["manifest/*"],
-    "gitlayer": ["gitlayer/urls.py", "gitlayer/repolock.py", "gitlayer/git.py"],
+    "gitlayer": ["gitlayer/urls.py", "gitlayer/repolock.py", "gitlayer/git.py", "gitlayer/refs.py",
+                 "gitlayer/processes.py"],
 }
-# of git.py only the ref code is in the population: reading, moving (compare-and-swap), deleting and
-# listing refs, and routing ref-taking calls to the user's repository (IN_REPO)
+# of the Git class's modules (git.py, and refs.py and processes.py, the modules of the mixins that hold its ref
+# code) only the ref code is in the population: reading, moving (compare-and-swap), deleting and listing refs,
+# and routing ref-taking calls to the user's repository (IN_REPO)
+GIT_MODULES = ("git", "refs", "processes")
 GIT_REF_FUNCTIONS = ("rev_parse", "ref_value", "update_ref", "delete_ref", "refs", "checked_out_branches",
                      "env", "_subcommand")
 # Tests that cannot pass under mutmut's instrumentation, whatever the mutant: every mutated function is
@@ -82,7 +86,7 @@ def package_of(mutant: str) -> str:
 
 def in_population(mutant: str) -> bool:
     parts = mutant.split(".")
-    if parts[1] != "gitlayer" or parts[2] != "git":
+    if parts[1] != "gitlayer" or parts[2] not in GIT_MODULES:
         return True
     func = re.sub(r"__mutmut_\d+$", "", parts[3]).split("ǁ")[-1]
     return func.removeprefix("x_") in GIT_REF_FUNCTIONS
@@ -263,8 +267,9 @@ METHOD = """\
 
 - **Population**: every mutant mutmut generates in the core packages: `carrytool/pipeline`,
   `carrytool/asserts`, `carrytool/union`, `carrytool/manifest`, and the git layer's ref and redaction code
-  (`gitlayer/urls.py`, `gitlayer/repolock.py`, and the ref methods of `gitlayer/git.py`: `rev_parse`,
-  `ref_value`, `update_ref`, `delete_ref`, `refs`, `checked_out_branches`, `env`, `_subcommand`).
+  (`gitlayer/urls.py`, `gitlayer/repolock.py`, and the ref methods of `Git` in `gitlayer/refs.py` and
+  `gitlayer/processes.py`: `rev_parse`, `ref_value`, `update_ref`, `delete_ref`, `refs`,
+  `checked_out_branches`, `env`, `_subcommand`).
   Generating them takes about a minute; checking them all (`make mutation MUTATION_ARGS=--all`) takes many
   hours on a 2-core machine.
 - **Sample**: the same fraction of every package, drawn with a fixed seed; the list is

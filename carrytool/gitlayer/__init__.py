@@ -1,8 +1,13 @@
 """The git layer: the only code that runs git.
 
 Owns how git is run (`env`: scrubbed environment, pinned configuration, version checks), the `Git`
-object with its plumbing and long-lived batch processes (`git`), the long-lived chained merge
-process (`mergepipe`), the parsers of git's objects and output (`objects`), URLs and their redaction (`urls`) and the repository lock (`repolock`). May import
-only `carrytool.errors` and the standard library: everything above it receives a `Git`, never builds
-git command lines of its own.
+object (`git`: its state and the mixins it is composed of, one module per concern: running git and its
+long-lived processes, the scratch directory and close in `processes`; writing objects in `objectwrite`;
+moving them from the quarantine into the user's store in `quarantine`; reading objects in `objectread`;
+trees in `trees`; history in `history`; content merges in `contentmerge`; tree merges in `treemerge`,
+with the merges in processes of their own in `sidemerges`; diffs and patches in `diffs`; refs in `refs`;
+answers kept by key in `answers`), the long-lived chained merge process (`mergepipe`), the parsers of
+git's objects and output (`objects`), URLs and their redaction (`urls`) and the repository lock
+(`repolock`). May import only `carrytool.errors` and the standard library: everything above it receives
+a `Git`, never builds git command lines of its own.
 """

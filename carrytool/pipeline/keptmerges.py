@@ -34,7 +34,10 @@ RULE = "chain-1"        # bump when what a chained merge is, or how a composer a
 # the code that asks a chained merge and reads its answer (the pinned configuration included): a kept tree
 # is the answer of this code only
 CODE = ("pipeline/compose.py", "pipeline/reduce.py", "pipeline/keptmerges.py", "gitlayer/env.py",
-        "gitlayer/git.py", "gitlayer/mergepipe.py", "gitlayer/objects.py")
+        "gitlayer/git.py", "gitlayer/mergepipe.py", "gitlayer/objects.py",
+        "gitlayer/processes.py", "gitlayer/objectwrite.py", "gitlayer/quarantine.py", "gitlayer/objectread.py",
+        "gitlayer/trees.py", "gitlayer/history.py", "gitlayer/contentmerge.py", "gitlayer/treemerge.py",
+        "gitlayer/sidemerges.py", "gitlayer/diffs.py", "gitlayer/refs.py", "gitlayer/answers.py")
 
 
 def _decode(raw: object) -> str | None:

@@ -29,7 +29,10 @@ RULE = "pairs-2"        # bump when what a pair merge decides, or how, or what i
 # the code that asks a pair merge and decides from its answer: a decision is this code's only
 CODE = ("review/overlap.py", "review/paircache.py", "pipeline/blame.py", "pipeline/structured.py",
         "pipeline/structured_tree.py", "pipeline/pyparts.py", "pipeline/compose.py", "pipeline/reduce.py",
-        "gitlayer/env.py", "gitlayer/git.py", "gitlayer/mergepipe.py", "gitlayer/objects.py")
+        "gitlayer/env.py", "gitlayer/git.py", "gitlayer/mergepipe.py", "gitlayer/objects.py",
+        "gitlayer/processes.py", "gitlayer/objectwrite.py", "gitlayer/quarantine.py", "gitlayer/objectread.py",
+        "gitlayer/trees.py", "gitlayer/history.py", "gitlayer/contentmerge.py", "gitlayer/treemerge.py",
+        "gitlayer/sidemerges.py", "gitlayer/diffs.py", "gitlayer/refs.py", "gitlayer/answers.py")
 
 Decision = tuple[list[str], bool]      # the pair's conflicting paths, resolved by the structured rule
 

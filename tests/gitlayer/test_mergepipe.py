@@ -93,11 +93,11 @@ def test_a_large_batch_shared_by_two_processes_answers_as_one_does(tmp_path: Pat
         heads = [git.rev_parse(f"refs/pull/{n}/head") for n in range(1, 31)]
         pairs = [(main, head) for head in heads] + [(heads[n], heads[n + 1]) for n in range(29)]
         pairs += [(ours, theirs), (heads[3], ours), (theirs, ours)]
-        monkeypatch.setattr("carrytool.gitlayer.git._cores", lambda: 1)
+        monkeypatch.setattr("carrytool.gitlayer.treemerge._cores", lambda: 1)
         alone = git.merge_trees(pairs)
         assert git._side_pipe is None
     with Git(up.path) as git:                                 # answers are kept per run: a run of its own
-        monkeypatch.setattr("carrytool.gitlayer.git._cores", lambda: 2)
+        monkeypatch.setattr("carrytool.gitlayer.treemerge._cores", lambda: 2)
         assert git.merge_trees(pairs[:3]) == alone[:3] and git._side_pipe is None   # a small batch: one process
         shared = git.merge_trees(pairs)
         assert git._side_pipe is not None                    # the second process answered half
@@ -111,10 +111,10 @@ def test_a_weighted_batch_is_shared_by_weight_and_answers_in_order(tmp_path: Pat
     with Git(up.path) as git:
         main = git.rev_parse("refs/heads/main")
         pairs = [(main, git.rev_parse(f"refs/pull/{n}/head")) for n in range(1, 13)]
-        monkeypatch.setattr("carrytool.gitlayer.git._cores", lambda: 1)
+        monkeypatch.setattr("carrytool.gitlayer.treemerge._cores", lambda: 1)
         alone = git.merge_trees(pairs)
     sent = merges_sent(monkeypatch)
-    monkeypatch.setattr("carrytool.gitlayer.git._cores", lambda: 2)
+    monkeypatch.setattr("carrytool.gitlayer.treemerge._cores", lambda: 2)
     weights = [1] * 12
     weights[0] = weights[2] = 50              # the two costly merges, both on what would be the first half
     with Git(up.path) as git:
@@ -143,7 +143,7 @@ def test_a_failing_second_process_is_an_error_not_a_wrong_answer(tmp_path: Path,
     with Git(up.path) as git:
         main = git.rev_parse("refs/heads/main")
         pairs = [(main, git.rev_parse(f"refs/pull/{n}/head")) for n in range(1, 11)]
-        monkeypatch.setattr("carrytool.gitlayer.git._cores", lambda: 2)
+        monkeypatch.setattr("carrytool.gitlayer.treemerge._cores", lambda: 2)
         git.merge_trees(pairs)
         git._side_pipe._proc.kill()
         git._side_pipe._proc.wait()
@@ -234,10 +234,11 @@ def test_later_merges_are_met_from_both_ends(tmp_path: Path, monkeypatch: pytest
     helper's (the chunks left, sent from the end), whichever answers a chunk first: the answers are
     merge_trees' own, in order, whichever process is slow; both processes are stopped, not waited for."""
     from carrytool.gitlayer import git as gitmodule
+    from carrytool.gitlayer import treemerge
 
     up, pairs = _later_corpus(tmp_path)
     assert len(pairs) > 3 * gitmodule.LATER_CHUNK
-    monkeypatch.setattr(gitmodule, "_cores", lambda: 2)
+    monkeypatch.setattr(treemerge, "_cores", lambda: 2)
     pipes: list[MergePipe] = []
     helpers: list[MergePipe] = []
     sent: list[tuple[MergePipe, list[list[str]]]] = []
@@ -298,10 +299,10 @@ def test_later_merges_are_met_from_both_ends(tmp_path: Path, monkeypatch: pytest
 
 def test_later_merges_go_on_when_the_helper_stops(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The helper only saves time: when its process dies, the first one answers every chunk."""
-    from carrytool.gitlayer import git as gitmodule
+    from carrytool.gitlayer import treemerge
 
     up, pairs = _later_corpus(tmp_path)
-    monkeypatch.setattr(gitmodule, "_cores", lambda: 2)
+    monkeypatch.setattr(treemerge, "_cores", lambda: 2)
     failed: list[BaseException] = []
     real_helper, real_ready, real_push = Git._helper, MergePipe.ready, MergePipe.push
     deadline = time.monotonic() + 20
@@ -360,11 +361,10 @@ def test_later_merges_come_out_of_a_large_stdio_buffer(tmp_path: Path, monkeypat
     """Should git's stdout buffer hold several chunks' answers (a platform with a larger stdio buffer
     than the flush merge's answer), a flush merge pushed after everything sent brings them out: here
     git's answers reach carrytool only in blocks of 64 KiB (the flush merge's answer is about 14 KiB)."""
-    from carrytool.gitlayer import git as gitmodule
-    from carrytool.gitlayer import mergepipe
+    from carrytool.gitlayer import mergepipe, treemerge
 
     up, pairs = _later_corpus(tmp_path)
-    monkeypatch.setattr(gitmodule, "_cores", lambda: 2)
+    monkeypatch.setattr(treemerge, "_cores", lambda: 2)
     with Git(up.path) as git:
         expected = git.merge_trees(pairs)
         monkeypatch.setattr(mergepipe.os, "read", _in_blocks())
@@ -395,10 +395,10 @@ def _in_blocks() -> Callable[[int, int], bytes]:
 
 
 def test_later_merges_on_one_core_need_no_helper(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from carrytool.gitlayer import git as gitmodule
+    from carrytool.gitlayer import treemerge
 
     up, pairs = _later_corpus(tmp_path)
-    monkeypatch.setattr(gitmodule, "_cores", lambda: 1)
+    monkeypatch.setattr(treemerge, "_cores", lambda: 1)
     made: list[object] = []
     real_init = MergePipe.__init__
     monkeypatch.setattr(MergePipe, "__init__", lambda self, git, **kw: (made.append(kw.get("cond")),
@@ -452,7 +452,7 @@ def test_merge_bases_a_walk_cannot_tell_are_asked_side_by_side(tmp_path: Path, m
     heads = [merged[3], plain[0], merged[0], merged[4], plain[1], merged[1], merged[2], mains[2]]
     alone = {h: up.git("merge-base", mains[-1], h) for h in heads}
     assert alone[merged[2]] == mains[3] and alone[mains[2]] == mains[2]
-    monkeypatch.setattr("carrytool.gitlayer.git.SIDE_BY_SIDE", 2)       # 5 asked: 2, 2 and 1 at a time
+    monkeypatch.setattr("carrytool.gitlayer.history.SIDE_BY_SIDE", 2)       # 5 asked: 2, 2 and 1 at a time
     started: list[list[str]] = []
     events: list[str] = []                 # each merge-base process started (+) and waited for (-)
     real_popen, real_communicate = subprocess.Popen, subprocess.Popen.communicate
@@ -568,9 +568,9 @@ def test_a_full_cache_never_loses_the_answers_of_the_call_that_fills_it(tmp_path
     up = init_repo(tmp_path / "up", bare=True)
     many_prs(up, 2, files=2)
     with Git(up.path) as git:
-        from carrytool.gitlayer import git as git_module
+        from carrytool.gitlayer import contentmerge
 
-        monkeypatch.setattr(git_module, "merge_contents_many",
+        monkeypatch.setattr(contentmerge, "merge_contents_many",
                             lambda self, triples: [(True, f"{t[0]}".encode()) for t in triples])
         git._contents = {(f"o{n}", "b", "t"): (True, b"old") for n in range(250)}
         kept = ("o0", "b", "t")

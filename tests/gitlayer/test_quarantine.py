@@ -133,13 +133,13 @@ def test_a_migration_in_the_background_fails_as_it_would_have_in_the_foreground(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Its error (here index-pack refusing a truncated pack) comes with the next migration, the same error;
     the scratch still goes at close."""
-    from carrytool.gitlayer import git as gitlayer
+    from carrytool.gitlayer import quarantine
     from tests.gitrepo import init_repo
 
     repo = init_repo(tmp_path / "r", bare=True)
     base = repo.commit({"a.txt": "a\n"}, "base", ref="refs/heads/main")
-    whole = gitlayer.pack_of_objects
-    monkeypatch.setattr(gitlayer, "pack_of_objects", lambda *args: whole(*args)[:-30])
+    whole = quarantine.pack_of_objects
+    monkeypatch.setattr(quarantine, "pack_of_objects", lambda *args: whole(*args)[:-30])
     errors = []
     for later in (False, True):
         git = Git(repo.path, quarantine=True)
@@ -166,13 +166,13 @@ def test_an_interrupted_wait_for_the_background_migration_leaves_no_keep_and_no_
     the scratch goes, and releases the .keep of the pack it made."""
     import threading
 
-    from carrytool.gitlayer import git as gitlayer
+    from carrytool.gitlayer import quarantine
     from tests.gitrepo import init_repo
 
     repo = init_repo(tmp_path / "r", bare=True)
     base = repo.commit({"a.txt": "a\n"}, "base", ref="refs/heads/main")
-    go, whole = threading.Event(), gitlayer.pack_of_objects
-    monkeypatch.setattr(gitlayer, "pack_of_objects", lambda *args: (go.wait(), whole(*args))[1])
+    go, whole = threading.Event(), quarantine.pack_of_objects
+    monkeypatch.setattr(quarantine, "pack_of_objects", lambda *args: (go.wait(), whole(*args))[1])
     git = Git(repo.path, quarantine=True)
     kept = _quarantined_commit(git, base, b"x\n")
     git.keep(kept)
@@ -632,7 +632,7 @@ def test_a_git_process_reading_beside_a_flush_never_meets_half_an_object(tmp_pat
     import threading
     import time
 
-    from carrytool.gitlayer import git as gitmodule
+    from carrytool.gitlayer import objectwrite
     from carrytool.gitlayer.env import git_argv
     from tests.gitrepo import init_repo
 
@@ -674,12 +674,12 @@ def test_a_git_process_reading_beside_a_flush_never_meets_half_an_object(tmp_pat
             assert run.write_blob(data) == blob
             for n in range(others):
                 run.write_blob(b"other %d\n" % n)
-            monkeypatch.setattr(gitmodule.os, "write", slow)
+            monkeypatch.setattr(objectwrite.os, "write", slow)
             flushing.set()
             run.flush_objects()
         finally:
             flushing.clear()
-            monkeypatch.setattr(gitmodule.os, "write", real_write)
+            monkeypatch.setattr(objectwrite.os, "write", real_write)
             stop.set()
             reader.join()
         written = run._pack_count
@@ -788,13 +788,14 @@ def _migrate_with_budget(tmp_path: Path, name: str, budget: int, monkeypatch: py
     """A commit of several sizes of blob and a chain of trees, migrated with COPIES_BUDGET = BUDGET; the
     quarantine files migrating read go to READS. Flushes of PACK_MIN objects or more are written as
     packs, at most PACKS_MAX of them; returns the repository, the commit and the packs written."""
-    import carrytool.gitlayer.git as gitmodule
+    import carrytool.gitlayer.objectwrite as objectwrite
+    import carrytool.gitlayer.quarantine as quarantine
     from tests.gitrepo import init_repo
 
-    monkeypatch.setattr(gitmodule, "COPIES_BUDGET", budget)
-    monkeypatch.setattr(gitmodule, "QUARANTINE_PACK_MIN", pack_min)
-    monkeypatch.setattr(gitmodule, "QUARANTINE_PACKS_MAX", packs_max)
-    monkeypatch.setattr(gitmodule, "_read_file", lambda path, *span: reads.append(path) or _read_file(path, *span))
+    monkeypatch.setattr(objectwrite, "COPIES_BUDGET", budget)
+    monkeypatch.setattr(objectwrite, "QUARANTINE_PACK_MIN", pack_min)
+    monkeypatch.setattr(objectwrite, "QUARANTINE_PACKS_MAX", packs_max)
+    monkeypatch.setattr(quarantine, "_read_file", lambda path, *span: reads.append(path) or _read_file(path, *span))
     repo = init_repo(tmp_path / name, bare=True)
     base = repo.commit({f"f{i:02d}.txt": f"{i}\n" for i in range(40)}, "base", ref="refs/heads/main")
     sig = Signature("t", "t@t", 1000000000)

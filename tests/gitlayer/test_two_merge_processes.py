@@ -41,7 +41,7 @@ def test_one_or_two_cores_give_the_same_reports(cli: Cli, tmp_path: Path, monkey
     seen = []
     for n, cores in enumerate((1, 2)):
         repo = init_repo(tmp_path / f"work{n}", bare=True)
-        monkeypatch.setattr("carrytool.gitlayer.git._cores", lambda c=cores: c)
+        monkeypatch.setattr("carrytool.gitlayer.treemerge._cores", lambda c=cores: c)
         seen.append((cli.json("sync", "-m", manifest, "--repo", repo.path, "--dry-run"),
                      cli.json("explain", "-m", manifest, "--repo", repo.path, "--offline")))
     assert seen[0] == seen[1]
@@ -69,7 +69,7 @@ def test_a_full_scratch_with_two_merge_processes_names_itself(small: Small, cli:
         monkeypatch.delenv("TMPDIR", raising=False)
         monkeypatch.setenv("XDG_RUNTIME_DIR", str(tiny))
         monkeypatch.setattr(env, "MIN_SCRATCH_FREE", 0)
-        monkeypatch.setattr("carrytool.gitlayer.git._cores", lambda: 2)
+        monkeypatch.setattr("carrytool.gitlayer.treemerge._cores", lambda: 2)
         for i in range(8):          # the failing process dies at a different moment each time
             work = init_repo(tmp_path / f"w{i}", bare=True)
             code, report = cli.json("sync", "--dry-run", "-m", small.manifest_path, "--repo", work.path)
@@ -93,7 +93,7 @@ def test_a_failure_in_either_merge_process_is_raised_once_both_stopped(tmp_path:
 
     up = init_repo(tmp_path / "up", bare=True)
     many_prs(up, SPLIT_MERGES_AT, files=SPLIT_MERGES_AT)
-    monkeypatch.setattr("carrytool.gitlayer.git._cores", lambda: 2)
+    monkeypatch.setattr("carrytool.gitlayer.treemerge._cores", lambda: 2)
     real = MergePipe.merge_many
     with Git(up.path) as git:
         main = git.rev_parse("refs/heads/main")
@@ -128,7 +128,7 @@ def test_a_second_ctrl_c_while_waiting_for_the_other_half_leaves_it_for_close(
 
     up = init_repo(tmp_path / "up", bare=True)
     many_prs(up, SPLIT_MERGES_AT, files=SPLIT_MERGES_AT)
-    monkeypatch.setattr("carrytool.gitlayer.git._cores", lambda: 2)
+    monkeypatch.setattr("carrytool.gitlayer.treemerge._cores", lambda: 2)
     real, real_join, real_release = MergePipe.merge_many, threading.Thread.join, Git._release_keeps
     log: list[str] = []
     git = Git(up.path)
@@ -176,7 +176,7 @@ def test_every_merge_process_of_a_run_shares_one_flush_merge(cli: Cli, tmp_path:
     manifest = write_manifest(tmp_path / "m.yaml", {
         "version": 1, "upstream": {"url": str(up.path)}, "fork": {"branch": "x"},
         "policy": {"on_conflict": "skip"}, "entries": [{"pr": n} for n in range(1, 41)]})
-    monkeypatch.setattr("carrytool.gitlayer.git._cores", lambda: 2)
+    monkeypatch.setattr("carrytool.gitlayer.treemerge._cores", lambda: 2)
     flush_merges: list[bytes] = []       # `merge-tree --stdin` runs of one `OURS THEIRS` line: a flush merge
     real_run = Git.run
 

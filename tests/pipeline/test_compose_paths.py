@@ -817,16 +817,16 @@ def test_a_failed_guess_stops_the_pass_it_spoiled(cli: Cli, small: Small, monkey
 
 def _content_batches(monkeypatch: pytest.MonkeyPatch) -> list[list[tuple]]:
     """The content merges the run asks git (gitlayer.mergepipe.merge_contents_many), one list per batch."""
-    from carrytool.gitlayer import git as gitmodule
+    from carrytool.gitlayer import contentmerge
 
     batches: list[list[tuple]] = []
-    real = gitmodule.merge_contents_many
+    real = contentmerge.merge_contents_many
 
     def spy(git, triples):  # noqa: ANN001, ANN202
         batches.append(list(triples))
         return real(git, triples)
 
-    monkeypatch.setattr(gitmodule, "merge_contents_many", spy)
+    monkeypatch.setattr(contentmerge, "merge_contents_many", spy)
     return batches
 
 

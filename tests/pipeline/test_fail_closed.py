@@ -13,6 +13,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from carrytool.gitlayer import contentmerge
 from carrytool.gitlayer import git as git_module
 from carrytool.pipeline.blame import meets_conflict
 from carrytool.pipeline.compose import Composer
@@ -138,13 +139,13 @@ def test_blame_reads_upstream_regions_from_the_merge_onto_upstream(cli: Cli, sma
     _blame_repo(small)
     small.manifest([{"pr": 5}, {"pr": 1}, {"pr": 3, "on_conflict": "skip"}, {"pr": 2, "on_conflict": "skip"}])
     merged: list[tuple] = []
-    real = git_module.merge_contents_many
+    real = contentmerge.merge_contents_many
 
     def spy(git, triples):  # noqa: ANN001, ANN202
         merged.extend(triples)
         return real(git, triples)
 
-    monkeypatch.setattr(git_module, "merge_contents_many", spy)
+    monkeypatch.setattr(contentmerge, "merge_contents_many", spy)
     args = ("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")
     code, read = cli.json(*args)
     read_merges = list(merged)

@@ -152,7 +152,7 @@ def test_prs_merged_alone_as_composing_merges_them_give_the_same_report(cli: Cli
         return real(self, lines)
 
     monkeypatch.setattr(MergePipe, "send_many", spy)
-    monkeypatch.setattr("carrytool.gitlayer.git._cores", lambda: 1)    # one process per batch: countable
+    monkeypatch.setattr("carrytool.gitlayer.treemerge._cores", lambda: 1)    # one process per batch: countable
     monkeypatch.setattr(KeptMerges, "get", lambda self, key: None)    # both runs merge every chained merge
     code, shared = cli.json(*args)
     shared_sent = list(sent)
