@@ -799,10 +799,16 @@ def union_new(
                                              (patch or f"unions/{name}.patch"),
                                              invocation=_union_options(manifest, repo), in_place=in_place)
             written = updated.path.read_bytes()
-            _diag(f"added carry/{name} to {updated.path}, " +
-                  (f"before {place.id} (the first of its PRs among the entries): sync applies it in that place"
-                   if place else "as the last entry" + (" (none of its PRs is an entry)" if in_place else
-                                                        " (`--in-place` puts it where its first PR stands)")))
+            # on stdout, where the fold's outcome follows it (helper-146: on stderr, a reader shown stdout first
+            # saw it after the stop message)
+            if not _State.quiet:
+                from carrytool.render.safe import printable
+
+                print(printable(f"added carry/{name} to {updated.path}, " + (
+                    f"before {place.id} (the first of its PRs among the entries): sync applies it in that place"
+                    if place else "as the last entry" + (" (none of its PRs is an entry)" if in_place else
+                                                         " (`--in-place` puts it where its first PR stands)"))),
+                      flush=True)
             union = Union(updated, git, name, notify=_say,
                           scratch=Path(os.path.abspath(scratch)) if scratch else None,
                           invocation=_union_options(manifest, repo))

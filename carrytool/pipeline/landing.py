@@ -28,7 +28,16 @@ from carrytool.pipeline.dictkeys import adds_key, duplicate_keys, written_keys
 from carrytool.pipeline.hunks import Hunk, find_block, is_subsequence_block, read_hunks
 from carrytool.pipeline.keptfindings import KeptFindings
 from carrytool.pipeline.plan import APPLIED, Step, union_judged
-from carrytool.pipeline.provided import Folded, LeftOut, UnionCheck, account_drops, drop_hint, left_out
+from carrytool.pipeline.provided import (
+    Folded,
+    LeftOut,
+    UnionCheck,
+    account_drops,
+    drop_hint,
+    left_out,
+    out_of_reach,
+    unreached,
+)
 from carrytool.pipeline.shadowed import adds_definition, defined_names, shadowed_definitions
 from carrytool.pipeline.unbound import binding_line, loose_names, unbound_names
 
@@ -65,6 +74,7 @@ class _Accountant:
         self.tip = tip or (self.applied[-1].commit if self.applied else None)    # the composed commit
         self._union_paths: dict[str, set[str]] = {}     # union id -> the paths its own diff changes (_left_out)
         self._files_dropped: dict[str, list[LeftOut]] = {}  # union id -> the PRs' files its drops cover
+        self._files_absent: dict[str, list[LeftOut]] = {}   # union id -> the PRs' files it leaves out, no drop covering
         self.ledger: dict[str, dict[int, Owner]] = {}
         # what else landed that a later step can undo: a file an entry deleted (path -> owner), a whole file
         # it set (binary, submodule, replaced: path -> owner), lines it only removed (path -> [(owner, lines)])
@@ -684,6 +694,7 @@ class _Accountant:
             if account_drops([lost], union.entry.supersedes).dropped:
                 self._files_dropped.setdefault(union.id, []).append(lost)
                 return
+            self._files_absent.setdefault(union.id, []).append(lost)
             why += f"; if on purpose, {drop_hint(lost, union.entry.supersedes)}"
         self._absent(lost.pr, union.id, lost.file, how, why)
 
@@ -703,13 +714,16 @@ class _Accountant:
         union.dropped_on_purpose = [{"pr": int(lost.pr.removeprefix("pr/")), "file": lost.file,
                                      "lines": list(lost.lines) if lost.lines else None, "scopes": list(lost.scopes),
                                      "in": drop.scope, "why": drop.why} for lost, drop in drops.dropped]
+        absent = [*drops.absent, *self._files_absent.get(union.id, [])]
         for number, drop in drops.stale if union_judged(union) else ():
+            lost = out_of_reach(number, drop, absent)
+            why = unreached(lost, drop) if lost else "it lacks none of them verbatim: it carries them now, the PR " \
+                "changed, or the file or scope is wrong; remove or fix the drop"
             self.result.warnings.append({
                 "kind": "stale-drop", "entry": union.id, "pr": number, "file": drop.file, "in": drop.scope,
                 "line": drop.line,
                 "message": f"{union.id} declares pr/{number}'s hunks in {drop.describe()} dropped on purpose (manifest "
-                           f"line {drop.line}), but it lacks none of them verbatim: it carries them now, the PR changed, or "
-                           f"the file or scope is wrong; remove or fix the drop"})
+                           f"line {drop.line}), but {why}"})
 
     def _left_out(self, union: Step, number: int | None, changes: Sequence[Change], path: str) -> str | None:
         """How UNION, standing for PR NUMBER whose diff is CHANGES, leaves the PR's change at PATH out of
@@ -736,38 +750,10 @@ class _Accountant:
         return union.composed_with is None or number in union.composed_with
 
     def _has(self, changes: Sequence[Change], path: str) -> bool:
-        """Whether the composed tree has the change CHANGES make at PATH: the file as they leave it; or a
-        file of the same mode their change merges into without changing it, or where each blocks of lines
-        their change adds stands at its place (upstream took the change and changed the file next to it,
-        or elsewhere); or no file at a path they only modify that upstream has no more either (upstream
-        moved or deleted it: where the change lands is upstream's rename to say, which explain's coverage
-        follows; an entry that deleted it took the change away)."""
+        """Whether the composed tree has the change CHANGES make at PATH (`has_change`)."""
         if self.tip is None:
             return False
-        found = self.git.blob_at(self.git.tree_of(self.tip), path)
-        if found == _wanted(changes, path):
-            return True
-        change = next((c for c in changes if c.path == path and c.status in ("M", "R", "A")), None)
-        if change is None:
-            return False
-        if found is None:       # upstream moved or deleted the file (not an entry: that loses the change)
-            first = self.applied[0].parent if self.applied else None
-            return change.status == "M" and (first is None or self.git.blob_at(self.git.tree_of(first), path) is None)
-        if found[0] != change.new_mode or not all(mode in REGULAR_MODES for mode in (found[0], change.new_mode)) \
-                or (change.status != "A" and change.old_mode not in REGULAR_MODES):
-            return False
-        base = None if change.status == "A" else change.old_oid
-        merged = self.git.merge_contents(found[1], base, change.new_oid)
-        if merged is None:
-            return False
-        tip = self.git.read_blob(found[1])
-        if merged[0]:
-            return merged[1] == tip
-        # a conflict: the tip changed lines next to the change (git's merge calls touching edits a
-        # conflict). The change is there when every block of lines it adds stands in the tip and no block
-        # it only removes does
-        old = _lines_of(self.git.read_blob(base)) if base else []
-        return _change_inside(old, _lines_of(self.git.read_blob(change.new_oid)), _lines_of(tip))
+        return has_change(self.git, self.tip, self.applied[0].parent if self.applied else None, changes, path)
 
     def _absent(self, pr: str, union: str, path: str, how: str, why: str) -> None:
         self.result.warnings.append({"kind": "provided-absent", "entry": pr, "other": union, "file": path,
@@ -803,6 +789,39 @@ def own_base(step: Step) -> str | None:
     """Where the change STEP applied starts: the head of the PR it is stacked on when it was applied as its
     own commits onto it, else its base."""
     return step.stacked_onto[1] if step.stacked_onto else step.base
+
+
+def has_change(git: Git, tip: str, start: str | None, changes: Sequence[Change], path: str) -> bool:
+    """Whether the tree of TIP has the change CHANGES make at PATH: the file as they leave it; or a
+    file of the same mode their change merges into without changing it, or where each blocks of lines
+    their change adds stands at its place (upstream took the change and changed the file next to it,
+    or elsewhere); or no file at a path they only modify that upstream (START: the commit the composition
+    starts from; None: not known) has no more either (upstream moved or deleted it: where the change lands
+    is upstream's rename to say, which explain's coverage follows; an entry that deleted it took the change
+    away). Sync's check of a PR's file a union does not change, and `union continue`'s (union.fold)."""
+    found = git.blob_at(git.tree_of(tip), path)
+    if found == _wanted(changes, path):
+        return True
+    change = next((c for c in changes if c.path == path and c.status in ("M", "R", "A")), None)
+    if change is None:
+        return False
+    if found is None:       # upstream moved or deleted the file (not an entry: that loses the change)
+        return change.status == "M" and (start is None or git.blob_at(git.tree_of(start), path) is None)
+    if found[0] != change.new_mode or not all(mode in REGULAR_MODES for mode in (found[0], change.new_mode)) \
+            or (change.status != "A" and change.old_mode not in REGULAR_MODES):
+        return False
+    base = None if change.status == "A" else change.old_oid
+    merged = git.merge_contents(found[1], base, change.new_oid)
+    if merged is None:
+        return False
+    data = git.read_blob(found[1])
+    if merged[0]:
+        return merged[1] == data
+    # a conflict: the tip changed lines next to the change (git's merge calls touching edits a
+    # conflict). The change is there when every block of lines it adds stands in the tip and no block
+    # it only removes does
+    old = _lines_of(git.read_blob(base)) if base else []
+    return _change_inside(old, _lines_of(git.read_blob(change.new_oid)), _lines_of(data))
 
 
 def _lines_of(data: bytes) -> list[bytes]:

@@ -37,7 +37,7 @@ from carrytool.gitlayer.env import ZERO
 from carrytool.gitlayer.git import Change, Git
 from carrytool.manifest.edit import flow_scalar
 from carrytool.manifest.model import Drop, Supersede
-from carrytool.manifest.paths import literal_pattern
+from carrytool.manifest.paths import literal_pattern, matches
 from carrytool.pipeline.hunks import Hunk, find_block, read_hunks
 from carrytool.pipeline.scopes import SpanCache, hunk_reach, is_python
 
@@ -149,6 +149,34 @@ def drop_hint(lost: LeftOut, supersedes: Sequence[Supersede]) -> str:
     if sup is not None and (sup.head or sup.paths):
         return f"add `{head + ', ' if head else ''}drops: [{item}]` to its supersedes item (pr: {number})"
     return f"write its supersedes item as `{{pr: {number}, {head + ', ' if head else ''}drops: [{item}]}}`"
+
+
+def out_of_reach(number: int, drop: Drop, absent: Sequence[LeftOut]) -> LeftOut | None:
+    """What of pr/NUMBER the union leaves out (ABSENT: warned `provided-absent`) that a stale DROP seems meant for
+    and cannot cover because of its `in`: the whole file it names (the union does not change it: a drop with `in`
+    never covers a whole file), or a hunk in its scope with a line at module level. None: the drop is stale for
+    the usual reasons (the union carries the hunks, the PR changed, the file or scope is wrong). (helper-147: a
+    drop with `in` for a file the union leaves alone was said to be stale because the union "carries them now".)"""
+    if drop.scope is None:
+        return None
+    for lost in absent:
+        if lost.pr != f"pr/{number}" or not matches(drop.file, lost.file):
+            continue
+        if lost.lines is None or (lost.module and any(s == drop.scope or s.startswith(drop.scope + ".")
+                                                      for s in lost.scopes)):
+            return lost
+    return None
+
+
+def unreached(lost: LeftOut, drop: Drop) -> str:
+    """Why DROP (with `in`) does not cover LOST (`out_of_reach`), and the drop that does, as a clause."""
+    without = f"`{{file: {flow_scalar(drop.file)}, why: {flow_scalar(drop.why)}}}`"
+    if lost.lines is None:
+        return (f"the union does not change {lost.file} at all: {lost.pr}'s whole change there is left out "
+                f"(provided-absent), and a drop with `in` never covers a whole file; to drop it on purpose, write "
+                f"the drop without `in`: {without}")
+    return (f"{lost.pr}'s hunk {lost.describe()} is left out (provided-absent), and a line of it at module level "
+            f"puts it out of reach of a drop with `in`; to drop it on purpose, write the drop without `in`: {without}")
 
 
 def _common_scope(scopes: Sequence[str]) -> str | None:

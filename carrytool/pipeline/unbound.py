@@ -9,6 +9,10 @@ enclosing function, the module nor the builtins bind, and only when there are so
 find the first line using each. A module that can bind names unseen (`from m import *`, a module-level
 `__getattr__`, any use of `globals` or `exec`) says nothing. Under `from __future__ import
 annotations` a name used only in annotations is not loaded.
+
+`union continue` reads a union's result the same way (`introduced`: names the result loads that nothing binds
+while upstream's and each folded PR's version of the file bind them or do not load them), with the binding a
+version has (`binding_of`) or a name the file binds (`bound_names`) as the likely fix.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import builtins
 import re
 import symtable
 import warnings
+from collections.abc import Sequence
 
 from carrytool.pipeline.shadowed import parse_module
 
@@ -38,6 +43,31 @@ def unbound_names(data: bytes) -> dict[str, int] | None:
         return None if loose is None else {}
     module = parse_module(data)
     return _first_loads(module, loose) if module is not None else None
+
+
+def introduced(result: bytes, versions: Sequence[bytes | None]) -> dict[str, int] | None:
+    """Name -> the first line loading it, of the names the module RESULT loads where nothing binds them while
+    each of VERSIONS (the same file elsewhere: None, no such file) binds it or does not load it: names the
+    change from those versions to RESULT left unbound (`union continue`: a resolution or an edit of the fold).
+    None when RESULT, or one of VERSIONS, is no Python this interpreter reads or can bind names unseen (a star
+    import, a module `__getattr__`, `globals`, `exec`): nothing is said of that file."""
+    loose = unbound_names(result)
+    if not loose:
+        return loose
+    elsewhere = [loose_names(data) for data in versions if data is not None]
+    if any(names is None for names in elsewhere):
+        return None
+    return {name: line for name, line in loose.items() if not any(name in names for names in elsewhere if names)}
+
+
+def bound_names(data: bytes) -> frozenset[str]:
+    """Every name some scope of the module DATA binds (assigned, imported, a parameter, a def or class), and
+    the builtins: what a name nothing binds may be a typo of."""
+    top = _table(data)
+    if top is None:
+        return KNOWN
+    return KNOWN | {s.get_name() for t in _tables(top) for s in t.get_symbols()
+                    if s.is_assigned() or s.is_imported() or s.is_parameter() or s.is_namespace()}
 
 
 def loose_names(data: bytes) -> frozenset[str] | None:
@@ -131,6 +161,27 @@ def _parts(node: ast.AST, lazy: bool) -> tuple[list[ast.AST], list[ast.AST]]:
     if lazy and isinstance(node, ast.AnnAssign):
         return [child for child in (node.target, node.value) if child is not None], []
     return list(ast.iter_child_nodes(node)), []
+
+
+def binding_of(data: bytes, name: str) -> tuple[int, str] | None:
+    """The first binding of NAME in DATA (`binding_line`) and, as one line, the statement that binds it: an
+    import as it binds NAME alone (`from peft import PeftWarning`, of a `from peft import (...)` over many
+    lines), else the line's text."""
+    module = parse_module(data)
+    if module is None:
+        return None
+    for node in ast.walk(module):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                if (alias.asname or alias.name.split(".")[0]) == name:
+                    written = alias.name + (f" as {alias.asname}" if alias.asname else "")
+                    if isinstance(node, ast.Import):
+                        return node.lineno, f"import {written}"
+                    return node.lineno, f"from {'.' * node.level}{node.module or ''} import {written}"
+    line = binding_line(data, name)
+    if line is None:
+        return None
+    return line, data.split(b"\n")[line - 1].strip().decode("utf-8", "replace")
 
 
 def binding_line(data: bytes, name: str) -> int | None:

@@ -90,13 +90,13 @@ def render_status(report: dict[str, Any], stream: TextIO, *, invocation: str = "
     else:
         at = "at a commit this repository does not have"
     refold = report["refold"]
+    fold = report.get("fold") or ({} if report.get("under_way") else None)
     clean = not (report["stale"] or report["drift"] or report["merged_upstream"] or refold["needs_resolution"]
-                 or refold["changes"] or report.get("not_composed") or report.get("patch_edited"))
+                 or refold["changes"] or report.get("not_composed") or report.get("patch_edited") or fold is not None)
     # the verdict on the union's own line: after its details it read as the next union's
     out(f"{report['entry']} {at} on upstream {report['upstream'][:12]}{': up to date' if clean else ''}\n")
-    if report.get("under_way"):
-        out(f"  a fold is under way: carrytool union continue {shlex.quote(name)}{invocation} "
-            f"(or abort)\n")
+    if fold is not None:
+        _under_way(fold, out, name, invocation)
     if report.get("patch_edited"):
         out(f"  {report['patch_edited']}: a refold would replace it (union compose refuses until it is restored "
             "or deleted)\n")
@@ -104,9 +104,12 @@ def render_status(report: dict[str, Any], stream: TextIO, *, invocation: str = "
         out(f"  stale: pr/{stale['pr']} folded at {stale['folded'][:12]}, now {stale['current'][:12]}\n")
     for pr in report["unfolded"]:
         out(f"  no folded head recorded for pr/{pr}\n")
+    # while a fold is under way, `union compose` refuses (exit 4): the commands above go on, not a refold
+    refold_command = f"refold: carrytool union compose {shlex.quote(name)}{invocation}" if fold is None else \
+        "refold: finish or abort the fold under way first"
     for pr in report.get("not_composed", []):
         out(f"  pr/{pr} is in supersedes, but the union was not composed with it (its Carry-Supersedes does not "
-            f"name it): refold: carrytool union compose {shlex.quote(name)}{invocation}\n")
+            f"name it): {refold_command}\n")
     for drift in report["drift"]:
         out(f"  drift: upstream {drift['commit'][:12]} {drift['subject']} changes an owned file\n")
     for pr in report["merged_upstream"]:
@@ -117,12 +120,30 @@ def render_status(report: dict[str, Any], stream: TextIO, *, invocation: str = "
         out("  a refold would stop and ask about:\n")
         for conflict in refold["needs_resolution"]:
             out(f"    {conflict['file']}  {_who(conflict)}{_kind(conflict)}\n")
-        out(f"  refold: carrytool union compose {shlex.quote(name)}{invocation}\n")
+        out(f"  {refold_command}\n")
     elif refold["changes"] is not None:
         changed = ", ".join(refold["changes"]) or "nothing"
         out(f"  a refold would ask nothing and change: {changed}\n")
     else:
         out("  a refold would ask nothing\n")
+
+
+def _under_way(fold: dict[str, Any], out, name: str, invocation: str) -> None:  # noqa: ANN001 - a stream's write
+    """A fold under way (status's `fold`): where it stopped and the commands that go on with it or drop it."""
+    go_on = fold.get("continue") or f"carrytool union continue {shlex.quote(name)}{invocation}"
+    drop = fold.get("abort") or f"carrytool union abort {shlex.quote(name)}{invocation}"
+    if fold.get("corrupt"):
+        out(f"  a fold is under way, but its state is unusable ({fold['corrupt']}): {drop} drops it (recorded "
+            "resolutions stay)\n")
+        return
+    if fold.get("stopped"):
+        files = ", ".join(f["file"] for f in fold["files"])
+        out(f"  a fold is under way, stopped at {fold['at']} on a conflict: {files}\n")
+        out(f"  resolve it in the scratch tree ({fold['scratch']}), then:  {go_on}\n")
+    else:
+        out("  a fold is under way (interrupted between its steps: nothing to resolve)\n")
+        out(f"  go on with it:  {go_on}\n")
+    out(f"  or drop it:  {drop}\n")
 
 
 def _structured(outcome: Outcome, out) -> None:  # noqa: ANN001 - a stream's write

@@ -15,6 +15,7 @@ are written before the state moves; the manifest and patch are replaced by renam
 from __future__ import annotations
 
 import base64
+import difflib
 import hashlib
 import re
 import shlex
@@ -38,10 +39,22 @@ from carrytool.pipeline.blame import (
     meets_conflict_many,
     takes_file_away,
 )
-from carrytool.pipeline.provided import Folded, LeftOut, UnionCheck, account_drops, drop_hint, left_out
+from carrytool.pipeline.landing import has_change
+from carrytool.pipeline.provided import (
+    Folded,
+    LeftOut,
+    UnionCheck,
+    account_drops,
+    drop_hint,
+    left_out,
+    out_of_reach,
+    unreached,
+)
 from carrytool.pipeline.resolve import _fetch, namespace, patch_message
+from carrytool.pipeline.scopes import is_python
 from carrytool.pipeline.shadowed import folded_twice
 from carrytool.pipeline.structured_tree import resolve_merge, without_resolved
+from carrytool.pipeline.unbound import binding_of, bound_names, introduced, loose_names
 from carrytool.union.resolutions import (
     Fixup,
     Store,
@@ -467,9 +480,12 @@ class Union:
             self.notify(f"warning: {note}")
         for note in self.left_out(state["upstream"], commit, items):
             self.notify(note)
+        for note in self.unbound(state, commit, items):
+            self.notify(note)
         outcome.patch = self.entry.patch
         if dry:
             return outcome
+        self.prune()
         if self.entry.patch:
             refuse_symlink(self.manifest.base_dir / self.entry.patch)
         refuse_symlink(self.manifest.path)
@@ -482,6 +498,104 @@ class Union:
         self.cleanup(Path(state["scratch"]))
         return outcome
 
+    def prune(self) -> None:
+        """Remove from the store each recorded edit that changes nothing and settles no conflict (its file as
+        the fold had it, recorded where the file merged or at a stop of another kind than `other`, where keeping
+        the file as shown is the decision: an earlier carrytool kept such records), saying so (helper-147: one
+        stayed, and a later stop printed "your recorded edit ... It was:" and nothing)."""
+        for fixup in self.store.load_fixups(self.name):
+            if fixup.base == fixup.result and fixup.conflict not in (None, "other"):
+                self.store.record_fixup(self.name, Fixup(fixup.item, fixup.file, fixup.base, fixup.base))
+                self.notify(f"{fixup.file}: removed the edit recorded there for {fixup.item} from the store: it "
+                            "changes nothing (the file as the fold had it)")
+
+    def unbound(self, state: dict, commit: str, items: list[FoldItem]) -> list[str]:
+        """A name the union's result (COMMIT) loads in a Python file it changes that nothing binds there, while
+        upstream's version of the file and each folded PR head's that changes it bind it or do not load it: the
+        fold introduced it, by a resolution (at a stop, or replayed from the store), a recorded edit, or where
+        the PRs' changes merged (one drops an import another's new line uses). Sync sees the union as one entry
+        and cannot tell (helper-147: `pruned_tensor / densty`, a typo in a resolution, passed continue and sync).
+        Every such file is read, not only those that stopped: a resolution replayed on a refold, and two PRs that
+        merge cleanly, leave names unbound as surely; a file some PR's head has as the result is skipped (that
+        head loads the same names). pipeline.unbound's reading: builtins, star imports (nothing said of the file),
+        `global`/`nonlocal`, class bodies, comprehensions, `except ... as`, walrus, `match` captures, `del` and
+        conditional imports as Python binds them. Each a `warning: ` line with the likely fix; never a refusal."""
+        upstream = state["upstream"]
+        diffs = self.git.diff_trees([(i.base, i.head) for i in items] + [(upstream, commit)])
+        notes = []
+        for change in diffs[-1]:
+            if change.status == "D" or change.new_mode not in ("100644", "100755") or not is_python(change.path):
+                continue
+            path = change.path
+            result = self.git.read_blob(change.new_oid)
+            if not loose_names(result):         # the usual answer, from symtable alone: no file is parsed
+                continue
+            heads = [(item, self.git.file_at(item.head, path)) for item, changes in zip(items, diffs)
+                     if any(path in c.paths for c in changes)
+                     and (not item.paths or pathmatch.matches_any(item.paths, path))]
+            if any(data == result for _item, data in heads):
+                continue
+            before = self.git.file_at(upstream, change.old_path or path)
+            found = introduced(result, [before, *(data for _item, data in heads)])
+            if not found:
+                continue
+            lines = result.split(b"\n")
+            having = ["upstream's"] if before is not None else []
+            having += [f"{i.id}'s" for i, data in heads if data is not None]
+            whose = "a file only the union has" if not having else (
+                f"{', '.join(having[:-1])} and {having[-1]} versions each bind it or do not load it"
+                if len(having) > 1 else f"{having[0]} version binds it or does not load it") + \
+                ": the fold made it unbound"
+            for name, line in sorted(found.items(), key=lambda item: (item[1], item[0])):
+                text = lines[line - 1] if line <= len(lines) else b""
+                notes.append(f"warning: {path}:{line}: the union loads `{name}`, which nothing binds in the file "
+                             f"({whose}); NameError when line {line} runs. Likely fix: "
+                             f"{self._rebind(name, result, before, heads)}{self._made_where(state, path, name, text)}")
+        return notes
+
+    def _rebind(self, name: str, result: bytes, before: bytes | None,
+                heads: list[tuple[FoldItem, bytes | None]]) -> str:
+        """What would bind NAME again: the binding upstream's version (BEFORE) or a PR head's has, else a name the
+        file (RESULT) binds that NAME looks like a typo of."""
+        for who, data in [("upstream's version", before), *((f"{i.id}'s head", d) for i, d in heads)]:
+            found = binding_of(data, name) if data is not None else None
+            if found:
+                return f"bring back its binding, `{found[1][:160]}` (line {found[0]} of {who})"
+        close = difflib.get_close_matches(name, sorted(bound_names(result)), n=1, cutoff=0.75)
+        if close:
+            return f"`{close[0]}`, which the file binds (a typo?)"
+        return f"bind `{name}`, or correct the name"
+
+    def _made_where(self, state: dict, path: str, name: str, text: bytes) -> str:
+        """Where to correct NAME, loaded at the line TEXT of PATH, as a clause: a hunk resolution the fold used
+        that has the line, or whose conflict had the name where its resolution has not (the binding dropped
+        there: an import a side held); else an edit recorded for a PR that added the line; else the merge of the
+        PRs' changes."""
+        compose = self.command("compose")
+        word = re.compile(rb"(?<![\w.])" + re.escape(name.encode()) + rb"\b")
+        records = self.store.records_of(self.name, set(state.get("used_keys", [])), path)
+        resolution = {p: str(doc.get("resolution", "")).encode("utf-8", "surrogateescape") for p, doc in records}
+        for record, doc in records:
+            if text.strip() and text.strip() in {line.strip() for line in resolution[record].split(b"\n")}:
+                return f"; the line is your recorded resolution {record.absolute()}: correct it there (its " \
+                    f"`resolution`), then {compose}"
+        for record, doc in records:
+            sides = b"\n".join(str(doc.get(k) or "").encode("utf-8", "surrogateescape") for k in ("ours", "theirs"))
+            if word.search(sides) and not word.search(resolution[record]):
+                return f"; a conflict you resolved there had `{name}` and your resolution has not (the binding " \
+                    f"dropped?): correct it in {record.absolute()} (its `resolution`), then {compose}"
+
+        def stripped(side: Content | None) -> set[bytes]:
+            return {line.strip() for line in side[1].split(b"\n")} if side else set()
+
+        for fixup in self.store.load_fixups(self.name) if text.strip() else ():
+            if fixup.file == path and text.strip() in stripped(fixup.result) - stripped(fixup.base):
+                where = self.store.fixup_path(self.name, fixup).absolute()
+                return f"; the line is your edit recorded for {fixup.item} in {where}: correct it there (its " \
+                    f"`result`), then {compose}"
+        return ("; no recorded resolution or edit has the line or dropped the name (the PRs' changes merged there): "
+                "correct it at a stop of the fold, or carry the fix as an entry of its own after the union")
+
     def left_out(self, upstream: str, commit: str, items: list[FoldItem]) -> list[str]:
         """The hunks of the folded ITEMS the union COMMIT lacks, outside the regions it reconciled (another
         PR's, or its own, change meets them: pipeline.provided), as sync will warn of them (helper-128: the
@@ -489,22 +603,34 @@ class Union:
         declares it dropped on purpose; those its `drops` declare, with their why; and the stale drops
         (helper-135). One line each, a warning prefixed `warning: `."""
         diffs = self.git.diff_trees([(i.base, i.head) for i in items] + [(upstream, commit)])
-        folded = tuple(Folded(i.id, i.base, i.head, changes, frozenset(
-            p for c in changes for p in c.paths if not i.paths or pathmatch.matches_any(i.paths, p)))
-            for i, changes in zip(items, diffs))
-        [found] = left_out(self.git, [UnionCheck(upstream, commit, diffs[-1], commit, folded)])
+        own = set(paths_of(diffs[-1]))
+        # as sync's account_provided: a PR's file the union does not change is left out whole (one item, which
+        # only a drop without `in` covers) unless the union's tree has the PR's change there anyway; the hunks
+        # are looked for only in the other files (helper-147: continue hinted a drop per hunk of a file the union
+        # left alone, which sync then called stale, and the file still provided-absent)
+        files, folded = [], []
+        for item, changes in zip(items, diffs):
+            paths = {p for c in changes for p in c.paths if not item.paths or pathmatch.matches_any(item.paths, p)}
+            whole = {p for p in paths - own if not has_change(self.git, commit, upstream, changes, p)}
+            files += [LeftOut(item.id, path, None, (), True, item.head) for path in sorted(whole)]
+            folded.append(Folded(item.id, item.base, item.head, changes, frozenset(paths - whole)))
+        [found] = left_out(self.git, [UnionCheck(upstream, commit, diffs[-1], commit, tuple(folded))])
         supersedes = self.entry.supersedes
-        own = set(paths_of(diffs[-1]))        # a PR's file the union does not change: a drop without `in` covers it
-        files = [LeftOut(f.id, path, None, (), True, f.head) for f in folded for path in sorted(f.paths - own)]
-        drops = account_drops([lost for lost in files if account_drops([lost], supersedes).dropped] + found,
-                              supersedes)
-        notes = [f"warning: the union {lost.lacking()}, in no region it reconciled "
+        drops = account_drops(files + found, supersedes)
+        notes = [f"warning: the union does not change {lost.file}, which {lost.pr} changes: the PR's change there is "
+                 f"left out (the file taken back as it was at a stop?): sync will warn provided-absent; if on purpose, "
+                 f"{drop_hint(lost, supersedes)}"
+                 if lost.lines is None else
+                 f"warning: the union {lost.lacking()}, in no region it reconciled "
                  f"({lost.region()}): dropped by a side taken at a stop? sync will warn provided-absent; if on "
                  f"purpose, {drop_hint(lost, supersedes)}" for lost in drops.absent]
         notes += [f"dropped on purpose: {lost.pr}'s {'change to ' if lost.lines is None else 'hunk '}"
                   f"{lost.describe()}: {drop.why}" for lost, drop in drops.dropped]
-        notes += [f"warning: pr/{number}'s drop of {drop.describe()} (manifest line {drop.line}) covers no hunk the "
-                  "union lacks verbatim: sync will warn stale-drop; remove or fix it" for number, drop in drops.stale]
+        for number, drop in drops.stale:
+            lost = out_of_reach(number, drop, drops.absent)
+            said = f"warning: pr/{number}'s drop of {drop.describe()} (manifest line {drop.line})"
+            notes.append(f"{said} covers nothing: {unreached(lost, drop)} (sync will warn stale-drop)" if lost else
+                         f"{said} covers no hunk the union lacks verbatim: sync will warn stale-drop; remove or fix it")
         return notes
 
     def message(self, state: dict, items: list[FoldItem]) -> str:
@@ -688,7 +814,13 @@ class Union:
                             + ". It was:\n" + describe_edit(old))
                 if base == result:
                     continue
-            if base == result and not (info and info["kind"] != "content"):
+            if base == result and kind == "fixup":
+                # the stop showed your recorded edit beside the fold's file, and you kept the fold's: the edit
+                # changes nothing now, and a record of it would only stand in the way of a later stop (helper-147)
+                self.store.record_fixup(self.name, Fixup(item, path, base, base))   # removes it
+                self.notify(f"{path}: you left the file as the fold had it, without your recorded edit ({item}): "
+                            "the edit is removed from the store (the next refold does not apply it)")
+            elif base == result and not (info and info["kind"] != "content"):
                 self.store.record_fixup(self.name, Fixup(item, path, base, base))   # drops an old one
             else:
                 self.store.record_fixup(self.name, Fixup(item, path, base, result, kind), keep_same=True)

@@ -318,6 +318,20 @@ class Store:
                 out.append((str(doc.get("file") or "?"), [str(e) for e in entries], text, lines))
         return out
 
+    def records_of(self, union: str, keys: set[str], file: str) -> list[tuple[Path, dict[str, Any]]]:
+        """(path, document) of each record of UNION for FILE whose key is one of KEYS: where to correct one."""
+        folder = self._dir(union)
+        out = []
+        for path in sorted(folder.glob("*.json")) if keys and folder.is_dir() else []:
+            doc = self._read(path)
+            if isinstance(doc, dict) and doc.get("key") in keys and doc.get("file") == file:
+                out.append((path, doc))
+        return out
+
+    def fixup_path(self, union: str, fixup: Fixup) -> Path:
+        """Where FIXUP is recorded."""
+        return self._dir(union) / "fixups" / f"{fixup.key}.json"
+
     def load_fixups(self, union: str) -> list[Fixup]:
         """Every recorded fixup of UNION, in file order; a malformed one is an InputError naming it."""
         folder = self._dir(union) / "fixups"
@@ -364,7 +378,7 @@ class Store:
     def record_fixup(self, union: str, fixup: Fixup, *, keep_same: bool = False) -> Path:
         """Write FIXUP (replacing the one of the same item and file); one with no change removes it,
         unless KEEP_SAME (a conflict kept as the fold showed it: the refold must not ask again)."""
-        target = self._dir(union) / "fixups" / f"{fixup.key}.json"
+        target = self.fixup_path(union, fixup)
         if fixup.base == fixup.result and not keep_same:
             refuse_symlink(target)
             target.unlink(missing_ok=True)

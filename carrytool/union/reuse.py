@@ -57,6 +57,16 @@ def resolve_step(git: Git, merged: MergeResult, records: dict[str, bytes], fixup
     fixed: dict[str, tuple[str, str] | None] = {}
     went: list[str] = []
     for fixup in fixups:
+        if fixup.base == fixup.result and fixup.conflict not in (None, "other"):
+            # an edit that changes nothing (an earlier carrytool kept one where a stop's file was left as the
+            # fold had it): nothing to apply, show or redo; the fold removes it from the store when it finishes
+            # (`Union.prune`). It settles no conflict: one of another kind at its file is the user's (helper-147:
+            # "your recorded edit was made where the file merged ... It was:" and nothing after it)
+            if unresolved.get(fixup.file) == "other":
+                notify(f"{fixup.file}: the edit recorded there for {fixup.item} changes nothing (at an earlier stop "
+                       "you left the file as the fold had it), so it settles nothing here and there is nothing to "
+                       "redo: decide the file; `union continue` records what you leave in its place")
+            continue
         current = read_content(git, pre, fixup.file)
         if unresolved.get(fixup.file) == "content" and current != fixup.base:
             # the file has new hunks to resolve: the edit goes in beside them when it merges 3-way cleanly
@@ -78,9 +88,9 @@ def resolve_step(git: Git, merged: MergeResult, records: dict[str, bytes], fixup
             # an edit recorded where the file merged (or conflicted in its lines) does not settle a conflict
             # of another kind (a PR now deletes the file): that one is the user's to decide (helper-77), who
             # is shown the edit (what they leave there replaces it in the store: helper-78)
-            notify(f"{fixup.file}: your recorded edit ({fixup.item}) was made where the file merged; it does not "
-                   "settle this conflict: decide the file, and redo the edit if it still applies. It was:\n"
-                   + describe_edit(fixup))
+            where = _WHERE.get(fixup.conflict or "", _WHERE[""])
+            notify(f"{fixup.file}: your recorded edit ({fixup.item}) was made {where}; it does not settle this "
+                   "conflict: decide the file, and redo the edit if it still applies. It was:\n" + describe_edit(fixup))
             continue
         applied, clean = apply_fixup(git, fixup, current)
         fixed[fixup.file] = None if applied is None else (applied[0], git.write_blob(applied[1]))
@@ -93,6 +103,11 @@ def resolve_step(git: Git, merged: MergeResult, records: dict[str, bytes], fixup
             unresolved[fixup.file] = "fixup"
     tree = git.edit_tree(pre, fixed) if fixed else pre
     return Step(pre, tree, unresolved, sorted(set(reused)), used, waiting, sorted(set(went)))
+
+
+# where an edit was recorded (Fixup.conflict), as the stop that meets a conflict of another kind says it
+_WHERE = {"": "where the file merged", "content": "in a file with conflict hunks",
+          "fixup": "where an earlier recorded edit no longer applied"}
 
 
 def _same_hunks(before: bytes, after: bytes) -> bool:
@@ -111,6 +126,12 @@ def describe_edit(fixup: Fixup) -> str:
     old = (fixup.base[1] if fixup.base else b"").decode("utf-8", "replace").splitlines(keepends=True)
     new = (fixup.result[1] if fixup.result else b"").decode("utf-8", "replace").splitlines(keepends=True)
     lines = list(difflib.unified_diff(old, new, fixup.file, fixup.file, n=1))
+    if not lines:           # no line changed: say what did (a unified diff of nothing printed nothing)
+        if fixup.base == fixup.result:
+            return "  (nothing: it leaves the file as the fold had it)\n"
+        if fixup.base is None or fixup.result is None:
+            return f"  ({'created' if fixup.base is None else 'deleted'} the file, which is empty)\n"
+        return f"  (the file's mode only: {fixup.base[0]} -> {fixup.result[0]})\n"
     shown = "".join(line if line.endswith("\n") else line + "\n" for line in lines[:40])
     return shown + ("  ...\n" if len(lines) > 40 else "")
 

@@ -3,8 +3,10 @@ a refold would reuse from the resolution store and what it would ask."""
 
 from __future__ import annotations
 
+import shlex
 from typing import Any
 
+from carrytool.errors import InputError
 from carrytool.gitlayer.git import Git
 from carrytool.manifest import paths as pathmatch
 from carrytool.union.fold import Union
@@ -36,9 +38,40 @@ def status(union: Union, *, offline: bool) -> dict[str, Any]:
                             "reused": refold.reused}
     else:
         report["refold"] = {"needs_resolution": refold.conflicts, "changes": None, "reused": refold.reused}
-    report["under_way"] = union.state_path.exists()
+    report["under_way"] = union.state_path.exists() or union.state_path.is_symlink()
+    report["fold"] = _under_way(union) if report["under_way"] else None
     report["patch_edited"] = union.patch_edited()
     return report
+
+
+def _under_way(union: Union) -> dict[str, Any]:
+    """The fold under way (its state): stopped on a conflict (`at` the PR, the `files` it asks about, the
+    `scratch` tree) or interrupted between steps (`stopped` false), with the commands that go on with it
+    and drop it. `union compose` refuses while it is there (helper-147: status said "refold: carrytool union
+    compose", which failed with exit 4, "a fold ... is already under way")."""
+    fold: dict[str, Any] = {"stopped": False, "at": None, "files": [], "scratch": None, "manifest": None,
+                            "corrupt": None, "continue": union.command("continue"), "abort": union.command("abort")}
+    try:
+        state = union.load()
+    except InputError as exc:          # unreadable or corrupt: only abort (which works on it) goes on
+        return {**fold, "corrupt": exc.message, "continue": None}
+    conflict = state.get("conflict")
+    fold.update(scratch=state["scratch"], manifest=state.get("manifest"))
+    if fold["manifest"] and fold["manifest"] != str(union.manifest.path.resolve()):
+        # begun from another manifest (a copy: helper-130): it goes on from that one
+        fold["continue"], fold["abort"] = (_with_manifest(union, verb, fold["manifest"])
+                                           for verb in ("continue", "abort"))
+    if conflict:
+        fold.update(stopped=True, at=f"pr/{conflict['pr']}",
+                    files=[{"file": c["file"], "kind": c["kind"], "entries": c["entries"]} for c in conflict["files"]])
+    return fold
+
+
+def _with_manifest(union: Union, verb: str, manifest: str) -> str:
+    """`carrytool union VERB NAME` with -m MANIFEST and the --repo the user gave."""
+    words = shlex.split(union.invocation)
+    repo = words[words.index("--repo"):words.index("--repo") + 2] if "--repo" in words else []
+    return shlex.join(["carrytool", "union", verb, union.name, "-m", manifest, *repo])
 
 
 def _composed_with(union: Union, current: str | None) -> frozenset[int] | None:

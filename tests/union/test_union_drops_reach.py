@@ -81,6 +81,9 @@ def test_a_file_left_out_says_how_to_declare_it_and_a_scoped_drop_does_not_cover
                                                                    "why": "x"}]})
     assert [w["file"] for w in _kinds(report, "provided-absent")] == ["tests/test_w.py"]
     assert [w["in"] for w in _kinds(report, "stale-drop")] == ["test_x"]
+    [stale] = _kinds(report, "stale-drop")
+    assert "carries them now" not in stale["message"] and "the union does not change tests/test_w.py at all" in \
+        stale["message"]
 
 
 # -- the head the hint pins (D3) ----------------------------------------------------------------------------
@@ -130,6 +133,11 @@ def test_a_drop_in_a_def_does_not_cover_a_hunk_with_module_level_lines(cli: Cli,
     assert absent["lines"] == [10, 14] and "{file: m.py, why: " in absent["message"] and "in: helper" not in \
         absent["message"]
     assert [w["in"] for w in _kinds(report, "stale-drop")] == ["helper"] and _dropped(report) == []
+    # why it covers nothing, and the drop that would: not "it carries them now" (helper-147)
+    [stale] = _kinds(report, "stale-drop")
+    assert "carries them now" not in stale["message"] and "pr/1's hunk m.py:10-14 (helper) is left out " \
+        "(provided-absent), and a line of it at module level puts it out of reach of a drop with `in`; to drop it " \
+        "on purpose, write the drop without `in`: `{file: m.py, why: \"not needed\"}`" in stale["message"]
     report = _sync(cli, tmp_path / "file", **files, item={"pr": 1, "drops": [{"file": "m.py", "why": "not needed"}]})
     assert _kinds(report, "provided-absent") == [] and [d["lines"] for d in _dropped(report)] == [[10, 14]]
 

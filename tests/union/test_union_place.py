@@ -42,8 +42,11 @@ def test_union_new_takes_the_place_of_its_first_pr_and_sync_applies_it_there(cli
     fold = sympy(tmp_path)
     before = fold.manifest.read_text()
     result = cli("union", "new", "u", "2", "1", "--in-place", *fold.args())
-    assert f"added carry/u to {fold.manifest}, before pr/1 (the first of its PRs among the entries)" in \
-        " ".join(result.stderr.split()), result.stderr
+    # on stdout, before the stop message (helper-146: on stderr it was read after it)
+    said = " ".join(result.stdout.split())
+    assert said.startswith(f"added carry/u to {fold.manifest}, before pr/1 (the first of its PRs among the entries)") \
+        and said.index("added carry/u") < said.index("the fold stopped"), result.stdout
+    assert "added carry/u" not in result.stderr
     assert fold.manifest.read_text() == before.replace("  - pr: 1", ADDED.replace("[1, 2]", "[2, 1]") + "  - pr: 1")
     resolved = resolve_both(fold.scratch / "a.py", outside=b"line 10 by hand\n")
     assert cli("union", "continue", "u", *fold.args()).exit_code == 0
@@ -79,7 +82,7 @@ def test_a_union_none_of_whose_prs_is_an_entry_is_appended(cli: Cli, tmp_path: P
     before = fold.manifest.read_text()
     result = cli("union", "new", "v", "7", "--in-place", *fold.args())
     assert result.exit_code == 0, result.stdout + result.stderr
-    assert "as the last entry (none of its PRs is an entry)" in " ".join(result.stderr.split())
+    assert "as the last entry (none of its PRs is an entry)" in " ".join(result.stdout.split())
     assert fold.manifest.read_text().startswith(before + "  - carry: v\n    patch: unions/v.patch\n")
 
 
@@ -90,7 +93,7 @@ def test_union_new_appends_the_union_by_default_as_the_contract_says(cli: Cli, t
     before = fold.manifest.read_text()
     result = cli("union", "new", "u", "2", "1", *fold.args())
     assert result.exit_code == 3, result.stdout + result.stderr
-    assert "as the last entry (`--in-place` puts it where its first PR stands)" in " ".join(result.stderr.split())
+    assert "as the last entry (`--in-place` puts it where its first PR stands)" in " ".join(result.stdout.split())
     assert fold.manifest.read_text().startswith(before) and fold.manifest.read_text().endswith(
         "  - carry: u\n    patch: unions/u.patch\n    supersedes: [2, 1]\n"), fold.manifest.read_text()
 
