@@ -355,7 +355,10 @@ class _Accountant:
             placed: tuple[int, int, str] | None = None        # (first line, lines, the path it is at)
             if isinstance(how, tuple):
                 placed, how = how, "applied"
-            if how is None and hunk.key in self.landed_keys:
+            # a change the entry's own diff holds twice (at two places) is two hunks to land, not an entry
+            # overlapping itself (helper-146/147: "carry/zero-union and carry/zero-union carry the same hunk",
+            # upstream having both): each copy is accounted at its place, as any hunk
+            if how is None and self.landed_keys.get(hunk.key, (index,))[0] != index:
                 owner_step, _ = self.landed_keys[hunk.key]
                 how = "identical"
                 stacked = self.applied[owner_step].id in step.built_over

@@ -79,6 +79,32 @@ def test_identical_hunks_are_applied_once_and_reported(cli: Cli, small: Small) -
     assert (warning["entry"], warning["other"], warning["file"]) == ("pr/2", "pr/1", "b.py")
 
 
+
+TWICE = "".join(f"line {i}\n" if i not in (5, 30) else "ranks = [0, 1]\n" for i in range(1, 41))
+
+
+@pytest.mark.parametrize("upstream_has", [(5, 30), (30,)])
+def test_a_hunk_an_entry_carries_twice_is_not_its_own_identical_hunk(cli: Cli, small: Small,
+                                                                         upstream_has: tuple) -> None:
+    """helper-146/147: an entry's own diff holding one change at two places (`[0, 1]` -> `[0, 1, 2]` at
+    lines 5 and 30), upstream having both (or one) already: the second was blamed on the entry itself
+    ("pr/1 and pr/1 carry the same hunk in big.txt:30"). Each copy is accounted at its own place, as any
+    hunk: here upstream has it, and nothing is warned."""
+    small.base = small.up.commit({"big.txt": TWICE}, "more", parent="main", ref="refs/heads/main")
+    both = TWICE.replace("[0, 1]", "[0, 1, 2]")
+    ahead = "".join(line.replace("[0, 1]", "[0, 1, 2]") if n in upstream_has else line
+                    for n, line in enumerate(TWICE.splitlines(keepends=True), 1))
+    small.up.commit({"big.txt": ahead, "docs/c.txt": "up\n"}, "upstream", parent=small.base,
+                    ref="refs/heads/main")
+    small.pr(1, {"big.txt": both, "b.py": B_TEN})
+    small.manifest([{"pr": 1}])
+    code, report = sync(cli, small)
+    assert code == 0, report.get("failures")
+    assert [w["message"] for w in report["warnings"] if w["kind"] == "identical-hunk"] == []
+    got = landing(report, "pr/1")
+    assert (got["hunks"], got["landed"], got["dropped"], "identical" in got) == (3, 3, [], False)
+    assert small.work.git("show", "dev:big.txt") == both.rstrip("\n")
+
 A_NINE = "def f():\n    return 9\n\n\ndef g():\n    return 2\n"
 B_TEN = "x = 10\ny = 2\nz = 3\n"
 
