@@ -8,6 +8,7 @@ from typing import Any, TextIO
 
 from carrytool.gitlayer.urls import redact
 from carrytool.union.fold import Outcome
+from carrytool.union.upstream_edit import spans
 
 
 def render_outcome(outcome: Outcome, stream: TextIO, *, fork_url: str | None, quiet: bool = False) -> None:
@@ -75,6 +76,9 @@ def _kind(conflict: dict[str, Any]) -> str:
     if conflict["kind"] == "content":
         hunks = conflict.get("hunks")
         return f"  ({hunks} hunk(s) without a recorded resolution)" if hunks else ""
+    if conflict["kind"] == "fixup" and conflict.get("removes_upstream"):
+        return (f"  (your recorded edit removes upstream's line(s) {spans(conflict['removes_upstream'])}: both "
+                "versions are shown)")
     if conflict["kind"] == "fixup":
         return "  (your recorded edit outside the hunks no longer applies: both versions are shown)"
     return "  (not a content conflict: keep, edit or delete the file)"

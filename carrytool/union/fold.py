@@ -66,6 +66,7 @@ from carrytool.union.resolutions import (
 from carrytool.union.reuse import (
     Content,
     Step,
+    Upstream,
     apply_fixup,
     describe_edit,
     read_content,
@@ -73,6 +74,7 @@ from carrytool.union.reuse import (
 )
 from carrytool.union.scratch import MissingBlob, Scratch, _walk
 from carrytool.union.state import load_state, save_state
+from carrytool.union.upstream_edit import upstream_removed
 
 Notify = Callable[[str], None]
 
@@ -289,7 +291,8 @@ class Union:
             item = items[state["next"]]
             merged = self.git.merge_trees([(state["tip"], self.only_paths(item))])[0]
             merged = self.merge_structurally(merged, item, state)
-            step = resolve_step(self.git, merged, records, [f for f in fixups if f.item == item.id], self.notify)
+            step = resolve_step(self.git, merged, records, [f for f in fixups if f.item == item.id], self.notify,
+                                self.upstream_of(state))
             state["used_keys"] += step.used
             if step.unresolved:
                 return self.stop(state, item, merged, step, outcome, dry)
@@ -339,6 +342,8 @@ class Union:
                               "hunks": sum(1 for p in parts or [] if not isinstance(p, bytes))})
             if with_upstream:
                 conflicts[-1]["upstream"] = self.manifest.upstream.branch
+            if path in step.removes_upstream:
+                conflicts[-1]["removes_upstream"] = step.removes_upstream[path]
         outcome.conflicts = conflicts
         outcome.reused = sorted(set(outcome.reused) | set(step.reused))
         if dry:
@@ -823,8 +828,23 @@ class Union:
             elif base == result and not (info and info["kind"] != "content"):
                 self.store.record_fixup(self.name, Fixup(item, path, base, base))   # drops an old one
             else:
-                self.store.record_fixup(self.name, Fixup(item, path, base, result, kind), keep_same=True)
+                self.store.record_fixup(self.name, Fixup(item, path, base, result, kind,
+                                                         self._upstream_removed(state, path, base, result)),
+                                        keep_same=True)
         return applied
+
+    def upstream_of(self, state: dict) -> Upstream:
+        """Where the fold of STATE starts: upstream's tree, named as its branch."""
+        return Upstream(self.git.tree_of(state["upstream"]), f"upstream {self.manifest.upstream.branch}")
+
+    def _upstream_removed(self, state: dict, path: str, base: Content | None, result: Content | None
+                          ) -> tuple[bytes, ...]:
+        """The lines of upstream's the edit of PATH (BASE -> RESULT) removes, kept with it: a refold that
+        finds it removing others stops (reuse.resolve_step; helper-147)."""
+        if base is None or result is None:
+            return ()
+        theirs = read_content(self.git, self.upstream_of(state).tree, path)
+        return tuple(text for _line, text in upstream_removed(theirs[1] if theirs else None, base[1], result[1]))
 
     def abort(self) -> tuple[Path | None, list[str]]:
         """Drop a stopped fold: its state and the files carrytool wrote in its scratch tree. Works on a

@@ -226,6 +226,9 @@ class Fixup:
     # conflict of another kind: deleted on one side, a link, ...), "fixup"; None in a record made before
     # it was kept (taken to be any). Only an edit recorded on an "other" conflict settles one
     conflict: str | None = None
+    # the lines of BASE the edit removes (or replaces) that the fold had from upstream when it was recorded
+    # (union.upstream_edit); None in a record made before they were kept (taken to be none)
+    upstream: tuple[bytes, ...] | None = None
 
     @property
     def key(self) -> str:
@@ -345,8 +348,13 @@ class Store:
                 conflict = doc.get("conflict")
                 if conflict is not None and not isinstance(conflict, str):
                     raise ValueError("'conflict' must be a string")
+                upstream = doc.get("upstream_removed")
+                if upstream is not None and (not isinstance(upstream, list)
+                                             or not all(isinstance(line, str) for line in upstream)):
+                    raise ValueError("'upstream_removed' must be a list of strings")
                 out.append(Fixup(doc["item"], doc["file"], _decode(doc.get("base")), _decode(doc.get("result")),
-                                 conflict))
+                                 conflict, None if upstream is None else
+                                 tuple(line.encode("utf-8", "surrogateescape") for line in upstream)))
             except (ValueError, TypeError) as exc:
                 raise _corrupt(path, str(exc)) from None
         return sorted(out, key=lambda f: (f.item, f.file))
@@ -387,6 +395,8 @@ class Store:
                "result": _encode(fixup.result), "git": self.git_version, "carrytool": __version__}
         if fixup.conflict is not None:
             doc["conflict"] = fixup.conflict
+        if fixup.upstream is not None:
+            doc["upstream_removed"] = [line.decode("utf-8", "surrogateescape") for line in fixup.upstream]
         write_atomic(target, (json.dumps(doc, indent=2, ensure_ascii=True) + "\n").encode())
         self._write_meta()
         return target

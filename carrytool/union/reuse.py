@@ -13,6 +13,7 @@ from carrytool.union.resolutions import (
     has_markers,
     split_conflicts,
 )
+from carrytool.union.upstream_edit import newly_removed, show_both, spans, upstream_removed
 
 Notify = Callable[[str], None]
 Content = tuple[str, bytes]
@@ -29,12 +30,25 @@ class Step:
     used: list[str] = field(default_factory=list)
     waiting: list[str] = field(default_factory=list)     # files whose recorded edit waits (kept in the store)
     fixed: list[str] = field(default_factory=list)       # files a recorded edit (fixup) went into, cleanly
+    # files where a recorded edit would remove lines upstream has now and had not when it was recorded:
+    # path -> those lines (of the file as the fold made it), shown both ways (upstream_edit)
+    removes_upstream: dict[str, list[int]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Upstream:
+    """Where the fold starts: upstream's TREE, and how to name it (`upstream main`)."""
+
+    tree: str
+    label: str
 
 
 def resolve_step(git: Git, merged: MergeResult, records: dict[str, bytes], fixups: list[Fixup],
-                 notify: Notify) -> Step:
-    """Apply each recorded hunk on its own, then FIXUPS (those recorded for this PR); say what is left."""
+                 notify: Notify, upstream: Upstream | None = None) -> Step:
+    """Apply each recorded hunk on its own, then FIXUPS (those recorded for this PR); say what is left. A
+    fixup that would remove lines UPSTREAM has now and did not have when it was recorded is left to ask."""
     edits: dict[str, tuple[str, str] | None] = {}
+    removes: dict[str, list[int]] = {}
     unresolved, reused, used, waiting = {}, [], [], []
     for path in merged.conflicted_paths:
         found = read_content(git, merged.tree, path)
@@ -93,6 +107,19 @@ def resolve_step(git: Git, merged: MergeResult, records: dict[str, bytes], fixup
                    "conflict: decide the file, and redo the edit if it still applies. It was:\n" + describe_edit(fixup))
             continue
         applied, clean = apply_fixup(git, fixup, current)
+        lines = _removes_upstream(git, upstream, fixup, current, applied) if clean and upstream else []
+        if lines and current is not None and applied is not None and upstream is not None:
+            shown = show_both(current[1], applied[1], set(lines), ours=f"{upstream.label} now",
+                              theirs=f"your recorded edit ({fixup.item})")
+            fixed[fixup.file] = (applied[0], git.write_blob(shown))
+            unresolved[fixup.file], removes[fixup.file] = "fixup", lines
+            notify(f"{fixup.file}: your recorded edit outside the conflict hunks ({fixup.item}) removes line(s) "
+                   f"{spans(lines)} {upstream.label} has now, " + (
+                       "which it had not when you made the edit (upstream merged a PR since?)" if fixup.upstream
+                       is not None else "which the record (made by an older carrytool) does not say it had then")
+                   + ": both versions are shown; keep upstream's lines or your edit, then continue. It was:\n"
+                   + describe_edit(fixup))
+            continue
         fixed[fixup.file] = None if applied is None else (applied[0], git.write_blob(applied[1]))
         if clean:
             unresolved.pop(fixup.file, None)
@@ -102,7 +129,20 @@ def resolve_step(git: Git, merged: MergeResult, records: dict[str, bytes], fixup
         else:
             unresolved[fixup.file] = "fixup"
     tree = git.edit_tree(pre, fixed) if fixed else pre
-    return Step(pre, tree, unresolved, sorted(set(reused)), used, waiting, sorted(set(went)))
+    return Step(pre, tree, unresolved, sorted(set(reused)), used, waiting, sorted(set(went)), removes)
+
+
+def _removes_upstream(git: Git, upstream: Upstream, fixup: Fixup, current: Content | None,
+                      applied: Content | None) -> list[int]:
+    """The lines of CURRENT (the file as the fold made it) that FIXUP, applied (APPLIED), removes and
+    UPSTREAM has now, but that the edit did not remove as upstream's when it was recorded."""
+    if current is None or applied is None or applied == current or "120000" in (current[0], applied[0]):
+        return []
+    theirs = read_content(git, upstream.tree, fixup.file)
+    if theirs is None or theirs[0] == "120000":
+        return []
+    return [line for line, _text in newly_removed(upstream_removed(theirs[1], current[1], applied[1]),
+                                                  fixup.upstream)]
 
 
 # where an edit was recorded (Fixup.conflict), as the stop that meets a conflict of another kind says it
