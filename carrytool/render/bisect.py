@@ -69,7 +69,7 @@ def render_bisect_text(result: BisectResult, stream: TextIO, invocation: Invocat
                 f"probed: what they check is to come from {', '.join(guarded)} (their `entry:`).")
         else:
             say(f"Upstream {result.chain.upstream[:12]} itself fails: no entry of the chain broke it.")
-        verdict = result.verdict
+        verdict = result.upstream_verdict or result.verdict
         if verdict is not None and verdict.command is not None and not verdict.failed:
             # helper-83: a command that cannot pass anywhere (it needs `.git`, every probe timed out) read as
             # upstream's own failure
@@ -78,10 +78,16 @@ def render_bisect_text(result: BisectResult, stream: TextIO, invocation: Invocat
             say(f"  the command fails on upstream's own tree too ({why}): if upstream's code is not what fails, "
                 "it needs what a probed tree does not have (a `.git`, an install step, more time); see "
                 "docs/bisect.md")
-        if guarded:     # an assert of what an entry adds fails on upstream by design (helper-79)
-            say(f"  the asserts searched with check what {', '.join(guarded)} add{'s' if len(guarded) == 1 else ''} "
-                "(their `entry:`), which upstream alone never has: the entry no longer provides it (moved, "
-                "rebased, or skipped)")
+        tried = [base for base in result.bases if base.origin == "entry"]
+        if guarded and tried:     # an assert of what an entry adds fails on upstream by design (helper-79); said
+            # of the entry only once upstream + it was judged too (helper-146: said of a carry applied unchanged)
+            one = len(guarded) == 1
+            say(f"  the asserts searched with check what {', '.join(guarded)} add{'s' if one else ''} (their "
+                f"`entry:`), which upstream alone never has, and upstream + {', '.join(guarded)} (with what "
+                f"{'it is' if one else 'they are'} built on) fails them too: the entry no longer provides it "
+                "(moved, rebased, or skipped), or needs an entry it is not built on")
+        if result.bases:
+            say(f"  no base passes either: {_bases(result)}")
         if result.unparsable:   # some failed, some were not judged at all (helper-123)
             one = len(result.unparsable) == 1
             say(f"  not judged: the asserts on {', '.join(result.unparsable)}, which do{'es' if one else ''} not "
@@ -94,6 +100,9 @@ def render_bisect_text(result: BisectResult, stream: TextIO, invocation: Invocat
         else:
             alone = "upstream fails without it too" if result.upstream_bad else "good alone on upstream"
             say(f"  {alone}; it breaks the check together with: {', '.join(result.interacts_with) or '?'}")
+        if result.bases:    # upstream fails the check (e.g. it guards a carry): searched on a base that passes
+            say(f"  upstream fails the check, so the rest of the chain was searched on a base that passes: "
+                f"{_bases(result)}")
     if result.confirmed is False:
         say("  NOT CONFIRMED: run again on the trees this answer rests on, the command gave another verdict: it is "
             "flaky, and this answer is not to be trusted (the changed verdict was dropped from the cache; make "
@@ -110,12 +119,33 @@ def render_bisect_text(result: BisectResult, stream: TextIO, invocation: Invocat
         say(f"Next: {command}")
 
 
+_ORIGINS = {"entry": "the asserts' `entry:`", "carries": "the fork's carries", "prefix": "a prefix of the chain"}
+
+
+def _bases(result: BisectResult) -> str:
+    """The bases tried, each as `upstream + IDS (why): passes|fails`."""
+    def ids(base) -> str:  # noqa: ANN001 - a Base
+        shown = list(base.ids[:6]) + ([f"... ({len(base.ids)} entries)"] if len(base.ids) > 6 else [])
+        return ", ".join(shown)
+
+    return "; ".join(f"upstream + {ids(b)} ({_ORIGINS[b.origin]}) {'fails' if b.bad else 'passes'}"
+                     for b in result.bases)
+
+
 def _render_checks(result: BisectResult, say) -> None:  # noqa: ANN001 - a print function
     verdict = result.verdict
     if verdict is None:
         return
+    where = " at the tip" if result.first_bad is None and result.upstream_verdict is not None else ""
     for outcome in verdict.failed:
-        say(f"  FAIL {outcome.name} ({outcome.file}{f':{outcome.line}' if outcome.line else ''}): {outcome.message}")
+        say(f"  FAIL{where} {outcome.name} ({outcome.file}{f':{outcome.line}' if outcome.line else ''}): "
+            f"{outcome.message}")
+    if where:   # helper-146: upstream's message was quoted for the tip's; upstream's is beside it, labelled
+        shown = {(o.name, o.message) for o in verdict.failed}
+        for outcome in result.upstream_verdict.failed:       # type: ignore[union-attr]
+            if (outcome.name, outcome.message) not in shown:
+                say(f"  FAIL on upstream {outcome.name} ({outcome.file}{f':{outcome.line}' if outcome.line else ''}): "
+                    f"{outcome.message}")
     if verdict.command is not None and not verdict.failed:
         cmd = verdict.command
         status = "timed out" if cmd.timed_out else f"exit {cmd.exit_code}"

@@ -4,13 +4,15 @@ The chain is one commit per applied entry: composed as sync would (in memory, on
 skip so a red night can still be searched), or read back from a composed commit's `Carry-*` trailers.
 A binary search over the chain finds the first bad entry; then it is composed alone onto upstream, and
 when it is good there, delta debugging (ddmin) over the earlier entries finds a minimal set it breaks
-with. Every tree is judged once (review.probe), command verdicts are cached across runs.
+with. When upstream itself fails (an assert guarding a carry does, by design), a base that passes is
+looked for first (the asserts' `entry:`, the fork's carries, a prefix) and the rest is searched on top
+of it. Every tree is judged once (review.probe), command verdicts are cached across runs.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from carrytool.errors import InputError
@@ -39,6 +41,20 @@ class Chain:
     links: tuple[Link, ...]
 
 
+@dataclass(frozen=True)
+class Base:
+    """Entries composed onto upstream to search from, and whether that tree failed the checks: FROM says
+    why they were tried (`entry`: the asserts' `entry:` and what it is built on; `carries`: the fork's
+    carries; `prefix`: the first entries of the chain)."""
+
+    origin: str
+    ids: tuple[str, ...]
+    bad: bool
+
+    def to_json(self) -> dict[str, object]:
+        return {"from": self.origin, "entries": list(self.ids), "bad": self.bad}
+
+
 @dataclass
 class BisectResult:
     chain: Chain
@@ -49,6 +65,8 @@ class BisectResult:
     verdict: Verdict | None = None       # the failing checks where the first bad entry came in
     tip_good: bool = False
     upstream_bad: bool | None = None     # None: upstream was not probed
+    upstream_verdict: Verdict | None = None
+    bases: list[Base] = field(default_factory=list)   # tried when upstream fails (the last: the one used)
     probes: int = 0
     cached: int = 0
     # the command run again on the trees the answer rests on: both run again, same verdicts (True); a verdict
@@ -77,7 +95,9 @@ class BisectResult:
                 "checks": checks_json(self.verdict), "probes": self.probes, "cached": self.cached,
                 "confirmed": self.confirmed, "unparsable": self.unparsable,
                 "chain": [{"id": link.id, "commit": link.commit} for link in self.chain.links],
-                "upstream": {"sha": self.chain.upstream, "bad": self.upstream_bad},
+                "upstream": {"sha": self.chain.upstream, "bad": self.upstream_bad,
+                             "checks": checks_json(self.upstream_verdict)},
+                "bases": [base.to_json() for base in self.bases],
                 "searched_with": [spec.name for spec in self.checks.asserts] +
                                  ([self.checks.command] if self.checks.command else [])}
 
@@ -191,59 +211,56 @@ def _fill_changes(git: Git, steps: Sequence[Step]) -> None:
 
 
 class Search:
-    """Binary search over a chain, then alone-on-upstream, then ddmin over the earlier entries."""
+    """Binary search over a chain, then alone-on-upstream, then ddmin over the earlier entries; when upstream
+    itself fails, the same on top of a base that passes."""
 
     def __init__(self, manifest: Manifest, git: Git, chain: Chain, prober: Prober) -> None:
         self.manifest = searchable(manifest)
         self.git = git
         self.chain = chain
         self.prober = prober
-        self._composed: dict[tuple[str, ...], tuple[str, bool]] = {}
+        self._position = {link.id: n for n, link in enumerate(chain.links)}
+        self._composed: dict[tuple[str, ...], tuple[str, frozenset[str]]] = {}
 
     def prefix_tree(self, k: int) -> str:
         """The tree after the first K entries of the chain (0: upstream)."""
         commit = self.chain.links[k - 1].commit if k else self.chain.upstream
         return self.git.tree_of(commit)
 
-    def subset_tree(self, links: Sequence[Link], *, last_applies: bool = True) -> str | None:
-        """The tree of upstream + LINKS composed in chain order, in memory; None when LAST_APPLIES and the
-        last of them does not apply there (it conflicts, or is redundant)."""
-        if not links:
-            return self.prefix_tree(0)
-        key = tuple(link.id for link in links)
+    def subset_tree(self, links: Sequence[Link], *, applies: Link | None = None) -> str | None:
+        """The tree of upstream + LINKS composed in chain order (a prefix of the chain: its commit's tree),
+        in memory; None when APPLIES, one of them, does not apply there (it conflicts, or is redundant)."""
+        ordered = sorted(links, key=lambda link: self._position[link.id])
+        key = tuple(link.id for link in ordered)
+        if key == tuple(link.id for link in self.chain.links[:len(key)]):
+            return self.prefix_tree(len(key))
         if key not in self._composed:
-            steps = [_fresh(link.step) for link in links]
+            steps = [_fresh(link.step) for link in ordered]
             comp = Composer(self.git, self.manifest, self.chain.upstream).compose(steps)
-            self._composed[key] = (self.git.tree_of(comp.result), steps[-1].status == APPLIED)
+            self._composed[key] = (self.git.tree_of(comp.result),
+                                   frozenset(step.id for step in steps if step.status == APPLIED))
         tree, applied = self._composed[key]
-        return tree if applied or not last_applies else None
+        return tree if applies is None or applies.id in applied else None
 
     def bad(self, tree: str | None) -> bool:
         return tree is not None and self.prober.judge(tree).bad
 
     def run(self) -> BisectResult:
         """The tip first (good: nothing to find), a binary search, then the culprit alone on upstream
-        (and upstream itself when that is bad), then ddmin over the entries before it."""
+        (and upstream itself when that is bad), then ddmin over the entries before it. When the search
+        ends on upstream failing, it is searched again on a base that passes (`on_a_good_base`)."""
         result = BisectResult(self.chain, self.prober.checks)
         n = len(self.chain.links)
         if not self.bad(self.prefix_tree(n)):
             result.tip_good = True
             return self._counted(result)
-        lo, hi = 0, n             # the prefix of LO entries is good (or upstream, checked when it matters)
-        while hi - lo > 1:
-            mid = (lo + hi) // 2
-            if self.bad(self.prefix_tree(mid)):
-                hi = mid
-            else:
-                lo = mid
+        lo, hi = self.first_bad([], list(self.chain.links))
         if hi == 0 or (hi == 1 and self.bad(self.prefix_tree(0))):
-            result.verdict = self.prober.judge(self.prefix_tree(0))
-            result.confirmed = self._confirmed([0])
-            return self._counted(result)
+            return self._counted(self.on_a_good_base(result))
         culprit = self.chain.links[hi - 1]
         result.first_bad = culprit.id
         result.verdict = self.prober.judge(self.prefix_tree(hi))
-        result.confirmed = self._confirmed([hi - 1, hi])
+        result.confirmed = self._confirmed([self.prefix_tree(hi - 1), self.prefix_tree(hi)])
         # bad alone: upstream is good and upstream + the culprit is bad (when upstream is bad too, the
         # culprit broke what earlier entries had made good: that is an interaction)
         result.alone_bad = hi == 1 or (self.bad(self.subset_tree([culprit]))
@@ -253,25 +270,91 @@ class Search:
             result.interacts_with = [link.id for link in minimal]
         return self._counted(result)
 
-    def _confirmed(self, prefixes: Sequence[int]) -> bool | None:
-        """The command run again on the trees of PREFIXES (the boundary the answer rests on): False when a
-        verdict changed; True only when every one was run again and held; None otherwise (one came from the
-        cache or a timeout, or its rerun timed out: helper-97, a timed-out first bad tree, never run again,
-        was "confirmed" by the good tree's rerun alone)."""
-        answers = [self.prober.confirm(self.prefix_tree(k)) for k in prefixes]
+    def first_bad(self, base: Sequence[Link], rest: Sequence[Link]) -> tuple[int, int]:
+        """Binary search: (LO, HI) with upstream + BASE + the first LO of REST good (LO = 0: taken as good)
+        and the first HI bad, HI - LO <= 1 (BASE + all of REST is the tip, known bad)."""
+        lo, hi = 0, len(rest)
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if self.bad(self.subset_tree([*base, *rest[:mid]])):
+                hi = mid
+            else:
+                lo = mid
+        return lo, hi
+
+    def on_a_good_base(self, result: BisectResult) -> BisectResult:
+        """Upstream fails (an assert guarding a carry does by design: helper-146): the first base that passes
+        (`bases`), and the first entry of the rest, composed onto it in chain order, that makes it fail,
+        with the minimal set of the base and earlier entries it fails with. No base passes: upstream itself
+        fails, and the verdict quoted is the tip's (where the user asked), upstream's beside it."""
+        for origin, base in self.bases():
+            good = not self.bad(self.subset_tree(base))
+            result.bases.append(Base(origin, tuple(link.id for link in base), not good))
+            if good:
+                break
+        else:
+            result.verdict = self.prober.judge(self.prefix_tree(len(self.chain.links)))
+            result.confirmed = self._confirmed([self.prefix_tree(0)])
+            return result
+        chosen = {link.id for link in base}
+        rest = [link for link in self.chain.links if link.id not in chosen]
+        lo, hi = self.first_bad(base, rest)
+        culprit = rest[hi - 1]
+        result.first_bad = culprit.id
+        result.verdict = self.prober.judge(self.subset_tree([*base, *rest[:hi]]))     # type: ignore[arg-type]
+        result.confirmed = self._confirmed([self.subset_tree([*base, *rest[:lo]]),  # type: ignore[list-item]
+                                            self.subset_tree([*base, *rest[:hi]])])
+        earlier = sorted([*base, *rest[:hi - 1]], key=lambda link: self._position[link.id])
+        minimal = ddmin(earlier, lambda subset: self.breaks_with(subset, culprit))
+        result.interacts_with = [link.id for link in minimal]
+        return result
+
+    def bases(self) -> Iterator[tuple[str, list[Link]]]:
+        """The bases to try, each once, in this order: the entries the asserts searched with guard (`entry:`)
+        with the entries they are built on; the fork's carries; then (asserts only: each probe is in
+        process) the prefixes of the chain ending on an entry that changes an asserted file, shortest first."""
+        links = self.chain.links
+        guarded = {spec.entry for spec in self.prober.checks.asserts if spec.entry}
+        wanted = set(guarded)
+        for link in reversed(links):                     # what they are built on, and what that is built on
+            if link.id in wanted:
+                wanted |= link.step.built_over
+        tried: set[tuple[str, ...]] = set()
+        for origin, base in (("entry", [link for link in links if link.id in wanted]),
+                             ("carries", [link for link in links if link.step.entry.kind == "carry"])):
+            ids = tuple(link.id for link in base)
+            if base and ids not in tried:
+                tried.add(ids)
+                yield origin, base
+        if self.prober.checks.command is not None or not self.prober.checks.asserts:
+            return
+        files = {spec.file for spec in self.prober.checks.asserts}
+        for k in range(1, len(links)):
+            if files & set(self.git.changed_paths(self.prefix_tree(k - 1), self.prefix_tree(k))) and \
+                    tuple(link.id for link in links[:k]) not in tried:
+                yield "prefix", list(links[:k])
+
+    def _confirmed(self, trees: Sequence[str]) -> bool | None:
+        """The command run again on TREES (the boundary the answer rests on): False when a verdict changed;
+        True only when every one was run again and held; None otherwise (one came from the cache or a
+        timeout, or its rerun timed out: helper-97, a timed-out first bad tree, never run again, was
+        "confirmed" by the good tree's rerun alone)."""
+        answers = [self.prober.confirm(tree) for tree in trees]
         if False in answers:
             return False
         return None if None in answers else True
 
     def breaks_with(self, subset: Sequence[Link], culprit: Link) -> bool:
-        """True when upstream + SUBSET is good and adding CULPRIT makes it bad."""
-        return self.bad(self.subset_tree([*subset, culprit])) and \
-            not self.bad(self.subset_tree(subset, last_applies=False))
+        """True when upstream + SUBSET is good and adding CULPRIT (composed in chain order, and applying)
+        makes it bad."""
+        return self.bad(self.subset_tree([*subset, culprit], applies=culprit)) and \
+            not self.bad(self.subset_tree(subset))
 
     def _counted(self, result: BisectResult) -> BisectResult:
         result.probes, result.cached = self.prober.probes, self.prober.cached
         upstream = self.prober.seen.get(self.prefix_tree(0))
         result.upstream_bad = upstream.bad if upstream else None
+        result.upstream_verdict = upstream if upstream and upstream.bad else None
         return result
 
 

@@ -407,3 +407,81 @@ def test_sigterm_is_an_interrupt_that_cleans_up(small: Small, tmp_path: Path) ->
     assert err.startswith("carrytool: interrupted (SIGTERM); the verdicts found so far stay in its cache"), err
     time.sleep(3.5)
     assert not marker.exists() and not [p for p in tmp.iterdir() if p.name.startswith("carrytool-bisect-")]
+
+
+# ---- an assert that fails on upstream by design (it guards a carry): a good base first (helper-146) --------
+
+STEP = "def step(opt, fast):\n    a = 1\n    b = 2\n    c = 3\n    d = 4\n    opt.step()\n    return a\n"
+STEP_BARRIER = STEP.replace("    opt.step()\n", "    barrier()\n    opt.step()\n") + "\n\ndef barrier():\n    pass\n"
+STEP_FAST = STEP.replace("    a = 1\n", "    a = 1\n    if fast:\n        opt.step()\n        return a\n")
+BARRIER = {"name": "barrier-before-step", "file": "a.py", "in": "step", "order": ["barrier", "opt.step"]}
+
+
+def build_guarded(small: Small, count: int, culprit: int, *, carry_files: dict | None = None,
+                  assert_extra: dict | None = None) -> Path:
+    """COUNT PRs (pr/CULPRIT adds a path to opt.step() without the barrier), then carry/barrier, which adds
+    the barrier before opt.step() (CARRY_FILES: what it commits instead), guarded by BARRIER."""
+    base = small.up.commit({"a.py": STEP}, "base with step", parent=small.base, ref="refs/heads/main")
+    for n in range(1, count + 1):
+        small.up.commit({"a.py": STEP_FAST} if n == culprit else {f"f{n}.txt": f"{n}\n"}, f"pr {n}", parent=base,
+                        ref=f"refs/pull/{n}/head")
+    carry = small.up.commit(carry_files or {"a.py": STEP_BARRIER}, "carry: barrier", parent=base,
+                            ref="refs/heads/barrier")
+    small.work.git("fetch", "-q", str(small.up.path), "refs/heads/barrier:refs/heads/barrier")
+    entries = [*({"pr": n} for n in range(1, count + 1)), {"carry": "barrier", "commit": carry},
+               {"carry": "docs", "commit": small.up.commit({"docs/d.txt": "d\n"}, "carry: docs", parent=base,
+                                                          ref="refs/heads/docs")}]
+    small.work.git("fetch", "-q", str(small.up.path), "refs/heads/docs:refs/heads/docs")
+    return small.manifest(entries, asserts=[{**BARRIER, **(assert_extra or {})}])
+
+
+@pytest.mark.parametrize("extra", [{}, {"entry": "carry/barrier"}])
+def test_an_assert_guarding_a_carry_finds_the_pr_that_broke_it(cli: Cli, small: Small, extra: dict) -> None:
+    """helper-146 (DeepSpeed): `barrier-before-step` guards carry/step-barrier, so it fails on upstream by
+    design; pr/6950 added a path to optimizer.step() without the barrier. bisect said "upstream itself fails"
+    (quoting upstream's message), and with `entry: carry/step-barrier` blamed the carry, applied and unchanged:
+    "the entry no longer provides it". It starts from a base that passes (the assert's entry, else the
+    fork's carries) and finds pr/3, breaking the check with carry/barrier."""
+    build_guarded(small, 8, 3, assert_extra=extra)
+    code, out = bisect(cli, small)
+    assert code == 0, out
+    assert out["first_bad"] == "pr/3" and out["alone_bad"] is False, out
+    assert out["interacts_with"] == ["carry/barrier"] and out["upstream"]["bad"] is True
+    assert "barrier" in out["checks"][0]["message"] and "never called" not in out["checks"][0]["message"], out
+    assert out["next"].startswith("carrytool explain carry/barrier pr/3 "), out
+    how = "entry" if extra else "carries"
+    assert out["bases"][-1] == {"from": how, "entries": ["carry/barrier"] if extra else ["carry/barrier",
+                                                                                       "carry/docs"], "bad": False}
+    text = cli("bisect", "-m", small.manifest_path, "--repo", small.work.path).stdout
+    assert "First bad entry: pr/3 (3 of 10 in the chain)" in text, text
+    assert "it breaks the check together with: carry/barrier" in text
+    assert "no longer provides" not in text and "itself fails" not in text
+
+
+def test_a_guard_nothing_makes_hold_says_upstream_fails_with_the_tips_message(cli: Cli, small: Small) -> None:
+    """No base passes (the carry lost its barrier): upstream fails, and the FAIL line is the tip's message,
+    upstream's (a different one) beside it, labelled."""
+    late = STEP.replace("    opt.step()\n", "    opt.step()\n    barrier()\n") + "\n\ndef barrier():\n    pass\n"
+    build_guarded(small, 4, 2, carry_files={"a.py": late}, assert_extra={"entry": "carry/barrier"})
+    code, out = bisect(cli, small)
+    assert code == 0 and out["first_bad"] is None and out["upstream"]["bad"] is True, out
+    assert all(base["bad"] for base in out["bases"]) and out["bases"][0]["from"] == "entry", out
+    assert "never called" not in out["checks"][0]["message"], out         # the tip's, not upstream's
+    assert "never called" in out["upstream"]["checks"][0]["message"], out
+    text = cli("bisect", "-m", small.manifest_path, "--repo", small.work.path).stdout
+    assert "upstream + carry/barrier (with what it is built on) fails them too" in text, text
+
+
+def test_a_good_prefix_the_binary_search_stepped_over_is_found(cli: Cli, small: Small) -> None:
+    """No carry, no `entry:`: pr/6 adds the barrier, pr/7 adds a path without it; the binary search probes
+    prefixes 4, 2, 1 (all bad, as upstream is) and stepped over the good prefix 6. The prefixes that change
+    the assert's file are tried, smallest first."""
+    base = small.up.commit({"a.py": STEP}, "base with step", parent=small.base, ref="refs/heads/main")
+    for n in range(1, 9):
+        files = {6: {"a.py": STEP_BARRIER}, 7: {"a.py": STEP_FAST}}.get(n, {f"f{n}.txt": f"{n}\n"})
+        small.up.commit(files, f"pr {n}", parent=base, ref=f"refs/pull/{n}/head")
+    small.manifest([{"pr": n} for n in range(1, 9)], asserts=[BARRIER])
+    code, out = bisect(cli, small)
+    assert code == 0, out
+    assert out["first_bad"] == "pr/7" and out["interacts_with"] == ["pr/6"], out
+    assert out["bases"] == [{"from": "prefix", "entries": [f"pr/{n}" for n in range(1, 7)], "bad": False}], out
