@@ -152,9 +152,19 @@ def guarding_asserts(asserts: Sequence[AssertSpec], file: str, scopes: Sequence[
     """Asserts that guard ENTRY's change to FILE in SCOPES: they read FILE and either hold one of SCOPES
     (`in:` is the scope or an outer one; an assert without `in:` holds the whole module) or are declared
     for ENTRY (`entry:`). An assert declared for a union guards what lies in its scope, like any other.
+    `defines: Q` holds only the definition it names (Q, under `in:`): it checks that Q is defined, not
+    what any other def of the file does (helper-146: a module-level `defines:` "guarded" a hunk in an
+    unrelated method).
     """
     return [spec for spec in asserts
-            if spec.file == file and (spec.entry == entry or _scope_holds(spec.scope, scopes))]
+            if spec.file == file and (spec.entry == entry or _scope_holds(_held(spec), scopes))]
+
+
+def _held(spec: AssertSpec) -> str | None:
+    """The scope SPEC reads: its `in:`, or for `defines:` the qualified name it defines."""
+    if spec.check == "defines":
+        return f"{spec.scope}.{spec.target}" if spec.scope else str(spec.target)
+    return spec.scope
 
 
 def _scope_holds(scope: str | None, scopes: Sequence[str]) -> bool:
