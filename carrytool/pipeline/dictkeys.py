@@ -77,8 +77,15 @@ def duplicate_keys(git: Git, tip: str, owners: Mapping[str, Owners], kept: KeptF
 
 
 def _found(module: ast.Module) -> list[Finding]:
-    """(the dict display, the key's repr, the lines it is written at) for each key a display writes twice."""
-    return [(where, repr(key), lines) for where, key, lines in _twice(module)]
+    """(the dict display, the key's repr, the lines it is written at) for each key a display writes twice. A key
+    Python will not write out (an integer past its 4,300 digits: ValueError, helper-153) is left out."""
+    out: list[Finding] = []
+    for where, key, lines in _twice(module):
+        try:
+            out.append((where, repr(key), lines))
+        except ValueError:
+            continue
+    return out
 
 
 def _owner(owned: Owners, line: int, key: object) -> str:

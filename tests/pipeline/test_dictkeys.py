@@ -102,3 +102,17 @@ def test_a_module_nesting_deeper_than_the_recursion_limit_is_read(cli: Cli, smal
     assert code == 0, report
     [warning] = _keys(report)
     assert (warning["dict"], warning["key"], warning["by"]) == ("D", "'a'", ["upstream", "pr/1"]), warning
+
+
+def test_a_key_python_will_not_write_out_is_left_out(cli: Cli, small: Small) -> None:
+    """helper-153: an integer key past Python's 4,300 digits written twice (upstream's own pair) in a module the
+    scan reads for another key: repr() raised ValueError, sync exit 70. The other key is still said."""
+    huge = "0x" + "f" * 3700
+    text = f"H = {{\n    {huge}: 1,\n    {huge}: 2,\n}}\n\nD = {{\n    'a': 1,\n    'b': 0,\n}}\n"
+    _base(small, text)
+    small.pr(1, {"refine.py": text.replace("    'b': 0,\n", "    'b': 0,\n    'a': 5,\n")})
+    small.manifest([{"pr": 1}])
+    code, report = sync(cli, small)
+    assert code == 0, report
+    [warning] = _keys(report)
+    assert (warning["dict"], warning["key"], warning["by"]) == ("D", "'a'", ["upstream", "pr/1"]), warning
