@@ -78,7 +78,7 @@ def render_bisect_text(result: BisectResult, stream: TextIO, invocation: Invocat
             say(f"  the command fails on upstream's own tree too ({why}): if upstream's code is not what fails, "
                 "it needs what a probed tree does not have (a `.git`, an install step, more time); see "
                 "docs/bisect.md")
-        tried = [base for base in result.bases if base.origin == "entry"]
+        tried = [base for base in result.bases if base.origin == "entry" and base.bad]
         if guarded and tried:     # an assert of what an entry adds fails on upstream by design (helper-79); said
             # of the entry only once upstream + it was judged too (helper-146: said of a carry applied unchanged)
             one = len(guarded) == 1
@@ -119,17 +119,27 @@ def render_bisect_text(result: BisectResult, stream: TextIO, invocation: Invocat
         say(f"Next: {command}")
 
 
-_ORIGINS = {"entry": "the asserts' `entry:`", "carries": "the fork's carries", "prefix": "a prefix of the chain"}
+_ORIGINS = {"entry": "the asserts' `entry:`", "carries": "the fork's carries",
+            "carries-alone": "the fork's carries built on no PR that apply on upstream",
+            "prefix": "a prefix of the chain"}
 
 
 def _bases(result: BisectResult) -> str:
-    """The bases tried, each as `upstream + IDS (why): passes|fails`."""
+    """The bases tried, each as `upstream + IDS (why) passes|fails`, or `skipped: ID does not apply there
+    (REASON)` when one of its entries did not apply (the tree was not that one; helper-153)."""
     def ids(base) -> str:  # noqa: ANN001 - a Base
         shown = list(base.ids[:6]) + ([f"... ({len(base.ids)} entries)"] if len(base.ids) > 6 else [])
         return ", ".join(shown)
 
-    return "; ".join(f"upstream + {ids(b)} ({_ORIGINS[b.origin]}) {'fails' if b.bad else 'passes'}"
-                     for b in result.bases)
+    def outcome(base) -> str:  # noqa: ANN001 - a Base
+        if base.unapplied:
+            one = len(base.unapplied) == 1
+            names = ", ".join(name for name, _reason in base.unapplied)
+            why = base.unapplied[0][1] if one else ", ".join(f"{name}: {reason}" for name, reason in base.unapplied)
+            return f"skipped: {names} do{'es' if one else ''} not apply there ({why})"
+        return "fails" if base.bad else "passes"
+
+    return "; ".join(f"upstream + {ids(b)} ({_ORIGINS[b.origin]}) {outcome(b)}" for b in result.bases)
 
 
 def _render_checks(result: BisectResult, say) -> None:  # noqa: ANN001 - a print function

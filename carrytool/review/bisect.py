@@ -5,8 +5,9 @@ skip so a red night can still be searched), or read back from a composed commit'
 A binary search over the chain finds the first bad entry; then it is composed alone onto upstream, and
 when it is good there, delta debugging (ddmin) over the earlier entries finds a minimal set it breaks
 with. When upstream itself fails (an assert guarding a carry does, by design), a base that passes is
-looked for first (the asserts' `entry:`, the fork's carries, a prefix) and the rest is searched on top
-of it. Every tree is judged once (review.probe), command verdicts are cached across runs.
+looked for first (the asserts' `entry:`, the fork's carries, a prefix; each with what its entries are
+built on, used only when every entry of it applies) and the rest is searched on top of it. Every tree is
+judged once (review.probe), command verdicts are cached across runs.
 """
 
 from __future__ import annotations
@@ -43,16 +44,20 @@ class Chain:
 
 @dataclass(frozen=True)
 class Base:
-    """Entries composed onto upstream to search from, and whether that tree failed the checks: FROM says
-    why they were tried (`entry`: the asserts' `entry:` and what it is built on; `carries`: the fork's
-    carries; `prefix`: the first entries of the chain)."""
+    """Entries composed onto upstream to search from (with what they are built on), and whether that tree
+    failed the checks: ORIGIN says why they were tried (`entry`: the asserts' `entry:`; `carries`: the fork's
+    carries; `carries-alone`: those of them built on no PR that apply on upstream; `prefix`: the first
+    entries of the chain). UNAPPLIED: (id, reason) of each entry that did not apply there: the tree is not
+    upstream + IDS, so it was skipped unjudged (BAD None; helper-153)."""
 
     origin: str
     ids: tuple[str, ...]
-    bad: bool
+    bad: bool | None
+    unapplied: tuple[tuple[str, str], ...] = ()
 
     def to_json(self) -> dict[str, object]:
-        return {"from": self.origin, "entries": list(self.ids), "bad": self.bad}
+        return {"from": self.origin, "entries": list(self.ids), "bad": self.bad,
+                "unapplied": [{"id": name, "reason": reason} for name, reason in self.unapplied]}
 
 
 @dataclass
@@ -220,7 +225,9 @@ class Search:
         self.chain = chain
         self.prober = prober
         self._position = {link.id: n for n, link in enumerate(chain.links)}
-        self._composed: dict[tuple[str, ...], tuple[str, frozenset[str]]] = {}
+        # entries composed in chain order -> (tree, {id: reason} of those that did not apply)
+        self._composed: dict[tuple[str, ...], tuple[str, dict[str, str]]] = {}
+        self._below: dict[str, frozenset[str]] | None = None
 
     def prefix_tree(self, k: int) -> str:
         """The tree after the first K entries of the chain (0: upstream)."""
@@ -230,17 +237,25 @@ class Search:
     def subset_tree(self, links: Sequence[Link], *, applies: Link | None = None) -> str | None:
         """The tree of upstream + LINKS composed in chain order (a prefix of the chain: its commit's tree),
         in memory; None when APPLIES, one of them, does not apply there (it conflicts, or is redundant)."""
+        tree, unapplied = self._compose(links)
+        return tree if applies is None or applies.id not in unapplied else None
+
+    def unapplied(self, links: Sequence[Link]) -> dict[str, str]:
+        """{id: reason} of the LINKS that do not apply composed onto upstream in chain order (none for a prefix
+        of the chain: its commits applied each)."""
+        return self._compose(links)[1]
+
+    def _compose(self, links: Sequence[Link]) -> tuple[str, dict[str, str]]:
         ordered = sorted(links, key=lambda link: self._position[link.id])
         key = tuple(link.id for link in ordered)
         if key == tuple(link.id for link in self.chain.links[:len(key)]):
-            return self.prefix_tree(len(key))
+            return self.prefix_tree(len(key)), {}
         if key not in self._composed:
             steps = [_fresh(link.step) for link in ordered]
             comp = Composer(self.git, self.manifest, self.chain.upstream).compose(steps)
             self._composed[key] = (self.git.tree_of(comp.result),
-                                   frozenset(step.id for step in steps if step.status == APPLIED))
-        tree, applied = self._composed[key]
-        return tree if applies is None or applies.id in applied else None
+                                   {step.id: step.reason or step.status for step in steps if step.status != APPLIED})
+        return self._composed[key]
 
     def bad(self, tree: str | None) -> bool:
         return tree is not None and self.prober.judge(tree).bad
@@ -288,8 +303,13 @@ class Search:
         with the minimal set of the base and earlier entries it fails with. No base passes: upstream itself
         fails, and the verdict quoted is the tip's (where the user asked), upstream's beside it."""
         for origin, base in self.bases():
+            ids = tuple(link.id for link in base)
+            unapplied = self.unapplied(base)
+            if unapplied:       # helper-153: not the tree it names (upstream + the rest of it): not judged
+                result.bases.append(Base(origin, ids, None, tuple(unapplied.items())))
+                continue
             good = not self.bad(self.subset_tree(base))
-            result.bases.append(Base(origin, tuple(link.id for link in base), not good))
+            result.bases.append(Base(origin, ids, not good))
             if good:
                 break
         else:
@@ -310,18 +330,19 @@ class Search:
         return result
 
     def bases(self) -> Iterator[tuple[str, list[Link]]]:
-        """The bases to try, each once, in this order: the entries the asserts searched with guard (`entry:`)
-        with the entries they are built on; the fork's carries; then (asserts only: each probe is in
-        process) the prefixes of the chain ending on an entry that changes an asserted file, shortest first."""
+        """The bases to try, each once, each with the entries its entries are built on, in chain order: the
+        entries the asserts searched with guard (`entry:`); the fork's carries; those of them built on no PR
+        that apply onto upstream together; then (asserts only: each probe is in process) the prefixes of the
+        chain ending on an entry that changes an asserted file, shortest first (a prefix holds what its
+        entries are built on, and each of them applied)."""
         links = self.chain.links
+        carries = {link.id for link in links if link.step.entry.kind == "carry"}
         guarded = {spec.entry for spec in self.prober.checks.asserts if spec.entry}
-        wanted = set(guarded)
-        for link in reversed(links):                     # what they are built on, and what that is built on
-            if link.id in wanted:
-                wanted |= link.step.built_over
         tried: set[tuple[str, ...]] = set()
-        for origin, base in (("entry", [link for link in links if link.id in wanted]),
-                             ("carries", [link for link in links if link.step.entry.kind == "carry"])):
+        # (carries-alone composes once, in memory: only when the bases before it did not pass)
+        for origin, wanted in (("entry", lambda: guarded), ("carries", lambda: carries),
+                               ("carries-alone", lambda: self._carries_alone(carries))):
+            base = self._closed(wanted())
             ids = tuple(link.id for link in base)
             if base and ids not in tried:
                 tried.add(ids)
@@ -333,6 +354,42 @@ class Search:
             if files & set(self.git.changed_paths(self.prefix_tree(k - 1), self.prefix_tree(k))) and \
                     tuple(link.id for link in links[:k]) not in tried:
                 yield "prefix", list(links[:k])
+
+    def _carries_alone(self, carries: set[str]) -> set[str]:
+        """Of CARRIES, those built on no PR of the chain, less those that do not apply composed onto upstream
+        together (a carry made on a PR's earlier push needs it, though its history does not say so) and those
+        built on one of them."""
+        below = self.built_on()
+        alone = [link for link in self.chain.links if link.id in carries and below[link.id] <= carries]
+        unapplied = self.unapplied(alone) if alone else {}
+        return {link.id for link in alone if link.id not in unapplied and not below[link.id] & unapplied.keys()}
+
+    def _closed(self, ids: set[str]) -> list[Link]:
+        """The links of IDS with every link they are built on, and what that is built on, in chain order."""
+        below = self.built_on()
+        wanted = {link.id for link in self.chain.links if link.id in ids}
+        for link in reversed(self.chain.links):      # built on earlier links only: one pass closes it
+            if link.id in wanted:
+                wanted |= below[link.id]
+        return [link for link in self.chain.links if link.id in wanted]
+
+    def built_on(self) -> dict[str, frozenset[str]]:
+        """For each link, the earlier links of the chain it is built on: those whose head its history holds
+        beyond upstream (a PR's `built_over`; a carry committed on a PR's head, which facts do not note, and
+        any entry of a chain read from `--rev`). One `rev-list` walk at most (git caches it)."""
+        if self._below is None:
+            links = self.chain.links
+            heads = [link.step.head for link in links if link.step.head]
+            if heads:
+                self.git.merge_bases(self.chain.upstream, heads)
+            self._below = {}
+            for n, link in enumerate(links):
+                history = self.git.outside(self.chain.upstream, link.step.head) if link.step.head else frozenset()
+                self._below[link.id] = frozenset(
+                    lower.id for lower in links[:n]
+                    if lower.id in link.step.built_over or (lower.step.head and lower.step.head != link.step.head
+                                                            and lower.step.head in history))
+        return self._below
 
     def _confirmed(self, trees: Sequence[str]) -> bool | None:
         """The command run again on TREES (the boundary the answer rests on): False when a verdict changed;

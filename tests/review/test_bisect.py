@@ -451,7 +451,8 @@ def test_an_assert_guarding_a_carry_finds_the_pr_that_broke_it(cli: Cli, small: 
     assert out["next"].startswith("carrytool explain carry/barrier pr/3 "), out
     how = "entry" if extra else "carries"
     assert out["bases"][-1] == {"from": how, "entries": ["carry/barrier"] if extra else ["carry/barrier",
-                                                                                       "carry/docs"], "bad": False}
+                                                                                       "carry/docs"], "bad": False,
+                                "unapplied": []}
     text = cli("bisect", "-m", small.manifest_path, "--repo", small.work.path).stdout
     assert "First bad entry: pr/3 (3 of 10 in the chain)" in text, text
     assert "it breaks the check together with: carry/barrier" in text
@@ -484,4 +485,65 @@ def test_a_good_prefix_the_binary_search_stepped_over_is_found(cli: Cli, small: 
     code, out = bisect(cli, small)
     assert code == 0, out
     assert out["first_bad"] == "pr/7" and out["interacts_with"] == ["pr/6"], out
-    assert out["bases"] == [{"from": "prefix", "entries": [f"pr/{n}" for n in range(1, 7)], "bad": False}], out
+    assert out["bases"] == [{"from": "prefix", "entries": [f"pr/{n}" for n in range(1, 7)], "bad": False,
+                             "unapplied": []}], out
+
+
+def build_stacked_carry(small: Small, *, rebased: bool = False) -> None:
+    """[pr/1 (a = 1 -> a = 10), pr/2, carry/fast, carry/barrier], asserted by BARRIER (no `entry:`): carry/fast,
+    committed on pr/1's head, adds a path to opt.step() without the barrier. REBASED: on a commit with pr/1's
+    change that is not pr/1's head (pr/1 pushed again since), so its history does not say it needs pr/1."""
+    base = small.up.commit({"a.py": STEP}, "base with step", parent=small.base, ref="refs/heads/main")
+    p1 = STEP.replace("    a = 1\n", "    a = 10\n")
+    pr1 = small.up.commit({"a.py": p1}, "pr 1", parent=base, ref="refs/pull/1/head")
+    small.up.commit({"f2.txt": "2\n"}, "pr 2", parent=base, ref="refs/pull/2/head")
+    under = small.up.commit({"a.py": p1}, "pr 1, first push", parent=base) if rebased else pr1
+    fast = small.up.commit({"a.py": p1.replace("    a = 10\n", "    a = 10\n    if fast:\n        opt.step()\n"
+                                                               "        return a\n")},
+                           "carry: fast", parent=under, ref="refs/heads/fast")
+    bar = small.up.commit({"a.py": STEP_BARRIER}, "carry: barrier", parent=base, ref="refs/heads/barrier")
+    for name in ("fast", "barrier"):
+        small.work.git("fetch", "-q", str(small.up.path), f"refs/heads/{name}:refs/heads/{name}")
+    small.manifest([{"pr": 1}, {"pr": 2}, {"carry": "fast", "commit": fast}, {"carry": "barrier", "commit": bar}],
+                   asserts=[BARRIER])
+
+
+def test_a_carry_built_on_a_pr_is_searched_with_it_and_blamed(cli: Cli, small: Small) -> None:
+    """helper-153: carry/fast is built on pr/1 (its commit's parent is pr/1's head). The fork's carries were
+    tried as the base without pr/1, carry/fast did not apply there, so the base was really upstream +
+    carry/barrier, called "upstream + carry/fast, carry/barrier passes"; adding pr/1 made carry/fast apply and
+    pr/1 was blamed. A base holds what its entries are built on (here it then fails: carry/fast is in it);
+    the carries built on no PR pass, and carry/fast is blamed, with pr/1 and carry/barrier."""
+    build_stacked_carry(small)
+    code, out = bisect(cli, small)
+    assert code == 0, out
+    assert out["first_bad"] == "carry/fast" and out["alone_bad"] is False, out
+    assert out["interacts_with"] == ["pr/1", "carry/barrier"], out
+    assert out["bases"] == [
+        {"from": "carries", "entries": ["pr/1", "carry/fast", "carry/barrier"], "bad": True, "unapplied": []},
+        {"from": "carries-alone", "entries": ["carry/barrier"], "bad": False, "unapplied": []}], out
+    text = cli("bisect", "-m", small.manifest_path, "--repo", small.work.path).stdout
+    assert "First bad entry: carry/fast (3 of 4 in the chain)" in text, text
+    assert "it breaks the check together with: pr/1, carry/barrier" in text, text
+    assert "upstream + carry/barrier (the fork's carries built on no PR that apply on upstream) passes" in text, text
+    code, report = cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")
+    code, again = bisect(cli, small, "--rev", report["result"]["sha"])    # the chain read from its trailers
+    assert (again["first_bad"], again["interacts_with"], again["bases"]) == \
+        (out["first_bad"], out["interacts_with"], out["bases"]), again
+
+
+def test_a_base_an_entry_of_which_does_not_apply_is_skipped(cli: Cli, small: Small) -> None:
+    """carry/fast was made on pr/1's first push: its history does not name pr/1, and without pr/1 it does not
+    apply. The carries' base (carry/fast, carry/barrier) is then not the tree it says: skipped, unjudged,
+    with why; the carries that apply without the PRs pass, and carry/fast is blamed."""
+    build_stacked_carry(small, rebased=True)
+    code, out = bisect(cli, small)
+    assert code == 0, out
+    assert out["first_bad"] == "carry/fast" and out["interacts_with"] == ["pr/1", "carry/barrier"], out
+    assert out["bases"] == [
+        {"from": "carries", "entries": ["carry/fast", "carry/barrier"], "bad": None,
+         "unapplied": [{"id": "carry/fast", "reason": "conflict"}]},
+        {"from": "carries-alone", "entries": ["carry/barrier"], "bad": False, "unapplied": []}], out
+    text = cli("bisect", "-m", small.manifest_path, "--repo", small.work.path).stdout
+    assert "upstream + carry/fast, carry/barrier (the fork's carries) skipped: carry/fast does not apply there " \
+           "(conflict)" in text, text
