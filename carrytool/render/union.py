@@ -73,12 +73,18 @@ def _who(conflict: dict[str, Any]) -> str:
 
 
 def _kind(conflict: dict[str, Any]) -> str:
+    # `removes_upstream`: lines of upstream's a recorded edit removes, numbered as the scratch file shows them
+    removes = spans(conflict.get("removes_upstream") or [])
     if conflict["kind"] == "content":
-        hunks = conflict.get("hunks")
-        return f"  ({hunks} hunk(s) without a recorded resolution)" if hunks else ""
-    if conflict["kind"] == "fixup" and conflict.get("removes_upstream"):
-        return (f"  (your recorded edit removes upstream's line(s) {spans(conflict['removes_upstream'])}: both "
-                "versions are shown)")
+        said = [f"{conflict['hunks']} hunk(s) without a recorded resolution"] if conflict.get("hunks") else []
+        said += [f"your recorded edit would remove upstream's line(s) {removes} of the file as shown: kept"] \
+            if removes else []
+        return f"  ({'; '.join(said)})" if said else ""
+    if conflict["kind"] == "fixup" and conflict.get("deletes_file"):
+        return "  (your recorded edit deletes upstream's file: it is shown as the fold made it)"
+    if conflict["kind"] == "fixup" and removes:
+        return (f"  (your recorded edit removes upstream's line(s) {removes} of the file as shown: both versions "
+                "are shown)")
     if conflict["kind"] == "fixup":
         return "  (your recorded edit outside the hunks no longer applies: both versions are shown)"
     return "  (not a content conflict: keep, edit or delete the file)"

@@ -70,11 +70,13 @@ from carrytool.union.reuse import (
     apply_fixup,
     describe_edit,
     read_content,
+    removed_upstream,
     resolve_step,
+    why_asked,
 )
 from carrytool.union.scratch import MissingBlob, Scratch, _walk
 from carrytool.union.state import load_state, save_state
-from carrytool.union.upstream_edit import upstream_removed
+from carrytool.union.upstream_edit import quote, show_both, upstream_removed
 
 Notify = Callable[[str], None]
 
@@ -344,6 +346,8 @@ class Union:
                 conflicts[-1]["upstream"] = self.manifest.upstream.branch
             if path in step.removes_upstream:
                 conflicts[-1]["removes_upstream"] = step.removes_upstream[path]
+            if path in step.deletes:
+                conflicts[-1]["deletes_file"] = True
         outcome.conflicts = conflicts
         outcome.reused = sorted(set(outcome.reused) | set(step.reused))
         if dry:
@@ -708,6 +712,7 @@ class Union:
             if shown.get(path) != (mode, oid):
                 edits[path] = (mode, oid)
         edits.update({p: None for p, (mode, _oid) in shown.items() if mode != "160000" and p not in snapshot})
+        self._ask_waiting(state, conflict, snapshot, scratch)
         for path, content in self.record(state, conflict, snapshot, sorted(set(edits) | set(kinds))).items():
             edits[path] = (content[0], self.git.write_blob(content[1]))      # a waiting edit applied after
         crash_point("continue:recorded")
@@ -766,6 +771,39 @@ class Union:
                               f" {self.command('continue')}, then change it and {self.command('compose')} (what continue "
                               f"records is reused); {self.command('abort')} drops this stop's work (the stops before it "
                               "are recorded)")
+
+    def _ask_waiting(self, state: dict, conflict: dict, snapshot: dict[str, Content], scratch: Scratch) -> None:
+        """Refuse to take a recorded edit that waited (`conflict["waiting"]`) and, applied to the file as the
+        user left it, removes lines upstream has now that it did not remove as upstream's when recorded
+        (helper-153: `continue` applied it and recorded the loss as deliberate). Each such file is written
+        to the scratch tree with both versions there, it no longer waits (what the user leaves is recorded),
+        and the user decides, then continues again. Nothing is recorded before."""
+        item = f"pr/{conflict['pr']}"
+        upstream = self.upstream_of(state)
+        asked: dict[str, str] = {}
+        for fixup in self.store.load_fixups(self.name):
+            result = snapshot.get(fixup.file)
+            if fixup.item != item or fixup.file not in conflict.get("waiting", []) or result is None \
+                    or result[0] == "120000":
+                continue
+            merged, clean = apply_fixup(self.git, fixup, result)
+            removed = removed_upstream(self.git, upstream, fixup, result, merged) if clean and merged else []
+            if not removed or merged is None:
+                continue
+            shown, where = show_both(result[1], merged[1], {n for n, _ in removed}, ours=f"{upstream.label} now",
+                                     theirs=f"your recorded edit ({item})")
+            scratch.rewrite(fixup.file, shown)
+            asked[fixup.file] = (f"{fixup.file}: your recorded edit outside the conflict hunks ({item}), applied after "
+                                 f"your resolution, would remove line(s) {upstream.label} has now, {why_asked(fixup)}: "
+                                 "the scratch file now has the edit, with both versions shown where upstream's lines "
+                                 f"are these:\n{quote(where)}It was:\n{describe_edit(fixup)}")
+        if not asked:
+            return
+        conflict["waiting"] = [p for p in conflict["waiting"] if p not in asked]
+        self.save(state)
+        raise ConflictError("".join(asked.values()) + "nothing was recorded",
+                            hint=f"keep upstream's lines or your edit (between the markers), then: "
+                                 f"{self.command('continue')}")
 
     def record(self, state: dict, conflict: dict, snapshot: dict[str, Content], paths: list[str]
                ) -> dict[str, Content]:
@@ -839,12 +877,14 @@ class Union:
 
     def _upstream_removed(self, state: dict, path: str, base: Content | None, result: Content | None
                           ) -> tuple[bytes, ...]:
-        """The lines of upstream's the edit of PATH (BASE -> RESULT) removes, kept with it: a refold that
-        finds it removing others stops (reuse.resolve_step; helper-147)."""
-        if base is None or result is None:
+        """The lines of upstream's the edit of PATH (BASE -> RESULT; None: deleted) removes, kept with it: a
+        refold that finds it removing others stops (reuse.resolve_step; helper-147). A deletion removes every
+        line of upstream's the file had (helper-153: none were kept, and a refold never asked)."""
+        if base is None:
             return ()
         theirs = read_content(self.git, self.upstream_of(state).tree, path)
-        return tuple(text for _line, text in upstream_removed(theirs[1] if theirs else None, base[1], result[1]))
+        return tuple(text for _line, text in upstream_removed(theirs[1] if theirs else None, base[1],
+                                                              result[1] if result else b""))
 
     def abort(self) -> tuple[Path | None, list[str]]:
         """Drop a stopped fold: its state and the files carrytool wrote in its scratch tree. Works on a

@@ -3,6 +3,7 @@ fixups recorded for that PR applied 3-way (a fixup that no longer applies shows 
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -13,7 +14,7 @@ from carrytool.union.resolutions import (
     has_markers,
     split_conflicts,
 )
-from carrytool.union.upstream_edit import newly_removed, show_both, spans, upstream_removed
+from carrytool.union.upstream_edit import Removed, keep_lines, newly_removed, quote, show_both, upstream_removed
 
 Notify = Callable[[str], None]
 Content = tuple[str, bytes]
@@ -31,8 +32,10 @@ class Step:
     waiting: list[str] = field(default_factory=list)     # files whose recorded edit waits (kept in the store)
     fixed: list[str] = field(default_factory=list)       # files a recorded edit (fixup) went into, cleanly
     # files where a recorded edit would remove lines upstream has now and had not when it was recorded:
-    # path -> those lines (of the file as the fold made it), shown both ways (upstream_edit)
+    # path -> those lines, numbered as the scratch file shows them (kind "fixup": shown both ways; "content":
+    # kept beside the new hunks, the rest of the edit applied; in `deletes`: the file kept whole)
     removes_upstream: dict[str, list[int]] = field(default_factory=dict)
+    deletes: list[str] = field(default_factory=list)     # files a recorded edit would delete, upstream's now
 
 
 @dataclass(frozen=True)
@@ -49,6 +52,7 @@ def resolve_step(git: Git, merged: MergeResult, records: dict[str, bytes], fixup
     fixup that would remove lines UPSTREAM has now and did not have when it was recorded is left to ask."""
     edits: dict[str, tuple[str, str] | None] = {}
     removes: dict[str, list[int]] = {}
+    deletes: list[str] = []
     unresolved, reused, used, waiting = {}, [], [], []
     for path in merged.conflicted_paths:
         found = read_content(git, merged.tree, path)
@@ -86,8 +90,19 @@ def resolve_step(git: Git, merged: MergeResult, records: dict[str, bytes], fixup
             # the file has new hunks to resolve: the edit goes in beside them when it merges 3-way cleanly
             # and leaves every hunk as it was (`union continue` then records it again from what the user
             # leaves). Otherwise it waits, and is kept in the store (helper-76: `continue` dropped it)
-            applied, clean = apply_fixup(git, fixup, current)
-            if clean and applied is not None and current is not None and _same_hunks(current[1], applied[1]):
+            applied, kept = _beside_hunks(git, fixup, current, upstream)
+            if applied is not None and upstream is not None and kept:
+                # helper-153: applied whole, it removed upstream's lines without a word, and `continue` then
+                # recorded that as deliberate; the user, stopped on this file, decides
+                fixed[fixup.file] = (applied[0], git.write_blob(applied[1]))
+                removes[fixup.file] = [n for n, _ in kept]
+                notify(f"{fixup.file}: your recorded edit outside the conflict hunks ({fixup.item}) is applied in "
+                       f"the scratch tree beside the new hunks, except where it removes line(s) {upstream.label} has "
+                       f"now, {why_asked(fixup)}: those are kept, these lines of the scratch file:\n{quote(kept)}"
+                       "keep them (upstream's code) or delete them if your edit should still remove them, keep the "
+                       "rest of the edit as you resolve the hunks; `union continue` records what you leave. It "
+                       "was:\n" + describe_edit(fixup))
+            elif applied is not None:
                 fixed[fixup.file] = (applied[0], git.write_blob(applied[1]))
                 notify(f"{fixup.file}: your recorded edit outside the conflict hunks ({fixup.item}) is applied in "
                        "the scratch tree beside the new hunks: keep it as you resolve them")
@@ -107,18 +122,28 @@ def resolve_step(git: Git, merged: MergeResult, records: dict[str, bytes], fixup
                    "conflict: decide the file, and redo the edit if it still applies. It was:\n" + describe_edit(fixup))
             continue
         applied, clean = apply_fixup(git, fixup, current)
-        lines = _removes_upstream(git, upstream, fixup, current, applied) if clean and upstream else []
-        if lines and current is not None and applied is not None and upstream is not None:
-            shown = show_both(current[1], applied[1], set(lines), ours=f"{upstream.label} now",
-                              theirs=f"your recorded edit ({fixup.item})")
-            fixed[fixup.file] = (applied[0], git.write_blob(shown))
-            unresolved[fixup.file], removes[fixup.file] = "fixup", lines
+        removed = removed_upstream(git, upstream, fixup, current, applied) if clean and upstream else []
+        if removed and current is not None and upstream is not None:
+            unresolved[fixup.file] = "fixup"
+            if applied is None:
+                # the edit deletes the file (helper-153: upstream's file went, without a word): the scratch
+                # tree has it as the fold made it, and the user keeps it or deletes it
+                removes[fixup.file] = [n for n, _ in removed]
+                deletes.append(fixup.file)
+                notify(f"{fixup.file}: your recorded edit ({fixup.item}) deletes the file, which {upstream.label} "
+                       f"has now, {why_asked(fixup, 'with line(s)')}:\n{quote(removed)}the scratch tree has "
+                       "the file as the fold made it: leave it there to keep upstream's file (the edit is then "
+                       f"removed from the store), or delete it (rm {shlex.quote(fixup.file)}) to confirm your "
+                       "deletion (recorded with upstream's lines: the next refold does not ask); then `union "
+                       "continue`")
+                continue
+            shown, where = show_both(current[1], applied[1], {n for n, _ in removed},
+                                     ours=f"{upstream.label} now", theirs=f"your recorded edit ({fixup.item})")
+            fixed[fixup.file], removes[fixup.file] = (applied[0], git.write_blob(shown)), [n for n, _ in where]
             notify(f"{fixup.file}: your recorded edit outside the conflict hunks ({fixup.item}) removes line(s) "
-                   f"{spans(lines)} {upstream.label} has now, " + (
-                       "which it had not when you made the edit (upstream merged a PR since?)" if fixup.upstream
-                       is not None else "which the record (made by an older carrytool) does not say it had then")
-                   + ": both versions are shown; keep upstream's lines or your edit, then continue. It was:\n"
-                   + describe_edit(fixup))
+                   f"{upstream.label} has now, {why_asked(fixup)}: both versions are shown in the scratch file, "
+                   f"upstream's lines being these:\n{quote(where)}keep upstream's lines or your edit, then "
+                   "continue. It was:\n" + describe_edit(fixup))
             continue
         fixed[fixup.file] = None if applied is None else (applied[0], git.write_blob(applied[1]))
         if clean:
@@ -129,20 +154,41 @@ def resolve_step(git: Git, merged: MergeResult, records: dict[str, bytes], fixup
         else:
             unresolved[fixup.file] = "fixup"
     tree = git.edit_tree(pre, fixed) if fixed else pre
-    return Step(pre, tree, unresolved, sorted(set(reused)), used, waiting, sorted(set(went)), removes)
+    return Step(pre, tree, unresolved, sorted(set(reused)), used, waiting, sorted(set(went)), removes, deletes)
 
 
-def _removes_upstream(git: Git, upstream: Upstream, fixup: Fixup, current: Content | None,
-                      applied: Content | None) -> list[int]:
-    """The lines of CURRENT (the file as the fold made it) that FIXUP, applied (APPLIED), removes and
-    UPSTREAM has now, but that the edit did not remove as upstream's when it was recorded."""
-    if current is None or applied is None or applied == current or "120000" in (current[0], applied[0]):
+def removed_upstream(git: Git, upstream: Upstream, fixup: Fixup, current: Content | None,
+                     applied: Content | None) -> Removed:
+    """The lines of CURRENT (the file as the fold made it, or as the user left it) that FIXUP, applied
+    (APPLIED; None: the edit deletes the file), removes and UPSTREAM has now, but that the edit did not remove
+    as upstream's when it was recorded: (line of CURRENT, text). A deletion is judged as removing every line
+    (helper-153: it was not judged, and upstream's file went)."""
+    if current is None or applied == current or current[0] == "120000" or (applied and applied[0] == "120000"):
         return []
     theirs = read_content(git, upstream.tree, fixup.file)
     if theirs is None or theirs[0] == "120000":
         return []
-    return [line for line, _text in newly_removed(upstream_removed(theirs[1], current[1], applied[1]),
-                                                  fixup.upstream)]
+    return newly_removed(upstream_removed(theirs[1], current[1], applied[1] if applied else b""), fixup.upstream)
+
+
+def _beside_hunks(git: Git, fixup: Fixup, current: Content | None, upstream: Upstream | None
+                  ) -> tuple[Content | None, Removed]:
+    """FIXUP applied to CURRENT, a file with new conflict hunks, when it merges 3-way cleanly and leaves
+    every hunk as it was (None: it waits), except where it removes lines UPSTREAM has now that it did not
+    remove as upstream's when recorded: those are kept, and returned as the file numbers them."""
+    applied, clean = apply_fixup(git, fixup, current)
+    if not clean or applied is None or current is None:
+        return None, []
+    removed = removed_upstream(git, upstream, fixup, current, applied) if upstream else []
+    data, kept = keep_lines(current[1], applied[1], {n for n, _ in removed}) if removed else (applied[1], [])
+    return ((applied[0], data), kept) if _same_hunks(current[1], data) else (None, [])
+
+
+def why_asked(fixup: Fixup, lead: str = "which") -> str:
+    """Why lines of upstream's a recorded edit removes are asked about: its record does not name them."""
+    if fixup.upstream is not None:
+        return f"{lead} it had not when you made the edit (upstream merged a PR since?)"
+    return f"{lead} the record (made by an older carrytool) does not say it had then"
 
 
 # where an edit was recorded (Fixup.conflict), as the stop that meets a conflict of another kind says it

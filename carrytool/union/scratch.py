@@ -17,6 +17,7 @@ from pathlib import Path
 from carrytool.errors import EnvironmentProblem, GitError, InputError
 from carrytool.gitlayer.env import decode_path, encode_path
 from carrytool.gitlayer.git import Git
+from carrytool.manifest.safefile import write_atomic
 
 MARKER = ".carrytool-scratch"
 _FORBIDDEN = {b"", b".", b"..", b".git"}
@@ -120,6 +121,14 @@ class Scratch:
                          0o755 if mode == "100755" else 0o644)
             with os.fdopen(fd, "wb") as handle:
                 handle.write(data)
+
+    def rewrite(self, rel: str, data: bytes) -> None:
+        """Replace the regular file REL (one the user left there) with DATA, whole (a new file renamed over
+        it, its mode kept); never through a symlink or a linked directory."""
+        path = self.root / rel
+        if not _real_dirs(self.root, rel) or path.is_symlink() or not path.is_file():
+            raise InputError(f"{path} is not a file of the scratch tree carrytool can write: nothing was recorded")
+        write_atomic(path, data)
 
     # -- reading --------------------------------------------------------------------------------------
     def read(self) -> Snapshot:
