@@ -132,6 +132,17 @@ def _whole_file(change: Change, section: list[bytes]) -> Hunk:
     return Hunk(change.path, 0, 0, 0, 0, (), (), kind, change.old_path, change.new_oid, change.new_mode)
 
 
+def hunk_headers(patch: bytes) -> list[tuple[int, int, int, int]]:
+    """(old start, old count, new start, new count) of every `@@` header of a one-file -U0 PATCH, in order."""
+    out = []
+    for line in patch.split(b"\n"):
+        header = _HEADER.match(line) if line.startswith(b"@@ ") else None
+        if header:
+            a, b, c, d = header.groups()
+            out.append((int(a), 1 if b is None else int(b), int(c), 1 if d is None else int(d)))
+    return out
+
+
 def read_hunks(git: Git, pairs: Sequence[tuple[str, str]], changes: Sequence[Sequence[Change]]) -> list[list[Hunk]]:
     """Hunks of every (old, new) pair, from one batched patch process; CHANGES are the raw diffs of the pairs."""
     patches = git.diff_patches(pairs)
@@ -144,6 +155,11 @@ def _parsed(patch: bytes, changes: tuple[Change, ...]) -> tuple[Hunk, ...]:
     diffs (git keeps the patches by tree pair, so the same bytes come back; hunks are immutable). 60 polars
     PRs, a dozen on one 350-file branch: the landing's 0.13 s of parsing in an explain."""
     return tuple(parse_patch(patch, changes))
+
+
+def says_nothing(line: bytes) -> bool:
+    """Whether LINE says nothing on its own: blank, or brackets and punctuation only."""
+    return not line.strip(b" \t\r()[]{}:;,.#")
 
 
 def find_block(lines: Sequence[bytes], block: Sequence[bytes], start: int = 0) -> list[int]:

@@ -29,6 +29,7 @@ from carrytool.pipeline.hunks import Hunk, find_block, is_subsequence_block, rea
 from carrytool.pipeline.keptfindings import KeptFindings
 from carrytool.pipeline.plan import APPLIED, Step, union_judged
 from carrytool.pipeline.provided import (
+    RECONCILED,
     Folded,
     LeftOut,
     UnionCheck,
@@ -709,11 +710,13 @@ class _Accountant:
         for lost in drops.absent:
             self.result.warnings.append({
                 "kind": "provided-absent", "entry": lost.pr, "other": union.id, "file": lost.file,
-                "lines": list(lost.lines),
+                **({"lines": list(lost.lines)} if lost.lines else {}),
                 "message": f"{union.id} supersedes {lost.pr} but the composed tree {lost.lacking('its')}, "
                            f"in no region {union.id} reconciled ({lost.region()}): "
                            f"dropped at a stop of the fold? (explain shows {union.id}'s coverage; if on purpose, "
                            f"{drop_hint(lost, union.entry.supersedes)})"})
+        union.reconciled = [(lost.pr, lost.file, lost.lines) for lost in found if lost.how == RECONCILED and
+                            not any(lost is d for d, _drop in drops.dropped)]
         union.dropped_on_purpose = [{"pr": int(lost.pr.removeprefix("pr/")), "file": lost.file,
                                      "lines": list(lost.lines) if lost.lines else None, "scopes": list(lost.scopes),
                                      "in": drop.scope, "why": drop.why} for lost, drop in drops.dropped]

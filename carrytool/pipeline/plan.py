@@ -67,6 +67,9 @@ class Step:
     landing: dict[str, object] | None = None
     # a union: its PRs' hunks it leaves out as its supersedes' `drops` declare ({pr, file, lines, scopes, in, why})
     dropped_on_purpose: list[dict[str, object]] = field(default_factory=list)
+    # a union: its PRs' hunks it lacks in regions it reconciled (PR id, file, lines: None for the whole file),
+    # no warning; explain's coverage says `reconciled`. Not in the report
+    reconciled: list[tuple[str, str, tuple[int, int] | None]] = field(default_factory=list)
     # what applying it changed (parent -> commit), when composing knows it without asking git: the upstream
     # delta the fast path wrote into a tree no earlier entry touched at those paths (else None: diff-tree)
     applied_changes: list[Change] | None = None

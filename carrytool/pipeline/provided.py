@@ -1,27 +1,34 @@
 """What a union leaves out of the PRs it stands for, hunk by hunk (helper-128: lost work nothing named).
 
 A union folds PRs and its maintainer resolves where they meet; the per-path check (landing.account_provided)
-trusts a union for every file it changes. Here each hunk of a folded PR in such a file is looked for in
-the tree that should hold it (the composed tip; the union's own commit for `union continue`): its added
-lines (blank or bracket-only lines at either end aside) as one block, within the def/class they belong to
-when the tip still has a def/class of each of those names (a line the same text in another method is not
-the PR's: helper-131), anywhere in the file otherwise. Where the block is not there, most of its lines that
-say something (two thirds, at least two) standing there compared loosely (_re_expressed) mean the union
-carries the change in another form: renamed, moved, reformatted, tweaked (helper-131: the vLLM union's own
-version of #45612's test). A hunk not there is left out unless it lies in a region the union had to
-reconcile: one that another folded PR's hunk, or the union's own, changes too (their lines meet or touch
-in the same base file, as git's merge sees a conflict), in the same def/class for Python (explain's coverage: `re-expressed`). Where the base
-files differ and lines cannot be compared, the union's scopes decide (outside Python: that it changes
-the file at all), as coverage's classification does. A hunk that only removes lines is left out when the
-tip still holds them where the PR removes them (_still_there: in the def/class they lay in, else between
-the same neighbours) more often than the PR's head does (helper-144: a deletion the union dropped was
-called re-expressed, and its drop stale); the same line standing elsewhere is no loss.
+trusts a union for every file it changes. Here each hunk of a folded PR in such a file is looked for in the tree
+that should hold it (the composed tip; the union's own commit for `union continue`): its added lines (blank or
+bracket-only lines at either end aside) as one block, within the def/class they belong to when the tip still has
+a def/class of each of those names (a line the same text in another method is not the PR's: helper-131),
+anywhere in the file otherwise. Where the block is not there, most of its lines that say something (two thirds,
+at least two) standing there compared loosely (_re_expressed) mean the union carries the change in another form:
+renamed, moved, reformatted, tweaked (helper-131: the vLLM union's own version of #45612's test). A hunk not
+there is left out unless it lies in a region the union had to reconcile (pipeline.regions): a hunk of the
+union's own writing a line of its own there (one none of its PRs adds in that file: the maintainer's resolution,
+RE_EXPRESSED) meets or touches its lines, as git's merge sees a conflict, for Python in each def/class it lies
+in; or another folded PR's hunk does (RECONCILED, explain's coverage: `reconciled`: the union took that side).
+Hunks of PRs on different bases are compared in the union's base blob of the file, each mapped there through the
+diff between its base blob and that one; lines upstream changed between the two, or next to them, do not map,
+and a def/class the two hunks share decides (at module level: the file) (helper-149: a line the maintainer
+deleted at a stop, outside the conflict, was reconciled because the union changes its def). A hunk that only
+removes lines is left out when the tip still holds them where the PR removes them (_still_there: in the
+def/class they lay in, else between the same neighbours) more often than the PR's head does (helper-144: a
+deletion the union dropped was called re-expressed, and its drop stale); the same line standing elsewhere is no
+loss. A file a PR changes that the tree lacks (the union deleted it), or one it deletes that the tree keeps, is
+left out whole (_whole_file) unless another folded PR deletes (changes) it: a modify/delete conflict the union
+resolved (helper-147: the hunks of a file the union deleted read `re-expressed`).
 
 A hunk left out that the union's `supersedes` item declares dropped on purpose (`drops`: file, scope, why)
 is not left out but accounted as dropped (account_drops); a declared drop that matches no hunk left out is
 stale (helper-135: a maintainer's deliberate drop was warned every night, and nothing said why).
 
-One batched `diff-tree -p` for every PR and union; blobs through the long-lived `cat-file --batch`;
+One batched `diff-tree -p` for every PR and union, and one for the base blobs to map (only where a hunk is
+missing and the bases differ); blobs through the long-lived `cat-file --batch`;
 the PRs' Python files parsed by the pieces around their hunks (pipeline.scopes), the tip's wholly where a
 hunk lies in a def/class (each distinct piece once, and cached on disk).
 """
@@ -29,7 +36,7 @@ hunk lies in a def/class (each distinct piece once, and cached on disk).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import partial
 
@@ -38,7 +45,8 @@ from carrytool.gitlayer.git import Change, Git
 from carrytool.manifest.edit import flow_scalar
 from carrytool.manifest.model import Drop, Supersede
 from carrytool.manifest.paths import literal_pattern, matches
-from carrytool.pipeline.hunks import Hunk, find_block, read_hunks
+from carrytool.pipeline.hunks import Hunk, find_block, read_hunks, says_nothing
+from carrytool.pipeline.regions import Regions
 from carrytool.pipeline.scopes import SpanCache, hunk_reach, is_python
 
 
@@ -74,16 +82,21 @@ class LeftOut:
 
     pr: str
     file: str
-    lines: tuple[int, int] | None   # in the PR's head; None: the whole file (the union does not change it)
+    lines: tuple[int, int] | None   # in the PR's head; None: the whole file (the union does not change it; WHOLE)
     scopes: tuple[str, ...]
     module: bool = False            # a line of it at module level (or the whole file): only a drop without `in`
     head: str = ""                  # the PR's head it was read at (the hint's `head:`)
     how: str = ABSENT
     removed: tuple[int, int] | None = None   # a pure deletion: the lines it removes in the PR's base
+    whole: str = ""                 # the whole file: "lacks" one the PR changes, "keeps" one the PR deletes
 
     def lacking(self, whose: str = "") -> str:
         """How the tree leaves it out, as a clause: lacks WHOSE hunk (default: its PR's), or (a pure deletion)
-        still has the lines it removes."""
+        still has the lines it removes; or lacks the file the PR changes, or keeps the file it deletes."""
+        if self.whole == "lacks":
+            return f"lacks {self.file}, which {self.pr} changes"
+        if self.whole == "keeps":
+            return f"still has {self.file}, which {self.pr} deletes"
         if self.removed is None:
             return "lacks " + (whose or self.pr + "'s") + f" hunk {self.describe()}"
         first, last = self.removed
@@ -99,8 +112,10 @@ class LeftOut:
 
     def region(self) -> str:
         """Why it is not a region the union reconciled, as a clause."""
-        return "no other PR it folds, nor the union itself, changes those lines" + \
-            (" in that def/class" if self.scopes else "")
+        if self.whole:
+            return "no other PR it folds " + ("deletes" if self.whole == "lacks" else "changes") + " that file"
+        return "no other PR it folds changes those lines or the next ones" + \
+            (" in that def/class" if self.scopes else "") + ", nor does the union write lines of its own there"
 
 
 @dataclass(frozen=True)
@@ -171,6 +186,10 @@ def out_of_reach(number: int, drop: Drop, absent: Sequence[LeftOut]) -> LeftOut 
 def unreached(lost: LeftOut, drop: Drop) -> str:
     """Why DROP (with `in`) does not cover LOST (`out_of_reach`), and the drop that does, as a clause."""
     without = f"`{{file: {flow_scalar(drop.file)}, why: {flow_scalar(drop.why)}}}`"
+    if lost.whole:
+        return (f"the union's tree {lost.lacking()}: {lost.pr}'s change there is left out whole (provided-absent), "
+                f"and a drop with `in` never covers a whole file; to drop it on purpose, write the drop without "
+                f"`in`: {without}")
     if lost.lines is None:
         return (f"the union does not change {lost.file} at all: {lost.pr}'s whole change there is left out "
                 f"(provided-absent), and a drop with `in` never covers a whole file; to drop it on purpose, write "
@@ -213,90 +232,107 @@ def left_out(git: Git, unions: Sequence[UnionCheck]) -> list[list[LeftOut]]:
 def _left_out(git: Git, spans: SpanCache, union: UnionCheck, folded: list[list[Hunk]], own: list[Hunk]
               ) -> list[LeftOut]:
     tips: dict[str, _Tip | None] = {}
-    missing: list[tuple[int, Hunk, str | None, tuple[int, int] | None]] = []
+    found: list[LeftOut | tuple[int, Hunk, str | None, tuple[int, int] | None]] = []
+    tip_tree = git.tree_of(union.tip)
     for k, (pr, hunks) in enumerate(zip(union.folded, folded)):
+        by_path: dict[str, list[Hunk]] = {}
         for hunk in hunks:
-            change = _change_of(pr.changes, hunk.path)
-            # a pure deletion (not of the whole file: the per-path check's) is looked for by its removed lines
-            deletion = not hunk.added and change is not None and change.new_oid != ZERO
-            offset, block = _core(hunk.removed if deletion else hunk.added) \
-                if hunk.kind == "text" and hunk.path in pr.paths else (0, ())
-            if not block:
+            if hunk.path in pr.paths:
+                by_path.setdefault(hunk.path, []).append(hunk)
+        for path, file_hunks in by_path.items():
+            change = _change_of(pr.changes, path)
+            whole = _whole_file(union, k, change, file_hunks, _present(git, tip_tree, path))
+            if whole is not None:
+                found += [whole] if whole.how != VERBATIM else []
                 continue
-            if hunk.path not in tips:
-                tips[hunk.path] = _read_tip(git, union.tip, hunk.path)
-            tip = tips[hunk.path]                       # None: a file gone, the per-path check's
-            if tip is None:
-                how: str | None = VERBATIM
-            elif deletion and change is not None:
-                how = None if _still_there(git, spans, tip, change, hunk.old_start + offset, block) else VERBATIM
-            else:
-                how = _standing(git, spans, tip, hunk, change, hunk.new_start + offset, block)
-            if how != VERBATIM:
-                removed = (hunk.old_start + offset, hunk.old_start + offset + len(block) - 1) if deletion else None
-                missing.append((k, hunk, how, removed))
+            for hunk in file_hunks:
+                # a pure deletion is looked for by its removed lines
+                deletion = not hunk.added
+                offset, block = _core(hunk.removed if deletion else hunk.added) if hunk.kind == "text" else (0, ())
+                if not block:
+                    continue
+                if path not in tips:
+                    tips[path] = _read_tip(git, union.tip, path)
+                tip = tips[path]
+                if tip is None or change is None:
+                    continue
+                if deletion:
+                    how = None if _still_there(git, spans, tip, change, hunk.old_start + offset, block) else VERBATIM
+                else:
+                    how = _standing(git, spans, tip, hunk, change, hunk.new_start + offset, block)
+                if how != VERBATIM:
+                    removed = (hunk.old_start + offset, hunk.old_start + offset + len(block) - 1) if deletion else None
+                    found.append((k, hunk, how, removed))
+    missing = [item for item in found if not isinstance(item, LeftOut)]
     if not missing:
-        return []
+        return [item for item in found if isinstance(item, LeftOut)]
 
     def reach(hunk: Hunk, changes: Sequence[Change]) -> tuple[list[str], bool]:
         return hunk_reach(hunk, _change_of(changes, hunk.path), lambda oid, line: spans.scope(
             oid, line, lambda: git.read_blob(oid)))
 
+    regions = Regions(git, union.base, union.changes, [(pr.changes, hunks) for pr, hunks in zip(union.folded, folded)],
+                      own, {hunk.path for _k, hunk, _how, _r in missing})
     out = []
-    for k, hunk, how, removed in missing:
+    for item in found:
+        if isinstance(item, LeftOut):
+            out.append(item)
+            continue
+        k, hunk, how, removed = item
         pr = union.folded[k]
         scopes, module = reach(hunk, pr.changes)
         if how is None:
-            mine = (hunk, _change_of(pr.changes, hunk.path), scopes)
-            others = [(h, other.changes) for j, other in enumerate(union.folded) if j != k
-                      for h in folded[j] if h.path == hunk.path]
-            others += [(h, union.changes) for h in own if h.path == hunk.path]
-            how = RECONCILED if any(_meet(mine, (h, _change_of(changes, h.path)),
-                                          lambda h=h, c=changes: reach(h, c)[0]) for h, changes in others) else ABSENT
+            # the union's own lines there: its words for the PR's change; another PR's: it took that side
+            how = {"union": RE_EXPRESSED, "pr": RECONCILED}.get(regions.reconciled(k, hunk, scopes, reach) or "",
+                                                                ABSENT)
         out.append(LeftOut(pr.id, hunk.path, hunk.span, tuple(scopes), module, pr.head, how, removed))
     return out
 
 
-def _meet(mine: tuple[Hunk, Change | None, list[str]], other: tuple[Hunk, Change | None],
-          other_scopes: Callable[[], list[str]]) -> bool:
-    """Whether hunk OTHER (another folded PR's, or the union's own) changes the region of MINE: lines that meet or
-    touch in the same base file (in a def/class they share, where both have one); base files differing, a
-    def/class they share (where MINE has none: that it changes the file at all)."""
-    hunk, change, scopes = mine
-    theirs, their_change = other
-    comparable = change is not None and their_change is not None and change.old_oid == their_change.old_oid
-    if comparable and not _touch(hunk, theirs):
-        return False
-    if not scopes:
-        return True
-    shared = set(scopes) & set(other_scopes())
-    return bool(shared) or (comparable and not other_scopes())
+def _present(git: Git, tree: str, path: str) -> bool:
+    """Whether TREE has a file (not a directory or submodule) at PATH."""
+    found = git.blob_at(tree, path)
+    return found is not None and found[0] not in ("040000", "160000")
 
 
-def _touch(one: Hunk, two: Hunk) -> bool:
-    """Whether two hunks of one base file change lines that meet or touch (nothing unchanged between them:
-    git's merge calls that a conflict). A line k is 2k, the place after it 2k+1."""
-    def span(h: Hunk) -> tuple[int, int]:
-        if not h.old_count:
-            return 2 * h.old_start + 1, 2 * h.old_start + 1
-        return 2 * h.old_start - 1, 2 * (h.old_start + h.old_count - 1) + 1
-    (a, b), (c, d) = span(one), span(two)
-    return a <= d and c <= b
+def _whole_file(union: UnionCheck, k: int, change: Change | None, hunks: Sequence[Hunk], there: bool
+                ) -> LeftOut | None:
+    """The union's tree and PR K's change (CHANGE, HUNKS) disagreeing on whether the file is there at all (THERE:
+    the tree has it), by the union's own doing: the PR changes a file the union deletes, or deletes one the union
+    keeps and changes. RECONCILED where another PR it folds deletes that file (the first case) or changes it (the
+    second): a modify/delete conflict the union resolved; else ABSENT. VERBATIM (nothing to say here): a file
+    the PR deletes that the tree lacks too, or one it only removes lines from; a file gone that the union does
+    not delete (upstream moved it, or a later entry deleted it: the per-path and landing checks'), or kept that
+    it does not change (the per-path check's). None: the file is there, as the PR leaves it (its hunks decide)."""
+    deletes = change is not None and change.new_oid == ZERO
+    if there and not deletes:
+        return None
+    pr = union.folded[k]
+    path = hunks[0].path
+    own = _change_of(union.changes, path)
+    adds = any(h.kind in ("binary", "file", "rename", "submodule") or (h.kind == "text" and _core(h.added)[1])
+               for h in hunks)
+    if (there and own is None) or (not there and (deletes or not adds or own is None or own.new_oid != ZERO)):
+        return LeftOut(pr.id, path, None, (), True, pr.head, VERBATIM)
+    names = set(change.paths) if change is not None else {path}
+    others = [c for j, other in enumerate(union.folded) if j != k for c in other.changes if names & set(c.paths)]
+    if deletes:     # the tree keeps it: reconciled where another PR changes it
+        met = any(c.new_oid != ZERO for c in others)
+    else:           # the tree lacks it: reconciled where another PR deletes it (or moves it away)
+        met = any(c.new_oid == ZERO or (c.status == "R" and c.old_path in names) for c in others)
+    return LeftOut(pr.id, path, None, (), True, pr.head, RECONCILED if met else ABSENT,
+                   whole="keeps" if deletes else "lacks")
 
 
 def _core(lines: Sequence[bytes]) -> tuple[int, tuple[bytes, ...]]:
     """LINES without the lines that say nothing on their own (blank, brackets only) at either end, and the
     index of the first line kept."""
-    trivial = [_trivial(line) for line in lines]
+    trivial = [says_nothing(line) for line in lines]
     if all(trivial):
         return 0, ()
     first = trivial.index(False)
     last = len(trivial) - trivial[::-1].index(False)
     return first, tuple(lines[first:last])
-
-
-def _trivial(line: bytes) -> bool:
-    return not line.strip(b" \t\r()[]{}:;,.#")
 
 
 @dataclass(frozen=True)
@@ -318,8 +354,8 @@ def _standing(git: Git, spans: SpanCache, tip: _Tip, hunk: Hunk, change: Change 
               block: tuple[bytes, ...]) -> str | None:
     """How BLOCK (HUNK's added lines from line START of the PR's head) stands in TIP: VERBATIM, as one block
     in the def/class its lines belong to when TIP still has a def/class of each of those names (a line the
-    same text elsewhere in the file is not the PR's), anywhere in the file otherwise; RE_EXPRESSED there
-    (_re_expressed: renamed, moved, reformatted, tweaked); None: not at all."""
+    same text elsewhere in the file is not the PR's) and none of them lies at module level, anywhere in the
+    file otherwise; RE_EXPRESSED there (_re_expressed: renamed, moved, reformatted, tweaked); None: not at all."""
     python = change is not None and change.new_oid != ZERO and is_python(hunk.path)
     owners = [spans.scope(change.new_oid, start + k, lambda: git.read_blob(change.new_oid))
               if python and change is not None and line.strip() else None for k, line in enumerate(block)]
@@ -329,7 +365,11 @@ def _standing(git: Git, spans: SpanCache, tip: _Tip, hunk: Hunk, change: Change 
         tip_spans = spans.spans(tip.oid, lambda: git.read_blob(tip.oid))
         held = [(a, b) for a, b, name in tip_spans if name in names]
         if {name for _a, _b, name in tip_spans if name in names} == names:
-            first, last, kept = min(a for a, _b in held) - 1, max(b for _a, b in held), frozenset(names)
+            kept = frozenset(names)
+            # a block reaching module level (a new module, a def and the line registering it) is not within
+            # its defs: looked for in the whole file (helper-149: a new file called lacking from a tip holding it)
+            if all(owner for owner, line in zip(owners, block) if line.strip()):
+                first, last = min(a for a, _b in held) - 1, max(b for _a, b in held)
     if any(at + len(block) <= last for at in find_block(tip.lines, block, first)):
         return VERBATIM
     return RE_EXPRESSED if _re_expressed(block, owners, tip.lines[first:last], kept, python=python) else None
@@ -391,7 +431,7 @@ def _re_expressed(block: Sequence[bytes], owners: Sequence[str | None], region: 
     the union carries the change in another form. A header whose def/class (OWNERS: the scope of each
     line) KEPT still holds stands whatever its signature became. One such line must stand as it was."""
     wanted = [(_plain(line, python=python), owner in kept and _HEADER.match(line.lstrip()) is not None)
-              for line, owner in zip(block, owners) if not _trivial(line)]
+              for line, owner in zip(block, owners) if not says_nothing(line)]
     wanted = [(line, header) for line, header in wanted if line]
     if len(wanted) < 2:
         return False

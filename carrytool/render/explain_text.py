@@ -119,7 +119,7 @@ def hunk_line(hunk: Any) -> str:
     if hunk.status == "re-expressed":
         guard = f"; guarded by {', '.join(hunk.asserts)}" if hunk.asserts else "; NOT guarded by any assert"
     why = f": {hunk.why}" if getattr(hunk, "why", None) else ""
-    return f"{hunk.status}: {hunk.file}:{hunk.lines[0]}-{hunk.lines[1]}{scopes}{guard}{why}"
+    return f"{hunk.status}: {hunk.where()}{scopes}{guard}{why}"
 
 
 def story_lines(story: dict[str, Any]) -> list[str]:

@@ -148,12 +148,14 @@ def _suggestions(items: list[dict[str, Any]]) -> str:
 
 
 def _coverage(ex: Explanation) -> str:
-    rows = ["| union | PR | paths | verbatim | re-expressed | absent | dropped |", "|---|---|---|---|---|---|---|"]
+    rows = ["| union | PR | paths | verbatim | re-expressed | reconciled | absent | dropped |",
+            "|---|---|---|---|---|---|---|---|"]
     notes = []
     for cov in ex.coverage:
         paths = ", ".join(md_code(p) for p in cov.paths) or "all"
         rows.append(f"| {md_code(cov.union)} | {md_code(cov.pr)} | {paths} | {cov.count('verbatim')} | "
-                    f"{cov.count('re-expressed')} | {cov.count('absent')} | {cov.count('dropped')} |")
+                    f"{cov.count('re-expressed')} | {cov.count('reconciled')} | {cov.count('absent')} | "
+                    f"{cov.count('dropped')} |")
         notes += [f"- {md_code(cov.pr)} {cell(hunk_line(h))}" for h in cov.hunks if h.status != "verbatim"]
     return "\n".join(rows + ([""] + notes if notes else []))
 

@@ -9,7 +9,10 @@ Re-expressed hunks are where a reviewer has to read code: the asserts that guard
 (see `guarding_asserts`). What sync's own check of the composed tree found (`with_sync_verdicts`) has the
 last word over this reading of the union's diff: a hunk it found left out (`provided-absent` with its
 lines) is `absent`, one the union's `drops` declare is `dropped` (with the why) (helper-141: a hunk the
-maintainer dropped at a union stop read `re-expressed`, the union changing its def elsewhere).
+maintainer dropped at a union stop read `re-expressed`, the union changing its def elsewhere), and one it
+found left out in a region the union reconciled is `reconciled` (helper-149: not carried in another form,
+but left out where the union chose). A change of a whole file has no lines (`kind`: mode, binary, ...); a
+mode change is verbatim when the union sets the same mode, else absent.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from carrytool.pipeline.hunks import Hunk, find_block
 from carrytool.pipeline.plan import provided_absent
 from carrytool.review.evidence import EntryFacts, Sources
 
-VERBATIM, RE_EXPRESSED, ABSENT, DROPPED = "verbatim", "re-expressed", "absent", "dropped"
+VERBATIM, RE_EXPRESSED, RECONCILED, ABSENT, DROPPED = "verbatim", "re-expressed", "reconciled", "absent", "dropped"
 
 
 @dataclass
@@ -36,13 +39,23 @@ class HunkCoverage:
     status: str
     asserts: list[str] = field(default_factory=list)
     why: str | None = None            # DROPPED: the union's `drops` item's why
+    kind: str = "text"                # else the whole file's change: binary, rename, mode, submodule, file
 
     def to_json(self) -> dict[str, Any]:
-        data = {"file": self.file, "lines": list(self.lines), "scopes": self.scopes, "status": self.status,
-                "asserts": self.asserts}
+        data = {"file": self.file, "lines": list(self.lines) if self.kind == "text" else None,
+                "scopes": self.scopes, "status": self.status, "asserts": self.asserts}
+        if self.kind != "text":
+            data["kind"] = self.kind
         if self.why is not None:
             data["why"] = self.why
         return data
+
+    def where(self, *, last: bool = True) -> str:
+        """`file:first-last` (LAST: with the last line), or `file (mode change)` for a change of the whole file."""
+        if self.kind != "text":
+            return f"{self.file} ({self.kind} change)"
+        first, end = self.lines
+        return f"{self.file}:{first}" + (f"-{end}" if last else "")
 
 
 @dataclass
@@ -62,14 +75,17 @@ class Coverage:
     def to_json(self) -> dict[str, Any]:
         return {"union": self.union, "pr": self.pr, "paths": self.paths, "head": self.head,
                 "folded": self.folded, "verbatim": self.count(VERBATIM),
-                "re_expressed": self.count(RE_EXPRESSED), "absent": self.count(ABSENT), "dropped": self.count(DROPPED),
+                "re_expressed": self.count(RE_EXPRESSED), "reconciled": self.count(RECONCILED),
+                "absent": self.count(ABSENT), "dropped": self.count(DROPPED),
                 "hunks": [h.to_json() for h in self.hunks]}
 
     def counts_said(self) -> str:
-        """`3 verbatim, 1 re-expressed, 0 absent` (`, 1 dropped on purpose` when one is)."""
-        dropped = self.count(DROPPED)
-        return f"{self.count(VERBATIM)} verbatim, {self.count(RE_EXPRESSED)} re-expressed, {self.count(ABSENT)} " \
-               "absent" + (f", {dropped} dropped on purpose" if dropped else "")
+        """`3 verbatim, 1 re-expressed, 0 absent` (`, 1 reconciled` before the absent, and `, 1 dropped on
+        purpose` after, when one is)."""
+        dropped, reconciled = self.count(DROPPED), self.count(RECONCILED)
+        return f"{self.count(VERBATIM)} verbatim, {self.count(RE_EXPRESSED)} re-expressed, " + \
+            (f"{reconciled} reconciled, " if reconciled else "") + f"{self.count(ABSENT)} absent" + \
+            (f", {dropped} dropped on purpose" if dropped else "")
 
 
 def union_coverage(manifest: Manifest, evidence: Mapping[str, EntryFacts], sources: Sources,
@@ -88,12 +104,21 @@ def union_coverage(manifest: Manifest, evidence: Mapping[str, EntryFacts], sourc
 
 
 def with_sync_verdicts(coverage: Sequence[Coverage], warnings: Sequence[Mapping[str, Any]],
-                       dropped: Mapping[str, Sequence[Mapping[str, Any]]]) -> None:
+                       dropped: Mapping[str, Sequence[Mapping[str, Any]]],
+                       reconciled: Mapping[str, Sequence[tuple[str, str, tuple[int, int] | None]]] | None = None
+                       ) -> None:
     """Give COVERAGE what sync's check of the composed tree found (pipeline.provided): a PR's hunk it found
     left out (a `provided-absent` warning naming its lines, or the whole file) is ABSENT, whatever the union's
     diff touches; one the union's `drops` cover (DROPPED: union id -> its `dropped_on_purpose`) is DROPPED,
-    with its why. A hunk the union's own diff holds (VERBATIM) stays so."""
+    with its why; one the tree lacks in a region the union reconciled (RECONCILED: union id -> (PR, file,
+    lines: None for the whole file)) is RECONCILED: not carried in another form, but left out where the union
+    had to choose (helper-149: lines a maintainer deleted read `re-expressed`). A hunk the union's own diff
+    holds (VERBATIM) stays so."""
     absent = provided_absent(warnings)
+    settled: dict[tuple[str, str], set[tuple[str, tuple[int, ...] | None]]] = {}
+    for union, items in (reconciled or {}).items():
+        for pr, file, lines in items:
+            settled.setdefault((union, pr), set()).add((file, tuple(lines) if lines else None))
     declared: dict[tuple[str, str], dict[tuple[str, tuple[int, ...] | None], str]] = {}
     for union, items in dropped.items():
         for item in items:
@@ -102,6 +127,7 @@ def with_sync_verdicts(coverage: Sequence[Coverage], warnings: Sequence[Mapping[
                 (str(item.get("file")), tuple(lines) if lines else None)] = str(item.get("why") or "")
     for cov in coverage:
         gone, why = set(absent.get((cov.pr, cov.union), [])), declared.get((cov.union, cov.pr), {})
+        chosen = settled.get((cov.union, cov.pr), set())
         for hunk in cov.hunks:
             key = (hunk.file, tuple(hunk.lines))
             said = why.get(key, why.get((hunk.file, None)))
@@ -109,6 +135,8 @@ def with_sync_verdicts(coverage: Sequence[Coverage], warnings: Sequence[Mapping[
                 hunk.status, hunk.why = DROPPED, said
             elif hunk.status != VERBATIM and (key in gone or (hunk.file, None) in gone):
                 hunk.status = ABSENT
+            elif hunk.status != VERBATIM and (key in chosen or (hunk.file, None) in chosen):
+                hunk.status = RECONCILED
 
 
 def _cover(manifest: Manifest, union: Entry, sup: Supersede, pr: EntryFacts, facts: EntryFacts,
@@ -121,12 +149,16 @@ def _cover(manifest: Manifest, union: Entry, sup: Supersede, pr: EntryFacts, fac
         scopes = pr.scopes_of(hunk, sources)
         status = _status(hunk, scopes, facts, sources)
         guards = guarding_asserts(manifest.asserts, hunk.path, scopes, pr.id)
-        cov.hunks.append(HunkCoverage(hunk.path, hunk.span, scopes, status, [a.name for a in guards]))
+        cov.hunks.append(HunkCoverage(hunk.path, hunk.span, scopes, status, [a.name for a in guards],
+                                      kind=hunk.kind))
     return cov
 
 
 def _status(hunk: Hunk, scopes: list[str], union: EntryFacts, sources: Sources) -> str:
     theirs = union.hunks_in(hunk.path)
+    if hunk.kind == "mode":         # the executable bit alone: the union sets it, or leaves it out
+        change = next((c for c in union.changes if c.path == hunk.path), None)
+        return VERBATIM if change is not None and change.new_mode == hunk.new_mode else ABSENT
     if hunk.kind != "text":
         change = next((c for c in union.changes if c.path == hunk.path), None)
         if change is not None and change.new_oid == hunk.new_oid:

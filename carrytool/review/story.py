@@ -163,7 +163,7 @@ def _coverage_line(cov: Coverage, who: str) -> str:
     tail = []
     for hunk in cov.hunks:
         if hunk.status != "verbatim":
-            where = f"{hunk.file}:{hunk.lines[0]}" + (f" ({', '.join(hunk.scopes)})" if hunk.scopes else "")
+            where = hunk.where(last=False) + (f" ({', '.join(hunk.scopes)})" if hunk.scopes else "")
             guard = f", guarded by {', '.join(hunk.asserts)}" if hunk.asserts else ", NOT guarded by any assert"
             tail.append(f"{hunk.status} {where}{guard if hunk.status == 're-expressed' else ''}")
     counts = cov.counts_said()

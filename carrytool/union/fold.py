@@ -629,7 +629,7 @@ class Union:
         notes = [f"warning: the union does not change {lost.file}, which {lost.pr} changes: the PR's change there is "
                  f"left out (the file taken back as it was at a stop?): sync will warn provided-absent; if on purpose, "
                  f"{drop_hint(lost, supersedes)}"
-                 if lost.lines is None else
+                 if lost.lines is None and not lost.whole else
                  f"warning: the union {lost.lacking()}, in no region it reconciled "
                  f"({lost.region()}): dropped by a side taken at a stop? sync will warn provided-absent; if on "
                  f"purpose, {drop_hint(lost, supersedes)}" for lost in drops.absent]

@@ -162,3 +162,81 @@ def test_a_line_dropped_from_one_method_is_warned_about_though_another_method_ha
     other = WORKER.replace("        return 1\n", "        return 2\n")
     assert _absent_at_sync(cli, tmp_path, {"w.py": WORKER}, {1: {"w.py": synced}, 2: {"w.py": other}},
                            {"w.py": other}) == [("pr/1", "w.py", [11, 11])]
+
+
+DISABLE = ("class Model:\n    def disable(self):\n        \"\"\"Disable the adapters.\"\"\"\n        if self.prompt:\n"
+           "            try:\n                yield\n            finally:\n                self.restore()\n"
+           "                self.disabled = False\n")
+
+
+def test_a_line_deleted_at_a_stop_outside_its_conflict_is_said_by_continue_sync_and_explain(cli: Cli, tmp_path: Path
+                                                                                            ) -> None:
+    """helper-147 on peft: pr/3565 and pr/3572 conflict in `disable_adapter`'s `finally:`; the maintainer took a
+    side there and deleted pr/3565's `was_disabled = ...` line above it, which had merged cleanly. The union
+    changes that def (its way of the conflict), and `union continue`, sync and explain said nothing (explain:
+    `re-expressed`)."""
+    up = init_repo(tmp_path / "up")
+    old = up.commit({"m.py": DISABLE}, "base", ref="refs/heads/main")
+    newer = "import os\n\n\n" + DISABLE          # the PRs branched from upstream at different times
+    base = up.commit({"m.py": newer}, "os", parent=old, ref="refs/heads/main")
+    one = DISABLE.replace('        """Disable the adapters."""\n',
+                          '        """Disable the adapters."""\n        was = self.disabled\n')
+    up.commit({"m.py": one.replace("self.disabled = False", "self.disabled = was")}, "pr 1", parent=old,
+              ref="refs/pull/1/head")
+    up.commit({"m.py": newer.replace("self.disabled = False", "self.disabled = None")}, "pr 2", parent=base,
+              ref="refs/pull/2/head")
+    work = init_repo(tmp_path / "work", bare=True).path
+    manifest = write_manifest(tmp_path / "carries" / "manifest.yaml", {
+        "version": 1, "upstream": {"url": "../up", "branch": "main"}, "fork": {"branch": "dev"},
+        "entries": [{"pr": 1}, {"pr": 2}, {"carry": "u", "patch": "unions/u.patch", "supersedes": [1, 2]}]})
+    args = ["-m", str(manifest), "--repo", str(work)]
+    assert cli("union", "compose", "u", *args).exit_code == 3
+    path = work / "carrytool" / "union" / "u" / "tree" / "m.py"
+    _take_theirs(path)
+    path.write_text(path.read_text().replace("        was = self.disabled\n", ""))
+    result = cli("union", "continue", "u", *args)
+    assert result.exit_code == 0, result.stdout + result.stderr
+    out = result.stdout + result.stderr
+    assert "warning: the union lacks pr/1's hunk m.py:4 (Model.disable)" in out, out
+    assert "m.py:9" not in out                      # pr/1's side of the conflict: reconciled
+    code, report = cli.json("explain", *args)
+    assert code == 0, report
+    assert [(w["entry"], w["lines"]) for w in report["warnings"] if w["kind"] == "provided-absent"] == \
+        [("pr/1", [4, 4])]
+    [cov] = [c for c in report["coverage"] if c["pr"] == "pr/1"]
+    assert [(h["lines"], h["status"]) for h in cov["hunks"]] == [([4, 4], "absent"), ([10, 10], "reconciled")]
+
+
+def test_a_file_deleted_at_a_stop_that_a_pr_changes_is_said_by_continue(cli: Cli, tmp_path: Path) -> None:
+    """helper-147 (found): the union's tree lacking a file its PR changes was taken for carried. pr/1 edits g.py;
+    the maintainer deletes it at the stop their conflict in m.py makes; no PR deletes it: said, with the drop
+    that declares it (pasted, it is dropped on purpose)."""
+    up = init_repo(tmp_path / "up")
+    base = up.commit({"m.py": DISABLE, "g.py": "def g():\n    return 1\n"}, "base", ref="refs/heads/main")
+    up.commit({"m.py": DISABLE.replace("self.disabled = False", "self.disabled = 1"),
+               "g.py": "def g():\n    return 2\n"}, "pr 1", parent=base, ref="refs/pull/1/head")
+    up.commit({"m.py": DISABLE.replace("self.disabled = False", "self.disabled = 2")}, "pr 2", parent=base,
+              ref="refs/pull/2/head")
+    work = init_repo(tmp_path / "work", bare=True).path
+    manifest = tmp_path / "carries" / "manifest.yaml"
+
+    def fold(item: object) -> str:
+        write_manifest(manifest, {
+            "version": 1, "upstream": {"url": "../up", "branch": "main"}, "fork": {"branch": "dev"},
+            "entries": [{"pr": 1}, {"pr": 2}, {"carry": "u", "patch": "unions/u.patch", "supersedes": [item, 2]}]})
+        args = ["-m", str(manifest), "--repo", str(work)]
+        result = cli("union", "compose", "u", *args)
+        if result.exit_code == 3:
+            _take_theirs(work / "carrytool" / "union" / "u" / "tree" / "m.py")
+            (work / "carrytool" / "union" / "u" / "tree" / "g.py").unlink()
+            result = cli("union", "continue", "u", *args)
+        assert result.exit_code == 0, result.stdout + result.stderr
+        return result.stdout + result.stderr
+
+    out = fold(1)
+    assert "warning: the union lacks g.py, which pr/1 changes, in no region it reconciled (no other PR it folds " \
+           "deletes that file)" in out, out
+    assert 'drops: [{file: g.py, why: "..."}]' in out, out
+    out = fold({"pr": 1, "drops": [{"file": "g.py", "why": "g is gone"}]})       # refolded from the store
+    assert "warning: the union lacks" not in out and "dropped on purpose: pr/1's change to g.py (the whole file): " \
+        "g is gone" in out, out

@@ -1,0 +1,162 @@
+"""Where a union had to reconcile its PRs: their hunks, of different bases, in one coordinate system (helper-149).
+
+A hunk says which lines of its base blob it changes; PRs branched from upstream at different times number
+the same line differently, so their hunks cannot be compared as they are. Each hunk's base lines are mapped
+into one blob (pipeline.provided: the union's base blob of the file) through the line correspondence of
+the two blobs, read from git: one `diff-tree -p -U0` of one-file trees for every pair of blobs, batched
+(xdiff: a few milliseconds for a 5,000-line file). A line the diff leaves alone maps by the offset of the
+diff's hunks before it; a range whose lines or immediate neighbours the diff changes (upstream changed
+them between the two bases: the fold's merge met them as a conflict) does not map.
+
+Spans are in doubled coordinates, as git's merge sees a conflict: line k is 2k, the place after it 2k+1.
+Regions says of a hunk a union lacks whether another folded PR's hunk, or a resolution of the union's own,
+meets it there (pipeline.provided).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+
+from carrytool.gitlayer.env import EMPTY_TREE, ZERO
+from carrytool.gitlayer.git import Change, Git
+from carrytool.pipeline.hunks import Hunk, hunk_headers, says_nothing
+
+Span = tuple[int, int]
+
+
+def span_of(start: int, count: int) -> Span:
+    """The doubled span of `@@ -START,COUNT` lines: the lines and the places either side; COUNT 0, the
+    place after line START."""
+    if not count:
+        return 2 * start + 1, 2 * start + 1
+    return 2 * start - 1, 2 * (start + count - 1) + 1
+
+
+def meets(one: Span, two: Span) -> bool:
+    """Whether two spans of one blob meet or touch (nothing unchanged between them: a conflict to git)."""
+    return one[0] <= two[1] and two[0] <= one[1]
+
+
+class BaseMap:
+    """The line correspondence of pairs of blobs (a blob id, ZERO or None for none), read at once."""
+
+    def __init__(self, git: Git, pairs: Iterable[tuple[str | None, str | None]]) -> None:
+        wanted = list(dict.fromkeys((_blob(a), _blob(b)) for a, b in pairs if _blob(a) != _blob(b)))
+        trees = [(_tree(git, a), _tree(git, b)) for a, b in wanted]
+        # None: the blobs differ and git shows no text hunks (a binary): nothing maps
+        self._diffs: dict[tuple[str, str], list[tuple[int, int, int, int]] | None] = {
+            pair: (hunk_headers(patch) or None) for pair, patch in zip(wanted, git.diff_patches(trees))}
+
+    def map(self, source: str | None, target: str | None, span: Span) -> Span | None:
+        """SPAN of blob SOURCE in blob TARGET's lines, or None where the two blobs differ at its lines or
+        next to them."""
+        source, target = _blob(source), _blob(target)
+        if source == target:
+            return span
+        diff = self._diffs.get((source, target))
+        if diff is None:
+            return None
+        shift = 0
+        for old_start, old_count, new_start, new_count in diff:
+            theirs = span_of(old_start, old_count)
+            if meets(theirs, span):
+                return None
+            if theirs[1] < span[0]:
+                shift += new_count - old_count
+        return span[0] + 2 * shift, span[1] + 2 * shift
+
+
+def _blob(oid: str | None) -> str:
+    return "" if oid is None or oid == ZERO else oid
+
+
+def _tree(git: Git, blob: str) -> str:
+    """A tree holding only BLOB (as `f`): the empty tree for none."""
+    return git.mktree([("100644", "blob", blob, b"f")]) if blob else EMPTY_TREE
+
+
+class Regions:
+    """Where a union had to reconcile its PRs in the files of the hunks it lacks: every folded PR's hunks and the
+    union's own (those adding lines of its own: a resolution), their base lines mapped into the union's base
+    blob of the file so that hunks of PRs on different bases compare line by line. FOLDED: each PR's changes
+    and hunks; the union's BASE (a commit), its CHANGES and OWN hunks; PATHS: the files asked about."""
+
+    def __init__(self, git: Git, base: str, changes: Sequence[Change],
+                 folded: Sequence[tuple[Sequence[Change], Sequence[Hunk]]], own: Sequence[Hunk], paths: set[str]
+                 ) -> None:
+        self.changes, self.folded = changes, folded
+        tree = git.tree_of(base)
+        self.target: dict[str, str | None] = {}
+        for path in paths:
+            change = _change_of(changes, path)
+            found = git.blob_at(tree, path) if change is None else ("", change.old_oid)
+            self.target[path] = found[1] if found is not None and found[0] not in ("040000", "160000") else None
+        self.map = BaseMap(git, [(self._base_of(j, h), self.target[h.path]) for j, (_c, hunks) in enumerate(folded)
+                                 for h in hunks if h.path in paths])
+        added: dict[str, set[bytes]] = {path: set() for path in paths}    # what the PRs add, file by file
+        for _c, hunks in folded:
+            for h in hunks:
+                if h.path in added:
+                    added[h.path].update(_bare(line) for line in h.added)
+        self.own = [h for h in own if h.path in paths and _resolves(h, added[h.path])]
+
+    def _base_of(self, j: int, hunk: Hunk) -> str | None:
+        change = _change_of(self.folded[j][0], hunk.path)
+        return change.old_oid if change is not None else None
+
+    def _span(self, j: int, hunk: Hunk) -> Span | None:
+        """HUNK's base lines (folded PR J's; J -1: the union's own) in the union's base blob, None if they do not
+        map."""
+        here = span_of(hunk.old_start, hunk.old_count)
+        return here if j < 0 else self.map.map(self._base_of(j, hunk), self.target.get(hunk.path), here)
+
+    def reconciled(self, k: int, hunk: Hunk, scopes: list[str],
+                   reach: Callable[[Hunk, Sequence[Change]], tuple[list[str], bool]]) -> str | None:
+        """Whether PR K's HUNK (in SCOPES) lies in a region the union reconciled, and how: "union" where a hunk of
+        the union's own writing lines of its own there meets or touches it (the maintainer's resolution, the
+        PR's change in the union's words); else "pr" where another folded PR's hunk does (with the union's own,
+        a conflict the union settled for another side); None: neither. Meeting in the union's base blob, and
+        for Python in each def/class the hunk lies in (a hunk of two methods, one of which another PR also adds,
+        is not reconciled for the other: helper-149); where the lines of either do not map, a def/class they
+        share (at module level: the file)."""
+        mine = self._span(k, hunk)
+        theirs = [(j, h, changes) for j, (changes, hunks) in enumerate(self.folded) if j != k
+                  for h in hunks if h.path == hunk.path]
+        own = [(-1, h, self.changes) for h in self.own if h.path == hunk.path]
+        # the outermost of its def/classes: a def nested in one of them is in that one's region
+        need = {s for s in scopes if not any(s.startswith(t + ".") for t in scopes)}
+        if self._met(mine, set(need), own, reach):
+            return "union"
+        return "pr" if self._met(mine, need, theirs + own, reach) else None
+
+    def _met(self, mine: Span | None, need: set[str], others: list[tuple[int, Hunk, Sequence[Change]]],
+             reach: Callable[[Hunk, Sequence[Change]], tuple[list[str], bool]]) -> bool:
+        """Whether OTHERS meet MINE (a hunk's base lines, None: not mapped) in each def/class of NEED."""
+        for j, other, changes in others:
+            theirs = self._span(j, other)
+            comparable = mine is not None and theirs is not None
+            if mine is not None and theirs is not None and not meets(mine, theirs):
+                continue
+            if not need:
+                return True
+            their_scopes = reach(other, changes)[0]
+            if comparable and not their_scopes:
+                return True
+            need -= set(their_scopes)
+            if not need:
+                return True
+        return False
+
+
+def _resolves(hunk: Hunk, theirs: set[bytes]) -> bool:
+    """Whether the union's HUNK adds a line of its own: one that says something and that no PR it folds adds in
+    that file (THEIRS, compared without whitespace). A hunk only re-adding PRs' lines reconciles nothing."""
+    return any(not says_nothing(line) and _bare(line) not in theirs for line in hunk.added)
+
+
+def _bare(line: bytes) -> bytes:
+    return line.translate(None, b" \t\r")
+
+
+def _change_of(changes: Sequence[Change], path: str) -> Change | None:
+    return next((c for c in changes if c.path == path), None)
