@@ -1,8 +1,11 @@
 """Unions: hand-composed commits that provide several overlapping PRs at once.
 
-Owns the folds of `carrytool union new|compose|continue|abort|status`: `fold` (the fold, the union
-commit, the manifest update), `scratch` (the scratch tree: exact checkout, lstat reads, file-by-file
-cleanup), `state` (the fold's crash-safe state), `status`, `new` (adding the carry entry) and
+Owns the folds of `carrytool union new|compose|continue|abort|status`: `fold` (the fold's state machine
+and entry points: compose, continue, abort), `outcome` (what a fold folds and what it did), `stop` (a
+stop: the conflicts named, the scratch written), `record` (recording what the user left in the scratch
+tree), `checks` (what a finished fold checks and says: left-out hunks, unbound names), `publish` (the
+union message, the patch file, the manifest update), `scratch` (the scratch tree: exact checkout, lstat
+reads, file-by-file cleanup), `state` (the fold's crash-safe state), `status`, `new` (adding the carry entry) and
 `resolutions` (the store of hunk resolutions and fixups a maintainer recorded, reused by the next
 fold), `reuse` (replaying them on one merge) and `upstream_edit` (which of upstream's lines a recorded
 edit removes: a refold that finds it removing new ones asks). May import the review (the drafted commit message and the evidence), the pipeline (fetching),

@@ -1,0 +1,162 @@
+"""Recording what the user left in the scratch tree at a stop: each hunk's resolution, each other edit
+as a fixup (with the upstream lines it removes), a recorded edit that waited applied or asked about, and
+the marker lines that refuse a `continue`."""
+
+from __future__ import annotations
+
+from carrytool.errors import ConflictError
+from carrytool.gitlayer.git import REGULAR_MODES
+from carrytool.union.resolutions import Fixup, align_resolutions, apply_resolutions, split_conflicts
+from carrytool.union.reuse import (
+    Content,
+    Upstream,
+    apply_fixup,
+    describe_edit,
+    read_content,
+    removed_upstream,
+    why_asked,
+)
+from carrytool.union.scratch import Scratch
+from carrytool.union.upstream_edit import quote, show_both, upstream_removed
+
+
+class Recording:
+    """Union's recording of a stop's scratch tree (mixed into fold.Union)."""
+
+    def _more_labels(self, data: bytes, shown: tuple[str, str] | None, labels: set[bytes]) -> bool:
+        """Whether DATA holds more of LABELS (marker lines) than SHOWN, (mode, oid) of the file the fold
+        showed at its path (nothing, a link, a submodule: none)."""
+        count = _count_lines(data, labels)
+        if not count:
+            return False
+        before = self.git.read_blob(shown[1]) if shown and shown[0] in REGULAR_MODES else b""
+        return count > _count_lines(before, labels)
+
+    def _labels(self, conflict: dict) -> set[bytes]:
+        """The marker lines (`<<<<<<< ...`, `>>>>>>> ...`, without CR) of CONFLICT's shown files."""
+        labels: set[bytes] = set()
+        for item in conflict["files"]:
+            found = read_content(self.git, conflict["shown"], item["file"]) if item["kind"] == "content" else None
+            if found is not None and found[0] != "120000":
+                labels.update(line.rstrip(b"\r") for line in found[1].split(b"\n")
+                              if line.startswith((b"<<<<<<< ", b">>>>>>> ")))
+        return labels
+
+    def _ask_waiting(self, state: dict, conflict: dict, snapshot: dict[str, Content], scratch: Scratch) -> None:
+        """Refuse to take a recorded edit that waited (`conflict["waiting"]`) and, applied to the file as the
+        user left it, removes lines upstream has now that it did not remove as upstream's when recorded
+        (helper-153: `continue` applied it and recorded the loss as deliberate). Each such file is written
+        to the scratch tree with both versions there, it no longer waits (what the user leaves is recorded),
+        and the user decides, then continues again. Nothing is recorded before."""
+        item = f"pr/{conflict['pr']}"
+        upstream = self.upstream_of(state)
+        asked: dict[str, str] = {}
+        for fixup in self.store.load_fixups(self.name):
+            result = snapshot.get(fixup.file)
+            if fixup.item != item or fixup.file not in conflict.get("waiting", []) or result is None \
+                    or result[0] == "120000":
+                continue
+            merged, clean = apply_fixup(self.git, fixup, result)
+            removed = removed_upstream(self.git, upstream, fixup, result, merged) if clean and merged else []
+            if not removed or merged is None:
+                continue
+            shown, where = show_both(result[1], merged[1], {n for n, _ in removed}, ours=f"{upstream.label} now",
+                                     theirs=f"your recorded edit ({item})")
+            scratch.rewrite(fixup.file, shown)
+            asked[fixup.file] = (f"{fixup.file}: your recorded edit outside the conflict hunks ({item}), applied after "
+                                 f"your resolution, would remove line(s) {upstream.label} has now, {why_asked(fixup)}: "
+                                 "the scratch file now has the edit, with both versions shown where upstream's lines "
+                                 f"are these:\n{quote(where)}It was:\n{describe_edit(fixup)}")
+        if not asked:
+            return
+        conflict["waiting"] = [p for p in conflict["waiting"] if p not in asked]
+        self.save(state)
+        raise ConflictError("".join(asked.values()) + "nothing was recorded",
+                            hint=f"keep upstream's lines or your edit (between the markers), then: "
+                                 f"{self.command('continue')}")
+
+    def record(self, state: dict, conflict: dict, snapshot: dict[str, Content], paths: list[str]
+               ) -> dict[str, Content]:
+        """Record the resolution of each conflict hunk, and each other edit as a fixup of the folded PR.
+        A recorded edit that waited (it did not apply beside the new hunks: `conflict["waiting"]`) is
+        applied 3-way to the file as the user left it, now that its hunks are resolved: returned, path ->
+        the file with it, for the fold's tree. One that does not apply there either is said, not dropped."""
+        self.store.preflight()
+        records = self.store.load(self.name)
+        kinds = {c["file"]: c for c in conflict["files"]}
+        item = f"pr/{conflict['pr']}"
+        waiting = {f.file: f for f in self.store.load_fixups(self.name)
+                   if f.item == item and f.file in conflict.get("waiting", [])}
+        applied: dict[str, Content] = {}
+        for path in paths:
+            result = snapshot.get(path)
+            old, unapplied = waiting.get(path), False
+            if old is not None and result is not None and result[0] != "120000":
+                merged, clean = apply_fixup(self.git, old, result)
+                if clean and merged is not None:
+                    if merged != result:
+                        self.notify(f"{path}: your recorded edit outside the conflict hunks ({item}) is applied "
+                                    "after your resolution")
+                        applied[path] = result = merged
+                else:
+                    unapplied = True
+            info = kinds.get(path)
+            shown = read_content(self.git, conflict["shown"], path)
+            if info and info["kind"] == "content" and shown and result and result[0] != "120000":
+                found = align_resolutions(shown[1], result[1])
+                hunks = {p.key: p for p in split_conflicts(shown[1]) or [] if not isinstance(p, bytes)}
+                for key, text in found.items():
+                    self.store.record(self.name, path, key, hunks.get(key), text, info["entries"])
+                    state["used_keys"].append(key)
+                records.update(found)
+                # the file as the fold made it, every hunk resolved as recorded, without a recorded edit
+                # outside the hunks that the scratch tree showed applied (that edit is the fixup again)
+                made = read_content(self.git, conflict["pre"], path) or shown
+                base: Content | None = (made[0], apply_resolutions(made[1], records)[0] or b"")
+            elif info and info["kind"] == "content" and shown:
+                # deleted: the file as the fold made it (git's own labels, as the next fold makes it again)
+                base = read_content(self.git, conflict["pre"], path) or shown
+            else:
+                base = read_content(self.git, conflict["pre"], path)
+            kind = info["kind"] if info else ""
+            if unapplied and old is not None:
+                self.notify(f"{path}: your recorded edit outside the conflict hunks ({item}) does not apply to the "
+                            "file as you left it; " + ("it is kept in the store and the next refold stops on it (this "
+                                                       "union does not have it)" if base == result else
+                                                       "your edits to the file replace it in the store")
+                            + ". It was:\n" + describe_edit(old))
+                if base == result:
+                    continue
+            if base == result and kind == "fixup":
+                # the stop showed your recorded edit beside the fold's file, and you kept the fold's: the edit
+                # changes nothing now, and a record of it would only stand in the way of a later stop (helper-147)
+                self.store.record_fixup(self.name, Fixup(item, path, base, base))   # removes it
+                self.notify(f"{path}: you left the file as the fold had it, without your recorded edit ({item}): "
+                            "the edit is removed from the store (the next refold does not apply it)")
+            elif base == result and not (info and info["kind"] != "content"):
+                self.store.record_fixup(self.name, Fixup(item, path, base, base))   # drops an old one
+            else:
+                self.store.record_fixup(self.name, Fixup(item, path, base, result, kind,
+                                                         self._upstream_removed(state, path, base, result)),
+                                        keep_same=True)
+        return applied
+
+    def upstream_of(self, state: dict) -> Upstream:
+        """Where the fold of STATE starts: upstream's tree, named as its branch."""
+        return Upstream(self.git.tree_of(state["upstream"]), f"upstream {self.manifest.upstream.branch}")
+
+    def _upstream_removed(self, state: dict, path: str, base: Content | None, result: Content | None
+                          ) -> tuple[bytes, ...]:
+        """The lines of upstream's the edit of PATH (BASE -> RESULT; None: deleted) removes, kept with it: a
+        refold that finds it removing others stops (reuse.resolve_step; helper-147). A deletion removes every
+        line of upstream's the file had (helper-153: none were kept, and a refold never asked)."""
+        if base is None:
+            return ()
+        theirs = read_content(self.git, self.upstream_of(state).tree, path)
+        return tuple(text for _line, text in upstream_removed(theirs[1] if theirs else None, base[1],
+                                                              result[1] if result else b""))
+
+
+def _count_lines(data: bytes, lines: set[bytes]) -> int:
+    """How many lines of DATA (without a CR at the end) are among LINES."""
+    return sum(1 for line in data.split(b"\n") if line.rstrip(b"\r") in lines)
