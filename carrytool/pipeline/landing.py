@@ -17,55 +17,30 @@ where git's diff aligned a change differently (the fallback counts block occurre
 from __future__ import annotations
 
 import bisect
-import difflib
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
 
 from carrytool.gitlayer.env import ZERO
-from carrytool.gitlayer.git import EMPTY_TREE, REGULAR_MODES, Change, Git, paths_of
-from carrytool.pipeline.dictkeys import adds_key, duplicate_keys, written_keys
-from carrytool.pipeline.hunks import Hunk, find_block, is_subsequence_block, read_hunks
+from carrytool.gitlayer.git import EMPTY_TREE, Change, Git
+from carrytool.pipeline.dictkeys import adds_key
+from carrytool.pipeline.hunks import Hunk, find_block, read_hunks
 from carrytool.pipeline.keptfindings import KeptFindings
-from carrytool.pipeline.plan import APPLIED, Step, union_judged
-from carrytool.pipeline.provided import (
-    RECONCILED,
-    Folded,
-    LeftOut,
-    UnionCheck,
-    account_drops,
-    drop_hint,
-    left_out,
-    out_of_reach,
-    unreached,
-)
-from carrytool.pipeline.shadowed import adds_definition, defined_names, shadowed_definitions
-from carrytool.pipeline.unbound import binding_line, loose_names, unbound_names
+from carrytool.pipeline.landing_clobbers import _Clobbers
+from carrytool.pipeline.landing_match import _Matching, _trivial
+from carrytool.pipeline.landing_parsed import _ParsedChecks
+from carrytool.pipeline.landing_provided import _ProvidedAccounting, has_change
+from carrytool.pipeline.landing_records import Accounting, Owner, _Entry, own_base
+from carrytool.pipeline.plan import APPLIED, Step
+from carrytool.pipeline.provided import LeftOut
+from carrytool.pipeline.shadowed import adds_definition
 
-Owner = tuple[int, int]          # (index of the applied step, index of its hunk)
-
+__all__ = ["Accounting", "Owner", "account", "has_change", "own_base"]     # (has_change: union.fold's)
 
 _KEEPS_LINES = ("text", "rename", "mode")     # hunk kinds after which a file's owned lines are still there
 _WHOLE = ("binary", "submodule", "file")        # hunk kinds that replace a file whole
 
 
-@dataclass
-class Accounting:
-    failures: list[dict[str, object]] = field(default_factory=list)   # dropped / clobbered: exit 1
-    warnings: list[dict[str, object]] = field(default_factory=list)   # identical-hunk, upstream-loss
-
-
-@dataclass
-class _Entry:
-    step: Step
-    own: list[Hunk]                  # the hunks it must land
-    provided: list[Hunk]             # hunks in paths a union provides
-    landed: dict[int, str] = field(default_factory=dict)          # hunk index -> how (applied|identical|...)
-    dropped: list[dict[str, object]] = field(default_factory=list)
-    clobbered: list[dict[str, object]] = field(default_factory=list)
-
-
-class _Accountant:
+class _Accountant(_Matching, _Clobbers, _ParsedChecks, _ProvidedAccounting):
     def __init__(self, git: Git, steps: Sequence[Step], tip: str | None = None,
                  findings: KeptFindings | None = None) -> None:
         self.git = git
@@ -246,97 +221,6 @@ class _Accountant:
             out.setdefault(hunk.path, Counter()).update(hunk.removed)
         return out
 
-    def clobber(self, index: int, path: str, lines: list[tuple[int, Owner]], whole: Hunk | None,
-                how: str | None = None) -> None:
-        by = self.applied[index]
-        groups: dict[Owner, list[int]] = {}
-        for line, owner in lines:
-            groups.setdefault(owner, []).append(line)
-        prev_lines = self.lines_at(by.parent, path) if by.parent else None  # type: ignore[arg-type]
-        source = b"\n".join(prev_lines) if prev_lines is not None else None
-        # loaded here: only a failed check names scopes
-        from carrytool.pipeline.scopes import scope_at
-
-        for (step_index, hunk_index), numbers in sorted(groups.items()):
-            victim = self.entries[step_index]
-            first, last = min(numbers), max(numbers)
-            scope = scope_at(source, first) if source is not None and path.endswith(".py") else None
-            what = how or ("replaced the whole file" if whole else f"removed lines {first}-{last}" if last != first
-                           else f"removed line {first}")
-            record = {"file": path, "by": by.id, "lines": [first, last], "scope": scope,
-                      "message": f"{victim.step.id}'s change to {path}{f' ({scope})' if scope else ''} was "
-                                 f"clobbered: {by.id} {what}" +
-                                 (f" (on_conflict: {by.resolution})" if by.resolution else "")}
-            if victim.step.id in by.built_over:
-                # a PR built on the victim's head changed its lines in commits of its own: what its author did
-                # to them, said (the victim's lines are gone all the same: not "survived"), not a failure
-                # (helper-120: a stacked PR reverting part of its lower was hidden by a skip here)
-                record["stacked"] = True
-                record["message"] = (f"{victim.step.id}'s change to {path}{f' ({scope})' if scope else ''} was "
-                                     f"changed by {by.id}, built on it: {by.id} {what} in its own commits")
-                victim.clobbered.append(record)
-                self.result.warnings.append({"kind": "stacked-edit", "entry": victim.step.id, **record})
-                continue
-            victim.clobbered.append(record)
-            self.result.failures.append({"kind": "clobbered", "entry": victim.step.id, **record})
-
-    def upstream_loss(self, index: int, path: str, removed: list, intended: Counter) -> None:
-        budget = Counter(intended)
-        lost = []
-        for line, owner, text in removed:
-            if owner is not None:
-                continue
-            if budget[text] > 0:
-                budget[text] -= 1
-                continue
-            lost.append(line)
-        if lost:
-            step = self.applied[index]
-            if path.endswith(".py"):
-                self.overridden[(index, path)] = None
-            self.result.warnings.append({
-                "kind": "upstream-loss", "entry": step.id, "file": path, "lines": [min(lost), max(lost)],
-                "message": f"{step.id} (on_conflict: {step.resolution}) overrode {len(lost)} upstream line(s) of "
-                           f"{path} at {min(lost)}-{max(lost)} that its own diff never changed: possible "
-                           "upstream content loss"})
-
-    def upstream_replaced(self, index: int, path: str) -> None:
-        """Step INDEX, resolved `theirs`, replaced PATH whole (a binary, a submodule, a link or a file of
-        another type: no lines to merge) where no entry had set it: upstream's version is gone when it is not
-        the one the entry's own change started from (helper-124: a binary both changed, a submodule bumped
-        where upstream had made a file, a file made a link where upstream had edited it: gone, nothing said)."""
-        step = self.applied[index]
-        tree_of = self.git.tree_of
-        before = self.git.blob_at(tree_of(step.parent), path) if step.parent else None   # type: ignore[arg-type]
-        base = own_base(step)
-        if before is None or before == (self.git.blob_at(tree_of(base), path) if base else None):  # type: ignore[arg-type]
-            return
-        self.result.warnings.append({
-            "kind": "upstream-loss", "entry": step.id, "file": path, "lines": [0, 0],
-            "message": f"{step.id} (on_conflict: {step.resolution}) replaced {path} whole with its own version: "
-                       "the version upstream had there since the entry's base is gone: possible upstream content "
-                       "loss"})
-
-    def upstream_mode_replaced(self, index: int, path: str, mode: str | None) -> None:
-        """Step INDEX, resolved `theirs`, set PATH's mode to MODE over the one upstream gave it since the
-        entry's base (helper-136: a file both added, upstream's executable and the entry's not: git calls
-        the modes a conflict, `theirs` takes the entry's, and upstream's bit was gone with nothing said)."""
-        step = self.applied[index]
-        tree_of = self.git.tree_of
-        before = self.git.blob_at(tree_of(step.parent), path) if step.parent else None   # type: ignore[arg-type]
-        base = own_base(step)
-        started = self.git.blob_at(tree_of(base), path) if base else None   # type: ignore[arg-type]
-        first = self.applied[0].parent                  # upstream, where the composition starts
-        upstream = self.git.blob_at(tree_of(first), path) if first else None   # type: ignore[arg-type]
-        if before is None or (started is not None and started[0] == before[0]) \
-                or upstream is None or upstream[0] != before[0]:
-            return          # the entry changed the mode it started from, or upstream did not set it
-        self.result.warnings.append({
-            "kind": "upstream-loss", "entry": step.id, "file": path, "lines": [0, 0],
-            "message": f"{step.id} (on_conflict: {step.resolution}) set the mode of {path} to {mode} over "
-                       f"{before[0]}, the mode upstream gave it since the entry's base: possible upstream "
-                       "content loss"})
-
     # -- landing --------------------------------------------------------------------------------------
     def land(self, index: int, entry: _Entry, diff: list[Hunk]) -> None:
         step = entry.step
@@ -393,13 +277,6 @@ class _Accountant:
                 if placed[2].endswith(".py") and adds_key(hunk.added, hunk.removed):
                     self.keying.add(placed[2])
 
-    def _mode_moved(self, hunk: Hunk, others: list[Hunk], own: set[str]) -> tuple[int, int, str] | None:
-        """Where the step set HUNK's mode on a file the entry's own change does not name: upstream moved
-        the file since the entry's base, and the merge followed (helper-127: "run.sh (mode change) did not
-        land", its bit and its lines being at bin/run.sh). (0, 0, that path), or None."""
-        return next(((0, 0, h.path) for h in others if h.kind == "mode" and h.new_mode == hunk.new_mode
-                     and h.path not in own), None)
-
     def keep_undoable(self, hunk: Hunk, owner: Owner, placed: tuple[int, int, str] | None) -> None:
         """Note what of a landed HUNK a later step could undo beyond its added lines (`undone`); PLACED: for
         lines it only removed, (the line of the step's result they followed, 0)."""
@@ -413,113 +290,6 @@ class _Accountant:
         elif hunk.kind == "text" and hunk.removed and not hunk.added and placed is not None and \
                 not all(_trivial(line) for line in hunk.removed):
             self.removals.setdefault(path, []).append((owner, hunk.removed, placed[0]))
-
-    def match(self, hunk: Hunk, candidates: list[Hunk], used: dict[int, set[int]]):  # noqa: ANN201
-        """Find HUNK inside this step's diff: (first new line, count, path) for added lines, (the new line the
-        removed lines followed, 0, path) for a removal, 'applied' (whole file), or None."""
-        if hunk.kind != "text":
-            return "applied" if self.whole_file_landed(hunk) else None
-        ordered = sorted(candidates, key=lambda c: abs(c.new_start - hunk.new_start))
-        for cand in ordered:
-            if cand.kind != "text":
-                continue
-            if hunk.added:
-                taken = used.setdefault(id(cand), set())
-                offset = _block_at(hunk.added, cand.added, taken)
-                # the removed side may differ when upstream changed those lines since the entry's base
-                if offset >= 0:
-                    taken.update(range(offset, offset + len(hunk.added)))
-                    return (cand.new_start + offset, len(hunk.added), cand.path)
-            elif is_subsequence_block(hunk.removed, cand.removed) >= 0:
-                return (cand.new_start + cand.new_count - 1 if cand.new_count else cand.new_start, 0, cand.path)
-        return None
-
-    def whole_file_landed(self, hunk: Hunk) -> bool:
-        """A binary/rename/submodule change landed when the step's tree has its blob at its path, a mode
-        change when the file there has its mode (helper-124: a PR that only made a script executable, on a
-        file upstream edited since, "did not land" and failed every night: its blob is the old content)."""
-        step = self._current
-        path = self.renamed.get(hunk.path, hunk.path) if hunk.new_oid == ZERO else hunk.path
-        found = self.git.blob_at(self.git.tree_of(step.commit), path)  # type: ignore[arg-type]
-        if hunk.kind == "mode":
-            return found is not None and found[0] == hunk.new_mode
-        if hunk.new_oid in (None, ZERO):         # (a directory there now: no file, as the entry left it)
-            return found is None or found[0].lstrip("0") == "40000"
-        if found is not None and hunk.kind == "rename" and hunk.old_path:
-            # the move happened: the content may carry other entries' edits, which their own hunks account for
-            return found[1] == hunk.new_oid or self.git.blob_at(self.git.tree_of(step.commit), hunk.old_path) is None  # type: ignore[arg-type]
-        return found is not None and found[1] == hunk.new_oid
-
-    def already_present(self, step: Step, hunk: Hunk) -> bool:
-        """The result already had this change before the step (upstream has it, e.g. a rewritten base)."""
-        path = self.renamed.get(hunk.path, hunk.path)
-        found = self.git.blob_at(self.git.tree_of(step.commit), path)  # type: ignore[arg-type]
-        if hunk.new_oid and found is not None and found[1] == hunk.new_oid:
-            return True
-        if hunk.kind != "text" or not hunk.added or all(_trivial(line) for line in hunk.added):
-            return False
-        before = self.lines_at(step.parent, path) or []  # type: ignore[arg-type]
-        after = self.lines_at(step.commit, path) or []   # type: ignore[arg-type]
-        return bool(find_block(before, hunk.added)) and bool(find_block(after, hunk.added))
-
-    def fallback(self, step: Step, hunk: Hunk, claimed: Counter) -> tuple[int, int, str] | None:
-        """Git aligned the change differently: the block must occur more often after the step than before."""
-        if hunk.kind != "text":
-            return None
-        path = self.renamed.get(hunk.path, hunk.path)
-        before = self.lines_at(step.parent, path) or []  # type: ignore[arg-type]
-        after = self.lines_at(step.commit, path) or []   # type: ignore[arg-type]
-        block = hunk.added or hunk.removed
-        gained = len(find_block(after, block)) - len(find_block(before, block))
-        if hunk.added:
-            if gained - claimed[block] <= 0:
-                return None
-            # not where another hunk of the step was found: lines it added beside equal ones may form this
-            # block too (helper-112: a hunk the merge dropped was taken for landed on its neighbour's lines)
-            here = self._here.get(path, set())
-            spots = [i for i in find_block(after, block) if here.isdisjoint(range(i + 1, i + 1 + len(block)))]
-            if not spots:
-                return None
-            claimed[block] += 1
-            best = min(spots, key=lambda i: abs(i + 1 - hunk.new_start))
-            return (best + 1, len(block), path)
-        if -gained - claimed[block] <= 0:
-            return None
-        claimed[block] += 1
-        return (hunk.new_start, 0, path)
-
-    def slid(self, step: Step, hunk: Hunk, claimed: Counter) -> tuple[int, int, str] | None:
-        """HUNK aligned otherwise: lines inserted (or deleted) beside lines equal to their last (or first)
-        ones can be placed several ways, each the same change of the file. Git's zero-context diff picks
-        one; the merge may have kept the lines around another, and upstream may have changed the lines the
-        picked one takes in (helper-110: poetry's pr/10402 adds a test whose last 8 lines repeat the
-        previous test's; `diff -U0` placed it 8 lines earlier, taking in those 8 lines, which upstream had
-        rewritten since: "did not land", and a red night). Each other placement, slid up or down over the
-        entry's base, is looked for as `fallback` looks for the hunk."""
-        if hunk.kind != "text" or (hunk.added and hunk.removed) or not own_base(step):
-            return None
-        base = self.lines_at(own_base(step), hunk.old_path or hunk.path)  # type: ignore[arg-type]
-        block = list(hunk.added or hunk.removed)
-        if base is None or not block:
-            return None
-        n = len(block)
-        start = hunk.old_start if hunk.added else hunk.old_start - 1     # 0-based: where it goes / begins
-        end = start if hunk.added else start + n                           # base[start:end]: what it deletes
-        others: list[list[bytes]] = []
-        shift = 1
-        while shift <= n and end + shift <= len(base) and block[shift - 1] == base[end + shift - 1]:
-            others.append(block[shift:] + base[end:end + shift])            # slid down
-            shift += 1
-        shift = 1
-        while shift <= n and start - shift >= 0 and block[n - shift] == base[start - shift]:
-            others.append(base[start - shift:start] + block[:n - shift])    # slid up
-            shift += 1
-        for other in others:
-            moved = replace(hunk, added=tuple(other)) if hunk.added else replace(hunk, removed=tuple(other))
-            placed = self.fallback(step, moved, claimed)
-            if placed:
-                return placed
-        return None
 
     def drop(self, index: int, entry: _Entry, hunk: Hunk) -> None:
         step = entry.step
@@ -538,71 +308,6 @@ class _Accountant:
                              f"not contain it{blame}"}
         entry.dropped.append(record)
         self.result.failures.append({"kind": "dropped", "entry": step.id, **record})
-
-    def account_shadowed(self) -> None:
-        """A definition an entry landed that the composed module defines again in the same scope, by another
-        entry or upstream (pipeline.shadowed): both hunks landed, and one of them is dead code. A warning:
-        nothing was dropped, and the composed file is what the merges made."""
-        if not self.tip or not self.defining:
-            return
-        owners: dict[str, dict[int, tuple[str, frozenset[str]]]] = {}
-        for path in dict.fromkeys(self.renamed.get(p, p) for p in sorted(self.defining)):   # a later step moved it
-            owners[path] = {line: (self.applied[step].id, self._redefined(step, hunk))
-                            for line, (step, hunk) in self.ledger.get(path, {}).items()}
-        self.result.warnings += shadowed_definitions(self.git, self.tip, owners, self.findings)
-
-    def account_duplicate_keys(self) -> None:
-        """A key an entry landed in a dict display that the composed module writes again in the same display,
-        by another entry or upstream (pipeline.dictkeys): the later value wins, the earlier is dead. A warning,
-        as `account_shadowed`'s."""
-        if not self.tip or not self.keying:
-            return
-        removed: dict[Owner, tuple[str, frozenset[object]]] = {}      # each hunk's keys, read once
-        for owner in {o for p in self.keying for o in self.ledger.get(self.renamed.get(p, p), {}).values()}:
-            step, hunk = owner
-            removed[owner] = (self.applied[step].id, written_keys(self.entries[step].own[hunk].removed))
-        owners = {path: {line: removed[owner] for line, owner in self.ledger.get(path, {}).items()}
-                  for path in dict.fromkeys(self.renamed.get(p, p) for p in sorted(self.keying))}
-        self.result.warnings += duplicate_keys(self.git, self.tip, owners, self.findings)
-
-    def account_unbound(self) -> None:
-        """A name the composed module loads that nothing binds any more, where an `on_conflict: theirs` step
-        overrode upstream lines (pipeline.unbound): bound (or unused) before that step and in the entry's own
-        version, unbound after it and at the tip. The binding the step's resolution dropped is named."""
-        for index, path in self.overridden:
-            at = self.renamed.get(path, path)
-            tip = self.git.file_at(self.tip, at) if self.tip else None     # type: ignore[arg-type]
-            loose = unbound_names(tip) if tip is not None else None
-            if not loose:
-                continue
-            step = self.applied[index]
-            versions = [self.git.file_at(commit, path) if commit else None   # type: ignore[arg-type]
-                        for commit in (step.commit if step.commit != self.tip else None, step.parent, step.head)]
-            after, before, own = [loose_names(data) if data is not None else frozenset() for data in versions]
-            if after is None or before is None or own is None:
-                continue
-            for name, line in sorted(loose.items(), key=lambda item: item[1]):
-                if (versions[0] is None or name in after) and name not in before and name not in own:
-                    self.result.warnings.append(self._unbound(step, at, name, line, versions[1]))
-
-    def _unbound(self, step: Step, path: str, name: str, line: int, before: bytes | None) -> dict[str, object]:
-        bound = binding_line(before, name) if before is not None else None
-        text = before.split(b"\n")[bound - 1].strip().decode("utf-8", "replace") if before and bound else None
-        dropped = f" dropped `{text}` (line {bound} before it)" if text else " dropped its binding"
-        return {"kind": "unbound-name", "entry": step.id, "file": path, "name": name, "line": line,
-                "dropped": {"line": bound, "text": text} if text else None,
-                "message": f"{path} uses {name} at line {line}, which nothing binds any more: {step.id} "
-                           f"(on_conflict: {step.resolution}){dropped}; the module raises NameError when line "
-                           f"{line} runs"}
-
-    def _redefined(self, step: int, hunk: int) -> frozenset[str]:
-        """The names hunk HUNK of applied step STEP removes a definition of: a def line it rewrites (a new
-        signature) defines nothing new (helper-106: upstream's own pair was blamed on the PR)."""
-        key = (step, hunk)
-        found = self._removed_names.get(key)
-        if found is None:
-            found = self._removed_names[key] = defined_names(self.entries[step].own[hunk].removed)
-        return found
 
     # -- redundant entries ----------------------------------------------------------------------------
     def account_redundant(self) -> None:
@@ -625,145 +330,6 @@ class _Accountant:
             if complete and providers:
                 step.redundant_with = list(providers)
                 step.detail = f"every hunk it carries is already applied by {', '.join(providers)}"
-
-    def account_provided(self) -> None:
-        """A union that supersedes a PR for a path its own change does not touch: the PR's change there is
-        in neither (the PR's hunks there are filtered out, the union has none). So too for each file of a
-        PR it supersedes whole (skipped, or no entry: Step.superseded_diffs): the seed's union was trusted
-        to hold the PRs it replaced, and nothing checked it. Unless the composed tree has that change
-        anyway (`_has`: upstream took it, or another entry brought it). Checked for a union applied, or
-        skipped because the image has its change already (merged upstream, redundant): the PRs it stands
-        for are skipped all the same. A union skipped for any other reason (a conflict under
-        `on_conflict: skip`) leaves every file of the PRs it stands for out; one whose commit says which PRs
-        it was composed with (`Carry-Supersedes:`, as `union new`/`compose` and explain's draft message
-        write it) and does not name a PR it supersedes was not composed with that PR (added to `supersedes`
-        by hand, or a refold not finished): its files are checked too. A warning (a union may leave a change
-        out on purpose), never silent: `explain` shows the union's coverage hunk by hunk."""
-        by_id = {step.id: step for step in self.steps}
-        trusted: dict[str, list[Folded]] = {}     # union id -> the PRs' files it changes: checked hunk by hunk
-        for step in self.steps:
-            kept: dict[str, set[str]] = {}
-            for path, union_id in sorted(step.provided_by.items()):
-                union = by_id.get(union_id)
-                why = self._left_out(union, step.entry.number, step.all_changes, path) if union else None
-                if why and union:
-                    self._file_left_out(union, LeftOut(step.id, path, None, (), True, step.head or ""),
-                                        f" for {path}", why)
-                elif union:
-                    kept.setdefault(union_id, set()).add(path)
-            for union_id, paths in kept.items():
-                if step.base and step.head:
-                    trusted.setdefault(union_id, []).append(
-                        Folded(step.id, step.base, step.head, step.all_changes, frozenset(paths)))
-        for union in self.steps:
-            for number, changes in sorted(union.superseded_diffs.items()):
-                paths = set()
-                for path in paths_of(changes):
-                    why = self._left_out(union, number, changes, path)
-                    if why:
-                        head = union.superseded_heads.get(number, ("", ""))[1]
-                        self._file_left_out(union, LeftOut(f"pr/{number}", path, None, (), True, head), "", why)
-                    else:
-                        paths.add(path)
-                if number in union.superseded_heads:
-                    base, head = union.superseded_heads[number]
-                    trusted.setdefault(union.id, []).append(Folded(f"pr/{number}", base, head, changes,
-                                                                   frozenset(paths)))
-        self.account_left_out(by_id, trusted)
-
-    def account_left_out(self, by_id: dict[str, Step], trusted: dict[str, list[Folded]]) -> None:
-        """Each hunk of a PR a union stands for, in a file the union changes, that the composed tree lacks
-        and that is in no region the union had to reconcile (pipeline.provided: no other PR it folds, nor
-        the union itself, changes those lines): a `provided-absent` warning naming the lines (helper-128: a
-        resolution that took one side dropped a third PR's method, and sync said nothing). Unless the union's
-        `supersedes` declares it dropped on purpose (`drops`): then it is on the union's `dropped_on_purpose`;
-        a declared drop that matches no such hunk is a `stale-drop` warning (helper-135)."""
-        checks = [(union_id, UnionCheck(union.base, union.head, union.all_changes, self.tip, tuple(folded)))
-                  for union_id, folded in trusted.items()
-                  for union in [by_id[union_id]] if union.base and union.head and self.tip]
-        found = dict(zip([union_id for union_id, _c in checks], left_out(self.git, [c for _u, c in checks])))
-        for union_id, lost in found.items():
-            self._account_drops(by_id[union_id], lost)
-        for union in self.steps:       # no hunk to look for: every drop it declares matches nothing
-            if union.id not in found and any(s.drops for s in union.entry.supersedes) and self.tip and \
-                    union_judged(union):
-                self._account_drops(union, [])
-
-    def _file_left_out(self, union: Step, lost: LeftOut, how: str, why: str) -> None:
-        """A PR's file UNION leaves out (LOST, no lines: WHY says how): a `provided-absent` warning; where the
-        union was applied and does not change the file, dropped on purpose when a drop without `in` covers it
-        (helper-140: the docs' own `tests/**` drop was warned, and called stale), else the warning ends with the
-        YAML that declares it."""
-        if union_judged(union) and lost.file not in self._union_paths.get(union.id, ()):
-            if account_drops([lost], union.entry.supersedes).dropped:
-                self._files_dropped.setdefault(union.id, []).append(lost)
-                return
-            self._files_absent.setdefault(union.id, []).append(lost)
-            why += f"; if on purpose, {drop_hint(lost, union.entry.supersedes)}"
-        self._absent(lost.pr, union.id, lost.file, how, why)
-
-    def _account_drops(self, union: Step, found: list[LeftOut]) -> None:
-        """FOUND, UNION's hunks the tree lacks verbatim, as `provided-absent` warnings (those absent), or dropped
-        on purpose (its `drops`, which also cover the files it leaves out: _file_left_out); and, where UNION was
-        applied (union_judged), each declared drop that covers none as a `stale-drop` warning."""
-        drops = account_drops(self._files_dropped.get(union.id, []) + list(found), union.entry.supersedes)
-        for lost in drops.absent:
-            self.result.warnings.append({
-                "kind": "provided-absent", "entry": lost.pr, "other": union.id, "file": lost.file,
-                **({"lines": list(lost.lines)} if lost.lines else {}),
-                "message": f"{union.id} supersedes {lost.pr} but the composed tree {lost.lacking('its')}, "
-                           f"in no region {union.id} reconciled ({lost.region()}): "
-                           f"dropped at a stop of the fold? (explain shows {union.id}'s coverage; if on purpose, "
-                           f"{drop_hint(lost, union.entry.supersedes)})"})
-        union.reconciled = [(lost.pr, lost.file, lost.lines) for lost in found if lost.how == RECONCILED and
-                            not any(lost is d for d, _drop in drops.dropped)]
-        union.dropped_on_purpose = [{"pr": int(lost.pr.removeprefix("pr/")), "file": lost.file,
-                                     "lines": list(lost.lines) if lost.lines else None, "scopes": list(lost.scopes),
-                                     "in": drop.scope, "why": drop.why} for lost, drop in drops.dropped]
-        absent = [*drops.absent, *self._files_absent.get(union.id, [])]
-        for number, drop in drops.stale if union_judged(union) else ():
-            lost = out_of_reach(number, drop, absent)
-            why = unreached(lost, drop) if lost else "it lacks none of them verbatim: it carries them now, the PR " \
-                "changed, or the file or scope is wrong; remove or fix the drop"
-            self.result.warnings.append({
-                "kind": "stale-drop", "entry": union.id, "pr": number, "file": drop.file, "in": drop.scope,
-                "line": drop.line,
-                "message": f"{union.id} declares pr/{number}'s hunks in {drop.describe()} dropped on purpose (manifest "
-                           f"line {drop.line}), but {why}"})
-
-    def _left_out(self, union: Step, number: int | None, changes: Sequence[Change], path: str) -> str | None:
-        """How UNION, standing for PR NUMBER whose diff is CHANGES, leaves the PR's change at PATH out of
-        the image (the warning's sentence after "UNION supersedes PR but"), or None when it does not."""
-        pr, name = f"pr/{number}", union.entry.name
-        if not union_judged(union):
-            why = f"was not applied ({union.reason or union.status}): {pr}'s change to {path} is in no entry of " \
-                  f"the build"
-        else:
-            own = self._union_paths.get(union.id)
-            if own is None:
-                own = self._union_paths[union.id] = set(paths_of(union.all_changes))
-            if path not in own:
-                why = f"does not change {path}: {pr}'s change there is in neither (explain shows {union.id}'s coverage)"
-            elif number is not None and not self._composed_with(union, number):
-                named = " ".join(f"#{n}" for n in sorted(union.composed_with or ())) or "no PR"
-                why = f"was not composed with it (its commit's Carry-Supersedes names {named}): {pr}'s change " \
-                      f"to {path} is in no entry of the build (refold: carrytool union compose {name})"
-            else:
-                return None
-        return None if self._has(changes, path) else why
-
-    def _composed_with(self, union: Step, number: int) -> bool:
-        return union.composed_with is None or number in union.composed_with
-
-    def _has(self, changes: Sequence[Change], path: str) -> bool:
-        """Whether the composed tree has the change CHANGES make at PATH (`has_change`)."""
-        if self.tip is None:
-            return False
-        return has_change(self.git, self.tip, self.applied[0].parent if self.applied else None, changes, path)
-
-    def _absent(self, pr: str, union: str, path: str, how: str, why: str) -> None:
-        self.result.warnings.append({"kind": "provided-absent", "entry": pr, "other": union, "file": path,
-                                     "message": f"{union} supersedes {pr}{how} but {why}"})
 
     def summary(self, entry: _Entry) -> dict[str, object]:
         clobbered_hunks = len({(c["file"], tuple(c["lines"])) for c in entry.clobbered})  # type: ignore[arg-type]
@@ -791,83 +357,6 @@ class _Accountant:
         return data
 
 
-def own_base(step: Step) -> str | None:
-    """Where the change STEP applied starts: the head of the PR it is stacked on when it was applied as its
-    own commits onto it, else its base."""
-    return step.stacked_onto[1] if step.stacked_onto else step.base
-
-
-def has_change(git: Git, tip: str, start: str | None, changes: Sequence[Change], path: str) -> bool:
-    """Whether the tree of TIP has the change CHANGES make at PATH: the file as they leave it; or a
-    file of the same mode their change merges into without changing it, or where each blocks of lines
-    their change adds stands at its place (upstream took the change and changed the file next to it,
-    or elsewhere); or no file at a path they only modify that upstream (START: the commit the composition
-    starts from; None: not known) has no more either (upstream moved or deleted it: where the change lands
-    is upstream's rename to say, which explain's coverage follows; an entry that deleted it took the change
-    away). Sync's check of a PR's file a union does not change, and `union continue`'s (union.fold)."""
-    found = git.blob_at(git.tree_of(tip), path)
-    if found == _wanted(changes, path):
-        return True
-    change = next((c for c in changes if c.path == path and c.status in ("M", "R", "A")), None)
-    if change is None:
-        return False
-    if found is None:       # upstream moved or deleted the file (not an entry: that loses the change)
-        return change.status == "M" and (start is None or git.blob_at(git.tree_of(start), path) is None)
-    if found[0] != change.new_mode or not all(mode in REGULAR_MODES for mode in (found[0], change.new_mode)) \
-            or (change.status != "A" and change.old_mode not in REGULAR_MODES):
-        return False
-    base = None if change.status == "A" else change.old_oid
-    merged = git.merge_contents(found[1], base, change.new_oid)
-    if merged is None:
-        return False
-    data = git.read_blob(found[1])
-    if merged[0]:
-        return merged[1] == data
-    # a conflict: the tip changed lines next to the change (git's merge calls touching edits a
-    # conflict). The change is there when every block of lines it adds stands in the tip and no block
-    # it only removes does
-    old = _lines_of(git.read_blob(base)) if base else []
-    return _change_inside(old, _lines_of(git.read_blob(change.new_oid)), _lines_of(data))
-
-
-def _lines_of(data: bytes) -> list[bytes]:
-    """DATA's lines, without their newlines (a last line without one too)."""
-    lines = data.split(b"\n")
-    return lines[:-1] if lines and not lines[-1] else lines
-
-
-def _change_inside(old: list[bytes], new: list[bytes], tip: list[bytes]) -> bool:
-    """Whether the change OLD -> NEW (lines) stands in TIP: each block of lines it adds (blank lines aside)
-    is in TIP as one block with the line before it or the one after it in NEW (its place: a line of the
-    change put elsewhere is not the change), and each block it only removes is not in TIP."""
-    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag == "equal":
-            continue
-        if any(line.strip() for line in new[j1:j2]):
-            placed = [new[max(j1 - 1, 0):j2], new[j1:j2 + 1]]
-            if not any(find_block(tip, block) for block in placed):
-                return False
-        elif find_block(tip, old[i1:i2]):
-            return False
-    return True
-
-
-def _wanted(changes: Sequence[Change], path: str) -> tuple[str, str] | None:
-    """What CHANGES leave at PATH: (mode, oid), or None where they delete it or move it away."""
-    for change in changes:
-        if change.path == path:
-            return None if change.status == "D" else (change.new_mode, change.new_oid)
-        if change.old_path == path:
-            return None
-    return None
-
-
-def _trivial(line: bytes) -> bool:
-    """A line that says nothing on its own: blank, or only brackets and punctuation."""
-    return not line.strip(b" \t\r()[]{}:;,.#")
-
-
 def _identical(entry: str, other: str, hunk: Hunk, tail: str = "") -> dict[str, object]:
     """The identical-hunk warning for HUNK, which ENTRY and OTHER both carry; a change that is not lines
     says which (`change`, and a mode change its `mode`), so a line grouping them can say so (helper-136:
@@ -891,16 +380,6 @@ def _added_modes(changes: Sequence[Change]) -> list[Hunk]:
 
 def _in(hunk: Hunk, paths: set[str]) -> bool:
     return hunk.path in paths or (hunk.old_path is not None and hunk.old_path in paths)
-
-
-def _block_at(block: Sequence[bytes], within: Sequence[bytes], taken: set[int]) -> int:
-    """Where BLOCK occurs in WITHIN on lines no earlier hunk matched (TAKEN): the first such place after
-    the last line taken, else the first anywhere; -1 when none is free. Two hunks adding the same lines
-    never both match one place (both were put at the first when upstream had shifted the file, and the
-    second place, unowned, could be clobbered unseen: an adversarial review)."""
-    free = [at for at in find_block(within, block) if taken.isdisjoint(range(at, at + len(block)))]
-    after = [at for at in free if at > max(taken, default=-1)]
-    return (after or free or [-1])[0]
 
 
 def _at_gap(hunk: Hunk, gap: int) -> bool:
