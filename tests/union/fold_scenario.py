@@ -20,6 +20,19 @@ def edited(changes: dict[int, str], base: list[str] = LINES) -> str:
     return "".join(lines)
 
 
+# two PRs and a union of them kept as a patch (the upstream-edit and continue-check tests)
+PATCH_UNION = """\
+version: 1
+upstream: {url: ../up, branch: main}
+fork: {branch: dev}
+entries:
+  - pr: 1
+  - pr: 2
+  - carry: u
+    patch: unions/u.patch
+    supersedes: [1, 2]
+"""
+
 MANIFEST = """\
 # the fork's manifest (a comment to keep)
 version: 1

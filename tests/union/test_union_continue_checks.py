@@ -22,20 +22,9 @@ from carrytool.pipeline.unbound import introduced
 from carrytool.union.resolutions import ConflictHunk, split_conflicts
 from tests.conftest import Cli
 from tests.gitrepo import init_repo
+from tests.union.fold_scenario import PATCH_UNION as MANIFEST
 from tests.union.fold_scenario import Fold, edited, resolve_both
 from tests.union.test_union_left_out import AGENT, _method
-
-MANIFEST = """\
-version: 1
-upstream: {url: ../up, branch: main}
-fork: {branch: dev}
-entries:
-  - pr: 1
-  - pr: 2
-  - carry: u
-    patch: unions/u.patch
-    supersedes: [1, 2]
-"""
 
 
 class TwoPrs:

@@ -12,18 +12,8 @@ from carrytool.union.upstream_edit import keep_lines, newly_removed, quote, show
 from tests.conftest import Cli
 from tests.gitrepo import Repo, init_repo
 from tests.union.fold_scenario import LINES, edited, resolve_both
+from tests.union.fold_scenario import PATCH_UNION as MANIFEST
 
-MANIFEST = """\
-version: 1
-upstream: {url: ../up, branch: main}
-fork: {branch: dev}
-entries:
-  - pr: 1
-  - pr: 2
-  - carry: u
-    patch: unions/u.patch
-    supersedes: [1, 2]
-"""
 ONES = "one's new line\n"       # pr/1's line outside the conflict, which the maintainer deleted at the stop
 
 
