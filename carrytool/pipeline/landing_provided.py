@@ -108,7 +108,7 @@ class _ProvidedAccounting:
         for lost in drops.absent:
             self.result.warnings.append({
                 "kind": "provided-absent", "entry": lost.pr, "other": union.id, "file": lost.file,
-                **({"lines": list(lost.lines)} if lost.lines else {}),
+                **({"lines": list(lost.lines)} if lost.lines else {}), **({"mode": lost.mode} if lost.mode else {}),
                 "message": f"{union.id} supersedes {lost.pr} but the composed tree {lost.lacking('its')}, "
                            f"in no region {union.id} reconciled ({lost.region()}): "
                            f"dropped at a stop of the fold? (explain shows {union.id}'s coverage; if on purpose, "

@@ -21,7 +21,11 @@ def/class they lay in, else between the same neighbours) more often than the PR'
 deletion the union dropped was called re-expressed, and its drop stale); the same line standing elsewhere is no
 loss. A file a PR changes that the tree lacks (the union deleted it), or one it deletes that the tree keeps, is
 left out whole (_whole_file) unless another folded PR deletes (changes) it: a modify/delete conflict the union
-resolved (helper-147: the hunks of a file the union deleted read `re-expressed`).
+resolved (helper-147: the hunks of a file the union deleted read `re-expressed`). A mode a PR sets (the
+executable bit) that the tree's file lacks is left out (_mode_left_out: `whole` "mode", no lines) unless another
+folded PR sets the file another mode (helper-158: explain's coverage said `absent`, sync nothing); only a drop
+without `in` covers it, as a whole file. Two insertions at one place are no region to reconcile where the union
+keeps none of one's lines there and writes none of its own (pipeline.regions: keeping both was possible).
 
 A hunk left out that the union's `supersedes` item declares dropped on purpose (`drops`: file, scope, why)
 is not left out but accounted as dropped (account_drops); a declared drop that matches no hunk left out is
@@ -88,7 +92,10 @@ class LeftOut:
     head: str = ""                  # the PR's head it was read at (the hint's `head:`)
     how: str = ABSENT
     removed: tuple[int, int] | None = None   # a pure deletion: the lines it removes in the PR's base
-    whole: str = ""                 # the whole file: "lacks" one the PR changes, "keeps" one the PR deletes
+    whole: str = ""                 # the whole file: "lacks" one the PR changes, "keeps" one the PR deletes;
+    #                                 "mode": the tree has the file at another mode than MODE, the one the PR sets
+    mode: str = ""
+    beside: bool = False            # ABSENT though another PR inserts lines there too (Regions: "dropped")
 
     def lacking(self, whose: str = "") -> str:
         """How the tree leaves it out, as a clause: lacks WHOSE hunk (default: its PR's), or (a pure deletion)
@@ -97,6 +104,8 @@ class LeftOut:
             return f"lacks {self.file}, which {self.pr} changes"
         if self.whole == "keeps":
             return f"still has {self.file}, which {self.pr} deletes"
+        if self.whole == "mode":
+            return "lacks " + (whose or self.pr + "'s") + f" mode change of {self.file} (to {self.mode})"
         if self.removed is None:
             return "lacks " + (whose or self.pr + "'s") + f" hunk {self.describe()}"
         first, last = self.removed
@@ -105,13 +114,18 @@ class LeftOut:
 
     def describe(self) -> str:
         if self.lines is None:
-            return f"{self.file} (the whole file)"
+            return f"{self.file} (" + ("mode change" if self.whole == "mode" else "the whole file") + ")"
         first, last = self.lines
         where = f"{self.file}:{first}" + (f"-{last}" if last != first else "")
         return where + (f" ({', '.join(self.scopes)})" if self.scopes else "")
 
     def region(self) -> str:
         """Why it is not a region the union reconciled, as a clause."""
+        if self.whole == "mode":
+            return "no other PR it folds sets another mode on that file"
+        if self.beside:
+            return "another PR it folds inserts lines there too, and both could be kept: the union keeps none of " \
+                "its lines there nor writes lines of its own"
         if self.whole:
             return "no other PR it folds " + ("deletes" if self.whole == "lacks" else "changes") + " that file"
         return "no other PR it folds changes those lines or the next ones" + \
@@ -186,6 +200,9 @@ def out_of_reach(number: int, drop: Drop, absent: Sequence[LeftOut]) -> LeftOut 
 def unreached(lost: LeftOut, drop: Drop) -> str:
     """Why DROP (with `in`) does not cover LOST (`out_of_reach`), and the drop that does, as a clause."""
     without = f"`{{file: {flow_scalar(drop.file)}, why: {flow_scalar(drop.why)}}}`"
+    if lost.whole == "mode":
+        return (f"the union's tree {lost.lacking()} (provided-absent), and a drop with `in` never covers a mode "
+                f"change (the file's, in no def/class); to drop it on purpose, write the drop without `in`: {without}")
     if lost.whole:
         return (f"the union's tree {lost.lacking()}: {lost.pr}'s change there is left out whole (provided-absent), "
                 f"and a drop with `in` never covers a whole file; to drop it on purpose, write the drop without "
@@ -246,6 +263,10 @@ def _left_out(git: Git, spans: SpanCache, union: UnionCheck, folded: list[list[H
                 found += [whole] if whole.how != VERBATIM else []
                 continue
             for hunk in file_hunks:
+                if hunk.kind == "mode":
+                    lost = _mode_left_out(git, tip_tree, union, k, hunk)
+                    found += [lost] if lost is not None else []
+                    continue
                 # a pure deletion is looked for by its removed lines
                 deletion = not hunk.added
                 offset, block = _core(hunk.removed if deletion else hunk.added) if hunk.kind == "text" else (0, ())
@@ -281,11 +302,12 @@ def _left_out(git: Git, spans: SpanCache, union: UnionCheck, folded: list[list[H
         k, hunk, how, removed = item
         pr = union.folded[k]
         scopes, module = reach(hunk, pr.changes)
+        region = regions.reconciled(k, hunk, scopes, reach) if how is None else None
         if how is None:
             # the union's own lines there: its words for the PR's change; another PR's: it took that side
-            how = {"union": RE_EXPRESSED, "pr": RECONCILED}.get(regions.reconciled(k, hunk, scopes, reach) or "",
-                                                                ABSENT)
-        out.append(LeftOut(pr.id, hunk.path, hunk.span, tuple(scopes), module, pr.head, how, removed))
+            how = {"union": RE_EXPRESSED, "pr": RECONCILED}.get(region or "", ABSENT)
+        out.append(LeftOut(pr.id, hunk.path, hunk.span, tuple(scopes), module, pr.head, how, removed,
+                           beside=region == "dropped"))
     return out
 
 
@@ -293,6 +315,20 @@ def _present(git: Git, tree: str, path: str) -> bool:
     """Whether TREE has a file (not a directory or submodule) at PATH."""
     found = git.blob_at(tree, path)
     return found is not None and found[0] not in ("040000", "160000")
+
+
+def _mode_left_out(git: Git, tree: str, union: UnionCheck, k: int, hunk: Hunk) -> LeftOut | None:
+    """PR K's mode change (HUNK: the mode it sets, the executable bit) where TREE has the file at another mode:
+    RECONCILED where another PR the union folds sets that file another mode (git's merge conflicts), else
+    ABSENT (helper-158: explain's coverage said `absent`, sync nothing). None: TREE has that mode."""
+    found = git.blob_at(tree, hunk.path)
+    if found is None or found[0] == hunk.new_mode:
+        return None
+    pr = union.folded[k]
+    met = any(c.path == hunk.path and c.old_mode != c.new_mode and c.new_mode != hunk.new_mode
+              for j, other in enumerate(union.folded) if j != k for c in other.changes)
+    return LeftOut(pr.id, hunk.path, None, (), True, pr.head, RECONCILED if met else ABSENT, whole="mode",
+                   mode=hunk.new_mode or "")
 
 
 def _whole_file(union: UnionCheck, k: int, change: Change | None, hunks: Sequence[Hunk], there: bool

@@ -10,7 +10,9 @@ them between the two bases: the fold's merge met them as a conflict) does not ma
 
 Spans are in doubled coordinates, as git's merge sees a conflict: line k is 2k, the place after it 2k+1.
 Regions says of a hunk a union lacks whether another folded PR's hunk, or a resolution of the union's own,
-meets it there (pipeline.provided).
+meets it there (pipeline.provided). Insertions against insertions are no reconciliation (helper-158): where a
+PR's hunk only adds lines and every hunk meeting it only adds lines too, git's conflict could be settled by
+keeping both, so a union keeping none of its lines there dropped it.
 """
 
 from __future__ import annotations
@@ -99,6 +101,7 @@ class Regions:
                 if h.path in added:
                     added[h.path].update(_bare(line) for line in h.added)
         self.own = [h for h in own if h.path in paths and _resolves(h, added[h.path])]
+        self.written = [h for h in own if h.path in paths and h.kind == "text"]     # all the union's hunks there
 
     def _base_of(self, j: int, hunk: Hunk) -> str | None:
         change = _change_of(self.folded[j][0], hunk.path)
@@ -115,10 +118,12 @@ class Regions:
         """Whether PR K's HUNK (in SCOPES) lies in a region the union reconciled, and how: "union" where a hunk of
         the union's own writing lines of its own there meets or touches it (the maintainer's resolution, the
         PR's change in the union's words); else "pr" where another folded PR's hunk does (with the union's own,
-        a conflict the union settled for another side); None: neither. Meeting in the union's base blob, and
-        for Python in each def/class the hunk lies in (a hunk of two methods, one of which another PR also adds,
-        is not reconciled for the other: helper-149); where the lines of either do not map, a def/class they
-        share (at module level: the file)."""
+        a conflict the union settled for another side), but "dropped" (not reconciled) where only insertions
+        meet an insertion the union keeps none of (_side_dropped: keeping both was possible, helper-158); None:
+        neither. Meeting in the union's base
+        blob, and for Python in each def/class the hunk lies in (a hunk of two methods, one of which another PR
+        also adds, is not reconciled for the other: helper-149); where the lines of either do not map, a
+        def/class they share (at module level: the file)."""
         mine = self._span(k, hunk)
         theirs = [(j, h, changes) for j, (changes, hunks) in enumerate(self.folded) if j != k
                   for h in hunks if h.path == hunk.path]
@@ -127,7 +132,35 @@ class Regions:
         need = {s for s in scopes if not any(s.startswith(t + ".") for t in scopes)}
         if self._met(mine, set(need), own, reach):
             return "union"
-        return "pr" if self._met(mine, need, theirs + own, reach) else None
+        if not self._met(mine, need, theirs + own, reach):
+            return None
+        return "dropped" if self._side_dropped(k, hunk, mine) else "pr"
+
+    def _side_dropped(self, k: int, hunk: Hunk, mine: Span | None) -> bool:
+        """Whether PR K's HUNK, only adding lines (at MINE, mapped), met only by hunks that only add lines too
+        (other PRs' and the union's own, every one mapped), is a side dropped: none of its lines that say
+        something stands among the lines the union's hunks meeting it write (compared without whitespace).
+        Two insertions at one place conflict in git, yet both could be kept: keeping one is no reconciliation
+        (helper-158: on peft, a PR's one-line import lost so, and nothing said). A union hunk writing a line of
+        its own there is its resolution, asked before (reconciled: "union")."""
+        if hunk.old_count or mine is None:
+            return False
+        others = [(j, h) for j, (_c, hunks) in enumerate(self.folded) if j != k for h in hunks if h.path == hunk.path]
+        others += [(-1, h) for h in self.written if h.path == hunk.path]
+        kept: set[bytes] = set()
+        for j, other in others:
+            if other.kind != "text":
+                continue            # a mode change: no lines
+            theirs = self._span(j, other)
+            if theirs is None:
+                return False        # where it lies is not known: the def/class answer stands
+            if not meets(mine, theirs):
+                continue
+            if other.old_count:
+                return False
+            if j < 0:
+                kept.update(_bare(line) for line in other.added)
+        return not any(_bare(line) in kept for line in hunk.added if not says_nothing(line))
 
     def _met(self, mine: Span | None, need: set[str], others: list[tuple[int, Hunk, Sequence[Change]]],
              reach: Callable[[Hunk, Sequence[Change]], tuple[list[str], bool]]) -> bool:

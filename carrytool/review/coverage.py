@@ -114,7 +114,8 @@ def with_sync_verdicts(coverage: Sequence[Coverage], warnings: Sequence[Mapping[
     lines: None for the whole file)) is RECONCILED: not carried in another form, but left out where the union
     had to choose (helper-149: lines a maintainer deleted read `re-expressed`). A hunk the union's own diff
     holds (VERBATIM) stays so."""
-    absent = provided_absent(warnings)
+    # a mode left out (`mode`, no lines) is no whole file: the mode hunk is absent by the union's diff already
+    absent = provided_absent(w for w in warnings if not w.get("mode"))
     settled: dict[tuple[str, str], set[tuple[str, tuple[int, ...] | None]]] = {}
     for union, items in (reconciled or {}).items():
         for pr, file, lines in items:
