@@ -51,6 +51,7 @@ from carrytool.gitlayer.objects import (
     ConflictStage,
     MergeResult,
     Signature,
+    change_of,
     paths_of,
 )
 from carrytool.gitlayer.objectwrite import ObjectWrites
@@ -61,7 +62,7 @@ from carrytool.gitlayer.sidemerges import LATER_CHUNK, AsideMerges, LaterMerges,
 from carrytool.gitlayer.treemerge import SPLIT_MERGES_AT, TreeMerges, _halves
 from carrytool.gitlayer.trees import Trees
 
-__all__ = ["Git", "Change", "ConflictStage", "MergeResult", "Signature", "paths_of", "EMPTY_TREE", "MIN_GIT",
+__all__ = ["Git", "Change", "ConflictStage", "MergeResult", "Signature", "change_of", "paths_of", "EMPTY_TREE", "MIN_GIT",
            "REGULAR_MODES",
            "PINNED_CONFIG", "ZERO", "decode_path", "encode_path", "git_argv", "git_version", "is_sha",
            "parse_version", "scrubbed_env", "IN_REPO", "work_tree_top",

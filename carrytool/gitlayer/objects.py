@@ -44,6 +44,11 @@ class Change:
         return (self.old_path, self.path) if self.old_path else (self.path,)
 
 
+def change_of(changes: Iterable[Change], path: str) -> Change | None:
+    """The change of CHANGES at PATH (its path after the change), or None."""
+    return next((c for c in changes if c.path == path), None)
+
+
 def paths_of(changes: Iterable[Change]) -> list[str]:
     """Every path CHANGES touch (a rename counts both), in order, once."""
     seen: dict[str, None] = {}

@@ -255,10 +255,13 @@ class Trees:
 
     def file_at(self, tree_or_commit: str, path: str) -> bytes | None:
         """The content of the file at PATH (a blob or symlink; not a directory or submodule), or None."""
+        found = self.file_entry(tree_or_commit, path)
+        return self.read_blob(found[1]) if found is not None else None
+
+    def file_entry(self, tree_or_commit: str, path: str) -> tuple[str, str] | None:
+        """(mode, oid) of the file at PATH (a blob or symlink; not a directory or submodule), or None."""
         found = self.blob_at(self.tree_of(tree_or_commit), path)
-        if found is None or found[0] in ("040000", "160000"):
-            return None
-        return self.read_blob(found[1])
+        return None if found is None or found[0] in ("040000", "160000") else found
 
     def blob_at(self, tree: str, path: str) -> tuple[str, str] | None:
         """(mode, oid) of PATH in TREE, or None."""

@@ -52,7 +52,6 @@ class KeptFindings(KeptAnswers[list[Finding]]):
 
     def __init__(self, folder: Path | None, version: Sequence[int]) -> None:
         super().__init__(folder, "findings", version, RULE, CODE, FINDINGS_MAX, _decode, _encode)
-        self.parsed = 0          # modules parsed for a finding not kept (for tests and benchmarks)
 
     def key(self, check: str, oid: str) -> str:
         """The key of CHECK's findings in blob OID."""

@@ -23,10 +23,10 @@ from collections.abc import Sequence
 from carrytool.gitlayer.env import ZERO
 from carrytool.gitlayer.git import EMPTY_TREE, Change, Git
 from carrytool.pipeline.dictkeys import adds_key
-from carrytool.pipeline.hunks import Hunk, find_block, read_hunks
+from carrytool.pipeline.hunks import Hunk, find_block, read_hunks, says_nothing
 from carrytool.pipeline.keptfindings import KeptFindings
 from carrytool.pipeline.landing_clobbers import _Clobbers
-from carrytool.pipeline.landing_match import _Matching, _trivial
+from carrytool.pipeline.landing_match import _Matching
 from carrytool.pipeline.landing_parsed import _ParsedChecks
 from carrytool.pipeline.landing_provided import _ProvidedAccounting, has_change
 from carrytool.pipeline.landing_records import Accounting, Owner, _Entry, own_base
@@ -288,7 +288,7 @@ class _Accountant(_Matching, _Clobbers, _ParsedChecks, _ProvidedAccounting):
         elif hunk.kind == "mode":
             self.modes[placed[2] if placed else path] = (owner, hunk.new_mode)     # type: ignore[assignment]
         elif hunk.kind == "text" and hunk.removed and not hunk.added and placed is not None and \
-                not all(_trivial(line) for line in hunk.removed):
+                not all(says_nothing(line) for line in hunk.removed):
             self.removals.setdefault(path, []).append((owner, hunk.removed, placed[0]))
 
     def drop(self, index: int, entry: _Entry, hunk: Hunk) -> None:

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from carrytool.gitlayer.env import ZERO
-from carrytool.pipeline.hunks import Hunk, find_block, is_subsequence_block
+from carrytool.pipeline.hunks import Hunk, find_block, is_subsequence_block, says_nothing
 from carrytool.pipeline.landing_records import own_base
 from carrytool.pipeline.plan import Step
 
@@ -64,7 +64,7 @@ class _Matching:
         found = self.git.blob_at(self.git.tree_of(step.commit), path)  # type: ignore[arg-type]
         if hunk.new_oid and found is not None and found[1] == hunk.new_oid:
             return True
-        if hunk.kind != "text" or not hunk.added or all(_trivial(line) for line in hunk.added):
+        if hunk.kind != "text" or not hunk.added or all(says_nothing(line) for line in hunk.added):
             return False
         before = self.lines_at(step.parent, path) or []  # type: ignore[arg-type]
         after = self.lines_at(step.commit, path) or []   # type: ignore[arg-type]
@@ -128,11 +128,6 @@ class _Matching:
             if placed:
                 return placed
         return None
-
-
-def _trivial(line: bytes) -> bool:
-    """A line that says nothing on its own: blank, or only brackets and punctuation."""
-    return not line.strip(b" \t\r()[]{}:;,.#")
 
 
 def _block_at(block: Sequence[bytes], within: Sequence[bytes], taken: set[int]) -> int:

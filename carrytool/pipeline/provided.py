@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from functools import partial
 
 from carrytool.gitlayer.env import ZERO
-from carrytool.gitlayer.git import Change, Git
+from carrytool.gitlayer.git import Change, Git, change_of
 from carrytool.manifest.edit import flow_scalar
 from carrytool.manifest.model import Drop, Supersede
 from carrytool.manifest.paths import literal_pattern, matches
@@ -257,8 +257,8 @@ def _left_out(git: Git, spans: SpanCache, union: UnionCheck, folded: list[list[H
             if hunk.path in pr.paths:
                 by_path.setdefault(hunk.path, []).append(hunk)
         for path, file_hunks in by_path.items():
-            change = _change_of(pr.changes, path)
-            whole = _whole_file(union, k, change, file_hunks, _present(git, tip_tree, path))
+            change = change_of(pr.changes, path)
+            whole = _whole_file(union, k, change, file_hunks, git.file_entry(tip_tree, path) is not None)
             if whole is not None:
                 found += [whole] if whole.how != VERBATIM else []
                 continue
@@ -289,7 +289,7 @@ def _left_out(git: Git, spans: SpanCache, union: UnionCheck, folded: list[list[H
         return [item for item in found if isinstance(item, LeftOut)]
 
     def reach(hunk: Hunk, changes: Sequence[Change]) -> tuple[list[str], bool]:
-        return hunk_reach(hunk, _change_of(changes, hunk.path), lambda oid, line: spans.scope(
+        return hunk_reach(hunk, change_of(changes, hunk.path), lambda oid, line: spans.scope(
             oid, line, lambda: git.read_blob(oid)))
 
     regions = Regions(git, union.base, union.changes, [(pr.changes, hunks) for pr, hunks in zip(union.folded, folded)],
@@ -309,12 +309,6 @@ def _left_out(git: Git, spans: SpanCache, union: UnionCheck, folded: list[list[H
         out.append(LeftOut(pr.id, hunk.path, hunk.span, tuple(scopes), module, pr.head, how, removed,
                            beside=region == "dropped"))
     return out
-
-
-def _present(git: Git, tree: str, path: str) -> bool:
-    """Whether TREE has a file (not a directory or submodule) at PATH."""
-    found = git.blob_at(tree, path)
-    return found is not None and found[0] not in ("040000", "160000")
 
 
 def _mode_left_out(git: Git, tree: str, union: UnionCheck, k: int, hunk: Hunk) -> LeftOut | None:
@@ -345,7 +339,7 @@ def _whole_file(union: UnionCheck, k: int, change: Change | None, hunks: Sequenc
         return None
     pr = union.folded[k]
     path = hunks[0].path
-    own = _change_of(union.changes, path)
+    own = change_of(union.changes, path)
     adds = any(h.kind in ("binary", "file", "rename", "submodule") or (h.kind == "text" and _core(h.added)[1])
                for h in hunks)
     if (there and own is None) or (not there and (deletes or not adds or own is None or own.new_oid != ZERO)):
@@ -380,10 +374,8 @@ class _Tip:
 
 
 def _read_tip(git: Git, tree: str, path: str) -> _Tip | None:
-    found = git.blob_at(git.tree_of(tree), path)
-    if found is None or found[0] in ("040000", "160000"):
-        return None
-    return _Tip(found[1], git.read_blob(found[1]).split(b"\n"))
+    found = git.file_entry(tree, path)
+    return _Tip(found[1], git.read_blob(found[1]).split(b"\n")) if found is not None else None
 
 
 def _standing(git: Git, spans: SpanCache, tip: _Tip, hunk: Hunk, change: Change | None, start: int,
@@ -502,7 +494,3 @@ def _uncommented(line: bytes) -> bytes:
             return line[:k]
         k += 1
     return line
-
-
-def _change_of(changes: Sequence[Change], path: str) -> Change | None:
-    return next((c for c in changes if c.path == path), None)

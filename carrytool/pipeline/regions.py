@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 
 from carrytool.gitlayer.env import EMPTY_TREE, ZERO
-from carrytool.gitlayer.git import Change, Git
+from carrytool.gitlayer.git import Change, Git, change_of
 from carrytool.pipeline.hunks import Hunk, hunk_headers, says_nothing
 
 Span = tuple[int, int]
@@ -87,12 +87,11 @@ class Regions:
                  folded: Sequence[tuple[Sequence[Change], Sequence[Hunk]]], own: Sequence[Hunk], paths: set[str]
                  ) -> None:
         self.changes, self.folded = changes, folded
-        tree = git.tree_of(base)
         self.target: dict[str, str | None] = {}
         for path in paths:
-            change = _change_of(changes, path)
-            found = git.blob_at(tree, path) if change is None else ("", change.old_oid)
-            self.target[path] = found[1] if found is not None and found[0] not in ("040000", "160000") else None
+            change = change_of(changes, path)
+            found = git.file_entry(base, path) if change is None else ("", change.old_oid)
+            self.target[path] = found[1] if found is not None else None
         self.map = BaseMap(git, [(self._base_of(j, h), self.target[h.path]) for j, (_c, hunks) in enumerate(folded)
                                  for h in hunks if h.path in paths])
         added: dict[str, set[bytes]] = {path: set() for path in paths}    # what the PRs add, file by file
@@ -104,7 +103,7 @@ class Regions:
         self.written = [h for h in own if h.path in paths and h.kind == "text"]     # all the union's hunks there
 
     def _base_of(self, j: int, hunk: Hunk) -> str | None:
-        change = _change_of(self.folded[j][0], hunk.path)
+        change = change_of(self.folded[j][0], hunk.path)
         return change.old_oid if change is not None else None
 
     def _span(self, j: int, hunk: Hunk) -> Span | None:
@@ -189,7 +188,3 @@ def _resolves(hunk: Hunk, theirs: set[bytes]) -> bool:
 
 def _bare(line: bytes) -> bytes:
     return line.translate(None, b" \t\r")
-
-
-def _change_of(changes: Sequence[Change], path: str) -> Change | None:
-    return next((c for c in changes if c.path == path), None)

@@ -71,10 +71,9 @@ def owned_findings(git: Git, tip: str, owners: Mapping[str, Owners], suspect: Ca
     as CHECK's (pipeline.keptfindings), so a blob is parsed for a check once. A file not Python this
     interpreter reads has no finding: nothing is said of it (the shadowed-definition and duplicate-key
     checks)."""
-    tree = git.tree_of(tip)
     for path, owned in sorted(owners.items()):
-        at = git.blob_at(tree, path)
-        if at is None or at[0] in ("040000", "160000"):
+        at = git.file_entry(tip, path)
+        if at is None:
             continue
         data = git.read_blob(at[1])
         if not suspect(data, owned):
@@ -85,7 +84,6 @@ def owned_findings(git: Git, tip: str, owners: Mapping[str, Owners], suspect: Ca
             module = parse_module(data)
             found = find(module) if module is not None else []
             if kept is not None:
-                kept.parsed += 1
                 kept.put(key, found)
         if found:
             yield path, owned, found

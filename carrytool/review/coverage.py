@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from carrytool.asserts.spec import AssertSpec
+from carrytool.gitlayer.git import change_of
 from carrytool.manifest import paths
 from carrytool.manifest.model import Entry, Manifest, Supersede
 from carrytool.pipeline.hunks import Hunk, find_block
@@ -158,10 +159,10 @@ def _cover(manifest: Manifest, union: Entry, sup: Supersede, pr: EntryFacts, fac
 def _status(hunk: Hunk, scopes: list[str], union: EntryFacts, sources: Sources) -> str:
     theirs = union.hunks_in(hunk.path)
     if hunk.kind == "mode":         # the executable bit alone: the union sets it, or leaves it out
-        change = next((c for c in union.changes if c.path == hunk.path), None)
+        change = change_of(union.changes, hunk.path)
         return VERBATIM if change is not None and change.new_mode == hunk.new_mode else ABSENT
     if hunk.kind != "text":
-        change = next((c for c in union.changes if c.path == hunk.path), None)
+        change = change_of(union.changes, hunk.path)
         if change is not None and change.new_oid == hunk.new_oid:
             return VERBATIM
     elif any(_contains(cand, hunk) for cand in theirs if cand.kind == "text"):

@@ -237,8 +237,6 @@ def apply_fixup(git: Git, fixup: Fixup, current: Content | None) -> tuple[Conten
     return ("100644", shown), False
 
 def read_content(git: Git, tree: str, path: str) -> Content | None:
-    found = git.blob_at(tree, path)
-    if found is None or found[0] in ("040000", "160000"):
-        return None
-    return found[0], git.read_blob(found[1])
+    found = git.file_entry(tree, path)
+    return (found[0], git.read_blob(found[1])) if found is not None else None
 
