@@ -33,6 +33,24 @@ entries:
     supersedes: [1, 2]
 """
 
+class TwoPrs:
+    """upstream `up` with FILES; pr/1 and pr/2 each a commit on it; a bare `work`; the union u of both."""
+
+    def __init__(self, root: Path, base: dict, pr1: dict, pr2: dict) -> None:
+        self.up = init_repo(root / "up")
+        self.base = self.up.commit(base, "base", ref="refs/heads/main")
+        self.pr1 = self.up.commit(pr1, "one", parent=self.base, ref="refs/pull/1/head")
+        self.pr2 = self.up.commit(pr2, "two", parent=self.base, ref="refs/pull/2/head")
+        self.work = init_repo(root / "work", bare=True).path
+        self.manifest = root / "carries" / "manifest.yaml"
+        self.manifest.parent.mkdir(parents=True)
+        self.manifest.write_text(PATCH_UNION)
+        self.scratch = self.work / "carrytool" / "union" / "u" / "tree"
+
+    def args(self) -> list[str]:
+        return ["-m", str(self.manifest), "--repo", str(self.work)]
+
+
 MANIFEST = """\
 # the fork's manifest (a comment to keep)
 version: 1

@@ -21,28 +21,8 @@ import pytest
 from carrytool.pipeline.unbound import introduced
 from carrytool.union.resolutions import ConflictHunk, split_conflicts
 from tests.conftest import Cli
-from tests.gitrepo import init_repo
-from tests.union.fold_scenario import PATCH_UNION as MANIFEST
-from tests.union.fold_scenario import Fold, edited, resolve_both
+from tests.union.fold_scenario import Fold, TwoPrs, edited, resolve_both
 from tests.union.test_union_left_out import AGENT, _method
-
-
-class TwoPrs:
-    """upstream `up` with FILES; pr/1 and pr/2 each a commit on it; a bare `work`; the union u of both."""
-
-    def __init__(self, root: Path, base: dict, pr1: dict, pr2: dict) -> None:
-        self.up = init_repo(root / "up")
-        self.base = self.up.commit(base, "base", ref="refs/heads/main")
-        self.pr1 = self.up.commit(pr1, "one", parent=self.base, ref="refs/pull/1/head")
-        self.pr2 = self.up.commit(pr2, "two", parent=self.base, ref="refs/pull/2/head")
-        self.work = init_repo(root / "work", bare=True).path
-        self.manifest = root / "carries" / "manifest.yaml"
-        self.manifest.parent.mkdir(parents=True)
-        self.manifest.write_text(MANIFEST)
-        self.scratch = self.work / "carrytool" / "union" / "u" / "tree"
-
-    def args(self) -> list[str]:
-        return ["-m", str(self.manifest), "--repo", str(self.work)]
 
 
 def _both(path: Path) -> None:

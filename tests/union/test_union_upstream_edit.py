@@ -4,14 +4,15 @@ line, and the fold stops on it (helper-147)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from carrytool.union.upstream_edit import keep_lines, newly_removed, quote, show_both, upstream_removed
 from tests.conftest import Cli
-from tests.gitrepo import Repo, init_repo
-from tests.union.fold_scenario import LINES, edited, resolve_both
+from tests.gitrepo import Repo
+from tests.union.fold_scenario import LINES, TwoPrs, edited, resolve_both
 from tests.union.fold_scenario import PATCH_UNION as MANIFEST
 
 ONES = "one's new line\n"       # pr/1's line outside the conflict, which the maintainer deleted at the stop
@@ -21,25 +22,27 @@ def _fold(root: Path, cli: Cli, *, also: tuple[bytes, bytes] = (b"", b"")) -> tu
     """pr/1 and pr/2 conflict at a.py line 3; pr/1 also adds a line after line 20. Folded, the maintainer
     resolves the conflict and deletes pr/1's added line (an edit outside the hunks); then upstream merges
     pr/1 (--no-ff) and the maintainer drops it from supersedes, as `union status` tells."""
-    up = init_repo(root / "up")
-    base = up.commit({"a.py": "".join(LINES)}, "base", ref="refs/heads/main")
-    one = edited({3: "line 3 by one\n", 20: "line 20\n" + ONES})
-    pr1 = up.commit({"a.py": one}, "one", parent=base, ref="refs/pull/1/head")
-    up.commit({"a.py": edited({3: "line 3 by two\n"})}, "two", parent=base, ref="refs/pull/2/head")
-    work = init_repo(root / "work", bare=True).path
-    manifest = root / "carries" / "manifest.yaml"
-    manifest.parent.mkdir(parents=True)
-    manifest.write_text(MANIFEST)
-    args = ["-m", str(manifest), "--repo", str(work)]
-    scratch = work / "carrytool" / "union" / "u" / "tree"
+    def delete_ones(scratch: Path) -> None:
+        (scratch / "a.py").write_bytes((scratch / "a.py").read_bytes().replace(ONES.encode(), b"").replace(*also))
+
+    return _merged_after_fold(root, cli, {"a.py": edited({3: "line 3 by one\n", 20: "line 20\n" + ONES})},
+                              delete_ones)
+
+
+def _merged_after_fold(root: Path, cli: Cli, pr1: dict, at_stop: Callable[[Path], None]) -> tuple:
+    """pr/1 (PR1's files) and pr/2 conflict at a.py line 3; folded, the maintainer resolves a.py as both sides
+    and makes AT_STOP's edit in the scratch tree; then upstream merges pr/1 (--no-ff) and the manifest drops it
+    from supersedes. (args, the scratch tree, the union's patch)."""
+    prs = TwoPrs(root, {"a.py": "".join(LINES)}, pr1, {"a.py": edited({3: "line 3 by two\n"})})
+    args = prs.args()
     assert cli("union", "compose", "u", *args).exit_code == 3
-    resolve_both(scratch / "a.py")
-    (scratch / "a.py").write_bytes((scratch / "a.py").read_bytes().replace(ONES.encode(), b"").replace(*also))
+    resolve_both(prs.scratch / "a.py")
+    at_stop(prs.scratch)
     result = cli("union", "continue", "u", *args)
     assert result.exit_code == 0, result.stdout + result.stderr
-    up.commit({}, "Merge pr/1", parent=pr1, parents=[base, pr1], ref="refs/heads/main")
-    manifest.write_text(MANIFEST.replace("supersedes: [1, 2]", "supersedes: [2]"))
-    return args, scratch, manifest.parent / "unions" / "u.patch"
+    prs.up.commit({}, "Merge pr/1", parent=prs.pr1, parents=[prs.base, prs.pr1], ref="refs/heads/main")
+    prs.manifest.write_text(MANIFEST.replace("supersedes: [1, 2]", "supersedes: [2]"))
+    return args, prs.scratch, prs.manifest.parent / "unions" / "u.patch"
 
 
 def test_a_recorded_edit_that_now_removes_upstreams_line_stops_the_fold(cli: Cli, tmp_path: Path) -> None:
@@ -116,25 +119,8 @@ def _fold_deleting(root: Path, cli: Cli) -> tuple:
     """pr/1 adds new.py and conflicts with pr/2 in a.py; at the stop the maintainer resolves a.py and deletes
     new.py (an edit recorded for pr/2); then upstream merges pr/1 (--no-ff) and supersedes drops it
     (helper-153)."""
-    up = init_repo(root / "up")
-    base = up.commit({"a.py": "".join(LINES)}, "base", ref="refs/heads/main")
-    pr1 = up.commit({"a.py": edited({3: "line 3 by one\n"}), "new.py": NEWPY}, "one", parent=base,
-                    ref="refs/pull/1/head")
-    up.commit({"a.py": edited({3: "line 3 by two\n"})}, "two", parent=base, ref="refs/pull/2/head")
-    work = init_repo(root / "work", bare=True).path
-    manifest = root / "carries" / "manifest.yaml"
-    manifest.parent.mkdir(parents=True)
-    manifest.write_text(MANIFEST)
-    args = ["-m", str(manifest), "--repo", str(work)]
-    scratch = work / "carrytool" / "union" / "u" / "tree"
-    assert cli("union", "compose", "u", *args).exit_code == 3
-    resolve_both(scratch / "a.py")
-    (scratch / "new.py").unlink()
-    result = cli("union", "continue", "u", *args)
-    assert result.exit_code == 0, result.stdout + result.stderr
-    up.commit({}, "Merge pr/1", parent=pr1, parents=[base, pr1], ref="refs/heads/main")
-    manifest.write_text(MANIFEST.replace("supersedes: [1, 2]", "supersedes: [2]"))
-    return args, scratch, manifest.parent / "unions" / "u.patch"
+    return _merged_after_fold(root, cli, {"a.py": edited({3: "line 3 by one\n"}), "new.py": NEWPY},
+                              lambda scratch: (scratch / "new.py").unlink())
 
 
 @pytest.mark.parametrize("choice", ["keep", "delete"])
