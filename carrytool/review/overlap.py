@@ -11,7 +11,8 @@ What needs no merge (shared files, identical hunks, scopes: the parsing) runs me
 (StartedOverlaps.compare_later), which reads the blobs it parses through a `cat-file` of its own and
 never speaks to the run's long-lived git processes.
 Each pair's decision is kept on disk by what decides it (review.paircache): a pair decided before is not merged;
-nor is a pair whose earlier entry upstream already has (_PairMerger._changes_nothing): it cannot conflict.
+nor is a pair whose earlier entry upstream already has (_PairMerger._changes_nothing): it cannot conflict;
+nor one whose later entry upstream has: composing never merges it.
 """
 
 from __future__ import annotations
@@ -395,12 +396,23 @@ class _PairMerger:
         base with upstream. Then the pair merge is the second's own merge onto upstream (the same base,
         upstream's tree as ours, its head or that head reduced to the shared files as theirs): it conflicts
         only where the second conflicts with upstream alone, and there the first's change, which is none,
-        meets nothing (sync's rule, pipeline.blame): the pair does not conflict."""
+        meets nothing (sync's rule, pipeline.blame): the pair does not conflict. Nor does a pair whose second
+        upstream has (`_upstream_has`): composing never merges it (a trial on python/mypy: an earlier PR
+        rewriting the lines of one upstream had merged "conflicted" with it every morning)."""
         first, second = pair
-        alone = self.alone_results.get(first.id)
-        return self.settle_unchanged and alone is not None and alone.clean and alone.tree == self.upstream_tree \
-            and second.entry.kind == "pr" and bool(second.base) and second.head is not None \
-            and self.git.sole_merge_base(self.upstream, second.head)
+        if not self.settle_unchanged:
+            return False
+        if self._upstream_has(second):
+            return True
+        return self._upstream_has(first) and second.entry.kind == "pr" and bool(second.base) and \
+            second.head is not None and self.git.sole_merge_base(self.upstream, second.head)
+
+    def _upstream_has(self, item: EntryFacts) -> bool:
+        """Whether ITEM, merged alone onto upstream, gives upstream's tree. As the later of a pair, it then
+        conflicts with nothing: composing never merges it (pipeline.compose settles an entry upstream has as
+        merged-upstream, even where its merge onto the entries before it conflicts)."""
+        alone = self.alone_results.get(item.id)
+        return alone is not None and alone.clean and alone.tree == self.upstream_tree
 
     def _key(self, job: tuple[str, str], pair: tuple[EntryFacts, EntryFacts]) -> str:
         """What decides PAIR, whose whole merge is JOB (review.paircache): JOB's two commits (the earlier

@@ -357,8 +357,9 @@ def test_pairs_whose_first_changes_nothing_on_upstream_are_decided_without_a_mer
     shutil.rmtree(Path(small.work.path) / "carrytool" / "cache")      # no decision kept: merged again
     again_code, again = cli.json(*args)
     # all ten pairs share a.txt; pr/1 or pr/4 is the first (the earlier entry merged alone, or the other
-    # when the earlier conflicts with upstream alone, as pr/2 does) of (1,2) (1,3) (1,4) (1,5) (4,2) (4,5)
-    assert merged == [4, 10] and pairs == 10
+    # when the earlier conflicts with upstream alone, as pr/2 does) of (1,2) (1,3) (1,4) (1,5) (4,2) (4,5),
+    # and pr/4 the second of (3,4): only (2,3) (2,5) (3,5) merge
+    assert merged == [3, 10] and pairs == 10
     assert (code, settled) == (again_code, again)
     kinds = {tuple(o["entries"]): o["kind"] for o in settled["overlaps"]}
     assert kinds[("pr/3", "pr/5")] == "conflict"           # a pair that still merges still conflicts
@@ -419,3 +420,25 @@ def test_a_ctrl_c_while_the_thread_reads_its_blobs_waits_for_it_before_the_scrat
     result = cli("explain", "-m", small.manifest_path, "--repo", small.work.path, "--offline")
     assert result.exit_code == 130
     assert log == ["read", "scratch goes, thread alive: False"]
+
+
+def test_a_pr_upstream_already_has_conflicts_with_no_earlier_entry(cli: Cli, small: Small) -> None:
+    """A later PR upstream already has is never composed (sync skips it as merged-upstream, even where the
+    chained merge onto an earlier entry conflicts): an earlier PR that rewrote its lines on top of upstream
+    does not conflict with it (a trial on python/mypy: pr/21868 "conflicted" with pr/21839, merged upstream,
+    every morning). The pair still shares its file."""
+    def body(edits: dict[int, str]) -> str:
+        return "".join(f"{edits.get(i, f'line {i}')}\n" for i in range(30))
+
+    base = small.up.commit({"pkg/a.txt": body({})}, "files", parent="main", ref="refs/heads/main")
+    small.up.commit({"pkg/a.txt": body({5: "pr 2"})}, "pr 2", parent=base, ref="refs/pull/2/head")
+    upstream = small.up.commit({"pkg/a.txt": body({5: "pr 2"})}, "upstream takes pr 2", parent=base,
+                               ref="refs/heads/main")
+    small.up.commit({"pkg/a.txt": body({5: "pr 2, then pr 1"})}, "pr 1", parent=upstream, ref="refs/pull/1/head")
+    small.manifest([{"pr": 1}, {"pr": 2}])
+    code, report = cli.json("explain", "-m", small.manifest_path, "--repo", small.work.path)
+    assert code == 0
+    assert {e["id"]: e.get("reason") for e in report["entries"]} == {"pr/1": None, "pr/2": "merged-upstream"}
+    assert [(o["entries"], o["kind"], o["files"]) for o in report["overlaps"]] == \
+        [(["pr/1", "pr/2"], "same-file", ["pkg/a.txt"])]
+    assert report["suggestions"] == []
