@@ -1,7 +1,8 @@
 """The nightly pipeline: from a manifest to a composed, checked fork branch.
 
 In order: `resolve` (fetch into refs/carrytool/..., pin every input) -> `facts` (merge bases, diffs) ->
-`plan` (pure: what applies and why not) -> `compose` (in memory, one commit per entry; `blame` says
+`plan` (pure: what applies and why not) -> `compose` (in memory, one commit per entry; its merges onto
+upstream, chained merges and conflicts in `compose_upstream`, `compose_chain`, `compose_conflicts`; `blame` says
 who a conflict is with; `structured` and `structured_tree` resolve Python adjacency conflicts when the
 manifest opts in) -> `hunks`, `landing` and `scopes` (every hunk landed, dropped or clobbered)
 -> `lock` and `report` -> `sync` (the whole job, moving the branch only when every check holds) and

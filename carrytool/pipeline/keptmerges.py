@@ -33,7 +33,9 @@ MERGES_MAX = 5_000      # trees a file keeps (~0.4 MB): 80 nights of a 60-entry 
 RULE = "chain-1"        # bump when what a chained merge is, or how a composer asks it, changes
 # the code that asks a chained merge and reads its answer (the pinned configuration included): a kept tree
 # is the answer of this code only
-CODE = ("pipeline/compose.py", "pipeline/reduce.py", "pipeline/keptmerges.py", "gitlayer/env.py",
+CODE = ("pipeline/compose.py", "pipeline/compose_records.py", "pipeline/compose_upstream.py",
+        "pipeline/compose_chain.py", "pipeline/compose_conflicts.py", "pipeline/reduce.py",
+        "pipeline/keptmerges.py", "gitlayer/env.py",
         "gitlayer/git.py", "gitlayer/mergepipe.py", "gitlayer/objects.py",
         "gitlayer/processes.py", "gitlayer/objectwrite.py", "gitlayer/quarantine.py", "gitlayer/objectread.py",
         "gitlayer/trees.py", "gitlayer/history.py", "gitlayer/contentmerge.py", "gitlayer/treemerge.py",

@@ -25,7 +25,8 @@ from carrytool.gitlayer.urls import redact, resolve_local
 from carrytool.manifest.model import Manifest
 from carrytool.pipeline import facts
 from carrytool.pipeline.atomic import crash_point
-from carrytool.pipeline.compose import Composer, Composition, Misguessed
+from carrytool.pipeline.compose import Composer
+from carrytool.pipeline.compose_records import Composition, Misguessed
 from carrytool.pipeline.keptfindings import KeptFindings
 from carrytool.pipeline.keptmerges import KeptMerges
 from carrytool.pipeline.landing import Accounting, account

@@ -27,7 +27,7 @@ from carrytool.gitlayer.later import Later
 from carrytool.manifest import paths
 from carrytool.manifest.model import Manifest
 from carrytool.pipeline.blame import meets_conflict
-from carrytool.pipeline.compose import merge_weights
+from carrytool.pipeline.compose_upstream import merge_weights
 from carrytool.pipeline.reduce import file_at, files_alone, reduced_head
 from carrytool.pipeline.structured_tree import resolve_merge
 from carrytool.review.evidence import EntryFacts, Sources
@@ -309,7 +309,7 @@ class _PairMerger:
 
     def _alone_pair(self, item: EntryFacts) -> tuple[str, str]:
         """The merge of ITEM alone onto upstream. For a PR whose base is its only merge base with upstream,
-        the stand-in composing merges it onto (upstream's tree, the base as only parent; compose.py's
+        the stand-in composing merges it onto (upstream's tree, the base as only parent; compose_chain.py's
         `_pair`): the same merge, and the same line, whose answer the run then keeps for composing."""
         if item.entry.kind == "pr" and item.base and item.head and self.share_with_compose and \
                 self.git.sole_merge_base(self.upstream, item.head):

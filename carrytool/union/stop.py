@@ -120,7 +120,7 @@ class Stopping:
 
     def collisions(self, path: str, item: FoldItem, earlier: list[FoldItem], state: dict) -> tuple[list[str], bool]:
         """The earlier PRs whose own change to PATH conflicts with ITEM's (pairwise, on upstream), as sync
-        names them (pipeline.compose `_describe_conflicts`): those that changed PATH or a file under it (the
+        names them (pipeline.compose_conflicts `_describe_conflicts`): those that changed PATH or a file under it (the
         directory git moved a file out of the way of). Where ITEM conflicts in PATH with upstream
         alone, only those whose change meets the lines of that conflict (pipeline.blame): a PR that merely
         changed a file of upstream's directory in the way, or other lines of the file, is not named.

@@ -679,7 +679,7 @@ def _aside_sends(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 def _misguesses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Each Misguessed a compose raised (its caller composes again without merging aside)."""
-    from carrytool.pipeline.compose import Misguessed
+    from carrytool.pipeline.compose_records import Misguessed
 
     raised: list[str] = []
     real = Composer.compose

@@ -182,7 +182,7 @@ def test_blame_asks_the_merges_onto_each_earlier_entry_in_one_batch(cli: Cli, sm
     def one_by_one(git, path, *, other_trees, alone, **sides):  # noqa: ANN001, ANN202
         return [meets_conflict(git, path, other_tree=tree, merges=(alone, None), **sides) for tree in other_trees]
 
-    monkeypatch.setattr("carrytool.pipeline.compose.meets_conflict_many", one_by_one)
+    monkeypatch.setattr("carrytool.pipeline.compose_conflicts.meets_conflict_many", one_by_one)
     monkeypatch.setattr("carrytool.pipeline.compose.Composer._ask_meetings", lambda self, guessed: None)
     again_code, one_by_one = cli.json(*args)
     assert set(batches) == {1}

@@ -125,9 +125,9 @@ def test_blame_reads_regions_from_the_merges_made_and_decides_the_same(cli: Cli,
         return real(self, triples)
 
     monkeypatch.setattr(Git, "merge_contents_many", spy)
-    monkeypatch.setattr("carrytool.pipeline.compose.meets_conflict_many",      # sync's own asks
+    monkeypatch.setattr("carrytool.pipeline.compose_conflicts.meets_conflict_many",      # sync's own asks
                         lambda *a, other_trees, **k: [False] * len(other_trees))
-    monkeypatch.setattr("carrytool.pipeline.compose.regions_differ", lambda *a, **k: False)
+    monkeypatch.setattr("carrytool.pipeline.compose_conflicts.regions_differ", lambda *a, **k: False)
     code, read = cli.json(*args)
     assert merged == []
     monkeypatch.setattr(_PairMerger, "regions_from_merges", False)
