@@ -26,7 +26,8 @@ import yaml
 from bench.record import Recorder
 from carrytool.gitlayer.git import Git
 from carrytool.manifest.load import load_manifest
-from carrytool.pipeline.sync import SyncOptions, plan_and_compose
+from carrytool.pipeline.sync import plan_and_compose
+from carrytool.pipeline.sync_records import SyncOptions
 from carrytool.review.evidence import Sources, gather_evidence
 from carrytool.review.overlap import map_overlaps
 

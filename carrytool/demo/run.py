@@ -109,7 +109,8 @@ def _prepare_keep(root: Path) -> None:
 
 
 def _story(root: Path) -> int:
-    from carrytool.pipeline.sync import SyncOptions, run_sync
+    from carrytool.pipeline.sync import run_sync
+    from carrytool.pipeline.sync_records import SyncOptions
     from carrytool.render.text import render_report
 
     sc = build(root)
@@ -187,7 +188,8 @@ def _story(root: Path) -> int:
 def _next_night(sc: Scenario, manifest, root: Path) -> None:  # noqa: ANN001 - manifest.model.Manifest
     """A PR moves overnight; sync again and show what `carrytool diff` says changed between the two locks."""
     from carrytool.gitlayer.objects import Signature
-    from carrytool.pipeline.sync import SyncOptions, run_sync
+    from carrytool.pipeline.sync import run_sync
+    from carrytool.pipeline.sync_records import SyncOptions
     from carrytool.render.diff import render_diff_text
     from carrytool.review.diff import diff_nights, load_night
 

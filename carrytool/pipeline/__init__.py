@@ -5,7 +5,9 @@ In order: `resolve` (fetch into refs/carrytool/..., pin every input) -> `facts` 
 upstream, chained merges and conflicts in `compose_upstream`, `compose_chain`, `compose_conflicts`; `blame` says
 who a conflict is with; `structured` and `structured_tree` resolve Python adjacency conflicts when the
 manifest opts in) -> `hunks`, `landing` and `scopes` (every hunk landed, dropped or clobbered)
--> `lock` and `report` -> `sync` (the whole job, moving the branch only when every check holds) and
+-> `lock` and `report` -> `sync` (the whole job, moving the branch only when every check holds; its options
+and plan in `sync_records`, its warnings in `sync_warnings`, replaced commits in `sync_replaced`, the push
+and the lock's rename in `sync_publish`) and
 `verify` (the asserts on any tree). May import `carrytool.manifest`, `carrytool.gitlayer`,
 `carrytool.asserts` and `carrytool.errors`; never the review, the union or rendering, and it never prints.
 """

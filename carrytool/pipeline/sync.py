@@ -3,25 +3,20 @@
 from __future__ import annotations
 
 import json
-import os
-import shlex
-import time
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from carrytool.asserts.spec import AssertOutcome
 from carrytool.errors import (
     CarryError,
     EnvironmentProblem,
     InputError,
-    PushError,
     RefMoved,
     UnknownRef,
 )
 from carrytool.gitlayer.env import EMPTY_TREE
 from carrytool.gitlayer.git import Git
 from carrytool.gitlayer.repolock import RepoLock
-from carrytool.gitlayer.urls import redact, resolve_local
+from carrytool.gitlayer.urls import resolve_local
 from carrytool.manifest.model import Manifest
 from carrytool.pipeline import facts
 from carrytool.pipeline.atomic import crash_point
@@ -31,15 +26,13 @@ from carrytool.pipeline.keptfindings import KeptFindings
 from carrytool.pipeline.keptmerges import KeptMerges
 from carrytool.pipeline.landing import Accounting, account
 from carrytool.pipeline.lock import (
-    StagedLock,
     build_lock,
     lock_path,
     locked_resolution,
     read_lock,
-    resync_hint,
     stage_lock,
 )
-from carrytool.pipeline.plan import APPLIED, CONFLICT, Step, plan_paths, plan_static, say_unapplied_unions
+from carrytool.pipeline.plan import CONFLICT, Step, plan_paths, plan_static, say_unapplied_unions
 from carrytool.pipeline.report import Report
 from carrytool.pipeline.resolve import (
     Resolved,
@@ -49,30 +42,18 @@ from carrytool.pipeline.resolve import (
     resolve,
     see_fork_branch,
 )
+from carrytool.pipeline.sync_publish import _moved_so_far, _publish_lock, push
+from carrytool.pipeline.sync_records import Planned, SyncOptions
+from carrytool.pipeline.sync_replaced import _keep_replaced, _replaced_warning, _say_what_was_replaced, replaced_commits
+from carrytool.pipeline.sync_warnings import (
+    lock_result_warning,
+    reverted_warnings,
+    stale_folds,
+    stale_stacks,
+    structured_warnings,
+)
 
 Progress = Callable[[str, int, int], None]
-
-
-@dataclass(frozen=True)
-class SyncOptions:
-    offline: bool = False
-    locked: bool = False
-    push: bool = False
-    dry_run: bool = False
-    strict: bool = False
-    retry_delay: float = float(os.environ.get("CARRYTOOL_RETRY_DELAY", "1.0"))
-    wait: float = 0.0
-    locked_as: str = "sync --locked"      # with locked: the command reading the lock, as hints name it
-
-
-@dataclass
-class Planned:
-    """Everything up to a composed result: what explain and verify --rebuild need too."""
-
-    resolved: Resolved
-    steps: list[Step]
-    composition: Composition | None
-    report: Report
 
 
 def branch_ref(manifest: Manifest) -> str:
@@ -133,40 +114,6 @@ def resolve_inputs(manifest: Manifest, git: Git, options: SyncOptions, progress:
         if entry.kind == "pr" and entry.number not in heads and entry.enabled:
             resolved.missing[entry.number] = "the lock has no head for it"  # type: ignore[index]
     return resolved
-
-
-def stale_folds(manifest: Manifest, git: Git, resolved: Resolved) -> list[dict[str, object]]:
-    """Unions that folded a PR head that is no longer the PR's head. A head that only changed as a commit
-    (the same tree on the same parents: a reworded message) is said to be so (`same_change`): the union has
-    its change, and a refold only records the new head (helper-80: read as "refold the union")."""
-    warnings = []
-    for entry in manifest.entries:
-        if not entry.enabled:
-            continue
-        for sup in entry.supersedes:
-            current = resolved.heads.get(sup.pr)
-            if sup.head and current and not current.startswith(sup.head):
-                warning: dict[str, object] = {"kind": "stale-fold", "entry": entry.id, "pr": sup.pr,
-                                              "folded": sup.head, "current": current}
-                folded = git.rev_parse(sup.head)        # 7 to 40 hex digits (the manifest's schema)
-                if folded and folded.startswith(sup.head.lower()) and _same_change(git, folded, current):
-                    warning["same_change"] = True
-                    warning["message"] = (f"{entry.id} folded pr/{sup.pr} at {sup.head[:12]}; its head is now "
-                                          f"{current[:12]}, the same tree on the same parents (a reworded commit): "
-                                          f"the union has its change, a refold records the new head "
-                                          f"(`carrytool union compose {shlex.quote(str(entry.name))}`)")
-                else:
-                    warning["message"] = (f"{entry.id} folded pr/{sup.pr} at {sup.head[:12]}, but its head is "
-                                          f"now {current[:12]}: refold the union "
-                                          f"(`carrytool union compose {shlex.quote(str(entry.name))}`)")
-                warnings.append(warning)
-    return warnings
-
-
-def _same_change(git: Git, one: str, other: str) -> bool:
-    """Whether commits ONE and OTHER have the same tree and the same parents."""
-    a, b = git.commit_info(one), git.commit_info(other)
-    return a["tree"] == b["tree"] and a["parents"] == b["parents"]
 
 
 def plan_and_compose(manifest: Manifest, git: Git, options: SyncOptions, progress: Progress | None = None,
@@ -297,124 +244,6 @@ def structured_rejections(manifest: Manifest, git: Git, steps: list[Step], compo
     return out
 
 
-# what a structured resolution kept, by rule (helper-83: an adjacent edit's rewrite replaces base lines, so
-# "both sides kept" was not what it did)
-_KEPT = {"adjacent-edit": "one side's rewrite kept with the other's insertion beside it",
-         "import-union": "the names both sides import, once each"}
-
-
-def stale_stacks(git: Git, upstream: str, steps: list[Step]) -> Callable[[], list[dict[str, object]]]:
-    """`stale-stack` warnings: two PRs holding one commit in two versions (the same author, author date and
-    subject, what a rebase or an amend keeps; another patch id), neither built on the other's head. When one
-    PR's head is such a commit and the other's is not, the other was built on it before it was rewritten:
-    it carries the old version, and can put back what the rewrite changed or removed (helper-114: pr/3710,
-    amended, no longer added a line that pr/9001, stacked on its old head, put back; every hunk landed,
-    nothing was said). Else neither is the other's base (two PRs on two versions of a third branch): the one
-    composed later brings its version over the other's. A commit both hold with the same patch (only
-    rebased) merges as one: no warning. (Which version is newer is not read from commit dates: a rebase of
-    the stale PR dates its copies anew, helper-117.)
-
-    In two halves: the commits are compared now (facts.gather's walk, one `cat-file`), their patch ids read
-    in the background (while composing: a few hundred ms where the commits are large); the function returned
-    makes the warnings."""
-    prs = [s for s in steps if s.entry.kind == "pr" and s.head]
-    own = {s.id: git.outside(upstream, s.head) for s in prs}        # type: ignore[arg-type]
-    if sum(len(commits) > 0 for commits in own.values()) < 2:
-        return list
-    every = set().union(*own.values())
-    git.load_commits(every)
-    keys = {sha: _authored(git.commit_info(sha)) for sha in every}
-    found: list[tuple[Step, Step, str, str, bool]] = []   # (stale or later, other, its commit, the other's, on it)
-    was: dict[tuple[str, str], str] = {}     # (stale, the PR it was built on) -> its copy of that PR's head
-    for n, one in enumerate(prs):
-        mine = {keys[sha]: sha for sha in own[one.id]}
-        for other in prs[n + 1:]:
-            if one.head in own[other.id] or other.head in own[one.id]:   # one built on the other's head: a stack
-                continue
-            pairs = [(mine[keys[sha]], sha) for sha in sorted(own[other.id] - own[one.id])
-                     if keys[sha] in mine and mine[keys[sha]] not in own[other.id]]
-            if not pairs:
-                continue
-            tops = (one.head in {a for a, _b in pairs}, other.head in {b for _a, b in pairs})
-            if tops == (True, False):          # other was built on one: other holds the old version
-                found += [(other, one, b, a, True) for a, b in pairs]
-                was[(other.id, one.id)] = next(b for a, b in pairs if a == one.head)
-            elif tops == (False, True):
-                found += [(one, other, a, b, True) for a, b in pairs]
-                was[(one.id, other.id)] = next(a for a, b in pairs if b == other.head)
-            else:
-                found += [(other, one, b, a, False) for a, b in pairs]
-    if not found:
-        return list
-    later = git.patch_ids_later(sorted({sha for *_steps, a, b, _on in found for sha in (a, b)}))
-    return lambda: _stale_warnings(keys, found, later(), was)
-
-
-def _stale_warnings(keys: dict[str, tuple[str, str]], found: list[tuple[Step, Step, str, str, bool]],
-                    patches: dict[str, str], was: dict[tuple[str, str], str]) -> list[dict[str, object]]:
-    grouped: dict[tuple[str, bool], dict[str, list[tuple[str, str]]]] = {}   # (PR, built on) -> other PR -> pairs
-    for entry, other, here, there, built_on in found:
-        if patches.get(here) and patches.get(there) and patches[here] != patches[there]:
-            grouped.setdefault((entry.id, built_on), {}).setdefault(other.id, []).append((here, there))
-    out: list[dict[str, object]] = []
-    for (entry_id, built_on), by in grouped.items():
-        others = sorted(by)
-        commits = sorted({pair for pairs in by.values() for pair in pairs})
-        here, there = by[others[0]][0]
-        count = f"{len({a for a, _b in commits})} commit(s)"
-        versions = f"{keys[here][1]!r}: {here[:12]} in {entry_id}, {there[:12]} in {others[0]}"
-        if built_on:
-            message = (f"{entry_id} holds {count} of {', '.join(others)} in another version than {others[0]} has now "
-                       f"({versions}): it was built on {others[0]} before that was rewritten, and carries the old "
-                       f"version, which can put back what the rewrite changed or removed; rebase {entry_id} onto "
-                       f"{others[0]}'s head")
-        else:
-            message = (f"{entry_id} and {', '.join(others)} hold {count} in different versions ({versions}), neither "
-                       f"built on the other's head: the one composed later brings its version over the other's; "
-                       f"rebase them onto one version")
-        warning = {"kind": "stale-stack", "entry": entry_id, "on": others, "built_on": built_on,
-                   "commits": [{"here": a, "there": b} for a, b in commits], "message": message}
-        pins = {other: was[(entry_id, other)] for other in others if (entry_id, other) in was}
-        if pins:         # the heads of the PRs it was built on, as it holds them: `head:` pins carry those versions
-            warning["was"] = pins
-        out.append(warning)
-    return out
-
-
-def _authored(info: dict[str, object]) -> tuple[str, str]:
-    """What a rebase or an amend keeps of a commit: its author with the date, and its subject."""
-    return str(info.get("author", "")), str(info["message"]).split("\n", 1)[0]
-
-
-def reverted_warnings(steps: list[Step]) -> list[dict[str, object]]:
-    """One `merged-upstream-reverted` warning per PR upstream merged and reverted since, carried again from the
-    base its change was made on (helper-114: skipped as merged-upstream, its lines were gone from the image,
-    exit 0, nothing said); none when upstream has its change all the same."""
-    out: list[dict[str, object]] = []
-    for step in steps:
-        if step.reverted is None or step.reason == "merged-upstream":
-            continue
-        said = f"{step.id}: {step.reverted}"
-        if step.status == APPLIED:
-            message = f"{said}: it is applied again, as it was made; remove the entry to leave it out"
-        elif step.status == CONFLICT:
-            message = f"{said}: applied again as it was made, it conflicts; rebase the PR, or remove the entry"
-        else:
-            message = f"{said}: applied again as it was made, it is {step.status} ({step.reason}): see its entry"
-        out.append({"kind": "merged-upstream-reverted", "entry": step.id, "merged_in": step.merged_in,
-                    "reverted_in": step.reverted_in, "base": step.base, "applied": step.status == APPLIED,
-                    "message": message})
-    return out
-
-
-def structured_warnings(steps: list[Step]) -> list[dict[str, object]]:
-    """One `structured-merge` warning per hunk resolved structurally: a reviewer should see each."""
-    return [{"kind": "structured-merge", "entry": step.id, "file": h["file"], "lines": h["lines"], "rule": h["kind"],
-             "message": f"{step.id}: {h['file']} lines {h['lines'][0]}-{h['lines'][1]} resolved structurally "  # type: ignore[index]
-                        f"({h['kind']}): {_KEPT.get(h['kind'], 'both sides kept')}; review it"}
-            for step in steps for h in step.structured]
-
-
 def evaluate_asserts(manifest: Manifest, git: Git, tree_of: str) -> list[AssertOutcome]:
     """Run every assert of the manifest on the tree of commit TREE_OF."""
     if not manifest.asserts:
@@ -468,98 +297,6 @@ def run_sync(manifest: Manifest, git: Git, options: SyncOptions, progress: Progr
         return report
 
 
-def replaced_ref(manifest: Manifest, previous: str) -> str:
-    return f"{namespace(manifest)}/replaced/{previous}"
-
-
-def replaced_commits(manifest: Manifest, git: Git, tip: str | None, planned: Planned, last: str | None,
-                     limit: int = 1000) -> list[tuple[str, str, bool, str | None]]:
-    """(SHA, subject, carried, copy of) of the commits TIP (the fork branch before the run) has that sync did not make
-    and the composed result does not have: committed or pushed onto the generated branch by hand, or a
-    branch that was something else before carrytool was pointed at it (the old cherry-pick loop's).
-    Newest first, at most LIMIT. Sync's own commits say so (a `Carry-Entry:` trailer, committed by the
-    manifest's identity); upstream's are in upstream or in LAST, the last night's result (the lock's). None at all
-    when TIP's tree is the result's but for the commits that change no file (helper-87: an empty commit, a
-    release marker, went without a word, and no ref kept it; the old cherry-pick loop's merges and picks,
-    whose changes the result has, go unsaid).
-    CARRIED: the commit's patch is the patch of a commit an entry of the manifest carries (`git patch-id`):
-    its change is composed anyway. COPY OF: else the entry one of whose commits has the same subject (the
-    old loop's cherry-pick of a PR the manifest carries, resolved otherwise: helper-107, a migration's picks
-    were all "committed by hand?")."""
-    result = planned.composition.result if planned.composition else None
-    if tip is None or result is None or tip == result or last == tip:
-        return []
-    upstream = planned.resolved.upstream
-    known = [sha for sha in (result, upstream, last) if sha and git.object_type(sha) == "commit"]
-    out = git.run("log", f"--max-count={limit}", "--format=%H%x1f%cn <%ce>%x1f%s%x1f%B%x1e", tip, "--not", *known,
-                  "--", check=False).stdout.decode("utf-8", "replace")
-    me = f"{manifest.identity.name} <{manifest.identity.email}>"
-    unmade = []
-    for record in out.split("\x1e"):
-        fields = record.strip("\n").split("\x1f")
-        if len(fields) != 4:
-            continue
-        sha, committer, subject, body = fields
-        if committer != me or not any(line.startswith("Carry-Entry: ") for line in body.splitlines()):
-            unmade.append((sha, subject))
-    if not unmade:
-        return []
-    carried = _patch_ids(git, ["--no-walk=unsorted", *(sha for sha, _ in unmade)])
-    # the entries the result has (applied): a skipped PR's cherry-pick is not carried (helper-77)
-    entries = [s.head for s in planned.steps if s.status == APPLIED and s.head]
-    ours = set(_patch_ids(git, [*entries, "--not", upstream, *planned.resolved.patch_bases.values()]).values()) \
-        if entries else set()
-    if git.tree_of(tip) == git.tree_of(result):
-        # the result's files: only what changes no file is lost (helper-90: a migration's merges and squashed
-        # picks were named, though each change they made is in the result)
-        return [(sha, subject, False, None) for sha, subject in unmade if _changes_nothing(git, sha)]
-    out = [(sha, subject, carried.get(sha) in ours) for sha, subject in unmade]
-    copies = _subjects(git, planned) if any(not was for _sha, _subject, was in out) else {}
-    return [(sha, subject, was, None if was else copies.get(subject)) for sha, subject, was in out]
-
-
-def _subjects(git: Git, planned: Planned) -> dict[str, str]:
-    """Subject -> the first applied entry (manifest order) one of whose own commits (not a merge) has it. A
-    skipped entry's pick is not its copy in the result: the result has no such change (helper-109)."""
-    steps = [s for s in planned.steps if s.head and s.status == APPLIED]
-    if not steps:
-        return {}
-    out: dict[str, str] = {}
-    for step in steps:        # one log per entry: its commits alone (a log of several would not say whose)
-        log = git.run("log", "--no-merges", "--max-count=500", "--format=%s", step.head, "--not",
-                      planned.resolved.upstream, *([step.base] if step.base else []), "--",
-                      check=False).stdout.decode("utf-8", "replace")
-        for subject in log.splitlines():
-            if subject.strip():
-                out.setdefault(subject, step.id)
-    return out
-
-
-def _changes_nothing(git: Git, sha: str) -> bool:
-    """SHA is a commit with one parent and its parent's tree (an empty commit)."""
-    parents = git.commit_info(sha)["parents"]
-    return len(parents) == 1 and git.tree_of(sha) == git.tree_of(parents[0])  # type: ignore[arg-type,index]
-
-
-def _patch_ids(git: Git, revs: list[str]) -> dict[str, str]:
-    """commit -> its `git patch-id --stable` for the commits `git log REVS` lists (merges have none)."""
-    log = git.run("log", "-p", "--no-merges", "--no-color", "--format=commit %H", *revs, "--", check=False).stdout
-    if not log:
-        return {}
-    out = git.run("patch-id", "--stable", input=log, check=False).stdout.decode("ascii", "replace")
-    return {commit: patch for patch, commit in (line.split() for line in out.splitlines() if len(line.split()) == 2)}
-
-
-def lock_result_warning(locked: str, composed: str, ran: str = "sync --locked") -> dict[str, object]:
-    """The `lock-result` warning: the lock's inputs compose COMPOSED, not the result LOCKED it names; RAN:
-    the command that read the lock (resync_hint)."""
-    return {"kind": "lock-result", "locked": locked, "composed": composed,
-            "message": f"the lock's inputs compose {composed[:12]}, but the lock's result is {locked[:12]}: something "
-                       "the lock does not pin changed (with a lock written before carrytool kept the manifest's "
-                       "settings in it: the identity, a title, a policy), and the lock is left as it is: "
-                       + resync_hint(ran, "to write a new one")}
-
-
 def last_result(manifest: Manifest) -> str | None:
     """The composed commit the lock beside the manifest names (the last published night), if it can be read."""
     try:
@@ -567,68 +304,6 @@ def last_result(manifest: Manifest) -> str | None:
     except (OSError, ValueError, AttributeError):
         return None
     return result if isinstance(result, str) else None
-
-
-def _replaced_warning(manifest: Manifest, previous: str, replaced: list[tuple[str, str, bool, str | None]],
-                      remote: bool, *, same_tree: bool = False) -> dict[str, object]:
-    """The replaced-commits warning for the tip PREVIOUS; its message ends once the run knows whether it
-    replaced that branch (`_say_what_was_replaced`). SAME_TREE: PREVIOUS has the result's files."""
-    branch = manifest.fork.branch
-    where = f"the fork's {branch}" if remote else branch
-    lost = [(sha, subject, copy) for sha, subject, carried, copy in replaced if not carried]
-    same = len(replaced) - len(lost)
-    copied = " ({} has a commit of that subject; this one's patch differs)"
-    shown = "; ".join(f"{sha[:12]} {subject}" + (copied.format(copy) if copy else "")
-                      for sha, subject, copy in lost[:5]) + ("; ..." if len(lost) > 5 else "")
-    what = f": {shown}" if lost else ""
-    if same:
-        what += f"{'; and ' if lost else ': '}{same} whose patch a PR or carry of the manifest carries too"
-    how = "committed onto it by hand?" if any(copy is None for _sha, _subject, copy in lost) or not lost else \
-        "picks of entries of the manifest, each resolved otherwise: the old loop's?"
-    return {"kind": "replaced-commits", "branch": branch, "remote": remote, "previous": previous,
-            "commits": [sha for sha, _subject, _carried, _copy in replaced],
-            "carried": [sha for sha, _subject, carried, _copy in replaced if carried],
-            "copies": {sha: copy for sha, _subject, _carried, copy in replaced if copy},
-            "message": f"{where} has {len(replaced)} commit(s) that sync did not make ({how}), "
-                       f"which the composed result does not have{what}."
-                       + (" They change no file (the branch's files are the result's): what goes is the commits "
-                          "themselves." if same_tree else "")
-                       + " The branch is generated: carry such a change as an entry of the manifest."}
-
-
-def _replaced_tail(manifest: Manifest, previous: str, remote: bool, how: str) -> str:
-    """The end of a replaced-commits message: HOW is `would keep` (a dry run), `keeps` (the branch is
-    replaced) or `not moved` (the run failed before replacing it: nothing was kept, nor needed)."""
-    where = f"the fork's {manifest.fork.branch}" if remote else manifest.fork.branch
-    ref = replaced_ref(manifest, previous) + (" here and on the fork" if remote else "")
-    if how == "not moved":
-        return (f" This run did not replace {where} (nothing moved); a run that replaces it keeps its old tip "
-                f"{previous[:12]} as {ref}")
-    return f" Replacing {where}, carrytool {how} its old tip {previous[:12]} as {ref}"
-
-
-def _say_what_was_replaced(manifest: Manifest, report: Report, dry_run: bool) -> None:
-    """End each replaced-commits message with what this run did to that branch: would keep its old tip (a
-    dry run), kept it, or replaced nothing (helper-82: a failed run said it kept a backup ref it never
-    wrote)."""
-    result = report.result or {}
-    for warning in report.warnings:
-        if warning.get("kind") != "replaced-commits":
-            continue
-        remote = bool(warning.get("remote"))
-        done = result.get("pushed") if remote else result.get("updated")
-        how = "would keep" if dry_run else "keeps" if done else "not moved"
-        warning["message"] = str(warning["message"]) + _replaced_tail(manifest, str(warning["previous"]), remote, how)
-
-
-def _keep_replaced(manifest: Manifest, git: Git, warnings: list[dict], remote: bool) -> list[str]:
-    """Before a branch is replaced, its old tip stays reachable when it had commits sync did not make (a bare
-    clone keeps no reflog, and the fork none of ours: gc would take them). The tips kept."""
-    kept = [str(w["previous"]) for w in warnings if w.get("kind") == "replaced-commits" and w.get("remote") is remote]
-    for tip in kept:
-        if git.ref_value(replaced_ref(manifest, tip)) is None:
-            git.update_ref(replaced_ref(manifest, tip), tip, None, "carrytool sync: the tip it replaces")
-    return kept
 
 
 def _finish(manifest: Manifest, git: Git, options: SyncOptions, planned: Planned, previous: str | None) -> None:
@@ -686,31 +361,6 @@ def _finish(manifest: Manifest, git: Git, options: SyncOptions, planned: Planned
             staged.discard()
 
 
-def _moved_so_far(manifest: Manifest, result: dict, pushing: bool) -> str | None:
-    """What an interrupt of _finish leaves, in words; None when nothing moved (the usual sentence holds)."""
-    branch, sha = manifest.fork.branch, str(result.get("sha"))[:12]
-    if result.get("updated"):
-        pushed = " and pushed to the fork" if result.get("pushed") else ""
-        return f"{branch} was moved to {sha}{pushed}, but the lock was not written: run sync again, which writes it"
-    if result.get("pushed"):
-        return f"the fork's {branch} was pushed ({sha}), but the local branch and the lock were not written: run " \
-               "sync again"
-    if pushing:
-        return f"interrupted while pushing: the fork's {branch} may have moved to {sha}; the local branch and the " \
-               "lock were not written: run sync again"
-    return None
-
-
-def _publish_lock(staged: StagedLock, result: dict) -> bool:
-    try:
-        return staged.commit()
-    except EnvironmentProblem as exc:
-        moved = (f"{result['branch']} moved to {result['sha']}" if result.get("updated")
-                 else f"{result['branch']} was already at {result['sha']}")
-        raise EnvironmentProblem(f"{exc.message}; {moved}, but the lock was not updated",
-                                 hint="fix the file system and run sync again: it rewrites the lock") from None
-
-
 def clear_stale_ref_locks(git: Git, ns: str, notify: Callable[[str], None] | None) -> None:
     """Remove `*.lock` files a killed fetch left under our own namespace (we hold the repo lock)."""
     root = git.common_dir / ns      # refs live in the common dir (a linked work tree's git dir has none)
@@ -720,41 +370,3 @@ def clear_stale_ref_locks(git: Git, ns: str, notify: Callable[[str], None] | Non
         stale.unlink(missing_ok=True)
         if notify:
             notify(f"removed a stale ref lock {stale} (a previous run was interrupted)")
-
-
-def _refused_as_moved(porcelain: str) -> bool:
-    """Whether `git push --porcelain` refused the update itself (`[rejected] (stale info)`: the lease; or
-    a branch that moved on): its status line, not what a remote hook printed. A `[remote rejected]` (a
-    hook, the remote failing to unpack, a checked-out branch) is not a moved branch."""
-    return any(line.startswith("!\t") and "\t[rejected] " in line for line in porcelain.splitlines())
-
-
-def push(manifest: Manifest, git: Git, sha: str, resolved: Resolved, options: SyncOptions,
-         keep: str | None = None) -> bool:
-    """Push SHA to the fork branch with a lease on the value seen at fetch time; False when already there.
-    KEEP: the fork branch's tip when it has commits sync did not make (`replaced-commits`), pushed in the same
-    atomic push to refs/carrytool/<branch>/replaced/<tip> on the fork: the branch moves only if that ref is
-    made too, so what was pushed there by hand stays in the fork (a CI runner's clone is thrown away)."""
-    url = resolve_local(manifest.fork.url, manifest.base_dir)  # type: ignore[arg-type]
-    expected = resolved.fork_remote
-    if expected == sha:
-        return False
-    dest = f"refs/heads/{manifest.fork.branch}"
-    lease = f"--force-with-lease={dest}:{expected or ''}"
-    extra = ["--atomic"] if keep else []
-    refspecs = [f"{sha}:{dest}"] + ([f"{keep}:{replaced_ref(manifest, keep)}"] if keep else [])
-    git.keep(sha)                     # what a push sends is in the store before it runs (see Git.run)
-    attempts = 0
-    while True:
-        proc = git.run("push", "--porcelain", "--no-verify", *extra, lease, "--end-of-options", url, *refspecs,
-                       check=False)
-        if proc.returncode == 0:
-            return True
-        stderr = redact(proc.stderr.decode("utf-8", "replace") + proc.stdout.decode("utf-8", "replace"))
-        if _refused_as_moved(proc.stdout.decode("utf-8", "replace")):
-            raise PushError(f"the fork's {manifest.fork.branch} moved since it was fetched; nothing was "
-                            "overwritten", stderr=stderr, hint="run sync again")
-        attempts += 1
-        if attempts >= 3:
-            raise PushError(f"cannot push to {redact(manifest.fork.url or '')}", stderr=stderr)
-        time.sleep(options.retry_delay * (2 ** (attempts - 1)))

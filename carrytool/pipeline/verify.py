@@ -72,7 +72,9 @@ def verify_path(manifest: Manifest, root: Path) -> Report:
 def verify_rebuild(manifest: Manifest, git: Git, rev: str | None, *, offline: bool) -> Report:
     """Recompose from manifest and lock in memory; fail unless REV (default: the fork branch) is that SHA."""
     from carrytool.errors import VerificationFailed
-    from carrytool.pipeline.sync import SyncOptions, last_result, lock_result_warning, plan_and_compose
+    from carrytool.pipeline.sync import last_result, plan_and_compose
+    from carrytool.pipeline.sync_records import SyncOptions
+    from carrytool.pipeline.sync_warnings import lock_result_warning
 
     target = rev or f"refs/heads/{manifest.fork.branch}"
     actual = git.rev_parse(target)

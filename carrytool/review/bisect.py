@@ -21,7 +21,8 @@ from carrytool.gitlayer.git import EMPTY_TREE, Git
 from carrytool.manifest.model import Entry, Manifest
 from carrytool.pipeline.compose import Composer
 from carrytool.pipeline.plan import APPLIED, Step
-from carrytool.pipeline.sync import SyncOptions, plan_and_compose
+from carrytool.pipeline.sync import plan_and_compose
+from carrytool.pipeline.sync_records import SyncOptions
 from carrytool.review.probe import Checks, Prober, Verdict
 
 Progress = Callable[[str, int, int], None]

@@ -18,13 +18,8 @@ from carrytool.gitlayer.git import Git
 from carrytool.manifest.model import Entry, Manifest
 from carrytool.pipeline.plan import APPLIED, Step
 from carrytool.pipeline.resolve import Resolved
-from carrytool.pipeline.sync import (
-    Planned,
-    SyncOptions,
-    branch_ref,
-    evaluate_asserts,
-    plan_and_compose,
-)
+from carrytool.pipeline.sync import branch_ref, evaluate_asserts, plan_and_compose
+from carrytool.pipeline.sync_records import Planned, SyncOptions
 from carrytool.review.coverage import describe_assert, union_coverage, with_sync_verdicts
 from carrytool.review.evidence import (
     EntryFacts,

@@ -12,7 +12,7 @@ from carrytool.gitlayer.urls import redact
 from carrytool.manifest.model import Manifest
 from carrytool.pipeline.jsontext import indented
 from carrytool.pipeline.report import entry_json, write_atomic
-from carrytool.pipeline.sync import Planned
+from carrytool.pipeline.sync_records import Planned
 from carrytool.review.coverage import Coverage
 from carrytool.review.evidence import EntryFacts, Sources
 from carrytool.review.overlap import OverlapMap

@@ -579,7 +579,8 @@ def _applied_changes_checked(manifest: Path, repo: Path) -> int:
     `diff-tree` gives of its commit (what the landing checks would otherwise ask). Returns their number."""
     from carrytool.gitlayer.git import Git
     from carrytool.manifest.load import load_manifest
-    from carrytool.pipeline.sync import SyncOptions, plan_and_compose
+    from carrytool.pipeline.sync import plan_and_compose
+    from carrytool.pipeline.sync_records import SyncOptions
 
     with Git(repo, quarantine=True) as git:
         planned = plan_and_compose(load_manifest(manifest), git, SyncOptions(dry_run=True))

@@ -1,0 +1,176 @@
+"""The warnings sync adds to its report about its inputs and what it composed: stale folds, PRs
+holding one commit in two versions, reverted PRs carried again, structured resolutions, a lock
+whose result its inputs no longer compose."""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable
+
+from carrytool.gitlayer.git import Git
+from carrytool.manifest.model import Manifest
+from carrytool.pipeline.lock import resync_hint
+from carrytool.pipeline.plan import APPLIED, CONFLICT, Step
+from carrytool.pipeline.resolve import Resolved
+
+
+def stale_folds(manifest: Manifest, git: Git, resolved: Resolved) -> list[dict[str, object]]:
+    """Unions that folded a PR head that is no longer the PR's head. A head that only changed as a commit
+    (the same tree on the same parents: a reworded message) is said to be so (`same_change`): the union has
+    its change, and a refold only records the new head (helper-80: read as "refold the union")."""
+    warnings = []
+    for entry in manifest.entries:
+        if not entry.enabled:
+            continue
+        for sup in entry.supersedes:
+            current = resolved.heads.get(sup.pr)
+            if sup.head and current and not current.startswith(sup.head):
+                warning: dict[str, object] = {"kind": "stale-fold", "entry": entry.id, "pr": sup.pr,
+                                              "folded": sup.head, "current": current}
+                folded = git.rev_parse(sup.head)        # 7 to 40 hex digits (the manifest's schema)
+                if folded and folded.startswith(sup.head.lower()) and _same_change(git, folded, current):
+                    warning["same_change"] = True
+                    warning["message"] = (f"{entry.id} folded pr/{sup.pr} at {sup.head[:12]}; its head is now "
+                                          f"{current[:12]}, the same tree on the same parents (a reworded commit): "
+                                          f"the union has its change, a refold records the new head "
+                                          f"(`carrytool union compose {shlex.quote(str(entry.name))}`)")
+                else:
+                    warning["message"] = (f"{entry.id} folded pr/{sup.pr} at {sup.head[:12]}, but its head is "
+                                          f"now {current[:12]}: refold the union "
+                                          f"(`carrytool union compose {shlex.quote(str(entry.name))}`)")
+                warnings.append(warning)
+    return warnings
+
+
+def _same_change(git: Git, one: str, other: str) -> bool:
+    """Whether commits ONE and OTHER have the same tree and the same parents."""
+    a, b = git.commit_info(one), git.commit_info(other)
+    return a["tree"] == b["tree"] and a["parents"] == b["parents"]
+
+
+# what a structured resolution kept, by rule (helper-83: an adjacent edit's rewrite replaces base lines, so
+# "both sides kept" was not what it did)
+_KEPT = {"adjacent-edit": "one side's rewrite kept with the other's insertion beside it",
+         "import-union": "the names both sides import, once each"}
+
+
+def stale_stacks(git: Git, upstream: str, steps: list[Step]) -> Callable[[], list[dict[str, object]]]:
+    """`stale-stack` warnings: two PRs holding one commit in two versions (the same author, author date and
+    subject, what a rebase or an amend keeps; another patch id), neither built on the other's head. When one
+    PR's head is such a commit and the other's is not, the other was built on it before it was rewritten:
+    it carries the old version, and can put back what the rewrite changed or removed (helper-114: pr/3710,
+    amended, no longer added a line that pr/9001, stacked on its old head, put back; every hunk landed,
+    nothing was said). Else neither is the other's base (two PRs on two versions of a third branch): the one
+    composed later brings its version over the other's. A commit both hold with the same patch (only
+    rebased) merges as one: no warning. (Which version is newer is not read from commit dates: a rebase of
+    the stale PR dates its copies anew, helper-117.)
+
+    In two halves: the commits are compared now (facts.gather's walk, one `cat-file`), their patch ids read
+    in the background (while composing: a few hundred ms where the commits are large); the function returned
+    makes the warnings."""
+    prs = [s for s in steps if s.entry.kind == "pr" and s.head]
+    own = {s.id: git.outside(upstream, s.head) for s in prs}        # type: ignore[arg-type]
+    if sum(len(commits) > 0 for commits in own.values()) < 2:
+        return list
+    every = set().union(*own.values())
+    git.load_commits(every)
+    keys = {sha: _authored(git.commit_info(sha)) for sha in every}
+    found: list[tuple[Step, Step, str, str, bool]] = []   # (stale or later, other, its commit, the other's, on it)
+    was: dict[tuple[str, str], str] = {}     # (stale, the PR it was built on) -> its copy of that PR's head
+    for n, one in enumerate(prs):
+        mine = {keys[sha]: sha for sha in own[one.id]}
+        for other in prs[n + 1:]:
+            if one.head in own[other.id] or other.head in own[one.id]:   # one built on the other's head: a stack
+                continue
+            pairs = [(mine[keys[sha]], sha) for sha in sorted(own[other.id] - own[one.id])
+                     if keys[sha] in mine and mine[keys[sha]] not in own[other.id]]
+            if not pairs:
+                continue
+            tops = (one.head in {a for a, _b in pairs}, other.head in {b for _a, b in pairs})
+            if tops == (True, False):          # other was built on one: other holds the old version
+                found += [(other, one, b, a, True) for a, b in pairs]
+                was[(other.id, one.id)] = next(b for a, b in pairs if a == one.head)
+            elif tops == (False, True):
+                found += [(one, other, a, b, True) for a, b in pairs]
+                was[(one.id, other.id)] = next(a for a, b in pairs if b == other.head)
+            else:
+                found += [(other, one, b, a, False) for a, b in pairs]
+    if not found:
+        return list
+    later = git.patch_ids_later(sorted({sha for *_steps, a, b, _on in found for sha in (a, b)}))
+    return lambda: _stale_warnings(keys, found, later(), was)
+
+
+def _stale_warnings(keys: dict[str, tuple[str, str]], found: list[tuple[Step, Step, str, str, bool]],
+                    patches: dict[str, str], was: dict[tuple[str, str], str]) -> list[dict[str, object]]:
+    grouped: dict[tuple[str, bool], dict[str, list[tuple[str, str]]]] = {}   # (PR, built on) -> other PR -> pairs
+    for entry, other, here, there, built_on in found:
+        if patches.get(here) and patches.get(there) and patches[here] != patches[there]:
+            grouped.setdefault((entry.id, built_on), {}).setdefault(other.id, []).append((here, there))
+    out: list[dict[str, object]] = []
+    for (entry_id, built_on), by in grouped.items():
+        others = sorted(by)
+        commits = sorted({pair for pairs in by.values() for pair in pairs})
+        here, there = by[others[0]][0]
+        count = f"{len({a for a, _b in commits})} commit(s)"
+        versions = f"{keys[here][1]!r}: {here[:12]} in {entry_id}, {there[:12]} in {others[0]}"
+        if built_on:
+            message = (f"{entry_id} holds {count} of {', '.join(others)} in another version than {others[0]} has now "
+                       f"({versions}): it was built on {others[0]} before that was rewritten, and carries the old "
+                       f"version, which can put back what the rewrite changed or removed; rebase {entry_id} onto "
+                       f"{others[0]}'s head")
+        else:
+            message = (f"{entry_id} and {', '.join(others)} hold {count} in different versions ({versions}), neither "
+                       f"built on the other's head: the one composed later brings its version over the other's; "
+                       f"rebase them onto one version")
+        warning = {"kind": "stale-stack", "entry": entry_id, "on": others, "built_on": built_on,
+                   "commits": [{"here": a, "there": b} for a, b in commits], "message": message}
+        pins = {other: was[(entry_id, other)] for other in others if (entry_id, other) in was}
+        if pins:         # the heads of the PRs it was built on, as it holds them: `head:` pins carry those versions
+            warning["was"] = pins
+        out.append(warning)
+    return out
+
+
+def _authored(info: dict[str, object]) -> tuple[str, str]:
+    """What a rebase or an amend keeps of a commit: its author with the date, and its subject."""
+    return str(info.get("author", "")), str(info["message"]).split("\n", 1)[0]
+
+
+def reverted_warnings(steps: list[Step]) -> list[dict[str, object]]:
+    """One `merged-upstream-reverted` warning per PR upstream merged and reverted since, carried again from the
+    base its change was made on (helper-114: skipped as merged-upstream, its lines were gone from the image,
+    exit 0, nothing said); none when upstream has its change all the same."""
+    out: list[dict[str, object]] = []
+    for step in steps:
+        if step.reverted is None or step.reason == "merged-upstream":
+            continue
+        said = f"{step.id}: {step.reverted}"
+        if step.status == APPLIED:
+            message = f"{said}: it is applied again, as it was made; remove the entry to leave it out"
+        elif step.status == CONFLICT:
+            message = f"{said}: applied again as it was made, it conflicts; rebase the PR, or remove the entry"
+        else:
+            message = f"{said}: applied again as it was made, it is {step.status} ({step.reason}): see its entry"
+        out.append({"kind": "merged-upstream-reverted", "entry": step.id, "merged_in": step.merged_in,
+                    "reverted_in": step.reverted_in, "base": step.base, "applied": step.status == APPLIED,
+                    "message": message})
+    return out
+
+
+def structured_warnings(steps: list[Step]) -> list[dict[str, object]]:
+    """One `structured-merge` warning per hunk resolved structurally: a reviewer should see each."""
+    return [{"kind": "structured-merge", "entry": step.id, "file": h["file"], "lines": h["lines"], "rule": h["kind"],
+             "message": f"{step.id}: {h['file']} lines {h['lines'][0]}-{h['lines'][1]} resolved structurally "  # type: ignore[index]
+                        f"({h['kind']}): {_KEPT.get(h['kind'], 'both sides kept')}; review it"}
+            for step in steps for h in step.structured]
+
+
+def lock_result_warning(locked: str, composed: str, ran: str = "sync --locked") -> dict[str, object]:
+    """The `lock-result` warning: the lock's inputs compose COMPOSED, not the result LOCKED it names; RAN:
+    the command that read the lock (resync_hint)."""
+    return {"kind": "lock-result", "locked": locked, "composed": composed,
+            "message": f"the lock's inputs compose {composed[:12]}, but the lock's result is {locked[:12]}: something "
+                       "the lock does not pin changed (with a lock written before carrytool kept the manifest's "
+                       "settings in it: the identity, a title, a policy), and the lock is left as it is: "
+                       + resync_hint(ran, "to write a new one")}
