@@ -37,7 +37,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from carrytool.pipeline.pyparts import _bound
+from carrytool.pipeline.pybindings import _bound
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _TYPING = ("TypeVar", "ParamSpec", "TypeVarTuple", "NewType", "NamedTuple", "TypedDict")

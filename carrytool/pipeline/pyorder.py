@@ -22,7 +22,7 @@ import ast
 from collections.abc import Callable, Iterator, Sequence
 
 from carrytool.pipeline import pycalls, pynamespace
-from carrytool.pipeline.pyparts import _bound, _walrus
+from carrytool.pipeline.pybindings import _bound, _walrus
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 

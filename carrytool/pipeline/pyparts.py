@@ -27,22 +27,20 @@ import bisect
 import re
 import threading
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate
+
+from carrytool.pipeline.pybindings import Defs, Key, definitions_of
+from carrytool.pipeline.pystrings import Quoted, triple_quoted
 
 _BIG = 1 << 62
 SPLIT_MIN = 40            # a class longer than this (lines) is parsed as its header and its body's pieces
 _CACHE_MAX = 200_000      # pieces kept (their definitions and whether they parse), then the cache restarts
-_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _COOKIE = re.compile(rb"^[ \t]*#.*coding[:=]", re.MULTILINE)
 _CLAUSE = re.compile(rb"(?:else|elif|except|finally)\b")
 _BARRY = re.compile(rb"from\s+__future__\s+import\s*(?:\([^)]*|(?:[^\n]|\\\n)*)barry_as_FLUFL")
 _HEADER_END = re.compile(rb":[ \t]*(?:#[^\n]*)?\r?\n?$")
-
-Key = tuple[str, str]
-Quoted = list[tuple[int, int, bytes, bool]]   # triple_quoted's answer, as a list
-Defs = tuple[Counter, dict]          # (scope, name) -> count; (scope, name) -> lines (relative, 0-based)
 
 
 @dataclass
@@ -112,210 +110,6 @@ def _strings(text: bytes, starts: list[int], quoted: Quoted | None = None) -> li
         if first <= last:
             inside.append((first, last))
     return inside
-
-
-def triple_quoted(text: bytes) -> Iterator[tuple[int, int, bytes, bool]]:
-    """Each triple-quoted string as the scan of the quotes pairs them, in order: (offset of its opening
-    quotes, offset of its closing ones or -1 when none follow, the quotes, whether it passed over same
-    quotes after a backslash to find the closing ones). One opens at the next triple quote, and closes at
-    the next of the same kind that no backslash precedes (`bytes.find`, not a regex: ~5x faster)."""
-    pos = 0
-    following = {b'"""': text.find(b'"""'), b"'''": text.find(b"'''")}     # the next of each kind
-    while True:
-        for quote, at in following.items():
-            if 0 <= at < pos:
-                following[quote] = text.find(quote, pos)
-        double, single = following[b'"""'], following[b"'''"]
-        if double < 0 and single < 0:
-            return
-        start, quote = (double, b'"""') if single < 0 or 0 <= double < single else (single, b"'''")
-        end, passed = text.find(quote, start + 3), False
-        while end > 0 and text[end - 1] == ord("\\"):
-            end, passed = text.find(quote, end + 3), True
-        yield start, end, quote, passed
-        if end < 0:
-            return
-        pos = end + 3
-
-
-# Python's string and comment tokens, for `strings_exactly` (and scopes' `_in_code`): a comment; a triple-quoted string (its text:
-# anything but its quote or a backslash, a backslash and the byte after it, or one or two of its quotes not
-# followed by a third); a one-line string (a backslash and a line end, "\r\n" too, continue it); an opening
-# quote none of those close (the file does not tokenize: unsure).
-TOKENS = re.compile(rb"""
-    \#[^\r\n]*
-  | \"\"\"[^"\\]*(?:(?:\\.|"(?!""))[^"\\]*)*\"\"\"
-  | '''[^'\\]*(?:(?:\\.|'(?!''))[^'\\]*)*'''
-  | "[^"\\\r\n]*(?:\\(?:\r\n|.)[^"\\\r\n]*)*"
-  | '[^'\\\r\n]*(?:\\(?:\r\n|.)[^'\\\r\n]*)*'
-  | ["']
-""", re.VERBOSE | re.DOTALL)
-
-
-def strings_exactly(text: bytes, nested: bool) -> Quoted | None:
-    """TEXT's triple-quoted strings as Python's tokenizer finds them (triple_quoted's shape; none passed a
-    backslash): the quotes inside comments and one-line strings, which `triple_quoted` may pair, are
-    skipped with them. When NESTED (Python 3.12 and later, PEP 701: a formatted string's replacement fields
-    may hold its own quotes, comments and line ends), a formatted string is followed field by field
-    (`_formatted_end`), and one that spans lines counts as well. None when unsure: a quote that opens a
-    string nothing closes, a formatted string this scan does not follow. Slower than triple_quoted (one step
-    per string and comment, though mostly in the regex engine): for files whose quotes that scan may pair
-    wrongly."""
-    out: Quoted = []
-    pos = 0
-    while True:
-        found = TOKENS.search(text, pos)
-        if found is None:
-            return out
-        start, pos = found.span()
-        if text[start] == 35:                              # "#": a comment
-            continue
-        three = opens_three(text, start)
-        triple = three and pos - start >= 6
-        if nested and formatted_at(text, start):       # (its fields may hold what ends the token found)
-            quote = text[start:start + 3 if three else start + 1]
-            closing = _formatted_end(text, start + len(quote), quote)
-            if closing is None:
-                return None
-            pos = closing + len(quote)
-            if triple or b"\n" in text[start:closing]:
-                out.append((start, closing, quote, False))
-        elif pos - start == 1 or (three and pos - start < 6):
-            return None             # a quote, or three, that nothing closes (and no search again to the end)
-        elif triple:
-            out.append((start, pos - 3, text[start:start + 3], False))
-
-
-def opens_three(text: bytes, quote: int) -> bool:
-    """Whether the quote at QUOTE is the first of three of its kind."""
-    return text[quote + 1:quote + 3] == text[quote:quote + 1] * 2
-
-
-def any_formatted(text: bytes) -> bool:
-    """Whether TEXT has a formatted (or template) string's opening quote: one of formatted_at's prefixes,
-    not the tail of a longer name, right before a quote (in a comment or a string too: a guess on the
-    safe side)."""
-    return _FORMATTED_OPENING.search(text) is not None
-
-
-def formatted_at(text: bytes, quote: int) -> bool:
-    """Whether the string whose quotes open at QUOTE has an f or t prefix (formatted, template): the name
-    right before the quotes is one of those prefixes (`elif"{x}"` is a keyword and a plain string)."""
-    letters = _NAME_TAIL.search(text, max(0, quote - 3), quote)
-    return letters is not None and letters.group().lower() in _FORMATTED
-
-
-_NAME_TAIL = re.compile(rb"[A-Za-z0-9_\x80-\xff]+\Z")
-_FORMATTED = {b"f", b"fr", b"rf", b"t", b"tr", b"rt"}          # the prefixes, lowered
-_FORMATTED_OPENING = re.compile(rb"(?<![A-Za-z0-9_\x80-\xff])(?:[fFtT][rR]?|[rR][fFtT])[\"']")
-_FIELD_STOP = re.compile(rb"[\\{}\n]|\"|'")
-_EXPRESSION_STOP = re.compile(rb"[][(){}\"'#:!\\]")
-
-
-def _formatted_end(text: bytes, at: int, quote: bytes) -> int | None:
-    """The offset of the quotes that close the formatted string whose text starts at AT (Python 3.12): its
-    text up to them, with `{{` and `}}` as text and each replacement field followed to its end; None when
-    unsure (a line end in a one-line string, a quote in a format spec)."""
-    while True:
-        found = _FIELD_STOP.search(text, at)
-        if found is None:
-            return None
-        at = found.start()
-        mark = text[at]
-        if mark == 92:          # a backslash: the byte after it is text, but for a brace (3.12's tokenizer)
-            at += 1 if text[at + 1:at + 2] in (b"{", b"}") else 2
-        elif text.startswith(quote, at):
-            return at
-        elif mark in (34, 39):                            # the other quote: text
-            at += 1
-        elif mark == 10:
-            if len(quote) == 1:
-                return None
-            at += 1
-        elif text[at + 1:at + 2] == bytes((mark,)):       # {{ or }}
-            at += 2
-        elif mark == 123:
-            end = _field_end(text, at + 1, quote)
-            if end is None:
-                return None
-            at = end
-        else:                                             # a lone "}"
-            return None
-
-
-def _field_end(text: bytes, at: int, quote: bytes) -> int | None:
-    """Where the replacement field whose expression starts at AT ends (after its `}`): brackets, strings
-    (formatted ones followed again), comments to the line end, a conversion and a format spec (text with
-    fields of its own) skipped."""
-    depth = 0
-    while True:
-        found = _EXPRESSION_STOP.search(text, at)
-        if found is None:
-            return None
-        at = found.start()
-        mark = text[at]
-        if mark in (40, 91, 123):                         # ( [ {
-            depth += 1
-            at += 1
-        elif mark in (41, 93):                            # ) ]
-            depth -= 1
-            at += 1
-        elif mark == 125:                                 # }
-            if depth == 0:
-                return at + 1
-            depth -= 1
-            at += 1
-        elif mark == 35:                                  # a comment, to the line end
-            line_end = text.find(b"\n", at)
-            if line_end < 0:
-                return None
-            at = line_end
-        elif mark == 92:                                  # a backslash: what follows is not a mark
-            at += 2
-        elif mark in (34, 39):
-            found_string = _string_end(text, at)
-            if found_string is None:
-                return None
-            at = found_string
-        elif depth == 0 and (mark == 58 or (mark == 33 and text[at + 1:at + 2] != b"=")):   # : or !r
-            return _spec_end(text, at + 1, quote)
-        else:
-            at += 1
-
-
-def _spec_end(text: bytes, at: int, quote: bytes) -> int | None:
-    """Where a field ends (after its `}`) from its conversion or format spec at AT: text, and fields of its
-    own; a quote there is not followed (unsure)."""
-    while True:
-        found = _FIELD_STOP.search(text, at)
-        if found is None:
-            return None
-        at = found.start()
-        mark = text[at]
-        if mark == 125:
-            return at + 1
-        if mark == 123:
-            end = _field_end(text, at + 1, quote)
-            if end is None:
-                return None
-            at = end
-        elif mark == 92:
-            at += 1 if text[at + 1:at + 2] in (b"{", b"}") else 2
-        else:                                             # a quote or a line end
-            return None
-
-
-def _string_end(text: bytes, at: int) -> int | None:
-    """Where the string (of any prefix) whose quotes open at AT ends, after its closing quotes, inside a
-    replacement field; None when unsure."""
-    quote = text[at:at + 3 if opens_three(text, at) else at + 1]
-    if formatted_at(text, at):
-        closing = _formatted_end(text, at + len(quote), quote)
-        return None if closing is None else closing + len(quote)
-    found = TOKENS.match(text, at)
-    if found is None or found.end() - at == 1:
-        return None
-    return found.end()
 
 
 _CODE_AT: dict[bytes, re.Pattern[bytes]] = {}
@@ -421,85 +215,6 @@ def _parse_piece(source: bytes, piece: _Piece) -> tuple[list[ast.stmt], int] | N
     if piece.header:
         body[0].body.pop()         # the `pass` we added
     return body, len(piece.wrapper)
-
-
-def definitions_of(body: list[ast.stmt], scope: str = "", shift: int = 0, *, walrus: bool = True) -> Defs:
-    """(scope, name) -> how often the name is bound at the top of that scope (defs, classes, imports,
-    assignments, loop and `with` targets, `type` aliases; with WALRUS, names an `:=` binds: the caller
-    knows whether its source has one), scopes qualified by their enclosing defs (`Worker.wake_up`), and
-    the (first, last) lines (0-based) of each binding statement."""
-    out: Counter = Counter()
-    lines: dict[Key, list[tuple[int, int]]] = {}
-
-    def visit(nodes: list[ast.stmt], scope: str) -> None:
-        for node in nodes:
-            for name in _bound(node) + (_walrus(node) if walrus else []):
-                out[(scope, name)] += 1
-                lines.setdefault((scope, name), []).append(
-                    (node.lineno - 1 + shift, (node.end_lineno or node.lineno) - 1 + shift))
-            if isinstance(node, _DEFS):
-                visit(node.body, f"{scope}.{node.name}" if scope else node.name)
-            else:
-                for field_name in ("body", "orelse", "finalbody", "handlers", "cases"):
-                    for child in getattr(node, field_name, []) or []:
-                        visit(child.body if isinstance(child, (ast.ExceptHandler, ast.match_case)) else [child],
-                              scope)
-
-    visit(body, scope)
-    return out, lines
-
-
-def _bound(node: ast.stmt) -> list[str]:
-    """What NODE binds at the top of its scope: names, and the targets an assignment sets that are not
-    names (`SETTINGS['mode']`, `self.timeout`: as `ast.unparse` writes them), each unpacked (`a, *b = ...`)
-    (helper-83: an unpacked name or a subscript two insertions both assigned was kept twice, silently)."""
-    if isinstance(node, _DEFS):
-        return [node.name]
-    if isinstance(node, (ast.Import, ast.ImportFrom)):
-        return [a.asname or a.name.split(".")[0] for a in node.names if a.name != "*"]
-    if isinstance(node, ast.Assign):
-        return [name for target in node.targets for name in _targets(target)]
-    if isinstance(node, ast.AnnAssign) and (isinstance(node.target, ast.Name) or node.value is not None):
-        return _targets(node.target)
-    if isinstance(node, (ast.For, ast.AsyncFor)):          # helper-84: bindings the gates did not count
-        return _targets(node.target)
-    if isinstance(node, (ast.With, ast.AsyncWith)):
-        return [name for item in node.items if item.optional_vars is not None for name in _targets(item.optional_vars)]
-    if _TYPE_ALIAS is not None and isinstance(node, _TYPE_ALIAS) and isinstance(node.name, ast.Name):
-        return [node.name.id]
-    return []
-
-
-_TYPE_ALIAS = getattr(ast, "TypeAlias", None)       # `type X = ...`, Python 3.12
-
-
-def _targets(target: ast.expr) -> list[str]:
-    if isinstance(target, ast.Name):
-        return [target.id]
-    if isinstance(target, (ast.Tuple, ast.List)):
-        return [name for element in target.elts for name in _targets(element)]
-    if isinstance(target, ast.Starred):
-        return _targets(target.value)
-    if isinstance(target, (ast.Attribute, ast.Subscript)):
-        try:
-            return [ast.unparse(target)]
-        except RecursionError:      # a target too deep to write back (helper-84): one no other can equal
-            return [f"<target at {target.lineno}:{target.col_offset}>"]
-    return []
-
-
-def _walrus(node: ast.stmt) -> list[str]:
-    """The names NODE's own expressions bind with `:=` in its scope (comprehensions and default values
-    included: they bind there too; not a lambda's body, nor the statements NODE holds)."""
-    found: list[str] = []
-    todo = [child for child in ast.iter_child_nodes(node) if not isinstance(child, ast.stmt)]
-    while todo:
-        child = todo.pop()
-        if isinstance(child, ast.NamedExpr) and isinstance(child.target, ast.Name):
-            found.append(child.target.id)
-        if not isinstance(child, ast.Lambda):
-            todo.extend(grand for grand in ast.iter_child_nodes(child) if not isinstance(grand, ast.stmt))
-    return found
 
 
 class Parsed:

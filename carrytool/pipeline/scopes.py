@@ -21,7 +21,7 @@ from typing import Any
 
 from carrytool.gitlayer.env import ZERO
 from carrytool.gitlayer.git import Change
-from carrytool.pipeline import pyparts
+from carrytool.pipeline import pyparts, pystrings
 from carrytool.pipeline.atomic import write_json_cache
 from carrytool.pipeline.hunks import Hunk
 
@@ -91,7 +91,7 @@ def scope_of_line(source: bytes, line: int) -> str | None:
     the quick scan of the triple quotes may pair them wrongly (a string might hold text that looks like
     code: `_plain_strings`), or the file has a formatted string (from Python 3.12 its fields may hold
     quotes and line ends), the strings come from a scan of strings and comments as the tokenizer reads
-    them (pyparts.strings_exactly). Where that scan is unsure, or the pieces around LINE do not parse
+    them (pystrings.strings_exactly). Where that scan is unsure, or the pieces around LINE do not parse
     alone, every piece (or the whole file) decides, as for scope_at. For a file that does not parse as a
     whole (a syntax error elsewhere, a newer grammar), a line whose own pieces parse still gets their
     scope, where scope_at gives none."""
@@ -106,21 +106,21 @@ def scope_of_line(source: bytes, line: int) -> str | None:
 
 @lru_cache(maxsize=16)       # the lines of one blob are asked together
 def _lazy(source: bytes) -> _Lazy | None:
-    quoted: pyparts.Quoted | None = None
-    if not (_NESTED_QUOTES and pyparts.any_formatted(source)):
-        quoted = list(pyparts.triple_quoted(source))    # one scan of the quotes, for the guard and the pieces
+    quoted: pystrings.Quoted | None = None
+    if not (_NESTED_QUOTES and pystrings.any_formatted(source)):
+        quoted = list(pystrings.triple_quoted(source))    # one scan of the quotes, for the guard and the pieces
         if not _plain_strings(source, quoted):
             quoted = None
     if quoted is None:                  # where that scan may err: the tokenizer's strings (~8x slower)
-        quoted = pyparts.strings_exactly(source, _NESTED_QUOTES)
+        quoted = pystrings.strings_exactly(source, _NESTED_QUOTES)
         if quoted is None:
             return None
     pieces, text = pyparts.plan_sources(source.splitlines(keepends=True), source, quoted)
     return None if pieces is None else _Lazy(pieces, text)
 
 
-def _plain_strings(text: bytes, quoted: pyparts.Quoted | None = None) -> bool:
-    """Whether TEXT's triple-quoted strings are surely where pyparts' scan of the quotes pairs them: each
+def _plain_strings(text: bytes, quoted: pystrings.Quoted | None = None) -> bool:
+    """Whether TEXT's triple-quoted strings are surely where pystrings' scan of the quotes pairs them: each
     opens in code (_in_code: what precedes it on its line, from the line's start or the previous string's
     end, closes every string it opens and starts no comment; a line that continues another after a
     backslash may begin inside a string: not surely code), and closes at the first same quotes after it,
@@ -128,7 +128,7 @@ def _plain_strings(text: bytes, quoted: pyparts.Quoted | None = None) -> bool:
     make a string's text a piece, which may parse alone. (Whole-file scopes need no such care: every piece
     must parse there, and such a piece's neighbours do not.)"""
     after = 0                          # the end of the previous string's closing quotes
-    for start, end, quote, passed in (pyparts.triple_quoted(text) if quoted is None else quoted):
+    for start, end, quote, passed in (pystrings.triple_quoted(text) if quoted is None else quoted):
         if end < 0 or passed:
             return False
         newline = text.rfind(b"\n", after, start)      # (not back to the line's start again: one long line)
@@ -147,19 +147,19 @@ def _plain_strings(text: bytes, quoted: pyparts.Quoted | None = None) -> bool:
 
 # From Python 3.12 a replacement field of an f-string (a t-string too, 3.14) may hold the string's own
 # quotes, comments and line ends (PEP 701): a file with a formatted string takes the tokenizer's strings
-# (pyparts.strings_exactly), not the scan of the triple quotes, which knows nothing of fields
+# (pystrings.strings_exactly), not the scan of the triple quotes, which knows nothing of fields
 _NESTED_QUOTES = sys.version_info >= (3, 12)
 
 
 def _in_code(text: bytes, at: int, end: int) -> bool:
     """Whether offset END of TEXT is in code, given that AT (before it, on the same line) is: between them
     every one-line string closes, and no comment and no triple quote start (a triple quote there is one
-    the scan did not pair): pyparts' tokens of strings and comments, read up to END. Up to Python 3.11 a
+    the scan did not pair): pystrings' tokens of strings and comments, read up to END. Up to Python 3.11 a
     formatted string ends as any other does."""
     pos = at
-    while (found := pyparts.TOKENS.search(text, pos, end)) is not None:
+    while (found := pystrings.TOKENS.search(text, pos, end)) is not None:
         start, pos = found.span()
-        if text[start] == 35 or pos - start == 1 or pyparts.opens_three(text, start):
+        if text[start] == 35 or pos - start == 1 or pystrings.opens_three(text, start):
             return False
     return True
 

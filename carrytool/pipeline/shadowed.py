@@ -29,7 +29,7 @@ from carrytool.asserts.bydesign import Definition, by_design, overload_names
 from carrytool.asserts.pyscope import compound_blocks
 from carrytool.gitlayer.git import Git
 from carrytool.pipeline.keptfindings import Finding, KeptFindings
-from carrytool.pipeline.pyparts import triple_quoted
+from carrytool.pipeline.pystrings import triple_quoted
 
 # a name's bytes: ASCII letters, digits, `_`, and any byte of a UTF-8 letter (helper-111: `def été()`)
 DEF_LINE = re.compile(rb"^([ \t]*)(?:async[ \t]+def|def|class)[ \t]+([A-Za-z_\x80-\xff][A-Za-z0-9_\x80-\xff]*)", re.M)

@@ -18,7 +18,7 @@ A hunk resolves when, after the lines all three sides share at its edges are set
 - or both inserted, and the same statements are in both: kept once where each insertion stays whole (one
   holds the other, or ours ends with what theirs begins with), else a `shadows` refusal.
 The whole file is then accepted only when it parses, no name is defined twice in a scope where neither
-side defined it twice (nor an attribute or subscript an assignment sets: pyparts `_bound`), no dict
+side defined it twice (nor an attribute or subscript an assignment sets: pybindings `_bound`), no dict
 display holds a key twice where an added line holds one, no added line imports `*`, every line either
 side added is there, and the other order (theirs first) gives
 the same definitions. Anything else refuses the file: it stays the conflict git reported; or, partially

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from carrytool.pipeline import pyparts
+from carrytool.pipeline import pyparts, pystrings
 from carrytool.pipeline.structured import split_lines
 
 HERE = Path(__file__).resolve().parents[2]
@@ -293,7 +293,7 @@ def _triple_strings_by_tokenize(text: bytes) -> list[tuple[int, int]] | None:
 def _exact_lines(text: bytes) -> list[tuple[int, int]] | None:
     import bisect
 
-    found = pyparts.strings_exactly(text, nested=sys.version_info >= (3, 12))
+    found = pystrings.strings_exactly(text, nested=sys.version_info >= (3, 12))
     if found is None:
         return None
     starts = [0] + [n + 1 for n, byte in enumerate(text) if byte == 10]
@@ -348,7 +348,7 @@ def test_the_exact_string_scan_follows_formatted_strings_as_python_3_12_does(tex
     `elif"..."` is a keyword and a plain string, a backslash does not keep a brace from opening a field (as
     3.12's tokenizer reads `\\{`), a backslash and "\\r\\n" continue a string; unsure (None) at a quote in a
     format spec or a line end in a one-quote string."""
-    found = pyparts.strings_exactly(text, nested=True)
+    found = pystrings.strings_exactly(text, nested=True)
     if expected is None:
         assert found is None
         return
@@ -365,7 +365,7 @@ def test_a_triple_quote_nothing_closes_ends_the_exact_scan_at_once(monkeypatch: 
     the first of them. Scanning on (an empty string, the next quotes, and for each later triple quote a
     search to the end of the file again) took a minute for 112 KB of such lines."""
     searches: list[int] = []
-    real = pyparts.TOKENS
+    real = pystrings.TOKENS
 
     class Counting:
         def search(self, text: bytes, pos: int = 0):  # noqa: ANN202
@@ -375,7 +375,7 @@ def test_a_triple_quote_nothing_closes_ends_the_exact_scan_at_once(monkeypatch: 
         def match(self, text: bytes, pos: int = 0):  # noqa: ANN202
             return real.match(text, pos)
 
-    monkeypatch.setattr(pyparts, "TOKENS", Counting())
-    assert pyparts.strings_exactly(b'\\"""x"\n' * 1000, nested=False) is None
-    assert pyparts.strings_exactly(b'x = 1\ny = """\n', nested=True) is None
+    monkeypatch.setattr(pystrings, "TOKENS", Counting())
+    assert pystrings.strings_exactly(b'\\"""x"\n' * 1000, nested=False) is None
+    assert pystrings.strings_exactly(b'x = 1\ny = """\n', nested=True) is None
     assert len(searches) == 2
