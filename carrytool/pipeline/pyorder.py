@@ -12,7 +12,7 @@ theirs' versions of the file) annotations are strings, not run: a def's annotati
 assignment's annotation are no reads (its value still is), unless a decorator or a class's base or
 decorator in the insertion may resolve them as it runs (`@singledispatch` registers by them, `@dataclass`
 looks `ClassVar` up, a pydantic model resolves them). Names both insertions bind are left to the `shadows`
-gate (pipeline.structured). What a decorator, a base or a metaclass runs, and the order of a class body's
+gate (pipeline.structured_gates). What a decorator, a base or a metaclass runs, and the order of a class body's
 names, are pipeline.pynamespace's (helper-139).
 """
 

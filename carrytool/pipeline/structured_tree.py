@@ -13,14 +13,8 @@ from dataclasses import dataclass, field
 
 from carrytool.gitlayer.git import REGULAR_MODES, ConflictStage, Git, MergeResult
 from carrytool.manifest import paths as pathlib_
-from carrytool.pipeline.structured import (
-    MARKER_SIZE,
-    Hunk,
-    Resolution,
-    explain_refusal,
-    resolve,
-    sides_of,
-)
+from carrytool.pipeline.structured import Hunk, Resolution, explain_refusal, resolve
+from carrytool.pipeline.structured_segments import MARKER_SIZE, sides_of
 
 
 @dataclass

@@ -28,6 +28,7 @@ PAIRS_MAX = 20_000      # decisions a file keeps (~2 MB): every run reads it who
 RULE = "pairs-2"        # bump when what a pair merge decides, or how, or what its key holds, changes
 # the code that asks a pair merge and decides from its answer: a decision is this code's only
 CODE = ("review/overlap.py", "review/paircache.py", "pipeline/blame.py", "pipeline/structured.py",
+        "pipeline/structured_segments.py", "pipeline/structured_hunks.py", "pipeline/structured_gates.py",
         "pipeline/structured_tree.py", "pipeline/pyparts.py", "pipeline/pystrings.py", "pipeline/pybindings.py",
         "pipeline/compose.py", "pipeline/compose_records.py", "pipeline/compose_upstream.py",
         "pipeline/compose_chain.py", "pipeline/compose_conflicts.py", "pipeline/reduce.py",

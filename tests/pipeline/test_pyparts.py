@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from carrytool.pipeline import pyparts, pystrings
-from carrytool.pipeline.structured import split_lines
+from carrytool.pipeline.structured_segments import split_lines
 
 HERE = Path(__file__).resolve().parents[2]
 STDLIB = Path(ast.__file__).parent
