@@ -12,7 +12,7 @@ import pytest
 import typer
 
 import carrytool
-from carrytool.cli import Terminated, _run
+from carrytool.cli.run import Terminated, _run
 from carrytool.gitlayer.git import Git
 from tests.gitrepo import init_repo, write_manifest
 

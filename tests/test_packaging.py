@@ -16,7 +16,7 @@ import carrytool
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = {"carrytool/py.typed", "carrytool/schemas/manifest.schema.json", "carrytool/schemas/report.schema.json", "carrytool/demo/sources.py",
-           "carrytool/demo/scenario.py", "carrytool/cli.py"}
+           "carrytool/demo/scenario.py", "carrytool/cli/__init__.py"}
 
 
 def copy_source(dest: Path) -> Path:
