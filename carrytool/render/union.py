@@ -76,7 +76,12 @@ def _kind(conflict: dict[str, Any]) -> str:
     # `removes_upstream`: lines of upstream's a recorded edit removes, numbered as the scratch file shows them
     removes = spans(conflict.get("removes_upstream") or [])
     if conflict["kind"] == "content":
-        said = [f"{conflict['hunks']} hunk(s) without a recorded resolution"] if conflict.get("hunks") else []
+        # `not_replayed`: hunks whose recorded resolution would drop or put back upstream's lines (upstream_hunks)
+        held = conflict.get("not_replayed") or 0
+        new = (conflict.get("hunks") or 0) - held
+        said = [f"{new} hunk(s) without a recorded resolution"] if new > 0 else []
+        said += [f"{held} hunk(s) whose recorded resolution is not replayed: upstream's lines there changed"] \
+            if held else []
         said += [f"your recorded edit would remove upstream's line(s) {removes} of the file as shown: kept"] \
             if removes else []
         return f"  ({'; '.join(said)})" if said else ""

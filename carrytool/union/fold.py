@@ -171,6 +171,7 @@ class Union(Stopping, Recording, FoldChecks, Publishing):
     def advance(self, state: dict[str, Any], *, dry: bool = False) -> Outcome:
         items = [FoldItem(**{**raw, "paths": tuple(raw["paths"])}) for raw in state["items"]]
         records = self.store.load(self.name)
+        recorded = self.store.load_upstream(self.name)
         fixups = self.store.load_fixups(self.name)
         outcome = Outcome(self.name, done=False, reused=state["reused"], invocation=self.invocation,
                           structured=state.setdefault("structured", []))
@@ -182,7 +183,7 @@ class Union(Stopping, Recording, FoldChecks, Publishing):
             merged = self.git.merge_trees([(state["tip"], self.only_paths(item))])[0]
             merged = self.merge_structurally(merged, item, state)
             step = resolve_step(self.git, merged, records, [f for f in fixups if f.item == item.id], self.notify,
-                                self.upstream_of(state))
+                                self.upstream_of(state), recorded)
             state["used_keys"] += step.used
             if step.unresolved:
                 return self.stop(state, item, merged, step, outcome, dry)

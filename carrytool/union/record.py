@@ -18,6 +18,7 @@ from carrytool.union.reuse import (
 )
 from carrytool.union.scratch import Scratch
 from carrytool.union.upstream_edit import quote, show_both, upstream_removed
+from carrytool.union.upstream_hunks import Around, around_hunks, upstream_of_resolution
 
 
 class Recording:
@@ -105,8 +106,10 @@ class Recording:
             if info and info["kind"] == "content" and shown and result and result[0] != "120000":
                 found = align_resolutions(shown[1], result[1])
                 hunks = {p.key: p for p in split_conflicts(shown[1]) or [] if not isinstance(p, bytes)}
+                around = self._around(state, conflict, path)
                 for key, text in found.items():
-                    self.store.record(self.name, path, key, hunks.get(key), text, info["entries"])
+                    self.store.record(self.name, path, key, hunks.get(key), text, info["entries"],
+                                      upstream_of_resolution(around[key], text) if key in around else None)
                     state["used_keys"].append(key)
                 records.update(found)
                 # the file as the fold made it, every hunk resolved as recorded, without a recorded edit
@@ -140,6 +143,16 @@ class Recording:
                                                          self._upstream_removed(state, path, base, result)),
                                         keep_same=True)
         return applied
+
+    def _around(self, state: dict, conflict: dict, path: str) -> dict[str, Around]:
+        """Upstream's lines at each conflict hunk of PATH as the stop's merge wrote it, by key: what a hunk's
+        record keeps of them (upstream_hunks; a refold whose replay drops others, or puts back lines upstream
+        no longer has there, stops)."""
+        raw = read_content(self.git, conflict["tree"], path)
+        if raw is None or raw[0] == "120000":
+            return {}
+        theirs = read_content(self.git, self.upstream_of(state).tree, path)
+        return {a.hunk.key: a for a in around_hunks(theirs[1] if theirs and theirs[0] != "120000" else None, raw[1])}
 
     def upstream_of(self, state: dict) -> Upstream:
         """Where the fold of STATE starts: upstream's tree, named as its branch."""

@@ -52,6 +52,11 @@ def _resolution(lines: list[bytes]) -> bytes:
     return b"\n".join(lines) if lines else NO_LINES
 
 
+def resolution_lines(resolution: bytes) -> tuple[bytes, ...]:
+    """A recorded RESOLUTION as its lines: none for NO_LINES (`_resolution` undone)."""
+    return () if isinstance(resolution, _NoLines) else tuple(resolution.split(b"\n"))
+
+
 @dataclass(frozen=True)
 class ConflictHunk:
     ours: bytes
@@ -214,6 +219,16 @@ def apply_resolutions(conflicted: bytes, records: dict[str, bytes]) -> tuple[byt
 
 
 @dataclass(frozen=True)
+class HunkUpstream:
+    """What a hunk's record says of upstream's lines when it was made (union.upstream_hunks): those of the
+    fold's side its resolution drops (REMOVED), those at the hunk it keeps (KEPT); None in a record made
+    before they were kept."""
+
+    removed: tuple[bytes, ...] | None = None
+    kept: tuple[bytes, ...] | None = None
+
+
+@dataclass(frozen=True)
 class Fixup:
     """A maintainer's edit of FILE while folding ITEM: the file as the fold had it (BASE) and as left
     (RESULT); (mode, content) or None when absent."""
@@ -255,6 +270,20 @@ def _decode(value: Any) -> tuple[str, bytes] | None:
     if isinstance(value.get("base64"), str):
         return value["mode"], base64.b64decode(value["base64"], validate=True)
     raise ValueError("a side needs 'text' or 'base64'")
+
+
+def _lines(doc: dict[str, Any], name: str) -> tuple[bytes, ...] | None:
+    """DOC's list of lines NAME (None when it has none); ValueError when it is not a list of strings."""
+    lines = doc.get(name)
+    if lines is None:
+        return None
+    if not isinstance(lines, list) or not all(isinstance(line, str) for line in lines):
+        raise ValueError(f"'{name}' must be a list of strings")
+    return tuple(line.encode("utf-8", "surrogateescape") for line in lines)
+
+
+def _said(lines: tuple[bytes, ...]) -> list[str]:
+    return [line.decode("utf-8", "surrogateescape") for line in lines]
 
 
 def _corrupt(path: Path, why: str) -> InputError:
@@ -302,6 +331,21 @@ class Store:
                 records[doc["key"]] = text if count else NO_LINES
         return records
 
+    def load_upstream(self, union: str) -> dict[str, HunkUpstream]:
+        """What each hunk record of UNION says of upstream's lines (`upstream_removed`, `upstream_kept`), by key;
+        a malformed one is an InputError naming it."""
+        out: dict[str, HunkUpstream] = {}
+        folder = self._dir(union)
+        for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+            doc = self._read(path)
+            if not isinstance(doc, dict) or not isinstance(doc.get("key"), str):
+                continue            # `load` names it
+            try:
+                out[doc["key"]] = HunkUpstream(_lines(doc, "upstream_removed"), _lines(doc, "upstream_kept"))
+            except ValueError as exc:
+                raise _corrupt(path, str(exc)) from None
+        return out
+
     def where(self, union: str, keys: set[str]) -> list[tuple[str, list[str]]]:
         """(file, entries) of each record of UNION whose key is one of KEYS, sorted: what a resolution
         resolved, to name it (helper-88: "3 recorded resolution(s) were not needed", no more)."""
@@ -348,13 +392,8 @@ class Store:
                 conflict = doc.get("conflict")
                 if conflict is not None and not isinstance(conflict, str):
                     raise ValueError("'conflict' must be a string")
-                upstream = doc.get("upstream_removed")
-                if upstream is not None and (not isinstance(upstream, list)
-                                             or not all(isinstance(line, str) for line in upstream)):
-                    raise ValueError("'upstream_removed' must be a list of strings")
                 out.append(Fixup(doc["item"], doc["file"], _decode(doc.get("base")), _decode(doc.get("result")),
-                                 conflict, None if upstream is None else
-                                 tuple(line.encode("utf-8", "surrogateescape") for line in upstream)))
+                                 conflict, _lines(doc, "upstream_removed")))
             except (ValueError, TypeError) as exc:
                 raise _corrupt(path, str(exc)) from None
         return sorted(out, key=lambda f: (f.item, f.file))
@@ -364,8 +403,8 @@ class Store:
         refuse_symlink(self.root / "store.json")
 
     def record(self, union: str, path_in_tree: str, hunk_key: str, hunk: ConflictHunk | None,
-               resolution: bytes, entries: list[str]) -> Path:
-        doc = {
+               resolution: bytes, entries: list[str], upstream: HunkUpstream | None = None) -> Path:
+        doc: dict[str, Any] = {
             "key": hunk_key,
             "file": path_in_tree,
             "entries": entries,
@@ -377,6 +416,12 @@ class Store:
             "git": self.git_version,
             "carrytool": __version__,
         }
+        # upstream's lines the resolution drops and keeps, as recorded: a replay that drops others, or keeps
+        # lines upstream no longer has at the hunk, stops the fold (union.upstream_hunks)
+        if upstream is not None and upstream.removed is not None:
+            doc["upstream_removed"] = _said(upstream.removed)
+        if upstream is not None and upstream.kept is not None:
+            doc["upstream_kept"] = _said(upstream.kept)
         target = self._dir(union) / f"{hunk_key[:16]}.json"
         text = json.dumps(doc, indent=2, ensure_ascii=True) + "\n"
         write_atomic(target, text.encode())
@@ -396,7 +441,7 @@ class Store:
         if fixup.conflict is not None:
             doc["conflict"] = fixup.conflict
         if fixup.upstream is not None:
-            doc["upstream_removed"] = [line.decode("utf-8", "surrogateescape") for line in fixup.upstream]
+            doc["upstream_removed"] = _said(fixup.upstream)
         write_atomic(target, (json.dumps(doc, indent=2, ensure_ascii=True) + "\n").encode())
         self._write_meta()
         return target

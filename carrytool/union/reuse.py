@@ -10,11 +10,14 @@ from dataclasses import dataclass, field
 from carrytool.gitlayer.git import Git, MergeResult
 from carrytool.union.resolutions import (
     Fixup,
+    HunkUpstream,
     apply_resolutions,
     has_markers,
+    resolution_lines,
     split_conflicts,
 )
 from carrytool.union.upstream_edit import Removed, keep_lines, newly_removed, quote, show_both, upstream_removed
+from carrytool.union.upstream_hunks import Judged, around_hunks, judge
 
 Notify = Callable[[str], None]
 Content = tuple[str, bytes]
@@ -36,6 +39,9 @@ class Step:
     # kept beside the new hunks, the rest of the edit applied; in `deletes`: the file kept whole)
     removes_upstream: dict[str, list[int]] = field(default_factory=dict)
     deletes: list[str] = field(default_factory=list)     # files a recorded edit would delete, upstream's now
+    # path -> how many of its hunks have a record not replayed: it would drop upstream's lines, or put back
+    # lines upstream no longer has there, that it did not when recorded (upstream_hunks); shown as git made them
+    withheld: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -47,12 +53,16 @@ class Upstream:
 
 
 def resolve_step(git: Git, merged: MergeResult, records: dict[str, bytes], fixups: list[Fixup],
-                 notify: Notify, upstream: Upstream | None = None) -> Step:
+                 notify: Notify, upstream: Upstream | None = None,
+                 recorded: dict[str, HunkUpstream] | None = None) -> Step:
     """Apply each recorded hunk on its own, then FIXUPS (those recorded for this PR); say what is left. A
-    fixup that would remove lines UPSTREAM has now and did not have when it was recorded is left to ask."""
+    hunk's record that would drop lines UPSTREAM has there now, or put back lines it no longer has there,
+    which it did not when recorded (RECORDED: what each record says of upstream's lines), is not applied, and
+    a fixup that would remove lines UPSTREAM has now and did not have when it was recorded is left to ask."""
     edits: dict[str, tuple[str, str] | None] = {}
     removes: dict[str, list[int]] = {}
     deletes: list[str] = []
+    withheld: dict[str, int] = {}
     unresolved, reused, used, waiting = {}, [], [], []
     for path in merged.conflicted_paths:
         found = read_content(git, merged.tree, path)
@@ -60,15 +70,21 @@ def resolve_step(git: Git, merged: MergeResult, records: dict[str, bytes], fixup
         if not found or parts is None:
             unresolved[path] = "other"
             continue
-        content, missing = apply_resolutions(found[1], records)
+        keys = {p.key for p in parts if not isinstance(p, bytes) and p.key in records}
+        held = _over_upstream(git, upstream, path, found[1], records, recorded or {}, notify) \
+            if keys and upstream is not None else set()
+        content, missing = apply_resolutions(found[1], {k: records[k] for k in keys - held})
         used += [p.key for p in parts if not isinstance(p, bytes) and p.key in records]
         if content != found[1]:
             edits[path] = (found[0], git.write_blob(content))  # type: ignore[arg-type]
+        if held:
+            withheld[path] = sum(1 for key in missing if key in held)
+        new = [key for key in missing if key not in held]
         if missing:
             unresolved[path] = "content"
-            if len(missing) < len(parts) // 2:
+            if new and len(missing) < len(parts) // 2:
                 notify(f"{path}: {len(parts) // 2 - len(missing)} conflict hunk(s) resolved from the "
-                            f"store; {len(missing)} not in the resolution store (new, or changed since recorded)")
+                            f"store; {len(new)} not in the resolution store (new, or changed since recorded)")
         else:
             reused.append(path)
     pre = git.edit_tree(merged.tree, edits) if edits else merged.tree
@@ -154,7 +170,50 @@ def resolve_step(git: Git, merged: MergeResult, records: dict[str, bytes], fixup
         else:
             unresolved[fixup.file] = "fixup"
     tree = git.edit_tree(pre, fixed) if fixed else pre
-    return Step(pre, tree, unresolved, sorted(set(reused)), used, waiting, sorted(set(went)), removes, deletes)
+    return Step(pre, tree, unresolved, sorted(set(reused)), used, waiting, sorted(set(went)), removes, deletes,
+                withheld)
+
+
+def _over_upstream(git: Git, upstream: Upstream, path: str, conflicted: bytes, records: dict[str, bytes],
+                   recorded: dict[str, HunkUpstream], notify: Notify) -> set[str]:
+    """The keys of the hunks of CONFLICTED (PATH as the merge wrote it) whose record, replayed, would drop lines
+    UPSTREAM has there now, or put back lines it no longer has there, that it did not when recorded: the
+    key is the two sides only, and stays the same when upstream merges one of the PRs (its lines are then
+    upstream's). Each is said, with the resolution, for the user to resolve again."""
+    theirs = read_content(git, upstream.tree, path)
+    if theirs is not None and theirs[0] == "120000":
+        return set()
+    held: set[str] = set()
+    for around in around_hunks(theirs[1] if theirs else None, conflicted):
+        key = around.hunk.key
+        judged = judge(around, records[key], recorded.get(key, HunkUpstream())) if key in records else None
+        if judged:
+            held.add(key)
+            notify(_not_replayed(path, upstream, judged, records[key], recorded.get(key, HunkUpstream())))
+    return held
+
+
+def _not_replayed(path: str, upstream: Upstream, judged: Judged, resolution: bytes, recorded: HunkUpstream) -> str:
+    """What a stop says of a hunk's recorded RESOLUTION it did not replay (JUDGED: why)."""
+    said = []
+    if judged.drops:
+        why = "which it did not drop as upstream's when you resolved it (upstream merged a PR since?)" \
+            if recorded.removed is not None else "which the record (made by an older carrytool) does not say it dropped then"
+        said.append(f"it would drop line(s) {upstream.label} has there now, {why}:\n{_quoted(judged.drops)}")
+    if judged.puts_back:
+        said.append(f"it would put back line(s) {upstream.label} had there when you resolved it and has no "
+                    f"longer (upstream changed them since):\n{_quoted(judged.puts_back)}")
+    lines = resolution_lines(resolution)
+    was = _quoted(lines) if lines else "    (nothing: you resolved it to no lines)\n"
+    return (f"{path}: your recorded resolution of a conflict hunk is not replayed: " + "and ".join(said)
+            + "the scratch file shows the hunk as the merge made it (the union so far's side has upstream's lines "
+            f"now); your resolution was:\n{was}resolve the hunk again, keeping upstream's lines or not; "
+            "`union continue` records it")
+
+
+def _quoted(lines: tuple[bytes, ...], most: int = 20) -> str:
+    """LINES, one a line, indented, at most MOST of them."""
+    return quote([(0, line) for line in lines], most=most, numbered=False)
 
 
 def removed_upstream(git: Git, upstream: Upstream, fixup: Fixup, current: Content | None,

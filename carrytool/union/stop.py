@@ -37,6 +37,8 @@ class Stopping:
                 conflicts[-1]["removes_upstream"] = step.removes_upstream[path]
             if path in step.deletes:
                 conflicts[-1]["deletes_file"] = True
+            if step.withheld.get(path):
+                conflicts[-1]["not_replayed"] = step.withheld[path]
         outcome.conflicts = conflicts
         outcome.reused = sorted(set(outcome.reused) | set(step.reused))
         if dry:

@@ -72,9 +72,9 @@ def _redo(before: bytes, after: bytes, lines: set[int], markers: tuple[bytes, by
     return b"\n".join(out), where
 
 
-def quote(lines: Removed, *, most: int = 10) -> str:
-    """LINES (number, text), one a line (`    22: text`), at most MOST of them."""
-    shown = [f"    {n}: {_text(t)}\n" for n, t in lines]
+def quote(lines: Removed, *, most: int = 10, numbered: bool = True) -> str:
+    """LINES (number, text), one a line (`    22: text`; without NUMBERED, `    text`), at most MOST of them."""
+    shown = [f"    {n}: {_text(t)}\n" if numbered else f"    {_text(t)}\n" for n, t in lines]
     return "".join(shown[:most]) + (f"    ... ({len(shown) - most} more)\n" if len(shown) > most else "")
 
 

@@ -12,7 +12,7 @@ import pytest
 from carrytool.union.upstream_edit import keep_lines, newly_removed, quote, show_both, upstream_removed
 from tests.conftest import Cli
 from tests.gitrepo import Repo
-from tests.union.fold_scenario import LINES, TwoPrs, edited, resolve_both
+from tests.union.fold_scenario import LINES, TwoPrs, edited
 from tests.union.fold_scenario import PATCH_UNION as MANIFEST
 
 ONES = "one's new line\n"       # pr/1's line outside the conflict, which the maintainer deleted at the stop
@@ -30,13 +30,15 @@ def _fold(root: Path, cli: Cli, *, also: tuple[bytes, bytes] = (b"", b"")) -> tu
 
 
 def _merged_after_fold(root: Path, cli: Cli, pr1: dict, at_stop: Callable[[Path], None]) -> tuple:
-    """pr/1 (PR1's files) and pr/2 conflict at a.py line 3; folded, the maintainer resolves a.py as both sides
-    and makes AT_STOP's edit in the scratch tree; then upstream merges pr/1 (--no-ff) and the manifest drops it
-    from supersedes. (args, the scratch tree, the union's patch)."""
+    """pr/1 (PR1's files) and pr/2 conflict at a.py line 3; folded, the maintainer resolves a.py keeping both
+    sides' lines and makes AT_STOP's edit in the scratch tree; then upstream merges pr/1 (--no-ff) and the
+    manifest drops it from supersedes. (args, the scratch tree, the union's patch). The hunk's resolution keeps
+    pr/1's line, upstream's once merged, so its replay asks nothing (a resolution that drops it stops the
+    fold: test_union_hunk_upstream)."""
     prs = TwoPrs(root, {"a.py": "".join(LINES)}, pr1, {"a.py": edited({3: "line 3 by two\n"})})
     args = prs.args()
     assert cli("union", "compose", "u", *args).exit_code == 3
-    resolve_both(prs.scratch / "a.py")
+    (prs.scratch / "a.py").write_bytes(_keep_both((prs.scratch / "a.py").read_bytes()))
     at_stop(prs.scratch)
     result = cli("union", "continue", "u", *args)
     assert result.exit_code == 0, result.stdout + result.stderr
@@ -54,9 +56,9 @@ def test_a_recorded_edit_that_now_removes_upstreams_line_stops_the_fold(cli: Cli
     assert "a.py: your recorded edit outside the conflict hunks (pr/2) removes line(s) upstream main has now" in out
     assert f"-{ONES}" in out                                           # the edit, shown
     # numbered as the scratch file shows them (helper-153: "line(s) 21", the fold's file before the edit, where
-    # the scratch file has a marker line; the line is its 22nd)
+    # the scratch file has a marker line; the line is its 22nd, 23rd with line 3 resolved to two lines)
     _numbered(out, scratch / "a.py", ONES)
-    assert "(your recorded edit removes upstream's line(s) 22 of the file as shown: both versions are shown)" in out
+    assert "(your recorded edit removes upstream's line(s) 23 of the file as shown: both versions are shown)" in out
     shown = (scratch / "a.py").read_text()
     assert f"<<<<<<< upstream main now\n{ONES}=======\n>>>>>>> your recorded edit (pr/2)\n" in shown
     # keep upstream's line: the union no longer deletes it, and the next refold asks nothing
@@ -158,6 +160,11 @@ def test_union_status_json_names_a_deletion_of_upstreams_file(cli: Cli, tmp_path
     assert status[0]["refold"]["needs_resolution"] == [
         {"file": "new.py", "entries": ["pr/2"], "kind": "fixup", "hunks": 0, "upstream": "main",
          "removes_upstream": [1, 2], "deletes_file": True}]
+
+
+def _keep_both(data: bytes) -> bytes:
+    """DATA with each conflict hunk resolved to both its sides' lines, in order."""
+    return re.sub(rb"<<<<<<< [^\n]*\n(.*?)=======\n(.*?)>>>>>>> [^\n]*\n", rb"\1\2", data, flags=re.S)
 
 
 def _take_theirs(data: bytes) -> bytes:

@@ -1,0 +1,108 @@
+"""Which of upstream's lines a recorded hunk resolution drops, or keeps, and whether a replay changes that.
+
+A hunk is keyed by its two sides only (`ConflictHunk.key`), so the key of a conflict between two PRs
+stays the same once upstream merges one of them: the merged PR's side is then upstream's lines, and the
+resolution, replayed, drops the lines of upstream's it dropped as that PR's, or keeps lines upstream has
+since replaced (the other PR's side still has them), without a word. A record keeps, from when it was made,
+upstream's lines on the fold's side of the hunk that the resolution drops (`removed`) and upstream's lines
+around the hunk that the resolution keeps (`kept`); a replay that drops others, or keeps lines upstream no
+longer has there, is not made (`judge`): the fold stops on the hunk.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections import Counter
+from dataclasses import dataclass
+
+from carrytool.union.resolutions import ConflictHunk, HunkUpstream, _spans, resolution_lines
+
+Lines = tuple[bytes, ...]
+
+
+@dataclass(frozen=True)
+class Around:
+    """Upstream's lines at one conflict hunk: those the fold's side has (OURS), and those of the place
+    (PLACE: OURS and the lines the fold replaced or removed there)."""
+
+    hunk: ConflictHunk
+    ours: Lines
+    place: Lines
+
+
+@dataclass(frozen=True)
+class Judged:
+    """A replay's effect on upstream's lines that its record does not account for: lines of upstream's
+    it drops (DROPS) and lines upstream no longer has at the hunk that it puts back (PUTS_BACK)."""
+
+    drops: Lines = ()
+    puts_back: Lines = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.drops or self.puts_back)
+
+
+def around_hunks(upstream: bytes | None, conflicted: bytes) -> list[Around]:
+    """Upstream's lines at each conflict hunk of CONFLICTED (a file as git's merge wrote it), in order,
+    from the alignment of UPSTREAM's version of the file with the fold's side (every hunk's first side);
+    blank lines say nothing and are left out."""
+    lines = conflicted.split(b"\n")
+    found = _spans(lines)
+    if not found:
+        return []
+    fold: list[bytes] = []
+    spans: list[tuple[ConflictHunk, int, int]] = []
+    last = 0
+    for i, j, k in found:
+        fold += lines[last:i]
+        spans.append((ConflictHunk(b"\n".join(lines[i + 1:j]), b"\n".join(lines[j + 1:k])), len(fold),
+                      len(fold) + j - i - 1))
+        fold += lines[i + 1:j]
+        last = k + 1
+    fold += lines[last:]
+    theirs = upstream.split(b"\n") if upstream is not None else []
+    codes = difflib.SequenceMatcher(None, theirs, fold, autojunk=False).get_opcodes()
+    out = []
+    for hunk, s, e in spans:
+        ours = [fold[j] for tag, _i1, _i2, j1, j2 in codes if tag == "equal" for j in range(max(j1, s), min(j2, e))]
+        replaced = [theirs[i] for tag, i1, i2, j1, j2 in codes if tag != "equal" and _meets(j1, j2, s, e)
+                    for i in range(i1, i2)]
+        out.append(Around(hunk, _said(ours), _said(ours + replaced)))
+    return out
+
+
+def _meets(j1: int, j2: int, s: int, e: int) -> bool:
+    """Whether a change of the fold's lines J1:J2 is at the hunk S:E (overlaps it, or is empty at it)."""
+    return max(j1, s) < min(j2, e) or (j1 == j2 and s <= j1 <= e) or (s == e and j1 <= s <= j2)
+
+
+def _said(lines: list[bytes]) -> Lines:
+    return tuple(line for line in lines if line.strip())
+
+
+def upstream_of_resolution(around: Around, resolution: bytes) -> HunkUpstream:
+    """What a record keeps of upstream's lines at AROUND's hunk, resolved as RESOLUTION."""
+    lines = Counter(resolution_lines(resolution))
+    removed = Counter(around.ours) - lines
+    kept = Counter(around.place) & lines
+    return HunkUpstream(_ordered(around.ours, removed), _ordered(around.place, kept))
+
+
+def judge(around: Around, resolution: bytes, recorded: HunkUpstream) -> Judged:
+    """What replaying RESOLUTION at AROUND's hunk does to upstream's lines that RECORDED does not account
+    for: upstream's lines of the fold's side it drops and did not drop as upstream's when recorded (a record
+    that does not say: all), and lines it kept as upstream's then that upstream no longer has there."""
+    lines = Counter(resolution_lines(resolution))
+    drops = Counter(around.ours) - lines - Counter(recorded.removed or ())
+    puts_back = Counter(recorded.kept or ()) - Counter(around.place)
+    return Judged(_ordered(around.ours, drops), _ordered(recorded.kept or (), puts_back))
+
+
+def _ordered(lines: Lines, wanted: Counter[bytes]) -> Lines:
+    """Those of LINES that WANTED counts, in LINES' order, each as often as counted."""
+    left, out = Counter(wanted), []
+    for line in lines:
+        if left[line] > 0:
+            left[line] -= 1
+            out.append(line)
+    return tuple(out)
