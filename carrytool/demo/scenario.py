@@ -13,6 +13,7 @@ from pathlib import Path
 from carrytool.demo import sources
 from carrytool.gitlayer.git import Git, Signature, scrubbed_env
 from carrytool.union.resolutions import ConflictHunk, Store, split_conflicts
+from carrytool.union.upstream_hunks import around_hunks, upstream_of_resolution
 
 T0 = 1_781_000_000          # 2026-06-09, around when the seed's PRs were opened
 UNION_NAME = "wake-path-union"
@@ -112,12 +113,17 @@ def record_adjacency_resolution(git: Git, sc: Scenario, store_root: Path) -> Non
     first = git.write_commit(onto.tree, [sc.upstream_head], sig, sig, "carrytool demo: #44778 on upstream\n")
     merged = git.merge_trees([(first, sc.head(45617))])[0]
     found = git.blob_at(merged.tree, sources.RUNNER)
-    parts = split_conflicts(git.read_blob(found[1])) if found else None
+    conflicted = git.read_blob(found[1]) if found else b""
+    parts = split_conflicts(conflicted) if found else None
+    # with upstream's lines each resolution drops and keeps, as `union continue` records them
+    theirs = git.blob_at(git.tree_of(sc.upstream_head), sources.RUNNER)
+    around = {a.hunk.key: a for a in around_hunks(git.read_blob(theirs[1]) if theirs else None, conflicted)}
     store = Store(store_root, ".".join(map(str, git.version)))
     for part in parts or []:
         if isinstance(part, ConflictHunk):
-            store.record(UNION_NAME, sources.RUNNER, part.key, part, sources.resolve_kv_adjacency(part),
-                         ["pr/44778", "pr/45617"])
+            resolution = sources.resolve_kv_adjacency(part)
+            store.record(UNION_NAME, sources.RUNNER, part.key, part, resolution, ["pr/44778", "pr/45617"],
+                         upstream_of_resolution(around[part.key], resolution) if part.key in around else None)
 
 
 def _union_message(sc: Scenario) -> str:

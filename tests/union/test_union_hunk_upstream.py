@@ -60,6 +60,9 @@ def _merge_upstream(prs: TwoPrs, pr: int, *, keep: bool = False) -> None:
 def test_a_resolution_dropping_a_merged_prs_line_stops_the_fold(cli: Cli, tmp_path: Path, keep: bool) -> None:
     prs, args, patch = _folded(tmp_path, cli)
     _merge_upstream(prs, 1, keep=keep)
+    _code, status = cli.json("union", "status", "u", *args)
+    [asked] = status[0]["refold"]["needs_resolution"]
+    assert (asked["file"], asked["kind"], asked["hunks"], asked["not_replayed"]) == ("m.py", "content", 1, 1)
     result = cli("union", "compose", "u", *args)
     out = result.stdout + result.stderr
     # was 0, the patch `-    a = one(x)`: upstream's line (pr/1's, merged) replaced without a word
