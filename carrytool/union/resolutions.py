@@ -282,7 +282,8 @@ def _lines(doc: dict[str, Any], name: str) -> tuple[bytes, ...] | None:
     return tuple(line.encode("utf-8", "surrogateescape") for line in lines)
 
 
-def _said(lines: tuple[bytes, ...]) -> list[str]:
+def _texts(lines: tuple[bytes, ...]) -> list[str]:
+    """LINES as a record writes them (`_lines` reads them back)."""
     return [line.decode("utf-8", "surrogateescape") for line in lines]
 
 
@@ -419,9 +420,9 @@ class Store:
         # upstream's lines the resolution drops and keeps, as recorded: a replay that drops others, or keeps
         # lines upstream no longer has at the hunk, stops the fold (union.upstream_hunks)
         if upstream is not None and upstream.removed is not None:
-            doc["upstream_removed"] = _said(upstream.removed)
+            doc["upstream_removed"] = _texts(upstream.removed)
         if upstream is not None and upstream.kept is not None:
-            doc["upstream_kept"] = _said(upstream.kept)
+            doc["upstream_kept"] = _texts(upstream.kept)
         target = self._dir(union) / f"{hunk_key[:16]}.json"
         text = json.dumps(doc, indent=2, ensure_ascii=True) + "\n"
         write_atomic(target, text.encode())
@@ -441,7 +442,7 @@ class Store:
         if fixup.conflict is not None:
             doc["conflict"] = fixup.conflict
         if fixup.upstream is not None:
-            doc["upstream_removed"] = _said(fixup.upstream)
+            doc["upstream_removed"] = _texts(fixup.upstream)
         write_atomic(target, (json.dumps(doc, indent=2, ensure_ascii=True) + "\n").encode())
         self._write_meta()
         return target
