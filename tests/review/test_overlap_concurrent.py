@@ -442,3 +442,42 @@ def test_a_pr_upstream_already_has_conflicts_with_no_earlier_entry(cli: Cli, sma
     assert [(o["entries"], o["kind"], o["files"]) for o in report["overlaps"]] == \
         [(["pr/1", "pr/2"], "same-file", ["pkg/a.txt"])]
     assert report["suggestions"] == []
+
+
+def test_entries_that_change_a_file_alike_share_its_scopes(cli: Cli, small: Small,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stack of PRs on one branch changes most files alike: the scopes of those changes are read once for
+    every entry that has them (EntryFacts.scopes_in), and the report is the one of reading them per entry."""
+    base = small.up.commit({"pkg/w.py": _module({}), "pkg/v.py": _module({})}, "files", parent="main",
+                           ref="refs/heads/main")
+    one = small.up.commit({"pkg/w.py": _module({"a": {1: "one = 1"}, "b": {2: "one = 2"}})}, "pr 1",
+                          parent=base, ref="refs/pull/1/head")
+    two = small.up.commit({"pkg/v.py": _module({"c": {3: "two = 3"}})}, "pr 2 on pr 1", parent=one,
+                          ref="refs/pull/2/head")
+    small.up.commit({"pkg/v.py": _module({"c": {3: "two = 3"}, "helper": {1: "three = 1"}})}, "pr 3 on pr 2",
+                    parent=two, ref="refs/pull/3/head")
+    small.up.commit({"pkg/w.py": _module({"a": {1: "four = 1"}})}, "pr 4", parent=base, ref="refs/pull/4/head")
+    small.manifest([{"pr": n} for n in (1, 2, 3, 4)], policy={"on_conflict": "skip"})
+    args = ("explain", "-m", small.manifest_path, "--repo", small.work.path, "--offline")
+    cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")   # fetches
+    asked: list[str] = []
+    real_scopes_of = EntryFacts.scopes_of
+
+    def scopes_of(self: EntryFacts, hunk: Hunk, sources: Sources) -> list[str]:
+        asked.append(self.id)
+        return real_scopes_of(self, hunk, sources)
+
+    monkeypatch.setattr(EntryFacts, "scopes_of", scopes_of)
+    code, shared = cli.json(*args)
+    once = sorted(asked)
+    monkeypatch.setattr(EntryFacts, "share_scopes", False)
+    asked.clear()
+    shutil.rmtree(Path(small.work.path) / "carrytool" / "cache")
+    again_code, again = cli.json(*args)
+    # pkg/w.py: pr/1, 2 and 3 change it alike (2 hunks, read once), pr/4 otherwise (1); pkg/v.py: pr/2 (1 hunk)
+    # and pr/3 (2) differ
+    assert sorted(asked) == ["pr/1", "pr/1", "pr/2", "pr/2", "pr/2", "pr/3", "pr/3", "pr/3", "pr/3", "pr/4"]
+    assert once == ["pr/1", "pr/1", "pr/2", "pr/3", "pr/3", "pr/4"]
+    assert (code, shared) == (again_code, again)
+    scopes = {tuple(o["entries"]): o["scopes"] for o in shared["overlaps"]}
+    assert scopes[("pr/1", "pr/4")] == ["Worker.a"] and scopes[("pr/2", "pr/3")] == ["Worker.a", "Worker.b", "Worker.c"]
