@@ -72,8 +72,9 @@ class _ProvidedAccounting:
     def account_left_out(self, by_id: dict[str, Step], trusted: dict[str, list[Folded]]) -> None:
         """Each hunk of a PR a union stands for, in a file the union changes, that the composed tree lacks
         and that is in no region the union had to reconcile (pipeline.provided: no other PR it folds, nor
-        the union itself, changes those lines): a `provided-absent` warning naming the lines (helper-128: a
-        resolution that took one side dropped a third PR's method, and sync said nothing). Unless the union's
+        the union itself, changes those lines; a hunk partly there, for the lines it lacks): a `provided-absent`
+        warning naming the lines (helper-128: a resolution that took one side dropped a third PR's method, and
+        sync said nothing). Unless the union's
         `supersedes` declares it dropped on purpose (`drops`): then it is on the union's `dropped_on_purpose`;
         a declared drop that matches no such hunk is a `stale-drop` warning (helper-135)."""
         checks = [(union_id, UnionCheck(union.base, union.head, union.all_changes, self.tip, tuple(folded)))

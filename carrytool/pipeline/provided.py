@@ -7,7 +7,9 @@ bracket-only lines at either end aside) as one block, within the def/class they 
 a def/class of each of those names (a line the same text in another method is not the PR's: helper-131),
 anywhere in the file otherwise. Where the block is not there, most of its lines that say something (two thirds,
 at least two) standing there compared loosely (_re_expressed) mean the union carries the change in another form:
-renamed, moved, reformatted, tweaked (helper-131: the vLLM union's own version of #45612's test). A hunk not
+renamed, moved, reformatted, tweaked (helper-131: the vLLM union's own version of #45612's test), but only in a
+region the union reconciled where some of those lines are missing (helper-159: a statement deleted at a stop,
+outside the conflict, passed silently): else it is left out, naming the lines (`missing`). A hunk not
 there is left out unless it lies in a region the union had to reconcile (pipeline.regions): a hunk of the
 union's own writing a line of its own there (one none of its PRs adds in that file: the maintainer's resolution,
 RE_EXPRESSED) meets or touches its lines, as git's merge sees a conflict, for Python in each def/class it lies
@@ -26,6 +28,8 @@ executable bit) that the tree's file lacks is left out (_mode_left_out: `whole` 
 folded PR sets the file another mode (helper-158: explain's coverage said `absent`, sync nothing); only a drop
 without `in` covers it, as a whole file. Two insertions at one place are no region to reconcile where the union
 keeps none of one's lines there and writes none of its own (pipeline.regions: keeping both was possible).
+A hunk left out says why it is in no region reconciled: the PRs inserting at the same place (`beside`), or
+changing those lines in other def/classes (`apart`).
 
 A hunk left out that the union's `supersedes` item declares dropped on purpose (`drops`: file, scope, why)
 is not left out but accounted as dropped (account_drops); a declared drop that matches no hunk left out is
@@ -95,7 +99,9 @@ class LeftOut:
     whole: str = ""                 # the whole file: "lacks" one the PR changes, "keeps" one the PR deletes;
     #                                 "mode": the tree has the file at another mode than MODE, the one the PR sets
     mode: str = ""
-    beside: bool = False            # ABSENT though another PR inserts lines there too (Regions: "dropped")
+    beside: tuple[str, ...] = ()    # ABSENT though these PRs insert lines at the same place (Regions: "dropped")
+    apart: tuple[str, ...] = ()     # ABSENT though these PRs change those lines or the next, in other def/classes
+    missing: tuple[int, ...] = ()   # the lines of the PR's head the tree lacks of a hunk it otherwise holds
 
     def lacking(self, whose: str = "") -> str:
         """How the tree leaves it out, as a clause: lacks WHOSE hunk (default: its PR's), or (a pure deletion)
@@ -107,7 +113,8 @@ class LeftOut:
         if self.whole == "mode":
             return "lacks " + (whose or self.pr + "'s") + f" mode change of {self.file} (to {self.mode})"
         if self.removed is None:
-            return "lacks " + (whose or self.pr + "'s") + f" hunk {self.describe()}"
+            part = f"{_numbered(self.missing)} of " if self.missing else ""
+            return f"lacks {part}" + (whose or self.pr + "'s") + f" hunk {self.describe()}"
         first, last = self.removed
         return f"still has the lines {self.pr} removes at {self.describe()} ({self.file}:{first}" + \
             (f"-{last}" if last != first else "") + " in its base)"
@@ -124,12 +131,33 @@ class LeftOut:
         if self.whole == "mode":
             return "no other PR it folds sets another mode on that file"
         if self.beside:
-            return "another PR it folds inserts lines there too, and both could be kept: the union keeps none of " \
-                "its lines there nor writes lines of its own"
+            return f"another PR it folds inserts lines there too, and both could be kept: {_listed(self.beside)} " + \
+                ("inserts" if len(self.beside) == 1 else "insert") + " at the same place, and the union does not " \
+                "keep this hunk there nor write lines of its own"
+        if self.apart:
+            return f"{_listed(self.apart)} " + ("changes" if len(self.apart) == 1 else "change") + \
+                " those lines or the next ones, but in another def/class, nor does the union write lines of its " \
+                "own in that def/class"
         if self.whole:
             return "no other PR it folds " + ("deletes" if self.whole == "lacks" else "changes") + " that file"
         return "no other PR it folds changes those lines or the next ones" + \
             (" in that def/class" if self.scopes else "") + ", nor does the union write lines of its own there"
+
+
+def _numbered(lines: Sequence[int]) -> str:
+    """`line 7`, `lines 7-9`, `lines 7, 9-10`: LINES (ascending) as a phrase."""
+    runs: list[list[int]] = []
+    for line in lines:
+        if runs and line == runs[-1][1] + 1:
+            runs[-1][1] = line
+        else:
+            runs.append([line, line])
+    said = ", ".join(f"{a}" if a == b else f"{a}-{b}" for a, b in runs)
+    return ("line " if len(lines) == 1 else "lines ") + said
+
+
+def _listed(names: Sequence[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + f" and {names[-1]}"
 
 
 @dataclass(frozen=True)
@@ -249,7 +277,7 @@ def left_out(git: Git, unions: Sequence[UnionCheck]) -> list[list[LeftOut]]:
 def _left_out(git: Git, spans: SpanCache, union: UnionCheck, folded: list[list[Hunk]], own: list[Hunk]
               ) -> list[LeftOut]:
     tips: dict[str, _Tip | None] = {}
-    found: list[LeftOut | tuple[int, Hunk, str | None, tuple[int, int] | None]] = []
+    found: list[LeftOut | tuple[int, Hunk, str | None, tuple[int, int] | None, tuple[int, ...]]] = []
     tip_tree = git.tree_of(union.tip)
     for k, (pr, hunks) in enumerate(zip(union.folded, folded)):
         by_path: dict[str, list[Hunk]] = {}
@@ -277,37 +305,46 @@ def _left_out(git: Git, spans: SpanCache, union: UnionCheck, folded: list[list[H
                 tip = tips[path]
                 if tip is None or change is None:
                     continue
+                lacks: tuple[int, ...] = ()
                 if deletion:
                     how = None if _still_there(git, spans, tip, change, hunk.old_start + offset, block) else VERBATIM
                 else:
-                    how = _standing(git, spans, tip, hunk, change, hunk.new_start + offset, block)
+                    how, lacks = _standing(git, spans, tip, hunk, change, hunk.new_start + offset, block)
                 if how != VERBATIM:
                     removed = (hunk.old_start + offset, hunk.old_start + offset + len(block) - 1) if deletion else None
-                    found.append((k, hunk, how, removed))
-    missing = [item for item in found if not isinstance(item, LeftOut)]
-    if not missing:
-        return [item for item in found if isinstance(item, LeftOut)]
+                    found.append((k, hunk, how, removed, lacks))
+    # a hunk not there, or there but for some lines: each asks where the union reconciled
+    missing = [item for item in found if not isinstance(item, LeftOut) and (item[2] is None or item[4])]
 
     def reach(hunk: Hunk, changes: Sequence[Change]) -> tuple[list[str], bool]:
         return hunk_reach(hunk, change_of(changes, hunk.path), lambda oid, line: spans.scope(
             oid, line, lambda: git.read_blob(oid)))
 
+    if all(isinstance(item, LeftOut) for item in found):
+        return [item for item in found if isinstance(item, LeftOut)]
     regions = Regions(git, union.base, union.changes, [(pr.changes, hunks) for pr, hunks in zip(union.folded, folded)],
-                      own, {hunk.path for _k, hunk, _how, _r in missing})
+                      own, {item[1].path for item in missing})
     out = []
     for item in found:
         if isinstance(item, LeftOut):
             out.append(item)
             continue
-        k, hunk, how, removed = item
+        k, hunk, how, removed, lacks = item
         pr = union.folded[k]
         scopes, module = reach(hunk, pr.changes)
-        region = regions.reconciled(k, hunk, scopes, reach) if how is None else None
+        region = regions.reconciled(k, hunk, scopes, reach) if how is None or lacks else None
         if how is None:
             # the union's own lines there: its words for the PR's change; another PR's: it took that side
             how = {"union": RE_EXPRESSED, "pr": RECONCILED}.get(region or "", ABSENT)
+        elif lacks and region not in ("union", "pr"):
+            # the rest of it stands, but a line of it is gone outside any region reconciled: no other form of
+            # it, a loss (helper-159: a statement deleted at a stop, two thirds of the hunk there, was silent)
+            how = ABSENT
+        others = tuple(union.folded[j].id for j in regions.touching(k, hunk)) if how == ABSENT else ()
         out.append(LeftOut(pr.id, hunk.path, hunk.span, tuple(scopes), module, pr.head, how, removed,
-                           beside=region == "dropped"))
+                           beside=others if region in ("dropped", "beside") else (),
+                           apart=others if region == "apart" else (),
+                           missing=lacks if how == ABSENT else ()))
     return out
 
 
@@ -379,11 +416,13 @@ def _read_tip(git: Git, tree: str, path: str) -> _Tip | None:
 
 
 def _standing(git: Git, spans: SpanCache, tip: _Tip, hunk: Hunk, change: Change | None, start: int,
-              block: tuple[bytes, ...]) -> str | None:
+              block: tuple[bytes, ...]) -> tuple[str | None, tuple[int, ...]]:
     """How BLOCK (HUNK's added lines from line START of the PR's head) stands in TIP: VERBATIM, as one block
     in the def/class its lines belong to when TIP still has a def/class of each of those names (a line the
     same text elsewhere in the file is not the PR's) and none of them lies at module level, anywhere in the
-    file otherwise; RE_EXPRESSED there (_re_expressed: renamed, moved, reformatted, tweaked); None: not at all."""
+    file otherwise; RE_EXPRESSED there (_re_expressed: renamed, moved, reformatted, tweaked), with the lines of
+    the PR's head that say something and stand nowhere there (the caller asks whether the union reconciled
+    them: helper-159); None: not at all."""
     python = change is not None and change.new_oid != ZERO and is_python(hunk.path)
     owners = [spans.scope(change.new_oid, start + k, lambda: git.read_blob(change.new_oid))
               if python and change is not None and line.strip() else None for k, line in enumerate(block)]
@@ -399,8 +438,9 @@ def _standing(git: Git, spans: SpanCache, tip: _Tip, hunk: Hunk, change: Change 
             if all(owner for owner, line in zip(owners, block) if line.strip()):
                 first, last = min(a for a, _b in held) - 1, max(b for _a, b in held)
     if any(at + len(block) <= last for at in find_block(tip.lines, block, first)):
-        return VERBATIM
-    return RE_EXPRESSED if _re_expressed(block, owners, tip.lines[first:last], kept, python=python) else None
+        return VERBATIM, ()
+    lacking = _re_expressed(block, owners, tip.lines[first:last], kept, python=python)
+    return (None, ()) if lacking is None else (RE_EXPRESSED, tuple(start + k for k in lacking))
 
 
 def _still_there(git: Git, spans: SpanCache, tip: _Tip, change: Change, start: int, block: tuple[bytes, ...]
@@ -453,19 +493,20 @@ _HEADER = re.compile(rb"^((?:async[ \t]+)?def|class)[ \t]+\w+")
 
 
 def _re_expressed(block: Sequence[bytes], owners: Sequence[str | None], region: Sequence[bytes],
-                  kept: frozenset[str], *, python: bool) -> bool:
+                  kept: frozenset[str], *, python: bool) -> list[int] | None:
     """Whether most of BLOCK's lines that say something (at least 2, two thirds of them) stand in REGION,
     each compared without its whitespace (Python: its comment, and a def/class header without its name):
     the union carries the change in another form. A header whose def/class (OWNERS: the scope of each
-    line) KEPT still holds stands whatever its signature became. One such line must stand as it was."""
-    wanted = [(_plain(line, python=python), owner in kept and _HEADER.match(line.lstrip()) is not None)
-              for line, owner in zip(block, owners) if not says_nothing(line)]
-    wanted = [(line, header) for line, header in wanted if line]
+    line) KEPT still holds stands whatever its signature became. One such line must stand as it was.
+    The indexes in BLOCK of those lines that do not stand there; None: not re-expressed."""
+    wanted = [(k, _plain(line, python=python), owner in kept and _HEADER.match(line.lstrip()) is not None)
+              for k, (line, owner) in enumerate(zip(block, owners)) if not says_nothing(line)]
+    wanted = [(k, line, header) for k, line, header in wanted if line]
     if len(wanted) < 2:
-        return False
+        return None
     there = {_plain(line, python=python) for line in region}
-    standing = sum(1 for line, header in wanted if header or line in there)
-    return 3 * standing >= 2 * len(wanted)
+    lacking = [k for k, line, header in wanted if not header and line not in there]
+    return lacking if 3 * (len(wanted) - len(lacking)) >= 2 * len(wanted) else None
 
 
 def _plain(line: bytes, *, python: bool) -> bytes:

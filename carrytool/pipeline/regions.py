@@ -118,11 +118,13 @@ class Regions:
         the union's own writing lines of its own there meets or touches it (the maintainer's resolution, the
         PR's change in the union's words); else "pr" where another folded PR's hunk does (with the union's own,
         a conflict the union settled for another side), but "dropped" (not reconciled) where only insertions
-        meet an insertion the union keeps none of (_side_dropped: keeping both was possible, helper-158); None:
-        neither. Meeting in the union's base
+        meet an insertion the union keeps none of (_side_dropped: keeping both was possible, helper-158); not
+        reconciled either, where another PR's hunk meets its lines (touching: the fold's conflict) but in other
+        def/classes only: "beside" where both only insert lines, else "apart"; None: none. Meeting in the union's base
         blob, and for Python in each def/class the hunk lies in (a hunk of two methods, one of which another PR
         also adds, is not reconciled for the other: helper-149); where the lines of either do not map, a
-        def/class they share (at module level: the file)."""
+        def/class they share (at module level: the file). The answer beside "union" and "pr" is only the reason
+        given (helper-159: an insertion beside another PR's in other defs was said to meet no other PR's)."""
         mine = self._span(k, hunk)
         theirs = [(j, h, changes) for j, (changes, hunks) in enumerate(self.folded) if j != k
                   for h in hunks if h.path == hunk.path]
@@ -131,9 +133,26 @@ class Regions:
         need = {s for s in scopes if not any(s.startswith(t + ".") for t in scopes)}
         if self._met(mine, set(need), own, reach):
             return "union"
-        if not self._met(mine, need, theirs + own, reach):
+        if self._met(mine, need, theirs + own, reach):
+            return "dropped" if self._side_dropped(k, hunk, mine) else "pr"
+        touching = self._touching(k, hunk, mine)
+        if not touching:
             return None
-        return "dropped" if self._side_dropped(k, hunk, mine) else "pr"
+        if self._side_dropped(k, hunk, mine):
+            return "dropped"
+        return "beside" if not hunk.old_count and not any(h.old_count for _j, h in touching) else "apart"
+
+    def touching(self, k: int, hunk: Hunk) -> list[int]:
+        """The other folded PRs (their indexes) with a hunk meeting or touching PR K's HUNK in the union's base
+        blob (both mapped there): the fold's merge met them as a conflict."""
+        return sorted({j for j, _h in self._touching(k, hunk, self._span(k, hunk))})
+
+    def _touching(self, k: int, hunk: Hunk, mine: Span | None) -> list[tuple[int, Hunk]]:
+        if mine is None:
+            return []
+        return [(j, h) for j, (_c, hunks) in enumerate(self.folded) if j != k for h in hunks
+                if h.path == hunk.path and h.kind == "text" and (theirs := self._span(j, h)) is not None
+                and meets(mine, theirs)]
 
     def _side_dropped(self, k: int, hunk: Hunk, mine: Span | None) -> bool:
         """Whether PR K's HUNK, only adding lines (at MINE, mapped), met only by hunks that only add lines too

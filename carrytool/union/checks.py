@@ -141,7 +141,8 @@ class FoldChecks:
                  f"{drop_hint(lost, supersedes)}"
                  if lost.lines is None and not lost.whole else
                  f"warning: the union {lost.lacking()}, in no region it reconciled "
-                 f"({lost.region()}): dropped by a side taken at a stop? sync will warn provided-absent; if on "
+                 f"({lost.region()}): {'deleted' if lost.missing else 'dropped by a side taken'} at a stop? sync "
+                 f"will warn provided-absent; if on "
                  f"purpose, {drop_hint(lost, supersedes)}" for lost in drops.absent]
         notes += [f"dropped on purpose: {lost.pr}'s {'change to ' if lost.lines is None else 'hunk '}"
                   f"{lost.describe()}: {drop.why}" for lost, drop in drops.dropped]
