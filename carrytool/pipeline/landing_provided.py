@@ -5,6 +5,7 @@ has_change is also union.fold's)."""
 from __future__ import annotations
 
 import difflib
+import shlex
 from collections.abc import Sequence
 
 from carrytool.gitlayer.git import REGULAR_MODES, Change, Git, paths_of
@@ -52,7 +53,8 @@ class _ProvidedAccounting:
             for union_id, paths in kept.items():
                 if step.base and step.head:
                     trusted.setdefault(union_id, []).append(
-                        Folded(step.id, step.base, step.head, step.all_changes, frozenset(paths)))
+                        Folded(step.id, step.base, step.head, step.all_changes, frozenset(paths),
+                               self._stale_fold(by_id[union_id], step.entry.number, step.head)))
         for union in self.steps:
             for number, changes in sorted(union.superseded_diffs.items()):
                 paths = set()
@@ -65,8 +67,8 @@ class _ProvidedAccounting:
                         paths.add(path)
                 if number in union.superseded_heads:
                     base, head = union.superseded_heads[number]
-                    trusted.setdefault(union.id, []).append(Folded(f"pr/{number}", base, head, changes,
-                                                                   frozenset(paths)))
+                    trusted.setdefault(union.id, []).append(Folded(
+                        f"pr/{number}", base, head, changes, frozenset(paths), self._stale_fold(union, number, head)))
         self.account_left_out(by_id, trusted)
 
     def account_left_out(self, by_id: dict[str, Step], trusted: dict[str, list[Folded]]) -> None:
@@ -87,6 +89,15 @@ class _ProvidedAccounting:
             if union.id not in found and any(s.drops for s in union.entry.supersedes) and self.tip and \
                     union_judged(union):
                 self._account_drops(union, [])
+
+    def _stale_fold(self, union: Step, number: int | None, head: str) -> str:
+        """The older head of PR NUMBER that UNION folded, where the PR's head (HEAD) moved since (sync warns
+        `stale-fold`) and the repository has it; else empty."""
+        sup = next((s for s in union.entry.supersedes if s.pr == number), None)
+        if sup is None or not sup.head or head.startswith(sup.head.lower()):
+            return ""
+        folded = self.git.rev_parse(sup.head)
+        return folded if folded and folded.startswith(sup.head.lower()) else ""
 
     def _file_left_out(self, union: Step, lost: LeftOut, how: str, why: str) -> None:
         """A PR's file UNION leaves out (LOST, no lines: WHY says how): a `provided-absent` warning; where the
@@ -111,9 +122,7 @@ class _ProvidedAccounting:
                 "kind": "provided-absent", "entry": lost.pr, "other": union.id, "file": lost.file,
                 **({"lines": list(lost.lines)} if lost.lines else {}), **({"mode": lost.mode} if lost.mode else {}),
                 "message": f"{union.id} supersedes {lost.pr} but the composed tree {lost.lacking('its')}, "
-                           f"in no region {union.id} reconciled ({lost.region()}): "
-                           f"dropped at a stop of the fold? (explain shows {union.id}'s coverage; if on purpose, "
-                           f"{drop_hint(lost, union.entry.supersedes)})"})
+                           f"in no region {union.id} reconciled ({lost.region()}): {self._likely(union, lost)}"})
         union.reconciled = [(lost.pr, lost.file, lost.lines) for lost in found if lost.how == RECONCILED and
                             not any(lost is d for d, _drop in drops.dropped)]
         union.dropped_on_purpose = [{"pr": int(lost.pr.removeprefix("pr/")), "file": lost.file,
@@ -129,6 +138,15 @@ class _ProvidedAccounting:
                 "line": drop.line,
                 "message": f"{union.id} declares pr/{number}'s hunks in {drop.describe()} dropped on purpose (manifest "
                            f"line {drop.line}), but {why}"})
+
+    def _likely(self, union: Step, lost: LeftOut) -> str:
+        """How UNION likely came to leave LOST out, and what to do, as a clause: a PR that gained it after the fold
+        (a stale fold: no stop dropped it, a refold brings it; helper-159 on celery), else a stop of the fold."""
+        if lost.unfolded:
+            return f"not in {lost.pr}'s head {union.id} folded ({lost.unfolded[:12]}): the PR moved since " \
+                f"(stale-fold); refold the union (`carrytool union compose {shlex.quote(str(union.entry.name))}`)"
+        return f"dropped at a stop of the fold? (explain shows {union.id}'s coverage; if on purpose, " \
+            f"{drop_hint(lost, union.entry.supersedes)})"
 
     def _left_out(self, union: Step, number: int | None, changes: Sequence[Change], path: str) -> str | None:
         """How UNION, standing for PR NUMBER whose diff is CHANGES, leaves the PR's change at PATH out of

@@ -29,7 +29,8 @@ folded PR sets the file another mode (helper-158: explain's coverage said `absen
 without `in` covers it, as a whole file. Two insertions at one place are no region to reconcile where the union
 keeps none of one's lines there and writes none of its own (pipeline.regions: keeping both was possible).
 A hunk left out says why it is in no region reconciled: the PRs inserting at the same place (`beside`), or
-changing those lines in other def/classes (`apart`).
+changing those lines in other def/classes (`apart`); and, where the union folded an older head of its PR
+that lacks it too (`unfolded`), that the PR gained it after the fold (helper-159: a stop was guessed).
 
 A hunk left out that the union's `supersedes` item declares dropped on purpose (`drops`: file, scope, why)
 is not left out but accounted as dropped (account_drops); a declared drop that matches no hunk left out is
@@ -45,7 +46,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 
 from carrytool.gitlayer.env import ZERO
@@ -60,13 +61,15 @@ from carrytool.pipeline.scopes import SpanCache, hunk_reach, is_python
 
 @dataclass(frozen=True)
 class Folded:
-    """A PR a union stands for: its id, its own diff (BASE -> HEAD: CHANGES) and the files to look in."""
+    """A PR a union stands for: its id, its own diff (BASE -> HEAD: CHANGES) and the files to look in; FOLDED: the
+    older head the union folded when the PR moved since (a stale fold), else empty."""
 
     id: str
     base: str
     head: str
     changes: Sequence[Change]
     paths: frozenset[str]
+    folded: str = ""
 
 
 @dataclass(frozen=True)
@@ -102,6 +105,7 @@ class LeftOut:
     beside: tuple[str, ...] = ()    # ABSENT though these PRs insert lines at the same place (Regions: "dropped")
     apart: tuple[str, ...] = ()     # ABSENT though these PRs change those lines or the next, in other def/classes
     missing: tuple[int, ...] = ()   # the lines of the PR's head the tree lacks of a hunk it otherwise holds
+    unfolded: str = ""              # the head the union folded, which lacks this change (a stale fold)
 
     def lacking(self, whose: str = "") -> str:
         """How the tree leaves it out, as a clause: lacks WHOSE hunk (default: its PR's), or (a pure deletion)
@@ -269,7 +273,7 @@ def left_out(git: Git, unions: Sequence[UnionCheck]) -> list[list[LeftOut]]:
     spans = SpanCache(git.common_dir / "carrytool" / "cache")     # explain's: PRs' heads are asked again
     for union in wanted:
         mine = [next(hunks) for _ in union.folded]
-        found[id(union)] = _left_out(git, spans, union, mine, next(hunks))
+        found[id(union)] = _unfolded(git, union, mine, _left_out(git, spans, union, mine, next(hunks)))
     spans.save()
     return [found.get(id(u), []) for u in unions]
 
@@ -346,6 +350,35 @@ def _left_out(git: Git, spans: SpanCache, union: UnionCheck, folded: list[list[H
                            apart=others if region == "apart" else (),
                            missing=lacks if how == ABSENT else ()))
     return out
+
+
+def _unfolded(git: Git, union: UnionCheck, folded: list[list[Hunk]], found: list[LeftOut]) -> list[LeftOut]:
+    """FOUND, each ABSENT one of a PR the union folded at an older head (a stale fold) that that head lacks too
+    marked `unfolded` (the folded head): the PR gained it after the fold, no stop dropped it (helper-159: the
+    warning guessed a stop, the line above it said the fold was stale). A hunk's added lines (blank or
+    bracket-only at either end aside) not there as one block, the lines a deletion removes still there, or a
+    mode it sets not the file's there; a whole file is not judged."""
+    out = []
+    for lost in found:
+        k = next((k for k, pr in enumerate(union.folded) if pr.id == lost.pr), None)
+        if lost.how == ABSENT and k is not None and union.folded[k].folded and (lost.lines or lost.whole == "mode"):
+            hunk = next((h for h in folded[k] if h.path == lost.file and
+                         (h.span == lost.lines if lost.lines else h.kind == "mode")), None)
+            if hunk is not None and not _in_head(git, union.folded[k].folded, hunk):
+                lost = replace(lost, unfolded=union.folded[k].folded)
+        out.append(lost)
+    return out
+
+
+def _in_head(git: Git, head: str, hunk: Hunk) -> bool:
+    """Whether commit HEAD has HUNK's change: its mode, its added lines as one block, or (a pure deletion) not
+    the lines it removes."""
+    entry = git.file_entry(git.tree_of(head), hunk.path)
+    if hunk.kind == "mode":
+        return entry is not None and entry[0] == hunk.new_mode
+    block = _core(hunk.added or hunk.removed)[1]
+    lines = git.read_blob(entry[1]).split(b"\n") if entry is not None else []
+    return bool(find_block(lines, block)) == bool(hunk.added)
 
 
 def _mode_left_out(git: Git, tree: str, union: UnionCheck, k: int, hunk: Hunk) -> LeftOut | None:

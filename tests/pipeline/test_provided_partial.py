@@ -6,7 +6,7 @@ at a union stop, outside the conflict (`req.task.acks_late = True` of #10463's t
 and sync with exit 0, and only explain named it. Its missing lines are judged as a missing hunk is
 (pipeline.regions): left out unless another folded PR's hunk, or one of the union's own writing lines of its
 own, meets it. An insertion dropped beside another PR's in other defs was said to meet no other PR's lines;
-a hunk a PR gained after the union's fold was guessed "dropped at a stop of the fold"."""
+and a hunk a PR gained after the union's fold was guessed "dropped at a stop of the fold"."""
 
 from __future__ import annotations
 
@@ -137,6 +137,46 @@ def test_an_insertion_dropped_beside_another_prs_in_other_defs_says_so(cli: Cli,
     assert "(another PR it folds inserts lines there too, and both could be kept: pr/2 inserts at the same " \
         "place, and the union does not keep this hunk there nor write lines of its own)" in warning["message"], \
         warning["message"]
+
+
+def test_a_hunk_a_pr_gained_after_a_stale_fold_points_at_the_refold(cli: Cli, small: Small) -> None:
+    # the union folded pr/1 at FOLDED (v1 changed); pr/1 then changed v10 too: the union lacks that hunk
+    base = small.base = small.up.commit({"w.py": RUN}, "base", parent="main", ref="refs/heads/main")
+    one = RUN.replace("self.v1 = 1", "self.v1 = 10")
+    folded = small.pr(1, {"w.py": one}, parent=base)
+    small.pr(1, {"w.py": one.replace("self.v10 = 10", "self.v10 = 100")}, parent=folded)
+    small.pr(2, {"w.py": RUN.replace("self.v5 = 5", "self.v5 = 50")}, parent=base)
+    union = one.replace("self.v5 = 5", "self.v5 = 50")
+    commit = small.up.commit({"w.py": union}, "union", parent=base, ref="refs/heads/union")
+    small.work.git("fetch", "-q", str(small.up.path), "+refs/heads/union:refs/heads/union")
+    small.manifest([{"pr": 1}, {"pr": 2}, {"carry": "union", "commit": commit,
+                                          "supersedes": [{"pr": 1, "head": folded}, 2]}])
+    code, report = cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")
+    assert code == 0, report
+    assert [w["kind"] for w in report["warnings"]] == ["stale-fold", "provided-absent"], report["warnings"]
+    message = report["warnings"][1]["message"]
+    assert report["warnings"][1]["lines"] == [16, 16], report["warnings"]
+    assert "dropped at a stop" not in message, message
+    assert message.endswith(f": not in pr/1's head carry/union folded ({folded[:12]}): the PR moved since "
+                            "(stale-fold); refold the union (`carrytool union compose union`)"), message
+
+
+def test_a_hunk_the_stale_fold_had_is_still_guessed_dropped_at_a_stop(cli: Cli, small: Small) -> None:
+    # pr/1 moved (a line elsewhere), but the hunk the union lacks, v1's, was in the head it folded
+    base = small.base = small.up.commit({"w.py": RUN}, "base", parent="main", ref="refs/heads/main")
+    one = RUN.replace("self.v1 = 1", "self.v1 = 10")
+    folded = small.pr(1, {"w.py": one}, parent=base)
+    small.pr(1, {"w.py": one.replace("self.v10 = 10", "self.v10 = 100")}, parent=folded)
+    small.pr(2, {"w.py": RUN.replace("self.v5 = 5", "self.v5 = 50")}, parent=base)
+    union = RUN.replace("self.v5 = 5", "self.v5 = 50").replace("self.v10 = 10", "self.v10 = 100")
+    commit = small.up.commit({"w.py": union}, "union", parent=base, ref="refs/heads/union")
+    small.work.git("fetch", "-q", str(small.up.path), "+refs/heads/union:refs/heads/union")
+    small.manifest([{"pr": 1}, {"pr": 2}, {"carry": "union", "commit": commit,
+                                          "supersedes": [{"pr": 1, "head": folded}, 2]}])
+    code, report = cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")
+    assert code == 0, report
+    [warning] = [w for w in report["warnings"] if w["kind"] == "provided-absent"]
+    assert warning["lines"] == [7, 7] and "dropped at a stop of the fold?" in warning["message"], warning
 
 
 def test_the_clause_names_the_lines_a_hunk_lacks() -> None:
