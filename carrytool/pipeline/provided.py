@@ -6,7 +6,7 @@ that should hold it (the composed tip; the union's own commit for `union continu
 bracket-only lines at either end aside) as one block, within the def/class they belong to when the tip still has
 a def/class of each of those names (a line the same text in another method is not the PR's: helper-131),
 anywhere in the file otherwise. Where the block is not there, most of its lines that say something (two thirds,
-at least two) standing there compared loosely (_re_expressed) mean the union carries the change in another form:
+at least two) standing there compared loosely (pipeline.standing) mean the union carries the change in another form:
 renamed, moved, reformatted, tweaked (helper-131: the vLLM union's own version of #45612's test), but only in a
 region the union reconciled where some of those lines are missing (helper-159: a statement deleted at a stop,
 outside the conflict, passed silently): else it is left out, naming the lines (`missing`). A hunk not
@@ -18,7 +18,7 @@ Hunks of PRs on different bases are compared in the union's base blob of the fil
 diff between its base blob and that one; lines upstream changed between the two, or next to them, do not map,
 and a def/class the two hunks share decides (at module level: the file) (helper-149: a line the maintainer
 deleted at a stop, outside the conflict, was reconciled because the union changes its def). A hunk that only
-removes lines is left out when the tip still holds them where the PR removes them (_still_there: in the
+removes lines is left out when the tip still holds them where the PR removes them (still_there: in the
 def/class they lay in, else between the same neighbours) more often than the PR's head does (helper-144: a
 deletion the union dropped was called re-expressed, and its drop stale); the same line standing elsewhere is no
 loss. A file a PR changes that the tree lacks (the union deleted it), or one it deletes that the tree keeps, is
@@ -44,10 +44,8 @@ hunk lies in a def/class (each distinct piece once, and cached on disk).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from functools import partial
 
 from carrytool.gitlayer.env import ZERO
 from carrytool.gitlayer.git import Change, Git, change_of
@@ -56,7 +54,8 @@ from carrytool.manifest.model import Drop, Supersede
 from carrytool.manifest.paths import literal_pattern, matches
 from carrytool.pipeline.hunks import Hunk, find_block, read_hunks, says_nothing
 from carrytool.pipeline.regions import Regions
-from carrytool.pipeline.scopes import SpanCache, hunk_reach, is_python
+from carrytool.pipeline.scopes import SpanCache, hunk_reach
+from carrytool.pipeline.standing import RE_EXPRESSED, VERBATIM, Tip, read_tip, standing, still_there
 
 
 @dataclass(frozen=True)
@@ -83,7 +82,7 @@ class UnionCheck:
     folded: tuple[Folded, ...]
 
 
-VERBATIM, ABSENT, RECONCILED, RE_EXPRESSED = "verbatim", "absent", "reconciled", "re-expressed"
+ABSENT, RECONCILED = "absent", "reconciled"
 
 
 @dataclass(frozen=True)
@@ -280,7 +279,7 @@ def left_out(git: Git, unions: Sequence[UnionCheck]) -> list[list[LeftOut]]:
 
 def _left_out(git: Git, spans: SpanCache, union: UnionCheck, folded: list[list[Hunk]], own: list[Hunk]
               ) -> list[LeftOut]:
-    tips: dict[str, _Tip | None] = {}
+    tips: dict[str, Tip | None] = {}
     found: list[LeftOut | tuple[int, Hunk, str | None, tuple[int, int] | None, tuple[int, ...]]] = []
     tip_tree = git.tree_of(union.tip)
     for k, (pr, hunks) in enumerate(zip(union.folded, folded)):
@@ -305,15 +304,15 @@ def _left_out(git: Git, spans: SpanCache, union: UnionCheck, folded: list[list[H
                 if not block:
                     continue
                 if path not in tips:
-                    tips[path] = _read_tip(git, union.tip, path)
+                    tips[path] = read_tip(git, union.tip, path)
                 tip = tips[path]
                 if tip is None or change is None:
                     continue
                 lacks: tuple[int, ...] = ()
                 if deletion:
-                    how = None if _still_there(git, spans, tip, change, hunk.old_start + offset, block) else VERBATIM
+                    how = None if still_there(git, spans, tip, change, hunk.old_start + offset, block) else VERBATIM
                 else:
-                    how, lacks = _standing(git, spans, tip, hunk, change, hunk.new_start + offset, block)
+                    how, lacks = standing(git, spans, tip, hunk, change, hunk.new_start + offset, block)
                 if how != VERBATIM:
                     removed = (hunk.old_start + offset, hunk.old_start + offset + len(block) - 1) if deletion else None
                     found.append((k, hunk, how, removed, lacks))
@@ -433,138 +432,3 @@ def _core(lines: Sequence[bytes]) -> tuple[int, tuple[bytes, ...]]:
     first = trivial.index(False)
     last = len(trivial) - trivial[::-1].index(False)
     return first, tuple(lines[first:last])
-
-
-@dataclass(frozen=True)
-class _Tip:
-    """A file of the tree a union's PRs' hunks must stand in: its blob and its lines."""
-
-    oid: str
-    lines: list[bytes]
-
-
-def _read_tip(git: Git, tree: str, path: str) -> _Tip | None:
-    found = git.file_entry(tree, path)
-    return _Tip(found[1], git.read_blob(found[1]).split(b"\n")) if found is not None else None
-
-
-def _standing(git: Git, spans: SpanCache, tip: _Tip, hunk: Hunk, change: Change | None, start: int,
-              block: tuple[bytes, ...]) -> tuple[str | None, tuple[int, ...]]:
-    """How BLOCK (HUNK's added lines from line START of the PR's head) stands in TIP: VERBATIM, as one block
-    in the def/class its lines belong to when TIP still has a def/class of each of those names (a line the
-    same text elsewhere in the file is not the PR's) and none of them lies at module level, anywhere in the
-    file otherwise; RE_EXPRESSED there (_re_expressed: renamed, moved, reformatted, tweaked), with the lines of
-    the PR's head that say something and stand nowhere there (the caller asks whether the union reconciled
-    them: helper-159); None: not at all."""
-    python = change is not None and change.new_oid != ZERO and is_python(hunk.path)
-    owners = [spans.scope(change.new_oid, start + k, lambda: git.read_blob(change.new_oid))
-              if python and change is not None and line.strip() else None for k, line in enumerate(block)]
-    first, last, kept = 0, len(tip.lines), frozenset[str]()
-    names = {name for name in owners if name}
-    if names:
-        tip_spans = spans.spans(tip.oid, lambda: git.read_blob(tip.oid))
-        held = [(a, b) for a, b, name in tip_spans if name in names]
-        if {name for _a, _b, name in tip_spans if name in names} == names:
-            kept = frozenset(names)
-            # a block reaching module level (a new module, a def and the line registering it) is not within
-            # its defs: looked for in the whole file (helper-149: a new file called lacking from a tip holding it)
-            if all(owner for owner, line in zip(owners, block) if line.strip()):
-                first, last = min(a for a, _b in held) - 1, max(b for _a, b in held)
-    if any(at + len(block) <= last for at in find_block(tip.lines, block, first)):
-        return VERBATIM, ()
-    lacking = _re_expressed(block, owners, tip.lines[first:last], kept, python=python)
-    return (None, ()) if lacking is None else (RE_EXPRESSED, tuple(start + k for k in lacking))
-
-
-def _still_there(git: Git, spans: SpanCache, tip: _Tip, change: Change, start: int, block: tuple[bytes, ...]
-                 ) -> bool:
-    """Whether TIP still holds BLOCK, the lines a PR's pure deletion (CHANGE) removes from line START of its
-    base, where the PR removes them, more often than the PR's head does (a line the PR moves within its
-    def/class is carried): in the def/class each line that says something lay in, when every one lay in
-    one and TIP still has a def/class of each of those names; else between the same neighbours as in the
-    base (the nearest line that says something on either side, compared without whitespace)."""
-    if not find_block(tip.lines, block):
-        return False                                # the usual answer: asked before anything is parsed
-    base, head = partial(git.read_blob, change.old_oid), git.read_blob(change.new_oid).split(b"\n")
-    owners = {spans.scope(change.old_oid, start + k, base) if is_python(change.path) else None
-              for k, line in enumerate(block) if line.strip()}
-    if None not in owners:
-        tip_spans = spans.spans(tip.oid, partial(git.read_blob, tip.oid))
-        if {name for _a, _b, name in tip_spans if name in owners} == owners:
-            head_spans = spans.spans(change.new_oid, partial(git.read_blob, change.new_oid))
-            return _held(tip.lines, tip_spans, owners, block) > _held(head, head_spans, owners, block)
-    around = _neighbours(base().split(b"\n"), start - 1, len(block))
-    return _beside(tip.lines, block, around) > _beside(head, block, around)
-
-
-def _held(lines: Sequence[bytes], spans: Sequence[tuple[int, int, str]], names: set[str | None],
-          block: tuple[bytes, ...]) -> int:
-    """How many times BLOCK stands in LINES within the def/classes NAMES (SPANS: LINES' def/classes)."""
-    held = [(a, b) for a, b, name in spans if name in names]
-    if not held:
-        return 0
-    first, last = min(a for a, _b in held) - 1, max(b for _a, b in held)
-    return sum(1 for at in find_block(lines, block, first) if at + len(block) <= last)
-
-
-def _beside(lines: Sequence[bytes], block: tuple[bytes, ...], around: tuple[bytes | None, bytes | None]) -> int:
-    """How many times BLOCK stands in LINES between the neighbours AROUND (_neighbours)."""
-    return sum(1 for at in find_block(lines, block) if _neighbours(lines, at, len(block)) == around)
-
-
-def _neighbours(lines: Sequence[bytes], at: int, count: int) -> tuple[bytes | None, bytes | None]:
-    """The nearest line that says something before index AT and after the COUNT lines from it, without
-    whitespace (None: the file's start or end)."""
-    def bare(k: int) -> bytes:
-        return lines[k].translate(None, b" \t\r")
-    before = next((bare(k) for k in range(at - 1, -1, -1) if bare(k)), None)
-    after = next((bare(k) for k in range(at + count, len(lines)) if bare(k)), None)
-    return before, after
-
-
-_HEADER = re.compile(rb"^((?:async[ \t]+)?def|class)[ \t]+\w+")
-
-
-def _re_expressed(block: Sequence[bytes], owners: Sequence[str | None], region: Sequence[bytes],
-                  kept: frozenset[str], *, python: bool) -> list[int] | None:
-    """Whether most of BLOCK's lines that say something (at least 2, two thirds of them) stand in REGION,
-    each compared without its whitespace (Python: its comment, and a def/class header without its name):
-    the union carries the change in another form. A header whose def/class (OWNERS: the scope of each
-    line) KEPT still holds stands whatever its signature became. One such line must stand as it was.
-    The indexes in BLOCK of those lines that do not stand there; None: not re-expressed."""
-    wanted = [(k, _plain(line, python=python), owner in kept and _HEADER.match(line.lstrip()) is not None)
-              for k, (line, owner) in enumerate(zip(block, owners)) if not says_nothing(line)]
-    wanted = [(k, line, header) for k, line, header in wanted if line]
-    if len(wanted) < 2:
-        return None
-    there = {_plain(line, python=python) for line in region}
-    lacking = [k for k, line, header in wanted if not header and line not in there]
-    return lacking if 3 * (len(wanted) - len(lacking)) >= 2 * len(wanted) else None
-
-
-def _plain(line: bytes, *, python: bool) -> bytes:
-    """LINE as _re_expressed compares it: without whitespace; for Python without its comment, and a
-    def/class header with its name left out (`def _(a, b):`)."""
-    if python:
-        line = _HEADER.sub(rb"\1 _", _uncommented(line.strip()))
-    return line.translate(None, b" \t\r\n")
-
-
-def _uncommented(line: bytes) -> bytes:
-    """LINE up to a `#` outside a one-line string (a line inside a longer string may lose some text: both
-    sides of the comparison do)."""
-    quote = 0
-    k = 0
-    while k < len(line):
-        c = line[k]
-        if quote:
-            if c == 92:                 # a backslash: the next character is the string's
-                k += 1
-            elif c == quote:
-                quote = 0
-        elif c in (34, 39):
-            quote = c
-        elif c == 35:
-            return line[:k]
-        k += 1
-    return line

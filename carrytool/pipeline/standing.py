@@ -1,0 +1,152 @@
+"""Whether a PR's lines stand in a tree's file: its added lines as one block within their def/class, or in
+another form (renamed, moved, reformatted, tweaked: _re_expressed, with the lines that do not stand), and a
+pure deletion's lines still where the PR removed them (pipeline.provided's reading of a union's tip)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import partial
+
+from carrytool.gitlayer.env import ZERO
+from carrytool.gitlayer.git import Change, Git
+from carrytool.pipeline.hunks import Hunk, find_block, says_nothing
+from carrytool.pipeline.scopes import SpanCache, is_python
+
+VERBATIM, RE_EXPRESSED = "verbatim", "re-expressed"
+
+
+@dataclass(frozen=True)
+class Tip:
+    """A file of the tree a union's PRs' hunks must stand in: its blob and its lines."""
+
+    oid: str
+    lines: list[bytes]
+
+
+def read_tip(git: Git, tree: str, path: str) -> Tip | None:
+    found = git.file_entry(tree, path)
+    return Tip(found[1], git.read_blob(found[1]).split(b"\n")) if found is not None else None
+
+
+def standing(git: Git, spans: SpanCache, tip: Tip, hunk: Hunk, change: Change | None, start: int,
+              block: tuple[bytes, ...]) -> tuple[str | None, tuple[int, ...]]:
+    """How BLOCK (HUNK's added lines from line START of the PR's head) stands in TIP: VERBATIM, as one block
+    in the def/class its lines belong to when TIP still has a def/class of each of those names (a line the
+    same text elsewhere in the file is not the PR's) and none of them lies at module level, anywhere in the
+    file otherwise; RE_EXPRESSED there (_re_expressed: renamed, moved, reformatted, tweaked), with the lines of
+    the PR's head that say something and stand nowhere there (the caller asks whether the union reconciled
+    them: helper-159); None: not at all."""
+    python = change is not None and change.new_oid != ZERO and is_python(hunk.path)
+    owners = [spans.scope(change.new_oid, start + k, lambda: git.read_blob(change.new_oid))
+              if python and change is not None and line.strip() else None for k, line in enumerate(block)]
+    first, last, kept = 0, len(tip.lines), frozenset[str]()
+    names = {name for name in owners if name}
+    if names:
+        tip_spans = spans.spans(tip.oid, lambda: git.read_blob(tip.oid))
+        held = [(a, b) for a, b, name in tip_spans if name in names]
+        if {name for _a, _b, name in tip_spans if name in names} == names:
+            kept = frozenset(names)
+            # a block reaching module level (a new module, a def and the line registering it) is not within
+            # its defs: looked for in the whole file (helper-149: a new file called lacking from a tip holding it)
+            if all(owner for owner, line in zip(owners, block) if line.strip()):
+                first, last = min(a for a, _b in held) - 1, max(b for _a, b in held)
+    if any(at + len(block) <= last for at in find_block(tip.lines, block, first)):
+        return VERBATIM, ()
+    lacking = _re_expressed(block, owners, tip.lines[first:last], kept, python=python)
+    return (None, ()) if lacking is None else (RE_EXPRESSED, tuple(start + k for k in lacking))
+
+
+def still_there(git: Git, spans: SpanCache, tip: Tip, change: Change, start: int, block: tuple[bytes, ...]
+                 ) -> bool:
+    """Whether TIP still holds BLOCK, the lines a PR's pure deletion (CHANGE) removes from line START of its
+    base, where the PR removes them, more often than the PR's head does (a line the PR moves within its
+    def/class is carried): in the def/class each line that says something lay in, when every one lay in
+    one and TIP still has a def/class of each of those names; else between the same neighbours as in the
+    base (the nearest line that says something on either side, compared without whitespace)."""
+    if not find_block(tip.lines, block):
+        return False                                # the usual answer: asked before anything is parsed
+    base, head = partial(git.read_blob, change.old_oid), git.read_blob(change.new_oid).split(b"\n")
+    owners = {spans.scope(change.old_oid, start + k, base) if is_python(change.path) else None
+              for k, line in enumerate(block) if line.strip()}
+    if None not in owners:
+        tip_spans = spans.spans(tip.oid, partial(git.read_blob, tip.oid))
+        if {name for _a, _b, name in tip_spans if name in owners} == owners:
+            head_spans = spans.spans(change.new_oid, partial(git.read_blob, change.new_oid))
+            return _held(tip.lines, tip_spans, owners, block) > _held(head, head_spans, owners, block)
+    around = _neighbours(base().split(b"\n"), start - 1, len(block))
+    return _beside(tip.lines, block, around) > _beside(head, block, around)
+
+
+def _held(lines: Sequence[bytes], spans: Sequence[tuple[int, int, str]], names: set[str | None],
+          block: tuple[bytes, ...]) -> int:
+    """How many times BLOCK stands in LINES within the def/classes NAMES (SPANS: LINES' def/classes)."""
+    held = [(a, b) for a, b, name in spans if name in names]
+    if not held:
+        return 0
+    first, last = min(a for a, _b in held) - 1, max(b for _a, b in held)
+    return sum(1 for at in find_block(lines, block, first) if at + len(block) <= last)
+
+
+def _beside(lines: Sequence[bytes], block: tuple[bytes, ...], around: tuple[bytes | None, bytes | None]) -> int:
+    """How many times BLOCK stands in LINES between the neighbours AROUND (_neighbours)."""
+    return sum(1 for at in find_block(lines, block) if _neighbours(lines, at, len(block)) == around)
+
+
+def _neighbours(lines: Sequence[bytes], at: int, count: int) -> tuple[bytes | None, bytes | None]:
+    """The nearest line that says something before index AT and after the COUNT lines from it, without
+    whitespace (None: the file's start or end)."""
+    def bare(k: int) -> bytes:
+        return lines[k].translate(None, b" \t\r")
+    before = next((bare(k) for k in range(at - 1, -1, -1) if bare(k)), None)
+    after = next((bare(k) for k in range(at + count, len(lines)) if bare(k)), None)
+    return before, after
+
+
+_HEADER = re.compile(rb"^((?:async[ \t]+)?def|class)[ \t]+\w+")
+
+
+def _re_expressed(block: Sequence[bytes], owners: Sequence[str | None], region: Sequence[bytes],
+                  kept: frozenset[str], *, python: bool) -> list[int] | None:
+    """Whether most of BLOCK's lines that say something (at least 2, two thirds of them) stand in REGION,
+    each compared without its whitespace (Python: its comment, and a def/class header without its name):
+    the union carries the change in another form. A header whose def/class (OWNERS: the scope of each
+    line) KEPT still holds stands whatever its signature became. One such line must stand as it was.
+    The indexes in BLOCK of those lines that do not stand there; None: not re-expressed."""
+    wanted = [(k, _plain(line, python=python), owner in kept and _HEADER.match(line.lstrip()) is not None)
+              for k, (line, owner) in enumerate(zip(block, owners)) if not says_nothing(line)]
+    wanted = [(k, line, header) for k, line, header in wanted if line]
+    if len(wanted) < 2:
+        return None
+    there = {_plain(line, python=python) for line in region}
+    lacking = [k for k, line, header in wanted if not header and line not in there]
+    return lacking if 3 * (len(wanted) - len(lacking)) >= 2 * len(wanted) else None
+
+
+def _plain(line: bytes, *, python: bool) -> bytes:
+    """LINE as _re_expressed compares it: without whitespace; for Python without its comment, and a
+    def/class header with its name left out (`def _(a, b):`)."""
+    if python:
+        line = _HEADER.sub(rb"\1 _", _uncommented(line.strip()))
+    return line.translate(None, b" \t\r\n")
+
+
+def _uncommented(line: bytes) -> bytes:
+    """LINE up to a `#` outside a one-line string (a line inside a longer string may lose some text: both
+    sides of the comparison do)."""
+    quote = 0
+    k = 0
+    while k < len(line):
+        c = line[k]
+        if quote:
+            if c == 92:                 # a backslash: the next character is the string's
+                k += 1
+            elif c == quote:
+                quote = 0
+        elif c in (34, 39):
+            quote = c
+        elif c == 35:
+            return line[:k]
+        k += 1
+    return line
