@@ -82,6 +82,10 @@ def describe_entry(item: dict[str, Any], *, locks: tuple[bool, bool] = (False, F
         text = f"commit {str(frm.get('commit', '?'))[:12]} -> {str(to.get('commit', '?'))[:12]}"
         if frm.get("resolution") != to.get("resolution"):
             text += f", resolution {frm.get('resolution') or 'none'} -> {to.get('resolution') or 'none'}"
+    elif change == "unchanged" and _state(frm, locks[0]) != _state(to, locks[1]):
+        # only a reason the older or newer lock cannot know differs: no arrow beside `unchanged` (helper-159)
+        night = "older" if _state(frm, locks[0]) == "not applied" else "newer"
+        return f"{_state(to if night == 'older' else frm)} (not applied the {night} night: {_LOCK_SAYS})"
     else:
         text = ""
     if _state(frm, locks[0]) != _state(to, locks[1]):
@@ -94,6 +98,12 @@ def _state(side: dict[str, Any], lock: bool = False) -> str:
     reason = side.get("reason")
     if lock and status == "skipped" and not reason:
         return "not applied"
+    if side.get("provided_by"):     # paths a union provides instead (the chain's `Carry-Filtered`)
+        by: dict[str, list[str]] = {}
+        for path, union in side["provided_by"].items():
+            by.setdefault(union, []).append(path)
+        said = "; ".join(", ".join(paths) + f" provided by {union}" for union, paths in by.items())
+        return f"{status} ({said})"
     return f"{status} ({reason})" if reason and reason != status else status
 
 

@@ -23,6 +23,7 @@ from carrytool.manifest.model import Manifest
 from carrytool.pipeline.lock import parse_lock
 
 _TRAILER = re.compile(r"^Carry-(Entry|Head|Base|Resolution): (.*)$", re.M)
+_FILTERED = re.compile(r"^Carry-Filtered: (.*) \(from (.*)\)$", re.M)
 _RANGE = re.compile(r"^\s*(?:\d+|-):\s+([0-9a-f]+|-+)\s+([=!<>])\s+(?:\d+|-):\s+([0-9a-f]+|-+)\s?(.*)$")
 
 
@@ -54,6 +55,7 @@ class Link:
     head: str | None = None
     base: str | None = None
     resolution: str | None = None
+    provided: tuple[tuple[str, str], ...] = ()      # (path, the union it came from): `Carry-Filtered` trailers
 
 
 @dataclass
@@ -352,8 +354,10 @@ def _entry_change(git: Git, entry_id: str, before: dict | None, after: dict, nig
             pair = ((_parent(git, before["commit"]), before["commit"]),
                     (_parent(git, after["commit"]), after["commit"]))
             item["range_diff"] = range_diff(git, *pair)
-    elif frm.get("status") != to.get("status") or _differs(frm, to, "reason"):
-        # a reason known on one side only (a lock without its manifest) is no change
+    elif frm.get("status") != to.get("status") or _reason_changed(frm, to, nights) \
+            or frm.get("provided_by") != to.get("provided_by"):
+        # (helper-159: a PR whose paths a new union provides, and one it supersedes that conflicted the night
+        # before, were both said unchanged)
         item["change"] = "status"
     elif frm.get("resolution") != to.get("resolution"):
         item["change"] = "refolded"
@@ -369,6 +373,23 @@ def _unavailable(item: dict[str, Any], what: str, absent: dict[tuple[int, str], 
     return bool(missing)
 
 
+def _reason_changed(frm: dict[str, Any], to: dict[str, Any], nights: tuple[Night, Night]) -> bool:
+    """Whether a skipped entry's reason changed. A lock says a reason only where its manifest does
+    (`_skip_reason`: disabled, superseded), so its entry without one, beside its manifest, was neither:
+    another night's `disabled` or `superseded` is a change (helper-159). A reason known on one side only
+    otherwise (a lock away from its manifest, which cannot say) is no change."""
+    if _differs(frm, to, "reason"):
+        return True
+    for side, other, night in ((frm, to, nights[0]), (to, frm, nights[1])):
+        if side.get("status") == "skipped" and not side.get("reason") and night.statuses is None \
+                and night.manifest is not None and other.get("reason") in _MANIFEST_REASONS:
+            return True
+    return False
+
+
+_MANIFEST_REASONS = ("disabled", "superseded")     # the reasons a lock's manifest says (`_skip_reason`)
+
+
 def _differs(before: dict[str, Any], after: dict[str, Any], key: str) -> bool:
     """Both nights know KEY and it changed (a report does not know a skipped carry's commit)."""
     return before.get(key) is not None and after.get(key) is not None and before[key] != after[key]
@@ -381,21 +402,27 @@ def _side(item: dict[str, Any], chain: dict[str, Link] | None, night: Night) -> 
     if night.statuses is not None:
         side.update(night.statuses.get(item["id"], {"status": "unknown"}))
         if link is not None:
-            side["commit_in_chain"] = link.commit
-            if link.resolution:
-                side["resolution"] = link.resolution
+            side.update(_applied(link))
     elif chain is None:
         side["status"] = "unknown"
     elif link is not None:
-        side.update(status="applied", commit_in_chain=link.commit)
-        if link.resolution:
-            side["resolution"] = link.resolution
+        side.update(status="applied", **_applied(link))
     else:
         side["status"] = "skipped"
         reason = _skip_reason(item["id"], night.manifest)
         if reason:
             side["reason"] = reason
     return side
+
+
+def _applied(link: Link) -> dict[str, Any]:
+    """What the chain says of an applied entry: its commit, its resolution, the paths a union provides."""
+    out: dict[str, Any] = {"commit_in_chain": link.commit}
+    if link.resolution:
+        out["resolution"] = link.resolution
+    if link.provided:
+        out["provided_by"] = dict(link.provided)
+    return out
 
 
 def _skip_reason(entry_id: str, manifest: Manifest | None) -> str | None:
@@ -425,8 +452,9 @@ def _chain(git: Git, lock: dict[str, Any]) -> dict[str, Link] | None:
         trailers = dict((m.group(1), m.group(2).strip()) for m in _TRAILER.finditer(str(info["message"])))
         if "Entry" not in trailers:
             break
+        provided = tuple((m.group(1), m.group(2)) for m in _FILTERED.finditer(str(info["message"])))
         links[trailers["Entry"]] = Link(commit, trailers.get("Head"), trailers.get("Base"),
-                                        trailers.get("Resolution"))
+                                        trailers.get("Resolution"), provided)
         parents = info["parents"]
         if not parents:
             break

@@ -642,3 +642,57 @@ def test_an_assert_failing_after_a_night_that_ran_none_is_not_said_to_have_held(
     stopped.write_text(json.dumps(old))
     text = " ".join(nights.cli("diff", str(stopped), str(red), *args).stdout.split())
     assert "run: FAILED (a report) -> FAILED (exit 1, a report)" in text and "None" not in text, text
+
+
+def _union_takes_over(tmp_path: Path, cli: Cli) -> Nights:
+    """helper-159's celery trial, small: night A applies pr/6 and skips pr/3 (they conflict in b.py); night B
+    adds a union that provides pr/6's b.py and the whole of pr/3 (`union new --paths 6=b.py`). Each night's
+    sync report is kept beside the fork as night-a.json and night-b.json."""
+    n = Nights(tmp_path, cli)
+    n.up.commit({"b.py": "x = 1\ny = 2\nz = 60\n", "e.txt": "e\n"}, "pr 6", parent=n.base, ref="refs/pull/6/head")
+    n.night([{"pr": 6}, {"pr": 3}])
+    n.cli("sync", "-m", n.manifest, "--repo", n.work.path, "--report", tmp_path / "night-a.json")
+    union = n.up.commit({"b.py": "x = 1\ny = 2\nz = 36\n"}, "union", parent=n.base)
+    n.work.git("fetch", "-q", str(n.up.path), f"{union}:refs/union/one")
+    n.night([{"carry": "u", "commit": union, "supersedes": [{"pr": 6, "paths": ["b.py"]}, 3]}, {"pr": 6}, {"pr": 3}])
+    n.cli("sync", "-m", n.manifest, "--repo", n.work.path, "--report", tmp_path / "night-b.json")
+    return n
+
+
+def test_a_status_or_the_paths_a_union_provides_changed_is_a_change(tmp_path: Path, cli: Cli) -> None:
+    """helper-159: `pr/3: unchanged: not applied -> skipped (superseded)` (the night before's manifest says it was
+    not superseded then), and `pr/6: unchanged: applied` though its b.py now comes from the union (the chain's
+    `Carry-Filtered` trailer says so)."""
+    n = _union_takes_over(tmp_path, cli)
+    code, out = _diff(n)
+    assert code == 0, out
+    items = {e["id"]: e for e in out["entries"]}
+    assert {i: e["change"] for i, e in items.items()} == {"carry/u": "added", "pr/6": "status", "pr/3": "status"}
+    assert items["pr/3"]["to"]["reason"] == "superseded" and "reason" not in items["pr/3"]["from"]
+    assert "provided_by" not in items["pr/6"]["from"]
+    assert items["pr/6"]["to"]["provided_by"] == {"b.py": "carry/u"}
+    text = n.cli("diff", "-v", "-m", n.manifest, "--repo", n.work.path).stdout
+    assert "pr/6: status: applied -> applied (b.py provided by carry/u)" in text, text
+    assert "pr/3: status: not applied -> skipped (superseded)" in text, text
+    assert "unchanged" not in text, text
+    markdown = n.cli("diff", "--format", "markdown", "-m", n.manifest, "--repo", n.work.path).stdout
+    assert "| `pr/6` | status | applied → applied (b.py provided by carry/u) |" in markdown, markdown
+    # the two nights' reports say the same of pr/6 (helper-159: diffed, they still said it unchanged)
+    code, out = _diff(n, str(tmp_path / "night-a.json"), str(tmp_path / "night-b.json"))
+    items = {e["id"]: e for e in out["entries"]}
+    assert (items["pr/3"]["change"], items["pr/3"]["from"]["status"]) == ("status", "conflict"), items["pr/3"]
+    assert items["pr/6"]["change"] == "status" and items["pr/6"]["to"]["provided_by"] == {"b.py": "carry/u"}
+
+
+def test_a_lock_without_its_manifest_is_not_said_unchanged_beside_a_reason(tmp_path: Path, cli: Cli) -> None:
+    """Away from its manifest a lock cannot say why an entry was left out: the entry stays `unchanged` in JSON
+    (test_a_reason_known_on_one_side_only_is_no_change), but the text does not print `unchanged` beside an
+    arrow from one status to another (helper-159)."""
+    n = _union_takes_over(tmp_path, cli)
+    copy = tmp_path / "last-night.lock"
+    copy.write_text(n.fork.show("HEAD~1", "carries/manifest.yaml.lock"))
+    lock = n.manifest.with_name("manifest.yaml.lock")
+    text = n.cli("diff", "-v", str(copy), str(lock), "-m", n.manifest, "--repo", n.work.path).stdout
+    line = next(li for li in text.splitlines() if li.startswith("  pr/3:"))
+    assert line == "  pr/3: unchanged: skipped (superseded) (not applied the older night: the lock has no reason)", \
+        text
