@@ -86,7 +86,9 @@ def explain(
             # 60 polars PRs, for the text format too)
             import json
 
-            data = result.to_json()
+            from carrytool.render.commands import with_suggestion_commands
+
+            data = with_suggestion_commands(result.to_json(), _invocation())
             git.keep_named(json.dumps(data))
             git.migrate_objects()
             dumped = result.dumps(data) if report or fmt == "json" else None

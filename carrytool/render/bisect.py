@@ -6,7 +6,7 @@ import json
 from typing import TextIO
 
 from carrytool.asserts.source import RUNNING
-from carrytool.render.commands import Invocation
+from carrytool.render.commands import Invocation, union_new_command
 from carrytool.render.safe import printable
 from carrytool.review.bisect import BisectResult
 
@@ -23,10 +23,8 @@ def next_command(result: BisectResult, invocation: Invocation) -> str | None:
             return None
         return invocation.command("explain", *guarded) if guarded and not result.tip_good else None
     together = [*result.interacts_with, result.first_bad]
-    if result.interacts_with and all(i.startswith("pr/") for i in together):
-        numbers = sorted((i.removeprefix("pr/") for i in together), key=int)
-        return invocation.command("union", "new", f"union-{'-'.join(numbers)}", *numbers)
-    return invocation.command("explain", *together)
+    union = union_new_command(invocation, together) if result.interacts_with else None
+    return union or invocation.command("explain", *together)
 
 
 def _guarded(result: BisectResult) -> list[str]:

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 _IN_TEXT = re.compile(r"`carrytool ([a-z-]+)((?: [^`]*)?)`")
 _OWN_OPTIONS = ("sync", "verify", "explain", "check", "union")   # the others print their own
@@ -56,3 +58,38 @@ class Invocation:
             return f"`{self.command(match.group(1), *words)}`"
 
         return _IN_TEXT.sub(complete, text)
+
+
+def union_new_command(invocation: Invocation, entry_ids: Sequence[str]) -> str | None:
+    """Return `carrytool union new union-A-B A B` (numbers ascending) to fold the PRs ENTRY_IDS into a new union,
+    as bisect and explain's union suggestion print it; None when one of them is not a PR (a carry cannot be
+    superseded)."""
+    if not entry_ids or not all(i.startswith("pr/") for i in entry_ids):
+        return None
+    numbers = sorted((i.removeprefix("pr/") for i in entry_ids), key=int)
+    return invocation.command("union", "new", f"union-{'-'.join(numbers)}", *numbers)
+
+
+def suggestion_command(suggestion: Mapping[str, Any], invocation: Invocation) -> str | None:
+    """Return the command that carries out one of explain's suggestions: `union new` for a union of PRs (a fold
+    into an existing union, or a group holding a fork carry, has none)."""
+    if suggestion.get("kind") != "union":
+        return None
+    return union_new_command(invocation, suggestion.get("entries") or [])
+
+
+def with_suggestion_commands(report: dict[str, Any], invocation: Invocation) -> dict[str, Any]:
+    """Return explain's JSON REPORT with `command` on each suggestion that has one (also in the stories)."""
+    said: dict[int, dict[str, Any]] = {}
+
+    def commanded(item: dict[str, Any]) -> dict[str, Any]:
+        if id(item) not in said:
+            command = suggestion_command(item, invocation)
+            said[id(item)] = {**item, "command": command} if command else item
+        return said[id(item)]
+
+    out = {**report, "suggestions": [commanded(s) for s in report.get("suggestions", [])]}
+    if "stories" in report:
+        out["stories"] = [{**story, "suggestions": [commanded(s) for s in story.get("suggestions", [])]}
+                          for story in report["stories"]]
+    return out

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-from carrytool.render.commands import Invocation
+from carrytool.render.commands import Invocation, suggestion_command
 from carrytool.render.safe import PrintableStream, printable
 from carrytool.render.text import (
     _STATUS_STYLE,
@@ -95,6 +95,8 @@ def body_lines(ex: Explanation, invocation: Invocation | None = None) -> list[st
         lines += ["", "suggestions"]
         for item in ex.suggestions:
             lines.append(f"  {item['kind']}: {item['message']}")
+            command = suggestion_command(item, invocation or Invocation())
+            lines += [f"      run: {command}"] if command else []
             lines += [f"      {row}" for row in item.get("range_diff", [])]
             lines += [f"      {c['sha'][:12]} {c['subject']}" for c in item.get("commits", [])]
     if ex.coverage:

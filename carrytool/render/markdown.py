@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from carrytool.render.commands import Invocation
+from carrytool.render.commands import Invocation, suggestion_command
 from carrytool.render.explain_text import FILES_SHOWN, header_line, hunk_line, outcome_line
 from carrytool.render.safe import md_code, md_fence, md_text
 from carrytool.render.text import detail_lines, entry_rows
@@ -124,7 +124,7 @@ def mermaid(ex: Explanation) -> str:
 def _detail_sections(ex: Explanation, invocation: Invocation | None) -> list[tuple[str, str]]:
     sections = []
     if ex.suggestions:
-        sections.append((f"Suggestions ({len(ex.suggestions)})", _suggestions(ex.suggestions)))
+        sections.append((f"Suggestions ({len(ex.suggestions)})", _suggestions(ex.suggestions, invocation)))
     if ex.coverage:
         sections.append(("Union coverage", _coverage(ex)))
     details = detail_lines(ex.planned.report, invocation=invocation, unions=ex.union_suggestions)
@@ -137,13 +137,16 @@ def _detail_sections(ex: Explanation, invocation: Invocation | None) -> list[tup
     return sections
 
 
-def _suggestions(items: list[dict[str, Any]]) -> str:
+def _suggestions(items: list[dict[str, Any]], invocation: Invocation | None) -> str:
     out = []
     for item in items:
         out.append(f"- **{cell(item['kind'])}**: {cell(item['message'])}")
         extra = item.get("range_diff") or [f"{c['sha'][:12]} {c['subject']}" for c in item.get("commits", [])]
         if extra:
             out += ["", *(f"  {row}" for row in md_fence(list(extra)))]
+        command = suggestion_command(item, invocation or Invocation())
+        if command:
+            out += ["", *(f"  {row}" for row in md_fence([command], "sh"))]
     return "\n".join(out)
 
 

@@ -78,6 +78,29 @@ def test_conflicting_prs_without_a_union_get_a_suggestion(cli: Cli, small: Small
     assert group["message"].startswith("consider a union of pr/1, pr/2, pr/3")
 
 
+def test_a_union_suggestion_gives_the_command_bisect_gives(cli: Cli, small: Small, report_schema: dict) -> None:
+    """helper-159: explain said "consider a union of pr/10389, pr/10438" and no command, where bisect printed
+    a ready `carrytool union new union-10389-10438 10389 10438 ...`: the same command, in every format."""
+    with_f5(small)
+    for n in (1, 2):
+        small.pr(n, {"a.py": F5.replace("a = 1", f"a = {n}0")})
+    small.manifest([{"pr": 2}, {"pr": 1}], policy={"on_conflict": "skip"})
+    code, report = explain(cli, small)
+    assert code == 0
+    jsonschema.validate(report, report_schema)
+    where = f"-m {small.manifest_path} --repo {small.work.path}"
+    command = f"carrytool union new union-1-2 1 2 {where}"
+    [group] = [s for s in report["suggestions"] if s["kind"] == "union"]
+    assert group["command"] == command
+    _, story = explain(cli, small, "pr/1")
+    assert [s.get("command") for s in story["stories"][0]["suggestions"]] == [command]
+    text = cli("explain", "-m", small.manifest_path, "--repo", small.work.path).stdout
+    assert f"  union: consider a union of pr/2, pr/1 (they conflict in a.py)\n      run: {command}\n" in text, text
+    markdown = cli("explain", "-m", small.manifest_path, "--repo", small.work.path, "--format", "markdown").stdout
+    assert f"consider a union of pr/2, pr/1 (they conflict in a.py)\n\n  ```sh\n  {command}\n  ```" in markdown, \
+        markdown
+
+
 def test_a_union_covers_its_prs_and_is_asked_to_fold_an_outsider(cli: Cli, small: Small) -> None:
     with_f5(small)
     for n in (1, 2, 3):
@@ -93,6 +116,7 @@ def test_a_union_covers_its_prs_and_is_asked_to_fold_an_outsider(cli: Cli, small
     [group] = [s for s in report["suggestions"] if s["kind"] == "union"]
     assert group["entries"] == ["pr/3", "carry/u"]
     assert group["message"].startswith("consider folding pr/3 into carry/u")
+    assert "command" not in group       # `union new` makes a union of PRs, not a fold into one
 
 
 def test_disabled_and_precompiled_entries_are_mapped_but_not_suggested(cli: Cli, small: Small) -> None:
