@@ -31,8 +31,7 @@ def render_outcome(outcome: Outcome, stream: TextIO, *, fork_url: str | None, qu
             out(f"then:  carrytool union continue {shlex.quote(name)}{args}\n")
             out(f"or:    carrytool union abort {shlex.quote(name)}{args}\n")
         return
-    reused = f"; {len(outcome.reused)} conflicted file(s) resolved from the store" if outcome.reused else ""
-    out(f"union carry/{name}: composed {outcome.commit} from {len(outcome.folded)} PRs{reused}\n")
+    out(f"union carry/{name}: composed {outcome.commit} from {len(outcome.folded)} PRs{_reused(outcome)}\n")
     for pr, head in outcome.folded.items() if not quiet else ():
         out(f"  pr/{pr} at {head[:12]}\n")
     _structured(outcome, out)
@@ -62,6 +61,17 @@ def render_outcome(outcome: Outcome, stream: TextIO, *, fork_url: str | None, qu
     out(f"next: push it where sync can fetch it: git push {where} {outcome.commit}:refs/heads/carry/{name}{hidden}\n")
     out(f"then see it composed with the other entries, in the manifest's order (the fold merged it onto "
         f"upstream alone): carrytool sync --dry-run{args}\n")
+
+
+def _reused(outcome: Outcome) -> str:
+    """`; N conflicted file(s) resolved from the store`, and apart the files that had no conflict, into which a
+    recorded edit went (helper-159: such a file was counted as a conflict resolved)."""
+    conflicts = [path for path in outcome.reused if path in outcome.resolved]
+    edits = [path for path in outcome.reused if path not in outcome.resolved]
+    said = f"; {len(conflicts)} conflicted file(s) resolved from the store" if conflicts else ""
+    if edits:
+        said += f"; your recorded edit(s) applied in {len(edits)} file(s) with no conflict ({', '.join(edits)})"
+    return said
 
 
 def _who(conflict: dict[str, Any]) -> str:

@@ -173,8 +173,11 @@ class Union(Stopping, Recording, FoldChecks, Publishing):
         records = self.store.load(self.name)
         recorded = self.store.load_upstream(self.name)
         fixups = self.store.load_fixups(self.name)
-        outcome = Outcome(self.name, done=False, reused=state["reused"], invocation=self.invocation,
-                          structured=state.setdefault("structured", []))
+        # of the files reused, those that conflicted (helper-159: a recorded edit of a file that merged was
+        # counted as a conflict resolved); a state an earlier carrytool wrote counted them all so
+        resolved = state.setdefault("resolved", list(state["reused"]))
+        outcome = Outcome(self.name, done=False, reused=state["reused"], resolved=resolved,
+                          invocation=self.invocation, structured=state.setdefault("structured", []))
         # [file, item]: a recorded edit of ITEM went into FILE (a state of c8b6311's parent held bare files:
         # helper-93, continue crashed on it; they are dropped)
         edited = state["edited"] = [e for e in state.get("edited", []) if isinstance(e, list) and len(e) == 2]
@@ -188,6 +191,7 @@ class Union(Stopping, Recording, FoldChecks, Publishing):
             if step.unresolved:
                 return self.stop(state, item, merged, step, outcome, dry)
             state["reused"] += [p for p in step.reused if p not in state["reused"]]
+            resolved += [p for p in step.reused if p in merged.conflicted_paths and p not in resolved]
             edited += [[p, item.id] for p in step.fixed if [p, item.id] not in edited]
             for change in self.git.diff_trees([(state["tip"], step.tree)])[0]:
                 for path in change.paths:

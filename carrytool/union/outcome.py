@@ -29,7 +29,8 @@ class Outcome:
     commit: str | None = None
     scratch: Path | None = None
     conflicts: list[dict[str, Any]] = field(default_factory=list)
-    reused: list[str] = field(default_factory=list)        # files resolved from the store
+    reused: list[str] = field(default_factory=list)        # files resolved from the store (or a recorded edit)
+    resolved: list[str] = field(default_factory=list)      # those of REUSED that conflicted (the rest: an edit)
     structured: list[dict[str, Any]] = field(default_factory=list)   # hunks resolved structurally (not recorded)
     unresolved_records: list[str] = field(default_factory=list)
     manifest_updated: bool = False

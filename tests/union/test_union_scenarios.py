@@ -717,6 +717,16 @@ def test_an_edit_outside_the_hunks_survives_a_refold_that_asks_again(cli: Cli, f
     assert fold.show(fold.ref(), "a.py") == first
 
 
+def test_a_refold_says_conflicts_resolved_and_edits_applied_apart(cli: Cli, fold: Fold) -> None:
+    """helper-159: "2 conflicted file(s) resolved from the store" where one of the two was a recorded edit of a
+    file that had no conflict (celery/apps/beat.py): a.py conflicts, b.py only got the edit made at the stop."""
+    by_hand(cli, fold)
+    result = union(cli, fold, "compose")
+    assert result.exit_code == 0, result.output
+    assert "; 1 conflicted file(s) resolved from the store; your recorded edit(s) applied in 1 file(s) with no " \
+           "conflict (b.py)\n" in result.stdout, result.stdout
+
+
 def _records(fold: Fold) -> list[dict]:
     folder = fold.manifest.parent / "resolutions" / "u"
     return sorted((json.loads(p.read_text()) for p in folder.glob("*.json")), key=lambda d: d["key"])
