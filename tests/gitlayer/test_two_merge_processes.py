@@ -4,6 +4,7 @@ the cores, nothing left running, and a full scratch directory is still the error
 from __future__ import annotations
 
 import base64
+import json
 import os
 import random
 import re
@@ -14,7 +15,7 @@ import pytest
 
 from tests.conftest import Cli, Small
 from tests.gitlayer.test_quarantine import small_tmpfs
-from tests.gitrepo import init_repo, many_prs, write_manifest
+from tests.gitrepo import Repo, init_repo, many_prs, write_manifest
 
 
 def children() -> list[str]:
@@ -32,6 +33,12 @@ def children() -> list[str]:
     return out
 
 
+def _explained(cli: Cli, manifest: Path, repo: Repo) -> tuple[int, dict]:
+    """explain's JSON in REPO, with REPO's path put aside: a union suggestion's `command` repeats the --repo."""
+    code, report = cli.json("explain", "-m", manifest, "--repo", repo.path, "--offline")
+    return code, json.loads(json.dumps(report).replace(str(repo.path), "REPO"))
+
+
 def test_one_or_two_cores_give_the_same_reports(cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     up = init_repo(tmp_path / "up", bare=True)
     many_prs(up, 40, files=20)
@@ -42,8 +49,7 @@ def test_one_or_two_cores_give_the_same_reports(cli: Cli, tmp_path: Path, monkey
     for n, cores in enumerate((1, 2)):
         repo = init_repo(tmp_path / f"work{n}", bare=True)
         monkeypatch.setattr("carrytool.gitlayer.treemerge._cores", lambda c=cores: c)
-        seen.append((cli.json("sync", "-m", manifest, "--repo", repo.path, "--dry-run"),
-                     cli.json("explain", "-m", manifest, "--repo", repo.path, "--offline")))
+        seen.append((cli.json("sync", "-m", manifest, "--repo", repo.path, "--dry-run"), _explained(cli, manifest, repo)))
     assert seen[0] == seen[1]
     assert sum(e["status"] == "conflict" for e in seen[0][0][1]["entries"]) >= 3
     assert threading.active_count() == 1, threading.enumerate()
@@ -196,6 +202,6 @@ def test_every_merge_process_of_a_run_shares_one_flush_merge(cli: Cli, tmp_path:
         flush_merges.clear()
         repo = init_repo(tmp_path / f"work{n}", bare=True)
         reports.append((cli.json("sync", "-m", manifest, "--repo", repo.path, "--dry-run"),
-                        cli.json("explain", "-m", manifest, "--repo", repo.path, "--offline")))
+                        _explained(cli, manifest, repo)))
         assert (len(flush_merges) == 2) == share, (share, len(flush_merges))   # one a command when shared
     assert reports[0] == reports[1]
