@@ -240,6 +240,7 @@ def _note_checkout(manifest, repo: Path, report) -> None:  # noqa: ANN001 - Mani
         head = git.run("symbolic-ref", "--short", "-q", "HEAD", cwd=repo, check=False).stdout.decode().strip()
         if head == branch:
             return
+        unborn = bool(head) and git.rev_parse(f"refs/heads/{head}") is None
         # a rev this repository has (helper-93: `--rev BRANCH` in a clone without it was exit 2): the branch,
         # else a remote's copy of it (origin first)
         remotes = git.run("for-each-ref", "--format=%(refname:short)", f"refs/remotes/*/{branch}",
@@ -255,8 +256,11 @@ def _note_checkout(manifest, repo: Path, report) -> None:  # noqa: ANN001 - Mani
         f"{_union_options(_State.options[0], Path('.'))}` in the repository sync wrote it to"
     report.warnings.append({
         "kind": "work-tree", "branch": head or None,
-        "message": f"checked the files of the work tree {where}, which has {head or 'a detached HEAD'} checked out, "
-                   f"not the fork branch {branch}: {then}"})
+        "message": f"checked the files of the work tree {where}, which has "
+                   # (a repository sync composed into right after `git init`: nothing checked out at all)
+                   + (f"no commit checked out ({head} has none yet)" if unborn else
+                      f"{head or 'a detached HEAD'} checked out")
+                   + f", not the fork branch {branch}: {then}"})
 
 
 def _work_tree(repo: Path) -> Path:

@@ -93,6 +93,22 @@ def test_verify_of_a_work_tree_without_the_fork_branch_says_what_it_checked(cli:
     assert code == 0 and not [w for w in report["warnings"] if w["kind"] == "work-tree"]
 
 
+def test_verify_of_a_work_tree_with_nothing_checked_out_says_so(cli: Cli, demo: Scenario, tmp_path: Path) -> None:
+    """A repository made with `git init` that sync composed into has no commit checked out: the warning said
+    "which has master checked out" (a trial on python/mypy), as if a branch of files were there."""
+    synced(cli, demo)
+    fresh = tmp_path / "fresh"
+    subprocess.run(["git", "init", "-q", "-b", "trunk", str(fresh)], check=True)
+    subprocess.run(["git", "-C", str(fresh), "fetch", "-q", str(demo.work), "intarweb-dev:intarweb-dev"], check=True)
+    code, report = cli.json("verify", "-m", demo.manifest, "--repo", fresh)
+    [warning] = [w for w in report["warnings"] if w["kind"] == "work-tree"]
+    assert code == 1 and warning["branch"] == "trunk"
+    assert warning["message"] == (
+        f"checked the files of the work tree {fresh}, which has no commit checked out (trunk has none yet), not the "
+        f"fork branch intarweb-dev: `carrytool verify --rev intarweb-dev -m {demo.manifest} --repo {fresh}` checks "
+        "what sync composed"), warning["message"]
+
+
 def test_verify_report_file_and_bad_rev(cli: Cli, demo: Scenario, tmp_path: Path) -> None:
     out = tmp_path / "verify.json"
     result = cli("verify", "-m", demo.manifest, "--repo", demo.upstream, "--rev", "main", "--report", out)
