@@ -117,13 +117,15 @@ def record_adjacency_resolution(git: Git, sc: Scenario, store_root: Path) -> Non
     parts = split_conflicts(conflicted) if found else None
     # with upstream's lines each resolution drops and keeps, as `union continue` records them
     theirs = git.blob_at(git.tree_of(sc.upstream_head), sources.RUNNER)
-    around = {a.hunk.key: a for a in around_hunks(git.read_blob(theirs[1]) if theirs else None, conflicted)}
+    around: dict[str, list] = {}
+    for at in around_hunks(git.read_blob(theirs[1]) if theirs else None, conflicted):
+        around.setdefault(at.hunk.key, []).append(at)
     store = Store(store_root, ".".join(map(str, git.version)))
     for part in parts or []:
         if isinstance(part, ConflictHunk):
             resolution = sources.resolve_kv_adjacency(part)
             store.record(UNION_NAME, sources.RUNNER, part.key, part, resolution, ["pr/44778", "pr/45617"],
-                         upstream_of_resolution(around[part.key], resolution) if part.key in around else None)
+                         [upstream_of_resolution(at, resolution) for at in around.get(part.key, [])] or None)
 
 
 def _union_message(sc: Scenario) -> str:

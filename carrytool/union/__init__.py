@@ -7,7 +7,9 @@ tree), `checks` (what a finished fold checks and says: left-out hunks, unbound n
 union message, the patch file, the manifest update), `scratch` (the scratch tree: exact checkout, lstat
 reads, file-by-file cleanup), `state` (the fold's crash-safe state), `status`, `new` (adding the carry entry) and
 `resolutions` (the store of hunk resolutions and fixups a maintainer recorded, reused by the next
-fold), `reuse` (replaying them on one merge) and `upstream_edit` (which of upstream's lines a recorded
-edit removes: a refold that finds it removing new ones asks). May import the review (the drafted commit message and the evidence), the pipeline (fetching),
-the manifest, the git layer and errors; never rendering.
+fold), `reuse` (replaying them on one merge), `upstream_edit` (which of upstream's lines a recorded
+edit removes: a refold that finds it removing new ones asks), `upstream_hunks` (the same of a hunk's
+resolution) and `recorded_upstream` (what a hunk's record says of upstream's lines, at each place of its
+key). May import the review (the drafted commit message and the evidence), the pipeline (fetching), the
+manifest, the git layer and errors; never rendering.
 """

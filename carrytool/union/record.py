@@ -109,7 +109,7 @@ class Recording:
                 around = self._around(state, conflict, path)
                 for key, text in found.items():
                     self.store.record(self.name, path, key, hunks.get(key), text, info["entries"],
-                                      upstream_of_resolution(around[key], text) if key in around else None)
+                                      [upstream_of_resolution(a, text) for a in around.get(key, [])] or None)
                     state["used_keys"].append(key)
                 records.update(found)
                 # the file as the fold made it, every hunk resolved as recorded, without a recorded edit
@@ -144,15 +144,18 @@ class Recording:
                                         keep_same=True)
         return applied
 
-    def _around(self, state: dict, conflict: dict, path: str) -> dict[str, Around]:
-        """Upstream's lines at each conflict hunk of PATH as the stop's merge wrote it, by key: what a hunk's
-        record keeps of them (upstream_hunks; a refold whose replay drops others, or puts back lines upstream
-        no longer has there, stops)."""
+    def _around(self, state: dict, conflict: dict, path: str) -> dict[str, list[Around]]:
+        """Upstream's lines at each conflict hunk of PATH as the stop's merge wrote it, by key, each hunk of a
+        key in order: what a hunk's record keeps of them at each place (upstream_hunks; a refold whose replay
+        drops others there, or puts back lines upstream no longer has there, stops)."""
         raw = read_content(self.git, conflict["tree"], path)
         if raw is None or raw[0] == "120000":
             return {}
         theirs = read_content(self.git, self.upstream_of(state).tree, path)
-        return {a.hunk.key: a for a in around_hunks(theirs[1] if theirs and theirs[0] != "120000" else None, raw[1])}
+        out: dict[str, list[Around]] = {}
+        for around in around_hunks(theirs[1] if theirs and theirs[0] != "120000" else None, raw[1]):
+            out.setdefault(around.hunk.key, []).append(around)
+        return out
 
     def upstream_of(self, state: dict) -> Upstream:
         """Where the fold of STATE starts: upstream's tree, named as its branch."""

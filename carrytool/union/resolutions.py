@@ -24,6 +24,16 @@ from typing import Any
 from carrytool import __version__
 from carrytool.errors import InputError
 from carrytool.manifest.safefile import refuse_symlink, write_atomic
+from carrytool.union.recorded_upstream import (
+    HunkUpstream,
+    RecordedUpstream,
+    merged_upstream,
+    places_of,
+    read_lines,
+    upstream_fields,
+    upstream_of_doc,
+    written_lines,
+)
 
 _START = re.compile(rb"^<{7}(?: .*)?\r?$")
 _MID = re.compile(rb"^={7}\r?$")      # git ends marker lines with CR too in a file of CRLF lines
@@ -219,16 +229,6 @@ def apply_resolutions(conflicted: bytes, records: dict[str, bytes]) -> tuple[byt
 
 
 @dataclass(frozen=True)
-class HunkUpstream:
-    """What a hunk's record says of upstream's lines when it was made (union.upstream_hunks): those of the
-    fold's side its resolution drops (REMOVED), those at the hunk it keeps (KEPT); None in a record made
-    before they were kept."""
-
-    removed: tuple[bytes, ...] | None = None
-    kept: tuple[bytes, ...] | None = None
-
-
-@dataclass(frozen=True)
 class Fixup:
     """A maintainer's edit of FILE while folding ITEM: the file as the fold had it (BASE) and as left
     (RESULT); (mode, content) or None when absent."""
@@ -270,21 +270,6 @@ def _decode(value: Any) -> tuple[str, bytes] | None:
     if isinstance(value.get("base64"), str):
         return value["mode"], base64.b64decode(value["base64"], validate=True)
     raise ValueError("a side needs 'text' or 'base64'")
-
-
-def _lines(doc: dict[str, Any], name: str) -> tuple[bytes, ...] | None:
-    """DOC's list of lines NAME (None when it has none); ValueError when it is not a list of strings."""
-    lines = doc.get(name)
-    if lines is None:
-        return None
-    if not isinstance(lines, list) or not all(isinstance(line, str) for line in lines):
-        raise ValueError(f"'{name}' must be a list of strings")
-    return tuple(line.encode("utf-8", "surrogateescape") for line in lines)
-
-
-def _texts(lines: tuple[bytes, ...]) -> list[str]:
-    """LINES as a record writes them (`_lines` reads them back)."""
-    return [line.decode("utf-8", "surrogateescape") for line in lines]
 
 
 def _corrupt(path: Path, why: str) -> InputError:
@@ -332,17 +317,17 @@ class Store:
                 records[doc["key"]] = text if count else NO_LINES
         return records
 
-    def load_upstream(self, union: str) -> dict[str, HunkUpstream]:
-        """What each hunk record of UNION says of upstream's lines (`upstream_removed`, `upstream_kept`), by key;
-        a malformed one is an InputError naming it."""
-        out: dict[str, HunkUpstream] = {}
+    def load_upstream(self, union: str) -> dict[str, RecordedUpstream]:
+        """What each hunk record of UNION says of upstream's lines (`upstream_removed`, `upstream_kept`, at each
+        place: `upstream_at`), by key; a malformed one is an InputError naming it."""
+        out: dict[str, RecordedUpstream] = {}
         folder = self._dir(union)
         for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
             doc = self._read(path)
             if not isinstance(doc, dict) or not isinstance(doc.get("key"), str):
                 continue            # `load` names it
             try:
-                out[doc["key"]] = HunkUpstream(_lines(doc, "upstream_removed"), _lines(doc, "upstream_kept"))
+                out[doc["key"]] = RecordedUpstream(upstream_of_doc(doc), places_of(doc))
             except ValueError as exc:
                 raise _corrupt(path, str(exc)) from None
         return out
@@ -394,7 +379,7 @@ class Store:
                 if conflict is not None and not isinstance(conflict, str):
                     raise ValueError("'conflict' must be a string")
                 out.append(Fixup(doc["item"], doc["file"], _decode(doc.get("base")), _decode(doc.get("result")),
-                                 conflict, _lines(doc, "upstream_removed")))
+                                 conflict, read_lines(doc, "upstream_removed")))
             except (ValueError, TypeError) as exc:
                 raise _corrupt(path, str(exc)) from None
         return sorted(out, key=lambda f: (f.item, f.file))
@@ -404,7 +389,9 @@ class Store:
         refuse_symlink(self.root / "store.json")
 
     def record(self, union: str, path_in_tree: str, hunk_key: str, hunk: ConflictHunk | None,
-               resolution: bytes, entries: list[str], upstream: HunkUpstream | None = None) -> Path:
+               resolution: bytes, entries: list[str], upstream: list[HunkUpstream] | None = None) -> Path:
+        """Write the resolution of the hunk HUNK_KEY of PATH_IN_TREE, with UPSTREAM: what is true of upstream's
+        lines at each of the file's hunks of that key, in order (union.upstream_hunks)."""
         doc: dict[str, Any] = {
             "key": hunk_key,
             "file": path_in_tree,
@@ -417,17 +404,37 @@ class Store:
             "git": self.git_version,
             "carrytool": __version__,
         }
-        # upstream's lines the resolution drops and keeps, as recorded: a replay that drops others, or keeps
-        # lines upstream no longer has at the hunk, stops the fold (union.upstream_hunks)
-        if upstream is not None and upstream.removed is not None:
-            doc["upstream_removed"] = _texts(upstream.removed)
-        if upstream is not None and upstream.kept is not None:
-            doc["upstream_kept"] = _texts(upstream.kept)
         target = self._dir(union) / f"{hunk_key[:16]}.json"
+        # upstream's lines the resolution drops and keeps at each place of PATH_IN_TREE with this key (UPSTREAM,
+        # in order), beside those recorded at the key's places in other files (helper-166: one key in two
+        # places, the last recorded spoke for both): a replay that drops others, or keeps lines upstream no
+        # longer has at the hunk, stops the fold (union.upstream_hunks)
+        places = {place: said for place, said in self._places_at(target, hunk_key).items()
+                  if place[0] != path_in_tree}
+        places.update({(path_in_tree, n): said for n, said in enumerate(upstream or [])})
+        if places:
+            whole = merged_upstream(list(places.values()))
+            if whole.removed is not None:
+                doc["upstream_removed"] = written_lines(whole.removed)
+            if whole.kept is not None:
+                doc["upstream_kept"] = written_lines(whole.kept)
+            doc["upstream_at"] = [{"file": file, "hunk": n, **upstream_fields(said)}
+                                  for (file, n), said in sorted(places.items())]
         text = json.dumps(doc, indent=2, ensure_ascii=True) + "\n"
         write_atomic(target, text.encode())
         self._write_meta()
         return target
+
+    def _places_at(self, target: Path, key: str) -> dict[tuple[str, int], HunkUpstream]:
+        """The places the record TARGET (of KEY) names, as `load_upstream` reads them; none when it is absent or
+        unreadable (it is written anew) or a record made before places were kept."""
+        if target.is_symlink() or not target.is_file():
+            return {}
+        try:
+            doc = json.loads(target.read_text(encoding="utf-8"))
+            return places_of(doc) if isinstance(doc, dict) and doc.get("key") == key else {}
+        except (OSError, ValueError):
+            return {}
 
     def record_fixup(self, union: str, fixup: Fixup, *, keep_same: bool = False) -> Path:
         """Write FIXUP (replacing the one of the same item and file); one with no change removes it,
@@ -442,7 +449,7 @@ class Store:
         if fixup.conflict is not None:
             doc["conflict"] = fixup.conflict
         if fixup.upstream is not None:
-            doc["upstream_removed"] = _texts(fixup.upstream)
+            doc["upstream_removed"] = written_lines(fixup.upstream)
         write_atomic(target, (json.dumps(doc, indent=2, ensure_ascii=True) + "\n").encode())
         self._write_meta()
         return target

@@ -4,13 +4,14 @@ fixups recorded for that PR applied 3-way (a fixup that no longer applies shows 
 from __future__ import annotations
 
 import shlex
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from carrytool.gitlayer.git import Git, MergeResult
+from carrytool.union.recorded_upstream import HunkUpstream, RecordedUpstream
 from carrytool.union.resolutions import (
     Fixup,
-    HunkUpstream,
     apply_resolutions,
     has_markers,
     resolution_lines,
@@ -54,7 +55,7 @@ class Upstream:
 
 def resolve_step(git: Git, merged: MergeResult, records: dict[str, bytes], fixups: list[Fixup],
                  notify: Notify, upstream: Upstream | None = None,
-                 recorded: dict[str, HunkUpstream] | None = None) -> Step:
+                 recorded: dict[str, RecordedUpstream] | None = None) -> Step:
     """Apply each recorded hunk on its own, then FIXUPS (those recorded for this PR); say what is left. A
     hunk's record that would drop lines UPSTREAM has there now, or put back lines it no longer has there,
     which it did not when recorded (RECORDED: what each record says of upstream's lines), is not applied, and
@@ -175,21 +176,27 @@ def resolve_step(git: Git, merged: MergeResult, records: dict[str, bytes], fixup
 
 
 def _over_upstream(git: Git, upstream: Upstream, path: str, conflicted: bytes, records: dict[str, bytes],
-                   recorded: dict[str, HunkUpstream], notify: Notify) -> set[str]:
+                   recorded: dict[str, RecordedUpstream], notify: Notify) -> set[str]:
     """The keys of the hunks of CONFLICTED (PATH as the merge wrote it) whose record, replayed, would drop lines
-    UPSTREAM has there now, or put back lines it no longer has there, that it did not when recorded: the
-    key is the two sides only, and stays the same when upstream merges one of the PRs (its lines are then
-    upstream's). Each is said, with the resolution, for the user to resolve again."""
+    UPSTREAM has there now, or put back lines it no longer has there, that it did not when recorded: the key
+    is the two sides only, and stays the same when upstream merges one of the PRs (its lines are then
+    upstream's). Each hunk is judged by what was true of its own place (helper-166: a key met twice was judged
+    by the place recorded last), and said, with the resolution, for the user to resolve again."""
     theirs = read_content(git, upstream.tree, path)
     if theirs is not None and theirs[0] == "120000":
         return set()
     held: set[str] = set()
+    seen: Counter[str] = Counter()
     for around in around_hunks(theirs[1] if theirs else None, conflicted):
         key = around.hunk.key
-        judged = judge(around, records[key], recorded.get(key, HunkUpstream())) if key in records else None
+        place = recorded.get(key, RecordedUpstream()).of(path, seen[key])    # this file's n-th hunk of the key
+        seen[key] += 1
+        if key not in records:
+            continue
+        judged = judge(around, records[key], place)
         if judged:
             held.add(key)
-            notify(_not_replayed(path, upstream, judged, records[key], recorded.get(key, HunkUpstream())))
+            notify(_not_replayed(path, upstream, judged, records[key], place))
     return held
 
 

@@ -5,8 +5,9 @@ stays the same once upstream merges one of them: the merged PR's side is then up
 resolution, replayed, drops the lines of upstream's it dropped as that PR's, or keeps lines upstream has
 since replaced (the other PR's side still has them), without a word. A record keeps, from when it was made,
 upstream's lines on the fold's side of the hunk that the resolution drops (`removed`) and upstream's lines
-around the hunk that the resolution keeps (`kept`); a replay that drops others, or keeps lines upstream no
-longer has there, is not made (`judge`): the fold stops on the hunk.
+around the hunk that the resolution keeps (`kept`), at each place of its key (a file's n-th hunk of the key):
+a replay that drops others, or keeps lines upstream no longer has there, is not made (`judge`): the fold
+stops on the hunk.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ import difflib
 from collections import Counter
 from dataclasses import dataclass
 
-from carrytool.union.resolutions import ConflictHunk, HunkUpstream, _spans, resolution_lines
+from carrytool.union.recorded_upstream import HunkUpstream
+from carrytool.union.resolutions import ConflictHunk, _spans, resolution_lines
 
 Lines = tuple[bytes, ...]
 
@@ -89,9 +91,10 @@ def upstream_of_resolution(around: Around, resolution: bytes) -> HunkUpstream:
 
 
 def judge(around: Around, resolution: bytes, recorded: HunkUpstream) -> Judged:
-    """What replaying RESOLUTION at AROUND's hunk does to upstream's lines that RECORDED does not account
-    for: upstream's lines of the fold's side it drops and did not drop as upstream's when recorded (a record
-    that does not say: all), and lines it kept as upstream's then that upstream no longer has there."""
+    """What replaying RESOLUTION at AROUND's hunk does to upstream's lines that RECORDED (what its record says
+    of this place) does not account for: upstream's lines of the fold's side it drops and did not drop as
+    upstream's when recorded (a record that does not say: all), and lines it kept as upstream's then that
+    upstream no longer has there."""
     lines = Counter(resolution_lines(resolution))
     drops = Counter(around.ours) - lines - Counter(recorded.removed or ())
     puts_back = Counter(recorded.kept or ()) - Counter(around.place)

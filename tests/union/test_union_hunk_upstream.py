@@ -174,7 +174,7 @@ def test_a_record_made_before_upstreams_lines_were_kept_asks_once(cli: Cli, tmp_
     prs, args, patch = _folded(tmp_path, cli)
     path = next((prs.manifest.parent / "resolutions" / "u").glob("*.json"))
     doc = json.loads(path.read_text())
-    doc.pop("upstream_removed"), doc.pop("upstream_kept")
+    doc.pop("upstream_removed"), doc.pop("upstream_kept"), doc.pop("upstream_at")
     path.write_text(json.dumps(doc))
     result = cli("union", "compose", "u", *args)
     out = result.stdout + result.stderr

@@ -1,0 +1,99 @@
+"""What a hunk's record in the resolution store says of upstream's lines (union.upstream_hunks judges a
+replay by it), and how the record writes and reads it: at each place of its key (a file's n-th hunk of that
+key) and, for a place it does not name, what was true at all of them."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class HunkUpstream:
+    """What a hunk's record says of upstream's lines when it was made (union.upstream_hunks): those of the
+    fold's side its resolution drops (REMOVED), those at the hunk it keeps (KEPT); None in a record made
+    before they were kept."""
+
+    removed: tuple[bytes, ...] | None = None
+    kept: tuple[bytes, ...] | None = None
+
+
+@dataclass(frozen=True)
+class RecordedUpstream:
+    """What a hunk's record says of upstream's lines at each place it resolved (AT: (file, n) -> what was
+    true there, n counting the file's hunks of that key from 0), and at a place it does not name (WHOLE: what
+    was true at every one of them; a record made before places were kept: what it says)."""
+
+    whole: HunkUpstream = HunkUpstream()
+    at: dict[tuple[str, int], HunkUpstream] = field(default_factory=dict)
+
+    def of(self, file: str, index: int) -> HunkUpstream:
+        """What the record says of upstream's lines at the INDEX-th hunk of its key in FILE."""
+        return self.at.get((file, index), self.whole)
+
+
+def merged_upstream(places: list[HunkUpstream]) -> HunkUpstream:
+    """What was true at every one of PLACES (a key met at several): upstream's lines each resolution dropped
+    there (the lines all drop), and those any kept (a line kept at one place is asked about wherever upstream
+    no longer has it). None where a place does not say."""
+    if not places:
+        return HunkUpstream()
+    removed, kept = places[0].removed, places[0].kept
+    for place in places[1:]:
+        removed = None if removed is None or place.removed is None else _counted(removed, place.removed, "&")
+        kept = None if kept is None or place.kept is None else _counted(kept, place.kept, "|")
+    return HunkUpstream(removed, kept)
+
+
+def _counted(first: tuple[bytes, ...], second: tuple[bytes, ...], how: str) -> tuple[bytes, ...]:
+    """FIRST and SECOND as multisets, intersected ("&") or joined ("|"): FIRST's order, then SECOND's."""
+    wanted = Counter(first) & Counter(second) if how == "&" else Counter(first) | Counter(second)
+    out = []
+    for line in first + second:
+        if wanted[line] > 0:
+            wanted[line] -= 1
+            out.append(line)
+    return tuple(out)
+
+
+def read_lines(doc: dict[str, Any], name: str) -> tuple[bytes, ...] | None:
+    """DOC's list of lines NAME (None when it has none); ValueError when it is not a list of strings."""
+    lines = doc.get(name)
+    if lines is None:
+        return None
+    if not isinstance(lines, list) or not all(isinstance(line, str) for line in lines):
+        raise ValueError(f"'{name}' must be a list of strings")
+    return tuple(line.encode("utf-8", "surrogateescape") for line in lines)
+
+
+def written_lines(lines: tuple[bytes, ...]) -> list[str]:
+    """LINES as a record writes them (`read_lines` reads them back)."""
+    return [line.decode("utf-8", "surrogateescape") for line in lines]
+
+
+def upstream_of_doc(doc: dict[str, Any]) -> HunkUpstream:
+    """What DOC (a record, or one place of it) says of upstream's lines; ValueError when malformed."""
+    return HunkUpstream(read_lines(doc, "upstream_removed"), read_lines(doc, "upstream_kept"))
+
+
+def upstream_fields(said: HunkUpstream) -> dict[str, list[str]]:
+    """SAID as a record writes it (`upstream_of_doc` reads it back)."""
+    out = {}
+    if said.removed is not None:
+        out["upstream_removed"] = written_lines(said.removed)
+    if said.kept is not None:
+        out["upstream_kept"] = written_lines(said.kept)
+    return out
+
+
+def places_of(doc: dict[str, Any]) -> dict[tuple[str, int], HunkUpstream]:
+    """DOC's `upstream_at`: (file, n) -> what was true of upstream's lines at the file's n-th hunk of the key
+    (none in a record made before places were kept); ValueError when malformed."""
+    places = doc.get("upstream_at")
+    if places is None:
+        return {}
+    if not isinstance(places, list) or not all(isinstance(p, dict) and isinstance(p.get("file"), str)
+                                               and type(p.get("hunk")) is int and p["hunk"] >= 0 for p in places):
+        raise ValueError("'upstream_at' must be a list of {file, hunk, upstream_removed, upstream_kept}")
+    return {(p["file"], p["hunk"]): upstream_of_doc(p) for p in places}
