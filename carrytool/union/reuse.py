@@ -18,7 +18,7 @@ from carrytool.union.resolutions import (
     split_conflicts,
 )
 from carrytool.union.upstream_edit import Removed, keep_lines, newly_removed, quote, show_both, upstream_removed
-from carrytool.union.upstream_hunks import Judged, around_hunks, judge
+from carrytool.union.upstream_hunks import Judged, Lines, around_hunks, judge
 
 Notify = Callable[[str], None]
 Content = tuple[str, bytes]
@@ -55,11 +55,12 @@ class Upstream:
 
 def resolve_step(git: Git, merged: MergeResult, records: dict[str, bytes], fixups: list[Fixup],
                  notify: Notify, upstream: Upstream | None = None,
-                 recorded: dict[str, RecordedUpstream] | None = None) -> Step:
+                 recorded: dict[str, RecordedUpstream] | None = None, branched: str | None = None) -> Step:
     """Apply each recorded hunk on its own, then FIXUPS (those recorded for this PR); say what is left. A
     hunk's record that would drop lines UPSTREAM has there now, or put back lines it no longer has there,
-    which it did not when recorded (RECORDED: what each record says of upstream's lines), is not applied, and
-    a fixup that would remove lines UPSTREAM has now and did not have when it was recorded is left to ask."""
+    which it did not when recorded (RECORDED: what each record says of upstream's lines; BRANCHED: the tree
+    the PR branched from, for a record that does not say what it kept), is not applied, and a fixup that
+    would remove lines UPSTREAM has now and did not have when it was recorded is left to ask."""
     edits: dict[str, tuple[str, str] | None] = {}
     removes: dict[str, list[int]] = {}
     deletes: list[str] = []
@@ -72,7 +73,7 @@ def resolve_step(git: Git, merged: MergeResult, records: dict[str, bytes], fixup
             unresolved[path] = "other"
             continue
         keys = {p.key for p in parts if not isinstance(p, bytes) and p.key in records}
-        held = _over_upstream(git, upstream, path, found[1], records, recorded or {}, notify) \
+        held = _over_upstream(git, upstream, path, found[1], records, recorded or {}, notify, branched=branched) \
             if keys and upstream is not None else set()
         content, missing = apply_resolutions(found[1], {k: records[k] for k in keys - held})
         used += [p.key for p in parts if not isinstance(p, bytes) and p.key in records]
@@ -176,28 +177,38 @@ def resolve_step(git: Git, merged: MergeResult, records: dict[str, bytes], fixup
 
 
 def _over_upstream(git: Git, upstream: Upstream, path: str, conflicted: bytes, records: dict[str, bytes],
-                   recorded: dict[str, RecordedUpstream], notify: Notify) -> set[str]:
+                   recorded: dict[str, RecordedUpstream], notify: Notify, *, branched: str | None) -> set[str]:
     """The keys of the hunks of CONFLICTED (PATH as the merge wrote it) whose record, replayed, would drop lines
     UPSTREAM has there now, or put back lines it no longer has there, that it did not when recorded: the key
     is the two sides only, and stays the same when upstream merges one of the PRs (its lines are then
     upstream's). Each hunk is judged by what was true of its own place (helper-166: a key met twice was judged
-    by the place recorded last), and said, with the resolution, for the user to resolve again."""
+    by the place recorded last), and said, with the resolution, for the user to resolve again. BRANCHED: the
+    tree the PR branched from (`judge`)."""
     theirs = read_content(git, upstream.tree, path)
     if theirs is not None and theirs[0] == "120000":
         return set()
     held: set[str] = set()
     seen: Counter[str] = Counter()
+    before: Lines | None = None
     for around in around_hunks(theirs[1] if theirs else None, conflicted):
         key = around.hunk.key
         place = recorded.get(key, RecordedUpstream()).of(path, seen[key])    # this file's n-th hunk of the key
         seen[key] += 1
         if key not in records:
             continue
-        judged = judge(around, records[key], place)
+        if place.kept is None and before is None:
+            before = _lines_at(git, branched, path)
+        judged = judge(around, records[key], place, before or ())
         if judged:
             held.add(key)
             notify(_not_replayed(path, upstream, judged, records[key], place))
     return held
+
+
+def _lines_at(git: Git, tree: str | None, path: str) -> Lines:
+    """The lines of PATH in TREE (none: no tree, no such file, a link)."""
+    found = read_content(git, tree, path) if tree else None
+    return tuple(found[1].split(b"\n")) if found and found[0] != "120000" else ()
 
 
 def _not_replayed(path: str, upstream: Upstream, judged: Judged, resolution: bytes, recorded: HunkUpstream) -> str:
@@ -207,7 +218,11 @@ def _not_replayed(path: str, upstream: Upstream, judged: Judged, resolution: byt
         why = "which it did not drop as upstream's when you resolved it (upstream merged a PR since?)" \
             if recorded.removed is not None else "which the record (made by an older carrytool) does not say it dropped then"
         said.append(f"it would drop line(s) {upstream.label} has there now, {why}:\n{_quoted(judged.drops)}")
-    if judged.puts_back:
+    if judged.puts_back and recorded.kept is None:
+        said.append(f"it would keep line(s) of the file the PR branched from that {upstream.label} does not have "
+                    "there, which the record (made by an older carrytool) does not say were upstream's then "
+                    f"(upstream deleted them since?):\n{_quoted(judged.puts_back)}")
+    elif judged.puts_back:
         said.append(f"it would put back line(s) {upstream.label} had there when you resolved it and has no "
                     f"longer (upstream changed them since):\n{_quoted(judged.puts_back)}")
     lines = resolution_lines(resolution)

@@ -18,6 +18,7 @@ import pytest
 from carrytool.errors import InputError
 from carrytool.union.recorded_upstream import HunkUpstream, RecordedUpstream, merged_upstream
 from carrytool.union.resolutions import Store
+from carrytool.union.upstream_hunks import around_hunks, judge
 from tests.conftest import Cli
 from tests.union.fold_scenario import PATCH_UNION, TwoPrs
 
@@ -95,7 +96,65 @@ def test_a_key_met_at_two_places_is_judged_at_each(cli: Cli, tmp_path: Path, bui
     assert again.exit_code == 0 and "not replayed" not in again.stdout + again.stderr, again.stdout + again.stderr
 
 
+def _older(path: Path) -> None:
+    """PATH as a carrytool before helper-162 wrote it: nothing said of upstream's lines."""
+    doc = json.loads(path.read_text())
+    for name in ("upstream_removed", "upstream_kept", "upstream_at"):
+        doc.pop(name, None)
+    path.write_text(json.dumps(doc))
+
+
+def test_an_older_record_keeping_a_line_upstream_deleted_since_asks_once(cli: Cli, tmp_path: Path) -> None:
+    """pr/1 deletes `b` and changes `a`, pr/2 changes `a` (its side keeps `b`); the resolution keeps both `a`s
+    and `b`. Upstream merges pr/1: an older record's replay put `b` back (exit 0, `+    b = 2`)."""
+    base = "def f(x):\n    a = 1\n    b = 2\n    c = 3\n    return a + b + c\n"
+    pr1 = base.replace("a = 1", "a = one(x)").replace("    b = 2\n", "")
+    prs = TwoPrs(tmp_path, {"m.py": base}, {"m.py": pr1}, {"m.py": base.replace("a = 1", "a = two(x)")})
+    args = prs.args()
+    assert cli("union", "compose", "u", *args).exit_code == 3
+    _resolve_all(prs.scratch / "m.py", "    a = one(x)\n    a2 = two(x)\n    b = 2\n", 1)
+    assert cli("union", "continue", "u", *args).exit_code == 0
+    [path] = (prs.manifest.parent / "resolutions" / "u").glob("*.json")
+    _older(path)
+    again = cli("union", "compose", "u", *args)     # upstream as recorded: `b` is upstream's there, nothing asked
+    assert again.exit_code == 0 and "not replayed" not in again.stdout + again.stderr, again.stdout + again.stderr
+    _merge_pr1(prs, {"m.py": pr1}, prs.base)
+    _older(path)
+    result = cli("union", "compose", "u", *args)
+    out = result.stdout + result.stderr
+    assert result.exit_code == 3, out
+    patch = (prs.manifest.parent / "unions" / "u.patch").read_text()
+    assert "+    b = 2\n" not in patch
+    # `b` only: `a2 = two(x)` is the maintainer's own line, `a = one(x)` the fold's side's
+    assert ("it would keep line(s) of the file the PR branched from that upstream main does not have there, which "
+            "the record (made by an older carrytool) does not say were upstream's then (upstream deleted them "
+            "since?):\n        b = 2\nthe scratch file") in out, out
+    _resolve_all(prs.scratch / "m.py", "    a = one(x)\n    a2 = two(x)\n    b = 2\n", 1)   # kept on purpose
+    assert cli("union", "continue", "u", *args).exit_code == 0
+    again = cli("union", "compose", "u", *args)
+    assert again.exit_code == 0 and "not replayed" not in again.stdout + again.stderr, again.stdout + again.stderr
+    assert "+    b = 2\n" in (prs.manifest.parent / "unions" / "u.patch").read_text()
+
+
 # -- on strings ----------------------------------------------------------------------------------------------
+F = b"def f(x):\n    a = 1\n    b = 2\n    c = 3\n    return a + b + c\n"
+CONFLICT = b"def f(x):\n<<<<<<< ours\n    a = one(x)\n=======\n    a = two(x)\n    b = 2\n>>>>>>> theirs\n    c = 3\n"
+
+
+@pytest.mark.parametrize(("resolution", "asked"), [
+    (b"    a = one(x)\n    b = 2", (b"    b = 2",)),          # pr/2's context line, deleted upstream since
+    (b"    a = one(x)\n    a = 1", (b"    a = 1",)),          # a line of the PR's base, typed back
+    (b"    a = two(one(x))", ()),                             # the maintainer's own line
+    (b"    a = two(x)\n    a = one(x)", ()),                  # the PR's line and the fold's
+])
+def test_an_older_record_asks_about_kept_lines_of_the_prs_base(resolution: bytes, asked: tuple) -> None:
+    [now] = around_hunks(F.replace(b"    a = 1\n    b = 2\n", b"    a = one(x)\n"), CONFLICT)   # pr/1 merged
+    assert judge(now, resolution, HunkUpstream(), tuple(F.split(b"\n"))).puts_back == asked
+    assert not judge(now, resolution, HunkUpstream((), ()), tuple(F.split(b"\n"))).puts_back   # said: not asked
+    [then] = around_hunks(F, CONFLICT)                        # upstream as recorded: `a = 1`, `b = 2` are its
+    assert not judge(then, resolution, HunkUpstream(), tuple(F.split(b"\n"))).puts_back
+
+
 def test_places_are_kept_per_file_and_read_back(tmp_path: Path) -> None:
     store, key = Store(tmp_path, "2.39.0"), "a" * 64
     f_, g_ = HunkUpstream((), ()), HunkUpstream((b"x = 2",), (b"y",))
