@@ -5,9 +5,10 @@ trusts a union for every file it changes. Here each hunk of a folded PR in such 
 that should hold it (the composed tip; the union's own commit for `union continue`): its added lines (blank or
 bracket-only lines at either end aside) as one block, within the def/class they belong to when the tip still has
 a def/class of each of those names (a line the same text in another method is not the PR's: helper-131),
-anywhere in the file otherwise. Where the block is not there, most of its lines that say something (two thirds,
-at least two) standing there compared loosely (pipeline.standing) mean the union carries the change in another form:
-renamed, moved, reformatted, tweaked (helper-131: the vLLM union's own version of #45612's test), but only in a
+anywhere in the file otherwise, more often than the PR's head has it there (a copy the def had already is not
+the PR's: helper-166; so too each line judged loosely). Where the block is not there, most of its lines that
+say something (two thirds, at least two) standing there compared loosely (pipeline.standing) mean the union
+carries the change in another form: renamed, moved, reformatted, tweaked (helper-131: the vLLM union's own version of #45612's test), but only in a
 region the union reconciled where some of those lines are missing (helper-159: a statement deleted at a stop,
 outside the conflict, passed silently): else it is left out, naming the lines (`missing`). A hunk not
 there is left out unless it lies in a region the union had to reconcile (pipeline.regions): a hunk of the
@@ -280,6 +281,7 @@ def left_out(git: Git, unions: Sequence[UnionCheck]) -> list[list[LeftOut]]:
 def _left_out(git: Git, spans: SpanCache, union: UnionCheck, folded: list[list[Hunk]], own: list[Hunk]
               ) -> list[LeftOut]:
     tips: dict[str, Tip | None] = {}
+    heads: dict[str, Tip] = {}      # the PRs' heads' files, by blob
     found: list[LeftOut | tuple[int, Hunk, str | None, tuple[int, int] | None, tuple[int, ...]]] = []
     tip_tree = git.tree_of(union.tip)
     for k, (pr, hunks) in enumerate(zip(union.folded, folded)):
@@ -312,7 +314,10 @@ def _left_out(git: Git, spans: SpanCache, union: UnionCheck, folded: list[list[H
                 if deletion:
                     how = None if still_there(git, spans, tip, change, hunk.old_start + offset, block) else VERBATIM
                 else:
-                    how, lacks = standing(git, spans, tip, hunk, change, hunk.new_start + offset, block)
+                    if change.new_oid not in heads:
+                        heads[change.new_oid] = Tip(change.new_oid, git.read_blob(change.new_oid).split(b"\n"))
+                    how, lacks = standing(git, spans, tip, heads[change.new_oid], hunk, change,
+                                          hunk.new_start + offset, block)
                 if how != VERBATIM:
                     removed = (hunk.old_start + offset, hunk.old_start + offset + len(block) - 1) if deletion else None
                     found.append((k, hunk, how, removed, lacks))

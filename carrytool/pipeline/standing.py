@@ -5,6 +5,7 @@ pure deletion's lines still where the PR removed them (pipeline.provided's readi
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -30,18 +31,20 @@ def read_tip(git: Git, tree: str, path: str) -> Tip | None:
     return Tip(found[1], git.read_blob(found[1]).split(b"\n")) if found is not None else None
 
 
-def standing(git: Git, spans: SpanCache, tip: Tip, hunk: Hunk, change: Change | None, start: int,
-              block: tuple[bytes, ...]) -> tuple[str | None, tuple[int, ...]]:
-    """How BLOCK (HUNK's added lines from line START of the PR's head) stands in TIP: VERBATIM, as one block
+def standing(git: Git, spans: SpanCache, tip: Tip, head: Tip, hunk: Hunk, change: Change | None, start: int,
+             block: tuple[bytes, ...]) -> tuple[str | None, tuple[int, ...]]:
+    """How BLOCK (HUNK's added lines from line START of the PR's HEAD) stands in TIP: VERBATIM, as one block
     in the def/class its lines belong to when TIP still has a def/class of each of those names (a line the
     same text elsewhere in the file is not the PR's) and none of them lies at module level, anywhere in the
     file otherwise; RE_EXPRESSED there (_re_expressed: renamed, moved, reformatted, tweaked), with the lines of
     the PR's head that say something and stand nowhere there (the caller asks whether the union reconciled
-    them: helper-159); None: not at all."""
+    them: helper-159); None: not at all. A copy counts only beyond those HEAD has there besides the PR's own
+    (helper-166: a statement the union deleted stood because the def had the same text elsewhere)."""
     python = change is not None and change.new_oid != ZERO and is_python(hunk.path)
     owners = [spans.scope(change.new_oid, start + k, lambda: git.read_blob(change.new_oid))
               if python and change is not None and line.strip() else None for k, line in enumerate(block)]
     first, last, kept = 0, len(tip.lines), frozenset[str]()
+    within = frozenset[str]()       # the def/classes both are looked for in (none: the whole file)
     names = {name for name in owners if name}
     if names:
         tip_spans = spans.spans(tip.oid, lambda: git.read_blob(tip.oid))
@@ -51,11 +54,32 @@ def standing(git: Git, spans: SpanCache, tip: Tip, hunk: Hunk, change: Change | 
             # a block reaching module level (a new module, a def and the line registering it) is not within
             # its defs: looked for in the whole file (helper-149: a new file called lacking from a tip holding it)
             if all(owner for owner, line in zip(owners, block) if line.strip()):
-                first, last = min(a for a, _b in held) - 1, max(b for _a, b in held)
-    if any(at + len(block) <= last for at in find_block(tip.lines, block, first)):
+                first, last, within = min(a for a, _b in held) - 1, max(b for _a, b in held), kept
+    found = _count(tip.lines, block, first, last)
+    # as many copies as the head has there: its whole file first (a block it has once needs no parse of it)
+    if found and found >= _count(head.lines, block, 0, len(head.lines)):
         return VERBATIM, ()
-    lacking = _re_expressed(block, owners, tip.lines[first:last], kept, python=python)
+    theirs = _around(git, spans, head, within)
+    if found and found >= _count(head.lines, block, *theirs):
+        return VERBATIM, ()
+    # the head's lines there but this block: copies of a line the union holds beyond those are the PR's
+    besides = [*head.lines[theirs[0]:start - 1], *head.lines[start - 1 + len(block):theirs[1]]]
+    lacking = _re_expressed(block, owners, tip.lines[first:last], besides, kept, python=python)
     return (None, ()) if lacking is None else (RE_EXPRESSED, tuple(start + k for k in lacking))
+
+
+def _around(git: Git, spans: SpanCache, head: Tip, names: frozenset[str]) -> tuple[int, int]:
+    """The lines of HEAD (0-based, end excluded) from the first to the last of its def/classes NAMES (none: the
+    whole file)."""
+    if not names:
+        return 0, len(head.lines)
+    held = [(a, b) for a, b, name in spans.spans(head.oid, lambda: git.read_blob(head.oid)) if name in names]
+    return (min(a for a, _b in held) - 1, max(b for _a, b in held)) if held else (0, len(head.lines))
+
+
+def _count(lines: Sequence[bytes], block: tuple[bytes, ...], first: int, last: int) -> int:
+    """How many times BLOCK stands in LINES[FIRST:LAST]."""
+    return sum(1 for at in find_block(lines, block, first) if at + len(block) <= last)
 
 
 def still_there(git: Git, spans: SpanCache, tip: Tip, change: Change, start: int, block: tuple[bytes, ...]
@@ -108,19 +132,29 @@ _HEADER = re.compile(rb"^((?:async[ \t]+)?def|class)[ \t]+\w+")
 
 
 def _re_expressed(block: Sequence[bytes], owners: Sequence[str | None], region: Sequence[bytes],
-                  kept: frozenset[str], *, python: bool) -> list[int] | None:
+                  besides: Sequence[bytes], kept: frozenset[str], *, python: bool) -> list[int] | None:
     """Whether most of BLOCK's lines that say something (at least 2, two thirds of them) stand in REGION,
     each compared without its whitespace (Python: its comment, and a def/class header without its name):
-    the union carries the change in another form. A header whose def/class (OWNERS: the scope of each
-    line) KEPT still holds stands whatever its signature became. One such line must stand as it was.
-    The indexes in BLOCK of those lines that do not stand there; None: not re-expressed."""
+    the union carries the change in another form. A line stands as many times as REGION holds it more often
+    than BESIDES (the PR's head there, but BLOCK): a copy the def had already is not the PR's (helper-166).
+    A header whose def/class (OWNERS: the scope of each line) KEPT still holds stands whatever its signature
+    became. One such line must stand as it was. The indexes in BLOCK of those lines that do not stand there;
+    None: not re-expressed."""
     wanted = [(k, _plain(line, python=python), owner in kept and _HEADER.match(line.lstrip()) is not None)
               for k, (line, owner) in enumerate(zip(block, owners)) if not says_nothing(line)]
     wanted = [(k, line, header) for k, line, header in wanted if line]
     if len(wanted) < 2:
         return None
-    there = {_plain(line, python=python) for line in region}
-    lacking = [k for k, line, header in wanted if not header and line not in there]
+    there = Counter(_plain(line, python=python) for line in region)
+    there.subtract(_plain(line, python=python) for line in besides)
+    lacking = []
+    for k, line, header in wanted:
+        if header:
+            continue
+        if there[line] > 0:
+            there[line] -= 1
+        else:
+            lacking.append(k)
     return lacking if 3 * (len(wanted) - len(lacking)) >= 2 * len(wanted) else None
 
 
