@@ -12,8 +12,9 @@ carries the change in another form: renamed, moved, reformatted, tweaked (helper
 region the union reconciled where some of those lines are missing (helper-159: a statement deleted at a stop,
 outside the conflict, passed silently): else it is left out, naming the lines (`missing`). A hunk not
 there is left out unless it lies in a region the union had to reconcile (pipeline.regions): a hunk of the
-union's own writing a line of its own there (one none of its PRs adds in that file: the maintainer's resolution,
-RE_EXPRESSED) meets or touches its lines, as git's merge sees a conflict, for Python in each def/class it lies
+union's own writing a line of its own there (one no PR's hunk there adds, and the union writes more often in the
+file than its PRs add it: the maintainer's resolution, RE_EXPRESSED; helper-166: a PR's call adapted to another
+PR's new API) meets or touches its lines, as git's merge sees a conflict, for Python in each def/class it lies
 in; or another folded PR's hunk does (RECONCILED, explain's coverage: `reconciled`: the union took that side).
 Hunks of PRs on different bases are compared in the union's base blob of the file, each mapped there through the
 diff between its base blob and that one; lines upstream changed between the two, or next to them, do not map,

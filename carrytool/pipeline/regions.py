@@ -17,6 +17,7 @@ keeping both, so a union keeping none of its lines there dropped it.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 
 from carrytool.gitlayer.env import EMPTY_TREE, ZERO
@@ -79,9 +80,9 @@ def _tree(git: Git, blob: str) -> str:
 
 class Regions:
     """Where a union had to reconcile its PRs in the files of the hunks it lacks: every folded PR's hunks and the
-    union's own (those adding lines of its own: a resolution), their base lines mapped into the union's base
-    blob of the file so that hunks of PRs on different bases compare line by line. FOLDED: each PR's changes
-    and hunks; the union's BASE (a commit), its CHANGES and OWN hunks; PATHS: the files asked about."""
+    union's own (those adding lines of its own there: a resolution, _resolves), their base lines mapped into the
+    union's base blob of the file so that hunks of PRs on different bases compare line by line. FOLDED: each PR's
+    changes and hunks; the union's BASE (a commit), its CHANGES and OWN hunks; PATHS: the files asked about."""
 
     def __init__(self, git: Git, base: str, changes: Sequence[Change],
                  folded: Sequence[tuple[Sequence[Change], Sequence[Hunk]]], own: Sequence[Hunk], paths: set[str]
@@ -94,13 +95,33 @@ class Regions:
             self.target[path] = found[1] if found is not None else None
         self.map = BaseMap(git, [(self._base_of(j, h), self.target[h.path]) for j, (_c, hunks) in enumerate(folded)
                                  for h in hunks if h.path in paths])
-        added: dict[str, set[bytes]] = {path: set() for path in paths}    # what the PRs add, file by file
+        self.written = [h for h in own if h.path in paths and h.kind == "text"]     # all the union's hunks there
+        # how often the PRs add each line, and the union, file by file
+        added: dict[str, Counter[bytes]] = {path: Counter() for path in paths}
         for _c, hunks in folded:
             for h in hunks:
                 if h.path in added:
                     added[h.path].update(_bare(line) for line in h.added)
-        self.own = [h for h in own if h.path in paths and _resolves(h, added[h.path])]
-        self.written = [h for h in own if h.path in paths and h.kind == "text"]     # all the union's hunks there
+        writes: dict[str, Counter[bytes]] = {path: Counter() for path in paths}
+        for h in self.written:
+            writes[h.path].update(_bare(line) for line in h.added)
+        self.own = [h for h in self.written if self._resolves(h, added[h.path], writes[h.path])]
+
+    def _resolves(self, hunk: Hunk, added: Counter[bytes], writes: Counter[bytes]) -> bool:
+        """Whether the union's HUNK writes a line of its own there: one that says something, that no folded PR's
+        hunk meeting it (or not mapped) adds, and that the union writes more often in the file (WRITES) than its
+        PRs add it (ADDED), all compared without whitespace. A hunk only re-adding PRs' lines, where they add
+        them or moved, reconciles nothing; a PR's call the union adapts to another PR's API, word for word that
+        PR's line in another def, is its own there (helper-166: said dropped at a stop)."""
+        mine = self._span(-1, hunk)
+        here = {_bare(line) for j, (_c, hunks) in enumerate(self.folded) for h in hunks
+                if h.path == hunk.path and h.kind == "text" and self._at(mine, self._span(j, h)) for line in h.added}
+        return any(not says_nothing(line) and (bare := _bare(line)) not in here and writes[bare] > added[bare]
+                   for line in hunk.added)
+
+    @staticmethod
+    def _at(mine: Span | None, theirs: Span | None) -> bool:
+        return mine is None or theirs is None or meets(mine, theirs)
 
     def _base_of(self, j: int, hunk: Hunk) -> str | None:
         change = change_of(self.folded[j][0], hunk.path)
@@ -197,12 +218,6 @@ class Regions:
             if not need:
                 return True
         return False
-
-
-def _resolves(hunk: Hunk, theirs: set[bytes]) -> bool:
-    """Whether the union's HUNK adds a line of its own: one that says something and that no PR it folds adds in
-    that file (THEIRS, compared without whitespace). A hunk only re-adding PRs' lines reconciles nothing."""
-    return any(not says_nothing(line) and _bare(line) not in theirs for line in hunk.added)
 
 
 def _bare(line: bytes) -> bytes:
