@@ -28,9 +28,14 @@ class RecordedUpstream:
     whole: HunkUpstream = HunkUpstream()
     at: dict[tuple[str, int], HunkUpstream] = field(default_factory=dict)
 
-    def of(self, file: str, index: int) -> HunkUpstream:
-        """What the record says of upstream's lines at the INDEX-th hunk of its key in FILE."""
-        return self.at.get((file, index), self.whole)
+    def of(self, file: str, index: int, count: int) -> HunkUpstream:
+        """What the record says of upstream's lines at the INDEX-th hunk of its key in FILE, which has COUNT
+        hunks of the key now. A place is named by its position only: when FILE has not as many hunks of the
+        key as the record names places in it (a hunk stopped conflicting, or a new one came), a position may
+        be another place's, and what was true at every place is said (helper-169: g()'s place stopped
+        conflicting, and f()'s hunk was judged by g()'s record: upstream's line replaced unasked)."""
+        named = sum(1 for name, _n in self.at if name == file)
+        return self.at.get((file, index), self.whole) if named == count else self.whole
 
 
 def merged_upstream(places: list[HunkUpstream]) -> HunkUpstream:

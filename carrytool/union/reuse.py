@@ -18,7 +18,7 @@ from carrytool.union.resolutions import (
     split_conflicts,
 )
 from carrytool.union.upstream_edit import Removed, keep_lines, newly_removed, quote, show_both, upstream_removed
-from carrytool.union.upstream_hunks import Judged, Lines, around_hunks, judge
+from carrytool.union.upstream_hunks import Judged, Lines, _ordered, around_hunks, judge
 
 Notify = Callable[[str], None]
 Content = tuple[str, bytes]
@@ -189,16 +189,23 @@ def _over_upstream(git: Git, upstream: Upstream, path: str, conflicted: bytes, r
         return set()
     held: set[str] = set()
     seen: Counter[str] = Counter()
-    before: Lines | None = None
-    for around in around_hunks(theirs[1] if theirs else None, conflicted):
+    lost: Lines | None = None
+    hunks = around_hunks(theirs[1] if theirs else None, conflicted)
+    count = Counter(around.hunk.key for around in hunks)
+    for around in hunks:
         key = around.hunk.key
-        place = recorded.get(key, RecordedUpstream()).of(path, seen[key])    # this file's n-th hunk of the key
+        # this file's n-th hunk of the key, when the file has as many of them as the record names places here
+        place = recorded.get(key, RecordedUpstream()).of(path, seen[key], count[key])
         seen[key] += 1
         if key not in records:
             continue
-        if place.kept is None and before is None:
+        if place.kept is None and lost is None:
+            # the lines upstream lost since the PR branched (helper-169: any line of the file it branched from
+            # was asked about, one upstream still has too)
+            now = tuple(theirs[1].split(b"\n")) if theirs else ()
             before = _lines_at(git, branched, path)
-        judged = judge(around, records[key], place, before or ())
+            lost = _ordered(before, Counter(before) - Counter(now))
+        judged = judge(around, records[key], place, lost or ())
         if judged:
             held.add(key)
             notify(_not_replayed(path, upstream, judged, records[key], place))

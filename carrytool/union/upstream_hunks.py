@@ -90,20 +90,22 @@ def upstream_of_resolution(around: Around, resolution: bytes) -> HunkUpstream:
     return HunkUpstream(_ordered(around.ours, removed), _ordered(around.place, kept))
 
 
-def judge(around: Around, resolution: bytes, recorded: HunkUpstream, branched: Lines = ()) -> Judged:
+def judge(around: Around, resolution: bytes, recorded: HunkUpstream, lost: Lines = ()) -> Judged:
     """What replaying RESOLUTION at AROUND's hunk does to upstream's lines that RECORDED (what its record says
     of this place) does not account for: upstream's lines of the fold's side it drops and did not drop as
     upstream's when recorded (a record that does not say: all), and lines it kept as upstream's then that
     upstream no longer has there. A record that does not say what it kept: lines of the resolution that are
-    neither the fold's side's nor upstream's there now, and that the file the folded PR branched from has
-    (BRANCHED: its lines), are asked about (helper-166: a line the PR kept as context, which upstream deleted
-    since, was put back), as its drops are."""
+    neither the fold's side's nor upstream's there now, and that upstream lost since the folded PR branched
+    (LOST: the lines of the file it branched from that upstream's file has fewer of now), are asked about
+    (helper-166: a line the PR kept as context, which upstream deleted since, was put back), as its drops
+    are; a line upstream still has is not (helper-169: a PR's `return None`, a line the file had elsewhere,
+    was asked about on every fold)."""
     lines = resolution_lines(resolution)
     drops = _ordered(around.ours, Counter(around.ours) - Counter(lines) - Counter(recorded.removed or ()))
     if recorded.kept is not None:
         return Judged(drops, _ordered(recorded.kept, Counter(recorded.kept) - Counter(around.place)))
     neither = Counter(_said(list(lines))) - (Counter(around.ours) | Counter(around.place))
-    return Judged(drops, _ordered(lines, neither & Counter(branched)))
+    return Judged(drops, _ordered(lines, neither & Counter(lost)))
 
 
 def _ordered(lines: Lines, wanted: Counter[bytes]) -> Lines:
