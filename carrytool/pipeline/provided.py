@@ -5,8 +5,10 @@ trusts a union for every file it changes. Here each hunk of a folded PR in such 
 that should hold it (the composed tip; the union's own commit for `union continue`): its added lines (blank or
 bracket-only lines at either end aside) as one block, within the def/class they belong to when the tip still has
 a def/class of each of those names (a line the same text in another method is not the PR's: helper-131),
-anywhere in the file otherwise, more often than the PR's head has it there (a copy the def had already is not
-the PR's: helper-166; so too each line judged loosely). Where the block is not there, most of its lines that
+anywhere in the file otherwise, more often than the PR's head has it there, shifted by the copies the union's
+base (upstream) has there beyond the PR's base's (a copy the def had already is not the PR's: helper-166; nor
+one upstream added since, and one upstream deleted is not wanted: helper-169; so too each line judged
+loosely). Where the block is not there, most of its lines that
 say something (two thirds, at least two) standing there compared loosely (pipeline.standing) mean the union
 carries the change in another form: renamed, moved, reformatted, tweaked (helper-131: the vLLM union's own version of #45612's test), but only in a
 region the union reconciled where some of those lines are missing (helper-159: a statement deleted at a stop,
@@ -46,7 +48,7 @@ hunk lies in a def/class (each distinct piece once, and cached on disk).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from carrytool.gitlayer.env import ZERO
@@ -57,7 +59,7 @@ from carrytool.manifest.paths import literal_pattern, matches
 from carrytool.pipeline.hunks import Hunk, find_block, read_hunks, says_nothing
 from carrytool.pipeline.regions import Regions
 from carrytool.pipeline.scopes import SpanCache, hunk_reach
-from carrytool.pipeline.standing import RE_EXPRESSED, VERBATIM, Tip, read_tip, standing, still_there
+from carrytool.pipeline.standing import RE_EXPRESSED, VERBATIM, Drift, Tip, read_tip, standing, still_there
 
 
 @dataclass(frozen=True)
@@ -282,7 +284,14 @@ def left_out(git: Git, unions: Sequence[UnionCheck]) -> list[list[LeftOut]]:
 def _left_out(git: Git, spans: SpanCache, union: UnionCheck, folded: list[list[Hunk]], own: list[Hunk]
               ) -> list[LeftOut]:
     tips: dict[str, Tip | None] = {}
-    heads: dict[str, Tip] = {}      # the PRs' heads' files, by blob
+    files: dict[str, Tip] = {}      # the PRs' heads' (and bases', upstream's) files, by blob
+    ours: dict[str, str] = {}       # the union's base's blob of each path (ZERO: none)
+
+    def read(oid: str) -> Tip:
+        if oid not in files:
+            files[oid] = Tip(oid, git.read_blob(oid).split(b"\n"))
+        return files[oid]
+
     found: list[LeftOut | tuple[int, Hunk, str | None, tuple[int, int] | None, tuple[int, ...]]] = []
     tip_tree = git.tree_of(union.tip)
     for k, (pr, hunks) in enumerate(zip(union.folded, folded)):
@@ -315,10 +324,8 @@ def _left_out(git: Git, spans: SpanCache, union: UnionCheck, folded: list[list[H
                 if deletion:
                     how = None if still_there(git, spans, tip, change, hunk.old_start + offset, block) else VERBATIM
                 else:
-                    if change.new_oid not in heads:
-                        heads[change.new_oid] = Tip(change.new_oid, git.read_blob(change.new_oid).split(b"\n"))
-                    how, lacks = standing(git, spans, tip, heads[change.new_oid], hunk, change,
-                                          hunk.new_start + offset, block)
+                    how, lacks = standing(git, spans, tip, read(change.new_oid), hunk, change,
+                                          hunk.new_start + offset, block, _drift(git, union.base, change, ours, read))
                 if how != VERBATIM:
                     removed = (hunk.old_start + offset, hunk.old_start + offset + len(block) - 1) if deletion else None
                     found.append((k, hunk, how, removed, lacks))
@@ -355,6 +362,19 @@ def _left_out(git: Git, spans: SpanCache, union: UnionCheck, folded: list[list[H
                            apart=others if region == "apart" else (),
                            missing=lacks if how == ABSENT else ()))
     return out
+
+
+def _drift(git: Git, base: str, change: Change, ours: dict[str, str], read: Callable[[str], Tip]) -> Drift | None:
+    """What upstream did to CHANGE's file between the PR's base and the union's BASE (at the PR's path, else its
+    old one), where the two blobs differ (OURS caches the union's base's blob by path); None where they agree."""
+    if change.path not in ours:
+        tree = git.tree_of(base)
+        found = next((e for e in (git.file_entry(tree, p) for p in reversed(change.paths)) if e is not None), None)
+        ours[change.path] = found[1] if found is not None else ZERO
+    oid = ours[change.path]
+    if oid == change.old_oid:
+        return None
+    return Drift(read(oid) if oid != ZERO else None, read(change.old_oid) if change.old_oid != ZERO else None)
 
 
 def _unfolded(git: Git, union: UnionCheck, folded: list[list[Hunk]], found: list[LeftOut]) -> list[LeftOut]:

@@ -31,15 +31,28 @@ def read_tip(git: Git, tree: str, path: str) -> Tip | None:
     return Tip(found[1], git.read_blob(found[1]).split(b"\n")) if found is not None else None
 
 
+@dataclass(frozen=True)
+class Drift:
+    """What upstream did to a PR's file since the PR branched, where the file the union is built on (OURS: the
+    union's base's; None where it lacks it) is not the one the PR branched from (BASE; None: the PR adds the
+    file). The tip holds upstream's copies of a line, not the PR's base's (helper-169)."""
+
+    ours: Tip | None
+    base: Tip | None
+
+
 def standing(git: Git, spans: SpanCache, tip: Tip, head: Tip, hunk: Hunk, change: Change | None, start: int,
-             block: tuple[bytes, ...]) -> tuple[str | None, tuple[int, ...]]:
+             block: tuple[bytes, ...], drift: Drift | None = None) -> tuple[str | None, tuple[int, ...]]:
     """How BLOCK (HUNK's added lines from line START of the PR's HEAD) stands in TIP: VERBATIM, as one block
     in the def/class its lines belong to when TIP still has a def/class of each of those names (a line the
     same text elsewhere in the file is not the PR's) and none of them lies at module level, anywhere in the
     file otherwise; RE_EXPRESSED there (_re_expressed: renamed, moved, reformatted, tweaked), with the lines of
     the PR's head that say something and stand nowhere there (the caller asks whether the union reconciled
-    them: helper-159); None: not at all. A copy counts only beyond those HEAD has there besides the PR's own
-    (helper-166: a statement the union deleted stood because the def had the same text elsewhere)."""
+    them: helper-159); None: not at all. A copy counts only beyond those TIP would hold there without the PR's
+    own: HEAD's there besides it (helper-166: a statement the union deleted stood because the def had the same
+    text elsewhere), shifted by the copies upstream has there (DRIFT: the union's base's file) beyond the PR's
+    base's, one beside the same line as BLOCK is HEAD's being BLOCK itself, taken by upstream (helper-169:
+    upstream's copy made up for one the union deleted; one upstream deleted was wanted)."""
     python = change is not None and change.new_oid != ZERO and is_python(hunk.path)
     owners = [spans.scope(change.new_oid, start + k, lambda: git.read_blob(change.new_oid))
               if python and change is not None and line.strip() else None for k, line in enumerate(block)]
@@ -56,14 +69,23 @@ def standing(git: Git, spans: SpanCache, tip: Tip, head: Tip, hunk: Hunk, change
             if all(owner for owner, line in zip(owners, block) if line.strip()):
                 first, last, within = min(a for a, _b in held) - 1, max(b for _a, b in held), kept
     found = _count(tip.lines, block, first, last)
-    # as many copies as the head has there: its whole file first (a block it has once needs no parse of it)
-    if found and found >= _count(head.lines, block, 0, len(head.lines)):
+    # as many copies as the head (and upstream) has there: its whole file first (no parse of it)
+    ours = drift.ours.lines if drift is not None and drift.ours is not None else []
+    if found and found >= _count(head.lines, block, 0, len(head.lines)) + _count(ours, block, 0, len(ours)):
         return VERBATIM, ()
     theirs = _around(git, spans, head, within)
-    if found and found >= _count(head.lines, block, *theirs):
+    # upstream's copies there less the PR's base's: what the union's base did there since the PR branched;
+    # but for this block where upstream has it at the PR's place (it took the PR's change: the same copy)
+    moved = [] if drift is None else [(1, _region(git, spans, drift.ours, within)),
+                                      (-1, _region(git, spans, drift.base, within))]
+    if drift is not None and drift.ours is not None and _placed(drift.ours.lines, block, head.lines, start - 1):
+        moved.append((-1, block))
+    shift = sum(sign * _count(lines, block, 0, len(lines)) for sign, lines in moved)
+    if found and found >= _count(head.lines, block, *theirs) + shift:
         return VERBATIM, ()
-    # the head's lines there but this block: copies of a line the union holds beyond those are the PR's
-    besides = [*head.lines[theirs[0]:start - 1], *head.lines[start - 1 + len(block):theirs[1]]]
+    # the head's lines there but this block, and upstream's since the PR branched: copies of a line the union
+    # holds beyond those are the PR's
+    besides = [(1, [*head.lines[theirs[0]:start - 1], *head.lines[start - 1 + len(block):theirs[1]]]), *moved]
     lacking = _re_expressed(block, owners, tip.lines[first:last], besides, kept, python=python)
     return (None, ()) if lacking is None else (RE_EXPRESSED, tuple(start + k for k in lacking))
 
@@ -75,6 +97,15 @@ def _around(git: Git, spans: SpanCache, head: Tip, names: frozenset[str]) -> tup
         return 0, len(head.lines)
     held = [(a, b) for a, b, name in spans.spans(head.oid, lambda: git.read_blob(head.oid)) if name in names]
     return (min(a for a, _b in held) - 1, max(b for _a, b in held)) if held else (0, len(head.lines))
+
+
+def _region(git: Git, spans: SpanCache, file: Tip | None, names: frozenset[str]) -> list[bytes]:
+    """FILE's lines from the first to the last of its def/classes NAMES (none: the whole file; nothing when FILE
+    is None or has none of them)."""
+    if file is None or not names:
+        return [] if file is None else file.lines
+    held = [(a, b) for a, b, name in spans.spans(file.oid, lambda: git.read_blob(file.oid)) if name in names]
+    return file.lines[min(a for a, _b in held) - 1:max(b for _a, b in held)] if held else []
 
 
 def _count(lines: Sequence[bytes], block: tuple[bytes, ...], first: int, last: int) -> int:
@@ -113,6 +144,14 @@ def _held(lines: Sequence[bytes], spans: Sequence[tuple[int, int, str]], names: 
     return sum(1 for at in find_block(lines, block, first) if at + len(block) <= last)
 
 
+def _placed(lines: Sequence[bytes], block: tuple[bytes, ...], head: Sequence[bytes], at: int) -> bool:
+    """Whether LINES hold BLOCK where HEAD holds it from index AT: next to the same line on either side
+    (_neighbours; upstream took the change, perhaps editing a line beside it)."""
+    before, after = _neighbours(head, at, len(block))
+    around = (_neighbours(lines, k, len(block)) for k in find_block(lines, block))
+    return any(b == before or a == after for b, a in around)
+
+
 def _beside(lines: Sequence[bytes], block: tuple[bytes, ...], around: tuple[bytes | None, bytes | None]) -> int:
     """How many times BLOCK stands in LINES between the neighbours AROUND (_neighbours)."""
     return sum(1 for at in find_block(lines, block) if _neighbours(lines, at, len(block)) == around)
@@ -132,11 +171,14 @@ _HEADER = re.compile(rb"^((?:async[ \t]+)?def|class)[ \t]+\w+")
 
 
 def _re_expressed(block: Sequence[bytes], owners: Sequence[str | None], region: Sequence[bytes],
-                  besides: Sequence[bytes], kept: frozenset[str], *, python: bool) -> list[int] | None:
+                  besides: Sequence[tuple[int, Sequence[bytes]]], kept: frozenset[str], *, python: bool
+                  ) -> list[int] | None:
     """Whether most of BLOCK's lines that say something (at least 2, two thirds of them) stand in REGION,
     each compared without its whitespace (Python: its comment, and a def/class header without its name):
     the union carries the change in another form. A line stands as many times as REGION holds it more often
-    than BESIDES (the PR's head there, but BLOCK): a copy the def had already is not the PR's (helper-166).
+    than BESIDES say it would without the PR's (pairs of a sign and lines: the PR's head there but BLOCK, plus
+    upstream's there less the PR's base's): a copy the def had already is not the PR's (helper-166), nor
+    one upstream added since, and one upstream deleted is not wanted (helper-169).
     A header whose def/class (OWNERS: the scope of each line) KEPT still holds stands whatever its signature
     became. One such line must stand as it was. The indexes in BLOCK of those lines that do not stand there;
     None: not re-expressed."""
@@ -146,7 +188,9 @@ def _re_expressed(block: Sequence[bytes], owners: Sequence[str | None], region: 
     if len(wanted) < 2:
         return None
     there = Counter(_plain(line, python=python) for line in region)
-    there.subtract(_plain(line, python=python) for line in besides)
+    for sign, lines in besides:
+        counted = Counter(_plain(line, python=python) for line in lines)
+        there.subtract({line: sign * n for line, n in counted.items()})
     lacking = []
     for k, line, header in wanted:
         if header:
