@@ -59,7 +59,7 @@ from carrytool.manifest.paths import literal_pattern, matches
 from carrytool.pipeline.hunks import Hunk, find_block, read_hunks, says_nothing
 from carrytool.pipeline.regions import Regions
 from carrytool.pipeline.scopes import SpanCache, hunk_reach
-from carrytool.pipeline.standing import RE_EXPRESSED, VERBATIM, Drift, Tip, read_tip, standing, still_there
+from carrytool.pipeline.standing import RE_EXPRESSED, VERBATIM, Drift, Tip, standing, still_there
 
 
 @dataclass(frozen=True)
@@ -284,7 +284,7 @@ def left_out(git: Git, unions: Sequence[UnionCheck]) -> list[list[LeftOut]]:
 def _left_out(git: Git, spans: SpanCache, union: UnionCheck, folded: list[list[Hunk]], own: list[Hunk]
               ) -> list[LeftOut]:
     tips: dict[str, Tip | None] = {}
-    files: dict[str, Tip] = {}      # the PRs' heads' (and bases', upstream's) files, by blob
+    files: dict[str, Tip] = {}      # the tip's and the PRs' heads' (and bases', upstream's) files, by blob
     ours: dict[str, str] = {}       # the union's base's blob of each path (ZERO: none)
 
     def read(oid: str) -> Tip:
@@ -316,7 +316,8 @@ def _left_out(git: Git, spans: SpanCache, union: UnionCheck, folded: list[list[H
                 if not block:
                     continue
                 if path not in tips:
-                    tips[path] = read_tip(git, union.tip, path)
+                    entry = git.file_entry(tip_tree, path)
+                    tips[path] = read(entry[1]) if entry is not None else None
                 tip = tips[path]
                 if tip is None or change is None:
                     continue

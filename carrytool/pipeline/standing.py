@@ -26,11 +26,6 @@ class Tip:
     lines: list[bytes]
 
 
-def read_tip(git: Git, tree: str, path: str) -> Tip | None:
-    found = git.file_entry(tree, path)
-    return Tip(found[1], git.read_blob(found[1]).split(b"\n")) if found is not None else None
-
-
 @dataclass(frozen=True)
 class Drift:
     """What upstream did to a PR's file since the PR branched, where the file the union is built on (OURS: the
