@@ -9,30 +9,11 @@ loosely (pipeline.standing._re_expressed)."""
 from __future__ import annotations
 
 from tests.conftest import Cli, Small
+from tests.pipeline.test_provided_repeats import _absent, _run
 
 BASE = ("def compute(a):\n    return a\n\n\n"
         "def g(a, req):\n    if a:\n        pass\n    req.flush()\n    return a\n")
 TWO = BASE.replace("    return a\n\n\ndef g", "    return a + 0\n\n\ndef g")
-
-
-def _run(cli: Cli, small: Small, up: str, one: str, union: str, command: str = "sync") -> dict:
-    """pr/1 (m.py: ONE) and pr/2 from BASE, upstream moved on to UP, a union of both on it holding UNION: the JSON
-    report of COMMAND."""
-    b = small.base = small.up.commit({"m.py": BASE}, "base", parent="main", ref="refs/heads/main")
-    small.pr(1, {"m.py": one}, parent=b)
-    small.pr(2, {"m.py": TWO}, parent=b)
-    u = small.up.commit({"m.py": up}, "upstream", parent=b, ref="refs/heads/main")
-    commit = small.up.commit({"m.py": union}, "union", parent=u, ref="refs/heads/union")
-    small.work.git("fetch", "-q", str(small.up.path), "+refs/heads/union:refs/heads/union")
-    small.manifest([{"pr": 1}, {"pr": 2}, {"carry": "union", "commit": commit, "supersedes": [1, 2]}])
-    code, report = cli.json(command, "-m", small.manifest_path, "--repo", small.work.path,
-                            *(["--dry-run"] if command == "sync" else []))
-    assert code == 0, report
-    return report
-
-
-def _absent(report: dict) -> list:
-    return [(w["entry"], w.get("lines"), w["message"]) for w in report["warnings"] if w["kind"] == "provided-absent"]
 
 
 def _with_two(text: str) -> str:
@@ -45,7 +26,7 @@ def test_loss_when_upstream_adds_the_same_statement_elsewhere_in_the_def(cli: Cl
     one = BASE.replace("    req.flush()\n", "    req.on_failure(None)\n    req.flush()\n")
     union = up.replace("    return a\n\n\ndef g", "    return a + 0\n\n\ndef g")
     assert union.count("req.on_failure(None)") == 1
-    r = _run(cli, small, up, one, union)
+    r = _run(cli, small, one, TWO, union, base=BASE, up=up)
     assert [(e, lines) for e, lines, _m in _absent(r)] == [("pr/1", [8, 8])], r["warnings"]
 
 
@@ -56,7 +37,7 @@ def test_false_alarm_when_upstream_deletes_the_heads_other_copy(cli: Cli, small:
     union = one.replace("    req.flush()\n    return a\n", "    return a\n").replace(
         "    return a\n\n\ndef g", "    return a + 0\n\n\ndef g")
     assert union.count("req.flush()") == 1 and union.index("req.flush") < union.index("if a:")
-    r = _run(cli, small, up, one, union)
+    r = _run(cli, small, one, TWO, union, base=BASE, up=up)
     assert _absent(r) == [], r["warnings"]
 
 
@@ -70,7 +51,7 @@ def test_a_block_line_upstream_also_adds_elsewhere_in_the_def_is_still_warned(cl
     union = _with_two(up.replace("    req.flush()\n", THREE.format("req.on_failure(None)").replace(
         "    req.on_failure(None)\n", "") + "    req.flush()\n"))
     assert union.count("req.on_failure(None)") == 1
-    [(entry, lines, message)] = _absent(_run(cli, small, up, one, union))
+    [(entry, lines, message)] = _absent(_run(cli, small, one, TWO, union, base=BASE, up=up))
     assert (entry, lines) == ("pr/1", [8, 10])
     assert "lacks line 9 of its hunk m.py:8-10 (g)" in message, message
 
@@ -83,7 +64,7 @@ def test_a_block_line_whose_other_copy_upstream_deleted_stands(cli: Cli, small: 
     union = _with_two(up.replace("    if a:\n", THREE.format("req.flush()").replace("    req.task.seen = []\n", "")
                                  + "    if a:\n").replace("        pass\n", "        pass\n    req.task.seen = []\n"))
     assert union.count("req.flush()") == 1
-    r = _run(cli, small, up, one, union)
+    r = _run(cli, small, one, TWO, union, base=BASE, up=up)
     assert _absent(r) == [], r["warnings"]
 
 
@@ -92,5 +73,5 @@ def test_a_line_upstream_took_at_the_prs_place_is_one_copy(cli: Cli, small: Smal
     one = BASE.replace("    req.flush()\n", "    req.on_failure(None)\n    req.flush()\n")
     up = one.replace("    req.flush()\n", "    req.flush(wait=True)\n")
     union = _with_two(up)
-    r = _run(cli, small, up, one, union)
+    r = _run(cli, small, one, TWO, union, base=BASE, up=up)
     assert _absent(r) == [], r["warnings"]
