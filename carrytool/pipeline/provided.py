@@ -2,13 +2,17 @@
 
 A union folds PRs and its maintainer resolves where they meet; the per-path check (landing.account_provided)
 trusts a union for every file it changes. Here each hunk of a folded PR in such a file is looked for in the tree
-that should hold it (the composed tip; the union's own commit for `union continue`): its added lines (blank or
+that should hold it (the tree right after the union's step, on the upstream sync composes on: later entries'
+lines and upstream's since the union was made are neither its nor the PR's; the union's own commit for `union
+continue`): first at its place, as git's 3-way merge sees it (standing.held_at_place: the hunk alone merged onto
+the tree's file from the PR's base changes nothing; helper-176: a copy of upstream's or another PR's elsewhere
+in the def stood for the PR's line, by its neighbours' text or its count); else its added lines (blank or
 bracket-only lines at either end aside) as one block, within the def/class they belong to when the tip still has
 a def/class of each of those names (a line the same text in another method is not the PR's: helper-131),
 anywhere in the file otherwise, more often than the PR's head has it there, shifted by the copies the union's
 base (upstream) has there beyond the PR's base's (a copy the def had already is not the PR's: helper-166; nor
 one upstream added since, and one upstream deleted is not wanted: helper-169; so too each line judged
-loosely). Where the block is not there, most of its lines that
+loosely), and, where the merge would add the hunk, beyond the copies the other folded PRs add there. Where the block is not there, most of its lines that
 say something (two thirds, at least two) standing there compared loosely (pipeline.standing) mean the union
 carries the change in another form: renamed, moved, reformatted, tweaked (helper-131: the vLLM union's own version of #45612's test), but only in a
 region the union reconciled where some of those lines are missing (helper-159: a statement deleted at a stop,
@@ -23,7 +27,8 @@ diff between its base blob and that one; lines upstream changed between the two,
 and a def/class the two hunks share decides (at module level: the file) (helper-149: a line the maintainer
 deleted at a stop, outside the conflict, was reconciled because the union changes its def). A hunk that only
 removes lines is left out when the tip still holds them where the PR removes them (still_there: in the
-def/class they lay in, else between the same neighbours) more often than the PR's head does (helper-144: a
+def/class they lay in, else between the same neighbours) more often than the PR's head does, shifted by upstream's
+copies as the added lines are (helper-176), and not deleted at their place as git's merge sees it (helper-144: a
 deletion the union dropped was called re-expressed, and its drop stale); the same line standing elsewhere is no
 loss. A file a PR changes that the tree lacks (the union deleted it), or one it deletes that the tree keeps, is
 left out whole (_whole_file) unless another folded PR deletes (changes) it: a modify/delete conflict the union
@@ -59,7 +64,15 @@ from carrytool.manifest.paths import literal_pattern, matches
 from carrytool.pipeline.hunks import Hunk, find_block, read_hunks, says_nothing
 from carrytool.pipeline.regions import Regions
 from carrytool.pipeline.scopes import SpanCache, hunk_reach
-from carrytool.pipeline.standing import RE_EXPRESSED, VERBATIM, Drift, Tip, standing, still_there
+from carrytool.pipeline.standing import (
+    RE_EXPRESSED,
+    VERBATIM,
+    Drift,
+    Tip,
+    places,
+    standing,
+    still_there,
+)
 
 
 @dataclass(frozen=True)
@@ -84,6 +97,7 @@ class UnionCheck:
     changes: Sequence[Change]
     tip: str
     folded: tuple[Folded, ...]
+    onto: str = ""      # the commit the tip's union was composed on, whose files are upstream's (default: BASE)
 
 
 ABSENT, RECONCILED = "absent", "reconciled"
@@ -292,7 +306,8 @@ def _left_out(git: Git, spans: SpanCache, union: UnionCheck, folded: list[list[H
             files[oid] = Tip(oid, git.read_blob(oid).split(b"\n"))
         return files[oid]
 
-    found: list[LeftOut | tuple[int, Hunk, str | None, tuple[int, int] | None, tuple[int, ...]]] = []
+    found: list[LeftOut | tuple[int, Hunk, str | None, tuple[int, int] | None, tuple[int, ...]] | None] = []
+    judged: list[tuple[int, Hunk, Change, Tip]] = []    # a PR's text hunk and the tip's file to look for it in
     tip_tree = git.tree_of(union.tip)
     for k, (pr, hunks) in enumerate(zip(union.folded, folded)):
         by_path: dict[str, list[Hunk]] = {}
@@ -310,26 +325,33 @@ def _left_out(git: Git, spans: SpanCache, union: UnionCheck, folded: list[list[H
                     lost = _mode_left_out(git, tip_tree, union, k, hunk)
                     found += [lost] if lost is not None else []
                     continue
-                # a pure deletion is looked for by its removed lines
-                deletion = not hunk.added
-                offset, block = _core(hunk.removed if deletion else hunk.added) if hunk.kind == "text" else (0, ())
-                if not block:
-                    continue
                 if path not in tips:
                     entry = git.file_entry(tip_tree, path)
                     tips[path] = read(entry[1]) if entry is not None else None
-                tip = tips[path]
-                if tip is None or change is None:
-                    continue
-                lacks: tuple[int, ...] = ()
-                if deletion:
-                    how = None if still_there(git, spans, tip, change, hunk.old_start + offset, block) else VERBATIM
-                else:
-                    how, lacks = standing(git, spans, tip, read(change.new_oid), hunk, change,
-                                          hunk.new_start + offset, block, _drift(git, union.base, change, ours, read))
-                if how != VERBATIM:
-                    removed = (hunk.old_start + offset, hunk.old_start + offset + len(block) - 1) if deletion else None
-                    found.append((k, hunk, how, removed, lacks))
+                if hunk.kind == "text" and _core(hunk.added or hunk.removed)[1] and tips[path] is not None and \
+                        change is not None:
+                    judged.append((k, hunk, change, tips[path]))   # type: ignore[arg-type]
+                    found.append(None)      # judged below, all at once, in this order
+    results: list[tuple[int, Hunk, str | None, tuple[int, int] | None, tuple[int, ...]] | None] = []
+    drifts = [_drift(git, union.onto or union.base, change, ours, read) for _k, _hunk, change, _tip in judged]
+    asked = [(tip, change, hunk, drift, [c for j, other in enumerate(union.folded) if j != k for c in other.changes
+                                         if c.path == hunk.path and c.new_oid != ZERO])
+             for (k, hunk, change, tip), drift in zip(judged, drifts)]
+    for (k, hunk, change, tip), drift, place in zip(judged, drifts, places(git, asked, read)):
+        # a pure deletion is looked for by its removed lines
+        deletion = not hunk.added
+        offset, block = _core(hunk.removed if deletion else hunk.added)
+        lacks: tuple[int, ...] = ()
+        if deletion:
+            how = None if still_there(git, spans, tip, change, hunk.old_start + offset, block, drift, place) \
+                else VERBATIM
+        else:
+            how, lacks = standing(git, spans, tip, read(change.new_oid), hunk, change, hunk.new_start + offset,
+                                  block, drift, place)
+        removed = (hunk.old_start + offset, hunk.old_start + offset + len(block) - 1) if deletion else None
+        results.append((k, hunk, how, removed, lacks) if how != VERBATIM else None)
+    slots = iter(results)
+    found = [item for item in (next(slots) if item is None else item for item in found) if item is not None]
     # a hunk not there, or there but for some lines: each asks where the union reconciled
     missing = [item for item in found if not isinstance(item, LeftOut) and (item[2] is None or item[4])]
 

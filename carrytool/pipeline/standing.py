@@ -1,12 +1,13 @@
-"""Whether a PR's lines stand in a tree's file: its added lines as one block within their def/class, or in
-another form (renamed, moved, reformatted, tweaked: _re_expressed, with the lines that do not stand), and a
-pure deletion's lines still where the PR removed them (pipeline.provided's reading of a union's tip)."""
+"""Whether a PR's lines stand in a tree's file: its hunk at its place as git's 3-way merge sees it
+(held_at_place), else its added lines as one block within their def/class, or in another form (renamed, moved,
+reformatted, tweaked: _re_expressed, with the lines that do not stand), and a pure deletion's lines still where
+the PR removed them (pipeline.provided's reading of a union's tip)."""
 
 from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 
@@ -36,8 +37,56 @@ class Drift:
     base: Tip | None
 
 
+@dataclass(frozen=True)
+class Place:
+    """Where git's 3-way merge puts a PR's hunk (held_at_place): TIP, whether the tree's file holds it at its
+    place; OURS, whether upstream's file (a Drift's) does (upstream took the change there); None: a conflict
+    there, or not asked (the counting rules judge). OTHERS: the other folded PRs' files (head, base) that change
+    the file: a copy of a line they add is theirs, not the PR's (helper-176)."""
+
+    tip: bool | None = None
+    ours: bool | None = None
+    others: tuple[tuple[Tip, Tip | None], ...] = ()
+
+
+def held_at_place(git: Git, asked: Sequence[tuple[Tip, Tip | None, Hunk]]) -> list[bool | None]:
+    """For each (FILE, BASE, HUNK: a PR's change to BASE, None: a file it adds): whether FILE holds HUNK at its
+    place, as git's 3-way merge sees it (one merge-tree batch): HUNK alone merged onto FILE, with BASE as the
+    base, leaves FILE as it is (True) or changes it cleanly (False: git would put it there, FILE lacks it); None:
+    a conflict (FILE changed the lines at or next to it: the union re-expressed it, or upstream moved there).
+    A copy elsewhere, or beside a line the same text as the hunk's neighbour, is not the hunk (helper-176)."""
+    triples = []
+    for file, base, hunk in asked:
+        lines = base.lines if base is not None else []
+        at = hunk.old_start - (1 if hunk.old_count else 0)
+        alone = [*lines[:at], *hunk.added, *lines[at + hunk.old_count:]]
+        triples.append((file.oid, base.oid if base is not None else None, git.write_blob(b"\n".join(alone))))
+    merged = git.merge_contents_many(triples) if triples else []
+    return [None if m is None or not m[0] else m[1] == b"\n".join(file.lines)
+            for (file, _base, _hunk), m in zip(asked, merged)]
+
+
+def places(git: Git, asked: Sequence[tuple[Tip, Change, Hunk, Drift | None, Sequence[Change]]],
+           read: Callable[[str], Tip]) -> list[Place]:
+    """Where git's merge puts each of ASKED (the tree's file, a PR's CHANGE to it and its HUNK, upstream's DRIFT
+    since the PR branched, the other folded PRs' changes to the file), as Place: in the tree's file, and where
+    that lacks it and upstream moved the file, in upstream's (one merge-tree batch each); with the other PRs'
+    files (head, base) where the tree's file lacks it. READ: a blob's lines, by oid."""
+    def base(change: Change) -> Tip | None:
+        return read(change.old_oid) if change.old_oid != ZERO else None
+
+    at_tip = held_at_place(git, [(tip, base(change), hunk) for tip, change, hunk, _drift, _others in asked])
+    upstream = [(n, drift.ours) for n, ((_t, _c, _h, drift, _o), held) in enumerate(zip(asked, at_tip))
+                if held is not True and drift is not None and drift.ours is not None]
+    at_ours = dict(zip([n for n, _o in upstream], held_at_place(
+        git, [(ours, base(asked[n][1]), asked[n][2]) for n, ours in upstream])))
+    return [Place(held, at_ours.get(n), tuple((read(c.new_oid), base(c)) for c in others) if held is False else ())
+            for n, ((_t, _c, _h, _d, others), held) in enumerate(zip(asked, at_tip))]
+
+
 def standing(git: Git, spans: SpanCache, tip: Tip, head: Tip, hunk: Hunk, change: Change | None, start: int,
-             block: tuple[bytes, ...], drift: Drift | None = None) -> tuple[str | None, tuple[int, ...]]:
+             block: tuple[bytes, ...], drift: Drift | None = None, place: Place = Place()
+             ) -> tuple[str | None, tuple[int, ...]]:
     """How BLOCK (HUNK's added lines from line START of the PR's HEAD) stands in TIP: VERBATIM, as one block
     in the def/class its lines belong to when TIP still has a def/class of each of those names (a line the
     same text elsewhere in the file is not the PR's) and none of them lies at module level, anywhere in the
@@ -47,7 +96,12 @@ def standing(git: Git, spans: SpanCache, tip: Tip, head: Tip, hunk: Hunk, change
     own: HEAD's there besides it (helper-166: a statement the union deleted stood because the def had the same
     text elsewhere), shifted by the copies upstream has there (DRIFT: the union's base's file) beyond the PR's
     base's, one beside the same line as BLOCK is HEAD's being BLOCK itself, taken by upstream (helper-169:
-    upstream's copy made up for one the union deleted; one upstream deleted was wanted)."""
+    upstream's copy made up for one the union deleted; one upstream deleted was wanted). PLACE: where git's merge
+    puts the hunk; held at its place in TIP, it stands; where TIP lacks it there, a copy another folded PR adds
+    in the def/class is that PR's, and upstream took the change only where it holds it at the PR's place
+    (helper-176: a copy of upstream's, or another PR's, elsewhere in the def stood for a line the union lost)."""
+    if place.tip:
+        return VERBATIM, ()
     python = change is not None and change.new_oid != ZERO and is_python(hunk.path)
     owners = [spans.scope(change.new_oid, start + k, lambda: git.read_blob(change.new_oid))
               if python and change is not None and line.strip() else None for k, line in enumerate(block)]
@@ -64,16 +118,23 @@ def standing(git: Git, spans: SpanCache, tip: Tip, head: Tip, hunk: Hunk, change
             if all(owner for owner, line in zip(owners, block) if line.strip()):
                 first, last, within = min(a for a, _b in held) - 1, max(b for _a, b in held), kept
     found = _count(tip.lines, block, first, last)
-    # as many copies as the head (and upstream) has there: its whole file first (no parse of it)
+    # the other folded PRs' files where the tip lacks the hunk at its place, within a def/class (at module level
+    # a line the same text, an import, is the same line wherever it stands)
+    others = place.others if place.tip is False and within else ()
+    # as many copies as the head (and upstream, the other PRs) has there: its whole file first (no parse of it)
     ours = drift.ours.lines if drift is not None and drift.ours is not None else []
-    if found and found >= _count(head.lines, block, 0, len(head.lines)) + _count(ours, block, 0, len(ours)):
+    if found and found >= _count(head.lines, block, 0, len(head.lines)) + _count(ours, block, 0, len(ours)) + \
+            sum(_count(other.lines, block, 0, len(other.lines)) for other, _base in others):
         return VERBATIM, ()
     theirs = _around(git, spans, head, within)
-    # upstream's copies there less the PR's base's: what the union's base did there since the PR branched;
-    # but for this block where upstream has it at the PR's place (it took the PR's change: the same copy)
-    moved = [] if drift is None else [(1, _region(git, spans, drift.ours, within)),
-                                      (-1, _region(git, spans, drift.base, within))]
-    if drift is not None and drift.ours is not None and _placed(drift.ours.lines, block, head.lines, start - 1):
+    # upstream's copies there less the PR's base's: what the union's base did there since the PR branched
+    # (so the other PRs' since their bases); but for this block where upstream has it at the PR's place (it
+    # took the PR's change: the same copy)
+    moved = _moved(git, spans, drift, others, within)
+    took = place.ours
+    if took is None and drift is not None and drift.ours is not None:
+        took = _placed(drift.ours.lines, block, head.lines, start - 1)
+    if took:
         moved.append((-1, block))
     shift = sum(sign * _count(lines, block, 0, len(lines)) for sign, lines in moved)
     if found and found >= _count(head.lines, block, *theirs) + shift:
@@ -83,6 +144,15 @@ def standing(git: Git, spans: SpanCache, tip: Tip, head: Tip, hunk: Hunk, change
     besides = [(1, [*head.lines[theirs[0]:start - 1], *head.lines[start - 1 + len(block):theirs[1]]]), *moved]
     lacking = _re_expressed(block, owners, tip.lines[first:last], besides, kept, python=python)
     return (None, ()) if lacking is None else (RE_EXPRESSED, tuple(start + k for k in lacking))
+
+
+def _moved(git: Git, spans: SpanCache, drift: Drift | None, others: Sequence[tuple[Tip, Tip | None]],
+           names: frozenset[str]) -> list[tuple[int, list[bytes]]]:
+    """What others wrote in the def/classes NAMES (none: the whole file) since the PR branched, as pairs of a
+    sign and lines: upstream's file there less the PR's base's (DRIFT), each of OTHERS' heads less its base."""
+    pairs = [] if drift is None else [(drift.ours, drift.base)]
+    return [(sign, _region(git, spans, file, names)) for ours, base in [*pairs, *others]
+            for sign, file in ((1, ours), (-1, base))]
 
 
 def _around(git: Git, spans: SpanCache, head: Tip, names: frozenset[str]) -> tuple[int, int]:
@@ -108,25 +178,39 @@ def _count(lines: Sequence[bytes], block: tuple[bytes, ...], first: int, last: i
     return sum(1 for at in find_block(lines, block, first) if at + len(block) <= last)
 
 
-def still_there(git: Git, spans: SpanCache, tip: Tip, change: Change, start: int, block: tuple[bytes, ...]
-                 ) -> bool:
+def still_there(git: Git, spans: SpanCache, tip: Tip, change: Change, start: int, block: tuple[bytes, ...],
+                drift: Drift | None = None, place: Place = Place()) -> bool:
     """Whether TIP still holds BLOCK, the lines a PR's pure deletion (CHANGE) removes from line START of its
     base, where the PR removes them, more often than the PR's head does (a line the PR moves within its
     def/class is carried): in the def/class each line that says something lay in, when every one lay in
     one and TIP still has a def/class of each of those names; else between the same neighbours as in the
-    base (the nearest line that says something on either side, compared without whitespace)."""
-    if not find_block(tip.lines, block):
+    base (the nearest line that says something on either side, compared without whitespace). The head's
+    copies shifted by upstream's there beyond the PR's base's (DRIFT) but the one upstream deleted at the
+    PR's place (it took the deletion), and, where TIP keeps the lines at their place, by the other folded
+    PRs' (PLACE; helper-176: a copy upstream deleted elsewhere hid the line kept, one it added was called the
+    line kept). Deleted at its place in TIP (PLACE.tip), the lines are gone."""
+    if place.tip or not find_block(tip.lines, block):
         return False                                # the usual answer: asked before anything is parsed
-    base, head = partial(git.read_blob, change.old_oid), git.read_blob(change.new_oid).split(b"\n")
+    base, head = partial(git.read_blob, change.old_oid), Tip(change.new_oid, git.read_blob(change.new_oid).split(b"\n"))
+    others = place.others if place.tip is False else ()
+    pairs = [*([(drift.ours, drift.base)] if drift is not None else []), *others]
+    took = 1 if place.ours else 0                   # upstream deleted the PR's lines: not a copy it took away
     owners = {spans.scope(change.old_oid, start + k, base) if is_python(change.path) else None
               for k, line in enumerate(block) if line.strip()}
     if None not in owners:
         tip_spans = spans.spans(tip.oid, partial(git.read_blob, tip.oid))
         if {name for _a, _b, name in tip_spans if name in owners} == owners:
-            head_spans = spans.spans(change.new_oid, partial(git.read_blob, change.new_oid))
-            return _held(tip.lines, tip_spans, owners, block) > _held(head, head_spans, owners, block)
+            def held(file: Tip | None) -> int:
+                return 0 if file is None else _held(file.lines, spans.spans(file.oid, partial(
+                    git.read_blob, file.oid)), owners, block)
+            shift = sum(held(ours) - held(old) for ours, old in pairs)
+            return held(tip) > held(head) + shift + took
     around = _neighbours(base().split(b"\n"), start - 1, len(block))
-    return _beside(tip.lines, block, around) > _beside(head, block, around)
+
+    def beside(file: Tip | None) -> int:
+        return 0 if file is None else _beside(file.lines, block, around)
+    shift = sum(beside(ours) - beside(old) for ours, old in pairs)
+    return beside(tip) > beside(head) + shift + took
 
 
 def _held(lines: Sequence[bytes], spans: Sequence[tuple[int, int, str]], names: set[str | None],
