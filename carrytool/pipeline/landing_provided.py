@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from carrytool.gitlayer.git import REGULAR_MODES, Change, Git, paths_of
 from carrytool.pipeline.hunks import find_block
-from carrytool.pipeline.plan import Step, union_judged
+from carrytool.pipeline.plan import APPLIED, Step, union_judged
 from carrytool.pipeline.provided import (
     RECONCILED,
     Folded,
@@ -48,7 +48,7 @@ class _ProvidedAccounting:
                 if why and union:
                     self._file_left_out(union, LeftOut(step.id, path, None, (), True, step.head or ""),
                                         f" for {path}", why)
-                elif union:
+                elif union and path in self._owned(union):
                     kept.setdefault(union_id, set()).add(path)
             for union_id, paths in kept.items():
                 if step.base and step.head:
@@ -63,7 +63,7 @@ class _ProvidedAccounting:
                     if why:
                         head = union.superseded_heads.get(number, ("", ""))[1]
                         self._file_left_out(union, LeftOut(f"pr/{number}", path, None, (), True, head), "", why)
-                    else:
+                    elif path in self._owned(union):
                         paths.add(path)
                 if number in union.superseded_heads:
                     base, head = union.superseded_heads[number]
@@ -79,9 +79,13 @@ class _ProvidedAccounting:
         sync said nothing). Unless the union's
         `supersedes` declares it dropped on purpose (`drops`): then it is on the union's `dropped_on_purpose`;
         a declared drop that matches no such hunk is a `stale-drop` warning (helper-135)."""
-        checks = [(union_id, UnionCheck(union.base, union.head, union.all_changes, self.tip, tuple(folded)))
-                  for union_id, folded in trusted.items()
-                  for union in [by_id[union_id]] if union.base and union.head and self.tip]
+        checks = []
+        for union_id, folded in trusted.items():
+            union = by_id[union_id]
+            if union.base and union.head and self.tip:
+                tip, onto = self._union_tree(union)
+                checks.append((union_id, UnionCheck(union.base, union.head, union.all_changes, tip, tuple(folded),
+                                                    onto)))
         found = dict(zip([union_id for union_id, _c in checks], left_out(self.git, [c for _u, c in checks])))
         for union_id, lost in found.items():
             self._account_drops(by_id[union_id], lost)
@@ -89,6 +93,17 @@ class _ProvidedAccounting:
             if union.id not in found and any(s.drops for s in union.entry.supersedes) and self.tip and \
                     union_judged(union):
                 self._account_drops(union, [])
+
+    def _union_tree(self, union: Step) -> tuple[str, str]:
+        """Where UNION's PRs' hunks are looked for: the tree right after UNION's step (`tip`), composed on its
+        parent (`onto`: upstream as sync found it, and the entries before), where it was applied; else the
+        composed tree, on upstream. Not the union's base, nor later entries' lines (helper-176: upstream deleting
+        a line after the union was made called a line the union holds lost, and adding one hid a loss). As a
+        pair (tip, onto)."""
+        if union.status == APPLIED and union.commit and union.parent:
+            return union.commit, union.parent
+        tip = self.tip or ""
+        return tip, self.applied[0].parent or tip if self.applied else tip
 
     def _stale_fold(self, union: Step, number: int | None, head: str) -> str:
         """The older head of PR NUMBER that UNION folded, where the PR's head (HEAD) moved since (sync warns
@@ -104,7 +119,7 @@ class _ProvidedAccounting:
         union was applied and does not change the file, dropped on purpose when a drop without `in` covers it
         (helper-140: the docs' own `tests/**` drop was warned, and called stale), else the warning ends with the
         YAML that declares it."""
-        if union_judged(union) and lost.file not in self._union_paths.get(union.id, ()):
+        if union_judged(union) and lost.file not in self._owned(union):
             if account_drops([lost], union.entry.supersedes).dropped:
                 self._files_dropped.setdefault(union.id, []).append(lost)
                 return
@@ -156,10 +171,7 @@ class _ProvidedAccounting:
             why = f"was not applied ({union.reason or union.status}): {pr}'s change to {path} is in no entry of " \
                   f"the build"
         else:
-            own = self._union_paths.get(union.id)
-            if own is None:
-                own = self._union_paths[union.id] = set(paths_of(union.all_changes))
-            if path not in own:
+            if path not in self._owned(union):
                 why = f"does not change {path}: {pr}'s change there is in neither (explain shows {union.id}'s coverage)"
             elif number is not None and not self._composed_with(union, number):
                 named = " ".join(f"#{n}" for n in sorted(union.composed_with or ())) or "no PR"
@@ -168,6 +180,13 @@ class _ProvidedAccounting:
             else:
                 return None
         return None if self._has(changes, path) else why
+
+    def _owned(self, union: Step) -> set[str]:
+        """The paths UNION's own diff changes: its PRs' hunks are looked for there (account_left_out); a file
+        of theirs it leaves alone is the tree's as a whole (`_has`), after every entry."""
+        if union.id not in self._union_paths:
+            self._union_paths[union.id] = set(paths_of(union.all_changes))
+        return self._union_paths[union.id]
 
     def _composed_with(self, union: Step, number: int) -> bool:
         return union.composed_with is None or number in union.composed_with

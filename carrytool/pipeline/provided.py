@@ -299,7 +299,7 @@ def _left_out(git: Git, spans: SpanCache, union: UnionCheck, folded: list[list[H
               ) -> list[LeftOut]:
     tips: dict[str, Tip | None] = {}
     files: dict[str, Tip] = {}      # the tip's and the PRs' heads' (and bases', upstream's) files, by blob
-    ours: dict[str, str] = {}       # the union's base's blob of each path (ZERO: none)
+    ours: dict[str, str] = {}       # the blob of each path the union is composed on (ZERO: none)
 
     def read(oid: str) -> Tip:
         if oid not in files:
@@ -387,11 +387,12 @@ def _left_out(git: Git, spans: SpanCache, union: UnionCheck, folded: list[list[H
     return out
 
 
-def _drift(git: Git, base: str, change: Change, ours: dict[str, str], read: Callable[[str], Tip]) -> Drift | None:
-    """What upstream did to CHANGE's file between the PR's base and the union's BASE (at the PR's path, else its
-    old one), where the two blobs differ (OURS caches the union's base's blob by path); None where they agree."""
+def _drift(git: Git, onto: str, change: Change, ours: dict[str, str], read: Callable[[str], Tip]) -> Drift | None:
+    """What upstream did to CHANGE's file between the PR's base and ONTO, the commit the union is composed on
+    (at the PR's path, else its old one), where the two blobs differ (OURS caches ONTO's blob by path); None
+    where they agree."""
     if change.path not in ours:
-        tree = git.tree_of(base)
+        tree = git.tree_of(onto)
         found = next((e for e in (git.file_entry(tree, p) for p in reversed(change.paths)) if e is not None), None)
         ours[change.path] = found[1] if found is not None else ZERO
     oid = ours[change.path]

@@ -30,7 +30,7 @@ class Tip:
 @dataclass(frozen=True)
 class Drift:
     """What upstream did to a PR's file since the PR branched, where the file the union is built on (OURS: the
-    union's base's; None where it lacks it) is not the one the PR branched from (BASE; None: the PR adds the
+    union's base's, or in sync the union's step's parent's; None where it lacks it) is not the one the PR branched from (BASE; None: the PR adds the
     file). The tip holds upstream's copies of a line, not the PR's base's (helper-169)."""
 
     ours: Tip | None

@@ -4,7 +4,9 @@
 The check counted a line's copies in its def against the PR's head's and upstream's: upstream's copy beside a
 line the same text as the PR's neighbour was taken for the PR's change taken upstream, and another folded PR's
 copy elsewhere in the def stood for the PR's; a PR's deletion was counted against its head's copies only, not
-upstream's since it branched."""
+upstream's since it branched; and the union's tree was the final one, weighed against the upstream the union
+was made on, not the one sync composes it on: upstream deleting a copy after the union was made called the
+PR's line lost every night, and adding one hid a loss."""
 from __future__ import annotations
 
 from tests.conftest import Cli, Small
@@ -90,6 +92,24 @@ FLUSH = ("def compute(a):\n    return a\n\n\n"
          "def g(a, req):\n    if a:\n        pass\n    req.flush()\n    return a\n")
 
 
+def test_no_alarm_when_upstream_deletes_the_defs_other_copy_after_the_union(cli: Cli, small: Small) -> None:
+    # pr/1 flushes at g's top too; the union keeps it; upstream then deletes g's trailing flush
+    one = FLUSH.replace("    if a:\n", "    req.flush()\n    if a:\n")
+    later = FLUSH.replace("    req.flush()\n    return a\n", "    return a\n")
+    r = _run(cli, small, one, _with_two(FLUSH), _with_two(one), base=FLUSH, later=later)
+    assert [(e["id"], e["status"]) for e in r["entries"]][-1] == ("carry/union", "applied")
+    assert _absent(r) == [], r["warnings"]
+
+
+def test_a_loss_stays_warned_when_upstream_adds_the_line_elsewhere_after_the_union(cli: Cli, small: Small
+                                                                                    ) -> None:
+    # the union drops pr/1's on_failure before the flush; upstream then adds one at g's top
+    one = FLUSH.replace("    req.flush()\n", "    req.on_failure(None)\n    req.flush()\n")
+    later = FLUSH.replace("    if a:\n", "    req.on_failure(None)\n    if a:\n")
+    r = _run(cli, small, one, _with_two(FLUSH), _with_two(FLUSH), base=FLUSH, later=later)
+    assert _lines(r) == [("pr/1", [8, 8])], r["warnings"]
+
+
 def test_the_prs_line_kept_where_the_union_deletes_the_defs_other_copy_is_no_loss(cli: Cli, small: Small) -> None:
     # pr/1 flushes at g's top too; the union keeps pr/1's and, of its own, deletes g's trailing flush
     one = FLUSH.replace("    if a:\n", "    req.flush()\n    if a:\n")
@@ -97,3 +117,18 @@ def test_the_prs_line_kept_where_the_union_deletes_the_defs_other_copy_is_no_los
     assert union.count("req.flush()") == 1 and union.index("req.flush") < union.index("if a:")
     r = _run(cli, small, one, _with_two(FLUSH), union, base=FLUSH)
     assert _absent(r) == [], r["warnings"]
+
+
+def test_a_later_entrys_copy_elsewhere_in_the_def_does_not_hide_a_loss(cli: Cli, small: Small) -> None:
+    # the union drops pr/1's on_failure before the flush; pr/3, composed after the union, adds one at g's top
+    one = FLUSH.replace("    req.flush()\n", "    req.on_failure(None)\n    req.flush()\n")
+    b = small.base = small.up.commit({"m.py": FLUSH}, "base", parent="main", ref="refs/heads/main")
+    small.pr(1, {"m.py": one}, parent=b)
+    small.pr(2, {"m.py": _with_two(FLUSH)}, parent=b)
+    small.pr(3, {"m.py": FLUSH.replace("    if a:\n", "    req.on_failure(None)\n    if a:\n")}, parent=b)
+    commit = small.up.commit({"m.py": _with_two(FLUSH)}, "union", parent=b, ref="refs/heads/union")
+    small.work.git("fetch", "-q", str(small.up.path), "+refs/heads/union:refs/heads/union")
+    small.manifest([{"pr": 1}, {"pr": 2}, {"carry": "union", "commit": commit, "supersedes": [1, 2]}, {"pr": 3}])
+    code, r = cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")
+    assert code == 0 and [(e["id"], e["status"]) for e in r["entries"]][-1] == ("pr/3", "applied"), r
+    assert _lines(r) == [("pr/1", [8, 8])], r["warnings"]

@@ -19,14 +19,17 @@ API = BASE.replace("def compute(a):", "def compute(a, b):").replace("x = compute
 
 
 def _run(cli: Cli, small: Small, one: str, two: str, union: str, *, command: str = "sync", base: str = BASE,
-         up: str | None = None) -> dict:
+         up: str | None = None, later: str | None = None) -> dict:
     """pr/1 and pr/2 from BASE (m.py: ONE, TWO), upstream moved on to UP (when given), a union of both on it
-    holding UNION: the JSON report of COMMAND."""
+    holding UNION, then upstream moved on to LATER (when given: after the union was made): the JSON report of
+    COMMAND."""
     b = small.base = small.up.commit({"m.py": base}, "base", parent="main", ref="refs/heads/main")
     small.pr(1, {"m.py": one}, parent=b)
     small.pr(2, {"m.py": two}, parent=b)
     on = b if up is None else small.up.commit({"m.py": up}, "upstream", parent=b, ref="refs/heads/main")
     commit = small.up.commit({"m.py": union}, "union", parent=on, ref="refs/heads/union")
+    if later is not None:
+        small.up.commit({"m.py": later}, "upstream later", parent=on, ref="refs/heads/main")
     small.work.git("fetch", "-q", str(small.up.path), "+refs/heads/union:refs/heads/union")
     small.manifest([{"pr": 1}, {"pr": 2}, {"carry": "union", "commit": commit, "supersedes": [1, 2]}])
     code, report = cli.json(command, "-m", small.manifest_path, "--repo", small.work.path,
