@@ -71,7 +71,8 @@ def places(git: Git, asked: Sequence[tuple[Tip, Change, Hunk, Drift | None, Sequ
     """Where git's merge puts each of ASKED (the tree's file, a PR's CHANGE to it and its HUNK, upstream's DRIFT
     since the PR branched, the other folded PRs' changes to the file), as Place: in the tree's file, and where
     that lacks it and upstream moved the file, in upstream's (one merge-tree batch each); with the other PRs'
-    files (head, base) where the tree's file lacks it. READ: a blob's lines, by oid."""
+    files (head, base) where the tree's file lacks it, but for a PR whose head holds the hunk at its place
+    (stacked on the PR: one copy is both's). READ: a blob's lines, by oid."""
     def base(change: Change) -> Tip | None:
         return read(change.old_oid) if change.old_oid != ZERO else None
 
@@ -80,7 +81,12 @@ def places(git: Git, asked: Sequence[tuple[Tip, Change, Hunk, Drift | None, Sequ
                 if held is not True and drift is not None and drift.ours is not None]
     at_ours = dict(zip([n for n, _o in upstream], held_at_place(
         git, [(ours, base(asked[n][1]), asked[n][2]) for n, ours in upstream])))
-    return [Place(held, at_ours.get(n), tuple((read(c.new_oid), base(c)) for c in others) if held is False else ())
+    theirs = [(n, other) for n, ((_t, _c, _h, _d, others), held) in enumerate(zip(asked, at_tip)) if held is False
+              for other in others]
+    stacked = {(n, id(other)) for (n, other), held in zip(theirs, held_at_place(
+        git, [(read(other.new_oid), base(asked[n][1]), asked[n][2]) for n, other in theirs])) if held}
+    return [Place(held, at_ours.get(n), tuple((read(c.new_oid), base(c)) for c in others
+                                              if held is False and (n, id(c)) not in stacked))
             for n, ((_t, _c, _h, _d, others), held) in enumerate(zip(asked, at_tip))]
 
 

@@ -132,3 +132,11 @@ def test_a_later_entrys_copy_elsewhere_in_the_def_does_not_hide_a_loss(cli: Cli,
     code, r = cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")
     assert code == 0 and [(e["id"], e["status"]) for e in r["entries"]][-1] == ("pr/3", "applied"), r
     assert _lines(r) == [("pr/1", [8, 8])], r["warnings"]
+
+
+def test_a_line_two_prs_both_add_moved_by_the_union_within_the_def_is_no_loss(cli: Cli, small: Small) -> None:
+    # pr/2 holds pr/1's change (built on it); the union commits after check(a) instead: one copy, both's
+    one = SESSION.replace("    session.insert(a)\n", "    session.insert(a)\n    session.commit()\n")
+    union = _with_two(SESSION.replace("    check(a)\n", "    check(a)\n    session.commit()\n"))
+    r = _run(cli, small, one, _with_two(one), union, base=SESSION)
+    assert _absent(r) == [], r["warnings"]
