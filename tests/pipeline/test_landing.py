@@ -292,6 +292,28 @@ def test_parse_patch_maps_hunks_to_exact_paths() -> None:
     assert hunks[0].describe() == 'dir x/q"uote:4-5'
 
 
+def test_a_file_part_two_patches_share_gives_each_its_own_path_and_mode() -> None:
+    """A file's part of a patch is parsed once per run (a stack of PRs on one branch repeats them), and the
+    same blob pair at another path, or with another mode, still gives hunks of its own."""
+    old, new = "c" * 40, "d" * 40
+
+    def part(path: str, mode: str = "100644") -> bytes:
+        return (f"diff --git a/{path} b/{path}\nindex {old}..{new} {mode}\n--- a/{path}\n+++ b/{path}\n"
+                "@@ -2 +2,2 @@\n-was\n+is\n+too\n").encode()
+
+    one = Change("M", "p/one.py", None, "100644", "100644", old, new)
+    two = Change("M", "p/two.py", None, "100644", "100644", old, new)
+    run = Change("M", "p/one.py", None, "100755", "100755", old, new)
+    seen = [parse_patch(part("p/one.py") + part("p/two.py"), [one, two]), parse_patch(part("p/one.py"), [one]),
+            parse_patch(part("p/one.py", "100755"), [run])]
+    assert [[(h.path, h.new_mode, h.removed, h.added) for h in hunks] for hunks in seen] == [
+        [("p/one.py", "100644", (b"was",), (b"is", b"too")), ("p/two.py", "100644", (b"was",), (b"is", b"too"))],
+        [("p/one.py", "100644", (b"was",), (b"is", b"too"))],
+        [("p/one.py", "100755", (b"was",), (b"is", b"too"))],
+    ]
+    assert seen[0][0] == seen[1][0]
+
+
 def test_explain_parses_each_entry_s_patch_once(cli: Cli, small: Small, monkeypatch: pytest.MonkeyPatch) -> None:
     """explain's evidence and its landing checks read the same entries' diffs: one parse each (the parsed
     hunks are shared; the report is the one parsing twice gives)."""
