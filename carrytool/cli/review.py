@@ -198,7 +198,8 @@ def diff(
         from carrytool.manifest.load import manifest_path
         from carrytool.render.diff import render_diff_markdown, render_diff_text, summary_line
         from carrytool.render.safe import printable
-        from carrytool.review.diff import diff_nights, load_nights
+        from carrytool.review.diff import diff_nights
+        from carrytool.review.nights import load_nights
 
         _check_format(fmt, ("text", "markdown", "json"))
         with _report_failure("diff", None, fmt):

@@ -191,7 +191,8 @@ def _next_night(sc: Scenario, manifest, root: Path) -> None:  # noqa: ANN001 - m
     from carrytool.pipeline.sync import run_sync
     from carrytool.pipeline.sync_records import SyncOptions
     from carrytool.render.diff import render_diff_text
-    from carrytool.review.diff import diff_nights, load_night
+    from carrytool.review.diff import diff_nights
+    from carrytool.review.nights import load_night
 
     lock = sc.manifest.with_name(sc.manifest.name + ".lock")
     last_night = root / "last-night.lock"

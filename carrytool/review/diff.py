@@ -9,42 +9,18 @@ from __future__ import annotations
 
 import json
 import re
-import shlex
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any
 
 from carrytool.asserts.spec import AssertSpec
-from carrytool.errors import CarryError, EnvironmentProblem, InputError
-from carrytool.gitlayer.git import Git, work_tree_top
-from carrytool.gitlayer.urls import redact, resolve_local
-from carrytool.manifest.load import parse_manifest
+from carrytool.gitlayer.git import Git
 from carrytool.manifest.model import Manifest
-from carrytool.pipeline.lock import parse_lock
+from carrytool.review.diff_objects import _require_objects
+from carrytool.review.nights import Night
 
 _TRAILER = re.compile(r"^Carry-(Entry|Head|Base|Resolution): (.*)$", re.M)
 _FILTERED = re.compile(r"^Carry-Filtered: (.*) \(from (.*)\)$", re.M)
 _RANGE = re.compile(r"^\s*(?:\d+|-):\s+([0-9a-f]+|-+)\s+([=!<>])\s+(?:\d+|-):\s+([0-9a-f]+|-+)\s?(.*)$")
-
-
-class MissingObjects(EnvironmentProblem):
-    """An object a lock names is not in the repository (exit 4): the message names the fetch that brings it."""
-
-
-@dataclass(frozen=True)
-class Night:
-    """One side of the diff: a lock (as parsed), where it came from, and its manifest when one was found."""
-
-    label: str
-    lock: dict[str, Any]
-    manifest: Manifest | None = None
-    statuses: dict[str, dict[str, str]] | None = None    # a sync report's own statuses (with reasons)
-    # where a relative `url:` of the lock is read from, as sync read it: its own manifest's directory, else
-    # that of the manifest diff was given (-m) (helper-97: the hint `git fetch ../../up.git` failed in --repo)
-    base: Path | None = None
-    # a sync report's outcome: {"ok", "exit_code", "asserts": [{"name", "ok", "message"}]}; None for a lock,
-    # which only a run that published writes (every assert of its manifest held)
-    run: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -108,203 +84,11 @@ class LockDiff:
         return out
 
 
-# -- reading the two nights ---------------------------------------------------------------------------
-
-def load_nights(old: str | None, new: str | None, *, manifest: Path, repo: Path) -> tuple[Night, Night]:
-    """The two locks to compare: files or REV:PATH; by default the last committed night before the lock on
-    disk (`_last_night`) and the lock on disk."""
-    lock_file = manifest.with_name(manifest.name + ".lock")
-    both = "name both locks: `carrytool diff OLD.lock NEW.lock` (or REV:PATH)"
-    if old is None and manifest.is_dir():
-        raise InputError(f"cannot read the manifest {manifest}: Is a directory", hint="pass -m FILE")
-    if old is None and not manifest.exists():      # (helper-102: "not in a git work tree", or "no night before")
-        raise InputError(f"no manifest at {manifest}", hint="pass -m FILE, set CARRYTOOL_MANIFEST, or " + both)
-    if new is None and not lock_file.exists():
-        raise InputError(f"no lock at {lock_file}: no night was synced beside this manifest", hint=both)
-    if old is None:
-        old = _last_night(manifest, lock_file)
-    return load_night(old, manifest=manifest, repo=repo), load_night(new or str(lock_file), manifest=manifest,
-                                                                    repo=repo, newest=True)
-
-
-def _last_night(manifest: Path, lock_file: Path) -> str:
-    """REV:PATH of the night before the lock on disk: the newest commit that changed the lock, or, when the
-    lock on disk is that commit's (the night committed it), the one that changed it before. Its manifest is
-    read at the same commit: the one that night ran with. (HEAD~1 it was: after a night, a commit of the
-    manifest alone, then a night, HEAD~1 held the older night's lock beside the newer manifest, and the
-    asserts changed in between were never said: helper-97.)"""
-    both = "name both locks: `carrytool diff OLD.lock NEW.lock` (or REV:PATH)"
-    top = work_tree_top(manifest.resolve().parent)
-    if top is None:
-        raise InputError(f"{manifest} is not in a git work tree, so there is no committed night to compare with",
-                         hint=both)
-    try:
-        inner = lock_file.resolve().relative_to(top.resolve()).as_posix()
-    except ValueError:          # a manifest linked in from elsewhere: its lock is not in this work tree
-        raise InputError(f"{lock_file} is not in the work tree {top}, so there is no committed night to compare "
-                         "with", hint=both) from None
-    on_disk = _lock_text(lock_file)
-    with Git(top) as git:
-        head = git.rev_parse("HEAD")          # (git runs log away from the user's refs: by SHA)
-        proc = git.run("log", "--no-color", "--format=%H", "-n", "50", "--end-of-options", head, "--",
-                       f":(literal){inner}", check=False) if head else None
-        changed = proc.stdout.decode("ascii", "replace").split() if proc and proc.returncode == 0 else []
-        shallow = _shallow_ends(git)
-        picked, newest = None, True
-        for commit in changed:
-            if commit in shallow and _has_parents(git, commit):
-                break              # the history is cut here: git says this commit made the lock it has
-            text = git.blob_at_rev(commit, inner)
-            if text is None:
-                continue           # it deleted the lock (helper-98: that commit was picked, and had none)
-            if newest and on_disk is not None and _same_lock(text, on_disk):
-                newest = False
-                continue           # the lock on disk is the newest commit's: the night committed it
-            picked = commit
-            break
-        if picked is None:
-            if shallow:
-                raise InputError(f"this is a shallow clone of {top}: its history stops before the night before "
-                                 f"the lock on disk", hint="fetch more history (`git fetch --deepen=50`, or "
-                                 "`fetch-depth: 0` in actions/checkout), or " + both)
-            raise InputError(f"no committed night before the lock on disk: no earlier commit of {top} holds "
-                             f"another {inner}", hint=both)
-        # said as HEAD or HEAD~1 when it is one of them (the usual nights), else by its SHA
-        name = "HEAD" if picked == head else "HEAD~1" if picked == git.rev_parse("HEAD~1") else picked
-    return f"{name}:{inner}"
-
-
-def _lock_text(path: Path) -> bytes | None:
-    try:
-        return path.read_bytes()
-    except OSError:
-        return None
-
-
-def _same_lock(committed: bytes, on_disk: bytes) -> bool:
-    """Whether the lock on disk is the committed one: the same JSON (a checkout may have changed its line
-    ends: core.autocrlf, an eol attribute; helper-98), else the same bytes."""
-    try:
-        return json.loads(committed) == json.loads(on_disk)
-    except ValueError:
-        return committed == on_disk
-
-
-def _has_parents(git: Git, commit: str) -> bool:
-    """Whether COMMIT names a parent (a shallow clone's cut end may be the first commit of all)."""
-    obj = git.read_object(commit)
-    return obj is None or b"\nparent " in obj[1].split(b"\n\n", 1)[0]
-
-
-def _shallow_ends(git: Git) -> set[str]:
-    """The commits where a shallow clone's history is cut (`<git dir>/shallow`); none in a whole clone."""
-    try:
-        return set((git.common_dir / "shallow").read_text(encoding="ascii").split())
-    except (OSError, UnicodeDecodeError):
-        return set()
-
-
-def load_night(spec: str, *, manifest: Path, repo: Path, newest: bool = False) -> Night:
-    """Read one lock: an existing file, else REV:PATH in the repository holding the manifest. NEWEST: the
-    newer of the two nights, whose sync report (a red night's) is read with MANIFEST, the one diff is given:
-    the older night's manifest may have changed since (helper-101: its asserts were then compared with
-    today's)."""
-    path = Path(spec)
-    if path.is_file() or ":" not in spec:
-        try:
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise InputError(f"no lock at {spec}", hint="name a lock file or REV:PATH (e.g. HEAD~1:"
-                                                        "carries/manifest.yaml.lock)") from None
-        except (OSError, UnicodeDecodeError) as exc:
-            raise InputError(f"cannot read the lock {spec}: {exc}") from None
-        return _night(spec, text, _manifest_beside(path), manifest.resolve().parent,
-                      given=manifest if newest else None)
-    rev, _, inner = spec.partition(":")
-    top = work_tree_top(manifest.resolve().parent) or repo
-    with Git(top) as git:
-        data = git.blob_at_rev(rev, inner)
-        if data is None and git.rev_parse(rev) is None:
-            raise InputError(f"no lock at {spec}: {top} has no commit `{rev}`",
-                             hint="a repository whose history is one commit has no HEAD~1: name two lock files, "
-                                  "or a commit that holds the older lock")
-        if data is None:
-            raise InputError(f"no lock at {spec}: `{rev}` has no `{inner}` (in {top})",
-                             hint="REV:PATH takes PATH from the repository's top (e.g. HEAD~1:carries/"
-                                  "manifest.yaml.lock)")
-        side = git.blob_at_rev(rev, inner[: -len(".lock")]) if inner.endswith(".lock") else None
-    return _night(spec, data.decode("utf-8", "replace"),
-                  _parse_quietly(side, top / inner[: -len(".lock")]) if side is not None else None,
-                  manifest.resolve().parent)
-
-
-def _night(label: str, text: str, manifest: Manifest | None, base: Path | None = None,
-           given: Path | None = None) -> Night:
-    """A lock; or a sync report (`--report FILE`), which a red night leaves where no lock is written."""
-    try:
-        doc = json.loads(text)
-    except ValueError:
-        doc = None
-    if isinstance(doc, dict) and "lock" not in doc and isinstance(doc.get("entries"), list) \
-            and isinstance(doc.get("upstream"), dict) and doc["upstream"].get("sha"):
-        if manifest is None and given is not None:
-            # a red night's report (`sync --report FILE`) has no manifest beside it: it was made from the one
-            # diff is given, on disk, as the nightly job runs it (helper-100: asserts were never compared)
-            manifest = _read_quietly(given)
-        return _report_night(label, doc, manifest, manifest.base_dir if manifest else base)
-    if isinstance(doc, dict) and "lock" not in doc and doc.get("ok") is False and "entries" not in doc:
-        # a run that stopped before it had a plan (a PR gone, a fetch failed): its report has no entries
-        # (helper-82: "is not a carrytool lock", on the very night one wants to know what went)
-        error = doc.get("error") if isinstance(doc.get("error"), dict) else {}
-        said = str(error.get("message") or "no error recorded").strip()
-        raise InputError(f"{label} is the report of a sync that stopped before it composed anything (exit "
-                         f"{doc.get('exit_code', '?')}), so it has no entries to compare; it stopped on:\n  "
-                         + said.replace("\n", "\n  "),
-                         hint="fix what it names and sync again (the lock is still the last night that composed)")
-    return Night(label, parse_lock(text, label), manifest, base=manifest.base_dir if manifest else base)
-
-
 def _outcome(night: Night) -> dict[str, Any]:
     if night.run is None:
         return {"ok": True, "exit_code": 0, "published": True}
     return {"ok": night.run["ok"], "exit_code": night.run["exit_code"], "published": False}
 
-
-def _report_night(label: str, report: dict[str, Any], manifest: Manifest | None, base: Path | None) -> Night:
-    """A sync report read as a lock: its upstream, each entry's head (a carry's head is its commit), its result."""
-    entries, statuses = [], {}
-    for item in report["entries"]:
-        if not isinstance(item, dict) or not isinstance(item.get("id"), str):
-            raise InputError(f"{label} is neither a lock nor a carrytool report")
-        key = "head" if item["id"].startswith("pr/") else "commit"
-        entries.append({"id": item["id"], **({key: item["head"]} if item.get("head") else {})})
-        statuses[item["id"]] = {k: item[k] for k in ("status", "reason") if item.get(k)}
-    up = report["upstream"]
-    lock = {"upstream": {"url": up.get("url", ""), "branch": up.get("branch", ""), "sha": up["sha"]},
-            "entries": entries, "result": (report.get("result") or {}).get("sha")}
-    checks = [{"name": str(a.get("name")), "ok": a.get("ok") is not False, "message": str(a.get("message") or "")}
-              for a in report.get("asserts") or [] if isinstance(a, dict) and a.get("name")]
-    run = {"ok": report.get("ok") is not False, "exit_code": report.get("exit_code"), "asserts": checks}
-    return Night(label, lock, manifest, statuses, base, run)
-
-
-def _manifest_beside(lock: Path) -> Manifest | None:
-    return _read_quietly(lock.with_suffix("")) if lock.suffix == ".lock" else None
-
-
-def _read_quietly(path: Path) -> Manifest | None:
-    try:
-        return _parse_quietly(path.read_bytes(), path)
-    except OSError:
-        return None
-
-
-def _parse_quietly(data: bytes, path: Path) -> Manifest | None:
-    """The manifest at that night, or None when it does not parse (an older format, a broken commit)."""
-    try:
-        return parse_manifest(data.decode("utf-8"), path)
-    except (CarryError, UnicodeDecodeError):
-        return None
 
 
 # -- the diff -------------------------------------------------------------------------------------------
@@ -553,73 +337,3 @@ def _resolutions(chains: tuple[dict[str, Link] | None, dict[str, Link] | None]) 
     before, after = used(chains[0]), used(chains[1])
     return {"added": [{"entry": i, "resolution": r} for i, r in after if (i, r) not in before],
             "removed": [{"entry": i, "resolution": r} for i, r in before if (i, r) not in after]}
-
-
-# -- missing objects --------------------------------------------------------------------------------------
-
-def _require_objects(git: Git, old: Night, new: Night) -> dict[tuple[int, str], str]:
-    """Refuse (exit 4) when a SHA either lock names is not here, naming the fetch that would bring each;
-    a PR's head or a carry's commit (only a range-diff reads them) is returned instead, by (0 for OLD, 1
-    for NEW, what it is: `pr/N head`) -> that line. A SHA one night needs whole (its upstream) is
-    refused even where a night names it as a head too (helper-81: that git error had no fetch)."""
-    missing: list[str] = []
-    absent: dict[tuple[int, str], str] = {}
-    here: dict[str, bool] = {}
-    for index, night in enumerate((old, new)):
-        for sha, fetch, what, range_only in _wanted(night):
-            if not sha:
-                continue
-            if sha not in here:
-                here[sha] = git.object_type(sha) is not None
-            if here[sha]:
-                continue
-            line = f"{sha} ({what} in {night.label}): {fetch}"
-            if range_only:
-                absent[(index, what)] = line
-            elif not any(known.startswith(sha) for known in missing):
-                missing.append(line)
-    if missing:
-        raise MissingObjects("objects the locks name are not in this repository (diff reads local objects "
-                             "only):\n  " + "\n  ".join(missing),
-                             hint="run the fetches above in the repository (or `carrytool sync --dry-run`), "
-                                  "then rerun carrytool diff")
-    return absent
-
-
-def _wanted(night: Night) -> list[tuple[str | None, str, str, bool]]:
-    """(SHA, the fetch that brings it, what it is, whether only a range-diff reads it) for NIGHT's objects."""
-    lock, manifest = night.lock, night.manifest
-    base = night.base or Path.cwd()
-    url = redact(resolve_local(lock["upstream"]["url"], base))
-    branch = lock["upstream"]["branch"]
-    fork_url = redact(resolve_local(manifest.fork.url, base)) if manifest and manifest.fork.url else "FORK_URL"
-    fork_branch = (lock.get("fork") or {}).get("branch") or (manifest.fork.branch if manifest else "BRANCH")
-
-    def pr_ref(number: int) -> str:
-        return manifest.upstream.pr_ref_for(number) if manifest else f"refs/pull/{number}/head"
-
-    def fetch(source: str, ref: str) -> str:
-        return shlex.join(["git", "fetch", source, ref])
-
-    result = lock.get("result")
-    brings_result = fetch(fork_url, fork_branch)
-    if result:      # a later night composed the branch again: that night's result is had by its SHA only
-        # (helper-100: the branch alone could never bring it), where the fork serves one, or from the
-        # repository its sync ran in
-        brings_result += f"; if {fork_branch} was composed again since: {fetch(fork_url, result)}, or run diff " \
-                         "in the repository that night's sync ran in"
-    wanted = [(lock["upstream"]["sha"], fetch(url, branch), f"upstream {branch}", False),
-              (result, brings_result, f"the composed {fork_branch}", False)]
-    for item in lock["entries"]:
-        if item.get("head") and item["id"].startswith("pr/"):
-            # the PR's ref has its head now: after a force-push that night's head is only had by its SHA
-            # (where the server serves one: GitHub keeps them), else from a repository of that night's sync
-            # (its refs/carrytool/) (helper-79: the ref alone looped)
-            wanted.append((item["head"], fetch(url, pr_ref(int(item["id"][3:]))) + "; if the PR moved since: "
-                           + fetch(url, item["head"]), f"{item['id']} head", True))
-        if item.get("commit") and item.get("patch"):      # made from the patch where that night's sync ran
-            wanted.append((item["commit"], f"made by that night's sync from {item['patch']} (no remote has it): "
-                           "run diff in the repository that sync ran in", f"{item['id']} commit", True))
-        elif item.get("commit"):
-            wanted.append((item["commit"], fetch(fork_url, item["commit"]), f"{item['id']} commit", True))
-    return wanted
