@@ -1,7 +1,8 @@
 """The reviewer's and the maintainer's view: `carrytool explain`, `diff` and `status`.
 
-Owns the facts gathered per entry (`evidence`), the overlap map between entries (`overlap`; its pair decisions kept on disk: `paircache`), what a
-union covers of the PRs it supersedes (`coverage`), suggestions (`suggest`: unions to create, stale
+Owns the facts gathered per entry (`evidence`), the overlap map between entries (`overlap`; its pair
+merges: `overlap_pairs`, their decisions kept on disk: `paircache`), what a union covers of the PRs it
+supersedes (`coverage`), suggestions (`suggest`: unions to create, stale
 folds, drift), one entry's story (`story`), the result as one value (`explanation`) and the command
 itself (`explain`); and the morning commands: `carrytool bisect`, the search over the composed chain
 (`bisect`) and the probes that judge a tree (`probe`: asserts in process, `--run CMD` in a temporary

@@ -1,6 +1,6 @@
 """Pair decisions kept on disk by what decides them: a second explain of the same plan merges no pair.
 
-The overlap map decides a pair of entries that share a file by a merge (overlap._PairMerger): the paths
+The overlap map decides a pair of entries that share a file by a merge (overlap_pairs._PairMerger): the paths
 where the pair conflicts, and whether the structured rule resolves them, follow from nothing but the
 whole merge's two commits (the earlier entry alone on upstream, whose parent is upstream; the later one's
 head, or its stand-in), both entries' bases and heads (the merge the pair is decided by, the later head
@@ -27,10 +27,10 @@ from carrytool.pipeline.kept import KeptAnswers
 PAIRS_MAX = 20_000      # decisions a file keeps (~2 MB): every run reads it whole
 RULE = "pairs-2"        # bump when what a pair merge decides, or how, or what its key holds, changes
 # the code that asks a pair merge and decides from its answer: a decision is this code's only
-CODE = ("review/overlap.py", "review/paircache.py", "pipeline/blame.py", "pipeline/structured.py",
-        "pipeline/structured_segments.py", "pipeline/structured_hunks.py", "pipeline/structured_gates.py",
-        "pipeline/structured_tree.py", "pipeline/pyparts.py", "pipeline/pystrings.py", "pipeline/pybindings.py",
-        "pipeline/compose.py", "pipeline/compose_records.py", "pipeline/compose_upstream.py",
+CODE = ("review/overlap.py", "review/overlap_pairs.py", "review/paircache.py", "pipeline/blame.py",
+        "pipeline/structured.py", "pipeline/structured_segments.py", "pipeline/structured_hunks.py",
+        "pipeline/structured_gates.py", "pipeline/structured_tree.py", "pipeline/pyparts.py", "pipeline/pystrings.py",
+        "pipeline/pybindings.py", "pipeline/compose.py", "pipeline/compose_records.py", "pipeline/compose_upstream.py",
         "pipeline/compose_chain.py", "pipeline/compose_conflicts.py", "pipeline/reduce.py",
         "gitlayer/env.py", "gitlayer/git.py", "gitlayer/mergepipe.py", "gitlayer/objects.py",
         "gitlayer/processes.py", "gitlayer/objectwrite.py", "gitlayer/quarantine.py", "gitlayer/objectread.py",

@@ -18,7 +18,8 @@ from carrytool.pipeline import sync
 from carrytool.pipeline.hunks import Hunk
 from carrytool.pipeline.keptmerges import KeptMerges
 from carrytool.review.evidence import EntryFacts, Sources
-from carrytool.review.overlap import StartedOverlaps, _PairMerger
+from carrytool.review.overlap import StartedOverlaps
+from carrytool.review.overlap_pairs import _PairMerger
 from tests.conftest import Cli, Small
 from tests.review.test_pair_decisions import _pair_batches
 from tests.review.test_reduced_pairs import _corpus

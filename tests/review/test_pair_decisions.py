@@ -9,7 +9,7 @@ import pytest
 
 from carrytool.gitlayer.git import LaterMerges
 from carrytool.review import paircache
-from carrytool.review.overlap import _PairMerger
+from carrytool.review.overlap_pairs import _PairMerger
 from tests.conftest import Cli, Small
 from tests.pipeline.test_structured_sync import POLICY, WITH_A, WITH_B, _two_prs
 from tests.review.test_reduced_pairs import _corpus
@@ -38,12 +38,13 @@ def test_kept_decisions_give_the_report_the_merges_give(cli: Cli, small: Small,
     args = ("explain", "-m", small.manifest_path, "--repo", small.work.path, "--offline")
     cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")   # fetches
     batches = _pair_batches(monkeypatch)
-    from carrytool.review import overlap
+    from carrytool.review import overlap_pairs
 
     built: list[str] = []          # the reduced heads (and files-alone merges) the pair merges are made of
     for name in ("reduced_head", "files_alone"):
-        real = getattr(overlap, name)
-        monkeypatch.setattr(overlap, name, lambda *a, _real=real, _name=name, **k: built.append(_name) or _real(*a, **k))
+        real = getattr(overlap_pairs, name)
+        monkeypatch.setattr(overlap_pairs, name,
+                            lambda *a, _real=real, _name=name, **k: built.append(_name) or _real(*a, **k))
     code, first = cli.json(*args)
     assert batches and batches[0] >= 15 and len(_files(small)) == 1 and built
     built.clear()

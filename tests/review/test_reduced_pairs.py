@@ -14,7 +14,7 @@ import pytest
 from carrytool.gitlayer.git import Git, Signature, paths_of
 from carrytool.pipeline import blame, reduce
 from carrytool.pipeline.compose import Composer
-from carrytool.review.overlap import _PairMerger
+from carrytool.review.overlap_pairs import _PairMerger
 from tests.conftest import Cli, Small
 
 
@@ -100,7 +100,7 @@ def test_heads_that_delete_or_rename_are_reduced_too(cli: Cli, small: Small, mon
             seen.setdefault(kw["what"], sorted(p for c in changes for p in c.paths))
         return out
 
-    monkeypatch.setattr("carrytool.review.overlap.reduced_head", spy)
+    monkeypatch.setattr("carrytool.review.overlap_pairs.reduced_head", spy)
     cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")
     cli.json("explain", "-m", small.manifest_path, "--repo", small.work.path, "--offline")
     assert seen["pr/8 beside pr/3"] == ["pkg/m1.py", "pkg/m3.py"]          # m0's edit went back to base
@@ -131,8 +131,8 @@ def test_which_paths_the_other_side_has_come_from_upstream_once_each(cli: Cli, s
             return real_file_at(git, tree, path)
         return file_at
 
-    monkeypatch.setattr("carrytool.review.overlap.reduced_head", spy)
-    monkeypatch.setattr("carrytool.review.overlap.file_at", counted("upstream"))    # _upstream_file's
+    monkeypatch.setattr("carrytool.review.overlap_pairs.reduced_head", spy)
+    monkeypatch.setattr("carrytool.review.overlap_pairs.file_at", counted("upstream"))    # _upstream_file's
     monkeypatch.setattr(reduce, "file_at", counted("ours"))                         # each pair's own tree
     code, from_upstream = cli.json(*args)
     shutil.rmtree(Path(small.work.path) / "carrytool" / "cache")      # every pair decided again
@@ -304,7 +304,7 @@ def _alone_uses(monkeypatch: pytest.MonkeyPatch) -> dict[str, bool]:
         used[kw["what"]] = out is not None
         return out
 
-    monkeypatch.setattr("carrytool.review.overlap.files_alone", spy)
+    monkeypatch.setattr("carrytool.review.overlap_pairs.files_alone", spy)
     return used
 
 
