@@ -63,7 +63,8 @@ from carrytool.manifest.model import Drop, Supersede
 from carrytool.manifest.paths import literal_pattern, matches
 from carrytool.pipeline.hunks import Hunk, find_block, read_hunks, says_nothing
 from carrytool.pipeline.regions import Regions
-from carrytool.pipeline.scopes import SpanCache, hunk_reach
+from carrytool.pipeline.scopes import hunk_reach
+from carrytool.pipeline.spancache import SpanCache
 from carrytool.pipeline.standing import (
     RE_EXPRESSED,
     VERBATIM,

@@ -14,7 +14,8 @@ from functools import partial
 from carrytool.gitlayer.env import ZERO
 from carrytool.gitlayer.git import Change, Git
 from carrytool.pipeline.hunks import Hunk, find_block, says_nothing
-from carrytool.pipeline.scopes import SpanCache, is_python
+from carrytool.pipeline.scopes import is_python
+from carrytool.pipeline.spancache import SpanCache
 
 VERBATIM, RE_EXPRESSED = "verbatim", "re-expressed"
 

@@ -19,7 +19,8 @@ from carrytool.pipeline import facts
 from carrytool.pipeline.hunks import Hunk, read_hunks
 from carrytool.pipeline.plan import Step
 from carrytool.pipeline.resolve import Resolved
-from carrytool.pipeline.scopes import SpanCache, hunk_scopes, hunk_sides
+from carrytool.pipeline.scopes import hunk_scopes, hunk_sides
+from carrytool.pipeline.spancache import SpanCache
 
 
 class Sources:

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from carrytool.pipeline import scopes
-from carrytool.pipeline.scopes import SpanCache, scope_at, scope_in
+from carrytool.pipeline import scopes, spancache
+from carrytool.pipeline.scopes import scope_at, scope_in
+from carrytool.pipeline.spancache import SpanCache
 
 SOURCE = b"class A:\n    def f(self):\n        return 1\n\n\n@dec\ndef g():\n    pass\n"
 
@@ -78,7 +79,7 @@ def test_a_run_writes_one_pack_of_every_blob_it_parsed(tmp_path: Path) -> None:
     cache.save()
     cache.save()                                   # nothing new: no second pack
     packs = _pack_files(tmp_path)
-    tag = f"scopes-{scopes.SCOPES_RULE}-py{sys.version_info[0]}.{sys.version_info[1]}"
+    tag = f"scopes-{spancache.SCOPES_RULE}-py{sys.version_info[0]}.{sys.version_info[1]}"
     assert len(packs) == 1 and packs[0].parent == tmp_path / tag
     data = json.loads(packs[0].read_bytes())
     assert sorted(data["spans"]) == oids
@@ -116,7 +117,7 @@ def test_a_bad_entry_in_a_pack_is_parsed_again_and_a_failed_write_leaves_nothing
 
 def test_concurrent_runs_keep_each_others_blobs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Two runs that read the same packs and both save (both merging them) lose nothing of either."""
-    monkeypatch.setattr(scopes, "PACKS_MAX", 3)
+    monkeypatch.setattr(spancache, "PACKS_MAX", 3)
     for n in range(2):                             # two earlier runs: two packs
         earlier = SpanCache(tmp_path)
         earlier.spans(f"{n:040x}", lambda: SOURCE)
@@ -135,8 +136,8 @@ def test_concurrent_runs_keep_each_others_blobs(tmp_path: Path, monkeypatch: pyt
 
 
 def test_a_merged_pack_keeps_this_runs_blobs_first(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(scopes, "PACKS_MAX", 2)
-    monkeypatch.setattr(scopes, "PACK_SPANS_MAX", 2 * len(scopes._spans(SOURCE)))     # two blobs' worth
+    monkeypatch.setattr(spancache, "PACKS_MAX", 2)
+    monkeypatch.setattr(spancache, "PACK_SPANS_MAX", 2 * len(scopes._spans(SOURCE)))     # two blobs' worth
     old = SpanCache(tmp_path)
     for n in range(3):
         old.spans(f"{n:040x}", lambda: SOURCE)
@@ -178,7 +179,7 @@ def test_lines_answered_from_pieces_are_kept_and_never_parsed_again(tmp_path: Pa
     pack.write_text(json.dumps(data))
     odd = SpanCache(tmp_path)
     assert odd.scope(a, 3, read(a)) == "A.f" and odd.parsed == 1
-    monkeypatch.setattr(scopes, "PACKS_MAX", 2)
+    monkeypatch.setattr(spancache, "PACKS_MAX", 2)
     odd.save()                                                # two packs: merged into one, lines kept
     packs = _pack_files(tmp_path)
     assert len(packs) == 1 and json.loads(packs[0].read_bytes())["lines"] == {a: [[3, "A.f"]]}
