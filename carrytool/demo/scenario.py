@@ -118,14 +118,15 @@ def record_adjacency_resolution(git: Git, sc: Scenario, store_root: Path) -> Non
     # with upstream's lines each resolution drops and keeps, as `union continue` records them
     theirs = git.blob_at(git.tree_of(sc.upstream_head), sources.RUNNER)
     around: dict[str, list] = {}
-    for at in around_hunks(git.read_blob(theirs[1]) if theirs else None, conflicted):
+    for at in around_hunks(git.read_blob(theirs[1]) if theirs else None, conflicted, sources.RUNNER):
         around.setdefault(at.hunk.key, []).append(at)
     store = Store(store_root, ".".join(map(str, git.version)))
     for part in parts or []:
         if isinstance(part, ConflictHunk):
             resolution = sources.resolve_kv_adjacency(part)
             store.record(UNION_NAME, sources.RUNNER, part.key, part, resolution, ["pr/44778", "pr/45617"],
-                         [upstream_of_resolution(at, resolution) for at in around.get(part.key, [])] or None)
+                         [upstream_of_resolution(at, resolution) for at in around.get(part.key, [])] or None,
+                         [at.scope for at in around.get(part.key, [])])
 
 
 def _union_message(sc: Scenario) -> str:

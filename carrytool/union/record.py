@@ -109,7 +109,8 @@ class Recording:
                 around = self._around(state, conflict, path)
                 for key, text in found.items():
                     self.store.record(self.name, path, key, hunks.get(key), text, info["entries"],
-                                      [upstream_of_resolution(a, text) for a in around.get(key, [])] or None)
+                                      [upstream_of_resolution(a, text) for a in around.get(key, [])] or None,
+                                      [a.scope for a in around.get(key, [])])
                     state["used_keys"].append(key)
                 records.update(found)
                 # the file as the fold made it, every hunk resolved as recorded, without a recorded edit
@@ -153,7 +154,7 @@ class Recording:
             return {}
         theirs = read_content(self.git, self.upstream_of(state).tree, path)
         out: dict[str, list[Around]] = {}
-        for around in around_hunks(theirs[1] if theirs and theirs[0] != "120000" else None, raw[1]):
+        for around in around_hunks(theirs[1] if theirs and theirs[0] != "120000" else None, raw[1], path):
             out.setdefault(around.hunk.key, []).append(around)
         return out
 

@@ -1,6 +1,7 @@
 """What a hunk's record in the resolution store says of upstream's lines (union.upstream_hunks judges a
 replay by it), and how the record writes and reads it: at each place of its key (a file's n-th hunk of that
-key) and, for a place it does not name, what was true at all of them."""
+key in a def/class; in a record made before scopes were kept, in the file) and, for a place it does not
+name, what was true at all of them."""
 
 from __future__ import annotations
 
@@ -20,22 +21,57 @@ class HunkUpstream:
 
 
 @dataclass(frozen=True)
+class Place:
+    """Where a hunk of a key is now: FILE's INDEX-th of its COUNT hunks of the key, and the NTH of the
+    IN_SCOPE of them in the def/class SCOPE (None: at module level, or the file is not Python)."""
+
+    file: str
+    index: int
+    count: int
+    scope: str | None = None
+    nth: int = 0
+    in_scope: int = 1
+
+
+def places_in(file: str, hunks: list[tuple[str, str | None]]) -> list[Place]:
+    """The place of each of FILE's HUNKS ((key, scope), in the file's order)."""
+    count = Counter(key for key, _scope in hunks)
+    in_scope = Counter(hunks)
+    seen: Counter[str] = Counter()
+    seen_in: Counter[tuple[str, str | None]] = Counter()
+    out = []
+    for key, scope in hunks:
+        out.append(Place(file, seen[key], count[key], scope, seen_in[key, scope], in_scope[key, scope]))
+        seen[key] += 1
+        seen_in[key, scope] += 1
+    return out
+
+
+@dataclass(frozen=True)
 class RecordedUpstream:
     """What a hunk's record says of upstream's lines at each place it resolved (AT: (file, n) -> what was
-    true there, n counting the file's hunks of that key from 0), and at a place it does not name (WHOLE: what
-    was true at every one of them; a record made before places were kept: what it says)."""
+    true there, n counting the file's hunks of that key from 0; SCOPES: (file, n) -> the def/class of that
+    place and its n-th hunk of the key there, for places recorded with them), and at a place it does not
+    name (WHOLE: what was true at every one of them; a record made before places were kept: what it says)."""
 
     whole: HunkUpstream = HunkUpstream()
     at: dict[tuple[str, int], HunkUpstream] = field(default_factory=dict)
+    scopes: dict[tuple[str, int], tuple[str | None, int]] = field(default_factory=dict)
 
-    def of(self, file: str, index: int, count: int) -> HunkUpstream:
-        """What the record says of upstream's lines at the INDEX-th hunk of its key in FILE, which has COUNT
-        hunks of the key now. A place is named by its position only: when FILE has not as many hunks of the
-        key as the record names places in it (a hunk stopped conflicting, or a new one came), a position may
-        be another place's, and what was true at every place is said (helper-169: g()'s place stopped
-        conflicting, and f()'s hunk was judged by g()'s record: upstream's line replaced unasked)."""
-        named = sum(1 for name, _n in self.at if name == file)
-        return self.at.get((file, index), self.whole) if named == count else self.whole
+    def of(self, place: Place) -> HunkUpstream:
+        """What the record says of upstream's lines at PLACE. Where the record names the file's places by
+        their def/class, a hunk is judged by the place of its scope and n-th hunk of the key there, when the
+        scope has as many hunks of the key as the record names there (helper-174: a position is no name: a
+        hunk stopped conflicting in f() and another started in g(), as many as recorded, and g()'s hunk was
+        judged by f()'s record, upstream's line replaced unasked). Otherwise (a record made before scopes
+        were kept) by its position, when the file has as many hunks of the key as the record names places in
+        it (helper-169). A place not named so is judged by what was true at every place."""
+        named = {self.scopes[at]: said for at, said in self.at.items() if at[0] == place.file and at in self.scopes}
+        if named:
+            here = sum(1 for scope, _n in named if scope == place.scope)
+            return named.get((place.scope, place.nth), self.whole) if here == place.in_scope else self.whole
+        count = sum(1 for name, _n in self.at if name == place.file)
+        return self.at.get((place.file, place.index), self.whole) if count == place.count else self.whole
 
 
 def merged_upstream(places: list[HunkUpstream]) -> HunkUpstream:
@@ -102,3 +138,24 @@ def places_of(doc: dict[str, Any]) -> dict[tuple[str, int], HunkUpstream]:
                                                and type(p.get("hunk")) is int and p["hunk"] >= 0 for p in places):
         raise ValueError("'upstream_at' must be a list of {file, hunk, upstream_removed, upstream_kept}")
     return {(p["file"], p["hunk"]): upstream_of_doc(p) for p in places}
+
+
+def scopes_of(doc: dict[str, Any]) -> dict[tuple[str, int], tuple[str | None, int]]:
+    """(file, n) -> the def/class (`scope`; None at module level) and the n-th hunk of the key there
+    (`scope_hunk`) of each place of DOC's `upstream_at` that names them (none before helper-174); ValueError
+    when malformed (`places_of` checks the rest)."""
+    out = {}
+    for p in doc.get("upstream_at") or []:
+        if "scope" not in p and "scope_hunk" not in p:
+            continue
+        if not (p.get("scope") is None or isinstance(p["scope"], str)) or type(p.get("scope_hunk")) is not int \
+                or p["scope_hunk"] < 0:
+            raise ValueError("an 'upstream_at' place's 'scope' must be a string or null, with a 'scope_hunk' >= 0")
+        out[p["file"], p["hunk"]] = (p["scope"], p["scope_hunk"])
+    return out
+
+
+def place_fields(hunk: int, named: tuple[str | None, int] | None) -> dict[str, Any]:
+    """A place of `upstream_at` as a record writes it: its HUNK (the file's n-th of the key) and, when NAMED,
+    its def/class and n-th hunk of the key there (`scopes_of` reads them back)."""
+    return {"hunk": hunk, **({"scope": named[0], "scope_hunk": named[1]} if named else {})}

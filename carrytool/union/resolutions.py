@@ -28,8 +28,10 @@ from carrytool.union.recorded_upstream import (
     HunkUpstream,
     RecordedUpstream,
     merged_upstream,
+    place_fields,
     places_of,
     read_lines,
+    scopes_of,
     upstream_fields,
     upstream_of_doc,
     written_lines,
@@ -319,7 +321,8 @@ class Store:
 
     def load_upstream(self, union: str) -> dict[str, RecordedUpstream]:
         """What each hunk record of UNION says of upstream's lines (`upstream_removed`, `upstream_kept`, at each
-        place: `upstream_at`), by key; a malformed one is an InputError naming it."""
+        place: `upstream_at`, named by its def/class where recorded), by key; a malformed one is an InputError
+        naming it."""
         out: dict[str, RecordedUpstream] = {}
         folder = self._dir(union)
         for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
@@ -327,7 +330,7 @@ class Store:
             if not isinstance(doc, dict) or not isinstance(doc.get("key"), str):
                 continue            # `load` names it
             try:
-                out[doc["key"]] = RecordedUpstream(upstream_of_doc(doc), places_of(doc))
+                out[doc["key"]] = RecordedUpstream(upstream_of_doc(doc), places_of(doc), scopes_of(doc))
             except ValueError as exc:
                 raise _corrupt(path, str(exc)) from None
         return out
@@ -389,9 +392,11 @@ class Store:
         refuse_symlink(self.root / "store.json")
 
     def record(self, union: str, path_in_tree: str, hunk_key: str, hunk: ConflictHunk | None,
-               resolution: bytes, entries: list[str], upstream: list[HunkUpstream] | None = None) -> Path:
+               resolution: bytes, entries: list[str], upstream: list[HunkUpstream] | None = None,
+               scopes: list[str | None] | None = None) -> Path:
         """Write the resolution of the hunk HUNK_KEY of PATH_IN_TREE, with UPSTREAM: what is true of upstream's
-        lines at each of the file's hunks of that key, in order (union.upstream_hunks)."""
+        lines at each of the file's hunks of that key, in order (union.upstream_hunks), each place named by its
+        def/class (SCOPES, in the same order; None: module level) and its n-th hunk of the key there."""
         doc: dict[str, Any] = {
             "key": hunk_key,
             "file": path_in_tree,
@@ -409,32 +414,39 @@ class Store:
         # in order), beside those recorded at the key's places in other files (helper-166: one key in two
         # places, the last recorded spoke for both): a replay that drops others, or keeps lines upstream no
         # longer has at the hunk, stops the fold (union.upstream_hunks)
-        places = {place: said for place, said in self._places_at(target, hunk_key).items()
-                  if place[0] != path_in_tree}
+        old, named = self._places_at(target, hunk_key)
+        places = {place: said for place, said in old.items() if place[0] != path_in_tree}
         places.update({(path_in_tree, n): said for n, said in enumerate(upstream or [])})
+        named = {place: name for place, name in named.items() if place[0] != path_in_tree}
+        seen: dict[str | None, int] = {}
+        for n, scope in enumerate(scopes if upstream and scopes and len(scopes) == len(upstream) else []):
+            named[path_in_tree, n] = (scope, seen.get(scope, 0))
+            seen[scope] = seen.get(scope, 0) + 1
         if places:
             whole = merged_upstream(list(places.values()))
             if whole.removed is not None:
                 doc["upstream_removed"] = written_lines(whole.removed)
             if whole.kept is not None:
                 doc["upstream_kept"] = written_lines(whole.kept)
-            doc["upstream_at"] = [{"file": file, "hunk": n, **upstream_fields(said)}
+            doc["upstream_at"] = [{"file": file, **place_fields(n, named.get((file, n))), **upstream_fields(said)}
                                   for (file, n), said in sorted(places.items())]
         text = json.dumps(doc, indent=2, ensure_ascii=True) + "\n"
         write_atomic(target, text.encode())
         self._write_meta()
         return target
 
-    def _places_at(self, target: Path, key: str) -> dict[tuple[str, int], HunkUpstream]:
-        """The places the record TARGET (of KEY) names, as `load_upstream` reads them; none when it is absent or
-        unreadable (it is written anew) or a record made before places were kept."""
+    def _places_at(self, target: Path, key: str) -> tuple[dict[tuple[str, int], HunkUpstream],
+                                                           dict[tuple[str, int], tuple[str | None, int]]]:
+        """The places the record TARGET (of KEY) names, and the def/class each is in where it says, as
+        `load_upstream` reads them; none when it is absent or unreadable (it is written anew) or a record made
+        before places were kept."""
         if target.is_symlink() or not target.is_file():
-            return {}
+            return {}, {}
         try:
             doc = json.loads(target.read_text(encoding="utf-8"))
-            return places_of(doc) if isinstance(doc, dict) and doc.get("key") == key else {}
+            return (places_of(doc), scopes_of(doc)) if isinstance(doc, dict) and doc.get("key") == key else ({}, {})
         except (OSError, ValueError):
-            return {}
+            return {}, {}
 
     def record_fixup(self, union: str, fixup: Fixup, *, keep_same: bool = False) -> Path:
         """Write FIXUP (replacing the one of the same item and file); one with no change removes it,

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from carrytool.gitlayer.git import Git, MergeResult
-from carrytool.union.recorded_upstream import HunkUpstream, RecordedUpstream
+from carrytool.union.recorded_upstream import HunkUpstream, RecordedUpstream, places_in
 from carrytool.union.resolutions import (
     Fixup,
     apply_resolutions,
@@ -188,17 +188,15 @@ def _over_upstream(git: Git, upstream: Upstream, path: str, conflicted: bytes, r
     if theirs is not None and theirs[0] == "120000":
         return set()
     held: set[str] = set()
-    seen: Counter[str] = Counter()
     lost: Lines | None = None
-    hunks = around_hunks(theirs[1] if theirs else None, conflicted)
-    count = Counter(around.hunk.key for around in hunks)
-    for around in hunks:
+    hunks = around_hunks(theirs[1] if theirs else None, conflicted, path)
+    for around, at in zip(hunks, places_in(path, [(around.hunk.key, around.scope) for around in hunks])):
         key = around.hunk.key
-        # this file's n-th hunk of the key, when the file has as many of them as the record names places here
-        place = recorded.get(key, RecordedUpstream()).of(path, seen[key], count[key])
-        seen[key] += 1
         if key not in records:
             continue
+        # what was true at this place: its def/class and n-th hunk of the key there (or, in an older record,
+        # the file's n-th), when as many hunks of the key are there as the record names
+        place = recorded.get(key, RecordedUpstream()).of(at)
         if place.kept is None and lost is None:
             # the lines upstream lost since the PR branched (helper-169: any line of the file it branched from
             # was asked about, one upstream still has too)

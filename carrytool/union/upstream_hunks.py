@@ -5,9 +5,9 @@ stays the same once upstream merges one of them: the merged PR's side is then up
 resolution, replayed, drops the lines of upstream's it dropped as that PR's, or keeps lines upstream has
 since replaced (the other PR's side still has them), without a word. A record keeps, from when it was made,
 upstream's lines on the fold's side of the hunk that the resolution drops (`removed`) and upstream's lines
-around the hunk that the resolution keeps (`kept`), at each place of its key (a file's n-th hunk of the key):
-a replay that drops others, or keeps lines upstream no longer has there, is not made (`judge`): the fold
-stops on the hunk.
+around the hunk that the resolution keeps (`kept`), at each place of its key (a file's n-th hunk of the key
+in its def/class, `Around.scope`): a replay that drops others, or keeps lines upstream no longer has there,
+is not made (`judge`): the fold stops on the hunk.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import difflib
 from collections import Counter
 from dataclasses import dataclass
 
+from carrytool.pipeline.scopes import is_python, scope_of_line
 from carrytool.union.recorded_upstream import HunkUpstream
 from carrytool.union.resolutions import ConflictHunk, _spans, resolution_lines
 
@@ -25,11 +26,13 @@ Lines = tuple[bytes, ...]
 @dataclass(frozen=True)
 class Around:
     """Upstream's lines at one conflict hunk: those the fold's side has (OURS), and those of the place
-    (PLACE: OURS and the lines the fold replaced or removed there)."""
+    (PLACE: OURS and the lines the fold replaced or removed there); SCOPE: the def/class the hunk is in on the
+    fold's side (`Class.method`; None at module level, in a file not Python or that does not parse)."""
 
     hunk: ConflictHunk
     ours: Lines
     place: Lines
+    scope: str | None = None
 
 
 @dataclass(frozen=True)
@@ -44,10 +47,10 @@ class Judged:
         return bool(self.drops or self.puts_back)
 
 
-def around_hunks(upstream: bytes | None, conflicted: bytes) -> list[Around]:
+def around_hunks(upstream: bytes | None, conflicted: bytes, path: str | None = None) -> list[Around]:
     """Upstream's lines at each conflict hunk of CONFLICTED (a file as git's merge wrote it), in order,
     from the alignment of UPSTREAM's version of the file with the fold's side (every hunk's first side);
-    blank lines say nothing and are left out."""
+    blank lines say nothing and are left out. Each hunk's scope on the fold's side when PATH is Python."""
     lines = conflicted.split(b"\n")
     found = _spans(lines)
     if not found:
@@ -69,8 +72,16 @@ def around_hunks(upstream: bytes | None, conflicted: bytes) -> list[Around]:
         ours = [fold[j] for tag, _i1, _i2, j1, j2 in codes if tag == "equal" for j in range(max(j1, s), min(j2, e))]
         replaced = [theirs[i] for tag, i1, i2, j1, j2 in codes if tag != "equal" and _meets(j1, j2, s, e)
                     for i in range(i1, i2)]
-        out.append(Around(hunk, _said(ours), _said(ours + replaced)))
+        out.append(Around(hunk, _said(ours), _said(ours + replaced), _scope(path, fold, s, e)))
     return out
+
+
+def _scope(path: str | None, fold: list[bytes], s: int, e: int) -> str | None:
+    """The def/class of PATH (the fold's side, FOLD) holding its lines S:E, or the line before them when there
+    are none (an insertion at the end of a body is in it); None when PATH is not Python."""
+    if path is None or not is_python(path):
+        return None
+    return scope_of_line(b"\n".join(fold), s + 1 if e > s else max(s, 1))
 
 
 def _meets(j1: int, j2: int, s: int, e: int) -> bool:

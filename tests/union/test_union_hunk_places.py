@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from carrytool.errors import InputError
-from carrytool.union.recorded_upstream import HunkUpstream, RecordedUpstream, merged_upstream
+from carrytool.union.recorded_upstream import HunkUpstream, Place, RecordedUpstream, merged_upstream
 from carrytool.union.resolutions import Store
 from carrytool.union.upstream_hunks import around_hunks, judge
 from tests.conftest import Cli
@@ -163,10 +163,10 @@ def test_places_are_kept_per_file_and_read_back(tmp_path: Path) -> None:
     [recorded] = store.load_upstream("u").values()
     assert recorded.at == {("m.py", 0): f_, ("m.py", 1): g_, ("n.py", 0): g_}
     assert recorded.whole == HunkUpstream((), (b"y",)) == merged_upstream([f_, g_])
-    assert recorded.of("o.py", 0, 1) == recorded.whole        # a place not recorded: what every one says
-    assert recorded.of("m.py", 1, 2) == g_                    # as many hunks as places: its own place
-    assert recorded.of("m.py", 0, 1) == recorded.whole        # fewer (helper-169): which place is unknown
-    assert recorded.of("m.py", 2, 3) == recorded.whole        # more
+    assert recorded.of(Place("o.py", 0, 1)) == recorded.whole   # a place not recorded: what every one says
+    assert recorded.of(Place("m.py", 1, 2)) == g_               # as many hunks as places: its own place
+    assert recorded.of(Place("m.py", 0, 1)) == recorded.whole   # fewer (helper-169): which place is unknown
+    assert recorded.of(Place("m.py", 2, 3)) == recorded.whole   # more
     store.record("u", "m.py", key, None, b"x = 3", ["pr/1", "pr/2"], [g_])   # m.py again: its places replaced
     assert store.load_upstream("u")[key].at == {("m.py", 0): g_, ("n.py", 0): g_}
     # a record of helper-162's carrytool (no places): what it says, wherever its key is met
