@@ -88,10 +88,14 @@ def _kind(conflict: dict[str, Any]) -> str:
     if conflict["kind"] == "content":
         # `not_replayed`: hunks whose recorded resolution would drop or put back upstream's lines (upstream_hunks)
         held = conflict.get("not_replayed") or 0
-        new = (conflict.get("hunks") or 0) - held
+        # `not_placed`: hunks of a key resolved differently at its places, met where the record names no place
+        unplaced = conflict.get("not_placed") or 0
+        new = (conflict.get("hunks") or 0) - held - unplaced
         said = [f"{new} hunk(s) without a recorded resolution"] if new > 0 else []
         said += [f"{held} hunk(s) whose recorded resolution is not replayed: upstream's lines there changed"] \
             if held else []
+        said += [f"{unplaced} hunk(s) whose recorded resolutions differ by place, not met at the places recorded"] \
+            if unplaced else []
         said += [f"your recorded edit would remove upstream's line(s) {removes} of the file as shown: kept"] \
             if removes else []
         return f"  ({'; '.join(said)})" if said else ""

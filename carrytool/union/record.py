@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from carrytool.errors import ConflictError
 from carrytool.gitlayer.git import REGULAR_MODES
-from carrytool.union.resolutions import Fixup, align_resolutions, apply_resolutions, split_conflicts
+from carrytool.union.resolutions import Fixup, align_at, apply_resolutions, split_conflicts
 from carrytool.union.reuse import (
     Content,
     Upstream,
@@ -104,19 +104,28 @@ class Recording:
             info = kinds.get(path)
             shown = read_content(self.git, conflict["shown"], path)
             if info and info["kind"] == "content" and shown and result and result[0] != "120000":
-                found = align_resolutions(shown[1], result[1])
+                each = align_at(shown[1], result[1])
+                found = dict(each)
                 hunks = {p.key: p for p in split_conflicts(shown[1]) or [] if not isinstance(p, bytes)}
                 around = self._around(state, conflict, path)
                 for key, text in found.items():
+                    # each hunk of the key resolved as the user left it (helper-174: one resolution per key, the
+                    # last, and the others' went into a fixup of this PR, lost once the PRs were folded in
+                    # another order)
+                    mine = [resolved for k, resolved in each if k == key]
+                    places = around.get(key, [])
+                    mine = mine if len(mine) == len(places) else [text] * len(places)
                     self.store.record(self.name, path, key, hunks.get(key), text, info["entries"],
-                                      [upstream_of_resolution(a, text) for a in around.get(key, [])] or None,
-                                      [a.scope for a in around.get(key, [])])
+                                      [upstream_of_resolution(a, r) for a, r in zip(places, mine)] or None,
+                                      [a.scope for a in places], mine)
                     state["used_keys"].append(key)
                 records.update(found)
-                # the file as the fold made it, every hunk resolved as recorded, without a recorded edit
-                # outside the hunks that the scratch tree showed applied (that edit is the fixup again)
+                # the file as the fold made it, every hunk resolved as recorded (each as the user left it),
+                # without a recorded edit outside the hunks that the scratch tree showed applied (that edit is
+                # the fixup again)
                 made = read_content(self.git, conflict["pre"], path) or shown
-                base: Content | None = (made[0], apply_resolutions(made[1], records)[0] or b"")
+                base: Content | None = (made[0],
+                                        apply_resolutions(made[1], records, [r for _k, r in each])[0] or b"")
             elif info and info["kind"] == "content" and shown:
                 # deleted: the file as the fold made it (git's own labels, as the next fold makes it again)
                 base = read_content(self.git, conflict["pre"], path) or shown

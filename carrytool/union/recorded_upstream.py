@@ -52,26 +52,34 @@ class RecordedUpstream:
     """What a hunk's record says of upstream's lines at each place it resolved (AT: (file, n) -> what was
     true there, n counting the file's hunks of that key from 0; SCOPES: (file, n) -> the def/class of that
     place and its n-th hunk of the key there, for places recorded with them), and at a place it does not
-    name (WHOLE: what was true at every one of them; a record made before places were kept: what it says)."""
+    name (WHOLE: what was true at every one of them; a record made before places were kept: what it says);
+    RESOLUTIONS: (file, n) -> the place's own resolution, where the key's places were resolved differently."""
 
     whole: HunkUpstream = HunkUpstream()
     at: dict[tuple[str, int], HunkUpstream] = field(default_factory=dict)
     scopes: dict[tuple[str, int], tuple[str | None, int]] = field(default_factory=dict)
+    resolutions: dict[tuple[str, int], bytes] = field(default_factory=dict)
 
-    def of(self, place: Place) -> HunkUpstream:
-        """What the record says of upstream's lines at PLACE. Where the record names the file's places by
-        their def/class, a hunk is judged by the place of its scope and n-th hunk of the key there, when the
-        scope has as many hunks of the key as the record names there (helper-174: a position is no name: a
-        hunk stopped conflicting in f() and another started in g(), as many as recorded, and g()'s hunk was
-        judged by f()'s record, upstream's line replaced unasked). Otherwise (a record made before scopes
-        were kept) by its position, when the file has as many hunks of the key as the record names places in
-        it (helper-169). A place not named so is judged by what was true at every place."""
-        named = {self.scopes[at]: said for at, said in self.at.items() if at[0] == place.file and at in self.scopes}
+    def place_of(self, place: Place) -> tuple[str, int] | None:
+        """The recorded place (file, n) PLACE is, None when the record does not name it surely. Where the record
+        names the file's places by their def/class, by its scope and n-th hunk of the key there, when the scope
+        has as many hunks of the key as the record names there (helper-174: a position is no name: a hunk
+        stopped conflicting in f() and another started in g(), as many as recorded, and g()'s hunk was judged
+        by f()'s record, upstream's line replaced unasked). Otherwise (a record made before scopes were kept)
+        by its position, when the file has as many hunks of the key as the record names places in it
+        (helper-169)."""
+        named = {self.scopes[at]: at for at in self.at if at[0] == place.file and at in self.scopes}
         if named:
             here = sum(1 for scope, _n in named if scope == place.scope)
-            return named.get((place.scope, place.nth), self.whole) if here == place.in_scope else self.whole
+            return named.get((place.scope, place.nth)) if here == place.in_scope else None
         count = sum(1 for name, _n in self.at if name == place.file)
-        return self.at.get((place.file, place.index), self.whole) if count == place.count else self.whole
+        return (place.file, place.index) if count == place.count and (place.file, place.index) in self.at else None
+
+    def of(self, place: Place) -> HunkUpstream:
+        """What the record says of upstream's lines at PLACE: at its recorded place (`place_of`); at a place not
+        named surely, what was true at every place."""
+        at = self.place_of(place)
+        return self.at[at] if at is not None else self.whole
 
 
 def merged_upstream(places: list[HunkUpstream]) -> HunkUpstream:

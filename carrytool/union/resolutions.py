@@ -125,7 +125,13 @@ def has_markers(data: bytes) -> bool:
 
 
 def extract_resolutions(conflicted: bytes, resolved: bytes) -> dict[str, bytes] | None:
-    """The resolution of each conflict hunk, found between the common text around it, line for line (a
+    """`extract_at` by key (a key met at several hunks: the last one's)."""
+    found = extract_at(conflicted, resolved)
+    return dict(found) if found is not None else None
+
+
+def extract_at(conflicted: bytes, resolved: bytes) -> list[tuple[str, bytes]] | None:
+    """(key, resolution) of each conflict hunk, in order, found between the common text around it, line for line (a
     hunk resolved to nothing is NO_LINES, one resolved to an empty line b""); None if the user also
     changed text outside the conflicts (see `align_resolutions` for that case)."""
     lines = conflicted.split(b"\n")
@@ -136,7 +142,7 @@ def extract_resolutions(conflicted: bytes, resolved: bytes) -> dict[str, bytes] 
     new = resolved.split(b"\n")
     if new[:len(common[0])] != common[0]:
         return None
-    pos, out = len(common[0]), {}
+    pos, out = len(common[0]), []
     for n, (i, j, k) in enumerate(spans):
         after = common[n + 1]
         if n == len(spans) - 1:
@@ -148,7 +154,7 @@ def extract_resolutions(conflicted: bytes, resolved: bytes) -> dict[str, bytes] 
             if end < 0:
                 return None
         key = ConflictHunk(b"\n".join(lines[i + 1:j]), b"\n".join(lines[j + 1:k])).key
-        out[key] = _resolution(new[pos:end])
+        out.append((key, _resolution(new[pos:end])))
         pos = end + len(after)
     return out
 
@@ -174,9 +180,14 @@ def _find(seq: list[bytes], sub: list[bytes], start: int) -> int:
 
 
 def align_resolutions(conflicted: bytes, resolved: bytes) -> dict[str, bytes]:
-    """The resolution of each hunk when text outside the hunks changed too: the resolved lines between
-    the common lines that survived unchanged around the hunk (what lies outside goes to a fixup)."""
-    exact = extract_resolutions(conflicted, resolved)
+    """`align_at` by key (a key met at several hunks: the last one's)."""
+    return dict(align_at(conflicted, resolved))
+
+
+def align_at(conflicted: bytes, resolved: bytes) -> list[tuple[str, bytes]]:
+    """(key, resolution) of each hunk, in order, when text outside the hunks changed too: the resolved lines
+    between the common lines that survived unchanged around the hunk (what lies outside goes to a fixup)."""
+    exact = extract_at(conflicted, resolved)
     if exact is not None:
         return exact
     old, new = conflicted.split(b"\n"), resolved.split(b"\n")
@@ -190,18 +201,20 @@ def align_resolutions(conflicted: bytes, resolved: bytes) -> dict[str, bytes]:
     for tag, i1, i2, j1, _j2 in matcher.get_opcodes():
         if tag == "equal":
             anchors.update({i: j1 + i - i1 for i in range(i1, i2) if common[i]})
-    out: dict[str, bytes] = {}
+    out: list[tuple[str, bytes]] = []
     for hunk, start, end in hunks:
         before = [anchors[i] for i in range(start) if i in anchors]
         after = [anchors[i] for i in range(end, len(old)) if i in anchors]
         lo = before[-1] + 1 if before else 0
         hi = after[0] if after else len(new)
-        out[hunk.key] = _resolution(new[lo:max(lo, hi)])
+        out.append((hunk.key, _resolution(new[lo:max(lo, hi)])))
     return out
 
 
-def apply_resolutions(conflicted: bytes, records: dict[str, bytes]) -> tuple[bytes | None, list[str]]:
-    """Resolve each conflict hunk that has a record, on its own: (content, keys still missing).
+def apply_resolutions(conflicted: bytes, records: dict[str, bytes], at: list[bytes | None] | None = None
+                      ) -> tuple[bytes | None, list[str]]:
+    """Resolve each conflict hunk that has a record, on its own: (content, keys still missing); AT: the
+    resolution of the file's n-th hunk where its key's places were resolved differently (None: its key's).
 
     Hunks without a record stay in the content exactly as they were (markers and all). None as the
     content only when the markers are malformed. Rebuilt line for line: no common text around a hunk
@@ -216,9 +229,11 @@ def apply_resolutions(conflicted: bytes, records: dict[str, bytes]) -> tuple[byt
     out: list[bytes] = []
     missing: list[str] = []
     last, record = 0, None
-    for i, j, k in spans:
+    for n, (i, j, k) in enumerate(spans):
         hunk = ConflictHunk(b"\n".join(lines[i + 1:j]), b"\n".join(lines[j + 1:k]))
         record = records.get(hunk.key)
+        if record is not None and at is not None and n < len(at) and at[n] is not None:
+            record = at[n]
         out += lines[last:i] or ([b""] if isinstance(record, _Legacy) else [])
         if record is None:
             missing.append(hunk.key)
@@ -280,6 +295,38 @@ def _corrupt(path: Path, why: str) -> InputError:
                            "the fold will then ask for that resolution again")
 
 
+def _lines_field(resolution: bytes) -> dict[str, Any]:
+    """RESOLUTION as a record writes it: `resolution` and `lines` (0: NO_LINES, which equals b"")."""
+    return {"resolution": resolution.decode("utf-8", "surrogateescape"),
+            "lines": 0 if isinstance(resolution, _NoLines) else resolution.count(b"\n") + 1}
+
+
+def _read_resolution(doc: dict[str, Any]) -> bytes:
+    """DOC's `resolution` with its `lines` (`_lines_field` read back); ValueError when they disagree. A record
+    without `lines` (before 0.2): `_Legacy`."""
+    if not isinstance(doc.get("resolution"), str):
+        raise ValueError("needs a 'resolution' string")
+    text = doc["resolution"].encode("utf-8", "surrogateescape")
+    count = doc.get("lines", -1)
+    if count == -1:
+        return _Legacy(text)
+    if type(count) is not int or count != (text.count(b"\n") + 1 if text or count else 0):
+        raise ValueError("'lines' must be the number of lines of 'resolution' (0: none)")
+    return text if count else NO_LINES
+
+
+def _resolutions_at(doc: dict[str, Any]) -> dict[tuple[str, int], bytes]:
+    """(file, n) -> the resolution of each place of DOC's `upstream_at` that has its own (the key's places were
+    resolved differently: helper-174); ValueError when malformed."""
+    out = {}
+    for place in doc.get("upstream_at") or []:
+        if isinstance(place, dict) and "resolution" in place:
+            if "lines" not in place:
+                raise ValueError("an 'upstream_at' place's 'resolution' needs its 'lines'")
+            out[place["file"], place["hunk"]] = _read_resolution(place)
+    return out
+
+
 class Store:
     """`<manifest dir>/resolutions/<union>/`: one JSON record per conflict hunk, fixups/, and store.json."""
 
@@ -309,14 +356,10 @@ class Store:
             if not isinstance(doc, dict) or not isinstance(doc.get("key"), str) or not _KEY.match(doc["key"]) \
                     or not isinstance(doc.get("resolution"), str):
                 raise _corrupt(path, "needs a 64-hex 'key' and a 'resolution' string")
-            text = doc["resolution"].encode("utf-8", "surrogateescape")
-            count = doc.get("lines", -1)
-            if count == -1:           # recorded before `lines`: put back as that version did
-                records[doc["key"]] = _Legacy(text)
-            elif type(count) is not int or count != (text.count(b"\n") + 1 if text or count else 0):
-                raise _corrupt(path, "'lines' must be the number of lines of 'resolution' (0: none)")
-            else:
-                records[doc["key"]] = text if count else NO_LINES
+            try:                      # recorded before `lines`: put back as that version did (_Legacy)
+                records[doc["key"]] = _read_resolution(doc)
+            except ValueError as exc:
+                raise _corrupt(path, str(exc)) from None
         return records
 
     def load_upstream(self, union: str) -> dict[str, RecordedUpstream]:
@@ -330,7 +373,8 @@ class Store:
             if not isinstance(doc, dict) or not isinstance(doc.get("key"), str):
                 continue            # `load` names it
             try:
-                out[doc["key"]] = RecordedUpstream(upstream_of_doc(doc), places_of(doc), scopes_of(doc))
+                out[doc["key"]] = RecordedUpstream(upstream_of_doc(doc), places_of(doc), scopes_of(doc),
+                                                   _resolutions_at(doc))
             except ValueError as exc:
                 raise _corrupt(path, str(exc)) from None
         return out
@@ -393,10 +437,12 @@ class Store:
 
     def record(self, union: str, path_in_tree: str, hunk_key: str, hunk: ConflictHunk | None,
                resolution: bytes, entries: list[str], upstream: list[HunkUpstream] | None = None,
-               scopes: list[str | None] | None = None) -> Path:
+               scopes: list[str | None] | None = None, each: list[bytes] | None = None) -> Path:
         """Write the resolution of the hunk HUNK_KEY of PATH_IN_TREE, with UPSTREAM: what is true of upstream's
         lines at each of the file's hunks of that key, in order (union.upstream_hunks), each place named by its
-        def/class (SCOPES, in the same order; None: module level) and its n-th hunk of the key there."""
+        def/class (SCOPES, in the same order; None: module level) and its n-th hunk of the key there; EACH: the
+        resolution of each of those hunks (RESOLUTION: the last one's). Where the key's places, here and in
+        other files, were resolved differently, each place keeps its own (helper-174)."""
         doc: dict[str, Any] = {
             "key": hunk_key,
             "file": path_in_tree,
@@ -414,7 +460,7 @@ class Store:
         # in order), beside those recorded at the key's places in other files (helper-166: one key in two
         # places, the last recorded spoke for both): a replay that drops others, or keeps lines upstream no
         # longer has at the hunk, stops the fold (union.upstream_hunks)
-        old, named = self._places_at(target, hunk_key)
+        old, named, texts = self._places_at(target, hunk_key)
         places = {place: said for place, said in old.items() if place[0] != path_in_tree}
         places.update({(path_in_tree, n): said for n, said in enumerate(upstream or [])})
         named = {place: name for place, name in named.items() if place[0] != path_in_tree}
@@ -422,13 +468,20 @@ class Store:
         for n, scope in enumerate(scopes if upstream and scopes and len(scopes) == len(upstream) else []):
             named[path_in_tree, n] = (scope, seen.get(scope, 0))
             seen[scope] = seen.get(scope, 0) + 1
+        texts = {place: text for place, text in texts.items() if place[0] != path_in_tree}
+        mine = each if upstream and each and len(each) == len(upstream) else [resolution] * len(upstream or [])
+        texts.update({(path_in_tree, n): text for n, text in enumerate(mine)})
+        # one resolution for every place: the record's own (each place's only where they differ, so a store
+        # whose places agree is written as before)
+        differ = len({tuple(_lines_field(text).values()) for place, text in texts.items() if place in places}) > 1
         if places:
             whole = merged_upstream(list(places.values()))
             if whole.removed is not None:
                 doc["upstream_removed"] = written_lines(whole.removed)
             if whole.kept is not None:
                 doc["upstream_kept"] = written_lines(whole.kept)
-            doc["upstream_at"] = [{"file": file, **place_fields(n, named.get((file, n))), **upstream_fields(said)}
+            doc["upstream_at"] = [{"file": file, **place_fields(n, named.get((file, n))), **upstream_fields(said),
+                                   **(_lines_field(texts[file, n]) if differ else {})}
                                   for (file, n), said in sorted(places.items())]
         text = json.dumps(doc, indent=2, ensure_ascii=True) + "\n"
         write_atomic(target, text.encode())
@@ -436,17 +489,23 @@ class Store:
         return target
 
     def _places_at(self, target: Path, key: str) -> tuple[dict[tuple[str, int], HunkUpstream],
-                                                           dict[tuple[str, int], tuple[str | None, int]]]:
-        """The places the record TARGET (of KEY) names, and the def/class each is in where it says, as
-        `load_upstream` reads them; none when it is absent or unreadable (it is written anew) or a record made
-        before places were kept."""
+                                                           dict[tuple[str, int], tuple[str | None, int]],
+                                                           dict[tuple[str, int], bytes]]:
+        """The places the record TARGET (of KEY) names, the def/class each is in where it says, and the resolution
+        of each (its own, or the record's), as `load_upstream` reads them; none when it is absent or unreadable
+        (it is written anew) or a record made before places were kept."""
         if target.is_symlink() or not target.is_file():
-            return {}, {}
+            return {}, {}, {}
         try:
             doc = json.loads(target.read_text(encoding="utf-8"))
-            return (places_of(doc), scopes_of(doc)) if isinstance(doc, dict) and doc.get("key") == key else ({}, {})
+            if not isinstance(doc, dict) or doc.get("key") != key:
+                return {}, {}, {}
+            places, own = places_of(doc), _resolutions_at(doc)
+            whole = _read_resolution(doc) if isinstance(doc.get("resolution"), str) else None
+            texts = {place: own.get(place, whole) for place in places if place in own or whole is not None}
+            return places, scopes_of(doc), texts
         except (OSError, ValueError):
-            return {}, {}
+            return {}, {}, {}
 
     def record_fixup(self, union: str, fixup: Fixup, *, keep_same: bool = False) -> Path:
         """Write FIXUP (replacing the one of the same item and file); one with no change removes it,

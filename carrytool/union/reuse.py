@@ -43,6 +43,9 @@ class Step:
     # path -> how many of its hunks have a record not replayed: it would drop upstream's lines, or put back
     # lines upstream no longer has there, that it did not when recorded (upstream_hunks); shown as git made them
     withheld: dict[str, int] = field(default_factory=dict)
+    # path -> how many of its hunks have a key whose places were resolved differently, at a place the record
+    # does not name surely (a hunk of the key stopped conflicting, or a new one came): not replayed
+    unplaced: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -65,6 +68,7 @@ def resolve_step(git: Git, merged: MergeResult, records: dict[str, bytes], fixup
     removes: dict[str, list[int]] = {}
     deletes: list[str] = []
     withheld: dict[str, int] = {}
+    unplaced: dict[str, int] = {}
     unresolved, reused, used, waiting = {}, [], [], []
     for path in merged.conflicted_paths:
         found = read_content(git, merged.tree, path)
@@ -73,15 +77,19 @@ def resolve_step(git: Git, merged: MergeResult, records: dict[str, bytes], fixup
             unresolved[path] = "other"
             continue
         keys = {p.key for p in parts if not isinstance(p, bytes) and p.key in records}
-        held = _over_upstream(git, upstream, path, found[1], records, recorded or {}, notify, branched=branched) \
-            if keys and upstream is not None else set()
-        content, missing = apply_resolutions(found[1], {k: records[k] for k in keys - held})
+        each, unsure = _each_place(path, found[1], keys, recorded or {}, notify)
+        held = _over_upstream(git, upstream, path, found[1], {k: records[k] for k in keys - unsure}, each,
+                              recorded or {}, notify, branched=branched) if keys - unsure and upstream is not None \
+            else set()
+        content, missing = apply_resolutions(found[1], {k: records[k] for k in keys - held - unsure}, each)
         used += [p.key for p in parts if not isinstance(p, bytes) and p.key in records]
         if content != found[1]:
             edits[path] = (found[0], git.write_blob(content))  # type: ignore[arg-type]
         if held:
             withheld[path] = sum(1 for key in missing if key in held)
-        new = [key for key in missing if key not in held]
+        if unsure:
+            unplaced[path] = sum(1 for key in missing if key in unsure)
+        new = [key for key in missing if key not in held | unsure]
         if missing:
             unresolved[path] = "content"
             if new and len(missing) < len(parts) // 2:
@@ -173,27 +181,68 @@ def resolve_step(git: Git, merged: MergeResult, records: dict[str, bytes], fixup
             unresolved[fixup.file] = "fixup"
     tree = git.edit_tree(pre, fixed) if fixed else pre
     return Step(pre, tree, unresolved, sorted(set(reused)), used, waiting, sorted(set(went)), removes, deletes,
-                withheld)
+                withheld, unplaced)
+
+
+def _each_place(path: str, conflicted: bytes, keys: set[str], recorded: dict[str, RecordedUpstream],
+                notify: Notify) -> tuple[list[bytes | None], set[str]]:
+    """The resolution to replay at each hunk of CONFLICTED (PATH as the merge wrote it) whose key (of KEYS) was
+    resolved differently at its places: that place's own (None: its key's record's); and the keys of those
+    met at a place the record does not name surely, not replayed: which place's resolution is unknown, and
+    the fold asks (said, with each place's resolution). Helper-174: one resolution a key, the last recorded,
+    and the others went into a fixup of the PR, lost once the PRs were folded in another order."""
+    differ = {key for key in keys if key in recorded and recorded[key].resolutions}
+    if not differ:
+        return [], set()
+    hunks = around_hunks(None, conflicted, path)
+    each: list[bytes | None] = []
+    unsure: set[str] = set()
+    for around, at in zip(hunks, places_in(path, [(around.hunk.key, around.scope) for around in hunks])):
+        key = around.hunk.key
+        named = recorded[key].place_of(at) if key in differ else None
+        each.append(recorded[key].resolutions.get(named) if named is not None else None)
+        if key in differ and each[-1] is None:
+            unsure.add(key)
+    for key in sorted(unsure):
+        notify(f"{path}: your recorded resolutions of a conflict you met at {len(recorded[key].resolutions)} places "
+               "differ by place, and this fold does not meet it at the places recorded (a hunk of it stopped "
+               "conflicting, or a new one came): they are not replayed; the scratch file shows its hunks as the merge "
+               f"made them. You resolved it:\n{_each_said(recorded[key])}resolve its hunks again; `union continue` "
+               "records them")
+    return each, unsure
+
+
+def _each_said(recorded: RecordedUpstream) -> str:
+    """Each place of RECORDED with its own resolution, as a stop says them."""
+    out = []
+    for (file, n), text in sorted(recorded.resolutions.items()):
+        scope = recorded.scopes.get((file, n), (None, 0))[0]
+        out.append(f"  at {file}'s hunk {n + 1} of it" + (f" (in {scope})" if scope else "")
+                   + f":\n{_quoted(resolution_lines(text))}")
+    return "".join(out)
 
 
 def _over_upstream(git: Git, upstream: Upstream, path: str, conflicted: bytes, records: dict[str, bytes],
-                   recorded: dict[str, RecordedUpstream], notify: Notify, *, branched: str | None) -> set[str]:
+                   each: list[bytes | None], recorded: dict[str, RecordedUpstream], notify: Notify, *,
+                   branched: str | None) -> set[str]:
     """The keys of the hunks of CONFLICTED (PATH as the merge wrote it) whose record, replayed, would drop lines
     UPSTREAM has there now, or put back lines it no longer has there, that it did not when recorded: the key
     is the two sides only, and stays the same when upstream merges one of the PRs (its lines are then
     upstream's). Each hunk is judged by what was true of its own place (helper-166: a key met twice was judged
     by the place recorded last), and said, with the resolution, for the user to resolve again. BRANCHED: the
-    tree the PR branched from (`judge`)."""
+    tree the PR branched from (`judge`). EACH: the resolution of the n-th hunk where its place has its own."""
     theirs = read_content(git, upstream.tree, path)
     if theirs is not None and theirs[0] == "120000":
         return set()
     held: set[str] = set()
     lost: Lines | None = None
     hunks = around_hunks(theirs[1] if theirs else None, conflicted, path)
-    for around, at in zip(hunks, places_in(path, [(around.hunk.key, around.scope) for around in hunks])):
+    for n, (around, at) in enumerate(zip(hunks, places_in(path, [(around.hunk.key, around.scope)
+                                                                  for around in hunks]))):
         key = around.hunk.key
         if key not in records:
             continue
+        mine = each[n] if n < len(each) and each[n] is not None else records[key]
         # what was true at this place: its def/class and n-th hunk of the key there (or, in an older record,
         # the file's n-th), when as many hunks of the key are there as the record names
         place = recorded.get(key, RecordedUpstream()).of(at)
@@ -203,10 +252,10 @@ def _over_upstream(git: Git, upstream: Upstream, path: str, conflicted: bytes, r
             now = tuple(theirs[1].split(b"\n")) if theirs else ()
             before = _lines_at(git, branched, path)
             lost = _ordered(before, Counter(before) - Counter(now))
-        judged = judge(around, records[key], place, lost or ())
+        judged = judge(around, mine, place, lost or ())
         if judged:
             held.add(key)
-            notify(_not_replayed(path, upstream, judged, records[key], place))
+            notify(_not_replayed(path, upstream, judged, mine, place))
     return held
 
 

@@ -39,6 +39,8 @@ class Stopping:
                 conflicts[-1]["deletes_file"] = True
             if step.withheld.get(path):
                 conflicts[-1]["not_replayed"] = step.withheld[path]
+            if step.unplaced.get(path):
+                conflicts[-1]["not_placed"] = step.unplaced[path]
         outcome.conflicts = conflicts
         outcome.reused = sorted(set(outcome.reused) | set(step.reused))
         if dry:
