@@ -18,7 +18,7 @@ from carrytool.union.resolutions import (
     split_conflicts,
 )
 from carrytool.union.upstream_edit import Removed, keep_lines, newly_removed, quote, show_both, upstream_removed
-from carrytool.union.upstream_hunks import Judged, Lines, _ordered, around_hunks, judge
+from carrytool.union.upstream_hunks import Judged, Lines, around_hunks, judge, ordered
 
 Notify = Callable[[str], None]
 Content = tuple[str, bytes]
@@ -76,13 +76,14 @@ def resolve_step(git: Git, merged: MergeResult, records: dict[str, bytes], fixup
         if not found or parts is None:
             unresolved[path] = "other"
             continue
-        keys = {p.key for p in parts if not isinstance(p, bytes) and p.key in records}
+        recorded_here = [p.key for p in parts if not isinstance(p, bytes) and p.key in records]
+        keys = set(recorded_here)
         each, unsure = _each_place(path, found[1], keys, recorded or {}, notify)
         held = _over_upstream(git, upstream, path, found[1], {k: records[k] for k in keys - unsure}, each,
                               recorded or {}, notify, branched=branched) if keys - unsure and upstream is not None \
             else set()
         content, missing = apply_resolutions(found[1], {k: records[k] for k in keys - held - unsure}, each)
-        used += [p.key for p in parts if not isinstance(p, bytes) and p.key in records]
+        used += recorded_here
         if content != found[1]:
             edits[path] = (found[0], git.write_blob(content))  # type: ignore[arg-type]
         if held:
@@ -251,7 +252,7 @@ def _over_upstream(git: Git, upstream: Upstream, path: str, conflicted: bytes, r
             # was asked about, one upstream still has too)
             now = tuple(theirs[1].split(b"\n")) if theirs else ()
             before = _lines_at(git, branched, path)
-            lost = _ordered(before, Counter(before) - Counter(now))
+            lost = ordered(before, Counter(before) - Counter(now))
         judged = judge(around, mine, place, lost or ())
         if judged:
             held.add(key)

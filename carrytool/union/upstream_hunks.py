@@ -98,7 +98,7 @@ def upstream_of_resolution(around: Around, resolution: bytes) -> HunkUpstream:
     lines = Counter(resolution_lines(resolution))
     removed = Counter(around.ours) - lines
     kept = Counter(around.place) & lines
-    return HunkUpstream(_ordered(around.ours, removed), _ordered(around.place, kept))
+    return HunkUpstream(ordered(around.ours, removed), ordered(around.place, kept))
 
 
 def judge(around: Around, resolution: bytes, recorded: HunkUpstream, lost: Lines = ()) -> Judged:
@@ -112,14 +112,14 @@ def judge(around: Around, resolution: bytes, recorded: HunkUpstream, lost: Lines
     are; a line upstream still has is not (helper-169: a PR's `return None`, a line the file had elsewhere,
     was asked about on every fold)."""
     lines = resolution_lines(resolution)
-    drops = _ordered(around.ours, Counter(around.ours) - Counter(lines) - Counter(recorded.removed or ()))
+    drops = ordered(around.ours, Counter(around.ours) - Counter(lines) - Counter(recorded.removed or ()))
     if recorded.kept is not None:
-        return Judged(drops, _ordered(recorded.kept, Counter(recorded.kept) - Counter(around.place)))
+        return Judged(drops, ordered(recorded.kept, Counter(recorded.kept) - Counter(around.place)))
     neither = Counter(_said(list(lines))) - (Counter(around.ours) | Counter(around.place))
-    return Judged(drops, _ordered(lines, neither & Counter(lost)))
+    return Judged(drops, ordered(lines, neither & Counter(lost)))
 
 
-def _ordered(lines: Lines, wanted: Counter[bytes]) -> Lines:
+def ordered(lines: Lines, wanted: Counter[bytes]) -> Lines:
     """Those of LINES that WANTED counts, in LINES' order, each as often as counted."""
     left, out = Counter(wanted), []
     for line in lines:
