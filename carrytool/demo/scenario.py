@@ -12,7 +12,8 @@ from pathlib import Path
 
 from carrytool.demo import sources
 from carrytool.gitlayer.git import Git, Signature, scrubbed_env
-from carrytool.union.resolutions import ConflictHunk, Store, split_conflicts
+from carrytool.union.resolutions import ConflictHunk, split_conflicts
+from carrytool.union.store import Store
 from carrytool.union.upstream_hunks import around_hunks, upstream_of_resolution
 
 T0 = 1_781_000_000          # 2026-06-09, around when the seed's PRs were opened

@@ -35,11 +35,12 @@ from carrytool.union.checks import FoldChecks
 from carrytool.union.outcome import FoldItem, Outcome
 from carrytool.union.publish import Publishing
 from carrytool.union.record import Recording
-from carrytool.union.resolutions import Fixup, Store, has_markers
+from carrytool.union.resolutions import Fixup, has_markers
 from carrytool.union.reuse import resolve_step
 from carrytool.union.scratch import Scratch, _walk
 from carrytool.union.state import load_state, save_state
 from carrytool.union.stop import Stopping
+from carrytool.union.store import Store
 
 __all__ = ["FoldItem", "Outcome", "Union", "fold_order", "union_entry"]   # FoldItem, Outcome: from outcome.py
 

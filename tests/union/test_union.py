@@ -16,11 +16,11 @@ from carrytool.manifest.load import load_manifest
 from carrytool.union.resolutions import (
     NO_LINES,
     ConflictHunk,
-    Store,
     apply_resolutions,
     extract_resolutions,
     split_conflicts,
 )
+from carrytool.union.store import Store
 from tests.conftest import Cli
 from tests.gitrepo import Repo
 

@@ -17,7 +17,7 @@ import pytest
 
 from carrytool.errors import InputError
 from carrytool.union.recorded_upstream import HunkUpstream, Place, RecordedUpstream, merged_upstream
-from carrytool.union.resolutions import Store
+from carrytool.union.store import Store
 from carrytool.union.upstream_hunks import around_hunks, judge
 from tests.conftest import Cli
 from tests.union.fold_scenario import PATCH_UNION, TwoPrs

@@ -12,7 +12,7 @@ import pytest
 
 from carrytool.errors import InputError
 from carrytool.union.recorded_upstream import HunkUpstream, Place
-from carrytool.union.resolutions import Store
+from carrytool.union.store import Store
 from carrytool.union.upstream_hunks import around_hunks
 from tests.conftest import Cli
 from tests.union.fold_scenario import TwoPrs

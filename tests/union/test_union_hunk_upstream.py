@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from carrytool.union.resolutions import HunkUpstream
+from carrytool.union.recorded_upstream import HunkUpstream
 from carrytool.union.upstream_hunks import around_hunks, judge, upstream_of_resolution
 from tests.conftest import Cli
 from tests.gitrepo import Repo
