@@ -95,9 +95,15 @@ class FoldChecks:
         records = self.store.records_of(self.name, set(state.get("used_keys", [])), path)
         resolution = {p: str(doc.get("resolution", "")).encode("utf-8", "surrogateescape") for p, doc in records}
         for record, doc in records:
+            # a conflict resolved differently at its places keeps each place's in `upstream_at` (helper-174)
+            own = [str(at.get("resolution", "")).encode("utf-8", "surrogateescape")
+                   for at in doc.get("upstream_at") or [] if isinstance(at, dict) and at.get("file") == path
+                   and "resolution" in at]
+            resolution[record] = b"\n".join(own) if own else resolution[record]
+            field = "the `resolution` of its place in `upstream_at`" if own else "its `resolution`"
             if text.strip() and text.strip() in {line.strip() for line in resolution[record].split(b"\n")}:
-                return f"; the line is your recorded resolution {record.absolute()}: correct it there (its " \
-                    f"`resolution`), then {compose}"
+                return f"; the line is your recorded resolution {record.absolute()}: correct it there ({field}), " \
+                    f"then {compose}"
         for record, doc in records:
             sides = b"\n".join(str(doc.get(k) or "").encode("utf-8", "surrogateescape") for k in ("ours", "theirs"))
             if word.search(sides) and not word.search(resolution[record]):

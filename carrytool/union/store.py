@@ -127,20 +127,30 @@ class Store:
     def where(self, union: str, keys: set[str]) -> list[tuple[str, list[str]]]:
         """(file, entries) of each record of UNION whose key is one of KEYS, sorted: what a resolution
         resolved, to name it (helper-88: "3 recorded resolution(s) were not needed", no more)."""
-        return sorted((file, entries) for file, entries, _text, _lines in self.described(union, keys))
+        return sorted((whole[0], whole[1]) for whole, _places in self._described(union, keys))
 
     def described(self, union: str, keys: set[str]) -> list[tuple[str, list[str], str, int]]:
         """(file, entries, resolution, its number of lines) of each record of UNION whose key is one of KEYS,
-        in key order."""
+        in key order; of each place of it, in order, where its places were resolved differently."""
+        return [said for whole, places in self._described(union, keys) for said in places or [whole]]
+
+    def _described(self, union: str, keys: set[str]
+                   ) -> list[tuple[tuple[str, list[str], str, int], list[tuple[str, list[str], str, int]]]]:
+        """`described`, record by record: the record (its file: the last recorded), and each place with its own
+        resolution."""
         out = []
         folder = self._dir(union)
         for path in sorted(folder.glob("*.json")) if keys and folder.is_dir() else []:
             doc = self._read(path)
             if isinstance(doc, dict) and doc.get("key") in keys:
-                entries = doc.get("entries") if isinstance(doc.get("entries"), list) else []
-                text = str(doc.get("resolution", ""))
-                lines = doc.get("lines") if type(doc.get("lines")) is int else text.count("\n") + 1
-                out.append((str(doc.get("file") or "?"), [str(e) for e in entries], text, lines))
+                entries = [str(e) for e in doc["entries"]] if isinstance(doc.get("entries"), list) else []
+                places = [at for at in doc.get("upstream_at") or [] if isinstance(at, dict) and "resolution" in at]
+                said = []
+                for one in [doc, *places]:
+                    text = str(one.get("resolution", ""))
+                    lines = one.get("lines") if type(one.get("lines")) is int else text.count("\n") + 1
+                    said.append((str(one.get("file") or "?"), entries, text, lines))
+                out.append((said[0], said[1:]))
         return out
 
     def records_of(self, union: str, keys: set[str], file: str) -> list[tuple[Path, dict[str, Any]]]:

@@ -114,3 +114,47 @@ def test_a_key_resolved_differently_met_at_a_new_place_asks(cli: Cli, tmp_path: 
     again = cli("union", "compose", "u", *args)
     assert _composed(again) == first and "not replayed" not in again.stdout + again.stderr
     assert "-    x = 1\n+    x = 3\n     return x\n" in (prs.manifest.parent / "unions" / "u.patch").read_text()
+
+
+def test_a_typo_at_one_place_names_the_places_resolution(cli: Cli, tmp_path: Path) -> None:
+    base = "".join(f"def {name}(values, density):\n    out = []\n    for v in values:\n        out.append(v / density)\n"
+                   "    return out\n\n\n" for name in ("scale", "shrink"))
+    prs = TwoPrs(tmp_path, {"m.py": base}, {"m.py": base.replace("v / density)", "v / density if density else 0.0)")},
+                 {"m.py": base.replace("v / density)", "float(v) / density)")})
+    args = prs.args()
+    assert cli("union", "compose", "u", *args).exit_code == 3
+    _resolve_each(prs.scratch / "m.py", "        out.append(float(v) / densty if density else 0.0)\n",
+                  "        out.append(float(v) / density)\n")
+    result = cli("union", "continue", "u", *args)
+    out = result.stdout + result.stderr
+    [record] = sorted((prs.manifest.parent / "resolutions" / "u").glob("*.json"))
+    # was "(its `resolution`)", the other place's: corrected there, the refold still replayed the typo
+    assert (f"the line is your recorded resolution {record}: correct it there (the `resolution` of its place in "
+            "`upstream_at`), then carrytool union compose u") in out, out
+    doc = json.loads(record.read_text())
+    doc["upstream_at"][0]["resolution"] = doc["upstream_at"][0]["resolution"].replace("densty", "density")
+    record.write_text(json.dumps(doc))
+    again = cli("union", "compose", "u", *args)
+    assert again.exit_code == 0 and "densty" not in again.stdout + again.stderr, again.stdout + again.stderr
+    patch = (prs.manifest.parent / "unions" / "u.patch").read_text()
+    assert "float(v) / density if density else 0.0)" in patch and "densty" not in patch
+
+
+def test_a_stop_that_does_not_meet_the_conflict_shows_each_places_resolution(cli: Cli, tmp_path: Path) -> None:
+    prs = TwoPrs(tmp_path, {"m.py": TWO}, {"m.py": TWO.replace("x = 1", "x = 2")},
+                 {"m.py": TWO.replace("x = 1", "x = 3")})
+    args = prs.args()
+    assert cli("union", "compose", "u", *args).exit_code == 3
+    _resolve_each(prs.scratch / "m.py", "    x = 3\n", "    x = 2\n")
+    assert cli("union", "continue", "u", *args).exit_code == 0
+    # pr/2 moves: f's return too, and git makes one hunk of f's and g's: the conflict is not met as recorded
+    prs.up.commit({"m.py": TWO.replace("x = 1", "x = 3").replace("return x", "return x  # f", 1)}, "two more",
+                  parent=prs.pr2, ref="refs/pull/2/head")
+    result = cli("union", "compose", "u", *args)
+    out = result.stdout + result.stderr
+    assert result.exit_code == 3, out
+    said = "m.py: you resolved a conflict there before (pr/1, pr/2) that this fold does not meet as recorded (a PR " \
+        "moved); your resolution was:\n"
+    # was g's `x = 2` only, and f's `x = 3` shown as "your recorded edit outside the conflict hunks"
+    assert said + "        x = 3\n" in out and said + "        x = 2\n" in out, out
+    assert "outside the conflict hunks" not in out, out
