@@ -23,7 +23,8 @@ file than its PRs add it: the maintainer's resolution, RE_EXPRESSED; helper-166:
 PR's new API) meets or touches its lines, as git's merge sees a conflict, for Python in each def/class it lies
 in; or another folded PR's hunk does (RECONCILED, explain's coverage: `reconciled`: the union took that side).
 Hunks of PRs on different bases are compared in the union's base blob of the file, each mapped there through the
-diff between its base blob and that one; lines upstream changed between the two, or next to them, do not map,
+diff between its base blob and that one; lines upstream changed between the two, or next to them, do not map
+(but for a PR's change upstream made there itself: its lines in the union's base blob, through the PR's head; h179),
 and a def/class the two hunks share decides (at module level: the file) (helper-149: a line the maintainer
 deleted at a stop, outside the conflict, was reconciled because the union changes its def). A hunk that only
 removes lines is left out when the tip still holds them where the PR removes them (still_there: in the
@@ -102,6 +103,9 @@ class UnionCheck:
 
 
 ABSENT, RECONCILED = "absent", "reconciled"
+# a PR's text hunk judged in the tree: its PR's index, the hunk, how it stands (None: not at all), the lines a
+# pure deletion removes, the lines of it missing, whether upstream's file holds it at its place
+_Judged = tuple[int, Hunk, str | None, tuple[int, int] | None, tuple[int, ...], bool]
 
 
 @dataclass(frozen=True)
@@ -124,6 +128,7 @@ class LeftOut:
     apart: tuple[str, ...] = ()     # ABSENT though these PRs change those lines or the next, in other def/classes
     missing: tuple[int, ...] = ()   # the lines of the PR's head the tree lacks of a hunk it otherwise holds
     unfolded: str = ""              # the head the union folded, which lacks this change (a stale fold)
+    upstream: bool = False          # upstream's file (the one the union is composed on) has it at its place
 
     def lacking(self, whose: str = "") -> str:
         """How the tree leaves it out, as a clause: lacks WHOSE hunk (default: its PR's), or (a pure deletion)
@@ -136,10 +141,12 @@ class LeftOut:
             return "lacks " + (whose or self.pr + "'s") + f" mode change of {self.file} (to {self.mode})"
         if self.removed is None:
             part = f"{_numbered(self.missing)} of " if self.missing else ""
-            return f"lacks {part}" + (whose or self.pr + "'s") + f" hunk {self.describe()}"
+            return f"lacks {part}" + (whose or self.pr + "'s") + f" hunk {self.describe()}" + \
+                (", which upstream has too: the union removed upstream's lines as well" if self.upstream else "")
         first, last = self.removed
         return f"still has the lines {self.pr} removes at {self.describe()} ({self.file}:{first}" + \
-            (f"-{last}" if last != first else "") + " in its base)"
+            (f"-{last}" if last != first else "") + " in its base)" + \
+            (", which upstream removed too: the union put them back" if self.upstream else "")
 
     def describe(self) -> str:
         if self.lines is None:
@@ -307,7 +314,7 @@ def _left_out(git: Git, spans: SpanCache, union: UnionCheck, folded: list[list[H
             files[oid] = Tip(oid, git.read_blob(oid).split(b"\n"))
         return files[oid]
 
-    found: list[LeftOut | tuple[int, Hunk, str | None, tuple[int, int] | None, tuple[int, ...]] | None] = []
+    found: list[LeftOut | _Judged | None] = []
     judged: list[tuple[int, Hunk, Change, Tip]] = []    # a PR's text hunk and the tip's file to look for it in
     tip_tree = git.tree_of(union.tip)
     for k, (pr, hunks) in enumerate(zip(union.folded, folded)):
@@ -333,7 +340,7 @@ def _left_out(git: Git, spans: SpanCache, union: UnionCheck, folded: list[list[H
                         change is not None:
                     judged.append((k, hunk, change, tips[path]))   # type: ignore[arg-type]
                     found.append(None)      # judged below, all at once, in this order
-    results: list[tuple[int, Hunk, str | None, tuple[int, int] | None, tuple[int, ...]] | None] = []
+    results: list[_Judged | None] = []
     drifts = [_drift(git, union.onto or union.base, change, ours, read) for _k, _hunk, change, _tip in judged]
     asked = [(tip, change, hunk, drift, [c for j, other in enumerate(union.folded) if j != k for c in other.changes
                                          if c.path == hunk.path and c.new_oid != ZERO])
@@ -350,7 +357,7 @@ def _left_out(git: Git, spans: SpanCache, union: UnionCheck, folded: list[list[H
             how, lacks = standing(git, spans, tip, read(change.new_oid), hunk, change, hunk.new_start + offset,
                                   block, drift, place)
         removed = (hunk.old_start + offset, hunk.old_start + offset + len(block) - 1) if deletion else None
-        results.append((k, hunk, how, removed, lacks) if how != VERBATIM else None)
+        results.append((k, hunk, how, removed, lacks, bool(place.ours)) if how != VERBATIM else None)
     slots = iter(results)
     found = [item for item in (next(slots) if item is None else item for item in found) if item is not None]
     # a hunk not there, or there but for some lines: each asks where the union reconciled
@@ -369,7 +376,7 @@ def _left_out(git: Git, spans: SpanCache, union: UnionCheck, folded: list[list[H
         if isinstance(item, LeftOut):
             out.append(item)
             continue
-        k, hunk, how, removed, lacks = item
+        k, hunk, how, removed, lacks, upstream = item
         pr = union.folded[k]
         scopes, module = reach(hunk, pr.changes)
         region = regions.reconciled(k, hunk, scopes, reach) if how is None or lacks else None
@@ -384,7 +391,7 @@ def _left_out(git: Git, spans: SpanCache, union: UnionCheck, folded: list[list[H
         out.append(LeftOut(pr.id, hunk.path, hunk.span, tuple(scopes), module, pr.head, how, removed,
                            beside=others if region in ("dropped", "beside") else (),
                            apart=others if region == "apart" else (),
-                           missing=lacks if how == ABSENT else ()))
+                           missing=lacks if how == ABSENT else (), upstream=upstream))
     return out
 
 

@@ -6,7 +6,8 @@ into one blob (pipeline.provided: the union's base blob of the file) through the
 the two blobs, read from git: one `diff-tree -p -U0` of one-file trees for every pair of blobs, batched
 (xdiff: a few milliseconds for a 5,000-line file). A line the diff leaves alone maps by the offset of the
 diff's hunks before it; a range whose lines or immediate neighbours the diff changes (upstream changed
-them between the two bases: the fold's merge met them as a conflict) does not map.
+them between the two bases: the fold's merge met them as a conflict) does not map, unless upstream made the
+PR's change there itself: then the hunk's lines in the PR's head map (h179).
 
 Spans are in doubled coordinates, as git's merge sees a conflict: line k is 2k, the place after it 2k+1.
 Regions says of a hunk a union lacks whether another folded PR's hunk, or a resolution of the union's own,
@@ -93,8 +94,9 @@ class Regions:
             change = change_of(changes, path)
             found = git.file_entry(base, path) if change is None else ("", change.old_oid)
             self.target[path] = found[1] if found is not None else None
-        self.map = BaseMap(git, [(self._base_of(j, h), self.target[h.path]) for j, (_c, hunks) in enumerate(folded)
-                                 for h in hunks if h.path in paths])
+        self.map = BaseMap(git, [(blob, self.target[h.path]) for j, (_c, hunks) in enumerate(folded)
+                                 for h in hunks if h.path in paths
+                                 for blob in (self._base_of(j, h), self._head_of(j, h))])
         self.written = [h for h in own if h.path in paths and h.kind == "text"]     # all the union's hunks there
         # how often the PRs add each line, and the union, file by file
         added: dict[str, Counter[bytes]] = {path: Counter() for path in paths}
@@ -127,11 +129,22 @@ class Regions:
         change = change_of(self.folded[j][0], hunk.path)
         return change.old_oid if change is not None else None
 
+    def _head_of(self, j: int, hunk: Hunk) -> str | None:
+        change = change_of(self.folded[j][0], hunk.path)
+        return change.new_oid if change is not None else None
+
     def _span(self, j: int, hunk: Hunk) -> Span | None:
         """HUNK's base lines (folded PR J's; J -1: the union's own) in the union's base blob, None if they do not
-        map."""
+        map. Where upstream made the PR's change there itself (the base lines do not map, the head's new lines
+        do: the fold's merge met no conflict there), the lines it holds them at (h179: on DeepSpeed, #6662's
+        decorator, which upstream had taken, deleted at a stop, was reconciled by another PR's line in the def)."""
         here = span_of(hunk.old_start, hunk.old_count)
-        return here if j < 0 else self.map.map(self._base_of(j, hunk), self.target.get(hunk.path), here)
+        if j < 0:
+            return here
+        target = self.target.get(hunk.path)
+        found = self.map.map(self._base_of(j, hunk), target, here)
+        return found if found is not None else self.map.map(self._head_of(j, hunk), target,
+                                                            span_of(hunk.new_start, hunk.new_count))
 
     def reconciled(self, k: int, hunk: Hunk, scopes: list[str],
                    reach: Callable[[Hunk, Sequence[Change]], tuple[list[str], bool]]) -> str | None:

@@ -9,7 +9,10 @@ was made on, not the one sync composes it on: upstream deleting a copy after the
 PR's line lost every night, and adding one hid a loss."""
 from __future__ import annotations
 
+from pathlib import Path
+
 from tests.conftest import Cli, Small
+from tests.gitrepo import init_repo, write_manifest
 from tests.pipeline.test_provided_repeats import _absent, _run
 
 
@@ -140,3 +143,77 @@ def test_a_line_two_prs_both_add_moved_by_the_union_within_the_def_is_no_loss(cl
     union = _with_two(SESSION.replace("    check(a)\n", "    check(a)\n    session.commit()\n"))
     r = _run(cli, small, one, _with_two(one), union, base=SESSION)
     assert _absent(r) == [], r["warnings"]
+
+
+# pr/1 disables reset for the compiler (a decorator, an early return); pr/2 renames an id in reset
+RESET = ("class Coordinator:\n    def record(self, m):\n        self.order.append(m)\n\n"
+         "    def reset(self):\n        \"\"\"one step done\"\"\"\n        self.clean()\n\n"
+         "        if not self.complete():\n            same([m.id for m in self.order])\n        return 1\n")
+DISABLED = RESET.replace("    def reset(self):\n", "    @compiler.disable\n    def reset(self):\n").replace(
+    "        self.clean()\n", "        if compiling():\n            return\n\n        self.clean()\n")
+
+
+def _renamed(text: str) -> str:
+    """TEXT with pr/2's change (in reset, apart from pr/1's lines)."""
+    return text.replace("[m.id for", "[m.ds_id for")
+
+
+def test_a_prs_line_upstream_took_too_that_the_union_deletes_is_warned(cli: Cli, small: Small) -> None:
+    # upstream took pr/1's change since (DeepSpeed #6662's `@compiler.disable`); at a stop the union deletes
+    # the decorator, outside any conflict: pr/1's line and upstream's are gone (h179)
+    union = _renamed(DISABLED).replace("    @compiler.disable\n", "")
+    r = _run(cli, small, DISABLED, _renamed(RESET), union, base=RESET, up=DISABLED)
+    [(entry, lines, message)] = _absent(r)
+    assert (entry, lines) == ("pr/1", [5, 5]), r["warnings"]
+    assert "lacks its hunk m.py:5 (Coordinator.reset), which upstream has too: the union removed upstream's " \
+        "lines as well, in no region carry/union reconciled" in message, message
+
+
+def test_a_prs_line_upstream_took_too_deleted_at_a_stop_is_said_by_continue_and_explain(cli: Cli, tmp_path: Path
+                                                                                        ) -> None:
+    # the fold stops on c.py; the maintainer also deletes pr/1's decorator in m.py, which upstream has too
+    up = init_repo(tmp_path / "up")
+    base = up.commit({"m.py": RESET, "c.py": "x = 0\n"}, "base", ref="refs/heads/main")
+    up.commit({"m.py": DISABLED, "c.py": "x = 0\n"}, "upstream takes pr/1's m.py", parent=base,
+              ref="refs/heads/main")
+    up.commit({"m.py": DISABLED, "c.py": "x = 1\n"}, "pr 1", parent=base, ref="refs/pull/1/head")
+    up.commit({"m.py": _renamed(RESET), "c.py": "x = 2\n"}, "pr 2", parent=base, ref="refs/pull/2/head")
+    work = init_repo(tmp_path / "work", bare=True).path
+    manifest = write_manifest(tmp_path / "carries" / "manifest.yaml", {
+        "version": 1, "upstream": {"url": "../up", "branch": "main"}, "fork": {"branch": "dev"},
+        "entries": [{"pr": 1}, {"pr": 2}, {"carry": "u", "patch": "unions/u.patch", "supersedes": [1, 2]}]})
+    args = ["-m", str(manifest), "--repo", str(work)]
+    assert cli("union", "compose", "u", *args).exit_code == 3
+    tree = work / "carrytool" / "union" / "u" / "tree"
+    (tree / "c.py").write_text("x = 2\n")
+    assert (tree / "m.py").read_text() == _renamed(DISABLED)
+    (tree / "m.py").write_text(_renamed(DISABLED).replace("    @compiler.disable\n", ""))
+    result = cli("union", "continue", "u", *args)
+    out = result.stdout + result.stderr
+    assert result.exit_code == 0, out
+    assert "warning: the union lacks pr/1's hunk m.py:5 (Coordinator.reset), which upstream has too" in out, out
+    code, report = cli.json("explain", *args)
+    assert code == 0, report
+    assert [(w["entry"], w["lines"]) for w in report["warnings"] if w["kind"] == "provided-absent"] == \
+        [("pr/1", [5, 5])]
+    [cov] = [c for c in report["coverage"] if c["pr"] == "pr/1"]
+    assert ("m.py", [5, 5], "absent") in [(h["file"], h["lines"], h["status"]) for h in cov["hunks"]]
+
+
+def test_a_prs_line_upstream_took_too_kept_by_the_union_is_no_loss(cli: Cli, small: Small) -> None:
+    r = _run(cli, small, DISABLED, _renamed(RESET), _renamed(DISABLED), base=RESET, up=DISABLED)
+    assert _absent(r) == [], r["warnings"]
+
+
+def test_a_prs_line_upstream_took_that_another_pr_changes_is_reconciled(cli: Cli, small: Small) -> None:
+    # pr/2, branched from upstream after it took pr/1's change, changes pr/1's decorator; the union takes pr/2's
+    two = _renamed(DISABLED).replace("@compiler.disable\n", "@compiler.disable(recursive=False)\n")
+    b = small.base = small.up.commit({"m.py": RESET}, "base", parent="main", ref="refs/heads/main")
+    small.pr(1, {"m.py": DISABLED}, parent=b)
+    on = small.up.commit({"m.py": DISABLED}, "upstream", parent=b, ref="refs/heads/main")
+    small.pr(2, {"m.py": two}, parent=on)
+    commit = small.up.commit({"m.py": two}, "union", parent=on, ref="refs/heads/union")
+    small.work.git("fetch", "-q", str(small.up.path), "+refs/heads/union:refs/heads/union")
+    small.manifest([{"pr": 1}, {"pr": 2}, {"carry": "union", "commit": commit, "supersedes": [1, 2]}])
+    code, r = cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")
+    assert code == 0 and _absent(r) == [], r["warnings"]
