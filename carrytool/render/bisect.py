@@ -28,11 +28,29 @@ def next_command(result: BisectResult, invocation: Invocation) -> str | None:
 
 
 def _guarded(result: BisectResult) -> list[str]:
-    """The entries of the chain that the asserts searched with guard (`entry:`), in chain order; not those
-    of asserts on a file that does not parse (not judged: the entry may well provide what they check)."""
+    """The entries of the chain that the asserts searched with guard (`entry:`), in chain order, then those
+    of them the chain left out (h179); not those of asserts on a file that does not parse (not judged: the
+    entry may well provide what they check)."""
     unjudged = {o.name for o in result.verdict.failed if o.unparsable} if result.verdict else set()
     wanted = {spec.entry for spec in result.checks.asserts if spec.entry and spec.name not in unjudged}
-    return [link.id for link in result.chain.links if link.id in wanted]
+    return [link.id for link in result.chain.links if link.id in wanted] + \
+        [str(row["id"]) for row in result.left_out if row["id"] in wanted]
+
+
+def _left_out(result: BisectResult) -> list[str]:
+    """A line for each entry the asserts guard that the chain left out: which asserts, and why (h179: bisect
+    said "upstream itself fails" of an assert whose entry had conflicted with an earlier one)."""
+    lines = []
+    for row in result.left_out:
+        names = ", ".join(spec.name for spec in result.checks.asserts if spec.entry == row["id"])
+        if row["status"] == "conflict":
+            whom = [*(["upstream"] if row["upstream"] else []), *row["with"]]  # type: ignore[misc]
+            why = f"it conflicts with {' and '.join(whom) or 'the entries before it'} in " \
+                  f"{', '.join(row['files'])}"  # type: ignore[arg-type]
+        else:
+            why = f"composed after the entries before it, it is {row['status']} there"
+        lines.append(f"  {row['id']} (the `entry:` of {names}) is not in the chain: {why}")
+    return lines
 
 
 def render_bisect_json(result: BisectResult, stream: TextIO, invocation: Invocation) -> None:
@@ -67,6 +85,8 @@ def render_bisect_text(result: BisectResult, stream: TextIO, invocation: Invocat
                 f"probed: what they check is to come from {', '.join(guarded)} (their `entry:`).")
         else:
             say(f"Upstream {result.chain.upstream[:12]} itself fails: no entry of the chain broke it.")
+        for line in _left_out(result):
+            say(line)
         verdict = result.upstream_verdict or result.verdict
         if verdict is not None and verdict.command is not None and not verdict.failed:
             # helper-83: a command that cannot pass anywhere (it needs `.git`, every probe timed out) read as
@@ -93,6 +113,8 @@ def render_bisect_text(result: BisectResult, stream: TextIO, invocation: Invocat
     else:
         position = [link.id for link in result.chain.links].index(result.first_bad) + 1
         say(f"First bad entry: {result.first_bad} ({position} of {n} in the chain)")
+        for line in _left_out(result):
+            say(line)
         if result.alone_bad:
             say("  bad alone: composed by itself onto upstream it fails the same way")
         else:

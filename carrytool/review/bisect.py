@@ -5,9 +5,10 @@ skip so a red night can still be searched), or read back from a composed commit'
 A binary search over the chain finds the first bad entry; then it is composed alone onto upstream, and
 when it is good there, delta debugging (ddmin) over the earlier entries finds a minimal set it breaks
 with. When upstream itself fails (an assert guarding a carry does, by design), a base that passes is
-looked for first (the asserts' `entry:`, the fork's carries, a prefix; each with what its entries are
-built on, used only when every entry of it applies) and the rest is searched on top of it. Every tree is
-judged once (review.probe), command verdicts are cached across runs.
+looked for first (the asserts' `entry:`, even one the chain left out for a conflict, the fork's carries, a
+prefix; each with what its entries are built on, used only when every entry of it applies) and the rest is
+searched on top of it. Every tree is judged once (review.probe; the search with each assert alone reads
+the verdicts the search with all of them took), command verdicts are cached across runs.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from carrytool.errors import InputError
 from carrytool.gitlayer.git import EMPTY_TREE, Git
 from carrytool.manifest.model import Entry, Manifest
 from carrytool.pipeline.compose import Composer
-from carrytool.pipeline.plan import APPLIED, Step
+from carrytool.pipeline.plan import APPLIED, CONFLICT, Step
 from carrytool.pipeline.sync import plan_and_compose
 from carrytool.pipeline.sync_records import SyncOptions
 from carrytool.review.probe import Checks, Prober, Verdict
@@ -41,6 +42,9 @@ class Link:
 class Chain:
     upstream: str
     links: tuple[Link, ...]
+    # the entries a night composing the manifest did not apply for a conflict (their steps, with the facts to
+    # compose them again): an assert's `entry:` among them is searched with all the same (h179)
+    left_out: tuple[Step, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -73,6 +77,8 @@ class BisectResult:
     upstream_bad: bool | None = None     # None: upstream was not probed
     upstream_verdict: Verdict | None = None
     bases: list[Base] = field(default_factory=list)   # tried when upstream fails (the last: the one used)
+    # the entries the asserts searched with guard that are not in the chain, and why (`left_out` in JSON)
+    left_out: list[dict[str, object]] = field(default_factory=list)
     probes: int = 0
     cached: int = 0
     # the command run again on the trees the answer rests on: both run again, same verdicts (True); a verdict
@@ -103,7 +109,7 @@ class BisectResult:
                 "chain": [{"id": link.id, "commit": link.commit} for link in self.chain.links],
                 "upstream": {"sha": self.chain.upstream, "bad": self.upstream_bad,
                              "checks": checks_json(self.upstream_verdict)},
-                "bases": [base.to_json() for base in self.bases],
+                "bases": [base.to_json() for base in self.bases], "left_out": self.left_out,
                 "searched_with": [spec.name for spec in self.checks.asserts] +
                                  ([self.checks.command] if self.checks.command else [])}
 
@@ -154,7 +160,7 @@ def composed_chain(manifest: Manifest, git: Git, *, offline: bool = False, locke
     options = SyncOptions(offline=offline, locked=locked, dry_run=True, locked_as="bisect --locked")
     planned = plan_and_compose(searchable(manifest), git, options, progress, command="bisect")
     links = tuple(Link(s.id, s.commit, s) for s in planned.steps if s.status == APPLIED and s.commit)
-    return Chain(planned.resolved.upstream, links)
+    return Chain(planned.resolved.upstream, links, tuple(s for s in planned.steps if s.status == CONFLICT))
 
 
 def chain_at(manifest: Manifest, git: Git, rev: str) -> Chain:
@@ -220,14 +226,24 @@ class Search:
     """Binary search over a chain, then alone-on-upstream, then ddmin over the earlier entries; when upstream
     itself fails, the same on top of a base that passes."""
 
-    def __init__(self, manifest: Manifest, git: Git, chain: Chain, prober: Prober) -> None:
+    def __init__(self, manifest: Manifest, git: Git, chain: Chain, prober: Prober,
+                 composed: dict[tuple[str, ...], tuple[str, dict[str, Step]]] | None = None) -> None:
         self.manifest = searchable(manifest)
         self.git = git
         self.chain = chain
         self.prober = prober
-        self._position = {link.id: n for n, link in enumerate(chain.links)}
-        # entries composed in chain order -> (tree, {id: reason} of those that did not apply)
-        self._composed: dict[tuple[str, ...], tuple[str, dict[str, str]]] = {}
+        self._position: dict[str, float] = {link.id: n for n, link in enumerate(chain.links)}
+        # the entries the asserts guard that are not in the chain (they conflicted): composed where the
+        # manifest puts them, after the links before them (h179)
+        guarded = {spec.entry for spec in prober.checks.asserts if spec.entry}
+        self.outside = [Link(step.id, "", step) for step in chain.left_out if step.id in guarded]
+        order = {entry.id: n for n, entry in enumerate(manifest.entries)}
+        for link in self.outside:
+            before = [n for n, lower in enumerate(chain.links) if order.get(lower.id, -1) < order.get(link.id, -1)]
+            self._position[link.id] = max(before, default=-1) + 0.5
+        # entries composed in chain order -> (tree, {id: step} of those that did not apply); COMPOSED: another
+        # search's of the same chain
+        self.composed: dict[tuple[str, ...], tuple[str, dict[str, Step]]] = {} if composed is None else composed
         self._below: dict[str, frozenset[str]] | None = None
 
     def prefix_tree(self, k: int) -> str:
@@ -244,19 +260,19 @@ class Search:
     def unapplied(self, links: Sequence[Link]) -> dict[str, str]:
         """{id: reason} of the LINKS that do not apply composed onto upstream in chain order (none for a prefix
         of the chain: its commits applied each)."""
-        return self._compose(links)[1]
+        return {name: step.reason or step.status for name, step in self._compose(links)[1].items()}
 
-    def _compose(self, links: Sequence[Link]) -> tuple[str, dict[str, str]]:
+    def _compose(self, links: Sequence[Link]) -> tuple[str, dict[str, Step]]:
         ordered = sorted(links, key=lambda link: self._position[link.id])
         key = tuple(link.id for link in ordered)
         if key == tuple(link.id for link in self.chain.links[:len(key)]):
             return self.prefix_tree(len(key)), {}
-        if key not in self._composed:
+        if key not in self.composed:
             steps = [_fresh(link.step) for link in ordered]
             comp = Composer(self.git, self.manifest, self.chain.upstream).compose(steps)
-            self._composed[key] = (self.git.tree_of(comp.result),
-                                   {step.id: step.reason or step.status for step in steps if step.status != APPLIED})
-        return self._composed[key]
+            self.composed[key] = (self.git.tree_of(comp.result),
+                                  {step.id: step for step in steps if step.status != APPLIED})
+        return self.composed[key]
 
     def bad(self, tree: str | None) -> bool:
         return tree is not None and self.prober.judge(tree).bad
@@ -303,6 +319,7 @@ class Search:
         (`bases`), and the first entry of the rest, composed onto it in chain order, that makes it fail,
         with the minimal set of the base and earlier entries it fails with. No base passes: upstream itself
         fails, and the verdict quoted is the tip's (where the user asked), upstream's beside it."""
+        found: list[Link] | None = None
         for origin, base in self.bases():
             ids = tuple(link.id for link in base)
             unapplied = self.unapplied(base)
@@ -312,11 +329,18 @@ class Search:
             good = not self.bad(self.subset_tree(base))
             result.bases.append(Base(origin, ids, not good))
             if good:
+                found = base
                 break
-        else:
+        # a base holding an entry the chain left out, with the rest of the chain, is the night's tree again:
+        # bad (unless the manifest changed since; then there is nothing to search on it)
+        if found is not None and any(link in self.outside for link in found) and \
+                not self.bad(self.subset_tree([*found, *(link for link in self.chain.links if link not in found)])):
+            found = None
+        if found is None:
             result.verdict = self.prober.judge(self.prefix_tree(len(self.chain.links)))
             result.confirmed = self._confirmed([self.prefix_tree(0)])
             return result
+        base = found
         chosen = {link.id for link in base}
         rest = [link for link in self.chain.links if link.id not in chosen]
         lo, hi = self.first_bad(base, rest)
@@ -366,20 +390,27 @@ class Search:
         return {link.id for link in alone if link.id not in unapplied and not below[link.id] & unapplied.keys()}
 
     def _closed(self, ids: set[str]) -> list[Link]:
-        """The links of IDS with every link they are built on, and what that is built on, in chain order."""
+        """The links of IDS with every link they are built on, and what that is built on, in chain order (an
+        entry the chain left out, where the manifest puts it)."""
         below = self.built_on()
-        wanted = {link.id for link in self.chain.links if link.id in ids}
-        for link in reversed(self.chain.links):      # built on earlier links only: one pass closes it
+        every = self._every()
+        wanted = {link.id for link in every if link.id in ids}
+        for link in reversed(every):      # built on earlier links only: one pass closes it
             if link.id in wanted:
                 wanted |= below[link.id]
-        return [link for link in self.chain.links if link.id in wanted]
+        return [link for link in every if link.id in wanted]
+
+    def _every(self) -> list[Link]:
+        """The chain's links and the guarded entries it left out, in chain order."""
+        return sorted([*self.chain.links, *self.outside], key=lambda link: self._position[link.id])
 
     def built_on(self) -> dict[str, frozenset[str]]:
-        """For each link, the earlier links of the chain it is built on: those whose head its history holds
-        beyond upstream (a PR's `built_over`; a carry committed on a PR's head, which facts do not note, and
-        any entry of a chain read from `--rev`). One `rev-list` walk at most (git caches it)."""
+        """For each link (and each entry the chain left out that is searched with), the earlier links it is
+        built on: those whose head its history holds beyond upstream (a PR's `built_over`; a carry committed
+        on a PR's head, which facts do not note, and any entry of a chain read from `--rev`). One `rev-list`
+        walk at most (git caches it)."""
         if self._below is None:
-            links = self.chain.links
+            links = self._every()
             heads = [link.step.head for link in links if link.step.head]
             if heads:
                 self.git.merge_bases(self.chain.upstream, heads)
@@ -408,7 +439,19 @@ class Search:
         return self.bad(self.subset_tree([*subset, culprit], applies=culprit)) and \
             not self.bad(self.subset_tree(subset))
 
+    def left_out(self, link: Link) -> dict[str, object]:
+        """Why LINK, an entry the asserts guard, is not in the chain: composed after the links before it, its
+        status there, the files it conflicts in, and with which entries (and upstream), as sync says it."""
+        before = [lower for lower in self.chain.links if self._position[lower.id] < self._position[link.id]]
+        step = self._compose([*before, link])[1].get(link.id)
+        conflicts = step.conflicts if step is not None else []
+        return {"id": link.id, "status": step.status if step is not None else APPLIED,
+                "with": list(dict.fromkeys(name for c in conflicts for name in c["with"])),  # type: ignore[attr-defined]
+                "upstream": any(c.get("upstream") for c in conflicts),
+                "files": [c["file"] for c in conflicts]}
+
     def _counted(self, result: BisectResult) -> BisectResult:
+        result.left_out = [self.left_out(link) for link in self.outside]
         result.probes, result.cached = self.prober.probes, self.prober.cached
         upstream = self.prober.seen.get(self.prefix_tree(0))
         result.upstream_bad = upstream.bad if upstream else None
@@ -469,21 +512,32 @@ def bisect(manifest: Manifest, git: Git, checks: Checks, *, rev: str | None = No
                                                                       progress=progress)
     if narrow and checks.asserts:
         checks = narrowed(git, chain, checks)
-    result = Search(manifest, git, chain, Prober(git, checks)).run()
+    if rev:     # the trailers name the entries applied: those the asserts guard, left out, from the manifest
+        from carrytool.review.left_out import left_out_steps
+
+        chain = dataclasses.replace(chain, left_out=left_out_steps(
+            manifest, git, chain.upstream, {link.id for link in chain.links},
+            {spec.entry for spec in checks.asserts if spec.entry}))
+    prober = Prober(git, checks)
+    search = Search(manifest, git, chain, prober)
+    result = search.run()
     if narrow and result.first_bad is None and not result.tip_good and len(checks.asserts) > 1:
-        result = _one_by_one(manifest, git, chain, checks, result)
+        result = _one_by_one(search, prober, result)
     return result
 
 
-def _one_by_one(manifest: Manifest, git: Git, chain: Chain, checks: Checks, whole: BisectResult) -> BisectResult:
+def _one_by_one(whole: Search, prober: Prober, result: BisectResult) -> BisectResult:
     """Upstream fails some of the asserts: search with each alone (in process, cheap) and keep the earliest
-    entry that broke one of them (an assert that fails everywhere was never broken by an entry)."""
-    order = {link.id: n for n, link in enumerate(chain.links)}
-    found = [Search(manifest, git, chain, Prober(git, Checks((spec,)))).run() for spec in checks.asserts]
+    entry that broke one of them (an assert that fails everywhere was never broken by an entry). A tree the
+    search with all of them judged (or composed) is not judged (or composed) again: `probes` counts the
+    distinct trees judged in the run."""
+    order = {link.id: n for n, link in enumerate(whole.chain.links)}
+    probers = [Prober(whole.git, Checks((spec,)), known=prober.seen) for spec in prober.checks.asserts]
+    found = [Search(whole.manifest, whole.git, whole.chain, one, composed=whole.composed).run() for one in probers]
     named = [r for r in found if r.first_bad is not None]
-    best = min(named, key=lambda r: order[r.first_bad]) if named else whole   # type: ignore[index]
-    best.probes = whole.probes + sum(r.probes for r in found)
-    best.cached = whole.cached
+    best = min(named, key=lambda r: order[r.first_bad]) if named else result   # type: ignore[index]
+    best.probes = len(set(prober.seen).union(*(one.seen for one in probers)))
+    best.cached = result.cached
     return best
 
 

@@ -16,6 +16,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -72,9 +73,12 @@ class Checks:
 class Prober:
     """Judge trees, each at most once per run; count the probes and those answered from the cache."""
 
-    def __init__(self, git: Git, checks: Checks) -> None:
+    def __init__(self, git: Git, checks: Checks, known: Mapping[str, Verdict] | None = None) -> None:
         self.git = git
         self.checks = checks
+        # verdicts this run took on trees with more asserts (and no fewer): a tree there is not judged again
+        # for some of them (bisect's search with each assert alone; h179: 24 probes of 8 trees)
+        self.known = known if known is not None and not checks.command else {}
         self.cache = VerdictCache(git.common_dir / "carrytool" / "bisect-cache.json")
         self.seen: dict[str, Verdict] = {}
         self.probes = 0
@@ -85,6 +89,11 @@ class Prober:
         known = self.seen.get(tree)
         if known is not None:
             return known
+        wider = self.known.get(tree)
+        if wider is not None:       # judged already in this run: not a probe
+            names = {spec.name for spec in self.checks.asserts}
+            self.seen[tree] = Verdict(tree, [o for o in wider.failed if o.name in names])
+            return self.seen[tree]
         verdict = Verdict(tree)
         if self.checks.asserts:
             from carrytool.asserts import evaluate_all
