@@ -56,6 +56,8 @@ class Step:
     # superseded (whole, or for its filtered paths) by a union that was not applied: the union's id
     # (say_unapplied_unions); its change there is in no entry of the result
     lost_with: str | None = None
+    # superseded whole by a union, and merged upstream since: the union can drop it (sync.merged_under_unions)
+    upstream_merged: bool = False
     conflicts: list[dict[str, object]] = field(default_factory=list)
     commit: str | None = None                 # the composed commit that applies it
     parent: str | None = None                 # the composed commit it was applied onto

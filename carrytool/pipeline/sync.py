@@ -173,6 +173,7 @@ def _plan_and_compose(manifest: Manifest, git: Git, options: SyncOptions, progre
     for step in steps:       # a PR skipped before its facts were read: its head as fetched (and locked)
         if step.entry.kind == "pr" and step.head is None:
             step.fetched_head = resolved.heads.get(step.entry.number)  # type: ignore[arg-type]
+    merged_under_unions(git, resolved.upstream, steps)
     report.violations = violations
     report.failed_conflicts = list(composition.failed_conflicts)
     report.warnings += structured_warnings(steps) + reverted_warnings(steps) + \
@@ -224,6 +225,23 @@ def _compose(manifest: Manifest, git: Git, resolved: Resolved, missing: dict[int
         git.keep(composition.result)
         git.migrate_objects(later=True)
     return steps, violations, composition, account(git, steps, composition.result, findings), stacks
+
+
+def merged_under_unions(git: Git, upstream: str, steps: list[Step]) -> None:
+    """A PR a union supersedes whole that upstream has merged since (its head merged onto upstream changes
+    nothing, as `union status` judges it): its detail says so, and how the union drops it (h179: `union
+    status` said "pr/6847 is merged upstream: drop it from the union"; explain and sync only "provided whole
+    by carry/offload-union")."""
+    todo = [step for step in steps if step.reason == "superseded" and step.superseded_by and not step.filtered
+            and step.fetched_head]
+    if not todo:
+        return
+    upstream_tree = git.tree_of(upstream)
+    for step, result in zip(todo, git.merge_trees([(upstream, step.fetched_head) for step in todo])):  # type: ignore[misc]
+        if result.clean and result.tree == upstream_tree:
+            step.upstream_merged, union = True, str(step.superseded_by)
+            step.detail = (f"{step.detail}; upstream has merged it: drop it from the union (take it out of "
+                           f"{union}'s `supersedes`, then `carrytool union compose {union.removeprefix('carry/')}`)")
 
 
 def structured_rejections(manifest: Manifest, git: Git, steps: list[Step], composition: Composition,

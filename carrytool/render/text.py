@@ -36,7 +36,8 @@ def entry_rows(report: Report) -> list[tuple[str, str, str, str]]:
         data = entry_json(step)
         why = data.get("detail") or ""
         if step.reason == "superseded" and step.superseded_by and not step.lost_with:
-            why = f"by {step.superseded_by}"
+            why = f"by {step.superseded_by}" + ("; merged upstream: drop it from the union"
+                                                 if step.upstream_merged else "")
         if step.filtered and step.status == "applied":
             why = f"without {', '.join(step.filtered)} (from {', '.join(sorted(set(step.provided_by.values())))})"
             if step.lost_with:          # (the union's paths are in no entry: said, not "without" alone)
