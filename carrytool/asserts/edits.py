@@ -60,10 +60,10 @@ class Editor:
         return stmt if stmt is not None and self._whole_lines(stmt) else None
 
     # -- the operators ------------------------------------------------------------------------------
-    def drop(self, stmt: ast.stmt) -> Iterator[Mutant]:
+    def drop(self, stmt: ast.stmt, kind: str = "drop-call") -> Iterator[Mutant]:
         place = self.places[id(stmt)]
         replacement = [self._indent_of(stmt) + "pass"] if len(place.block) == 1 else []
-        yield from self._mutant(stmt, "drop-call", f"deleted `{_code(stmt)}`",
+        yield from self._mutant(stmt, kind, f"deleted `{_code(stmt)}`",
                                 self._replace(stmt.lineno, _end(stmt), replacement))
 
     def duplicate(self, stmt: ast.stmt) -> Iterator[Mutant]:

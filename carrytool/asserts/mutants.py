@@ -6,7 +6,8 @@ same-file functions it follows; for `mentions`, the statements using the name); 
 guarded code is an absence. Each guarded call's statement is then broken the ways hot-path code breaks
 in a merge:
 
-- `drop-call`: the statement is deleted (a `pass` keeps its block alive);
+- `drop-call`: the statement is deleted (a `pass` keeps its block alive); `drop-statement` when it is no
+  call (an assignment or an `if` using the name `mentions` names);
 - `duplicate`: the statement runs twice;
 - `swap`: the statement trades places with the one before or after it in its block (a call moved
   before or after its neighbour), and for `order` the first calls of two consecutive names trade places;
@@ -142,7 +143,8 @@ def _mutants_for(spec: AssertSpec, src: SourceFile, scope: Scope) -> Iterator[Mu
         stmt = editor.statement_of(call)
         if stmt is None or isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             continue  # a parameter or decorator mentioning the name: mutating whole definitions is noise
-        yield from editor.drop(stmt)
+        called = isinstance(call, ast.Call) or isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)
+        yield from editor.drop(stmt, "drop-call" if called else "drop-statement")
         yield from editor.duplicate(stmt)
         yield from editor.move(stmt)
         yield from editor.unguard(stmt, scope)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -28,16 +29,31 @@ UnionName = Annotated[str, typer.Argument(help="The carry entry (NAME or carry/N
 
 def _union_run(manifest: Optional[Path], repo: Path, name: str, scratch: Optional[Path], wait: float,
                action: Callable, *, aborting: bool = False) -> int:  # noqa: ANN001
-    """Run ACTION(union) holding the repository lock; render the outcome it returns. ABORTING: a union whose
-    `supersedes` is empty may be aborted (helper-92: emptied during a stop, the fold could not be dropped)."""
+    """Run ACTION(union) holding the repository lock; render the outcome it returns (and then what the fold
+    said on the way). ABORTING: a union whose `supersedes` is empty may be aborted (helper-92: emptied
+    during a stop, the fold could not be dropped)."""
     from carrytool.gitlayer.repolock import RepoLock
     from carrytool.union.fold import Union
 
     loaded = _load(manifest)
-    with _open_git(repo) as git, RepoLock(git.git_dir, wait=wait, notify=_say):
-        union = Union(loaded, git, name, notify=_say, scratch=Path(os.path.abspath(scratch)) if scratch else None,
+    with _open_git(repo) as git, RepoLock(git.git_dir, wait=wait, notify=_say), _held() as notify:
+        union = Union(loaded, git, name, notify=notify, scratch=Path(os.path.abspath(scratch)) if scratch else None,
                       invocation=_union_options(manifest, repo), aborting=aborting)
         return action(union)
+
+
+@contextmanager
+def _held() -> Iterator[Callable[[str], None]]:
+    """A notify that holds what a fold says until the command's own output (its header first) is written,
+    then says it (h179: "a.py: 2 conflict hunk(s) resolved from the store; 1 not in the resolution store"
+    came before `union status`'s and `union compose`'s header line)."""
+    held: list[str] = []
+    try:
+        yield held.append
+    finally:
+        sys.stdout.flush()      # (stdout to a pipe is buffered: what it holds goes first)
+        for message in held:
+            _say(message)
 
 
 def _union_result(union, outcome) -> int:  # noqa: ANN001
@@ -213,21 +229,22 @@ def union_status(name: Annotated[Optional[str], typer.Argument(help="The carry e
         from carrytool.union.status import status
 
         _check_format(fmt, ("text", "json"))
-        with _report_failure("union status", None, fmt):
-            loaded = _load(manifest)
-            names = [name] if name else [e.name for e in loaded.entries if e.kind == "carry" and e.supersedes]
-            invocation = _union_options(manifest, repo)
-            with _open_git(repo) as git:
-                lock = RepoLock(git.git_dir, wait=wait, notify=_say) if not offline else None   # fetching: refs
-                with lock or nullcontext():
-                    reports = [status(Union(loaded, git, n, notify=_say, invocation=invocation,
-                                            scratch=Path(os.path.abspath(scratch)) if scratch else None),
-                                      offline=offline) for n in names]
-        if fmt == "json":
-            print(_json.dumps(reports, indent=2))
-        else:
-            for item in reports:
-                render_status(item, sys.stdout, invocation=invocation)
+        with _held() as notify:     # (what the refold previews say: after the header)
+            with _report_failure("union status", None, fmt):
+                loaded = _load(manifest)
+                names = [name] if name else [e.name for e in loaded.entries if e.kind == "carry" and e.supersedes]
+                invocation = _union_options(manifest, repo)
+                with _open_git(repo) as git:
+                    lock = RepoLock(git.git_dir, wait=wait, notify=_say) if not offline else None  # fetching: refs
+                    with lock or nullcontext():
+                        reports = [status(Union(loaded, git, n, notify=notify, invocation=invocation,
+                                                scratch=Path(os.path.abspath(scratch)) if scratch else None),
+                                          offline=offline) for n in names]
+            if fmt == "json":
+                print(_json.dumps(reports, indent=2))
+            else:
+                for item in reports:
+                    render_status(item, sys.stdout, invocation=invocation)
         return 0
 
     _run(body)

@@ -85,6 +85,17 @@ def test_mutants_are_deduplicated_parsed_and_never_the_original() -> None:
         assert mutant.source != SOURCE.encode()
 
 
+def test_deleting_a_statement_that_calls_nothing_guarded_is_no_drop_call() -> None:
+    """h179: `verify --mutants` called the deletion of an assignment (`mentions` guards the statements using a
+    name) `drop-call`: it is `drop-statement`; a guarded call's statement deleted stays `drop-call`."""
+    found = kinds([spec("snap", "mentions", "snapshot")])
+    assert found["drop-statement"] == ["deleted `snapshot = backend.suspended_tags()`",
+                                       "deleted `if 'kv' in snapshot: ...`"], found
+    assert "drop-call" not in found, found
+    assert kinds([spec("r", "calls", "*.suspended_tags")])["drop-call"] == \
+        ["deleted `snapshot = backend.suspended_tags()`"]
+
+
 def test_text_checks_and_unknown_scopes_derive_nothing() -> None:
     assert derive_mutants([spec("t", "contains", "resume"), spec("s", "calls", "g", scope="Nope.f")], read) == []
 

@@ -11,7 +11,7 @@ from tests.conftest import Cli
 from tests.test_vllm_manifest import MANIFEST, demo_composition, write_tree
 
 CONTRACT_KEYS = {"score", "mutants", "killed", "asserts", "survivors"}
-MUTATIONS = {"drop-call", "duplicate", "swap", "unguard", "untry", "drop-arg", "add-call"}
+MUTATIONS = {"drop-call", "drop-statement", "duplicate", "swap", "unguard", "untry", "drop-arg", "add-call"}
 
 
 def synced(cli: Cli, demo: Scenario) -> None:
