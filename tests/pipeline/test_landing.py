@@ -9,7 +9,7 @@ import pytest
 from carrytool.gitlayer.git import Change
 from carrytool.pipeline.hunks import parse_patch
 from carrytool.pipeline.report import Report
-from carrytool.render.text import warning_lines
+from carrytool.render.report_lines import warning_lines
 from tests.conftest import Cli, Small
 from tests.pipeline import test_sync
 from tests.pipeline.test_sync import by_id, sync

@@ -1006,7 +1006,7 @@ def test_union_groups_name_entries_in_manifest_order() -> None:
     """`pr/2` before `pr/10` (as the manifest has them), not as strings sort; groups by their first entry."""
     from types import SimpleNamespace
 
-    from carrytool.render.text import _conflict_groups
+    from carrytool.render.next_steps import _conflict_groups
 
     order = {name: n for n, name in enumerate(["pr/2", "pr/9", "pr/10", "pr/11", "pr/30"])}
     steps = [SimpleNamespace(id="pr/10", conflicts=[{"with": ["pr/2"]}]),
@@ -1300,7 +1300,7 @@ def test_each_conflict_group_is_named_as_the_union_explain_suggests() -> None:
     from carrytool.manifest.model import Entry
     from carrytool.pipeline.plan import Step
     from carrytool.pipeline.report import Report
-    from carrytool.render.text import next_steps
+    from carrytool.render.next_steps import next_steps
 
     steps = [Step(Entry("pr", number=n)) for n in (1, 2, 3, 4)]
     for step, other in ((steps[1], "pr/1"), (steps[3], "pr/3")):
