@@ -625,13 +625,14 @@ def test_the_union_patch_is_not_committed() -> None:
 
 def demo_composition() -> dict[str, str]:
     """The files the demo's correct composition ends with: upstream + the union + #45552 + the sleep drain."""
+    from carrytool.demo import pr_texts as t
     from carrytool.demo import sources as s
 
     files = dict(s.UPSTREAM_FILES)
     for path, change in s.UNION_FILES_EDITS.items():
         files[path] = change if isinstance(change, str) else s.apply_edits(files[path], change, path)
-    files[CUMEM] = s.apply_edits(files[CUMEM], [(s.CUMEM_WAKE_END_OLD, s.CUMEM_WAKE_END_NEW),
-                                                 (s.CUMEM_SLEEP_OLD, s.CUMEM_SLEEP_NEW)], CUMEM)
+    files[CUMEM] = s.apply_edits(files[CUMEM], [(t.CUMEM_WAKE_END_OLD, t.CUMEM_WAKE_END_NEW),
+                                                 (t.CUMEM_SLEEP_OLD, t.CUMEM_SLEEP_NEW)], CUMEM)
     return files
 
 

@@ -10,7 +10,7 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from carrytool.demo import sources
+from carrytool.demo import pr_texts, sources
 from carrytool.gitlayer.git import Git, Signature, scrubbed_env
 from carrytool.union.resolutions import ConflictHunk, split_conflicts
 from carrytool.union.store import Store
@@ -124,7 +124,7 @@ def record_adjacency_resolution(git: Git, sc: Scenario, store_root: Path) -> Non
     store = Store(store_root, ".".join(map(str, git.version)))
     for part in parts or []:
         if isinstance(part, ConflictHunk):
-            resolution = sources.resolve_kv_adjacency(part)
+            resolution = pr_texts.resolve_kv_adjacency(part)
             store.record(UNION_NAME, sources.RUNNER, part.key, part, resolution, ["pr/44778", "pr/45617"],
                          [upstream_of_resolution(at, resolution) for at in around.get(part.key, [])] or None,
                          [at.scope for at in around.get(part.key, [])])

@@ -11,7 +11,7 @@ import jsonschema
 import pytest
 import yaml
 
-from carrytool.demo import sources
+from carrytool.demo import pr_texts
 from carrytool.gitlayer.git import Git
 from tests.conftest import Small
 
@@ -160,7 +160,7 @@ def test_the_demo_runner_adjacency_composes_without_a_recorded_resolution(cli, d
         runner = git.file_at(report["result"]["sha"], "vllm/v1/worker/gpu_model_runner.py").decode()
     finally:
         git.close()
-    assert sources.ZERO_BOTH in runner                   # what the fork's recorded resolution says
+    assert pr_texts.ZERO_BOTH in runner                  # what the fork's recorded resolution says
     assert runner.index("def _iter_kv_cache_tensors") < runner.index("def _kv_scale_specs")
     assert report["result"]["sha"] == "c7c73fc54dc97c059f3c7e601f8861c679ec6db8"   # git 2.39 and 2.47
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from carrytool.demo import sources
+from carrytool.demo import pr_texts, sources
 from carrytool.demo.scenario import Scenario
 from carrytool.errors import InputError
 from carrytool.manifest.edit import update_union
@@ -42,7 +42,7 @@ def resolve_worker(path: Path) -> None:
     for part in parts:
         if isinstance(part, ConflictHunk):
             n += 1
-            out.append(sources.UNION_WAKE.rstrip("\n").encode() if n == 1 else part.ours + b"\n\n" + part.theirs)
+            out.append(pr_texts.UNION_WAKE.rstrip("\n").encode() if n == 1 else part.ours + b"\n\n" + part.theirs)
         else:
             out.append(part)
     path.write_bytes(b"\n".join(out))
