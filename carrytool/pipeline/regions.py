@@ -161,7 +161,7 @@ class Regions:
         given (helper-159: an insertion beside another PR's in other defs was said to meet no other PR's)."""
         mine = self._span(k, hunk)
         theirs = [(j, h, changes) for j, (changes, hunks) in enumerate(self.folded) if j != k
-                  for h in hunks if h.path == hunk.path]
+                  for h in hunks if h.path == hunk.path and not self._alike(mine, j, h, hunk)]
         own = [(-1, h, self.changes) for h in self.own if h.path == hunk.path]
         # the outermost of its def/classes: a def nested in one of them is in that one's region
         need = {s for s in scopes if not any(s.startswith(t + ".") for t in scopes)}
@@ -186,7 +186,15 @@ class Regions:
             return []
         return [(j, h) for j, (_c, hunks) in enumerate(self.folded) if j != k for h in hunks
                 if h.path == hunk.path and h.kind == "text" and (theirs := self._span(j, h)) is not None
-                and meets(mine, theirs)]
+                and meets(mine, theirs) and not self._alike(mine, j, h, hunk)]
+
+    def _alike(self, mine: Span | None, j: int, other: Hunk, hunk: Hunk) -> bool:
+        """Whether folded PR J's hunk OTHER is the same change as HUNK (at MINE) at the same lines: git merges
+        the two as one, so neither is a side of a conflict the other was reconciled with (h183's review: two PRs
+        changing `a = 1` to `a = 3` alike, or a PR stacked on another, the union keeping neither, each was
+        "reconciled" by the other's and nothing was said)."""
+        return (other.kind == hunk.kind == "text" and other.removed == hunk.removed and other.added == hunk.added
+                and mine is not None and self._span(j, other) == mine)
 
     def _side_dropped(self, k: int, hunk: Hunk, mine: Span | None) -> bool:
         """Whether PR K's HUNK, only adding lines (at MINE, mapped), met only by hunks that only add lines too

@@ -217,3 +217,25 @@ def test_a_prs_line_upstream_took_that_another_pr_changes_is_reconciled(cli: Cli
     small.manifest([{"pr": 1}, {"pr": 2}, {"carry": "union", "commit": commit, "supersedes": [1, 2]}])
     code, r = cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")
     assert code == 0 and _absent(r) == [], r["warnings"]
+
+
+# f, g and h each set a name; two PRs make the same change to f (h183's review)
+THREE_DEFS = ("def f():\n    a = 1\n    return a\n\n\ndef g():\n    x = 1\n    return x\n\n\n"
+              "def h():\n    y = 1\n    return y\n")
+
+
+def test_a_change_two_prs_make_alike_that_the_union_drops_is_warned_for_both(cli: Cli, small: Small) -> None:
+    # pr/1 and pr/2 both change `a = 1` to `a = 3` (git merges them as one); the union keeps each PR's other
+    # change and `a = 1`: each PR's hunk was "reconciled" by the other's identical one, and nothing was said
+    one = THREE_DEFS.replace("    a = 1", "    a = 3").replace("    y = 1", "    y = 3")
+    two = THREE_DEFS.replace("    a = 1", "    a = 3").replace("    x = 1", "    x = 3")
+    union = THREE_DEFS.replace("    x = 1", "    x = 3").replace("    y = 1", "    y = 3")
+    r = _run(cli, small, one, two, union, base=THREE_DEFS)
+    assert _lines(r) == [("pr/1", [2, 2]), ("pr/2", [2, 2])], r["warnings"]
+
+
+def test_a_change_two_prs_make_alike_that_the_union_keeps_is_not_warned(cli: Cli, small: Small) -> None:
+    one = THREE_DEFS.replace("    a = 1", "    a = 3").replace("    y = 1", "    y = 3")
+    two = THREE_DEFS.replace("    a = 1", "    a = 3").replace("    x = 1", "    x = 3")
+    union = THREE_DEFS.replace("    a = 1", "    a = 3").replace("    x = 1", "    x = 3").replace("    y = 1", "    y = 3")
+    assert _lines(_run(cli, small, one, two, union, base=THREE_DEFS)) == []
