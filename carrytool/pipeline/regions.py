@@ -162,7 +162,11 @@ class Regions:
         mine = self._span(k, hunk)
         theirs = [(j, h, changes) for j, (changes, hunks) in enumerate(self.folded) if j != k
                   for h in hunks if h.path == hunk.path and not self._alike(mine, j, h, hunk)]
-        own = [(-1, h, self.changes) for h in self.own if h.path == hunk.path]
+        # the union's own hunks there, but one that only puts the PR's base lines back where upstream made the
+        # PR's change itself: that is no other form of the PR's change, it undoes it (h183's review: upstream's
+        # `limit = 20`, the PR's, reverted by the union, was "re-expressed")
+        own = [(-1, h, self.changes) for h in self.own if h.path == hunk.path
+               and not (h.kind == hunk.kind == "text" and h.added == hunk.removed and h.removed == hunk.added)]
         # the outermost of its def/classes: a def nested in one of them is in that one's region
         need = {s for s in scopes if not any(s.startswith(t + ".") for t in scopes)}
         if self._met(mine, set(need), own, reach):

@@ -239,3 +239,26 @@ def test_a_change_two_prs_make_alike_that_the_union_keeps_is_not_warned(cli: Cli
     two = THREE_DEFS.replace("    a = 1", "    a = 3").replace("    x = 1", "    x = 3")
     union = THREE_DEFS.replace("    a = 1", "    a = 3").replace("    x = 1", "    x = 3").replace("    y = 1", "    y = 3")
     assert _lines(_run(cli, small, one, two, union, base=THREE_DEFS)) == []
+
+
+LOAD = ("def load(path):\n    limit = 10\n    data = read(path, limit)\n    return data\n\n\n"
+        "def save(path, data):\n    write(path, data)\n    return True\n")
+
+
+def test_a_change_upstream_took_that_the_union_puts_back_is_warned(cli: Cli, small: Small) -> None:
+    # pr/1 changes `limit = 10` to `limit = 20`, and upstream made the same change; the union, on upstream, has
+    # `limit = 10` again: its own hunk only puts the PR's base line back, not its words for the PR's change
+    # (h183's review: "re-expressed", exit 0, nothing said)
+    one = LOAD.replace("limit = 10", "limit = 20")
+    two = LOAD.replace("    write(path, data)", "    write(path, data, sync=True)")
+    r = _run(cli, small, one, two, two, base=LOAD, up=one)
+    [(entry, lines, message)] = _absent(r)
+    assert (entry, lines) == ("pr/1", [2, 2]), r["warnings"]
+    assert "upstream" in message, message
+
+
+def test_a_change_upstream_took_that_the_union_writes_anew_is_its_own(cli: Cli, small: Small) -> None:
+    one = LOAD.replace("limit = 10", "limit = 20")
+    two = LOAD.replace("    write(path, data)", "    write(path, data, sync=True)")
+    union = two.replace("limit = 10", "limit = 30")
+    assert _lines(_run(cli, small, one, two, union, base=LOAD, up=one)) == []
