@@ -218,7 +218,8 @@ def _each_said(recorded: RecordedUpstream) -> str:
     out = []
     for (file, n), text in sorted(recorded.resolutions.items()):
         scope = recorded.scopes.get((file, n), (None, 0))[0]
-        out.append(f"  at {file}'s hunk {n + 1} of it" + (f" (in {scope})" if scope else "")
+        out.append(f"  at {file}'s hunk {n + 1} of it" + (f" (after `{scope[2:]}`)" if scope and scope.startswith("@ ")
+                                                          else f" (in {scope})" if scope else "")
                    + f":\n{_quoted(resolution_lines(text))}")
     return "".join(out)
 

@@ -16,6 +16,7 @@ import difflib
 from collections import Counter
 from dataclasses import dataclass
 
+from carrytool.pipeline.hunks import says_nothing
 from carrytool.pipeline.scopes import is_python, scope_of_line
 from carrytool.union.recorded_upstream import HunkUpstream
 from carrytool.union.resolutions import ConflictHunk, _spans, resolution_lines
@@ -78,10 +79,16 @@ def around_hunks(upstream: bytes | None, conflicted: bytes, path: str | None = N
 
 def _scope(path: str | None, fold: list[bytes], s: int, e: int) -> str | None:
     """The def/class of PATH (the fold's side, FOLD) holding its lines S:E, or the line before them when there
-    are none (an insertion at the end of a body is in it); None when PATH is not Python."""
-    if path is None or not is_python(path):
-        return None
-    return scope_of_line(b"\n".join(fold), s + 1 if e > s else max(s, 1))
+    are none (an insertion at the end of a body is in it). Outside a def/class (at a module's top level, or in
+    a file that is not Python): `@ ` and the nearest line before them that says something, stripped (h183's
+    review: with no name there, places were matched by position, and a refold replayed one place's resolution
+    at another); None when there is none."""
+    if path is not None and is_python(path):
+        named = scope_of_line(b"\n".join(fold), s + 1 if e > s else max(s, 1))
+        if named is not None:
+            return named
+    before = next((line for line in reversed(fold[:s]) if not says_nothing(line)), None)
+    return None if before is None else "@ " + before.strip().decode("utf-8", "surrogateescape")
 
 
 def _meets(j1: int, j2: int, s: int, e: int) -> bool:

@@ -158,3 +158,32 @@ def test_a_stop_that_does_not_meet_the_conflict_shows_each_places_resolution(cli
     # was g's `x = 2` only, and f's `x = 3` shown as "your recorded edit outside the conflict hunks"
     assert said + "        x = 3\n" in out and said + "        x = 2\n" in out, out
     assert "outside the conflict hunks" not in out, out
+
+
+SECTIONS = "".join(f"[{n}]\nx = 1\nend\na = 1\nb = 2\nc = 3\nd = 4\n\n" for n in ("f", "g", "h"))
+
+
+def _sections_set(values: list[int | None]) -> str:
+    """SECTIONS with each section's x set to VALUES' (None: left as it is)."""
+    parts = SECTIONS.split("\n\n")
+    return "\n\n".join(p.replace("x = 1", f"x = {v}") if v else p for p, v in zip(parts, [*values, None]))
+
+
+def test_a_key_resolved_differently_outside_python_is_named_by_the_line_before(cli: Cli, tmp_path: Path) -> None:
+    # h183's review: in a file with no def (m.cfg; or at a Python module's top level) every place had no name,
+    # and a refold matched them by position: pr/2 moved from f and g to g and h, and g's hunk took f's resolution
+    # (x = 3), h's g's (x = 2), exit 0. A place there is named by the line before it that says something
+    prs = TwoPrs(tmp_path, {"m.cfg": SECTIONS}, {"m.cfg": _sections_set([2, 2, 2])},
+                 {"m.cfg": _sections_set([3, 3, None])})
+    args = prs.args()
+    assert cli("union", "compose", "u", *args).exit_code == 3
+    _resolve_each(prs.scratch / "m.cfg", "x = 3\n", "x = 2\n")           # f: pr/2's, g: pr/1's
+    assert cli("union", "continue", "u", *args).exit_code == 0
+    prs.up.commit({"m.cfg": _sections_set([None, 3, 3])}, "two: g and h", parent=prs.base, ref="refs/pull/2/head")
+    result = cli("union", "compose", "u", *args)
+    out = result.stdout + result.stderr
+    assert result.exit_code == 3, out
+    assert "not met at the places recorded" in out, out
+    # neither is replayed at a place it was not made for; both are shown, each at its own place
+    assert ("at m.cfg's hunk 1 of it (after `[f]`):\n    x = 3\n  at m.cfg's hunk 2 of it (after `[g]`):\n"
+            "    x = 2\n") in out, out
