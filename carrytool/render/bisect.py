@@ -8,7 +8,7 @@ from typing import TextIO
 from carrytool.asserts.source import RUNNING
 from carrytool.render.commands import Invocation, union_new_command
 from carrytool.render.safe import printable
-from carrytool.review.bisect import BisectResult
+from carrytool.review.bisect_result import BisectResult
 
 
 def next_command(result: BisectResult, invocation: Invocation) -> str | None:

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from carrytool.gitlayer.git import Git
-from carrytool.review.bisect import ddmin
+from carrytool.review.bisect_search import ddmin
 from carrytool.review.probe import TAIL_BYTES, run_in_tree
 from tests.conftest import Cli, Small
 from tests.gitrepo import init_repo
