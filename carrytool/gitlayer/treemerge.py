@@ -105,6 +105,14 @@ class TreeMerges:
                 out[n] = result
         return out
 
+    def upstream_has(self, upstream: str, heads: Sequence[str]) -> list[bool]:
+        """For each of HEADS, whether merging it onto UPSTREAM changes nothing: upstream already has it (a PR a
+        union folds, merged upstream since: `union status`, and sync's word on a PR a union supersedes)."""
+        if not heads:
+            return []
+        tree = self.tree_of(upstream)
+        return [result.clean and result.tree == tree for result in self.merge_trees([(upstream, h) for h in heads])]
+
     def merge_trees_later(self, pairs: Sequence[tuple[str, str]] = ()) -> LaterMerges:
         """merge_trees in a second long-lived merge-tree process that starts on PAIRS now (and on those
         `add`ed later, as they come) and answers when the returned LaterMerges is called: the run goes on

@@ -234,11 +234,8 @@ def merged_under_unions(git: Git, upstream: str, steps: list[Step]) -> None:
     by carry/offload-union")."""
     todo = [step for step in steps if step.reason == "superseded" and step.superseded_by and not step.filtered
             and step.fetched_head]
-    if not todo:
-        return
-    upstream_tree = git.tree_of(upstream)
-    for step, result in zip(todo, git.merge_trees([(upstream, step.fetched_head) for step in todo])):  # type: ignore[misc]
-        if result.clean and result.tree == upstream_tree:
+    for step, merged in zip(todo, git.upstream_has(upstream, [str(step.fetched_head) for step in todo])):
+        if merged:
             step.upstream_merged, union = True, str(step.superseded_by)
             step.detail = (f"{step.detail}; upstream has merged it: drop it from the union (take it out of "
                            f"{union}'s `supersedes`, then `carrytool union compose {union.removeprefix('carry/')}`)")

@@ -25,10 +25,8 @@ def status(union: Union, *, offline: bool) -> dict[str, Any]:
     composed = _composed_with(union, current)
     report["not_composed"] = [s.pr for s in entry.supersedes if composed is not None and s.pr not in composed]
     report["drift"] = _drift(git, current, upstream, entry.owns)
-    pairs = [(upstream, union.only_paths(i)) for i in items]
-    upstream_tree = git.tree_of(upstream)
-    report["merged_upstream"] = [i.pr for i, r in zip(items, git.merge_trees(pairs))
-                                 if r.clean and r.tree == upstream_tree]
+    report["merged_upstream"] = [i.pr for i, merged in zip(items, git.upstream_has(upstream, [union.only_paths(i)
+                                                                                         for i in items])) if merged]
     state = {"name": union.name, "upstream": upstream, "items": [i.__dict__ for i in items], "next": 0,
              "tip": upstream, "touched": {}, "reused": [], "used_keys": [], "scratch": str(union.scratch)}
     refold = union.advance(state, dry=True)
