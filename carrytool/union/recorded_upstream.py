@@ -23,7 +23,8 @@ class HunkUpstream:
 @dataclass(frozen=True)
 class Place:
     """Where a hunk of a key is now: FILE's INDEX-th of its COUNT hunks of the key, and the NTH of the
-    IN_SCOPE of them in the def/class SCOPE (None: at module level, or the file is not Python)."""
+    IN_SCOPE of them in the def/class SCOPE (outside a def/class, `@ ` and the line before it:
+    upstream_hunks._scope)."""
 
     file: str
     index: int

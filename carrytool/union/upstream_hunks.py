@@ -28,7 +28,8 @@ Lines = tuple[bytes, ...]
 class Around:
     """Upstream's lines at one conflict hunk: those the fold's side has (OURS), and those of the place
     (PLACE: OURS and the lines the fold replaced or removed there); SCOPE: the def/class the hunk is in on the
-    fold's side (`Class.method`; None at module level, in a file not Python or that does not parse)."""
+    fold's side (`Class.method`; at module level, in a file not Python or that does not parse, `@ ` and the
+    nearest line before it that says something: `_scope`)."""
 
     hunk: ConflictHunk
     ours: Lines
