@@ -75,10 +75,17 @@ def stale_stacks(git: Git, upstream: str, steps: list[Step]) -> Callable[[], lis
     every = set().union(*own.values())
     git.load_commits(every)
     keys = {sha: _authored(git.commit_info(sha)) for sha in every}
+    # only a commit held in two versions (one key, two commits) makes a pair: only the PRs holding one are
+    # compared (300 PRs of one commit each: 44,850 pairs compared for nothing, 0.1 s of every sync)
+    versions: dict[tuple[str, str], set[str]] = {}
+    for sha in every:
+        versions.setdefault(keys[sha], set()).add(sha)
+    twice = {key for key, shas in versions.items() if len(shas) > 1}
+    prs = [s for s in prs if any(keys[sha] in twice for sha in own[s.id])]
     found: list[tuple[Step, Step, str, str, bool]] = []   # (stale or later, other, its commit, the other's, on it)
     was: dict[tuple[str, str], str] = {}     # (stale, the PR it was built on) -> its copy of that PR's head
     for n, one in enumerate(prs):
-        mine = {keys[sha]: sha for sha in own[one.id]}
+        mine = {keys[sha]: sha for sha in sorted(own[one.id])}     # (sorted: one PR holding a key twice)
         for other in prs[n + 1:]:
             if one.head in own[other.id] or other.head in own[one.id]:   # one built on the other's head: a stack
                 continue
