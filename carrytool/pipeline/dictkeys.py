@@ -7,8 +7,8 @@ entry adding a key upstream has since added elsewhere in the display. `pipeline.
 
 Found from what landing knows (which lines of the composed file each entry landed): only files where an
 entry's hunk adds a line writing a constant key (`'name':`, `3:`, `('a', 1):`) are read, scanned with a
-regular expression for such a key written twice in the file, one of them on a line an entry landed, and
-only then parsed. Keys compared by value (`'a'` and `"a"` are one key): strings, bytes, integers and
+regular expression for such a key written twice in the file by two sides (one of them on a line an entry
+landed, the other upstream's or another entry's), and only then parsed. Keys compared by value (`'a'` and `"a"` are one key): strings, bytes, integers and
 tuples of those. Not said: a key written twice by one entry alone, or by upstream alone, and a key line a
 hunk rewrote (it removed a line writing that key): it stays upstream's, changed.
 """
@@ -94,16 +94,25 @@ def _owner(owned: Owners, line: int, key: object) -> str:
 
 
 def _suspect(data: bytes, owned: Owners) -> bool:
-    """Whether a key written on a line an entry landed is written again somewhere in DATA (the scan)."""
+    """Whether a key written on a line an entry landed is written again somewhere in DATA by another side (the
+    scan, by `_owner`'s rule: a warning needs two owners). A key written twice by one side only is no
+    suspect: parsing every such file cost a sync of 60 accelerate PRs 0.09 s, for four files and no warning."""
     lines = data.split(b"\n")
     mine = set().union(*(written_keys([lines[n - 1]]) for n in owned if 0 < n <= len(lines)))
     if not mine:
         return False
-    seen: set[object] = set()
-    for value in _values(data):
-        if value in mine and value in seen:
+    by: dict[object, set[str]] = {}
+    line, at = 1, 0
+    for match in KEY.finditer(data):
+        value = _literal(match.group(1))
+        if value is None or value not in mine:
+            continue
+        line += data.count(b"\n", at, match.start(1))
+        at = match.start(1)
+        seen = by.setdefault(value, set())
+        seen.add(_owner(owned, line, value))
+        if len(seen) > 1:
             return True
-        seen.add(value)
     return False
 
 

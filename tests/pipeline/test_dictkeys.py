@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from carrytool.pipeline.dictkeys import adds_key, written_keys
+from carrytool.pipeline.dictkeys import _suspect, adds_key, written_keys
 from tests.conftest import Cli, Small
 from tests.pipeline.test_sync import sync
 
@@ -75,6 +75,22 @@ def test_keys_twice_in_two_dicts_by_one_entry_or_by_upstream_are_not_said(cli: C
     code, report = sync(cli, small)
     assert code == 0 and [e["status"] for e in report["entries"]] == ["applied"] * 3, report
     assert _keys(report) == []
+
+
+def test_the_scan_parses_only_where_a_key_has_two_owners() -> None:
+    """A file is parsed only where a key an entry landed is written again by another side (upstream, another
+    entry): a key written twice by one entry alone, in two dicts, cannot be said, and parsing each such file
+    cost a sync of 60 accelerate PRs 0.09 s for no warning. The rule is `_owner`'s: a key the entry's hunk
+    removed where it landed stays upstream's."""
+    data = b"a = {\n    'own': 1,\n}\nb = {\n    'own': 2,\n    'up': 3,\n}\nc = {'up': 4}\n"
+    pr1 = ("pr/1", frozenset())
+    assert not _suspect(data, {2: pr1, 5: pr1})                        # 'own' twice, by pr/1 alone
+    assert _suspect(data, {2: pr1})                                    # 'own' again at line 5: upstream's
+    assert _suspect(data, {2: pr1, 5: ("pr/2", frozenset())})          # and by another entry
+    assert _suspect(data, {6: pr1})                                    # 'up' at line 8: upstream's
+    assert _suspect(data, {6: ("pr/1", frozenset({"up"})), 8: pr1})    # 6 rewritten (upstream's), 8 pr/1's
+    assert not _suspect(data, {6: ("pr/1", frozenset({"up"}))})        # 6 rewritten, 8: both upstream's
+    assert not _suspect(data, {})
 
 
 @pytest.mark.parametrize(("added", "removed", "adds"), [
