@@ -68,13 +68,17 @@ def gather(git: Git, resolved: Resolved, steps: Sequence[Step], *, everything: b
 def _stacks(git: Git, upstream: str, prs: Sequence[Step]) -> None:
     """Note, on each PR whose history holds an earlier PR entry's head beyond upstream, the nearest such
     first (`Step.built_order`: the one holding the most commits first); from the walk merge_bases made, no
-    process."""
-    own = {id(s): git.outside(upstream, s.head) for s in prs}        # type: ignore[arg-type]
+    process. Each PR's commits are looked up among the heads (not each earlier PR's head among its commits:
+    300 PRs made 44,850 such tests, 0.04-0.09 s of every sync)."""
+    own = [git.outside(upstream, s.head) for s in prs]        # type: ignore[arg-type]
+    at: dict[str, list[int]] = {}           # head -> the indexes of the PRs it is the head of
+    for n, step in enumerate(prs):
+        at.setdefault(step.head, []).append(n)       # type: ignore[arg-type]
     for n, upper in enumerate(prs):
-        lowers = [s for s in prs[:n] if s.head != upper.head and s.head in own[id(upper)]]
+        lowers = sorted(k for sha in own[n] for k in at.get(sha, ()) if k < n and prs[k].head != upper.head)
         if lowers:
-            nearest = sorted(lowers, key=lambda s: -len(own[id(s)]))
-            upper.built_order = tuple((s.id, s.head) for s in nearest)   # type: ignore[misc]
+            nearest = sorted(lowers, key=lambda k: -len(own[k]))
+            upper.built_order = tuple((prs[k].id, prs[k].head) for k in nearest)   # type: ignore[misc]
 
 
 def _superseded_whole(resolved: Resolved, steps: Sequence[Step]) -> list[tuple[Step, int, str]]:
