@@ -28,6 +28,11 @@ from carrytool.union.recorded_upstream import (
 from carrytool.union.resolutions import ConflictHunk, Fixup, lines_field, read_resolution
 
 _KEY = re.compile(r"^[0-9a-f]{64}$")
+# The record format this carrytool reads and writes (`store.json`'s `store`): raised when a record holds what an
+# older carrytool that reads the version would replay wrongly, which then refuses the store (`_version`). Per-place
+# resolutions (`upstream_at[*].resolution`, helper-174) are version 1: stores holding them were written as 1
+# before the version was read, and every carrytool that reads it knows them (a carrytool from before them reads
+# no version, so no number could stop it).
 STORE_VERSION = 1
 FILE_MODES = ("100644", "100755", "120000")
 
@@ -72,14 +77,48 @@ def _resolutions_at(doc: dict[str, Any]) -> dict[tuple[str, int], bytes]:
     return out
 
 
+def _version(meta: Path) -> int | None:
+    """The store version META (store.json) says; None when there is none (a store made by hand, or one being
+    made); an InputError naming it when it is not an object with a positive integer `store`, or says a version
+    newer than STORE_VERSION: records this carrytool would replay wrongly (h187)."""
+    if meta.is_symlink() or not meta.exists():      # a link is refused before anything is written (preflight)
+        return None
+    try:
+        doc = json.loads(meta.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        doc, why = None, f"unreadable JSON: {exc}"
+    else:
+        why = "needs an object with a positive integer 'store', the store's version"
+    version = doc.get("store") if isinstance(doc, dict) else None
+    if type(version) is not int or version < 1:
+        raise InputError(f"not a valid resolution store version file ({why})", where=str(meta),
+                         hint=f"restore it from version control (git checkout -- {meta}); if no version of it "
+                              "was ever committed, delete it: carrytool writes it again")
+    if version > STORE_VERSION:
+        wrote = doc.get("carrytool")            # type: ignore[union-attr]
+        by = f"carrytool {wrote}" if isinstance(wrote, str) else "a newer carrytool"
+        raise InputError(f"the resolution store was written by {by}: store version {version}, "
+                         f"this carrytool ({__version__}) reads version {STORE_VERSION} and older; its records "
+                         "may hold what this one would replay wrongly (a resolution at the wrong place), so it "
+                         "neither reads nor writes them", where=str(meta),
+                         hint=f"upgrade carrytool to {wrote if isinstance(wrote, str) else 'the newest'} or later "
+                              "(pipx upgrade carrytool), then run this command again")
+    return version
+
+
 class Store:
     """`<manifest dir>/resolutions/<union>/`: one JSON record per conflict hunk, fixups/, and store.json."""
 
     def __init__(self, root: Path, git_version: str) -> None:
         self.root = root
         self.git_version = git_version
+        self._readable = False          # store.json's version was read and is one this carrytool knows
 
     def _dir(self, union: str) -> Path:
+        """UNION's folder, once store.json says a version this carrytool reads (every read and write asks)."""
+        if not self._readable:
+            _version(self.root / "store.json")
+            self._readable = True
         return self.root / union
 
     def _read(self, path: Path) -> Any:
@@ -187,8 +226,9 @@ class Store:
         return sorted(out, key=lambda f: (f.item, f.file))
 
     def preflight(self) -> None:
-        """Refuse before writing anything when store.json is a symlink."""
+        """Refuse before writing anything when store.json is a symlink, unreadable, or of a newer store version."""
         refuse_symlink(self.root / "store.json")
+        _version(self.root / "store.json")
 
     def record(self, union: str, path_in_tree: str, hunk_key: str, hunk: ConflictHunk | None,
                resolution: bytes, entries: list[str], upstream: list[HunkUpstream] | None = None,
@@ -286,6 +326,7 @@ class Store:
                       "(git merge-tree, conflict style 'merge')"}
         text = json.dumps(doc, indent=2) + "\n"
         refuse_symlink(meta)
+        _version(meta)              # never lowered: a newer store's version is refused, not rewritten
         try:
             current = meta.read_text(encoding="utf-8") if meta.exists() else None
         except (OSError, ValueError):
