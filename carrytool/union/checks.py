@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from typing import Any
 
 from carrytool.gitlayer.git import paths_of
 from carrytool.manifest import paths as pathmatch
@@ -22,6 +23,7 @@ from carrytool.pipeline.provided import (
 from carrytool.pipeline.scopes import is_python
 from carrytool.pipeline.unbound import binding_of, bound_names, introduced, loose_names
 from carrytool.union.outcome import FoldItem
+from carrytool.union.recorded_upstream import place_said
 from carrytool.union.reuse import Content
 
 
@@ -93,22 +95,18 @@ class FoldChecks:
         compose = self.command("compose")
         word = re.compile(rb"(?<![\w.])" + re.escape(name.encode()) + rb"\b")
         records = self.store.records_of(self.name, set(state.get("used_keys", [])), path)
-        resolution = {p: str(doc.get("resolution", "")).encode("utf-8", "surrogateescape") for p, doc in records}
-        for record, doc in records:
-            # a conflict resolved differently at its places keeps each place's in `upstream_at` (helper-174)
-            own = [str(at.get("resolution", "")).encode("utf-8", "surrogateescape")
-                   for at in doc.get("upstream_at") or [] if isinstance(at, dict) and at.get("file") == path
-                   and "resolution" in at]
-            resolution[record] = b"\n".join(own) if own else resolution[record]
-            field = "the `resolution` of its place in `upstream_at`" if own else "its `resolution`"
-            if text.strip() and text.strip() in {line.strip() for line in resolution[record].split(b"\n")}:
-                return f"; the line is your recorded resolution {record.absolute()}: correct it there ({field}), " \
-                    f"then {compose}"
+        said = {record: _resolutions_in(doc, path) for record, doc in records}
+        for record, _doc in records:
+            for _where, field, resolution in said[record]:
+                if text.strip() and text.strip() in {line.strip() for line in resolution.split(b"\n")}:
+                    return f"; the line is your recorded resolution {record.absolute()}: correct it there ({field}), " \
+                        f"then {compose}"
         for record, doc in records:
             sides = b"\n".join(str(doc.get(k) or "").encode("utf-8", "surrogateescape") for k in ("ours", "theirs"))
-            if word.search(sides) and not word.search(resolution[record]):
-                return f"; a conflict you resolved there had `{name}` and your resolution has not (the binding " \
-                    f"dropped?): correct it in {record.absolute()} (its `resolution`), then {compose}"
+            for where, field, resolution in said[record] if word.search(sides) else ():
+                if not word.search(resolution):
+                    return f"; a conflict you resolved there had `{name}` and your resolution{where} has not (the " \
+                        f"binding dropped?): correct it in {record.absolute()} ({field}), then {compose}"
 
         def stripped(side: Content | None) -> set[bytes]:
             return {line.strip() for line in side[1].split(b"\n")} if side else set()
@@ -158,3 +156,20 @@ class FoldChecks:
             notes.append(f"{said} covers nothing: {unreached(lost, drop)} (sync will warn stale-drop)" if lost else
                          f"{said} covers no hunk the union lacks verbatim: sync will warn stale-drop; remove or fix it")
         return notes
+
+
+def _resolutions_in(doc: dict[str, Any], path: str) -> list[tuple[str, str, bytes]]:
+    """(where, which field, the resolution) of each place of PATH the record DOC keeps its own resolution for
+    (a conflict resolved differently at its places: helper-174), each on its own (h187: joined, one place's
+    binding hid another's drop, and the record's `resolution` was named); else DOC's own `resolution`."""
+    own = [at for at in doc.get("upstream_at") or [] if isinstance(at, dict) and at.get("file") == path
+           and "resolution" in at]
+    if not own:
+        return [("", "its `resolution`", str(doc.get("resolution", "")).encode("utf-8", "surrogateescape"))]
+    return [(f" at {place_said(path, at['hunk'] if type(at.get('hunk')) is int else 0, _str(at.get('scope')))}",
+             "the `resolution` of its place in `upstream_at`",
+             str(at["resolution"]).encode("utf-8", "surrogateescape")) for at in own]
+
+
+def _str(value: object) -> str | None:
+    return value if isinstance(value, str) else None

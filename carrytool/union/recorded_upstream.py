@@ -168,3 +168,9 @@ def place_fields(hunk: int, named: tuple[str | None, int] | None) -> dict[str, A
     """A place of `upstream_at` as a record writes it: its HUNK (the file's n-th of the key) and, when NAMED,
     its def/class and n-th hunk of the key there (`scopes_of` reads them back)."""
     return {"hunk": hunk, **({"scope": named[0], "scope_hunk": named[1]} if named else {})}
+
+
+def place_said(file: str, hunk: int, scope: str | None) -> str:
+    """A place of a key as a stop names it: `m.py's hunk 2 of it (in g)` (HUNK counted from 0)."""
+    return f"{file}'s hunk {hunk + 1} of it" + (f" (after `{scope[2:]}`)" if scope and scope.startswith("@ ")
+                                                 else f" (in {scope})" if scope else "")

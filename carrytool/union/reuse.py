@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from carrytool.gitlayer.git import Git, MergeResult
-from carrytool.union.recorded_upstream import HunkUpstream, RecordedUpstream, places_in
+from carrytool.union.recorded_upstream import HunkUpstream, RecordedUpstream, place_said, places_in
 from carrytool.union.resolutions import (
     Fixup,
     apply_resolutions,
@@ -218,9 +218,7 @@ def _each_said(recorded: RecordedUpstream) -> str:
     out = []
     for (file, n), text in sorted(recorded.resolutions.items()):
         scope = recorded.scopes.get((file, n), (None, 0))[0]
-        out.append(f"  at {file}'s hunk {n + 1} of it" + (f" (after `{scope[2:]}`)" if scope and scope.startswith("@ ")
-                                                          else f" (in {scope})" if scope else "")
-                   + f":\n{_quoted(resolution_lines(text))}")
+        out.append(f"  at {place_said(file, n, scope)}:\n{_quoted(resolution_lines(text))}")
     return "".join(out)
 
 

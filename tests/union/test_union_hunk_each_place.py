@@ -187,3 +187,22 @@ def test_a_key_resolved_differently_outside_python_is_named_by_the_line_before(c
     # neither is replayed at a place it was not made for; both are shown, each at its own place
     assert ("at m.cfg's hunk 1 of it (after `[f]`):\n    x = 3\n  at m.cfg's hunk 2 of it (after `[g]`):\n"
             "    x = 2\n") in out, out
+
+
+def test_a_binding_dropped_at_one_place_names_the_places_resolution(cli: Cli, tmp_path: Path) -> None:
+    """h187: a conflict met at two places, its sides binding `y`, resolved to keep the binding in f() and to drop
+    it in g(): the warning compared the sides with both resolutions joined (f's has `y`), said no resolution
+    dropped the name, and where it did say so it named the record's `resolution`, not g's place."""
+    two = "def f():\n    y = 1\n    return y\n\n\ndef g():\n    y = 1\n    return y\n"
+    prs = TwoPrs(tmp_path, {"m.py": two}, {"m.py": two.replace("y = 1", "y = 2")},
+                 {"m.py": two.replace("y = 1", "y = 3")})
+    args = prs.args()
+    assert cli("union", "compose", "u", *args).exit_code == 3
+    _resolve_each(prs.scratch / "m.py", "    y = 3\n", "    pass\n")
+    result = cli("union", "continue", "u", *args)
+    out = result.stdout + result.stderr
+    [record] = sorted((prs.manifest.parent / "resolutions" / "u").glob("*.json"))
+    assert "the union loads `y`, which nothing binds in the file" in out, out
+    assert ("a conflict you resolved there had `y` and your resolution at m.py's hunk 2 of it (in g) has not (the "
+            f"binding dropped?): correct it in {record} (the `resolution` of its place in `upstream_at`), then "
+            "carrytool union compose u") in out, out
