@@ -152,7 +152,16 @@ def _pr_status(manifest: Manifest, git: Git, client: ForgeClient, project: str, 
     pr = fetch_pr(client, project, number)  # type: ignore[arg-type]
     item = {"id": f"pr/{number}", "state": "unknown", "title": None, "labels": [], "head": None,
             "merged_as": None, "landed": None}
-    if "missing" in pr:
+    here = merged_here(git, upstream, known) if "missing" in pr and client.offline else None
+    if here:
+        local, evidence = here
+        item.update(state="merged", head=local["head"], merged_as=local["merged_as"])
+        item["landed"], landed_why = check_landed(git, upstream, local)  # type: ignore[arg-type]
+        suggestion = {True: "drop", False: "keep"}.get(item["landed"], "investigate")
+        item.update(suggestion=suggestion, why=f"merged upstream, as this repository tells: {evidence}; "
+                    f"{'but ' if item['landed'] is False else ''}{landed_why}; its title, labels and what the "
+                    "forge says are unknown offline (not in the cache: run without --offline)")
+    elif "missing" in pr:
         item.update(suggestion="investigate",
                     why="not in the cache: run without --offline" if pr["missing"] != 404
                     else f"the forge has no PR {number} (404)")
@@ -167,6 +176,26 @@ def _pr_status(manifest: Manifest, git: Git, client: ForgeClient, project: str, 
     if entry is None:
         item["superseded_only"] = True
     return item
+
+
+def merged_here(git: Git, upstream: str | None, head: str | None) -> tuple[dict[str, Any], str] | None:
+    """Offline, of a PR the forge cache does not know: (the PR as `check_landed` reads it, in words why) when
+    this repository says upstream merged it: its HEAD (as the last sync fetched it) is in UPSTREAM's history
+    (with the commit that merged it and the base, as `Git.merged_in` finds them), or merging it onto upstream
+    changes nothing (`Git.upstream_has`: squashed or picked); else None (h187: said `unknown`, "not in the
+    cache", of a PR sync skips as merged-upstream)."""
+    if not upstream or not head or git.object_type(head) != "commit":
+        return None
+    said = f"its head {head[:12]} (as the last sync fetched it)"
+    if git.is_ancestor(head, upstream):
+        merge = git.merged_in(upstream, head)
+        return ({"head": head, "merged_as": merge[0] if merge else None, "base": merge[1] if merge else None},
+                f"{said} is in upstream's history" + (f", merged by {merge[0][:12]}" if merge else ""))
+    if git.upstream_has(upstream, [head])[0]:
+        return ({"head": head, "merged_as": None, "base": None},
+                f"{said} is not in upstream's history, but merging it onto upstream changes nothing (squashed or "
+                "picked)")
+    return None
 
 
 def _suggest(item: dict[str, Any], landed_why: str, title: str | None, known: str | None,

@@ -189,6 +189,43 @@ def test_offline_without_cache(cli: Cli, forge: Forge) -> None:
     assert out["entries"][0]["why"] == "not in the cache: run without --offline"
 
 
+def test_offline_without_cache_says_what_the_repository_knows(cli: Cli, forge: Forge) -> None:
+    """h187: with an empty forge cache, a PR whose head sync fetched and upstream's history holds (or whose change
+    upstream has: a squash) was `unknown`, `investigate`, "not in the cache": offline status says it is merged,
+    by which evidence, whether it landed (its hunks), and that the rest is unknown without the forge."""
+    p7 = forge.up.commit({"x.txt": "x\n"}, "pr 7", parent=forge.base, ref="refs/pull/7/head")
+    forge.up.commit({"x.txt": "x\n"}, "pr 7, squashed", parent="main", ref="refs/heads/main")
+    forge.work.git("fetch", "-q", str(forge.up.path), "+refs/*:refs/up/*")
+    forge.work.git("update-ref", "refs/carrytool/dev/upstream", "refs/up/heads/main")
+    for n, head in ((1, forge.p1), (2, forge.p2), (3, forge.p3), (7, p7)):
+        forge.work.git("update-ref", f"refs/carrytool/dev/pr/{n}", head)
+    out = json.loads(cli("status", "-m", forge.manifest, "--repo", forge.work.path, "--offline",
+                         "--format", "json").stdout)
+    assert out["source"] == "cache"
+    by_id = {e["id"]: e for e in out["entries"]}
+    assert {i: (e["state"], e["suggestion"], e["landed"], e["head"]) for i, e in by_id.items()} == {
+        "pr/1": ("merged", "drop", True, forge.p1),
+        "pr/2": ("merged", "keep", False, forge.p2),      # merged, then the c.py half reverted
+        "pr/3": ("unknown", "investigate", None, None),   # closed unmerged: nothing here says so
+        "pr/4": ("unknown", "investigate", None, None),
+        "pr/5": ("unknown", "investigate", None, None),
+        "pr/6": ("unknown", "investigate", None, None),
+        "pr/7": ("merged", "drop", True, p7)}
+    assert by_id["pr/1"]["merged_as"] == forge.m1 and by_id["pr/7"]["merged_as"] is None
+    assert by_id["pr/1"]["why"] == (
+        f"merged upstream, as this repository tells: its head {forge.p1[:12]} (as the last sync fetched it) is in "
+        f"upstream's history, merged by {forge.m1[:12]}; all 1 hunk(s) of its diff are on upstream; its title, "
+        "labels and what the forge says are unknown offline (not in the cache: run without --offline)")
+    assert by_id["pr/2"]["why"].startswith(f"merged upstream, as this repository tells: its head {forge.p2[:12]} ")
+    assert "but upstream lacks 1 of its 2 hunk(s): c.py:8" in by_id["pr/2"]["why"]
+    assert by_id["pr/7"]["why"].startswith(
+        f"merged upstream, as this repository tells: its head {p7[:12]} (as the last sync fetched it) is not in "
+        "upstream's history, but merging it onto upstream changes nothing (squashed or picked); ")
+    assert by_id["pr/3"]["why"] == "not in the cache: run without --offline"
+    text = cli("status", "-m", forge.manifest, "--repo", forge.work.path, "--offline").stdout
+    assert "merged upstream, as this repository tells" in text, text
+
+
 def test_token_sent_never_printed(cli: Cli, forge: Forge) -> None:
     with FakeForge() as fake:
         forge.github(fake)
