@@ -37,12 +37,19 @@ def _guarded(result: BisectResult) -> list[str]:
         [str(row["id"]) for row in result.left_out if row["id"] in wanted]
 
 
-def _left_out(result: BisectResult) -> list[str]:
+def _left_out(result: BisectResult, invocation: Invocation) -> list[str]:
     """A line for each entry the asserts guard that the chain left out: which asserts, and why (h179: bisect
-    said "upstream itself fails" of an assert whose entry had conflicted with an earlier one)."""
+    said "upstream itself fails" of an assert whose entry had conflicted with an earlier one); one it could not
+    try, why and the command that fetches it (h187)."""
     lines = []
     for row in result.left_out:
         names = ", ".join(spec.name for spec in result.checks.asserts if spec.entry == row["id"])
+        if row["status"] == "not-tried":       # (of any assert searched with, as the answering search may be one's)
+            names = ", ".join(row["asserts"])  # type: ignore[arg-type]
+            then = f": run `{invocation.command('sync')}`, then bisect again" if row.get("fetch") else ""
+            lines.append(f"  {row['id']} (the `entry:` of {names}) is not in the chain and was not tried: "
+                         f"{row['why']}{then}")
+            continue
         if row["status"] == "conflict":
             whom = [*(["upstream"] if row["upstream"] else []), *row["with"]]  # type: ignore[misc]
             why = f"it conflicts with {' and '.join(whom) or 'the entries before it'} in " \
@@ -56,6 +63,10 @@ def _left_out(result: BisectResult) -> list[str]:
 def render_bisect_json(result: BisectResult, stream: TextIO, invocation: Invocation) -> None:
     """Write the contract's JSON (plus `upstream` and `next`)."""
     data = result.to_json()
+    # an entry not tried: the command that fetches it (`sync`) in place of whether one would
+    data["left_out"] = [{k: v for k, v in row.items() if k != "fetch"} |
+                        ({"next": invocation.command("sync") if row["fetch"] else None} if "fetch" in row else {})
+                        for row in result.left_out]
     data["next"] = next_command(result, invocation)
     stream.write(json.dumps(data, indent=2) + "\n")
 
@@ -85,7 +96,7 @@ def render_bisect_text(result: BisectResult, stream: TextIO, invocation: Invocat
                 f"probed: what they check is to come from {', '.join(guarded)} (their `entry:`).")
         else:
             say(f"Upstream {result.chain.upstream[:12]} itself fails: no entry of the chain broke it.")
-        for line in _left_out(result):
+        for line in _left_out(result, invocation):
             say(line)
         verdict = result.upstream_verdict or result.verdict
         if verdict is not None and verdict.command is not None and not verdict.failed:
@@ -113,7 +124,7 @@ def render_bisect_text(result: BisectResult, stream: TextIO, invocation: Invocat
     else:
         position = [link.id for link in result.chain.links].index(result.first_bad) + 1
         say(f"First bad entry: {result.first_bad} ({position} of {n} in the chain)")
-        for line in _left_out(result):
+        for line in _left_out(result, invocation):
             say(line)
         if result.alone_bad:
             say("  bad alone: composed by itself onto upstream it fails the same way")

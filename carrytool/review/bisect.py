@@ -59,14 +59,18 @@ def bisect(manifest: Manifest, git: Git, checks: Checks, *, rev: str | None = No
     if rev:     # the trailers name the entries applied: those the asserts guard, left out, from the manifest
         from carrytool.review.left_out import left_out_steps
 
-        chain = dataclasses.replace(chain, left_out=left_out_steps(
-            manifest, git, chain.upstream, {link.id for link in chain.links},
-            {spec.entry for spec in checks.asserts if spec.entry}))
+        steps, untried = left_out_steps(manifest, git, chain.upstream, {link.id for link in chain.links},
+                                        {spec.entry for spec in checks.asserts if spec.entry})
+        chain = dataclasses.replace(chain, left_out=steps, untried=untried)
     prober = Prober(git, checks)
     search = Search(manifest, git, chain, prober)
     result = search.run()
     if narrow and result.first_bad is None and not result.tip_good and len(checks.asserts) > 1:
         result = _one_by_one(search, prober, result)
+    # the entries the asserts guard that could not be tried, whichever search answered (h187: left out unsaid)
+    result.left_out += [{"id": one.id, "status": "not-tried", "with": [], "upstream": False, "files": [],
+                         "asserts": names, "why": one.why, "fetch": one.fetch} for one in chain.untried
+                        if (names := [spec.name for spec in checks.asserts if spec.entry == one.id])]
     return result
 
 

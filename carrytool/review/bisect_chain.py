@@ -28,12 +28,24 @@ class Link:
 
 
 @dataclass(frozen=True)
+class Untried:
+    """An entry an assert guards that the chain left out and `bisect --rev` could not try: why, and whether a
+    sync, fetching it, would let it be tried (FETCH)."""
+
+    id: str
+    why: str
+    fetch: bool = False
+
+
+@dataclass(frozen=True)
 class Chain:
     upstream: str
     links: tuple[Link, ...]
     # the entries a night composing the manifest did not apply for a conflict (their steps, with the facts to
     # compose them again): an assert's `entry:` among them is searched with all the same (h179)
     left_out: tuple[Step, ...] = ()
+    # those of them `bisect --rev` could not try (a head never fetched here, a patch that does not apply)
+    untried: tuple[Untried, ...] = ()
 
 
 def searchable(manifest: Manifest) -> Manifest:

@@ -134,3 +134,27 @@ def test_a_left_out_entry_changed_since_the_night_blames_nobody(cli: Cli, small:
                          "--rev", report["result"]["sha"])
     assert code == 0 and out["first_bad"] is None, out
     assert out["bases"][0] == {"from": "entry", "entries": ["carry/telemetry"], "bad": False, "unapplied": []}, out
+
+
+def test_a_guarded_entry_whose_head_was_never_fetched_is_said_not_tried(cli: Cli, small: Small) -> None:
+    """h187: `bisect --rev` left out, without a word, an `entry:` whose PR head was never fetched here (added to
+    the manifest after the night): it names it, why, and the command that fetches it."""
+    build(small)
+    code, report = cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path)
+    assert code == 1 and report["result"]["sha"], report
+    guard = {"name": "three-adds-x", "file": "x.py", "contains": "x = 3", "entry": "pr/3"}
+    small.manifest([{"pr": 1}, {"carry": "wrap", "commit": report["entries"][1]["head"]}, {"pr": 2},
+                    {"carry": "telemetry", "commit": report["entries"][3]["head"]}, {"pr": 3}],
+                   policy={"on_conflict": "skip"}, asserts=[AFTER, guard])
+    args = ("-m", small.manifest_path, "--repo", small.work.path, "--rev", report["result"]["sha"])
+    code, out = cli.json("bisect", *args)
+    assert code == 0, out
+    assert out["left_out"][0]["id"] == "carry/telemetry", out
+    assert out["left_out"][1] == {
+        "id": "pr/3", "status": "not-tried", "with": [], "upstream": False, "files": [], "asserts": ["three-adds-x"],
+        "why": "its head was never fetched here (no refs/carrytool/dev/pr/3)",
+        "next": f"carrytool sync -m {small.manifest_path} --repo {small.work.path}"}, out
+    text = cli("bisect", *args).stdout
+    assert "pr/3 (the `entry:` of three-adds-x) is not in the chain and was not tried: its head was never fetched " \
+           f"here (no refs/carrytool/dev/pr/3): run `carrytool sync -m {small.manifest_path} --repo " \
+           f"{small.work.path}`, then bisect again" in text, text
