@@ -6,6 +6,7 @@ name, what was true at all of them."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -76,11 +77,55 @@ class RecordedUpstream:
         count = sum(1 for name, _n in self.at if name == place.file)
         return (place.file, place.index) if count == place.count and (place.file, place.index) in self.at else None
 
+    def placed(self, places: list[Place], lines: Collection[str]) -> Placed:
+        """The recorded place of each of PLACES (a file's hunks of this key, in order; LINES: the names the
+        file's lines give a place after them, `@ ` and the line): by `place_of`; where that names not all, and
+        the file has as many hunks of the key as recorded, each named by a line or by none (a def is not
+        matched so), by order: each hunk whose name is not its recorded place's is that place when the
+        recorded line is gone from the file and names no hunk of the key, and the hunks beside it are met at
+        their own (h186's review: upstream edited the line, a version bump, or put a header above the file's
+        first line, and the fold asked as though the hunk had moved). A recorded line still in the file is a
+        hunk that stopped conflicting, and another came where it was not: not sure; two changed places side
+        by side only their order tells apart: not sure either, and RENAMED says which lines changed."""
+        strict = Placed([self.place_of(place) for place in places])
+        recorded = sorted(at for at in self.at if places and at[0] == places[0].file)
+        if None not in strict.at or len(recorded) != len(places) or not all(at in self.scopes for at in recorded):
+            return strict
+        then = [self.scopes[at] for at in recorded]
+        now = {place.scope for place in places}
+        changed = []
+        for (name, nth), place in zip(then, places):
+            if (name, nth) == (place.scope, place.nth):
+                changed.append(False)
+            elif _by_line(name) and _by_line(place.scope) and name not in now and name not in lines:
+                changed.append(True)
+            else:
+                return strict
+        renamed = [(name, place.scope) for (name, _n), place, was in zip(then, places, changed) if was]
+        if any(one and next_ for one, next_ in zip(changed, changed[1:])):
+            return Placed(strict.at, renamed)
+        return Placed(list(recorded))
+
     def of(self, place: Place) -> HunkUpstream:
         """What the record says of upstream's lines at PLACE: at its recorded place (`place_of`); at a place not
         named surely, what was true at every place."""
         at = self.place_of(place)
         return self.at[at] if at is not None else self.whole
+
+
+@dataclass(frozen=True)
+class Placed:
+    """The recorded place of each of a file's hunks of a key, in order (AT; None: not named surely) and, where
+    the lines that named places changed side by side (not sure), those lines: (recorded, now) (RENAMED)."""
+
+    at: list[tuple[str, int] | None]
+    renamed: list[tuple[str | None, str | None]] = field(default_factory=list)
+
+
+def _by_line(name: str | None) -> bool:
+    """Whether a place's NAME is a line's (`@ ` and the line before it) or none (no line before it), not a
+    def's or class's."""
+    return name is None or name.startswith("@ ")
 
 
 def merged_upstream(places: list[HunkUpstream]) -> HunkUpstream:

@@ -18,7 +18,7 @@ from carrytool.union.resolutions import (
     split_conflicts,
 )
 from carrytool.union.upstream_edit import Removed, keep_lines, newly_removed, quote, show_both, upstream_removed
-from carrytool.union.upstream_hunks import Judged, Lines, around_hunks, judge, ordered
+from carrytool.union.upstream_hunks import Around, Judged, Lines, around_hunks, judge, line_names, ordered
 
 Notify = Callable[[str], None]
 Content = tuple[str, bytes]
@@ -196,21 +196,62 @@ def _each_place(path: str, conflicted: bytes, keys: set[str], recorded: dict[str
     if not differ:
         return [], set()
     hunks = around_hunks(None, conflicted, path)
+    placed, renamed = _recorded_places(path, conflicted, hunks, {key: recorded[key] for key in differ})
     each: list[bytes | None] = []
     unsure: set[str] = set()
-    for around, at in zip(hunks, places_in(path, [(around.hunk.key, around.scope) for around in hunks])):
+    for around, named in zip(hunks, placed):
         key = around.hunk.key
-        named = recorded[key].place_of(at) if key in differ else None
         each.append(recorded[key].resolutions.get(named) if named is not None else None)
         if key in differ and each[-1] is None:
             unsure.add(key)
     for key in sorted(unsure):
+        # h186's review: a stop for lines that named places and changed said a hunk had moved
+        why = f"the lines that named {_of_places(renamed[key], path, recorded[key])} changed " \
+            f"({_changed(renamed[key])}), side by side: only their order would tell which place is which, so" \
+            if key in renamed else "this fold does not meet it at the places recorded (a hunk of it stopped " \
+            "conflicting, or a new one came):"
         notify(f"{path}: your recorded resolutions of a conflict you met at {len(recorded[key].resolutions)} places "
-               "differ by place, and this fold does not meet it at the places recorded (a hunk of it stopped "
-               "conflicting, or a new one came): they are not replayed; the scratch file shows its hunks as the merge "
+               f"differ by place, and {why} they are not replayed; the scratch file shows its hunks as the merge "
                f"made them. You resolved it:\n{_each_said(recorded[key])}resolve its hunks again; `union continue` "
                "records them")
     return each, unsure
+
+
+Renamed = list[tuple[str | None, str | None]]
+
+
+def _recorded_places(path: str, conflicted: bytes, hunks: list[Around], recorded: dict[str, RecordedUpstream]
+                     ) -> tuple[list[tuple[str, int] | None], dict[str, Renamed]]:
+    """The recorded place of each of HUNKS (of CONFLICTED, PATH as the merge wrote it) whose key RECORDED has
+    (`RecordedUpstream.placed`; None: not named surely, or no record), and the keys whose places are not sure
+    as the lines that named them changed side by side, with those lines."""
+    places = places_in(path, [(around.hunk.key, around.scope) for around in hunks])
+    out: list[tuple[str, int] | None] = [None] * len(hunks)
+    renamed: dict[str, Renamed] = {}
+    lines = line_names(conflicted)
+    for key in sorted({around.hunk.key for around in hunks} & recorded.keys()):
+        mine = [n for n, around in enumerate(hunks) if around.hunk.key == key]
+        found = recorded[key].placed([places[n] for n in mine], lines)
+        for n, at in zip(mine, found.at):
+            out[n] = at
+        if found.renamed:
+            renamed[key] = found.renamed
+    return out, renamed
+
+
+def _of_places(renamed: Renamed, path: str, recorded: RecordedUpstream) -> str:
+    """Which of RECORDED's places in PATH the RENAMED are, as a stop says it."""
+    count = sum(1 for file, _n in recorded.at if file == path)
+    return "its places" if len(renamed) == count else f"{len(renamed)} of its {count} places"
+
+
+def _changed(renamed: Renamed) -> str:
+    """RENAMED's lines (recorded, now), as a stop says them."""
+    return ", ".join(f"{_line(then)} -> {_line(now)}" for then, now in renamed)
+
+
+def _line(name: str | None) -> str:
+    return "(no line before it)" if name is None else f"`{name[2:]}`"
 
 
 def _each_said(recorded: RecordedUpstream) -> str:
@@ -237,15 +278,17 @@ def _over_upstream(git: Git, upstream: Upstream, path: str, conflicted: bytes, r
     held: set[str] = set()
     lost: Lines | None = None
     hunks = around_hunks(theirs[1] if theirs else None, conflicted, path)
-    for n, (around, at) in enumerate(zip(hunks, places_in(path, [(around.hunk.key, around.scope)
-                                                                  for around in hunks]))):
+    placed, _renamed = _recorded_places(path, conflicted, hunks, recorded)
+    for n, (around, at) in enumerate(zip(hunks, placed)):
         key = around.hunk.key
         if key not in records:
             continue
         mine = each[n] if n < len(each) and each[n] is not None else records[key]
         # what was true at this place: its def/class and n-th hunk of the key there (or, in an older record,
-        # the file's n-th), when as many hunks of the key are there as the record names
-        place = recorded.get(key, RecordedUpstream()).of(at)
+        # the file's n-th), when as many hunks of the key are there as the record names; at a place not named
+        # surely, what was true at every one
+        said = recorded.get(key, RecordedUpstream())
+        place = said.at[at] if at is not None else said.whole
         if place.kept is None and lost is None:
             # the lines upstream lost since the PR branched (helper-169: any line of the file it branched from
             # was asked about, one upstream still has too)

@@ -89,7 +89,18 @@ def _scope(path: str | None, fold: list[bytes], s: int, e: int) -> str | None:
         if named is not None:
             return named
     before = next((line for line in reversed(fold[:s]) if not says_nothing(line)), None)
-    return None if before is None else "@ " + before.strip().decode("utf-8", "surrogateescape")
+    return None if before is None else _named_by(before)
+
+
+def _named_by(line: bytes) -> str:
+    """The name of a place outside a def/class whose nearest line before it that says something is LINE."""
+    return "@ " + line.strip().decode("utf-8", "surrogateescape")
+
+
+def line_names(conflicted: bytes) -> set[str]:
+    """The name each line of CONFLICTED that says something would give a place after it (`_scope`): whether
+    the line that named a recorded place is still in the file."""
+    return {_named_by(line) for line in conflicted.split(b"\n") if not says_nothing(line)}
 
 
 def _meets(j1: int, j2: int, s: int, e: int) -> bool:
