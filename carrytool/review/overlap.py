@@ -51,7 +51,9 @@ class Overlap:
     kinds: list[str] = field(default_factory=list)
     scopes: list[str] = field(default_factory=list)
     conflict_files: list[str] = field(default_factory=list)
-    identical: list[dict[str, Any]] = field(default_factory=list)    # {"file", "lines"} in the first's head
+    # {"file", "lines"} in the first's head: the first IDENTICAL_SHOWN in its diff order, of IDENTICAL_TOTAL
+    identical: list[dict[str, Any]] = field(default_factory=list)
+    identical_total: int = 0
     merged: bool = True        # False: both conflict with upstream alone, so no pair merge could decide
     order: tuple[str, str] = ("", "")            # which entry was applied first in the pair merge
     merge: tuple[str, str] | None = None         # the (ours, theirs) commits of the pair merge
@@ -85,8 +87,9 @@ class Overlap:
             data["conflict_files"] = list(self.conflict_files)
         if self.identical:
             data["identical_hunks"] = list(self.identical[:IDENTICAL_SHOWN])
-            if len(self.identical) > IDENTICAL_SHOWN:
-                data["identical_hunks_total"] = len(self.identical)
+            total = max(self.identical_total, len(self.identical))
+            if total > IDENTICAL_SHOWN:
+                data["identical_hunks_total"] = total
         if not self.merged:
             data["merged"] = False
         if self.provided_by:
@@ -144,7 +147,7 @@ class StartedOverlaps:
     collect: Callable[[], list[tuple[list[str] | None, Any]]]
     lands: list[frozenset[str]] = field(default_factory=list)     # per entry of ORDER: _PairMerger.lands
     own: dict[tuple[int, int], dict[str, list[str]]] = field(default_factory=dict)   # pair -> Overlap.own
-    compared: list[tuple[list[str], list[dict[str, Any]], list[str]]] | None = None
+    compared: list[tuple[list[str], tuple[list[dict[str, Any]], int], list[str]]] | None = None
     _comparing: tuple[Later[None], float] | None = field(default=None, init=False, repr=False)
 
     concurrently = True      # compare_later parses in a thread (tests compare both)
@@ -263,32 +266,41 @@ def _hunk_keys(item: EntryFacts, ids: dict[tuple, int]) -> dict[int, list[int]]:
 
 
 def _compare(a: EntryFacts, b: EntryFacts, keys_a: dict, keys_b: dict, sources: Sources,
-             landed: Collection[str] = ()) -> tuple[list[str], list[dict[str, Any]], list[str]]:
+             landed: Collection[str] = ()) -> tuple[list[str], tuple[list[dict[str, Any]], int], list[str]]:
     """What two entries share whatever their merge says: files (those both diffs change; else the paths
-    where both changes land on upstream, LANDED), identical hunks, scopes."""
+    where both changes land on upstream, LANDED), identical hunks (the first IDENTICAL_SHOWN, and how
+    many), scopes."""
     theirs = set(b.files)
     shared = [p for p in a.files if p in theirs]
     shared += sorted(set(landed) - set(shared))
+    # KEYS_A is in the order of each key's first hunk (_hunk_keys): the first IDENTICAL_SHOWN in A's diff
+    # order are the first common keys met, and only they are described (two 350-file PRs on one branch
+    # share 1,500 hunks; the report gives the rest as a count)
+    common = keys_a.keys() & keys_b.keys()
     identical = []
-    for key in sorted(keys_a.keys() & keys_b.keys(), key=lambda k: keys_a[k][0]):
-        hunk = a.hunks[keys_a[key][0]]
-        identical.append({"file": hunk.path, "lines": list(hunk.span)})
+    if common:
+        for key, indexes in keys_a.items():
+            if key in common:
+                hunk = a.hunks[indexes[0]]
+                identical.append({"file": hunk.path, "lines": list(hunk.span)})
+                if len(identical) == IDENTICAL_SHOWN:
+                    break
     scopes: set[str] = set()
     for path in shared:
         mine = a.scopes_in(path, sources)
         if mine:         # B's scopes only matter beside A's: B's versions of PATH are not parsed otherwise
             scopes |= mine & b.scopes_in(path, sources)
-    return shared, identical, sorted(scopes)
+    return shared, (identical, len(common)), sorted(scopes)
 
 
 def _classify(a: EntryFacts, b: EntryFacts, conflict: list[str] | None,
-              compared: tuple[list[str], list[dict[str, Any]], list[str]]) -> Overlap:
-    shared, identical, scopes = compared
+              compared: tuple[list[str], tuple[list[dict[str, Any]], int], list[str]]) -> Overlap:
+    shared, (identical, total), scopes = compared
     overlap = Overlap((a.id, b.id), shared, merged=conflict is not None)
     if conflict:
         overlap.kinds.append("conflict")
         overlap.conflict_files = conflict
-    overlap.identical = identical
+    overlap.identical, overlap.identical_total = identical, total
     if overlap.identical:
         overlap.kinds.append("identical-hunk")
     overlap.scopes = scopes
