@@ -142,6 +142,30 @@ class Diffs:
 
         self._prefetch = (missing, Later(read))
 
+    def patches_later(self, pairs: Sequence[tuple[str, str]]) -> Callable[[], list[bytes]]:
+        """diff_patches in two halves, for another thread: the `diff-tree` process is started now (in the
+        background, on another core, as prefetch_patches's), and the function returned, in any thread, waits
+        for it and gives each pair's patch. It touches nothing of this Git's state: the patches are not kept
+        (explain's parsing thread takes them, while the caller composes; the landing checks read their own).
+        Only for objects already in the store (a PR's own commits). Raises GitError as diff_patches would."""
+        if not pairs:
+            return list
+        self.flush_objects()
+        trees = [(self.tree_of(old), self.tree_of(new)) for old, new in pairs]
+        argv, payload = git_argv(*_PATCH_ARGS), self._pair_lines(trees)
+        cwd, env = self._placement(_PATCH_ARGS)
+        job = Later(lambda: subprocess.run(argv, cwd=cwd, input=payload, capture_output=True, env=env),
+                    name="carrytool-patches")
+        self.join_at_close(job.thread)            # it runs in the scratch directory: close waits for it
+
+        def answer() -> list[bytes]:
+            proc = job.result()
+            if proc.returncode != 0:
+                raise GitError(f"`git diff-tree -p` failed (exit {proc.returncode})",
+                               stderr=proc.stderr.decode("utf-8", "replace"))
+            return self._split_patches(proc.stdout, trees)
+        return answer
+
     def _await_prefetch(self) -> None:
         """Take a prefetch's patches into the cache (a failed one is dropped: asked again, with its error)."""
         if self._prefetch is None:

@@ -58,6 +58,12 @@ class ObjectReads:
         """read_blobs in two halves, for another thread: what its process needs is settled now (every
         staged object written, its directory and environment), and the function returned runs it, in any
         thread: it touches nothing of this Git's state. It raises GitError as read_blobs would."""
+        read = self.blob_reader_later()
+        return lambda: read(oids)
+
+    def blob_reader_later(self) -> Callable[[Sequence[str]], dict[str, bytes]]:
+        """read_blobs_later for blobs known only later: the function returned reads the OIDS it is given, in
+        any thread (explain's thread lists them once it has the entries' hunks)."""
         self.flush_objects()
         args = ("cat-file", "--batch")
         argv, (cwd, env) = git_argv(*args), self._placement(args)
@@ -72,7 +78,7 @@ class ObjectReads:
                                stderr=proc.stderr.decode("utf-8", "replace"))
             return proc.stdout
 
-        return lambda: _blobs(_read_batches(oids, ask))
+        return lambda oids: _blobs(_read_batches(oids, ask))
 
     def _read_batch(self, oids: Sequence[str]) -> dict[str, tuple[str, bytes]]:
         return _read_batches(oids, lambda names: self.run("cat-file", "--batch", input=names).stdout)

@@ -149,7 +149,12 @@ def hunk_headers(patch: bytes) -> list[tuple[int, int, int, int]]:
 
 def read_hunks(git: Git, pairs: Sequence[tuple[str, str]], changes: Sequence[Sequence[Change]]) -> list[list[Hunk]]:
     """Hunks of every (old, new) pair, from one batched patch process; CHANGES are the raw diffs of the pairs."""
-    patches = git.diff_patches(pairs)
+    return parse_patches(git.diff_patches(pairs), changes)
+
+
+def parse_patches(patches: Sequence[bytes], changes: Sequence[Sequence[Change]]) -> list[list[Hunk]]:
+    """The hunks of each of PATCHES (zero-context, as Git.diff_patches gives them), whose raw diffs are
+    CHANGES: read_hunks' parse, for patches read otherwise (explain's thread: Git.patches_later)."""
     return [list(_parsed(patch, tuple(chg))) for patch, chg in zip(patches, changes)]
 
 

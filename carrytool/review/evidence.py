@@ -16,7 +16,7 @@ from carrytool.gitlayer.env import ZERO
 from carrytool.gitlayer.git import EMPTY_TREE, Change, Git, paths_of
 from carrytool.manifest.model import Entry, Manifest
 from carrytool.pipeline import facts
-from carrytool.pipeline.hunks import Hunk, read_hunks
+from carrytool.pipeline.hunks import Hunk, parse_patches, read_hunks
 from carrytool.pipeline.plan import Step
 from carrytool.pipeline.resolve import Resolved
 from carrytool.pipeline.scopes import hunk_scopes, hunk_sides
@@ -38,19 +38,18 @@ class Sources:
         parsed, once per blob, ever (SpanCache.scope)."""
         return self.spans.scope(oid, line, lambda: self.read(oid))
 
-    def preload_later(self, oids: Iterable[str]) -> Callable[[], None]:
-        """Read the blobs OIDS not read yet, all in one `cat-file --batch` process, in two halves: the
-        process is prepared now, and the function returned reads them into this cache, in another thread
-        (Git.read_blobs_later: a thread that parses them then never speaks to the run's git), while the
-        caller's thread goes on; nothing else may use these Sources until it returned."""
-        wanted = [oid for oid in dict.fromkeys(oids) if oid and oid != ZERO and oid not in self._cache]
-        if not wanted:
-            return lambda: None
-        read = self.git.read_blobs_later(wanted)
+    def preload_later(self) -> Callable[[Iterable[str]], None]:
+        """Read blobs not read yet, all in one `cat-file --batch` process, in two halves: the process is
+        prepared now, and the function returned reads the OIDS it is given into this cache, in another
+        thread (Git.blob_reader_later: a thread that parses them then never speaks to the run's git), while
+        the caller's thread goes on; nothing else may use these Sources until it returned."""
+        read = self.git.blob_reader_later()
 
-        def fill() -> None:
-            found = read()
-            self._cache.update({oid: found.get(oid) for oid in wanted})
+        def fill(oids: Iterable[str]) -> None:
+            wanted = [oid for oid in dict.fromkeys(oids) if oid and oid != ZERO and oid not in self._cache]
+            if wanted:
+                found = read(wanted)
+                self._cache.update({oid: found.get(oid) for oid in wanted})
         return fill
 
     def read(self, oid: str | None) -> bytes | None:
@@ -185,16 +184,22 @@ def gather_evidence(git: Git, manifest: Manifest, resolved: Resolved, steps: Seq
     return {f.id: f for f in found}
 
 
-def start_reading_hunks(git: Git, found: Sequence[EntryFacts]) -> None:
-    """Start the patch process read_evidence_hunks reads (git.prefetch_patches): it runs on another core
-    while the caller merges (explain: every entry alone onto upstream)."""
-    git.prefetch_patches(_patch_pairs(found))
+def hunks_later(git: Git, found: Sequence[EntryFacts]) -> Callable[[], None]:
+    """read_evidence_hunks in two halves: the patch process starts now (Git.patches_later: it runs on another
+    core while the caller merges, explain: every entry alone onto upstream), and the function returned, in
+    any thread (explain's parsing thread, while the caller composes), sets every fact's hunks from it."""
+    patches = git.patches_later(_patch_pairs(found))
+    return lambda: _set_hunks(found, parse_patches(patches(), [f.changes for f in found]))
 
 
 def read_evidence_hunks(git: Git, found: Sequence[EntryFacts]) -> None:
     """Every fact's zero-context hunks, from one batched patch process."""
-    for item, hunks in zip(found, read_hunks(git, _patch_pairs(found), [f.changes for f in found])):
-        item.hunks = hunks
+    _set_hunks(found, read_hunks(git, _patch_pairs(found), [f.changes for f in found]))
+
+
+def _set_hunks(found: Sequence[EntryFacts], hunks: Sequence[list[Hunk]]) -> None:
+    for item, mine in zip(found, hunks):
+        item.hunks = mine
 
 
 def _patch_pairs(found: Sequence[EntryFacts]) -> list[tuple[str, str]]:

@@ -25,8 +25,7 @@ from carrytool.review.evidence import (
     EntryFacts,
     Sources,
     gather_evidence,
-    read_evidence_hunks,
-    start_reading_hunks,
+    hunks_later,
 )
 from carrytool.review.explanation import Explanation
 from carrytool.review.overlap import start_overlaps
@@ -47,10 +46,9 @@ def explain(manifest: Manifest, git: Git, *, offline: bool = False, entries: Seq
         # merges, which a merge-tree process of their own answers while sync's plan is composed
         found = gather_evidence(git, manifest, resolved, [Step(e) for e in manifest.entries], hunks=False)
         early["evidence"] = found
-        start_reading_hunks(git, list(found.values()))      # the merges need none: git reads them meanwhile
+        hunks = hunks_later(git, list(found.values()))      # the merges need none: git reads them meanwhile
         started = early["overlaps"] = start_overlaps(git, manifest, resolved.upstream, list(found.values()))
-        read_evidence_hunks(git, list(found.values()))
-        started.compare_later(sources)                      # the scopes (parsing) too, in a thread
+        started.compare_later(sources, hunks)               # the hunks and scopes (parsing), in a thread
 
     try:
         planned = plan_and_compose(manifest, git, SyncOptions(dry_run=True, offline=offline), progress,

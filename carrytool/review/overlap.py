@@ -7,9 +7,9 @@ upstream), then, for every pair, the later entry merged onto the earlier one's c
 their own that explain starts before composing and asks for the answers after (start_overlaps). A pair conflicts when that
 second merge conflicts in a path where the later entry does not conflict with upstream on its own, or
 where it does and the earlier entry's change meets the conflicting lines (sync's rule: pipeline.blame).
-What needs no merge (shared files, identical hunks, scopes: the parsing) runs meanwhile in a thread
-(StartedOverlaps.compare_later), which reads the blobs it parses through a `cat-file` of its own and
-never speaks to the run's long-lived git processes.
+What needs no merge (the entries' hunks, shared files, identical hunks, scopes: the parsing) runs meanwhile in
+a thread (StartedOverlaps.compare_later), which takes the hunks from a `diff-tree` started before the merges,
+reads the blobs it parses through a `cat-file` of its own and never speaks to the run's long-lived git processes.
 Each pair's decision is kept on disk by what decides it (review.paircache): a pair decided before is not merged;
 nor is a pair whose earlier entry upstream already has (_PairMerger._changes_nothing): it cannot conflict;
 nor one whose later entry upstream has: composing never merges it.
@@ -22,10 +22,12 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from carrytool.gitlayer.git import Git, MergeResult
+from carrytool.gitlayer.env import ZERO
+from carrytool.gitlayer.git import Change, Git, MergeResult
 from carrytool.gitlayer.later import Later
 from carrytool.manifest import paths
 from carrytool.manifest.model import Manifest
+from carrytool.pipeline.scopes import is_python
 from carrytool.review.evidence import EntryFacts, Sources
 from carrytool.review.overlap_pairs import _PairMerger
 
@@ -165,24 +167,28 @@ class StartedOverlaps:
             if any(p not in own[i] or p not in own[j] for p in files):
                 self.own[(i, j)] = {f.id: self.merger.own_paths(f, files) for f in (order[i], order[j])}
 
-    def compare_later(self, sources: Sources) -> None:
+    def compare_later(self, sources: Sources, hunks: Callable[[], None] | None = None) -> None:
         """`compare` in a thread of its own, while the caller composes: the composing thread mostly waits
-        for git, the parsing is Python's. Every blob it may parse is read first, in one `cat-file` process
-        of the thread's own (Sources.preload_later), so the thread never speaks to the run's long-lived
-        git processes; `finish` waits for it. In the caller's thread when CONCURRENTLY is off."""
+        for git, the parsing is Python's. HUNKS (evidence.hunks_later), when given, first sets the entries'
+        hunks from a patch process already running. Every blob it may parse is then read, in one `cat-file`
+        process of the thread's own (Sources.preload_later, prepared here), so the thread never speaks to the
+        run's long-lived git processes; `finish` waits for it. In the caller's thread when CONCURRENTLY is off."""
         if not self.concurrently or not self.pairs:
+            if hunks is not None:
+                hunks()
             self.compare(sources)
             return
-        shared: dict[int, set[str]] = {}      # entry -> the files it shares with another: asked once each
-        for i, j in self.pairs:
-            paths = set(self.order[i].files) & set(self.order[j].files)
-            shared.setdefault(i, set()).update(paths)
-            shared.setdefault(j, set()).update(paths)
-        blobs = {oid for k, paths in shared.items() for path in paths for oid in self.order[k].blobs_in(path)}
-        preload = sources.preload_later(sorted(blobs))
+        preload = sources.preload_later()
+        # the blobs the hunks will name, from the changes (a few more: a side without lines): read while git
+        # writes the patches; any other the hunks name is read after them, by the same thread's own process
+        early = Later(lambda: preload(self._changed_blobs()), name="carrytool-blobs")
+        self.merger.git.join_at_close(early.thread)
 
         def run() -> None:             # what it raises, finish raises
-            preload()
+            if hunks is not None:
+                hunks()
+            early.result()
+            preload(self._shared_blobs())
             self.compare(sources)
 
         interval = sys.getswitchinterval()
@@ -190,6 +196,36 @@ class StartedOverlaps:
         job = Later(run, name="carrytool-compare")
         self.merger.git.join_at_close(job.thread)      # its cat-file reads the scratch: close waits for it
         self._comparing = (job, interval)
+
+    def _shared_paths(self) -> dict[int, set[str]]:
+        """Entry (its index in ORDER) -> the files it shares with another, asked once per pair."""
+        shared: dict[int, set[str]] = {}
+        for i, j in self.pairs:
+            paths = set(self.order[i].files) & set(self.order[j].files)
+            shared.setdefault(i, set()).update(paths)
+            shared.setdefault(j, set()).update(paths)
+        return shared
+
+    def _shared_blobs(self) -> list[str]:
+        """The blobs `compare` may parse: each entry's blobs of the files it shares with another, asked once
+        per entry and file however many pairs share it (needs the hunks)."""
+        return sorted({oid for k, paths in self._shared_paths().items() for path in paths
+                       for oid in self.order[k].blobs_in(path)})
+
+    def _changed_blobs(self) -> list[str]:
+        """Every blob `_shared_blobs` can name, from the changes alone (before the hunks are known): both
+        sides of each change of a Python file at (or from) a shared path, and of the first change at its
+        path (a hunk's scopes are read in that one's blobs: EntryFacts.change_of)."""
+        out: set[str] = set()
+        for k, files in self._shared_paths().items():
+            first: dict[str, Change] = {}
+            for change in self.order[k].changes:
+                first.setdefault(change.path, change)
+            for change in self.order[k].changes:
+                if (change.path in files or change.old_path in files) and is_python(change.path):
+                    for side in (change, first[change.path]):
+                        out.update(oid for oid in (side.old_oid, side.new_oid) if oid and oid != ZERO)
+        return sorted(out)
 
     def wait(self) -> None:
         """Wait for compare_later's thread, and raise what it raised (nothing when there is none)."""

@@ -57,11 +57,20 @@ def test_pair_merges_beside_composing_give_the_same_report(cli: Cli, small: Smal
     monkeypatch.setattr(_PairMerger, "_on_shared_files",
                         lambda self, job, pair: (order.append("prepare"), real_prepare(self, job, pair))[1])
     monkeypatch.setattr(LaterMerges, "_send", lambda self, chunks: (order.append("send"), real_send(self, chunks))[1])
+    real_later = Git.patches_later
+
+    def patches_later(self: Git, pairs):  # noqa: ANN001, ANN202
+        events.append(f"patches later {len(pairs)}")
+        return real_later(self, pairs)
+
     monkeypatch.setattr(LaterMerges, "add", spy_later)
     monkeypatch.setattr(Git, "diff_patches", patches)
+    monkeypatch.setattr(Git, "patches_later", patches_later)
     code, beside = cli.json(*args)
     assert started and started[0] >= 15              # every decidable pair of the corpus, to the one process
-    assert events[:2] == ["pairs", "patches 9"]      # the pairs first, then every entry's hunks, then landing's
+    # every entry's patch started first, then the pairs: the hunks are parsed in explain's thread, and the
+    # foreground only reads the landing's patches (none of the nine at once)
+    assert events[:2] == ["patches later 9", "pairs"] and "patches 9" not in events, events
     # git has the first chunk while the next pairs are prepared, not once every pair is
     assert "send" in order and order.index("send") < len(order) - 1 - order[::-1].index("prepare")
     monkeypatch.setattr(_PairMerger, "concurrently", False)
@@ -75,16 +84,17 @@ def test_pair_merges_beside_composing_give_the_same_report(cli: Cli, small: Smal
 def test_the_entries_patches_are_read_while_git_merges_them_onto_upstream(cli: Cli, small: Small,
                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     """explain's diff-tree of every entry's patch starts before the merges onto upstream, so git reads the
-    hunks on another core while they merge; the hunks come from that process (none is read again)."""
+    hunks on another core while they merge; the hunks come from that process, parsed in explain's thread
+    (none is read in the foreground)."""
     _corpus(small)
     args = ("explain", "-m", small.manifest_path, "--repo", small.work.path, "--offline")
     cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")   # fetches
     events: list[str] = []
-    real_prefetch, real_merges, real_read = Git.prefetch_patches, Git.merge_trees, Git._read_patches
+    real_later, real_merges, real_read = Git.patches_later, Git.merge_trees, Git._read_patches
 
-    def prefetch(self: Git, pairs):  # noqa: ANN001, ANN202
-        events.append(f"prefetch {len(pairs)}")
-        return real_prefetch(self, pairs)
+    def patches_later(self: Git, pairs):  # noqa: ANN001, ANN202
+        events.append(f"patches later {len(pairs)}")
+        return real_later(self, pairs)
 
     def merges(self: Git, pairs, **kwargs):  # noqa: ANN001, ANN003, ANN202
         events.append("merges")
@@ -100,12 +110,12 @@ def test_the_entries_patches_are_read_while_git_merges_them_onto_upstream(cli: C
         events.append("landing")
         return real_account(git, steps, *tip)
 
-    monkeypatch.setattr(Git, "prefetch_patches", prefetch)
+    monkeypatch.setattr(Git, "patches_later", patches_later)
     monkeypatch.setattr(Git, "merge_trees", merges)
     monkeypatch.setattr(Git, "_read_patches", read)
     monkeypatch.setattr(sync, "account", account)
     code, found = cli.json(*args)
-    assert events[:2] == ["prefetch 9", "merges"], events      # every entry's patch, then the merges alone
+    assert events[:2] == ["patches later 9", "merges"], events      # every entry's patch, then the merges alone
     before_landing = events[:events.index("landing")]         # (landing reads the composed commits' diffs)
     assert not [e for e in before_landing if e.startswith("read")], events     # none in the foreground
     assert code == 0 and found["overlaps"] and all(o["files"] for o in found["overlaps"])
@@ -188,25 +198,26 @@ def test_scopes_parsed_in_a_thread_beside_composing_give_the_same_report(cli: Cl
         return real_read(self, name)
 
     blobs_in: list[tuple[str, int]] = []
-    real_later = Git.read_blobs_later
+    real_later = Git.blob_reader_later
 
-    def read_blobs_later(self: Git, oids):  # noqa: ANN001, ANN202
-        read = real_later(self, oids)
+    def blob_reader_later(self: Git):  # noqa: ANN202
+        read = real_later(self)
 
-        def run():  # noqa: ANN202
-            found = read()
+        def run(oids):  # noqa: ANN001, ANN202
+            found = read(oids)
             blobs_in.append((threading.current_thread().name, len(found)))
             return found
         return run
 
     monkeypatch.setattr(StartedOverlaps, "compare", compare)
     monkeypatch.setattr(Git, "read_object", read_object)
-    monkeypatch.setattr(Git, "read_blobs_later", read_blobs_later)
+    monkeypatch.setattr(Git, "blob_reader_later", blob_reader_later)
     monkeypatch.setattr(Git, "read_blobs", lambda *a: pytest.fail("blobs read in the foreground"))
     interval = sys.getswitchinterval()
     code, threaded = cli.json(*args)
-    assert compared_in == ["carrytool-compare"] and "carrytool-compare" not in read_in
-    assert len(blobs_in) == 1 and blobs_in[0][0] == "carrytool-compare" and blobs_in[0][1] >= 3   # its own process
+    assert compared_in == ["carrytool-compare"] and not {"carrytool-compare", "carrytool-blobs"} & set(read_in)
+    # its own process, while git writes the patches: every blob the hunks name was among those
+    assert len(blobs_in) == 1 and blobs_in[0][0] == "carrytool-blobs" and blobs_in[0][1] >= 3
     assert sys.getswitchinterval() == interval
     assert any(o["scopes"] for o in threaded["overlaps"])          # the thread did parse something
     monkeypatch.setattr(StartedOverlaps, "concurrently", False)
@@ -219,9 +230,10 @@ def test_scopes_parsed_in_a_thread_beside_composing_give_the_same_report(cli: Cl
 
 def test_the_thread_reads_each_shared_files_blobs_once_per_entry(cli: Cli, small: Small,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    """Before the thread starts, the caller (which composes next) lists the blobs it will parse: each
-    entry's blobs of each file it shares with another, asked once per entry and file however many pairs
-    share it (not once per pair), and the same blobs the pairs name."""
+    """explain's thread reads the blobs it will parse in its own process: first those the changes name (both
+    sides of each Python file an entry shares with another), while git writes the patches; then, with the
+    hunks, each entry's blobs of each file it shares, asked once per entry and file however many pairs share
+    it (not once per pair): the same blobs the pairs name, all among the first."""
     _scoped_corpus(small)
     args = ("explain", "-m", small.manifest_path, "--repo", small.work.path, "--offline")
     cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")   # fetches
@@ -236,21 +248,24 @@ def test_the_thread_reads_each_shared_files_blobs_once_per_entry(cli: Cli, small
     started: list[StartedOverlaps] = []
     real_preload, real_compare_later = Sources.preload_later, StartedOverlaps.compare_later
 
-    def compare_later(self: StartedOverlaps, sources: Sources) -> None:
+    def compare_later(self: StartedOverlaps, sources: Sources, hunks) -> None:  # noqa: ANN001
         started.append(self)
-        real_compare_later(self, sources)
+        real_compare_later(self, sources, hunks)
+
+    def preload_later(self: Sources):  # noqa: ANN202
+        fill = real_preload(self)
+        return lambda oids: (preloaded.append(list(oids)), fill(preloaded[-1]))[1]
 
     monkeypatch.setattr(EntryFacts, "blobs_in", blobs_in)
-    monkeypatch.setattr(Sources, "preload_later", lambda self, oids: (preloaded.append(list(oids)),
-                                                                      real_preload(self, oids))[1])
+    monkeypatch.setattr(Sources, "preload_later", preload_later)
     monkeypatch.setattr(StartedOverlaps, "compare_later", compare_later)
     code, report = cli.json(*args)
-    assert code in (0, 3) and len(preloaded) == 1 and len(started) == 1
+    assert code in (0, 3) and len(preloaded) == 2 and len(started) == 1
     assert asked and len(asked) == len(set(asked))                  # once per entry and file
     overlaps = started[0]
     by_pair = {oid for i, j in overlaps.pairs for path in set(overlaps.order[i].files) & set(overlaps.order[j].files)
                for oid in real_blobs_in(overlaps.order[i], path) | real_blobs_in(overlaps.order[j], path)}
-    assert preloaded[0] == sorted(by_pair) and len(by_pair) >= 3
+    assert preloaded[1] == sorted(by_pair) and len(by_pair) >= 3 and by_pair <= set(preloaded[0])
     assert sum(1 for i, j in overlaps.pairs for f in (i, j) if overlaps.order[f].id == asked[0][0]) >= 2
 
 
@@ -372,23 +387,23 @@ def _slow_blob_reads(cli: Cli, small: Small, monkeypatch: pytest.MonkeyPatch, lo
     (once that thread reads); LOG says whether the thread was still alive when the scratch went."""
     _scoped_corpus(small)
     cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")   # fetches
-    real_later, real_release = Git.read_blobs_later, Git._release_keeps
+    real_later, real_release = Git.blob_reader_later, Git._release_keeps
     reading = threading.Event()
 
-    def later(self: Git, oids):  # noqa: ANN001, ANN202
-        read = real_later(self, oids)
+    def later(self: Git):  # noqa: ANN202
+        read = real_later(self)
 
-        def run():  # noqa: ANN202
+        def run(oids):  # noqa: ANN001, ANN202
             reading.set()
             time.sleep(1.0)                       # a slow cat-file (a large repository, a busy machine)
             try:
-                return read()
+                return read(oids)
             finally:
                 log.append("read")
         return run
 
     def release(self: Git) -> None:          # close's last step before the scratch is removed
-        alive = any(t.name == "carrytool-compare" and t.is_alive() for t in threading.enumerate())
+        alive = any(t.name in ("carrytool-compare", "carrytool-blobs") and t.is_alive() for t in threading.enumerate())
         log.append(f"scratch goes, thread alive: {alive}")
         real_release(self)
 
@@ -396,7 +411,7 @@ def _slow_blob_reads(cli: Cli, small: Small, monkeypatch: pytest.MonkeyPatch, lo
         reading.wait(5)
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(Git, "read_blobs_later", later)
+    monkeypatch.setattr(Git, "blob_reader_later", later)
     monkeypatch.setattr(Git, "_release_keeps", release)
     monkeypatch.setattr("carrytool.pipeline.sync.stale_folds", interrupt)
 
