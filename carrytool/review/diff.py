@@ -15,7 +15,7 @@ from typing import Any
 from carrytool.asserts.spec import AssertSpec
 from carrytool.gitlayer.git import Git
 from carrytool.manifest.model import Manifest
-from carrytool.review.diff_objects import _require_objects
+from carrytool.review.diff_objects import require_objects
 from carrytool.review.nights import Night
 
 _TRAILER = re.compile(r"^Carry-(Entry|Head|Base|Resolution): (.*)$", re.M)
@@ -95,7 +95,7 @@ def _outcome(night: Night) -> dict[str, Any]:
 
 def diff_nights(git: Git, old: Night, new: Night) -> LockDiff:
     """Compare two nights using only the objects already in GIT's repository."""
-    absent = _require_objects(git, old, new)
+    absent = require_objects(git, old, new)
     up_old, up_new = old.lock["upstream"]["sha"], new.lock["upstream"]["sha"]
     upstream = {"from": up_old, "to": up_new, "commits": git.count_commits(up_old, up_new)}
     behind = git.count_commits(up_new, up_old)

@@ -17,7 +17,7 @@ class MissingObjects(EnvironmentProblem):
     """An object a lock names is not in the repository (exit 4): the message names the fetch that brings it."""
 
 
-def _require_objects(git: Git, old: Night, new: Night) -> dict[tuple[int, str], str]:
+def require_objects(git: Git, old: Night, new: Night) -> dict[tuple[int, str], str]:
     """Refuse (exit 4) when a SHA either lock names is not here, naming the fetch that would bring each;
     a PR's head or a carry's commit (only a range-diff reads them) is returned instead, by (0 for OLD, 1
     for NEW, what it is: `pr/N head`) -> that line. A SHA one night needs whole (its upstream) is

@@ -11,7 +11,7 @@ What needs no merge (the entries' hunks, shared files, identical hunks, scopes: 
 a thread (StartedOverlaps.compare_later), which takes the hunks from a `diff-tree` started before the merges,
 reads the blobs it parses through a `cat-file` of its own and never speaks to the run's long-lived git processes.
 Each pair's decision is kept on disk by what decides it (review.paircache): a pair decided before is not merged;
-nor is a pair whose earlier entry upstream already has (_PairMerger._changes_nothing): it cannot conflict;
+nor is a pair whose earlier entry upstream already has (PairMerger._changes_nothing): it cannot conflict;
 nor one whose later entry upstream has: composing never merges it.
 """
 
@@ -29,7 +29,7 @@ from carrytool.manifest import paths
 from carrytool.manifest.model import Manifest
 from carrytool.pipeline.scopes import is_python
 from carrytool.review.evidence import EntryFacts, Sources
-from carrytool.review.overlap_pairs import _PairMerger
+from carrytool.review.overlap_pairs import PairMerger
 
 # strongest first: the order of `kinds`, and `kind` is the first of them
 KINDS = ("conflict", "identical-hunk", "same-scope", "same-file")
@@ -130,9 +130,9 @@ def start_overlaps(git: Git, manifest: Manifest, upstream: str, evidence: Sequen
     composes meanwhile); `finish` collects them and classifies. Only the EVIDENCE's heads, bases and
     changes are read here (their planned steps may be linked later, before `finish`)."""
     order = [f for f in evidence if f.step is not None and f.head]
-    merger = _PairMerger(git, manifest, upstream)
+    merger = PairMerger(git, manifest, upstream)
     alone = merger.alone(order)
-    merger._changed(order)
+    merger.read_changed(order)
     lands = [merger.lands(f) for f in order]
     pairs = _sharing_pairs(lands)
     collect = merger.start_pairs([(order[i], order[j]) for i, j in pairs])
@@ -142,12 +142,12 @@ def start_overlaps(git: Git, manifest: Manifest, upstream: str, evidence: Sequen
 @dataclass
 class StartedOverlaps:
     manifest: Manifest
-    merger: _PairMerger
+    merger: PairMerger
     order: list[EntryFacts]
     pairs: list[tuple[int, int]]
     alone: list[MergeResult]
     collect: Callable[[], list[tuple[list[str] | None, Any]]]
-    lands: list[frozenset[str]] = field(default_factory=list)     # per entry of ORDER: _PairMerger.lands
+    lands: list[frozenset[str]] = field(default_factory=list)     # per entry of ORDER: PairMerger.lands
     own: dict[tuple[int, int], dict[str, list[str]]] = field(default_factory=dict)   # pair -> Overlap.own
     compared: list[tuple[list[str], tuple[list[dict[str, Any]], int], list[str]]] | None = None
     _comparing: tuple[Later[None], float] | None = field(default=None, init=False, repr=False)
@@ -277,7 +277,7 @@ def _mark_provided(manifest: Manifest, overlaps: Sequence[Overlap]) -> None:
 
 def _sharing_pairs(lands: Sequence[Collection[str]]) -> list[tuple[int, int]]:
     """Index pairs (i < j) of entries whose changes land on a common path (LANDS: per entry, the paths
-    `_PairMerger.lands`); an index file -> entries, never n^2."""
+    `PairMerger.lands`); an index file -> entries, never n^2."""
     by_file: dict[str, list[int]] = {}
     for index, landed in enumerate(lands):
         for path in landed:

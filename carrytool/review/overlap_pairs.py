@@ -17,7 +17,7 @@ from carrytool.review.evidence import EntryFacts
 from carrytool.review.paircache import Decision, PairDecisions
 
 
-class _PairMerger:
+class PairMerger:
     """Entries applied alone onto upstream, then pairwise, in the run's long-lived merge-tree."""
 
     shared_files_only = True     # tests turn it off to check the reduced pair merges decide the same
@@ -99,7 +99,7 @@ class _PairMerger:
             jobs.append(self.theirs(second, ours, self.git.tree_of(ours)))
             plan.append((first, second))
         decided = [p for p in plan if p is not None]
-        self._changed([first for first, _second in decided])
+        self.read_changed([first for first, _second in decided])
         # each merge goes to git as soon as it is known (in chunks), while the next ones are prepared
         later = self.git.merge_trees_later() if self.concurrently else None
         keys: list[str] = []
@@ -126,7 +126,7 @@ class _PairMerger:
             answers = lambda: self.git.merge_trees(todo)  # noqa: E731
         return lambda: self._decide(plan, jobs, list(zip(keys, known)), answers())
 
-    def _changed(self, firsts: Sequence[EntryFacts]) -> None:
+    def read_changed(self, firsts: Sequence[EntryFacts]) -> None:
         """Read which paths each of FIRSTS changed on upstream, merged alone (one batched diff-tree, no
         renames): its own files, and what else the merge gave it. A rename upstream made since its base
         carries its edit to the new path; merged from several bases (git's virtual one), it can change a

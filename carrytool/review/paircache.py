@@ -1,6 +1,6 @@
 """Pair decisions kept on disk by what decides them: a second explain of the same plan merges no pair.
 
-The overlap map decides a pair of entries that share a file by a merge (overlap_pairs._PairMerger): the paths
+The overlap map decides a pair of entries that share a file by a merge (overlap_pairs.PairMerger): the paths
 where the pair conflicts, and whether the structured rule resolves them, follow from nothing but the
 whole merge's two commits (the earlier entry alone on upstream, whose parent is upstream; the later one's
 head, or its stand-in), both entries' bases and heads (the merge the pair is decided by, the later head

@@ -19,7 +19,7 @@ from carrytool.pipeline.hunks import Hunk
 from carrytool.pipeline.keptmerges import KeptMerges
 from carrytool.review.evidence import EntryFacts, Sources
 from carrytool.review.overlap import StartedOverlaps
-from carrytool.review.overlap_pairs import _PairMerger
+from carrytool.review.overlap_pairs import PairMerger
 from tests.conftest import Cli, Small
 from tests.review.test_pair_decisions import _pair_batches
 from tests.review.test_reduced_pairs import _corpus
@@ -53,8 +53,8 @@ def test_pair_merges_beside_composing_give_the_same_report(cli: Cli, small: Smal
         return spy(self, pairs)
 
     order: list[str] = []      # a pair merge prepared; a chunk of them sent to git
-    real_prepare, real_send = _PairMerger._on_shared_files, LaterMerges._send
-    monkeypatch.setattr(_PairMerger, "_on_shared_files",
+    real_prepare, real_send = PairMerger._on_shared_files, LaterMerges._send
+    monkeypatch.setattr(PairMerger, "_on_shared_files",
                         lambda self, job, pair: (order.append("prepare"), real_prepare(self, job, pair))[1])
     monkeypatch.setattr(LaterMerges, "_send", lambda self, chunks: (order.append("send"), real_send(self, chunks))[1])
     real_later = Git.patches_later
@@ -73,7 +73,7 @@ def test_pair_merges_beside_composing_give_the_same_report(cli: Cli, small: Smal
     assert events[:2] == ["patches later 9", "pairs"] and "patches 9" not in events, events
     # git has the first chunk while the next pairs are prepared, not once every pair is
     assert "send" in order and order.index("send") < len(order) - 1 - order[::-1].index("prepare")
-    monkeypatch.setattr(_PairMerger, "concurrently", False)
+    monkeypatch.setattr(PairMerger, "concurrently", False)
     started.clear()
     after_code, after = cli.json(*args)
     assert not started
@@ -141,7 +141,7 @@ def test_blame_reads_regions_from_the_merges_made_and_decides_the_same(cli: Cli,
     monkeypatch.setattr("carrytool.pipeline.compose_conflicts.regions_differ", lambda *a, **k: False)
     code, read = cli.json(*args)
     assert merged == []
-    monkeypatch.setattr(_PairMerger, "regions_from_merges", False)
+    monkeypatch.setattr(PairMerger, "regions_from_merges", False)
     again_code, again = cli.json(*args)
     assert len(merged) >= 2                     # the pairs in question: pr/2 and pr/4, pr/9 beside others
     assert (code, read["overlaps"]) == (again_code, again["overlaps"])
@@ -167,7 +167,7 @@ def test_prs_merged_alone_as_composing_merges_them_give_the_same_report(cli: Cli
     monkeypatch.setattr(KeptMerges, "get", lambda self, key: None)    # both runs merge every chained merge
     code, shared = cli.json(*args)
     shared_sent = list(sent)
-    monkeypatch.setattr(_PairMerger, "share_with_compose", False)
+    monkeypatch.setattr(PairMerger, "share_with_compose", False)
     sent.clear()
     own_code, own = cli.json(*args)
     # explain's nine, then composing asks again those of the nine it cannot write directly into
@@ -369,7 +369,7 @@ def test_pairs_whose_first_changes_nothing_on_upstream_are_decided_without_a_mer
     reasons = {e["id"]: e.get("reason") for e in settled["entries"]}
     assert reasons["pr/1"] == reasons["pr/4"] == "merged-upstream"
     pairs = settled["plan"]["pairs_merged"]
-    monkeypatch.setattr(_PairMerger, "settle_unchanged", False)
+    monkeypatch.setattr(PairMerger, "settle_unchanged", False)
     shutil.rmtree(Path(small.work.path) / "carrytool" / "cache")      # no decision kept: merged again
     again_code, again = cli.json(*args)
     # all ten pairs share a.txt; pr/1 or pr/4 is the first (the earlier entry merged alone, or the other

@@ -9,7 +9,7 @@ import pytest
 
 from carrytool.gitlayer.git import LaterMerges
 from carrytool.review import paircache
-from carrytool.review.overlap_pairs import _PairMerger
+from carrytool.review.overlap_pairs import PairMerger
 from tests.conftest import Cli, Small
 from tests.pipeline.test_structured_sync import POLICY, WITH_A, WITH_B, _two_prs
 from tests.review.test_reduced_pairs import _corpus
@@ -55,7 +55,7 @@ def test_kept_decisions_give_the_report_the_merges_give(cli: Cli, small: Small,
     again_code, again = cli.json(*args)
     assert batches == []                                      # every pair from the file: no merge at all
     assert built == []            # nor the reduced heads those merges would take (helper-96: 1.6 s on polars)
-    monkeypatch.setattr(_PairMerger, "keep_decisions", False)
+    monkeypatch.setattr(PairMerger, "keep_decisions", False)
     merged_code, merged = cli.json(*args)
     assert batches and batches[0] >= 15
     assert (code, first) == (again_code, again) == (merged_code, merged)

@@ -14,7 +14,7 @@ import pytest
 from carrytool.gitlayer.git import Git, Signature, paths_of
 from carrytool.pipeline import blame, reduce
 from carrytool.pipeline.compose import Composer
-from carrytool.review.overlap_pairs import _PairMerger
+from carrytool.review.overlap_pairs import PairMerger
 from tests.conftest import Cli, Small
 
 
@@ -58,7 +58,7 @@ def test_reduced_pair_merges_give_the_same_overlap_map(cli: Cli, small: Small,
     args = ("explain", "-m", small.manifest_path, "--repo", small.work.path, "--offline")
     cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")   # fetches
     code, reduced = cli.json(*args)
-    monkeypatch.setattr(_PairMerger, "shared_files_only", False)
+    monkeypatch.setattr(PairMerger, "shared_files_only", False)
     monkeypatch.setattr(Composer, "fast_path", False)
     monkeypatch.setattr(Composer, "explicit_bases", False)
     whole_code, whole = cli.json(*args)
@@ -139,7 +139,7 @@ def test_which_paths_the_other_side_has_come_from_upstream_once_each(cli: Cli, s
     once, first_heads = list(asked["upstream"]), dict(heads)
     asked["ours"].clear()
     heads.clear()
-    monkeypatch.setattr(_PairMerger, "files_from_upstream", False)
+    monkeypatch.setattr(PairMerger, "files_from_upstream", False)
     own_code, own = cli.json(*args)
     assert (code, from_upstream) == (own_code, own)
     assert first_heads == heads and sum(1 for h in heads.values() if h) >= 5
@@ -169,7 +169,7 @@ def test_a_first_pr_merged_from_several_bases_is_asked_of_its_own_tree(cli: Cli,
     cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")
     code, read = cli.json(*args)
     shutil.rmtree(Path(small.work.path) / "carrytool" / "cache")
-    monkeypatch.setattr(_PairMerger, "shared_files_only", False)
+    monkeypatch.setattr(PairMerger, "shared_files_only", False)
     whole_code, whole = cli.json(*args)
     assert (code, read["overlaps"]) == (whole_code, whole["overlaps"])
     assert [(o["entries"], o.get("conflict_files")) for o in read["overlaps"]] == [(["pr/1", "pr/2"], ["p.py"])]
@@ -182,7 +182,7 @@ def _reduced_and_whole(cli: Cli, small: Small, monkeypatch: pytest.MonkeyPatch) 
     cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")   # fetches
     code, reduced = cli.json(*args)
     shutil.rmtree(Path(small.work.path) / "carrytool" / "cache", ignore_errors=True)
-    monkeypatch.setattr(_PairMerger, "shared_files_only", False)
+    monkeypatch.setattr(PairMerger, "shared_files_only", False)
     whole_code, whole = cli.json(*args)
     assert code == whole_code
     return reduced, whole
@@ -322,10 +322,10 @@ def test_pairs_merged_on_their_shared_files_alone_decide_as_the_reduced_heads_do
     assert sum(used.values()) >= 10 and not any(used[k] for k in used if k.startswith(("pr/8 ", "pr/9 ")))
     assert used["pr/5 beside pr/1"] is False and used["pr/3 beside pr/1"] and used["pr/6 beside pr/1"]   # pr/6 adds
     shutil.rmtree(Path(small.work.path) / "carrytool" / "cache")      # every pair decided again
-    monkeypatch.setattr(_PairMerger, "shared_files_alone", False)
+    monkeypatch.setattr(PairMerger, "shared_files_alone", False)
     reduced_code, reduced = cli.json(*args)
     assert (code, alone) == (reduced_code, reduced)
-    monkeypatch.setattr(_PairMerger, "shared_files_only", False)
+    monkeypatch.setattr(PairMerger, "shared_files_only", False)
     whole_code, whole = cli.json(*args)
     assert (code, alone["overlaps"]) == (whole_code, whole["overlaps"])
 
@@ -352,7 +352,7 @@ def test_a_head_adding_where_ours_has_a_file_is_merged_whole(cli: Cli, small: Sm
     assert used == {"pr/2 beside pr/1": False, "pr/3 beside pr/1": False, "pr/4 beside pr/1": True,
                     "pr/2 beside pr/4": False, "pr/3 beside pr/4": False}
     shutil.rmtree(Path(small.work.path) / "carrytool" / "cache")
-    monkeypatch.setattr(_PairMerger, "shared_files_alone", False)
+    monkeypatch.setattr(PairMerger, "shared_files_alone", False)
     reduced_code, reduced = cli.json(*args)
     assert (code, alone) == (reduced_code, reduced)
     conflicts = {tuple(o["entries"]): o.get("conflict_files") for o in alone["overlaps"] if o["kind"] == "conflict"}
