@@ -43,7 +43,9 @@ class Place:
     """Where git's 3-way merge puts a PR's hunk (held_at_place): TIP, whether the tree's file holds it at its
     place; OURS, whether upstream's file (a Drift's) does (upstream took the change there); None: a conflict
     there, or not asked (the counting rules judge). OTHERS: the other folded PRs' files (head, base) that change
-    the file: a copy of a line they add is theirs, not the PR's (helper-176)."""
+    the file, where the tree's file does not hold the hunk at its place (lacks it, or conflicts: h186's review,
+    upstream's edit next to it made the merge conflict and another PR's copy stood for the PR's): a copy of a
+    line they add is theirs, not the PR's (helper-176)."""
 
     tip: bool | None = None
     ours: bool | None = None
@@ -72,8 +74,10 @@ def places(git: Git, asked: Sequence[tuple[Tip, Change, Hunk, Drift | None, Sequ
     """Where git's merge puts each of ASKED (the tree's file, a PR's CHANGE to it and its HUNK, upstream's DRIFT
     since the PR branched, the other folded PRs' changes to the file), as Place: in the tree's file, and where
     that lacks it and upstream moved the file, in upstream's (one merge-tree batch each); with the other PRs'
-    files (head, base) where the tree's file lacks it, but for a PR whose head holds the hunk at its place
-    (stacked on the PR: one copy is both's). READ: a blob's lines, by oid."""
+    files (head, base) where the tree's file does not hold it (lacks it, or conflicts), but for a PR whose head
+    holds the hunk at its place (stacked on the PR: one copy is both's; where git's merge of the hunk onto that
+    head conflicts, as it does beside a line the PR's head adds next to it, by its neighbours: _held_beside).
+    READ: a blob's lines, by oid."""
     def base(change: Change) -> Tip | None:
         return read(change.old_oid) if change.old_oid != ZERO else None
 
@@ -82,13 +86,28 @@ def places(git: Git, asked: Sequence[tuple[Tip, Change, Hunk, Drift | None, Sequ
                 if held is not True and drift is not None and drift.ours is not None]
     at_ours = dict(zip([n for n, _o in upstream], held_at_place(
         git, [(ours, base(asked[n][1]), asked[n][2]) for n, ours in upstream])))
-    theirs = [(n, other) for n, ((_t, _c, _h, _d, others), held) in enumerate(zip(asked, at_tip)) if held is False
-              for other in others]
+    theirs = [(n, other) for n, ((_t, _c, _h, _d, others), held) in enumerate(zip(asked, at_tip))
+              if held is not True for other in others]
     stacked = {(n, id(other)) for (n, other), held in zip(theirs, held_at_place(
-        git, [(read(other.new_oid), base(asked[n][1]), asked[n][2]) for n, other in theirs])) if held}
+        git, [(read(other.new_oid), base(asked[n][1]), asked[n][2]) for n, other in theirs]))
+        if held or (held is None and _held_beside(read(other.new_oid), asked[n][1], asked[n][2], read))}
     return [Place(held, at_ours.get(n), tuple((read(c.new_oid), base(c)) for c in others
-                                              if held is False and (n, id(c)) not in stacked))
+                                              if held is not True and (n, id(c)) not in stacked))
             for n, ((_t, _c, _h, _d, others), held) in enumerate(zip(asked, at_tip))]
+
+
+def _held_beside(head: Tip, change: Change, hunk: Hunk, read: Callable[[str], Tip]) -> bool:
+    """Whether another PR's HEAD, where git's merge of a PR's HUNK (its CHANGE) onto it conflicts, holds the
+    hunk at its place all the same: its added lines next to the same line on either side as in the PR's head
+    (_placed: a PR stacked on it adds a line right after them), or, a pure deletion, fewer copies of the lines
+    it removes between their neighbours than the PR's base has."""
+    if hunk.added:
+        return _placed(head.lines, hunk.added, read(change.new_oid).lines, hunk.new_start - 1)
+    if change.old_oid == ZERO:
+        return False
+    lines = read(change.old_oid).lines
+    around = _neighbours(lines, hunk.old_start - 1, len(hunk.removed))
+    return _beside(head.lines, hunk.removed, around) < _beside(lines, hunk.removed, around)
 
 
 def standing(git: Git, spans: SpanCache, tip: Tip, head: Tip, hunk: Hunk, change: Change | None, start: int,
@@ -104,9 +123,10 @@ def standing(git: Git, spans: SpanCache, tip: Tip, head: Tip, hunk: Hunk, change
     text elsewhere), shifted by the copies upstream has there (DRIFT: the union's base's file) beyond the PR's
     base's, one beside the same line as BLOCK is HEAD's being BLOCK itself, taken by upstream (helper-169:
     upstream's copy made up for one the union deleted; one upstream deleted was wanted). PLACE: where git's merge
-    puts the hunk; held at its place in TIP, it stands; where TIP lacks it there, a copy another folded PR adds
-    in the def/class is that PR's, and upstream took the change only where it holds it at the PR's place
-    (helper-176: a copy of upstream's, or another PR's, elsewhere in the def stood for a line the union lost)."""
+    puts the hunk; held at its place in TIP, it stands; where TIP lacks it there (or the merge conflicts), a copy
+    another folded PR adds in the def/class is that PR's, and upstream took the change only where it holds it at
+    the PR's place (helper-176: a copy of upstream's, or another PR's, elsewhere in the def stood for a line the
+    union lost; h186: so did another PR's once upstream edited the line next to the PR's place)."""
     if place.tip:
         return VERBATIM, ()
     python = change is not None and change.new_oid != ZERO and is_python(hunk.path)
@@ -125,9 +145,9 @@ def standing(git: Git, spans: SpanCache, tip: Tip, head: Tip, hunk: Hunk, change
             if all(owner for owner, line in zip(owners, block) if line.strip()):
                 first, last, within = min(a for a, _b in held) - 1, max(b for _a, b in held), kept
     found = _count(tip.lines, block, first, last)
-    # the other folded PRs' files where the tip lacks the hunk at its place, within a def/class (at module level
-    # a line the same text, an import, is the same line wherever it stands)
-    others = place.others if place.tip is False and within else ()
+    # the other folded PRs' files where the tip does not hold the hunk at its place, within a def/class (at module
+    # level a line the same text, an import, is the same line wherever it stands)
+    others = place.others if within else ()
     # as many copies as the head (and upstream, the other PRs) has there: its whole file first (no parse of it)
     ours = drift.ours.lines if drift is not None and drift.ours is not None else []
     if found and found >= _count(head.lines, block, 0, len(head.lines)) + _count(ours, block, 0, len(ours)) + \
@@ -193,13 +213,14 @@ def still_there(git: Git, spans: SpanCache, tip: Tip, change: Change, start: int
     one and TIP still has a def/class of each of those names; else between the same neighbours as in the
     base (the nearest line that says something on either side, compared without whitespace). The head's
     copies shifted by upstream's there beyond the PR's base's (DRIFT) but the one upstream deleted at the
-    PR's place (it took the deletion), and, where TIP keeps the lines at their place, by the other folded
-    PRs' (PLACE; helper-176: a copy upstream deleted elsewhere hid the line kept, one it added was called the
-    line kept). Deleted at its place in TIP (PLACE.tip), the lines are gone."""
+    PR's place (it took the deletion), and, where TIP keeps the lines at their place (or the merge conflicts
+    there), by the other folded PRs' (PLACE; helper-176: a copy upstream deleted elsewhere hid the line kept,
+    one it added was called the line kept; h186: so did another PR's once upstream edited the line next to
+    them). Deleted at its place in TIP (PLACE.tip), the lines are gone."""
     if place.tip or not find_block(tip.lines, block):
         return False                                # the usual answer: asked before anything is parsed
     base, head = partial(git.read_blob, change.old_oid), Tip(change.new_oid, git.read_blob(change.new_oid).split(b"\n"))
-    others = place.others if place.tip is False else ()
+    others = place.others
     pairs = [*([(drift.ours, drift.base)] if drift is not None else []), *others]
     took = 1 if place.ours else 0                   # upstream deleted the PR's lines: not a copy it took away
     owners = {spans.scope(change.old_oid, start + k, base) if is_python(change.path) else None

@@ -1,0 +1,80 @@
+"""Another PR's copy of a PR's line is that PR's where git's merge of the hunk onto the tree conflicts too (h186's
+review of the union check).
+
+Once upstream edited the line next to a PR's place, git's merge of the PR's hunk onto the union's tree conflicted
+there, and the count of the line's copies in the def left out the other folded PRs' (only a clean merge asked for
+them): pr/2's copy, the one the union kept, stood for pr/1's, exit 0; the same for a deletion (the copy pr/2
+deleted elsewhere stood for the one pr/1 deletes, which the union kept)."""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from tests.conftest import SECOND_GIT, Cli, Small
+from tests.pipeline.test_provided_repeats import _absent, _run
+
+GITS = ["system"] + (["2.47"] if SECOND_GIT else [])
+
+
+@pytest.fixture(params=GITS)
+def git(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Each test under the system git and, where the machine has it, git 2.47."""
+    if request.param != "system":
+        monkeypatch.setenv("PATH", f"{SECOND_GIT}:{os.environ['PATH']}")
+    return request.param
+
+
+def _lines(report: dict) -> list[tuple[str, list[int] | None]]:
+    return [(entry, lines) for entry, lines, _m in _absent(report)]
+
+
+# f sets names; pr/1 logs after b, pr/2 after g (one text, no conflict); upstream later edits `c = 3`, the line
+# right after pr/1's place
+F = "def f():\n    a = 1\n    b = 2\n    c = 3\n    d = 4\n    e = 5\n    g = 6\n    return a\n"
+ONE = F.replace("    b = 2\n", "    b = 2\n    X = log()\n")
+TWO = F.replace("    g = 6\n", "    g = 6\n    X = log()\n")
+LATER = F.replace("c = 3", "c = 30")
+
+
+@pytest.mark.parametrize("command", ["sync", "explain"])
+def test_another_prs_copy_hides_no_loss_once_upstream_edits_the_next_line(cli: Cli, small: Small, git: str,
+                                                                          command: str) -> None:
+    r = _run(cli, small, ONE, TWO, TWO, base=F, later=LATER, command=command)     # the union keeps pr/2's only
+    assert _lines(r) == [("pr/1", [4, 4])], r["warnings"]
+
+
+def test_both_copies_kept_where_upstream_edited_the_next_line_is_no_loss(cli: Cli, small: Small, git: str) -> None:
+    # the union on upstream's edit (made after it, or composed again since: on the old one it conflicts)
+    union = ONE.replace("    g = 6\n", "    g = 6\n    X = log()\n").replace("c = 3", "c = 30")
+    r = _run(cli, small, ONE, TWO, union, base=F, up=LATER)
+    assert _lines(r) == [], r["warnings"]
+
+
+# the same for a deletion: f logs twice; pr/1 deletes the log after b, pr/2 the one after g
+LOGS = F.replace("    b = 2\n", "    b = 2\n    X = log()\n").replace("    g = 6\n", "    g = 6\n    X = log()\n")
+
+
+def test_another_prs_deleted_copy_hides_no_kept_line_once_upstream_edits_the_next_line(cli: Cli, small: Small,
+                                                                                       git: str) -> None:
+    one = LOGS.replace("    b = 2\n    X = log()\n", "    b = 2\n")
+    two = LOGS.replace("    g = 6\n    X = log()\n", "    g = 6\n")
+    r = _run(cli, small, one, two, two, base=LOGS, later=LOGS.replace("c = 3", "c = 30"))
+    [(entry, lines, message)] = _absent(r)
+    assert (entry, lines) == ("pr/1", [3, 3]), r["warnings"]
+    assert "still has the lines pr/1 removes at m.py:3 (f) (m.py:4 in its base)" in message, message
+
+
+def test_both_deletions_kept_where_upstream_edited_the_next_line_is_no_loss(cli: Cli, small: Small, git: str) -> None:
+    one = LOGS.replace("    b = 2\n    X = log()\n", "    b = 2\n")
+    two = LOGS.replace("    g = 6\n    X = log()\n", "    g = 6\n")
+    union = one.replace("    g = 6\n    X = log()\n", "    g = 6\n").replace("c = 3", "c = 30")
+    r = _run(cli, small, one, two, union, base=LOGS, up=LOGS.replace("c = 3", "c = 30"))
+    assert _lines(r) == [], r["warnings"]
+
+
+def test_a_stacked_prs_line_right_after_the_lower_ones_is_one_copy(cli: Cli, small: Small, git: str) -> None:
+    # pr/2, built on pr/1, adds a line right after pr/1's; upstream edited the line after both; the union keeps both
+    two = ONE.replace("    X = log()\n", "    X = log()\n    Y = log()\n")
+    r = _run(cli, small, ONE, two, two.replace("c = 3", "c = 30"), base=F, up=LATER)
+    assert _lines(r) == [], r["warnings"]
