@@ -38,6 +38,10 @@ executable bit) that the tree's file lacks is left out (_mode_left_out: `whole` 
 folded PR sets the file another mode (helper-158: explain's coverage said `absent`, sync nothing); only a drop
 without `in` covers it, as a whole file. Two insertions at one place are no region to reconcile where the union
 keeps none of one's lines there and writes none of its own (pipeline.regions: keeping both was possible).
+Lines another folded PR's hunk changes alike at its ends (the same line replaced alike, or added at one place) are
+no side of a conflict: git's merge leaves them outside the markers, so a hunk reconciled by another PR's side still
+needs them in the tree, and is left out naming them where they are not (h186's review: a change two stacked PRs
+share, put back by the union beside the line that conflicted).
 A hunk left out says why it is in no region reconciled: the PRs inserting at the same place (`beside`), or
 changing those lines in other def/classes (`apart`); and, where the union folded an older head of its PR
 that lacks it too (`unfolded`), that the PR gained it after the fold (helper-159: a stop was guessed).
@@ -340,24 +344,8 @@ def _left_out(git: Git, spans: SpanCache, union: UnionCheck, folded: list[list[H
                         change is not None:
                     judged.append((k, hunk, change, tips[path]))   # type: ignore[arg-type]
                     found.append(None)      # judged below, all at once, in this order
-    results: list[_Judged | None] = []
-    drifts = [_drift(git, union.onto or union.base, change, ours, read) for _k, _hunk, change, _tip in judged]
-    asked = [(tip, change, hunk, drift, [c for j, other in enumerate(union.folded) if j != k for c in other.changes
-                                         if c.path == hunk.path and c.new_oid != ZERO])
-             for (k, hunk, change, tip), drift in zip(judged, drifts)]
-    for (k, hunk, change, tip), drift, place in zip(judged, drifts, places(git, asked, read)):
-        # a pure deletion is looked for by its removed lines
-        deletion = not hunk.added
-        offset, block = _core(hunk.removed if deletion else hunk.added)
-        lacks: tuple[int, ...] = ()
-        if deletion:
-            how = None if still_there(git, spans, tip, change, hunk.old_start + offset, block, drift, place) \
-                else VERBATIM
-        else:
-            how, lacks = standing(git, spans, tip, read(change.new_oid), hunk, change, hunk.new_start + offset,
-                                  block, drift, place)
-        removed = (hunk.old_start + offset, hunk.old_start + offset + len(block) - 1) if deletion else None
-        results.append((k, hunk, how, removed, lacks, bool(place.ours)) if how != VERBATIM else None)
+    results = [(k, hunk, *how) if how[0] != VERBATIM else None
+               for (k, hunk, _c, _t), how in zip(judged, _judge(git, spans, union, judged, ours, read))]
     slots = iter(results)
     found = [item for item in (next(slots) if item is None else item for item in found) if item is not None]
     # a hunk not there, or there but for some lines: each asks where the union reconciled
@@ -372,15 +360,27 @@ def _left_out(git: Git, spans: SpanCache, union: UnionCheck, folded: list[list[H
     regions = Regions(git, union.base, union.changes, [(pr.changes, hunks) for pr, hunks in zip(union.folded, folded)],
                       own, {item[1].path for item in missing})
     out = []
+    regioned = []
+    for item in found:
+        if not isinstance(item, LeftOut):
+            scopes, module = reach(item[1], union.folded[item[0]].changes)
+            region = regions.reconciled(item[0], item[1], scopes, reach) if item[2] is None or item[4] else None
+            regioned.append((item, scopes, module, region))
+    shared = _shared_lost(git, spans, union, regions, [item for item, _s, _m, region in regioned if region == "pr"],
+                          tips, ours, read)
+    by_id = {id(item): rest for item, *rest in regioned}
     for item in found:
         if isinstance(item, LeftOut):
             out.append(item)
             continue
         k, hunk, how, removed, lacks, upstream = item
         pr = union.folded[k]
-        scopes, module = reach(hunk, pr.changes)
-        region = regions.reconciled(k, hunk, scopes, reach) if how is None or lacks else None
-        if how is None:
+        scopes, module, region = by_id[id(item)]
+        if region == "pr" and id(item) in shared:
+            # another PR's side taken where they conflict, but a line both change alike, outside the conflict,
+            # lost: nobody's reconciliation (h186's review)
+            how, region, lacks = ABSENT, None, shared[id(item)]
+        elif how is None:
             # the union's own lines there: its words for the PR's change; another PR's: it took that side
             how = {"union": RE_EXPRESSED, "pr": RECONCILED}.get(region or "", ABSENT)
         elif lacks and region not in ("union", "pr"):
@@ -393,6 +393,55 @@ def _left_out(git: Git, spans: SpanCache, union: UnionCheck, folded: list[list[H
                            apart=others if region == "apart" else (),
                            missing=lacks if how == ABSENT else (), upstream=upstream))
     return out
+
+
+def _judge(git: Git, spans: SpanCache, union: UnionCheck, judged: Sequence[tuple[int, Hunk, Change, Tip]],
+           ours: dict[str, str], read: Callable[[str], Tip]
+           ) -> list[tuple[str | None, tuple[int, int] | None, tuple[int, ...], bool]]:
+    """How each of JUDGED (PR K's text HUNK, its CHANGE to the file, the tip's file) stands in the tip: VERBATIM,
+    RE_EXPRESSED or None (pipeline.standing), the lines a pure deletion removes, the lines of its head missing, and
+    whether upstream's file holds it at its place. One merge-tree batch for all."""
+    drifts = [_drift(git, union.onto or union.base, change, ours, read) for _k, _hunk, change, _tip in judged]
+    asked = [(tip, change, hunk, drift, [c for j, other in enumerate(union.folded) if j != k for c in other.changes
+                                         if c.path == hunk.path and c.new_oid != ZERO])
+             for (k, hunk, change, tip), drift in zip(judged, drifts)]
+    out = []
+    for (_k, hunk, change, tip), drift, place in zip(judged, drifts, places(git, asked, read) if asked else []):
+        # a pure deletion is looked for by its removed lines
+        deletion = not hunk.added
+        offset, block = _core(hunk.removed if deletion else hunk.added)
+        lacks: tuple[int, ...] = ()
+        if not block:
+            how: str | None = VERBATIM          # a part of a hunk that says nothing on its own
+        elif deletion:
+            how = None if still_there(git, spans, tip, change, hunk.old_start + offset, block, drift, place) \
+                else VERBATIM
+        else:
+            how, lacks = standing(git, spans, tip, read(change.new_oid), hunk, change, hunk.new_start + offset,
+                                  block, drift, place)
+        removed = (hunk.old_start + offset, hunk.old_start + offset + len(block) - 1) if deletion else None
+        out.append((how, removed, lacks, bool(place.ours)))
+    return out
+
+
+def _shared_lost(git: Git, spans: SpanCache, union: UnionCheck, regions: Regions,
+                 reconciled: Sequence[_Judged], tips: dict[str, Tip | None], ours: dict[str, str],
+                 read: Callable[[str], Tip]) -> dict[int, tuple[int, ...]]:
+    """Of RECONCILED (PRs' hunks the tip lacks, each in a region another PR's hunk met: its side taken), those a
+    part of which another PR changes alike at its ends (Regions.shared: outside the conflict git's merge shows)
+    the tip does not hold, by id, with the lines of the PR's head those parts add (h186's review: pr/2, stacked on
+    pr/1, sets `a = 3` as pr/1 does and `b = 5` on the next line; the union took pr/2's `b` and put `a = 1` back,
+    each PR's hunk "reconciled" by the other's)."""
+    parts = [(item, part, change, tip) for item in reconciled for part in regions.shared(item[0], item[1])
+             if (change := change_of(union.folded[item[0]].changes, part.path)) is not None
+             and (tip := tips.get(part.path)) is not None]
+    judged = [(item[0], part, change, tip) for item, part, change, tip in parts]
+    lost: dict[int, tuple[int, ...]] = {}
+    for (item, part, _c, _t), (how, _r, lacks, _u) in zip(parts, _judge(git, spans, union, judged, ours, read)):
+        if how is None or lacks:
+            lines = tuple(range(part.new_start, part.new_start + part.new_count)) if how is None else lacks
+            lost[id(item)] = tuple(sorted({*lost.get(id(item), ()), *lines}))
+    return lost
 
 
 def _drift(git: Git, onto: str, change: Change, ours: dict[str, str], read: Callable[[str], Tip]) -> Drift | None:

@@ -13,13 +13,18 @@ Spans are in doubled coordinates, as git's merge sees a conflict: line k is 2k, 
 Regions says of a hunk a union lacks whether another folded PR's hunk, or a resolution of the union's own,
 meets it there (pipeline.provided). Insertions against insertions are no reconciliation (helper-158): where a
 PR's hunk only adds lines and every hunk meeting it only adds lines too, git's conflict could be settled by
-keeping both, so a union keeping none of its lines there dropped it.
+keeping both, so a union keeping none of its lines there dropped it. Nor are lines two PRs' hunks change alike at
+their ends (the same base line replaced by the same line, the same line added at one place), which git's merge
+leaves outside the conflict markers: only what is left of each is a side (h186's review: pr/2, stacked on pr/1,
+sets `a = 3` as pr/1 does and `b = 5` on the next line; the union put `a = 1` back and each PR's hunk was
+"reconciled" by the other's); Regions.shared names those parts, which must stand on their own.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 
 from carrytool.gitlayer.env import EMPTY_TREE, ZERO
 from carrytool.gitlayer.git import Change, Git, change_of
@@ -160,18 +165,18 @@ class Regions:
         def/class they share (at module level: the file). The answer beside "union" and "pr" is only the reason
         given (helper-159: an insertion beside another PR's in other defs was said to meet no other PR's)."""
         mine = self._span(k, hunk)
-        theirs = [(j, h, changes) for j, (changes, hunks) in enumerate(self.folded) if j != k
-                  for h in hunks if h.path == hunk.path and not self._alike(mine, j, h, hunk)]
+        theirs = [(j, h, changes, *pair) for j, (changes, hunks) in enumerate(self.folded) if j != k
+                  for h in hunks if h.path == hunk.path and (pair := self._apart(k, hunk, mine, j, h)) is not None]
         # the union's own hunks there, but one that only puts the PR's base lines back where upstream made the
         # PR's change itself: that is no other form of the PR's change, it undoes it (h183's review: upstream's
         # `limit = 20`, the PR's, reverted by the union, was "re-expressed")
-        own = [(-1, h, self.changes) for h in self.own if h.path == hunk.path
+        own = [(-1, h, self.changes, mine, self._span(-1, h)) for h in self.own if h.path == hunk.path
                and not (h.kind == hunk.kind == "text" and h.added == hunk.removed and h.removed == hunk.added)]
         # the outermost of its def/classes: a def nested in one of them is in that one's region
         need = {s for s in scopes if not any(s.startswith(t + ".") for t in scopes)}
-        if self._met(mine, set(need), own, reach):
+        if self._met(set(need), own, reach):
             return "union"
-        if self._met(mine, need, theirs + own, reach):
+        if self._met(need, theirs + own, reach):
             return "dropped" if self._side_dropped(k, hunk, mine) else "pr"
         touching = self._touching(k, hunk, mine)
         if not touching:
@@ -189,16 +194,51 @@ class Regions:
         if mine is None:
             return []
         return [(j, h) for j, (_c, hunks) in enumerate(self.folded) if j != k for h in hunks
-                if h.path == hunk.path and h.kind == "text" and (theirs := self._span(j, h)) is not None
-                and meets(mine, theirs) and not self._alike(mine, j, h, hunk)]
+                if h.path == hunk.path and h.kind == "text" and (pair := self._apart(k, hunk, mine, j, h)) is not None
+                and pair[0] is not None and pair[1] is not None and meets(*pair)]
 
-    def _alike(self, mine: Span | None, j: int, other: Hunk, hunk: Hunk) -> bool:
-        """Whether folded PR J's hunk OTHER is the same change as HUNK (at MINE) at the same lines: git merges
-        the two as one, so neither is a side of a conflict the other was reconciled with (h183's review: two PRs
-        changing `a = 1` to `a = 3` alike, or a PR stacked on another, the union keeping neither, each was
-        "reconciled" by the other's and nothing was said)."""
-        return (other.kind == hunk.kind == "text" and other.removed == hunk.removed and other.added == hunk.added
-                and mine is not None and self._span(j, other) == mine)
+    def _apart(self, k: int, hunk: Hunk, mine: Span | None, j: int, other: Hunk
+               ) -> tuple[Span | None, Span | None] | None:
+        """PR K's HUNK (at MINE) and folded PR J's hunk OTHER as sides of a conflict git's merge would show: their
+        spans less the lines at either end both change alike at the same lines (_alike_ends), which git's merge
+        leaves outside the conflict markers; None where nothing of one is left (the same change, or one holding
+        the other's whole: neither is a side the other was reconciled with). h183's review: two PRs changing
+        `a = 1` to `a = 3` alike, the union keeping neither, each was "reconciled" by the other's; h186's: so was
+        a PR stacked on another with a change of its own on the next line, one hunk of the two lines."""
+        theirs = self._span(j, other)
+        ends = self._ends(k, hunk, j, other)
+        if ends is None:
+            return mine, theirs
+        (lead, trail), first = ends
+        one, two = _rest(hunk, first[0], lead, trail), _rest(other, first[1], lead, trail)
+        return None if one is None or two is None else (one, two)
+
+    def _ends(self, k: int, hunk: Hunk, j: int, other: Hunk) -> tuple[tuple[int, int], tuple[int, int]] | None:
+        """How many lines at the start and at the end of K's HUNK and J's OTHER both change alike at the same lines
+        of the union's base blob, and the first line of that blob each changes (its place, for an insertion);
+        None where either's base lines do not map there (compared through its head: h179), or neither end is
+        alike."""
+        if hunk.kind != "text" or other.kind != "text":
+            return None
+        target = self.target.get(hunk.path)
+        spans = [self.map.map(self._base_of(n, h), target, span_of(h.old_start, h.old_count))
+                 for n, h in ((k, hunk), (j, other))]
+        if spans[0] is None or spans[1] is None:
+            return None
+        first = ((spans[0][0] + 1) // 2, (spans[1][0] + 1) // 2)
+        ends = _alike_ends(hunk, other, first)
+        return (ends, first) if any(ends) else None
+
+    def shared(self, k: int, hunk: Hunk) -> list[Hunk]:
+        """The parts of PR K's HUNK another folded PR's hunk changes alike at its ends (_apart), each as a hunk of
+        its own: outside the conflict git's merge shows, no side reconciles them (h186's review)."""
+        found: list[Hunk] = []
+        for j, (_c, hunks) in enumerate(self.folded):
+            for other in (h for h in hunks if j != k and h.path == hunk.path):
+                ends = self._ends(k, hunk, j, other)
+                if ends is not None:
+                    found += [h for h in _parts(hunk, *ends[0]) if h not in found]
+        return found
 
     def _side_dropped(self, k: int, hunk: Hunk, mine: Span | None) -> bool:
         """Whether PR K's HUNK, only adding lines (at MINE, mapped), met only by hunks that only add lines too
@@ -226,11 +266,12 @@ class Regions:
                 kept.update(_bare(line) for line in other.added)
         return not any(_bare(line) in kept for line in hunk.added if not says_nothing(line))
 
-    def _met(self, mine: Span | None, need: set[str], others: list[tuple[int, Hunk, Sequence[Change]]],
+    def _met(self, need: set[str],
+             others: list[tuple[int, Hunk, Sequence[Change], Span | None, Span | None]],
              reach: Callable[[Hunk, Sequence[Change]], tuple[list[str], bool]]) -> bool:
-        """Whether OTHERS meet MINE (a hunk's base lines, None: not mapped) in each def/class of NEED."""
-        for j, other, changes in others:
-            theirs = self._span(j, other)
+        """Whether OTHERS (each with a hunk's base lines and its own, as sides of a conflict: None, not mapped)
+        meet in each def/class of NEED."""
+        for _j, other, changes, mine, theirs in others:
             comparable = mine is not None and theirs is not None
             if mine is not None and theirs is not None and not meets(mine, theirs):
                 continue
@@ -243,6 +284,63 @@ class Regions:
             if not need:
                 return True
         return False
+
+
+def _alike_ends(one: Hunk, two: Hunk, first: tuple[int, int]) -> tuple[int, int]:
+    """How many lines at the start of text hunks ONE and TWO (FIRST: the first base line each changes, in one
+    blob), and how many at the end, the two change alike: a base line each removes the same, replaced by the
+    same line, or (past the lines one removes, as the other's) a line each adds the same, or removes the same.
+    Line by line, in step: git's merge leaves these outside the conflict markers."""
+    def alike(at: Callable[[Hunk, int], tuple[bytes | None, bytes | None]], limit: int) -> int:
+        n = 0
+        while n < limit and (pair := at(one, n)) == at(two, n) and pair != (None, None):
+            n += 1
+        return n
+
+    def front(h: Hunk, n: int) -> tuple[bytes | None, bytes | None]:
+        return (h.removed[n] if n < len(h.removed) else None, h.added[n] if n < len(h.added) else None)
+    lead = alike(front, max(len(one.removed), len(one.added))) if first[0] == first[1] else 0
+    if first[0] + len(one.removed) != first[1] + len(two.removed):
+        return lead, 0
+
+    def back(h: Hunk, n: int) -> tuple[bytes | None, bytes | None]:
+        return (h.removed[-1 - n] if n < len(h.removed) - min(lead, len(h.removed)) else None,
+                h.added[-1 - n] if n < len(h.added) - min(lead, len(h.added)) else None)
+    return lead, alike(back, max(len(one.removed), len(one.added)))
+
+
+def _counts(hunk: Hunk, lead: int, trail: int) -> tuple[int, int, int, int]:
+    """How many of HUNK's removed lines and added lines LEAD steps at its start and TRAIL at its end take."""
+    removed, added = min(lead, len(hunk.removed)), min(lead, len(hunk.added))
+    return (removed, min(trail, len(hunk.removed) - removed), added, min(trail, len(hunk.added) - added))
+
+
+def _rest(hunk: Hunk, first: int, lead: int, trail: int) -> Span | None:
+    """The span of what is left of HUNK (its first base line FIRST, in the union's base blob) past LEAD steps at
+    its start and TRAIL at its end (_alike_ends); None: nothing."""
+    lead_removed, trail_removed, lead_added, trail_added = _counts(hunk, lead, trail)
+    removed = len(hunk.removed) - lead_removed - trail_removed
+    if not removed and len(hunk.added) == lead_added + trail_added:
+        return None
+    start = first + lead_removed
+    return span_of(start, removed) if removed else span_of(start - 1, 0)
+
+
+def _parts(hunk: Hunk, lead: int, trail: int) -> list[Hunk]:
+    """HUNK's LEAD steps at its start and TRAIL at its end (_alike_ends), each as a hunk of its own."""
+    lead_removed, trail_removed, lead_added, trail_added = _counts(hunk, lead, trail)
+    parts = []
+    if lead:
+        parts.append(replace(hunk, old_count=lead_removed, new_count=lead_added,
+                             removed=hunk.removed[:lead_removed], added=hunk.added[:lead_added]))
+    if trail:
+        old = hunk.old_start + hunk.old_count - trail_removed
+        new = hunk.new_start + hunk.new_count - trail_added
+        parts.append(replace(hunk, old_start=old if trail_removed else old - 1 + (not hunk.old_count),
+                             old_count=trail_removed, new_start=new if trail_added else new - 1,
+                             new_count=trail_added, removed=hunk.removed[len(hunk.removed) - trail_removed:],
+                             added=hunk.added[len(hunk.added) - trail_added:]))
+    return parts
 
 
 def _bare(line: bytes) -> bytes:
