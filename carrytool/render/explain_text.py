@@ -125,7 +125,8 @@ def hunk_line(hunk: Any) -> str:
 
 
 def story_lines(story: dict[str, Any]) -> list[str]:
-    lines = [f"  {line}" for line in story["summary"]]
+    # each on one line (an assert's name or check with a text's newline: h185), as verify quotes the text
+    lines = [f"  {printable(line, newlines=False)}" for line in story["summary"]]
     if story["commands"]:
         lines.append("  reproduce (in the repository explain ran in):")
         for item in story["commands"]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from carrytool.pipeline.plan import structured_refusal
 from carrytool.pipeline.report import Report
 from carrytool.render.commands import Invocation
+from carrytool.render.safe import printable
 
 HUNKS_APART = 3     # a pair of entries sharing more identical hunks than this has one line for them all
 PAIRS_SHOWN = 10    # and past this many such pairs, one line for the rest: the report keeps every warning
@@ -104,9 +105,11 @@ def failure_lines(report: Report) -> list[str]:
             guarded = status.get(outcome.entry or "")
             unapplied = f", which is not applied: {guarded.reason or guarded.status}" \
                 if guarded is not None and guarded.status != "applied" else ""
-            lines.append(f"assert failed: {outcome.name}: {outcome.message}" +
-                         (f" (guards {outcome.entry}{unapplied})" if outcome.entry else "") +
-                         (f" (why: {outcome.why})" if outcome.why else ""))
+            # one line, as the message quotes a text check's text: a name derived from `absent: "a\nb"` (or a
+            # why) holds a newline, which broke the line (h185)
+            lines.append(printable(f"assert failed: {outcome.name}: {outcome.message}" +
+                                   (f" (guards {outcome.entry}{unapplied})" if outcome.entry else "") +
+                                   (f" (why: {outcome.why})" if outcome.why else ""), newlines=False))
     return lines
 
 

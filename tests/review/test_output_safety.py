@@ -158,3 +158,25 @@ def test_check_escapes_control_characters_of_the_manifest(cli: Cli, tmp_path: Pa
     manifest.write_text('version: 1\nupstream: {url: ../up}\nfork: {branch: dev}\n"\\e[2Jkey": 1\n')
     result = cli("check", "-m", manifest)
     assert result.exit_code == 2 and "\x1b" not in result.stderr and "unknown key '\\x1b[2Jkey'" in result.stderr
+
+
+def test_a_text_assert_with_a_newline_is_one_line_in_explain_as_in_verify(cli: Cli, small: Small) -> None:
+    """An `absent:` (or `contains:`) text with a newline: explain printed it raw, which broke its line, where verify
+    prints it escaped (`\\n`); the JSON keeps the text as the manifest has it (h185, on sqlalchemy)."""
+    small.pr(1, {"a.py": A2})
+    small.manifest([{"pr": 1}], asserts=[{"file": "a.py", "absent": "return 20\n", "entry": "pr/1"},
+                                         {"file": "a.py", "absent": "foo\nbar", "entry": "pr/1"}])
+    verify_lines = run(cli, small, "sync").stdout.splitlines()
+    assert any("`return 20\\n` is present" in line for line in verify_lines)
+    for args in (("explain",), ("explain", "pr/1"), ("explain", "--format", "markdown"),
+                 ("explain", "pr/1", "--format", "markdown"), ("sync", "--dry-run")):
+        result = run(cli, small, *args)
+        assert result.exit_code in (0, 1), result.output
+        lines = result.stdout.splitlines()
+        # no line is the tail of a broken one: each text is on the line that names it, escaped
+        assert not [line for line in lines if line.startswith((" in a.py", "bar"))], (args, result.stdout)
+        said = "\n".join(lines)
+        assert "return 20\\n in a.py" in said.replace("\\\\", "\\"), (args, result.stdout)
+    code, report = cli.json("explain", "pr/1", "-m", small.manifest_path, "--repo", small.work.path)
+    [story] = report["stories"]
+    assert {a["name"] for a in story["asserts"]} == {"absent return 20\n in a.py", "absent foo\nbar in a.py"}
