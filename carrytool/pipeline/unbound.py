@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import re
 import symtable
 import warnings
@@ -70,9 +71,11 @@ def bound_names(data: bytes) -> frozenset[str]:
                     if s.is_assigned() or s.is_imported() or s.is_parameter() or s.is_namespace()}
 
 
+@functools.lru_cache(maxsize=64)
 def loose_names(data: bytes) -> frozenset[str] | None:
     """The names some scope of DATA loads where nothing binds them (`unbound_names` without the parse that
-    finds their lines, which may leave out names loaded only in annotations never evaluated)."""
+    finds their lines, which may leave out names loaded only in annotations never evaluated). None also when
+    DATA does not parse: a fold asks again of the files it read (union.syntax), hence the cache."""
     loose = _loose(data)
     return None if loose is None else frozenset().union(*loose.values())
 

@@ -119,12 +119,14 @@ class FoldChecks:
         return ("; no recorded resolution or edit has the line or dropped the name (the PRs' changes merged there): "
                 "correct it at a stop of the fold, or carry the fix as an entry of its own after the union")
 
-    def left_out(self, upstream: str, commit: str, items: list[FoldItem]) -> list[str]:
+    def left_out(self, upstream: str, commit: str, items: list[FoldItem], *, judged: list[LeftOut] | None = None
+                 ) -> list[str]:
         """The hunks of the folded ITEMS the union COMMIT lacks, outside the regions it reconciled (another
         PR's, or its own, change meets them: pipeline.provided), as sync will warn of them (helper-128: the
         side a stop was resolved to dropped a third PR's method, and nothing said so), each with the YAML that
         declares it dropped on purpose; those its `drops` declare, with their why; and the stale drops
-        (helper-135). One line each, a warning prefixed `warning: `."""
+        (helper-135). One line each, a warning prefixed `warning: `. JUDGED, given, gets every hunk the check
+        found the union lacks verbatim (union.rewritten lists those it re-expresses)."""
         diffs = self.git.diff_trees([(i.base, i.head) for i in items] + [(upstream, commit)])
         own = set(paths_of(diffs[-1]))
         # as sync's account_provided: a PR's file the union does not change is left out whole (one item, which
@@ -138,6 +140,8 @@ class FoldChecks:
             files += [LeftOut(item.id, path, None, (), True, item.head) for path in sorted(whole)]
             folded.append(Folded(item.id, item.base, item.head, changes, frozenset(paths - whole)))
         [found] = left_out(self.git, [UnionCheck(upstream, commit, diffs[-1], commit, tuple(folded))])
+        judged = judged if judged is not None else []
+        judged += found
         supersedes = self.entry.supersedes
         drops = account_drops(files + found, supersedes)
         notes = [f"warning: the union does not change {lost.file}, which {lost.pr} changes: the PR's change there is "

@@ -28,6 +28,7 @@ from carrytool.manifest import paths as pathmatch
 from carrytool.manifest.model import Entry, Manifest
 from carrytool.manifest.safefile import refuse_symlink
 from carrytool.pipeline.atomic import crash_point
+from carrytool.pipeline.provided import LeftOut
 from carrytool.pipeline.resolve import _fetch, namespace
 from carrytool.pipeline.shadowed import folded_twice
 from carrytool.pipeline.structured_tree import resolve_merge, without_resolved
@@ -37,10 +38,12 @@ from carrytool.union.publish import Publishing
 from carrytool.union.record import Recording
 from carrytool.union.resolutions import Fixup, has_markers
 from carrytool.union.reuse import resolve_step
+from carrytool.union.rewritten import FoldRewrites, rewritten_note
 from carrytool.union.scratch import Scratch, _walk
 from carrytool.union.state import load_state, save_state
 from carrytool.union.stop import Stopping
 from carrytool.union.store import Store
+from carrytool.union.syntax import FoldSyntax
 
 __all__ = ["FoldItem", "Outcome", "Union", "fold_order", "union_entry"]   # FoldItem, Outcome: from outcome.py
 
@@ -68,7 +71,7 @@ def fold_order(manifest: Manifest, entry: Entry) -> list[tuple[int, tuple[str, .
     return sorted(items, key=lambda item: (position.get(item[0], len(position)), order[item[0]]))
 
 
-class Union(Stopping, Recording, FoldChecks, Publishing):
+class Union(Stopping, Recording, FoldChecks, FoldSyntax, FoldRewrites, Publishing):
     def __init__(self, manifest: Manifest, git: Git, name: str, *, notify: Notify | None = None,
                  scratch: Path | None = None, invocation: str = "", aborting: bool = False) -> None:
         self.manifest = manifest
@@ -236,10 +239,17 @@ class Union(Stopping, Recording, FoldChecks, Publishing):
         # two PRs' definitions of one name, both folded in: the union is one entry to sync, which cannot see it
         for note in folded_twice(self.git, state["upstream"], commit, [(i.id, i.base, i.head) for i in items]):
             self.notify(f"warning: {note}")
-        for note in self.left_out(state["upstream"], commit, items):
+        judged: list[LeftOut] = []
+        for note in self.left_out(state["upstream"], commit, items, judged=judged):
             self.notify(note)
         for note in self.unbound(state, commit, items):
             self.notify(note)
+        for note in self.unparsed(state, commit, items):       # (after unbound: it reads the symbol tables)
+            self.notify(note)
+        outcome.re_expressed = self.rewritten(state, commit, items, judged)
+        said = rewritten_note(outcome.re_expressed)
+        if said:
+            self.notify(said)
         outcome.patch = self.entry.patch
         if dry:
             return outcome

@@ -40,4 +40,6 @@ class Outcome:
     edited_alone: list[str] = field(default_factory=list)   # files a recorded edit went into beside an unused record
     patch: str | None = None                               # the patch file a `patch:` union writes
     invocation: str = ""                                   # the -m/--repo to repeat in next steps
+    # the PRs' lines the union has in its own words outside the conflicts the fold stopped at (union.rewritten)
+    re_expressed: list[dict[str, Any]] = field(default_factory=list)
 

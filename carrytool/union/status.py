@@ -36,6 +36,7 @@ def status(union: Union, *, offline: bool) -> dict[str, Any]:
                             "reused": refold.reused}
     else:
         report["refold"] = {"needs_resolution": refold.conflicts, "changes": None, "reused": refold.reused}
+    report["refold"]["re_expressed"] = refold.re_expressed      # (a refold that stops finishes nothing: [])
     report["under_way"] = union.state_path.exists() or union.state_path.is_symlink()
     report["fold"] = _under_way(union) if report["under_way"] else None
     report["patch_edited"] = union.patch_edited()

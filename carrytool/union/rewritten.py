@@ -1,0 +1,80 @@
+"""The lines of its PRs a finished fold's union writes in its own words outside the conflicts the fold stopped at.
+
+A union's rewrite of a PR's line is its own words (re-expressed, pipeline.provided: it adapts one PR's call to
+another PR's API, helper-166), no warning, and sync sees the union as one entry: `a += 20` made `a += 21` away
+from the conflict passed `union continue` and sync with nothing said but `explain`'s "1 re-expressed" (h185).
+The fold lists each such line once, so the maintainer sees what they changed: the hunks the union check judged
+re-expressed, diffed from their PR's head to the union's result, but for the lines a conflict the fold stopped
+at held (a resolution the fold used has them on a side: what the maintainer chose there they know)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from carrytool.asserts.messages import quote_text
+from carrytool.pipeline.hunks import parse_patch
+from carrytool.pipeline.provided import LeftOut
+from carrytool.pipeline.standing import RE_EXPRESSED
+from carrytool.union.outcome import FoldItem
+
+SHOWN = 20      # lines of the note; `union status --format json` has them all
+
+
+class FoldRewrites:
+    """Union's reading of what its result re-expresses of its PRs (mixed into fold.Union)."""
+
+    def rewritten(self, state: dict, commit: str, items: list[FoldItem], found: Sequence[LeftOut]
+                  ) -> list[dict[str, Any]]:
+        """Each run of a PR's lines the union COMMIT has otherwise, in a hunk of the PR that FOUND (the union
+        check's) says it re-expresses, outside the conflicts the fold stopped at: `{file, line, pr, pr_line, old,
+        new}` (LINE in the union's result, PR_LINE in the PR's head; OLD the PR's lines, NEW the union's, none
+        where it removed them), by file and line."""
+        heads = {item.id: item.head for item in items}
+        spans: dict[tuple[str, str], list[tuple[int, int]]] = {}
+        for lost in found:
+            if lost.how == RE_EXPRESSED and lost.lines is not None and lost.pr in heads:
+                spans.setdefault((lost.pr, lost.file), []).append(lost.lines)
+        out = []
+        for (pr, path), places in spans.items():
+            chosen = self._conflict_sides(state, path)
+            changes = [c for c in self.git.diff_trees([(heads[pr], commit)], renames=False)[0] if c.path == path]
+            patch = self.git.diff_patch(heads[pr], commit, [path], context=0, renames=False)
+            for hunk in parse_patch(patch, changes):
+                first, last = hunk.old_start, hunk.old_start + hunk.old_count - 1
+                if hunk.kind != "text" or not hunk.old_count or not any(a <= last and first <= b for a, b in places):
+                    continue
+                if any(row.strip() and row.strip() in chosen for row in hunk.removed):
+                    continue            # a conflict's line: resolved at a stop, or replayed from the store
+                out.append({"file": path, "line": hunk.new_start, "pr": pr, "pr_line": first,
+                            "old": [_text(row) for row in hunk.removed], "new": [_text(row) for row in hunk.added]})
+        return sorted(out, key=lambda r: (r["file"], r["line"], r["pr"]))
+
+    def _conflict_sides(self, state: dict, path: str) -> set[bytes]:
+        """The lines (stripped) on either side of each conflict in PATH the fold resolved by a record it used."""
+        records = self.store.records_of(self.name, set(state.get("used_keys", [])), path)
+        return {row.strip() for _record, doc in records for key in ("ours", "theirs")
+                for row in str(doc.get(key) or "").encode("utf-8", "surrogateescape").split(b"\n") if row.strip()}
+
+
+def rewritten_note(rewrites: Sequence[dict[str, Any]]) -> str | None:
+    """The note listing REWRITES (`FoldRewrites.rewritten`), one line each; None when there are none."""
+    if not rewrites:
+        return None
+    count = sum(len(r["old"]) for r in rewrites)
+    lines = [f"note: the union re-expresses {count} line(s) of the PRs it folds outside the conflicts the fold "
+             "stopped at (its own words: no warning, and sync does not say it; explain shows it as re-expressed):"]
+    for rewrite in rewrites[:SHOWN]:
+        old, new = rewrite["old"], rewrite["new"]
+        if [row.strip() for row in old] != [row.strip() for row in new]:
+            old, new = [row.strip() for row in old], [row.strip() for row in new]
+        said = quote_text("\n".join(new)) if new else "(removed)"
+        lines.append(f"  {rewrite['file']}:{rewrite['line']}: {rewrite['pr']}'s {quote_text(chr(10).join(old))} "
+                     f"-> {said}")
+    if len(rewrites) > SHOWN:
+        lines.append(f"  ... and {len(rewrites) - SHOWN} more (union status --format json lists them all)")
+    return "\n".join(lines)
+
+
+def _text(row: bytes) -> str:
+    return row.decode("utf-8", "replace")

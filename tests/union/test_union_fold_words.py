@@ -1,0 +1,114 @@
+"""What a finished fold says of the union's own doing that sync, seeing the union as one entry, cannot tell (h185's
+trial on sqlalchemy):
+
+- a resolution that leaves a Python file unparseable (a `def` line lost at a stop: the file raised IndentationError)
+  passed `union continue` and sync with exit 0: a warning naming the file, the line, Python's message and where
+  to correct it, where upstream's and each folded PR head's version of the file parse;
+- a PR's line the union rewrote outside the conflicts it stopped at (`a += 20` made `a += 21` away from the
+  conflict) is the union's own words (re-expressed: helper-166), no warning, but it was said nowhere but in
+  `explain`: a note lists each such line, once per fold, and `union status --format json` has them."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from tests.conftest import Cli
+from tests.union.fold_scenario import TwoPrs
+
+MARKERS = re.compile(r"<<<<<<< [^\n]*\n.*?>>>>>>> [^\n]*\n", re.S)
+
+
+def _warnings(output: str) -> list[str]:
+    return [line for line in output.splitlines() if line.startswith("warning: ")]
+
+
+def _resolve(path: Path, text: str, *, outside: tuple[str, str] | None = None) -> None:
+    """Resolve the conflict of PATH as TEXT; OUTSIDE: (old, new), an edit away from it."""
+    data = MARKERS.sub(text, path.read_text())
+    if outside:
+        assert outside[0] in data
+        data = data.replace(outside[0], outside[1])
+    path.write_text(data)
+
+
+# -- a resolution that leaves the file unparseable ------------------------------------------------------------------
+
+BASE = "import os\n\n\ndef f():\n    x = 1\n    return x\n"
+
+
+def _two(root: Path, base: str = BASE) -> TwoPrs:
+    """pr/1 and pr/2 each change the import line and `x = 1` of f(): one conflict hunk over lines 1-5."""
+    return TwoPrs(root, {"m.py": base},
+                  {"m.py": base.replace("x = 1", "x = 2").replace("import os", "import os  # p1")},
+                  {"m.py": base.replace("x = 1", "x = 3").replace("import os", "import os  # p2")})
+
+
+def test_a_resolution_that_leaves_python_unparseable_is_warned_with_where_to_correct_it(cli: Cli,
+                                                                                          tmp_path: Path) -> None:
+    prs = _two(tmp_path)
+    assert cli("union", "compose", "u", *prs.args()).exit_code == 3
+    _resolve(prs.scratch / "m.py", "import os  # p1 p2\n")       # `def f():` and `x = 2` lost: a slip
+    result = cli("union", "continue", "u", *prs.args())
+    assert result.exit_code == 0, result.output                 # a warning, not a refusal
+    [record] = sorted((prs.manifest.parent / "resolutions" / "u").glob("*.json"))
+    [warning] = [w for w in _warnings(result.stderr) if "does not parse" in w]
+    assert warning.startswith("warning: m.py:2: the union's result does not parse (IndentationError: unexpected "
+                              "indent), while upstream's, pr/1's and pr/2's versions do: importing it fails; ")
+    assert f"your recorded resolution {record} (line 1 of the result) stands just before it" in warning
+    assert warning.endswith("then carrytool union compose u " + " ".join(prs.args()))
+    # union status previews the refold, and says it as well
+    status = cli("union", "status", "u", *prs.args())
+    assert status.exit_code == 0 and any("does not parse" in w for w in _warnings(status.stderr)), status.output
+    # corrected where the warning says, the next fold says nothing
+    doc = json.loads(record.read_text())
+    doc["resolution"] = "import os  # p1 p2\n\n\ndef f():\n    x = 2"
+    doc["lines"] = 5
+    record.write_text(json.dumps(doc))
+    again = cli("union", "compose", "u", *prs.args())
+    assert again.exit_code == 0 and not _warnings(again.stderr), again.output
+    code, report = cli.json("sync", "--dry-run", *prs.args())
+    assert code == 0, report
+
+
+def test_a_file_upstream_does_not_parse_either_says_nothing(cli: Cli, tmp_path: Path) -> None:
+    prs = _two(tmp_path, BASE + "print 'py2'\n")
+    assert cli("union", "compose", "u", *prs.args()).exit_code == 3
+    _resolve(prs.scratch / "m.py", "import os  # p1 p2\n")
+    result = cli("union", "continue", "u", *prs.args())
+    assert result.exit_code == 0 and "does not parse" not in result.stderr, result.output
+
+
+# -- a PR's line the union re-expresses outside the conflicts ------------------------------------------------------
+
+H = "def f():\n    return 1\n\n\n\n\n\n\ndef h():\n    a = 0\n    return a\n"
+
+
+def test_a_pr_line_changed_outside_the_conflicts_is_listed_once_not_warned(cli: Cli, tmp_path: Path) -> None:
+    """pr/1 changes f()'s return and adds two lines to h(), pr/2 changes f()'s return: one conflict in f(). The
+    stop is resolved with words of the union's own (`return 5`: no note, it is the conflict) and pr/1's
+    `a += 20` is made `a += 21` in h(), away from it."""
+    prs = TwoPrs(tmp_path, {"m.py": H},
+                 {"m.py": H.replace("return 1", "return 2").replace("    a = 0\n", "    a = 0\n    a += 10\n"
+                                                                                   "    a += 20\n")},
+                 {"m.py": H.replace("return 1", "return 3")})
+    assert cli("union", "compose", "u", *prs.args()).exit_code == 3
+    _resolve(prs.scratch / "m.py", "    return 5\n", outside=("    a += 20\n", "    a += 21\n"))
+    result = cli("union", "continue", "u", *prs.args())
+    assert result.exit_code == 0 and not _warnings(result.stderr), result.output
+    notes = [line for line in result.stderr.splitlines() if "outside the conflicts" in line]
+    assert notes == ["note: the union re-expresses 1 line(s) of the PRs it folds outside the conflicts the fold "
+                     "stopped at (its own words: no warning, and sync does not say it; explain shows it as "
+                     "re-expressed):"], result.stderr
+    listed = result.stderr.split(notes[0] + "\n")[1].splitlines()
+    assert listed[0] == "  m.py:12: pr/1's `a += 20` -> `a += 21`", result.stderr
+    assert not any("return" in line for line in listed[:2]), result.stderr
+    # union status's refold preview: said, and in JSON
+    code, [report] = cli.json("union", "status", "u", *prs.args())
+    assert code == 0, report
+    assert report["refold"]["re_expressed"] == [{"file": "m.py", "line": 12, "pr": "pr/1", "pr_line": 12,
+                                                 "old": ["    a += 20"], "new": ["    a += 21"]}]
+    # sync: no warning (a union's rewrite of a PR line is its own words)
+    code, sync = cli.json("sync", "--dry-run", *prs.args())
+    assert code == 0 and not sync["warnings"], sync
