@@ -9,19 +9,10 @@ import shlex
 from collections.abc import Sequence
 
 from carrytool.gitlayer.git import REGULAR_MODES, Change, Git, paths_of
+from carrytool.pipeline.drops import account_drops, drop_hint, out_of_reach, unreached
 from carrytool.pipeline.hunks import find_block
 from carrytool.pipeline.plan import APPLIED, Step, union_judged
-from carrytool.pipeline.provided import (
-    RECONCILED,
-    Folded,
-    LeftOut,
-    UnionCheck,
-    account_drops,
-    drop_hint,
-    left_out,
-    out_of_reach,
-    unreached,
-)
+from carrytool.pipeline.provided import RECONCILED, Folded, LeftOut, UnionCheck, left_out
 
 
 class _ProvidedAccounting:
