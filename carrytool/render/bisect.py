@@ -56,7 +56,14 @@ def _left_out(result: BisectResult, invocation: Invocation) -> list[str]:
                   f"{', '.join(row['files'])}"  # type: ignore[arg-type]
         else:
             why = f"composed after the entries before it, it is {row['status']} there"
+            if row.get("night") is False:
+                why += ": the night left it out, so what it was tried with is likely not what the night had"
         lines.append(f"  {row['id']} (the `entry:` of {names}) is not in the chain: {why}")
+        used = dict(result.chain.composed_with).get(str(row["id"]))
+        if used is not None and not used.night:     # h193: a PR pushed again since, bisected as the night's
+            lines.append(f"  {row['id']} was tried with {used.what} ({used.sha[:12]}), which may not be the one the "
+                         "night had: no lock of that night records it (a red night writes none; its report's "
+                         "`head` says which it had)")
     return lines
 
 

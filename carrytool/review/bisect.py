@@ -57,11 +57,7 @@ def bisect(manifest: Manifest, git: Git, checks: Checks, *, rev: str | None = No
     if narrow and checks.asserts:
         checks = narrowed(git, chain, checks)
     if rev:     # the trailers name the entries applied: those the asserts guard, left out, from the manifest
-        from carrytool.review.left_out import left_out_steps
-
-        steps, untried = left_out_steps(manifest, git, chain.upstream, {link.id for link in chain.links},
-                                        {spec.entry for spec in checks.asserts if spec.entry})
-        chain = dataclasses.replace(chain, left_out=steps, untried=untried)
+        chain = _with_left_out(manifest, git, chain, checks)
     prober = Prober(git, checks)
     search = Search(manifest, git, chain, prober)
     result = search.run()
@@ -71,7 +67,27 @@ def bisect(manifest: Manifest, git: Git, checks: Checks, *, rev: str | None = No
     result.left_out += [{"id": one.id, "status": "not-tried", "with": [], "upstream": False, "files": [],
                          "asserts": names, "why": one.why, "fetch": one.fetch} for one in chain.untried
                         if (names := [spec.name for spec in checks.asserts if spec.entry == one.id])]
+    composed_with = dict(chain.composed_with)
+    for row in result.left_out:     # with --rev: the head each was tried with, and whether the night had it
+        if (used := composed_with.get(str(row["id"]))) is not None:
+            row.update({"head": used.sha, "night": used.night})
     return result
+
+
+def _with_left_out(manifest: Manifest, git: Git, chain: Chain, checks: Checks) -> Chain:
+    """CHAIN (read from a night's commits) with the entries the asserts guard that it does not hold: with the
+    heads (or commits) the night's lock records, else those the repository has now (h193)."""
+    from carrytool.review.bisect_night import night_inputs
+    from carrytool.review.left_out import left_out_steps
+
+    present = {link.id for link in chain.links}
+    wanted = {spec.entry for spec in checks.asserts if spec.entry} - present
+    if not wanted:
+        return chain
+    night = night_inputs(manifest, chain.links[-1].commit)
+    found = left_out_steps(manifest, git, chain.upstream, present, wanted, night)
+    return dataclasses.replace(chain, left_out=found.steps, untried=found.untried,
+                               composed_with=found.composed_with)
 
 
 def _one_by_one(whole: Search, prober: Prober, result: BisectResult) -> BisectResult:

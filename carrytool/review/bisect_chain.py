@@ -38,6 +38,17 @@ class Untried:
 
 
 @dataclass(frozen=True)
+class ComposedWith:
+    """The head (a PR) or commit (a carry, a patch) `bisect --rev` composed a left-out entry with: NIGHT, the
+    one the night had (its lock records it), else WHAT it is, in words (its head fetched now, ...), which the
+    night may not have had (h193: a PR pushed again since was bisected as if the night had composed it)."""
+
+    sha: str
+    night: bool
+    what: str
+
+
+@dataclass(frozen=True)
 class Chain:
     upstream: str
     links: tuple[Link, ...]
@@ -46,6 +57,8 @@ class Chain:
     left_out: tuple[Step, ...] = ()
     # those of them `bisect --rev` could not try (a head never fetched here, a patch that does not apply)
     untried: tuple[Untried, ...] = ()
+    # with --rev: what each of the left-out entries was composed with
+    composed_with: tuple[tuple[str, ComposedWith], ...] = ()
 
 
 def searchable(manifest: Manifest) -> Manifest:
