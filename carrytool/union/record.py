@@ -117,7 +117,7 @@ class Recording:
                     mine = mine if len(mine) == len(places) else [text] * len(places)
                     self.store.record(self.name, path, key, hunks.get(key), text, info["entries"],
                                       [upstream_of_resolution(a, r) for a, r in zip(places, mine)] or None,
-                                      [a.scope for a in places], mine)
+                                      [a.scope for a in places], mine, [a.context for a in places])
                     state["used_keys"].append(key)
                 records.update(found)
                 # the file as the fold made it, every hunk resolved as recorded (each as the user left it),

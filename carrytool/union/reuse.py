@@ -9,7 +9,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from carrytool.gitlayer.git import Git, MergeResult
-from carrytool.union.recorded_upstream import HunkUpstream, RecordedUpstream, place_said, places_in
+from carrytool.union.recorded_upstream import (
+    Context,
+    HunkUpstream,
+    Place,
+    RecordedUpstream,
+    place_said,
+    places_in,
+)
 from carrytool.union.resolutions import (
     Fixup,
     apply_resolutions,
@@ -196,7 +203,7 @@ def _each_place(path: str, conflicted: bytes, keys: set[str], recorded: dict[str
     if not differ:
         return [], set()
     hunks = around_hunks(None, conflicted, path)
-    placed, renamed = _recorded_places(path, conflicted, hunks, {key: recorded[key] for key in differ})
+    placed, renamed, new = _recorded_places(path, conflicted, hunks, {key: recorded[key] for key in differ})
     each: list[bytes | None] = []
     unsure: set[str] = set()
     for around, named in zip(hunks, placed):
@@ -209,7 +216,8 @@ def _each_place(path: str, conflicted: bytes, keys: set[str], recorded: dict[str
         why = f"the lines that named {_of_places(renamed[key], path, recorded[key])} changed " \
             f"({_changed(renamed[key])}), side by side: only their order would tell which place is which, so" \
             if key in renamed else "this fold does not meet it at the places recorded (a hunk of it stopped " \
-            "conflicting, or a new one came):"
+            "conflicting, or a new one came)" + (f": {_new_said(new[key])} at no place recorded, so" if key in new
+                                                 else ":")
         notify(f"{path}: your recorded resolutions of a conflict you met at {len(recorded[key].resolutions)} places "
                f"differ by place, and {why} they are not replayed; the scratch file shows its hunks as the merge "
                f"made them. You resolved it:\n{_each_said(recorded[key])}resolve its hunks again; `union continue` "
@@ -221,13 +229,16 @@ Renamed = list[tuple[str | None, str | None]]
 
 
 def _recorded_places(path: str, conflicted: bytes, hunks: list[Around], recorded: dict[str, RecordedUpstream]
-                     ) -> tuple[list[tuple[str, int] | None], dict[str, Renamed]]:
+                     ) -> tuple[list[tuple[str, int] | None], dict[str, Renamed], dict[str, list[Place]]]:
     """The recorded place of each of HUNKS (of CONFLICTED, PATH as the merge wrote it) whose key RECORDED has
-    (`RecordedUpstream.placed`; None: not named surely, or no record), and the keys whose places are not sure
-    as the lines that named them changed side by side, with those lines."""
-    places = places_in(path, [(around.hunk.key, around.scope) for around in hunks])
+    (`RecordedUpstream.placed`; None: not named surely, or no record), the keys whose places are not sure
+    as the lines that named them changed side by side, with those lines, and the keys met at a place near
+    none recorded (the lines around it are no place's), with those places."""
+    places = places_in(path, [(around.hunk.key, around.scope) for around in hunks],
+                       [around.context or ((), ()) for around in hunks])
     out: list[tuple[str, int] | None] = [None] * len(hunks)
     renamed: dict[str, Renamed] = {}
+    new: dict[str, list[Place]] = {}
     lines = line_names(conflicted)
     for key in sorted({around.hunk.key for around in hunks} & recorded.keys()):
         mine = [n for n, around in enumerate(hunks) if around.hunk.key == key]
@@ -236,7 +247,26 @@ def _recorded_places(path: str, conflicted: bytes, hunks: list[Around], recorded
             out[n] = at
         if found.renamed:
             renamed[key] = found.renamed
-    return out, renamed
+        if found.new:
+            new[key] = [places[mine[n]] for n in found.new]
+    return out, renamed, new
+
+
+def _new_said(places: list[Place]) -> str:
+    """PLACES, hunks met where no recorded place is, as a stop names them: `m.py's hunk 2 of it (in C, after
+    `third = [`) is`."""
+    said = [_place_named(place.file, place.index, place.scope, place.context) for place in places]
+    return ", ".join(said) + (" is" if len(said) == 1 else " are")
+
+
+def _place_named(file: str, n: int, scope: str | None, context: Context | None) -> str:
+    """A place as a stop names it (`place_said`), with the line before it where its def/class does not say
+    which place of it it is: `m.py's hunk 2 of it (in C, after `third = [`)`."""
+    said = place_said(file, n, scope)
+    before = context[0][0] if context and context[0] else None
+    if before and scope and not scope.startswith("@ ") and not before.startswith(("def ", "async def ", "class ")):
+        return f"{said[:-1]}, after `{before}`)"
+    return said
 
 
 def _of_places(renamed: Renamed, path: str, recorded: RecordedUpstream) -> str:
@@ -259,7 +289,8 @@ def _each_said(recorded: RecordedUpstream) -> str:
     out = []
     for (file, n), text in sorted(recorded.resolutions.items()):
         scope = recorded.scopes.get((file, n), (None, 0))[0]
-        out.append(f"  at {place_said(file, n, scope)}:\n{_quoted(resolution_lines(text))}")
+        named = _place_named(file, n, scope, recorded.contexts.get((file, n)))
+        out.append(f"  at {named}:\n{_quoted(resolution_lines(text))}")
     return "".join(out)
 
 
@@ -278,7 +309,7 @@ def _over_upstream(git: Git, upstream: Upstream, path: str, conflicted: bytes, r
     held: set[str] = set()
     lost: Lines | None = None
     hunks = around_hunks(theirs[1] if theirs else None, conflicted, path)
-    placed, _renamed = _recorded_places(path, conflicted, hunks, recorded)
+    placed, _renamed, _new = _recorded_places(path, conflicted, hunks, recorded)
     for n, (around, at) in enumerate(zip(hunks, placed)):
         key = around.hunk.key
         if key not in records:

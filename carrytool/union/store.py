@@ -14,8 +14,10 @@ from carrytool import __version__
 from carrytool.errors import InputError
 from carrytool.manifest.safefile import refuse_symlink, write_atomic
 from carrytool.union.recorded_upstream import (
+    Context,
     HunkUpstream,
     RecordedUpstream,
+    contexts_of,
     merged_upstream,
     place_fields,
     places_of,
@@ -32,7 +34,9 @@ _KEY = re.compile(r"^[0-9a-f]{64}$")
 # older carrytool that reads the version would replay wrongly, which then refuses the store (`_version`). Per-place
 # resolutions (`upstream_at[*].resolution`, helper-174) are version 1: stores holding them were written as 1
 # before the version was read, and every carrytool that reads it knows them (a carrytool from before them reads
-# no version, so no number could stop it).
+# no version, so no number could stop it). So are the lines around each place (`upstream_at[*].before`/`after`,
+# h191): a carrytool that does not know them names places as it always did, by def/class and n-th hunk there,
+# as in a record without them; they add a check it does not make, and hold nothing it would replay otherwise.
 STORE_VERSION = 1
 FILE_MODES = ("100644", "100755", "120000")
 
@@ -158,7 +162,7 @@ class Store:
                 continue            # `load` names it
             try:
                 out[doc["key"]] = RecordedUpstream(upstream_of_doc(doc), places_of(doc), scopes_of(doc),
-                                                   _resolutions_at(doc))
+                                                   _resolutions_at(doc), contexts_of(doc))
             except ValueError as exc:
                 raise _corrupt(path, str(exc)) from None
         return out
@@ -232,12 +236,14 @@ class Store:
 
     def record(self, union: str, path_in_tree: str, hunk_key: str, hunk: ConflictHunk | None,
                resolution: bytes, entries: list[str], upstream: list[HunkUpstream] | None = None,
-               scopes: list[str | None] | None = None, each: list[bytes] | None = None) -> Path:
+               scopes: list[str | None] | None = None, each: list[bytes] | None = None,
+               contexts: list[Context | None] | None = None) -> Path:
         """Write the resolution of the hunk HUNK_KEY of PATH_IN_TREE, with UPSTREAM: what is true of upstream's
         lines at each of the file's hunks of that key, in order (union.upstream_hunks), each place named by its
         def/class (SCOPES, in the same order; None: module level) and its n-th hunk of the key there; EACH: the
-        resolution of each of those hunks (RESOLUTION: the last one's). Where the key's places, here and in
-        other files, were resolved differently, each place keeps its own (helper-174)."""
+        resolution of each of those hunks (RESOLUTION: the last one's); CONTEXTS: the lines around each, by which
+        a refold knows the place (h185's trial). Where the key's places, here and in other files, were resolved
+        differently, each place keeps its own (helper-174)."""
         doc: dict[str, Any] = {
             "key": hunk_key,
             "file": path_in_tree,
@@ -254,7 +260,7 @@ class Store:
         # in order), beside those recorded at the key's places in other files (helper-166: one key in two
         # places, the last recorded spoke for both): a replay that drops others, or keeps lines upstream no
         # longer has at the hunk, stops the fold (union.upstream_hunks)
-        old, named, texts = self._places_at(target, hunk_key)
+        old, named, texts, around = self._places_at(target, hunk_key)
         places = {place: said for place, said in old.items() if place[0] != path_in_tree}
         places.update({(path_in_tree, n): said for n, said in enumerate(upstream or [])})
         named = {place: name for place, name in named.items() if place[0] != path_in_tree}
@@ -263,6 +269,9 @@ class Store:
             named[path_in_tree, n] = (scope, seen.get(scope, 0))
             seen[scope] = seen.get(scope, 0) + 1
         texts = {place: text for place, text in texts.items() if place[0] != path_in_tree}
+        around = {place: lines for place, lines in around.items() if place[0] != path_in_tree}
+        if upstream and contexts and len(contexts) == len(upstream) and None not in contexts:
+            around.update({(path_in_tree, n): lines for n, lines in enumerate(contexts) if lines is not None})
         mine = each if upstream and each and len(each) == len(upstream) else [resolution] * len(upstream or [])
         texts.update({(path_in_tree, n): text for n, text in enumerate(mine)})
         # one resolution for every place: the record's own (each place's only where they differ, so a store
@@ -274,7 +283,8 @@ class Store:
                 doc["upstream_removed"] = written_lines(whole.removed)
             if whole.kept is not None:
                 doc["upstream_kept"] = written_lines(whole.kept)
-            doc["upstream_at"] = [{"file": file, **place_fields(n, named.get((file, n))), **upstream_fields(said),
+            doc["upstream_at"] = [{"file": file, **place_fields(n, named.get((file, n)), around.get((file, n))),
+                                   **upstream_fields(said),
                                    **(lines_field(texts[file, n]) if differ else {})}
                                   for (file, n), said in sorted(places.items())]
         text = json.dumps(doc, indent=2, ensure_ascii=True) + "\n"
@@ -284,22 +294,24 @@ class Store:
 
     def _places_at(self, target: Path, key: str) -> tuple[dict[tuple[str, int], HunkUpstream],
                                                            dict[tuple[str, int], tuple[str | None, int]],
-                                                           dict[tuple[str, int], bytes]]:
-        """The places the record TARGET (of KEY) names, the def/class each is in where it says, and the resolution
-        of each (its own, or the record's), as `load_upstream` reads them; none when it is absent or unreadable
-        (it is written anew) or a record made before places were kept."""
+                                                           dict[tuple[str, int], bytes],
+                                                           dict[tuple[str, int], Context]]:
+        """The places the record TARGET (of KEY) names, the def/class each is in where it says, the resolution
+        of each (its own, or the record's) and the lines around each where it keeps them, as `load_upstream`
+        reads them; none when it is absent or unreadable (it is written anew) or a record made before places
+        were kept."""
         if target.is_symlink() or not target.is_file():
-            return {}, {}, {}
+            return {}, {}, {}, {}
         try:
             doc = json.loads(target.read_text(encoding="utf-8"))
             if not isinstance(doc, dict) or doc.get("key") != key:
-                return {}, {}, {}
+                return {}, {}, {}, {}
             places, own = places_of(doc), _resolutions_at(doc)
             whole = read_resolution(doc) if isinstance(doc.get("resolution"), str) else None
             texts = {place: own.get(place, whole) for place in places if place in own or whole is not None}
-            return places, scopes_of(doc), texts
+            return places, scopes_of(doc), texts, contexts_of(doc)
         except (OSError, ValueError):
-            return {}, {}, {}
+            return {}, {}, {}, {}
 
     def record_fixup(self, union: str, fixup: Fixup, *, keep_same: bool = False) -> Path:
         """Write FIXUP (replacing the one of the same item and file); one with no change removes it,

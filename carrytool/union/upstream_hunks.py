@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from carrytool.pipeline.hunks import says_nothing
 from carrytool.pipeline.scopes import is_python, scope_of_line
-from carrytool.union.recorded_upstream import HunkUpstream
+from carrytool.union.recorded_upstream import CONTEXT, Context, HunkUpstream
 from carrytool.union.resolutions import ConflictHunk, _spans, resolution_lines
 
 Lines = tuple[bytes, ...]
@@ -29,12 +29,13 @@ class Around:
     """Upstream's lines at one conflict hunk: those the fold's side has (OURS), and those of the place
     (PLACE: OURS and the lines the fold replaced or removed there); SCOPE: the def/class the hunk is in on the
     fold's side (`Class.method`; at module level, in a file not Python or that does not parse, `@ ` and the
-    nearest line before it that says something: `_scope`)."""
+    nearest line before it that says something: `_scope`); CONTEXT: the lines around it there (`_context`)."""
 
     hunk: ConflictHunk
     ours: Lines
     place: Lines
     scope: str | None = None
+    context: Context | None = None
 
 
 @dataclass(frozen=True)
@@ -74,8 +75,20 @@ def around_hunks(upstream: bytes | None, conflicted: bytes, path: str | None = N
         ours = [fold[j] for tag, _i1, _i2, j1, j2 in codes if tag == "equal" for j in range(max(j1, s), min(j2, e))]
         replaced = [theirs[i] for tag, i1, i2, j1, j2 in codes if tag != "equal" and _meets(j1, j2, s, e)
                     for i in range(i1, i2)]
-        out.append(Around(hunk, _said(ours), _said(ours + replaced), _scope(path, fold, s, e)))
+        out.append(Around(hunk, _said(ours), _said(ours + replaced), _scope(path, fold, s, e),
+                          _context(fold, s, e)))
     return out
+
+
+def _context(fold: list[bytes], s: int, e: int) -> Context:
+    """The lines that say something nearest the fold's lines S:E, stripped: up to CONTEXT before them (nearest
+    first) and after them; fewer where the file ends. What a place is known by (h185's trial: a place named by
+    its def/class and its n-th hunk of the key there was another place once a PR moved from one of them)."""
+    def said(lines: list[bytes]) -> tuple[str, ...]:
+        found = (line.strip().decode("utf-8", "surrogateescape") for line in lines if not says_nothing(line))
+        return tuple(line for line, _n in zip(found, range(CONTEXT)))
+
+    return said(fold[s - 1::-1] if s else []), said(fold[e:])
 
 
 def _scope(path: str | None, fold: list[bytes], s: int, e: int) -> str | None:

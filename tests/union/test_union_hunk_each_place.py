@@ -105,8 +105,8 @@ def test_a_key_resolved_differently_met_at_a_new_place_asks(cli: Cli, tmp_path: 
     assert "m.py  pr/1, pr/2  (3 hunk(s) whose recorded resolutions differ by place, not met at the places " \
         "recorded)" in out, out
     assert ("m.py: your recorded resolutions of a conflict you met at 2 places differ by place, and this fold does "
-            "not meet it at the places recorded (a hunk of it stopped conflicting, or a new one came): they are not "
-            "replayed; the scratch file shows its hunks as the merge made them. You resolved it:\n"
+            "not meet it at the places recorded (a hunk of it stopped conflicting, or a new one came): m.py's hunk 3 "
+            "of it (in h) is at no place recorded, so they are not replayed; the scratch file shows its hunks as the merge made them. You resolved it:\n"
             "  at m.py's hunk 1 of it (in f):\n        x = 3\n  at m.py's hunk 2 of it (in g):\n        x = 2\n"
             "resolve its hunks again; `union continue` records them") in out, out
     _resolve_each(prs.scratch / "m.py", "    x = 3\n", "    x = 2\n", "    x = 3\n")
