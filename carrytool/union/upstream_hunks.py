@@ -15,6 +15,7 @@ from __future__ import annotations
 import difflib
 from collections import Counter
 from dataclasses import dataclass
+from itertools import islice
 
 from carrytool.pipeline.hunks import says_nothing
 from carrytool.pipeline.scopes import is_python, scope_of_line
@@ -84,11 +85,11 @@ def _context(fold: list[bytes], s: int, e: int) -> Context:
     """The lines that say something nearest the fold's lines S:E, stripped: up to CONTEXT before them (nearest
     first) and after them; fewer where the file ends. What a place is known by (h185's trial: a place named by
     its def/class and its n-th hunk of the key there was another place once a PR moved from one of them)."""
-    def said(lines: list[bytes]) -> tuple[str, ...]:
-        found = (line.strip().decode("utf-8", "surrogateescape") for line in lines if not says_nothing(line))
-        return tuple(line for line, _n in zip(found, range(CONTEXT)))
+    def said(at: range) -> tuple[str, ...]:       # read lazily: a large file's lines are not copied per hunk
+        found = (fold[n].strip().decode("utf-8", "surrogateescape") for n in at if not says_nothing(fold[n]))
+        return tuple(islice(found, CONTEXT))
 
-    return said(fold[s - 1::-1] if s else []), said(fold[e:])
+    return said(range(s - 1, -1, -1)), said(range(e, len(fold)))
 
 
 def _scope(path: str | None, fold: list[bytes], s: int, e: int) -> str | None:
