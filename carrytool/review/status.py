@@ -138,7 +138,7 @@ def gather_status(manifest: Manifest, git: Git, client: ForgeClient, *, lock: di
     numbers = [e.number for e in manifest.entries if e.kind == "pr"]
     numbers += [n for e in manifest.entries for n in (s.pr for s in e.supersedes) if n not in numbers]
     try:
-        items = [_pr_status(manifest, git, client, project, number, upstream, known.get(number), folded.get(number))
+        items = [_pr_status(manifest, git, client, project, number, upstream, known, folded.get(number))
                  for number in dict.fromkeys(numbers)]
     finally:
         client.save()       # what was learnt before a failure is reused next time (ETags)
@@ -146,21 +146,16 @@ def gather_status(manifest: Manifest, git: Git, client: ForgeClient, *, lock: di
 
 
 def _pr_status(manifest: Manifest, git: Git, client: ForgeClient, project: str, number: int, upstream: str | None,
-               known: str | None, folded: tuple[Any, str] | None) -> dict[str, Any]:
+               heads: dict[int, str], folded: tuple[Any, str] | None) -> dict[str, Any]:
     """One PR: the forge's answer, whether it landed, and the suggestion."""
     entry = manifest.entry(f"pr/{number}")
+    known = heads.get(number)
     pr = fetch_pr(client, project, number)  # type: ignore[arg-type]
     item = {"id": f"pr/{number}", "state": "unknown", "title": None, "labels": [], "head": None,
             "merged_as": None, "landed": None}
-    here = merged_here(git, upstream, known) if "missing" in pr and client.offline else None
+    here = upstream_holds(git, upstream, known) if "missing" in pr and client.offline else None
     if here:
-        local, evidence = here
-        item.update(state="merged", head=local["head"], merged_as=local["merged_as"])
-        item["landed"], landed_why = check_landed(git, upstream, local)  # type: ignore[arg-type]
-        suggestion = {True: "drop", False: "keep"}.get(item["landed"], "investigate")
-        item.update(suggestion=suggestion, why=f"merged upstream, as this repository tells: {evidence}; "
-                    f"{'but ' if item['landed'] is False else ''}{landed_why}; its title, labels and what the "
-                    "forge says are unknown offline (not in the cache: run without --offline)")
+        item.update(head=known, suggestion="investigate", why=_said_offline(git, upstream, number, heads, *here))
     elif "missing" in pr:
         item.update(suggestion="investigate",
                     why="not in the cache: run without --offline" if pr["missing"] != 404
@@ -178,12 +173,12 @@ def _pr_status(manifest: Manifest, git: Git, client: ForgeClient, project: str, 
     return item
 
 
-def merged_here(git: Git, upstream: str | None, head: str | None) -> tuple[dict[str, Any], str] | None:
+def upstream_holds(git: Git, upstream: str | None, head: str | None) -> tuple[dict[str, Any], str] | None:
     """Offline, of a PR the forge cache does not know: (the PR as `check_landed` reads it, in words why) when
-    this repository says upstream merged it: its HEAD (as the last sync fetched it) is in UPSTREAM's history
-    (with the commit that merged it and the base, as `Git.merged_in` finds them), or merging it onto upstream
-    changes nothing (`Git.upstream_has`: squashed or picked); else None (h187: said `unknown`, "not in the
-    cache", of a PR sync skips as merged-upstream)."""
+    upstream has its commits as the last sync fetched them: its HEAD is in UPSTREAM's history (with the commit
+    that merged it and the base, as `Git.merged_in` finds them), or merging it onto upstream changes nothing
+    (`Git.upstream_has`: squashed or picked); else None. This is not the PR's merge: an open PR with nothing
+    pushed since another PR's merge, or none of its own yet, looks the same (h194)."""
     if not upstream or not head or git.object_type(head) != "commit":
         return None
     said = f"its head {head[:12]} (as the last sync fetched it)"
@@ -196,6 +191,21 @@ def merged_here(git: Git, upstream: str | None, head: str | None) -> tuple[dict[
                 f"{said} is not in upstream's history, but merging it onto upstream changes nothing (squashed or "
                 "picked)")
     return None
+
+
+def _said_offline(git: Git, upstream: str | None, number: int, heads: dict[int, str], pr: dict[str, Any],
+                  evidence: str) -> str:
+    """The `why` of a PR only this repository tells of: what upstream holds of it and whether its hunks are on
+    upstream, never that it was merged (h187 said `merged`, and `--write` dropped an open PR's entry, h194):
+    `investigate` until the forge confirms."""
+    others = [f"pr/{n}" for n, head in heads.items() if n != number and head == pr["head"]]
+    if others:      # another PR's hunks measured as its own (h194: pr/2 at pr/1's head was `drop`)
+        landed_why = f"its head is {', '.join(others)}'s too, so which hunks are its own cannot be told here"
+    else:
+        landed_why = check_landed(git, upstream, pr)[1]  # type: ignore[arg-type]
+    return (f"upstream has its commits, as this repository tells: {evidence}; {landed_why}; whether the PR was "
+            "merged is the forge's to say (an open PR with nothing pushed since looks the same here): confirm "
+            "online, run without --offline")
 
 
 def _suggest(item: dict[str, Any], landed_why: str, title: str | None, known: str | None,

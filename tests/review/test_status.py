@@ -191,8 +191,9 @@ def test_offline_without_cache(cli: Cli, forge: Forge) -> None:
 
 def test_offline_without_cache_says_what_the_repository_knows(cli: Cli, forge: Forge) -> None:
     """h187: with an empty forge cache, a PR whose head sync fetched and upstream's history holds (or whose change
-    upstream has: a squash) was `unknown`, `investigate`, "not in the cache": offline status says it is merged,
-    by which evidence, whether it landed (its hunks), and that the rest is unknown without the forge."""
+    upstream has: a squash) was `unknown`, `investigate`, "not in the cache": offline status says what upstream
+    holds of it, by which evidence, whether its hunks are on upstream, and that the forge must confirm the merge
+    (h194: never `merged`, never `drop`, on this evidence alone)."""
     p7 = forge.up.commit({"x.txt": "x\n"}, "pr 7", parent=forge.base, ref="refs/pull/7/head")
     forge.up.commit({"x.txt": "x\n"}, "pr 7, squashed", parent="main", ref="refs/heads/main")
     forge.work.git("fetch", "-q", str(forge.up.path), "+refs/*:refs/up/*")
@@ -203,27 +204,28 @@ def test_offline_without_cache_says_what_the_repository_knows(cli: Cli, forge: F
                          "--format", "json").stdout)
     assert out["source"] == "cache"
     by_id = {e["id"]: e for e in out["entries"]}
-    assert {i: (e["state"], e["suggestion"], e["landed"], e["head"]) for i, e in by_id.items()} == {
-        "pr/1": ("merged", "drop", True, forge.p1),
-        "pr/2": ("merged", "keep", False, forge.p2),      # merged, then the c.py half reverted
-        "pr/3": ("unknown", "investigate", None, None),   # closed unmerged: nothing here says so
-        "pr/4": ("unknown", "investigate", None, None),
-        "pr/5": ("unknown", "investigate", None, None),
-        "pr/6": ("unknown", "investigate", None, None),
-        "pr/7": ("merged", "drop", True, p7)}
-    assert by_id["pr/1"]["merged_as"] == forge.m1 and by_id["pr/7"]["merged_as"] is None
+    assert {i: (e["state"], e["suggestion"], e["landed"], e["merged_as"], e["head"]) for i, e in by_id.items()} == {
+        "pr/1": ("unknown", "investigate", None, None, forge.p1),
+        "pr/2": ("unknown", "investigate", None, None, forge.p2),   # merged, then the c.py half reverted
+        "pr/3": ("unknown", "investigate", None, None, None),       # closed unmerged: nothing here says so
+        "pr/4": ("unknown", "investigate", None, None, None),
+        "pr/5": ("unknown", "investigate", None, None, None),
+        "pr/6": ("unknown", "investigate", None, None, None),
+        "pr/7": ("unknown", "investigate", None, None, p7)}
     assert by_id["pr/1"]["why"] == (
-        f"merged upstream, as this repository tells: its head {forge.p1[:12]} (as the last sync fetched it) is in "
-        f"upstream's history, merged by {forge.m1[:12]}; all 1 hunk(s) of its diff are on upstream; its title, "
-        "labels and what the forge says are unknown offline (not in the cache: run without --offline)")
-    assert by_id["pr/2"]["why"].startswith(f"merged upstream, as this repository tells: its head {forge.p2[:12]} ")
-    assert "but upstream lacks 1 of its 2 hunk(s): c.py:8" in by_id["pr/2"]["why"]
+        f"upstream has its commits, as this repository tells: its head {forge.p1[:12]} (as the last sync fetched it) "
+        f"is in upstream's history, merged by {forge.m1[:12]}; all 1 hunk(s) of its diff are on upstream; whether "
+        "the PR was merged is the forge's to say (an open PR with nothing pushed since looks the same here): confirm "
+        "online, run without --offline")
+    assert by_id["pr/2"]["why"].startswith(f"upstream has its commits, as this repository tells: its head "
+                                           f"{forge.p2[:12]} ")
+    assert "; upstream lacks 1 of its 2 hunk(s): c.py:8;" in by_id["pr/2"]["why"]
     assert by_id["pr/7"]["why"].startswith(
-        f"merged upstream, as this repository tells: its head {p7[:12]} (as the last sync fetched it) is not in "
-        "upstream's history, but merging it onto upstream changes nothing (squashed or picked); ")
+        f"upstream has its commits, as this repository tells: its head {p7[:12]} (as the last sync fetched it) is not "
+        "in upstream's history, but merging it onto upstream changes nothing (squashed or picked); ")
     assert by_id["pr/3"]["why"] == "not in the cache: run without --offline"
     text = cli("status", "-m", forge.manifest, "--repo", forge.work.path, "--offline").stdout
-    assert "merged upstream, as this repository tells" in text, text
+    assert "upstream has its commits, as this repository tells" in text, text
 
 
 def test_token_sent_never_printed(cli: Cli, forge: Forge) -> None:
@@ -474,3 +476,42 @@ def test_write_applies_the_title_a_refold_names(cli: Cli, forge: Forge) -> None:
     assert result.exit_code == 0, result.output
     assert "pr/5: title set to 'five, renamed'" in result.stdout
     assert '  - pr: 5\n    title: "five, renamed"\n' in forge.manifest.read_text()
+
+
+def test_offline_never_calls_merged_nor_drops_on_this_repositorys_evidence(cli: Cli, tmp_path: Path) -> None:
+    """h194: offline with an empty cache, pr/2 (part 2 of pr/1, still open, its branch at pr/1's head when sync
+    fetched it) was `merged`, `drop` on pr/1's hunks, and `--write` deleted its entry; pr/3 (a draft whose head
+    is its base on main) was `merged` too. A head upstream's history holds says upstream has the PR's commits,
+    not that the PR was merged: `unknown`, `investigate`, confirm online; `--write` changes nothing."""
+    up = init_repo(tmp_path / "up")
+    base = up.commit({"a.py": "def f():\n    return 1\n"}, "base", ref="refs/heads/main")
+    p1 = up.commit({"a.py": "def f():\n    return 10\n"}, "pr 1", parent=base, ref="refs/pull/1/head")
+    merge = up.commit({"a.py": "def f():\n    return 10\n"}, "Merge #1", parent="main", parents=["main", p1],
+                      ref="refs/heads/main")
+    work = init_repo(tmp_path / "work", bare=True)
+    work.git("fetch", "-q", str(up.path), "+refs/*:refs/up/*")
+    work.git("update-ref", "refs/carrytool/dev/upstream", "refs/up/heads/main")
+    for n, head in ((1, p1), (2, p1), (3, base)):
+        work.git("update-ref", f"refs/carrytool/dev/pr/{n}", head)
+    manifest = tmp_path / "carries" / "manifest.yaml"
+    manifest.parent.mkdir()
+    text = ("version: 1\nupstream: {url: 'https://github.com/acme/widget.git', branch: main}\nfork: {branch: dev}\n"
+            "entries:\n  - pr: 1\n  - pr: 2   # part 2 of #1, still open\n  - pr: 3   # draft\n")
+    manifest.write_text(text)
+    args = ("status", "-m", manifest, "--repo", work.path, "--offline")
+    out = json.loads(cli(*args, "--format", "json").stdout)
+    by_id = {e["id"]: e for e in out["entries"]}
+    assert {i: (e["state"], e["suggestion"], e["landed"], e["merged_as"], e["head"]) for i, e in by_id.items()} == {
+        "pr/1": ("unknown", "investigate", None, None, p1),
+        "pr/2": ("unknown", "investigate", None, None, p1),
+        "pr/3": ("unknown", "investigate", None, None, base)}
+    assert by_id["pr/1"]["why"] == (
+        f"upstream has its commits, as this repository tells: its head {p1[:12]} (as the last sync fetched it) is in "
+        f"upstream's history, merged by {merge[:12]}; its head is pr/2's too, so which hunks are its own cannot be "
+        "told here; whether the PR was merged is the forge's to say (an open PR with nothing pushed since looks the "
+        "same here): confirm online, run without --offline")
+    assert "is pr/1's too" in by_id["pr/2"]["why"] and "hunk(s) of its diff are on upstream" not in by_id["pr/2"]["why"]
+    assert by_id["pr/3"]["why"].startswith(f"upstream has its commits, as this repository tells: its head {base[:12]} ")
+    written = cli(*args, "--write")
+    assert written.exit_code == 0 and "wrote:" not in written.stdout, written.output
+    assert manifest.read_text() == text
