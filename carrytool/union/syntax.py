@@ -6,6 +6,7 @@ entry and parses only the pieces of files around hunks, so it is said here, with
 from __future__ import annotations
 
 import symtable
+import sys
 import warnings
 
 from carrytool.manifest import paths as pathmatch
@@ -13,6 +14,9 @@ from carrytool.pipeline.hunks import find_block
 from carrytool.pipeline.scopes import is_python
 from carrytool.pipeline.unbound import loose_names
 from carrytool.union.outcome import FoldItem
+from carrytool.union.requires_python import declared_python
+
+RUNNING = sys.version_info[:2]
 
 
 def syntax_error(data: bytes) -> SyntaxError | None:
@@ -63,10 +67,25 @@ class FoldSyntax:
             whose = (f"{', '.join(having[:-1])} and {having[-1]} versions do" if len(having) > 1 else
                      f"{having[0]} version does") if having else "no other version of it exists"
             line = error.lineno or 0
-            said = f"{type(error).__name__}: {error.msg}"
-            notes.append(f"warning: {path}:{line}: the union's result does not parse ({said}), while {whose}: "
-                         f"importing it fails; {self._broken_where(state, path, result, line)}")
+            said = f"the union's result does not parse under Python {_version(RUNNING)}, the Python carrytool " \
+                f"runs on ({type(error).__name__}: {error.msg}), while {whose}"
+            where = self._broken_where(state, path, result, line)
+            newer = self._newer_python(upstream)
+            if newer:       # its syntax may be the newer Python's (h194: a PEP 701 f-string, judged by 3.11)
+                bound, spec, declared = newer
+                notes.append(f"note: {path}:{line}: {said}; the project requires Python {spec} (upstream's "
+                             f"{declared}), whose syntax {_version(RUNNING)} may not know: check it with Python "
+                             f"{_version(bound)}, and if it does not parse there either, {where}")
+            else:
+                notes.append(f"warning: {path}:{line}: {said}: importing it fails; {where}")
         return notes
+
+    def _newer_python(self, upstream: str) -> tuple[tuple[int, int], str, str] | None:
+        """The Python upstream declares (pyproject.toml's `requires-python`, else setup.cfg's `python_requires`)
+        when its lowest is newer than the one running: this one cannot judge that Python's syntax."""
+        declared = declared_python(self.git.file_at(upstream, "pyproject.toml"),
+                                   self.git.file_at(upstream, "setup.cfg"))
+        return declared if declared and declared[0] > RUNNING else None
 
     def _broken_where(self, state: dict, path: str, result: bytes, line: int) -> str:
         """Where to correct PATH, broken at LINE of RESULT, as a clause: the recorded resolution the fold used that
@@ -104,6 +123,10 @@ class FoldSyntax:
                     f"it there (its `result`), then {compose}"
         return "no recorded resolution or edit holds the line or stands before it (the PRs' changes merged " \
             "there): correct it at a stop of the fold, or carry the fix as an entry of its own after the union"
+
+
+def _version(version: tuple[int, int]) -> str:
+    return ".".join(map(str, version))
 
 
 def _resolution(doc: dict, path: str) -> bytes:

@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from pathlib import Path
+
+import pytest
 
 from tests.conftest import Cli
 from tests.union.fold_scenario import TwoPrs
@@ -36,6 +39,8 @@ def _resolve(path: Path, text: str, *, outside: tuple[str, str] | None = None) -
 # -- a resolution that leaves the file unparseable ------------------------------------------------------------------
 
 BASE = "import os\n\n\ndef f():\n    x = 1\n    return x\n"
+RUNNING = f"{sys.version_info.major}.{sys.version_info.minor}"
+NEWER = f"{sys.version_info.major}.{sys.version_info.minor + 1}"
 
 
 def _two(root: Path, base: str = BASE) -> TwoPrs:
@@ -54,8 +59,9 @@ def test_a_resolution_that_leaves_python_unparseable_is_warned_with_where_to_cor
     assert result.exit_code == 0, result.output                 # a warning, not a refusal
     [record] = sorted((prs.manifest.parent / "resolutions" / "u").glob("*.json"))
     [warning] = [w for w in _warnings(result.stderr) if "does not parse" in w]
-    assert warning.startswith("warning: m.py:2: the union's result does not parse (IndentationError: unexpected "
-                              "indent), while upstream's, pr/1's and pr/2's versions do: importing it fails; ")
+    assert warning.startswith(f"warning: m.py:2: the union's result does not parse under Python {RUNNING}, the "
+                              "Python carrytool runs on (IndentationError: unexpected indent), while upstream's, "
+                              "pr/1's and pr/2's versions do: importing it fails; ")
     assert f"your recorded resolution {record} (line 1 of the result) stands just before it" in warning
     assert warning.endswith("then carrytool union compose u " + " ".join(prs.args()))
     # union status previews the refold, and says it as well
@@ -78,6 +84,48 @@ def test_a_file_upstream_does_not_parse_either_says_nothing(cli: Cli, tmp_path: 
     _resolve(prs.scratch / "m.py", "import os  # p1 p2\n")
     result = cli("union", "continue", "u", *prs.args())
     assert result.exit_code == 0 and "does not parse" not in result.stderr, result.output
+
+
+@pytest.mark.parametrize("declared", [
+    {"pyproject.toml": f"[build-system]\nrequires = ['setuptools']\n\n[project]  # the package\nname = 'x'\n"
+                       f"requires-python = \">={NEWER}\"\n"},
+    {"setup.cfg": f"[metadata]\nname = x\n\n[options]\npython_requires = ~={NEWER}\n"}], ids=["pyproject", "setup.cfg"])
+def test_a_project_on_a_newer_python_is_not_said_to_fail_to_import(cli: Cli, tmp_path: Path, declared: dict) -> None:
+    """h194: a Python 3.12 project (`requires-python >=3.12`) resolved with `f"{row["id"]}"` (PEP 701) was warned
+    `does not parse (SyntaxError: f-string: unmatched '[') ... importing it fails`: carrytool, on 3.11, judged
+    3.12 syntax, and `union status` said it again on every preview. Under a Python older than the project's
+    declared lower bound the result is not judged: a note names the Python it parsed with and the one to check
+    it with (here a lost `def` line, which no Python parses, stands for syntax newer than the running one)."""
+    prs = _two(tmp_path, BASE)
+    prs.up.commit(declared, "declare the Python", parent="main", ref="refs/heads/main")
+    assert cli("union", "compose", "u", *prs.args()).exit_code == 3
+    _resolve(prs.scratch / "m.py", "import os  # p1 p2\n")
+    result = cli("union", "continue", "u", *prs.args())
+    assert result.exit_code == 0 and not _warnings(result.stderr), result.output
+    where = "upstream's pyproject.toml" if "pyproject.toml" in declared else "upstream's setup.cfg"
+    spec = f">={NEWER}" if "pyproject.toml" in declared else f"~={NEWER}"
+    [note] = [line for line in result.stderr.splitlines() if "does not parse" in line]
+    assert note.startswith(f"note: m.py:2: the union's result does not parse under Python {RUNNING}, the Python "
+                           "carrytool runs on (IndentationError: unexpected indent), while upstream's, pr/1's and "
+                           f"pr/2's versions do; the project requires Python {spec} ({where}), whose syntax "
+                           f"{RUNNING} may not know: check it with Python {NEWER}, and if it does not parse there "
+                           "either, "), note
+    status = cli("union", "status", "u", *prs.args())
+    assert status.exit_code == 0 and not _warnings(status.stderr), status.output
+
+
+def test_a_project_on_the_running_python_is_judged(cli: Cli, tmp_path: Path) -> None:
+    """A declared lower bound the running Python meets: the warning stands, naming the Python it judged under."""
+    prs = _two(tmp_path, BASE)
+    prs.up.commit({"pyproject.toml": f"[project]\nname = 'x'\nrequires-python = '>={RUNNING}, <4'\n"},
+                  "declare the Python", parent="main", ref="refs/heads/main")
+    assert cli("union", "compose", "u", *prs.args()).exit_code == 3
+    _resolve(prs.scratch / "m.py", "import os  # p1 p2\n")
+    result = cli("union", "continue", "u", *prs.args())
+    [warning] = [w for w in _warnings(result.stderr) if "does not parse" in w]
+    assert warning.startswith(f"warning: m.py:2: the union's result does not parse under Python {RUNNING}, the "
+                              "Python carrytool runs on (IndentationError: unexpected indent), while upstream's, "
+                              "pr/1's and pr/2's versions do: importing it fails; "), warning
 
 
 # -- a PR's line the union re-expresses outside the conflicts ------------------------------------------------------
