@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Iterator
 from typing import Any
 
-from carrytool.gitlayer.git import paths_of
+from carrytool.gitlayer.git import Change, paths_of
 from carrytool.manifest import paths as pathmatch
 from carrytool.pipeline.drops import account_drops, drop_hint, out_of_reach, unreached
 from carrytool.pipeline.landing import has_change
@@ -34,18 +35,12 @@ class FoldChecks:
         `global`/`nonlocal`, class bodies, comprehensions, `except ... as`, walrus, `match` captures, `del` and
         conditional imports as Python binds them. Each a `warning: ` line with the likely fix; never a refusal."""
         upstream = state["upstream"]
-        diffs = self.git.diff_trees([(i.base, i.head) for i in items] + [(upstream, commit)])
         notes = []
-        for change in diffs[-1]:
-            if change.status == "D" or change.new_mode not in ("100644", "100755") or not is_python(change.path):
-                continue
+        for change, result, diffs in self.python_results(upstream, commit, items):
             path = change.path
-            result = self.git.read_blob(change.new_oid)
             if not loose_names(result):         # the usual answer, from symtable alone: no file is parsed
                 continue
-            heads = [(item, self.git.file_at(item.head, path)) for item, changes in zip(items, diffs)
-                     if any(path in c.paths for c in changes)
-                     and (not item.paths or pathmatch.matches_any(item.paths, path))]
+            heads = self.heads_at(items, diffs, path)
             if any(data == result for _item, data in heads):
                 continue
             before = self.git.file_at(upstream, change.old_path or path)
@@ -65,6 +60,24 @@ class FoldChecks:
                              f"({whose}); NameError when line {line} runs. Likely fix: "
                              f"{self._rebind(name, result, before, heads)}{self._made_where(state, path, name, text)}")
         return notes
+
+    def python_results(self, upstream: str, commit: str, items: list[FoldItem]
+                       ) -> Iterator[tuple[Change, bytes, list[list[Change]]]]:
+        """(its change, the union's result) of each Python file the union's result (COMMIT) changes from UPSTREAM,
+        with the diffs of ITEMS (base -> head, in order) and the union's last (one batched diff-tree): what the
+        unbound-name and the syntax checks read."""
+        diffs = self.git.diff_trees([(i.base, i.head) for i in items] + [(upstream, commit)])
+        for change in diffs[-1]:
+            if change.status == "D" or change.new_mode not in ("100644", "100755") or not is_python(change.path):
+                continue
+            yield change, self.git.read_blob(change.new_oid), diffs
+
+    def heads_at(self, items: list[FoldItem], diffs: list[list[Change]], path: str
+                 ) -> list[tuple[FoldItem, bytes | None]]:
+        """Each of ITEMS whose diff (DIFFS, in order) changes PATH, and that it folds there, with its head's file."""
+        return [(item, self.git.file_at(item.head, path)) for item, changes in zip(items, diffs)
+                if any(path in c.paths for c in changes)
+                and (not item.paths or pathmatch.matches_any(item.paths, path))]
 
     def _rebind(self, name: str, result: bytes, before: bytes | None,
                 heads: list[tuple[FoldItem, bytes | None]]) -> str:

@@ -9,9 +9,7 @@ import symtable
 import sys
 import warnings
 
-from carrytool.manifest import paths as pathmatch
 from carrytool.pipeline.hunks import find_block
-from carrytool.pipeline.scopes import is_python
 from carrytool.pipeline.unbound import loose_names
 from carrytool.union.outcome import FoldItem
 from carrytool.union.requires_python import declared_python
@@ -44,21 +42,15 @@ class FoldSyntax:
         and where to correct it. The unbound-name check (run first) read each such file's symbol table already
         (pipeline.unbound.loose_names, cached): a file it read is not parsed again."""
         upstream = state["upstream"]
-        diffs = self.git.diff_trees([(i.base, i.head) for i in items] + [(upstream, commit)])
         notes = []
-        for change in diffs[-1]:
-            if change.status == "D" or change.new_mode not in ("100644", "100755") or not is_python(change.path):
-                continue
+        for change, result, diffs in self.python_results(upstream, commit, items):
             path = change.path
-            result = self.git.read_blob(change.new_oid)
             if loose_names(result) is not None:       # its symbol table was built: it parses
                 continue
             error = syntax_error(result)
             if error is None:
                 continue
-            heads = [(item, self.git.file_at(item.head, path)) for item, changes in
-                     zip(items, diffs) if any(path in c.paths for c in changes)
-                     and (not item.paths or pathmatch.matches_any(item.paths, path))]
+            heads = self.heads_at(items, diffs, path)
             before = self.git.file_at(upstream, change.old_path or path)
             versions = [("upstream's", before)] + [(f"{i.id}'s", data) for i, data in heads]
             if any(data is not None and (data == result or syntax_error(data) is not None) for _who, data in versions):
