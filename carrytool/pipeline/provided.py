@@ -41,7 +41,9 @@ keeps none of one's lines there and writes none of its own (pipeline.regions: ke
 Lines another folded PR's hunk changes alike at its ends (the same line replaced alike, or added at one place) are
 no side of a conflict: git's merge leaves them outside the markers, so a hunk reconciled by another PR's side still
 needs them in the tree, and is left out naming them where they are not (h186's review: a change two stacked PRs
-share, put back by the union beside the line that conflicted).
+share, put back by the union beside the line that conflicted); so does one the union reconciled in its own words,
+but where a hunk of the union's own changes those lines themselves (h194's review: `b = 6` written at the conflict
+made the shared `a = 3`, put back to `a = 1` beside it, re-expressed).
 A hunk left out says why it is in no region reconciled: the PRs inserting at the same place (`beside`), or
 changing those lines in other def/classes (`apart`); and, where the union folded an older head of its PR
 that lacks it too (`unfolded`), that the PR gained it after the fold (helper-159: a stop was guessed).
@@ -266,8 +268,8 @@ def _left_out(git: Git, spans: SpanCache, union: UnionCheck, folded: list[list[H
             scopes, module = reach(item[1], union.folded[item[0]].changes)
             region = regions.reconciled(item[0], item[1], scopes, reach) if item[2] is None or item[4] else None
             regioned.append((item, scopes, module, region))
-    shared = _shared_lost(git, spans, union, regions, [item for item, _s, _m, region in regioned if region == "pr"],
-                          tips, ours, read)
+    shared = _shared_lost(git, spans, union, regions,
+                          [item for item, _s, _m, region in regioned if region in ("pr", "union")], tips, ours, read)
     by_id = {id(item): rest for item, *rest in regioned}
     for item in found:
         if isinstance(item, LeftOut):
@@ -276,9 +278,9 @@ def _left_out(git: Git, spans: SpanCache, union: UnionCheck, folded: list[list[H
         k, hunk, how, removed, lacks, upstream = item
         pr = union.folded[k]
         scopes, module, region = by_id[id(item)]
-        if region == "pr" and id(item) in shared:
-            # another PR's side taken where they conflict, but a line both change alike, outside the conflict,
-            # lost: nobody's reconciliation (h186's review)
+        if region in ("pr", "union") and id(item) in shared:
+            # another PR's side taken where they conflict (or the union's own words written there), but a line
+            # both change alike, outside the conflict, lost: nobody's reconciliation (h186's, h194's reviews)
             how, region, lacks = ABSENT, None, shared[id(item)]
         elif how is None:
             # the union's own lines there: its words for the PR's change; another PR's: it took that side
@@ -327,11 +329,12 @@ def _judge(git: Git, spans: SpanCache, union: UnionCheck, judged: Sequence[tuple
 def _shared_lost(git: Git, spans: SpanCache, union: UnionCheck, regions: Regions,
                  reconciled: Sequence[_Judged], tips: dict[str, Tip | None], ours: dict[str, str],
                  read: Callable[[str], Tip]) -> dict[int, tuple[int, ...]]:
-    """Of RECONCILED (PRs' hunks the tip lacks, each in a region another PR's hunk met: its side taken), those a
-    part of which another PR changes alike at its ends (Regions.shared: outside the conflict git's merge shows)
-    the tip does not hold, by id, with the lines of the PR's head those parts add (h186's review: pr/2, stacked on
-    pr/1, sets `a = 3` as pr/1 does and `b = 5` on the next line; the union took pr/2's `b` and put `a = 1` back,
-    each PR's hunk "reconciled" by the other's)."""
+    """Of RECONCILED (PRs' hunks the tip lacks, each in a region another PR's hunk met, its side taken, or the
+    union's own did), those a part of which another PR changes alike at its ends (Regions.shared: outside the
+    conflict git's merge shows, and no hunk of the union's own changes it) the tip does not hold, by id, with the
+    lines of the PR's head those parts add (h186's review: pr/2, stacked on pr/1, sets `a = 3` as pr/1 does and
+    `b = 5` on the next line; the union took pr/2's `b` and put `a = 1` back, each PR's hunk "reconciled" by the
+    other's; h194's: so too where the union wrote `b = 6`, its own words, there)."""
     parts = [(item, part, change, tip) for item in reconciled for part in regions.shared(item[0], item[1])
              if (change := change_of(union.folded[item[0]].changes, part.path)) is not None
              and (tip := tips.get(part.path)) is not None]

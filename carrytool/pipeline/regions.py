@@ -17,7 +17,8 @@ keeping both, so a union keeping none of its lines there dropped it. Nor are lin
 their ends (the same base line replaced by the same line, the same line added at one place), which git's merge
 leaves outside the conflict markers: only what is left of each is a side (h186's review: pr/2, stacked on pr/1,
 sets `a = 3` as pr/1 does and `b = 5` on the next line; the union put `a = 1` back and each PR's hunk was
-"reconciled" by the other's); Regions.shared names those parts, which must stand on their own.
+"reconciled" by the other's); Regions.shared names those parts, which must stand on their own, beside a side or
+a resolution of the union's own alike, unless a hunk of the union's own changes them itself (h194's review).
 """
 
 from __future__ import annotations
@@ -44,6 +45,11 @@ def span_of(start: int, count: int) -> Span:
 def meets(one: Span, two: Span) -> bool:
     """Whether two spans of one blob meet or touch (nothing unchanged between them: a conflict to git)."""
     return one[0] <= two[1] and two[0] <= one[1]
+
+
+def _overlaps(one: Span, two: Span) -> bool:
+    """Whether two spans of one blob share a line, or a place within one (more than touching), or are one place."""
+    return one == two or (one[0] < two[1] and two[0] < one[1])
 
 
 class BaseMap:
@@ -231,14 +237,28 @@ class Regions:
 
     def shared(self, k: int, hunk: Hunk) -> list[Hunk]:
         """The parts of PR K's HUNK another folded PR's hunk changes alike at its ends (_apart), each as a hunk of
-        its own: outside the conflict git's merge shows, no side reconciles them (h186's review)."""
+        its own: outside the conflict git's merge shows, no side reconciles them (h186's review), nor a hunk of the
+        union's own beside them (h194's review: the union wrote `b = 6` at the conflict and put `a = 1`, which both
+        PRs make `a = 3`, back: the shared line read as re-expressed); but for those a hunk of the union's own
+        changes itself (_rewrites: its words for them)."""
         found: list[Hunk] = []
         for j, (_c, hunks) in enumerate(self.folded):
             for other in (h for h in hunks if j != k and h.path == hunk.path):
                 ends = self._ends(k, hunk, j, other)
                 if ends is not None:
-                    found += [h for h in _parts(hunk, *ends[0]) if h not in found]
+                    found += [h for h in _parts(hunk, *ends[0]) if h not in found and not self._rewrites(k, h)]
         return found
+
+    def _rewrites(self, k: int, part: Hunk) -> bool:
+        """Whether a hunk of the union's own (writing lines of its own) changes PART of PR K's hunk itself: its
+        lines overlap PART's in the union's base blob, more than touching them (a hunk next to them changes other
+        lines; git's merge left them outside the conflict). One only putting PART's base lines back is no other
+        form of it (h183's review)."""
+        mine = self._span(k, part)
+        return mine is not None and any(
+            _overlaps(mine, theirs) for h in self.own if h.path == part.path
+            and not (h.added == part.removed and h.removed == part.added)
+            and (theirs := self._span(-1, h)) is not None)
 
     def _side_dropped(self, k: int, hunk: Hunk, mine: Span | None) -> bool:
         """Whether PR K's HUNK, only adding lines (at MINE, mapped), met only by hunks that only add lines too

@@ -66,3 +66,54 @@ def test_a_shared_change_put_back_at_a_stop_is_said_by_continue(cli: Cli, tmp_pa
     status = cli("union", "status", "u", *args)
     said = status.stdout + status.stderr
     assert "warning: the union lacks line 2 of pr/1's hunk m.py:2-3 (f)" in said, said
+
+
+# h194's review: the union writes its own words at the conflict (`b = 6`, neither PR's) and puts `a = 1` back: the
+# union's hunk meets each PR's, so the whole hunk read as re-expressed, the shared `a = 3` with it
+B7, B6 = A3.replace("b = 2", "b = 7"), G.replace("b = 2", "b = 6")
+
+
+def test_a_shared_change_lost_beside_a_conflict_settled_in_the_unions_own_words_is_warned(cli: Cli,
+                                                                                           small: Small) -> None:
+    r = _run(cli, small, B7, A3B5, B6, base=G)
+    assert _lines(r) == [("pr/1", [2, 3]), ("pr/2", [2, 3])], r["warnings"]
+    assert all("lacks line 2 of its hunk m.py:2-3 (f)" in m for _e, _l, m in _absent(r)), r["warnings"]
+
+
+def test_a_conflict_settled_in_the_unions_own_words_keeping_the_shared_change_is_no_loss(cli: Cli,
+                                                                                          small: Small) -> None:
+    assert _lines(_run(cli, small, B7, A3B5, A3.replace("b = 2", "b = 6"), base=G)) == []
+
+
+def test_a_shared_change_the_union_rewrites_beside_its_own_words_is_its_own(cli: Cli, small: Small) -> None:
+    # the union's hunk changes `a = 1` too (`a = 4`): its words for the shared line, not a loss
+    assert _lines(_run(cli, small, B7, A3B5, B6.replace("a = 1", "a = 4"), base=G)) == []
+
+
+def test_a_shared_change_put_back_beside_a_resolution_of_ones_own_is_said_by_continue(cli: Cli,
+                                                                                       tmp_path: Path) -> None:
+    prs = TwoPrs(tmp_path, {"m.py": G}, {"m.py": B7}, {"m.py": A3B5})
+    args = prs.args()
+    assert cli("union", "compose", "u", *args).exit_code == 3
+    text = (prs.scratch / "m.py").read_text()
+    [hunk] = HUNK.findall(text)
+    (prs.scratch / "m.py").write_text(text.replace(hunk, "    b = 6\n").replace("a = 3", "a = 1"))
+    result = cli("union", "continue", "u", *args)
+    out = result.stdout + result.stderr
+    assert result.exit_code == 0, out
+    assert "warning: the union lacks line 2 of pr/1's hunk m.py:2-3 (f)" in out, out
+    assert "warning: the union lacks line 2 of pr/2's hunk m.py:2-3 (f)" in out, out
+
+
+def test_a_resolution_of_ones_own_keeping_the_shared_change_says_nothing(cli: Cli, tmp_path: Path) -> None:
+    prs = TwoPrs(tmp_path, {"m.py": G}, {"m.py": B7}, {"m.py": A3B5})
+    args = prs.args()
+    assert cli("union", "compose", "u", *args).exit_code == 3
+    text = (prs.scratch / "m.py").read_text()
+    [hunk] = HUNK.findall(text)
+    (prs.scratch / "m.py").write_text(text.replace(hunk, "    b = 6\n"))
+    result = cli("union", "continue", "u", *args)
+    out = result.stdout + result.stderr
+    assert result.exit_code == 0 and "warning" not in out and "note:" not in out, out
+    code, sync = cli.json("sync", "--dry-run", *args)
+    assert code == 0 and not [w for w in sync["warnings"] if w["kind"] == "provided-absent"], sync
