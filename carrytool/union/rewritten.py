@@ -5,7 +5,9 @@ another PR's API, helper-166), no warning, and sync sees the union as one entry:
 from the conflict passed `union continue` and sync with nothing said but `explain`'s "1 re-expressed" (h185).
 The fold lists each such line once, so the maintainer sees what they changed: the hunks the union check judged
 re-expressed, diffed from their PR's head to the union's result, but for the lines a conflict the fold stopped
-at held (a resolution the fold used has them on a side: what the maintainer chose there they know)."""
+at held (a resolution the fold used has them on a side, and the hunk meets where that resolution stands in the
+result: what the maintainer chose there they know). Where it stands, not the text anywhere in the file (h194's
+review: a statement repeated in two defs, rewritten in the one with no conflict, was hidden by the other's)."""
 
 from __future__ import annotations
 
@@ -13,10 +15,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from carrytool.asserts.messages import quote_text
-from carrytool.pipeline.hunks import parse_patch
+from carrytool.pipeline.hunks import find_block, parse_patch
 from carrytool.pipeline.provided import LeftOut
+from carrytool.pipeline.regions import Span, meets, span_of
 from carrytool.pipeline.standing import RE_EXPRESSED
 from carrytool.union.outcome import FoldItem
+from carrytool.union.resolutions import read_resolution, resolution_lines
 
 SHOWN = 20      # lines of the note; `union status --format json` has them all
 
@@ -37,24 +41,34 @@ class FoldRewrites:
                 spans.setdefault((lost.pr, lost.file), []).append(lost.lines)
         out = []
         for (pr, path), places in spans.items():
-            chosen = self._conflict_sides(state, path)
             changes = [c for c in self.git.diff_trees([(heads[pr], commit)], renames=False)[0] if c.path == path]
+            entry = self.git.file_entry(commit, path)
+            conflicts = self._conflicts(state, path, self.git.read_blob(entry[1]).split(b"\n") if entry else [])
             patch = self.git.diff_patch(heads[pr], commit, [path], context=0, renames=False)
             for hunk in parse_patch(patch, changes):
                 first, last = hunk.old_start, hunk.old_start + hunk.old_count - 1
                 if hunk.kind != "text" or not hunk.old_count or not any(a <= last and first <= b for a, b in places):
                     continue
-                if any(row.strip() and row.strip() in chosen for row in hunk.removed):
+                at = span_of(hunk.new_start, hunk.new_count)
+                if any(any(row.strip() and row.strip() in sides for row in hunk.removed)
+                       and (stands is None or any(meets(at, span) for span in stands)) for sides, stands in conflicts):
                     continue            # a conflict's line: resolved at a stop, or replayed from the store
                 out.append({"file": path, "line": hunk.new_start, "pr": pr, "pr_line": first,
                             "old": [_text(row) for row in hunk.removed], "new": [_text(row) for row in hunk.added]})
         return sorted(out, key=lambda r: (r["file"], r["line"], r["pr"]))
 
-    def _conflict_sides(self, state: dict, path: str) -> set[bytes]:
-        """The lines (stripped) on either side of each conflict in PATH the fold resolved by a record it used."""
-        records = self.store.records_of(self.name, set(state.get("used_keys", [])), path)
-        return {row.strip() for _record, doc in records for key in ("ours", "theirs")
-                for row in str(doc.get(key) or "").encode("utf-8", "surrogateescape").split(b"\n") if row.strip()}
+    def _conflicts(self, state: dict, path: str, result: list[bytes]
+                   ) -> list[tuple[set[bytes], list[Span] | None]]:
+        """Each conflict in PATH the fold resolved by a record it used: the lines (stripped) on either side, and
+        where its resolution stands in RESULT (the union's file), as spans (regions.span_of); None where that is
+        not known (a resolution of no lines, or not there as written: a later edit changed it), and the sides
+        count wherever they stand."""
+        out = []
+        for _record, doc in self.store.records_of(self.name, set(state.get("used_keys", [])), path):
+            sides = {row.strip() for key in ("ours", "theirs")
+                     for row in str(doc.get(key) or "").encode("utf-8", "surrogateescape").split(b"\n") if row.strip()}
+            out.append((sides, _standing(doc, path, result)))
+        return out
 
 
 def rewritten_note(rewrites: Sequence[dict[str, Any]]) -> str | None:
@@ -74,6 +88,24 @@ def rewritten_note(rewrites: Sequence[dict[str, Any]]) -> str | None:
     if len(rewrites) > SHOWN:
         lines.append(f"  ... and {len(rewrites) - SHOWN} more (union status --format json lists them all)")
     return "\n".join(lines)
+
+
+def _standing(doc: dict[str, Any], path: str, result: Sequence[bytes]) -> list[Span] | None:
+    """Where the resolutions of record DOC for PATH (its own, and each of its places' in PATH) stand in RESULT, as
+    spans; None where one of them has no lines, or stands nowhere there."""
+    texts = [doc, *(place for place in doc.get("upstream_at") or []
+                    if isinstance(place, dict) and place.get("file") == path and "resolution" in place)]
+    spans: list[Span] = []
+    for text in texts:
+        try:
+            lines = resolution_lines(read_resolution(text))
+        except ValueError:
+            return None
+        found = find_block(result, lines)
+        if not found:
+            return None
+        spans += [span_of(at + 1, len(lines)) for at in found]
+    return spans
 
 
 def _text(row: bytes) -> str:

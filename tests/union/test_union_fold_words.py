@@ -160,3 +160,42 @@ def test_a_pr_line_changed_outside_the_conflicts_is_listed_once_not_warned(cli: 
     # sync: no warning (a union's rewrite of a PR line is its own words)
     code, sync = cli.json("sync", "--dry-run", *prs.args())
     assert code == 0 and not sync["warnings"], sync
+
+
+# h194's review: a statement the PRs change in two defs, one of which conflicts; the union's own words for it in the
+# other def, far from the conflict, were hidden because the same text stood on a side of the conflict
+REPEATED = "def f(a):\n    x = a\n    return x\n\n\ndef g(a):\n    x = a\n    return x * 2\n"
+
+
+def _repeated(root: Path) -> TwoPrs:
+    """pr/1 makes `x = a` into `x = clean(a)` in f() and g(), pr/2 into `x = strip(a)` in g(): one conflict, in g()."""
+    return TwoPrs(root, {"m.py": REPEATED}, {"m.py": REPEATED.replace("x = a", "x = clean(a)")},
+                  {"m.py": REPEATED.replace("    x = a\n    return x * 2", "    x = strip(a)\n    return x * 2")})
+
+
+def test_a_pr_line_rewritten_away_from_a_conflict_holding_the_same_text_is_listed(cli: Cli, tmp_path: Path) -> None:
+    prs = _repeated(tmp_path)
+    assert cli("union", "compose", "u", *prs.args()).exit_code == 3
+    _resolve(prs.scratch / "m.py", "    x = clean(strip(a))\n",
+             outside=("clean(a)\n    return x\n", "clean(a, strict=True)\n    return x\n"))
+    result = cli("union", "continue", "u", *prs.args())
+    assert result.exit_code == 0 and not _warnings(result.stderr), result.output
+    assert "  m.py:2: pr/1's `x = clean(a)` -> `x = clean(a, strict=True)`" in result.stderr.splitlines(), \
+        result.stderr
+    code, [report] = cli.json("union", "status", "u", *prs.args())
+    assert code == 0, report
+    # g()'s conflict, resolved in the union's own words, is not listed
+    assert report["refold"]["re_expressed"] == [{"file": "m.py", "line": 2, "pr": "pr/1", "pr_line": 2,
+                                                 "old": ["    x = clean(a)"], "new": ["    x = clean(a, strict=True)"]}]
+
+
+def test_a_conflict_resolved_in_the_unions_own_words_beside_the_same_text_is_not_listed(cli: Cli,
+                                                                                        tmp_path: Path) -> None:
+    prs = _repeated(tmp_path)
+    assert cli("union", "compose", "u", *prs.args()).exit_code == 3
+    _resolve(prs.scratch / "m.py", "    x = clean(strip(a))\n")
+    result = cli("union", "continue", "u", *prs.args())
+    assert result.exit_code == 0 and not _warnings(result.stderr), result.output
+    assert "outside the conflicts" not in result.stderr, result.stderr
+    code, [report] = cli.json("union", "status", "u", *prs.args())
+    assert code == 0 and report["refold"]["re_expressed"] == [], report
