@@ -12,9 +12,10 @@ a def/class of each of those names (a line the same text in another method is no
 anywhere in the file otherwise, more often than the PR's head has it there, shifted by the copies the union's
 base (upstream) has there beyond the PR's base's (a copy the def had already is not the PR's: helper-166; nor
 one upstream added since, and one upstream deleted is not wanted: helper-169; so too each line judged
-loosely), and, where the merge would add the hunk, beyond the copies the other folded PRs add there. Where the block is not there, most of its lines that
-say something (two thirds, at least two) standing there compared loosely (pipeline.standing) mean the union
-carries the change in another form: renamed, moved, reformatted, tweaked (helper-131: the vLLM union's own version of #45612's test), but only in a
+loosely), and, where the merge would add the hunk, beyond the copies the other folded PRs add there. Where
+the block is not there, most of its lines that say something (two thirds, at least two) standing there
+compared loosely (pipeline.standing) mean the union carries the change in another form: renamed, moved,
+reformatted, tweaked (helper-131: the vLLM union's own version of #45612's test), but only in a
 region the union reconciled where some of those lines are missing (helper-159: a statement deleted at a stop,
 outside the conflict, passed silently): else it is left out, naming the lines (`missing`). A hunk not
 there is left out unless it lies in a region the union had to reconcile (pipeline.regions): a hunk of the
