@@ -103,10 +103,8 @@ def test_places_unchanged_keep_their_lines_in_the_record(cli: Cli, tmp_path: Pat
         (["second = [", "# first filler 5", "# first filler 4"], ["'k',", "'z',", "# second filler 0"])]
 
 
-def test_a_place_moved_to_a_new_section_after_its_line_was_edited_asks(cli: Cli, tmp_path: Path) -> None:
-    # h190's open case: upstream edits `name = a` (the line that named [a]'s place) and the PRs move from [a] to
-    # [n], between [a] and [b]: as many hunks, [b] met as recorded, a's line gone: paired by order, [n] got [a]'s
-    # resolution, exit 0. [n]'s lines are not [a]'s: it asks
+def _folded_then_a_renamed(cli: Cli, tmp_path: Path) -> tuple[TwoPrs, list[str]]:
+    """[a] and [b] resolved apart (timeout 10 and 20), then upstream renames `name = a` to `name = alpha`."""
     prs = TwoPrs(tmp_path, {"c.cfg": _sections("anb")}, {"c.cfg": _sections("anb", {"a": 10, "b": 10})},
                  {"c.cfg": _sections("anb", {"a": 20, "b": 20})})
     args = prs.args()
@@ -115,6 +113,14 @@ def test_a_place_moved_to_a_new_section_after_its_line_was_edited_asks(cli: Cli,
     _composed(cli("union", "continue", "u", *args))
     prs.up.commit({"c.cfg": _sections("anb", renamed={"a": "alpha"})}, "rename a", parent=prs.base,
                   ref="refs/heads/main")
+    return prs, args
+
+
+def test_a_place_moved_to_a_new_section_after_its_line_was_edited_asks(cli: Cli, tmp_path: Path) -> None:
+    # h190's open case: upstream edits `name = a` (the line that named [a]'s place) and the PRs move from [a] to
+    # [n], between [a] and [b]: as many hunks, [b] met as recorded, a's line gone: paired by order, [n] got [a]'s
+    # resolution, exit 0. [n]'s lines are not [a]'s: it asks
+    prs, args = _folded_then_a_renamed(cli, tmp_path)
     for ref, value in (("refs/pull/1/head", 10), ("refs/pull/2/head", 20)):
         prs.up.commit({"c.cfg": _sections("anb", {"n": value, "b": value}, {"a": "alpha"})}, "n, not a",
                       parent=prs.base, ref=ref)
@@ -126,14 +132,7 @@ def test_a_place_moved_to_a_new_section_after_its_line_was_edited_asks(cli: Cli,
 
 def test_a_renamed_line_with_its_section_kept_still_replays(cli: Cli, tmp_path: Path) -> None:
     # h190's case again, with the sections' lines recorded: [a]'s line edited, its section header kept
-    prs = TwoPrs(tmp_path, {"c.cfg": _sections("anb")}, {"c.cfg": _sections("anb", {"a": 10, "b": 10})},
-                 {"c.cfg": _sections("anb", {"a": 20, "b": 20})})
-    args = prs.args()
-    assert cli("union", "compose", "u", *args).exit_code == 3
-    _resolve_each(prs.scratch / "c.cfg", "timeout = 10\n", "timeout = 20\n")
-    _composed(cli("union", "continue", "u", *args))
-    prs.up.commit({"c.cfg": _sections("anb", renamed={"a": "alpha"})}, "rename a", parent=prs.base,
-                  ref="refs/heads/main")
+    prs, args = _folded_then_a_renamed(cli, tmp_path)
     result = cli("union", "compose", "u", *args)
     out = result.stdout + result.stderr
     assert result.exit_code == 0 and "not replayed" not in out, out
