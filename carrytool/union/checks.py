@@ -100,7 +100,7 @@ class FoldChecks:
         compose = self.command("compose")
         word = re.compile(rb"(?<![\w.])" + re.escape(name.encode()) + rb"\b")
         records = self.store.records_of(self.name, set(state.get("used_keys", [])), path)
-        said = {record: _resolutions_in(doc, path) for record, doc in records}
+        said = {record: resolutions_in(doc, path) for record, doc in records}
         for record, _doc in records:
             for _where, field, resolution in said[record]:
                 if text.strip() and text.strip() in {line.strip() for line in resolution.split(b"\n")}:
@@ -167,7 +167,7 @@ class FoldChecks:
         return notes
 
 
-def _resolutions_in(doc: dict[str, Any], path: str) -> list[tuple[str, str, bytes]]:
+def resolutions_in(doc: dict[str, Any], path: str) -> list[tuple[str, str, bytes]]:
     """(where, which field, the resolution) of each place of PATH the record DOC keeps its own resolution for
     (a conflict resolved differently at its places: helper-174), each on its own (h187: joined, one place's
     binding hid another's drop, and the record's `resolution` was named); else DOC's own `resolution`."""

@@ -11,6 +11,7 @@ import warnings
 
 from carrytool.pipeline.hunks import find_block
 from carrytool.pipeline.unbound import loose_names
+from carrytool.union.checks import resolutions_in
 from carrytool.union.outcome import FoldItem
 from carrytool.union.requires_python import declared_python
 
@@ -88,7 +89,8 @@ class FoldSyntax:
         lines = result.split(b"\n")
         text = lines[line - 1].strip() if 0 < line <= len(lines) else b""
         records = self.store.records_of(self.name, set(state.get("used_keys", [])), path)
-        resolutions = [(record, _resolution(doc, path)) for record, doc in records]
+        resolutions = [(record, b"\n".join(said for _where, _field, said in resolutions_in(doc, path)))
+                       for record, doc in records]
         fixups = [f for f in self.store.load_fixups(self.name) if f.file == path]
         for record, resolution in resolutions:
             if text and text in {row.strip() for row in resolution.split(b"\n")}:
@@ -119,15 +121,6 @@ class FoldSyntax:
 
 def _version(version: tuple[int, int]) -> str:
     return ".".join(map(str, version))
-
-
-def _resolution(doc: dict, path: str) -> bytes:
-    """A hunk record's resolution in PATH: its places' own, where its places were resolved differently
-    (helper-174: `upstream_at`), else its `resolution`."""
-    own = [str(at.get("resolution", "")).encode("utf-8", "surrogateescape")
-           for at in doc.get("upstream_at") or [] if isinstance(at, dict) and at.get("file") == path
-           and "resolution" in at]
-    return b"\n".join(own) if own else str(doc.get("resolution", "")).encode("utf-8", "surrogateescape")
 
 
 def _stripped(side: tuple[str, bytes] | None) -> set[bytes]:
