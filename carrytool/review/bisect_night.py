@@ -12,6 +12,7 @@ from carrytool.errors import CarryError
 from carrytool.gitlayer.git import Git, work_tree_top
 from carrytool.manifest.model import Manifest
 from carrytool.pipeline.lock import lock_path, parse_lock
+from carrytool.review.nights import commits_changing, path_in
 
 # how far back the lock's committed history is read for the night's (the nightly commits it once a night)
 HISTORY = 50
@@ -43,16 +44,11 @@ def _committed(path: Path, result: str) -> NightInputs | None:
     top = work_tree_top(path.parent.resolve()) if path.parent.is_dir() else None
     if top is None:
         return None
-    try:
-        inner = path.resolve().relative_to(top.resolve()).as_posix()
-    except ValueError:      # a manifest linked in from elsewhere: its lock is not in this work tree
+    inner = path_in(top, path)
+    if inner is None:       # a manifest linked in from elsewhere: its lock is not in this work tree
         return None
     with Git(top) as git:
-        head = git.rev_parse("HEAD")
-        proc = git.run("log", "--no-color", "--format=%H", "-n", str(HISTORY), "--end-of-options", head, "--",
-                       f":(literal){inner}", check=False) if head else None
-        changed = proc.stdout.decode("ascii", "replace").split() if proc and proc.returncode == 0 else []
-        for commit in changed:
+        for commit in commits_changing(git, git.rev_parse("HEAD"), inner, HISTORY):
             data = git.blob_at_rev(commit, inner)
             found = _inputs(f"{commit[:12]}:{inner}", data.decode("utf-8", "replace"), result) if data else None
             if found is not None:

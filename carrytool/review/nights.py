@@ -61,17 +61,14 @@ def _last_night(manifest: Path, lock_file: Path) -> str:
     if top is None:
         raise InputError(f"{manifest} is not in a git work tree, so there is no committed night to compare with",
                          hint=both)
-    try:
-        inner = lock_file.resolve().relative_to(top.resolve()).as_posix()
-    except ValueError:          # a manifest linked in from elsewhere: its lock is not in this work tree
+    inner = path_in(top, lock_file)
+    if inner is None:           # a manifest linked in from elsewhere: its lock is not in this work tree
         raise InputError(f"{lock_file} is not in the work tree {top}, so there is no committed night to compare "
-                         "with", hint=both) from None
+                         "with", hint=both)
     on_disk = _lock_text(lock_file)
     with Git(top) as git:
-        head = git.rev_parse("HEAD")          # (git runs log away from the user's refs: by SHA)
-        proc = git.run("log", "--no-color", "--format=%H", "-n", "50", "--end-of-options", head, "--",
-                       f":(literal){inner}", check=False) if head else None
-        changed = proc.stdout.decode("ascii", "replace").split() if proc and proc.returncode == 0 else []
+        head = git.rev_parse("HEAD")
+        changed = commits_changing(git, head, inner)
         shallow = _shallow_ends(git)
         picked, newest = None, True
         for commit in changed:
@@ -95,6 +92,22 @@ def _last_night(manifest: Path, lock_file: Path) -> str:
         # said as HEAD or HEAD~1 when it is one of them (the usual nights), else by its SHA
         name = "HEAD" if picked == head else "HEAD~1" if picked == git.rev_parse("HEAD~1") else picked
     return f"{name}:{inner}"
+
+
+def path_in(top: Path, path: Path) -> str | None:
+    """PATH as the work tree TOP names it; None when it lies outside (a file linked in from elsewhere)."""
+    try:
+        return path.resolve().relative_to(top.resolve()).as_posix()
+    except ValueError:
+        return None
+
+
+def commits_changing(git: Git, head: str | None, inner: str, limit: int = 50) -> list[str]:
+    """The newest LIMIT commits of HEAD's history (a SHA: git runs log away from the user's refs) that changed
+    the file INNER, newest first; none without a HEAD or when git cannot tell."""
+    proc = git.run("log", "--no-color", "--format=%H", "-n", str(limit), "--end-of-options", head, "--",
+                   f":(literal){inner}", check=False) if head else None
+    return proc.stdout.decode("ascii", "replace").split() if proc and proc.returncode == 0 else []
 
 
 def _lock_text(path: Path) -> bytes | None:
