@@ -281,5 +281,13 @@ class History:
         out = proc.stdout.decode("utf-8", "replace").splitlines()
         return [(line[:40], line[41:]) for line in out if len(line) >= 40]
 
+    def last_changing(self, since: str, until: str, needle: str, path: str) -> tuple[str, str] | None:
+        """`log -n 1 -SNEEDLE SINCE..UNTIL -- PATH` (a literal path, no textconv): (full SHA, subject) of the
+        newest commit that changed how many times PATH holds NEEDLE, or None."""
+        proc = self.run("log", "--no-color", "--no-textconv", "-n", "1", "--format=%H %s", f"-S{needle}",
+                        "--end-of-options", f"{since}..{until}", "--", f":(literal){path}", check=False)
+        line = proc.stdout.decode("utf-8", "replace").split("\n", 1)[0] if proc.returncode == 0 else ""
+        return (line[:40], line[41:]) if len(line) >= 40 else None
+
 
 _REVERTS = re.compile(r"This reverts commit ([0-9a-f]{7,40})")

@@ -90,7 +90,9 @@ def body_lines(ex: Explanation, invocation: Invocation | None = None) -> list[st
     if ex.overlap_map.upstream_conflicts:
         lines.append("")
         for entry, paths in ex.overlap_map.upstream_conflicts.items():
-            lines.append(f"  {entry} conflicts with upstream alone in {', '.join(paths)}")
+            has = ex.upstream_has.get(entry)
+            more = f", and {has.said()} (`carrytool explain {entry}` says what next)" if has else ""
+            lines.append(f"  {entry} conflicts with upstream alone in {', '.join(paths)}{more}")
     if ex.suggestions:
         lines += ["", "suggestions"]
         for item in ex.suggestions:

@@ -132,6 +132,10 @@ def _detail_sections(ex: Explanation, invocation: Invocation | None) -> list[tup
         if not ex.asserts_known:
             details.append("asserts: not evaluated (the assertion engine is not installed)")
         sections.append(("Warnings and checks", "\n".join(f"- {cell(line)}" for line in details)))
+    if ex.upstream_has and not ex.stories:     # a story says it in its own words
+        sections.append(("What upstream already has", "\n".join(
+            f"- {md_code(entry)} conflicts with upstream alone, and {cell(has.said())}"
+            for entry, has in ex.upstream_has.items())))
     for story in ex.stories:
         sections.append((f"Story of <code>{story['id']}</code>", _story(story)))
     return sections

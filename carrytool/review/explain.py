@@ -31,6 +31,7 @@ from carrytool.review.explanation import Explanation
 from carrytool.review.overlap import start_overlaps
 from carrytool.review.story import tell
 from carrytool.review.suggest import drift, stale_folds, union_groups
+from carrytool.review.upstream_has import upstream_has
 
 Progress = Callable[[str, int, int], None]
 
@@ -83,6 +84,8 @@ def explain(manifest: Manifest, git: Git, *, offline: bool = False, entries: Seq
     suggestions += drift(git, manifest, resolved.upstream, evidence, resolved.patch_bases)
     ex = Explanation(manifest, planned, evidence, sources, overlap_map, coverage, suggestions,
                      _onto(planned), full_heads, git.ref_value(branch_ref(manifest)))
+    # what upstream already has of an entry that conflicts with it alone (h185: merged as another commit)
+    ex.upstream_has = upstream_has(git, resolved.upstream, evidence, sources, list(overlap_map.upstream_conflicts))
     ex.asserts = _evaluate(manifest, git, planned)
     if ex.asserts:
         planned.report.asserts = ex.asserts

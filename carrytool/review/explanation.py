@@ -16,6 +16,7 @@ from carrytool.pipeline.sync_records import Planned
 from carrytool.review.coverage import Coverage
 from carrytool.review.evidence import EntryFacts, Sources
 from carrytool.review.overlap import OverlapMap
+from carrytool.review.upstream_has import UpstreamHas
 
 
 @dataclass
@@ -34,6 +35,8 @@ class Explanation:
     previous: str | None = None                # the fork branch as it is now
     asserts: list[AssertOutcome] | None = None  # None: the assertion engine is not installed
     stories: list[dict[str, Any]] = field(default_factory=list)
+    # entry -> what upstream already has of it, for the entries that conflict with upstream alone
+    upstream_has: dict[str, UpstreamHas] = field(default_factory=dict)
 
     @property
     def steps(self):  # noqa: ANN201 - list[Step]
@@ -69,6 +72,8 @@ class Explanation:
         data["plan"] = {"onto": self.onto, "sync_exit_code": report.exit_code,
                         "upstream_conflicts": self.overlap_map.upstream_conflicts,
                         "pairs_merged": self.overlap_map.pairs_merged}
+        if self.upstream_has:
+            data["plan"]["upstream_has"] = {entry: found.to_json() for entry, found in self.upstream_has.items()}
         if self.stories:
             data["stories"] = self.stories
         return data

@@ -31,6 +31,9 @@ def tell(git: Git, ex: Explanation, step: Step) -> dict[str, Any]:
     story["suggestions"] = [s for s in ex.suggestions if step.id in s.get("entries", [s.get("entry")])]
     if step.entry.supersedes:
         story["supersedes"] = [_supersede(ex, sup) for sup in step.entry.supersedes]
+    has = ex.upstream_has.get(step.id)
+    if has is not None:
+        story["upstream_has"] = has.to_json()
     story["summary"] = _summary(ex, step, story)
     story["commands"] = _commands(git, ex, step)
     return story
@@ -99,7 +102,11 @@ def _summary(ex: Explanation, step: Step, story: dict[str, Any]) -> list[str]:
     lines += [f"hunk clobbered: {item['message']}" for item in landing.get("clobbered", [])]
     lines += [f"hunk changed by a PR built on it: {item['message']}" for item in landing.get("stacked_edits", [])]
     alone = ex.overlap_map.upstream_conflicts.get(step.id)
-    if alone:
+    has = ex.upstream_has.get(step.id)
+    if alone and has is not None:
+        lines.append(f"conflicts with upstream alone in {', '.join(alone)}, and {has.said()}")
+        lines.append(_merged_next(ex, step, has))
+    elif alone:
         lines.append(f"conflicts with upstream alone in {', '.join(alone)}: rebase needed")
     onto = story["onto"]
     if onto and (step.status in ("applied", "conflict") or step.reason == "redundant"):
@@ -122,6 +129,13 @@ def _summary(ex: Explanation, step: Step, story: dict[str, Any]) -> list[str]:
         lines.append(f"guarded by {item['check']}{state}")
     lines += [s["message"] for s in story["suggestions"]]
     return lines
+
+
+def _merged_next(ex: Explanation, step: Step, has: Any) -> str:
+    """What to do about an entry upstream already has (some of): check the PR, then drop it or rebase it."""
+    check = f" (`carrytool status` shows whether upstream merged {step.id})" if step.entry.kind == "pr" else ""
+    return (f"next: if upstream's version of it is what you carry it for{check}, remove {step.id} from the "
+            f"manifest; else rebase it onto upstream {ex.manifest.upstream.branch}, which lacks its hunks in {has.lacking()}")
 
 
 def split_files(files: list[str], conflict_files: list[str]) -> tuple[list[str], list[str]]:
@@ -230,6 +244,12 @@ def _commands(git: Git, ex: Explanation, step: Step) -> list[dict[str, str]]:
             ["git", "merge-tree", "--write-tree", upstream, head])
     elif step.reason == "precompiled":
         add("the files it changes (policy.precompiled matches one)", ["git", "diff", "--name-only", str(base), head])
+    has = ex.upstream_has.get(step.id)
+    command = has.command(upstream) if has is not None else None
+    if command and has is not None and has.needle is not None:
+        found = f"prints {has.commit} {has.subject}" if has.commit else "prints nothing: no commit found"
+        add(f"the newest upstream commit since its base that added or removed a line of its change in {has.needle[0]} "
+            f"(`git log -S`): {found}", command)
     for overlap in ex.overlap_map.of(step.id):
         if overlap.kind == "conflict" and overlap.merge:
             add(f"conflicts with {overlap.other(step.id)}: {overlap.order[1]} merged onto {overlap.order[0]} "
