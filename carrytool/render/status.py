@@ -9,7 +9,9 @@ from carrytool.review.status import StatusResult
 
 def render_status_text(result: StatusResult, *, invocation: Invocation | None = None, verbose: bool = False) -> str:
     """The status for a terminal; untrusted titles and labels escaped, next-step commands completed."""
-    lines = [f"carrytool status (from the {'forge API' if result.source == 'api' else 'cache'})"]
+    source = "this repository: upstream.url is a local path, with no forge" if result.local else \
+        "the forge API" if result.source == "api" else "the cache"
+    lines = [f"carrytool status (from {source})"]
     for item in result.entries:
         head = (item["head"] or "")[:12]
         title = f" {item['title']!r}" if item["title"] else ""

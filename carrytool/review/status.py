@@ -13,8 +13,10 @@ import urllib.parse
 from dataclasses import dataclass, field
 from typing import Any
 
+from carrytool.errors import InputError
 from carrytool.gitlayer.env import ZERO
 from carrytool.gitlayer.git import Git
+from carrytool.gitlayer.urls import is_local, redact
 from carrytool.manifest.edit import in_its_line_ends, remove_entries, set_title
 from carrytool.manifest.model import Manifest
 from carrytool.pipeline.hunks import Hunk, find_block, read_hunks
@@ -29,6 +31,7 @@ class StatusResult:
     entries: list[dict[str, Any]]
     source: str
     written: list[str] = field(default_factory=list)      # what --write changed, in words
+    local: bool = False        # upstream.url is a local path: no forge was asked, nor its cache (not in the JSON)
 
     def to_json(self) -> dict[str, Any]:
         return {"entries": self.entries, "source": self.source}
@@ -130,8 +133,20 @@ def _hunk_present(git: Git, upstream: str, hunk: Hunk) -> bool:
 # -- suggestions -----------------------------------------------------------------------------------------
 
 def gather_status(manifest: Manifest, git: Git, client: ForgeClient, *, lock: dict[str, Any] | None) -> StatusResult:
-    """Ask the forge about every carried and superseded PR and suggest keep/drop/refold/retitle/investigate."""
-    project = project_path(manifest.upstream.url)
+    """Ask the forge about every carried and superseded PR and suggest keep/drop/refold/retitle/investigate.
+    A local-path upstream (`/path/to/up.git`, `file://...`) has no forge: offline, each PR is told from this
+    repository alone, as a PR the forge cache does not know (h185: it was exit 2, "cannot tell the forge
+    project"); online it is exit 2, saying so and what to run."""
+    url = manifest.upstream.url
+    local = is_local(url) or url.lower().startswith("file://")
+    if local and not client.offline:
+        raise InputError(f"upstream.url {redact(url)} is a local path, which has no forge to ask about PRs",
+                         where=str(manifest.path),
+                         hint="`carrytool status --offline` says what this repository tells of each PR (the heads "
+                              "the last sync fetched, and whether upstream holds them); to ask the forge, set "
+                              "upstream.url to its URL and fetch from the local copy all the same with `git config "
+                              "url./path/to/up.git.insteadOf https://github.com/OWNER/REPO`")
+    project = None if local else project_path(url)
     upstream = _upstream(git, manifest, lock)
     known = _known_heads(git, manifest, lock)
     folded = {sup.pr: (entry, sup.head) for entry in manifest.entries for sup in entry.supersedes if sup.head}
@@ -142,20 +157,24 @@ def gather_status(manifest: Manifest, git: Git, client: ForgeClient, *, lock: di
                  for number in dict.fromkeys(numbers)]
     finally:
         client.save()       # what was learnt before a failure is reused next time (ETags)
-    return StatusResult(items, "cache" if client.offline else "api")
+    return StatusResult(items, "cache" if client.offline else "api", local=local)
 
 
-def _pr_status(manifest: Manifest, git: Git, client: ForgeClient, project: str, number: int, upstream: str | None,
-               heads: dict[int, str], folded: tuple[Any, str] | None) -> dict[str, Any]:
-    """One PR: the forge's answer, whether it landed, and the suggestion."""
+def _pr_status(manifest: Manifest, git: Git, client: ForgeClient, project: str | None, number: int,
+               upstream: str | None, heads: dict[int, str], folded: tuple[Any, str] | None) -> dict[str, Any]:
+    """One PR: the forge's answer (none when PROJECT is None: a local-path upstream), whether it landed, and
+    the suggestion."""
     entry = manifest.entry(f"pr/{number}")
     known = heads.get(number)
-    pr = fetch_pr(client, project, number)  # type: ignore[arg-type]
+    pr = fetch_pr(client, project, number) if project is not None else {"missing": 0}
     item = {"id": f"pr/{number}", "state": "unknown", "title": None, "labels": [], "head": None,
             "merged_as": None, "landed": None}
     here = upstream_holds(git, upstream, known) if "missing" in pr and client.offline else None
     if here:
-        item.update(head=known, suggestion="investigate", why=_said_offline(git, upstream, number, heads, *here))
+        item.update(head=known, suggestion="investigate",
+                    why=_said_offline(git, upstream, number, heads, *here, local=project is None))
+    elif project is None:
+        item.update(_said_local(git, upstream, known))
     elif "missing" in pr:
         item.update(suggestion="investigate",
                     why="not in the cache: run without --offline" if pr["missing"] != 404
@@ -193,8 +212,22 @@ def upstream_holds(git: Git, upstream: str | None, head: str | None) -> tuple[di
     return None
 
 
+def _said_local(git: Git, upstream: str | None, head: str | None) -> dict[str, Any]:
+    """The head and suggestion of a PR of a local-path upstream that upstream holds nothing of (`upstream_holds`
+    said no): `keep`, as sync does, when the last sync fetched its head; else `investigate`."""
+    no_forge = "upstream.url is a local path: no forge says the PR's state"
+    if not upstream:
+        return {"suggestion": "investigate", "why": f"{no_forge}, and upstream is not fetched here (run `carrytool sync`)"}
+    if not head or git.object_type(head) != "commit":
+        return {"suggestion": "investigate",
+                "why": f"{no_forge}, and its head is not in this repository (run `carrytool sync` to fetch it)"}
+    return {"head": head, "suggestion": "keep",
+            "why": f"{no_forge}; as this repository tells, its head {head[:12]} (as the last sync fetched it) is not "
+                   "in upstream's history and merging it onto upstream changes something: sync keeps carrying it"}
+
+
 def _said_offline(git: Git, upstream: str | None, number: int, heads: dict[int, str], pr: dict[str, Any],
-                  evidence: str) -> str:
+                  evidence: str, *, local: bool = False) -> str:
     """The `why` of a PR only this repository tells of: what upstream holds of it and whether its hunks are on
     upstream, never that it was merged (h187 said `merged`, and `--write` dropped an open PR's entry, h194):
     `investigate` until the forge confirms."""
@@ -203,9 +236,10 @@ def _said_offline(git: Git, upstream: str | None, number: int, heads: dict[int, 
         landed_why = f"its head is {', '.join(others)}'s too, so which hunks are its own cannot be told here"
     else:
         landed_why = check_landed(git, upstream, pr)[1]  # type: ignore[arg-type]
+    confirm = "upstream.url is a local path, with no forge to ask: check the PR where it is reviewed" if local \
+        else "confirm online, run without --offline"
     return (f"upstream has its commits, as this repository tells: {evidence}; {landed_why}; whether the PR was "
-            "merged is the forge's to say (an open PR with nothing pushed since looks the same here): confirm "
-            "online, run without --offline")
+            f"merged is the forge's to say (an open PR with nothing pushed since looks the same here): {confirm}")
 
 
 def _suggest(item: dict[str, Any], landed_why: str, title: str | None, known: str | None,
