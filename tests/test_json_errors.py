@@ -30,9 +30,10 @@ def test_a_missing_manifest_is_a_json_error(cli: Cli, tmp_path: Path, command: l
     assert "carrytool: error:" in result.stderr                 # the message for people is still there
 
 
-@pytest.mark.parametrize("command", [["bisect", "--assert", "nope", "--offline"], ["status", "--offline"]], ids=" ".join)
+@pytest.mark.parametrize("command", [["bisect", "--assert", "nope", "--offline"], ["status"]], ids=" ".join)
 def test_an_error_after_the_manifest_loaded_is_a_json_error(cli: Cli, small: Small, command: list[str]) -> None:
-    """Past the manifest: bisect with an assert the manifest lacks; status asked from an empty cache offline."""
+    """Past the manifest: bisect with an assert the manifest lacks; status asked online of a local-path upstream,
+    which has no forge (offline it answers from this repository: tests/review/test_status_local.py)."""
     small.pr(1, {"b.py": "x = 1\ny = 20\nz = 3\n"})
     manifest = small.manifest([{"pr": 1}])
     result = cli(*command, "-m", manifest, "--repo", small.work.path, "--format", "json")
