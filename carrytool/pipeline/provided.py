@@ -26,7 +26,9 @@ in; or another folded PR's hunk does (RECONCILED, explain's coverage: `reconcile
 Hunks of PRs on different bases are compared in the union's base blob of the file, each mapped there through the
 diff between its base blob and that one; lines upstream changed between the two, or next to them, do not map
 (but for a PR's change upstream made there itself: its lines in the union's base blob, through the PR's head; h179),
-and a def/class the two hunks share decides (at module level: the file) (helper-149: a line the maintainer
+and the two are compared in the PR's base blob, apart there meeting nothing (h197: pr/2's line elsewhere in the
+def "reconciled" pr/1's, dropped by a union made on upstream's edit next to it); else a def/class the two hunks
+share decides (at module level: the file) (helper-149: a line the maintainer
 deleted at a stop, outside the conflict, was reconciled because the union changes its def). A hunk that only
 removes lines is left out when the tip still holds them where the PR removes them (still_there: in the
 def/class they lay in, else between the same neighbours) more often than the PR's head does, shifted by upstream's

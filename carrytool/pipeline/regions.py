@@ -7,7 +7,8 @@ the two blobs, read from git: one `diff-tree -p -U0` of one-file trees for every
 (xdiff: a few milliseconds for a 5,000-line file). A line the diff leaves alone maps by the offset of the
 diff's hunks before it; a range whose lines or immediate neighbours the diff changes (upstream changed
 them between the two bases: the fold's merge met them as a conflict) does not map, unless upstream made the
-PR's change there itself: then the hunk's lines in the PR's head map (h179).
+PR's change there itself: then the hunk's lines in the PR's head map (h179); a hunk that does not map is
+compared with the others in its PR's own base blob, theirs mapped there (h197), before a shared def/class decides.
 
 Spans are in doubled coordinates, as git's merge sees a conflict: line k is 2k, the place after it 2k+1.
 Regions says of a hunk a union lacks whether another folded PR's hunk, or a resolution of the union's own,
@@ -108,6 +109,13 @@ class Regions:
         self.map = BaseMap(git, [(blob, self.target[h.path]) for j, (_c, hunks) in enumerate(folded)
                                  for h in hunks if h.path in paths
                                  for blob in (self._base_of(j, h), self._head_of(j, h))])
+        # a hunk whose lines do not map there (upstream changed them or the next ones since its PR branched):
+        # the other PRs' hunks in its file mapped into its own PR's base blob instead (_apart_at_home)
+        unmapped = [(k, h) for k, (_c, hunks) in enumerate(folded) for h in hunks
+                    if h.path in paths and h.kind == "text" and self._span(k, h) is None]
+        self.home = BaseMap(git, [(self._base_of(j, other), self._base_of(k, h)) for k, h in unmapped
+                                  for j, (_c, hunks) in enumerate(folded) if j != k
+                                  for other in hunks if other.path == h.path])
         self.written = [h for h in own if h.path in paths and h.kind == "text"]     # all the union's hunks there
         # how often the PRs add each line, and the union, file by file
         added: dict[str, Counter[bytes]] = {path: Counter() for path in paths}
@@ -172,7 +180,8 @@ class Regions:
         given (helper-159: an insertion beside another PR's in other defs was said to meet no other PR's)."""
         mine = self._span(k, hunk)
         theirs = [(j, h, changes, *pair) for j, (changes, hunks) in enumerate(self.folded) if j != k
-                  for h in hunks if h.path == hunk.path and (pair := self._apart(k, hunk, mine, j, h)) is not None]
+                  for h in hunks if h.path == hunk.path and (pair := self._apart(k, hunk, mine, j, h)) is not None
+                  and not (None in pair and self._apart_at_home(k, hunk, j, h))]
         # the union's own hunks there, but one that only puts the PR's base lines back where upstream made the
         # PR's change itself: that is no other form of the PR's change, it undoes it (h183's review: upstream's
         # `limit = 20`, the PR's, reverted by the union, was "re-expressed")
@@ -190,6 +199,18 @@ class Regions:
         if self._side_dropped(k, hunk, mine):
             return "dropped"
         return "beside" if not hunk.old_count and not any(h.old_count for _j, h in touching) else "apart"
+
+    def _apart_at_home(self, k: int, hunk: Hunk, j: int, other: Hunk) -> bool:
+        """Whether PR K's text HUNK and folded PR J's text hunk OTHER, one of which does not map into the union's
+        base blob, lie apart in K's base blob (OTHER's base lines mapped there): neither met the other in the
+        fold's merge, whatever upstream's edit next to one of them did, so no side of theirs was taken there (h197:
+        upstream's `c = 30` beside pr/1's line, then in the union's base, put it out of the map, and pr/2's line
+        elsewhere in the def "reconciled" the line the union dropped, exit 0). False where that is not known."""
+        if hunk.kind != "text" or other.kind != "text":
+            return False
+        theirs = self.home.map(self._base_of(j, other), self._base_of(k, hunk),
+                               span_of(other.old_start, other.old_count))
+        return theirs is not None and not meets(span_of(hunk.old_start, hunk.old_count), theirs)
 
     def touching(self, k: int, hunk: Hunk) -> list[int]:
         """The other folded PRs (their indexes) with a hunk meeting or touching PR K's HUNK in the union's base

@@ -8,11 +8,13 @@ deleted elsewhere stood for the one pr/1 deletes, which the union kept)."""
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
 from tests.conftest import SECOND_GIT, Cli, Small
 from tests.pipeline.test_provided_repeats import _absent, _run
+from tests.union.fold_scenario import TwoPrs
 
 GITS = ["system"] + (["2.47"] if SECOND_GIT else [])
 
@@ -78,3 +80,46 @@ def test_a_stacked_prs_line_right_after_the_lower_ones_is_one_copy(cli: Cli, sma
     two = ONE.replace("    X = log()\n", "    X = log()\n    Y = log()\n")
     r = _run(cli, small, ONE, two, two.replace("c = 3", "c = 30"), base=F, up=LATER)
     assert _lines(r) == [], r["warnings"]
+
+
+# h197: the union made on upstream's edit (`c = 30` already there when it was composed): pr/1's place does not map
+# into the union's base, and pr/2's hunk in the same def "reconciled" the line the union dropped, exit 0; the two
+# hunks lie apart in the PRs' base, so no side of theirs was taken
+@pytest.mark.parametrize("command", ["sync", "explain"])
+@pytest.mark.parametrize("two", [TWO, F.replace("    g = 6\n", "    g = 6\n    Y = log()\n")], ids=["copy", "other"])
+def test_a_line_dropped_by_a_union_made_on_upstreams_edit_next_to_it_is_warned(cli: Cli, small: Small, git: str,
+                                                                               command: str, two: str) -> None:
+    r = _run(cli, small, ONE, two, two.replace("c = 3", "c = 30"), base=F, up=LATER, command=command)
+    assert _lines(r) == [("pr/1", [4, 4])], r["warnings"]
+    if command == "explain" and two != TWO:    # the copy: the union's diff adds pr/1's text, coverage says verbatim
+        [cov] = [c for c in r["coverage"] if c["pr"] == "pr/1"]
+        assert [(h["lines"], h["status"]) for h in cov["hunks"]] == [([4, 4], "absent")]
+
+
+def test_a_line_another_pr_changes_next_to_upstreams_edit_is_still_reconciled(cli: Cli, small: Small,
+                                                                              git: str) -> None:
+    # pr/2 sets b = 7, the line pr/1's goes after (a conflict of theirs: the union took pr/2's side); upstream's
+    # `c = 30` put pr/1's place out of the union's base map; in their base the two hunks meet
+    two = F.replace("b = 2", "b = 7")
+    r = _run(cli, small, ONE, two, two.replace("c = 3", "c = 30"), base=F, up=LATER, command="explain")
+    assert _lines(r) == [], r["warnings"]
+    [cov] = [c for c in r["coverage"] if c["pr"] == "pr/1"]
+    assert [(h["lines"], h["status"]) for h in cov["hunks"]] == [([4, 4], "reconciled")]
+
+
+def test_a_line_dropped_at_a_stop_on_upstreams_edit_next_to_it_is_said_by_continue_and_sync(
+        cli: Cli, tmp_path: Path, git: str) -> None:
+    # the fold stops on pr/1 against upstream's `c = 30`; the maintainer keeps upstream's side, pr/1's line dropped;
+    # pr/2's copy of it merges cleanly after g
+    prs = TwoPrs(tmp_path, {"m.py": F}, {"m.py": ONE}, {"m.py": TWO})
+    prs.up.commit({"m.py": LATER}, "upstream", parent=prs.base, ref="refs/heads/main")
+    args = prs.args()
+    assert cli("union", "compose", "u", *args).exit_code == 3
+    (prs.scratch / "m.py").write_text(LATER)
+    result = cli("union", "continue", "u", *args)
+    out = result.stdout + result.stderr
+    assert result.exit_code == 0, out
+    assert "warning: the union lacks pr/1's hunk m.py:4 (f), in no region it reconciled" in out, out
+    code, report = cli.json("sync", *args, "--dry-run")
+    assert code == 0, report
+    assert _lines(report) == [("pr/1", [4, 4])], report["warnings"]

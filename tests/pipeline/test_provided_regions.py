@@ -108,11 +108,23 @@ def test_a_hunk_of_two_methods_one_of_which_another_pr_adds_is_not_reconciled_fo
     assert "w.py:23-28 (A.check, A.verify)" in warning["message"], warning["message"]
 
 
-def test_a_line_whose_neighbours_upstream_changed_falls_back_to_its_def(cli: Cli, small: Small) -> None:
+def test_a_line_whose_neighbours_upstream_changed_is_compared_in_its_prs_base(cli: Cli, small: Small) -> None:
     # upstream changed v6 since pr/1's base, next to pr/1's line: its place does not map (the fold's merge met
-    # upstream there); a PR's hunk in the same def reconciles it, as before
+    # upstream there); pr/2's hunk is compared in pr/1's base instead: its v10 lies apart, the union took no side
+    # of theirs, and the line it dropped is lost (h197: the same def "reconciled" it, exit 0)
     newer = NEWER.replace("self.v6 = 6", "self.v6 = 60")
     two = newer.replace("v10 = 10", "v10 = 0")
+    prs = {1: ("old", {"w.py": _after(RUN, "        self.v5 = 5\n", SNAP)}), 2: ("new", {"w.py": two})}
+    report = _sync(cli, small, prs, {"w.py": two}, newer=newer, command="explain")
+    assert _absent(report) == [("pr/1", "w.py", [12, 12])], report["warnings"]
+    assert _statuses(report, "pr/1") == [("w.py", [12, 12], "absent")]
+
+
+def test_a_line_whose_neighbours_upstream_changed_falls_back_to_its_def(cli: Cli, small: Small) -> None:
+    # pr/2 changes v5, the line pr/1's follows, and v6 is upstream's: pr/2's hunk maps into pr/1's base no more
+    # than pr/1's into the union's; a PR's hunk in the same def reconciles it, as before
+    newer = NEWER.replace("self.v6 = 6", "self.v6 = 60")
+    two = newer.replace("v5 = 5", "v5 = 0")
     prs = {1: ("old", {"w.py": _after(RUN, "        self.v5 = 5\n", SNAP)}), 2: ("new", {"w.py": two})}
     report = _sync(cli, small, prs, {"w.py": two}, newer=newer, command="explain")
     assert _absent(report) == [], report["warnings"]
