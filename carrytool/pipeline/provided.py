@@ -17,7 +17,8 @@ the block is not there, most of its lines that say something (two thirds, at lea
 compared loosely (pipeline.standing) mean the union carries the change in another form: renamed, moved,
 reformatted, tweaked (helper-131: the vLLM union's own version of #45612's test), but only in a
 region the union reconciled where some of those lines are missing (helper-159: a statement deleted at a stop,
-outside the conflict, passed silently): else it is left out, naming the lines (`missing`). A hunk not
+outside the conflict, passed silently): else it is left out, naming the lines (`missing`); so is a hunk
+not there at all of which some lines stand loosely (h197: one line of two kept was said as the whole hunk). A hunk not
 there is left out unless it lies in a region the union had to reconcile (pipeline.regions): a hunk of the
 union's own writing a line of its own there (one no PR's hunk there adds, and the union writes more often in the
 file than its PRs add it: the maintainer's resolution, RE_EXPRESSED; helper-166: a PR's call adapted to another

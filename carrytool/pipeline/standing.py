@@ -118,7 +118,8 @@ def standing(git: Git, spans: SpanCache, tip: Tip, head: Tip, hunk: Hunk, change
     same text elsewhere in the file is not the PR's) and none of them lies at module level, anywhere in the
     file otherwise; RE_EXPRESSED there (_re_expressed: renamed, moved, reformatted, tweaked), with the lines of
     the PR's head that say something and stand nowhere there (the caller asks whether the union reconciled
-    them: helper-159); None: not at all. A copy counts only beyond those TIP would hold there without the PR's
+    them: helper-159); None: not at all (with the lines of the PR's head it lacks where some of its lines that say
+    something stand there, loosely: h197). A copy counts only beyond those TIP would hold there without the PR's
     own: HEAD's there besides it (helper-166: a statement the union deleted stood because the def had the same
     text elsewhere), shifted by the copies upstream has there (DRIFT: the union's base's file) beyond the PR's
     base's, one beside the same line as BLOCK is HEAD's being BLOCK itself, taken by upstream (helper-169:
@@ -169,8 +170,8 @@ def standing(git: Git, spans: SpanCache, tip: Tip, head: Tip, hunk: Hunk, change
     # the head's lines there but this block, and upstream's since the PR branched: copies of a line the union
     # holds beyond those are the PR's
     besides = [(1, [*head.lines[theirs[0]:start - 1], *head.lines[start - 1 + len(block):theirs[1]]]), *moved]
-    lacking = _re_expressed(block, owners, tip.lines[first:last], besides, kept, python=python)
-    return (None, ()) if lacking is None else (RE_EXPRESSED, tuple(start + k for k in lacking))
+    expressed, lacking = _re_expressed(block, owners, tip.lines[first:last], besides, kept, python=python)
+    return RE_EXPRESSED if expressed else None, tuple(start + k for k in lacking)
 
 
 def _moved(git: Git, spans: SpanCache, drift: Drift | None, others: Sequence[tuple[Tip, Tip | None]],
@@ -279,7 +280,7 @@ _HEADER = re.compile(rb"^((?:async[ \t]+)?def|class)[ \t]+\w+")
 
 def _re_expressed(block: Sequence[bytes], owners: Sequence[str | None], region: Sequence[bytes],
                   besides: Sequence[tuple[int, Sequence[bytes]]], kept: frozenset[str], *, python: bool
-                  ) -> list[int] | None:
+                  ) -> tuple[bool, list[int]]:
     """Whether most of BLOCK's lines that say something (at least 2, two thirds of them) stand in REGION,
     each compared without its whitespace (Python: its comment, and a def/class header without its name):
     the union carries the change in another form. A line stands as many times as REGION holds it more often
@@ -287,13 +288,14 @@ def _re_expressed(block: Sequence[bytes], owners: Sequence[str | None], region: 
     upstream's there less the PR's base's): a copy the def had already is not the PR's (helper-166), nor
     one upstream added since, and one upstream deleted is not wanted (helper-169).
     A header whose def/class (OWNERS: the scope of each line) KEPT still holds stands whatever its signature
-    became. One such line must stand as it was. The indexes in BLOCK of those lines that do not stand there;
-    None: not re-expressed."""
+    became. One such line must stand as it was. With the indexes in BLOCK of those lines that do not stand
+    there; where BLOCK is not re-expressed, only when some of them stand (h197: a hunk of two lines, one of
+    which the union kept, was said to be lacking whole): else none."""
     wanted = [(k, _plain(line, python=python), owner in kept and _HEADER.match(line.lstrip()) is not None)
               for k, (line, owner) in enumerate(zip(block, owners)) if not says_nothing(line)]
     wanted = [(k, line, header) for k, line, header in wanted if line]
     if len(wanted) < 2:
-        return None
+        return False, []
     there = Counter(_plain(line, python=python) for line in region)
     for sign, lines in besides:
         counted = Counter(_plain(line, python=python) for line in lines)
@@ -306,7 +308,9 @@ def _re_expressed(block: Sequence[bytes], owners: Sequence[str | None], region: 
             there[line] -= 1
         else:
             lacking.append(k)
-    return lacking if 3 * (len(wanted) - len(lacking)) >= 2 * len(wanted) else None
+    if 3 * (len(wanted) - len(lacking)) >= 2 * len(wanted):
+        return True, lacking
+    return False, lacking if len(lacking) < len(wanted) else []
 
 
 def _plain(line: bytes, *, python: bool) -> bytes:

@@ -57,6 +57,26 @@ def test_a_deleted_statement_whose_text_the_def_has_elsewhere_is_warned(cli: Cli
     assert "lacks line 12 of its hunk m.py:11-13 (g)" in message, message
 
 
+def test_a_line_dropped_from_a_two_line_hunk_is_named(cli: Cli, small: Small) -> None:
+    # h197: one of two lines stands, too few to read as re-expressed; the warning named the whole hunk
+    two = "    req.task.acks_late = True\n    req.task.seen = []\n"
+    one = BASE.replace("def g(a, req):\n", "def g(a, req):\n" + two)
+    union = one.replace("    req.task.seen = []\n", "").replace(
+        "    return a\n\n\ndef f", "    return a + 0\n\n\ndef f")
+    [(entry, lines, message)] = _absent(_run(cli, small, one, TWO, union))
+    assert (entry, lines) == ("pr/1", [11, 12])
+    assert "lacks line 12 of its hunk m.py:11-12 (g), in no region" in message, message
+
+
+def test_a_two_line_hunk_dropped_whole_is_named_whole(cli: Cli, small: Small) -> None:
+    two = "    req.task.acks_late = True\n    req.task.seen = []\n"
+    one = BASE.replace("def g(a, req):\n", "def g(a, req):\n" + two)
+    union = BASE.replace("    return a\n\n\ndef f", "    return a + 0\n\n\ndef f")
+    [(entry, lines, message)] = _absent(_run(cli, small, one, TWO, union))
+    assert (entry, lines) == ("pr/1", [11, 12])
+    assert "lacks its hunk m.py:11-12 (g), in no region" in message, message
+
+
 def test_a_one_line_hunk_whose_text_the_def_has_elsewhere_is_warned(cli: Cli, small: Small) -> None:
     one = BASE.replace("    return a\n", "    req.on_failure(None)\n    return a\n").replace(
         "def compute(a):\n    req.on_failure(None)\n", "def compute(a):\n")

@@ -28,7 +28,9 @@ def test_a_change_two_prs_share_in_hunks_not_alike_that_the_union_drops_is_warne
     r = _run(cli, small, A3, A3B5, G.replace("b = 2", "b = 5"), base=G)
     assert _lines(r) == [("pr/1", [2, 2]), ("pr/2", [2, 3])], r["warnings"]
     message = _absent(r)[1][2]     # pr/1's hunk is all of its change pr/2 shares: no side of a conflict
-    assert "lacks its hunk m.py:2-3 (f), in no region carry/union reconciled" in message, message
+    # pr/2's `b = 5` stands: the line lost is named (h197: "lacks its hunk m.py:2-3")
+    assert "lacks line 2 of its hunk m.py:2-3 (f), in no region carry/union reconciled" in message, message
+    assert "lacks its hunk m.py:2 (f), in no region" in _absent(r)[0][2], _absent(r)[0][2]
 
 
 def test_a_change_two_prs_share_in_hunks_not_alike_that_the_union_keeps_is_no_loss(cli: Cli, small: Small) -> None:
