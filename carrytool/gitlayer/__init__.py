@@ -7,7 +7,8 @@ moving them from the quarantine into the user's store in `quarantine`; reading o
 trees in `trees`; history in `history`; content merges in `contentmerge`; tree merges in `treemerge`,
 with the merges in processes of their own in `sidemerges`; diffs and patches in `diffs`; refs in `refs`;
 answers kept by key in `answers`), the long-lived chained merge process (`mergepipe`), the parsers of
-git's objects and output (`objects`), URLs and their redaction (`urls`) and the repository lock
-(`repolock`). May import only `carrytool.errors` and the standard library: everything above it receives
-a `Git`, never builds git command lines of its own.
+git's objects and output (`objects`), URLs and their redaction (`urls`), the repository lock
+(`repolock`) and a directory moved from tree to tree with an index of its own (`checkout`: where bisect
+runs a command). May import only `carrytool.errors` and the standard library: everything above it
+receives a `Git`, never builds git command lines of its own.
 """

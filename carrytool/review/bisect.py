@@ -58,11 +58,11 @@ def bisect(manifest: Manifest, git: Git, checks: Checks, *, rev: str | None = No
         checks = narrowed(git, chain, checks)
     if rev:     # the trailers name the entries applied: those the asserts guard, left out, from the manifest
         chain = _with_left_out(manifest, git, chain, checks)
-    prober = Prober(git, checks)
-    search = Search(manifest, git, chain, prober)
-    result = search.run()
-    if narrow and result.first_bad is None and not result.tip_good and len(checks.asserts) > 1:
-        result = _one_by_one(search, prober, result)
+    with Prober(git, checks) as prober:
+        search = Search(manifest, git, chain, prober)
+        result = search.run()
+        if narrow and result.first_bad is None and not result.tip_good and len(checks.asserts) > 1:
+            result = _one_by_one(search, prober, result)
     # the entries the asserts guard that could not be tried, whichever search answered (h187: left out unsaid)
     result.left_out += [{"id": one.id, "status": "not-tried", "with": [], "upstream": False, "files": [],
                          "asserts": names, "why": one.why, "fetch": one.fetch} for one in chain.untried
