@@ -32,6 +32,7 @@ from carrytool.pipeline.lock import (
     read_lock,
     stage_lock,
 )
+from carrytool.pipeline.night_record import night_record, nights_ref, record_night
 from carrytool.pipeline.plan import CONFLICT, Step, plan_paths, plan_static, say_unapplied_unions
 from carrytool.pipeline.report import Report
 from carrytool.pipeline.resolve import (
@@ -155,8 +156,14 @@ def _plan_and_compose(manifest: Manifest, git: Git, options: SyncOptions, progre
     cache = git.common_dir / "carrytool" / "cache"
     kept = KeptMerges(cache, git.version) if command != "verify" else None
     findings = KeptFindings(cache, git.version) if command != "verify" else None
+    nights: list[tuple[str, str | None]] = []     # the record of what is composed (sync, not a dry run)
+
+    def night(result: str) -> None:
+        if command == "sync" and not options.dry_run and not nights:
+            nights.append(night_record(manifest, git, build_lock(manifest, resolved, result)))
+
     steps, violations, composition, accounting, stacks = _compose(manifest, git, resolved, missing, progress,
-                                                                  frozenset(), kept, findings)
+                                                                  frozenset(), kept, findings, night=night)
     rejected = structured_rejections(manifest, git, steps, composition, accounting)
     if rejected:    # a structured resolution a check rejected goes back to being the conflict it was
         steps, violations, composition, accounting, stacks = _compose(manifest, git, resolved, missing, progress,
@@ -188,17 +195,19 @@ def _plan_and_compose(manifest: Manifest, git: Git, options: SyncOptions, progre
     # the report names the composed commit (a dry run's too): it and what it reaches persist; the rest
     # of what composing wrote (stand-ins, merges whose result was not used) vanishes with the quarantine
     git.keep(composition.result)
+    night(composition.result)       # (when _compose did not record it before packing what it composed)
     git.keep_unreferenced = False
-    return Planned(resolved, steps, composition, report)
+    return Planned(resolved, steps, composition, report, nights[0] if nights else None)
 
 
 def _compose(manifest: Manifest, git: Git, resolved: Resolved, missing: dict[int, str], progress: Progress | None,
              structured_off: frozenset[str], kept: KeptMerges | None = None, findings: KeptFindings | None = None,
-             aside: bool = True) -> tuple[list[Step], list, Composition, Accounting,
-                                          Callable[[], list[dict[str, object]]]]:
+             aside: bool = True, night: Callable[[str], None] | None = None
+             ) -> tuple[list[Step], list, Composition, Accounting, Callable[[], list[dict[str, object]]]]:
     """Plan and compose from scratch (the steps are fresh each time: composing settles them). ASIDE: the
     entries that conflict with upstream alone are merged beside the chain (Composer.aside); should one
-    merge cleanly after all, everything is composed again without that guess."""
+    merge cleanly after all, everything is composed again without that guess. NIGHT: records a composed
+    commit that stands, before its objects are packed (one pack: pipeline.night_record)."""
     steps = plan_static(manifest, missing)
     facts.gather(git, resolved, steps)
     stacks = stale_stacks(git, resolved.upstream, steps)     # their patch ids read while composing
@@ -217,12 +226,15 @@ def _compose(manifest: Manifest, git: Git, resolved: Resolved, missing: dict[int
     except Misguessed:
         composition = None      # composed again below, outside the handler: the first pass can go
     if composition is None:
-        return _compose(manifest, git, resolved, missing, progress, structured_off, kept, findings, aside=False)
+        return _compose(manifest, git, resolved, missing, progress, structured_off, kept, findings, aside=False,
+                        night=night)
     if not any(step.structured for step in steps):
         # the composition stands (only a structured resolution can be composed again): what it reaches
         # persists whatever the checks say (the report names it), so it is packed into the store while
         # the landing checks read
         git.keep(composition.result)
+        if night is not None:
+            night(composition.result)
         git.migrate_objects(later=True)
     return steps, violations, composition, account(git, steps, composition.result, findings), stacks
 
@@ -308,8 +320,22 @@ def run_sync(manifest: Manifest, git: Git, options: SyncOptions, progress: Progr
             _finish(manifest, git, options, planned, previous)
         except CarryError as exc:
             report.error = {"exit_code": exc.exit_code, "kind": type(exc).__name__, "message": str(exc)}
+        if planned.night is not None:
+            _record_night(manifest, git, planned.night, notify)
         _say_what_was_replaced(manifest, report, options.dry_run)
         return report
+
+
+def _record_night(manifest: Manifest, git: Git, night: tuple[str, str | None],
+                  notify: Callable[[str], None] | None) -> None:
+    """Move the ref of what the run composed to its record, published or not (pipeline.night_record: a red
+    night writes no lock, and `bisect --rev` of it reads this); after publishing, which it never holds up. A
+    failure is said, and changes nothing else of the run."""
+    try:
+        record_night(manifest, git, night)
+    except CarryError as exc:
+        if notify is not None:
+            notify(f"the inputs of this night were not recorded under {nights_ref(manifest)}: {exc}")
 
 
 def last_result(manifest: Manifest) -> str | None:

@@ -32,3 +32,6 @@ class Planned:
     steps: list[Step]
     composition: Composition | None
     report: Report
+    # sync (not a dry run): what it composed, recorded (objects written and kept; pipeline.night_record):
+    # the record commit and the value of the ref it replaces
+    night: tuple[str, str | None] | None = None

@@ -62,8 +62,9 @@ def _left_out(result: BisectResult, invocation: Invocation) -> list[str]:
         used = dict(result.chain.composed_with).get(str(row["id"]))
         if used is not None and not used.night:     # h193: a PR pushed again since, bisected as the night's
             lines.append(f"  {row['id']} was tried with {used.what} ({used.sha[:12]}), which may not be the one the "
-                         "night had: no lock of that night records it (a red night writes none; its report's "
-                         "`head` says which it had)")
+                         "night had: no lock of that night records it, nor sync's record in this repository "
+                         "(refs/carrytool/<fork branch>/nights: a red night writes no lock, and a sync run in "
+                         "another clone recorded it there; its report's `head` says which it had)")
     return lines
 
 

@@ -84,7 +84,7 @@ def _with_left_out(manifest: Manifest, git: Git, chain: Chain, checks: Checks) -
     wanted = {spec.entry for spec in checks.asserts if spec.entry} - present
     if not wanted:
         return chain
-    night = night_inputs(manifest, chain.links[-1].commit)
+    night = night_inputs(manifest, git, chain.links[-1].commit)
     found = left_out_steps(manifest, git, chain.upstream, present, wanted, night)
     return dataclasses.replace(chain, left_out=found.steps, untried=found.untried,
                                composed_with=found.composed_with)

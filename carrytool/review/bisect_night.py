@@ -1,7 +1,8 @@
 """What a past night composed from, for `bisect --rev`: the lock that night wrote (its `result` is the composed
 commit), beside the manifest or in the committed history of it. The trailers of the night's commits name
 the entries it applied only; an entry it left out had a head (or commit) that only its lock records, which
-may have moved since (a PR pushed again, a carry committed again). A red night writes no lock (h193)."""
+may have moved since (a PR pushed again, a carry committed again). A red night writes no lock (h193), but
+sync records what it composed in the repository (pipeline.night_record), which is read too (h201)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from carrytool.errors import CarryError
 from carrytool.gitlayer.git import Git, work_tree_top
 from carrytool.manifest.model import Manifest
 from carrytool.pipeline.lock import lock_path, parse_lock
+from carrytool.pipeline.night_record import recorded_night
 from carrytool.review.nights import commits_changing, path_in
 
 # how far back the lock's committed history is read for the night's (the nightly commits it once a night)
@@ -27,15 +29,19 @@ class NightInputs:
     shas: dict[str, str | None]
 
 
-def night_inputs(manifest: Manifest, result: str) -> NightInputs | None:
+def night_inputs(manifest: Manifest, git: Git, result: str) -> NightInputs | None:
     """The inputs of the night whose composed commit is RESULT (a full SHA), from the lock beside MANIFEST
-    when it is that night's, else from the newest commit of the lock's history (the last HISTORY) that is;
-    None when no lock says it composed RESULT (a red night writes none)."""
+    when it is that night's, else from what sync recorded of it in GIT (refs/carrytool/<branch>/nights: red
+    nights too, in the repository sync ran in), else from the newest commit of the lock's history (the last
+    HISTORY) that is; None when none says it composed RESULT."""
     path = lock_path(manifest)
     try:
         found = _inputs(str(path), path.read_text(encoding="utf-8"), result)
     except (OSError, UnicodeDecodeError):
         found = None
+    recorded = None if found else recorded_night(manifest, git, result)
+    if recorded is not None:
+        found = _inputs(*recorded, result)
     return found or _committed(path, result)
 
 

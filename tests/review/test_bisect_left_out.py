@@ -44,8 +44,9 @@ def test_the_entry_that_made_the_guarded_one_conflict_is_blamed(cli: Cli, small:
         assert out["first_bad"] == "carry/wrap" and out["alone_bad"] is False, out
         assert out["interacts_with"] == ["carry/telemetry"], out
         assert [link["id"] for link in out["chain"]] == ["pr/1", "carry/wrap", "pr/2"], out
-        # with --rev, the commit it was tried with, not known to be the night's: a red night writes no lock (h193)
-        tried = {"head": report["entries"][3]["head"], "night": False} if rev else {}
+        # with --rev, the commit it was tried with: the night's, as sync recorded it (a red night writes no lock,
+        # h193; sync records it under refs/carrytool/dev/nights, h201)
+        tried = {"head": report["entries"][3]["head"], "night": True} if rev else {}
         assert out["left_out"] == [{"id": "carry/telemetry", "status": "conflict", "with": ["carry/wrap"],
                                     "upstream": False, "files": ["a.py"], **tried}], out
         assert out["bases"][0] == {"from": "entry", "entries": ["carry/telemetry"], "bad": False,
@@ -122,10 +123,12 @@ def test_a_tree_judged_with_more_asserts_is_not_evaluated_again(small: Small) ->
 def test_a_left_out_entry_changed_since_the_night_blames_nobody(cli: Cli, small: Small) -> None:
     """`--rev` of the night, after carry/telemetry was committed again where it applies (its hook at the top):
     upstream + it passes, and so does everything composed with it; the night's chain is not what fails with
-    it now, and the last entry is not blamed for it."""
+    it now, and the last entry is not blamed for it. (The night was synced in another clone: no record of it
+    here, refs/carrytool/dev/nights, says which commit it had.)"""
     build(small)
     code, report = cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path)
     assert code == 1, report
+    small.work.git("update-ref", "-d", "refs/carrytool/dev/nights")
     top = STEP.replace("):\n", "):\n    opt.step()\n    tel.on_step()\n", 1)
     night = small.up.rev("refs/heads/telemetry")
     again = small.up.commit({"a.py": top}, "carry: telemetry, again", parent=small.up.rev("refs/heads/telemetry~1"),
@@ -140,10 +143,12 @@ def test_a_left_out_entry_changed_since_the_night_blames_nobody(cli: Cli, small:
 
 def test_a_guarded_entry_whose_head_was_never_fetched_is_said_not_tried(cli: Cli, small: Small) -> None:
     """h187: `bisect --rev` left out, without a word, an `entry:` whose PR head was never fetched here (added to
-    the manifest after the night): it names it, why, and the command that fetches it."""
+    the manifest after the night): it names it, why, and the command that fetches it. (The night was synced in
+    another clone: no record of it here says it had no pr/3.)"""
     build(small)
     code, report = cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path)
     assert code == 1 and report["result"]["sha"], report
+    small.work.git("update-ref", "-d", "refs/carrytool/dev/nights")
     guard = {"name": "three-adds-x", "file": "x.py", "contains": "x = 3", "entry": "pr/3"}
     small.manifest([{"pr": 1}, {"carry": "wrap", "commit": report["entries"][1]["head"]}, {"pr": 2},
                     {"carry": "telemetry", "commit": report["entries"][3]["head"]}, {"pr": 3}],

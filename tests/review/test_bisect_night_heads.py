@@ -111,15 +111,31 @@ def test_a_head_the_nights_lock_records_that_is_gone_is_said_not_tried(cli: Cli,
            f"that night, {gone}" in text, text
 
 
-def test_a_red_nights_entry_tried_with_the_head_fetched_since_is_said_not_the_nights(cli: Cli, small: Small) -> None:
-    """A red night writes no lock: the head pr/2 has now is tried, and said not known to be the night's, in
-    JSON (`night: false`, `head`) and in the text; composed where the night left it out it now applies."""
+def test_a_red_nights_heads_are_those_sync_recorded_of_it(cli: Cli, small: Small) -> None:
+    """h193 / h201: a red night writes no lock, so its left-out pr/2 was tried with the head fetched since (which
+    applies: nobody was blamed). sync records what it composed, red nights too, under
+    refs/carrytool/<branch>/nights: the night's head is tried, and pr/1 blamed with pr/2."""
     report = night(cli, small)
+    assert not (small.manifest_path.parent / "manifest.yaml.lock").exists()
+    push_again(cli, small)
+    out, text = bisect(cli, small, report["result"]["sha"])
+    assert out["first_bad"] == "pr/1" and out["interacts_with"] == ["pr/2"], out
+    assert out["left_out"] == [{"id": "pr/2", "status": "conflict", "with": ["pr/1"], "upstream": False,
+                                "files": ["a.py"], "head": report["entries"][1]["head"], "night": True}], out
+    assert "may not be the one the night had" not in text, text
+
+
+def test_a_red_nights_entry_tried_with_the_head_fetched_since_is_said_not_the_nights(cli: Cli, small: Small) -> None:
+    """A red night synced in another clone (a CI runner's, thrown away) left no lock and no record here: the
+    head pr/2 has now is tried, and said not known to be the night's, in JSON (`night: false`, `head`) and in
+    the text; composed where the night left it out it now applies."""
+    report = night(cli, small)
+    small.work.git("update-ref", "-d", "refs/carrytool/dev/nights")
     again = push_again(cli, small)
     out, text = bisect(cli, small, report["result"]["sha"])
     assert out["left_out"] == [{"id": "pr/2", "status": "applied", "with": [], "upstream": False, "files": [],
                                 "head": again, "night": False}], out
     assert f"pr/2 was tried with its head fetched now ({again[:12]}), which may not be the one the night had: no " \
-           "lock of that night records it (a red night writes none; its report's `head` says which it had)" \
-           in text, text
+           "lock of that night records it, nor sync's record in this repository " \
+           "(refs/carrytool/<fork branch>/nights: a red night writes no lock" in text, text
     assert "the night left it out, so what it was tried with is likely not what the night had" in text, text
