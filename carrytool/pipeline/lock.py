@@ -62,16 +62,21 @@ def entry_settings(manifest: Manifest, entry: Entry, *, enabled: bool | None = N
     order): enabled, and for an enabled entry its title (the commit's subject), on_conflict, on_missing,
     structured_merge paths and the supersedes' PRs and paths, as a digest. Not `owns` or `excludes`: rules
     that fail a run, which `--locked` and `--rebuild` judge as sync does. ENABLED: as if it were so."""
+    return _digest(entry_setting_values(manifest, entry, enabled=enabled))
+
+
+def entry_setting_values(manifest: Manifest, entry: Entry, *, enabled: bool | None = None) -> dict[str, Any]:
+    """The values `entry_settings` digests, by name (`carrytool diff` names the ones that changed)."""
     on = entry.enabled if enabled is None else enabled
     if not on:
-        return _digest({"enabled": False})
+        return {"enabled": False}
     policy = manifest.policy
-    return _digest({"enabled": True, "title": entry.title or "",
-                    "on_conflict": entry.on_conflict or policy.on_conflict,
-                    "on_missing": entry.on_missing or policy.on_missing,
-                    "structured_merge": sorted(policy.structured_merge if entry.structured_merge is None
-                                               else entry.structured_merge),
-                    "supersedes": sorted([s.pr, sorted(s.paths)] for s in entry.supersedes)})
+    return {"enabled": True, "title": entry.title or "",
+            "on_conflict": entry.on_conflict or policy.on_conflict,
+            "on_missing": entry.on_missing or policy.on_missing,
+            "structured_merge": sorted(policy.structured_merge if entry.structured_merge is None
+                                       else entry.structured_merge),
+            "supersedes": sorted([s.pr, sorted(s.paths)] for s in entry.supersedes)}
 
 
 def build_lock(manifest: Manifest, resolved: Resolved, result: str | None) -> dict[str, Any]:

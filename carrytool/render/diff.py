@@ -82,15 +82,30 @@ def describe_entry(item: dict[str, Any], *, locks: tuple[bool, bool] = (False, F
         text = f"commit {str(frm.get('commit', '?'))[:12]} -> {str(to.get('commit', '?'))[:12]}"
         if frm.get("resolution") != to.get("resolution"):
             text += f", resolution {frm.get('resolution') or 'none'} -> {to.get('resolution') or 'none'}"
+    elif change == "settings":
+        return _settings_said(item["settings"])
     elif change == "unchanged" and _state(frm, locks[0]) != _state(to, locks[1]):
         # only a reason the older or newer lock cannot know differs: no arrow beside `unchanged` (helper-159)
         night = "older" if _state(frm, locks[0]) == "not applied" else "newer"
         return f"{_state(to if night == 'older' else frm)} (not applied the {night} night: {_LOCK_SAYS})"
+    elif frm.get("head") and "head" in to and to["head"] is None:
+        text = f"head {frm['head'][:12]} gone (the PR's ref is missing)"
+    elif to.get("head") and "head" in frm and frm["head"] is None:
+        text = f"head back at {to['head'][:12]}"
     else:
         text = ""
     if _state(frm, locks[0]) != _state(to, locks[1]):
         text = (text + "; " if text else "") + f"{_state(frm, locks[0])} -> {_state(to, locks[1])}"
+    if item.get("settings") and change != "settings":
+        text = "; ".join(filter(None, [text or _state(to, locks[1]), _settings_said(item["settings"])]))
     return (text or _state(to, locks[1])) + _unknown_reason(item, locks)
+
+
+def _settings_said(settings: dict[str, Any]) -> str:
+    """`title, on_conflict changed`; the digests when a night's manifest is not known."""
+    if settings.get("changed"):
+        return f"{', '.join(settings['changed'])} changed"
+    return f"settings changed ({settings['from']} -> {settings['to']}; a night's manifest is not known)"
 
 
 def _state(side: dict[str, Any], lock: bool = False) -> str:

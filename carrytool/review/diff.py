@@ -15,6 +15,7 @@ from typing import Any
 from carrytool.asserts.spec import AssertSpec
 from carrytool.gitlayer.git import Git
 from carrytool.manifest.model import Manifest
+from carrytool.pipeline.lock import entry_setting_values
 from carrytool.review.diff_objects import require_objects
 from carrytool.review.nights import Night
 
@@ -125,6 +126,9 @@ def _entry_change(git: Git, entry_id: str, before: dict | None, after: dict, nig
         return {"id": entry_id, "change": "added", "from": None, "to": to, "range_diff": []}
     frm = _side(before, chains[0], nights[0])
     item = {"id": entry_id, "change": "unchanged", "from": frm, "to": to, "range_diff": []}
+    settings = _settings_change(entry_id, before, after, nights)
+    if settings is not None:
+        item["settings"] = settings
     if before.get("head") != after.get("head") and before.get("head") and after.get("head"):
         item["change"] = "moved"
         if not _unavailable(item, "head", absent):
@@ -139,13 +143,42 @@ def _entry_change(git: Git, entry_id: str, before: dict | None, after: dict, nig
                     (_parent(git, after["commit"]), after["commit"]))
             item["range_diff"] = range_diff(git, *pair)
     elif frm.get("status") != to.get("status") or _reason_changed(frm, to, nights) \
-            or frm.get("provided_by") != to.get("provided_by"):
+            or frm.get("provided_by") != to.get("provided_by") or _head_went_or_came(frm, to):
         # (helper-159: a PR whose paths a new union provides, and one it supersedes that conflicted the night
-        # before, were both said unchanged)
+        # before, were both said unchanged; h198: a PR that conflicted, then was closed, its ref deleted)
         item["change"] = "status"
     elif frm.get("resolution") != to.get("resolution"):
         item["change"] = "refolded"
+    elif settings is not None:
+        item["change"] = "settings"
     return item
+
+
+def _head_went_or_came(frm: dict[str, Any], to: dict[str, Any]) -> bool:
+    """Whether a PR's head went (its ref missing: a lock's `head: null`, a report's reason `missing`) or came
+    back: a status change even where both nights left it out (h198: conflict, then closed, said unchanged)."""
+    def gone(side: dict[str, Any]) -> bool:
+        return ("head" in side and side["head"] is None) or side.get("reason") == "missing"
+
+    return bool((frm.get("head") and gone(to)) or (to.get("head") and gone(frm)))
+
+
+def _settings_change(entry_id: str, before: dict[str, Any], after: dict[str, Any],
+                     nights: tuple[Night, Night]) -> dict[str, Any] | None:
+    """The entry's settings (the lock's digest of what of its manifest entry decides its commit: title,
+    on_conflict, on_missing, structured_merge, supersedes, enabled) when they changed: both digests, and the
+    names that changed when both nights' manifests are known (else None). None: not changed, or not known
+    (a report has no settings)."""
+    if not _differs(before, after, "settings"):
+        return None
+    entries = [night.manifest.entry(entry_id) if night.manifest else None for night in nights]
+    changed = None
+    if entries[0] is not None and entries[1] is not None:
+        values = [entry_setting_values(night.manifest, entry)  # type: ignore[arg-type]
+                  for night, entry in zip(nights, entries)]
+        changed = ["enabled"] if values[0]["enabled"] != values[1]["enabled"] else \
+            [name for name in values[1] if values[0][name] != values[1][name]]
+    return {"from": before["settings"], "to": after["settings"], "changed": changed}
 
 
 def _unavailable(item: dict[str, Any], what: str, absent: dict[tuple[int, str], str]) -> bool:
@@ -171,7 +204,7 @@ def _reason_changed(frm: dict[str, Any], to: dict[str, Any], nights: tuple[Night
     return False
 
 
-_MANIFEST_REASONS = ("disabled", "superseded")     # the reasons a lock's manifest says (`_skip_reason`)
+_MANIFEST_REASONS = ("disabled", "superseded", "missing")   # the reasons a lock beside its manifest says
 
 
 def _differs(before: dict[str, Any], after: dict[str, Any], key: str) -> bool:
@@ -182,6 +215,8 @@ def _differs(before: dict[str, Any], after: dict[str, Any], key: str) -> bool:
 def _side(item: dict[str, Any], chain: dict[str, Link] | None, night: Night) -> dict[str, Any]:
     """One night's view of an entry: its pinned input, and applied/skipped as its report or chain says."""
     side = {key: item[key] for key in ("head", "commit", "patch") if item.get(key) is not None}
+    if "head" in item and item["head"] is None and night.statuses is None:
+        side["head"] = None             # a lock's PR whose ref was missing (skipped under `on_missing: skip`)
     link = chain.get(item["id"]) if chain is not None else None
     if night.statuses is not None:
         side.update(night.statuses.get(item["id"], {"status": "unknown"}))
@@ -193,7 +228,7 @@ def _side(item: dict[str, Any], chain: dict[str, Link] | None, night: Night) -> 
         side.update(status="applied", **_applied(link))
     else:
         side["status"] = "skipped"
-        reason = _skip_reason(item["id"], night.manifest)
+        reason = _skip_reason(item["id"], night.manifest, missing=side.get("head", "") is None)
         if reason:
             side["reason"] = reason
     return side
@@ -209,8 +244,10 @@ def _applied(link: Link) -> dict[str, Any]:
     return out
 
 
-def _skip_reason(entry_id: str, manifest: Manifest | None) -> str | None:
-    """Why an entry was left out, when its manifest says so (the other reasons are only in that night's report)."""
+def _skip_reason(entry_id: str, manifest: Manifest | None, *, missing: bool = False) -> str | None:
+    """Why an entry was left out, when its manifest says so, or `missing` for a PR the lock has no head of
+    (MISSING), neither disabled nor superseded (sync's order of reasons); the other reasons are only in that
+    night's report. Without its manifest a lock cannot say (a disabled or superseded PR may have no head)."""
     entry = manifest.entry(entry_id) if manifest else None
     if entry is None:
         return None
@@ -219,7 +256,7 @@ def _skip_reason(entry_id: str, manifest: Manifest | None) -> str | None:
     for other in manifest.entries:  # type: ignore[union-attr]
         if other.enabled and any(f"pr/{s.pr}" == entry_id and not s.partial for s in other.supersedes):
             return "superseded"
-    return None
+    return "missing" if missing else None
 
 
 def _chain(git: Git, lock: dict[str, Any]) -> dict[str, Link] | None:

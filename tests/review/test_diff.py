@@ -696,3 +696,76 @@ def test_a_lock_without_its_manifest_is_not_said_unchanged_beside_a_reason(tmp_p
     line = next(li for li in text.splitlines() if li.startswith("  pr/3:"))
     assert line == "  pr/3: unchanged: skipped (superseded) (not applied the older night: the lock has no reason)", \
         text
+
+
+def test_a_pr_whose_head_went_or_came_back_is_a_change(tmp_path: Path, cli: Cli) -> None:
+    """h198's sympy trial: a PR that conflicted (not applied) was closed, its ref deleted; under `on_missing:
+    skip` the next night's lock holds `head: null`, and diff said "2 unchanged". Its head going is a status
+    change (now skipped: missing), in JSON, text and Markdown; and so is its coming back."""
+    n = Nights(tmp_path, cli)
+    n.second_day()                                            # pr/3 conflicts with upstream from the start
+    entries = [{"pr": 1}, {"pr": 3, "on_missing": "skip"}]
+    n.night(entries)
+    n.up.git("update-ref", "-d", "refs/pull/3/head")
+    n.night(entries)
+    args = ("-m", n.manifest, "--repo", n.work.path)
+    code, out = _diff(n)
+    assert code == 0, out
+    items = {e["id"]: e for e in out["entries"]}
+    assert {i: e["change"] for i, e in items.items()} == {"pr/1": "unchanged", "pr/3": "status"}, out
+    gone = items["pr/3"]
+    assert (gone["from"]["head"], gone["to"]["head"], gone["to"]["reason"]) == (n.p3, None, "missing"), gone
+    text = n.cli("diff", *args).stdout
+    assert f"  pr/3: status: head {n.p3[:12]} gone (the PR's ref is missing); not applied -> skipped (missing)" \
+        in text, text
+    assert "1 status, 1 unchanged" in text, text
+    markdown = n.cli("diff", "--format", "markdown", *args).stdout
+    assert f"| `pr/3` | status | head {n.p3[:12]} gone (the PR's ref is missing); not applied → skipped (missing)" \
+        in markdown, markdown
+    old, new = tmp_path / "old.lock", tmp_path / "new.lock"   # away from their manifest: no reason, a change
+    old.write_text(n.fork.show("HEAD~1", "carries/manifest.yaml.lock"))
+    new.write_text(n.manifest.with_name("manifest.yaml.lock").read_text())
+    code, out = n.cli.json("diff", str(old), str(new), *args)
+    away = next(e for e in out["entries"] if e["id"] == "pr/3")
+    assert (away["change"], away["to"]["head"], away["to"].get("reason")) == ("status", None, None), away
+    n.up.git("update-ref", "refs/pull/3/head", n.p3)          # reopened: its head is back (and conflicts again)
+    n.night(entries)
+    code, out = _diff(n)
+    back = next(e for e in out["entries"] if e["id"] == "pr/3")
+    assert back["change"] == "status" and (back["from"]["head"], back["to"]["head"]) == (None, n.p3), back
+    assert back["from"]["reason"] == "missing" and "reason" not in back["to"], back
+    text = n.cli("diff", *args).stdout
+    assert f"  pr/3: status: head back at {n.p3[:12]}; skipped (missing) -> not applied" in text, text
+    old.write_text(new.read_text())
+    new.write_text(n.manifest.with_name("manifest.yaml.lock").read_text())
+    code, out = n.cli.json("diff", str(old), str(new), *args)
+    assert next(e for e in out["entries"] if e["id"] == "pr/3")["change"] == "status", out
+
+
+def test_an_entrys_settings_changed_alone_is_a_change(tmp_path: Path, cli: Cli) -> None:
+    """An entry whose settings in the manifest changed (its title: the commit's subject; its on_conflict) with
+    the same head was said `unchanged`; it is `settings`, naming what changed when both manifests are known,
+    else the lock's settings digests."""
+    n = Nights(tmp_path / "n", cli)
+    n.night([{"pr": 1}, {"pr": 2}, {"pr": 4}])
+    copy = tmp_path / "last-night.lock"
+    copy.write_text(n.manifest.with_name("manifest.yaml.lock").read_text())
+    n.night([{"pr": 1, "title": "f returns ten"}, {"pr": 2, "on_conflict": "fail"}, {"pr": 4, "enabled": False}])
+    code, out = _diff(n)
+    assert code == 0, out
+    items = {e["id"]: e for e in out["entries"]}
+    assert {i: e["change"] for i, e in items.items()} == {"pr/1": "settings", "pr/2": "settings",
+                                                          "pr/4": "status"}, out
+    assert [items[i]["settings"]["changed"] for i in ("pr/1", "pr/2", "pr/4")] == [["title"], ["on_conflict"],
+                                                                                    ["enabled"]], out
+    text = n.cli("diff", "-m", n.manifest, "--repo", n.work.path).stdout
+    assert "  pr/1: settings: title changed\n" in text and "  pr/2: settings: on_conflict changed\n" in text, text
+    assert "  pr/4: status: applied -> skipped (disabled); enabled changed\n" in text, text
+    lock = n.manifest.with_name("manifest.yaml.lock")       # away from its manifest: the digests alone
+    away = tmp_path / "new.lock"
+    away.write_text(lock.read_text())
+    code, out = n.cli.json("diff", str(copy), str(away), "-m", n.manifest, "--repo", n.work.path)
+    first = next(e for e in out["entries"] if e["id"] == "pr/1")
+    old_lock, new_lock = json.loads(copy.read_text()), json.loads(lock.read_text())
+    assert first["change"] == "settings" and first["settings"] == {
+        "from": old_lock["entries"][0]["settings"], "to": new_lock["entries"][0]["settings"], "changed": None}, first
