@@ -185,7 +185,7 @@ def diff(
     verbose: VerboseOpt = False,
 ) -> None:
     """What changed between two nights: upstream, each entry (added, removed, moved with a range-diff,
-    status (also a PR whose head went), refolded, settings), asserts and resolutions.
+    status (also a PR whose head went), refolded (also its settings alone)), asserts and resolutions.
 
     Reads local objects only; a missing one is exit 4 naming the fetch that brings it (a PR head or carry
     commit only a range-diff needs: that range-diff is left out and the fetch named instead).

@@ -78,12 +78,12 @@ def describe_entry(item: dict[str, Any], *, locks: tuple[bool, bool] = (False, F
         return f"was {_state(frm, locks[0])}" + _unknown_reason(item, locks)
     if change == "moved":
         text = f"head {frm['head'][:12]} -> {to['head'][:12]}"
+    elif change == "refolded" and item.get("settings") and _same_commit(frm, to):
+        return _settings_said(item["settings"])
     elif change == "refolded":
         text = f"commit {str(frm.get('commit', '?'))[:12]} -> {str(to.get('commit', '?'))[:12]}"
         if frm.get("resolution") != to.get("resolution"):
             text += f", resolution {frm.get('resolution') or 'none'} -> {to.get('resolution') or 'none'}"
-    elif change == "settings":
-        return _settings_said(item["settings"])
     elif change == "unchanged" and _state(frm, locks[0]) != _state(to, locks[1]):
         # only a reason the older or newer lock cannot know differs: no arrow beside `unchanged` (helper-159)
         night = "older" if _state(frm, locks[0]) == "not applied" else "newer"
@@ -96,9 +96,15 @@ def describe_entry(item: dict[str, Any], *, locks: tuple[bool, bool] = (False, F
         text = ""
     if _state(frm, locks[0]) != _state(to, locks[1]):
         text = (text + "; " if text else "") + f"{_state(frm, locks[0])} -> {_state(to, locks[1])}"
-    if item.get("settings") and change != "settings":
+    if item.get("settings") and not (change == "refolded" and _same_commit(frm, to)):
         text = "; ".join(filter(None, [text or _state(to, locks[1]), _settings_said(item["settings"])]))
     return (text or _state(to, locks[1])) + _unknown_reason(item, locks)
+
+
+def _same_commit(frm: dict[str, Any], to: dict[str, Any]) -> bool:
+    """Whether a refolded entry's commit, patch and resolution are the same both nights: its settings alone
+    changed."""
+    return all(frm.get(key) == to.get(key) for key in ("commit", "sha256", "resolution"))
 
 
 def _settings_said(settings: dict[str, Any]) -> str:

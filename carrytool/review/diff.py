@@ -150,7 +150,9 @@ def _entry_change(git: Git, entry_id: str, before: dict | None, after: dict, nig
     elif frm.get("resolution") != to.get("resolution"):
         item["change"] = "refolded"
     elif settings is not None:
-        item["change"] = "settings"
+        # the contract's kinds are fixed (a script may switch on them): an entry composed again under other
+        # settings (a title is its commit's subject) is refolded, and `settings` says what changed
+        item["change"] = "refolded"
     return item
 
 

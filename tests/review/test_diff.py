@@ -744,8 +744,9 @@ def test_a_pr_whose_head_went_or_came_back_is_a_change(tmp_path: Path, cli: Cli)
 
 def test_an_entrys_settings_changed_alone_is_a_change(tmp_path: Path, cli: Cli) -> None:
     """An entry whose settings in the manifest changed (its title: the commit's subject; its on_conflict) with
-    the same head was said `unchanged`; it is `settings`, naming what changed when both manifests are known,
-    else the lock's settings digests."""
+    the same head was said `unchanged`; it is `refolded` (the contract's kinds stay fixed: the entry is composed
+    again under its new settings), its `settings` naming what changed when both manifests are known, else the
+    lock's settings digests."""
     n = Nights(tmp_path / "n", cli)
     n.night([{"pr": 1}, {"pr": 2}, {"pr": 4}])
     copy = tmp_path / "last-night.lock"
@@ -754,12 +755,12 @@ def test_an_entrys_settings_changed_alone_is_a_change(tmp_path: Path, cli: Cli) 
     code, out = _diff(n)
     assert code == 0, out
     items = {e["id"]: e for e in out["entries"]}
-    assert {i: e["change"] for i, e in items.items()} == {"pr/1": "settings", "pr/2": "settings",
+    assert {i: e["change"] for i, e in items.items()} == {"pr/1": "refolded", "pr/2": "refolded",
                                                           "pr/4": "status"}, out
     assert [items[i]["settings"]["changed"] for i in ("pr/1", "pr/2", "pr/4")] == [["title"], ["on_conflict"],
                                                                                     ["enabled"]], out
     text = n.cli("diff", "-m", n.manifest, "--repo", n.work.path).stdout
-    assert "  pr/1: settings: title changed\n" in text and "  pr/2: settings: on_conflict changed\n" in text, text
+    assert "  pr/1: refolded: title changed\n" in text and "  pr/2: refolded: on_conflict changed\n" in text, text
     assert "  pr/4: status: applied -> skipped (disabled); enabled changed\n" in text, text
     lock = n.manifest.with_name("manifest.yaml.lock")       # away from its manifest: the digests alone
     away = tmp_path / "new.lock"
@@ -767,5 +768,5 @@ def test_an_entrys_settings_changed_alone_is_a_change(tmp_path: Path, cli: Cli) 
     code, out = n.cli.json("diff", str(copy), str(away), "-m", n.manifest, "--repo", n.work.path)
     first = next(e for e in out["entries"] if e["id"] == "pr/1")
     old_lock, new_lock = json.loads(copy.read_text()), json.loads(lock.read_text())
-    assert first["change"] == "settings" and first["settings"] == {
+    assert first["change"] == "refolded" and first["settings"] == {
         "from": old_lock["entries"][0]["settings"], "to": new_lock["entries"][0]["settings"], "changed": None}, first
