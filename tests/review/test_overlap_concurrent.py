@@ -374,8 +374,9 @@ def test_pairs_whose_first_changes_nothing_on_upstream_are_decided_without_a_mer
     again_code, again = cli.json(*args)
     # all ten pairs share a.txt; pr/1 or pr/4 is the first (the earlier entry merged alone, or the other
     # when the earlier conflicts with upstream alone, as pr/2 does) of (1,2) (1,3) (1,4) (1,5) (4,2) (4,5),
-    # and pr/4 the second of (3,4): only (2,3) (2,5) (3,5) merge
-    assert merged == [3, 10] and pairs == 10
+    # and pr/4 the second of (3,4): only (2,3) (2,5) (3,5) merge. Merged all (settle_unchanged off), (1,5) and
+    # (4,5) are one merge: both firsts gave upstream's a.txt, the shared file their merges hold alone
+    assert merged == [3, 9] and pairs == 10
     assert (code, settled) == (again_code, again)
     kinds = {tuple(o["entries"]): o["kind"] for o in settled["overlaps"]}
     assert kinds[("pr/3", "pr/5")] == "conflict"           # a pair that still merges still conflicts

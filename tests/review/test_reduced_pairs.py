@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from carrytool.gitlayer.git import Git, Signature, paths_of
+from carrytool.gitlayer.git import Git, LaterMerges, Signature, paths_of
 from carrytool.pipeline import blame, reduce
 from carrytool.pipeline.compose import Composer
 from carrytool.review.overlap_pairs import PairMerger
@@ -50,6 +50,20 @@ def _corpus(small: Small) -> None:
                      "pkg/m0.py": _body("pkg/m0.py", {30: "pr 9 was here"})},
                     "pr 9: renames m2", parent=base, ref="refs/pull/9/head")
     small.manifest([{"pr": n} for n in [*plan, 8, 9]], policy={"on_conflict": "skip"})
+
+
+def _merging(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """{"pair": the pair whose merge explain is making now, as "second beside first"}: the commits it makes
+    name no pair (PairMerger.alike_once), so spies on them learn it here."""
+    now = {"pair": ""}
+    real = PairMerger._on_shared_files
+
+    def named(self, job, pair):  # noqa: ANN001, ANN202
+        now["pair"] = f"{pair[1].id} beside {pair[0].id}"
+        return real(self, job, pair)
+
+    monkeypatch.setattr(PairMerger, "_on_shared_files", named)
+    return now
 
 
 def test_reduced_pair_merges_give_the_same_overlap_map(cli: Cli, small: Small,
@@ -91,13 +105,13 @@ def test_heads_that_delete_or_rename_are_reduced_too(cli: Cli, small: Small, mon
     edits (and the deletion, the rename), so a large diverged head does not merge every file per pair."""
     _corpus(small)
     seen: dict[str, list[str]] = {}
-    real = reduce.reduced_head
+    real, now = reduce.reduced_head, _merging(monkeypatch)
 
     def spy(git, **kw):  # noqa: ANN001, ANN003, ANN202
         out = real(git, **kw)
         if out is not None:
             changes = git.diff_trees([(kw["base"], out)])[0]
-            seen.setdefault(kw["what"], sorted(p for c in changes for p in c.paths))
+            seen.setdefault(now["pair"], sorted(p for c in changes for p in c.paths))
         return out
 
     monkeypatch.setattr("carrytool.review.overlap_pairs.reduced_head", spy)
@@ -119,10 +133,10 @@ def test_which_paths_the_other_side_has_come_from_upstream_once_each(cli: Cli, s
     cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")   # fetches
     heads: dict[str, str | None] = {}
     asked: dict[str, list[str]] = {"upstream": [], "ours": []}
-    real, real_file_at = reduce.reduced_head, reduce.file_at
+    real, real_file_at, now = reduce.reduced_head, reduce.file_at, _merging(monkeypatch)
 
     def spy(git, **kw):  # noqa: ANN001, ANN003, ANN202
-        heads[kw["what"]] = out = real(git, **kw)
+        heads[now["pair"]] = out = real(git, **kw)
         return out
 
     def counted(key: str):  # noqa: ANN202
@@ -297,11 +311,11 @@ def test_a_reduced_merge_differs_from_the_whole_merge_only_on_the_paths_it_reset
 def _alone_uses(monkeypatch: pytest.MonkeyPatch) -> dict[str, bool]:
     """A spy on explain's merges of the shared files alone: pair ("second beside first") -> whether it was one."""
     used: dict[str, bool] = {}
-    real = reduce.files_alone
+    real, now = reduce.files_alone, _merging(monkeypatch)
 
     def spy(git, **kw):  # noqa: ANN001, ANN003, ANN202
         out = real(git, **kw)
-        used[kw["what"]] = out is not None
+        used[now["pair"]] = out is not None
         return out
 
     monkeypatch.setattr("carrytool.review.overlap_pairs.files_alone", spy)
@@ -526,3 +540,41 @@ def test_a_reduced_tree_from_the_base_is_the_one_from_the_head(small: Small, mon
             assert shown["pkg/f1.py"].split()[2] == next(c.old_oid for c in changes if c.path == "pkg/f1.py")
     finally:
         git.close()
+
+
+def test_a_stack_beside_one_pr_makes_one_pair_merge(cli: Cli, small: Small, monkeypatch: pytest.MonkeyPatch) -> None:
+    """pr/2 and pr/3 are one branch (pr/3 is pr/2 and one more commit, on files pr/1 does not touch), and pr/1
+    edits a file of theirs: beside pr/1 both reduce to that file, alike, so the two pairs are one merge, asked
+    of git once (a stack of seven 350-file polars PRs beside each of 15 others: 199 pair merges, 110 distinct).
+    The report is the one of merging each pair: pr/5 reduces alike beside every PR, but conflicts with pr/4
+    alone (pr/4's file upstream renamed keeps its reduced merges, onto each first, apart)."""
+    base = small.up.commit({"pkg/m.py": _body("m", {}), "pkg/n.py": _body("n", {}), "pkg/o.py": _body("o", {}),
+                            "pkg/moved.py": _body("moved", {})}, "files", parent="main", ref="refs/heads/main")
+    small.up.commit({"pkg/m.py": _body("m", {0: "upstream"}), "pkg/moved.py": None,
+                     "pkg/renamed.py": _body("moved", {})}, "upstream", parent=base, ref="refs/heads/main")
+    small.up.commit({"pkg/m.py": _body("m", {10: "pr 1"})}, "pr 1", parent=base, ref="refs/pull/1/head")
+    two = small.up.commit({"pkg/m.py": _body("m", {10: "pr 2"}), "pkg/n.py": _body("n", {3: "pr 2"})}, "pr 2",
+                          parent=base, ref="refs/pull/2/head")
+    small.up.commit({"pkg/o.py": _body("o", {7: "pr 3"})}, "pr 3 on pr 2", parent=two, ref="refs/pull/3/head")
+    small.up.commit({"pkg/m.py": _body("m", {20: "pr 4"}), "pkg/moved.py": _body("moved", {9: "pr 4"})}, "pr 4",
+                    parent=base, ref="refs/pull/4/head")
+    small.up.commit({"pkg/m.py": _body("m", {20: "pr 5"})}, "pr 5", parent=base, ref="refs/pull/5/head")
+    small.manifest([{"pr": n} for n in (1, 2, 3, 4, 5)], policy={"on_conflict": "skip"})
+    args = ("explain", "-m", small.manifest_path, "--repo", small.work.path, "--offline")
+    cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")   # fetches
+    batches: list[int] = []          # the merges each batch of pair merges asks (one batch per run)
+    real = LaterMerges.__call__
+
+    def spy(self: LaterMerges):  # noqa: ANN202
+        batches.append(len(self._pending) + sum(map(len, self._chunks)))
+        return real(self)
+
+    monkeypatch.setattr(LaterMerges, "__call__", spy)
+    code, once = cli.json(*args)
+    shutil.rmtree(Path(small.work.path) / "carrytool" / "cache")      # every pair decided again
+    monkeypatch.setattr(PairMerger, "alike_once", False)
+    each_code, each = cli.json(*args)
+    assert (code, once) == (each_code, each)
+    assert once["plan"]["pairs_merged"] == 10 and batches == [8, 10]     # (1,2) (1,3) one merge, (2,5) (3,5) one
+    conflicts = {tuple(o["entries"]): o.get("conflict_files") for o in once["overlaps"] if o["kind"] == "conflict"}
+    assert conflicts == {("pr/1", "pr/2"): ["pkg/m.py"], ("pr/1", "pr/3"): ["pkg/m.py"], ("pr/4", "pr/5"): ["pkg/m.py"]}
