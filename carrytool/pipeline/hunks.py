@@ -55,34 +55,56 @@ class Hunk:
 
 def parse_patch(patch: bytes, changes: Sequence[Change]) -> list[Hunk]:
     """The hunks of a `diff-tree -p -U0 --full-index` patch, with exact paths from CHANGES."""
+    hunks: list[Hunk] = []
+    parts = patch_parts(patch, changes)
+    for change, chunk in parts.values():
+        hunks += _part_hunks(change, chunk)
+    hunks += [_whole_file(change, []) for change in changes if id(change) not in parts]
+    return hunks
+
+
+def patch_parts(patch: bytes, changes: Sequence[Change]) -> dict[int, tuple[Change, bytes]]:
+    """id of a change of CHANGES -> (the change, its part of PATCH, `_chunks`), in PATCH's order: each part
+    goes to the first change not matched yet whose blob ids its `index` line names."""
     by_oids: dict[tuple[str, str], list[Change]] = {}
     for change in changes:
         by_oids.setdefault((change.old_oid, change.new_oid), []).append(change)
-    hunks: list[Hunk] = []
-    seen: set[int] = set()
+    parts: dict[int, tuple[Change, bytes]] = {}
     for chunk in _chunks(patch):
         index = next((m for m in map(_INDEX.match, chunk.split(b"\n", 9)[1:9]) if m), None)
         if index is None:
             continue
         candidates = by_oids.get((index.group(1).decode(), index.group(2).decode()), [])
-        change = next((c for c in candidates if id(c) not in seen), None)
-        if change is None:
-            continue
-        seen.add(id(change))
-        text_hunks = _section_hunks(chunk, change.path, change.old_path, change.new_oid, change.new_mode)
-        if text_hunks:
-            hunks += text_hunks
-            if change.old_mode != change.new_mode and {change.old_mode, change.new_mode} <= set(REGULAR_MODES):
-                # its content and its executable bit: the bit is a change of its own, accounted as one
-                # (helper-124: a later entry resolved `theirs` dropped it, every line landed, nothing said)
-                hunks.append(Hunk(change.path, 0, 0, 0, 0, (), (), "mode", change.old_path, change.new_oid,
-                                  change.new_mode))
-        else:
-            hunks.append(_whole_file(change, chunk.split(b"\n")[1:]))
+        change = next((c for c in candidates if id(c) not in parts), None)
+        if change is not None:
+            parts[id(change)] = (change, chunk)
+    return parts
+
+
+def parts_hunks(changes: Sequence[Change], parts: dict[int, bytes]) -> list[Hunk]:
+    """parse_patch's hunks from each change's part (PARTS: id of a change of CHANGES -> its part, `patch_parts`)
+    in CHANGES' order, then the changes without one: parse_patch's own order, as git writes a patch's files
+    in the order of its raw diff (they are one diff queue)."""
+    hunks: list[Hunk] = []
     for change in changes:
-        if id(change) not in seen:
-            hunks.append(_whole_file(change, []))
+        chunk = parts.get(id(change))
+        if chunk is not None:
+            hunks += _part_hunks(change, chunk)
+    hunks += [_whole_file(change, []) for change in changes if id(change) not in parts]
     return hunks
+
+
+def _part_hunks(change: Change, chunk: bytes) -> list[Hunk]:
+    """The hunks of CHANGE, whose part of a patch is CHUNK."""
+    text_hunks = _section_hunks(chunk, change.path, change.old_path, change.new_oid, change.new_mode)
+    if not text_hunks:
+        return [_whole_file(change, chunk.split(b"\n")[1:])]
+    if change.old_mode != change.new_mode and {change.old_mode, change.new_mode} <= set(REGULAR_MODES):
+        # its content and its executable bit: the bit is a change of its own, accounted as one
+        # (helper-124: a later entry resolved `theirs` dropped it, every line landed, nothing said)
+        return [*text_hunks, Hunk(change.path, 0, 0, 0, 0, (), (), "mode", change.old_path, change.new_oid,
+                                  change.new_mode)]
+    return list(text_hunks)
 
 
 def _chunks(patch: bytes) -> list[bytes]:

@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 
 from carrytool.errors import UnknownRef
 from carrytool.gitlayer.env import ZERO
-from carrytool.gitlayer.git import EMPTY_TREE, Change, Git, paths_of
+from carrytool.gitlayer.git import EMPTY_TREE, REGULAR_MODES, Change, Git, paths_of
 from carrytool.manifest.model import Entry, Manifest
 from carrytool.pipeline import facts
-from carrytool.pipeline.hunks import Hunk, parse_patches, read_hunks
+from carrytool.pipeline.hunks import Hunk, parse_patches, parts_hunks, patch_parts, read_hunks
 from carrytool.pipeline.plan import Step
 from carrytool.pipeline.resolve import Resolved
 from carrytool.pipeline.scopes import hunk_scopes, hunk_sides
@@ -184,12 +184,73 @@ def gather_evidence(git: Git, manifest: Manifest, resolved: Resolved, steps: Seq
     return {f.id: f for f in found}
 
 
+DIFF_ALIKE_ONCE = True     # a file's change that entries make alike is diffed once (tests compare both)
+
+
 def hunks_later(git: Git, found: Sequence[EntryFacts]) -> Callable[[], None]:
     """read_evidence_hunks in two halves: the patch process starts now (Git.patches_later: it runs on another
     core while the caller merges, explain: every entry alone onto upstream), and the function returned, in
-    any thread (explain's parsing thread, while the caller composes), sets every fact's hunks from it."""
-    patches = git.patches_later(_patch_pairs(found))
-    return lambda: _set_hunks(found, parse_patches(patches(), [f.changes for f in found]))
+    any thread (explain's parsing thread, while the caller composes), sets every fact's hunks from it.
+
+    A file an earlier entry changes alike (the same path modified from the same blob to the same blob: a
+    stack of PRs on one branch) is diffed once (DIFF_ALIKE_ONCE): a later entry's patch is asked from its
+    base with those files already at their new blobs (so git leaves them out: a modified file is never a
+    rename's source or target, the others pair as before), and their parts come from the earlier patch
+    (60 polars PRs, a dozen on one 350-file branch: 4,223 file diffs, 569 distinct; 0.5 s of git's CPU)."""
+    if not DIFF_ALIKE_ONCE:
+        patches = git.patches_later(_patch_pairs(found))
+        return lambda: _set_hunks(found, parse_patches(patches(), [f.changes for f in found]))
+    pairs, alike = _diffed_once(git, found)
+    patches = git.patches_later(pairs)
+    return lambda: _set_hunks(found, _hunks_alike_once(patches(), [f.changes for f in found], alike))
+
+
+def _alike_key(change: Change) -> tuple[str, str, str] | None:
+    """What a file's part of a patch follows from, for a regular file modified in place (None otherwise)."""
+    if change.status != "M" or change.old_mode != change.new_mode or change.new_mode not in REGULAR_MODES:
+        return None
+    return change.path, change.old_oid, change.new_oid
+
+
+def _diffed_once(git: Git, found: Sequence[EntryFacts]) -> tuple[list[tuple[str, str]], list[set[int]]]:
+    """The (old, new) pair whose patch each fact asks, and the ids of its changes an earlier fact's patch holds."""
+    seen: set[tuple[str, str, str]] = set()
+    pairs, alike = [], []
+    for item in found:
+        keys = [(change, _alike_key(change)) for change in item.changes] if item.base else []
+        earlier = [change for change, key in keys if key is not None and key in seen]
+        seen.update(key for _change, key in keys if key is not None)
+        base = item.base or EMPTY_TREE
+        if earlier:
+            base = git.edit_tree(git.tree_of(base), {c.path: (c.new_mode, c.new_oid) for c in earlier})
+        pairs.append((base, item.head))  # type: ignore[arg-type]  # facts have heads
+        alike.append({id(change) for change in earlier})
+    return pairs, alike
+
+
+def _hunks_alike_once(patches: Sequence[bytes], changes: Sequence[Sequence[Change]],
+                      alike: Sequence[set[int]]) -> list[list[Hunk]]:
+    """Each fact's hunks, as parse_patches reads them from its whole patch: from its own patch (PATCHES), and
+    for its changes in ALIKE, from the part of the earlier patch that holds the same change."""
+    held: dict[tuple[str, str, str], bytes] = {}
+    out = []
+    for patch, mine, earlier in zip(patches, changes, alike):
+        if not earlier:
+            out.append(parse_patches([patch], [mine])[0])
+            parts = {key: part for key, (_change, part) in patch_parts(patch, mine).items()}
+        else:
+            parts = {key: part for key, (_change, part) in
+                     patch_parts(patch, [c for c in mine if id(c) not in earlier]).items()}
+            for change in mine:
+                key = _alike_key(change) if id(change) in earlier else None
+                if key is not None and key in held:
+                    parts[id(change)] = held[key]
+            out.append(parts_hunks(mine, parts))
+        for change in mine:
+            key = _alike_key(change)
+            if key is not None and id(change) in parts:
+                held.setdefault(key, parts[id(change)])
+    return out
 
 
 def read_evidence_hunks(git: Git, found: Sequence[EntryFacts]) -> None:
