@@ -12,7 +12,7 @@ from carrytool.gitlayer.git import REGULAR_MODES, Change, Git, paths_of
 from carrytool.pipeline.drops import account_drops, drop_hint, out_of_reach, unreached
 from carrytool.pipeline.hunks import find_block
 from carrytool.pipeline.plan import APPLIED, Step, union_judged
-from carrytool.pipeline.provided import RECONCILED, Folded, LeftOut, UnionCheck, left_out
+from carrytool.pipeline.provided import RECONCILED, Folded, LeftOut, UnionCheck, judge_provided
 
 
 class _ProvidedAccounting:
@@ -77,9 +77,11 @@ class _ProvidedAccounting:
                 tip, onto = self._union_tree(union)
                 checks.append((union_id, UnionCheck(union.base, union.head, union.all_changes, tip, tuple(folded),
                                                     onto)))
-        found = dict(zip([union_id for union_id, _c in checks], left_out(self.git, [c for _u, c in checks])))
-        for union_id, lost in found.items():
-            self._account_drops(by_id[union_id], lost)
+        judged = dict(zip([union_id for union_id, _c in checks], judge_provided(self.git, [c for _u, c in checks])))
+        found = {union_id: provided.lost for union_id, provided in judged.items()}
+        for union_id, provided in judged.items():
+            by_id[union_id].provided = provided.verdicts()
+            self._account_drops(by_id[union_id], provided.lost)
         for union in self.steps:       # no hunk to look for: every drop it declares matches nothing
             if union.id not in found and any(s.drops for s in union.entry.supersedes) and self.tip and \
                     union_judged(union):

@@ -72,6 +72,10 @@ class Step:
     # a union: its PRs' hunks it lacks in regions it reconciled (PR id, file, lines: None for the whole file),
     # no warning; explain's coverage says `reconciled`. Not in the report
     reconciled: list[tuple[str, str, tuple[int, int] | None]] = field(default_factory=list)
+    # a union: how each of its PRs' text hunks sync looked for stands in the tree after its step ((PR id, file,
+    # lines in the PR's head) -> verbatim, re-expressed, reconciled or absent: pipeline.provided.Provided);
+    # explain's coverage takes it. Not in the report
+    provided: dict[tuple[str, str, tuple[int, int]], str] = field(default_factory=dict)
     # what applying it changed (parent -> commit), when composing knows it without asking git: the upstream
     # delta the fast path wrote into a tree no earlier entry touched at those paths (else None: diff-tree)
     applied_changes: list[Change] | None = None

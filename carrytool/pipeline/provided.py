@@ -200,21 +200,43 @@ def left_out(git: Git, unions: Sequence[UnionCheck]) -> list[list[LeftOut]]:
     """For each of UNIONS, the hunks of its folded PRs its tip lacks verbatim: ABSENT outside the regions it
     reconciled, else RECONCILED, or RE_EXPRESSED where it carries them in another form (the last two are no
     warning: a drop covering one is not stale)."""
+    return [judged.lost for judged in judge_provided(git, unions)]
+
+
+@dataclass(frozen=True)
+class Provided:
+    """What the tip makes of a union's folded PRs: the hunks it lacks verbatim (LOST, as left_out says), and each
+    text hunk it looked for line by line (LOOKED: PR id, file, lines in the PR's head); one LOOKED that no LeftOut
+    of LOST names stands there verbatim. Explain's coverage takes this verdict (h203: a hunk sync found left out
+    read `verbatim` where the union's diff added its text, another PR's copy)."""
+
+    lost: list[LeftOut]
+    looked: frozenset[tuple[str, str, tuple[int, int]]] = frozenset()
+
+    def verdicts(self) -> dict[tuple[str, str, tuple[int, int]], str]:
+        """Each hunk LOOKED for -> how it stands: VERBATIM, RE_EXPRESSED, RECONCILED or ABSENT."""
+        said = {(lost.pr, lost.file, lost.lines): lost.how for lost in self.lost if lost.lines is not None}
+        return {key: said.get(key, VERBATIM) for key in sorted(self.looked)}
+
+
+def judge_provided(git: Git, unions: Sequence[UnionCheck]) -> list[Provided]:
+    """left_out, with the hunks looked for (Provided)."""
     wanted = [u for u in unions if any(f.paths for f in u.folded)]
     pairs = [pair for u in wanted for pair in [*((f.base, f.head) for f in u.folded), (u.base, u.head)]]
     changes = [list(c) for u in wanted for c in [*(f.changes for f in u.folded), u.changes]]
     hunks = iter(read_hunks(git, pairs, changes) if pairs else [])
-    found: dict[int, list[LeftOut]] = {}
+    found: dict[int, Provided] = {}
     spans = SpanCache(git.common_dir / "carrytool" / "cache")     # explain's: PRs' heads are asked again
     for union in wanted:
         mine = [next(hunks) for _ in union.folded]
-        found[id(union)] = _unfolded(git, union, mine, _left_out(git, spans, union, mine, next(hunks)))
+        lost, looked = _left_out(git, spans, union, mine, next(hunks))
+        found[id(union)] = Provided(_unfolded(git, union, mine, lost), looked)
     spans.save()
-    return [found.get(id(u), []) for u in unions]
+    return [found.get(id(u), Provided([])) for u in unions]
 
 
 def _left_out(git: Git, spans: SpanCache, union: UnionCheck, folded: list[list[Hunk]], own: list[Hunk]
-              ) -> list[LeftOut]:
+              ) -> tuple[list[LeftOut], frozenset[tuple[str, str, tuple[int, int]]]]:
     tips: dict[str, Tip | None] = {}
     files: dict[str, Tip] = {}      # the tip's and the PRs' heads' (and bases', upstream's) files, by blob
     ours: dict[str, str] = {}       # the blob of each path the union is composed on (ZERO: none)
@@ -253,6 +275,7 @@ def _left_out(git: Git, spans: SpanCache, union: UnionCheck, folded: list[list[H
     results = [(k, hunk, *how) if how[0] != VERBATIM else None
                for (k, hunk, _c, _t), how in zip(judged, _judge(git, spans, union, judged, ours, read))]
     slots = iter(results)
+    looked = frozenset((union.folded[k].id, hunk.path, hunk.span) for k, hunk, _c, _t in judged)
     found = [item for item in (next(slots) if item is None else item for item in found) if item is not None]
     # a hunk not there, or there but for some lines: each asks where the union reconciled
     missing = [item for item in found if not isinstance(item, LeftOut) and (item[2] is None or item[4])]
@@ -262,7 +285,7 @@ def _left_out(git: Git, spans: SpanCache, union: UnionCheck, folded: list[list[H
             oid, line, lambda: git.read_blob(oid)))
 
     if all(isinstance(item, LeftOut) for item in found):
-        return [item for item in found if isinstance(item, LeftOut)]
+        return [item for item in found if isinstance(item, LeftOut)], looked
     regions = Regions(git, union.base, union.changes, [(pr.changes, hunks) for pr, hunks in zip(union.folded, folded)],
                       own, {item[1].path for item in missing})
     out = []
@@ -298,7 +321,7 @@ def _left_out(git: Git, spans: SpanCache, union: UnionCheck, folded: list[list[H
                            beside=others if region in ("dropped", "beside") else (),
                            apart=others if region == "apart" else (),
                            missing=lacks if how == ABSENT else (), upstream=upstream))
-    return out
+    return out, looked
 
 
 def _judge(git: Git, spans: SpanCache, union: UnionCheck, judged: Sequence[tuple[int, Hunk, Change, Tip]],
