@@ -11,8 +11,10 @@ last word over this reading of the union's diff: a hunk it found left out (`prov
 lines) is `absent`, one the union's `drops` declare is `dropped` (with the why) (helper-141: a hunk the
 maintainer dropped at a union stop read `re-expressed`, the union changing its def elsewhere), and one it
 found left out in a region the union reconciled is `reconciled` (helper-149: not carried in another form,
-but left out where the union chose). A change of a whole file has no lines (`kind`: mode, binary, ...); a
-mode change is verbatim when the union sets the same mode, else absent.
+but left out where the union chose); and every text hunk sync looked for in the tree is as it stands there
+(`verbatim`, `re-expressed`), whatever the union's diff says (h203: a line the union's diff adds as another
+PR's copy read `verbatim` where sync warned it left out). A change of a whole file has no lines (`kind`: mode,
+binary, ...); a mode change is verbatim when the union sets the same mode, else absent.
 """
 
 from __future__ import annotations
@@ -106,17 +108,23 @@ def union_coverage(manifest: Manifest, evidence: Mapping[str, EntryFacts], sourc
 
 def with_sync_verdicts(coverage: Sequence[Coverage], warnings: Sequence[Mapping[str, Any]],
                        dropped: Mapping[str, Sequence[Mapping[str, Any]]],
-                       reconciled: Mapping[str, Sequence[tuple[str, str, tuple[int, int] | None]]] | None = None
+                       reconciled: Mapping[str, Sequence[tuple[str, str, tuple[int, int] | None]]] | None = None,
+                       provided: Mapping[str, Mapping[tuple[str, str, tuple[int, int]], str]] | None = None
                        ) -> None:
-    """Give COVERAGE what sync's check of the composed tree found (pipeline.provided): a PR's hunk it found
-    left out (a `provided-absent` warning naming its lines, or the whole file) is ABSENT, whatever the union's
-    diff touches; one the union's `drops` cover (DROPPED: union id -> its `dropped_on_purpose`) is DROPPED,
-    with its why; one the tree lacks in a region the union reconciled (RECONCILED: union id -> (PR, file,
-    lines: None for the whole file)) is RECONCILED: not carried in another form, but left out where the union
-    had to choose (helper-149: lines a maintainer deleted read `re-expressed`). A hunk the union's own diff
-    holds (VERBATIM) stays so."""
-    # a mode left out (`mode`, no lines) is no whole file: the mode hunk is absent by the union's diff already
+    """Give COVERAGE what sync's check of the composed tree found (pipeline.provided), over the reading of the
+    union's diff: a PR's hunk it found left out (a `provided-absent` warning naming its lines, the whole file, or
+    the file's mode for a mode change) is ABSENT; one the union's `drops` cover (DROPPED: union id -> its
+    `dropped_on_purpose`) is DROPPED, with its why; one the tree lacks in a region the union reconciled
+    (RECONCILED: union id -> (PR, file, lines: None for the whole file)) is RECONCILED: not carried in another
+    form, but left out where the union had to choose (helper-149: lines a maintainer deleted read `re-expressed`);
+    each other text hunk sync looked for in the tree (PROVIDED: union id -> (PR, file, lines) -> how it stands,
+    Step.provided) is as it stands there: VERBATIM, RE_EXPRESSED. So even a hunk the union's diff holds word for
+    word is ABSENT where sync warns it (h203: another PR's copy of the line, the one the union kept), and one the
+    union's diff does not touch is VERBATIM where the tree holds it (upstream took it); only a hunk sync did not
+    judge (a union not applied and its file warned whole aside) keeps the reading of the union's diff."""
     absent = provided_absent(w for w in warnings if not w.get("mode"))
+    modes = {(str(w.get("entry")), str(w.get("other")), str(w.get("file"))) for w in warnings
+             if w.get("kind") == "provided-absent" and w.get("mode")}
     settled: dict[tuple[str, str], set[tuple[str, tuple[int, ...] | None]]] = {}
     for union, items in (reconciled or {}).items():
         for pr, file, lines in items:
@@ -130,15 +138,19 @@ def with_sync_verdicts(coverage: Sequence[Coverage], warnings: Sequence[Mapping[
     for cov in coverage:
         gone, why = set(absent.get((cov.pr, cov.union), [])), declared.get((cov.union, cov.pr), {})
         chosen = settled.get((cov.union, cov.pr), set())
+        stands = (provided or {}).get(cov.union, {})
         for hunk in cov.hunks:
             key = (hunk.file, tuple(hunk.lines))
             said = why.get(key, why.get((hunk.file, None)))
             if said is not None:
                 hunk.status, hunk.why = DROPPED, said
-            elif hunk.status != VERBATIM and (key in gone or (hunk.file, None) in gone):
+            elif key in gone or (hunk.file, None) in gone or \
+                    (hunk.kind == "mode" and (cov.pr, cov.union, hunk.file) in modes):
                 hunk.status = ABSENT
-            elif hunk.status != VERBATIM and (key in chosen or (hunk.file, None) in chosen):
+            elif key in chosen or (hunk.file, None) in chosen:
                 hunk.status = RECONCILED
+            elif hunk.kind == "text" and (cov.pr, hunk.file, hunk.lines) in stands:
+                hunk.status = stands[(cov.pr, hunk.file, hunk.lines)]
 
 
 def _cover(manifest: Manifest, union: Entry, sup: Supersede, pr: EntryFacts, facts: EntryFacts,
