@@ -181,11 +181,16 @@ def union_compose(
 
 @union_app.command("continue")
 def union_continue(name: UnionName, manifest: ManifestOpt = None, repo: RepoOpt = Path("."),
-                   scratch: ScratchOpt = None, wait: WaitOpt = 0.0, quiet: QuietOpt = False) -> None:
+                   scratch: ScratchOpt = None, wait: WaitOpt = 0.0, quiet: QuietOpt = False,
+                   drop_edit: Annotated[Optional[list[str]], typer.Option(
+                       "--drop-edit", metavar="FILE", show_default=False,
+                       help="Drop from the store the recorded edit this stop held back in FILE (it did not apply "
+                            "beside the new hunks) instead of redoing it; the file as you left it is recorded "
+                            "(repeatable).")] = None) -> None:
     """Take every change made in the scratch tree (recorded for the next fold) and go on with the fold."""
     _flags(quiet, False)
     _run(lambda: _union_run(manifest, repo, name, scratch, wait,
-                            lambda union: _union_result(union, union.resume())),
+                            lambda union: _union_result(union, union.resume(drop=drop_edit or []))),
          interrupted=_union_interrupted(name, manifest, repo))
 
 

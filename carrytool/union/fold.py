@@ -17,7 +17,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any
 
@@ -278,16 +278,18 @@ class Union(Stopping, Recording, FoldChecks, FoldSyntax, FoldRewrites, Publishin
                             "changes nothing (the file as the fold had it)")
 
     # -- continue / abort ---------------------------------------------------------------------------
-    def resume(self) -> Outcome:
-        """Take every change made in the scratch tree, record it, and go on with the fold."""
+    def resume(self, *, drop: Collection[str] = ()) -> Outcome:
+        """Take every change made in the scratch tree, record it, and go on with the fold. DROP: files whose
+        recorded edit held back at this stop (`--drop-edit`) is removed from the store, not applied."""
         state = self.load()
         conflict = state.get("conflict")
         if self.scratch_option and Path(state["scratch"]) != self.scratch_option:
             raise InputError(f"this fold's scratch tree is {state['scratch']}, not {self.scratch_option}",
                              hint=f"{self.command('continue')} (without --scratch)")
         self._check_supersedes(state)
-        if not conflict:        # interrupted after the last continue advanced the state: go on
+        if not conflict:        # interrupted after the last continue advanced the state (a drop taken): go on
             return self.advance(state)
+        self.check_drops(conflict, drop)
         scratch = self._scratch(Path(state["scratch"]))
         snapshot = scratch.read()
         kinds = {c["file"]: c for c in conflict["files"]}
@@ -311,8 +313,9 @@ class Union(Stopping, Recording, FoldChecks, FoldSyntax, FoldRewrites, Publishin
             if shown.get(path) != (mode, oid):
                 edits[path] = (mode, oid)
         edits.update({p: None for p, (mode, _oid) in shown.items() if mode != "160000" and p not in snapshot})
-        self._ask_waiting(state, conflict, snapshot, scratch)
-        for path, content in self.record(state, conflict, snapshot, sorted(set(edits) | set(kinds))).items():
+        self._refuse_held_back(conflict, snapshot, drop, scratch)
+        self._ask_waiting(state, conflict, snapshot, scratch, drop)
+        for path, content in self.record(state, conflict, snapshot, sorted(set(edits) | set(kinds)), drop).items():
             edits[path] = (content[0], self.git.write_blob(content[1]))      # a waiting edit applied after
         crash_point("continue:recorded")
         item = f"pr/{conflict['pr']}"

@@ -1,10 +1,13 @@
 """Recording what the user left in the scratch tree at a stop: each hunk's resolution, each other edit
-as a fixup (with the upstream lines it removes), a recorded edit that waited applied or asked about, and
-the marker lines that refuse a `continue`."""
+as a fixup (with the upstream lines it removes), a recorded edit that waited applied, asked about, refused
+or dropped by name, and the marker lines that refuse a `continue`."""
 
 from __future__ import annotations
 
-from carrytool.errors import ConflictError
+import shlex
+from collections.abc import Collection
+
+from carrytool.errors import ConflictError, InputError
 from carrytool.gitlayer.git import REGULAR_MODES
 from carrytool.union.resolutions import Fixup, align_at, apply_resolutions, split_conflicts
 from carrytool.union.reuse import (
@@ -43,19 +46,20 @@ class Recording:
                               if line.startswith((b"<<<<<<< ", b">>>>>>> ")))
         return labels
 
-    def _ask_waiting(self, state: dict, conflict: dict, snapshot: dict[str, Content], scratch: Scratch) -> None:
+    def _ask_waiting(self, state: dict, conflict: dict, snapshot: dict[str, Content], scratch: Scratch,
+                     drop: Collection[str] = ()) -> None:
         """Refuse to take a recorded edit that waited (`conflict["waiting"]`) and, applied to the file as the
         user left it, removes lines upstream has now that it did not remove as upstream's when recorded
         (helper-153: `continue` applied it and recorded the loss as deliberate). Each such file is written
         to the scratch tree with both versions there, it no longer waits (what the user leaves is recorded),
-        and the user decides, then continues again. Nothing is recorded before."""
+        and the user decides, then continues again. One dropped by name (DROP) is not asked about. Nothing is
+        recorded before."""
         item = f"pr/{conflict['pr']}"
         upstream = self.upstream_of(state)
         asked: dict[str, str] = {}
-        for fixup in self.store.load_fixups(self.name):
+        for fixup in self._waiting(conflict).values():
             result = snapshot.get(fixup.file)
-            if fixup.item != item or fixup.file not in conflict.get("waiting", []) or result is None \
-                    or result[0] == "120000":
+            if fixup.file in drop or result is None or result[0] == "120000":
                 continue
             merged, clean = apply_fixup(self.git, fixup, result)
             removed = removed_upstream(self.git, upstream, fixup, result, merged) if clean and merged else []
@@ -76,31 +80,79 @@ class Recording:
                             hint=f"keep upstream's lines or your edit (between the markers), then: "
                                  f"{self.command('continue')}")
 
-    def record(self, state: dict, conflict: dict, snapshot: dict[str, Content], paths: list[str]
-               ) -> dict[str, Content]:
+    def _waiting(self, conflict: dict) -> dict[str, Fixup]:
+        """The recorded edits of CONFLICT's PR that waited (did not apply beside the new hunks), by file."""
+        item = f"pr/{conflict['pr']}"
+        return {f.file: f for f in self.store.load_fixups(self.name)
+                if f.item == item and f.file in conflict.get("waiting", [])}
+
+    def check_drops(self, conflict: dict, drop: Collection[str]) -> None:
+        """Refuse a DROP (`--drop-edit FILE`) that names no recorded edit held back at this stop (one already
+        gone from the store, by a `continue` interrupted after it recorded, is still named: run again, the
+        command goes on)."""
+        waiting = conflict.get("waiting", [])
+        for path in drop:
+            if path not in waiting:
+                raise InputError(f"{path}: no recorded edit is held back there at this stop (held back: "
+                                 f"{', '.join(sorted(waiting)) or 'none'})",
+                                 hint=f"{self.command('continue')} (--drop-edit FILE names a held-back edit "
+                                      "to drop)")
+
+    def _refuse_held_back(self, conflict: dict, snapshot: dict[str, Content], drop: Collection[str],
+                          scratch: Scratch) -> None:
+        """Refuse to go on while a recorded edit that waited does not apply to the file as the user left it
+        either (not redone) and is not dropped by name (DROP). Kept in the store, it made `continue` exit 0
+        on a union without it and the next refold with the same inputs stop on it (h198's trial, h202);
+        replaced by the user's other edits of the file, it went without the user deciding. The user redoes
+        it, or drops it (`--drop-edit FILE`). Nothing is recorded before."""
+        item = f"pr/{conflict['pr']}"
+        held: list[Fixup] = []
+        for path, fixup in self._waiting(conflict).items():
+            result = snapshot.get(path)
+            if path in drop or result is None or result[0] == "120000":
+                continue        # dropped; or deleted, or a link: the user decided the file (recorded as left)
+            merged, clean = apply_fixup(self.git, fixup, result)
+            if not clean or merged is None:
+                held.append(fixup)
+        if not held:
+            return
+        files = " ".join(f"--drop-edit {shlex.quote(f.file)}" for f in held)
+        drop_command = f"carrytool union continue {shlex.quote(self.name)} {files}{self.invocation}"
+        raise ConflictError(
+            "".join(f"{f.file}: your recorded edit outside the conflict hunks ({item}) is not in the file as you "
+                    "left it (it did not apply beside the new hunks, and does not apply to the file now): this "
+                    "union would not have it. It was:\n" + describe_edit(f) for f in held)
+            + "nothing was recorded",
+            hint="redo it in " + ", ".join(str(scratch.root / f.file) for f in held)
+                 + f", then: {self.command('continue')}; or, when it is no longer needed (or the file has it in "
+                   f"another form), drop it from the store: {drop_command}")
+
+    def record(self, state: dict, conflict: dict, snapshot: dict[str, Content], paths: list[str],
+               drop: Collection[str] = ()) -> dict[str, Content]:
         """Record the resolution of each conflict hunk, and each other edit as a fixup of the folded PR.
         A recorded edit that waited (it did not apply beside the new hunks: `conflict["waiting"]`) is
         applied 3-way to the file as the user left it, now that its hunks are resolved: returned, path ->
-        the file with it, for the fold's tree. One that does not apply there either is said, not dropped."""
+        the file with it, for the fold's tree (`_refuse_held_back` refused one that does not apply there
+        either). One the user drops by name (DROP) is not applied, said once: the file as left replaces it."""
         self.store.preflight()
         records = self.store.load(self.name)
         kinds = {c["file"]: c for c in conflict["files"]}
         item = f"pr/{conflict['pr']}"
-        waiting = {f.file: f for f in self.store.load_fixups(self.name)
-                   if f.item == item and f.file in conflict.get("waiting", [])}
+        waiting = self._waiting(conflict)
         applied: dict[str, Content] = {}
         for path in paths:
             result = snapshot.get(path)
-            old, unapplied = waiting.get(path), False
-            if old is not None and result is not None and result[0] != "120000":
+            old = waiting.get(path)
+            if old is not None and path in drop:
+                self.notify(f"{path}: your recorded edit outside the conflict hunks ({item}) is dropped from the "
+                            "store, as you asked (--drop-edit): this union does not have it, and no refold applies "
+                            "it. It was:\n" + describe_edit(old))
+            elif old is not None and result is not None and result[0] != "120000":
                 merged, clean = apply_fixup(self.git, old, result)
-                if clean and merged is not None:
-                    if merged != result:
-                        self.notify(f"{path}: your recorded edit outside the conflict hunks ({item}) is applied "
-                                    "after your resolution")
-                        applied[path] = result = merged
-                else:
-                    unapplied = True
+                if clean and merged is not None and merged != result:
+                    self.notify(f"{path}: your recorded edit outside the conflict hunks ({item}) is applied "
+                                "after your resolution")
+                    applied[path] = result = merged
             info = kinds.get(path)
             shown = read_content(self.git, conflict["shown"], path)
             if info and info["kind"] == "content" and shown and result and result[0] != "120000":
@@ -132,14 +184,6 @@ class Recording:
             else:
                 base = read_content(self.git, conflict["pre"], path)
             kind = info["kind"] if info else ""
-            if unapplied and old is not None:
-                self.notify(f"{path}: your recorded edit outside the conflict hunks ({item}) does not apply to the "
-                            "file as you left it; " + ("it is kept in the store and the next refold stops on it (this "
-                                                       "union does not have it)" if base == result else
-                                                       "your edits to the file replace it in the store")
-                            + ". It was:\n" + describe_edit(old))
-                if base == result:
-                    continue
             if base == result and kind == "fixup":
                 # the stop showed your recorded edit beside the fold's file, and you kept the fold's: the edit
                 # changes nothing now, and a record of it would only stand in the way of a later stop (helper-147)

@@ -143,9 +143,9 @@ def resolve_step(git: Git, merged: MergeResult, records: dict[str, bytes], fixup
             else:
                 waiting.append(fixup.file)
                 notify(f"{fixup.file}: your recorded edit outside the conflict hunks ({fixup.item}) does not apply "
-                       "beside the new hunks; redo it in the scratch tree if it is still needed (left out, it stays "
-                       "in the store and the next refold applies it, or stops on it). It was:\n"
-                       + describe_edit(fixup))
+                       "beside the new hunks; redo it in the scratch tree as you resolve them, or drop it: `union "
+                       f"continue --drop-edit {shlex.quote(fixup.file)}` (`union continue` refuses while it is "
+                       "neither). It was:\n" + describe_edit(fixup))
             continue
         if unresolved.get(fixup.file) == "other" and fixup.conflict not in (None, "other"):
             # an edit recorded where the file merged (or conflicted in its lines) does not settle a conflict

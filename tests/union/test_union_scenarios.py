@@ -741,7 +741,8 @@ def test_an_edit_that_no_longer_applies_beside_a_new_hunk_waits_and_is_kept(cli:
     """helper-77: merged 3-way into a file holding conflict markers, an edit that met a new hunk nested its
     markers in the hunk's, and `continue` recorded a made-up hunk (the real one was asked again at every
     refold). It waits instead: the scratch shows the new hunks alone, the message shows the edit to redo,
-    and the store keeps it when it is not redone."""
+    and the store keeps it when it is not redone: `continue` refuses (h198, h202: it exited 0 on a union
+    without the edit, and the next refold with the same inputs stopped on it; test_union_held_back)."""
     by_hand(cli, fold)
     before = [d for d in _fixups(fold) if d["file"] == "a.py"]
     fold.up.commit({"a.py": edited({3: "line 3 by two\n", 10: "line 10 by two v2\n", 15: "line 15 by two, v2\n"})},
@@ -755,16 +756,17 @@ def test_an_edit_that_no_longer_applies_beside_a_new_hunk_waits_and_is_kept(cli:
     (fold.scratch / "a.py").write_bytes(re.sub(rb"<<<<<<< [^\n]*\n.*?=======\n(.*?)>>>>>>> [^\n]*\n", rb"\1",
                                                shown, flags=re.S))
     result = union(cli, fold, "continue")
-    assert result.exit_code == 0 and "does not apply to the file as you left it; it is kept in the store and the " \
-        "next refold stops on it (this union does not have it)" in result.output
-    assert [d for d in _fixups(fold) if d["file"] == "a.py"] == before       # kept for the next fold
+    assert result.exit_code == 3 and "a.py: your recorded edit outside the conflict hunks (pr/2) is not in the " \
+        "file as you left it" in result.output and "-line 10\n+line 10 edited by hand\n" in result.output
+    assert [d for d in _fixups(fold) if d["file"] == "a.py"] == before       # kept: redo it, or drop it by name
 
 
 @pytest.mark.parametrize("how", ["redo", "redo-in-hunk", "other-line"])
 def test_a_waiting_edit_at_continue(cli: Cli, fold: Fold, how: str) -> None:
     """helper-78: a waiting edit the user redid as told was kept twice; one the user did not redo but who
     edited another line of the file was replaced without a word. Redone, it is recorded once and the
-    refold asks nothing; replaced, the note shows what goes. redo-in-hunk (helper-89: `redo` alone passed
+    refold asks nothing; not redone, `continue` refuses (h207: nothing goes unless the user says so), and
+    dropped by name (`--drop-edit`) the note shows what goes. redo-in-hunk (helper-89: `redo` alone passed
     without the fix, the store keeping one fixup per PR and file): pr/1 moves onto line 10 too, so the edit
     waits on a new hunk there and its redo is that hunk's resolution; the fixup that waited goes, the edit
     is not kept a second time as a fixup."""
@@ -786,7 +788,10 @@ def test_a_waiting_edit_at_continue(cli: Cli, fold: Fold, how: str) -> None:
     else:
         resolved = resolved.replace(b"line 20\n", b"line 20 by hand\n")
     (fold.scratch / "a.py").write_bytes(resolved)
-    result = union(cli, fold, "continue")
+    if how == "other-line":
+        refused = union(cli, fold, "continue")
+        assert refused.exit_code == 3 and "is not in the file as you left it" in refused.output, refused.output
+    result = union(cli, fold, "continue", *(["--drop-edit", "a.py"] if how == "other-line" else []))
     assert result.exit_code == 0, result.output
     if how.startswith("redo"):
         assert "does not apply to the file as you left it" not in result.output
@@ -796,8 +801,12 @@ def test_a_waiting_edit_at_continue(cli: Cli, fold: Fold, how: str) -> None:
         assert again.exit_code == 0, again.output
         assert fold.show(fold.ref(), "a.py") == resolved
     else:
-        assert "your edits to the file replace it in the store. It was:" in result.output
+        assert "is dropped from the store, as you asked (--drop-edit): this union does not have it, and no refold " \
+            "applies it. It was:" in result.output
         assert "+line 10 edited by hand" in result.output
+        again = union(cli, fold, "compose")
+        assert again.exit_code == 0, again.output
+        assert fold.show(fold.ref(), "a.py") == resolved       # line 20 by hand, recorded
 
 
 def test_an_edit_that_does_not_settle_a_deletion_is_shown(cli: Cli, fold: Fold) -> None:
@@ -927,7 +936,7 @@ def test_an_interrupted_union_command_does_not_claim_nothing_was_written(cli: Cl
     assert union(cli, fold, "compose").exit_code == 3
     from carrytool.union.fold import Union
 
-    def interrupted(self):  # noqa: ANN001, ANN202
+    def interrupted(self, **_options):  # noqa: ANN001, ANN202, ANN003
         raise KeyboardInterrupt
 
     monkeypatch.setattr(Union, "resume", interrupted)

@@ -1,0 +1,107 @@
+"""A recorded edit held back at a stop (it did not apply beside the new hunks) and not in the file as the user
+left it: `union continue` refuses until the user redoes it or drops it by name (h198's sympy trial, h202:
+`continue` exited 0 keeping it in the store, and the next refold with the same inputs stopped on it again)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import Cli
+from tests.union.fold_scenario import Fold, edited, resolve_both
+
+TAKE_THEIRS = re.compile(rb"<<<<<<< [^\n]*\n.*?=======\n(.*?)>>>>>>> [^\n]*\n", re.S)
+
+
+@pytest.fixture
+def fold(tmp_path: Path) -> Fold:
+    return Fold(tmp_path)
+
+
+def union(cli: Cli, fold: Fold, verb: str, *args: str):
+    return cli("union", verb, "u", *args, *fold.args())
+
+
+def _fixups(fold: Fold) -> list[dict]:
+    folder = fold.manifest.parent / "resolutions" / "u" / "fixups"
+    return sorted((json.loads(p.read_text()) for p in folder.glob("*.json")), key=lambda d: (d["item"], d["file"]))
+
+
+def held_back(cli: Cli, fold: Fold) -> bytes:
+    """Stop, resolve a.py with line 10 edited by hand (outside the hunks), continue; pr/2 then moves onto line
+    10, the refold stops and holds the edit back; the new hunk resolved as pr/2 has it. Return that file."""
+    assert union(cli, fold, "compose").exit_code == 3
+    resolve_both(fold.scratch / "a.py", outside=b"line 10 edited by hand\n")
+    assert union(cli, fold, "continue").exit_code == 0
+    fold.up.commit({"a.py": edited({3: "line 3 by two\n", 10: "line 10 by two v2\n", 15: "line 15 by two, v2\n"})},
+                   "two: v2", parent=fold.pr2, ref="refs/pull/2/head")
+    stop = union(cli, fold, "compose")
+    assert stop.exit_code == 3 and "does not apply beside the new hunks" in stop.output, stop.output
+    assert "--drop-edit a.py" in stop.output
+    resolved = TAKE_THEIRS.sub(rb"\1", (fold.scratch / "a.py").read_bytes())
+    (fold.scratch / "a.py").write_bytes(resolved)
+    return resolved
+
+
+def test_continue_refuses_while_a_held_back_edit_is_neither_redone_nor_dropped(cli: Cli, fold: Fold) -> None:
+    held_back(cli, fold)
+    before = _fixups(fold)
+    result = union(cli, fold, "continue")
+    assert result.exit_code == 3, result.output
+    assert "a.py: your recorded edit outside the conflict hunks (pr/2) is not in the file as you left it" \
+        in result.output
+    assert "@@ -9,3 +9,3 @@\n line 9\n-line 10\n+line 10 edited by hand\n line 11\n" in result.output
+    assert "nothing was recorded" in result.output
+    assert f"redo it in {fold.scratch / 'a.py'}, then: carrytool union continue u" in result.output
+    assert f"carrytool union continue u --drop-edit a.py -m {fold.manifest}" in result.output
+    assert _fixups(fold) == before and (fold.scratch / "a.py").exists()     # still stopped, the store untouched
+
+
+@pytest.mark.parametrize("how", ["redo", "drop", "redo-another-way"])
+def test_a_held_back_edit_redone_or_dropped_refolds_without_a_stop(cli: Cli, fold: Fold, how: str) -> None:
+    resolved = held_back(cli, fold)
+    if how == "redo":
+        resolved = resolved.replace(b"line 10 by two v2\n", b"line 10 edited by hand\n")
+    elif how == "redo-another-way":     # pr/2's line 10 and the edit, together: not the recorded edit's text
+        resolved = resolved.replace(b"line 10 by two v2\n", b"line 10 by two v2, edited by hand\n")
+    (fold.scratch / "a.py").write_bytes(resolved)
+    if how == "redo-another-way":
+        assert union(cli, fold, "continue").exit_code == 3     # the old edit does not apply: dropped by name
+    result = union(cli, fold, "continue", *(["--drop-edit", "a.py"] if how != "redo" else []))
+    assert result.exit_code == 0, result.output
+    assert "is not in the file as you left it" not in result.output
+    dropped = "a.py: your recorded edit outside the conflict hunks (pr/2) is dropped from the store, as you asked"
+    assert result.output.count(dropped) == (how != "redo"), result.output
+    if how == "drop":
+        assert "-line 10\n+line 10 edited by hand\n" in result.output        # what goes, shown once
+        assert [d for d in _fixups(fold) if d["file"] == "a.py"] == []
+    assert fold.show(fold.ref(), "a.py") == resolved
+    again = union(cli, fold, "compose")
+    assert again.exit_code == 0, again.output
+    assert fold.show(fold.ref(), "a.py") == resolved
+    assert "recorded edit" not in again.output and "dropped" not in again.output     # said once, at continue
+
+
+def test_drop_edit_names_only_a_held_back_edit(cli: Cli, fold: Fold) -> None:
+    held_back(cli, fold)
+    result = union(cli, fold, "continue", "--drop-edit", "b.py")
+    assert result.exit_code == 2, result.output
+    assert "b.py: no recorded edit is held back there at this stop (held back: a.py)" in result.output
+    assert (fold.scratch / "a.py").exists()
+
+
+def test_a_drop_killed_after_it_recorded_goes_on_when_run_again(cli: Cli, fold: Fold) -> None:
+    """The store lost the edit before the kill: the same command, run again, still names it and goes on."""
+    import signal
+
+    resolved = held_back(cli, fold)
+    command = ["union", "continue", "u", "--drop-edit", "a.py", *fold.args()]
+    proc = fold.run(*command, env={"CARRYTOOL_CRASH_AT": "continue:recorded"})
+    assert proc.returncode == -signal.SIGKILL, (proc.returncode, proc.stderr)
+    proc = fold.run(*command)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert fold.show(fold.ref(), "a.py") == resolved
+    assert union(cli, fold, "compose").exit_code == 0
