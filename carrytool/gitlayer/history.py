@@ -281,13 +281,20 @@ class History:
         out = proc.stdout.decode("utf-8", "replace").splitlines()
         return [(line[:40], line[41:]) for line in out if len(line) >= 40]
 
-    def last_changing(self, since: str, until: str, needle: str, path: str) -> tuple[str, str] | None:
-        """`log -n 1 -SNEEDLE SINCE..UNTIL -- PATH` (a literal path, no textconv): (full SHA, subject) of the
-        newest commit that changed how many times PATH holds NEEDLE, or None."""
-        proc = self.run("log", "--no-color", "--no-textconv", "-n", "1", "--format=%H %s", f"-S{needle}",
-                        "--end-of-options", f"{since}..{until}", "--", f":(literal){path}", check=False)
-        line = proc.stdout.decode("utf-8", "replace").split("\n", 1)[0] if proc.returncode == 0 else ""
-        return (line[:40], line[41:]) if len(line) >= 40 else None
+    def pickaxe(self, since: str, until: str, needle: str, path: str) -> list[tuple[str, str, str, str]]:
+        """`log --reverse -SNEEDLE --raw SINCE..UNTIL -- PATH` (a literal path, no textconv): (full SHA, subject,
+        PATH's blob before, after) of each commit that changed how many times PATH holds NEEDLE, oldest first."""
+        proc = self.run("log", "--no-color", "--no-textconv", "--reverse", "--no-renames", "--raw", "--no-abbrev",
+                        "--format=%x00%H %s", f"-S{needle}", "--end-of-options", f"{since}..{until}", "--",
+                        f":(literal){path}", check=False)
+        out = []
+        for record in proc.stdout.split(b"\0")[1:] if proc.returncode == 0 else []:
+            head, _, rest = record.partition(b"\n")
+            raw = next((line.split() for line in rest.split(b"\n") if line.startswith(b":")), None)
+            if len(head) >= 40 and raw is not None and len(raw) >= 4:
+                text = head.decode("utf-8", "replace")
+                out.append((text[:40], text[41:], raw[2].decode(), raw[3].decode()))
+        return out
 
 
 _REVERTS = re.compile(r"This reverts commit ([0-9a-f]{7,40})")

@@ -134,8 +134,13 @@ def _summary(ex: Explanation, step: Step, story: dict[str, Any]) -> list[str]:
 def _merged_next(ex: Explanation, step: Step, has: Any) -> str:
     """What to do about an entry upstream already has (some of): check the PR, then drop it or rebase it."""
     check = f" (`carrytool status` shows whether upstream merged {step.id})" if step.entry.kind == "pr" else ""
+    branch = ex.manifest.upstream.branch
+    if not has.missing:     # h204: "which lacks its hunks in " and nothing after
+        return (f"next: upstream has every hunk of it counted: if upstream's version of it is what you carry it "
+                f"for{check}, remove {step.id} from the manifest; else rebase it onto upstream {branch} to see what "
+                "is left of it")
     return (f"next: if upstream's version of it is what you carry it for{check}, remove {step.id} from the "
-            f"manifest; else rebase it onto upstream {ex.manifest.upstream.branch}, which lacks its hunks in {has.lacking()}")
+            f"manifest; else rebase it onto upstream {branch}, which lacks its hunks in {has.lacking()}")
 
 
 def split_files(files: list[str], conflict_files: list[str]) -> tuple[list[str], list[str]]:
@@ -247,9 +252,10 @@ def _commands(git: Git, ex: Explanation, step: Step) -> list[dict[str, str]]:
     has = ex.upstream_has.get(step.id)
     command = has.command(upstream) if has is not None else None
     if command and has is not None and has.needle is not None:
-        found = f"prints {has.commit} {has.subject}" if has.commit else "prints nothing: no commit found"
-        add(f"the newest upstream commit since its base that added or removed a line of its change in {has.needle[0]} "
-            f"(`git log -S`): {found}", command)
+        verb = "added" if has.adds else "removed"
+        found = f"the first that {verb} it: {has.commit} {has.subject}" if has.commit else f"none {verb} it"
+        add(f"upstream's commits since its base that changed how often {has.needle[0]} holds a line of its change, "
+            f"oldest first (`git log -S`); {found}", command)
     for overlap in ex.overlap_map.of(step.id):
         if overlap.kind == "conflict" and overlap.merge:
             add(f"conflicts with {overlap.other(step.id)}: {overlap.order[1]} merged onto {overlap.order[0]} "

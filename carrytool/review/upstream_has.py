@@ -3,16 +3,22 @@ made too since the entry's base, and the upstream commit that made them (h185: u
 PR #13487 as another commit, its session.py hunk byte for byte, its test rewritten; explain said only
 "rebase needed").
 
-By content, as `git log -S` counts: a hunk is in upstream when upstream's file holds its added lines (as
-consecutive lines) more often than the entry's base did, and its removed lines less often. A hunk whose
-lines say nothing on their own (blank, brackets) decides nothing. A binary, mode or whole-file change is in
-upstream when upstream has the file as the entry's head has it. The commit is the newest one since the
-entry's base that changed how often its file holds the largest such hunk's most telling line
-(`Git.last_changing`, one path-limited `git log -S`): the command the story prints finds it again.
+Only on evidence of a hunk's own change at its own place (h204: a line standing anywhere in the file, or a
+removed block upstream merely edited, made "likely merged" of PRs upstream never took): upstream's file holds
+the hunk's added lines (consecutive, byte for byte) more often than the entry's base did, its removed lines
+less often, and at one of their places the lines the entry has next to the hunk (up to the nearest line that
+tells, `tells`) stand next to them, with the removed lines not beside them; a hunk that only removes lines
+(or adds none that tell) needs the lines before and after it joined where the block was. A hunk whose lines
+all say nothing on their own (blank, brackets, `pass`, `return None`, a bare import) is counted neither way.
+A deleted file is had when upstream deleted it too; a binary, mode or whole-file change when upstream has
+the file as the entry's head has it. The commit is the oldest one since the entry's base that added (for a
+removal: removed) a UTF-8 line of the largest hunk upstream has (`Git.pickaxe`, one path-limited
+`git log -S`, the command the story prints).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,6 +27,18 @@ from carrytool.gitlayer.env import ZERO
 from carrytool.gitlayer.git import Git
 from carrytool.pipeline.hunks import Hunk, find_block, says_nothing
 from carrytool.review.evidence import EntryFacts, Sources
+
+# lines any change may add or remove on its own account: they say nothing of whose change it is
+_SILENT = re.compile(rb"\s*(?:pass|return|return None|return True|return False|None|break|continue|raise|else:|"
+                     rb"try:|finally:|\.\.\.|\"\"\"|'''|@\w+|(?:import|from\s+\S+\s+import|#\s*include|use)\s.*)"
+                     rb"\s*;?\s*")
+_REACH = 5          # lines looked at beside a hunk for one that tells where it stands
+
+
+def tells(line: bytes) -> bool:
+    """Whether LINE says something of the change that holds it: not blank or brackets (`says_nothing`), not
+    `pass`, `return None`, `else:`, a docstring's quotes, a bare decorator or an import."""
+    return not says_nothing(line) and _SILENT.fullmatch(line) is None
 
 
 @dataclass
@@ -31,29 +49,39 @@ class UpstreamHas:
     hunks: int
     present: list[dict[str, Any]] = field(default_factory=list)   # {"file", "lines": [a, b]} in upstream's file
     missing: list[dict[str, Any]] = field(default_factory=list)   # {"file", "lines": [a, b]} in the entry's head
+    trivial: int = 0                            # hunks of lines that say nothing on their own: counted neither way
     commit: str | None = None
     subject: str | None = None
     needle: tuple[str, str] | None = None       # (path, line) the commit was looked up by (`git log -S`)
+    adds: bool = True                           # the commit named added the line (else removed it)
     since: str | None = None                    # the entry's base
     taken: list[Hunk] = field(default_factory=list, repr=False)   # the entry's hunks upstream has
 
     @property
     def likely_merged(self) -> bool:
-        """Upstream has at least half of its hunks: the conflict is most likely upstream's own version of it."""
-        return 2 * len(self.present) >= self.hunks
+        """Upstream has at least half of its hunks that tell: the conflict is most likely upstream's own version
+        of it."""
+        told = self.hunks - self.trivial
+        return told > 0 and 2 * len(self.present) >= told
 
     def to_json(self) -> dict[str, Any]:
         return {"hunks": self.hunks, "present": len(self.present), "likely_merged": self.likely_merged,
-                "hunks_present": self.present, "hunks_missing": self.missing,
+                "hunks_trivial": self.trivial, "hunks_present": self.present, "hunks_missing": self.missing,
                 "commit": self.commit, "subject": self.subject}
 
     def said(self) -> str:
         """`upstream already has 4 of its 6 hunks (a.py: 4 of 4, lines 10-52): likely merged upstream as 4914050a66 "..."`."""
-        count = f"every one of its {self.hunks} hunks" if len(self.present) == self.hunks else \
-            f"{len(self.present)} of its {self.hunks} hunks"
+        told, had = self.hunks - self.trivial, len(self.present)
+        if had == told:
+            count = "its one hunk" if told == 1 else f"all {told} of its hunks"
+        else:
+            count = f"{had} of its {told} hunks"
+        left = "" if not self.trivial else (
+            f"; 1 more hunk, of lines that say nothing on their own, is not counted" if self.trivial == 1 else
+            f"; {self.trivial} more hunks, of lines that say nothing on their own, are not counted")
         made = f" as {self.commit[:10]} \"{self.subject}\"" if self.commit else ""
         verdict = f"likely merged upstream{made}" if self.likely_merged else f"upstream made part of its change{made}"
-        return f"upstream already has {count} ({files_said(self.present, self.missing)}): {verdict}"
+        return f"upstream already has {count} ({files_said(self.present, self.missing)}{left}): {verdict}"
 
     def lacking(self) -> str:
         """`a.py (1 hunk), b.py (2 hunks)`: the files of the hunks upstream lacks."""
@@ -64,11 +92,12 @@ class UpstreamHas:
         return ", ".join(shown) + (f", ... (+{len(by) - 4} more files)" if len(by) > 4 else "")
 
     def command(self, upstream: str) -> list[str] | None:
-        """The `git log -S` that names the commit (as `Git.last_changing` ran it), when one was looked for."""
+        """The `git log -S` that names the commit (as `Git.pickaxe` ran it), when one was looked for: the commits
+        that changed how often the file holds the line, oldest first."""
         if self.needle is None or self.since is None:
             return None
         path, needle = self.needle
-        return ["git", "log", "-n", "1", "--format=%H %s", f"-S{needle}", f"{self.since}..{upstream}",
+        return ["git", "log", "--reverse", "--format=%H %s", f"-S{needle}", f"{self.since}..{upstream}",
                 "--", f":(literal){path}"]
 
 
@@ -85,7 +114,7 @@ def upstream_has(git: Git, upstream: str, evidence: dict[str, EntryFacts], sourc
         found = _weigh(git, tree, facts, sources)
         if found.present:
             found.since = facts.base
-            _find_commit(git, upstream, facts, found)
+            _find_commit(git, upstream, sources, found)
             out[entry] = found
     return out
 
@@ -101,16 +130,23 @@ def _weigh(git: Git, tree: str, facts: EntryFacts, sources: Sources) -> Upstream
         return lines[oid]
 
     for hunk in facts.hunks:
-        change = facts.change_of(hunk)
+        if hunk.kind == "text" and not any(tells(line) for line in hunk.added + hunk.removed):
+            found.trivial += 1
+            continue
         if hunk.path not in entries:
             entries[hunk.path] = git.blob_at(tree, hunk.path)
         there = entries[hunk.path]
-        if hunk.kind != "text":
-            made = there is not None and there[1] == hunk.new_oid and (hunk.kind != "mode" or there[0] == hunk.new_mode)
+        if hunk.new_oid in (None, ZERO):        # it deletes the file: had when upstream deleted it too
+            at = [0, 0] if there is None else None
+        elif there is None:                     # upstream deleted a file it changes
+            at = None
+        elif hunk.kind != "text":
+            made = there[1] == hunk.new_oid and (hunk.kind != "mode" or there[0] == hunk.new_mode)
             at = [1, 1] if made else None
         else:
+            change = facts.change_of(hunk)
             base_oid = change.old_oid if change is not None else None
-            at = _has(hunk, text(base_oid), text(there[1] if there else None))
+            at = _has(hunk, text(base_oid), text(hunk.new_oid), text(there[1]))
         if at is not None:
             found.present.append({"file": hunk.path, "lines": at})
             found.taken.append(hunk)
@@ -137,51 +173,134 @@ class _Lines:
         return [i for i in self._at.get(want[0], ()) if self.lines[i:i + n] == want] if want else []
 
 
-def _has(hunk: Hunk, base: _Lines, upstream: _Lines) -> list[int] | None:
-    """The lines of UPSTREAM that hold HUNK's added lines (or where its removed ones were), when upstream
-    made HUNK's change since BASE; else None (or when its lines say nothing on their own)."""
+@dataclass(frozen=True)
+class _Side:
+    """The lines a file has beside a hunk, up to the nearest one that tells (at most _REACH): `edge` when they
+    run to the file's start (before it) or end (after it), then a place must too; `anchors` when they tell
+    where the hunk stands (a line that tells, or the file's edge)."""
+
+    lines: tuple[bytes, ...]
+    edge: bool
+    anchors: bool
+
+    def ends_at(self, lines: list[bytes], at: int) -> bool:
+        """Whether LINES hold these lines just before index AT."""
+        start = at - len(self.lines)
+        return start >= 0 and tuple(lines[start:at]) == self.lines and (not self.edge or start == 0)
+
+    def starts_at(self, lines: list[bytes], at: int) -> bool:
+        """Whether LINES hold these lines from index AT."""
+        end = at + len(self.lines)
+        return tuple(lines[at:end]) == self.lines and (not self.edge or end == len(lines))
+
+
+def _before(lines: list[bytes], at: int) -> _Side:
+    start = at
+    while start > 0 and at - start < _REACH:
+        start -= 1
+        if tells(lines[start]):
+            return _Side(tuple(lines[start:at]), False, True)
+    return _Side(tuple(lines[start:at]), start == 0, start == 0)
+
+
+def _after(lines: list[bytes], at: int) -> _Side:
+    end = at
+    while end < len(lines) and end - at < _REACH:
+        end += 1
+        if tells(lines[end - 1]):
+            return _Side(tuple(lines[at:end]), False, True)
+    return _Side(tuple(lines[at:end]), end == len(lines), end == len(lines))
+
+
+def _has(hunk: Hunk, base: _Lines, head: _Lines, upstream: _Lines) -> list[int] | None:
+    """The lines of UPSTREAM that hold HUNK's added lines (or the line after which its removed ones were), when
+    upstream made HUNK's change since BASE at HUNK's place (beside the lines HEAD or BASE has beside it); else
+    None."""
     added, removed = list(hunk.added), list(hunk.removed)
-    if not any(not says_nothing(line) for line in added + removed):
+    kept = bool(removed) and bool(find_block(added, removed))     # what it removes lives on in what it adds
+    if removed and not kept and any(tells(line) for line in removed) and \
+            len(upstream.find(removed)) >= len(base.find(removed)):
         return None
+    if added and len(upstream.find(added)) <= len(base.find(added)):
+        return None
+    at_base = hunk.old_start - 1 if hunk.old_count else hunk.old_start
+    at_head = hunk.new_start - 1 if hunk.new_count else hunk.new_start
+    sides = [(_before(head.lines, at_head), _after(head.lines, at_head + len(added))),
+             (_before(base.lines, at_base), _after(base.lines, at_base + len(removed)))]
+    joined = not any(tells(line) for line in added)     # its added lines say nothing: the lines around them must
     if added:
-        if not any(not says_nothing(line) for line in added):
-            return None
         places = upstream.find(added)
-        if len(places) <= len(base.find(added)):
-            return None
-    inside = removed and find_block(added, removed)     # what it removes lives on in what it adds
-    if removed and not inside and any(not says_nothing(line) for line in removed):
-        if len(upstream.find(removed)) >= len(base.find(removed)):
-            return None
-    if not added:
-        near = min(hunk.new_start, max(len(upstream.lines), 1))
-        return [near, near]
-    first = min(places, key=lambda i: abs(i + 1 - hunk.new_start)) + 1
-    return [first, first + len(added) - 1]
+    else:
+        places = sorted({i + len(before.lines) if before.lines else 0 for before, _ in sides
+                         for i in (upstream.find(before.lines) if before.lines else [0])})
+    n, up = len(added), upstream.lines
+    found = [p for p in places if (kept or not _beside(up, p, n, removed)) and
+             any(_placed(up, p, n, before, after, joined) for before, after in sides)]
+    if not found:
+        return None
+    first = min(found, key=lambda i: abs(i - at_head))
+    return [first + 1, first + n] if n else [max(first, 1)] * 2
 
 
-def _find_commit(git: Git, upstream: str, facts: EntryFacts, found: UpstreamHas) -> None:
-    """The upstream commit that made the largest hunk upstream has (its most telling line, `git log -S`)."""
-    best: tuple[int, str, str] | None = None
-    for hunk in found.taken:
-        lines = [line for line in (hunk.added or hunk.removed) if not says_nothing(line) and b"\0" not in line]
-        if hunk.kind != "text" or not lines:
+def _beside(lines: list[bytes], at: int, n: int, removed: list[bytes]) -> bool:
+    """Whether REMOVED stands right before index AT or right after the N lines from it."""
+    k = len(removed)
+    return bool(k) and (lines[at + n:at + n + k] == removed or (at >= k and lines[at - k:at] == removed))
+
+
+def _placed(lines: list[bytes], at: int, n: int, before: _Side, after: _Side, joined: bool) -> bool:
+    """Whether the N lines of LINES from index AT stand where BEFORE and AFTER say: both beside them when
+    JOINED is asked for (and one of them anchors), else one that anchors."""
+    b, a = before.ends_at(lines, at), after.starts_at(lines, at + n)
+    if joined:
+        return b and a and (before.anchors or after.anchors)
+    return (b and before.anchors) or (a and after.anchors)
+
+
+def _needle(taken: list[Hunk]) -> tuple[str, str, bool] | None:
+    """(path, line, whether it was added) to look the commit up by: the longest line that tells and is
+    printable UTF-8 (a command prints it) of the largest hunk upstream has, added lines before removed ones."""
+    best: tuple[tuple[bool, int], str, bytes, bool] | None = None
+    for hunk in taken:
+        if hunk.kind != "text":
             continue
-        line = max(lines, key=lambda item: len(item.strip())).decode("utf-8", "surrogateescape")
-        size = sum(len(item) for item in hunk.added or hunk.removed)
-        if best is None or size > best[0]:
-            best = (size, hunk.path, line)
-    if best is None:
+        for adds, block in ((True, hunk.added), (False, hunk.removed)):
+            usable = [line for line in block if tells(line) and _printable(line)]
+            if usable:
+                key = (adds, sum(len(line) for line in block))
+                if best is None or key > best[0]:
+                    best = (key, hunk.path, max(usable, key=lambda item: len(item.strip())), adds)
+                break
+    return None if best is None else (best[1], best[2].decode(), best[3])
+
+
+def _printable(line: bytes) -> bool:
+    try:
+        text = line.decode()
+    except UnicodeDecodeError:
+        return False
+    return all(char == "\t" or char.isprintable() for char in text)
+
+
+def _find_commit(git: Git, upstream: str, sources: Sources, found: UpstreamHas) -> None:
+    """The oldest upstream commit since the entry's base that added (removed) the chosen line in its file:
+    `git log -S` lists every commit that changed how often the file holds it, copies elsewhere included."""
+    needle = _needle(found.taken)
+    if needle is None or found.since is None:
         return
-    found.needle = (best[1], best[2])
-    made = git.last_changing(str(facts.base), upstream, best[2], best[1])
-    if made is not None:
-        found.commit, found.subject = made
+    path, line, found.adds = needle
+    found.needle = (path, line)
+    raw = line.encode()
+    for sha, subject, old, new in git.pickaxe(found.since, upstream, line, path)[:50]:
+        grew = (sources.read(new) or b"").count(raw) > (sources.read(old) or b"").count(raw)
+        if grew == found.adds:
+            found.commit, found.subject = sha, subject
+            return
 
 
 def files_said(items: list[dict[str, Any]], others: list[dict[str, Any]], most: int = 4) -> str:
     """`a.py: 4 of 4, lines 10-52; b.py: 1 of 2, line 7`: per file of ITEMS, how many of its hunks (of ITEMS
-    and OTHERS) and the lines ITEMS span; the first MOST files."""
+    and OTHERS) and the lines ITEMS span (`deleted` for a file deleted); the first MOST files."""
     by: dict[str, list[list[int]]] = {}
     for item in items:
         by.setdefault(item["file"], []).append(item["lines"])
@@ -189,6 +308,6 @@ def files_said(items: list[dict[str, Any]], others: list[dict[str, Any]], most: 
     for path, spans in list(by.items())[:most]:
         total = len(spans) + sum(1 for other in others if other["file"] == path)
         first, last = min(s[0] for s in spans), max(s[1] for s in spans)
-        lines = f", line {first}" if first == last else f", lines {first}-{last}"
+        lines = ", deleted" if last == 0 else f", line {first}" if first == last else f", lines {first}-{last}"
         said.append(f"{path}: {len(spans)} of {total}{lines}")
     return "; ".join(said) + (f"; ... (+{len(by) - most} more files)" if len(by) > most else "")

@@ -45,7 +45,7 @@ def test_a_pr_upstream_merged_as_another_commit_says_upstream_has_its_hunk(cli: 
     jsonschema.validate(report, report_schema)
     assert report["plan"]["upstream_conflicts"] == {"pr/1": ["test_a.py"]}
     has = report["plan"]["upstream_has"]["pr/1"]
-    assert has == {"hunks": 2, "present": 1, "likely_merged": True,
+    assert has == {"hunks": 2, "present": 1, "likely_merged": True, "hunks_trivial": 0,
                    "hunks_present": [{"file": "a.py", "lines": [6, 6]}],       # where upstream's a.py has it
                    "hunks_missing": [{"file": "test_a.py", "lines": [3, 7]}],  # where the PR's head has it
                    "commit": merged, "subject": "Reset the flushing state (#1)"}
@@ -59,7 +59,7 @@ def test_a_pr_upstream_merged_as_another_commit_says_upstream_has_its_hunk(cli: 
     assert not any("rebase needed" in line for line in story["summary"])
     # the command the story gives finds the commit again, in the repository explain ran in
     [found] = [c for c in story["commands"] if "git log -S" in c["purpose"]]
-    assert found["purpose"].endswith(f"prints {merged} Reset the flushing state (#1)")
+    assert found["purpose"].endswith(f"the first that added it: {merged} Reset the flushing state (#1)")
     out = subprocess.run(shlex.split(found["command"]), cwd=small.work.path, capture_output=True, text=True,
                          check=True).stdout
     assert out == f"{merged} Reset the flushing state (#1)\n"
