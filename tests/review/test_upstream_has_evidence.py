@@ -66,6 +66,18 @@ def test_a_deleted_file_upstream_edited_is_not_had(cli: Cli, small: Small, repor
     assert report["plan"]["upstream_conflicts"] == {"pr/1": ["a.py"]} and "upstream_has" not in report["plan"]
 
 
+def test_a_deleted_file_upstream_deleted_too_is_had(cli: Cli, small: Small, report_schema: dict) -> None:
+    a = "def f():\n    value = compute(1)\n    return value\n"
+    [merged] = scenario(small, {"a.py": a, "b.py": "x = 1\n"}, {"a.py": None, "b.py": "x = 2\n"},
+                        [({"a.py": None, "b.py": "x = 3\n"}, "drop a.py (#1)")])
+    report = explain(cli, small, report_schema)
+    has = report["plan"]["upstream_has"]["pr/1"]
+    assert has["hunks_present"] == [{"file": "a.py", "lines": [0, 0]}] and has["likely_merged"]
+    assert (has["commit"], has["subject"]) == (merged, "drop a.py (#1)")
+    assert (f"conflicts with upstream alone in b.py, and upstream already has 1 of its 2 hunks (a.py: 1 of 1, "
+            f"deleted): likely merged upstream as {merged[:10]} \"drop a.py (#1)\"") in summary(report)
+
+
 def test_a_line_removed_from_a_file_upstream_deleted_is_not_had(cli: Cli, small: Small, report_schema: dict) -> None:
     a = "def f():\n    value = compute(1)\n    check(value)\n    return value\n"
     scenario(small, {"a.py": a}, {"a.py": a.replace("    check(value)\n", "")}, [({"a.py": None}, "drop a.py")])
