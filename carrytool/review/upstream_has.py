@@ -77,7 +77,7 @@ class UpstreamHas:
         else:
             count = f"{had} of its {told} hunks"
         left = "" if not self.trivial else (
-            f"; 1 more hunk, of lines that say nothing on their own, is not counted" if self.trivial == 1 else
+            "; 1 more hunk, of lines that say nothing on their own, is not counted" if self.trivial == 1 else
             f"; {self.trivial} more hunks, of lines that say nothing on their own, are not counted")
         made = f" as {self.commit[:10]} \"{self.subject}\"" if self.commit else ""
         verdict = f"likely merged upstream{made}" if self.likely_merged else f"upstream made part of its change{made}"
@@ -227,7 +227,7 @@ def _has(hunk: Hunk, base: _Lines, head: _Lines, upstream: _Lines) -> list[int] 
     at_head = hunk.new_start - 1 if hunk.new_count else hunk.new_start
     sides = [(_before(head.lines, at_head), _after(head.lines, at_head + len(added))),
              (_before(base.lines, at_base), _after(base.lines, at_base + len(removed)))]
-    joined = not any(tells(line) for line in added)     # its added lines say nothing: the lines around them must
+    joined = not any(tells(line) for line in added)     # its added lines say nothing: the lines around join
     if added:
         places = upstream.find(added)
     else:

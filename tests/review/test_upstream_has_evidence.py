@@ -152,8 +152,8 @@ def test_upstream_having_every_hunk_says_what_next(cli: Cli, small: Small, repor
     hunks in "), and the count read "every one of its 1 hunks" (h204)."""
     a = "def f(s):\n    s.begin()\n    return s\n"
     pr = a.replace("    s.begin()\n", "    s.begin()\n    reset_flushing_state(s)\n")
-    [merged, _] = scenario(small, {"a.py": a}, {"a.py": pr},
-                           [({"a.py": pr}, "merge PR 1"), ({"a.py": pr.replace("return s", "return s.done()")}, "done")])
+    done = pr.replace("return s", "return s.done()")
+    [merged, _] = scenario(small, {"a.py": a}, {"a.py": pr}, [({"a.py": pr}, "merge PR 1"), ({"a.py": done}, "done")])
     lines = summary(explain(cli, small, report_schema))
     assert (f"conflicts with upstream alone in a.py, and upstream already has its one hunk (a.py: 1 of 1, line 3): "
             f"likely merged upstream as {merged[:10]} \"merge PR 1\"") in lines
