@@ -27,11 +27,12 @@ in; or another folded PR's hunk does (RECONCILED, explain's coverage: `reconcile
 Hunks of PRs on different bases are compared in the union's base blob of the file, each mapped there through the
 diff between its base blob and that one; lines upstream changed between the two, or next to them, do not map
 (but for a PR's change upstream made there itself: its lines in the union's base blob, through the PR's head; h179),
-and the two are compared in the PR's base blob, apart there meeting nothing (h197: pr/2's line elsewhere in the
-def "reconciled" pr/1's, dropped by a union made on upstream's edit next to it); else a def/class the two hunks
-share decides (at module level: the file) (helper-149: a line the maintainer
-deleted at a stop, outside the conflict, was reconciled because the union changes its def). A hunk that only
-removes lines is left out when the tip still holds them where the PR removes them (still_there: in the
+and such a hunk stands for the region of the fold's conflict with upstream there: its lines and upstream's
+changed lines they meet, another PR's hunk meeting those joined with it in one conflict, apart meeting nothing
+(h197, h204's review: pr/2's line elsewhere in the def "reconciled" pr/1's, dropped by a union made on upstream's
+edit next to either); else a def/class the two hunks share decides (at module level: the file) (helper-149: a
+line the maintainer deleted at a stop, outside the conflict, was reconciled because the union changes its def).
+A hunk that only removes lines is left out when the tip still holds them where the PR removes them (still_there: in the
 def/class they lay in, else between the same neighbours) more often than the PR's head does, shifted by upstream's
 copies as the added lines are (helper-176), and not deleted at their place as git's merge sees it (helper-144: a
 deletion the union dropped was called re-expressed, and its drop stale); the same line standing elsewhere is no

@@ -7,8 +7,10 @@ the two blobs, read from git: one `diff-tree -p -U0` of one-file trees for every
 (xdiff: a few milliseconds for a 5,000-line file). A line the diff leaves alone maps by the offset of the
 diff's hunks before it; a range whose lines or immediate neighbours the diff changes (upstream changed
 them between the two bases: the fold's merge met them as a conflict) does not map, unless upstream made the
-PR's change there itself: then the hunk's lines in the PR's head map (h179); a hunk that does not map is
-compared with the others in its PR's own base blob, theirs mapped there (h197), before a shared def/class decides.
+PR's change there itself: then the hunk's lines in the PR's head map (h179); a hunk that does not map stands
+for the region that conflict spans there, its lines with upstream's hunks they meet (BaseMap.region), which joins
+it to another PR's hunk meeting it in one conflict of the fold (h197, h204's review); where that is not known (a
+binary), a def/class the two share decides.
 
 Spans are in doubled coordinates, as git's merge sees a conflict: line k is 2k, the place after it 2k+1.
 Regions says of a hunk a union lacks whether another folded PR's hunk, or a resolution of the union's own,
@@ -81,6 +83,26 @@ class BaseMap:
                 shift += new_count - old_count
         return span[0] + 2 * shift, span[1] + 2 * shift
 
+    def region(self, source: str | None, target: str | None, span: Span) -> Span | None:
+        """SPAN of blob SOURCE in blob TARGET's lines, widened over the hunks of their diff it meets (their lines
+        in TARGET): where the two differ at its lines or next to them, the region git's merge of a change there
+        onto TARGET meets as one conflict. None where the blobs differ and git shows no text hunks (a binary)."""
+        source, target = _blob(source), _blob(target)
+        if source == target:
+            return span
+        diff = self._diffs.get((source, target))
+        if diff is None:
+            return None
+        found = [span_of(new_start, new_count) for old_start, old_count, new_start, new_count in diff
+                 if meets(span_of(old_start, old_count), span)]
+
+        def moved(point: int) -> int:
+            return point + 2 * sum(new_count - old_count for old_start, old_count, _n, new_count in diff
+                                   if span_of(old_start, old_count)[1] < point)
+        found += [(moved(point), moved(point)) for point in span
+                  if not any(meets(span_of(start, count), (point, point)) for start, count, _n, _c in diff)]
+        return min(one for one, _two in found), max(two for _one, two in found)
+
 
 def _blob(oid: str | None) -> str:
     return "" if oid is None or oid == ZERO else oid
@@ -109,13 +131,6 @@ class Regions:
         self.map = BaseMap(git, [(blob, self.target[h.path]) for j, (_c, hunks) in enumerate(folded)
                                  for h in hunks if h.path in paths
                                  for blob in (self._base_of(j, h), self._head_of(j, h))])
-        # a hunk whose lines do not map there (upstream changed them or the next ones since its PR branched):
-        # the other PRs' hunks in its file mapped into its own PR's base blob instead (_apart_at_home)
-        unmapped = [(k, h) for k, (_c, hunks) in enumerate(folded) for h in hunks
-                    if h.path in paths and h.kind == "text" and self._span(k, h) is None]
-        self.home = BaseMap(git, [(self._base_of(j, other), self._base_of(k, h)) for k, h in unmapped
-                                  for j, (_c, hunks) in enumerate(folded) if j != k
-                                  for other in hunks if other.path == h.path])
         self.written = [h for h in own if h.path in paths and h.kind == "text"]     # all the union's hunks there
         # how often the PRs add each line, and the union, file by file
         added: dict[str, Counter[bytes]] = {path: Counter() for path in paths}
@@ -175,13 +190,14 @@ class Regions:
         reconciled either, where another PR's hunk meets its lines (touching: the fold's conflict) but in other
         def/classes only: "beside" where both only insert lines, else "apart"; None: none. Meeting in the union's base
         blob, and for Python in each def/class the hunk lies in (a hunk of two methods, one of which another PR
-        also adds, is not reconciled for the other: helper-149); where the lines of either do not map, a
-        def/class they share (at module level: the file). The answer beside "union" and "pr" is only the reason
-        given (helper-159: an insertion beside another PR's in other defs was said to meet no other PR's)."""
+        also adds, is not reconciled for the other: helper-149); where the lines of either do not map, at the
+        region the fold's merge met there with upstream's hunks next to them (_region); where that is
+        not known, a def/class they share (at module level: the file). The answer beside "union"
+        and "pr" is only the reason given (helper-159: an insertion beside another PR's in other defs was said to
+        meet no other PR's)."""
         mine = self._span(k, hunk)
         theirs = [(j, h, changes, *pair) for j, (changes, hunks) in enumerate(self.folded) if j != k
-                  for h in hunks if h.path == hunk.path and (pair := self._apart(k, hunk, mine, j, h)) is not None
-                  and not (None in pair and self._apart_at_home(k, hunk, j, h))]
+                  for h in hunks if h.path == hunk.path and (pair := self._sides(k, hunk, j, h)) is not None]
         # the union's own hunks there, but one that only puts the PR's base lines back where upstream made the
         # PR's change itself: that is no other form of the PR's change, it undoes it (h183's review: upstream's
         # `limit = 20`, the PR's, reverted by the union, was "re-expressed")
@@ -193,36 +209,44 @@ class Regions:
             return "union"
         if self._met(need, theirs + own, reach):
             return "dropped" if self._side_dropped(k, hunk, mine) else "pr"
-        touching = self._touching(k, hunk, mine)
+        touching = self._touching(k, hunk)
         if not touching:
             return None
         if self._side_dropped(k, hunk, mine):
             return "dropped"
         return "beside" if not hunk.old_count and not any(h.old_count for _j, h in touching) else "apart"
 
-    def _apart_at_home(self, k: int, hunk: Hunk, j: int, other: Hunk) -> bool:
-        """Whether PR K's text HUNK and folded PR J's text hunk OTHER, one of which does not map into the union's
-        base blob, lie apart in K's base blob (OTHER's base lines mapped there): neither met the other in the
-        fold's merge, whatever upstream's edit next to one of them did, so no side of theirs was taken there (h197:
-        upstream's `c = 30` beside pr/1's line, then in the union's base, put it out of the map, and pr/2's line
-        elsewhere in the def "reconciled" the line the union dropped, exit 0). False where that is not known."""
-        if hunk.kind != "text" or other.kind != "text":
-            return False
-        theirs = self.home.map(self._base_of(j, other), self._base_of(k, hunk),
-                               span_of(other.old_start, other.old_count))
-        return theirs is not None and not meets(span_of(hunk.old_start, hunk.old_count), theirs)
+    def _region(self, j: int, hunk: Hunk) -> Span | None:
+        """HUNK's base lines (folded PR J's; J -1: the union's own) in the union's base blob (_span); where they do
+        not map (upstream changed them or the next ones since the PR branched), widened over upstream's hunks they
+        meet: the region the fold's merge of the PR onto upstream met as one conflict, and git's merge of another PR
+        meeting that region joins both into one (h204's review of h197: upstream's `c = 30` between pr/1's `b` and
+        pr/2's `d` put both in one conflict, settled for pr/2's side; pr/1's line, dropped far from pr/2's next to
+        upstream's edit, was "reconciled" by their shared def). None where that is not known (a binary, no file)."""
+        found = self._span(j, hunk)
+        target = self.target.get(hunk.path)
+        if found is not None or j < 0 or hunk.kind != "text" or not _blob(target):
+            return found
+        return self.map.region(self._base_of(j, hunk), target, span_of(hunk.old_start, hunk.old_count))
 
     def touching(self, k: int, hunk: Hunk) -> list[int]:
         """The other folded PRs (their indexes) with a hunk meeting or touching PR K's HUNK in the union's base
-        blob (both mapped there): the fold's merge met them as a conflict."""
-        return sorted({j for j, _h in self._touching(k, hunk, self._span(k, hunk))})
+        blob (_region: joined by upstream's hunks next to either): the fold's merge met them as a conflict."""
+        return sorted({j for j, _h in self._touching(k, hunk)})
 
-    def _touching(self, k: int, hunk: Hunk, mine: Span | None) -> list[tuple[int, Hunk]]:
-        if mine is None:
-            return []
+    def _touching(self, k: int, hunk: Hunk) -> list[tuple[int, Hunk]]:
         return [(j, h) for j, (_c, hunks) in enumerate(self.folded) if j != k for h in hunks
-                if h.path == hunk.path and h.kind == "text" and (pair := self._apart(k, hunk, mine, j, h)) is not None
+                if h.path == hunk.path and h.kind == "text" and (pair := self._sides(k, hunk, j, h)) is not None
                 and pair[0] is not None and pair[1] is not None and meets(*pair)]
+
+    def _sides(self, k: int, hunk: Hunk, j: int, other: Hunk) -> tuple[Span | None, Span | None] | None:
+        """PR K's HUNK and folded PR J's hunk OTHER as sides of a conflict git's merge would show (_apart), a hunk
+        whose lines do not map into the union's base blob at the region the fold's merge met there (_region)."""
+        pair = self._apart(k, hunk, self._span(k, hunk), j, other)
+        if pair is None or None not in pair:
+            return pair
+        return (pair[0] if pair[0] is not None else self._region(k, hunk),
+                pair[1] if pair[1] is not None else self._region(j, other))
 
     def _apart(self, k: int, hunk: Hunk, mine: Span | None, j: int, other: Hunk
                ) -> tuple[Span | None, Span | None] | None:

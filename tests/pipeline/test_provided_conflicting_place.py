@@ -123,3 +123,81 @@ def test_a_line_dropped_at_a_stop_on_upstreams_edit_next_to_it_is_said_by_contin
     code, report = cli.json("sync", *args, "--dry-run")
     assert code == 0, report
     assert _lines(report) == [("pr/1", [4, 4])], report["warnings"]
+
+
+def _on_bases(cli: Cli, small: Small, one: str, two: str, union: str, *, base: str, base2: str | None, up: str,
+              command: str) -> dict:
+    """pr/1 from BASE, pr/2 from BASE2 (upstream's next commit, when given; else BASE too), upstream then moved
+    on to UP, and a union of both committed by hand on it (m.py: UNION): the JSON report of COMMAND."""
+    b = small.base = small.up.commit({"m.py": base}, "base", parent="main", ref="refs/heads/main")
+    b2 = b if base2 is None else small.up.commit({"m.py": base2}, "newer", parent=b, ref="refs/heads/main")
+    small.pr(1, {"m.py": one}, parent=b)
+    small.pr(2, {"m.py": two}, parent=b2)
+    on = small.up.commit({"m.py": up}, "upstream", parent=b2, ref="refs/heads/main")
+    commit = small.up.commit({"m.py": union}, "union", parent=on, ref="refs/heads/union")
+    small.work.git("fetch", "-q", str(small.up.path), "+refs/heads/union:refs/heads/union")
+    small.manifest([{"pr": 1}, {"pr": 2}, {"carry": "union", "commit": commit, "supersedes": [1, 2]}])
+    code, report = cli.json(command, "-m", small.manifest_path, "--repo", small.work.path,
+                            *(["--dry-run"] if command == "sync" else []))
+    assert code == 0, report
+    return report
+
+
+# h204's review of h197: the mirror, pr/2's hunk out of the union's base map (upstream's `h = 70` right after its
+# line), pr/1's far from it; with pr/2 on a newer base, pr/2's base did not map into pr/1's, and the shared def
+# said the line the union dropped was "reconciled", exit 0
+G = "import os\n\n\n" + F.replace("    g = 6\n", "    g = 6\n    h = 7\n")
+
+
+@pytest.mark.parametrize("command", ["sync", "explain"])
+@pytest.mark.parametrize("newer", [False, True], ids=["one-base", "newer-base"])
+def test_a_line_dropped_far_from_another_prs_next_to_upstreams_edit_is_warned(cli: Cli, small: Small, git: str,
+                                                                              command: str, newer: bool) -> None:
+    base2 = G.replace("import os", "import os, sys") if newer else None
+    two = (base2 or G).replace("    g = 6\n", "    g = 6\n    Y = log()\n")
+    up = (base2 or G).replace("h = 7", "h = 70")
+    one = G.replace("    b = 2\n", "    b = 2\n    X = log()\n")
+    r = _on_bases(cli, small, one, two, two.replace("h = 7", "h = 70"), base=G, base2=base2, up=up, command=command)
+    assert _lines(r) == [("pr/1", [7, 7])], r["warnings"]
+    if command == "explain":
+        [cov] = [c for c in r["coverage"] if c["pr"] == "pr/1"]
+        assert [(h["lines"], h["status"]) for h in cov["hunks"]] == [([7, 7], "absent")]
+
+
+# h204's review of h197: pr/1 sets `b`, pr/2 `d`, apart in their base; upstream's `c = 30` between them joins them
+# (the fold's merge of pr/2 shows both PRs' lines in one conflict) and the union settles it for pr/2's side: a
+# region reconciled, not "no other PR it folds changes those lines or the next ones"
+@pytest.mark.parametrize("command", ["sync", "explain"])
+def test_lines_joined_into_one_conflict_by_upstreams_edit_between_them_are_reconciled(cli: Cli, small: Small,
+                                                                                      git: str, command: str) -> None:
+    one, two = F.replace("b = 2", "b = clamp(2)"), F.replace("d = 4", "d = clamp(4)")
+    union = LATER.replace("d = 4", "d = clamp(4)")
+    r = _on_bases(cli, small, one, two, union, base=F, base2=None, up=LATER, command=command)
+    assert _lines(r) == [], r["warnings"]
+    if command == "explain":
+        [cov] = [c for c in r["coverage"] if c["pr"] == "pr/1"]
+        assert [(h["lines"], h["status"]) for h in cov["hunks"]] == [([3, 3], "reconciled")]
+
+
+def test_lines_joined_by_upstreams_edit_meet_at_the_folds_stop_and_are_reconciled_there(cli: Cli, tmp_path: Path,
+                                                                                        git: str) -> None:
+    # the same through the fold: it stops on pr/1 against upstream's `c = 30` (kept with pr/1's), then on pr/2,
+    # whose `d` meets both in one conflict; the maintainer settles it for pr/2's side
+    one, two = F.replace("b = 2", "b = clamp(2)"), F.replace("d = 4", "d = clamp(4)")
+    prs = TwoPrs(tmp_path, {"m.py": F}, {"m.py": one}, {"m.py": two})
+    prs.up.commit({"m.py": LATER}, "upstream", parent=prs.base, ref="refs/heads/main")
+    args = prs.args()
+    assert cli("union", "compose", "u", *args).exit_code == 3
+    (prs.scratch / "m.py").write_text(one.replace("c = 3", "c = 30"))
+    assert cli("union", "continue", "u", *args).exit_code == 3
+    met = (prs.scratch / "m.py").read_text()
+    assert "b = clamp(2)" in met.split("=======")[0] and "d = clamp(4)" in met.split("=======")[1], met
+    (prs.scratch / "m.py").write_text(LATER.replace("d = 4", "d = clamp(4)"))
+    result = cli("union", "continue", "u", *args)
+    out = result.stdout + result.stderr
+    assert result.exit_code == 0, out
+    assert "lacks pr/1" not in out, out
+    code, report = cli.json("sync", *args, "--dry-run")
+    assert code == 0, report
+    assert _lines(report) == [], report["warnings"]
+

@@ -247,3 +247,19 @@ def test_lines_map_by_offset_and_not_where_the_blobs_differ_at_them_or_next_to_t
         assert mapping.map(None, new, span_of(0, 0)) is None                 # a file upstream added
     assert meets(span_of(7, 0), span_of(8, 1)) and meets(span_of(7, 0), span_of(7, 1))
     assert not meets(span_of(7, 0), span_of(9, 1)) and not meets(span_of(6, 0), span_of(7, 0))
+
+
+def test_lines_next_to_upstreams_change_stand_for_the_region_the_folds_conflict_spans(small: Small) -> None:
+    # h204's review: a hunk out of the map (upstream changed its lines or the next ones) is the region its merge
+    # onto upstream meets as one conflict: its lines and upstream's hunks it meets, in the union's base blob
+    old = small.up.git("hash-object", "-w", "--stdin", input=RUN.encode())
+    new = small.up.git("hash-object", "-w", "--stdin", input=NEWER.replace("self.v6 = 6", "self.v6 = 60").encode())
+    with Git(small.up.path) as git:
+        mapping = BaseMap(git, [(old, new)])
+        assert mapping.region(old, new, span_of(7, 1)) == span_of(9, 1)      # mapped: as map
+        assert mapping.region(old, new, span_of(11, 1)) == span_of(13, 2)    # v5, and v6 next to it
+        assert mapping.region(old, new, span_of(12, 1)) == span_of(14, 1)    # v6 itself
+        assert mapping.region(old, new, span_of(12, 0)) == span_of(14, 1)    # after v6
+        assert mapping.region(old, new, span_of(10, 4)) == span_of(12, 4)    # v4-v7 over v6
+        assert mapping.region(old, new, span_of(1, 0)) == (3, 7)             # after line 1: upstream's two lines
+    assert not meets(span_of(11, 1), span_of(14, 1)) and meets(span_of(13, 2), span_of(14, 1))
