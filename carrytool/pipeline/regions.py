@@ -191,17 +191,17 @@ class Regions:
         def/classes only: "beside" where both only insert lines, else "apart"; None: none. Meeting in the union's base
         blob, and for Python in each def/class the hunk lies in (a hunk of two methods, one of which another PR
         also adds, is not reconciled for the other: helper-149); where the lines of either do not map, at the
-        region the fold's merge met there with upstream's hunks next to them (_region); where that is
-        not known, a def/class they share (at module level: the file). The answer beside "union"
+        region the fold's merge met there with upstream's hunks next to them (_region), the union's own hunks too;
+        where that is not known, a def/class they share (at module level: the file). The answer beside "union"
         and "pr" is only the reason given (helper-159: an insertion beside another PR's in other defs was said to
         meet no other PR's)."""
-        mine = self._span(k, hunk)
+        mine, met = self._span(k, hunk), self._region(k, hunk)
         theirs = [(j, h, changes, *pair) for j, (changes, hunks) in enumerate(self.folded) if j != k
                   for h in hunks if h.path == hunk.path and (pair := self._sides(k, hunk, j, h)) is not None]
         # the union's own hunks there, but one that only puts the PR's base lines back where upstream made the
         # PR's change itself: that is no other form of the PR's change, it undoes it (h183's review: upstream's
         # `limit = 20`, the PR's, reverted by the union, was "re-expressed")
-        own = [(-1, h, self.changes, mine, self._span(-1, h)) for h in self.own if h.path == hunk.path
+        own = [(-1, h, self.changes, met, self._span(-1, h)) for h in self.own if h.path == hunk.path
                and not (h.kind == hunk.kind == "text" and h.added == hunk.removed and h.removed == hunk.added)]
         # the outermost of its def/classes: a def nested in one of them is in that one's region
         need = {s for s in scopes if not any(s.startswith(t + ".") for t in scopes)}

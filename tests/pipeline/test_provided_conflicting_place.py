@@ -201,3 +201,25 @@ def test_lines_joined_by_upstreams_edit_meet_at_the_folds_stop_and_are_reconcile
     assert code == 0, report
     assert _lines(report) == [], report["warnings"]
 
+
+@pytest.mark.parametrize("command", ["sync", "explain"])
+def test_a_line_dropped_next_to_upstreams_edit_is_not_the_unions_own_lines_elsewhere_in_the_def(
+        cli: Cli, small: Small, git: str, command: str) -> None:
+    # the union, made on upstream's `c = 30` right after pr/1's line, drops that line and writes a line of its own
+    # two lines further down, apart from the conflict pr/1's merge met: no other form of pr/1's line (the shared
+    # def read it as re-expressed)
+    two = F.replace("return a", "return a + 0")
+    union = LATER.replace("return a", "return a + 0").replace("e = 5", "e = compute(5)")
+    r = _on_bases(cli, small, ONE, two, union, base=F, base2=None, up=LATER, command=command)
+    assert _lines(r) == [("pr/1", [4, 4])], r["warnings"]
+
+
+def test_a_line_next_to_upstreams_edit_the_union_writes_its_own_words_for_is_re_expressed(
+        cli: Cli, small: Small, git: str) -> None:
+    # its own line where pr/1's merge met upstream's `c = 30`: the maintainer's resolution there
+    union = LATER.replace("    c = 30\n", "    Z = log_all()\n    c = 30\n").replace("return a", "return a + 0")
+    r = _on_bases(cli, small, ONE, F.replace("return a", "return a + 0"), union, base=F, base2=None, up=LATER,
+                  command="explain")
+    assert _lines(r) == [], r["warnings"]
+    [cov] = [c for c in r["coverage"] if c["pr"] == "pr/1"]
+    assert [(h["lines"], h["status"]) for h in cov["hunks"]] == [([4, 4], "re-expressed")]
