@@ -108,10 +108,12 @@ def test_a_hunk_of_two_methods_one_of_which_another_pr_adds_is_not_reconciled_fo
     assert "w.py:23-28 (A.check, A.verify)" in warning["message"], warning["message"]
 
 
-def test_a_line_whose_neighbours_upstream_changed_is_compared_in_its_prs_base(cli: Cli, small: Small) -> None:
+def test_a_line_whose_neighbours_upstream_changed_is_judged_at_the_region_its_merge_met(cli: Cli, small: Small
+                                                                                         ) -> None:
     # upstream changed v6 since pr/1's base, next to pr/1's line: its place does not map (the fold's merge met
-    # upstream there); pr/2's hunk is compared in pr/1's base instead: its v10 lies apart, the union took no side
-    # of theirs, and the line it dropped is lost (h197: the same def "reconciled" it, exit 0)
+    # upstream there); it stands for that region (its line and upstream's v6), which pr/2's v10 does not meet:
+    # the union took no side of theirs, and the line it dropped is lost (h197: the same def "reconciled" it,
+    # exit 0; h206: judged at the region, not in pr/1's base)
     newer = NEWER.replace("self.v6 = 6", "self.v6 = 60")
     two = newer.replace("v10 = 10", "v10 = 0")
     prs = {1: ("old", {"w.py": _after(RUN, "        self.v5 = 5\n", SNAP)}), 2: ("new", {"w.py": two})}
