@@ -116,15 +116,19 @@ class Recording:
                 held.append(fixup)
         if not held:
             return
-        files = " ".join(f"--drop-edit {shlex.quote(f.file)}" for f in held)
-        drop_command = f"carrytool union continue {shlex.quote(self.name)} {files}{self.invocation}"
+        # the drops the user gave stay in both commands (h209: run as printed, the refusal came back on them)
+        given = [path for path in self._waiting(conflict) if path in drop]
+        again = "".join(f" --drop-edit {shlex.quote(path)}" for path in given)
+        files = again + "".join(f" --drop-edit {shlex.quote(f.file)}" for f in held)
+        continue_command = f"carrytool union continue {shlex.quote(self.name)}{again}{self.invocation}"
+        drop_command = f"carrytool union continue {shlex.quote(self.name)}{files}{self.invocation}"
         raise ConflictError(
             "".join(f"{f.file}: your recorded edit outside the conflict hunks ({item}) is not in the file as you "
                     "left it (it did not apply beside the new hunks, and does not apply to the file now): this "
                     "union would not have it. It was:\n" + describe_edit(f) for f in held)
             + "nothing was recorded",
             hint="redo it in " + ", ".join(str(scratch.root / f.file) for f in held)
-                 + f", then: {self.command('continue')}; or, when it is no longer needed (or the file has it in "
+                 + f", then: {continue_command}; or, when it is no longer needed (or the file has it in "
                    f"another form), drop it from the store: {drop_command}")
 
     def record(self, state: dict, conflict: dict, snapshot: dict[str, Content], paths: list[str],

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import Cli
-from tests.union.fold_scenario import Fold, edited, resolve_both
+from tests.union.fold_scenario import A_BASE, Fold, TwoPrs, edited, resolve_both
 
 TAKE_THEIRS = re.compile(rb"<<<<<<< [^\n]*\n.*?=======\n(.*?)>>>>>>> [^\n]*\n", re.S)
 
@@ -105,3 +106,36 @@ def test_a_drop_killed_after_it_recorded_goes_on_when_run_again(cli: Cli, fold: 
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert fold.show(fold.ref(), "a.py") == resolved
     assert union(cli, fold, "compose").exit_code == 0
+
+
+def test_the_refusals_commands_keep_the_drops_already_given(tmp_path: Path, cli: Cli) -> None:
+    """Edits held back in two files; the user drops one and forgets the other: the refusal's commands carry the
+    drop already given, and the printed one runs (h209: it named d.py alone, and run as printed refused again on
+    a.py, back and forth)."""
+    files = ("a.py", "d.py")
+    two = TwoPrs(tmp_path, {f: A_BASE for f in files},
+                 {f: edited({3: "line 3 by one\n", 15: "line 15 by one\n"}) for f in files},
+                 {f: edited({3: "line 3 by two\n", 15: "line 15 by two\n"}) for f in files})
+
+    def run(verb: str, *args: str):
+        return cli("union", verb, "u", *args, *two.args())
+
+    assert run("compose").exit_code == 3
+    for name in files:
+        resolve_both(two.scratch / name, outside=f"line 10 edited in {name}\n".encode())
+    assert run("continue").exit_code == 0
+    two.up.commit({f: edited({3: "line 3 by two\n", 10: "line 10 by two v2\n", 15: "line 15 by two, v2\n"})
+                   for f in files}, "two: v2", parent=two.pr2, ref="refs/pull/2/head")
+    assert run("compose").exit_code == 3
+    for name in files:
+        (two.scratch / name).write_bytes(TAKE_THEIRS.sub(rb"\1", (two.scratch / name).read_bytes()))
+    refused = run("continue", "--drop-edit", "a.py")
+    assert refused.exit_code == 3, refused.output
+    assert "a.py: your recorded edit" not in refused.output and "d.py: your recorded edit" in refused.output
+    flat = " ".join(refused.output.split())
+    printed = re.search(r"drop it from the store: (carrytool union continue .*? --repo \S+)", flat)
+    assert printed and "--drop-edit a.py --drop-edit d.py" in printed.group(1), refused.output
+    assert "then: carrytool union continue u --drop-edit a.py -m" in flat, refused.output
+    again = cli(*shlex.split(printed.group(1))[1:])
+    assert again.exit_code == 0, again.output
+    assert run("compose").exit_code == 0
