@@ -198,15 +198,16 @@ def run_carrytool(inputs: Inputs, scratch: Path) -> Measurement:
     return Measurement("carrytool", cold.seconds, applied, cold.rss_mb, cold.cpu_seconds, extra, tree)
 
 
-SYNC_KEEPS = ("merges-git", "findings-git")     # the files of <git dir>/carrytool/cache a sync writes
+SYNC_KEEPS = ("merges-git", "findings-git", "patchids-git")     # the files of <git dir>/carrytool/cache a sync writes
 
 
 def explain_twice(inputs: Inputs, repo: Path, scratch: Path) -> dict[str, float]:
     """Time `explain --offline` in REPO after its syncs: cold (nothing an explain keeps: no scope cache, so
     every Python blob it needs is parsed, and no pair decisions, so every pair is merged) and then warm
     (what the cold run kept), as a reviewer runs it after a sync. What the syncs kept stays (the clean
-    chained merges, pipeline.keptmerges, and what their landing checks found parsing the composed modules,
-    pipeline.keptfindings): a reviewer's explain after the nightly sync finds them too."""
+    chained merges, pipeline.keptmerges, what their landing checks found parsing the composed modules,
+    pipeline.keptfindings, and the stale-stack check's patch ids, pipeline.keptpatchids): a reviewer's explain
+    after the nightly sync finds them too."""
     for kept in sorted((repo / "carrytool" / "cache").glob("*")):
         if not kept.name.startswith(SYNC_KEEPS):
             shutil.rmtree(kept, ignore_errors=True) if kept.is_dir() else kept.unlink()

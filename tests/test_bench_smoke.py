@@ -104,13 +104,14 @@ def test_explain_is_timed_beside_sync_when_asked(tmp_path: Path, capsys: pytest.
 def test_cold_explain_keeps_what_the_syncs_kept_and_nothing_an_explain_kept(tmp_path: Path,
                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     """Cold explain in the bench: as a reviewer's explain after the nightly sync, which finds the sync's
-    kept merges and findings, but no scope cache and no pair decisions."""
+    kept merges, findings and patch ids, but no scope cache and no pair decisions."""
     from bench import runners
 
     cache = tmp_path / "repo" / "carrytool" / "cache"
     (cache / "scopes-v2-py3.11").mkdir(parents=True)
     (cache / "scopes-v2-py3.11" / "pack-1.json").write_text("{}")
-    for name in ("pairs-git2.39.5.json", "merges-git2.39.5.json", "merges-git2.47.3.json", "findings-git2.39.5.json"):
+    for name in ("pairs-git2.39.5.json", "merges-git2.39.5.json", "merges-git2.47.3.json", "findings-git2.39.5.json",
+                 "patchids-git2.39.5.json"):
         (cache / name).write_text("{}")
     seen: list[list[str]] = []
 
@@ -121,5 +122,6 @@ def test_cold_explain_keeps_what_the_syncs_kept_and_nothing_an_explain_kept(tmp_
     monkeypatch.setattr(runners, "time_process", timed)
     inputs = type("Inputs", (), {"manifest": tmp_path / "m.yaml"})()
     out = runners.explain_twice(inputs, tmp_path / "repo", tmp_path)   # type: ignore[arg-type]
-    assert seen[0] == ["findings-git2.39.5.json", "merges-git2.39.5.json", "merges-git2.47.3.json"]  # what sync keeps
+    assert seen[0] == ["findings-git2.39.5.json", "merges-git2.39.5.json", "merges-git2.47.3.json",
+                       "patchids-git2.39.5.json"]  # what sync keeps
     assert len(seen) == 2 and out["explain_seconds"] == out["explain_warm_seconds"] == 0.1

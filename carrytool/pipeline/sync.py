@@ -24,6 +24,7 @@ from carrytool.pipeline.compose import Composer
 from carrytool.pipeline.compose_records import Composition, Misguessed
 from carrytool.pipeline.keptfindings import KeptFindings
 from carrytool.pipeline.keptmerges import KeptMerges
+from carrytool.pipeline.keptpatchids import KeptPatchIds
 from carrytool.pipeline.landing import Accounting, account
 from carrytool.pipeline.lock import (
     build_lock,
@@ -152,10 +153,13 @@ def _plan_and_compose(manifest: Manifest, git: Git, options: SyncOptions, progre
     # clean chained merges earlier runs kept (pipeline.keptmerges): written by sync, unless it is a dry run
     # (which writes nothing), and by explain, which keeps what it learns (as its scope cache); verify
     # merges everything again, a check independent of what earlier runs found; so too what the landing
-    # checks found parsing the composed modules (pipeline.keptfindings)
+    # checks found parsing the composed modules (pipeline.keptfindings), and the stale-stack check's patch ids
+    # (pipeline.keptpatchids)
     cache = git.common_dir / "carrytool" / "cache"
     kept = KeptMerges(cache, git.version) if command != "verify" else None
     findings = KeptFindings(cache, git.version) if command != "verify" else None
+    patch_ids = KeptPatchIds(cache, git.version) if command != "verify" else None
+    keeps = command == "explain" or (command == "sync" and not options.dry_run)
     nights: list[tuple[str, str | None]] = []     # the record of what is composed (sync, not a dry run)
 
     def night(result: str) -> None:
@@ -163,17 +167,16 @@ def _plan_and_compose(manifest: Manifest, git: Git, options: SyncOptions, progre
             nights.append(night_record(manifest, git, build_lock(manifest, resolved, result)))
 
     steps, violations, composition, accounting, stacks = _compose(manifest, git, resolved, missing, progress,
-                                                                  frozenset(), kept, findings, night=night)
+                                                                  frozenset(), kept, findings, patch_ids, night=night)
     rejected = structured_rejections(manifest, git, steps, composition, accounting)
     if rejected:    # a structured resolution a check rejected goes back to being the conflict it was
         steps, violations, composition, accounting, stacks = _compose(manifest, git, resolved, missing, progress,
-                                                                      frozenset(rejected), kept, findings)
+                                                                      frozenset(rejected), kept, findings, patch_ids)
         why = {"landing": "a hunk did not land", "asserts": "an assert failed on it"}
         for step in steps:
             if step.id in rejected and step.status == CONFLICT:
                 step.detail = f"{step.detail}; its structured resolution was rejected: {why[rejected[step.id]]}"
-    if kept is not None and findings is not None and (command == "explain" or
-                                                      (command == "sync" and not options.dry_run)):
+    if kept is not None and findings is not None and keeps:
         kept.save()
         findings.save()
     report.steps = steps
@@ -185,6 +188,8 @@ def _plan_and_compose(manifest: Manifest, git: Git, options: SyncOptions, progre
     report.failed_conflicts = list(composition.failed_conflicts)
     report.warnings += structured_warnings(steps) + reverted_warnings(steps) + \
         stacks()
+    if patch_ids is not None and keeps:
+        patch_ids.save()
     report.dropped = accounting.failures
     report.warnings += accounting.warnings
     say_unapplied_unions(steps, report.warnings)
@@ -202,7 +207,7 @@ def _plan_and_compose(manifest: Manifest, git: Git, options: SyncOptions, progre
 
 def _compose(manifest: Manifest, git: Git, resolved: Resolved, missing: dict[int, str], progress: Progress | None,
              structured_off: frozenset[str], kept: KeptMerges | None = None, findings: KeptFindings | None = None,
-             aside: bool = True, night: Callable[[str], None] | None = None
+             patch_ids: KeptPatchIds | None = None, aside: bool = True, night: Callable[[str], None] | None = None
              ) -> tuple[list[Step], list, Composition, Accounting, Callable[[], list[dict[str, object]]]]:
     """Plan and compose from scratch (the steps are fresh each time: composing settles them). ASIDE: the
     entries that conflict with upstream alone are merged beside the chain (Composer.aside); should one
@@ -210,7 +215,7 @@ def _compose(manifest: Manifest, git: Git, resolved: Resolved, missing: dict[int
     commit that stands, before its objects are packed (one pack: pipeline.night_record)."""
     steps = plan_static(manifest, missing)
     facts.gather(git, resolved, steps)
-    stacks = stale_stacks(git, resolved.upstream, steps)     # their patch ids read while composing
+    stacks = stale_stacks(git, resolved.upstream, steps, patch_ids)     # their patch ids read while composing
     violations = plan_paths(manifest, steps)
     composer = Composer(git, manifest, resolved.upstream, progress)
     # the landing checks read every applied entry's own patch: read them while composing, on another core,
@@ -226,8 +231,8 @@ def _compose(manifest: Manifest, git: Git, resolved: Resolved, missing: dict[int
     except Misguessed:
         composition = None      # composed again below, outside the handler: the first pass can go
     if composition is None:
-        return _compose(manifest, git, resolved, missing, progress, structured_off, kept, findings, aside=False,
-                        night=night)
+        return _compose(manifest, git, resolved, missing, progress, structured_off, kept, findings, patch_ids,
+                        aside=False, night=night)
     if not any(step.structured for step in steps):
         # the composition stands (only a structured resolution can be composed again): what it reaches
         # persists whatever the checks say (the report names it), so it is packed into the store while

@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 from carrytool.gitlayer.git import Git
 from carrytool.manifest.model import Manifest
+from carrytool.pipeline.keptpatchids import KeptPatchIds
 from carrytool.pipeline.lock import resync_hint
 from carrytool.pipeline.plan import APPLIED, CONFLICT, Step
 from carrytool.pipeline.resolve import Resolved
@@ -54,7 +55,8 @@ _KEPT = {"adjacent-edit": "one side's rewrite kept with the other's insertion be
          "import-union": "the names both sides import, once each"}
 
 
-def stale_stacks(git: Git, upstream: str, steps: list[Step]) -> Callable[[], list[dict[str, object]]]:
+def stale_stacks(git: Git, upstream: str, steps: list[Step],
+                 kept: KeptPatchIds | None = None) -> Callable[[], list[dict[str, object]]]:
     """`stale-stack` warnings: two PRs holding one commit in two versions (the same author, author date and
     subject, what a rebase or an amend keeps; another patch id), neither built on the other's head. When one
     PR's head is such a commit and the other's is not, the other was built on it before it was rewritten:
@@ -66,8 +68,9 @@ def stale_stacks(git: Git, upstream: str, steps: list[Step]) -> Callable[[], lis
     the stale PR dates its copies anew, helper-117.)
 
     In two halves: the commits are compared now (facts.gather's walk, one `cat-file`), their patch ids read
-    in the background (while composing: a few hundred ms where the commits are large); the function returned
-    makes the warnings."""
+    in the background (while composing: a few hundred ms where the commits are large), those KEPT has not
+    (pipeline.keptpatchids: explain after the nightly sync reads sync's); the function returned makes the
+    warnings (and puts the ids read into KEPT)."""
     prs = [s for s in steps if s.entry.kind == "pr" and s.head]
     own = {s.id: git.outside(upstream, s.head) for s in prs}        # type: ignore[arg-type]
     if sum(len(commits) > 0 for commits in own.values()) < 2:
@@ -104,8 +107,23 @@ def stale_stacks(git: Git, upstream: str, steps: list[Step]) -> Callable[[], lis
                 found += [(other, one, b, a, False) for a, b in pairs]
     if not found:
         return list
-    later = git.patch_ids_later(sorted({sha for *_steps, a, b, _on in found for sha in (a, b)}))
-    return lambda: _stale_warnings(keys, found, later(), was)
+    patches = _patch_ids_later(git, sorted({sha for *_steps, a, b, _on in found for sha in (a, b)}), kept)
+    return lambda: _stale_warnings(keys, found, patches(), was)
+
+
+def _patch_ids_later(git: Git, commits: list[str], kept: KeptPatchIds | None) -> Callable[[], dict[str, str]]:
+    """`Git.patch_ids_later` of COMMITS, those KEPT has read from it, the others asked of git and put into it."""
+    known = {sha: found for sha in commits if kept is not None and (found := kept.get(kept.key(sha))) is not None}
+    later = git.patch_ids_later([sha for sha in commits if sha not in known])
+
+    def answer() -> dict[str, str]:
+        asked = later()
+        if kept is not None:
+            for sha, found in asked.items():
+                kept.put(kept.key(sha), found)
+        return known | asked
+
+    return answer
 
 
 def _stale_warnings(keys: dict[str, tuple[str, str]], found: list[tuple[Step, Step, str, str, bool]],
