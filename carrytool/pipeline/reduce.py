@@ -71,27 +71,39 @@ def _edits_from_base(changes: Sequence[Change], rest: Sequence[Change]) -> dict[
 
 
 def files_alone(git: Git, *, base: str, changes: Sequence[Change], keep: Collection[str], ours_tree: str,
-                sig: Signature, what: str, is_file: Callable[[str], bool] | None = None) -> tuple[str, str] | None:
+                sig: Signature, what: str, is_file: Callable[[str], bool] | None = None,
+                entry_at: Callable[[str], tuple[str, str] | None] | None = None) -> tuple[str, str] | None:
     """The merge `reduced_head` gives (its head onto ours, from BASE) with all three sides cut down to the
     files of KEEP the head modifies: (ours, theirs), two commits on one root commit that holds BASE's
     versions of those files. None where that is not exact, or there is no such file.
 
-    Exact when the head (CHANGES, BASE -> head) modifies regular files and adds paths, nothing else (no
-    delete, rename or change of kind); every file it modifies outside KEEP goes back to its base version
-    in the reduced head (OURS_TREE has it as a file: IS_FILE); every one in KEEP is a regular file in
-    OURS_TREE; and OURS_TREE has nothing where it adds a path (no file either where that path's
-    directories go). Then the reduced head differs from BASE in those files, each present on all three
-    sides, and in paths it adds alone: rename detection pairs a deleted path with an added one, and the
-    head deletes nothing, nor does ours add anything where the head adds (ours' own renames and deletes
-    meet nothing the head changes). So the merge takes each added path from the head, clean, leaves every
-    other path as ours has it, and decides each shared file from its three blobs: a merge of the three
-    trees of those files alone merges the same blobs, conflicts in the same files and writes the same
-    merged blobs (conflict markers aside, which name the commits merged). Only when the caller's merge is
-    from BASE alone (BASE is the only merge base of ours and the head): the caller knows; here BASE is
-    the commits' root."""
+    Exact when the head (CHANGES, BASE -> head) modifies regular files, adds paths and deletes paths that
+    OURS_TREE has exactly as BASE does (the same mode and blob), nothing else (no rename or change of
+    kind); every file it modifies outside KEEP goes back to its base version in the reduced head
+    (OURS_TREE has it as a file: IS_FILE); every one in KEEP is a regular file in OURS_TREE; and OURS_TREE
+    has nothing where it adds a path (no file either where that path's directories go). Then the reduced
+    head differs from BASE in those files, each present on all three sides, in paths it adds, and in
+    paths it deletes that ours did not change. Rename detection pairs a deleted path with an added one:
+    on the head's side, a path it deletes with one it adds, merged from ours' version, which is the
+    base's, to the head's (the head's added file, clean, as when it is no rename); on ours' side, only
+    paths ours deletes, which the head neither modifies nor deletes (ours has them), and paths ours
+    adds, where the head adds nothing. So the merge takes each added path from the head and each deleted
+    one away, clean, leaves every other path as ours has it, and decides each shared file from its
+    three blobs: a merge of the three trees of those files alone merges the same blobs, conflicts in the
+    same files and writes the same merged blobs (conflict markers aside, which name the commits merged).
+    Only when the caller's merge is from BASE alone (BASE is the only merge base of ours and the head):
+    the caller knows; here BASE is the commits' root. ENTRY_AT: (mode, oid) of a path outside KEEP in
+    OURS_TREE, when the caller knows it without reading that tree (a release branch's PR deletes a
+    hundred files)."""
+    def ours_at(path: str) -> tuple[str, str] | None:
+        return entry_at(path) if entry_at is not None and path not in keep else git.blob_at(ours_tree, path)
+
     for change in changes:
         if change.status == "A":
             if not _nothing_at(git, ours_tree, change.path):
+                return None
+        elif change.status == "D":
+            if ours_at(change.path) != (change.old_mode, change.old_oid):
                 return None
         elif change.status != "M" or change.old_mode not in REGULAR_MODES or change.new_mode not in REGULAR_MODES:
             return None

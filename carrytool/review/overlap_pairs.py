@@ -46,6 +46,7 @@ class PairMerger:
         folder = git.common_dir / "carrytool" / "cache" if self.keep_decisions else None
         self.decisions = PairDecisions(folder, git.version)
         self._upstream_files: dict[str, bool] = {}     # path -> a file in upstream (_upstream_file)
+        self._upstream_entries: dict[str, tuple[str, str] | None] = {}   # path -> (mode, oid) in upstream
 
     def theirs(self, item: EntryFacts, ours: str, ours_tree: str) -> tuple[str, str]:
         """The (ours, theirs) commits whose merge applies ITEM's whole change onto OURS (see compose.py)."""
@@ -232,11 +233,11 @@ class PairMerger:
         """JOB with the second PR's head reduced to the paths where ours, the first alone on upstream, is
         not upstream (the first's files, and what else its merge alone changed: `_changed`;
         pipeline.reduce): a pair conflicts only there (elsewhere the second meets upstream's version alone,
-        decided by its merge onto upstream). Where the PR only modifies files and adds paths, and its base is its only
-        merge base with upstream (ours is a commit on upstream: the pair merges from that base alone), the
-        merge of those files' trees alone (`files_alone`): git then neither walks history for the merge
-        base nor reads upstream's other changes since that base, nor does this build the reduced head's
-        whole tree. Not under a structured merge policy, which judges the whole merge."""
+        decided by its merge onto upstream). Where the PR only modifies files, adds paths and deletes files ours
+        has as the base had them, and its base is its only merge base with upstream (ours is a commit on
+        upstream: the pair merges from that base alone), the merge of those files' trees alone
+        (`files_alone`): git then neither walks history for the merge base nor reads upstream's other
+        changes since that base, nor does this build the reduced head's whole tree. Not under a structured merge policy, which judges the whole merge."""
         first, second = pair
         if not self.shared_files_only or second.entry.kind != "pr" or not second.base or not second.head or \
                 (second.step and self.manifest.structured_paths(second.step.entry)):
@@ -250,12 +251,20 @@ class PairMerger:
         keep = set(first.files) | self.on_upstream[first.id]
         if self.shared_files_alone and self.git.sole_merge_base(self.upstream, second.head):
             alone = files_alone(self.git, base=second.base, changes=second.changes, keep=keep,
-                                ours_tree=ours_tree, sig=self.sig, what=what, is_file=is_file)
+                                ours_tree=ours_tree, sig=self.sig, what=what, is_file=is_file,
+                                entry_at=self._upstream_entry if self.files_from_upstream else None)
             if alone is not None:
                 return alone
         reduced = reduced_head(self.git, head=second.head, base=second.base, changes=second.changes,
                                keep=keep, ours_tree=ours_tree, sig=self.sig, what=what, is_file=is_file)
         return job if reduced is None else (job[0], reduced)
+
+    def _upstream_entry(self, path: str) -> tuple[str, str] | None:
+        """(mode, oid) of PATH in upstream's tree, asked once per path: for a path the pair does not keep,
+        ours' (see `_upstream_file`)."""
+        if path not in self._upstream_entries:
+            self._upstream_entries[path] = self.git.blob_at(self.upstream_tree, path)
+        return self._upstream_entries[path]
 
     def _upstream_file(self, path: str) -> bool:
         """Whether upstream has a file at PATH, asked once per path. For a path the pair does not keep

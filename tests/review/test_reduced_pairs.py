@@ -431,6 +431,70 @@ def test_shared_files_alone_only_where_ours_has_regular_files(small: Small) -> N
         git.close()
 
 
+def _deleting(small: Small) -> dict[int, str]:
+    """Upstream renamed pkg/old.py to pkg/moved.py and deleted pkg/dropped.py since the base; every PR edits
+    pkg/a.py (pr/1 and pr/2 line 5: a conflict), and pr/2, pr/3 and pr/4 each delete one file: pr/2 one
+    upstream left as the base had it (and pr/5, composed first, edits), pr/3 the one upstream renamed, pr/4 the
+    one upstream deleted too."""
+    files = {"pkg/a.py": _body("a", {}), "pkg/gone.py": _body("gone", {}), "pkg/old.py": _body("old", {}),
+             "pkg/dropped.py": _body("dropped", {})}
+    base = small.up.commit(files, "base", parent="main", ref="refs/heads/main")
+    small.up.commit({"pkg/old.py": None, "pkg/moved.py": _body("old", {39: "moved"}), "pkg/dropped.py": None,
+                     "pkg/a.py": _body("a", {0: "upstream"})}, "upstream renames one file and deletes another",
+                    parent=base, ref="refs/heads/main")
+    heads = {1: {"pkg/a.py": _body("a", {5: "pr 1"})},
+             2: {"pkg/a.py": _body("a", {5: "pr 2"}), "pkg/gone.py": None},
+             3: {"pkg/a.py": _body("a", {15: "pr 3"}), "pkg/old.py": None},
+             4: {"pkg/a.py": _body("a", {25: "pr 4"}), "pkg/dropped.py": None},
+             5: {"pkg/a.py": _body("a", {35: "pr 5"}), "pkg/gone.py": _body("gone", {3: "pr 5"})}}
+    small.manifest([{"pr": n} for n in (5, 1, 2, 3, 4)], policy={"on_conflict": "skip"})
+    return {n: small.up.commit(files, f"pr {n}", parent=base, ref=f"refs/pull/{n}/head") for n, files in heads.items()}
+
+
+def test_a_head_deleting_a_file_ours_has_unchanged_is_merged_on_its_shared_files_alone(
+        cli: Cli, small: Small, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A head that deletes a file ours has as the head's base had it: its deletion merges clean whatever
+    rename detection pairs it with, so the pair is merged on its shared files alone, and decides as the
+    reduced head does. One that deletes a file upstream renamed (a rename/delete conflict) or deleted too
+    (the same, should either side's rename detection pair it) is merged as before; so is one beside an
+    entry that edits the file it deletes (a modify/delete conflict)."""
+    heads = _deleting(small)
+    git = Git(small.up.path)
+    try:
+        upstream = git.rev_parse("refs/heads/main")
+        sig = Signature("t", "t@example.com", 1700000000)
+        ours = git.write_commit(git.merge_trees([(upstream, heads[1])])[0].tree, [upstream], sig, sig, "pr 1 alone\n")
+        for number, taken in ((2, True), (3, False), (4, False)):
+            base = git.merge_base(upstream, heads[number])
+            kw = dict(base=base, changes=git.diff_trees([(base, heads[number])])[0], keep={"pkg/a.py"},
+                      ours_tree=git.tree_of(ours), sig=sig, what=f"pr {number}")
+            cut = reduce.files_alone(git, **kw)
+            assert (cut is not None) == taken, number
+            whole = git.merge_trees([(ours, reduce.reduced_head(git, head=heads[number], **kw) or heads[number])])[0]
+            if cut is not None:
+                part = git.merge_trees([cut])[0]
+                assert list(whole.conflicted_paths) == list(part.conflicted_paths) == ["pkg/a.py"]
+                assert set(whole.stages) == set(part.stages)
+                assert blame.regions_in(git, whole, "pkg/a.py", *_stage_oids(whole, "pkg/a.py")) == \
+                    blame.regions_in(git, part, "pkg/a.py", *_stage_oids(part, "pkg/a.py"))
+            elif number == 3:       # why not: the whole merge conflicts where the cut one holds nothing
+                assert "pkg/moved.py" in whole.conflicted_paths
+    finally:
+        git.close()
+    args = ("explain", "-m", small.manifest_path, "--repo", small.work.path, "--offline")
+    cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")   # fetches
+    used = _alone_uses(monkeypatch)
+    code, alone = cli.json(*args)
+    assert {k: v for k, v in used.items() if k.endswith(("beside pr/1", "pr/2 beside pr/5"))} == \
+        {"pr/2 beside pr/1": True, "pr/3 beside pr/1": False, "pr/4 beside pr/1": False, "pr/2 beside pr/5": False}
+    shutil.rmtree(Path(small.work.path) / "carrytool" / "cache")
+    monkeypatch.setattr(PairMerger, "shared_files_alone", False)
+    reduced_code, reduced = cli.json(*args)
+    assert (code, alone) == (reduced_code, reduced)
+    assert [(o["entries"], o.get("conflict_files")) for o in alone["overlaps"] if o["kind"] == "conflict"] == \
+        [(["pr/5", "pr/2"], ["pkg/gone.py"]), (["pr/1", "pr/2"], ["pkg/a.py"])]
+
+
 def test_entries_that_meet_only_where_upstream_moved_a_file_are_a_pair(cli: Cli, small: Small,
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """Upstream renamed x.py to p.py after pr/1's base; pr/1 edits x.py, pr/2 (on today's upstream) the same
