@@ -21,7 +21,7 @@ from pathlib import Path
 from carrytool.gitlayer.git import is_sha
 from carrytool.pipeline.kept import KeptAnswers
 
-PATCH_IDS_MAX = 20_000  # commits a file keeps (~1.7 MB): a few hundred nights of a stack-heavy manifest
+PATCH_IDS_MAX = 10_000  # commits a file keeps (~0.9 MB; the stale stacks of polars' 60 PRs hold 140)
 RULE = "patch-id-1"     # bump when the patch a commit's id is taken of changes (the log or patch-id options)
 # the code that asks a commit's patch id and reads the answer (the pinned configuration included)
 CODE = ("gitlayer/diffs.py", "gitlayer/env.py", "pipeline/keptpatchids.py")
