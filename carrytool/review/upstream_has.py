@@ -107,11 +107,12 @@ def upstream_has(git: Git, upstream: str, evidence: dict[str, EntryFacts], sourc
     already has of it; only the entries upstream has at least one hunk of."""
     tree = git.tree_of(upstream)
     out = {}
+    lines: dict[str | None, _Lines] = {}        # a blob's lines, indexed once for every entry (upstream's files)
     for entry in entries:
         facts = evidence.get(entry)
         if facts is None or not facts.head or not facts.base or not facts.hunks:
             continue
-        found = _weigh(git, tree, facts, sources)
+        found = _weigh(git, tree, facts, sources, lines)
         if found.present:
             found.since = facts.base
             _find_commit(git, upstream, sources, found)
@@ -119,9 +120,9 @@ def upstream_has(git: Git, upstream: str, evidence: dict[str, EntryFacts], sourc
     return out
 
 
-def _weigh(git: Git, tree: str, facts: EntryFacts, sources: Sources) -> UpstreamHas:
+def _weigh(git: Git, tree: str, facts: EntryFacts, sources: Sources, lines: dict[str | None, _Lines]
+           ) -> UpstreamHas:
     found = UpstreamHas(facts.id, len(facts.hunks))
-    lines: dict[str | None, _Lines] = {}
     entries: dict[str, tuple[str, str] | None] = {}       # path -> (mode, oid) in upstream's tree
 
     def text(oid: str | None) -> _Lines:
@@ -170,7 +171,12 @@ class _Lines:
             for i, line in enumerate(self.lines):
                 self._at.setdefault(line, []).append(i)
         want, n = list(block), len(block)
-        return [i for i in self._at.get(want[0], ()) if self.lines[i:i + n] == want] if want else []
+        if not want:
+            return []
+        # from the block's line the file holds least often: a blank first line stands at hundreds of places of
+        # a 5,000-line file, and polars' 19,000 hunks were each compared there (3 s of explain, now 0.6 s)
+        j = min(range(n), key=lambda k: len(self._at.get(want[k], ())))
+        return [i - j for i in self._at.get(want[j], ()) if i >= j and self.lines[i - j:i - j + n] == want]
 
 
 @dataclass(frozen=True)
