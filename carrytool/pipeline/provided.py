@@ -22,7 +22,8 @@ not there at all of which some lines stand loosely (h197: one line of two kept w
 there is left out unless it lies in a region the union had to reconcile (pipeline.regions): a hunk of the
 union's own writing a line of its own there (one no PR's hunk there adds, and the union writes more often in the
 file than its PRs add it: the maintainer's resolution, RE_EXPRESSED; helper-166: a PR's call adapted to another
-PR's new API) meets or touches its lines, as git's merge sees a conflict, for Python in each def/class it lies
+PR's new API; but a line more akin to
+another folded PR's hunk it meets is that PR's: h209's review) meets or touches its lines, as git's merge sees a conflict, for Python in each def/class it lies
 in; or another folded PR's hunk does (RECONCILED, explain's coverage: `reconciled`: the union took that side).
 Hunks of PRs on different bases are compared in the union's base blob of the file, each mapped there through the
 diff between its base blob and that one; lines upstream changed between the two, or next to them, do not map
@@ -49,7 +50,8 @@ needs them in the tree, and is left out naming them where they are not (h186's r
 share, put back by the union beside the line that conflicted); so does one the union reconciled in its own words,
 but where a hunk of the union's own changes those lines themselves (h194's review: `b = 6` written at the conflict
 made the shared `a = 3`, put back to `a = 1` beside it, re-expressed).
-A hunk left out says why it is in no region reconciled: the PRs inserting at the same place (`beside`), or
+A hunk left out says why it is in no region reconciled: the PRs inserting in the same conflict (`beside`: at the same
+place, or joined by upstream's edit; h209's review), or
 changing those lines in other def/classes (`apart`); and, where the union folded an older head of its PR
 that lacks it too (`unfolded`), that the PR gained it after the fold (helper-159: a stop was guessed).
 
@@ -132,7 +134,7 @@ class LeftOut:
     whole: str = ""                 # the whole file: "lacks" one the PR changes, "keeps" one the PR deletes;
     #                                 "mode": the tree has the file at another mode than MODE, the one the PR sets
     mode: str = ""
-    beside: tuple[str, ...] = ()    # ABSENT though these PRs insert lines at the same place (Regions: "dropped")
+    beside: tuple[str, ...] = ()    # ABSENT though these PRs insert lines in the same conflict (Regions: "dropped")
     apart: tuple[str, ...] = ()     # ABSENT though these PRs change those lines or the next, in other def/classes
     missing: tuple[int, ...] = ()   # the lines of the PR's head the tree lacks of a hunk it otherwise holds
     unfolded: str = ""              # the head the union folded, which lacks this change (a stale fold)
@@ -169,8 +171,8 @@ class LeftOut:
             return "no other PR it folds sets another mode on that file"
         if self.beside:
             return f"another PR it folds inserts lines there too, and both could be kept: {_listed(self.beside)} " + \
-                ("inserts" if len(self.beside) == 1 else "insert") + " at the same place, and the union does not " \
-                "keep this hunk there nor write lines of its own"
+                ("inserts" if len(self.beside) == 1 else "insert") + " in the same conflict, and the union does not " \
+                "keep this hunk there nor write lines of its own for it"
         if self.apart:
             return f"{_listed(self.apart)} " + ("changes" if len(self.apart) == 1 else "change") + \
                 " those lines or the next ones, but in another def/class, nor does the union write lines of its " \

@@ -22,6 +22,10 @@ leaves outside the conflict markers: only what is left of each is a side (h186's
 sets `a = 3` as pr/1 does and `b = 5` on the next line; the union put `a = 1` back and each PR's hunk was
 "reconciled" by the other's); Regions.shared names those parts, which must stand on their own, beside a side or
 a resolution of the union's own alike, unless a hunk of the union's own changes them itself (h194's review).
+A line of the union's own is one PR's change in its words: the PR's whose lines it is most akin to among the hunks
+it meets, not every PR's whose region holds it (h209's review: upstream rewrote a def's body, every PR's region
+was the whole of it, and pr/1's line in a new form stood for pr/2's, dropped); and two insertions out of the map,
+joined by upstream's edit only, are insertions against insertions too.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
+from difflib import SequenceMatcher
 
 from carrytool.gitlayer.env import EMPTY_TREE, ZERO
 from carrytool.gitlayer.git import Change, Git, change_of
@@ -202,7 +207,8 @@ class Regions:
         # PR's change itself: that is no other form of the PR's change, it undoes it (h183's review: upstream's
         # `limit = 20`, the PR's, reverted by the union, was "re-expressed")
         own = [(-1, h, self.changes, met, self._span(-1, h)) for h in self.own if h.path == hunk.path
-               and not (h.kind == hunk.kind == "text" and h.added == hunk.removed and h.removed == hunk.added)]
+               and not (h.kind == hunk.kind == "text" and h.added == hunk.removed and h.removed == hunk.added)
+               and self._carries(k, hunk, h)]
         # the outermost of its def/classes: a def nested in one of them is in that one's region
         need = {s for s in scopes if not any(s.startswith(t + ".") for t in scopes)}
         if self._met(set(need), own, reach):
@@ -215,6 +221,18 @@ class Regions:
         if self._side_dropped(k, hunk, mine):
             return "dropped"
         return "beside" if not hunk.old_count and not any(h.old_count for _j, h in touching) else "apart"
+
+    def _carries(self, k: int, hunk: Hunk, own: Hunk) -> bool:
+        """Whether the union's OWN hunk may carry PR K's HUNK in its words: a line of it that says something is no
+        less akin to HUNK's lines (_kin) than to those of every other folded PR's hunk it meets (_region). A line of
+        the union's own is one PR's change in another form, not every PR's whose region holds it (h209's review:
+        upstream rewrote f's body, both PRs' regions were the whole of it, and the union's `X = log(bb)`, pr/1's
+        line on the rewrite, was read as pr/2's `send_report(d, 'weekly')`, which it dropped)."""
+        at = self._span(-1, own)
+        rivals = [h for j, (_c, hunks) in enumerate(self.folded) if j != k for h in hunks
+                  if h.path == own.path and h.kind == "text" and self._at(at, self._region(j, h))]
+        lines = [_bare(line) for line in own.added if not says_nothing(line)]
+        return not rivals or any(_kin(line, hunk) >= max(_kin(line, h) for h in rivals) for line in lines)
 
     def _region(self, j: int, hunk: Hunk) -> Span | None:
         """HUNK's base lines (folded PR J's; J -1: the union's own) in the union's base blob (_span); where they do
@@ -312,6 +330,9 @@ class Regions:
         Two insertions at one place conflict in git, yet both could be kept: keeping one is no reconciliation
         (helper-158: on peft, a PR's one-line import lost so, and nothing said). A union hunk writing a line of
         its own there is its resolution, asked before (reconciled: "union")."""
+        # out of the map, the region its merge met: two insertions joined by upstream's edit between or around
+        # them, merged together, do not conflict (h209's review)
+        mine = mine if mine is not None else self._region(k, hunk)
         if hunk.old_count or mine is None:
             return False
         others = [(j, h) for j, (_c, hunks) in enumerate(self.folded) if j != k for h in hunks if h.path == hunk.path]
@@ -320,7 +341,7 @@ class Regions:
         for j, other in others:
             if other.kind != "text":
                 continue            # a mode change: no lines
-            theirs = self._span(j, other)
+            theirs = self._region(j, other)
             if theirs is None:
                 return False        # where it lies is not known: the def/class answer stands
             if not meets(mine, theirs):
@@ -406,6 +427,13 @@ def _parts(hunk: Hunk, lead: int, trail: int) -> list[Hunk]:
                              new_count=trail_added, removed=hunk.removed[len(hunk.removed) - trail_removed:],
                              added=hunk.added[len(hunk.added) - trail_added:]))
     return parts
+
+
+def _kin(line: bytes, hunk: Hunk) -> float:
+    """How akin LINE (without whitespace) is to the closest of HUNK's added lines that say something (a pure
+    deletion: its removed lines), as difflib's ratio."""
+    theirs = [_bare(other) for other in (hunk.added or hunk.removed) if not says_nothing(other)]
+    return max((SequenceMatcher(None, line, other, autojunk=False).ratio() for other in theirs), default=0.0)
 
 
 def _bare(line: bytes) -> bytes:

@@ -134,8 +134,9 @@ def test_an_insertion_dropped_beside_another_prs_in_other_defs_says_so(cli: Cli,
     [warning] = [w for w in report["warnings"] if w["kind"] == "provided-absent"]
     assert (warning["entry"], warning["lines"]) == ("pr/1", [6, 12]), warning
     assert "no other PR it folds changes" not in warning["message"], warning["message"]
-    assert "(another PR it folds inserts lines there too, and both could be kept: pr/2 inserts at the same " \
-        "place, and the union does not keep this hunk there nor write lines of its own)" in warning["message"], \
+    assert "(another PR it folds inserts lines there too, and both could be kept: pr/2 inserts in the same " \
+        "conflict, and the union does not keep this hunk there nor write lines of its own for it)" in \
+        warning["message"], \
         warning["message"]
 
 

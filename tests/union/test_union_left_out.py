@@ -73,7 +73,7 @@ def test_a_resolution_that_drops_a_third_prs_method_is_said_by_continue_and_by_s
     assert "warning: the union lacks pr/102's hunk agent.py:5-7 (Agent.describe)" in out
     assert "lacks pr/101's" not in out and "lacks pr/104's" not in out      # reconciled: no warning
     # the two methods pr/101 and pr/104 insert at the same place are named (helper-159: "no other PR ...")
-    assert "both could be kept: pr/101 and pr/104 insert at the same place" in out, out
+    assert "both could be kept: pr/101 and pr/104 insert in the same conflict" in out, out
     code, report = cli.json("sync", *prs.args())
     assert code == 0, report.get("error")
     absent = [(w["entry"], w["other"], w["file"], w.get("lines")) for w in report["warnings"]
