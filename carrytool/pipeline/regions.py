@@ -73,10 +73,7 @@ class BaseMap:
     def map(self, source: str | None, target: str | None, span: Span) -> Span | None:
         """SPAN of blob SOURCE in blob TARGET's lines, or None where the two blobs differ at its lines or
         next to them."""
-        source, target = _blob(source), _blob(target)
-        if source == target:
-            return span
-        diff = self._diffs.get((source, target))
+        diff = self._hunks(source, target)
         if diff is None:
             return None
         shift = 0
@@ -92,21 +89,20 @@ class BaseMap:
         """SPAN of blob SOURCE in blob TARGET's lines, widened over the hunks of their diff it meets (their lines
         in TARGET): where the two differ at its lines or next to them, the region git's merge of a change there
         onto TARGET meets as one conflict. None where the blobs differ and git shows no text hunks (a binary)."""
-        source, target = _blob(source), _blob(target)
-        if source == target:
-            return span
-        diff = self._diffs.get((source, target))
+        diff = self._hunks(source, target)
         if diff is None:
             return None
         found = [span_of(new_start, new_count) for old_start, old_count, new_start, new_count in diff
                  if meets(span_of(old_start, old_count), span)]
-
-        def moved(point: int) -> int:
-            return point + 2 * sum(new_count - old_count for old_start, old_count, _n, new_count in diff
-                                   if span_of(old_start, old_count)[1] < point)
-        found += [(moved(point), moved(point)) for point in span
-                  if not any(meets(span_of(start, count), (point, point)) for start, count, _n, _c in diff)]
+        # each end of SPAN no hunk meets, where `map` puts it
+        found += [at for point in span if (at := self.map(source, target, (point, point))) is not None]
         return min(one for one, _two in found), max(two for _one, two in found)
+
+    def _hunks(self, source: str | None, target: str | None) -> list[tuple[int, int, int, int]] | None:
+        """The hunk headers of blob SOURCE's diff to blob TARGET ([] for one blob); None where the two differ and
+        git shows no text hunks (a binary), or were not read."""
+        source, target = _blob(source), _blob(target)
+        return [] if source == target else self._diffs.get((source, target))
 
 
 def _blob(oid: str | None) -> str:
