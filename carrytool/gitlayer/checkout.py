@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -39,17 +40,32 @@ class TreeCheckout:
         (self._git_dir / "HEAD").write_text("ref: refs/heads/carrytool\n")
         (self._git_dir / "config").write_text("[core]\n\tbare = false\n")
         self.dir.mkdir()
+        self._made = [_identity(path) for path in (root, self.dir, self._git_dir)]
 
     def move_to(self, tree: str) -> None:
         """Make `dir` hold exactly TREE's files: remove what the tree the index holds does not hold, then
         `git read-tree --reset -u TREE` (only what differs is written). Raises GitError when git refuses
         (a path it never checks out, such as `.git`) and OSError when something cannot be removed; the
-        directory is then in no known state: make another checkout."""
+        directory is then in no known state: make another checkout. So is one the command replaced (the
+        checkout, its root or its git dir moved, or made a link to a directory elsewhere, helper-213): nothing
+        is then removed or written through it (OSError)."""
+        roots = (self.dir.parent, self.dir, self._git_dir)
+        if [_identity(path) for path in roots] != self._made:
+            raise OSError(f"the checkout at {self.dir} was replaced by the command run in it")
         self.tree = None if self.tree is None else _prune(self.git, self.tree, os.fsencode(self.dir))
         self.git.run("read-tree", "--reset", "-u", tree, cwd=self.dir,
                      env={"GIT_DIR": str(self._git_dir), "GIT_WORK_TREE": str(self.dir),
                           "GIT_INDEX_FILE": str(self._index)})
         self.tree = tree
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    """(device, inode) of PATH when it is a directory itself (not a link to one), else None."""
+    try:
+        found = os.lstat(path)
+    except OSError:
+        return None
+    return (found.st_dev, found.st_ino) if stat.S_ISDIR(found.st_mode) else None
 
 
 def _prune(git: Git, tree: str, directory: bytes) -> str:

@@ -156,3 +156,27 @@ def test_the_search_is_the_same_when_each_command_leaves_a_file_behind(cli: Cli,
 
 def math_ceil_log2(n: int) -> int:
     return (n - 1).bit_length()
+
+
+@pytest.mark.parametrize("replace", ["dir", "root"])
+def test_a_checkout_the_command_replaced_with_a_link_is_left_alone(tmp_path: Path, replace: str) -> None:
+    """A command that replaces its directory (or the checkout's root) with a link to a directory elsewhere: the
+    next probe neither removes nor writes anything through the link (helper-213: its prune and read-tree
+    followed it, deleting the outside directory's files and writing the tree there); it gets a checkout of its
+    own, holding exactly its tree."""
+    repo = init_repo(tmp_path / "r")
+    order = trees(repo)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "precious.txt").write_text("precious\n")
+    lister, seen_dir = tmp_path / "list.py", tmp_path / "seen"
+    lister.write_text(LISTER)
+    seen_dir.mkdir()
+    target = '"$d"' if replace == "dir" else '"$(dirname "$d")"'
+    hijack = f'd=$(pwd); cd /; rm -rf {target}; ln -s {outside} {target}'
+    with Git(repo.path) as git, CommandTrees(git) as where:
+        assert where.run(order[0], hijack, timeout=60).exit_code == 0
+        assert where.run(order[1], f"{sys.executable} {lister} {seen_dir}", timeout=60).exit_code == 0
+    assert sorted(os.listdir(outside)) == ["precious.txt"]
+    assert (outside / "precious.txt").read_text() == "precious\n"
+    assert json.loads((seen_dir / f"{order[1]}.json").read_text()) == expected(repo, order[1])
