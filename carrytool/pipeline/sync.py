@@ -53,6 +53,7 @@ from carrytool.pipeline.sync_warnings import (
     stale_folds,
     stale_stacks,
     structured_warnings,
+    upstream_rewound,
 )
 
 Progress = Callable[[str, int, int], None]
@@ -150,6 +151,8 @@ def _plan_and_compose(manifest: Manifest, git: Git, options: SyncOptions, progre
     report = Report(command, upstream={"url": manifest.upstream.url, "branch": manifest.upstream.branch,
                                        "sha": resolved.upstream})
     report.warnings += stale_folds(manifest, git, resolved)
+    if command == "sync" and not options.locked:
+        report.warnings += upstream_rewound(manifest, git, resolved.upstream)
     # clean chained merges earlier runs kept (pipeline.keptmerges): written by sync, unless it is a dry run
     # (which writes nothing), and by explain, which keeps what it learns (as its scope cache); verify
     # merges everything again, a check independent of what earlier runs found; so too what the landing

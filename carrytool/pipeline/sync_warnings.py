@@ -4,13 +4,15 @@ whose result its inputs no longer compose."""
 
 from __future__ import annotations
 
+import json
 import shlex
 from collections.abc import Callable
 
+from carrytool.gitlayer.env import is_sha
 from carrytool.gitlayer.git import Git
 from carrytool.manifest.model import Manifest
 from carrytool.pipeline.keptpatchids import KeptPatchIds
-from carrytool.pipeline.lock import resync_hint
+from carrytool.pipeline.lock import lock_path, resync_hint
 from carrytool.pipeline.plan import APPLIED, CONFLICT, Step
 from carrytool.pipeline.resolve import Resolved
 
@@ -199,3 +201,29 @@ def lock_result_warning(locked: str, composed: str, ran: str = "sync --locked") 
                        "the lock does not pin changed (with a lock written before carrytool kept the manifest's "
                        "settings in it: the identity, a title, a policy), and the lock is left as it is: "
                        + resync_hint(ran, "to write a new one")}
+
+
+def upstream_rewound(manifest: Manifest, git: Git, current: str) -> list[dict[str, object]]:
+    """An `upstream-rewound` warning when upstream's branch no longer holds the commit the lock beside the
+    manifest (the last night sync wrote) composed on: force-pushed back, reset, or rewritten (helper-214, on
+    celery: upstream moved six commits back and sync said nothing; only `diff` did). What those commits
+    merged is gone from the image tonight, and entries they merged are carried again. None when there is no
+    readable lock for the same upstream, its commit is not in the repository, or upstream only moved on."""
+    try:
+        upstream = json.loads(lock_path(manifest).read_text(encoding="utf-8"))["upstream"]
+        previous = upstream["sha"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return []
+    if not isinstance(previous, str) or not is_sha(previous) or previous == current or \
+            upstream.get("url") != manifest.upstream.url or upstream.get("branch") != manifest.upstream.branch:
+        return []
+    if git.object_type(previous) != "commit" or git.is_ancestor(previous, current):
+        return []
+    gone = git.count_commits(current, previous)
+    how = "went back to an older commit" if git.is_ancestor(current, previous) else "was rewritten"
+    branch = manifest.upstream.branch
+    return [{"kind": "upstream-rewound", "previous": previous, "current": current, "gone": gone,
+             "message": f"upstream {branch} {how}: {current[:12]} does not hold {previous[:12]}, the upstream of the "
+                        f"last night's lock ({gone} commit{'s' if gone != 1 else ''} of it gone: a force-push, a "
+                        f"reset, or another branch?); what they brought is not in tonight's image, and entries they "
+                        f"merged are carried again: `carrytool diff` against the last night's lock shows it"}]
