@@ -172,7 +172,10 @@ class _ProvidedAccounting:
                       f"to {path} is in no entry of the build (refold: carrytool union compose {name})"
             else:
                 return None
-        return None if self._has(changes, path) else why
+        if not self._has(changes, path):
+            return why
+        union.has_anyway.add((pr, path))
+        return None
 
     def _owned(self, union: Step) -> set[str]:
         """The paths UNION's own diff changes: its PRs' hunks are looked for there (account_left_out); a file

@@ -76,6 +76,10 @@ class Step:
     # lines in the PR's head) -> verbatim, re-expressed, reconciled or absent: pipeline.provided.Provided);
     # explain's coverage takes it. Not in the report
     provided: dict[tuple[str, str, tuple[int, int]], str] = field(default_factory=dict)
+    # a union: (PR id, file) of its PRs' files sync checked whole (the union does not change them, was not applied,
+    # or was not composed with the PR) and found the composed tree has anyway (upstream took the change, or another
+    # entry brought it): no warning; explain's coverage says `verbatim` (h214). Not in the report
+    has_anyway: set[tuple[str, str]] = field(default_factory=set)
     # what applying it changed (parent -> commit), when composing knows it without asking git: the upstream
     # delta the fast path wrote into a tree no earlier entry touched at those paths (else None: diff-tree)
     applied_changes: list[Change] | None = None

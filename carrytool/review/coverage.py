@@ -19,7 +19,7 @@ binary, ...); a mode change is verbatim when the union sets the same mode, else 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -109,8 +109,8 @@ def union_coverage(manifest: Manifest, evidence: Mapping[str, EntryFacts], sourc
 def with_sync_verdicts(coverage: Sequence[Coverage], warnings: Sequence[Mapping[str, Any]],
                        dropped: Mapping[str, Sequence[Mapping[str, Any]]],
                        reconciled: Mapping[str, Sequence[tuple[str, str, tuple[int, int] | None]]] | None = None,
-                       provided: Mapping[str, Mapping[tuple[str, str, tuple[int, int]], str]] | None = None
-                       ) -> None:
+                       provided: Mapping[str, Mapping[tuple[str, str, tuple[int, int]], str]] | None = None,
+                       anyway: Mapping[str, Collection[tuple[str, str]]] | None = None) -> None:
     """Give COVERAGE what sync's check of the composed tree found (pipeline.provided), over the reading of the
     union's diff: a PR's hunk it found left out (a `provided-absent` warning naming its lines, the whole file, or
     the file's mode for a mode change) is ABSENT; one the union's `drops` cover (DROPPED: union id -> its
@@ -120,8 +120,10 @@ def with_sync_verdicts(coverage: Sequence[Coverage], warnings: Sequence[Mapping[
     each other text hunk sync looked for in the tree (PROVIDED: union id -> (PR, file, lines) -> how it stands,
     Step.provided) is as it stands there: VERBATIM, RE_EXPRESSED. So even a hunk the union's diff holds word for
     word is ABSENT where sync warns it (h203: another PR's copy of the line, the one the union kept), and one the
-    union's diff does not touch is VERBATIM where the tree holds it (upstream took it); only a hunk sync did not
-    judge (a union not applied and its file warned whole aside) keeps the reading of the union's diff."""
+    union's diff does not touch is VERBATIM where the tree holds it (upstream took it); so is each hunk of a file
+    sync checked whole and found the tree has anyway (ANYWAY: union id -> (PR, file), Step.has_anyway: the union
+    does not change it, and upstream took the change; h214: a squash-merged PR's test read ABSENT, sync silent).
+    Only a hunk sync did not judge keeps the reading of the union's diff."""
     absent = provided_absent(w for w in warnings if not w.get("mode"))
     modes = {(str(w.get("entry")), str(w.get("other")), str(w.get("file"))) for w in warnings
              if w.get("kind") == "provided-absent" and w.get("mode")}
@@ -151,6 +153,8 @@ def with_sync_verdicts(coverage: Sequence[Coverage], warnings: Sequence[Mapping[
                 hunk.status = RECONCILED
             elif hunk.kind == "text" and (cov.pr, hunk.file, hunk.lines) in stands:
                 hunk.status = stands[(cov.pr, hunk.file, hunk.lines)]
+            elif (cov.pr, hunk.file) in (anyway or {}).get(cov.union, ()):
+                hunk.status = VERBATIM
 
 
 def _cover(manifest: Manifest, union: Entry, sup: Supersede, pr: EntryFacts, facts: EntryFacts,

@@ -79,7 +79,8 @@ def explain(manifest: Manifest, git: Git, *, offline: bool = False, entries: Seq
     with_sync_verdicts(coverage, planned.report.warnings,
                        {step.id: step.dropped_on_purpose for step in planned.steps if step.dropped_on_purpose},
                        {step.id: step.reconciled for step in planned.steps if step.reconciled},
-                       {step.id: step.provided for step in planned.steps if step.provided})
+                       {step.id: step.provided for step in planned.steps if step.provided},
+                       {step.id: step.has_anyway for step in planned.steps if step.has_anyway})
     suggestions = union_groups(manifest, overlap_map.overlaps, evidence, overlap_map.upstream_conflicts)
     suggestions += stale_folds(git, resolved.upstream, planned.report.warnings)
     suggestions += drift(git, manifest, resolved.upstream, evidence, resolved.patch_bases)

@@ -48,6 +48,7 @@ class Case:
     later: str | None = None       # upstream after it
     stacked: bool = False          # pr/2 built on pr/1
     skip: bool = False             # the union `on_conflict: skip`
+    took: str | None = None        # pr/2 also adds t.py with this text, which upstream took before the union was made
 
 
 CASES = {
@@ -73,6 +74,9 @@ CASES = {
                           .replace("    b = 2\n", "    b = 2\n" + X), LOGS.replace("    g = 6\n" + X, "    g = 6\n"),
                           base=LOGS),
     # upstream's later edit conflicts with the union's own line: skipped, it provides nothing (its diff holds both)
+    # the union does not change t.py: upstream took pr/2's t.py (h214 on celery: a squash-merged PR's test read
+    # `absent`, sync silent, the tree holding it)
+    "file-upstream-took": Case(ONE, H2, after(H2, "    b = 2\n", X), took="def test():\n    assert True\n"),
     "union-skipped": Case(ONE, TWO, BOTH.replace("a = 1", "a = 10"), later=BASE.replace("a = 1", "a = 100"),
                           skip=True),
 }
@@ -81,8 +85,10 @@ CASES = {
 def _build(small: Small, case: Case) -> None:
     b = small.base = small.up.commit({"m.py": case.base}, "base", parent="main", ref="refs/heads/main")
     one = small.pr(1, {"m.py": case.one}, parent=b)
-    small.pr(2, {"m.py": case.two}, parent=one if case.stacked else b)
-    on = b if case.up is None else small.up.commit({"m.py": case.up}, "upstream", parent=b, ref="refs/heads/main")
+    took = {"t.py": case.took} if case.took else {}
+    small.pr(2, {"m.py": case.two, **took}, parent=one if case.stacked else b)
+    on = b if case.up is None and not took else \
+        small.up.commit({"m.py": case.up or case.base, **took}, "upstream", parent=b, ref="refs/heads/main")
     commit = small.up.commit({"m.py": case.union}, "union", parent=on, ref="refs/heads/union")
     if case.later is not None:
         small.up.commit({"m.py": case.later}, "upstream later", parent=on, ref="refs/heads/main")
