@@ -69,7 +69,7 @@ _SCRATCH_OWNER = ".carrytool-owner"
 _SCRATCH_PREFIX = "carrytool-scratch"
 
 
-def _sweep_dead_scratch(base: Path) -> None:
+def sweep_dead_scratch(base: Path) -> None:
     """Remove the scratch directories in BASE that carrytool runs killed before their close left behind
     (a quarantine in memory-backed scratch holds RAM until reboot): only `carrytool-*` directories of
     this user holding carrytool's owner file, whose process is gone on this host."""
@@ -86,6 +86,12 @@ def _sweep_dead_scratch(base: Path) -> None:
             continue
         if _owner_dead(text, _SCRATCH_PREFIX):
             shutil.rmtree(path, ignore_errors=True)
+
+
+def mark_scratch(path: Path) -> None:
+    """Mark PATH, a `carrytool-*` directory this process made, as its own: `sweep_dead_scratch` removes it
+    once this process is gone and its close did not (killed)."""
+    (path / _SCRATCH_OWNER).write_text(_owner_tag(_SCRATCH_PREFIX) + "\n")
 
 
 class _Pipe:
@@ -231,9 +237,9 @@ class Processes:
         marked with its owner (pid, host): a later run removes it should this one be killed."""
         if self._tmp is None:
             base = fast_tmp_base()
-            _sweep_dead_scratch(Path(base or tempfile.gettempdir()))
+            sweep_dead_scratch(Path(base or tempfile.gettempdir()))
             tmp = Path(tempfile.mkdtemp(prefix="carrytool-", dir=base))
-            (tmp / _SCRATCH_OWNER).write_text(_owner_tag(_SCRATCH_PREFIX) + "\n")
+            mark_scratch(tmp)
             self._tmp = tmp
         return self._tmp
 

@@ -25,6 +25,7 @@ from carrytool.asserts.spec import AssertOutcome, AssertSpec
 from carrytool.errors import GitError
 from carrytool.gitlayer.checkout import TreeCheckout
 from carrytool.gitlayer.git import Git
+from carrytool.gitlayer.processes import mark_scratch, sweep_dead_scratch
 from carrytool.pipeline.atomic import write_atomic
 
 CACHE_VERSION = 1
@@ -256,7 +257,11 @@ class CommandTrees:
             except (OSError, GitError):
                 pass                # what the command left cannot be cleaned, or git refuses TREE: start again
         self.close()
+        # marked as the run's scratch is (gitlayer.processes): a bisect killed (SIGKILL, a CI job's timeout: close
+        # never runs) leaves a whole checkout, which the next carrytool run making one removes
+        sweep_dead_scratch(Path(tempfile.gettempdir()))
         self._root = Path(tempfile.mkdtemp(prefix="carrytool-bisect-"))
+        mark_scratch(self._root)
         checkout = TreeCheckout(self.git, self._root)
         try:
             checkout.move_to(tree)

@@ -180,3 +180,35 @@ def test_a_checkout_the_command_replaced_with_a_link_is_left_alone(tmp_path: Pat
     assert sorted(os.listdir(outside)) == ["precious.txt"]
     assert (outside / "precious.txt").read_text() == "precious\n"
     assert json.loads((seen_dir / f"{order[1]}.json").read_text()) == expected(repo, order[1])
+
+
+def test_a_killed_bisects_directory_is_removed_by_the_next_bisect(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bisect killed (SIGKILL: close never runs) left its directory, a whole checkout, in TMPDIR for good. It is
+    marked as the run's scratch directory is: the next bisect removes it once its process is gone; one whose
+    process runs, and one without the mark, stay."""
+    import subprocess
+
+    from carrytool.gitlayer.env import hostname
+
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    ended = subprocess.Popen(["true"])
+    ended.wait()
+    made = {}
+    for name, pid in {"dead": ended.pid, "running": os.getppid(), "unmarked": None}.items():
+        folder = made[name] = scratch / f"carrytool-bisect-{name}"
+        (folder / "tree").mkdir(parents=True)
+        if pid is not None:
+            (folder / ".carrytool-owner").write_text(f"carrytool-scratch pid {pid} host {hostname()}\n")
+    repo = init_repo(tmp_path / "r")
+    order = trees(repo)
+    with Git(repo.path) as git, CommandTrees(git) as where:
+        assert where.run(order[0], "true", timeout=60).exit_code == 0
+        mine = [p for p in scratch.iterdir() if p.name.startswith("carrytool-bisect-") and p not in made.values()]
+        assert len(mine) == 1 and (mine[0] / ".carrytool-owner").read_text().startswith(
+            f"carrytool-scratch pid {os.getpid()} host ")
+    assert not made["dead"].exists()
+    assert made["running"].exists() and made["unmarked"].exists()
+    assert not mine[0].exists()
