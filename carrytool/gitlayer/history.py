@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import re
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from carrytool.gitlayer.env import git_argv
+from carrytool.gitlayer.later import Later
 
 SIDE_BY_SIDE = 8           # `git merge-base` processes at a time (Git.merge_base_many)
+Pickaxed = tuple[str, str, str, str]      # a commit `Git.pickaxe` names: SHA, subject, the path's blob before, after
 
 
 class History:
@@ -281,20 +283,44 @@ class History:
         out = proc.stdout.decode("utf-8", "replace").splitlines()
         return [(line[:40], line[41:]) for line in out if len(line) >= 40]
 
-    def pickaxe(self, since: str, until: str, needle: str, path: str) -> list[tuple[str, str, str, str]]:
+    def pickaxe(self, since: str, until: str, needle: str, path: str) -> list[Pickaxed]:
         """`log --reverse -SNEEDLE --raw SINCE..UNTIL -- PATH` (a literal path, no textconv): (full SHA, subject,
         PATH's blob before, after) of each commit that changed how many times PATH holds NEEDLE, oldest first."""
-        proc = self.run("log", "--no-color", "--no-textconv", "--reverse", "--no-renames", "--raw", "--no-abbrev",
-                        "--format=%x00%H %s", f"-S{needle}", "--end-of-options", f"{since}..{until}", "--",
-                        f":(literal){path}", check=False)
-        out = []
-        for record in proc.stdout.split(b"\0")[1:] if proc.returncode == 0 else []:
-            head, _, rest = record.partition(b"\n")
-            raw = next((line.split() for line in rest.split(b"\n") if line.startswith(b":")), None)
-            if len(head) >= 40 and raw is not None and len(raw) >= 4:
-                text = head.decode("utf-8", "replace")
-                out.append((text[:40], text[41:], raw[2].decode(), raw[3].decode()))
-        return out
+        proc = self.run(*_pickaxe_args(since, until, needle, path), check=False)
+        return _pickaxe_commits(proc.stdout) if proc.returncode == 0 else []
+
+    def pickaxe_later(self, since: str, until: str, needle: str, path: str) -> Callable[[], list[Pickaxed]]:
+        """`pickaxe`, its `git log -S` started now in a thread of its own (it touches nothing of this Git's
+        state): several run side by side, each a walk of upstream's history since an entry's base, and answer
+        in about the time of one. The function returned waits for it; what it returns is what `pickaxe` does."""
+        args = _pickaxe_args(since, until, needle, path)
+        self.flush_objects()
+        argv, (cwd, env) = git_argv(*args), self._placement(args)
+
+        def read() -> list[Pickaxed]:
+            proc = subprocess.run(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, capture_output=True)
+            return _pickaxe_commits(proc.stdout) if proc.returncode == 0 else []
+
+        job = Later(read, name="carrytool-pickaxe")
+        self.join_at_close(job.thread)            # it runs in the scratch directory: close waits for it
+        return job.result
+
+
+def _pickaxe_args(since: str, until: str, needle: str, path: str) -> tuple[str, ...]:
+    return ("log", "--no-color", "--no-textconv", "--reverse", "--no-renames", "--raw", "--no-abbrev",
+            "--format=%x00%H %s", f"-S{needle}", "--end-of-options", f"{since}..{until}", "--", f":(literal){path}")
+
+
+def _pickaxe_commits(stdout: bytes) -> list[Pickaxed]:
+    """(SHA, subject, blob before, after) of each commit `git log --format=%x00%H %s --raw` printed."""
+    out = []
+    for record in stdout.split(b"\0")[1:]:
+        head, _, rest = record.partition(b"\n")
+        raw = next((line.split() for line in rest.split(b"\n") if line.startswith(b":")), None)
+        if len(head) >= 40 and raw is not None and len(raw) >= 4:
+            text = head.decode("utf-8", "replace")
+            out.append((text[:40], text[41:], raw[2].decode(), raw[3].decode()))
+    return out
 
 
 _REVERTS = re.compile(r"This reverts commit ([0-9a-f]{7,40})")

@@ -19,14 +19,16 @@ removal: removed) a UTF-8 line of the largest hunk upstream has (`Git.pickaxe`, 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from carrytool.gitlayer.env import ZERO
 from carrytool.gitlayer.git import Git
+from carrytool.gitlayer.history import Pickaxed
 from carrytool.pipeline.hunks import Hunk, find_block, says_nothing
 from carrytool.review.evidence import EntryFacts, Sources
+from carrytool.review.hascache import KeptHas
 
 # lines any change may add or remove on its own account: they say nothing of whose change it is
 _SILENT = re.compile(rb"\s*(?:pass|return|return None|return True|return False|None|break|continue|raise|else:|"
@@ -56,6 +58,7 @@ class UpstreamHas:
     adds: bool = True                           # the commit named added the line (else removed it)
     since: str | None = None                    # the entry's base
     taken: list[Hunk] = field(default_factory=list, repr=False)   # the entry's hunks upstream has
+    taken_at: list[int] = field(default_factory=list, repr=False)  # ... as their places in the entry's hunks
 
     @property
     def likely_merged(self) -> bool:
@@ -101,23 +104,93 @@ class UpstreamHas:
                 "--", f":(literal){path}"]
 
 
+class HasFinder:
+    """What upstream already has of each entry: kept answers first (review.hascache), then the others weighed,
+    each one's `git log -S` started as soon as it is known, all of them read at the end."""
+
+    keep_answers = True     # answers kept on disk by what decides them (tests compare both)
+    side_by_side = True     # the `git log -S` processes run at once, beside the weighing (tests compare both)
+
+    def __init__(self, git: Git, upstream: str, sources: Sources) -> None:
+        self.git, self.upstream, self.sources = git, upstream, sources
+        folder = git.common_dir / "carrytool" / "cache" if self.keep_answers else None
+        self.kept = KeptHas(folder, git.version)
+
+    def find(self, evidence: dict[str, EntryFacts], entries: Sequence[str]) -> dict[str, UpstreamHas]:
+        tree = self.git.tree_of(self.upstream)
+        weighed: dict[str, tuple[str, UpstreamHas, Callable[[], list[Pickaxed]] | None]] = {}
+        found: dict[str, UpstreamHas] = {}
+        lines: dict[str | None, _Lines] = {}        # a blob's lines, indexed once for every entry (upstream's files)
+        for entry in entries:
+            facts = evidence.get(entry)
+            if facts is None or not facts.head or not facts.base or not facts.hunks:
+                continue
+            key = self.kept.key(self.upstream, facts)
+            raw = self.kept.get(key)
+            answer = _from_kept(facts, raw) if raw is not None else None
+            if answer is None:
+                answer = _weigh(self.git, tree, facts, self.sources, lines)
+                weighed[entry] = (key, answer, self._start_commit(answer, facts.base) if answer.present else None)
+            found[entry] = answer
+        for key, answer, commits in weighed.values():
+            if commits is not None:
+                _name_commit(self.sources, answer, commits())
+            self.kept.put(key, _kept(answer))
+        self.kept.save()
+        return {entry: answer for entry, answer in found.items() if answer.present}
+
+    def _start_commit(self, found: UpstreamHas, since: str) -> Callable[[], list[Pickaxed]] | None:
+        """Choose the line the commit is looked up by and start its `git log -S` (`_name_commit` reads it)."""
+        found.since = since
+        needle = _needle(found.taken)
+        if needle is None:
+            return None
+        path, line, found.adds = needle
+        found.needle = (path, line)
+        if self.side_by_side:
+            return self.git.pickaxe_later(since, self.upstream, line, path)
+        return lambda: self.git.pickaxe(since, self.upstream, line, path)
+
+
 def upstream_has(git: Git, upstream: str, evidence: dict[str, EntryFacts], sources: Sources,
                  entries: Sequence[str]) -> dict[str, UpstreamHas]:
     """For each of ENTRIES (those that conflict with upstream alone) whose facts are known, what upstream
     already has of it; only the entries upstream has at least one hunk of."""
-    tree = git.tree_of(upstream)
-    out = {}
-    lines: dict[str | None, _Lines] = {}        # a blob's lines, indexed once for every entry (upstream's files)
-    for entry in entries:
-        facts = evidence.get(entry)
-        if facts is None or not facts.head or not facts.base or not facts.hunks:
-            continue
-        found = _weigh(git, tree, facts, sources, lines)
-        if found.present:
-            found.since = facts.base
-            _find_commit(git, upstream, sources, found)
-            out[entry] = found
-    return out
+    return HasFinder(git, upstream, sources).find(evidence, entries)
+
+
+def _kept(found: UpstreamHas) -> dict[str, Any]:
+    """FOUND as the cache keeps it: its hunks taken as their places in the entry's hunks."""
+    return {"hunks": found.hunks, "present": found.present, "missing": found.missing, "trivial": found.trivial,
+            "commit": found.commit, "subject": found.subject, "needle": list(found.needle) if found.needle else None,
+            "adds": found.adds, "since": found.since, "taken": found.taken_at}
+
+
+def _from_kept(facts: EntryFacts, raw: dict[str, Any]) -> UpstreamHas | None:
+    """The UpstreamHas the cache kept as RAW for FACTS; None when RAW does not have its shape."""
+    try:
+        taken = [facts.hunks[i] for i in raw["taken"]]
+        needle = raw["needle"]
+        found = UpstreamHas(facts.id, int(raw["hunks"]), [_place(p) for p in raw["present"]],
+                            [_place(m) for m in raw["missing"]], int(raw["trivial"]), _text(raw["commit"]),
+                            _text(raw["subject"]), None if needle is None else (str(needle[0]), str(needle[1])),
+                            bool(raw["adds"]), _text(raw["since"]), taken, list(raw["taken"]))
+    except (KeyError, IndexError, TypeError, ValueError):
+        return None
+    return found if found.hunks == len(facts.hunks) else None
+
+
+def _place(raw: Any) -> dict[str, Any]:
+    if not (isinstance(raw, dict) and isinstance(raw["file"], str) and isinstance(raw["lines"], list) and
+            len(raw["lines"]) == 2 and all(isinstance(n, int) for n in raw["lines"])):
+        raise ValueError(raw)
+    return {"file": raw["file"], "lines": list(raw["lines"])}
+
+
+def _text(raw: Any) -> str | None:
+    if raw is not None and not isinstance(raw, str):
+        raise ValueError(raw)
+    return raw
 
 
 def _weigh(git: Git, tree: str, facts: EntryFacts, sources: Sources, lines: dict[str | None, _Lines]
@@ -130,7 +203,7 @@ def _weigh(git: Git, tree: str, facts: EntryFacts, sources: Sources, lines: dict
             lines[oid] = _Lines((sources.read(oid) or b"").split(b"\n") if oid and oid != ZERO else [])
         return lines[oid]
 
-    for hunk in facts.hunks:
+    for i, hunk in enumerate(facts.hunks):
         if hunk.kind == "text" and not any(tells(line) for line in hunk.added + hunk.removed):
             found.trivial += 1
             continue
@@ -151,6 +224,7 @@ def _weigh(git: Git, tree: str, facts: EntryFacts, sources: Sources, lines: dict
         if at is not None:
             found.present.append({"file": hunk.path, "lines": at})
             found.taken.append(hunk)
+            found.taken_at.append(i)
         else:
             found.missing.append({"file": hunk.path, "lines": list(hunk.span)})
     return found
@@ -288,16 +362,13 @@ def _printable(line: bytes) -> bool:
     return all(char == "\t" or char.isprintable() for char in text)
 
 
-def _find_commit(git: Git, upstream: str, sources: Sources, found: UpstreamHas) -> None:
-    """The oldest upstream commit since the entry's base that added (removed) the chosen line in its file:
-    `git log -S` lists every commit that changed how often the file holds it, copies elsewhere included."""
-    needle = _needle(found.taken)
-    if needle is None or found.since is None:
+def _name_commit(sources: Sources, found: UpstreamHas, commits: list[Pickaxed]) -> None:
+    """The oldest upstream commit since the entry's base that added (removed) the chosen line in its file, of
+    COMMITS (`git log -S`: every commit that changed how often the file holds it, copies elsewhere included)."""
+    if found.needle is None:
         return
-    path, line, found.adds = needle
-    found.needle = (path, line)
-    raw = line.encode()
-    for sha, subject, old, new in git.pickaxe(found.since, upstream, line, path)[:50]:
+    raw = found.needle[1].encode()
+    for sha, subject, old, new in commits[:50]:
         grew = (sources.read(new) or b"").count(raw) > (sources.read(old) or b"").count(raw)
         if grew == found.adds:
             found.commit, found.subject = sha, subject

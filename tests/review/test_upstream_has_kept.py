@@ -1,0 +1,150 @@
+"""explain keeps what upstream already has of each entry on disk by what decides it (review.hascache), and runs
+the `git log -S` that names the commit of each entry side by side (h211, issue 17: after the nightly sync
+explain weighed every hunk again and ran the pickaxes one after another): a second explain on the same upstream
+weighs nothing and runs no pickaxe, and every way reports exactly what the first did."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from carrytool.gitlayer.git import Git
+from carrytool.review import hascache, upstream_has
+from carrytool.review.upstream_has import HasFinder
+from tests.conftest import Cli, Small
+
+A = "def f():\n    a = 1\n    return a\n\n\ndef g():\n    return 2\n"
+B = "def h():\n    b = 1\n    return b\n"
+T = "def test_f():\n    assert f() == 1\n"
+
+
+def build(small: Small) -> tuple[str, str]:
+    """Three PRs; upstream merges the first two as commits of its own (their tests rewritten: each conflicts with
+    upstream alone), and moves the third's line (it conflicts, and upstream has none of it). Returns the SHAs
+    of upstream's two merges."""
+    small.base = small.up.commit({"a.py": A, "b.py": B, "c.py": A, "test_a.py": T, "test_b.py": T}, "base",
+                                 parent="main", ref="refs/heads/main")
+    a_pr = A.replace("    a = 1\n", "    a = 1\n    reset_flushing_state(a)\n")
+    b_pr = B.replace("    b = 1\n", "    b = 1\n    close_the_session(b, hard=True)\n")
+    small.pr(1, {"a.py": a_pr, "test_a.py": T + "\n\ndef test_reset():\n    assert flushing() is False\n"},
+             message="Reset the flushing state")
+    small.pr(2, {"b.py": b_pr, "test_b.py": T + "\n\ndef test_close():\n    assert closed()\n"},
+             message="Close the session")
+    small.pr(3, {"c.py": A.replace("    a = 1\n", "    a = 3\n")}, message="Three")
+    one = small.up.commit({"a.py": "import os\n\n\n" + a_pr, "test_a.py": T + "\n\ndef test_reset_x():\n    pass\n"},
+                          "Reset the flushing state (#1)", parent="main", ref="refs/heads/main")
+    two = small.up.commit({"b.py": b_pr + "\n\nX = 1\n", "test_b.py": T + "\n\ndef test_close_x():\n    pass\n"},
+                          "Close the session (#2)", parent="main", ref="refs/heads/main")
+    small.up.commit({"c.py": A.replace("    a = 1\n", "    a = 2\n")}, "upstream moved", parent="main",
+                    ref="refs/heads/main")
+    small.manifest([{"pr": n, "on_conflict": "skip"} for n in (1, 2, 3)])
+    return one, two
+
+
+def _spy(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
+    """How many entries were weighed and how many `git log -S` ran, each way."""
+    calls = {"weigh": 0, "pickaxe": 0, "pickaxe_later": 0}
+    for owner, name, said in ((upstream_has, "_weigh", "weigh"), (Git, "pickaxe", "pickaxe"),
+                              (Git, "pickaxe_later", "pickaxe_later")):
+        real = getattr(owner, name)
+
+        def counted(*args, _real=real, _name=said, **kwargs):  # noqa: ANN002, ANN003, ANN202
+            calls[_name] += 1
+            return _real(*args, **kwargs)
+
+        monkeypatch.setattr(owner, name, counted)
+    return calls
+
+
+def _file(small: Small) -> Path:
+    [path] = sorted((small.work.path / "carrytool" / "cache").glob("upstreamhas-git*.json"))
+    return path
+
+
+def _explain(cli: Cli, small: Small) -> tuple[int, dict]:
+    return cli.json("explain", "-m", small.manifest_path, "--repo", small.work.path, "--offline", "pr/1", "pr/2")
+
+
+def test_kept_answers_give_the_report_weighing_gives(cli: Cli, small: Small, monkeypatch: pytest.MonkeyPatch) -> None:
+    one, two = build(small)
+    cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")     # fetches
+    calls = _spy(monkeypatch)
+    code, first = _explain(cli, small)
+    assert code == 0, first
+    has = first["plan"]["upstream_has"]
+    assert sorted(first["plan"]["upstream_conflicts"]) == ["pr/1", "pr/2", "pr/3"] and sorted(has) == ["pr/1", "pr/2"]
+    assert [has["pr/1"]["commit"], has["pr/2"]["commit"]] == [one, two]
+    assert calls == {"weigh": 3, "pickaxe": 0, "pickaxe_later": 2}     # both pickaxes started side by side
+    assert len(json.loads(_file(small).read_text())["upstreamhas"]) == 3      # pr/3, which upstream lacks, too
+    for key in calls:
+        calls[key] = 0
+    assert _explain(cli, small) == (code, first)
+    assert calls == {"weigh": 0, "pickaxe": 0, "pickaxe_later": 0}     # nothing weighed, no `git log -S`
+    monkeypatch.setattr(HasFinder, "keep_answers", False)
+    monkeypatch.setattr(HasFinder, "side_by_side", False)
+    assert _explain(cli, small) == (code, first)
+    assert calls == {"weigh": 3, "pickaxe": 2, "pickaxe_later": 0}     # the old way: one after another
+    monkeypatch.setattr(HasFinder, "side_by_side", True)
+    assert _explain(cli, small) == (code, first)
+
+
+def test_an_unreadable_file_only_costs_the_weighing(cli: Cli, small: Small, monkeypatch: pytest.MonkeyPatch) -> None:
+    build(small)
+    cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")
+    first = _explain(cli, small)
+    path = _file(small)
+    kept = json.loads(path.read_text())["upstreamhas"]
+    calls = _spy(monkeypatch)
+    broken_answers = {key: {**answer, "taken": [99]} if answer["taken"] else {**answer, "present": "x"}
+                      for key, answer in kept.items()}
+    for broken in ("{not json", json.dumps({"upstreamhas": broken_answers}), json.dumps({"upstreamhas": [1]})):
+        path.write_text(broken)
+        calls["weigh"] = 0
+        assert _explain(cli, small) == first
+        assert calls["weigh"] == 3                      # every entry weighed again, and kept again
+        assert json.loads(path.read_text())["upstreamhas"] == kept
+
+
+def test_upstream_moving_on_is_weighed_again(cli: Cli, small: Small, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A kept answer is upstream's commit's: upstream taking pr/3's change too names it, with its commit."""
+    build(small)
+    cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")
+    _code, before = cli.json("explain", "-m", small.manifest_path, "--repo", small.work.path, "--offline")
+    assert "pr/3" not in before["plan"]["upstream_has"]
+    took = small.up.commit({"c.py": A.replace("    a = 1\n    return a\n", "    a = 3\n    return a + 0\n")},
+                           "Three (#3)", parent="main", ref="refs/heads/main")
+    small.up.commit({"test_a.py": T + "\n\ndef test_reset_y():\n    pass\n"}, "tests", parent="main",
+                    ref="refs/heads/main")
+    cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")     # fetches
+    calls = _spy(monkeypatch)
+    _code, after = cli.json("explain", "-m", small.manifest_path, "--repo", small.work.path, "--offline")
+    assert calls["weigh"] == len(after["plan"]["upstream_conflicts"]) >= 2
+    assert after["plan"]["upstream_has"]["pr/3"]["commit"] == took
+
+
+def test_the_key_names_what_decides(tmp_path: Path) -> None:
+    from carrytool.gitlayer.objects import Change
+    from carrytool.manifest.model import Entry
+    from carrytool.pipeline.hunks import Hunk
+    from carrytool.review.evidence import EntryFacts
+
+    entry = Entry(kind="pr", number=1)
+    hunk = Hunk("a.py", 2, 1, 2, 1, (b"x = 1",), (b"x = 2",), new_oid="1" * 40)
+    change = Change("M", "a.py", None, "100644", "100644", "2" * 40, "1" * 40)
+    facts = EntryFacts(entry, None, "a" * 40, "b" * 40, [change], [hunk])
+    old, new = hascache.KeptHas(tmp_path, (2, 39, 5)), hascache.KeptHas(tmp_path, (2, 47, 3))
+    key = old.key("c" * 40, facts)
+    assert old.path != new.path and key != new.key("c" * 40, facts)
+    others = [EntryFacts(entry, None, "a" * 40, "b" * 40, [change], [Hunk("a.py", 2, 1, 2, 1, (b"x = 1",),
+                                                                          (b"x = 3",), new_oid="1" * 40)]),
+              EntryFacts(entry, None, "a" * 40, "b" * 40, [Change("M", "a.py", None, "100644", "100644", "3" * 40,
+                                                                  "1" * 40)], [hunk]),
+              EntryFacts(entry, None, "d" * 40, "b" * 40, [change], [hunk]),
+              EntryFacts(entry, None, "a" * 40, "d" * 40, [change], [hunk])]
+    assert len({key, old.key("d" * 40, facts), *(old.key("c" * 40, other) for other in others)}) == 6
+    old.put(key, {"hunks": 1})
+    old.save()
+    assert hascache.KeptHas(tmp_path, (2, 39, 5)).get(key) == {"hunks": 1}
+    assert hascache.KeptHas(tmp_path, (2, 47, 3)).get(key) is None
