@@ -59,6 +59,7 @@ class UpstreamHas:
     since: str | None = None                    # the entry's base
     taken: list[Hunk] = field(default_factory=list, repr=False)   # the entry's hunks upstream has
     taken_at: list[int] = field(default_factory=list, repr=False)  # ... as their places in the entry's hunks
+    trivial_at: list[int] = field(default_factory=list, repr=False)  # the trivial hunks' places
 
     @property
     def likely_merged(self) -> bool:
@@ -110,6 +111,7 @@ class HasFinder:
 
     keep_answers = True     # answers kept on disk by what decides them (tests compare both)
     side_by_side = True     # the `git log -S` processes run at once, beside the weighing (tests compare both)
+    skip_unchanged = True   # a hunk of a file upstream has as the entry's base is missing, unread (tests compare both)
 
     def __init__(self, git: Git, upstream: str, sources: Sources) -> None:
         self.git, self.upstream, self.sources = git, upstream, sources
@@ -129,7 +131,7 @@ class HasFinder:
             raw = self.kept.get(key)
             answer = _from_kept(facts, raw) if raw is not None else None
             if answer is None:
-                answer = _weigh(self.git, tree, facts, self.sources, lines)
+                answer = _weigh(self.git, tree, facts, self.sources, lines, unchanged=self.skip_unchanged)
                 weighed[entry] = (key, answer, self._start_commit(answer, facts.base) if answer.present else None)
             found[entry] = answer
         for key, answer, commits in weighed.values():
@@ -160,31 +162,32 @@ def upstream_has(git: Git, upstream: str, evidence: dict[str, EntryFacts], sourc
 
 
 def _kept(found: UpstreamHas) -> dict[str, Any]:
-    """FOUND as the cache keeps it: its hunks taken as their places in the entry's hunks."""
-    return {"hunks": found.hunks, "present": found.present, "missing": found.missing, "trivial": found.trivial,
+    """FOUND as the cache keeps it: the hunks upstream has as their places in the entry's hunks (with the lines
+    upstream has them at), and the trivial ones; the others are missing (a 350-file PR's thousand hunks)."""
+    return {"taken": found.taken_at, "at": [item["lines"] for item in found.present], "trivial": found.trivial_at,
             "commit": found.commit, "subject": found.subject, "needle": list(found.needle) if found.needle else None,
-            "adds": found.adds, "since": found.since, "taken": found.taken_at}
+            "adds": found.adds, "since": found.since}
 
 
 def _from_kept(facts: EntryFacts, raw: dict[str, Any]) -> UpstreamHas | None:
-    """The UpstreamHas the cache kept as RAW for FACTS; None when RAW does not have its shape."""
+    """The UpstreamHas the cache kept as RAW for FACTS (as `_weigh` found it); None when RAW does not have its
+    shape."""
     try:
-        taken = [facts.hunks[i] for i in raw["taken"]]
-        needle = raw["needle"]
-        found = UpstreamHas(facts.id, int(raw["hunks"]), [_place(p) for p in raw["present"]],
-                            [_place(m) for m in raw["missing"]], int(raw["trivial"]), _text(raw["commit"]),
-                            _text(raw["subject"]), None if needle is None else (str(needle[0]), str(needle[1])),
-                            bool(raw["adds"]), _text(raw["since"]), taken, list(raw["taken"]))
+        taken, at, trivial, needle = list(raw["taken"]), list(raw["at"]), list(raw["trivial"]), raw["needle"]
+        if len(at) != len(taken) or not all(isinstance(i, int) and 0 <= i < len(facts.hunks) for i in taken + trivial) \
+                or not all(isinstance(a, list) and len(a) == 2 and all(isinstance(n, int) for n in a) for a in at):
+            return None
+        found = UpstreamHas(facts.id, len(facts.hunks), trivial=len(trivial), commit=_text(raw["commit"]),
+                            subject=_text(raw["subject"]), adds=bool(raw["adds"]), since=_text(raw["since"]),
+                            needle=None if needle is None else (str(needle[0]), str(needle[1])))
     except (KeyError, IndexError, TypeError, ValueError):
         return None
-    return found if found.hunks == len(facts.hunks) else None
-
-
-def _place(raw: Any) -> dict[str, Any]:
-    if not (isinstance(raw, dict) and isinstance(raw["file"], str) and isinstance(raw["lines"], list) and
-            len(raw["lines"]) == 2 and all(isinstance(n, int) for n in raw["lines"])):
-        raise ValueError(raw)
-    return {"file": raw["file"], "lines": list(raw["lines"])}
+    skipped = set(taken) | set(trivial)
+    found.present = [{"file": facts.hunks[i].path, "lines": list(lines)} for i, lines in zip(taken, at)]
+    found.missing = [{"file": hunk.path, "lines": list(hunk.span)} for i, hunk in enumerate(facts.hunks)
+                     if i not in skipped]
+    found.taken, found.taken_at, found.trivial_at = [facts.hunks[i] for i in taken], taken, trivial
+    return found
 
 
 def _text(raw: Any) -> str | None:
@@ -193,8 +196,8 @@ def _text(raw: Any) -> str | None:
     return raw
 
 
-def _weigh(git: Git, tree: str, facts: EntryFacts, sources: Sources, lines: dict[str | None, _Lines]
-           ) -> UpstreamHas:
+def _weigh(git: Git, tree: str, facts: EntryFacts, sources: Sources, lines: dict[str | None, _Lines], *,
+           unchanged: bool = True) -> UpstreamHas:
     found = UpstreamHas(facts.id, len(facts.hunks))
     entries: dict[str, tuple[str, str] | None] = {}       # path -> (mode, oid) in upstream's tree
 
@@ -206,6 +209,7 @@ def _weigh(git: Git, tree: str, facts: EntryFacts, sources: Sources, lines: dict
     for i, hunk in enumerate(facts.hunks):
         if hunk.kind == "text" and not any(tells(line) for line in hunk.added + hunk.removed):
             found.trivial += 1
+            found.trivial_at.append(i)
             continue
         if hunk.path not in entries:
             entries[hunk.path] = git.blob_at(tree, hunk.path)
@@ -220,7 +224,10 @@ def _weigh(git: Git, tree: str, facts: EntryFacts, sources: Sources, lines: dict
         else:
             change = facts.change_of(hunk)
             base_oid = change.old_oid if change is not None else None
-            at = _has(hunk, text(base_oid), text(hunk.new_oid), text(there[1]))
+            # upstream's file is the base's: upstream made no change of it (read nor indexed: polars' PRs of
+            # 350 files, most of them as upstream has them since the base)
+            at = None if unchanged and there[1] == base_oid else \
+                _has(hunk, text(base_oid), text(hunk.new_oid), text(there[1]))
         if at is not None:
             found.present.append({"file": hunk.path, "lines": at})
             found.taken.append(hunk)

@@ -24,14 +24,15 @@ def build(small: Small) -> tuple[str, str]:
     """Three PRs; upstream merges the first two as commits of its own (their tests rewritten: each conflicts with
     upstream alone), and moves the third's line (it conflicts, and upstream has none of it). Returns the SHAs
     of upstream's two merges."""
-    small.base = small.up.commit({"a.py": A, "b.py": B, "c.py": A, "test_a.py": T, "test_b.py": T}, "base",
+    small.base = small.up.commit({"a.py": A, "b.py": B, "c.py": A, "d.py": A, "test_a.py": T, "test_b.py": T}, "base",
                                  parent="main", ref="refs/heads/main")
     a_pr = A.replace("    a = 1\n", "    a = 1\n    reset_flushing_state(a)\n")
     b_pr = B.replace("    b = 1\n", "    b = 1\n    close_the_session(b, hard=True)\n")
     small.pr(1, {"a.py": a_pr, "test_a.py": T + "\n\ndef test_reset():\n    assert flushing() is False\n"},
              message="Reset the flushing state")
-    small.pr(2, {"b.py": b_pr, "test_b.py": T + "\n\ndef test_close():\n    assert closed()\n"},
-             message="Close the session")
+    small.pr(2, {"b.py": b_pr, "test_b.py": T + "\n\ndef test_close():\n    assert closed()\n",
+                 "d.py": A.replace("    return 2\n", "    return close_the_session(2)\n")},  # upstream leaves
+             message="Close the session")                                               # d.py as it was
     small.pr(3, {"c.py": A.replace("    a = 1\n", "    a = 3\n")}, message="Three")
     one = small.up.commit({"a.py": "import os\n\n\n" + a_pr, "test_a.py": T + "\n\ndef test_reset_x():\n    pass\n"},
                           "Reset the flushing state (#1)", parent="main", ref="refs/heads/main")
@@ -45,9 +46,9 @@ def build(small: Small) -> tuple[str, str]:
 
 def _spy(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
     """How many entries were weighed and how many `git log -S` ran, each way."""
-    calls = {"weigh": 0, "pickaxe": 0, "pickaxe_later": 0}
+    calls = {"weigh": 0, "pickaxe": 0, "pickaxe_later": 0, "has": 0}
     for owner, name, said in ((upstream_has, "_weigh", "weigh"), (Git, "pickaxe", "pickaxe"),
-                              (Git, "pickaxe_later", "pickaxe_later")):
+                              (Git, "pickaxe_later", "pickaxe_later"), (upstream_has, "_has", "has")):
         real = getattr(owner, name)
 
         def counted(*args, _real=real, _name=said, **kwargs):  # noqa: ANN002, ANN003, ANN202
@@ -76,18 +77,24 @@ def test_kept_answers_give_the_report_weighing_gives(cli: Cli, small: Small, mon
     has = first["plan"]["upstream_has"]
     assert sorted(first["plan"]["upstream_conflicts"]) == ["pr/1", "pr/2", "pr/3"] and sorted(has) == ["pr/1", "pr/2"]
     assert [has["pr/1"]["commit"], has["pr/2"]["commit"]] == [one, two]
-    assert calls == {"weigh": 3, "pickaxe": 0, "pickaxe_later": 2}     # both pickaxes started side by side
+    assert calls == {"weigh": 3, "pickaxe": 0, "pickaxe_later": 2, "has": 5}   # both pickaxes side by side;
+    # pr/2's d.py hunk is missing unread: upstream's d.py is the base's
     assert len(json.loads(_file(small).read_text())["upstreamhas"]) == 3      # pr/3, which upstream lacks, too
     for key in calls:
         calls[key] = 0
     assert _explain(cli, small) == (code, first)
-    assert calls == {"weigh": 0, "pickaxe": 0, "pickaxe_later": 0}     # nothing weighed, no `git log -S`
+    assert calls == {"weigh": 0, "pickaxe": 0, "pickaxe_later": 0, "has": 0}   # nothing weighed, no `git log -S`
     monkeypatch.setattr(HasFinder, "keep_answers", False)
     monkeypatch.setattr(HasFinder, "side_by_side", False)
     assert _explain(cli, small) == (code, first)
-    assert calls == {"weigh": 3, "pickaxe": 2, "pickaxe_later": 0}     # the old way: one after another
+    assert calls == {"weigh": 3, "pickaxe": 2, "pickaxe_later": 0, "has": 5}   # the old way: one after another
     monkeypatch.setattr(HasFinder, "side_by_side", True)
     assert _explain(cli, small) == (code, first)
+    calls["has"] = 0
+    monkeypatch.setattr(HasFinder, "skip_unchanged", False)      # every hunk weighed, in every file
+    assert _explain(cli, small) == (code, first)
+    assert calls["has"] == 6
+
 
 
 def test_an_unreadable_file_only_costs_the_weighing(cli: Cli, small: Small, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -97,7 +104,7 @@ def test_an_unreadable_file_only_costs_the_weighing(cli: Cli, small: Small, monk
     path = _file(small)
     kept = json.loads(path.read_text())["upstreamhas"]
     calls = _spy(monkeypatch)
-    broken_answers = {key: {**answer, "taken": [99]} if answer["taken"] else {**answer, "present": "x"}
+    broken_answers = {key: {**answer, "taken": [99]} if answer["taken"] else {**answer, "trivial": ["x"]}
                       for key, answer in kept.items()}
     for broken in ("{not json", json.dumps({"upstreamhas": broken_answers}), json.dumps({"upstreamhas": [1]})):
         path.write_text(broken)
