@@ -11,6 +11,7 @@ date, the same records give the same commit; bounded: the oldest record goes whe
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from carrytool.errors import GitError
@@ -64,6 +65,21 @@ def recorded_night(manifest: Manifest, git: Git, result: str) -> tuple[str, str]
     if blob is None:
         return None
     return f"{nights_ref(manifest)}:{result}.lock", git.read_blob(blob).decode("utf-8", "replace")
+
+
+def recorded_locks(manifest: Manifest, git: Git) -> list[tuple[str, dict[str, Any]]]:
+    """(where, lock document) of every night sync recorded, newest first; a record that is not a lock's JSON
+    object is left out."""
+    records, order = _records(git, git.ref_value(nights_ref(manifest)))
+    out = []
+    for sha in order:
+        try:
+            doc = json.loads(git.read_blob(records[sha]).decode("utf-8", "replace"))
+        except (GitError, ValueError):
+            continue
+        if isinstance(doc, dict) and isinstance(doc.get("entries"), list) and isinstance(doc.get("upstream"), dict):
+            out.append((f"{nights_ref(manifest)}:{sha}.lock", doc))
+    return out
 
 
 def _records(git: Git, commit: str | None) -> tuple[dict[str, str], list[str]]:

@@ -7,7 +7,8 @@ kept on disk: `hascache`), suggestions (`suggest`: unions to create, stale folds
 itself (`explain`); and the morning commands: `carrytool bisect`, the search over the composed chain
 (`bisect`) and the probes that judge a tree (`probe`: asserts in process, `--run CMD` in a temporary
 tree, the verdict cache); `diff` (two nights, from their locks); `status` (what the forge did with the
-carried PRs, through `forge`, the one HTTP client, standard library only). May import the pipeline
+carried PRs, through `forge`, the one HTTP client, standard library only; `status_local`: of a local-path
+upstream, told from this repository). May import the pipeline
 (explain plans exactly as sync does), the manifest, the git layer, the asserts and errors; never the
 union or rendering.
 """

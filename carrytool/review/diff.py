@@ -103,7 +103,7 @@ def diff_nights(git: Git, old: Night, new: Night) -> LockDiff:
     if behind:
         upstream["dropped"] = behind        # upstream was rewritten: commits of the old night no longer there
     result = LockDiff(old, new, upstream)
-    chains = (_chain(git, old.lock), _chain(git, new.lock))
+    chains = (composed_links(git, old.lock), composed_links(git, new.lock))
     old_items = {item["id"]: item for item in old.lock["entries"]}
     new_items = {item["id"]: item for item in new.lock["entries"]}
     for entry_id, item in new_items.items():
@@ -261,7 +261,7 @@ def _skip_reason(entry_id: str, manifest: Manifest | None, *, missing: bool = Fa
     return "missing" if missing else None
 
 
-def _chain(git: Git, lock: dict[str, Any]) -> dict[str, Link] | None:
+def composed_links(git: Git, lock: dict[str, Any]) -> dict[str, Link] | None:
     """Entry id -> its commit in the lock's composed result (first parents back to upstream); None: no result."""
     result, upstream = lock.get("result"), lock["upstream"]["sha"]
     if not result:

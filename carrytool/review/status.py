@@ -22,6 +22,7 @@ from carrytool.manifest.model import Manifest
 from carrytool.pipeline.hunks import Hunk, find_block, read_hunks
 from carrytool.pipeline.resolve import namespace
 from carrytool.review.forge import ForgeClient, project_path
+from carrytool.review.status_local import Night, last_nights, said_local
 
 
 @dataclass
@@ -149,11 +150,12 @@ def gather_status(manifest: Manifest, git: Git, client: ForgeClient, *, lock: di
     project = None if local else project_path(url)
     upstream = _upstream(git, manifest, lock)
     known = _known_heads(git, manifest, lock)
+    nights = last_nights(manifest, git, lock) if local else []
     folded = {sup.pr: (entry, sup.head) for entry in manifest.entries for sup in entry.supersedes if sup.head}
     numbers = [e.number for e in manifest.entries if e.kind == "pr"]
     numbers += [n for e in manifest.entries for n in (s.pr for s in e.supersedes) if n not in numbers]
     try:
-        items = [_pr_status(manifest, git, client, project, number, upstream, known, folded.get(number))
+        items = [_pr_status(manifest, git, client, project, number, upstream, known, folded.get(number), nights)
                  for number in dict.fromkeys(numbers)]
     finally:
         client.save()       # what was learnt before a failure is reused next time (ETags)
@@ -161,9 +163,10 @@ def gather_status(manifest: Manifest, git: Git, client: ForgeClient, *, lock: di
 
 
 def _pr_status(manifest: Manifest, git: Git, client: ForgeClient, project: str | None, number: int,
-               upstream: str | None, heads: dict[int, str], folded: tuple[Any, str] | None) -> dict[str, Any]:
-    """One PR: the forge's answer (none when PROJECT is None: a local-path upstream), whether it landed, and
-    the suggestion."""
+               upstream: str | None, heads: dict[int, str], folded: tuple[Any, str] | None,
+               nights: list[Night]) -> dict[str, Any]:
+    """One PR: the forge's answer (none when PROJECT is None: a local-path upstream, told from this repository
+    and the last NIGHTS), whether it landed, and the suggestion."""
     entry = manifest.entry(f"pr/{number}")
     known = heads.get(number)
     pr = fetch_pr(client, project, number) if project is not None else {"missing": 0}
@@ -174,7 +177,7 @@ def _pr_status(manifest: Manifest, git: Git, client: ForgeClient, project: str |
         item.update(head=known, suggestion="investigate",
                     why=_said_offline(git, upstream, number, heads, *here, local=project is None))
     elif project is None:
-        item.update(_said_local(git, upstream, known))
+        item.update(said_local(manifest, git, upstream, number, known, nights))
     elif "missing" in pr:
         item.update(suggestion="investigate",
                     why="not in the cache: run without --offline" if pr["missing"] != 404
@@ -210,20 +213,6 @@ def upstream_holds(git: Git, upstream: str | None, head: str | None) -> tuple[di
                 f"{said} is not in upstream's history, but merging it onto upstream changes nothing (squashed or "
                 "picked)")
     return None
-
-
-def _said_local(git: Git, upstream: str | None, head: str | None) -> dict[str, Any]:
-    """The head and suggestion of a PR of a local-path upstream that upstream holds nothing of (`upstream_holds`
-    said no): `keep`, as sync does, when the last sync fetched its head; else `investigate`."""
-    no_forge = "upstream.url is a local path: no forge says the PR's state"
-    if not upstream:
-        return {"suggestion": "investigate", "why": f"{no_forge}, and upstream is not fetched here (run `carrytool sync`)"}
-    if not head or git.object_type(head) != "commit":
-        return {"suggestion": "investigate",
-                "why": f"{no_forge}, and its head is not in this repository (run `carrytool sync` to fetch it)"}
-    return {"head": head, "suggestion": "keep",
-            "why": f"{no_forge}; as this repository tells, its head {head[:12]} (as the last sync fetched it) is not "
-                   "in upstream's history and merging it onto upstream changes something: sync keeps carrying it"}
 
 
 def _said_offline(git: Git, upstream: str | None, number: int, heads: dict[int, str], pr: dict[str, Any],

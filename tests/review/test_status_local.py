@@ -35,8 +35,8 @@ def test_offline_status_of_a_local_upstream_tells_each_pr_from_this_repository(c
         "pr/3": ("unknown", "investigate", None, None, None)}
     assert by_id["pr/1"]["why"] == (
         f"upstream.url is a local path: no forge says the PR's state; as this repository tells, its head "
-        f"{heads['p1'][:12]} (as the last sync fetched it) is not in upstream's history and merging it onto upstream "
-        "changes something: sync keeps carrying it")
+        f"{heads['p1'][:12]} (as the last sync fetched it) is not in upstream's history, and the last sync carried it "
+        "onto this upstream")
     assert by_id["pr/2"]["why"].startswith(
         f"upstream has its commits, as this repository tells: its head {heads['p2'][:12]} (as the last sync fetched "
         f"it) is in upstream's history, merged by {heads['merge'][:12]}; ")
@@ -71,3 +71,78 @@ def test_a_file_url_is_a_local_upstream_too(cli: Cli, small: Small) -> None:
     assert [(e["id"], e["suggestion"], e["head"]) for e in out["entries"]] == [("pr/1", "keep", heads["p1"])]
     result = cli("status", "-m", small.manifest_path, "--repo", small.work.path)
     assert result.exit_code == 2 and "is a local path, which has no forge" in result.stderr, result.output
+
+
+# -- what the last sync did, told truthfully (h213 #5, h214 #2 and #3) -------------------------------------------
+
+def _status(cli: Cli, small: Small) -> dict[str, dict]:
+    code, out = cli.json("status", "-m", small.manifest_path, "--repo", small.work.path, "--offline")
+    assert code == 0, out
+    return {e["id"]: e for e in out["entries"]}
+
+
+def test_a_pr_that_conflicts_with_upstream_is_not_said_to_be_carried(cli: Cli, small: Small) -> None:
+    """h213 #5: pr/1 conflicts with upstream alone; sync skipped it (or stopped on it), yet status said `keep`,
+    "merging it onto upstream changes something: sync keeps carrying it" (never merged, never checked)."""
+    head = small.pr(1, {"a.py": "def f():\n    return 1\n\n\ndef g():\n    return 3\n"})
+    small.up.commit({"a.py": "def f():\n    return 1\n\n\ndef g():\n    return 4\n"}, "upstream's g",
+                    parent="main", ref="refs/heads/main")
+    small.manifest([{"pr": 1}], policy={"on_conflict": "skip"})
+    code, report = cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path)
+    assert code == 0 and report["entries"][0]["status"] == "conflict", report
+    item = _status(cli, small)["pr/1"]
+    assert (item["suggestion"], item["head"]) == ("investigate", head)
+    assert item["why"] == (
+        f"upstream.url is a local path: no forge says the PR's state; as this repository tells, its head {head[:12]} "
+        "(as the last sync fetched it) conflicts with upstream in a.py: sync skips it (on_conflict: skip); run "
+        "`carrytool explain pr/1`")
+    # under on_conflict: fail the sync stops (exit 3, no lock): the same merge says so
+    small.manifest([{"pr": 1}])
+    assert cli("sync", "-m", small.manifest_path, "--repo", small.work.path).exit_code == 3
+    item = _status(cli, small)["pr/1"]
+    assert item["suggestion"] == "investigate"
+    assert item["why"].endswith("conflicts with upstream in a.py: sync stops on it (on_conflict: fail, exit 3); run "
+                                "`carrytool explain pr/1`")
+
+
+def test_a_pr_the_last_sync_left_out_for_a_conflict_with_another_is_not_said_to_be_carried(cli: Cli,
+                                                                                             small: Small) -> None:
+    """h214 #3 (celery's pr/10095): pr/2 conflicts with pr/1 every night, not with upstream; status said `keep`,
+    "sync keeps carrying it". The last sync's chain, from the same upstream and head, says it was left out."""
+    p1 = small.pr(1, {"b.py": "x = 10\ny = 2\nz = 3\n"})
+    p2 = small.pr(2, {"b.py": "x = 20\ny = 2\nz = 3\n"})
+    small.manifest([{"pr": 1}, {"pr": 2}], policy={"on_conflict": "skip"})
+    code, report = cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path)
+    assert code == 0 and [e["status"] for e in report["entries"]] == ["applied", "conflict"], report
+    by_id = _status(cli, small)
+    said = "upstream.url is a local path: no forge says the PR's state; as this repository tells, its head"
+    assert by_id["pr/1"]["suggestion"] == "keep"
+    assert by_id["pr/1"]["why"] == (f"{said} {p1[:12]} (as the last sync fetched it) is not in upstream's history, "
+                                    "and the last sync carried it onto this upstream")
+    assert by_id["pr/2"]["suggestion"] == "investigate"
+    assert by_id["pr/2"]["why"] == (
+        f"{said} {p2[:12]} (as the last sync fetched it) merges onto upstream alone, but the last sync, from this "
+        "upstream and head, did not carry it (an entry before it conflicts with it, or provides it already): run "
+        "`carrytool explain pr/2`")
+
+
+def test_a_pr_whose_ref_upstream_deleted_is_not_sent_to_sync_to_fetch(cli: Cli, small: Small) -> None:
+    """h214 #2 (celery's pr/10255): upstream deleted the PR's ref; sync skips it as `missing` (on_missing: skip),
+    the lock has `"head": null`; status said "its head is not in this repository (run `carrytool sync` to fetch
+    it)", which sync cannot do. It says the ref is gone, the last head a night record has, and what to do."""
+    small.pr(1, {"b.py": "x = 10\ny = 2\nz = 3\n"})
+    p2 = small.pr(2, {"docs/c.txt": "c2\n"})
+    small.manifest([{"pr": 1}, {"pr": 2}], policy={"on_missing": "skip"})
+    assert cli("sync", "-m", small.manifest_path, "--repo", small.work.path).exit_code == 0
+    small.up.git("update-ref", "-d", "refs/pull/2/head")
+    code, report = cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path)
+    assert code == 0 and report["entries"][1]["reason"] == "missing", report
+    item = _status(cli, small)["pr/2"]
+    assert (item["suggestion"], item["head"]) == ("investigate", None)
+    assert "run `carrytool sync" not in item["why"]
+    assert item["why"] == (
+        "upstream.url is a local path: no forge says the PR's state; upstream has no refs/pull/2/head any more, so "
+        "the last sync skipped it as missing (closed and its ref deleted, or a wrong number), and no sync can fetch "
+        f"it again; the last head a sync fetched was {p2[:12]} (refs/carrytool/dev/nights); check the PR where it "
+        "is reviewed: to stop carrying it, remove `- pr: 2` from the manifest; to keep carrying that head, pin it in "
+        f"the entry (`head: {p2}`: this repository has it)")

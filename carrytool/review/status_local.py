@@ -1,0 +1,139 @@
+"""`carrytool status --offline` of a PR of a local-path upstream, which no forge tells of: what this repository
+says of it, from the syncs' records (`refs/carrytool/<branch>/nights`, else the lock) and the merge of its head
+onto upstream, as sync merges a PR alone.
+
+h213 and h214 found it said `keep`, "merging it onto upstream changes something: sync keeps carrying it", of a
+PR that sync skipped every night for a conflict (with upstream, or with an entry before it), never having
+merged it; and "run `carrytool sync` to fetch it" of a PR whose ref upstream deleted, which sync cannot fetch.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from carrytool.errors import GitError
+from carrytool.gitlayer.git import Git
+from carrytool.manifest.model import Manifest
+from carrytool.pipeline.lock import lock_path
+from carrytool.pipeline.night_record import nights_ref, recorded_locks
+from carrytool.review.diff import composed_links
+
+NO_FORGE = "upstream.url is a local path: no forge says the PR's state"
+Night = tuple[str, dict[str, Any]]          # (where it is recorded, the lock document)
+
+
+def last_nights(manifest: Manifest, git: Git, lock: dict[str, Any] | None) -> list[Night]:
+    """What the syncs composed from, newest first: the night records (red nights too), else the lock file."""
+    nights = recorded_locks(manifest, git)
+    if not nights and lock:
+        nights = [(str(lock_path(manifest)), lock)]
+    return nights
+
+
+def said_local(manifest: Manifest, git: Git, upstream: str | None, number: int, head: str | None,
+               nights: list[Night]) -> dict[str, Any]:
+    """The head, suggestion and why of PR NUMBER, of which upstream holds nothing (`upstream_holds` said no),
+    HEAD as the last sync fetched it (None: not fetched): `keep` only when sync carries it, as far as this
+    repository tells; `investigate` when it conflicts, was left out, or its ref is gone."""
+    if not upstream:
+        return {"suggestion": "investigate",
+                "why": f"{NO_FORGE}, and upstream is not fetched here (run `carrytool sync`)"}
+    fetched = bool(head) and git.object_type(head) == "commit"      # type: ignore[arg-type]
+    left_out = _left_out_by_manifest(manifest, number)
+    if left_out:
+        return {**({"head": head} if fetched else {}), "suggestion": "keep", "why": f"{NO_FORGE}; {left_out}"}
+    if not fetched:
+        gone = _gone(manifest, git, number, nights)
+        if gone:
+            return {"suggestion": "investigate", "why": f"{NO_FORGE}; {gone}"}
+        return {"suggestion": "investigate",
+                "why": f"{NO_FORGE}, and its head is not in this repository (run `carrytool sync` to fetch it)"}
+    assert head is not None
+    said = f"{NO_FORGE}; as this repository tells, its head {head[:12]} (as the last sync fetched it)"
+    explain = f"`carrytool explain pr/{number}`"
+    carried = _carried(git, upstream, f"pr/{number}", head, nights)
+    if carried:
+        return {"head": head, "suggestion": "keep",
+                "why": f"{said} is not in upstream's history, and the last sync carried it onto this upstream"}
+    merge = git.merge_trees([(upstream, head)])[0]     # as sync merges a PR alone (upstream_holds merged it too)
+    if not merge.clean:
+        how = _on_conflict(manifest, number, carried)
+        files = ", ".join(merge.conflicted_files) or "its tree"
+        if how is None:
+            return {"head": head, "suggestion": "keep",
+                    "why": f"{said} conflicts with upstream in {files}, which `on_conflict: theirs` resolves in its "
+                           "favour: sync carries it, and an upstream-loss warning says what upstream lost"}
+        return {"head": head, "suggestion": "investigate",
+                "why": f"{said} conflicts with upstream in {files}: {how}; run {explain}"}
+    if carried is False:
+        return {"head": head, "suggestion": "investigate",
+                "why": f"{said} merges onto upstream alone, but the last sync, from this upstream and head, did not "
+                       f"carry it (an entry before it conflicts with it, or provides it already): run {explain}"}
+    return {"head": head, "suggestion": "keep",
+            "why": f"{said} is not in upstream's history and merges onto it alone: sync carries it unless an entry "
+                   f"before it conflicts with it ({explain} says)"}
+
+
+def _left_out_by_manifest(manifest: Manifest, number: int) -> str | None:
+    """Why sync never applies PR NUMBER itself, as the manifest says (disabled, or provided whole by a union)."""
+    entry = manifest.entry(f"pr/{number}")
+    if entry is not None and not entry.enabled:
+        return "its entry is disabled (`enabled: false`): sync leaves it out"
+    for other in manifest.entries:
+        if other.enabled and any(s.pr == number and not s.partial for s in other.supersedes):
+            return f"{other.id} provides it (`supersedes`): sync carries that, not the PR itself"
+    return None
+
+
+def _carried(git: Git, upstream: str, entry_id: str, head: str, nights: list[Night]) -> bool | None:
+    """Whether the last sync's composed chain holds ENTRY_ID, when that sync composed from UPSTREAM and HEAD (a
+    red night, which composed nothing past its failure, too); None when it did not, or cannot be read."""
+    if not nights:
+        return None
+    _where, doc = nights[0]
+    item = next((e for e in doc.get("entries", []) if isinstance(e, dict) and e.get("id") == entry_id), None)
+    if doc.get("upstream", {}).get("sha") != upstream or item is None or item.get("head") != head:
+        return None
+    try:
+        links = composed_links(git, doc)
+    except GitError:        # a record whose commits are gone (gc, a hand edit) says nothing
+        return None
+    return None if links is None else entry_id in links
+
+
+def _on_conflict(manifest: Manifest, number: int, carried: bool | None) -> str | None:
+    """What sync does with PR NUMBER, which conflicts with upstream alone; None: it takes its side (`theirs`)
+    and carried it, or would."""
+    entry = manifest.entry(f"pr/{number}")
+    policy = manifest.on_conflict(entry) if entry is not None else manifest.policy.on_conflict
+    if policy == "theirs" and carried is not False:
+        return None
+    how = {"skip": "sync skips it (on_conflict: skip)", "fail": "sync stops on it (on_conflict: fail, exit 3)"} \
+        .get(policy, "the last sync did not carry it")
+    if entry is not None and manifest.structured_paths(entry) and carried is None:
+        how += ", unless its structured merge resolves the conflict"
+    return how
+
+
+def _gone(manifest: Manifest, git: Git, number: int, nights: list[Night]) -> str | None:
+    """The words for PR NUMBER when the last sync found no ref of it upstream (the lock's `"head": null`, reason
+    `missing`): no sync can fetch it; the last head a night recorded, and what to do. None when it did not."""
+    entry_id = f"pr/{number}"
+    if not nights:
+        return None
+    last = next((e for e in nights[0][1].get("entries", []) if isinstance(e, dict) and e.get("id") == entry_id), None)
+    if last is None or "head" not in last or last["head"] is not None:
+        return None
+    said = (f"upstream has no {manifest.upstream.pr_ref_for(number)} any more, so the last sync skipped it as "
+            "missing (closed and its ref deleted, or a wrong number), and no sync can fetch it again")
+    seen, where = next(((e["head"], where) for where, doc in nights for e in doc.get("entries", [])
+                        if isinstance(e, dict) and e.get("id") == entry_id and isinstance(e.get("head"), str)),
+                       (None, ""))
+    next_step = f"check the PR where it is reviewed: to stop carrying it, remove `- pr: {number}` from the manifest"
+    if seen is None:
+        return f"{said}; no night recorded here has its head; {next_step}"
+    record = nights_ref(manifest) if where.startswith(nights_ref(manifest)) else where
+    said += f"; the last head a sync fetched was {seen[:12]} ({record})"
+    if git.object_type(seen) == "commit":
+        next_step += f"; to keep carrying that head, pin it in the entry (`head: {seen}`: this repository has it)"
+    return f"{said}; {next_step}"
