@@ -186,11 +186,17 @@ def union_continue(name: UnionName, manifest: ManifestOpt = None, repo: RepoOpt 
                        "--drop-edit", metavar="FILE", show_default=False,
                        help="Drop from the store the recorded edit this stop held back in FILE (it did not apply "
                             "beside the new hunks) instead of redoing it; the file as you left it is recorded "
+                            "(repeatable).")] = None,
+                   take: Annotated[Optional[list[str]], typer.Option(
+                       "--take", metavar="FILE", show_default=False,
+                       help="Take FILE, which an editor or merge tool leaves behind (a swap file, `*~`, `*.orig`, "
+                            "...), into the union on purpose; without it continue refuses such a file "
                             "(repeatable).")] = None) -> None:
-    """Take every change made in the scratch tree (recorded for the next fold) and go on with the fold."""
+    """Take every change made in the scratch tree (recorded for the next fold) and go on with the fold; the
+    files taken beyond the conflicted ones are named."""
     _flags(quiet, False)
     _run(lambda: _union_run(manifest, repo, name, scratch, wait,
-                            lambda union: _union_result(union, union.resume(drop=drop_edit or []))),
+                            lambda union: _union_result(union, union.resume(drop=drop_edit or [], take=take or []))),
          interrupted=_union_interrupted(name, manifest, repo))
 
 

@@ -17,6 +17,9 @@ def render_outcome(outcome: Outcome, stream: TextIO, *, fork_url: str | None, qu
     resolutions it did not need and the next commands."""
     out = stream.write
     name, args = outcome.name, outcome.invocation
+    if outcome.taken:       # said even with -q: what went into the union unasked (h214: a vim swap file)
+        out("continue took from the scratch tree, beyond the conflicted file(s): "
+            + ", ".join(f"{item['file']} ({item['change']})" for item in outcome.taken) + "\n")
     if not outcome.done:
         out(f"union carry/{name}: the fold stopped on a conflict the resolution store cannot resolve\n")
         width = max(len(c["file"]) for c in outcome.conflicts)
@@ -27,7 +30,9 @@ def render_outcome(outcome: Outcome, stream: TextIO, *, fork_url: str | None, qu
         _structured(outcome, out)
         if outcome.scratch:
             out(f"resolve them in the scratch tree: {outcome.scratch}\n")
-            out("every change you make there is taken (other files, new files and deletions too) and recorded\n")
+            out("every change you make there is taken (other files, new files and deletions too: continue names them) "
+                "and recorded; an editor's or merge tool's leftover file (a swap file, `*~`, `*.orig`) is refused "
+                "unless you --take it\n")
             out(f"then:  carrytool union continue {shlex.quote(name)}{args}\n")
             out(f"or:    carrytool union abort {shlex.quote(name)}{args}\n")
         return

@@ -3,7 +3,7 @@
 Owns the folds of `carrytool union new|compose|continue|abort|status`: `fold` (the fold's state machine
 and entry points: compose, continue, abort), `outcome` (what a fold folds and what it did), `stop` (a
 stop: the conflicts named, the scratch written), `record` (recording what the user left in the scratch
-tree), `checks` (what a finished fold checks and says: left-out hunks, unbound names), `syntax` (its
+tree), `taken` (what continue takes beyond the conflicted files, and the editor leftovers it refuses), `checks` (what a finished fold checks and says: left-out hunks, unbound names), `syntax` (its
 Python files that no longer parse), `requires_python` (the Python upstream declares), `rewritten` (the PRs' lines it re-expresses outside the conflicts),
 `publish` (the union message, the patch file, the manifest update), `scratch` (the scratch tree: exact checkout, lstat
 reads, file-by-file cleanup), `state` (the fold's crash-safe state), `status`, `new` (adding the carry entry) and

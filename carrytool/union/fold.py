@@ -44,6 +44,7 @@ from carrytool.union.state import load_state, save_state
 from carrytool.union.stop import Stopping
 from carrytool.union.store import Store
 from carrytool.union.syntax import FoldSyntax
+from carrytool.union.taken import continue_command, refuse_leftovers, taken_files
 
 __all__ = ["FoldItem", "Outcome", "Union", "fold_order", "union_entry"]   # FoldItem, Outcome: from outcome.py
 
@@ -278,9 +279,11 @@ class Union(Stopping, Recording, FoldChecks, FoldSyntax, FoldRewrites, Publishin
                             "changes nothing (the file as the fold had it)")
 
     # -- continue / abort ---------------------------------------------------------------------------
-    def resume(self, *, drop: Collection[str] = ()) -> Outcome:
+    def resume(self, *, drop: Collection[str] = (), take: Collection[str] = ()) -> Outcome:
         """Take every change made in the scratch tree, record it, and go on with the fold. DROP: files whose
-        recorded edit held back at this stop (`--drop-edit`) is removed from the store, not applied."""
+        recorded edit held back at this stop (`--drop-edit`) is removed from the store, not applied. TAKE: files
+        an editor or merge tool leaves behind (`union.taken`) that are taken all the same (`--take`). The
+        outcome names the files taken beyond the conflicted ones."""
         state = self.load()
         conflict = state.get("conflict")
         if self.scratch_option and Path(state["scratch"]) != self.scratch_option:
@@ -313,6 +316,9 @@ class Union(Stopping, Recording, FoldChecks, FoldSyntax, FoldRewrites, Publishin
             if shown.get(path) != (mode, oid):
                 edits[path] = (mode, oid)
         edits.update({p: None for p, (mode, _oid) in shown.items() if mode != "160000" and p not in snapshot})
+        taken = taken_files(edits, shown, kinds)
+        refuse_leftovers(taken, tracked=lambda path: self._tracked(state, path), take=take, root=scratch.root,
+                         command=continue_command(self.name, self.invocation, drop, take))
         self._refuse_held_back(conflict, snapshot, drop, scratch)
         self._ask_waiting(state, conflict, snapshot, scratch, drop)
         for path, content in self.record(state, conflict, snapshot, sorted(set(edits) | set(kinds)), drop).items():
@@ -333,7 +339,14 @@ class Union(Stopping, Recording, FoldChecks, FoldSyntax, FoldRewrites, Publishin
         self.save(state)
         crash_point("continue:advanced")
         scratch.remove_files()
-        return self.advance(state)
+        outcome = self.advance(state)
+        outcome.taken = taken
+        return outcome
+
+    def _tracked(self, state: dict, path: str) -> bool:
+        """Upstream or a PR of the fold has a file at PATH: it is one of the inputs' on purpose."""
+        commits = [state["upstream"], *(item["head"] for item in state["items"])]
+        return any(self.git.blob_at(self.git.tree_of(commit), path) is not None for commit in commits)
 
     def _check_supersedes(self, state: dict) -> None:
         """The PRs the stopped fold began with (and their paths, in fold order) are still the manifest's

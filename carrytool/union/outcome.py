@@ -42,4 +42,6 @@ class Outcome:
     invocation: str = ""                                   # the -m/--repo to repeat in next steps
     # the PRs' lines the union has in its own words outside the conflicts the fold stopped at (union.rewritten)
     re_expressed: list[dict[str, Any]] = field(default_factory=list)
+    # what a continue took from the scratch tree beyond the conflicted files: [{"file", "change"}] (union.taken)
+    taken: list[dict[str, str]] = field(default_factory=list)
 

@@ -1,0 +1,80 @@
+"""What `union continue` takes from the scratch tree beside the conflicted files, and the editor and merge-tool
+leftovers it refuses to take.
+
+Every change made in the scratch tree goes into the union; h214's trial on celery found vim's swap file
+`celery/app/.task.py.swp` taken into the union's patch, and then into the fork, with exit 0 and never named. So
+continue names every file it takes beyond the conflicted ones, and refuses a file an editor or a merge tool
+leaves behind (added, and tracked by none of the fold's inputs) unless the user takes it by name (`--take`).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import shlex
+from collections.abc import Callable, Collection, Mapping
+from pathlib import Path
+
+from carrytool.errors import ConflictError
+
+# (pattern of the file's name, what leaves it): well-known names, matched case-sensitively
+LEFTOVERS = (
+    (".*.sw[a-p]", "a vim swap file"),
+    ("*~", "an editor's backup"),
+    ("#*#", "an Emacs auto-save file"),
+    (".#*", "an Emacs lock file"),
+    ("*.orig", "a merge backup"),
+    ("*.rej", "a patch's rejected hunks"),
+    ("*.BACKUP.*", "a git mergetool file"), ("*.BASE.*", "a git mergetool file"),
+    ("*.LOCAL.*", "a git mergetool file"), ("*.REMOTE.*", "a git mergetool file"),
+    ("*_BACKUP_[0-9]*", "a git mergetool file"), ("*_BASE_[0-9]*", "a git mergetool file"),
+    ("*_LOCAL_[0-9]*", "a git mergetool file"), ("*_REMOTE_[0-9]*", "a git mergetool file"),
+    (".DS_Store", "macOS Finder's metadata"),
+)
+
+
+def leftover_kind(path: str) -> str | None:
+    """What editor or merge tool leaves a file named as PATH's last component; None: none known."""
+    name = path.rsplit("/", 1)[-1]
+    return next((kind for pattern, kind in LEFTOVERS if fnmatch.fnmatchcase(name, pattern)), None)
+
+
+def taken_files(edits: Mapping[str, object | None], shown: Collection[str], conflicted: Collection[str]
+                ) -> list[dict[str, str]]:
+    """`[{"file", "change": "added|changed|deleted"}]`: the files of EDITS (path -> new content, None when
+    deleted) beyond the CONFLICTED ones, against the tree the stop SHOWN in the scratch tree; sorted."""
+    out = []
+    for path in sorted(p for p in edits if p not in conflicted):
+        change = "deleted" if edits[path] is None else "changed" if path in shown else "added"
+        out.append({"file": path, "change": change})
+    return out
+
+
+def refuse_leftovers(taken: list[dict[str, str]], *, tracked: Callable[[str], bool], take: Collection[str],
+                     root: Path, command: Callable[[list[str]], str]) -> None:
+    """ConflictError (nothing recorded) naming each file of TAKEN that an editor or merge tool leaves behind,
+    added and TRACKED by none of the fold's inputs, unless TAKE names it; the hint says how to go on: remove
+    them, or take one on purpose. COMMAND(extra options) is the continue to run, with the options given."""
+    found = [(item["file"], kind) for item in taken if item["change"] == "added" and item["file"] not in take
+             for kind in [leftover_kind(item["file"])] if kind and not tracked(item["file"])]
+    if not found:
+        return
+    named = ", ".join(f"{path} ({kind})" for path, kind in found)
+    removal = "rm -- " + " ".join(shlex.quote(str(root / path)) for path, _kind in found)
+    takes = [word for path, _kind in found for word in ("--take", path)]
+    raise ConflictError(
+        f"the scratch tree {root} holds what an editor or a merge tool leaves behind, which continue does not take "
+        f"into the union unless you say so: {named}; nothing was recorded",
+        hint=f"remove them ({removal}), then: {command([])}; or, to take them on purpose (the union then "
+             f"carries them): {command(takes)}")
+
+
+def continue_command(name: str, invocation: str, drop: Collection[str],
+                     take: Collection[str]) -> Callable[[list[str]], str]:
+    """`carrytool union continue NAME` with the --drop-edit and --take options given, then EXTRA's, and the
+    -m/--repo INVOCATION: the refusal's commands run as printed (h209)."""
+    def command(extra: list[str]) -> str:
+        words = [word for path in drop for word in ("--drop-edit", path)]
+        words += [word for path in take for word in ("--take", path)] + extra
+        return f"carrytool union continue {shlex.quote(name)}" + "".join(f" {shlex.quote(w)}" for w in words) + \
+            invocation
+    return command

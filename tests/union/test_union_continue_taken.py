@@ -1,0 +1,139 @@
+"""What `union continue` takes from the scratch tree beyond the conflicted files, said; and the editor and merge
+tool leftovers it refuses (h214's celery trial: vim's `celery/app/.task.py.swp` went into the union's patch and
+then into the fork, exit 0, never named)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from carrytool.union.taken import leftover_kind
+from tests.conftest import Cli
+from tests.union.fold_scenario import A_BASE, Fold, TwoPrs, edited, resolve_both
+from tests.union.test_union_held_back import held_back
+
+
+@pytest.fixture
+def fold(tmp_path: Path) -> Fold:
+    return Fold(tmp_path)
+
+
+def union(cli: Cli, fold: Fold, verb: str, *args: str):
+    return cli("union", verb, "u", *args, *fold.args())
+
+
+def _patch(fold: Fold) -> str:
+    return (fold.manifest.parent / "unions" / "u.patch").read_text()
+
+
+def _state(fold: Fold) -> dict:
+    return json.loads((fold.work / "carrytool" / "union" / "u" / "state.json").read_text())
+
+
+def _recorded(fold: Fold) -> list[tuple[str, bytes]]:
+    """The resolution store's files (next to the manifest) and the fold's state."""
+    store = fold.manifest.parent / "resolutions"
+    files = sorted(p for p in store.rglob("*") if p.is_file()) if store.exists() else []
+    return [(str(p), p.read_bytes()) for p in files] + [("state", json.dumps(_state(fold)).encode())]
+
+
+def test_continue_names_every_file_it_takes_beyond_the_conflicted_ones(cli: Cli, fold: Fold) -> None:
+    assert union(cli, fold, "compose").exit_code == 3
+    resolve_both(fold.scratch / "a.py")
+    (fold.scratch / "b.py").write_text("b1\nb2 by hand\nb3\nb4\nb5\nb6 by one\n")
+    (fold.scratch / "docs").mkdir()
+    (fold.scratch / "docs" / "new.txt").write_text("new\n")
+    (fold.scratch / "c.txt").unlink()
+    result = union(cli, fold, "continue")
+    assert result.exit_code == 0, result.output
+    assert ("continue took from the scratch tree, beyond the conflicted file(s): b.py (changed), c.txt (deleted), "
+            "docs/new.txt (added)\n") in result.stdout
+    assert result.stdout.startswith("continue took from the scratch tree")     # first: before the fold's outcome
+    assert "docs/new.txt" in _patch(fold)
+
+
+def test_continue_refuses_editor_and_merge_tool_leftovers_naming_each_and_what_to_run(cli: Cli, fold: Fold) -> None:
+    assert union(cli, fold, "compose").exit_code == 3
+    resolve_both(fold.scratch / "a.py")
+    (fold.scratch / ".a.py.swp").write_bytes(b"b0VIM 8.2\0swap")
+    (fold.scratch / "b.py~").write_text("b1\n")
+    (fold.scratch / "a.py.orig").write_text("old\n")
+    before = _recorded(fold)
+    result = union(cli, fold, "continue")
+    assert result.exit_code == 3, result.output
+    said = result.stdout + result.stderr
+    assert (f"the scratch tree {fold.scratch} holds what an editor or a merge tool leaves behind, which continue "
+            "does not take into the union unless you say so: .a.py.swp (a vim swap file), a.py.orig (a merge "
+            "backup), b.py~ (an editor's backup); nothing was recorded") in said
+    assert f"rm -- {fold.scratch / '.a.py.swp'} {fold.scratch / 'a.py.orig'} '{fold.scratch / 'b.py~'}'" in said
+    assert f"then: carrytool union continue u -m {fold.manifest} --repo {fold.work}" in said
+    take = f"carrytool union continue u --take .a.py.swp --take a.py.orig --take 'b.py~' -m {fold.manifest}"
+    assert take in said
+    # nothing recorded: the fold is still stopped, no patch written
+    assert _recorded(fold) == before
+    assert _state(fold).get("conflict") and not (fold.manifest.parent / "unions" / "u.patch").exists()
+    for name in (".a.py.swp", "b.py~", "a.py.orig"):
+        (fold.scratch / name).unlink()
+    done = union(cli, fold, "continue")
+    assert done.exit_code == 0, done.output
+    assert ".swp" not in _patch(fold) and "continue took" not in done.stdout
+
+
+def test_take_keeps_a_leftover_on_purpose(cli: Cli, fold: Fold) -> None:
+    assert union(cli, fold, "compose").exit_code == 3
+    resolve_both(fold.scratch / "a.py")
+    (fold.scratch / "notes.orig").write_text("kept on purpose\n")
+    result = union(cli, fold, "continue", "--take", "notes.orig")
+    assert result.exit_code == 0, result.output
+    assert "beyond the conflicted file(s): notes.orig (added)" in result.stdout
+    assert "+kept on purpose" in _patch(fold)
+
+
+def test_a_leftover_name_the_inputs_track_is_taken(cli: Cli, tmp_path: Path) -> None:
+    """Upstream tracks `tools/setup.cfg.orig` on purpose: changed in the scratch tree, it is taken (and named)."""
+    fold = Fold(tmp_path, extra={"tools/setup.cfg.orig": "[x]\n"})
+    assert union(cli, fold, "compose").exit_code == 3
+    resolve_both(fold.scratch / "a.py")
+    (fold.scratch / "tools" / "setup.cfg.orig").write_text("[x]\ny = 1\n")
+    result = union(cli, fold, "continue")
+    assert result.exit_code == 0, result.output
+    assert "beyond the conflicted file(s): tools/setup.cfg.orig (changed)" in result.stdout
+
+
+def test_a_leftover_name_an_input_tracks_is_taken_back(cli: Cli, tmp_path: Path) -> None:
+    """Upstream tracks `tools/x.orig`, pr/1 deletes it: put back in the scratch tree at pr/2's stop (where the
+    tree shown lacks it), it is a file of an input's, taken (and named), not refused."""
+    prs = TwoPrs(tmp_path, {"a.py": A_BASE, "tools/x.orig": "kept\n"},
+                 {"a.py": edited({3: "line 3 by one\n"}), "tools/x.orig": None},
+                 {"a.py": edited({3: "line 3 by two\n"})})
+    assert cli("union", "compose", "u", *prs.args()).exit_code == 3
+    assert not (prs.scratch / "tools" / "x.orig").exists()
+    resolve_both(prs.scratch / "a.py")
+    (prs.scratch / "tools").mkdir()
+    (prs.scratch / "tools" / "x.orig").write_text("kept\n")
+    result = cli("union", "continue", "u", *prs.args())
+    assert result.exit_code == 0, result.output
+    assert "beyond the conflicted file(s): tools/x.orig (added)" in result.stdout
+
+
+def test_the_refusal_repeats_the_drop_edit_given(cli: Cli, fold: Fold) -> None:
+    held_back(cli, fold)
+    (fold.scratch / ".a.py.swo").write_bytes(b"b0VIM")
+    result = union(cli, fold, "continue", "--drop-edit", "a.py")
+    assert result.exit_code == 3, result.output
+    assert (f"carrytool union continue u --drop-edit a.py --take .a.py.swo -m {fold.manifest} --repo {fold.work}"
+            in result.stdout + result.stderr)
+
+
+@pytest.mark.parametrize(("path", "kind"), [
+    ("celery/app/.task.py.swp", "a vim swap file"), (".x.swa", "a vim swap file"), (".x.swq", None),
+    ("a/b.py~", "an editor's backup"), ("#b.py#", "an Emacs auto-save file"), (".#b.py", "an Emacs lock file"),
+    ("x.py.orig", "a merge backup"), ("x.py.rej", "a patch's rejected hunks"),
+    ("x.py.BACKUP.123.py", "a git mergetool file"), ("x_REMOTE_4242.py", "a git mergetool file"),
+    ("d/.DS_Store", "macOS Finder's metadata"), ("swp.py", None), ("orig", None), ("README", None),
+    ("x_BASE_.py", None),
+])
+def test_leftover_names(path: str, kind: str | None) -> None:
+    assert leftover_kind(path) == kind
