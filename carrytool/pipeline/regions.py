@@ -26,7 +26,8 @@ A line of the union's own is one PR's change in its words: the PR's whose lines 
 it meets, not every PR's whose region holds it (h209's review: upstream rewrote a def's body, every PR's region
 was the whole of it, and pr/1's line in a new form stood for pr/2's, dropped); and two insertions out of the map,
 joined by upstream's edit only, are insertions against insertions too. But a line bearing words a PR's hunk brings
-(pipeline.words) carries that hunk too: one line merging two PRs' changes is each one's (h215).
+(pipeline.words) carries that hunk too: one line merging two PRs' changes is each one's (h215). Upstream's edit
+joins two hunks only where neither PR's base had it: one made on it meets the other at that one's own lines (h206).
 """
 
 from __future__ import annotations
@@ -98,6 +99,24 @@ class BaseMap:
                  if meets(span_of(old_start, old_count), span)]
         # each end of SPAN no hunk meets, where `map` puts it
         found += [at for point in span if (at := self.map(source, target, (point, point))) is not None]
+        return min(one for one, _two in found), max(two for _one, two in found)
+
+    def lines(self, source: str | None, target: str | None, span: Span) -> Span | None:
+        """SPAN of blob SOURCE in blob TARGET's lines, widened over the hunks of their diff that change its own
+        lines (their lines in TARGET), but not over those only next to it (unlike `region`): where its lines stand
+        in TARGET whatever was changed beside them. None where the blobs differ and git shows no text hunks."""
+        diff = self._hunks(source, target)
+        if diff is None:
+            return None
+        theirs = [(span_of(old_start, old_count), new_count - old_count, span_of(new_start, new_count))
+                  for old_start, old_count, new_start, new_count in diff]
+        inside = [(old, shift, new) for old, shift, new in theirs if _overlaps(old, span)]
+        before = sum(shift for old, shift, _new in theirs if not _overlaps(old, span) and old[1] <= span[0])
+        ends = (span[0] + 2 * before, span[1] + 2 * (before + sum(shift for _old, shift, _new in inside)))
+        # each end no hunk changing its lines covers, past the hunks before it; those hunks' lines
+        found = [new for _old, _shift, new in inside]
+        found += [(at, at) for point, at in zip(span, ends) if not any(old[0] <= point <= old[1]
+                                                                        for old, _s, _n in inside)]
         return min(one for one, _two in found), max(two for _one, two in found)
 
     def _hunks(self, source: str | None, target: str | None) -> list[tuple[int, int, int, int]] | None:
@@ -280,12 +299,24 @@ class Regions:
 
     def _sides(self, k: int, hunk: Hunk, j: int, other: Hunk) -> tuple[Span | None, Span | None] | None:
         """PR K's HUNK and folded PR J's hunk OTHER as sides of a conflict git's merge would show (_apart), a hunk
-        whose lines do not map into the union's base blob at the region the fold's merge met there (_region)."""
+        whose lines do not map into the union's base blob at the region the fold's merge met there (_region),
+        where the other's do not map either; where the other's do, at its own lines (_own): the other PR's base
+        had upstream's edit, so in one fold order it merges cleanly beside the conflict upstream's edit made, and
+        the edit joins nothing (h206: pr/2, made on upstream's `c = 30`, sets `d` next to it; pr/1's `b`, next to it
+        too, dropped, was "reconciled" by pr/2's side, as the fold of pr/2 first would meet both, not pr/1 first)."""
         pair = self._apart(k, hunk, self._span(k, hunk), j, other)
         if pair is None or None not in pair:
             return pair
-        return (pair[0] if pair[0] is not None else self._region(k, hunk),
-                pair[1] if pair[1] is not None else self._region(j, other))
+        out = self._region if pair == (None, None) else self._own
+        return (pair[0] if pair[0] is not None else out(k, hunk), pair[1] if pair[1] is not None else out(j, other))
+
+    def _own(self, j: int, hunk: Hunk) -> Span | None:
+        """Folded PR J's text HUNK out of the map at its own lines in the union's base blob (BaseMap.lines): over
+        upstream's hunks that change those lines, not those only next to them. None where that is not known."""
+        target = self.target.get(hunk.path)
+        if hunk.kind != "text" or not _blob(target):
+            return None
+        return self.map.lines(self._base_of(j, hunk), target, span_of(hunk.old_start, hunk.old_count))
 
     def _apart(self, k: int, hunk: Hunk, mine: Span | None, j: int, other: Hunk
                ) -> tuple[Span | None, Span | None] | None:

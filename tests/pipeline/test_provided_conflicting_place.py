@@ -126,9 +126,10 @@ def test_a_line_dropped_at_a_stop_on_upstreams_edit_next_to_it_is_said_by_contin
 
 
 def _on_bases(cli: Cli, small: Small, one: str, two: str, union: str, *, base: str, base2: str | None, up: str,
-              command: str) -> dict:
+              command: str, order: tuple[int, int] = (1, 2)) -> dict:
     """pr/1 from BASE, pr/2 from BASE2 (upstream's next commit, when given; else BASE too), upstream then moved
-    on to UP, and a union of both committed by hand on it (m.py: UNION): the JSON report of COMMAND."""
+    on to UP, and a union of both committed by hand on it (m.py: UNION): the JSON report of COMMAND. ORDER: the
+    PRs' entries and the union's `supersedes`, in that order."""
     b = small.base = small.up.commit({"m.py": base}, "base", parent="main", ref="refs/heads/main")
     b2 = b if base2 is None else small.up.commit({"m.py": base2}, "newer", parent=b, ref="refs/heads/main")
     small.pr(1, {"m.py": one}, parent=b)
@@ -136,7 +137,7 @@ def _on_bases(cli: Cli, small: Small, one: str, two: str, union: str, *, base: s
     on = small.up.commit({"m.py": up}, "upstream", parent=b2, ref="refs/heads/main")
     commit = small.up.commit({"m.py": union}, "union", parent=on, ref="refs/heads/union")
     small.work.git("fetch", "-q", str(small.up.path), "+refs/heads/union:refs/heads/union")
-    small.manifest([{"pr": 1}, {"pr": 2}, {"carry": "union", "commit": commit, "supersedes": [1, 2]}])
+    small.manifest([*({"pr": n} for n in order), {"carry": "union", "commit": commit, "supersedes": list(order)}])
     code, report = cli.json(command, "-m", small.manifest_path, "--repo", small.work.path,
                             *(["--dry-run"] if command == "sync" else []))
     assert code == 0, report
@@ -223,3 +224,58 @@ def test_a_line_next_to_upstreams_edit_the_union_writes_its_own_words_for_is_re_
     assert _lines(r) == [], r["warnings"]
     [cov] = [c for c in r["coverage"] if c["pr"] == "pr/1"]
     assert [(h["lines"], h["status"]) for h in cov["hunks"]] == [([4, 4], "re-expressed")]
+
+
+# h206: upstream's `c = 30` lands between pr/1's base and pr/2's; pr/1 sets `b` (next to `c`), pr/2, made on
+# `c = 30`, sets `d` (next to it too). Folded pr/1 first, pr/1 meets upstream alone and pr/2 merges cleanly after
+# it; pr/2 first, pr/1 meets both in one conflict. A union dropping pr/1's `b = clamp(2)` read "reconciled" by
+# pr/2's side, as if folded pr/2 first, exit 0: the verdict hung on an order the union may not have folded in.
+# pr/2's lines are apart from pr/1's (upstream's `c` between them), so none of its sides was taken against pr/1's
+NEWER = F.replace("c = 3", "c = 30")
+
+
+@pytest.mark.parametrize("command", ["sync", "explain"])
+@pytest.mark.parametrize("order", [(1, 2), (2, 1)], ids=["1-2", "2-1"])
+@pytest.mark.parametrize("up", [NEWER, NEWER.replace("g = 6", "g = 6 ")], ids=["up-is-pr2s-base", "up-moved-on"])
+def test_a_line_dropped_next_to_upstreams_edit_a_newer_prs_base_has_is_warned_in_either_order(
+        cli: Cli, small: Small, git: str, command: str, order: tuple[int, int], up: str) -> None:
+    one, two = F.replace("b = 2", "b = clamp(2)"), NEWER.replace("d = 4", "d = clamp(4)")
+    r = _on_bases(cli, small, one, two, up.replace("d = 4", "d = clamp(4)"), base=F, base2=NEWER, up=up,
+                  command=command, order=order)
+    assert _lines(r) == [("pr/1", [3, 3])], r["warnings"]
+    if command == "explain":
+        [cov] = [c for c in r["coverage"] if c["pr"] == "pr/1"]
+        assert [(h["lines"], h["status"]) for h in cov["hunks"]] == [([3, 3], "absent")]
+
+
+@pytest.mark.parametrize("command", ["sync", "explain"])
+def test_a_line_a_newer_prs_change_meets_next_to_upstreams_edit_is_still_reconciled(cli: Cli, small: Small, git: str,
+                                                                                    command: str) -> None:
+    # pr/2, made on `c = 30`, sets `c = 31` itself: its line is the one next to pr/1's `b`, in any order one
+    # conflict of theirs (and pr/1's with upstream's), settled for pr/2's side
+    one, two = F.replace("b = 2", "b = clamp(2)"), NEWER.replace("c = 30", "c = 31")
+    r = _on_bases(cli, small, one, two, two, base=F, base2=NEWER, up=NEWER, command=command)
+    assert _lines(r) == [], r["warnings"]
+    if command == "explain":
+        [cov] = [c for c in r["coverage"] if c["pr"] == "pr/1"]
+        assert [(h["lines"], h["status"]) for h in cov["hunks"]] == [([3, 3], "reconciled")]
+
+
+def test_a_line_dropped_at_a_stop_against_upstream_alone_is_said_by_continue_and_sync(cli: Cli, tmp_path: Path,
+                                                                                      git: str) -> None:
+    # the fold of h206's case, pr/1 first: it stops on pr/1 against upstream's `c = 30`; the maintainer keeps
+    # upstream's side, pr/1's `b` dropped; pr/2, made on `c = 30`, merges cleanly
+    one = F.replace("b = 2", "b = clamp(2)")
+    prs = TwoPrs(tmp_path, {"m.py": F}, {"m.py": one}, {"m.py": F})
+    newer = prs.up.commit({"m.py": NEWER}, "upstream", parent=prs.base, ref="refs/heads/main")
+    prs.up.commit({"m.py": NEWER.replace("d = 4", "d = clamp(4)")}, "two", parent=newer, ref="refs/pull/2/head")
+    args = prs.args()
+    assert cli("union", "compose", "u", *args).exit_code == 3
+    (prs.scratch / "m.py").write_text(NEWER)
+    result = cli("union", "continue", "u", *args)
+    out = result.stdout + result.stderr
+    assert result.exit_code == 0, out
+    assert "warning: the union lacks pr/1's hunk m.py:3 (f), in no region it reconciled" in out, out
+    code, report = cli.json("sync", *args, "--dry-run")
+    assert code == 0, report
+    assert _lines(report) == [("pr/1", [3, 3])], report["warnings"]

@@ -265,3 +265,20 @@ def test_lines_next_to_upstreams_change_stand_for_the_region_the_folds_conflict_
         assert mapping.region(old, new, span_of(10, 4)) == span_of(12, 4)    # v4-v7 over v6
         assert mapping.region(old, new, span_of(1, 0)) == (3, 7)             # after line 1: upstream's two lines
     assert not meets(span_of(11, 1), span_of(14, 1)) and meets(span_of(13, 2), span_of(14, 1))
+
+
+def test_a_hunks_own_lines_widen_over_upstreams_hunks_changing_them_not_those_next_to_them(small: Small) -> None:
+    # h206: the lines a hunk out of the map stands at in the union's base blob, when the other PR's hunk it is
+    # compared with maps (its base had upstream's edit): upstream's hunks next to it join nothing
+    old = small.up.git("hash-object", "-w", "--stdin", input=RUN.encode())
+    new = small.up.git("hash-object", "-w", "--stdin", input=NEWER.replace("self.v6 = 6", "self.v6 = 60").encode())
+    with Git(small.up.path) as git:
+        mapping = BaseMap(git, [(old, new)])
+        assert mapping.lines(old, new, span_of(7, 1)) == span_of(9, 1)       # mapped: as map
+        assert mapping.lines(old, new, span_of(11, 1)) == span_of(13, 1)     # v5 alone, not v6 next to it
+        assert mapping.lines(old, new, span_of(13, 1)) == span_of(15, 1)     # v7 alone
+        assert mapping.lines(old, new, span_of(12, 1)) == span_of(14, 1)     # v6 itself: upstream's v6
+        assert mapping.lines(old, new, span_of(12, 0)) == span_of(14, 0)     # after v6: the place after it
+        assert mapping.lines(old, new, span_of(10, 4)) == span_of(12, 4)     # v4-v7 over v6
+        assert mapping.lines(old, new, span_of(1, 0)) == (3, 7)              # after line 1: upstream's two lines
+        assert mapping.lines(old, new, span_of(3, 0)) == span_of(5, 0)       # after line 3: 2 lower
