@@ -36,6 +36,12 @@ H2 = BASE.replace("return 7", "return 70")                # pr/2 changes h only
 THREE = "    p = load(a)\n    q = p.merge(b)\n    r = q.finish()\n"
 LOG = after(BASE, "    g = 6\n", X)
 LOGS = after(LOG, "    b = 2\n", X)                      # f logs twice: pr/1 deletes one, pr/2 the other
+RW = BASE.replace("return a", "return aa")                # upstream rewrites every line of f's body
+for _v in "abcdeg":
+    RW = RW.replace(f"    {_v} = ", f"    {_v}{_v} = ")
+LOGGED = after(BASE, "    b = 2\n", "    X = log(b)\n")  # pr/1 logs b, pr/2 reports d
+REPORTED = after(BASE, "    d = 4\n", "    send_report(d, 'weekly')\n")
+CLAMPED = BASE.replace("b = 2", "b = clamp(2)")
 
 
 @dataclass
@@ -47,6 +53,7 @@ class Case:
     up: str | None = None          # upstream when the union was made
     later: str | None = None       # upstream after it
     stacked: bool = False          # pr/2 built on pr/1
+    two_base: str | None = None    # pr/2 built on upstream's next commit, this (upstream then moved to UP from it)
     skip: bool = False             # the union `on_conflict: skip`
     took: str | None = None        # pr/2 also adds t.py with this text, which upstream took before the union was made
 
@@ -79,6 +86,13 @@ CASES = {
     "file-upstream-took": Case(ONE, H2, after(H2, "    b = 2\n", X), took="def test():\n    assert True\n"),
     "union-skipped": Case(ONE, TWO, BOTH.replace("a = 1", "a = 10"), later=BASE.replace("a = 1", "a = 100"),
                           skip=True),
+    # on upstream's rewrite: the union's own line merging both PRs' changes (h215), or carrying pr/1's alone (h210)
+    "merged-line-on-rewrite": Case(LOGGED, REPORTED, after(RW, "    bb = 2\n", "    report(log(bb), 'weekly')\n"),
+                                   up=RW),
+    "other-line-on-rewrite-dropped": Case(LOGGED, REPORTED, after(RW, "    bb = 2\n", "    X = log(bb)\n"), up=RW),
+    # pr/2 made on upstream's `c = 30`, next to pr/1's `b` and its own `d`; the union drops pr/1's (h206)
+    "newer-base-next-to-upstream-edit": Case(CLAMPED, LATER.replace("d = 4", "d = clamp(4)"),
+                                             LATER.replace("d = 4", "d = clamp(4)"), up=LATER, two_base=LATER),
 }
 
 
@@ -86,9 +100,12 @@ def _build(small: Small, case: Case) -> None:
     b = small.base = small.up.commit({"m.py": case.base}, "base", parent="main", ref="refs/heads/main")
     one = small.pr(1, {"m.py": case.one}, parent=b)
     took = {"t.py": case.took} if case.took else {}
-    small.pr(2, {"m.py": case.two, **took}, parent=one if case.stacked else b)
-    on = b if case.up is None and not took else \
-        small.up.commit({"m.py": case.up or case.base, **took}, "upstream", parent=b, ref="refs/heads/main")
+    b2 = b if case.two_base is None else small.up.commit({"m.py": case.two_base}, "newer", parent=b,
+                                                          ref="refs/heads/main")
+    small.pr(2, {"m.py": case.two, **took}, parent=one if case.stacked else b2)
+    on = b2 if case.up is None and not took else \
+        small.up.commit({"m.py": case.up or (case.two_base or case.base), **took}, "upstream", parent=b2,
+                        ref="refs/heads/main")
     commit = small.up.commit({"m.py": case.union}, "union", parent=on, ref="refs/heads/union")
     if case.later is not None:
         small.up.commit({"m.py": case.later}, "upstream later", parent=on, ref="refs/heads/main")
