@@ -253,7 +253,13 @@ def _commands(git: Git, ex: Explanation, step: Step) -> list[dict[str, str]]:
     command = has.command(upstream) if has is not None else None
     if command and has is not None and has.needle is not None:
         verb = "added" if has.adds else "removed"
-        found = f"the first that {verb} it: {has.commit} {has.subject}" if has.commit else f"none {verb} it"
+        if has.commit and not has.passed:
+            found = f"the first that {verb} it: {has.commit} {has.subject}"
+        elif has.commit:    # the commits listed before it changed the line elsewhere (h213)
+            found = (f"the first that {verb} it at its hunk's place is number {has.passed + 1} of the list: "
+                     f"{has.commit} {has.subject} (those before it changed it elsewhere)")
+        else:
+            found = f"none of them {verb} it at its hunk's place" if has.passed else f"none {verb} it"
         add(f"upstream's commits since its base that changed how often {has.needle[0]} holds a line of its change, "
             f"oldest first (`git log -S`); {found}", command)
     for overlap in ex.overlap_map.of(step.id):

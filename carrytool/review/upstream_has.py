@@ -8,25 +8,31 @@ removed block upstream merely edited, made "likely merged" of PRs upstream never
 the hunk's added lines (consecutive, byte for byte) more often than the entry's base did, its removed lines
 less often, and at one of their places the lines the entry has next to the hunk (up to the nearest line that
 tells, `tells`) stand next to them, with the removed lines not beside them; a hunk that only removes lines
-(or adds none that tell) needs the lines before and after it joined where the block was. A hunk whose lines
-all say nothing on their own (blank, brackets, `pass`, `return None`, a bare import) is counted neither way.
+(or adds none that tell) needs the lines before and after it joined where the block was. That place must meet
+the region the hunk's base lines map to in upstream's file through upstream's diff from the base (`_Diffs`,
+as a union's base map places a hunk; h213: one anchoring line matched in another method, or a removal
+upstream made in a twin function, was "likely merged"). A hunk whose lines all say nothing on their own
+(blank, brackets, `pass`, `return None`, a bare import) is counted neither way.
 A deleted file is had when upstream deleted it too; a binary, mode or whole-file change when upstream has
-the file as the entry's head has it. The commit is the oldest one since the entry's base that added (for a
-removal: removed) a UTF-8 line of the largest hunk upstream has (`Git.pickaxe`, one path-limited
-`git log -S`, the command the story prints).
+the file as the entry's head has it. The commit is looked up by a printable line of the largest hunk upstream
+has (`Git.pickaxe`, one path-limited `git log -S`, the command the story prints): of the commits it lists
+that added (for a removal: removed) the line, the first whose version of the file has the hunk at its place,
+else the first with the line there (h213: not one that added the line to another function first).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from bisect import bisect_left, bisect_right
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from carrytool.gitlayer.env import ZERO
+from carrytool.gitlayer.env import EMPTY_TREE, ZERO
 from carrytool.gitlayer.git import Git
 from carrytool.gitlayer.history import Pickaxed
-from carrytool.pipeline.hunks import Hunk, find_block, says_nothing
+from carrytool.pipeline.hunks import Hunk, find_block, hunk_headers, says_nothing
+from carrytool.pipeline.regions import Span, meets, span_of
 from carrytool.review.evidence import EntryFacts, Sources
 from carrytool.review.hascache import KeptHas
 
@@ -57,7 +63,8 @@ class UpstreamHas:
     needle: tuple[str, str] | None = None       # (path, line) the commit was looked up by (`git log -S`)
     adds: bool = True                           # the commit named added the line (else removed it)
     since: str | None = None                    # the entry's base
-    taken: list[Hunk] = field(default_factory=list, repr=False)   # the entry's hunks upstream has
+    passed: int = 0                             # commits `git log -S` lists before the one named (all, if none)
+    taken: list[tuple[Hunk, str | None]] = field(default_factory=list, repr=False)  # hunks had, their base blobs
     taken_at: list[int] = field(default_factory=list, repr=False)  # ... as their places in the entry's hunks
     trivial_at: list[int] = field(default_factory=list, repr=False)  # the trivial hunks' places
 
@@ -120,7 +127,7 @@ class HasFinder:
 
     def find(self, evidence: dict[str, EntryFacts], entries: Sequence[str]) -> dict[str, UpstreamHas]:
         tree = self.git.tree_of(self.upstream)
-        weighed: dict[str, tuple[str, UpstreamHas, Callable[[], list[Pickaxed]] | None]] = {}
+        weighed: dict[str, tuple[str, UpstreamHas, Callable[[], None] | None]] = {}
         found: dict[str, UpstreamHas] = {}
         lines: dict[str | None, _Lines] = {}        # a blob's lines, indexed once for every entry (upstream's files)
         for entry in entries:
@@ -132,26 +139,29 @@ class HasFinder:
             answer = _from_kept(facts, raw) if raw is not None else None
             if answer is None:
                 answer = _weigh(self.git, tree, facts, self.sources, lines, unchanged=self.skip_unchanged)
-                weighed[entry] = (key, answer, self._start_commit(answer, facts.base) if answer.present else None)
+                weighed[entry] = (key, answer, self._start_commit(answer, facts.base, lines) if answer.present
+                                  else None)
             found[entry] = answer
-        for key, answer, commits in weighed.values():
-            if commits is not None:
-                _name_commit(self.sources, answer, commits())
+        for key, answer, name in weighed.values():
+            if name is not None:
+                name()
             self.kept.put(key, _kept(answer))
         self.kept.save()
         return {entry: answer for entry, answer in found.items() if answer.present}
 
-    def _start_commit(self, found: UpstreamHas, since: str) -> Callable[[], list[Pickaxed]] | None:
-        """Choose the line the commit is looked up by and start its `git log -S` (`_name_commit` reads it)."""
+    def _start_commit(self, found: UpstreamHas, since: str, lines: dict[str | None, _Lines]
+                      ) -> Callable[[], None] | None:
+        """Choose the line the commit is looked up by and start its `git log -S`; the function returned reads
+        it and names the commit (`_name_commit`)."""
         found.since = since
         needle = _needle(found.taken)
         if needle is None:
             return None
-        path, line, found.adds = needle
-        found.needle = (path, line)
-        if self.side_by_side:
-            return self.git.pickaxe_later(since, self.upstream, line, path)
-        return lambda: self.git.pickaxe(since, self.upstream, line, path)
+        hunk, base, line, found.adds = needle
+        found.needle = (hunk.path, line)
+        listed: Callable[[], list[Pickaxed]] = self.git.pickaxe_later(since, self.upstream, line, hunk.path) \
+            if self.side_by_side else lambda: self.git.pickaxe(since, self.upstream, line, hunk.path)
+        return lambda: _name_commit(self.git, self.sources, found, hunk, base, listed()[:50], lines)
 
 
 def upstream_has(git: Git, upstream: str, evidence: dict[str, EntryFacts], sources: Sources,
@@ -166,7 +176,7 @@ def _kept(found: UpstreamHas) -> dict[str, Any]:
     upstream has them at), and the trivial ones; the others are missing (a 350-file PR's thousand hunks)."""
     return {"taken": found.taken_at, "at": [item["lines"] for item in found.present], "trivial": found.trivial_at,
             "commit": found.commit, "subject": found.subject, "needle": list(found.needle) if found.needle else None,
-            "adds": found.adds, "since": found.since}
+            "adds": found.adds, "since": found.since, "passed": found.passed}
 
 
 def _from_kept(facts: EntryFacts, raw: dict[str, Any]) -> UpstreamHas | None:
@@ -177,20 +187,22 @@ def _from_kept(facts: EntryFacts, raw: dict[str, Any]) -> UpstreamHas | None:
         if len(at) != len(taken) or not all(isinstance(i, int) and 0 <= i < len(facts.hunks) for i in taken + trivial) \
                 or not all(isinstance(a, list) and len(a) == 2 and all(isinstance(n, int) for n in a) for a in at):
             return None
-        found = UpstreamHas(facts.id, len(facts.hunks), trivial=len(trivial), commit=_text(raw["commit"]),
-                            subject=_text(raw["subject"]), adds=bool(raw["adds"]), since=_text(raw["since"]),
-                            needle=None if needle is None else (str(needle[0]), str(needle[1])))
+        found = UpstreamHas(facts.id, len(facts.hunks), trivial=len(trivial), commit=_str_or_none(raw["commit"]),
+                            subject=_str_or_none(raw["subject"]), adds=bool(raw["adds"]), since=_str_or_none(raw["since"]),
+                            needle=None if needle is None else (str(needle[0]), str(needle[1])),
+                            passed=int(raw["passed"]))
     except (KeyError, IndexError, TypeError, ValueError):
         return None
     skipped = set(taken) | set(trivial)
     found.present = [{"file": facts.hunks[i].path, "lines": list(lines)} for i, lines in zip(taken, at)]
     found.missing = [{"file": hunk.path, "lines": list(hunk.span)} for i, hunk in enumerate(facts.hunks)
                      if i not in skipped]
-    found.taken, found.taken_at, found.trivial_at = [facts.hunks[i] for i in taken], taken, trivial
+    found.taken = [(facts.hunks[i], _base_of(facts, facts.hunks[i])) for i in taken]
+    found.taken_at, found.trivial_at = taken, trivial
     return found
 
 
-def _text(raw: Any) -> str | None:
+def _str_or_none(raw: Any) -> str | None:
     if raw is not None and not isinstance(raw, str):
         raise ValueError(raw)
     return raw
@@ -202,18 +214,20 @@ def _weigh(git: Git, tree: str, facts: EntryFacts, sources: Sources, lines: dict
     entries: dict[str, tuple[str, str] | None] = {}       # path -> (mode, oid) in upstream's tree
 
     def text(oid: str | None) -> _Lines:
-        if oid not in lines:
-            lines[oid] = _Lines((sources.read(oid) or b"").split(b"\n") if oid and oid != ZERO else [])
-        return lines[oid]
+        return _text(oid, sources, lines)
 
-    for i, hunk in enumerate(facts.hunks):
+    weighed: list[tuple[int, Hunk, str | None, list[int] | None]] = []   # each hunk counted: index, base blob, where
+    placed: list[tuple[int, str | None, str, list[int]]] = []        # (index in weighed, base, upstream, places)
+    for n, hunk in enumerate(facts.hunks):
         if hunk.kind == "text" and not any(tells(line) for line in hunk.added + hunk.removed):
             found.trivial += 1
-            found.trivial_at.append(i)
+            found.trivial_at.append(n)
             continue
         if hunk.path not in entries:
             entries[hunk.path] = git.blob_at(tree, hunk.path)
         there = entries[hunk.path]
+        base_oid = _base_of(facts, hunk)
+        at: list[int] | None = None
         if hunk.new_oid in (None, ZERO):        # it deletes the file: had when upstream deleted it too
             at = [0, 0] if there is None else None
         elif there is None:                     # upstream deleted a file it changes
@@ -221,20 +235,37 @@ def _weigh(git: Git, tree: str, facts: EntryFacts, sources: Sources, lines: dict
         elif hunk.kind != "text":
             made = there[1] == hunk.new_oid and (hunk.kind != "mode" or there[0] == hunk.new_mode)
             at = [1, 1] if made else None
-        else:
-            change = facts.change_of(hunk)
-            base_oid = change.old_oid if change is not None else None
-            # upstream's file is the base's: upstream made no change of it (read nor indexed: polars' PRs of
-            # 350 files, most of them as upstream has them since the base)
-            at = None if unchanged and there[1] == base_oid else \
-                _has(hunk, text(base_oid), text(hunk.new_oid), text(there[1]))
+        elif not unchanged or there[1] != base_oid:   # else upstream's file is the base's: it made no change
+            places = _places(hunk, text(base_oid), text(hunk.new_oid), text(there[1]))   # (polars: PRs of 350
+            if places:                                                                   # files, most as the base)
+                placed.append((len(weighed), base_oid, there[1], places))
+        weighed.append((n, hunk, base_oid, at))
+    # where upstream's diff from the entry's base puts each hunk's base lines: one `diff-tree` for the entry
+    spans = _Diffs(git, [(base_oid, oid) for _i, base_oid, oid, _p in placed]) if placed else None
+    for i, base_oid, oid, places in placed:
+        n, hunk = weighed[i][:2]
+        weighed[i] = (n, hunk, base_oid, _at_place(hunk, places, spans, base_oid, oid))
+    for n, hunk, base_oid, at in weighed:
         if at is not None:
             found.present.append({"file": hunk.path, "lines": at})
-            found.taken.append(hunk)
-            found.taken_at.append(i)
+            found.taken.append((hunk, base_oid))
+            found.taken_at.append(n)
         else:
             found.missing.append({"file": hunk.path, "lines": list(hunk.span)})
     return found
+
+
+def _base_of(facts: EntryFacts, hunk: Hunk) -> str | None:
+    """The blob HUNK's file had at the entry's base (None: none)."""
+    change = facts.change_of(hunk)
+    return change.old_oid if change is not None else None
+
+
+def _text(oid: str | None, sources: Sources, lines: dict[str | None, _Lines]) -> _Lines:
+    """Blob OID's lines, indexed once in LINES (none for no blob)."""
+    if oid not in lines:
+        lines[oid] = _Lines((sources.read(oid) or b"").split(b"\n") if oid and oid != ZERO else [])
+    return lines[oid]
 
 
 class _Lines:
@@ -299,17 +330,18 @@ def _after(lines: list[bytes], at: int) -> _Side:
     return _Side(tuple(lines[at:end]), end == len(lines), end == len(lines))
 
 
-def _has(hunk: Hunk, base: _Lines, head: _Lines, upstream: _Lines) -> list[int] | None:
-    """The lines of UPSTREAM that hold HUNK's added lines (or the line after which its removed ones were), when
-    upstream made HUNK's change since BASE at HUNK's place (beside the lines HEAD or BASE has beside it); else
-    None."""
+def _places(hunk: Hunk, base: _Lines, head: _Lines, upstream: _Lines) -> list[int]:
+    """The indexes of UPSTREAM where HUNK's added lines stand (or, for a hunk that adds none, where the lines
+    around its removed ones are joined) as if upstream made HUNK's change since BASE: beside the lines HEAD or
+    BASE has beside it, with the removed lines not beside them; [] when upstream's file holds its added lines
+    no more often than BASE, or its removed lines no less often. Where the hunk itself stands is `_at_place`'s."""
     added, removed = list(hunk.added), list(hunk.removed)
     kept = bool(removed) and bool(find_block(added, removed))     # what it removes lives on in what it adds
     if removed and not kept and any(tells(line) for line in removed) and \
             len(upstream.find(removed)) >= len(base.find(removed)):
-        return None
+        return []
     if added and len(upstream.find(added)) <= len(base.find(added)):
-        return None
+        return []
     at_base = hunk.old_start - 1 if hunk.old_count else hunk.old_start
     at_head = hunk.new_start - 1 if hunk.new_count else hunk.new_start
     sides = [(_before(head.lines, at_head), _after(head.lines, at_head + len(added))),
@@ -321,12 +353,80 @@ def _has(hunk: Hunk, base: _Lines, head: _Lines, upstream: _Lines) -> list[int] 
         places = sorted({i + len(before.lines) if before.lines else 0 for before, _ in sides
                          for i in (upstream.find(before.lines) if before.lines else [0])})
     n, up = len(added), upstream.lines
-    found = [p for p in places if (kept or not _beside(up, p, n, removed)) and
-             any(_placed(up, p, n, before, after, joined) for before, after in sides)]
+    return [p for p in places if (kept or not _beside(up, p, n, removed)) and
+            any(_placed(up, p, n, before, after, joined) for before, after in sides)]
+
+
+def _at_place(hunk: Hunk, places: list[int], spans: _Diffs | None, base: str | None, upstream: str
+              ) -> list[int] | None:
+    """The lines of blob UPSTREAM that hold HUNK's added lines (or the line after which its removed ones were),
+    of PLACES (`_places`), when one of them is HUNK's own place: it meets the region HUNK's lines of blob BASE
+    map to in UPSTREAM (`_Diffs.region`, widened over the hunks of their diff it meets; a line standing
+    elsewhere in the file is no evidence, with the same lines beside it or not: h213). Else None."""
+    if spans is None or not places:
+        return None
+    mine = span_of(hunk.old_start, hunk.old_count)
+    region = spans.region(base, upstream, mine)
+    if region is None:          # a binary
+        return None
+    n = len(hunk.added)
+    found = [p for p in places if meets(_span_at(p, n), region)]
     if not found:
         return None
+    at_head = hunk.new_start - 1 if hunk.new_count else hunk.new_start
     first = min(found, key=lambda i: abs(i - at_head))
     return [first + 1, first + n] if n else [max(first, 1)] * 2
+
+
+def _span_at(at: int, n: int) -> Span:
+    """The doubled span (`regions.span_of`) of the N lines from index AT; for none, the place before index AT."""
+    return span_of(at + 1, n) if n else span_of(at, 0)
+
+
+class _Diffs:
+    """Where a blob's lines stand in other blobs, as `regions.BaseMap.region` says (the diffs read as BaseMap reads
+    them: one `diff-tree -U0` of one-file trees for every pair), each diff's hunks found by bisection: pytest's
+    generated 15,000-line plugin list differs from its base in 400 hunks, and a PR changes 600 of its lines."""
+
+    def __init__(self, git: Git, pairs: Iterable[tuple[str | None, str | None]]) -> None:
+        wanted = list(dict.fromkeys((_blob(a), _blob(b)) for a, b in pairs if _blob(a) != _blob(b)))
+        trees = [(_tree(git, a), _tree(git, b)) for a, b in wanted]
+        # per pair: the diff's hunks' spans in the source (starts, ends) and the target, and the shift before each
+        self._diffs: dict[tuple[str, str], tuple[list[int], list[int], list[Span], list[int]] | None] = {}
+        for pair, patch in zip(wanted, git.diff_patches(trees)):
+            headers = hunk_headers(patch)
+            olds = [span_of(a, b) for a, b, _c, _d in headers]
+            shifts = [0]
+            for _a, b, _c, d in headers:
+                shifts.append(shifts[-1] + d - b)
+            self._diffs[pair] = ([one for one, _ in olds], [two for _, two in olds],
+                                 [span_of(c, d) for _a, _b, c, d in headers], shifts) if headers else None
+
+    def region(self, source: str | None, target: str | None, span: Span) -> Span | None:
+        """SPAN of blob SOURCE in blob TARGET's lines, widened over the hunks of their diff it meets (their lines
+        in TARGET); None where the two differ and git shows no text hunks (a binary)."""
+        pair = (_blob(source), _blob(target))
+        if pair[0] == pair[1]:
+            return span
+        diff = self._diffs.get(pair)
+        if diff is None:
+            return None
+        starts, ends, news, shifts = diff
+        found = news[bisect_left(ends, span[0]):bisect_right(starts, span[1])]
+        for point in span:      # an end no hunk meets, moved by the hunks before it
+            before = bisect_left(ends, point)
+            if before >= bisect_right(starts, point):
+                found.append((point + 2 * shifts[before],) * 2)
+        return min(one for one, _two in found), max(two for _one, two in found)
+
+
+def _blob(oid: str | None) -> str:
+    return "" if oid is None or oid == ZERO else oid
+
+
+def _tree(git: Git, blob: str) -> str:
+    """A tree holding only BLOB (as `f`), as BaseMap diffs it: the empty tree for none."""
+    return git.mktree([("100644", "blob", blob, b"f")]) if blob else EMPTY_TREE
 
 
 def _beside(lines: list[bytes], at: int, n: int, removed: list[bytes]) -> bool:
@@ -344,21 +444,28 @@ def _placed(lines: list[bytes], at: int, n: int, before: _Side, after: _Side, jo
     return (b and before.anchors) or (a and after.anchors)
 
 
-def _needle(taken: list[Hunk]) -> tuple[str, str, bool] | None:
-    """(path, line, whether it was added) to look the commit up by: the longest line that tells and is
-    printable UTF-8 (a command prints it) of the largest hunk upstream has, added lines before removed ones."""
-    best: tuple[tuple[bool, int], str, bytes, bool] | None = None
-    for hunk in taken:
+def _needle(taken: list[tuple[Hunk, str | None]]) -> tuple[Hunk, str | None, str, bool] | None:
+    """(hunk, its base blob, line, whether it was added) to look the commit up by: the longest line that tells
+    and is printable UTF-8 (a command prints it; a CRLF file's lines without their `\\r`) of the largest hunk
+    upstream has, added lines before removed ones."""
+    best: tuple[tuple[bool, int], Hunk, str | None, bytes, bool] | None = None
+    for hunk, base in taken:
         if hunk.kind != "text":
             continue
         for adds, block in ((True, hunk.added), (False, hunk.removed)):
-            usable = [line for line in block if tells(line) and _printable(line)]
+            usable = [bare for line in block if tells(line) and _printable(bare := _unreturned(line))]
             if usable:
                 key = (adds, sum(len(line) for line in block))
                 if best is None or key > best[0]:
-                    best = (key, hunk.path, max(usable, key=lambda item: len(item.strip())), adds)
+                    best = (key, hunk, base, max(usable, key=lambda item: len(item.strip())), adds)
                 break
-    return None if best is None else (best[1], best[2].decode(), best[3])
+    return None if best is None else (best[1], best[2], best[3].decode(), best[4])
+
+
+def _unreturned(line: bytes) -> bytes:
+    """LINE without the `\\r` a CRLF file ends it with: `git log -S` finds the rest (it matches substrings),
+    and a command can print it."""
+    return line[:-1] if line.endswith(b"\r") else line
 
 
 def _printable(line: bytes) -> bool:
@@ -369,17 +476,49 @@ def _printable(line: bytes) -> bool:
     return all(char == "\t" or char.isprintable() for char in text)
 
 
-def _name_commit(sources: Sources, found: UpstreamHas, commits: list[Pickaxed]) -> None:
-    """The oldest upstream commit since the entry's base that added (removed) the chosen line in its file, of
-    COMMITS (`git log -S`: every commit that changed how often the file holds it, copies elsewhere included)."""
-    if found.needle is None:
-        return
-    raw = found.needle[1].encode()
-    for sha, subject, old, new in commits[:50]:
-        grew = (sources.read(new) or b"").count(raw) > (sources.read(old) or b"").count(raw)
-        if grew == found.adds:
-            found.commit, found.subject = sha, subject
-            return
+def _name_commit(git: Git, sources: Sources, found: UpstreamHas, hunk: Hunk, base: str | None,
+                 listed: list[Pickaxed], lines: dict[str | None, _Lines]) -> None:
+    """The first upstream commit since the entry's base, of those that changed how often the file holds the
+    chosen line (`git log -S`, oldest first), whose version of the file has the line's hunk at its own place
+    (`_first_with`): not one that added (removed) the line elsewhere, before or after (h204, h213). LISTED: what
+    `git log -S` listed (HasFinder._start_commit chose HUNK, its BASE blob and the line, `found.needle`)."""
+    assert found.needle is not None
+    raw, sign = found.needle[1].encode(), 1 if found.adds else -1
+
+    def made(old: str, new: str) -> bool:    # added the line (removed it, for a removal): the other way is not it
+        return sign * ((sources.read(new) or b"").count(raw) - (sources.read(old) or b"").count(raw)) > 0
+
+    blobs = [new if made(old, new) else None for _sha, _subject, old, new in listed]
+    at = _first_with(git, hunk, base, blobs, raw, found.adds, sources, lines)
+    if at is not None:
+        found.commit, found.subject = listed[at][0], listed[at][1]
+    found.passed = len(listed) if at is None else at
+
+
+def _first_with(git: Git, hunk: Hunk, base: str | None, blobs: list[str | None], line: bytes, adds: bool,
+                sources: Sources, lines: dict[str | None, _Lines]) -> int | None:
+    """The index of the first of BLOBS (versions of HUNK's file; None: not one to look at) that has HUNK at its
+    own place, made since its BASE blob; when none has all of it (upstream made it in steps), the first whose
+    HUNK's place holds LINE (ADDS; else no longer holds it). One `diff-tree` places HUNK in every version.
+    A hunk deleting the file: the first that deletes it."""
+    if hunk.new_oid in (None, ZERO):
+        return next((i for i, blob in enumerate(blobs) if blob == ZERO), None)
+    looked = [(i, blob) for i, blob in enumerate(blobs) if blob is not None and blob != ZERO]
+    spans = _Diffs(git, [(base, blob) for _i, blob in looked]) if looked else None
+    base_lines, head = _text(base, sources, lines), _text(hunk.new_oid, sources, lines)
+    for i, blob in looked:
+        if _at_place(hunk, _places(hunk, base_lines, head, _text(blob, sources, lines)), spans, base, blob):
+            return i
+    mine = span_of(hunk.old_start, hunk.old_count)
+    for i, blob in looked:
+        region = spans.region(base, blob, mine) if spans is not None else None
+        if region is None or spans is None:
+            continue
+        text = _text(blob, sources, lines)
+        held = any(meets(_span_at(at, 1), region) for at in text.find([line]) + text.find([line + b"\r"]))
+        if held == adds:
+            return i
+    return None
 
 
 def files_said(items: list[dict[str, Any]], others: list[dict[str, Any]], most: int = 4) -> str:

@@ -208,3 +208,116 @@ def test_lines_find_every_place_a_block_stands() -> None:
         every = [i for i in range(len(lines) - len(block) + 1) if lines[i:i + len(block)] == block]
         assert found.find(block) == every, block
     assert found.find([]) == [] and _Lines([b"", b""]).find([b"", b""]) == [0]
+
+
+def test_the_same_line_under_the_same_line_in_another_function_is_no_evidence(cli: Cli, small: Small,
+                                                                               report_schema: dict) -> None:
+    """The PR adds `self.flush()` under `with self.lock:` in write(); upstream, never taking it, adds the same line
+    under the same `with` in close() (h213: one neighbour line matched there, "likely merged", drop pr/1)."""
+    base = ("class Store:\n    def write(self, data):\n        with self.lock:\n            self.buf.append(data)\n\n"
+            "    def close(self):\n        with self.lock:\n            self.closed = True\n\n"
+            "    def baz(self, x):\n        return x\n")
+    pr = base.replace("(self, data):\n        with self.lock:\n", "(self, data):\n        with self.lock:\n"
+                      "            self.flush()\n").replace("        return x\n", "        return x + 1\n")
+    up = base.replace("close(self):\n        with self.lock:\n", "close(self):\n        with self.lock:\n"
+                      "            self.flush()\n").replace("        return x\n", "        return x * 2\n")
+    scenario(small, {"m.py": base}, {"m.py": pr}, [({"m.py": up}, "close flushes; baz doubles")])
+    report = explain(cli, small, report_schema)
+    assert report["plan"]["upstream_conflicts"] == {"pr/1": ["m.py"]} and "upstream_has" not in report["plan"]
+    assert "conflicts with upstream alone in m.py: rebase needed" in summary(report)
+
+
+TWINS = "def test_a():\n{0}\n\ndef test_b():\n{0}\n\ndef helper(x):\n    return x\n".format(
+    "    setup_database()\n    debug_dump(verbose=True)\n    check_rows(3)\n")
+
+
+def test_a_removal_upstream_made_in_a_twin_block_is_no_evidence(cli: Cli, small: Small, report_schema: dict) -> None:
+    """test_a and test_b share a body; the PR removes `debug_dump(...)` from test_a, upstream from test_b only: the
+    line still stands in test_a, where the PR removed it (h213: "likely merged")."""
+    def without(test: str) -> str:
+        return TWINS.replace(f"def {test}():\n    setup_database()\n    debug_dump(verbose=True)\n",
+                             f"def {test}():\n    setup_database()\n")
+
+    scenario(small, {"t.py": TWINS}, {"t.py": without("test_a").replace("return x\n", "return x + 1\n")},
+             [({"t.py": without("test_b").replace("return x\n", "return x * 2\n")}, "test_b: no dump")])
+    report = explain(cli, small, report_schema)
+    assert report["plan"]["upstream_conflicts"] == {"pr/1": ["t.py"]} and "upstream_has" not in report["plan"]
+
+
+def test_a_removal_upstream_made_at_its_place_beside_a_twin_is_had(cli: Cli, small: Small,
+                                                                   report_schema: dict) -> None:
+    """The same twins, upstream removing the line from test_a as the PR does: had, at test_a's place."""
+    gone = TWINS.replace("def test_a():\n    setup_database()\n    debug_dump(verbose=True)\n",
+                         "def test_a():\n    setup_database()\n")
+    [merged] = scenario(small, {"t.py": TWINS}, {"t.py": gone.replace("return x\n", "return x + 1\n")},
+                        [({"t.py": gone.replace("return x\n", "return x * 2\n")}, "test_a: no dump (#1)")])
+    has = explain(cli, small, report_schema)["plan"]["upstream_has"]["pr/1"]
+    assert (has["present"], has["hunks_present"], has["commit"]) == (1, [{"file": "t.py", "lines": [2, 2]}], merged)
+
+
+def test_the_commit_named_has_the_hunk_at_its_place_not_an_earlier_copy(cli: Cli, small: Small,
+                                                                        report_schema: dict) -> None:
+    """A adds the PR's line to foo(); later B takes the PR's hunk in bar(): A was named, the oldest commit that
+    raised how often the file holds the line (h213). The story says the command lists B second."""
+    base = ("def foo(items, rate):\n    value = 0\n    return value\n\n\ndef bar(items, rate):\n    value = 0\n"
+            "    return value\n\n\ndef baz(x):\n    return x\n")
+    line = "    value = compute_total(items, tax=rate)\n"
+    pr = base.replace("rate):\n    value = 0\n    return value\n\n\ndef baz", "rate):\n" + line +
+                      "    return value\n\n\ndef baz").replace("return x\n", "return x + 1\n")
+    up_a = base.replace("def foo(items, rate):\n    value = 0\n", "def foo(items, rate):\n" + line)
+    up_b = pr.replace("def foo(items, rate):\n    value = 0\n", "def foo(items, rate):\n" + line).replace(
+        "return x + 1\n", "return x + 2\n")
+    [a, b] = scenario(small, {"m.py": base}, {"m.py": pr},
+                      [({"m.py": up_a}, "A: foo computes its total"), ({"m.py": up_b}, "B: bar too (#1)")])
+    report = explain(cli, small, report_schema)
+    has = report["plan"]["upstream_has"]["pr/1"]
+    assert (has["present"], has["hunks_present"]) == (1, [{"file": "m.py", "lines": [7, 7]}])
+    assert (has["commit"], has["subject"]) == (b, "B: bar too (#1)")
+    assert f"likely merged upstream as {b[:10]} \"B: bar too (#1)\"" in summary(report)[1]
+    [found] = [c for c in report["stories"][0]["commands"] if "git log -S" in c["purpose"]]
+    assert found["purpose"].endswith(f"the first that added it at its hunk's place is number 2 of the list: {b} "
+                                     "B: bar too (#1) (those before it changed it elsewhere)")
+    out = subprocess.run(shlex.split(found["command"]), cwd=small.work.path, capture_output=True, text=True,
+                         check=True).stdout
+    assert out.splitlines() == [f"{a} A: foo computes its total", f"{b} B: bar too (#1)"]
+
+
+def test_a_crlf_file_names_its_commit(cli: Cli, small: Small, report_schema: dict) -> None:
+    """Every line of a CRLF file ends in `\\r`, which no printed command may hold: no commit was looked up (h213).
+    The line is looked up without it (`git log -S` matches substrings)."""
+    base = "def bar(items, rate):\r\n    value = 0\r\n    return value\r\n\r\n\r\ndef baz(x):\r\n    return x\r\n"
+    pr = base.replace("    value = 0\r\n", "    value = compute_total(items, tax=rate)\r\n")
+    [merged] = scenario(small, {"m.py": base}, {"m.py": pr.replace("return x\r\n", "return x + 1\r\n")},
+                        [({"m.py": pr.replace("return x\r\n", "return x + 2\r\n")}, "bar computes its total (#1)")])
+    report = explain(cli, small, report_schema)
+    has = report["plan"]["upstream_has"]["pr/1"]
+    assert (has["present"], has["commit"], has["subject"]) == (1, merged, "bar computes its total (#1)")
+    [found] = [c for c in report["stories"][0]["commands"] if "git log -S" in c["purpose"]]
+    assert "\r" not in found["command"] and "-S    value = compute_total(items, tax=rate)'" in found["command"]
+    out = subprocess.run(shlex.split(found["command"]), cwd=small.work.path, capture_output=True, text=True,
+                         check=True).stdout
+    assert out == f"{merged} bar computes its total (#1)\n"
+
+
+def test_diffs_place_a_span_as_basemap_does(tmp_path) -> None:  # noqa: ANN001 - pytest's tmp_path
+    """upstream_has._Diffs.region (bisection) is regions.BaseMap.region (a walk of the diff) on random files."""
+    import random
+
+    from carrytool.gitlayer.git import Git
+    from carrytool.pipeline.regions import BaseMap
+    from carrytool.review.upstream_has import _Diffs
+    from tests.gitrepo import init_repo
+
+    rng = random.Random(11)
+    repo = init_repo(tmp_path / "r", bare=True)
+    vocab = ["a", "b", "", "x = 1", "return x", ")"]
+    texts = ["\n".join(rng.choice(vocab) for _ in range(rng.randrange(0, 40))) + "\n" for _ in range(12)]
+    blobs = [repo.git("hash-object", "-w", "--stdin", input=text.encode()).strip() for text in texts]
+    pairs = [(a, b) for a in blobs[:6] for b in blobs[6:]] + [(blobs[0], blobs[0]), (None, blobs[1])]
+    with Git(repo.path) as git:
+        ours, theirs = _Diffs(git, pairs), BaseMap(git, pairs)
+    for a, b in pairs:
+        for _ in range(40):
+            start = rng.randrange(1, 90)
+            span = (start, start + rng.randrange(0, 8))
+            assert ours.region(a, b, span) == theirs.region(a, b, span), (a, b, span)

@@ -48,7 +48,7 @@ def _spy(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
     """How many entries were weighed and how many `git log -S` ran, each way."""
     calls = {"weigh": 0, "pickaxe": 0, "pickaxe_later": 0, "has": 0}
     for owner, name, said in ((upstream_has, "_weigh", "weigh"), (Git, "pickaxe", "pickaxe"),
-                              (Git, "pickaxe_later", "pickaxe_later"), (upstream_has, "_has", "has")):
+                              (Git, "pickaxe_later", "pickaxe_later"), (upstream_has, "_places", "has")):
         real = getattr(owner, name)
 
         def counted(*args, _real=real, _name=said, **kwargs):  # noqa: ANN002, ANN003, ANN202
@@ -77,7 +77,8 @@ def test_kept_answers_give_the_report_weighing_gives(cli: Cli, small: Small, mon
     has = first["plan"]["upstream_has"]
     assert sorted(first["plan"]["upstream_conflicts"]) == ["pr/1", "pr/2", "pr/3"] and sorted(has) == ["pr/1", "pr/2"]
     assert [has["pr/1"]["commit"], has["pr/2"]["commit"]] == [one, two]
-    assert calls == {"weigh": 3, "pickaxe": 0, "pickaxe_later": 2, "has": 5}   # both pickaxes side by side;
+    # both pickaxes side by side; 5 hunks placed, and each commit named placed its hunk in a listed version (2)
+    assert calls == {"weigh": 3, "pickaxe": 0, "pickaxe_later": 2, "has": 7}
     # pr/2's d.py hunk is missing unread: upstream's d.py is the base's
     assert len(json.loads(_file(small).read_text())["upstreamhas"]) == 3      # pr/3, which upstream lacks, too
     for key in calls:
@@ -87,13 +88,13 @@ def test_kept_answers_give_the_report_weighing_gives(cli: Cli, small: Small, mon
     monkeypatch.setattr(HasFinder, "keep_answers", False)
     monkeypatch.setattr(HasFinder, "side_by_side", False)
     assert _explain(cli, small) == (code, first)
-    assert calls == {"weigh": 3, "pickaxe": 2, "pickaxe_later": 0, "has": 5}   # the old way: one after another
+    assert calls == {"weigh": 3, "pickaxe": 2, "pickaxe_later": 0, "has": 7}   # the old way: one after another
     monkeypatch.setattr(HasFinder, "side_by_side", True)
     assert _explain(cli, small) == (code, first)
     calls["has"] = 0
     monkeypatch.setattr(HasFinder, "skip_unchanged", False)      # every hunk weighed, in every file
     assert _explain(cli, small) == (code, first)
-    assert calls["has"] == 6
+    assert calls["has"] == 6 + 2
 
 
 
