@@ -23,7 +23,7 @@ there is left out unless it lies in a region the union had to reconcile (pipelin
 union's own writing a line of its own there (one no PR's hunk there adds, and the union writes more often in the
 file than its PRs add it: the maintainer's resolution, RE_EXPRESSED; helper-166: a PR's call adapted to another
 PR's new API; but a line more akin to
-another folded PR's hunk it meets is that PR's, h209's review, unless it bears words the PR's hunk brings, h215) meets or touches its lines, as git's merge sees a conflict, for Python in each def/class it lies
+another folded PR's hunk it meets is that PR's: h209's review) meets or touches its lines, as git's merge sees a conflict, for Python in each def/class it lies
 in; or another folded PR's hunk does (RECONCILED, explain's coverage: `reconciled`: the union took that side).
 Hunks of PRs on different bases are compared in the union's base blob of the file, each mapped there through the
 diff between its base blob and that one; lines upstream changed between the two, or next to them, do not map

@@ -25,9 +25,8 @@ a resolution of the union's own alike, unless a hunk of the union's own changes 
 A line of the union's own is one PR's change in its words: the PR's whose lines it is most akin to among the hunks
 it meets, not every PR's whose region holds it (h209's review: upstream rewrote a def's body, every PR's region
 was the whole of it, and pr/1's line in a new form stood for pr/2's, dropped); and two insertions out of the map,
-joined by upstream's edit only, are insertions against insertions too. But a line bearing words a PR's hunk brings
-(pipeline.words) carries that hunk too: one line merging two PRs' changes is each one's (h215). Upstream's edit
-joins two hunks only where neither PR's base had it: one made on it meets the other at that one's own lines (h206).
+joined by upstream's edit only, are insertions against insertions too. Upstream's edit joins two hunks only where
+neither PR's base had it: one made on it meets the other at that one's own lines (h206).
 """
 
 from __future__ import annotations
@@ -40,7 +39,6 @@ from difflib import SequenceMatcher
 from carrytool.gitlayer.env import EMPTY_TREE, ZERO
 from carrytool.gitlayer.git import Change, Git, change_of
 from carrytool.pipeline.hunks import Hunk, hunk_headers, says_nothing
-from carrytool.pipeline.words import new_words, words_of
 
 Span = tuple[int, int]
 
@@ -144,8 +142,7 @@ class Regions:
     def __init__(self, git: Git, base: str, changes: Sequence[Change],
                  folded: Sequence[tuple[Sequence[Change], Sequence[Hunk]]], own: Sequence[Hunk], paths: set[str]
                  ) -> None:
-        self.git, self.changes, self.folded = git, changes, folded
-        self._words: dict[str, set[bytes]] = {}     # a blob's words, by id
+        self.changes, self.folded = changes, folded
         self.target: dict[str, str | None] = {}
         for path in paths:
             change = change_of(changes, path)
@@ -242,37 +239,15 @@ class Regions:
 
     def _carries(self, k: int, hunk: Hunk, own: Hunk) -> bool:
         """Whether the union's OWN hunk may carry PR K's HUNK in its words: a line of it that says something is no
-        less akin to HUNK's lines (_kin) than to those of every other folded PR's hunk it meets (_region), or it
-        has words of HUNK's own (_bears). A line of the union's own is one PR's change in another form, not every
-        PR's whose region holds it (h209's review: upstream rewrote f's body, both PRs' regions were the whole of
-        it, and the union's `X = log(bb)`, pr/1's line on the rewrite, was read as pr/2's `send_report(d,
-        'weekly')`, which it dropped); but a line merging two PRs' changes is each one's (h215: `report(log(bb),
-        'weekly')` counted for pr/2 alone, and pr/1 was warned left out)."""
+        less akin to HUNK's lines (_kin) than to those of every other folded PR's hunk it meets (_region). A line of
+        the union's own is one PR's change in another form, not every PR's whose region holds it (h209's review:
+        upstream rewrote f's body, both PRs' regions were the whole of it, and the union's `X = log(bb)`, pr/1's
+        line on the rewrite, was read as pr/2's `send_report(d, 'weekly')`, which it dropped)."""
         at = self._span(-1, own)
         rivals = [h for j, (_c, hunks) in enumerate(self.folded) if j != k for h in hunks
                   if h.path == own.path and h.kind == "text" and self._at(at, self._region(j, h))]
         lines = [_bare(line) for line in own.added if not says_nothing(line)]
-        return not rivals or any(_kin(line, hunk) >= max(_kin(line, h) for h in rivals) for line in lines) or \
-            self._bears(k, hunk, own)
-
-    def _bears(self, k: int, hunk: Hunk, own: Hunk) -> bool:
-        """Whether the union's OWN hunk has in its lines (comments aside) a word PR K's HUNK brings
-        (pipeline.words: a name or string neither the PR's base file nor the union's base file has anywhere, nor
-        the lines HUNK removes, nor any other folded PR's hunk of the file adds): the PR's change carried there,
-        whichever PR's the line is most akin to. A word the file had, or another PR brings too, says nothing of
-        whose change it is (h210: the union's `X = log(bb)` is no form of pr/2's dropped `send_report(d, ...)`)."""
-        others = [h.added for j, (_c, hunks) in enumerate(self.folded) if j != k for h in hunks
-                  if h.path == hunk.path and h.kind == "text"]
-        known = [self._blob_words(self._base_of(k, hunk)), self._blob_words(self.target.get(hunk.path)),
-                 words_of(hunk.removed), *(words_of(lines) for lines in others)]
-        return bool(new_words(hunk.added, known=known) & words_of(own.added, code_only=True))
-
-    def _blob_words(self, oid: str | None) -> set[bytes]:
-        """The words of blob OID (none for no blob), read once."""
-        oid = _blob(oid)
-        if oid not in self._words:
-            self._words[oid] = words_of(self.git.read_blob(oid).split(b"\n")) if oid else set()
-        return self._words[oid]
+        return not rivals or any(_kin(line, hunk) >= max(_kin(line, h) for h in rivals) for line in lines)
 
     def _region(self, j: int, hunk: Hunk) -> Span | None:
         """HUNK's base lines (folded PR J's; J -1: the union's own) in the union's base blob (_span); where they do
