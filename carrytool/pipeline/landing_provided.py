@@ -174,7 +174,8 @@ class _ProvidedAccounting:
                 return None
         if not self._has(changes, path):
             return why
-        union.has_anyway.add((pr, path))
+        if self.tip is not None and self.git.blob_at(self.git.tree_of(self.tip), path) is not None:
+            union.has_anyway.add((pr, path))   # the tree holds it (not: upstream deleted the file, h219)
         return None
 
     def _owned(self, union: Step) -> set[str]:

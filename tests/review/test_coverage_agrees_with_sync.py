@@ -141,3 +141,23 @@ def test_explains_coverage_says_what_sync_found(cli: Cli, small: Small, name: st
          if hunk[:2] in whole}
     assert absent == said, (warned, explained["coverage"])
     assert not _hunks(explained, "verbatim", "re-expressed") & said, (warned, explained["coverage"])
+
+
+def test_a_file_upstream_deleted_is_not_verbatim(cli: Cli, small: Small) -> None:
+    """Upstream deleted x.py after the PRs' base; pr/2 changes it; the union leaves it alone. Sync says nothing (the
+    change went where upstream's deletion took it), and explain's coverage keeps `absent`: the tree has no x.py
+    (h219: `has_anyway` made it `verbatim`, from has_change's answer for a file upstream no longer has)."""
+    b = small.base = small.up.commit({"m.py": BASE, "x.py": "def helper():\n    return 1\n"}, "base", parent="main",
+                                     ref="refs/heads/main")
+    small.pr(1, {"m.py": ONE}, parent=b)
+    small.pr(2, {"m.py": H2, "x.py": "def helper():\n    return weekly_total()\n"}, parent=b)
+    on = small.up.commit({"x.py": None}, "upstream deletes x.py", parent=b, ref="refs/heads/main")
+    commit = small.up.commit({"m.py": after(H2, "    b = 2\n", X)}, "union", parent=on, ref="refs/heads/union")
+    small.work.git("fetch", "-q", str(small.up.path), "+refs/heads/union:refs/heads/union")
+    small.manifest([{"pr": 1}, {"pr": 2}, {"carry": "union", "commit": commit, "supersedes": [1, 2]}])
+    args = ("-m", small.manifest_path, "--repo", small.work.path)
+    code, synced = cli.json("sync", *args, "--dry-run")
+    assert code == 0 and not _left_out(synced), synced
+    code, explained = cli.json("explain", *args)
+    assert code == 0, explained
+    assert ("pr/2", "x.py", (2, 2)) in _hunks(explained, "absent"), explained["coverage"]
