@@ -152,7 +152,7 @@ def _plan_and_compose(manifest: Manifest, git: Git, options: SyncOptions, progre
                                        "sha": resolved.upstream})
     report.warnings += stale_folds(manifest, git, resolved)
     if command == "sync" and not options.locked:
-        report.warnings += upstream_rewound(manifest, git, resolved.upstream)
+        report.warnings += upstream_rewound(manifest, git, resolved.upstream, offline=options.offline)
     # clean chained merges earlier runs kept (pipeline.keptmerges): written by sync, unless it is a dry run
     # (which writes nothing), and by explain, which keeps what it learns (as its scope cache); verify
     # merges everything again, a check independent of what earlier runs found; so too what the landing

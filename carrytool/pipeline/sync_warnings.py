@@ -203,12 +203,14 @@ def lock_result_warning(locked: str, composed: str, ran: str = "sync --locked") 
                        + resync_hint(ran, "to write a new one")}
 
 
-def upstream_rewound(manifest: Manifest, git: Git, current: str) -> list[dict[str, object]]:
+def upstream_rewound(manifest: Manifest, git: Git, current: str, *, offline: bool = False) -> list[dict[str, object]]:
     """An `upstream-rewound` warning when upstream's branch no longer holds the commit the lock beside the
     manifest (the last night sync wrote) composed on: force-pushed back, reset, or rewritten (helper-214, on
     celery: upstream moved six commits back and sync said nothing; only `diff` did). What those commits
     merged is gone from the image tonight, and entries they merged are carried again. None when there is no
-    readable lock for the same upstream, its commit is not in the repository, or upstream only moved on."""
+    readable lock for the same upstream, its commit is not in the repository, or upstream only moved on; nor,
+    OFFLINE, when upstream as this repository last fetched it is an older commit of the lock's (h219: a lock
+    from CI, newer than this clone's fetch, read as a force-push)."""
     try:
         upstream = json.loads(lock_path(manifest).read_text(encoding="utf-8"))["upstream"]
         previous = upstream["sha"]
@@ -219,8 +221,11 @@ def upstream_rewound(manifest: Manifest, git: Git, current: str) -> list[dict[st
         return []
     if git.object_type(previous) != "commit" or git.is_ancestor(previous, current):
         return []
+    behind = git.is_ancestor(current, previous)
+    if behind and offline:
+        return []
     gone = git.count_commits(current, previous)
-    how = "went back to an older commit" if git.is_ancestor(current, previous) else "was rewritten"
+    how = "went back to an older commit" if behind else "was rewritten"
     branch = manifest.upstream.branch
     return [{"kind": "upstream-rewound", "previous": previous, "current": current, "gone": gone,
              "message": f"upstream {branch} {how}: {current[:12]} does not hold {previous[:12]}, the upstream of the "

@@ -41,3 +41,14 @@ def test_a_rewritten_upstream_is_said_under_quiet(cli: Cli, small: Small) -> Non
     assert f"warning: upstream main was rewritten: {other[:12]} does not hold {two[:12]}" in result.stdout
     locked = cli("sync", "-m", small.manifest_path, "--repo", small.work.path, "--locked", "-q")
     assert locked.exit_code == 0 and "rewritten" not in locked.stdout      # --locked composes the lock's own upstream
+
+
+def test_offline_an_older_fetch_than_the_lock_is_not_said(cli: Cli, small: Small) -> None:
+    """--offline composes upstream as this repository last fetched it: older than a lock made elsewhere (CI) is no
+    rewind (h219: "went back ... a force-push, a reset" of an upstream that only moved on); rewritten still is."""
+    one, two = _nights(small)
+    assert cli("sync", "-m", small.manifest_path, "--repo", small.work.path, "-q").exit_code == 0
+    small.work.git("update-ref", "refs/carrytool/dev/upstream", one)       # this clone fetched an older upstream
+    code, out = cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--offline")
+    assert code == 0 and out["upstream"]["sha"] == one, out
+    assert not [w for w in out["warnings"] if w["kind"] == "upstream-rewound"]
