@@ -4,9 +4,11 @@ added 'sinh', 'cosh', 'tanh' to `handlers_dict` in sympy/assumptions/refine.py, 
 
 from __future__ import annotations
 
+import ast
+
 import pytest
 
-from carrytool.pipeline.dictkeys import _suspect, adds_key, written_keys
+from carrytool.pipeline.dictkeys import _dicts, _found, _suspect, adds_key, written_keys
 from tests.conftest import Cli, Small
 from tests.pipeline.test_sync import sync
 
@@ -132,3 +134,75 @@ def test_a_key_python_will_not_write_out_is_left_out(cli: Cli, small: Small) -> 
     assert code == 0, report
     [warning] = _keys(report)
     assert (warning["dict"], warning["key"], warning["by"]) == ("D", "'a'", ["upstream", "pr/1"]), warning
+
+
+def _dicts_walked_whole(node: ast.AST, scope: str) -> list[tuple[int, str]]:
+    """`_dicts` as it was before h212: every node walked into with `ast.iter_child_nodes` (the reference)."""
+    out, stack = [], [(node, scope)]
+    while stack:
+        parent, outer = stack.pop()
+        later = []
+        for child in ast.iter_child_nodes(parent):
+            inner = outer
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                inner = f"{outer}.{child.name}" if outer else child.name
+            elif isinstance(child, (ast.Assign, ast.AnnAssign)) and isinstance(child.value, ast.Dict):
+                target = child.targets[0] if isinstance(child, ast.Assign) else child.target
+                out.append((child.value.lineno, f"{ast.unparse(target)} (in {outer})" if outer else ast.unparse(target)))
+                later.append((child.value, outer))
+                continue
+            if isinstance(child, ast.Dict):
+                out.append((child.lineno, f"the dict at line {child.lineno} (in {outer})" if outer else
+                            f"the dict at line {child.lineno}"))
+            later.append((child, inner))
+        stack.extend(reversed(later))
+    return out
+
+
+# every place a dict display can hide: annotations, defaults, decorators, keywords, lambdas, comprehensions,
+# f-strings, slices, starred, await/yield, with/except/match, subscripts, attribute bases, del/global/import beside
+TRICKY = '''
+import os
+from a import b as c
+T = {'a': 1, 'a': 2}
+x: {'k': 1, 'k': 2} = {'v': 1, 'v': 2}
+@deco({'d': 1, 'd': 2})
+def f(p: {'ann': 1} = {'dflt': 1, 'dflt': 2}, *a: {1: 2}, k={'kw': 3}, **kw) -> {'ret': 1, 'ret': 1}:
+    global G
+    g = lambda q={'lam': 1, 'lam': 2}: {'body': q, 'body': 2}
+    return [{'c': i, 'c': -i} for i in {'it': 1, 'it': 2} if {'if': 1}]
+class K(Base, meta={'m': 1, 'm': 2}):
+    attr = {('t', 1): 0, ('t', 1): 1, b'b': 2, b'b': 3}
+    async def m(self):
+        async with ctx({'w': 1, 'w': 2}) as v:
+            await w({'aw': 1, 'aw': 2})
+        yield {'y': 1, 'y': 2}
+        del self.x[{'del': 1}.get('del')]
+    def n(self):
+        try:
+            pass
+        except E({'e': 1, 'e': 2}) as err:
+            raise X({'r': 1, 'r': 2}) from err
+        match {'s': 1, 's': 2}:
+            case {'pat': 1, 'pat': 2}:
+                print(f"{ {'fs': 1, 'fs': 2}['fs'] !r:>{ {'w': 1}['w'] }}")
+            case [*rest] if {'g': 1, 'g': 2}:
+                pass
+        return a[{'sl': 1, 'sl': 2}['sl']:2], (*{'st': 1, 'st': 2},), {**o, 'sp': 1, 'sp': 2}, -{'u': 1}['u'] + 1
+        while {'wh': 1}:
+            break
+        for i in range(1):
+            continue
+        assert {'as': 1, 'as': 2}, {'msg': 1}
+        nonlocal_ = obj.attr({'call': 1, 'call': 2}).other[{'sub': 1, 'sub': 2}]
+        z = 1 if {'ifx': 1, 'ifx': 2} else {'els': 1}
+        x += {'aug': 1, 'aug': 2}['aug']
+'''
+
+
+def test_the_walk_finds_every_dict_display_in_the_order_the_whole_walk_does() -> None:
+    module = ast.parse(TRICKY)
+    walked = [(node.lineno, where) for node, where in _dicts(module, "")]
+    assert walked == _dicts_walked_whole(module, "") and len(walked) == 37
+    found = _found(module)
+    assert [key for _where, key, _lines in found].count("'a'") == 1 and len(found) == 28
