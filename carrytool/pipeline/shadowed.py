@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import ast
 import bisect
+import contextlib
+import gc
 import re
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -81,8 +83,9 @@ def owned_findings(git: Git, tip: str, owners: Mapping[str, Owners], suspect: Ca
         key = kept.key(check, at[1]) if kept is not None else ""
         found = kept.get(key) if kept is not None else None
         if found is None:
-            module = parse_module(data)
-            found = find(module) if module is not None else []
+            with no_collection():
+                module = parse_module(data)
+                found = find(module) if module is not None else []
             if kept is not None:
                 kept.put(key, found)
         if found:
@@ -113,11 +116,25 @@ def parse_module(data: bytes) -> ast.Module | None:
     """DATA parsed, its lines numbered as git numbers them: a lone carriage return, a line end to Python,
     is not one to git (helper-106: every later line was one off), so it is read as a space."""
     try:
-        with warnings.catch_warnings():          # (invalid escapes warn when parsed, on newer Pythons)
+        with warnings.catch_warnings(), no_collection():   # (invalid escapes warn when parsed, on newer Pythons)
             warnings.simplefilter("ignore")
             return ast.parse(data.replace(b"\r", b" "))
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
+
+
+@contextlib.contextmanager
+def no_collection() -> Iterator[None]:
+    """Python's cyclic garbage collector held off: a syntax tree (and what is read off it) holds no cycle, yet
+    its hundred thousand new nodes set off collections that walk every object of the run again and again
+    (a third of the parse of xarray's 8,500-line test module, h212). Nested, the outermost one decides."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _suspect(data: bytes, owned: Owners, *, owned_apart: bool = True) -> bool:

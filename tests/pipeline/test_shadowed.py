@@ -4,7 +4,9 @@ OpenRowset` to one module, at different places, and sync said nothing)."""
 
 from __future__ import annotations
 
-from carrytool.pipeline.shadowed import adds_definition
+import gc
+
+from carrytool.pipeline.shadowed import adds_definition, no_collection, parse_module
 from tests.conftest import Cli, Small
 from tests.pipeline.test_sync import sync
 
@@ -242,3 +244,18 @@ def test_quotes_in_comments_and_routes_named_patch(cli: Cli, small: Small) -> No
     code, report = sync(cli, small)
     assert code == 0 and [e["status"] for e in report["entries"]] == ["applied", "applied"], report
     assert sorted((w["file"], w["name"]) for w in _shadowed(report)) == [("c.py", "twin"), ("r.py", "test_cwd")]
+
+
+def test_parsing_holds_the_collector_off_and_gives_it_back_as_it_found_it() -> None:
+    assert gc.isenabled()
+    seen: list[bool] = []
+    with no_collection():
+        seen.append(gc.isenabled())
+        assert parse_module(b"x = {1: 2}\n") is not None and parse_module(b"def (:\n") is None
+        seen.append(gc.isenabled())               # the inner one left it off: the outer one decides
+    assert seen == [False, False] and gc.isenabled()
+    gc.disable()
+    try:
+        assert parse_module(b"x = 1\n") is not None and not gc.isenabled()   # off it was, off it stays
+    finally:
+        gc.enable()
