@@ -3,6 +3,7 @@ same as the whole CLI prints (speed itself is measured by `python -m bench --run
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -13,6 +14,7 @@ from typer.testing import CliRunner
 
 import carrytool
 from carrytool.cli import _app_for, app, main
+from tests.conftest import Small
 
 HEAVY = ("typer", "click", "rich", "yaml", "git", "carrytool.cli", "carrytool.pipeline", "carrytool.gitlayer",
          "carrytool.manifest", "carrytool.render", "carrytool.review")
@@ -128,3 +130,19 @@ def test_a_closed_standard_stream_is_no_traceback(closed: str, tmp_path) -> None
                            sys.executable])
     assert proc.returncode == 0
     assert "2>" in closed or err.read_text() == ""
+
+
+# what only a union's checks need (pipeline.landing_provided imports it when a union is there: h212)
+UNION_ONLY = ("carrytool.pipeline.provided", "carrytool.pipeline.drops", "carrytool.pipeline.regions",
+              "carrytool.pipeline.scopes", "carrytool.pipeline.standing", "carrytool.pipeline.spancache",
+              "carrytool.pipeline.pyparts", "carrytool.manifest.edit", "carrytool.union", "carrytool.review")
+
+
+def test_a_sync_without_a_union_imports_none_of_a_union_s_checks(small: Small) -> None:
+    small.pr(1, {"b.py": "x = 1\ny = 20\nz = 3\n", "a.py": "def f():\n    return {'k': 1}\n\n\ndef g():\n    return 2\n"})
+    small.manifest([{"pr": 1}])
+    argv = ["carrytool", "sync", "-m", str(small.manifest_path), "--repo", str(small.work.path), "--format", "json"]
+    out, modules = _imported_by(f"sys.argv = {argv!r}; from carrytool.cli import main; main()")
+    assert json.loads(out)["entries"][0]["status"] == "applied"
+    assert "carrytool.pipeline.landing" in modules and "carrytool.pipeline.dictkeys" in modules   # the checks ran
+    assert {m for m in modules if m.startswith(UNION_ONLY)} == set()

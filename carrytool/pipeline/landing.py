@@ -19,6 +19,7 @@ from __future__ import annotations
 import bisect
 from collections import Counter
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from carrytool.gitlayer.env import ZERO
 from carrytool.gitlayer.git import EMPTY_TREE, Change, Git
@@ -31,8 +32,10 @@ from carrytool.pipeline.landing_parsed import _ParsedChecks
 from carrytool.pipeline.landing_provided import _ProvidedAccounting, has_change
 from carrytool.pipeline.landing_records import Accounting, Owner, _Entry, own_base
 from carrytool.pipeline.plan import APPLIED, Step
-from carrytool.pipeline.provided import LeftOut
 from carrytool.pipeline.shadowed import adds_definition
+
+if TYPE_CHECKING:
+    from carrytool.pipeline.provided import LeftOut
 
 __all__ = ["Accounting", "Owner", "account", "has_change", "own_base"]     # (has_change: union.fold's)
 

@@ -1,18 +1,21 @@
 """What a union provides and leaves out: each PR's change it stands for is in the composed tree, or a
 `provided-absent` warning, dropped on purpose (`drops`), or a `stale-drop` (a mixin of landing._Accountant;
-has_change is also union.fold's)."""
+has_change is also union.fold's). What only a union needs (`provided`, `drops`, and what they import: regions,
+scopes, yaml edits) is imported when a union is there to check: a run without one never loads it."""
 
 from __future__ import annotations
 
 import difflib
 import shlex
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from carrytool.gitlayer.git import REGULAR_MODES, Change, Git, paths_of
-from carrytool.pipeline.drops import account_drops, drop_hint, out_of_reach, unreached
 from carrytool.pipeline.hunks import find_block
 from carrytool.pipeline.plan import APPLIED, Step, union_judged
-from carrytool.pipeline.provided import RECONCILED, Folded, LeftOut, UnionCheck, judge_provided
+
+if TYPE_CHECKING:
+    from carrytool.pipeline.provided import Folded, LeftOut
 
 
 class _ProvidedAccounting:
@@ -29,6 +32,10 @@ class _ProvidedAccounting:
         write it) and does not name a PR it supersedes was not composed with that PR (added to `supersedes`
         by hand, or a refold not finished): its files are checked too. A warning (a union may leave a change
         out on purpose), never silent: `explain` shows the union's coverage hunk by hunk."""
+        if not any(step.provided_by or step.superseded_diffs or step.entry.supersedes for step in self.steps):
+            return      # no union: nothing stands for a PR (and nothing of a union's checks is imported)
+        from carrytool.pipeline.provided import Folded, LeftOut
+
         by_id = {step.id: step for step in self.steps}
         trusted: dict[str, list[Folded]] = {}     # union id -> the PRs' files it changes: checked hunk by hunk
         for step in self.steps:
@@ -70,6 +77,8 @@ class _ProvidedAccounting:
         sync said nothing). Unless the union's
         `supersedes` declares it dropped on purpose (`drops`): then it is on the union's `dropped_on_purpose`;
         a declared drop that matches no such hunk is a `stale-drop` warning (helper-135)."""
+        from carrytool.pipeline.provided import UnionCheck, judge_provided
+
         checks = []
         for union_id, folded in trusted.items():
             union = by_id[union_id]
@@ -112,6 +121,8 @@ class _ProvidedAccounting:
         union was applied and does not change the file, dropped on purpose when a drop without `in` covers it
         (helper-140: the docs' own `tests/**` drop was warned, and called stale), else the warning ends with the
         YAML that declares it."""
+        from carrytool.pipeline.drops import account_drops, drop_hint
+
         if union_judged(union) and lost.file not in self._owned(union):
             if account_drops([lost], union.entry.supersedes).dropped:
                 self._files_dropped.setdefault(union.id, []).append(lost)
@@ -124,6 +135,9 @@ class _ProvidedAccounting:
         """FOUND, UNION's hunks the tree lacks verbatim, as `provided-absent` warnings (those absent), or dropped
         on purpose (its `drops`, which also cover the files it leaves out: _file_left_out); and, where UNION was
         applied (union_judged), each declared drop that covers none as a `stale-drop` warning."""
+        from carrytool.pipeline.drops import account_drops, out_of_reach, unreached
+        from carrytool.pipeline.provided import RECONCILED
+
         drops = account_drops(self._files_dropped.get(union.id, []) + list(found), union.entry.supersedes)
         for lost in drops.absent:
             self.result.warnings.append({
@@ -150,6 +164,8 @@ class _ProvidedAccounting:
     def _likely(self, union: Step, lost: LeftOut) -> str:
         """How UNION likely came to leave LOST out, and what to do, as a clause: a PR that gained it after the fold
         (a stale fold: no stop dropped it, a refold brings it; helper-159 on celery), else a stop of the fold."""
+        from carrytool.pipeline.drops import drop_hint
+
         if lost.unfolded:
             return f"not in {lost.pr}'s head {union.id} folded ({lost.unfolded[:12]}): the PR moved since " \
                 f"(stale-fold); refold the union (`carrytool union compose {shlex.quote(str(union.entry.name))}`)"
