@@ -5,6 +5,9 @@ onto upstream, as sync merges a PR alone.
 h213 and h214 found it said `keep`, "merging it onto upstream changes something: sync keeps carrying it", of a
 PR that sync skipped every night for a conflict (with upstream, or with an entry before it), never having
 merged it; and "run `carrytool sync` to fetch it" of a PR whose ref upstream deleted, which sync cannot fetch.
+h219 found `keep`, "carry/u provides it: sync carries that", of the PRs of a union the syncs never applied; the
+sync loop again of a PR only partly superseded and no entry (no sync fetches it); and "an entry before it
+conflicts with it" of a PR skipped as `precompiled`.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from carrytool.gitlayer.git import Git
 from carrytool.manifest.model import Manifest
 from carrytool.pipeline.lock import lock_path
 from carrytool.pipeline.night_record import nights_ref, recorded_locks
+from carrytool.pipeline.plan import PENDING, Step, plan_paths
 from carrytool.review.diff import composed_links
 
 NO_FORGE = "upstream.url is a local path: no forge says the PR's state"
@@ -39,9 +43,13 @@ def said_local(manifest: Manifest, git: Git, upstream: str | None, number: int, 
         return {"suggestion": "investigate",
                 "why": f"{NO_FORGE}, and upstream is not fetched here (run `carrytool sync`)"}
     fetched = bool(head) and git.object_type(head) == "commit"      # type: ignore[arg-type]
-    left_out = _left_out_by_manifest(manifest, number)
+    shown = {"head": head} if fetched else {}
+    left_out = _left_out_by_manifest(manifest, git, number, nights)
     if left_out:
-        return {**({"head": head} if fetched else {}), "suggestion": "keep", "why": f"{NO_FORGE}; {left_out}"}
+        return {**shown, "suggestion": left_out[0], "why": f"{NO_FORGE}; {left_out[1]}"}
+    partly = _partly_provided(manifest, number)
+    if partly:
+        return {**shown, "suggestion": "investigate", "why": f"{NO_FORGE}; {partly}"}
     if not fetched:
         gone = _gone(manifest, git, number, nights)
         if gone:
@@ -55,6 +63,9 @@ def said_local(manifest: Manifest, git: Git, upstream: str | None, number: int, 
     if carried:
         return {"head": head, "suggestion": "keep",
                 "why": f"{said} is not in upstream's history, and the last sync carried it onto this upstream"}
+    skipped = _skipped_by_policy(manifest, git, upstream, number, head)
+    if skipped:
+        return {"head": head, "suggestion": "investigate", "why": f"{said}: {skipped}: run {explain}"}
     merge = git.merge_trees([(upstream, head)])[0]     # as sync merges a PR alone (upstream_holds merged it too)
     if not merge.clean:
         how = _on_conflict(manifest, number, carried)
@@ -74,15 +85,70 @@ def said_local(manifest: Manifest, git: Git, upstream: str | None, number: int, 
                    f"before it conflicts with it ({explain} says)"}
 
 
-def _left_out_by_manifest(manifest: Manifest, number: int) -> str | None:
-    """Why sync never applies PR NUMBER itself, as the manifest says (disabled, or provided whole by a union)."""
+def _left_out_by_manifest(manifest: Manifest, git: Git, number: int, nights: list[Night]
+                          ) -> tuple[str, str] | None:
+    """(suggestion, why) when sync never applies PR NUMBER itself, as the manifest says: disabled, or provided
+    whole by a union, which carries it only if the last sync applied it (its composed chain holds it)."""
     entry = manifest.entry(f"pr/{number}")
     if entry is not None and not entry.enabled:
-        return "its entry is disabled (`enabled: false`): sync leaves it out"
+        return "keep", "its entry is disabled (`enabled: false`): sync leaves it out"
     for other in manifest.entries:
         if other.enabled and any(s.pr == number and not s.partial for s in other.supersedes):
-            return f"{other.id} provides it (`supersedes`): sync carries that, not the PR itself"
+            if _applied(git, other.id, nights) is False:
+                return "investigate", (
+                    f"{other.id} provides it (`supersedes`), but the last sync did not apply {other.id} (its "
+                    "composed chain lacks it): its change is in the fork only if upstream already has it; run "
+                    f"`carrytool explain {other.id}`")
+            return "keep", f"{other.id} provides it (`supersedes`): sync carries that, not the PR itself"
     return None
+
+
+def _applied(git: Git, entry_id: str, nights: list[Night]) -> bool | None:
+    """Whether the last sync's composed chain holds ENTRY_ID (a red night's too: it composed nothing past its
+    failure); None when that night does not list it, or its chain cannot be read."""
+    if not nights:
+        return None
+    doc = nights[0][1]
+    if not any(isinstance(e, dict) and e.get("id") == entry_id for e in doc.get("entries", [])):
+        return None
+    try:
+        links = composed_links(git, doc)
+    except GitError:        # a record whose commits are gone (gc, a hand edit) says nothing
+        return None
+    return None if links is None else entry_id in links
+
+
+def _partly_provided(manifest: Manifest, number: int) -> str | None:
+    """The words for PR NUMBER when no entry is its own and unions provide only some of its paths: sync never
+    fetches its head (no entry carries it whole), and its other paths are in no entry. None otherwise."""
+    if manifest.entry(f"pr/{number}") is not None:
+        return None
+    parts = [(other.id, sup.paths) for other in manifest.entries if other.enabled
+             for sup in other.supersedes if sup.pr == number and sup.partial]
+    if not parts:
+        return None
+    ids = " and ".join(dict.fromkeys(i for i, _paths in parts))
+    paths = ", ".join(dict.fromkeys(p for _i, ps in parts for p in ps))
+    return (f"no entry carries it whole, so sync never fetches its head: only its {paths} comes through {ids} "
+            f"(`supersedes` paths), and its other paths are in no entry; to carry them, add `- pr: {number}` to the "
+            f"manifest's entries ({ids} keeps {paths}), or widen {ids}'s `supersedes` paths")
+
+
+def _skipped_by_policy(manifest: Manifest, git: Git, upstream: str, number: int, head: str) -> str | None:
+    """Why sync skips PR NUMBER for what its diff (from its merge base with UPSTREAM to HEAD) touches, as the
+    planner says it (`precompiled`, or every path provided by unions); None when it does not. The night records
+    hold what was composed, not each entry's status, so the planner's own rule is asked again."""
+    entry = manifest.entry(f"pr/{number}")
+    base = git.merge_base(upstream, head)
+    if entry is None or base is None:
+        return None
+    step = Step(entry)
+    step.all_changes = git.diff_trees([(base, head)])[0]
+    plan_paths(manifest, [step])
+    if step.status == PENDING or step.reason is None:
+        return None
+    return f"sync skips it as {step.reason}: it {step.detail}" if step.reason == "precompiled" \
+        else f"sync skips it as {step.reason} ({step.detail})"
 
 
 def _carried(git: Git, upstream: str, entry_id: str, head: str, nights: list[Night]) -> bool | None:
