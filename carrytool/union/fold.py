@@ -44,7 +44,7 @@ from carrytool.union.state import load_state, save_state
 from carrytool.union.stop import Stopping
 from carrytool.union.store import Store
 from carrytool.union.syntax import FoldSyntax
-from carrytool.union.taken import continue_command, refuse_leftovers, taken_files
+from carrytool.union.taken import continue_command, refuse_leftovers, refuse_unknown_takes, taken_files
 
 __all__ = ["FoldItem", "Outcome", "Union", "fold_order", "union_entry"]   # FoldItem, Outcome: from outcome.py
 
@@ -317,6 +317,9 @@ class Union(Stopping, Recording, FoldChecks, FoldSyntax, FoldRewrites, Publishin
                 edits[path] = (mode, oid)
         edits.update({p: None for p, (mode, _oid) in shown.items() if mode != "160000" and p not in snapshot})
         taken = taken_files(edits, shown, kinds)
+        refuse_unknown_takes(taken, tracked=lambda path: self._tracked(state, path), take=take,
+                             present=snapshot, root=scratch.root,
+                             command=continue_command(self.name, self.invocation, drop, ()))
         refuse_leftovers(taken, tracked=lambda path: self._tracked(state, path), take=take, root=scratch.root,
                          command=continue_command(self.name, self.invocation, drop, take))
         self._refuse_held_back(conflict, snapshot, drop, scratch)

@@ -4,7 +4,8 @@ leftovers it refuses to take.
 Every change made in the scratch tree goes into the union; h214's trial on celery found vim's swap file
 `celery/app/.task.py.swp` taken into the union's patch, and then into the fork, with exit 0 and never named. So
 continue names every file it takes beyond the conflicted ones, and refuses a file an editor or a merge tool
-leaves behind (added, and tracked by none of the fold's inputs) unless the user takes it by name (`--take`).
+leaves behind (added, and tracked by none of the fold's inputs) unless the user takes it by name (`--take`). A `--take` naming anything else (a path the scratch tree lacks, a
+typo; a file continue takes anyway) is refused: h219 found it accepted silently, the leftover meant not taken.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import shlex
 from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 
-from carrytool.errors import ConflictError
+from carrytool.errors import ConflictError, InputError
 
 # (pattern of the file's name, what leaves it): well-known names, matched case-sensitively
 LEFTOVERS = (
@@ -47,6 +48,25 @@ def taken_files(edits: Mapping[str, object | None], shown: Collection[str], conf
         change = "deleted" if edits[path] is None else "changed" if path in shown else "added"
         out.append({"file": path, "change": change})
     return out
+
+
+def refuse_unknown_takes(taken: list[dict[str, str]], *, tracked: Callable[[str], bool], take: Collection[str],
+                         present: Collection[str], root: Path, command: Callable[[list[str]], str]) -> None:
+    """InputError (nothing recorded) naming each path of TAKE that is not a leftover continue refuses (added,
+    named as an editor or merge tool names its files, TRACKED by no input of the fold): a path the scratch tree
+    (files PRESENT) lacks, or a file continue takes without --take. COMMAND(extra options): the continue to run,
+    with the options given but --take."""
+    refused = {item["file"] for item in taken if item["change"] == "added" and leftover_kind(item["file"])
+               and not tracked(item["file"])}
+    wrong = [(path, f"the scratch tree has no file {path}" if path not in present else
+              f"{path} is no editor or merge-tool leftover that continue refuses (it takes every other change "
+              "without --take)") for path in dict.fromkeys(take) if path not in refused]
+    if not wrong:
+        return
+    raise InputError("; ".join(f"--take {path}: {why}" for path, why in wrong) + "; nothing was recorded",
+                     hint=f"--take names a file an editor or a merge tool leaves behind in the scratch tree {root} "
+                          "(its path there, e.g. `a.py.orig`), which continue refuses unless taken on purpose; "
+                          f"without it: {command([])}")
 
 
 def refuse_leftovers(taken: list[dict[str, str]], *, tracked: Callable[[str], bool], take: Collection[str],

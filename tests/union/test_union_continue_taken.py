@@ -137,3 +137,24 @@ def test_the_refusal_repeats_the_drop_edit_given(cli: Cli, fold: Fold) -> None:
 ])
 def test_leftover_names(path: str, kind: str | None) -> None:
     assert leftover_kind(path) == kind
+
+
+@pytest.mark.parametrize(("path", "why"), [
+    ("no/such/file.orig", "the scratch tree has no file no/such/file.orig"),
+    ("a.py", "a.py is no editor or merge-tool leftover that continue refuses (it takes every other change "
+             "without --take)"),
+])
+def test_take_of_a_path_that_is_no_leftover_is_refused(cli: Cli, fold: Fold, path: str, why: str) -> None:
+    """h219 u2: `--take` of a path the scratch tree lacks (a typo) or of a file continue takes anyway was accepted
+    silently, exit 0: the leftover meant was not taken, or nothing said the option did nothing."""
+    assert union(cli, fold, "compose").exit_code == 3
+    resolve_both(fold.scratch / "a.py")
+    before = _recorded(fold)
+    result = union(cli, fold, "continue", "--take", path)
+    assert result.exit_code == 2, result.output
+    said = result.stdout + result.stderr
+    assert f"--take {path}: {why}; nothing was recorded" in said
+    assert "--take names a file an editor or a merge tool leaves behind" in said
+    assert _recorded(fold) == before
+    done = union(cli, fold, "continue")
+    assert done.exit_code == 0, done.output
