@@ -112,6 +112,7 @@ class Git(Processes, Quarantine, ObjectWrites, ObjectReads, Trees, History, Cont
         self.repo = repo.resolve()
         self._pipes: dict[str, _Pipe] = {}
         self._tmp: Path | None = None
+        self._tmp_owner: int | None = None     # the locked owner file of _tmp (processes.mark_scratch)
         self._trees: dict[str, list[tuple[str, str, str, bytes]]] = {}
         self._layouts: dict[str, tuple[bytes, list[int]]] = {}   # canonical tree -> its bytes, entry offsets
         self._tree_of: dict[str, str] = {}              # commit -> its tree (objects never change)

@@ -8,9 +8,11 @@ processes spoken to line by line (`_Pipe`), and the end of them all at close.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import re
 import shutil
+import stat
 import subprocess
 import tempfile
 import threading
@@ -72,7 +74,8 @@ _SCRATCH_PREFIX = "carrytool-scratch"
 def sweep_dead_scratch(base: Path) -> None:
     """Remove the scratch directories in BASE that carrytool runs killed before their close left behind
     (a quarantine in memory-backed scratch holds RAM until reboot): only `carrytool-*` directories of
-    this user holding carrytool's owner file, whose process is gone on this host."""
+    this user holding carrytool's owner file, whose process is gone on this host and whose owner file
+    nobody holds locked (a run in another pid namespace is invisible to a pid check, not to its lock)."""
     try:
         found = [p for p in base.iterdir() if p.name.startswith("carrytool-")]
     except OSError:
@@ -81,17 +84,53 @@ def sweep_dead_scratch(base: Path) -> None:
         try:
             if path.is_symlink() or not path.is_dir() or path.stat().st_uid != os.getuid():
                 continue
-            text = (path / _SCRATCH_OWNER).read_text("utf-8", "replace")
+            fd = os.open(path / _SCRATCH_OWNER, os.O_RDWR | os.O_NOFOLLOW | os.O_NONBLOCK)
         except OSError:
             continue
-        if _owner_dead(text, _SCRATCH_PREFIX):
-            shutil.rmtree(path, ignore_errors=True)
+        try:
+            if _abandoned(fd):
+                shutil.rmtree(path, ignore_errors=True)
+        finally:
+            os.close(fd)         # the lock taken goes with it
 
 
-def mark_scratch(path: Path) -> None:
+def _abandoned(fd: int) -> bool:
+    """Whether the owner file open at FD names a process gone on this host and no process holds it locked
+    (the kernel drops a killed process's lock, whatever its pid namespace). A file system without flock
+    keeps the directory: nothing then tells a live owner from a dead one."""
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return False
+        text = os.read(fd, 4096).decode("utf-8", "replace")
+        if not _owner_dead(text, _SCRATCH_PREFIX):
+            return False
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:             # EWOULDBLOCK: its owner runs; any other: the lock cannot be asked
+        return False
+    return True
+
+
+def mark_scratch(path: Path) -> int:
     """Mark PATH, a `carrytool-*` directory this process made, as its own: `sweep_dead_scratch` removes it
-    once this process is gone and its close did not (killed)."""
-    (path / _SCRATCH_OWNER).write_text(_owner_tag(_SCRATCH_PREFIX) + "\n")
+    once this process is gone and its close did not (killed). Return the descriptor of the owner file,
+    locked: keep it open as long as the directory lives (release_scratch)."""
+    fd = os.open(path / _SCRATCH_OWNER, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+    try:
+        # locked before it names its owner: a sweep never reads this pid without the lock held
+        with contextlib.suppress(OSError):      # no flock here: sweeps keep every directory on it anyway
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        os.write(fd, (_owner_tag(_SCRATCH_PREFIX) + "\n").encode())
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def release_scratch(fd: int | None) -> None:
+    """Close FD, the owner file's descriptor mark_scratch returned (its lock goes): once its directory is gone."""
+    if fd is not None:
+        with contextlib.suppress(OSError):
+            os.close(fd)
 
 
 class _Pipe:
@@ -133,8 +172,8 @@ class Processes:
     """Running git: environments, the private git dir, run/out, long-lived pipes, the scratch directory, close."""
 
     # Git's state this reads or updates (all of it made in Git.__init__): git_dir, object_format, common_dir,
-    # object_dir, _private, _pipes, _tmp, _merge_pipe, _side_pipe, _diff3_pipe, _prefetch, _threads, _later_pipes,
-    # _quarantine, _fans, _written, _packed, _pack_count, _use_quarantine
+    # object_dir, _private, _pipes, _tmp, _tmp_owner, _merge_pipe, _side_pipe, _diff3_pipe, _prefetch, _threads,
+    # _later_pipes, _quarantine, _fans, _written, _packed, _pack_count, _use_quarantine
 
     # -- process plumbing -------------------------------------------------------------------------
     def env(self, extra: dict[str, str] | None = None, *, in_repo: bool = False) -> dict[str, str]:
@@ -239,7 +278,11 @@ class Processes:
             base = fast_tmp_base()
             sweep_dead_scratch(Path(base or tempfile.gettempdir()))
             tmp = Path(tempfile.mkdtemp(prefix="carrytool-", dir=base))
-            mark_scratch(tmp)
+            try:
+                self._tmp_owner = mark_scratch(tmp)
+            except BaseException:
+                shutil.rmtree(tmp, ignore_errors=True)
+                raise
             self._tmp = tmp
         return self._tmp
 
@@ -267,7 +310,8 @@ class Processes:
                 self._release_keeps()
                 if self._tmp is not None:
                     shutil.rmtree(self._tmp, ignore_errors=True)
-                    self._tmp = None
+                    release_scratch(self._tmp_owner)     # held to the end: no sweep takes it meanwhile
+                    self._tmp = self._tmp_owner = None
                     self._private = None
                     self._quarantine = None
                     self._fans.clear()

@@ -25,7 +25,7 @@ from carrytool.asserts.spec import AssertOutcome, AssertSpec
 from carrytool.errors import GitError
 from carrytool.gitlayer.checkout import TreeCheckout
 from carrytool.gitlayer.git import Git
-from carrytool.gitlayer.processes import mark_scratch, sweep_dead_scratch
+from carrytool.gitlayer.processes import mark_scratch, release_scratch, sweep_dead_scratch
 from carrytool.pipeline.atomic import write_atomic
 
 CACHE_VERSION = 1
@@ -208,6 +208,7 @@ class CommandTrees:
     def __init__(self, git: Git) -> None:
         self.git = git
         self._root: Path | None = None
+        self._owner: int | None = None      # the root's owner file, locked while the root lives (mark_scratch)
         self._checkout: TreeCheckout | None = None    # None: the directory was written whole, or is not made
 
     def __enter__(self) -> CommandTrees:
@@ -261,7 +262,7 @@ class CommandTrees:
         # never runs) leaves a whole checkout, which the next carrytool run making one removes
         sweep_dead_scratch(Path(tempfile.gettempdir()))
         self._root = Path(tempfile.mkdtemp(prefix="carrytool-bisect-"))
-        mark_scratch(self._root)
+        self._owner = mark_scratch(self._root)
         checkout = TreeCheckout(self.git, self._root)
         try:
             checkout.move_to(tree)
@@ -278,6 +279,8 @@ class CommandTrees:
         if self._root is not None:
             shutil.rmtree(self._root, ignore_errors=True)
             self._root = None
+        release_scratch(self._owner)        # after the removal: no sweep takes the directory meanwhile
+        self._owner = None
 
 
 def materialise(git: Git, tree: str, root: Path) -> None:

@@ -579,6 +579,67 @@ def test_scratch_of_a_killed_run_is_swept_and_nothing_else(tmp_path: Path, monke
     assert not mine.exists()
 
 
+# holds an exclusive flock on the file argv[1] names, says so, and sleeps until killed
+FLOCK_HOLDER = ("import fcntl, os, sys, time\n"
+                "fd = os.open(sys.argv[1], os.O_RDWR)\n"
+                "fcntl.flock(fd, fcntl.LOCK_EX)\n"
+                "print('locked', flush=True)\n"
+                "time.sleep(600)\n")
+# exits 0 when the file argv[1] names can be flocked at once, 1 when another process holds it
+FLOCK_TRY = ("import fcntl, os, sys\n"
+             "fd = os.open(sys.argv[1], os.O_RDWR)\n"
+             "try:\n"
+             "    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)\n"
+             "except BlockingIOError:\n"
+             "    sys.exit(1)\n")
+
+
+def test_scratch_whose_owner_file_is_locked_is_kept_until_its_holder_ends(tmp_path: Path) -> None:
+    """A run in another pid namespace (a container sharing /tmp and the host name) names a pid this one cannot
+    see: the pid check alone took its live scratch (a bisect lost its checkout, h219). Its owner file is locked
+    while it runs: the sweep keeps the directory, and removes it once the holder is gone."""
+    import socket
+    import sys
+
+    from carrytool.gitlayer.processes import sweep_dead_scratch
+
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    folder = tmp_path / "carrytool-elsewhere"
+    (folder / "objects").mkdir(parents=True)
+    owner = folder / ".carrytool-owner"
+    owner.write_text(f"carrytool-scratch pid {dead.pid} host {socket.gethostname()}\n")
+    holder = subprocess.Popen([sys.executable, "-c", FLOCK_HOLDER, str(owner)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline() == "locked\n"
+        sweep_dead_scratch(tmp_path)
+        assert (folder / "objects").is_dir() and owner.read_text().startswith("carrytool-scratch pid ")
+    finally:
+        holder.kill()
+        holder.wait()
+        holder.stdout.close()
+    sweep_dead_scratch(tmp_path)
+    assert not folder.exists()
+
+
+def test_the_scratch_owner_file_is_locked_while_the_run_lives(tmp_path: Path) -> None:
+    """Git.tmpdir's owner file is flocked from the moment it names its owner until close: another process's
+    sweep, whatever pid it sees, cannot take it."""
+    import sys
+
+    from tests.gitrepo import init_repo
+
+    repo = init_repo(tmp_path / "r", bare=True)
+    repo.commit({"a.txt": "a\n"}, "base", ref="refs/heads/main")
+    with Git(repo.path, quarantine=True) as git:
+        owner = git.tmpdir() / ".carrytool-owner"
+        assert subprocess.run([sys.executable, "-c", FLOCK_TRY, str(owner)]).returncode == 1
+        copy = tmp_path / "owner"
+        shutil.copy(owner, copy)        # the same file unlocked: the check can succeed
+        assert subprocess.run([sys.executable, "-c", FLOCK_TRY, str(copy)]).returncode == 0
+    assert not owner.parent.exists()
+
+
 def test_a_loose_object_the_store_already_has_is_freshened(tmp_path: Path) -> None:
     """An object the run needs and the store has (so not migrated) gets a fresh mtime, as git gives an
     object it is asked to write again: an expiring prune in the window before the ref names it leaves it."""

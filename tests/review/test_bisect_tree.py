@@ -212,3 +212,23 @@ def test_a_killed_bisects_directory_is_removed_by_the_next_bisect(tmp_path: Path
     assert not made["dead"].exists()
     assert made["running"].exists() and made["unmarked"].exists()
     assert not mine[0].exists()
+
+
+def test_a_bisects_directory_is_locked_while_it_lives(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bisect's directory's owner file is flocked while the directory lives: a carrytool run in another pid
+    namespace, which cannot see this pid, does not take a running bisect's checkout (h219: a false verdict)."""
+    import subprocess
+
+    from tests.gitlayer.test_quarantine import FLOCK_TRY
+
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    repo = init_repo(tmp_path / "r")
+    order = trees(repo)
+    with Git(repo.path) as git, CommandTrees(git) as where:
+        assert where.run(order[0], "true", timeout=60).exit_code == 0
+        [mine] = [p for p in scratch.iterdir() if p.name.startswith("carrytool-bisect-")]
+        owner = mine / ".carrytool-owner"
+        assert subprocess.run([sys.executable, "-c", FLOCK_TRY, str(owner)]).returncode == 1
+    assert not mine.exists()
