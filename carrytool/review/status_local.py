@@ -111,6 +111,11 @@ def _applied(git: Git, entry_id: str, nights: list[Night]) -> bool | None:
     doc = nights[0][1]
     if not any(isinstance(e, dict) and e.get("id") == entry_id for e in doc.get("entries", [])):
         return None
+    return _holds(git, doc, entry_id)
+
+
+def _holds(git: Git, doc: dict[str, Any], entry_id: str) -> bool | None:
+    """Whether the chain the night DOC composed holds ENTRY_ID; None when it cannot be read."""
     try:
         links = composed_links(git, doc)
     except GitError:        # a record whose commits are gone (gc, a hand edit) says nothing
@@ -160,11 +165,7 @@ def _carried(git: Git, upstream: str, entry_id: str, head: str, nights: list[Nig
     item = next((e for e in doc.get("entries", []) if isinstance(e, dict) and e.get("id") == entry_id), None)
     if doc.get("upstream", {}).get("sha") != upstream or item is None or item.get("head") != head:
         return None
-    try:
-        links = composed_links(git, doc)
-    except GitError:        # a record whose commits are gone (gc, a hand edit) says nothing
-        return None
-    return None if links is None else entry_id in links
+    return _holds(git, doc, entry_id)
 
 
 def _on_conflict(manifest: Manifest, number: int, carried: bool | None) -> str | None:
