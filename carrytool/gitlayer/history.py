@@ -283,13 +283,18 @@ class History:
         out = proc.stdout.decode("utf-8", "replace").splitlines()
         return [(line[:40], line[41:]) for line in out if len(line) >= 40]
 
-    def pickaxe(self, since: str, until: str, needle: str, path: str) -> list[Pickaxed]:
+    def pickaxe(self, since: str, until: str, needle: str, path: str) -> list[Pickaxed] | None:
         """`log --reverse -SNEEDLE --raw SINCE..UNTIL -- PATH` (a literal path, no textconv): (full SHA, subject,
-        PATH's blob before, after) of each commit that changed how many times PATH holds NEEDLE, oldest first."""
-        proc = self.run(*_pickaxe_args(since, until, needle, path), check=False)
-        return _pickaxe_commits(proc.stdout) if proc.returncode == 0 else []
+        PATH's blob before, after) of each commit that changed how many times PATH holds NEEDLE, oldest first.
+        None when it failed (killed, an error, it could not start): that is no listing, not an empty one (h219)."""
+        try:
+            proc = self.run(*_pickaxe_args(since, until, needle, path), check=False)
+        except OSError:         # e.g. E2BIG: an argument over the kernel's limit
+            return None
+        return _pickaxe_commits(proc.stdout) if proc.returncode == 0 else None
 
-    def pickaxe_later(self, since: str, until: str, needle: str, path: str) -> Callable[[], list[Pickaxed]]:
+    def pickaxe_later(self, since: str, until: str, needle: str, path: str
+                      ) -> Callable[[], list[Pickaxed] | None]:
         """`pickaxe`, its `git log -S` started now in a thread of its own (it touches nothing of this Git's
         state): several run side by side, each a walk of upstream's history since an entry's base, and answer
         in about the time of one. The function returned waits for it; what it returns is what `pickaxe` does."""
@@ -297,9 +302,12 @@ class History:
         self.flush_objects()
         argv, (cwd, env) = git_argv(*args), self._placement(args)
 
-        def read() -> list[Pickaxed]:
-            proc = subprocess.run(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, capture_output=True)
-            return _pickaxe_commits(proc.stdout) if proc.returncode == 0 else []
+        def read() -> list[Pickaxed] | None:
+            try:
+                proc = subprocess.run(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, capture_output=True)
+            except OSError:
+                return None
+            return _pickaxe_commits(proc.stdout) if proc.returncode == 0 else None
 
         job = Later(read, name="carrytool-pickaxe")
         self.join_at_close(job.thread)            # it runs in the scratch directory: close waits for it

@@ -6,7 +6,8 @@ the history `git log -S` walks since the entry's base), the entry's base and hea
 blob before and after) and its hunks (their places and lines), the git that
 diffs and walks (its version), and the carrytool that weighs (its version and a digest of the source that
 decides, CODE). All of them are content addressed: an answer kept under them is valid forever, as the scope
-cache's spans are under a blob SHA. Kept for every entry weighed, those upstream has nothing of too.
+cache's spans are under a blob SHA. Kept for every entry weighed, those upstream has nothing of too, but
+not one whose `git log -S` failed (h219: killed, it named no commit; the next run asks again).
 
 One JSON file per git version beside the scope cache (`<git dir>/carrytool/cache/upstreamhas-git<X.Y.Z>.json`,
 `{"upstreamhas": {KEY: {...}}}`), read whole at the first entry, written whole by a run that weighed one.

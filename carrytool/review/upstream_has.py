@@ -41,6 +41,9 @@ _SILENT = re.compile(rb"\s*(?:pass|return|return None|return True|return False|N
                      rb"try:|finally:|\.\.\.|\"\"\"|'''|@\w+|(?:import|from\s+\S+\s+import|#\s*include|use)\s.*)"
                      rb"\s*;?\s*")
 _REACH = 5          # lines looked at beside a hunk for one that tells where it stands
+# the longest line (bytes) the commit is looked up by: `-S<line>` is one argument, and Linux refuses one over
+# 128 kB (E2BIG; h219: a minified bundle). A longer line is no needle: a prefix of it would count other lines
+NEEDLE_MAX = 1_000
 
 
 def tells(line: bytes) -> bool:
@@ -127,7 +130,7 @@ class HasFinder:
 
     def find(self, evidence: dict[str, EntryFacts], entries: Sequence[str]) -> dict[str, UpstreamHas]:
         tree = self.git.tree_of(self.upstream)
-        weighed: dict[str, tuple[str, UpstreamHas, Callable[[], None] | None]] = {}
+        weighed: dict[str, tuple[str, UpstreamHas, Callable[[], bool] | None]] = {}
         found: dict[str, UpstreamHas] = {}
         lines: dict[str | None, _Lines] = {}        # a blob's lines, indexed once for every entry (upstream's files)
         for entry in entries:
@@ -143,25 +146,31 @@ class HasFinder:
                                   else None)
             found[entry] = answer
         for key, answer, name in weighed.values():
-            if name is not None:
-                name()
-            self.kept.put(key, _kept(answer))
+            if name is None or name():      # a failed `git log -S` named no commit: the next run asks again
+                self.kept.put(key, _kept(answer))
         self.kept.save()
         return {entry: answer for entry, answer in found.items() if answer.present}
 
     def _start_commit(self, found: UpstreamHas, since: str, lines: dict[str | None, _Lines]
-                      ) -> Callable[[], None] | None:
+                      ) -> Callable[[], bool] | None:
         """Choose the line the commit is looked up by and start its `git log -S`; the function returned reads
-        it and names the commit (`_name_commit`)."""
+        it and names the commit (`_name_commit`): False when `git log -S` failed (no commit named)."""
         found.since = since
         needle = _needle(found.taken)
         if needle is None:
             return None
         hunk, base, line, found.adds = needle
         found.needle = (hunk.path, line)
-        listed: Callable[[], list[Pickaxed]] = self.git.pickaxe_later(since, self.upstream, line, hunk.path) \
+        listed: Callable[[], list[Pickaxed] | None] = self.git.pickaxe_later(since, self.upstream, line, hunk.path) \
             if self.side_by_side else lambda: self.git.pickaxe(since, self.upstream, line, hunk.path)
-        return lambda: _name_commit(self.git, self.sources, found, hunk, base, listed()[:50], lines)
+
+        def name() -> bool:
+            commits = listed()
+            if commits is not None:
+                _name_commit(self.git, self.sources, found, hunk, base, commits[:50], lines)
+            return commits is not None
+
+        return name
 
 
 def upstream_has(git: Git, upstream: str, evidence: dict[str, EntryFacts], sources: Sources,
@@ -445,15 +454,16 @@ def _placed(lines: list[bytes], at: int, n: int, before: _Side, after: _Side, jo
 
 
 def _needle(taken: list[tuple[Hunk, str | None]]) -> tuple[Hunk, str | None, str, bool] | None:
-    """(hunk, its base blob, line, whether it was added) to look the commit up by: the longest line that tells
-    and is printable UTF-8 (a command prints it; a CRLF file's lines without their `\\r`) of the largest hunk
-    upstream has, added lines before removed ones."""
+    """(hunk, its base blob, line, whether it was added) to look the commit up by: the longest line that tells,
+    is printable UTF-8 (a command prints it; a CRLF file's lines without their `\\r`) and is no longer than
+    NEEDLE_MAX bytes, of the largest hunk upstream has, added lines before removed ones."""
     best: tuple[tuple[bool, int], Hunk, str | None, bytes, bool] | None = None
     for hunk, base in taken:
         if hunk.kind != "text":
             continue
         for adds, block in ((True, hunk.added), (False, hunk.removed)):
-            usable = [bare for line in block if tells(line) and _printable(bare := _unreturned(line))]
+            usable = [bare for line in block if tells(line) and len(bare := _unreturned(line)) <= NEEDLE_MAX
+                      and _printable(bare)]
             if usable:
                 key = (adds, sum(len(line) for line in block))
                 if best is None or key > best[0]:

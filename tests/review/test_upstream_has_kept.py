@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from carrytool.gitlayer import history
 from carrytool.gitlayer.git import Git
 from carrytool.review import hascache, upstream_has
 from carrytool.review.upstream_has import HasFinder
@@ -113,6 +114,51 @@ def test_an_unreadable_file_only_costs_the_weighing(cli: Cli, small: Small, monk
         assert _explain(cli, small) == first
         assert calls["weigh"] == 3                      # every entry weighed again, and kept again
         assert json.loads(path.read_text())["upstreamhas"] == kept
+
+
+@pytest.mark.parametrize("side_by_side", [True, False])
+@pytest.mark.parametrize("failing", ["exits", "cannot-start"])
+def test_a_failed_pickaxe_names_no_commit_and_is_not_kept(cli: Cli, small: Small, monkeypatch: pytest.MonkeyPatch,
+                                                          side_by_side: bool, failing: str) -> None:
+    """h219: a `git log -S` that failed (killed, an error) was taken as listing no commit, and that answer was
+    kept: every later explain named no commit where one weighing again names it. Failing: git refuses an
+    option, or the process cannot start (an argument over the kernel's limit, E2BIG)."""
+    one, two = build(small)
+    cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")
+    real = history._pickaxe_args
+    extra = "--no-such-option" if failing == "exits" else "-G" + "x" * 200_000
+
+    def failing_args(*args: str) -> tuple[str, ...]:
+        return (*real(*args)[:1], extra, *real(*args)[1:])
+
+    monkeypatch.setattr(history, "_pickaxe_args", failing_args)
+    monkeypatch.setattr(HasFinder, "side_by_side", side_by_side)
+    code, failed = _explain(cli, small)
+    assert code == 0, failed
+    has = failed["plan"]["upstream_has"]
+    assert sorted(has) == ["pr/1", "pr/2"] and [has["pr/1"]["commit"], has["pr/2"]["commit"]] == [None, None]
+    assert len(json.loads(_file(small).read_text())["upstreamhas"]) == 1      # pr/3's only: it runs no `git log -S`
+    monkeypatch.setattr(history, "_pickaxe_args", real)
+    code, again = _explain(cli, small)
+    assert code == 0 and [again["plan"]["upstream_has"][e]["commit"] for e in ("pr/1", "pr/2")] == [one, two]
+    assert len(json.loads(_file(small).read_text())["upstreamhas"]) == 3
+
+
+def test_a_line_over_the_argument_limit_is_no_needle(cli: Cli, small: Small) -> None:
+    """h219: a hunk whose longest line is a minified bundle (over 128 kB) made `git log -S<line>` too long to
+    start (E2BIG): a traceback, exit 70. The commit is looked up by the longest line within the bound."""
+    bundle = "var bundle = [" + ",".join(f'"item_{i}"' for i in range(15_000)) + "];\n"
+    small.base = small.up.commit({"app.js": "var x = 1;\nvar y = 2;\n", "m.py": "a = 1\n"}, "base",
+                                 parent="main", ref="refs/heads/main")
+    took = "var x = 1;\n" + bundle + "var loaded = bundle.length;\nvar y = 2;\n"
+    small.pr(1, {"app.js": took, "m.py": "a = 2  # pr\n"}, message="Bundle")
+    made = small.up.commit({"app.js": took, "m.py": "a = 3  # upstream\n"}, "upstream takes the bundle",
+                           parent="main", ref="refs/heads/main")
+    small.manifest([{"pr": 1, "on_conflict": "skip"}])
+    cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")
+    code, out = cli.json("explain", "-m", small.manifest_path, "--repo", small.work.path, "--offline", "pr/1")
+    assert code == 0, out
+    assert out["plan"]["upstream_has"]["pr/1"]["commit"] == made
 
 
 def test_upstream_moving_on_is_weighed_again(cli: Cli, small: Small, monkeypatch: pytest.MonkeyPatch) -> None:
