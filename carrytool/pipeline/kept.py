@@ -78,7 +78,7 @@ class KeptAnswers(Generic[V]):
             return {}
         try:
             found = json.loads(self.path.read_bytes())[self._field]
-        except (OSError, ValueError, TypeError, KeyError):
+        except (OSError, ValueError, TypeError, KeyError, RecursionError, MemoryError):  # h219: deep nesting
             return {}
         return found if isinstance(found, dict) else {}
 

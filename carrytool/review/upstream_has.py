@@ -196,6 +196,8 @@ def _from_kept(facts: EntryFacts, raw: dict[str, Any]) -> UpstreamHas | None:
         if len(at) != len(taken) or not all(isinstance(i, int) and 0 <= i < len(facts.hunks) for i in taken + trivial) \
                 or not all(isinstance(a, list) and len(a) == 2 and all(isinstance(n, int) for n in a) for a in at):
             return None
+        if len(set(taken + trivial)) != len(taken + trivial):    # h219: a hunk counted twice ("3 of 2 hunks")
+            return None
         found = UpstreamHas(facts.id, len(facts.hunks), trivial=len(trivial), commit=_str_or_none(raw["commit"]),
                             subject=_str_or_none(raw["subject"]), adds=bool(raw["adds"]), since=_str_or_none(raw["since"]),
                             needle=None if needle is None else (str(needle[0]), str(needle[1])),

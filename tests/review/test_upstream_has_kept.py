@@ -108,7 +108,14 @@ def test_an_unreadable_file_only_costs_the_weighing(cli: Cli, small: Small, monk
     calls = _spy(monkeypatch)
     broken_answers = {key: {**answer, "taken": [99]} if answer["taken"] else {**answer, "trivial": ["x"]}
                       for key, answer in kept.items()}
-    for broken in ("{not json", json.dumps({"upstreamhas": broken_answers}), json.dumps({"upstreamhas": [1]})):
+    # h219: the same hunk counted three times ("present 3 of 2 hunks"), a hunk both had and trivial
+    repeated = {key: {**answer, "taken": answer["taken"] * 3, "at": answer["at"] * 3} if answer["taken"] else
+                {**answer, "trivial": [0, 0]} for key, answer in kept.items()}
+    both = {key: {**answer, "trivial": answer["taken"][:1]} if answer["taken"] else
+            {**answer, "taken": [0], "at": [[1, 1]], "trivial": [0]} for key, answer in kept.items()}
+    deep = '{"upstreamhas": ' + "[" * 200_000 + "]" * 200_000 + "}"     # h219: RecursionError, exit 70
+    for broken in ("{not json", json.dumps({"upstreamhas": broken_answers}), json.dumps({"upstreamhas": [1]}),
+                   json.dumps({"upstreamhas": repeated}), json.dumps({"upstreamhas": both}), deep):
         path.write_text(broken)
         calls["weigh"] = 0
         assert _explain(cli, small) == first
