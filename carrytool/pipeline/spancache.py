@@ -117,7 +117,7 @@ class SpanCache:
             try:
                 pack = json.loads(path.read_bytes())
                 found = pack["spans"]
-            except (OSError, ValueError, TypeError, KeyError):
+            except (OSError, ValueError, TypeError, KeyError, RecursionError, MemoryError):  # h219: deep nesting
                 continue
             if isinstance(found, dict):
                 self._packs.append(path)

@@ -43,9 +43,10 @@ def test_a_broken_or_unwritable_cache_only_costs_a_parse(tmp_path: Path) -> None
     spans = cache.spans("c" * 40, lambda: SOURCE)
     cache.save()
     path = next(folder.rglob("*.json"))
-    path.write_text("{not json")
-    fresh = SpanCache(folder)
-    assert fresh.spans("c" * 40, lambda: SOURCE) == spans and fresh.parsed == 1
+    for broken in ("{not json", '{"spans": ' + "[" * 200_000 + "]" * 200_000 + "}"):   # h219: RecursionError
+        path.write_text(broken)
+        fresh = SpanCache(folder)
+        assert fresh.spans("c" * 40, lambda: SOURCE) == spans and fresh.parsed == 1
     blocked = tmp_path / "file"
     blocked.write_text("x")
     unwritable = SpanCache(blocked)
