@@ -249,13 +249,13 @@ _OPENER = urllib.request.build_opener(_SameHostAuth)
 def _json(body: bytes, url: str) -> Any:
     try:
         return json.loads(body.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
+    except (UnicodeDecodeError, ValueError, RecursionError, MemoryError):
         raise ForgeError(f"the forge's answer to {redact(url)} is not JSON") from None
 
 
 def _read_cache(path: Path) -> dict[str, dict[str, Any]]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError, MemoryError):    # (nested too deep: h219)
         return {}
     return data if isinstance(data, dict) else {}

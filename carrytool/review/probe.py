@@ -158,7 +158,7 @@ class VerdictCache:
                 doc = json.loads(self.path.read_text("utf-8"))
                 ok = isinstance(doc, dict) and doc.get("version") == CACHE_VERSION
                 self._data = doc["verdicts"] if ok and isinstance(doc.get("verdicts"), dict) else {}
-            except (OSError, ValueError):
+            except (OSError, ValueError, RecursionError, MemoryError):   # (nested too deep: h219)
                 self._data = {}         # missing or damaged: a cache is only ever a shortcut
         return self._data
 
