@@ -135,6 +135,9 @@ class LeftOut:
     #                                 "mode": the tree has the file at another mode than MODE, the one the PR sets
     mode: str = ""
     beside: tuple[str, ...] = ()    # ABSENT though these PRs insert lines in the same conflict (Regions: "dropped")
+    next_to: tuple[str, ...] = ()   # ABSENT though these PRs change lines next to it (an insertion; "changed-next"),
+    #                                 or insert lines next to it (a replacement; "inserted-next"), in that conflict
+    inserted: bool = False          # NEXT_TO inserts lines next to it
     apart: tuple[str, ...] = ()     # ABSENT though these PRs change those lines or the next, in other def/classes
     missing: tuple[int, ...] = ()   # the lines of the PR's head the tree lacks of a hunk it otherwise holds
     unfolded: str = ""              # the head the union folded, which lacks this change (a stale fold)
@@ -173,6 +176,13 @@ class LeftOut:
             return f"another PR it folds inserts lines there too, and both could be kept: {_listed(self.beside)} " + \
                 ("inserts" if len(self.beside) == 1 else "insert") + " in the same conflict, and the union does not " \
                 "keep this hunk there nor write lines of its own for it"
+        if self.next_to:
+            verb = ("inserts" if len(self.next_to) == 1 else "insert") if self.inserted else \
+                ("changes" if len(self.next_to) == 1 else "change")
+            return f"another PR it folds {'only inserts lines' if self.inserted else 'changes the lines'} next to " \
+                f"it, and both could be kept: {_listed(self.next_to)} {verb} " + \
+                ("lines" if self.inserted else "the lines") + " next to it in the same conflict, and the union does " \
+                "not keep this hunk there nor write lines of its own for it"
         if self.apart:
             return f"{_listed(self.apart)} " + ("changes" if len(self.apart) == 1 else "change") + \
                 " those lines or the next ones, but in another def/class, nor does the union write lines of its " \
@@ -322,6 +332,8 @@ def _left_out(git: Git, spans: SpanCache, union: UnionCheck, folded: list[list[H
         others = tuple(union.folded[j].id for j in regions.touching(k, hunk)) if how == ABSENT else ()
         out.append(LeftOut(pr.id, hunk.path, hunk.span, tuple(scopes), module, pr.head, how, removed,
                            beside=others if region in ("dropped", "beside") else (),
+                           next_to=others if region in ("changed-next", "inserted-next") else (),
+                           inserted=region == "inserted-next",
                            apart=others if region == "apart" else (),
                            missing=lacks if how == ABSENT else (), upstream=upstream))
     return out, looked

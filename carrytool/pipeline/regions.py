@@ -16,7 +16,8 @@ Spans are in doubled coordinates, as git's merge sees a conflict: line k is 2k, 
 Regions says of a hunk a union lacks whether another folded PR's hunk, or a resolution of the union's own,
 meets it there (pipeline.provided). Insertions against insertions are no reconciliation (helper-158): where a
 PR's hunk only adds lines and every hunk meeting it only adds lines too, git's conflict could be settled by
-keeping both, so a union keeping none of its lines there dropped it. Nor are lines two PRs' hunks change alike at
+keeping both, so a union keeping none of its lines there dropped it; nor is an insertion at the edge of a
+replacement, either way round (h213; pipeline.sides). Nor are lines two PRs' hunks change alike at
 their ends (the same base line replaced by the same line, the same line added at one place), which git's merge
 leaves outside the conflict markers: only what is left of each is a side (h186's review: pr/2, stacked on pr/1,
 sets `a = 3` as pr/1 does and `b = 5` on the next line; the union put `a = 1` back and each PR's hunk was
@@ -39,6 +40,7 @@ from difflib import SequenceMatcher
 from carrytool.gitlayer.env import EMPTY_TREE, ZERO
 from carrytool.gitlayer.git import Change, Git, change_of
 from carrytool.pipeline.hunks import Hunk, hunk_headers, says_nothing
+from carrytool.pipeline.sides import _SideDrops
 
 Span = tuple[int, int]
 
@@ -133,7 +135,7 @@ def _tree(git: Git, blob: str) -> str:
     return git.mktree([("100644", "blob", blob, b"f")]) if blob else EMPTY_TREE
 
 
-class Regions:
+class Regions(_SideDrops):
     """Where a union had to reconcile its PRs in the files of the hunks it lacks: every folded PR's hunks and the
     union's own (those adding lines of its own there: a resolution, _resolves), their base lines mapped into the
     union's base blob of the file so that hunks of PRs on different bases compare line by line. FOLDED: each PR's
@@ -205,8 +207,9 @@ class Regions:
         """Whether PR K's HUNK (in SCOPES) lies in a region the union reconciled, and how: "union" where a hunk of
         the union's own writing lines of its own there meets or touches it (the maintainer's resolution, the
         PR's change in the union's words); else "pr" where another folded PR's hunk does (with the union's own,
-        a conflict the union settled for another side), but "dropped" (not reconciled) where only insertions
-        meet an insertion the union keeps none of (_side_dropped: keeping both was possible, helper-158); not
+        a conflict the union settled for another side), but not reconciled where both sides could be kept whole
+        and the union keeps none of its lines there (pipeline.sides: "dropped", two insertions at one place,
+        helper-158; "changed-next", an insertion at the edge of a replacement, "inserted-next", the reverse, h213); not
         reconciled either, where another PR's hunk meets its lines (touching: the fold's conflict) but in other
         def/classes only: "beside" where both only insert lines, else "apart"; None: none. Meeting in the union's base
         blob, and for Python in each def/class the hunk lies in (a hunk of two methods, one of which another PR
@@ -229,13 +232,12 @@ class Regions:
         if self._met(set(need), own, reach):
             return "union"
         if self._met(need, theirs + own, reach):
-            return "dropped" if self._side_dropped(k, hunk, mine) else "pr"
+            return self._side_dropped(k, hunk, mine) or "pr"
         touching = self._touching(k, hunk)
         if not touching:
             return None
-        if self._side_dropped(k, hunk, mine):
-            return "dropped"
-        return "beside" if not hunk.old_count and not any(h.old_count for _j, h in touching) else "apart"
+        return self._side_dropped(k, hunk, mine) or (
+            "beside" if not hunk.old_count and not any(h.old_count for _j, h in touching) else "apart")
 
     def _carries(self, k: int, hunk: Hunk, own: Hunk) -> bool:
         """Whether the union's OWN hunk may carry PR K's HUNK in its words: a line of it that says something is no
@@ -349,35 +351,6 @@ class Regions:
             _overlaps(mine, theirs) for h in self.own if h.path == part.path
             and not (h.added == part.removed and h.removed == part.added)
             and (theirs := self._span(-1, h)) is not None)
-
-    def _side_dropped(self, k: int, hunk: Hunk, mine: Span | None) -> bool:
-        """Whether PR K's HUNK, only adding lines (at MINE, mapped), met only by hunks that only add lines too
-        (other PRs' and the union's own, every one mapped), is a side dropped: none of its lines that say
-        something stands among the lines the union's hunks meeting it write (compared without whitespace).
-        Two insertions at one place conflict in git, yet both could be kept: keeping one is no reconciliation
-        (helper-158: on peft, a PR's one-line import lost so, and nothing said). A union hunk writing a line of
-        its own there is its resolution, asked before (reconciled: "union")."""
-        # out of the map, the region its merge met: two insertions joined by upstream's edit between or around
-        # them, merged together, do not conflict (h209's review)
-        mine = mine if mine is not None else self._region(k, hunk)
-        if hunk.old_count or mine is None:
-            return False
-        others = [(j, h) for j, (_c, hunks) in enumerate(self.folded) if j != k for h in hunks if h.path == hunk.path]
-        others += [(-1, h) for h in self.written if h.path == hunk.path]
-        kept: set[bytes] = set()
-        for j, other in others:
-            if other.kind != "text":
-                continue            # a mode change: no lines
-            theirs = self._region(j, other)
-            if theirs is None:
-                return False        # where it lies is not known: the def/class answer stands
-            if not meets(mine, theirs):
-                continue
-            if other.old_count:
-                return False
-            if j < 0:
-                kept.update(_bare(line) for line in other.added)
-        return not any(_bare(line) in kept for line in hunk.added if not says_nothing(line))
 
     def _met(self, need: set[str],
              others: list[tuple[int, Hunk, Sequence[Change], Span | None, Span | None]],

@@ -48,13 +48,14 @@ def test_an_insertion_where_the_union_writes_its_own_line_is_its_resolution(cli:
     assert _statuses(report, "pr/1") == [("w.py", [8, 8], "re-expressed")]
 
 
-def test_an_insertion_where_another_pr_changes_lines_stays_reconciled(cli: Cli, small: Small) -> None:
-    # pr/2 changes v1 itself, next to pr/1's insertion: the union had to reconcile a change, not two insertions
+def test_an_insertion_where_another_pr_changes_the_line_before_is_warned(cli: Cli, small: Small) -> None:
+    # pr/2 changes v1 itself, right before pr/1's insertion: keeping both was possible too, the union kept pr/2's
+    # line alone (h213: this was called reconciled; tests/pipeline/test_provided_edges.py)
     two = NEWER.replace("self.v1 = 1", "self.v1 = 10")
     prs = {1: ("old", {"w.py": _after(RUN, "        self.v1 = 1\n", SNAP)}), 2: ("new", {"w.py": two})}
     report = _sync(cli, small, prs, {"w.py": two}, command="explain")
-    assert _absent(report) == [], report["warnings"]
-    assert _statuses(report, "pr/1") == [("w.py", [8, 8], "reconciled")]
+    assert _absent(report) == [("pr/1", "w.py", [8, 8])], report["warnings"]
+    assert _statuses(report, "pr/1") == [("w.py", [8, 8], "absent")]
 
 
 def _modes(cli: Cli, small: Small, union_mode: str, **extra: object) -> dict:

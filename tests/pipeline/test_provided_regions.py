@@ -63,18 +63,19 @@ def test_a_line_deleted_outside_any_conflict_is_warned_though_the_union_changes_
 
 
 def test_a_line_next_to_another_prs_change_on_another_base_is_reconciled(cli: Cli, small: Small) -> None:
-    # pr/1's line goes after v1 (line 7 of the old base); pr/2 changes v2 (line 10 of the new base): in the
-    # union's base they touch, as the fold's merge met them; the union took pr/2's side
+    # pr/1 changes v1 (line 7 of the old base); pr/2 changes v2 (line 10 of the new base): in the union's base
+    # they touch, as the fold's merge met them; the union took pr/2's side (an insertion after v1, dropped so,
+    # is warned: both could be kept, h213)
     two = NEWER.replace("self.v2 = 2", "self.v2 = 20")
-    prs = {1: ("old", {"w.py": _after(RUN, "        self.v1 = 1\n", SNAP)}), 2: ("new", {"w.py": two})}
+    prs = {1: ("old", {"w.py": RUN.replace("self.v1 = 1", "self.v1 = 11")}), 2: ("new", {"w.py": two})}
     report = _sync(cli, small, prs, {"w.py": two}, command="explain")
     assert _absent(report) == []
-    assert _statuses(report, "pr/1") == [("w.py", [8, 8], "reconciled")]
+    assert _statuses(report, "pr/1") == [("w.py", [7, 7], "reconciled")]
     [cov] = [c for c in report["coverage"] if c["pr"] == "pr/1"]
     assert (cov["reconciled"], cov["re_expressed"], cov["absent"]) == (1, 0, 0)
     text = cli("explain", "-m", small.manifest_path, "--repo", small.work.path).stdout
     assert "carry/union carries pr/1: 0 verbatim, 0 re-expressed, 1 reconciled, 0 absent" in text, text
-    assert "reconciled: w.py:8-8 (A.run)" in text, text
+    assert "reconciled: w.py:7-7 (A.run)" in text, text
 
 
 def test_the_unions_own_line_where_the_pr_adds_one_reconciles_it(cli: Cli, small: Small) -> None:
@@ -123,14 +124,15 @@ def test_a_line_whose_neighbours_upstream_changed_is_judged_at_the_region_its_me
 
 
 def test_a_line_whose_neighbours_upstream_changed_falls_back_to_its_def(cli: Cli, small: Small) -> None:
-    # pr/2 changes v5, the line pr/1's follows, and v6 is upstream's: pr/2's hunk maps into pr/1's base no more
-    # than pr/1's into the union's; a PR's hunk in the same def reconciles it, as before
+    # pr/1 and pr/2 change v5, and v6, the next line, is upstream's: pr/2's hunk maps into pr/1's base no more
+    # than pr/1's into the union's; a PR's hunk in the same def reconciles it, as before (pr/1 inserting after
+    # v5 instead, dropped so, is warned: both could be kept, h213; tests/pipeline/test_provided_edges.py)
     newer = NEWER.replace("self.v6 = 6", "self.v6 = 60")
     two = newer.replace("v5 = 5", "v5 = 0")
-    prs = {1: ("old", {"w.py": _after(RUN, "        self.v5 = 5\n", SNAP)}), 2: ("new", {"w.py": two})}
+    prs = {1: ("old", {"w.py": RUN.replace("v5 = 5", "v5 = 55")}), 2: ("new", {"w.py": two})}
     report = _sync(cli, small, prs, {"w.py": two}, newer=newer, command="explain")
     assert _absent(report) == [], report["warnings"]
-    assert _statuses(report, "pr/1") == [("w.py", [12, 12], "reconciled")]
+    assert _statuses(report, "pr/1") == [("w.py", [11, 11], "reconciled")]
 
 
 # a union's tree and a PR disagreeing on whether a file is there at all (helper-147: pr/3111 moved to delete

@@ -56,6 +56,7 @@ class Case:
     two_base: str | None = None    # pr/2 built on upstream's next commit, this (upstream then moved to UP from it)
     skip: bool = False             # the union `on_conflict: skip`
     took: str | None = None        # pr/2 also adds t.py with this text, which upstream took before the union was made
+    warned: tuple[str, ...] | None = None   # the PRs sync must warn a hunk of left out (None: not asserted)
 
 
 CASES = {
@@ -71,7 +72,14 @@ CASES = {
     "re-expressed": Case(after(BASE, "    b = 2\n", THREE), H2,
                          after(H2, "    b = 2\n", THREE.replace("load(a)", "load( a )").replace("finish()",
                                                                                                   "finish(True)"))),
-    "reconciled": Case(ONE, BASE.replace("b = 2", "b = 7"), BASE.replace("b = 2", "b = 7")),
+    "reconciled": Case(CLAMPED, BASE.replace("b = 2", "b = 7"), BASE.replace("b = 2", "b = 7"), warned=()),
+    # an insertion at the edge of another PR's replacement, either side dropped: both could be kept (h213)
+    "insertion-next-to-replacement": Case(ONE, BASE.replace("b = 2", "b = 7"), BASE.replace("b = 2", "b = 7"),
+                                          warned=("pr/1",)),
+    "insertion-next-to-replacement-kept": Case(ONE, CLAMPED, after(CLAMPED, "    b = clamp(2)\n", X), warned=()),
+    "replacement-next-to-insertion": Case(CLAMPED, ONE, ONE, warned=("pr/1",)),
+    "insertion-inside-replacement": Case(ONE, CLAMPED.replace("c = 3", "c = clamp(3)"),
+                                         CLAMPED.replace("c = 3", "c = clamp(3)"), warned=()),
     "reconciled-copy": Case(ONE, after(BASE.replace("b = 2", "b = 7"), "    g = 6\n", X),
                             after(BASE.replace("b = 2", "b = 7"), "    g = 6\n", X)),
     "upstream-edit-kept": Case(ONE, H2, after(H2, "    b = 2\n", X).replace("c = 3", "c = 30"), up=LATER),
@@ -134,6 +142,8 @@ def test_explains_coverage_says_what_sync_found(cli: Cli, small: Small, name: st
     assert code == 0, explained
     warned = _left_out(synced)
     assert warned == _left_out(explained)           # one plan: explain's warnings are sync's
+    if CASES[name].warned is not None:
+        assert sorted({pr for pr, _file, _lines in warned}) == list(CASES[name].warned), synced["warnings"]
     whole = {(pr, file) for pr, file, lines in warned if lines is None}
     absent = {(pr, file, lines) for pr, file, lines in _hunks(explained, "absent")}
     said = {(pr, file, lines) for pr, file, lines in warned if lines} | \
