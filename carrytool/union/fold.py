@@ -322,7 +322,7 @@ class Union(Stopping, Recording, FoldChecks, FoldSyntax, FoldRewrites, Publishin
                              command=continue_command(self.name, self.invocation, drop, ()))
         refuse_leftovers(taken, tracked=lambda path: self._tracked(state, path), take=take, root=scratch.root,
                          command=continue_command(self.name, self.invocation, drop, take))
-        self._refuse_held_back(conflict, snapshot, drop, scratch)
+        self._refuse_held_back(conflict, snapshot, drop, scratch, take)
         self._ask_waiting(state, conflict, snapshot, scratch, drop)
         for path, content in self.record(state, conflict, snapshot, sorted(set(edits) | set(kinds)), drop).items():
             edits[path] = (content[0], self.git.write_blob(content[1]))      # a waiting edit applied after

@@ -4,7 +4,6 @@ or dropped by name, and the marker lines that refuse a `continue`."""
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Collection
 
 from carrytool.errors import ConflictError, InputError
@@ -20,6 +19,7 @@ from carrytool.union.reuse import (
     why_asked,
 )
 from carrytool.union.scratch import Scratch
+from carrytool.union.taken import continue_command
 from carrytool.union.upstream_edit import quote, show_both, upstream_removed
 from carrytool.union.upstream_hunks import Around, around_hunks, upstream_of_resolution
 
@@ -99,7 +99,7 @@ class Recording:
                                       "to drop)")
 
     def _refuse_held_back(self, conflict: dict, snapshot: dict[str, Content], drop: Collection[str],
-                          scratch: Scratch) -> None:
+                          scratch: Scratch, take: Collection[str]) -> None:
         """Refuse to go on while a recorded edit that waited does not apply to the file as the user left it
         either (not redone) and is not dropped by name (DROP). Kept in the store, it made `continue` exit 0
         on a union without it and the next refold with the same inputs stop on it (h198's trial, h202);
@@ -117,18 +117,17 @@ class Recording:
         if not held:
             return
         # the drops the user gave stay in both commands (h209: run as printed, the refusal came back on them)
+        # and so do the leftovers it takes (`--take`: union.taken's continue_command writes both)
         given = [path for path in self._waiting(conflict) if path in drop]
-        again = "".join(f" --drop-edit {shlex.quote(path)}" for path in given)
-        files = again + "".join(f" --drop-edit {shlex.quote(f.file)}" for f in held)
-        continue_command = f"carrytool union continue {shlex.quote(self.name)}{again}{self.invocation}"
-        drop_command = f"carrytool union continue {shlex.quote(self.name)}{files}{self.invocation}"
+        go_on = continue_command(self.name, self.invocation, given, take)([])
+        drop_command = continue_command(self.name, self.invocation, given + [f.file for f in held], take)([])
         raise ConflictError(
             "".join(f"{f.file}: your recorded edit outside the conflict hunks ({item}) is not in the file as you "
                     "left it (it did not apply beside the new hunks, and does not apply to the file now): this "
                     "union would not have it. It was:\n" + describe_edit(f) for f in held)
             + "nothing was recorded",
             hint="redo it in " + ", ".join(str(scratch.root / f.file) for f in held)
-                 + f", then: {continue_command}; or, when it is no longer needed (or the file has it in "
+                 + f", then: {go_on}; or, when it is no longer needed (or the file has it in "
                    f"another form), drop it from the store: {drop_command}")
 
     def record(self, state: dict, conflict: dict, snapshot: dict[str, Content], paths: list[str],

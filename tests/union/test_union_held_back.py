@@ -108,10 +108,12 @@ def test_a_drop_killed_after_it_recorded_goes_on_when_run_again(cli: Cli, fold: 
     assert union(cli, fold, "compose").exit_code == 0
 
 
-def test_the_refusals_commands_keep_the_drops_already_given(tmp_path: Path, cli: Cli) -> None:
+@pytest.mark.parametrize("leftover", [False, True], ids=["drops", "drops-and-a-take"])
+def test_the_refusals_commands_keep_the_drops_already_given(tmp_path: Path, cli: Cli, leftover: bool) -> None:
     """Edits held back in two files; the user drops one and forgets the other: the refusal's commands carry the
     drop already given, and the printed one runs (h209: it named d.py alone, and run as printed refused again on
-    a.py, back and forth)."""
+    a.py, back and forth). So too a leftover taken on purpose (`--take`): the commands forgot it, and run as
+    printed, the leftover was refused."""
     files = ("a.py", "d.py")
     two = TwoPrs(tmp_path, {f: A_BASE for f in files},
                  {f: edited({3: "line 3 by one\n", 15: "line 15 by one\n"}) for f in files},
@@ -129,13 +131,18 @@ def test_the_refusals_commands_keep_the_drops_already_given(tmp_path: Path, cli:
     assert run("compose").exit_code == 3
     for name in files:
         (two.scratch / name).write_bytes(TAKE_THEIRS.sub(rb"\1", (two.scratch / name).read_bytes()))
-    refused = run("continue", "--drop-edit", "a.py")
+    takes = ("--take", "notes.txt~") if leftover else ()
+    if leftover:
+        (two.scratch / "notes.txt~").write_text("kept on purpose\n")
+    refused = run("continue", "--drop-edit", "a.py", *takes)
     assert refused.exit_code == 3, refused.output
     assert "a.py: your recorded edit" not in refused.output and "d.py: your recorded edit" in refused.output
     flat = " ".join(refused.output.split())
     printed = re.search(r"drop it from the store: (carrytool union continue .*? --repo \S+)", flat)
     assert printed and "--drop-edit a.py --drop-edit d.py" in printed.group(1), refused.output
-    assert "then: carrytool union continue u --drop-edit a.py -m" in flat, refused.output
+    take = " --take 'notes.txt~'" if leftover else ""
+    assert f"then: carrytool union continue u --drop-edit a.py{take} -m" in flat, refused.output
+    assert (take in printed.group(1)) if leftover else "--take" not in printed.group(1), refused.output
     again = cli(*shlex.split(printed.group(1))[1:])
     assert again.exit_code == 0, again.output
     assert run("compose").exit_code == 0
