@@ -3,7 +3,7 @@
 A hunk says which lines of its base blob it changes; PRs branched from upstream at different times number
 the same line differently, so their hunks cannot be compared as they are. Each hunk's base lines are mapped
 into one blob (pipeline.provided: the union's base blob of the file) through the line correspondence of
-the two blobs, read from git: one `diff-tree -p -U0` of one-file trees for every pair of blobs, batched
+the two blobs (pipeline.basemap), read from git: one `diff-tree -p -U0` of one-file trees for every pair of blobs, batched
 (xdiff: a few milliseconds for a 5,000-line file). A line the diff leaves alone maps by the offset of the
 diff's hunks before it; a range whose lines or immediate neighbours the diff changes (upstream changed
 them between the two bases: the fold's merge met them as a conflict) does not map, unless upstream made the
@@ -33,106 +33,14 @@ neither PR's base had it: one made on it meets the other at that one's own lines
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from difflib import SequenceMatcher
 
-from carrytool.gitlayer.env import EMPTY_TREE, ZERO
 from carrytool.gitlayer.git import Change, Git, change_of
-from carrytool.pipeline.hunks import Hunk, hunk_headers, says_nothing
+from carrytool.pipeline.basemap import BaseMap, Span, blob_key, meets, overlaps, span_of
+from carrytool.pipeline.hunks import Hunk, says_nothing
 from carrytool.pipeline.sides import _SideDrops
-
-Span = tuple[int, int]
-
-
-def span_of(start: int, count: int) -> Span:
-    """The doubled span of `@@ -START,COUNT` lines: the lines and the places either side; COUNT 0, the
-    place after line START."""
-    if not count:
-        return 2 * start + 1, 2 * start + 1
-    return 2 * start - 1, 2 * (start + count - 1) + 1
-
-
-def meets(one: Span, two: Span) -> bool:
-    """Whether two spans of one blob meet or touch (nothing unchanged between them: a conflict to git)."""
-    return one[0] <= two[1] and two[0] <= one[1]
-
-
-def _overlaps(one: Span, two: Span) -> bool:
-    """Whether two spans of one blob share a line, or a place within one (more than touching), or are one place."""
-    return one == two or (one[0] < two[1] and two[0] < one[1])
-
-
-class BaseMap:
-    """The line correspondence of pairs of blobs (a blob id, ZERO or None for none), read at once."""
-
-    def __init__(self, git: Git, pairs: Iterable[tuple[str | None, str | None]]) -> None:
-        wanted = list(dict.fromkeys((_blob(a), _blob(b)) for a, b in pairs if _blob(a) != _blob(b)))
-        trees = [(_tree(git, a), _tree(git, b)) for a, b in wanted]
-        # None: the blobs differ and git shows no text hunks (a binary): nothing maps
-        self._diffs: dict[tuple[str, str], list[tuple[int, int, int, int]] | None] = {
-            pair: (hunk_headers(patch) or None) for pair, patch in zip(wanted, git.diff_patches(trees))}
-
-    def map(self, source: str | None, target: str | None, span: Span) -> Span | None:
-        """SPAN of blob SOURCE in blob TARGET's lines, or None where the two blobs differ at its lines or
-        next to them."""
-        diff = self._hunks(source, target)
-        if diff is None:
-            return None
-        shift = 0
-        for old_start, old_count, new_start, new_count in diff:
-            theirs = span_of(old_start, old_count)
-            if meets(theirs, span):
-                return None
-            if theirs[1] < span[0]:
-                shift += new_count - old_count
-        return span[0] + 2 * shift, span[1] + 2 * shift
-
-    def region(self, source: str | None, target: str | None, span: Span) -> Span | None:
-        """SPAN of blob SOURCE in blob TARGET's lines, widened over the hunks of their diff it meets (their lines
-        in TARGET): where the two differ at its lines or next to them, the region git's merge of a change there
-        onto TARGET meets as one conflict. None where the blobs differ and git shows no text hunks (a binary)."""
-        diff = self._hunks(source, target)
-        if diff is None:
-            return None
-        found = [span_of(new_start, new_count) for old_start, old_count, new_start, new_count in diff
-                 if meets(span_of(old_start, old_count), span)]
-        # each end of SPAN no hunk meets, where `map` puts it
-        found += [at for point in span if (at := self.map(source, target, (point, point))) is not None]
-        return min(one for one, _two in found), max(two for _one, two in found)
-
-    def lines(self, source: str | None, target: str | None, span: Span) -> Span | None:
-        """SPAN of blob SOURCE in blob TARGET's lines, widened over the hunks of their diff that change its own
-        lines (their lines in TARGET), but not over those only next to it (unlike `region`): where its lines stand
-        in TARGET whatever was changed beside them. None where the blobs differ and git shows no text hunks."""
-        diff = self._hunks(source, target)
-        if diff is None:
-            return None
-        theirs = [(span_of(old_start, old_count), new_count - old_count, span_of(new_start, new_count))
-                  for old_start, old_count, new_start, new_count in diff]
-        inside = [(old, shift, new) for old, shift, new in theirs if _overlaps(old, span)]
-        before = sum(shift for old, shift, _new in theirs if not _overlaps(old, span) and old[1] <= span[0])
-        ends = (span[0] + 2 * before, span[1] + 2 * (before + sum(shift for _old, shift, _new in inside)))
-        # each end no hunk changing its lines covers, past the hunks before it; those hunks' lines
-        found = [new for _old, _shift, new in inside]
-        found += [(at, at) for point, at in zip(span, ends) if not any(old[0] <= point <= old[1]
-                                                                        for old, _s, _n in inside)]
-        return min(one for one, _two in found), max(two for _one, two in found)
-
-    def _hunks(self, source: str | None, target: str | None) -> list[tuple[int, int, int, int]] | None:
-        """The hunk headers of blob SOURCE's diff to blob TARGET ([] for one blob); None where the two differ and
-        git shows no text hunks (a binary), or were not read."""
-        source, target = _blob(source), _blob(target)
-        return [] if source == target else self._diffs.get((source, target))
-
-
-def _blob(oid: str | None) -> str:
-    return "" if oid is None or oid == ZERO else oid
-
-
-def _tree(git: Git, blob: str) -> str:
-    """A tree holding only BLOB (as `f`): the empty tree for none."""
-    return git.mktree([("100644", "blob", blob, b"f")]) if blob else EMPTY_TREE
 
 
 class Regions(_SideDrops):
@@ -260,7 +168,7 @@ class Regions(_SideDrops):
         upstream's edit, was "reconciled" by their shared def). None where that is not known (a binary, no file)."""
         found = self._span(j, hunk)
         target = self.target.get(hunk.path)
-        if found is not None or j < 0 or hunk.kind != "text" or not _blob(target):
+        if found is not None or j < 0 or hunk.kind != "text" or not blob_key(target):
             return found
         return self.map.region(self._base_of(j, hunk), target, span_of(hunk.old_start, hunk.old_count))
 
@@ -291,7 +199,7 @@ class Regions(_SideDrops):
         """Folded PR J's text HUNK out of the map at its own lines in the union's base blob (BaseMap.lines): over
         upstream's hunks that change those lines, not those only next to them. None where that is not known."""
         target = self.target.get(hunk.path)
-        if hunk.kind != "text" or not _blob(target):
+        if hunk.kind != "text" or not blob_key(target):
             return None
         return self.map.lines(self._base_of(j, hunk), target, span_of(hunk.old_start, hunk.old_count))
 
@@ -348,7 +256,7 @@ class Regions(_SideDrops):
         form of it (h183's review)."""
         mine = self._span(k, part)
         return mine is not None and any(
-            _overlaps(mine, theirs) for h in self.own if h.path == part.path
+            overlaps(mine, theirs) for h in self.own if h.path == part.path
             and not (h.added == part.removed and h.removed == part.added)
             and (theirs := self._span(-1, h)) is not None)
 

@@ -9,7 +9,7 @@ the hunk's added lines (consecutive, byte for byte) more often than the entry's 
 less often, and at one of their places the lines the entry has next to the hunk (up to the nearest line that
 tells, `tells`) stand next to them, with the removed lines not beside them; a hunk that only removes lines
 (or adds none that tell) needs the lines before and after it joined where the block was. That place must meet
-the region the hunk's base lines map to in upstream's file through upstream's diff from the base (`_Diffs`,
+the region the hunk's base lines map to in upstream's file through upstream's diff from the base (`BaseMap.region`,
 as a union's base map places a hunk; h213: one anchoring line matched in another method, or a removal
 upstream made in a twin function, was "likely merged"). A hunk whose lines all say nothing on their own
 (blank, brackets, `pass`, `return None`, a bare import) is counted neither way.
@@ -23,16 +23,15 @@ else the first with the line there (h213: not one that added the line to another
 from __future__ import annotations
 
 import re
-from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from carrytool.gitlayer.env import EMPTY_TREE, ZERO
+from carrytool.gitlayer.env import ZERO
 from carrytool.gitlayer.git import Git
 from carrytool.gitlayer.history import Pickaxed
-from carrytool.pipeline.hunks import Hunk, find_block, hunk_headers, says_nothing
-from carrytool.pipeline.regions import Span, meets, span_of
+from carrytool.pipeline.basemap import BaseMap, Span, meets, span_of
+from carrytool.pipeline.hunks import Hunk, find_block, says_nothing
 from carrytool.review.evidence import EntryFacts, Sources
 from carrytool.review.hascache import KeptHas
 
@@ -252,7 +251,7 @@ def _weigh(git: Git, tree: str, facts: EntryFacts, sources: Sources, lines: dict
                 placed.append((len(weighed), base_oid, there[1], places))
         weighed.append((n, hunk, base_oid, at))
     # where upstream's diff from the entry's base puts each hunk's base lines: one `diff-tree` for the entry
-    spans = _Diffs(git, [(base_oid, oid) for _i, base_oid, oid, _p in placed]) if placed else None
+    spans = BaseMap(git, [(base_oid, oid) for _i, base_oid, oid, _p in placed]) if placed else None
     for i, base_oid, oid, places in placed:
         n, hunk = weighed[i][:2]
         weighed[i] = (n, hunk, base_oid, _at_place(hunk, places, spans, base_oid, oid))
@@ -368,11 +367,11 @@ def _places(hunk: Hunk, base: _Lines, head: _Lines, upstream: _Lines) -> list[in
             any(_placed(up, p, n, before, after, joined) for before, after in sides)]
 
 
-def _at_place(hunk: Hunk, places: list[int], spans: _Diffs | None, base: str | None, upstream: str
+def _at_place(hunk: Hunk, places: list[int], spans: BaseMap | None, base: str | None, upstream: str
               ) -> list[int] | None:
     """The lines of blob UPSTREAM that hold HUNK's added lines (or the line after which its removed ones were),
     of PLACES (`_places`), when one of them is HUNK's own place: it meets the region HUNK's lines of blob BASE
-    map to in UPSTREAM (`_Diffs.region`, widened over the hunks of their diff it meets; a line standing
+    map to in UPSTREAM (`BaseMap.region`, widened over the hunks of their diff it meets; a line standing
     elsewhere in the file is no evidence, with the same lines beside it or not: h213). Else None."""
     if spans is None or not places:
         return None
@@ -390,54 +389,8 @@ def _at_place(hunk: Hunk, places: list[int], spans: _Diffs | None, base: str | N
 
 
 def _span_at(at: int, n: int) -> Span:
-    """The doubled span (`regions.span_of`) of the N lines from index AT; for none, the place before index AT."""
+    """The doubled span (`basemap.span_of`) of the N lines from index AT; for none, the place before index AT."""
     return span_of(at + 1, n) if n else span_of(at, 0)
-
-
-class _Diffs:
-    """Where a blob's lines stand in other blobs, as `regions.BaseMap.region` says (the diffs read as BaseMap reads
-    them: one `diff-tree -U0` of one-file trees for every pair), each diff's hunks found by bisection: pytest's
-    generated 15,000-line plugin list differs from its base in 400 hunks, and a PR changes 600 of its lines."""
-
-    def __init__(self, git: Git, pairs: Iterable[tuple[str | None, str | None]]) -> None:
-        wanted = list(dict.fromkeys((_blob(a), _blob(b)) for a, b in pairs if _blob(a) != _blob(b)))
-        trees = [(_tree(git, a), _tree(git, b)) for a, b in wanted]
-        # per pair: the diff's hunks' spans in the source (starts, ends) and the target, and the shift before each
-        self._diffs: dict[tuple[str, str], tuple[list[int], list[int], list[Span], list[int]] | None] = {}
-        for pair, patch in zip(wanted, git.diff_patches(trees)):
-            headers = hunk_headers(patch)
-            olds = [span_of(a, b) for a, b, _c, _d in headers]
-            shifts = [0]
-            for _a, b, _c, d in headers:
-                shifts.append(shifts[-1] + d - b)
-            self._diffs[pair] = ([one for one, _ in olds], [two for _, two in olds],
-                                 [span_of(c, d) for _a, _b, c, d in headers], shifts) if headers else None
-
-    def region(self, source: str | None, target: str | None, span: Span) -> Span | None:
-        """SPAN of blob SOURCE in blob TARGET's lines, widened over the hunks of their diff it meets (their lines
-        in TARGET); None where the two differ and git shows no text hunks (a binary)."""
-        pair = (_blob(source), _blob(target))
-        if pair[0] == pair[1]:
-            return span
-        diff = self._diffs.get(pair)
-        if diff is None:
-            return None
-        starts, ends, news, shifts = diff
-        found = news[bisect_left(ends, span[0]):bisect_right(starts, span[1])]
-        for point in span:      # an end no hunk meets, moved by the hunks before it
-            before = bisect_left(ends, point)
-            if before >= bisect_right(starts, point):
-                found.append((point + 2 * shifts[before],) * 2)
-        return min(one for one, _two in found), max(two for _one, two in found)
-
-
-def _blob(oid: str | None) -> str:
-    return "" if oid is None or oid == ZERO else oid
-
-
-def _tree(git: Git, blob: str) -> str:
-    """A tree holding only BLOB (as `f`), as BaseMap diffs it: the empty tree for none."""
-    return git.mktree([("100644", "blob", blob, b"f")]) if blob else EMPTY_TREE
 
 
 def _beside(lines: list[bytes], at: int, n: int, removed: list[bytes]) -> bool:
@@ -516,7 +469,7 @@ def _first_with(git: Git, hunk: Hunk, base: str | None, blobs: list[str | None],
     if hunk.new_oid in (None, ZERO):
         return next((i for i, blob in enumerate(blobs) if blob == ZERO), None)
     looked = [(i, blob) for i, blob in enumerate(blobs) if blob is not None and blob != ZERO]
-    spans = _Diffs(git, [(base, blob) for _i, blob in looked]) if looked else None
+    spans = BaseMap(git, [(base, blob) for _i, blob in looked]) if looked else None
     base_lines, head = _text(base, sources, lines), _text(hunk.new_oid, sources, lines)
     for i, blob in looked:
         if _at_place(hunk, _places(hunk, base_lines, head, _text(blob, sources, lines)), spans, base, blob):

@@ -15,9 +15,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from carrytool.asserts.messages import quote_text
+from carrytool.pipeline.basemap import Span, meets, span_of
 from carrytool.pipeline.hunks import find_block, parse_patch
 from carrytool.pipeline.provided import LeftOut
-from carrytool.pipeline.regions import Span, meets, span_of
 from carrytool.pipeline.standing import RE_EXPRESSED
 from carrytool.union.outcome import FoldItem
 from carrytool.union.resolutions import read_resolution, resolution_lines
@@ -60,7 +60,7 @@ class FoldRewrites:
     def _conflicts(self, state: dict, path: str, result: list[bytes]
                    ) -> list[tuple[set[bytes], list[Span] | None]]:
         """Each conflict in PATH the fold resolved by a record it used: the lines (stripped) on either side, and
-        where its resolution stands in RESULT (the union's file), as spans (regions.span_of); None where that is
+        where its resolution stands in RESULT (the union's file), as spans (basemap.span_of); None where that is
         not known (a resolution of no lines, or not there as written: a later edit changed it), and the sides
         count wherever they stand."""
         out = []

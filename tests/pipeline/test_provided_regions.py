@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from carrytool.gitlayer.git import Git
-from carrytool.pipeline.regions import BaseMap, meets, span_of
+from carrytool.pipeline.basemap import BaseMap, meets, span_of
 from tests.conftest import Cli, Small
 
 RUN = "import os\n\n\nclass A:\n    def run(self):\n" + "".join(f"        self.v{k} = {k}\n" for k in range(12)) + \

@@ -297,27 +297,3 @@ def test_a_crlf_file_names_its_commit(cli: Cli, small: Small, report_schema: dic
     out = subprocess.run(shlex.split(found["command"]), cwd=small.work.path, capture_output=True, text=True,
                          check=True).stdout
     assert out == f"{merged} bar computes its total (#1)\n"
-
-
-def test_diffs_place_a_span_as_basemap_does(tmp_path) -> None:  # noqa: ANN001 - pytest's tmp_path
-    """upstream_has._Diffs.region (bisection) is regions.BaseMap.region (a walk of the diff) on random files."""
-    import random
-
-    from carrytool.gitlayer.git import Git
-    from carrytool.pipeline.regions import BaseMap
-    from carrytool.review.upstream_has import _Diffs
-    from tests.gitrepo import init_repo
-
-    rng = random.Random(11)
-    repo = init_repo(tmp_path / "r", bare=True)
-    vocab = ["a", "b", "", "x = 1", "return x", ")"]
-    texts = ["\n".join(rng.choice(vocab) for _ in range(rng.randrange(0, 40))) + "\n" for _ in range(12)]
-    blobs = [repo.git("hash-object", "-w", "--stdin", input=text.encode()).strip() for text in texts]
-    pairs = [(a, b) for a in blobs[:6] for b in blobs[6:]] + [(blobs[0], blobs[0]), (None, blobs[1])]
-    with Git(repo.path) as git:
-        ours, theirs = _Diffs(git, pairs), BaseMap(git, pairs)
-    for a, b in pairs:
-        for _ in range(40):
-            start = rng.randrange(1, 90)
-            span = (start, start + rng.randrange(0, 8))
-            assert ours.region(a, b, span) == theirs.region(a, b, span), (a, b, span)
