@@ -87,8 +87,9 @@ def said_local(manifest: Manifest, git: Git, upstream: str | None, number: int, 
 
 def _left_out_by_manifest(manifest: Manifest, git: Git, number: int, nights: list[Night]
                           ) -> tuple[str, str] | None:
-    """(suggestion, why) when sync never applies PR NUMBER itself, as the manifest says: disabled, or provided
-    whole by a union, which carries it only if the last sync applied it (its composed chain holds it)."""
+    """(suggestion, why) when sync never applies PR NUMBER itself, as the manifest says: disabled, provided
+    whole by a union, which carries it only if the last sync applied it (its composed chain holds it), or, with
+    no entry of its own, stood for by disabled unions alone."""
     entry = manifest.entry(f"pr/{number}")
     if entry is not None and not entry.enabled:
         return "keep", "its entry is disabled (`enabled: false`): sync leaves it out"
@@ -100,6 +101,17 @@ def _left_out_by_manifest(manifest: Manifest, git: Git, number: int, nights: lis
                     "composed chain lacks it): its change is in the fork only if upstream already has it; run "
                     f"`carrytool explain {other.id}`")
             return "keep", f"{other.id} provides it (`supersedes`): sync carries that, not the PR itself"
+    # no entry of its own, and the unions that stand for it all disabled: nothing carries it (h226: said `keep`)
+    standing = [other for other in manifest.entries if any(s.pr == number for s in other.supersedes)]
+    off = list(dict.fromkeys(other.id for other in standing))
+    if entry is None and off and not any(other.enabled for other in standing):
+        ids, one = " and ".join(off), len(off) == 1
+        said = "provides it (`supersedes`), and its entry is" if one else \
+            "provide it (`supersedes`), and their entries are"
+        return "investigate", (
+            f"only {ids} {said} disabled (`enabled: false`): sync carries none of them, so its change is in the fork "
+            f"only if upstream already has it; to carry it, enable {ids} or add `- pr: {number}` to the manifest's "
+            "entries")
     return None
 
 

@@ -76,3 +76,22 @@ def test_a_pr_skipped_as_precompiled_is_given_that_reason(cli: Cli, small: Small
     assert item["why"].endswith(
         "(as the last sync fetched it): sync skips it as precompiled: it changes csrc/k.cu (policy.precompiled: "
         "csrc/**); a precompiled build cannot take it: run `carrytool explain pr/1`")
+
+
+def test_a_pr_only_a_disabled_union_supersedes_is_not_said_to_be_carried(cli: Cli, small: Small) -> None:
+    """h226: pr/1, carried by its own entry one night, is then folded into carry/u (no entry of its own), and
+    carry/u is disabled (`enabled: false`). No entry carries pr/1's change any more; status said `keep`, "sync
+    carries it unless an entry before it conflicts with it"."""
+    small.pr(1, {"b.py": "x = 10\ny = 2\nz = 3\n"})
+    small.manifest([{"pr": 1}])
+    assert cli("sync", "-m", small.manifest_path, "--repo", small.work.path).exit_code == 0
+    union = _union(small, {"b.py": "x = 10\ny = 2\nz = 3\n"})
+    small.manifest([{"carry": "u", "commit": union, "supersedes": [1], "enabled": False}])
+    code, report = cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path)
+    assert code == 0, report
+    item = _status(cli, small)["pr/1"]
+    assert item["suggestion"] == "investigate", item
+    assert item["why"] == (
+        f"{NO_FORGE}; only carry/u provides it (`supersedes`), and its entry is disabled (`enabled: false`): sync "
+        "carries none of them, so its change is in the fork only if upstream already has it; to carry it, enable "
+        "carry/u or add `- pr: 1` to the manifest's entries")
