@@ -13,11 +13,12 @@ the region the hunk's base lines map to in upstream's file through upstream's di
 as a union's base map places a hunk; h213: one anchoring line matched in another method, or a removal
 upstream made in a twin function, was "likely merged"). A hunk whose lines all say nothing on their own
 (blank, brackets, `pass`, `return None`, a bare import) is counted neither way.
-A deleted file is had when upstream deleted it too; a binary, mode or whole-file change when upstream has
-the file as the entry's head has it. The commit is looked up by a printable line of the largest hunk upstream
-has (`Git.pickaxe`, one path-limited `git log -S`, the command the story prints): of the commits it lists
-that added (for a removal: removed) the line, the first whose version of the file has the hunk at its place,
-else the first with the line there (h213: not one that added the line to another function first).
+A deleted file is had when upstream deleted it too, not moved it elsewhere (h226: a rename was read as the
+deletion made); a binary, mode or whole-file change when upstream has the file as the entry's head has it.
+The commit is looked up by a printable line of the largest hunk upstream has (`Git.pickaxe`, one path-limited
+`git log -S`, the command the story prints): of the commits it lists that added (for a removal: removed) the
+line, the first whose version of the file has the hunk at its place, else the first with the line there (h213:
+not one that added the line to another function first).
 """
 
 from __future__ import annotations
@@ -226,6 +227,14 @@ def _weigh(git: Git, tree: str, facts: EntryFacts, sources: Sources, lines: dict
     def text(oid: str | None) -> _Lines:
         return _text(oid, sources, lines)
 
+    moved: list[set[str]] = []      # the paths upstream renamed since the entry's base, once asked
+
+    def renamed(path: str) -> bool:     # one `diff-tree -M`, only for a PR deleting a file upstream lacks (h226)
+        if not moved:
+            moved.append({c.old_path for c in git.diff_trees([(str(facts.base), tree)])[0]
+                          if c.status == "R" and c.old_path})
+        return path in moved[0]
+
     weighed: list[tuple[int, Hunk, str | None, list[int] | None]] = []   # each hunk counted: index, base blob, where
     placed: list[tuple[int, str | None, str, list[int]]] = []        # (index in weighed, base, upstream, places)
     for n, hunk in enumerate(facts.hunks):
@@ -238,8 +247,8 @@ def _weigh(git: Git, tree: str, facts: EntryFacts, sources: Sources, lines: dict
         there = entries[hunk.path]
         base_oid = _base_of(facts, hunk)
         at: list[int] | None = None
-        if hunk.new_oid in (None, ZERO):        # it deletes the file: had when upstream deleted it too
-            at = [0, 0] if there is None else None
+        if hunk.new_oid in (None, ZERO):        # it deletes the file: had when upstream deleted it too (not moved
+            at = [0, 0] if there is None and not renamed(hunk.path) else None      # it elsewhere: h226)
         elif there is None:                     # upstream deleted a file it changes
             at = None
         elif hunk.kind != "text":
