@@ -44,7 +44,7 @@ from carrytool.union.state import load_state, save_state
 from carrytool.union.stop import Stopping
 from carrytool.union.store import Store
 from carrytool.union.syntax import FoldSyntax
-from carrytool.union.taken import continue_command, refuse_leftovers, refuse_unknown_takes, taken_files
+from carrytool.union.taken import continue_command, in_scratch, refuse_leftovers, refuse_unknown_takes, taken_files
 
 __all__ = ["FoldItem", "Outcome", "Union", "fold_order", "union_entry"]   # FoldItem, Outcome: from outcome.py
 
@@ -316,7 +316,7 @@ class Union(Stopping, Recording, FoldChecks, FoldSyntax, FoldRewrites, Publishin
             if shown.get(path) != (mode, oid):
                 edits[path] = (mode, oid)
         edits.update({p: None for p, (mode, _oid) in shown.items() if mode != "160000" and p not in snapshot})
-        taken = taken_files(edits, shown, kinds)
+        taken, take = taken_files(edits, shown, kinds), in_scratch(take, scratch.root)
         refuse_unknown_takes(taken, tracked=lambda path: self._tracked(state, path), take=take,
                              present=snapshot, root=scratch.root,
                              command=continue_command(self.name, self.invocation, drop, ()))

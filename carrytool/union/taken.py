@@ -11,6 +11,7 @@ typo; a file continue takes anyway) is refused: h219 found it accepted silently,
 from __future__ import annotations
 
 import fnmatch
+import os
 import shlex
 from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
@@ -30,13 +31,38 @@ LEFTOVERS = (
     ("*_BACKUP_[0-9]*", "a git mergetool file"), ("*_BASE_[0-9]*", "a git mergetool file"),
     ("*_LOCAL_[0-9]*", "a git mergetool file"), ("*_REMOTE_[0-9]*", "a git mergetool file"),
     (".DS_Store", "macOS Finder's metadata"),
+    ("*.py[co]", "Python's bytecode cache"),
 )
+# (a directory's name, what leaves it): every file under one is such a leftover (h226: the user's check of the
+# resolution, pytest run in the scratch tree, went into the union as `__pycache__/*.pyc` and `.pytest_cache/*`)
+LEFTOVER_DIRS = {"__pycache__": "Python's bytecode cache", ".pytest_cache": "a test runner's cache",
+                 ".mypy_cache": "a type checker's cache", ".ruff_cache": "a linter's cache"}
 
 
 def leftover_kind(path: str) -> str | None:
-    """What editor or merge tool leaves a file named as PATH's last component; None: none known."""
-    name = path.rsplit("/", 1)[-1]
-    return next((kind for pattern, kind in LEFTOVERS if fnmatch.fnmatchcase(name, pattern)), None)
+    """What editor, merge tool or tool run leaves a file named as PATH's last component, or in a directory
+    named as one of PATH's others; None: none known."""
+    *folders, name = path.split("/")
+    return next((LEFTOVER_DIRS[folder] for folder in folders if folder in LEFTOVER_DIRS), None) or \
+        next((kind for pattern, kind in LEFTOVERS if fnmatch.fnmatchcase(name, pattern)), None)
+
+
+def in_scratch(given: Collection[str], root: Path) -> list[str]:
+    """The --take paths GIVEN as the scratch tree ROOT names its files: an absolute path under ROOT (as the
+    refusal's `rm` prints them; h226: "the scratch tree has no file" of a file it has) or one that starts with
+    `./`, made relative; any other as given (refused, when the scratch tree has no such file)."""
+    out = []
+    for path in given:
+        if os.path.isabs(path):
+            folder, name = os.path.split(path)
+            try:
+                path = str((Path(os.path.realpath(folder)) / name).relative_to(root.resolve()))
+            except ValueError:
+                pass
+        while path.startswith("./"):
+            path = path[2:]
+        out.append(path)
+    return out
 
 
 def taken_files(edits: Mapping[str, object | None], shown: Collection[str], conflicted: Collection[str]

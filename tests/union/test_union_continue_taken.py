@@ -158,3 +158,51 @@ def test_take_of_a_path_that_is_no_leftover_is_refused(cli: Cli, fold: Fold, pat
     assert _recorded(fold) == before
     done = union(cli, fold, "continue")
     assert done.exit_code == 0, done.output
+
+
+def test_continue_refuses_what_running_the_tests_in_the_scratch_tree_leaves(cli: Cli, fold: Fold) -> None:
+    """h226: the user checks the resolution by running pytest in the scratch tree; `__pycache__/*.pyc` and
+    `.pytest_cache/` went into the union's patch (and the fork) with exit 0, as vim's swap file did (h214)."""
+    assert union(cli, fold, "compose").exit_code == 3
+    resolve_both(fold.scratch / "a.py")
+    (fold.scratch / "__pycache__").mkdir()
+    (fold.scratch / "__pycache__" / "a.cpython-311.pyc").write_bytes(b"\xa7\r\r\n\0\0\0\0pyc")
+    (fold.scratch / ".pytest_cache" / "v" / "cache").mkdir(parents=True)
+    (fold.scratch / ".pytest_cache" / "README.md").write_text("# pytest cache directory #\n")
+    (fold.scratch / ".pytest_cache" / "v" / "cache" / "nodeids").write_text("[]\n")
+    before = _recorded(fold)
+    result = union(cli, fold, "continue")
+    assert result.exit_code == 3, result.output
+    said = result.stdout + result.stderr
+    assert (".pytest_cache/README.md (a test runner's cache), .pytest_cache/v/cache/nodeids (a test runner's "
+            "cache), __pycache__/a.cpython-311.pyc (Python's bytecode cache); nothing was recorded") in said
+    assert _recorded(fold) == before
+    for path in ("__pycache__/a.cpython-311.pyc", ".pytest_cache/README.md", ".pytest_cache/v/cache/nodeids"):
+        (fold.scratch / path).unlink()
+    done = union(cli, fold, "continue")
+    assert done.exit_code == 0, done.output
+    assert "pycache" not in _patch(fold) and "pytest_cache" not in _patch(fold)
+
+
+@pytest.mark.parametrize(("path", "kind"), [
+    ("pkg/__pycache__/m.cpython-312.pyc", "Python's bytecode cache"), ("m.pyc", "Python's bytecode cache"),
+    (".pytest_cache/v/cache/lastfailed", "a test runner's cache"), ("sub/.mypy_cache/3.11/m.json", "a type "
+     "checker's cache"), (".ruff_cache/CACHEDIR.TAG", "a linter's cache"), ("docs/pycache.md", None),
+    ("pytest_cache/x", None),
+])
+def test_leftover_names_of_tool_caches(path: str, kind: str | None) -> None:
+    assert leftover_kind(path) == kind
+
+
+def test_take_accepts_the_leftover_by_its_path_as_the_refusal_printed_it(cli: Cli, fold: Fold) -> None:
+    """h226: the refusal's `rm --` names each leftover by its absolute path; `--take` given that path (or
+    `./notes.orig`) was refused with "the scratch tree has no file ...", of a file it has."""
+    assert union(cli, fold, "compose").exit_code == 3
+    resolve_both(fold.scratch / "a.py")
+    (fold.scratch / "notes.orig").write_text("kept on purpose\n")
+    (fold.scratch / "d").mkdir()
+    (fold.scratch / "d" / "x.rej").write_text("also kept\n")
+    result = union(cli, fold, "continue", "--take", str(fold.scratch / "notes.orig"), "--take", "./d/x.rej")
+    assert result.exit_code == 0, result.output
+    assert "beyond the conflicted file(s): d/x.rej (added), notes.orig (added)" in result.stdout
+    assert "+kept on purpose" in _patch(fold) and "+also kept" in _patch(fold)
