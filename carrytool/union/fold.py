@@ -44,7 +44,14 @@ from carrytool.union.state import load_state, save_state
 from carrytool.union.stop import Stopping
 from carrytool.union.store import Store
 from carrytool.union.syntax import FoldSyntax
-from carrytool.union.taken import continue_command, in_scratch, refuse_leftovers, refuse_unknown_takes, taken_files
+from carrytool.union.taken import (
+    continue_command,
+    in_scratch,
+    leftover_kind,
+    refuse_leftovers,
+    refuse_unknown_takes,
+    taken_files,
+)
 
 __all__ = ["FoldItem", "Outcome", "Union", "fold_order", "union_entry"]   # FoldItem, Outcome: from outcome.py
 
@@ -304,9 +311,11 @@ class Union(Stopping, Recording, FoldChecks, FoldSyntax, FoldRewrites, Publishin
         # stop's own marker lines (`relabel` names the sides) in any other file refuse as much, where that
         # file has more of them than the fold showed there (helper-81: a file of upstream's that holds such
         # a line, e.g. documentation, refused every continue)
-        labels = self._labels(conflict)
+        # (not in a leftover continue refuses, a backup of the conflicted file: that refusal names it; h226)
+        labels, take = self._labels(conflict), in_scratch(take, scratch.root)
         still += [p for p, (mode, data) in sorted(snapshot.items()) if p not in kinds and mode != "120000"
-                  and labels and self._more_labels(data, shown.get(p), labels)]
+                  and labels and self._more_labels(data, shown.get(p), labels)
+                  and not (p not in shown and p not in take and leftover_kind(p) and not self._tracked(state, p))]
         if still:
             raise ConflictError(f"conflict markers remain in {', '.join(still)} (in {scratch.root})",
                                 hint=f"resolve them, then: {self.command('continue')}")
@@ -316,7 +325,7 @@ class Union(Stopping, Recording, FoldChecks, FoldSyntax, FoldRewrites, Publishin
             if shown.get(path) != (mode, oid):
                 edits[path] = (mode, oid)
         edits.update({p: None for p, (mode, _oid) in shown.items() if mode != "160000" and p not in snapshot})
-        taken, take = taken_files(edits, shown, kinds), in_scratch(take, scratch.root)
+        taken = taken_files(edits, shown, kinds)
         refuse_unknown_takes(taken, tracked=lambda path: self._tracked(state, path), take=take,
                              present=snapshot, root=scratch.root,
                              command=continue_command(self.name, self.invocation, drop, ()))

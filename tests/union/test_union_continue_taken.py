@@ -206,3 +206,21 @@ def test_take_accepts_the_leftover_by_its_path_as_the_refusal_printed_it(cli: Cl
     assert result.exit_code == 0, result.output
     assert "beyond the conflicted file(s): d/x.rej (added), notes.orig (added)" in result.stdout
     assert "+kept on purpose" in _patch(fold) and "+also kept" in _patch(fold)
+
+
+def test_a_backup_of_the_conflicted_file_is_refused_as_a_leftover_not_sent_to_be_resolved(cli: Cli, fold: Fold) -> None:
+    """h226: `cp a.py a.py.orig` before resolving (or a merge tool's backup) keeps the stop's marker lines; continue
+    said "conflict markers remain in a.py.orig ... resolve them", sending the user to resolve a backup that the
+    leftover refusal then refuses anyway. It is named as the leftover it is, with the commands to go on."""
+    assert union(cli, fold, "compose").exit_code == 3
+    (fold.scratch / "a.py.orig").write_bytes((fold.scratch / "a.py").read_bytes())
+    resolve_both(fold.scratch / "a.py")
+    result = union(cli, fold, "continue")
+    assert result.exit_code == 3, result.output
+    said = result.stdout + result.stderr
+    assert "conflict markers remain" not in said
+    assert "unless you say so: a.py.orig (a merge backup); nothing was recorded" in said
+    taken = union(cli, fold, "continue", "--take", "a.py.orig")      # taken on purpose: its markers still refuse
+    assert taken.exit_code == 3 and "conflict markers remain in a.py.orig" in taken.stdout + taken.stderr
+    (fold.scratch / "a.py.orig").unlink()
+    assert union(cli, fold, "continue").exit_code == 0
