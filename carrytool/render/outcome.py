@@ -51,8 +51,10 @@ def _outcome(report: Report) -> str:
         pushed = ", pushed to the fork" if result.get("pushed") else ""
         return f"ok: {result.get('branch')} already at {sha}{pushed}"
     verdict = {1: "verification failed", 2: "bad input", 3: "conflict", 4: "environment"}.get(code, "failed")
-    tail = f"; {result.get('branch')} left at {(result.get('previous') or '(absent)')[:12]}" \
-        if result and report.command == "sync" else ""
+    tail = ""
+    if result and report.command == "sync":    # a first night's failure creates no branch (h227: "left at (absent)")
+        tail = f"; {result.get('branch')} " + (f"left at {result['previous'][:12]}" if result.get("previous") else
+                                                "not created (it does not exist here yet)")
     rebuild = report.extra.get("rebuild") if report.command == "verify" else None
     if rebuild and not rebuild.get("ok"):      # (helper-107: "asserts: 7/7 hold", then a bare FAILED)
         tail = f": {rebuild['rev']} is {str(rebuild['actual'])[:12]}, not {str(rebuild['expected'])[:12]}, what " \

@@ -424,7 +424,8 @@ def test_a_push_over_commits_pushed_by_hand_names_and_keeps_them(cli: Cli, small
 def test_a_failed_push_run_says_it_replaced_nothing(cli: Cli, small: Small, tmp_path: Path) -> None:
     """helper-82: a red night (an assert fails: nothing moves) said it kept the fork's old tip under
     refs/carrytool/.../replaced/, a ref it never wrote. It says this run replaced nothing; and the text
-    says where the fork's branch was left, not "(absent)" alone (a fresh clone has no local branch)."""
+    says where the fork's branch was left, and that the local one was not created (a fresh clone has none: h227,
+    "left at (absent)")."""
     fork, _ = _pushed_fork(cli, small, tmp_path)
     hotfix = fork.commit({"x": "y"}, "HOTFIX pushed by hand", parent="dev", ref="refs/heads/dev")
     small.manifest([{"pr": 1}], fork={"branch": "dev", "url": "../fork"},
@@ -439,8 +440,8 @@ def test_a_failed_push_run_says_it_replaced_nothing(cli: Cli, small: Small, tmp_
     assert fresh.git("for-each-ref", "refs/carrytool/dev/replaced") == "" and fork.rev("dev") == hotfix
     text = cli("sync", "-m", small.manifest_path, "--repo", init_repo(tmp_path / "ci2.git", bare=True).path, "--push")
     assert text.exit_code == 1
-    assert f"FAILED (verification failed, exit 1); dev left at (absent), nothing pushed; the fork's dev left at " \
-           f"{hotfix[:12]}" in text.stdout, text.stdout
+    assert f"FAILED (verification failed, exit 1); dev not created (it does not exist here yet), nothing pushed; " \
+           f"the fork's dev left at {hotfix[:12]}" in text.stdout, text.stdout
 
 
 def test_locked_fetches_a_carried_commit_from_the_fork_as_sync_does(cli: Cli, small: Small, tmp_path: Path) -> None:
