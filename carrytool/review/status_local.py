@@ -91,9 +91,7 @@ def _left_out_by_manifest(manifest: Manifest, git: Git, number: int, nights: lis
     whole by a union, which carries it only if the last sync applied it (its composed chain holds it), or, with
     no entry of its own, stood for by disabled unions alone."""
     entry = manifest.entry(f"pr/{number}")
-    if entry is not None and not entry.enabled:
-        return "keep", "its entry is disabled (`enabled: false`): sync leaves it out"
-    for other in manifest.entries:
+    for other in manifest.entries:      # before its own entry's state: a union carries it, disabled or not (h226)
         if other.enabled and any(s.pr == number and not s.partial for s in other.supersedes):
             if _applied(git, other.id, nights) is False:
                 return "investigate", (
@@ -101,6 +99,8 @@ def _left_out_by_manifest(manifest: Manifest, git: Git, number: int, nights: lis
                     "composed chain lacks it): its change is in the fork only if upstream already has it; run "
                     f"`carrytool explain {other.id}`")
             return "keep", f"{other.id} provides it (`supersedes`): sync carries that, not the PR itself"
+    if entry is not None and not entry.enabled:
+        return "keep", "its entry is disabled (`enabled: false`): sync leaves it out"
     # no entry of its own, and the unions that stand for it all disabled: nothing carries it (h226: said `keep`)
     standing = [other for other in manifest.entries if any(s.pr == number for s in other.supersedes)]
     off = list(dict.fromkeys(other.id for other in standing))

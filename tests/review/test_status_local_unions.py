@@ -95,3 +95,16 @@ def test_a_pr_only_a_disabled_union_supersedes_is_not_said_to_be_carried(cli: Cl
         f"{NO_FORGE}; only carry/u provides it (`supersedes`), and its entry is disabled (`enabled: false`): sync "
         "carries none of them, so its change is in the fork only if upstream already has it; to carry it, enable "
         "carry/u or add `- pr: 1` to the manifest's entries")
+
+
+def test_a_disabled_pr_a_union_carries_is_said_to_come_through_the_union(cli: Cli, small: Small) -> None:
+    """h226's review: pr/1's own entry disabled, and carry/u (applied) superseding it whole: status said "its
+    entry is disabled: sync leaves it out", of a PR whose change the fork carries through carry/u."""
+    small.pr(1, {"b.py": "x = 10\ny = 2\nz = 3\n"})
+    small.pr(2, {"b.py": "x = 20\ny = 2\nz = 3\n"})
+    union = _union(small, {"b.py": "x = 30\ny = 2\nz = 3\n"})
+    small.manifest([{"pr": 1, "enabled": False}, {"pr": 2}, {"carry": "u", "commit": union, "supersedes": [1, 2]}])
+    assert cli("sync", "-m", small.manifest_path, "--repo", small.work.path).exit_code == 0
+    item = _status(cli, small)["pr/1"]
+    assert (item["suggestion"], item["why"]) == (
+        "keep", f"{NO_FORGE}; carry/u provides it (`supersedes`): sync carries that, not the PR itself")
