@@ -58,6 +58,7 @@ class Composer(_OntoUpstream, _ChainedMerges, _Conflicts):
     structured_off: frozenset[str] = frozenset()   # entries whose structured resolution a check rejected
     explicit_bases: bool | None = None   # None: where git takes them; tests set False to compare SHAs
     regions_from_merges = True   # blame reads upstream's conflict regions from the merge onto it (tests compare)
+    regions_from_chain = True    # and those of the result so far from the chained merge (tests compare)
     kept: KeptMerges | None = None   # clean chained merges kept across runs (sync and explain set it)
     # merge the entries that conflict with upstream alone beside the chain (see compose); the caller
     # composes again without it when a guess fails (Misguessed): sync sets it

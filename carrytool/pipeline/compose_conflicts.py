@@ -100,13 +100,17 @@ class _Conflicts:
         """The earlier entries whose own change meets the lines where STEP conflicts with upstream in PATH, or
         took upstream's file there away (deleted it, made it a link or a directory: pipeline.blame), each
         one alone; when none does alone but the result so far (stage 2 of RESULT) does, all of them.
-        ALONE, STEP's merge onto upstream, holds the regions of its conflict with upstream (pipeline.blame)."""
+        ALONE, STEP's merge onto upstream, holds the regions of its conflict with upstream (pipeline.blame);
+        RESULT, STEP's chained merge, those of its conflict with the result so far."""
         if not step.base or not touching:
             return []
         sides = self._meeting_sides(step, path, touching, alone)
         meets = meets_conflict_many(self.git, path, **sides)
         away = takes_file_away(self.git, path, upstream_tree=self.upstream_tree, other_trees=sides["other_trees"])
-        base_tree, head_tree, merges = sides["base_tree"], sides["head_tree"], (sides["alone"], None)
+        # the merge onto the result so far is RESULT itself, where it merged exactly these blobs at PATH: its
+        # regions are read from it (regions_in checks its stages), not merged again as a content merge
+        chained = result if self.regions_from_chain else None
+        base_tree, head_tree, merges = sides["base_tree"], sides["head_tree"], (sides["alone"], chained)
         hits = [s.id for s, met, took in zip(touching, meets, away) if met or took]
         ours = next((st for st in result.stages if st.path == path and st.stage == 2), None)
         if hits or len(touching) < 2 or ours is None or ours.mode not in REGULAR_MODES:

@@ -836,7 +836,7 @@ def test_conflicts_named_aside_ask_their_content_merges_as_one_batch(cli: Cli, s
     """Entries merged aside that conflict with upstream alone in CHANGES.md, which earlier entries edit too:
     who meets each conflict is asked of git as one batch of content merges before they are named (two
     merge-tree processes may share it), not one batch per entry after the other. The same merges as
-    composing without merging aside (four batches there), and the same report: pr/1's line 4 meets the conflicts of pr/2 and
+    composing without merging aside (three batches there), and the same report: pr/1's line 4 meets the conflicts of pr/2 and
     pr/4 (lines 1 and 3, beside upstream's line 2), not pr/6's (line 1 alone)."""
     base = small.up.commit({"CHANGES.md": body("changes", {})}, "files", parent="main", ref="refs/heads/main")
     small.up.commit({"CHANGES.md": body("changes", {2: "upstream"})}, "upstream", parent=base,
@@ -854,9 +854,10 @@ def test_conflicts_named_aside_ask_their_content_merges_as_one_batch(cli: Cli, s
                  for e in guessing["entries"] if e["status"] == "conflict"}
     assert conflicts == {"pr/2": [("CHANGES.md", ["pr/1"], True)], "pr/4": [("CHANGES.md", ["pr/1"], True)],
                          "pr/6": [("CHANGES.md", [], True)]}, conflicts
-    # one batch for the three entries' meetings (pr/1, pr/3, pr/5 alone where they apply), then pr/6's
-    # conflict against all of its earlier entries together (regions_differ: on the result, after its merge)
-    assert len(sent) == 3 and [len(batch) for batch in batches] == [6, 1], batches
+    # one batch for the three entries' meetings (pr/1, pr/3, pr/5 alone where they apply); pr/6's conflict
+    # against all of its earlier entries together (regions_differ: on the result) is read from its chained
+    # merge, which merged the same blobs (tests/pipeline/test_naming_reads.py), not asked again
+    assert len(sent) == 3 and [len(batch) for batch in batches] == [6], batches
     asked = sorted(t for batch in batches for t in batch)
     from carrytool.pipeline import sync as syncmodule
 
@@ -865,7 +866,7 @@ def test_conflicts_named_aside_ask_their_content_merges_as_one_batch(cli: Cli, s
     batches.clear()
     _, not_guessing = cli.json(*args)
     assert guessing == not_guessing
-    assert len(batches) == 4 and sorted(t for batch in batches for t in batch) == asked
+    assert len(batches) == 3 and sorted(t for batch in batches for t in batch) == asked
 
 
 def _raw_tree(repo, entries: list[tuple[str, str, str]]) -> str:  # noqa: ANN001 - a tests.gitrepo Repo
