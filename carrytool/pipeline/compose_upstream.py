@@ -49,6 +49,38 @@ def merge_weights(git: Git, upstream_tree: str, items: Sequence[tuple[str | None
     return [1 + len({p for c in changes for p in c.paths} & since.get(base or "", set())) for base, changes in items]
 
 
+class UpstreamSince:
+    """What upstream changed since a base (its diff from the base, no renames): the paths, with their
+    directories (TOUCHED), the paths it deleted and whether it added any (`direct_edits`)."""
+
+    def __init__(self, touched: _Touched, deleted: set[str], added: bool) -> None:
+        self.touched, self.deleted, self.added = touched, deleted, added
+
+
+def upstream_since(changes: Sequence[Change]) -> UpstreamSince:
+    """UpstreamSince from upstream's CHANGES since a base (a diff without renames)."""
+    mark = _Touched()
+    mark.add(p for c in changes for p in c.paths)
+    return UpstreamSince(mark, {c.path for c in changes if c.status == "D"}, any(c.status == "A" for c in changes))
+
+
+def direct_edits(own: Sequence[Change], since: UpstreamSince) -> dict[str, tuple[str, str] | None] | None:
+    """The edits that write OWN, an entry's changes from its base, into upstream's tree as the merge of the
+    entry onto upstream from that base gives it, when upstream left OWN's paths alone since the base (SINCE):
+    path -> (mode, oid), None: deleted. None when the merge may give another tree (see
+    `_OntoUpstream._onto_upstream_directly`, which says why this is exact)."""
+    if (_DIRECTORY_RENAMES and ((since.deleted and any(c.status in ("A", "R", "C") for c in own)) or
+                                (since.added and any(c.status in ("D", "R") for c in own)))) or \
+            since.touched.overlaps({p for c in own for p in c.paths}):
+        return None
+    edits: dict[str, tuple[str, str] | None] = {}
+    for c in own:
+        if c.status == "R":
+            edits[c.old_path] = None  # type: ignore[index]
+        edits[c.path] = None if c.status == "D" else (c.new_mode, c.new_oid)
+    return edits
+
+
 class _OntoUpstream:
     def _mark_merged_upstream(self, pending: Sequence[Step]) -> dict[int, MergeResult]:
         """One merge-tree process merges every entry onto upstream: those that add nothing are upstream."""
@@ -104,26 +136,16 @@ class _OntoUpstream:
         bases = list(dict.fromkeys(s.base for s in steps if s.base))
         since = dict(zip(bases, self.git.diff_trees([(base, self.upstream_tree) for base in bases],  # type: ignore[misc]
                                                      renames=False)))
-        touched: dict[str, tuple[_Touched, bool, bool]] = {}
+        touched: dict[str, UpstreamSince] = {}
         for base, changes in since.items():
-            mark = _Touched()
-            mark.add(p for c in changes for p in c.paths)
-            gone = self._upstream_removed[base] = {c.path for c in changes if c.status == "D"}  # renames are off
-            touched[base] = (mark, bool(gone), any(c.status == "A" for c in changes))
+            touched[base] = upstream_since(changes)
+            self._upstream_removed[base] = touched[base].deleted
         out: dict[int, MergeResult] = {}
         for step in eligible:
-            upstream, deleted, added = touched[step.base]  # type: ignore[index]
             own = step.all_changes
-            if (_DIRECTORY_RENAMES and ((deleted and any(c.status in ("A", "R", "C") for c in own)) or
-                                        (added and any(c.status in ("D", "R") for c in own)))) or \
-                    upstream.overlaps({p for c in own for p in c.paths}):
-                continue
-            edits: dict[str, tuple[str, str] | None] = {}
-            for c in own:
-                if c.status == "R":
-                    edits[c.old_path] = None  # type: ignore[index]
-                edits[c.path] = None if c.status == "D" else (c.new_mode, c.new_oid)
-            out[id(step)] = _Direct(self.git, self.upstream_tree, edits, own)  # type: ignore[assignment]
+            edits = direct_edits(own, touched[step.base])  # type: ignore[index]
+            if edits is not None:
+                out[id(step)] = _Direct(self.git, self.upstream_tree, edits, own)  # type: ignore[assignment]
         return out
 
     def _reencoding(self, pending: Sequence[Step]) -> Callable[[], set[int]]:
