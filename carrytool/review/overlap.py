@@ -3,7 +3,8 @@
 Sparse: only pairs of entries that share a file are compared (an index file -> entries). Conflicts
 are real 3-way merges in memory, in two batched `merge-tree --stdin` processes: first every entry
 alone onto upstream in the run's (each clean result written as a commit whose only parent is
-upstream), then, for every pair, the later entry merged onto the earlier one's commit, in a process of
+upstream; a PR whose paths upstream left alone since its base is written into upstream's tree, as
+composing writes it, with no merge: PairMerger._directly), then, for every pair, the later entry merged onto the earlier one's commit, in a process of
 their own that explain starts before composing and asks for the answers after (start_overlaps). A pair conflicts when that
 second merge conflicts in a path where the later entry does not conflict with upstream on its own, or
 where it does and the earlier entry's change meets the conflicting lines (sync's rule: pipeline.blame).

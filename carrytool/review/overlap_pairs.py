@@ -10,7 +10,7 @@ from typing import Any
 from carrytool.gitlayer.git import Git, MergeResult, Signature, paths_of
 from carrytool.manifest.model import Manifest
 from carrytool.pipeline.blame import meets_conflict
-from carrytool.pipeline.compose_upstream import merge_weights
+from carrytool.pipeline.compose_upstream import UpstreamSince, direct_edits, merge_weights, upstream_since
 from carrytool.pipeline.reduce import file_at, files_alone, reduced_head
 from carrytool.pipeline.structured_tree import resolve_merge
 from carrytool.review.evidence import EntryFacts
@@ -29,6 +29,7 @@ class PairMerger:
     settle_unchanged = True      # a pair whose first changes nothing on upstream is not merged (_changes_nothing)
     shared_files_alone = True    # pair merges of the shared files' trees alone where exact (tests compare both)
     alike_once = True            # pairs whose merges are the same merge ask git once (tests compare both)
+    alone_directly = True        # merges alone that need no merge are written into upstream's tree (`_directly`)
 
     def __init__(self, git: Git, manifest: Manifest, upstream: str) -> None:
         self.git = git
@@ -47,6 +48,7 @@ class PairMerger:
         self.decisions = PairDecisions(folder, git.version)
         self._upstream_files: dict[str, bool] = {}     # path -> a file in upstream (_upstream_file)
         self._upstream_entries: dict[str, tuple[str, str] | None] = {}   # path -> (mode, oid) in upstream
+        self._stand_ins: set[str] = set()          # the stand-ins PRs are merged alone from (`_alone_pair`)
 
     def theirs(self, item: EntryFacts, ours: str, ours_tree: str) -> tuple[str, str]:
         """The (ours, theirs) commits whose merge applies ITEM's whole change onto OURS (see compose.py)."""
@@ -61,8 +63,11 @@ class PairMerger:
     def alone(self, order: Sequence[EntryFacts]) -> list[MergeResult]:
         lines = [self._alone_pair(f) for f in order]
         self.alone_lines = {f.id: line for f, line in zip(order, lines)}
-        results = self.git.merge_trees(lines, weights=merge_weights(self.git, self.upstream_tree,
-                                                                    [(f.base, f.changes) for f in order]))
+        direct = self._directly(order, lines) if self.alone_directly else {}
+        todo = [n for n in range(len(order)) if n not in direct]
+        merged = iter(self.git.merge_trees([lines[n] for n in todo], weights=merge_weights(
+            self.git, self.upstream_tree, [(order[n].base, order[n].changes) for n in todo])))
+        results = [direct[n] if n in direct else next(merged) for n in range(len(order))]
         for item, result in zip(order, results):
             if result.clean:
                 self.commits[item.id] = self.git.write_commit(
@@ -70,6 +75,31 @@ class PairMerger:
                     f"carrytool explain: {item.id} alone on upstream\n")
         self.alone_results = {f.id: r for f, r in zip(order, results)}
         return results
+
+    def _directly(self, order: Sequence[EntryFacts], lines: Sequence[tuple[str, str]]) -> dict[int, MergeResult]:
+        """The merges alone (their indexes in ORDER) that need no merge: composing's shortcut
+        (compose_upstream.direct_edits). A PR merged from the stand-in (`_alone_pair`: upstream's tree, the
+        PR's base as only parent) whose paths upstream left alone since that base merges as its own change
+        written into upstream's tree, the tree merge-tree gives; unless its head encodes a directory anew
+        (Git.reencoded_dirs: merge-tree then takes the head's tree object). One batched diff-tree of each base
+        to upstream (merge_weights asks the same, which Git keeps), none of the merges."""
+        candidates = [n for n, (item, line) in enumerate(zip(order, lines))
+                      if line[0] in self._stand_ins and item.base and item.changes]
+        bases = list(dict.fromkeys(order[n].base for n in candidates))
+        since: dict[str | None, UpstreamSince] = {
+            base: upstream_since(changes) for base, changes in
+            zip(bases, self.git.diff_trees([(base, self.upstream_tree) for base in bases], renames=False))}  # type: ignore[misc]
+        found: dict[int, dict[str, tuple[str, str] | None]] = {}
+        for n in candidates:
+            edits = direct_edits(order[n].changes, since[order[n].base])
+            if edits is not None:
+                found[n] = edits
+        if not found:
+            return {}
+        checked = sorted(found)
+        dirs = self.git.reencoded_dirs([(order[n].base, order[n].head) for n in checked])()  # type: ignore[misc]
+        return {n: MergeResult(True, self.git.edit_tree(self.upstream_tree, found[n]))
+                for n, moved in zip(checked, dirs) if not moved}
 
     def _alone_pair(self, item: EntryFacts) -> tuple[str, str]:
         """The merge of ITEM alone onto upstream. For a PR whose base is its only merge base with upstream,
@@ -79,6 +109,7 @@ class PairMerger:
                 self.git.sole_merge_base(self.upstream, item.head):
             stand_in = self.git.write_commit(self.upstream_tree, [item.base], self.sig, self.sig,
                                              "carrytool: stand-in for the result so far\n")
+            self._stand_ins.add(stand_in)
             return stand_in, item.head
         return self.theirs(item, self.upstream, self.upstream_tree)
 

@@ -660,7 +660,7 @@ def test_explain_weighs_its_merges_alone_onto_upstream_as_composing_does(cli: Cl
     seen = _weights_seen(monkeypatch)
     code, report = cli.json("explain", "-m", small.manifest_path, "--repo", small.work.path, "--offline")
     assert code in (0, 1), report
-    assert seen[0] == (4, 2, 1)              # every entry alone, pr/3 too (composing writes it, merging none)
+    assert seen[0] == (4, 2)                 # pr/3 alone is written into upstream's tree, as composing writes it
 
 
 def _aside_sends(monkeypatch: pytest.MonkeyPatch) -> list[str]:

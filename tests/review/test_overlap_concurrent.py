@@ -165,6 +165,7 @@ def test_prs_merged_alone_as_composing_merges_them_give_the_same_report(cli: Cli
     monkeypatch.setattr(MergePipe, "send_many", spy)
     monkeypatch.setattr("carrytool.gitlayer.treemerge._cores", lambda: 1)    # one process per batch: countable
     monkeypatch.setattr(KeptMerges, "get", lambda self, key: None)    # both runs merge every chained merge
+    monkeypatch.setattr(PairMerger, "alone_directly", False)          # every PR alone merged (tested on its own)
     code, shared = cli.json(*args)
     shared_sent = list(sent)
     monkeypatch.setattr(PairMerger, "share_with_compose", False)
