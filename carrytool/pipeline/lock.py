@@ -181,6 +181,10 @@ def resync_hint(ran: str | None, why: str) -> str:
     return f"run `carrytool sync` {why}, then `carrytool {ran}` again"
 
 
+# JSON nested deeper than Python's reader recurses (h228: a hand edit, RecursionError, exit 70)
+_TOO_DEEP = "nested too deep to read (not a lock sync wrote)"
+
+
 def read_lock(manifest: Manifest, *, ran: str = "sync --locked") -> Lock:
     """Read the lock beside the manifest; raise LockMismatch when it is absent, unreadable or stale. RAN:
     the command reading it, as the hints name it (resync_hint)."""
@@ -191,6 +195,8 @@ def read_lock(manifest: Manifest, *, ran: str = "sync --locked") -> Lock:
         raise LockMismatch(f"no lock at {path}", hint=resync_hint(ran, "once to write it")) from None
     except (OSError, ValueError) as exc:
         raise LockMismatch(f"cannot read the lock {path}: {exc}") from None
+    except (RecursionError, MemoryError):
+        raise LockMismatch(f"cannot read the lock {path}: {_TOO_DEEP}") from None
     if not isinstance(doc, dict) or doc.get("lock") != LOCK_VERSION:
         raise LockMismatch(f"{path} is not a carrytool lock (version {LOCK_VERSION})")
     _check_shape(doc, path, ran)
@@ -204,6 +210,8 @@ def parse_lock(text: str, where: str) -> dict[str, Any]:
         doc = json.loads(text)
     except ValueError as exc:
         raise LockMismatch(f"cannot read the lock {where}: {exc}") from None
+    except (RecursionError, MemoryError):
+        raise LockMismatch(f"cannot read the lock {where}: {_TOO_DEEP}") from None
     if not isinstance(doc, dict) or doc.get("lock") != LOCK_VERSION:
         raise LockMismatch(f"{where} is not a carrytool lock (version {LOCK_VERSION})")
     _check_shape(doc, Path(where), None)

@@ -350,7 +350,7 @@ def last_result(manifest: Manifest) -> str | None:
     """The composed commit the lock beside the manifest names (the last published night), if it can be read."""
     try:
         result = json.loads(lock_path(manifest).read_text(encoding="utf-8")).get("result")
-    except (OSError, ValueError, AttributeError):
+    except (OSError, ValueError, AttributeError, RecursionError, MemoryError):     # h228: nested too deep
         return None
     return result if isinstance(result, str) else None
 

@@ -214,7 +214,7 @@ def upstream_rewound(manifest: Manifest, git: Git, current: str, *, offline: boo
     try:
         upstream = json.loads(lock_path(manifest).read_text(encoding="utf-8"))["upstream"]
         previous = upstream["sha"]
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, RecursionError, MemoryError):  # h228: nested too deep
         return []
     if not isinstance(previous, str) or not is_sha(previous) or previous == current or \
             upstream.get("url") != manifest.upstream.url or upstream.get("branch") != manifest.upstream.branch:

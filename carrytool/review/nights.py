@@ -122,7 +122,7 @@ def _same_lock(committed: bytes, on_disk: bytes) -> bool:
     ends: core.autocrlf, an eol attribute; helper-98), else the same bytes."""
     try:
         return json.loads(committed) == json.loads(on_disk)
-    except ValueError:
+    except (ValueError, RecursionError, MemoryError):
         return committed == on_disk
 
 
@@ -179,7 +179,7 @@ def _night(label: str, text: str, manifest: Manifest | None, base: Path | None =
     """A lock; or a sync report (`--report FILE`), which a red night leaves where no lock is written."""
     try:
         doc = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError, MemoryError):       # parse_lock says it cannot read it
         doc = None
     if isinstance(doc, dict) and "lock" not in doc and isinstance(doc.get("entries"), list) \
             and isinstance(doc.get("upstream"), dict) and doc["upstream"].get("sha"):
