@@ -299,6 +299,9 @@ class Union(Stopping, Recording, FoldChecks, FoldSyntax, FoldRewrites, Publishin
         self._check_supersedes(state)
         if not conflict:        # interrupted after the last continue advanced the state (a drop taken): go on
             return self.advance(state)
+        # the file's path as the held-back refusal prints it ("redo it in <scratch>/a.py"), or `./a.py`, names
+        # it too, as for --take (h228: refused, "no recorded edit is held back there")
+        drop = in_scratch(drop, Path(state["scratch"]))
         self.check_drops(conflict, drop)
         scratch = self._scratch(Path(state["scratch"]))
         snapshot = scratch.read()

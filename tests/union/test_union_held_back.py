@@ -94,6 +94,20 @@ def test_drop_edit_names_only_a_held_back_edit(cli: Cli, fold: Fold) -> None:
     assert (fold.scratch / "a.py").exists()
 
 
+@pytest.mark.parametrize("form", ["absolute", "dot"])
+def test_drop_edit_takes_the_path_as_the_refusal_printed_it(cli: Cli, fold: Fold, form: str) -> None:
+    """The refusal says "redo it in <scratch>/a.py": `--drop-edit` given that path (or `./a.py`) drops the edit, as
+    `--take` takes a leftover by its printed path (h226); it was refused, "no recorded edit is held back there"."""
+    resolved = held_back(cli, fold)
+    refused = union(cli, fold, "continue")
+    assert refused.exit_code == 3 and f"redo it in {fold.scratch / 'a.py'}," in refused.output, refused.output
+    path = str(fold.scratch / "a.py") if form == "absolute" else "./a.py"
+    result = union(cli, fold, "continue", "--drop-edit", path)
+    assert result.exit_code == 0, result.output
+    assert "a.py: your recorded edit outside the conflict hunks (pr/2) is dropped from the store" in result.output
+    assert [d for d in _fixups(fold) if d["file"] == "a.py"] == [] and fold.show(fold.ref(), "a.py") == resolved
+
+
 def test_a_drop_killed_after_it_recorded_goes_on_when_run_again(cli: Cli, fold: Fold) -> None:
     """The store lost the edit before the kill: the same command, run again, still names it and goes on."""
     import signal
