@@ -50,6 +50,7 @@ from carrytool.pipeline.sync_replaced import _keep_replaced, _replaced_warning, 
 from carrytool.pipeline.sync_warnings import (
     lock_result_warning,
     reverted_warnings,
+    say_newer_upstream,
     stale_folds,
     stale_stacks,
     structured_warnings,
@@ -195,6 +196,7 @@ def _plan_and_compose(manifest: Manifest, git: Git, options: SyncOptions, progre
         patch_ids.save()
     report.dropped = accounting.failures
     report.warnings += accounting.warnings
+    say_newer_upstream(manifest, git, resolved.upstream, steps, report.warnings)
     say_unapplied_unions(steps, report.warnings)
     report.strict = options.strict
     if options.strict:

@@ -1,6 +1,6 @@
 """The warnings sync adds to its report about its inputs and what it composed: stale folds, PRs
 holding one commit in two versions, reverted PRs carried again, structured resolutions, a lock
-whose result its inputs no longer compose."""
+whose result its inputs no longer compose; and why two PRs built on a newer upstream carry the same hunks."""
 
 from __future__ import annotations
 
@@ -232,3 +232,40 @@ def upstream_rewound(manifest: Manifest, git: Git, current: str, *, offline: boo
                         f"last night's lock ({gone} commit{'s' if gone != 1 else ''} of it gone: a force-push, a "
                         f"reset, or another branch?); what they brought is not in tonight's image, and entries they "
                         f"merged are carried again: `carrytool diff` against the last night's lock shows it"}]
+
+
+# what the identical-hunk warnings of two PRs built on a newer upstream add to their message (the report's
+# schema unchanged), and the text's line for the pair repeats (render.report_lines)
+BOTH_HOLD = "; both PRs hold "
+
+
+def say_newer_upstream(manifest: Manifest, git: Git, upstream: str, steps: list[Step],
+                       warnings: list[dict[str, object]]) -> None:
+    """Add to each identical-hunk warning of two PR entries whose heads share commits UPSTREAM does not have
+    (their merge base is not in its history, nor either head: no stack) how many, and the likely cause: both
+    built on a newer upstream than the one synced, they carry its changes as their own (h227, on trl with
+    upstream at main~12: "pr/6507 and pr/6024 carry the same 92 hunks in 34 files", and no word of why). One
+    merge-base and one rev-list --count per such pair, only when it has the warning."""
+    heads = {step.id: step.head for step in steps if step.entry.kind == "pr" and step.head}
+    notes: dict[tuple[str, str], str] = {}
+    for warning in warnings:
+        if warning.get("kind") != "identical-hunk":
+            continue
+        pair = (str(warning.get("entry")), str(warning.get("other")))
+        if pair not in notes:
+            notes[pair] = _newer_upstream(manifest, git, upstream, heads.get(pair[0]), heads.get(pair[1]))
+        if notes[pair]:
+            warning["message"] = f"{warning.get('message', '')}{notes[pair]}"
+
+
+def _newer_upstream(manifest: Manifest, git: Git, upstream: str, one: str | None, other: str | None) -> str:
+    """BOTH_HOLD's words for heads ONE and OTHER when their merge base is a commit UPSTREAM lacks; "" else."""
+    shared = git.merge_base(one, other) if one and other else None
+    if shared is None or shared in (one, other):
+        return ""
+    count = git.count_commits(upstream, shared)
+    if not count:
+        return ""
+    return (f"{BOTH_HOLD}{count} commit{'s' * (count != 1)} that upstream {manifest.upstream.branch} does not have "
+            f"yet (through {shared[:12]}): likely built on a newer upstream than the one synced, so each carries "
+            "upstream's changes as its own")

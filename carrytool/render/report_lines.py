@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from carrytool.pipeline.plan import structured_refusal
 from carrytool.pipeline.report import Report
+from carrytool.pipeline.sync_warnings import BOTH_HOLD
 from carrytool.render.commands import Invocation
 from carrytool.render.safe import printable
 
@@ -69,8 +70,10 @@ def _same_hunks(pair: tuple[str, str], warnings: list[dict], *, once: bool) -> s
         places += [] if place in places else [place]
     files = len({warning.get("file") for warning in warnings})
     more = f" and {len(places) - PLACES_SHOWN} more" if len(places) > PLACES_SHOWN else ""
+    said = str(warnings[0].get("message") or "")      # both PRs built on a newer upstream: why (pipeline says)
+    why = said[said.index(BOTH_HOLD):] if BOTH_HOLD in said else ""
     return f"{pair[0]} and {pair[1]} carry the same {len(warnings)} hunks in {files} file{'s' * (files != 1)} " \
-           f"({', '.join(places[:PLACES_SHOWN])}{more})" + (": each is applied once" if once else "")
+           f"({', '.join(places[:PLACES_SHOWN])}{more})" + (": each is applied once" if once else "") + why
 
 
 def _place(warning: dict) -> str:
