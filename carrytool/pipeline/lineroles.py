@@ -1,0 +1,274 @@
+"""What one line of Python does, read on its own: the roles a union's line must share with a PR's hunk to be that
+hunk's change in another form (pipeline.regions, h225).
+
+A union's line of its own is a PR's change in its words when it does what the PR's line does, whatever the
+words: it calls the same name (`send_report(...)`, `reporting.send_report(...)`, `self.send_report(...)`), assigns
+the same target, passes the same keyword, imports, defines or decorates with the same name, or is the same kind of
+statement (`return`, `if`, `raise`, ...); a comment re-expresses only a comment. Naming a thing is no role of it:
+`X = log(bb, send_report=False)` passes a keyword and `send_report = None` binds a name, neither calls
+`send_report`, so neither is a form of `send_report(d, 'weekly')` (h225: both were read as one by likeness of
+text, `re-expressed`, exit 0), nor is `# send_report(d, 'weekly') later`.
+
+Lines are read by a small scanner of their own (strings, comments, names, operators), not by `ast`: a hunk's line
+is often a fragment of a statement (`timeout=3,`, `foo(a,`, `else:`). A line the scanner cannot read (a string
+left open: a docstring's first line) or that has no role (`aa + bb`, `'weekly',`), and every line of a file that
+is not Python, has no roles: the caller falls back on likeness of text there (regions._kin).
+"""
+
+from __future__ import annotations
+
+import functools
+import keyword
+import re
+from collections.abc import Sequence
+from difflib import SequenceMatcher
+
+from carrytool.pipeline.hunks import Hunk, says_nothing
+
+Role = tuple[str, str]
+
+# the roles that name what a line does (not only the kind of statement or a comment): one a union's line shares with
+# one PR's hunk alone is that PR's change, whatever else the line holds
+NAMED = frozenset({"call", "assign", "keyword", "import", "def", "decorator"})
+
+_STATEMENTS = frozenset({"return", "raise", "assert", "del", "yield", "pass", "break", "continue", "global",
+                         "nonlocal", "if", "elif", "else", "while", "for", "with", "try", "except", "finally"})
+_KEYWORDS = frozenset(keyword.kwlist)
+_TOKEN = re.compile(r"""(?P<string>(?:[rRbBuUfF]{1,2})?(?:'''|\"\"\"|'|"))
+                      |(?P<comment>\#.*)
+                      |(?P<name>[^\W\d]\w*)
+                      |(?P<op>\*\*=|//=|>>=|<<=|->|:=|==|!=|<=|>=|[-+*/%&|^@]=|[()\[\]{}=.,:;@*])
+                      |(?P<other>\S)""", re.VERBOSE)
+_OPEN, _CLOSE = frozenset("([{"), frozenset(")]}")
+_AUGMENTED = frozenset({"+=", "-=", "*=", "/=", "//=", "%=", "**=", ">>=", "<<=", "&=", "|=", "^=", "@="})
+
+
+def line_carries(line: bytes, hunk: Hunk, rivals: Sequence[Hunk]) -> bool:
+    """Whether LINE, a union's own, may be HUNK's change in another form beside RIVALS (other PRs' hunks where it
+    is): in Python, where both it and HUNK's lines have roles (roles_of), only if it shares one with them; then
+    it is, where one it shares at its top and theirs (leading_roles) no rival's lines have (it does what HUNK does
+    and no other does: a line merging two PRs' changes is each one's); else where it is no less akin to HUNK's
+    lines (_kin) than to those of every rival that shares one of its roles or has none. Elsewhere (no roles, or
+    not Python): by likeness alone. A call inside another's brackets alone credits no PR (`X = log(bb, str(bb))`
+    is no form of pr/2's `send_report(d, str(d))` for its `str`)."""
+    mine = roles_of(line) | reads_of(line) if _is_python(hunk.path) else frozenset()
+    theirs = _roles(hunk)
+    if not mine or not theirs:
+        return _kin(line, hunk) >= max(_kin(line, h) for h in rivals)
+    shared = mine & theirs
+    if not shared:
+        return False
+    others = [(h, _roles(h)) for h in rivals]
+    if any(role[0] in NAMED and not any(role in roles for _h, roles in others)
+           for role in shared & leading_roles(line) & _roles(hunk, top=True)):
+        return True
+    near = [h for h, roles in others if not roles or mine & roles]
+    return not near or _kin(line, hunk) >= max(_kin(line, h) for h in near)
+
+
+def _is_python(path: str) -> bool:
+    return path.endswith((".py", ".pyi"))
+
+
+def _lines(hunk: Hunk) -> list[bytes]:
+    """HUNK's added lines that say something (a pure deletion: its removed lines)."""
+    return [line for line in (hunk.added or hunk.removed) if not says_nothing(line)]
+
+
+def _roles(hunk: Hunk, *, top: bool = False) -> frozenset[Role]:
+    """The roles of HUNK's lines (_lines; TOP: those at their top, leading_roles); none outside Python."""
+    if not _is_python(hunk.path):
+        return frozenset()
+    return frozenset().union(*(_read(line)[1 if top else 0] for line in _lines(hunk)))
+
+
+def _kin(line: bytes, hunk: Hunk) -> float:
+    """How akin LINE is to the closest of HUNK's lines (_lines), without whitespace, as difflib's ratio."""
+    bare = _bare(line)
+    return max((SequenceMatcher(None, bare, _bare(other), autojunk=False).ratio() for other in _lines(hunk)),
+               default=0.0)
+
+
+def _bare(line: bytes) -> bytes:
+    return line.translate(None, b" \t\r")
+
+
+def roles_of(line: bytes) -> frozenset[Role]:
+    """What LINE (one line of Python) does: ("call", name) for each name it calls (a method by its own name),
+    ("assign", target) for each target it assigns at its top, ("keyword", name) for each keyword it passes or
+    parameter default it gives, ("import", name), ("def", name), ("decorator", name), ("statement", keyword) for a
+    statement's keyword, ("comment", "") for a comment alone. Empty where it cannot be read or does nothing."""
+    return _read(line)[0]
+
+
+def leading_roles(line: bytes) -> frozenset[Role]:
+    """LINE's roles (roles_of) at its top: but the calls inside another's brackets and the keywords (`X = log(bb,
+    str(bb))` calls `str` only for `log`'s sake)."""
+    return _read(line)[1]
+
+
+@functools.lru_cache(maxsize=4096)
+def _read(line: bytes) -> tuple[frozenset[Role], frozenset[Role]]:
+    """LINE's roles and those at its top (roles_of, leading_roles)."""
+    tokens = _tokens(line.decode("utf-8", "surrogateescape").strip())
+    if tokens is None:
+        return frozenset(), frozenset()
+    code = [(kind, text) for kind, text in tokens if kind != "comment"]
+    if not code:
+        found = frozenset({("comment", "")}) if tokens else frozenset()
+        return found, found
+    first = code[0][1]
+    if first in ("import", "from"):
+        found = frozenset(_imports(code))
+        return found, found
+    top: set[Role] = set()
+    if first in _STATEMENTS:
+        top.add(("statement", first))
+    skip = 0
+    if first == "@":                    # the decorator's own call is its decorating, not a call of the line's
+        skip = _dotted_end(code, 1)
+        top.add(("decorator", code[skip - 1][1]))
+    calls, inner = _calls(code, skip)
+    bound = _bindings(code)
+    top |= calls | {role for role in bound if role[0] != "keyword"}
+    value = _value(code) if any(role[0] == "assign" for role in bound) else set()
+    return frozenset(top | inner | bound | value), frozenset(top)
+
+
+def reads_of(line: bytes) -> frozenset[Role]:
+    """("value", name) for each dotted name of two parts or more LINE reads (not one it calls nor assigns): where
+    a line assigning that value (roles_of) has gone, a line holding it may carry it in a new form (`self.v1 =
+    keep(10, self.state)` for `self.snap = self.state`)."""
+    tokens = _tokens(line.decode("utf-8", "surrogateescape").strip())
+    code = [(kind, text) for kind, text in tokens or [] if kind != "comment"]
+    found, n = set(), 0
+    while n < len(code):
+        end = _dotted_end(code, n) if code[n][0] == "name" and (not n or code[n - 1][1] != ".") else n + 1
+        if end - n >= 3 and code[end - 1][0] == "name" and not (end < len(code) and code[end][1] in ("(", "=")):
+            found.add(("value", "".join(text for _kind, text in code[n:end])))
+        n = end
+    return frozenset(found)
+
+
+def _value(code: list[tuple[str, str]]) -> set[Role]:
+    """("value", name) where CODE assigns a dotted name of two parts or more, alone (`self.snap = self.state`)."""
+    at = max((n for n, (_kind, text) in enumerate(code) if text == "="), default=-1)
+    rest = code[at + 1:]
+    if at < 0 or len(rest) < 3 or _dotted_end(rest, 0) != len(rest) or rest[-1][0] != "name":
+        return set()
+    return {("value", "".join(text for _kind, text in rest))}
+
+
+def _tokens(text: str) -> list[tuple[str, str]] | None:
+    """TEXT's tokens (kind, text), strings whole; None where a string is left open."""
+    found, at = [], 0
+    while (match := _TOKEN.search(text, at)) is not None:
+        kind, at = match.lastgroup or "other", match.end()
+        if kind == "string":
+            quote = match.group().lstrip("rRbBuUfF")
+            end = _string_end(text, at, quote)
+            if end is None:
+                return None
+            found.append(("string", text[match.start():end]))
+            at = end
+        else:
+            found.append((kind, match.group()))
+    return found
+
+
+def _string_end(text: str, at: int, quote: str) -> int | None:
+    """Where the string whose QUOTE ends at AT in TEXT ends (past its closing quote); None: not on this line."""
+    while at < len(text):
+        if text[at] == "\\":
+            at += 2
+        elif text.startswith(quote, at):
+            return at + len(quote)
+        else:
+            at += 1
+    return None
+
+
+def _imports(code: list[tuple[str, str]]) -> set[Role]:
+    """The names an import line imports (`import a.b as c`: `a.b`; `from m import x as y, z`: `x`, `z`)."""
+    words = [text for _kind, text in code]
+    rest = words[words.index("import") + 1:] if "import" in words else []
+    names, current, aliased = [], "", False
+    for word in [*rest, ","]:
+        if word in (",", "(", ")"):
+            if current and not aliased:
+                names.append(current)
+            current, aliased = "", False
+        elif word == "as":
+            names.append(current)
+            current, aliased = "", True
+        elif not aliased:
+            current += word
+    return {("import", name) for name in names if name}
+
+
+def _calls(code: list[tuple[str, str]], skip: int) -> tuple[set[Role], set[Role]]:
+    """The names CODE calls past its first SKIP tokens (a name before `(`, not a keyword), a def's or class's
+    name as ("def", name), at its top; those it calls inside brackets."""
+    top: set[Role] = set()
+    inner: set[Role] = set()
+    depth = 0
+    for n in range(len(code)):
+        kind, text = code[n]
+        if n >= skip and kind == "name" and text not in _KEYWORDS:
+            before = code[n - 1][1] if n else ""
+            if before in ("def", "class"):
+                top.add(("def", text))
+            elif n + 1 < len(code) and code[n + 1][1] == "(":
+                (top if depth <= 0 else inner).add(("call", text))
+        depth += (text in _OPEN) - (text in _CLOSE)
+    return top, inner
+
+
+def _bindings(code: list[tuple[str, str]]) -> set[Role]:
+    """The targets CODE assigns at its top (before a `=` or an augmented one, an annotation left out) and the
+    keywords it passes: a `name=` inside brackets, or at the top of a fragment of a call (a line ending in `,`
+    or closing more brackets than it opens: `timeout=3,`)."""
+    depth, segment, found = 0, [], set()
+    fragment = code[-1][1] == "," or _lowest(code) < 0
+    for n, (kind, text) in enumerate(code):
+        after = code[n + 1][1] if n + 1 < len(code) else ""
+        if kind == "name" and after == "=" and (depth > 0 or fragment) and (n == 0 or code[n - 1][1] in ("(", ",")):
+            found.add(("keyword", text))
+        depth += (text in _OPEN) - (text in _CLOSE)
+        if depth == 0 and not fragment and (text == "=" or text in _AUGMENTED):
+            found |= {("assign", target) for target in _targets(segment)}
+            segment = []
+        else:
+            segment.append((kind, text))
+    return found
+
+
+def _lowest(code: list[tuple[str, str]]) -> int:
+    depth = lowest = 0
+    for _kind, text in code:
+        depth += (text in _OPEN) - (text in _CLOSE)
+        lowest = min(lowest, depth)
+    return lowest
+
+
+def _targets(segment: list[tuple[str, str]]) -> list[str]:
+    """The targets in SEGMENT (the tokens before one top-level `=`): split at top-level commas, each without its
+    annotation (`x: int`) or a star; none where it holds a keyword (`lambda x`, `for x`)."""
+    if any(kind == "name" and text in _KEYWORDS for kind, text in segment):
+        return []
+    parts, depth = [[]], 0
+    for _kind, text in segment:
+        depth += (text in _OPEN) - (text in _CLOSE)
+        if depth == 0 and text == ",":
+            parts.append([])
+        else:
+            parts[-1].append(text)
+    targets = ["".join(part[:part.index(":")] if ":" in part else part).lstrip("*") for part in parts]
+    return [target for target in targets if target]
+
+
+def _dotted_end(code: list[tuple[str, str]], at: int) -> int:
+    """Where the dotted name starting at token AT ends (`@pytest.mark.parametrize(...)`: at its `(`)."""
+    while at < len(code) and (code[at][0] == "name" or code[at][1] == "."):
+        at += 1
+    return at

@@ -1,0 +1,58 @@
+"""What one line of Python does (pipeline.lineroles), table-driven (h225)."""
+from __future__ import annotations
+
+import pytest
+
+from carrytool.pipeline.hunks import Hunk
+from carrytool.pipeline.lineroles import leading_roles, line_carries, reads_of, roles_of
+
+
+@pytest.mark.parametrize(("line", "roles"), [
+    (b"    X = log(bb, send_report=False)\n", {("assign", "X"), ("call", "log"), ("keyword", "send_report")}),
+    (b"send_report = None", {("assign", "send_report")}),
+    (b"self.send_report = d", {("assign", "self.send_report")}),
+    (b"# send_report(d, 'weekly') later", {("comment", "")}),
+    (b"reporting.send_report(dd, period='weekly')", {("call", "send_report"), ("keyword", "period")}),
+    (b"x = 'send_report(d)'  # log(x)", {("assign", "x")}),                 # strings and comments: no calls
+    (b"timeout=3,", {("keyword", "timeout")}),                              # a fragment of a call
+    (b"x: int = f(3)", {("assign", "x"), ("call", "f")}),
+    (b"a, *b = g()", {("assign", "a"), ("assign", "b"), ("call", "g")}),
+    (b"total += count", {("assign", "total")}),
+    (b"f = lambda x=1: x", {("assign", "f")}),
+    (b"@pytest.mark.parametrize('x', [f(1)])", {("decorator", "parametrize"), ("call", "f")}),
+    (b"from a.b import (c as d, e)", {("import", "c"), ("import", "e")}),
+    (b"import numpy as np, os.path", {("import", "numpy"), ("import", "os.path")}),
+    (b"def send_report(d, period='w'):", {("def", "send_report"), ("keyword", "period")}),
+    (b"return send_report(d)", {("statement", "return"), ("call", "send_report")}),
+    (b"if a == b:", {("statement", "if")}),
+    (b"self.snap = self.state", {("assign", "self.snap"), ("value", "self.state")}),   # a value assigned alone
+    (b"'weekly',", set()),                                                  # no role: likeness decides
+    (b'"""Send the report', set()),                                         # a string left open: unread
+])
+def test_roles_of_a_line(line: bytes, roles: set[tuple[str, str]]) -> None:
+    assert roles_of(line) == roles
+
+
+@pytest.mark.parametrize(("line", "roles"), [
+    (b"X = log(bb, send_report(dd, 'weekly'))", {("assign", "X"), ("call", "log")}),
+    (b"reporting.send_report(dd, period=str(dd)).wait()", {("call", "send_report"), ("call", "wait")}),
+    (b"return f(g(x))", {("statement", "return"), ("call", "f")}),
+])
+def test_leading_roles_leave_out_calls_inside_brackets_and_keywords(line: bytes, roles: set[tuple[str, str]]) -> None:
+    assert leading_roles(line) == roles
+
+
+def test_reads_are_the_dotted_names_a_line_neither_calls_nor_assigns() -> None:
+    assert reads_of(b"self.v1 = keep(10, self.state)") == {("value", "self.state")}
+    assert reads_of(b"self.send_report = d.x.run(a.b)") == {("value", "a.b")}
+
+
+def _adds(path: str, *lines: bytes) -> Hunk:
+    return Hunk(path, 3, 0, 4, len(lines), added=lines)
+
+
+@pytest.mark.parametrize(("path", "carries"), [("m.py", False), ("notes.txt", True)])
+def test_a_line_only_naming_a_call_carries_it_in_python_only(path: str, carries: bool) -> None:
+    # outside Python, likeness of text alone, as before
+    dropped, kept = _adds(path, b"    send_report(d, 'weekly')"), _adds(path, b"    X = log(b)")
+    assert line_carries(b"    send_report = None", dropped, [kept]) is carries
