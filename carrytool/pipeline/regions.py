@@ -23,10 +23,11 @@ leaves outside the conflict markers: only what is left of each is a side (h186's
 sets `a = 3` as pr/1 does and `b = 5` on the next line; the union put `a = 1` back and each PR's hunk was
 "reconciled" by the other's); Regions.shared names those parts, which must stand on their own, beside a side or
 a resolution of the union's own alike, unless a hunk of the union's own changes them itself (h194's review).
-A line of the union's own is one PR's change in its words: the PR's whose lines it is most akin to among the hunks
-it meets, not every PR's whose region holds it (h209's review: upstream rewrote a def's body, every PR's region
-was the whole of it, and pr/1's line in a new form stood for pr/2's, dropped); and two insertions out of the map,
-joined by upstream's edit only, are insertions against insertions too. Upstream's edit joins two hunks only where
+A line of the union's own is one PR's change in its words: the PR's whose lines it does what they do (calls the
+same name, assigns the same target, ...: pipeline.lineroles) and is most akin to among the hunks it meets, not
+every PR's whose region holds it (h209's review: upstream rewrote a def's body, every PR's region was the whole of
+it, and pr/1's line in a new form stood for pr/2's, dropped; h225: so did a line naming pr/2's call only); and two
+insertions out of the map, joined by upstream's edit only, are insertions against insertions too. Upstream's edit joins two hunks only where
 neither PR's base had it: one made on it meets the other at that one's own lines (h206).
 """
 
@@ -35,11 +36,11 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from difflib import SequenceMatcher
 
 from carrytool.gitlayer.git import Change, Git, change_of
 from carrytool.pipeline.basemap import BaseMap, Span, blob_key, meets, overlaps, span_of
 from carrytool.pipeline.hunks import Hunk, says_nothing
+from carrytool.pipeline.lineroles import line_carries
 from carrytool.pipeline.sides import _SideDrops
 
 
@@ -148,16 +149,17 @@ class Regions(_SideDrops):
             "beside" if not hunk.old_count and not any(h.old_count for _j, h in touching) else "apart")
 
     def _carries(self, k: int, hunk: Hunk, own: Hunk) -> bool:
-        """Whether the union's OWN hunk may carry PR K's HUNK in its words: a line of it that says something is no
-        less akin to HUNK's lines (_kin) than to those of every other folded PR's hunk it meets (_region). A line of
-        the union's own is one PR's change in another form, not every PR's whose region holds it (h209's review:
-        upstream rewrote f's body, both PRs' regions were the whole of it, and the union's `X = log(bb)`, pr/1's
-        line on the rewrite, was read as pr/2's `send_report(d, 'weekly')`, which it dropped)."""
+        """Whether the union's OWN hunk may carry PR K's HUNK in its words: a line of it that says something does
+        what HUNK's lines do, and is no less akin to them than to those of every other folded PR's hunk it meets
+        (_region) doing that too (lineroles.line_carries). A line of the union's own is one PR's change in another
+        form, not every PR's whose region holds it (h209's review: upstream rewrote f's body, both PRs' regions were
+        the whole of it, and the union's `X = log(bb)`, pr/1's line on the rewrite, was read as pr/2's
+        `send_report(d, 'weekly')`, which it dropped), nor a line only naming what the PR's does (h225: its
+        `send_report = None`, by likeness of text)."""
         at = self._span(-1, own)
         rivals = [h for j, (_c, hunks) in enumerate(self.folded) if j != k for h in hunks
                   if h.path == own.path and h.kind == "text" and self._at(at, self._region(j, h))]
-        lines = [_bare(line) for line in own.added if not says_nothing(line)]
-        return not rivals or any(_kin(line, hunk) >= max(_kin(line, h) for h in rivals) for line in lines)
+        return not rivals or any(line_carries(line, hunk, rivals) for line in own.added if not says_nothing(line))
 
     def _region(self, j: int, hunk: Hunk) -> Span | None:
         """HUNK's base lines (folded PR J's; J -1: the union's own) in the union's base blob (_span); where they do
@@ -335,13 +337,6 @@ def _parts(hunk: Hunk, lead: int, trail: int) -> list[Hunk]:
                              new_count=trail_added, removed=hunk.removed[len(hunk.removed) - trail_removed:],
                              added=hunk.added[len(hunk.added) - trail_added:]))
     return parts
-
-
-def _kin(line: bytes, hunk: Hunk) -> float:
-    """How akin LINE (without whitespace) is to the closest of HUNK's added lines that say something (a pure
-    deletion: its removed lines), as difflib's ratio."""
-    theirs = [_bare(other) for other in (hunk.added or hunk.removed) if not says_nothing(other)]
-    return max((SequenceMatcher(None, line, other, autojunk=False).ratio() for other in theirs), default=0.0)
 
 
 def _bare(line: bytes) -> bytes:
