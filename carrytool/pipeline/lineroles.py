@@ -3,8 +3,9 @@ hunk's change in another form (pipeline.regions, h225).
 
 A union's line of its own is a PR's change in its words when it does what the PR's line does, whatever the
 words: it calls the same name (`send_report(...)`, `reporting.send_report(...)`, `self.send_report(...)`), assigns
-the same target, passes the same keyword, imports, defines or decorates with the same name, or is the same kind of
-statement (`return`, `if`, `raise`, ...); a comment re-expresses only a comment. Naming a thing is no role of it:
+the same target or holds the dotted value one assigns (`keep(10, self.state)` for `self.snap = self.state`),
+passes the same keyword, imports, defines or decorates with the same name, or is the same kind of statement
+(`return`, `if`, `raise`, ...); a comment re-expresses only a comment. Naming a thing is no role of it:
 `X = log(bb, send_report=False)` passes a keyword and `send_report = None` binds a name, neither calls
 `send_report`, so neither is a form of `send_report(d, 'weekly')` (h225: both were read as one by likeness of
 text, `re-expressed`, exit 0), nor is `# send_report(d, 'weekly') later`.
