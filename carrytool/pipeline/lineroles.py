@@ -67,11 +67,18 @@ def line_carries(line: bytes, hunk: Hunk, rivals: Sequence[Hunk]) -> bool:
     return not near or _kin(line, hunk) >= max(_kin(line, h) for h in near)
 
 
+def only_comments(lines: Sequence[bytes], path: str) -> bool:
+    """Whether LINES, of a Python file, are comments alone (roles_of: nothing but ("comment", "")): they do
+    nothing, so they carry no PR's line but a comment, whether other PRs' hunks are beside them or not (h225's
+    probe: a union's `# log later` where pr/1's `X = log()` met upstream's edit was that call "re-expressed")."""
+    return bool(lines) and _is_python(path) and all(roles_of(line) == {("comment", "")} for line in lines)
+
+
 def _is_python(path: str) -> bool:
     return path.endswith((".py", ".pyi"))
 
 
-def _lines(hunk: Hunk) -> list[bytes]:
+def said_lines(hunk: Hunk) -> list[bytes]:
     """HUNK's added lines that say something (a pure deletion: its removed lines)."""
     return [line for line in (hunk.added or hunk.removed) if not says_nothing(line)]
 
@@ -80,13 +87,13 @@ def _roles(hunk: Hunk, *, top: bool = False) -> frozenset[Role]:
     """The roles of HUNK's lines (_lines; TOP: those at their top, leading_roles); none outside Python."""
     if not _is_python(hunk.path):
         return frozenset()
-    return frozenset().union(*(_read(line)[1 if top else 0] for line in _lines(hunk)))
+    return frozenset().union(*(_read(line)[1 if top else 0] for line in said_lines(hunk)))
 
 
 def _kin(line: bytes, hunk: Hunk) -> float:
     """How akin LINE is to the closest of HUNK's lines (_lines), without whitespace, as difflib's ratio."""
     bare = _bare(line)
-    return max((SequenceMatcher(None, bare, _bare(other), autojunk=False).ratio() for other in _lines(hunk)),
+    return max((SequenceMatcher(None, bare, _bare(other), autojunk=False).ratio() for other in said_lines(hunk)),
                default=0.0)
 
 

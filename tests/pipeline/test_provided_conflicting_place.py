@@ -279,3 +279,20 @@ def test_a_line_dropped_at_a_stop_against_upstream_alone_is_said_by_continue_and
     code, report = cli.json("sync", *args, "--dry-run")
     assert code == 0, report
     assert _lines(report) == [("pr/1", [3, 3])], report["warnings"]
+
+
+@pytest.mark.parametrize("command", ["sync", "explain"])
+@pytest.mark.parametrize("written", ["    # log later\n", "    # X = log()\n    # TODO: log once c is set\n"],
+                         ids=["comment", "commented-out"])
+def test_a_comment_where_upstreams_edit_met_a_prs_line_is_no_form_of_it(cli: Cli, small: Small, git: str,
+                                                                         command: str, written: str) -> None:
+    """h225: the union writes only a comment where pr/1's `X = log()` met upstream's `c = 30` (no other PR's hunk
+    there): read as the maintainer's resolution, pr/1's call `re-expressed`, exit 0, nothing said. A comment does
+    nothing; it re-expresses only a comment (lineroles), with other PRs' hunks beside it or none."""
+    union = LATER.replace("    c = 30\n", written + "    c = 30\n").replace("return a", "return a + 0")
+    r = _on_bases(cli, small, ONE, F.replace("return a", "return a + 0"), union, base=F, base2=None, up=LATER,
+                  command=command)
+    assert _lines(r) == [("pr/1", [4, 4])], r["warnings"]
+    if command == "explain":
+        [cov] = [c for c in r["coverage"] if c["pr"] == "pr/1"]
+        assert [(h["lines"], h["status"]) for h in cov["hunks"]] == [([4, 4], "absent")]
