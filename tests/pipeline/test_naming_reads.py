@@ -21,9 +21,9 @@ def _content_merges(monkeypatch: pytest.MonkeyPatch) -> list[tuple]:
     asked: list[tuple] = []
     real = contentmerge.merge_contents_many
 
-    def spy(git, triples):  # noqa: ANN001, ANN202
+    def spy(git, triples, **options):  # noqa: ANN001, ANN003, ANN202 - (diff3: the structured rule's merges)
         asked.extend(triples)
-        return real(git, triples)
+        return real(git, triples, **options)
 
     monkeypatch.setattr(contentmerge, "merge_contents_many", spy)
     return asked
