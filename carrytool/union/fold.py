@@ -314,11 +314,14 @@ class Union(Stopping, Recording, FoldChecks, FoldSyntax, FoldRewrites, Publishin
         # stop's own marker lines (`relabel` names the sides) in any other file refuse as much, where that
         # file has more of them than the fold showed there (helper-81: a file of upstream's that holds such
         # a line, e.g. documentation, refused every continue)
-        # (not in a leftover continue refuses, a backup of the conflicted file: that refusal names it; h226)
+        # (not in a leftover continue refuses, a backup of the conflicted file: that refusal names it; h226; but
+        # while a conflicted file is gone it is no backup: `mv a.py a.py.orig`, then the refusal's `rm`, lost it: h229)
         labels, take = self._labels(conflict), in_scratch(take, scratch.root)
+        backups = all(p in snapshot for p, c in kinds.items() if c["kind"] != "other")
         still += [p for p, (mode, data) in sorted(snapshot.items()) if p not in kinds and mode != "120000"
                   and labels and self._more_labels(data, shown.get(p), labels)
-                  and not (p not in shown and p not in take and leftover_kind(p) and not self._tracked(state, p))]
+                  and not (backups and p not in shown and p not in take and leftover_kind(p)
+                           and not self._tracked(state, p))]
         if still:
             raise ConflictError(f"conflict markers remain in {', '.join(still)} (in {scratch.root})",
                                 hint=f"resolve them, then: {self.command('continue')}")

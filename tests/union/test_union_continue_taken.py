@@ -224,3 +224,16 @@ def test_a_backup_of_the_conflicted_file_is_refused_as_a_leftover_not_sent_to_be
     assert taken.exit_code == 3 and "conflict markers remain in a.py.orig" in taken.stdout + taken.stderr
     (fold.scratch / "a.py.orig").unlink()
     assert union(cli, fold, "continue").exit_code == 0
+
+
+def test_a_conflicted_file_moved_to_a_backup_name_is_not_refused_as_a_leftover_to_remove(cli: Cli, fold: Fold) -> None:
+    """h229: `mv a.py a.py.orig` at the stop leaves the stop's only copy of a.py under a leftover's name. continue
+    skipped its markers as a backup's and said "remove them (rm -- .../a.py.orig), then: carrytool union continue":
+    run as printed, the union deleted a.py (exit 0). A file the stop's markers went to is no backup while a
+    conflicted file is gone: its markers refuse, as they did before h226."""
+    assert union(cli, fold, "compose").exit_code == 3
+    (fold.scratch / "a.py").rename(fold.scratch / "a.py.orig")
+    result = union(cli, fold, "continue")
+    said = result.stdout + result.stderr
+    assert result.exit_code == 3, said
+    assert "conflict markers remain in a.py.orig" in said and "rm --" not in said
