@@ -83,8 +83,6 @@ class BaseMap:
         diff = self._diff(source, target)
         if diff is None:
             return None
-        if diff is _SAME:
-            return span
         first, past = diff.meeting(span)
         if first < past:
             return None
@@ -97,8 +95,6 @@ class BaseMap:
         diff = self._diff(source, target)
         if diff is None:
             return None
-        if diff is _SAME:
-            return span
         first, past = diff.meeting(span)
         found = diff.news[first:past]
         # each end of SPAN no hunk meets, where `map` puts it
@@ -112,8 +108,6 @@ class BaseMap:
         diff = self._diff(source, target)
         if diff is None:
             return None
-        if diff is _SAME:
-            return span
         first, past = diff.meeting(span)      # those changing its lines are among those meeting it
         inside = [n for n in range(first, past) if overlaps((diff.starts[n], diff.ends[n]), span)]
         # the hunks before it: all before those meeting it, and those meeting it only at its start
@@ -134,7 +128,7 @@ class BaseMap:
         return _SAME if source == target else self._diffs.get((source, target))
 
 
-_SAME = _Diff([])     # one blob: every span maps to itself
+_SAME = _Diff([])     # one blob: no hunks, every span maps to itself
 
 
 def blob_key(oid: str | None) -> str:

@@ -95,10 +95,9 @@ def _alone_seen(monkeypatch: pytest.MonkeyPatch) -> tuple[list[dict[str, tuple[b
     return seen, direct
 
 
-@pytest.mark.parametrize("case", CASES)
-def test_merges_alone_written_into_upstreams_tree_are_merge_trees(cli: Cli, small: Small, case: str,
-                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    _corpus(small, case)
+def explained_both_ways(cli: Cli, small: Small, monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """explain --offline of SMALL's manifest with merges alone written directly, then without: the same merges
+    alone (trees, commits) and the same report, asserted; how many each run wrote directly."""
     args = ("explain", "-m", small.manifest_path, "--repo", small.work.path, "--offline")
     cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")   # fetches
     seen, direct = _alone_seen(monkeypatch)
@@ -107,6 +106,14 @@ def test_merges_alone_written_into_upstreams_tree_are_merge_trees(cli: Cli, smal
     merged_code, merged = cli.json(*args)
     assert seen[0] == seen[1], "a merge alone written into upstream's tree is not merge-tree's"
     assert (code, report) == (merged_code, merged)
+    return direct
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_merges_alone_written_into_upstreams_tree_are_merge_trees(cli: Cli, small: Small, case: str,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    _corpus(small, case)
+    direct = explained_both_ways(cli, small, monkeypatch)
     # pr/2 and pr/4 always (files nobody touched), pr/3 unless its files beside pr/1's were touched, pr/1 where
     # upstream left its paths alone (directory renames are off: an addition stays where it was made); no head
     # that rewrites a directory of legacy modes (merge-tree takes its tree object)

@@ -7,9 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from carrytool.review.overlap_pairs import PairMerger
 from tests.conftest import Cli, Small
-from tests.review.test_alone_directly import _alone_seen
+from tests.review.test_alone_directly import explained_both_ways
 
 LIB = {"lib/one.py": "one = 1\n" * 20, "lib/two.py": "two = 2\n" * 20, "run.sh": "echo run\n", "e.txt": ""}
 GITLINK = "1234567890123456789012345678901234567890"
@@ -46,12 +45,4 @@ def _corpus(small: Small, shape: str) -> None:
 def test_merges_alone_written_directly_are_merge_trees(cli: Cli, small: Small, shape: str,
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     _corpus(small, shape)
-    args = ("explain", "-m", small.manifest_path, "--repo", small.work.path, "--offline")
-    cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")   # fetches
-    seen, direct = _alone_seen(monkeypatch)
-    code, report = cli.json(*args)
-    monkeypatch.setattr(PairMerger, "alone_directly", False)
-    merged_code, merged = cli.json(*args)
-    assert seen[0] == seen[1], "a merge alone written into upstream's tree is not merge-tree's"
-    assert (code, report) == (merged_code, merged)
-    assert direct == [2]
+    assert explained_both_ways(cli, small, monkeypatch) == [2]
