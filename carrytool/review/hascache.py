@@ -27,9 +27,9 @@ from carrytool.review.evidence import EntryFacts
 HAS_MAX = 5_000         # answers a file keeps: 80 nights of a manifest whose 60 entries conflict with upstream
 RULE = "has-2"          # bump when what upstream_has decides, or how, or what its key holds, changes
 # the code that weighs an entry's hunks against upstream's files and names the commit: an answer is this code's only
-CODE = ("review/upstream_has.py", "review/hascache.py", "review/evidence.py", "pipeline/hunks.py", "pipeline/basemap.py",
-        "pipeline/structured_hunks.py", "gitlayer/history.py", "gitlayer/diffs.py", "gitlayer/objectread.py",
-        "gitlayer/trees.py", "gitlayer/env.py")
+CODE = ("review/upstream_has.py", "review/has_places.py", "review/has_commit.py", "review/hascache.py",
+        "review/evidence.py", "pipeline/hunks.py", "pipeline/basemap.py", "pipeline/structured_hunks.py",
+        "gitlayer/history.py", "gitlayer/diffs.py", "gitlayer/objectread.py", "gitlayer/trees.py", "gitlayer/env.py")
 
 Answer = dict[str, Any]     # UpstreamHas as kept (upstream_has.kept / from_kept read and write it)
 

@@ -3,27 +3,14 @@ made too since the entry's base, and the upstream commit that made them (h185: u
 PR #13487 as another commit, its session.py hunk byte for byte, its test rewritten; explain said only
 "rebase needed").
 
-Only on evidence of a hunk's own change at its own place (h204: a line standing anywhere in the file, or a
-removed block upstream merely edited, made "likely merged" of PRs upstream never took): upstream's file holds
-the hunk's added lines (consecutive, byte for byte) more often than the entry's base did, its removed lines
-less often, and at one of their places the lines the entry has next to the hunk (up to the nearest line that
-tells, `tells`) stand next to them, with the removed lines not beside them; a hunk that only removes lines
-(or adds none that tell) needs the lines before and after it joined where the block was. That place must meet
-the region the hunk's base lines map to in upstream's file through upstream's diff from the base (`BaseMap.region`,
-as a union's base map places a hunk; h213: one anchoring line matched in another method, or a removal
-upstream made in a twin function, was "likely merged"). A hunk whose lines all say nothing on their own
-(blank, brackets, `pass`, `return None`, a bare import) is counted neither way.
-A deleted file is had when upstream deleted it too, not moved it elsewhere (h226: a rename was read as the
-deletion made); a binary, mode or whole-file change when upstream has the file as the entry's head has it.
-The commit is looked up by a printable line of the largest hunk upstream has (`Git.pickaxe`, one path-limited
-`git log -S`, the command the story prints): of the commits it lists that added (for a removal: removed) the
-line, the first whose version of the file has the hunk at its place, else the first with the line there (h213:
-not one that added the line to another function first).
+A text hunk is had only at its own place (review.has_places says where upstream's file holds it, and why
+nothing less is evidence); the commit is named by review.has_commit. A deleted file is had when upstream
+deleted it too, not moved it elsewhere (h226: a rename was read as the deletion made); a binary, mode or
+whole-file change when upstream has the file as the entry's head has it.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,25 +18,12 @@ from typing import Any
 from carrytool.gitlayer.env import ZERO
 from carrytool.gitlayer.git import Git
 from carrytool.gitlayer.history import Pickaxed
-from carrytool.pipeline.basemap import BaseMap, Span, meets, span_of
-from carrytool.pipeline.hunks import Hunk, find_block, says_nothing
+from carrytool.pipeline.basemap import BaseMap
+from carrytool.pipeline.hunks import Hunk
 from carrytool.review.evidence import EntryFacts, Sources
+from carrytool.review.has_commit import _name_commit, _needle
+from carrytool.review.has_places import _at_place, _Lines, _places, _text, tells
 from carrytool.review.hascache import KeptHas
-
-# lines any change may add or remove on its own account: they say nothing of whose change it is
-_SILENT = re.compile(rb"\s*(?:pass|return|return None|return True|return False|None|break|continue|raise|else:|"
-                     rb"try:|finally:|\.\.\.|\"\"\"|'''|@\w+|(?:import|from\s+\S+\s+import|#\s*include|use)\s.*)"
-                     rb"\s*;?\s*")
-_REACH = 5          # lines looked at beside a hunk for one that tells where it stands
-# the longest line (bytes) the commit is looked up by: `-S<line>` is one argument, and Linux refuses one over
-# 128 kB (E2BIG; h219: a minified bundle). A longer line is no needle: a prefix of it would count other lines
-NEEDLE_MAX = 1_000
-
-
-def tells(line: bytes) -> bool:
-    """Whether LINE says something of the change that holds it: not blank or brackets (`says_nothing`), not
-    `pass`, `return None`, `else:`, a docstring's quotes, a bare decorator or an import."""
-    return not says_nothing(line) and _SILENT.fullmatch(line) is None
 
 
 @dataclass
@@ -279,220 +253,6 @@ def _base_of(facts: EntryFacts, hunk: Hunk) -> str | None:
     change = facts.change_of(hunk)
     return change.old_oid if change is not None else None
 
-
-def _text(oid: str | None, sources: Sources, lines: dict[str | None, _Lines]) -> _Lines:
-    """Blob OID's lines, indexed once in LINES (none for no blob)."""
-    if oid not in lines:
-        lines[oid] = _Lines((sources.read(oid) or b"").split(b"\n") if oid and oid != ZERO else [])
-    return lines[oid]
-
-
-class _Lines:
-    """A file's lines, indexed by line: where a block of lines stands, without a scan of the file per hunk
-    (a 350-file PR's thousand hunks in 5,000-line files)."""
-
-    def __init__(self, lines: list[bytes]) -> None:
-        self.lines = lines
-        self._at: dict[bytes, list[int]] | None = None
-
-    def find(self, block: Sequence[bytes]) -> list[int]:
-        """Every 0-based index where BLOCK stands as consecutive lines (`hunks.find_block`)."""
-        if self._at is None:
-            self._at = {}
-            for i, line in enumerate(self.lines):
-                self._at.setdefault(line, []).append(i)
-        want, n = list(block), len(block)
-        if not want:
-            return []
-        # from the block's line the file holds least often: a blank first line stands at hundreds of places of
-        # a 5,000-line file, and polars' 19,000 hunks were each compared there (3 s of explain, now 0.6 s)
-        j = min(range(n), key=lambda k: len(self._at.get(want[k], ())))
-        return [i - j for i in self._at.get(want[j], ()) if i >= j and self.lines[i - j:i - j + n] == want]
-
-
-@dataclass(frozen=True)
-class _Side:
-    """The lines a file has beside a hunk, up to the nearest one that tells (at most _REACH): `edge` when they
-    run to the file's start (before it) or end (after it), then a place must too; `anchors` when they tell
-    where the hunk stands (a line that tells, or the file's edge)."""
-
-    lines: tuple[bytes, ...]
-    edge: bool
-    anchors: bool
-
-    def ends_at(self, lines: list[bytes], at: int) -> bool:
-        """Whether LINES hold these lines just before index AT."""
-        start = at - len(self.lines)
-        return start >= 0 and tuple(lines[start:at]) == self.lines and (not self.edge or start == 0)
-
-    def starts_at(self, lines: list[bytes], at: int) -> bool:
-        """Whether LINES hold these lines from index AT."""
-        end = at + len(self.lines)
-        return tuple(lines[at:end]) == self.lines and (not self.edge or end == len(lines))
-
-
-def _before(lines: list[bytes], at: int) -> _Side:
-    start = at
-    while start > 0 and at - start < _REACH:
-        start -= 1
-        if tells(lines[start]):
-            return _Side(tuple(lines[start:at]), False, True)
-    return _Side(tuple(lines[start:at]), start == 0, start == 0)
-
-
-def _after(lines: list[bytes], at: int) -> _Side:
-    end = at
-    while end < len(lines) and end - at < _REACH:
-        end += 1
-        if tells(lines[end - 1]):
-            return _Side(tuple(lines[at:end]), False, True)
-    return _Side(tuple(lines[at:end]), end == len(lines), end == len(lines))
-
-
-def _places(hunk: Hunk, base: _Lines, head: _Lines, upstream: _Lines) -> list[int]:
-    """The indexes of UPSTREAM where HUNK's added lines stand (or, for a hunk that adds none, where the lines
-    around its removed ones are joined) as if upstream made HUNK's change since BASE: beside the lines HEAD or
-    BASE has beside it, with the removed lines not beside them; [] when upstream's file holds its added lines
-    no more often than BASE, or its removed lines no less often. Where the hunk itself stands is `_at_place`'s."""
-    added, removed = list(hunk.added), list(hunk.removed)
-    kept = bool(removed) and bool(find_block(added, removed))     # what it removes lives on in what it adds
-    if removed and not kept and any(tells(line) for line in removed) and \
-            len(upstream.find(removed)) >= len(base.find(removed)):
-        return []
-    if added and len(upstream.find(added)) <= len(base.find(added)):
-        return []
-    at_base = hunk.old_start - 1 if hunk.old_count else hunk.old_start
-    at_head = hunk.new_start - 1 if hunk.new_count else hunk.new_start
-    sides = [(_before(head.lines, at_head), _after(head.lines, at_head + len(added))),
-             (_before(base.lines, at_base), _after(base.lines, at_base + len(removed)))]
-    joined = not any(tells(line) for line in added)     # its added lines say nothing: the lines around join
-    if added:
-        places = upstream.find(added)
-    else:
-        places = sorted({i + len(before.lines) if before.lines else 0 for before, _ in sides
-                         for i in (upstream.find(before.lines) if before.lines else [0])})
-    n, up = len(added), upstream.lines
-    return [p for p in places if (kept or not _beside(up, p, n, removed)) and
-            any(_placed(up, p, n, before, after, joined) for before, after in sides)]
-
-
-def _at_place(hunk: Hunk, places: list[int], spans: BaseMap | None, base: str | None, upstream: str
-              ) -> list[int] | None:
-    """The lines of blob UPSTREAM that hold HUNK's added lines (or the line after which its removed ones were),
-    of PLACES (`_places`), when one of them is HUNK's own place: it meets the region HUNK's lines of blob BASE
-    map to in UPSTREAM (`BaseMap.region`, widened over the hunks of their diff it meets; a line standing
-    elsewhere in the file is no evidence, with the same lines beside it or not: h213). Else None."""
-    if spans is None or not places:
-        return None
-    mine = span_of(hunk.old_start, hunk.old_count)
-    region = spans.region(base, upstream, mine)
-    if region is None:          # a binary
-        return None
-    n = len(hunk.added)
-    found = [p for p in places if meets(_span_at(p, n), region)]
-    if not found:
-        return None
-    at_head = hunk.new_start - 1 if hunk.new_count else hunk.new_start
-    first = min(found, key=lambda i: abs(i - at_head))
-    return [first + 1, first + n] if n else [max(first, 1)] * 2
-
-
-def _span_at(at: int, n: int) -> Span:
-    """The doubled span (`basemap.span_of`) of the N lines from index AT; for none, the place before index AT."""
-    return span_of(at + 1, n) if n else span_of(at, 0)
-
-
-def _beside(lines: list[bytes], at: int, n: int, removed: list[bytes]) -> bool:
-    """Whether REMOVED stands right before index AT or right after the N lines from it."""
-    k = len(removed)
-    return bool(k) and (lines[at + n:at + n + k] == removed or (at >= k and lines[at - k:at] == removed))
-
-
-def _placed(lines: list[bytes], at: int, n: int, before: _Side, after: _Side, joined: bool) -> bool:
-    """Whether the N lines of LINES from index AT stand where BEFORE and AFTER say: both beside them when
-    JOINED is asked for (and one of them anchors), else one that anchors."""
-    b, a = before.ends_at(lines, at), after.starts_at(lines, at + n)
-    if joined:
-        return b and a and (before.anchors or after.anchors)
-    return (b and before.anchors) or (a and after.anchors)
-
-
-def _needle(taken: list[tuple[Hunk, str | None]]) -> tuple[Hunk, str | None, str, bool] | None:
-    """(hunk, its base blob, line, whether it was added) to look the commit up by: the longest line that tells,
-    is printable UTF-8 (a command prints it; a CRLF file's lines without their `\\r`) and is no longer than
-    NEEDLE_MAX bytes, of the largest hunk upstream has, added lines before removed ones."""
-    best: tuple[tuple[bool, int], Hunk, str | None, bytes, bool] | None = None
-    for hunk, base in taken:
-        if hunk.kind != "text":
-            continue
-        for adds, block in ((True, hunk.added), (False, hunk.removed)):
-            usable = [bare for line in block if tells(line) and len(bare := _unreturned(line)) <= NEEDLE_MAX
-                      and _printable(bare)]
-            if usable:
-                key = (adds, sum(len(line) for line in block))
-                if best is None or key > best[0]:
-                    best = (key, hunk, base, max(usable, key=lambda item: len(item.strip())), adds)
-                break
-    return None if best is None else (best[1], best[2], best[3].decode(), best[4])
-
-
-def _unreturned(line: bytes) -> bytes:
-    """LINE without the `\\r` a CRLF file ends it with: `git log -S` finds the rest (it matches substrings),
-    and a command can print it."""
-    return line[:-1] if line.endswith(b"\r") else line
-
-
-def _printable(line: bytes) -> bool:
-    try:
-        text = line.decode()
-    except UnicodeDecodeError:
-        return False
-    return text.replace("\t", "").isprintable()      # every character a tab or printable, in one call
-
-
-def _name_commit(git: Git, sources: Sources, found: UpstreamHas, hunk: Hunk, base: str | None,
-                 listed: list[Pickaxed], lines: dict[str | None, _Lines]) -> None:
-    """The first upstream commit since the entry's base, of those that changed how often the file holds the
-    chosen line (`git log -S`, oldest first), whose version of the file has the line's hunk at its own place
-    (`_first_with`): not one that added (removed) the line elsewhere, before or after (h204, h213). LISTED: what
-    `git log -S` listed (HasFinder._start_commit chose HUNK, its BASE blob and the line, `found.needle`)."""
-    assert found.needle is not None
-    raw, sign = found.needle[1].encode(), 1 if found.adds else -1
-
-    def made(old: str, new: str) -> bool:    # added the line (removed it, for a removal): the other way is not it
-        return sign * ((sources.read(new) or b"").count(raw) - (sources.read(old) or b"").count(raw)) > 0
-
-    blobs = [new if made(old, new) else None for _sha, _subject, old, new in listed]
-    at = _first_with(git, hunk, base, blobs, raw, found.adds, sources, lines)
-    if at is not None:
-        found.commit, found.subject = listed[at][0], listed[at][1]
-    found.passed = len(listed) if at is None else at
-
-
-def _first_with(git: Git, hunk: Hunk, base: str | None, blobs: list[str | None], line: bytes, adds: bool,
-                sources: Sources, lines: dict[str | None, _Lines]) -> int | None:
-    """The index of the first of BLOBS (versions of HUNK's file; None: not one to look at) that has HUNK at its
-    own place, made since its BASE blob; when none has all of it (upstream made it in steps), the first whose
-    HUNK's place holds LINE (ADDS; else no longer holds it). One `diff-tree` places HUNK in every version.
-    A hunk deleting the file: the first that deletes it."""
-    if hunk.new_oid in (None, ZERO):
-        return next((i for i, blob in enumerate(blobs) if blob == ZERO), None)
-    looked = [(i, blob) for i, blob in enumerate(blobs) if blob is not None and blob != ZERO]
-    spans = BaseMap(git, [(base, blob) for _i, blob in looked]) if looked else None
-    base_lines, head = _text(base, sources, lines), _text(hunk.new_oid, sources, lines)
-    for i, blob in looked:
-        if _at_place(hunk, _places(hunk, base_lines, head, _text(blob, sources, lines)), spans, base, blob):
-            return i
-    mine = span_of(hunk.old_start, hunk.old_count)
-    for i, blob in looked:
-        region = spans.region(base, blob, mine) if spans is not None else None
-        if region is None or spans is None:
-            continue
-        text = _text(blob, sources, lines)
-        held = any(meets(_span_at(at, 1), region) for at in text.find([line]) + text.find([line + b"\r"]))
-        if held == adds:
-            return i
-    return None
 
 
 def files_said(items: list[dict[str, Any]], others: list[dict[str, Any]], most: int = 4) -> str:

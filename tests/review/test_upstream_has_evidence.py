@@ -196,7 +196,7 @@ def test_lines_find_every_place_a_block_stands() -> None:
     blank line of the file, 3 s of explain on polars): every place, overlapping ones too, and no other."""
     import random
 
-    from carrytool.review.upstream_has import _Lines
+    from carrytool.review.has_places import _Lines
 
     rng = random.Random(7)
     vocab = [b"", b"", b"    )", b"x = 1", b"return x", b"pass"]

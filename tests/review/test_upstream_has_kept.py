@@ -12,7 +12,7 @@ import pytest
 
 from carrytool.gitlayer import history
 from carrytool.gitlayer.git import Git
-from carrytool.review import hascache, upstream_has
+from carrytool.review import has_commit, hascache, upstream_has
 from carrytool.review.upstream_has import HasFinder
 from tests.conftest import Cli, Small
 
@@ -49,7 +49,8 @@ def _spy(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
     """How many entries were weighed and how many `git log -S` ran, each way."""
     calls = {"weigh": 0, "pickaxe": 0, "pickaxe_later": 0, "has": 0}
     for owner, name, said in ((upstream_has, "_weigh", "weigh"), (Git, "pickaxe", "pickaxe"),
-                              (Git, "pickaxe_later", "pickaxe_later"), (upstream_has, "_places", "has")):
+                              (Git, "pickaxe_later", "pickaxe_later"), (upstream_has, "_places", "has"),
+                              (has_commit, "_places", "has")):      # weighing, and naming the commit
         real = getattr(owner, name)
 
         def counted(*args, _real=real, _name=said, **kwargs):  # noqa: ANN002, ANN003, ANN202
@@ -212,13 +213,14 @@ def test_the_key_names_what_decides(tmp_path: Path) -> None:
 
 
 def test_the_code_digest_covers_every_module_the_weighing_imports() -> None:
-    """A kept answer is valid only for the code in hascache.CODE: every carrytool module upstream_has and
-    hascache import must be in it, or a change there would leave answers of the old code standing (h226's
-    review: `meets` and `span_of` came from pipeline/regions.py, which CODE did not name)."""
+    """A kept answer is valid only for the code in hascache.CODE: every carrytool module upstream_has (and
+    has_places, has_commit, split from it) and hascache import must be in it, or a change there would leave
+    answers of the old code standing (h226's review: `meets` and `span_of` came from pipeline/regions.py, which
+    CODE did not name)."""
     import ast
 
     root = Path(hascache.__file__).parents[1]
-    for module in ("review/upstream_has.py", "review/hascache.py"):
+    for module in ("review/upstream_has.py", "review/has_places.py", "review/has_commit.py", "review/hascache.py"):
         tree = ast.parse((root / module).read_text())
         imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module
                     and node.module.startswith("carrytool.")}

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from carrytool.review.upstream_has import _printable
+from carrytool.review.has_commit import _printable
 
 LINES = [b"", b"x = 1", b"\tindented = 1", b"\t\t", b"a\tb", b"\x0b", b"tab\tand\x1b[0m escape", b"\r",
          b"caf\xc3\xa9", "non\u00a0breaking".encode(), "zero\u200bwidth".encode(), "emoji \U0001f600".encode(),
