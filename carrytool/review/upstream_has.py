@@ -11,9 +11,10 @@ whole-file change when upstream has the file as the entry's head has it.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard
 
 from carrytool.gitlayer.env import ZERO
 from carrytool.gitlayer.git import Git
@@ -106,10 +107,15 @@ class HasFinder:
         tree = self.git.tree_of(self.upstream)
         weighed: dict[str, tuple[str, UpstreamHas, Callable[[], bool] | None]] = {}
         found: dict[str, UpstreamHas] = {}
-        lines: dict[str | None, _Lines] = {}        # a blob's lines, indexed once for every entry (upstream's files)
+        # a blob's lines, indexed once: upstream's files', which any entry may compare against, for the whole run;
+        # an entry's own (its changes' blobs before and after) until no entry left names them (polars: 58 MB of
+        # lines kept to the end, many of its PRs' diffs alike; the largest PR's alone are 42 MB)
+        lines: dict[str | None, _Lines] = {}
+        named = [facts for entry in entries if _weighable(facts := evidence.get(entry))]
+        left = Counter(oid for facts in named for oid in _blobs(facts))
         for entry in entries:
             facts = evidence.get(entry)
-            if facts is None or not facts.head or not facts.base or not facts.hunks:
+            if not _weighable(facts):
                 continue
             key = self.kept.key(self.upstream, facts)
             raw = self.kept.get(key)
@@ -119,6 +125,10 @@ class HasFinder:
                 weighed[entry] = (key, answer, self._start_commit(answer, facts.base, lines) if answer.present
                                   else None)
             found[entry] = answer
+            for oid in _blobs(facts):
+                left[oid] -= 1
+                if not left[oid]:
+                    lines.pop(oid, None)
         for key, answer, name in weighed.values():
             if name is None or name():      # a failed `git log -S` named no commit: the next run asks again
                 self.kept.put(key, _kept(answer))
@@ -152,6 +162,16 @@ def upstream_has(git: Git, upstream: str, evidence: dict[str, EntryFacts], sourc
     """For each of ENTRIES (those that conflict with upstream alone) whose facts are known, what upstream
     already has of it; only the entries upstream has at least one hunk of."""
     return HasFinder(git, upstream, sources).find(evidence, entries)
+
+
+def _weighable(facts: EntryFacts | None) -> TypeGuard[EntryFacts]:
+    """Whether FACTS are known enough to weigh: a base, a head and hunks."""
+    return facts is not None and bool(facts.head) and bool(facts.base) and bool(facts.hunks)
+
+
+def _blobs(facts: EntryFacts) -> set[str | None]:
+    """The blobs of the entry's own files whose lines `_weigh` may read: its changes' before and after."""
+    return {oid for change in facts.changes for oid in (change.old_oid, change.new_oid)}
 
 
 def _kept(found: UpstreamHas) -> dict[str, Any]:
