@@ -125,3 +125,19 @@ def test_cold_explain_keeps_what_the_syncs_kept_and_nothing_an_explain_kept(tmp_
     assert seen[0] == ["findings-git2.39.5.json", "merges-git2.39.5.json", "merges-git2.47.3.json",
                        "patchids-git2.39.5.json"]  # what sync keeps
     assert len(seen) == 2 and out["explain_seconds"] == out["explain_warm_seconds"] == 0.1
+
+
+def test_explain_cold_parts_names_each_cache_kind(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """bench.explain_cold_parts on a tiny generated corpus: a row for sync, warm, cold and each cache kind."""
+    from bench import explain_cold_parts
+
+    assert main(["--workload", "small", "--files", "50", "--prs", "5", "--repeat", "1", "--quiet",
+                 "--runners", "carrytool", "--out", str(tmp_path / "work")]) == 0
+    capsys.readouterr()
+    [manifest] = (tmp_path / "work").glob("*/manifest.yaml")
+    monkeypatch.setattr("sys.argv", ["explain_cold_parts", str(manifest), "--repeat", "1"])
+    explain_cold_parts.main()
+    rows = [line.split(" | ")[0].lstrip("| ") for line in capsys.readouterr().out.splitlines() if line.startswith("| ")]
+    assert rows[:4] == ["command", "sync", "explain (warm)", "explain (cold)"], rows
+    assert "explain without scopes" in rows and "explain without pairs" in rows, rows
