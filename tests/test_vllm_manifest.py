@@ -238,6 +238,9 @@ class Worker:
             get_pp_group().send_tensor_dict(output.tensors, all_gather_group=get_tp_group())
             return None
         return output
+
+# 45619
+# 45620
 '''
 
 RUNNER_FINAL = '''\
