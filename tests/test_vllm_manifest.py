@@ -532,6 +532,8 @@ PR_FILES = {
     45615: {CUMEM: edit(CUMEM_UPSTREAM, SLEEP_SYNC)},
     45398: {WORKER: WORKER_UPSTREAM.replace("allocator.wake_up(tags)", "backend.resume(tags)"), BACKEND: UNION[BACKEND],
             SLEEP_DOC: "# Sleep mode\n\n`--sleep-mode-backend=cumem_tag` (#45398)\n"},
+    # the stand-ins for #45619's and #45620's own lines: the union, the last word on gpu_worker.py, keeps both
+    # (WORKER_FINAL ends with them); its code at the file's end is no form of a comment (pipeline.lineroles)
     45619: {WORKER: WORKER_UPSTREAM + "\n# 45619\n"},
     45620: {WORKER: WORKER_UPSTREAM + "\n# 45620\n"},
     45612: {CUMEM: edit(CUMEM_UPSTREAM, WAKE_SYNC), CUMEM_TEST: "def test_wake_up_synchronizes_last():\n    pass\n",
