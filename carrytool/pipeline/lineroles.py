@@ -44,19 +44,25 @@ _OPEN, _CLOSE = frozenset("([{"), frozenset(")]}")
 _AUGMENTED = frozenset({"+=", "-=", "*=", "/=", "//=", "%=", "**=", ">>=", "<<=", "&=", "|=", "^=", "@="})
 
 
-def line_carries(line: bytes, hunk: Hunk, rivals: Sequence[Hunk]) -> bool:
+def line_carries(line: bytes, hunk: Hunk, rivals: Sequence[Hunk], opened: str = "") -> bool:
     """Whether LINE, a union's own, may be HUNK's change in another form beside RIVALS (other PRs' hunks where it
     is): in Python, where both it and HUNK's lines have roles (roles_of), only if it shares one with them; then
     it is, where one it shares at its top and theirs (leading_roles) no rival's lines have (it does what HUNK does
     and no other does: a line merging two PRs' changes is each one's); else where it is no less akin to HUNK's
     lines (_kin) than to those of every rival that shares one of its roles or has none. Elsewhere (no roles, or
     not Python): by likeness alone. A call inside another's brackets alone credits no PR (`X = log(bb, str(bb))`
-    is no form of pr/2's `send_report(d, str(d))` for its `str`)."""
-    mine = roles_of(line) | reads_of(line) if _is_python(hunk.path) else frozenset()
+    is no form of pr/2's `send_report(d, str(d))` for its `str`). What HUNK's lines do is what they do at their top
+    (_does): where that names something (a call, an assignment, ...), a line sharing only the rest with them (a
+    statement's keyword, a keyword, a call inside brackets) or nothing it does (a string, a docstring's line) is no
+    form of them (h232: `return None` for `return send_report(d, 'weekly')`, `label = str(dd)` for
+    `send_report(d, str(d))`, `"send_report(dd, 'weekly')",`, all re-expressed, exit 0). OPENED: the quote of a
+    string LINE starts in (opened_at)."""
+    mine = roles_of(line, opened) | reads_of(line, opened) if _is_python(hunk.path) else frozenset()
     theirs = _roles(hunk)
-    if not mine or not theirs:
+    does, named = _does(hunk)
+    if not theirs or (not mine and not named):
         return _kin(line, hunk) >= max(_kin(line, h) for h in rivals)
-    shared = mine & theirs
+    shared = mine & does
     if not shared:
         return False
     others = [(h, _roles(h)) for h in rivals]
@@ -71,7 +77,19 @@ def only_comments(lines: Sequence[bytes], path: str) -> bool:
     """Whether LINES, of a Python file, are comments alone (roles_of: nothing but ("comment", "")): they do
     nothing, so they carry no PR's line but a comment, whether other PRs' hunks are beside them or not (h225's
     probe: a union's `# log later` where pr/1's `X = log()` met upstream's edit was that call "re-expressed")."""
-    return bool(lines) and _is_python(path) and all(roles_of(line) == {("comment", "")} for line in lines)
+    return bool(lines) and _is_python(path) and all(
+        roles_of(line, opened) == {("comment", "")} for line, opened in zip(lines, opened_at(lines)))
+
+
+def opened_at(lines: Sequence[bytes]) -> list[str]:
+    """The quote of the string each of LINES (consecutive lines of Python) starts in, left open by the lines before
+    it ("": none): a docstring's lines are no code (h232: `send_report(dd, 'weekly') is the caller's.` in one
+    read as that call)."""
+    found, opened = [], ""
+    for line in lines:
+        found.append(opened)
+        opened = _read(line, opened)[2]
+    return found
 
 
 def _is_python(path: str) -> bool:
@@ -84,10 +102,20 @@ def said_lines(hunk: Hunk) -> list[bytes]:
 
 
 def _roles(hunk: Hunk, *, top: bool = False) -> frozenset[Role]:
-    """The roles of HUNK's lines (_lines; TOP: those at their top, leading_roles); none outside Python."""
+    """The roles of HUNK's lines (said_lines; TOP: those at their top, leading_roles); none outside Python."""
     if not _is_python(hunk.path):
         return frozenset()
-    return frozenset().union(*(_read(line)[1 if top else 0] for line in said_lines(hunk)))
+    lines = said_lines(hunk)
+    return frozenset().union(*(_read(line, opened)[1 if top else 0] for line, opened in zip(lines, opened_at(lines))))
+
+
+def _does(hunk: Hunk) -> tuple[frozenset[Role], bool]:
+    """What HUNK's lines do, and whether that names something: the named roles at their top (NAMED) and the dotted
+    values they assign; where they have none, all their roles (_roles: a statement's keyword, a keyword of a
+    fragment of a call, ...)."""
+    named = frozenset(role for role in _roles(hunk, top=True) if role[0] in NAMED)
+    named |= {role for role in _roles(hunk) if role[0] == "value"}
+    return (named, True) if named else (_roles(hunk), False)
 
 
 def _kin(line: bytes, hunk: Hunk) -> float:
@@ -101,34 +129,33 @@ def _bare(line: bytes) -> bytes:
     return line.translate(None, b" \t\r")
 
 
-def roles_of(line: bytes) -> frozenset[Role]:
+def roles_of(line: bytes, opened: str = "") -> frozenset[Role]:
     """What LINE (one line of Python) does: ("call", name) for each name it calls (a method by its own name),
     ("assign", target) for each target it assigns at its top, ("keyword", name) for each keyword it passes or
     parameter default it gives, ("import", name), ("def", name), ("decorator", name), ("statement", keyword) for a
-    statement's keyword, ("comment", "") for a comment alone. Empty where it cannot be read or does nothing."""
-    return _read(line)[0]
+    statement's keyword, ("comment", "") for a comment alone. Empty where it does nothing. OPENED: the quote of a
+    string it starts in (opened_at); one it leaves open holds the rest of it."""
+    return _read(line, opened)[0]
 
 
-def leading_roles(line: bytes) -> frozenset[Role]:
+def leading_roles(line: bytes, opened: str = "") -> frozenset[Role]:
     """LINE's roles (roles_of) at its top: but the calls inside another's brackets and the keywords (`X = log(bb,
     str(bb))` calls `str` only for `log`'s sake)."""
-    return _read(line)[1]
+    return _read(line, opened)[1]
 
 
 @functools.lru_cache(maxsize=4096)
-def _read(line: bytes) -> tuple[frozenset[Role], frozenset[Role]]:
-    """LINE's roles and those at its top (roles_of, leading_roles)."""
-    tokens = _tokens(line.decode("utf-8", "surrogateescape").strip())
-    if tokens is None:
-        return frozenset(), frozenset()
+def _read(line: bytes, opened: str = "") -> tuple[frozenset[Role], frozenset[Role], str]:
+    """LINE's roles and those at its top (roles_of, leading_roles), and the quote of a string it leaves open."""
+    tokens, left = _tokens(line.decode("utf-8", "surrogateescape").strip(), opened)
     code = [(kind, text) for kind, text in tokens if kind != "comment"]
     if not code:
         found = frozenset({("comment", "")}) if tokens else frozenset()
-        return found, found
+        return found, found, left
     first = code[0][1]
     if first in ("import", "from"):
         found = frozenset(_imports(code))
-        return found, found
+        return found, found, left
     top: set[Role] = set()
     if first in _STATEMENTS:
         top.add(("statement", first))
@@ -140,15 +167,15 @@ def _read(line: bytes) -> tuple[frozenset[Role], frozenset[Role]]:
     bound = _bindings(code)
     top |= calls | {role for role in bound if role[0] != "keyword"}
     value = _value(code) if any(role[0] == "assign" for role in bound) else set()
-    return frozenset(top | inner | bound | value), frozenset(top)
+    return frozenset(top | inner | bound | value), frozenset(top), left
 
 
-def reads_of(line: bytes) -> frozenset[Role]:
+def reads_of(line: bytes, opened: str = "") -> frozenset[Role]:
     """("value", name) for each dotted name of two parts or more LINE reads (not one it calls nor assigns): where
     a line assigning that value (roles_of) has gone, a line holding it may carry it in a new form (`self.v1 =
     keep(10, self.state)` for `self.snap = self.state`)."""
-    tokens = _tokens(line.decode("utf-8", "surrogateescape").strip())
-    code = [(kind, text) for kind, text in tokens or [] if kind != "comment"]
+    tokens = _tokens(line.decode("utf-8", "surrogateescape").strip(), opened)[0]
+    code = [(kind, text) for kind, text in tokens if kind != "comment"]
     found, n = set(), 0
     while n < len(code):
         end = _dotted_end(code, n) if code[n][0] == "name" and (not n or code[n - 1][1] != ".") else n + 1
@@ -167,21 +194,28 @@ def _value(code: list[tuple[str, str]]) -> set[Role]:
     return {("value", "".join(text for _kind, text in rest))}
 
 
-def _tokens(text: str) -> list[tuple[str, str]] | None:
-    """TEXT's tokens (kind, text), strings whole; None where a string is left open."""
-    found, at = [], 0
+def _tokens(text: str, opened: str = "") -> tuple[list[tuple[str, str]], str]:
+    """TEXT's tokens (kind, text), strings whole, where it starts in a string of the quote OPENED ("": none); and
+    the quote of a string it leaves open (the rest of TEXT: a triple-quoted one, or one a backslash continues)."""
+    found: list[tuple[str, str]] = []
+    at = 0 if not opened else _string_end(text, 0, opened)
+    if at is None:
+        return [("string", text)], opened
+    if opened:
+        found.append(("string", text[:at]))
     while (match := _TOKEN.search(text, at)) is not None:
         kind, at = match.lastgroup or "other", match.end()
         if kind == "string":
             quote = match.group().lstrip("rRbBuUfF")
             end = _string_end(text, at, quote)
             if end is None:
-                return None
+                found.append(("string", text[match.start():]))
+                return found, quote if len(quote) == 3 or text.endswith("\\") else ""
             found.append(("string", text[match.start():end]))
             at = end
         else:
             found.append((kind, match.group()))
-    return found
+    return found, ""
 
 
 def _string_end(text: str, at: int, quote: str) -> int | None:

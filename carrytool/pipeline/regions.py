@@ -40,7 +40,7 @@ from dataclasses import replace
 from carrytool.gitlayer.git import Change, Git, change_of
 from carrytool.pipeline.basemap import BaseMap, Span, blob_key, meets, overlaps, span_of
 from carrytool.pipeline.hunks import Hunk, says_nothing
-from carrytool.pipeline.lineroles import line_carries, only_comments, said_lines
+from carrytool.pipeline.lineroles import line_carries, only_comments, opened_at, said_lines
 from carrytool.pipeline.sides import _SideDrops
 
 
@@ -162,7 +162,8 @@ class Regions(_SideDrops):
         said = [line for line in own.added if not says_nothing(line)]
         if only_comments(said, own.path) and not only_comments(said_lines(hunk), hunk.path):
             return False
-        return not rivals or any(line_carries(line, hunk, rivals) for line in said)
+        return not rivals or any(line_carries(line, hunk, rivals, opened)
+                                 for line, opened in zip(said, opened_at(said)))
 
     def _region(self, j: int, hunk: Hunk) -> Span | None:
         """HUNK's base lines (folded PR J's; J -1: the union's own) in the union's base blob (_span); where they do

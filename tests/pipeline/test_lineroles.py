@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from carrytool.pipeline.hunks import Hunk
-from carrytool.pipeline.lineroles import leading_roles, line_carries, reads_of, roles_of
+from carrytool.pipeline.lineroles import leading_roles, line_carries, opened_at, reads_of, roles_of
 
 
 @pytest.mark.parametrize(("line", "roles"), [
@@ -56,3 +56,37 @@ def test_a_line_only_naming_a_call_carries_it_in_python_only(path: str, carries:
     # outside Python, likeness of text alone, as before
     dropped, kept = _adds(path, b"    send_report(d, 'weekly')"), _adds(path, b"    X = log(b)")
     assert line_carries(b"    send_report = None", dropped, [kept]) is carries
+
+
+def test_a_string_left_open_holds_the_rest_of_its_line_and_the_lines_after_it() -> None:
+    # h232: a docstring's lines were read as code (`send_report(dd, 'weekly') is ...` a call of it), and a line
+    # opening a string not read at all (likeness of text decided)
+    lines = [b'    """Later:', b"    send_report(dd, 'weekly') is the caller's.", b'    """', b"    f(x)"]
+    assert opened_at(lines) == ["", '"""', '"""', ""]
+    assert [roles_of(line, opened) for line, opened in zip(lines, opened_at(lines))] == [
+        set(), set(), set(), {("call", "f")}]
+    assert roles_of(b'send_report(dd, """weekly') == {("call", "send_report")}
+    assert roles_of(b"x = 'a\\") == {("assign", "x")}
+    assert opened_at([b"x = 'a\\", b"b' + g(y)"]) == ["", "'"]
+    assert roles_of(b"b' + g(y)", "'") == {("call", "g")}
+    assert opened_at([b"x = 'a", b"g(y)"]) == ["", ""]        # a quote no backslash continues ends at its line
+
+
+@pytest.mark.parametrize(("dropped", "line"), [
+    (b"    return send_report(d, 'weekly')", b"    return None"),          # the kind of statement alone
+    (b"    send_report(d, str(d))", b"    label = str(dd)"),                # a call inside its brackets
+    (b"    send_report(d, period='weekly')", b"    Y = fetch(dd, period='weekly')"),     # a keyword it passes
+    (b"    send_report(d, 'weekly')", b"    \"send_report(dd, 'weekly')\","),           # its text, in a string
+])
+def test_a_line_sharing_only_what_a_call_does_aside_carries_it_not(dropped: bytes, line: bytes) -> None:
+    # h232: each was read as the call re-expressed, the other PR's line sharing nothing with it
+    assert line_carries(line, _adds("m.py", dropped), [_adds("m.py", b"    X = log(b)")]) is False
+
+
+@pytest.mark.parametrize(("added", "line"), [
+    (b"    timeout=3,", b"    timeout=5,"),                  # a fragment of a call does no more than pass it
+    (b"    if weekly:", b"    if weekly2:"),                  # a statement doing nothing named
+    (b"    self.snap = self.state", b"    self.v1 = keep(10, self.state)"),
+])
+def test_a_line_sharing_what_a_line_does_without_naming_anything_carries_it(added: bytes, line: bytes) -> None:
+    assert line_carries(line, _adds("m.py", added), [_adds("m.py", b"    X = log(b)")]) is True
