@@ -74,11 +74,20 @@ def line_carries(line: bytes, hunk: Hunk, rivals: Sequence[Hunk], opened: str = 
 
 
 def only_comments(lines: Sequence[bytes], path: str) -> bool:
-    """Whether LINES, of a Python file, are comments alone (roles_of: nothing but ("comment", "")): they do
-    nothing, so they carry no PR's line but a comment, whether other PRs' hunks are beside them or not (h225's
-    probe: a union's `# log later` where pr/1's `X = log()` met upstream's edit was that call "re-expressed")."""
+    """Whether LINES, of a Python file, are comments and strings alone (a docstring, a string standing as a
+    statement): they do nothing, so they carry no PR's line but such lines, whether other PRs' hunks are beside
+    them or not (h225's probe: a union's `# log later` where pr/1's `X = log()` met upstream's edit was that call
+    "re-expressed"; h232's: so was a docstring of its own there)."""
     return bool(lines) and _is_python(path) and all(
-        roles_of(line, opened) == {("comment", "")} for line, opened in zip(lines, opened_at(lines)))
+        (tokens := _tokens(line.decode("utf-8", "surrogateescape").strip(), opened)[0])
+        and all(kind in ("comment", "string") for kind, _text in tokens)
+        for line, opened in zip(lines, opened_at(lines)))
+
+
+def does_something(hunk: Hunk) -> bool:
+    """Whether HUNK's lines, of Python, do something: have a role (roles_of) but a comment's. A docstring's line,
+    read without the quote that opened it, may have none: a union's docstring may be its new form."""
+    return bool(_roles(hunk) - {("comment", "")})
 
 
 def opened_at(lines: Sequence[bytes]) -> list[str]:

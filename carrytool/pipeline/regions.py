@@ -40,7 +40,7 @@ from dataclasses import replace
 from carrytool.gitlayer.git import Change, Git, change_of
 from carrytool.pipeline.basemap import BaseMap, Span, blob_key, meets, overlaps, span_of
 from carrytool.pipeline.hunks import Hunk, says_nothing
-from carrytool.pipeline.lineroles import line_carries, only_comments, opened_at, said_lines
+from carrytool.pipeline.lineroles import does_something, line_carries, only_comments, opened_at
 from carrytool.pipeline.sides import _SideDrops
 
 
@@ -160,7 +160,7 @@ class Regions(_SideDrops):
         rivals = [h for j, (_c, hunks) in enumerate(self.folded) if j != k for h in hunks
                   if h.path == own.path and h.kind == "text" and self._at(at, self._region(j, h))]
         said = [line for line in own.added if not says_nothing(line)]
-        if only_comments(said, own.path) and not only_comments(said_lines(hunk), hunk.path):
+        if only_comments(said, own.path) and does_something(hunk):
             return False
         return not rivals or any(line_carries(line, hunk, rivals, opened)
                                  for line, opened in zip(said, opened_at(said)))

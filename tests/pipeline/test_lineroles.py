@@ -4,7 +4,15 @@ from __future__ import annotations
 import pytest
 
 from carrytool.pipeline.hunks import Hunk
-from carrytool.pipeline.lineroles import leading_roles, line_carries, opened_at, reads_of, roles_of
+from carrytool.pipeline.lineroles import (
+    does_something,
+    leading_roles,
+    line_carries,
+    only_comments,
+    opened_at,
+    reads_of,
+    roles_of,
+)
 
 
 @pytest.mark.parametrize(("line", "roles"), [
@@ -90,3 +98,21 @@ def test_a_line_sharing_only_what_a_call_does_aside_carries_it_not(dropped: byte
 ])
 def test_a_line_sharing_what_a_line_does_without_naming_anything_carries_it(added: bytes, line: bytes) -> None:
     assert line_carries(line, _adds("m.py", added), [_adds("m.py", b"    X = log(b)")]) is True
+
+
+@pytest.mark.parametrize(("lines", "inert"), [
+    ([b"    # log later"], True),
+    ([b'    """log later"""'], True),                          # h232: a string standing alone does nothing either
+    ([b'    """Later:', b"    X = log()", b'    """'], True),  # a docstring's lines
+    ([b"    # log", b'    "later"'], True),
+    ([b"    'weekly',"], False),                               # an item of a list
+    ([b"    X = log()  # later"], False),
+])
+def test_comments_and_strings_alone_do_nothing(lines: list[bytes], inert: bool) -> None:
+    assert only_comments(lines, "m.py") is inert
+
+
+def test_a_docstrings_line_read_alone_does_nothing_a_call_does() -> None:
+    assert not does_something(_adds("m.py", b"    Sends the weekly report."))
+    assert not does_something(_adds("m.py", b"    # log later"))
+    assert does_something(_adds("m.py", b"    X = log()"))

@@ -282,13 +282,15 @@ def test_a_line_dropped_at_a_stop_against_upstream_alone_is_said_by_continue_and
 
 
 @pytest.mark.parametrize("command", ["sync", "explain"])
-@pytest.mark.parametrize("written", ["    # log later\n", "    # X = log()\n    # TODO: log once c is set\n"],
-                         ids=["comment", "commented-out"])
+@pytest.mark.parametrize("written", ["    # log later\n", "    # X = log()\n    # TODO: log once c is set\n",
+                                     '    """log later"""\n', '    # log\n    "once c is set"\n'],
+                         ids=["comment", "commented-out", "a-string", "a-comment-and-a-string"])
 def test_a_comment_where_upstreams_edit_met_a_prs_line_is_no_form_of_it(cli: Cli, small: Small, git: str,
                                                                          command: str, written: str) -> None:
     """h225: the union writes only a comment where pr/1's `X = log()` met upstream's `c = 30` (no other PR's hunk
     there): read as the maintainer's resolution, pr/1's call `re-expressed`, exit 0, nothing said. A comment does
-    nothing; it re-expresses only a comment (lineroles), with other PRs' hunks beside it or none."""
+    nothing; it re-expresses only a comment (lineroles), with other PRs' hunks beside it or none; nor does a string
+    standing alone (h232: a docstring of its own, `log later`, was pr/1's call re-expressed)."""
     union = LATER.replace("    c = 30\n", written + "    c = 30\n").replace("return a", "return a + 0")
     r = _on_bases(cli, small, ONE, F.replace("return a", "return a + 0"), union, base=F, base2=None, up=LATER,
                   command=command)
@@ -296,3 +298,17 @@ def test_a_comment_where_upstreams_edit_met_a_prs_line_is_no_form_of_it(cli: Cli
     if command == "explain":
         [cov] = [c for c in r["coverage"] if c["pr"] == "pr/1"]
         assert [(h["lines"], h["status"]) for h in cov["hunks"]] == [([4, 4], "absent")]
+
+
+@pytest.mark.parametrize(("said", "written"), [("    # c is set below\n", "    # c is set just below\n"),
+                                               ('    "c is set below"\n', '    """c is set just below"""\n')],
+                         ids=["a-comment", "a-string"])
+def test_a_comment_where_upstreams_edit_met_a_prs_comment_is_its_new_form(cli: Cli, small: Small, git: str,
+                                                                          said: str, written: str) -> None:
+    # pr/1 only says something there: the union's words for it, comments or strings alike, are its new form
+    union = LATER.replace("    c = 30\n", written + "    c = 30\n").replace("return a", "return a + 0")
+    r = _on_bases(cli, small, F.replace("    b = 2\n", "    b = 2\n" + said), F.replace("return a", "return a + 0"),
+                  union, base=F, base2=None, up=LATER, command="explain")
+    assert _lines(r) == [], r["warnings"]
+    [cov] = [c for c in r["coverage"] if c["pr"] == "pr/1"]
+    assert [(h["lines"], h["status"]) for h in cov["hunks"]] == [([4, 4], "re-expressed")]
