@@ -1,6 +1,8 @@
 """What one line of Python does (pipeline.lineroles), table-driven (h225)."""
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from carrytool.pipeline.hunks import Hunk
@@ -116,3 +118,16 @@ def test_a_docstrings_line_read_alone_does_nothing_a_call_does() -> None:
     assert not does_something(_adds("m.py", b"    Sends the weekly report."))
     assert not does_something(_adds("m.py", b"    # log later"))
     assert does_something(_adds("m.py", b"    X = log()"))
+
+
+@pytest.mark.parametrize("path", ["m.py", "data.json"])
+def test_likeness_of_very_long_lines_takes_no_minutes(path: str) -> None:
+    # h232: two 10,000-character lines (minified data, a generated table) cost difflib's ratio ~30 s a pair on the
+    # CI machine, several pairs a hunk: one scenario's explain took 56 s, another's 140 s; the ends of such lines
+    # are compared
+    long = "'" + "x" * 10000 + "',"
+    dropped = _adds(path, long.encode())
+    line = (long[:5000] + "y" + long[5000:]).encode()
+    started = time.monotonic()
+    assert line_carries(line, dropped, [_adds(path, b"    X = log(b)")]) is True
+    assert time.monotonic() - started < 5
