@@ -8,8 +8,6 @@ the line there (h213: not one that added the line to another function first).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from carrytool.gitlayer.env import ZERO
 from carrytool.gitlayer.git import Git
 from carrytool.gitlayer.history import Pickaxed
@@ -17,9 +15,6 @@ from carrytool.pipeline.basemap import BaseMap, meets, span_of
 from carrytool.pipeline.hunks import Hunk
 from carrytool.review.evidence import Sources
 from carrytool.review.has_places import _at_place, _Lines, _places, _span_at, _text, tells
-
-if TYPE_CHECKING:
-    from carrytool.review.upstream_has import UpstreamHas
 
 # the longest line (bytes) the commit is looked up by: `-S<line>` is one argument, and Linux refuses one over
 # 128 kB (E2BIG; h219: a minified bundle). A longer line is no needle: a prefix of it would count other lines
@@ -59,23 +54,24 @@ def _printable(line: bytes) -> bool:
     return text.replace("\t", "").isprintable()      # every character a tab or printable, in one call
 
 
-def _name_commit(git: Git, sources: Sources, found: UpstreamHas, hunk: Hunk, base: str | None,
-                 listed: list[Pickaxed], lines: dict[str | None, _Lines]) -> None:
+def _name_commit(git: Git, sources: Sources, needle: str, adds: bool, hunk: Hunk, base: str | None,
+                 listed: list[Pickaxed], lines: dict[str | None, _Lines]) -> tuple[str | None, str | None, int]:
     """The first upstream commit since the entry's base, of those that changed how often the file holds the
     chosen line (`git log -S`, oldest first), whose version of the file has the line's hunk at its own place
     (`_first_with`): not one that added (removed) the line elsewhere, before or after (h204, h213). LISTED: what
-    `git log -S` listed (HasFinder._start_commit chose HUNK, its BASE blob and the line, `found.needle`)."""
-    assert found.needle is not None
-    raw, sign = found.needle[1].encode(), 1 if found.adds else -1
+    `git log -S` listed (HasFinder._start_commit chose HUNK, its BASE blob and the line NEEDLE, which the commit
+    ADDS, else removes). The commit and its subject (None, None: none), and how many listed commits came before it
+    (all of them when none)."""
+    raw, sign = needle.encode(), 1 if adds else -1
 
     def made(old: str, new: str) -> bool:    # added the line (removed it, for a removal): the other way is not it
         return sign * ((sources.read(new) or b"").count(raw) - (sources.read(old) or b"").count(raw)) > 0
 
     blobs = [new if made(old, new) else None for _sha, _subject, old, new in listed]
-    at = _first_with(git, hunk, base, blobs, raw, found.adds, sources, lines)
-    if at is not None:
-        found.commit, found.subject = listed[at][0], listed[at][1]
-    found.passed = len(listed) if at is None else at
+    at = _first_with(git, hunk, base, blobs, raw, adds, sources, lines)
+    if at is None:
+        return None, None, len(listed)
+    return listed[at][0], listed[at][1], at
 
 
 def _first_with(git: Git, hunk: Hunk, base: str | None, blobs: list[str | None], line: bytes, adds: bool,

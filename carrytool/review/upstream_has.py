@@ -151,7 +151,12 @@ class HasFinder:
         def name() -> bool:
             commits = listed()
             if commits is not None:
-                _name_commit(self.git, self.sources, found, hunk, base, commits[:50], lines)
+                assert found.needle is not None
+                named = _name_commit(self.git, self.sources, found.needle[1], found.adds, hunk, base, commits[:50],
+                                     lines)
+                if named[0] is not None:
+                    found.commit, found.subject = named[0], named[1]
+                found.passed = named[2]
             return commits is not None
 
         return name
