@@ -48,9 +48,10 @@ def leftover_kind(path: str) -> str | None:
 
 
 def in_scratch(given: Collection[str], root: Path) -> list[str]:
-    """The --take paths GIVEN as the scratch tree ROOT names its files: an absolute path under ROOT (as the
-    refusal's `rm` prints them; h226: "the scratch tree has no file" of a file it has) or one that starts with
-    `./`, made relative; any other as given (refused, when the scratch tree has no such file)."""
+    """The --take or --drop-edit paths GIVEN as the scratch tree ROOT names its files: an absolute path under
+    ROOT (as the refusals print them; h226: "the scratch tree has no file" of a file it has; h228: "no recorded
+    edit is held back there") or one that starts with `./`, made relative; any other as given (refused, when
+    the scratch tree has no such file)."""
     out = []
     for path in given:
         if os.path.isabs(path):
