@@ -198,7 +198,8 @@ class Union(Stopping, Recording, FoldChecks, FoldSyntax, FoldRewrites, Publishin
             merged = self.git.merge_trees([(state["tip"], self.only_paths(item))])[0]
             merged = self.merge_structurally(merged, item, state)
             step = resolve_step(self.git, merged, records, [f for f in fixups if f.item == item.id], self.notify,
-                                self.upstream_of(state), recorded, self.git.tree_of(item.base))
+                                self.upstream_of(state), recorded, self.git.tree_of(item.base),
+                                drop_command=lambda path: continue_command(self.name, self.invocation, [path], ())([]))
             state["used_keys"] += step.used
             if step.unresolved:
                 return self.stop(state, item, merged, step, outcome, dry)

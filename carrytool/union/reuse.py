@@ -65,12 +65,14 @@ class Upstream:
 
 def resolve_step(git: Git, merged: MergeResult, records: dict[str, bytes], fixups: list[Fixup],
                  notify: Notify, upstream: Upstream | None = None,
-                 recorded: dict[str, RecordedUpstream] | None = None, branched: str | None = None) -> Step:
+                 recorded: dict[str, RecordedUpstream] | None = None, branched: str | None = None, *,
+                 drop_command: Callable[[str], str]) -> Step:
     """Apply each recorded hunk on its own, then FIXUPS (those recorded for this PR); say what is left. A
     hunk's record that would drop lines UPSTREAM has there now, or put back lines it no longer has there,
     which it did not when recorded (RECORDED: what each record says of upstream's lines; BRANCHED: the tree
     the PR branched from, for a record that does not say what it kept), is not applied, and a fixup that
-    would remove lines UPSTREAM has now and did not have when it was recorded is left to ask."""
+    would remove lines UPSTREAM has now and did not have when it was recorded is left to ask. DROP_COMMAND(FILE):
+    the `union continue --drop-edit FILE` to paste, whole (h237: it lacked carrytool, the name and -m/--repo)."""
     edits: dict[str, tuple[str, str] | None] = {}
     removes: dict[str, list[int]] = {}
     deletes: list[str] = []
@@ -143,8 +145,8 @@ def resolve_step(git: Git, merged: MergeResult, records: dict[str, bytes], fixup
             else:
                 waiting.append(fixup.file)
                 notify(f"{fixup.file}: your recorded edit outside the conflict hunks ({fixup.item}) does not apply "
-                       "beside the new hunks; redo it in the scratch tree as you resolve them, or drop it: `union "
-                       f"continue --drop-edit {shlex.quote(fixup.file)}` (`union continue` refuses while it is "
+                       "beside the new hunks; redo it in the scratch tree as you resolve them, or drop it: "
+                       f"`{drop_command(fixup.file)}` (`union continue` refuses while it is "
                        "neither). It was:\n" + describe_edit(fixup))
             continue
         if unresolved.get(fixup.file) == "other" and fixup.conflict not in (None, "other"):

@@ -160,3 +160,25 @@ def test_the_refusals_commands_keep_the_drops_already_given(tmp_path: Path, cli:
     again = cli(*shlex.split(printed.group(1))[1:])
     assert again.exit_code == 0, again.output
     assert run("compose").exit_code == 0
+
+
+def test_the_stops_drop_notice_prints_the_whole_command_and_it_runs(cli: Cli, fold: Fold) -> None:
+    """The stop's notice on a recorded edit that does not apply beside the new hunks named `union continue
+    --drop-edit a.py`, without carrytool, the union's name or the -m/--repo the stop's own hint repeats (h237):
+    pasted, it did not run. It prints the command as the hint does, and that command drops the edit."""
+    assert union(cli, fold, "compose").exit_code == 3
+    resolve_both(fold.scratch / "a.py", outside=b"line 10 edited by hand\n")
+    assert union(cli, fold, "continue").exit_code == 0
+    fold.up.commit({"a.py": edited({3: "line 3 by two\n", 10: "line 10 by two v2\n", 15: "line 15 by two, v2\n"})},
+                   "two: v2", parent=fold.pr2, ref="refs/pull/2/head")
+    stop = union(cli, fold, "compose")
+    assert stop.exit_code == 3, stop.output
+    command = f"carrytool union continue u --drop-edit a.py -m {fold.manifest} --repo {fold.work}"
+    flat = " ".join(stop.output.split())
+    assert f"or drop it: `{command}` (`union continue` refuses while it is neither)" in flat, stop.output
+    assert f"then: carrytool union continue u -m {fold.manifest} --repo {fold.work}" in flat     # the hint's form
+    (fold.scratch / "a.py").write_bytes(TAKE_THEIRS.sub(rb"\1", (fold.scratch / "a.py").read_bytes()))
+    result = cli(*shlex.split(command)[1:])
+    assert result.exit_code == 0, result.output
+    assert "a.py: your recorded edit outside the conflict hunks (pr/2) is dropped from the store" in result.output
+    assert [d for d in _fixups(fold) if d["file"] == "a.py"] == []
