@@ -190,8 +190,8 @@ def union_continue(name: UnionName, manifest: ManifestOpt = None, repo: RepoOpt 
                    take: Annotated[Optional[list[str]], typer.Option(
                        "--take", metavar="FILE", show_default=False,
                        help="Take FILE, which an editor or merge tool leaves behind (a swap file, `*~`, `*.orig`, "
-                            "...), into the union on purpose; without it continue refuses such a file "
-                            "(repeatable).")] = None) -> None:
+                            "...), into the union on purpose, or the deletion of a conflicted FILE removed from the "
+                            "scratch tree; without it continue refuses either (repeatable).")] = None) -> None:
     """Take every change made in the scratch tree (recorded for the next fold) and go on with the fold; the
     files taken beyond the conflicted ones are named."""
     _flags(quiet, False)

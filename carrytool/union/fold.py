@@ -48,6 +48,7 @@ from carrytool.union.taken import (
     continue_command,
     in_scratch,
     leftover_kind,
+    refuse_deleted_conflicts,
     refuse_leftovers,
     refuse_unknown_takes,
     taken_files,
@@ -326,6 +327,9 @@ class Union(Stopping, Recording, FoldChecks, FoldSyntax, FoldRewrites, Publishin
         if still:
             raise ConflictError(f"conflict markers remain in {', '.join(still)} (in {scratch.root})",
                                 hint=f"resolve them, then: {self.command('continue')}")
+        gone = refuse_deleted_conflicts(conflict["files"], snapshot, take=take, root=scratch.root, shown=shown,
+                                        git_dir=self.git.common_dir,
+                                        command=continue_command(self.name, self.invocation, drop, take))
         edits: dict[str, tuple[str, str] | None] = {}
         for path, (mode, data) in snapshot.items():
             oid = self.git.write_blob(data)
@@ -334,7 +338,7 @@ class Union(Stopping, Recording, FoldChecks, FoldSyntax, FoldRewrites, Publishin
         edits.update({p: None for p, (mode, _oid) in shown.items() if mode != "160000" and p not in snapshot})
         taken = taken_files(edits, shown, kinds)
         refuse_unknown_takes(taken, tracked=lambda path: self._tracked(state, path), take=take,
-                             present=snapshot, root=scratch.root,
+                             present=snapshot, deleted=gone, root=scratch.root,
                              command=continue_command(self.name, self.invocation, drop, ()))
         refuse_leftovers(taken, tracked=lambda path: self._tracked(state, path), take=take, root=scratch.root,
                          command=continue_command(self.name, self.invocation, drop, take))

@@ -6,6 +6,8 @@ Every change made in the scratch tree goes into the union; h214's trial on celer
 continue names every file it takes beyond the conflicted ones, and refuses a file an editor or a merge tool
 leaves behind (added, and tracked by none of the fold's inputs) unless the user takes it by name (`--take`). A `--take` naming anything else (a path the scratch tree lacks, a
 typo; a file continue takes anyway) is refused: h219 found it accepted silently, the leftover meant not taken.
+A conflicted file deleted from the scratch tree is refused as well, unless taken by name: h237 found both sides'
+changes to it dropped with exit 0.
 """
 
 from __future__ import annotations
@@ -78,13 +80,15 @@ def taken_files(edits: Mapping[str, object | None], shown: Collection[str], conf
 
 
 def refuse_unknown_takes(taken: list[dict[str, str]], *, tracked: Callable[[str], bool], take: Collection[str],
-                         present: Collection[str], root: Path, command: Callable[[list[str]], str]) -> None:
+                         present: Collection[str], deleted: Collection[str] = (), root: Path,
+                         command: Callable[[list[str]], str]) -> None:
     """InputError (nothing recorded) naming each path of TAKE that is not a leftover continue refuses (added,
-    named as an editor or merge tool names its files, TRACKED by no input of the fold): a path the scratch tree
-    (files PRESENT) lacks, or a file continue takes without --take. COMMAND(extra options): the continue to run,
-    with the options given but --take."""
+    named as an editor or merge tool names its files, TRACKED by no input of the fold) nor a conflicted file
+    DELETED from the scratch tree (refuse_deleted_conflicts): a path the scratch tree (files PRESENT) lacks, or
+    a file continue takes without --take. COMMAND(extra options): the continue to run, with the options given
+    but --take."""
     refused = {item["file"] for item in taken if item["change"] == "added" and leftover_kind(item["file"])
-               and not tracked(item["file"])}
+               and not tracked(item["file"])} | set(deleted)
     wrong = [(path, f"the scratch tree has no file {path}" if path not in present else
               f"{path} is no editor or merge-tool leftover that continue refuses (it takes every other change "
               "without --take)") for path in dict.fromkeys(take) if path not in refused]
@@ -92,7 +96,8 @@ def refuse_unknown_takes(taken: list[dict[str, str]], *, tracked: Callable[[str]
         return
     raise InputError("; ".join(f"--take {path}: {why}" for path, why in wrong) + "; nothing was recorded",
                      hint=f"--take names a file an editor or a merge tool leaves behind in the scratch tree {root} "
-                          "(its path there, e.g. `a.py.orig`), which continue refuses unless taken on purpose; "
+                          "(its path there, e.g. `a.py.orig`), which continue refuses unless taken on purpose, or "
+                          "a conflicted file deleted there, to drop it from the union; "
                           f"without it: {command([])}")
 
 
@@ -125,3 +130,39 @@ def continue_command(name: str, invocation: str, drop: Collection[str],
         return f"carrytool union continue {shlex.quote(name)}" + "".join(f" {shlex.quote(w)}" for w in words) + \
             invocation
     return command
+
+
+def refuse_deleted_conflicts(conflicts: list[dict], present: Collection[str], *, take: Collection[str], root: Path,
+                             shown: Mapping[str, tuple[str, str]], git_dir: Path,
+                             command: Callable[[list[str]], str]) -> list[str]:
+    """The conflicted files (CONFLICTS: the stop's records) deleted from the scratch tree ROOT (not in PRESENT)
+    that continue takes: those TAKE names. A conflicted file deleted and not taken by name is a ConflictError
+    (nothing recorded): continue dropped it from the union, and both sides' changes to it, with exit 0 and a
+    warning after (h237). A conflict the stop asked to decide by deleting the file (one of another kind, a
+    recorded deletion: `deletes_file`) is no such file. The hint restores each as the stop wrote it (SHOWN:
+    path -> (mode, blob) in GIT_DIR's store); COMMAND(extra options): the continue to run, with the options given."""
+    gone = [c for c in conflicts if c["kind"] != "other" and not c.get("deletes_file") and c["file"] not in present]
+    missing = [c for c in gone if c["file"] not in take]
+    if missing:
+        restores = [step for c in missing for step in [_restore(git_dir, shown.get(c["file"]), root / c["file"])]
+                    if step]
+        takes = [word for c in missing for word in ("--take", c["file"])]
+        raise ConflictError(
+            "".join(f"{c['file']}: a conflicted file ({', '.join(c['entries'])}) is gone from the scratch tree "
+                    f"{root}: continue would drop it from the union, and both sides' changes to it with it; "
+                    for c in missing) + "nothing was recorded",
+            hint=(f"restore it as the stop wrote it ({' && '.join(restores)}), " if len(restores) == len(missing)
+                  else "restore it as the stop wrote it, ")
+                 + f"resolve its conflicts, then: {command([])}; or, to drop the file from the union on purpose: "
+                   f"{command(takes)}")
+    return [c["file"] for c in gone]
+
+
+def _restore(git_dir: Path, entry: tuple[str, str] | None, target: Path) -> str | None:
+    """The shell command writing the blob of ENTRY (mode, oid) to TARGET; None for no regular file."""
+    if entry is None or entry[0] not in ("100644", "100755"):
+        return None
+    path = shlex.quote(str(target))
+    steps = [] if target.parent.is_dir() else [f"mkdir -p {shlex.quote(str(target.parent))}"]
+    steps.append(f"git --git-dir {shlex.quote(str(git_dir))} cat-file blob {entry[1]} > {path}")
+    return " && ".join(steps + ([f"chmod +x {path}"] if entry[0] == "100755" else []))

@@ -823,10 +823,10 @@ def test_an_edit_that_does_not_settle_a_deletion_is_shown(cli: Cli, fold: Fold) 
 
 def test_a_conflicted_file_deleted_by_hand_is_not_asked_again(cli: Cli, fold: Fold) -> None:
     """helper-77: deleting a conflicted file at a stop recorded the fold's shown (relabelled) file as the
-    edit's base, which no later fold makes: every refold asked again, with nothing moved."""
+    edit's base, which no later fold makes: every refold asked again, with nothing moved. (Taken by name: h237.)"""
     assert union(cli, fold, "compose").exit_code == 3
     (fold.scratch / "a.py").unlink()
-    assert union(cli, fold, "continue").exit_code == 0
+    assert union(cli, fold, "continue", "--take", "a.py").exit_code == 0
     result = union(cli, fold, "compose")
     assert result.exit_code == 0, result.output
     assert fold.ls(fold.ref(), "a.py") == ""
