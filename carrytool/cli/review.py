@@ -261,7 +261,7 @@ def status(
         with _report_failure("status", None, fmt):
             loaded = _load(manifest)
             path = lock_path(loaded)
-            lock = parse_lock(path.read_text(encoding="utf-8"), str(path)) if path.is_file() else None
+            lock = parse_lock(path.read_bytes(), str(path)) if path.is_file() else None
             with _open_git(repo) as git:
                 client = ForgeClient(forge or guess_forge(loaded.upstream.url), api_url,
                                      git.common_dir / "carrytool" / "forge-cache.json", offline=offline)

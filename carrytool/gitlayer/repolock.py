@@ -17,6 +17,7 @@ from pathlib import Path
 
 from carrytool.errors import EnvironmentProblem, LockHeld
 from carrytool.gitlayer.env import hostname
+from carrytool.gitlayer.jsonread import load_json
 
 
 def common_dir(git_dir: Path) -> Path:
@@ -120,7 +121,7 @@ class RepoLock:
     @staticmethod
     def _read(fd: int) -> dict:
         try:
-            data = json.loads(os.pread(fd, 4096, 0) or b"{}")
+            data = load_json(os.pread(fd, 4096, 0) or b"{}")
         except (OSError, ValueError):
             return {}
         return data if isinstance(data, dict) else {}
@@ -135,7 +136,7 @@ class RepoLock:
 
     def _holder(self) -> dict:
         try:
-            data = json.loads(self.path.read_bytes() or b"{}")
+            data = load_json(self.path.read_bytes() or b"{}")
         except (OSError, ValueError):
             return {}
         return data if isinstance(data, dict) else {}

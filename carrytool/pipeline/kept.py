@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Generic, TypeVar
 
 from carrytool import __version__
+from carrytool.gitlayer.jsonread import load_json
 from carrytool.pipeline.atomic import write_json_cache
 
 V = TypeVar("V")
@@ -77,8 +78,8 @@ class KeptAnswers(Generic[V]):
         if self.path is None:
             return {}
         try:
-            found = json.loads(self.path.read_bytes())[self._field]
-        except (OSError, ValueError, TypeError, KeyError, RecursionError, MemoryError):  # h219: deep nesting
+            found = load_json(self.path.read_bytes())[self._field]
+        except (OSError, ValueError, TypeError, KeyError):
             return {}
         return found if isinstance(found, dict) else {}
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from carrytool import __version__
 from carrytool.errors import LockMismatch
+from carrytool.gitlayer.jsonread import load_json, read_json
 from carrytool.gitlayer.urls import redact
 from carrytool.manifest.model import Entry, Manifest
 from carrytool.pipeline.atomic import publish, stage
@@ -181,22 +182,16 @@ def resync_hint(ran: str | None, why: str) -> str:
     return f"run `carrytool sync` {why}, then `carrytool {ran}` again"
 
 
-# JSON nested deeper than Python's reader recurses (h228: a hand edit, RecursionError, exit 70)
-_TOO_DEEP = "nested too deep to read (not a lock sync wrote)"
-
-
 def read_lock(manifest: Manifest, *, ran: str = "sync --locked") -> Lock:
     """Read the lock beside the manifest; raise LockMismatch when it is absent, unreadable or stale. RAN:
     the command reading it, as the hints name it (resync_hint)."""
     path = lock_path(manifest)
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        doc = read_json(path)
     except FileNotFoundError:
         raise LockMismatch(f"no lock at {path}", hint=resync_hint(ran, "once to write it")) from None
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError) as exc:       # not JSON, not UTF-8, nested too deep (h228): gitlayer.jsonread
         raise LockMismatch(f"cannot read the lock {path}: {exc}") from None
-    except (RecursionError, MemoryError):
-        raise LockMismatch(f"cannot read the lock {path}: {_TOO_DEEP}") from None
     if not isinstance(doc, dict) or doc.get("lock") != LOCK_VERSION:
         raise LockMismatch(f"{path} is not a carrytool lock (version {LOCK_VERSION})")
     _check_shape(doc, path, ran)
@@ -204,14 +199,13 @@ def read_lock(manifest: Manifest, *, ran: str = "sync --locked") -> Lock:
     return Lock(doc, path)
 
 
-def parse_lock(text: str, where: str) -> dict[str, Any]:
-    """Parse and shape-check a lock's TEXT (read from WHERE) without comparing it to a manifest."""
+def parse_lock(text: str | bytes, where: str) -> dict[str, Any]:
+    """Parse and shape-check a lock's TEXT (read from WHERE; bytes as json.loads decodes them) without comparing
+    it to a manifest."""
     try:
-        doc = json.loads(text)
+        doc = load_json(text)
     except ValueError as exc:
         raise LockMismatch(f"cannot read the lock {where}: {exc}") from None
-    except (RecursionError, MemoryError):
-        raise LockMismatch(f"cannot read the lock {where}: {_TOO_DEEP}") from None
     if not isinstance(doc, dict) or doc.get("lock") != LOCK_VERSION:
         raise LockMismatch(f"{where} is not a carrytool lock (version {LOCK_VERSION})")
     _check_shape(doc, Path(where), None)

@@ -11,11 +11,11 @@ date, the same records give the same commit; bounded: the oldest record goes whe
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from carrytool.errors import GitError
 from carrytool.gitlayer.git import Git, Signature, is_sha
+from carrytool.gitlayer.jsonread import load_json
 from carrytool.manifest.model import Manifest
 from carrytool.pipeline.jsontext import indented
 from carrytool.pipeline.resolve import namespace
@@ -74,8 +74,8 @@ def recorded_locks(manifest: Manifest, git: Git) -> list[tuple[str, dict[str, An
     out = []
     for sha in order:
         try:
-            doc = json.loads(git.read_blob(records[sha]).decode("utf-8", "replace"))
-        except (GitError, ValueError, RecursionError, MemoryError):     # h228: a hand edit nested too deep
+            doc = load_json(git.read_blob(records[sha]).decode("utf-8", "replace"))
+        except (GitError, ValueError):          # a hand edit: not JSON, nested too deep (h228)
             continue
         if isinstance(doc, dict) and isinstance(doc.get("entries"), list) and isinstance(doc.get("upstream"), dict):
             out.append((f"{nights_ref(manifest)}:{sha}.lock", doc))

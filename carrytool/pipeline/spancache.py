@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from carrytool.gitlayer.jsonread import load_json
 from carrytool.pipeline.atomic import write_json_cache
 from carrytool.pipeline.scopes import Spans, _spans, scope_in, scope_of_line
 
@@ -115,9 +115,9 @@ class SpanCache:
             return out
         for path in packs:
             try:
-                pack = json.loads(path.read_bytes())
+                pack = load_json(path.read_bytes())
                 found = pack["spans"]
-            except (OSError, ValueError, TypeError, KeyError, RecursionError, MemoryError):  # h219: deep nesting
+            except (OSError, ValueError, TypeError, KeyError):      # damaged, nested too deep (h219): a shortcut lost
                 continue
             if isinstance(found, dict):
                 self._packs.append(path)

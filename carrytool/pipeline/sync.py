@@ -15,6 +15,7 @@ from carrytool.errors import (
 )
 from carrytool.gitlayer.env import EMPTY_TREE
 from carrytool.gitlayer.git import Git
+from carrytool.gitlayer.jsonread import read_json
 from carrytool.gitlayer.repolock import RepoLock
 from carrytool.gitlayer.urls import resolve_local
 from carrytool.manifest.model import Manifest
@@ -351,8 +352,8 @@ def _record_night(manifest: Manifest, git: Git, night: tuple[str, str | None],
 def last_result(manifest: Manifest) -> str | None:
     """The composed commit the lock beside the manifest names (the last published night), if it can be read."""
     try:
-        result = json.loads(lock_path(manifest).read_text(encoding="utf-8")).get("result")
-    except (OSError, ValueError, AttributeError, RecursionError, MemoryError):     # h228: nested too deep
+        result = read_json(lock_path(manifest)).get("result")
+    except (OSError, ValueError, AttributeError):
         return None
     return result if isinstance(result, str) else None
 

@@ -4,12 +4,12 @@ whose result its inputs no longer compose; and why two PRs built on a newer upst
 
 from __future__ import annotations
 
-import json
 import shlex
 from collections.abc import Callable
 
 from carrytool.gitlayer.env import is_sha
 from carrytool.gitlayer.git import Git
+from carrytool.gitlayer.jsonread import read_json
 from carrytool.manifest.model import Manifest
 from carrytool.pipeline.keptpatchids import KeptPatchIds
 from carrytool.pipeline.lock import lock_path, resync_hint
@@ -212,9 +212,9 @@ def upstream_rewound(manifest: Manifest, git: Git, current: str, *, offline: boo
     OFFLINE, when upstream as this repository last fetched it is an older commit of the lock's (h219: a lock
     from CI, newer than this clone's fetch, read as a force-push)."""
     try:
-        upstream = json.loads(lock_path(manifest).read_text(encoding="utf-8"))["upstream"]
+        upstream = read_json(lock_path(manifest))["upstream"]
         previous = upstream["sha"]
-    except (OSError, ValueError, KeyError, TypeError, RecursionError, MemoryError):  # h228: nested too deep
+    except (OSError, ValueError, KeyError, TypeError):
         return []
     if not isinstance(previous, str) or not is_sha(previous) or previous == current or \
             upstream.get("url") != manifest.upstream.url or upstream.get("branch") != manifest.upstream.branch:

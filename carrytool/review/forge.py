@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from carrytool.errors import EnvironmentProblem, InputError
+from carrytool.gitlayer.jsonread import load_json, read_json
 from carrytool.gitlayer.urls import redact
 from carrytool.pipeline.atomic import write_atomic
 
@@ -248,14 +249,14 @@ _OPENER = urllib.request.build_opener(_SameHostAuth)
 
 def _json(body: bytes, url: str) -> Any:
     try:
-        return json.loads(body.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError, MemoryError):
+        return load_json(body.decode("utf-8"))
+    except ValueError:
         raise ForgeError(f"the forge's answer to {redact(url)} is not JSON") from None
 
 
 def _read_cache(path: Path) -> dict[str, dict[str, Any]]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError, MemoryError):    # (nested too deep: h219)
+        data = read_json(path)
+    except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}

@@ -3,13 +3,13 @@ REV:PATH, with the manifest that night ran with when one is found."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from carrytool.errors import CarryError, InputError
 from carrytool.gitlayer.git import Git, work_tree_top
+from carrytool.gitlayer.jsonread import load_json
 from carrytool.manifest.load import parse_manifest
 from carrytool.manifest.model import Manifest
 from carrytool.pipeline.lock import parse_lock
@@ -121,8 +121,8 @@ def _same_lock(committed: bytes, on_disk: bytes) -> bool:
     """Whether the lock on disk is the committed one: the same JSON (a checkout may have changed its line
     ends: core.autocrlf, an eol attribute; helper-98), else the same bytes."""
     try:
-        return json.loads(committed) == json.loads(on_disk)
-    except (ValueError, RecursionError, MemoryError):
+        return load_json(committed) == load_json(on_disk)
+    except ValueError:
         return committed == on_disk
 
 
@@ -178,8 +178,8 @@ def _night(label: str, text: str, manifest: Manifest | None, base: Path | None =
            given: Path | None = None) -> Night:
     """A lock; or a sync report (`--report FILE`), which a red night leaves where no lock is written."""
     try:
-        doc = json.loads(text)
-    except (ValueError, RecursionError, MemoryError):       # parse_lock says it cannot read it
+        doc = load_json(text)
+    except ValueError:                  # parse_lock says it cannot read it
         doc = None
     if isinstance(doc, dict) and "lock" not in doc and isinstance(doc.get("entries"), list) \
             and isinstance(doc.get("upstream"), dict) and doc["upstream"].get("sha"):

@@ -25,6 +25,7 @@ from carrytool.asserts.spec import AssertOutcome, AssertSpec
 from carrytool.errors import GitError
 from carrytool.gitlayer.checkout import TreeCheckout
 from carrytool.gitlayer.git import Git
+from carrytool.gitlayer.jsonread import read_json
 from carrytool.gitlayer.processes import mark_scratch, release_scratch, sweep_dead_scratch
 from carrytool.pipeline.atomic import write_atomic
 
@@ -155,10 +156,10 @@ class VerdictCache:
     def _load(self) -> dict[str, dict[str, object]]:
         if self._data is None:
             try:
-                doc = json.loads(self.path.read_text("utf-8"))
+                doc = read_json(self.path)
                 ok = isinstance(doc, dict) and doc.get("version") == CACHE_VERSION
                 self._data = doc["verdicts"] if ok and isinstance(doc.get("verdicts"), dict) else {}
-            except (OSError, ValueError, RecursionError, MemoryError):   # (nested too deep: h219)
+            except (OSError, ValueError):
                 self._data = {}         # missing or damaged: a cache is only ever a shortcut
         return self._data
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from carrytool.errors import EnvironmentProblem, GitError, InputError
 from carrytool.gitlayer.env import decode_path, encode_path
 from carrytool.gitlayer.git import Git
+from carrytool.gitlayer.jsonread import read_json
 from carrytool.manifest.safefile import write_atomic
 
 MARKER = ".carrytool-scratch"
@@ -62,7 +63,7 @@ class Scratch:
     def listed(self) -> dict:
         """The marker's record: {"union", "created_root", "files"}; empty when unreadable."""
         try:
-            doc = json.loads(self.marker.read_text(encoding="utf-8"))
+            doc = read_json(self.marker)
         except (OSError, ValueError):
             return {}
         return doc if isinstance(doc, dict) and isinstance(doc.get("files"), list) else {}

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from carrytool.errors import InputError
+from carrytool.gitlayer.jsonread import read_json
 from carrytool.manifest.safefile import write_atomic
 
 STATE_VERSION = 2
@@ -21,7 +22,7 @@ def save_state(path: Path, state: dict[str, Any]) -> None:
 def load_state(path: Path, *, hint: str) -> dict[str, Any]:
     """Read and check the state at PATH; InputError (naming PATH, HINT) when it is not a valid state."""
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        doc = read_json(path)
     except FileNotFoundError:
         raise
     except (OSError, ValueError) as exc:

@@ -12,6 +12,7 @@ from typing import Any
 
 from carrytool import __version__
 from carrytool.errors import InputError
+from carrytool.gitlayer.jsonread import read_json
 from carrytool.manifest.safefile import refuse_symlink, write_atomic
 from carrytool.union.recorded_upstream import (
     Context,
@@ -88,7 +89,7 @@ def _version(meta: Path) -> int | None:
     if meta.is_symlink() or not meta.exists():      # a link is refused before anything is written (preflight)
         return None
     try:
-        doc = json.loads(meta.read_text(encoding="utf-8"))
+        doc = read_json(meta)
     except (OSError, ValueError) as exc:
         doc, why = None, f"unreadable JSON: {exc}"
     else:
@@ -129,7 +130,7 @@ class Store:
         if path.is_symlink():
             raise _corrupt(path, "a symlink")
         try:
-            return json.loads(path.read_text(encoding="utf-8"))
+            return read_json(path)
         except (OSError, ValueError) as exc:
             raise _corrupt(path, f"unreadable JSON: {exc}") from None
 
@@ -303,7 +304,7 @@ class Store:
         if target.is_symlink() or not target.is_file():
             return {}, {}, {}, {}
         try:
-            doc = json.loads(target.read_text(encoding="utf-8"))
+            doc = read_json(target)
             if not isinstance(doc, dict) or doc.get("key") != key:
                 return {}, {}, {}, {}
             places, own = places_of(doc), _resolutions_at(doc)

@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from carrytool.review.nights import _same_lock
 from tests.conftest import Cli, Small
 
 DEEP = "[" * 100_000 + "]" * 100_000
+OTHERS = {"not-utf8": b'{"lock": 1, "upstream": "\xff"}', "truncated": b'{"lock": 1, "upstream": {"sha": "ab'}
 
 
 def _synced(cli: Cli, small: Small) -> str:
@@ -54,3 +57,35 @@ def test_a_deeply_nested_night_record_is_left_out(cli: Cli, small: Small) -> Non
 def test_a_deeply_nested_lock_on_disk_is_not_the_committed_one() -> None:
     """`diff` with no lock named compares the lock on disk with the committed one (review/nights.py)."""
     assert _same_lock(DEEP.encode(), b"{}") is False and _same_lock(DEEP.encode(), DEEP.encode()) is True
+
+
+@pytest.mark.parametrize("kind", OTHERS)
+def test_a_lock_not_utf8_or_truncated_is_unreadable_not_a_traceback(cli: Cli, small: Small, kind: str) -> None:
+    """The same for the other ways a lock is not JSON (h237): exit 2 naming the lock where a command needs it."""
+    _synced(cli, small)
+    lock = small.manifest_path.parent / "manifest.yaml.lock"
+    good = small.root / "good.lock"
+    good.write_text(lock.read_text())
+    lock.write_bytes(OTHERS[kind])
+    for command in (["status", "--offline"], ["sync", "--locked"], ["diff", lock, good]):
+        result = cli(*command, "-m", small.manifest_path, "--repo", small.work.path)
+        assert result.exit_code == 2, (command, result.output)
+        assert f"cannot read the lock {lock}: " in " ".join(result.stderr.split()), result.stderr
+    code, out = cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path)     # looked back at only
+    assert code == 0 and json.loads(lock.read_text())["result"] == out["result"]["sha"]
+
+
+@pytest.mark.parametrize("kind", OTHERS)
+def test_a_night_record_not_utf8_or_truncated_is_left_out(cli: Cli, small: Small, kind: str) -> None:
+    _synced(cli, small)
+    work = small.work
+    ref = "refs/carrytool/dev/nights"
+    blob = work.git("hash-object", "-w", "--stdin", input=OTHERS[kind])
+    listing = [line.split("\t") for line in work.git("ls-tree", ref).splitlines()]
+    tree = work.git("mktree", input="".join(
+        f"{meta.rsplit(' ', 1)[0]} {blob if name.endswith('.lock') else meta.rsplit(' ', 1)[1]}\t{name}\n"
+        for meta, name in listing).encode())
+    work.git("update-ref", ref, work.git("commit-tree", tree, "-m", "a hand edit"))
+    code, out = cli.json("status", "-m", small.manifest_path, "--repo", work.path, "--offline")
+    assert code == 0, out
+    assert [(e["id"], e["suggestion"]) for e in out["entries"]] == [("pr/1", "keep")], out

@@ -1,0 +1,73 @@
+"""A fold's state, a resolution record, the store's version file and the scratch tree's marker holding text that
+is not JSON: nested 100,000 deep (RecursionError, a traceback and exit 70: h237; they caught ValueError alone),
+not UTF-8, or truncated. The state and the store's files are exit 2 naming the file; the marker, as unreadable
+as ever, is a scratch tree whose files carrytool no longer knows, never a crash."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import Cli
+from tests.union.fold_scenario import Fold, resolve_both
+
+UNREADABLE = {"deep": ("[" * 100_000 + "]" * 100_000).encode(), "not-utf8": b'{"version": "\xff"}',
+              "truncated": b'{"version": 2, "name": "u", "ups'}
+
+
+@pytest.fixture
+def fold(tmp_path: Path) -> Fold:
+    return Fold(tmp_path)
+
+
+def union(cli: Cli, fold: Fold, verb: str, *args: str):
+    return cli("union", verb, "u", *args, *fold.args())
+
+
+@pytest.mark.parametrize("kind", UNREADABLE)
+def test_an_unreadable_fold_state_is_bad_input_naming_it(cli: Cli, fold: Fold, kind: str) -> None:
+    assert union(cli, fold, "compose").exit_code == 3
+    state = fold.work / "carrytool" / "union" / "u" / "state.json"
+    state.write_bytes(UNREADABLE[kind])
+    result = union(cli, fold, "continue")
+    assert result.exit_code == 2, result.output
+    assert f"{state}: the fold's state is unreadable (" in " ".join(result.stderr.split()), result.stderr
+    assert ("nested too deep to read" in result.stderr) == (kind == "deep")
+    _code, status = cli.json("union", "status", "u", *fold.args())
+    assert "the fold's state is unreadable (" in status[0]["fold"]["corrupt"], status    # only abort named
+    assert union(cli, fold, "abort").exit_code == 0          # abort works on a corrupt state
+
+
+@pytest.mark.parametrize("kind", UNREADABLE)
+def test_an_unreadable_resolution_record_is_bad_input_naming_it(cli: Cli, fold: Fold, kind: str) -> None:
+    assert union(cli, fold, "compose").exit_code == 3
+    resolve_both(fold.scratch / "a.py")
+    assert union(cli, fold, "continue").exit_code == 0
+    records = sorted((fold.manifest.parent / "resolutions" / "u").glob("*.json"))
+    assert records
+    records[0].write_bytes(UNREADABLE[kind])
+    result = union(cli, fold, "compose")
+    assert result.exit_code == 2, result.output
+    assert f"{records[0]}: not a valid resolution record (unreadable JSON: " in " ".join(result.stderr.split())
+
+
+@pytest.mark.parametrize("kind", UNREADABLE)
+def test_an_unreadable_store_version_file_is_bad_input_naming_it(cli: Cli, fold: Fold, kind: str) -> None:
+    assert union(cli, fold, "compose").exit_code == 3
+    resolve_both(fold.scratch / "a.py")
+    assert union(cli, fold, "continue").exit_code == 0
+    meta = fold.manifest.parent / "resolutions" / "store.json"
+    meta.write_bytes(UNREADABLE[kind])
+    result = union(cli, fold, "compose")
+    assert result.exit_code == 2, result.output
+    flat = " ".join(result.stderr.split())
+    assert f"{meta}: not a valid resolution store version file (unreadable JSON: " in flat, flat
+
+
+@pytest.mark.parametrize("kind", UNREADABLE)
+def test_an_unreadable_scratch_marker_is_no_crash(cli: Cli, fold: Fold, kind: str) -> None:
+    assert union(cli, fold, "compose").exit_code == 3
+    (fold.scratch / ".carrytool-scratch").write_bytes(UNREADABLE[kind])
+    result = union(cli, fold, "abort")
+    assert result.exit_code == 0, result.output
