@@ -24,6 +24,18 @@ def _synced(cli: Cli, small: Small) -> str:
     return small.up.commit({"docs/c.txt": "c2\n"}, "two", parent=one, ref="refs/heads/main")
 
 
+def _record_by_hand(small: Small, data: bytes) -> None:
+    """Replace every lock of the night record with DATA, as a hand edit would (a commit of its own)."""
+    work = small.work
+    ref = "refs/carrytool/dev/nights"
+    blob = work.git("hash-object", "-w", "--stdin", input=data)
+    listing = [line.split("\t") for line in work.git("ls-tree", ref).splitlines()]
+    tree = work.git("mktree", input="".join(
+        f"{meta.rsplit(' ', 1)[0]} {blob if name.endswith('.lock') else meta.rsplit(' ', 1)[1]}\t{name}\n"
+        for meta, name in listing).encode())
+    work.git("update-ref", ref, work.git("commit-tree", tree, "-m", "a hand edit"))
+
+
 def test_a_deeply_nested_lock_is_unreadable_not_a_traceback(cli: Cli, small: Small) -> None:
     _synced(cli, small)
     lock = small.manifest_path.parent / "manifest.yaml.lock"
@@ -41,15 +53,8 @@ def test_a_deeply_nested_lock_is_unreadable_not_a_traceback(cli: Cli, small: Sma
 
 def test_a_deeply_nested_night_record_is_left_out(cli: Cli, small: Small) -> None:
     _synced(cli, small)
-    work = small.work
-    ref = "refs/carrytool/dev/nights"
-    blob = work.git("hash-object", "-w", "--stdin", input=DEEP.encode())
-    listing = [line.split("\t") for line in work.git("ls-tree", ref).splitlines()]
-    tree = work.git("mktree", input="".join(
-        f"{meta.rsplit(' ', 1)[0]} {blob if name.endswith('.lock') else meta.rsplit(' ', 1)[1]}\t{name}\n"
-        for meta, name in listing).encode())
-    work.git("update-ref", ref, work.git("commit-tree", tree, "-m", "a hand edit"))
-    code, out = cli.json("status", "-m", small.manifest_path, "--repo", work.path, "--offline")
+    _record_by_hand(small, DEEP.encode())
+    code, out = cli.json("status", "-m", small.manifest_path, "--repo", small.work.path, "--offline")
     assert code == 0, out
     assert [(e["id"], e["suggestion"]) for e in out["entries"]] == [("pr/1", "keep")], out
 
@@ -78,14 +83,7 @@ def test_a_lock_not_utf8_or_truncated_is_unreadable_not_a_traceback(cli: Cli, sm
 @pytest.mark.parametrize("kind", OTHERS)
 def test_a_night_record_not_utf8_or_truncated_is_left_out(cli: Cli, small: Small, kind: str) -> None:
     _synced(cli, small)
-    work = small.work
-    ref = "refs/carrytool/dev/nights"
-    blob = work.git("hash-object", "-w", "--stdin", input=OTHERS[kind])
-    listing = [line.split("\t") for line in work.git("ls-tree", ref).splitlines()]
-    tree = work.git("mktree", input="".join(
-        f"{meta.rsplit(' ', 1)[0]} {blob if name.endswith('.lock') else meta.rsplit(' ', 1)[1]}\t{name}\n"
-        for meta, name in listing).encode())
-    work.git("update-ref", ref, work.git("commit-tree", tree, "-m", "a hand edit"))
-    code, out = cli.json("status", "-m", small.manifest_path, "--repo", work.path, "--offline")
+    _record_by_hand(small, OTHERS[kind])
+    code, out = cli.json("status", "-m", small.manifest_path, "--repo", small.work.path, "--offline")
     assert code == 0, out
     assert [(e["id"], e["suggestion"]) for e in out["entries"]] == [("pr/1", "keep")], out

@@ -31,9 +31,9 @@ def _fixups(fold: Fold) -> list[dict]:
     return sorted((json.loads(p.read_text()) for p in folder.glob("*.json")), key=lambda d: (d["item"], d["file"]))
 
 
-def held_back(cli: Cli, fold: Fold) -> bytes:
+def holding_back(cli: Cli, fold: Fold):
     """Stop, resolve a.py with line 10 edited by hand (outside the hunks), continue; pr/2 then moves onto line
-    10, the refold stops and holds the edit back; the new hunk resolved as pr/2 has it. Return that file."""
+    10, and the refold stops and holds the edit back: its result."""
     assert union(cli, fold, "compose").exit_code == 3
     resolve_both(fold.scratch / "a.py", outside=b"line 10 edited by hand\n")
     assert union(cli, fold, "continue").exit_code == 0
@@ -41,6 +41,12 @@ def held_back(cli: Cli, fold: Fold) -> bytes:
                    "two: v2", parent=fold.pr2, ref="refs/pull/2/head")
     stop = union(cli, fold, "compose")
     assert stop.exit_code == 3 and "does not apply beside the new hunks" in stop.output, stop.output
+    return stop
+
+
+def held_back(cli: Cli, fold: Fold) -> bytes:
+    """holding_back, then the new hunk resolved as pr/2 has it. Return that file."""
+    stop = holding_back(cli, fold)
     assert "--drop-edit a.py" in stop.output
     resolved = TAKE_THEIRS.sub(rb"\1", (fold.scratch / "a.py").read_bytes())
     (fold.scratch / "a.py").write_bytes(resolved)
@@ -166,13 +172,7 @@ def test_the_stops_drop_notice_prints_the_whole_command_and_it_runs(cli: Cli, fo
     """The stop's notice on a recorded edit that does not apply beside the new hunks named `union continue
     --drop-edit a.py`, without carrytool, the union's name or the -m/--repo the stop's own hint repeats (h237):
     pasted, it did not run. It prints the command as the hint does, and that command drops the edit."""
-    assert union(cli, fold, "compose").exit_code == 3
-    resolve_both(fold.scratch / "a.py", outside=b"line 10 edited by hand\n")
-    assert union(cli, fold, "continue").exit_code == 0
-    fold.up.commit({"a.py": edited({3: "line 3 by two\n", 10: "line 10 by two v2\n", 15: "line 15 by two, v2\n"})},
-                   "two: v2", parent=fold.pr2, ref="refs/pull/2/head")
-    stop = union(cli, fold, "compose")
-    assert stop.exit_code == 3, stop.output
+    stop = holding_back(cli, fold)
     command = f"carrytool union continue u --drop-edit a.py -m {fold.manifest} --repo {fold.work}"
     flat = " ".join(stop.output.split())
     assert f"or drop it: `{command}` (`union continue` refuses while it is neither)" in flat, stop.output
