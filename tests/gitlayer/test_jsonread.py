@@ -56,3 +56,15 @@ def test_an_unreadable_repository_lock_file_is_taken_over(tmp_path: Path, kind: 
         assert RepoLock(repo.path)._who() == "another process"
     finally:
         os.close(fd)
+
+
+def test_a_document_too_large_to_hold_is_a_value_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    """MemoryError (a document larger than memory: not built here, json.loads is made to raise it)."""
+    import carrytool.gitlayer.jsonread as jsonread
+
+    def too_large(data: object) -> object:
+        raise MemoryError
+
+    monkeypatch.setattr(jsonread.json, "loads", too_large)
+    with pytest.raises(ValueError, match="too large to read"):
+        load_json("[]")
