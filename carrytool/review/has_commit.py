@@ -14,7 +14,7 @@ from carrytool.gitlayer.history import Pickaxed
 from carrytool.pipeline.basemap import BaseMap, meets, span_of
 from carrytool.pipeline.hunks import Hunk
 from carrytool.review.evidence import Sources
-from carrytool.review.has_places import _at_place, _Lines, _places, _span_at, _text, tells
+from carrytool.review.has_places import _at_place, _Lines, _places, _span_at, _text, is_blob, tells
 
 # the longest line (bytes) the commit is looked up by: `-S<line>` is one argument, and Linux refuses one over
 # 128 kB (E2BIG; h219: a minified bundle). A longer line is no needle: a prefix of it would count other lines
@@ -82,7 +82,8 @@ def _first_with(git: Git, hunk: Hunk, base: str | None, blobs: list[str | None],
     A hunk deleting the file: the first that deletes it."""
     if hunk.new_oid in (None, ZERO):
         return next((i for i, blob in enumerate(blobs) if blob == ZERO), None)
-    looked = [(i, blob) for i, blob in enumerate(blobs) if blob is not None and blob != ZERO]
+    looked = [(i, blob) for i, blob in enumerate(blobs) if blob is not None and blob != ZERO
+              and is_blob(sources, blob)]        # not a version where the file was a submodule (h236)
     spans = BaseMap(git, [(base, blob) for _i, blob in looked]) if looked else None
     base_lines, head = _text(base, sources, lines), _text(hunk.new_oid, sources, lines)
     for i, blob in looked:

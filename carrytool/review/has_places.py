@@ -38,6 +38,12 @@ def tells(line: bytes) -> bool:
 
 
 
+def is_blob(sources: Sources, oid: str | None) -> bool:
+    """Whether OID is a blob (none counts: no lines), not a submodule's commit, whose lines `_text` reads as none and
+    git's diff cannot read as a file's (h236: `git diff-tree -p` failed, "unable to read", explain exit 4)."""
+    return not oid or oid == ZERO or sources.read(oid) is not None
+
+
 def _text(oid: str | None, sources: Sources, lines: dict[str | None, _Lines]) -> _Lines:
     """Blob OID's lines, indexed once in LINES (none for no blob)."""
     if oid not in lines:

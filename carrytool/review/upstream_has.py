@@ -23,7 +23,7 @@ from carrytool.pipeline.basemap import BaseMap
 from carrytool.pipeline.hunks import Hunk
 from carrytool.review.evidence import EntryFacts, Sources
 from carrytool.review.has_commit import _name_commit, _needle
-from carrytool.review.has_places import _at_place, _Lines, _places, _text, tells
+from carrytool.review.has_places import _at_place, _Lines, _places, _text, is_blob, tells
 from carrytool.review.hascache import KeptHas
 
 
@@ -255,7 +255,7 @@ def _weigh(git: Git, tree: str, facts: EntryFacts, sources: Sources, lines: dict
             at = [1, 1] if made else None
         elif not unchanged or there[1] != base_oid:   # else upstream's file is the base's: it made no change
             places = _places(hunk, text(base_oid), text(hunk.new_oid), text(there[1]))   # (polars: PRs of 350
-            if places:                                                                   # files, most as the base)
+            if places and is_blob(sources, there[1]) and is_blob(sources, base_oid):     # files, most as the base)
                 placed.append((len(weighed), base_oid, there[1], places))
         weighed.append((n, hunk, base_oid, at))
     # where upstream's diff from the entry's base puts each hunk's base lines: one `diff-tree` for the entry
