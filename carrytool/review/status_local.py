@@ -106,6 +106,15 @@ def _left_out_by_manifest(manifest: Manifest, git: Git, number: int, nights: lis
     off = list(dict.fromkeys(other.id for other in standing))
     if entry is None and off and not any(other.enabled for other in standing):
         ids, one = " and ".join(off), len(off) == 1
+        parts = [s.paths if s.partial else None for other in standing for s in other.supersedes if s.pr == number]
+        if None not in parts:   # for some paths only: enabling them carries those alone (h236)
+            paths = ", ".join(dict.fromkeys(p for ps in parts for p in ps))  # type: ignore[union-attr]
+            said = "provides its" if one else "provide its"
+            whose = "its entry is" if one else "their entries are"
+            return "investigate", (
+                f"only {ids} {said} {paths} (`supersedes` paths), and {whose} disabled (`enabled: false`): sync carries "
+                f"none of it, so its change is in the fork only if upstream already has it; to carry it, add "
+                f"`- pr: {number}` to the manifest's entries")
         said = "provides it (`supersedes`), and its entry is" if one else \
             "provide it (`supersedes`), and their entries are"
         return "investigate", (

@@ -108,3 +108,20 @@ def test_a_disabled_pr_a_union_carries_is_said_to_come_through_the_union(cli: Cl
     item = _status(cli, small)["pr/1"]
     assert (item["suggestion"], item["why"]) == (
         "keep", f"{NO_FORGE}; carry/u provides it (`supersedes`): sync carries that, not the PR itself")
+
+
+def test_a_pr_a_disabled_union_supersedes_for_some_paths_is_not_said_to_be_provided_whole(cli: Cli,
+                                                                                           small: Small) -> None:
+    """h236: carry/u, disabled, supersedes pr/2 only for docs/c.txt; status said "only carry/u provides it ... to
+    carry it, enable carry/u", which would carry docs/c.txt alone."""
+    small.pr(2, {"docs/c.txt": "c2\n", "b.py": "x = 1\ny = 22\nz = 3\n"})
+    union = _union(small, {"docs/c.txt": "c2\n"})
+    small.manifest([{"carry": "u", "commit": union, "supersedes": [{"pr": 2, "paths": ["docs/c.txt"]}],
+                     "enabled": False}])
+    assert cli("sync", "-m", small.manifest_path, "--repo", small.work.path).exit_code == 0
+    item = _status(cli, small)["pr/2"]
+    assert item["suggestion"] == "investigate", item
+    assert item["why"] == (
+        f"{NO_FORGE}; only carry/u provides its docs/c.txt (`supersedes` paths), and its entry is disabled "
+        "(`enabled: false`): sync carries none of it, so its change is in the fork only if upstream already has "
+        "it; to carry it, add `- pr: 2` to the manifest's entries")
