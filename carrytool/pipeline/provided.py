@@ -347,7 +347,8 @@ def _judge(git: Git, spans: SpanCache, union: UnionCheck, judged: Sequence[tuple
     whether upstream's file holds it at its place. One merge-tree batch for all."""
     drifts = [_drift(git, union.onto or union.base, change, ours, read) for _k, _hunk, change, _tip in judged]
     asked = [(tip, change, hunk, drift, [c for j, other in enumerate(union.folded) if j != k for c in other.changes
-                                         if c.path == hunk.path and c.new_oid != ZERO])
+                                         if c.path == hunk.path and c.new_oid != ZERO
+                                         and c.new_mode != "160000"])      # a submodule: no lines (h236)
              for (k, hunk, change, tip), drift in zip(judged, drifts)]
     out = []
     for (_k, hunk, change, tip), drift, place in zip(judged, drifts, places(git, asked, read) if asked else []):

@@ -57,11 +57,15 @@ class Regions(_SideDrops):
         self.target: dict[str, str | None] = {}
         for path in paths:
             change = change_of(changes, path)
-            found = git.file_entry(base, path) if change is None else ("", change.old_oid)
-            self.target[path] = found[1] if found is not None else None
+            found = git.file_entry(base, path) if change is None else (change.old_mode, change.old_oid)
+            self.target[path] = found[1] if found is not None and found[0] != "160000" else None
+        # a submodule's commit is no blob of lines: git's diff cannot read it (h236: a PR making a file another PR
+        # edits a submodule, `git diff-tree -p` failed, sync exit 4); its spans map nowhere
+        links = {oid for cs in (changes, *(c for c, _h in folded)) for c in cs
+                 for mode, oid in ((c.old_mode, c.old_oid), (c.new_mode, c.new_oid)) if mode == "160000"}
         self.map = BaseMap(git, [(blob, self.target[h.path]) for j, (_c, hunks) in enumerate(folded)
                                  for h in hunks if h.path in paths
-                                 for blob in (self._base_of(j, h), self._head_of(j, h))])
+                                 for blob in (self._base_of(j, h), self._head_of(j, h)) if blob not in links])
         self.written = [h for h in own if h.path in paths and h.kind == "text"]     # all the union's hunks there
         # how often the PRs add each line, and the union, file by file
         added: dict[str, Counter[bytes]] = {path: Counter() for path in paths}
