@@ -245,7 +245,9 @@ def say_newer_upstream(manifest: Manifest, git: Git, upstream: str, steps: list[
     (their merge base is not in its history, nor either head: no stack) how many, and the likely cause: both
     built on a newer upstream than the one synced, they carry its changes as their own (h227, on trl with
     upstream at main~12: "pr/6507 and pr/6024 carry the same 92 hunks in 34 files", and no word of why). One
-    merge-base and one rev-list --count per such pair, only when it has the warning."""
+    merge-base and one rev-list --count per such pair, only when it has the warning. Both PRs stacked on one
+    branch no entry carries read alike (h236: the note said "newer upstream" of such a stack), and nothing here
+    tells the two apart (upstream's newer commits are in no ref sync has), so the note names both causes."""
     heads = {step.id: step.head for step in steps if step.entry.kind == "pr" and step.head}
     notes: dict[tuple[str, str], str] = {}
     for warning in warnings:
@@ -267,5 +269,5 @@ def _newer_upstream(manifest: Manifest, git: Git, upstream: str, one: str | None
     if not count:
         return ""
     return (f"{BOTH_HOLD}{count} commit{'s' * (count != 1)} that upstream {manifest.upstream.branch} does not have "
-            f"yet (through {shared[:12]}): likely built on a newer upstream than the one synced, so each carries "
-            "upstream's changes as its own")
+            f"(through {shared[:12]}): both built on a newer upstream than the one synced, or stacked on one branch "
+            "the manifest does not carry, so each carries those commits' changes as its own")
