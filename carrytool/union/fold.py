@@ -304,7 +304,7 @@ class Union(Stopping, Recording, FoldChecks, FoldSyntax, FoldRewrites, Publishin
         # the file's path as the held-back refusal prints it ("redo it in <scratch>/a.py"), or `./a.py`, names
         # it too, as for --take (h228: refused, "no recorded edit is held back there")
         drop = in_scratch(drop, Path(state["scratch"]))
-        self.check_drops(conflict, drop)
+        self.check_drops(conflict, drop, take)
         scratch = self._scratch(Path(state["scratch"]))
         snapshot = scratch.read()
         kinds = {c["file"]: c for c in conflict["files"]}

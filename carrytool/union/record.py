@@ -86,17 +86,18 @@ class Recording:
         return {f.file: f for f in self.store.load_fixups(self.name)
                 if f.item == item and f.file in conflict.get("waiting", [])}
 
-    def check_drops(self, conflict: dict, drop: Collection[str]) -> None:
+    def check_drops(self, conflict: dict, drop: Collection[str], take: Collection[str] = ()) -> None:
         """Refuse a DROP (`--drop-edit FILE`) that names no recorded edit held back at this stop (one already
         gone from the store, by a `continue` interrupted after it recorded, is still named: run again, the
-        command goes on)."""
+        command goes on). The hint's continue keeps the other options given (the drops that name one, TAKE's
+        leftovers: h236 found them left out)."""
         waiting = conflict.get("waiting", [])
         for path in drop:
             if path not in waiting:
+                go_on = continue_command(self.name, self.invocation, [p for p in drop if p in waiting], take)([])
                 raise InputError(f"{path}: no recorded edit is held back there at this stop (held back: "
                                  f"{', '.join(sorted(waiting)) or 'none'})",
-                                 hint=f"{self.command('continue')} (--drop-edit FILE names a held-back edit "
-                                      "to drop)")
+                                 hint=f"{go_on} (--drop-edit FILE names a held-back edit to drop)")
 
     def _refuse_held_back(self, conflict: dict, snapshot: dict[str, Content], drop: Collection[str],
                           scratch: Scratch, take: Collection[str]) -> None:

@@ -100,6 +100,18 @@ def test_drop_edit_names_only_a_held_back_edit(cli: Cli, fold: Fold) -> None:
     assert (fold.scratch / "a.py").exists()
 
 
+def test_drop_edit_refusal_hint_keeps_the_other_options_given(cli: Cli, fold: Fold) -> None:
+    """h236: the refusal of a --drop-edit naming no held-back edit printed `carrytool union continue NAME -m ...`
+    without the --take and the valid --drop-edit the user gave: run as printed, it refused the leftover again or
+    stopped on the held-back edit."""
+    held_back(cli, fold)
+    result = union(cli, fold, "continue", "--drop-edit", "a.py", "--drop-edit", "b.py", "--take", "a.py.orig")
+    assert result.exit_code == 2, result.output
+    hint = [line for line in result.output.splitlines() if "names a held-back edit to drop" in line]
+    assert len(hint) == 1 and " --drop-edit a.py --take a.py.orig " in hint[0], result.output
+    assert "b.py --" not in hint[0] and not hint[0].rstrip().endswith("b.py"), hint
+
+
 @pytest.mark.parametrize("form", ["absolute", "dot"])
 def test_drop_edit_takes_the_path_as_the_refusal_printed_it(cli: Cli, fold: Fold, form: str) -> None:
     """The refusal says "redo it in <scratch>/a.py": `--drop-edit` given that path (or `./a.py`) drops the edit, as
