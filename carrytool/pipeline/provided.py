@@ -132,7 +132,8 @@ class LeftOut:
     how: str = ABSENT
     removed: tuple[int, int] | None = None   # a pure deletion: the lines it removes in the PR's base
     whole: str = ""                 # the whole file: "lacks" one the PR changes, "keeps" one the PR deletes;
-    #                                 "mode": the tree has the file at another mode than MODE, the one the PR sets
+    #                                 "mode": the tree has the file at another mode than MODE, the one the PR sets;
+    #                                 "kind": the tree has a link or submodule (MODE) there, the PR changes lines
     mode: str = ""
     beside: tuple[str, ...] = ()    # ABSENT though these PRs insert lines in the same conflict (Regions: "dropped")
     next_to: tuple[str, ...] = ()   # ABSENT though these PRs change lines next to it (an insertion; "changed-next"),
@@ -152,6 +153,8 @@ class LeftOut:
             return f"still has {self.file}, which {self.pr} deletes"
         if self.whole == "mode":
             return "lacks " + (whose or self.pr + "'s") + f" mode change of {self.file} (to {self.mode})"
+        if self.whole == "kind":
+            return f"has a {_KINDS.get(self.mode, 'link')} at {self.file}, whose lines {self.pr} changes"
         if self.removed is None:
             part = f"{_numbered(self.missing)} of " if self.missing else ""
             return f"lacks {part}" + (whose or self.pr + "'s") + f" hunk {self.describe()}" + \
@@ -187,6 +190,8 @@ class LeftOut:
             return f"{_listed(self.apart)} " + ("changes" if len(self.apart) == 1 else "change") + \
                 " those lines or the next ones, but in another def/class, nor does the union write lines of its " \
                 "own in that def/class"
+        if self.whole == "kind":
+            return f"no other PR it folds makes that file a {_KINDS.get(self.mode, 'link')}"
         if self.whole:
             return "no other PR it folds " + ("deletes" if self.whole == "lacks" else "changes") + " that file"
         return "no other PR it folds changes those lines or the next ones" + \
@@ -269,7 +274,10 @@ def _left_out(git: Git, spans: SpanCache, union: UnionCheck, folded: list[list[H
                 by_path.setdefault(hunk.path, []).append(hunk)
         for path, file_hunks in by_path.items():
             change = change_of(pr.changes, path)
-            whole = _whole_file(union, k, change, file_hunks, git.file_entry(tip_tree, path) is not None)
+            entry = git.blob_at(tip_tree, path)       # a submodule too (file_entry: none there)
+            mode = entry[0] if entry is not None else None
+            whole = _kind_left_out(union, k, change, file_hunks, mode) or \
+                _whole_file(union, k, change, file_hunks, mode is not None and mode not in ("040000", "160000"))
             if whole is not None:
                 found += [whole] if whole.how != VERBATIM else []
                 continue
@@ -474,6 +482,30 @@ def _whole_file(union: UnionCheck, k: int, change: Change | None, hunks: Sequenc
         met = any(c.new_oid == ZERO or (c.status == "R" and c.old_path in names) for c in others)
     return LeftOut(pr.id, path, None, (), True, pr.head, RECONCILED if met else ABSENT,
                    whole="keeps" if deletes else "lacks")
+
+
+def _kind_left_out(union: UnionCheck, k: int, change: Change | None, hunks: Sequence[Hunk], mode: str | None
+                   ) -> LeftOut | None:
+    """PR K's changes to a file's lines (CHANGE, HUNKS, leaving it a file) where the union's tree has a link or a
+    submodule (MODE) the union's own change put there: RECONCILED where another PR it folds makes the file that
+    (a conflict the union settled for that side), else ABSENT. h236: a submodule there read as the union's words
+    for the PR's lines ("re-expressed", no warning), a link as lines dropped in no region. VERBATIM (nothing to
+    say here): a link or submodule the union did not put there (upstream's: the per-path and landing checks').
+    None: the tree has a file there, or the PR makes it no file either."""
+    if mode not in _KINDS or change is None or change.new_mode in _KINDS or change.new_oid == ZERO or \
+            not any(h.kind == "text" for h in hunks):
+        return None
+    pr = union.folded[k]
+    path = hunks[0].path
+    own = change_of(union.changes, path)
+    if own is None or own.new_mode != mode:
+        return LeftOut(pr.id, path, None, (), True, pr.head, VERBATIM)
+    met = any(c.path == path and c.new_mode == mode for j, other in enumerate(union.folded) if j != k
+              for c in other.changes)
+    return LeftOut(pr.id, path, None, (), True, pr.head, RECONCILED if met else ABSENT, whole="kind", mode=mode)
+
+
+_KINDS = {"120000": "link", "160000": "submodule"}
 
 
 def _core(lines: Sequence[bytes]) -> tuple[int, tuple[bytes, ...]]:
