@@ -2,13 +2,15 @@
 hunk's change in another form (pipeline.regions, h225).
 
 A union's line of its own is a PR's change in its words when it does what the PR's line does, whatever the
-words: it calls the same name (`send_report(...)`, `reporting.send_report(...)`, `self.send_report(...)`), assigns
-the same target or holds the dotted value one assigns (`keep(10, self.state)` for `self.snap = self.state`),
-passes the same keyword, imports, defines or decorates with the same name, or is the same kind of statement
-(`return`, `if`, `raise`, ...); a comment re-expresses only a comment. Naming a thing is no role of it:
-`X = log(bb, send_report=False)` passes a keyword and `send_report = None` binds a name, neither calls
-`send_report`, so neither is a form of `send_report(d, 'weekly')` (h225: both were read as one by likeness of
-text, `re-expressed`, exit 0), nor is `# send_report(d, 'weekly') later`.
+words: it calls the same name (`send_report(...)`, `reporting.send_report(...)`, `self.send_report(...)`) on the
+same object with no fewer arguments (pipeline.linecalls: `names.append(dd)` is no form of `errors.append(d)`,
+`send_report(dd)` none of `send_report(d, 'weekly')`, h235), assigns the same target or holds the dotted value
+one assigns (`keep(10, self.state)` for `self.snap = self.state`), passes the same keyword, imports, defines or
+decorates with the same name, or is the same kind of statement (`return`, `if`, `raise`, ...); a comment
+re-expresses only a comment. Naming a thing is no role of it: `X = log(bb, send_report=False)` passes a keyword
+and `send_report = None` binds a name, neither calls `send_report`, so neither is a form of `send_report(d,
+'weekly')` (h225: both were read as one by likeness of text, `re-expressed`, exit 0), nor is `# send_report(d,
+'weekly') later`.
 
 Lines are read by a small scanner of their own (strings, comments, names, operators), not by `ast`: a hunk's line
 is often a fragment of a statement (`timeout=3,`, `foo(a,`, `else:`). A line the scanner cannot read (a string
@@ -25,6 +27,7 @@ from collections.abc import Sequence
 from difflib import SequenceMatcher
 
 from carrytool.pipeline.hunks import Hunk, says_nothing
+from carrytool.pipeline.linecalls import Form, agree, call_forms
 
 Role = tuple[str, str]
 
@@ -55,8 +58,11 @@ def line_carries(line: bytes, hunk: Hunk, rivals: Sequence[Hunk], opened: str = 
     (_does): where that names something (a call, an assignment, ...), a line sharing only the rest with them (a
     statement's keyword, a keyword, a call inside brackets) or nothing it does (a string, a docstring's line) is no
     form of them (h232: `return None` for `return send_report(d, 'weekly')`, `label = str(dd)` for
-    `send_report(d, str(d))`, `"send_report(dd, 'weekly')",`, all re-expressed, exit 0). OPENED: the quote of a
-    string LINE starts in (opened_at)."""
+    `send_report(d, str(d))`, `"send_report(dd, 'weekly')",`, all re-expressed, exit 0). A call it shares is
+    HUNK's only where one of HUNK's calls of that name agrees with one of LINE's (linecalls.agree: on the same object,
+    with no fewer arguments); else LINE makes another call (h235: `names.append(dd)` for `errors.append(d)`,
+    `send_report(dd)` for `send_report(d, 'weekly')`, re-expressed). OPENED: the quote of a string LINE starts in
+    (opened_at)."""
     mine = roles_of(line, opened) | reads_of(line, opened) if _is_python(hunk.path) else frozenset()
     theirs = _roles(hunk)
     does, named = _does(hunk)
@@ -64,6 +70,9 @@ def line_carries(line: bytes, hunk: Hunk, rivals: Sequence[Hunk], opened: str = 
         return _kin(line, hunk) >= max(_kin(line, h) for h in rivals)
     shared = mine & does
     if not shared:
+        return False
+    calls, forms = _read(line, opened)[3], _forms(hunk)
+    if any(role[0] == "call" and not agree(calls, forms, role[1]) for role in shared):
         return False
     others = [(h, _roles(h)) for h in rivals]
     if any(role[0] in NAMED and not any(role in roles for _h, roles in others)
@@ -118,6 +127,12 @@ def _roles(hunk: Hunk, *, top: bool = False) -> frozenset[Role]:
     return frozenset().union(*(_read(line, opened)[1 if top else 0] for line, opened in zip(lines, opened_at(lines))))
 
 
+def _forms(hunk: Hunk) -> frozenset[Form]:
+    """The calls HUNK's lines make (said_lines), as _read gives them."""
+    lines = said_lines(hunk)
+    return frozenset().union(*(_read(line, opened)[3] for line, opened in zip(lines, opened_at(lines))))
+
+
 def _does(hunk: Hunk) -> tuple[frozenset[Role], bool]:
     """What HUNK's lines do, and whether that names something: the named roles at their top (NAMED) and the dotted
     values they assign; where they have none, all their roles (_roles: a statement's keyword, a keyword of a
@@ -164,17 +179,18 @@ def leading_roles(line: bytes, opened: str = "") -> frozenset[Role]:
 
 
 @functools.lru_cache(maxsize=4096)
-def _read(line: bytes, opened: str = "") -> tuple[frozenset[Role], frozenset[Role], str]:
-    """LINE's roles and those at its top (roles_of, leading_roles), and the quote of a string it leaves open."""
+def _read(line: bytes, opened: str = "") -> tuple[frozenset[Role], frozenset[Role], str, frozenset[Form]]:
+    """LINE's roles and those at its top (roles_of, leading_roles), the quote of a string it leaves open, and the
+    calls it makes (linecalls.call_forms)."""
     tokens, left = _tokens(line.decode("utf-8", "surrogateescape").strip(), opened)
     code = [(kind, text) for kind, text in tokens if kind != "comment"]
     if not code:
         found = frozenset({("comment", "")}) if tokens else frozenset()
-        return found, found, left
+        return found, found, left, frozenset()
     first = code[0][1]
     if first in ("import", "from"):
         found = frozenset(_imports(code))
-        return found, found, left
+        return found, found, left, frozenset()
     top: set[Role] = set()
     if first in _STATEMENTS:
         top.add(("statement", first))
@@ -186,7 +202,7 @@ def _read(line: bytes, opened: str = "") -> tuple[frozenset[Role], frozenset[Rol
     bound = _bindings(code)
     top |= calls | {role for role in bound if role[0] != "keyword"}
     value = _value(code) if any(role[0] == "assign" for role in bound) else set()
-    return frozenset(top | inner | bound | value), frozenset(top), left
+    return frozenset(top | inner | bound | value), frozenset(top), left, frozenset(call_forms(code, skip))
 
 
 def reads_of(line: bytes, opened: str = "") -> frozenset[Role]:

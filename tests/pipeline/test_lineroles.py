@@ -139,3 +139,25 @@ def test_likeness_of_very_long_lines_compares_their_ends_only(path: str, monkeyp
     line = (long[:5000] + "y" + long[5000:]).encode()
     assert line_carries(line, dropped, [_adds(path, b"    X = log(b)")]) is True
     assert handed and max(handed) <= 400 * 400, handed      # the ends of each: 400 bytes, not 10,000
+
+
+@pytest.mark.parametrize(("dropped", "line", "carries"), [
+    (b"    errors.append(d)", b"    names.append(dd)", False),          # another object's method (h235)
+    (b"    self.errors.append(d)", b"    self.names.append(dd)", False),
+    (b"    errors.append(d)", b"    self.errors.append(dd)", True),      # the same attribute, reached otherwise
+    (b"    errors[0].append(d)", b"    errors.append(dd)", False),      # an item of it is another object
+    (b"    get_errors().append(d)", b"    get_errors().append(dd)", True),
+    (b"    ', '.join(d)", b"    '-'.join(dd)", True),                  # a string's method, any string
+    (b"    send_report(d, 'weekly')", b"    reporting.send_report(dd, 'weekly')", True),   # either names none
+    (b"    send_report(d, 'weekly')", b"    send_report(dd)", False),  # an argument dropped (h235)
+    (b"    X2 = send_report(d, 'weekly')", b"    X2 = send_report(dd)", False),
+    (b"    send_report(d, 'weekly')", b"    send_report(dd, period='weekly')", True),
+    (b"    send_report(d, 'weekly')", b"    send_report(*args)", True),          # a star: any number
+    (b"    send_report(d, 'weekly')", b"    send_report(dd,", True),            # not closed here: not counted
+    (b"    send_report(d, g(a, b), c,)", b"    send_report(d, x, c)", True),    # commas inside and trailing
+    (b"    run(lambda a, b: a, d)", b"    run(lambda: 1, dd)", True),          # a lambda's parameters
+])
+def test_a_call_carries_one_on_the_same_object_with_no_fewer_arguments(dropped: bytes, line: bytes,
+                                                                       carries: bool) -> None:
+    assert line_carries(line, _adds("m.py", dropped), [_adds("m.py", b"    X = log(b)")]) is carries
+

@@ -1,0 +1,69 @@
+"""The calls a line of Python makes, each with what it is reached through and how many arguments it passes: a
+union's line carries a PR's call (pipeline.lineroles) only where it makes it on the same object with no fewer
+arguments (h235: `names.append(dd)` carried `errors.append(d)`, and `send_report(dd)` `send_report(d, 'weekly')`,
+for the name they call alone). Read from lineroles' tokens of one line: (kind, text) pairs, comments left out."""
+
+from __future__ import annotations
+
+import keyword
+
+Form = tuple[str, str, "int | None"]      # a call: its name, what it is reached through (_receiver), its arguments
+
+_KEYWORDS = frozenset(keyword.kwlist)
+_OPEN, _CLOSE = frozenset("([{"), frozenset(")]}")
+
+
+def agree(mine: frozenset[Form], theirs: frozenset[Form], name: str) -> bool:
+    """Whether one of the calls of NAME in MINE (a union's line) makes one in THEIRS (a PR's lines) in other words:
+    on the same object (the same receiver, or either reached through none: `send_report`, `self.send_report`,
+    `reporting.send_report`), with no fewer arguments (where both counts are known)."""
+    return any(not (receiver and other and receiver != other) and (count is None or wanted is None or count >= wanted)
+               for called, receiver, count in mine if called == name
+               for named, other, wanted in theirs if named == name)
+
+
+def call_forms(code: list[tuple[str, str]], skip: int) -> set[Form]:
+    """Each call CODE makes past its first SKIP tokens (as lineroles._calls finds them): its name, what it is
+    reached through (_receiver) and how many arguments it passes (_arguments)."""
+    return {(text, _receiver(code, n), _arguments(code, n + 2)) for n, (kind, text) in enumerate(code)
+            if n >= skip and kind == "name" and text not in _KEYWORDS and n + 1 < len(code) and code[n + 1][1] == "("
+            and not (n and code[n - 1][1] in ("def", "class"))}
+
+
+def _receiver(code: list[tuple[str, str]], at: int) -> str:
+    """What the name called at AT is reached through: the last name before its `.` (`errors` of `errors.append`
+    and `self.errors.append`, `self` of `self.send_report`), `f()` or `x[]` for a call's or a subscript's result,
+    `'` for a string's method; "" for a bare name."""
+    if at < 2 or code[at - 1][1] != ".":
+        return ""
+    kind, text = code[at - 2]
+    if kind == "string":
+        return "'"
+    if text not in _CLOSE:
+        return text
+    depth, n = 0, at - 2
+    while n >= 0:
+        depth += (code[n][1] in _CLOSE) - (code[n][1] in _OPEN)
+        if not depth:
+            break
+        n -= 1
+    before = code[n - 1] if n > 0 else ("", "")
+    return before[1] + code[n][1] + text if before[0] == "name" and before[1] not in _KEYWORDS else text
+
+
+def _arguments(code: list[tuple[str, str]], at: int) -> int | None:
+    """How many arguments the call whose `(` is just before AT passes; None where it does not close on the line or
+    passes `*` or `**` (any number). A lambda's parameters are no arguments of it."""
+    depth, count, lambdas, items, star = 1, 0, 0, False, False
+    for _kind, text in code[at:]:
+        if depth == 1:
+            if text in _CLOSE:
+                return None if star else count + items
+            if text == "," and not lambdas:
+                count, items = count + items, False
+                continue
+            star = star or (text == "*" and not items)
+            lambdas += (text == "lambda") - (text == ":" and lambdas > 0)
+        depth += (text in _OPEN) - (text in _CLOSE)
+        items = True
+    return None

@@ -1,0 +1,66 @@
+"""A union's line calling a dropped PR's call on another object, or with fewer arguments, is no form of that call
+(h235: holes h225's and h232's rule left; the case of test_provided_rewrite).
+
+Upstream rewrote f's whole body, pr/1 adds `X = log(b)`, pr/2 a call; the union, made on the rewrite, keeps pr/1's
+line in a new form and writes, where pr/2's line was, a line calling the same name but not pr/2's call: a method of
+another object (`names.append(dd)` for `errors.append(d)`: a method was matched by its own name, and append, get,
+update, add are everywhere), or the call without an argument (`send_report(dd)` for `send_report(d, 'weekly')`).
+Each was pr/2's call re-expressed: exit 0, nothing said. A call carries a PR's call of the same name on the same
+object (or where either names none: `send_report`, `reporting.send_report`, `self.send_report`) with no fewer
+arguments (where both close on their line and pass no `*`)."""
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import Cli, Small
+from tests.pipeline.test_provided_conflicting_place import _lines, _on_bases
+from tests.pipeline.test_provided_rewrite import ONE, RW, TWO, F, _coverage
+from tests.pipeline.test_provided_rewrite_roles import _union
+
+KEEP = "    X = log(bb)\n"
+
+
+def _two(lines: str) -> str:
+    """pr/2: F with LINES after `d = 4`."""
+    return F.replace("    d = 4\n", "    d = 4\n" + lines)
+
+
+DROPPED = {
+    "a-method-of-another-object": (_two("    errors.append(d)\n"), _union(KEEP, "    names.append(dd)\n"), RW),
+    "a-method-of-another-attribute": (_two("    self.errors.append(d)\n"),
+                                      _union(KEEP, "    self.names.append(dd)\n"), RW),
+    "an-argument-dropped": (TWO, _union(KEEP, "    send_report(dd)\n"), RW),
+    "an-argument-dropped-assigned": (_two("    X2 = send_report(d, 'weekly')\n"),
+                                     _union(KEEP, "    X2 = send_report(dd)\n"), RW),
+}
+
+
+@pytest.mark.parametrize("command", ["sync", "explain"])
+@pytest.mark.parametrize("name", list(DROPPED))
+def test_a_line_calling_the_name_of_a_dropped_call_otherwise_is_not_it(cli: Cli, small: Small, command: str,
+                                                                       name: str) -> None:
+    two, union, up = DROPPED[name]
+    r = _on_bases(cli, small, ONE, two, union, base=F, base2=None, up=up, command=command)
+    assert _lines(r) == [("pr/2", [9, 9])], r["warnings"]
+    if command == "explain":
+        assert _coverage(r) == [("pr/1", [7, 7], "re-expressed"), ("pr/2", [9, 9], "absent")]
+
+
+CARRIED = {
+    "the-same-object": (_two("    errors.append(d)\n"), "    errors.append(dd)\n"),
+    "the-same-attribute-reached-otherwise": (_two("    self.errors.append(d)\n"), "    errors.append(dd)\n"),
+    "more-arguments": (TWO, "    send_report(dd, 'weekly', retries=3)\n"),
+    "arguments-from-a-star": (TWO, "    send_report(*args)\n"),
+    "a-lambdas-parameters-are-one-argument": (_two("    run(lambda a, b: a, d)\n"), "    run(lambda: 1, dd)\n"),
+    # a call split over lines: its arguments are not counted (a line's fragment: h232's `timeout=3,` case)
+    "split-over-lines-uncounted": (TWO, "    send_report(\n        dd)\n"),
+}
+
+
+@pytest.mark.parametrize("name", list(CARRIED))
+def test_a_line_making_a_prs_call_in_new_words_is_it_still(cli: Cli, small: Small, name: str) -> None:
+    two, written = CARRIED[name]
+    r = _on_bases(cli, small, ONE, two, _union(KEEP, written), base=F, base2=None, up=RW, command="explain")
+    assert _lines(r) == [], r["warnings"]
+    assert [status for _pr, _lines_, status in _coverage(r)] == ["re-expressed", "re-expressed"]
+
