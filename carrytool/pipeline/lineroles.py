@@ -14,8 +14,9 @@ and `send_report = None` binds a name, neither calls `send_report`, so neither i
 
 Lines are read by a small scanner of their own (strings, comments, names, operators), not by `ast`: a hunk's line
 is often a fragment of a statement (`timeout=3,`, `foo(a,`, `else:`). A line the scanner cannot read (a string
-left open: a docstring's first line) or that has no role (`aa + bb`, `'weekly',`), and every line of a file that
-is not Python, has no roles: the caller falls back on likeness of text there (regions._kin).
+left open: a docstring's first line; a line inside a string its file opened above the hunk, quotes_open) or that
+has no role (`aa + bb`, `'weekly',`), and every line of a file that is not Python, has no roles: the caller falls
+back on likeness of text there (regions._kin).
 """
 
 from __future__ import annotations
@@ -23,11 +24,12 @@ from __future__ import annotations
 import functools
 import keyword
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from difflib import SequenceMatcher
 
 from carrytool.pipeline.hunks import Hunk, says_nothing
 from carrytool.pipeline.linecalls import Form, agree, call_forms
+from carrytool.pipeline.pystrings import strings_exactly
 
 Role = tuple[str, str]
 
@@ -47,7 +49,12 @@ _OPEN, _CLOSE = frozenset("([{"), frozenset(")]}")
 _AUGMENTED = frozenset({"+=", "-=", "*=", "/=", "//=", "%=", "**=", ">>=", "<<=", "&=", "|=", "^=", "@="})
 
 
-def line_carries(line: bytes, hunk: Hunk, rivals: Sequence[Hunk], opened: str = "") -> bool:
+def _nothing_open(_hunk: Hunk) -> str:
+    return ""
+
+
+def line_carries(line: bytes, hunk: Hunk, rivals: Sequence[Hunk], opened: str = "",
+                 starts: Callable[[Hunk], str] = _nothing_open) -> bool:
     """Whether LINE, a union's own, may be HUNK's change in another form beside RIVALS (other PRs' hunks where it
     is): in Python, where both it and HUNK's lines have roles (roles_of), only if it shares one with them; then
     it is, where one it shares at its top and theirs (leading_roles) no rival's lines have (it does what HUNK does
@@ -62,51 +69,70 @@ def line_carries(line: bytes, hunk: Hunk, rivals: Sequence[Hunk], opened: str = 
     HUNK's only where one of HUNK's calls of that name agrees with one of LINE's (linecalls.agree: on the same object,
     with no fewer arguments); else LINE makes another call (h235: `names.append(dd)` for `errors.append(d)`,
     `send_report(dd)` for `send_report(d, 'weekly')`, re-expressed). OPENED: the quote of a string LINE starts in
-    (opened_at)."""
+    (opened_at); STARTS: that of the string a hunk's first line starts in, in its file (_nothing_open: none)."""
     mine = roles_of(line, opened) | reads_of(line, opened) if _is_python(hunk.path) else frozenset()
-    theirs = _roles(hunk)
-    does, named = _does(hunk)
+    start = starts(hunk)
+    theirs = _roles(hunk, opened=start)
+    does, named = _does(hunk, start)
     if not theirs or (not mine and not named):
         return _kin(line, hunk) >= max(_kin(line, h) for h in rivals)
     shared = mine & does
     if not shared:
         return False
-    calls, forms = _read(line, opened)[3], _forms(hunk)
+    calls, forms = _read(line, opened)[3], _forms(hunk, start)
     if any(role[0] == "call" and not agree(calls, forms, role[1]) for role in shared):
         return False
-    others = [(h, _roles(h)) for h in rivals]
+    others = [(h, _roles(h, opened=starts(h))) for h in rivals]
     if any(role[0] in NAMED and not any(role in roles for _h, roles in others)
-           for role in shared & leading_roles(line) & _roles(hunk, top=True)):
+           for role in shared & leading_roles(line) & _roles(hunk, top=True, opened=start)):
         return True
     near = [h for h, roles in others if not roles or mine & roles]
     return not near or _kin(line, hunk) >= max(_kin(line, h) for h in near)
 
 
-def only_comments(lines: Sequence[bytes], path: str) -> bool:
+def only_comments(lines: Sequence[bytes], path: str, opened: str = "") -> bool:
     """Whether LINES, of a Python file, are comments and strings alone (a docstring, a string standing as a
     statement): they do nothing, so they carry no PR's line but such lines, whether other PRs' hunks are beside
     them or not (h225's probe: a union's `# log later` where pr/1's `X = log()` met upstream's edit was that call
-    "re-expressed"; h232's: so was a docstring of its own there)."""
+    "re-expressed"; h232's: so was a docstring of its own there). OPENED: the quote of the string the first of
+    LINES starts in (opened_at)."""
     return bool(lines) and _is_python(path) and all(
-        (tokens := _tokens(line.decode("utf-8", "surrogateescape").strip(), opened)[0])
+        (tokens := _tokens(line.decode("utf-8", "surrogateescape").strip(), quote)[0])
         and all(kind in ("comment", "string") for kind, _text in tokens)
-        for line, opened in zip(lines, opened_at(lines)))
+        for line, quote in zip(lines, opened_at(lines, opened)))
 
 
-def does_something(hunk: Hunk) -> bool:
+def does_something(hunk: Hunk, opened: str = "") -> bool:
     """Whether HUNK's lines, of Python, do something: have a role (roles_of) but a comment's. A docstring's line,
-    read without the quote that opened it, may have none: a union's docstring may be its new form."""
-    return bool(_roles(hunk) - {("comment", "")})
+    read without the quote that opened it (OPENED: the one its first line starts in), may have none: a union's
+    docstring may be its new form."""
+    return bool(_roles(hunk, opened=opened) - {("comment", "")})
 
 
-def opened_at(lines: Sequence[bytes]) -> list[str]:
+def opened_at(lines: Sequence[bytes], opened: str = "") -> list[str]:
     """The quote of the string each of LINES (consecutive lines of Python) starts in, left open by the lines before
-    it ("": none): a docstring's lines are no code (h232: `send_report(dd, 'weekly') is the caller's.` in one
-    read as that call)."""
-    found, opened = [], ""
+    it (the first: OPENED, the string their file has open there; "": none): a docstring's lines are no code (h232:
+    `send_report(dd, 'weekly') is the caller's.` in one read as that call; h235: so it was where the docstring
+    opened above the hunk)."""
+    found = []
     for line in lines:
         found.append(opened)
         opened = _read(line, opened)[2]
+    return found
+
+
+def quotes_open(source: bytes) -> dict[int, str]:
+    """The quote of the triple-quoted string each line of SOURCE (a Python file) starts in, by its 1-based number,
+    for the lines that start in one (pystrings.strings_exactly; none where that scan is unsure): the first line of a
+    hunk inside a docstring opened above it is no code (h235: `send_report(dd, 'weekly') is the caller's.`, written
+    into upstream's docstring, was read as that call)."""
+    found: dict[int, str] = {}
+    line, at = 1, 0
+    for start, end, quote, _passed in strings_exactly(source, True) or ():
+        line += source.count(b"\n", at, start)
+        last = line + source.count(b"\n", start, end)
+        found.update(dict.fromkeys(range(line + 1, last + 1), quote.decode()))
+        line, at = last, end
     return found
 
 
@@ -119,27 +145,29 @@ def said_lines(hunk: Hunk) -> list[bytes]:
     return [line for line in (hunk.added or hunk.removed) if not says_nothing(line)]
 
 
-def _roles(hunk: Hunk, *, top: bool = False) -> frozenset[Role]:
-    """The roles of HUNK's lines (said_lines; TOP: those at their top, leading_roles); none outside Python."""
+def _roles(hunk: Hunk, *, top: bool = False, opened: str = "") -> frozenset[Role]:
+    """The roles of HUNK's lines (said_lines; TOP: those at their top, leading_roles; OPENED: the quote of the
+    string the first starts in); none outside Python."""
     if not _is_python(hunk.path):
         return frozenset()
     lines = said_lines(hunk)
-    return frozenset().union(*(_read(line, opened)[1 if top else 0] for line, opened in zip(lines, opened_at(lines))))
+    return frozenset().union(*(_read(line, quote)[1 if top else 0]
+                               for line, quote in zip(lines, opened_at(lines, opened))))
 
 
-def _forms(hunk: Hunk) -> frozenset[Form]:
-    """The calls HUNK's lines make (said_lines), as _read gives them."""
+def _forms(hunk: Hunk, opened: str) -> frozenset[Form]:
+    """The calls HUNK's lines make (said_lines, the first in the string OPENED), as _read gives them."""
     lines = said_lines(hunk)
-    return frozenset().union(*(_read(line, opened)[3] for line, opened in zip(lines, opened_at(lines))))
+    return frozenset().union(*(_read(line, quote)[3] for line, quote in zip(lines, opened_at(lines, opened))))
 
 
-def _does(hunk: Hunk) -> tuple[frozenset[Role], bool]:
+def _does(hunk: Hunk, opened: str = "") -> tuple[frozenset[Role], bool]:
     """What HUNK's lines do, and whether that names something: the named roles at their top (NAMED) and the dotted
     values they assign; where they have none, all their roles (_roles: a statement's keyword, a keyword of a
-    fragment of a call, ...)."""
-    named = frozenset(role for role in _roles(hunk, top=True) if role[0] in NAMED)
-    named |= {role for role in _roles(hunk) if role[0] == "value"}
-    return (named, True) if named else (_roles(hunk), False)
+    fragment of a call, ...). OPENED: the quote of the string the first starts in."""
+    named = frozenset(role for role in _roles(hunk, top=True, opened=opened) if role[0] in NAMED)
+    named |= {role for role in _roles(hunk, opened=opened) if role[0] == "value"}
+    return (named, True) if named else (_roles(hunk, opened=opened), False)
 
 
 def _kin(line: bytes, hunk: Hunk) -> float:

@@ -40,7 +40,7 @@ from dataclasses import replace
 from carrytool.gitlayer.git import Change, Git, change_of
 from carrytool.pipeline.basemap import BaseMap, Span, blob_key, meets, overlaps, span_of
 from carrytool.pipeline.hunks import Hunk, says_nothing
-from carrytool.pipeline.lineroles import does_something, line_carries, only_comments, opened_at
+from carrytool.pipeline.lineroles import does_something, line_carries, only_comments, opened_at, quotes_open
 from carrytool.pipeline.sides import _SideDrops
 
 
@@ -53,7 +53,8 @@ class Regions(_SideDrops):
     def __init__(self, git: Git, base: str, changes: Sequence[Change],
                  folded: Sequence[tuple[Sequence[Change], Sequence[Hunk]]], own: Sequence[Hunk], paths: set[str]
                  ) -> None:
-        self.changes, self.folded = changes, folded
+        self.git, self.changes, self.folded = git, changes, folded
+        self.quotes: dict[str, dict[int, str]] = {}         # quotes_open of each Python blob asked (_opened)
         self.target: dict[str, str | None] = {}
         for path in paths:
             change = change_of(changes, path)
@@ -164,10 +165,21 @@ class Regions(_SideDrops):
         rivals = [h for j, (_c, hunks) in enumerate(self.folded) if j != k for h in hunks
                   if h.path == own.path and h.kind == "text" and self._at(at, self._region(j, h))]
         said = [line for line in own.added if not says_nothing(line)]
-        if only_comments(said, own.path) and does_something(hunk):
+        if only_comments(said, own.path, self._opened(own)) and does_something(hunk, self._opened(hunk)):
             return False
-        return not rivals or any(line_carries(line, hunk, rivals, opened)
-                                 for line, opened in zip(said, opened_at(said)))
+        return not rivals or any(line_carries(line, hunk, rivals, opened, self._opened)
+                                 for line, opened in zip(said, opened_at(said, self._opened(own))))
+
+    def _opened(self, hunk: Hunk) -> str:
+        """The quote of the string HUNK's first line (of a deletion: the line after it) starts in, in the blob it
+        leaves its file at (lineroles.quotes_open: h235, a union's line inside upstream's docstring read as code);
+        "": none, or not a text hunk of Python."""
+        if hunk.kind != "text" or not hunk.new_oid or not hunk.path.endswith((".py", ".pyi")):
+            return ""
+        if hunk.new_oid not in self.quotes:
+            found = self.git.read_object(hunk.new_oid) if hunk.new_oid.strip("0") else None
+            self.quotes[hunk.new_oid] = quotes_open(found[1]) if found is not None and found[0] == "blob" else {}
+        return self.quotes[hunk.new_oid].get(hunk.new_start + (not hunk.added), "")
 
     def _region(self, j: int, hunk: Hunk) -> Span | None:
         """HUNK's base lines (folded PR J's; J -1: the union's own) in the union's base blob (_span); where they do

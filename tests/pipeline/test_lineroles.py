@@ -10,6 +10,7 @@ from carrytool.pipeline.lineroles import (
     line_carries,
     only_comments,
     opened_at,
+    quotes_open,
     reads_of,
     roles_of,
 )
@@ -161,3 +162,22 @@ def test_a_call_carries_one_on_the_same_object_with_no_fewer_arguments(dropped: 
                                                                        carries: bool) -> None:
     assert line_carries(line, _adds("m.py", dropped), [_adds("m.py", b"    X = log(b)")]) is carries
 
+
+def test_the_strings_a_files_lines_start_in() -> None:
+    source = b'def f():\n    """Sets.\n\n    send_report(d)\n    """\n    x = 1\n    s = \'\'\'a\n    b\'\'\'  # """\n'
+    assert quotes_open(source) == {3: '"""', 4: '"""', 5: '"""', 8: "'''"}
+    assert quotes_open(b'x = """open\nsend_report(d)\n') == {}              # unsure: none
+
+
+def test_a_hunk_is_read_from_the_string_its_file_has_open_where_it_starts() -> None:
+    # h235: a line of a docstring opened above the hunk was read as code; so too a PR's line
+    line, dropped = b"    send_report(dd, 'weekly') is the caller's.", _adds("m.py", b"    send_report(d, 'weekly')")
+    kept = _adds("m.py", b"    X = log(b)")
+    assert line_carries(line, dropped, [kept]) is True
+    assert line_carries(line, dropped, [kept], '"""') is False
+    assert only_comments([line, b'    """'], "m.py", '"""') and not only_comments([line, b'    """'], "m.py")
+    documented, other = _adds("m.py", b"    X = log() is done first."), _adds("m.py", b"    Z = other(b)")
+    assert not does_something(documented, '"""') and does_something(documented)
+    assert line_carries(b"    X = log(bb)", documented, [other]) is True            # read as the PR's code
+    assert line_carries(b"    X = log(bb)", documented, [other], "", lambda h: '"""' if h is documented else "") \
+        is False                                                    # its text: more akin to the other's

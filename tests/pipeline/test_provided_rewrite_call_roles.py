@@ -1,13 +1,15 @@
-"""A union's line calling a dropped PR's call on another object, or with fewer arguments, is no form of that call
-(h235: holes h225's and h232's rule left; the case of test_provided_rewrite).
+"""A union's line calling a dropped PR's call on another object, with fewer arguments, or inside a docstring opened
+above it, is no form of that call (h235: the holes h225's and h232's rule left; the case of test_provided_rewrite).
 
 Upstream rewrote f's whole body, pr/1 adds `X = log(b)`, pr/2 a call; the union, made on the rewrite, keeps pr/1's
 line in a new form and writes, where pr/2's line was, a line calling the same name but not pr/2's call: a method of
 another object (`names.append(dd)` for `errors.append(d)`: a method was matched by its own name, and append, get,
-update, add are everywhere), or the call without an argument (`send_report(dd)` for `send_report(d, 'weekly')`).
-Each was pr/2's call re-expressed: exit 0, nothing said. A call carries a PR's call of the same name on the same
-object (or where either names none: `send_report`, `reporting.send_report`, `self.send_report`) with no fewer
-arguments (where both close on their line and pass no `*`)."""
+update, add are everywhere), the call without an argument (`send_report(dd)` for `send_report(d, 'weekly')`), or
+the call's text on a line of a docstring opened above the union's hunk (read from its first line, as code). Each was
+pr/2's call re-expressed: exit 0, nothing said. A call carries a PR's call of the same name on the same object
+(or where either names none: `send_report`, `reporting.send_report`, `self.send_report`) with no fewer arguments
+(where both close on their line and pass no `*`), and a hunk's lines are read from the string its file has open
+where it starts."""
 from __future__ import annotations
 
 import pytest
@@ -18,11 +20,17 @@ from tests.pipeline.test_provided_rewrite import ONE, RW, TWO, F, _coverage
 from tests.pipeline.test_provided_rewrite_roles import _union
 
 KEEP = "    X = log(bb)\n"
+DOC = '    """Sets the names.\n\n    Then returns one.\n    """\n'
 
 
 def _two(lines: str) -> str:
     """pr/2: F with LINES after `d = 4`."""
     return F.replace("    d = 4\n", "    d = 4\n" + lines)
+
+
+def _documented(text: str) -> str:
+    """TEXT with f's docstring (DOC)."""
+    return text.replace("def f():\n", "def f():\n" + DOC)
 
 
 DROPPED = {
@@ -32,6 +40,9 @@ DROPPED = {
     "an-argument-dropped": (TWO, _union(KEEP, "    send_report(dd)\n"), RW),
     "an-argument-dropped-assigned": (_two("    X2 = send_report(d, 'weekly')\n"),
                                      _union(KEEP, "    X2 = send_report(dd)\n"), RW),
+    "in-a-docstring-opened-above": (TWO, _documented(_union(KEEP)).replace(
+        "    Then returns one.\n", "    send_report(dd, 'weekly') is the caller's.\n    Then returns one.\n"),
+        _documented(RW)),
 }
 
 
@@ -64,3 +75,10 @@ def test_a_line_making_a_prs_call_in_new_words_is_it_still(cli: Cli, small: Smal
     assert _lines(r) == [], r["warnings"]
     assert [status for _pr, _lines_, status in _coverage(r)] == ["re-expressed", "re-expressed"]
 
+
+def test_a_call_written_after_a_docstring_closed_above_is_code(cli: Cli, small: Small) -> None:
+    # the docstring read from the file's start ends above the union's line: that line is the call
+    union = _documented(_union(KEEP, "    send_report(dd, 'weekly')\n"))
+    r = _on_bases(cli, small, ONE, TWO, union, base=F, base2=None, up=_documented(RW), command="explain")
+    assert _lines(r) == [], r["warnings"]
+    assert [status for _pr, _lines_, status in _coverage(r)] == ["re-expressed", "re-expressed"]
