@@ -8,6 +8,7 @@ from __future__ import annotations
 import keyword
 
 Form = tuple[str, str, "int | None"]      # a call: its name, what it is reached through (_receiver), its arguments
+Alias = tuple[str, str]                   # what a name bound to a function calls: its name, what it is reached through
 
 _KEYWORDS = frozenset(keyword.kwlist)
 _OPEN, _CLOSE = frozenset("([{"), frozenset(")]}")
@@ -67,3 +68,23 @@ def _arguments(code: list[tuple[str, str]], at: int) -> int | None:
         depth += (text in _OPEN) - (text in _CLOSE)
         items = True
     return None
+
+
+def alias_of(code: list[tuple[str, str]]) -> tuple[str, Alias] | None:
+    """The name CODE (one line's tokens) binds to a function or method named alone, and what calling it calls:
+    `sr = send_report` (sr: send_report), `add = names.append` (add: append on names); None for any other line."""
+    if len(code) < 3 or code[0][0] != "name" or code[0][1] in _KEYWORDS or code[1][1] != "=":
+        return None
+    rest = code[2:]
+    names, dots = rest[::2], rest[1::2]
+    if len(rest) % 2 == 0 or any(kind != "name" or text in _KEYWORDS for kind, text in names) or \
+            any(text != "." for _kind, text in dots):
+        return None
+    return code[0][1], (names[-1][1], names[-2][1] if len(names) > 1 else "")
+
+
+def renamed(forms: frozenset[Form], aliases: dict[str, Alias]) -> frozenset[Form]:
+    """FORMS with each call of a name alone that ALIASES binds (alias_of) as the call it makes: `sr(dd)` after
+    `sr = reporting.send_report` is `reporting.send_report(dd)`."""
+    return frozenset((*aliases[name], count) if not receiver and name in aliases else (name, receiver, count)
+                     for name, receiver, count in forms)

@@ -28,7 +28,7 @@ from collections.abc import Callable, Sequence
 from difflib import SequenceMatcher
 
 from carrytool.pipeline.hunks import Hunk, says_nothing
-from carrytool.pipeline.linecalls import Form, agree, call_forms
+from carrytool.pipeline.linecalls import Alias, Form, agree, alias_of, call_forms, renamed
 from carrytool.pipeline.pystrings import strings_exactly
 
 Role = tuple[str, str]
@@ -54,7 +54,7 @@ def _nothing_open(_hunk: Hunk) -> str:
 
 
 def line_carries(line: bytes, hunk: Hunk, rivals: Sequence[Hunk], opened: str = "",
-                 starts: Callable[[Hunk], str] = _nothing_open) -> bool:
+                 starts: Callable[[Hunk], str] = _nothing_open, aliases: dict[str, Alias] | None = None) -> bool:
     """Whether LINE, a union's own, may be HUNK's change in another form beside RIVALS (other PRs' hunks where it
     is): in Python, where both it and HUNK's lines have roles (roles_of), only if it shares one with them; then
     it is, where one it shares at its top and theirs (leading_roles) no rival's lines have (it does what HUNK does
@@ -69,8 +69,11 @@ def line_carries(line: bytes, hunk: Hunk, rivals: Sequence[Hunk], opened: str = 
     HUNK's only where one of HUNK's calls of that name agrees with one of LINE's (linecalls.agree: on the same object,
     with no fewer arguments); else LINE makes another call (h235: `names.append(dd)` for `errors.append(d)`,
     `send_report(dd)` for `send_report(d, 'weekly')`, re-expressed). OPENED: the quote of a string LINE starts in
-    (opened_at); STARTS: that of the string a hunk's first line starts in, in its file (_nothing_open: none)."""
-    mine = roles_of(line, opened) | reads_of(line, opened) if _is_python(hunk.path) else frozenset()
+    (opened_at); STARTS: that of the string a hunk's first line starts in, in its file (_nothing_open: none).
+    ALIASES: the names LINE's hunk binds to a function (aliases_of): a call of one alone is that function's."""
+    calls = renamed(_read(line, opened)[3], aliases or {})
+    mine = roles_of(line, opened) | reads_of(line, opened) | {("call", form[0]) for form in calls} \
+        if _is_python(hunk.path) else frozenset()
     start = starts(hunk)
     theirs = _roles(hunk, opened=start)
     does, named = _does(hunk, start)
@@ -79,15 +82,33 @@ def line_carries(line: bytes, hunk: Hunk, rivals: Sequence[Hunk], opened: str = 
     shared = mine & does
     if not shared:
         return False
-    calls, forms = _read(line, opened)[3], _forms(hunk, start)
+    forms = _forms(hunk, start)
     if any(role[0] == "call" and not agree(calls, forms, role[1]) for role in shared):
         return False
     others = [(h, _roles(h, opened=starts(h))) for h in rivals]
     if any(role[0] in NAMED and not any(role in roles for _h, roles in others)
-           for role in shared & leading_roles(line) & _roles(hunk, top=True, opened=start)):
+           for role in shared & _aliased(leading_roles(line), aliases or {}) & _roles(hunk, top=True, opened=start)):
         return True
     near = [h for h, roles in others if not roles or mine & roles]
     return not near or _kin(line, hunk) >= max(_kin(line, h) for h in near)
+
+
+def aliases_of(lines: Sequence[bytes], path: str, opened: str = "") -> dict[str, Alias]:
+    """The names LINES (a union's hunk, of a Python file; the first in the string OPENED) bind to a function or a
+    method named alone (linecalls.alias_of: `sr = send_report`), to what calling each calls (h235: `sr(dd,
+    'weekly')` after it was no form of `send_report(d, 'weekly')`, warned dropped)."""
+    found: dict[str, Alias] = {}
+    for line, quote in zip(lines, opened_at(lines, opened)) if _is_python(path) else ():
+        tokens = _tokens(line.decode("utf-8", "surrogateescape").strip(), quote)[0]
+        alias = alias_of([(kind, text) for kind, text in tokens if kind != "comment"])
+        if alias is not None:
+            found[alias[0]] = alias[1]
+    return found
+
+
+def _aliased(roles: frozenset[Role], aliases: dict[str, Alias]) -> frozenset[Role]:
+    """ROLES with the call of each name ALIASES binds as a call of the function it names too."""
+    return roles | {("call", aliases[name][0]) for kind, name in roles if kind == "call" and name in aliases}
 
 
 def only_comments(lines: Sequence[bytes], path: str, opened: str = "") -> bool:

@@ -40,7 +40,14 @@ from dataclasses import replace
 from carrytool.gitlayer.git import Change, Git, change_of
 from carrytool.pipeline.basemap import BaseMap, Span, blob_key, meets, overlaps, span_of
 from carrytool.pipeline.hunks import Hunk, says_nothing
-from carrytool.pipeline.lineroles import does_something, line_carries, only_comments, opened_at, quotes_open
+from carrytool.pipeline.lineroles import (
+    aliases_of,
+    does_something,
+    line_carries,
+    only_comments,
+    opened_at,
+    quotes_open,
+)
 from carrytool.pipeline.sides import _SideDrops
 
 
@@ -167,7 +174,8 @@ class Regions(_SideDrops):
         said = [line for line in own.added if not says_nothing(line)]
         if only_comments(said, own.path, self._opened(own)) and does_something(hunk, self._opened(hunk)):
             return False
-        return not rivals or any(line_carries(line, hunk, rivals, opened, self._opened)
+        aliases = aliases_of(said, own.path, self._opened(own))
+        return not rivals or any(line_carries(line, hunk, rivals, opened, self._opened, aliases)
                                  for line, opened in zip(said, opened_at(said, self._opened(own))))
 
     def _opened(self, hunk: Hunk) -> str:

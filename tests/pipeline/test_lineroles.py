@@ -5,6 +5,7 @@ import pytest
 
 from carrytool.pipeline.hunks import Hunk
 from carrytool.pipeline.lineroles import (
+    aliases_of,
     does_something,
     leading_roles,
     line_carries,
@@ -181,3 +182,16 @@ def test_a_hunk_is_read_from_the_string_its_file_has_open_where_it_starts() -> N
     assert line_carries(b"    X = log(bb)", documented, [other]) is True            # read as the PR's code
     assert line_carries(b"    X = log(bb)", documented, [other], "", lambda h: '"""' if h is documented else "") \
         is False                                                    # its text: more akin to the other's
+
+
+def test_a_name_the_unions_hunk_binds_to_a_function_calls_it() -> None:
+    # h235: `sr = send_report` then `sr(dd, 'weekly')` was warned a drop of `send_report(d, 'weekly')`
+    lines = [b"    sr = reporting.send_report", b"    add = names.append  # later", b"    x = f()", b"    n = None"]
+    assert aliases_of(lines, "m.py") == {"sr": ("send_report", "reporting"), "add": ("append", "names")}
+    assert aliases_of(lines, "m.txt") == {} and aliases_of(lines[:1], "m.py", '"""') == {}
+    dropped, kept = _adds("m.py", b"    send_report(d, 'weekly')"), _adds("m.py", b"    X = log(b)")
+    aliases = aliases_of(lines, "m.py")
+    assert line_carries(b"    sr(dd, 'weekly')", dropped, [kept], aliases=aliases) is True
+    assert line_carries(b"    sr(dd, 'weekly')", dropped, [kept]) is False
+    assert line_carries(b"    obj.sr(dd, 'weekly')", dropped, [kept], aliases=aliases) is False    # obj's own sr
+    assert line_carries(b"    add(dd)", _adds("m.py", b"    errors.append(d)"), [kept], aliases=aliases) is False

@@ -82,3 +82,20 @@ def test_a_call_written_after_a_docstring_closed_above_is_code(cli: Cli, small: 
     r = _on_bases(cli, small, ONE, TWO, union, base=F, base2=None, up=_documented(RW), command="explain")
     assert _lines(r) == [], r["warnings"]
     assert [status for _pr, _lines_, status in _coverage(r)] == ["re-expressed", "re-expressed"]
+
+
+@pytest.mark.parametrize(("written", "carried"), [
+    ("    sr = send_report\n    sr(dd, 'weekly')\n", True),
+    ("    sr = reporting.send_report\n    sr(dd, period='weekly')\n", True),
+    ("    sr = send_report\n    sr(dd)\n", False),                       # still without its argument
+    ("    sr = log\n    sr(dd, 'weekly')\n", False),                     # another function
+    ("    add = names.append\n    add(dd)\n", False),                  # another object's method, bound
+], ids=["an-alias", "an-alias-of-a-modules-function", "an-alias-dropping-an-argument", "an-alias-of-another",
+        "a-bound-method-of-another-object"])
+def test_a_call_through_a_name_the_union_binds_to_it_is_that_call(cli: Cli, small: Small, written: str,
+                                                                  carried: bool) -> None:
+    # h235: an alias bound in the union's hunk (`sr = send_report`) was another name: pr/2's call was warned dropped
+    two = TWO if "append" not in written else _two("    errors.append(d)\n")
+    r = _on_bases(cli, small, ONE, two, _union(KEEP, written), base=F, base2=None, up=RW, command="explain")
+    assert _lines(r) == ([] if carried else [("pr/2", [9, 9])]), r["warnings"]
+    assert _coverage(r)[1][2] == ("re-expressed" if carried else "absent")
