@@ -20,6 +20,7 @@ from carrytool.manifest.model import Manifest
 from carrytool.pipeline.lock import lock_path
 from carrytool.pipeline.night_record import nights_ref, recorded_locks
 from carrytool.pipeline.plan import PENDING, Step, plan_paths
+from carrytool.pipeline.resolve import namespace
 from carrytool.review.diff import composed_links
 
 NO_FORGE = "upstream.url is a local path: no forge says the PR's state"
@@ -57,7 +58,7 @@ def said_local(manifest: Manifest, git: Git, upstream: str | None, number: int, 
         return {"suggestion": "investigate",
                 "why": f"{NO_FORGE}, and its head is not in this repository (run `carrytool sync` to fetch it)"}
     assert head is not None
-    said = f"{NO_FORGE}; as this repository tells, its head {head[:12]} (as the last sync fetched it)"
+    said = f"{NO_FORGE}; as this repository tells, its head {head[:12]} ({_fetched_as(manifest, git, number, head)})"
     explain = f"`carrytool explain pr/{number}`"
     carried = _carried(git, upstream, f"pr/{number}", head, nights)
     if carried:
@@ -83,6 +84,17 @@ def said_local(manifest: Manifest, git: Git, upstream: str | None, number: int, 
     return {"head": head, "suggestion": "keep",
             "why": f"{said} is not in upstream's history and merges onto it alone: sync carries it unless an entry "
                    f"before it conflicts with it ({explain} says)"}
+
+
+def _fetched_as(manifest: Manifest, git: Git, number: int, head: str) -> str:
+    """How HEAD came: as the last sync fetched the PR's ref, or, when the entry pins it (`head:`) and the ref the
+    last sync fetched is elsewhere, the pin, and where the ref is (h239: a pin was said to be the head fetched)."""
+    entry = manifest.entry(f"pr/{number}")
+    fetched = git.ref_value(f"{namespace(manifest)}/pr/{number}")
+    if entry is None or not entry.head or not fetched or fetched == head:
+        return "as the last sync fetched it"
+    return (f"pinned by its entry's `head:`; the PR's ref, as the last sync fetched it, is at {fetched[:12]}: pushed "
+            "since the pin, carried only once you move or remove the pin")
 
 
 def _left_out_by_manifest(manifest: Manifest, git: Git, number: int, nights: list[Night]

@@ -146,3 +146,25 @@ def test_a_pr_whose_ref_upstream_deleted_is_not_sent_to_sync_to_fetch(cli: Cli, 
         f"it again; the last head a sync fetched was {p2[:12]} (refs/carrytool/dev/nights); check the PR where it "
         "is reviewed: to stop carrying it, remove `- pr: 2` from the manifest; to keep carrying that head, pin it in "
         f"the entry (`head: {p2}`: this repository has it)")
+
+
+def test_a_pinned_pr_whose_ref_moved_past_the_pin_is_not_said_to_be_at_the_pin(cli: Cli, small: Small) -> None:
+    """h239 (sqlalchemy trial): pr/13455 was force-pushed with a regression, the maintainer pinned the entry to the
+    last good head (`head: SHA`); sync still fetched the PR's ref, at the new head. status said "its head <pin> (as
+    the last sync fetched it)", which the last sync did not fetch, and nothing of the PR having moved past the pin."""
+    good = small.pr(1, {"b.py": "x = 10\ny = 2\nz = 3\n"})
+    small.manifest([{"pr": 1}])
+    assert cli("sync", "-m", small.manifest_path, "--repo", small.work.path).exit_code == 0
+    moved = small.pr(1, {"b.py": "x = 11\ny = 2\nz = 3\n"}, parent=good, message="pr 1, pushed again")
+    small.manifest([{"pr": 1, "head": good}])
+    code, report = cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path)
+    assert code == 0 and report["entries"][0]["head"] == good, report
+    assert small.work.ref("refs/carrytool/dev/pr/1") == moved      # the PR's ref, as this sync fetched it
+    item = _status(cli, small)["pr/1"]
+    assert (item["suggestion"], item["head"]) == ("keep", good)
+    assert "(as the last sync fetched it)" not in item["why"]
+    assert item["why"] == (
+        f"upstream.url is a local path: no forge says the PR's state; as this repository tells, its head {good[:12]} "
+        f"(pinned by its entry's `head:`; the PR's ref, as the last sync fetched it, is at {moved[:12]}: pushed "
+        "since the pin, carried only once you move or remove the pin) is not in upstream's history, and the last "
+        "sync carried it onto this upstream")
