@@ -3,6 +3,7 @@ REV:PATH, with the manifest that night ran with when one is found."""
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -161,9 +162,8 @@ def load_night(spec: str, *, manifest: Path, repo: Path, newest: bool = False) -
     with Git(top) as git:
         data = git.blob_at_rev(rev, inner)
         if data is None and git.rev_parse(rev) is None:
-            raise InputError(f"no lock at {spec}: {top} has no commit `{rev}`",
-                             hint="a repository whose history is one commit has no HEAD~1: name two lock files, "
-                                  "or a commit that holds the older lock")
+            raise InputError(f"no lock at {spec}: {top} has no commit `{rev}`", hint=_no_commit_hint(rev, spec, top,
+                                                                                                      repo))
         if data is None:
             raise InputError(f"no lock at {spec}: `{rev}` has no `{inner}` (in {top})",
                              hint="REV:PATH takes PATH from the repository's top (e.g. HEAD~1:carries/"
@@ -172,6 +172,24 @@ def load_night(spec: str, *, manifest: Path, repo: Path, newest: bool = False) -
     return _night(spec, data.decode("utf-8", "replace"),
                   _parse_quietly(side, top / inner[: -len(".lock")]) if side is not None else None,
                   manifest.resolve().parent)
+
+
+def _no_commit_hint(rev: str, spec: str, top: Path, repo: Path) -> str:
+    """What to do about REV, which the manifest's repository TOP lacks: read from --repo REPO when that has it
+    (the nights sync records there, `refs/carrytool/<branch>/nights:<sha>.lock`, as docs/ci.md shows them;
+    h239: the hint said "a repository whose history is one commit has no HEAD~1" of that ref)."""
+    if Path(repo).resolve() != Path(top).resolve():
+        try:
+            with Git(repo) as there:
+                found = there.rev_parse(rev)
+        except CarryError:
+            found = None
+        if found is not None:
+            return (f"`{rev}` is a commit of --repo {repo}, not of {top}, where REV:PATH is read: write the lock "
+                    f"out with `git -C {shlex.quote(str(repo))} show {shlex.quote(spec)} > night.lock`, then name "
+                    "night.lock")
+    return "a repository whose history is one commit has no HEAD~1: name two lock files, or a commit that holds " \
+           "the older lock"
 
 
 def _night(label: str, text: str, manifest: Manifest | None, base: Path | None = None,

@@ -141,6 +141,32 @@ def test_unknown_rev_path_is_input_error(nights: Nights) -> None:
     assert result.exit_code == 2 and "`HEAD` has no `carries/nothing.lock`" in result.stderr
 
 
+def test_a_rev_of_the_repo_sync_records_nights_in_is_not_said_to_be_a_one_commit_history(nights: Nights,
+                                                                                           tmp_path: Path) -> None:
+    """h239 (sqlalchemy trial): the lock sync recorded of a red night, named as docs/ci.md shows it
+    (`refs/carrytool/<branch>/nights:<sha>.lock`), is in --repo, not in the manifest's repository where REV:PATH
+    is read; the hint said "a repository whose history is one commit has no HEAD~1", which is not the cause.
+    It says where that commit is, and how to read the lock from there."""
+    tip = nights.work.ref("refs/heads/dev")
+    spec = f"refs/carrytool/dev/nights:{tip}.lock"
+    result = nights.cli("diff", "HEAD:carries/manifest.yaml.lock", spec, "-m", nights.manifest,
+                        "--repo", nights.work.path)
+    assert result.exit_code == 2, result.output
+    said = " ".join(result.stderr.split())
+    assert "history is one commit" not in said, said
+    assert f"`refs/carrytool/dev/nights` is a commit of --repo {nights.work.path}, not of " in said, said
+    assert f"git -C {nights.work.path} show {spec} > night.lock" in said, said
+    night = tmp_path / "night.lock"
+    night.write_bytes(subprocess.run(["git", "-C", str(nights.work.path), "show", spec], check=True,
+                                     capture_output=True).stdout)
+    code, out = _diff(nights, "HEAD:carries/manifest.yaml.lock", str(night))
+    assert code == 0 and {e["change"] for e in out["entries"]} == {"unchanged"}, out
+    # a commit missing everywhere keeps the hint about HEAD~N
+    result = nights.cli("diff", "HEAD~5:carries/manifest.yaml.lock", "-m", nights.manifest,
+                        "--repo", nights.work.path)
+    assert "has no HEAD~1" in result.stderr
+
+
 def test_missing_object_names_the_fetch(nights: Nights, tmp_path: Path) -> None:
     """What the whole diff needs (upstream, a night's composed result) and is not here: exit 4, naming the
     fetch."""
