@@ -87,14 +87,19 @@ def said_local(manifest: Manifest, git: Git, upstream: str | None, number: int, 
 
 
 def _fetched_as(manifest: Manifest, git: Git, number: int, head: str) -> str:
-    """How HEAD came: as the last sync fetched the PR's ref, or, when the entry pins it (`head:`) and the ref the
-    last sync fetched is elsewhere, the pin, and where the ref is (h239: a pin was said to be the head fetched)."""
+    """How HEAD came: as the last sync fetched the PR's ref; else, the ref the last sync fetched being elsewhere,
+    the entry's pin (`head:`) or the lock's head (a red night since wrote none), and where the ref is (h239: a pin,
+    and the lock's head after a red night that fetched another, were said to be the head the last sync fetched)."""
     entry = manifest.entry(f"pr/{number}")
     fetched = git.ref_value(f"{namespace(manifest)}/pr/{number}")
-    if entry is None or not entry.head or not fetched or fetched == head:
+    if not fetched or fetched == head:
         return "as the last sync fetched it"
-    return (f"pinned by its entry's `head:`; the PR's ref, as the last sync fetched it, is at {fetched[:12]}: pushed "
-            "since the pin, carried only once you move or remove the pin")
+    if entry is not None and entry.head:
+        return (f"pinned by its entry's `head:`; the PR's ref, as the last sync fetched it, is at {fetched[:12]}: "
+                "pushed since the pin, carried only once you move or remove the pin")
+    # the lock's head: a later sync fetched another and wrote no lock (a red night, --dry-run)
+    return (f"as the lock's night composed it; the PR's ref, as the last sync fetched it, is at {fetched[:12]}: "
+            "pushed since, and not in a published night yet (`carrytool diff` with that night's report says more)")
 
 
 def _left_out_by_manifest(manifest: Manifest, git: Git, number: int, nights: list[Night]

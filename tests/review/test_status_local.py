@@ -168,3 +168,19 @@ def test_a_pinned_pr_whose_ref_moved_past_the_pin_is_not_said_to_be_at_the_pin(c
         f"(pinned by its entry's `head:`; the PR's ref, as the last sync fetched it, is at {moved[:12]}: pushed "
         "since the pin, carried only once you move or remove the pin) is not in upstream's history, and the last "
         "sync carried it onto this upstream")
+
+
+def test_a_pr_pushed_again_since_the_lock_is_not_said_to_be_at_the_locked_head(cli: Cli, small: Small) -> None:
+    """h239 (sqlalchemy trial): pr/13412 was pushed again, and the night that fetched it went red on an assert (no
+    lock written). status said "its head <the lock's> (as the last sync fetched it)": the last sync fetched the
+    new head, which is the one that broke the night."""
+    old = small.pr(1, {"b.py": "x = 10\ny = 2\nz = 3\n"})
+    asserts = [{"name": "no-eleven", "file": "b.py", "absent": "x = 11"}]
+    small.manifest([{"pr": 1}], asserts=asserts)
+    assert cli("sync", "-m", small.manifest_path, "--repo", small.work.path).exit_code == 0
+    moved = small.pr(1, {"b.py": "x = 11\ny = 2\nz = 3\n"}, parent=old, message="pr 1, pushed again")
+    assert cli("sync", "-m", small.manifest_path, "--repo", small.work.path).exit_code == 1
+    assert small.work.ref("refs/carrytool/dev/pr/1") == moved
+    item = _status(cli, small)["pr/1"]
+    assert "(as the last sync fetched it)" not in item["why"], item["why"]
+    assert f"the PR's ref, as the last sync fetched it, is at {moved[:12]}" in item["why"], item["why"]
