@@ -396,15 +396,25 @@ class Union(Stopping, Recording, FoldChecks, FoldSyntax, FoldRewrites, Publishin
         corrupt state too. Return the scratch and what was left in it (not carrytool's)."""
         try:
             state: dict | None = self.load()
-        except InputError:
+        except InputError as error:
             state = None
             if not (self.state_path.exists() or self.state_path.is_symlink()):
-                raise
+                raise self._nothing_to_abort(error) from None
         root = Path(state["scratch"]) if state else self.scratch
         # the manifest first: killed before the state goes, an abort run again still knows what to put back
         self.took_back = self._take_back(state.get("added") if state else None)
         left = self.cleanup(root)
         return root, left
+
+    def _nothing_to_abort(self, error: InputError) -> InputError:
+        """ERROR as `abort` says it, with how to undo a finished `union new` (h239: it hinted `union compose`)."""
+        if not self.entry.supersedes:
+            return error
+        patch = f" and delete its patch {self.manifest.path.parent / self.entry.patch}" if self.entry.patch else ""
+        return InputError(f"no fold of {self.entry.id} under way: nothing to abort (the union as last composed stands)",
+                          hint=f"to undo a `union new` that finished, take `- carry: {self.name}` out of "
+                               f"{self.manifest.path}{patch} (recorded resolutions stay in the store); to "
+                               f"compose it again: {self.command('compose')}")
 
     # -- state --------------------------------------------------------------------------------------
     @property

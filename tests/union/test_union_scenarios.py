@@ -1142,3 +1142,17 @@ def test_a_fold_of_two_prs_defining_one_name_says_so(cli: Cli, tmp_path: Path) -
                    parent=fold.base, ref="refs/pull/1/head")
     again = cli("union", "compose", "u", *fold.args())
     assert again.exit_code == 0 and "the union defines" not in again.output, again.output
+
+
+def test_abort_after_a_union_new_that_finished_says_how_to_undo_it(cli: Cli, tmp_path: Path) -> None:
+    """h239's trial on sqlalchemy: `union abort` after a `union new` that did not stop exited 2 with the hint
+    `carrytool union compose NAME`, which undoes nothing; the docs did not say how to undo it either."""
+    fold = Fold(tmp_path, union="")
+    assert cli("union", "new", "u", "1", *fold.args()).exit_code == 0
+    result = union(cli, fold, "abort")
+    assert result.exit_code == 2, result.output
+    assert "no fold of carry/u under way: nothing to abort (the union as last composed stands)" in result.stderr
+    patch = fold.manifest.parent / "unions" / "u.patch"
+    assert patch.is_file(), result.output
+    assert (f"hint: to undo a `union new` that finished, take `- carry: u` out of {fold.manifest} and delete its "
+            f"patch {patch}") in result.stderr, result.stderr
