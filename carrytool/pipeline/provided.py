@@ -143,6 +143,7 @@ class LeftOut:
     missing: tuple[int, ...] = ()   # the lines of the PR's head the tree lacks of a hunk it otherwise holds
     unfolded: str = ""              # the head the union folded, which lacks this change (a stale fold)
     upstream: bool = False          # upstream's file (the one the union is composed on) has it at its place
+    worded: bool = False            # ABSENT though the union writes the rest of the hunk in its own words there
 
     def lacking(self, whose: str = "") -> str:
         """How the tree leaves it out, as a clause: lacks WHOSE hunk (default: its PR's), or (a pure deletion)
@@ -186,6 +187,8 @@ class LeftOut:
                 f"it, and both could be kept: {_listed(self.next_to)} {verb} " + \
                 ("lines" if self.inserted else "the lines") + " next to it in the same conflict, and the union does " \
                 "not keep this hunk there nor write lines of its own for it"
+        if self.worded:
+            return "the union writes lines of its own there for the rest of this hunk, but none doing what these do"
         if self.apart:
             return f"{_listed(self.apart)} " + ("changes" if len(self.apart) == 1 else "change") + \
                 " those lines or the next ones, but in another def/class, nor does the union write lines of its " \
@@ -330,6 +333,9 @@ def _left_out(git: Git, spans: SpanCache, union: UnionCheck, folded: list[list[H
             # another PR's side taken where they conflict (or the union's own words written there), but a line
             # both change alike, outside the conflict, lost: nobody's reconciliation (h186's, h194's reviews)
             how, region, lacks = ABSENT, None, shared[id(item)]
+        elif region == "union" and (lost := tuple(n for n in regions.uncarried(k, hunk) if n in lacks or not lacks)):
+            # the union's own words there, but for lines of it none of them does: lost (h236's review)
+            how, region, lacks = ABSENT, "worded", lost
         elif how is None:
             # the union's own lines there: its words for the PR's change; another PR's: it took that side
             how = {"union": RE_EXPRESSED, "pr": RECONCILED}.get(region or "", ABSENT)
@@ -342,7 +348,7 @@ def _left_out(git: Git, spans: SpanCache, union: UnionCheck, folded: list[list[H
                            beside=others if region in ("dropped", "beside") else (),
                            next_to=others if region in ("changed-next", "inserted-next") else (),
                            inserted=region == "inserted-next",
-                           apart=others if region == "apart" else (),
+                           apart=others if region == "apart" else (), worded=region == "worded",
                            missing=lacks if how == ABSENT else (), upstream=upstream))
     return out, looked
 

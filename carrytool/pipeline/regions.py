@@ -47,6 +47,8 @@ from carrytool.pipeline.lineroles import (
     only_comments,
     opened_at,
     quotes_open,
+    reads_of,
+    roles_of,
 )
 from carrytool.pipeline.sides import _SideDrops
 
@@ -168,9 +170,7 @@ class Regions(_SideDrops):
         the whole of it, and the union's `X = log(bb)`, pr/1's line on the rewrite, was read as pr/2's
         `send_report(d, 'weekly')`, which it dropped), nor a line only naming what the PR's does (h225: its
         `send_report = None`, by likeness of text)."""
-        at = self._span(-1, own)
-        rivals = [h for j, (_c, hunks) in enumerate(self.folded) if j != k for h in hunks
-                  if h.path == own.path and h.kind == "text" and self._at(at, self._region(j, h))]
+        rivals = self._rivals(k, own)
         said = [line for line in own.added if not says_nothing(line)]
         if only_comments(said, own.path, self._opened(own)) and does_something(hunk, self._opened(hunk)):
             return False
@@ -188,6 +188,52 @@ class Regions(_SideDrops):
             found = self.git.read_object(hunk.new_oid) if hunk.new_oid.strip("0") else None
             self.quotes[hunk.new_oid] = quotes_open(found[1]) if found is not None and found[0] == "blob" else {}
         return self.quotes[hunk.new_oid].get(hunk.new_start + (not hunk.added), "")
+
+    def _rivals(self, k: int, own: Hunk) -> list[Hunk]:
+        """The other folded PRs' text hunks (not PR K's) meeting the union's OWN hunk (at their _region)."""
+        at = self._span(-1, own)
+        return [h for j, (_c, hunks) in enumerate(self.folded) if j != k for h in hunks
+                if h.path == own.path and h.kind == "text" and self._at(at, self._region(j, h))]
+
+    def uncarried(self, k: int, hunk: Hunk) -> tuple[int, ...]:
+        """The lines of PR K's HUNK (in its head) that a union reconciling it in its own words ("union") still
+        lacks: each of its Python lines doing something (a role but a comment's, lineroles.does_something; not
+        inside a string) must be carried by a line of the union's own hunks there (lineroles.line_carries, that
+        line alone), else it is lost (h236's review: upstream rewrote f, pr/2 added `send_report(d, 'weekly')` and
+        `audit(d)`, the union wrote `send_report(dd, 'weekly')` only: the hunk was re-expressed, exit 0). A union
+        line merging two of them carries both; order, and a line split in two, do not matter. Where no other
+        PR's hunk is there, a line of the union's own doing something none of HUNK's lines does (no role shared)
+        is the maintainer's words for any of them (`self.acks = 'late'` for `self.acks_late = True`); one doing
+        what one of them does is that one's form alone. Outside Python, and for a line without roles, the hunk
+        as a whole decides (reconciled), as it does for a pure deletion."""
+        met = self._region(k, hunk)
+        mine: list[tuple[bytes, str, list[Hunk]]] = []      # the union's own lines there, each with its rivals
+        for own in self.own:
+            if own.path != hunk.path or not self._at(met, self._span(-1, own)) or (
+                    own.kind == hunk.kind == "text" and own.added == hunk.removed and own.removed == hunk.added):
+                continue
+            said = [line for line in own.added if not says_nothing(line)]
+            if not only_comments(said, own.path, self._opened(own)):
+                rivals, aliases = self._rivals(k, own), aliases_of(said, own.path, self._opened(own))
+                mine += [(line, opened, rivals, aliases)
+                         for line, opened in zip(said, opened_at(said, self._opened(own)))]
+        if not hunk.added:
+            return ()
+        quotes = opened_at(hunk.added, self._opened(hunk))      # (h235: a hunk's lines inside a docstring)
+        theirs = frozenset().union(*(roles_of(line, opened) for line, opened in zip(hunk.added, quotes)))
+        if any(not rivals and (roles := roles_of(line, opened) | reads_of(line, opened)) - {("comment", "")}
+               and not roles & theirs for line, opened, rivals, _a in mine):
+            return ()                   # a line of its own for any of them
+        nothing = [replace(hunk, removed=(), added=())]     # no rival: akin to nothing
+        lost = []
+        for n, (line, opened) in enumerate(zip(hunk.added, quotes)):
+            part = replace(hunk, added=(line,))
+            starts = lambda h, part=part: "" if h is part else self._opened(h)     # noqa: E731 (part: no string)
+            if not opened and does_something(part) and not any(
+                    line_carries(ours, part, rivals or nothing, at, starts, aliases)
+                    for ours, at, rivals, aliases in mine):
+                lost.append(hunk.new_start + n)
+        return tuple(lost)
 
     def _region(self, j: int, hunk: Hunk) -> Span | None:
         """HUNK's base lines (folded PR J's; J -1: the union's own) in the union's base blob (_span); where they do
