@@ -74,6 +74,7 @@ from carrytool.gitlayer.env import ZERO
 from carrytool.gitlayer.git import Change, Git, change_of
 from carrytool.pipeline.hunks import Hunk, find_block, read_hunks, says_nothing
 from carrytool.pipeline.regions import Regions
+from carrytool.pipeline.reworded import reworded_kept
 from carrytool.pipeline.scopes import hunk_reach
 from carrytool.pipeline.spancache import SpanCache
 from carrytool.pipeline.standing import (
@@ -144,6 +145,7 @@ class LeftOut:
     unfolded: str = ""              # the head the union folded, which lacks this change (a stale fold)
     upstream: bool = False          # upstream's file (the one the union is composed on) has it at its place
     worded: bool = False            # ABSENT though the union writes the rest of the hunk in its own words there
+    #                                 (a deletion: writes the lines it removes in its own words)
 
     def lacking(self, whose: str = "") -> str:
         """How the tree leaves it out, as a clause: lacks WHOSE hunk (default: its PR's), or (a pure deletion)
@@ -188,7 +190,9 @@ class LeftOut:
                 ("lines" if self.inserted else "the lines") + " next to it in the same conflict, and the union does " \
                 "not keep this hunk there nor write lines of its own for it"
         if self.worded:
-            return "the union writes lines of its own there for the rest of this hunk, but none doing what these do"
+            return "the union writes lines of its own there doing what the removed lines do: they are kept in its " \
+                "words" if self.removed is not None else \
+                "the union writes lines of its own there for the rest of this hunk, but none doing what these do"
         if self.apart:
             return f"{_listed(self.apart)} " + ("changes" if len(self.apart) == 1 else "change") + \
                 " those lines or the next ones, but in another def/class, nor does the union write lines of its " \
@@ -373,8 +377,9 @@ def _judge(git: Git, spans: SpanCache, union: UnionCheck, judged: Sequence[tuple
         if not block:
             how: str | None = VERBATIM          # a part of a hunk that says nothing on its own
         elif deletion:
-            how = None if still_there(git, spans, tip, change, hunk.old_start + offset, block, drift, place) \
-                else VERBATIM
+            start = hunk.old_start + offset
+            how = None if still_there(git, spans, tip, change, start, block, drift, place) or \
+                reworded_kept(git, tip, change, start, block, drift, place) else VERBATIM
         else:
             how, lacks = standing(git, spans, tip, read(change.new_oid), hunk, change, hunk.new_start + offset,
                                   block, drift, place)

@@ -41,8 +41,10 @@ from carrytool.gitlayer.git import Change, Git, change_of
 from carrytool.pipeline.basemap import BaseMap, Span, blob_key, meets, overlaps, span_of
 from carrytool.pipeline.hunks import Hunk, says_nothing
 from carrytool.pipeline.lineroles import (
+    NAMED,
     aliases_of,
     does_something,
+    leading_roles,
     line_carries,
     only_comments,
     opened_at,
@@ -205,7 +207,9 @@ class Regions(_SideDrops):
         PR's hunk is there, a line of the union's own doing something none of HUNK's lines does (no role shared)
         is the maintainer's words for any of them (`self.acks = 'late'` for `self.acks_late = True`); one doing
         what one of them does is that one's form alone. Outside Python, and for a line without roles, the hunk
-        as a whole decides (reconciled), as it does for a pure deletion."""
+        as a whole decides (reconciled). A pure deletion is lost where a line of the union's own there does at its
+        top what a removed line does (`audit(dd, strict=True)` for a deleted `audit(d)` upstream reworded: the call
+        kept in other words, no form of deleting it; pipeline.reworded): its line (the one it deleted after)."""
         met = self._region(k, hunk)
         mine: list[tuple[bytes, str, list[Hunk]]] = []      # the union's own lines there, each with its rivals
         for own in self.own:
@@ -218,7 +222,10 @@ class Regions(_SideDrops):
                 mine += [(line, opened, rivals, aliases)
                          for line, opened in zip(said, opened_at(said, self._opened(own)))]
         if not hunk.added:
-            return ()
+            does = frozenset(role for line, opened in zip(hunk.removed, opened_at(hunk.removed))
+                             for role in leading_roles(line, opened) if role[0] in NAMED)
+            kept = does_something(hunk) and any(leading_roles(line, opened) & does for line, opened, _r, _a in mine)
+            return (hunk.new_start,) if kept else ()    # the lines it removes, written again in the union's words
         quotes = opened_at(hunk.added, self._opened(hunk))      # (h235: a hunk's lines inside a docstring)
         theirs = frozenset().union(*(roles_of(line, opened) for line, opened in zip(hunk.added, quotes)))
         if any(not rivals and (roles := roles_of(line, opened) | reads_of(line, opened)) - {("comment", "")}
