@@ -8,7 +8,8 @@ entry adding a key upstream has since added elsewhere in the display. `pipeline.
 Found from what landing knows (which lines of the composed file each entry landed): only files where an
 entry's hunk adds a line writing a constant key (`'name':`, `3:`, `('a', 1):`) are read, scanned with a
 regular expression for such a key written twice in the file by two sides (one of them on a line an entry
-landed, the other upstream's or another entry's), and only then parsed. Keys compared by value (`'a'` and `"a"` are one key): strings, bytes, integers and
+landed, the other upstream's or another entry's) that no `def` or `class` line
+separates (`_reach`), and only then parsed. Keys compared by value (`'a'` and `"a"` are one key): strings, bytes, integers and
 tuples of those. Not said: a key written twice by one entry alone, or by upstream alone, and a key line a
 hunk rewrote (it removed a line writing that key): it stays upstream's, changed.
 """
@@ -16,8 +17,9 @@ hunk rewrote (it removed a line writing that key): it stays upstream's, changed.
 from __future__ import annotations
 
 import ast
+import bisect
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 
 from carrytool.gitlayer.git import Git
 from carrytool.pipeline.keptfindings import Finding, KeptFindings
@@ -27,6 +29,11 @@ from carrytool.pipeline.shadowed import UPSTREAM, owned_findings
 KEY = re.compile(rb"""(?:^|[{,])[ \t]*((?:[bBuU]?(['"])(?:(?!\2)[^\\\n])*\2)|\d+|\([^()\n]*\))[ \t]*:(?!=)""",
                  re.M)
 Owners = Mapping[int, tuple[str, frozenset[object]]]    # line -> (the entry that landed it, keys its hunk removed)
+# a line whose first token is `def` or `class` (or `async def`): no expression holds one (see _reach)
+_BARRIER = re.compile(rb"^[ \t\f]*(?:async[ \t\f]+)?(?:def|class)[ \t\f]", re.M)
+# what can carry a string over a line end: a triple quote, a backslash before a line end
+_SPANS = re.compile(rb"'''|\"\"\"|\\[\r\n]")
+SEPARATE_DISPLAYS = True     # the scan tells writes a def or class line separates apart (tests compare both)
 
 
 def written_keys(lines: Sequence[bytes]) -> frozenset[object]:
@@ -101,7 +108,7 @@ def _suspect(data: bytes, owned: Owners) -> bool:
     mine = set().union(*(written_keys([lines[n - 1]]) for n in owned if 0 < n <= len(lines)))
     if not mine:
         return False
-    by: dict[object, set[str]] = {}
+    by: dict[object, list[tuple[int, str]]] = {}      # value -> (where it is written, by whom), in file order
     line, at = 1, 0
     for match in KEY.finditer(data):
         value = _literal(match.group(1))
@@ -109,11 +116,40 @@ def _suspect(data: bytes, owned: Owners) -> bool:
             continue
         line += data.count(b"\n", at, match.start(1))
         at = match.start(1)
-        seen = by.setdefault(value, set())
-        seen.add(_owner(owned, line, value))
-        if len(seen) > 1:
-            return True
+        by.setdefault(value, []).append((at, _owner(owned, line, value)))
+    if not SEPARATE_DISPLAYS:
+        return any(len({who for _at, who in writes}) > 1 for writes in by.values())
+    reach = _reach(data)
+    for writes in by.values():
+        later = None            # the next write after this one by another side than the one after it
+        for n in range(len(writes) - 1, 0, -1):
+            if writes[n][1] != writes[n - 1][1]:
+                later = writes[n][0]
+            if later is not None and later < reach(writes[n - 1][0]):
+                return True
     return False
+
+
+def _reach(data: bytes) -> Callable[[int], int]:
+    """For a key written at offset P of DATA (a token: in no string, no comment), the offset from which on no key
+    can be in the same dict display: the start of the first line after P whose first token is `def` or `class`
+    (`_BARRIER`) with no triple quote and no backslash before a line end from P to it (`_SPANS`); else past
+    the end. Why: a display is one expression, and its lines are inside its braces. No string is open at such
+    a line's start: one open there would have started at P or after (P is no string's inside) and crossed a
+    line end, and only a triple-quoted string or a backslash before the line end does. Nor is a comment (it
+    ends with its line). So `def` or `class` there is a token, which no expression holds: a file that has
+    it inside a display's braces does not parse, and an unparsed file has no duplicate keys to say."""
+    barriers = [m.start() for m in _BARRIER.finditer(data)]
+    spans = [m.start() for m in _SPANS.finditer(data)]
+    end = len(data) + 1
+
+    def reach(at: int) -> int:
+        n = bisect.bisect_right(barriers, at)
+        if n == len(barriers):
+            return end
+        span = bisect.bisect_left(spans, at)
+        return barriers[n] if span == len(spans) or spans[span] >= barriers[n] else end
+    return reach
 
 
 def _twice(module: ast.Module) -> Iterator[tuple[str, object, list[int]]]:
