@@ -232,11 +232,15 @@ class Regions(_SideDrops):
                and not roles & theirs for line, opened, rivals, _a in mine):
             return ()                   # a line of its own for any of them
         nothing = [replace(hunk, removed=(), added=())]     # no rival: akin to nothing
+        # a line the PR keeps of the base that another PR's hunk there changes: the union took that side (the
+        # seed's union: #45612 keeps `allocator.wake_up(tags)` in its else branch, #45398 makes it
+        # `backend.resume(tags)`, as the union does: reconciled, not lost)
+        changed = {line.strip() for _j, h in self._touching(k, hunk) for line in h.removed}
         lost = []
         for n, (line, opened) in enumerate(zip(hunk.added, quotes)):
             part = replace(hunk, added=(line,))
             starts = lambda h, part=part: "" if h is part else self._opened(h)     # noqa: E731 (part: no string)
-            if not opened and does_something(part) and not any(
+            if not opened and line.strip() not in changed and does_something(part) and not any(
                     line_carries(ours, part, rivals or nothing, at, starts, aliases)
                     for ours, at, rivals, aliases in mine):
                 lost.append(hunk.new_start + n)

@@ -51,3 +51,28 @@ def test_a_line_dropped_with_no_other_pr_there_is_lost_too(cli: Cli, small: Smal
     union = _union("    send_report(dd, 'weekly')\n", RW.replace("import os", "import os, sys"))
     r = _on_bases(cli, small, one, TWO, union, base=F, base2=None, up=RW, command="explain")
     assert _lines(r) == [("pr/2", [9, 10])], r["warnings"]
+
+
+# the seed's union (docs/explain.md's demo): #45612 wraps the base's `allocator.wake_up(tags)` in a handshake and
+# keeps that call in both branches; #45398 makes the call `backend.resume(tags)`; the union writes the handshake
+# around #45398's call. #45612's kept calls are base lines another PR changed there, and the union took that side:
+# reconciled, not lost (the per-line rule above first warned the demo's union, `lacks line 54`)
+W = "def wake(tags):\n    allocator = get()\n    allocator.wake_up(tags)\n    restore()\n"
+W_BACKEND = W.replace("    allocator.wake_up(tags)\n", "    backend.resume(tags)\n")
+W_SYNC = W.replace("    allocator.wake_up(tags)\n", "    if needs_sync():\n        # symmetric handshake\n        ok = 1\n        try:\n"
+                   "            allocator.wake_up(tags)\n        except Exception:\n            ok = 0\n"
+                   "        handshake(ok)\n    else:\n        allocator.wake_up(tags)\n")
+
+
+@pytest.mark.parametrize("command", ["sync", "explain"])
+def test_a_base_line_a_pr_keeps_that_another_pr_changes_is_reconciled_where_the_union_takes_that(
+        cli: Cli, small: Small, command: str) -> None:
+    union = W_SYNC.replace("allocator.wake_up(tags)", "backend.resume(tags)").replace(
+        "# symmetric handshake", "# symmetric handshake, around backend.resume")      # the union's own words
+    r = _on_bases(cli, small, W_BACKEND, W_SYNC, union, base=W, base2=None, up=W, command=command)
+    assert _lines(r) == [], r["warnings"]
+    dropped = union.replace("        backend.resume(tags)\n", "        pass\n")     # a line the PR adds, gone: warned
+    assert "handshake(ok)" in dropped and "ok = 0" in dropped
+    r = _on_bases(cli, small, W_BACKEND, W_SYNC, dropped.replace("        handshake(ok)\n", ""), base=W, base2=None,
+                  up=W, command=command)
+    assert [entry for entry, _l in _lines(r)] == ["pr/2"], r["warnings"]
