@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from carrytool.manifest.edit import flow_scalar
 from carrytool.manifest.model import Drop, Supersede
 from carrytool.manifest.paths import literal_pattern, matches
-from carrytool.pipeline.provided import ABSENT, LeftOut
+from carrytool.pipeline.leftout import ABSENT, LeftOut
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,7 @@ from carrytool.pipeline.plan import APPLIED, Step
 from carrytool.pipeline.shadowed import adds_definition
 
 if TYPE_CHECKING:
-    from carrytool.pipeline.provided import LeftOut
+    from carrytool.pipeline.leftout import LeftOut
 
 __all__ = ["Accounting", "Owner", "account", "has_change", "own_base"]     # (has_change: union.fold's)
 

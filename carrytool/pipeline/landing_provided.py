@@ -15,7 +15,7 @@ from carrytool.pipeline.hunks import find_block
 from carrytool.pipeline.plan import APPLIED, Step, union_judged
 
 if TYPE_CHECKING:
-    from carrytool.pipeline.provided import Folded, LeftOut
+    from carrytool.pipeline.leftout import Folded, LeftOut
 
 
 class _ProvidedAccounting:
@@ -34,7 +34,7 @@ class _ProvidedAccounting:
         out on purpose), never silent: `explain` shows the union's coverage hunk by hunk."""
         if not any(step.provided_by or step.superseded_diffs or step.entry.supersedes for step in self.steps):
             return      # no union: nothing stands for a PR (and nothing of a union's checks is imported)
-        from carrytool.pipeline.provided import Folded, LeftOut
+        from carrytool.pipeline.leftout import Folded, LeftOut
 
         by_id = {step.id: step for step in self.steps}
         trusted: dict[str, list[Folded]] = {}     # union id -> the PRs' files it changes: checked hunk by hunk
@@ -77,7 +77,8 @@ class _ProvidedAccounting:
         sync said nothing). Unless the union's
         `supersedes` declares it dropped on purpose (`drops`): then it is on the union's `dropped_on_purpose`;
         a declared drop that matches no such hunk is a `stale-drop` warning (helper-135)."""
-        from carrytool.pipeline.provided import UnionCheck, judge_provided
+        from carrytool.pipeline.leftout import UnionCheck
+        from carrytool.pipeline.provided import judge_provided
 
         checks = []
         for union_id, folded in trusted.items():
@@ -136,7 +137,7 @@ class _ProvidedAccounting:
         on purpose (its `drops`, which also cover the files it leaves out: _file_left_out); and, where UNION was
         applied (union_judged), each declared drop that covers none as a `stale-drop` warning."""
         from carrytool.pipeline.drops import account_drops, out_of_reach, unreached
-        from carrytool.pipeline.provided import RECONCILED
+        from carrytool.pipeline.leftout import RECONCILED
 
         drops = account_drops(self._files_dropped.get(union.id, []) + list(found), union.entry.supersedes)
         for lost in drops.absent:

@@ -12,7 +12,8 @@ from carrytool.gitlayer.git import Change, paths_of
 from carrytool.manifest import paths as pathmatch
 from carrytool.pipeline.drops import account_drops, drop_hint, out_of_reach, unreached
 from carrytool.pipeline.landing import has_change
-from carrytool.pipeline.provided import Folded, LeftOut, UnionCheck, left_out
+from carrytool.pipeline.leftout import Folded, LeftOut, UnionCheck
+from carrytool.pipeline.provided import left_out
 from carrytool.pipeline.scopes import is_python
 from carrytool.pipeline.unbound import binding_of, bound_names, introduced, loose_names
 from carrytool.union.outcome import FoldItem

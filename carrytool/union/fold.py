@@ -28,7 +28,7 @@ from carrytool.manifest import paths as pathmatch
 from carrytool.manifest.model import Entry, Manifest
 from carrytool.manifest.safefile import refuse_symlink
 from carrytool.pipeline.atomic import crash_point
-from carrytool.pipeline.provided import LeftOut
+from carrytool.pipeline.leftout import LeftOut
 from carrytool.pipeline.resolve import _fetch, namespace
 from carrytool.pipeline.shadowed import folded_twice
 from carrytool.pipeline.structured_tree import resolve_merge, without_resolved

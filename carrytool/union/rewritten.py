@@ -17,7 +17,7 @@ from typing import Any
 from carrytool.asserts.messages import quote_text
 from carrytool.pipeline.basemap import Span, meets, span_of
 from carrytool.pipeline.hunks import find_block, parse_patch
-from carrytool.pipeline.provided import LeftOut
+from carrytool.pipeline.leftout import LeftOut
 from carrytool.pipeline.standing import RE_EXPRESSED
 from carrytool.union.outcome import FoldItem
 from carrytool.union.resolutions import read_resolution, resolution_lines

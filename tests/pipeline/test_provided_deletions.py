@@ -5,7 +5,7 @@ neighbours) are the deletion left out; the same line elsewhere is not."""
 
 from __future__ import annotations
 
-from carrytool.pipeline.provided import LeftOut
+from carrytool.pipeline.leftout import LeftOut
 from tests.conftest import Cli, Small
 
 G = ("def g():\n    a = 1\n    b = 2\n    c = 3\n    d = 4\n    e = 5\n    f = 6\n    g = 7\n    return a\n\n\n"

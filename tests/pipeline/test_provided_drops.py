@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from carrytool.manifest.model import Drop, Supersede
 from carrytool.pipeline.drops import account_drops, drop_hint
-from carrytool.pipeline.provided import LeftOut
+from carrytool.pipeline.leftout import LeftOut
 
 SLEEP = LeftOut("pr/1", "w.py", (7, 7), ("Worker.sleep",))
 WAKE = LeftOut("pr/1", "w.py", (24, 26), ("Worker.wake_up", "Worker.wake_up.inner"))

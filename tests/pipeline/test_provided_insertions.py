@@ -9,7 +9,7 @@ like a hunk (explain's coverage said `absent`; sync and `union continue` nothing
 from __future__ import annotations
 
 from carrytool.pipeline.drops import drop_hint
-from carrytool.pipeline.provided import ABSENT, LeftOut
+from carrytool.pipeline.leftout import ABSENT, LeftOut
 from tests.conftest import Cli, Small
 from tests.pipeline.test_provided_regions import NEWER, RUN, SNAP, _absent, _after, _statuses, _sync
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from carrytool.pipeline.provided import ABSENT, LeftOut
+from carrytool.pipeline.leftout import ABSENT, LeftOut
 from tests.conftest import Cli, Small
 from tests.gitrepo import init_repo, write_manifest
 from tests.pipeline.test_provided_regions import NEWER, RUN, _absent, _after, _statuses, _sync
