@@ -123,6 +123,8 @@ def render_bisect_text(result: BisectResult, stream: TextIO, invocation: Invocat
                 f"`entry:`), which upstream alone never has, and upstream + {', '.join(guarded)} (with what "
                 f"{'it is' if one else 'they are'} built on) fails them too: the entry no longer provides it "
                 "(moved, rebased, or skipped), or needs an entry it is not built on")
+        for line in _moved(result, broke=False):
+            say(line)
         if result.bases:
             say(f"  no base passes either: {_bases(result)}")
         if result.unparsable:   # some failed, some were not judged at all (helper-123)
@@ -134,12 +136,17 @@ def render_bisect_text(result: BisectResult, stream: TextIO, invocation: Invocat
         say(f"First bad entry: {result.first_bad} ({position} of {n} in the chain)")
         for line in _left_out(result, invocation):
             say(line)
-        if result.alone_bad:
+        moved = _moved(result, broke=True)
+        if moved:
+            say(moved[0])
+        elif result.alone_bad:
             say("  bad alone: composed by itself onto upstream it fails the same way")
         else:
             alone = "upstream fails without it too" if result.upstream_bad else "good alone on upstream"
             say(f"  {alone}; it breaks the check together with: {', '.join(result.interacts_with) or '?'}")
-        if result.bases:    # upstream fails the check (e.g. it guards a carry): searched on a base that passes
+        if result.bases and moved:
+            say(f"  no base passes with it at its new head: {_bases(result)}")
+        elif result.bases:  # upstream fails the check (e.g. it guards a carry): searched on a base that passes
             say(f"  upstream fails the check, so the rest of the chain was searched on a base that passes: "
                 f"{_bases(result)}")
     if result.confirmed is False:
@@ -156,6 +163,25 @@ def render_bisect_text(result: BisectResult, stream: TextIO, invocation: Invocat
     command = next_command(result, invocation)
     if command:
         say(f"Next: {command}")
+
+
+def _moved(result: BisectResult, *, broke: bool) -> list[str]:
+    """A line for each entry an assert guards whose head moved since the last good night (h241): with BROKE,
+    the one that broke it itself (upstream + its earlier head passes); else those whose earlier head fails on
+    upstream too, or does not apply there (not the move alone)."""
+    lines = []
+    for row in result.moved:
+        names = ", ".join(spec.name for spec in result.checks.asserts if spec.entry == row["id"])
+        heads = f"{row['id']} moved from {str(row['from'])[:12]} (the last good night, {row['night']})"
+        if broke and row["bad"] is False and row["id"] == result.first_bad:
+            lines.append(f"  it broke it itself: {heads}, where upstream + it passes, to {str(row['to'])[:12]}, "
+                         f"where upstream + it fails: its new head drops what {names} check"
+                         f"{'s' if ', ' not in names else ''}")
+        elif not broke and row["bad"] is not False:
+            then = "does not apply there" if row["bad"] is None else "fails too"
+            lines.append(f"  {heads} to {str(row['to'])[:12]}, but upstream + it at {str(row['from'])[:12]} {then}: "
+                         "not the move alone (upstream moved too, or it needs an entry it is not built on)")
+    return lines
 
 
 _ORIGINS = {"entry": "the asserts' `entry:`", "carries": "the fork's carries",

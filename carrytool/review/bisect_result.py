@@ -41,6 +41,9 @@ class BisectResult:
     bases: list[Base] = field(default_factory=list)   # tried when upstream fails (the last: the one used)
     # the entries the asserts searched with guard that are not in the chain, and why (`left_out` in JSON)
     left_out: list[dict[str, object]] = field(default_factory=list)
+    # an entry an assert guards whose head moved since the last good night: {"id", "from", "to", "night",
+    # "bad"} (upstream + it at `from`: bad, or None when it does not apply there); `moved` in JSON (h241)
+    moved: list[dict[str, object]] = field(default_factory=list)
     probes: int = 0
     cached: int = 0
     # the command run again on the trees the answer rests on: both run again, same verdicts (True); a verdict
@@ -71,7 +74,7 @@ class BisectResult:
                 "chain": [{"id": link.id, "commit": link.commit} for link in self.chain.links],
                 "upstream": {"sha": self.chain.upstream, "bad": self.upstream_bad,
                              "checks": checks_json(self.upstream_verdict)},
-                "bases": [base.to_json() for base in self.bases], "left_out": self.left_out,
+                "bases": [base.to_json() for base in self.bases], "left_out": self.left_out, "moved": self.moved,
                 "searched_with": [spec.name for spec in self.checks.asserts] +
                                  ([self.checks.command] if self.checks.command else [])}
 

@@ -96,6 +96,42 @@ class Search:
             result.interacts_with = [link.id for link in minimal]
         return self._counted(result)
 
+    def moved(self, result: BisectResult) -> bool:
+        """No base passes, and an assert searched with guards an entry of the chain (`entry:`): when the last
+        good night had that entry at another head, upstream + the entry at that head (with what it is built on)
+        passes and at its head now fails, the entry broke it itself, by moving (h241): it is `first_bad`
+        (alone_bad stays false: upstream fails without it), and `moved` names both heads. True when so."""
+        from carrytool.review.bisect_moved import last_good_head, step_at
+
+        for link in self.chain.links:
+            specs = [spec for spec in self.prober.checks.asserts if spec.entry == link.id]
+            earlier = last_good_head(self.manifest, self.git, self.chain.links[-1].commit, link.id, specs) \
+                if specs and link.step.head else None
+            if earlier is None or earlier.sha == link.step.head:
+                continue
+            base = self._closed({link.id})
+            now = self.subset_tree(base)
+            if not self.bad(now):       # upstream + it (as the chain has it) passes: not its doing
+                continue
+            then = self._with_step(base, step_at(self.git, self.chain.upstream, link.step, earlier.sha))
+            row: dict[str, object] = {"id": link.id, "from": earlier.sha, "to": link.step.head,
+                                      "night": earlier.where, "bad": None if then is None else self.bad(then)}
+            result.moved.append(row)
+            if row["bad"] is False:
+                result.first_bad = link.id
+                result.verdict = self.prober.judge(now)     # type: ignore[arg-type]
+                result.confirmed = self._confirmed([then, now])     # type: ignore[list-item]
+                return True
+        return False
+
+    def _with_step(self, links: Sequence[Link], step: Step) -> str | None:
+        """The tree of upstream + LINKS composed in chain order with STEP in place of its entry's link; None
+        when one of them does not apply there (it is not that tree)."""
+        ordered = sorted(links, key=lambda link: self._position[link.id])
+        steps = [_fresh(step if link.id == step.id else link.step) for link in ordered]
+        comp = Composer(self.git, self.manifest, self.chain.upstream).compose(steps)
+        return self.git.tree_of(comp.result) if all(s.status == APPLIED for s in steps) else None
+
     def first_bad(self, base: Sequence[Link], rest: Sequence[Link]) -> tuple[int, int]:
         """Binary search: (LO, HI) with upstream + BASE + the first LO of REST good (LO = 0: taken as good)
         and the first HI bad, HI - LO <= 1 (BASE + all of REST is the tip, known bad)."""
@@ -132,7 +168,8 @@ class Search:
             found = None
         if found is None:
             result.verdict = self.prober.judge(self.prefix_tree(len(self.chain.links)))
-            result.confirmed = self._confirmed([self.prefix_tree(0)])
+            if not self.moved(result):
+                result.confirmed = self._confirmed([self.prefix_tree(0)])
             return result
         base = found
         chosen = {link.id for link in base}
