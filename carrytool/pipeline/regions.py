@@ -40,6 +40,7 @@ from dataclasses import replace
 from carrytool.gitlayer.git import Change, Git, change_of
 from carrytool.pipeline.basemap import BaseMap, Span, blob_key, meets, overlaps, span_of
 from carrytool.pipeline.hunks import Hunk, says_nothing
+from carrytool.pipeline.linecalls import Alias
 from carrytool.pipeline.lineroles import (
     NAMED,
     aliases_of,
@@ -211,7 +212,8 @@ class Regions(_SideDrops):
         top what a removed line does (`audit(dd, strict=True)` for a deleted `audit(d)` upstream reworded: the call
         kept in other words, no form of deleting it; pipeline.reworded): its line (the one it deleted after)."""
         met = self._region(k, hunk)
-        mine: list[tuple[bytes, str, list[Hunk]]] = []      # the union's own lines there, each with its rivals
+        # the union's own lines there, each with its rivals and the names its hunk binds to a function
+        mine: list[tuple[bytes, str, list[Hunk], dict[str, Alias]]] = []
         for own in self.own:
             if own.path != hunk.path or not self._at(met, self._span(-1, own)) or (
                     own.kind == hunk.kind == "text" and own.added == hunk.removed and own.removed == hunk.added):
@@ -234,8 +236,10 @@ class Regions(_SideDrops):
         nothing = [replace(hunk, removed=(), added=())]     # no rival: akin to nothing
         # a line the PR keeps of the base that another PR's hunk there changes: the union took that side (the
         # seed's union: #45612 keeps `allocator.wake_up(tags)` in its else branch, #45398 makes it
-        # `backend.resume(tags)`, as the union does: reconciled, not lost)
-        changed = {line.strip() for _j, h in self._touching(k, hunk) for line in h.removed}
+        # `backend.resume(tags)`, as the union does: reconciled, not lost); only where the union holds that side
+        # there (h240's review: a union with neither call lost the wake-up of both, exit 0)
+        changed = {line.strip() for _j, h in self._touching(k, hunk) if self._taken(h, met, mine)
+                   for line in h.removed}
         lost = []
         for n, (line, opened) in enumerate(zip(hunk.added, quotes)):
             part = replace(hunk, added=(line,))
@@ -245,6 +249,23 @@ class Regions(_SideDrops):
                     for ours, at, rivals, aliases in mine):
                 lost.append(hunk.new_start + n)
         return tuple(lost)
+
+    def _taken(self, other: Hunk, met: Span | None, mine: list[tuple[bytes, str, list[Hunk], dict[str, Alias]]]
+               ) -> bool:
+        """Whether the union took another folded PR's hunk OTHER's side in the region MET: OTHER only deletes, or a
+        line of the union's hunks there is one of OTHER's (compared without whitespace) or carries one of them in
+        its words (MINE: the union's own lines there, lineroles.line_carries)."""
+        said = [line for line in other.added if not says_nothing(line)]
+        if not said:
+            return True
+        written = {_bare(line) for own in self.written if own.path == other.path
+                   and self._at(met, self._span(-1, own)) for line in own.added}
+        if any(_bare(line) in written for line in said):
+            return True
+        alone = [replace(other, removed=(), added=(line,)) for line in said]
+        nothing = [replace(other, removed=(), added=())]
+        return any(line_carries(ours, part, nothing, at, lambda h: "", aliases)
+                   for part in alone for ours, at, _rivals, aliases in mine)
 
     def _region(self, j: int, hunk: Hunk) -> Span | None:
         """HUNK's base lines (folded PR J's; J -1: the union's own) in the union's base blob (_span); where they do
