@@ -6,21 +6,55 @@ for the name they call alone). Read from lineroles' tokens of one line: (kind, t
 from __future__ import annotations
 
 import keyword
+import re
+from collections.abc import Iterable, Sequence
 
 Form = tuple[str, str, "int | None"]      # a call: its name, what it is reached through (_receiver), its arguments
 Alias = tuple[str, str]                   # what a name bound to a function calls: its name, what it is reached through
+Rename = tuple[str, str]                  # a name a hunk renames: the old, the new
 
 _KEYWORDS = frozenset(keyword.kwlist)
 _OPEN, _CLOSE = frozenset("([{"), frozenset(")]}")
 
 
-def agree(mine: frozenset[Form], theirs: frozenset[Form], name: str) -> bool:
+def agree(mine: frozenset[Form], theirs: frozenset[Form], name: str,
+          renames: frozenset[Rename] = frozenset()) -> bool:
     """Whether one of the calls of NAME in MINE (a union's line) makes one in THEIRS (a PR's lines) in other words:
     on the same object (the same receiver, or either reached through none: `send_report`, `self.send_report`,
-    `reporting.send_report`), with no fewer arguments (where both counts are known)."""
-    return any(not (receiver and other and receiver != other) and (count is None or wanted is None or count >= wanted)
+    `reporting.send_report`; or the PR's under the name RENAMES renames it to: h240's review, another PR or the
+    union renaming `errors` to `failures`, the union's `failures.append(d)` is the PR's `errors.append(d)`), with no
+    fewer arguments (where both counts are known)."""
+    return any(not (receiver and other and receiver != other and (other, receiver) not in renames)
+               and (count is None or wanted is None or count >= wanted)
                for called, receiver, count in mine if called == name
                for named, other, wanted in theirs if named == name)
+
+
+_WORD = re.compile(r"[^\W\d]\w*|\S")
+_NAME = re.compile(r"[^\W\d]\w*")
+_MOST = 400         # lines of a side of a hunk read for renames (each removed line against its added lines)
+
+
+def renames_in(hunks: Iterable[tuple[Sequence[bytes], Sequence[bytes]]]) -> frozenset[Rename]:
+    """The names HUNKS (each: its removed lines, its added lines) rename: (old, new) where a removed line comes back
+    among the added ones with the one name old swapped for new, every other token alike (`errors = []` ->
+    `failures = []`). A hunk of more than _MOST lines a side is not read."""
+    found: set[Rename] = set()
+    for removed, added in hunks:
+        if not removed or not added or len(removed) > _MOST or len(added) > _MOST:
+            continue
+        by_length: dict[int, set[tuple[str, ...]]] = {}
+        for line in added:
+            words = tuple(_WORD.findall(line.decode("utf-8", "surrogateescape")))
+            by_length.setdefault(len(words), set()).add(words)
+        for line in removed:
+            old = tuple(_WORD.findall(line.decode("utf-8", "surrogateescape")))
+            for new in by_length.get(len(old), ()):
+                swaps = {(a, b) for a, b in zip(old, new) if a != b}
+                if len(swaps) == 1 and all(_NAME.fullmatch(word) and word not in _KEYWORDS
+                                           for pair in swaps for word in pair):
+                    found |= swaps
+    return frozenset(found)
 
 
 def call_forms(code: list[tuple[str, str]], skip: int) -> set[Form]:

@@ -28,7 +28,7 @@ from collections.abc import Callable, Sequence
 from difflib import SequenceMatcher
 
 from carrytool.pipeline.hunks import Hunk, says_nothing
-from carrytool.pipeline.linecalls import Alias, Form, agree, alias_of, call_forms, renamed
+from carrytool.pipeline.linecalls import Alias, Form, Rename, agree, alias_of, call_forms, renamed
 from carrytool.pipeline.pystrings import strings_exactly
 
 Role = tuple[str, str]
@@ -54,7 +54,8 @@ def _nothing_open(_hunk: Hunk) -> str:
 
 
 def line_carries(line: bytes, hunk: Hunk, rivals: Sequence[Hunk], opened: str = "",
-                 starts: Callable[[Hunk], str] = _nothing_open, aliases: dict[str, Alias] | None = None) -> bool:
+                 starts: Callable[[Hunk], str] = _nothing_open, aliases: dict[str, Alias] | None = None,
+                 renames: frozenset[Rename] = frozenset()) -> bool:
     """Whether LINE, a union's own, may be HUNK's change in another form beside RIVALS (other PRs' hunks where it
     is): in Python, where both it and HUNK's lines have roles (roles_of), only if it shares one with them; then
     it is, where one it shares at its top and theirs (leading_roles) no rival's lines have (it does what HUNK does
@@ -70,7 +71,8 @@ def line_carries(line: bytes, hunk: Hunk, rivals: Sequence[Hunk], opened: str = 
     with no fewer arguments); else LINE makes another call (h235: `names.append(dd)` for `errors.append(d)`,
     `send_report(dd)` for `send_report(d, 'weekly')`, re-expressed). OPENED: the quote of a string LINE starts in
     (opened_at); STARTS: that of the string a hunk's first line starts in, in its file (_nothing_open: none).
-    ALIASES: the names LINE's hunk binds to a function (aliases_of): a call of one alone is that function's."""
+    ALIASES: the names LINE's hunk binds to a function (aliases_of): a call of one alone is that function's.
+    RENAMES: the names other hunks there rename (linecalls.renames_in): a call on the new name is one on the old."""
     calls = renamed(_read(line, opened)[3], aliases or {})
     mine = roles_of(line, opened) | reads_of(line, opened) | {("call", form[0]) for form in calls} \
         if _is_python(hunk.path) else frozenset()
@@ -83,7 +85,7 @@ def line_carries(line: bytes, hunk: Hunk, rivals: Sequence[Hunk], opened: str = 
     if not shared:
         return False
     forms = _forms(hunk, start)
-    if any(role[0] == "call" and not agree(calls, forms, role[1]) for role in shared):
+    if any(role[0] == "call" and not agree(calls, forms, role[1], renames) for role in shared):
         return False
     others = [(h, _roles(h, opened=starts(h))) for h in rivals]
     if any(role[0] in NAMED and not any(role in roles for _h, roles in others)

@@ -40,7 +40,7 @@ from dataclasses import replace
 from carrytool.gitlayer.git import Change, Git, change_of
 from carrytool.pipeline.basemap import BaseMap, Span, blob_key, meets, overlaps, span_of
 from carrytool.pipeline.hunks import Hunk, says_nothing
-from carrytool.pipeline.linecalls import Alias
+from carrytool.pipeline.linecalls import Alias, renames_in
 from carrytool.pipeline.lineroles import (
     NAMED,
     aliases_of,
@@ -80,6 +80,9 @@ class Regions(_SideDrops):
                                  for h in hunks if h.path in paths
                                  for blob in (self._base_of(j, h), self._head_of(j, h)) if blob not in links])
         self.written = [h for h in own if h.path in paths and h.kind == "text"]     # all the union's hunks there
+        # the names the PRs' hunks and the union's rename in each file: a PR's call adapted to one is its call (h240)
+        self.renames = {path: renames_in((h.removed, h.added) for h in (*self.written, *(
+            h for _c, hunks in folded for h in hunks)) if h.path == path and h.kind == "text") for path in paths}
         # how often the PRs add each line, and the union, file by file
         added: dict[str, Counter[bytes]] = {path: Counter() for path in paths}
         for _c, hunks in folded:
@@ -178,7 +181,8 @@ class Regions(_SideDrops):
         if only_comments(said, own.path, self._opened(own)) and does_something(hunk, self._opened(hunk)):
             return False
         aliases = aliases_of(said, own.path, self._opened(own))
-        return not rivals or any(line_carries(line, hunk, rivals, opened, self._opened, aliases)
+        return not rivals or any(line_carries(line, hunk, rivals, opened, self._opened, aliases,
+                                              self.renames.get(own.path, frozenset()))
                                  for line, opened in zip(said, opened_at(said, self._opened(own))))
 
     def _opened(self, hunk: Hunk) -> str:
@@ -240,12 +244,12 @@ class Regions(_SideDrops):
         # there (h240's review: a union with neither call lost the wake-up of both, exit 0)
         changed = {line.strip() for _j, h in self._touching(k, hunk) if self._taken(h, met, mine)
                    for line in h.removed}
-        lost = []
+        lost, renames = [], self.renames.get(hunk.path, frozenset())
         for n, (line, opened) in enumerate(zip(hunk.added, quotes)):
             part = replace(hunk, added=(line,))
             starts = lambda h, part=part: "" if h is part else self._opened(h)     # noqa: E731 (part: no string)
             if not opened and line.strip() not in changed and does_something(part) and not any(
-                    line_carries(ours, part, rivals or nothing, at, starts, aliases)
+                    line_carries(ours, part, rivals or nothing, at, starts, aliases, renames)
                     for ours, at, rivals, aliases in mine):
                 lost.append(hunk.new_start + n)
         return tuple(lost)
@@ -264,7 +268,8 @@ class Regions(_SideDrops):
             return True
         alone = [replace(other, removed=(), added=(line,)) for line in said]
         nothing = [replace(other, removed=(), added=())]
-        return any(line_carries(ours, part, nothing, at, lambda h: "", aliases)
+        return any(line_carries(ours, part, nothing, at, lambda h: "", aliases,
+                                self.renames.get(other.path, frozenset()))
                    for part in alone for ours, at, _rivals, aliases in mine)
 
     def _region(self, j: int, hunk: Hunk) -> Span | None:
