@@ -33,6 +33,8 @@ neither PR's base had it: one made on it meets the other at that one's own lines
 
 from __future__ import annotations
 
+import keyword
+import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -210,7 +212,8 @@ class Regions(_SideDrops):
         `audit(d)`, the union wrote `send_report(dd, 'weekly')` only: the hunk was re-expressed, exit 0). A union
         line merging two of them carries both; order, and a line split in two, do not matter. Where no other
         PR's hunk is there, a line of the union's own doing something none of HUNK's lines does (no role shared)
-        is the maintainer's words for any of them (`self.acks = 'late'` for `self.acks_late = True`); one doing
+        but naming a word of theirs (_words) is the maintainer's words for any of them (`self.acks = 'late'` for
+        `self.acks_late = True`; not `dd = clamp(dd)` for `audit(d)`, h240); one doing
         what one of them does is that one's form alone. Outside Python, and for a line without roles, the hunk
         as a whole decides (reconciled). A pure deletion is lost where a line of the union's own there does at its
         top what a removed line does (`audit(dd, strict=True)` for a deleted `audit(d)` upstream reworded: the call
@@ -234,9 +237,12 @@ class Regions(_SideDrops):
             return (hunk.new_start,) if kept else ()    # the lines it removes, written again in the union's words
         quotes = opened_at(hunk.added, self._opened(hunk))      # (h235: a hunk's lines inside a docstring)
         theirs = frozenset().union(*(roles_of(line, opened) for line, opened in zip(hunk.added, quotes)))
+        # a line of its own for any of them, naming a word of theirs (h240's review: `dd = clamp(dd)`, a fix of the
+        # union's own in upstream's rewrite, stood for pr/2's `send_report(d, 'weekly')` and `audit(d)`, dropped)
+        words = frozenset().union(*(_words(line) for line, opened in zip(hunk.added, quotes) if not opened))
         if any(not rivals and (roles := roles_of(line, opened) | reads_of(line, opened)) - {("comment", "")}
-               and not roles & theirs for line, opened, rivals, _a in mine):
-            return ()                   # a line of its own for any of them
+               and not roles & theirs and _words(line) & words for line, opened, rivals, _a in mine):
+            return ()
         nothing = [replace(hunk, removed=(), added=())]     # no rival: akin to nothing
         # a line the PR keeps of the base that another PR's hunk there changes: the union took that side (the
         # seed's union: #45612 keeps `allocator.wake_up(tags)` in its else branch, #45398 makes it
@@ -452,3 +458,13 @@ def _parts(hunk: Hunk, lead: int, trail: int) -> list[Hunk]:
 
 def _bare(line: bytes) -> bytes:
     return line.translate(None, b" \t\r")
+
+
+_WORDS = re.compile(rb"[^\W\d_][^\W_]*")
+_COMMON = frozenset({b"self", b"cls", b"true", b"false", b"none", *(w.encode() for w in keyword.kwlist)})
+
+
+def _words(line: bytes) -> frozenset[bytes]:
+    """The words of LINE's names, split at `_` and `.`, lower case, of three letters or more, but `self`, `cls` and
+    Python's keywords (`self.acks = 'late'`: acks, late)."""
+    return frozenset(w for w in (m.lower() for m in _WORDS.findall(line)) if len(w) >= 3 and w not in _COMMON)

@@ -76,3 +76,14 @@ def test_a_base_line_a_pr_keeps_that_another_pr_changes_is_reconciled_where_the_
     r = _on_bases(cli, small, W_BACKEND, W_SYNC, dropped.replace("        handshake(ok)\n", ""), base=W, base2=None,
                   up=W, command=command)
     assert [entry for entry, _l in _lines(r)] == ["pr/2"], r["warnings"]
+
+
+@pytest.mark.parametrize("command", ["sync", "explain"])
+def test_a_hunk_dropped_beside_an_unrelated_line_of_the_unions_own_is_lost(cli: Cli, small: Small,
+                                                                            command: str) -> None:
+    # h240's review: no other PR's hunk in f's rewrite; the union writes `dd = clamp(dd)` (a fix of its own) and no
+    # form of pr/2's two calls; a line of its own "for any of them" read the whole hunk as re-expressed, exit 0
+    one = F.replace("import os", "import os, sys")
+    union = _union("    dd = clamp(dd)\n", RW.replace("import os", "import os, sys"))
+    r = _on_bases(cli, small, one, TWO, union, base=F, base2=None, up=RW, command=command)
+    assert _lines(r) == [("pr/2", [9, 10])], r["warnings"]
