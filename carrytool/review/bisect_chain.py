@@ -99,7 +99,7 @@ def chain_at(manifest: Manifest, git: Git, rev: str) -> Chain:
         raise InputError(f"--rev {rev}: {sha[:12]} is not a commit carrytool composed (no Carry-Entry trailer)",
                          hint="pass the result.sha of a sync report, or the fork branch")
     found.reverse()
-    _fill_changes(git, [step for _, step in found])
+    fill_changes(git, [step for _, step in found])
     return Chain(current, tuple(Link(step.id, commit, step) for commit, step in found))
 
 
@@ -131,7 +131,9 @@ def _one(trailers: dict[str, list[str]], key: str) -> str | None:
     return values[0] if values else None
 
 
-def _fill_changes(git: Git, steps: Sequence[Step]) -> None:
+def fill_changes(git: Git, steps: Sequence[Step]) -> None:
+    """Each of STEPS' changes (its base, or the empty tree, to its head; one diff-tree batch), less the paths it has
+    filtered (a union provides them)."""
     todo = [s for s in steps if s.head]
     for step, changes in zip(todo, git.diff_trees([(s.base or EMPTY_TREE, s.head) for s in todo])):  # type: ignore[misc]
         step.all_changes = changes

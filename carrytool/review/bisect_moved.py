@@ -13,11 +13,12 @@ from typing import Any
 from carrytool.asserts import evaluate_all
 from carrytool.asserts.spec import AssertSpec
 from carrytool.errors import CarryError
-from carrytool.gitlayer.git import EMPTY_TREE, Git
+from carrytool.gitlayer.git import Git
 from carrytool.manifest.model import Manifest
 from carrytool.pipeline.lock import lock_path, parse_lock
 from carrytool.pipeline.night_record import recorded_locks
 from carrytool.pipeline.plan import Step
+from carrytool.review.bisect_chain import fill_changes
 
 
 @dataclass(frozen=True)
@@ -77,7 +78,5 @@ def step_at(git: Git, upstream: str, step: Step, sha: str) -> Step:
         parents = git.commit_info(sha)["parents"]
         base = parents[0] if parents else None      # type: ignore[index]
     moved = Step(step.entry, head=sha, base=base, filtered=list(step.filtered), provided_by=dict(step.provided_by))
-    moved.all_changes = git.diff_trees([(base or EMPTY_TREE, sha)])[0]
-    filtered = set(moved.filtered)
-    moved.changes = [c for c in moved.all_changes if not set(c.paths) <= filtered]
+    fill_changes(git, [moved])
     return moved
