@@ -42,9 +42,11 @@ SCENARIOS = {
     "carrytool diff": "nightly",
     "carrytool bisect -m carries/naive.yaml --repo work.git --offline --assert resume-once": "demo",
     "carrytool status": "nightly",
+    "carrytool check carries/manifest.yaml": "nightly",
 }
 # blocks whose commands run one after the other in one copy (keyed by their first command)
-SEQUENCES = {"carrytool explain -m carries/manifest.yaml --repo work.git --offline"}
+SEQUENCES = {"carrytool explain -m carries/manifest.yaml --repo work.git --offline",
+             "carrytool check carries/manifest.yaml"}
 # command lines that cannot run in a test, and why (they are still parsed by tests/test_docs.py)
 EXCEPTIONS = {
     "carrytool status": "asks the forge's REST API (api.github.com) for every PR; tests/review use a local fake forge",
