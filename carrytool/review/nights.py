@@ -14,6 +14,7 @@ from carrytool.gitlayer.jsonread import load_json
 from carrytool.manifest.load import parse_manifest
 from carrytool.manifest.model import Manifest
 from carrytool.pipeline.lock import parse_lock
+from carrytool.review.night_hint import recorded_night_command
 
 
 @dataclass(frozen=True)
@@ -46,12 +47,12 @@ def load_nights(old: str | None, new: str | None, *, manifest: Path, repo: Path)
     if new is None and not lock_file.exists():
         raise InputError(f"no lock at {lock_file}: no night was synced beside this manifest", hint=both)
     if old is None:
-        old = _last_night(manifest, lock_file)
+        old = _last_night(manifest, lock_file, repo)
     return load_night(old, manifest=manifest, repo=repo), load_night(new or str(lock_file), manifest=manifest,
                                                                     repo=repo, newest=True)
 
 
-def _last_night(manifest: Path, lock_file: Path) -> str:
+def _last_night(manifest: Path, lock_file: Path, repo: Path) -> str:
     """REV:PATH of the night before the lock on disk: the newest commit that changed the lock, or, when the
     lock on disk is that commit's (the night committed it), the one that changed it before. Its manifest is
     read at the same commit: the one that night ran with. (HEAD~1 it was: after a night, a commit of the
@@ -59,9 +60,11 @@ def _last_night(manifest: Path, lock_file: Path) -> str:
     asserts changed in between were never said: helper-97.)"""
     both = "name both locks: `carrytool diff OLD.lock NEW.lock` (or REV:PATH)"
     top = work_tree_top(manifest.resolve().parent)
-    if top is None:
+    if top is None:             # sync's record of the night before, in --repo, when it has one (h245)
+        recorded = recorded_night_command(manifest, lock_file, repo)
         raise InputError(f"{manifest} is not in a git work tree, so there is no committed night to compare with",
-                         hint=both)
+                         hint=f"compare with the night before as sync recorded it in --repo: `{recorded}`; or "
+                              + both if recorded else both)
     inner = path_in(top, lock_file)
     if inner is None:           # a manifest linked in from elsewhere: its lock is not in this work tree
         raise InputError(f"{lock_file} is not in the work tree {top}, so there is no committed night to compare "
