@@ -56,6 +56,12 @@ def _held() -> Iterator[Callable[[str], None]]:
             _say(message)
 
 
+def _naming(notify: Callable[[str], None], name: str, several: bool) -> Callable[[str], None]:
+    """NOTIFY, each message led by the union's id when `union status` reports SEVERAL: they are said after
+    every union's lines (h245: "dropped on purpose: pr/6444's hunk ..." named neither union)."""
+    return (lambda message: notify(f"carry/{name}: {message}")) if several else notify
+
+
 def _union_result(union, outcome) -> int:  # noqa: ANN001
     from carrytool.errors import EXIT_CONFLICT
     from carrytool.render.union import render_outcome
@@ -248,7 +254,8 @@ def union_status(name: Annotated[Optional[str], typer.Argument(help="The carry e
                 with _open_git(repo) as git:
                     lock = RepoLock(git.git_dir, wait=wait, notify=_say) if not offline else None  # fetching: refs
                     with lock or nullcontext():
-                        reports = [status(Union(loaded, git, n, notify=notify, invocation=invocation,
+                        reports = [status(Union(loaded, git, n, notify=_naming(notify, n, len(names) > 1),
+                                                invocation=invocation,
                                                 scratch=Path(os.path.abspath(scratch)) if scratch else None),
                                           offline=offline) for n in names]
             if fmt == "json":
