@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 from typing import TextIO
 
 from carrytool.asserts.source import RUNNING
@@ -163,6 +164,27 @@ def render_bisect_text(result: BisectResult, stream: TextIO, invocation: Invocat
     command = next_command(result, invocation)
     if command:
         say(f"Next: {command}")
+        for line in _night_commits(result, invocation):
+            say(line)
+
+
+def _night_commits(result: BisectResult, invocation: Invocation) -> list[str]:
+    """With --rev, a line per entry the next command names: explain reads today's manifest and heads, not
+    the night's, so say what the night composed for it and the command that shows it (h245: `bisect --rev`
+    of an older night named `explain pr/6290`, which explains pr/6290 as it is now)."""
+    if result.chain.rev is None or result.first_bad is None:
+        return []
+    links = {link.id: link for link in result.chain.links}
+    lines = []
+    for entry in [*result.interacts_with, result.first_bad]:
+        link = links.get(entry)
+        if link is None:
+            continue
+        head = f" at head {link.step.head[:12]}" if link.step.head else ""
+        show = shlex.join(["git", *(["-C", str(invocation.repo)] if invocation.repo else []), "show", link.commit])
+        lines.append(f"  (explain reads today's manifest and heads) the night {result.chain.rev[:12]} composed "
+                     f"{entry}{head} as {link.commit[:12]}: `{show}`")
+    return lines
 
 
 def _moved(result: BisectResult, *, broke: bool) -> list[str]:

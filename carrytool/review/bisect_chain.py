@@ -59,6 +59,8 @@ class Chain:
     untried: tuple[Untried, ...] = ()
     # with --rev: what each of the left-out entries was composed with
     composed_with: tuple[tuple[str, ComposedWith], ...] = ()
+    # with --rev: the composed commit the chain was read from (explain, the next command, reads today's plan)
+    rev: str | None = None
 
 
 def searchable(manifest: Manifest) -> Manifest:
@@ -100,7 +102,7 @@ def chain_at(manifest: Manifest, git: Git, rev: str) -> Chain:
                          hint="pass the result.sha of a sync report, or the fork branch")
     found.reverse()
     fill_changes(git, [step for _, step in found])
-    return Chain(current, tuple(Link(step.id, commit, step) for commit, step in found))
+    return Chain(current, tuple(Link(step.id, commit, step) for commit, step in found), rev=sha)
 
 
 def _trailers(message: str) -> dict[str, list[str]]:

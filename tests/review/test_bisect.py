@@ -110,6 +110,15 @@ def test_rev_reads_the_chain_of_a_composed_commit(cli: Cli, small: Small) -> Non
     assert out["first_bad"] == "pr/5" and out["interacts_with"] == ["pr/2"]
     commits = {e["id"]: e["commit"] for e in report["entries"]}
     assert out["chain"] == [{"id": f"pr/{n}", "commit": commits[f"pr/{n}"]} for n in range(1, 7)]
+    # the text's next command (explain) reads today's plan: the night's commits of the entries it names, and
+    # the command that shows each (h245)
+    text = cli("bisect", "-m", small.manifest_path, "--repo", small.work.path, "--rev", sha)
+    heads = {e["id"]: e["head"] for e in report["entries"]}
+    for entry in ("pr/2", "pr/5"):
+        assert (f"the night {sha[:12]} composed {entry} at head {heads[entry][:12]} as {commits[entry][:12]}: "
+                f"`git -C {Path(small.work.path).resolve()} show {commits[entry]}`") in text.stdout, text.stdout
+    composed = cli("bisect", "-m", small.manifest_path, "--repo", small.work.path)
+    assert "First bad entry: pr/5" in composed.stdout and "the night" not in composed.stdout
 
 
 def test_a_good_tip_exits_1(cli: Cli, small: Small) -> None:
