@@ -30,6 +30,7 @@ class Resolved:
     patch_bases: dict[str, str] = field(default_factory=dict)    # carry id -> synthetic base of a patch
     messages: dict[str, str] = field(default_factory=dict)       # carry id -> its patch's message (commit_patch)
     missing: dict[int, str] = field(default_factory=dict)        # PR number -> why it could not be had
+    passed_pins: dict[int, str] = field(default_factory=dict)    # pinned PR number -> its ref's head, not the pin
     fork_remote: str | None = None                               # the fork branch as last seen remotely
     fork_remote_known: bool = False
 
@@ -132,6 +133,9 @@ def _apply_pins(manifest: Manifest, git: Git, resolved: Resolved, missing: dict[
             raise UnknownRef(f"{entry.id}: pinned head {entry.head} {_not_a_commit(git, entry.head)}",
                              where=f"{manifest.path}:{entry.line}",
                              hint="pin a full 40-digit SHA that upstream still has, or fetch it into the repo")
+        ref_head = resolved.heads.get(entry.number)  # type: ignore[arg-type]
+        if ref_head is not None and ref_head != sha:     # the PR was pushed since the pin (sync_warnings.stale_pins)
+            resolved.passed_pins[entry.number] = ref_head  # type: ignore[index]
         resolved.heads[entry.number] = sha  # type: ignore[index]
         missing.pop(entry.number, None)  # type: ignore[arg-type]
 

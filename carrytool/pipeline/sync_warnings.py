@@ -45,6 +45,30 @@ def stale_folds(manifest: Manifest, git: Git, resolved: Resolved) -> list[dict[s
     return warnings
 
 
+def stale_pins(manifest: Manifest, resolved: Resolved) -> list[dict[str, object]]:
+    """PR entries whose pin (`head:`) is not the head their ref is at (fetched tonight, or as last fetched
+    offline): the PR was pushed since, and sync composes the pin (h244: h239's trial pinned a PR after a
+    force-push, and later nights never said it had moved on). A warning: the night holds what it was told."""
+    warnings: list[dict[str, object]] = []
+    for entry in manifest.entries:
+        current = resolved.passed_pins.get(entry.number) if entry.kind == "pr" else None  # type: ignore[arg-type]
+        pinned = resolved.heads.get(entry.number)  # type: ignore[arg-type]
+        if current is None or pinned is None or not entry.enabled:
+            continue
+        where = f"{manifest.path}:{entry.line}"
+        warnings.append({"kind": "stale-pin", "entry": entry.id, "pr": entry.number, "pinned": pinned,
+                         "current": current, "line": entry.line,
+                         "message": f"{entry.id} is pinned to {pinned[:12]} by its entry's `head:` ({where}), but the "
+                                    f"PR's head is now {current[:12]}: {moved_pin_hint(current)}"})
+    return warnings
+
+
+def moved_pin_hint(current: str) -> str:
+    """What to do about a pin the PR was pushed past (its ref at CURRENT): sync's warning and status say it alike."""
+    return (f"it was pushed since the pin, and sync composes the pin; to carry the new head, set `head: {current}` "
+            "in its entry (or remove `head:` to follow the PR), then `carrytool sync`")
+
+
 def _same_change(git: Git, one: str, other: str) -> bool:
     """Whether commits ONE and OTHER have the same tree and the same parents."""
     a, b = git.commit_info(one), git.commit_info(other)

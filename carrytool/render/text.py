@@ -77,7 +77,7 @@ def render_report(report: Report, stream: TextIO = sys.stdout, *, verbose: bool 
 # warnings that say a change is missing from the image or stale, shown under --quiet too: never hidden
 LOSS_WARNINGS = ("provided-absent", "upstream-loss", "stale-fold", "replaced-commits", "shadowed-definition",
                  "duplicate-key", "unbound-name", "merged-upstream-reverted", "stale-stack", "stale-drop",
-                 "upstream-rewound")
+                 "upstream-rewound", "stale-pin")
 
 
 def render_quiet(report: Report, stream: TextIO = sys.stdout, *, invocation: Invocation | None = None) -> None:

@@ -18,9 +18,10 @@ from carrytool.gitlayer.env import ZERO
 from carrytool.gitlayer.git import Git
 from carrytool.gitlayer.urls import is_local, redact
 from carrytool.manifest.edit import in_its_line_ends, remove_entries, set_title
-from carrytool.manifest.model import Manifest
+from carrytool.manifest.model import Entry, Manifest
 from carrytool.pipeline.hunks import Hunk, find_block, read_hunks
 from carrytool.pipeline.resolve import namespace
+from carrytool.pipeline.sync_warnings import moved_pin_hint
 from carrytool.review.forge import ForgeClient, project_path
 from carrytool.review.status_local import Night, last_nights, said_local
 
@@ -189,7 +190,8 @@ def _pr_status(manifest: Manifest, git: Git, client: ForgeClient, project: str |
                                           else (None, "upstream is not fetched here (run `carrytool sync`)"))
         else:
             landed_why = ""
-        item.update(_suggest(item, landed_why, entry.title if entry else None, known, folded))
+        item.update(_suggest(item, landed_why, entry.title if entry else None, known, folded,
+                             _pin_passed(manifest, entry, item["head"])))
     if entry is None:
         item["superseded_only"] = True
     return item
@@ -231,8 +233,17 @@ def _said_offline(git: Git, upstream: str | None, number: int, heads: dict[int, 
             f"merged is the forge's to say (an open PR with nothing pushed since looks the same here): {confirm}")
 
 
+def _pin_passed(manifest: Manifest, entry: Entry | None, head: str | None) -> str | None:
+    """The words for a PR whose entry pins (`head:`) another head than HEAD, the forge's: pushed since the pin,
+    which sync composes (h244: "open upstream", the pin unsaid); None when it is not pinned, or at the pin."""
+    if entry is None or not entry.head or not head or head.startswith(entry.head.lower()):
+        return None
+    return (f"pinned to {entry.head[:12]} by its entry's `head:` ({manifest.path}:{entry.line}), but the PR's head is "
+            f"now {head[:12]}: {moved_pin_hint(head)}")
+
+
 def _suggest(item: dict[str, Any], landed_why: str, title: str | None, known: str | None,
-             folded: tuple[Any, str] | None) -> dict[str, str]:
+             folded: tuple[Any, str] | None, pinned: str | None = None) -> dict[str, str]:
     state, head = item["state"], item["head"] or ""
     if state == "merged":
         merged = f"merged upstream as {str(item['merged_as'])[:12]}"
@@ -246,10 +257,11 @@ def _suggest(item: dict[str, Any], landed_why: str, title: str | None, known: st
     # one suggestion, the strongest; what the others would have said goes into its `why` (an older note: a
     # retitle hid that the head had moved)
     retitled = title is not None and item["title"] is not None and title != item["title"]
-    moved = bool(known and head and known != head)
+    moved = bool(pinned or (known and head and known != head))
     said_title = f"the title upstream is now {item['title']!r} (manifest: {title!r})"
-    said_moved = f"its head moved {str(known)[:12]} -> {head[:12]} since the last sync (`carrytool diff` after the " \
-        "next sync shows what changed)"
+    # a pinned PR's lock head is the pin: the next sync composes it again, so a move is the pin's words (h244)
+    said_moved = pinned or f"its head moved {str(known)[:12]} -> {head[:12]} since the last sync (`carrytool diff` " \
+        "after the next sync shows what changed)"
     if folded and head and not head.startswith(folded[1]):
         union = folded[0].name
         why = f"{folded[0].id} folded {folded[1][:12]}, its head is now {head[:12]}: run `carrytool union compose {union}`"

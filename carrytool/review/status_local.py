@@ -96,7 +96,8 @@ def _fetched_as(manifest: Manifest, git: Git, number: int, head: str) -> str:
         return "as the last sync fetched it"
     if entry is not None and entry.head:
         return (f"pinned by its entry's `head:`; the PR's ref, as the last sync fetched it, is at {fetched[:12]}: "
-                "pushed since the pin, carried only once you move or remove the pin")
+                f"pushed since the pin, carried only once you move the pin (`head: {fetched}` in its entry, then "
+                "`carrytool sync`) or remove it")
     # the lock's head: a later sync fetched another and wrote no lock (a red night, --dry-run)
     return (f"as the lock's night composed it; the PR's ref, as the last sync fetched it, is at {fetched[:12]}: "
             "pushed since, and not in a published night yet (`carrytool diff` with that night's report says more)")

@@ -515,3 +515,21 @@ def test_offline_never_calls_merged_nor_drops_on_this_repositorys_evidence(cli: 
     written = cli(*args, "--write")
     assert written.exit_code == 0 and "wrote:" not in written.stdout, written.output
     assert manifest.read_text() == text
+
+
+def test_a_pr_pushed_past_its_pin_says_so_with_both_heads_and_the_edit(cli: Cli, forge: Forge) -> None:
+    """h244 (h239's trial on sqlalchemy): an entry pinned (`head:`) to the PR's last good head; the PR was pushed
+    again. The last sync fetched its ref at the new head (the lock has the pin): status said "open upstream", as if
+    the fork carried the PR's head, and nothing of the pin the fork is held at."""
+    text = forge.manifest.read_text().replace("  - pr: 4\n", f"  - pr: 4\n    head: {forge.p4a}\n")
+    forge.manifest.write_text(text)
+    forge.work.git("update-ref", "refs/carrytool/dev/pr/4", forge.p4b)      # as the last sync fetched it
+    with FakeForge() as fake:
+        forge.github(fake)
+        code, out = cli.json("status", "-m", forge.manifest, "--repo", forge.work.path, "--api-url", fake.url)
+    [item] = [e for e in out["entries"] if e["id"] == "pr/4"]
+    assert code == 0 and (item["suggestion"], item["head"]) == ("keep", forge.p4b), item
+    assert item["why"] == (
+        f"open; pinned to {forge.p4a[:12]} by its entry's `head:` ({forge.manifest}:13), but the PR's head is now "
+        f"{forge.p4b[:12]}: it was pushed since the pin, and sync composes the pin; to carry the new head, set "
+        f"`head: {forge.p4b}` in its entry (or remove `head:` to follow the PR), then `carrytool sync`")

@@ -166,8 +166,8 @@ def test_a_pinned_pr_whose_ref_moved_past_the_pin_is_not_said_to_be_at_the_pin(c
     assert item["why"] == (
         f"upstream.url is a local path: no forge says the PR's state; as this repository tells, its head {good[:12]} "
         f"(pinned by its entry's `head:`; the PR's ref, as the last sync fetched it, is at {moved[:12]}: pushed "
-        "since the pin, carried only once you move or remove the pin) is not in upstream's history, and the last "
-        "sync carried it onto this upstream")
+        f"since the pin, carried only once you move the pin (`head: {moved}` in its entry, then `carrytool sync`) "
+        "or remove it) is not in upstream's history, and the last sync carried it onto this upstream")
 
 
 def test_a_pr_pushed_again_since_the_lock_is_not_said_to_be_at_the_locked_head(cli: Cli, small: Small) -> None:
