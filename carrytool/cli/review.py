@@ -196,18 +196,23 @@ def diff(
 
     def body() -> int:
         from carrytool.manifest.load import manifest_path
+        from carrytool.render.commands import Invocation
         from carrytool.render.diff import render_diff_markdown, render_diff_text, summary_line
         from carrytool.render.safe import printable
         from carrytool.review.diff import diff_nights
+        from carrytool.review.diff_order import said
         from carrytool.review.nights import load_nights
 
         _check_format(fmt, ("text", "markdown", "json"))
         with _report_failure("diff", None, fmt):
             nights = load_nights(old, new, manifest=manifest_path(manifest), repo=repo)
             with _open_git(repo) as git:
-                result = diff_nights(git, *nights)
+                result = diff_nights(git, *nights, options=Invocation.of(manifest, repo).options(),
+                                     on_disk=new is None)
         for line in result.unavailable():      # said even with -q: the diff is not whole
             print(f"carrytool: warning: range-diff not shown for {printable(line)}", file=sys.stderr)
+        if result.newest_first:                # said even with -q and JSON: the diff reads them as given
+            print(f"carrytool: warning: {printable(said(result.newest_first, result.old))}", file=sys.stderr)
         if fmt == "json":
             sys.stdout.write(result.dumps())
         elif fmt == "markdown":

@@ -6,6 +6,7 @@ from typing import Any
 
 from carrytool.render.safe import md_code, md_text, printable
 from carrytool.review.diff import LockDiff
+from carrytool.review.diff_order import said, said_red
 
 _RANGE_WORD = {"=": "same", "!": "changed", "<": "dropped", ">": "new"}
 
@@ -16,6 +17,8 @@ def summary_line(diff: LockDiff) -> str:
     moved = f"+{up['commits']} commits" + (f", {up['dropped']} rewritten away" if up.get("dropped") else "")
     counts = ", ".join(f"{n} {change}" for change, n in sorted(diff.counts().items()))
     order = "; order changed" if diff.order() else ""
+    pins = sum(1 for item in diff.entries if item.get("pin"))
+    order += f"; {pins} pin{'s' * (pins != 1)} (`head:`) changed" if pins else ""
     return f"upstream {up['from'][:12]} -> {up['to'][:12]} ({moved}); {counts or 'no entries'}{order}"
 
 
@@ -24,6 +27,8 @@ def _changes(diff: LockDiff, shown: list[dict[str, Any]]) -> list[str]:
     branch when it changed, asserts (or why they were not compared), resolutions."""
     locks = _locks(diff)
     lines = [_REPORTS_HINT] if any(_unknown_reason(item, locks) for item in shown) else []
+    if diff.red_night:
+        lines.append(f"  {said_red(diff.red_night)}")
     order = diff.order()
     if order:
         lines.append(f"  order changed: {', '.join(order['from'])} -> {', '.join(order['to'])}")
@@ -69,7 +74,27 @@ _REPORTS_HINT = "  not applied: a lock records what was applied, not why the res
 
 def describe_entry(item: dict[str, Any], *, locks: tuple[bool, bool] = (False, False)) -> str:
     """What happened to one entry beyond its change word, in words (no markup). LOCKS: whether the old and
-    the new night are locks (an entry a lock's chain lacks is "not applied", for a reason it does not know)."""
+    the new night are locks (an entry a lock's chain lacks is "not applied", for a reason it does not know).
+    A pin (`head:`) added, changed or removed is said after it (alone, of an entry otherwise unchanged)."""
+    text = _describe_change(item, locks=locks)
+    if not item.get("pin"):
+        return text
+    pin = _pin_said(item["pin"])
+    if item["change"] == "unchanged" and text == _state(item.get("to") or {}, locks[1]):
+        return pin
+    return f"{text}; {pin}"
+
+
+def _pin_said(pin: dict[str, str | None]) -> str:
+    frm, to = pin["from"], pin["to"]
+    if frm is None:
+        return f"pinned to {str(to)[:12]} (`head:` added)"
+    if to is None:
+        return f"pin {frm[:12]} removed (`head:`): follows the PR's head"
+    return f"pin {frm[:12]} -> {to[:12]} (`head:`)"
+
+
+def _describe_change(item: dict[str, Any], *, locks: tuple[bool, bool]) -> str:
     frm, to = item.get("from") or {}, item.get("to") or {}
     change = item["change"]
     if change == "added":
@@ -142,8 +167,10 @@ def _locks(diff: LockDiff) -> tuple[bool, bool]:
 def render_diff_text(diff: LockDiff, *, verbose: bool = False) -> str:
     """The diff for a terminal: one summary line, then one line per changed entry (all with VERBOSE)."""
     lines = [f"carrytool diff {diff.old.label} -> {diff.new.label}", summary_line(diff)]
+    if diff.newest_first:
+        lines.append(f"  {said(diff.newest_first, diff.old)}")
     locks = _locks(diff)
-    shown = [item for item in diff.entries if item["change"] != "unchanged" or verbose]
+    shown = [item for item in diff.entries if item["change"] != "unchanged" or verbose or item.get("pin")]
     for item in shown:
         lines.append(f"  {item['id']}: {item['change']}: {describe_entry(item, locks=locks)}")
         lines += [f"      {pair['change']} {_short(pair['old'])} {_short(pair['new'])} {pair['subject']}"
@@ -171,7 +198,9 @@ def render_diff_markdown(diff: LockDiff) -> str:
     """The diff as GitHub Markdown: a summary, a table of changed entries, range-diffs in `<details>`."""
     parts = [f"## carrytool diff: {md_code(diff.old.label)} → {md_code(diff.new.label)}", "",
              _md_arrows(summary_line(diff)) + ".", ""]
-    changed = [item for item in diff.entries if item["change"] != "unchanged"]
+    if diff.newest_first:
+        parts += [f"**{md_text(said(diff.newest_first, diff.old))}**", ""]
+    changed = [item for item in diff.entries if item["change"] != "unchanged" or item.get("pin")]
     if changed:
         parts += ["| entry | change | detail |", "|---|---|---|"]
         parts += [f"| {md_code(item['id'])} | {item['change']} | "

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -17,6 +18,7 @@ from carrytool.gitlayer.git import Git
 from carrytool.manifest.model import Manifest
 from carrytool.pipeline.lock import entry_setting_values
 from carrytool.review.diff_objects import require_objects
+from carrytool.review.diff_order import newest_first, red_night
 from carrytool.review.nights import Night
 
 _TRAILER = re.compile(r"^Carry-(Entry|Head|Base|Resolution): (.*)$", re.M)
@@ -45,6 +47,8 @@ class LockDiff:
     entries: list[dict[str, Any]] = field(default_factory=list)
     asserts: dict[str, Any] = field(default_factory=lambda: {"added": [], "removed": [], "changed": []})
     resolutions: dict[str, list[dict[str, str]]] = field(default_factory=lambda: {"added": [], "removed": []})
+    newest_first: dict[str, Any] | None = None      # the nights look given newest first (diff_order)
+    red_night: dict[str, Any] | None = None         # a red night after NEW, the lock on disk (diff_order)
 
     def unavailable(self) -> list[str]:
         """One line per entry whose range-diff could not be read (`range_diff_unavailable`)."""
@@ -54,7 +58,8 @@ class LockDiff:
     def to_json(self) -> dict[str, Any]:
         return {"locks": {"old": self.old.label, "new": self.new.label}, "upstream": self.upstream,
                 "result": self.result(), "order": self.order(), "outcome": self.outcome(), "entries": self.entries,
-                "asserts": self.asserts, "resolutions": self.resolutions}
+                "asserts": self.asserts, "resolutions": self.resolutions, "newest_first": self.newest_first,
+                "red_night": self.red_night}
 
     def outcome(self) -> dict[str, dict[str, Any]]:
         """How each night's run ended: a report's `ok` and `exit_code`; a lock's is a run that published
@@ -94,8 +99,11 @@ def _outcome(night: Night) -> dict[str, Any]:
 
 # -- the diff -------------------------------------------------------------------------------------------
 
-def diff_nights(git: Git, old: Night, new: Night) -> LockDiff:
-    """Compare two nights using only the objects already in GIT's repository."""
+def diff_nights(git: Git, old: Night, new: Night, *, options: Sequence[str] = (), on_disk: bool = False
+                ) -> LockDiff:
+    """Compare two nights using only the objects already in GIT's repository (and, of REV:PATH nights, which
+    commit is older). OPTIONS: the `-m`/`--repo` a command printed repeats; ON_DISK: NEW is the lock on disk,
+    after which a red night may have come (diff_order.red_night)."""
     absent = require_objects(git, old, new)
     up_old, up_new = old.lock["upstream"]["sha"], new.lock["upstream"]["sha"]
     upstream = {"from": up_old, "to": up_new, "commits": git.count_commits(up_old, up_new)}
@@ -103,6 +111,8 @@ def diff_nights(git: Git, old: Night, new: Night) -> LockDiff:
     if behind:
         upstream["dropped"] = behind        # upstream was rewritten: commits of the old night no longer there
     result = LockDiff(old, new, upstream)
+    result.newest_first = newest_first(git, old, new, upstream, options)
+    result.red_night = red_night(git, new, options) if on_disk else None
     chains = (composed_links(git, old.lock), composed_links(git, new.lock))
     old_items = {item["id"]: item for item in old.lock["entries"]}
     new_items = {item["id"]: item for item in new.lock["entries"]}
@@ -129,6 +139,9 @@ def _entry_change(git: Git, entry_id: str, before: dict | None, after: dict, nig
     settings = _settings_change(entry_id, before, after, nights)
     if settings is not None:
         item["settings"] = settings
+    pin = _pin_change(entry_id, before, after, nights)
+    if pin is not None:
+        item["pin"] = pin
     if before.get("head") != after.get("head") and before.get("head") and after.get("head"):
         item["change"] = "moved"
         if not _unavailable(item, "head", absent):
@@ -181,6 +194,23 @@ def _settings_change(entry_id: str, before: dict[str, Any], after: dict[str, Any
         changed = ["enabled"] if values[0]["enabled"] != values[1]["enabled"] else \
             [name for name in values[1] if values[0][name] != values[1][name]]
     return {"from": before["settings"], "to": after["settings"], "changed": changed}
+
+
+def _pin_change(entry_id: str, before: dict[str, Any], after: dict[str, Any],
+                nights: tuple[Night, Night]) -> dict[str, str | None] | None:
+    """The PR's pin (`head:` in each night's manifest; null: not pinned) when it was added, changed or removed, as
+    full SHAs (the head the night's lock has, which the pin resolved to; else as written). None when it did not
+    change, or a night's manifest is not known: a lock records the head, not whether it was pinned (h244: a pin
+    added after a force-push was said `unchanged`, and nothing of it)."""
+    if not entry_id.startswith("pr/") or nights[0].manifest is None or nights[1].manifest is None:
+        return None
+    pins: list[str | None] = []
+    for night, item in zip(nights, (before, after)):
+        entry = night.manifest.entry(entry_id)  # type: ignore[union-attr]
+        pin = entry.head.lower() if entry is not None and entry.kind == "pr" and entry.head else None
+        head = item.get("head")
+        pins.append(head if pin and isinstance(head, str) and head.startswith(pin) else pin)
+    return {"from": pins[0], "to": pins[1]} if pins[0] != pins[1] else None
 
 
 def _unavailable(item: dict[str, Any], what: str, absent: dict[tuple[int, str], str]) -> bool:

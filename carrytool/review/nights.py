@@ -4,7 +4,7 @@ REV:PATH, with the manifest that night ran with when one is found."""
 from __future__ import annotations
 
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +31,9 @@ class Night:
     # a sync report's outcome: {"ok", "exit_code", "asserts": [{"name", "ok", "message"}]}; None for a lock,
     # which only a run that published writes (every assert of its manifest held)
     run: dict[str, Any] | None = None
+    # a REV:PATH night: the commit REV names, in the repository TOP (the manifest's) (diff_order: which is older)
+    commit: str | None = None
+    top: Path | None = None
 
 
 # -- reading the two nights ---------------------------------------------------------------------------
@@ -172,9 +175,11 @@ def load_night(spec: str, *, manifest: Path, repo: Path, newest: bool = False) -
                              hint="REV:PATH takes PATH from the repository's top (e.g. HEAD~1:carries/"
                                   "manifest.yaml.lock)")
         side = git.blob_at_rev(rev, inner[: -len(".lock")]) if inner.endswith(".lock") else None
-    return _night(spec, data.decode("utf-8", "replace"),
-                  _parse_quietly(side, top / inner[: -len(".lock")]) if side is not None else None,
-                  manifest.resolve().parent)
+        commit = git.rev_parse(rev)
+    night = _night(spec, data.decode("utf-8", "replace"),
+                   _parse_quietly(side, top / inner[: -len(".lock")]) if side is not None else None,
+                   manifest.resolve().parent)
+    return replace(night, commit=commit, top=top)
 
 
 def _no_commit_hint(rev: str, spec: str, top: Path, repo: Path) -> str:
