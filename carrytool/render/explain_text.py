@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
 from carrytool.render.commands import Invocation, suggestion_command
@@ -63,7 +63,14 @@ def overlap_title(ex: Explanation) -> str:
     conflicts = sum(1 for o in overlaps if o.kind == "conflict")
     undecided = sum(1 for o in overlaps if not o.merged)
     return f"overlaps ({len(overlaps)} pairs share a file; {conflicts} conflict" + \
-        (f"; {undecided} not merged: both conflict with upstream alone)" if undecided else ")")
+        (f"; {undecided} not merged: both conflict with upstream alone" if undecided else "") + \
+        (f"; {left_out_said(ex.overlaps_left_out)})" if ex.overlaps_left_out else ")")
+
+
+def left_out_said(ids: Sequence[str], code: Callable[[str], str] = str) -> str:
+    """`left out: the pairs of pr/1, which upstream already has (merged-upstream)`."""
+    which = "which upstream already has" if len(ids) == 1 else "which upstream already has each"
+    return f"left out: the pairs of {', '.join(code(i) for i in ids)}, {which} (merged-upstream)"
 
 
 def _overlap_cells(overlap: Any) -> tuple[str, ...]:

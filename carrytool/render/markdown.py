@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 from carrytool.render.commands import Invocation, suggestion_command
-from carrytool.render.explain_text import FILES_SHOWN, header_line, hunk_line, outcome_line
+from carrytool.render.explain_text import FILES_SHOWN, header_line, hunk_line, left_out_said, outcome_line
 from carrytool.render.safe import md_code, md_fence, md_text
 from carrytool.render.text import detail_lines, entry_rows
 from carrytool.review.explanation import Explanation
@@ -48,15 +48,17 @@ def overlap_table(ex: Explanation) -> str:
     helper-81, a same-file pair not merged read as harmless); the other same-file ones follow in a
     collapsed block."""
     overlaps = ex.overlap_map.overlaps
+    # the pairs of an entry upstream already has are not in the map (explain._leave_out_merged): said so
+    left_out = ["", _upper_first(left_out_said(ex.overlaps_left_out, md_code)) + "."] if ex.overlaps_left_out else []
     if not overlaps:
-        return "No two entries change the same file."
+        return "\n".join(["No two entries change the same file.", *left_out])
     strong = [o for o in overlaps if o.kind != "same-file" or not o.merged]
     plain = [o for o in overlaps if o.kind == "same-file" and o.merged]
     parts = [_overlap_rows(strong)] if strong else ["No conflicts, identical hunks or shared scopes."]
     if plain:
         parts += ["", f"<details><summary>Same-file overlaps ({len(plain)})</summary>", "", _overlap_rows(plain),
                   "", "</details>"]
-    return "\n".join(parts)
+    return "\n".join(parts + left_out)
 
 
 def _overlap_rows(overlaps: list[Overlap]) -> str:
@@ -174,3 +176,7 @@ def _story(story: dict[str, Any]) -> str:
         out += md_fence([line for item in story["commands"] for line in (f"# {item['purpose']}", item["command"])],
                         "sh")
     return "\n".join(out)
+
+
+def _upper_first(text: str) -> str:
+    return text[:1].upper() + text[1:]

@@ -28,7 +28,7 @@ from carrytool.review.evidence import (
     hunks_later,
 )
 from carrytool.review.explanation import Explanation
-from carrytool.review.overlap import start_overlaps
+from carrytool.review.overlap import OverlapMap, start_overlaps
 from carrytool.review.story import tell
 from carrytool.review.suggest import drift, stale_folds, union_groups
 from carrytool.review.upstream_has import upstream_has
@@ -66,6 +66,7 @@ def explain(manifest: Manifest, git: Git, *, offline: bool = False, entries: Seq
         if item.step is not None:
             item.step = by_id[item.id]
     overlap_map = early["overlaps"].finish(sources)  # type: ignore[attr-defined]
+    left_out = _leave_out_merged(overlap_map, planned.steps)
     for overlap in overlap_map.overlaps:    # a pair whose later is built on the earlier's head: no union's
         earlier, later = by_id.get(overlap.entries[0]), by_id.get(overlap.entries[1])
         overlap.stacked = later is not None and overlap.entries[0] in later.built_over
@@ -85,7 +86,7 @@ def explain(manifest: Manifest, git: Git, *, offline: bool = False, entries: Seq
     suggestions += stale_folds(git, resolved.upstream, planned.report.warnings)
     suggestions += drift(git, manifest, resolved.upstream, evidence, resolved.patch_bases)
     ex = Explanation(manifest, planned, evidence, sources, overlap_map, coverage, suggestions,
-                     _onto(planned), full_heads, git.ref_value(branch_ref(manifest)))
+                     _onto(planned), full_heads, git.ref_value(branch_ref(manifest)), overlaps_left_out=left_out)
     # what upstream already has of an entry that conflicts with it alone (h185: merged as another commit)
     ex.upstream_has = upstream_has(git, resolved.upstream, evidence, sources, list(overlap_map.upstream_conflicts))
     ex.asserts = _evaluate(manifest, git, planned)
@@ -94,6 +95,16 @@ def explain(manifest: Manifest, git: Git, *, offline: bool = False, entries: Seq
     ex.stories = [tell(git, ex, next(s for s in planned.steps if s.id == e.id)) for e in entries]
     sources.spans.save()        # the blobs parsed, for the next run: one file
     return ex
+
+
+def _leave_out_merged(overlap_map: OverlapMap, steps: Sequence[Step]) -> list[str]:
+    """Drop from OVERLAP_MAP the pairs of the entries sync skips as merged upstream, and return those of them that
+    had a pair: their change is upstream's, no pair of theirs is composed (h244: a squashed PR was listed beside
+    every PR that touched its files)."""
+    merged = [step.id for step in steps if step.reason == "merged-upstream"]
+    dropped = [o for o in overlap_map.overlaps if set(o.entries) & set(merged)]
+    overlap_map.overlaps = [o for o in overlap_map.overlaps if o not in dropped]
+    return [entry for entry in merged if any(o.involves(entry) for o in dropped)]
 
 
 def _onto(planned: Planned) -> dict[str, str]:

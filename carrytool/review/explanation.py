@@ -37,6 +37,8 @@ class Explanation:
     stories: list[dict[str, Any]] = field(default_factory=list)
     # entry -> what upstream already has of it, for the entries that conflict with upstream alone
     upstream_has: dict[str, UpstreamHas] = field(default_factory=dict)
+    # the entries sync skips as merged upstream, whose pairs the overlap map leaves out (explain._leave_out_merged)
+    overlaps_left_out: list[str] = field(default_factory=list)
 
     @property
     def steps(self):  # noqa: ANN201 - list[Step]
@@ -71,7 +73,8 @@ class Explanation:
         data["coverage"] = [c.to_json() for c in self.coverage]
         data["plan"] = {"onto": self.onto, "sync_exit_code": report.exit_code,
                         "upstream_conflicts": self.overlap_map.upstream_conflicts,
-                        "pairs_merged": self.overlap_map.pairs_merged}
+                        "pairs_merged": self.overlap_map.pairs_merged,
+                        "overlaps_left_out": self.overlaps_left_out}
         if self.upstream_has:
             data["plan"]["upstream_has"] = {entry: found.to_json() for entry, found in self.upstream_has.items()}
         if self.stories:
