@@ -25,8 +25,8 @@ def render_outcome(outcome: Outcome, stream: TextIO, *, fork_url: str | None, qu
         width = max(len(c["file"]) for c in outcome.conflicts)
         for conflict in outcome.conflicts:
             out(f"  {conflict['file'].ljust(width)}  {_who(conflict)}{_kind(conflict)}\n")
-        if outcome.reused:
-            out(f"reused from the store: {', '.join(outcome.reused)}\n")
+        if outcome.reused:      # in the words the finished fold says them (h244: counted apart, they disagreed)
+            out(f"so far: {_reused(outcome, named=True)[2:]}\n")
         _structured(outcome, out)
         if outcome.scratch:
             out(f"resolve them in the scratch tree: {outcome.scratch}\n")
@@ -68,12 +68,14 @@ def render_outcome(outcome: Outcome, stream: TextIO, *, fork_url: str | None, qu
         f"upstream alone): carrytool sync --dry-run{args}\n")
 
 
-def _reused(outcome: Outcome) -> str:
+def _reused(outcome: Outcome, *, named: bool = False) -> str:
     """`; N conflicted file(s) resolved from the store`, and apart the files that had no conflict, into which a
-    recorded edit went (helper-159: such a file was counted as a conflict resolved)."""
+    recorded edit went (helper-159: such a file was counted as a conflict resolved). NAMED: the conflicted
+    files named too (a stop's line)."""
     conflicts = [path for path in outcome.reused if path in outcome.resolved]
     edits = [path for path in outcome.reused if path not in outcome.resolved]
     said = f"; {len(conflicts)} conflicted file(s) resolved from the store" if conflicts else ""
+    said += f" ({', '.join(conflicts)})" if conflicts and named else ""
     if edits:
         said += f"; your recorded edit(s) applied in {len(edits)} file(s) with no conflict ({', '.join(edits)})"
     return said

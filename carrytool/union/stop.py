@@ -42,7 +42,13 @@ class Stopping:
             if step.unplaced.get(path):
                 conflicts[-1]["not_placed"] = step.unplaced[path]
         outcome.conflicts = conflicts
-        outcome.reused = sorted(set(outcome.reused) | set(step.reused))
+        # what the store resolved in this step is the fold's, as a step that finishes adds it (fold.advance): kept
+        # in the state, the continue that finishes the fold counts it too (h244: the stop said "reused from the
+        # store: a.py", and the continue of that same fold said no file was resolved from the store)
+        state["reused"] += [p for p in step.reused if p not in state["reused"]]
+        resolved = state.setdefault("resolved", [])
+        resolved += [p for p in step.reused if p in merged.conflicted_paths and p not in resolved]
+        outcome.reused, outcome.resolved = sorted(state["reused"]), resolved
         if dry:
             return outcome
         self._earlier_resolutions(state, item, conflicts)
