@@ -16,7 +16,7 @@ Lines are read by a small scanner of their own (strings, comments, names, operat
 is often a fragment of a statement (`timeout=3,`, `foo(a,`, `else:`). A line the scanner cannot read (a string
 left open: a docstring's first line; a line inside a string its file opened above the hunk, quotes_open) or that
 has no role (`aa + bb`, `'weekly',`), and every line of a file that is not Python, has no roles: the caller falls
-back on likeness of text there (regions._kin).
+back on likeness of text there (_kin).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Upstream rewrote f's body (test_provided_rewrite); pr/2 adds `send_report(d, 'weekly')` and `audit(d)`; the union,
 made on the rewrite, writes `send_report(dd, 'weekly')` and no form of `audit(d)`. Any line of the union's own
 carrying any line of the hunk credited the whole of it: `re-expressed`, exit 0, `audit(d)` lost unsaid. Each line
-of the hunk doing something must now be carried by a line of the union's own there (regions.uncarried)."""
+of the hunk doing something must now be carried by a line of the union's own there (carried.uncarried)."""
 from __future__ import annotations
 
 import pytest

@@ -1,0 +1,183 @@
+"""What a union's own lines carry of a PR's hunk in its words (a mixin of regions.Regions, h243's split).
+
+A line of the union's own is one PR's change in its words: the PR's whose lines it does what they do (calls the
+same name, assigns the same target, ...: pipeline.lineroles) and is most akin to among the hunks it meets, not
+every PR's whose region holds it (h209's review: upstream rewrote a def's body, every PR's region was the whole of
+it, and pr/1's line in a new form stood for pr/2's, dropped; h225: so did a line naming pr/2's call only). Where
+a union reconciled a PR's hunk in its own words, each line of the hunk doing something must be carried by such a
+line (uncarried, h236's review), a base line the PR keeps that another PR's hunk there changes being that side
+where the union took it (_taken, h240's review). Regions says where the union's own hunks are (their spans,
+_region); this says what their lines do of the PR's.
+"""
+
+from __future__ import annotations
+
+import keyword
+import re
+from collections.abc import Sequence
+from dataclasses import replace
+
+from carrytool.gitlayer.git import Git
+from carrytool.pipeline.hunks import Hunk, says_nothing
+from carrytool.pipeline.linecalls import Alias, Rename
+from carrytool.pipeline.lineroles import (
+    NAMED,
+    aliases_of,
+    does_something,
+    leading_roles,
+    line_carries,
+    only_comments,
+    opened_at,
+    quotes_open,
+    reads_of,
+    roles_of,
+)
+
+Span = tuple[int, int]
+
+
+class _Carried:
+    """Regions' judgement of what the union's own lines carry (its `git`, `folded`, `written`, `own`, `renames`,
+    `quotes`, and where hunks are: `_span`, `_region`, `_at`, `_touching`)."""
+
+    git: Git
+    folded: Sequence[tuple[Sequence[object], Sequence[Hunk]]]
+    written: list[Hunk]
+    own: list[Hunk]
+    renames: dict[str, frozenset[Rename]]
+    quotes: dict[str, dict[int, str]]
+
+    def _span(self, j: int, hunk: Hunk) -> Span | None:
+        raise NotImplementedError
+
+    def _region(self, j: int, hunk: Hunk) -> Span | None:
+        raise NotImplementedError
+
+    @staticmethod
+    def _at(mine: Span | None, theirs: Span | None) -> bool:
+        raise NotImplementedError
+
+    def _touching(self, k: int, hunk: Hunk) -> list[tuple[int, Hunk]]:
+        raise NotImplementedError
+
+    def _carries(self, k: int, hunk: Hunk, own: Hunk) -> bool:
+        """Whether the union's OWN hunk may carry PR K's HUNK in its words: a line of it that says something does
+        what HUNK's lines do, and is no less akin to them than to those of every other folded PR's hunk it meets
+        (_region) doing that too (lineroles.line_carries). A line of the union's own is one PR's change in another
+        form, not every PR's whose region holds it (h209's review: upstream rewrote f's body, both PRs' regions were
+        the whole of it, and the union's `X = log(bb)`, pr/1's line on the rewrite, was read as pr/2's
+        `send_report(d, 'weekly')`, which it dropped), nor a line only naming what the PR's does (h225: its
+        `send_report = None`, by likeness of text)."""
+        rivals = self._rivals(k, own)
+        said = [line for line in own.added if not says_nothing(line)]
+        if only_comments(said, own.path, self._opened(own)) and does_something(hunk, self._opened(hunk)):
+            return False
+        aliases = aliases_of(said, own.path, self._opened(own))
+        return not rivals or any(line_carries(line, hunk, rivals, opened, self._opened, aliases,
+                                              self.renames.get(own.path, frozenset()))
+                                 for line, opened in zip(said, opened_at(said, self._opened(own))))
+
+    def _opened(self, hunk: Hunk) -> str:
+        """The quote of the string HUNK's first line (of a deletion: the line after it) starts in, in the blob it
+        leaves its file at (lineroles.quotes_open: h235, a union's line inside upstream's docstring read as code);
+        "": none, or not a text hunk of Python."""
+        if hunk.kind != "text" or not hunk.new_oid or not hunk.path.endswith((".py", ".pyi")):
+            return ""
+        if hunk.new_oid not in self.quotes:
+            found = self.git.read_object(hunk.new_oid) if hunk.new_oid.strip("0") else None
+            self.quotes[hunk.new_oid] = quotes_open(found[1]) if found is not None and found[0] == "blob" else {}
+        return self.quotes[hunk.new_oid].get(hunk.new_start + (not hunk.added), "")
+
+    def _rivals(self, k: int, own: Hunk) -> list[Hunk]:
+        """The other folded PRs' text hunks (not PR K's) meeting the union's OWN hunk (at their _region)."""
+        at = self._span(-1, own)
+        return [h for j, (_c, hunks) in enumerate(self.folded) if j != k for h in hunks
+                if h.path == own.path and h.kind == "text" and self._at(at, self._region(j, h))]
+
+    def uncarried(self, k: int, hunk: Hunk) -> tuple[int, ...]:
+        """The lines of PR K's HUNK (in its head) that a union reconciling it in its own words ("union") still
+        lacks: each of its Python lines doing something (a role but a comment's, lineroles.does_something; not
+        inside a string) must be carried by a line of the union's own hunks there (lineroles.line_carries, that
+        line alone), else it is lost (h236's review: upstream rewrote f, pr/2 added `send_report(d, 'weekly')` and
+        `audit(d)`, the union wrote `send_report(dd, 'weekly')` only: the hunk was re-expressed, exit 0). A union
+        line merging two of them carries both; order, and a line split in two, do not matter. Where no other
+        PR's hunk is there, a line of the union's own doing something none of HUNK's lines does (no role shared)
+        but naming a word of theirs (_words) is the maintainer's words for any of them (`self.acks = 'late'` for
+        `self.acks_late = True`; not `dd = clamp(dd)` for `audit(d)`, h240); one doing
+        what one of them does is that one's form alone. Outside Python, and for a line without roles, the hunk
+        as a whole decides (reconciled). A pure deletion is lost where a line of the union's own there does at its
+        top what a removed line does (`audit(dd, strict=True)` for a deleted `audit(d)` upstream reworded: the call
+        kept in other words, no form of deleting it; pipeline.reworded): its line (the one it deleted after)."""
+        met = self._region(k, hunk)
+        # the union's own lines there, each with its rivals and the names its hunk binds to a function
+        mine: list[tuple[bytes, str, list[Hunk], dict[str, Alias]]] = []
+        for own in self.own:
+            if own.path != hunk.path or not self._at(met, self._span(-1, own)) or (
+                    own.kind == hunk.kind == "text" and own.added == hunk.removed and own.removed == hunk.added):
+                continue
+            said = [line for line in own.added if not says_nothing(line)]
+            if not only_comments(said, own.path, self._opened(own)):
+                rivals, aliases = self._rivals(k, own), aliases_of(said, own.path, self._opened(own))
+                mine += [(line, opened, rivals, aliases)
+                         for line, opened in zip(said, opened_at(said, self._opened(own)))]
+        if not hunk.added:
+            does = frozenset(role for line, opened in zip(hunk.removed, opened_at(hunk.removed))
+                             for role in leading_roles(line, opened) if role[0] in NAMED)
+            kept = does_something(hunk) and any(leading_roles(line, opened) & does for line, opened, _r, _a in mine)
+            return (hunk.new_start,) if kept else ()    # the lines it removes, written again in the union's words
+        quotes = opened_at(hunk.added, self._opened(hunk))      # (h235: a hunk's lines inside a docstring)
+        theirs = frozenset().union(*(roles_of(line, opened) for line, opened in zip(hunk.added, quotes)))
+        # a line of its own for any of them, naming a word of theirs (h240's review: `dd = clamp(dd)`, a fix of the
+        # union's own in upstream's rewrite, stood for pr/2's `send_report(d, 'weekly')` and `audit(d)`, dropped)
+        words = frozenset().union(*(_words(line) for line, opened in zip(hunk.added, quotes) if not opened))
+        if any(not rivals and (roles := roles_of(line, opened) | reads_of(line, opened)) - {("comment", "")}
+               and not roles & theirs and _words(line) & words for line, opened, rivals, _a in mine):
+            return ()
+        nothing = [replace(hunk, removed=(), added=())]     # no rival: akin to nothing
+        # a line the PR keeps of the base that another PR's hunk there changes: the union took that side (the
+        # seed's union: #45612 keeps `allocator.wake_up(tags)` in its else branch, #45398 makes it
+        # `backend.resume(tags)`, as the union does: reconciled, not lost); only where the union holds that side
+        # there (h240's review: a union with neither call lost the wake-up of both, exit 0)
+        changed = {line.strip() for _j, h in self._touching(k, hunk) if self._taken(h, met, mine)
+                   for line in h.removed}
+        lost, renames = [], self.renames.get(hunk.path, frozenset())
+        for n, (line, opened) in enumerate(zip(hunk.added, quotes)):
+            part = replace(hunk, added=(line,))
+            starts = lambda h, part=part: "" if h is part else self._opened(h)     # noqa: E731 (part: no string)
+            if not opened and line.strip() not in changed and does_something(part) and not any(
+                    line_carries(ours, part, rivals or nothing, at, starts, aliases, renames)
+                    for ours, at, rivals, aliases in mine):
+                lost.append(hunk.new_start + n)
+        return tuple(lost)
+
+    def _taken(self, other: Hunk, met: Span | None, mine: list[tuple[bytes, str, list[Hunk], dict[str, Alias]]]
+               ) -> bool:
+        """Whether the union took another folded PR's hunk OTHER's side in the region MET: OTHER only deletes, or a
+        line of the union's hunks there is one of OTHER's (compared without whitespace) or carries one of them in
+        its words (MINE: the union's own lines there, lineroles.line_carries)."""
+        said = [line for line in other.added if not says_nothing(line)]
+        if not said:
+            return True
+        written = {_bare(line) for own in self.written if own.path == other.path
+                   and self._at(met, self._span(-1, own)) for line in own.added}
+        if any(_bare(line) in written for line in said):
+            return True
+        alone = [replace(other, removed=(), added=(line,)) for line in said]
+        nothing = [replace(other, removed=(), added=())]
+        return any(line_carries(ours, part, nothing, at, lambda h: "", aliases,
+                                self.renames.get(other.path, frozenset()))
+                   for part in alone for ours, at, _rivals, aliases in mine)
+
+
+def _bare(line: bytes) -> bytes:
+    return line.translate(None, b" \t\r")
+
+
+_WORDS = re.compile(rb"[^\W\d_][^\W_]*")
+_COMMON = frozenset({b"self", b"cls", b"true", b"false", b"none", *(w.encode() for w in keyword.kwlist)})
+
+
+def _words(line: bytes) -> frozenset[bytes]:
+    """The words of LINE's names, split at `_` and `.`, lower case, of three letters or more, but `self`, `cls` and
+    Python's keywords (`self.acks = 'late'`: acks, late)."""
+    return frozenset(w for w in (m.lower() for m in _WORDS.findall(line)) if len(w) >= 3 and w not in _COMMON)
