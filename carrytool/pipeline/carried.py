@@ -18,11 +18,13 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from carrytool.gitlayer.git import Git
+from carrytool.pipeline.callspan import bindings_before, whole_calls
 from carrytool.pipeline.hunks import Hunk, says_nothing
-from carrytool.pipeline.linecalls import Alias, Rename
+from carrytool.pipeline.linecalls import Alias, Form, Rename
 from carrytool.pipeline.lineroles import (
     NAMED,
     aliases_of,
+    calls_of,
     does_something,
     leading_roles,
     line_carries,
@@ -34,11 +36,14 @@ from carrytool.pipeline.lineroles import (
 )
 
 Span = tuple[int, int]
+# a line of the union's own there: its text, the quote of the string it starts in, the other PRs' hunks meeting its
+# hunk (rivals), the names bound to a function where it is (aliases), the calls it makes read in its file
+Mine = tuple[bytes, str, list[Hunk], dict[str, Alias], "frozenset[Form] | None"]
 
 
 class _Carried:
     """Regions' judgement of what the union's own lines carry (its `git`, `folded`, `written`, `own`, `renames`,
-    `quotes`, and where hunks are: `_span`, `_region`, `_at`, `_touching`)."""
+    `quotes`, `texts`, `bound`, and where hunks are: `_span`, `_region`, `_at`, `_touching`)."""
 
     git: Git
     folded: Sequence[tuple[Sequence[object], Sequence[Hunk]]]
@@ -46,6 +51,8 @@ class _Carried:
     own: list[Hunk]
     renames: dict[str, frozenset[Rename]]
     quotes: dict[str, dict[int, str]]
+    texts: dict[str, list[bytes]]
+    bound: dict[tuple[str, int], dict[str, Alias]]
 
     def _span(self, j: int, hunk: Hunk) -> Span | None:
         raise NotImplementedError
@@ -72,21 +79,70 @@ class _Carried:
         said = [line for line in own.added if not says_nothing(line)]
         if only_comments(said, own.path, self._opened(own)) and does_something(hunk, self._opened(hunk)):
             return False
-        aliases = aliases_of(said, own.path, self._opened(own))
+        aliases = self._aliases(own, said)
         return not rivals or any(line_carries(line, hunk, rivals, opened, self._opened, aliases,
-                                              self.renames.get(own.path, frozenset()))
-                                 for line, opened in zip(said, opened_at(said, self._opened(own))))
+                                              self.renames.get(own.path, frozenset()), self._calls(own, n, line, opened),
+                                              self._forms_of)
+                                 for n, line, opened in self._said(own))
+
+    def _said(self, hunk: Hunk) -> list[tuple[int, bytes, str]]:
+        """HUNK's added lines that say something, each with its index among them all and the quote of the string it
+        starts in (lineroles.opened_at, read from the first of them)."""
+        said = [(n, line) for n, line in enumerate(hunk.added) if not says_nothing(line)]
+        return [(n, line, opened) for (n, line), opened in zip(said, opened_at([line for _n, line in said],
+                                                                              self._opened(hunk)))]
+
+    def _aliases(self, own: Hunk, said: list[bytes]) -> dict[str, Alias]:
+        """The names bound to a function where the union's OWN hunk (SAID: its lines saying something) is: above it
+        in its def (callspan.bindings_before, h243: `sr = send_report` outside the hunk, `sr(dd, 'weekly')` in it
+        was warned dropped), then in it (lineroles.aliases_of)."""
+        above = self._bound(own)
+        return {**above, **aliases_of(said, own.path, self._opened(own))}
+
+    def _bound(self, own: Hunk) -> dict[str, Alias]:
+        if not own.added or not self._read(own):
+            return {}
+        key = (own.new_oid or "", own.new_start)
+        if key not in self.bound:
+            self.bound[key] = bindings_before(self.texts[key[0]], self.quotes[key[0]], own.new_start)
+        return self.bound[key]
+
+    def _read(self, hunk: Hunk) -> bool:
+        """Whether HUNK is a text hunk of Python whose new blob is read (texts, quotes: once a blob)."""
+        if hunk.kind != "text" or not hunk.new_oid or not hunk.path.endswith((".py", ".pyi")):
+            return False
+        if hunk.new_oid not in self.quotes:
+            found = self.git.read_object(hunk.new_oid) if hunk.new_oid.strip("0") else None
+            blob = found[1] if found is not None and found[0] == "blob" else None
+            self.quotes[hunk.new_oid] = quotes_open(blob) if blob is not None else {}
+            self.texts[hunk.new_oid] = blob.split(b"\n") if blob is not None else []
+        return True
+
+    def _calls(self, hunk: Hunk, n: int, line: bytes, opened: str) -> frozenset[Form] | None:
+        """The calls LINE, HUNK's added line N (0-based; OPENED: the quote of the string it starts in), makes, read
+        in HUNK's new blob (callspan.whole_calls: a call spanning lines counted whole, h243); None where that blob
+        is not read or does not hold LINE there (the line read alone)."""
+        if not self._read(hunk):
+            return None
+        lines, at = self.texts[hunk.new_oid or ""], hunk.new_start - 1 + n
+        return whole_calls(lines, at, opened) if 0 <= at < len(lines) and lines[at] == line else None
+
+    def _forms_of(self, hunk: Hunk, opened: str) -> frozenset[Form]:
+        """The calls HUNK's lines make (its first starting in the string OPENED), read in its file (_calls): what
+        lineroles.line_carries asks of a PR's hunk. A pure deletion's: each removed line alone."""
+        said = [(n, line) for n, line in enumerate(hunk.added or hunk.removed) if not says_nothing(line)]
+        quotes = opened_at([line for _n, line in said], opened)
+        found = [self._calls(hunk, n, line, quote) if hunk.added else None for (n, line), quote in zip(said, quotes)]
+        return frozenset().union(*(calls_of(line, quote) if calls is None else calls
+                                   for (_n, line), quote, calls in zip(said, quotes, found)))
 
     def _opened(self, hunk: Hunk) -> str:
         """The quote of the string HUNK's first line (of a deletion: the line after it) starts in, in the blob it
         leaves its file at (lineroles.quotes_open: h235, a union's line inside upstream's docstring read as code);
         "": none, or not a text hunk of Python."""
-        if hunk.kind != "text" or not hunk.new_oid or not hunk.path.endswith((".py", ".pyi")):
+        if not self._read(hunk):
             return ""
-        if hunk.new_oid not in self.quotes:
-            found = self.git.read_object(hunk.new_oid) if hunk.new_oid.strip("0") else None
-            self.quotes[hunk.new_oid] = quotes_open(found[1]) if found is not None and found[0] == "blob" else {}
-        return self.quotes[hunk.new_oid].get(hunk.new_start + (not hunk.added), "")
+        return self.quotes[hunk.new_oid or ""].get(hunk.new_start + (not hunk.added), "")
 
     def _rivals(self, k: int, own: Hunk) -> list[Hunk]:
         """The other folded PRs' text hunks (not PR K's) meeting the union's OWN hunk (at their _region)."""
@@ -110,20 +166,20 @@ class _Carried:
         kept in other words, no form of deleting it; pipeline.reworded): its line (the one it deleted after)."""
         met = self._region(k, hunk)
         # the union's own lines there, each with its rivals and the names its hunk binds to a function
-        mine: list[tuple[bytes, str, list[Hunk], dict[str, Alias]]] = []
+        mine: list[Mine] = []
         for own in self.own:
             if own.path != hunk.path or not self._at(met, self._span(-1, own)) or (
                     own.kind == hunk.kind == "text" and own.added == hunk.removed and own.removed == hunk.added):
                 continue
             said = [line for line in own.added if not says_nothing(line)]
             if not only_comments(said, own.path, self._opened(own)):
-                rivals, aliases = self._rivals(k, own), aliases_of(said, own.path, self._opened(own))
-                mine += [(line, opened, rivals, aliases)
-                         for line, opened in zip(said, opened_at(said, self._opened(own)))]
+                rivals, aliases = self._rivals(k, own), self._aliases(own, said)
+                mine += [(line, opened, rivals, aliases, self._calls(own, n, line, opened))
+                         for n, line, opened in self._said(own)]
         if not hunk.added:
             does = frozenset(role for line, opened in zip(hunk.removed, opened_at(hunk.removed))
                              for role in leading_roles(line, opened) if role[0] in NAMED)
-            kept = does_something(hunk) and any(leading_roles(line, opened) & does for line, opened, _r, _a in mine)
+            kept = does_something(hunk) and any(leading_roles(line, opened) & does for line, opened, *_r in mine)
             return (hunk.new_start,) if kept else ()    # the lines it removes, written again in the union's words
         quotes = opened_at(hunk.added, self._opened(hunk))      # (h235: a hunk's lines inside a docstring)
         theirs = frozenset().union(*(roles_of(line, opened) for line, opened in zip(hunk.added, quotes)))
@@ -131,7 +187,7 @@ class _Carried:
         # union's own in upstream's rewrite, stood for pr/2's `send_report(d, 'weekly')` and `audit(d)`, dropped)
         words = frozenset().union(*(_words(line) for line, opened in zip(hunk.added, quotes) if not opened))
         if any(not rivals and (roles := roles_of(line, opened) | reads_of(line, opened)) - {("comment", "")}
-               and not roles & theirs and _words(line) & words for line, opened, rivals, _a in mine):
+               and not roles & theirs and _words(line) & words for line, opened, rivals, *_a in mine):
             return ()
         nothing = [replace(hunk, removed=(), added=())]     # no rival: akin to nothing
         # a line the PR keeps of the base that another PR's hunk there changes: the union took that side (the
@@ -142,16 +198,15 @@ class _Carried:
                    for line in h.removed}
         lost, renames = [], self.renames.get(hunk.path, frozenset())
         for n, (line, opened) in enumerate(zip(hunk.added, quotes)):
-            part = replace(hunk, added=(line,))
+            part = replace(hunk, added=(line,), new_start=hunk.new_start + n, new_count=1)
             starts = lambda h, part=part: "" if h is part else self._opened(h)     # noqa: E731 (part: no string)
             if not opened and line.strip() not in changed and does_something(part) and not any(
-                    line_carries(ours, part, rivals or nothing, at, starts, aliases, renames)
-                    for ours, at, rivals, aliases in mine):
+                    line_carries(ours, part, rivals or nothing, at, starts, aliases, renames, calls, self._forms_of)
+                    for ours, at, rivals, aliases, calls in mine):
                 lost.append(hunk.new_start + n)
         return tuple(lost)
 
-    def _taken(self, other: Hunk, met: Span | None, mine: list[tuple[bytes, str, list[Hunk], dict[str, Alias]]]
-               ) -> bool:
+    def _taken(self, other: Hunk, met: Span | None, mine: list[Mine]) -> bool:
         """Whether the union took another folded PR's hunk OTHER's side in the region MET: OTHER only deletes, or a
         line of the union's hunks there is one of OTHER's (compared without whitespace) or carries one of them in
         its words (MINE: the union's own lines there, lineroles.line_carries)."""
@@ -162,11 +217,12 @@ class _Carried:
                    and self._at(met, self._span(-1, own)) for line in own.added}
         if any(_bare(line) in written for line in said):
             return True
-        alone = [replace(other, removed=(), added=(line,)) for line in said]
+        alone = [replace(other, removed=(), added=(line,), new_start=other.new_start + n, new_count=1)
+                 for n, line in enumerate(other.added) if not says_nothing(line)]
         nothing = [replace(other, removed=(), added=())]
         return any(line_carries(ours, part, nothing, at, lambda h: "", aliases,
-                                self.renames.get(other.path, frozenset()))
-                   for part in alone for ours, at, _rivals, aliases in mine)
+                                self.renames.get(other.path, frozenset()), calls, self._forms_of)
+                   for part in alone for ours, at, _rivals, aliases, calls in mine)
 
 
 def _bare(line: bytes) -> bytes:

@@ -57,10 +57,11 @@ def renames_in(hunks: Iterable[tuple[Sequence[bytes], Sequence[bytes]]]) -> froz
     return frozenset(found)
 
 
-def call_forms(code: list[tuple[str, str]], skip: int) -> set[Form]:
-    """Each call CODE makes past its first SKIP tokens (as lineroles._calls finds them): its name, what it is
-    reached through (_receiver) and how many arguments it passes (_arguments)."""
-    return {(text, _receiver(code, n), _arguments(code, n + 2)) for n, (kind, text) in enumerate(code)
+def call_forms(code: list[tuple[str, str]], skip: int, stop: int | None = None) -> set[Form]:
+    """Each call CODE makes past its first SKIP tokens (as lineroles._calls finds them), before token STOP (None:
+    its end): its name, what it is reached through (_receiver) and how many arguments it passes (_arguments)."""
+    end = len(code) if stop is None else stop
+    return {(text, _receiver(code, n), _arguments(code, n + 2)) for n, (kind, text) in enumerate(code[:end])
             if n >= skip and kind == "name" and text not in _KEYWORDS and n + 1 < len(code) and code[n + 1][1] == "("
             and not (n and code[n - 1][1] in ("def", "class"))}
 

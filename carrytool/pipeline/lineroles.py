@@ -55,7 +55,8 @@ def _nothing_open(_hunk: Hunk) -> str:
 
 def line_carries(line: bytes, hunk: Hunk, rivals: Sequence[Hunk], opened: str = "",
                  starts: Callable[[Hunk], str] = _nothing_open, aliases: dict[str, Alias] | None = None,
-                 renames: frozenset[Rename] = frozenset()) -> bool:
+                 renames: frozenset[Rename] = frozenset(), calls: frozenset[Form] | None = None,
+                 forms_of: Callable[[Hunk, str], frozenset[Form]] | None = None) -> bool:
     """Whether LINE, a union's own, may be HUNK's change in another form beside RIVALS (other PRs' hunks where it
     is): in Python, where both it and HUNK's lines have roles (roles_of), only if it shares one with them; then
     it is, where one it shares at its top and theirs (leading_roles) no rival's lines have (it does what HUNK does
@@ -72,8 +73,10 @@ def line_carries(line: bytes, hunk: Hunk, rivals: Sequence[Hunk], opened: str = 
     `send_report(dd)` for `send_report(d, 'weekly')`, re-expressed). OPENED: the quote of a string LINE starts in
     (opened_at); STARTS: that of the string a hunk's first line starts in, in its file (_nothing_open: none).
     ALIASES: the names LINE's hunk binds to a function (aliases_of): a call of one alone is that function's.
-    RENAMES: the names other hunks there rename (linecalls.renames_in): a call on the new name is one on the old."""
-    calls = renamed(_read(line, opened)[3], aliases or {})
+    RENAMES: the names other hunks there rename (linecalls.renames_in): a call on the new name is one on the old.
+    CALLS: the calls LINE makes as read in its file (pipeline.callspan: one spanning lines, counted whole; None:
+    read on the line alone); FORMS_OF: those of a hunk's lines so read (None: each line alone, _forms)."""
+    calls = renamed(_read(line, opened)[3] if calls is None else calls, aliases or {})
     mine = roles_of(line, opened) | reads_of(line, opened) | {("call", form[0]) for form in calls} \
         if _is_python(hunk.path) else frozenset()
     start = starts(hunk)
@@ -84,7 +87,7 @@ def line_carries(line: bytes, hunk: Hunk, rivals: Sequence[Hunk], opened: str = 
     shared = mine & does
     if not shared:
         return False
-    forms = _forms(hunk, start)
+    forms = (forms_of or _forms)(hunk, start)
     if any(role[0] == "call" and not agree(calls, forms, role[1], renames) for role in shared):
         return False
     others = [(h, _roles(h, opened=starts(h))) for h in rivals]
@@ -176,6 +179,18 @@ def _roles(hunk: Hunk, *, top: bool = False, opened: str = "") -> frozenset[Role
     lines = said_lines(hunk)
     return frozenset().union(*(_read(line, quote)[1 if top else 0]
                                for line, quote in zip(lines, opened_at(lines, opened))))
+
+
+def code_of(line: bytes, opened: str = "") -> tuple[list[tuple[str, str]], str]:
+    """LINE's tokens (kind, text) but its comments, where it starts in a string of the quote OPENED, and the quote of
+    a string it leaves open (as _read reads it; pipeline.callspan reads a call's lines so)."""
+    tokens, left = _tokens(line.decode("utf-8", "surrogateescape").strip(), opened)
+    return [(kind, text) for kind, text in tokens if kind != "comment"], left
+
+
+def calls_of(line: bytes, opened: str = "") -> frozenset[Form]:
+    """The calls LINE makes (linecalls.call_forms), read on the line alone: a call it leaves open, uncounted."""
+    return _read(line, opened)[3]
 
 
 def _forms(hunk: Hunk, opened: str) -> frozenset[Form]:

@@ -38,7 +38,7 @@ from carrytool.gitlayer.git import Change, Git, change_of
 from carrytool.pipeline.basemap import BaseMap, Span, blob_key, meets, overlaps, span_of
 from carrytool.pipeline.carried import _Carried
 from carrytool.pipeline.hunks import Hunk, says_nothing
-from carrytool.pipeline.linecalls import renames_in
+from carrytool.pipeline.linecalls import Alias, renames_in
 from carrytool.pipeline.sides import _SideDrops
 
 
@@ -53,6 +53,8 @@ class Regions(_Carried, _SideDrops):
                  ) -> None:
         self.git, self.changes, self.folded = git, changes, folded
         self.quotes: dict[str, dict[int, str]] = {}         # quotes_open of each Python blob asked (_opened)
+        self.texts: dict[str, list[bytes]] = {}             # the lines of each (carried._calls)
+        self.bound: dict[tuple[str, int], dict[str, Alias]] = {}     # names bound above a union's hunk (_bound)
         self.target: dict[str, str | None] = {}
         for path in paths:
             change = change_of(changes, path)

@@ -63,8 +63,9 @@ CARRIED = {
     "more-arguments": (TWO, "    send_report(dd, 'weekly', retries=3)\n"),
     "arguments-from-a-star": (TWO, "    send_report(*args)\n"),
     "a-lambdas-parameters-are-one-argument": (_two("    run(lambda a, b: a, d)\n"), "    run(lambda: 1, dd)\n"),
-    # a call split over lines: its arguments are not counted (a line's fragment: h232's `timeout=3,` case)
-    "split-over-lines-uncounted": (TWO, "    send_report(\n        dd)\n"),
+    # a call split over lines, its arguments counted on its whole text (h243: uncounted, `send_report(\n dd)`
+    # carried it too; test_provided_call_context)
+    "split-over-lines-counted": (TWO, "    send_report(\n        dd,\n        'weekly')\n"),
 }
 
 

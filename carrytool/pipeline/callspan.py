@@ -1,0 +1,107 @@
+"""A line's calls read in its file, not on the line alone (h243): a call spanning lines has its arguments counted
+on its whole text, and a name bound to a function above in the enclosing def is that function.
+
+pipeline.lineroles reads one line: a call it leaves open has no argument count, so a union dropping an argument of a
+PR's call written over several lines passed (`send_report(\\n    d,\\n    'weekly',\\n)` carried as
+`send_report(dd)`), and a name the union's def bound to the PR's function before the union's hunk (`sr =
+send_report`) was another name (`sr(dd, 'weekly')` warned dropped). Both are read here from the blob's lines, with
+lineroles' scanner (strings, comments, brackets): exact where the brackets balance, the count unknown only where it
+cannot be known (`*args`, `**kw`) or the call does not close within _MOST lines.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from carrytool.pipeline.linecalls import Alias, Form, alias_of, call_forms
+from carrytool.pipeline.lineroles import calls_of, code_of
+
+_MOST = 2000        # lines read on for a call left open (a file that never closes it: read no further)
+_OPEN, _CLOSE = frozenset("([{"), frozenset(")]}")
+
+
+def whole_calls(lines: Sequence[bytes], at: int, opened: str = "") -> frozenset[Form]:
+    """The calls line AT (0-based) of LINES (a Python file's) makes, each counted on its whole text: a call the line
+    leaves open is read on, through the lines after it, until its brackets close (lineroles.calls_of counts it on
+    its own line only: None). OPENED: the quote of the string line AT starts in."""
+    line = lines[at]
+    forms = calls_of(line, opened)
+    if all(count is not None for _n, _r, count in forms):
+        return forms
+    code, left = code_of(line, opened)
+    depth = _depth(code)
+    if depth <= 0 or code[0][1] == "@":
+        return forms                # closed (None: a star), or a decorator's call: no call of the line's own
+    end = at + 1
+    while depth > 0 and end < min(len(lines), at + 1 + _MOST):
+        more, left = code_of(lines[end], left)
+        depth += _depth(more)
+        end += 1
+    if depth > 0:
+        return forms
+    whole = code_of(b"\n".join(lines[at:end]), opened)[0]
+    return frozenset(call_forms(whole, 0, len(code)))
+
+
+def _depth(code: list[tuple[str, str]]) -> int:
+    return sum((text in _OPEN) - (text in _CLOSE) for _kind, text in code)
+
+
+def bindings_before(lines: Sequence[bytes], quotes: dict[int, str], at: int) -> dict[str, Alias]:
+    """The names the def holding line AT (1-based) of LINES (a Python file; QUOTES: lineroles.quotes_open of it)
+    binds to a function or method named alone (linecalls.alias_of: `sr = send_report`) above that line, in its own
+    body (not in a def or class nested in it), and names nowhere after that above it but to call it (`sr = log`,
+    `for sr in ...`, `x = sr`: read as no alias, the union's call then judged by its own name). None at module or
+    class level."""
+    start = _enclosing_def(lines, quotes, at)
+    if start is None:
+        return {}
+    found: dict[str, Alias] = {}
+    nested: int | None = None
+    for n in range(start + 1, at):
+        code, indent = _code_line(lines, quotes, n)
+        if not code or nested is not None and indent > nested:
+            continue
+        nested = indent if _opens_def(code) or code[0][1] in ("class", "@") else None
+        named = {text for i, (kind, text) in enumerate(code) if kind == "name" and not (i and code[i - 1][1] == ".")
+                 and not (i + 1 < len(code) and code[i + 1][1] == "(")}
+        for name in [name for name in found if name in named]:
+            del found[name]
+        alias = alias_of(code)
+        if alias is not None:
+            found[alias[0]] = alias[1]
+    return found
+
+
+def _enclosing_def(lines: Sequence[bytes], quotes: dict[int, str], at: int) -> int | None:
+    """The 1-based number of the `def` line whose body holds line AT (or the first line of code after it): the
+    nearest line above it less indented than every line of code between (but one starting with a closing bracket,
+    `):` ending a def's parameters), that opens a def; None where a class's body or the module holds it first."""
+    limit = next((indent for n in range(at, len(lines) + 1) for code, indent in [_code_line(lines, quotes, n)]
+                  if code), 0)
+    for n in range(min(at - 1, len(lines)), 0, -1):
+        if not limit:
+            return None
+        code, indent = _code_line(lines, quotes, n)
+        if not code or indent >= limit or code[0][1] in _CLOSE:       # a bracket closing a statement above
+            continue
+        if _opens_def(code):
+            return n
+        if code[0][1] == "class":
+            return None
+        limit = indent
+    return None
+
+
+def _opens_def(code: list[tuple[str, str]]) -> bool:
+    return code[0][1] == "def" or code[0][1] == "async" and len(code) > 1 and code[1][1] == "def"
+
+
+def _code_line(lines: Sequence[bytes], quotes: dict[int, str], n: int) -> tuple[list[tuple[str, str]], int]:
+    """Line N (1-based) of LINES as code, with its indentation: no code for a blank line, a comment alone, or one
+    starting inside a string."""
+    line = lines[n - 1]
+    if n in quotes or not line.strip():
+        return [], 0
+    code = code_of(line)[0]
+    return code, len(line) - len(line.lstrip(b" \t"))
