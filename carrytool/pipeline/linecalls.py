@@ -22,12 +22,35 @@ def agree(mine: frozenset[Form], theirs: frozenset[Form], name: str,
     """Whether one of the calls of NAME in MINE (a union's line) makes one in THEIRS (a PR's lines) in other words:
     on the same object (the same receiver, or either reached through none: `send_report`, `self.send_report`,
     `reporting.send_report`; or the PR's under the name RENAMES renames it to: h240's review, another PR or the
-    union renaming `errors` to `failures`, the union's `failures.append(d)` is the PR's `errors.append(d)`), with no
-    fewer arguments (where both counts are known)."""
-    return any(not (receiver and other and receiver != other and (other, receiver) not in renames)
+    union renaming `errors` to `failures`, the union's `failures.append(d)` is the PR's `errors.append(d)`; or a
+    delegate the PR's object holds, _delegates), with no fewer arguments (where both counts are known)."""
+    return any(not (receiver and other and not _same(other, receiver, renames) and not _delegates(other, receiver))
                and (count is None or wanted is None or count >= wanted)
                for called, receiver, count in mine if called == name
                for named, other, wanted in theirs if named == name)
+
+
+def _same(theirs: str, mine: str, renames: frozenset[Rename]) -> bool:
+    """Whether receivers THEIRS and MINE (_receiver's chains) name one object: the same last name, or MINE's the
+    one RENAMES renames THEIRS' to (`self.errors`, `errors`; `failures` for `errors`)."""
+    one, two = _last(theirs), _last(mine)
+    return one == two or (one, two) in renames
+
+
+def _delegates(theirs: str, mine: str) -> bool:
+    """Whether MINE reaches the PR's receiver THEIRS' attribute: its chain ends in THEIRS' last name and one name
+    more (`self.reporter` for `self`, `self.errors.log` for `errors`), the object the PR's one holds, which a
+    union moving the call onto a delegate calls (h243: `self.reporter.send_report(dd)` for `self.send_report(d)`
+    was warned dropped). One attribute only: a longer chain reaches into the parts of an object the PR's holds,
+    and a call's result (`self.reporter()`) or an item of it is another object, so those stay no form of it; nor
+    is an unrelated object's method of that name (`other.send_report(dd)`)."""
+    parts = mine.split(".")
+    return len(parts) >= 2 and parts[-2] == _last(theirs) and _NAME.fullmatch(parts[-1]) is not None \
+        and _NAME.fullmatch(parts[-2]) is not None
+
+
+def _last(receiver: str) -> str:
+    return receiver.rsplit(".", 1)[-1]
 
 
 _WORD = re.compile(r"[^\W\d]\w*|\S")
@@ -67,24 +90,33 @@ def call_forms(code: list[tuple[str, str]], skip: int, stop: int | None = None) 
 
 
 def _receiver(code: list[tuple[str, str]], at: int) -> str:
-    """What the name called at AT is reached through: the last name before its `.` (`errors` of `errors.append`
-    and `self.errors.append`, `self` of `self.send_report`), `f()` or `x[]` for a call's or a subscript's result,
-    `'` for a string's method; "" for a bare name."""
+    """What the name called at AT is reached through: the names before its `.`, dotted (`errors` of
+    `errors.append`, `self.errors` of `self.errors.append`, `self` of `self.send_report`; agree compares their last
+    names, and _delegates the one before), ending in `f()` or `x[]` for a call's or a subscript's result, `'` for a
+    string's method; "" for a bare name."""
     if at < 2 or code[at - 1][1] != ".":
         return ""
     kind, text = code[at - 2]
     if kind == "string":
         return "'"
-    if text not in _CLOSE:
-        return text
-    depth, n = 0, at - 2
-    while n >= 0:
-        depth += (code[n][1] in _CLOSE) - (code[n][1] in _OPEN)
-        if not depth:
-            break
-        n -= 1
-    before = code[n - 1] if n > 0 else ("", "")
-    return before[1] + code[n][1] + text if before[0] == "name" and before[1] not in _KEYWORDS else text
+    start, last = at - 2, text
+    if text in _CLOSE:
+        depth, n = 0, at - 2
+        while n >= 0:
+            depth += (code[n][1] in _CLOSE) - (code[n][1] in _OPEN)
+            if not depth:
+                break
+            n -= 1
+        before = code[n - 1] if n > 0 else ("", "")
+        if before[0] != "name" or before[1] in _KEYWORDS:
+            return text
+        start, last = n - 1, before[1] + code[n][1] + text
+    chain = [last]
+    while start >= 2 and code[start - 1][1] == "." and code[start - 2][0] == "name" \
+            and code[start - 2][1] not in _KEYWORDS:
+        chain.insert(0, code[start - 2][1])
+        start -= 2
+    return ".".join(chain)
 
 
 def _arguments(code: list[tuple[str, str]], at: int) -> int | None:
@@ -115,7 +147,7 @@ def alias_of(code: list[tuple[str, str]]) -> tuple[str, Alias] | None:
     if len(rest) % 2 == 0 or any(kind != "name" or text in _KEYWORDS for kind, text in names) or \
             any(text != "." for _kind, text in dots):
         return None
-    return code[0][1], (names[-1][1], names[-2][1] if len(names) > 1 else "")
+    return code[0][1], (names[-1][1], ".".join(text for _kind, text in names[:-1]))
 
 
 def renamed(forms: frozenset[Form], aliases: dict[str, Alias]) -> frozenset[Form]:
