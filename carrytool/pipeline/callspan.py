@@ -47,14 +47,17 @@ def _depth(code: list[tuple[str, str]]) -> int:
     return sum((text in _OPEN) - (text in _CLOSE) for _kind, text in code)
 
 
-def bindings_before(lines: Sequence[bytes], quotes: dict[int, str], at: int) -> dict[str, Alias]:
+def bindings_before(lines: Sequence[bytes], quotes: dict[int, str], at: int, end: int | None = None
+                    ) -> dict[str, Alias]:
     """The names the def holding line AT (1-based) of LINES (a Python file; QUOTES: lineroles.quotes_open of it)
     binds to a function or method named alone (linecalls.alias_of: `sr = send_report`) above that line, in its own
     body (not in a def or class nested in it), and names nowhere after that above it but to call it (`sr = log`,
     `for sr in ...`, `x = sr`: read as no alias, the union's call then judged by its own name). None at module or
-    class level."""
+    class level, nor where a line of code from AT to END (a hunk's last line) leaves the def (what it binds is not
+    the next def's)."""
     start = _enclosing_def(lines, quotes, at)
-    if start is None:
+    if start is None or any(code and indent <= _code_line(lines, quotes, start)[1] for code, indent in (
+            _code_line(lines, quotes, n) for n in range(at, min(end or at, len(lines)) + 1))):
         return {}
     found: dict[str, Alias] = {}
     nested: int | None = None

@@ -104,7 +104,8 @@ class _Carried:
             return {}
         key = (own.new_oid or "", own.new_start)
         if key not in self.bound:
-            self.bound[key] = bindings_before(self.texts[key[0]], self.quotes[key[0]], own.new_start)
+            self.bound[key] = bindings_before(self.texts[key[0]], self.quotes[key[0]], own.new_start,
+                                              own.new_start + len(own.added) - 1)
         return self.bound[key]
 
     def _read(self, hunk: Hunk) -> bool:

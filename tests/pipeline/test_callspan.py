@@ -27,10 +27,12 @@ def test_a_call_spanning_lines_is_counted_on_its_whole_text(text: str, forms: se
 
 
 def _bound(text: str) -> dict:
+    """What TEXT binds above its line marked HERE (to its line marked END, when one is)."""
     source = text.encode()
     lines = source.split(b"\n")
     at = next(n for n, line in enumerate(lines, 1) if b"HERE" in line)
-    return bindings_before(lines, quotes_open(source), at)
+    end = next((n for n, line in enumerate(lines, 1) if b"END" in line), None)
+    return bindings_before(lines, quotes_open(source), at, end)
 
 
 @pytest.mark.parametrize(("text", "bound"), [
@@ -52,8 +54,11 @@ def _bound(text: str) -> dict:
     ("def f(\n    a,\n):\n    sr = send_report\n    x = g(\n        1,\n    )\n    sr(d)  # HERE\n",
      {"sr": ("send_report", "")}),
     ("def f():\n    sr = send_report\n    x = g(\n  1)\n    sr(d)  # HERE\n", {"sr": ("send_report", "")}),
+    ("def f():\n    sr = send_report\n    x = 1  # HERE\n\n\ndef g():\n    sr(d)  # END\n", {}),    # leaves f
+    ("def f():\n    sr = send_report\n    x = 1  # HERE\n    sr(d)  # END\n", {"sr": ("send_report", "")}),
 ], ids=["above", "a-method-above-a-block", "in-a-branch", "rebound", "bound-otherwise", "called-between",
         "in-a-nested-def", "in-a-decorated-nested-def", "in-a-docstring", "in-another-def", "module-level",
-        "class-level", "the-def-before", "async", "continued-lines", "continued-less-indented"])
+        "class-level", "the-def-before", "async", "continued-lines", "continued-less-indented",
+        "a-hunk-leaving-the-def", "a-hunk-in-the-def"])
 def test_names_bound_above_in_the_def(text: str, bound: dict) -> None:
     assert _bound(text) == bound
