@@ -55,36 +55,56 @@ def _printable(line: bytes) -> bool:
 
 
 def _name_commit(git: Git, sources: Sources, needle: str, adds: bool, hunk: Hunk, base: str | None,
-                 listed: list[Pickaxed], lines: dict[str | None, _Lines]) -> tuple[str | None, str | None, int]:
+                 listed: list[Pickaxed], lines: dict[str | None, _Lines], spans: BaseMap | None = None
+                 ) -> tuple[str | None, str | None, int]:
     """The first upstream commit since the entry's base, of those that changed how often the file holds the
     chosen line (`git log -S`, oldest first), whose version of the file has the line's hunk at its own place
     (`_first_with`): not one that added (removed) the line elsewhere, before or after (h204, h213). LISTED: what
     `git log -S` listed (HasFinder._start_commit chose HUNK, its BASE blob and the line NEEDLE, which the commit
     ADDS, else removes). The commit and its subject (None, None: none), and how many listed commits came before it
-    (all of them when none)."""
-    raw, sign = needle.encode(), 1 if adds else -1
-
-    def made(old: str, new: str) -> bool:    # added the line (removed it, for a removal): the other way is not it
-        return sign * ((sources.read(new) or b"").count(raw) - (sources.read(old) or b"").count(raw)) > 0
-
-    blobs = [new if made(old, new) else None for _sha, _subject, old, new in listed]
-    at = _first_with(git, hunk, base, blobs, raw, adds, sources, lines)
+    (all of them when none). SPANS: a BaseMap holding `_looked_pairs`' (HasFinder.batched), else one is made."""
+    blobs = _versions(sources, needle, adds, listed)
+    at = _first_with(git, hunk, base, blobs, needle.encode(), adds, sources, lines, spans)
     if at is None:
         return None, None, len(listed)
     return listed[at][0], listed[at][1], at
 
 
+def _versions(sources: Sources, needle: str, adds: bool, listed: list[Pickaxed]) -> list[str | None]:
+    """Per commit LISTED, the version of the file it made when it added NEEDLE (ADDS; else removed it), else None:
+    the other way is not it."""
+    raw, sign = needle.encode(), 1 if adds else -1
+
+    def made(old: str, new: str) -> bool:
+        return sign * ((sources.read(new) or b"").count(raw) - (sources.read(old) or b"").count(raw)) > 0
+
+    return [new if made(old, new) else None for _sha, _subject, old, new in listed]
+
+
+def _looked(hunk: Hunk, blobs: list[str | None], sources: Sources) -> list[tuple[int, str]]:
+    """The versions of BLOBS `_first_with` places HUNK in: not a version where the file was a submodule (h236);
+    none for a hunk deleting the file."""
+    if hunk.new_oid in (None, ZERO):
+        return []
+    return [(i, blob) for i, blob in enumerate(blobs) if blob is not None and blob != ZERO and is_blob(sources, blob)]
+
+
+def _looked_pairs(sources: Sources, needle: str, adds: bool, hunk: Hunk, base: str | None, listed: list[Pickaxed]
+                  ) -> list[tuple[str | None, str]]:
+    """The pairs of blobs whose diffs `_name_commit` reads (its SPANS must hold them)."""
+    return [(base, blob) for _i, blob in _looked(hunk, _versions(sources, needle, adds, listed), sources)]
+
+
 def _first_with(git: Git, hunk: Hunk, base: str | None, blobs: list[str | None], line: bytes, adds: bool,
-                sources: Sources, lines: dict[str | None, _Lines]) -> int | None:
+                sources: Sources, lines: dict[str | None, _Lines], given: BaseMap | None = None) -> int | None:
     """The index of the first of BLOBS (versions of HUNK's file; None: not one to look at) that has HUNK at its
     own place, made since its BASE blob; when none has all of it (upstream made it in steps), the first whose
     HUNK's place holds LINE (ADDS; else no longer holds it). One `diff-tree` places HUNK in every version.
     A hunk deleting the file: the first that deletes it."""
     if hunk.new_oid in (None, ZERO):
         return next((i for i, blob in enumerate(blobs) if blob == ZERO), None)
-    looked = [(i, blob) for i, blob in enumerate(blobs) if blob is not None and blob != ZERO
-              and is_blob(sources, blob)]        # not a version where the file was a submodule (h236)
-    spans = BaseMap(git, [(base, blob) for _i, blob in looked]) if looked else None
+    looked = _looked(hunk, blobs, sources)
+    spans = given if given is not None or not looked else BaseMap(git, [(base, blob) for _i, blob in looked])
     base_lines, head = _text(base, sources, lines), _text(hunk.new_oid, sources, lines)
     for i, blob in looked:
         if _at_place(hunk, _places(hunk, base_lines, head, _text(blob, sources, lines)), spans, base, blob):

@@ -22,7 +22,7 @@ from carrytool.gitlayer.history import Pickaxed
 from carrytool.pipeline.basemap import BaseMap
 from carrytool.pipeline.hunks import Hunk
 from carrytool.review.evidence import EntryFacts, Sources
-from carrytool.review.has_commit import _name_commit, _needle
+from carrytool.review.has_commit import _looked_pairs, _name_commit, _needle
 from carrytool.review.has_places import _at_place, _Lines, _places, _text, is_blob, tells
 from carrytool.review.hascache import KeptHas
 
@@ -91,12 +91,14 @@ class UpstreamHas:
 
 
 class HasFinder:
-    """What upstream already has of each entry: kept answers first (review.hascache), then the others weighed,
-    each one's `git log -S` started as soon as it is known, all of them read at the end."""
+    """What upstream already has of each entry: kept answers first (review.hascache), then the others weighed, their
+    hunks placed by one `diff-tree` for all of them, their `git log -S` started then, side by side, and read at the
+    end, the versions they list placed by one more `diff-tree` (h242: one per entry and step, waited for in turn)."""
 
     keep_answers = True     # answers kept on disk by what decides them (tests compare both)
     side_by_side = True     # the `git log -S` processes run at once, beside the weighing (tests compare both)
     skip_unchanged = True   # a hunk of a file upstream has as the entry's base is missing, unread (tests compare both)
+    batched = True          # one `diff-tree` places every entry's hunks, one more every commit's (tests compare both)
 
     def __init__(self, git: Git, upstream: str, sources: Sources) -> None:
         self.git, self.upstream, self.sources = git, upstream, sources
@@ -105,14 +107,15 @@ class HasFinder:
 
     def find(self, evidence: dict[str, EntryFacts], entries: Sequence[str]) -> dict[str, UpstreamHas]:
         tree = self.git.tree_of(self.upstream)
-        weighed: dict[str, tuple[str, UpstreamHas, Callable[[], bool] | None]] = {}
-        found: dict[str, UpstreamHas] = {}
+        weighed: dict[str, tuple[str, UpstreamHas, _Naming | None]] = {}
+        found: dict[str, UpstreamHas | None] = {}
         # a blob's lines, indexed once: upstream's files', which any entry may compare against, for the whole run;
         # an entry's own (its changes' blobs before and after) until no entry left names them (polars: 58 MB of
         # lines kept to the end, many of its PRs' diffs alike; the largest PR's alone are 42 MB)
         lines: dict[str | None, _Lines] = {}
         named = [facts for entry in entries if _weighable(facts := evidence.get(entry))]
         left = Counter(oid for facts in named for oid in _blobs(facts))
+        halves: list[tuple[str, EntryFacts, str, tuple[UpstreamHas, list[Weighed], list[Placed]]]] = []
         for entry in entries:
             facts = evidence.get(entry)
             if not _weighable(facts):
@@ -120,7 +123,10 @@ class HasFinder:
             key = self.kept.key(self.upstream, facts)
             raw = self.kept.get(key)
             answer = _from_kept(facts, raw) if raw is not None else None
-            if answer is None:
+            if answer is None and self.batched:     # placed below, with the other entries', in one `diff-tree`
+                halves.append((entry, facts, key, _weigh_places(self.git, tree, facts, self.sources, lines,
+                                                                unchanged=self.skip_unchanged)))
+            elif answer is None:
                 answer = _weigh(self.git, tree, facts, self.sources, lines, unchanged=self.skip_unchanged)
                 weighed[entry] = (key, answer, self._start_commit(answer, facts.base, lines) if answer.present
                                   else None)
@@ -129,15 +135,21 @@ class HasFinder:
                 left[oid] -= 1
                 if not left[oid]:
                     lines.pop(oid, None)
+        spans = _spans(self.git, [item for *_, (_f, _w, placed) in halves for item in placed])
+        for entry, facts, key, (answer, hunks, placed) in halves:
+            found[entry] = _settle(answer, hunks, placed, spans)
+            weighed[entry] = (key, answer, self._start_commit(answer, facts.base, lines) if answer.present else None)
+        namings = [name for _key, _answer, name in weighed.values() if name is not None]
+        named = dict(zip(map(id, namings), _name_all(namings, self.git) if self.batched else
+                         [naming() for naming in namings]))
         for key, answer, name in weighed.values():
-            if name is None or name():      # a failed `git log -S` named no commit: the next run asks again
+            if name is None or named[id(name)]:      # a failed `git log -S` named no commit: the next run asks again
                 self.kept.put(key, _kept(answer))
         self.kept.save()
-        return {entry: answer for entry, answer in found.items() if answer.present}
+        return {entry: answer for entry, answer in found.items() if answer is not None and answer.present}
 
-    def _start_commit(self, found: UpstreamHas, since: str, lines: dict[str | None, _Lines]
-                      ) -> Callable[[], bool] | None:
-        """Choose the line the commit is looked up by and start its `git log -S`; the function returned reads
+    def _start_commit(self, found: UpstreamHas, since: str, lines: dict[str | None, _Lines]) -> _Naming | None:
+        """Choose the line the commit is looked up by and start its `git log -S`; the _Naming returned reads
         it and names the commit (`_name_commit`): False when `git log -S` failed (no commit named)."""
         found.since = since
         needle = _needle(found.taken)
@@ -147,19 +159,51 @@ class HasFinder:
         found.needle = (hunk.path, line)
         listed: Callable[[], list[Pickaxed] | None] = self.git.pickaxe_later(since, self.upstream, line, hunk.path) \
             if self.side_by_side else lambda: self.git.pickaxe(since, self.upstream, line, hunk.path)
+        return _Naming(self.git, self.sources, found, hunk, base, listed, lines)
 
-        def name() -> bool:
-            commits = listed()
-            if commits is not None:
-                assert found.needle is not None
-                named = _name_commit(self.git, self.sources, found.needle[1], found.adds, hunk, base, commits[:50],
-                                     lines)
-                if named[0] is not None:
-                    found.commit, found.subject = named[0], named[1]
-                found.passed = named[2]
-            return commits is not None
 
-        return name
+class _Naming:
+    """The commit that made FOUND's hunks, named from the `git log -S` LISTED reads (`_name_commit`)."""
+
+    def __init__(self, git: Git, sources: Sources, found: UpstreamHas, hunk: Hunk, base: str | None,
+                 listed: Callable[[], list[Pickaxed] | None], lines: dict[str | None, _Lines]) -> None:
+        self.git, self.sources, self.found, self.hunk, self.base, self.lines = git, sources, found, hunk, base, lines
+        self._listed: Callable[[], list[Pickaxed] | None] | None = listed
+        self._commits: list[Pickaxed] | None = None
+
+    def commits(self) -> list[Pickaxed] | None:
+        """The commits `git log -S` listed, the first 50 (None: it failed), read once."""
+        if self._listed is not None:
+            listed, self._listed = self._listed(), None
+            self._commits = None if listed is None else listed[:50]
+        return self._commits
+
+    def pairs(self) -> list[tuple[str | None, str]]:
+        """The pairs of blobs naming the commit diffs (`_looked_pairs`)."""
+        commits, needle = self.commits(), self.found.needle
+        if commits is None or needle is None:
+            return []
+        return _looked_pairs(self.sources, needle[1], self.found.adds, self.hunk, self.base, commits)
+
+    def __call__(self, spans: BaseMap | None = None) -> bool:
+        """Name the commit (SPANS: a BaseMap holding `pairs`, else one of its own); False when `git log -S` failed."""
+        commits, found = self.commits(), self.found
+        if commits is not None:
+            assert found.needle is not None
+            named = _name_commit(self.git, self.sources, found.needle[1], found.adds, self.hunk, self.base, commits,
+                                 self.lines, spans)
+            if named[0] is not None:
+                found.commit, found.subject = named[0], named[1]
+            found.passed = named[2]
+        return commits is not None
+
+
+def _name_all(namings: Sequence[_Naming], git: Git) -> list[bool]:
+    """Each of NAMINGS done, their commits' versions placed by one `diff-tree` for all (each pair of blobs is
+    diffed on its own: the answers are those of a `diff-tree` per naming)."""
+    pairs = [pair for naming in namings for pair in naming.pairs()]
+    spans = BaseMap(git, pairs) if pairs else None
+    return [naming(spans) for naming in namings]
 
 
 def upstream_has(git: Git, upstream: str, evidence: dict[str, EntryFacts], sources: Sources,
@@ -218,8 +262,27 @@ def _str_or_none(raw: Any) -> str | None:
     return raw
 
 
+Weighed = tuple[int, Hunk, str | None, list[int] | None]      # a hunk counted: index, base blob, where
+Placed = tuple[int, str | None, str, list[int]]               # (index in weighed, base, upstream, places)
+
+
 def _weigh(git: Git, tree: str, facts: EntryFacts, sources: Sources, lines: dict[str | None, _Lines], *,
            unchanged: bool = True) -> UpstreamHas:
+    """What upstream has of FACTS' hunks, with a `diff-tree` of its own (HasFinder.batched shares one)."""
+    found, weighed, placed = _weigh_places(git, tree, facts, sources, lines, unchanged=unchanged)
+    return _settle(found, weighed, placed, _spans(git, placed))
+
+
+def _spans(git: Git, placed: Sequence[Placed]) -> BaseMap | None:
+    """Where upstream's diff from each entry's base puts the hunks PLACED: one `diff-tree` for all of them (each
+    pair of blobs is diffed on its own: the answers do not depend on which pairs are asked together)."""
+    return BaseMap(git, [(base_oid, oid) for _i, base_oid, oid, _p in placed]) if placed else None
+
+
+def _weigh_places(git: Git, tree: str, facts: EntryFacts, sources: Sources, lines: dict[str | None, _Lines], *,
+                  unchanged: bool = True) -> tuple[UpstreamHas, list[Weighed], list[Placed]]:
+    """Every hunk of FACTS weighed but where upstream's diff from the base puts it: the answer so far, each
+    hunk counted (where upstream has it, when that needs no diff) and the hunks whose places that diff decides."""
     found = UpstreamHas(facts.id, len(facts.hunks))
     entries: dict[str, tuple[str, str] | None] = {}       # path -> (mode, oid) in upstream's tree
 
@@ -234,8 +297,8 @@ def _weigh(git: Git, tree: str, facts: EntryFacts, sources: Sources, lines: dict
                           if c.status == "R" and c.old_path})
         return path in moved[0]
 
-    weighed: list[tuple[int, Hunk, str | None, list[int] | None]] = []   # each hunk counted: index, base blob, where
-    placed: list[tuple[int, str | None, str, list[int]]] = []        # (index in weighed, base, upstream, places)
+    weighed: list[Weighed] = []
+    placed: list[Placed] = []
     for n, hunk in enumerate(facts.hunks):
         if hunk.kind == "text" and not any(tells(line) for line in hunk.added + hunk.removed):
             found.trivial += 1
@@ -258,8 +321,13 @@ def _weigh(git: Git, tree: str, facts: EntryFacts, sources: Sources, lines: dict
             if places and is_blob(sources, there[1]) and is_blob(sources, base_oid):     # files, most as the base)
                 placed.append((len(weighed), base_oid, there[1], places))
         weighed.append((n, hunk, base_oid, at))
-    # where upstream's diff from the entry's base puts each hunk's base lines: one `diff-tree` for the entry
-    spans = BaseMap(git, [(base_oid, oid) for _i, base_oid, oid, _p in placed]) if placed else None
+    return found, weighed, placed
+
+
+def _settle(found: UpstreamHas, weighed: list[Weighed], placed: Sequence[Placed], spans: BaseMap | None
+            ) -> UpstreamHas:
+    """FOUND, with each hunk PLACED put at its place through SPANS (None: no hunk placed), and every hunk WEIGHED
+    counted had or missing."""
     for i, base_oid, oid, places in placed:
         n, hunk = weighed[i][:2]
         weighed[i] = (n, hunk, base_oid, _at_place(hunk, places, spans, base_oid, oid))

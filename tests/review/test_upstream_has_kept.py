@@ -48,7 +48,7 @@ def build(small: Small) -> tuple[str, str]:
 def _spy(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
     """How many entries were weighed and how many `git log -S` ran, each way."""
     calls = {"weigh": 0, "pickaxe": 0, "pickaxe_later": 0, "has": 0}
-    for owner, name, said in ((upstream_has, "_weigh", "weigh"), (Git, "pickaxe", "pickaxe"),
+    for owner, name, said in ((upstream_has, "_weigh_places", "weigh"), (Git, "pickaxe", "pickaxe"),
                               (Git, "pickaxe_later", "pickaxe_later"), (upstream_has, "_places", "has"),
                               (has_commit, "_places", "has")):      # weighing, and naming the commit
         real = getattr(owner, name)
@@ -98,6 +98,37 @@ def test_kept_answers_give_the_report_weighing_gives(cli: Cli, small: Small, mon
     assert _explain(cli, small) == (code, first)
     assert calls["has"] == 6 + 2
 
+
+
+def test_one_diff_places_every_entry_and_one_every_commit(cli: Cli, small: Small,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """h242 (issue 17): a cold explain placed each entry's hunks, and each entry's commit, with a `diff-tree` of its
+    own, one after another (xarray: 26 processes, the step's git waited for in turn). One `diff-tree` now places
+    every entry's hunks and one every commit's versions; each pair of blobs is diffed on its own, so the report is
+    the one a `diff-tree` per entry gives, byte for byte."""
+    one, two = build(small)
+    cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")     # fetches
+    monkeypatch.setattr(HasFinder, "keep_answers", False)
+    maps: list[int] = []
+    for owner in (upstream_has, has_commit):
+        real = owner.BaseMap
+
+        def counted(git, pairs, _real=real):  # noqa: ANN001, ANN202
+            pairs = list(pairs)
+            maps.append(len(pairs))
+            return _real(git, pairs)
+
+        monkeypatch.setattr(owner, "BaseMap", counted)
+    code, batched = _explain(cli, small)
+    assert code == 0, batched
+    has = batched["plan"]["upstream_has"]
+    assert [has["pr/1"]["commit"], has["pr/2"]["commit"]] == [one, two]
+    assert [has[e]["present"] for e in ("pr/1", "pr/2")] == [1, 1]
+    assert len(maps) == 2 and maps[0] >= 2 and maps[1] >= 2    # both entries' pairs in each
+    maps.clear()
+    monkeypatch.setattr(HasFinder, "batched", False)
+    assert _explain(cli, small) == (code, batched)
+    assert len(maps) == 4                                      # one for each entry's hunks, one for its commit
 
 
 def test_an_unreadable_file_only_costs_the_weighing(cli: Cli, small: Small, monkeypatch: pytest.MonkeyPatch) -> None:
