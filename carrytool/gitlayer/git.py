@@ -144,6 +144,7 @@ class Git(Processes, Quarantine, ObjectWrites, ObjectReads, Trees, History, Cont
         self._use_quarantine = quarantine
         self._contents: dict[tuple[str | None, str | None, str | None], tuple[bool, bytes] | None] = {}
         self._settled: set[str] = set()    # quarantined objects found in the store or migrated there
+        self._idx_lookups: dict = {}       # what _not_in_store found in each .idx file (storeindex)
         self._kept: list[str] = []         # commits whose new objects the user's store must get
         # False: objects no kept commit reaches (stand-ins, merges whose result was not used) are left
         # in the quarantine and vanish with it; True: every object written persists

@@ -31,8 +31,8 @@ class Quarantine:
     """Keeping objects and migrating them from the quarantine into the user's store."""
 
     # Git's state this reads or updates (all of it made in Git.__init__): object_format, object_dir, _stage_objects,
-    # _trees, _links, _quarantine, _written, _packed, _copies, _settled, _kept, keep_unreferenced, _keep_files,
-    # _migrating
+    # _trees, _links, _quarantine, _written, _packed, _copies, _settled, _idx_lookups, _kept, keep_unreferenced,
+    # _keep_files, _migrating
 
     def keep(self, commit: str) -> None:
         """Make sure COMMIT and every object it reaches end up in the user's store (see migrate_objects);
@@ -203,7 +203,7 @@ class Quarantine:
         whether the store has them): read from its loose files and pack indexes in process (see
         storeindex), or, where that reader cannot tell, one `cat-file --batch-check` in the store alone."""
         if self.object_format == "sha1":
-            lacks = store_lacks(str(self.object_dir), oids)
+            lacks = store_lacks(str(self.object_dir), oids, self._idx_lookups)
             if lacks is not None:
                 return lacks
         where = {"GIT_ALTERNATE_OBJECT_DIRECTORIES": ""}

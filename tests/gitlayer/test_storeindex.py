@@ -143,3 +143,39 @@ def test_a_pack_git_would_refuse_counts_for_nothing(tmp_path: Path, damage: str)
     expected = _git_lacks(repo, oids)
     assert len(expected) == 304 + 200                  # the damaged pack's 200 objects are missing to git
     assert store_lacks(str(repo.path / "objects"), oids) == expected
+
+
+@pytest.mark.parametrize("change", ["nothing", "pack deleted", "pack cut short",
+                                    "pack and index rewritten", "fan-out going down", "repacked"])
+def test_what_an_earlier_call_found_is_asked_again_of_a_store_changed_since(tmp_path: Path, change: str) -> None:
+    """A run keeps what it found in each .idx file (LOOKUPS) for its next call (it asks again after every
+    ref it writes): a store changed in between (a pack deleted or cut short beside its index, a pack and
+    index rewritten in place, a concurrent repack) is answered as git answers it then, never from what the
+    file held before."""
+    repo, oids = _store(tmp_path)
+    store = str(repo.path / "objects")
+    lookups: dict = {}
+    first = store_lacks(store, oids, lookups)
+    assert first == _git_lacks(repo, oids) and len(lookups) == 3
+    [pack, other] = _packed_only(repo)
+    idx = pack.with_suffix(".idx")
+    if change == "pack deleted":
+        pack.unlink()
+    elif change == "pack cut short":                # its index the same file as before
+        pack.chmod(0o644)
+        pack.write_bytes(pack.read_bytes()[:-100])
+    elif change == "pack and index rewritten":      # the same files (inode, size) holding another pack
+        for mine, theirs in ((idx, other.with_suffix(".idx")), (pack, other)):
+            mine.chmod(0o644)
+            mine.write_bytes(theirs.read_bytes())
+    elif change == "fan-out going down":
+        idx.chmod(0o644)
+        table = bytearray(idx.read_bytes())
+        table[8 + 254 * 4:8 + 255 * 4] = (10 ** 6).to_bytes(4, "big")
+        idx.write_bytes(bytes(table))
+    elif change == "repacked":
+        repo.git("repack", "-a", "-d", "-k", "-q")         # every object, in one new pack
+        repo.git("prune-packed")
+    expected = _git_lacks(repo, oids)
+    assert (expected == first) == (change in ("nothing", "repacked"))
+    assert store_lacks(store, oids, lookups) == expected == store_lacks(store, oids)
