@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from carrytool.errors import GitError
+from carrytool.errors import CarryError, GitError
 from carrytool.gitlayer.git import Git, Signature, is_sha
-from carrytool.gitlayer.jsonread import load_json
 from carrytool.manifest.model import Manifest
 from carrytool.pipeline.jsontext import indented
+from carrytool.pipeline.lock import parse_lock
 from carrytool.pipeline.resolve import namespace
 
 NIGHTS = 30          # records kept (a month of nightly runs)
@@ -68,17 +68,17 @@ def recorded_night(manifest: Manifest, git: Git, result: str) -> tuple[str, str]
 
 
 def recorded_locks(manifest: Manifest, git: Git) -> list[tuple[str, dict[str, Any]]]:
-    """(where, lock document) of every night sync recorded, newest first; a record that is not a lock's JSON
-    object is left out."""
+    """(where, lock document) of every night sync recorded, newest first; a record that is not a lock as sync
+    writes it (parse_lock: every key and type) is left out. A hand edit: not JSON, nested too deep (h228), or
+    of the wrong types (h246: `"result": 7` was read as a commit, a traceback in `status --offline`)."""
     records, order = _records(git, git.ref_value(nights_ref(manifest)))
     out = []
     for sha in order:
+        where = f"{nights_ref(manifest)}:{sha}.lock"
         try:
-            doc = load_json(git.read_blob(records[sha]).decode("utf-8", "replace"))
-        except (GitError, ValueError):          # a hand edit: not JSON, nested too deep (h228)
+            out.append((where, parse_lock(git.read_blob(records[sha]).decode("utf-8", "replace"), where)))
+        except CarryError:          # (GitError: a missing object; LockMismatch: not a lock)
             continue
-        if isinstance(doc, dict) and isinstance(doc.get("entries"), list) and isinstance(doc.get("upstream"), dict):
-            out.append((f"{nights_ref(manifest)}:{sha}.lock", doc))
     return out
 
 
