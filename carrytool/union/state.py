@@ -12,6 +12,7 @@ from carrytool.gitlayer.jsonread import read_json
 from carrytool.manifest.safefile import write_atomic
 
 STATE_VERSION = 2
+_ITEM_KEYS = frozenset({"pr", "head", "base", "paths", "title"})
 
 
 def save_state(path: Path, state: dict[str, Any]) -> None:
@@ -41,10 +42,13 @@ def _problem(doc: Any) -> str | None:
     for key, kind in checks.items():
         if not isinstance(doc.get(key), kind):
             return f"'{key}' is missing or not a {kind.__name__}"
-    for item in doc["items"]:
-        if not isinstance(item, dict) or not isinstance(item.get("pr"), int) \
+    if not isinstance(doc.get("manifest", ""), str):
+        return "'manifest' is not a path"
+    for item in doc["items"]:        # (each is a FoldItem's fields: no other key, paths strings; h246)
+        if not isinstance(item, dict) or set(item) - _ITEM_KEYS or not isinstance(item.get("pr"), int) \
                 or not all(isinstance(item.get(k), str) for k in ("head", "base")) \
-                or not isinstance(item.get("paths"), list) or not isinstance(item.get("title"), (str, type(None))):
+                or not isinstance(item.get("paths"), list) or not all(isinstance(p, str) for p in item["paths"]) \
+                or not isinstance(item.get("title"), (str, type(None))):
             return "an item is not {pr, head, base, paths, title}"
     if not 0 <= doc["next"] <= len(doc["items"]):
         return "'next' is out of range"

@@ -71,3 +71,27 @@ def test_an_unreadable_scratch_marker_is_no_crash(cli: Cli, fold: Fold, kind: st
     (fold.scratch / ".carrytool-scratch").write_bytes(UNREADABLE[kind])
     result = union(cli, fold, "abort")
     assert result.exit_code == 0, result.output
+
+
+WRONG_SHAPES = {"a path not a string": lambda s: s["items"][0].update(paths=[None]),
+                "an item with a key no fold item has": lambda s: s["items"][1].update(extra=1),
+                "the manifest not a string": lambda s: s.update(manifest=7)}
+
+
+@pytest.mark.parametrize("edit", WRONG_SHAPES)
+def test_a_fold_state_of_the_wrong_shape_is_bad_input_naming_it(cli: Cli, fold: Fold, edit: str) -> None:
+    """JSON, but not a state a fold writes (h246: each was a traceback, exit 70, in `continue` or `status`)."""
+    import json
+
+    assert union(cli, fold, "compose").exit_code == 3
+    state = fold.work / "carrytool" / "union" / "u" / "state.json"
+    doc = json.loads(state.read_text())
+    WRONG_SHAPES[edit](doc)
+    state.write_text(json.dumps(doc))
+    resolve_both(fold.scratch / "a.py")
+    result = union(cli, fold, "continue")
+    assert result.exit_code == 2, result.output
+    assert f"{state}: the fold's state is corrupt (" in " ".join(result.stderr.split()), result.stderr
+    code, status = cli.json("union", "status", "u", *fold.args())
+    assert "the fold's state is corrupt (" in status[0]["fold"]["corrupt"], status
+    assert union(cli, fold, "abort").exit_code == 0
