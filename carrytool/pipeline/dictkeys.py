@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import ast
 import bisect
+import codecs
+import functools
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 
@@ -33,6 +35,8 @@ Owners = Mapping[int, tuple[str, frozenset[object]]]    # line -> (the entry tha
 _BARRIER = re.compile(rb"^[ \t\f]*(?:async[ \t\f]+)?(?:def|class)[ \t\f]", re.M)
 # what can carry a string over a line end: a triple quote, a backslash before a line end
 _SPANS = re.compile(rb"'''|\"\"\"|\\[\r\n]")
+# a source encoding declaration (PEP 263), read as Python reads it on the first two lines
+_CODING = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
 SEPARATE_DISPLAYS = True     # the scan tells writes a def or class line separates apart (tests compare both)
 
 
@@ -139,9 +143,11 @@ def _reach(data: bytes) -> Callable[[int], int]:
     line end, and only a triple-quoted string or a backslash before the line end does. Nor is a comment (it
     ends with its line). So `def` or `class` there is a token, which no expression holds: a file that has
     it inside a display's braces does not parse, and an unparsed file has no duplicate keys to say."""
+    end = len(data) + 1
+    if not _ascii_as_bytes(data):
+        return lambda at: end
     barriers = [m.start() for m in _BARRIER.finditer(data)]
     spans = [m.start() for m in _SPANS.finditer(data)]
-    end = len(data) + 1
 
     def reach(at: int) -> int:
         n = bisect.bisect_right(barriers, at)
@@ -150,6 +156,32 @@ def _reach(data: bytes) -> Callable[[int], int]:
         span = bisect.bisect_left(spans, at)
         return barriers[n] if span == len(spans) or spans[span] >= barriers[n] else end
     return reach
+
+
+def _ascii_as_bytes(data: bytes) -> bool:
+    """Whether Python reads each ASCII byte of DATA as that character: not so in a file whose coding line names an
+    encoding that writes a character in other bytes (h246: UTF-7 writes `\"\"\"` as `+ACIAIgAi-`, so a def line in a
+    triple-quoted string read as a barrier; also ISO-2022, HZ, EBCDIC). The scan then tells no display apart."""
+    for line in data.split(b"\n", 2)[:2]:
+        found = _CODING.match(line)
+        if found:
+            return _ascii_encoding(found.group(1).decode("ascii"))
+    return True
+
+
+@functools.lru_cache(maxsize=None)
+def _ascii_encoding(name: str) -> bool:
+    try:
+        codecs.lookup(name)
+    except LookupError:
+        return True         # Python reads no such file: nothing parsed, nothing missed
+    for byte in range(128):
+        try:
+            if bytes([byte]).decode(name) != chr(byte):
+                return False
+        except (UnicodeDecodeError, ValueError):
+            return False
+    return True
 
 
 def _twice(module: ast.Module) -> Iterator[tuple[str, object, list[int]]]:

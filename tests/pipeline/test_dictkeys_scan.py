@@ -91,3 +91,32 @@ def test_the_report_is_the_same_with_displays_told_apart(cli: Cli, small: Small,
     [warning] = [w for w in told["warnings"] if w["kind"] == "duplicate-key"]
     assert (warning["file"], warning["key"], warning["by"]) == ("table.py", "'k'", ["upstream", "pr/2"]), warning
     assert parsed[:parsed_told] == [False] and sorted(parsed[parsed_told:]) == [False, True], parsed  # table.py; both
+
+
+def _parsed(data: bytes) -> bool:
+    module = shadowed.parse_module(data)
+    return module is not None and bool(dictkeys._found(module))
+
+
+# a triple quote, a backslash, written in UTF-7's own way (`+ACIAIgAi-` is `"""`): Python reads the file in the
+# encoding its coding line names, the scan reads bytes
+UTF7 = "# coding: utf-7\nD = {\n    'k': 1,\n    'v': +ACIAIgAi-\ndef f():\n+ACIAIgAi-,\n    'k': 2,\n}\n"
+
+
+@pytest.mark.parametrize(("text", "line"), [
+    (UTF7, 3),
+    (UTF7.replace("+ACIAIgAi-\ndef f():\n+ACIAIgAi-", "'a+AFw-\ndef f(): b'"), 3),     # a backslash: `+AFw-`
+    ("#!/usr/bin/env python\n" + UTF7.replace("# coding: utf-7", "# vim: set fileencoding=utf-7 :"), 4),
+])
+def test_a_def_line_in_a_string_python_decodes_is_no_barrier(text: str, line: int,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """h246: a file in an encoding whose bytes hide a triple quote or a backslash (UTF-7) holds its def line in a
+    string, one display: the parse finds the key twice, so the scan must not say the writes apart."""
+    assert _parsed(text.encode()), "the full parse finds the duplicate key"
+    owned = {line: PR1}
+    assert _scan(text, owned, monkeypatch) == (True, True)
+
+
+def test_an_encoding_that_writes_ascii_as_ascii_keeps_the_barrier(monkeypatch: pytest.MonkeyPatch) -> None:
+    text = "# -*- coding: latin-1 -*-\n" + TWO_FUNCTIONS
+    assert _scan(text, {4: PR1}, monkeypatch) == (False, True)
