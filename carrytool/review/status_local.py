@@ -94,7 +94,7 @@ def _fetched_as(manifest: Manifest, git: Git, number: int, head: str) -> str:
     fetched = git.ref_value(f"{namespace(manifest)}/pr/{number}")
     if not fetched or fetched == head:
         return "as the last sync fetched it"
-    if entry is not None and entry.head:
+    if entry is not None and entry.head and head.startswith(entry.head):     # (a pin set since: the lock's, h246)
         return (f"pinned by its entry's `head:`; the PR's ref, as the last sync fetched it, is at {fetched[:12]}: "
                 f"pushed since the pin, carried only once you move the pin (`head: {fetched}` in its entry, then "
                 "`carrytool sync`) or remove it")

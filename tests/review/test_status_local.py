@@ -184,3 +184,21 @@ def test_a_pr_pushed_again_since_the_lock_is_not_said_to_be_at_the_locked_head(c
     item = _status(cli, small)["pr/1"]
     assert "(as the last sync fetched it)" not in item["why"], item["why"]
     assert f"the PR's ref, as the last sync fetched it, is at {moved[:12]}" in item["why"], item["why"]
+
+
+def test_a_pin_that_is_not_the_locked_head_is_not_said_to_pin_it(cli: Cli, small: Small) -> None:
+    """h246: the night that fetched pr/1's new head went red (no lock), and the maintainer pinned the entry to that
+    new head (`head:`) without a sync since. status showed the lock's head "pinned by its entry's `head:`; the
+    PR's ref ... is at <the pin>: pushed since the pin": the lock's head is no pin, and the ref is the pin."""
+    old = small.pr(1, {"b.py": "x = 10\ny = 2\nz = 3\n"})
+    asserts = [{"name": "no-eleven", "file": "b.py", "absent": "x = 11"}]
+    small.manifest([{"pr": 1}], asserts=asserts)
+    assert cli("sync", "-m", small.manifest_path, "--repo", small.work.path).exit_code == 0
+    moved = small.pr(1, {"b.py": "x = 11\ny = 2\nz = 3\n"}, parent=old, message="pr 1, pushed again")
+    assert cli("sync", "-m", small.manifest_path, "--repo", small.work.path).exit_code == 1
+    small.manifest([{"pr": 1, "head": moved}], asserts=asserts)
+    item = _status(cli, small)["pr/1"]
+    assert item["head"] == old, item
+    assert "pinned" not in item["why"] and "pushed since the pin" not in item["why"], item["why"]
+    assert f"as the lock's night composed it; the PR's ref, as the last sync fetched it, is at {moved[:12]}" \
+        in item["why"], item["why"]
