@@ -283,8 +283,9 @@ def _known_heads(git: Git, manifest: Manifest, lock: dict[str, Any] | None) -> d
     heads = {int(n.split("/")[-1]): sha for n, sha in git.refs(f"{namespace(manifest)}/pr/").items()
              if n.split("/")[-1].isdigit()}
     for item in (lock or {}).get("entries", []):
-        if item.get("head") and item["id"].startswith("pr/"):
-            heads[int(item["id"][3:])] = item["head"]
+        number = item["id"][3:]
+        if item.get("head") and item["id"].startswith("pr/") and number.isascii() and number.isdigit():
+            heads[int(number)] = item["head"]       # (a hand edit, `pr/abc`, names no PR: h246)
     return heads
 
 

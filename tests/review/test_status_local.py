@@ -202,3 +202,16 @@ def test_a_pin_that_is_not_the_locked_head_is_not_said_to_pin_it(cli: Cli, small
     assert "pinned" not in item["why"] and "pushed since the pin" not in item["why"], item["why"]
     assert f"as the lock's night composed it; the PR's ref, as the last sync fetched it, is at {moved[:12]}" \
         in item["why"], item["why"]
+
+
+def test_a_lock_entry_id_that_names_no_pr_number_is_no_traceback(cli: Cli, small: Small) -> None:
+    """h246: status read the number of every `pr/` id of the lock with int(): a hand-edited `"id": "pr/abc"` was a
+    ValueError, exit 70 (sync, diff and bisect refuse such a lock, exit 2, as not matching the manifest); and
+    `pr/1 ` (int() takes spaces) was read as pr/1. Such an id names no PR's head."""
+    heads = build(cli, small)
+    lock = small.manifest_path.with_name("manifest.yaml.lock")
+    for bad in ("pr/abc", "pr/", "pr/1 "):
+        doc = json.loads(lock.read_text())
+        doc["entries"][0]["id"] = bad
+        lock.write_text(json.dumps(doc))
+        assert _status(cli, small)["pr/1"]["head"] == heads["p1"]      # the PR's ref, as the last sync fetched it
