@@ -117,12 +117,12 @@ class ForgeClient:
     def get_all(self, path: str) -> Answer:
         """GET every page of a list (following `Link: rel="next"`), concatenated."""
         first = self.get(path)
-        items, source = list(first.body or []), first.source
+        items, source = list(first.body if isinstance(first.body, list) else []), first.source
         url = self._cache.get(f"{self.root}/{path.lstrip('/')}", {}).get("next")
         pages = 1
         while url and pages < 50:
             page = self.get(url[len(self.root):]) if url.startswith(self.root) else Answer(None, source)
-            items += list(page.body or [])
+            items += page.body if isinstance(page.body, list) else []
             url = self._cache.get(url, {}).get("next")
             pages += 1
         return Answer(items if first.body is not None else None, source, first.status)
@@ -255,8 +255,19 @@ def _json(body: bytes, url: str) -> Any:
 
 
 def _read_cache(path: Path) -> dict[str, dict[str, Any]]:
+    """The cached answers at PATH; an entry that is not an object is none, a field of the wrong type its default
+    (h246: a hand edit, `7` for an answer or a `next` page, was a traceback in `status --offline`)."""
     try:
         data = read_json(path)
     except (OSError, ValueError):
         return {}
-    return data if isinstance(data, dict) else {}
+    if not isinstance(data, dict):
+        return {}
+    out = {}
+    for url, entry in data.items():
+        if isinstance(entry, dict):
+            out[url] = {**entry, "etag": entry.get("etag") if isinstance(entry.get("etag"), str) else None,
+                        "status": entry.get("status") if type(entry.get("status")) is int else 0}
+            if "next" in entry and not isinstance(entry["next"], str):
+                out[url]["next"] = None
+    return out

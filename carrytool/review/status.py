@@ -52,23 +52,37 @@ def fetch_pr(client: ForgeClient, project: str, number: int) -> dict[str, Any]:
         body = answer.body
         if not isinstance(body, dict):
             return {"missing": answer.status}
-        state = {"opened": "open", "locked": "open"}.get(body.get("state"), body.get("state"))
-        labels = [lab["name"] if isinstance(lab, dict) else str(lab) for lab in body.get("labels") or []]
-        merged_as = body.get("merge_commit_sha") or body.get("squash_commit_sha") if state == "merged" else None
-        return {"state": state if state in ("open", "closed", "merged") else "unknown", "title": body.get("title"),
-                "labels": labels, "head": body.get("sha"), "merged_as": merged_as,
-                "base": (body.get("diff_refs") or {}).get("base_sha")}
+        state = {"opened": "open", "locked": "open"}.get(_text(body, "state"), _text(body, "state"))
+        labels = [lab.get("name") if isinstance(lab, dict) else str(lab) for lab in _list(body.get("labels"))]
+        merged_as = _text(body, "merge_commit_sha") or _text(body, "squash_commit_sha") if state == "merged" else None
+        return {"state": state if state in ("open", "closed", "merged") else "unknown", "title": _text(body, "title"),
+                "labels": labels, "head": _text(body, "sha"), "merged_as": merged_as,
+                "base": _text(_object(body.get("diff_refs")), "base_sha")}
     answer = client.get(f"repos/{project}/pulls/{number}")
     body = answer.body
     if not isinstance(body, dict):
         return {"missing": answer.status}
     merged = bool(body.get("merged") or body.get("merged_at"))
     labels_answer = client.get_all(f"repos/{project}/issues/{number}/labels?per_page=100")
-    labels = [lab.get("name") for lab in labels_answer.body or [] if isinstance(lab, dict)]
+    labels = [lab.get("name") for lab in _list(labels_answer.body) if isinstance(lab, dict)]
     return {"state": "merged" if merged else ("open" if body.get("state") == "open" else "closed"),
-            "title": body.get("title"), "labels": labels, "head": (body.get("head") or {}).get("sha"),
-            "merged_as": body.get("merge_commit_sha") if merged else None,
-            "base": (body.get("base") or {}).get("sha")}
+            "title": _text(body, "title"), "labels": labels, "head": _text(_object(body.get("head")), "sha"),
+            "merged_as": _text(body, "merge_commit_sha") if merged else None,
+            "base": _text(_object(body.get("base")), "sha")}
+
+
+# a forge's answer (or the cache's, hand-edited) read field by field: a field of another type says nothing (h246)
+def _object(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _text(body: dict[str, Any], key: str) -> str | None:
+    value = body.get(key)
+    return value if isinstance(value, str) else None
 
 
 # -- did it land? ----------------------------------------------------------------------------------------
