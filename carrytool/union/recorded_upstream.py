@@ -265,7 +265,8 @@ def scopes_of(doc: dict[str, Any]) -> dict[tuple[str, int], tuple[str | None, in
     for p in doc.get("upstream_at") or []:
         if "scope" not in p and "scope_hunk" not in p:
             continue
-        if not (p.get("scope") is None or isinstance(p["scope"], str)) or type(p.get("scope_hunk")) is not int \
+        if "scope" not in p or not (p["scope"] is None or isinstance(p["scope"], str)) \
+                or type(p.get("scope_hunk")) is not int \
                 or p["scope_hunk"] < 0:
             raise ValueError("an 'upstream_at' place's 'scope' must be a string or null, with a 'scope_hunk' >= 0")
         out[p["file"], p["hunk"]] = (p["scope"], p["scope_hunk"])

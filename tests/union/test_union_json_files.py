@@ -95,3 +95,28 @@ def test_a_fold_state_of_the_wrong_shape_is_bad_input_naming_it(cli: Cli, fold: 
     code, status = cli.json("union", "status", "u", *fold.args())
     assert "the fold's state is corrupt (" in status[0]["fold"]["corrupt"], status
     assert union(cli, fold, "abort").exit_code == 0
+
+
+@pytest.mark.parametrize("edit", ["scope of another type", "scope left out"])
+def test_a_record_place_scope_of_the_wrong_shape_is_bad_input_naming_it(cli: Cli, fold: Fold, edit: str) -> None:
+    """An `upstream_at` place naming its `scope_hunk` but no `scope` (h246: a KeyError, exit 70, in union status)
+    is as malformed as one whose scope is a number."""
+    import json
+
+    assert union(cli, fold, "compose").exit_code == 3
+    resolve_both(fold.scratch / "a.py")
+    assert union(cli, fold, "continue").exit_code == 0
+    record = sorted((fold.manifest.parent / "resolutions" / "u").glob("*.json"))[0]
+    doc = json.loads(record.read_text())
+    place = doc["upstream_at"][0]
+    assert "scope_hunk" in place
+    if edit == "scope left out":
+        del place["scope"]
+    else:
+        place["scope"] = 7
+    record.write_text(json.dumps(doc))
+    for verb in ("status", "compose"):
+        result = union(cli, fold, verb, "--offline")
+        assert result.exit_code == 2, result.output
+        assert f"{record}: not a valid resolution record (an 'upstream_at' place's 'scope' must be" in \
+            " ".join(result.stderr.split()), result.stderr
