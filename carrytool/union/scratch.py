@@ -178,7 +178,7 @@ class Scratch:
         root = self.root
         dirs: set[Path] = set()
         for rel in [*doc["files"], *also]:
-            if not isinstance(rel, str) or rel.startswith("/") or ".." in rel.split("/") \
+            if not isinstance(rel, str) or not _a_name(rel) or rel.startswith("/") or ".." in rel.split("/") \
                     or not _real_dirs(root, rel):
                 continue
             path = root / rel
@@ -207,6 +207,16 @@ class Scratch:
             except OSError:
                 pass
         return left
+
+
+def _a_name(rel: str) -> bool:
+    """Whether REL can name a file: no NUL, no surrogate the file system's encoding refuses (a marker edited by
+    hand: h246, `union abort` ended in UnicodeEncodeError)."""
+    try:
+        os.fsencode(rel)
+    except UnicodeEncodeError:
+        return False
+    return "\x00" not in rel
 
 
 def _real_dirs(root: Path, rel: str) -> bool:

@@ -120,3 +120,20 @@ def test_a_record_place_scope_of_the_wrong_shape_is_bad_input_naming_it(cli: Cli
         assert result.exit_code == 2, result.output
         assert f"{record}: not a valid resolution record (an 'upstream_at' place's 'scope' must be" in \
             " ".join(result.stderr.split()), result.stderr
+
+
+def test_a_scratch_marker_naming_no_file_name_is_no_crash(cli: Cli, fold: Fold) -> None:
+    """A marker listing a name no file can have (a lone surrogate, a NUL: a hand edit) ended `union abort` in a
+    UnicodeEncodeError or ValueError, exit 70, the fold left half aborted (h246). Such a name is no file of
+    carrytool's; the others listed go as ever."""
+    import json
+
+    assert union(cli, fold, "compose").exit_code == 3
+    marker = fold.scratch / ".carrytool-scratch"
+    doc = json.loads(marker.read_text())
+    assert "a.py" in doc["files"]
+    doc["files"] = ["\ud800", "b.py\x00", *doc["files"]]
+    marker.write_text(json.dumps(doc))
+    result = union(cli, fold, "abort")
+    assert result.exit_code == 0, result.output
+    assert not (fold.scratch / "a.py").exists() and not (fold.work / "carrytool" / "union" / "u" / "state.json").exists()
