@@ -132,24 +132,30 @@ def continue_command(name: str, invocation: str, drop: Collection[str],
     return command
 
 
-def refuse_deleted_conflicts(conflicts: list[dict], present: Collection[str], *, take: Collection[str], root: Path,
-                             shown: Mapping[str, tuple[str, str]], git_dir: Path,
+def refuse_deleted_conflicts(conflicts: list[dict], present: Mapping[str, tuple[str, bytes]], *,
+                             take: Collection[str], root: Path, shown: Mapping[str, tuple[str, str]], git_dir: Path,
                              command: Callable[[list[str]], str]) -> list[str]:
     """The conflicted files (CONFLICTS: the stop's records) deleted from the scratch tree ROOT (not in PRESENT)
     that continue takes: those TAKE names. A conflicted file deleted and not taken by name is a ConflictError
     (nothing recorded): continue dropped it from the union, and both sides' changes to it, with exit 0 and a
-    warning after (h237). A conflict the stop asked to decide by deleting the file (one of another kind, a
+    warning after (h237). So is one made a symbolic link there (h246: `ln -sf b.py a.py` took the link, exit 0,
+    a warning after). A conflict the stop asked to decide by deleting the file (one of another kind, a
     recorded deletion: `deletes_file`) is no such file. The hint restores each as the stop wrote it (SHOWN:
     path -> (mode, blob) in GIT_DIR's store); COMMAND(extra options): the continue to run, with the options given."""
-    gone = [c for c in conflicts if c["kind"] != "other" and not c.get("deletes_file") and c["file"] not in present]
+    linked = {c["file"] for c in conflicts if _link_now(c["file"], present, shown)}
+    gone = [c for c in conflicts if c["kind"] != "other" and not c.get("deletes_file")
+            and (c["file"] not in present or c["file"] in linked)]
     missing = [c for c in gone if c["file"] not in take]
     if missing:
-        restores = [step for c in missing for step in [_restore(git_dir, shown.get(c["file"]), root / c["file"])]
-                    if step]
+        restores = [step for c in missing for step in [_restore(git_dir, shown.get(c["file"]), root / c["file"],
+                                                                c["file"] in linked)] if step]
         takes = [word for c in missing for word in ("--take", c["file"])]
         raise ConflictError(
-            "".join(f"{c['file']}: a conflicted file ({', '.join(c['entries'])}) is gone from the scratch tree "
-                    f"{root}: continue would drop it from the union, and both sides' changes to it with it; "
+            "".join(f"{c['file']}: a conflicted file ({', '.join(c['entries'])}) is "
+                    + (f"a symbolic link in the scratch tree {root} now: continue would put the link in the union in "
+                       "its place, and drop both sides' changes to it; " if c["file"] in linked else
+                       f"gone from the scratch tree {root}: continue would drop it from the union, and both sides' "
+                       "changes to it with it; ")
                     for c in missing) + "nothing was recorded",
             hint=(f"restore it as the stop wrote it ({' && '.join(restores)}), " if len(restores) == len(missing)
                   else "restore it as the stop wrote it, ")
@@ -158,11 +164,21 @@ def refuse_deleted_conflicts(conflicts: list[dict], present: Collection[str], *,
     return [c["file"] for c in gone]
 
 
-def _restore(git_dir: Path, entry: tuple[str, str] | None, target: Path) -> str | None:
-    """The shell command writing the blob of ENTRY (mode, oid) to TARGET; None for no regular file."""
+def _link_now(path: str, present: Mapping[str, tuple[str, bytes]], shown: Mapping[str, tuple[str, str]]) -> bool:
+    """Whether the conflicted file PATH, a regular file as the stop wrote it (SHOWN), is a symbolic link in the
+    scratch tree now (PRESENT): `ln -sf` over it drops both sides' changes as `rm` does (h246)."""
+    return path in present and present[path][0] == "120000" and shown.get(path, ("",))[0] in ("100644", "100755")
+
+
+def _restore(git_dir: Path, entry: tuple[str, str] | None, target: Path, linked: bool = False) -> str | None:
+    """The shell command writing the blob of ENTRY (mode, oid) to TARGET (LINKED: removing the link there
+    first); None for no regular file."""
     if entry is None or entry[0] not in ("100644", "100755"):
         return None
     path = shlex.quote(str(target))
-    steps = [] if target.parent.is_dir() else [f"mkdir -p {shlex.quote(str(target.parent))}"]
+    if linked:
+        steps = [f"rm {path}"]
+    else:
+        steps = [] if target.parent.is_dir() else [f"mkdir -p {shlex.quote(str(target.parent))}"]
     steps.append(f"git --git-dir {shlex.quote(str(git_dir))} cat-file blob {entry[1]} > {path}")
     return " && ".join(steps + ([f"chmod +x {path}"] if entry[0] == "100755" else []))

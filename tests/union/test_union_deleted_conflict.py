@@ -73,3 +73,29 @@ def test_take_of_a_missing_file_that_is_not_a_conflicted_one_is_still_refused(cl
     assert result.exit_code == 2 and "--take nothere.py: the scratch tree has no file nothere.py" in result.output
     state = json.loads((fold.work / "carrytool" / "union" / "u" / "state.json").read_text())
     assert state.get("conflict"), "still stopped"
+
+
+def test_a_conflicted_file_made_a_link_refuses_to_continue(cli: Cli, fold: Fold) -> None:
+    """h246: `rm a.py && ln -s b.py a.py` at the stop (a conflicted file replaced by a symbolic link) took the link
+    with exit 0 and a warning after it, both PRs' changes to a.py gone: as a deletion, it is refused, with the
+    command restoring the file; `--take a.py` takes the link on purpose."""
+    import os
+
+    assert union(cli, fold, "compose").exit_code == 3
+    shown = (fold.scratch / "a.py").read_bytes()
+    (fold.scratch / "a.py").unlink()
+    os.symlink("b.py", fold.scratch / "a.py")
+    before = _recorded(fold)
+    result = union(cli, fold, "continue")
+    assert result.exit_code == 3, result.output
+    flat = " ".join(result.stderr.split())
+    assert f"a.py: a conflicted file (pr/1, pr/2) is a symbolic link in the scratch tree {fold.scratch} now" in flat
+    assert _recorded(fold) == before and "warning" not in result.output
+    restore = flat.split("restore it as the stop wrote it (", 1)[1].split("), resolve its conflicts", 1)[0]
+    subprocess.run(restore, shell=True, check=True)
+    assert not (fold.scratch / "a.py").is_symlink() and (fold.scratch / "a.py").read_bytes() == shown
+    (fold.scratch / "a.py").unlink()
+    os.symlink("b.py", fold.scratch / "a.py")
+    taken = union(cli, fold, "continue", "--take", "a.py")
+    assert taken.exit_code == 0, taken.output
+    assert fold.ls(fold.ref(), "a.py").startswith("120000 ")
