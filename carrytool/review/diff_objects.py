@@ -71,7 +71,7 @@ def _wanted(night: Night) -> list[tuple[str | None, str, str, bool]]:
     wanted = [(lock["upstream"]["sha"], fetch(url, branch), f"upstream {branch}", False),
               (result, brings_result, f"the composed {fork_branch}", False)]
     for item in lock["entries"]:
-        if item.get("head") and item["id"].startswith("pr/"):
+        if item.get("head") and item["id"].startswith("pr/") and item["id"][3:].isascii() and item["id"][3:].isdigit():
             # the PR's ref has its head now: after a force-push that night's head is only had by its SHA
             # (where the server serves one: GitHub keeps them), else from a repository of that night's sync
             # (its refs/carrytool/) (helper-79: the ref alone looped)

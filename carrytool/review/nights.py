@@ -3,6 +3,7 @@ REV:PATH, with the manifest that night ran with when one is found."""
 
 from __future__ import annotations
 
+import re
 import shlex
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -229,19 +230,37 @@ def _night(label: str, text: str, manifest: Manifest | None, base: Path | None =
 def _report_night(label: str, report: dict[str, Any], manifest: Manifest | None, base: Path | None) -> Night:
     """A sync report read as a lock: its upstream, each entry's head (a carry's head is its commit), its result."""
     entries, statuses = [], {}
+    up, result, asserts = report["upstream"], report.get("result") or {}, report.get("asserts") or []
+    # each field of the type sync writes (h246: a number for a SHA, a string for `result`, were tracebacks)
+    if not _sha(up["sha"]) or not all(isinstance(up.get(k, ""), str) for k in ("url", "branch")) \
+            or not isinstance(result, dict) or not (result.get("sha") is None or _sha(result["sha"])) \
+            or not isinstance(asserts, list):
+        raise InputError(f"{label} is neither a lock nor a carrytool report")
     for item in report["entries"]:
-        if not isinstance(item, dict) or not isinstance(item.get("id"), str):
+        if not isinstance(item, dict) or not isinstance(item.get("id"), str) \
+                or not (item.get("head") in (None, "") or _sha(item["head"])) \
+                or (item["id"].startswith("pr/") and not _number(item["id"][3:])):
             raise InputError(f"{label} is neither a lock nor a carrytool report")
         key = "head" if item["id"].startswith("pr/") else "commit"
         entries.append({"id": item["id"], **({key: item["head"]} if item.get("head") else {})})
         statuses[item["id"]] = {k: item[k] for k in ("status", "reason") if item.get(k)}
-    up = report["upstream"]
     lock = {"upstream": {"url": up.get("url", ""), "branch": up.get("branch", ""), "sha": up["sha"]},
-            "entries": entries, "result": (report.get("result") or {}).get("sha")}
+            "entries": entries, "result": result.get("sha")}
     checks = [{"name": str(a.get("name")), "ok": a.get("ok") is not False, "message": str(a.get("message") or "")}
-              for a in report.get("asserts") or [] if isinstance(a, dict) and a.get("name")]
+              for a in asserts if isinstance(a, dict) and a.get("name")]
     run = {"ok": report.get("ok") is not False, "exit_code": report.get("exit_code"), "asserts": checks}
     return Night(label, lock, manifest, statuses, base, run)
+
+
+def _sha(value: object) -> bool:
+    return isinstance(value, str) and bool(_OID.fullmatch(value))
+
+
+def _number(text: str) -> bool:
+    return text.isascii() and text.isdigit()
+
+
+_OID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 
 def _manifest_beside(lock: Path) -> Manifest | None:
