@@ -66,6 +66,7 @@ class LeftOut:
     upstream: bool = False          # upstream's file (the one the union is composed on) has it at its place
     worded: bool = False            # ABSENT though the union writes the rest of the hunk in its own words there
     #                                 (a deletion: writes the lines it removes in its own words)
+    binary: bool = False            # WHOLE "kind": the PR changes a binary file there, not lines
 
     def lacking(self, whose: str = "") -> str:
         """How the tree leaves it out, as a clause: lacks WHOSE hunk (default: its PR's), or (a pure deletion)
@@ -77,7 +78,8 @@ class LeftOut:
         if self.whole == "mode":
             return "lacks " + (whose or self.pr + "'s") + f" mode change of {self.file} (to {self.mode})"
         if self.whole == "kind":
-            return f"has a {KINDS.get(self.mode, 'link')} at {self.file}, whose lines {self.pr} changes"
+            return f"has a {KINDS.get(self.mode, 'link')} at {self.file}, " + \
+                (f"which {self.pr} changes (a binary file)" if self.binary else f"whose lines {self.pr} changes")
         if self.removed is None:
             part = f"{_numbered(self.missing)} of " if self.missing else ""
             return f"lacks {part}" + (whose or self.pr + "'s") + f" hunk {self.describe()}" + \

@@ -376,7 +376,7 @@ def _kind_left_out(union: UnionCheck, k: int, change: Change | None, hunks: Sequ
     say here): a link or submodule the union did not put there (upstream's: the per-path and landing checks').
     None: the tree has a file there, or the PR makes it no file either."""
     if mode not in KINDS or change is None or change.new_mode in KINDS or change.new_oid == ZERO or \
-            not any(h.kind == "text" for h in hunks):
+            not any(h.kind in ("text", "binary") for h in hunks):     # (a binary file's change: h246, silent)
         return None
     pr = union.folded[k]
     path = hunks[0].path
@@ -385,7 +385,8 @@ def _kind_left_out(union: UnionCheck, k: int, change: Change | None, hunks: Sequ
         return LeftOut(pr.id, path, None, (), True, pr.head, VERBATIM)
     met = any(c.path == path and c.new_mode == mode for j, other in enumerate(union.folded) if j != k
               for c in other.changes)
-    return LeftOut(pr.id, path, None, (), True, pr.head, RECONCILED if met else ABSENT, whole="kind", mode=mode)
+    return LeftOut(pr.id, path, None, (), True, pr.head, RECONCILED if met else ABSENT, whole="kind", mode=mode,
+                   binary=not any(h.kind == "text" for h in hunks))
 
 
 def _core(lines: Sequence[bytes]) -> tuple[int, tuple[bytes, ...]]:

@@ -51,3 +51,27 @@ def test_a_link_or_submodule_of_the_unions_own_over_a_prs_lines_is_warned(cli: C
     assert [(w["entry"], w["file"]) for w in absent] == [("pr/1", "sub")], report["warnings"]   # was none: submodule
     assert f"has a {KINDS[mode][1]} at sub, whose lines pr/1 changes" in absent[0]["message"], absent[0]["message"]
     assert f"no other PR it folds makes that file a {KINDS[mode][1]}" in absent[0]["message"], absent[0]["message"]
+
+
+BINARY = b"\x89PNG\x00\x01" + bytes(range(64))
+
+
+@pytest.mark.parametrize("mode", sorted(KINDS))
+def test_a_link_or_submodule_of_the_unions_own_over_a_prs_binary_file_is_warned(cli: Cli, small: Small,
+                                                                                mode: str) -> None:
+    """h246: a PR changing a binary file (no lines) where the union's tree has a link or submodule of its own was
+    silent, exit 0, the PR's change gone; a text file there was warned."""
+    target = KINDS[mode][0]
+    start = small.up.commit({"logo.png": BINARY, "m.py": "a = 1\n"}, "start", parent="main", ref="refs/heads/main")
+    small.pr(1, {"logo.png": BINARY + b"\x00new"}, parent=start)
+    small.up.commit({"m.py": "a = 2\n"}, "pr 2", parent=start, ref="refs/pull/2/head")
+    union = small.up.commit({"logo.png": target, "m.py": "a = 2\n"}, "union", parent=start, ref="refs/heads/union",
+                            modes={"logo.png": mode})
+    small.work.git("fetch", "-q", str(small.up.path), "+refs/heads/union:refs/heads/union")
+    small.manifest([{"pr": 1}, {"pr": 2}, {"carry": "u", "commit": union, "supersedes": [1, 2]}])
+    code, report = cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")
+    assert code == 0, report.get("error", report)
+    absent = [w for w in report["warnings"] if w["kind"] == "provided-absent"]
+    assert [(w["entry"], w["file"]) for w in absent] == [("pr/1", "logo.png")], report["warnings"]
+    assert f"has a {KINDS[mode][1]} at logo.png, which pr/1 changes (a binary file)" in absent[0]["message"], \
+        absent[0]["message"]
