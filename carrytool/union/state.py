@@ -45,7 +45,7 @@ def _problem(doc: Any) -> str | None:
     if not isinstance(doc.get("manifest", ""), str):
         return "'manifest' is not a path"
     for item in doc["items"]:        # (each is a FoldItem's fields: no other key, paths strings; h246)
-        if not isinstance(item, dict) or set(item) - _ITEM_KEYS or not isinstance(item.get("pr"), int) \
+        if not isinstance(item, dict) or set(item) - _ITEM_KEYS or not _number(item.get("pr")) \
                 or not all(isinstance(item.get(k), str) for k in ("head", "base")) \
                 or not isinstance(item.get("paths"), list) or not all(isinstance(p, str) for p in item["paths"]) \
                 or not isinstance(item.get("title"), (str, type(None))):
@@ -54,7 +54,7 @@ def _problem(doc: Any) -> str | None:
         return "'next' is out of range"
     conflict = doc.get("conflict")
     if conflict is not None:
-        if not isinstance(conflict, dict) or not isinstance(conflict.get("pr"), int) \
+        if not isinstance(conflict, dict) or not _number(conflict.get("pr")) \
                 or not all(isinstance(conflict.get(k), str) for k in ("tree", "pre", "shown")) \
                 or not isinstance(conflict.get("files"), list):
             return "'conflict' is not {pr, tree, pre, shown, files}"
@@ -67,3 +67,8 @@ def _problem(doc: Any) -> str | None:
         if not isinstance(waiting, list) or not all(isinstance(path, str) for path in waiting):
             return "'conflict.waiting' is not a list of paths"
     return None
+
+
+def _number(value: object) -> bool:
+    """Whether VALUE is a PR number as a fold writes it: an int, not a bool (Python's True is an int: pr/True)."""
+    return isinstance(value, int) and not isinstance(value, bool)

@@ -172,12 +172,14 @@ def _link_now(path: str, present: Mapping[str, tuple[str, bytes]], shown: Mappin
 
 def _restore(git_dir: Path, entry: tuple[str, str] | None, target: Path, linked: bool = False) -> str | None:
     """The shell command writing the blob of ENTRY (mode, oid) to TARGET (LINKED: removing the link there
-    first); None for no regular file."""
+    first; a directory there is moved into a new temporary folder, not removed); None for no regular file."""
     if entry is None or entry[0] not in ("100644", "100755"):
         return None
     path = shlex.quote(str(target))
     if linked:
         steps = [f"rm {path}"]
+    elif target.is_dir():       # made a directory at the stop: kept, moved out of the scratch tree (h246)
+        steps = [f'mv {path} "$(mktemp -d)"']
     else:
         steps = [] if target.parent.is_dir() else [f"mkdir -p {shlex.quote(str(target.parent))}"]
     steps.append(f"git --git-dir {shlex.quote(str(git_dir))} cat-file blob {entry[1]} > {path}")

@@ -99,3 +99,23 @@ def test_a_conflicted_file_made_a_link_refuses_to_continue(cli: Cli, fold: Fold)
     taken = union(cli, fold, "continue", "--take", "a.py")
     assert taken.exit_code == 0, taken.output
     assert fold.ls(fold.ref(), "a.py").startswith("120000 ")
+
+
+def test_a_conflicted_file_made_a_directory_gets_a_restore_that_works(cli: Cli, fold: Fold, tmp_path: Path) -> None:
+    """`rm a.py; mkdir a.py` at a stop: refused as a deletion, and the printed restore moved nothing out of the way
+    (`cat-file ... > a.py`: "Is a directory", h246). It now moves the directory out of the scratch tree (kept, in a
+    new temporary folder: nothing of the user's is deleted), then writes the file as the stop wrote it."""
+    assert union(cli, fold, "compose").exit_code == 3
+    shown = (fold.scratch / "a.py").read_bytes()
+    (fold.scratch / "a.py").unlink()
+    (fold.scratch / "a.py").mkdir()
+    (fold.scratch / "a.py" / "x").write_text("mine\n")
+    result = union(cli, fold, "continue")
+    assert result.exit_code == 3, result.output
+    flat = " ".join(result.stderr.split())
+    restore = flat.split("restore it as the stop wrote it (", 1)[1].split("), resolve its conflicts", 1)[0]
+    elsewhere = tmp_path / "tmp"
+    elsewhere.mkdir()
+    subprocess.run(restore, shell=True, check=True, env={"TMPDIR": str(elsewhere), "PATH": "/usr/bin:/bin"})
+    assert (fold.scratch / "a.py").read_bytes() == shown
+    assert [p.read_text() for p in elsewhere.rglob("x")] == ["mine\n"]      # the directory, kept

@@ -75,7 +75,8 @@ def test_an_unreadable_scratch_marker_is_no_crash(cli: Cli, fold: Fold, kind: st
 
 WRONG_SHAPES = {"a path not a string": lambda s: s["items"][0].update(paths=[None]),
                 "an item with a key no fold item has": lambda s: s["items"][1].update(extra=1),
-                "the manifest not a string": lambda s: s.update(manifest=7)}
+                "the manifest not a string": lambda s: s.update(manifest=7),
+                "a PR number true (a bool is an int to Python: pr/True)": lambda s: s["items"][0].update(pr=True)}
 
 
 @pytest.mark.parametrize("edit", WRONG_SHAPES)
