@@ -12,6 +12,7 @@ conflicts with it" of a PR skipped as `precompiled`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from carrytool.errors import GitError
@@ -22,6 +23,7 @@ from carrytool.pipeline.night_record import nights_ref, recorded_locks
 from carrytool.pipeline.plan import PENDING, Step, plan_paths
 from carrytool.pipeline.resolve import namespace
 from carrytool.review.diff import composed_links
+from carrytool.review.status_has import drop_said, every_hunk, has_of
 
 NO_FORGE = "upstream.url is a local path: no forge says the PR's state"
 Night = tuple[str, dict[str, Any]]          # (where it is recorded, the lock document)
@@ -71,6 +73,10 @@ def said_local(manifest: Manifest, git: Git, upstream: str | None, number: int, 
     if not merge.clean:
         how = _on_conflict(manifest, number, carried)
         files = ", ".join(merge.conflicted_files) or "its tree"
+        made = _upstream_made(manifest, git, upstream, number, head)
+        if made is not None:
+            return {"head": head, **made(f"{said} conflicts with upstream in {files}: "
+                                         f"{how or 'on_conflict: theirs takes its side'}", explain)}
         if how is None:
             return {"head": head, "suggestion": "keep",
                     "why": f"{said} conflicts with upstream in {files}, which `on_conflict: theirs` resolves in its "
@@ -84,6 +90,25 @@ def said_local(manifest: Manifest, git: Git, upstream: str | None, number: int, 
     return {"head": head, "suggestion": "keep",
             "why": f"{said} is not in upstream's history and merges onto it alone: sync carries it unless an entry "
                    f"before it conflicts with it ({explain} says)"}
+
+
+def _upstream_made(manifest: Manifest, git: Git, upstream: str, number: int, head: str
+                   ) -> Callable[[str, str], dict[str, str]] | None:
+    """Of PR NUMBER, which conflicts with UPSTREAM alone: what upstream already has of it, as explain says
+    (review.status_has), as a function of the words so far and the explain command giving the suggestion and
+    why: `drop` when upstream has every hunk, naming the commit that made them, else `investigate`; None when
+    upstream has none of it (or it is no entry of its own: nothing to drop)."""
+    entry = manifest.entry(f"pr/{number}")
+    found = has_of(git, entry, upstream, head) if entry is not None else None
+    if found is None:
+        return None
+
+    def said(words: str, explain: str) -> dict[str, str]:
+        if every_hunk(found):
+            return {"suggestion": "drop", "why": f"{words}; but {found.said()}; {drop_said(found)} ({explain} "
+                                                 "says more)"}
+        return {"suggestion": "investigate", "why": f"{words}; {found.said()}; run {explain}"}
+    return said
 
 
 def _fetched_as(manifest: Manifest, git: Git, number: int, head: str) -> str:

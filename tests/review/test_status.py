@@ -533,3 +533,30 @@ def test_a_pr_pushed_past_its_pin_says_so_with_both_heads_and_the_edit(cli: Cli,
         f"open; pinned to {forge.p4a[:12]} by its entry's `head:` ({forge.manifest}:13), but the PR's head is now "
         f"{forge.p4b[:12]}: it was pushed since the pin, and sync composes the pin; to carry the new head, set "
         f"`head: {forge.p4b}` in its entry (or remove `head:` to follow the PR), then `carrytool sync`")
+
+
+def test_a_closed_pr_upstream_made_as_another_commit_is_a_drop(cli: Cli, forge: Forge) -> None:
+    """h248 (h245's trl trial): a PR closed unmerged whose change upstream made as its own commit, which
+    conflicts with the PR, was `investigate`, "the fork now carries it alone"; explain named the commit."""
+    p8 = forge.up.commit({"b.py": B.replace("b10 = 10", "b10 = 100")}, "pr 8", parent=forge.base,
+                         ref="refs/pull/8/head")
+    made = forge.up.commit({"b.py": B.replace("b10 = 10\nb11 = 11", "b10 = 100\nb11 = 111")}, "b ten is 100",
+                           parent="main", ref="refs/heads/main")
+    forge.work.git("fetch", "-q", str(forge.up.path), "+refs/*:refs/up/*")
+    forge.work.git("update-ref", "refs/carrytool/dev/upstream", "refs/up/heads/main")
+    forge.manifest.write_text(forge.manifest.read_text() + "  - pr: 8\n")
+    with FakeForge() as fake:
+        forge.github(fake)
+        fake.route("/repos/acme/widget/pulls/8", Reply({"number": 8, "state": "closed", "title": "pr 8",
+                                                        "head": {"sha": p8}, "base": {"sha": forge.base},
+                                                        "merged": False, "merge_commit_sha": None}))
+        fake.route("/repos/acme/widget/issues/8/labels?per_page=100", Reply([]))
+        result = _status(cli, forge, fake.url, "--format", "json")
+    assert result.exit_code == 0, result.output
+    by_id = {e["id"]: e for e in json.loads(result.stdout)["entries"]}
+    assert by_id["pr/8"]["suggestion"] == "drop"
+    assert by_id["pr/8"]["why"] == (
+        "closed upstream without merging: the fork now carries it alone; but upstream already has its one hunk "
+        f"(b.py: 1 of 1, line 11): likely merged upstream as {made[:10]} \"b ten is 100\"; upstream has its one "
+        "hunk, so `carrytool status --write` removes its entry (`carrytool explain pr/8` says more)")
+    assert (by_id["pr/3"]["state"], by_id["pr/3"]["suggestion"]) == ("closed", "investigate")   # nothing upstream

@@ -215,3 +215,43 @@ def test_a_lock_entry_id_that_names_no_pr_number_is_no_traceback(cli: Cli, small
         doc["entries"][0]["id"] = bad
         lock.write_text(json.dumps(doc))
         assert _status(cli, small)["pr/1"]["head"] == heads["p1"]      # the PR's ref, as the last sync fetched it
+
+
+def test_a_pr_upstream_made_as_another_commit_is_a_drop_naming_that_commit(cli: Cli, small: Small) -> None:
+    """h248 (h245's trl trial, pr/6432 squashed upstream as 65eb0dfb25): a PR that conflicts with upstream alone
+    was `investigate` only, while `explain` knew upstream has every hunk of it and which commit made them."""
+    head = small.pr(1, {"a.py": "def f():\n    return 1\n\n\ndef g():\n    return 3\n"})
+    made = small.up.commit({"a.py": "def f():\n    return 1\n\n\ndef g():\n    return 3\n\n\ndef h():\n    return 5\n"},
+                           "Make g three, add h (#1)", parent="main", ref="refs/heads/main")
+    small.manifest([{"pr": 1}], policy={"on_conflict": "skip"})
+    code, report = cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path)
+    assert code == 0 and report["entries"][0]["status"] == "conflict", report
+    item = _status(cli, small)["pr/1"]
+    assert (item["suggestion"], item["head"]) == ("drop", head)
+    assert item["why"] == (
+        f"upstream.url is a local path: no forge says the PR's state; as this repository tells, its head {head[:12]} "
+        "(as the last sync fetched it) conflicts with upstream in a.py: sync skips it (on_conflict: skip); but "
+        f"upstream already has its one hunk (a.py: 1 of 1, line 6): likely merged upstream as {made[:10]} \"Make g "
+        "three, add h (#1)\"; upstream has its one hunk, so `carrytool status --write` removes its entry "
+        "(`carrytool explain pr/1` says more)")
+    # explain says the same, from the same cache: its JSON names the commit
+    code, out = cli.json("explain", "-m", small.manifest_path, "--repo", small.work.path, "--offline")
+    assert code == 0 and out["plan"]["upstream_has"]["pr/1"]["commit"] == made, out["plan"]
+    kept = list((small.work.path / "carrytool" / "cache").glob("upstreamhas-git*.json"))
+    assert len(kept) == 1 and len(json.loads(kept[0].read_text())["upstreamhas"]) == 1     # one answer, shared
+    written = cli("status", "-m", small.manifest_path, "--repo", small.work.path, "--offline", "--write")
+    assert written.exit_code == 0 and "wrote: pr/1: removed" in written.stdout, written.output
+
+
+def test_a_pr_upstream_made_part_of_stays_investigate_saying_what_upstream_has(cli: Cli, small: Small) -> None:
+    """h248: upstream has one of its two hunks: `investigate`, saying which, never `drop`."""
+    small.pr(1, {"a.py": "def f():\n    return 1\n\n\ndef g():\n    return 3\n", "b.py": "x = 1\ny = 22\nz = 3\n"})
+    small.up.commit({"a.py": "def f():\n    return 1\n\n\ndef g():\n    return 3\n\n\ndef h():\n    return 5\n"},
+                    "Make g three", parent="main", ref="refs/heads/main")
+    small.manifest([{"pr": 1}], policy={"on_conflict": "skip"})
+    assert cli("sync", "-m", small.manifest_path, "--repo", small.work.path).exit_code == 0
+    item = _status(cli, small)["pr/1"]
+    assert item["suggestion"] == "investigate"
+    assert item["why"].endswith("conflicts with upstream in a.py: sync skips it (on_conflict: skip); upstream "
+                                "already has 1 of its 2 hunks (a.py: 1 of 1, line 6): likely merged upstream as "
+                                f"{small.up.rev('main')[:10]} \"Make g three\"; run `carrytool explain pr/1`")
