@@ -84,6 +84,15 @@ def said_local(manifest: Manifest, git: Git, upstream: str | None, number: int, 
         return {"head": head, "suggestion": "investigate",
                 "why": f"{said} conflicts with upstream in {files}: {how}; run {explain}"}
     if carried is False:
+        why = _left_out_why(git, nights[0][1], f"pr/{number}", head)
+        if why is not None and why[0] == "keep":
+            return {"head": head, "suggestion": "keep",
+                    "why": f"{said} merges onto upstream alone, and the last sync, from this upstream and head, "
+                           f"{why[1]} ({explain} says more)"}
+        if why is not None:
+            return {"head": head, "suggestion": "investigate",
+                    "why": f"{said} merges onto upstream alone, but the last sync, from this upstream and head, did "
+                           f"not carry it: {why[1]}: run {explain}"}
         return {"head": head, "suggestion": "investigate",
                 "why": f"{said} merges onto upstream alone, but the last sync, from this upstream and head, did not "
                        f"carry it (an entry before it conflicts with it, or provides it already): run {explain}"}
@@ -109,6 +118,40 @@ def _upstream_made(manifest: Manifest, git: Git, upstream: str, number: int, hea
                                                  "says more)"}
         return {"suggestion": "investigate", "why": f"{words}; {found.said()}; run {explain}"}
     return said
+
+
+def _left_out_why(git: Git, doc: dict[str, Any], entry_id: str, head: str) -> tuple[str, str] | None:
+    """Why the night DOC, whose chain lacks ENTRY_ID (which merges onto upstream alone), left HEAD out, as its
+    branch tells: merged onto each commit of the entries before it (one merge-tree batch), the first that has
+    its change already (merging it there changes nothing: sync found it `redundant`), or the first it
+    conflicts with. (suggestion, words); None when neither (h248: the lock records no reason, and status said
+    "an entry before it conflicts with it, or provides it already")."""
+    links = _links(git, doc)
+    ids = [e.get("id") for e in doc.get("entries", []) if isinstance(e, dict)]
+    earlier = [(i, links[i].commit) for i in ids[:ids.index(entry_id)] if links and i in links]
+    if not earlier:
+        return None
+    merges = git.merge_trees([(commit, head) for _i, commit in earlier])
+    tip = merges[-1]            # as sync merged it: onto the chain before it
+    conflicts = not tip.clean
+    if tip.clean and tip.tree != git.tree_of(earlier[-1][1]):
+        return None             # it would change the chain: not why it was left out
+    for (other, commit), merged in zip(earlier, merges):
+        if conflicts and not merged.clean:
+            files = ", ".join(merged.conflicted_paths) or "its tree"
+            return "investigate", (f"it conflicts with {other} in {files} (merged onto the last sync's branch from "
+                                    f"{other} on)")
+        if not conflicts and merged.clean and merged.tree == git.tree_of(commit):
+            return "keep", (f"found nothing left to apply after {other} (redundant): the fork has its change while "
+                            f"{other} carries it")
+    return None
+
+
+def _links(git: Git, doc: dict[str, Any]) -> dict[str, Any] | None:
+    try:
+        return composed_links(git, doc)
+    except GitError:
+        return None
 
 
 def _fetched_as(manifest: Manifest, git: Git, number: int, head: str) -> str:

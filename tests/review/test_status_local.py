@@ -120,10 +120,29 @@ def test_a_pr_the_last_sync_left_out_for_a_conflict_with_another_is_not_said_to_
     assert by_id["pr/1"]["why"] == (f"{said} {p1[:12]} (as the last sync fetched it) is not in upstream's history, "
                                     "and the last sync carried it onto this upstream")
     assert by_id["pr/2"]["suggestion"] == "investigate"
+    # h248: the words said "an entry before it conflicts with it, or provides it already"; which one it is
     assert by_id["pr/2"]["why"] == (
         f"{said} {p2[:12]} (as the last sync fetched it) merges onto upstream alone, but the last sync, from this "
-        "upstream and head, did not carry it (an entry before it conflicts with it, or provides it already): run "
-        "`carrytool explain pr/2`")
+        "upstream and head, did not carry it: it conflicts with pr/1 in b.py (merged onto the last sync's branch "
+        "from pr/1 on): run `carrytool explain pr/2`")
+
+
+def test_a_pr_sync_found_redundant_is_said_so(cli: Cli, small: Small) -> None:
+    """h248: pr/2 makes pr/1's change again (the same hunk); sync found nothing left to apply after pr/1, and
+    status said "an entry before it conflicts with it, or provides it already": the lock does not say which,
+    the last sync's branch does."""
+    small.pr(1, {"b.py": "x = 10\ny = 2\nz = 3\n", "docs/c.txt": "c1\n"})
+    p2 = small.pr(2, {"b.py": "x = 10\ny = 2\nz = 3\n"}, message="pr 2, the same change")
+    small.manifest([{"pr": 1}, {"pr": 2}])
+    code, report = cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path)
+    assert code == 0 and [e.get("reason") for e in report["entries"]] == [None, "redundant"], report
+    item = _status(cli, small)["pr/2"]
+    assert item["suggestion"] == "keep"
+    assert item["why"] == (
+        "upstream.url is a local path: no forge says the PR's state; as this repository tells, its head "
+        f"{p2[:12]} (as the last sync fetched it) merges onto upstream alone, and the last sync, from this upstream "
+        "and head, found nothing left to apply after pr/1 (redundant): the fork has its change while pr/1 carries "
+        "it (`carrytool explain pr/2` says more)")
 
 
 def test_a_pr_whose_ref_upstream_deleted_is_not_sent_to_sync_to_fetch(cli: Cli, small: Small) -> None:
