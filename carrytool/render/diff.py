@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from typing import Any
 
 from carrytool.render.safe import md_code, md_text, printable
@@ -47,11 +48,29 @@ def _changes(diff: LockDiff, shown: list[dict[str, Any]]) -> list[str]:
         # `-m` is the newer night's manifest (helper-141 passed it with two reports and read it as ignored); a lock's
         # is the file beside it (helper-143: the demo's line spoke of reports to a reader of two locks)
         unknown = diff.old if diff.old.manifest is None else diff.new
+        if unknown.recorded is not None:
+            lines.append("  " + _record_said(unknown, diff.new if unknown is diff.old else diff.old,
+                                             unknown is diff.old))
+            return lines + _lists("asserts", diff.asserts) + _lists("resolutions", diff.resolutions)
         why = "a report names none, and `-m` is the newer night's" if unknown.run is not None else \
             "a lock's is the manifest beside it (the lock's name without `.lock`), and there is none that parses"
         lines.append(f"  asserts not compared: the {'older' if unknown is diff.old else 'newer'} night's manifest "
                      f"is not known ({why})")
     return lines + _lists("asserts", diff.asserts) + _lists("resolutions", diff.resolutions)
+
+
+def _record_said(night: Any, other: Any, older: bool) -> str:
+    """A night record has no manifest beside it (h248: "a lock's is the manifest beside it (...), and there is
+    none that parses"): say so, and the lock to name instead, committed with that night's manifest."""
+    path, commit = night.recorded
+    said = (f"asserts not compared: the {'older' if older else 'newer'} night is sync's record {night.label}, which "
+            "holds the lock alone and no manifest")
+    if commit is None:
+        return (f"{said}; no commit of this repository's history has that night's lock at {path}, so its manifest "
+                "is not known here")
+    pair = (f"{commit[:12]}:{path}", other.label) if older else (other.label, f"{commit[:12]}:{path}")
+    return (f"{said}; to compare asserts, name the lock committed with that night's manifest instead: "
+            f"`carrytool diff {shlex.quote(pair[0])} {shlex.quote(pair[1])}`")
 
 
 _THEN = {"held": " (it held on the old night)", "new": " (new since the old night)",

@@ -35,6 +35,9 @@ class Night:
     # a REV:PATH night: the commit REV names, in the repository TOP (the manifest's) (diff_order: which is older)
     commit: str | None = None
     top: Path | None = None
+    # a night record (REV:<composed SHA>.lock, as sync keeps them under refs/carrytool/<branch>/nights), which has
+    # no manifest beside it: (the lock's path from TOP, the commit whose committed lock is this night's, or None)
+    recorded: tuple[str, str | None] | None = None
 
 
 # -- reading the two nights ---------------------------------------------------------------------------
@@ -177,10 +180,30 @@ def load_night(spec: str, *, manifest: Path, repo: Path, newest: bool = False) -
                                   "manifest.yaml.lock)")
         side = git.blob_at_rev(rev, inner[: -len(".lock")]) if inner.endswith(".lock") else None
         commit = git.rev_parse(rev)
-    night = _night(spec, data.decode("utf-8", "replace"),
-                   _parse_quietly(side, top / inner[: -len(".lock")]) if side is not None else None,
-                   manifest.resolve().parent)
-    return replace(night, commit=commit, top=top)
+        night = _night(spec, data.decode("utf-8", "replace"),
+                       _parse_quietly(side, top / inner[: -len(".lock")]) if side is not None else None,
+                       manifest.resolve().parent)
+        recorded = _committed_as(git, manifest, top, night) if side is None and _RECORD.match(inner) else None
+    return replace(night, commit=commit, top=top, recorded=recorded)
+
+
+_RECORD = re.compile(r"[0-9a-f]{40}\.lock\Z")
+
+
+def _committed_as(git: Git, manifest: Path, top: Path, night: Night) -> tuple[str, str | None] | None:
+    """Of a night record (no manifest beside it, h248): the path of the manifest's lock from TOP, and the
+    oldest commit of HEAD's history whose lock there names the night's composed commit (one path-limited
+    `git log -S`), whose manifest is then beside it; None when the manifest is not in TOP."""
+    try:
+        path = (manifest.resolve().parent / (manifest.name + ".lock")).relative_to(Path(top).resolve()).as_posix()
+    except ValueError:
+        return None
+    result, head = night.lock.get("result"), git.rev_parse("HEAD")
+    if not isinstance(result, str) or head is None:
+        return path, None
+    proc = git.run("log", "--reverse", "--format=%H", f"-S{result}", head, "--", f":(literal){path}", check=False)
+    found = proc.stdout.decode("ascii", "replace").split() if proc.returncode == 0 else []
+    return path, found[0] if found else None
 
 
 def _no_commit_hint(rev: str, spec: str, top: Path, repo: Path) -> str:

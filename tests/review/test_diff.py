@@ -796,3 +796,35 @@ def test_an_entrys_settings_changed_alone_is_a_change(tmp_path: Path, cli: Cli) 
     old_lock, new_lock = json.loads(copy.read_text()), json.loads(lock.read_text())
     assert first["change"] == "refolded" and first["settings"] == {
         "from": old_lock["entries"][0]["settings"], "to": new_lock["entries"][0]["settings"], "changed": None}, first
+
+
+def test_a_night_record_says_plainly_it_has_no_manifest_and_how_to_compare_asserts(nights: Nights) -> None:
+    """h248 (the sqlalchemy trial): `diff refs/carrytool/dev/nights:<sha>.lock carries/manifest.yaml.lock` said
+    "the older night's manifest is not known (a lock's is the manifest beside it (...), and there is none that
+    parses)": a record in the repository never has a manifest beside it."""
+    record = nights.work.git("rev-parse", "refs/carrytool/dev/nights").strip()
+    nights.fork.git("fetch", "-q", str(nights.work.path), f"{record}:refs/carrytool/dev/nights")
+    older = nights.work.git("show", "refs/carrytool/dev/nights:order").split()[1]
+    lock = str(nights.manifest.with_name("manifest.yaml.lock"))
+    text = nights.cli("diff", f"refs/carrytool/dev/nights:{older}.lock", lock, "-m", nights.manifest, "--repo",
+                      nights.work.path).stdout
+    said = " ".join(text.split())
+    committed = nights.fork.git("rev-parse", "HEAD~1").strip()       # the night before's commit of its lock
+    assert ("asserts not compared: the older night is sync's record refs/carrytool/dev/nights:"
+            f"{older}.lock, which holds the lock alone and no manifest; to compare asserts, name the lock committed "
+            f"with that night's manifest instead: `carrytool diff {committed[:12]}:carries/manifest.yaml.lock "
+            f"{lock}`") in said, text
+    assert "there is none that parses" not in said
+    named = nights.cli("diff", f"{committed[:12]}:carries/manifest.yaml.lock", lock, "-m", nights.manifest,
+                       "--repo", nights.work.path).stdout
+    assert "asserts not compared" not in named and "asserts added: f-defined" in " ".join(named.split()), named
+    # a record no commit holds the lock of: said so, and no command
+    nights.fork.git("update-ref", "refs/carrytool/dev/nights", record)
+    newest = nights.work.git("show", "refs/carrytool/dev/nights:order").split()[0]
+    nights.fork.git("reset", "-q", "--hard", "HEAD~1")
+    text = nights.cli("diff", lock, f"refs/carrytool/dev/nights:{newest}.lock", "-m", nights.manifest, "--repo",
+                      nights.work.path).stdout
+    assert ("asserts not compared: the newer night is sync's record refs/carrytool/dev/nights:"
+            f"{newest}.lock, which holds the lock alone and no manifest; no commit of this repository's history "
+            "has that night's lock at carries/manifest.yaml.lock, so its manifest is not known here") \
+        in " ".join(text.split()), text
