@@ -49,6 +49,10 @@ class Stopping:
         resolved = state.setdefault("resolved", [])
         resolved += [p for p in step.reused if p in merged.conflicted_paths and p not in resolved]
         outcome.reused, outcome.resolved = sorted(state["reused"]), resolved
+        # so too the recorded edits the store applied at this step (h248: the continue that finished the fold did
+        # not warn of one that went in beside a resolution no longer needed, helper-88's warning)
+        edited = state.setdefault("edited", [])
+        edited += [[p, item.id] for p in step.fixed if [p, item.id] not in edited]
         if dry:
             return outcome
         self._earlier_resolutions(state, item, conflicts)
