@@ -56,10 +56,23 @@ def stale_pins(manifest: Manifest, resolved: Resolved) -> list[dict[str, object]
         if current is None or pinned is None or not entry.enabled:
             continue
         where = f"{manifest.path}:{entry.line}"
-        warnings.append({"kind": "stale-pin", "entry": entry.id, "pr": entry.number, "pinned": pinned,
-                         "current": current, "line": entry.line,
-                         "message": f"{entry.id} is pinned to {pinned[:12]} by its entry's `head:` ({where}), but the "
-                                    f"PR's head is now {current[:12]}: {moved_pin_hint(current)}"})
+        said = f"{entry.id} is pinned to {pinned[:12]} by its entry's `head:` ({where}), but the PR's head is now " \
+            f"{current[:12]}"
+        union = next((other for other in manifest.entries if other.enabled and any(
+            sup.pr == entry.number and not sup.partial for sup in other.supersedes)), None)
+        warning: dict[str, object] = {"kind": "stale-pin", "entry": entry.id, "pr": entry.number, "pinned": pinned,
+                                      "current": current, "line": entry.line,
+                                      "message": f"{said}: {moved_pin_hint(current)}"}
+        if union is not None:
+            # the union provides it whole: sync composes the union's fold, the pin changes nothing there (h248:
+            # "set `head:` ..., then `carrytool sync`" did nothing); a fold takes the PR's ref, not the pin
+            name = shlex.quote(str(union.name))
+            warning["superseded_by"] = union.id
+            warning["message"] = (f"{said}; {union.id} provides it whole (`supersedes`), so sync composes the union's "
+                                  f"fold of it, not the pin: to carry the new head, refold the union (`carrytool union "
+                                  f"compose {name}` folds the PR's head, not the pin), and set `head: {current}` in "
+                                  f"the PR's entry or remove `head:`")
+        warnings.append(warning)
     return warnings
 
 

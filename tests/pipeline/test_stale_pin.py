@@ -38,3 +38,21 @@ def test_a_pin_at_the_prs_head_says_nothing(cli: Cli, small: Small) -> None:
     small.manifest([{"pr": 1, "head": moved[:10]}])         # a short pin at the PR's head
     code, out = cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path)
     assert code == 0 and not [w for w in out["warnings"] if w["kind"] == "stale-pin"], out
+
+
+def test_a_pinned_pr_a_union_provides_whole_is_not_sent_to_move_the_pin_and_sync(cli: Cli, small: Small) -> None:
+    """h248 (from h244): the pin of a PR a union supersedes whole has no effect on what sync composes (the
+    union's commit carries it): "set `head:` ..., then `carrytool sync`" changed nothing. Said as it is."""
+    good, moved = _pinned(small)
+    union = small.up.commit({"b.py": "x = 10\ny = 2\nz = 3\n"}, "the union", parent=small.base, ref="refs/keep/u")
+    small.work.git("fetch", "-q", str(small.up.path), union)
+    small.manifest([{"pr": 1, "head": good}, {"carry": "u", "commit": union, "supersedes": [1]}])
+    code, out = cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path)
+    assert code == 0 and out["entries"][0]["reason"] == "superseded", out
+    [pin] = [w for w in out["warnings"] if w["kind"] == "stale-pin"]
+    assert pin["superseded_by"] == "carry/u"
+    assert pin["message"] == (
+        f"pr/1 is pinned to {good[:12]} by its entry's `head:` ({small.manifest_path}:8), but the PR's head is now "
+        f"{moved[:12]}; carry/u provides it whole (`supersedes`), so sync composes the union's fold of it, not the "
+        "pin: to carry the new head, refold the union (`carrytool union compose u` folds the PR's head, not the "
+        f"pin), and set `head: {moved}` in the PR's entry or remove `head:`")
