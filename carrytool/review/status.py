@@ -23,7 +23,6 @@ from carrytool.pipeline.hunks import Hunk, find_block, read_hunks
 from carrytool.pipeline.resolve import namespace
 from carrytool.pipeline.sync_warnings import moved_pin_hint
 from carrytool.review.forge import ForgeClient, project_path
-from carrytool.review.status_has import closed_made
 from carrytool.review.status_local import Night, last_nights, said_local
 
 
@@ -208,6 +207,7 @@ def _pr_status(manifest: Manifest, git: Git, client: ForgeClient, project: str |
         item.update(_suggest(item, landed_why, entry.title if entry else None, known, folded,
                              _pin_passed(manifest, entry, item["head"])))
         if pr["state"] == "closed" and entry is not None and upstream:
+            from carrytool.review.status_has import closed_made  # (its weighing's modules: only here)
             item.update(closed_made(git, entry, upstream, item["head"], item["why"]) or {})
     if entry is None:
         item["superseded_only"] = True

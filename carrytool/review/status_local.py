@@ -23,7 +23,6 @@ from carrytool.pipeline.night_record import nights_ref, recorded_locks
 from carrytool.pipeline.plan import PENDING, Step, plan_paths
 from carrytool.pipeline.resolve import namespace
 from carrytool.review.diff import composed_links
-from carrytool.review.status_has import drop_said, every_hunk, has_of
 
 NO_FORGE = "upstream.url is a local path: no forge says the PR's state"
 Night = tuple[str, dict[str, Any]]          # (where it is recorded, the lock document)
@@ -107,6 +106,8 @@ def _upstream_made(manifest: Manifest, git: Git, upstream: str, number: int, hea
     (review.status_has), as a function of the words so far and the explain command giving the suggestion and
     why: `drop` when upstream has every hunk, naming the commit that made them, else `investigate`; None when
     upstream has none of it (or it is no entry of its own: nothing to drop)."""
+    from carrytool.review.status_has import drop_said, every_hunk, has_of  # (its weighing's modules: only here)
+
     entry = manifest.entry(f"pr/{number}")
     found = has_of(git, entry, upstream, head) if entry is not None else None
     if found is None:
