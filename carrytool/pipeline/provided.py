@@ -49,7 +49,8 @@ no side of a conflict: git's merge leaves them outside the markers, so a hunk re
 needs them in the tree, and is left out naming them where they are not (h186's review: a change two stacked PRs
 share, put back by the union beside the line that conflicted); so does one the union reconciled in its own words,
 but where a hunk of the union's own changes those lines themselves (h194's review: `b = 6` written at the conflict
-made the shared `a = 3`, put back to `a = 1` beside it, re-expressed).
+made the shared `a = 3`, put back to `a = 1` beside it, re-expressed), or a third PR's hunk the union holds meets
+them, its side taken there (h249: two PRs of one head, and a third rewriting their lines).
 A hunk left out says why it is in no region reconciled: the PRs inserting in the same conflict (`beside`: at the same
 place, or joined by upstream's edit; h209's review), or
 changing those lines in other def/classes (`apart`); and, where the union folded an older head of its PR
@@ -67,7 +68,7 @@ hunk lies in a def/class (each distinct piece once, and cached on disk).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
 
 from carrytool.gitlayer.env import ZERO
@@ -172,8 +173,8 @@ def _left_out(git: Git, spans: SpanCache, union: UnionCheck, folded: list[list[H
                         change is not None:
                     judged.append((k, hunk, change, tips[path]))   # type: ignore[arg-type]
                     found.append(None)      # judged below, all at once, in this order
-    results = [(k, hunk, *how) if how[0] != VERBATIM else None
-               for (k, hunk, _c, _t), how in zip(judged, _judge(git, spans, union, judged, ours, read))]
+    judgements = _judge(git, spans, union, judged, ours, read)
+    results = [(k, hunk, *how) if how[0] != VERBATIM else None for (k, hunk, _c, _t), how in zip(judged, judgements)]
     slots = iter(results)
     looked = frozenset((union.folded[k].id, hunk.path, hunk.span) for k, hunk, _c, _t in judged)
     found = [item for item in (next(slots) if item is None else item for item in found) if item is not None]
@@ -195,8 +196,11 @@ def _left_out(git: Git, spans: SpanCache, union: UnionCheck, folded: list[list[H
             scopes, module = reach(item[1], union.folded[item[0]].changes)
             region = regions.reconciled(item[0], item[1], scopes, reach) if item[2] is None or item[4] else None
             regioned.append((item, scopes, module, region))
+    # the PRs' hunks the tip holds, whole or in part: a side the union took where they conflict (h249)
+    taken = {(k, hunk) for (k, hunk, _c, _t), (how, _r, lacks, _u) in zip(judged, judgements) if how or lacks}
     shared = _shared_lost(git, spans, union, regions,
-                          [item for item, _s, _m, region in regioned if region in ("pr", "union")], tips, ours, read)
+                          [item for item, _s, _m, region in regioned if region in ("pr", "union")], tips, ours, read,
+                          taken)
     by_id = {id(item): rest for item, *rest in regioned}
     for item in found:
         if isinstance(item, LeftOut):
@@ -262,14 +266,15 @@ def _judge(git: Git, spans: SpanCache, union: UnionCheck, judged: Sequence[tuple
 
 def _shared_lost(git: Git, spans: SpanCache, union: UnionCheck, regions: Regions,
                  reconciled: Sequence[_Judged], tips: dict[str, Tip | None], ours: dict[str, str],
-                 read: Callable[[str], Tip]) -> dict[int, tuple[int, ...]]:
+                 read: Callable[[str], Tip], taken: Collection[tuple[int, Hunk]]) -> dict[int, tuple[int, ...]]:
     """Of RECONCILED (PRs' hunks the tip lacks, each in a region another PR's hunk met, its side taken, or the
     union's own did), those a part of which another PR changes alike at its ends (Regions.shared: outside the
-    conflict git's merge shows, and no hunk of the union's own changes it) the tip does not hold, by id, with the
+    conflict git's merge shows, and no hunk of the union's own changes it, nor one of TAKEN, a third PR's side the
+    tip holds: h249) the tip does not hold, by id, with the
     lines of the PR's head those parts add (h186's review: pr/2, stacked on pr/1, sets `a = 3` as pr/1 does and
     `b = 5` on the next line; the union took pr/2's `b` and put `a = 1` back, each PR's hunk "reconciled" by the
     other's; h194's: so too where the union wrote `b = 6`, its own words, there)."""
-    parts = [(item, part, change, tip) for item in reconciled for part in regions.shared(item[0], item[1])
+    parts = [(item, part, change, tip) for item in reconciled for part in regions.shared(item[0], item[1], taken)
              if (change := change_of(union.folded[item[0]].changes, part.path)) is not None
              and (tip := tips.get(part.path)) is not None]
     judged = [(item[0], part, change, tip) for item, part, change, tip in parts]

@@ -22,7 +22,9 @@ their ends (the same base line replaced by the same line, the same line added at
 leaves outside the conflict markers: only what is left of each is a side (h186's review: pr/2, stacked on pr/1,
 sets `a = 3` as pr/1 does and `b = 5` on the next line; the union put `a = 1` back and each PR's hunk was
 "reconciled" by the other's); Regions.shared names those parts, which must stand on their own, beside a side or
-a resolution of the union's own alike, unless a hunk of the union's own changes them itself (h194's review).
+a resolution of the union's own alike, unless a hunk of the union's own changes them itself (h194's review), or a
+third PR's hunk the union holds meets them: they went with the side not taken there, and PRs making one change are
+judged as one (h249: two PRs of one head, their hunk said lost beside the third PR's side taken).
 What the union's own lines there carry of a PR's hunk, line by line, is pipeline.carried's. Two insertions out
 of the map, joined by upstream's edit only, are insertions against insertions too: upstream's edit joins two hunks
 only where neither PR's base had it; one made on it meets the other at that one's own lines (h206).
@@ -31,7 +33,7 @@ only where neither PR's base had it; one made on it meets the other at that one'
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import replace
 
 from carrytool.gitlayer.git import Change, Git, change_of
@@ -232,19 +234,30 @@ class Regions(_Carried, _SideDrops):
         ends = _alike_ends(hunk, other, first)
         return (ends, first) if any(ends) else None
 
-    def shared(self, k: int, hunk: Hunk) -> list[Hunk]:
+    def shared(self, k: int, hunk: Hunk, taken: Collection[tuple[int, Hunk]] = ()) -> list[Hunk]:
         """The parts of PR K's HUNK another folded PR's hunk changes alike at its ends (_apart), each as a hunk of
         its own: outside the conflict git's merge shows, no side reconciles them (h186's review), nor a hunk of the
         union's own beside them (h194's review: the union wrote `b = 6` at the conflict and put `a = 1`, which both
         PRs make `a = 3`, back: the shared line read as re-expressed); but for those a hunk of the union's own
-        changes itself (_rewrites: its words for them)."""
+        changes itself (_rewrites: its words for them), and those a third PR's side the union took meets (_met_by:
+        TAKEN, the folded PRs' hunks, by index, that stand in the union's tree, whole or in part)."""
         found: list[Hunk] = []
         for j, (_c, hunks) in enumerate(self.folded):
             for other in (h for h in hunks if j != k and h.path == hunk.path):
                 ends = self._ends(k, hunk, j, other)
                 if ends is not None:
-                    found += [h for h in _parts(hunk, *ends[0]) if h not in found and not self._rewrites(k, h)]
+                    found += [h for h in _parts(hunk, *ends[0]) if h not in found and not self._rewrites(k, h)
+                              and not self._met_by(k, h, taken)]
         return found
+
+    def _met_by(self, k: int, part: Hunk, taken: Collection[tuple[int, Hunk]]) -> bool:
+        """Whether a hunk of TAKEN (another folded PR's, standing in the union's tree) meets PART of PR K's hunk as
+        a side of a conflict (_sides: a hunk changing PART alike is none): PART is no line two PRs share outside
+        their conflict then, but one of the side the union did not take where a third PR's met it (h249: on trl,
+        #6283 and #6284, one head, and #6286 changing the same lines; the union took #6286's side and each
+        duplicate's hunk was said lost, "no other PR it folds changes those lines"). Out of the map, not known: no."""
+        return any((pair := self._sides(k, part, j, other)) is not None and pair[0] is not None
+                   and pair[1] is not None and meets(*pair) for j, other in taken if j != k and other.path == part.path)
 
     def _rewrites(self, k: int, part: Hunk) -> bool:
         """Whether a hunk of the union's own (writing lines of its own) changes PART of PR K's hunk itself: its
