@@ -153,7 +153,7 @@ def _plan_and_compose(manifest: Manifest, git: Git, options: SyncOptions, progre
         resolved_hook(resolved)
     report = Report(command, upstream={"url": manifest.upstream.url, "branch": manifest.upstream.branch,
                                        "sha": resolved.upstream})
-    report.warnings += stale_folds(manifest, git, resolved) + stale_pins(manifest, resolved)
+    report.warnings += stale_folds(manifest, git, resolved, locked=options.locked) + stale_pins(manifest, resolved)
     if command == "sync" and not options.locked:
         report.warnings += upstream_rewound(manifest, git, resolved.upstream, offline=options.offline)
     # clean chained merges earlier runs kept (pipeline.keptmerges): written by sync, unless it is a dry run

@@ -17,16 +17,21 @@ from carrytool.pipeline.plan import APPLIED, CONFLICT, Step
 from carrytool.pipeline.resolve import Resolved
 
 
-def stale_folds(manifest: Manifest, git: Git, resolved: Resolved) -> list[dict[str, object]]:
+def stale_folds(manifest: Manifest, git: Git, resolved: Resolved, *, locked: bool = False) -> list[dict[str, object]]:
     """Unions that folded a PR head that is no longer the PR's head. A head that only changed as a commit
     (the same tree on the same parents: a reworded message) is said to be so (`same_change`): the union has
-    its change, and a refold only records the new head (helper-80: read as "refold the union")."""
+    its change, and a refold only records the new head (helper-80: read as "refold the union"). A fold follows
+    the PR's ref, never a PR entry's pin (`union compose` folds the ref): a pinned PR's fold is read against
+    its ref's head (h251: a union refolded at the PR's new head was "stale" against the pin, and the stale-pin
+    warning said the pin changes nothing there). LOCKED (`sync --locked`): the lock records a pinned PR's pin,
+    not its ref, so such a fold is not judged (as `stale-pin` is not)."""
+    pinned = {e.number for e in manifest.entries if e.kind == "pr" and e.head} if locked else set()
     warnings = []
     for entry in manifest.entries:
         if not entry.enabled:
             continue
         for sup in entry.supersedes:
-            current = resolved.heads.get(sup.pr)
+            current = None if sup.pr in pinned else resolved.passed_pins.get(sup.pr) or resolved.heads.get(sup.pr)
             if sup.head and current and not current.startswith(sup.head):
                 warning: dict[str, object] = {"kind": "stale-fold", "entry": entry.id, "pr": sup.pr,
                                               "folded": sup.head, "current": current}
