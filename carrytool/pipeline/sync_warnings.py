@@ -10,7 +10,7 @@ from collections.abc import Callable
 from carrytool.gitlayer.env import is_sha
 from carrytool.gitlayer.git import Git
 from carrytool.gitlayer.jsonread import read_json
-from carrytool.manifest.model import Manifest
+from carrytool.manifest.model import Entry, Manifest
 from carrytool.pipeline.keptpatchids import KeptPatchIds
 from carrytool.pipeline.lock import lock_path, resync_hint
 from carrytool.pipeline.plan import APPLIED, CONFLICT, Step
@@ -63,22 +63,30 @@ def stale_pins(manifest: Manifest, resolved: Resolved) -> list[dict[str, object]
         where = f"{manifest.path}:{entry.line}"
         said = f"{entry.id} is pinned to {pinned[:12]} by its entry's `head:` ({where}), but the PR's head is now " \
             f"{current[:12]}"
-        union = next((other for other in manifest.entries if other.enabled and any(
-            sup.pr == entry.number and not sup.partial for sup in other.supersedes)), None)
+        union = whole_union(manifest, entry.number)  # type: ignore[arg-type]
         warning: dict[str, object] = {"kind": "stale-pin", "entry": entry.id, "pr": entry.number, "pinned": pinned,
                                       "current": current, "line": entry.line,
                                       "message": f"{said}: {moved_pin_hint(current)}"}
         if union is not None:
-            # the union provides it whole: sync composes the union's fold, the pin changes nothing there (h248:
-            # "set `head:` ..., then `carrytool sync`" did nothing); a fold takes the PR's ref, not the pin
-            name = shlex.quote(str(union.name))
             warning["superseded_by"] = union.id
-            warning["message"] = (f"{said}; {union.id} provides it whole (`supersedes`), so sync composes the union's "
-                                  f"fold of it, not the pin: to carry the new head, refold the union (`carrytool union "
-                                  f"compose {name}` folds the PR's head, not the pin), and set `head: {current}` in "
-                                  f"the PR's entry or remove `head:`")
+            warning["message"] = f"{said}; {superseded_pin_hint(union, current)}"
         warnings.append(warning)
     return warnings
+
+
+def whole_union(manifest: Manifest, number: int) -> Entry | None:
+    """The enabled union that supersedes PR NUMBER whole (no `paths`), if any."""
+    return next((other for other in manifest.entries if other.enabled and any(
+        sup.pr == number and not sup.partial for sup in other.supersedes)), None)
+
+
+def superseded_pin_hint(union: Entry, current: str) -> str:
+    """What to do about a pin the PR was pushed past (its ref at CURRENT) when UNION provides the PR whole: sync
+    composes the union's fold, the pin changes nothing there (h248: "set `head:` ..., then `carrytool sync`" did
+    nothing); a fold takes the PR's ref, not the pin. sync's warning and status say it alike (h251)."""
+    return (f"{union.id} provides it whole (`supersedes`), so sync composes the union's fold of it, not the pin: to "
+            f"carry the new head, refold the union (`carrytool union compose {shlex.quote(str(union.name))}` folds "
+            f"the PR's head, not the pin), and set `head: {current}` in the PR's entry or remove `head:`")
 
 
 def moved_pin_hint(current: str) -> str:

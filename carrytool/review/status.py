@@ -21,7 +21,7 @@ from carrytool.manifest.edit import in_its_line_ends, remove_entries, set_title
 from carrytool.manifest.model import Entry, Manifest
 from carrytool.pipeline.hunks import Hunk, find_block, read_hunks
 from carrytool.pipeline.resolve import namespace
-from carrytool.pipeline.sync_warnings import moved_pin_hint
+from carrytool.pipeline.sync_warnings import moved_pin_hint, superseded_pin_hint, whole_union
 from carrytool.review.forge import ForgeClient, project_path
 from carrytool.review.status_local import Night, last_nights, said_local
 
@@ -252,11 +252,14 @@ def _said_offline(git: Git, upstream: str | None, number: int, heads: dict[int, 
 
 def _pin_passed(manifest: Manifest, entry: Entry | None, head: str | None) -> str | None:
     """The words for a PR whose entry pins (`head:`) another head than HEAD, the forge's: pushed since the pin,
-    which sync composes (h244: "open upstream", the pin unsaid); None when it is not pinned, or at the pin."""
+    which sync composes (h244: "open upstream", the pin unsaid); None when it is not pinned, or at the pin. Of a
+    PR a union supersedes whole, what sync's `stale-pin` says: the pin changes nothing there (h251)."""
     if entry is None or not entry.head or not head or head.startswith(entry.head.lower()):
         return None
+    union = whole_union(manifest, entry.number)  # type: ignore[arg-type]
+    hint = f"; {superseded_pin_hint(union, head)}" if union is not None else f": {moved_pin_hint(head)}"
     return (f"pinned to {entry.head[:12]} by its entry's `head:` ({manifest.path}:{entry.line}), but the PR's head is "
-            f"now {head[:12]}: {moved_pin_hint(head)}")
+            f"now {head[:12]}{hint}")
 
 
 def _suggest(item: dict[str, Any], landed_why: str, title: str | None, known: str | None,

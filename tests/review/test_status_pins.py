@@ -1,0 +1,38 @@
+"""`status` of a pinned PR (`head:`) that a union supersedes whole: the pin changes nothing sync composes (the
+union's commit carries the PR), so "set `head:` ..., then `carrytool sync`" did nothing there (h251; h248 fixed
+sync's `stale-pin` words, not status's). status says what sync says."""
+
+from __future__ import annotations
+
+from tests.conftest import Cli
+from tests.fakeforge import FakeForge
+from tests.review.test_status import Forge, forge  # noqa: F401  (the fixture)
+
+
+def _status_of(cli: Cli, forge: Forge, number: int) -> dict:  # noqa: F811
+    with FakeForge() as fake:
+        forge.github(fake)
+        code, out = cli.json("status", "-m", forge.manifest, "--repo", forge.work.path, "--api-url", fake.url)
+    assert code == 0, out
+    [item] = [e for e in out["entries"] if e["id"] == f"pr/{number}"]
+    return item
+
+
+def test_a_pinned_pr_a_union_refolded_at_its_head_is_told_what_sync_says(cli: Cli, forge: Forge) -> None:  # noqa: F811
+    """pr/5's entry pins p5a; union u refolded it at p5b, its head (`union compose` folds the ref)."""
+    text = forge.manifest.read_text().replace(f"{{pr: 5, head: {forge.p5a}}}", f"{{pr: 5, head: {forge.p5b}}}")
+    forge.manifest.write_text(text + f"  - pr: 5\n    head: {forge.p5a}\n")
+    line = len(text.splitlines()) + 1
+    item = _status_of(cli, forge, 5)
+    assert (item["suggestion"], item["head"]) == ("keep", forge.p5b), item
+    assert item["why"] == (
+        f"open; pinned to {forge.p5a[:12]} by its entry's `head:` ({forge.manifest}:{line}), but the PR's head is "
+        f"now {forge.p5b[:12]}; carry/u provides it whole (`supersedes`), so sync composes the union's fold of it, "
+        "not the pin: to carry the new head, refold the union (`carrytool union compose u` folds the PR's head, not "
+        f"the pin), and set `head: {forge.p5b}` in the PR's entry or remove `head:`")
+
+
+def test_a_pinned_pr_no_union_supersedes_is_told_to_move_the_pin(cli: Cli, forge: Forge) -> None:  # noqa: F811
+    text = forge.manifest.read_text().replace("  - pr: 4\n", f"  - pr: 4\n    head: {forge.p4a}\n")
+    forge.manifest.write_text(text)
+    assert "then `carrytool sync`" in _status_of(cli, forge, 4)["why"]
