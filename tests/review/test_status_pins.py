@@ -4,7 +4,7 @@ sync's `stale-pin` words, not status's). status says what sync says."""
 
 from __future__ import annotations
 
-from tests.conftest import Cli
+from tests.conftest import Cli, Small
 from tests.fakeforge import FakeForge
 from tests.review.test_status import Forge, forge  # noqa: F401  (the fixture)
 
@@ -36,3 +36,17 @@ def test_a_pinned_pr_no_union_supersedes_is_told_to_move_the_pin(cli: Cli, forge
     text = forge.manifest.read_text().replace("  - pr: 4\n", f"  - pr: 4\n    head: {forge.p4a}\n")
     forge.manifest.write_text(text)
     assert "then `carrytool sync`" in _status_of(cli, forge, 4)["why"]
+
+
+def test_a_local_upstreams_pinned_pr_a_union_supersedes_is_not_sent_to_move_the_pin(cli: Cli, small: Small) -> None:
+    """A local-path upstream (`status --offline`, told from this repository) says the union carries the PR, and
+    no pin advice (a guard: it never said "move the pin, then sync" there)."""
+    from tests.pipeline.test_stale_pin_fold import _union_of_a_pinned_pr
+    good, moved, args = _union_of_a_pinned_pr(cli, small)
+    assert cli("union", "compose", "u", *args).exit_code == 0
+    assert cli("sync", *args).exit_code == 0
+    code, out = cli.json("status", *args, "--offline")
+    [item] = [e for e in out["entries"] if e["id"] == "pr/1"]
+    assert code == 0 and item["head"] == good, item
+    assert "then `carrytool sync`" not in item["why"], item["why"]
+    assert "carry/u provides it (`supersedes`): sync carries that, not the PR itself" in item["why"], item["why"]
