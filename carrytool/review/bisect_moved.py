@@ -46,13 +46,17 @@ def last_good_head(manifest: Manifest, git: Git, result: str, entry_id: str,
 
 
 def _nights(manifest: Manifest, git: Git, result: str) -> Iterator[tuple[str, dict[str, Any]]]:
-    """(where, lock document) of the nights before RESULT's, newest first, then the lock beside MANIFEST."""
+    """(where, lock document) of the nights before RESULT's, newest first, then the lock beside MANIFEST; when
+    RESULT is a night sync recorded, only the nights recorded before it (h251: the lock, a newer green night's,
+    was read as the last good night of an older red one; a lock holds no date that says it is older)."""
     recorded = recorded_locks(manifest, git)
     position = next((n for n, (_, doc) in enumerate(recorded) if doc.get("result") == result), None)
     seen = {result}
     for where, doc in recorded[position + 1:] if position is not None else recorded:
         seen.add(str(doc.get("result")))
         yield where, doc
+    if position is not None:
+        return
     path = lock_path(manifest)
     try:
         doc = parse_lock(path.read_text(encoding="utf-8"), str(path))

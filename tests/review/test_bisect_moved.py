@@ -97,3 +97,23 @@ def test_same_answer_on_the_second_git(cli: Cli, small: Small, monkeypatch: pyte
     answer = bisect(cli, small, second["result"]["sha"])
     monkeypatch.setenv("PATH", SECOND_GIT + os.pathsep + os.environ["PATH"])
     assert bisect(cli, small, second["result"]["sha"]) == answer
+
+
+def test_a_newer_green_nights_lock_is_not_the_last_good_night_of_an_older_night(cli: Cli, small: Small) -> None:
+    """h246 (from the code), h251 (reproduced): `--rev` of night 1, red (pr/1 did not have the check yet), and
+    night 2 green (pr/1 pushed with it), whose lock is beside the manifest. No night before night 1 passes, and
+    the lock, newer than night 1, was read as its last good night: "pr/1 broke it itself: moved from <night
+    2's head>". Only nights older than the one bisected are read: nobody is blamed."""
+    base = small.up.commit({"a.py": DROP}, "base with drop", parent=small.base, ref="refs/heads/main")
+    small.pr(1, {"a.py": AGAIN}, parent=base)
+    small.pr(2, {"b.py": "x = 1\ny = 20\nz = 3\n"}, parent=base)
+    small.manifest([{"pr": 1}, {"pr": 2}], asserts=[GUARD])
+    args = ("sync", "-m", small.manifest_path, "--repo", small.work.path)
+    code, first = cli.json(*args)
+    assert code == 1 and first["result"]["sha"], first
+    small.pr(1, {"a.py": CHECKED}, parent=base)
+    code, second = cli.json(*args)
+    assert code == 0 and second["result"]["sha"] != first["result"]["sha"], second
+    out, text = bisect(cli, small, first["result"]["sha"])
+    assert out["first_bad"] is None and out["moved"] == [], out
+    assert "broke it itself" not in text and "the entry no longer provides it" in text, text
