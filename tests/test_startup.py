@@ -146,3 +146,21 @@ def test_a_sync_without_a_union_imports_none_of_a_union_s_checks(small: Small) -
     assert json.loads(out)["entries"][0]["status"] == "applied"
     assert "carrytool.pipeline.landing" in modules and "carrytool.pipeline.dictkeys" in modules   # the checks ran
     assert {m for m in modules if m.startswith(UNION_ONLY)} == set()
+
+
+# what only landing's parsing checks need: imported when a landed hunk adds a definition or a dict key, or a
+# `theirs` step overrode upstream lines (pipeline.landing_parsed; issue 17: ~10 ms of a sync's start-up)
+PARSING_ONLY = ("carrytool.pipeline.dictkeys", "carrytool.pipeline.shadowed", "carrytool.pipeline.unbound",
+                "carrytool.pipeline.pystrings", "carrytool.asserts.pyscope", "carrytool.asserts.bydesign",
+                "symtable")
+
+
+def test_a_sync_whose_prs_add_no_definition_or_key_imports_none_of_the_parsing_checks(small: Small) -> None:
+    small.pr(1, {"b.py": "x = 1\ny = 20\nz = 3\n"})
+    small.pr(2, {"c.txt": "{'k': 1}\ndef f():\n"})           # (not Python: nothing a parsing check reads)
+    small.manifest([{"pr": 1}, {"pr": 2}])
+    argv = ["carrytool", "sync", "-m", str(small.manifest_path), "--repo", str(small.work.path), "--format", "json"]
+    out, modules = _imported_by(f"sys.argv = {argv!r}; from carrytool.cli import main; main()")
+    assert [e["status"] for e in json.loads(out)["entries"]] == ["applied", "applied"]
+    assert "carrytool.pipeline.landing" in modules and "carrytool.pipeline.pyadds" in modules
+    assert {m for m in modules if m.startswith(PARSING_ONLY)} == set()

@@ -21,15 +21,13 @@ import bisect
 import codecs
 import functools
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping
 
 from carrytool.gitlayer.git import Git
 from carrytool.pipeline.keptfindings import Finding, KeptFindings
+from carrytool.pipeline.pyadds import KEY, _is_key, _literal, written_keys
 from carrytool.pipeline.shadowed import UPSTREAM, owned_findings
 
-# a constant key written before a `:`, at a line's start or after `{` or `,`: a plain string literal (no escapes), an integer, a one-line tuple
-KEY = re.compile(rb"""(?:^|[{,])[ \t]*((?:[bBuU]?(['"])(?:(?!\2)[^\\\n])*\2)|\d+|\([^()\n]*\))[ \t]*:(?!=)""",
-                 re.M)
 Owners = Mapping[int, tuple[str, frozenset[object]]]    # line -> (the entry that landed it, keys its hunk removed)
 # a line whose first token is `def` or `class` (or `async def`): no expression holds one (see _reach)
 _BARRIER = re.compile(rb"^[ \t\f]*(?:async[ \t\f]+)?(?:def|class)[ \t\f]", re.M)
@@ -38,38 +36,6 @@ _SPANS = re.compile(rb"'''|\"\"\"|\\[\r\n]")
 # a source encoding declaration (PEP 263), read as Python reads it on the first two lines
 _CODING = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
 SEPARATE_DISPLAYS = True     # the scan tells writes a def or class line separates apart (tests compare both)
-
-
-def written_keys(lines: Sequence[bytes]) -> frozenset[object]:
-    """The constant keys LINES (a hunk's added or removed lines) seem to write, by value."""
-    return frozenset(_values(b"\n".join(lines))) if any(b":" in line for line in lines) else frozenset()
-
-
-def adds_key(added: Sequence[bytes], removed: Sequence[bytes] = ()) -> bool:
-    """Whether ADDED writes a key that REMOVED (the same hunk's) did not."""
-    new = written_keys(added)
-    return bool(new) and not new <= written_keys(removed)
-
-
-def _values(data: bytes) -> Iterator[object]:
-    for match in KEY.finditer(data):
-        value = _literal(match.group(1))
-        if value is not None:
-            yield value
-
-
-def _literal(token: bytes) -> object:
-    try:
-        value = ast.literal_eval(token.decode("utf-8"))
-    except (ValueError, SyntaxError, UnicodeDecodeError, MemoryError, RecursionError):
-        return None
-    return value if _is_key(value) else None
-
-
-def _is_key(value: object) -> bool:
-    if isinstance(value, tuple):
-        return all(_is_key(v) for v in value)
-    return isinstance(value, (str, bytes, int)) and not isinstance(value, bool)
 
 
 def duplicate_keys(git: Git, tip: str, owners: Mapping[str, Owners], kept: KeptFindings | None = None

@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING
 
 from carrytool.gitlayer.env import ZERO
 from carrytool.gitlayer.git import EMPTY_TREE, Change, Git
-from carrytool.pipeline.dictkeys import adds_key
 from carrytool.pipeline.hunks import Hunk, find_block, read_hunks, says_nothing
 from carrytool.pipeline.keptfindings import KeptFindings
 from carrytool.pipeline.landing_clobbers import _Clobbers
@@ -32,7 +31,7 @@ from carrytool.pipeline.landing_parsed import _ParsedChecks
 from carrytool.pipeline.landing_provided import _ProvidedAccounting, has_change
 from carrytool.pipeline.landing_records import Accounting, Owner, _Entry, own_base
 from carrytool.pipeline.plan import APPLIED, Step
-from carrytool.pipeline.shadowed import adds_definition
+from carrytool.pipeline.pyadds import adds_definition, adds_key
 
 if TYPE_CHECKING:
     from carrytool.pipeline.leftout import LeftOut

@@ -1,13 +1,13 @@
 """The landing checks that parse the composed modules: shadowed definitions, duplicate dict keys and names
-left unbound, each owned line blamed on the entry that landed it (a mixin of landing._Accountant)."""
+left unbound, each owned line blamed on the entry that landed it (a mixin of landing._Accountant). Each
+imports its check (and the parsing code under it) when it has a file to look at: a sync whose PRs add no
+definition or key, and override nothing, loads none of them (tests/test_startup.py)."""
 
 from __future__ import annotations
 
-from carrytool.pipeline.dictkeys import duplicate_keys, written_keys
 from carrytool.pipeline.landing_records import Owner
 from carrytool.pipeline.plan import Step
-from carrytool.pipeline.shadowed import defined_names, shadowed_definitions
-from carrytool.pipeline.unbound import binding_line, loose_names, unbound_names
+from carrytool.pipeline.pyadds import defined_names, written_keys
 
 
 class _ParsedChecks:
@@ -17,6 +17,8 @@ class _ParsedChecks:
         nothing was dropped, and the composed file is what the merges made."""
         if not self.tip or not self.defining:
             return
+        from carrytool.pipeline.shadowed import shadowed_definitions
+
         owners: dict[str, dict[int, tuple[str, frozenset[str]]]] = {}
         for path in dict.fromkeys(self.renamed.get(p, p) for p in sorted(self.defining)):   # a later step moved it
             owners[path] = {line: (self.applied[step].id, self._redefined(step, hunk))
@@ -29,6 +31,8 @@ class _ParsedChecks:
         as `account_shadowed`'s."""
         if not self.tip or not self.keying:
             return
+        from carrytool.pipeline.dictkeys import duplicate_keys
+
         removed: dict[Owner, tuple[str, frozenset[object]]] = {}      # each hunk's keys, read once
         for owner in {o for p in self.keying for o in self.ledger.get(self.renamed.get(p, p), {}).values()}:
             step, hunk = owner
@@ -41,6 +45,10 @@ class _ParsedChecks:
         """A name the composed module loads that nothing binds any more, where an `on_conflict: theirs` step
         overrode upstream lines (pipeline.unbound): bound (or unused) before that step and in the entry's own
         version, unbound after it and at the tip. The binding the step's resolution dropped is named."""
+        if not self.overridden:
+            return
+        from carrytool.pipeline.unbound import loose_names, unbound_names
+
         for index, path in self.overridden:
             at = self.renamed.get(path, path)
             tip = self.git.file_at(self.tip, at) if self.tip else None     # type: ignore[arg-type]
@@ -58,6 +66,8 @@ class _ParsedChecks:
                     self.result.warnings.append(self._unbound(step, at, name, line, versions[1]))
 
     def _unbound(self, step: Step, path: str, name: str, line: int, before: bytes | None) -> dict[str, object]:
+        from carrytool.pipeline.unbound import binding_line
+
         bound = binding_line(before, name) if before is not None else None
         text = before.split(b"\n")[bound - 1].strip().decode("utf-8", "replace") if before and bound else None
         dropped = f" dropped `{text}` (line {bound} before it)" if text else " dropped its binding"

@@ -31,31 +31,12 @@ from carrytool.asserts.bydesign import Definition, by_design, overload_names
 from carrytool.asserts.pyscope import compound_blocks
 from carrytool.gitlayer.git import Git
 from carrytool.pipeline.keptfindings import Finding, KeptFindings
+from carrytool.pipeline.pyadds import DEF_LINE, _name
 from carrytool.pipeline.pystrings import triple_quoted
 
-# a name's bytes: ASCII letters, digits, `_`, and any byte of a UTF-8 letter (helper-111: `def été()`)
-DEF_LINE = re.compile(rb"^([ \t]*)(?:async[ \t]+def|def|class)[ \t]+([A-Za-z_\x80-\xff][A-Za-z0-9_\x80-\xff]*)", re.M)
 UPSTREAM = "upstream"
 
 Owners = Mapping[int, tuple[str, frozenset[str]]]    # line -> (the entry that landed it, names its hunk removed)
-
-
-def defined_names(lines: Sequence[bytes]) -> frozenset[str]:
-    """The names LINES (a hunk's added or removed lines) define with a `def`/`class` line."""
-    if not any(b"def" in line or b"class" in line for line in lines):
-        return frozenset()
-    return frozenset(_name(m.group(2)) for m in DEF_LINE.finditer(b"\n".join(lines)))
-
-
-def _name(raw: bytes) -> str:
-    return raw.decode("utf-8", "replace")
-
-
-def adds_definition(added: Sequence[bytes], removed: Sequence[bytes] = ()) -> bool:
-    """Whether ADDED defines a name that REMOVED (the same hunk's) did not: a new definition, not a def line
-    rewritten."""
-    new = defined_names(added)
-    return bool(new) and not new <= defined_names(removed)
 
 
 def owner(owners: Owners, line: int, name: str) -> str:

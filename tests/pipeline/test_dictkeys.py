@@ -8,7 +8,8 @@ import ast
 
 import pytest
 
-from carrytool.pipeline.dictkeys import _dicts, _found, _suspect, adds_key, written_keys
+from carrytool.pipeline.dictkeys import _dicts, _found, _suspect
+from carrytool.pipeline.pyadds import adds_key, written_keys
 from tests.conftest import Cli, Small
 from tests.pipeline.test_sync import sync
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import gc
 
-from carrytool.pipeline.shadowed import adds_definition, no_collection, parse_module
+from carrytool.pipeline.pyadds import adds_definition
+from carrytool.pipeline.shadowed import no_collection, parse_module
 from tests.conftest import Cli, Small
 from tests.pipeline.test_sync import sync
 
