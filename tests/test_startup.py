@@ -164,3 +164,4 @@ def test_a_sync_whose_prs_add_no_definition_or_key_imports_none_of_the_parsing_c
     assert [e["status"] for e in json.loads(out)["entries"]] == ["applied", "applied"]
     assert "carrytool.pipeline.landing" in modules and "carrytool.pipeline.pyadds" in modules
     assert {m for m in modules if m.startswith(PARSING_ONLY)} == set()
+    assert {m for m in modules if m.startswith("carrytool.render")} == set()     # json: no text renderer, no bar

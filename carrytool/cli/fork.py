@@ -54,14 +54,12 @@ def sync(
 
     def body() -> int:
         from carrytool.pipeline.sync import SyncOptions, run_sync
-        from carrytool.render.text import progress_reporter
 
         _check_format(fmt, ("text", "json"))
         _check_report(report, manifest)
         with _report_failure("sync", report, fmt):
             loaded = _load(manifest)
-            with _open_git(repo, quarantine=True) as git, \
-                    progress_reporter(sys.stderr, fmt == "text" and not _State.quiet) as progress:
+            with _open_git(repo, quarantine=True) as git, _progress(fmt == "text" and not _State.quiet) as progress:
                 options = SyncOptions(offline=offline, locked=locked, push=push, dry_run=dry_run, strict=strict,
                                       wait=wait)
                 result = run_sync(loaded, git, options, progress, notify=_say)
@@ -72,6 +70,18 @@ def sync(
         return result.exit_code
 
     _run(body)
+
+
+def _progress(shown: bool):  # noqa: ANN202 - a context manager yielding the progress callback or None
+    """The progress bar (render.text, imported only when one may show: `--format json` and -q render no
+    text, so a nightly sync loads none of the text renderer)."""
+    if not shown:
+        from contextlib import nullcontext
+
+        return nullcontext()
+    from carrytool.render.text import progress_reporter
+
+    return progress_reporter(sys.stderr, True)
 
 
 @app.command()

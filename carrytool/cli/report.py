@@ -52,7 +52,6 @@ def _error_line(report) -> None:  # noqa: ANN001
 
 def _emit(report, fmt: str, report_file: Optional[Path]) -> None:  # noqa: ANN001
     from carrytool.pipeline.report import write_report
-    from carrytool.render.text import render_quiet, render_report
 
     dumped = report.dumps() if fmt == "json" else None     # once, for the file and stdout alike
     unwritten: CarryError | None = None
@@ -63,9 +62,13 @@ def _emit(report, fmt: str, report_file: Optional[Path]) -> None:  # noqa: ANN00
             unwritten = exc
     if dumped is not None:
         sys.stdout.write(dumped)
-    elif not _State.quiet:
+    elif not _State.quiet:       # (the text renderer is imported for text only: not by a nightly json run)
+        from carrytool.render.text import render_report
+
         render_report(report, sys.stdout, verbose=_State.verbose, invocation=_invocation(), show_error=False)
     else:  # quiet hides progress and detail, never the reasons for a failure
+        from carrytool.render.text import render_quiet
+
         render_quiet(report, sys.stdout, invocation=_invocation())
     _error_line(report)
     if unwritten is not None:
