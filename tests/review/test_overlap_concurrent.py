@@ -381,7 +381,9 @@ def test_pairs_whose_first_changes_nothing_on_upstream_are_decided_without_a_mer
     assert (code, settled) == (again_code, again)
     kinds = {tuple(o["entries"]): o["kind"] for o in settled["overlaps"]}
     assert kinds[("pr/3", "pr/5")] == "conflict"           # a pair that still merges still conflicts
-    assert kinds[("pr/1", "pr/2")] == "same-file"          # pr/2's conflict is upstream's, not pr/1's
+    # pr/1 and pr/4 were skipped as merged upstream: their pairs, decided all the same, are left out of the map
+    assert not any({"pr/1", "pr/4"} & set(pair) for pair in kinds)
+    assert settled["plan"]["overlaps_left_out"] == ["pr/1", "pr/4"]
 
 
 def _slow_blob_reads(cli: Cli, small: Small, monkeypatch: pytest.MonkeyPatch, log: list[str]) -> None:
@@ -444,7 +446,7 @@ def test_a_pr_upstream_already_has_conflicts_with_no_earlier_entry(cli: Cli, sma
     """A later PR upstream already has is never composed (sync skips it as merged-upstream, even where the
     chained merge onto an earlier entry conflicts): an earlier PR that rewrote its lines on top of upstream
     does not conflict with it (a trial on python/mypy: pr/21868 "conflicted" with pr/21839, merged upstream,
-    every morning). The pair still shares its file."""
+    every morning). Its pairs are left out of the overlap map, as every merged-upstream entry's are (h244)."""
     def body(edits: dict[int, str]) -> str:
         return "".join(f"{edits.get(i, f'line {i}')}\n" for i in range(30))
 
@@ -457,8 +459,7 @@ def test_a_pr_upstream_already_has_conflicts_with_no_earlier_entry(cli: Cli, sma
     code, report = cli.json("explain", "-m", small.manifest_path, "--repo", small.work.path)
     assert code == 0
     assert {e["id"]: e.get("reason") for e in report["entries"]} == {"pr/1": None, "pr/2": "merged-upstream"}
-    assert [(o["entries"], o["kind"], o["files"]) for o in report["overlaps"]] == \
-        [(["pr/1", "pr/2"], "same-file", ["pkg/a.txt"])]
+    assert report["overlaps"] == [] and report["plan"]["overlaps_left_out"] == ["pr/2"]
     assert report["suggestions"] == []
 
 
