@@ -10,7 +10,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from carrytool.cli.inputs import _check_format, _check_report, _load, _open_git, _usage
+from carrytool.cli.inputs import _check_format, _check_report, _load, _load_kept, _open_git, _usage
 from carrytool.cli.options import (
     ManifestOpt,
     QuietOpt,
@@ -58,12 +58,14 @@ def sync(
         _check_format(fmt, ("text", "json"))
         _check_report(report, manifest)
         with _report_failure("sync", report, fmt):
-            loaded = _load(manifest)
-            with _open_git(repo, quarantine=True) as git, _progress(fmt == "text" and not _State.quiet) as progress:
+            git, loaded, kept_yaml = _load_kept(manifest, repo)
+            with git, _progress(fmt == "text" and not _State.quiet) as progress:
                 options = SyncOptions(offline=offline, locked=locked, push=push, dry_run=dry_run, strict=strict,
                                       wait=wait)
                 result = run_sync(loaded, git, options, progress, notify=_say)
                 git.keep_named(result.names())      # every SHA the report names persists
+                if not dry_run:                     # (a dry run writes nothing)
+                    kept_yaml.save()
         if dry_run:
             result.extra["dry_run"] = True
         _emit(result, fmt, report)

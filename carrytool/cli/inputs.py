@@ -14,6 +14,26 @@ def _load(manifest: Optional[Path]):  # noqa: ANN202
     return load_manifest(manifest_path(manifest))
 
 
+def _load_kept(manifest: Optional[Path], repo: Path):  # noqa: ANN202
+    """The repository (quarantined, as sync opens it), the manifest read with what an earlier run parsing the
+    same text kept under its git dir (`pipeline.keptyaml`), and that keeper (`save` it when the command keeps
+    what it learned). A bad manifest is the error named first, as `_load` then `_open_git` name them."""
+    from carrytool.manifest.load import load_manifest, manifest_path
+    from carrytool.pipeline.keptyaml import KeptYaml
+
+    try:
+        git = _open_git(repo, quarantine=True)
+    except CarryError:
+        _load(manifest)
+        raise
+    try:
+        kept = KeptYaml(git.common_dir / "carrytool" / "cache", git.version)
+        return git, load_manifest(manifest_path(manifest), kept), kept
+    except BaseException:
+        git.close()
+        raise
+
+
 def _open_git(repo: Path, *, quarantine: bool = False):  # noqa: ANN202
     from carrytool.gitlayer.git import Git
 

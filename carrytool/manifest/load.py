@@ -8,7 +8,7 @@ from pathlib import Path
 from carrytool.errors import ManifestError
 from carrytool.manifest.build import build_manifest
 from carrytool.manifest.model import DEFAULT_MANIFEST, Manifest
-from carrytool.manifest.yamlload import load_yaml
+from carrytool.manifest.yamlload import Keeper, load_yaml
 
 
 def manifest_path(option: str | Path | None) -> Path:
@@ -17,8 +17,9 @@ def manifest_path(option: str | Path | None) -> Path:
     return Path(chosen)
 
 
-def load_manifest(path: str | Path) -> Manifest:
-    """Read and validate the manifest at PATH; raise ManifestError naming key path and line."""
+def load_manifest(path: str | Path, kept: Keeper | None = None) -> Manifest:
+    """Read and validate the manifest at PATH; raise ManifestError naming key path and line. KEPT: what an
+    earlier parse of the same text gave (sync's, `pipeline.keptyaml`); validated all the same."""
     path = Path(path)
     try:
         raw = path.read_bytes()
@@ -31,9 +32,9 @@ def load_manifest(path: str | Path) -> Manifest:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ManifestError(f"the manifest is not UTF-8 (byte {exc.start})", where=str(path)) from None
-    return parse_manifest(text, path)
+    return parse_manifest(text, path, kept)
 
 
-def parse_manifest(text: str, path: Path) -> Manifest:
+def parse_manifest(text: str, path: Path, kept: Keeper | None = None) -> Manifest:
     """Validate manifest TEXT (read from PATH) and build the Manifest."""
-    return build_manifest(load_yaml(text, str(path)), text, path)
+    return build_manifest(load_yaml(text, str(path), kept), text, path)

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from carrytool.errors import ManifestError
-from carrytool.manifest import yamlload
+from carrytool.manifest import yamlload, yamlparse
 
 ROOT = Path(__file__).resolve().parents[2]
 TRICKY = """\
@@ -47,12 +47,12 @@ def _shape(value: object) -> object:
 
 
 def _both(text: str) -> tuple[object, object]:
-    fast = _shape(yamlload._load_with(yamlload._FAST_LOADER, text, "m.yaml"))
-    pure = _shape(yamlload._load_with(yaml.SafeLoader, text, "m.yaml"))
+    fast = _shape(yamlparse._load_with(yamlparse._FAST_LOADER, text, "m.yaml"))
+    pure = _shape(yamlparse._load_with(yaml.SafeLoader, text, "m.yaml"))
     return fast, pure
 
 
-@pytest.mark.skipif(yamlload._FAST_LOADER is None, reason="PyYAML without libyaml")
+@pytest.mark.skipif(yamlparse._FAST_LOADER is None, reason="PyYAML without libyaml")
 @pytest.mark.parametrize("source", ["tricky", "carries/vllm-intarweb.yaml", "demo"])
 def test_the_fast_loader_reads_what_the_pure_one_reads(source: str, tmp_path: Path) -> None:
     if source == "tricky":
@@ -72,7 +72,7 @@ def test_a_refused_document_gives_the_pure_loaders_error(text: str) -> None:
     with pytest.raises(ManifestError) as got:
         yamlload.load_yaml(text, "m.yaml")
     with pytest.raises(ManifestError) as pure:
-        yamlload._load_with(yaml.SafeLoader, text, "m.yaml")
+        yamlparse._load_with(yaml.SafeLoader, text, "m.yaml")
     assert str(got.value) == str(pure.value)
 
 
@@ -82,6 +82,6 @@ def test_a_refused_document_gives_the_pure_loaders_error(text: str) -> None:
                                   "a: [x ? y : z]\n"])        # read as [{'x ? y': 'z'}] by libyaml
 def test_what_the_pure_loader_refuses_is_refused_with_libyaml_too(text: str) -> None:
     with pytest.raises(ManifestError):
-        yamlload._load_with(yaml.SafeLoader, text, "m.yaml")
+        yamlparse._load_with(yaml.SafeLoader, text, "m.yaml")
     with pytest.raises(ManifestError):
         yamlload.load_yaml(text, "m.yaml")
