@@ -164,6 +164,14 @@ def render_status(report: dict[str, Any], stream: TextIO, *, invocation: str = "
         out("  a refold would ask nothing\n")
 
 
+_NOW = {"unresolved": "conflict markers remain", "resolved": "resolved (no conflict markers left)",
+        "gone": "gone from the scratch tree: continue refuses it (both sides' changes to it would be dropped)",
+        "link": "a symbolic link in the scratch tree now: continue refuses it (both sides' changes to it would be "
+                "dropped)",
+        "directory": "a directory in the scratch tree now: continue refuses it (both sides' changes to it would be "
+                     "dropped)"}
+
+
 def _under_way(fold: dict[str, Any], out, name: str, invocation: str) -> None:  # noqa: ANN001 - a stream's write
     """A fold under way (status's `fold`): where it stopped and the commands that go on with it or drop it."""
     go_on = fold.get("continue") or f"carrytool union continue {shlex.quote(name)}{invocation}"
@@ -175,6 +183,11 @@ def _under_way(fold: dict[str, Any], out, name: str, invocation: str) -> None:  
     if fold.get("stopped"):
         files = ", ".join(f["file"] for f in fold["files"])
         out(f"  a fold is under way, stopped at {fold['at']} on a conflict: {files}\n")
+        for item in fold["files"]:
+            if item.get("now") and (item["now"] != "unresolved" or len(fold["files"]) > 1):
+                out(f"    {item['file']}: {_NOW[item['now']]}")
+                out(f"; restore it, or drop it from the union on purpose:  {go_on} --take {shlex.quote(item['file'])}\n"
+                    if item["now"] in ("gone", "link", "directory") else "\n")
         out(f"  resolve it in the scratch tree ({fold['scratch']}), then:  {go_on}\n")
     else:
         out("  a fold is under way (interrupted between its steps: nothing to resolve)\n")

@@ -4,12 +4,14 @@ a refold would reuse from the resolution store and what it would ask."""
 from __future__ import annotations
 
 import shlex
+from pathlib import Path
 from typing import Any
 
 from carrytool.errors import InputError
 from carrytool.gitlayer.git import Git
 from carrytool.manifest import paths as pathmatch
 from carrytool.union.fold import Union
+from carrytool.union.resolutions import has_markers
 
 
 def status(union: Union, *, offline: bool) -> dict[str, Any]:
@@ -61,9 +63,32 @@ def _under_way(union: Union) -> dict[str, Any]:
         fold["continue"], fold["abort"] = (_with_manifest(union, verb, fold["manifest"])
                                            for verb in ("continue", "abort"))
     if conflict:
+        root = Path(state["scratch"])
         fold.update(stopped=True, at=f"pr/{conflict['pr']}",
-                    files=[{"file": c["file"], "kind": c["kind"], "entries": c["entries"]} for c in conflict["files"]])
+                    files=[{"file": c["file"], "kind": c["kind"], "entries": c["entries"], "now": _now(root, c)}
+                           for c in conflict["files"]])
     return fold
+
+
+def _now(root: Path, conflict: dict[str, Any]) -> str | None:
+    """Where the conflicted file of CONFLICT (a stop's record) stands in the scratch tree ROOT: "unresolved"
+    (conflict markers remain), "resolved" (none left), or what `union continue` refuses (union.taken: both
+    sides' changes would be dropped) unless the file is taken by name: "gone", "link", "directory". None for
+    a conflict of another kind, or one decided by deleting the file (those have no markers to resolve)."""
+    if conflict["kind"] == "other" or conflict.get("deletes_file"):
+        return None
+    path = root / conflict["file"]
+    if path.is_symlink():
+        return "link"
+    if path.is_dir():
+        return "directory"
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return "gone"
+    except OSError:
+        return None
+    return "unresolved" if has_markers(data) else "resolved"
 
 
 def _with_manifest(union: Union, verb: str, manifest: str) -> str:

@@ -272,7 +272,8 @@ def test_status_of_a_stopped_fold_names_continue_and_abort_not_compose(cli: Cli,
     code, [doc] = cli.json("union", "status", "u", *fold.args())
     assert code == 0 and doc["under_way"] is True
     assert doc["fold"] == {"stopped": True, "at": "pr/2", "files": [{"file": "a.py", "kind": "content",
-                                                                     "entries": ["pr/1", "pr/2"]}],
+                                                                     "entries": ["pr/1", "pr/2"],
+                                                                     "now": "unresolved"}],
                            "scratch": str(fold.scratch), "manifest": str(fold.manifest.resolve()), "corrupt": None,
                            "continue": f"carrytool union continue u {options}",
                            "abort": f"carrytool union abort u {options}"}
@@ -281,6 +282,49 @@ def test_status_of_a_stopped_fold_names_continue_and_abort_not_compose(cli: Cli,
     assert pasted.exit_code == 0, pasted.output
     code, [doc] = cli.json("union", "status", "u", *fold.args())
     assert doc["under_way"] is False and doc["fold"] is None
+
+
+def test_status_of_a_stopped_fold_says_where_each_conflicted_file_stands(cli: Cli, tmp_path: Path) -> None:
+    """A conflicted file deleted, made a link or a directory in the scratch tree: status says continue will
+    refuse it (union.taken) and how to go on, before the user runs continue; a resolved one is said so."""
+    fold = Fold(tmp_path)
+    assert cli("union", "compose", "u", *fold.args()).exit_code == 3
+    options = " ".join(shlex.quote(str(a)) for a in fold.args())
+    go_on = f"carrytool union continue u {options}"
+    target = fold.scratch / "a.py"
+    conflicted = target.read_bytes()
+
+    def now() -> tuple[str, str]:
+        status = cli("union", "status", "u", *fold.args())
+        assert status.exit_code == 0, status.output
+        code, [doc] = cli.json("union", "status", "u", *fold.args())
+        assert code == 0
+        [item] = doc["fold"]["files"]
+        return item["now"], status.stdout
+
+    state, text = now()
+    assert state == "unresolved" and "    a.py:" not in text        # one file, unresolved: as before
+    target.unlink()
+    state, text = now()
+    assert state == "gone"
+    assert ("    a.py: gone from the scratch tree: continue refuses it (both sides' changes to it would be dropped); "
+            f"restore it, or drop it from the union on purpose:  {go_on} --take a.py\n") in text
+    assert cli("union", "continue", "u", *fold.args()).exit_code == 3        # as status said
+    target.symlink_to("b.py")
+    state, text = now()
+    assert state == "link" and "    a.py: a symbolic link in the scratch tree now: continue refuses it" in text
+    target.unlink()
+    target.mkdir()
+    (target / "x").write_text("x\n")
+    state, text = now()
+    assert state == "directory" and "    a.py: a directory in the scratch tree now: continue refuses it" in text
+    (target / "x").unlink()
+    target.rmdir()
+    target.write_bytes(conflicted)
+    resolve_both(target)
+    state, text = now()
+    assert state == "resolved" and "    a.py: resolved (no conflict markers left)\n" in text
+    assert cli("union", "continue", "u", *fold.args()).exit_code == 0
 
 
 def test_status_of_a_fold_whose_state_is_corrupt_names_abort(cli: Cli, tmp_path: Path) -> None:
