@@ -46,24 +46,43 @@ def owner(owners: Owners, line: int, name: str) -> str:
     return UPSTREAM if found is None or name in found[1] else found[0]
 
 
+Scan = tuple[Callable[[bytes], list[Finding]], Callable[[list[Finding], Owners], bool]]
+
+
 def owned_findings(git: Git, tip: str, owners: Mapping[str, Owners], suspect: Callable[[bytes, Owners], bool],
-                   check: str, find: Callable[[ast.Module], list[Finding]], kept: KeptFindings | None = None
-                   ) -> Iterator[tuple[str, Owners, list[Finding]]]:
+                   check: str, find: Callable[[ast.Module], list[Finding]], kept: KeptFindings | None = None,
+                   scan: Scan | None = None) -> Iterator[tuple[str, Owners, list[Finding]]]:
     """Each file of OWNERS (path -> who landed which lines) at TIP that the cheap SUSPECT scan says may hold
     what is looked for, with what FIND finds in it parsed, when it finds something: kept by blob in KEPT,
     as CHECK's (pipeline.keptfindings), so a blob is parsed for a check once. A file not Python this
     interpreter reads has no finding: nothing is said of it (the shadowed-definition and duplicate-key
-    checks)."""
+    checks). SCAN: SUSPECT in its two parts, what the scan finds in a blob whoever landed what (kept by
+    blob in KEPT too: a blob a run found before is not even read) and whether that is a suspect given who
+    landed which lines (judged every run)."""
     for path, owned in sorted(owners.items()):
         at = git.file_entry(tip, path)
         if at is None:
             continue
-        data = git.read_blob(at[1])
-        if not suspect(data, owned):
-            continue
+        data: bytes | None = None
+        if scan is not None:
+            scan_key = kept.key(f"{check}-scan", at[1]) if kept is not None else ""
+            scanned = kept.get(scan_key) if kept is not None else None
+            if scanned is None:
+                data = git.read_blob(at[1])
+                scanned = scan[0](data)
+                if kept is not None:
+                    kept.put(scan_key, scanned)
+            if not scan[1](scanned, owned):
+                continue
+        else:
+            data = git.read_blob(at[1])
+            if not suspect(data, owned):
+                continue
         key = kept.key(check, at[1]) if kept is not None else ""
         found = kept.get(key) if kept is not None else None
         if found is None:
+            if data is None:
+                data = git.read_blob(at[1])
             with no_collection():
                 module = parse_module(data)
                 found = find(module) if module is not None else []
@@ -79,7 +98,8 @@ def shadowed_definitions(git: Git, tip: str, owners: Mapping[str, Owners], kept:
     other line is upstream's), for the files where an entry added a definition. KEPT: what earlier runs
     found parsing the same blobs."""
     out: list[dict[str, object]] = []
-    for path, owned, found in owned_findings(git, tip, owners, _suspect, "shadowed", _found, kept):
+    for path, owned, found in owned_findings(git, tip, owners, _suspect, "shadowed", _found, kept,
+                                             scan=(_scan, _suspected)):
         for scope, name, lines in found:
             by = [owner(owned, line, name) for line in lines]
             if len(set(by)) > 1:
@@ -128,18 +148,31 @@ def _suspect(data: bytes, owned: Owners, *, owned_apart: bool = True) -> bool:
     quote in a comment with the next docstring and leave out what lies between (helper-112). So the file
     is read with those strings left out, and as it is: a pair either way is a suspect. (Python's own
     pairing, `strings_exactly`, cost 40-100 ms a sync more on real corpora.)"""
+    return _suspected(_scan(data), owned, owned_apart=owned_apart)
+
+
+def _scan(data: bytes) -> list[Finding]:
+    """`_suspect`'s scan of DATA, whoever landed what: each (scope, name) it finds defined twice, with its
+    lines, read with the triple-quoted strings left out ("strings out: <scope's line>") and, when some `def`
+    stood inside one, as it is ("as is: <scope's line>")."""
     matches = list(DEF_LINE.finditer(data))
     if len(matches) < 2:
-        return False
+        return []
     spans = [(start, end) for start, end, _quote, _passed in triple_quoted(data)
              if end > 0 and data.find(b"\n", start, end) >= 0]
     starts = [start for start, _end in spans]
     inside = [(at := bisect.bisect_right(starts, m.start()) - 1) >= 0 and m.start() < spans[at][1] for m in matches]
-    return _pairs(data, [m for m, skip in zip(matches, inside) if not skip], owned, owned_apart) or \
-        (any(inside) and _pairs(data, matches, owned, owned_apart))
+    found = _pairs(data, [m for m, skip in zip(matches, inside) if not skip], "strings out")
+    return found + (_pairs(data, matches, "as is") if any(inside) else [])
 
 
-def _pairs(data: bytes, matches: list[re.Match[bytes]], owned: Owners, owned_apart: bool) -> bool:
+def _suspected(found: list[Finding], owned: Owners, *, owned_apart: bool = True) -> bool:
+    """Whether a name `_scan` FOUND defined twice in one scope is not defined both times by the same side
+    (OWNED: who landed which line); with OWNED_APART false, whoever defined it."""
+    return any(not owned_apart or len({owner(owned, n, name) for n in lines}) > 1 for _where, name, lines in found)
+
+
+def _pairs(data: bytes, matches: list[re.Match[bytes]], variant: str) -> list[Finding]:
     seen: dict[tuple[int, bytes], list[int]] = {}
     stack: list[tuple[int, int, bool]] = []        # (indentation, line, a class) of the enclosing definitions
     line, pos = 1, 0
@@ -152,8 +185,7 @@ def _pairs(data: bytes, matches: list[re.Match[bytes]], owned: Owners, owned_apa
         if all(is_class for _indent, _line, is_class in stack) and match.group(2) != b"_":
             seen.setdefault((stack[-1][1] if stack else 0, match.group(2)), []).append(line)
         stack.append((indent, line, data.startswith(b"class", match.end(1))))
-    return any(len(lines) > 1 and (not owned_apart or len({owner(owned, n, _name(name)) for n in lines}) > 1)
-               for (_scope, name), lines in seen.items())
+    return [(f"{variant}: {scope}", _name(name), lines) for (scope, name), lines in seen.items() if len(lines) > 1]
 
 
 

@@ -5,6 +5,7 @@ Differential: each run's warnings are compared with those of a run that parses e
 from __future__ import annotations
 
 import json
+import subprocess
 
 import pytest
 
@@ -51,6 +52,19 @@ def _parses(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return made
 
 
+def _scans(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """A list that counts the blobs the shadowed-definition check scans (one item per scan)."""
+    made: list[int] = []
+    real = shadowed._scan
+
+    def spy(data: bytes):  # noqa: ANN202
+        made.append(1)
+        return real(data)
+
+    monkeypatch.setattr(shadowed, "_scan", spy)
+    return made
+
+
 def _warnings(report: dict) -> list[dict]:
     return [w for w in report["warnings"] if w["kind"] in KINDS]
 
@@ -75,13 +89,14 @@ def test_a_module_parsed_by_sync_is_not_parsed_again(cli: Cli, small: Small, mon
         [("duplicate-key", "(20, 'x')"), ("duplicate-key", "b'new'"), ("shadowed-definition", "added")]
     assert len(parses) == 2                  # the one module, once for each check
     [kept] = (small.work.path / "carrytool" / "cache").glob("findings-git*.json")
-    assert len(json.loads(kept.read_text())["findings"]) == 2
+    assert len(json.loads(kept.read_text())["findings"]) == 3     # and the shadowed check's scan of it
     # the bench's cold explain keeps what a sync wrote, as a reviewer's explain after the nightly sync finds it
     assert all(p.name.startswith(SYNC_KEEPS) for p in kept.parent.iterdir())
+    scans = _scans(monkeypatch)
     for command, args in (("sync", ()), ("explain", ("--offline", "--format", "json")), ("sync", ("--dry-run",))):
         parses.clear()
         assert _warnings(_run(cli, small, command, *args)) == first, command
-        assert parses == [], command
+        assert parses == [] and scans == [], command       # the blob not even scanned again
     parses.clear()
     assert _warnings(_fresh(cli, small, monkeypatch, "sync", "--dry-run")) == first and len(parses) == 2
 
@@ -115,3 +130,20 @@ def test_a_kept_finding_is_read_with_this_run_s_owners(cli: Cli, small: Small, m
     assert warm == _warnings(_fresh(cli, small, monkeypatch, "sync", "--dry-run"))
     assert [w["by"] for w in warm] == [["pr/1", "pr/3"]] * 3
     assert json.dumps(warm) == json.dumps(first).replace("pr/2", "pr/3")
+
+
+def test_a_kept_scan_is_judged_with_this_run_s_owners(cli: Cli, small: Small, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The blob the scan found `added` defined twice in, composed by one PR alone: one side's own pair, no
+    warning, though the scan kept from the night before (two PRs' definitions) is read, not redone."""
+    _corpus(small)
+    assert [w["name"] for w in _warnings(_run(cli, small, "sync")) if w["kind"] == "shadowed-definition"] == \
+        ["added"]
+    composed = subprocess.run(["git", "-C", str(small.work.path), "show", "refs/heads/dev:m.py"], check=True,
+                              capture_output=True, text=True).stdout
+    small.pr(4, {"m.py": composed})
+    small.manifest([{"pr": 4}])
+    scans = _scans(monkeypatch)
+    alone = _run(cli, small, "sync", "--dry-run")
+    assert scans == []                      # the same blob: its scan is read back
+    assert [w for w in _warnings(alone) if w["kind"] == "shadowed-definition"] == []
+    assert _warnings(alone) == _warnings(_fresh(cli, small, monkeypatch, "sync", "--dry-run"))
