@@ -76,11 +76,21 @@ def next_steps(report: Report, invocation: Invocation | None = None, unions: Seq
             if carries:      # only PRs can be superseded: a fork carry is made to apply on the union
                 ways.append(f"rebase {', '.join(carries)} onto {standing[0]} (a fork carry cannot join `supersedes`)")
             fold = " and ".join(ways)
+        elif len(numbers) < 2 and len(numbers) < len(group):   # a fork carry meets one PR or a carry (h254)
+            later = [m for m in group if not m.startswith("pr/")][-1]
+            onto = [m for m in group if m != later]
+            them = ", ".join(onto)
+            fold = (f"rebase {later} onto {them} (a fork carry cannot join a union's `supersedes`), or drop it if "
+                    f"{them} {'does' if len(onto) == 1 else 'do'} what it does")
         else:
             shows = "the overlap map shows where" if report.command == "explain" else \
                 f"`{run.command('explain')}` shows the overlap, and the PRs that also conflict with them"
-            fold = f"fold {', '.join(group)} into a union ({shows}; " \
-                   f"`{run.command('union', 'new', 'NAME', *numbers)}` starts it)"
+            carries = [m for m in group if not m.startswith("pr/")]
+            prs = [m for m in group if m.startswith("pr/")]
+            rebase = f", then rebase {', '.join(carries)} onto it (a fork carry cannot join a union's " \
+                     "`supersedes`)" if carries else ""
+            fold = f"fold {', '.join(prs)} into a union ({shows}; " \
+                   f"`{run.command('union', 'new', 'NAME', *numbers)}` starts it){rebase}"
         hints.append(f"next: {fold}, or {_other_ways(stopped, report)}")
     if any(v.kind == "owned-path" for v in report.violations):
         v = next(v for v in report.violations if v.kind == "owned-path")

@@ -22,18 +22,22 @@ _OUT_OF_PLAY = ("disabled", "precompiled", "merged-upstream", "missing")
 
 def union_groups(manifest: Manifest, overlaps: Sequence[Overlap], evidence: Mapping[str, EntryFacts],
                  upstream_conflicts: Mapping[str, Sequence[str]] | None = None) -> list[dict[str, Any]]:
-    """Connected components of the uncovered conflict graph: "consider a union of pr/A, pr/B".
+    """Connected components of the uncovered conflict graph: "consider a union of pr/A, pr/B"; and a
+    `rebase` suggestion for each fork carry (not a union) in conflict with another entry.
 
     A PR a union provides (for the conflicting files) stands for that union in the graph, so a conflict
     between two PRs of one union is covered, and one between a union's PR and an outsider is the
     union's conflict with the outsider ("consider folding pr/C into carry/U"). An entry (or the union
     standing for it) that conflicts with upstream by itself (UPSTREAM_CONFLICTS) is left out: it needs a
-    rebase, which no union gives, and groups must not chain through it.
+    rebase, which no union gives, and groups must not chain through it. A fork carry is never in a
+    group: only PRs can be superseded (h254: "consider a union of pr/3486, pr/3111, carry/fix-dare-nan",
+    which no command starts); it is rebased onto the entries it meets (of two carries, the later one).
     """
     alone = upstream_conflicts or {}
     order = {e.id: i for i, e in enumerate(manifest.entries)}
     parent: dict[str, str] = {}
     files: dict[tuple[str, str], list[str]] = {}
+    carried: dict[str, dict[str, list[str]]] = {}     # fork carry -> the entry it meets -> files
 
     def find(x: str) -> str:
         while parent.setdefault(x, x) != x:
@@ -48,6 +52,11 @@ def union_groups(manifest: Manifest, overlaps: Sequence[Overlap], evidence: Mapp
         if a == b or a in alone or b in alone:
             continue
         key = (a, b) if order[a] < order[b] else (b, a)
+        plain = [i for i in key if _plain_carry(manifest, i)]
+        if plain:
+            carried.setdefault(plain[-1], {}).setdefault(key[0] if plain[-1] == key[1] else key[1], []).extend(
+                conflicted)
+            continue
         files.setdefault(key, []).extend(conflicted)
         parent[find(key[1])] = find(key[0])
     groups: dict[str, set[str]] = {}
@@ -58,7 +67,26 @@ def union_groups(manifest: Manifest, overlaps: Sequence[Overlap], evidence: Mapp
         ids = sorted(members, key=order.__getitem__)
         paths = sorted({f for key, found in files.items() if key[0] in members for f in found})
         out.append(_group(manifest, ids, paths))
-    return sorted(out, key=lambda s: order[s["entries"][0]])
+    out += [_rebase(carry, met, order) for carry, met in carried.items()]
+    return sorted(out, key=lambda s: (order[s["entries"][0]], s["kind"]))
+
+
+def _plain_carry(manifest: Manifest, entry_id: str) -> bool:
+    """Whether ENTRY_ID is a fork carry that is no union (nothing can supersede it)."""
+    entry = manifest.entry(entry_id)
+    return entry is not None and entry.kind == "carry" and not entry.supersedes
+
+
+def _rebase(carry: str, met: Mapping[str, list[str]], order: Mapping[str, int]) -> dict[str, Any]:
+    """The suggestion for fork carry CARRY, in conflict with the entries MET (each with the files)."""
+    others = sorted(met, key=order.__getitem__)
+    said = ", ".join(others)
+    files = sorted({f for found in met.values() for f in found})
+    where = ", ".join(f"{o} (in {', '.join(sorted(set(met[o])))})" for o in others)
+    move = f" and move it after {others[-1]} in the manifest" if order[others[-1]] > order[carry] else ""
+    message = (f"{carry} conflicts with {where}: a fork carry cannot join a union's `supersedes`: rebase its "
+               f"commit onto {said}{move} (or drop it if {said} {'do' if len(others) > 1 else 'does'} what it does)")
+    return {"kind": "rebase", "entries": [carry, *others], "files": files, "message": message}
 
 
 def _representative(manifest: Manifest, entry_id: str, files: Sequence[str]) -> str:
