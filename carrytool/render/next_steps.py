@@ -110,7 +110,12 @@ def next_steps(report: Report, invocation: Invocation | None = None, unions: Seq
     if any(not a.ok for a in report.asserts) and report.result and report.command == "sync":
         sha = str(report.result["sha"])
         state = "the fork branch already had it" if report.result.get("previous") == sha else "not published"
-        hints.append(f"next: `{run.command('verify', '--rev', sha)}` reproduces the failed asserts on the "
+        failed = [a for a in report.asserts if not a.ok]
+        names = _assert_options(failed)
+        them = "it" if len(failed) == 1 else "them"
+        # bisect first: verify only repeats what sync said, and would name bisect one step later (h254)
+        hints.append(f"next: `{run.command('bisect', '--rev', sha, *names)}` names the entry of that chain that "
+                     f"broke {them}; `{run.command('verify', '--rev', sha)}` reproduces the failed asserts on the "
                      f"composed result ({state})")
     if any(not a.ok for a in report.asserts) and report.command == "verify":
         hints.append(_verify_next(report, run))
@@ -172,7 +177,7 @@ def _verify_next(report: Report, run: Invocation) -> str:
     (helper-115: verify printed no `next:` line where sync did)."""
     failed = [a for a in report.asserts if not a.ok]
     target = report.extra.get("target") or {}
-    names = [word for a in failed for word in ("--assert", a.name)] if len(failed) <= 3 else []  # else: bisect's default
+    names = _assert_options(failed)
     them = "it" if len(failed) == 1 else "them"
     if target.get("composed"):
         hint = f"next: `{run.command('bisect', '--rev', str(target['sha']), *names)}` names the entry of that chain " \
@@ -185,6 +190,14 @@ def _verify_next(report: Report, run: Invocation) -> str:
         hint += f"; `{run.command('explain', *entries)}` shows what {', '.join(entries)} carr" \
                 f"{'ies' if len(entries) == 1 else 'y'} and where it lands"
     return hint
+
+
+def _assert_options(failed: Sequence[Any]) -> list[str]:
+    """`--assert NAME` for each assert of FAILED, for bisect; none (bisect's default: every failed assert) for
+    more than 3, or a name a command line cannot hold on one line (a text check's newline)."""
+    if len(failed) > 3 or not all(a.name.isprintable() for a in failed):
+        return []
+    return [word for a in failed for word in ("--assert", a.name)]
 
 
 def _conflict_groups(steps: list, order: dict[str, int]) -> list[tuple[list[str], list[str]]]:  # noqa: ANN001

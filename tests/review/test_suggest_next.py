@@ -1,9 +1,12 @@
-"""A fork carry that conflicts with a PR is never proposed for a union: only PRs can be superseded (h254).
+"""What explain suggests and sync says next, from h254's trial on huggingface/peft.
+
+A fork carry that conflicts with a PR is never proposed for a union: only PRs can be superseded.
 
 On huggingface/peft, a fork fix of `random_pruning` conflicted with pr/3486, which fixes the same lines: explain
 said "consider a union of pr/3486, pr/3111, carry/fix-dare-nan" with no command (none exists: `union new`
 takes PR numbers), and sync's next step said "fold pr/3486, carry/fix-dare-nan into a union (`carrytool union
-new NAME 3486` starts it)", a union of one PR that leaves the carry's conflict where it was.
+new NAME 3486` starts it)", a union of one PR that leaves the carry's conflict where it was. A red sync names
+the bisect of its chain, on one line.
 """
 
 from __future__ import annotations
@@ -84,3 +87,38 @@ def test_sync_next_step_for_a_carry_conflict_names_no_union_of_one_pr(cli: Cli, 
     assert "union new" not in result.output and "into a union" not in result.output, result.output
     assert ("next: rebase carry/fix onto pr/1 (a fork carry cannot join a union's `supersedes`), or drop it if "
             "pr/1 does what it does, or") in result.output, result.output
+
+
+def test_a_red_sync_names_the_bisect_of_its_chain_and_it_runs(cli: Cli, small: Small) -> None:
+    """h254 (peft): a sync failing an assert said only `verify --rev SHA` (which repeats what sync just said);
+    the command that names the entry is `bisect --rev SHA`, which verify would print one step later."""
+    small.base = small.up.commit({"a.py": F5}, "f has five lines", parent="main", ref="refs/heads/main")
+    small.pr(1, {"b.py": "x = 10\ny = 2\nz = 3\n"})
+    small.pr(2, {"a.py": F5.replace("    b = 2\n", "    b = boom()\n")})
+    small.manifest([{"pr": 1}, {"pr": 2}], asserts=[{"name": "no-boom", "file": "a.py", "in": "f",
+                                                     "not_calls": "boom"}])
+    for dry in ([], ["--dry-run"]):
+        result = cli("sync", "-m", small.manifest_path, "--repo", small.work.path, *dry)
+        assert result.exit_code == 1, result.output
+        [line] = [x for x in result.stdout.splitlines() if x.startswith("next: `carrytool bisect --rev ")]
+        command = line.split("`")[1].split()
+        assert command[4:7] == ["--assert", "no-boom", "-m"] and "names the entry of that chain that broke it" in line
+        assert "reproduces the failed asserts on the composed result (not published)" in line, line
+        code, found = cli.json(*command[1:])
+        assert code == 0 and found["first_bad"] == "pr/2", found
+
+
+def test_a_failed_text_assert_with_a_newline_keeps_the_next_step_on_one_line(cli: Cli, small: Small) -> None:
+    """The next step's `bisect --assert NAME` quoted an assert name holding a newline (`absent: "foo\\nbar"`),
+    which broke the line in two; without names, bisect searches with every failed assert."""
+    small.base = small.up.commit({"a.py": F5}, "f has five lines", parent="main", ref="refs/heads/main")
+    small.pr(1, {"a.py": F5.replace("    b = 2\n", "    b = 2\nfoo\nbar\n")})
+    small.manifest([{"pr": 1}], asserts=[{"file": "a.py", "absent": "foo\nbar"}])
+    code, report = cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")
+    assert code == 1
+    for args in (("sync", "--dry-run"), ("verify", "--rev", report["result"]["sha"])):
+        result = cli(*args, "-m", small.manifest_path, "--repo", small.work.path)
+        assert result.exit_code == 1, result.output
+        [hint] = [line for line in result.stdout.splitlines() if "carrytool bisect" in line]
+        assert "--assert" not in hint and hint.endswith(("(not published)", "that broke it")), (args, result.stdout)
+        assert not [line for line in result.stdout.splitlines() if line.startswith(("bar", "'"))], result.stdout
