@@ -106,18 +106,18 @@ def _upstream_made(manifest: Manifest, git: Git, upstream: str, number: int, hea
     (review.status_has), as a function of the words so far and the explain command giving the suggestion and
     why: `drop` when upstream has every hunk, naming the commit that made them, else `investigate`; None when
     upstream has none of it (or it is no entry of its own: nothing to drop)."""
-    from carrytool.review.status_has import drop_said, every_hunk, has_of  # (its weighing's modules: only here)
+    from carrytool.review.status_has import drop_said, every_hunk, has_of, unmade_said  # (only here: its weighing)
 
     entry = manifest.entry(f"pr/{number}")
-    found = has_of(git, entry, upstream, head) if entry is not None else None
-    if found is None:
+    had = has_of(git, entry, upstream, head) if entry is not None else None
+    if had is None:
         return None
 
     def said(words: str, explain: str) -> dict[str, str]:
-        if every_hunk(found):
-            return {"suggestion": "drop", "why": f"{words}; but {found.said()}; {drop_said(found)} ({explain} "
+        if every_hunk(had):
+            return {"suggestion": "drop", "why": f"{words}; but {had.found.said()}; {drop_said(had.found)} ({explain} "
                                                  "says more)"}
-        return {"suggestion": "investigate", "why": f"{words}; {found.said()}; run {explain}"}
+        return {"suggestion": "investigate", "why": f"{words}; {had.found.said()}{unmade_said(had)}; run {explain}"}
     return said
 
 
