@@ -148,7 +148,7 @@ def refuse_deleted_conflicts(conflicts: list[dict], present: Mapping[str, tuple[
     missing = [c for c in gone if c["file"] not in take]
     if missing:
         restores = [step for c in missing for step in [_restore(git_dir, shown.get(c["file"]), root / c["file"],
-                                                                c["file"] in linked)] if step]
+                                                                c["file"] in linked, root)] if step]
         takes = [word for c in missing for word in ("--take", c["file"])]
         raise ConflictError(
             "".join(f"{c['file']}: a conflicted file ({', '.join(c['entries'])}) is "
@@ -170,13 +170,24 @@ def _link_now(path: str, present: Mapping[str, tuple[str, bytes]], shown: Mappin
     return path in present and present[path][0] == "120000" and shown.get(path, ("",))[0] in ("100644", "100755")
 
 
-def _restore(git_dir: Path, entry: tuple[str, str] | None, target: Path, linked: bool = False) -> str | None:
+def _restore(git_dir: Path, entry: tuple[str, str] | None, target: Path, linked: bool = False,
+             root: Path | None = None) -> str | None:
     """The shell command writing the blob of ENTRY (mode, oid) to TARGET (LINKED: removing the link there
-    first; a directory there is moved into a new temporary folder, not removed); None for no regular file."""
+    first; a directory there is moved into a new temporary folder, not removed); None for no regular file. A
+    folder of it under ROOT (the scratch tree) made a symbolic link is removed (the link only: writing through it
+    wrote over a file outside the scratch tree, h253's review), one made a file is moved as a directory is, and
+    the folders made again."""
     if entry is None or entry[0] not in ("100644", "100755"):
         return None
     path = shlex.quote(str(target))
-    if linked:
+    folders = [] if root is None else [root / part for part in _folders(target.relative_to(root))]
+    blocked = next((folder for folder in folders if folder.is_symlink() or folder.exists() and not folder.is_dir()),
+                   None)
+    if blocked is not None:
+        first = f"rm {shlex.quote(str(blocked))}" if blocked.is_symlink() else \
+            f'mv {shlex.quote(str(blocked))} "$(mktemp -d)"'
+        steps = [first, f"mkdir -p {shlex.quote(str(target.parent))}"]
+    elif linked:
         steps = [f"rm {path}"]
     elif target.is_dir():       # made a directory at the stop: kept, moved out of the scratch tree (h246)
         steps = [f'mv {path} "$(mktemp -d)"']
@@ -184,3 +195,8 @@ def _restore(git_dir: Path, entry: tuple[str, str] | None, target: Path, linked:
         steps = [] if target.parent.is_dir() else [f"mkdir -p {shlex.quote(str(target.parent))}"]
     steps.append(f"git --git-dir {shlex.quote(str(git_dir))} cat-file blob {entry[1]} > {path}")
     return " && ".join(steps + ([f"chmod +x {path}"] if entry[0] == "100755" else []))
+
+
+def _folders(relative: Path) -> list[Path]:
+    """The folders of RELATIVE (a path in the scratch tree), outermost first: `pkg`, `pkg/sub` of pkg/sub/a.py."""
+    return [Path(*relative.parts[:n]) for n in range(1, len(relative.parts))]

@@ -1,0 +1,55 @@
+"""The restore `union continue` prints for a conflicted file gone from the scratch tree (h237, h246), where a folder
+of the file was replaced at the stop: by a symbolic link, writing the file through it wrote over a file outside
+the scratch tree (h253's review); by a file, `mkdir -p` failed. Each printed restore is run here."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+from tests.conftest import Cli
+from tests.union.fold_scenario import TwoPrs
+
+BASE = "".join(f"line {i}\n" for i in range(1, 10))
+
+
+def _stopped(cli: Cli, root: Path) -> TwoPrs:
+    prs = TwoPrs(root, {"pkg/sub/a.py": BASE, "b.py": "b\n"}, {"pkg/sub/a.py": BASE.replace("line 3", "line 3 one")},
+                 {"pkg/sub/a.py": BASE.replace("line 3", "line 3 two")})
+    assert cli("union", "compose", "u", *prs.args()).exit_code == 3
+    return prs
+
+
+def _restore(cli: Cli, prs: TwoPrs, env: dict[str, str] | None = None) -> None:
+    result = cli("union", "continue", "u", *prs.args())
+    assert result.exit_code == 3, result.output
+    flat = " ".join(result.stderr.split())
+    restore = flat.split("restore it as the stop wrote it (", 1)[1].split("), resolve its conflicts", 1)[0]
+    subprocess.run(restore, shell=True, check=True, env=env)
+
+
+def test_a_folder_made_a_link_is_not_written_through(cli: Cli, tmp_path: Path) -> None:
+    prs = _stopped(cli, tmp_path)
+    shown = (prs.scratch / "pkg" / "sub" / "a.py").read_bytes()
+    outside = tmp_path / "outside"
+    (outside / "sub").mkdir(parents=True)
+    (outside / "sub" / "a.py").write_text("the user's own\n")
+    shutil.rmtree(prs.scratch / "pkg")
+    os.symlink(outside, prs.scratch / "pkg")
+    _restore(cli, prs)
+    assert (outside / "sub" / "a.py").read_text() == "the user's own\n"       # untouched, the link alone removed
+    assert not (prs.scratch / "pkg").is_symlink() and (prs.scratch / "pkg" / "sub" / "a.py").read_bytes() == shown
+
+
+def test_a_folder_made_a_file_is_moved_out_of_the_way(cli: Cli, tmp_path: Path) -> None:
+    prs = _stopped(cli, tmp_path)
+    shown = (prs.scratch / "pkg" / "sub" / "a.py").read_bytes()
+    shutil.rmtree(prs.scratch / "pkg" / "sub")
+    (prs.scratch / "pkg" / "sub").write_text("mine\n")
+    elsewhere = tmp_path / "tmp"
+    elsewhere.mkdir()
+    _restore(cli, prs, env={"TMPDIR": str(elsewhere), "PATH": "/usr/bin:/bin"})
+    assert (prs.scratch / "pkg" / "sub" / "a.py").read_bytes() == shown
+    assert [p.read_text() for p in elsewhere.rglob("sub")] == ["mine\n"]      # kept
