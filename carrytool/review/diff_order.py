@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from carrytool.errors import CarryError
 from carrytool.gitlayer.git import Git, work_tree_top
 from carrytool.pipeline.lock import lock_path
 from carrytool.pipeline.night_record import nights_ref, recorded_locks
-from carrytool.review.nights import Night, path_in
+from carrytool.review.nights import Night, _same_lock, path_in
 
 
 def newest_first(git: Git, old: Night, new: Night, upstream: dict[str, Any],
@@ -84,9 +85,21 @@ def red_night(git: Git, new: Night, options: Sequence[str] = ()) -> dict[str, An
     lock = lock_path(manifest)
     top = work_tree_top(lock.resolve().parent)
     inner = path_in(top, lock) if top is not None else None
-    said = f"HEAD:{inner}" if inner else str(lock)
+    # HEAD's lock only where it is the lock on disk, the night this diff ends at (h253's review: a green night's
+    # lock not committed yet, HEAD's was the night before, and the command compared two nights with the red one)
+    said = f"HEAD:{inner}" if inner and _committed(top, inner, lock) else str(lock)
     return {"composed": composed[0], "record": f"{nights_ref(manifest)}:{composed[0]}.lock",
             "command": shlex.join(["carrytool", "diff", said, "REPORT.json", *options])}
+
+
+def _committed(top: Path | None, inner: str, lock: Path) -> bool:
+    """Whether HEAD of the work tree TOP holds the lock on disk LOCK (as INNER) as it is (nights._same_lock)."""
+    try:
+        with Git(top) as git:           # type: ignore[arg-type]
+            committed = git.blob_at_rev("HEAD", inner)
+        return committed is not None and _same_lock(committed, lock.read_bytes())
+    except (CarryError, OSError):
+        return False
 
 
 def said_red(red: dict[str, Any]) -> str:
