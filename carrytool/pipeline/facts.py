@@ -85,7 +85,9 @@ def _superseded_whole(resolved: Resolved, steps: Sequence[Step]) -> list[tuple[S
     """(union, PR number, the PR's head) for each PR an enabled union supersedes whole: PR entries (skipped as
     superseded) and PRs that are no entry, named with a folded head; for the landing checks
     (Step.superseded_diffs: which of their files the union leaves out). A PR whose head is unknown (missing)
-    is left out."""
+    is left out. A pinned PR's head is its ref's, as `union compose` folds it and `stale-fold` reads it (h251;
+    h253's review: the pin's hunks the PR dropped since were warned `provided-absent` of a union folded at its
+    head)."""
     entries = {s.entry.number for s in steps if s.entry.kind == "pr"}
     out = []
     for union in steps:
@@ -96,7 +98,7 @@ def _superseded_whole(resolved: Resolved, steps: Sequence[Step]) -> list[tuple[S
                 continue
             if sup.pr not in entries or any(s.entry.number == sup.pr and s.superseded_by == union.id
                                             and not s.provided_by for s in steps):
-                out.append((union, sup.pr, resolved.heads[sup.pr]))
+                out.append((union, sup.pr, resolved.passed_pins.get(sup.pr) or resolved.heads[sup.pr]))
     return out
 
 
