@@ -52,9 +52,9 @@ def bindings_before(lines: Sequence[bytes], quotes: dict[int, str], at: int, end
     """The names the def holding line AT (1-based) of LINES (a Python file; QUOTES: lineroles.quotes_open of it)
     binds to a function or method named alone (linecalls.alias_of: `sr = send_report`) above that line, in its own
     body (not in a def or class nested in it), and names nowhere after that above it but to call it (`sr = log`,
-    `for sr in ...`, `x = sr`: read as no alias, the union's call then judged by its own name). None at module or
-    class level, nor where a line of code from AT to END (a hunk's last line) leaves the def (what it binds is not
-    the next def's)."""
+    `for sr in ...`, `x = sr`, `def sr(...)`: read as no alias, the union's call then judged by its own name).
+    None at module or class level, nor where a line of code from AT to END (a hunk's last line) leaves the def
+    (what it binds is not the next def's)."""
     start = _enclosing_def(lines, quotes, at)
     if start is None or any(code and indent <= _code_line(lines, quotes, start)[1] for code, indent in (
             _code_line(lines, quotes, n) for n in range(at, min(end or at, len(lines)) + 1))):
@@ -67,7 +67,7 @@ def bindings_before(lines: Sequence[bytes], quotes: dict[int, str], at: int, end
             continue
         nested = indent if _opens_def(code) or code[0][1] in ("class", "@") else None
         named = {text for i, (kind, text) in enumerate(code) if kind == "name" and not (i and code[i - 1][1] == ".")
-                 and not (i + 1 < len(code) and code[i + 1][1] == "(")}
+                 and not (i + 1 < len(code) and code[i + 1][1] == "(")} | _defines(code)
         for name in [name for name in found if name in named]:
             del found[name]
         alias = alias_of(code)
@@ -94,6 +94,15 @@ def _enclosing_def(lines: Sequence[bytes], quotes: dict[int, str], at: int) -> i
             return None
         limit = indent
     return None
+
+
+def _defines(code: list[tuple[str, str]]) -> set[str]:
+    """The name a `def`, `async def` or `class` line binds (h253's review: `def sr(x, y):` after `sr = send_report`
+    left `sr` read as send_report, a name followed by `(` being a call's)."""
+    at = 2 if code[0][1] == "async" else 1
+    if not (_opens_def(code) or code[0][1] == "class") or at >= len(code) or code[at][0] != "name":
+        return set()
+    return {code[at][1]}
 
 
 def _opens_def(code: list[tuple[str, str]]) -> bool:

@@ -63,8 +63,8 @@ def test_a_pr_whose_import_upstream_made_too_is_still_a_drop(cli: Cli, small: Sm
     base = _base(small)
     small.pr(1, {"a.py": A.replace("return 2", "return 3"), "b.py": "import os\nx = 1\ny = 2\nz = 3\n"},
              parent=base)
-    small.up.commit({"a.py": A.replace("return 2", "return 3\n    # three"), "b.py": "import os\nx = 1\ny = 2\nz = 3\n"},
-                    "Make g three", parent="main", ref="refs/heads/main")
+    small.up.commit({"a.py": A.replace("return 2", "return 3\n    # three"),
+                     "b.py": "import os\nx = 1\ny = 2\nz = 3\n"}, "Make g three", parent="main", ref="refs/heads/main")
     _synced(cli, small)
     item = _status(cli, small)["pr/1"]
     assert item["suggestion"] == "drop", item
