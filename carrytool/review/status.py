@@ -253,8 +253,9 @@ def _said_offline(git: Git, upstream: str | None, number: int, heads: dict[int, 
 def _pin_passed(manifest: Manifest, entry: Entry | None, head: str | None) -> str | None:
     """The words for a PR whose entry pins (`head:`) another head than HEAD, the forge's: pushed since the pin,
     which sync composes (h244: "open upstream", the pin unsaid); None when it is not pinned, or at the pin. Of a
-    PR a union supersedes whole, what sync's `stale-pin` says: the pin changes nothing there (h251)."""
-    if entry is None or not entry.head or not head or head.startswith(entry.head.lower()):
+    PR a union supersedes whole, what sync's `stale-pin` says: the pin changes nothing there (h251). None for a
+    disabled entry, which sync composes nothing of and warns no `stale-pin` for (h253's review)."""
+    if entry is None or not entry.enabled or not entry.head or not head or head.startswith(entry.head.lower()):
         return None
     union = whole_union(manifest, entry.number)  # type: ignore[arg-type]
     hint = f"; {superseded_pin_hint(union, head)}" if union is not None else f": {moved_pin_hint(head)}"
