@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from carrytool.pipeline.linecalls import Alias, Form, alias_of, call_forms
+from carrytool.pipeline.linecalls import Alias, Form, alias_of, call_forms, rebound
 from carrytool.pipeline.lineroles import calls_of, code_of
 
 _MOST = 2000        # lines read on for a call left open (a file that never closes it: read no further)
@@ -66,8 +66,7 @@ def bindings_before(lines: Sequence[bytes], quotes: dict[int, str], at: int, end
         if not code or nested is not None and indent > nested:
             continue
         nested = indent if _opens_def(code) or code[0][1] in ("class", "@") else None
-        named = {text for i, (kind, text) in enumerate(code) if kind == "name" and not (i and code[i - 1][1] == ".")
-                 and not (i + 1 < len(code) and code[i + 1][1] == "(")} | _defines(code)
+        named = rebound(code)
         for name in [name for name in found if name in named]:
             del found[name]
         alias = alias_of(code)
@@ -94,15 +93,6 @@ def _enclosing_def(lines: Sequence[bytes], quotes: dict[int, str], at: int) -> i
             return None
         limit = indent
     return None
-
-
-def _defines(code: list[tuple[str, str]]) -> set[str]:
-    """The name a `def`, `async def` or `class` line binds (h253's review: `def sr(x, y):` after `sr = send_report`
-    left `sr` read as send_report, a name followed by `(` being a call's)."""
-    at = 2 if code[0][1] == "async" else 1
-    if not (_opens_def(code) or code[0][1] == "class") or at >= len(code) or code[at][0] != "name":
-        return set()
-    return {code[at][1]}
 
 
 def _opens_def(code: list[tuple[str, str]]) -> bool:

@@ -32,6 +32,7 @@ from carrytool.pipeline.lineroles import (
     opened_at,
     quotes_open,
     reads_of,
+    rebound_in,
     roles_of,
 )
 
@@ -95,9 +96,11 @@ class _Carried:
     def _aliases(self, own: Hunk, said: list[bytes]) -> dict[str, Alias]:
         """The names bound to a function where the union's OWN hunk (SAID: its lines saying something) is: above it
         in its def (callspan.bindings_before, h243: `sr = send_report` outside the hunk, `sr(dd, 'weekly')` in it
-        was warned dropped), then in it (lineroles.aliases_of)."""
-        above = self._bound(own)
-        return {**above, **aliases_of(said, own.path, self._opened(own))}
+        was warned dropped), but those the hunk binds again or names but to call them (lineroles.rebound_in: h253's
+        review, `sr = make()` there left `sr(dd, 'weekly')` send_report's), then in it (lineroles.aliases_of)."""
+        above, again = self._bound(own), rebound_in(said, own.path, self._opened(own))
+        return {**{name: alias for name, alias in above.items() if name not in again},
+                **aliases_of(said, own.path, self._opened(own))}
 
     def _bound(self, own: Hunk) -> dict[str, Alias]:
         if not own.added or not self._read(own):

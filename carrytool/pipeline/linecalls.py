@@ -150,6 +150,21 @@ def alias_of(code: list[tuple[str, str]]) -> tuple[str, Alias] | None:
     return code[0][1], (names[-1][1], ".".join(text for _kind, text in names[:-1]))
 
 
+def rebound(code: list[tuple[str, str]]) -> set[str]:
+    """The names CODE (one line's tokens) names any way but to call them or as an attribute (`sr = make()`, `for
+    sr in`, `x = sr`), and the name a `def`, `async def` or `class` line binds (`def sr(x):`, whose name a `(`
+    follows): a name bound to a function above no longer calls it after such a line (callspan.bindings_before,
+    lineroles.aliases_of; h253's review: `def sr(x, y):`, `sr = make()` in the union's hunk, or `sr = lambda *a:
+    None` after `sr = send_report` left `sr(dd, 'weekly')` the PR's call, no warning)."""
+    named = {text for i, (kind, text) in enumerate(code) if kind == "name" and not (i and code[i - 1][1] == ".")
+             and not (i + 1 < len(code) and code[i + 1][1] == "(")}
+    at = 2 if code and code[0][1] == "async" else 1
+    if code and code[0][1] in ("def", "async", "class") and at < len(code) and code[at][0] == "name" and \
+            (code[0][1] != "async" or code[1][1] == "def"):
+        named.add(code[at][1])
+    return named
+
+
 def renamed(forms: frozenset[Form], aliases: dict[str, Alias]) -> frozenset[Form]:
     """FORMS with each call of a name alone that ALIASES binds (alias_of) as the call it makes: `sr(dd)` after
     `sr = reporting.send_report` is `reporting.send_report(dd)`."""

@@ -28,7 +28,7 @@ from collections.abc import Callable, Sequence
 from difflib import SequenceMatcher
 
 from carrytool.pipeline.hunks import Hunk, says_nothing
-from carrytool.pipeline.linecalls import Alias, Form, Rename, agree, alias_of, call_forms, renamed
+from carrytool.pipeline.linecalls import Alias, Form, Rename, agree, alias_of, call_forms, rebound, renamed
 from carrytool.pipeline.pystrings import strings_exactly
 
 Role = tuple[str, str]
@@ -105,10 +105,21 @@ def aliases_of(lines: Sequence[bytes], path: str, opened: str = "") -> dict[str,
     found: dict[str, Alias] = {}
     for line, quote in zip(lines, opened_at(lines, opened)) if _is_python(path) else ():
         tokens = _tokens(line.decode("utf-8", "surrogateescape").strip(), quote)[0]
-        alias = alias_of([(kind, text) for kind, text in tokens if kind != "comment"])
+        code = [(kind, text) for kind, text in tokens if kind != "comment"]
+        for name in rebound(code) & found.keys():   # bound again (`sr = make()`, `def sr(...)`): no alias
+            del found[name]
+        alias = alias_of(code)
         if alias is not None:
             found[alias[0]] = alias[1]
     return found
+
+
+def rebound_in(lines: Sequence[bytes], path: str, opened: str = "") -> set[str]:
+    """The names LINES (a union's hunk, as aliases_of reads it) bind or name any way but to call them
+    (linecalls.rebound): a name bound to a function above the hunk is no alias there (carried._aliases)."""
+    return set().union(*(rebound([(kind, text) for kind, text in _tokens(
+        line.decode("utf-8", "surrogateescape").strip(), quote)[0] if kind != "comment"])
+        for line, quote in zip(lines, opened_at(lines, opened)))) if _is_python(path) else set()
 
 
 def _aliased(roles: frozenset[Role], aliases: dict[str, Alias]) -> frozenset[Role]:

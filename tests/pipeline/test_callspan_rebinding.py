@@ -33,3 +33,27 @@ def test_a_nested_def_of_another_name_keeps_the_alias(cli: Cli, small: Small) ->
     lines, r = _verdicts(cli, small, TWO, _union("    sr(dd, 'weekly')\n", up), up=up)
     assert lines == [], r["warnings"]
     assert _coverage(r)[1][2] == "re-expressed"
+
+
+IN_HUNK = {
+    # bound above in the def, bound again in the union's own hunk before its call
+    "above-then-assigned-in-the-hunk": ("    sr = send_report\n", "    sr = make()\n    sr(dd, 'weekly')\n"),
+    # bound in the hunk, then bound again there
+    "hunk-alias-then-a-lambda": ("", "    sr = send_report\n    sr = lambda *a: None\n    sr(dd, 'weekly')\n"),
+    "hunk-alias-then-a-def": ("", "    sr = send_report\n    def sr(a, b):\n        return a\n    sr(dd, 'weekly')\n"),
+}
+
+
+@pytest.mark.parametrize("name", list(IN_HUNK))
+def test_a_name_bound_again_in_the_unions_hunk_is_no_alias(cli: Cli, small: Small, name: str) -> None:
+    binding, written = IN_HUNK[name]
+    up = _bound(binding)
+    lines, r = _verdicts(cli, small, TWO, _union(written, up), up=up)
+    assert [pr for pr, _lines in lines] == ["pr/2"], r["warnings"]
+    assert _coverage(r)[1][2] == "absent"
+
+
+def test_an_alias_in_the_hunk_alone_still_carries_the_call(cli: Cli, small: Small) -> None:
+    """The guard: `sr = send_report` then `sr(dd, 'weekly')`, both in the union's hunk (h235)."""
+    lines, r = _verdicts(cli, small, TWO, _union("    sr = send_report\n    sr(dd, 'weekly')\n"))
+    assert lines == [], r["warnings"]
