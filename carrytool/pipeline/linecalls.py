@@ -137,6 +137,21 @@ def _arguments(code: list[tuple[str, str]], at: int) -> int | None:
     return None
 
 
+def decorated(code: list[tuple[str, str]]) -> tuple[str, int | None] | None:
+    """The name a decorator line (CODE, its tokens) decorates with and how many arguments its own call passes
+    (`@app.route('/x', methods=m)`: route, 2; `@retry`: retry, 0; None where it is left open or passes `*`/`**`);
+    None for any other line. A union's decorator passing fewer is no form of a PR's (as agree counts a call's,
+    h253's review: `@app.route('/x')` carried `@app.route('/x', methods=['POST'])`)."""
+    if len(code) < 2 or code[0][1] != "@":
+        return None
+    end = 1
+    while end < len(code) and (code[end][0] == "name" or code[end][1] == "."):
+        end += 1
+    if code[end - 1][0] != "name":
+        return None
+    return code[end - 1][1], (_arguments(code, end + 1) if end < len(code) and code[end][1] == "(" else 0)
+
+
 def alias_of(code: list[tuple[str, str]]) -> tuple[str, Alias] | None:
     """The name CODE (one line's tokens) binds to a function or method named alone, and what calling it calls:
     `sr = send_report` (sr: send_report), `add = names.append` (add: append on names); None for any other line."""

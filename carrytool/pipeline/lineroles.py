@@ -28,7 +28,7 @@ from collections.abc import Callable, Sequence
 from difflib import SequenceMatcher
 
 from carrytool.pipeline.hunks import Hunk, says_nothing
-from carrytool.pipeline.linecalls import Alias, Form, Rename, agree, alias_of, call_forms, rebound, renamed
+from carrytool.pipeline.linecalls import Alias, Form, Rename, agree, alias_of, call_forms, decorated, rebound, renamed
 from carrytool.pipeline.pystrings import strings_exactly
 
 Role = tuple[str, str]
@@ -90,12 +90,26 @@ def line_carries(line: bytes, hunk: Hunk, rivals: Sequence[Hunk], opened: str = 
     forms = (forms_of or _forms)(hunk, start)
     if any(role[0] == "call" and not agree(calls, forms, role[1], renames) for role in shared):
         return False
+    if any(role[0] == "decorator" and not _decorates_alike(line, opened, hunk, start, role[1]) for role in shared):
+        return False
     others = [(h, _roles(h, opened=starts(h))) for h in rivals]
     if any(role[0] in NAMED and not any(role in roles for _h, roles in others)
            for role in shared & _aliased(leading_roles(line), aliases or {}) & _roles(hunk, top=True, opened=start)):
         return True
     near = [h for h, roles in others if not roles or mine & roles]
     return not near or _kin(line, hunk) >= max(_kin(line, h) for h in near)
+
+
+def _decorates_alike(line: bytes, opened: str, hunk: Hunk, start: str, name: str) -> bool:
+    """Whether LINE decorates with NAME passing no fewer arguments than one of HUNK's lines does (linecalls.decorated;
+    where both counts are known)."""
+    mine = decorated(code_of(line, opened)[0])
+    lines = said_lines(hunk)
+    theirs = [found for line_, quote in zip(lines, opened_at(lines, start))
+              if (found := decorated(code_of(line_, quote)[0])) is not None and found[0] == name]
+    if mine is None or mine[0] != name or not theirs:
+        return True
+    return any(mine[1] is None or count is None or mine[1] >= count for _name, count in theirs)
 
 
 def aliases_of(lines: Sequence[bytes], path: str, opened: str = "") -> dict[str, Alias]:
