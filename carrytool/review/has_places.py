@@ -143,7 +143,8 @@ def _places(hunk: Hunk, base: _Lines, head: _Lines, upstream: _Lines) -> list[in
     # each line it removes that tells (and does not add again) too: upstream still holding as many of one did not
     # make its removal (h253's review: `check(x)` removed with the line after it changed; upstream changed that
     # line alone, and the hunk was "had")
-    if removed and not kept and any(tells(line) and line not in added and
+    again = set(added)
+    if removed and not kept and any(tells(line) and line not in again and
                                     len(upstream.find([line])) >= len(base.find([line])) for line in removed):
         return []
     if added and len(upstream.find(added)) <= len(base.find(added)):
