@@ -255,7 +255,7 @@ def status(
 
     def body() -> int:
         from carrytool.manifest.safefile import write_atomic as write_manifest
-        from carrytool.pipeline.lock import lock_path, parse_lock
+        from carrytool.pipeline.lock import lock_path, parse_lock_file
         from carrytool.render.status import render_status_text
         from carrytool.review.forge import ForgeClient, guess_forge
         from carrytool.review.status import apply_status, gather_status
@@ -266,7 +266,7 @@ def status(
         with _report_failure("status", None, fmt):
             loaded = _load(manifest)
             path = lock_path(loaded)
-            lock = parse_lock(path.read_bytes(), str(path)) if path.is_file() else None
+            lock = parse_lock_file(path) if path.is_file() else None
             with _open_git(repo) as git:
                 client = ForgeClient(forge or guess_forge(loaded.upstream.url), api_url,
                                      git.common_dir / "carrytool" / "forge-cache.json", offline=offline)

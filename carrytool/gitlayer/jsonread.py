@@ -5,7 +5,8 @@ records, caches, the repository lock), with one error for every way a text is no
 UTF-8), but a document nested deeper than Python's reader recurses raises RecursionError, and one too large
 to hold MemoryError: a hand-edited `[[[...` 100,000 deep ended commands in a traceback, exit 70 (h219, h228),
 wherever a reader caught ValueError alone. Here all of them are ValueError, so a reader catches one error and
-says, or ignores, one thing.
+says, or ignores, one thing. A file too large to hold fails before json.loads sees it, in its read: that is
+guarded too (h256: a lock of gigabytes was a MemoryError traceback, exit 70, from `read_text`).
 """
 
 from __future__ import annotations
@@ -29,7 +30,16 @@ def load_json(data: str | bytes) -> Any:
         raise ValueError(TOO_LARGE) from None
 
 
+def read_utf8(path: Path) -> str:
+    """The text of the file PATH, read as UTF-8; OSError when it cannot be read (FileNotFoundError when absent),
+    ValueError when it is not UTF-8 (UnicodeDecodeError) or too large to hold."""
+    try:
+        return path.read_bytes().decode("utf-8")
+    except MemoryError:
+        raise ValueError(TOO_LARGE) from None
+
+
 def read_json(path: Path) -> Any:
     """The JSON document in the file PATH, read as UTF-8; OSError when it cannot be read (FileNotFoundError
-    when absent), ValueError when it is not a JSON document (load_json)."""
-    return load_json(path.read_text(encoding="utf-8"))
+    when absent), ValueError when it is not a JSON document (load_json) or too large to hold (read_utf8)."""
+    return load_json(read_utf8(path))

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Generic, TypeVar
 
 from carrytool import __version__
-from carrytool.gitlayer.jsonread import load_json
+from carrytool.gitlayer.jsonread import read_json
 from carrytool.pipeline.atomic import write_json_cache
 
 V = TypeVar("V")
@@ -78,7 +78,7 @@ class KeptAnswers(Generic[V]):
         if self.path is None:
             return {}
         try:
-            found = load_json(self.path.read_bytes())[self._field]
+            found = read_json(self.path)[self._field]     # too large to hold: ValueError (h256)
         except (OSError, ValueError, TypeError, KeyError):
             return {}
         return found if isinstance(found, dict) else {}

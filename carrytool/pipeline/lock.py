@@ -15,7 +15,7 @@ from typing import Any
 
 from carrytool import __version__
 from carrytool.errors import LockMismatch
-from carrytool.gitlayer.jsonread import load_json, read_json
+from carrytool.gitlayer.jsonread import load_json, read_json, read_utf8
 from carrytool.gitlayer.urls import redact
 from carrytool.manifest.model import Entry, Manifest
 from carrytool.pipeline.atomic import publish, stage
@@ -146,13 +146,16 @@ def stage_lock(manifest: Manifest, doc: dict[str, Any]) -> StagedLock:
 
     path = lock_path(manifest)
     text = indented(doc) + "\n"
+    data = text.encode("utf-8")
     try:
-        if path.read_text(encoding="utf-8") == text:
+        # the size first: a lock of gigabytes is not read whole to be compared (h256: MemoryError, exit 70);
+        # one checked out with CRLF line ends (read_text reads them as LF) is at most twice the text
+        if path.stat().st_size <= 2 * len(data) and path.read_text(encoding="utf-8") == text:
             return StagedLock(path, None)
     except (OSError, UnicodeDecodeError):
         pass
     refuse_symlink(path)     # the rename would replace the link, and leave the file it points to stale
-    return StagedLock(path, stage(path, text.encode("utf-8")))
+    return StagedLock(path, stage(path, data))
 
 
 def write_lock(manifest: Manifest, doc: dict[str, Any]) -> bool:
@@ -197,6 +200,16 @@ def read_lock(manifest: Manifest, *, ran: str = "sync --locked") -> Lock:
     _check_shape(doc, path, ran)
     _check_matches(manifest, doc, path, ran)
     return Lock(doc, path)
+
+
+def parse_lock_file(path: Path) -> dict[str, Any]:
+    """parse_lock of the file PATH; OSError when it cannot be read, LockMismatch when it is no lock (also when not
+    UTF-8 or too large to hold: h256, a MemoryError traceback)."""
+    try:
+        text = read_utf8(path)
+    except ValueError as exc:
+        raise LockMismatch(f"cannot read the lock {path}: {exc}") from None
+    return parse_lock(text, str(path))
 
 
 def parse_lock(text: str | bytes, where: str) -> dict[str, Any]:

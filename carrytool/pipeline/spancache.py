@@ -7,7 +7,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from carrytool.gitlayer.jsonread import load_json
+from carrytool.gitlayer.jsonread import read_json
 from carrytool.pipeline.atomic import write_json_cache
 from carrytool.pipeline.scopes import Spans, _spans, scope_in, scope_of_line
 
@@ -115,7 +115,7 @@ class SpanCache:
             return out
         for path in packs:
             try:
-                pack = load_json(path.read_bytes())
+                pack = read_json(path)
                 found = pack["spans"]
             except (OSError, ValueError, TypeError, KeyError):      # damaged, nested too deep (h219): a shortcut lost
                 continue

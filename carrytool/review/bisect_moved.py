@@ -15,7 +15,7 @@ from carrytool.asserts.spec import AssertSpec
 from carrytool.errors import CarryError
 from carrytool.gitlayer.git import Git
 from carrytool.manifest.model import Manifest
-from carrytool.pipeline.lock import lock_path, parse_lock
+from carrytool.pipeline.lock import lock_path, parse_lock_file
 from carrytool.pipeline.night_record import recorded_locks
 from carrytool.pipeline.plan import Step
 from carrytool.review.bisect_chain import fill_changes
@@ -59,8 +59,8 @@ def _nights(manifest: Manifest, git: Git, result: str) -> Iterator[tuple[str, di
         return
     path = lock_path(manifest)
     try:
-        doc = parse_lock(path.read_text(encoding="utf-8"), str(path))
-    except (OSError, UnicodeDecodeError, CarryError):
+        doc = parse_lock_file(path)
+    except (OSError, CarryError):
         return
     if doc.get("result") not in seen:
         yield str(path), doc

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from carrytool.errors import CarryError
 from carrytool.gitlayer.git import Git, work_tree_top
+from carrytool.gitlayer.jsonread import read_utf8
 from carrytool.manifest.model import Manifest
 from carrytool.pipeline.lock import lock_path, parse_lock
 from carrytool.pipeline.night_record import recorded_night
@@ -36,8 +37,8 @@ def night_inputs(manifest: Manifest, git: Git, result: str) -> NightInputs | Non
     HISTORY) that is; None when none says it composed RESULT."""
     path = lock_path(manifest)
     try:
-        found = _inputs(str(path), path.read_text(encoding="utf-8"), result)
-    except (OSError, UnicodeDecodeError):
+        found = _inputs(str(path), read_utf8(path), result)
+    except (OSError, ValueError):       # not UTF-8, too large to hold (h256)
         found = None
     recorded = None if found else recorded_night(manifest, git, result)
     if recorded is not None:

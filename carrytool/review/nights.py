@@ -11,7 +11,7 @@ from typing import Any
 
 from carrytool.errors import CarryError, InputError
 from carrytool.gitlayer.git import Git, work_tree_top
-from carrytool.gitlayer.jsonread import load_json
+from carrytool.gitlayer.jsonread import load_json, read_utf8
 from carrytool.manifest.load import parse_manifest
 from carrytool.manifest.model import Manifest
 from carrytool.pipeline.lock import parse_lock
@@ -159,11 +159,11 @@ def load_night(spec: str, *, manifest: Path, repo: Path, newest: bool = False) -
     path = Path(spec)
     if path.is_file() or ":" not in spec:
         try:
-            text = path.read_text(encoding="utf-8")
+            text = read_utf8(path)
         except FileNotFoundError:
             raise InputError(f"no lock at {spec}", hint="name a lock file or REV:PATH (e.g. HEAD~1:"
                                                         "carries/manifest.yaml.lock)") from None
-        except (OSError, UnicodeDecodeError) as exc:
+        except (OSError, ValueError) as exc:        # not UTF-8, too large to hold (h256)
             raise InputError(f"cannot read the lock {spec}: {exc}") from None
         return _night(spec, text, _manifest_beside(path), manifest.resolve().parent,
                       given=manifest if newest else None)
