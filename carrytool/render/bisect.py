@@ -126,6 +126,8 @@ def render_bisect_text(result: BisectResult, stream: TextIO, invocation: Invocat
                 "(moved, rebased, or skipped), or needs an entry it is not built on")
         for line in _moved(result, broke=False):
             say(line)
+        for note in result.night_notes:
+            say(f"  {note}")
         if result.bases:
             say(f"  no base passes either: {_bases(result)}")
         if result.unparsable:   # some failed, some were not judged at all (helper-123)

@@ -2,7 +2,8 @@
 on upstream by design, so when upstream + that entry fails it too, no prefix of the chain passes and bisect
 blamed nobody, though the entry broke it itself by moving (h241, sqlalchemy: pr/13455 force-pushed without
 the code its assert checks). sync's records of each night (`refs/carrytool/<branch>/nights`, red nights too)
-and the lock beside the manifest (a green night's) say which head the entry had when the assert held."""
+and the lock beside the manifest (a green night's) say which head the entry had when the assert held; next to
+a recorded night, the lock is read when git tells it is older (bisect_age, h256)."""
 
 from __future__ import annotations
 
@@ -30,12 +31,13 @@ class Earlier:
 
 
 def last_good_head(manifest: Manifest, git: Git, result: str, entry_id: str,
-                   specs: Sequence[AssertSpec]) -> Earlier | None:
+                   specs: Sequence[AssertSpec], notes: list[str] | None = None) -> Earlier | None:
     """ENTRY_ID's head at the last good night before the one that composed RESULT: the newest of the nights
-    sync recorded before it (all of them when RESULT is none of them), then the lock beside MANIFEST, whose
-    composed tree passes SPECS (judged here: a record may be a red night's). None when no such night is found,
-    it had no ENTRY_ID, or its head is not in this repository."""
-    for where, doc in _nights(manifest, git, result):
+    sync recorded before it (all of them when RESULT is none of them), then the lock beside MANIFEST (next to
+    a recorded night, only when git tells it is older: else NOTES gets why it was not read), whose composed
+    tree passes SPECS (judged here: a record may be a red night's). None when no such night is found, it had
+    no ENTRY_ID, or its head is not in this repository."""
+    for where, doc in _nights(manifest, git, result, notes):
         tree = _tree(git, doc.get("result"))
         if tree is None or not all(o.ok for o in evaluate_all(specs, lambda path: git.file_at(tree, path))):
             continue
@@ -45,25 +47,40 @@ def last_good_head(manifest: Manifest, git: Git, result: str, entry_id: str,
     return None
 
 
-def _nights(manifest: Manifest, git: Git, result: str) -> Iterator[tuple[str, dict[str, Any]]]:
+def _nights(manifest: Manifest, git: Git, result: str,
+            notes: list[str] | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
     """(where, lock document) of the nights before RESULT's, newest first, then the lock beside MANIFEST; when
-    RESULT is a night sync recorded, only the nights recorded before it (h251: the lock, a newer green night's,
-    was read as the last good night of an older red one; a lock holds no date that says it is older)."""
+    RESULT is a night sync recorded, the lock only when its night is none of the records and git tells it is
+    older (h251: the lock, a newer green night's, was read as the last good night of an older red one; a lock
+    holds no date; h256: a lock no record holds was then never read). NOTES gets why, when it cannot tell."""
     recorded = recorded_locks(manifest, git)
     position = next((n for n, (_, doc) in enumerate(recorded) if doc.get("result") == result), None)
     seen = {result}
     for where, doc in recorded[position + 1:] if position is not None else recorded:
         seen.add(str(doc.get("result")))
         yield where, doc
-    if position is not None:
-        return
     path = lock_path(manifest)
     try:
         doc = parse_lock_file(path)
     except (OSError, CarryError):
         return
-    if doc.get("result") not in seen:
-        yield str(path), doc
+    if doc.get("result") in seen:
+        return
+    if position is not None:
+        if any(doc.get("result") == other.get("result") for _, other in recorded):
+            return          # its night is recorded, newer than RESULT's: the records' order says so
+        from carrytool.review.bisect_age import lock_age
+
+        age = lock_age(git, path, doc, recorded[position][1])
+        if age.older is None and notes is not None:
+            note = f"the lock beside the manifest ({path}) was not read as the last good night: sync's records " \
+                   f"here do not hold its night, and git cannot tell whether it is older than the night bisected " \
+                   f"({age.why})"
+            if note not in notes:
+                notes.append(note)
+        if not age.older:
+            return
+    yield str(path), doc
 
 
 def _tree(git: Git, sha: object) -> str | None:

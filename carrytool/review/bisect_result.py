@@ -44,6 +44,9 @@ class BisectResult:
     # an entry an assert guards whose head moved since the last good night: {"id", "from", "to", "night",
     # "bad"} (upstream + it at `from`: bad, or None when it does not apply there); `moved` in JSON (h241)
     moved: list[dict[str, object]] = field(default_factory=list)
+    # why a night was not read as the last good one (the lock beside the manifest, whose age next to the
+    # recorded night bisected git cannot tell: h256); text only
+    night_notes: list[str] = field(default_factory=list)
     probes: int = 0
     cached: int = 0
     # the command run again on the trees the answer rests on: both run again, same verdicts (True); a verdict

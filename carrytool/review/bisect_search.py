@@ -105,7 +105,8 @@ class Search:
 
         for link in self.chain.links:
             specs = [spec for spec in self.prober.checks.asserts if spec.entry == link.id]
-            earlier = last_good_head(self.manifest, self.git, self.chain.links[-1].commit, link.id, specs) \
+            earlier = last_good_head(self.manifest, self.git, self.chain.links[-1].commit, link.id, specs,
+                                     result.night_notes) \
                 if specs and link.step.head else None
             if earlier is None or earlier.sha == link.step.head:
                 continue
