@@ -286,6 +286,8 @@ def _suggest(item: dict[str, Any], landed_why: str, title: str | None, known: st
     if folded and head and not head.startswith(folded[1]):
         union = folded[0].name
         why = f"{folded[0].id} folded {folded[1][:12]}, its head is now {head[:12]}: run `carrytool union compose {union}`"
+        # a pin the PR was pushed past is what sync's `stale-pin` warns of beside `stale-fold`: said alike (h256)
+        why += f"; also, {pinned}" if pinned else ""
         return {"suggestion": "refold", "why": why + (f"; also, {said_title}" if retitled else "")}
     if retitled:
         return {"suggestion": "retitle", "why": said_title + (f"; also, {said_moved}" if moved else "")}
