@@ -19,10 +19,12 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from carrytool.pipeline.kept import KeptAnswers
-from carrytool.review.evidence import EntryFacts
+
+if TYPE_CHECKING:       # (status reads CODE without the weighing's modules: review.status_has)
+    from carrytool.review.evidence import EntryFacts
 
 HAS_MAX = 5_000         # answers a file keeps: 80 nights of a manifest whose 60 entries conflict with upstream
 RULE = "has-2"          # bump when what upstream_has decides, or how, or what its key holds, changes

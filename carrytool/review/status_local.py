@@ -115,9 +115,8 @@ def _upstream_made(manifest: Manifest, git: Git, upstream: str, number: int, hea
 
     def said(words: str, explain: str) -> dict[str, str]:
         if every_hunk(had):
-            return {"suggestion": "drop", "why": f"{words}; but {had.found.said()}; {drop_said(had.found)} ({explain} "
-                                                 "says more)"}
-        return {"suggestion": "investigate", "why": f"{words}; {had.found.said()}{unmade_said(had)}; run {explain}"}
+            return {"suggestion": "drop", "why": f"{words}; but {had.said}; {drop_said(had)} ({explain} says more)"}
+        return {"suggestion": "investigate", "why": f"{words}; {had.said}{unmade_said(had)}; run {explain}"}
     return said
 
 
