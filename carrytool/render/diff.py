@@ -52,10 +52,16 @@ def _changes(diff: LockDiff, shown: list[dict[str, Any]]) -> list[str]:
             lines.append("  " + _record_said(unknown, diff.new if unknown is diff.old else diff.old,
                                              unknown is diff.old))
             return lines + _lists("asserts", diff.asserts) + _lists("resolutions", diff.resolutions)
-        why = "a report names none, and `-m` is the newer night's" if unknown.run is not None else \
-            "a lock's is the manifest beside it (the lock's name without `.lock`), and there is none that parses"
-        lines.append(f"  asserts not compared: the {'older' if unknown is diff.old else 'newer'} night's manifest "
-                     f"is not known ({why})")
+        which = "older" if unknown is diff.old else "newer"
+        if unknown.run is not None:
+            said = f"the {which} night's manifest is not known (a report names none, and `-m` is the newer night's)"
+        elif unknown.label.endswith(".lock"):   # h256: "a lock's is the manifest beside it (...)" named no file
+            said = (f"the {which} night's manifest would be {unknown.label[:-len('.lock')]}, the file beside its lock "
+                    f"{unknown.label} named as the lock without `.lock`, and it is missing or not a valid manifest")
+        else:
+            said = (f"the {which} night's manifest is not known: diff reads it from the file beside the lock named as "
+                    f"the lock without `.lock`, and {unknown.label} does not end in `.lock`")
+        lines.append(f"  asserts not compared: {said}")
     return lines + _lists("asserts", diff.asserts) + _lists("resolutions", diff.resolutions)
 
 
