@@ -56,11 +56,11 @@ def _changes(diff: LockDiff, shown: list[dict[str, Any]]) -> list[str]:
         if unknown.run is not None:
             said = f"the {which} night's manifest is not known (a report names none, and `-m` is the newer night's)"
         elif unknown.label.endswith(".lock"):   # h256: "a lock's is the manifest beside it (...)" named no file
-            said = (f"the {which} night's manifest would be {unknown.label[:-len('.lock')]}, the file beside its lock "
-                    f"{unknown.label} named as the lock without `.lock`, and it is missing or not a valid manifest")
+            said = (f"the {which} night's manifest, {unknown.label[:-len('.lock')]} (its lock's name without `.lock`), "
+                    "is missing or not a valid manifest")
         else:
-            said = (f"the {which} night's manifest is not known: diff reads it from the file beside the lock named as "
-                    f"the lock without `.lock`, and {unknown.label} does not end in `.lock`")
+            said = (f"the {which} night's manifest is not known: it is read beside its lock, named as the lock without "
+                    f"`.lock`, and {unknown.label} does not end in `.lock`")
         lines.append(f"  asserts not compared: {said}")
     return lines + _lists("asserts", diff.asserts) + _lists("resolutions", diff.resolutions)
 

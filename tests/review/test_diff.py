@@ -117,8 +117,8 @@ def test_rev_path_and_files(nights: Nights, tmp_path: Path) -> None:
                                 "holding_again": []}
     text = nights.cli("diff", str(old), str(nights.manifest.with_name("manifest.yaml.lock")), "-m",
                       nights.manifest, "--repo", nights.work.path).stdout
-    assert f"asserts not compared: the older night's manifest would be {tmp_path / 'old'}, the file beside its lock " \
-        f"{old} named as the lock without `.lock`, and it is missing or not a valid manifest" in " ".join(text.split()), \
+    assert f"asserts not compared: the older night's manifest, {tmp_path / 'old'} (its lock's name without `.lock`), " \
+        "is missing or not a valid manifest" in " ".join(text.split()), \
         text
     code, same = _diff(nights, "HEAD:carries/manifest.yaml.lock")
     assert code == 0 and {e["change"] for e in same["entries"]} == {"unchanged"}

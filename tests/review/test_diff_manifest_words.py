@@ -22,13 +22,11 @@ def test_a_lock_with_no_manifest_beside_it_names_both_files(tmp_path: Path, cli:
     old = tmp_path / "last-night.lock"
     old.write_text(n.manifest.with_name("manifest.yaml.lock").read_text())
     new = str(n.manifest.with_name("manifest.yaml.lock"))
-    assert f"asserts not compared: the older night's manifest would be {tmp_path / 'last-night'}, the file beside " \
-           f"its lock {old} named as the lock without `.lock`, and it is missing or not a valid manifest" \
-           in _said(n, str(old), new)
+    assert f"asserts not compared: the older night's manifest, {tmp_path / 'last-night'} (its lock's name without " \
+           "`.lock`), is missing or not a valid manifest" in _said(n, str(old), new)
     (tmp_path / "last-night").write_text("version: [")          # there, but not a manifest
-    assert f"would be {tmp_path / 'last-night'}, the file beside its lock {old}" in _said(n, str(old), new)
+    assert f"manifest, {tmp_path / 'last-night'} (its lock's name" in _said(n, str(old), new)
     named = tmp_path / "night.json"
     named.write_text(old.read_text())
-    assert "asserts not compared: the older night's manifest is not known: diff reads it from the file beside " \
-           f"the lock named as the lock without `.lock`, and {named} does not end in `.lock`" \
-           in _said(n, str(named), new)
+    assert "asserts not compared: the older night's manifest is not known: it is read beside its lock, named as " \
+           f"the lock without `.lock`, and {named} does not end in `.lock`" in _said(n, str(named), new)
