@@ -84,6 +84,7 @@ from carrytool.pipeline.standing import (
     VERBATIM,
     Drift,
     Tip,
+    kept_lines,
     places,
     standing,
     still_there,
@@ -250,16 +251,21 @@ def _judge(git: Git, spans: SpanCache, union: UnionCheck, judged: Sequence[tuple
         deletion = not hunk.added
         offset, block = _core(hunk.removed if deletion else hunk.added)
         lacks: tuple[int, ...] = ()
+        kept: tuple[int, ...] = ()
         if not block:
             how: str | None = VERBATIM          # a part of a hunk that says nothing on its own
         elif deletion:
             start = hunk.old_start + offset
-            how = None if still_there(git, spans, tip, change, start, block, drift, place) or \
-                reworded_kept(git, tip, change, start, block, drift, place) else VERBATIM
+            whole = still_there(git, spans, tip, change, start, block, drift, place) or \
+                reworded_kept(git, tip, change, start, block, drift, place)
+            # else line by line: one of them kept is no deletion carried (h255)
+            kept = () if whole else kept_lines(git, spans, tip, change, start, block, drift, place)
+            how = None if whole or kept else VERBATIM
         else:
             how, lacks = standing(git, spans, tip, read(change.new_oid), hunk, change, hunk.new_start + offset,
                                   block, drift, place)
-        removed = (hunk.old_start + offset, hunk.old_start + offset + len(block) - 1) if deletion else None
+        removed = ((kept[0], kept[-1]) if kept else (hunk.old_start + offset, hunk.old_start + offset + len(block) - 1)
+                   ) if deletion else None
         out.append((how, removed, lacks, bool(place.ours)))
     return out
 

@@ -14,6 +14,7 @@ from functools import partial
 from carrytool.gitlayer.env import ZERO
 from carrytool.gitlayer.git import Change, Git
 from carrytool.pipeline.hunks import Hunk, find_block, says_nothing
+from carrytool.pipeline.lineroles import opened_at, roles_of
 from carrytool.pipeline.scopes import is_python
 from carrytool.pipeline.spancache import SpanCache
 
@@ -207,7 +208,7 @@ def _count(lines: Sequence[bytes], block: tuple[bytes, ...], first: int, last: i
 
 
 def still_there(git: Git, spans: SpanCache, tip: Tip, change: Change, start: int, block: tuple[bytes, ...],
-                drift: Drift | None = None, place: Place = Place()) -> bool:
+                drift: Drift | None = None, place: Place = Place(), only: int | None = None) -> bool:
     """Whether TIP still holds BLOCK, the lines a PR's pure deletion (CHANGE) removes from line START of its
     base, where the PR removes them, more often than the PR's head does (a line the PR moves within its
     def/class is carried): in the def/class each line that says something lay in, when every one lay in
@@ -217,27 +218,30 @@ def still_there(git: Git, spans: SpanCache, tip: Tip, change: Change, start: int
     PR's place (it took the deletion), and, where TIP keeps the lines at their place (or the merge conflicts
     there), by the other folded PRs' (PLACE; helper-176: a copy upstream deleted elsewhere hid the line kept,
     one it added was called the line kept; h186: so did another PR's once upstream edited the line next to
-    them). Deleted at its place in TIP (PLACE.tip), the lines are gone."""
-    if place.tip or not find_block(tip.lines, block):
+    them). Deleted at its place in TIP (PLACE.tip), the lines are gone. ONLY: BLOCK's line of that index alone,
+    in its own def/class, else between BLOCK's neighbours with BLOCK's other lines passed over (kept_lines)."""
+    lines = block if only is None else (block[only],)
+    if place.tip or not find_block(tip.lines, lines):
         return False                                # the usual answer: asked before anything is parsed
     base, head = partial(git.read_blob, change.old_oid), Tip(change.new_oid, git.read_blob(change.new_oid).split(b"\n"))
     others = place.others
     pairs = [*([(drift.ours, drift.base)] if drift is not None else []), *others]
     took = 1 if place.ours else 0                   # upstream deleted the PR's lines: not a copy it took away
     owners = {spans.scope(change.old_oid, start + k, base) if is_python(change.path) else None
-              for k, line in enumerate(block) if line.strip()}
+              for k, line in enumerate(block) if line.strip() and only in (None, k)}
     if None not in owners:
         tip_spans = spans.spans(tip.oid, partial(git.read_blob, tip.oid))
         if {name for _a, _b, name in tip_spans if name in owners} == owners:
             def held(file: Tip | None) -> int:
                 return 0 if file is None else _held(file.lines, spans.spans(file.oid, partial(
-                    git.read_blob, file.oid)), owners, block)
+                    git.read_blob, file.oid)), owners, lines)
             shift = sum(held(ours) - held(old) for ours, old in pairs)
             return held(tip) > held(head) + shift + took
     around = _neighbours(base().split(b"\n"), start - 1, len(block))
+    passed = frozenset(_bare(line) for line in block) if only is not None else frozenset()
 
     def beside(file: Tip | None) -> int:
-        return 0 if file is None else _beside(file.lines, block, around)
+        return 0 if file is None else _beside(file.lines, lines, around, passed)
     shift = sum(beside(ours) - beside(old) for ours, old in pairs)
     return beside(tip) > beside(head) + shift + took
 
@@ -260,19 +264,39 @@ def _placed(lines: Sequence[bytes], block: tuple[bytes, ...], head: Sequence[byt
     return any(b == before or a == after for b, a in around)
 
 
-def _beside(lines: Sequence[bytes], block: tuple[bytes, ...], around: tuple[bytes | None, bytes | None]) -> int:
-    """How many times BLOCK stands in LINES between the neighbours AROUND (_neighbours)."""
-    return sum(1 for at in find_block(lines, block) if _neighbours(lines, at, len(block)) == around)
+def _beside(lines: Sequence[bytes], block: tuple[bytes, ...], around: tuple[bytes | None, bytes | None],
+            passed: frozenset[bytes] = frozenset()) -> int:
+    """How many times BLOCK stands in LINES between the neighbours AROUND (_neighbours; PASSED: lines passed over)."""
+    return sum(1 for at in find_block(lines, block) if _neighbours(lines, at, len(block), passed) == around)
 
 
-def _neighbours(lines: Sequence[bytes], at: int, count: int) -> tuple[bytes | None, bytes | None]:
+def _neighbours(lines: Sequence[bytes], at: int, count: int, passed: frozenset[bytes] = frozenset()
+                ) -> tuple[bytes | None, bytes | None]:
     """The nearest line that says something before index AT and after the COUNT lines from it, without
-    whitespace (None: the file's start or end)."""
+    whitespace (None: the file's start or end), passing over the lines PASSED (so compared)."""
     def bare(k: int) -> bytes:
-        return lines[k].translate(None, b" \t\r")
-    before = next((bare(k) for k in range(at - 1, -1, -1) if bare(k)), None)
-    after = next((bare(k) for k in range(at + count, len(lines)) if bare(k)), None)
+        return _bare(lines[k])
+    before = next((bare(k) for k in range(at - 1, -1, -1) if bare(k) and bare(k) not in passed), None)
+    after = next((bare(k) for k in range(at + count, len(lines)) if bare(k) and bare(k) not in passed), None)
     return before, after
+
+
+def _bare(line: bytes) -> bytes:
+    return line.translate(None, b" \t\r")
+
+
+def kept_lines(git: Git, spans: SpanCache, tip: Tip, change: Change, start: int, block: tuple[bytes, ...],
+               drift: Drift | None = None, place: Place = Place()) -> tuple[int, ...]:
+    """The lines of BLOCK (a PR's pure deletion from line START of its base) TIP still holds each on its own where
+    the PR removes them (still_there, ONLY), where BLOCK is not there whole: lines that do something (Python: a
+    role but a comment's, lineroles.roles_of; elsewhere: that say something), by their numbers in the PR's base
+    (h255: a union keeping one line of three a PR deletes carried the deletion, `verbatim`, exit 0)."""
+    if len(block) < 2:
+        return ()
+    python = is_python(change.path)
+    doing = [n for n, (line, opened) in enumerate(zip(block, opened_at(block) if python else [""] * len(block)))
+             if not says_nothing(line) and (not python or roles_of(line, opened) - {("comment", "")})]
+    return tuple(start + n for n in doing if still_there(git, spans, tip, change, start, block, drift, place, only=n))
 
 
 _HEADER = re.compile(rb"^((?:async[ \t]+)?def|class)[ \t]+\w+")
