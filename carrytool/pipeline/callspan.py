@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from carrytool.pipeline.linecalls import Alias, Form, alias_of, call_forms, rebound
+from carrytool.pipeline.linecalls import Alias, Call, Form, alias_of, call_args, call_forms, imported_as, rebound
 from carrytool.pipeline.lineroles import calls_of, code_of
 
 _MOST = 2000        # lines read on for a call left open (a file that never closes it: read no further)
@@ -24,50 +24,87 @@ def whole_calls(lines: Sequence[bytes], at: int, opened: str = "") -> frozenset[
     """The calls line AT (0-based) of LINES (a Python file's) makes, each counted on its whole text: a call the line
     leaves open is read on, through the lines after it, until its brackets close (lineroles.calls_of counts it on
     its own line only: None). OPENED: the quote of the string line AT starts in."""
-    line = lines[at]
-    forms = calls_of(line, opened)
+    forms = calls_of(lines[at], opened)
     if all(count is not None for _n, _r, count in forms):
         return forms
-    code, left = code_of(line, opened)
+    whole = _statement(lines, at, opened)
+    return forms if whole is None else frozenset(call_forms(*whole))
+
+
+def whole_args(lines: Sequence[bytes], at: int, opened: str = "") -> frozenset[Call]:
+    """The calls line AT of LINES makes with their arguments (linecalls.call_args), read on as whole_calls reads
+    them; none for a decorator's line (its call is its decorating)."""
+    code = code_of(lines[at], opened)[0]
+    if not code or code[0][1] == "@":
+        return frozenset()
+    whole = _statement(lines, at, opened)
+    return frozenset(call_args(code) if whole is None else call_args(*whole))
+
+
+def _statement(lines: Sequence[bytes], at: int, opened: str) -> tuple[list[tuple[str, str]], int, int] | None:
+    """Line AT's code read on through the lines after it until its brackets close, with 0 (the tokens to skip) and
+    how many tokens are line AT's own: its calls' (call_forms' SKIP and STOP); None where the line closes them
+    itself, is a decorator, or they do not close within _MOST lines."""
+    code, left = code_of(lines[at], opened)
     depth = _depth(code)
     if depth <= 0 or code[0][1] == "@":
-        return forms                # closed (None: a star), or a decorator's call: no call of the line's own
+        return None                 # closed (None: a star), or a decorator's call: no call of the line's own
     end = at + 1
     while depth > 0 and end < min(len(lines), at + 1 + _MOST):
         more, left = code_of(lines[end], left)
         depth += _depth(more)
         end += 1
     if depth > 0:
-        return forms
-    whole = code_of(b"\n".join(lines[at:end]), opened)[0]
-    return frozenset(call_forms(whole, 0, len(code)))
+        return None
+    return code_of(b"\n".join(lines[at:end]), opened)[0], 0, len(code)
 
 
 def _depth(code: list[tuple[str, str]]) -> int:
     return sum((text in _OPEN) - (text in _CLOSE) for _kind, text in code)
 
 
-def bindings_before(lines: Sequence[bytes], quotes: dict[int, str], at: int, end: int | None = None
-                    ) -> dict[str, Alias]:
+def module_bindings(lines: Sequence[bytes], quotes: dict[int, str]) -> dict[str, Alias]:
+    """The names LINES (a Python file; QUOTES: lineroles.quotes_open of it) bind at their top level to a function
+    or method named alone (linecalls.alias_of: `sr = send_report`) or import under a name of their own
+    (linecalls.imported_as: `from reporting import send_report as sr`), and name nowhere after at that level but to
+    call them (as bindings_before reads a def's: `sr = log` after it, read as no alias). h255: neither side's were
+    read, so `sr(dd, 'weekly')` under `sr = send_report` at the top was no form of `send_report(d, 'weekly')`."""
+    found: dict[str, Alias] = {}
+    for n, line in enumerate(lines, 1):
+        if line[:1] in (b" ", b"\t") or not (b"=" in line or b"import" in line or any(
+                name.encode() in line for name in found)):
+            continue                # read no line that can neither bind a name nor name one bound (h255: 17,000 lines)
+        code, indent = _code_line(lines, quotes, n)
+        if not code or indent or code[0][1] in _CLOSE:
+            continue
+        for name in [name for name in found if name in rebound(code)]:
+            del found[name]
+        alias = alias_of(code)
+        found.update([alias] if alias is not None else imported_as(code))
+    return found
+
+
+def bindings_before(lines: Sequence[bytes], quotes: dict[int, str], at: int, end: int | None = None,
+                    outer: dict[str, Alias] | None = None) -> dict[str, Alias]:
     """The names the def holding line AT (1-based) of LINES (a Python file; QUOTES: lineroles.quotes_open of it)
     binds to a function or method named alone (linecalls.alias_of: `sr = send_report`) above that line, in its own
     body (not in a def or class nested in it), and names nowhere after that above it but to call it (`sr = log`,
     `for sr in ...`, `x = sr`, `def sr(...)`: read as no alias, the union's call then judged by its own name).
     None at module or class level, nor where a line of code from AT to END (a hunk's last line) leaves the def
-    (what it binds is not the next def's)."""
+    (what it binds is not the next def's). OUTER: the module's (module_bindings), standing where the def does not
+    name them."""
     start = _enclosing_def(lines, quotes, at)
     if start is None or any(code and indent <= _code_line(lines, quotes, start)[1] for code, indent in (
             _code_line(lines, quotes, n) for n in range(at, min(end or at, len(lines)) + 1))):
         return {}
-    found: dict[str, Alias] = {}
+    found: dict[str, Alias] = dict(outer or {})
     nested: int | None = None
     for n in range(start + 1, at):
         code, indent = _code_line(lines, quotes, n)
         if not code or nested is not None and indent > nested:
             continue
         nested = indent if _opens_def(code) or code[0][1] in ("class", "@") else None
-        named = rebound(code)
-        for name in [name for name in found if name in named]:
+        for name in [name for name in found if name in rebound(code)]:
             del found[name]
         alias = alias_of(code)
         if alias is not None:

@@ -12,19 +12,21 @@ _region); this says what their lines do of the PR's.
 
 from __future__ import annotations
 
+import functools
 import keyword
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from carrytool.gitlayer.git import Git
-from carrytool.pipeline.callspan import bindings_before, whole_calls
+from carrytool.pipeline.callspan import bindings_before, module_bindings, whole_args, whole_calls
 from carrytool.pipeline.hunks import Hunk, says_nothing
-from carrytool.pipeline.linecalls import Alias, Form, Rename
+from carrytool.pipeline.linecalls import Alias, Call, Form, Rename, call_args, differs, keeps_base, renamed
 from carrytool.pipeline.lineroles import (
     NAMED,
     aliases_of,
     calls_of,
+    code_of,
     does_something,
     leading_roles,
     line_carries,
@@ -38,8 +40,9 @@ from carrytool.pipeline.lineroles import (
 
 Span = tuple[int, int]
 # a line of the union's own there: its text, the quote of the string it starts in, the other PRs' hunks meeting its
-# hunk (rivals), the names bound to a function where it is (aliases), the calls it makes read in its file
-Mine = tuple[bytes, str, list[Hunk], dict[str, Alias], "frozenset[Form] | None"]
+# hunk (rivals), the names bound to a function where it is (aliases), the calls it makes read in its file, and
+# those with their arguments
+Mine = tuple[bytes, str, list[Hunk], dict[str, Alias], "frozenset[Form] | None", "frozenset[Call]"]
 
 
 class _Carried:
@@ -54,6 +57,7 @@ class _Carried:
     quotes: dict[str, dict[int, str]]
     texts: dict[str, list[bytes]]
     bound: dict[tuple[str, int], dict[str, Alias]]
+    modules: dict[str, dict[str, Alias]]
 
     def _span(self, j: int, hunk: Hunk) -> Span | None:
         raise NotImplementedError
@@ -83,7 +87,8 @@ class _Carried:
         aliases = self._aliases(own, said)
         return not rivals or any(line_carries(line, hunk, rivals, opened, self._opened, aliases,
                                               self.renames.get(own.path, frozenset()), self._calls(own, n, line, opened),
-                                              self._forms_of)
+                                              self._forms_of, self._theirs)
+                                 and not keeps_base(self._args(own, n, line, opened), *self._changes(hunk))
                                  for n, line, opened in self._said(own))
 
     def _said(self, hunk: Hunk) -> list[tuple[int, bytes, str]]:
@@ -103,13 +108,24 @@ class _Carried:
                 **aliases_of(said, own.path, self._opened(own))}
 
     def _bound(self, own: Hunk) -> dict[str, Alias]:
-        if not own.added or not self._read(own):
+        """The names bound to a function where HUNK is in its new blob: above it in its def, or at the module's top
+        level (callspan.bindings_before, module_bindings; h255), read once a place."""
+        if not self._read(own):
             return {}
-        key = (own.new_oid or "", own.new_start)
+        key, oid = (own.new_oid or "", own.new_start), own.new_oid or ""
+        if oid not in self.modules:
+            self.modules[oid] = module_bindings(self.texts[oid], self.quotes[oid])
         if key not in self.bound:
-            self.bound[key] = bindings_before(self.texts[key[0]], self.quotes[key[0]], own.new_start,
-                                              own.new_start + len(own.added) - 1)
+            self.bound[key] = bindings_before(self.texts[oid], self.quotes[oid], own.new_start,
+                                              own.new_start + max(len(own.added), 1) - 1, self.modules[oid])
         return self.bound[key]
+
+    def _theirs(self, hunk: Hunk) -> dict[str, Alias]:
+        """The names bound to a function where a PR's HUNK is in its head, and in it (h255: pr/2's `sr(d,
+        'weekly')` under `sr = send_report` above its hunk was no call of `send_report` to the union's form of
+        it): a call of one of them alone is the PR's call of that function."""
+        said = [line for line in hunk.added if not says_nothing(line)]
+        return {**self._bound(hunk), **aliases_of(said, hunk.path, self._opened(hunk))} if said else {}
 
     def _read(self, hunk: Hunk) -> bool:
         """Whether HUNK is a text hunk of Python whose new blob is read (texts, quotes: once a blob)."""
@@ -131,14 +147,38 @@ class _Carried:
         lines, at = self.texts[hunk.new_oid or ""], hunk.new_start - 1 + n
         return whole_calls(lines, at, opened) if 0 <= at < len(lines) and lines[at] == line else None
 
-    def _forms_of(self, hunk: Hunk, opened: str) -> frozenset[Form]:
-        """The calls HUNK's lines make (its first starting in the string OPENED), read in its file (_calls): what
-        lineroles.line_carries asks of a PR's hunk. A pure deletion's: each removed line alone."""
+    def _args(self, hunk: Hunk, n: int, line: bytes, opened: str) -> frozenset[Call]:
+        """The calls LINE, HUNK's added line N, makes with their arguments (linecalls.call_args), read in HUNK's new
+        blob where it holds LINE there (callspan.whole_args), else on the line alone."""
+        if self._read(hunk):
+            lines, at = self.texts[hunk.new_oid or ""], hunk.new_start - 1 + n
+            if 0 <= at < len(lines) and lines[at] == line:
+                return whole_args(lines, at, opened)
+        code = code_of(line, opened)[0]
+        return frozenset(call_args(code)) if code and code[0][1] != "@" else frozenset()
+
+    def _changes(self, hunk: Hunk) -> tuple[frozenset[Call], frozenset[Call]]:
+        """The calls HUNK's removed lines make and those its added lines make, with their arguments, each side read
+        as one text: where the PR changes a call's arguments, a union's line keeping them as they were is no form of
+        its line (linecalls.keeps_base, h255)."""
+        return _sides(tuple(hunk.removed), tuple(hunk.added), self._opened(hunk))
+
+    def _forms_of(self, hunk: Hunk, opened: str, bound: dict[str, Alias] | None = None) -> frozenset[Form]:
+        """The calls HUNK's lines make (its first starting in the string OPENED), read in its file (_calls), a call
+        of a name BOUND to a function there (default: _theirs) as that function's: what lineroles.line_carries asks
+        of a PR's hunk. A pure deletion's: each removed line alone."""
         said = [(n, line) for n, line in enumerate(hunk.added or hunk.removed) if not says_nothing(line)]
         quotes = opened_at([line for _n, line in said], opened)
         found = [self._calls(hunk, n, line, quote) if hunk.added else None for (n, line), quote in zip(said, quotes)]
-        return frozenset().union(*(calls_of(line, quote) if calls is None else calls
-                                   for (_n, line), quote, calls in zip(said, quotes, found)))
+        return renamed(frozenset().union(*(calls_of(line, quote) if calls is None else calls
+                                           for (_n, line), quote, calls in zip(said, quotes, found))),
+                       self._theirs(hunk) if bound is None else bound)
+
+    def _reading(self, hunk: Hunk) -> tuple[Callable[[Hunk, str], frozenset[Form]], Callable[[Hunk], dict[str, Alias]]]:
+        """line_carries' FORMS_OF and BOUND for parts of a PR's HUNK (a line of it each): the names bound to a
+        function where HUNK is (_theirs), read once for them all."""
+        bound = self._theirs(hunk)
+        return (lambda h, opened: self._forms_of(h, opened, bound)), (lambda _h: bound)
 
     def _opened(self, hunk: Hunk) -> str:
         """The quote of the string HUNK's first line (of a deletion: the line after it) starts in, in the blob it
@@ -147,6 +187,28 @@ class _Carried:
         if not self._read(hunk):
             return ""
         return self.quotes[hunk.new_oid or ""].get(hunk.new_start + (not hunk.added), "")
+
+    def near(self, k: int, hunk: Hunk) -> str:
+        """Where a line of the union's hunks meeting PR K's HUNK calls a name HUNK's lines call, but is no form of
+        them, what differs (linecalls.differs), with the line: the first such, as a clause; "" where none does (h255:
+        the union's `self.send_report(dd)` for a PR's `self.reporter.send_report(d)` was said to be no line of its
+        own for it, and a line keeping the arguments the PR changes said nothing of them)."""
+        if not hunk.added or not self._read(hunk):
+            return ""
+        met, theirs = self._region(k, hunk), self._forms_of(hunk, self._opened(hunk))
+        before, after = self._changes(hunk)
+        for own in self.written:
+            if own.path != hunk.path or not self._at(met, self._span(-1, own)) or not self._read(own):
+                continue
+            aliases = self._aliases(own, [line for line in own.added if not says_nothing(line)])
+            for n, line, opened in self._said(own):
+                calls = self._calls(own, n, line, opened)
+                said = differs(renamed(calls_of(line, opened) if calls is None else calls, aliases),
+                               self._args(own, n, line, opened), theirs, before, after)
+                if said:
+                    text = line.decode("utf-8", "surrogateescape").strip()
+                    return f"its line {own.path}:{own.new_start + n} `{text[:80]}` is no form of it: it {said}"
+        return ""
 
     def _rivals(self, k: int, own: Hunk) -> list[Hunk]:
         """The other folded PRs' text hunks (not PR K's) meeting the union's OWN hunk (at their _region)."""
@@ -178,8 +240,8 @@ class _Carried:
             said = [line for line in own.added if not says_nothing(line)]
             if not only_comments(said, own.path, self._opened(own)):
                 rivals, aliases = self._rivals(k, own), self._aliases(own, said)
-                mine += [(line, opened, rivals, aliases, self._calls(own, n, line, opened))
-                         for n, line, opened in self._said(own)]
+                mine += [(line, opened, rivals, aliases, self._calls(own, n, line, opened),
+                          self._args(own, n, line, opened)) for n, line, opened in self._said(own)]
         if not hunk.added:
             does = frozenset(role for line, opened in zip(hunk.removed, opened_at(hunk.removed))
                              for role in leading_roles(line, opened) if role[0] in NAMED)
@@ -201,12 +263,14 @@ class _Carried:
         changed = {line.strip() for _j, h in self._touching(k, hunk) if self._taken(h, met, mine)
                    for line in h.removed}
         lost, renames = [], self.renames.get(hunk.path, frozenset())
+        forms_of, bound = self._reading(hunk)
         for n, (line, opened) in enumerate(zip(hunk.added, quotes)):
             part = replace(hunk, added=(line,), new_start=hunk.new_start + n, new_count=1)
             starts = lambda h, part=part: "" if h is part else self._opened(h)     # noqa: E731 (part: no string)
             if not opened and line.strip() not in changed and does_something(part) and not any(
-                    line_carries(ours, part, rivals or nothing, at, starts, aliases, renames, calls, self._forms_of)
-                    for ours, at, rivals, aliases, calls in mine):
+                    line_carries(ours, part, rivals or nothing, at, starts, aliases, renames, calls, forms_of, bound)
+                    and not keeps_base(args, *self._changes(part))
+                    for ours, at, rivals, aliases, calls, args in mine):
                 lost.append(hunk.new_start + n)
         return tuple(lost)
 
@@ -224,9 +288,19 @@ class _Carried:
         alone = [replace(other, removed=(), added=(line,), new_start=other.new_start + n, new_count=1)
                  for n, line in enumerate(other.added) if not says_nothing(line)]
         nothing = [replace(other, removed=(), added=())]
+        forms_of, bound = self._reading(other)
         return any(line_carries(ours, part, nothing, at, lambda h: "", aliases,
-                                self.renames.get(other.path, frozenset()), calls, self._forms_of)
-                   for part in alone for ours, at, _rivals, aliases, calls in mine)
+                                self.renames.get(other.path, frozenset()), calls, forms_of, bound)
+                   and not keeps_base(args, *self._changes(replace(part, removed=other.removed)))
+                   for part in alone for ours, at, _rivals, aliases, calls, args in mine)
+
+
+@functools.lru_cache(maxsize=1024)
+def _sides(removed: tuple[bytes, ...], added: tuple[bytes, ...], opened: str
+           ) -> tuple[frozenset[Call], frozenset[Call]]:
+    """The calls REMOVED make and those ADDED make, with their arguments, each read as one text (_Carried._changes)."""
+    return (frozenset(call_args(code_of(b"\n".join(removed), opened)[0])) if removed else frozenset(),
+            frozenset(call_args(code_of(b"\n".join(added), opened)[0])) if added else frozenset())
 
 
 def _bare(line: bytes) -> bytes:

@@ -67,6 +67,8 @@ class LeftOut:
     worded: bool = False            # ABSENT though the union writes the rest of the hunk in its own words there
     #                                 (a deletion: writes the lines it removes in its own words)
     binary: bool = False            # WHOLE "kind": the PR changes a binary file there, not lines
+    near: str = ""                  # ABSENT: what keeps a line of the union's there calling the hunk's names from
+    #                                 being a form of it (Regions.near), as a clause
 
     def lacking(self, whose: str = "") -> str:
         """How the tree leaves it out, as a clause: lacks WHOSE hunk (default: its PR's), or (a pure deletion)
@@ -97,7 +99,11 @@ class LeftOut:
         return where + (f" ({', '.join(self.scopes)})" if self.scopes else "")
 
     def region(self) -> str:
-        """Why it is not a region the union reconciled, as a clause."""
+        """Why it is not a region the union reconciled, as a clause; and what keeps a line of the union's there
+        calling the hunk's names from being a form of it (NEAR)."""
+        return self._region() + (f"; {self.near}" if self.near else "")
+
+    def _region(self) -> str:
         if self.whole == "mode":
             return "no other PR it folds sets another mode on that file"
         if self.beside:

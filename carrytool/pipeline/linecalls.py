@@ -1,7 +1,9 @@
 """The calls a line of Python makes, each with what it is reached through and how many arguments it passes: a
 union's line carries a PR's call (pipeline.lineroles) only where it makes it on the same object with no fewer
 arguments (h235: `names.append(dd)` carried `errors.append(d)`, and `send_report(dd)` `send_report(d, 'weekly')`,
-for the name they call alone). Read from lineroles' tokens of one line: (kind, text) pairs, comments left out."""
+for the name they call alone), and not keeping an argument as the PR's base had it where the PR changes it (h255:
+`send(aa, 1)` for a PR's `send(a, 1)` made `send(a, 2)`: keeps_base). Read from lineroles' tokens of one line: (kind,
+text) pairs, comments left out."""
 
 from __future__ import annotations
 
@@ -10,6 +12,9 @@ import re
 from collections.abc import Iterable, Sequence
 
 Form = tuple[str, str, "int | None"]      # a call: its name, what it is reached through (_receiver), its arguments
+# a call with its arguments: its name, what it is reached through, each argument's key (its place, `0`, `1`, ...,
+# or its keyword) and text without whitespace, in order; None where not known (a `*`/`**`, or it does not close)
+Call = tuple[str, str, "tuple[tuple[str, str], ...] | None"]
 Alias = tuple[str, str]                   # what a name bound to a function calls: its name, what it is reached through
 Rename = tuple[str, str]                  # a name a hunk renames: the old, the new
 
@@ -150,6 +155,107 @@ def decorated(code: list[tuple[str, str]]) -> tuple[str, int | None] | None:
     if code[end - 1][0] != "name":
         return None
     return code[end - 1][1], (_arguments(code, end + 1) if end < len(code) and code[end][1] == "(" else 0)
+def call_args(code: list[tuple[str, str]], skip: int = 0, stop: int | None = None) -> set[Call]:
+    """Each call CODE makes past its first SKIP tokens, before token STOP (as call_forms finds them), with its
+    arguments (Call): what a union's call keeps of a PR's where the PR changes its arguments (keeps_base)."""
+    end = len(code) if stop is None else stop
+    return {(text, _receiver(code, n), _argued(code, n + 2)) for n, (kind, text) in enumerate(code[:end])
+            if n >= skip and kind == "name" and text not in _KEYWORDS and n + 1 < len(code) and code[n + 1][1] == "("
+            and not (n and code[n - 1][1] in ("def", "class"))}
+
+
+def _argued(code: list[tuple[str, str]], at: int) -> tuple[tuple[str, str], ...] | None:
+    """The arguments of the call whose `(` is just before AT, each (key, text: its tokens joined): a keyword's
+    key is its name, a positional one's its place (`0`, `1`, ...); None where it does not close or passes `*` or
+    `**` (any number). A lambda's parameters are no arguments of it."""
+    depth, found, item, place, lambdas = 1, [], [], 0, 0
+    for _kind, text in code[at:]:
+        if depth == 1:
+            lambdas += (text == "lambda") - (text == ":" and lambdas > 0)
+        if depth == 1 and (text == "," and not lambdas or text in _CLOSE):
+            if item and item[0] in ("*", "**"):
+                return None
+            if len(item) > 2 and _NAME.fullmatch(item[0]) and item[1] == "=":
+                found.append((item[0], "".join(item[2:])))
+            elif item:
+                found.append((str(place), "".join(item)))
+                place += 1
+            if text in _CLOSE:
+                return tuple(found)
+            item = []
+            continue
+        depth += (text in _OPEN) - (text in _CLOSE)
+        item.append(text)
+    return None
+
+
+def keeps_base(mine: Iterable[Call], before: Iterable[Call], after: Iterable[Call]) -> bool:
+    """Whether a call of MINE (a union's line's) makes a call a PR's hunk changes the arguments of (one of BEFORE,
+    its removed lines' calls, that AFTER, its added lines', make otherwise), on the same object, with an argument as
+    BEFORE's where every such call of AFTER's changed it: the PR's call there, not its change (h255: `f(aa, 1)`
+    for a PR's `f(a, 1)` -> `f(a, 2)`, or `a.b(d).c(y)` for its `a.b(e).c(y)`, read as its line, exit 0)."""
+    before, after = frozenset(before), frozenset(after)
+    for name, receiver, args in mine:
+        theirs = [a for a in after if a[0] == name and a[2] is not None and _near(a[1], receiver)]
+        olds = [b for b in before if b[0] == name and b[2] is not None and b not in after]
+        if args is not None and theirs and olds and all(
+                any(_kept(args, b[2], a[2]) is not None for b in olds if _near(b[1], a[1]))   # type: ignore[arg-type]
+                for a in theirs):
+            return True
+    return False
+
+
+def _near(theirs: str, mine: str) -> bool:
+    """Whether receivers THEIRS and MINE may name one object (agree's rule, renames aside)."""
+    return not theirs or not mine or _last(theirs) == _last(mine) or _delegates(theirs, mine)
+
+
+def _kept(mine: tuple[tuple[str, str], ...], old: tuple[tuple[str, str], ...], new: tuple[tuple[str, str], ...]
+          ) -> tuple[str, str | None, str | None] | None:
+    """The first argument MINE hold as OLD has it where NEW changed it (or lack, where NEW adds it as OLD did not):
+    its key, OLD's text and NEW's (None: none); None where there is none."""
+    ours, was, now = dict(mine), dict(old), dict(new)
+    return next(((key, was.get(key), now.get(key)) for key in sorted({*was, *now})
+                 if was.get(key) != now.get(key) and ours.get(key) == was.get(key)), None)
+
+
+def differs(mine: Iterable[Form], args: Iterable[Call], theirs: Iterable[Form], before: Iterable[Call],
+            after: Iterable[Call]) -> str:
+    """What keeps a union's line (its calls MINE, with their arguments ARGS) from making a call a PR's hunk makes
+    (THEIRS; BEFORE and AFTER: its removed and added lines' calls with their arguments) where it calls that name, as
+    a clause (`calls send_report on self, not on self.reporter`); "" where it calls none of those names, or makes
+    one (h255: a union writing `self.send_report(dd)` for a PR's `self.reporter.send_report(d)` was said to write
+    nothing for it)."""
+    theirs, args = sorted(theirs, key=str), sorted(args, key=str)
+    for name, receiver, count in sorted(mine, key=str):
+        wanted = [form for form in theirs if form[0] == name]
+        if not wanted or agree(frozenset({(name, receiver, count)}), frozenset(wanted), name):
+            if wanted and keeps_base([a for a in args if a[0] == name], before, after):
+                return _kept_said(name, [a for a in args if a[0] == name], before, after)
+            continue
+        if not agree(frozenset({(name, receiver, None)}), frozenset(wanted), name):
+            return f"calls {name} on {receiver or 'no object'}, not on {wanted[0][1]}"
+        return f"passes {name} {count} argument" + ("s" if count != 1 else "") + \
+            f", not {max(w[2] for w in wanted if w[2] is not None)}"
+    return ""
+
+
+def _kept_said(name: str, mine: list[Call], before: Iterable[Call], after: Iterable[Call]) -> str:
+    """Which argument of a call of NAME in MINE keeps_base found kept as it was, as a clause."""
+    after = sorted((a for a in after if a[0] == name), key=str)
+    before = sorted((b for b in before if b[0] == name and b not in after), key=str)
+    for _n, _r, args in mine:
+        for _a, _b, new in after:
+            for _c, _d, old in before:
+                found = _kept(args, old, new) if args is not None and old is not None and new is not None else None
+                if found is not None:
+                    key, was, now = found
+                    where = f"argument {int(key) + 1}" if key.isdigit() else key
+                    return f"passes {name} {where} as it was (`{was}`), not as the PR makes it (`{now}`)" \
+                        if now is not None and was is not None else \
+                        f"still passes {name} {where} (`{was}`), which the PR removes" if was is not None else \
+                        f"does not pass {name} {where} (`{now}`), which the PR adds"
+    return f"keeps {name}'s arguments as they were"
 
 
 def alias_of(code: list[tuple[str, str]]) -> tuple[str, Alias] | None:
@@ -178,6 +284,17 @@ def rebound(code: list[tuple[str, str]]) -> set[str]:
             (code[0][1] != "async" or code[1][1] == "def"):
         named.add(code[at][1])
     return named
+def imported_as(code: list[tuple[str, str]]) -> list[tuple[str, Alias]]:
+    """The names CODE (one line's tokens) imports a function under a name of its own, and what calling each calls:
+    `from reporting import send_report as sr` (sr: send_report on reporting); none for any other line."""
+    words = [text for _kind, text in code]
+    if len(words) < 4 or words[0] != "from" or "import" not in words:
+        return []
+    at = words.index("import")
+    module, names = "".join(words[1:at]), [w for w in words[at + 1:] if w not in ("(", ")")]
+    return [(names[n + 2], (names[n], module)) for n in range(len(names) - 2)
+            if names[n + 1] == "as" and (n == 0 or names[n - 1] == ",") and _NAME.fullmatch(names[n])
+            and _NAME.fullmatch(names[n + 2])]
 
 
 def renamed(forms: frozenset[Form], aliases: dict[str, Alias]) -> frozenset[Form]:

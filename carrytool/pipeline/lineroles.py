@@ -56,7 +56,8 @@ def _nothing_open(_hunk: Hunk) -> str:
 def line_carries(line: bytes, hunk: Hunk, rivals: Sequence[Hunk], opened: str = "",
                  starts: Callable[[Hunk], str] = _nothing_open, aliases: dict[str, Alias] | None = None,
                  renames: frozenset[Rename] = frozenset(), calls: frozenset[Form] | None = None,
-                 forms_of: Callable[[Hunk, str], frozenset[Form]] | None = None) -> bool:
+                 forms_of: Callable[[Hunk, str], frozenset[Form]] | None = None,
+                 bound: Callable[[Hunk], dict[str, Alias]] | None = None) -> bool:
     """Whether LINE, a union's own, may be HUNK's change in another form beside RIVALS (other PRs' hunks where it
     is): in Python, where both it and HUNK's lines have roles (roles_of), only if it shares one with them; then
     it is, where one it shares at its top and theirs (leading_roles) no rival's lines have (it does what HUNK does
@@ -75,13 +76,16 @@ def line_carries(line: bytes, hunk: Hunk, rivals: Sequence[Hunk], opened: str = 
     ALIASES: the names LINE's hunk binds to a function (aliases_of): a call of one alone is that function's.
     RENAMES: the names other hunks there rename (linecalls.renames_in): a call on the new name is one on the old.
     CALLS: the calls LINE makes as read in its file (pipeline.callspan: one spanning lines, counted whole; None:
-    read on the line alone); FORMS_OF: those of a hunk's lines so read (None: each line alone, _forms)."""
+    read on the line alone); FORMS_OF: those of a hunk's lines so read (None: each line alone, _forms), a call of a
+    name BOUND (HUNK's names bound to a function where it is) as that function's."""
     calls = renamed(_read(line, opened)[3] if calls is None else calls, aliases or {})
     mine = roles_of(line, opened) | reads_of(line, opened) | {("call", form[0]) for form in calls} \
         if _is_python(hunk.path) else frozenset()
     start = starts(hunk)
     theirs = _roles(hunk, opened=start)
     does, named = _does(hunk, start)
+    bound_there = bound(hunk) if bound is not None else {}
+    does = _aliased(does, bound_there)
     if not theirs or (not mine and not named):
         return _kin(line, hunk) >= max(_kin(line, h) for h in rivals)
     shared = mine & does
@@ -94,7 +98,8 @@ def line_carries(line: bytes, hunk: Hunk, rivals: Sequence[Hunk], opened: str = 
         return False
     others = [(h, _roles(h, opened=starts(h))) for h in rivals]
     if any(role[0] in NAMED and not any(role in roles for _h, roles in others)
-           for role in shared & _aliased(leading_roles(line), aliases or {}) & _roles(hunk, top=True, opened=start)):
+           for role in shared & _aliased(leading_roles(line), aliases or {})
+           & _aliased(_roles(hunk, top=True, opened=start), bound_there)):
         return True
     near = [h for h, roles in others if not roles or mine & roles]
     return not near or _kin(line, hunk) >= max(_kin(line, h) for h in near)

@@ -230,7 +230,8 @@ def _left_out(git: Git, spans: SpanCache, union: UnionCheck, folded: list[list[H
                            next_to=others if region in ("changed-next", "inserted-next") else (),
                            inserted=region == "inserted-next",
                            apart=others if region == "apart" else (), worded=region == "worded",
-                           missing=lacks if how == ABSENT else (), upstream=upstream))
+                           missing=lacks if how == ABSENT else (), upstream=upstream,
+                           near=regions.near(k, hunk) if how == ABSENT else ""))
     return out, looked
 
 

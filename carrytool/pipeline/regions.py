@@ -56,7 +56,8 @@ class Regions(_Carried, _SideDrops):
         self.git, self.changes, self.folded = git, changes, folded
         self.quotes: dict[str, dict[int, str]] = {}         # quotes_open of each Python blob asked (_opened)
         self.texts: dict[str, list[bytes]] = {}             # the lines of each (carried._calls)
-        self.bound: dict[tuple[str, int], dict[str, Alias]] = {}     # names bound above a union's hunk (_bound)
+        self.bound: dict[tuple[str, int], dict[str, Alias]] = {}     # names bound above a hunk (_bound)
+        self.modules: dict[str, dict[str, Alias]] = {}      # names bound at a blob's top level (_bound)
         self.target: dict[str, str | None] = {}
         for path in paths:
             change = change_of(changes, path)

@@ -1,0 +1,96 @@
+"""A PR's change of a call's arguments, which a union's line of its own keeps as they were (h255).
+
+pr/1 changes `x = send(a, 1)` to `x = send(a, 2)`; upstream edited the line since (`x = send(a, 1) or 0`), so the
+union, made on upstream's, writes the line in its own words: `x = send(a, 1) or fb(a)`. It calls the same name on
+the same object with no fewer arguments (linecalls.agree, h235), so it read as pr/1's line re-expressed, exit 0,
+though it is pr/1's base line: the change is not carried. A union's call keeping an argument as the PR's base had
+it, where the PR changed it (linecalls.keeps_base: by place, or by keyword; one the PR adds or drops too), is no
+form of the PR's line. So in a chain: `a.b(d).c(1)` for pr/1's `a.b(e).c(1)`."""
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import Cli, Small
+from tests.pipeline.test_provided_call_context import _two, _union, _verdicts
+from tests.pipeline.test_provided_conflicting_place import git  # noqa: F401 (a fixture: both gits)
+from tests.pipeline.test_provided_regions import _statuses
+from tests.pipeline.test_provided_repeats import _absent, _run
+
+F = "import os\n\n\ndef f(a, d, e):\n    b = 1\n    x = send(a, 1)\n    y = 2\n    return x\n\n\ndef g(b):\n    return b\n"
+TWO = F.replace("    return b\n", "    return b + 1\n")       # pr/2, apart
+
+CASES = {
+    # the base line, pr/1's, the union's own (upstream's is the base's `or 0`), whether it carries pr/1's
+    "a-value-kept": ("send(a, 1)", "send(a, 2)", "send(a, 1) or fb(a)", False),
+    "a-value-changed": ("send(a, 1)", "send(a, 2)", "send(a, 2) or fb(a)", True),
+    "a-value-kept-renamed": ("send(a, 1)", "send(a, 2)", "send(aa, 1) or fb(aa)", False),
+    "a-value-changed-renamed": ("send(a, 1)", "send(a, 2)", "send(aa, 2) or fb(aa)", True),
+    "a-value-changed-otherwise": ("send(a, 1)", "send(a, 2)", "send(a, 3) or fb(a)", True),
+    "a-keyword-kept": ("send(a, mode='fast')", "send(a, mode='safe')", "send(a, mode='fast') or fb(a)", False),
+    "a-keyword-changed": ("send(a, mode='fast')", "send(a, mode='safe')", "send(a, mode='safe') or fb(a)", True),
+    "an-argument-dropped-kept": ("send(a, 1)", "send(a)", "send(a, 1) or fb(a)", False),
+    "an-argument-dropped": ("send(a, 1)", "send(a)", "send(a) or fb(a)", True),
+    "a-keyword-added-kept": ("send(a)", "send(a, strict=True)", "send(a) or fb(a)", False),
+    "a-chains-first-call-kept": ("a.b(d).c(1)", "a.b(e).c(1)", "a.b(d).c(1) or fb(a)", False),
+    "a-chains-first-call-changed": ("a.b(d).c(1)", "a.b(e).c(1)", "a.b(e).c(1) or fb(a)", True),
+    "a-chains-last-call-kept": ("a.b(d).c(1)", "a.b(d).c(2)", "a.b(d).c(1) or fb(a)", False),
+    "a-star-unknown": ("send(a, 1)", "send(a, 2)", "send(*args) or fb(a)", True),
+}
+
+
+def _texts(name: str) -> tuple[str, str, str, str]:
+    base, one, union, _carried = CASES[name]
+    text = F.replace("send(a, 1)", base)
+    return text, text.replace(base, one), text.replace(base, base + " or 0"), \
+        text.replace(base, union).replace("    return b\n", "    return b + 1\n")
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_a_unions_call_keeping_the_arguments_a_pr_changes_is_no_form_of_it(cli: Cli, small: Small, name: str) -> None:
+    carried = CASES[name][3]
+    base, one, up, union = _texts(name)
+    report = _run(cli, small, one, TWO.replace("send(a, 1)", CASES[name][0]), union, base=base, up=up,
+                  command="explain")
+    assert [(pr, lines) for pr, lines, _m in _absent(report)] == ([] if carried else [("pr/1", [6, 6])]), \
+        report["warnings"]
+    assert _statuses(report, "pr/1") == [("m.py", [6, 6], "re-expressed" if carried else "absent")]
+
+
+def test_a_call_spanning_lines_keeping_the_value_is_warned_by_sync(cli: Cli, small: Small, git: str) -> None:  # noqa: F811
+    base, one, up, _u = _texts("a-value-kept")
+    union = up.replace("    x = send(a, 1) or 0\n", "    x = send(a,\n             1) or fb(a)\n").replace(
+        "    return b\n", "    return b + 1\n")
+    [(entry, lines, message)] = _absent(_run(cli, small, one, TWO, union, base=base, up=up))
+    assert (entry, lines) == ("pr/1", [6, 6]), message
+    assert "lacks line 6 of its hunk m.py:6 (f)" in message, message
+
+
+def test_the_warning_says_which_argument_the_union_kept(cli: Cli, small: Small) -> None:
+    base, one, up, union = _texts("a-keyword-kept")
+    two = base.replace("    return b\n", "    return b + 1\n")
+    [(_e, _l, message)] = _absent(_run(cli, small, one, two, union, base=base, up=up))
+    assert "its line m.py:6 `x = send(a, mode='fast') or fb(a)` is no form of it: it passes send mode as it was " \
+        "(`'fast'`), not as the PR makes it (`'safe'`)" in message, message
+
+
+# h255: the reverse of h243's delegate (test_provided_delegate): pr/2 calls `self.reporter.send_report(d)`, the union
+# `self.send_report(dd)`, one attribute nearer: perhaps another object's method of that name, so still warned, but
+# the warning said the union wrote nothing for it; it names the union's line and the objects
+NEARER = {
+    "one-attribute-nearer": ("    self.reporter.send_report(d)\n", "    self.send_report(dd)\n",
+                             "its line m.py:10 `self.send_report(dd)` is no form of it: it calls send_report on self, "
+                             "not on self.reporter"),
+    "another-object": ("    self.reporter.send_report(d)\n", "    other.send_report(dd)\n",
+                       "it calls send_report on other, not on self.reporter"),
+    "fewer-arguments": ("    send_report(d, 'weekly')\n", "    send_report(dd)\n",
+                        "it passes send_report 1 argument, not 2"),
+}
+
+
+@pytest.mark.parametrize("name", list(NEARER))
+def test_a_call_the_union_makes_otherwise_is_warned_saying_what_differs(cli: Cli, small: Small, name: str) -> None:
+    theirs, mine, said = NEARER[name]
+    lines, r = _verdicts(cli, small, _two(theirs), _union(mine), command="sync")
+    assert lines == [("pr/2", [9, 9])], r["warnings"]
+    [message] = [w["message"] for w in r["warnings"] if w["kind"] == "provided-absent"]
+    assert said in message, message
