@@ -13,6 +13,7 @@ import pytest
 from tests.conftest import Cli, Small
 from tests.pipeline.test_provided_call_context import KEEP
 from tests.pipeline.test_provided_conflicting_place import _lines, _on_bases
+from tests.pipeline.test_provided_repeats import _absent, _run
 from tests.pipeline.test_provided_rewrite import RW, F, _coverage
 
 
@@ -69,3 +70,24 @@ def test_a_name_bound_to_the_function_calls_it_on_either_side(cli: Cli, small: S
                   base=base, base2=None, up=up, command="explain")
     assert _lines(r) == ([] if carried else [("pr/2", [line, line])]), r["warnings"]
     assert _coverage(r)[1][2] == ("re-expressed" if carried else "absent")
+
+
+# the brief's case, without upstream's rewrite: a class whose method binds `sr = self.send_report` on a line the PR
+# leaves alone; pr/1 adds `sr(d)` below it, and the union, committed by hand, writes `self.send_report(d)` there
+K = ("class K:\n    def f(self, d):\n        sr = self.send_report\n        d = d + 1\n        return d\n\n"
+     "    def g(self):\n        return 2\n")
+K1 = K.replace("        d = d + 1\n", "        d = d + 1\n        sr(d)\n")
+K2 = K.replace("        return 2\n", "        return 3\n")
+
+
+@pytest.mark.parametrize(("written", "carried"), [("        self.send_report(d)\n", True),
+                                                  ("        self.send_report()\n", False),
+                                                  ("        self.reporter.send_report(d)\n", True),
+                                                  ("        other.send_report(d)\n", False)],
+                         ids=["the-method", "dropping-the-argument", "a-delegate", "another-object"])
+def test_a_prs_call_through_a_name_bound_above_its_hunk_is_that_call(cli: Cli, small: Small, written: str,
+                                                                     carried: bool) -> None:
+    union = K.replace("        d = d + 1\n", "        d = d + 1\n" + written).replace("return 2", "return 3")
+    report = _run(cli, small, K1, K2, union, base=K, command="explain")
+    assert [(pr, lines) for pr, lines, _m in _absent(report)] == ([] if carried else [("pr/1", [5, 5])]), \
+        report["warnings"]
