@@ -35,9 +35,9 @@ REPORT_SCHEMA = Path(__file__).resolve().parents[1] / "carrytool" / "schemas" / 
 SHARED_REPORT_SCHEMA = Path(__file__).resolve().parents[2] / "shared" / "schemas" / "report.schema.json"
 
 
-@pytest.fixture(autouse=True)
-def _isolated_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    """No user git config, no inherited manifest path: tests see only what they build."""
+def isolate_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No user git config, no inherited manifest path: tests see only what they build. (Every test runs
+    so; a fixture of a wider scope that runs carrytool runs before that, and calls this itself.)"""
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", "/dev/null")
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     monkeypatch.delenv("CARRYTOOL_MANIFEST", raising=False)
@@ -45,19 +45,41 @@ def _isolated_env(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("NO_COLOR", "1")
 
 
+@pytest.fixture(autouse=True)
+def _isolated_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    isolate_env(monkeypatch)
+
+
 @pytest.fixture(scope="session")
 def _demo_template(tmp_path_factory: pytest.TempPathFactory) -> Scenario:
     return build(tmp_path_factory.mktemp("demo-template"))
 
 
+@pytest.fixture(scope="session")
+def kept_demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """`carrytool demo --keep DIR` and the files the docs' blocks read beside it (tools/gendocs.py), run
+    once a session: the docs' tests each work in a copy (it names its folders by relative paths)."""
+    from tools import gendocs
+
+    root = tmp_path_factory.mktemp("kept-demo") / "demo"
+    with pytest.MonkeyPatch.context() as env:
+        isolate_env(env)                                     # as in every test
+        gendocs.build_demo(root)
+    return root
+
+
+def copy_demo(template: Scenario, root: Path) -> Scenario:
+    """A copy of the demo scenario TEMPLATE at ROOT (same SHAs)."""
+    shutil.copytree(template.root, root, symlinks=True)
+    t = template
+    return Scenario(root, root / "upstream.git", root / "fork.git", root / "work.git",
+                    root / "carries" / "manifest.yaml", t.upstream_head, t.base, dict(t.prs), t.union)
+
+
 @pytest.fixture
 def demo(_demo_template: Scenario, tmp_path: Path) -> Scenario:
     """A private copy of the demo scenario (same SHAs every time)."""
-    root = tmp_path / "demo"
-    shutil.copytree(_demo_template.root, root, symlinks=True)
-    t = _demo_template
-    return Scenario(root, root / "upstream.git", root / "fork.git", root / "work.git",
-                    root / "carries" / "manifest.yaml", t.upstream_head, t.base, dict(t.prs), t.union)
+    return copy_demo(_demo_template, tmp_path / "demo")
 
 
 class Cli:
@@ -119,4 +141,4 @@ class Small:
         return self.work.ref("refs/heads/dev")
 
 
-__all__ = ["Repo", "init_repo", "write_manifest", "Small", "Cli"]
+__all__ = ["Repo", "init_repo", "write_manifest", "Small", "Cli", "copy_demo", "isolate_env"]

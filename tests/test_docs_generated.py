@@ -6,18 +6,25 @@ A block lives between `<!-- generated: NAME -->` and `<!-- /generated -->`; `mak
 from __future__ import annotations
 
 import re
+import shutil
 from pathlib import Path
 
 import pytest
 
+from tests.conftest import isolate_env
 from tools import gendocs
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
-def generated(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    return gendocs.generate_all(tmp_path_factory.mktemp("gendocs") / "demo")
+def generated(kept_demo: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """gendocs.generate_all, on a copy of the session's kept demo (gendocs.build_demo) rather than a new one."""
+    root = tmp_path_factory.mktemp("gendocs") / "demo"
+    shutil.copytree(kept_demo, root, symlinks=True)
+    with pytest.MonkeyPatch.context() as env:
+        isolate_env(env)                                     # as in every test
+        return {name: gendocs.run_block(name, root) for name in gendocs.BLOCKS}
 
 
 def test_every_generated_block_is_what_the_demo_prints_now(generated: dict[str, str]) -> None:
