@@ -12,7 +12,7 @@ import pytest
 
 from carrytool.demo.run import naive_loop, write_naive_manifest
 from carrytool.demo.scenario import Scenario, build
-from tests.conftest import Cli
+from tests.conftest import Cli, isolate_env
 
 EXPECTED = {
     "pr/45552": ("applied", None), "pr/45554": ("applied", None), "pr/45398": ("skipped", "superseded"),
@@ -120,8 +120,18 @@ def test_the_seed_invariants_fail_precisely_on_clobbered_compositions(cli: Cli, 
     assert outcomes["no-kernel-retry"]["ok"] and outcomes["runner-no-all-reduce"]["ok"]
 
 
-def test_make_demo_tells_the_story() -> None:
-    proc = subprocess.run([sys.executable, "-m", "carrytool", "demo"], capture_output=True, text=True, timeout=120)
+@pytest.fixture(scope="module")
+def demo_run() -> subprocess.CompletedProcess:
+    """`make demo` (`carrytool demo`), run once for the tests that read its story: it builds its scenario
+    afresh with fixed dates and identities, so every run prints the same (test_demo_keep_* run it again)."""
+    with pytest.MonkeyPatch.context() as env:
+        isolate_env(env)                                     # as in every test
+        return subprocess.run([sys.executable, "-m", "carrytool", "demo"], capture_output=True, text=True,
+                              timeout=180)
+
+
+def test_make_demo_tells_the_story(demo_run: subprocess.CompletedProcess) -> None:
+    proc = demo_run
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
     assert out.count("cherry-pick exit codes 0, 0") == 2 and "LOST resume-once" in out and "LOST wake-handshake" in out
@@ -186,8 +196,8 @@ def test_demo_keep_replaces_its_own_directory(tmp_path: Path) -> None:
     assert (keep / ".carrytool-demo").is_file() and (keep / "carries" / "manifest.yaml").exists()
 
 
-def test_make_demo_shows_the_next_night_with_diff() -> None:
-    proc = subprocess.run([sys.executable, "-m", "carrytool", "demo"], capture_output=True, text=True, timeout=180)
+def test_make_demo_shows_the_next_night_with_diff(demo_run: subprocess.CompletedProcess) -> None:
+    proc = demo_run
     assert proc.returncode == 0, proc.stderr
     night = proc.stdout.split("5. The next night:", 1)[1].split("6. carrytool explain", 1)[0]
     assert "1 moved, 11 unchanged" in night and "pr/45554: moved: head" in night
