@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import re
 import subprocess
 from pathlib import Path
@@ -14,7 +15,7 @@ from carrytool.demo.scenario import Scenario
 from carrytool.gitlayer.git import Git
 from carrytool.manifest.load import load_manifest
 from carrytool.review.explain import draft_union_message, explain, find_entries
-from tests.conftest import Cli
+from tests.conftest import Cli, copy_demo, isolate_env
 
 UNION = "carry/wake-path-union"
 
@@ -32,11 +33,21 @@ def git_out(repo: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True)
 
 
-@pytest.fixture
-def demo_json(cli: Cli, demo: Scenario) -> dict:
-    code, report = run(cli, demo, "pr/45612")
+@pytest.fixture(scope="module")
+def _explained(_demo_template: Scenario, tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """`explain pr/45612` on a copy of the demo, once for this file: explain writes nothing (below), so
+    every test reading its report reads what its own run would have printed."""
+    with pytest.MonkeyPatch.context() as env:
+        isolate_env(env)                                     # as in every test
+        code, report = run(Cli(), copy_demo(_demo_template, tmp_path_factory.mktemp("explained") / "demo"),
+                           "pr/45612")
     assert code == 0, report
     return report
+
+
+@pytest.fixture
+def demo_json(_explained: dict) -> dict:
+    return copy.deepcopy(_explained)
 
 
 def test_conflict_pairs_are_the_two_wake_up_rewrites_and_the_adjacent_kv_prs(demo_json: dict) -> None:
@@ -148,7 +159,9 @@ def test_story_of_45612(demo_json: dict, demo: Scenario) -> None:
     assert "left to apply: vllm/device_allocator/cumem.py" in text and "redundant with pr/45552" in text
 
 
-def test_story_commands_reproduce_the_decision(demo_json: dict, demo: Scenario) -> None:
+def test_story_commands_reproduce_the_decision(cli: Cli, demo: Scenario) -> None:
+    code, demo_json = run(cli, demo, "pr/45612")      # here: its commands read what explain fetched
+    assert code == 0, demo_json
     [story] = demo_json["stories"]
     commands = {c["command"].split()[1]: c for c in story["commands"]}
     upstream, head, base = demo_json["upstream"]["sha"], demo.head(45612), story["base"]
