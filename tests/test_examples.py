@@ -12,6 +12,7 @@ tree, `carrytool explain`.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -30,7 +31,7 @@ from typer.main import get_command
 
 from carrytool.cli import app
 from carrytool.demo.scenario import Scenario
-from tests.conftest import Cli
+from tests.conftest import Cli, copy_demo, isolate_env
 from tests.gitrepo import Repo
 from tests.test_action import load_action, run_action
 
@@ -53,8 +54,10 @@ FORMATS = {"sync": {"text", "json"}, "verify": {"text", "json", "github"}, "expl
 ROOT_COMMAND = get_command(app)
 
 
+@functools.cache
 def explain_available() -> bool:
-    """`carrytool explain --help` works (explain is being built separately)."""
+    """`carrytool explain --help` works (explain is being built separately): asked once a session, not for
+    every runner (a process of its own each time: half a second, some 25 times in this file)."""
     proc = subprocess.run([sys.executable, "-m", "carrytool", "explain", "--help"], capture_output=True)
     return proc.returncode == 0
 
@@ -247,6 +250,40 @@ def github(demo: Scenario, tmp_path: Path) -> Project:
 @pytest.fixture
 def gitlab(demo: Scenario, tmp_path: Path) -> Project:
     return make_project(demo, tmp_path, f"git@{GITLAB_HOST}:intarweb/vllm.git")
+
+
+def copy_project(template: Project, root: Path) -> Project:
+    """A private copy of TEMPLATE at ROOT, its runner's git configuration sending the fork's SSH URL to the
+    copy's fork.git. The manifest the template committed names the template's upstream.git by its path:
+    the copy's runs fetch from there (read only; the tests below never write to an upstream)."""
+    shutil.copytree(template.root, root, symlinks=True)
+    t, where = template.demo, root / template.demo.root.relative_to(template.root)
+    demo = Scenario(where, where / "upstream.git", where / "fork.git", where / "work.git",
+                    where / "carries" / "manifest.yaml", t.upstream_head, t.base, dict(t.prs), t.union)
+    fork = Repo(demo.fork)
+    fork.clock = template.fork.clock                         # the same SHAs for what the test commits next
+    gitconfig = root / template.gitconfig.relative_to(template.root)
+    gitconfig.write_text(gitconfig.read_text().replace(str(template.demo.fork), str(demo.fork)))
+    return Project(demo, fork, gitconfig, root)
+
+
+@pytest.fixture(scope="module")
+def green_night(_demo_template: Scenario, tmp_path_factory: pytest.TempPathFactory) -> tuple[Project, JobResult]:
+    """A GitHub project after one green nightly job, built once for this file: the tests that only read
+    that night share it; those that go on from it take a copy (`after_green_night`)."""
+    root = tmp_path_factory.mktemp("green-night")
+    with pytest.MonkeyPatch.context() as env:
+        isolate_env(env)                                     # as in every test
+        project = make_project(copy_demo(_demo_template, root / "demo"), root, "git@github.com:intarweb/vllm.git")
+        result = nightly(project)
+    assert result.status == "success", result.output
+    return project, result
+
+
+@pytest.fixture
+def after_green_night(green_night: tuple[Project, JobResult], tmp_path: Path) -> Project:
+    """A private copy of the project after its green night (what `nightly(github)` left)."""
+    return copy_project(green_night[0], tmp_path / "project")
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -533,8 +570,9 @@ def nightly(project: Project) -> JobResult:
     return runner.run("sync")
 
 
-def test_nightly_pushes_reports_and_commits_the_lock(github: Project, report_schema: dict) -> None:
-    result = nightly(github)
+def test_nightly_pushes_reports_and_commits_the_lock(green_night: tuple[Project, JobResult], report_schema: dict,
+                                                     tmp_path: Path) -> None:
+    github, result = green_night                  # (read only: the next night runs in a copy)
     assert result.status == "success", result.output
     sync = result.step("Sync (compose, check, push with a lease)")
     assert sync.rc == 0 and "asserts: 10/10 hold" in sync.stdout
@@ -553,6 +591,7 @@ def test_nightly_pushes_reports_and_commits_the_lock(github: Project, report_sch
     assert "### carrytool sync: ✅ exit 0 (ok)" in result.summary
     assert SECRET not in result.output and SECRET not in json.dumps(report)
     # the next night: same inputs, same SHA, nothing to push or commit
+    github = copy_project(github, tmp_path / "next-night")
     control_before = github.fork.ref(f"refs/heads/{CONTROL}")
     again = nightly(github)
     assert again.status == "success" and "lock unchanged" in again.step("Commit the lock").stdout
@@ -594,8 +633,8 @@ def test_nightly_conflict_is_exit_3_and_annotates_the_partial_result(github: Pro
     assert github.published() is None
 
 
-def test_red_night_after_a_green_one_puts_the_diff_in_the_summary(github: Project) -> None:
-    assert nightly(github).status == "success"
+def test_red_night_after_a_green_one_puts_the_diff_in_the_summary(after_green_night: Project) -> None:
+    github = after_green_night            # what `nightly(github)` left, green
     manifest = github.control(MANIFEST) or ""
     github.update_manifest(manifest.replace('    title: "wake-path union"\n',
                                             '    title: "wake-path union"\n    enabled: false\n'))
@@ -611,18 +650,18 @@ def test_red_night_after_a_green_one_puts_the_diff_in_the_summary(github: Projec
     assert "| `carry/wake-path-union` | status | applied → skipped (disabled) |" in result.summary
 
 
-def test_nightly_summary_is_explain_markdown(github: Project) -> None:
+def test_nightly_summary_is_explain_markdown(green_night: tuple[Project, JobResult]) -> None:
     assert explain_available(), EXPLAIN_MISSING     # a missing command fails, never skips
-    result = nightly(github)
+    result = green_night[1]
     summary = result.step("Job summary (plan and overlaps)")
     assert summary.rc == 0 and not summary.skipped_lines
     assert "|" in result.summary and "pr/45612" in result.summary and "Worker.wake_up" in result.summary
     assert "```mermaid" in result.summary
 
 
-def test_nightly_explain_step_is_only_skipped_while_explain_is_missing(github: Project) -> None:
+def test_nightly_explain_step_is_only_skipped_while_explain_is_missing(green_night: tuple[Project, JobResult]) -> None:
     """The one line the runner may leave out is explain's, and only while explain does not exist."""
-    result = nightly(github)
+    result = green_night[1]
     skipped = [line for step in result.steps for line in step.skipped_lines if "pip install" not in line]
     assert explain_available(), EXPLAIN_MISSING
     assert skipped == []
@@ -663,8 +702,8 @@ STEP_CHECK, STEP_ASSERTS, STEP_REBUILD = ("Check the manifest", "Hot-path assert
                                           "The base is exactly manifest + lock")
 
 
-def test_pr_job_passes_on_a_harmless_pr(github: Project) -> None:
-    assert nightly(github).status == "success"
+def test_pr_job_passes_on_a_harmless_pr(after_green_night: Project) -> None:
+    github = after_green_night            # what `nightly(github)` left, green
     github.open_pr(1, {"docs/fork-notes.md": "Notes.\n"})
     result = verify_pr(github, 1)
     assert result.status == "success", result.output
@@ -674,8 +713,8 @@ def test_pr_job_passes_on_a_harmless_pr(github: Project) -> None:
     assert result.step(STEP_REBUILD).rc == 0
 
 
-def test_pr_job_annotates_a_pr_that_breaks_a_hot_path(github: Project) -> None:
-    assert nightly(github).status == "success"
+def test_pr_job_annotates_a_pr_that_breaks_a_hot_path(after_green_night: Project) -> None:
+    github = after_green_night            # what `nightly(github)` left, green
     worker = "vllm/v1/worker/gpu_worker.py"
     text = github.fork.show(f"refs/heads/{FORK_BRANCH}", worker)
     broken = text.replace("try:\n                backend.resume(tags)", "try:\n                pass")
@@ -690,8 +729,8 @@ def test_pr_job_annotates_a_pr_that_breaks_a_hot_path(github: Project) -> None:
     assert not result.step(STEP_REBUILD).ran
 
 
-def test_pr_job_rebuild_catches_a_hand_pushed_fork_branch(github: Project) -> None:
-    assert nightly(github).status == "success"
+def test_pr_job_rebuild_catches_a_hand_pushed_fork_branch(after_green_night: Project) -> None:
+    github = after_green_night            # what `nightly(github)` left, green
     tip = github.published()
     hand = github.fork.commit({"HOTFIX.md": "pushed by hand\n"}, "hotfix", parent=tip,
                               ref=f"refs/heads/{FORK_BRANCH}")
