@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import copy
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 from carrytool.union.resolutions import ConflictHunk, split_conflicts
-from tests.gitrepo import init_repo
+from tests.gitrepo import Repo, init_repo
 
 LINES = [f"line {i}\n" for i in range(1, 25)]
 A_BASE = "".join(LINES)
@@ -89,6 +91,17 @@ class Fold:
 
     def args(self) -> list[str]:
         return ["-m", str(self.manifest), "--repo", str(self.work)]
+
+    def copy_to(self, root: Path) -> Fold:
+        """A private copy of this scenario, in the state it is in, at ROOT (empty or absent): its folders
+        name each other by relative paths, so the copy has the same SHAs and goes on as this one would."""
+        shutil.copytree(self.root, root, symlinks=True, dirs_exist_ok=True)
+        other = copy.copy(self)
+        other.root, other.up = root, Repo(root / "up")
+        other.up.clock = self.up.clock                     # the same SHAs for what the test commits next
+        other.work, other.manifest = root / "work", root / "carries" / "manifest.yaml"
+        other.scratch = other.work / "carrytool" / "union" / "u" / "tree"
+        return other
 
     def ref(self) -> str | None:
         proc = subprocess.run(["git", "rev-parse", "-q", "--verify", "refs/carrytool/dev/carry/u"], cwd=self.work,

@@ -11,11 +11,12 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
 from carrytool.union.resolutions import split_conflicts
-from tests.conftest import Cli
+from tests.conftest import Cli, isolate_env
 from tests.gitrepo import Repo, init_repo
 from tests.union.fold_scenario import A_BASE, Fold, edited, resolve_both
 
@@ -23,6 +24,27 @@ from tests.union.fold_scenario import A_BASE, Fold, edited, resolve_both
 @pytest.fixture
 def fold(tmp_path: Path) -> Fold:
     return Fold(tmp_path)
+
+
+class Handed(NamedTuple):
+    fold: Fold
+    commit: str            # by_hand's union commit
+    resolved: bytes        # and the a.py it committed
+
+
+@pytest.fixture(scope="module")
+def _by_hand_once(tmp_path_factory: pytest.TempPathFactory) -> Handed:
+    with pytest.MonkeyPatch.context() as env:
+        isolate_env(env)                                     # as in every test
+        fold = Fold(tmp_path_factory.mktemp("by-hand"))
+        return Handed(fold, *by_hand(Cli(), fold))
+
+
+@pytest.fixture
+def fold_by_hand(_by_hand_once: Handed, tmp_path: Path) -> Handed:
+    """A private copy of the fold after `by_hand` (stop, resolve by hand, continue), which the first
+    steps of many tests here are: done once for this file, asserted there as in by_hand."""
+    return _by_hand_once._replace(fold=_by_hand_once.fold.copy_to(tmp_path))
 
 
 def union(cli: Cli, fold: Fold, verb: str, *args: str):
@@ -39,8 +61,8 @@ def by_hand(cli: Cli, fold: Fold) -> tuple[str, bytes]:
     return fold.ref(), resolved  # type: ignore[return-value]
 
 
-def test_resolved_by_hand_finishes_and_syncs_green(cli: Cli, fold: Fold) -> None:
-    commit, resolved = by_hand(cli, fold)
+def test_resolved_by_hand_finishes_and_syncs_green(cli: Cli, fold_by_hand: Handed) -> None:
+    fold, commit, resolved = fold_by_hand
     assert not fold.scratch.exists()
     code, report = cli.json("sync", *fold.args())
     assert code == 0 and report["ok"], report
@@ -50,8 +72,8 @@ def test_resolved_by_hand_finishes_and_syncs_green(cli: Cli, fold: Fold) -> None
     assert fold.show("refs/heads/dev", "a.py") == fold.show(commit, "a.py")
 
 
-def test_a_pr_moves_and_the_refold_asks_nothing(cli: Cli, fold: Fold) -> None:
-    first, resolved = by_hand(cli, fold)
+def test_a_pr_moves_and_the_refold_asks_nothing(cli: Cli, fold_by_hand: Handed) -> None:
+    fold, first, resolved = fold_by_hand
     moved = fold.up.commit({"c.txt": "c by one\n"}, "one: also c", parent=fold.pr1, ref="refs/pull/1/head")
     status = union(cli, fold, "status")
     assert f"stale: pr/1 folded at {fold.pr1[:12]}, now {moved[:12]}" in status.stdout
@@ -68,9 +90,9 @@ def test_a_pr_moves_and_the_refold_asks_nothing(cli: Cli, fold: Fold) -> None:
     assert cli("sync", *fold.args()).exit_code == 0
 
 
-def test_a_second_clone_with_only_the_manifest_folder_folds_the_same_commit(cli: Cli, fold: Fold,
+def test_a_second_clone_with_only_the_manifest_folder_folds_the_same_commit(cli: Cli, fold_by_hand: Handed,
                                                                             tmp_path: Path) -> None:
-    commit, _ = by_hand(cli, fold)
+    fold, commit, _ = fold_by_hand
     assert commit == "cd62b25d89a6420080d3418cad1f9e6207a3bf0b"     # the same with git 2.39 and 2.47
     other = tmp_path / "elsewhere"
     other.mkdir()
@@ -84,8 +106,8 @@ def test_a_second_clone_with_only_the_manifest_folder_folds_the_same_commit(cli:
         (fold.manifest.parent / "unions" / "u.patch").read_bytes()
 
 
-def test_a_fixup_that_no_longer_applies_stops_on_that_file_with_both_versions(cli: Cli, fold: Fold) -> None:
-    by_hand(cli, fold)                                          # recorded: b2 deleted from b.py
+def test_a_fixup_that_no_longer_applies_stops_on_that_file_with_both_versions(cli: Cli, fold_by_hand: Handed) -> None:
+    fold = fold_by_hand.fold                                    # recorded: b2 deleted from b.py
     fold.up.commit({"b.py": "b1\nb2 changed by one\nb3\nb4\nb5\nb6 by one\n"}, "one: b2",
                    parent=fold.pr1, ref="refs/pull/1/head")
     result = union(cli, fold, "compose")
@@ -167,8 +189,8 @@ def test_next_steps_repeat_the_users_options_quoted(cli: Cli, tmp_path: Path, mo
     assert result.exit_code == 2 and "carrytool union new nope PR PR ..." in result.stderr
 
 
-def test_union_status_text_shows_what_json_shows(cli: Cli, fold: Fold) -> None:
-    by_hand(cli, fold)
+def test_union_status_text_shows_what_json_shows(cli: Cli, fold_by_hand: Handed) -> None:
+    fold = fold_by_hand.fold
     fold.up.commit({"a.py": edited({3: "line 3 by two\n", 15: "line 15 by two, v2\n"})}, "two: v2",
                    parent=fold.pr2, ref="refs/pull/2/head")
     [report] = json.loads(cli("union", "status", "u", *fold.args(), "--format", "json").stdout)
@@ -181,8 +203,8 @@ def test_union_status_text_shows_what_json_shows(cli: Cli, fold: Fold) -> None:
     assert f"refold: carrytool union compose u -m {fold.manifest} --repo {fold.work}" in text
 
 
-def test_the_commit_message_is_the_one_explain_drafts(cli: Cli, fold: Fold) -> None:
-    commit, _ = by_hand(cli, fold)
+def test_the_commit_message_is_the_one_explain_drafts(cli: Cli, fold_by_hand: Handed) -> None:
+    fold, commit, _ = fold_by_hand
     raw = subprocess.run(["git", "cat-file", "commit", commit], cwd=fold.work, capture_output=True,
                          text=True).stdout
     message = raw.split("\n\n", 1)[1]
@@ -693,12 +715,12 @@ def test_a_pr_added_to_supersedes_by_hand_is_not_up_to_date(cli: Cli, tmp_path: 
     assert union(cli, fold, "compose").exit_code == 3      # the refold it names: pr/1 and pr/2 conflict in a.py
 
 
-def test_an_edit_outside_the_hunks_survives_a_refold_that_asks_again(cli: Cli, fold: Fold) -> None:
+def test_an_edit_outside_the_hunks_survives_a_refold_that_asks_again(cli: Cli, fold_by_hand: Handed) -> None:
     """helper-76: a recorded edit outside the conflict hunks (a fixup) "waited" while a moved PR brought a
     new hunk in the same file: the scratch tree did not have it, and `union continue` recorded the file as
     the user left it, dropping the fixup from the store: the union lost the edit without a word. It is
     applied beside the new hunks (3-way), so the user keeps it, and it is recorded again."""
-    by_hand(cli, fold)
+    fold = fold_by_hand.fold
     assert b"line 10 edited by hand\n" in fold.show(fold.ref(), "a.py")
     fold.up.commit({"a.py": edited({3: "line 3 by two\n", 15: "line 15 by two, v2\n"})}, "two: v2",
                    parent=fold.pr2, ref="refs/pull/2/head")
@@ -717,10 +739,10 @@ def test_an_edit_outside_the_hunks_survives_a_refold_that_asks_again(cli: Cli, f
     assert fold.show(fold.ref(), "a.py") == first
 
 
-def test_a_refold_says_conflicts_resolved_and_edits_applied_apart(cli: Cli, fold: Fold) -> None:
+def test_a_refold_says_conflicts_resolved_and_edits_applied_apart(cli: Cli, fold_by_hand: Handed) -> None:
     """helper-159: "2 conflicted file(s) resolved from the store" where one of the two was a recorded edit of a
     file that had no conflict (celery/apps/beat.py): a.py conflicts, b.py only got the edit made at the stop."""
-    by_hand(cli, fold)
+    fold = fold_by_hand.fold
     result = union(cli, fold, "compose")
     assert result.exit_code == 0, result.output
     assert "; 1 conflicted file(s) resolved from the store; your recorded edit(s) applied in 1 file(s) with no " \
@@ -737,13 +759,13 @@ def _fixups(fold: Fold) -> list[dict]:
     return sorted((json.loads(p.read_text()) for p in folder.glob("*.json")), key=lambda d: (d["item"], d["file"]))
 
 
-def test_an_edit_that_no_longer_applies_beside_a_new_hunk_waits_and_is_kept(cli: Cli, fold: Fold) -> None:
+def test_an_edit_that_no_longer_applies_beside_a_new_hunk_waits_and_is_kept(cli: Cli, fold_by_hand: Handed) -> None:
     """helper-77: merged 3-way into a file holding conflict markers, an edit that met a new hunk nested its
     markers in the hunk's, and `continue` recorded a made-up hunk (the real one was asked again at every
     refold). It waits instead: the scratch shows the new hunks alone, the message shows the edit to redo,
     and the store keeps it when it is not redone: `continue` refuses (h198, h202: it exited 0 on a union
     without the edit, and the next refold with the same inputs stopped on it; test_union_held_back)."""
-    by_hand(cli, fold)
+    fold = fold_by_hand.fold
     before = [d for d in _fixups(fold) if d["file"] == "a.py"]
     fold.up.commit({"a.py": edited({3: "line 3 by two\n", 10: "line 10 by two v2\n", 15: "line 15 by two, v2\n"})},
                    "two: v2", parent=fold.pr2, ref="refs/pull/2/head")
@@ -762,7 +784,7 @@ def test_an_edit_that_no_longer_applies_beside_a_new_hunk_waits_and_is_kept(cli:
 
 
 @pytest.mark.parametrize("how", ["redo", "redo-in-hunk", "other-line"])
-def test_a_waiting_edit_at_continue(cli: Cli, fold: Fold, how: str) -> None:
+def test_a_waiting_edit_at_continue(cli: Cli, fold_by_hand: Handed, how: str) -> None:
     """helper-78: a waiting edit the user redid as told was kept twice; one the user did not redo but who
     edited another line of the file was replaced without a word. Redone, it is recorded once and the
     refold asks nothing; not redone, `continue` refuses (h207: nothing goes unless the user says so), and
@@ -770,7 +792,7 @@ def test_a_waiting_edit_at_continue(cli: Cli, fold: Fold, how: str) -> None:
     without the fix, the store keeping one fixup per PR and file): pr/1 moves onto line 10 too, so the edit
     waits on a new hunk there and its redo is that hunk's resolution; the fixup that waited goes, the edit
     is not kept a second time as a fixup."""
-    by_hand(cli, fold)
+    fold = fold_by_hand.fold
     if how == "redo-in-hunk":
         fold.up.commit({"a.py": edited({3: "line 3 by one\n", 10: "line 10 by one\n", 15: "line 15 by one\n"})},
                        "one: v2", parent=fold.pr1, ref="refs/pull/1/head")
@@ -809,10 +831,10 @@ def test_a_waiting_edit_at_continue(cli: Cli, fold: Fold, how: str) -> None:
         assert fold.show(fold.ref(), "a.py") == resolved       # line 20 by hand, recorded
 
 
-def test_an_edit_that_does_not_settle_a_deletion_is_shown(cli: Cli, fold: Fold) -> None:
+def test_an_edit_that_does_not_settle_a_deletion_is_shown(cli: Cli, fold_by_hand: Handed) -> None:
     """helper-78: the stop on a modify/delete conflict did not mention the edit recorded there earlier, which
     the user's decision then replaced in the store."""
-    by_hand(cli, fold)
+    fold = fold_by_hand.fold
     fold.up.commit({"a.py": edited({3: "line 3 by two\n", 15: "line 15 by two\n"}), "b.py": None}, "two: drop b.py",
                    parent=fold.pr2, ref="refs/pull/2/head")
     result = union(cli, fold, "compose")
@@ -832,10 +854,10 @@ def test_a_conflicted_file_deleted_by_hand_is_not_asked_again(cli: Cli, fold: Fo
     assert fold.ls(fold.ref(), "a.py") == ""
 
 
-def test_an_edit_recorded_where_a_file_merged_does_not_settle_its_deletion(cli: Cli, fold: Fold) -> None:
+def test_an_edit_recorded_where_a_file_merged_does_not_settle_its_deletion(cli: Cli, fold_by_hand: Handed) -> None:
     """helper-77: b.py had an edit recorded (it merged then); pr/2 moved to delete b.py, which pr/1 changes:
     the old edit settled that conflict, the fold asked nothing and pr/2's deletion was dropped. It stops."""
-    by_hand(cli, fold)
+    fold = fold_by_hand.fold
     assert any(d["file"] == "b.py" and d.get("conflict") == "" for d in _fixups(fold))
     fold.up.commit({"a.py": edited({3: "line 3 by two\n", 15: "line 15 by two\n"}), "b.py": None}, "two: drop b.py",
                    parent=fold.pr2, ref="refs/pull/2/head")
@@ -884,11 +906,11 @@ def test_supersedes_changed_while_the_fold_is_stopped_is_refused(cli: Cli, fold:
     assert again.exit_code == 0 and "from 1 PRs" in again.stdout, again.output
 
 
-def test_a_recorded_edit_beside_a_resolution_no_longer_needed_is_warned(cli: Cli, fold: Fold) -> None:
+def test_a_recorded_edit_beside_a_resolution_no_longer_needed_is_warned(cli: Cli, fold_by_hand: Handed) -> None:
     """helper-88: pr/1 taken out of the union, the a.py conflict went and its recorded resolutions with it,
     while the edit recorded beside them (pr/2's, line 10) still went in: exit 0 with "2 recorded
     resolution(s) were not needed". They are named, and the edit that went in beside them is warned about."""
-    by_hand(cli, fold)
+    fold = fold_by_hand.fold
     _supersedes_without(fold, 1)
     result = union(cli, fold, "compose")
     assert result.exit_code == 0, result.output
@@ -900,10 +922,10 @@ def test_a_recorded_edit_beside_a_resolution_no_longer_needed_is_warned(cli: Cli
     assert b"line 10 edited by hand\n" in fold.show(fold.ref(), "a.py")
 
 
-def test_a_patch_edited_by_hand_is_not_replaced_by_a_refold(cli: Cli, fold: Fold) -> None:
+def test_a_patch_edited_by_hand_is_not_replaced_by_a_refold(cli: Cli, fold_by_hand: Handed) -> None:
     """helper-88: an edit made by hand in unions/u.patch was replaced by `union compose` without a word, and
     `union status` said "up to date". Refused (exit 2) and said by status; restored, the refold goes on."""
-    by_hand(cli, fold)
+    fold = fold_by_hand.fold
     patch = fold.manifest.parent / "unions" / "u.patch"
     written = patch.read_bytes()
     assert b"+line 10 edited by hand\n" in written
@@ -946,11 +968,11 @@ def test_an_interrupted_union_command_does_not_claim_nothing_was_written(cli: Cl
         in " ".join(result.stderr.split()), result.stderr
 
 
-def test_a_stop_shows_the_resolution_recorded_before_the_pr_moved(cli: Cli, fold: Fold) -> None:
+def test_a_stop_shows_the_resolution_recorded_before_the_pr_moved(cli: Cli, fold_by_hand: Handed) -> None:
     """helper-88: a PR that moved changed a hunk the user had resolved: the stop showed the new hunk alone
     (a recorded edit outside the hunks was shown, the hunk's old resolution was not) and it was redone from
     memory. The stop prints it."""
-    by_hand(cli, fold)
+    fold = fold_by_hand.fold
     old = [d for d in _records(fold) if "line 3 by one" in d["resolution"]]
     fold.up.commit({"a.py": edited({3: "line 3 by two, v2\n", 15: "line 15 by two\n"})}, "two: v2", parent=fold.pr2,
                    ref="refs/pull/2/head")
@@ -963,11 +985,12 @@ def test_a_stop_shows_the_resolution_recorded_before_the_pr_moved(cli: Cli, fold
 
 
 # -- helper-92: a review of the above ----------------------------------------------------------------------
-def test_a_patch_nobody_edited_is_not_judged_edited_by_its_index_lines_or_line_ends(cli: Cli, fold: Fold) -> None:
+def test_a_patch_nobody_edited_is_not_judged_edited_by_its_index_lines_or_line_ends(cli: Cli,
+                                                                                   fold_by_hand: Handed) -> None:
     """helper-92: git shortens the `index` lines' SHAs to a length that grows with the repository: once the
     repository had more objects, a patch nobody edited was refused as "edited by hand?". And a CRLF
     checkout of an edited patch (core.autocrlf) was not judged at all: replaced without a word."""
-    by_hand(cli, fold)
+    fold = fold_by_hand.fold
     patch = fold.manifest.parent / "unions" / "u.patch"
     written = patch.read_bytes()
     longer = re.sub(rb"^index ([0-9a-f]+)\.\.([0-9a-f]+)", lambda m: b"index " + m[1] + b"0" + b".." + m[2] + b"0",
@@ -994,11 +1017,11 @@ def test_the_supersedes_refusal_does_not_promise_what_is_not_recorded(cli: Cli, 
     assert "drops this stop's work" in said and "reuses it)" not in said
 
 
-def test_a_resolution_resolved_again_is_not_warned_about_forever(cli: Cli, fold: Fold) -> None:
+def test_a_resolution_resolved_again_is_not_warned_about_forever(cli: Cli, fold_by_hand: Handed) -> None:
     """helper-92: the store keeps every resolution; after pr/2 moved and its hunk was resolved again, the old
     record was named as a conflict that "did not happen" and every later refold warned that the union was
     broken in a.py (the edit recorded there by pr/2)."""
-    by_hand(cli, fold)
+    fold = fold_by_hand.fold
     fold.up.commit({"a.py": edited({3: "line 3 by two, v2\n", 15: "line 15 by two\n"})}, "two: v2", parent=fold.pr2,
                    ref="refs/pull/2/head")
     assert union(cli, fold, "compose").exit_code == 3
@@ -1058,11 +1081,11 @@ def test_a_stop_does_not_show_a_later_prs_resolution_as_stale(cli: Cli, tmp_path
 
 
 # -- helper-93: a review of the above ----------------------------------------------------------------------
-def test_a_hunk_that_no_longer_conflicts_beside_one_reused_is_named(cli: Cli, fold: Fold) -> None:
+def test_a_hunk_that_no_longer_conflicts_beside_one_reused_is_named(cli: Cli, fold_by_hand: Handed) -> None:
     """helper-93: records were matched by file and PRs: with a.py's line-3 hunk reused, the line-15 hunk
     that no longer conflicted (pr/2 moved off it) was said "resolved again". It is named, as a conflict not
     met as recorded; no warning: its PRs are all in the union (the edit is pr/2's, applied 3-way)."""
-    by_hand(cli, fold)
+    fold = fold_by_hand.fold
     fold.up.commit({"a.py": edited({3: "line 3 by two\n"})}, "two: line 3 only", parent=fold.pr2,
                    ref="refs/pull/2/head")
     result = union(cli, fold, "compose")
@@ -1085,10 +1108,10 @@ def test_a_fold_state_of_the_previous_format_continues(cli: Cli, fold: Fold) -> 
     assert result.exit_code == 0, result.output
 
 
-def test_a_crlf_line_in_a_patch_is_an_edit(cli: Cli, fold: Fold) -> None:
+def test_a_crlf_line_in_a_patch_is_an_edit(cli: Cli, fold_by_hand: Handed) -> None:
     """helper-93: line ends were ignored line by line: one line given a CR (which the composed file keeps)
     was not judged an edit, and compose replaced it."""
-    by_hand(cli, fold)
+    fold = fold_by_hand.fold
     patch = fold.manifest.parent / "unions" / "u.patch"
     patch.write_bytes(patch.read_bytes().replace(b"+line 10 edited by hand\n", b"+line 10 edited by hand\r\n"))
     result = union(cli, fold, "compose")
