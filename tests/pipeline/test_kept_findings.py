@@ -39,30 +39,27 @@ def _corpus(small: Small) -> str:
     return two
 
 
-def _parses(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """A list that counts the modules the checks parse (one item per parse)."""
+def _counted(monkeypatch: pytest.MonkeyPatch, name: str) -> list[int]:
+    """A list that counts the calls of `shadowed.NAME` (one item per call, each on one blob or module)."""
     made: list[int] = []
-    real = shadowed.parse_module
+    real = getattr(shadowed, name)
 
     def spy(data: bytes):  # noqa: ANN202
         made.append(1)
         return real(data)
 
-    monkeypatch.setattr(shadowed, "parse_module", spy)
+    monkeypatch.setattr(shadowed, name, spy)
     return made
+
+
+def _parses(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """A list that counts the modules the checks parse (one item per parse)."""
+    return _counted(monkeypatch, "parse_module")
 
 
 def _scans(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """A list that counts the blobs the shadowed-definition check scans (one item per scan)."""
-    made: list[int] = []
-    real = shadowed._scan
-
-    def spy(data: bytes):  # noqa: ANN202
-        made.append(1)
-        return real(data)
-
-    monkeypatch.setattr(shadowed, "_scan", spy)
-    return made
+    return _counted(monkeypatch, "_scan")
 
 
 def _warnings(report: dict) -> list[dict]:
