@@ -123,6 +123,14 @@ def drop_said(found: Had) -> str:
     return f"upstream has {counted}, so `carrytool status --write` removes its entry"
 
 
+def suggested(had: Had, why: str, drop_end: str, other_end: str) -> dict[str, str]:
+    """The suggestion from HAD, with WHY so far: `drop` when upstream has every hunk (`every_hunk`; its words end
+    in DROP_END), else `investigate`, saying why it is no drop (ending in OTHER_END)."""
+    if every_hunk(had):
+        return {"suggestion": "drop", "why": f"{why}; but {had.said}; {drop_said(had)}{drop_end}"}
+    return {"suggestion": "investigate", "why": f"{why}; {had.said}{unmade_said(had)}{other_end}"}
+
+
 def closed_made(git: Git, entry: Entry, upstream: str, head: str | None, why: str) -> dict[str, str] | None:
     """Of a PR closed without merging (online): when it conflicts with UPSTREAM alone and upstream already has
     some of it (made as another commit: a maintainer's rewrite, a squash the forge does not call a merge), the
@@ -133,7 +141,5 @@ def closed_made(git: Git, entry: Entry, upstream: str, head: str | None, why: st
     found = has_of(git, entry, upstream, head)
     if found is None:
         return None
-    explain = f"`carrytool explain {entry.id}` says more"
-    if every_hunk(found):
-        return {"suggestion": "drop", "why": f"{why}; but {found.said}; {drop_said(found)} ({explain})"}
-    return {"suggestion": "investigate", "why": f"{why}; {found.said}{unmade_said(found)} ({explain})"}
+    explain = f" (`carrytool explain {entry.id}` says more)"
+    return suggested(found, why, explain, explain)

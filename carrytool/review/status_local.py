@@ -106,7 +106,7 @@ def _upstream_made(manifest: Manifest, git: Git, upstream: str, number: int, hea
     (review.status_has), as a function of the words so far and the explain command giving the suggestion and
     why: `drop` when upstream has every hunk, naming the commit that made them, else `investigate`; None when
     upstream has none of it (or it is no entry of its own: nothing to drop)."""
-    from carrytool.review.status_has import drop_said, every_hunk, has_of, unmade_said  # (only here: its weighing)
+    from carrytool.review.status_has import has_of, suggested  # (only here: its weighing)
 
     entry = manifest.entry(f"pr/{number}")
     had = has_of(git, entry, upstream, head) if entry is not None else None
@@ -114,9 +114,7 @@ def _upstream_made(manifest: Manifest, git: Git, upstream: str, number: int, hea
         return None
 
     def said(words: str, explain: str) -> dict[str, str]:
-        if every_hunk(had):
-            return {"suggestion": "drop", "why": f"{words}; but {had.said}; {drop_said(had)} ({explain} says more)"}
-        return {"suggestion": "investigate", "why": f"{words}; {had.said}{unmade_said(had)}; run {explain}"}
+        return suggested(had, words, f" ({explain} says more)", f"; run {explain}")
     return said
 
 
