@@ -165,11 +165,9 @@ def render_status(report: dict[str, Any], stream: TextIO, *, invocation: str = "
 
 
 _NOW = {"unresolved": "conflict markers remain", "resolved": "resolved (no conflict markers left)",
-        "gone": "gone from the scratch tree: continue refuses it (both sides' changes to it would be dropped)",
-        "link": "a symbolic link in the scratch tree now: continue refuses it (both sides' changes to it would be "
-                "dropped)",
-        "directory": "a directory in the scratch tree now: continue refuses it (both sides' changes to it would be "
-                     "dropped)"}
+        "gone": "gone from the scratch tree", "link": "a symbolic link in the scratch tree now",
+        "directory": "a directory in the scratch tree now"}
+_REFUSED = ("gone", "link", "directory")     # what `union continue` refuses unless the file is taken by name
 
 
 def _under_way(fold: dict[str, Any], out, name: str, invocation: str) -> None:  # noqa: ANN001 - a stream's write
@@ -186,8 +184,9 @@ def _under_way(fold: dict[str, Any], out, name: str, invocation: str) -> None:  
         for item in fold["files"]:
             if item.get("now") and (item["now"] != "unresolved" or len(fold["files"]) > 1):
                 out(f"    {item['file']}: {_NOW[item['now']]}")
-                out(f"; restore it, or drop it from the union on purpose:  {go_on} --take {shlex.quote(item['file'])}\n"
-                    if item["now"] in ("gone", "link", "directory") else "\n")
+                out(": continue refuses it (both sides' changes to it would be dropped); restore it, or drop it from "
+                    f"the union on purpose:  {go_on} --take {shlex.quote(item['file'])}\n"
+                    if item["now"] in _REFUSED else "\n")
         out(f"  resolve it in the scratch tree ({fold['scratch']}), then:  {go_on}\n")
     else:
         out("  a fold is under way (interrupted between its steps: nothing to resolve)\n")
