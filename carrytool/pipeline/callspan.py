@@ -77,7 +77,7 @@ def module_bindings(lines: Sequence[bytes], quotes: dict[int, str]) -> dict[str,
         code, indent = _code_line(lines, quotes, n)
         if not code or indent or code[0][1] in _CLOSE:
             continue
-        for name in [name for name in found if name in rebound(code)]:
+        for name in found.keys() & rebound(code):
             del found[name]
         alias = alias_of(code)
         found.update([alias] if alias is not None else imported_as(code))
@@ -104,7 +104,7 @@ def bindings_before(lines: Sequence[bytes], quotes: dict[int, str], at: int, end
         if not code or nested is not None and indent > nested:
             continue
         nested = indent if _opens_def(code) or code[0][1] in ("class", "@") else None
-        for name in [name for name in found if name in rebound(code)]:
+        for name in found.keys() & rebound(code):
             del found[name]
         alias = alias_of(code)
         if alias is not None:
