@@ -13,6 +13,8 @@ from carrytool.pipeline.hunks import Hunk, find_block, is_subsequence_block, say
 from carrytool.pipeline.landing_records import own_base
 from carrytool.pipeline.plan import Step
 
+_CONTEXT = 5      # lines of a deletion's base read on each side to anchor it (_deleted_in_context)
+
 
 class _Matching:
     def _mode_moved(self, hunk: Hunk, others: list[Hunk], own: set[str]) -> tuple[int, int, str] | None:
@@ -67,12 +69,35 @@ class _Matching:
         if hunk.kind == "text" and hunk.removed and not hunk.added and found is not None:
             # a deletion upstream made too since the entry's base: the file the step merged onto has none of
             # its lines left to delete (h254: peft's pr/3360 "did not land" once pr/3379 had changed the file)
-            return not find_block(self.lines_at(step.parent, path) or [], hunk.removed)  # type: ignore[arg-type]
+            before = self.lines_at(step.parent, path) or []  # type: ignore[arg-type]
+            return not find_block(before, hunk.removed) or self._deleted_in_context(step, hunk, path, before)
         if hunk.kind != "text" or not hunk.added or all(says_nothing(line) for line in hunk.added):
             return False
         before = self.lines_at(step.parent, path) or []  # type: ignore[arg-type]
         after = self.lines_at(step.commit, path) or []   # type: ignore[arg-type]
         return bool(find_block(before, hunk.added)) and bool(find_block(after, hunk.added))
+
+    def _deleted_in_context(self, step: Step, hunk: Hunk, path: str, before: list[bytes]) -> bool:
+        """A deletion of lines the file holds elsewhere too (a blank line) made already: the lines around it
+        in the entry's base, up to one that says something on each side, are in the file the step merged
+        onto and in its result without the deleted lines between them, and nowhere with them (h258: polars'
+        pr/28708 deletes one of two blank lines in a docstring, as upstream did since its base: "did not
+        land", a red night)."""
+        entry_base = own_base(step)
+        base = self.lines_at(entry_base, hunk.old_path or hunk.path) if entry_base else None  # type: ignore[arg-type]
+        start, end = hunk.old_start - 1, hunk.old_start - 1 + len(hunk.removed)
+        if base is None or list(base[start:end]) != list(hunk.removed):
+            return False
+        left, right = start, end
+        while left > 0 and start - left < _CONTEXT and (left == start or says_nothing(base[left])):
+            left -= 1
+        while right < len(base) and right - end < _CONTEXT and (right == end or says_nothing(base[right - 1])):
+            right += 1
+        if left == start or right == end:        # no line on one side to anchor it
+            return False
+        pre, post = base[left:right], base[left:start] + base[end:right]
+        after = self.lines_at(step.commit, path) or []  # type: ignore[arg-type]
+        return all(find_block(lines, post) and not find_block(lines, pre) for lines in (before, after))
 
     def fallback(self, step: Step, hunk: Hunk, claimed: Counter) -> tuple[int, int, str] | None:
         """Git aligned the change differently: the block must occur more often after the step than before."""

@@ -29,3 +29,26 @@ def test_a_deletion_upstream_made_too_lands_after_an_earlier_entry(cli: Cli, sma
         landing = by_id(report)["pr/2"]["landing"]
         assert (landing["hunks"], landing["landed"], landing["dropped"]) == (2, 2, []), (entries, landing)
 
+
+
+DOC = ('def skew():\n    """\n    Compute the skewness.\n\n\n    See scipy.stats for more information.\n\n'
+       '    Parameters\n    ----------\n    bias : bool\n    """\n' + "".join(f"    v{i} = {i}\n" for i in range(1, 21))
+       + "    return v1\n")
+
+
+def test_a_blank_line_deletion_upstream_made_too_lands(cli: Cli, small: Small) -> None:
+    """h258 (pola-rs/polars): pr/28708 deletes the second of two blank lines in `Expr.skew`'s docstring,
+    which upstream had deleted too since the PR's base. The file is full of blank lines, so "none of its
+    lines left to delete" never held, and sync said "lost: pr/28708's hunk expr.py:10094 (Expr.skew) did
+    not land" (a red night) while the composed file has the docstring as the PR wants."""
+    base = small.up.commit({"m.py": DOC}, "m", parent="main", ref="refs/heads/main")
+    small.up.commit({"m.py": DOC.replace("more information.\n\n\n", "more information.\n\n")
+                     .replace("\n\n\n    See", "\n\n    See").replace("    v3 = 3\n", "    v3 = 30\n")},
+                    "upstream drops a blank line", parent=base, ref="refs/heads/main")
+    small.pr(1, {"m.py": DOC.replace("\n\n\n    See", "\n\n    See").replace("    v18 = 18\n", "    v18 = 180\n")},
+             parent=base)
+    small.manifest([{"pr": 1}])
+    code, report = sync(cli, small, "--dry-run")
+    landing = by_id(report)["pr/1"]["landing"]
+    assert code == 0, landing
+    assert (landing["hunks"], landing["landed"], landing["dropped"]) == (2, 2, []), landing
