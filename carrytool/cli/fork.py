@@ -263,11 +263,12 @@ def _note_checkout(manifest, repo: Path, report) -> None:  # noqa: ANN001 - Mani
     where = report.extra.get("target", {}).get("path", str(repo))
     options = _union_options(_State.options[0], repo)
     # no command with this --repo when the branch is not here (helper-94: it was exit 2 as written)
-    then = f"`carrytool verify --rev {rev}{options}` checks what sync composed" if rev else \
+    command = f"carrytool verify --rev {rev}{options}" if rev else None
+    then = f"`{command}` checks what sync composed" if command else \
         f"the fork branch is not in this repository: fetch it, or run `carrytool verify --rev {branch}" \
         f"{_union_options(_State.options[0], Path('.'))}` in the repository sync wrote it to"
     report.warnings.append({
-        "kind": "work-tree", "branch": head or None,
+        "kind": "work-tree", "branch": head or None, "command": command,
         "message": f"checked the files of the work tree {where}, which has "
                    # (a repository sync composed into right after `git init`: nothing checked out at all)
                    + (f"no commit checked out ({head} has none yet)" if unborn else

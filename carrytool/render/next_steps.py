@@ -176,6 +176,12 @@ def _verify_next(report: Report, run: Invocation) -> str:
     commit verified, else of the manifest composed as sync would), and explain the entries they guard
     (helper-115: verify printed no `next:` line where sync did)."""
     failed = [a for a in report.asserts if not a.ok]
+    # the work tree checked is not the fork branch: its asserts say nothing of what sync composed, and bisect
+    # (which composes the manifest) would find nothing to bisect (h258: the next step after a plain `verify`)
+    [tree] = [w for w in report.warnings if w.get("kind") == "work-tree"][:1] or [None]
+    if tree is not None:
+        return f"next: `{tree['command']}` checks the fork branch" if tree.get("command") else \
+            "next: verify the fork branch where sync wrote it, as the warning says"
     target = report.extra.get("target") or {}
     names = _assert_options(failed)
     them = "it" if len(failed) == 1 else "them"

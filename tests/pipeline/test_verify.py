@@ -93,6 +93,28 @@ def test_verify_of_a_work_tree_without_the_fork_branch_says_what_it_checked(cli:
     assert code == 0 and not [w for w in report["warnings"] if w["kind"] == "work-tree"]
 
 
+def test_verify_of_another_branch_names_the_fork_branch_next_not_bisect(cli: Cli, demo: Scenario,
+                                                                        tmp_path: Path) -> None:
+    """h258 (pola-rs/polars): plain `verify` in the clone holding the manifest (its main checked out) warned
+    that it checked the wrong tree, then said `next: carrytool bisect --assert ...`, which composes the
+    manifest and answered "passes every check: nothing to bisect" (exit 1). The next step is the command
+    that checks the fork branch."""
+    synced(cli, demo)
+    checkout = tmp_path / "checkout"
+    subprocess.run(["git", "clone", "-q", "-b", "main", str(demo.upstream), str(checkout)], check=True)
+    subprocess.run(["git", "-C", str(checkout), "fetch", "-q", str(demo.work),
+                    "intarweb-dev:refs/remotes/origin/intarweb-dev"], check=True)
+    result = cli("verify", "-m", demo.manifest, "--repo", checkout)
+    hints = [line for line in result.stdout.splitlines() if line.startswith("next:")]
+    assert result.exit_code == 1 and hints == [
+        f"next: `carrytool verify --rev origin/intarweb-dev -m {demo.manifest} --repo {checkout}` checks the fork "
+        "branch"], result.stdout
+    subprocess.run(["git", "-C", str(checkout), "update-ref", "-d", "refs/remotes/origin/intarweb-dev"], check=True)
+    result = cli("verify", "-m", demo.manifest, "--repo", checkout)
+    hints = [line for line in result.stdout.splitlines() if line.startswith("next:")]
+    assert hints == ["next: verify the fork branch where sync wrote it, as the warning says"], result.stdout
+
+
 def test_verify_of_a_work_tree_with_nothing_checked_out_says_so(cli: Cli, demo: Scenario, tmp_path: Path) -> None:
     """A repository made with `git init` that sync composed into has no commit checked out: the warning said
     "which has master checked out" (a trial on python/mypy), as if a branch of files were there."""
