@@ -630,6 +630,10 @@ def test_nightly_conflict_is_exit_3_and_annotates_the_partial_result(github: Pro
     report = json.loads((result.workspace / "sync-report.json").read_text())
     assert [e["id"] for e in report["entries"] if e["status"] == "conflict"] == ["pr/45612", "pr/45617"]
     assert "carrytool%3A fp8-scale-restore" in result.step("Annotate what failed").stdout
+    # an assert failed too: exit 3 wins over exit 1, and the bisect step runs all the same (h258: on
+    # pola-rs/polars sync said `next: carrytool bisect --rev ...`, which the nightly job skipped)
+    bisect = result.step("Which entry broke it")
+    assert bisect.ran and bisect.rc == 0 and "First bad entry: " in result.summary, result.summary
     assert github.published() is None
 
 
