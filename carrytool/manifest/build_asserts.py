@@ -4,6 +4,7 @@ its name (given, or made from the check, unique); for build._Builder."""
 from __future__ import annotations
 
 import re
+from pathlib import PurePosixPath
 from typing import Any
 
 from carrytool.asserts.calltarget import constant_name
@@ -12,6 +13,9 @@ from carrytool.manifest import paths as pathlib_
 from carrytool.manifest.build_keys import _show
 from carrytool.manifest.model import Entry, is_call_target, is_dotted, pr_id
 from carrytool.manifest.yamlload import YMap
+
+TEXT_CHECKS = ("contains", "absent", "matches")
+PYTHON_SUFFIXES = (".py", ".pyi", ".pyw")
 
 
 class _Asserts:
@@ -53,6 +57,7 @@ class _Asserts:
         file_problem = pathlib_.path_problem(data["file"])
         if file_problem:
             raise self.fail(f"{keypath}.file", data.key_lines["file"], f"refused: {file_problem}")
+        self.check_python_file(data, keypath, check)
         target: str | tuple[str, ...] = data[check]
         if check == "order":
             if len(target) < 2 or not all(isinstance(t, str) and is_call_target(t) for t in target):
@@ -110,6 +115,20 @@ class _Asserts:
             paths=data.get("paths", "all"), why=data.get("why"), entry=entry, line=data.line,
             through=data.get("through"), args=_args(data["args"]) if "args" in data else None,
             after=tuple(data["after"]) if "after" in data else None, in_try=data.get("in_try"))
+
+    def check_python_file(self, data: YMap, keypath: str, check: str) -> None:
+        """A check that reads Python's syntax tree (every one but the text checks, and `in:` for those) on a
+        file whose suffix says it is not Python is refused: it fails every verify with a syntax error (h258:
+        `defines:` on a Rust file of pola-rs/polars passed check; verify said "run carrytool with a newer
+        Python"). A file without a suffix may be a Python script: it is taken."""
+        key = check if check not in TEXT_CHECKS else "in" if "in" in data else None
+        suffix = PurePosixPath(data["file"]).suffix.lower()
+        if key is None or not suffix or suffix in PYTHON_SUFFIXES:
+            return
+        raise self.fail(f"{keypath}.{key}", data.key_lines[key],
+                        f"{data['file']} is not a Python file: '{key}' reads Python's syntax tree",
+                        hint="for other files (Rust, C++, YAML, ...) use a text check on the whole file: "
+                             "contains, absent or matches")
 
     def check_call_modifiers(self, data: YMap, keypath: str, check: str) -> None:
         """`through`, `args`, `after`, `in_try`: where each may go, and the shape of their values."""

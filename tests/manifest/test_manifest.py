@@ -173,6 +173,26 @@ def test_new_call_keys_load(tmp_path: Path) -> None:
     assert (plain.through, plain.args, plain.after, plain.in_try) == (None, None, None, None)
 
 
+def test_a_python_check_on_a_file_that_is_not_python_is_refused(tmp_path: Path) -> None:
+    """h258 (pola-rs/polars): `defines:` (or `calls:`, or `in:` with a text check) on a Rust file passed
+    `check`, and `verify` failed the assert every night with "syntax error ... if the project needs a newer
+    Python, run carrytool with it". Those read Python's syntax tree: `check` refuses them on a file with
+    another suffix and names the text checks; a .py or .pyi file, or a script without a suffix, takes them."""
+    text_check = '    matches: "cuMem(Map|Create)"\n'
+    for new, key, line in (("    defines: cuMemMap\n", "defines", 38), ("    calls: cuMemMap\n", "calls", 38),
+                           ("    in: fmt\n    contains: cuMem\n", "in", 38)):
+        path = write(tmp_path, GOOD.replace(text_check, new, 1))
+        with pytest.raises(ManifestError) as info:
+            load_manifest(path)
+        assert info.value.exit_code == 2 and info.value.where == f"{path}:{line}", (key, info.value.where)
+        assert f"asserts[1].{key}" in str(info.value) and "csrc/x.cu is not a Python file" in str(info.value), \
+            str(info.value)
+        assert "contains, absent or matches" in (info.value.hint or ""), info.value.hint
+    for file in ("bin/tool", "stubs/m.pyi", "M.PY"):
+        load_manifest(write(tmp_path, GOOD.replace("  - file: csrc/x.cu\n" + text_check,
+                                                   f"  - file: {file}\n    in: f\n    defines: g\n", 1)))
+
+
 @pytest.mark.parametrize("old,new,words,line", BAD, ids=[b[2][0] for b in BAD])
 def test_input_errors_name_key_and_line(tmp_path: Path, old: str, new: str, words: list[str], line: int) -> None:
     assert old in GOOD
