@@ -44,8 +44,12 @@ def _outcome(report: Report) -> str:
             return f"ok: {_hold(len(report.asserts))}"
         if result.get("updated"):
             prev = (result.get("previous") or "(new)")[:12]
-            return f"ok: {result.get('branch')} {prev} -> {sha}" + (f" (pushed{_fork_was(result, 'was')})"
-                                                                      if result.get("pushed") else "")
+            # with --push in a fresh clone the local branch is new every night: say when the fork had it already
+            # (h258: a night where nothing moved read "ok: polars-fork (new) -> SHA", as if it had published)
+            already = "fork_previous" in result and result["fork_previous"] == result.get("sha")
+            return f"ok: {result.get('branch')} {prev} -> {sha}" + (
+                f" (pushed{_fork_was(result, 'was')})" if result.get("pushed") else
+                f" (the fork's {result.get('branch')} was already at it: nothing pushed)" if already else "")
         if report.extra.get("dry_run"):
             return f"ok (dry run): {result.get('branch')} would be {sha}; no branch moved, no lock written"
         pushed = ", pushed to the fork" if result.get("pushed") else ""

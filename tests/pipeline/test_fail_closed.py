@@ -421,6 +421,11 @@ def test_a_push_over_commits_pushed_by_hand_names_and_keeps_them(cli: Cli, small
     text = cli("sync", "-m", small.manifest_path, "--repo", init_repo(tmp_path / "ci2.git", bare=True).path, "--push")
     assert text.exit_code == 0 and f"ok: dev (new) -> {fork.rev('dev')[:12]} (pushed; the fork's dev was " \
         f"{night[:12]})" in text.stdout, text.stdout
+    # h258 (pola-rs/polars): a night where nothing moved, in a fresh clone, said "ok: dev (new) -> SHA" as if
+    # it had published something: the fork already had it, and nothing was pushed
+    text = cli("sync", "-m", small.manifest_path, "--repo", init_repo(tmp_path / "ci3.git", bare=True).path, "--push")
+    assert text.exit_code == 0 and f"ok: dev (new) -> {fork.rev('dev')[:12]} (the fork's dev was already at it: " \
+        "nothing pushed)" in text.stdout, text.stdout
 
 
 def test_a_failed_push_run_says_it_replaced_nothing(cli: Cli, small: Small, tmp_path: Path) -> None:
