@@ -56,6 +56,11 @@ CASES = {
                                   "    sr(dd, 'weekly')\n", False),
     "mine-module-alias-rebound-in-the-def": ("sr = send_report\n", "    sr = log\n", "    send_report(d, 'weekly')\n",
                                              "    sr(dd, 'weekly')\n", False),
+    # bound again at module level to what is no function named alone (h257: no test read module_bindings' rebinding)
+    "mine-module-alias-rebound-to-a-call": ("sr = send_report\nsr = make()\n", "", "    send_report(d, 'weekly')\n",
+                                            "    sr(dd, 'weekly')\n", False),
+    "mine-module-alias-rebound-by-a-def": ("sr = send_report\n\n\ndef sr(a, b):\n    return a\n\n\n", "",
+                                           "    send_report(d, 'weekly')\n", "    sr(dd, 'weekly')\n", False),
     "mine-imported-as-another": ("from reporting import audit as sr\n", "", "    send_report(d, 'weekly')\n",
                                  "    sr(dd, 'weekly')\n", False),
 }
@@ -91,3 +96,4 @@ def test_a_prs_call_through_a_name_bound_above_its_hunk_is_that_call(cli: Cli, s
     report = _run(cli, small, K1, K2, union, base=K, command="explain")
     assert [(pr, lines) for pr, lines, _m in _absent(report)] == ([] if carried else [("pr/1", [5, 5])]), \
         report["warnings"]
+
