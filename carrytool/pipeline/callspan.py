@@ -89,7 +89,8 @@ def bindings_before(lines: Sequence[bytes], quotes: dict[int, str], at: int, end
     """The names the def holding line AT (1-based) of LINES (a Python file; QUOTES: lineroles.quotes_open of it)
     binds to a function or method named alone (linecalls.alias_of: `sr = send_report`) above that line, in its own
     body (not in a def or class nested in it), and names nowhere after that above it but to call it (`sr = log`,
-    `for sr in ...`, `x = sr`, `def sr(...)`: read as no alias, the union's call then judged by its own name).
+    `for sr in ...`, `x = sr`, `def sr(...)`, a parameter of the def: read as no alias, the union's call then judged
+    by its own name).
     None at module or class level, nor where a line of code from AT to END (a hunk's last line) leaves the def
     (what it binds is not the next def's). OUTER: the module's (module_bindings), standing where the def does not
     name them."""
@@ -98,6 +99,10 @@ def bindings_before(lines: Sequence[bytes], quotes: dict[int, str], at: int, end
             _code_line(lines, quotes, n) for n in range(at, min(end or at, len(lines)) + 1))):
         return {}
     found: dict[str, Alias] = dict(outer or {})
+    header = _code_line(lines, quotes, start)[0]        # its parameters (h257: `def f(self, sr):` under a module's
+    opening = next((i for i, (_kind, text) in enumerate(header) if text == "("), len(header))   # `sr = send_report`)
+    for name in found.keys() & rebound(header[opening + 1:]):
+        del found[name]
     nested: int | None = None
     for n in range(start + 1, at):
         code, indent = _code_line(lines, quotes, n)
