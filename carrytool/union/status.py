@@ -77,7 +77,11 @@ def _now(root: Path, conflict: dict[str, Any]) -> str | None:
     a conflict of another kind, or one decided by deleting the file (those have no markers to resolve)."""
     if conflict["kind"] == "other" or conflict.get("deletes_file"):
         return None
-    path = root / conflict["file"]
+    path, folder = root / conflict["file"], root
+    for part in Path(conflict["file"]).parts[:-1]:      # continue reads no file through a folder made a link or a
+        folder = folder / part                          # file (Scratch.read): gone there (h257: "resolved" was read
+        if folder.is_symlink() or not folder.is_dir():  # through the link, in a file outside the scratch tree)
+            return "gone"
     if path.is_symlink():
         return "link"
     if path.is_dir():

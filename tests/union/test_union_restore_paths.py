@@ -53,3 +53,21 @@ def test_a_folder_made_a_file_is_moved_out_of_the_way(cli: Cli, tmp_path: Path) 
     _restore(cli, prs, env={"TMPDIR": str(elsewhere), "PATH": "/usr/bin:/bin"})
     assert (prs.scratch / "pkg" / "sub" / "a.py").read_bytes() == shown
     assert [p.read_text() for p in elsewhere.rglob("sub")] == ["mine\n"]      # kept
+
+
+def test_status_says_a_file_under_a_folder_made_a_link_or_a_file_is_gone(cli: Cli, tmp_path: Path) -> None:
+    """h257: status read the conflicted file through a folder made a link (a file outside the scratch tree, without
+    markers: "resolved"), and said nothing of one under a folder made a file, where continue refuses both as gone."""
+    prs = _stopped(cli, tmp_path)
+    outside = tmp_path / "outside"
+    (outside / "sub").mkdir(parents=True)
+    (outside / "sub" / "a.py").write_text("the user's own\n")
+    shutil.rmtree(prs.scratch / "pkg")
+    os.symlink(outside, prs.scratch / "pkg")
+    for _case in ("a folder made a link", "a folder made a file"):
+        code, [doc] = cli.json("union", "status", "u", *prs.args())
+        assert code == 0 and [f["now"] for f in doc["fold"]["files"]] == ["gone"], doc["fold"]
+        refused = cli("union", "continue", "u", *prs.args())
+        assert refused.exit_code == 3 and "restore it as the stop wrote it" in " ".join(refused.stderr.split())
+        os.unlink(prs.scratch / "pkg")
+        (prs.scratch / "pkg").write_text("mine\n")
