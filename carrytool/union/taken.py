@@ -147,8 +147,9 @@ def refuse_deleted_conflicts(conflicts: list[dict], present: Mapping[str, tuple[
             and (c["file"] not in present or c["file"] in linked)]
     missing = [c for c in gone if c["file"] not in take]
     if missing:
+        cleared: set[Path] = set()      # a folder in the way of two files is moved once (h257)
         restores = [step for c in missing for step in [_restore(git_dir, shown.get(c["file"]), root / c["file"],
-                                                                c["file"] in linked, root)] if step]
+                                                                c["file"] in linked, root, cleared)] if step]
         takes = [word for c in missing for word in ("--take", c["file"])]
         raise ConflictError(
             "".join(f"{c['file']}: a conflicted file ({', '.join(c['entries'])}) is "
@@ -171,12 +172,13 @@ def _link_now(path: str, present: Mapping[str, tuple[str, bytes]], shown: Mappin
 
 
 def _restore(git_dir: Path, entry: tuple[str, str] | None, target: Path, linked: bool = False,
-             root: Path | None = None) -> str | None:
+             root: Path | None = None, cleared: set[Path] | None = None) -> str | None:
     """The shell command writing the blob of ENTRY (mode, oid) to TARGET (LINKED: removing the link there
     first; a directory there is moved into a new temporary folder, not removed); None for no regular file. A
     folder of it under ROOT (the scratch tree) made a symbolic link is removed (the link only: writing through it
     wrote over a file outside the scratch tree, h253's review), one made a file is moved as a directory is, and
-    the folders made again."""
+    the folders made again; CLEARED: such folders an earlier restore of the same command moved or removed (then
+    made again: a second `rm` or `mv` of it failed, or moved that file out of the tree; h257), to which it adds."""
     if entry is None or entry[0] not in ("100644", "100755"):
         return None
     path = shlex.quote(str(target))
@@ -184,9 +186,11 @@ def _restore(git_dir: Path, entry: tuple[str, str] | None, target: Path, linked:
     blocked = next((folder for folder in folders if folder.is_symlink() or folder.exists() and not folder.is_dir()),
                    None)
     if blocked is not None:
-        first = f"rm {shlex.quote(str(blocked))}" if blocked.is_symlink() else \
-            f'mv {shlex.quote(str(blocked))} "$(mktemp -d)"'
-        steps = [first, f"mkdir -p {shlex.quote(str(target.parent))}"]
+        first = [] if cleared is not None and blocked in cleared else \
+            [f"rm {shlex.quote(str(blocked))}" if blocked.is_symlink() else f'mv {shlex.quote(str(blocked))} "$(mktemp -d)"']
+        if cleared is not None:
+            cleared.add(blocked)
+        steps = [*first, f"mkdir -p {shlex.quote(str(target.parent))}"]
     elif linked:
         steps = [f"rm {path}"]
     elif target.is_dir():       # made a directory at the stop: kept, moved out of the scratch tree (h246)

@@ -71,3 +71,26 @@ def test_status_says_a_file_under_a_folder_made_a_link_or_a_file_is_gone(cli: Cl
         assert refused.exit_code == 3 and "restore it as the stop wrote it" in " ".join(refused.stderr.split())
         os.unlink(prs.scratch / "pkg")
         (prs.scratch / "pkg").write_text("mine\n")
+
+
+def test_two_files_under_one_folder_made_a_link_or_a_file_are_both_restored(cli: Cli, tmp_path: Path) -> None:
+    """h257: the restore of each conflicted file moved or removed the folder in its way, so the second file's
+    undid the first's (`rm pkg` of a directory failed; `mv pkg` moved the first file restored out of the tree)."""
+    two = {"pkg/sub/a.py": BASE, "pkg/sub/c.py": BASE}
+    prs = TwoPrs(tmp_path, {**two, "b.py": "b\n"}, {p: BASE.replace("line 3", "line 3 one") for p in two},
+                 {p: BASE.replace("line 3", "line 3 two") for p in two})
+    assert cli("union", "compose", "u", *prs.args()).exit_code == 3
+    shown = {p: (prs.scratch / p).read_bytes() for p in two}
+    outside = tmp_path / "outside"
+    (outside / "sub").mkdir(parents=True)
+    shutil.rmtree(prs.scratch / "pkg")
+    os.symlink(outside, prs.scratch / "pkg")
+    _restore(cli, prs)
+    assert {p: (prs.scratch / p).read_bytes() for p in two} == shown and not list(outside.rglob("*.py"))
+    shutil.rmtree(prs.scratch / "pkg")
+    (prs.scratch / "pkg").write_text("mine\n")
+    elsewhere = tmp_path / "tmp"
+    elsewhere.mkdir()
+    _restore(cli, prs, env={"TMPDIR": str(elsewhere), "PATH": "/usr/bin:/bin"})
+    assert {p: (prs.scratch / p).read_bytes() for p in two} == shown
+    assert [p.read_text() for p in elsewhere.rglob("pkg")] == ["mine\n"]
