@@ -80,8 +80,11 @@ def next_steps(report: Report, invocation: Invocation | None = None, unions: Seq
             later = [m for m in group if not m.startswith("pr/")][-1]
             onto = [m for m in group if m != later]
             them = ", ".join(onto)
-            fold = (f"rebase {later} onto {them} (a fork carry cannot join a union's `supersedes`), or drop it if "
-                    f"{them} {'does' if len(onto) == 1 else 'do'} what it does")
+            last = max(onto, key=lambda m: order.get(m, -1))
+            # standing before them, it would apply before them, rebased or not (h257; explain's `rebase` says so)
+            move = f" and move it after {last} in the manifest" if order.get(later, -1) < order.get(last, -1) else ""
+            fold = (f"rebase {later} onto {them}{move} (a fork carry cannot join a union's `supersedes`), or drop it "
+                    f"if {them} {'does' if len(onto) == 1 else 'do'} what it does")
         else:
             shows = "the overlap map shows where" if report.command == "explain" else \
                 f"`{run.command('explain')}` shows the overlap, and the PRs that also conflict with them"

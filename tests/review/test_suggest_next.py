@@ -89,6 +89,16 @@ def test_sync_next_step_for_a_carry_conflict_names_no_union_of_one_pr(cli: Cli, 
             "pr/1 does what it does, or") in result.output, result.output
 
 
+def test_sync_next_step_moves_a_carry_standing_before_the_pr_after_it(cli: Cli, small: Small) -> None:
+    """h257: carry/fix before pr/1 in the manifest: rebased onto pr/1 where it stands, it applies before pr/1 and
+    conflicts again; sync said only "rebase carry/fix onto pr/1" (explain's rebase says to move it after pr/1)."""
+    _setup(small, {1: {"a = 1": "a = 10"}}, {"a = 1": "a = 11"}, carry_first=True)
+    result = cli("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")
+    assert result.exit_code == 3, result.output
+    assert ("next: rebase carry/fix onto pr/1 and move it after pr/1 in the manifest (a fork carry cannot join a "
+            "union's `supersedes`), or drop it if pr/1 does what it does, or") in " ".join(result.output.split())
+
+
 def test_a_red_sync_names_the_bisect_of_its_chain_and_it_runs(cli: Cli, small: Small) -> None:
     """h254 (peft): a sync failing an assert said only `verify --rev SHA` (which repeats what sync just said);
     the command that names the entry is `bisect --rev SHA`, which verify would print one step later."""
