@@ -9,7 +9,7 @@ from pathlib import Path
 
 from carrytool.errors import CarryError
 from carrytool.gitlayer.git import Git
-from carrytool.gitlayer.jsonread import load_json
+from carrytool.gitlayer.jsonread import load_json, read_utf8
 from carrytool.manifest.load import parse_manifest
 from carrytool.pipeline.night_record import recorded_locks
 
@@ -20,7 +20,7 @@ def recorded_night_command(manifest: Path, lock_file: Path, repo: Path) -> str |
     none, or the manifest, the lock or REPO cannot be read."""
     try:
         parsed = parse_manifest(manifest.read_text(encoding="utf-8"), manifest)
-        lock = load_json(lock_file.read_text(encoding="utf-8"))
+        lock = load_json(read_utf8(lock_file))        # too large to hold: ValueError (h257: a MemoryError traceback)
         with Git(repo) as git:
             nights = recorded_locks(parsed, git)
     except (CarryError, OSError, UnicodeDecodeError, ValueError):

@@ -124,7 +124,7 @@ def commits_changing(git: Git, head: str | None, inner: str, limit: int = 50) ->
 def _lock_text(path: Path) -> bytes | None:
     try:
         return path.read_bytes()
-    except OSError:
+    except (OSError, MemoryError):  # too large to hold: load_night names it (h257: a MemoryError traceback)
         return None
 
 

@@ -81,3 +81,23 @@ def test_a_lock_too_large_to_hold_is_named_not_a_traceback(cli: Cli, small: Smal
     result = _run("sync", "-m", small.manifest_path, "--repo", small.work.path, "-q")    # looked back at only
     assert result.returncode == 0, result.stderr
     assert json.loads(lock.read_text())["result"] == small.branch()                    # written anew
+
+
+def test_diff_of_the_night_before_a_lock_too_large_to_hold_is_no_traceback(cli: Cli, small: Small) -> None:
+    """h257: `carrytool diff` with no lock named reads the lock on disk to find the night before it: outside a work
+    tree for sync's records in --repo (night_hint), inside one to pass over the commit that holds it
+    (nights._last_night), both with reads outside the guard: a MemoryError traceback, exit 70."""
+    lock = _synced(cli, small)
+    folder, good = lock.parent, lock.read_text()
+    for in_a_work_tree in (False, True):
+        if in_a_work_tree:
+            lock.write_text(good)
+            for args in (["init", "-q"], ["add", "."], ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm",
+                                                        "night"]):
+                subprocess.run(["git", "-C", str(folder), *args], check=True, capture_output=True)
+        _huge(lock)
+        result = _run("diff", "-m", small.manifest_path, "--repo", small.work.path)
+        assert result.returncode == 2 and "Traceback" not in result.stderr, (in_a_work_tree, result.stderr[-800:])
+        said = " ".join(result.stderr.split())
+        assert f"cannot read the lock {lock}: too large to read" in said if in_a_work_tree else \
+            "is not in a git work tree" in said, said
