@@ -4,6 +4,7 @@ a refold would reuse from the resolution store and what it would ask."""
 from __future__ import annotations
 
 import shlex
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -87,6 +88,8 @@ def _now(root: Path, conflict: dict[str, Any]) -> str | None:
     if path.is_dir():
         return "directory"
     try:
+        if not stat.S_ISREG(path.lstat().st_mode):  # a FIFO, device or socket (continue refuses it): never read,
+            return None                             # a FIFO's read waits for a writer (h257: status hung)
         data = path.read_bytes()
     except FileNotFoundError:
         return "gone"

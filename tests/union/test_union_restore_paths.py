@@ -4,9 +4,11 @@ the scratch tree (h253's review); by a file, `mkdir -p` failed. Each printed res
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 from tests.conftest import Cli
@@ -94,3 +96,17 @@ def test_two_files_under_one_folder_made_a_link_or_a_file_are_both_restored(cli:
     _restore(cli, prs, env={"TMPDIR": str(elsewhere), "PATH": "/usr/bin:/bin"})
     assert {p: (prs.scratch / p).read_bytes() for p in two} == shown
     assert [p.read_text() for p in elsewhere.rglob("pkg")] == ["mine\n"]
+
+
+def test_status_of_a_conflicted_file_made_a_fifo_does_not_wait_on_it(cli: Cli, tmp_path: Path) -> None:
+    """h257: status read the conflicted file whatever it was: one made a FIFO (`mkfifo`) waited for a writer forever.
+    It says nothing of it (continue refuses it: git cannot store a FIFO)."""
+    prs = _stopped(cli, tmp_path)
+    (prs.scratch / "pkg" / "sub" / "a.py").unlink()
+    os.mkfifo(prs.scratch / "pkg" / "sub" / "a.py")
+    done = subprocess.run([sys.executable, "-m", "carrytool", "union", "status", "u", *map(str, prs.args()),
+                           "--format", "json"], capture_output=True, text=True, timeout=20,
+                          env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
+    assert done.returncode == 0, done.stderr
+    [doc] = json.loads(done.stdout)
+    assert [f["now"] for f in doc["fold"]["files"]] == [None]
