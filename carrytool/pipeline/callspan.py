@@ -33,9 +33,10 @@ def whole_calls(lines: Sequence[bytes], at: int, opened: str = "") -> frozenset[
 
 def whole_args(lines: Sequence[bytes], at: int, opened: str = "") -> frozenset[Call]:
     """The calls line AT of LINES makes with their arguments (linecalls.call_args), read on as whole_calls reads
-    them; none for a decorator's line (its call is its decorating)."""
+    them; a decorator's line read alone (its call is its decorating, with its arguments: h257, `@app.route('/x')`
+    kept for a PR's `@app.route('/y')` read as its line)."""
     code = code_of(lines[at], opened)[0]
-    if not code or code[0][1] == "@":
+    if not code:
         return frozenset()
     whole = _statement(lines, at, opened)
     return frozenset(call_args(code) if whole is None else call_args(*whole))

@@ -154,8 +154,7 @@ class _Carried:
             lines, at = self.texts[hunk.new_oid or ""], hunk.new_start - 1 + n
             if 0 <= at < len(lines) and lines[at] == line:
                 return whole_args(lines, at, opened)
-        code = code_of(line, opened)[0]
-        return frozenset(call_args(code)) if code and code[0][1] != "@" else frozenset()
+        return frozenset(call_args(code_of(line, opened)[0]))
 
     def _changes(self, hunk: Hunk) -> tuple[frozenset[Call], frozenset[Call]]:
         """The calls HUNK's removed lines make and those its added lines make, with their arguments, each side read

@@ -94,3 +94,22 @@ def test_a_call_the_union_makes_otherwise_is_warned_saying_what_differs(cli: Cli
     assert lines == [("pr/2", [9, 9])], r["warnings"]
     [message] = [w["message"] for w in r["warnings"] if w["kind"] == "provided-absent"]
     assert said in message, message
+
+
+# h257: a decorator's own call was left out of the union's calls with their arguments, so keeps_base never saw it:
+# pr/1 routes f to '/y', upstream adds `strict=True` to the route, and the union's `@app.route('/x', strict=True,
+# name='f')` (the base's route) read as pr/1's line re-expressed, exit 0
+D = "import os\n\n\n@app.route('/x')\ndef f(a):\n    b = 1\n    return a\n\n\ndef g(b):\n    return b\n"
+
+
+@pytest.mark.parametrize(("route", "carried"), [("'/x'", False), ("'/y'", True)], ids=["kept", "changed"])
+def test_a_unions_decorator_keeping_the_route_a_pr_changes_is_no_form_of_it(cli: Cli, small: Small, route: str,
+                                                                           carried: bool) -> None:
+    up = D.replace("@app.route('/x')", "@app.route('/x', strict=True)")
+    union = up.replace("@app.route('/x', strict=True)", f"@app.route({route}, strict=True, name='f')").replace(
+        "    return b\n", "    return b + 1\n")
+    report = _run(cli, small, D.replace("'/x'", "'/y'"), D.replace("    return b\n", "    return b + 1\n"), union,
+                  base=D, up=up, command="explain")
+    assert [(pr, lines) for pr, lines, _m in _absent(report)] == ([] if carried else [("pr/1", [4, 4])]), \
+        report["warnings"]
+    assert _statuses(report, "pr/1") == [("m.py", [4, 4], "re-expressed" if carried else "absent")]
