@@ -100,10 +100,8 @@ def bindings_before(lines: Sequence[bytes], quotes: dict[int, str], at: int, end
             _code_line(lines, quotes, n) for n in range(at, min(end or at, len(lines)) + 1))):
         return {}
     found: dict[str, Alias] = dict(outer or {})
-    header = _code_line(lines, quotes, start)[0]        # its parameters (h257: `def f(self, sr):` under a module's
-    opening = next((i for i, (_kind, text) in enumerate(header) if text == "("), len(header))   # `sr = send_report`)
-    for name in found.keys() & rebound(header[opening + 1:]):
-        del found[name]
+    for name in found.keys() & _parameters(_code_line(lines, quotes, start)[0]):
+        del found[name]                 # h257: `def f(self, sr):` under the module's `sr = send_report`
     nested: int | None = None
     for n in range(start + 1, at):
         code, indent = _code_line(lines, quotes, n)
@@ -116,6 +114,19 @@ def bindings_before(lines: Sequence[bytes], quotes: dict[int, str], at: int, end
         if alias is not None:
             found[alias[0]] = alias[1]
     return found
+
+
+def _parameters(code: list[tuple[str, str]]) -> set[str]:
+    """The names of the parameters a `def` line (CODE, its tokens) declares on that line (not its defaults' or
+    annotations' names: `def f(self, cb=sr, *rest: T)` declares self, cb, rest)."""
+    opening = next((i for i, (_kind, text) in enumerate(code) if text == "("), len(code))
+    names, depth, before = set(), 0, ","
+    for kind, text in code[opening + 1:]:
+        if depth == 0 and kind == "name" and before in (",", "*", "**"):
+            names.add(text)
+        depth += (text in _OPEN) - (text in _CLOSE)
+        before = text
+    return names
 
 
 def _enclosing_def(lines: Sequence[bytes], quotes: dict[int, str], at: int) -> int | None:
