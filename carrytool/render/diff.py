@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shlex
 from typing import Any
 
@@ -55,6 +56,8 @@ def _changes(diff: LockDiff, shown: list[dict[str, Any]]) -> list[str]:
         which = "older" if unknown is diff.old else "newer"
         if unknown.run is not None:
             said = f"the {which} night's manifest is not known (a report names none, and `-m` is the newer night's)"
+        elif _RECORD.search(unknown.label):     # h257: a record `diff`'s hint names, the manifest outside a work tree
+            said = f"the {which} night is sync's record {unknown.label}, which holds the lock alone and no manifest"
         elif unknown.label.endswith(".lock"):   # h256: "a lock's is the manifest beside it (...)" named no file
             said = (f"the {which} night's manifest, {unknown.label[:-len('.lock')]} (its lock's name without `.lock`), "
                     "is missing or not a valid manifest")
@@ -63,6 +66,9 @@ def _changes(diff: LockDiff, shown: list[dict[str, Any]]) -> list[str]:
                     f"`.lock`, and {unknown.label} does not end in `.lock`")
         lines.append(f"  asserts not compared: {said}")
     return lines + _lists("asserts", diff.asserts) + _lists("resolutions", diff.resolutions)
+
+
+_RECORD = re.compile(r":[0-9a-f]{40}\.lock\Z")      # REV:<composed sha>.lock, as nights.load_night reads a record
 
 
 def _record_said(night: Any, other: Any, older: bool) -> str:
