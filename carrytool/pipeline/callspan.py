@@ -38,17 +38,19 @@ def whole_args(lines: Sequence[bytes], at: int, opened: str = "") -> frozenset[C
     code = code_of(lines[at], opened)[0]
     if not code:
         return frozenset()
-    whole = _statement(lines, at, opened)
+    whole = _statement(lines, at, opened, decorator=True)
     return frozenset(call_args(code) if whole is None else call_args(*whole))
 
 
-def _statement(lines: Sequence[bytes], at: int, opened: str) -> tuple[list[tuple[str, str]], int, int] | None:
+def _statement(lines: Sequence[bytes], at: int, opened: str, *, decorator: bool = False
+               ) -> tuple[list[tuple[str, str]], int, int] | None:
     """Line AT's code read on through the lines after it until its brackets close, with 0 (the tokens to skip) and
     how many tokens are line AT's own: its calls' (call_forms' SKIP and STOP); None where the line closes them
-    itself, is a decorator, or they do not close within _MOST lines."""
+    itself, is a decorator (but with DECORATOR: whole_args reads its call's arguments), or they do not close
+    within _MOST lines."""
     code, left = code_of(lines[at], opened)
     depth = _depth(code)
-    if depth <= 0 or code[0][1] == "@":
+    if depth <= 0 or code[0][1] == "@" and not decorator:
         return None                 # closed (None: a star), or a decorator's call: no call of the line's own
     end = at + 1
     while depth > 0 and end < min(len(lines), at + 1 + _MOST):

@@ -102,7 +102,9 @@ def test_a_call_the_union_makes_otherwise_is_warned_saying_what_differs(cli: Cli
 D = "import os\n\n\n@app.route('/x')\ndef f(a):\n    b = 1\n    return a\n\n\ndef g(b):\n    return b\n"
 
 
-@pytest.mark.parametrize(("route", "carried"), [("'/x'", False), ("'/y'", True)], ids=["kept", "changed"])
+@pytest.mark.parametrize(("route", "carried"), [("'/x'", False), ("'/y'", True), ("\n    '/x'", False),
+                                               ("\n    '/y'", True)],
+                         ids=["kept", "changed", "kept-over-two-lines", "changed-over-two-lines"])
 def test_a_unions_decorator_keeping_the_route_a_pr_changes_is_no_form_of_it(cli: Cli, small: Small, route: str,
                                                                            carried: bool) -> None:
     up = D.replace("@app.route('/x')", "@app.route('/x', strict=True)")
