@@ -6,7 +6,7 @@ import re
 import shlex
 from typing import Any
 
-from carrytool.render.safe import md_code, md_text, printable
+from carrytool.render.safe import md_code, md_prose, md_text, printable
 from carrytool.review.diff import LockDiff
 from carrytool.review.diff_order import said, said_red
 
@@ -230,7 +230,7 @@ def render_diff_markdown(diff: LockDiff) -> str:
     parts = [f"## carrytool diff: {md_code(diff.old.label)} → {md_code(diff.new.label)}", "",
              _md_arrows(summary_line(diff)) + ".", ""]
     if diff.newest_first:
-        parts += [f"**{md_text(said(diff.newest_first, diff.old))}**", ""]
+        parts += [f"**{md_prose(said(diff.newest_first, diff.old))}**", ""]
     changed = [item for item in diff.entries if item["change"] != "unchanged" or item.get("pin")]
     if changed:
         parts += ["| entry | change | detail |", "|---|---|---|"]
@@ -248,9 +248,10 @@ def render_diff_markdown(diff: LockDiff) -> str:
             parts += ["", f"{md_text(item['id'])}: range-diff unavailable, not in this repository: {md_code(missing)}"]
     extra = _changes(diff, changed)
     if extra:
-        parts += ["", *[f"- {md_text(line.strip())}" for line in extra]]
+        parts += ["", *[f"- {_md_arrows(line.strip())}" for line in extra]]
     return "\n".join(parts).rstrip() + "\n"
 
 
 def _md_arrows(text: str) -> str:
-    return md_text(text).replace(" -\\> ", " → ")
+    """TEXT, carrytool's words with its `code spans` (md_prose), its arrows as arrows."""
+    return md_prose(text).replace(" -\\> ", " → ")

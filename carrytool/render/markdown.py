@@ -8,7 +8,7 @@ from typing import Any
 
 from carrytool.render.commands import Invocation, suggestion_command
 from carrytool.render.explain_text import FILES_SHOWN, header_line, hunk_line, left_out_said, outcome_line
-from carrytool.render.safe import md_code, md_fence, md_text
+from carrytool.render.safe import md_code, md_fence, md_prose, md_text
 from carrytool.render.text import detail_lines, entry_rows
 from carrytool.review.explanation import Explanation
 from carrytool.review.overlap import Overlap
@@ -30,8 +30,9 @@ def render_markdown(ex: Explanation, *, invocation: Invocation | None = None) ->
 
 
 def cell(text: str) -> str:
-    """Text safe inside a table cell (or a list item): literal, on one line."""
-    return md_text(text)
+    """Text safe inside a table cell (or a list item): on one line, literal but for its `code spans`
+    (md_prose: h262, `\\`on_conflict: skip\\`` showed its backslashes' backticks)."""
+    return md_prose(text)
 
 
 def plan_table(ex: Explanation) -> str:

@@ -44,6 +44,20 @@ def md_text(text: str) -> str:
     return _MARKDOWN.sub(r"\\\1", printable(text, newlines=False))
 
 
+_SPAN = re.compile(r"`([^`]+)`")
+
+
+def md_prose(text: str) -> str:
+    """Return TEXT as Markdown on one line whose `code spans` stay code spans (md_code: nothing inside them can
+    leave them) and whose other text is literal (md_text): a backtick escaped as `\\``, as md_text writes it,
+    shows in GitHub Markdown as a backtick, not as code (h262)."""
+    out, at = [], 0
+    for span in _SPAN.finditer(text):
+        out += [md_text(text[at:span.start()]), md_code(span.group(1))]
+        at = span.end()
+    return "".join(out) + md_text(text[at:])
+
+
 def md_code(text: str) -> str:
     """Return TEXT as inline code that stays one table cell, whatever backticks or bars it holds."""
     text = printable(text, newlines=False)

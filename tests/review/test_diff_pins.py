@@ -26,7 +26,7 @@ def test_a_pin_added_changed_or_removed_is_said(tmp_path: Path, cli: Cli) -> Non
     text = cli("diff", "-m", n.manifest, "--repo", n.work.path).stdout
     assert f"  pr/1: unchanged: pinned to {n.p1b[:12]} (`head:` added)\n" in text, text
     markdown = cli("diff", "-m", n.manifest, "--repo", n.work.path, "--format", "markdown").stdout
-    assert f"| `pr/1` | unchanged | pinned to {n.p1b[:12]} (\\`head:\\` added) |" in markdown, markdown
+    assert f"| `pr/1` | unchanged | pinned to {n.p1b[:12]} (`head:` added) |" in markdown, markdown
 
     n.night([{"pr": 1, "head": n.p1c[:10]}, {"pr": 2}])    # the pin moved (written short)
     code, out = _diff(n)

@@ -57,6 +57,7 @@ def test_markdown_escapes_titles_and_file_names(cli: Cli, small: Small) -> None:
     assert len(re.findall(r"(?<!\\)\|", row)) == 5                       # four cells, whatever the title holds
     assert "<b>" not in md and not re.search(r"(?<!\\)\]\(http", md) and "\x1b" not in md
     assert r"\<b\>" in row and r"\[link\]" in row
+    assert " `x` " in row and "\\`" not in row        # a code span stays one (h262: "\\`x\\`" showed backticks)
 
 
 def test_quiet_sync_still_says_why_it_failed(cli: Cli, small: Small) -> None:
