@@ -12,6 +12,7 @@ from carrytool.render.text import (
     console,
     detail_lines,
     entry_rows,
+    print_trimmed,
     use_rich,
 )
 from carrytool.review.explanation import Explanation
@@ -150,36 +151,43 @@ def outcome_line(ex: Explanation) -> str:
             f"{counts['conflict']} conflict; sync would exit {ex.planned.report.exit_code}")
 
 
+COLUMN_WIDTH = 40    # a plain column is as wide as its widest cell up to this; a wider cell runs on in its row
+
+
 def _columns(rows: Sequence[tuple[str, ...]]) -> list[str]:
+    """ROWS in aligned columns, two blanks apart. A cell wider than COLUMN_WIDTH widens no column: it pushes
+    the rest of its own row (h262: one pair's note padded every row of polars' overlaps to 170 columns)."""
     if not rows:
         return []
-    widths = [max(len(r[i]) if i < len(r) else 0 for r in rows) for i in range(max(len(r) for r in rows))]
+    widths = [max((len(r[i]) for r in rows if i < len(r) and len(r[i]) <= COLUMN_WIDTH), default=0)
+              for i in range(max(len(r) for r in rows))]
     return ["  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip() for row in rows]
 
 
 def _render_rich(ex: Explanation, stream: TextIO, verbose: bool, invocation: Invocation | None) -> None:
     from rich.markup import escape
     from rich.table import Table
+    from rich.text import Text
 
     def safe(text: str) -> str:
         return escape(printable(text))
 
     con = console(stream)
-    con.print(header_line(ex), markup=False)
+    print_trimmed(con, Text(printable(header_line(ex))))
     plan = Table(title="plan", title_justify="left", show_edge=False, box=None, header_style="bold")
     for col in ("entry", "status", "why") + (("files",) if verbose else ()):
         plan.add_column(col, overflow="fold")
     for step, (ident, status, why, files) in zip(ex.steps, entry_rows(ex.planned.report)):
         style = _STATUS_STYLE.get(step.status, "")
         plan.add_row(safe(ident), f"[{style}]{safe(status)}[/]", safe(why), *([safe(files)] if verbose else []))
-    con.print(plan)
+    print_trimmed(con, plan)
     table = Table(title=overlap_title(ex), title_justify="left", show_edge=False, box=None, header_style="bold")
     for col in ("kind", "entries", "files [scopes]"):
         table.add_column(col, overflow="fold")
     for overlap in ex.overlap_map.overlaps:
         cells = _overlap_cells(overlap)
         table.add_row(f"[{_KIND_STYLE[overlap.kind]}]{safe(cells[0])}[/]", *map(safe, cells[1:]))
-    con.print(table)
+    print_trimmed(con, table)
     for line in body_lines(ex, invocation):
-        con.print(printable(line), markup=False, highlight=False)
+        print_trimmed(con, Text(printable(line)))       # wrapped at words: the blank it breaks at dropped
     con.print(f"[bold]{outcome_line(ex)}[/]")

@@ -29,6 +29,21 @@ def console(stream: TextIO):  # noqa: ANN201 - rich.console.Console, imported la
                    soft_wrap=False, width=None if stream.isatty() else 120)
 
 
+def print_trimmed(con: Any, renderable: Any) -> None:
+    """Print RENDERABLE (a rich table) on CON without the blanks that end its lines: a table pads each cell to
+    its column's width, so its lines ran on in spaces to the terminal's edge (h262: 170 columns of a CI log)."""
+    from rich.segment import Segment, Segments
+
+    out: list[Segment] = []
+    for line in con.render_lines(renderable, pad=False):
+        while line and not line[-1].control and not line[-1].text.rstrip():
+            line.pop()
+        if line and not line[-1].control:
+            line[-1] = Segment(line[-1].text.rstrip(), line[-1].style)
+        out += [*line, Segment.line()]
+    con.print(Segments(out))          # (a renderable, not text: print adds no newline of its own)
+
+
 FILES_WIDTH = 100     # plain output's files column: two names when they fit, else the first and a count
 
 
@@ -126,7 +141,7 @@ def _render_rich(report: Report, stream: TextIO, verbose: bool, details: list[st
             cells = [escape(printable(ident)), f"[{style}]{escape(status)}[/]", escape(printable(why)),
                      escape(printable(files))]
             table.add_row(*cells)
-        con.print(table)
+        print_trimmed(con, table)
     for line in details:
         con.print(printable(line), markup=False)
     style = "green" if report.ok else "red"
