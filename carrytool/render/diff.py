@@ -37,6 +37,10 @@ def _changes(diff: LockDiff, shown: list[dict[str, Any]]) -> list[str]:
     result = diff.result()
     if result["from"] != result["to"]:
         lines.append(f"  composed: {_short(result['from'])} -> {_short(result['to'])}")
+    for side, line in (diff.result_unavailable or {}).items():     # a report's, not here (h262)
+        if line:
+            lines.append(f"  the {'older' if side == 'from' else 'newer'} night's composed commit is not in this "
+                         "repository: its resolutions and the paths unions provide are not compared; " + line)
     runs = diff.outcome()
     if runs["from"] != runs["to"]:
         lines.append(f"  run: {_run_said(runs['from'])} -> {_run_said(runs['to'])}")

@@ -49,6 +49,8 @@ class LockDiff:
     resolutions: dict[str, list[dict[str, str]]] = field(default_factory=lambda: {"added": [], "removed": []})
     newest_first: dict[str, Any] | None = None      # the nights look given newest first (diff_order)
     red_night: dict[str, Any] | None = None         # a red night after NEW, the lock on disk (diff_order)
+    # a report's composed commit not here, by side (`from`, `to`): the line saying why and how to get it (h262)
+    result_unavailable: dict[str, str | None] | None = None
 
     def unavailable(self) -> list[str]:
         """One line per entry whose range-diff could not be read (`range_diff_unavailable`)."""
@@ -59,7 +61,7 @@ class LockDiff:
         return {"locks": {"old": self.old.label, "new": self.new.label}, "upstream": self.upstream,
                 "result": self.result(), "order": self.order(), "outcome": self.outcome(), "entries": self.entries,
                 "asserts": self.asserts, "resolutions": self.resolutions, "newest_first": self.newest_first,
-                "red_night": self.red_night}
+                "red_night": self.red_night, "result_unavailable": self.result_unavailable}
 
     def outcome(self) -> dict[str, dict[str, Any]]:
         """How each night's run ended: a report's `ok` and `exit_code`; a lock's is a run that published
@@ -113,7 +115,12 @@ def diff_nights(git: Git, old: Night, new: Night, *, options: Sequence[str] = ()
     result = LockDiff(old, new, upstream)
     result.newest_first = newest_first(git, old, new, upstream, options)
     result.red_night = red_night(git, new, options) if on_disk else None
-    chains = (composed_links(git, old.lock), composed_links(git, new.lock))
+    # a report's composed commit that is not here (a red night's, never pushed) is left out: the report says
+    # each entry's status; what only its chain says (resolutions, the paths unions provide) is not compared
+    chains = (None if (0, "result") in absent else composed_links(git, old.lock),
+              None if (1, "result") in absent else composed_links(git, new.lock))
+    if (0, "result") in absent or (1, "result") in absent:
+        result.result_unavailable = {"from": absent.get((0, "result")), "to": absent.get((1, "result"))}
     old_items = {item["id"]: item for item in old.lock["entries"]}
     new_items = {item["id"]: item for item in new.lock["entries"]}
     for entry_id, item in new_items.items():
@@ -136,6 +143,7 @@ def _entry_change(git: Git, entry_id: str, before: dict | None, after: dict, nig
         return {"id": entry_id, "change": "added", "from": None, "to": to, "range_diff": []}
     frm = _side(before, chains[0], nights[0])
     item = {"id": entry_id, "change": "unchanged", "from": frm, "to": to, "range_diff": []}
+    links = chains[0] is not None and chains[1] is not None     # what only a chain says is compared (h262)
     settings = _settings_change(entry_id, before, after, nights)
     if settings is not None:
         item["settings"] = settings
@@ -156,11 +164,11 @@ def _entry_change(git: Git, entry_id: str, before: dict | None, after: dict, nig
                     (_parent(git, after["commit"]), after["commit"]))
             item["range_diff"] = range_diff(git, *pair)
     elif frm.get("status") != to.get("status") or _reason_changed(frm, to, nights) \
-            or frm.get("provided_by") != to.get("provided_by") or _head_went_or_came(frm, to):
+            or (links and frm.get("provided_by") != to.get("provided_by")) or _head_went_or_came(frm, to):
         # (helper-159: a PR whose paths a new union provides, and one it supersedes that conflicted the night
         # before, were both said unchanged; h198: a PR that conflicted, then was closed, its ref deleted)
         item["change"] = "status"
-    elif frm.get("resolution") != to.get("resolution"):
+    elif links and frm.get("resolution") != to.get("resolution"):
         item["change"] = "refolded"
     elif settings is not None:
         # the contract's kinds are fixed (a script may switch on them): an entry composed again under other
@@ -403,6 +411,8 @@ def _resolutions(chains: tuple[dict[str, Link] | None, dict[str, Link] | None]) 
     def used(chain: dict[str, Link] | None) -> list[tuple[str, str]]:
         return [(i, link.resolution) for i, link in (chain or {}).items() if link.resolution]
 
+    if chains[0] is None or chains[1] is None:      # a night's chain not read: not known (h262), as asserts say
+        return {"added": [], "removed": [], "known": False}
     before, after = used(chains[0]), used(chains[1])
     return {"added": [{"entry": i, "resolution": r} for i, r in after if (i, r) not in before],
-            "removed": [{"entry": i, "resolution": r} for i, r in before if (i, r) not in after]}
+            "removed": [{"entry": i, "resolution": r} for i, r in before if (i, r) not in after], "known": True}

@@ -269,9 +269,13 @@ def _report_night(label: str, report: dict[str, Any], manifest: Manifest | None,
         statuses[item["id"]] = {k: item[k] for k in ("status", "reason") if item.get(k)}
     lock = {"upstream": {"url": up.get("url", ""), "branch": up.get("branch", ""), "sha": up["sha"]},
             "entries": entries, "result": result.get("sha")}
+    if isinstance(result.get("branch"), str) and result["branch"]:
+        lock["fork"] = {"branch": result["branch"]}     # the branch it composed (h262: a fetch said BRANCH)
     checks = [{"name": str(a.get("name")), "ok": a.get("ok") is not False, "message": str(a.get("message") or "")}
               for a in asserts if isinstance(a, dict) and a.get("name")]
-    run = {"ok": report.get("ok") is not False, "exit_code": report.get("exit_code"), "asserts": checks}
+    # `pushed`: its composed commit went to the fork (a red night's never does: no fetch brings it, h262)
+    run = {"ok": report.get("ok") is not False, "exit_code": report.get("exit_code"), "asserts": checks,
+           "pushed": result.get("pushed") is True}
     return Night(label, lock, manifest, statuses, base, run)
 
 

@@ -333,7 +333,8 @@ def test_refolded_carry(tmp_path: Path, cli: Cli) -> None:
     code, out = n.cli.json("diff", str(old), "-m", n.manifest, "--repo", n.work.path)
     [item] = out["entries"]
     assert code == 0 and (item["change"], item["range_diff"]) == ("refolded", []), out
-    assert item["range_diff_unavailable"] == [f"{'3' * 40} (carry/u commit in {old}): git fetch FORK_URL {'3' * 40}"]
+    assert item["range_diff_unavailable"] == [f"{'3' * 40} (carry/u commit in {old}): the manifest names no fork url: "
+                                              "it is in the repository that night's sync ran in"]     # (h262)
 
 
 
@@ -571,8 +572,10 @@ def test_a_night_composed_again_since_is_fetched_by_its_sha(nights: Nights, tmp_
     result = nights.cli("diff", str(old), str(nights.manifest.with_name("manifest.yaml.lock")), "-m",
                         nights.manifest, "--repo", nights.work.path)
     assert result.exit_code == 4, result.output
-    assert f"{gone} (the composed dev in {old}): git fetch FORK_URL dev; if dev was composed again since: " \
-           f"git fetch FORK_URL {gone}, or run diff in the repository that night's sync ran in" in result.stderr
+    # no fork url: no fetch, but where it is (h262: `git fetch FORK_URL dev`; with a url, the fetch by SHA too:
+    # tests/review/test_diff_two_red_reports.py)
+    assert f"{gone} (the composed dev in {old}): the manifest names no fork url: sync wrote its branch in the " \
+           "repository it ran in; run diff in the repository that night's sync ran in" in result.stderr
 
 
 def test_a_report_as_the_older_night_has_no_known_asserts(nights: Nights, tmp_path: Path) -> None:
