@@ -50,7 +50,7 @@ def _error_line(report) -> None:  # noqa: ANN001
         print(f"carrytool: error: {printable(_invocation().rewrite(message))}", file=sys.stderr)
 
 
-def _emit(report, fmt: str, report_file: Optional[Path]) -> None:  # noqa: ANN001
+def _emit(report, fmt: str, report_file: Optional[Path], merged: Optional[dict] = None) -> None:  # noqa: ANN001
     from carrytool.pipeline.report import write_report
 
     dumped = report.dumps() if fmt == "json" else None     # once, for the file and stdout alike
@@ -65,11 +65,12 @@ def _emit(report, fmt: str, report_file: Optional[Path]) -> None:  # noqa: ANN00
     elif not _State.quiet:       # (the text renderer is imported for text only: not by a nightly json run)
         from carrytool.render.text import render_report
 
-        render_report(report, sys.stdout, verbose=_State.verbose, invocation=_invocation(), show_error=False)
+        render_report(report, sys.stdout, verbose=_State.verbose, invocation=_invocation(), show_error=False,
+                      merged=merged)
     else:  # quiet hides progress and detail, never the reasons for a failure
         from carrytool.render.text import render_quiet
 
-        render_quiet(report, sys.stdout, invocation=_invocation())
+        render_quiet(report, sys.stdout, invocation=_invocation(), merged=merged)
     _error_line(report)
     if unwritten is not None:
         result = report.result or {}

@@ -117,12 +117,19 @@ def body_lines(ex: Explanation, invocation: Invocation | None = None) -> list[st
             for hunk in cov.hunks:
                 if hunk.status != "verbatim":
                     lines.append(f"      {hunk_line(hunk)}")
-    details = detail_lines(ex.planned.report, invocation=invocation, unions=ex.union_suggestions)
+    details = detail_lines(ex.planned.report, invocation=invocation, unions=ex.union_suggestions,
+                           merged=likely_merged(ex))
     if details:
         lines += ["", "details"] + [f"  {line}" for line in details]
     if not ex.asserts_known:
         lines.append("  asserts: not evaluated (the assertion engine is not installed)")
     return lines
+
+
+def likely_merged(ex: Explanation) -> dict[str, str]:
+    """What upstream has of each entry that conflicts with it alone and that it likely merged as another commit,
+    in words (UpstreamHas.said), for the `next:` that drops it (h262)."""
+    return {entry: has.said() for entry, has in ex.upstream_has.items() if has.likely_merged}
 
 
 def hunk_line(hunk: Any) -> str:

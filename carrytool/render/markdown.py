@@ -7,7 +7,14 @@ import re
 from typing import Any
 
 from carrytool.render.commands import Invocation, suggestion_command
-from carrytool.render.explain_text import FILES_SHOWN, header_line, hunk_line, left_out_said, outcome_line
+from carrytool.render.explain_text import (
+    FILES_SHOWN,
+    header_line,
+    hunk_line,
+    left_out_said,
+    likely_merged,
+    outcome_line,
+)
 from carrytool.render.safe import md_code, md_fence, md_prose, md_text
 from carrytool.render.text import detail_lines, entry_rows
 from carrytool.review.explanation import Explanation
@@ -130,7 +137,8 @@ def _detail_sections(ex: Explanation, invocation: Invocation | None) -> list[tup
         sections.append((f"Suggestions ({len(ex.suggestions)})", _suggestions(ex.suggestions, invocation)))
     if ex.coverage:
         sections.append(("Union coverage", _coverage(ex)))
-    details = detail_lines(ex.planned.report, invocation=invocation, unions=ex.union_suggestions)
+    details = detail_lines(ex.planned.report, invocation=invocation, unions=ex.union_suggestions,
+                           merged=likely_merged(ex))
     if details or not ex.asserts_known:
         if not ex.asserts_known:
             details.append("asserts: not evaluated (the assertion engine is not installed)")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from carrytool.pipeline.report import Report
@@ -24,11 +24,14 @@ def _other_ways(stopped: Sequence[str], report: Report, *, rebase: bool = False)
     return f"{disable}run without --strict{skip}"
 
 
-def next_steps(report: Report, invocation: Invocation | None = None, unions: Sequence[Sequence[str]] = ()) -> list[str]:
+def next_steps(report: Report, invocation: Invocation | None = None, unions: Sequence[Sequence[str]] = (),
+               merged: Mapping[str, str] | None = None) -> list[str]:
     """What to run or change next, for each kind of failure in REPORT (commands as the user can paste them).
     UNIONS: the unions explain suggests (from every pair's merge, not only the chain's): a group of entries
     conflicting in the chain that one of them holds is named as that whole union (helper-107: explain
-    suggested three PRs, its next step two, and the third conflicted with the union the next night)."""
+    suggested three PRs, its next step two, and the third conflicted with the union the next night).
+    MERGED: of PRs that conflict with upstream alone, the ones upstream likely merged as another commit, with
+    what upstream has of each (UpstreamHas.said): dropped first, rebased else (h262: "rebase" alone)."""
     run = invocation or Invocation()
     hints: list[str] = []
     failed = report.failed_conflicts
@@ -39,6 +42,13 @@ def next_steps(report: Report, invocation: Invocation | None = None, unions: Seq
         hints.append(f"next: refold {step.id} onto upstream (a conflict with upstream by itself): "
                      f"`{run.command('union', 'compose', str(step.entry.name))}`")
     rebase = [s for s in alone if s not in refold]
+    for step in [s for s in rebase if s.entry.kind == "pr" and s.id in (merged or {})]:
+        branch = report.upstream["branch"] if report.upstream else "upstream"
+        # as explain's story and status say it (story._merged_next; status's `drop`)
+        hints.append(f"next: {step.id} conflicts with upstream alone, and {(merged or {})[step.id]}; if upstream's "
+                     "version of it is what you carry it for (`carrytool status` shows whether upstream merged it), "
+                     f"drop it: remove its entry from the manifest; else rebase it onto upstream {branch}")
+    rebase = [s for s in rebase if s.id not in (merged or {})]
     if rebase:
         branch = report.upstream["branch"] if report.upstream else "upstream"
         hints.append(f"next: rebase {', '.join(s.id for s in rebase)} onto upstream {branch} (a conflict with "

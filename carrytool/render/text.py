@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, TextIO
 
@@ -77,12 +77,13 @@ def step_files_short(files: str) -> bool:
 
 
 def render_report(report: Report, stream: TextIO = sys.stdout, *, verbose: bool = False,
-                  invocation: Invocation | None = None, show_error: bool = True) -> None:
+                  invocation: Invocation | None = None, show_error: bool = True,
+                  merged: Mapping[str, str] | None = None) -> None:
     """Print a sync/verify report: entries table, checks, warnings, the outcome line.
 
     `show_error` False leaves the run's error out (the caller prints it on stderr).
     """
-    details = detail_lines(report, verbose=verbose, invocation=invocation, show_error=show_error)
+    details = detail_lines(report, verbose=verbose, invocation=invocation, show_error=show_error, merged=merged)
     if use_rich(stream):
         _render_rich(report, stream, verbose, details)
     else:
@@ -95,13 +96,14 @@ LOSS_WARNINGS = ("provided-absent", "upstream-loss", "stale-fold", "replaced-com
                  "upstream-rewound", "stale-pin")
 
 
-def render_quiet(report: Report, stream: TextIO = sys.stdout, *, invocation: Invocation | None = None) -> None:
+def render_quiet(report: Report, stream: TextIO = sys.stdout, *, invocation: Invocation | None = None,
+                 merged: Mapping[str, str] | None = None) -> None:
     """Print why a run failed (conflicts, violations, lost hunks, failed asserts), the warnings that a change
     is missing or stale (LOSS_WARNINGS) and the outcome line."""
     run = invocation or Invocation()
     losses = [f"warning: {run.rewrite(str(w.get('message') or w))}" for w in report.warnings
               if w.get("kind") in LOSS_WARNINGS]
-    for line in failure_lines(report) + losses + next_steps(report, invocation):
+    for line in failure_lines(report) + losses + next_steps(report, invocation, merged=merged):
         stream.write(printable(line) + "\n")
     stream.write(outcome_line(report) + "\n")
 
@@ -149,7 +151,8 @@ def _render_rich(report: Report, stream: TextIO, verbose: bool, details: list[st
 
 
 def detail_lines(report: Report, *, verbose: bool = False, invocation: Invocation | None = None,
-                 show_error: bool = True, unions: Sequence[Sequence[str]] = ()) -> list[str]:
+                 show_error: bool = True, unions: Sequence[Sequence[str]] = (),
+                 merged: Mapping[str, str] | None = None) -> list[str]:
     """Conflicts, violations, landing failures, failed asserts (with `verbose`, held ones too), warnings,
     the error (unless `show_error` is False) and the next steps (UNIONS: explain's suggested unions)."""
     lines = failure_lines(report)
@@ -161,7 +164,7 @@ def detail_lines(report: Report, *, verbose: bool = False, invocation: Invocatio
     lines += warning_lines(report, invocation) + dropped_on_purpose_lines(report)
     if report.error and show_error:
         lines.append(f"error: {report.error['message']}")
-    return lines + next_steps(report, invocation, unions)
+    return lines + next_steps(report, invocation, unions, merged)
 
 
 @contextmanager
