@@ -11,6 +11,7 @@ cannot be known (`*args`, `**kw`) or the call does not close within _MOST lines.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from carrytool.pipeline.linecalls import Alias, Call, Form, alias_of, call_args, call_forms, imported_as, rebound
@@ -18,6 +19,8 @@ from carrytool.pipeline.lineroles import calls_of, code_of
 
 _MOST = 2000        # lines read on for a call left open (a file that never closes it: read no further)
 _OPEN, _CLOSE = frozenset("([{"), frozenset(")]}")
+# a top-level line opening a block whose body is the module's (not a def's or a class's)
+_BLOCK = re.compile(rb"(?:if|elif|else|try|except|finally|for|while|with|async\s+(?:for|with)|match)\b")
 
 
 def whole_calls(lines: Sequence[bytes], at: int, opened: str = "") -> frozenset[Form]:
@@ -73,15 +76,22 @@ def module_bindings(lines: Sequence[bytes], quotes: dict[int, str]) -> dict[str,
     call them (as bindings_before reads a def's: `sr = log` after it, read as no alias). h255: neither side's were
     read, so `sr(dd, 'weekly')` under `sr = send_report` at the top was no form of `send_report(d, 'weekly')`."""
     found: dict[str, Alias] = {}
+    block = False           # the top-level statement above opens a block of the module's own (`if`, `try`, ...)
     for n, line in enumerate(lines, 1):
-        if line[:1] in (b" ", b"\t") or not (b"=" in line or b"import" in line or any(
-                name.encode() in line for name in found)):
+        if line[:1] not in (b" ", b"\t"):
+            if n not in quotes and line.strip() and line[:1] not in b"#)]}":
+                block = _BLOCK.match(line) is not None
+        elif not (block and found):
+            continue                # a def's or class's body binds its own names
+        if not (b"=" in line or b"import" in line or any(name.encode() in line for name in found)):
             continue                # read no line that can neither bind a name nor name one bound (h255: 17,000 lines)
         code, indent = _code_line(lines, quotes, n)
-        if not code or indent or code[0][1] in _CLOSE:
+        if not code or code[0][1] in _CLOSE:
             continue
         for name in found.keys() & rebound(code):
-            del found[name]
+            del found[name]         # (also in an `if` or `try` of the module: it may be bound so, h262)
+        if indent:
+            continue                # an alias bound in a block only may not be: none
         alias = alias_of(code)
         found.update([alias] if alias is not None else imported_as(code))
     return found
