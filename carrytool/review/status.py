@@ -23,6 +23,7 @@ from carrytool.pipeline.hunks import Hunk, find_block, read_hunks
 from carrytool.pipeline.resolve import namespace
 from carrytool.pipeline.sync_warnings import moved_pin_hint, superseded_pin_hint, whole_union
 from carrytool.review.forge import ForgeClient, project_path
+from carrytool.review.status_has import closed_made, save_kept
 from carrytool.review.status_local import Night, last_nights, said_local
 
 
@@ -174,6 +175,7 @@ def gather_status(manifest: Manifest, git: Git, client: ForgeClient, *, lock: di
                  for number in dict.fromkeys(numbers)]
     finally:
         client.save()       # what was learnt before a failure is reused next time (ETags)
+        save_kept(git)      # what upstream has of the PRs weighed: the file written once a run
     return StatusResult(items, "cache" if client.offline else "api", local=local)
 
 
@@ -207,7 +209,6 @@ def _pr_status(manifest: Manifest, git: Git, client: ForgeClient, project: str |
         item.update(_suggest(item, landed_why, entry.title if entry else None, known, folded,
                              _pin_passed(manifest, entry, item["head"])))
         if pr["state"] == "closed" and entry is not None and upstream:
-            from carrytool.review.status_has import closed_made  # (its weighing's modules: only here)
             item.update(closed_made(git, entry, upstream, item["head"], item["why"]) or {})
     if entry is None:
         item["superseded_only"] = True

@@ -19,6 +19,7 @@ log -S` that failed named no commit: the next run asks again).
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 
 from carrytool.gitlayer.env import ZERO
@@ -52,13 +53,30 @@ def _decode(raw: object) -> dict | None:
     return raw if ok else None
 
 
+# this run's answers, by the repository asked: the file is written once a run, by `save_kept` (h259: each PR weighed
+# wrote it whole again, up to SAID_MAX answers)
+_RUNS: weakref.WeakKeyDictionary[Git, KeptAnswers[dict]] = weakref.WeakKeyDictionary()
+
+
 def _kept(git: Git) -> KeptAnswers[dict]:
-    return KeptAnswers(git.common_dir / "carrytool" / "cache", "statushas", git.version, f"{RULE}/said-2",
-                       (*CODE, "review/status_has.py"), SAID_MAX, _decode, lambda answer: answer)
+    kept = _RUNS.get(git)
+    if kept is None:
+        kept = _RUNS[git] = KeptAnswers(git.common_dir / "carrytool" / "cache", "statushas", git.version,
+                                        f"{RULE}/said-2", (*CODE, "review/status_has.py"), SAID_MAX, _decode,
+                                        lambda answer: answer)
+    return kept
+
+
+def save_kept(git: Git) -> None:
+    """Write what `has_of` weighed in this run on GIT to the kept file (nothing when it weighed nothing new)."""
+    kept = _RUNS.pop(git, None)
+    if kept is not None:
+        kept.save()
 
 
 def has_of(git: Git, entry: Entry, upstream: str, head: str) -> Had | None:
-    """What UPSTREAM already has of ENTRY's change (its merge base with UPSTREAM to HEAD); None when nothing."""
+    """What UPSTREAM already has of ENTRY's change (its merge base with UPSTREAM to HEAD); None when nothing. What
+    it weighs is kept in memory, and on disk by the run's `save_kept`."""
     kept = _kept(git)
     key = kept.digest(upstream, head)
     raw = kept.get(key)
@@ -68,7 +86,6 @@ def has_of(git: Git, entry: Entry, upstream: str, head: str) -> Had | None:
                                                      "unmade": answer.unmade}
         if keep:
             kept.put(key, raw)
-            kept.save()
     return None if raw.get("none") else Had(raw["said"], raw["every"], raw["one"], raw["unmade"])
 
 
@@ -85,7 +102,8 @@ def _weigh(git: Git, entry: Entry, upstream: str, head: str) -> tuple[Had | None
     read_evidence_hunks(git, [facts])
     finder = HasFinder(git, upstream, Sources(git))
     found = finder.find({entry.id: facts}, [entry.id]).get(entry.id)
-    keep = not facts.hunks or finder.kept.get(finder.kept.key(upstream, facts)) is not None
+    # explain's answers switched off (tests weigh both ways) keep none of status's either: kept, they would answer
+    keep = finder.keep_answers and (not facts.hunks or finder.kept.get(finder.kept.key(upstream, facts)) is not None)
     if found is None:
         return None, keep
     told = found.hunks - found.trivial

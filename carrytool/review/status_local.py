@@ -23,6 +23,7 @@ from carrytool.pipeline.night_record import nights_ref, recorded_locks
 from carrytool.pipeline.plan import PENDING, Step, plan_paths
 from carrytool.pipeline.resolve import namespace
 from carrytool.review.diff import composed_links
+from carrytool.review.status_has import has_of, suggested
 
 NO_FORGE = "upstream.url is a local path: no forge says the PR's state"
 Night = tuple[str, dict[str, Any]]          # (where it is recorded, the lock document)
@@ -106,8 +107,6 @@ def _upstream_made(manifest: Manifest, git: Git, upstream: str, number: int, hea
     (review.status_has), as a function of the words so far and the explain command giving the suggestion and
     why: `drop` when upstream has every hunk, naming the commit that made them, else `investigate`; None when
     upstream has none of it (or it is no entry of its own: nothing to drop)."""
-    from carrytool.review.status_has import has_of, suggested  # (only here: its weighing)
-
     entry = manifest.entry(f"pr/{number}")
     had = has_of(git, entry, upstream, head) if entry is not None else None
     if had is None:

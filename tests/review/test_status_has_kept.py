@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 
 from carrytool.gitlayer import history
+from carrytool.pipeline import kept
 from carrytool.review import status_has
+from carrytool.review.upstream_has import HasFinder
 from tests.conftest import Cli, Small
 
 G3 = "def f():\n    return 1\n\n\ndef g():\n    return 3\n"
@@ -89,3 +91,36 @@ def test_a_pr_pushed_again_is_weighed_again(cli: Cli, small: Small) -> None:
     again = _status(cli, small)
     assert again["suggestion"] == "investigate" and "upstream already has 1 of its 2 hunks" in again["why"], again
     assert len(json.loads(_kept(small).read_text())["statushas"]) == 2
+
+
+def _made_two(cli: Cli, small: Small) -> None:
+    """pr/1 and pr/2 each conflict with upstream alone; upstream made both their hunks as one commit."""
+    small.pr(1, {"a.py": G3})
+    small.pr(2, {"b.py": "x = 1\ny = 2\nz = 30\n"})
+    small.up.commit({"a.py": G3 + "\n\ndef h():\n    return 5\n", "b.py": "x = 1\ny = 2\nz = 30\nw = 4\n"},
+                    "Make g three and z thirty (#1, #2)", parent="main", ref="refs/heads/main")
+    small.manifest([{"pr": 1}, {"pr": 2}], policy={"on_conflict": "skip"})
+    assert cli("sync", "-m", small.manifest_path, "--repo", small.work.path).exit_code == 0
+
+
+def test_the_kept_file_is_written_once_a_run(cli: Cli, small: Small, monkeypatch: pytest.MonkeyPatch) -> None:
+    """h259: each PR weighed wrote the whole file again (up to SAID_MAX answers): once a run, with every answer."""
+    _made_two(cli, small)
+    written: list[str] = []
+    real = kept.write_json_cache
+    monkeypatch.setattr(kept, "write_json_cache", lambda folder, prefix, *rest: written.append(prefix) or
+                        real(folder, prefix, *rest))
+    code, out = cli.json("status", "-m", small.manifest_path, "--repo", small.work.path, "--offline")
+    assert code == 0 and [e["suggestion"] for e in out["entries"]] == ["drop", "drop"], out
+    assert written.count(".statushas") == 1
+    assert len(json.loads(_kept(small).read_text())["statushas"]) == 2
+
+
+def test_nothing_is_kept_when_explain_keeps_nothing(cli: Cli, small: Small, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With explain's kept answers switched off (HasFinder.keep_answers, which tests compare both ways), status keeps
+    no words of its own either: a run that is to weigh afresh weighs afresh, then and the next time."""
+    _made(cli, small)
+    monkeypatch.setattr(HasFinder, "keep_answers", False)
+    first = _status(cli, small)
+    assert first["suggestion"] == "drop"
+    assert not list((small.work.path / "carrytool" / "cache").glob("statushas-git*.json"))
