@@ -15,7 +15,7 @@ from carrytool.gitlayer.jsonread import load_json, read_utf8
 from carrytool.manifest.load import parse_manifest
 from carrytool.manifest.model import Manifest
 from carrytool.pipeline.lock import parse_lock
-from carrytool.review.night_hint import recorded_night_command
+from carrytool.review.night_hint import night_before_hint
 
 
 @dataclass(frozen=True)
@@ -52,7 +52,9 @@ def load_nights(old: str | None, new: str | None, *, manifest: Path, repo: Path)
     if old is None and not manifest.exists():      # (helper-102: "not in a git work tree", or "no night before")
         raise InputError(f"no manifest at {manifest}", hint="pass -m FILE, set CARRYTOOL_MANIFEST, or " + both)
     if new is None and not lock_file.exists():
-        raise InputError(f"no lock at {lock_file}: no night was synced beside this manifest", hint=both)
+        raise InputError(f"no lock at {lock_file}: no night was synced beside this manifest",
+                         hint=f"`carrytool sync -m {shlex.quote(str(manifest))} --repo {shlex.quote(str(repo))}` "
+                              f"writes it; or {both}")
     if old is None:
         old = _last_night(manifest, lock_file, repo)
     return load_night(old, manifest=manifest, repo=repo), load_night(new or str(lock_file), manifest=manifest,
@@ -68,10 +70,9 @@ def _last_night(manifest: Path, lock_file: Path, repo: Path) -> str:
     both = "name both locks: `carrytool diff OLD.lock NEW.lock` (or REV:PATH)"
     top = work_tree_top(manifest.resolve().parent)
     if top is None:             # sync's record of the night before, in --repo, when it has one (h245)
-        recorded = recorded_night_command(manifest, lock_file, repo)
-        raise InputError(f"{manifest} is not in a git work tree, so there is no committed night to compare with",
-                         hint=f"compare with the night before as sync recorded it in --repo: `{recorded}`; or "
-                              + both if recorded else both)
+        said, hint = night_before_hint(manifest, lock_file, repo, both, top=None)
+        raise InputError(f"{manifest} is not in a git work tree, so there is no committed night to compare with"
+                         + said, hint=hint)
     inner = path_in(top, lock_file)
     if inner is None:           # a manifest linked in from elsewhere: its lock is not in this work tree
         raise InputError(f"{lock_file} is not in the work tree {top}, so there is no committed night to compare "
@@ -98,8 +99,9 @@ def _last_night(manifest: Path, lock_file: Path, repo: Path) -> str:
                 raise InputError(f"this is a shallow clone of {top}: its history stops before the night before "
                                  f"the lock on disk", hint="fetch more history (`git fetch --deepen=50`, or "
                                  "`fetch-depth: 0` in actions/checkout), or " + both)
+            said, hint = night_before_hint(manifest, lock_file, repo, both, top=top)
             raise InputError(f"no committed night before the lock on disk: no earlier commit of {top} holds "
-                             f"another {inner}", hint=both)
+                             f"another {inner}{said}", hint=hint)
         # said as HEAD or HEAD~1 when it is one of them (the usual nights), else by its SHA
         name = "HEAD" if picked == head else "HEAD~1" if picked == git.rev_parse("HEAD~1") else picked
     return f"{name}:{inner}"

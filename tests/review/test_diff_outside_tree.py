@@ -50,10 +50,16 @@ def test_outside_a_work_tree_the_error_names_the_night_sync_recorded(loose: tupl
     assert code == 0 and out["entries"] == committed["entries"], (out, committed)
 
 
-def test_outside_a_work_tree_without_a_recorded_night_the_hint_is_as_before(loose: tuple[Nights, Path]) -> None:
-    """No night recorded before the lock on disk (its record gone): the hint names both locks, as it did."""
+def test_outside_a_work_tree_without_a_recorded_night_the_record_looked_in_is_named(loose: tuple[Nights, Path]
+                                                                                    ) -> None:
+    """No night recorded before the lock on disk (its record gone): the error names the record it looked in (h259:
+    it named none), the hint the sync after which that record holds one, and both locks, as it did."""
     nights, manifest = loose
     nights.work.git("update-ref", "-d", "refs/carrytool/dev/nights")
     result = nights.cli("diff", "-m", manifest, "--repo", nights.work.path)
     said = " ".join(result.stderr.split())
-    assert result.exit_code == 2 and "name both locks" in said and "refs/carrytool" not in said, said
+    assert result.exit_code == 2 and "name both locks" in said, said
+    assert f", nor does sync's record of the nights (refs/carrytool/dev/nights in {nights.work.path}) hold one " \
+           f"before it hint: each `carrytool sync -m {shlex.quote(str(manifest))} --repo " \
+           f"{shlex.quote(str(nights.work.path))}` records its night there: once it holds one before the lock on disk, " \
+           "diff names it" in said, said
