@@ -24,7 +24,7 @@ from carrytool.pipeline.resolve import namespace
 from carrytool.pipeline.sync_warnings import moved_pin_hint, superseded_pin_hint, whole_union
 from carrytool.review.forge import ForgeClient, project_path
 from carrytool.review.status_has import closed_made, save_kept
-from carrytool.review.status_local import Night, last_nights, said_local
+from carrytool.review.status_local import Night, last_nights, said_local, upstream_pr_refs
 
 
 @dataclass
@@ -170,9 +170,10 @@ def gather_status(manifest: Manifest, git: Git, client: ForgeClient, *, lock: di
     folded = {sup.pr: (entry, sup.head) for entry in manifest.entries for sup in entry.supersedes if sup.head}
     numbers = [e.number for e in manifest.entries if e.kind == "pr"]
     numbers += [n for e in manifest.entries for n in (s.pr for s in e.supersedes) if n not in numbers]
+    refs = upstream_pr_refs(manifest, git, list(dict.fromkeys(numbers))) if local else None
     try:
-        items = [_pr_status(manifest, git, client, project, number, upstream, known, folded.get(number), nights)
-                 for number in dict.fromkeys(numbers)]
+        items = [_pr_status(manifest, git, client, project, number, upstream, known, folded.get(number), nights,
+                            refs) for number in dict.fromkeys(numbers)]
     finally:
         client.save()       # what was learnt before a failure is reused next time (ETags)
         save_kept(git)      # what upstream has of the PRs weighed: the file written once a run
@@ -181,9 +182,9 @@ def gather_status(manifest: Manifest, git: Git, client: ForgeClient, *, lock: di
 
 def _pr_status(manifest: Manifest, git: Git, client: ForgeClient, project: str | None, number: int,
                upstream: str | None, heads: dict[int, str], folded: tuple[Any, str] | None,
-               nights: list[Night]) -> dict[str, Any]:
-    """One PR: the forge's answer (none when PROJECT is None: a local-path upstream, told from this repository
-    and the last NIGHTS), whether it landed, and the suggestion."""
+               nights: list[Night], refs: set[str] | None = None) -> dict[str, Any]:
+    """One PR: the forge's answer (none when PROJECT is None: a local-path upstream, told from this repository,
+    the last NIGHTS and the PR REFS it has now), whether it landed, and the suggestion."""
     entry = manifest.entry(f"pr/{number}")
     known = heads.get(number)
     pr = fetch_pr(client, project, number) if project is not None else {"missing": 0}
@@ -194,7 +195,7 @@ def _pr_status(manifest: Manifest, git: Git, client: ForgeClient, project: str |
         item.update(head=known, suggestion="investigate",
                     why=_said_offline(git, upstream, number, heads, *here, local=project is None))
     elif project is None:
-        item.update(said_local(manifest, git, upstream, number, known, nights))
+        item.update(said_local(manifest, git, upstream, number, known, nights, refs))
     elif "missing" in pr:
         item.update(suggestion="investigate",
                     why="not in the cache: run without --offline" if pr["missing"] != 404

@@ -7,7 +7,8 @@ PR that sync skipped every night for a conflict (with upstream, or with an entry
 merged it; and "run `carrytool sync` to fetch it" of a PR whose ref upstream deleted, which sync cannot fetch.
 h219 found `keep`, "carry/u provides it: sync carries that", of the PRs of a union the syncs never applied; the
 sync loop again of a PR only partly superseded and no entry (no sync fetches it); and "an entry before it
-conflicts with it" of a PR skipped as `precompiled`.
+conflicts with it" of a PR skipped as `precompiled`. h259 found `keep`, "the last sync carried it", of a PR whose
+ref upstream deleted since: the upstream path's PR refs are read (one `ls-remote`, no network).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 
 from carrytool.errors import GitError
 from carrytool.gitlayer.git import Git
+from carrytool.gitlayer.urls import resolve_local, url_problem
 from carrytool.manifest.model import Manifest
 from carrytool.pipeline.lock import lock_path
 from carrytool.pipeline.night_record import nights_ref, recorded_locks
@@ -38,10 +40,11 @@ def last_nights(manifest: Manifest, git: Git, lock: dict[str, Any] | None) -> li
 
 
 def said_local(manifest: Manifest, git: Git, upstream: str | None, number: int, head: str | None,
-               nights: list[Night]) -> dict[str, Any]:
+               nights: list[Night], refs: set[str] | None = None) -> dict[str, Any]:
     """The head, suggestion and why of PR NUMBER, of which upstream holds nothing (`upstream_holds` said no),
-    HEAD as the last sync fetched it (None: not fetched): `keep` only when sync carries it, as far as this
-    repository tells; `investigate` when it conflicts, was left out, or its ref is gone."""
+    HEAD as the last sync fetched it (None: not fetched), REFS the PR refs upstream has now (`upstream_pr_refs`;
+    None: not known): `keep` only when sync carries it, as far as this repository tells; `investigate` when it
+    conflicts, was left out, or its ref is gone."""
     if not upstream:
         return {"suggestion": "investigate",
                 "why": f"{NO_FORGE}, and upstream is not fetched here (run `carrytool sync`)"}
@@ -53,10 +56,13 @@ def said_local(manifest: Manifest, git: Git, upstream: str | None, number: int, 
     partly = _partly_provided(manifest, number)
     if partly:
         return {**shown, "suggestion": "investigate", "why": f"{NO_FORGE}; {partly}"}
+    gone = _gone(manifest, git, number, nights) if not fetched else None
+    if gone:
+        return {"suggestion": "investigate", "why": f"{NO_FORGE}; {gone}"}
+    deleted = _deleted_since(manifest, number, head if fetched else None, refs)
+    if deleted:
+        return {**shown, "suggestion": "investigate", "why": f"{NO_FORGE}; {deleted}"}
     if not fetched:
-        gone = _gone(manifest, git, number, nights)
-        if gone:
-            return {"suggestion": "investigate", "why": f"{NO_FORGE}; {gone}"}
         return {"suggestion": "investigate",
                 "why": f"{NO_FORGE}, and its head is not in this repository (run `carrytool sync` to fetch it)"}
     assert head is not None
@@ -307,4 +313,39 @@ def _gone(manifest: Manifest, git: Git, number: int, nights: list[Night]) -> str
     said += f"; the last head a sync fetched was {seen[:12]} ({record})"
     if git.object_type(seen) == "commit":
         next_step += f"; to keep carrying that head, pin it in the entry (`head: {seen}`: this repository has it)"
+    return f"{said}; {next_step}"
+
+
+def upstream_pr_refs(manifest: Manifest, git: Git, numbers: list[int]) -> set[str] | None:
+    """Which of the refs of PRs NUMBERS the local-path upstream has now: one `git ls-remote` of its path (a
+    read of this machine's files, no network); None when it cannot be read (then nothing is said of them)."""
+    refs = [manifest.upstream.pr_ref_for(number) for number in numbers]
+    url = resolve_local(manifest.upstream.url, manifest.base_dir)
+    if not refs or url_problem(url):
+        return None
+    listed = git.run("ls-remote", "--end-of-options", url, *refs, check=False)
+    if listed.returncode != 0:
+        return None
+    names = {line.partition("\t")[2] for line in listed.stdout.decode("utf-8", "surrogateescape").splitlines()}
+    return names & set(refs)
+
+
+def _deleted_since(manifest: Manifest, number: int, head: str | None, refs: set[str] | None) -> str | None:
+    """The words for PR NUMBER when upstream has no ref of it now (REFS: the refs it has), though no sync said
+    so yet (h259: `keep`, "the last sync carried it", of a PR whose ref upstream deleted since): this repository
+    cannot tell why; what the next sync does, and what to do. None when it has the ref, REFS is not known, or
+    the entry pins its head (sync composes the pin) or is disabled (sync fetches nothing of it)."""
+    entry = manifest.entry(f"pr/{number}")
+    ref = manifest.upstream.pr_ref_for(number)
+    if refs is None or ref in refs or entry is None or entry.head or not entry.enabled:
+        return None
+    next_sync = "skips it as missing (on_missing: skip)" if manifest.on_missing(entry) == "skip" \
+        else "stops on it (on_missing: fail, exit 2)"
+    since = f"deleted since the last sync, which fetched its head {head[:12]}" if head else \
+        "no sync here fetched it: a wrong number, or closed and its ref deleted"
+    said = (f"upstream has no {ref} now ({since}): whether the PR was merged or closed cannot be told here, with no "
+            f"forge to ask; the next sync {next_sync}")
+    next_step = f"check the PR where it is reviewed: to stop carrying it, remove `- pr: {number}` from the manifest"
+    if head:
+        next_step += f"; to keep carrying that head, pin it in the entry (`head: {head}`: this repository has it)"
     return f"{said}; {next_step}"

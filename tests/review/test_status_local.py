@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.conftest import Cli, Small
 
 
@@ -42,8 +44,9 @@ def test_offline_status_of_a_local_upstream_tells_each_pr_from_this_repository(c
         f"it) is in upstream's history, merged by {heads['merge'][:12]}; ")
     assert by_id["pr/2"]["why"].endswith("upstream.url is a local path, with no forge to ask: check the PR where "
                                          "it is reviewed")
-    assert by_id["pr/3"]["why"] == ("upstream.url is a local path: no forge says the PR's state, and its head is not "
-                                    "in this repository (run `carrytool sync` to fetch it)")
+    # upstream has no refs/pull/3/head: the sync "to fetch it" would stop on it (h259)
+    assert by_id["pr/3"]["why"].startswith("upstream.url is a local path: no forge says the PR's state; upstream has "
+                                           "no refs/pull/3/head now (no sync here fetched it")
     text = cli(*args).stdout
     assert text.startswith("carrytool status (from this repository: upstream.url is a local path, with no forge)\n")
     before = small.manifest_path.read_text()
@@ -274,3 +277,39 @@ def test_a_pr_upstream_made_part_of_stays_investigate_saying_what_upstream_has(c
     assert item["why"].endswith("conflicts with upstream in a.py: sync skips it (on_conflict: skip); upstream "
                                 "already has 1 of its 2 hunks (a.py: 1 of 1, line 6): likely merged upstream as "
                                 f"{small.up.rev('main')[:10]} \"Make g three\"; run `carrytool explain pr/1`")
+
+
+@pytest.mark.parametrize("on_missing", ["fail", "skip"])
+def test_a_pr_whose_ref_upstream_deleted_since_the_last_sync_is_no_keep(cli: Cli, small: Small,
+                                                                        on_missing: str) -> None:
+    """h259: upstream deleted the PR's ref after the last sync, which carried it; `status --offline` said `keep`
+    ("the last sync carried it onto this upstream") of a PR the next sync skips as missing, or stops on (exit 2).
+    It reads the local-path upstream's PR refs (one `ls-remote` of the path, no network) and says the ref is gone,
+    that why cannot be told here, what the next sync does, and what to do. A pinned entry's pin stays `keep`."""
+    p1 = small.pr(1, {"b.py": "x = 10\ny = 2\nz = 3\n"})
+    p2 = small.pr(2, {"docs/c.txt": "c2\n"})
+    small.manifest([{"pr": 1}, {"pr": 2}], policy={"on_missing": on_missing})
+    assert cli("sync", "-m", small.manifest_path, "--repo", small.work.path).exit_code == 0
+    small.up.git("update-ref", "-d", "refs/pull/1/head")
+    small.up.git("update-ref", "-d", "refs/pull/2/head")
+    small.manifest([{"pr": 1}, {"pr": 2, "head": p2}, {"pr": 3}], policy={"on_missing": on_missing})
+    by_id = _status(cli, small)
+    item = by_id["pr/1"]
+    assert (item["suggestion"], item["head"]) == ("investigate", p1), item
+    next_sync = "skips it as missing (on_missing: skip)" if on_missing == "skip" else \
+        "stops on it (on_missing: fail, exit 2)"
+    assert item["why"] == (
+        "upstream.url is a local path: no forge says the PR's state; upstream has no refs/pull/1/head now (deleted "
+        f"since the last sync, which fetched its head {p1[:12]}): whether the PR was merged or closed cannot be told "
+        f"here, with no forge to ask; the next sync {next_sync}; check the PR where it is reviewed: to stop carrying "
+        f"it, remove `- pr: 1` from the manifest; to keep carrying that head, pin it in the entry (`head: {p1}`: "
+        "this repository has it)")
+    assert by_id["pr/2"]["suggestion"] == "keep", by_id["pr/2"]     # pinned: sync composes the pin
+    assert by_id["pr/3"]["why"] == (
+        "upstream.url is a local path: no forge says the PR's state; upstream has no refs/pull/3/head now (no sync "
+        "here fetched it: a wrong number, or closed and its ref deleted): whether the PR was merged or closed cannot "
+        f"be told here, with no forge to ask; the next sync {next_sync}; check the PR where it is reviewed: to stop "
+        "carrying it, remove `- pr: 3` from the manifest")
+    code, report = cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path)
+    assert code == (0 if on_missing == "skip" else 2), report
+    assert on_missing == "fail" or [e.get("reason") for e in report["entries"]] == ["missing", None, "missing"]
