@@ -21,7 +21,17 @@ from dataclasses import replace
 from carrytool.gitlayer.git import Git
 from carrytool.pipeline.callspan import bindings_before, module_bindings, whole_args, whole_calls
 from carrytool.pipeline.hunks import Hunk, says_nothing
-from carrytool.pipeline.linecalls import Alias, Call, Form, Rename, call_args, differs, keeps_base, renamed
+from carrytool.pipeline.linecalls import (
+    Alias,
+    Call,
+    Form,
+    Rename,
+    call_args,
+    differs,
+    keeps_base,
+    passes_otherwise,
+    renamed,
+)
 from carrytool.pipeline.lineroles import (
     NAMED,
     aliases_of,
@@ -40,9 +50,10 @@ from carrytool.pipeline.lineroles import (
 
 Span = tuple[int, int]
 # a line of the union's own there: its text, the quote of the string it starts in, the other PRs' hunks meeting its
-# hunk (rivals), the names bound to a function where it is (aliases), the calls it makes read in its file, and
-# those with their arguments
-Mine = tuple[bytes, str, list[Hunk], dict[str, Alias], "frozenset[Form] | None", "frozenset[Call]"]
+# hunk (rivals), the names bound to a function where it is (aliases), the calls it makes read in its file, those
+# with their arguments, and the calls of upstream's and the rivals' lines there (_asked)
+Mine = tuple[bytes, str, list[Hunk], dict[str, Alias], "frozenset[Form] | None", "frozenset[Call]",
+             "frozenset[Call]"]
 
 
 class _Carried:
@@ -84,12 +95,29 @@ class _Carried:
         said = [line for line in own.added if not says_nothing(line)]
         if only_comments(said, own.path, self._opened(own)) and does_something(hunk, self._opened(hunk)):
             return False
-        aliases = self._aliases(own, said)
+        aliases, asked = self._aliases(own, said), self._asked(own, rivals)
         return not rivals or any(line_carries(line, hunk, rivals, opened, self._opened, aliases,
                                               self.renames.get(own.path, frozenset()), self._calls(own, n, line, opened),
                                               self._forms_of, self._theirs)
-                                 and not keeps_base(self._args(own, n, line, opened), *self._changes(hunk))
+                                 and not self._otherwise(self._args(own, n, line, opened), self._changes(hunk), asked)
                                  for n, line, opened in self._said(own))
+
+    @staticmethod
+    def _otherwise(args: frozenset[Call], changes: tuple[frozenset[Call], frozenset[Call]],
+                   asked: frozenset[Call]) -> bool:
+        """Whether the union's line's calls (ARGS) pass an argument a PR's hunk changes (CHANGES: its removed and
+        added lines' calls) as it was (linecalls.keeps_base, h255), or as a third value no line of ASKED asks for
+        (linecalls.passes_otherwise, h259): no form of the PR's line."""
+        return keeps_base(args, *changes) or passes_otherwise(args, *changes, asked)
+
+    def _asked(self, own: Hunk, rivals: Sequence[Hunk]) -> frozenset[Call]:
+        """The calls, with their arguments, of upstream's lines the union's OWN hunk replaces and of the lines the
+        other folded PRs' hunks meeting it (RIVALS) add: a change of an argument there that a third value of the
+        union's may reconcile with a PR's (h259)."""
+        calls = set(_sides(tuple(own.removed), (), self._opened(own))[0]) if own.removed else set()
+        for rival in rivals:
+            calls |= self._changes(rival)[1]
+        return frozenset(calls)
 
     def _said(self, hunk: Hunk) -> list[tuple[int, bytes, str]]:
         """HUNK's added lines that say something, each with its index among them all and the quote of the string it
@@ -200,10 +228,11 @@ class _Carried:
             if own.path != hunk.path or not self._at(met, self._span(-1, own)) or not self._read(own):
                 continue
             aliases = self._aliases(own, [line for line in own.added if not says_nothing(line)])
+            asked = self._asked(own, self._rivals(k, own))
             for n, line, opened in self._said(own):
                 calls = self._calls(own, n, line, opened)
                 said = differs(renamed(calls_of(line, opened) if calls is None else calls, aliases),
-                               self._args(own, n, line, opened), theirs, before, after)
+                               self._args(own, n, line, opened), theirs, before, after, asked)
                 if said:
                     text = line.decode("utf-8", "surrogateescape").strip()
                     return f"its line {own.path}:{own.new_start + n} `{text[:80]}` is no form of it: it {said}"
@@ -239,8 +268,9 @@ class _Carried:
             said = [line for line in own.added if not says_nothing(line)]
             if not only_comments(said, own.path, self._opened(own)):
                 rivals, aliases = self._rivals(k, own), self._aliases(own, said)
+                asked = self._asked(own, rivals)
                 mine += [(line, opened, rivals, aliases, self._calls(own, n, line, opened),
-                          self._args(own, n, line, opened)) for n, line, opened in self._said(own)]
+                          self._args(own, n, line, opened), asked) for n, line, opened in self._said(own)]
         if not hunk.added:
             does = frozenset(role for line, opened in zip(hunk.removed, opened_at(hunk.removed))
                              for role in leading_roles(line, opened) if role[0] in NAMED)
@@ -268,8 +298,8 @@ class _Carried:
             starts = lambda h, part=part: "" if h is part else self._opened(h)     # noqa: E731 (part: no string)
             if not opened and line.strip() not in changed and does_something(part) and not any(
                     line_carries(ours, part, rivals or nothing, at, starts, aliases, renames, calls, forms_of, bound)
-                    and not keeps_base(args, *self._changes(part))
-                    for ours, at, rivals, aliases, calls, args in mine):
+                    and not self._otherwise(args, self._changes(part), asked)
+                    for ours, at, rivals, aliases, calls, args, asked in mine):
                 lost.append(hunk.new_start + n)
         return tuple(lost)
 
@@ -290,8 +320,8 @@ class _Carried:
         forms_of, bound = self._reading(other)
         return any(line_carries(ours, part, nothing, at, lambda h: "", aliases,
                                 self.renames.get(other.path, frozenset()), calls, forms_of, bound)
-                   and not keeps_base(args, *self._changes(replace(part, removed=other.removed)))
-                   for part in alone for ours, at, _rivals, aliases, calls, args in mine)
+                   and not self._otherwise(args, self._changes(replace(part, removed=other.removed)), asked)
+                   for part in alone for ours, at, _rivals, aliases, calls, args, asked in mine)
 
 
 @functools.lru_cache(maxsize=1024)

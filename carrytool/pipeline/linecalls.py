@@ -2,7 +2,8 @@
 union's line carries a PR's call (pipeline.lineroles) only where it makes it on the same object with no fewer
 arguments (h235: `names.append(dd)` carried `errors.append(d)`, and `send_report(dd)` `send_report(d, 'weekly')`,
 for the name they call alone), and not keeping an argument as the PR's base had it where the PR changes it (h255:
-`send(aa, 1)` for a PR's `send(a, 1)` made `send(a, 2)`: keeps_base). Read from lineroles' tokens of one line: (kind,
+`send(aa, 1)` for a PR's `send(a, 1)` made `send(a, 2)`: keeps_base; h259: nor `send(a, 3)`, unless upstream or another PR
+changes that argument there too: passes_otherwise). Read from lineroles' tokens of one line: (kind,
 text) pairs, comments left out."""
 
 from __future__ import annotations
@@ -205,6 +206,45 @@ def keeps_base(mine: Iterable[Call], before: Iterable[Call], after: Iterable[Cal
     return False
 
 
+def passes_otherwise(mine: Iterable[Call], before: Iterable[Call], after: Iterable[Call],
+                     others: Iterable[Call] = ()) -> bool:
+    """Whether a call of MINE (a union's line's) makes a call a PR's hunk changes the arguments of (as keeps_base),
+    passing an argument the PR changes as neither BEFORE's nor AFTER's where every such call of AFTER's changed it,
+    and no call of OTHERS (upstream's line the union's hunk replaces, the other folded PRs' lines meeting it) passes
+    that argument otherwise than BEFORE does: a third form no change there asks for (h259: `send(a, 3)` for a PR's
+    `send(a, 1)` -> `send(a, 2)`, upstream's line still `send(a, 1)`, read as the PR's line re-expressed)."""
+    return _third(mine, before, after, others) is not None
+
+
+def _third(mine: Iterable[Call], before: Iterable[Call], after: Iterable[Call], others: Iterable[Call]
+           ) -> tuple[str, str, str, str, str] | None:
+    """(name, key, the PR's base's text, its head's, the union's) of passes_otherwise's first such argument; None."""
+    before, after, others = frozenset(before), frozenset(after), frozenset(others)
+    for name, receiver, args in sorted(mine, key=str):
+        theirs = [a for a in after if a[0] == name and a[2] is not None and _near(a[1], receiver)]
+        olds = [b for b in before if b[0] == name and b[2] is not None and b not in after]
+        if args is None or not theirs or not olds:
+            continue
+        found = [_otherwise(args, b[2], a[2]) for a in sorted(theirs, key=str)         # type: ignore[arg-type]
+                 for b in sorted(olds, key=str) if _near(b[1], a[1])]
+        if not found or any(item is None for item in found):
+            continue
+        key, was, now, ours = found[0]      # type: ignore[misc]
+        asked = {dict(o[2]).get(key) for o in others if o[0] == name and o[2] is not None and _near(o[1], receiver)}
+        if not asked - {was}:
+            return name, key, was, now, ours
+    return None
+
+
+def _otherwise(mine: tuple[tuple[str, str], ...], old: tuple[tuple[str, str], ...], new: tuple[tuple[str, str], ...]
+               ) -> tuple[str, str, str, str] | None:
+    """The first argument NEW changes from OLD (both pass it) that MINE passes as neither: its key, OLD's text, NEW's
+    and MINE's; None where there is none."""
+    ours, was, now = dict(mine), dict(old), dict(new)
+    return next(((key, was[key], now[key], ours[key]) for key in sorted({*was} & {*now} & {*ours})
+                 if was[key] != now[key] and ours[key] not in (was[key], now[key])), None)
+
+
 def _near(theirs: str, mine: str) -> bool:
     """Whether receivers THEIRS and MINE may name one object (agree's rule, renames aside)."""
     return not theirs or not mine or _last(theirs) == _last(mine) or _delegates(theirs, mine)
@@ -220,7 +260,7 @@ def _kept(mine: tuple[tuple[str, str], ...], old: tuple[tuple[str, str], ...], n
 
 
 def differs(mine: Iterable[Form], args: Iterable[Call], theirs: Iterable[Form], before: Iterable[Call],
-            after: Iterable[Call]) -> str:
+            after: Iterable[Call], others: Iterable[Call] = ()) -> str:
     """What keeps a union's line (its calls MINE, with their arguments ARGS) from making a call a PR's hunk makes
     (THEIRS; BEFORE and AFTER: its removed and added lines' calls with their arguments) where it calls that name, as
     a clause (`calls send_report on self, not on self.reporter`); "" where it calls none of those names, or makes
@@ -232,6 +272,11 @@ def differs(mine: Iterable[Form], args: Iterable[Call], theirs: Iterable[Form], 
         if not wanted or agree(frozenset({(name, receiver, count)}), frozenset(wanted), name):
             if wanted and keeps_base([a for a in args if a[0] == name], before, after):
                 return _kept_said(name, [a for a in args if a[0] == name], before, after)
+            third = _third([a for a in args if a[0] == name], before, after, others) if wanted else None
+            if third is not None:
+                _n, key, was, now, ours = third
+                return f"passes {name} {_argument(key)} as `{ours}`, neither as it was (`{was}`) nor as the PR " \
+                       f"makes it (`{now}`)"
             continue
         if not agree(frozenset({(name, receiver, None)}), frozenset(wanted), name):
             return f"calls {name} on {receiver or 'no object'}, not on {wanted[0][1]}"
@@ -250,12 +295,17 @@ def _kept_said(name: str, mine: list[Call], before: Iterable[Call], after: Itera
                 found = _kept(args, old, new) if args is not None and old is not None and new is not None else None
                 if found is not None:
                     key, was, now = found
-                    where = f"argument {int(key) + 1}" if key.isdigit() else key
+                    where = _argument(key)
                     return f"passes {name} {where} as it was (`{was}`), not as the PR makes it (`{now}`)" \
                         if now is not None and was is not None else \
                         f"still passes {name} {where} (`{was}`), which the PR removes" if was is not None else \
                         f"does not pass {name} {where} (`{now}`), which the PR adds"
     return f"keeps {name}'s arguments as they were"
+
+
+def _argument(key: str) -> str:
+    """An argument's key in words: `argument 2` for the second by place, else its keyword."""
+    return f"argument {int(key) + 1}" if key.isdigit() else key
 
 
 def alias_of(code: list[tuple[str, str]]) -> tuple[str, Alias] | None:

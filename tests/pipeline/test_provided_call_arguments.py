@@ -5,7 +5,9 @@ union, made on upstream's, writes the line in its own words: `x = send(a, 1) or 
 the same object with no fewer arguments (linecalls.agree, h235), so it read as pr/1's line re-expressed, exit 0,
 though it is pr/1's base line: the change is not carried. A union's call keeping an argument as the PR's base had
 it, where the PR changed it (linecalls.keeps_base: by place, or by keyword; one the PR adds or drops too), is no
-form of the PR's line. So in a chain: `a.b(d).c(1)` for pr/1's `a.b(e).c(1)`."""
+form of the PR's line. So in a chain: `a.b(d).c(1)` for pr/1's `a.b(e).c(1)`. Nor is a third value, neither the base's
+nor the PR's (`send(a, 3)`, h259), unless upstream changed that argument too (its `send(a, 5)`: the union reconciled
+the two) or another folded PR's hunk there does."""
 from __future__ import annotations
 
 import pytest
@@ -25,7 +27,10 @@ CASES = {
     "a-value-changed": ("send(a, 1)", "send(a, 2)", "send(a, 2) or fb(a)", True),
     "a-value-kept-renamed": ("send(a, 1)", "send(a, 2)", "send(aa, 1) or fb(aa)", False),
     "a-value-changed-renamed": ("send(a, 1)", "send(a, 2)", "send(aa, 2) or fb(aa)", True),
-    "a-value-changed-otherwise": ("send(a, 1)", "send(a, 2)", "send(a, 3) or fb(a)", True),
+    # h259: a third value, neither the base's nor the PR's, where upstream kept the base's: no form of it
+    "a-value-changed-otherwise": ("send(a, 1)", "send(a, 2)", "send(a, 3) or fb(a)", False),
+    "a-keyword-changed-otherwise": ("send(a, mode='fast')", "send(a, mode='safe')", "send(a, mode='slow') or fb(a)",
+                                    False),
     "a-keyword-kept": ("send(a, mode='fast')", "send(a, mode='safe')", "send(a, mode='fast') or fb(a)", False),
     "a-keyword-changed": ("send(a, mode='fast')", "send(a, mode='safe')", "send(a, mode='safe') or fb(a)", True),
     "an-argument-dropped-kept": ("send(a, 1)", "send(a)", "send(a, 1) or fb(a)", False),
@@ -115,3 +120,30 @@ def test_a_unions_decorator_keeping_the_route_a_pr_changes_is_no_form_of_it(cli:
     assert [(pr, lines) for pr, lines, _m in _absent(report)] == ([] if carried else [("pr/1", [4, 4])]), \
         report["warnings"]
     assert _statuses(report, "pr/1") == [("m.py", [4, 4], "re-expressed" if carried else "absent")]
+
+
+# h259: the union passes the argument pr/1 changes as a third value; upstream's line there (what the union's own hunk
+# replaces) passing it as the base did, it is no form of pr/1's change; upstream or pr/2 changing that argument too,
+# the union's value reconciles them (re-expressed, as before)
+THIRD = {
+    "upstream-kept-it": ("send(a, 1) or 0", None, "absent"),
+    "upstream-changed-it": ("send(a, 5) or 0", None, "re-expressed"),
+    "another-pr-changed-it": ("send(a, 1) or 0", "send(a, 4)", "re-expressed"),
+}
+
+
+@pytest.mark.parametrize("name", list(THIRD))
+def test_a_third_value_is_a_form_of_the_prs_call_only_where_another_change_asks_for_it(cli: Cli, small: Small,
+                                                                                        name: str) -> None:
+    upstream, two, said = THIRD[name]
+    base = F
+    one, up = F.replace("send(a, 1)", "send(a, 2)"), F.replace("send(a, 1)", upstream)
+    pr2 = F.replace("send(a, 1)", two) if two else TWO
+    union = F.replace("send(a, 1)", "send(a, 3) or fb(a)").replace("    return b\n", "    return b + 1\n")
+    report = _run(cli, small, one, pr2, union, base=base, up=up, command="explain")
+    assert _statuses(report, "pr/1") == [("m.py", [6, 6], said)], report["warnings"]
+    absent = _absent(report)
+    assert [(pr, lines) for pr, lines, _m in absent] == ([("pr/1", [6, 6])] if said == "absent" else []), absent
+    if absent:
+        assert "its line m.py:6 `x = send(a, 3) or fb(a)` is no form of it: it passes send argument 2 as `3`, " \
+            "neither as it was (`1`) nor as the PR makes it (`2`)" in absent[0][2], absent[0][2]
