@@ -104,11 +104,15 @@ def bindings_before(lines: Sequence[bytes], quotes: dict[int, str], at: int, end
     body (not in a def or class nested in it), and names nowhere after that above it but to call it (`sr = log`,
     `for sr in ...`, `x = sr`, `def sr(...)`, a parameter of the def: read as no alias, the union's call then judged
     by its own name).
-    None at module or class level, nor where a line of code from AT to END (a hunk's last line) leaves the def
-    (what it binds is not the next def's). OUTER: the module's (module_bindings), standing where the def does not
-    name them."""
+    At module level (every line of code from AT to END at the top), the module's names bound above AT (h259: none
+    were read there, so a PR's `sr(a, b)` under `sr = send_report` at the top, neither in a def, was another call
+    than the union's `send_report(a, b)`); none at class level, nor where a line of code from AT to END (a hunk's
+    last line) leaves the def (what it binds is not the next def's). OUTER: the module's (module_bindings),
+    standing where the def does not name them."""
     start = _enclosing_def(lines, quotes, at)
-    if start is None or any(code and indent <= _code_line(lines, quotes, start)[1] for code, indent in (
+    if start is None:
+        return _at_top(lines, quotes, at, end)
+    if any(code and indent <= _code_line(lines, quotes, start)[1] for code, indent in (
             _code_line(lines, quotes, n) for n in range(at, min(end or at, len(lines)) + 1))):
         return {}
     found: dict[str, Alias] = dict(outer or {})
@@ -139,6 +143,15 @@ def _parameters(code: list[tuple[str, str]]) -> set[str]:
         depth += (text in _OPEN) - (text in _CLOSE)
         before = text
     return names
+
+
+def _at_top(lines: Sequence[bytes], quotes: dict[int, str], at: int, end: int | None) -> dict[str, Alias]:
+    """The names bound at module level above line AT (module_bindings of the lines above it: a binding below a call
+    at the top runs after it) where every line of code from AT to END is at the top; else none (a class's body)."""
+    codes = [_code_line(lines, quotes, n) for n in range(at, min(end or at, len(lines)) + 1)]
+    if not any(code for code, _indent in codes) or any(code and indent for code, indent in codes):
+        return {}
+    return module_bindings(lines[:at - 1], quotes)
 
 
 def _enclosing_def(lines: Sequence[bytes], quotes: dict[int, str], at: int) -> int | None:

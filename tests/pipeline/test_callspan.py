@@ -47,7 +47,8 @@ def _bound(text: str) -> dict:
     ("def f():\n    @deco\n    def g():\n        sr = send_report\n    sr(d)  # HERE\n", {}),
     ("def f():\n    '''\n    sr = send_report\n    '''\n    sr(d)  # HERE\n", {}),
     ("sr = send_report\n\n\ndef f():\n    sr(d)  # HERE\n", {}),                        # another scope's
-    ("sr = send_report\nsr(d)  # HERE\n", {}),                                          # module level: not read
+    ("sr = send_report\nsr(d)  # HERE\n", {"sr": ("send_report", "")}),                # module level (h259)
+    ("sr(d)  # HERE\nsr = send_report\n", {}),                                          # bound after the call
     ("class C:\n    sr = send_report\n    x = sr(d)  # HERE\n", {}),
     ("def f():\n    sr = send_report\n\n\ndef g():\n    sr(d)  # HERE\n", {}),
     ("async def f():\n    sr = send_report\n    async with x:\n        sr(d)  # HERE\n", {"sr": ("send_report", "")}),
@@ -58,7 +59,7 @@ def _bound(text: str) -> dict:
     ("def f():\n    sr = send_report\n    x = 1  # HERE\n    sr(d)  # END\n", {"sr": ("send_report", "")}),
 ], ids=["above", "a-method-above-a-block", "in-a-branch", "rebound", "bound-otherwise", "called-between",
         "in-a-nested-def", "in-a-decorated-nested-def", "in-a-docstring", "in-another-def", "module-level",
-        "class-level", "the-def-before", "async", "continued-lines", "continued-less-indented",
+        "module-level-bound-after", "class-level", "the-def-before", "async", "continued-lines", "continued-less-indented",
         "a-hunk-leaving-the-def", "a-hunk-in-the-def"])
 def test_names_bound_above_in_the_def(text: str, bound: dict) -> None:
     assert _bound(text) == bound
