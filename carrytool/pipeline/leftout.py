@@ -87,7 +87,7 @@ class LeftOut:
             return f"lacks {part}" + (whose or self.pr + "'s") + f" hunk {self.describe()}" + \
                 (", which upstream has too: the union removed upstream's lines as well" if self.upstream else "")
         first, last = self.removed
-        return f"still has the lines {self.pr} removes at {self.describe()} ({self.file}:{first}" + \
+        return f"still has {self._those('the')} {self.pr} removes at {self.describe()} ({self.file}:{first}" + \
             (f"-{last}" if last != first else "") + " in its base)" + \
             (", which upstream removed too: the union put them back" if self.upstream else "")
 
@@ -102,6 +102,14 @@ class LeftOut:
         """Why it is not a region the union reconciled, as a clause; and what keeps a line of the union's there
         calling the hunk's names from being a form of it (NEAR)."""
         return self._region() + (f"; {self.near}" if self.near else "")
+
+    def _those(self, article: str) -> str:
+        """The lines the hunk changes (a deletion: removes), as ARTICLE says them (`the`, `those`), in the number
+        they are: `the line`, `that line` for one (h259: "the lines" was said of one line)."""
+        span = self.removed if self.removed is not None else self.lines
+        if span is not None and span[0] == span[1]:
+            return "that line" if article == "those" else f"{article} line"
+        return f"{article} lines"
 
     def _region(self) -> str:
         if self.whole == "mode":
@@ -118,18 +126,21 @@ class LeftOut:
                 ("lines" if self.inserted else "the lines") + " next to it in the same conflict, and the union does " \
                 "not keep this hunk there nor write lines of its own for it"
         if self.worded:
-            return "the union writes lines of its own there doing what the removed lines do: they are kept in its " \
-                "words" if self.removed is not None else \
-                "the union writes lines of its own there for the rest of this hunk, but none doing what these do"
+            if self.removed is not None:
+                does = "line does: it is" if self.removed[0] == self.removed[1] else "lines do: they are"
+                return f"the union writes lines of its own there doing what the removed {does} kept in its words"
+            lacked = f"{_numbered(self.missing)} " + ("does" if len(self.missing) == 1 else "do") \
+                if self.missing else "these do"
+            return f"the union writes lines of its own there for the rest of this hunk, but none doing what {lacked}"
         if self.apart:
             return f"{_listed(self.apart)} " + ("changes" if len(self.apart) == 1 else "change") + \
-                " those lines or the next ones, but in another def/class, nor does the union write lines of its " \
+                f" {self._those('those')} or the next ones, but in another def/class, nor does the union write lines of its " \
                 "own in that def/class"
         if self.whole == "kind":
             return f"no other PR it folds makes that file a {KINDS.get(self.mode, 'link')}"
         if self.whole:
             return "no other PR it folds " + ("deletes" if self.whole == "lacks" else "changes") + " that file"
-        return "no other PR it folds changes those lines or the next ones" + \
+        return f"no other PR it folds changes {self._those('those')} or the next ones" + \
             (" in that def/class" if self.scopes else "") + ", nor does the union write lines of its own there"
 
 

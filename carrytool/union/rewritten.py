@@ -76,7 +76,7 @@ def rewritten_note(rewrites: Sequence[dict[str, Any]]) -> str | None:
     if not rewrites:
         return None
     count = sum(len(r["old"]) for r in rewrites)
-    lines = [f"note: the union re-expresses {count} line(s) of the PRs it folds outside the conflicts the fold "
+    lines = [f"note: the union re-expresses {count} line{'' if count == 1 else 's'} of the PRs it folds outside the conflicts the fold "
              "stopped at (its own words: no warning, and sync does not say it; explain shows it as re-expressed):"]
     for rewrite in rewrites[:SHOWN]:
         old, new = rewrite["old"], rewrite["new"]

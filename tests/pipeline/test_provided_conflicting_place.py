@@ -64,7 +64,7 @@ def test_another_prs_deleted_copy_hides_no_kept_line_once_upstream_edits_the_nex
     r = _run(cli, small, one, two, two, base=LOGS, later=LOGS.replace("c = 3", "c = 30"))
     [(entry, lines, message)] = _absent(r)
     assert (entry, lines) == ("pr/1", [3, 3]), r["warnings"]
-    assert "still has the lines pr/1 removes at m.py:3 (f) (m.py:4 in its base)" in message, message
+    assert "still has the line pr/1 removes at m.py:3 (f) (m.py:4 in its base)" in message, message
 
 
 def test_both_deletions_kept_where_upstream_edited_the_next_line_is_no_loss(cli: Cli, small: Small, git: str) -> None:

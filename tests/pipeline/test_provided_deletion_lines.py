@@ -29,7 +29,7 @@ def test_a_union_keeping_one_line_of_a_deletion_is_warned(cli: Cli, small: Small
     union = ONE.replace("    b = 1\n", "    b = 1\n" + kept).replace("import os\n", "import os, sys\n")
     [(entry, lines, message)] = _absent(_sync(cli, small, "m.py", F, {1: ONE, 2: OTHER}, union))
     assert (entry, lines) == ("pr/1", [5, 5])
-    assert f"still has the lines pr/1 removes at m.py:5 (f) (m.py:{base_line} in its base)" in message, message
+    assert f"still has the line pr/1 removes at m.py:5 (f) (m.py:{base_line} in its base)" in message, message
 
 
 def test_a_union_keeping_two_lines_apart_names_both(cli: Cli, small: Small) -> None:

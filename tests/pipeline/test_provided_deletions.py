@@ -51,7 +51,7 @@ def test_a_deletion_the_union_leaves_out_is_warned_and_one_it_carries_is_not(cli
     assert _stale(report) == [(1, "g.py")]
     [warning] = [w for w in report["warnings"] if w["kind"] == "provided-absent"]
     assert warning["message"].startswith(
-        "carry/union supersedes pr/2 but the composed tree still has the lines pr/2 removes at g.py:6 (g) "
+        "carry/union supersedes pr/2 but the composed tree still has the line pr/2 removes at g.py:6 (g) "
         "(g.py:7 in its base), in no region carry/union reconciled"), warning["message"]
     assert 'drops: [{file: g.py, in: g, why: "..."}]' in warning["message"]
 

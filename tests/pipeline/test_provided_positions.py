@@ -55,7 +55,7 @@ def test_a_deletion_lost_where_upstream_deleted_the_defs_other_copy_is_warned(cl
     r = _run(cli, small, one, _with_two(SLEEPS), union, base=SLEEPS, up=up)
     [(entry, lines, message)] = _absent(r)
     assert (entry, lines) == ("pr/1", [8, 8])
-    assert "still has the lines pr/1 removes at m.py:8 (g) (m.py:9 in its base)" in message, message
+    assert "still has the line pr/1 removes at m.py:8 (g) (m.py:9 in its base)" in message, message
 
 
 def test_a_deletion_applied_beside_upstreams_new_copy_is_no_loss(cli: Cli, small: Small) -> None:

@@ -28,7 +28,7 @@ def test_a_line_of_a_prs_hunk_dropped_beside_one_re_expressed_is_lost(cli: Cli, 
     if command == "sync":
         [message] = [w["message"] for w in r["warnings"] if w["kind"] == "provided-absent"]
         assert "lacks line 10 of its hunk m.py:9-10 (f), in no region carry/union reconciled (the union writes " \
-            "lines of its own there for the rest of this hunk, but none doing what these do)" in message, message
+            "lines of its own there for the rest of this hunk, but none doing what line 10 does)" in message, message
     else:
         assert _coverage(r) == [("pr/1", [7, 7], "re-expressed"), ("pr/2", [9, 10], "absent")]
 

@@ -146,7 +146,7 @@ def test_a_pr_line_changed_outside_the_conflicts_is_listed_once_not_warned(cli: 
     result = cli("union", "continue", "u", *prs.args())
     assert result.exit_code == 0 and not _warnings(result.stderr), result.output
     notes = [line for line in result.stderr.splitlines() if "outside the conflicts" in line]
-    assert notes == ["note: the union re-expresses 1 line(s) of the PRs it folds outside the conflicts the fold "
+    assert notes == ["note: the union re-expresses 1 line of the PRs it folds outside the conflicts the fold "
                      "stopped at (its own words: no warning, and sync does not say it; explain shows it as "
                      "re-expressed):"], result.stderr
     listed = result.stderr.split(notes[0] + "\n")[1].splitlines()
