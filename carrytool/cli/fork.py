@@ -63,7 +63,7 @@ def sync(
                 options = SyncOptions(offline=offline, locked=locked, push=push, dry_run=dry_run, strict=strict,
                                       wait=wait)
                 result = run_sync(loaded, git, options, progress, notify=_say)
-                merged = _merged_upstream(git, result) if fmt == "text" else None
+                merged = _merged_upstream(git, result, write=not dry_run) if fmt == "text" else None
                 git.keep_named(result.names())      # every SHA the report names persists
                 if not dry_run:                     # (a dry run writes nothing)
                     kept_yaml.save()
@@ -75,28 +75,31 @@ def sync(
     _run(body)
 
 
-def _merged_upstream(git, report) -> dict[str, str]:  # noqa: ANN001 - Git, Report
+def _merged_upstream(git, report, *, write: bool) -> dict[str, str]:  # noqa: ANN001 - Git, Report
     """Of the PRs whose conflict with upstream alone fails the run, the ones upstream likely merged as another
     commit, with what it has of each in explain's words (review.status_has: explain's weighing and its cache), for
     the `next:` that drops them (h262: "rebase" alone, for PRs squash-merged upstream). Text only: the words are
-    the `next:` line's."""
+    the `next:` line's. WRITE: the answers weighed are kept on disk (not by `--dry-run`, which writes nothing)."""
     from carrytool.errors import CarryError
 
     steps = [s for s in report.failed_conflicts if s.entry.kind == "pr" and s.head
              and any(conflict.get("upstream") for conflict in s.conflicts)]
     if not steps or not report.upstream:
         return {}
-    from carrytool.review.status_has import has_of
+    from carrytool.review.status_has import has_of, save_kept
 
     merged = {}
-    for step in steps:
-        try:
-            had = has_of(git, step.entry, report.upstream["sha"], step.head)
-        except CarryError:          # the advice is then the rebase, as before
-            continue
-        # (UpstreamHas.said says "likely merged upstream" exactly where explain's likely_merged holds)
-        if had is not None and "likely merged upstream" in had.said:
-            merged[step.id] = had.said
+    try:
+        for step in steps:
+            try:
+                had = has_of(git, step.entry, report.upstream["sha"], step.head)
+            except CarryError:          # the advice is then the rebase, as before
+                continue
+            # (UpstreamHas.said says "likely merged upstream" exactly where explain's likely_merged holds)
+            if had is not None and "likely merged upstream" in had.said:
+                merged[step.id] = had.said
+    finally:
+        save_kept(git, write=write)
     return merged
 
 

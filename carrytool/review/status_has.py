@@ -67,10 +67,11 @@ def _kept(git: Git) -> KeptAnswers[dict]:
     return kept
 
 
-def save_kept(git: Git) -> None:
-    """Write what `has_of` weighed in this run on GIT to the kept file (nothing when it weighed nothing new)."""
+def save_kept(git: Git, *, write: bool = True) -> None:
+    """Write what `has_of` weighed in this run on GIT to the kept file (nothing when it weighed nothing new; nor
+    without WRITE: `sync --dry-run` writes nothing), and let the run's answers go."""
     kept = _RUNS.pop(git, None)
-    if kept is not None:
+    if kept is not None and write:
         kept.save()
 
 

@@ -36,3 +36,15 @@ def test_a_pr_upstream_has_none_of_is_still_rebased(cli: Cli, small: Small) -> N
     result = cli("sync", "--dry-run", "-m", small.manifest_path, "--repo", small.work.path)
     assert result.exit_code == 3 and "next: rebase pr/1 onto upstream main" in result.stdout, result.stdout
     assert "drop it" not in result.stdout
+
+
+def test_sync_dry_run_keeps_no_weighing_and_sync_keeps_it(cli: Cli, small: Small) -> None:
+    """`--dry-run` writes nothing: the weighing behind the `next:` is kept on disk by a sync that is no dry run."""
+    build(small)
+    small.manifest([{"pr": 1}])
+    args = ("-m", small.manifest_path, "--repo", small.work.path)
+    cache = small.work.path / "carrytool" / "cache"
+    assert cli("sync", "--dry-run", *args).exit_code == 3
+    assert not list(cache.glob("statushas-*.json")), sorted(p.name for p in cache.iterdir())
+    assert cli("sync", *args).exit_code == 3
+    assert [p.name for p in cache.glob("statushas-*.json")], sorted(p.name for p in cache.iterdir())
