@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from carrytool.errors import EnvironmentProblem, LockHeld
+from carrytool.gitlayer import repolock
 from carrytool.gitlayer.repolock import RepoLock
 from tests.gitrepo import init_repo, read_only
 
@@ -31,7 +32,20 @@ def plant_stale(path: Path, pid: int) -> None:
     (path / "carrytool.lock").write_text(json.dumps({"pid": pid, "host": socket.gethostname(), "since": "then"}))
 
 
+class _QuickPoll:
+    """`time` for RepoLock in a contender: waiters retry every millisecond instead of every 0.1 s, so a
+    trial takes milliseconds instead of seconds and more waiters are trying at each hand-off."""
+
+    def __getattr__(self, name: str):  # noqa: ANN204 - whatever `time` has
+        return getattr(time, name)
+
+    @staticmethod
+    def sleep(seconds: float) -> None:
+        time.sleep(min(seconds, 0.001))
+
+
 def _contend(git_dir: str, log: str, barrier) -> None:  # noqa: ANN001 - a multiprocessing.Barrier
+    repolock.time = _QuickPoll()          # (a forked child: the parent's module is untouched)
     barrier.wait()
     with RepoLock(Path(git_dir), wait=60):
         with open(log, "a") as handle:
