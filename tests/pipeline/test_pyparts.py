@@ -19,15 +19,31 @@ HERE = Path(__file__).resolve().parents[2]
 STDLIB = Path(ast.__file__).parent
 
 
+def _statements(tree: ast.Module | None) -> list[ast.stmt]:
+    """Every statement of TREE, as ast.walk finds them: statements sit only in the statement lists (body,
+    orelse, finalbody) of statements, except clauses and match cases, never in an expression, so the
+    expressions (most of a tree) need no walk."""
+    out: list[ast.stmt] = []
+    stack: list[ast.AST] = [tree] if tree is not None else []
+    while stack:
+        node = stack.pop()
+        for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+            found = getattr(node, name, None)
+            if isinstance(found, list):
+                stack += found
+        if isinstance(node, ast.stmt):
+            out.append(node)
+    return out
+
+
 def _shape(tree: ast.Module | None, hot: list[tuple[int, int]]) -> list[tuple]:
     """Every statement meeting HOT: its lines (decorators included), type, column and name."""
     out = []
-    for node in ast.walk(tree) if tree is not None else []:
-        if isinstance(node, ast.stmt):
-            first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
-            last = node.end_lineno or node.lineno
-            if any(first <= b and a <= last for a, b in hot):
-                out.append((first, last, type(node).__name__, node.col_offset, getattr(node, "name", None)))
+    for node in _statements(tree):
+        first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
+        last = node.end_lineno or node.lineno
+        if any(first <= b and a <= last for a, b in hot):
+            out.append((first, last, type(node).__name__, node.col_offset, getattr(node, "name", None)))
     return sorted(out)
 
 
@@ -296,7 +312,7 @@ def _exact_lines(text: bytes) -> list[tuple[int, int]] | None:
     found = pystrings.strings_exactly(text, nested=sys.version_info >= (3, 12))
     if found is None:
         return None
-    starts = [0] + [n + 1 for n, byte in enumerate(text) if byte == 10]
+    starts = [0] + [m.end() for m in re.finditer(rb"\n", text)]
     return sorted((bisect.bisect_right(starts, start), bisect.bisect_right(starts, end)) for start, end, _q, _p in found)
 
 
@@ -353,7 +369,7 @@ def test_the_exact_string_scan_follows_formatted_strings_as_python_3_12_does(tex
         assert found is None
         return
     assert found is not None
-    starts = [0] + [n + 1 for n, byte in enumerate(text) if byte == 10]
+    starts = [0] + [m.end() for m in re.finditer(rb"\n", text)]
     import bisect
     assert [(bisect.bisect_right(starts, a), bisect.bisect_right(starts, b)) for a, b, _q, _p in found] == expected
     if sys.version_info >= (3, 12):

@@ -20,10 +20,15 @@ _BLOCKS = ("body", "handlers", "orelse", "finalbody", "cases")
 
 def reference(source: bytes) -> tuple[tuple[int, int, str], ...]:
     """The spans as one whole parse gives them (carrytool's `_spans` before it parsed in pieces)."""
+    return _whole_parse(source)[0]
+
+
+def _whole_parse(source: bytes) -> tuple[tuple[tuple[int, int, str], ...], bool]:
+    """The reference spans, and whether SOURCE parses at all (from the one parse)."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
-        return ()
+        return (), False
     out = []
     stack = [(child, "") for child in reversed(tree.body)]
     while stack:
@@ -36,7 +41,7 @@ def reference(source: bytes) -> tuple[tuple[int, int, str], ...]:
             inner += "."
         children = [c for name in _BLOCKS for c in (getattr(node, name, None) or []) if isinstance(c, ast.AST)]
         stack += [(child, inner) for child in reversed(children)]
-    return tuple(out)
+    return tuple(out), True
 
 
 def spans(source: bytes) -> tuple[tuple[int, int, str], ...]:
@@ -109,9 +114,9 @@ def _mutate(text: bytes, rng: random.Random) -> bytes:
 
 
 def _check(source: bytes) -> bool:
-    expected = reference(source)
+    expected, whole = _whole_parse(source)
     assert spans(source) == expected
-    _check_lines(source, expected)
+    _check_lines(source, expected, whole)
     return bool(expected) or b"def " not in source
 
 
@@ -123,12 +128,11 @@ def _parses(source: bytes) -> bool:
     return True
 
 
-def _check_lines(source: bytes, expected: tuple[tuple[int, int, str], ...]) -> None:
+def _check_lines(source: bytes, expected: tuple[tuple[int, int, str], ...], whole: bool) -> None:
     """scope_of_line, from the pieces around each line only, answers as the whole parse does on every line
-    (every third of a long file) of a file that parses; of one that does not, it answers something."""
+    (every third of a long file) of a file that parses (WHOLE); of one that does not, it answers something."""
     total = source.count(b"\n") + 2
     step = 1 if total < 3000 else 3
-    whole = _parses(source)
     for line in range(1, total + 1, step):
         got = scopes.scope_of_line(source, line)
         if whole:
