@@ -160,12 +160,21 @@ def test_bisect_finds_the_entry_behind_the_clobber(cli: Cli, demo: Scenario) -> 
     assert code == 1 and out["first_bad"] is None      # the green night: nothing to find
 
 
-def test_demo_keep_leaves_a_scenario_to_explore(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def kept_demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess.CompletedProcess]:
+    """`carrytool demo --keep kept` run once in a folder of its own: the folder it kept, and the run."""
+    where = tmp_path_factory.mktemp("kept-demo")
+    with pytest.MonkeyPatch.context() as env:
+        isolate_env(env)                                     # as in every test
+        proc = subprocess.run([sys.executable, "-m", "carrytool", "demo", "--keep", "kept"], capture_output=True,
+                              text=True, timeout=120, cwd=where)
+    return where / "kept", proc
+
+
+def test_demo_keep_leaves_a_scenario_to_explore(kept_demo: tuple[Path, subprocess.CompletedProcess]) -> None:
     """A relative --keep, as a newcomer types it (`--keep demo1` failed: git fetched `demo1/upstream.git`
     from inside the scenario's repository)."""
-    keep = tmp_path / "kept"
-    proc = subprocess.run([sys.executable, "-m", "carrytool", "demo", "--keep", "kept"], capture_output=True,
-                          text=True, timeout=120, cwd=tmp_path)
+    keep, proc = kept_demo
     assert proc.returncode == 0, proc.stderr
     assert f"cd {keep} &&" in proc.stdout       # the hints' folder is one to paste from anywhere
     assert (keep / "carries" / "manifest.yaml").exists() and (keep / "work.git").is_dir()
@@ -187,12 +196,12 @@ def test_demo_keep_refuses_a_directory_it_did_not_make(tmp_path: Path, cli: Cli)
     assert cli("demo", "--keep", a_file).exit_code == 2 and a_file.read_text() == "x"
 
 
-def test_demo_keep_replaces_its_own_directory(tmp_path: Path) -> None:
-    keep = tmp_path / "kept"
-    for _ in range(2):
-        proc = subprocess.run([sys.executable, "-m", "carrytool", "demo", "--keep", str(keep)], capture_output=True,
-                              text=True, timeout=180)
-        assert proc.returncode == 0, proc.stderr
+def test_demo_keep_replaces_its_own_directory(kept_demo: tuple[Path, subprocess.CompletedProcess]) -> None:
+    keep, first = kept_demo                                  # a whole scenario a demo kept, run again onto
+    assert first.returncode == 0, first.stderr
+    proc = subprocess.run([sys.executable, "-m", "carrytool", "demo", "--keep", str(keep)], capture_output=True,
+                          text=True, timeout=180)
+    assert proc.returncode == 0, proc.stderr
     assert (keep / ".carrytool-demo").is_file() and (keep / "carries" / "manifest.yaml").exists()
 
 
