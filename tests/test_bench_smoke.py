@@ -132,10 +132,8 @@ def test_explain_cold_parts_names_each_cache_kind(tmp_path: Path, capsys: pytest
     """bench.explain_cold_parts on a tiny generated corpus: a row for sync, warm, cold and each cache kind."""
     from bench import explain_cold_parts
 
-    assert main(["--workload", "small", "--files", "50", "--prs", "5", "--repeat", "1", "--quiet",
-                 "--runners", "carrytool", "--out", str(tmp_path / "work")]) == 0
-    capsys.readouterr()
-    [manifest] = (tmp_path / "work").glob("*/manifest.yaml")
+    # the corpus `--workload small --files 50 --prs 5` makes (its timed sync: test_explain_is_timed_beside_sync)
+    manifest = generate(replace(WORKLOADS["small"], files=50, prs=5), tmp_path / "work").manifest
     monkeypatch.setattr("sys.argv", ["explain_cold_parts", str(manifest), "--repeat", "1"])
     explain_cold_parts.main()
     rows = [line.split(" | ")[0].lstrip("| ") for line in capsys.readouterr().out.splitlines() if line.startswith("| ")]
