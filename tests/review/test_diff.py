@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 import yaml
 
-from tests.conftest import SECOND_GIT, Cli
-from tests.gitrepo import init_repo, write_manifest
+from tests.conftest import SECOND_GIT, Cli, isolate_env
+from tests.gitrepo import Repo, init_repo, write_manifest
 
 GIT_NEW = SECOND_GIT
 H = "def h():\n    a = 1\n    b = 2\n    c = {}\n    d = 4\n    e = 5\n    return a + b + c + d + e\n"
@@ -51,6 +53,18 @@ class Nights:
         self.fork.git("reset", "-q", "--hard")
         return json.loads(files["carries/manifest.yaml.lock"])
 
+    def copy_to(self, root: Path, cli: Cli) -> Nights:
+        """A copy of these nights at ROOT (empty), going on as these would, run by CLI."""
+        shutil.copytree(self.up.path.parent, root, symlinks=True, dirs_exist_ok=True)
+        other = copy.copy(self)
+        other.cli = cli
+        for name in ("up", "fork", "work"):
+            repo = Repo(root / name)
+            repo.clock = getattr(self, name).clock             # the same SHAs for what the test commits next
+            setattr(other, name, repo)
+        other.manifest = root / "fork" / "carries" / "manifest.yaml"
+        return other
+
     def second_day(self) -> None:
         """Upstream moves (z = 33: PR 3 now conflicts); PR 1 is force-pushed: same first commit, the second
         changed, a third added."""
@@ -59,13 +73,22 @@ class Nights:
         self.p1c = self.up.commit({"i.py": "i = 1\n"}, "add i", parent=self.p1b2, ref="refs/pull/1/head")
 
 
+@pytest.fixture(scope="module")
+def _nights_once(tmp_path_factory: pytest.TempPathFactory) -> Nights:
+    with pytest.MonkeyPatch.context() as env:
+        isolate_env(env)                                     # as in every test
+        n = Nights(tmp_path_factory.mktemp("nights"), Cli())
+        n.night([{"pr": 1}, {"pr": 2}, {"pr": 3}])
+        n.second_day()
+        n.night([{"pr": 1}, {"pr": 3}, {"pr": 4}], asserts=[{"name": "f-defined", "file": "a.py", "defines": "f"}])
+        return n
+
+
 @pytest.fixture
-def nights(tmp_path: Path, cli: Cli) -> Nights:
-    n = Nights(tmp_path, cli)
-    n.night([{"pr": 1}, {"pr": 2}, {"pr": 3}])
-    n.second_day()
-    n.night([{"pr": 1}, {"pr": 3}, {"pr": 4}], asserts=[{"name": "f-defined", "file": "a.py", "defines": "f"}])
-    return n
+def nights(_nights_once: Nights, tmp_path: Path, cli: Cli) -> Nights:
+    """The two nights in TMP_PATH, as every test here built them: built once for this file, each test
+    working in its own copy (the folders name each other by relative paths: the same SHAs)."""
+    return _nights_once.copy_to(tmp_path, cli)
 
 
 def _diff(nights: Nights, *args: str) -> tuple[int, dict]:
