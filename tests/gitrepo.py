@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import copy
 import hashlib
 import os
 import re
@@ -12,7 +13,7 @@ import tempfile
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Union
+from typing import TypeVar, Union
 
 import pytest
 import yaml
@@ -20,6 +21,7 @@ import yaml
 Content = Union[str, bytes, None]   # None deletes the file
 
 BASE_TIME = 1_700_000_000
+T = TypeVar("T")
 
 
 def _env(when: int, extra: dict[str, str] | None = None) -> dict[str, str]:
@@ -249,6 +251,24 @@ def write_manifest(path: Path, data: dict) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(yaml.safe_dump(data, sort_keys=False))
     return path
+
+
+def copy_built(template: T, source: Path, root: Path) -> T:
+    """A copy of TEMPLATE, an object holding repositories (`Repo`s) and paths built in SOURCE, at ROOT (empty
+    or absent): its Repos and paths in SOURCE moved to ROOT, their clocks kept, so the copy has the same SHAs
+    and goes on as TEMPLATE would (the repositories name each other by relative paths). Set-up built once,
+    each test working in its own copy."""
+    shutil.copytree(source, root, symlinks=True, dirs_exist_ok=True)
+    other = copy.copy(template)
+    for name, value in vars(template).items():
+        if isinstance(value, Repo) and value.path.is_relative_to(source):
+            repo = Repo(root / value.path.relative_to(source))
+            repo.clock = value.clock
+            repo._trees = dict(value._trees)     # the files of the commits it built, in the copy as well
+            setattr(other, name, repo)
+        elif isinstance(value, Path) and value.is_relative_to(source):
+            setattr(other, name, root / value.relative_to(source))
+    return other
 
 
 def many_prs(repo: Repo, count: int, *, files: int = 50) -> str:

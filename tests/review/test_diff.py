@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import copy
 import json
 import os
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -13,7 +11,7 @@ import pytest
 import yaml
 
 from tests.conftest import SECOND_GIT, Cli, isolate_env
-from tests.gitrepo import Repo, init_repo, write_manifest
+from tests.gitrepo import copy_built, init_repo, write_manifest
 
 GIT_NEW = SECOND_GIT
 H = "def h():\n    a = 1\n    b = 2\n    c = {}\n    d = 4\n    e = 5\n    return a + b + c + d + e\n"
@@ -53,18 +51,6 @@ class Nights:
         self.fork.git("reset", "-q", "--hard")
         return json.loads(files["carries/manifest.yaml.lock"])
 
-    def copy_to(self, root: Path, cli: Cli) -> Nights:
-        """A copy of these nights at ROOT (empty), going on as these would, run by CLI."""
-        shutil.copytree(self.up.path.parent, root, symlinks=True, dirs_exist_ok=True)
-        other = copy.copy(self)
-        other.cli = cli
-        for name in ("up", "fork", "work"):
-            repo = Repo(root / name)
-            repo.clock = getattr(self, name).clock             # the same SHAs for what the test commits next
-            setattr(other, name, repo)
-        other.manifest = root / "fork" / "carries" / "manifest.yaml"
-        return other
-
     def second_day(self) -> None:
         """Upstream moves (z = 33: PR 3 now conflicts); PR 1 is force-pushed: same first commit, the second
         changed, a third added."""
@@ -88,7 +74,9 @@ def _nights_once(tmp_path_factory: pytest.TempPathFactory) -> Nights:
 def nights(_nights_once: Nights, tmp_path: Path, cli: Cli) -> Nights:
     """The two nights in TMP_PATH, as every test here built them: built once for this file, each test
     working in its own copy (the folders name each other by relative paths: the same SHAs)."""
-    return _nights_once.copy_to(tmp_path, cli)
+    n = copy_built(_nights_once, _nights_once.up.path.parent, tmp_path)
+    n.cli = cli
+    return n
 
 
 def _diff(nights: Nights, *args: str) -> tuple[int, dict]:
