@@ -11,13 +11,13 @@ import pytest
 
 from carrytool.union.taken import leftover_kind
 from tests.conftest import Cli
-from tests.union.fold_scenario import A_BASE, Fold, TwoPrs, edited, resolve_both
+from tests.union.fold_scenario import A_BASE, Fold, TwoPrs, edited, fresh_fold, resolve_both
 from tests.union.test_union_held_back import held_back
 
 
 @pytest.fixture
-def fold(tmp_path: Path) -> Fold:
-    return Fold(tmp_path)
+def fold(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Fold:
+    return fresh_fold(tmp_path_factory, tmp_path)
 
 
 def union(cli: Cli, fold: Fold, verb: str, *args: str):

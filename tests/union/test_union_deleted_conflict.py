@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import Cli
-from tests.union.fold_scenario import Fold, resolve_both
+from tests.union.fold_scenario import Fold, fresh_fold, resolve_both
 
 
 @pytest.fixture
-def fold(tmp_path: Path) -> Fold:
-    return Fold(tmp_path)
+def fold(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Fold:
+    return fresh_fold(tmp_path_factory, tmp_path)
 
 
 def union(cli: Cli, fold: Fold, verb: str, *args: str):

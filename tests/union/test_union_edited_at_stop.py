@@ -5,17 +5,18 @@ beside a resolution no longer needed (helper-88)."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
 from tests.conftest import Cli
-from tests.union.fold_scenario import Fold, edited, resolve_both
+from tests.union.fold_scenario import Fold, edited, fresh_fold, resolve_both
 from tests.union.test_union_scenarios import by_hand, union
 
 
 @pytest.fixture
-def fold(tmp_path, cli: Cli) -> Fold:
-    return Fold(tmp_path)
+def fold(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, cli: Cli) -> Fold:
+    return fresh_fold(tmp_path_factory, tmp_path)
 
 
 def test_an_edit_applied_at_a_stop_is_warned_about_when_its_resolution_went(cli: Cli, fold: Fold) -> None:

@@ -12,14 +12,14 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import Cli
-from tests.union.fold_scenario import A_BASE, Fold, TwoPrs, edited, resolve_both
+from tests.union.fold_scenario import A_BASE, Fold, TwoPrs, edited, fresh_fold, resolve_both
 
 TAKE_THEIRS = re.compile(rb"<<<<<<< [^\n]*\n.*?=======\n(.*?)>>>>>>> [^\n]*\n", re.S)
 
 
 @pytest.fixture
-def fold(tmp_path: Path) -> Fold:
-    return Fold(tmp_path)
+def fold(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Fold:
+    return fresh_fold(tmp_path_factory, tmp_path)
 
 
 def union(cli: Cli, fold: Fold, verb: str, *args: str):

@@ -10,15 +10,15 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import Cli
-from tests.union.fold_scenario import Fold, resolve_both
+from tests.union.fold_scenario import Fold, fresh_fold, resolve_both
 
 UNREADABLE = {"deep": ("[" * 100_000 + "]" * 100_000).encode(), "not-utf8": b'{"version": "\xff"}',
               "truncated": b'{"version": 2, "name": "u", "ups'}
 
 
 @pytest.fixture
-def fold(tmp_path: Path) -> Fold:
-    return Fold(tmp_path)
+def fold(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Fold:
+    return fresh_fold(tmp_path_factory, tmp_path)
 
 
 def union(cli: Cli, fold: Fold, verb: str, *args: str):

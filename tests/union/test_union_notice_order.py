@@ -12,14 +12,14 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import Cli
-from tests.union.fold_scenario import Fold, edited, resolve_both
+from tests.union.fold_scenario import Fold, edited, fresh_fold, resolve_both
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
-def fold(tmp_path: Path) -> Fold:
-    return Fold(tmp_path)
+def fold(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Fold:
+    return fresh_fold(tmp_path_factory, tmp_path)
 
 
 def carrytool(*args: str) -> tuple[int, str]:

@@ -12,12 +12,12 @@ import pytest
 
 from carrytool.gitlayer.repolock import RepoLock
 from tests.conftest import Cli
-from tests.union.fold_scenario import UNION, Fold, edited, resolve_both
+from tests.union.fold_scenario import UNION, Fold, edited, fresh_fold, resolve_both
 
 
 @pytest.fixture
-def fold(tmp_path: Path) -> Fold:
-    return Fold(tmp_path)
+def fold(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Fold:
+    return fresh_fold(tmp_path_factory, tmp_path)
 
 
 def union(cli: Cli, fold: Fold, verb: str, *args: str):
@@ -231,21 +231,22 @@ def test_bug10_no_credential_is_printed(cli: Cli, tmp_path: Path) -> None:
 # -- the crash scenarios ---------------------------------------------------------------------------------
 @pytest.mark.parametrize("point", ["continue:recorded", "continue:advanced", "finish:ref", "finish:patch",
                                    "finish:manifest"])
-def test_kill_9_during_continue_loses_nothing(fold: Fold, tmp_path: Path, point: str) -> None:
-    assert fold.run("union", "compose", "u", *fold.args()).returncode == 3
+def test_kill_9_during_continue_loses_nothing(cli: Cli, fold: Fold, tmp_path: Path, point: str) -> None:
+    # the killed `continue` in its own process; the commands around it in this one (they read what is on disk)
+    stop(cli, fold)
     resolved = resolve_both(fold.scratch / "a.py", outside=b"line 10 by hand\n")
     (fold.scratch / "b.py").write_text("b1\nb2\nb3\nb4\nb5\nb6 by one\nb7 by hand\n")
     proc = fold.run("union", "continue", "u", *fold.args(), env={"CARRYTOOL_CRASH_AT": point})
     assert proc.returncode == -signal.SIGKILL, (proc.returncode, proc.stderr)
-    proc = fold.run("union", "continue", "u", *fold.args())
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    result = union(cli, fold, "continue")
+    assert result.exit_code == 0, result.stdout + result.stderr
     commit = fold.ref()
     assert fold.show(commit, "a.py") == resolved
     assert fold.show(commit, "b.py").endswith(b"b7 by hand\n")
     assert "patch: unions/u.patch" in fold.manifest.read_text() and "head: " in fold.manifest.read_text()
     assert (fold.manifest.parent / "unions" / "u.patch").read_bytes().startswith(b"From 0000000")
-    proc = fold.run("union", "compose", "u", *fold.args())         # every resolution was recorded
-    assert proc.returncode == 0 and fold.ref() == commit, proc.stdout + proc.stderr
+    result = union(cli, fold, "compose")                            # every resolution was recorded
+    assert result.exit_code == 0 and fold.ref() == commit, result.stdout + result.stderr
 
 
 def test_cleanup_never_deletes_through_a_symlinked_directory(cli: Cli, tmp_path: Path) -> None:

@@ -18,12 +18,12 @@ import pytest
 from carrytool.union.resolutions import split_conflicts
 from tests.conftest import Cli, isolate_env
 from tests.gitrepo import Repo, init_repo
-from tests.union.fold_scenario import A_BASE, Fold, edited, resolve_both
+from tests.union.fold_scenario import A_BASE, Fold, edited, fresh_fold, resolve_both
 
 
 @pytest.fixture
-def fold(tmp_path: Path) -> Fold:
-    return Fold(tmp_path)
+def fold(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Fold:
+    return fresh_fold(tmp_path_factory, tmp_path)
 
 
 class Handed(NamedTuple):
@@ -141,22 +141,23 @@ def test_two_folds_at_once_leave_one_writer(fold: Fold) -> None:
 
 
 @pytest.mark.parametrize("point", ["stop:scratch", "cleanup:scratch"])
-def test_kill_9_during_compose_or_abort_is_recoverable(fold: Fold, point: str) -> None:
+def test_kill_9_during_compose_or_abort_is_recoverable(cli: Cli, fold: Fold, point: str) -> None:
+    # the killed command in its own process; the ones around it in this one (what they find is on disk)
     verb_env = {"CARRYTOOL_CRASH_AT": point}
     if point == "stop:scratch":
         proc = fold.run("union", "compose", "u", *fold.args(), env=verb_env)
         assert proc.returncode == -signal.SIGKILL
-        proc = fold.run("union", "compose", "u", *fold.args())        # no state yet: the fold starts again
-        assert proc.returncode == 3, proc.stdout + proc.stderr
+        result = union(cli, fold, "compose")                        # no state yet: the fold starts again
+        assert result.exit_code == 3, result.stdout + result.stderr
     else:
-        assert fold.run("union", "compose", "u", *fold.args()).returncode == 3
+        assert union(cli, fold, "compose").exit_code == 3
         proc = fold.run("union", "abort", "u", *fold.args(), env=verb_env)
         assert proc.returncode == -signal.SIGKILL
-        proc = fold.run("union", "abort", "u", *fold.args())
-        assert proc.returncode == 0, proc.stderr
-        assert fold.run("union", "compose", "u", *fold.args()).returncode == 3
+        result = union(cli, fold, "abort")
+        assert result.exit_code == 0, result.stderr
+        assert union(cli, fold, "compose").exit_code == 3
     resolve_both(fold.scratch / "a.py")
-    assert fold.run("union", "continue", "u", *fold.args()).returncode == 0
+    assert union(cli, fold, "continue").exit_code == 0
 
 
 def test_a_failed_write_keeps_the_fold_and_a_retry_finishes(cli: Cli, fold: Fold) -> None:
@@ -320,9 +321,9 @@ def test_a_slow_fold_holder_is_waited_for(fold: Fold) -> None:
 
 
 @pytest.mark.parametrize("delay", [0.2, 0.45, 0.7, 1.0])
-def test_kill_9_at_a_moment_of_continue_loses_nothing(tmp_path: Path, delay: float) -> None:
-    fold = Fold(tmp_path)
-    assert fold.run("union", "compose", "u", *fold.args()).returncode == 3
+def test_kill_9_at_a_moment_of_continue_loses_nothing(cli: Cli, fold: Fold, delay: float) -> None:
+    # the killed `continue` in its own process; the commands around it in this one (they read what is on disk)
+    assert union(cli, fold, "compose").exit_code == 3
     resolved = resolve_both(fold.scratch / "a.py", outside=b"line 10 by hand\n")
     (fold.scratch / "new.txt").write_text("new\n")
     proc = subprocess.Popen([sys.executable, "-m", "carrytool", "union", "continue", "u", *fold.args()],
@@ -331,14 +332,14 @@ def test_kill_9_at_a_moment_of_continue_loses_nothing(tmp_path: Path, delay: flo
     proc.send_signal(signal.SIGKILL)
     proc.communicate(timeout=60)
     if proc.returncode != 0:                  # killed: the next run resumes, or says the fold had finished
-        again = fold.run("union", "continue", "u", *fold.args())
-        assert again.returncode == 0 or (again.returncode == 2 and "no fold of carry/u under way" in again.stderr), \
+        again = union(cli, fold, "continue")
+        assert again.exit_code == 0 or (again.exit_code == 2 and "no fold of carry/u under way" in again.stderr), \
             again.stdout + again.stderr
     commit = fold.ref()
     assert fold.show(commit, "a.py") == resolved and fold.show(commit, "new.txt") == b"new\n"
     assert fold.show(commit, "b.py").endswith(b"b6 by one\n")
-    refold = fold.run("union", "compose", "u", *fold.args())
-    assert refold.returncode == 0 and fold.ref() == commit, refold.stdout + refold.stderr
+    refold = union(cli, fold, "compose")
+    assert refold.exit_code == 0 and fold.ref() == commit, refold.stdout + refold.stderr
 
 
 def test_union_new_refuses_a_scratch_with_files_before_touching_the_manifest(cli: Cli, tmp_path: Path) -> None:
