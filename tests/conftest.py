@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from carrytool.cli import _app_for, app
 from carrytool.demo.scenario import Scenario, build
-from tests.gitrepo import Repo, init_repo, write_manifest
+from tests.gitrepo import Repo, built_once, copy_built, init_repo, write_manifest
 
 # the report schema as the repository ships it (tests depend on nothing outside the repository); the shared
 # contract's copy, when it sits beside the clone, must be the same file (tests/test_report_schema.py)
@@ -128,8 +128,10 @@ def report_schema() -> dict:
 
 
 @pytest.fixture
-def small(tmp_path: Path) -> "Small":
-    return Small(tmp_path)
+def small(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> "Small":
+    """A Small in TMP_PATH: built once a session, each test working in its own copy (the same SHAs)."""
+    template = built_once(tmp_path_factory, "small", Small)
+    return copy_built(template, template.root, tmp_path)
 
 
 class Small:

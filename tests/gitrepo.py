@@ -11,7 +11,7 @@ import shutil
 import subprocess
 import tempfile
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TypeVar, Union
 
@@ -251,6 +251,18 @@ def write_manifest(path: Path, data: dict) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(yaml.safe_dump(data, sort_keys=False))
     return path
+
+
+_BUILT: dict[tuple[str, str | None], tuple[pytest.TempPathFactory, object]] = {}
+
+
+def built_once(factory: pytest.TempPathFactory, name: str, build: Callable[[Path], T]) -> T:
+    """BUILD(a new folder of FACTORY), once a session per NAME and per git on PATH (a test may put another git
+    first): a template tests copy (`copy_built`) instead of building it each."""
+    key = (name, shutil.which("git"))
+    if key not in _BUILT or _BUILT[key][0] is not factory:
+        _BUILT[key] = (factory, build(factory.mktemp(name)))
+    return _BUILT[key][1]  # type: ignore[return-value]
 
 
 def copy_built(template: T, source: Path, root: Path) -> T:

@@ -10,7 +10,7 @@ import pytest
 
 from tests.conftest import Cli
 from tests.fakeforge import FakeForge, Reply
-from tests.gitrepo import copy_built, init_repo
+from tests.gitrepo import built_once, copy_built, init_repo
 
 TOKEN = "ghp_SECRET0123456789abcdefABCDEF012345"
 B = "".join(f"b{i} = {i}\n" for i in range(20))
@@ -96,16 +96,10 @@ class Forge:
         fake.route("/repos/acme/widget/issues/6/labels?per_page=100&page=2", Reply([{"name": "carried"}]))
 
 
-_BUILT: list[tuple[pytest.TempPathFactory, Forge]] = []
-
-
-def _forge_once(factory: pytest.TempPathFactory) -> Forge:
-    """The forge's repositories and manifest, built once a session (the files importing `forge` share it)."""
-    if not _BUILT or _BUILT[0][0] is not factory:
-        f = Forge(factory.mktemp("forge"))
-        f.write_manifest()
-        _BUILT[:] = [(factory, f)]
-    return _BUILT[0][1]
+def _built_forge(root: Path) -> Forge:
+    f = Forge(root)
+    f.write_manifest()
+    return f
 
 
 @pytest.fixture
@@ -113,7 +107,7 @@ def forge(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pyt
     """A Forge with its manifest in TMP_PATH, each test's own copy (the same SHAs)."""
     for name in ("GITHUB_TOKEN", "GITLAB_TOKEN", "CARRYTOOL_GITHUB_API", "CARRYTOOL_GITLAB_API"):
         monkeypatch.delenv(name, raising=False)
-    template = _forge_once(tmp_path_factory)
+    template = built_once(tmp_path_factory, "forge", _built_forge)      # once a session: each test its own copy
     return copy_built(template, template.up.path.parent, tmp_path)
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from carrytool.union.resolutions import ConflictHunk, split_conflicts
-from tests.gitrepo import Repo, init_repo
+from tests.gitrepo import Repo, built_once, init_repo
 
 LINES = [f"line {i}\n" for i in range(1, 25)]
 A_BASE = "".join(LINES)
@@ -127,15 +127,10 @@ class Fold:
                               env=full, timeout=timeout)
 
 
-_FRESH: list[tuple[pytest.TempPathFactory, Fold]] = []
-
-
 def fresh_fold(factory: pytest.TempPathFactory, root: Path) -> Fold:
     """A private copy at ROOT of the default Fold as built (nothing folded yet): built once a session, the same
     SHAs as `Fold(root)`, each test working in its own copy (the `fold` fixture of the union tests)."""
-    if not _FRESH or _FRESH[0][0] is not factory:
-        _FRESH[:] = [(factory, Fold(factory.mktemp("fold")))]
-    return _FRESH[0][1].copy_to(root)
+    return built_once(factory, "fold", Fold).copy_to(root)
 
 
 def resolve_both(path: Path, *, outside: bytes | None = None) -> bytes:
