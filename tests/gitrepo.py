@@ -43,7 +43,8 @@ class Repo:
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
         self.clock = BASE_TIME
-        self._trees: dict[str, dict[str, tuple[str, str]]] = {}   # commit -> {path: (mode, oid)}, of commits built here
+        # commit -> ({path: (mode, oid)}, {folder: its tree}) of the commits Repo.commit built on or read
+        self._trees: dict[str, tuple[dict[str, tuple[str, str]], dict[str, str]]] = {}
 
     def git(self, *args: str, input: bytes | None = None, env: dict[str, str] | None = None,
             check: bool = True) -> str:
@@ -70,7 +71,8 @@ class Repo:
         The objects (loose, zlib, as git writes them) are written here, in process: every test builds its
         repositories with this, and six git processes a commit were a fifth of the suite's time. git runs only
         to name a PARENT given by name (`rev-parse`), to list a parent's files this Repo did not build
-        (`ls-tree`) and to move REF (`update-ref`). Anything out of the ordinary (a repository of another object
+        (`ls-tree`) and to move REF (`update-ref`). As the index did, the folders FILES does not reach keep the
+        parent's trees (an old git's modes in them too), and the ones it reaches are written in canonical modes. Anything out of the ordinary (a repository of another object
         format or layout, a path git would refuse) takes git's own plumbing (`_commit_plumbing`); both give the
         same SHAs (tests/test_gitrepo.py)."""
         objects = self._objects()
@@ -79,7 +81,8 @@ class Repo:
             return self._commit_plumbing(files, message, parent=parent, parents=parents, ref=ref, modes=modes)
         self.tick()
         base = self._resolve(parent) if parent else None
-        entries = dict(self._files_of(base)) if base else {}
+        entries, folders = self._tree_of(base, whole=not files) if base else ({}, {})
+        entries = dict(entries)
         for name, content in files.items():
             if content is None:
                 entries.pop(name, None)                 # (a removal names a file: update-index mode 0)
@@ -90,17 +93,19 @@ class Repo:
             inside = name + "/"
             for other in [other for other in entries if other.startswith(inside)]:
                 del entries[other]
-            mode = (modes or {}).get(name, "100644")
+            mode = _canonical((modes or {}).get(name, "100644"))
             entries[name] = (mode, str(content) if mode == "160000" else
                              _write_object(objects, b"blob", _bytes(content)))
-        tree = _write_tree(objects, entries)
+        touched = {"/".join(name.split("/")[:depth]) for name in files for depth in range(name.count("/") + 1)}
+        written: dict[str, str] = {}
+        tree = _write_tree(objects, entries, {k: v for k, v in folders.items() if k not in touched}, written)
         heads = [self._resolve(p) for p in parents] if parents is not None else ([base] if base else [])
         text = _bytes(message)
         body = "".join([f"tree {tree}\n", *(f"parent {p}\n" for p in heads),
                         f"author Test Author <author@example.com> {self.clock} +0000\n",
                         f"committer Test Committer <committer@example.com> {self.clock} +0000\n", "\n"]).encode()
         sha = _write_object(objects, b"commit", body + text + (b"\n" if text and not text.endswith(b"\n") else b""))
-        self._trees[sha] = entries
+        self._trees[sha] = (entries, written)
         if ref:
             self.git("update-ref", ref, sha)
         return sha
@@ -118,18 +123,25 @@ class Repo:
     def _resolve(self, rev: str) -> str:
         return rev if _SHA.fullmatch(rev) else self.git("rev-parse", "--verify", "-q", f"{rev}^{{commit}}")
 
-    def _files_of(self, commit: str) -> dict[str, tuple[str, str]]:
-        if commit not in self._trees:
+    def _tree_of(self, commit: str, *, whole: bool) -> tuple[dict[str, tuple[str, str]], dict[str, str]]:
+        """COMMIT's files ({path: (mode, oid)}, modes as the index holds them) and its folders' trees ({path: oid};
+        with WHOLE, the root's too, under ""), from what this Repo built or from `ls-tree` (and `rev-parse`)."""
+        if commit not in self._trees or whole and "" not in self._trees[commit][1]:
             ceiling = {"GIT_CEILING_DIRECTORIES": str(self.path.resolve().parent)}
-            out = subprocess.run(["git", "ls-tree", "-r", "-z", "--full-tree", commit], cwd=self.path,
+            out = subprocess.run(["git", "ls-tree", "-r", "-t", "-z", "--full-tree", commit], cwd=self.path,
                                  capture_output=True, env=_env(self.clock, ceiling), check=True).stdout
-            found = {}
+            files, folders = {}, {}
             for record in out.split(b"\0"):
                 if record:
                     info, path = record.split(b"\t", 1)
-                    mode, _kind, oid = info.split(b" ")
-                    found[os.fsdecode(path)] = (mode.decode(), oid.decode())
-            self._trees[commit] = found
+                    mode, kind, oid = info.decode().split(" ")
+                    if kind == "tree":
+                        folders[os.fsdecode(path)] = oid
+                    else:
+                        files[os.fsdecode(path)] = (_canonical(mode), oid)
+            if whole:
+                folders[""] = self.git("rev-parse", f"{commit}^{{tree}}")
+            self._trees[commit] = (files, folders)
         return self._trees[commit]
 
     def _commit_plumbing(self, files: dict[str, Content], message: str, *, parent: str | None = None,
@@ -196,6 +208,13 @@ def _bytes(content: str | bytes) -> bytes:
     return content.encode("utf-8", "surrogateescape") if isinstance(content, str) else content
 
 
+def _canonical(mode: str) -> str:
+    """MODE as git's index holds it (a legacy `100664` of an old tree is `100644`): a commit through the index wrote
+    every tree anew, in canonical modes."""
+    number = int(mode, 8)
+    return ("100755" if number & 0o100 else "100644") if number >> 12 == 0o10 else mode
+
+
 def _plain_path(name: str) -> bool:
     """A path git stores as given (no empty, `.`, `..` or `.git` part, no NUL, no leading or trailing slash)."""
     parts = name.split("/")
@@ -217,8 +236,10 @@ def _write_object(objects: Path, kind: bytes, data: bytes) -> str:
     return oid
 
 
-def _write_tree(objects: Path, entries: dict[str, tuple[str, str]]) -> str:
-    """Write the trees holding ENTRIES ({path: (mode, oid)}); the root tree's name."""
+def _write_tree(objects: Path, entries: dict[str, tuple[str, str]], kept: dict[str, str], written: dict[str, str]) -> str:
+    """Write the trees holding ENTRIES ({path: (mode, oid)}); the root tree's name. KEPT: the trees of the folders (""
+    the root) no path of the commit is in, taken as they are: an index read from the parent keeps their trees
+    (`read-tree` primes its cached trees), an old git's modes in them too. WRITTEN: every folder's tree, filled."""
     root: dict = {}
     for path, entry in entries.items():
         *folders, name = path.split("/")
@@ -227,17 +248,22 @@ def _write_tree(objects: Path, entries: dict[str, tuple[str, str]]) -> str:
             node = node.setdefault(folder, {})
         node[name] = entry
 
-    def write(node: dict) -> str:
+    def write(node: dict, folder: str) -> str:
+        if folder in kept:
+            written[folder] = kept[folder]
+            return kept[folder]
         items = []
         for name, value in node.items():
             raw = os.fsencode(name)
             if isinstance(value, dict):     # git sorts a folder as its name with a slash after it
-                items.append((raw + b"/", b"40000 " + raw + b"\0" + bytes.fromhex(write(value))))
+                tree = write(value, f"{folder}/{name}" if folder else name)
+                items.append((raw + b"/", b"40000 " + raw + b"\0" + bytes.fromhex(tree)))
             else:
                 items.append((raw, value[0].encode() + b" " + raw + b"\0" + bytes.fromhex(value[1])))
-        return _write_object(objects, b"tree", b"".join(entry for _key, entry in sorted(items)))
+        written[folder] = _write_object(objects, b"tree", b"".join(entry for _key, entry in sorted(items)))
+        return written[folder]
 
-    return write(root)
+    return write(root, "")
 
 
 def init_repo(path: Path, *, bare: bool = False) -> Repo:

@@ -29,6 +29,12 @@ def _history(repo: Repo, build) -> list[str]:   # noqa: ANN001 - Repo.commit or 
     shas.append(build({}, "nothing changed", parent="merge"))
     shas.append(build({}, "an empty root"))
     shas.append(build({"d/z.py": "a folder again\n"}, "d, a folder again", parent=shas[2]))
+    blob = repo.git("hash-object", "-w", "--stdin", input=b"legacy\n")      # a tree of an old git's modes
+    legacy = repo.git("mktree", input=f"100664 blob {blob}\tlegacy.txt\n100775 blob {blob}\trun\n".encode())
+    old = repo.git("commit-tree", repo.git("mktree", input=f"040000 tree {legacy}\told\n".encode()), "-m", "old")
+    shas.append(build({"new.py": "n\n", "x": "x\n"}, "on old modes", parent=old, modes={"x": "100664"}))
+    shas.append(build({}, "nothing, on old modes", parent=old))
+    shas.append(build({"old/new.py": "n\n"}, "into the old folder", parent=old))
     return shas
 
 
