@@ -92,7 +92,7 @@ def _merged_upstream(git, report, *, write: bool) -> dict[str, str]:  # noqa: AN
     try:
         for step in steps:
             try:
-                had = has_of(git, step.entry, report.upstream["sha"], step.head)
+                had = has_of(git, step.entry, report.upstream["sha"], step.head, write=write)
             except CarryError:          # the advice is then the rebase, as before
                 continue
             # (UpstreamHas.said says "likely merged upstream" exactly where explain's likely_merged holds)

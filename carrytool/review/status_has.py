@@ -75,14 +75,15 @@ def save_kept(git: Git, *, write: bool = True) -> None:
         kept.save()
 
 
-def has_of(git: Git, entry: Entry, upstream: str, head: str) -> Had | None:
+def has_of(git: Git, entry: Entry, upstream: str, head: str, *, write: bool = True) -> Had | None:
     """What UPSTREAM already has of ENTRY's change (its merge base with UPSTREAM to HEAD); None when nothing. What
-    it weighs is kept in memory, and on disk by the run's `save_kept`."""
+    it weighs is kept in memory, and on disk by the run's `save_kept`; explain's answers it asks for are written
+    at once, and not at all without WRITE (`sync --dry-run` writes nothing)."""
     kept = _kept(git)
     key = kept.digest(upstream, head)
     raw = kept.get(key)
     if raw is None:
-        answer, keep = _weigh(git, entry, upstream, head)
+        answer, keep = _weigh(git, entry, upstream, head, write)
         raw = {"none": True} if answer is None else {"said": answer.said, "every": answer.every, "one": answer.one,
                                                      "unmade": answer.unmade}
         if keep:
@@ -90,7 +91,7 @@ def has_of(git: Git, entry: Entry, upstream: str, head: str) -> Had | None:
     return None if raw.get("none") else Had(raw["said"], raw["every"], raw["one"], raw["unmade"])
 
 
-def _weigh(git: Git, entry: Entry, upstream: str, head: str) -> tuple[Had | None, bool]:
+def _weigh(git: Git, entry: Entry, upstream: str, head: str, write: bool) -> tuple[Had | None, bool]:
     """(what UPSTREAM has of ENTRY's change to HEAD, weighed as explain weighs it; whether it is to be kept: explain's
     cache kept it, or there is nothing to weigh)."""
     from carrytool.review.evidence import EntryFacts, Sources, read_evidence_hunks
@@ -102,7 +103,7 @@ def _weigh(git: Git, entry: Entry, upstream: str, head: str) -> tuple[Had | None
     facts = EntryFacts(entry, None, head, base, git.diff_trees([(base, head)])[0])
     read_evidence_hunks(git, [facts])
     finder = HasFinder(git, upstream, Sources(git))
-    found = finder.find({entry.id: facts}, [entry.id]).get(entry.id)
+    found = finder.find({entry.id: facts}, [entry.id], save=write).get(entry.id)
     # explain's answers switched off (tests weigh both ways) keep none of status's either: kept, they would answer
     keep = finder.keep_answers and (not facts.hunks or finder.kept.get(finder.kept.key(upstream, facts)) is not None)
     if found is None:

@@ -105,7 +105,10 @@ class HasFinder:
         folder = git.common_dir / "carrytool" / "cache" if self.keep_answers else None
         self.kept = KeptHas(folder, git.version)
 
-    def find(self, evidence: dict[str, EntryFacts], entries: Sequence[str]) -> dict[str, UpstreamHas]:
+    def find(self, evidence: dict[str, EntryFacts], entries: Sequence[str], *, save: bool = True
+             ) -> dict[str, UpstreamHas]:
+        """What upstream has of each of ENTRIES; the answers weighed are kept on disk unless not SAVE (h263:
+        `sync --dry-run`, which writes nothing, wrote them)."""
         tree = self.git.tree_of(self.upstream)
         weighed: dict[str, tuple[str, UpstreamHas, _Naming | None]] = {}
         found: dict[str, UpstreamHas | None] = {}
@@ -145,7 +148,8 @@ class HasFinder:
         for key, answer, name in weighed.values():
             if name is None or named[id(name)]:      # a failed `git log -S` named no commit: the next run asks again
                 self.kept.put(key, _kept(answer))
-        self.kept.save()
+        if save:
+            self.kept.save()
         return {entry: answer for entry, answer in found.items() if answer is not None and answer.present}
 
     def _start_commit(self, found: UpstreamHas, since: str, lines: dict[str | None, _Lines]) -> _Naming | None:
