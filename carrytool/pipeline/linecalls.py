@@ -8,6 +8,8 @@ text) pairs, comments left out."""
 
 from __future__ import annotations
 
+import ast
+import functools
 import keyword
 import re
 from collections.abc import Iterable, Sequence
@@ -230,8 +232,9 @@ def _third(mine: Iterable[Call], before: Iterable[Call], after: Iterable[Call], 
         if not found or any(item is None for item in found):
             continue
         key, was, now, ours = found[0]      # type: ignore[misc]
-        asked = {dict(o[2]).get(key) for o in others if o[0] == name and o[2] is not None and _near(o[1], receiver)}
-        if not asked - {was}:
+        asked = {_value(dict(o[2]).get(key)) for o in others
+                 if o[0] == name and o[2] is not None and _near(o[1], receiver)}
+        if not asked - {_value(was)}:
             return name, key, was, now, ours
     return None
 
@@ -242,7 +245,8 @@ def _otherwise(mine: tuple[tuple[str, str], ...], old: tuple[tuple[str, str], ..
     and MINE's; None where there is none."""
     ours, was, now = dict(mine), dict(old), dict(new)
     return next(((key, was[key], now[key], ours[key]) for key in sorted({*was} & {*now} & {*ours})
-                 if was[key] != now[key] and ours[key] not in (was[key], now[key])), None)
+                 if _value(was[key]) != _value(now[key]) and _value(ours[key]) not in (_value(was[key]),
+                                                                                       _value(now[key]))), None)
 
 
 def _near(theirs: str, mine: str) -> bool:
@@ -256,7 +260,25 @@ def _kept(mine: tuple[tuple[str, str], ...], old: tuple[tuple[str, str], ...], n
     its key, OLD's text and NEW's (None: none); None where there is none."""
     ours, was, now = dict(mine), dict(old), dict(new)
     return next(((key, was.get(key), now.get(key)) for key in sorted({*was, *now})
-                 if was.get(key) != now.get(key) and ours.get(key) == was.get(key)), None)
+                 if _value(was.get(key)) != _value(now.get(key)) and _value(ours.get(key)) == _value(was.get(key))),
+                None)
+
+
+_LITERALS = (str, bytes, int, float, complex, bool, type(None))
+
+
+@functools.lru_cache(maxsize=4096)
+def _value(text: str | None) -> object:
+    """An argument's TEXT as compared: a plain literal's type and value (`'a'` and `"a"`, `(2)` and `2` alike;
+    h263: a union's line black wrote in double quotes read as a third value, no form of the PR's `'a'`), else its
+    text (None: no argument)."""
+    if text is None:
+        return None
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return text
+    return (type(value).__name__, value) if isinstance(value, _LITERALS) else text
 
 
 def differs(mine: Iterable[Form], args: Iterable[Call], theirs: Iterable[Form], before: Iterable[Call],

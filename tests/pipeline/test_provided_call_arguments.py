@@ -40,6 +40,14 @@ CASES = {
     "a-chains-first-call-changed": ("a.b(d).c(1)", "a.b(e).c(1)", "a.b(e).c(1) or fb(a)", True),
     "a-chains-last-call-kept": ("a.b(d).c(1)", "a.b(d).c(2)", "a.b(d).c(1) or fb(a)", False),
     "a-star-unknown": ("send(a, 1)", "send(a, 2)", "send(*args) or fb(a)", True),
+    # h263: a literal is read by its value: black's double quotes are no third value, nor keep the base otherwise
+    "a-keyword-changed-double-quoted": ("send(a, mode='fast')", "send(a, mode='safe')",
+                                        'send(a, mode="safe") or fb(a)', True),
+    "a-value-changed-double-quoted": ("send(a, 'x')", "send(a, 'y')", 'send(a, "y") or fb(a)', True),
+    "a-value-changed-parenthesized": ("send(a, 1)", "send(a, 2)", "send(a, (2)) or fb(a)", True),
+    "a-keyword-kept-double-quoted": ("send(a, mode='fast')", "send(a, mode='safe')",
+                                     'send(a, mode="fast") or fb(a)', False),
+    "a-value-changed-to-a-float": ("send(a, 1)", "send(a, 2)", "send(a, 2.0) or fb(a)", False),
 }
 
 
