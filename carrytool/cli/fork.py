@@ -86,7 +86,7 @@ def _merged_upstream(git, report, *, write: bool) -> dict[str, str]:  # noqa: AN
              and any(conflict.get("upstream") for conflict in s.conflicts)]
     if not steps or not report.upstream:
         return {}
-    from carrytool.review.status_has import has_of, save_kept
+    from carrytool.review.status_has import has_of, likely_merged, save_kept
 
     merged = {}
     try:
@@ -95,8 +95,7 @@ def _merged_upstream(git, report, *, write: bool) -> dict[str, str]:  # noqa: AN
                 had = has_of(git, step.entry, report.upstream["sha"], step.head, write=write)
             except CarryError:          # the advice is then the rebase, as before
                 continue
-            # (UpstreamHas.said says "likely merged upstream" exactly where explain's likely_merged holds)
-            if had is not None and "likely merged upstream" in had.said:
+            if had is not None and likely_merged(had):
                 merged[step.id] = had.said
     finally:
         save_kept(git, write=write)

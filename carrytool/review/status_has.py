@@ -19,6 +19,7 @@ log -S` that failed named no commit: the next run asks again).
 
 from __future__ import annotations
 
+import re
 import weakref
 from dataclasses import dataclass
 
@@ -126,6 +127,17 @@ def every_hunk(had: Had) -> bool:
     """Upstream has every hunk of it that tells (as explain's `next:` says "every hunk of it counted"), and each
     hunk that says nothing on its own stands in a file upstream has as the PR's head has it."""
     return had.every and not had.unmade
+
+
+_COUNT = re.compile(r"upstream already has (?:its one hunk|all \d+ of its hunks|(\d+) of its (\d+) hunks) ")
+
+
+def likely_merged(had: Had) -> bool:
+    """Whether upstream likely merged it (UpstreamHas.likely_merged: at least half of its hunks that tell), read
+    from the count HAD's words open with, which no name or subject comes before (h263: the words "likely merged
+    upstream" were looked for anywhere in them, the subject of the commit that made a part of it too)."""
+    found = _COUNT.match(had.said)
+    return found is not None and (found.group(1) is None or 2 * int(found.group(1)) >= int(found.group(2)))
 
 
 def unmade_said(had: Had) -> str:

@@ -49,3 +49,22 @@ def test_sync_dry_run_keeps_no_weighing_and_sync_keeps_it(cli: Cli, small: Small
     assert not [p for p in cache.parent.rglob("*") if p.is_file()], sorted(map(str, cache.parent.rglob("*")))
     assert cli("sync", *args).exit_code == 3
     assert [p.name for p in cache.glob("statushas-*.json")], sorted(p.name for p in cache.iterdir())
+
+
+def test_a_pr_upstream_made_a_part_of_is_rebased_whatever_the_commits_subject(cli: Cli, small: Small) -> None:
+    """h263: whether upstream likely merged it was read as the words "likely merged upstream" anywhere in what
+    upstream has of it, the subject of the commit that made a part of it too: a PR upstream has 1 of 3 hunks of,
+    made by `Say "likely merged upstream" (#1)`, was told to be dropped first."""
+    from tests.review.test_explain_upstream_has import A_PR, A_UP, T_PR, T_UP, A, T
+
+    c = "def h():\n    return 3\n"
+    small.base = small.up.commit({"a.py": A, "test_a.py": T, "c.py": c}, "base", parent="main",
+                                 ref="refs/heads/main")
+    small.pr(1, {"a.py": A_PR, "test_a.py": T_PR, "c.py": c.replace("3", "4")}, message="Reset the flushing state")
+    small.up.commit({"a.py": A_UP, "test_a.py": T_UP}, 'Say "likely merged upstream" (#1)', parent="main",
+                    ref="refs/heads/main")
+    small.manifest([{"pr": 1}])
+    result = cli("sync", "--dry-run", "-m", small.manifest_path, "--repo", small.work.path)
+    flat = " ".join(result.stdout.split())
+    assert result.exit_code == 3 and "next: rebase pr/1 onto upstream main" in flat, result.stdout
+    assert "drop it" not in flat, result.stdout
