@@ -12,7 +12,7 @@ import ast
 import functools
 import keyword
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 Form = tuple[str, str, "int | None"]      # a call: its name, what it is reached through (_receiver), its arguments
 # a call with its arguments: its name, what it is reached through, each argument's key (its place, `0`, `1`, ...,
@@ -197,15 +197,24 @@ def keeps_base(mine: Iterable[Call], before: Iterable[Call], after: Iterable[Cal
     its removed lines' calls, that AFTER, its added lines', make otherwise), on the same object, with an argument as
     BEFORE's where every such call of AFTER's changed it: the PR's call there, not its change (h255: `f(aa, 1)`
     for a PR's `f(a, 1)` -> `f(a, 2)`, or `a.b(d).c(y)` for its `a.b(e).c(y)`, read as its line, exit 0)."""
+    for _name, _receiver, args, theirs, olds in _changed(mine, before, after):
+        if all(any(_kept(args, b[2], a[2]) is not None for b in olds if _near(b[1], a[1]))   # type: ignore[arg-type]
+               for a in theirs):
+            return True
+    return False
+
+
+def _changed(mine: Iterable[Call], before: Iterable[Call], after: Iterable[Call]
+             ) -> Iterator[tuple[str, str, tuple[tuple[str, str], ...], list[Call], list[Call]]]:
+    """Each call of MINE, in MINE's order, that makes a call the PR's hunk changes the arguments of: (its name,
+    receiver and arguments, the calls of AFTER it may be on the same object, the calls of BEFORE that AFTER does
+    not make): what keeps_base and passes_otherwise compare."""
     before, after = frozenset(before), frozenset(after)
     for name, receiver, args in mine:
         theirs = [a for a in after if a[0] == name and a[2] is not None and _near(a[1], receiver)]
         olds = [b for b in before if b[0] == name and b[2] is not None and b not in after]
-        if args is not None and theirs and olds and all(
-                any(_kept(args, b[2], a[2]) is not None for b in olds if _near(b[1], a[1]))   # type: ignore[arg-type]
-                for a in theirs):
-            return True
-    return False
+        if args is not None and theirs and olds:
+            yield name, receiver, args, theirs, olds
 
 
 def passes_otherwise(mine: Iterable[Call], before: Iterable[Call], after: Iterable[Call],
@@ -221,12 +230,8 @@ def passes_otherwise(mine: Iterable[Call], before: Iterable[Call], after: Iterab
 def _third(mine: Iterable[Call], before: Iterable[Call], after: Iterable[Call], others: Iterable[Call]
            ) -> tuple[str, str, str, str, str] | None:
     """(name, key, the PR's base's text, its head's, the union's) of passes_otherwise's first such argument; None."""
-    before, after, others = frozenset(before), frozenset(after), frozenset(others)
-    for name, receiver, args in sorted(mine, key=str):
-        theirs = [a for a in after if a[0] == name and a[2] is not None and _near(a[1], receiver)]
-        olds = [b for b in before if b[0] == name and b[2] is not None and b not in after]
-        if args is None or not theirs or not olds:
-            continue
+    others = frozenset(others)
+    for name, receiver, args, theirs, olds in _changed(sorted(mine, key=str), before, after):
         found = [_otherwise(args, b[2], a[2]) for a in sorted(theirs, key=str)         # type: ignore[arg-type]
                  for b in sorted(olds, key=str) if _near(b[1], a[1])]
         if not found or any(item is None for item in found):
