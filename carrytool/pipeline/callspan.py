@@ -19,6 +19,10 @@ from carrytool.pipeline.lineroles import calls_of, code_of
 
 _MOST = 2000        # lines read on for a call left open (a file that never closes it: read no further)
 _OPEN, _CLOSE = frozenset("([{"), frozenset(")]}")
+_BACK = 400         # lines read back for the bracket a continuation line is inside (opening_line)
+# the first words of statements no bracket holds: reading back from a line inside one stops at them
+_STATEMENTS = frozenset({"def", "class", "return", "import", "while", "try", "with", "raise", "del", "pass", "assert",
+                         "global", "nonlocal", "break", "continue", "elif", "except", "finally"})
 # a top-level line opening a block whose body is the module's (not a def's or a class's)
 _BLOCK = re.compile(rb"(?:if|elif|else|try|except|finally|for|while|with|async\s+(?:for|with)|match)\b")
 
@@ -43,6 +47,41 @@ def whole_args(lines: Sequence[bytes], at: int, opened: str = "") -> frozenset[C
         return frozenset()
     whole = _statement(lines, at, opened, decorator=True)
     return frozenset(call_args(code) if whole is None else call_args(*whole))
+
+
+def openers(lines: Sequence[bytes], quotes: dict[int, str], start: int, count: int) -> list[int | None]:
+    """For each of COUNT lines of LINES (a Python file; QUOTES: lineroles.quotes_open of it) from line START (0-based),
+    the line (0-based) opening the innermost bracket still open where it starts: the first line of the call whose
+    arguments it continues (`x = send(` for `        2,`; whole_args reads that call whole from it); None where no
+    bracket is open there. Read back from START once (_open_above), then on through the lines."""
+    stack, found = _open_above(lines, quotes, start), []
+    for n in range(start, min(start + count, len(lines))):
+        found.append(stack[-1] if stack else None)
+        for _kind, text in code_of(lines[n], quotes.get(n + 1, ""))[0]:
+            if text in _OPEN:
+                stack.append(n)
+            elif text in _CLOSE and stack:
+                stack.pop()
+    return found
+
+
+def _open_above(lines: Sequence[bytes], quotes: dict[int, str], at: int) -> list[int]:
+    """The lines (0-based) opening the brackets still open where line AT starts, the innermost last: read back to a
+    line opening a statement no bracket can hold (`def`, `return`, ...), or _BACK lines at most."""
+    closes, found = 0, []
+    for n in range(at - 1, max(-1, at - 1 - _BACK), -1):
+        code = code_of(lines[n], quotes.get(n + 1, ""))[0]
+        for _kind, text in reversed(code):
+            if text in _CLOSE:
+                closes += 1
+            elif text in _OPEN:
+                if closes:
+                    closes -= 1
+                else:
+                    found.append(n)
+        if code and code[0][1] in _STATEMENTS:
+            break
+    return found[::-1]
 
 
 def _statement(lines: Sequence[bytes], at: int, opened: str, *, decorator: bool = False

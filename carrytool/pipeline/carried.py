@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from carrytool.gitlayer.git import Git
-from carrytool.pipeline.callspan import bindings_before, module_bindings, whole_args, whole_calls
+from carrytool.pipeline.callspan import bindings_before, module_bindings, openers, whole_args, whole_calls
 from carrytool.pipeline.hunks import Hunk, says_nothing
 from carrytool.pipeline.linecalls import (
     Alias,
@@ -69,6 +69,7 @@ class _Carried:
     texts: dict[str, list[bytes]]
     bound: dict[tuple[str, int], dict[str, Alias]]
     modules: dict[str, dict[str, Alias]]
+    opening: dict[tuple[str, int, tuple[bytes, ...]], list[int | None]]
 
     def _span(self, j: int, hunk: Hunk) -> Span | None:
         raise NotImplementedError
@@ -113,10 +114,16 @@ class _Carried:
     def _asked(self, own: Hunk, rivals: Sequence[Hunk]) -> frozenset[Call]:
         """The calls, with their arguments, of upstream's lines the union's OWN hunk replaces and of the lines the
         other folded PRs' hunks meeting it (RIVALS) add: a change of an argument there that a third value of the
-        union's may reconcile with a PR's (h259)."""
+        union's may reconcile with a PR's (h259). Where they continue a call opened above them, that call's, read
+        whole (_continuing, _continued: upstream making `        5,` the argument a PR makes `        2,`)."""
         calls = set(_sides(tuple(own.removed), (), self._opened(own))[0]) if own.removed else set()
+        first, after = own.new_start - 1, own.new_start - 1 + len(own.added)
+        for j, _line, opened, lines in self._continuing(own):
+            calls |= whole_args([*lines[j:first], *own.removed, *lines[after:after + _WINDOW]], 0, opened)
         for rival in rivals:
             calls |= self._changes(rival)[1]
+            calls |= {call for n in range(len(rival.added)) if (found := self._continued(rival, n)) is not None
+                      for call in found[1][1]}
         return frozenset(calls)
 
     def _said(self, hunk: Hunk) -> list[tuple[int, bytes, str]]:
@@ -224,18 +231,25 @@ class _Carried:
             return ""
         met, theirs = self._region(k, hunk), self._forms_of(hunk, self._opened(hunk))
         before, after = self._changes(hunk)
+        whole = None if does_something(hunk, self._opened(hunk)) else next(
+            (found for n in range(len(hunk.added)) if (found := self._continued(hunk, n)) is not None), None)
+        if whole is not None:           # its lines continue a call opened above it: that call's change (_continued)
+            theirs, (before, after) = self._forms_of(whole[0], ""), whole[1]
         for own in self.written:
             if own.path != hunk.path or not self._at(met, self._span(-1, own)) or not self._read(own):
                 continue
             aliases = self._aliases(own, [line for line in own.added if not says_nothing(line)])
             asked = self._asked(own, self._rivals(k, own))
-            for n, line, opened in self._said(own):
-                calls = self._calls(own, n, line, opened)
-                said = differs(renamed(calls_of(line, opened) if calls is None else calls, aliases),
-                               self._args(own, n, line, opened), theirs, before, after, asked)
+            lines = [(own.new_start + n, line, opened, self._calls(own, n, line, opened),
+                      self._args(own, n, line, opened)) for n, line, opened in self._said(own)]
+            lines += [(j + 1, line, opened, whole_calls(text, j, opened), whole_args(text, j, opened))
+                      for j, line, opened, text in self._continuing(own)]
+            for number, line, opened, calls, args in lines:
+                said = differs(renamed(calls_of(line, opened) if calls is None else calls, aliases), args, theirs,
+                               before, after, asked)
                 if said:
                     text = line.decode("utf-8", "surrogateescape").strip()
-                    return f"its line {own.path}:{own.new_start + n} `{text[:80]}` is no form of it: it {said}"
+                    return f"its line {own.path}:{number} `{text[:80]}` is no form of it: it {said}"
         return ""
 
     def _rivals(self, k: int, own: Hunk) -> list[Hunk]:
@@ -271,6 +285,17 @@ class _Carried:
                 asked = self._asked(own, rivals)
                 mine += [(line, opened, rivals, aliases, self._calls(own, n, line, opened),
                           self._args(own, n, line, opened), asked) for n, line, opened in self._said(own)]
+                mine += [(line, opened, rivals, aliases, whole_calls(lines, j, opened), whole_args(lines, j, opened),
+                          asked) for j, line, opened, lines in self._continuing(own)]
+        if not hunk.added and (whole := self._deleted_within(hunk)) is not None:
+            part, changes = whole               # `1,` deleted from a call opened above: that call's line, changed
+            forms_of, bound = self._reading(part)
+            starts = lambda h: "" if h is part else self._opened(h)                 # noqa: E731 (part: no string)
+            nothing = [replace(hunk, removed=(), added=())]
+            renames = self.renames.get(hunk.path, frozenset())
+            return () if any(line_carries(ours, part, rivals or nothing, at, starts, aliases, renames, calls,
+                                          forms_of, bound) and not self._otherwise(args, changes, asked)
+                             for ours, at, rivals, aliases, calls, args, asked in mine) else (hunk.new_start,)
         if not hunk.added:
             does = frozenset(role for line, opened in zip(hunk.removed, opened_at(hunk.removed))
                              for role in leading_roles(line, opened) if role[0] in NAMED)
@@ -295,13 +320,70 @@ class _Carried:
         forms_of, bound = self._reading(hunk)
         for n, (line, opened) in enumerate(zip(hunk.added, quotes)):
             part = replace(hunk, added=(line,), new_start=hunk.new_start + n, new_count=1)
+            changes = None if opened or does_something(part) else self._continued(hunk, n)
+            if changes is not None:             # `2,` in a call opened above: that call's line, its arguments changed
+                part, changes = changes
             starts = lambda h, part=part: "" if h is part else self._opened(h)     # noqa: E731 (part: no string)
             if not opened and line.strip() not in changed and does_something(part) and not any(
                     line_carries(ours, part, rivals or nothing, at, starts, aliases, renames, calls, forms_of, bound)
-                    and not self._otherwise(args, self._changes(part), asked)
+                    and not self._otherwise(args, changes or self._changes(part), asked)
                     for ours, at, rivals, aliases, calls, args, asked in mine):
                 lost.append(hunk.new_start + n)
         return tuple(lost)
+
+    def _continued(self, hunk: Hunk, n: int) -> tuple[Hunk, tuple[frozenset[Call], frozenset[Call]]] | None:
+        """Where HUNK's added line N does nothing alone but continues a call opened above the hunk (`        2,`, an
+        argument of `x = send(` written over lines: callspan.openers), the PR's change is that call's: the call's
+        first line, as a part of HUNK to carry, with the calls of that statement with their arguments (each read
+        whole: callspan.whole_args) as they were, HUNK's removed lines in place of its added ones, and as HUNK makes
+        them (h257's review: a union keeping `1,` for a PR's `2,` read as its line re-expressed, exit 0). None where
+        the line is read alone (the call opens in the hunk, or no bracket holds the line)."""
+        j = self._openers(hunk)[n] if self._read(hunk) else None
+        if j is None or j >= hunk.new_start - 1:
+            return None
+        lines, oid = self.texts[hunk.new_oid or ""], hunk.new_oid or ""
+        opened, after = self.quotes[oid].get(j + 1, ""), hunk.new_start - 1 + len(hunk.added)
+        before = [*lines[j:hunk.new_start - 1], *hunk.removed, *lines[after:after + _WINDOW]]
+        part = replace(hunk, removed=(), added=(lines[j],), new_start=j + 1, new_count=1)
+        return part, (whole_args(before, 0, opened), whole_args(lines, j, opened))
+
+    def _deleted_within(self, hunk: Hunk) -> tuple[Hunk, tuple[frozenset[Call], frozenset[Call]]] | None:
+        """Where a PR's HUNK only deletes lines from inside a call opened above it, changing its arguments (`        1,`
+        of `x = send(`), the PR's change is that call's, as _continued reads it for a line added there: the call's
+        first line as a part of HUNK, with that statement's calls before the deletion and after it. None elsewhere."""
+        if not self._read(hunk):
+            return None
+        lines, oid = self.texts[hunk.new_oid or ""], hunk.new_oid or ""
+        j = (openers(lines, self.quotes[oid], hunk.new_start, 1) or [None])[0]
+        if j is None:
+            return None
+        opened = self.quotes[oid].get(j + 1, "")
+        before = whole_args([*lines[j:hunk.new_start], *hunk.removed, *lines[hunk.new_start:hunk.new_start + _WINDOW]],
+                            0, opened)
+        after = whole_args(lines, j, opened)
+        part = replace(hunk, removed=(), added=(lines[j],), new_start=j + 1, new_count=1)
+        return (part, (before, after)) if before != after else None
+
+    def _continuing(self, own: Hunk) -> list[tuple[int, bytes, str, list[bytes]]]:
+        """The first lines of the calls the union's OWN hunk's lines continue, opened above the hunk (callspan.openers:
+        `x = send(` for its `        2,` or `    ) or fb(a)`): lines of the union's there too, their calls read whole
+        (_continued, the PR's side), each with its index, the quote of the string it starts in and its file's lines."""
+        if not self._read(own):
+            return []
+        lines, quotes = self.texts[own.new_oid or ""], self.quotes[own.new_oid or ""]
+        return [(j, lines[j], quotes.get(j + 1, ""), lines)
+                for j in sorted({j for j in self._openers(own) if j is not None and j < own.new_start - 1})]
+
+    def _openers(self, hunk: Hunk) -> list[int | None]:
+        """callspan.openers of HUNK's added lines in its new blob (read: _read), where that blob holds them there; none
+        elsewhere. Once a hunk."""
+        key = (hunk.new_oid or "", hunk.new_start, hunk.added)
+        if key not in self.opening:
+            lines, first = self.texts[key[0]], hunk.new_start - 1
+            held = first >= 0 and tuple(lines[first:first + len(hunk.added)]) == hunk.added
+            self.opening[key] = openers(lines, self.quotes[key[0]], first, len(hunk.added)) if held else \
+                [None] * len(hunk.added)
+        return self.opening[key]
 
     def _taken(self, other: Hunk, met: Span | None, mine: list[Mine]) -> bool:
         """Whether the union took another folded PR's hunk OTHER's side in the region MET: OTHER only deletes, or a
@@ -322,6 +404,9 @@ class _Carried:
                                 self.renames.get(other.path, frozenset()), calls, forms_of, bound)
                    and not self._otherwise(args, self._changes(replace(part, removed=other.removed)), asked)
                    for part in alone for ours, at, _rivals, aliases, calls, args, asked in mine)
+
+
+_WINDOW = 2000      # lines read on past a PR's hunk for the call its line continues (callspan's _MOST)
 
 
 @functools.lru_cache(maxsize=1024)

@@ -58,6 +58,7 @@ class Regions(_Carried, _SideDrops):
         self.texts: dict[str, list[bytes]] = {}             # the lines of each (carried._calls)
         self.bound: dict[tuple[str, int], dict[str, Alias]] = {}     # names bound above a hunk (_bound)
         self.modules: dict[str, dict[str, Alias]] = {}      # names bound at a blob's top level (_bound)
+        self.opening: dict[tuple[str, int, tuple[bytes, ...]], list[int | None]] = {}   # _openers, a hunk's
         self.target: dict[str, str | None] = {}
         for path in paths:
             change = change_of(changes, path)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from carrytool.pipeline.callspan import bindings_before, whole_calls
+from carrytool.pipeline.callspan import bindings_before, openers, whole_calls
 from carrytool.pipeline.lineroles import calls_of, quotes_open
 
 
@@ -63,3 +63,24 @@ def _bound(text: str) -> dict:
         "a-hunk-leaving-the-def", "a-hunk-in-the-def"])
 def test_names_bound_above_in_the_def(text: str, bound: dict) -> None:
     assert _bound(text) == bound
+
+
+# openers: each line's innermost bracket still open where it starts, by the line opening it (0-based), or None
+OPENERS = {
+    "a-call": ("def f(a):\n    x = send(\n        a,\n        1,\n    )\n    return x\n", 1,
+               [None, 1, 1, 1, None, None]),
+    "nested": ("def f(a):\n    x = send(\n        g(\n            a,\n        ),\n        1,\n    )\n", 1,
+               [None, 1, 2, 2, 1, 1]),
+    "brackets-in-strings": ("def f(a):\n    x = send(\n        ')(',\n        \"\"\"(\n        ]\"\"\",\n        1,\n"
+                            "    )\n", 1, [None, 1, 1, 1, 1, 1]),
+    "a-comment": ("def f(a):\n    x = send(  # a (comment\n        1,\n    )\n", 1, [None, 1, 1]),
+    "a-def-above-stops": ("x = [\n    1,\ndef f(\n    a,\n):\n    b = 2\n", 5, [None]),     # left open above: no call
+    "started-inside": ("def f(a):\n    x = send(\n        a,\n        1,\n    )\n", 3, [1, 1]),
+}
+
+
+@pytest.mark.parametrize("name", list(OPENERS))
+def test_openers_name_the_line_opening_each_lines_innermost_bracket(name: str) -> None:
+    text, start, expected = OPENERS[name]
+    source = text.encode()
+    assert openers(source.split(b"\n"), quotes_open(source), start, len(expected)) == expected
