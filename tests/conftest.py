@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import zlib
 from pathlib import Path
 
 import click
@@ -22,9 +23,11 @@ from tests.gitrepo import Repo, built_once, copy_built, init_repo, write_manifes
 
 
 def _second_git() -> str:
-    """The bin folder of a second, newer git when this machine has one ("" when not): $CARRYTOOL_SECOND_GIT,
-    else the one .ci/build-git.sh builds and caches (once it marked the build complete: .ci/run may be
-    building it while a test pass starts), else an older cache's place."""
+    """The bin folder of a second, newer git when this machine has one ("" when not): $CARRYTOOL_SECOND_GIT
+    (`none`: no second git, as .ci/run says for its pass on the current git, whose git is that one), else the
+    one .ci/build-git.sh builds and caches (once it marked the build complete), else an older cache's place."""
+    if os.environ.get("CARRYTOOL_SECOND_GIT") == "none":
+        return ""
     ci = Path(os.environ.get("CARRYTOOL_GIT_CACHE", Path.home() / ".cache" / "carrytool-ci" / "git-trixie"))
     built = str(ci / "bin") if (ci / ".complete").exists() else ""
     for folder in (os.environ.get("CARRYTOOL_SECOND_GIT", ""), built, "/root/.cache/git-new/bin"):
@@ -34,6 +37,19 @@ def _second_git() -> str:
 
 
 SECOND_GIT = _second_git()     # tests that compare two gits skip without it (CI builds one: .ci/run)
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """$CARRYTOOL_TEST_SHARD=K/N: collect only the test files of shard K of N (0-based), each file in one shard, by a
+    hash of its path: .ci/run runs each pass's shards at once, so that both cores stay busy to the end."""
+    shard = os.environ.get("CARRYTOOL_TEST_SHARD", "")
+    if not shard or not collection_path.name.startswith("test_") or collection_path.suffix != ".py":
+        return None
+    k, n = (int(part) for part in shard.split("/"))
+    name = collection_path.resolve().relative_to(Path(__file__).resolve().parents[1]).as_posix()
+    return True if zlib.crc32(name.encode()) % n != k else None
+
+
 REPORT_SCHEMA = Path(__file__).resolve().parents[1] / "carrytool" / "schemas" / "report.schema.json"
 SHARED_REPORT_SCHEMA = Path(__file__).resolve().parents[2] / "shared" / "schemas" / "report.schema.json"
 
