@@ -161,11 +161,12 @@ def _files() -> list[Path]:
 
 
 def test_pieces_say_what_the_whole_parse_says_on_real_and_broken_files() -> None:
-    rng = random.Random(19)
+    # the file and two broken copies of it, other ones on each Python (CI's two passes: four copies a run)
+    rng = random.Random(19 + sys.version_info.minor)
     parsed = broken = 0
     for path in _files():
         lines = split_lines(path.read_bytes())
-        for case in range(5):
+        for case in range(3):
             text = lines if case == 0 else _mutated(lines, rng)
             first = rng.randint(1, max(1, len(text)))
             hot = [(first, first + rng.randint(0, 8))]

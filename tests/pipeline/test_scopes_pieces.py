@@ -149,11 +149,12 @@ def test_real_files_give_the_whole_parse_spans() -> None:
 
 
 def test_broken_copies_of_real_files_give_the_whole_parse_spans() -> None:
-    rng = random.Random(17)
+    # two broken copies of each file, other ones on each Python (CI's two passes: four a run)
+    rng = random.Random(17 + sys.version_info.minor)
     parsed = broken = 0
     for path in _files():
         text = path.read_bytes()
-        for _ in range(3):
+        for _ in range(2):
             if rng.random() < 0.2:
                 _forget()
             mutated = _mutate(text, rng)
