@@ -65,3 +65,31 @@ def test_uncommitted_nights_name_the_night_before_as_sync_recorded_it(tmp_path: 
     (tmp_path / "night.lock").write_text(n.work.git("show", f"refs/carrytool/dev/nights:{first}.lock"))
     code, out = cli.json("diff", tmp_path / "night.lock", f"{n.manifest}.lock", "-m", n.manifest, "--repo", n.work.path)
     assert code == 0 and out["upstream"]["from"] != out["upstream"]["to"], out
+
+
+def test_a_red_night_after_the_first_committed_one_is_named_with_a_command_that_runs(tmp_path: Path, cli: Cli
+                                                                                     ) -> None:
+    """h265 (a newcomer's trial on pylint): night 1 green and committed, night 2 red (no lock written). The bare
+    `diff` the README gives for "the next morning" said to commit the lock after each night (it was) and named
+    neither the red night sync recorded after it nor a command; it names that night and a command that runs."""
+    n = Nights(tmp_path / "n", cli)
+    n.night([{"pr": 1}, {"pr": 2}])                          # green, its lock committed: the only committed night
+    n.second_day()
+    n.manifest.write_text(n.manifest.read_text() + "asserts:\n- {name: no-c2, file: c.txt, absent: c2}\n")
+    code, red = cli.json("sync", "-m", n.manifest, "--repo", n.work.path)
+    assert code == 1, red
+    said = _said(n)
+    assert "commit the lock after each night" not in said, said
+    record = f"refs/carrytool/dev/nights:{red['result']['sha']}.lock"
+    lock, repo = f"{n.manifest}.lock", shlex.quote(str(n.work.path))
+    assert said.startswith(
+        "carrytool: error: no committed night before the lock on disk: no earlier commit of "
+        f"{n.fork.path} holds another carries/manifest.yaml.lock; the last sync in --repo composed "
+        f"{red['result']['sha'][:12]} after it and wrote no lock (a red night) hint: compare the lock on disk with "
+        f"that night as sync recorded it: `git -C {repo} show {record} > night.lock && carrytool diff "
+        f"{shlex.quote(lock)} night.lock -m {shlex.quote(str(n.manifest))} --repo {repo}`, or with its report "
+        "(`sync --report FILE`): `carrytool diff "), said
+    # the command it names runs, and says what the red night changed
+    (tmp_path / "night.lock").write_text(n.work.git("show", record))
+    code, out = cli.json("diff", lock, tmp_path / "night.lock", "-m", n.manifest, "--repo", n.work.path)
+    assert code == 0 and out["upstream"]["from"] != out["upstream"]["to"], out
