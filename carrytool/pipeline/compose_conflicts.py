@@ -15,7 +15,7 @@ from carrytool.pipeline.blame import (
     takes_file_away,
 )
 from carrytool.pipeline.compose_records import Composition
-from carrytool.pipeline.plan import CONFLICT, Step, structured_refusal
+from carrytool.pipeline.plan import CONFLICT, Step, held_in, structured_refusal
 from carrytool.pipeline.reduce import reduced_head
 
 # content merges asked at once for naming the conflicts of the entries merged aside (_ask_meetings): the
@@ -41,6 +41,9 @@ class _Conflicts:
             step.stacked_conflict = stacked_on(step)
             detail += (f"; it is stacked on {step.stacked_conflict} (its history holds that PR's head): "
                        "`policy.stacked: own-commits` merges its own commits onto it instead, where they merge")
+        elif held_in(step) is not None:
+            detail += (f"; {held_in(step)}, before it, is built on it (its history holds this PR's head) and carries "
+                       "its change already")
         step.skip("conflict", detail, status=CONFLICT)
         if mode == "fail":
             comp.failed_conflicts.append(step)

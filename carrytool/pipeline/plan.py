@@ -39,6 +39,9 @@ class Step:
     built_order: tuple[tuple[str, str], ...] = ()
     stacked_onto: tuple[str, str] | None = None     # (id, head) of the PR it was applied onto as its own commits
     stacked_conflict: str | None = None       # its whole change conflicts with the PR it is stacked on
+    # earlier PR entries built on this PR (their history holds its head, beyond upstream): they carry its change
+    # already, and a conflict of its whole change with theirs is said so, not as a union to make (h265)
+    held_by: tuple[str, ...] = ()
     # a PR skipped before its facts were read (superseded, disabled): the head fetched, as the lock records
     # it; the report's `head` (`carrytool diff` of a red night's report says whether it moved: helper-102)
     fetched_head: str | None = None
@@ -307,3 +310,9 @@ def structured_refusal(conflict: dict[str, object]) -> str | None:
     refused = conflict.get("structured")
     why = refused.get("why") if isinstance(refused, dict) else None
     return f"the structured merge refused: {why}" if why else None
+
+
+def held_in(step: Step) -> str | None:
+    """The earlier PR entry built on STEP (its history holds STEP's head) that STEP's conflict is with (h265)."""
+    met = {name for c in step.conflicts for name in c.get("with", ())}  # type: ignore[attr-defined]
+    return next((name for name in step.held_by if name in met), None)

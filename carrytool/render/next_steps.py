@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from carrytool.pipeline.plan import held_in
 from carrytool.pipeline.report import Report
 from carrytool.render.commands import Invocation
 
@@ -70,8 +71,13 @@ def next_steps(report: Report, invocation: Invocation | None = None, unions: Seq
         hints.append(f"next: {step.id} is built on an older version of {lowers} (stale-stack): rebase {step.id} onto "
                      f"the current head; until then {said} carr{'ies' if len(pins) == 1 else 'y'} the version it was "
                      "built on (with `policy.stacked: own-commits` where its whole change conflicts with it)")
+    held = [s for s in failed if not s.stacked_conflict and held_in(s) is not None]
+    for step in held:   # an earlier entry built on it carries it: no union to make (h265)
+        hints.append(f"next: {held_in(step)} is built on {step.id} (its history holds {step.id}'s head) and carries "
+                     f"its change already: remove {step.id}'s entry from the manifest, or move it before "
+                     f"{held_in(step)}")
     between = [s for s in failed if any(conf["with"] for conf in s.conflicts) and not s.stacked_conflict
-               and s not in stale_conflicts]
+               and s not in stale_conflicts and s not in held]
     order = {step.id: n for n, step in enumerate(report.steps)}
     steps = {step.id: step for step in report.steps}
     for group, stopped in _conflict_groups(between, order):   # one union per set of entries that conflict together
