@@ -83,6 +83,8 @@ def _overlap_cells(overlap: Any) -> tuple[str, ...]:
         provided += " (stacked: sync applies the later onto the earlier's head)"
     elif getattr(overlap, "stacked", False):
         provided += " (stacked: the later is built on the earlier's head)"
+    elif getattr(overlap, "held", False):
+        provided += " (the earlier is built on the later's head: it carries the later's change already)"
     elif getattr(overlap, "shared_commits", 0):
         shared = overlap.shared_commits
         provided += f" (both built on one branch: {shared} commit{'s' if shared != 1 else ''} beyond upstream in common)"

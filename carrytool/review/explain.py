@@ -70,6 +70,7 @@ def explain(manifest: Manifest, git: Git, *, offline: bool = False, entries: Seq
     for overlap in overlap_map.overlaps:    # a pair whose later is built on the earlier's head: no union's
         earlier, later = by_id.get(overlap.entries[0]), by_id.get(overlap.entries[1])
         overlap.stacked = later is not None and overlap.entries[0] in later.built_over
+        overlap.held = later is not None and overlap.entries[0] in later.held_by     # the reverse (h265)
         if earlier is not None and later is not None and earlier.head and later.head:   # one branch's commits
             overlap.shared_commits = len(git.outside(resolved.upstream, earlier.head)
                                          & git.outside(resolved.upstream, later.head))

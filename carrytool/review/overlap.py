@@ -63,6 +63,7 @@ class Overlap:
     provided_by: str | None = None               # one of the pair is a union that provides the other here
     structurally: bool = False   # the conflict resolves by the structured rule (policy structured_merge)
     stacked: bool = False        # the later is built on the earlier's head (a stack: no union's to fold)
+    held: bool = False           # the earlier is built on the later's head: it carries the later (h265: no union)
     shared_commits: int = 0      # commits beyond upstream both heads hold (built on one branch, or stacked)
     applied_stacked: bool = False   # ... and sync applied its own commits onto it (policy.stacked: own-commits)
     # entry -> the paths of its own diff that FILES stand for, where a file is one its change only lands on
@@ -101,6 +102,8 @@ class Overlap:
             data["resolved"] = "structurally"
         if self.stacked:
             data["stacked"] = True
+        if self.held:
+            data["held"] = True
         if self.shared_commits:
             data["shared_commits"] = self.shared_commits
         if self.applied_stacked:

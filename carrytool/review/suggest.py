@@ -45,7 +45,7 @@ def union_groups(manifest: Manifest, overlaps: Sequence[Overlap], evidence: Mapp
         return x
 
     for o in overlaps:
-        if o.kind != "conflict" or o.stacked or not _in_play(evidence, o.entries):
+        if o.kind != "conflict" or o.stacked or o.held or not _in_play(evidence, o.entries):
             continue
         conflicted = o.conflict_files or o.files
         a, b = (_representative(manifest, i, o.own_paths(i, conflicted)) for i in o.entries)

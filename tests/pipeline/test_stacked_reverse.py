@@ -36,3 +36,15 @@ def test_the_other_order_is_still_said_stacked(cli: Cli, small: Small) -> None:
     code, report = sync(cli, small)
     entry = by_id(report)["pr/1"]
     assert code == 3 and "it is stacked on pr/2" in entry["detail"] and "carries its change" not in entry["detail"]
+
+
+def test_explain_marks_the_pair_and_suggests_no_union(cli: Cli, small: Small) -> None:
+    _reversed(small)
+    assert sync(cli, small)[0] == 3                 # fetches what --offline reads
+    code, ex = cli.json("explain", "--offline", "-m", small.manifest_path, "--repo", small.work.path)
+    [pair] = [o for o in ex["overlaps"] if o["entries"] == ["pr/1", "pr/2"]]
+    assert pair["kind"] == "conflict" and pair.get("held") is True and "stacked" not in pair, pair
+    text = cli("explain", "pr/2", "--offline", "-m", small.manifest_path, "--repo", small.work.path).stdout
+    assert "consider a union" not in text, text
+    plan = " ".join(cli("explain", "--offline", "-m", small.manifest_path, "--repo", small.work.path).stdout.split())
+    assert "pr/1 x pr/2 (the earlier is built on the later's head: it carries the later's change already)" in plan
