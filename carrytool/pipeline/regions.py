@@ -40,7 +40,7 @@ from carrytool.gitlayer.git import Change, Git, change_of
 from carrytool.pipeline.basemap import BaseMap, Span, blob_key, meets, overlaps, span_of
 from carrytool.pipeline.carried import _Carried
 from carrytool.pipeline.hunks import Hunk, says_nothing
-from carrytool.pipeline.linecalls import Alias, renames_in
+from carrytool.pipeline.linecalls import Alias, Call, Form, renames_in
 from carrytool.pipeline.sides import _SideDrops
 
 
@@ -59,6 +59,8 @@ class Regions(_Carried, _SideDrops):
         self.bound: dict[tuple[str, int], dict[str, Alias]] = {}     # names bound above a hunk (_bound)
         self.modules: dict[str, dict[str, Alias]] = {}      # names bound at a blob's top level (_bound)
         self.opening: dict[tuple[str, int, tuple[bytes, ...]], list[int | None]] = {}   # _openers, a hunk's
+        self.wholes: dict[tuple[str, int, str], tuple[frozenset[Form], frozenset[Call]]] = {}  # _whole, a line's
+        self.continued: dict[tuple[Hunk, int], tuple[Hunk, tuple[frozenset[Call], frozenset[Call]]]] = {}
         self.target: dict[str, str | None] = {}
         for path in paths:
             change = change_of(changes, path)
