@@ -243,8 +243,9 @@ class _Carried:
             return ""
         met, theirs = self._region(k, hunk), self._forms_of(hunk, self._opened(hunk))
         before, after = self._changes(hunk)
-        whole = None if does_something(hunk, self._opened(hunk)) else next(
-            (found for n in range(len(hunk.added)) if (found := self._continued(hunk, n)) is not None), None)
+        alone = does_something(hunk, self._opened(hunk))
+        whole = next((found for n in range(len(hunk.added)) if (found := self._continued(hunk, n)) is not None
+                      and (not alone or found[1][0] != found[1][1])), None)
         if whole is not None:           # its lines continue a call opened above it: that call's change (_continued)
             theirs, (before, after) = self._forms_of(whole[0], ""), whole[1]
         for own in self.written:
@@ -328,20 +329,30 @@ class _Carried:
         # there (h240's review: a union with neither call lost the wake-up of both, exit 0)
         changed = {line.strip() for _j, h in self._touching(k, hunk) if self._taken(h, met, mine)
                    for line in h.removed}
-        lost, renames = [], self.renames.get(hunk.path, frozenset())
+        lost: list[int] = []
         forms_of, bound = self._reading(hunk)
         for n, (line, opened) in enumerate(zip(hunk.added, quotes)):
             part = replace(hunk, added=(line,), new_start=hunk.new_start + n, new_count=1)
-            changes = None if opened or does_something(part) else self._continued(hunk, n)
-            if changes is not None:             # `2,` in a call opened above: that call's line, its arguments changed
-                part, changes = changes
-            starts = lambda h, part=part: "" if h is part else self._opened(h)     # noqa: E731 (part: no string)
-            if not opened and line.strip() not in changed and does_something(part) and not any(
-                    line_carries(ours, part, rivals or nothing, at, starts, aliases, renames, calls, forms_of, bound)
-                    and not self._otherwise(args, changes or self._changes(part), asked)
-                    for ours, at, rivals, aliases, calls, args, asked in mine):
+            whole = None if opened else self._continued(hunk, n)
+            # `2,` in a call opened above: that call's line, its arguments changed; so also for a line doing something
+            # alone that changes them (h264's review: `mode='safe',` carried by the union's `a, mode='fast',`)
+            parts = [(part, self._changes(part))] if does_something(part) else []
+            parts += [whole] if whole is not None and (not parts or whole[1][0] != whole[1][1]) else []
+            if not opened and line.strip() not in changed and any(self._lacks(one, changes, mine, nothing, forms_of,
+                                                                              bound) for one, changes in parts):
                 lost.append(hunk.new_start + n)
         return tuple(lost)
+
+    def _lacks(self, part: Hunk, changes: tuple[frozenset[Call], frozenset[Call]], mine: list[Mine],
+               nothing: list[Hunk], forms_of: Callable[[Hunk, str], frozenset[Form]],
+               bound: Callable[[Hunk], dict[str, Alias]]) -> bool:
+        """Whether no line of MINE carries PART, a line of a PR's hunk (lineroles.line_carries) making the CHANGES
+        of calls it makes (_changes, _continued) as it makes them (_otherwise): uncarried's reading of it."""
+        renames = self.renames.get(part.path, frozenset())
+        starts = lambda h: "" if h is part else self._opened(h)     # noqa: E731 (part: no string)
+        return does_something(part) and not any(
+            line_carries(ours, part, rivals or nothing, at, starts, aliases, renames, calls, forms_of, bound)
+            and not self._otherwise(args, changes, asked) for ours, at, rivals, aliases, calls, args, asked in mine)
 
     def _continued(self, hunk: Hunk, n: int) -> tuple[Hunk, tuple[frozenset[Call], frozenset[Call]]] | None:
         """Where HUNK's added line N does nothing alone but continues a call opened above the hunk (`        2,`, an

@@ -99,3 +99,25 @@ def test_a_union_writing_the_whole_call_on_one_line_is_read_as_it_was(cli: Cli, 
         union = up.replace(whole, f"    x = send(a, {value}) or fb(a)\n").replace("    return b\n", "    return b + 1\n")
         report = _run(cli, small, one, two, union, base=base, up=up, command="explain")
         assert bool(_absent(report)) is not carried, (value, report["warnings"])
+
+
+@pytest.mark.parametrize(("own", "carried"), [
+    ("        a, mode='fast',\n", False),
+    ("        a,\n        mode='fast',  # the union's words\n", False),
+    ("        mode='fast', a=a,\n", False),
+    ("        a, mode='safe',\n", True),
+    ("        a,\n        mode='safe',  # the union's words\n", True),
+], ids=["kept-on-a-line-of-two", "kept-with-a-comment", "kept-by-keyword", "changed-on-a-line-of-two",
+        "changed-with-a-comment"])
+def test_a_keyword_argument_line_the_union_writes_its_own_way_is_that_calls_change(cli: Cli, small: Small,
+                                                                                 own: str, carried: bool) -> None:
+    # h264's review: `mode='safe',` does something alone (its keyword), so it was read alone: the union's own line
+    # `a, mode='fast',` names that keyword and carried it, exit 0; now it is also the change of the call it continues
+    base, one, two, up, _union = _texts("a-keyword-kept")
+    union = up.replace("        a,\n        mode='fast',\n    ) or 0\n", own + "    ) or fb(a)\n").replace(
+        "    return b\n", "    return b + 1\n")
+    report = _run(cli, small, one, two, union, base=base, up=up, command="explain")
+    absent = _absent(report)
+    assert [(pr, lines) for pr, lines, _m in absent] == ([] if carried else [("pr/1", [8, 8])]), report["warnings"]
+    if not carried:
+        assert "passes send mode as it was (`'fast'`), not as the PR makes it (`'safe'`)" in absent[0][2], absent
