@@ -241,13 +241,21 @@ class _Carried:
         own for it, and a line keeping the arguments the PR changes said nothing of them)."""
         if not hunk.added or not self._read(hunk):
             return ""
-        met, theirs = self._region(k, hunk), self._forms_of(hunk, self._opened(hunk))
-        before, after = self._changes(hunk)
-        alone = does_something(hunk, self._opened(hunk))
+        met, alone = self._region(k, hunk), does_something(hunk, self._opened(hunk))
         whole = next((found for n in range(len(hunk.added)) if (found := self._continued(hunk, n)) is not None
                       and (not alone or found[1][0] != found[1][1])), None)
+        readings = [(self._forms_of(hunk, self._opened(hunk)), self._changes(hunk))] if alone or not whole else []
         if whole is not None:           # its lines continue a call opened above it: that call's change (_continued)
-            theirs, (before, after) = self._forms_of(whole[0], ""), whole[1]
+            readings.append((self._forms_of(whole[0], ""), whole[1]))       # (after its lines' own: h264)
+        for theirs, (before, after) in readings:
+            said = self._differing(k, hunk, met, theirs, before, after)
+            if said:
+                return said
+        return ""
+
+    def _differing(self, k: int, hunk: Hunk, met: Span | None, theirs: frozenset[Form], before: frozenset[Call],
+                   after: frozenset[Call]) -> str:
+        """near's clause for PR K's HUNK read as making the calls THEIRS, changing BEFORE's arguments to AFTER's."""
         for own in self.written:
             if own.path != hunk.path or not self._at(met, self._span(-1, own)) or not self._read(own):
                 continue

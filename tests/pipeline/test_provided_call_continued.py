@@ -121,3 +121,17 @@ def test_a_keyword_argument_line_the_union_writes_its_own_way_is_that_calls_chan
     assert [(pr, lines) for pr, lines, _m in absent] == ([] if carried else [("pr/1", [8, 8])]), report["warnings"]
     if not carried:
         assert "passes send mode as it was (`'fast'`), not as the PR makes it (`'safe'`)" in absent[0][2], absent
+
+
+def test_a_call_argument_line_kept_is_named_by_its_own_call_first(cli: Cli, small: Small) -> None:
+    # pr/1 makes the argument `audit(a),` `audit(a, 1),`; the union keeps `audit(a),`: the warning names the union's
+    # line and audit's arguments (the line read alone), as before the line was also read as send's change (h264)
+    base, one, two, up, _union = _texts("a-call-kept")
+    base, one, two, up = (text.replace("fast(),", "audit(a),") for text in (base, one.replace("slow(),", "audit(a, 1),"),
+                                                                              two, up))
+    union = up.replace("        audit(a),\n    ) or 0\n", "        audit(a),  # the union's words\n    ) or fb(a)\n").replace(
+        "    return b\n", "    return b + 1\n")
+    [(entry, lines, message)] = _absent(_run(cli, small, one, two, union, base=base, up=up, command="explain"))
+    assert (entry, lines) == ("pr/1", [8, 8]), message
+    assert "its line m.py:8 `audit(a),  # the union's words` is no form of it: it passes audit 1 argument, not 2" \
+        in message, message
