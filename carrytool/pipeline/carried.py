@@ -19,7 +19,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from carrytool.gitlayer.git import Git
-from carrytool.pipeline.callspan import bindings_before, module_bindings, openers, whole_args, whole_calls
+from carrytool.pipeline.callspan import bindings_before, module_bindings
+from carrytool.pipeline.continued import _Continued
 from carrytool.pipeline.hunks import Hunk, says_nothing
 from carrytool.pipeline.linecalls import (
     Alias,
@@ -56,9 +57,10 @@ Mine = tuple[bytes, str, list[Hunk], dict[str, Alias], "frozenset[Form] | None",
              "frozenset[Call]"]
 
 
-class _Carried:
+class _Carried(_Continued):
     """Regions' judgement of what the union's own lines carry (its `git`, `folded`, `written`, `own`, `renames`,
-    `quotes`, `texts`, `bound`, and where hunks are: `_span`, `_region`, `_at`, `_touching`)."""
+    `quotes`, `texts`, `bound`, and where hunks are: `_span`, `_region`, `_at`, `_touching`; the calls lines
+    continue: _Continued)."""
 
     git: Git
     folded: Sequence[tuple[Sequence[object], Sequence[Hunk]]]
@@ -69,9 +71,6 @@ class _Carried:
     texts: dict[str, list[bytes]]
     bound: dict[tuple[str, int], dict[str, Alias]]
     modules: dict[str, dict[str, Alias]]
-    opening: dict[tuple[str, int, tuple[bytes, ...]], list[int | None]]
-    wholes: dict[tuple[str, int, str], tuple[frozenset[Form], frozenset[Call]]]
-    continued: dict[tuple[Hunk, int], tuple[Hunk, tuple[frozenset[Call], frozenset[Call]]]]
 
     def _span(self, j: int, hunk: Hunk) -> Span | None:
         raise NotImplementedError
@@ -119,9 +118,7 @@ class _Carried:
         union's may reconcile with a PR's (h259). Where they continue a call opened above them, that call's, read
         whole (_continuing, _continued: upstream making `        5,` the argument a PR makes `        2,`)."""
         calls = set(_sides(tuple(own.removed), (), self._opened(own))[0]) if own.removed else set()
-        first, after = own.new_start - 1, own.new_start - 1 + len(own.added)
-        for j, _line, opened, lines in self._continuing(own):
-            calls |= whole_args([*lines[j:first], *own.removed, *lines[after:after + _WINDOW]], 0, opened)
+        calls |= self._continued_before(own)
         for rival in rivals:
             calls |= self._changes(rival)[1]
             calls |= {call for n in range(len(rival.added)) if (found := self._continued(rival, n)) is not None
@@ -192,16 +189,6 @@ class _Carried:
             if 0 <= at < len(lines) and lines[at] == line:
                 return self._whole(hunk.new_oid or "", at, opened)[1]
         return frozenset(call_args(code_of(line, opened)[0]))
-
-    def _whole(self, oid: str, at: int, opened: str) -> tuple[frozenset[Form], frozenset[Call]]:
-        """callspan.whole_calls and whole_args of line AT of blob OID (read: _read), read once a run: each line of a
-        PR's hunk continuing a call opened above it asks for that call's first line (_continued; h264's review:
-        100 argument lines of a 1,500-line call changed, explain 1.6 s -> 9.7 s)."""
-        key = (oid, at, opened)
-        if key not in self.wholes:
-            lines = self.texts[oid]
-            self.wholes[key] = (whole_calls(lines, at, opened), whole_args(lines, at, opened))
-        return self.wholes[key]
 
     def _changes(self, hunk: Hunk) -> tuple[frozenset[Call], frozenset[Call]]:
         """The calls HUNK's removed lines make and those its added lines make, with their arguments, each side read
@@ -362,62 +349,6 @@ class _Carried:
             line_carries(ours, part, rivals or nothing, at, starts, aliases, renames, calls, forms_of, bound)
             and not self._otherwise(args, changes, asked) for ours, at, rivals, aliases, calls, args, asked in mine)
 
-    def _continued(self, hunk: Hunk, n: int) -> tuple[Hunk, tuple[frozenset[Call], frozenset[Call]]] | None:
-        """Where HUNK's added line N does nothing alone but continues a call opened above the hunk (`        2,`, an
-        argument of `x = send(` written over lines: callspan.openers), the PR's change is that call's: the call's
-        first line, as a part of HUNK to carry, with the calls of that statement with their arguments (each read
-        whole: callspan.whole_args) as they were, HUNK's removed lines in place of its added ones, and as HUNK makes
-        them (h257's review: a union keeping `1,` for a PR's `2,` read as its line re-expressed, exit 0). None where
-        the line is read alone (the call opens in the hunk, or no bracket holds the line)."""
-        j = self._openers(hunk)[n] if self._read(hunk) else None
-        if j is None or j >= hunk.new_start - 1:
-            return None
-        if (hunk, j) not in self.continued:             # once a call a hunk's lines continue (_whole)
-            lines, oid = self.texts[hunk.new_oid or ""], hunk.new_oid or ""
-            opened, after = self.quotes[oid].get(j + 1, ""), hunk.new_start - 1 + len(hunk.added)
-            before = [*lines[j:hunk.new_start - 1], *hunk.removed, *lines[after:after + _WINDOW]]
-            part = replace(hunk, removed=(), added=(lines[j],), new_start=j + 1, new_count=1)
-            self.continued[hunk, j] = part, (whole_args(before, 0, opened), self._whole(oid, j, opened)[1])
-        return self.continued[hunk, j]
-
-    def _deleted_within(self, hunk: Hunk) -> tuple[Hunk, tuple[frozenset[Call], frozenset[Call]]] | None:
-        """Where a PR's HUNK only deletes lines from inside a call opened above it, changing its arguments (`        1,`
-        of `x = send(`), the PR's change is that call's, as _continued reads it for a line added there: the call's
-        first line as a part of HUNK, with that statement's calls before the deletion and after it. None elsewhere."""
-        if not self._read(hunk):
-            return None
-        lines, oid = self.texts[hunk.new_oid or ""], hunk.new_oid or ""
-        j = (openers(lines, self.quotes[oid], hunk.new_start, 1) or [None])[0]
-        if j is None:
-            return None
-        opened = self.quotes[oid].get(j + 1, "")
-        before = whole_args([*lines[j:hunk.new_start], *hunk.removed, *lines[hunk.new_start:hunk.new_start + _WINDOW]],
-                            0, opened)
-        after = whole_args(lines, j, opened)
-        part = replace(hunk, removed=(), added=(lines[j],), new_start=j + 1, new_count=1)
-        return (part, (before, after)) if before != after else None
-
-    def _continuing(self, own: Hunk) -> list[tuple[int, bytes, str, list[bytes]]]:
-        """The first lines of the calls the union's OWN hunk's lines continue, opened above the hunk (callspan.openers:
-        `x = send(` for its `        2,` or `    ) or fb(a)`): lines of the union's there too, their calls read whole
-        (_continued, the PR's side), each with its index, the quote of the string it starts in and its file's lines."""
-        if not self._read(own):
-            return []
-        lines, quotes = self.texts[own.new_oid or ""], self.quotes[own.new_oid or ""]
-        return [(j, lines[j], quotes.get(j + 1, ""), lines)
-                for j in sorted({j for j in self._openers(own) if j is not None and j < own.new_start - 1})]
-
-    def _openers(self, hunk: Hunk) -> list[int | None]:
-        """callspan.openers of HUNK's added lines in its new blob (read: _read), where that blob holds them there; none
-        elsewhere. Once a hunk."""
-        key = (hunk.new_oid or "", hunk.new_start, hunk.added)
-        if key not in self.opening:
-            lines, first = self.texts[key[0]], hunk.new_start - 1
-            held = first >= 0 and tuple(lines[first:first + len(hunk.added)]) == hunk.added
-            self.opening[key] = openers(lines, self.quotes[key[0]], first, len(hunk.added)) if held else \
-                [None] * len(hunk.added)
-        return self.opening[key]
-
     def _taken(self, other: Hunk, met: Span | None, mine: list[Mine]) -> bool:
         """Whether the union took another folded PR's hunk OTHER's side in the region MET: OTHER only deletes, or a
         line of the union's hunks there is one of OTHER's (compared without whitespace) or carries one of them in
@@ -437,9 +368,6 @@ class _Carried:
                                 self.renames.get(other.path, frozenset()), calls, forms_of, bound)
                    and not self._otherwise(args, self._changes(replace(part, removed=other.removed)), asked)
                    for part in alone for ours, at, _rivals, aliases, calls, args, asked in mine)
-
-
-_WINDOW = 2000      # lines read on past a PR's hunk for the call its line continues (callspan's _MOST)
 
 
 @functools.lru_cache(maxsize=1024)
