@@ -76,6 +76,7 @@ from carrytool.gitlayer.git import Change, Git, change_of
 from carrytool.pipeline.hunks import Hunk, find_block, read_hunks, says_nothing
 from carrytool.pipeline.leftout import ABSENT, KINDS, RECONCILED, LeftOut, UnionCheck
 from carrytool.pipeline.regions import Regions
+from carrytool.pipeline.restacked import Restacked
 from carrytool.pipeline.reworded import reworded_kept
 from carrytool.pipeline.scopes import hunk_reach
 from carrytool.pipeline.spancache import SpanCache
@@ -203,6 +204,7 @@ def _left_out(git: Git, spans: SpanCache, union: UnionCheck, folded: list[list[H
                           [item for item, _s, _m, region in regioned if region in ("pr", "union")], tips, ours, read,
                           taken)
     by_id = {id(item): rest for item, *rest in regioned}
+    restacked = Restacked(git, union)
     for item in found:
         if isinstance(item, LeftOut):
             out.append(item)
@@ -224,6 +226,9 @@ def _left_out(git: Git, spans: SpanCache, union: UnionCheck, folded: list[list[H
             # the rest of it stands, but a line of it is gone outside any region reconciled: no other form of
             # it, a loss (helper-159: a statement deleted at a stop, two thirds of the hunk there, was silent)
             how = ABSENT
+        if how == ABSENT and (tip := tips.get(hunk.path)) is not None and restacked.reconciled_by(k, hunk, tip.lines):
+            # its lines as the PR built on its head rewrote them: the union took that one's version (h268)
+            how, region, lacks = RECONCILED, "pr", ()
         others = tuple(union.folded[j].id for j in regions.touching(k, hunk)) if how == ABSENT else ()
         out.append(LeftOut(pr.id, hunk.path, hunk.span, tuple(scopes), module, pr.head, how, removed,
                            beside=others if region in ("dropped", "beside") else (),
