@@ -55,6 +55,10 @@ def render_outcome(outcome: Outcome, stream: TextIO, *, fork_url: str | None, qu
         out(f"manifest updated in place: {what} and each PR's folded head\n")
     if quiet:
         return
+    if outcome.unchanged and outcome.patch:     # (a commit union: its commit may be unpushed still)
+        out(f"nothing changed: {outcome.patch}, the manifest and resolutions/ are as they "
+            f"were, nothing to commit; see the union composed with the other entries: carrytool sync --dry-run{args}\n")
+        return
     if outcome.patch:
         out(f"next: commit the manifest folder (the manifest, {outcome.patch} and resolutions/), and see the "
             f"union composed with the other entries, in the manifest's order (the fold merged it onto upstream "

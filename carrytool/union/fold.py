@@ -175,7 +175,7 @@ class Union(Stopping, Recording, FoldChecks, FoldSyntax, FoldRewrites, Publishin
         upstream, items = self.resolve(offline, new=added is not None)
         state = {"name": self.name, "upstream": upstream, "items": [item.__dict__ for item in items],
                  "next": 0, "tip": upstream, "touched": {}, "reused": [], "used_keys": [],
-                 "scratch": str(self.scratch), "manifest": str(self.manifest.path.resolve())}
+                 "scratch": str(self.scratch), "manifest": str(self.manifest.path.resolve()), "written": self.written()}
         if added is not None:
             state["added"] = {"before": base64.b64encode(added[0]).decode(),
                               "written": hashlib.sha256(added[1]).hexdigest()}
@@ -272,6 +272,7 @@ class Union(Stopping, Recording, FoldChecks, FoldSyntax, FoldRewrites, Publishin
                             "carrytool union")
         crash_point("finish:ref")
         outcome.manifest_updated = self.update_manifest(commit, outcome.folded)
+        outcome.unchanged = state.get("written") == self.written()     # (a state of an older carrytool: said changed)
         crash_point("finish:manifest")
         self.cleanup(Path(state["scratch"]))
         return outcome

@@ -44,4 +44,6 @@ class Outcome:
     re_expressed: list[dict[str, Any]] = field(default_factory=list)
     # what a continue took from the scratch tree beyond the conflicted files: [{"file", "change"}] (union.taken)
     taken: list[dict[str, str]] = field(default_factory=list)
+    # the manifest, the patch file and the union's resolutions as they were before the fold: nothing to commit
+    unchanged: bool = False
 

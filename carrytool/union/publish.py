@@ -83,6 +83,19 @@ class Publishing:
         facts[union.id] = EntryFacts(union, None, None, state["upstream"], diffs[-1])
         return draft_union_message(self.manifest, facts, union)
 
+    def written(self) -> str:
+        """A digest of what a fold leaves the user to commit: the manifest, the patch file of a `patch:` union, and
+        the union's folder of the resolution store. The same before a fold and after it: the fold changed nothing
+        (h268: a compose with the same heads, upstream and resolutions said `next: commit the manifest folder`)."""
+        digest = hashlib.sha256()
+        patch = self.manifest.base_dir / self.entry.patch if self.entry.patch else None
+        folder = self.store.root / self.name
+        found = sorted(p for p in folder.rglob("*") if p.is_file()) if folder.is_dir() else []
+        for path in [self.manifest.path, *([patch] if patch is not None else []), *found]:
+            data = path.read_bytes() if path.is_file() else None
+            digest.update(f"{path}\0{-1 if data is None else len(data)}\0".encode() + (data or b""))
+        return digest.hexdigest()
+
     def update_manifest(self, commit: str, folded: dict[int, str]) -> bool:
         """Write the patch file (a `patch:` union) and the manifest, each by rename; True if it changed."""
         text = self.manifest.path.read_bytes().decode("utf-8")
