@@ -332,6 +332,9 @@ class _Carried(_Continued):
             # `2,` in a call opened above: that call's line, its arguments changed; so also for a line doing something
             # alone that changes them (h264's review: `mode='safe',` carried by the union's `a, mode='fast',`)
             parts = [(part, self._changes(part))] if does_something(part) else []
+            clause = None if opened else self._clause(hunk, n)
+            if clause is not None:          # `if v` of a comprehension: a union's line writing it carries it
+                parts = [] if any(_holds(ours, mine_opened, clause) for ours, mine_opened, *_r in mine) else parts
             parts += [whole] if whole is not None and (not parts or whole[1][0] != whole[1][1]) else []
             if not opened and line.strip() not in changed and any(self._lacks(one, changes, mine, nothing, forms_of,
                                                                               bound) for one, changes in parts):
@@ -376,6 +379,12 @@ def _sides(removed: tuple[bytes, ...], added: tuple[bytes, ...], opened: str
     """The calls REMOVED make and those ADDED make, with their arguments, each read as one text (_Carried._changes)."""
     return (frozenset(call_args(code_of(b"\n".join(removed), opened)[0])) if removed else frozenset(),
             frozenset(call_args(code_of(b"\n".join(added), opened)[0])) if added else frozenset())
+
+
+def _holds(line: bytes, opened: str, tokens: tuple[str, ...]) -> bool:
+    """Whether LINE's code (starting in the string OPENED) holds TOKENS in a row (a clause of an expression)."""
+    code = [text for _kind, text in code_of(line, opened)[0]]
+    return any(tuple(code[n:n + len(tokens)]) == tokens for n in range(len(code) - len(tokens) + 1))
 
 
 def _bare(line: bytes) -> bytes:

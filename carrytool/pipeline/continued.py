@@ -15,8 +15,10 @@ from dataclasses import replace
 from carrytool.pipeline.callspan import openers, whole_args, whole_calls
 from carrytool.pipeline.hunks import Hunk
 from carrytool.pipeline.linecalls import Call, Form
+from carrytool.pipeline.lineroles import code_of
 
 _WINDOW = 2000      # lines read on past a PR's hunk for the call its line continues (callspan's _MOST)
+_CLAUSES = frozenset({"if", "else", "for", "async"})    # the words a clause of an expression starts with
 
 
 class _Continued:
@@ -104,3 +106,13 @@ class _Continued:
             self.opening[key] = openers(lines, self.quotes[key[0]], first, len(hunk.added)) if held else \
                 [None] * len(hunk.added)
         return self.opening[key]
+
+    def _clause(self, hunk: Hunk, n: int) -> tuple[str, ...] | None:
+        """The tokens of HUNK's added line N where it continues an expression inside brackets with a clause of it (a
+        comprehension's `if v` or `for v in a`, a conditional's `else b`): no statement, whose role lineroles reads
+        (h264's review: a PR's `        if v` in `x = [\n    g(v)\n    for v in a\n]`, carried by the union's
+        `x = [g(v) for v in a if v] or fb(a)`, was warned absent); None for any other line."""
+        if not self._read(hunk) or self._openers(hunk)[n] is None:
+            return None
+        code = code_of(hunk.added[n])[0]
+        return tuple(text for _kind, text in code) if code and code[0][1] in _CLAUSES else None
