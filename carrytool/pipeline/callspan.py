@@ -79,8 +79,8 @@ def _open_above(lines: Sequence[bytes], quotes: dict[int, str], at: int) -> list
                     closes -= 1
                 else:
                     found.append(n)
-        if code and code[0][1] in _STATEMENTS:
-            break
+        if code and (code[0][1] in _STATEMENTS or code[0][1] == "async" and code[1:2] and code[1][1] in _STATEMENTS):
+            break                   # (`async def`, `async with`: h264's review)
     return found[::-1]
 
 

@@ -34,3 +34,11 @@ def test_a_comprehension_condition_a_pr_adds_is_carried_where_the_union_writes_i
         report["warnings"]
 
 
+
+
+def test_reading_back_for_a_bracket_stops_at_an_async_def() -> None:
+    # as at a `def`: no bracket above an `async def` line holds it (h264's review: read on back for nothing)
+    from carrytool.pipeline.callspan import _open_above, openers
+    lines = [b"x = (", b"async def f(", b"    a,", b"):"]
+    assert _open_above(lines, {}, 2) == [1]
+    assert openers(lines, {}, 2, 2) == [1, 1]
