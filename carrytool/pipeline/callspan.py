@@ -14,7 +14,17 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from carrytool.pipeline.linecalls import Alias, Call, Form, alias_of, call_args, call_forms, imported_as, rebound
+from carrytool.pipeline.linecalls import (
+    Alias,
+    Call,
+    Form,
+    alias_of,
+    call_args,
+    call_forms,
+    imported_as,
+    parameters,
+    rebound,
+)
 from carrytool.pipeline.lineroles import calls_of, code_of
 
 _MOST = 2000        # lines read on for a call left open (a file that never closes it: read no further)
@@ -41,12 +51,15 @@ def whole_calls(lines: Sequence[bytes], at: int, opened: str = "") -> frozenset[
 def whole_args(lines: Sequence[bytes], at: int, opened: str = "") -> frozenset[Call]:
     """The calls line AT of LINES makes with their arguments (linecalls.call_args), read on as whole_calls reads
     them; a decorator's line read alone (its call is its decorating, with its arguments: h257, `@app.route('/x')`
-    kept for a PR's `@app.route('/y')` read as its line)."""
+    kept for a PR's `@app.route('/y')` read as its line); a `def` line its parameters too (linecalls.parameters:
+    a union's `def f(a, b=1)` for a PR's default made `    b=2,` on its own line)."""
     code = code_of(lines[at], opened)[0]
     if not code:
         return frozenset()
     whole = _statement(lines, at, opened, decorator=True)
-    return frozenset(call_args(code) if whole is None else call_args(*whole))
+    defined = parameters(code if whole is None else whole[0])      # a def's parameters: their defaults (h264)
+    return frozenset(call_args(code) if whole is None else call_args(*whole)) | \
+        ({defined} if defined is not None else set())
 
 
 def openers(lines: Sequence[bytes], quotes: dict[int, str], start: int, count: int) -> list[int | None]:

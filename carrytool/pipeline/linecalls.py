@@ -167,6 +167,17 @@ def call_args(code: list[tuple[str, str]], skip: int = 0, stop: int | None = Non
             and not (n and code[n - 1][1] in ("def", "class"))}
 
 
+def parameters(code: list[tuple[str, str]]) -> Call | None:
+    """A `def` (or `async def`) statement's parameters (CODE: its tokens, read whole) as a call's arguments (_argued:
+    a default `b=1` as a keyword argument), named `def NAME` (no call of NAME matches it); None for any other code.
+    h264's review: a PR making a default `b=2,` on a parameter's own line, a union keeping `b=1,` read as its line
+    re-expressed (a default is no call: the def's line had no arguments to compare)."""
+    start = 1 if code and code[0][1] == "async" else 0
+    if len(code) < start + 3 or code[start][1] != "def" or code[start + 1][0] != "name" or code[start + 2][1] != "(":
+        return None
+    return f"def {code[start + 1][1]}", "", _argued(code, start + 3)
+
+
 def _argued(code: list[tuple[str, str]], at: int) -> tuple[tuple[str, str], ...] | None:
     """The arguments of the call whose `(` is just before AT, each (key, text: its tokens joined): a keyword's
     key is its name, a positional one's its place (`0`, `1`, ...); None where it does not close or passes `*` or
@@ -228,8 +239,9 @@ def passes_otherwise(mine: Iterable[Call], before: Iterable[Call], after: Iterab
 
 
 def _third(mine: Iterable[Call], before: Iterable[Call], after: Iterable[Call], others: Iterable[Call]
-           ) -> tuple[str, str, str, str, str] | None:
-    """(name, key, the PR's base's text, its head's, the union's) of passes_otherwise's first such argument; None."""
+           ) -> tuple[str, str, str | None, str, str] | None:
+    """(name, key, the PR's base's text (None: not passed), its head's, the union's) of passes_otherwise's first such
+    argument; None."""
     others = frozenset(others)
     for name, receiver, args, theirs, olds in _changed(sorted(mine, key=str), before, after):
         found = [_otherwise(args, b[2], a[2]) for a in sorted(theirs, key=str)         # type: ignore[arg-type]
@@ -245,13 +257,14 @@ def _third(mine: Iterable[Call], before: Iterable[Call], after: Iterable[Call], 
 
 
 def _otherwise(mine: tuple[tuple[str, str], ...], old: tuple[tuple[str, str], ...], new: tuple[tuple[str, str], ...]
-               ) -> tuple[str, str, str, str] | None:
-    """The first argument NEW changes from OLD (both pass it) that MINE passes as neither: its key, OLD's text, NEW's
-    and MINE's; None where there is none."""
+               ) -> tuple[str, str | None, str, str] | None:
+    """The first argument NEW changes from OLD (or adds: h264's review, `audit(a, True)` for a PR's `audit(a)` made
+    `audit(a, 1)` read as its line re-expressed) that MINE passes as neither: its key, OLD's text (None: not passed),
+    NEW's and MINE's; None where there is none."""
     ours, was, now = dict(mine), dict(old), dict(new)
-    return next(((key, was[key], now[key], ours[key]) for key in sorted({*was} & {*now} & {*ours})
-                 if _value(was[key]) != _value(now[key]) and _value(ours[key]) not in (_value(was[key]),
-                                                                                       _value(now[key]))), None)
+    return next(((key, was.get(key), now[key], ours[key]) for key in sorted({*now} & {*ours})
+                 if _value(was.get(key)) != _value(now[key]) and _value(ours[key]) not in (_value(was.get(key)),
+                                                                                           _value(now[key]))), None)
 
 
 def _near(theirs: str, mine: str) -> bool:
@@ -294,6 +307,9 @@ def differs(mine: Iterable[Form], args: Iterable[Call], theirs: Iterable[Form], 
     one (h255: a union writing `self.send_report(dd)` for a PR's `self.reporter.send_report(d)` was said to write
     nothing for it)."""
     theirs, args = sorted(theirs, key=str), sorted(args, key=str)
+    for name in sorted({a[0] for a in args if a[0].startswith("def ")}):      # a def's defaults (parameters)
+        if keeps_base([a for a in args if a[0] == name], before, after):
+            return _kept_said(name, [a for a in args if a[0] == name], before, after)
     for name, receiver, count in sorted(mine, key=str):
         wanted = [form for form in theirs if form[0] == name]
         if not wanted or agree(frozenset({(name, receiver, count)}), frozenset(wanted), name):
@@ -302,8 +318,8 @@ def differs(mine: Iterable[Form], args: Iterable[Call], theirs: Iterable[Form], 
             third = _third([a for a in args if a[0] == name], before, after, others) if wanted else None
             if third is not None:
                 _n, key, was, now, ours = third
-                return f"passes {name} {_argument(key)} as `{ours}`, neither as it was (`{was}`) nor as the PR " \
-                       f"makes it (`{now}`)"
+                return f"passes {name} {_argument(key)} as `{ours}`, " + \
+                    (f"neither as it was (`{was}`) nor" if was is not None else "not") + f" as the PR makes it (`{now}`)"
             continue
         if not agree(frozenset({(name, receiver, None)}), frozenset(wanted), name):
             return f"calls {name} on {receiver or 'no object'}, not on {wanted[0][1]}"
@@ -322,11 +338,12 @@ def _kept_said(name: str, mine: list[Call], before: Iterable[Call], after: Itera
                 found = _kept(args, old, new) if args is not None and old is not None and new is not None else None
                 if found is not None:
                     key, was, now = found
-                    where = _argument(key)
-                    return f"passes {name} {where} as it was (`{was}`), not as the PR makes it (`{now}`)" \
+                    where = f"{name[4:]}'s parameter {_argument(key)}" if name.startswith("def ") else \
+                        f"{name} {_argument(key)}"
+                    return f"passes {where} as it was (`{was}`), not as the PR makes it (`{now}`)" \
                         if now is not None and was is not None else \
-                        f"still passes {name} {where} (`{was}`), which the PR removes" if was is not None else \
-                        f"does not pass {name} {where} (`{now}`), which the PR adds"
+                        f"still passes {where} (`{was}`), which the PR removes" if was is not None else \
+                        f"does not pass {where} (`{now}`), which the PR adds"
     return f"keeps {name}'s arguments as they were"
 
 

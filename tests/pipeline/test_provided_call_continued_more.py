@@ -5,14 +5,33 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import Cli, Small
+from tests.pipeline.test_provided_regions import _statuses
 from tests.pipeline.test_provided_repeats import _absent, _run
 
 TAIL = "\n\ndef g(b):\n    return b\n"
+DEF = "def f(\n    a,\n    b=1,\n):\n    return a + b\n" + TAIL
 
 
 def _apart(text: str) -> str:
     """TEXT with pr/2's change, in g (apart from pr/1's)."""
     return text.replace("    return b\n", "    return b + 1\n")
+
+
+@pytest.mark.parametrize(("kept", "carried"), [
+    ("    b=1,\n) -> int:\n", False), ("    b=2,\n) -> int:\n", True), ("    b = 2,\n) -> int:\n", True),
+    ("    b=(2),\n) -> int:\n", True), ("    b=1, c=0,\n) -> int:\n", False),
+    ("def f(a, b=1) -> int:\n", False), ("def f(a, b=2) -> int:\n", True)])
+def test_a_parameter_default_a_pr_changes_over_lines_kept_by_the_union_is_absent(cli: Cli, small: Small, kept: str,
+                                                                              carried: bool) -> None:
+    # pr/1 makes the default 2; upstream annotates the def's closing line; the union writes its own closing line
+    one = DEF.replace("    b=1,\n", "    b=2,\n")
+    up = DEF.replace("):\n", ") -> object:\n")
+    union = _apart(DEF.replace("    b=1,\n):\n" if kept.startswith("    ") else "def f(\n    a,\n    b=1,\n):\n",
+                               kept))
+    report = _run(cli, small, one, _apart(DEF), union, base=DEF, up=up, command="explain")
+    assert [(pr, lines) for pr, lines, _m in _absent(report)] == ([] if carried else [("pr/1", [3, 3])]), \
+        report["warnings"]
+
 
 COMP = "def f(a):\n    x = [\n        g(v)\n        for v in a\n    ]\n    return x\n" + TAIL
 
@@ -34,6 +53,45 @@ def test_a_comprehension_condition_a_pr_adds_is_carried_where_the_union_writes_i
         report["warnings"]
 
 
+CALL = "def f(a):\n    audit(a)\n    return a\n" + TAIL
+
+
+@pytest.mark.parametrize(("written", "carried"), [("audit(a, True)", False), ("audit(a, 1)", True),
+                                                  ("audit(a, (1))", True), ("audit(aa, 1)", True)])
+def test_an_argument_a_pr_adds_passed_with_another_value_is_no_form_of_it(cli: Cli, small: Small, written: str,
+                                                                         carried: bool) -> None:
+    one = CALL.replace("    audit(a)\n", "    audit(a, 1)\n")
+    up = CALL.replace("    audit(a)\n", "    audit(a)  # checked\n")
+    union = _apart(CALL.replace("    audit(a)\n", f"    {written}  # checked too\n"))
+    report = _run(cli, small, one, _apart(CALL), union, base=CALL, up=up, command="explain")
+    assert [(pr, lines) for pr, lines, _m in _absent(report)] == ([] if carried else [("pr/1", [2, 2])]), \
+        report["warnings"]
+
+
+def test_upstream_passing_the_added_argument_lets_a_third_value_reconcile_both(cli: Cli, small: Small) -> None:
+    # h259's rule: upstream passes it 5, the PR 1, the union True (its reconciliation)
+    one = CALL.replace("    audit(a)\n", "    audit(a, 1)\n")
+    up = CALL.replace("    audit(a)\n", "    audit(a, 5)\n")
+    union = _apart(CALL.replace("    audit(a)\n", "    audit(a, True)\n"))
+    report = _run(cli, small, one, _apart(CALL), union, base=CALL, up=up, command="explain")
+    assert _absent(report) == [], report["warnings"]
+    assert _statuses(report, "pr/1") == [("m.py", [2, 2], "re-expressed")]
+
+
+def test_the_warning_names_the_default_kept(cli: Cli, small: Small) -> None:
+    one = DEF.replace("    b=1,\n", "    b=2,\n")
+    union = _apart(DEF.replace("    b=1,\n):\n", "    b=1,\n) -> int:\n"))
+    [(_e, _l, message)] = _absent(_run(cli, small, one, _apart(DEF), union, base=DEF,
+                                       up=DEF.replace("):\n", ") -> object:\n")))
+    assert "passes f's parameter b as it was (`1`), not as the PR makes it (`2`)" in message, message
+
+
+def test_the_warning_names_the_value_passed_for_an_added_argument(cli: Cli, small: Small) -> None:
+    one = CALL.replace("    audit(a)\n", "    audit(a, 1)\n")
+    union = _apart(CALL.replace("    audit(a)\n", "    audit(a, True)  # checked too\n"))
+    [(_e, _l, message)] = _absent(_run(cli, small, one, _apart(CALL), union, base=CALL,
+                                       up=CALL.replace("    audit(a)\n", "    audit(a)  # checked\n")))
+    assert "passes audit argument 2 as `True`, not as the PR makes it (`1`)" in message, message
 
 
 def test_reading_back_for_a_bracket_stops_at_an_async_def() -> None:
