@@ -168,14 +168,38 @@ def call_args(code: list[tuple[str, str]], skip: int = 0, stop: int | None = Non
 
 
 def parameters(code: list[tuple[str, str]]) -> Call | None:
-    """A `def` (or `async def`) statement's parameters (CODE: its tokens, read whole) as a call's arguments (_argued:
-    a default `b=1` as a keyword argument), named `def NAME` (no call of NAME matches it); None for any other code.
+    """A `def` (or `async def`) statement's parameters (CODE: its tokens, read whole) as a call's arguments, each
+    keyed by its name (_parameters: `b=1` as b, `1`), named `def NAME` (no call of NAME matches it); None for any other code.
     h264's review: a PR making a default `b=2,` on a parameter's own line, a union keeping `b=1,` read as its line
     re-expressed (a default is no call: the def's line had no arguments to compare)."""
     start = 1 if code and code[0][1] == "async" else 0
     if len(code) < start + 3 or code[start][1] != "def" or code[start + 1][0] != "name" or code[start + 2][1] != "(":
         return None
-    return f"def {code[start + 1][1]}", "", _argued(code, start + 3)
+    return f"def {code[start + 1][1]}", "", _parameters(code, start + 3)
+
+
+def _parameters(code: list[tuple[str, str]], at: int) -> tuple[tuple[str, str], ...] | None:
+    """The parameters of the def whose `(` is just before AT, each (its name, with `*`/`**`; its default's text, ""
+    for none): an annotation is no part of it (a union writing `c: int | None = None` for a PR's `c=None`); None
+    where they do not close."""
+    depth, found, item, lambdas = 1, [], [], 0
+    for _kind, text in code[at:]:
+        if depth == 1:
+            lambdas += (text == "lambda") - (text == ":" and lambdas > 0)
+        if depth == 1 and (text == "," and not lambdas or text in _CLOSE):
+            if item:
+                texts = [t for _d, t in item]
+                named = next((n for n, t in enumerate(texts) if t.strip("*")), len(texts) - 1)    # past `*`, `**`
+                name = "".join(texts[:named + 1])
+                default = next((n for n, (d, t) in enumerate(item) if d == 0 and t == "="), None)
+                found.append((name, "" if default is None else "".join(texts[default + 1:])))
+            if text in _CLOSE:
+                return tuple(found)
+            item = []
+            continue
+        depth += (text in _OPEN) - (text in _CLOSE)
+        item.append((depth - 1, text))
+    return None
 
 
 def _argued(code: list[tuple[str, str]], at: int) -> tuple[tuple[str, str], ...] | None:

@@ -100,3 +100,25 @@ def test_reading_back_for_a_bracket_stops_at_an_async_def() -> None:
     lines = [b"x = (", b"async def f(", b"    a,", b"):"]
     assert _open_above(lines, {}, 2) == [1]
     assert openers(lines, {}, 2, 2) == [1, 1]
+
+
+@pytest.mark.parametrize(("written", "carried"), [
+    ("    b=1,\n    c=None,\n", True), ("    b=1,\n    c: int | None = None,\n", True),
+    ("    b: int = 1,\n    c: object = None,\n", True), ("    b=1,\n", False), ("    b=1,\n    c=0,\n", False)])
+def test_a_parameter_a_pr_adds_is_read_by_its_name_and_default_not_its_annotation(cli: Cli, small: Small,
+                                                                                 written: str, carried: bool) -> None:
+    one = DEF.replace("    b=1,\n", "    b=1,\n    c=None,\n")
+    up = DEF.replace("):\n", ") -> object:\n")
+    union = _apart(DEF.replace("    b=1,\n):\n", f"{written}) -> int:\n"))
+    report = _run(cli, small, one, _apart(DEF), union, base=DEF, up=up, command="explain")
+    assert [(pr, lines) for pr, lines, _m in _absent(report)] == ([] if carried else [("pr/1", [4, 4])]), \
+        report["warnings"]
+
+
+def test_a_defs_parameters_are_read_by_name_with_their_defaults() -> None:
+    from carrytool.pipeline.linecalls import parameters
+    from carrytool.pipeline.lineroles import code_of
+    line = b"async def k(self, /, b=(1, 2), *args, c: int | None = None, d=lambda x, y: 0, **kw) -> int:"
+    assert parameters(code_of(line)[0]) == ("def k", "", (
+        ("self", ""), ("/", ""), ("b", "(1,2)"), ("*args", ""), ("c", "None"), ("d", "lambdax,y:0"), ("**kw", "")))
+    assert parameters(code_of(b"x = k(1)")[0]) is None
