@@ -55,10 +55,9 @@ class _Continued:
             return None
         if (hunk, j) not in self.continued:             # once a call a hunk's lines continue (_whole)
             lines, oid = self.texts[hunk.new_oid or ""], hunk.new_oid or ""
-            opened, after = self.quotes[oid].get(j + 1, ""), hunk.new_start - 1 + len(hunk.added)
-            before = [*lines[j:hunk.new_start - 1], *hunk.removed, *lines[after:after + _WINDOW]]
-            part = replace(hunk, removed=(), added=(lines[j],), new_start=j + 1, new_count=1)
-            self.continued[hunk, j] = part, (whole_args(before, 0, opened), self._whole(oid, j, opened)[1])
+            opened = self.quotes[oid].get(j + 1, "")
+            before = _before(lines, j, hunk.new_start - 1, len(hunk.added), hunk.removed, opened)
+            self.continued[hunk, j] = _part(hunk, lines, j), (before, self._whole(oid, j, opened)[1])
         return self.continued[hunk, j]
 
     def _deleted_within(self, hunk: Hunk) -> tuple[Hunk, tuple[frozenset[Call], frozenset[Call]]] | None:
@@ -72,11 +71,9 @@ class _Continued:
         if j is None:
             return None
         opened = self.quotes[oid].get(j + 1, "")
-        before = whole_args([*lines[j:hunk.new_start], *hunk.removed, *lines[hunk.new_start:hunk.new_start + _WINDOW]],
-                            0, opened)
+        before = _before(lines, j, hunk.new_start, 0, hunk.removed, opened)
         after = whole_args(lines, j, opened)
-        part = replace(hunk, removed=(), added=(lines[j],), new_start=j + 1, new_count=1)
-        return (part, (before, after)) if before != after else None
+        return (_part(hunk, lines, j), (before, after)) if before != after else None
 
     def _continuing(self, own: Hunk) -> list[tuple[int, bytes, str, list[bytes]]]:
         """The first lines of the calls the union's OWN hunk's lines continue, opened above the hunk (callspan.openers:
@@ -91,10 +88,8 @@ class _Continued:
     def _continued_before(self, own: Hunk) -> frozenset[Call]:
         """The calls, with their arguments, the union's OWN hunk's lines continue (_continuing), as upstream had them
         (OWN's removed lines in place of its added ones: upstream making `        5,` the argument a PR makes `2,`)."""
-        first, after, calls = own.new_start - 1, own.new_start - 1 + len(own.added), set()
-        for j, _line, opened, lines in self._continuing(own):
-            calls |= whole_args([*lines[j:first], *own.removed, *lines[after:after + _WINDOW]], 0, opened)
-        return frozenset(calls)
+        return frozenset().union(*(_before(lines, j, own.new_start - 1, len(own.added), own.removed, opened)
+                                   for j, _line, opened, lines in self._continuing(own)))
 
     def _openers(self, hunk: Hunk) -> list[int | None]:
         """callspan.openers of HUNK's added lines in its new blob (read: _read), where that blob holds them there; none
@@ -116,3 +111,17 @@ class _Continued:
             return None
         code = code_of(hunk.added[n])[0]
         return tuple(text for _kind, text in code) if code and code[0][1] in _CLAUSES else None
+
+
+def _before(lines: list[bytes], j: int, start: int, count: int, removed: tuple[bytes, ...], opened: str
+            ) -> frozenset[Call]:
+    """The calls, with their arguments, of the statement opened on line J of LINES as it was before a hunk: its
+    COUNT lines from line START (0-based; 0 for a deletion before START) read as the hunk's REMOVED ones, read on
+    to _WINDOW lines past it (callspan.whole_args; OPENED: the quote of the string line J starts in)."""
+    return whole_args([*lines[j:start], *removed, *lines[start + count:start + count + _WINDOW]], 0, opened)
+
+
+def _part(hunk: Hunk, lines: list[bytes], j: int) -> Hunk:
+    """Line J (0-based) of HUNK's new blob (LINES), the first line of the call its lines change, as a part of HUNK
+    to carry."""
+    return replace(hunk, removed=(), added=(lines[j],), new_start=j + 1, new_count=1)
