@@ -22,8 +22,9 @@ _INDEX_LINE = re.compile(rb"^index [0-9a-f]+\.\.[0-9a-f]+(?: [0-7]+)?\r?\n", re.
 
 
 def _comparable_patch(data: bytes) -> bytes:
-    """A format-patch file without its `index` lines (git shortens their SHAs to a length that grows with the
-    repository: helper-92, a patch nobody edited was refused once the repository had fetched more objects)."""
+    """A format-patch file without its `index` lines (git shortened their SHAs to a length that grows with the
+    repository: helper-92, a patch nobody edited was refused once the repository had fetched more objects; files
+    written before `_patch_of` named blobs in full still hold such lines)."""
     return _INDEX_LINE.sub(b"", data)
 
 
@@ -61,8 +62,11 @@ class Publishing:
 
     def _patch_of(self, commit: str) -> bytes:
         """The patch file a `patch:` union's fold writes for COMMIT (and patch_edited compares with)."""
+        # blobs named in full (`--full-index`): git shortens them to a length that grows with the repository's
+        # object count, so the same fold wrote other bytes in another clone, and a shortened name can be ambiguous
+        # in a larger one, where sync's `apply --build-fake-ancestor` then misses the patch's own base
         return self.git.run("format-patch", "-1", "--stdout", "--zero-commit", "--no-signature", "--no-stat",
-                            commit).stdout
+                            "--full-index", commit).stdout
 
     def message(self, state: dict, items: list[FoldItem]) -> str:
         """The drafted union message (explain's), describing this fold: the heads it just folded."""

@@ -294,6 +294,21 @@ def test_a_patch_union_is_written_as_a_patch_file(cli: Cli, demo: Scenario) -> N
     assert next(e for e in report["entries"] if e["id"] == f"carry/{NAME}")["status"] == "applied"
 
 
+def test_a_patch_union_s_file_names_its_blobs_in_full_whatever_the_repository(cli: Cli, demo: Scenario) -> None:
+    """The patch file's `index` lines hold full blob names: git shortens them to a length that grows with the
+    repository's object count, so the same fold wrote other bytes in another clone (a fork's CI clone against a
+    maintainer's), and a name short enough to be ambiguous in a larger clone left sync's
+    `git apply --build-fake-ancestor` without the patch's own base there."""
+    text = demo.manifest.read_text()
+    start = text.index("    commit: ", text.index("carry: wake-path-union"))
+    end = text.index("\n", start)
+    demo.manifest.write_text(text[:start] + "    patch: unions/wake-path-union.patch" + text[end:])
+    compose_by_hand(cli, demo)
+    patch = (demo.manifest.parent / "unions" / "wake-path-union.patch").read_text()
+    index = [line for line in patch.splitlines() if line.startswith("index ")]
+    assert index and all(len(line.split()[1]) == 2 * 40 + 2 for line in index), index
+
+
 def test_status_names_upstream_commits_into_owned_files_in_full(cli: Cli, demo: Scenario) -> None:
     """Drift: an upstream commit since the fold that touches a file the union owns, by full SHA and subject."""
     up = Repo(demo.upstream)
