@@ -16,6 +16,7 @@ One JSON file per git version beside the other kept answers (`<git dir>/carrytoo
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 from collections.abc import Sequence
 from pathlib import Path
@@ -77,11 +78,34 @@ class KeptYaml(KeptAnswers[dict]):
         return decode(found) if found is not None else None
 
     def keep(self, text: str, value: object) -> None:
-        """Keep VALUE, what parsing TEXT gave, when it can be kept (see the module's docstring)."""
+        """Keep VALUE, what parsing TEXT gave, when it can be kept (see the module's docstring). Never a text that
+        holds a credential in a URL (`_credential`): the token stays where the user put it, not copied into the git
+        dir, where it would outlive its removal from the manifest."""
+        if _credential(text):
+            return
         key = self._key(text)
         encoded = encode(value) if key is not None and isinstance(value, YMap) else None
         if key is not None and encoded is not None:
             self.put(key, encoded)
+
+
+    def save(self) -> None:
+        """KeptAnswers.save, less the documents an earlier carrytool kept with a credential in them (read only when
+        the file is written: a run that keeps nothing new reads none of them)."""
+        if self.path is None or not self._new:
+            return
+        if self._disk is None:
+            self._disk = self._read()
+        self._disk = {key: raw for key, raw in self._disk.items() if not _credential(json.dumps(raw))}
+        super().save()
+
+
+def _credential(text: str) -> bool:
+    """Whether TEXT holds a credential in a URL (a user part over http(s), a password, a secret query
+    parameter): what gitlayer.urls.redact hides in messages."""
+    from carrytool.gitlayer.urls import redact
+
+    return redact(text) != text
 
 
 class _Unkept(Exception):

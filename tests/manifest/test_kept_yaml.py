@@ -96,6 +96,31 @@ def test_a_manifest_with_an_error_is_never_kept(tmp_path: Path) -> None:
     assert not (tmp_path / "cache").exists()
 
 
+@pytest.mark.parametrize("url", ["https://user:s3cret@example.invalid/up.git", "https://s3cret@example.invalid/up.git",
+                                 "https://example.invalid/up.git?access_token=s3cret"])
+def test_a_manifest_holding_a_credential_is_never_written_to_the_cache(url: str, tmp_path: Path) -> None:
+    """A token in a URL of the manifest stays where the user put it: the parse is not copied into the git dir's
+    cache, where it would outlive the token's removal from the manifest (credentials as gitlayer.urls.redact
+    reads them). Entries an earlier carrytool kept with one go at the next write of the file."""
+    text = f"version: 1\nupstream:\n  url: {url}\n  branch: main\nfork:\n  branch: b\nentries: []\n"
+    kept = KeptYaml(tmp_path / "cache", VERSION)
+    assert yamlload.load_yaml(text, "m.yaml", kept) is not None
+    kept.save()
+    assert not (tmp_path / "cache").exists() or "s3cret" not in "".join(
+        p.read_text() for p in (tmp_path / "cache").iterdir())
+    assert KeptYaml(tmp_path / "cache", VERSION).find(text) is None
+    # an entry kept before (by an earlier carrytool) goes when the file is written again
+    older = KeptYaml(tmp_path / "cache", VERSION)
+    older.put(older._key(text), encode(yamlload.load_yaml(text, "m.yaml")))
+    older.save()
+    assert "s3cret" in older.path.read_text()
+    clean = "version: 1\nupstream:\n  url: https://example.invalid/up.git\n  branch: main\nentries: []\n"
+    later = KeptYaml(tmp_path / "cache", VERSION)
+    yamlload.load_yaml(clean, "m.yaml", later)
+    later.save()
+    assert "s3cret" not in later.path.read_text() and later.find(clean) is not None
+
+
 def test_without_pyyaml_found_nothing_is_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(keptyaml, "_pyyaml", lambda: None)
     keeper = KeptYaml(tmp_path, VERSION)
