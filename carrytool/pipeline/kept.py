@@ -42,7 +42,13 @@ class KeptAnswers(Generic[V]):
     """Answers by key, in memory and (given FOLDER) in `FOLDER/NAME-git<VERSION>.json` under NAME, at most
     LIMIT of them, for the git VERSION that answered, the RULE and the carrytool source files CODE that
     asked (nothing on disk when one cannot be read). DECODE turns what the file holds into an answer
-    (None: not one); ENCODE the other way."""
+    (None: not one); ENCODE the other way.
+
+    MARK (a subclass's): a (field, value) pair written first in the file; a file without it holds no answer
+    this class reads, and its answers go at the next write (a promise about every answer in the file, such
+    as keptyaml's: none holds a credential)."""
+
+    mark: tuple[str, str] | None = None
 
     def __init__(self, folder: Path | None, name: str, version: Sequence[int], rule: str, code: Sequence[str],
                  limit: int, decode: Callable[[object], V | None], encode: Callable[[V], object]) -> None:
@@ -78,8 +84,11 @@ class KeptAnswers(Generic[V]):
         if self.path is None:
             return {}
         try:
-            found = read_json(self.path)[self._field]     # too large to hold: ValueError (h256)
-        except (OSError, ValueError, TypeError, KeyError):
+            data = read_json(self.path)                   # too large to hold: ValueError (h256)
+            found = data[self._field]
+            if self.mark is not None and data.get(self.mark[0]) != self.mark[1]:
+                return {}
+        except (OSError, ValueError, TypeError, KeyError, AttributeError):
             return {}
         return found if isinstance(found, dict) else {}
 
@@ -94,5 +103,6 @@ class KeptAnswers(Generic[V]):
                 break
             out.setdefault(key, raw)
         path = self.path
-        if write_json_cache(path.parent, f".{self._field}", {self._field: out}, lambda _tmp: path):
+        data = {self.mark[0]: self.mark[1], self._field: out} if self.mark is not None else {self._field: out}
+        if write_json_cache(path.parent, f".{self._field}", data, lambda _tmp: path):
             self._new = 0

@@ -59,6 +59,10 @@ class KeptYaml(KeptAnswers[dict]):
     """Parsed manifests by their text, in memory and (given FOLDER) on disk for git VERSION (a
     `manifest.yamlload.Keeper`)."""
 
+    # every document in a file with this mark was kept by a carrytool that keeps none holding a credential: a file
+    # without it (an earlier carrytool's) is read as empty and rewritten whole at the next write
+    mark = ("credentials", "never kept")
+
     def __init__(self, folder: Path | None, version: Sequence[int]) -> None:
         super().__init__(folder, "yaml", version, RULE, CODE, LIMIT,
                          lambda raw: raw if isinstance(raw, dict) else None, lambda found: found)
@@ -78,26 +82,32 @@ class KeptYaml(KeptAnswers[dict]):
         return decode(found) if found is not None else None
 
     def keep(self, text: str, value: object) -> None:
-        """Keep VALUE, what parsing TEXT gave, when it can be kept (see the module's docstring). Never a text that
-        holds a credential in a URL (`_credential`): the token stays where the user put it, not copied into the git
-        dir, where it would outlive its removal from the manifest."""
-        if _credential(text):
-            return
+        """Keep VALUE, what parsing TEXT gave, when it can be kept (see the module's docstring). Never a document
+        that holds a credential in a URL (`_credential`, read in what would be written: a YAML escape, `\x40` for
+        `@`, spells one the text hides): the token stays where the user put it, not copied into the git dir, where
+        it would outlive its removal from the manifest."""
         key = self._key(text)
         encoded = encode(value) if key is not None and isinstance(value, YMap) else None
-        if key is not None and encoded is not None:
+        if key is not None and encoded is not None and not _credential(json.dumps(encoded)):
             self.put(key, encoded)
 
-
     def save(self) -> None:
-        """KeptAnswers.save, less the documents an earlier carrytool kept with a credential in them (read only when
-        the file is written: a run that keeps nothing new reads none of them)."""
-        if self.path is None or not self._new:
-            return
-        if self._disk is None:
-            self._disk = self._read()
-        self._disk = {key: raw for key, raw in self._disk.items() if not _credential(json.dumps(raw))}
+        """KeptAnswers.save; and, when it wrote the file, the files of other git versions beside it that lack the
+        mark go (an earlier carrytool's, which may hold a credential; after a git upgrade nothing rewrites them).
+        A run under another git parses its manifest again once."""
+        wrote = self.path is not None and self._new > 0
         super().save()
+        if not wrote or self._new or self.path is None:
+            return
+        marked = json.dumps(dict([self.mark]), separators=(",", ":"))[:-1].encode()
+        for other in self.path.parent.glob("yaml-git*.json"):
+            if other != self.path:
+                try:
+                    with other.open("rb") as handle:
+                        if not handle.read(len(marked)).startswith(marked):
+                            other.unlink()
+                except OSError:
+                    pass
 
 
 def _credential(text: str) -> bool:
