@@ -1,9 +1,9 @@
 """Answers kept on disk by a key that names everything deciding them: one JSON file, read whole, written whole.
 
-The file is `{FIELD: {KEY: answer}}`: read at the first `get`, written by `save` (a temporary file
-beside it, then renamed) when this run put answers: this run's first, then the file's others up to a
-limit. A file that cannot be read or written only costs the work it would have saved; an answer that
-does not have the expected shape is not an answer.
+The file is `{FIELD: {KEY: answer}}` (after a subclass's MARK, when it has one): read at the first `get`,
+written by `save` (a temporary file beside it, then renamed) when this run put answers: this run's first,
+then the file's others up to a limit. A file that cannot be read or written only costs the work it would
+have saved; an answer that does not have the expected shape is not an answer.
 """
 
 from __future__ import annotations

@@ -10,7 +10,9 @@ read back into new objects each time: a caller may change what it was given. A m
 parsed every time, so the error always quotes the parser's words.
 
 One JSON file per git version beside the other kept answers (`<git dir>/carrytool/cache/yaml-git<X.Y.Z>.json`,
-`{"yaml": {KEY: document}}`), written by sync (not `--dry-run`); every other command parses the manifest.
+`{"credentials": "never kept", "yaml": {KEY: document}}`: no document holding a credential in a URL is kept, and a
+file without that mark, an earlier carrytool's, is read as empty), written by sync (not `--dry-run`); every other
+command parses the manifest.
 """
 
 from __future__ import annotations
