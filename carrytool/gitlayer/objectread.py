@@ -87,25 +87,11 @@ class ObjectReads:
         return _read_batches(oids, self._ask_pipe)
 
     def _ask_pipe(self, names: bytes) -> bytes:
-        """What `cat-file --batch` answers to NAMES (one a line), asked of the long-lived process in bounded
-        chunks (as preread_trees does: what is written before reading must fit the pipe's buffer)."""
-        lines = names.splitlines(keepends=True)
+        """What `cat-file --batch` answers to NAMES (one a line), asked of the long-lived process (`exchange`)."""
         pipe = self._pipe("cat-file", ["cat-file", "--batch"])
-        out: list[bytes] = []
         with pipe.lock:
-            for start in range(0, len(lines), 256):
-                chunk = lines[start:start + 256]
-                pipe.stdin.write(b"".join(chunk))
-                pipe.stdin.flush()
-                for _name in chunk:
-                    header = pipe.stdout.readline()
-                    if not header.endswith(b"\n"):
-                        raise GitError("git cat-file --batch stopped answering")
-                    out.append(header)
-                    fields = header.split()
-                    if len(fields) == 3:            # (else `<name> missing` or ambiguous: no content)
-                        out.append(pipe.stdout.read(int(fields[2]) + 1))
-        return b"".join(out)
+            answers = exchange(pipe, names.splitlines())
+        return b"".join(header + (b"" if data is None else data + b"\n") for header, data in answers)
 
     def load_commits(self, shas: Iterable[str]) -> None:
         """Read the commits SHAS (full SHAs) not read before in one `cat-file --batch` process, for
@@ -178,6 +164,36 @@ class ObjectReads:
         oid = self.ref_value(f"{rev}:{path}")
         obj = self.read_object(oid) if oid else None
         return obj[1] if obj and obj[0] == "blob" else None
+
+
+def exchange(pipe, names: Sequence[bytes]) -> list[tuple[bytes, bytes | None]]:  # noqa: ANN001 - a processes._Pipe
+    """(header line, content) of each of NAMES (no line ends) from PIPE, a long-lived `cat-file --batch` whose lock
+    the caller holds, in one pipelined exchange of bounded chunks (256 names, 16 KiB): what is written before
+    reading must fit the pipe's buffer, else git, blocked writing answers no one reads yet, stops reading the names
+    (a deadlock). The content is None for a name git calls missing or ambiguous."""
+    chunks: list[list[bytes]] = [[]]
+    written = 0
+    for name in names:
+        if chunks[-1] and (len(chunks[-1]) >= 256 or written + len(name) + 1 > 16384):
+            chunks.append([])
+            written = 0
+        chunks[-1].append(name)
+        written += len(name) + 1
+    out: list[tuple[bytes, bytes | None]] = []
+    for chunk in chunks:
+        pipe.stdin.write(b"".join(name + b"\n" for name in chunk))
+        pipe.stdin.flush()
+        for _name in chunk:
+            header = pipe.stdout.readline()
+            if not header.endswith(b"\n"):
+                raise GitError("git cat-file --batch stopped answering")
+            if header.endswith((b" missing\n", b" ambiguous\n")):
+                out.append((header, None))
+                continue
+            data = pipe.stdout.read(int(header.split()[2]))
+            pipe.stdout.read(1)
+            out.append((header, data))
+    return out
 
 
 def _read_batches(oids: Sequence[str], ask: Callable[[bytes], bytes]) -> dict[str, tuple[str, bytes]]:

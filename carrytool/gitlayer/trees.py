@@ -10,6 +10,7 @@ from typing import Any
 
 from carrytool.errors import GitError
 from carrytool.gitlayer.env import EMPTY_TREE, decode_path, encode_path
+from carrytool.gitlayer.objectread import exchange
 from carrytool.gitlayer.objects import Change
 
 Git = Any   # carrytool.gitlayer.git.Git, which imports this module: not imported back (no cycle)
@@ -46,36 +47,12 @@ class Trees:
         by object name, so what it holds is what read_tree would read."""
         names = [f"{root}:{d}".encode("utf-8", "surrogateescape") for d in dict.fromkeys(directories)
                  if d and "\n" not in d]
-        # bounded chunks (256 names, 16 KiB): what is written before reading must fit the pipe's buffer,
-        # else git, blocked writing answers no one reads yet, stops reading the names (a deadlock)
-        chunks: list[list[bytes]] = [[]]
-        written = 0
-        for name in names:
-            if chunks[-1] and (len(chunks[-1]) >= 256 or written + len(name) + 1 > 16384):
-                chunks.append([])
-                written = 0
-            chunks[-1].append(name)
-            written += len(name) + 1
         pipe = self._pipe("cat-file", ["cat-file", "--batch"])
         with pipe.lock:
-            for chunk in chunks:
-                pipe.stdin.write(b"".join(name + b"\n" for name in chunk))
-                pipe.stdin.flush()
-                found = []
-                for _name in chunk:
-                    header = pipe.stdout.readline()
-                    if not header:
-                        raise GitError("git cat-file --batch stopped answering")
-                    if header.endswith((b" missing\n", b" ambiguous\n")):
-                        continue
-                    oid, kind, size = header.split()
-                    data = pipe.stdout.read(int(size))
-                    pipe.stdout.read(1)
-                    if kind == b"tree":
-                        found.append((oid.decode(), data))
-                for oid, data in found:
-                    if oid not in self._trees and len(self._trees) < 20000:
-                        self._trees[oid] = self._parse_tree(oid, data)
+            for header, data in exchange(pipe, names):
+                oid, kind, _size = header.split() if data is not None else (b"", b"", b"")
+                if kind == b"tree" and oid.decode() not in self._trees and len(self._trees) < 20000:
+                    self._trees[oid.decode()] = self._parse_tree(oid.decode(), data)
 
     def changes_exactly(self, old: str, new: str, changes: Sequence[Change]) -> bool:
         """Whether tree NEW differs from tree OLD by exactly CHANGES (no renames), each path from its old
