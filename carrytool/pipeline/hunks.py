@@ -193,6 +193,17 @@ def says_nothing(line: bytes) -> bool:
     return not line.strip(b" \t\r()[]{}:;,.#")
 
 
+def core_lines(lines: Sequence[bytes]) -> tuple[int, tuple[bytes, ...]]:
+    """LINES without the lines that say nothing on their own (blank, brackets only: `says_nothing`) at either end,
+    and the index of the first line kept."""
+    trivial = [says_nothing(line) for line in lines]
+    if all(trivial):
+        return 0, ()
+    first = trivial.index(False)
+    last = len(trivial) - trivial[::-1].index(False)
+    return first, tuple(lines[first:last])
+
+
 def find_block(lines: Sequence[bytes], block: Sequence[bytes], start: int = 0) -> list[int]:
     """Every 0-based index at or after START where BLOCK occurs in LINES as consecutive lines."""
     if not block:

@@ -73,7 +73,7 @@ from dataclasses import dataclass, replace
 
 from carrytool.gitlayer.env import ZERO
 from carrytool.gitlayer.git import Change, Git, change_of
-from carrytool.pipeline.hunks import Hunk, find_block, read_hunks, says_nothing
+from carrytool.pipeline.hunks import Hunk, core_lines, find_block, read_hunks
 from carrytool.pipeline.leftout import ABSENT, KINDS, RECONCILED, LeftOut, UnionCheck
 from carrytool.pipeline.regions import Regions
 from carrytool.pipeline.restacked import Restacked
@@ -171,7 +171,7 @@ def _left_out(git: Git, spans: SpanCache, union: UnionCheck, folded: list[list[H
                 if path not in tips:
                     entry = git.file_entry(tip_tree, path)
                     tips[path] = read(entry[1]) if entry is not None else None
-                if hunk.kind == "text" and _core(hunk.added or hunk.removed)[1] and tips[path] is not None and \
+                if hunk.kind == "text" and core_lines(hunk.added or hunk.removed)[1] and tips[path] is not None and \
                         change is not None:
                     judged.append((k, hunk, change, tips[path]))   # type: ignore[arg-type]
                     found.append(None)      # judged below, all at once, in this order
@@ -255,7 +255,7 @@ def _judge(git: Git, spans: SpanCache, union: UnionCheck, judged: Sequence[tuple
     for (_k, hunk, change, tip), drift, place in zip(judged, drifts, places(git, asked, read) if asked else []):
         # a pure deletion is looked for by its removed lines
         deletion = not hunk.added
-        offset, block = _core(hunk.removed if deletion else hunk.added)
+        offset, block = core_lines(hunk.removed if deletion else hunk.added)
         lacks: tuple[int, ...] = ()
         kept: tuple[int, ...] = ()
         if not block:
@@ -336,7 +336,7 @@ def _in_head(git: Git, head: str, hunk: Hunk) -> bool:
     entry = git.file_entry(git.tree_of(head), hunk.path)
     if hunk.kind == "mode":
         return entry is not None and entry[0] == hunk.new_mode
-    block = _core(hunk.added or hunk.removed)[1]
+    block = core_lines(hunk.added or hunk.removed)[1]
     lines = git.read_blob(entry[1]).split(b"\n") if entry is not None else []
     return bool(find_block(lines, block)) == bool(hunk.added)
 
@@ -370,7 +370,7 @@ def _whole_file(union: UnionCheck, k: int, change: Change | None, hunks: Sequenc
     pr = union.folded[k]
     path = hunks[0].path
     own = change_of(union.changes, path)
-    adds = any(h.kind in ("binary", "file", "rename", "submodule") or (h.kind == "text" and _core(h.added)[1])
+    adds = any(h.kind in ("binary", "file", "rename", "submodule") or (h.kind == "text" and core_lines(h.added)[1])
                for h in hunks)
     if (there and own is None) or (not there and (deletes or not adds or own is None or own.new_oid != ZERO)):
         return LeftOut(pr.id, path, None, (), True, pr.head, VERBATIM)
@@ -404,14 +404,3 @@ def _kind_left_out(union: UnionCheck, k: int, change: Change | None, hunks: Sequ
               for c in other.changes)
     return LeftOut(pr.id, path, None, (), True, pr.head, RECONCILED if met else ABSENT, whole="kind", mode=mode,
                    binary=not any(h.kind == "text" for h in hunks))
-
-
-def _core(lines: Sequence[bytes]) -> tuple[int, tuple[bytes, ...]]:
-    """LINES without the lines that say nothing on their own (blank, brackets only) at either end, and the
-    index of the first line kept."""
-    trivial = [says_nothing(line) for line in lines]
-    if all(trivial):
-        return 0, ()
-    first = trivial.index(False)
-    last = len(trivial) - trivial[::-1].index(False)
-    return first, tuple(lines[first:last])

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from carrytool.gitlayer.git import Git
-from carrytool.pipeline.hunks import Hunk, find_block, read_hunks, says_nothing
+from carrytool.pipeline.hunks import Hunk, core_lines, find_block, read_hunks
 from carrytool.pipeline.leftout import UnionCheck
 
 
@@ -43,7 +43,7 @@ class Restacked:
             lines = self._lines(other.head, hunk.path) if span is not None else None
             if span is None or lines is None:
                 continue
-            block = _core(lines[span[0] - 1:span[1]])
+            block = core_lines(lines[span[0] - 1:span[1]])[1]
             # as often as the upper head has it: a copy elsewhere is not this one (helper-166)
             if block and len(find_block(tip, block)) >= len(find_block(lines, block)):
                 return other.id
@@ -94,8 +94,3 @@ def _mapped(delta: Sequence[Hunk], first: int, last: int) -> tuple[int, int] | N
         elif d.old_start < last:
             inside, touched = inside + shift, True
     return (first + before, last + before + inside) if touched else None
-
-
-def _core(lines: Sequence[bytes]) -> tuple[bytes, ...]:
-    keep = [n for n, line in enumerate(lines) if not says_nothing(line)]
-    return tuple(lines[keep[0]:keep[-1] + 1]) if keep else ()
