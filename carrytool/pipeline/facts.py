@@ -76,9 +76,11 @@ def _stacks(git: Git, upstream: str, prs: Sequence[Step]) -> None:
     for n, step in enumerate(prs):
         at.setdefault(step.head, []).append(n)       # type: ignore[arg-type]
     for n, upper in enumerate(prs):
-        lowers = sorted(k for sha in own[n] for k in at.get(sha, ()) if k < n and prs[k].head != upper.head)
-        for k in sorted({k for sha in own[n] for k in at.get(sha, ()) if k > n and prs[k].head != upper.head}):
-            prs[k].held_by += (upper.id,)      # an earlier entry built on a later one (h265)
+        holds = sorted(k for sha in own[n] for k in at.get(sha, ()) if prs[k].head != upper.head)  # each k once
+        lowers = [k for k in holds if k < n]
+        for k in holds:
+            if k > n:
+                prs[k].held_by += (upper.id,)      # an earlier entry built on a later one (h265)
         if lowers:
             nearest = sorted(lowers, key=lambda k: -len(own[k]))
             upper.built_order = tuple((prs[k].id, prs[k].head) for k in nearest)   # type: ignore[misc]
