@@ -18,10 +18,10 @@ GUARD = "def guard(node):\n    return member(node, ('six.PY2',))\n\n\n"
 UPPER = LOWER.replace("def member", GUARD + "def member")              # pr/1, on pr/2's head: its own inside it
 
 
-def _run(cli: Cli, small: Small, union: str) -> dict:
+def _run(cli: Cli, small: Small, union: str, lower_text: str = LOWER, upper_text: str = UPPER) -> dict:
     b = small.base = small.up.commit({"m.py": BASE}, "base", parent="main", ref="refs/heads/main")
-    lower = small.pr(2, {"m.py": LOWER}, parent=b)
-    small.up.commit({"m.py": UPPER}, "pr 1, on pr 2", parent=lower, ref="refs/pull/1/head")
+    lower = small.pr(2, {"m.py": lower_text}, parent=b)
+    small.up.commit({"m.py": upper_text}, "pr 1, on pr 2", parent=lower, ref="refs/pull/1/head")
     commit = small.up.commit({"m.py": union}, "union", parent=b, ref="refs/heads/union")
     small.work.git("fetch", "-q", str(small.up.path), "+refs/heads/union:refs/heads/union")
     small.manifest([{"pr": 1}, {"pr": 2}, {"carry": "union", "commit": commit, "supersedes": [1, 2]}])
@@ -59,12 +59,5 @@ def test_a_hunk_the_upper_pr_leaves_alone_is_still_warned_where_its_text_stands_
     lower = LOWER.replace("def tail():\n", "def tail():\n    found = split(names)\n")
     upper = lower.replace("def member", GUARD + "def member")
     union = upper.replace("def tail():\n    found = split(names)\n", "def tail():\n")
-    b = small.base = small.up.commit({"m.py": BASE}, "base", parent="main", ref="refs/heads/main")
-    low = small.pr(2, {"m.py": lower}, parent=b)
-    small.up.commit({"m.py": upper}, "pr 1, on pr 2", parent=low, ref="refs/pull/1/head")
-    commit = small.up.commit({"m.py": union}, "union", parent=b, ref="refs/heads/union")
-    small.work.git("fetch", "-q", str(small.up.path), "+refs/heads/union:refs/heads/union")
-    small.manifest([{"pr": 1}, {"pr": 2}, {"carry": "union", "commit": commit, "supersedes": [1, 2]}])
-    code, report = cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")
-    assert code == 0, report
+    report = _run(cli, small, union, lower, upper)
     assert "pr/2" in [entry for entry, _lines in _absent(report)], report["warnings"]
