@@ -198,7 +198,7 @@ def run_carrytool(inputs: Inputs, scratch: Path) -> Measurement:
     return Measurement("carrytool", cold.seconds, applied, cold.rss_mb, cold.cpu_seconds, extra, tree)
 
 
-SYNC_KEEPS = ("merges-git", "findings-git", "patchids-git", "yaml-git")   # the files of <git dir>/carrytool/cache a sync writes
+SYNC_KEEPS = ("merges-git", "findings-git", "patchids-git", "yaml-git", "plans-git")   # the files of <git dir>/carrytool/cache a sync writes
 
 
 def explain_twice(inputs: Inputs, repo: Path, scratch: Path) -> dict[str, float]:

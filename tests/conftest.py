@@ -62,6 +62,9 @@ def isolate_env(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("CARRYTOOL_MANIFEST", raising=False)
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
     monkeypatch.setenv("NO_COLOR", "1")
+    # a kept plan (pipeline.keptplan) is composed again wherever it is used, and a difference fails the run:
+    # every test that explains after a sync checks it (tests/pipeline/test_kept_plan.py uses plans as users do)
+    monkeypatch.setenv("CARRYTOOL_CHECK_KEPT_PLANS", "1")
 
 
 @pytest.fixture(autouse=True)

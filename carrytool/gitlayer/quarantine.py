@@ -198,6 +198,11 @@ class Quarantine:
             except OSError:
                 pass                        # packed (or gone: recheck_kept writes it again)
 
+    def store_lacks(self, oids: Sequence[str]) -> list[str]:
+        """Those of OIDS (full object names) the user's store lacks: what only this run's quarantine holds
+        counts as lacking, as does a name no object has."""
+        return self._not_in_store(list(oids)) if oids else []
+
     def _not_in_store(self, oids: list[str]) -> list[str]:
         """Those of OIDS the user's store lacks (carrytool writes objects it computed without asking
         whether the store has them): read from its loose files and pack indexes in process (see

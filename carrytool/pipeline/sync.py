@@ -26,6 +26,7 @@ from carrytool.pipeline.compose_records import Composition, Misguessed
 from carrytool.pipeline.keptfindings import KeptFindings
 from carrytool.pipeline.keptmerges import KeptMerges
 from carrytool.pipeline.keptpatchids import KeptPatchIds
+from carrytool.pipeline.keptplan import KeptPlans, Settled, capture, checking, names, settle
 from carrytool.pipeline.landing import Accounting, account
 from carrytool.pipeline.lock import (
     build_lock,
@@ -172,6 +173,48 @@ def _plan_and_compose(manifest: Manifest, git: Git, options: SyncOptions, progre
         if command == "sync" and not options.dry_run and not nights:
             nights.append(night_record(manifest, git, build_lock(manifest, resolved, result)))
 
+    # what an earlier run settled for these very inputs (pipeline.keptplan): explain after the nightly sync
+    # reads the facts again and composes nothing; sync composes every time (it is the run that keeps it)
+    plans = KeptPlans(cache, git.version) if command in ("sync", "explain") else None
+    plan_key = plans.key(manifest, resolved, _switches(), git.common_dir) if plans is not None else ""
+    reused = _reused_plan(manifest, git, resolved, missing, plans.get(plan_key)) \
+        if plans is not None and command == "explain" else None
+    if reused is None or checking():
+        before = len(report.warnings)
+        steps, composition = _settle(manifest, git, resolved, missing, progress, report, kept, findings, patch_ids,
+                                     keeps, night)
+        state = capture(steps, composition.result, composition.trees, composition.failed_conflicts, report.dropped,
+                        report.warnings[before:])
+        if reused is not None and state != reused[2]:
+            raise AssertionError("a kept plan differs from the plan composed again (CARRYTOOL_CHECK_KEPT_PLANS)")
+        if plans is not None and keeps and state is not None and reused is None:
+            git.keep_named(json.dumps(state))    # what it names persists (a union-filtered head): it is used only then
+            plans.put(plan_key, state)
+            plans.save()
+    else:
+        steps, composition, _state, settled, violations = reused
+        report.steps = steps
+        report.violations = violations
+        report.failed_conflicts = list(composition.failed_conflicts)
+        report.warnings += settled.warnings
+        report.dropped = settled.dropped
+    report.strict = options.strict
+    if options.strict:
+        report.strict_only = {s.id for s in steps if s.status == CONFLICT} - {s.id for s in report.failed_conflicts}
+        report.failed_conflicts = [s for s in steps if s.status == CONFLICT]
+    # the report names the composed commit (a dry run's too): it and what it reaches persist; the rest
+    # of what composing wrote (stand-ins, merges whose result was not used) vanishes with the quarantine
+    git.keep(composition.result)
+    night(composition.result)       # (when _compose did not record it before packing what it composed)
+    git.keep_unreferenced = False
+    return Planned(resolved, steps, composition, report, nights[0] if nights else None)
+
+
+def _settle(manifest: Manifest, git: Git, resolved: Resolved, missing: dict[int, str], progress: Progress | None,
+            report: Report, kept: KeptMerges | None, findings: KeptFindings | None, patch_ids: KeptPatchIds | None,
+            keeps: bool, night: Callable[[str], None]) -> tuple[list[Step], Composition]:
+    """Compose, check what landed (composing again without a structured resolution a check rejected) and
+    say what composing found: REPORT's steps, violations, failed conflicts, landing failures and warnings."""
     steps, violations, composition, accounting, stacks = _compose(manifest, git, resolved, missing, progress,
                                                                   frozenset(), kept, findings, patch_ids, night=night)
     rejected = structured_rejections(manifest, git, steps, composition, accounting)
@@ -200,16 +243,34 @@ def _plan_and_compose(manifest: Manifest, git: Git, options: SyncOptions, progre
     report.warnings += accounting.warnings
     say_newer_upstream(manifest, git, resolved.upstream, steps, report.warnings)
     say_unapplied_unions(steps, report.warnings)
-    report.strict = options.strict
-    if options.strict:
-        report.strict_only = {s.id for s in steps if s.status == CONFLICT} - {s.id for s in report.failed_conflicts}
-        report.failed_conflicts = [s for s in steps if s.status == CONFLICT]
-    # the report names the composed commit (a dry run's too): it and what it reaches persist; the rest
-    # of what composing wrote (stand-ins, merges whose result was not used) vanishes with the quarantine
-    git.keep(composition.result)
-    night(composition.result)       # (when _compose did not record it before packing what it composed)
-    git.keep_unreferenced = False
-    return Planned(resolved, steps, composition, report, nights[0] if nights else None)
+    return steps, composition
+
+
+def _switches() -> tuple[object, ...]:
+    """The composer's switches (tests flip them to compare the ways of composing): part of a kept plan's key."""
+    import sys
+
+    from carrytool.pipeline import reduce
+
+    displays = getattr(sys.modules.get("carrytool.pipeline.dictkeys"), "SEPARATE_DISPLAYS", True)
+    return (Composer.fast_path, Composer.explicit_bases, Composer.regions_from_merges, Composer.regions_from_chain,
+            reduce.FROM_BASE, displays)
+
+
+def _reused_plan(manifest: Manifest, git: Git, resolved: Resolved, missing: dict[int, str],
+                 state: dict | None) -> tuple[list[Step], Composition, dict, Settled, list] | None:
+    """The plan STATE keeps (pipeline.keptplan) on steps planned and read afresh, with their violations; None
+    when there is none, the store lacks an object it names, or it does not fit the steps."""
+    if state is None or git.store_lacks(names(state)):
+        return None
+    steps = plan_static(manifest, missing)
+    facts.gather(git, resolved, steps)
+    violations = plan_paths(manifest, steps)
+    settled = settle(state, steps)
+    if settled is None:
+        return None
+    composition = Composition(resolved.upstream, settled.result, steps, settled.failed, settled.trees)
+    return steps, composition, state, settled, violations
 
 
 def _compose(manifest: Manifest, git: Git, resolved: Resolved, missing: dict[int, str], progress: Progress | None,

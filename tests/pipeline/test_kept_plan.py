@@ -1,0 +1,248 @@
+"""The settled plan kept across runs (pipeline.keptplan): explain after a sync of the same inputs composes
+nothing, and says exactly what composing again says. Differential: each explain below is compared with the
+same explain whose kept plans are all ignored (KeptPlans.get answers nothing). The rest of the suite runs
+with CARRYTOOL_CHECK_KEPT_PLANS=1 (conftest): every plan used there is composed again and compared.
+CI runs this file on git 2.39 and on a current git."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from carrytool.gitlayer.objects import Change
+from carrytool.pipeline.compose import Composer
+from carrytool.pipeline.keptplan import KeptPlans, Unkept, decode, encode
+from tests.conftest import Cli, Small
+from tests.review.test_reduced_pairs import _corpus
+
+
+@pytest.fixture(autouse=True)
+def _plans_used(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Here a kept plan is used as a user's run uses it: not composed again."""
+    monkeypatch.delenv("CARRYTOOL_CHECK_KEPT_PLANS", raising=False)
+    monkeypatch.setattr(KeptPlans, "check", False)
+
+
+def _composing(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """One item per composition made from here on."""
+    made: list[int] = []
+    real = Composer.compose
+
+    def spy(self, steps):  # noqa: ANN001, ANN202
+        made.append(len(steps))
+        return real(self, steps)
+
+    monkeypatch.setattr(Composer, "compose", spy)
+    return made
+
+
+def _fresh(cli: Cli, monkeypatch: pytest.MonkeyPatch, *args: object) -> tuple[int, dict]:
+    """ARGS run with every kept plan ignored: composed again."""
+    with monkeypatch.context() as m:
+        m.setattr(KeptPlans, "get", lambda self, key: None)
+        return cli.json(*args)
+
+
+def _plans(repo: Path) -> Path:
+    found = sorted((repo / "carrytool" / "cache").glob("plans-git*.json"))
+    assert len(found) == 1
+    return found[0]
+
+
+def _explain(small: Small) -> tuple[object, ...]:
+    return ("explain", "-m", small.manifest_path, "--repo", small.work.path, "--offline")
+
+
+def test_explain_after_sync_composes_nothing_and_says_what_composing_says(
+        cli: Cli, small: Small, monkeypatch: pytest.MonkeyPatch) -> None:
+    _corpus(small)
+    made = _composing(monkeypatch)
+    code, synced = cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path)
+    assert code == 0 and made and synced["result"]["sha"] == small.branch()
+    statuses = {e["status"] for e in synced["entries"]}
+    assert {"applied", "conflict"} <= statuses           # the corpus has conflicts and clean entries
+    kept = json.loads(_plans(small.work.path).read_text())["plans"]
+    assert len(kept) == 1
+    made.clear()
+    code, explained = cli.json(*_explain(small))
+    assert made == []                                    # the plan came from the file
+    fresh_code, fresh = _fresh(cli, monkeypatch, *_explain(small))
+    assert made                                          # (composed again: the comparison means something)
+    assert (code, explained) == (fresh_code, fresh)
+    assert explained["result"]["sha"] == synced["result"]["sha"]
+    made.clear()
+    text = cli(*_explain(small)).stdout
+    assert made == []
+    with monkeypatch.context() as m:
+        m.setattr(KeptPlans, "get", lambda self, key: None)
+        assert cli(*_explain(small)).stdout == text
+    made.clear()
+    monkeypatch.setattr(Composer, "explicit_bases", False)   # another way of composing: its own key
+    assert cli.json(*_explain(small)) == (code, explained)
+    assert made
+
+
+def test_the_demo_explained_from_its_kept_plan_is_the_demo_composed(cli: Cli, demo, monkeypatch) -> None:  # noqa: ANN001
+    """The demo: unions that supersede PRs, a conflict, a structured resolution and the landing checks."""
+    made = _composing(monkeypatch)
+    cli.json("sync", "-m", demo.manifest, "--repo", demo.work)
+    args = ("explain", "-m", demo.manifest, "--repo", demo.work, "--offline")
+    made.clear()
+    code, explained = cli.json(*args)
+    assert made == []
+    assert (code, explained) == _fresh(cli, monkeypatch, *args)
+    for entry in ("pr/45612", "carry/offload-union"):     # stories read the settled steps too
+        made.clear()
+        story = cli(*args, entry).stdout
+        assert made == []
+        with monkeypatch.context() as m:
+            m.setattr(KeptPlans, "get", lambda self, key: None)
+            assert cli(*args, entry).stdout == story
+
+
+def test_sync_keeps_a_plan_but_composes_every_time_and_a_dry_run_keeps_none(
+        cli: Cli, small: Small, monkeypatch: pytest.MonkeyPatch) -> None:
+    _corpus(small)
+    sync = ("sync", "-m", small.manifest_path, "--repo", small.work.path)
+    cli.json(*sync, "--dry-run")
+    assert not list((small.work.path / "carrytool" / "cache").glob("plans-git*.json"))
+    made = _composing(monkeypatch)
+    cli.json(*sync)
+    cli.json(*sync)
+    assert len(made) == 2                                # the nightly build is composed, whatever is kept
+    code, verified = cli.json("verify", "-m", small.manifest_path, "--repo", small.work.path, "--rebuild")
+    assert len(made) == 3
+
+
+def test_a_moved_pr_is_composed_again(cli: Cli, small: Small, monkeypatch: pytest.MonkeyPatch) -> None:
+    _corpus(small)
+    cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path)
+    head = small.up.rev("refs/pull/3/head")
+    small.up.commit({"pkg/m3.py": "moved on\n"}, "pr 3 moves on", parent=head, ref="refs/pull/3/head")
+    made = _composing(monkeypatch)
+    online = ("explain", "-m", small.manifest_path, "--repo", small.work.path)
+    code, explained = cli.json(*online)                  # fetches the moved head: another plan
+    assert made
+    assert (code, explained) == _fresh(cli, monkeypatch, *online)
+    pr3 = next(e for e in explained["entries"] if e["id"] == "pr/3")
+    assert pr3["head"] != head
+
+
+def _edit_plan(repo: Path, edit) -> None:  # noqa: ANN001
+    path = _plans(repo)
+    data = json.loads(path.read_text())
+    (key, state), = data["plans"].items()
+    data["plans"][key] = edit(state)
+    path.write_text(json.dumps(data))
+
+
+def _missing_result(state: dict) -> dict:
+    state["result"] = "0" * 40
+    return state
+
+
+def _other_entry(state: dict) -> dict:
+    state["steps"][0]["id"] = "pr/999"
+    return state
+
+
+def _not_encoded(state: dict) -> dict:
+    state["trees"] = {"a": "b"}          # a plain object: `encode` never writes one
+    return state
+
+
+def _not_a_plan(state: dict) -> list:
+    return ["garbage"]
+
+
+@pytest.mark.parametrize("edit", [_missing_result, _other_entry, _not_encoded, _not_a_plan])
+def test_a_plan_that_does_not_fit_is_composed_again(cli: Cli, small: Small, monkeypatch: pytest.MonkeyPatch,
+                                                    edit) -> None:  # noqa: ANN001
+    """A plan naming an object the store lacks (pruned, or never there), one of other entries, one not as
+    `encode` writes it, or no plan at all: composed again, as if nothing were kept."""
+    _corpus(small)
+    cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path)
+    _edit_plan(small.work.path, edit)
+    made = _composing(monkeypatch)
+    code, explained = cli.json(*_explain(small))
+    assert made
+    assert (code, explained) == _fresh(cli, monkeypatch, *_explain(small))
+
+
+def test_what_the_plan_holds_is_what_explain_says_and_the_check_finds_a_difference(
+        cli: Cli, small: Small, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The file is where a used plan comes from (a detail written there is the one explain prints); composed
+    again under CARRYTOOL_CHECK_KEPT_PLANS=1, a plan that differs fails the run."""
+    _corpus(small)
+    cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path)
+
+    def reworded(state: dict) -> dict:
+        state["steps"][1]["detail"] = "written in the kept plan"
+        return state
+
+    _edit_plan(small.work.path, reworded)
+    code, explained = cli.json(*_explain(small))
+    assert explained["entries"][1]["detail"] == "written in the kept plan"
+    monkeypatch.setenv("CARRYTOOL_CHECK_KEPT_PLANS", "1")
+    with pytest.raises(AssertionError, match="kept plan differs"):
+        cli.json(*_explain(small))
+
+
+def test_encode_gives_back_each_type_and_refuses_what_it_cannot_hold() -> None:
+    change = Change("R", "new.py", "old.py", "100644", "100644", "a" * 40, "b" * 40)
+    value = {"list": [1, 2.5, None, True, "s"], ("a", 1): (change, frozenset({"x", "y"})), 3: {("p", "f")},
+             "empty": ((), [], set(), {})}
+    again = decode(json.loads(json.dumps(encode(value))))
+    assert again == value
+    assert [type(v) for v in again] == [type(v) for v in value]
+    assert type(again[("a", 1)][1]) is frozenset and type(again[3]) is set and type(again["empty"][0]) is tuple
+    assert list(again) == list(value)                    # order kept
+    assert encode({"b", "a", "c"}) == encode({"c", "a", "b"}) == {"s": ["a", "b", "c"]}
+
+    class Named(tuple):
+        pass
+
+    for unkept in (object(), Named((1,)), Path("x"), b"bytes"):
+        with pytest.raises(Unkept):
+            encode([unkept])
+    for bad in ({"x": []}, {"t": 1}, {"t": [], "s": []}, {"c": ["A"]}, {"s": [[1]]}, {"d": [[1]]}):
+        with pytest.raises(Unkept):
+            decode(bad)
+
+
+def test_a_changed_manifest_is_composed_again(cli: Cli, small: Small, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Even a comment (the text is in the key: an entry's line, which messages name, moves with it)."""
+    _corpus(small)
+    cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path)
+    path = Path(small.manifest_path)
+    path.write_text("# reviewed\n" + path.read_text())
+    made = _composing(monkeypatch)
+    code, explained = cli.json(*_explain(small))
+    assert made
+    assert (code, explained) == _fresh(cli, monkeypatch, *_explain(small))
+
+
+def test_where_history_is_cut_is_in_the_key(tmp_path: Path) -> None:
+    """A shallow clone's boundary (or grafts) decides merge bases: deepened, the plan is another one."""
+    from carrytool.manifest.model import Fork, Manifest, Upstream
+    from carrytool.pipeline.resolve import Resolved
+
+    plans = KeptPlans(None, (2, 39, 5))
+    manifest = Manifest(tmp_path / "m.yaml", Upstream("u", "main"), Fork("dev"), text="x")
+    resolved = Resolved("a" * 40, {1: "b" * 40})
+    keys = [plans.key(manifest, resolved, (True,), tmp_path)]
+    (tmp_path / "shallow").write_text("c" * 40 + "\n")
+    keys.append(plans.key(manifest, resolved, (True,), tmp_path))
+    (tmp_path / "shallow").write_text("d" * 40 + "\n")
+    keys.append(plans.key(manifest, resolved, (True,), tmp_path))
+    (tmp_path / "shallow").unlink()
+    (tmp_path / "info").mkdir()
+    (tmp_path / "info" / "grafts").write_text("e" * 40 + "\n")
+    keys.append(plans.key(manifest, resolved, (True,), tmp_path))
+    keys.append(plans.key(manifest, resolved, (False,), tmp_path))
+    keys.append(plans.key(manifest, Resolved("a" * 40, {1: "f" * 40}), (False,), tmp_path))
+    assert len(set(keys)) == len(keys)
+    (tmp_path / "info" / "grafts").unlink()
+    assert plans.key(manifest, resolved, (True,), tmp_path) == keys[0]
