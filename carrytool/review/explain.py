@@ -104,7 +104,8 @@ def _leave_out_merged(overlap_map: OverlapMap, steps: Sequence[Step]) -> list[st
     every PR that touched its files)."""
     merged = [step.id for step in steps if step.reason == "merged-upstream"]
     dropped = [o for o in overlap_map.overlaps if set(o.entries) & set(merged)]
-    overlap_map.overlaps = [o for o in overlap_map.overlaps if o not in dropped]
+    gone = {id(o) for o in dropped}     # by identity: `in` compared whole overlaps field by field (0.13 s on black)
+    overlap_map.overlaps = [o for o in overlap_map.overlaps if id(o) not in gone]
     return [entry for entry in merged if any(o.involves(entry) for o in dropped)]
 
 
