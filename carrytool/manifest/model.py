@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -282,7 +283,15 @@ class Manifest:
         return self.path.parent
 
     def entry(self, entry_id: str) -> Entry | None:
-        return next((e for e in self.entries if e.id == entry_id), None)
+        return self._by_id.get(entry_id)
+
+    @cached_property
+    def _by_id(self) -> dict[str, Entry]:
+        """Entry id -> the first entry of that id (explain asks thousands of times: a walk each was 30 ms on 60 PRs)."""
+        out: dict[str, Entry] = {}
+        for entry in self.entries:
+            out.setdefault(entry.id, entry)
+        return out
 
     def find_entry(self, text: str) -> Entry | None:
         """Look an entry up by id (`pr/45612`, `carry/NAME`), bare PR number or bare carry name."""
