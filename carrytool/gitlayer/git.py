@@ -131,6 +131,7 @@ class Git(Processes, Quarantine, ObjectWrites, ObjectReads, Trees, History, Cont
         self._outside: dict[str, dict[str, list[str]]] = {}   # upstream -> the parents of heads' commits not in it
         self._outside_of: dict[tuple[str, str], frozenset[str]] = {}   # (upstream, head) -> `outside`
         self._merged: dict[str, MergeResult] = {}     # merge_trees' answers by stdin line
+        self._abbreviations: dict[str, str | None] = {}   # abbreviated commit name -> the commit (commit_by_abbreviation)
         self._explicit_bases: bool | None = None
         self._quarantine: Path | None = None
         self._fans: set[str] = set()       # the quarantine's fan-out directories made so far

@@ -40,7 +40,7 @@ class Refs:
     """Refs: reading, writing, fetching into and listing them; the work trees' branches."""
 
     # Git's state this reads or updates (all of it made in Git.__init__): git_dir, bare, common_dir, before_ref_write,
-    # _ref_write, _refs_later
+    # _ref_write, _refs_later, _abbreviations
 
     def rev_parse(self, rev: str) -> str | None:
         """`rev-parse --verify -q REV^{commit}`: the full SHA of a commit, or None."""
@@ -48,6 +48,19 @@ class Refs:
             return None
         proc = self.run("rev-parse", "--verify", "-q", "--end-of-options", f"{rev}^{{commit}}", check=False)
         return proc.stdout.decode().strip() or None if proc.returncode == 0 else None
+
+    def commit_by_abbreviation(self, name: str) -> str | None:
+        """The full SHA of the commit NAME (7 to 40 hex digits: a union's folded head) abbreviates, or None
+        (no such commit, or ambiguous); asked once a run, so every reader of the run gets one answer, and a kept
+        plan records the answers it was composed with (`abbreviations_asked`)."""
+        if name not in self._abbreviations:
+            found = self.rev_parse(name)
+            self._abbreviations[name] = found if found and found.startswith(name.lower()) else None
+        return self._abbreviations[name]
+
+    def abbreviations_asked(self) -> dict[str, str | None]:
+        """Every answer `commit_by_abbreviation` gave this run, by name."""
+        return dict(self._abbreviations)
 
     def ref_value(self, ref: str) -> str | None:
         """The object a full ref name points at, or None when the ref does not exist."""

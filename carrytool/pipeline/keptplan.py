@@ -29,7 +29,8 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Sequence
+import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -118,14 +119,16 @@ def decode(value: Any) -> Any:
 
 
 def capture(steps: Sequence[Step], result: str, trees: dict[str, str], failed: Sequence[Step],
-            dropped: list[dict[str, Any]], warnings: list[dict[str, Any]]) -> dict[str, Any] | None:
+            dropped: list[dict[str, Any]], warnings: list[dict[str, Any]],
+            abbreviations: Mapping[str, str | None]) -> dict[str, Any] | None:
     """What composing settled, as a kept plan holds it (each step's attributes but REREAD, the fields and any
-    other composing wrote); None when a value cannot be kept."""
+    other composing wrote); None when a value cannot be kept. ABBREVIATIONS: the commits the run found by the
+    abbreviated names it asked (`Git.commit_by_abbreviation`: a union's folded head), whose answers decided it."""
     try:
         return {"steps": [{"id": s.id, **{name: encode(value) for name, value in vars(s).items() if name not in REREAD}}
                           for s in steps],
                 "result": result, "trees": encode(trees), "failed": [s.id for s in failed],
-                "dropped": encode(dropped), "warnings": encode(warnings)}
+                "dropped": encode(dropped), "warnings": encode(warnings), "abbreviations": encode(dict(abbreviations))}
     except Unkept:
         return None
 
@@ -179,6 +182,13 @@ def _decode_state(raw: object) -> dict | None:
     return raw if isinstance(raw, dict) else None
 
 
+def _python() -> str:
+    """The Python that composes, part of a plan's rule: the structured rule and the landing checks parse with its
+    grammar (h270: a plan of Python 3.12, reused by 3.11, applied a PR resolved structurally whose merged file
+    3.11 cannot parse)."""
+    return f"{sys.implementation.name}{sys.version_info[0]}.{sys.version_info[1]}"
+
+
 def checking() -> bool:
     """Whether a kept plan is composed again on use, and what is found compared (tests): `KeptPlans.check`, or
     the variable CARRYTOOL_CHECK_KEPT_PLANS=1 (for the commands tests run as processes)."""
@@ -191,7 +201,8 @@ class KeptPlans(KeptAnswers[dict]):
     check = False
 
     def __init__(self, folder: Path | None, version: Sequence[int]) -> None:
-        super().__init__(folder, "plans", version, RULE, _code(), PLANS_MAX, _decode_state, lambda state: state)
+        super().__init__(folder, "plans", version, f"{RULE}-{_python()}", _code(), PLANS_MAX, _decode_state,
+                         lambda state: state)
 
     def key(self, manifest: Manifest, resolved: Resolved, switches: Sequence[object], git_dir: Path) -> str:
         """The key of MANIFEST's plan on RESOLVED, by a composer whose switches are SWITCHES, in the repository

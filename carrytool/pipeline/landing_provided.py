@@ -114,8 +114,7 @@ class _ProvidedAccounting:
         sup = next((s for s in union.entry.supersedes if s.pr == number), None)
         if sup is None or not sup.head or head.startswith(sup.head.lower()):
             return ""
-        folded = self.git.rev_parse(sup.head)
-        return folded if folded and folded.startswith(sup.head.lower()) else ""
+        return self.git.commit_by_abbreviation(sup.head) or ""
 
     def _file_left_out(self, union: Step, lost: LeftOut, how: str, why: str) -> None:
         """A PR's file UNION leaves out (LOST, no lines: WHY says how): a `provided-absent` warning; where the

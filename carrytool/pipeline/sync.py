@@ -26,7 +26,7 @@ from carrytool.pipeline.compose_records import Composition, Misguessed
 from carrytool.pipeline.keptfindings import KeptFindings
 from carrytool.pipeline.keptmerges import KeptMerges
 from carrytool.pipeline.keptpatchids import KeptPatchIds
-from carrytool.pipeline.keptplan import KeptPlans, Settled, capture, checking, names, settle
+from carrytool.pipeline.keptplan import KeptPlans, Settled, Unkept, capture, checking, decode, names, settle
 from carrytool.pipeline.landing import Accounting, account
 from carrytool.pipeline.lock import (
     build_lock,
@@ -184,7 +184,7 @@ def _plan_and_compose(manifest: Manifest, git: Git, options: SyncOptions, progre
         steps, composition = _settle(manifest, git, resolved, missing, progress, report, kept, findings, patch_ids,
                                      keeps, night)
         state = capture(steps, composition.result, composition.trees, composition.failed_conflicts, report.dropped,
-                        report.warnings[before:])
+                        report.warnings[before:], git.abbreviations_asked())
         if reused is not None and state != reused[2]:
             raise AssertionError("a kept plan differs from the plan composed again (CARRYTOOL_CHECK_KEPT_PLANS)")
         if plans is not None and keeps and state is not None and reused is None:
@@ -257,11 +257,22 @@ def _switches() -> tuple[object, ...]:
             reduce.FROM_BASE, displays)
 
 
+def _same_abbreviations(git: Git, state: dict) -> bool:
+    """Whether each abbreviated name the run that kept STATE asked (a union's folded head) names the same commit,
+    or none, here and now (h270: a folded head fetched after the sync changed the landing's warning)."""
+    try:
+        asked = decode(state["abbreviations"])
+    except (KeyError, Unkept):
+        return False
+    return isinstance(asked, dict) and all(isinstance(name, str) and git.commit_by_abbreviation(name) == commit
+                                           for name, commit in asked.items())
+
+
 def _reused_plan(manifest: Manifest, git: Git, resolved: Resolved, missing: dict[int, str],
                  state: dict | None) -> tuple[list[Step], Composition, dict, Settled, list] | None:
     """The plan STATE keeps (pipeline.keptplan) on steps planned and read afresh, with their violations; None
     when there is none, the store lacks an object it names, or it does not fit the steps."""
-    if state is None or git.store_lacks(names(state)):
+    if state is None or git.store_lacks(names(state)) or not _same_abbreviations(git, state):
         return None
     steps = plan_static(manifest, missing)
     facts.gather(git, resolved, steps)

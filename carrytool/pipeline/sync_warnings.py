@@ -35,8 +35,8 @@ def stale_folds(manifest: Manifest, git: Git, resolved: Resolved, *, locked: boo
             if sup.head and current and not current.startswith(sup.head):
                 warning: dict[str, object] = {"kind": "stale-fold", "entry": entry.id, "pr": sup.pr,
                                               "folded": sup.head, "current": current}
-                folded = git.rev_parse(sup.head)        # 7 to 40 hex digits (the manifest's schema)
-                if folded and folded.startswith(sup.head.lower()) and _same_change(git, folded, current):
+                folded = git.commit_by_abbreviation(sup.head)       # 7 to 40 hex digits (the manifest's schema)
+                if folded and _same_change(git, folded, current):
                     warning["same_change"] = True
                     warning["message"] = (f"{entry.id} folded pr/{sup.pr} at {sup.head[:12]}; its head is now "
                                           f"{current[:12]}, the same tree on the same parents (a reworded commit): "

@@ -246,3 +246,64 @@ def test_where_history_is_cut_is_in_the_key(tmp_path: Path) -> None:
     assert len(set(keys)) == len(keys)
     (tmp_path / "info" / "grafts").unlink()
     assert plans.key(manifest, resolved, (True,), tmp_path) == keys[0]
+
+
+def test_a_plan_another_python_composed_is_not_used(cli: Cli, small: Small, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The structured rule and the landing checks parse with the running Python's grammar (h270: a plan kept by
+    Python 3.12 applied a structurally resolved PR whose merged file 3.11 cannot parse)."""
+    from types import SimpleNamespace
+
+    from carrytool.pipeline import keptplan
+
+    _corpus(small)
+    with monkeypatch.context() as m:
+        m.setattr(keptplan, "sys", SimpleNamespace(version_info=(3, 99, 0), implementation=SimpleNamespace(name="x")))
+        cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path)
+    made = _composing(monkeypatch)
+    cli.json(*_explain(small))
+    assert made                                          # the other Python's plan: composed again
+    made.clear()
+    cli.json(*_explain(small))                           # (and this one's, kept by that explain, is used)
+    assert made == []
+
+
+def _fold_scenario(cli: Cli, small: Small) -> str:
+    """PR 1 force-pushed since carry/u folded it (its old head, abbreviated in the manifest, changed line 5; the
+    new one 5 and 15): the union lacks line 15. Synced while the repository lacks the old head; returns it."""
+    def body(**changed: str) -> str:
+        return "".join(f"line_{i} = {changed.get(f'l{i}', i)}\n" for i in range(1, 21))
+
+    base = small.up.commit({"pkg/m.py": body()}, "m", parent="main", ref="refs/heads/main")
+    old = small.up.commit({"pkg/m.py": body(l5='"A"')}, "pr 1 old", parent=base, ref="refs/old/1")
+    small.up.commit({"pkg/m.py": body(l5='"A"', l15='"B"')}, "pr 1 force-pushed", parent=base,
+                    ref="refs/pull/1/head")
+    union = small.up.commit({"pkg/m.py": body(l5='"A"')}, "carry: u\n\nCarry-Union: u\nCarry-Supersedes: 1\n",
+                            parent=base, ref="refs/heads/union")
+    small.manifest([{"pr": 1}, {"carry": "u", "commit": union, "supersedes": [{"pr": 1, "head": old[:12]}]}],
+                   fork={"branch": "dev", "url": "../up"}, policy={"on_conflict": "skip"})
+    cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path)
+    return old
+
+
+def test_a_folded_head_that_arrives_or_goes_after_the_sync_is_read_again(
+        cli: Cli, small: Small, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The landing tells a PR that moved since its union's fold by the folded head the repository has: one that
+    arrives after the sync, or goes, changes the warning (h270: the kept plan said "dropped at a stop of the
+    fold?" where a fresh explain said "the PR moved since"; pruned, it named a commit the store lacked)."""
+    old = _fold_scenario(cli, small)
+    small.work.git("fetch", "-q", str(small.up.path), "refs/old/1:refs/old/1")     # the folded head arrives
+    made = _composing(monkeypatch)
+    code, explained = cli.json(*_explain(small))
+    assert made, explained.get('error')
+    assert (code, explained) == _fresh(cli, monkeypatch, *_explain(small))
+    assert "the PR moved since" in json.dumps(explained)
+    made.clear()
+    assert cli.json(*_explain(small)) == (code, explained) and made == []    # kept with what it was asked
+    small.work.git("update-ref", "-d", "refs/old/1")                         # and it goes
+    small.work.git("reflog", "expire", "--expire=now", "--all")
+    small.work.git("gc", "-q", "--prune=now")
+    assert not small.work.git("rev-parse", "-q", "--verify", f"{old}^{{commit}}", check=False).strip()
+    code, explained = cli.json(*_explain(small))
+    assert made
+    assert (code, explained) == _fresh(cli, monkeypatch, *_explain(small))
+    assert "the PR moved since" not in json.dumps(explained)
