@@ -30,7 +30,7 @@ import json
 import os
 import re
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +49,13 @@ REREAD_SET = frozenset(REREAD)
 # every field but those; and what composing writes on a step beside its fields (the head a union's paths are
 # taken out of, `_filtered_commit`, which a story's commands name), as it is
 SETTLED = frozenset(f.name for f in dataclasses.fields(Step)) - REREAD_SET
+# a field at its default is not written (most are, on most steps: 300 steps wrote 280 KB), and is its default
+# again when read back
+_FACTORIES: dict[str, Callable[[], Any]] = {
+    f.name: f.default_factory if f.default is dataclasses.MISSING else (lambda value=f.default: value)  # type: ignore[misc]
+    for f in dataclasses.fields(Step) if f.name in SETTLED}
+_DEFAULTS = {name: make() for name, make in _FACTORIES.items()}
+_PLAIN = (type(None), bool, int, float, str)
 _HEX_RUN = re.compile(r"[0-9a-f]{40,}")
 
 
@@ -125,12 +132,24 @@ def capture(steps: Sequence[Step], result: str, trees: dict[str, str], failed: S
     other composing wrote); None when a value cannot be kept. ABBREVIATIONS: the commits the run found by the
     abbreviated names it asked (`Git.commit_by_abbreviation`: a union's folded head), whose answers decided it."""
     try:
-        return {"steps": [{"id": s.id, **{name: encode(value) for name, value in vars(s).items() if name not in REREAD}}
-                          for s in steps],
+        return {"steps": [_settled_of(s) for s in steps],
                 "result": result, "trees": encode(trees), "failed": [s.id for s in failed],
                 "dropped": encode(dropped), "warnings": encode(warnings), "abbreviations": encode(dict(abbreviations))}
     except Unkept:
         return None
+
+
+def _settled_of(step: Step) -> dict[str, Any]:
+    """STEP's attributes but REREAD and those at their default, encoded, with its id."""
+    out: dict[str, Any] = {"id": step.id}
+    for name, value in vars(step).items():
+        if name in REREAD_SET:
+            continue
+        default = _DEFAULTS.get(name, _DEFAULTS)         # (_DEFAULTS itself: not a field, no default)
+        if type(value) is type(default) and value == default:
+            continue
+        out[name] = value if type(value) in _PLAIN else encode(value)
+    return out
 
 
 @dataclasses.dataclass
@@ -154,8 +173,10 @@ def settle(state: dict[str, Any], steps: Sequence[Step]) -> Settled | None:
                 [s.id for s in steps]:
             return None
         values = [{name: decode(value) for name, value in k.items() if name != "id"} for k in kept]
-        if any(not SETTLED <= value.keys() or REREAD_SET & value.keys() for value in values):
+        if any(REREAD_SET & value.keys() for value in values):
             return None
+        for value in values:
+            value.update((name, make()) for name, make in _FACTORIES.items() if name not in value)
         if any(v["head"] != s.head or v["base"] != s.base for v, s in zip(values, steps)):
             return None
         by_id = {s.id: s for s in steps}

@@ -307,3 +307,24 @@ def test_a_folded_head_that_arrives_or_goes_after_the_sync_is_read_again(
     assert made
     assert (code, explained) == _fresh(cli, monkeypatch, *_explain(small))
     assert "the PR moved since" not in json.dumps(explained)
+
+
+def test_a_field_at_its_default_is_not_written_and_reads_back_as_its_default() -> None:
+    """What a fresh step holds there (e.g. a head the facts read) gives way to the kept default."""
+    from carrytool.manifest.model import Entry
+    from carrytool.pipeline.keptplan import capture, settle
+    from carrytool.pipeline.plan import Step
+
+    entry = Entry(kind="pr", number=7)
+    kept = Step(entry, status="skipped", reason="redundant", redundant_with=["pr/3"], provided={("pr/1", "a", (1, 2)): "x"})
+    kept._filtered_commit = "c" * 40          # what composing writes beside the fields
+    state = json.loads(json.dumps(capture([kept], "r" * 40, {}, [], [], [], {})))
+    written = state["steps"][0]
+    assert set(written) == {"id", "status", "reason", "redundant_with", "provided", "_filtered_commit"}
+    fresh = Step(entry, detail="from the facts", conflicts=[{"file": "x"}], upstream_merged=True)
+    assert settle(state, [fresh]) is not None
+    assert fresh.detail is None and fresh.conflicts == [] and fresh.upstream_merged is False
+    assert (fresh.status, fresh.reason, fresh.redundant_with) == ("skipped", "redundant", ["pr/3"])
+    assert fresh.provided == {("pr/1", "a", (1, 2)): "x"} and fresh._filtered_commit == "c" * 40
+    fresh.conflicts.append({"x": 1})
+    assert Step(entry).conflicts == []        # a default read back is a fresh one, never shared
