@@ -56,6 +56,7 @@ _FACTORIES: dict[str, Callable[[], Any]] = {
     for f in dataclasses.fields(Step) if f.name in SETTLED}
 _DEFAULTS = {name: make() for name, make in _FACTORIES.items()}
 _PLAIN = (type(None), bool, int, float, str)
+_NO_DEFAULT = object()     # what composing writes beside the fields has none: it is always written
 _HEX_RUN = re.compile(r"[0-9a-f]{40,}")
 
 
@@ -145,7 +146,7 @@ def _settled_of(step: Step) -> dict[str, Any]:
     for name, value in vars(step).items():
         if name in REREAD_SET:
             continue
-        default = _DEFAULTS.get(name, _DEFAULTS)         # (_DEFAULTS itself: not a field, no default)
+        default = _DEFAULTS.get(name, _NO_DEFAULT)
         if type(value) is type(default) and value == default:
             continue
         out[name] = value if type(value) in _PLAIN else encode(value)
