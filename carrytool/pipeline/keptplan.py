@@ -57,6 +57,7 @@ _FACTORIES: dict[str, Callable[[], Any]] = {
 _DEFAULTS = {name: make() for name, make in _FACTORIES.items()}
 _PLAIN = (type(None), bool, int, float, str)
 _NO_DEFAULT = object()     # what composing writes beside the fields has none: it is always written
+_BESIDE = re.compile(r"_[a-z][a-z0-9_]*")     # such an attribute's name (`_filtered_commit`)
 _HEX_RUN = re.compile(r"[0-9a-f]{40,}")
 
 
@@ -174,8 +175,8 @@ def settle(state: dict[str, Any], steps: Sequence[Step]) -> Settled | None:
                 [s.id for s in steps]:
             return None
         values = [{name: decode(value) for name, value in k.items() if name != "id"} for k in kept]
-        if any(REREAD_SET & value.keys() for value in values):
-            return None
+        if any(not all(name in SETTLED or _BESIDE.fullmatch(name) for name in value) for value in values):
+            return None         # REREAD's, or what composing never writes (a file not as `capture` wrote it)
         for value in values:
             value.update((name, make()) for name, make in _FACTORIES.items() if name not in value)
         if any(v["head"] != s.head or v["base"] != s.base for v, s in zip(values, steps)):

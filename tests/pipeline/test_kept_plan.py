@@ -328,3 +328,17 @@ def test_a_field_at_its_default_is_not_written_and_reads_back_as_its_default() -
     assert fresh.provided == {("pr/1", "a", (1, 2)): "x"} and fresh._filtered_commit == "c" * 40
     fresh.conflicts.append({"x": 1})
     assert Step(entry).conflicts == []        # a default read back is a fresh one, never shared
+
+
+@pytest.mark.parametrize("name", ["entry", "changes", "__class__", "__dict__", "nonsense"])
+def test_a_plan_setting_what_composing_never_sets_is_not_used(name: str) -> None:
+    from carrytool.manifest.model import Entry
+    from carrytool.pipeline.keptplan import capture, settle
+    from carrytool.pipeline.plan import Step
+
+    entry = Entry(kind="pr", number=7)
+    state = json.loads(json.dumps(capture([Step(entry, status="applied")], "r" * 40, {}, [], [], [], {})))
+    state["steps"][0][name] = "x"
+    fresh = Step(entry)
+    assert settle(state, [fresh]) is None
+    assert fresh.status == "pending" and type(fresh) is Step
