@@ -147,6 +147,8 @@ def _settled_of(step: Step) -> dict[str, Any]:
     for name, value in vars(step).items():
         if name in REREAD_SET:
             continue
+        if name not in SETTLED and not _BESIDE.fullmatch(name):
+            raise Unkept(f"Step.{name}")      # what `settle` would refuse: no plan, rather than one never used
         default = _DEFAULTS.get(name, _NO_DEFAULT)
         if type(value) is type(default) and value == default:
             continue
@@ -184,7 +186,7 @@ def settle(state: dict[str, Any], steps: Sequence[Step]) -> Settled | None:
         by_id = {s.id: s for s in steps}
         settled = Settled(str(state["result"]), decode(state["trees"]), [by_id[i] for i in state["failed"]],
                           decode(state["dropped"]), decode(state["warnings"]))
-    except (Unkept, KeyError, TypeError, AttributeError):
+    except (Unkept, KeyError, TypeError, AttributeError, RecursionError):     # (a file nested deeper than decode goes)
         return None
     if not isinstance(settled.trees, dict) or not isinstance(settled.dropped, list) or \
             not isinstance(settled.warnings, list):

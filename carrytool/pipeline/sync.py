@@ -187,6 +187,8 @@ def _plan_and_compose(manifest: Manifest, git: Git, options: SyncOptions, progre
                         report.warnings[before:], git.abbreviations_asked())
         if reused is not None and state != reused[2]:
             raise AssertionError("a kept plan differs from the plan composed again (CARRYTOOL_CHECK_KEPT_PLANS)")
+        if state is None and checking():
+            raise AssertionError("a plan that cannot be kept (pipeline.keptplan.capture; CARRYTOOL_CHECK_KEPT_PLANS)")
         if plans is not None and keeps and state is not None and reused is None:
             git.keep_named(json.dumps(state))    # what it names persists (a union-filtered head): it is used only then
             plans.put(plan_key, state)

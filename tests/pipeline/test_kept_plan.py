@@ -342,3 +342,24 @@ def test_a_plan_setting_what_composing_never_sets_is_not_used(name: str) -> None
     fresh = Step(entry)
     assert settle(state, [fresh]) is None
     assert fresh.status == "pending" and type(fresh) is Step
+
+
+def test_what_settle_refuses_capture_does_not_keep_and_a_deep_file_is_no_plan() -> None:
+    """h271: an attribute composing might write under another name (`scope_cache`) was kept and then refused on
+    every read, silently; now no plan is kept (and under CARRYTOOL_CHECK_KEPT_PLANS the run fails). A kept
+    file nested deeper than `decode` recurses is not a plan either (it was a RecursionError)."""
+    from carrytool.manifest.model import Entry
+    from carrytool.pipeline.keptplan import capture, settle
+    from carrytool.pipeline.plan import Step
+
+    entry = Entry(kind="pr", number=7)
+    step = Step(entry, status="applied")
+    step.scope_cache = "x"
+    assert capture([step], "r" * 40, {}, [], [], [], {}) is None
+    state = json.loads(json.dumps(capture([Step(entry, status="applied")], "r" * 40, {}, [], [], [], {})))
+    deep: object = []
+    for _ in range(5000):
+        deep = {"t": [deep]}
+    state["steps"][0]["landing"] = deep
+    fresh = Step(entry)
+    assert settle(state, [fresh]) is None and fresh.status == "pending"
