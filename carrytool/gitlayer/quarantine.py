@@ -23,6 +23,11 @@ _HEX_RUN = re.compile(r"[0-9a-f]{40,}")
 _KEEP_PREFIX = "carrytool"
 
 
+def object_names(text: str) -> list[str]:
+    """Every object TEXT names by its full SHA (the whole runs of 40 or 64 hex digits), once each, in order."""
+    return list(dict.fromkeys(run for run in _HEX_RUN.findall(text) if len(run) in (40, 64)))
+
+
 def _keep_message() -> str:
     return _owner_tag(_KEEP_PREFIX)
 
@@ -42,7 +47,7 @@ class Quarantine:
     def keep_named(self, text: str) -> None:
         """Keep every object TEXT (a report, a lock) names by its full SHA: what a user is shown must
         outlive the run (`git show SHA`, `carrytool diff OLD.lock NEW.lock`)."""
-        self._kept.extend(dict.fromkeys(run for run in _HEX_RUN.findall(text) if len(run) in (40, 64)))
+        self._kept.extend(object_names(text))
 
     def migrate_objects(self, *, later: bool = False, again: Sequence[str] | None = None) -> None:
         """Move the objects written so far that must persist from the quarantine into the user's store,

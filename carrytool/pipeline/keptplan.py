@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from carrytool.gitlayer.objects import Change
+from carrytool.gitlayer.quarantine import object_names
 from carrytool.manifest.model import Manifest
 from carrytool.pipeline.kept import PACKAGE, KeptAnswers
 from carrytool.pipeline.plan import Step
@@ -58,7 +59,6 @@ _DEFAULTS = {name: make() for name, make in _FACTORIES.items()}
 _PLAIN = (type(None), bool, int, float, str)
 _NO_DEFAULT = object()     # what composing writes beside the fields has none: it is always written
 _BESIDE = re.compile(r"_[a-z][a-z0-9_]*")     # such an attribute's name (`_filtered_commit`)
-_HEX_RUN = re.compile(r"[0-9a-f]{40,}")
 
 
 def _code() -> tuple[str, ...]:
@@ -198,9 +198,8 @@ def settle(state: dict[str, Any], steps: Sequence[Step]) -> Settled | None:
 
 
 def names(state: dict[str, Any]) -> list[str]:
-    """Every object STATE names: the whole runs of 40 or 64 hex digits in it."""
-    text = json.dumps(state)
-    return list(dict.fromkeys(run for run in _HEX_RUN.findall(text) if len(run) in (40, 64)))
+    """Every object STATE names (as `Git.keep_named` reads a report)."""
+    return object_names(json.dumps(state))
 
 
 def _decode_state(raw: object) -> dict | None:
