@@ -123,10 +123,8 @@ def _full_heads(git: Git, manifest: Manifest) -> dict[str, str]:
     out = {}
     for entry in manifest.entries:
         for sup in entry.supersedes:
-            if sup.head:
-                sha = git.rev_parse(sup.head)
-                if sha and sha.startswith(sup.head.lower()):
-                    out[sup.head] = sha
+            if sup.head and (sha := git.commit_by_abbreviation(sup.head)):
+                out[sup.head] = sha
     return out
 
 
