@@ -45,11 +45,10 @@ PLANS_MAX = 4            # plans a file keeps: each is a manifest's steps, their
 RULE = "plan-1"          # bump when what a kept plan holds, or how it is read back, changes
 # read again by `facts.gather` (large: a stack of 350-file PRs is thousands of changes), or only the landing
 # checks read them (applied_changes), which ran when the plan was kept
-REREAD = ("entry", "changes", "all_changes", "superseded_diffs", "applied_changes")
-REREAD_SET = frozenset(REREAD)
+REREAD = frozenset({"entry", "changes", "all_changes", "superseded_diffs", "applied_changes"})
 # every field but those; and what composing writes on a step beside its fields (the head a union's paths are
 # taken out of, `_filtered_commit`, which a story's commands name), as it is
-SETTLED = frozenset(f.name for f in dataclasses.fields(Step)) - REREAD_SET
+SETTLED = frozenset(f.name for f in dataclasses.fields(Step)) - REREAD
 # a field at its default is not written (most are, on most steps: 300 steps wrote 280 KB), and is its default
 # again when read back
 _FACTORIES: dict[str, Callable[[], Any]] = {
@@ -141,13 +140,18 @@ def capture(steps: Sequence[Step], result: str, trees: dict[str, str], failed: S
         return None
 
 
+def _settled(name: str) -> bool:
+    """Whether a kept plan holds a step's attribute NAME: a settled field, or what composing writes beside them."""
+    return name in SETTLED or _BESIDE.fullmatch(name) is not None
+
+
 def _settled_of(step: Step) -> dict[str, Any]:
     """STEP's attributes but REREAD and those at their default, encoded, with its id."""
     out: dict[str, Any] = {"id": step.id}
     for name, value in vars(step).items():
-        if name in REREAD_SET:
+        if name in REREAD:
             continue
-        if name not in SETTLED and not _BESIDE.fullmatch(name):
+        if not _settled(name):
             raise Unkept(f"Step.{name}")      # what `settle` would refuse: no plan, rather than one never used
         default = _DEFAULTS.get(name, _NO_DEFAULT)
         if type(value) is type(default) and value == default:
@@ -177,7 +181,7 @@ def settle(state: dict[str, Any], steps: Sequence[Step]) -> Settled | None:
                 [s.id for s in steps]:
             return None
         values = [{name: decode(value) for name, value in k.items() if name != "id"} for k in kept]
-        if any(not all(name in SETTLED or _BESIDE.fullmatch(name) for name in value) for value in values):
+        if any(not all(_settled(name) for name in value) for value in values):
             return None         # REREAD's, or what composing never writes (a file not as `capture` wrote it)
         for value in values:
             value.update((name, make()) for name, make in _FACTORIES.items() if name not in value)

@@ -177,15 +177,15 @@ def _plan_and_compose(manifest: Manifest, git: Git, options: SyncOptions, progre
     # reads the facts again and composes nothing; sync composes every time (it is the run that keeps it)
     plans = KeptPlans(cache, git.version) if command in ("sync", "explain") else None
     plan_key = plans.key(manifest, resolved, _switches(), git.common_dir) if plans is not None else ""
-    reused = _reused_plan(manifest, git, resolved, missing, plans.get(plan_key)) \
-        if plans is not None and command == "explain" else None
+    kept_state = plans.get(plan_key) if plans is not None and command == "explain" else None
+    reused = _reused_plan(manifest, git, resolved, missing, kept_state)
     if reused is None or checking():
         before = len(report.warnings)
         steps, composition = _settle(manifest, git, resolved, missing, progress, report, kept, findings, patch_ids,
                                      keeps, night)
         state = capture(steps, composition.result, composition.trees, composition.failed_conflicts, report.dropped,
                         report.warnings[before:], git.abbreviations_asked())
-        if reused is not None and state != reused[2]:
+        if reused is not None and state != kept_state:
             raise AssertionError("a kept plan differs from the plan composed again (CARRYTOOL_CHECK_KEPT_PLANS)")
         if state is None and checking():
             raise AssertionError("a plan that cannot be kept (pipeline.keptplan.capture; CARRYTOOL_CHECK_KEPT_PLANS)")
@@ -194,8 +194,8 @@ def _plan_and_compose(manifest: Manifest, git: Git, options: SyncOptions, progre
             plans.put(plan_key, state)
             plans.save()
     else:
-        steps, composition, _state, settled, violations = reused
-        report.steps = steps
+        composition, settled, violations = reused
+        steps = report.steps = composition.steps
         report.violations = violations
         report.failed_conflicts = list(composition.failed_conflicts)
         report.warnings += settled.warnings
@@ -271,9 +271,9 @@ def _same_abbreviations(git: Git, state: dict) -> bool:
 
 
 def _reused_plan(manifest: Manifest, git: Git, resolved: Resolved, missing: dict[int, str],
-                 state: dict | None) -> tuple[list[Step], Composition, dict, Settled, list] | None:
-    """The plan STATE keeps (pipeline.keptplan) on steps planned and read afresh, with their violations; None
-    when there is none, the store lacks an object it names, or it does not fit the steps."""
+                 state: dict | None) -> tuple[Composition, Settled, list] | None:
+    """The plan STATE keeps (pipeline.keptplan) on steps planned and read afresh (the composition's), with their
+    violations; None when there is none, the store lacks an object it names, or it does not fit the steps."""
     if state is None or git.store_lacks(names(state)) or not _same_abbreviations(git, state):
         return None
     steps = plan_static(manifest, missing)
@@ -282,8 +282,7 @@ def _reused_plan(manifest: Manifest, git: Git, resolved: Resolved, missing: dict
     settled = settle(state, steps)
     if settled is None:
         return None
-    composition = Composition(resolved.upstream, settled.result, steps, settled.failed, settled.trees)
-    return steps, composition, state, settled, violations
+    return Composition(resolved.upstream, settled.result, steps, settled.failed, settled.trees), settled, violations
 
 
 def _compose(manifest: Manifest, git: Git, resolved: Resolved, missing: dict[int, str], progress: Progress | None,
