@@ -260,9 +260,13 @@ class StartedOverlaps:
                 overlap.order, overlap.merge = how
                 overlap.structurally = bool(conflict) and tuple(how[0]) in merger.structurally
             overlaps.append(overlap)
-        upstream_conflicts = {f.id: list(r.conflicted_files) for f, r in zip(order, self.alone) if not r.clean}
         _mark_provided(self.manifest, overlaps)
-        return OverlapMap(overlaps, upstream_conflicts, len(self.pairs), dict(merger.commits))
+        return OverlapMap(overlaps, self.upstream_conflicts(), len(self.pairs), dict(merger.commits))
+
+    def upstream_conflicts(self) -> dict[str, list[str]]:
+        """Entry -> the paths where it alone conflicts with upstream: known from the merges alone, before
+        the pair merges are (explain reads what upstream has of those entries while git merges the pairs)."""
+        return {f.id: list(r.conflicted_files) for f, r in zip(self.order, self.alone) if not r.clean}
 
 
 def _mark_provided(manifest: Manifest, overlaps: Sequence[Overlap]) -> None:
