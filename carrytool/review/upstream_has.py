@@ -102,6 +102,7 @@ class HasFinder:
 
     def __init__(self, git: Git, upstream: str, sources: Sources) -> None:
         self.git, self.upstream, self.sources = git, upstream, sources
+        self.alike = _Alike()
         folder = git.common_dir / "carrytool" / "cache" if self.keep_answers else None
         self.kept = KeptHas(folder, git.version)
 
@@ -128,9 +129,10 @@ class HasFinder:
             answer = _from_kept(facts, raw) if raw is not None else None
             if answer is None and self.batched:     # placed below, with the other entries', in one `diff-tree`
                 halves.append((entry, facts, key, _weigh_places(self.git, tree, facts, self.sources, lines,
-                                                                unchanged=self.skip_unchanged)))
+                                                                unchanged=self.skip_unchanged, alike=self.alike)))
             elif answer is None:
-                answer = _weigh(self.git, tree, facts, self.sources, lines, unchanged=self.skip_unchanged)
+                answer = _weigh(self.git, tree, facts, self.sources, lines, unchanged=self.skip_unchanged,
+                                alike=self.alike)
                 weighed[entry] = (key, answer, self._start_commit(answer, facts.base, lines) if answer.present
                                   else None)
             found[entry] = answer
@@ -140,7 +142,7 @@ class HasFinder:
                     lines.pop(oid, None)
         spans = _spans(self.git, [item for *_, (_f, _w, placed) in halves for item in placed])
         for entry, facts, key, (answer, hunks, placed) in halves:
-            found[entry] = _settle(answer, hunks, placed, spans)
+            found[entry] = _settle(answer, hunks, placed, spans, self.alike)
             weighed[entry] = (key, answer, self._start_commit(answer, facts.base, lines) if answer.present else None)
         namings = [name for _key, _answer, name in weighed.values() if name is not None]
         named = dict(zip(map(id, namings), _name_all(namings, self.git) if self.batched else
@@ -268,13 +270,28 @@ def _str_or_none(raw: Any) -> str | None:
 
 Weighed = tuple[int, Hunk, str | None, list[int] | None]      # a hunk counted: index, base blob, where
 Placed = tuple[int, str | None, str, list[int]]               # (index in weighed, base, upstream, places)
+Blobs = tuple[Hunk, str | None, str]                          # a hunk, its base blob, upstream's
+
+
+@dataclass
+class _Alike:
+    """What weighing a hunk finds that follows from the hunk and its blobs alone, found once for every entry
+    a HasFinder weighs: stacked PRs carry the same hunks (60 polars PRs: 20,804 hunks weighed, 3,010
+    distinct; 0.4 s). Upstream's tree is the same for all."""
+
+    there: dict[str, tuple[str, str] | None] = field(default_factory=dict)   # path -> (mode, oid) in upstream
+    places: dict[Blobs, list[int]] = field(default_factory=dict)             # `_places`, when it counts
+    at: dict[Blobs, list[int] | None] = field(default_factory=dict)          # `_at_place`
+
+    switched_on = True      # tests compare both: off, nothing is kept from one hunk for the next
 
 
 def _weigh(git: Git, tree: str, facts: EntryFacts, sources: Sources, lines: dict[str | None, _Lines], *,
-           unchanged: bool = True) -> UpstreamHas:
+           unchanged: bool = True, alike: _Alike | None = None) -> UpstreamHas:
     """What upstream has of FACTS' hunks, with a `diff-tree` of its own (HasFinder.batched shares one)."""
-    found, weighed, placed = _weigh_places(git, tree, facts, sources, lines, unchanged=unchanged)
-    return _settle(found, weighed, placed, _spans(git, placed))
+    alike = alike if alike is not None else _Alike()
+    found, weighed, placed = _weigh_places(git, tree, facts, sources, lines, unchanged=unchanged, alike=alike)
+    return _settle(found, weighed, placed, _spans(git, placed), alike)
 
 
 def _spans(git: Git, placed: Sequence[Placed]) -> BaseMap | None:
@@ -284,11 +301,13 @@ def _spans(git: Git, placed: Sequence[Placed]) -> BaseMap | None:
 
 
 def _weigh_places(git: Git, tree: str, facts: EntryFacts, sources: Sources, lines: dict[str | None, _Lines], *,
-                  unchanged: bool = True) -> tuple[UpstreamHas, list[Weighed], list[Placed]]:
+                  unchanged: bool = True, alike: _Alike | None = None) -> tuple[UpstreamHas, list[Weighed], list[Placed]]:
     """Every hunk of FACTS weighed but where upstream's diff from the base puts it: the answer so far, each
-    hunk counted (where upstream has it, when that needs no diff) and the hunks whose places that diff decides."""
+    hunk counted (where upstream has it, when that needs no diff) and the hunks whose places that diff decides.
+    ALIKE: what the entries weighed before found (TREE is the same for them)."""
     found = UpstreamHas(facts.id, len(facts.hunks))
-    entries: dict[str, tuple[str, str] | None] = {}       # path -> (mode, oid) in upstream's tree
+    alike = alike if alike is not None and alike.switched_on else _Alike()
+    entries = alike.there
 
     def text(oid: str | None) -> _Lines:
         return _text(oid, sources, lines)
@@ -321,20 +340,30 @@ def _weigh_places(git: Git, tree: str, facts: EntryFacts, sources: Sources, line
             made = there[1] == hunk.new_oid and (hunk.kind != "mode" or there[0] == hunk.new_mode)
             at = [1, 1] if made else None
         elif not unchanged or there[1] != base_oid:   # else upstream's file is the base's: it made no change
-            places = _places(hunk, text(base_oid), text(hunk.new_oid), text(there[1]))   # (polars: PRs of 350
-            if places and is_blob(sources, there[1]) and is_blob(sources, base_oid):     # files, most as the base)
+            blobs = (hunk, base_oid, there[1])      # (polars: PRs of 350 files, most as the base)
+            places = alike.places.get(blobs)
+            if places is None:
+                places = alike.places[blobs] = _places(hunk, text(base_oid), text(hunk.new_oid), text(there[1])) \
+                    if is_blob(sources, there[1]) and is_blob(sources, base_oid) else []
+            if places:
                 placed.append((len(weighed), base_oid, there[1], places))
         weighed.append((n, hunk, base_oid, at))
     return found, weighed, placed
 
 
-def _settle(found: UpstreamHas, weighed: list[Weighed], placed: Sequence[Placed], spans: BaseMap | None
-            ) -> UpstreamHas:
-    """FOUND, with each hunk PLACED put at its place through SPANS (None: no hunk placed), and every hunk WEIGHED
-    counted had or missing."""
+def _settle(found: UpstreamHas, weighed: list[Weighed], placed: Sequence[Placed], spans: BaseMap | None,
+            alike: _Alike | None = None) -> UpstreamHas:
+    """FOUND, with each hunk PLACED put at its place through SPANS (None: no hunk placed; each pair of blobs
+    diffed on its own, the same for every entry), and every hunk WEIGHED counted had or missing. ALIKE: the
+    places found for the entries settled before."""
+    known = alike.at if alike is not None and alike.switched_on else {}
     for i, base_oid, oid, places in placed:
         n, hunk = weighed[i][:2]
-        weighed[i] = (n, hunk, base_oid, _at_place(hunk, places, spans, base_oid, oid))
+        blobs = (hunk, base_oid, oid)
+        if blobs not in known:
+            known[blobs] = _at_place(hunk, places, spans, base_oid, oid)
+        at = known[blobs]
+        weighed[i] = (n, hunk, base_oid, None if at is None else list(at))     # each entry's own list
     for n, hunk, base_oid, at in weighed:
         if at is not None:
             found.present.append({"file": hunk.path, "lines": at})

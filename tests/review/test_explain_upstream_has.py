@@ -5,10 +5,14 @@ its hunks upstream already has, the upstream commit that made them, and what to 
 from __future__ import annotations
 
 import shlex
+import shutil
 import subprocess
+from pathlib import Path
 
 import jsonschema
+import pytest
 
+from carrytool.review import upstream_has as upstream_has_module
 from tests.conftest import Cli, Small
 
 A = "def f():\n    a = 1\n    return a\n\n\ndef g():\n    return 2\n"
@@ -103,3 +107,29 @@ def test_lines_upstream_had_before_are_no_evidence(cli: Cli, small: Small) -> No
     code, report = explain(cli, small, "pr/1")
     assert code == 0 and report["plan"]["upstream_conflicts"] == {"pr/1": ["test_a.py"]}
     assert "upstream_has" not in report["plan"]
+
+
+def test_stacked_prs_weigh_a_hunk_they_share_once_and_say_the_same(cli: Cli, small: Small,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """PRs stacked on one branch carry the same hunks: what upstream has of a hunk follows from the hunk and its
+    blobs, found once for all of them (60 polars PRs: 20,804 hunks weighed, 3,010 distinct), and every entry
+    is told what it is told when each is weighed on its own."""
+    merged, first = build(small)
+    small.pr(2, {"test_a.py": T_PR + "\n\ndef test_more():\n    assert True\n"}, parent=first)
+    small.pr(3, {"test_a.py": T_PR + "\n\ndef test_other():\n    assert False\n"}, parent=first)
+    small.manifest([{"pr": n, "on_conflict": "skip"} for n in (1, 2, 3)])
+    calls: list[int] = []
+    real_places, real_at = upstream_has_module._places, upstream_has_module._at_place
+    monkeypatch.setattr(upstream_has_module, "_places", lambda *a: (calls.append(1), real_places(*a))[1])
+    monkeypatch.setattr(upstream_has_module, "_at_place", lambda *a: (calls.append(2), real_at(*a))[1])
+    code, shared = explain(cli, small)
+    has = shared["plan"]["upstream_has"]
+    assert code == 0 and sorted(has) == ["pr/1", "pr/2", "pr/3"]
+    assert has["pr/2"]["hunks_present"] == has["pr/1"]["hunks_present"] == [{"file": "a.py", "lines": [6, 6]}]
+    assert has["pr/3"]["commit"] == merged
+    # a.py's hunk, the one the three share, weighed and placed once; each one's own test_a.py hunk weighed
+    assert (calls.count(1), calls.count(2)) == (1 + 3, 1)
+    shutil.rmtree(Path(small.work.path) / "carrytool" / "cache")      # nothing kept: weighed again
+    monkeypatch.setattr(upstream_has_module._Alike, "switched_on", False)
+    calls.clear()
+    assert explain(cli, small) == (code, shared) and (calls.count(1), calls.count(2)) == (3 + 3, 3)
