@@ -56,6 +56,36 @@ _FACTORIES: dict[str, Callable[[], Any]] = {
     for f in dataclasses.fields(Step) if f.name in SETTLED}
 _DEFAULTS = {name: make() for name, make in _FACTORIES.items()}
 _PLAIN = (type(None), bool, int, float, str)
+_BUILTINS: dict[str, type] = {"str": str, "int": int, "float": float, "bool": bool, "list": list, "dict": dict,
+                              "tuple": tuple, "set": set, "frozenset": frozenset, "None": type(None)}
+
+
+def _outer_types(annotation: object) -> tuple[type, ...] | None:
+    """The classes a value of ANNOTATION (a Step field's, as written: `str | None`, `list[str]`) is exactly one
+    of: (str, NoneType), (list,); None (anything) when a part names another class."""
+    if not isinstance(annotation, str):
+        return None
+    parts, depth, start = [], 0, 0
+    for at, char in enumerate(annotation):
+        depth += (char == "[") - (char == "]")
+        if char == "|" and not depth:
+            parts.append(annotation[start:at])
+            start = at + 1
+    parts.append(annotation[start:])
+    found = [_BUILTINS.get(part.strip().split("[", 1)[0]) for part in parts]
+    return None if None in found else tuple(found)  # type: ignore[arg-type]
+
+
+# each settled field's classes, from its annotation: a kept file edited by hand (`"conflicts": 5`) is no plan,
+# not a step that fails later, far from the file
+_TYPES = {f.name: _outer_types(f.type) for f in dataclasses.fields(Step) if f.name in SETTLED}
+
+
+def _fits(name: str, value: Any) -> bool:
+    """Whether VALUE is of a class Step's field NAME is annotated with (anything goes for what composing writes
+    beside the fields, and for a field annotated with another class)."""
+    kinds = _TYPES.get(name)
+    return kinds is None or type(value) in kinds
 _NO_DEFAULT = object()     # what composing writes beside the fields has none: it is always written
 _BESIDE = re.compile(r"_[a-z][a-z0-9_]*")     # such an attribute's name (`_filtered_commit`)
 
@@ -183,6 +213,8 @@ def settle(state: dict[str, Any], steps: Sequence[Step]) -> Settled | None:
         values = [{name: decode(value) for name, value in k.items() if name != "id"} for k in kept]
         if any(not all(_settled(name) for name in value) for value in values):
             return None         # REREAD's, or what composing never writes (a file not as `capture` wrote it)
+        if not all(_fits(name, item) for value in values for name, item in value.items()):
+            return None         # a field of another class than its annotation says
         for value in values:
             value.update((name, make()) for name, make in _FACTORIES.items() if name not in value)
         if any(v["head"] != s.head or v["base"] != s.base for v, s in zip(values, steps)):

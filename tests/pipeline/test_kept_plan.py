@@ -363,3 +363,34 @@ def test_what_settle_refuses_capture_does_not_keep_and_a_deep_file_is_no_plan() 
     state["steps"][0]["landing"] = deep
     fresh = Step(entry)
     assert settle(state, [fresh]) is None and fresh.status == "pending"
+
+
+@pytest.mark.parametrize(("name", "value"), [("conflicts", 5), ("head", 7), ("status", None), ("upstream_merged", "yes"),
+                                             ("stacked_onto", ["a", "b"])])
+def test_a_field_of_another_class_than_its_own_is_no_plan(name: str, value: object) -> None:
+    """A kept file edited by hand (`"conflicts": 5`) is no plan: its step would fail later, far from the file."""
+    from carrytool.manifest.model import Entry
+    from carrytool.pipeline.keptplan import capture, settle
+    from carrytool.pipeline.plan import Step
+
+    entry = Entry(kind="pr", number=7)
+    state = json.loads(json.dumps(capture([Step(entry, status="applied", stacked_onto=("a", "b"))],
+                                          "r" * 40, {}, [], [], [], {})))
+    assert settle(json.loads(json.dumps(state)), [Step(entry)]) is not None
+    state["steps"][0][name] = value
+    fresh = Step(entry)
+    assert settle(state, [fresh]) is None and fresh.status == "pending"
+
+
+def test_a_hand_edited_plan_is_composed_again(cli: Cli, small: Small, monkeypatch: pytest.MonkeyPatch) -> None:
+    _corpus(small)
+    cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path)
+
+    def edit(state: dict) -> dict:
+        state["steps"][0]["conflicts"] = 5
+        return state
+
+    _edit_plan(small.work.path, edit)
+    made = _composing(monkeypatch)
+    code, explained = cli.json(*_explain(small))
+    assert made and (code, explained) == _fresh(cli, monkeypatch, *_explain(small))
