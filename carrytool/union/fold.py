@@ -14,8 +14,6 @@ are written before the state moves; the manifest and patch are replaced by renam
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import shlex
 from collections.abc import Callable, Collection
 from pathlib import Path
@@ -40,7 +38,7 @@ from carrytool.union.resolutions import Fixup, has_markers
 from carrytool.union.reuse import resolve_step
 from carrytool.union.rewritten import FoldRewrites, rewritten_note
 from carrytool.union.scratch import Scratch, _walk
-from carrytool.union.state import load_state, save_state
+from carrytool.union.state import load_state, manifest_edit, save_state
 from carrytool.union.stop import Stopping
 from carrytool.union.store import Store
 from carrytool.union.syntax import FoldSyntax
@@ -177,8 +175,7 @@ class Union(Stopping, Recording, FoldChecks, FoldSyntax, FoldRewrites, Publishin
                  "next": 0, "tip": upstream, "touched": {}, "reused": [], "used_keys": [],
                  "scratch": str(self.scratch), "manifest": str(self.manifest.path.resolve()), "written": self.written()}
         if added is not None:
-            state["added"] = {"before": base64.b64encode(added[0]).decode(),
-                              "written": hashlib.sha256(added[1]).hexdigest()}
+            state["added"] = manifest_edit(*added)
         return self.advance(state)
 
     def advance(self, state: dict[str, Any], *, dry: bool = False) -> Outcome:

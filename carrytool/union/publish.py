@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import re
 from dataclasses import replace
@@ -17,6 +16,7 @@ from carrytool.manifest.safefile import write_atomic
 from carrytool.pipeline.atomic import crash_point
 from carrytool.pipeline.resolve import namespace, patch_message
 from carrytool.union.outcome import FoldItem
+from carrytool.union.state import manifest_before
 
 _INDEX_LINE = re.compile(rb"^index [0-9a-f]+\.\.[0-9a-f]+(?: [0-7]+)?\r?\n", re.MULTILINE)
 
@@ -151,7 +151,10 @@ class Publishing:
         if not isinstance(added, dict):
             return False
         try:
-            before, written = base64.b64decode(str(added["before"]), validate=True), str(added["written"])
-        except (ValueError, KeyError):
+            written = str(added["written"])
+            current = self.manifest.path.read_bytes()
+            # edited since (`take_back` says so), or what `union new` wrote: the manifest before it, from that
+            before = manifest_before(added, current) if hashlib.sha256(current).hexdigest() == written else b""
+        except (ValueError, KeyError, TypeError, OSError):
             return False
         return self.take_back(before, written)

@@ -3,6 +3,8 @@ checked field by field when read, so a truncated or edited file is an error nami
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -72,3 +74,37 @@ def _problem(doc: Any) -> str | None:
 def _number(value: object) -> bool:
     """Whether VALUE is a PR number as a fold writes it: an int, not a bool (Python's True is an int: pr/True)."""
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+def manifest_edit(before: bytes, written: bytes) -> dict[str, Any]:
+    """What `union new` changed in the manifest (BEFORE -> WRITTEN), as a stopped fold's state keeps it for `abort`
+    to take the entry out again: WRITTEN's digest, and BEFORE as WRITTEN less the bytes the edit put in (a common
+    prefix and suffix kept by length, the bytes between as BEFORE had them, and BEFORE's digest). The rest of the
+    manifest is not copied into the git dir: a credential in one of its URLs stays where the user put it."""
+    prefix = 0
+    for prefix, (a, b) in enumerate(zip(before, written)):
+        if a != b:
+            break
+    else:
+        prefix = min(len(before), len(written))
+    suffix = 0
+    while suffix < min(len(before), len(written)) - prefix and before[-1 - suffix] == written[-1 - suffix]:
+        suffix += 1
+    return {"written": hashlib.sha256(written).hexdigest(), "before_sha256": hashlib.sha256(before).hexdigest(),
+            "prefix": prefix, "suffix": suffix,
+            "between": base64.b64encode(before[prefix:len(before) - suffix]).decode()}
+
+
+def manifest_before(edit: dict[str, Any], current: bytes) -> bytes:
+    """The manifest as it was before `union new`, from CURRENT (what that command wrote) and EDIT
+    (`manifest_edit`; a state an earlier carrytool wrote kept the whole of it, `before`). ValueError (or KeyError,
+    TypeError) when EDIT does not give it back from CURRENT: CURRENT is not what `union new` wrote."""
+    if "before" in edit:
+        return base64.b64decode(str(edit["before"]), validate=True)
+    prefix, suffix = edit["prefix"], edit["suffix"]
+    if type(prefix) is not int or type(suffix) is not int or prefix < 0 or suffix < 0 or prefix + suffix > len(current):
+        raise ValueError("not an edit of this manifest")
+    before = current[:prefix] + base64.b64decode(str(edit["between"]), validate=True) + current[len(current) - suffix:]
+    if hashlib.sha256(before).hexdigest() != edit["before_sha256"]:
+        raise ValueError("not an edit of this manifest")
+    return before

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import re
@@ -589,6 +590,46 @@ def test_abort_of_a_fold_union_new_started_takes_its_entry_out_again(cli: Cli, t
     assert "carry: u" in fold.manifest.read_text()
     assert union(cli, fold, "compose").exit_code == 3 and union(cli, fold, "abort").exit_code == 0
     assert "carry: u" in fold.manifest.read_text()      # a fold `union compose` started takes nothing out
+
+
+def _strings(value: object) -> list[str]:
+    """Every string in VALUE (a JSON document), keys too."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [text for k, v in value.items() for text in _strings(k) + _strings(v)]
+    return [text for item in value for text in _strings(item)] if isinstance(value, list) else []
+
+
+def _base64(text: str) -> bool:
+    try:
+        base64.b64decode(text, validate=True)
+    except ValueError:
+        return False
+    return bool(text)
+
+
+def test_a_stopped_fold_keeps_no_copy_of_the_manifest_and_abort_still_puts_it_back(cli: Cli, tmp_path: Path) -> None:
+    """What `union new` changed is all a stopped fold's state keeps of the manifest: a credential written
+    anywhere in it (a URL with a token) is not copied into the git dir, and abort puts the manifest back byte
+    for byte from the one on disk. A state an earlier carrytool wrote (the whole manifest) still does."""
+    fold = Fold(tmp_path, union="")
+    secret = "https://fork-bot:ghp_s3cr3tT0k3n@example.com/fork.git"
+    fold.manifest.write_text(f"# mirror: {secret}\n" + fold.manifest.read_text() + "# end of the entries\n")
+    before = fold.manifest.read_bytes()
+    assert cli("union", "new", "u", "1", "2", *fold.args()).exit_code == 3
+    state_path = fold.work / "carrytool" / "union" / "u" / "state.json"
+    held = _strings(json.loads(state_path.read_text()))
+    held += [base64.b64decode(text, validate=True).decode("latin-1") for text in held if _base64(text)]
+    assert not [text for text in held if "ghp_s3cr3tT0k3n" in text or "end of the entries" in text]
+    aborted = union(cli, fold, "abort")
+    assert aborted.exit_code == 0 and "took carry/u out of" in aborted.stdout
+    assert fold.manifest.read_bytes() == before
+    assert cli("union", "new", "u", "1", "2", *fold.args()).exit_code == 3      # as an earlier carrytool kept it
+    doc = json.loads(state_path.read_text())
+    doc["added"] = {"before": base64.b64encode(before).decode(), "written": doc["added"]["written"]}
+    state_path.write_text(json.dumps(doc))
+    assert union(cli, fold, "abort").exit_code == 0 and fold.manifest.read_bytes() == before
 
 
 @pytest.mark.parametrize("kind", ["patch", "commit"])
