@@ -181,7 +181,7 @@ def _settled_of(step: Step) -> dict[str, Any]:
     for name, value in vars(step).items():
         if name in REREAD:
             continue
-        if not _settled(name):
+        if not _settled(name) or not _fits(name, value):
             raise Unkept(f"Step.{name}")      # what `settle` would refuse: no plan, rather than one never used
         default = _DEFAULTS.get(name, _NO_DEFAULT)
         if type(value) is type(default) and value == default:

@@ -394,3 +394,17 @@ def test_a_hand_edited_plan_is_composed_again(cli: Cli, small: Small, monkeypatc
     made = _composing(monkeypatch)
     code, explained = cli.json(*_explain(small))
     assert made and (code, explained) == _fresh(cli, monkeypatch, *_explain(small))
+
+
+def test_capture_keeps_no_field_settle_would_refuse_for_its_class() -> None:
+    """h272: a field composing fills with another class than its annotation (a set in `composed_with`, a list in
+    `held_by`) would be kept and refused on every explain, silently: no plan is kept (and under
+    CARRYTOOL_CHECK_KEPT_PLANS the run fails)."""
+    from carrytool.manifest.model import Entry
+    from carrytool.pipeline.keptplan import capture
+    from carrytool.pipeline.plan import Step
+
+    entry = Entry(kind="pr", number=7)
+    assert capture([Step(entry, held_by=("pr/1",), composed_with=frozenset({1}))], "r" * 40, {}, [], [], [], {})
+    assert capture([Step(entry, held_by=["pr/1"])], "r" * 40, {}, [], [], [], {}) is None    # type: ignore[arg-type]
+    assert capture([Step(entry, composed_with={1})], "r" * 40, {}, [], [], [], {}) is None  # type: ignore[arg-type]

@@ -133,3 +133,23 @@ def test_stacked_prs_weigh_a_hunk_they_share_once_and_say_the_same(cli: Cli, sma
     monkeypatch.setattr(upstream_has_module._Alike, "switched_on", False)
     calls.clear()
     assert explain(cli, small) == (code, shared) and (calls.count(1), calls.count(2)) == (3 + 3, 3)
+
+
+@pytest.mark.parametrize("batched", [True, False])
+@pytest.mark.parametrize("unchanged", [True, False])
+def test_a_hunk_weighed_once_for_every_entry_says_what_each_weighed_alone_says(
+        cli: Cli, small: Small, monkeypatch: pytest.MonkeyPatch, batched: bool, unchanged: bool) -> None:
+    """h272's review: stacked PRs, one with its own change of a shared file, and an unstacked one carrying the
+    same change as the first: the same report with and without _Alike, batched or not, unchanged files read or not."""
+    _merged, first = build(small)
+    small.pr(2, {"test_a.py": T_PR + "\n\ndef test_more():\n    assert True\n"}, parent=first)
+    small.pr(3, {"a.py": A_PR.replace("return 2", "return 5")}, parent=first)
+    small.pr(4, {"a.py": A_PR, "test_a.py": T_PR}, parent=small.base)
+    small.manifest([{"pr": n, "on_conflict": "skip"} for n in (1, 2, 3, 4)])
+    monkeypatch.setattr(upstream_has_module.HasFinder, "batched", batched)
+    monkeypatch.setattr(upstream_has_module.HasFinder, "skip_unchanged", unchanged)
+    shared = explain(cli, small)
+    assert shared[1]["plan"]["upstream_has"]
+    shutil.rmtree(Path(small.work.path) / "carrytool" / "cache")
+    monkeypatch.setattr(upstream_has_module._Alike, "switched_on", False)
+    assert explain(cli, small) == shared

@@ -3,6 +3,7 @@ report is the one the merges give when they run after composing, in the run's ow
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 import threading
@@ -419,6 +420,53 @@ def test_what_upstream_has_is_read_while_git_still_merges_the_pairs(cli: Cli, sm
     monkeypatch.setattr(PairMerger, "concurrently", False)
     events.clear()
     assert cli.json(*args) == (code, beside) and events == ["upstream_has"]
+
+
+def _children() -> list[str]:
+    """The command lines of this process's children (Linux: /proc)."""
+    out = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                if int(f.read().rsplit(")", 1)[1].split()[1]) != os.getpid():
+                    continue
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                out.append(f.read().replace(b"\0", b" ").decode())
+        except (OSError, ValueError, IndexError):
+            continue
+    return out
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the children from /proc")
+@pytest.mark.parametrize("error", [RuntimeError, KeyboardInterrupt])
+def test_a_failure_reading_what_upstream_has_while_the_pairs_merge_stops_them(
+        cli: Cli, small: Small, monkeypatch: pytest.MonkeyPatch, error: type[BaseException]) -> None:
+    """h272's review: what upstream has is read while the pair merges' merge-tree still runs; when reading it
+    fails (or is interrupted), that error reaches the caller, and no git process or thread is left."""
+    build(small)
+    small.pr(2, {"a.py": A.replace("return 2", "return 3")}, parent=small.base)
+    small.pr(3, {"a.py": A.replace("a = 1", "a = 2")}, parent=small.base)
+    small.manifest([{"pr": n, "on_conflict": "skip"} for n in (1, 2, 3)])
+    args = ("explain", "-m", small.manifest_path, "--repo", small.work.path, "--offline")
+    cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")   # fetches
+    seen: dict[str, object] = {}
+
+    def boom(git: Git, *a: object, **k: object):  # noqa: ANN202
+        seen["pipes"], seen["children"] = list(git._later_pipes), _children()
+        raise error("boom in upstream_has")
+
+    monkeypatch.setattr(explain_module, "upstream_has", boom)
+    if error is KeyboardInterrupt:
+        assert cli(*args).exit_code == 130
+    else:
+        with pytest.raises(RuntimeError, match="boom in upstream_has"):
+            cli.json(*args)
+    assert seen["pipes"] and any("merge-tree" in c for c in seen["children"]), seen   # still merging then
+    time.sleep(0.2)
+    assert not [c for c in _children() if "git" in c]
+    assert not [t.name for t in threading.enumerate() if t.name.startswith("carrytool")]
 
 
 def _slow_blob_reads(cli: Cli, small: Small, monkeypatch: pytest.MonkeyPatch, log: list[str]) -> None:
