@@ -18,6 +18,11 @@ _HEADER = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 _INDEX = re.compile(rb"^index ([0-9a-f]{40})\.\.([0-9a-f]{40})")
 
 
+
+def hunks_said(count: int, what: str = "hunk") -> str:
+    """`1 hunk`, `3 hunks`: COUNT of WHAT (`conflict hunk`), the plural made with an s (no more `hunk(s)`)."""
+    return f"{count} {what}{'' if count == 1 else 's'}"
+
 @dataclass(frozen=True)
 class Hunk:
     """One change in one file. Line numbers are 1-based, as in `@@ -old_start,old_count +new_start,new_count @@`."""

@@ -7,6 +7,7 @@ from collections import Counter
 from typing import Any, TextIO
 
 from carrytool.gitlayer.urls import redact
+from carrytool.pipeline.hunks import hunks_said
 from carrytool.union.fold import Outcome
 from carrytool.union.upstream_edit import spans
 
@@ -102,10 +103,10 @@ def _kind(conflict: dict[str, Any]) -> str:
         # `not_placed`: hunks of a key resolved differently at its places, met where the record names no place
         unplaced = conflict.get("not_placed") or 0
         new = (conflict.get("hunks") or 0) - held - unplaced
-        said = [f"{new} hunk(s) without a recorded resolution"] if new > 0 else []
-        said += [f"{held} hunk(s) whose recorded resolution is not replayed: upstream's lines there changed"] \
+        said = [f"{hunks_said(new)} without a recorded resolution"] if new > 0 else []
+        said += [f"{hunks_said(held)} whose recorded resolution is not replayed: upstream's lines there changed"] \
             if held else []
-        said += [f"{unplaced} hunk(s) whose recorded resolutions differ by place, not met at the places recorded"] \
+        said += [f"{hunks_said(unplaced)} whose recorded resolutions differ by place, not met at the places recorded"] \
             if unplaced else []
         said += [f"your recorded edit would remove upstream's line(s) {removes} of the file as shown: kept"] \
             if removes else []

@@ -19,7 +19,7 @@ from carrytool.gitlayer.git import Git
 from carrytool.gitlayer.urls import is_local, redact
 from carrytool.manifest.edit import in_its_line_ends, remove_entries, set_title
 from carrytool.manifest.model import Entry, Manifest
-from carrytool.pipeline.hunks import Hunk, find_block, read_hunks
+from carrytool.pipeline.hunks import Hunk, find_block, hunks_said, read_hunks
 from carrytool.pipeline.resolve import namespace
 from carrytool.pipeline.sync_warnings import moved_pin_hint, superseded_pin_hint, whole_union
 from carrytool.review.forge import ForgeClient, project_path
@@ -106,13 +106,14 @@ def check_landed(git: Git, upstream: str, pr: dict[str, Any]) -> tuple[bool | No
     hunks = read_hunks(git, [(base, head)], [changes])[0]
     missing = [h for h in hunks if not _hunk_present(git, upstream, h)]
     if not missing:
-        return True, f"all {len(hunks)} hunk(s) of its diff are on upstream"
+        return True, ("the one hunk of its diff is on upstream" if len(hunks) == 1 else
+                      f"all {len(hunks)} hunks of its diff are on upstream")
     shown = ", ".join(h.describe() for h in missing[:5]) + (", ..." if len(missing) > 5 else "")
     # here but not in upstream's history: merged since the last sync, or into another branch and picked
     # over (helper-86): the hunks say whether upstream has the change; the words say why it may not
     elsewhere = f" (its merge commit {merged[:12]} is not in upstream as fetched here: merged since the last " \
         "sync, or elsewhere)" if merged and not git.is_ancestor(merged, upstream) else ""
-    return False, f"upstream lacks {len(missing)} of its {len(hunks)} hunk(s): {shown}{elsewhere}"
+    return False, f"upstream lacks {len(missing)} of its {hunks_said(len(hunks))}: {shown}{elsewhere}"
 
 
 def _pr_base(git: Git, upstream: str, pr: dict[str, Any]) -> str | None:

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from carrytool.gitlayer.git import Git, MergeResult
+from carrytool.pipeline.hunks import hunks_said
 from carrytool.union.recorded_upstream import (
     Context,
     HunkUpstream,
@@ -103,8 +104,8 @@ def resolve_step(git: Git, merged: MergeResult, records: dict[str, bytes], fixup
         if missing:
             unresolved[path] = "content"
             if new and len(missing) < len(parts) // 2:
-                notify(f"{path}: {len(parts) // 2 - len(missing)} conflict hunk(s) resolved from the "
-                            f"store; {len(new)} not in the resolution store (new, or changed since recorded)")
+                notify(f"{path}: {hunks_said(len(parts) // 2 - len(missing), 'conflict hunk')} resolved from the "
+                       f"store; {len(new)} not in the resolution store (new, or changed since recorded)")
         else:
             reused.append(path)
     pre = git.edit_tree(merged.tree, edits) if edits else merged.tree

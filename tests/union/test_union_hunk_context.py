@@ -67,7 +67,7 @@ def test_places_that_shift_in_one_scope_are_not_replayed_at_each_other(cli: Cli,
     assert result.exit_code == 3 and STOPPED in out, out
     assert "# first: pr/1" not in (prs.scratch / "m.py").read_text()
     assert "m.py's hunk 2 of it (in C, after `third = [`) is at no place recorded" in out, out
-    assert "m.py  pr/1, pr/2  (2 hunk(s) whose recorded resolutions differ by place" in out, out
+    assert "m.py  pr/1, pr/2  (2 hunks whose recorded resolutions differ by place" in out, out
 
 
 def test_a_faithful_refold_replays_each_place(cli: Cli, tmp_path: Path) -> None:

@@ -102,7 +102,7 @@ def test_a_key_resolved_differently_met_at_a_new_place_asks(cli: Cli, tmp_path: 
     result = cli("union", "compose", "u", *args)
     out = result.stdout + result.stderr
     assert result.exit_code == 3, out
-    assert "m.py  pr/1, pr/2  (3 hunk(s) whose recorded resolutions differ by place, not met at the places " \
+    assert "m.py  pr/1, pr/2  (3 hunks whose recorded resolutions differ by place, not met at the places " \
         "recorded)" in out, out
     assert ("m.py: your recorded resolutions of a conflict you met at 2 places differ by place, and this fold does "
             "not meet it at the places recorded (a hunk of it stopped conflicting, or a new one came): m.py's hunk 3 "

@@ -72,7 +72,7 @@ def test_a_resolution_dropping_a_merged_prs_line_stops_the_fold(cli: Cli, tmp_pa
             "main has there now, which it did not drop as upstream's when you resolved it (upstream merged a PR "
             "since?):\n        a = one(x)\n") in out, out
     assert f"your resolution was:\n{TAKEN.replace('    ', '        ')}resolve the hunk again" in out
-    assert "1 hunk(s) whose recorded resolution is not replayed: upstream's lines there changed" in out
+    assert "1 hunk whose recorded resolution is not replayed: upstream's lines there changed" in out
     assert "without a recorded resolution" not in out and "not in the resolution store" not in out
     shown = (prs.scratch / "m.py").read_text()
     assert "    a = one(x)\n    b = 2\n    c = 3\n=======\n    a = two(x)\n" in shown    # the hunk as git made it
@@ -140,7 +140,7 @@ def test_upstream_changing_a_line_inside_the_hunk_makes_a_new_conflict(cli: Cli,
     result = cli("union", "compose", "u", *args)
     out = result.stdout + result.stderr
     assert result.exit_code == 3, out
-    assert "1 hunk(s) without a recorded resolution" in out and "not replayed" not in out
+    assert "1 hunk without a recorded resolution" in out and "not replayed" not in out
     assert "    a = one(x)\n    b = 2\n    c = 30\n=======\n" in (prs.scratch / "m.py").read_text()
 
 
@@ -151,7 +151,7 @@ def test_upstream_merging_a_pr_with_a_tweak_inside_the_hunk_makes_a_new_conflict
     prs.manifest.write_text(PATCH_UNION.replace("supersedes: [1, 2]", "supersedes: [2]"))
     result = cli("union", "compose", "u", *args)
     out = result.stdout + result.stderr
-    assert result.exit_code == 3 and "1 hunk(s) without a recorded resolution" in out, out
+    assert result.exit_code == 3 and "1 hunk without a recorded resolution" in out, out
     assert "    a = one(x, 1)\n    b = 2\n    c = 3\n=======\n" in (prs.scratch / "m.py").read_text()
 
 

@@ -36,7 +36,7 @@ def test_the_store_notice_comes_after_the_header(cli: Cli, fold: Fold) -> None:
     assert cli("union", "continue", "u", *fold.args()).exit_code == 0
     fold.up.commit({"a.py": edited({3: "line 3 by two\n", 15: "line 15 by two, v2\n"})}, "two: v2",
                    parent=fold.pr2, ref="refs/pull/2/head")
-    notice = "a.py: 1 conflict hunk(s) resolved from the store; 1 not in the resolution store"
+    notice = "a.py: 1 conflict hunk resolved from the store; 1 not in the resolution store"
     code, out = carrytool("union", "status", "u", *fold.args())
     assert code == 0 and notice in out, out
     assert out.index("carry/u from unions/u.patch on upstream") < out.index(notice), out

@@ -200,7 +200,7 @@ def test_union_status_text_shows_what_json_shows(cli: Cli, fold_by_hand: Handed)
     assert [(c["file"], c["hunks"]) for c in report["refold"]["needs_resolution"]] == [("a.py", 1)]
     text = union(cli, fold, "status").stdout
     assert "a refold would reuse recorded resolutions for: b.py" in text
-    assert "a refold would stop and ask about:\n    a.py  pr/1, pr/2  (1 hunk(s) without a recorded resolution)" \
+    assert "a refold would stop and ask about:\n    a.py  pr/1, pr/2  (1 hunk without a recorded resolution)" \
         in text
     assert f"refold: carrytool union compose u -m {fold.manifest} --repo {fold.work}" in text
 
