@@ -377,13 +377,19 @@ def _common_prefix(a: bytes, b: bytes, limit: int) -> int:
     return lo
 
 
+def common_ends(a: bytes, b: bytes) -> tuple[int, int]:
+    """The lengths of A's and B's longest common prefix and of the longest common suffix of what follows it:
+    the two differ in one stretch between them."""
+    shorter = min(len(a), len(b))
+    prefix = _common_prefix(a, b, shorter)
+    return prefix, _common_prefix(a[prefix:][::-1], b[prefix:][::-1], shorter - prefix)
+
+
 def _splice_delta(base: bytes, target: bytes, most: int = _MAX_INSERT) -> bytes | None:
     """A delta making TARGET from BASE when they differ in one stretch of at most MOST bytes of TARGET:
     copy the common prefix, insert the stretch, copy the common suffix. Else None."""
     size = len(target)
-    shorter = min(size, len(base))
-    prefix = _common_prefix(base, target, shorter)
-    suffix = _common_prefix(base[prefix:][::-1], target[prefix:][::-1], shorter - prefix)
+    prefix, suffix = common_ends(base, target)
     middle_end = size - suffix
     if middle_end - prefix > most:
         return None

@@ -56,6 +56,8 @@ _FACTORIES: dict[str, Callable[[], Any]] = {
     for f in dataclasses.fields(Step) if f.name in SETTLED}
 _DEFAULTS = {name: make() for name, make in _FACTORIES.items()}
 _PLAIN = (type(None), bool, int, float, str)
+_NO_DEFAULT = object()     # what composing writes beside the fields has none: it is always written
+_BESIDE = re.compile(r"_[a-z][a-z0-9_]*")     # such an attribute's name (`_filtered_commit`)
 _BUILTINS: dict[str, type] = {"str": str, "int": int, "float": float, "bool": bool, "list": list, "dict": dict,
                               "tuple": tuple, "set": set, "frozenset": frozenset, "None": type(None)}
 
@@ -86,8 +88,6 @@ def _fits(name: str, value: Any) -> bool:
     beside the fields, and for a field annotated with another class)."""
     kinds = _TYPES.get(name)
     return kinds is None or type(value) in kinds
-_NO_DEFAULT = object()     # what composing writes beside the fields has none: it is always written
-_BESIDE = re.compile(r"_[a-z][a-z0-9_]*")     # such an attribute's name (`_filtered_commit`)
 
 
 def _code() -> tuple[str, ...]:

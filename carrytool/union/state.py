@@ -11,6 +11,7 @@ from typing import Any
 
 from carrytool.errors import InputError
 from carrytool.gitlayer.jsonread import read_json
+from carrytool.gitlayer.objects import common_ends
 from carrytool.manifest.safefile import write_atomic
 
 STATE_VERSION = 2
@@ -81,15 +82,7 @@ def manifest_edit(before: bytes, written: bytes) -> dict[str, Any]:
     to take the entry out again: WRITTEN's digest, and BEFORE as WRITTEN less the bytes the edit put in (a common
     prefix and suffix kept by length, the bytes between as BEFORE had them, and BEFORE's digest). The rest of the
     manifest is not copied into the git dir: a credential in one of its URLs stays where the user put it."""
-    prefix = 0
-    for prefix, (a, b) in enumerate(zip(before, written)):
-        if a != b:
-            break
-    else:
-        prefix = min(len(before), len(written))
-    suffix = 0
-    while suffix < min(len(before), len(written)) - prefix and before[-1 - suffix] == written[-1 - suffix]:
-        suffix += 1
+    prefix, suffix = common_ends(before, written)
     return {"written": hashlib.sha256(written).hexdigest(), "before_sha256": hashlib.sha256(before).hexdigest(),
             "prefix": prefix, "suffix": suffix,
             "between": base64.b64encode(before[prefix:len(before) - suffix]).decode()}
