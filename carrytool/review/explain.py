@@ -48,8 +48,11 @@ def explain(manifest: Manifest, git: Git, *, offline: bool = False, entries: Seq
         found = gather_evidence(git, manifest, resolved, [Step(e) for e in manifest.entries], hunks=False)
         early["evidence"] = found
         hunks = hunks_later(git, list(found.values()))      # the merges need none: git reads them meanwhile
-        started = early["overlaps"] = start_overlaps(git, manifest, resolved.upstream, list(found.values()))
-        started.compare_later(sources, hunks)               # the hunks and scopes (parsing), in a thread
+        # the hunks and the scopes of the files diffs share (parsing) start in a thread while git merges the
+        # entries alone, and go on (the pairs' scopes) while sync's plan is composed
+        started = early["overlaps"] = start_overlaps(git, manifest, resolved.upstream, list(found.values()),
+                                                     sources, hunks)
+        started.compare_later(sources)
 
     try:
         planned = plan_and_compose(manifest, git, SyncOptions(dry_run=True, offline=offline), progress,

@@ -19,7 +19,7 @@ nor one whose later entry upstream has: composing never merges it.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -128,19 +128,118 @@ def map_overlaps(git: Git, manifest: Manifest, upstream: str, evidence: Sequence
     return start_overlaps(git, manifest, upstream, evidence).finish(sources)
 
 
-def start_overlaps(git: Git, manifest: Manifest, upstream: str, evidence: Sequence[EntryFacts]) -> StartedOverlaps:
+def start_overlaps(git: Git, manifest: Manifest, upstream: str, evidence: Sequence[EntryFacts],
+                   sources: Sources | None = None, hunks: Callable[[], None] | None = None) -> StartedOverlaps:
     """map_overlaps in two halves: this one merges every entry alone onto upstream and hands the pair
     merges to a merge-tree process of their own, which merges them while the caller goes on (explain
     composes meanwhile); `finish` collects them and classifies. Only the EVIDENCE's heads, bases and
-    changes are read here (their planned steps may be linked later, before `finish`)."""
+    changes are read here (their planned steps may be linked later, before `finish`).
+
+    With SOURCES (and HUNKS, evidence.hunks_later), the parsing starts first, in a thread (`_HeadStart`),
+    while git merges the entries alone: the hunks, and the scopes of the files two entries' diffs share,
+    which every pair that shares such a file asks for (`compare_later` goes on from there)."""
     order = [f for f in evidence if f.step is not None and f.head]
-    merger = PairMerger(git, manifest, upstream)
-    alone = merger.alone(order)
-    merger.read_changed(order)
-    lands = [merger.lands(f) for f in order]
-    pairs = _sharing_pairs(lands)
-    collect = merger.start_pairs([(order[i], order[j]) for i, j in pairs])
-    return StartedOverlaps(manifest, merger, order, pairs, alone, collect, lands)
+    ahead = _HeadStart(git, order, sources, hunks) if sources is not None and StartedOverlaps.concurrently and \
+        StartedOverlaps.parse_ahead else None
+    try:
+        merger = PairMerger(git, manifest, upstream)
+        alone = merger.alone(order)
+        merger.read_changed(order)
+        lands = [merger.lands(f) for f in order]
+        pairs = _sharing_pairs(lands)
+        collect = merger.start_pairs([(order[i], order[j]) for i, j in pairs])
+    except BaseException:
+        if ahead is not None:      # its thread stops before the error goes on
+            ahead.stop()
+        raise
+    started = StartedOverlaps(manifest, merger, order, pairs, alone, collect, lands)
+    started._ahead, started._hunks = ahead, hunks if ahead is None else None
+    return started
+
+
+class _HeadStart:
+    """The parsing that needs no pair (`start_overlaps`), in a thread of its own started before the merges
+    alone, whose answers the pairs need: the main thread waits for git then, and Python's other core is
+    free. It sets the entries' hunks (HUNKS), reads the blobs it parses through a `cat-file` of its own
+    (Sources.preload_later; `compare_later` goes on with the same one), and asks the scopes of each file
+    two entries' diffs share, in the order `compare` asks them (`_scopes_ahead`): the same scopes, asked
+    of the same memos, so `compare` finds them; never one that `compare` does not ask. Meanwhile the
+    thread that merges waits at most SWITCH_INTERVAL for the interpreter after each answer from git."""
+
+    def __init__(self, git: Git, order: list[EntryFacts], sources: Sources, hunks: Callable[[], None] | None) -> None:
+        self.sources = sources
+        self.fill = sources.preload_later()
+        self.shared = shared = _files_shared(order)
+        early = Later(lambda: self.fill(_changed_blobs(order, shared)), name="carrytool-blobs")
+        git.join_at_close(early.thread)
+
+        def run() -> None:             # what it raises, compare_later's thread raises
+            if hunks is not None:
+                hunks()
+            early.result()
+            self.fill(sorted({oid for k, paths in shared.items() for path in paths
+                              for oid in order[k].blobs_in(path)}))
+            _scopes_ahead(order, shared, sources)
+
+        self.interval = sys.getswitchinterval()
+        sys.setswitchinterval(min(self.interval, SWITCH_INTERVAL))
+        self.job = Later(run, name="carrytool-ahead")
+        git.join_at_close(self.job.thread)     # its cat-file reads the scratch: close waits for it
+
+    def stop(self) -> None:
+        """Wait for the thread (what it raised is not raised: an error of the caller's goes on)."""
+        try:
+            self.job.join()
+        finally:
+            sys.setswitchinterval(self.interval)
+
+
+def _files_shared(order: Sequence[EntryFacts]) -> dict[int, set[str]]:
+    """Entry (its index in ORDER) -> the paths its diff changes that another entry's diff changes too: every
+    such pair shares them whatever its merges say (the pairs are those whose changes land on a common path,
+    and a change lands on its own paths)."""
+    by_path: dict[str, list[int]] = {}
+    for k, item in enumerate(order):
+        for path in item.files:
+            by_path.setdefault(path, []).append(k)
+    shared: dict[int, set[str]] = {}
+    for path, entries in by_path.items():
+        if len(entries) > 1:
+            for k in entries:
+                shared.setdefault(k, set()).add(path)
+    return shared
+
+
+def _scopes_ahead(order: Sequence[EntryFacts], shared: dict[int, set[str]], sources: Sources) -> None:
+    """The scopes `compare` asks of the files in SHARED, asked now: for a path, each entry's but the last
+    (each is the first of a pair with the last, and `_compare` asks the first's), and the last entry's when
+    an entry before it has scopes there (`_compare` asks the second's only then)."""
+    by_path: dict[str, list[int]] = {}
+    for k in sorted(shared):
+        for path in sorted(shared[k]):
+            by_path.setdefault(path, []).append(k)
+    for path, entries in by_path.items():
+        found = False
+        for k in entries[:-1]:
+            found = bool(order[k].scopes_in(path, sources)) or found
+        if found:
+            order[entries[-1]].scopes_in(path, sources)
+
+
+def _changed_blobs(order: Sequence[EntryFacts], shared: dict[int, set[str]]) -> list[str]:
+    """Every blob `StartedOverlaps._shared_blobs` can name in SHARED (entry -> paths), from the changes alone
+    (before the hunks are known): both sides of each change of a Python file at (or from) a shared path, and
+    of the first change at its path (a hunk's scopes are read in that one's blobs: EntryFacts.change_of)."""
+    out: set[str] = set()
+    for k, files in shared.items():
+        first: dict[str, Change] = {}
+        for change in order[k].changes:
+            first.setdefault(change.path, change)
+        for change in order[k].changes:
+            if (change.path in files or change.old_path in files) and is_python(change.path):
+                for side in (change, first[change.path]):
+                    out.update(oid for oid in (side.old_oid, side.new_oid) if oid and oid != ZERO)
+    return sorted(out)
 
 
 @dataclass
@@ -155,8 +254,11 @@ class StartedOverlaps:
     own: dict[tuple[int, int], dict[str, list[str]]] = field(default_factory=dict)   # pair -> Overlap.own
     compared: list[tuple[list[str], tuple[list[dict[str, Any]], int], list[str]]] | None = None
     _comparing: tuple[Later[None], float] | None = field(default=None, init=False, repr=False)
+    _ahead: _HeadStart | None = field(default=None, init=False, repr=False)
+    _hunks: Callable[[], None] | None = field(default=None, init=False, repr=False)   # start_overlaps' HUNKS, not run
 
     concurrently = True      # compare_later parses in a thread (tests compare both)
+    parse_ahead = True       # the parsing starts before the merges alone (_HeadStart; tests compare both)
 
     def compare(self, sources: Sources) -> None:
         """What needs no merge (files, identical hunks, scopes: the parsing), while the pair merges run on
@@ -173,30 +275,45 @@ class StartedOverlaps:
 
     def compare_later(self, sources: Sources, hunks: Callable[[], None] | None = None) -> None:
         """`compare` in a thread of its own, while the caller composes: the composing thread mostly waits
-        for git, the parsing is Python's. HUNKS (evidence.hunks_later), when given, first sets the entries'
-        hunks from a patch process already running. Every blob it may parse is then read, in one `cat-file`
+        for git, the parsing is Python's. The head start's thread, when start_overlaps began one, is waited
+        for first (it set the hunks and asked the scopes of the files diffs share); else HUNKS
+        (evidence.hunks_later; or start_overlaps'), when given, first sets the entries' hunks from a patch process
+        already running. Every blob it may parse is then read, in one `cat-file`
         process of the thread's own (Sources.preload_later, prepared here), so the thread never speaks to the
         run's long-lived git processes; `finish` waits for it. In the caller's thread when CONCURRENTLY is off."""
+        ahead, self._ahead = self._ahead, None
+        hunks, self._hunks = hunks or self._hunks, None
         if not self.concurrently or not self.pairs:
-            if hunks is not None:
+            if ahead is not None:
+                ahead.stop()
+                ahead.job.result()          # the hunks are set (and what it raised is raised)
+            elif hunks is not None:
                 hunks()
             self.compare(sources)
             return
-        preload = sources.preload_later()
-        # the blobs the hunks will name, from the changes (a few more: a side without lines): read while git
-        # writes the patches; any other the hunks name is read after them, by the same thread's own process
-        early = Later(lambda: preload(self._changed_blobs()), name="carrytool-blobs")
-        self.merger.git.join_at_close(early.thread)
+        if ahead is not None:              # the hunks, their blobs and the scopes of the files diffs share
+            preload, interval = ahead.fill, ahead.interval
 
-        def run() -> None:             # what it raises, finish raises
-            if hunks is not None:
-                hunks()
-            early.result()
-            preload(self._shared_blobs())
-            self.compare(sources)
+            def run() -> None:             # what it raises, finish raises
+                ahead.job.result()
+                preload(self._shared_blobs(ahead.shared))
+                self.compare(sources)
+        else:
+            preload = sources.preload_later()
+            # the blobs the hunks will name, from the changes (a few more: a side without lines): read while git
+            # writes the patches; any other the hunks name is read after them, by the same thread's own process
+            early = Later(lambda: preload(self._changed_blobs()), name="carrytool-blobs")
+            self.merger.git.join_at_close(early.thread)
 
-        interval = sys.getswitchinterval()
-        sys.setswitchinterval(min(interval, SWITCH_INTERVAL))
+            def run() -> None:             # what it raises, finish raises
+                if hunks is not None:
+                    hunks()
+                early.result()
+                preload(self._shared_blobs())
+                self.compare(sources)
+
+            interval = sys.getswitchinterval()
+            sys.setswitchinterval(min(interval, SWITCH_INTERVAL))
         job = Later(run, name="carrytool-compare")
         self.merger.git.join_at_close(job.thread)      # its cat-file reads the scratch: close waits for it
         self._comparing = (job, interval)
@@ -210,29 +327,25 @@ class StartedOverlaps:
             shared.setdefault(j, set()).update(paths)
         return shared
 
-    def _shared_blobs(self) -> list[str]:
+    def _shared_blobs(self, read: Mapping[int, Collection[str]] | None = None) -> list[str]:
         """The blobs `compare` may parse: each entry's blobs of the files it shares with another, asked once
-        per entry and file however many pairs share it (needs the hunks)."""
+        per entry and file however many pairs share it (needs the hunks); READ: per entry, the files whose
+        blobs were read before (the head start's)."""
+        read = read or {}
         return sorted({oid for k, paths in self._shared_paths().items() for path in paths
-                       for oid in self.order[k].blobs_in(path)})
+                       if path not in read.get(k, ()) for oid in self.order[k].blobs_in(path)})
 
     def _changed_blobs(self) -> list[str]:
-        """Every blob `_shared_blobs` can name, from the changes alone (before the hunks are known): both
-        sides of each change of a Python file at (or from) a shared path, and of the first change at its
-        path (a hunk's scopes are read in that one's blobs: EntryFacts.change_of)."""
-        out: set[str] = set()
-        for k, files in self._shared_paths().items():
-            first: dict[str, Change] = {}
-            for change in self.order[k].changes:
-                first.setdefault(change.path, change)
-            for change in self.order[k].changes:
-                if (change.path in files or change.old_path in files) and is_python(change.path):
-                    for side in (change, first[change.path]):
-                        out.update(oid for oid in (side.old_oid, side.new_oid) if oid and oid != ZERO)
-        return sorted(out)
+        """`_changed_blobs` of the files each entry shares with another (asked once per pair)."""
+        return _changed_blobs(self.order, self._shared_paths())
 
     def wait(self) -> None:
-        """Wait for compare_later's thread, and raise what it raised (nothing when there is none)."""
+        """Wait for compare_later's thread (or the head start's, when compare_later was not asked), and raise
+        what it raised (nothing when there is none)."""
+        ahead, self._ahead = self._ahead, None
+        if ahead is not None:
+            ahead.stop()
+            ahead.job.result()
         if self._comparing is None:
             return
         job, interval = self._comparing

@@ -19,6 +19,7 @@ from carrytool.pipeline import sync
 from carrytool.pipeline.hunks import Hunk
 from carrytool.pipeline.keptmerges import KeptMerges
 from carrytool.review import explain as explain_module
+from carrytool.review import overlap as overlap_module
 from carrytool.review.evidence import EntryFacts, Sources
 from carrytool.review.overlap import StartedOverlaps
 from carrytool.review.overlap_pairs import PairMerger
@@ -232,12 +233,60 @@ def test_scopes_parsed_in_a_thread_beside_composing_give_the_same_report(cli: Cl
     assert (code, threaded) == (again_code, again)
 
 
+def test_the_scopes_of_files_diffs_share_are_parsed_while_git_merges_the_entries_alone(
+        cli: Cli, small: Small, monkeypatch: pytest.MonkeyPatch) -> None:
+    """explain's parsing starts before the entries are merged alone onto upstream (whose answers the pairs need):
+    a thread sets the hunks and parses the scopes of the files two entries' diffs share, and the pairs' thread
+    finds them parsed. It parses exactly what comparing the pairs parses, no more (pkg/u.py: the first of its
+    two PRs changes a module-level line, so the second's scopes there are never asked), and the report is the
+    one of parsing after the merges."""
+    _scoped_corpus(small, module_level=True)
+    args = ("explain", "-m", small.manifest_path, "--repo", small.work.path, "--offline")
+    cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")   # fetches
+    parsed: list[tuple[str, str, str, int]] = []     # (thread, entry, path, first line) of each hunk's scopes read
+    events: list[str] = []
+    real_scopes_of, real_alone, real_ahead = EntryFacts.scopes_of, PairMerger.alone, overlap_module._HeadStart.__init__
+
+    def scopes_of(self: EntryFacts, hunk: Hunk, sources: Sources) -> list[str]:
+        if id(hunk) not in self._scopes:
+            parsed.append((threading.current_thread().name, self.id, hunk.path, hunk.new_start))
+        return real_scopes_of(self, hunk, sources)
+
+    def alone(self: PairMerger, order):  # noqa: ANN001, ANN202
+        events.append("alone")
+        return real_alone(self, order)
+
+    def ahead(self, *a, **k) -> None:  # noqa: ANN001, ANN002, ANN003
+        events.append("ahead")
+        real_ahead(self, *a, **k)
+
+    monkeypatch.setattr(EntryFacts, "scopes_of", scopes_of)
+    monkeypatch.setattr(PairMerger, "alone", alone)
+    monkeypatch.setattr(overlap_module._HeadStart, "__init__", ahead)
+    code, early = cli.json(*args)
+    assert events == ["ahead", "alone"]
+    assert {t for t, *_ in parsed} == {"carrytool-ahead"}          # every scope the pairs need, parsed ahead
+    assert any(p == "pkg/u.py" for _t, _e, p, _l in parsed) and ("pr/6", "pkg/u.py") not in \
+        {(e, p) for _t, e, p, _l in parsed}
+    assert any(o["entries"] == ["pr/5", "pr/6"] and not o["scopes"] for o in early["overlaps"])
+    first = sorted(item[1:] for item in parsed)
+    monkeypatch.setattr(StartedOverlaps, "parse_ahead", False)
+    parsed.clear()
+    events.clear()
+    shutil.rmtree(Path(small.work.path) / "carrytool" / "cache")    # parsed again, not read back
+    again_code, again = cli.json(*args)
+    assert events == ["alone"] and {t for t, *_ in parsed} == {"carrytool-compare"}
+    assert sorted(item[1:] for item in parsed) == first             # the same parsing, no more
+    assert (code, early) == (again_code, again)
+
+
 def test_the_thread_reads_each_shared_files_blobs_once_per_entry(cli: Cli, small: Small,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    """explain's thread reads the blobs it will parse in its own process: first those the changes name (both
-    sides of each Python file an entry shares with another), while git writes the patches; then, with the
-    hunks, each entry's blobs of each file it shares, asked once per entry and file however many pairs share
-    it (not once per pair): the same blobs the pairs name, all among the first."""
+    """explain's parsing reads the blobs it will parse in a process of its own, started before git merges the
+    entries alone (the head start): first those the changes name (both sides of each Python file an entry's
+    diff shares with another's), while git writes the patches; then, with the hunks, each entry's blobs of each
+    such file; then those of any other path a pair shares (none here). Each entry's blobs of a file are asked
+    once however many pairs share it (not once per pair): the same blobs the pairs name, all among the first."""
     _scoped_corpus(small)
     args = ("explain", "-m", small.manifest_path, "--repo", small.work.path, "--offline")
     cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")   # fetches
@@ -249,14 +298,16 @@ def test_the_thread_reads_each_shared_files_blobs_once_per_entry(cli: Cli, small
         return real_blobs_in(self, path)
 
     preloaded: list[list[str]] = []
+    made: list[str] = []
     started: list[StartedOverlaps] = []
     real_preload, real_compare_later = Sources.preload_later, StartedOverlaps.compare_later
 
-    def compare_later(self: StartedOverlaps, sources: Sources, hunks) -> None:  # noqa: ANN001
+    def compare_later(self: StartedOverlaps, sources: Sources, hunks=None) -> None:  # noqa: ANN001
         started.append(self)
         real_compare_later(self, sources, hunks)
 
     def preload_later(self: Sources):  # noqa: ANN202
+        made.append(threading.current_thread().name)
         fill = real_preload(self)
         return lambda oids: (preloaded.append(list(oids)), fill(preloaded[-1]))[1]
 
@@ -264,12 +315,13 @@ def test_the_thread_reads_each_shared_files_blobs_once_per_entry(cli: Cli, small
     monkeypatch.setattr(Sources, "preload_later", preload_later)
     monkeypatch.setattr(StartedOverlaps, "compare_later", compare_later)
     code, report = cli.json(*args)
-    assert code in (0, 3) and len(preloaded) == 2 and len(started) == 1
+    assert code in (0, 3) and len(preloaded) == 3 and len(started) == 1 and made == ["MainThread"]   # one process
     assert asked and len(asked) == len(set(asked))                  # once per entry and file
     overlaps = started[0]
     by_pair = {oid for i, j in overlaps.pairs for path in set(overlaps.order[i].files) & set(overlaps.order[j].files)
                for oid in real_blobs_in(overlaps.order[i], path) | real_blobs_in(overlaps.order[j], path)}
     assert preloaded[1] == sorted(by_pair) and len(by_pair) >= 3 and by_pair <= set(preloaded[0])
+    assert preloaded[2] == []                                       # no pair shares another path
     assert sum(1 for i, j in overlaps.pairs for f in (i, j) if overlaps.order[f].id == asked[0][0]) >= 2
 
 
@@ -299,27 +351,40 @@ def _module(edits: dict[str, dict[int, str]]) -> str:
         "\ndef helper():\n" + "".join(f"    {edits.get('helper', {}).get(i, f'h_{i} = {i}')}\n" for i in range(6))
 
 
-def _scoped_corpus(small: Small) -> None:
-    """PRs that edit Python files in the same methods, in others, and in the same lines (a conflict)."""
-    base = small.up.commit({"pkg/w.py": _module({}), "pkg/v.py": _module({})}, "files", parent="main",
-                           ref="refs/heads/main")
+_TOP = "LIMIT = 0\nNAME = 'n'\n\n"      # module-level lines above pkg/u.py's class
+
+
+def _scoped_corpus(small: Small, module_level: bool = False) -> None:
+    """PRs that edit Python files in the same methods, in others, and in the same lines (a conflict).
+    MODULE_LEVEL: two more, 5 and 6, that share pkg/u.py: 5 changes a module-level line (no scope), 6 a line
+    of `helper`."""
+    files = {"pkg/w.py": _module({}), "pkg/v.py": _module({})}
+    if module_level:
+        files["pkg/u.py"] = _TOP + _module({})
+    base = small.up.commit(files, "files", parent="main", ref="refs/heads/main")
     small.up.commit({"pkg/w.py": _module({"c": {5: "upstream = 1"}})}, "upstream", parent=base,
                     ref="refs/heads/main")
     plan = {1: {"pkg/w.py": {"a": {1: "one = 1"}}, "pkg/v.py": {"helper": {2: "one = 1"}}},
             2: {"pkg/w.py": {"a": {4: "two = 2"}, "b": {0: "two = 2"}}},
             3: {"pkg/w.py": {"b": {0: "three = 3"}}, "pkg/v.py": {"helper": {4: "three = 3"}}},
             4: {"pkg/v.py": {"c": {3: "four = 4"}}}}
-    for number, files in plan.items():
-        small.up.commit({path: _module(edits) for path, edits in files.items()}, f"pr {number}", parent=base,
+    for number, edits in plan.items():
+        small.up.commit({path: _module(edit) for path, edit in edits.items()}, f"pr {number}", parent=base,
                         ref=f"refs/pull/{number}/head")
-    small.manifest([{"pr": n} for n in plan], policy={"on_conflict": "skip"})
+    if module_level:
+        small.up.commit({"pkg/u.py": _TOP.replace("0", "5") + _module({})}, "pr 5", parent=base,
+                        ref="refs/pull/5/head")
+        small.up.commit({"pkg/u.py": _TOP + _module({"helper": {1: "six = 6"}})}, "pr 6", parent=base,
+                        ref="refs/pull/6/head")
+    small.manifest([{"pr": n} for n in [*plan, *((5, 6) if module_level else ())]], policy={"on_conflict": "skip"})
 
 
-@pytest.mark.parametrize("where", ["thread", "composing"])
+@pytest.mark.parametrize("where", ["thread", "ahead", "alone", "composing"])
 def test_a_failure_beside_the_parsing_thread_stops_it_and_is_raised(cli: Cli, small: Small, where: str,
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    """What the parsing thread raises reaches explain's caller; what composing raises meanwhile waits for
-    the thread to stop first. Either way no thread is left behind and the switch interval is restored."""
+    """What the parsing thread raises reaches explain's caller (in its head start, before the merges alone, or
+    later); what the merges alone or composing raise meanwhile waits for the thread to stop first. Either way
+    no thread is left behind and the switch interval is restored."""
     _corpus(small)
     args = ("explain", "-m", small.manifest_path, "--repo", small.work.path, "--offline")
     cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")   # fetches
@@ -331,6 +396,12 @@ def test_a_failure_beside_the_parsing_thread_stops_it_and_is_raised(cli: Cli, sm
     if where == "thread":
         monkeypatch.setattr("carrytool.review.overlap._compare", boom)
         expected = "boom in carrytool-compare"
+    elif where == "ahead":
+        monkeypatch.setattr("carrytool.review.overlap._scopes_ahead", boom)
+        expected = "boom in carrytool-ahead"
+    elif where == "alone":
+        monkeypatch.setattr(PairMerger, "alone", boom)
+        expected = "boom in MainThread"
     else:
         monkeypatch.setattr("carrytool.pipeline.sync.stale_folds", boom)   # the first step of composing
         expected = "boom in MainThread"
@@ -338,7 +409,7 @@ def test_a_failure_beside_the_parsing_thread_stops_it_and_is_raised(cli: Cli, sm
     with pytest.raises(RuntimeError, match=expected):
         cli.json(*args)
     assert sys.getswitchinterval() == interval
-    assert not any(t.name == "carrytool-compare" for t in threading.enumerate())
+    assert not any(t.name in ("carrytool-compare", "carrytool-ahead") for t in threading.enumerate())
 
 
 def _upstream_has_some(small: Small) -> None:
