@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from carrytool.pipeline.kept import KeptAnswers
 
 if TYPE_CHECKING:       # (status reads CODE without the weighing's modules: review.status_has)
+    from carrytool.pipeline.hunks import Hunk
     from carrytool.review.evidence import EntryFacts
 
 HAS_MAX = 5_000         # answers a file keeps: 80 nights of a manifest whose 60 entries conflict with upstream
@@ -45,6 +46,7 @@ class KeptHas(KeptAnswers[Answer]):
 
     def __init__(self, folder: Path | None, version: Sequence[int]) -> None:
         super().__init__(folder, "upstreamhas", version, RULE, CODE, HAS_MAX, _decode, lambda answer: answer)
+        self._said: dict[int, tuple[Hunk, bytes]] = {}   # id(hunk) -> (the hunk, what the key reads of it)
 
     def key(self, upstream: str, facts: EntryFacts) -> str:
         """The key of what UPSTREAM (a commit) has of FACTS: its base, head, changes and hunks."""
@@ -52,9 +54,19 @@ class KeptHas(KeptAnswers[Answer]):
         for change in facts.changes:
             changes.update(repr((change.status, change.path, change.old_path, change.old_mode, change.new_mode,
                                  change.old_oid, change.new_oid)).encode())
-        hunks = hashlib.sha1()
-        for hunk in facts.hunks:
-            hunks.update(repr((hunk.path, hunk.old_start, hunk.old_count, hunk.new_start, hunk.new_count, hunk.kind,
-                               hunk.old_path, hunk.new_oid, hunk.new_mode, len(hunk.removed), len(hunk.added))).encode())
-            hunks.update(b"\0".join((*hunk.removed, b"", *hunk.added, b"")))
+        hunks = hashlib.sha1(b"".join(self._hunk_said(hunk) for hunk in facts.hunks))
         return self.digest(upstream, facts.base, facts.head, changes.hexdigest(), hunks.hexdigest())
+
+    def _hunk_said(self, hunk: Hunk) -> bytes:
+        """What the key reads of HUNK (its place and lines), once per hunk: entries that change a file alike
+        share its hunks (evidence.hunks_later; polars' stacked PRs: 20,804 hunks weighed, 3,010 distinct)."""
+        found = self._said.get(id(hunk))
+        if found is None or found[0] is not hunk:
+            found = self._said[id(hunk)] = (hunk, _said(hunk))
+        return found[1]
+
+
+def _said(hunk: Hunk) -> bytes:
+    return repr((hunk.path, hunk.old_start, hunk.old_count, hunk.new_start, hunk.new_count, hunk.kind, hunk.old_path,
+                 hunk.new_oid, hunk.new_mode, len(hunk.removed), len(hunk.added))).encode() + \
+        b"\0".join((*hunk.removed, b"", *hunk.added, b""))

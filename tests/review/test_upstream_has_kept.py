@@ -243,6 +243,35 @@ def test_the_key_names_what_decides(tmp_path: Path) -> None:
     assert hascache.KeptHas(tmp_path, (2, 47, 3)).get(key) is None
 
 
+def test_a_hunk_entries_share_is_read_once_for_their_keys_which_stay_what_its_lines_make_them(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Entries that change a file alike share its Hunk objects (a stack of PRs): the key reads each hunk once
+    (its place and lines), and a key is the one the same lines in hunks of their own give."""
+    from carrytool.gitlayer.objects import Change
+    from carrytool.manifest.model import Entry
+    from carrytool.pipeline.hunks import Hunk
+    from carrytool.review.evidence import EntryFacts
+
+    def hunk(n: int) -> Hunk:
+        return Hunk("a.py", n, 1, n, 2, (b"x = 1",), (b"x = 2", b"y = %d" % n), new_oid="1" * 40)
+
+    change = Change("M", "a.py", None, "100644", "100644", "2" * 40, "1" * 40)
+    shared = [hunk(n) for n in range(1, 30)]
+    stack = [EntryFacts(Entry(kind="pr", number=n), None, "a" * 40, "b" * 40, [change], shared[:20 + n])
+             for n in range(1, 4)]
+    kept = hascache.KeptHas(tmp_path, (2, 39, 5))
+    said: list[Hunk] = []
+    real = hascache._said
+    monkeypatch.setattr(hascache, "_said", lambda h: (said.append(h), real(h))[1])
+    keys = [kept.key("c" * 40, facts) for facts in stack]
+    assert len(said) == 23 and len(set(keys)) == 3                  # 66 hunks in the keys, 23 read
+    own = [EntryFacts(f.entry, None, f.head, f.base, [change], [hunk(h.old_start) for h in f.hunks]) for f in stack]
+    assert [hascache.KeptHas(tmp_path, (2, 39, 5)).key("c" * 40, facts) for facts in own] == keys
+    longer = [EntryFacts(stack[0].entry, None, "a" * 40, "b" * 40, [change],
+                         [*shared[:20], Hunk("a.py", 21, 1, 21, 2, (b"x = 1",), (b"x = 2", b"y = 22"), new_oid="1" * 40)])]
+    assert kept.key("c" * 40, longer[0]) != keys[0]                # another line: another key
+
+
 def test_the_code_digest_covers_every_module_the_weighing_imports() -> None:
     """A kept answer is valid only for the code in hascache.CODE: every carrytool module upstream_has (and
     has_places, has_commit, split from it) and hascache import must be in it, or a change there would leave
