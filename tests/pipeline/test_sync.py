@@ -339,6 +339,8 @@ def test_theirs_over_upstream_applies_and_warns_of_upstream_loss(cli: Cli, small
     assert small.work.git("show", "dev:a.py") == "def f():\n    return 2\n\n\ndef g():\n    return 20"
     [loss] = [w for w in report["warnings"] if w["kind"] == "upstream-loss"]
     assert loss["entry"] == "pr/1" and loss["file"] == "a.py" and loss["lines"] == [2, 2]
+    assert loss["message"].startswith("pr/1 (on_conflict: theirs) overrode 1 upstream line of a.py at line 2 that its "
+                                      "own diff never changed")
 
 
 NOTES = "Changes\n=======\n\n- a\n- b\n- c\n"

@@ -267,9 +267,9 @@ def test_a_hunk_entries_share_is_read_once_for_their_keys_which_stay_what_its_li
     assert len(said) == 23 and len(set(keys)) == 3                  # 66 hunks in the keys, 23 read
     own = [EntryFacts(f.entry, None, f.head, f.base, [change], [hunk(h.old_start) for h in f.hunks]) for f in stack]
     assert [hascache.KeptHas(tmp_path, (2, 39, 5)).key("c" * 40, facts) for facts in own] == keys
-    longer = [EntryFacts(stack[0].entry, None, "a" * 40, "b" * 40, [change],
-                         [*shared[:20], Hunk("a.py", 21, 1, 21, 2, (b"x = 1",), (b"x = 2", b"y = 22"), new_oid="1" * 40)])]
-    assert kept.key("c" * 40, longer[0]) != keys[0]                # another line: another key
+    other = Hunk("a.py", 21, 1, 21, 2, (b"x = 1",), (b"x = 2", b"y = 22"), new_oid="1" * 40)
+    longer = EntryFacts(stack[0].entry, None, "a" * 40, "b" * 40, [change], [*shared[:20], other])
+    assert kept.key("c" * 40, longer) != keys[0]                   # another line: another key
 
 
 def test_the_code_digest_covers_every_module_the_weighing_imports() -> None:
