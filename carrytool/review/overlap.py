@@ -9,8 +9,9 @@ their own that explain starts before composing and asks for the answers after (s
 second merge conflicts in a path where the later entry does not conflict with upstream on its own, or
 where it does and the earlier entry's change meets the conflicting lines (sync's rule: pipeline.blame).
 What needs no merge (the entries' hunks, shared files, identical hunks, scopes: the parsing) runs meanwhile in
-a thread (StartedOverlaps.compare_later), which takes the hunks from a `diff-tree` started before the merges,
-reads the blobs it parses through a `cat-file` of its own and never speaks to the run's long-lived git processes.
+a thread, started before the merges alone (`_HeadStart`, then StartedOverlaps.compare_later), which takes the
+hunks from a `diff-tree` started before the merges, reads the blobs it parses through a `cat-file` of its own and
+never speaks to the run's long-lived git processes.
 Each pair's decision is kept on disk by what decides it (review.paircache): a pair decided before is not merged;
 nor is a pair whose earlier entry upstream already has (PairMerger._changes_nothing): it cannot conflict;
 nor one whose later entry upstream has: composing never merges it.
@@ -19,7 +20,8 @@ nor one whose later entry upstream has: composing never merges it.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Collection, Mapping, Sequence
+import threading
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -137,11 +139,12 @@ def start_overlaps(git: Git, manifest: Manifest, upstream: str, evidence: Sequen
 
     With SOURCES (and HUNKS, evidence.hunks_later), the parsing starts first, in a thread (`_HeadStart`),
     while git merges the entries alone: the hunks, and the scopes of the files two entries' diffs share,
-    which every pair that shares such a file asks for (`compare_later` goes on from there)."""
+    which are all the pairs ask for (`compare_later` goes on from there)."""
     order = [f for f in evidence if f.step is not None and f.head]
-    ahead = _HeadStart(git, order, sources, hunks) if sources is not None and StartedOverlaps.concurrently and \
-        StartedOverlaps.parse_ahead else None
+    ahead = None
     try:
+        if sources is not None and StartedOverlaps.concurrently and StartedOverlaps.parse_ahead:
+            ahead = _HeadStart(git, order, sources, hunks)
         merger = PairMerger(git, manifest, upstream)
         alone = merger.alone(order)
         merger.read_changed(order)
@@ -149,8 +152,8 @@ def start_overlaps(git: Git, manifest: Manifest, upstream: str, evidence: Sequen
         pairs = _sharing_pairs(lands)
         collect = merger.start_pairs([(order[i], order[j]) for i, j in pairs])
     except BaseException:
-        if ahead is not None:      # its thread stops before the error goes on
-            ahead.stop()
+        if ahead is not None:      # its thread stops (soon: it parses no further file) before the error goes on
+            ahead.stop(soon=True)
         raise
     started = StartedOverlaps(manifest, merger, order, pairs, alone, collect, lands)
     started._ahead, started._hunks = ahead, hunks if ahead is None else None
@@ -161,35 +164,48 @@ class _HeadStart:
     """The parsing that needs no pair (`start_overlaps`), in a thread of its own started before the merges
     alone, whose answers the pairs need: the main thread waits for git then, and Python's other core is
     free. It sets the entries' hunks (HUNKS), reads the blobs it parses through a `cat-file` of its own
-    (Sources.preload_later; `compare_later` goes on with the same one), and asks the scopes of each file
-    two entries' diffs share, in the order `compare` asks them (`_scopes_ahead`): the same scopes, asked
-    of the same memos, so `compare` finds them; never one that `compare` does not ask. Meanwhile the
-    thread that merges waits at most SWITCH_INTERVAL for the interpreter after each answer from git."""
+    (Sources.preload_later), and asks the scopes of each file two entries' diffs share, in the order `compare`
+    asks them (`_scopes_ahead`): the same scopes, asked of the same memos, so `compare` finds them all (a pair
+    shares the files both diffs change: `StartedOverlaps._shared_paths`); never one that `compare` does not
+    ask. Meanwhile the thread that merges waits at most SWITCH_INTERVAL for the interpreter after each answer
+    from git."""
 
     def __init__(self, git: Git, order: list[EntryFacts], sources: Sources, hunks: Callable[[], None] | None) -> None:
-        self.sources = sources
-        self.fill = sources.preload_later()
         self.shared = shared = _files_shared(order)
-        early = Later(lambda: self.fill(_changed_blobs(order, shared)), name="carrytool-blobs")
-        git.join_at_close(early.thread)
+        self.halt = threading.Event()          # set: the thread parses no further file (an error goes on)
+        fill = sources.preload_later()
+        self.interval = sys.getswitchinterval()
+        self.job: Later[None] | None = None
+        early: Later[None] | None = None
 
         def run() -> None:             # what it raises, compare_later's thread raises
             if hunks is not None:
                 hunks()
+            assert early is not None
             early.result()
-            self.fill(sorted({oid for k, paths in shared.items() for path in paths
-                              for oid in order[k].blobs_in(path)}))
-            _scopes_ahead(order, shared, sources)
+            fill(sorted({oid for k, paths in shared.items() for path in paths for oid in order[k].blobs_in(path)}))
+            _scopes_ahead(order, shared, sources, self.halt)
 
-        self.interval = sys.getswitchinterval()
         sys.setswitchinterval(min(self.interval, SWITCH_INTERVAL))
-        self.job = Later(run, name="carrytool-ahead")
-        git.join_at_close(self.job.thread)     # its cat-file reads the scratch: close waits for it
-
-    def stop(self) -> None:
-        """Wait for the thread (what it raised is not raised: an error of the caller's goes on)."""
         try:
-            self.job.join()
+            early = Later(lambda: fill(_changed_blobs(order, shared)), name="carrytool-blobs")
+            git.join_at_close(early.thread)
+            self.job = Later(run, name="carrytool-ahead")
+            git.join_at_close(self.job.thread)     # its cat-file reads the scratch: close waits for it
+        except BaseException:
+            self.stop(soon=True)
+            if early is not None:
+                early.join()
+            raise
+
+    def stop(self, *, soon: bool = False) -> None:
+        """Wait for the thread (what it raised is not raised: an error of the caller's goes on); SOON: it
+        parses no further file first. The switch interval is back to what it was."""
+        try:
+            if soon:
+                self.halt.set()
+            if self.job is not None:
+                self.job.join()
         finally:
             sys.setswitchinterval(self.interval)
 
@@ -210,15 +226,19 @@ def _files_shared(order: Sequence[EntryFacts]) -> dict[int, set[str]]:
     return shared
 
 
-def _scopes_ahead(order: Sequence[EntryFacts], shared: dict[int, set[str]], sources: Sources) -> None:
+def _scopes_ahead(order: Sequence[EntryFacts], shared: dict[int, set[str]], sources: Sources,
+                  halt: threading.Event | None = None) -> None:
     """The scopes `compare` asks of the files in SHARED, asked now: for a path, each entry's but the last
     (each is the first of a pair with the last, and `_compare` asks the first's), and the last entry's when
-    an entry before it has scopes there (`_compare` asks the second's only then)."""
+    an entry before it has scopes there (`_compare` asks the second's only then). HALT, once set: no further
+    path (what is left, `compare` asks)."""
     by_path: dict[str, list[int]] = {}
     for k in sorted(shared):
         for path in sorted(shared[k]):
             by_path.setdefault(path, []).append(k)
     for path, entries in by_path.items():
+        if halt is not None and halt.is_set():
+            return
         found = False
         for k in entries[:-1]:
             found = bool(order[k].scopes_in(path, sources)) or found
@@ -268,8 +288,13 @@ class StartedOverlaps:
         keys = [_hunk_keys(f, ids) for f in order]
         self.compared = [_compare(order[i], order[j], keys[i], keys[j], sources, lands[i] & lands[j])
                          for i, j in self.pairs]
+
+    def _own_paths(self) -> None:
+        """Overlap.own of each pair that shares a path one of its diffs does not name (upstream moved the file
+        since): asked in the main thread, as it reads upstream's tree through the run's git (`finish`)."""
+        order = self.order
         own = [set(f.files) for f in order]          # (each `files` is a new list: asked once per entry)
-        for (i, j), (files, _identical, _scopes) in zip(self.pairs, self.compared):
+        for (i, j), (files, _identical, _scopes) in zip(self.pairs, self.compared or ()):
             if any(p not in own[i] or p not in own[j] for p in files):
                 self.own[(i, j)] = {f.id: self.merger.own_paths(f, files) for f in (order[i], order[j])}
 
@@ -281,29 +306,27 @@ class StartedOverlaps:
         already running. Every blob it may parse is then read, in one `cat-file`
         process of the thread's own (Sources.preload_later, prepared here), so the thread never speaks to the
         run's long-lived git processes; `finish` waits for it. In the caller's thread when CONCURRENTLY is off."""
-        ahead, self._ahead = self._ahead, None
-        hunks, self._hunks = hunks or self._hunks, None
+        ahead, hunks = self._ahead, hunks or self._hunks
         if not self.concurrently or not self.pairs:
+            self._ahead = self._hunks = None
             if ahead is not None:
                 ahead.stop()
+                assert ahead.job is not None
                 ahead.job.result()          # the hunks are set (and what it raised is raised)
             elif hunks is not None:
                 hunks()
             self.compare(sources)
             return
-        if ahead is not None:              # the hunks, their blobs and the scopes of the files diffs share
-            preload, interval = ahead.fill, ahead.interval
+        if ahead is not None:              # it set the hunks, read their blobs and asked the scopes of every file
+            interval, job_ahead = ahead.interval, ahead.job         # a pair shares (`_HeadStart`)
+            assert job_ahead is not None
 
             def run() -> None:             # what it raises, finish raises
-                ahead.job.result()
-                preload(self._shared_blobs(ahead.shared))
+                job_ahead.result()
                 self.compare(sources)
         else:
             preload = sources.preload_later()
-            # the blobs the hunks will name, from the changes (a few more: a side without lines): read while git
-            # writes the patches; any other the hunks name is read after them, by the same thread's own process
-            early = Later(lambda: preload(self._changed_blobs()), name="carrytool-blobs")
-            self.merger.git.join_at_close(early.thread)
+            interval = sys.getswitchinterval()
 
             def run() -> None:             # what it raises, finish raises
                 if hunks is not None:
@@ -312,11 +335,23 @@ class StartedOverlaps:
                 preload(self._shared_blobs())
                 self.compare(sources)
 
-            interval = sys.getswitchinterval()
             sys.setswitchinterval(min(interval, SWITCH_INTERVAL))
-        job = Later(run, name="carrytool-compare")
+            try:
+                # the blobs the hunks will name, from the changes (a few more: a side without lines): read while git
+                # writes the patches; any other the hunks name is read after them, by the same thread's own process
+                early = Later(lambda: preload(self._changed_blobs()), name="carrytool-blobs")
+                self.merger.git.join_at_close(early.thread)
+            except BaseException:
+                sys.setswitchinterval(interval)
+                raise
+        try:
+            job = Later(run, name="carrytool-compare")
+        except BaseException:
+            if ahead is None:
+                sys.setswitchinterval(interval)
+            raise                          # (a head start's: `wait` stops it)
+        self._comparing, self._ahead, self._hunks = (job, interval), None, None
         self.merger.git.join_at_close(job.thread)      # its cat-file reads the scratch: close waits for it
-        self._comparing = (job, interval)
 
     def _shared_paths(self) -> dict[int, set[str]]:
         """Entry (its index in ORDER) -> the files it shares with another, asked once per pair."""
@@ -327,13 +362,11 @@ class StartedOverlaps:
             shared.setdefault(j, set()).update(paths)
         return shared
 
-    def _shared_blobs(self, read: Mapping[int, Collection[str]] | None = None) -> list[str]:
+    def _shared_blobs(self) -> list[str]:
         """The blobs `compare` may parse: each entry's blobs of the files it shares with another, asked once
-        per entry and file however many pairs share it (needs the hunks); READ: per entry, the files whose
-        blobs were read before (the head start's)."""
-        read = read or {}
+        per entry and file however many pairs share it (needs the hunks)."""
         return sorted({oid for k, paths in self._shared_paths().items() for path in paths
-                       if path not in read.get(k, ()) for oid in self.order[k].blobs_in(path)})
+                       for oid in self.order[k].blobs_in(path)})
 
     def _changed_blobs(self) -> list[str]:
         """`_changed_blobs` of the files each entry shares with another (asked once per pair)."""
@@ -345,6 +378,7 @@ class StartedOverlaps:
         ahead, self._ahead = self._ahead, None
         if ahead is not None:
             ahead.stop()
+            assert ahead.job is not None
             ahead.job.result()
         if self._comparing is None:
             return
@@ -363,6 +397,7 @@ class StartedOverlaps:
             self.compare(sources)
         compared = self.compared
         assert compared is not None
+        self._own_paths()
         conflicts = self.collect()
         merger.decisions.save()
         overlaps = []

@@ -3,6 +3,7 @@ report is the one the merges give when they run after composing, in the run's ow
 
 from __future__ import annotations
 
+import inspect
 import os
 import shutil
 import sys
@@ -285,8 +286,8 @@ def test_the_thread_reads_each_shared_files_blobs_once_per_entry(cli: Cli, small
     """explain's parsing reads the blobs it will parse in a process of its own, started before git merges the
     entries alone (the head start): first those the changes name (both sides of each Python file an entry's
     diff shares with another's), while git writes the patches; then, with the hunks, each entry's blobs of each
-    such file; then those of any other path a pair shares (none here). Each entry's blobs of a file are asked
-    once however many pairs share it (not once per pair): the same blobs the pairs name, all among the first."""
+    such file (a pair shares no other). Each entry's blobs of a file are asked once however many pairs share it
+    (not once per pair): the same blobs the pairs name, all among the first."""
     _scoped_corpus(small)
     args = ("explain", "-m", small.manifest_path, "--repo", small.work.path, "--offline")
     cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")   # fetches
@@ -315,13 +316,12 @@ def test_the_thread_reads_each_shared_files_blobs_once_per_entry(cli: Cli, small
     monkeypatch.setattr(Sources, "preload_later", preload_later)
     monkeypatch.setattr(StartedOverlaps, "compare_later", compare_later)
     code, report = cli.json(*args)
-    assert code in (0, 3) and len(preloaded) == 3 and len(started) == 1 and made == ["MainThread"]   # one process
+    assert code in (0, 3) and len(preloaded) == 2 and len(started) == 1 and made == ["MainThread"]   # one process
     assert asked and len(asked) == len(set(asked))                  # once per entry and file
     overlaps = started[0]
     by_pair = {oid for i, j in overlaps.pairs for path in set(overlaps.order[i].files) & set(overlaps.order[j].files)
                for oid in real_blobs_in(overlaps.order[i], path) | real_blobs_in(overlaps.order[j], path)}
     assert preloaded[1] == sorted(by_pair) and len(by_pair) >= 3 and by_pair <= set(preloaded[0])
-    assert preloaded[2] == []                                       # no pair shares another path
     assert sum(1 for i, j in overlaps.pairs for f in (i, j) if overlaps.order[f].id == asked[0][0]) >= 2
 
 
@@ -377,6 +377,126 @@ def _scoped_corpus(small: Small, module_level: bool = False) -> None:
         small.up.commit({"pkg/u.py": _TOP + _module({"helper": {1: "six = 6"}})}, "pr 6", parent=base,
                         ref="refs/pull/6/head")
     small.manifest([{"pr": n} for n in [*plan, *((5, 6) if module_level else ())]], policy={"on_conflict": "skip"})
+
+
+def _moving_corpus(small: Small) -> None:
+    """PRs that rename files, one built on an upstream that moved a file the others change (their changes land
+    on a path one diff does not name), a stack of two (h273)."""
+    files = {f"pkg/{name}.py": _module({}) for name in ("a", "r", "m", "s", "t")}
+    base = small.up.commit(files, "files", parent="main", ref="refs/heads/main")
+    up = small.up.commit({"pkg/m.py": None, "pkg/m2.py": _module({})}, "upstream moves m", parent=base,
+                         ref="refs/heads/main")
+    pr = small.up.commit
+    pr({"pkg/a.py": _module({"a": {1: "x1 = 1"}}), "pkg/r.py": None, "pkg/r2.py": _module({"b": {2: "x1 = 1"}})},
+       "pr 1 renames r", parent=base, ref="refs/pull/1/head")
+    pr({"pkg/a.py": _module({"a": {3: "x2 = 2"}}), "pkg/r.py": _module({"b": {4: "x2 = 2"}})},
+       "pr 2", parent=base, ref="refs/pull/2/head")
+    pr({"pkg/r2.py": _module({"c": {1: "x3 = 3"}}), "pkg/m.py": _module({"helper": {2: "x3 = 3"}})},
+       "pr 3 adds r2", parent=base, ref="refs/pull/3/head")
+    pr({"pkg/m2.py": _module({"helper": {3: "x4 = 4"}}), "pkg/s.py": _module({"a": {0: "x4 = 4"}})},
+       "pr 4 on upstream, m2", parent=up, ref="refs/pull/4/head")
+    first = pr({"pkg/s.py": _module({"b": {1: "x5 = 5"}}), "pkg/t.py": _module({"c": {1: "x5 = 5"}})},
+               "pr 5", parent=base, ref="refs/pull/5/head")
+    pr({"pkg/s.py": _module({"b": {1: "x5 = 5"}, "c": {2: "x6 = 6"}}), "pkg/t.py": _module({"c": {1: "x5 = 5"}})},
+       "pr 6 stacked on 5", parent=first, ref="refs/pull/6/head")
+    pr({"pkg/t.py": None, "pkg/t_new.py": _module({"a": {0: "x7 = 7"}}), "pkg/a.py": _module({"b": {0: "x7"}})},
+       "pr 7 renames t", parent=base, ref="refs/pull/7/head")
+    small.manifest([{"pr": n} for n in range(1, 8)], policy={"on_conflict": "skip"})
+
+
+def test_the_parsing_threads_never_ask_the_runs_git(cli: Cli, small: Small, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Neither the head start's thread nor the pairs' asks anything of the run's Git (its long-lived processes
+    answer the thread that composes): a pair that shares a path one of its diffs does not name (upstream moved the
+    file) is told which of its own files that is in the main thread (h273: the pairs' thread read upstream's tree
+    for it). The report is the one of parsing after the merges, in the main thread."""
+    _moving_corpus(small)
+    args = ("explain", "-m", small.manifest_path, "--repo", small.work.path, "--offline")
+    cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")   # fetches
+    asked: list[tuple[str, str]] = []
+    for name, value in list(vars(Git).items()) + [(n, v) for k in Git.__mro__[1:] for n, v in vars(k).items()]:
+        if not callable(value) or name.startswith("__") or not hasattr(Git, name) or \
+                isinstance(inspect.getattr_static(Git, name), (staticmethod, classmethod, property)):
+            continue
+
+        def spy(*a, _real=getattr(Git, name), _name=name, **k):  # noqa: ANN002, ANN003, ANN202
+            if threading.current_thread().name in ("carrytool-ahead", "carrytool-compare"):
+                asked.append((threading.current_thread().name, _name))
+            return _real(*a, **k)
+        monkeypatch.setattr(Git, name, spy)
+    told: list[str] = []
+    real_own = PairMerger.own_paths
+
+    def own_paths(self: PairMerger, item: EntryFacts, files):  # noqa: ANN001, ANN202
+        told.append(threading.current_thread().name)
+        return real_own(self, item, files)
+    monkeypatch.setattr(PairMerger, "own_paths", own_paths)
+    code, threaded = cli.json(*args)
+    assert asked == [] and told and set(told) == {"MainThread"}
+    monkeypatch.setattr(StartedOverlaps, "concurrently", False)
+    shutil.rmtree(Path(small.work.path) / "carrytool" / "cache")    # parsed again, not read back
+    assert cli.json(*args) == (code, threaded)
+
+
+@pytest.mark.parametrize("window", ["carrytool-ahead", "carrytool-compare"])
+def test_a_ctrl_c_as_a_parsing_thread_starts_leaves_the_switch_interval_as_it_was(
+        cli: Cli, small: Small, window: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Ctrl-C between lowering Python's switch interval and keeping the thread that puts it back (h273: the
+    head start's, then the pairs' thread, each interrupted right after it started): explain stops (130), no
+    thread is left and the interval is what it was."""
+    _scoped_corpus(small)
+    args = ("explain", "-m", small.manifest_path, "--repo", small.work.path, "--offline")
+    cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")   # fetches
+    real = Git.join_at_close
+
+    def join_at_close(self: Git, thread: threading.Thread) -> None:
+        real(self, thread)
+        if thread.name == window:
+            raise KeyboardInterrupt
+    monkeypatch.setattr(Git, "join_at_close", join_at_close)
+    interval = sys.getswitchinterval()
+    result = cli(*args, "--format", "json")
+    assert result.exit_code == 130 and sys.getswitchinterval() == interval
+    assert not any(t.name.startswith("carrytool-") and t.name != "carrytool-blobs" or t.name == "carrytool-blobs"
+                   and t.is_alive() for t in threading.enumerate())
+
+
+def test_an_error_while_git_merges_alone_stops_the_head_start_before_its_next_file(
+        cli: Cli, small: Small, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the merges alone raise goes on once the head start's thread has stopped, which parses no further file
+    then (h273: a Ctrl-C waited for every shared file's scopes)."""
+    _scoped_corpus(small)
+    args = ("explain", "-m", small.manifest_path, "--repo", small.work.path, "--offline")
+    cli.json("sync", "-m", small.manifest_path, "--repo", small.work.path, "--dry-run")   # fetches
+    entered, go = threading.Event(), threading.Event()
+    paths: list[str] = []
+    real_scopes_in, real_stop = EntryFacts.scopes_in, overlap_module._HeadStart.stop
+
+    def scopes_in(self: EntryFacts, path: str, sources: Sources) -> frozenset[str]:
+        if threading.current_thread().name == "carrytool-ahead":
+            if not paths:
+                entered.set()
+                go.wait(10)
+            paths.append(path)
+        return real_scopes_in(self, path, sources)
+
+    def stop(self, *, soon: bool = False) -> None:  # noqa: ANN001
+        if soon:
+            self.halt.set()
+        go.set()
+        real_stop(self, soon=soon)
+
+    def alone(self: PairMerger, order):  # noqa: ANN001, ANN202
+        assert entered.wait(10)
+        raise RuntimeError("boom in the merges alone")
+
+    monkeypatch.setattr(EntryFacts, "scopes_in", scopes_in)
+    monkeypatch.setattr(overlap_module._HeadStart, "stop", stop)
+    monkeypatch.setattr(PairMerger, "alone", alone)
+    interval = sys.getswitchinterval()
+    with pytest.raises(RuntimeError, match="boom in the merges alone"):
+        cli.json(*args)
+    assert len(set(paths)) == 1 and sys.getswitchinterval() == interval     # two shared files: the first only
+    assert not any(t.name == "carrytool-ahead" for t in threading.enumerate())
 
 
 @pytest.mark.parametrize("where", ["thread", "ahead", "alone", "composing"])
