@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from carrytool.gitlayer.git import MergeResult, Signature
 from carrytool.pipeline.compose_records import _KEEP, Composition, _Touched
-from carrytool.pipeline.hunks import hunks_said
+from carrytool.pipeline.hunks import counted
 from carrytool.pipeline.plan import Step
 
 
@@ -44,7 +44,7 @@ class _ChainedMerges:
         step.detail = ("conflicting hunks resolved in its favour (on_conflict: theirs)"
                        if step.resolution else None)
         if step.structured:
-            step.detail = (f"{hunks_said(len(step.structured), 'conflicting hunk')} resolved structurally (policy "
+            step.detail = (f"{counted(len(step.structured), 'conflicting hunk')} resolved structurally (policy "
                            "structured_merge): each side's change kept, verified")
         if step.stacked_onto:
             lower, head = step.stacked_onto

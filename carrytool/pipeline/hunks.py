@@ -19,8 +19,9 @@ _INDEX = re.compile(rb"^index ([0-9a-f]{40})\.\.([0-9a-f]{40})")
 
 
 
-def hunks_said(count: int, what: str = "hunk") -> str:
-    """`1 hunk`, `3 hunks`: COUNT of WHAT (`conflict hunk`), the plural made with an s (no more `hunk(s)`)."""
+def counted(count: int, what: str = "hunk") -> str:
+    """`1 hunk`, `3 hunks`, `2 commits`: COUNT of WHAT (`conflict hunk`), the plural made with an s (no more
+    `hunk(s)`)."""
     return f"{count} {what}{'' if count == 1 else 's'}"
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from carrytool.pipeline.hunks import Hunk, hunks_said
+from carrytool.pipeline.hunks import Hunk, counted
 from carrytool.pipeline.landing_records import Owner, own_base
 
 
@@ -61,7 +61,7 @@ class _Clobbers:
             self.result.warnings.append({
                 "kind": "upstream-loss", "entry": step.id, "file": path, "lines": [min(lost), max(lost)],
                 "message": f"{step.id} (on_conflict: {step.resolution}) overrode "
-                           f"{hunks_said(len(lost), 'upstream line')} of {path} at {_lines_at(min(lost), max(lost))} "
+                           f"{counted(len(lost), 'upstream line')} of {path} at {_lines_at(min(lost), max(lost))} "
                            "that its own diff never changed: possible upstream content loss"})
 
     def upstream_replaced(self, index: int, path: str) -> None:

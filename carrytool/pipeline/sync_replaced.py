@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from carrytool.gitlayer.git import Git
 from carrytool.manifest.model import Manifest
+from carrytool.pipeline.hunks import counted
 from carrytool.pipeline.plan import APPLIED
 from carrytool.pipeline.report import Report
 from carrytool.pipeline.resolve import namespace
@@ -114,7 +115,7 @@ def _replaced_warning(manifest: Manifest, previous: str, replaced: list[tuple[st
             "commits": [sha for sha, _subject, _carried, _copy in replaced],
             "carried": [sha for sha, _subject, carried, _copy in replaced if carried],
             "copies": {sha: copy for sha, _subject, _carried, copy in replaced if copy},
-            "message": f"{where} has {len(replaced)} commit(s) that sync did not make ({how}), "
+            "message": f"{where} has {counted(len(replaced), 'commit')} that sync did not make ({how}), "
                        f"which the composed result does not have{what}."
                        + (" They change no file (the branch's files are the result's): what goes is the commits "
                           "themselves." if same_tree else "")

@@ -11,6 +11,7 @@ from carrytool.gitlayer.env import is_sha
 from carrytool.gitlayer.git import Git
 from carrytool.gitlayer.jsonread import read_json
 from carrytool.manifest.model import Entry, Manifest
+from carrytool.pipeline.hunks import counted
 from carrytool.pipeline.keptpatchids import KeptPatchIds
 from carrytool.pipeline.lock import lock_path, resync_hint
 from carrytool.pipeline.plan import APPLIED, CONFLICT, Step
@@ -189,7 +190,7 @@ def _stale_warnings(keys: dict[str, tuple[str, str]], found: list[tuple[Step, St
         others = sorted(by)
         commits = sorted({pair for pairs in by.values() for pair in pairs})
         here, there = by[others[0]][0]
-        count = f"{len({a for a, _b in commits})} commit(s)"
+        count = counted(len({a for a, _b in commits}), "commit")
         versions = f"{keys[here][1]!r}: {here[:12]} in {entry_id}, {there[:12]} in {others[0]}"
         if built_on:
             message = (f"{entry_id} holds {count} of {', '.join(others)} in another version than {others[0]} has now "

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import TextIO
 
+from carrytool.pipeline.hunks import counted
 from carrytool.pipeline.verify import MutantsReport
 
 
@@ -41,7 +42,9 @@ def render_mutants_text(report: MutantsReport, stream: TextIO, *, verbose: bool 
                 print(f"  {_at(mutant)}  {mutant.mutation}: {mutant.description} <- {', '.join(names)}", file=stream)
     print("", file=stream)
     if report.failing:
-        print(f"verify --mutants: {len(report.failing)} assert(s) already fail on the unmutated tree (exit 1)",
+        fail = "fails" if len(report.failing) == 1 else "fail"
+        print(f"verify --mutants: {counted(len(report.failing), 'assert')} already {fail} on the unmutated tree "
+              "(exit 1)",
               file=stream)
     elif not total:
         print("verify --mutants: no mutant could be derived (these asserts guard no call: defines, mentions and "

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from carrytool.pipeline.hunks import hunks_said
+from carrytool.pipeline.hunks import counted
 from carrytool.pipeline.plan import provided_absent, union_lost
 from carrytool.pipeline.report import Report
 
@@ -13,7 +13,7 @@ def _hold(count: int) -> str:
 
 def outcome_line(report: Report) -> str:
     structured = sum(len(step.structured) for step in report.steps)
-    note = f" ({hunks_said(structured, 'conflict hunk')} resolved structurally: see the warnings)" if structured else ""
+    note = f" ({counted(structured, 'conflict hunk')} resolved structurally: see the warnings)" if structured else ""
     return _outcome(report) + note + _lost_note(report)
 
 

@@ -7,7 +7,7 @@ from collections import Counter
 from typing import Any, TextIO
 
 from carrytool.gitlayer.urls import redact
-from carrytool.pipeline.hunks import hunks_said
+from carrytool.pipeline.hunks import counted
 from carrytool.union.fold import Outcome
 from carrytool.union.upstream_edit import spans
 
@@ -19,7 +19,7 @@ def render_outcome(outcome: Outcome, stream: TextIO, *, fork_url: str | None, qu
     out = stream.write
     name, args = outcome.name, outcome.invocation
     if outcome.taken:       # said even with -q: what went into the union unasked (h214: a vim swap file)
-        out("continue took from the scratch tree, beyond the conflicted file(s): "
+        out("continue took from the scratch tree, beyond the files that conflicted: "
             + ", ".join(f"{item['file']} ({item['change']})" for item in outcome.taken) + "\n")
     if not outcome.done:
         out(f"union carry/{name}: the fold stopped on a conflict the resolution store cannot resolve\n")
@@ -42,11 +42,12 @@ def render_outcome(outcome: Outcome, stream: TextIO, *, fork_url: str | None, qu
         out(f"  pr/{pr} at {head[:12]}\n")
     _structured(outcome, out)
     if outcome.unused_records and not quiet:
-        counted = Counter((file, tuple(entries)) for file, entries in outcome.unused)
+        by_file = Counter((file, tuple(entries)) for file, entries in outcome.unused)
         named = "; ".join(f"{file}" + (f" ({', '.join(entries)})" if entries else "") + (f": {n}" if n > 1 else "")
-                          for (file, entries), n in list(counted.items())[:8]) + ("; ..." if len(counted) > 8 else "")
-        out(f"note: {outcome.unused_records} recorded resolution(s) were not needed by this fold (conflicts it did "
-            f"not meet as recorded: a PR moved, or left the union; the store keeps every resolution): {named}\n")
+                          for (file, entries), n in list(by_file.items())[:8]) + ("; ..." if len(by_file) > 8 else "")
+        were = "was" if outcome.unused_records == 1 else "were"
+        out(f"note: {counted(outcome.unused_records, 'recorded resolution')} {were} not needed by this fold (conflicts "
+            f"it did not meet as recorded: a PR moved, or left the union; the store keeps every resolution): {named}\n")
     for file in outcome.edited_alone:
         out(f"warning: {file}: your recorded edit outside the conflict hunks went into the union, but a resolution "
             f"you recorded in {file} with a PR that left the union was not needed by this fold: if the edit relied "
@@ -74,15 +75,16 @@ def render_outcome(outcome: Outcome, stream: TextIO, *, fork_url: str | None, qu
 
 
 def _reused(outcome: Outcome, *, named: bool = False) -> str:
-    """`; N conflicted file(s) resolved from the store`, and apart the files that had no conflict, into which a
+    """`; 2 conflicted files resolved from the store`, and apart the files that had no conflict, into which a
     recorded edit went (helper-159: such a file was counted as a conflict resolved). NAMED: the conflicted
     files named too (a stop's line)."""
     conflicts = [path for path in outcome.reused if path in outcome.resolved]
     edits = [path for path in outcome.reused if path not in outcome.resolved]
-    said = f"; {len(conflicts)} conflicted file(s) resolved from the store" if conflicts else ""
+    said = f"; {counted(len(conflicts), 'conflicted file')} resolved from the store" if conflicts else ""
     said += f" ({', '.join(conflicts)})" if conflicts and named else ""
     if edits:
-        said += f"; your recorded edit(s) applied in {len(edits)} file(s) with no conflict ({', '.join(edits)})"
+        said += (f"; your recorded {'edit' if len(edits) == 1 else 'edits'} applied in {counted(len(edits), 'file')} "
+                 f"with no conflict ({', '.join(edits)})")
     return said
 
 
@@ -96,25 +98,26 @@ def _who(conflict: dict[str, Any]) -> str:
 
 def _kind(conflict: dict[str, Any]) -> str:
     # `removes_upstream`: lines of upstream's a recorded edit removes, numbered as the scratch file shows them
-    removes = spans(conflict.get("removes_upstream") or [])
+    removed = conflict.get("removes_upstream") or []
+    removes = f"{'line' if len(removed) == 1 else 'lines'} {spans(removed)}"
     if conflict["kind"] == "content":
         # `not_replayed`: hunks whose recorded resolution would drop or put back upstream's lines (upstream_hunks)
         held = conflict.get("not_replayed") or 0
         # `not_placed`: hunks of a key resolved differently at its places, met where the record names no place
         unplaced = conflict.get("not_placed") or 0
         new = (conflict.get("hunks") or 0) - held - unplaced
-        said = [f"{hunks_said(new)} without a recorded resolution"] if new > 0 else []
-        said += [f"{hunks_said(held)} whose recorded resolution is not replayed: upstream's lines there changed"] \
+        said = [f"{counted(new)} without a recorded resolution"] if new > 0 else []
+        said += [f"{counted(held)} whose recorded resolution is not replayed: upstream's lines there changed"] \
             if held else []
-        said += [f"{hunks_said(unplaced)} whose recorded resolutions differ by place, not met at the places recorded"] \
+        said += [f"{counted(unplaced)} whose recorded resolutions differ by place, not met at the places recorded"] \
             if unplaced else []
-        said += [f"your recorded edit would remove upstream's line(s) {removes} of the file as shown: kept"] \
-            if removes else []
+        said += [f"your recorded edit would remove upstream's {removes} of the file as shown: kept"] \
+            if removed else []
         return f"  ({'; '.join(said)})" if said else ""
     if conflict["kind"] == "fixup" and conflict.get("deletes_file"):
         return "  (your recorded edit deletes upstream's file: it is shown as the fold made it)"
-    if conflict["kind"] == "fixup" and removes:
-        return (f"  (your recorded edit removes upstream's line(s) {removes} of the file as shown: both versions "
+    if conflict["kind"] == "fixup" and removed:
+        return (f"  (your recorded edit removes upstream's {removes} of the file as shown: both versions "
                 "are shown)")
     if conflict["kind"] == "fixup":
         return "  (your recorded edit outside the hunks no longer applies: both versions are shown)"

@@ -19,7 +19,7 @@ from carrytool.gitlayer.git import Git
 from carrytool.gitlayer.urls import is_local, redact
 from carrytool.manifest.edit import in_its_line_ends, remove_entries, set_title
 from carrytool.manifest.model import Entry, Manifest
-from carrytool.pipeline.hunks import Hunk, find_block, hunks_said, read_hunks
+from carrytool.pipeline.hunks import Hunk, counted, find_block, read_hunks
 from carrytool.pipeline.resolve import namespace
 from carrytool.pipeline.sync_warnings import moved_pin_hint, superseded_pin_hint, whole_union
 from carrytool.review.forge import ForgeClient, project_path
@@ -113,7 +113,7 @@ def check_landed(git: Git, upstream: str, pr: dict[str, Any]) -> tuple[bool | No
     # over (helper-86): the hunks say whether upstream has the change; the words say why it may not
     elsewhere = f" (its merge commit {merged[:12]} is not in upstream as fetched here: merged since the last " \
         "sync, or elsewhere)" if merged and not git.is_ancestor(merged, upstream) else ""
-    return False, f"upstream lacks {len(missing)} of its {hunks_said(len(hunks))}: {shown}{elsewhere}"
+    return False, f"upstream lacks {len(missing)} of its {counted(len(hunks))}: {shown}{elsewhere}"
 
 
 def _pr_base(git: Git, upstream: str, pr: dict[str, Any]) -> str | None:

@@ -13,6 +13,7 @@ from typing import Any
 from carrytool.gitlayer.git import Git
 from carrytool.manifest import paths
 from carrytool.manifest.model import Entry, Manifest
+from carrytool.pipeline.hunks import counted
 from carrytool.review.evidence import EntryFacts
 from carrytool.review.overlap import Overlap
 
@@ -165,6 +166,6 @@ def drift(git: Git, manifest: Manifest, upstream: str, evidence: Mapping[str, En
         out.append({"kind": "drift", "entry": entry.id, "base": facts.base, "upstream": upstream,
                     "paths": list(entry.owns),
                     "commits": [{"sha": sha, "subject": subject} for sha, subject in commits],
-                    "message": f"upstream changed {entry.id}'s owned paths in {len(commits)} commit(s) since its "
-                               f"base {facts.base[:12]}: review and refold it"})
+                    "message": f"upstream changed {entry.id}'s owned paths in {counted(len(commits), 'commit')} "
+                               f"since its base {facts.base[:12]}: review and refold it"})
     return out

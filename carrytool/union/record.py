@@ -8,6 +8,7 @@ from collections.abc import Collection
 
 from carrytool.errors import ConflictError, InputError
 from carrytool.gitlayer.git import REGULAR_MODES
+from carrytool.pipeline.hunks import counted
 from carrytool.union.resolutions import Fixup, align_at, apply_resolutions, split_conflicts
 from carrytool.union.reuse import (
     Content,
@@ -69,7 +70,8 @@ class Recording:
                                      theirs=f"your recorded edit ({item})")
             scratch.rewrite(fixup.file, shown)
             asked[fixup.file] = (f"{fixup.file}: your recorded edit outside the conflict hunks ({item}), applied after "
-                                 f"your resolution, would remove line(s) {upstream.label} has now, {why_asked(fixup)}: "
+                                 f"your resolution, would remove {counted(len(removed), 'line')} {upstream.label} has "
+                                 f"now, {why_asked(fixup)}: "
                                  "the scratch file now has the edit, with both versions shown where upstream's lines "
                                  f"are these:\n{quote(where)}It was:\n{describe_edit(fixup)}")
         if not asked:

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from carrytool.gitlayer.git import Git, MergeResult
-from carrytool.pipeline.hunks import hunks_said
+from carrytool.pipeline.hunks import counted
 from carrytool.union.recorded_upstream import (
     Context,
     HunkUpstream,
@@ -104,7 +104,7 @@ def resolve_step(git: Git, merged: MergeResult, records: dict[str, bytes], fixup
         if missing:
             unresolved[path] = "content"
             if new and len(missing) < len(parts) // 2:
-                notify(f"{path}: {hunks_said(len(parts) // 2 - len(missing), 'conflict hunk')} resolved from the "
+                notify(f"{path}: {counted(len(parts) // 2 - len(missing), 'conflict hunk')} resolved from the "
                        f"store; {len(new)} not in the resolution store (new, or changed since recorded)")
         else:
             reused.append(path)
@@ -134,7 +134,8 @@ def resolve_step(git: Git, merged: MergeResult, records: dict[str, bytes], fixup
                 fixed[fixup.file] = (applied[0], git.write_blob(applied[1]))
                 removes[fixup.file] = [n for n, _ in kept]
                 notify(f"{fixup.file}: your recorded edit outside the conflict hunks ({fixup.item}) is applied in "
-                       f"the scratch tree beside the new hunks, except where it removes line(s) {upstream.label} has "
+                       f"the scratch tree beside the new hunks, except where it removes {counted(len(kept), 'line')} "
+                       f"{upstream.label} has "
                        f"now, {why_asked(fixup)}: those are kept, these lines of the scratch file:\n{quote(kept)}"
                        "keep them (upstream's code) or delete them if your edit should still remove them, keep the "
                        "rest of the edit as you resolve the hunks; `union continue` records what you leave. It "
@@ -168,19 +169,20 @@ def resolve_step(git: Git, merged: MergeResult, records: dict[str, bytes], fixup
                 removes[fixup.file] = [n for n, _ in removed]
                 deletes.append(fixup.file)
                 notify(f"{fixup.file}: your recorded edit ({fixup.item}) deletes the file, which {upstream.label} "
-                       f"has now, {why_asked(fixup, 'with line(s)')}:\n{quote(removed)}the scratch tree has "
-                       "the file as the fold made it: leave it there to keep upstream's file (the edit is then "
-                       f"removed from the store), or delete it (rm {shlex.quote(fixup.file)}) to confirm your "
-                       "deletion (recorded with upstream's lines: the next refold does not ask); then `union "
+                       f"has now, {why_asked(fixup, 'with ' + counted(len(removed), 'line'))}:\n{quote(removed)}"
+                       "the scratch tree has the file as the fold made it: leave it there to keep upstream's file "
+                       f"(the edit is then removed from the store), or delete it (rm {shlex.quote(fixup.file)}) to "
+                       "confirm your deletion (recorded with upstream's lines: the next refold does not ask); "
+                       "then `union "
                        "continue`")
                 continue
             shown, where = show_both(current[1], applied[1], {n for n, _ in removed},
                                      ours=f"{upstream.label} now", theirs=f"your recorded edit ({fixup.item})")
             fixed[fixup.file], removes[fixup.file] = (applied[0], git.write_blob(shown)), [n for n, _ in where]
-            notify(f"{fixup.file}: your recorded edit outside the conflict hunks ({fixup.item}) removes line(s) "
-                   f"{upstream.label} has now, {why_asked(fixup)}: both versions are shown in the scratch file, "
-                   f"upstream's lines being these:\n{quote(where)}keep upstream's lines or your edit, then "
-                   "continue. It was:\n" + describe_edit(fixup))
+            notify(f"{fixup.file}: your recorded edit outside the conflict hunks ({fixup.item}) removes "
+                   f"{counted(len(removed), 'line')} {upstream.label} has now, {why_asked(fixup)}: both versions "
+                   f"are shown in the scratch file, upstream's lines being these:\n{quote(where)}keep upstream's lines "
+                   "or your edit, then continue. It was:\n" + describe_edit(fixup))
             continue
         fixed[fixup.file] = None if applied is None else (applied[0], git.write_blob(applied[1]))
         if clean:
@@ -348,13 +350,16 @@ def _not_replayed(path: str, upstream: Upstream, judged: Judged, resolution: byt
     if judged.drops:
         why = "which it did not drop as upstream's when you resolved it (upstream merged a PR since?)" \
             if recorded.removed is not None else "which the record (made by an older carrytool) does not say it dropped then"
-        said.append(f"it would drop line(s) {upstream.label} has there now, {why}:\n{_quoted(judged.drops)}")
+        said.append(f"it would drop {counted(len(judged.drops), 'line')} {upstream.label} has there now, {why}:\n"
+                    f"{_quoted(judged.drops)}")
     if judged.puts_back and recorded.kept is None:
-        said.append(f"it would keep line(s) of the file the PR branched from that {upstream.label} does not have "
+        said.append(f"it would keep {counted(len(judged.puts_back), 'line')} of the file the PR branched from that "
+                    f"{upstream.label} does not have "
                     "there, which the record (made by an older carrytool) does not say were upstream's then "
                     f"(upstream deleted them since?):\n{_quoted(judged.puts_back)}")
     elif judged.puts_back:
-        said.append(f"it would put back line(s) {upstream.label} had there when you resolved it and has no "
+        said.append(f"it would put back {counted(len(judged.puts_back), 'line')} {upstream.label} had there when you "
+                    "resolved it and has no "
                     f"longer (upstream changed them since):\n{_quoted(judged.puts_back)}")
     lines = resolution_lines(resolution)
     was = _quoted(lines) if lines else "    (nothing: you resolved it to no lines)\n"

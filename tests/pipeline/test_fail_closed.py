@@ -409,7 +409,7 @@ def test_a_push_over_commits_pushed_by_hand_names_and_keeps_them(cli: Cli, small
     [warning] = [w for w in report["warnings"] if w["kind"] == "replaced-commits"]
     assert code == 0 and report["result"]["pushed"] is True and report["result"]["previous"] is None
     assert (warning["remote"], warning["previous"], warning["commits"], warning["carried"]) == (True, hotfix, [hotfix], [])
-    assert warning["message"].startswith("the fork's dev has 1 commit(s) that sync did not make")
+    assert warning["message"].startswith("the fork's dev has 1 commit that sync did not make")
     assert warning["message"].endswith(f"as refs/carrytool/dev/replaced/{hotfix} here and on the fork")
     assert fresh.rev(f"refs/carrytool/dev/replaced/{hotfix}") == hotfix and fork.rev("dev") != hotfix
     # helper-79: the CI runner's clone is thrown away: the fork keeps the old tip too, in the same push

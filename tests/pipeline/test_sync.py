@@ -504,10 +504,10 @@ def test_a_pr_stacked_on_an_old_version_of_another_is_said(cli: Cli, small: Smal
     [warning] = stale(report)
     assert warning == {"kind": "stale-stack", "entry": "pr/2", "on": ["pr/1"], "built_on": True,
                        "commits": [{"here": old, "there": new}], "was": {"pr/1": old}, "message": warning["message"]}
-    assert f"pr/2 holds 1 commit(s) of pr/1 in another version than pr/1 has now ('pr 1': {old[:12]} in pr/2, " \
+    assert f"pr/2 holds 1 commit of pr/1 in another version than pr/1 has now ('pr 1': {old[:12]} in pr/2, " \
         f"{new[:12]} in pr/1): it was built on pr/1 before that was rewritten" in warning["message"]
     # said again the next night (nothing moved), under -q too
-    assert "warning: pr/2 holds 1 commit(s) of pr/1" in cli("sync", "-q", "-m", small.manifest_path, "--repo",
+    assert "warning: pr/2 holds 1 commit of pr/1" in cli("sync", "-q", "-m", small.manifest_path, "--repo",
                                                            small.work.path).stdout
     small.up.commit({"docs/c.txt": "c2\n"}, "pr 2, on pr 1", parent=new, ref="refs/pull/2/head")
     code, fixed = sync(cli, small)
@@ -546,7 +546,7 @@ def test_two_prs_on_two_versions_of_a_third_branch_are_said_neutrally(cli: Cli, 
     [warning] = [w for w in report["warnings"] if w["kind"] == "stale-stack"]
     assert (warning["entry"], warning["on"], warning["built_on"]) == ("pr/2", ["pr/1"], False), warning
     assert warning["commits"] == [{"here": new, "there": old}]
-    assert "pr/2 and pr/1 hold 1 commit(s) in different versions" in warning["message"]
+    assert "pr/2 and pr/1 hold 1 commit in different versions" in warning["message"]
 
 
 def test_multi_commit_pr_and_pr_with_a_merge_commit(cli: Cli, small: Small) -> None:
@@ -1062,7 +1062,7 @@ def test_commits_made_on_the_generated_branch_by_hand_are_named_and_kept(cli: Cl
     assert code == 0 and warning["commits"] == [hotfix] and warning["remote"] is False
     assert bare.git("for-each-ref", "refs/carrytool/dev/replaced") == ""       # a dry run writes no ref
     result = cli("sync", "-q", "-m", small.manifest_path, "--repo", bare.path)
-    assert result.exit_code == 0 and f"dev has 1 commit(s) that sync did not make (committed onto it by hand?), " \
+    assert result.exit_code == 0 and f"dev has 1 commit that sync did not make (committed onto it by hand?), " \
         f"which the composed result does not have: {hotfix[:12]} HOTFIX by hand. The branch is generated: carry " \
         f"such a change as an entry of the manifest. Replacing dev, carrytool keeps its old tip {hotfix[:12]} as " \
         f"refs/carrytool/dev/replaced/{hotfix}" in result.stdout
@@ -1264,7 +1264,7 @@ def test_the_old_loops_picks_of_a_pr_are_named_as_such(cli: Cli, small: Small, t
     code, report = cli.json("sync", "--dry-run", "-m", small.manifest_path, "--repo", bare.path)
     [warning] = [w for w in report["warnings"] if w["kind"] == "replaced-commits"]
     assert code == 0 and (warning["commits"], warning["carried"], warning["copies"]) == ([pick], [], {pick: "pr/2"})
-    assert warning["message"].startswith("dev has 1 commit(s) that sync did not make (picks of entries of the "
+    assert warning["message"].startswith("dev has 1 commit that sync did not make (picks of entries of the "
                                          "manifest, each resolved otherwise: the old loop's?), which the composed "
                                          f"result does not have: {pick[:12]} pr 2 (pr/2 has a commit of that "
                                          "subject; this one's patch differs)."), warning["message"]

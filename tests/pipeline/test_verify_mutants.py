@@ -74,7 +74,7 @@ def test_an_assert_failing_on_the_unmutated_tree_exits_1(cli: Cli, tmp_path: Pat
     assert all("sleep-through-backend" not in k["killed_by"] for k in data["kills"])
     text = cli("verify", "--mutants", "-m", MANIFEST, "--path", tree)
     assert text.exit_code == 1 and "FAIL sleep-through-backend:" in text.stdout
-    assert "2 assert(s) already fail on the unmutated tree (exit 1)" in text.stdout
+    assert "2 asserts already fail on the unmutated tree (exit 1)" in text.stdout
 
 
 def test_usage_errors(cli: Cli, tmp_path: Path) -> None:

@@ -59,7 +59,7 @@ def compose_by_hand(cli: Cli, demo: Scenario) -> str:
     resolve_worker(worker)
     result = union(cli, demo, "continue", NAME)    # the runner adjacency: from the demo's resolution store
     assert result.exit_code == 0, result.stdout + result.stderr
-    assert "1 conflicted file(s) resolved from the store" in result.stdout
+    assert "1 conflicted file resolved from the store" in result.stdout
     assert "manifest updated in place" in result.stdout
     # the fold merged onto upstream alone: the next step shows it among the other entries (helper-80: it
     # said "sync applies it", and sync then skipped it for a conflict with an earlier fork carry)
@@ -126,7 +126,7 @@ def test_refold_after_a_pr_moved_needs_no_prompt(cli: Cli, demo: Scenario) -> No
     assert f"stale: pr/45620 folded at {old[:12]}, now {moved[:12]}" in status.stdout
     result = union(cli, demo, "compose", NAME)
     assert result.exit_code == 0, result.stdout + result.stderr
-    assert "2 conflicted file(s) resolved from the store" in result.stdout
+    assert "2 conflicted files resolved from the store" in result.stdout
     second = load_manifest(demo.manifest).entry(f"carry/{NAME}").commit
     assert second not in (first, demo.union)
     assert f"{{pr: 45620, head: {moved}}}" in demo.manifest.read_text()

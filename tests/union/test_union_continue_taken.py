@@ -48,7 +48,7 @@ def test_continue_names_every_file_it_takes_beyond_the_conflicted_ones(cli: Cli,
     (fold.scratch / "c.txt").unlink()
     result = union(cli, fold, "continue")
     assert result.exit_code == 0, result.output
-    assert ("continue took from the scratch tree, beyond the conflicted file(s): b.py (changed), c.txt (deleted), "
+    assert ("continue took from the scratch tree, beyond the files that conflicted: b.py (changed), c.txt (deleted), "
             "docs/new.txt (added)\n") in result.stdout
     assert result.stdout.startswith("continue took from the scratch tree")     # first: before the fold's outcome
     assert "docs/new.txt" in _patch(fold)
@@ -87,7 +87,7 @@ def test_take_keeps_a_leftover_on_purpose(cli: Cli, fold: Fold) -> None:
     (fold.scratch / "notes.orig").write_text("kept on purpose\n")
     result = union(cli, fold, "continue", "--take", "notes.orig")
     assert result.exit_code == 0, result.output
-    assert "beyond the conflicted file(s): notes.orig (added)" in result.stdout
+    assert "beyond the files that conflicted: notes.orig (added)" in result.stdout
     assert "+kept on purpose" in _patch(fold)
 
 
@@ -99,7 +99,7 @@ def test_a_leftover_name_the_inputs_track_is_taken(cli: Cli, tmp_path: Path) -> 
     (fold.scratch / "tools" / "setup.cfg.orig").write_text("[x]\ny = 1\n")
     result = union(cli, fold, "continue")
     assert result.exit_code == 0, result.output
-    assert "beyond the conflicted file(s): tools/setup.cfg.orig (changed)" in result.stdout
+    assert "beyond the files that conflicted: tools/setup.cfg.orig (changed)" in result.stdout
 
 
 def test_a_leftover_name_an_input_tracks_is_taken_back(cli: Cli, tmp_path: Path) -> None:
@@ -115,7 +115,7 @@ def test_a_leftover_name_an_input_tracks_is_taken_back(cli: Cli, tmp_path: Path)
     (prs.scratch / "tools" / "x.orig").write_text("kept\n")
     result = cli("union", "continue", "u", *prs.args())
     assert result.exit_code == 0, result.output
-    assert "beyond the conflicted file(s): tools/x.orig (added)" in result.stdout
+    assert "beyond the files that conflicted: tools/x.orig (added)" in result.stdout
 
 
 def test_the_refusal_repeats_the_drop_edit_given(cli: Cli, fold: Fold) -> None:
@@ -204,7 +204,7 @@ def test_take_accepts_the_leftover_by_its_path_as_the_refusal_printed_it(cli: Cl
     (fold.scratch / "d" / "x.rej").write_text("also kept\n")
     result = union(cli, fold, "continue", "--take", str(fold.scratch / "notes.orig"), "--take", "./d/x.rej")
     assert result.exit_code == 0, result.output
-    assert "beyond the conflicted file(s): d/x.rej (added), notes.orig (added)" in result.stdout
+    assert "beyond the files that conflicted: d/x.rej (added), notes.orig (added)" in result.stdout
     assert "+kept on purpose" in _patch(fold) and "+also kept" in _patch(fold)
 
 

@@ -30,7 +30,7 @@ def test_an_older_keep_both_record_replays_unasked(cli: Cli, tmp_path: Path) -> 
     [rec] = (prs.manifest.parent / "resolutions" / "u").glob("*.json")
     _older(rec)                                   # a record of carrytool before helper-162
     again = cli("union", "compose", "u", *args)   # upstream exactly as recorded
-    # was 3: "it would keep line(s) of the file the PR branched from ... (upstream deleted them since?): return None"
+    # was 3: "it would keep 1 line of the file the PR branched from ... (upstream deleted them since?): return None"
     assert again.exit_code == 0 and "not replayed" not in again.stdout + again.stderr, again.stdout + again.stderr
 
 

@@ -82,7 +82,7 @@ def test_a_key_met_at_two_places_is_judged_at_each(cli: Cli, tmp_path: Path, bui
     out = result.stdout + result.stderr
     # was 0, the patch `-    x = 2` in f(): judged by g()'s place (n.py's), which dropped upstream's `x = 2` then
     assert result.exit_code == 3, out
-    assert ("m.py: your recorded resolution of a conflict hunk is not replayed: it would drop line(s) upstream main "
+    assert ("m.py: your recorded resolution of a conflict hunk is not replayed: it would drop 1 line upstream main "
             "has there now, which it did not drop as upstream's when you resolved it (upstream merged a PR since?):\n"
             "        x = 2\n") in out
     # decided again (pr/2's line over upstream's, at both places): recorded, and the next fold asks nothing
@@ -126,7 +126,7 @@ def test_an_older_record_keeping_a_line_upstream_deleted_since_asks_once(cli: Cl
     patch = (prs.manifest.parent / "unions" / "u.patch").read_text()
     assert "+    b = 2\n" not in patch
     # `b` only: `a2 = two(x)` is the maintainer's own line, `a = one(x)` the fold's side's
-    assert ("it would keep line(s) of the file the PR branched from that upstream main does not have there, which "
+    assert ("it would keep 1 line of the file the PR branched from that upstream main does not have there, which "
             "the record (made by an older carrytool) does not say were upstream's then (upstream deleted them "
             "since?):\n        b = 2\nthe scratch file") in out, out
     _resolve_all(prs.scratch / "m.py", "    a = one(x)\n    a2 = two(x)\n    b = 2\n", 1)   # kept on purpose

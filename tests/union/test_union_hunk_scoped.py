@@ -49,7 +49,7 @@ def test_a_hunk_starting_where_another_stopped_is_not_judged_by_its_record(cli: 
     # was 0, the patch replacing g's upstream `x = 2` with `x = 3`: g's hunk (the first of the key now) judged
     # by f's record (the first then), which dropped upstream's x = 2 there
     assert result.exit_code == 3, out
-    assert ("m.py: your recorded resolution of a conflict hunk is not replayed: it would drop line(s) upstream main "
+    assert ("m.py: your recorded resolution of a conflict hunk is not replayed: it would drop 1 line upstream main "
             "has there now, which it did not drop as upstream's when you resolved it (upstream merged a PR since?):\n"
             "        x = 2\n") in out, out
     assert out.count("your recorded resolution of a conflict hunk is not replayed") == 1, out   # g's only

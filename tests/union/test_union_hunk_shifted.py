@@ -31,7 +31,7 @@ def test_a_place_that_stops_conflicting_does_not_lend_its_record_to_the_next(cli
     out = result.stdout + result.stderr
     # was 0, the patch replacing f's upstream `x = 2` with `x = 3`: f's hunk judged by g's place
     assert result.exit_code == 3, out
-    assert ("m.py: your recorded resolution of a conflict hunk is not replayed: it would drop line(s) upstream main "
+    assert ("m.py: your recorded resolution of a conflict hunk is not replayed: it would drop 1 line upstream main "
             "has there now, which it did not drop as upstream's when you resolved it (upstream merged a PR since?):\n"
             "        x = 2\n") in out, out
     # decided again (pr/2's line over upstream's): recorded at the one place, and the next fold asks nothing

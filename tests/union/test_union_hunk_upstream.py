@@ -68,7 +68,7 @@ def test_a_resolution_dropping_a_merged_prs_line_stops_the_fold(cli: Cli, tmp_pa
     # was 0, the patch `-    a = one(x)`: upstream's line (pr/1's, merged) replaced without a word
     assert result.exit_code == 3, out
     assert "-    a = one(x)" not in patch.read_text()
-    assert ("m.py: your recorded resolution of a conflict hunk is not replayed: it would drop line(s) upstream "
+    assert ("m.py: your recorded resolution of a conflict hunk is not replayed: it would drop 1 line upstream "
             "main has there now, which it did not drop as upstream's when you resolved it (upstream merged a PR "
             "since?):\n        a = one(x)\n") in out, out
     assert f"your resolution was:\n{TAKEN.replace('    ', '        ')}resolve the hunk again" in out
@@ -108,9 +108,9 @@ def test_upstream_merging_the_other_pr_is_not_reverted_by_the_replay(cli: Cli, t
     out = result.stdout + result.stderr
     assert result.exit_code == 3, out                 # was 0: the patch put `b = 2` back over upstream's
     assert "-    b = 2 * x" not in patch.read_text()
-    assert ("and it would put back line(s) upstream main had there when you resolved it and has no longer "
+    assert ("and it would put back 1 line upstream main had there when you resolved it and has no longer "
             "(upstream changed them since):\n        b = 2\n") in out, out
-    assert "it would drop line(s) upstream main has there now" in out and "        b = 2 * x\n" in out
+    assert "it would drop 1 line upstream main has there now" in out and "        b = 2 * x\n" in out
 
 
 def test_a_line_upstream_deleted_since_is_not_put_back(cli: Cli, tmp_path: Path) -> None:
@@ -124,7 +124,7 @@ def test_a_line_upstream_deleted_since_is_not_put_back(cli: Cli, tmp_path: Path)
     out = result.stdout + result.stderr
     assert result.exit_code == 3, out                 # was 0: the union put back the line upstream deleted
     assert "+    b = 2\n" not in patch.read_text()
-    assert ("\nand it would put back line(s) upstream main had there when you resolved it and has no longer "
+    assert ("\nand it would put back 1 line upstream main had there when you resolved it and has no longer "
             "(upstream changed them since):\n        b = 2\n") in out, out
     _resolve(prs.scratch / "m.py", "    a = two(one(x))\n")
     assert cli("union", "continue", "u", *args).exit_code == 0

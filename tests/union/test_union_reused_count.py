@@ -20,15 +20,15 @@ def test_a_file_the_store_resolved_at_the_stop_is_counted_when_continue_finishes
     stopped = union(cli, fold, "compose")
     assert stopped.exit_code == 3, stopped.output
     assert "  d.py  pr/1, pr/2" in stopped.stdout, stopped.stdout
-    assert "\nso far: 1 conflicted file(s) resolved from the store (a.py); your recorded edit(s) applied in 1 " \
-        "file(s) with no conflict (b.py)\n" in stopped.stdout, stopped.stdout
+    assert "\nso far: 1 conflicted file resolved from the store (a.py); your recorded edit applied in 1 " \
+        "file with no conflict (b.py)\n" in stopped.stdout, stopped.stdout
     resolve_both(fold.scratch / "d.py")
     finished = union(cli, fold, "continue")
     assert finished.exit_code == 0, finished.output
-    assert "; 1 conflicted file(s) resolved from the store; your recorded edit(s) applied in 1 file(s) with no " \
+    assert "; 1 conflicted file resolved from the store; your recorded edit applied in 1 file with no " \
         "conflict (b.py)\n" in finished.stdout, finished.stdout
     # the same fold again, now with d.py recorded too: both from the store, and nothing asked
     again = union(cli, fold, "compose")
     assert again.exit_code == 0, again.output
-    assert "; 2 conflicted file(s) resolved from the store; your recorded edit(s) applied in 1 file(s) with no " \
+    assert "; 2 conflicted files resolved from the store; your recorded edit applied in 1 file with no " \
         "conflict (b.py)\n" in again.stdout, again.stdout

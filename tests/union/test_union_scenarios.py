@@ -782,12 +782,12 @@ def test_an_edit_outside_the_hunks_survives_a_refold_that_asks_again(cli: Cli, f
 
 
 def test_a_refold_says_conflicts_resolved_and_edits_applied_apart(cli: Cli, fold_by_hand: Handed) -> None:
-    """helper-159: "2 conflicted file(s) resolved from the store" where one of the two was a recorded edit of a
+    """helper-159: "2 conflicted files resolved from the store" where one of the two was a recorded edit of a
     file that had no conflict (celery/apps/beat.py): a.py conflicts, b.py only got the edit made at the stop."""
     fold = fold_by_hand.fold
     result = union(cli, fold, "compose")
     assert result.exit_code == 0, result.output
-    assert "; 1 conflicted file(s) resolved from the store; your recorded edit(s) applied in 1 file(s) with no " \
+    assert "; 1 conflicted file resolved from the store; your recorded edit applied in 1 file with no " \
            "conflict (b.py)\n" in result.stdout, result.stdout
 
 
@@ -956,7 +956,7 @@ def test_a_recorded_edit_beside_a_resolution_no_longer_needed_is_warned(cli: Cli
     _supersedes_without(fold, 1)
     result = union(cli, fold, "compose")
     assert result.exit_code == 0, result.output
-    assert "note: 2 recorded resolution(s) were not needed by this fold (conflicts it did not meet as recorded: a " \
+    assert "note: 2 recorded resolutions were not needed by this fold (conflicts it did not meet as recorded: a " \
         "PR moved, or left the union; the store keeps every resolution): a.py (pr/1, pr/2): 2\n" in result.stdout, \
         result.stdout
     assert "warning: a.py: your recorded edit outside the conflict hunks went into the union, but a resolution " \
@@ -1071,7 +1071,7 @@ def test_a_resolution_resolved_again_is_not_warned_about_forever(cli: Cli, fold_
     assert union(cli, fold, "continue").exit_code == 0
     result = union(cli, fold, "compose")
     assert result.exit_code == 0 and "warning:" not in result.stdout, result.stdout
-    assert "note: 1 recorded resolution(s) were not needed by this fold (conflicts it did not meet as recorded" \
+    assert "note: 1 recorded resolution was not needed by this fold (conflicts it did not meet as recorded" \
         in result.stdout
     # helper-94: pr/2 moves back; its first resolution is used again, the second is not: no warning either
     fold.up.commit({"a.py": edited({3: "line 3 by two\n", 15: "line 15 by two\n"})}, "two: back", parent=fold.pr2,

@@ -53,12 +53,12 @@ def test_a_recorded_edit_that_now_removes_upstreams_line_stops_the_fold(cli: Cli
     assert result.exit_code == 3, result.stdout + result.stderr          # was 0: upstream's line deleted, silently
     assert f"-{ONES}" not in patch.read_text()
     out = result.stdout + result.stderr
-    assert "a.py: your recorded edit outside the conflict hunks (pr/2) removes line(s) upstream main has now" in out
+    assert "a.py: your recorded edit outside the conflict hunks (pr/2) removes 1 line upstream main has now" in out
     assert f"-{ONES}" in out                                           # the edit, shown
     # numbered as the scratch file shows them (helper-153: "line(s) 21", the fold's file before the edit, where
     # the scratch file has a marker line; the line is its 22nd, 23rd with line 3 resolved to two lines)
     _numbered(out, scratch / "a.py", ONES)
-    assert "(your recorded edit removes upstream's line(s) 23 of the file as shown: both versions are shown)" in out
+    assert "(your recorded edit removes upstream's line 23 of the file as shown: both versions are shown)" in out
     shown = (scratch / "a.py").read_text()
     assert f"<<<<<<< upstream main now\n{ONES}=======\n>>>>>>> your recorded edit (pr/2)\n" in shown
     # keep upstream's line: the union no longer deletes it, and the next refold asks nothing
@@ -197,9 +197,9 @@ def test_an_edit_applied_beside_new_hunks_keeps_upstreams_line_and_says_so(cli: 
     shown = (scratch / "a.py").read_bytes()
     assert ONES.encode() in shown and shown.count(b"<<<<<<< ") == 1      # was gone: upstream's line deleted
     assert ("a.py: your recorded edit outside the conflict hunks (pr/2) is applied in the scratch tree beside the "
-            "new hunks, except where it removes line(s) upstream main has now") in out, out
+            "new hunks, except where it removes 1 line upstream main has now") in out, out
     _numbered(out, scratch / "a.py", ONES)
-    assert "your recorded edit would remove upstream's line(s)" in out          # the conflict's line
+    assert "your recorded edit would remove upstream's line" in out          # the conflict's line
     resolved = _take_theirs(shown)
     if choice == "delete":
         resolved = resolved.replace(ONES.encode(), b"")
@@ -233,7 +233,7 @@ def test_a_waiting_edit_that_removes_upstreams_line_is_asked_at_continue(cli: Cl
     assert result.exit_code == 3, out                       # was 0: upstream's line deleted, recorded as deliberate
     assert f"-{ONES}" not in patch.read_text()
     assert "a.py: your recorded edit outside the conflict hunks (pr/2), applied after your resolution, would " \
-           "remove line(s) upstream main has now" in out, out
+           "remove 1 line upstream main has now" in out, out
     _numbered(out, scratch / "a.py", ONES)
     shown = (scratch / "a.py").read_text()
     assert f"<<<<<<< upstream main now\n{ONES}=======\n>>>>>>> your recorded edit (pr/2)\n" in shown
