@@ -165,10 +165,10 @@ class _HeadStart:
     alone, whose answers the pairs need: the main thread waits for git then, and Python's other core is
     free. It sets the entries' hunks (HUNKS), reads the blobs it parses through a `cat-file` of its own
     (Sources.preload_later), and asks the scopes of each file two entries' diffs share, in the order `compare`
-    asks them (`_scopes_ahead`): the same scopes, asked of the same memos, so `compare` finds them all (a pair
-    shares the files both diffs change: `StartedOverlaps._shared_paths`); never one that `compare` does not
-    ask. Meanwhile the thread that merges waits at most SWITCH_INTERVAL for the interpreter after each answer
-    from git."""
+    asks them (`_scopes_ahead`): the same scopes, asked of the same memos, so `compare` finds them all (the
+    files two entries' diffs change are the ones a pair shares: `StartedOverlaps._shared_paths`); never one
+    that `compare` does not ask. Meanwhile the thread that merges waits at most SWITCH_INTERVAL for the
+    interpreter after each answer from git."""
 
     def __init__(self, git: Git, order: list[EntryFacts], sources: Sources, hunks: Callable[[], None] | None) -> None:
         self.shared = shared = _files_shared(order)
@@ -354,13 +354,9 @@ class StartedOverlaps:
         self.merger.git.join_at_close(job.thread)      # its cat-file reads the scratch: close waits for it
 
     def _shared_paths(self) -> dict[int, set[str]]:
-        """Entry (its index in ORDER) -> the files it shares with another, asked once per pair."""
-        shared: dict[int, set[str]] = {}
-        for i, j in self.pairs:
-            paths = set(self.order[i].files) & set(self.order[j].files)
-            shared.setdefault(i, set()).update(paths)
-            shared.setdefault(j, set()).update(paths)
-        return shared
+        """Entry (its index in ORDER) -> the files it shares with another: `_files_shared`, which every pair
+        shares (a pair's changes land on a common path, and a change lands on its own paths)."""
+        return _files_shared(self.order)
 
     def _shared_blobs(self) -> list[str]:
         """The blobs `compare` may parse: each entry's blobs of the files it shares with another, asked once
