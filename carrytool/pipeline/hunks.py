@@ -24,6 +24,11 @@ def counted(count: int, what: str = "hunk") -> str:
     `hunk(s)`)."""
     return f"{count} {what}{'' if count == 1 else 's'}"
 
+
+def line_span(first: int, last: int) -> str:
+    """`line 7`, `lines 7-9`: the lines FIRST to LAST (1-based, LAST included)."""
+    return f"line {first}" if first == last else f"lines {first}-{last}"
+
 @dataclass(frozen=True)
 class Hunk:
     """One change in one file. Line numbers are 1-based, as in `@@ -old_start,old_count +new_start,new_count @@`."""

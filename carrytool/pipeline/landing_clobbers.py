@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from carrytool.pipeline.hunks import Hunk, counted
+from carrytool.pipeline.hunks import Hunk, counted, line_span
 from carrytool.pipeline.landing_records import Owner, own_base
 
 
@@ -61,7 +61,7 @@ class _Clobbers:
             self.result.warnings.append({
                 "kind": "upstream-loss", "entry": step.id, "file": path, "lines": [min(lost), max(lost)],
                 "message": f"{step.id} (on_conflict: {step.resolution}) overrode "
-                           f"{counted(len(lost), 'upstream line')} of {path} at {_lines_at(min(lost), max(lost))} "
+                           f"{counted(len(lost), 'upstream line')} of {path} at {line_span(min(lost), max(lost))} "
                            "that its own diff never changed: possible upstream content loss"})
 
     def upstream_replaced(self, index: int, path: str) -> None:
@@ -100,8 +100,3 @@ class _Clobbers:
             "message": f"{step.id} (on_conflict: {step.resolution}) set the mode of {path} to {mode} over "
                        f"{before[0]}, the mode upstream gave it since the entry's base: possible upstream "
                        "content loss"})
-
-
-def _lines_at(first: int, last: int) -> str:
-    """`line 7`, `lines 7-9`."""
-    return f"line {first}" if first == last else f"lines {first}-{last}"

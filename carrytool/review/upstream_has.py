@@ -20,7 +20,7 @@ from carrytool.gitlayer.env import ZERO
 from carrytool.gitlayer.git import Git
 from carrytool.gitlayer.history import Pickaxed
 from carrytool.pipeline.basemap import BaseMap
-from carrytool.pipeline.hunks import Hunk
+from carrytool.pipeline.hunks import Hunk, line_span
 from carrytool.review.evidence import EntryFacts, Sources
 from carrytool.review.has_commit import _looked_pairs, _name_commit, _needle
 from carrytool.review.has_places import _at_place, _Lines, _places, _text, is_blob, tells
@@ -391,6 +391,6 @@ def files_said(items: list[dict[str, Any]], others: list[dict[str, Any]], most: 
     for path, spans in list(by.items())[:most]:
         total = len(spans) + sum(1 for other in others if other["file"] == path)
         first, last = min(s[0] for s in spans), max(s[1] for s in spans)
-        lines = ", deleted" if last == 0 else f", line {first}" if first == last else f", lines {first}-{last}"
+        lines = ", deleted" if last == 0 else f", {line_span(first, last)}"
         said.append(f"{path}: {len(spans)} of {total}{lines}")
     return "; ".join(said) + (f"; ... (+{len(by) - most} more files)" if len(by) > most else "")

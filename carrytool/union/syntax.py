@@ -9,7 +9,7 @@ import symtable
 import sys
 import warnings
 
-from carrytool.pipeline.hunks import find_block
+from carrytool.pipeline.hunks import find_block, line_span
 from carrytool.pipeline.unbound import loose_names
 from carrytool.union.checks import resolutions_in
 from carrytool.union.outcome import FoldItem
@@ -106,8 +106,7 @@ class FoldSyntax:
                   if block and start < line]
         if placed:
             end, start, record = max(placed)
-            where = f"line {start + 1}" if end == start + 1 else f"lines {start + 1}-{end}"
-            return f"your recorded resolution {record.absolute()} ({where} of the result) stands just before it: " \
+            return f"your recorded resolution {record.absolute()} ({line_span(start + 1, end)} of the result) stands just before it: " \
                 f"a line it left out? correct it there (its `resolution`), then {compose}"
         for fixup in fixups:
             if fixup.result and syntax_error(fixup.result[1]) is not None and \
