@@ -178,15 +178,17 @@ class _Accountant(_Matching, _Clobbers, _ParsedChecks, _ProvidedAccounting):
             self.ledger[path] = _shift(owned, text_hunks)
             lost = [(line, owner) for line, owner, _text in removed if owner is not None and owner[0] != index]
             if lost:
-                self.clobber(index, path, lost, None)
+                self.clobber(index, path, lost, None, hunks=text_hunks, elsewhere=diff)
             if step.resolution:
                 self.upstream_loss(index, path, removed, intended_removed.get(path, Counter()))
 
     def undone(self, index: int, step: Step, by_file: dict[str, list[Hunk]]) -> None:
         """What step INDEX undoes of earlier entries beyond their added lines: a file one deleted that it
-        brings back, a whole file one set (binary, submodule) that it changes, and, resolved with
-        `on_conflict: theirs` (a clean merge cannot bring them back), lines one only removed that a hunk of
-        it at the place they were removed from (followed through every step since) adds again."""
+        brings back, a whole file one set (binary, submodule) that it changes, and lines one only removed that
+        a hunk of it at the place they were removed from (followed through every step since) adds again:
+        resolved `on_conflict: theirs`, or merged cleanly from a base that lacks them already (h271: upstream's
+        revert of a PR that deletes a function, carried after it, put the function back, and nothing was said);
+        a hunk that adds exactly those lines and removes none is its revert."""
         for path, hunks in by_file.items():
             owner = self.gone.get(path)
             if owner is not None and owner[0] != index and any(h.new_oid and h.new_oid != ZERO for h in hunks):
@@ -202,8 +204,6 @@ class _Accountant(_Matching, _Clobbers, _ParsedChecks, _ProvidedAccounting):
                 del self.modes[path]
                 back = next(h.new_mode for h in hunks if h.kind == "mode")
                 self.clobber(index, path, [(1, kept[0])], None, how=f"set its mode to {back} again")
-            if not step.resolution:
-                continue
             for owner, lines, gap in list(self.removals.get(path, [])):
                 if owner[0] == index:
                     continue
@@ -213,7 +213,8 @@ class _Accountant(_Matching, _Clobbers, _ParsedChecks, _ProvidedAccounting):
                         self.removals[path].remove((owner, lines, gap))
                         first = hunk.new_start + spot[0]
                         self.clobber(index, path, [(first, owner), (first + len(lines) - 1, owner)], None,
-                                     how=f"brought back lines {first}-{first + len(lines) - 1} it had removed")
+                                     how=f"brought back lines {first}-{first + len(lines) - 1} it had removed",
+                                     reverts=tuple(hunk.added) == tuple(lines) and not hunk.removed)
                         break
 
     def intended_removed(self, index: int) -> dict[str, Counter]:

@@ -5,13 +5,18 @@ from __future__ import annotations
 
 from collections import Counter
 
-from carrytool.pipeline.hunks import Hunk, counted, line_span
+from carrytool.pipeline.hunks import Hunk, counted, find_block, line_span
 from carrytool.pipeline.landing_records import Owner, own_base
 
 
 class _Clobbers:
     def clobber(self, index: int, path: str, lines: list[tuple[int, Owner]], whole: Hunk | None,
-                how: str | None = None) -> None:
+                how: str | None = None, hunks: list[Hunk] | None = None, elsewhere: list[Hunk] = (),  # type: ignore[assignment]
+                reverts: bool = False) -> None:
+        """Say that step INDEX removed LINES of PATH (line, owner) that earlier entries landed (WHOLE: by a
+        change of the whole file; HOW: what it did, when not that). HUNKS: the step's own text hunks in PATH,
+        in the composed file, and ELSEWHERE all of its hunks, to tell a revert (`_reverts`) from another change
+        (a move); REVERTS: a revert, known by the caller (lines an entry removed, put back as they were)."""
         by = self.applied[index]
         groups: dict[Owner, list[int]] = {}
         for line, owner in lines:
@@ -27,11 +32,22 @@ class _Clobbers:
             scope = scope_at(source, first) if source is not None and path.endswith(".py") else None
             what = how or ("replaced the whole file" if whole else f"removed lines {first}-{last}" if last != first
                            else f"removed line {first}")
+            stacked = victim.step.id in by.built_over
+            # (a PR built on the victim undoing part of it in its own commits is its author's edit: said below)
+            undone = not stacked and (reverts or hunks is not None and
+                                      _reverts(victim.own[hunk_index], numbers, hunks, elsewhere))
+            said = what + (f" (on_conflict: {by.resolution})" if by.resolution else "")
+            if undone and hunks is not None:
+                said += f", reverting it: exactly what {victim.step.id} added goes" + \
+                    (", and what that replaced comes back" if victim.own[hunk_index].removed else "")
+            elif undone:
+                said += ", reverting it"
             record = {"file": path, "by": by.id, "lines": [first, last], "scope": scope,
                       "message": f"{victim.step.id}'s change to {path}{f' ({scope})' if scope else ''} was "
-                                 f"clobbered: {by.id} {what}" +
-                                 (f" (on_conflict: {by.resolution})" if by.resolution else "")}
-            if victim.step.id in by.built_over:
+                                 f"clobbered: {by.id} {said}"}
+            if undone:
+                record["reverts"] = True
+            if stacked:
                 # a PR built on the victim's head changed its lines in commits of its own: what its author did
                 # to them, said (the victim's lines are gone all the same: not "survived"), not a failure
                 # (helper-120: a stacked PR reverting part of its lower was hidden by a skip here)
@@ -100,3 +116,21 @@ class _Clobbers:
             "message": f"{step.id} (on_conflict: {step.resolution}) set the mode of {path} to {mode} over "
                        f"{before[0]}, the mode upstream gave it since the entry's base: possible upstream "
                        "content loss"})
+
+
+def _reverts(own: Hunk, lines: list[int], hunks: list[Hunk], elsewhere: list[Hunk] = ()) -> bool:  # type: ignore[assignment]
+    """Whether the later step's HUNKS undo OWN, an earlier entry's hunk whose added lines are LINES of the
+    composed file (every one of them: a hunk clobbered in part is not reverted): one hunk of them removes
+    exactly those lines and adds back exactly the lines OWN removed, and no hunk of the step (ELSEWHERE: in
+    any file) adds OWN's lines again, which moves them (verl's pr/5091, upstream's revert of pr/5054, carried
+    beside it: the union a clobber suggests would hold neither change; h271: a block moved to another function
+    was said reverted)."""
+    if len(lines) != len(own.added) or not own.added:
+        return False
+    if any(find_block(list(h.added), list(own.added)) for h in elsewhere if h.kind == "text"):
+        return False
+    wanted = set(lines)
+    meeting = [h for h in hunks if h.kind == "text" and h.old_count and
+               wanted & set(range(h.old_start, h.old_start + h.old_count))]
+    return len(meeting) == 1 and set(range(meeting[0].old_start, meeting[0].old_start + meeting[0].old_count)) == \
+        wanted and meeting[0].added == own.removed

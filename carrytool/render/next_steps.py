@@ -156,12 +156,28 @@ def _clobber_next(clobbers: list[dict[str, Any]], report: Report, run: Invocatio
         return order.get(entry_id, len(order)), entry_id
 
     victims_of: dict[str, list[str]] = {}
+    reverted: dict[tuple[str, str], int] = {}       # (by, entry) -> the entry's hunks BY reverted
     for item in clobbers:
         victims = victims_of.setdefault(str(item.get("by")), [])
         victims += [] if str(item.get("entry")) in victims else [str(item.get("entry"))]
+        if item.get("reverts"):
+            pair = (str(item.get("by")), str(item.get("entry")))
+            reverted[pair] = reverted.get(pair, 0) + 1
+
+    def wholly(by: str, victim: str) -> bool:       # every hunk of VICTIM's own diff reverted by BY
+        landing = getattr(steps.get(victim), "landing", None) or {}
+        return 0 < int(landing.get("hunks", 0) or 0) <= reverted.get((by, victim), 0)   # type: ignore[call-overload]
+
     hints = []
     for by in sorted(victims_of, key=rank):
-        victims = sorted(victims_of[by], key=rank)
+        undone = [v for v in sorted(victims_of[by], key=rank) if wholly(by, v)]
+        if undone:
+            # a union of a change and its revert holds neither (verl's pr/5091, upstream's revert of pr/5054):
+            # the manifest carries one of them, or neither; a revert of part of an entry is a clobber as any
+            hints.append(_revert_next(by, undone))
+        victims = [v for v in sorted(victims_of[by], key=rank) if v not in undone]
+        if not victims:
+            continue
         step = steps.get(by)
         whose = ", ".join(victims)
         cause = f"{by} (`on_conflict: {step.resolution}`) overwrote {whose}'s lines" if step and step.resolution else \
@@ -188,6 +204,20 @@ def _clobber_next(clobbers: list[dict[str, Any]], report: Report, run: Invocatio
             ways.append(f"{'else ' if ways else ''}change {by} to leave those lines alone")
         hints.append(f"next: {cause}: {'; '.join(ways)}")
     return hints
+
+
+def _revert_next(by: str, undone: list[str]) -> str:
+    """The next step after BY reverted the whole change of each of UNDONE (every hunk of its own diff)."""
+    many = len(undone) > 1
+    names = [f"{v}'s" for v in undone]
+    changes = (", ".join(names[:-1]) + " and " + names[-1] + " changes") if many else f"{names[0]} change"
+    entries, them = ("their entries", "them") if many else (f"{undone[0]}'s entry", "it")
+    if by.startswith("pr/"):
+        choice = f"{by} or those, not all" if many else "one of the two, not both"
+        return f"next: {by}'s own change reverts {changes}: carry {choice} (remove {by}'s entry to keep {them}, " \
+               f"or {entries} to leave {them} out)"
+    return f"next: {by}'s own change reverts {changes}: change {by} to leave {them} alone, or remove {entries} " \
+           f"(not carrying {them})"
 
 
 def _verify_next(report: Report, run: Invocation) -> str:

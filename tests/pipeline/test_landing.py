@@ -744,3 +744,132 @@ def test_a_union_editing_a_prs_lines_is_told_to_take_it_in_and_refold(cli: Cli, 
     out = " ".join(result.stdout.split())
     assert result.exit_code == 1 and "carry/u's own change edits pr/2's lines" in out, out
     assert "add 2 to carry/u's `supersedes` and refold it (`carrytool union compose u" in out, out
+
+
+REVERTED = "".join(f"def f{n}():\n    return {n}\n\n\n" for n in range(8))
+
+
+@pytest.mark.parametrize("shape", ["revert", "revert-edit", "other-lines", "part"])
+def test_an_entry_that_reverts_another_says_so_and_suggests_no_union(cli: Cli, small: Small, shape: str) -> None:
+    """A new user's trial on volcengine/verl: pr/5054 adds a block, upstream merged it and then its revert, pr/5091,
+    both still open PRs; carried together, the revert (a clean merge) removed pr/5054's lines, and the next step
+    was a union of the two, which holds neither change. A later entry whose hunk removes exactly what the
+    earlier one added (and puts back what that replaced) is its revert: said in the record (`reverts`), the
+    message and the next step. A hunk that adds other lines in their place, or takes only part of them, is a
+    clobber as before."""
+    block = "    if debug:\n        log(n)\n        trace(n)\n"
+    base = small.base = small.up.commit({"m.py": REVERTED}, "a module", parent="main", ref="refs/heads/main")
+    edited = REVERTED.replace("    return 3\n", "    return 33\n")
+    added = REVERTED.replace("def f3():\n", "def f3():\n" + block)
+    mine = edited if shape == "revert-edit" else added
+    small.pr(1, {"m.py": mine})
+    merged = small.up.commit({"m.py": mine}, "upstream merges pr 1", parent=base, ref="refs/heads/main")
+    undone = {"revert": REVERTED, "revert-edit": REVERTED,
+              "other-lines": REVERTED.replace("def f3():\n", "def f3():\n    flush()\n"),
+              "part": REVERTED.replace("def f3():\n", "def f3():\n    if debug:\n        log(n)\n")}[shape]
+    small.up.commit({"m.py": REVERTED}, "upstream reverts it", parent=merged, ref="refs/heads/main")
+    small.up.commit({"m.py": undone}, "revert pr 1", parent=merged, ref="refs/pull/2/head")
+    small.up.commit({"docs/c.txt": "later\n"}, "upstream goes on", parent="main", ref="refs/heads/main")
+    # pr/2 is upstream's revert, a clean merge after pr/1; or, another change of pr/1's lines, which conflicts
+    # with upstream's revert: resolved `theirs`, it takes those lines all the same
+    small.manifest([{"pr": 1}, {"pr": 2} if shape.startswith("revert") else {"pr": 2, "on_conflict": "theirs"}])
+    result = cli("sync", "-m", small.manifest_path, "--repo", small.work.path)
+    assert result.exit_code == 1 and small.branch() is None, result.output
+    code, report = sync(cli, small)
+    [lost] = landing(report, "pr/1")["clobbered"]
+    assert (lost["by"], lost["file"], lost["scope"]) == ("pr/2", "m.py", "f3")
+    if shape.startswith("revert"):
+        assert lost["reverts"] is True
+        back = ", and what that replaced comes back" if shape == "revert-edit" else ""
+        assert f"was clobbered: pr/2 removed {'line 14' if back else 'lines 14-16'}, reverting it: exactly what " \
+               f"pr/1 added goes{back}\n" in result.stdout, result.stdout
+        assert "next: pr/2's own change reverts pr/1's change: carry one of the two, not both (remove pr/2's entry " \
+               "to keep it, or pr/1's entry to leave it out)" in result.stdout, result.stdout
+        assert "union" not in result.stdout
+    else:
+        assert "reverts" not in lost and "reverting" not in result.stdout
+        assert "compose both into a union instead (`carrytool union new NAME 1 2 " in result.stdout, result.stdout
+
+
+BLOCK = "    if debug:\n        log(n)\n        trace(n)\n"
+
+
+def _merged_then_reverted(small: Small, victims: dict[int, str], merged: str, head: str, final: str) -> None:
+    """Upstream merges the VICTIMS (PR number -> its m.py) as MERGED, then reverts to FINAL; pr/2, built on the
+    merge, is HEAD (upstream's revert, or another change of the merged lines)."""
+    base = small.base = small.up.commit({"m.py": REVERTED}, "a module", parent="main", ref="refs/heads/main")
+    for number, text in victims.items():
+        small.pr(number, {"m.py": text})
+    at = small.up.commit({"m.py": merged}, "upstream merges them", parent=base, ref="refs/heads/main")
+    small.up.commit({"m.py": final}, "upstream reverts them", parent=at, ref="refs/heads/main")
+    small.up.commit({"m.py": head}, "pr 2", parent=at, ref="refs/pull/2/head")
+
+
+def test_what_is_not_a_whole_revert_is_said_as_a_clobber(cli: Cli, small: Small) -> None:
+    """helper-271's review: a block pr/2 moves to another function is no revert (its lines are in the result),
+    and pr/2 reverting one of pr/1's two hunks reverts that hunk, not pr/1: the next step is the union, as for
+    any clobber."""
+    with_block = REVERTED.replace("def f3():\n", "def f3():\n" + BLOCK)
+    moved = REVERTED.replace("def f5():\n", "def f5():\n" + BLOCK)
+    _merged_then_reverted(small, {1: with_block}, with_block, moved, REVERTED)
+    small.manifest([{"pr": 1}, {"pr": 2}])
+    result = cli("sync", "-m", small.manifest_path, "--repo", small.work.path)
+    assert result.exit_code == 1 and "pr/1's change to m.py (f3) was clobbered: pr/2 removed lines 14-16\n" in \
+        result.stdout and "revert" not in result.stdout, result.stdout
+    assert "compose both into a union instead (`carrytool union new NAME 1 2 " in result.stdout
+
+
+def test_a_revert_of_part_of_an_entry_is_said_of_that_hunk_and_the_union_suggested(cli: Cli, small: Small) -> None:
+    both = REVERTED.replace("def f3():\n", "def f3():\n" + BLOCK).replace("return 6\n", "return 66\n")
+    _merged_then_reverted(small, {1: both}, both, both.replace(BLOCK, ""), REVERTED)
+    small.manifest([{"pr": 1}, {"pr": 2}])
+    result = cli("sync", "-m", small.manifest_path, "--repo", small.work.path)
+    assert result.exit_code == 1, result.output
+    assert "was clobbered: pr/2 removed lines 14-16, reverting it: exactly what pr/1 added goes\n" in result.stdout
+    assert "carry one of the two" not in result.stdout
+    assert "compose both into a union instead (`carrytool union new NAME 1 2 " in result.stdout, result.stdout
+
+
+def test_a_revert_resolved_theirs_elsewhere_is_still_a_revert(cli: Cli, small: Small) -> None:
+    """helper-271: pr/2 reverts pr/1 cleanly and conflicts with upstream in another function, resolved `theirs`:
+    the message said the revert and the next step the union that holds neither change."""
+    with_block = REVERTED.replace("def f3():\n", "def f3():\n" + BLOCK)
+    _merged_then_reverted(small, {1: with_block}, with_block, REVERTED.replace("return 7\n", "return 77\n"),
+                          REVERTED.replace("return 7\n", "return 70\n"))
+    small.manifest([{"pr": 1}, {"pr": 2, "on_conflict": "theirs"}])
+    code, report = sync(cli, small)
+    [lost] = landing(report, "pr/1")["clobbered"]
+    assert lost["reverts"] is True and lost["message"].endswith(
+        "pr/2 removed lines 14-16 (on_conflict: theirs), reverting it: exactly what pr/1 added goes"), lost
+    result = cli("sync", "-m", small.manifest_path, "--repo", small.work.path)
+    assert "next: pr/2's own change reverts pr/1's change: carry one of the two, not both (remove pr/2's entry to " \
+           "keep it, or pr/1's entry to leave it out)" in result.stdout, result.stdout
+    assert "union new" not in result.stdout
+
+
+def test_lines_an_entry_removed_that_a_clean_merge_puts_back_are_clobbered(cli: Cli, small: Small) -> None:
+    """helper-271: pr/1 deletes a function; upstream merged it and then its revert, pr/2, which puts the function
+    back from a base that lacks it: a clean merge. Only a `theirs` resolution was looked at for lines brought
+    back, so pr/1's change was gone from the result and the run was green."""
+    gone = REVERTED.replace("def f3():\n    return 3\n\n\n", "")
+    _merged_then_reverted(small, {1: gone}, gone, REVERTED, REVERTED)
+    small.manifest([{"pr": 1}, {"pr": 2}])
+    code, report = sync(cli, small)
+    assert code == 1 and small.branch() is None, report
+    [lost] = landing(report, "pr/1")["clobbered"]
+    assert (lost["by"], lost["reverts"], lost["lines"]) == ("pr/2", True, [13, 16]), lost
+    assert lost["message"].startswith("pr/1's change to m.py") and lost["message"].endswith(
+        "was clobbered: pr/2 brought back lines 13-16 it had removed, reverting it"), lost
+
+
+def test_one_entry_reverting_two_says_so_once(cli: Cli, small: Small) -> None:
+    one = REVERTED.replace("def f3():\n", "def f3():\n" + BLOCK)
+    three = REVERTED.replace("return 6\n", "return 66\n")
+    both = one.replace("return 6\n", "return 66\n")
+    _merged_then_reverted(small, {1: one, 3: three}, both, REVERTED, REVERTED)
+    small.manifest([{"pr": 1}, {"pr": 3}, {"pr": 2}])
+    result = cli("sync", "-m", small.manifest_path, "--repo", small.work.path)
+    assert result.exit_code == 1, result.output
+    assert "next: pr/2's own change reverts pr/1's and pr/3's changes: carry pr/2 or those, not all (remove pr/2's " \
+           "entry to keep them, or their entries to leave them out)" in result.stdout, result.stdout
+    assert "union new" not in result.stdout
