@@ -193,7 +193,8 @@ class _Accountant(_Matching, _Clobbers, _ParsedChecks, _ProvidedAccounting):
             owner = self.gone.get(path)
             if owner is not None and owner[0] != index and any(h.new_oid and h.new_oid != ZERO for h in hunks):
                 del self.gone[path]
-                self.clobber(index, path, [(1, owner)], None, how="brought the file it deleted back")
+                self.clobber(index, path, [(1, owner)], None, how="brought the file it deleted back",
+                             reverts=self._deleted_as(owner, path, hunks))
             owner = self.whole.get(path)
             if owner is not None and owner[0] != index and any(h.kind not in ("rename", "mode") for h in hunks):
                 del self.whole[path]
@@ -216,6 +217,14 @@ class _Accountant(_Matching, _Clobbers, _ParsedChecks, _ProvidedAccounting):
                                      how=f"brought back lines {first}-{first + len(lines) - 1} it had removed",
                                      reverts=tuple(hunk.added) == tuple(lines) and not hunk.removed)
                         break
+
+    def _deleted_as(self, owner: Owner, path: str, hunks: list[Hunk]) -> bool:
+        """Whether HUNKS bring PATH back as the blob the entry of OWNER deleted (the one its base has): its
+        revert (helper-271: upstream's revert of a PR deleting a file, carried after it)."""
+        back = {h.new_oid for h in hunks if h.new_oid and h.new_oid != ZERO}
+        base = own_base(self.entries[owner[0]].step)
+        was = self.git.blob_at(self.git.tree_of(base), path) if base else None
+        return was is not None and back == {was[1]}
 
     def intended_removed(self, index: int) -> dict[str, Counter]:
         out: dict[str, Counter] = {}

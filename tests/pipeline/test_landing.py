@@ -873,3 +873,25 @@ def test_one_entry_reverting_two_says_so_once(cli: Cli, small: Small) -> None:
     assert "next: pr/2's own change reverts pr/1's and pr/3's changes: carry pr/2 or those, not all (remove pr/2's " \
            "entry to keep them, or their entries to leave them out)" in result.stdout, result.stdout
     assert "union new" not in result.stdout
+
+
+@pytest.mark.parametrize("back", ["as deleted", "changed"])
+def test_a_file_an_entry_deleted_that_its_revert_brings_back_is_said_reverted(cli: Cli, small: Small, back: str) -> None:
+    """helper-271: pr/1 deletes m.py; pr/2, upstream's revert of it, brings the file back: the next step was a
+    union of the two ("edits pr/1's lines"), which holds neither. Brought back as pr/1 deleted it, it is pr/1's
+    revert; brought back changed, a clobber as before."""
+    again = REVERTED if back == "as deleted" else REVERTED.replace("return 7\n", "return 77\n")
+    base = small.base = small.up.commit({"m.py": REVERTED}, "a module", parent="main", ref="refs/heads/main")
+    small.pr(1, {"m.py": None})
+    at = small.up.commit({"m.py": None}, "upstream merges pr 1", parent=base, ref="refs/heads/main")
+    small.up.commit({"m.py": REVERTED}, "upstream reverts it", parent=at, ref="refs/heads/main")
+    small.up.commit({"m.py": again}, "pr 2", parent=at, ref="refs/pull/2/head")
+    small.manifest([{"pr": 1}, {"pr": 2}])
+    code, report = sync(cli, small)
+    [lost] = landing(report, "pr/1")["clobbered"]
+    assert code == 1 and lost["message"].endswith(
+        "pr/2 brought the file it deleted back" + (", reverting it" if back == "as deleted" else "")), lost
+    assert lost.get("reverts", False) is (back == "as deleted")
+    result = cli("sync", "-m", small.manifest_path, "--repo", small.work.path)
+    assert ("carry one of the two, not both" in result.stdout) is (back == "as deleted"), result.stdout
+    assert ("union new NAME 1 2" in result.stdout) is (back != "as deleted"), result.stdout
