@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from carrytool.gitlayer.env import ZERO
 from carrytool.gitlayer.git import EMPTY_TREE, Change, Git
-from carrytool.pipeline.hunks import Hunk, find_block, read_hunks, says_nothing
+from carrytool.pipeline.hunks import Hunk, find_block, line_span, read_hunks, says_nothing
 from carrytool.pipeline.keptfindings import KeptFindings
 from carrytool.pipeline.landing_clobbers import _Clobbers
 from carrytool.pipeline.landing_match import _Matching
@@ -214,7 +214,7 @@ class _Accountant(_Matching, _Clobbers, _ParsedChecks, _ProvidedAccounting):
                         self.removals[path].remove((owner, lines, gap))
                         first = hunk.new_start + spot[0]
                         self.clobber(index, path, [(first, owner), (first + len(lines) - 1, owner)], None,
-                                     how=f"brought back lines {first}-{first + len(lines) - 1} it had removed",
+                                     how=f"brought back {line_span(first, first + len(lines) - 1)} it had removed",
                                      reverts=tuple(hunk.added) == tuple(lines) and not hunk.removed)
                         break
 

@@ -21,7 +21,9 @@ class _Clobbers:
         groups: dict[Owner, list[int]] = {}
         for line, owner in lines:
             groups.setdefault(owner, []).append(line)
-        prev_lines = self.lines_at(by.parent, path) if by.parent else None  # type: ignore[arg-type]
+        # the lines a step removed are numbered in the file before it; lines it brought back, in its result
+        at = by.commit if how and how.startswith("brought back line") else by.parent
+        prev_lines = self.lines_at(at, path) if at else None  # type: ignore[arg-type]
         source = b"\n".join(prev_lines) if prev_lines is not None else None
         # loaded here: only a failed check names scopes
         from carrytool.pipeline.scopes import scope_at

@@ -368,7 +368,7 @@ def test_a_line_an_entry_removed_that_theirs_brings_back_is_clobbered(cli: Cli, 
     assert code == 1 and small.branch() is None
     [lost] = landing(report, "pr/1")["clobbered"]
     assert (lost["by"], lost["file"], lost["lines"]) == ("pr/2", "r.py", [3, 3])
-    assert "brought back lines 3-3 it had removed" in lost["message"] and landing(report, "pr/1")["survived"] == 0
+    assert "brought back line 3 it had removed" in lost["message"] and landing(report, "pr/1")["survived"] == 0
 
 
 @pytest.mark.parametrize("path, base, first, second, how", [
@@ -857,9 +857,9 @@ def test_lines_an_entry_removed_that_a_clean_merge_puts_back_are_clobbered(cli: 
     code, report = sync(cli, small)
     assert code == 1 and small.branch() is None, report
     [lost] = landing(report, "pr/1")["clobbered"]
-    assert (lost["by"], lost["reverts"], lost["lines"]) == ("pr/2", True, [13, 16]), lost
-    assert lost["message"].startswith("pr/1's change to m.py") and lost["message"].endswith(
-        "was clobbered: pr/2 brought back lines 13-16 it had removed, reverting it"), lost
+    assert (lost["by"], lost["reverts"], lost["lines"], lost["scope"]) == ("pr/2", True, [13, 16], "f3"), lost
+    assert lost["message"] == "pr/1's change to m.py (f3) was clobbered: pr/2 brought back lines 13-16 it had " \
+                              "removed, reverting it", lost
 
 
 def test_one_entry_reverting_two_says_so_once(cli: Cli, small: Small) -> None:
