@@ -215,7 +215,7 @@ class _Accountant(_Matching, _Clobbers, _ParsedChecks, _ProvidedAccounting):
                         first = hunk.new_start + spot[0]
                         self.clobber(index, path, [(first, owner), (first + len(lines) - 1, owner)], None,
                                      how=f"brought back {line_span(first, first + len(lines) - 1)} it had removed",
-                                     reverts=tuple(hunk.added) == tuple(lines) and not hunk.removed)
+                                     reverts=hunk.added == lines and not hunk.removed, numbered_after=True)
                         break
 
     def _deleted_as(self, owner: Owner, path: str, hunks: list[Hunk]) -> bool:

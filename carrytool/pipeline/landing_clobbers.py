@@ -12,17 +12,18 @@ from carrytool.pipeline.landing_records import Owner, own_base
 class _Clobbers:
     def clobber(self, index: int, path: str, lines: list[tuple[int, Owner]], whole: Hunk | None,
                 how: str | None = None, hunks: list[Hunk] | None = None, elsewhere: list[Hunk] = (),  # type: ignore[assignment]
-                reverts: bool = False) -> None:
+                reverts: bool = False, numbered_after: bool = False) -> None:
         """Say that step INDEX removed LINES of PATH (line, owner) that earlier entries landed (WHOLE: by a
         change of the whole file; HOW: what it did, when not that). HUNKS: the step's own text hunks in PATH,
         in the composed file, and ELSEWHERE all of its hunks, to tell a revert (`_reverts`) from another change
-        (a move); REVERTS: a revert, known by the caller (lines an entry removed, put back as they were)."""
+        (a move); REVERTS: a revert, known by the caller (lines an entry removed, put back as they were).
+        NUMBERED_AFTER: LINES are numbered in the step's result (lines it brought back), not in the file before
+        it (lines it removed): the scope named is read there."""
         by = self.applied[index]
         groups: dict[Owner, list[int]] = {}
         for line, owner in lines:
             groups.setdefault(owner, []).append(line)
-        # the lines a step removed are numbered in the file before it; lines it brought back, in its result
-        at = by.commit if how and how.startswith("brought back line") else by.parent
+        at = by.commit if numbered_after else by.parent
         prev_lines = self.lines_at(at, path) if at else None  # type: ignore[arg-type]
         source = b"\n".join(prev_lines) if prev_lines is not None else None
         # loaded here: only a failed check names scopes
@@ -32,8 +33,7 @@ class _Clobbers:
             victim = self.entries[step_index]
             first, last = min(numbers), max(numbers)
             scope = scope_at(source, first) if source is not None and path.endswith(".py") else None
-            what = how or ("replaced the whole file" if whole else f"removed lines {first}-{last}" if last != first
-                           else f"removed line {first}")
+            what = how or ("replaced the whole file" if whole else f"removed {line_span(first, last)}")
             stacked = victim.step.id in by.built_over
             # (a PR built on the victim undoing part of it in its own commits is its author's edit: said below)
             undone = not stacked and (reverts or hunks is not None and
@@ -129,10 +129,9 @@ def _reverts(own: Hunk, lines: list[int], hunks: list[Hunk], elsewhere: list[Hun
     was said reverted)."""
     if len(lines) != len(own.added) or not own.added:
         return False
-    if any(find_block(list(h.added), list(own.added)) for h in elsewhere if h.kind == "text"):
+    if any(find_block(h.added, own.added) for h in elsewhere if h.kind == "text"):
         return False
     wanted = set(lines)
-    meeting = [h for h in hunks if h.kind == "text" and h.old_count and
-               wanted & set(range(h.old_start, h.old_start + h.old_count))]
-    return len(meeting) == 1 and set(range(meeting[0].old_start, meeting[0].old_start + meeting[0].old_count)) == \
-        wanted and meeting[0].added == own.removed
+    meeting = [(h, spans) for h in hunks if h.kind == "text" and h.old_count and
+               wanted & (spans := set(range(h.old_start, h.old_start + h.old_count)))]
+    return len(meeting) == 1 and meeting[0][1] == wanted and meeting[0][0].added == own.removed

@@ -170,12 +170,13 @@ def _clobber_next(clobbers: list[dict[str, Any]], report: Report, run: Invocatio
 
     hints = []
     for by in sorted(victims_of, key=rank):
-        undone = [v for v in sorted(victims_of[by], key=rank) if wholly(by, v)]
+        every = sorted(victims_of[by], key=rank)
+        undone = [v for v in every if wholly(by, v)]
         if undone:
             # a union of a change and its revert holds neither (verl's pr/5091, upstream's revert of pr/5054):
             # the manifest carries one of them, or neither; a revert of part of an entry is a clobber as any
             hints.append(_revert_next(by, undone))
-        victims = [v for v in sorted(victims_of[by], key=rank) if v not in undone]
+        victims = [v for v in every if v not in undone]
         if not victims:
             continue
         step = steps.get(by)
